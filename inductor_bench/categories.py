@@ -1,0 +1,36 @@
+"""The kernel categories, in report order. Adding a category is one line here
+plus one rule in ``classify.py``."""
+
+from __future__ import annotations
+
+# key -> label shown in reports. Order is the order of report sections.
+CATEGORIES: dict[str, str] = {
+    "triton_pointwise": "Triton pointwise",
+    "triton_reduction": "Triton reduction",
+    "triton_persistent_reduction": "Triton persistent reduction",
+    "triton_split_scan": "Triton split scan",
+    "triton_template": "Triton template (GEMM/conv/attention)",
+    "triton_foreach": "Triton foreach / combo",
+    "triton_other": "Triton other",
+    "cpp_pointwise": "C++ pointwise",
+    "cpp_reduction": "C++ reduction",
+    "cpp_template": "C++ template (GEMM)",
+    "extern_gemm": "GEMM (cuBLAS / CUTLASS / MKL / aten mm)",
+    "extern_conv": "convolution (cuDNN / mkldnn)",
+    "extern_attention": "attention (flash / efficient / SDPA)",
+    "memcpy": "memcpy",
+    "memset": "memset",
+    "extern_other": "other ATen / extern",
+}
+
+TRITON_CATEGORIES = frozenset(k for k in CATEGORIES if k.startswith("triton_"))
+CPP_CATEGORIES = frozenset(k for k in CATEGORIES if k.startswith("cpp_"))
+
+
+def label(key: str) -> str:
+    return CATEGORIES.get(key, key)
+
+
+def order(key: str) -> int:
+    keys = list(CATEGORIES)
+    return keys.index(key) if key in keys else len(keys)

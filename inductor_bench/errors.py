@@ -1,0 +1,55 @@
+"""The project's exceptions. The CLI turns each into one line and an exit code."""
+
+from __future__ import annotations
+
+
+class BenchError(Exception):
+    """Base class: a problem the user can act on. Printed as one line."""
+
+    exit_code = 1
+
+
+class UsageError(BenchError):
+    """Bad input: a missing file, an unknown option value, a file of the wrong kind."""
+
+    exit_code = 2
+
+
+class DeviceError(BenchError):
+    """The requested device is not available (e.g. --device cuda without CUDA)."""
+
+    exit_code = 2
+
+
+class WorkloadError(BenchError):
+    """The user's model raised, or compiled nothing."""
+
+    exit_code = 3
+
+
+class WorkerError(BenchError):
+    """A worker process crashed, timed out, or returned something unreadable."""
+
+    exit_code = 4
+
+
+class WorkerTimeout(WorkerError):
+    """A worker process ran past its --timeout and was killed."""
+
+
+class TraceError(BenchError):
+    """A trace file could not be read or is not a kineto chrome trace."""
+
+    exit_code = 2
+
+
+class ResultError(BenchError):
+    """A result file is missing, unreadable, or of an unknown schema."""
+
+    exit_code = 2
+
+
+class RegressionFound(BenchError):
+    """A significant regression above the --fail-on-regression threshold."""
+
+    exit_code = 1

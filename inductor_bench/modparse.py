@@ -1,0 +1,197 @@
+"""Read an Inductor compiled module's source (pure text; no torch import).
+
+From the module we learn its role (``# AOT ID``), every kernel it defines (Triton or
+C++, with the kernel's own source), where each kernel came from (the
+``Original ATen: [...]`` comments), the Triton kernel files it names
+(``# kernel path:``), and the extern calls it makes (``extern_kernels.mm`` ...).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_AOT_ID = re.compile(r"^# AOT ID: \['([^']*)'\]", re.M)
+_KERNEL_DEF = re.compile(
+    r"^(?P<name>\w+) = async_compile\.(?P<kind>triton|cpp_pybinding|cpp|cuda|rocm|halide)\(",
+    re.M,
+)
+_ORIGIN = re.compile(
+    r"#\s*Topologically Sorted Source Nodes: \[(?P<nodes>[^\]]*)\], Original ATen: \[(?P<aten>[^\]]*)\]"
+)
+_KERNEL_PATH = re.compile(r"^# kernel path: (?P<path>\S+)\s*$")
+_HEURISTIC = re.compile(r"@triton_heuristics\.(\w+)\(")
+_RECORD = re.compile(r'RAIIAtenRecordFunctionHandle\s+\w+\(\s*"([^"]+)"')
+_EXTERN_CALL = re.compile(
+    r"^\s+(?:\w+\s*=\s*)?(?P<callee>extern_kernels\.\w+|aten\.[\w.]+|torch\.ops\.[\w.]+)\("
+)
+_QUOTES = ("'''", 'r\'\'\'', '"""', 'r"""')
+
+
+@dataclass
+class KernelInfo:
+    """A kernel as its module defines it."""
+
+    name: str
+    kind: str  # "triton" | "cpp" | other async_compile kinds
+    heuristic: str | None = None  # triton decorator, or cpp: pointwise/reduction/template
+    aten_ops: list[str] = field(default_factory=list)
+    source_nodes: list[str] = field(default_factory=list)
+    kernel_path: str | None = None  # Triton: the per-kernel file Inductor wrote
+    record_names: list[str] = field(default_factory=list)  # profiler names inside C++ source
+    source: str = ""
+
+
+@dataclass
+class ExternCall:
+    callee: str  # e.g. "extern_kernels.addmm", "aten.convolution_backward"
+    aten_ops: list[str] = field(default_factory=list)
+    source_nodes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ModuleInfo:
+    aot_id: str
+    role: str  # forward | backward | inference | unknown
+    kernels: dict[str, KernelInfo]
+    externs: list[ExternCall]
+    device: str | None  # "cuda" | "cpu" | None when the module says nothing
+
+    def kernel_for_record(self, record_name: str) -> KernelInfo | None:
+        """Map a profiler event name to the kernel that emitted it.
+
+        C++ kernels record ``graph_<i>_<name>``; CPU GEMM templates record names such as
+        ``graph_0_gemm_m128n512k256_kernel`` that are found in the kernel's source.
+        """
+        if record_name in self.kernels:
+            return self.kernels[record_name]
+        for k in self.kernels.values():
+            if record_name in k.record_names:
+                return k
+        m = re.match(r"graph_\d+_(\w+)$", record_name)
+        if m and m.group(1) in self.kernels:
+            return self.kernels[m.group(1)]
+        return None
+
+
+def role_of(aot_id: str) -> str:
+    for role in ("forward", "backward", "inference"):
+        if aot_id.endswith(role):
+            return role
+    return "unknown"
+
+
+def _split_list(s: str) -> list[str]:
+    return [x.strip() for x in s.split(",") if x.strip()]
+
+
+def _string_body(text: str, start: int) -> str:
+    """The triple-quoted string literal that starts at or after ``start``."""
+    best = None
+    for q in _QUOTES:
+        i = text.find(q, start)
+        if i != -1 and (best is None or i < best[0]):
+            best = (i, q)
+    if best is None:
+        return ""
+    i, q = best
+    delim = q[-3:]
+    body_start = i + len(q)
+    end = text.find(delim, body_start)
+    return text[body_start:end] if end != -1 else text[body_start:]
+
+
+def cpp_heuristic(source: str) -> str:
+    """Category of a C++ kernel from its source: template, reduction or pointwise."""
+    if "micro_gemm" in source or "cpp_template" in source or "GemmMicro" in source:
+        return "template"
+    if re.search(r"\btmp_acc\d+", source) or "Welford<" in source:
+        return "reduction"
+    return "pointwise"
+
+
+def _comment_block_above(lines: list[str], idx: int) -> list[str]:
+    out: list[str] = []
+    j = idx - 1
+    while j >= 0 and lines[j].lstrip().startswith("#"):
+        out.append(lines[j].strip())
+        j -= 1
+    return list(reversed(out))
+
+
+def parse_module(text: str) -> ModuleInfo:
+    m = _AOT_ID.search(text)
+    aot_id = m.group(1) if m else ""
+    lines = text.splitlines()
+    line_starts = [0]
+    for ln in lines:
+        line_starts.append(line_starts[-1] + len(ln) + 1)
+    offset_to_line = {off: i for i, off in enumerate(line_starts)}
+
+    kernels: dict[str, KernelInfo] = {}
+    for km in _KERNEL_DEF.finditer(text):
+        name, kind = km.group("name"), km.group("kind")
+        kind = "cpp" if kind.startswith("cpp") else kind
+        source = _string_body(text, km.end())
+        info = KernelInfo(name=name, kind=kind, source=source)
+        for c in _comment_block_above(lines, offset_to_line.get(km.start(), 0)):
+            if (pm := _KERNEL_PATH.match(c)) is not None:
+                info.kernel_path = pm.group("path")
+            elif (om := _ORIGIN.search(c)) is not None:
+                info.source_nodes = _split_list(om.group("nodes"))
+                info.aten_ops = _split_list(om.group("aten"))
+        if kind == "triton":
+            hm = _HEURISTIC.search(source)
+            info.heuristic = hm.group(1) if hm else None
+        elif kind == "cpp":
+            info.heuristic = cpp_heuristic(source)
+            info.record_names = _RECORD.findall(source)
+        kernels[name] = info
+
+    externs: list[ExternCall] = []
+    pending: tuple[list[str], list[str]] | None = None
+    call_sites = re.compile(r"^\s+(\w+)(?:\.run)?\(")
+    for ln in lines:
+        om = _ORIGIN.search(ln)
+        if om:
+            pending = (_split_list(om.group("nodes")), _split_list(om.group("aten")))
+            continue
+        em = _EXTERN_CALL.match(ln)
+        if em:
+            nodes, aten = pending or ([], [])
+            externs.append(ExternCall(callee=em.group("callee"), aten_ops=aten, source_nodes=nodes))
+            pending = None
+            continue
+        cm = call_sites.match(ln)
+        if cm and cm.group(1) in kernels and pending:
+            k = kernels[cm.group(1)]
+            if not k.aten_ops:
+                k.source_nodes, k.aten_ops = pending
+            pending = None
+
+    for k in kernels.values():
+        if not k.aten_ops:
+            k.aten_ops = fused_ops_from_name(k.name)
+
+    device = None
+    if "device_str='cuda'" in text or "empty_strided_cuda(" in text.split("def call", 1)[-1]:
+        device = "cuda"
+    elif "empty_strided_cpu(" in text or "cpp_pybinding" in text:
+        device = "cpu"
+    return ModuleInfo(aot_id, role_of(aot_id), kernels, externs, device)
+
+
+def fused_ops_from_name(name: str) -> list[str]:
+    """Fallback origin for kernels with no ``Original ATen`` comment:
+    ``cpp_fused_gelu_native_layer_norm_0`` -> ``["fused: gelu_native_layer_norm"]``."""
+    m = re.search(r"fused_(\w+?)(?:_\d+)?$", name)
+    return [f"fused: {m.group(1)}"] if m else []
+
+
+def read_module(path: str | Path) -> ModuleInfo:
+    return parse_module(Path(path).read_text(errors="replace"))
+
+
+def is_compiled_module(text: str) -> bool:
+    return "def call(" in text and ("benchmark_compiled_module" in text or "# AOT ID" in text)
