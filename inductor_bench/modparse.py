@@ -18,7 +18,8 @@ _KERNEL_DEF = re.compile(
     re.M,
 )
 _ORIGIN = re.compile(
-    r"#\s*Topologically Sorted Source Nodes: \[(?P<nodes>[^\]]*)\], Original ATen: \[(?P<aten>[^\]]*)\]"
+    r"#\s*(?:Topologically Sorted|Unsorted) Source Nodes: \[(?P<nodes>[^\]]*)\], "
+    r"Original ATen: \[(?P<aten>[^\]]*)\]"
 )
 _KERNEL_PATH = re.compile(r"^# kernel path: (?P<path>\S+)\s*$")
 _HEURISTIC = re.compile(r"@triton_heuristics\.(\w+)\(")

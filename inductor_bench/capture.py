@@ -1,0 +1,224 @@
+"""Compile worker: build the workload, compile it in a private cache, capture every
+compiled module through Inductor's structured trace, and time compile and steady state.
+
+Run as ``python -m inductor_bench.capture request.json response.json`` (see worker.py).
+Every captured module is appended to ``modules_log`` (JSON lines) the moment Inductor
+reports it, so a model that crashes later (say, in backward) still leaves its forward graph
+to profile.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .errors import UsageError, WorkloadError
+from .workload import (
+    WorkloadOptions,
+    build_step,
+    call_factory,
+    file_kind,
+    load_factory,
+    resolve_device,
+)
+
+# Inductor flags every compile of ours runs with: unique kernel names, benchmark harnesses in
+# modules and kernel files, and a profiler record around every C++ kernel.
+INDUCTOR_ENV = {
+    "TORCHINDUCTOR_UNIQUE_KERNEL_NAMES": "1",
+    "TORCHINDUCTOR_BENCHMARK_KERNEL": "1",
+    "TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE": "1",
+}
+
+
+def inductor_env(cache_dir: Path) -> dict[str, str]:
+    """The environment of every worker of one run: its private cache and our flags."""
+    return {**INDUCTOR_ENV, "TORCHINDUCTOR_CACHE_DIR": str(cache_dir)}
+
+
+class _ModuleRecorder(logging.Handler):
+    """Receives ``torch.__trace`` records; keeps those naming a compiled module."""
+
+    def __init__(self, log_path: Path) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.log_path = log_path
+        self.seen: set[str] = set()
+        self.modules: list[dict[str, Any]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        md = getattr(record, "metadata", None)
+        if not isinstance(md, dict) or "inductor_output_code" not in md:
+            return
+        info = md["inductor_output_code"] or {}
+        path = info.get("file_path") or info.get("filename")
+        if not path or path in self.seen:
+            return
+        self.seen.add(path)
+        entry = {
+            "path": path,
+            "frame_id": md.get("frame_id"),
+            "frame_compile_id": md.get("frame_compile_id"),
+            "attempt": md.get("attempt"),
+            "order": len(self.modules),
+        }
+        self.modules.append(entry)
+        with open(self.log_path, "a") as f:
+            f.write(json.dumps(entry) + "\n")
+
+
+def _attach_recorder(log_path: Path) -> _ModuleRecorder:
+    rec = _ModuleRecorder(log_path)
+    logger = logging.getLogger("torch.__trace")
+    logger.addHandler(rec)
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    return rec
+
+
+def versions() -> dict[str, str]:
+    import torch
+
+    from . import __version__
+
+    v = {"inductor_bench": __version__, "torch": torch.__version__, "python": platform.python_version()}
+    try:
+        import triton
+
+        v["triton"] = triton.__version__
+    except Exception:  # triton is optional on CPU machines
+        v["triton"] = "not installed"
+    return v
+
+
+def device_name(device: str) -> str:
+    import torch
+
+    if device == "cuda":
+        return torch.cuda.get_device_name()
+    name = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{name} ({os.cpu_count()} cores, {torch.get_num_threads()} threads)"
+
+
+def _sync(device: str) -> None:
+    import torch
+
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def _describe(e: BaseException) -> str:
+    msg = str(e).strip().splitlines()
+    first = msg[0] if msg else ""
+    mod = type(e).__module__ or ""
+    where = "torch.compile failed" if mod.startswith(("torch._dynamo", "torch._inductor")) else "the model raised"
+    return f"{where}: {type(e).__name__}: {first}"[:600]
+
+
+def _peak_memory(device: str) -> tuple[int, str]:
+    import resource
+
+    import torch
+
+    if device == "cuda":
+        return int(torch.cuda.max_memory_allocated()), "cuda max allocated"
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024, "process peak RSS"
+
+
+def _run_factory(opts: WorkloadOptions, device: str, steps: int) -> dict[str, Any]:
+    import torch
+
+    model, args, kwargs = call_factory(load_factory(opts.path), opts, device)
+    if opts.mode != "eager":
+        model = torch.compile(model, mode=None if opts.mode == "default" else opts.mode)
+    step = build_step(model, args, kwargs, opts, device)
+    mark = getattr(getattr(torch, "compiler", None), "cudagraph_mark_step_begin", None)
+    uses_cudagraphs = device == "cuda" and opts.mode in ("reduce-overhead", "max-autotune")
+
+    def one() -> float:
+        if uses_cudagraphs and mark is not None:
+            mark()
+        t0 = time.perf_counter()
+        step()
+        _sync(device)
+        return (time.perf_counter() - t0) * 1e3
+
+    if device == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    compile_ms = one()  # the first call: compilation (and autotuning) timed on its own
+    samples = [one() for _ in range(steps)]
+    peak, peak_kind = _peak_memory(device)
+    return {
+        "compile_s": compile_ms / 1e3,
+        "step_samples_ms": samples,
+        "peak_memory_bytes": peak,
+        "peak_memory_kind": peak_kind,
+    }
+
+
+def _run_script(opts: WorkloadOptions) -> dict[str, Any]:
+    import functools
+    import runpy
+
+    import torch
+
+    if opts.mode not in ("default", "eager"):
+        # The script's own torch.compile calls get our mode unless they name one.
+        orig = torch.compile
+
+        @functools.wraps(orig)
+        def compile_with_mode(*a, **kw):
+            kw.setdefault("mode", opts.mode)
+            return orig(*a, **kw)
+
+        torch.compile = compile_with_mode
+    sys.argv = [opts.path]
+    t0 = time.perf_counter()
+    try:
+        runpy.run_path(opts.path, run_name="__main__")
+    except SystemExit as e:
+        if e.code not in (None, 0):
+            raise WorkloadError(f"the script exited with status {e.code}") from None
+    return {"script_s": time.perf_counter() - t0}
+
+
+def handle(request: dict[str, Any]) -> dict[str, Any]:
+    opts = WorkloadOptions(**request["options"])
+    log = Path(request["modules_log"])
+    recorder = _attach_recorder(log)
+    device = resolve_device(opts.device)
+    kind = file_kind(Path(opts.path))
+    out: dict[str, Any] = {"device": device, "device_name": device_name(device), "versions": versions()}
+    try:
+        if kind == "factory":
+            out.update(_run_factory(opts, device, int(request.get("steps", 5))))
+        else:  # a script picks its own devices; each module says which it ran on
+            out.update(_run_script(opts))
+    except (UsageError, WorkloadError) as e:
+        e.partial = {**out, "modules": recorder.modules}  # type: ignore[attr-defined]
+        raise
+    except Exception as e:
+        err = WorkloadError(_describe(e))
+        err.partial = {**out, "modules": recorder.modules}  # type: ignore[attr-defined]
+        raise err from e
+    out["modules"] = recorder.modules
+    out["script"] = kind == "script"
+    return out
+
+
+if __name__ == "__main__":
+    from .worker import worker_main
+
+    worker_main(handle)

@@ -1,0 +1,91 @@
+"""Profile worker: run one compiled module's own harness (``get_args`` + ``call``, the code
+Inductor's ``-p`` runs) under torch.profiler and write its chrome trace.
+
+Each iteration is wrapped in a ``record_function(MARKER)``; on CUDA the iteration ends with a
+synchronize inside the marker, so the marker's span is the iteration's wall time and every
+kernel of the iteration lies inside it. Busy time, wall time and kernel times therefore all
+come from the same profiled run, and busy can never exceed wall.
+
+Run as ``python -m inductor_bench.profile request.json response.json``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import math
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from .errors import WorkloadError
+
+MARKER = "inductor_bench::iteration"
+WARMUP_CALLS = 3
+# Auto iteration count: aim for this much profiled time per module, within these bounds.
+# 10 iterations give a usable median; past 200 the trace grows with little gain.
+TARGET_PROFILED_S = 0.5
+MIN_ITERATIONS = 10
+MAX_ITERATIONS = 200
+
+
+def auto_iterations(per_call_s: float) -> int:
+    if per_call_s <= 0:
+        return MAX_ITERATIONS
+    return max(MIN_ITERATIONS, min(MAX_ITERATIONS, math.ceil(TARGET_PROFILED_S / per_call_s)))
+
+
+def load_module(path: str):
+    spec = importlib.util.spec_from_file_location(f"inductor_bench_graph_{abs(hash(path))}", path)
+    if spec is None or spec.loader is None:
+        raise WorkloadError(f"{path}: cannot load compiled module")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for name in ("get_args", "call"):
+        if not callable(getattr(mod, name, None)):
+            raise WorkloadError(f"{path}: compiled module has no {name}()")
+    return mod
+
+
+def handle(request: dict[str, Any]) -> dict[str, Any]:
+    import torch
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    device = request["device"]
+    t0 = time.perf_counter()
+    mod = load_module(request["module"])
+    load_s = time.perf_counter() - t0
+    args = mod.get_args()
+
+    def once() -> None:
+        mod.call(list(args))  # call() clears the list it is given
+        if device == "cuda":
+            torch.cuda.synchronize()
+
+    t0 = time.perf_counter()
+    for _ in range(WARMUP_CALLS):
+        once()
+    per_call = (time.perf_counter() - t0) / WARMUP_CALLS
+    n = int(request.get("iterations") or auto_iterations(per_call))
+
+    activities = [ProfilerActivity.CPU]
+    if device == "cuda":
+        activities.append(ProfilerActivity.CUDA)
+    with profile(activities=activities) as prof:
+        for _ in range(n):
+            with record_function(MARKER):
+                once()
+    trace = Path(request["trace"])
+    raw = trace.with_suffix("")  # x.json.gz -> x.json
+    prof.export_chrome_trace(str(raw))
+    with open(raw, "rb") as src, gzip.open(trace, "wb", compresslevel=6) as dst:
+        shutil.copyfileobj(src, dst)
+    raw.unlink()
+    return {"iterations": n, "load_s": load_s, "warmup_per_call_ms": per_call * 1e3}
+
+
+if __name__ == "__main__":
+    from .worker import worker_main
+
+    worker_main(handle)

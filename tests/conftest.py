@@ -1,0 +1,48 @@
+"""Shared fixtures. Compiling on these CPUs takes tens of seconds, so every end-to-end test
+that needs a breakdown shares the session-scoped runs below."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# One intra-op thread: CPU timings stay stable when other processes share the two cores
+# (OpenMP barriers under contention turn microseconds into scheduler quanta).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ROOT / "models"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def _cuda() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+def pytest_collection_modifyitems(config, items):
+    if any("gpu" in item.keywords for item in items) and not _cuda():
+        skip = pytest.mark.skip(reason="needs CUDA")
+        for item in items:
+            if "gpu" in item.keywords:
+                item.add_marker(skip)
+
+
+def run_breakdown_cached(tmp_path_factory, model: str, **kw):
+    from inductor_bench.pipeline import run_breakdown
+    from inductor_bench.workload import WorkloadOptions
+
+    opts = WorkloadOptions(path=str(MODELS / model), device="cpu", **kw)
+    root = tmp_path_factory.mktemp(Path(model).stem)
+    return run_breakdown(opts, root=root, timeout=600)
+
+
+@pytest.fixture(scope="session")
+def mlp_train(tmp_path_factory):
+    """(result, run_dir, error) of `breakdown models/mlp.py --train --device cpu`."""
+    return run_breakdown_cached(tmp_path_factory, "mlp.py", train=True)

@@ -1,0 +1,170 @@
+"""Bad input and faults: one clear line, a non-zero exit, and what was measured is kept."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from inductor_bench.errors import UsageError
+from inductor_bench.pipeline import new_run_dir
+
+from .conftest import MODELS
+
+
+def cli(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "inductor_bench.cli", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=timeout)
+
+
+def one_error_line(proc: subprocess.CompletedProcess) -> str:
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("inductor-bench: error:")]
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    return lines[0]
+
+
+def test_missing_file(tmp_path):
+    p = cli("breakdown", str(tmp_path / "nope.py"))
+    assert p.returncode == 2
+    assert "no such file" in one_error_line(p)
+
+
+def test_not_a_python_file(tmp_path):
+    f = tmp_path / "model.txt"
+    f.write_text("x")
+    p = cli("breakdown", str(f))
+    assert p.returncode == 2
+    assert "not a Python file" in one_error_line(p)
+
+
+def test_syntax_error(tmp_path):
+    f = tmp_path / "bad.py"
+    f.write_text("def make_workload(:\n")
+    p = cli("breakdown", str(f))
+    assert p.returncode == 2
+    assert "syntax error" in one_error_line(p)
+
+
+def test_unknown_mode(tmp_path):
+    p = cli("breakdown", str(MODELS / "mlp.py"), "--mode", "fast")
+    assert p.returncode == 2
+    assert "--mode must be one of" in one_error_line(p)
+
+
+def test_batch_size_for_script(tmp_path):
+    p = cli("breakdown", str(MODELS / "graph_break_script.py"), "--batch-size", "4")
+    assert p.returncode == 2
+    assert "--batch-size needs the factory" in one_error_line(p)
+
+
+def test_out_dir_never_overwritten(tmp_path):
+    d = tmp_path / "run"
+    d.mkdir()
+    (d / "breakdown.json").write_text("{}")
+    with pytest.raises(UsageError, match="never overwritten"):
+        new_run_dir("m", "default", out=d)
+    assert (d / "breakdown.json").read_text() == "{}"
+
+
+def test_new_run_dirs_are_distinct(tmp_path):
+    a = new_run_dir("m", "default", root=tmp_path)
+    b = new_run_dir("m", "default", root=tmp_path)
+    assert a != b and a.is_dir() and b.is_dir()
+
+
+def test_report_on_missing_run(tmp_path):
+    p = cli("report", str(tmp_path / "nothing"))
+    assert p.returncode == 2
+    assert "no such run" in one_error_line(p)
+
+
+def test_report_on_foreign_json(tmp_path):
+    f = tmp_path / "x.json"
+    f.write_text(json.dumps({"hello": 1}))
+    p = cli("report", str(f))
+    assert p.returncode == 2
+    assert "not an inductor-bench breakdown result" in one_error_line(p)
+
+
+@pytest.mark.e2e
+def test_device_cuda_without_cuda(tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("CUDA is available here")
+    p = cli("breakdown", str(MODELS / "mlp.py"), "--device", "cuda", "--runs-dir", str(tmp_path))
+    assert p.returncode == 2
+    assert "CUDA is not available" in one_error_line(p)
+
+
+@pytest.mark.e2e
+def test_script_that_compiles_nothing(tmp_path):
+    f = tmp_path / "plain.py"
+    f.write_text("import torch\nprint(torch.ones(2).sum())\n")
+    p = cli("breakdown", str(f), "--runs-dir", str(tmp_path / "runs"))
+    assert p.returncode == 3
+    assert "nothing was compiled" in one_error_line(p)
+    (run,) = (tmp_path / "runs").iterdir()
+    assert json.loads((run / "meta.json").read_text())["status"] == "failed"
+
+
+@pytest.mark.e2e
+def test_factory_raises(tmp_path):
+    f = tmp_path / "boom.py"
+    f.write_text("def make_workload(device):\n    raise ValueError('no weights here')\n")
+    p = cli("breakdown", str(f), "--device", "cpu", "--runs-dir", str(tmp_path / "runs"))
+    assert p.returncode == 3
+    assert "make_workload() raised ValueError: no weights here" in one_error_line(p)
+
+
+@pytest.mark.e2e
+def test_crash_after_a_graph_keeps_it(tmp_path):
+    """The script compiles one graph, then crashes: that graph is still profiled and reported."""
+    f = tmp_path / "half.py"
+    f.write_text(textwrap.dedent("""
+        import torch
+
+        @torch.compile
+        def good(x):
+            return torch.nn.functional.gelu(x) * 2 + 1
+
+        good(torch.randn(64, 64))
+        raise RuntimeError("model exploded after the first graph")
+    """))
+    p = cli("breakdown", str(f), "--runs-dir", str(tmp_path / "runs"), "--iterations", "10")
+    assert p.returncode == 3
+    assert "model exploded after the first graph" in one_error_line(p)
+    assert "STATUS: PARTIAL" in p.stdout
+    (run,) = (tmp_path / "runs").iterdir()
+    saved = json.loads((run / "breakdown.json").read_text())
+    assert saved["status"] == "partial"
+    assert [g["role"] for g in saved["graphs"]] == ["inference"]
+    assert saved["graphs"][0]["kernel_ms"] > 0
+
+
+@pytest.mark.e2e
+def test_worker_timeout(tmp_path):
+    f = tmp_path / "hang.py"
+    f.write_text("import time\nimport torch\ndef make_workload():\n    time.sleep(600)\n")
+    p = cli("breakdown", str(f), "--device", "cpu", "--timeout", "8", "--runs-dir", str(tmp_path / "runs"))
+    assert p.returncode == 4
+    assert "exceeded --timeout 8s" in one_error_line(p)
+    (run,) = (tmp_path / "runs").iterdir()
+    assert json.loads((run / "meta.json").read_text())["status"] == "failed"
+
+
+@pytest.mark.e2e
+def test_script_with_graph_break(tmp_path):
+    p = cli("breakdown", str(MODELS / "graph_break_script.py"), "--runs-dir", str(tmp_path / "runs"),
+            "--iterations", "10", "--json", str(tmp_path / "r.json"))
+    assert p.returncode == 0, p.stderr
+    r = json.loads((tmp_path / "r.json").read_text())
+    assert r["script"] is True
+    assert len(r["graphs"]) == 2
+    assert len({g["frame_id"] for g in r["graphs"]}) == 2
+    assert all(g["status"] == "ok" for g in r["graphs"])
