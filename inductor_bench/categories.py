@@ -9,18 +9,18 @@ CATEGORIES: dict[str, str] = {
     "triton_reduction": "Triton reduction",
     "triton_persistent_reduction": "Triton persistent reduction",
     "triton_split_scan": "Triton split scan",
-    "triton_template": "Triton template (GEMM/conv/attention)",
+    "triton_template": "Triton template",
     "triton_foreach": "Triton foreach / combo",
     "triton_other": "Triton other",
     "cpp_pointwise": "C++ pointwise",
     "cpp_reduction": "C++ reduction",
     "cpp_template": "C++ template (GEMM)",
-    "extern_gemm": "GEMM (cuBLAS / CUTLASS / MKL / aten mm)",
-    "extern_conv": "convolution (cuDNN / mkldnn)",
-    "extern_attention": "attention (flash / efficient / SDPA)",
+    "extern_gemm": "GEMM (extern)",
+    "extern_conv": "convolution (extern)",
+    "extern_attention": "attention (extern)",
     "memcpy": "memcpy",
     "memset": "memset",
-    "extern_other": "other ATen / extern",
+    "extern_other": "other ATen (extern)",
 }
 
 TRITON_CATEGORIES = frozenset(k for k in CATEGORIES if k.startswith("triton_"))

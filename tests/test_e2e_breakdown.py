@@ -69,11 +69,12 @@ def test_other_models_train(tmp_path_factory, model):
     check_breakdown(result, run_dir, err)
 
 
-def _independent_kernel_ms(module_path: Path, cache_dir: Path, iterations: int = 30) -> float:
-    """Kernel time per call measured without the tool: the profiler's in-memory event tree
-    (not the chrome trace), top-level ops of plain `call()` runs, no markers."""
+def _independent_kernel_ms(module_path: Path, cache_dir: Path, calls: int = 40) -> list[float]:
+    """Kernel time of each of `calls` plain `call()`s measured without the tool: the
+    top-level ops of the profiler's in-memory event tree (no chrome trace, no markers, none
+    of the tool's code), cut into calls by their count."""
     code = f"""
-import importlib.util, json, os, statistics, sys
+import importlib.util, json, os
 os.environ["TORCHINDUCTOR_CACHE_DIR"] = {str(cache_dir)!r}
 import torch
 from torch.profiler import profile, ProfilerActivity
@@ -81,24 +82,30 @@ spec = importlib.util.spec_from_file_location("m", {str(module_path)!r})
 m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
 args = m.get_args()
 for _ in range(5): m.call(list(args))
-rounds = []
-for _ in range(3):
-    with profile(activities=[ProfilerActivity.CPU]) as p:
-        for _ in range({iterations}): m.call(list(args))
-    top = [e for e in p.events() if e.cpu_parent is None]
-    rounds.append(sum(e.cpu_time_total for e in top) / {iterations} / 1e3)
-print(json.dumps(statistics.median(rounds)))
+with profile(activities=[ProfilerActivity.CPU]) as p:
+    for _ in range({calls}):
+        m.call(list(args))
+top = sorted((e for e in p.events() if e.cpu_parent is None), key=lambda e: e.time_range.start)
+per_call, rest = divmod(len(top), {calls})
+assert rest == 0, (len(top), {calls})
+out = [sum(e.cpu_time_total for e in top[i * per_call:(i + 1) * per_call]) / 1e3 for i in range({calls})]
+print(json.dumps(out))
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")})
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def test_kernel_time_agrees_with_independent_profile(mlp_train):
+    """Per-iteration kernel time, tool vs independent profiler runs. Compared at the minimum
+    over iterations: load from other processes only ever adds time, so the minimum is the
+    statistic both sides share on a busy machine as on a quiet one."""
     result, run_dir, _ = mlp_train
     for g in result.graphs:
+        tool = [sum(k.samples_ms[i] for k in g.kernels) for i in range(g.iterations)]
+        assert sum(tool) / g.iterations == pytest.approx(g.kernel_ms, rel=1e-9)
         independent = _independent_kernel_ms(run_dir / g.module, run_dir / "cache")
-        assert g.kernel_ms == pytest.approx(independent, rel=AGREEMENT), (g.id, g.kernel_ms, independent)
+        assert min(tool) == pytest.approx(min(independent), rel=AGREEMENT), (
+            g.id, min(tool), min(independent), statistics.median(independent))
 
 
 def test_report_rerenders_without_torch(mlp_train):
