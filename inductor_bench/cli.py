@@ -75,4 +75,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # Run as `python -m inductor_bench.cli`: the commands register on the package's module,
+    # not on this `__main__` copy of it.
+    from inductor_bench.cli import main as _main
+
+    _main()

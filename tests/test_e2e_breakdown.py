@@ -127,3 +127,25 @@ def test_step_samples_and_medians(mlp_train):
     n = min(len(g.wall_samples_ms) for g in result.graphs)
     assert len(t.wall_samples_ms) == n
     assert statistics.median(t.wall_samples_ms) > 0
+
+
+def test_autotune_top_cpu_recompile(tmp_path):
+    """`--autotune-top` on CPU recompiles with mode max-autotune and matches kernels."""
+    out = tmp_path / "r.json"
+    p = subprocess.run([sys.executable, "-m", "inductor_bench.cli", "breakdown", str(MODELS / "mlp.py"),
+                        "--device", "cpu", "--iterations", "20", "--autotune-top", "3", "--runs-dir",
+                        str(tmp_path / "runs"), "--json", str(out)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(out.read_text())
+    a = r["extras"]["autotune"]
+    assert a["route"] == "cpu-recompile" and a["tuned_status"] == "ok"
+    assert Path(a["tuned_run"]).parent == Path(r["run_dir"])  # inside this run, never elsewhere
+    tuned = load_result(a["tuned_run"])
+    assert tuned.mode == "max-autotune"
+    # every kernel of both runs appears exactly once in the matching
+    base_names = sorted((g["id"], k["name"]) for g in r["graphs"] for k in g["kernels"])
+    tuned_names = sorted((g.id, k.name) for g in tuned.graphs for k in g.kernels)
+    assert sorted((x["graph"], x["base_name"]) for x in a["rows"] if x["base_name"]) == base_names
+    assert sorted((x["graph"], x["tuned_name"]) for x in a["rows"] if x["tuned_name"]) == tuned_names
+    assert a["base_step_ms"] == pytest.approx(sum(g["wall_ms"] for g in r["graphs"]))
+    assert "Default vs max-autotune, kernel by kernel" in p.stdout

@@ -40,7 +40,7 @@ def breakdown(
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not exist or be empty)."),
     runs_dir: Path = typer.Option(Path("runs"), "--runs-dir", help="Where new run directories go."),
     json_out: str | None = typer.Option(None, "--json", help="Also write the result JSON here ('-' = stdout)."),
-    fmt: Format = typer.Option(Format.text, "--format", "-f", help="Report format: text or markdown."),
+    fmt: Format = typer.Option(Format.text, "--format", "-f", help="Report format: text, markdown, or json (the result on stdout)."),
     top: int = typer.Option(DEFAULT_TOP, "--top", help="Kernels shown per table."),
     summary: bool = typer.Option(False, "--summary", help="Leave out the per-graph kernel tables."),
     autotune_top: int = typer.Option(0, "--autotune-top", min=0,
@@ -58,8 +58,13 @@ def breakdown(
                                progress=progress, echo=verbose()) or err
     if json_out:
         emit_json(result.to_json(), json_out)
-    if json_out != "-":
-        typer.echo(render_breakdown(result, top=top, markdown=fmt is Format.markdown), nl=False)
-    print(f"run directory: {run_dir}", file=sys.stderr)
+    if fmt is Format.json:
+        if json_out != "-":
+            emit_json(result.to_json(), "-")
+    elif json_out != "-":
+        typer.echo(render_breakdown(result, top=top, markdown=fmt is Format.markdown,
+                                    details=not summary), nl=False)
+    if json_out == "-" or fmt is Format.json:
+        print(f"run directory: {run_dir}", file=sys.stderr)
     if err is not None:
         raise err

@@ -1,0 +1,342 @@
+"""Baseline vs max-autotune: the config spaces, the verdict, and what a faster kernel can buy.
+
+Inductor bakes its autotuning switches into each kernel file's ``inductor_meta``, so
+``TORCHINDUCTOR_MAX_AUTOTUNE=1 python k.py`` changes nothing. A mode here is the patch the
+worker applies to that meta before the heuristic builds the autotuner: the ``baseline``
+keeps the file's own switches, ``max-autotune`` turns on what ``mode="max-autotune"`` turns
+on. Both switch every autotune cache off, so no ``<hash>.best_config`` pins a config.
+
+The rest is pure arithmetic on measured numbers: the verdict of max-autotune against the
+baseline (``stats.judge`` with this module's threshold), the kernel report built from the
+worker's response (achieved GB/s and FLOP/s against the device's peaks), the Amdahl bound on
+what a kernel's speed-up is worth to the whole model, and kernel matching between a default
+and a max-autotune breakdown (the CPU route, where kernels are recompiled, not re-tuned).
+
+Pure Python; no torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .diff import match_kernels as _match_graph_kernels
+from .errors import ResultError, UsageError
+from .kernelfile import KernelFile
+from .peaks import Peak
+from .results import BreakdownResult
+from .stats import Change, Summary, compare_samples, summarize
+
+BASELINE = "baseline"
+MAX_AUTOTUNE = "max-autotune"
+MODES = (BASELINE, MAX_AUTOTUNE)
+
+# No autotune cache may answer for the benchmark: neither the on-disk best config beside
+# the kernel file nor a remote cache.
+CACHES_OFF: dict[str, Any] = {
+    "force_disable_caches": True,
+    "autotune_local_cache": False,
+    "autotune_remote_cache": False,
+}
+
+# What torch.compile(mode="max-autotune") sets for Triton kernels (torch/_inductor/__init__.py,
+# list_mode_options): max_autotune and coordinate descent, whose default search radius is 1.
+# max_autotune_pointwise is implied by max_autotune in the heuristics; set for clarity.
+MAX_AUTOTUNE_META: dict[str, Any] = {
+    "max_autotune": True,
+    "max_autotune_pointwise": True,
+    "coordinate_descent_tuning": True,
+    "coordinate_descent_search_radius": 1,
+}
+
+# Back-to-back timings of one kernel in one process agree to about 1-2 % (clocks, L2 and
+# TLB state); a difference of medians below 3 % is not called faster or slower whatever
+# the spreads say. Above it, stats.judge also requires the difference to clear the noise.
+VERDICT_MIN_REL = 0.03
+
+FASTER = "faster"
+SLOWER = "slower"
+
+
+def meta_patch(mode: str, *, coordinate_descent: bool = True) -> dict[str, Any]:
+    """The inductor_meta entries a mode overrides (``coordinate_descent=False`` for timing
+    each candidate config on its own)."""
+    if mode == BASELINE:
+        patch = dict(CACHES_OFF)
+    elif mode == MAX_AUTOTUNE:
+        patch = {**CACHES_OFF, **MAX_AUTOTUNE_META}
+    else:
+        raise UsageError(f"unknown autotune mode {mode!r} (known: {', '.join(MODES)})")
+    if not coordinate_descent:
+        patch["coordinate_descent_tuning"] = False
+    return patch
+
+
+def config_label(cfg: dict[str, Any]) -> str:
+    """``XBLOCK=1024, num_warps=4, num_stages=1``: block sizes first, as Inductor prints them."""
+    if not cfg:
+        return "-"
+    tail = ("num_warps", "num_stages")
+    head = [f"{k}={v}" for k, v in cfg.items() if k not in tail]
+    return ", ".join(head + [f"{k}={cfg[k]}" for k in tail if k in cfg])
+
+
+# --- baseline vs max-autotune ------------------------------------------------------------
+
+
+def compare_modes(base_samples: list[float], tuned_samples: list[float]) -> Change:
+    """Max-autotune (head) against the baseline (base), judged with VERDICT_MIN_REL."""
+    return compare_samples(base_samples, tuned_samples, min_rel=VERDICT_MIN_REL)
+
+
+def verdict(change: Change) -> str:
+    """``faster`` / ``slower`` (max-autotune against the baseline) or stats' own verdict."""
+    if change.faster:
+        return FASTER
+    if change.slower:
+        return SLOWER
+    return change.verdict
+
+
+def verdict_sentence(change: Change) -> str:
+    v = verdict(change)
+    pct = abs(change.rel_pct or 0.0)
+    if v == FASTER:
+        return f"max-autotune is faster: {change.speedup:.2f}x ({pct:.1f}% less time)"
+    if v == SLOWER:
+        return (f"max-autotune is SLOWER: {pct:.1f}% more time; the baseline config wins "
+                "(autotuning picks by a short benchmark, which can mislead)")
+    if v == "within noise":
+        return (f"no difference: {pct:.1f}% is within noise (threshold "
+                f"{VERDICT_MIN_REL * 100:.0f}% and 3 sigma of the spread)")
+    return "too few samples to judge (use more --reps)"
+
+
+# --- Amdahl ------------------------------------------------------------------------------
+
+
+def amdahl_bound(share: float, base_ms: float, tuned_ms: float) -> float:
+    """The largest fraction of model time that speeding this kernel up can save:
+    ``share * (1 - 1/speedup)``, 0 when the tuned kernel is not faster."""
+    if base_ms <= 0 or tuned_ms <= 0 or tuned_ms >= base_ms:
+        return 0.0
+    return share * (1.0 - tuned_ms / base_ms)
+
+
+def amdahl_rows(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], float]:
+    """Rows with ``kernel``, ``share`` (of model time, 0..1), ``base_ms``, ``tuned_ms`` ->
+    the same rows with ``speedup`` and ``bound`` added, and the sum of the bounds.
+
+    Rows whose tuned time is missing (a failed re-benchmark) get no speedup and bound 0.
+    """
+    out = []
+    for r in rows:
+        base, tuned = r.get("base_ms") or 0.0, r.get("tuned_ms") or 0.0
+        speedup = base / tuned if base > 0 and tuned > 0 else None
+        out.append({**r, "speedup": speedup, "bound": amdahl_bound(r["share"], base, tuned)})
+    return out, sum(r["bound"] for r in out)
+
+
+# --- CPU route: match kernels of a default and a max-autotune breakdown -----------------
+
+
+def _typical_ms(samples: list[float], ms: float) -> float:
+    return summarize(samples, fallback=ms).median
+
+
+def _what_changed(b_name: str, b_cat: str, t_name: str, t_cat: str) -> str:
+    parts = []
+    if b_cat != t_cat:
+        parts.append(f"category {b_cat} -> {t_cat}")
+    if b_name != t_name:
+        parts.append(f"renamed from {b_name}")
+    return "; ".join(parts) or "same kernel"
+
+
+def match_kernels(base: BreakdownResult, tuned: BreakdownResult) -> list[dict[str, Any]]:
+    """Kernel by kernel, a default breakdown (base) against a max-autotune one (tuned).
+
+    Kernels pair up by (graph, name), then by (graph role, origin ATen ops), then by name
+    without its counter (``diff.match_kernels``). Each row: graph, base/tuned name and
+    category, origin ops, base/tuned ms, ``delta_ms`` (tuned - base), what changed, how
+    it was matched, and the noise verdict. Biggest absolute change first.
+    """
+    pairs, removed, added = _match_graph_kernels(base.measured(), tuned.measured())
+    rows: list[dict[str, Any]] = []
+    for b, t, how in pairs:
+        bk, tk = b.kernel, t.kernel
+        ch = compare_samples(bk.samples_ms, tk.samples_ms, base_fallback=bk.ms,
+                             head_fallback=tk.ms)
+        rows.append({
+            "graph": t.graph.id, "base_name": bk.name, "tuned_name": tk.name,
+            "base_category": bk.category, "tuned_category": tk.category,
+            "aten_ops": list(tk.aten_ops or bk.aten_ops),
+            "base_ms": ch.base.median, "tuned_ms": ch.head.median,
+            "delta_ms": ch.delta_ms, "matched_by": how,
+            "change": _what_changed(bk.name, bk.category, tk.name, tk.category),
+            "verdict": verdict(ch),
+        })
+    for side, refs in (("removed", removed), ("added", added)):
+        for r in refs:
+            k = r.kernel
+            ms = _typical_ms(k.samples_ms, k.ms)
+            rows.append({
+                "graph": r.graph.id,
+                "base_name": k.name if side == "removed" else None,
+                "tuned_name": k.name if side == "added" else None,
+                "base_category": k.category if side == "removed" else None,
+                "tuned_category": k.category if side == "added" else None,
+                "aten_ops": list(k.aten_ops),
+                "base_ms": ms if side == "removed" else 0.0,
+                "tuned_ms": ms if side == "added" else 0.0,
+                "delta_ms": -ms if side == "removed" else ms,
+                "matched_by": None, "change": side, "verdict": side,
+            })
+    rows.sort(key=lambda r: (-abs(r["delta_ms"]), r["graph"], r["base_name"] or r["tuned_name"]))
+    return rows
+
+
+# --- the kernel report: one kernel file, its timed modes, derived throughput ------------
+
+REPORT_SCHEMA = "inductor-bench/kernel"
+REPORT_SCHEMA_VERSION = 1
+
+
+@dataclass
+class Timing:
+    """One launch config timed: per-repetition samples (ms) and the compiled resources."""
+
+    config: dict[str, Any]
+    samples_ms: list[float]
+    regs: int | None = None
+    spills: int | None = None
+    shared: int | None = None  # bytes of shared memory per block
+
+    @property
+    def summary(self) -> Summary:
+        return summarize(self.samples_ms)
+
+    @property
+    def ms(self) -> float:
+        return self.summary.median
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Timing:
+        return cls(config=dict(d.get("config") or {}), samples_ms=list(d.get("samples_ms") or []),
+                   regs=d.get("regs"), spills=d.get("spills"), shared=d.get("shared"))
+
+
+@dataclass
+class ModeRun:
+    """A kernel autotuned under one mode, then timed with the config that won."""
+
+    mode: str
+    space: list[dict[str, Any]]  # the candidate configs the heuristic built
+    tried: int  # configs benchmarked: the candidates plus coordinate-descent steps
+    timing: Timing
+    tune_s: float = 0.0  # first call: compile + autotune
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ModeRun:
+        return cls(mode=d["mode"], space=list(d.get("space") or []), tried=int(d.get("tried", 0)),
+                   timing=Timing.from_dict(d), tune_s=float(d.get("tune_s") or 0.0))
+
+
+@dataclass
+class KernelReport:
+    kernel: KernelFile
+    device: dict[str, Any]
+    peak: Peak
+    runs: list[ModeRun]
+    all_configs: list[Timing] = field(default_factory=list)
+    all_configs_mode: str | None = None
+    versions: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def run(self, mode: str) -> ModeRun | None:
+        return next((r for r in self.runs if r.mode == mode), None)
+
+    def comparison(self) -> Change | None:
+        base, tuned = self.run(BASELINE), self.run(MAX_AUTOTUNE)
+        if base is None or tuned is None:
+            return None
+        return compare_modes(base.timing.samples_ms, tuned.timing.samples_ms)
+
+    def gbps(self, t: Timing) -> float | None:
+        """Achieved bandwidth: Inductor's bytes-moved estimate over the median time."""
+        if not self.kernel.num_gb or t.ms <= 0:
+            return None
+        return self.kernel.num_gb / (t.ms / 1e3)
+
+    def pct_of_peak_bw(self, t: Timing) -> float | None:
+        g = self.gbps(t)
+        return 100.0 * g / self.peak.gbps if g is not None and self.peak.gbps else None
+
+    def tflops(self, t: Timing) -> float | None:
+        if not self.kernel.flop or t.ms <= 0:
+            return None
+        return self.kernel.flop / (t.ms / 1e3) / 1e12
+
+    def pct_of_peak_flops(self, t: Timing) -> float | None:
+        f = self.tflops(t)
+        return 100.0 * f / self.peak.tflops if f is not None and self.peak.tflops else None
+
+    def _timing_dict(self, t: Timing) -> dict[str, Any]:
+        return {
+            **asdict(t), "label": config_label(t.config), "ms": t.ms,
+            "summary": t.summary.to_dict(), "gbps": self.gbps(t),
+            "pct_of_peak_bw": self.pct_of_peak_bw(t), "tflops": self.tflops(t),
+            "pct_of_peak_flops": self.pct_of_peak_flops(t),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        ch = self.comparison()
+        return {
+            "schema": REPORT_SCHEMA, "schema_version": REPORT_SCHEMA_VERSION,
+            "kernel": self.kernel.to_dict(), "device": self.device, "versions": self.versions,
+            "peak": self.peak.to_dict(),
+            "runs": [{"mode": r.mode, "space": r.space, "space_size": len(r.space),
+                      "tried": r.tried, "tune_s": r.tune_s, **self._timing_dict(r.timing)}
+                     for r in self.runs],
+            "comparison": None if ch is None else {
+                **ch.to_dict(), "speedup": ch.speedup, "verdict": verdict(ch),
+                "threshold_rel": VERDICT_MIN_REL},
+            "all_configs_mode": self.all_configs_mode,
+            "all_configs": [self._timing_dict(t) for t in self.all_configs],
+            "notes": self.notes,
+        }
+
+
+def kernel_notes(kf: KernelFile, max_autotune: bool, peak: Peak) -> list[str]:
+    """What a reader must know to read the numbers right."""
+    notes = []
+    if kf.is_template and max_autotune:
+        notes.append(
+            f"{kf.name} is a template kernel: its launch config ({config_label(kf.compile_config)})"
+            " was chosen when the model compiled and max-autotune cannot re-tune it from this "
+            "file. Recompile to search GEMM configs: inductor-bench compare MODEL.py --modes "
+            "default,max-autotune (or breakdown --mode max-autotune)."
+        )
+    if max_autotune and not kf.is_template and kf.tuning_flags["max_autotune"]:
+        notes.append("this kernel was generated with max_autotune on: its baseline already "
+                     "searches the max-autotune configs (max-autotune adds coordinate descent)")
+    if not kf.num_gb:
+        notes.append("the file gives no kernel_num_gb: no GB/s")
+    if peak.gbps is None:
+        notes.append("no peak bandwidth known for this device: pass --peak-gbps or --peaks-file")
+    return notes
+
+
+def build_report(kf: KernelFile, response: dict[str, Any], peak: Peak, *,
+                 max_autotune: bool = False) -> KernelReport:
+    """The report of one kernel from its parsed file and the worker's response."""
+    runs = [ModeRun.from_dict(r) for r in response.get("runs") or []]
+    if not runs:
+        raise ResultError("the kernel worker returned no timed run")
+    return KernelReport(
+        kernel=kf, device=dict(response.get("device") or {}), peak=peak, runs=runs,
+        all_configs=[Timing.from_dict(t) for t in response.get("all_configs") or []],
+        all_configs_mode=response.get("all_configs_mode"),
+        versions=dict(response.get("versions") or {}),
+        notes=kernel_notes(kf, max_autotune, peak),
+    )

@@ -1,0 +1,304 @@
+"""Benchmark one Inductor Triton kernel file in a worker process (the torch side).
+
+The parent calls ``run_kernel_bench`` (no torch import): it starts
+``python -m inductor_bench.kernelbench request.json response.json`` with a fresh
+``TORCHINDUCTOR_CACHE_DIR`` and no inherited ``TORCHINDUCTOR_*`` flags (``worker.run_worker``).
+
+In the worker, each mode imports a private copy of the kernel file (a fresh directory, so
+no ``<hash>.best_config`` sits beside it) with the file's ``@triton_heuristics.<h>``
+decorator intercepted: the heuristic runs with ``inductor_meta`` patched for the mode
+(``autotune.meta_patch``), so the autotuner gets that mode's config space. The file's own
+``call(get_args())`` then compiles, autotunes (and runs coordinate descent under
+max-autotune), and is timed the way ``triton.testing.do_bench`` times: an L2 flush before
+each repetition, CUDA events around the call, and the median over the repetitions. The
+flush keeps the device busy while Python issues the call, so launch overhead stays out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from . import autotune, peaks
+from .errors import BenchError, DeviceError, UsageError
+from .kernelfile import KernelFile, check_name, read_kernel_file
+from .results import BreakdownResult, KernelStat
+from .worker import run_worker, worker_main
+
+WORKER_MODULE = "inductor_bench.kernelbench"
+DEFAULT_REPS = 100
+DEFAULT_WARMUP = 10
+DEFAULT_TIMEOUT_S = 900.0  # compiling and autotuning a max-autotune space can take minutes
+# Zeroed before every repetition to evict the kernel's data from L2, as Triton's do_bench
+# does; 256 MB exceeds every current GPU's L2 (50 MB on an H100, 126 MB on a B200).
+L2_FLUSH_BYTES = 256 * 1024**2
+
+
+# --- parent side (no torch) ----------------------------------------------------------------
+
+
+def modes_for(kf: KernelFile, max_autotune: bool) -> list[str]:
+    """Templates keep their compile-time config: only the baseline runs for them."""
+    if max_autotune and not kf.is_template:
+        return [autotune.BASELINE, autotune.MAX_AUTOTUNE]
+    return [autotune.BASELINE]
+
+
+def run_kernel_bench(
+    kf: KernelFile,
+    *,
+    max_autotune: bool = False,
+    all_configs: bool = False,
+    reps: int = DEFAULT_REPS,
+    warmup: int = DEFAULT_WARMUP,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    peak_override: float | None = None,
+    peak_table: dict[str, dict[str, float | None]] | None = None,
+    log_path: Path | None = None,
+    echo: bool = False,
+) -> dict[str, Any]:
+    """Run the worker on one kernel file and return its response (see ``handle``)."""
+    if reps < 1 or warmup < 0:
+        raise UsageError("--reps must be at least 1 and --warmup at least 0")
+    with tempfile.TemporaryDirectory(prefix="inductor-bench-kernel-") as tmp:
+        request = {
+            "kernel_file": str(Path(kf.path).resolve()),
+            "kernel_name": kf.name,
+            "work_dir": str(Path(tmp) / "work"),
+            "modes": modes_for(kf, max_autotune),
+            "all_configs": all_configs,
+            "reps": reps,
+            "warmup": warmup,
+            "peak_override": peak_override,
+            "peak_table": peak_table,
+        }
+        env = {"TORCHINDUCTOR_CACHE_DIR": str(Path(tmp) / "inductor-cache")}
+        return run_worker(WORKER_MODULE, request, timeout=timeout, env=env,
+                          log_path=log_path, echo=echo)
+
+
+def top_triton_kernels(result: BreakdownResult, n: int) -> list[tuple[str, KernelStat]]:
+    """(graph id, kernel) of the n most expensive re-tunable Triton kernels with a file."""
+    found = [
+        (g.id, k) for g in result.measured() for k in g.kernels
+        if k.category.startswith("triton_") and k.category != "triton_template" and k.file
+    ]
+    return sorted(found, key=lambda gk: -gk[1].ms)[:n]
+
+
+def autotune_top_cuda(result: BreakdownResult, run_dir: Path, n: int, *,
+                      timeout: float = DEFAULT_TIMEOUT_S, echo: bool = False) -> list[dict]:
+    """Re-benchmark the n most expensive Triton kernels of a CUDA breakdown under baseline
+    and max-autotune. One row per kernel (``autotune.amdahl_rows`` adds the bound): graph,
+    kernel, category, share of model time, base/tuned ms, configs tried, winning config,
+    verdict, and ``error`` when that kernel's worker failed (the others still run).
+    Worker logs go to ``run_dir/logs/autotune-<graph>-<kernel>.log``."""
+    totals = result.totals()
+    wall = totals.wall_ms or totals.kernel_ms
+    rows = []
+    for gid, k in top_triton_kernels(result, n):
+        row: dict[str, Any] = {"graph": gid, "kernel": k.name, "category": k.category,
+                               "share": k.ms / wall if wall > 0 else 0.0, "model_ms": k.ms,
+                               "base_ms": None, "tuned_ms": None, "error": None}
+        try:
+            kf = read_kernel_file(run_dir / str(k.file))
+            log = run_dir / "logs" / f"autotune-{gid}-{k.name}.log"
+            resp = run_kernel_bench(kf, max_autotune=True, timeout=timeout, log_path=log,
+                                    echo=echo)
+            base, tuned = (autotune.ModeRun.from_dict(r) for r in resp["runs"])
+        except DeviceError:
+            raise  # no GPU here: every other kernel would fail the same way
+        except BenchError as e:  # one kernel's failure (a crash, a timeout) loses no other
+            row["error"] = str(e).splitlines()[0]
+            rows.append(row)
+            continue
+        change = autotune.compare_modes(base.timing.samples_ms, tuned.timing.samples_ms)
+        row.update(base_ms=base.timing.ms, tuned_ms=tuned.timing.ms,
+                   configs_base=base.tried, configs_tuned=tuned.tried,
+                   config=autotune.config_label(tuned.timing.config),
+                   verdict=autotune.verdict(change))
+        rows.append(row)
+    return autotune.amdahl_rows(rows)[0]
+
+
+# --- worker side (torch) -------------------------------------------------------------------
+
+
+def config_dict(cfg: Any) -> dict[str, Any]:
+    """A triton Config as plain data: block sizes, then num_warps / num_stages."""
+    out = dict(getattr(cfg, "kwargs", None) or {})
+    for k in ("num_warps", "num_stages"):
+        if getattr(cfg, k, None) is not None:
+            out[k] = int(getattr(cfg, k))
+    return out
+
+
+def load_kernel(kf: KernelFile, patch: dict[str, Any], work_dir: Path, tag: str, *,
+                listing_only: bool = False) -> tuple[Any, Any]:
+    """Import a private copy of the kernel file with its heuristic's inductor_meta patched.
+
+    Returns (module, autotuner). ``listing_only`` stubs what a CUDA kernel file needs from a
+    GPU at import time (``triton_helpers.set_driver_to_gpu()``, and the CUDA stream getter a
+    CPU-only torch lacks) so that its config space can be listed on any machine; nothing
+    may be launched from a module loaded that way.
+    """
+    from unittest import mock
+
+    import torch
+    from torch._inductor.runtime import triton_helpers, triton_heuristics
+
+    copy_dir = work_dir / tag
+    copy_dir.mkdir(parents=True, exist_ok=True)
+    copy = copy_dir / Path(kf.path).name
+    shutil.copyfile(kf.path, copy)
+    real = getattr(triton_heuristics, kf.heuristic, None)
+    if real is None:
+        raise UsageError(f"{kf.path}: this torch has no triton_heuristics.{kf.heuristic}; "
+                         "the file was generated by another torch version")
+
+    def heuristic(*args: Any, **kwargs: Any) -> Any:
+        if "inductor_meta" not in kwargs:
+            raise UsageError(f"{kf.path}: the decorator passes no inductor_meta keyword")
+        kwargs["inductor_meta"] = {**(kwargs["inductor_meta"] or {}), **patch}
+        return real(*args, **kwargs)
+
+    spec = importlib.util.spec_from_file_location(f"inductor_bench_kernel_{tag}", copy)
+    if spec is None or spec.loader is None:
+        raise UsageError(f"{kf.path}: cannot be imported")
+    module = importlib.util.module_from_spec(spec)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(mock.patch.object(triton_heuristics, kf.heuristic, heuristic))
+        if listing_only and hasattr(triton_helpers, "set_driver_to_gpu"):
+            stack.enter_context(mock.patch.object(triton_helpers, "set_driver_to_gpu",
+                                                  lambda: None))
+        if listing_only and not hasattr(torch._C, "_cuda_getCurrentRawStream"):
+            stack.enter_context(mock.patch.object(torch._C, "_cuda_getCurrentRawStream",
+                                                  lambda device: 0, create=True))
+        spec.loader.exec_module(module)
+    return module, getattr(module, kf.name)
+
+
+def config_space(kf: KernelFile, mode: str, work_dir: Path) -> list[dict[str, Any]]:
+    """The candidate configs the heuristic builds for ``mode`` (no GPU needed)."""
+    _, tuner = load_kernel(kf, autotune.meta_patch(mode), work_dir, f"space-{mode}",
+                           listing_only=True)
+    return [config_dict(c) for c in tuner.configs]
+
+
+def time_call(fn: Any, *, warmup: int, reps: int) -> list[float]:
+    """Per-repetition device time of ``fn()`` in ms: L2 flush, CUDA events, no sync inside."""
+    import torch
+
+    flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda")
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+             for _ in range(reps)]
+    for start, end in pairs:
+        flush.zero_()
+        start.record()
+        fn()
+        end.record()
+    torch.cuda.synchronize()
+    return [start.elapsed_time(end) for start, end in pairs]
+
+
+def _resources(launcher: Any) -> dict[str, int | None]:
+    def num(name: str) -> int | None:
+        v = getattr(launcher, name, None)
+        return int(v) if isinstance(v, (int, float)) else None
+
+    return {"regs": num("n_regs"), "spills": num("n_spills"), "shared": num("shared")}
+
+
+def _tried(tuner: Any, space: int) -> int:
+    """Configs benchmarked: the coordinate-descent tuner caches every timing, the initial
+    autotuning's included; a single candidate without coordinate descent is never timed."""
+    cached = getattr(getattr(tuner, "coordesc_tuner", None), "cached_benchmark_results", None)
+    return max(len(cached or {}), space, 1)
+
+
+def bench_mode(kf: KernelFile, mode: str, work_dir: Path, *, warmup: int,
+               reps: int) -> dict[str, Any]:
+    import torch
+
+    module, tuner = load_kernel(kf, autotune.meta_patch(mode), work_dir, mode)
+    space = [config_dict(c) for c in tuner.configs]
+    args = module.get_args()
+    started = time.perf_counter()
+    module.call(args)  # compile, autotune, coordinate descent
+    torch.cuda.synchronize()
+    tune_s = time.perf_counter() - started
+    launcher = tuner.launchers[0]
+    samples = time_call(lambda: module.call(args), warmup=warmup, reps=reps)
+    return {"mode": mode, "space": space, "tried": _tried(tuner, len(space)), "tune_s": tune_s,
+            "config": config_dict(launcher.config), "samples_ms": samples,
+            **_resources(launcher)}
+
+
+def bench_all_configs(kf: KernelFile, mode: str, work_dir: Path, *, warmup: int,
+                      reps: int) -> list[dict[str, Any]]:
+    """Every candidate config of ``mode`` timed on its own (no coordinate descent)."""
+    patch = autotune.meta_patch(mode, coordinate_descent=False)
+    module, tuner = load_kernel(kf, patch, work_dir, f"all-{mode}")
+    tuner.precompile()
+    args = module.get_args()
+    out = []
+    for launcher in list(tuner.launchers):
+        tuner.launchers = [launcher]
+        if hasattr(tuner, "_cached_launcher"):  # torch >= 2.12 caches the launcher it ran
+            tuner._cached_launcher = None
+        samples = time_call(lambda: module.call(args), warmup=warmup, reps=reps)
+        out.append({"config": config_dict(launcher.config), "samples_ms": samples,
+                    **_resources(launcher)})
+    return out
+
+
+def _device() -> dict[str, Any]:
+    import torch
+
+    idx = torch.cuda.current_device()
+    return {"name": torch.cuda.get_device_name(idx), "index": idx,
+            "capability": list(torch.cuda.get_device_capability(idx))}
+
+
+def _versions() -> dict[str, str]:
+    import torch
+    import triton
+
+    return {"torch": torch.__version__, "triton": triton.__version__}
+
+
+def handle(request: dict[str, Any]) -> dict[str, Any]:
+    """The worker: time each mode, optionally every config, and measure the peak if unknown."""
+    import torch
+
+    kf = read_kernel_file(request["kernel_file"])
+    check_name(kf, request.get("kernel_name"))
+    if not torch.cuda.is_available():
+        raise DeviceError("no CUDA device is available here (torch.cuda.is_available() is "
+                          f"False); benchmarking {kf.name} needs an NVIDIA GPU")
+    work_dir = Path(request["work_dir"])
+    reps, warmup = int(request["reps"]), int(request["warmup"])
+    runs = [bench_mode(kf, m, work_dir, warmup=warmup, reps=reps) for m in request["modes"]]
+    mode = request["modes"][-1]
+    all_configs = (bench_all_configs(kf, mode, work_dir, warmup=warmup, reps=reps)
+                   if request.get("all_configs") else [])
+    device = _device()
+    measured = None
+    if peaks.needs_measurement(device["name"], override_gbps=request.get("peak_override"),
+                               user_table=request.get("peak_table")):
+        measured = peaks.measure_copy_gbps()
+    return {"device": device, "versions": _versions(), "runs": runs,
+            "all_configs": all_configs, "all_configs_mode": mode if all_configs else None,
+            "measured_copy_gbps": measured}
+
+
+if __name__ == "__main__":
+    worker_main(handle)

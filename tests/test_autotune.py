@@ -1,0 +1,302 @@
+"""Config spaces (real Inductor heuristics on real kernel files, no GPU), the verdict, the
+Amdahl arithmetic, the kernel report and kernel matching for the CPU route."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from inductor_bench.autotune import (
+    BASELINE,
+    CACHES_OFF,
+    MAX_AUTOTUNE,
+    MAX_AUTOTUNE_META,
+    amdahl_bound,
+    amdahl_rows,
+    build_report,
+    compare_modes,
+    config_label,
+    match_kernels,
+    meta_patch,
+    verdict,
+    verdict_sentence,
+)
+from inductor_bench.errors import ResultError, UsageError
+from inductor_bench.kernelfile import read_kernel_file
+from inductor_bench.peaks import Peak
+from inductor_bench.results import BreakdownResult, GraphResult, KernelStat
+
+from .conftest import FIXTURES
+
+KERNELS = FIXTURES / "triton_kernels"
+
+# kernel -> (baseline configs, max-autotune configs), torch 2.13 heuristics.
+SPACES = {
+    "triton_poi_fused_add_sin_0": (2, 2),  # 1-D: both configs already (autotune_pointwise)
+    "triton_poi_fused_clone_mul_t_0": (1, 6),  # 2-D, TileHint.SQUARE: one config by default
+    "triton_poi_fused_add_t_0": (6, 6),  # 2-D, TileHint.DEFAULT: autotuned by default
+    "triton_poi_fused_add_permute_0": (1, 7),  # 3-D
+    "triton_red_fused_sum_0": (1, 5),
+    "triton_per_fused__softmax_0": (3, 3),  # persistent reductions are not filtered
+    "triton_spl_fused_cumsum_0": (1, 4),
+    "triton_for_fused_0": (1, 4),
+    "triton_tem_fused_mm_0": (1, 1),  # templates keep their compile-time config
+}
+
+
+def test_meta_patches():
+    assert meta_patch(BASELINE) == {"force_disable_caches": True, "autotune_local_cache": False,
+                                    "autotune_remote_cache": False}
+    assert meta_patch(MAX_AUTOTUNE) == {**CACHES_OFF, "max_autotune": True,
+                                        "max_autotune_pointwise": True,
+                                        "coordinate_descent_tuning": True,
+                                        "coordinate_descent_search_radius": 1}
+    assert meta_patch(MAX_AUTOTUNE, coordinate_descent=False)["coordinate_descent_tuning"] is False
+    assert meta_patch(BASELINE, coordinate_descent=False)["coordinate_descent_tuning"] is False
+    with pytest.raises(UsageError, match="unknown autotune mode 'fast'"):
+        meta_patch("fast")
+
+
+def test_config_label():
+    assert config_label({"num_stages": 1, "XBLOCK": 64, "num_warps": 4, "YBLOCK": 32}) == (
+        "XBLOCK=64, YBLOCK=32, num_warps=4, num_stages=1")
+    assert config_label({}) == "-"
+
+
+@pytest.fixture(scope="module")
+def spaces(tmp_path_factory):
+    """(baseline, max-autotune) config lists of every fixture, CPU and synthetic CUDA."""
+    pytest.importorskip("torch")
+    from inductor_bench.kernelbench import config_space
+
+    work = tmp_path_factory.mktemp("spaces")
+    out = {}
+    for folder in ("cpu", "synthetic_cuda"):
+        for stem in SPACES:
+            kf = read_kernel_file(KERNELS / folder / f"{stem}.py")
+            out[folder, stem] = (config_space(kf, BASELINE, work / folder),
+                                 config_space(kf, MAX_AUTOTUNE, work / folder))
+    return out
+
+
+@pytest.mark.parametrize("folder", ["cpu", "synthetic_cuda"])
+@pytest.mark.parametrize("stem", sorted(SPACES))
+def test_config_space_sizes(spaces, folder, stem):
+    base, tuned = spaces[folder, stem]
+    assert (len(base), len(tuned)) == SPACES[stem]
+
+
+def test_config_space_contents(spaces):
+    base, tuned = spaces["synthetic_cuda", "triton_poi_fused_add_permute_0"]
+    assert base == [{"XBLOCK": 16, "YBLOCK": 16, "ZBLOCK": 16, "num_warps": 8, "num_stages": 1}]
+    assert tuned[0] == base[0]  # the default config stays the first candidate
+    assert [config_label(c) for c in tuned[1:4]] == [
+        "XBLOCK=32, YBLOCK=16, ZBLOCK=8, num_warps=8, num_stages=1",
+        "XBLOCK=16, YBLOCK=32, ZBLOCK=8, num_warps=8, num_stages=1",
+        "XBLOCK=16, YBLOCK=8, ZBLOCK=32, num_warps=8, num_stages=1",  # capped by the sizes
+    ]
+    red_base, red_tuned = spaces["synthetic_cuda", "triton_red_fused_sum_0"]
+    assert red_base == [{"XBLOCK": 1, "R0_BLOCK": 2048, "num_warps": 16, "num_stages": 1}]
+    assert red_base[0] in red_tuned
+
+
+def test_a_best_config_file_cannot_pin_the_space(tmp_path):
+    """Inductor reads ``<hash>.best_config`` beside the kernel file and then offers only that
+    config. The loader's cache switches make the full space come back on the same path."""
+    pytest.importorskip("torch")
+    from torch._inductor.runtime.autotune_cache import AutotuneCache
+    from torch._inductor.runtime.triton_heuristics import hash_configs
+
+    from inductor_bench.kernelbench import load_kernel
+
+    kf = read_kernel_file(KERNELS / "synthetic_cuda" / "triton_red_fused_sum_0.py")
+    naive = dict(MAX_AUTOTUNE_META)  # max-autotune, but the file's cache switches left on
+    _, tuner = load_kernel(kf, naive, tmp_path, "k", listing_only=True)
+    assert len(tuner.configs) == 5
+    cache = AutotuneCache.create(tuner.inductor_meta, tuner.filename, hash_configs(tuner.configs))
+    assert cache is not None
+    cache.save(tuner.configs[2], 1000)
+    _, pinned = load_kernel(kf, naive, tmp_path, "k", listing_only=True)
+    assert len(pinned.configs) == 1
+    _, ours = load_kernel(kf, meta_patch(MAX_AUTOTUNE), tmp_path, "k", listing_only=True)
+    assert len(ours.configs) == 5
+
+
+# --- verdict ---------------------------------------------------------------------------------
+
+BASE = [1.00, 1.01, 0.99, 1.00, 1.02, 0.98, 1.00]
+
+
+def test_verdicts():
+    assert verdict(compare_modes(BASE, [x * 0.80 for x in BASE])) == "faster"
+    assert verdict(compare_modes(BASE, [x * 1.20 for x in BASE])) == "slower"
+    assert verdict(compare_modes(BASE, [x * 1.02 for x in BASE])) == "within noise"
+    assert verdict(compare_modes(BASE[:4], [0.5] * 4)) == "too few samples"
+    # 4 % is above the 3 % threshold but inside 3 sigma of these spreads
+    noisy = [1.0, 1.1, 0.9, 1.05, 0.95, 1.0, 1.08]
+    assert verdict(compare_modes(noisy, [x * 0.96 for x in noisy])) == "within noise"
+
+
+def test_verdict_sentences():
+    assert verdict_sentence(compare_modes(BASE, [x * 0.8 for x in BASE])) == (
+        "max-autotune is faster: 1.25x (20.0% less time)")
+    assert verdict_sentence(compare_modes(BASE, [x * 1.25 for x in BASE])) == (
+        "max-autotune is SLOWER: 25.0% more time; the baseline config wins (autotuning picks "
+        "by a short benchmark, which can mislead)")
+    assert verdict_sentence(compare_modes(BASE, [x * 1.02 for x in BASE])) == (
+        "no difference: 2.0% is within noise (threshold 3% and 3 sigma of the spread)")
+    assert verdict_sentence(compare_modes([1.0], [1.0])) == (
+        "too few samples to judge (use more --reps)")
+
+
+# --- Amdahl ----------------------------------------------------------------------------------
+
+
+def test_amdahl_bound():
+    # A kernel at 2 % of model time made 2x faster saves at most 1 % of model time.
+    assert amdahl_bound(0.02, 2.0, 1.0) == pytest.approx(0.01)
+    assert amdahl_bound(0.5, 1.0, 0.25) == pytest.approx(0.375)
+    assert amdahl_bound(0.3, 1.0, 1.2) == 0.0  # slower: nothing to gain
+    assert amdahl_bound(0.3, 1.0, 1.0) == 0.0
+    assert amdahl_bound(0.3, 0.0, 1.0) == 0.0
+
+
+def test_amdahl_rows_and_total():
+    rows, total = amdahl_rows([
+        {"kernel": "a", "share": 0.40, "base_ms": 4.0, "tuned_ms": 2.0},
+        {"kernel": "b", "share": 0.10, "base_ms": 1.0, "tuned_ms": 1.25},
+        {"kernel": "c", "share": 0.05, "base_ms": 0.5, "tuned_ms": None},
+    ])
+    assert [r["speedup"] for r in rows] == [2.0, 0.8, None]
+    assert [r["bound"] for r in rows] == [pytest.approx(0.2), 0.0, 0.0]
+    assert total == pytest.approx(0.2)
+    assert rows[0]["kernel"] == "a" and rows[0]["share"] == 0.40
+
+
+# --- the kernel report ------------------------------------------------------------------------
+
+
+def _response(tuned_samples=None, all_configs=None):
+    base = {"mode": BASELINE, "space": [{"XBLOCK": 1, "R0_BLOCK": 2048, "num_warps": 16,
+                                         "num_stages": 1}],
+            "tried": 1, "tune_s": 0.5, "config": {"XBLOCK": 1, "R0_BLOCK": 2048,
+                                                   "num_warps": 16, "num_stages": 1},
+            "samples_ms": [0.0020, 0.0021, 0.0019, 0.0020, 0.0020], "regs": 32, "spills": 0,
+            "shared": 128}
+    runs = [base]
+    if tuned_samples is not None:
+        runs.append({**base, "mode": MAX_AUTOTUNE, "space": base["space"] * 5, "tried": 14,
+                     "config": {"XBLOCK": 8, "R0_BLOCK": 256, "num_warps": 8, "num_stages": 1},
+                     "samples_ms": tuned_samples, "regs": 40})
+    return {"device": {"name": "NVIDIA H100 80GB HBM3", "index": 0, "capability": [9, 0]},
+            "versions": {"torch": "2.11.0", "triton": "3.5.0"}, "runs": runs,
+            "all_configs": all_configs or [], "all_configs_mode": BASELINE if all_configs else None,
+            "measured_copy_gbps": None}
+
+
+def test_report_derives_bandwidth_and_verdict():
+    kf = read_kernel_file(KERNELS / "synthetic_cuda" / "triton_red_fused_sum_0.py")
+    peak = Peak(3350.0, 989.0, "datasheet: H100 SXM")
+    r = build_report(kf, _response([0.0010] * 5), peak, max_autotune=True)
+    base, tuned = r.run(BASELINE), r.run(MAX_AUTOTUNE)
+    assert base.timing.ms == 0.0020
+    assert r.gbps(base.timing) == pytest.approx(0.002097184 / 2e-6)  # 1048.6 GB/s
+    assert r.pct_of_peak_bw(base.timing) == pytest.approx(100 * 1048.592 / 3350)
+    assert r.tflops(base.timing) is None  # a reduction declares no FLOPs
+    assert tuned.tried == 14 and len(tuned.space) == 5
+    ch = r.comparison()
+    assert verdict(ch) == "faster" and ch.speedup == pytest.approx(2.0)
+    assert r.notes == []
+    d = json.loads(json.dumps(r.to_dict()))
+    assert d["schema"] == "inductor-bench/kernel"
+    assert d["comparison"]["verdict"] == "faster"
+    assert d["runs"][1]["label"] == "XBLOCK=8, R0_BLOCK=256, num_warps=8, num_stages=1"
+    assert d["runs"][0]["gbps"] == pytest.approx(1048.592)
+    assert d["kernel"]["name"] == "triton_red_fused_sum_0"
+
+
+def test_report_of_a_template_says_to_recompile():
+    kf = read_kernel_file(KERNELS / "synthetic_cuda" / "triton_tem_fused_mm_0.py")
+    r = build_report(kf, _response(), Peak(None, None, "unknown"), max_autotune=True)
+    assert r.comparison() is None
+    assert r.tflops(r.runs[0].timing) == pytest.approx(33554432 / 2e-6 / 1e12)
+    assert r.pct_of_peak_flops(r.runs[0].timing) is None
+    assert r.notes[0].startswith(
+        "triton_tem_fused_mm_0 is a template kernel: its launch config (EVEN_K=True, "
+        "USE_FAST_ACCUM=False, ACC_TYPE=tl.float32, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, "
+        "GROUP_M=8, ALLOW_TF32=False, num_warps=1, num_stages=1) was chosen when the model "
+        "compiled")
+    assert "inductor-bench compare MODEL.py --modes default,max-autotune" in r.notes[0]
+    assert r.notes[1] == ("no peak bandwidth known for this device: pass --peak-gbps or "
+                          "--peaks-file")
+
+
+def test_report_needs_a_run():
+    kf = read_kernel_file(KERNELS / "synthetic_cuda" / "triton_red_fused_sum_0.py")
+    with pytest.raises(ResultError, match="returned no timed run"):
+        build_report(kf, {"runs": []}, Peak(None, None, "unknown"))
+
+
+# --- CPU route: kernel matching ---------------------------------------------------------------
+
+
+def _k(name, category, ms, ops):
+    return KernelStat(name=name, category=category, calls=1, ms=ms,
+                      samples_ms=[ms * f for f in (1.0, 1.01, 0.99, 1.0, 1.0)], aten_ops=ops)
+
+
+def _result(mode, kernels):
+    g = GraphResult(id="0-forward", role="forward", frame_id=0, kernels=kernels)
+    return BreakdownResult(model="mlp", mode=mode, graphs=[g])
+
+
+def test_match_kernels_default_vs_max_autotune():
+    base = _result("default", [
+        _k("aten::addmm", "extern_gemm", 3.0, ["aten.addmm"]),
+        _k("cpp_fused_gelu_0", "cpp_pointwise", 1.0, ["aten.gelu"]),
+        _k("cpp_fused_sum_1", "cpp_reduction", 0.5, ["aten.sum"]),
+        _k("cpp_fused_add_2", "cpp_pointwise", 0.2, ["aten.add"]),
+    ])
+    tuned = _result("max-autotune", [
+        _k("cpp_fused_addmm_0", "cpp_template", 2.0, ["aten.addmm"]),
+        _k("cpp_fused_gelu_0", "cpp_pointwise", 1.0, ["aten.gelu"]),
+        _k("cpp_fused_sum_2", "cpp_reduction", 0.5, ["aten.sum"]),
+        _k("cpp_fused_mul_3", "cpp_pointwise", 0.1, ["aten.mul"]),
+    ])
+    rows = match_kernels(base, tuned)
+    got = [(r["base_name"], r["tuned_name"], r["matched_by"], r["change"], r["delta_ms"],
+            r["verdict"]) for r in rows]
+    assert got == [
+        ("aten::addmm", "cpp_fused_addmm_0", "origin",
+         "category extern_gemm -> cpp_template; renamed from aten::addmm", -1.0, "faster"),
+        ("cpp_fused_add_2", None, None, "removed", -0.2, "removed"),
+        (None, "cpp_fused_mul_3", None, "added", 0.1, "added"),
+        ("cpp_fused_gelu_0", "cpp_fused_gelu_0", "name", "same kernel", 0.0, "within noise"),
+        ("cpp_fused_sum_1", "cpp_fused_sum_2", "origin", "renamed from cpp_fused_sum_1", 0.0,
+         "within noise"),
+    ]
+    first = rows[0]
+    assert (first["graph"], first["base_ms"], first["tuned_ms"]) == ("0-forward", 3.0, 2.0)
+    assert (first["base_category"], first["tuned_category"]) == ("extern_gemm", "cpp_template")
+    assert first["aten_ops"] == ["aten.addmm"]
+
+
+def test_render_matches():
+    from inductor_bench.render.kernel import render_matches
+
+    base = _result("default", [_k("aten::addmm", "extern_gemm", 3.0, ["aten.addmm"]),
+                               _k("cpp_fused_add_2", "cpp_pointwise", 0.2, ["aten.add"])])
+    tuned = _result("max-autotune", [_k("cpp_fused_addmm_0", "cpp_template", 2.0,
+                                        ["aten.addmm"])])
+    text = render_matches(match_kernels(base, tuned), top=1)
+    rows = [ln.split("  ") for ln in text.splitlines() if ln.startswith("0-forward")]
+    assert [[c.strip() for c in row if c.strip()] for row in rows] == [
+        ["0-forward", "aten::addmm", "cpp_fused_addmm_0",
+         "category extern_gemm -> cpp_template; renamed from aten::addmm", "3 ms", "2 ms",
+         "-1.0000", "faster"]]
+    assert text.rstrip().endswith("(1 more not shown: smaller changes)")
+    removed = render_matches(match_kernels(base, tuned))
+    line = next(ln for ln in removed.splitlines() if "cpp_fused_add_2" in ln)
+    assert [c for c in line.split() if c] == ["0-forward", "cpp_fused_add_2", "-", "removed",
+                                               "200", "µs", "-", "-0.2000", "removed"]

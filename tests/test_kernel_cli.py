@@ -1,0 +1,379 @@
+"""`inductor-bench kernel`: validation and its messages, run-directory lookup, the worker's
+failure paths, and the report as text, markdown and JSON (from a canned worker response)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inductor_bench import kernelbench
+from inductor_bench.autotune import build_report
+from inductor_bench.categories import label
+from inductor_bench.cli import main
+from inductor_bench.commands import kernel as kernel_cmd
+from inductor_bench.errors import WorkerError, WorkerTimeout
+from inductor_bench.kernelfile import read_kernel_file
+from inductor_bench.peaks import Peak
+from inductor_bench.render.kernel import fmt_time, render_autotune_top, render_kernel
+from inductor_bench.results import BreakdownResult, GraphResult, KernelStat
+
+from .conftest import FIXTURES, ROOT
+
+KERNELS = FIXTURES / "triton_kernels"
+RED = KERNELS / "synthetic_cuda" / "triton_red_fused_sum_0.py"
+SIN = KERNELS / "synthetic_cuda" / "triton_poi_fused_add_sin_0.py"
+TEM = KERNELS / "synthetic_cuda" / "triton_tem_fused_mm_0.py"
+
+RED_CFG = {"XBLOCK": 1, "R0_BLOCK": 2048, "num_warps": 16, "num_stages": 1}
+TUNED_CFG = {"XBLOCK": 8, "R0_BLOCK": 256, "num_warps": 8, "num_stages": 1}
+
+
+def run_cli(capsys, *args: str) -> tuple[int, str, str]:
+    code = 0
+    try:
+        main(["kernel", *args])
+    except SystemExit as e:
+        code = e.code or 0
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def error_line(err: str) -> str:
+    lines = [ln for ln in err.splitlines() if ln.startswith("inductor-bench: error:")]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    return lines[0].removeprefix("inductor-bench: error: ")
+
+
+def canned_response(max_autotune: bool, all_configs: bool = False, device="NVIDIA H100 PCIe"):
+    base = {"mode": "baseline", "space": [RED_CFG], "tried": 1, "tune_s": 0.4, "config": RED_CFG,
+            "samples_ms": [0.0200, 0.0202, 0.0198, 0.0200, 0.0201, 0.0199], "regs": 32,
+            "spills": 0, "shared": 64}
+    runs = [base]
+    if max_autotune:
+        runs.append({**base, "mode": "max-autotune", "space": [RED_CFG, TUNED_CFG] * 2 + [RED_CFG],
+                     "tried": 12, "config": TUNED_CFG, "regs": 28, "shared": 0,
+                     "samples_ms": [0.0100, 0.0101, 0.0099, 0.0100, 0.0100, 0.0102]})
+    timed = [{"config": c, "samples_ms": [ms] * 6, "regs": 30, "spills": 0, "shared": 0}
+             for c, ms in ((RED_CFG, 0.02), (TUNED_CFG, 0.012))] if all_configs else []
+    return {"device": {"name": device, "index": 0, "capability": [9, 0]},
+            "versions": {"torch": "2.11.0", "triton": "3.5.0"}, "runs": runs,
+            "all_configs": timed, "all_configs_mode": runs[-1]["mode"] if all_configs else None,
+            "measured_copy_gbps": 1800.0 if device == "Some GPU" else None}
+
+
+@pytest.fixture
+def fake_worker(monkeypatch):
+    """Replace the worker with a canned response; record what the command asked for."""
+    calls: list[dict] = []
+
+    def fake(kf, **kw):
+        calls.append({"kernel": kf.name, **kw})
+        return canned_response(kw["max_autotune"] and not kf.is_template, kw["all_configs"],
+                               device=fake.device)
+
+    fake.device = "NVIDIA H100 PCIe"
+    monkeypatch.setattr(kernel_cmd, "run_kernel_bench", fake)
+    fake.calls = calls
+    return fake
+
+
+# --- validation: errors come before any worker starts ----------------------------------------
+
+
+@pytest.mark.parametrize("path,message", [
+    (KERNELS / "nope.py", "no such file"),
+    (KERNELS / "README.md", "not a Python file"),
+    (ROOT / "inductor_bench" / "cli.py", "not an Inductor Triton kernel file"),
+    (KERNELS / "cpu" / "triton_poi_fused_add_sin_0.py",
+     ("was generated for the CPU (Inductor's Triton CPU backend); inductor-bench kernel "
+     "benchmarks CUDA kernels")),
+    (KERNELS / "cpu" / "no_harness" / "triton_poi_fused_cos_mul_0.py",
+     "has no benchmark harness (get_args, call missing)"),
+])
+def test_bad_kernel_files(capsys, fake_worker, path, message):
+    code, out, err = run_cli(capsys, str(path))
+    assert code == 2
+    assert message in error_line(err)
+    assert out == ""
+    assert fake_worker.calls == []
+
+
+def test_wrong_kernel_name(capsys, fake_worker):
+    code, _, err = run_cli(capsys, str(RED), "triton_red_fused_sum_1")
+    assert code == 2
+    assert error_line(err).endswith("holds kernel triton_red_fused_sum_0, not triton_red_fused_sum_1")
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--peak-gbps", "-5"], "--peak-gbps must be positive, not -5"),
+    (["--peaks-file", "/nonexistent/peaks.json"], "--peaks-file /nonexistent/peaks.json: no such file"),
+])
+def test_bad_peak_options(capsys, fake_worker, args, message):
+    code, _, err = run_cli(capsys, str(RED), *args)
+    assert code == 2
+    assert error_line(err) == message
+    assert fake_worker.calls == []
+
+
+def test_no_cuda_exits_with_one_line_after_validation():
+    """The real worker starts, finds no GPU, and the command says so in one line."""
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    entry = "from inductor_bench.cli import main; main()"
+    p = subprocess.run([sys.executable, "-c", entry, "kernel", str(RED)],
+                       capture_output=True, text=True, timeout=300, check=False)
+    assert p.returncode == 2
+    assert error_line(p.stderr) == (
+        "no CUDA device is available here (torch.cuda.is_available() is False); benchmarking "
+        "triton_red_fused_sum_0 needs an NVIDIA GPU")
+    assert p.stdout == ""
+
+
+def test_worker_timeout_is_one_clear_error():
+    kf = read_kernel_file(RED)
+    with pytest.raises(WorkerTimeout, match=r"kernelbench worker exceeded --timeout 0.01s"):
+        kernelbench.run_kernel_bench(kf, timeout=0.01)
+
+
+def test_worker_crash_becomes_exit_4(capsys, monkeypatch):
+    def crash(kf, **kw):
+        raise WorkerError("kernelbench worker was killed by SIGSEGV without a result")
+
+    monkeypatch.setattr(kernel_cmd, "run_kernel_bench", crash)
+    code, _, err = run_cli(capsys, str(RED))
+    assert code == 4
+    assert error_line(err) == "kernelbench worker was killed by SIGSEGV without a result"
+
+
+def test_bad_reps_are_refused_before_the_worker():
+    with pytest.raises(Exception, match="--reps must be at least 1"):
+        kernelbench.run_kernel_bench(read_kernel_file(RED), reps=0)
+
+
+# --- a run directory -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    def stat(name, category, ms, file=None):
+        return KernelStat(name=name, category=category, calls=1, ms=ms, file=file)
+
+    graphs = []
+    for gid in ("0-forward", "1-forward"):
+        rel = f"graphs/{gid}/kernels/triton_poi_fused_add_sin_0.py"
+        (tmp_path / rel).parent.mkdir(parents=True)
+        shutil.copyfile(SIN, tmp_path / rel)
+        kernels = [stat("triton_poi_fused_add_sin_0", "triton_pointwise", 0.5, rel)]
+        if gid == "0-forward":
+            red = f"graphs/{gid}/kernels/triton_red_fused_sum_0.py"
+            shutil.copyfile(RED, tmp_path / red)
+            kernels += [stat("triton_red_fused_sum_0", "triton_reduction", 2.0, red),
+                        stat("cpp_fused_gelu_0", "cpp_pointwise", 0.3),
+                        stat("sm90_xmma_gemm_bf16", "extern_gemm", 4.0)]
+        graphs.append(GraphResult(id=gid, role="forward", frame_id=int(gid[0]), kernels=kernels,
+                                  wall_ms=10.0, kernel_ms=sum(k.ms for k in kernels)))
+    result = BreakdownResult(model="m", device="cuda", graphs=graphs)
+    (tmp_path / "breakdown.json").write_text(result.to_json())
+    return tmp_path
+
+
+@pytest.mark.parametrize("name,message", [
+    (None, "is a run directory: name the kernel (inductor-bench kernel RUN_DIR KERNEL_NAME)"),
+    ("triton_poi_fused_add_sin_0", ("triton_poi_fused_add_sin_0 is in 2 graphs of {run}; name "
+     "one: 0-forward/triton_poi_fused_add_sin_0, 1-forward/triton_poi_fused_add_sin_0")),
+    ("triton_poi_fused_add_sin", ("no kernel triton_poi_fused_add_sin in {run}; close matches: "
+     "triton_poi_fused_add_sin_0")),
+    ("1-forward/triton_red_fused_sum_0", ("no kernel triton_red_fused_sum_0 in graph 1-forward "
+     "in {run}; close matches: triton_red_fused_sum_0")),
+    ("cpp_fused_gelu_0", ("0-forward/cpp_fused_gelu_0 has no Triton kernel file (category "
+     "cpp_pointwise): C++ kernels are re-tuned by recompiling: inductor-bench breakdown "
+     "MODEL.py --autotune-top N")),
+    ("sm90_xmma_gemm_bf16", ("0-forward/sm90_xmma_gemm_bf16 has no Triton kernel file (category "
+     "extern_gemm): only Triton kernels can be benchmarked")),
+])
+def test_run_dir_lookup_errors(capsys, fake_worker, run_dir, name, message):
+    code, _, err = run_cli(capsys, str(run_dir), *([name] if name else []))
+    assert code == 2
+    assert message.format(run=run_dir) in error_line(err)
+    assert fake_worker.calls == []
+
+
+@pytest.mark.parametrize("name", ["triton_red_fused_sum_0", "0-forward/triton_poi_fused_add_sin_0",
+                                  "1-forward/triton_poi_fused_add_sin_0"])
+def test_run_dir_lookup(capsys, fake_worker, run_dir, name):
+    code, out, _ = run_cli(capsys, str(run_dir), name)
+    assert code == 0
+    assert fake_worker.calls[0]["kernel"] == name.rsplit("/")[-1]
+    assert out.startswith(f"{name.rsplit('/')[-1]}: Triton ")
+
+
+def test_directory_without_result(capsys, tmp_path):
+    code, _, err = run_cli(capsys, str(tmp_path))
+    assert code == 2
+    assert error_line(err).endswith("a directory without breakdown.json (not a run directory)")
+
+
+# --- the report ------------------------------------------------------------------------------
+
+
+def test_text_report_side_by_side(capsys, fake_worker):
+    code, out, _ = run_cli(capsys, str(RED), "--max-autotune", "--reps", "6", "--warmup", "2")
+    assert code == 0
+    assert fake_worker.calls[0] | {} == {
+        "kernel": "triton_red_fused_sum_0", "max_autotune": True, "all_configs": False,
+        "reps": 6, "warmup": 2, "timeout": kernelbench.DEFAULT_TIMEOUT_S, "peak_override": None,
+        "peak_table": None, "echo": False}
+    lines = out.splitlines()
+    assert lines[0] == "triton_red_fused_sum_0: Triton reduction (@reduction)"
+    assert lines[2] == "device: NVIDIA H100 PCIe (sm 9.0) · torch 2.11.0 · triton 3.5.0"
+    assert lines[3] == ("size hints: x=8, r0_=65536 · moves 2.097 MB per launch (Inductor's "
+                        "estimate) · no FLOP count")
+    assert lines[4] == "peak: 2000 GB/s, 756 TFLOP/s dense bf16/fp16 (datasheet: H100 PCIe)"
+    base = next(ln for ln in lines if ln.startswith("baseline "))
+    tuned = next(ln for ln in lines if ln.startswith("max-autotune "))
+    # 0.002097184 GB in 20 µs = 104.9 GB/s = 5.2 % of 2000 GB/s; 10 µs: 209.7 GB/s, 10.5 %
+    assert base.split() == ["baseline", "1", "1", "20", "µs", "±0.7%", "104.9", "5.2", "32", "0",
+                            "64"]
+    assert tuned.split() == ["max-autotune", "5", "12", "10", "µs", "±0.7%", "209.7", "10.5", "28",
+                             "0", "0"]
+    assert "baseline config: XBLOCK=1, R0_BLOCK=2048, num_warps=16, num_stages=1" in lines
+    assert "max-autotune config: XBLOCK=8, R0_BLOCK=256, num_warps=8, num_stages=1" in lines
+    assert "max-autotune is faster: 2.00x (50.0% less time)" in lines
+
+
+def test_json_report(capsys, fake_worker, tmp_path):
+    dest = tmp_path / "k.json"
+    code, out, _ = run_cli(capsys, str(RED), "--max-autotune", "--all-configs", "--json", str(dest))
+    assert code == 0 and out.startswith("triton_red_fused_sum_0")
+    d = json.loads(dest.read_text())
+    assert d["schema"] == "inductor-bench/kernel" and d["schema_version"] == 1
+    assert [r["mode"] for r in d["runs"]] == ["baseline", "max-autotune"]
+    assert [r["tried"] for r in d["runs"]] == [1, 12]
+    assert d["comparison"]["verdict"] == "faster"
+    assert d["comparison"]["speedup"] == pytest.approx(2.0)
+    assert d["peak"] == {"gbps": 2000.0, "tflops": 756.0, "source": "datasheet: H100 PCIe"}
+    assert [t["label"] for t in d["all_configs"]] == [
+        "XBLOCK=1, R0_BLOCK=2048, num_warps=16, num_stages=1",
+        "XBLOCK=8, R0_BLOCK=256, num_warps=8, num_stages=1"]
+    code, _, err = run_cli(capsys, str(RED), "--json", str(dest))
+    assert code == 2 and "already exists" in error_line(err)
+
+
+def test_json_to_stdout_only(capsys, fake_worker):
+    code, out, _ = run_cli(capsys, str(RED), "--json", "-")
+    assert code == 0
+    assert json.loads(out)["runs"][0]["ms"] == pytest.approx(0.02)
+    code, out2, _ = run_cli(capsys, str(RED), "--format", "json")
+    assert json.loads(out2) == json.loads(out)
+
+
+def test_peak_options_reach_the_report(capsys, fake_worker, tmp_path):
+    peaks = tmp_path / "peaks.json"
+    peaks.write_text(json.dumps({"NVIDIA H100 PCIe": {"gbps": 1000}}))
+    _, out, _ = run_cli(capsys, str(RED), "--peaks-file", str(peaks), "--json", "-")
+    assert json.loads(out)["peak"]["source"] == f"--peaks-file {peaks} (NVIDIA H100 PCIe)"
+    assert json.loads(out)["runs"][0]["pct_of_peak_bw"] == pytest.approx(10.48592)
+    assert fake_worker.calls[0]["peak_table"] == {"NVIDIA H100 PCIe": {"gbps": 1000.0,
+                                                                       "tflops": None}}
+    _, out, _ = run_cli(capsys, str(RED), "--peak-gbps", "500", "--json", "-")
+    assert json.loads(out)["peak"] == {"gbps": 500.0, "tflops": 756.0, "source": "--peak-gbps"}
+    fake_worker.device = "Some GPU"
+    _, out, _ = run_cli(capsys, str(RED), "--json", "-")
+    assert json.loads(out)["peak"] == {"gbps": 1800.0, "tflops": None,
+                                       "source": "measured: device-to-device copy"}
+
+
+def test_template_runs_baseline_only_and_says_why(capsys, fake_worker):
+    code, out, _ = run_cli(capsys, str(TEM), "--max-autotune", "--format", "markdown")
+    assert code == 0
+    assert fake_worker.calls[0]["max_autotune"] is True
+    assert "| max-autotune" not in out
+    assert out.startswith(f"`triton_tem_fused_mm_0`: {label('triton_template')} (@template)  \n")
+    assert "note: triton_tem_fused_mm_0 is a template kernel" in out
+    row = next(ln for ln in out.splitlines() if ln.startswith("| baseline"))
+    # 33,554,432 FLOP in 20 µs = 1.68 TFLOP/s
+    assert [c.strip() for c in row.strip("|").split("|")] == [
+        "baseline", "1", "1", "20 µs", "±0.7%", "39.3", "2.0", "1.68", "0.2", "32", "0", "64"]
+
+
+def test_all_configs_table():
+    kf = read_kernel_file(RED)
+    r = build_report(kf, canned_response(True, True), Peak(2000.0, None, "x"), max_autotune=True)
+    text = render_kernel(r)
+    assert ("Every candidate config (max-autotune space, 2 compiled, each timed alone, no "
+            "coordinate descent)") in text
+    rows = [ln.split() for ln in text.splitlines() if ln.startswith("XBLOCK=")]
+    assert rows[0][-4:] == ["0", "fastest,", "autotuner's", "pick"]  # 12 µs, and the pick
+    assert rows[0][4:6] == ["12", "µs"]
+    assert rows[1][4:6] == ["20", "µs"] and rows[1][-1] == "0"
+
+
+def test_fmt_time():
+    assert [fmt_time(x) for x in (0.0012345, 0.02, 1.5, 123.456)] == [
+        "1.234 µs", "20 µs", "1.5 ms", "123.5 ms"]
+
+
+# --- breakdown --autotune-top on CUDA: selection and rendering --------------------------------
+
+
+def test_top_triton_kernels_skip_templates_extern_and_fileless(run_dir):
+    from inductor_bench.results import load_result
+
+    result = load_result(run_dir)
+    result.graphs[0].kernels.append(KernelStat(name="triton_tem_fused_mm_0",
+                                               category="triton_template", calls=1, ms=9.0,
+                                               file="x.py"))
+    picked = [(g, k.name) for g, k in kernelbench.top_triton_kernels(result, 5)]
+    assert picked == [("0-forward", "triton_red_fused_sum_0"),
+                      ("0-forward", "triton_poi_fused_add_sin_0"),
+                      ("1-forward", "triton_poi_fused_add_sin_0")]
+
+
+def test_autotune_top_cuda_rows(run_dir, monkeypatch):
+    from inductor_bench.results import load_result
+
+    def fake(kf, **kw):
+        if kf.name == "triton_poi_fused_add_sin_0":
+            raise WorkerTimeout("kernelbench worker exceeded --timeout 5s and was killed")
+        return canned_response(True)
+
+    monkeypatch.setattr(kernelbench, "run_kernel_bench", fake)
+    rows = kernelbench.autotune_top_cuda(load_result(run_dir), run_dir, 2, timeout=5)
+    assert [(r["kernel"], r["error"]) for r in rows] == [
+        ("triton_red_fused_sum_0", None),
+        ("triton_poi_fused_add_sin_0", "kernelbench worker exceeded --timeout 5s and was killed")]
+    red = rows[0]
+    assert red["share"] == pytest.approx(2.0 / 20.0)  # 2 ms of a 20 ms step (two graphs)
+    assert (red["base_ms"], red["tuned_ms"]) == (pytest.approx(0.02), pytest.approx(0.01))
+    assert (red["configs_base"], red["configs_tuned"], red["verdict"]) == (1, 12, "faster")
+    assert red["bound"] == pytest.approx(0.05)  # 10 % share x (1 - 1/2)
+    assert rows[1]["bound"] == 0.0 and rows[1]["speedup"] is None
+    text = render_autotune_top(rows, 0.05)
+    assert "Together at most 5.00% of model time" in text
+    assert "failed: kernelbench worker exceeded --timeout 5s and was killed" in text
+
+
+def test_autotune_top_stops_without_cuda(run_dir, monkeypatch):
+    from inductor_bench.errors import DeviceError
+    from inductor_bench.results import load_result
+
+    def no_gpu(kf, **kw):
+        raise DeviceError("no CUDA device is available here")
+
+    monkeypatch.setattr(kernelbench, "run_kernel_bench", no_gpu)
+    with pytest.raises(DeviceError):
+        kernelbench.autotune_top_cuda(load_result(run_dir), run_dir, 2)
+
+
+def test_paths_in_messages_are_the_users(capsys, fake_worker):
+    rel = Path("tests/fixtures/triton_kernels/cpu/triton_poi_fused_add_sin_0.py")
+    code, _, err = run_cli(capsys, str(rel))
+    assert code == 2
+    assert error_line(err).startswith(f"{rel}: triton_poi_fused_add_sin_0 was generated for")
