@@ -18,8 +18,16 @@ from .results import BreakdownResult
 from .workload import WorkloadOptions
 
 
-def add_autotune_top(result: BreakdownResult, run_dir: Path, opts: WorkloadOptions, n: int, *,
-                     timeout: float, progress: Progress, echo: bool = False) -> errors.BenchError | None:
+def add_autotune_top(
+    result: BreakdownResult,
+    run_dir: Path,
+    opts: WorkloadOptions,
+    n: int,
+    *,
+    timeout: float,
+    progress: Progress,
+    echo: bool = False,
+) -> errors.BenchError | None:
     """Adds ``result.extras["autotune"]`` and rewrites the run's result files. Returns the
     first error met (the breakdown itself stays valid)."""
     from .pipeline import write_result
@@ -27,10 +35,13 @@ def add_autotune_top(result: BreakdownResult, run_dir: Path, opts: WorkloadOptio
     err: errors.BenchError | None = None
     try:
         if result.device == "cuda":
-            result.extras["autotune"] = _cuda(result, run_dir, n, timeout=timeout, progress=progress, echo=echo)
+            result.extras["autotune"] = _cuda(
+                result, run_dir, n, timeout=timeout, progress=progress, echo=echo
+            )
         else:
-            result.extras["autotune"], err = _cpu(result, run_dir, opts, n, timeout=timeout,
-                                                  progress=progress, echo=echo)
+            result.extras["autotune"], err = _cpu(
+                result, run_dir, opts, n, timeout=timeout, progress=progress, echo=echo
+            )
     except errors.BenchError as e:
         result.errors.append(f"--autotune-top: {e}")
         err = e
@@ -38,29 +49,47 @@ def add_autotune_top(result: BreakdownResult, run_dir: Path, opts: WorkloadOptio
     return err
 
 
-def _cuda(result: BreakdownResult, run_dir: Path, n: int, *, timeout: float, progress: Progress,
-          echo: bool) -> dict:
+def _cuda(
+    result: BreakdownResult, run_dir: Path, n: int, *, timeout: float, progress: Progress, echo: bool
+) -> dict:
     from .kernelbench import autotune_top_cuda
 
     with progress.phase(f"re-benchmarking the top {n} Triton kernels under max-autotune") as ph:
         rows = autotune_top_cuda(result, run_dir, n, timeout=timeout, echo=echo)
         ph["done"] = f"{len(rows)} kernel(s)"
-    return {"route": "cuda-kernels", "n": n, "rows": rows,
-            "total_bound": sum(r.get("bound", 0.0) for r in rows)}
+    return {
+        "route": "cuda-kernels",
+        "n": n,
+        "rows": rows,
+        "total_bound": sum(r.get("bound", 0.0) for r in rows),
+    }
 
 
-def _cpu(result: BreakdownResult, run_dir: Path, opts: WorkloadOptions, n: int, *, timeout: float,
-         progress: Progress, echo: bool) -> tuple[dict, errors.BenchError | None]:
+def _cpu(
+    result: BreakdownResult,
+    run_dir: Path,
+    opts: WorkloadOptions,
+    n: int,
+    *,
+    timeout: float,
+    progress: Progress,
+    echo: bool,
+) -> tuple[dict, errors.BenchError | None]:
     from .autotune import match_kernels
     from .pipeline import run_breakdown
 
     if opts.mode == "max-autotune":
-        raise errors.UsageError("--autotune-top on CPU recompiles with mode max-autotune: "
-                                "this run already uses it")
+        raise errors.UsageError(
+            "--autotune-top on CPU recompiles with mode max-autotune: this run already uses it"
+        )
     progress.note("CPU kernels have no Triton file to re-tune: recompiling with mode max-autotune")
-    tuned, tuned_dir, err = run_breakdown(dataclasses.replace(opts, mode="max-autotune"),
-                                          out=run_dir / "max-autotune", timeout=timeout,
-                                          progress=progress, echo=echo)
+    tuned, tuned_dir, err = run_breakdown(
+        dataclasses.replace(opts, mode="max-autotune"),
+        out=run_dir / "max-autotune",
+        timeout=timeout,
+        progress=progress,
+        echo=echo,
+    )
     base_t, tuned_t = result.totals(), tuned.totals()
     return {
         "route": "cpu-recompile",

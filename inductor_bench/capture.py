@@ -123,7 +123,9 @@ def _describe(e: BaseException) -> str:
     msg = str(e).strip().splitlines()
     first = msg[0] if msg else ""
     mod = type(e).__module__ or ""
-    where = "torch.compile failed" if mod.startswith(("torch._dynamo", "torch._inductor")) else "the model raised"
+    where = (
+        "torch.compile failed" if mod.startswith(("torch._dynamo", "torch._inductor")) else "the model raised"
+    )
     return f"{where}: {type(e).__name__}: {first}"[:600]
 
 

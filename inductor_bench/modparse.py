@@ -27,7 +27,7 @@ _RECORD = re.compile(r'RAIIAtenRecordFunctionHandle\s+\w+\(\s*"([^"]+)"')
 _EXTERN_CALL = re.compile(
     r"^\s+(?:\w+\s*=\s*)?(?P<callee>extern_kernels\.\w+|aten\.[\w.]+|torch\.ops\.[\w.]+)\("
 )
-_QUOTES = ("'''", 'r\'\'\'', '"""', 'r"""')
+_QUOTES = ("'''", "r'''", '"""', 'r"""')
 
 
 @dataclass

@@ -31,8 +31,8 @@ from .capture import inductor_env
 from .modparse import ModuleInfo, read_module
 from .progress import QUIET, Progress
 from .results import BreakdownResult, GraphResult
-from .workload import WorkloadOptions
 from .worker import run_worker
+from .workload import WorkloadOptions
 
 DEFAULT_TIMEOUT_S = 900.0
 ROLE_ORDER = {"forward": 0, "inference": 1, "backward": 2}
@@ -59,7 +59,9 @@ def new_run_dir(name: str, mode: str, *, root: Path | str = "runs", out: Path | 
     if out is not None:
         d = Path(out)
         if d.exists() and (not d.is_dir() or any(d.iterdir())):
-            raise errors.UsageError(f"--out {d}: already exists and is not empty (runs are never overwritten)")
+            raise errors.UsageError(
+                f"--out {d}: already exists and is not empty (runs are never overwritten)"
+            )
         d.mkdir(parents=True, exist_ok=True)
         return d
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -107,8 +109,16 @@ def compile_workload(
     except errors.BenchError as e:
         out.error = e
         data = getattr(e, "partial", None) or {}
-    for k in ("device", "device_name", "versions", "script", "compile_s", "step_samples_ms",
-              "peak_memory_bytes", "peak_memory_kind"):
+    for k in (
+        "device",
+        "device_name",
+        "versions",
+        "script",
+        "compile_s",
+        "step_samples_ms",
+        "peak_memory_bytes",
+        "peak_memory_kind",
+    ):
         if k in data and data[k] is not None:
             setattr(out, k, data[k])
     out.modules = _read_modules_log(modules_log) or list(data.get("modules", []))
@@ -116,8 +126,12 @@ def compile_workload(
 
 
 def _describe(opts: WorkloadOptions) -> str:
-    parts = ["train" if opts.train else "inference", f"device {opts.device}", f"mode {opts.mode}",
-             opts.dtype + (" autocast" if opts.autocast else "")]
+    parts = [
+        "train" if opts.train else "inference",
+        f"device {opts.device}",
+        f"mode {opts.mode}",
+        opts.dtype + (" autocast" if opts.autocast else ""),
+    ]
     if opts.batch_size:
         parts.append(f"batch {opts.batch_size}")
     return ", ".join(parts)
@@ -177,8 +191,13 @@ def collect_graphs(modules: list[dict[str, Any]], run_dir: Path, default_device:
             device=info.device or default_device,
         )
         sources.append(GraphSource(g, dst, info, kernel_files))
-    sources.sort(key=lambda s: (s.graph.frame_id if s.graph.frame_id is not None else 1 << 30,
-                                s.graph.frame_compile_id or 0, ROLE_ORDER.get(s.graph.role, 3)))
+    sources.sort(
+        key=lambda s: (
+            s.graph.frame_id if s.graph.frame_id is not None else 1 << 30,
+            s.graph.frame_compile_id or 0,
+            ROLE_ORDER.get(s.graph.role, 3),
+        )
+    )
     return sources
 
 
@@ -211,12 +230,21 @@ def profile_graph(
 
     g = src.graph
     trace_path = src.module_path.parent / "trace.json.gz"
-    request = {"module": str(src.module_path), "device": g.device, "iterations": iterations,
-               "trace": str(trace_path)}
+    request = {
+        "module": str(src.module_path),
+        "device": g.device,
+        "iterations": iterations,
+        "trace": str(trace_path),
+    }
     try:
-        run_worker("inductor_bench.profile", request, timeout=timeout,
-                   env=inductor_env(run_dir / "cache"),
-                   log_path=run_dir / "logs" / f"profile-{g.id}.log", echo=echo)
+        run_worker(
+            "inductor_bench.profile",
+            request,
+            timeout=timeout,
+            env=inductor_env(run_dir / "cache"),
+            log_path=run_dir / "logs" / f"profile-{g.id}.log",
+            echo=echo,
+        )
         g.trace = str(trace_path.relative_to(run_dir))
         return analyze_graph(load_trace(trace_path), src.info, g, kernel_files=src.kernel_files)
     except errors.WorkerTimeout as e:
@@ -240,13 +268,22 @@ def run_breakdown(
     directory, and the first error met (None when everything was measured)."""
     opts.validate()
     if opts.mode == "eager":
-        raise errors.UsageError("--mode eager compiles nothing to break down; use `compare` for an eager baseline")
+        raise errors.UsageError(
+            "--mode eager compiles nothing to break down; use `compare` for an eager baseline"
+        )
     run_dir = new_run_dir(opts.name, opts.mode, root=root, out=out)
     started = time.time()
     result = BreakdownResult(
-        model=opts.name, model_path=str(Path(opts.path).resolve()), device=opts.device, mode=opts.mode,
-        train=opts.train, dtype=opts.dtype, autocast=opts.autocast, batch_size=opts.batch_size,
-        created=_dt.datetime.now().astimezone().isoformat(timespec="seconds"), run_dir=str(run_dir),
+        model=opts.name,
+        model_path=str(Path(opts.path).resolve()),
+        device=opts.device,
+        mode=opts.mode,
+        train=opts.train,
+        dtype=opts.dtype,
+        autocast=opts.autocast,
+        batch_size=opts.batch_size,
+        created=_dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+        run_dir=str(run_dir),
     )
     write_meta(run_dir, opts, result, status="running")
     first_error: errors.BenchError | None = None
@@ -271,13 +308,19 @@ def run_breakdown(
         for i, src in enumerate(sources, 1):
             with progress.phase(f"profiling graph {src.graph.id} [{i}/{len(sources)}]") as ph:
                 g = profile_graph(src, run_dir, iterations=iterations, timeout=timeout, echo=echo)
-                ph["done"] = (f"{g.iterations} iterations, {len(g.kernels)} kernels" if g.ok
-                              else f"{g.status}: {g.error}")
+                ph["done"] = (
+                    f"{g.iterations} iterations, {len(g.kernels)} kernels"
+                    if g.ok
+                    else f"{g.status}: {g.error}"
+                )
             result.graphs.append(g)
             if not g.ok:
                 result.errors.append(f"graph {g.id}: {g.error}")
-                first_error = first_error or (errors.WorkerTimeout(g.error or "") if g.status == "timeout"
-                                              else errors.WorkerError(f"graph {g.id}: {g.error}"))
+                first_error = first_error or (
+                    errors.WorkerTimeout(g.error or "")
+                    if g.status == "timeout"
+                    else errors.WorkerError(f"graph {g.id}: {g.error}")
+                )
         result.iterations = max((g.iterations for g in result.graphs), default=0)
     except KeyboardInterrupt:
         result.errors.append("interrupted")

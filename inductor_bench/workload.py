@@ -62,8 +62,7 @@ class WorkloadOptions:
         kind = file_kind(p)
         if kind == "script" and self.batch_size is not None:
             raise UsageError(
-                f"{self.path} has no {FACTORY}() factory and runs as a script: "
-                "--batch-size needs the factory"
+                f"{self.path} has no {FACTORY}() factory and runs as a script: --batch-size needs the factory"
             )
         return self
 

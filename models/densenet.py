@@ -11,8 +11,12 @@ class DenseLayer(nn.Module):
     def __init__(self, c_in: int, growth: int) -> None:
         super().__init__()
         self.body = nn.Sequential(
-            nn.BatchNorm2d(c_in), nn.ReLU(), nn.Conv2d(c_in, 2 * growth, 1, bias=False),
-            nn.BatchNorm2d(2 * growth), nn.ReLU(), nn.Conv2d(2 * growth, growth, 3, padding=1, bias=False),
+            nn.BatchNorm2d(c_in),
+            nn.ReLU(),
+            nn.Conv2d(c_in, 2 * growth, 1, bias=False),
+            nn.BatchNorm2d(2 * growth),
+            nn.ReLU(),
+            nn.Conv2d(2 * growth, growth, 3, padding=1, bias=False),
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -29,7 +33,12 @@ class DenseNet(nn.Module):
                 mods.append(DenseLayer(ch, growth))
                 ch += growth
             if b < blocks - 1:
-                mods += [nn.BatchNorm2d(ch), nn.ReLU(), nn.Conv2d(ch, ch // 2, 1, bias=False), nn.AvgPool2d(2)]
+                mods += [
+                    nn.BatchNorm2d(ch),
+                    nn.ReLU(),
+                    nn.Conv2d(ch, ch // 2, 1, bias=False),
+                    nn.AvgPool2d(2),
+                ]
                 ch //= 2
         self.features = nn.Sequential(*mods, nn.BatchNorm2d(ch), nn.ReLU())
         self.head = nn.Linear(ch, classes)

@@ -12,11 +12,12 @@ class MixConv(nn.Module):
         self.splits = [ch // len(kernel_sizes)] * len(kernel_sizes)
         self.splits[0] += ch - sum(self.splits)
         self.convs = nn.ModuleList(
-            nn.Conv2d(c, c, k, padding=k // 2, groups=c, bias=False) for c, k in zip(self.splits, kernel_sizes)
+            nn.Conv2d(c, c, k, padding=k // 2, groups=c, bias=False)
+            for c, k in zip(self.splits, kernel_sizes, strict=True)
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.cat([conv(t) for conv, t in zip(self.convs, x.split(self.splits, 1))], 1)
+        return torch.cat([conv(t) for conv, t in zip(self.convs, x.split(self.splits, 1), strict=True)], 1)
 
 
 class Block(nn.Module):
@@ -25,8 +26,13 @@ class Block(nn.Module):
         mid = ch * expand
         self.expand = nn.Sequential(nn.Conv2d(ch, mid, 1, bias=False), nn.BatchNorm2d(mid), nn.SiLU())
         self.mix = nn.Sequential(MixConv(mid), nn.BatchNorm2d(mid), nn.SiLU())
-        self.se = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(mid, mid // 4, 1), nn.SiLU(),
-                                nn.Conv2d(mid // 4, mid, 1), nn.Sigmoid())
+        self.se = nn.Sequential(
+            nn.AdaptiveAvgPool2d(1),
+            nn.Conv2d(mid, mid // 4, 1),
+            nn.SiLU(),
+            nn.Conv2d(mid // 4, mid, 1),
+            nn.Sigmoid(),
+        )
         self.project = nn.Sequential(nn.Conv2d(mid, ch, 1, bias=False), nn.BatchNorm2d(ch))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -37,7 +43,9 @@ class Block(nn.Module):
 class MixNet(nn.Module):
     def __init__(self, ch: int = 16, blocks: int = 2, classes: int = 10) -> None:
         super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(3, ch, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(ch), nn.SiLU())
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, ch, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(ch), nn.SiLU()
+        )
         self.blocks = nn.Sequential(*(Block(ch) for _ in range(blocks)))
         self.head = nn.Linear(ch, classes)
 

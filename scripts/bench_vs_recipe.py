@@ -36,11 +36,20 @@ if sys.argv[2] == "train":
 def run_recipe(model: Path, train: bool) -> tuple[float, int, int]:
     """Returns (seconds, modules found, modules profiled)."""
     with tempfile.TemporaryDirectory(prefix="recipe-") as cache:
-        env = {**os.environ, "TORCHINDUCTOR_UNIQUE_KERNEL_NAMES": "1",
-               "TORCHINDUCTOR_BENCHMARK_KERNEL": "1", "TORCHINDUCTOR_CACHE_DIR": cache}
+        env = {
+            **os.environ,
+            "TORCHINDUCTOR_UNIQUE_KERNEL_NAMES": "1",
+            "TORCHINDUCTOR_BENCHMARK_KERNEL": "1",
+            "TORCHINDUCTOR_CACHE_DIR": cache,
+        }
         t0 = time.perf_counter()
-        p = subprocess.run([sys.executable, "-c", COMPILE_SNIPPET, str(model), "train" if train else "infer"],
-                           env=env, capture_output=True, text=True, check=True)
+        p = subprocess.run(
+            [sys.executable, "-c", COMPILE_SNIPPET, str(model), "train" if train else "infer"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         paths = re.findall(r"Compiled module path: (\S+)", p.stderr)
         ok = 0
         for path in paths:
@@ -52,8 +61,19 @@ def run_recipe(model: Path, train: bool) -> tuple[float, int, int]:
 def run_tool(model: Path, train: bool) -> tuple[float, int]:
     with tempfile.TemporaryDirectory(prefix="tool-") as runs:
         t0 = time.perf_counter()
-        cmd = [sys.executable, "-m", "inductor_bench.cli", "breakdown", str(model), "--device", "cpu",
-               "--runs-dir", runs, "--json", str(Path(runs) / "r.json")] + (["--train"] if train else [])
+        cmd = [
+            sys.executable,
+            "-m",
+            "inductor_bench.cli",
+            "breakdown",
+            str(model),
+            "--device",
+            "cpu",
+            "--runs-dir",
+            runs,
+            "--json",
+            str(Path(runs) / "r.json"),
+        ] + (["--train"] if train else [])
         subprocess.run(cmd, capture_output=True, text=True, check=True)
         dt = time.perf_counter() - t0
         import json
@@ -78,13 +98,26 @@ def main() -> None:
         tool.append(dt)
         print(f"round {i + 1}: recipe {recipe[-1]:.1f} s, inductor-bench {tool[-1]:.1f} s", file=sys.stderr)
     rows = [
-        ["manual recipe (compile + `python m.py -p` per module)", f"{statistics.median(recipe):.1f}",
-         f"{found} found, {profiled} profiled", "no CPU kernel times (`No device detected`)"],
-        ["inductor-bench breakdown", f"{statistics.median(tool):.1f}", f"{graphs} profiled",
-         "per-kernel CPU times, categories, busy %"],
+        [
+            "manual recipe (compile + `python m.py -p` per module)",
+            f"{statistics.median(recipe):.1f}",
+            f"{found} found, {profiled} profiled",
+            "no CPU kernel times (`No device detected`)",
+        ],
+        [
+            "inductor-bench breakdown",
+            f"{statistics.median(tool):.1f}",
+            f"{graphs} profiled",
+            "per-kernel CPU times, categories, busy %",
+        ],
     ]
-    print(tabulate(rows, headers=["approach", "median wall s", "modules", "what you get"],
-                   tablefmt="github" if a.markdown else "simple"))
+    print(
+        tabulate(
+            rows,
+            headers=["approach", "median wall s", "modules", "what you get"],
+            tablefmt="github" if a.markdown else "simple",
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -17,8 +17,13 @@ from .conftest import MODELS
 
 
 def cli(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "inductor_bench.cli", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "inductor_bench.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+    )
 
 
 def one_error_line(proc: subprocess.CompletedProcess) -> str:
@@ -126,7 +131,8 @@ def test_factory_raises(tmp_path):
 def test_crash_after_a_graph_keeps_it(tmp_path):
     """The script compiles one graph, then crashes: that graph is still profiled and reported."""
     f = tmp_path / "half.py"
-    f.write_text(textwrap.dedent("""
+    f.write_text(
+        textwrap.dedent("""
         import torch
 
         @torch.compile
@@ -135,7 +141,8 @@ def test_crash_after_a_graph_keeps_it(tmp_path):
 
         good(torch.randn(64, 64))
         raise RuntimeError("model exploded after the first graph")
-    """))
+    """)
+    )
     p = cli("breakdown", str(f), "--runs-dir", str(tmp_path / "runs"), "--iterations", "10")
     assert p.returncode == 3
     assert "model exploded after the first graph" in one_error_line(p)
@@ -160,8 +167,16 @@ def test_worker_timeout(tmp_path):
 
 @pytest.mark.e2e
 def test_script_with_graph_break(tmp_path):
-    p = cli("breakdown", str(MODELS / "graph_break_script.py"), "--runs-dir", str(tmp_path / "runs"),
-            "--iterations", "10", "--json", str(tmp_path / "r.json"))
+    p = cli(
+        "breakdown",
+        str(MODELS / "graph_break_script.py"),
+        "--runs-dir",
+        str(tmp_path / "runs"),
+        "--iterations",
+        "10",
+        "--json",
+        str(tmp_path / "r.json"),
+    )
     assert p.returncode == 0, p.stderr
     r = json.loads((tmp_path / "r.json").read_text())
     assert r["script"] is True

@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import os
 import statistics
 import subprocess
 import sys
@@ -37,7 +36,8 @@ def check_breakdown(result, run_dir: Path, err) -> None:
         assert math.isclose(sum(g.categories.values()), g.kernel_ms, rel_tol=1e-9)
         assert math.isclose(sum(k.ms for k in g.kernels), g.kernel_ms, rel_tol=1e-9)
         assert all(len(k.samples_ms) == g.iterations for k in g.kernels)
-        trace = json.loads(gzip.open(run_dir / g.trace).read())
+        with gzip.open(run_dir / g.trace) as f:
+            trace = json.load(f)
         assert trace["traceEvents"]
         assert (run_dir / g.module).read_text().startswith("# AOT ID")
     t = result.totals()
@@ -105,7 +105,11 @@ def test_kernel_time_agrees_with_independent_profile(mlp_train):
         assert sum(tool) / g.iterations == pytest.approx(g.kernel_ms, rel=1e-9)
         independent = _independent_kernel_ms(run_dir / g.module, run_dir / "cache")
         assert min(tool) == pytest.approx(min(independent), rel=AGREEMENT), (
-            g.id, min(tool), min(independent), statistics.median(independent))
+            g.id,
+            min(tool),
+            min(independent),
+            statistics.median(independent),
+        )
 
 
 def test_report_rerenders_without_torch(mlp_train):
@@ -132,9 +136,27 @@ def test_step_samples_and_medians(mlp_train):
 def test_autotune_top_cpu_recompile(tmp_path):
     """`--autotune-top` on CPU recompiles with mode max-autotune and matches kernels."""
     out = tmp_path / "r.json"
-    p = subprocess.run([sys.executable, "-m", "inductor_bench.cli", "breakdown", str(MODELS / "mlp.py"),
-                        "--device", "cpu", "--iterations", "20", "--autotune-top", "3", "--runs-dir",
-                        str(tmp_path / "runs"), "--json", str(out)], capture_output=True, text=True)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "inductor_bench.cli",
+            "breakdown",
+            str(MODELS / "mlp.py"),
+            "--device",
+            "cpu",
+            "--iterations",
+            "20",
+            "--autotune-top",
+            "3",
+            "--runs-dir",
+            str(tmp_path / "runs"),
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 0, p.stderr
     r = json.loads(out.read_text())
     a = r["extras"]["autotune"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from inductor_bench.modparse import cpp_heuristic, fused_ops_from_name, is_compiled_module, parse_module
 
-CPP_MODULE = '''# AOT ID: ['0_forward']
+CPP_MODULE = """# AOT ID: ['0_forward']
 from torch._inductor.select_algorithm import extern_kernels
 async_compile = AsyncCompile()
 
@@ -47,7 +47,7 @@ def get_args():
 
 def benchmark_compiled_module(args, times=10, repeat=10):
     pass
-'''
+"""
 
 TRITON_MODULE = """# AOT ID: ['1_backward']
 async_compile = AsyncCompile()

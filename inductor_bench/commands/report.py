@@ -27,5 +27,6 @@ def report(
     if fmt is Format.json:
         emit_json(result.to_json(), "-")
         return
-    typer.echo(render_breakdown(result, top=top, markdown=fmt is Format.markdown, details=not summary),
-               nl=False)
+    typer.echo(
+        render_breakdown(result, top=top, markdown=fmt is Format.markdown, details=not summary), nl=False
+    )

@@ -22,9 +22,11 @@ def _autotune(a: dict[str, Any], markdown: bool) -> str:
         return render_autotune_top(a["rows"], a.get("total_bound", 0.0), markdown=markdown).rstrip()
     base, tuned = a.get("base_step_ms", 0.0), a.get("tuned_step_ms", 0.0)
     speed = f"{base / tuned:.2f}x" if tuned > 0 else "n/a"
-    head = (f"max-autotune recompile (CPU): step {base:.3f} ms -> {tuned:.3f} ms ({speed}); "
-            f"kernels {a.get('base_kernel_ms', 0.0):.3f} ms -> {a.get('tuned_kernel_ms', 0.0):.3f} ms; "
-            f"run: {a.get('tuned_run', '')}")
+    head = (
+        f"max-autotune recompile (CPU): step {base:.3f} ms -> {tuned:.3f} ms ({speed}); "
+        f"kernels {a.get('base_kernel_ms', 0.0):.3f} ms -> {a.get('tuned_kernel_ms', 0.0):.3f} ms; "
+        f"run: {a.get('tuned_run', '')}"
+    )
     if a.get("tuned_status") not in (None, "ok"):
         head += f" (status {a['tuned_status']})"
     return head + "\n\n" + render_matches(a.get("rows", []), markdown=markdown, top=a.get("n")).rstrip()

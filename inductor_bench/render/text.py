@@ -51,8 +51,9 @@ class _Doc:
 
     def table(self, rows: list[list], headers: list[str], align: tuple[str, ...] | None = None) -> None:
         fmt = "github" if self.md else "simple"
-        self.parts.append(tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True,
-                                   colalign=align))
+        self.parts.append(
+            tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True, colalign=align)
+        )
 
     def render(self) -> str:
         return "\n\n".join(self.parts) + "\n"
@@ -72,8 +73,10 @@ def _header(doc: _Doc, r: BreakdownResult) -> None:
         facts.insert(0, "ran as a script: every graph it compiled")
     doc.line("\n".join(f"- {f}" if doc.md else f for f in facts if f))
     if r.status != "ok" or r.errors:
-        doc.line(("**Status: " + r.status + "**" if doc.md else "STATUS: " + r.status.upper())
-                 + "".join(f"\n- {e.splitlines()[0]}" for e in r.errors))
+        doc.line(
+            ("**Status: " + r.status + "**" if doc.md else "STATUS: " + r.status.upper())
+            + "".join(f"\n- {e.splitlines()[0]}" for e in r.errors)
+        )
 
 
 def _graph_table(doc: _Doc, r: BreakdownResult) -> None:
@@ -81,58 +84,119 @@ def _graph_table(doc: _Doc, r: BreakdownResult) -> None:
     rows = []
     for g in r.graphs:
         if g.ok:
-            rows.append([g.id, g.role, str(g.iterations), fmt_ms(g.wall_ms), fmt_ms(g.kernel_ms),
-                         fmt_pct(g.busy_pct), str(len(g.kernels)), "ok"])
+            rows.append(
+                [
+                    g.id,
+                    g.role,
+                    str(g.iterations),
+                    fmt_ms(g.wall_ms),
+                    fmt_ms(g.kernel_ms),
+                    fmt_pct(g.busy_pct),
+                    str(len(g.kernels)),
+                    "ok",
+                ]
+            )
         else:
             rows.append([g.id, g.role, "", "", "", "", "", f"{g.status}: {(g.error or '')[:60]}"])
-    rows.append(["step", f"{t.graphs} graph(s)", "", fmt_ms(t.wall_ms), fmt_ms(t.kernel_ms),
-                 fmt_pct(t.busy_pct), str(t.kernel_count), ""])
+    rows.append(
+        [
+            "step",
+            f"{t.graphs} graph(s)",
+            "",
+            fmt_ms(t.wall_ms),
+            fmt_ms(t.kernel_ms),
+            fmt_pct(t.busy_pct),
+            str(t.kernel_count),
+            "",
+        ]
+    )
     doc.heading("Graphs (one call each per step)")
-    doc.table(rows, ["graph", "role", "iters", "wall ms", "kernel ms", "busy", "kernels", "status"],
-              ("left", "left", "right", "right", "right", "right", "right", "left"))
+    doc.table(
+        rows,
+        ["graph", "role", "iters", "wall ms", "kernel ms", "busy", "kernels", "status"],
+        ("left", "left", "right", "right", "right", "right", "right", "left"),
+    )
     dev = "GPU" if r.device == "cuda" else "CPU"
     if r.device == "cuda":
-        doc.line(f"busy = union of {dev} kernel intervals ÷ wall time of the same profiled iterations "
-                 "(never above 100%); kernel ms sums every kernel, so concurrent streams can exceed busy.")
+        doc.line(
+            f"busy = union of {dev} kernel intervals ÷ wall time of the same profiled iterations "
+            "(never above 100%); kernel ms sums every kernel, so concurrent streams can exceed busy."
+        )
     else:
-        doc.line("busy = time inside C++ kernels and extern ops ÷ wall time of the same profiled "
-                 "iterations; the rest is the Python wrapper (allocation, launch, bookkeeping).")
+        doc.line(
+            "busy = time inside C++ kernels and extern ops ÷ wall time of the same profiled "
+            "iterations; the rest is the Python wrapper (allocation, launch, bookkeeping)."
+        )
 
 
-def _category_table(doc: _Doc, cats: dict[str, float], kernels: list[KernelStat], wall: float,
-                    title: str) -> None:
+def _category_table(
+    doc: _Doc, cats: dict[str, float], kernels: list[KernelStat], wall: float, title: str
+) -> None:
     total = sum(cats.values())
     count: dict[str, int] = {}
     for k in kernels:
         count[k.category] = count.get(k.category, 0) + 1
-    rows = [[label(c), str(count.get(c, 0)), fmt_ms(ms), fmt_pct(_pct(ms, total)), fmt_pct(_pct(ms, wall))]
-            for c, ms in sorted(cats.items(), key=lambda kv: (-kv[1], order(kv[0]))) if ms > 0 or count.get(c)]
-    rows.append(["total", str(len(kernels)), fmt_ms(total), fmt_pct(100.0 if total else 0.0),
-                 fmt_pct(_pct(total, wall))])
+    rows = [
+        [label(c), str(count.get(c, 0)), fmt_ms(ms), fmt_pct(_pct(ms, total)), fmt_pct(_pct(ms, wall))]
+        for c, ms in sorted(cats.items(), key=lambda kv: (-kv[1], order(kv[0])))
+        if ms > 0 or count.get(c)
+    ]
+    rows.append(
+        [
+            "total",
+            str(len(kernels)),
+            fmt_ms(total),
+            fmt_pct(100.0 if total else 0.0),
+            fmt_pct(_pct(total, wall)),
+        ]
+    )
     doc.heading(title)
-    doc.table(rows, ["category", "kernels", "ms", "% kernel", "% wall"],
-              ("left", "right", "right", "right", "right"))
+    doc.table(
+        rows,
+        ["category", "kernels", "ms", "% kernel", "% wall"],
+        ("left", "right", "right", "right", "right"),
+    )
 
 
 def _top_kernels(doc: _Doc, r: BreakdownResult, top: int) -> None:
     t = r.totals()
     pairs = [(g, k) for g in r.measured() for k in g.kernels]
     pairs.sort(key=lambda gk: -gk[1].ms)
-    rows = [[str(i), g.id, k.name, label(k.category), _calls(k.calls), fmt_ms(k.ms),
-             fmt_pct(_pct(k.ms, t.kernel_ms)), fmt_pct(_pct(k.ms, t.wall_ms)), _ops(k)]
-            for i, (g, k) in enumerate(pairs[:top], 1)]
+    rows = [
+        [
+            str(i),
+            g.id,
+            k.name,
+            label(k.category),
+            _calls(k.calls),
+            fmt_ms(k.ms),
+            fmt_pct(_pct(k.ms, t.kernel_ms)),
+            fmt_pct(_pct(k.ms, t.wall_ms)),
+            _ops(k),
+        ]
+        for i, (g, k) in enumerate(pairs[:top], 1)
+    ]
     doc.heading(f"Top {min(top, len(pairs))} of {len(pairs)} kernels (whole step)")
-    doc.table(rows, ["#", "graph", "kernel", "category", "calls", "ms", "% kernel", "max gain",
-                     "origin ATen ops"],
-              ("right", "left", "left", "left", "right", "right", "right", "right", "left"))
-    doc.line("max gain = the kernel's share of step wall time: the most the step can speed up "
-             "if this kernel took no time at all (Amdahl).")
+    doc.table(
+        rows,
+        ["#", "graph", "kernel", "category", "calls", "ms", "% kernel", "max gain", "origin ATen ops"],
+        ("right", "left", "left", "left", "right", "right", "right", "right", "left"),
+    )
+    doc.line(
+        "max gain = the kernel's share of step wall time: the most the step can speed up "
+        "if this kernel took no time at all (Amdahl)."
+    )
 
 
 def _graph_sections(doc: _Doc, r: BreakdownResult, top: int) -> None:
     for g in r.measured():
-        _category_table(doc, g.categories, g.kernels, g.wall_ms,
-                        f"Graph {g.id}: {fmt_ms(g.wall_ms)} ms wall, busy {fmt_pct(g.busy_pct)}")
+        _category_table(
+            doc,
+            g.categories,
+            g.kernels,
+            g.wall_ms,
+            f"Graph {g.id}: {fmt_ms(g.wall_ms)} ms wall, busy {fmt_pct(g.busy_pct)}",
+        )
         by_cat: dict[str, list[KernelStat]] = {}
         for k in g.kernels:
             by_cat.setdefault(k.category, []).append(k)
@@ -143,7 +207,9 @@ def _graph_sections(doc: _Doc, r: BreakdownResult, top: int) -> None:
             for k in ks[:top]:
                 row = [k.name, _calls(k.calls), fmt_ms(k.ms), fmt_pct(_pct(k.ms, g.kernel_ms)), _ops(k)]
                 rows.append(row + ([k.file or ""] if with_file else []))
-            headers = ["kernel", "calls", "ms", "% graph", "origin ATen ops"] + (["file"] if with_file else [])
+            headers = ["kernel", "calls", "ms", "% graph", "origin ATen ops"] + (
+                ["file"] if with_file else []
+            )
             doc.line(f"{g.id} · {label(cat)}" if not doc.md else f"**{g.id} · {label(cat)}**")
             doc.table(rows, headers)
             if len(ks) > top:
@@ -154,9 +220,14 @@ def _graph_sections(doc: _Doc, r: BreakdownResult, top: int) -> None:
 def _footer(doc: _Doc, r: BreakdownResult) -> None:
     if r.run_dir:
         traces = [g.trace for g in r.graphs if g.trace]
-        doc.line(f"run directory: {r.run_dir}"
-                 + (f"\ntraces: {r.run_dir}/graphs/<graph>/trace.json.gz (open in https://ui.perfetto.dev)"
-                    if traces else ""))
+        doc.line(
+            f"run directory: {r.run_dir}"
+            + (
+                f"\ntraces: {r.run_dir}/graphs/<graph>/trace.json.gz (open in https://ui.perfetto.dev)"
+                if traces
+                else ""
+            )
+        )
 
 
 def _extras(doc: _Doc, r: BreakdownResult) -> None:
@@ -166,16 +237,22 @@ def _extras(doc: _Doc, r: BreakdownResult) -> None:
         doc.line(section)
 
 
-def render_breakdown(r: BreakdownResult, *, top: int = DEFAULT_TOP, markdown: bool = False,
-                     details: bool = True) -> str:
+def render_breakdown(
+    r: BreakdownResult, *, top: int = DEFAULT_TOP, markdown: bool = False, details: bool = True
+) -> str:
     doc = _Doc(markdown)
     _header(doc, r)
     if r.graphs:
         _graph_table(doc, r)
     t = r.totals()
     if t.graphs:
-        _category_table(doc, t.categories, [k for g in r.measured() for k in g.kernels], t.wall_ms,
-                        "Time by category (whole step)")
+        _category_table(
+            doc,
+            t.categories,
+            [k for g in r.measured() for k in g.kernels],
+            t.wall_ms,
+            "Time by category (whole step)",
+        )
         _top_kernels(doc, r, top)
         _extras(doc, r)
         if details:
@@ -185,4 +262,6 @@ def render_breakdown(r: BreakdownResult, *, top: int = DEFAULT_TOP, markdown: bo
 
 
 def render_graph_line(g: GraphResult) -> str:
-    return f"{g.id}: {fmt_ms(g.wall_ms)} ms wall, {fmt_ms(g.kernel_ms)} ms kernels, busy {fmt_pct(g.busy_pct)}"
+    return (
+        f"{g.id}: {fmt_ms(g.wall_ms)} ms wall, {fmt_ms(g.kernel_ms)} ms kernels, busy {fmt_pct(g.busy_pct)}"
+    )
