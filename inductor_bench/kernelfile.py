@@ -96,7 +96,7 @@ def _value(node: ast.expr) -> Any:
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.Dict):
-        return {_key(k): _value(v) for k, v in zip(node.keys, node.values) if k is not None}
+        return {_key(k): _value(v) for k, v in zip(node.keys, node.values, strict=True) if k is not None}
     if isinstance(node, (ast.List, ast.Tuple)):
         items = [_value(e) for e in node.elts]
         return items if isinstance(node, ast.List) else tuple(items)
