@@ -33,11 +33,11 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(skip)
 
 
-def run_breakdown_cached(tmp_path_factory, model: str, **kw):
+def run_breakdown_cached(tmp_path_factory, model: str, device: str = "cpu", **kw):
     from inductor_bench.pipeline import run_breakdown
     from inductor_bench.workload import WorkloadOptions
 
-    opts = WorkloadOptions(path=str(MODELS / model), device="cpu", **kw)
+    opts = WorkloadOptions(path=str(MODELS / model), device=device, **kw)
     root = tmp_path_factory.mktemp(Path(model).stem)
     return run_breakdown(opts, root=root, timeout=600)
 
