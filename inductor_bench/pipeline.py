@@ -226,7 +226,7 @@ def profile_graph(
     """Profile one graph in a worker and analyse its trace. Failures are recorded in the
     returned GraphResult (status failed / timeout), never raised."""
     from .breakdown import analyze_graph
-    from .trace import load_trace
+    from .trace import load_for_analysis
 
     g = src.graph
     trace_path = src.module_path.parent / "trace.json.gz"
@@ -246,7 +246,7 @@ def profile_graph(
             echo=echo,
         )
         g.trace = str(trace_path.relative_to(run_dir))
-        return analyze_graph(load_trace(trace_path), src.info, g, kernel_files=src.kernel_files)
+        return analyze_graph(load_for_analysis(trace_path), src.info, g, kernel_files=src.kernel_files)
     except errors.WorkerTimeout as e:
         g.status, g.error = "timeout", str(e)
     except errors.BenchError as e:
@@ -254,26 +254,8 @@ def profile_graph(
     return g
 
 
-def run_breakdown(
-    opts: WorkloadOptions,
-    *,
-    out: Path | str | None = None,
-    root: Path | str = "runs",
-    iterations: int | None = None,
-    timeout: float = DEFAULT_TIMEOUT_S,
-    progress: Progress = QUIET,
-    echo: bool = False,
-) -> tuple[BreakdownResult, Path, errors.BenchError | None]:
-    """The whole breakdown. Returns the result (also written to the run directory), the run
-    directory, and the first error met (None when everything was measured)."""
-    opts.validate()
-    if opts.mode == "eager":
-        raise errors.UsageError(
-            "--mode eager compiles nothing to break down; use `compare` for an eager baseline"
-        )
-    run_dir = new_run_dir(opts.name, opts.mode, root=root, out=out)
-    started = time.time()
-    result = BreakdownResult(
+def new_result(opts: WorkloadOptions, run_dir: Path) -> BreakdownResult:
+    return BreakdownResult(
         model=opts.name,
         model_path=str(Path(opts.path).resolve()),
         device=opts.device,
@@ -285,43 +267,93 @@ def run_breakdown(
         created=_dt.datetime.now().astimezone().isoformat(timespec="seconds"),
         run_dir=str(run_dir),
     )
+
+
+def breakdown_from_outcome(
+    opts: WorkloadOptions,
+    run_dir: Path,
+    comp: CompileOutcome,
+    result: BreakdownResult | None = None,
+    *,
+    iterations: int | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    progress: Progress = QUIET,
+    echo: bool = False,
+) -> tuple[BreakdownResult, errors.BenchError | None]:
+    """Profile and analyse every graph a compile worker captured; fill ``result`` (a new one
+    by default). Returns it and the first error met (the compile's own error included)."""
+    result = result or new_result(opts, run_dir)
+    first_error = comp.error
+    result.device = comp.device or ("cuda" if opts.device == "cuda" else result.device)
+    result.device_name, result.versions, result.script = comp.device_name, comp.versions, comp.script
+    if comp.compile_s is not None:
+        result.extras["compile_s"] = comp.compile_s
+    if comp.step_samples_ms:
+        result.extras["step_samples_ms"] = comp.step_samples_ms
+    if comp.peak_memory_bytes is not None:
+        result.extras["peak_memory"] = {"bytes": comp.peak_memory_bytes, "kind": comp.peak_memory_kind}
+    if comp.error:
+        result.errors.append(str(comp.error))
+    sources = collect_graphs(comp.modules, run_dir, comp.device or "cpu")
+    if not sources and first_error is None:
+        first_error = errors.WorkloadError(
+            f"{opts.path}: nothing was compiled — the file has no make_workload() factory and "
+            "its script never ran a torch.compile'd function"
+        )
+        result.errors.append(str(first_error))
+    if result.script and sources:
+        result.device = sources[0].graph.device
+    prefix = f"{opts.mode}: " if opts.mode != "default" else ""
+    for i, src in enumerate(sources, 1):
+        with progress.phase(f"{prefix}profiling graph {src.graph.id} [{i}/{len(sources)}]") as ph:
+            g = profile_graph(src, run_dir, iterations=iterations, timeout=timeout, echo=echo)
+            ph["done"] = (
+                f"{g.iterations} iterations, {len(g.kernels)} kernels" if g.ok else f"{g.status}: {g.error}"
+            )
+        result.graphs.append(g)
+        if not g.ok:
+            result.errors.append(f"graph {g.id}: {g.error}")
+            first_error = first_error or (
+                errors.WorkerTimeout(g.error or "")
+                if g.status == "timeout"
+                else errors.WorkerError(f"graph {g.id}: {g.error}")
+            )
+    result.iterations = max((g.iterations for g in result.graphs), default=0)
+    result.status = _status(result, first_error)
+    write_result(run_dir, result)
+    write_meta(run_dir, opts, result, status=result.status)
+    return result, first_error
+
+
+def run_breakdown(
+    opts: WorkloadOptions,
+    *,
+    out: Path | str | None = None,
+    root: Path | str = "runs",
+    iterations: int | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    steps: int = 5,
+    progress: Progress = QUIET,
+    echo: bool = False,
+) -> tuple[BreakdownResult, Path, errors.BenchError | None]:
+    """The whole breakdown. Returns the result (also written to the run directory), the run
+    directory, and the first error met (None when everything was measured). ``steps``
+    steady-state steps of the real model are timed after the compile (kept in extras)."""
+    opts.validate()
+    if opts.mode == "eager":
+        raise errors.UsageError(
+            "--mode eager compiles nothing to break down; use `compare` for an eager baseline"
+        )
+    run_dir = new_run_dir(opts.name, opts.mode, root=root, out=out)
+    started = time.time()
+    result = new_result(opts, run_dir)
     write_meta(run_dir, opts, result, status="running")
     first_error: errors.BenchError | None = None
     try:
-        comp = compile_workload(opts, run_dir, timeout=timeout, progress=progress, echo=echo)
-        first_error = comp.error
-        result.device = comp.device or ("cuda" if opts.device == "cuda" else result.device)
-        result.device_name, result.versions, result.script = comp.device_name, comp.versions, comp.script
-        if comp.compile_s is not None:
-            result.extras["compile_s"] = comp.compile_s
-        if comp.error:
-            result.errors.append(str(comp.error))
-        sources = collect_graphs(comp.modules, run_dir, comp.device or "cpu")
-        if not sources and first_error is None:
-            first_error = errors.WorkloadError(
-                f"{opts.path}: nothing was compiled — the file has no make_workload() factory and "
-                "its script never ran a torch.compile'd function"
-            )
-            result.errors.append(str(first_error))
-        if result.script and sources:
-            result.device = sources[0].graph.device
-        for i, src in enumerate(sources, 1):
-            with progress.phase(f"profiling graph {src.graph.id} [{i}/{len(sources)}]") as ph:
-                g = profile_graph(src, run_dir, iterations=iterations, timeout=timeout, echo=echo)
-                ph["done"] = (
-                    f"{g.iterations} iterations, {len(g.kernels)} kernels"
-                    if g.ok
-                    else f"{g.status}: {g.error}"
-                )
-            result.graphs.append(g)
-            if not g.ok:
-                result.errors.append(f"graph {g.id}: {g.error}")
-                first_error = first_error or (
-                    errors.WorkerTimeout(g.error or "")
-                    if g.status == "timeout"
-                    else errors.WorkerError(f"graph {g.id}: {g.error}")
-                )
-        result.iterations = max((g.iterations for g in result.graphs), default=0)
+        comp = compile_workload(opts, run_dir, timeout=timeout, steps=steps, progress=progress, echo=echo)
+        result, first_error = breakdown_from_outcome(
+            opts, run_dir, comp, result, iterations=iterations, timeout=timeout, progress=progress, echo=echo
+        )
     except KeyboardInterrupt:
         result.errors.append("interrupted")
         first_error = errors.BenchError("interrupted")

@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .breakdown import MARKER
 from .errors import WorkloadError
 
-MARKER = "inductor_bench::iteration"
 WARMUP_CALLS = 3
 # Auto iteration count: aim for this much profiled time per module, within these bounds.
 # 10 iterations give a usable median; past 200 the trace grows with little gain.

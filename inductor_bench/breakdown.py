@@ -1,0 +1,286 @@
+"""Trace events -> one graph's kernel breakdown; no torch import.
+
+The profiling worker wraps every harness call (``call(args)`` of the compiled module)
+in a ``record_function("inductor_bench::iteration")`` marker; on CUDA the call ends with
+a synchronize inside the marker, so all device work of iteration *i* starts inside
+marker *i*. What counts as a kernel:
+
+- **CPU**: the top-level ``cpu_op`` events inside each marker on the marker's thread
+  (C++ kernels record ``graph_<i>_<kernel>``; extern ops such as ``aten::addmm``).
+  Ops nested in them (``aten::expand`` inside ``aten::addmm``) are part of their
+  parent's inclusive time. Busy = union of those top-level intervals.
+- **CUDA**: device events (``kernel``, ``gpu_memcpy``, ``gpu_memset``) that start inside
+  a marker. Busy = union of their intervals per device clipped to the marker window;
+  with several devices, the busiest one.
+
+Times in a ``GraphResult`` are milliseconds per iteration.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from . import categories
+from .classify import classify
+from .errors import TraceError
+from .modparse import KernelInfo, ModuleInfo
+from .results import GraphResult, KernelStat
+from .trace import (
+    CPU_OP,
+    DEVICE_CATEGORIES,
+    USER_ANNOTATION,
+    Event,
+    Trace,
+    launch_stacks,
+    union_length,
+)
+
+MARKER = "inductor_bench::iteration"
+US_PER_MS = 1000.0
+# Record functions that only wrap a module call (torch >= 2.9 wraps each compiled-graph
+# call in "## Call CompiledFxGraph <key> ##"): their children are the kernels.
+_WRAPPER = re.compile(r"^## .* ##$")
+_CALLEE = re.compile(r"^(?:extern_kernels\.(?P<ext>\w+)|aten\.(?P<aten>\w+)(?:\.\w+)?"
+                     r"|torch\.ops\.(?P<ns>\w+)\.(?P<op>\w+)(?:\.\w+)?)$")
+
+
+@dataclass
+class _Kernel:
+    """One kernel of the graph while its launches are gathered."""
+
+    name: str
+    info: KernelInfo | None
+    samples_us: list[float]
+    count: int = 0
+    launchers: list[str] = field(default_factory=list)
+    origin: tuple[list[str], list[str]] | None = None  # extern (aten_ops, source_nodes)
+
+
+def analyze_graph(
+    trace: Trace,
+    module: ModuleInfo | None,
+    graph: GraphResult,
+    *,
+    kernel_files: dict[str, str] | None = None,
+) -> GraphResult:
+    """Fill ``graph``'s measured fields from ``trace`` and return it.
+
+    ``module`` (parsed compiled module) names kernels and gives their origin and source
+    category; ``kernel_files`` maps kernel name -> kernel file for ``KernelStat.file``.
+    Raises ``TraceError`` when the trace holds no iteration markers.
+    """
+    markers = find_markers(trace)
+    if graph.device == "cpu":
+        per_iter = cpu_kernel_events(trace, markers)
+        stacks: dict[int, tuple[str, ...]] = {}
+    else:
+        _require_device_activity(trace, module)
+        per_iter = device_kernel_events(trace, markers)
+        stacks = launch_stacks(trace)
+    kernels = _gather(per_iter, module, stacks, len(markers))
+    stats = [_to_stat(k, len(markers), kernel_files or {}) for k in kernels.values()]
+    stats.sort(key=lambda k: (-k.ms, k.name))
+    graph.iterations = len(markers)
+    graph.wall_samples_ms = [m.dur / US_PER_MS for m in markers]
+    graph.wall_ms = _mean(graph.wall_samples_ms)
+    graph.busy_ms = _mean(_busy_us(per_iter, markers, graph.device)) / US_PER_MS
+    graph.kernels = stats
+    graph.categories = summarize_categories(stats)
+    graph.kernel_ms = sum(graph.categories.values())
+    return graph
+
+
+def summarize_categories(kernels: Iterable[KernelStat]) -> dict[str, float]:
+    """Category -> ms per iteration, in report order (categories with no kernel left out)."""
+    out: dict[str, float] = {}
+    for k in kernels:
+        out[k.category] = out.get(k.category, 0.0) + k.ms
+    return {c: out[c] for c in sorted(out, key=categories.order)}
+
+
+def find_markers(trace: Trace) -> list[Event]:
+    """The iteration markers on the CPU timeline (not their GPU-timeline copies), by time."""
+    markers = [e for e in trace.events if e.name == MARKER and e.cat == USER_ANNOTATION]
+    if not markers:
+        raise TraceError(
+            f"{trace.path or 'trace'}: no {MARKER} markers: the trace was not recorded by "
+            "the inductor-bench profiling worker (or the markers were filtered out)"
+        )
+    return sorted(markers, key=lambda e: e.ts)
+
+
+# -- which events are kernels ------------------------------------------------------------
+
+
+def cpu_kernel_events(trace: Trace, markers: list[Event]) -> list[list[tuple[int, Event]]]:
+    """Per marker: (index, event) of the top-level ``cpu_op`` events inside it on its thread."""
+    threads: dict[tuple[object, object], list[tuple[int, Event]]] = {}
+    for i, ev in enumerate(trace.events):
+        if ev.cat == CPU_OP and not _WRAPPER.match(ev.name):
+            threads.setdefault((ev.pid, ev.tid), []).append((i, ev))
+    for evs in threads.values():
+        evs.sort(key=lambda ie: (ie[1].ts, -ie[1].dur))
+    starts = {key: [ev.ts for _, ev in evs] for key, evs in threads.items()}
+    out = []
+    for m in markers:
+        evs = threads.get((m.pid, m.tid), [])
+        inside = _starting_in(evs, starts.get((m.pid, m.tid), []), m)
+        out.append(_top_level(inside))
+    return out
+
+
+def device_kernel_events(trace: Trace, markers: list[Event]) -> list[list[tuple[int, Event]]]:
+    """Per marker: (index, event) of the device events that start inside it."""
+    evs = sorted(
+        ((i, ev) for i, ev in enumerate(trace.events) if ev.cat in DEVICE_CATEGORIES),
+        key=lambda ie: ie[1].ts,
+    )
+    starts = [ev.ts for _, ev in evs]
+    return [_starting_in(evs, starts, m) for m in markers]
+
+
+def _starting_in(
+    evs: list[tuple[int, Event]], starts: list[float], m: Event
+) -> list[tuple[int, Event]]:
+    lo = bisect_left(starts, m.ts)
+    hi = bisect_left(starts, m.end, lo=lo)
+    return evs[lo:hi]
+
+
+def _top_level(evs: list[tuple[int, Event]]) -> list[tuple[int, Event]]:
+    """Events (sorted by start, longest first) not starting inside an earlier one."""
+    out = []
+    cur_end = float("-inf")
+    for i, ev in evs:
+        if ev.ts >= cur_end:
+            out.append((i, ev))
+            cur_end = ev.end
+    return out
+
+
+def _require_device_activity(trace: Trace, module: ModuleInfo | None) -> None:
+    if module is not None and not (module.kernels or module.externs):
+        return
+    if not any(ev.cat in DEVICE_CATEGORIES for ev in trace.events):
+        raise TraceError(
+            f"{trace.path or 'trace'}: no GPU activity (kernel / gpu_memcpy / gpu_memset "
+            "events): was it profiled with ProfilerActivity.CUDA?"
+        )
+
+
+# -- aggregation ---------------------------------------------------------------------------
+
+
+def _gather(
+    per_iter: list[list[tuple[int, Event]]],
+    module: ModuleInfo | None,
+    stacks: dict[int, tuple[str, ...]],
+    iterations: int,
+) -> dict[str, _Kernel]:
+    externs = extern_origins(module)
+    resolved: dict[str, tuple[str, KernelInfo | None]] = {}
+    kernels: dict[str, _Kernel] = {}
+    for it, evs in enumerate(per_iter):
+        for i, ev in evs:
+            if ev.name not in resolved:
+                resolved[ev.name] = _resolve(ev.name, module)
+            name, info = resolved[ev.name]
+            k = kernels.get(name)
+            if k is None:
+                k = kernels[name] = _Kernel(name, info, [0.0] * iterations)
+            k.samples_us[it] += ev.dur
+            k.count += 1
+            if info is None:
+                _note_extern(k, ev.name, stacks.get(i, ()), externs)
+    return kernels
+
+
+def _resolve(raw: str, module: ModuleInfo | None) -> tuple[str, KernelInfo | None]:
+    info = module.kernel_for_record(raw) if module is not None else None
+    return (info.name, info) if info is not None else (raw, None)
+
+
+def _note_extern(
+    k: _Kernel,
+    raw: str,
+    stack: tuple[str, ...],
+    externs: dict[str, tuple[list[str], list[str]]],
+) -> None:
+    """Launcher and origin of an extern kernel: on CPU the op is the event itself, on
+    CUDA the ops around its launch (innermost first) are tried in turn."""
+    if stack and stack[0] != raw and stack[0] not in k.launchers:
+        k.launchers.append(stack[0])
+    if k.origin is None:
+        for op in (raw, *stack):
+            if op in externs:
+                k.origin = externs[op]
+                break
+
+
+def extern_origins(module: ModuleInfo | None) -> dict[str, tuple[list[str], list[str]]]:
+    """Profiler op name -> (aten_ops, source_nodes) of the module's extern calls with it
+    (e.g. ``extern_kernels.addmm`` -> ``aten::addmm``), merged over repeated calls."""
+    out: dict[str, tuple[list[str], list[str]]] = {}
+    for call in module.externs if module is not None else []:
+        op = op_name(call.callee)
+        if op is None:
+            continue
+        aten, nodes = out.setdefault(op, ([], []))
+        aten.extend(a for a in call.aten_ops if a not in aten)
+        nodes.extend(n for n in call.source_nodes if n not in nodes)
+    return out
+
+
+def op_name(callee: str) -> str | None:
+    """The profiler name of an extern call: ``extern_kernels.mm`` -> ``aten::mm``,
+    ``aten.convolution_backward.default`` -> ``aten::convolution_backward``,
+    ``torch.ops.mkldnn._linear_pointwise.default`` -> ``mkldnn::_linear_pointwise``."""
+    m = _CALLEE.match(callee)
+    if m is None:
+        return None
+    if m.group("ns"):
+        return f"{m.group('ns')}::{m.group('op')}"
+    return f"aten::{m.group('ext') or m.group('aten')}"
+
+
+def _to_stat(k: _Kernel, iterations: int, kernel_files: dict[str, str]) -> KernelStat:
+    samples_ms = [s / US_PER_MS for s in k.samples_us]
+    if k.info is not None:
+        aten_ops, nodes = list(k.info.aten_ops), list(k.info.source_nodes)
+    else:
+        aten_ops, nodes = (list(k.origin[0]), list(k.origin[1])) if k.origin else ([], [])
+    return KernelStat(
+        name=k.name,
+        category=classify(k.name, k.info),
+        calls=k.count / iterations,
+        ms=_mean(samples_ms),
+        samples_ms=samples_ms,
+        aten_ops=aten_ops,
+        source_nodes=nodes,
+        file=kernel_files.get(k.name),
+        launched_by=", ".join(k.launchers) or None,
+    )
+
+
+def _busy_us(
+    per_iter: list[list[tuple[int, Event]]], markers: list[Event], device: str
+) -> list[float]:
+    """Per iteration: the union of kernel intervals clipped to the marker window; on a
+    GPU per device, taking the busiest device."""
+    out = []
+    for m, evs in zip(markers, per_iter, strict=True):
+        by_device: dict[object, list[tuple[float, float]]] = {}
+        for _, ev in evs:
+            key = None if device == "cpu" else ev.pid
+            # relative to the marker: absolute µs timestamps (~1e12) leave few digits
+            start = ev.ts - m.ts
+            by_device.setdefault(key, []).append((max(start, 0.0), min(start + ev.dur, m.dur)))
+        out.append(max((union_length(iv) for iv in by_device.values()), default=0.0))
+    return out
+
+
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs) if xs else 0.0

@@ -1,0 +1,516 @@
+"""Two results -> a diff record: step time, categories, busy %, and kernel by kernel.
+
+Base and head are two breakdown results (one section) or two compare results (one section
+per mode that ran in both). Kernels are matched across the runs first by (graph id, name);
+the rest, whose names moved (kernel counters renumber, fused names change), by (graph role,
+origin ATen ops), then by (graph role, category, name without its counter). Every change of a
+measured quantity is judged by ``stats.judge``: significant, within noise, or too few samples.
+
+A regression is a significant increase of a section's step time; only step time gates a
+merge (``Diff.regressions``): a single kernel may get slower while the step gets faster
+(work moved into it from a kernel that vanished), and the step is what users pay for.
+
+Pure Python; no torch.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .categories import order as category_order
+from .compare import COMPARE_SCHEMA, RESULT_FILE, CompareResult, ModeResult, read_result_json
+from .errors import ResultError, UsageError
+from .results import SCHEMA as BREAKDOWN_SCHEMA
+from .results import BreakdownResult, GraphResult, KernelStat
+from .stats import TOO_FEW, Change, compare_samples, default_min_rel, sum_samples, summarize
+
+BREAKDOWN_FILE = "breakdown.json"
+
+ADDED = "added"
+REMOVED = "removed"
+SLOWER = "slower"
+FASTER = "faster"
+
+REGRESSION = "regression"
+IMPROVEMENT = "faster"
+NO_CHANGE = "within noise"
+INCONCLUSIVE = "inconclusive"
+
+STEP_HARNESS = "harness"  # breakdown: the graphs' own harness calls, added per iteration
+STEP_MODEL = "model call"  # compare: the real model call (CUDA graphs included)
+
+Result = BreakdownResult | CompareResult
+
+
+def load_any(path: str | Path) -> Result:
+    """A breakdown or compare result from a JSON file or a run directory."""
+    p, data = read_result_json(path, (RESULT_FILE, BREAKDOWN_FILE))
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if schema == COMPARE_SCHEMA:
+        return CompareResult.from_dict(data)
+    if schema == BREAKDOWN_SCHEMA:
+        return BreakdownResult.from_dict(data)
+    raise ResultError(f"{p}: not an inductor-bench breakdown or compare result")
+
+
+# ---- records ------------------------------------------------------------------------------
+
+
+@dataclass
+class KernelDiff:
+    status: str  # added | removed | slower | faster | within noise | too few samples
+    graph: str  # graph id in head (base for removed kernels)
+    name: str  # name in head (base for removed kernels)
+    category: str
+    aten_ops: list[str]
+    base_ms: float = 0.0  # median per iteration (the recorded mean when there are no samples)
+    head_ms: float = 0.0
+    base_name: str | None = None  # when matched under another name
+    base_graph: str | None = None  # when matched in another graph
+    matched_by: str | None = None  # name | origin | name stem
+    change: Change | None = None
+
+    @property
+    def delta_ms(self) -> float:
+        return self.head_ms - self.base_ms
+
+    @property
+    def renamed(self) -> bool:
+        return self.base_name is not None and self.base_name != self.name
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "graph": self.graph,
+            "name": self.name,
+            "category": self.category,
+            "aten_ops": self.aten_ops,
+            "base_ms": self.base_ms,
+            "head_ms": self.head_ms,
+            "delta_ms": self.delta_ms,
+            "base_name": self.base_name,
+            "base_graph": self.base_graph,
+            "matched_by": self.matched_by,
+            "change": self.change.to_dict() if self.change else None,
+        }
+
+
+@dataclass
+class CategoryDiff:
+    category: str
+    change: Change
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"category": self.category, **self.change.to_dict()}
+
+
+@dataclass
+class SectionDiff:
+    """One comparable pair: the two breakdowns, or one mode of two compares."""
+
+    mode: str
+    step: Change
+    step_source: str  # STEP_HARNESS | STEP_MODEL
+    kernel_time: Change | None = None
+    busy_pct: tuple[float, float] | None = None
+    categories: list[CategoryDiff] = field(default_factory=list)
+    kernels: list[KernelDiff] = field(default_factory=list)
+    graphs_added: list[str] = field(default_factory=list)
+    graphs_removed: list[str] = field(default_factory=list)
+    compile_s: tuple[float | None, float | None] | None = None  # compare only
+    peak_memory_bytes: tuple[int | None, int | None] | None = None  # compare only
+
+    def kernels_with(self, *statuses: str) -> list[KernelDiff]:
+        return [k for k in self.kernels if k.status in statuses]
+
+    def responsible(self, limit: int | None = None) -> list[KernelDiff]:
+        """Added or significantly slower kernels, the biggest increase first."""
+        ks = sorted(self.kernels_with(ADDED, SLOWER), key=lambda k: -k.delta_ms)
+        return ks[:limit] if limit is not None else ks
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "step_source": self.step_source,
+            "step": self.step.to_dict(),
+            "kernel_time": self.kernel_time.to_dict() if self.kernel_time else None,
+            "busy_pct": list(self.busy_pct) if self.busy_pct else None,
+            "categories": [c.to_dict() for c in self.categories],
+            "kernels": [k.to_dict() for k in self.kernels],
+            "graphs_added": self.graphs_added,
+            "graphs_removed": self.graphs_removed,
+            "compile_s": list(self.compile_s) if self.compile_s else None,
+            "peak_memory_bytes": list(self.peak_memory_bytes) if self.peak_memory_bytes else None,
+        }
+
+
+@dataclass
+class Diff:
+    kind: str  # breakdown | compare
+    base_model: str
+    head_model: str
+    device: str
+    min_rel: float
+    sections: list[SectionDiff]
+    skipped: list[str] = field(default_factory=list)  # modes not diffed, with the reason
+    warnings: list[str] = field(default_factory=list)
+    base_label: str = "base"
+    head_label: str = "head"
+
+    def regressions(self, threshold_pct: float = 0.0) -> list[SectionDiff]:
+        """Sections whose step time rose significantly and by more than threshold_pct %."""
+        return [
+            s
+            for s in self.sections
+            if s.step.slower and (s.step.rel_pct is None or s.step.rel_pct > threshold_pct)
+        ]
+
+    def status(self) -> str:
+        """regression | faster | within noise | inconclusive, over all sections' step time."""
+        steps = [s.step for s in self.sections]
+        if any(c.slower for c in steps):
+            return REGRESSION
+        if any(c.faster for c in steps):
+            return IMPROVEMENT
+        if not steps or all(c.verdict == TOO_FEW for c in steps):
+            return INCONCLUSIVE
+        return NO_CHANGE
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": "inductor-bench/diff",
+            "schema_version": 1,
+            "kind": self.kind,
+            "status": self.status(),
+            "base": {"label": self.base_label, "model": self.base_model},
+            "head": {"label": self.head_label, "model": self.head_model},
+            "device": self.device,
+            "min_change_pct": 100.0 * self.min_rel,
+            "sections": [s.to_dict() for s in self.sections],
+            "skipped": self.skipped,
+            "warnings": self.warnings,
+        }
+
+
+# ---- comparability ------------------------------------------------------------------------
+
+
+def comparability(base: Result, head: Result) -> tuple[list[str], list[str]]:
+    """(problems, notes): problems make the numbers meaningless, notes are worth a line."""
+    problems: list[str] = []
+    notes: list[str] = []
+    if base.device != head.device:
+        problems.append(f"base ran on {base.device}, head on {head.device}")
+    elif base.device_name and head.device_name and base.device_name != head.device_name:
+        problems.append(f"base ran on {base.device_name!r}, head on {head.device_name!r}")
+    if base.train != head.train:
+        problems.append(f"base is {_step_kind(base)}, head is {_step_kind(head)}")
+    if base.model != head.model:
+        notes.append(f"different models: base {base.model!r}, head {head.model!r}")
+    for attr in ("dtype", "autocast", "batch_size"):
+        b, h = getattr(base, attr), getattr(head, attr)
+        if b != h:
+            notes.append(f"{attr} differs: base {b}, head {h}")
+    both_breakdowns = isinstance(base, BreakdownResult) and isinstance(head, BreakdownResult)
+    if both_breakdowns and base.mode != head.mode:
+        notes.append(f"compile modes differ: base {base.mode}, head {head.mode}")
+    bt, ht = base.versions.get("torch"), head.versions.get("torch")
+    if bt and ht and bt != ht:
+        notes.append(f"torch versions differ: base {bt}, head {ht}")
+    return problems, notes
+
+
+def _step_kind(r: Result) -> str:
+    return "training (forward + backward)" if r.train else "inference"
+
+
+# ---- kernel matching ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KernelRef:
+    graph: GraphResult
+    kernel: KernelStat
+
+
+_COUNTER = re.compile(r"_(\d+)$")
+
+
+def _counter(name: str) -> int:
+    m = _COUNTER.search(name)
+    return int(m.group(1)) if m else -1
+
+
+def name_stem(name: str) -> str:
+    """``cpp_fused_gelu_3`` -> ``cpp_fused_gelu``: the name without its kernel counter."""
+    return _COUNTER.sub("", name)
+
+
+def _by_name(r: KernelRef) -> Hashable:
+    return (r.graph.id, r.kernel.name)
+
+
+def _by_origin(r: KernelRef) -> Hashable | None:
+    ops = tuple(sorted(set(r.kernel.aten_ops)))
+    return (r.graph.role, ops) if ops else None
+
+
+def _by_stem(r: KernelRef) -> Hashable:
+    return (r.graph.role, r.kernel.category, name_stem(r.kernel.name))
+
+
+# Stage name -> key; a kernel whose key is None takes no part in that stage.
+MATCH_STAGES: tuple[tuple[str, Callable[[KernelRef], Hashable | None]], ...] = (
+    ("name", _by_name),
+    ("origin", _by_origin),
+    ("name stem", _by_stem),
+)
+
+
+def _order(r: KernelRef) -> tuple[str, int, str]:
+    # The counter follows the order Inductor generated the kernels in (topological order),
+    # so equal keys pair up in program order.
+    return (r.graph.id, _counter(r.kernel.name), r.kernel.name)
+
+
+def _group(refs: list[KernelRef], key: Callable[[KernelRef], Hashable | None]):
+    groups: dict[Hashable, list[KernelRef]] = {}
+    for r in refs:
+        k = key(r)
+        if k is not None:
+            groups.setdefault(k, []).append(r)
+    return groups
+
+
+def match_kernels(
+    base: list[GraphResult], head: list[GraphResult]
+) -> tuple[list[tuple[KernelRef, KernelRef, str]], list[KernelRef], list[KernelRef]]:
+    """(matched pairs with the stage that matched them, removed, added)."""
+    left = [KernelRef(g, k) for g in base for k in g.kernels]
+    right = [KernelRef(g, k) for g in head for k in g.kernels]
+    pairs: list[tuple[KernelRef, KernelRef, str]] = []
+    for how, key in MATCH_STAGES:
+        hgroups = _group(right, key)
+        used_l: set[int] = set()
+        used_r: set[int] = set()
+        for k, bs in _group(left, key).items():
+            hs = sorted(hgroups.get(k, []), key=_order)
+            # unequal groups: the extra kernels stay for the next stage (or added/removed)
+            for b, h in zip(sorted(bs, key=_order), hs, strict=False):
+                pairs.append((b, h, how))
+                used_l.add(id(b))
+                used_r.add(id(h))
+        left = [r for r in left if id(r) not in used_l]
+        right = [r for r in right if id(r) not in used_r]
+    return pairs, left, right
+
+
+# ---- building the diff --------------------------------------------------------------------
+
+
+def _kernel_change(b: KernelRef, h: KernelRef, how: str, min_rel: float) -> KernelDiff:
+    ch = compare_samples(
+        b.kernel.samples_ms,
+        h.kernel.samples_ms,
+        min_rel=min_rel,
+        base_fallback=b.kernel.ms,
+        head_fallback=h.kernel.ms,
+    )
+    status = SLOWER if ch.slower else FASTER if ch.faster else ch.verdict
+    return KernelDiff(
+        status=status,
+        graph=h.graph.id,
+        name=h.kernel.name,
+        category=h.kernel.category,
+        aten_ops=list(h.kernel.aten_ops),
+        base_ms=ch.base.median,
+        head_ms=ch.head.median,
+        base_name=b.kernel.name if b.kernel.name != h.kernel.name else None,
+        base_graph=b.graph.id if b.graph.id != h.graph.id else None,
+        matched_by=how,
+        change=ch,
+    )
+
+
+def _lone_kernel(r: KernelRef, status: str) -> KernelDiff:
+    ms = _typical_ms(r.kernel)
+    return KernelDiff(
+        status=status,
+        graph=r.graph.id,
+        name=r.kernel.name,
+        category=r.kernel.category,
+        aten_ops=list(r.kernel.aten_ops),
+        base_ms=ms if status == REMOVED else 0.0,
+        head_ms=ms if status == ADDED else 0.0,
+    )
+
+
+def _typical_ms(k: KernelStat) -> float:
+    return summarize(k.samples_ms, fallback=k.ms).median
+
+
+def kernel_diffs(base: list[GraphResult], head: list[GraphResult], min_rel: float) -> list[KernelDiff]:
+    """Every kernel of both sides, biggest absolute change first."""
+    pairs, removed, added = match_kernels(base, head)
+    out = [_kernel_change(b, h, how, min_rel) for b, h, how in pairs]
+    out += [_lone_kernel(r, REMOVED) for r in removed]
+    out += [_lone_kernel(r, ADDED) for r in added]
+    return sorted(out, key=lambda k: (-abs(k.delta_ms), k.graph, k.name))
+
+
+def _category_samples(r: BreakdownResult, category: str) -> list[float]:
+    lists = [k.samples_ms for g in r.measured() for k in g.kernels if k.category == category]
+    if not lists:  # no kernel of this category: exactly 0 ms in every iteration
+        return [0.0] * len(r.totals().wall_samples_ms)
+    return sum_samples(lists)
+
+
+def category_diffs(base: BreakdownResult, head: BreakdownResult, min_rel: float) -> list[CategoryDiff]:
+    bt, ht = base.totals(), head.totals()
+    cats = sorted(set(bt.categories) | set(ht.categories), key=lambda c: (category_order(c), c))
+    out = []
+    for c in cats:
+        ch = compare_samples(
+            _category_samples(base, c),
+            _category_samples(head, c),
+            min_rel=min_rel,
+            base_fallback=bt.categories.get(c, 0.0),
+            head_fallback=ht.categories.get(c, 0.0),
+        )
+        out.append(CategoryDiff(category=c, change=ch))
+    return out
+
+
+def _all_kernel_samples(graphs: list[GraphResult]) -> list[float]:
+    return sum_samples([k.samples_ms for g in graphs for k in g.kernels])
+
+
+def breakdown_section(
+    base: BreakdownResult,
+    head: BreakdownResult,
+    min_rel: float,
+    *,
+    mode: str | None = None,
+    step: Change | None = None,
+) -> SectionDiff:
+    """The section of two breakdowns; ``step`` replaces the harness step (compare modes)."""
+    bt, ht = base.totals(), head.totals()
+    bg, hg = base.measured(), head.measured()
+    harness_step = step is None
+    if step is None:
+        step = compare_samples(
+            bt.wall_samples_ms,
+            ht.wall_samples_ms,
+            min_rel=min_rel,
+            base_fallback=bt.wall_ms,
+            head_fallback=ht.wall_ms,
+        )
+    bids, hids = [g.id for g in bg], [g.id for g in hg]
+    if mode is None:
+        mode = head.mode if base.mode == head.mode else f"{base.mode} -> {head.mode}"
+    return SectionDiff(
+        mode=mode,
+        step=step,
+        step_source=STEP_HARNESS if harness_step else STEP_MODEL,
+        kernel_time=compare_samples(
+            _all_kernel_samples(bg),
+            _all_kernel_samples(hg),
+            min_rel=min_rel,
+            base_fallback=bt.kernel_ms,
+            head_fallback=ht.kernel_ms,
+        ),
+        busy_pct=(bt.busy_pct, ht.busy_pct),
+        categories=category_diffs(base, head, min_rel),
+        kernels=kernel_diffs(bg, hg, min_rel),
+        graphs_added=[g for g in hids if g not in bids],
+        graphs_removed=[g for g in bids if g not in hids],
+    )
+
+
+def mode_section(base: ModeResult, head: ModeResult, min_rel: float) -> SectionDiff:
+    step = compare_samples(base.step_samples_ms, head.step_samples_ms, min_rel=min_rel)
+    if base.breakdown and head.breakdown:
+        sec = breakdown_section(base.breakdown, head.breakdown, min_rel, mode=head.mode, step=step)
+    else:
+        sec = SectionDiff(mode=head.mode, step=step, step_source=STEP_MODEL)
+    sec.compile_s = (base.compile_s, head.compile_s)
+    sec.peak_memory_bytes = (base.peak_memory_bytes, head.peak_memory_bytes)
+    return sec
+
+
+def _mode_sections(
+    base: CompareResult, head: CompareResult, min_rel: float
+) -> tuple[list[SectionDiff], list[str]]:
+    names = [m.mode for m in base.modes] + [m.mode for m in head.modes if not base.mode(m.mode)]
+    sections: list[SectionDiff] = []
+    skipped: list[str] = []
+    for name in names:
+        b, h = base.mode(name), head.mode(name)
+        if b is None or h is None:
+            skipped.append(f"{name}: only in {'base' if h is None else 'head'}")
+        elif not (b.ok and h.ok):
+            why = "; ".join(
+                f"{side} {m.status}" + (f" ({m.reason})" if m.reason else "")
+                for side, m in (("base", b), ("head", h))
+                if not m.ok
+            )
+            skipped.append(f"{name}: {why}")
+        else:
+            sections.append(mode_section(b, h, min_rel))
+    return sections, skipped
+
+
+def diff_results(
+    base: Result,
+    head: Result,
+    *,
+    min_rel: float | None = None,
+    allow_mismatch: bool = False,
+    base_label: str = "base",
+    head_label: str = "head",
+) -> Diff:
+    """Diff two breakdown results, or two compare results mode by mode.
+
+    ``min_rel`` is the smallest relative change that can be significant; by default
+    ``stats.default_min_rel`` of the head's device."""
+    if type(base) is not type(head):
+        raise UsageError(
+            f"cannot diff a {_kind(base)} result against a {_kind(head)} result: "
+            "give two breakdown results or two compare results"
+        )
+    problems, notes = comparability(base, head)
+    if problems and not allow_mismatch:
+        raise UsageError(
+            "base and head are not comparable: "
+            + "; ".join(problems)
+            + " (pass --allow-mismatch to diff them anyway)"
+        )
+    warnings = problems + notes
+    if min_rel is None:
+        min_rel = default_min_rel(head.device)
+    if isinstance(base, CompareResult) and isinstance(head, CompareResult):
+        sections, skipped = _mode_sections(base, head, min_rel)
+    else:
+        sections, skipped = [breakdown_section(base, head, min_rel)], []
+    for side, r in (("base", base), ("head", head)):
+        warnings += [f"{side}: {e}" for e in r.errors]
+    return Diff(
+        kind=_kind(head),
+        base_model=base.model,
+        head_model=head.model,
+        device=head.device,
+        min_rel=min_rel,
+        sections=sections,
+        skipped=skipped,
+        warnings=warnings,
+        base_label=base_label,
+        head_label=head_label,
+    )
+
+
+def _kind(r: Result) -> str:
+    return "compare" if isinstance(r, CompareResult) else "breakdown"

@@ -1,0 +1,373 @@
+"""breakdown.py: per-graph breakdowns from hand-built events and from the fixtures."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inductor_bench.breakdown import (
+    MARKER,
+    analyze_graph,
+    extern_origins,
+    op_name,
+    summarize_categories,
+)
+from inductor_bench.errors import TraceError
+from inductor_bench.modparse import ExternCall, KernelInfo, ModuleInfo, read_module
+from inductor_bench.results import GraphResult, KernelStat
+from inductor_bench.trace import Event, Trace, load_trace
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SYNTHETIC = FIXTURES / "synthetic_cuda_transformer"
+CPU_TRAIN = FIXTURES / "cpu_mlp_train"
+approx = pytest.approx
+
+
+def ev(name: str, cat: str, ts: float, dur: float, pid=1, tid=1, **args) -> Event:
+    return Event(name, cat, float(ts), float(dur), pid, tid, args)
+
+
+def marker(ts: float, dur: float, pid=1, tid=1) -> Event:
+    return ev(MARKER, "user_annotation", ts, dur, pid, tid)
+
+
+def graph(device: str) -> GraphResult:
+    return GraphResult(id="0-forward", role="forward", device=device)
+
+
+def check_sums(g: GraphResult) -> None:
+    assert sum(g.categories.values()) == g.kernel_ms
+    assert sum(k.ms for k in g.kernels) == approx(g.kernel_ms, rel=1e-12)
+    for k in g.kernels:
+        assert len(k.samples_ms) == g.iterations
+    assert [k.ms for k in g.kernels] == sorted((k.ms for k in g.kernels), reverse=True)
+
+
+# -- CPU, hand-built ----------------------------------------------------------------------
+
+CPU_MODULE = ModuleInfo(
+    aot_id="0_forward",
+    role="forward",
+    kernels={"cpp_fused_gelu_0": KernelInfo(
+        name="cpp_fused_gelu_0", kind="cpp", heuristic="pointwise", aten_ops=["aten.gelu"],
+        source_nodes=["gelu"], record_names=["graph_0_cpp_fused_gelu_0"])},
+    externs=[ExternCall("extern_kernels.addmm", ["aten.t", "aten.addmm"], ["linear"]),
+             ExternCall("extern_kernels.addmm", ["aten.addmm"], ["linear_1"])],
+    device="cpu",
+)
+
+
+def cpu_trace() -> Trace:
+    return Trace(events=[
+        marker(100, 100),
+        ev("<built-in method call>", "python_function", 105, 90),
+        ev("aten::addmm", "cpu_op", 110, 30),
+        ev("aten::expand", "cpu_op", 112, 3),  # nested: part of aten::addmm's time
+        ev("aten::copy_", "cpu_op", 116, 4),
+        ev("aten::mm", "cpu_op", 120, 10, tid=2),  # another thread: not this graph's
+        ev("graph_0_cpp_fused_gelu_0", "cpu_op", 150, 10),
+        ev("aten::unknown_op", "cpu_op", 165, 5),
+        marker(300, 100),
+        ev("## Call CompiledFxGraph fabc123 ##", "cpu_op", 301, 98),  # a wrapper: see through
+        ev("aten::addmm", "cpu_op", 310, 20),
+        ev("aten::copy_", "cpu_op", 312, 6),
+        ev("graph_0_cpp_fused_gelu_0", "cpu_op", 335, 10),
+        marker(500, 50),  # an iteration with no kernel at all
+        ev("aten::addmm", "cpu_op", 600, 100),  # after the last marker
+    ], path="cpu.json")
+
+
+def test_cpu_top_level_ops_per_iteration():
+    g = analyze_graph(cpu_trace(), CPU_MODULE, graph("cpu"))
+    assert (g.id, g.role, g.iterations) == ("0-forward", "forward", 3)
+    assert g.wall_samples_ms == approx([0.1, 0.1, 0.05])
+    assert g.wall_ms == approx(0.25 / 3)
+    assert g.kernel_ms == approx(0.075 / 3)  # (45 + 30 + 0) µs over 3 iterations
+    assert g.busy_ms == approx(0.075 / 3)
+    assert [k.name for k in g.kernels] == ["aten::addmm", "cpp_fused_gelu_0", "aten::unknown_op"]
+    addmm, gelu, unknown = g.kernels
+    assert addmm == KernelStat(
+        name="aten::addmm", category="extern_gemm", calls=approx(2 / 3), ms=approx(0.05 / 3),
+        samples_ms=approx([0.03, 0.02, 0.0]), aten_ops=["aten.t", "aten.addmm"],
+        source_nodes=["linear", "linear_1"], file=None, launched_by=None)
+    assert gelu == KernelStat(
+        name="cpp_fused_gelu_0", category="cpp_pointwise", calls=approx(2 / 3),
+        ms=approx(0.02 / 3), samples_ms=approx([0.01, 0.01, 0.0]), aten_ops=["aten.gelu"],
+        source_nodes=["gelu"])
+    assert (unknown.category, unknown.calls, unknown.samples_ms) == (
+        "extern_other", approx(1 / 3), approx([0.005, 0.0, 0.0]))
+    assert g.categories == approx(
+        {"cpp_pointwise": 0.02 / 3, "extern_gemm": 0.05 / 3, "extern_other": 0.005 / 3})
+    assert list(g.categories) == ["cpp_pointwise", "extern_gemm", "extern_other"]  # report order
+    check_sums(g)
+
+
+def test_cpu_without_a_module_keeps_profiler_names():
+    g = analyze_graph(cpu_trace(), None, graph("cpu"))
+    names = {k.name: k.category for k in g.kernels}
+    assert names == {"aten::addmm": "extern_gemm", "graph_0_cpp_fused_gelu_0": "cpp_pointwise",
+                     "aten::unknown_op": "extern_other"}
+    assert all(k.aten_ops == [] for k in g.kernels)
+
+
+def test_cpu_busy_is_clipped_to_the_marker():
+    t = Trace(events=[marker(0, 50), ev("aten::mm", "cpu_op", 40, 20)])
+    g = analyze_graph(t, None, graph("cpu"))
+    assert g.kernel_ms == approx(0.020)  # its whole inclusive time
+    assert g.busy_ms == approx(0.010)  # only [40, 50) lies in the window
+    assert g.busy_pct == approx(20.0)
+
+
+# -- CUDA, hand-built ---------------------------------------------------------------------
+
+
+def test_two_overlapping_streams_union_20_vs_sum_25_in_a_35_us_window():
+    t = Trace(events=[
+        marker(0, 35),
+        ev(MARKER, "gpu_user_annotation", 0, 35, pid=0, tid=7),  # the GPU-timeline copy
+        ev("triton_poi_fused_add_0", "kernel", 0, 10, pid=0, tid=7, correlation=1),
+        ev("triton_poi_fused_add_0", "kernel", 20, 10, pid=0, tid=7, correlation=2),
+        ev("Memcpy DtoD (Device -> Device)", "gpu_memcpy", 5, 5, pid=0, tid=13, correlation=3),
+        ev("triton_poi_fused_add_0", "kernel", 40, 10, pid=0, tid=7),  # outside the window
+    ])
+    g = analyze_graph(t, None, graph("cuda"))
+    assert (g.iterations, g.wall_ms, g.kernel_ms, g.busy_ms) == (
+        1, approx(0.035), approx(0.025), approx(0.020))
+    assert g.busy_pct == approx(100 * 20 / 35)
+    assert g.categories == approx({"triton_pointwise": 0.020, "memcpy": 0.005})
+    poi, memcpy = g.kernels
+    assert (poi.name, poi.calls, poi.launched_by) == ("triton_poi_fused_add_0", 2.0, None)
+    assert (memcpy.name, memcpy.calls) == ("Memcpy DtoD (Device -> Device)", 1.0)
+    check_sums(g)
+
+
+def test_kernel_running_past_the_window_counts_whole_but_busy_is_clipped():
+    t = Trace(events=[marker(0, 35), ev("k", "kernel", 30, 8, pid=0, tid=7)])
+    g = analyze_graph(t, None, graph("cuda"))
+    assert (g.kernel_ms, g.busy_ms) == (approx(0.008), approx(0.005))
+
+
+def test_busy_is_the_busiest_device():
+    t = Trace(events=[
+        marker(0, 100),
+        ev("a", "kernel", 0, 10, pid=0, tid=7), ev("b", "kernel", 5, 10, pid=0, tid=8),
+        ev("c", "kernel", 0, 30, pid=1, tid=7),
+    ])
+    g = analyze_graph(t, None, graph("cuda"))
+    assert (g.kernel_ms, g.busy_ms) == (approx(0.050), approx(0.030))
+
+
+def test_extern_kernel_origin_from_the_op_stack():
+    module = ModuleInfo("0_forward", "forward", {}, [
+        ExternCall("extern_kernels.convolution", ["aten.convolution"], ["conv1d"])], "cuda")
+    t = Trace(events=[
+        marker(0, 100),
+        ev("aten::convolution", "cpu_op", 1, 20),
+        ev("aten::_convolution", "cpu_op", 2, 18),
+        ev("aten::cudnn_convolution", "cpu_op", 3, 16),
+        ev("cudaLaunchKernel", "cuda_runtime", 5, 2, correlation=9),
+        ev("sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32", "kernel", 30, 6, pid=0, tid=7,
+           correlation=9),
+    ])
+    (k,) = analyze_graph(t, module, graph("cuda")).kernels
+    assert (k.category, k.launched_by, k.aten_ops, k.source_nodes) == (
+        "extern_conv", "aten::cudnn_convolution", ["aten.convolution"], ["conv1d"])
+
+
+# -- errors -------------------------------------------------------------------------------
+
+
+def test_no_markers_is_a_trace_error():
+    t = Trace(events=[ev(MARKER, "gpu_user_annotation", 0, 10, pid=0, tid=7),
+                      ev("aten::mm", "cpu_op", 0, 5)], path="/runs/x/trace.json.gz")
+    with pytest.raises(TraceError, match=r"/runs/x/trace.json.gz: no inductor_bench::iteration "
+                                         r"markers"):
+        analyze_graph(t, None, graph("cpu"))
+
+
+def test_cuda_graph_without_gpu_activity_is_a_trace_error():
+    t = Trace(events=[marker(0, 10), ev("aten::mm", "cpu_op", 1, 5)], path="t.json")
+    with pytest.raises(TraceError, match="no GPU activity"):
+        analyze_graph(t, None, graph("cuda"))
+    # a module that launches nothing legitimately has no device events
+    empty = ModuleInfo("0_inference", "inference", {}, [], "cuda")
+    g = analyze_graph(t, empty, graph("cuda"))
+    assert (g.iterations, g.kernels, g.kernel_ms, g.busy_ms) == (1, [], 0.0, 0.0)
+
+
+# -- helpers --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("callee", "op"), [
+    ("extern_kernels.mm", "aten::mm"),
+    ("extern_kernels.addmm", "aten::addmm"),
+    ("extern_kernels.convolution", "aten::convolution"),
+    ("aten.convolution_backward.default", "aten::convolution_backward"),
+    ("aten._scaled_dot_product_flash_attention_for_cpu",
+     "aten::_scaled_dot_product_flash_attention_for_cpu"),
+    ("torch.ops.aten._scaled_dot_product_flash_attention.default",
+     "aten::_scaled_dot_product_flash_attention"),
+    ("torch.ops.mkldnn._linear_pointwise.default", "mkldnn::_linear_pointwise"),
+    ("torch.ops.mkl._mkl_linear", "mkl::_mkl_linear"),
+    ("print", None),
+])
+def test_op_name(callee, op):
+    assert op_name(callee) == op
+
+
+def test_extern_origins_merge_repeated_calls():
+    assert extern_origins(CPU_MODULE) == {
+        "aten::addmm": (["aten.t", "aten.addmm"], ["linear", "linear_1"])}
+    assert extern_origins(None) == {}
+
+
+def test_summarize_categories_in_report_order():
+    ks = [KernelStat("a", "extern_other", 1, 0.5), KernelStat("b", "triton_pointwise", 1, 0.25),
+          KernelStat("c", "extern_other", 1, 0.125)]
+    assert summarize_categories(ks) == {"triton_pointwise": 0.25, "extern_other": 0.625}
+    assert list(summarize_categories(ks)) == ["triton_pointwise", "extern_other"]
+
+
+# -- synthetic CUDA fixture -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cuda_graph() -> GraphResult:
+    files = {"triton_red_fused_sum_3": "graphs/0-forward/kernels/triton_red_fused_sum_3.py"}
+    return analyze_graph(load_trace(SYNTHETIC / "trace.json"), read_module(SYNTHETIC / "module.py"),
+                         graph("cuda"), kernel_files=files)
+
+
+def test_synthetic_cuda_totals(cuda_graph):
+    g = cuda_graph
+    assert g.iterations == 3
+    assert g.wall_samples_ms == approx([0.100, 0.110, 0.120])
+    assert g.wall_ms == approx(0.110)
+    assert g.kernel_ms == approx(0.075)
+    assert g.busy_ms == approx(0.070)  # the memcpy on stream 13 overlaps the reduction
+    assert g.busy_pct == approx(700 / 11)
+    assert g.categories == approx({
+        "triton_pointwise": 0.006, "triton_reduction": 0.022,
+        "triton_persistent_reduction": 0.004, "triton_template": 0.008, "extern_gemm": 0.012,
+        "extern_conv": 0.006, "extern_attention": 0.010, "memcpy": 0.005, "memset": 0.002})
+    check_sums(g)
+
+
+def test_synthetic_cuda_kernels(cuda_graph):
+    rows = [(k.name[:32], k.category, k.calls, round(k.ms, 9), k.launched_by)
+            for k in cuda_graph.kernels]
+    assert rows == [
+        ("triton_red_fused_sum_3", "triton_reduction", 1.0, 0.022, None),
+        ("sm90_xmma_gemm_bf16bf16_bf16f32_", "extern_gemm", 1.0, 0.012, "aten::mm"),
+        ("void pytorch_flash::flash_fwd_ke", "extern_attention", 1.0, 0.010,
+         "aten::_flash_attention_forward"),
+        ("triton_tem_fused_addmm_1", "triton_template", 1.0, 0.008, None),
+        ("sm90_xmma_fprop_implicit_gemm_bf", "extern_conv", 1.0, 0.006,
+         "aten::cudnn_convolution"),
+        ("triton_poi_fused_gelu_2", "triton_pointwise", 2.0, 0.006, None),
+        ("Memcpy HtoD (Pageable -> Device)", "memcpy", 1.0, 0.005, "aten::copy_"),
+        ("triton_per_fused_native_layer_no", "triton_persistent_reduction", 1.0, 0.004, None),
+        ("Memset (Device)", "memset", 1.0, 0.002, "aten::zero_"),
+    ]
+    by_name = {k.name[:24]: k for k in cuda_graph.kernels}
+    red = by_name["triton_red_fused_sum_3"]
+    assert red.samples_ms == approx([0.020, 0.022, 0.024])
+    assert (red.aten_ops, red.source_nodes) == (["aten.sum"], ["sum_1"])
+    assert red.file == "graphs/0-forward/kernels/triton_red_fused_sum_3.py"
+    assert by_name["sm90_xmma_gemm_bf16bf16_"].aten_ops == ["aten.view", "aten.t", "aten.mm"]
+    flash = by_name["void pytorch_flash::flas"]
+    assert flash.aten_ops == [
+        "aten.view", "aten.permute", "aten._scaled_dot_product_flash_attention"]
+    assert flash.source_nodes == ["q", "k", "v", "scaled_dot_product_attention"]
+    assert by_name["sm90_xmma_fprop_implicit"].source_nodes == ["transpose", "conv1d"]
+    assert by_name["Memcpy HtoD (Pageable ->"].aten_ops == []
+    assert all(k.file is None for k in cuda_graph.kernels if k is not red)
+
+
+def test_synthetic_trace_matches_its_generator():
+    spec = importlib.util.spec_from_file_location("make_trace", SYNTHETIC / "make_trace.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert json.loads((SYNTHETIC / "trace.json").read_text()) == mod.build()
+
+
+# -- recorded CPU fixture -------------------------------------------------------------------
+
+
+def _analyze_recorded(gdir: Path) -> GraphResult:
+    module = read_module(gdir / "module.py")
+    g = GraphResult(id=gdir.name, role=module.role, device="cpu")
+    return analyze_graph(load_trace(gdir / "trace.json.gz"), module, g)
+
+
+def _independent_kernel_us(trace_path: Path) -> list[float]:
+    """Per marker, the summed duration of cpu_ops inside it that no other cpu_op encloses,
+    computed straight from the JSON without the package's code."""
+    events = json.loads(gzip.decompress(trace_path.read_bytes()))["traceEvents"]
+    ops = [e for e in events if e.get("ph") == "X" and e.get("cat") == "cpu_op"]
+    out = []
+    for m in sorted((e for e in events if e.get("name") == MARKER), key=lambda e: e["ts"]):
+        inside = [o for o in ops if m["ts"] <= o["ts"] < m["ts"] + m["dur"]]
+        top = [o for o in inside if not any(
+            p is not o and p["ts"] <= o["ts"] and o["ts"] + o["dur"] <= p["ts"] + p["dur"]
+            and (p["ts"], -p["dur"]) < (o["ts"], -o["dur"]) for p in inside)]
+        out.append(sum(o["dur"] for o in top))
+    return out
+
+
+@pytest.mark.parametrize("gid", ["0-forward", "0-backward"])
+def test_recorded_cpu_graph(gid):
+    gdir = CPU_TRAIN / gid
+    g = _analyze_recorded(gdir)
+    assert g.role == gid.split("-")[1]
+    assert g.iterations == 5 and len(g.wall_samples_ms) == 5
+    assert g.categories["extern_gemm"] > 0
+    assert g.categories["cpp_reduction"] > 0
+    check_sums(g)
+    assert 0.0 < g.busy_pct <= 100.0
+    assert g.busy_ms <= g.wall_ms
+    per_iter = [sum(k.samples_ms[i] for k in g.kernels) for i in range(5)]
+    assert per_iter == approx([us / 1000 for us in _independent_kernel_us(gdir / "trace.json.gz")])
+
+
+def test_recorded_cpu_kernels():
+    fwd = _analyze_recorded(CPU_TRAIN / "0-forward")
+    assert {k.name: (k.category, k.calls) for k in fwd.kernels} == {
+        "aten::addmm": ("extern_gemm", 2.0),
+        "cpp_fused_gelu_native_layer_norm_0": ("cpp_reduction", 1.0),
+    }
+    addmm = next(k for k in fwd.kernels if k.name == "aten::addmm")
+    assert addmm.aten_ops == ["aten.t", "aten.addmm"]
+    assert addmm.source_nodes == ["input_1", "input_4"]
+    bwd = _analyze_recorded(CPU_TRAIN / "0-backward")
+    assert {k.name: (k.category, k.calls) for k in bwd.kernels} == {
+        "aten::mm": ("extern_gemm", 3.0),
+        "cpp_fused_gelu_gelu_backward_native_layer_norm_native_layer_norm_backward_sum_0":
+            ("cpp_reduction", 1.0),
+        "cpp_fused_sum_1": ("cpp_reduction", 1.0),
+    }
+    mm = next(k for k in bwd.kernels if k.name == "aten::mm")
+    assert mm.aten_ops == ["aten.t", "aten.mm"]
+
+
+@pytest.mark.e2e
+def test_record_cpu_fixture_script(tmp_path):
+    """The recording script still produces analysable forward and backward graphs."""
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "record_cpu_fixture.py"),
+                        "--out", str(tmp_path)], capture_output=True, text=True, check=False,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["0-backward", "0-forward"]
+    for gdir in tmp_path.iterdir():
+        g = _analyze_recorded(gdir)
+        assert g.iterations == 5
+        assert g.categories["extern_gemm"] > 0 and g.categories["cpp_reduction"] > 0
+        assert 0.0 < g.busy_pct <= 100.0
+        check_sums(g)

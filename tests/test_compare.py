@@ -1,0 +1,350 @@
+"""compare.py, render/compare.py and the `compare` command.
+
+The unit tests build results by hand; the e2e tests really compile models/mlp.py on CPU in
+eager, default and max-autotune (one shared run)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inductor_bench import cli
+from inductor_bench.compare import (
+    COMPARE_SCHEMA,
+    SKIPPED,
+    CompareResult,
+    ModeResult,
+    _execution_order,
+    load_compare,
+    parse_modes,
+    run_compare,
+    skip_reason,
+)
+from inductor_bench.diff import NO_CHANGE, diff_results
+from inductor_bench.errors import ResultError, UsageError
+from inductor_bench.render.compare import render_compare, verdict_line
+from inductor_bench.results import BreakdownResult, GraphResult, KernelStat
+from inductor_bench.workload import WorkloadOptions
+
+from .conftest import MODELS
+
+# Seven samples with a robust sigma of 1.5% of the median (see test_diff.JITTER).
+JITTER = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01]
+CLI = [sys.executable, "-c", "from inductor_bench.cli import main; main()"]
+
+
+def samples(ms: float) -> list[float]:
+    return [ms * j for j in JITTER]
+
+
+def breakdown(cats: dict[str, float], busy_ms: float) -> BreakdownResult:
+    kernels = [KernelStat(name=f"k_{c}", category=c, calls=1, ms=ms) for c, ms in cats.items()]
+    g = GraphResult(
+        id="0-inference",
+        role="inference",
+        wall_ms=10.0,
+        busy_ms=busy_ms,
+        kernel_ms=sum(cats.values()),
+        categories=dict(cats),
+        kernels=kernels,
+    )
+    return BreakdownResult(model="mlp", graphs=[g])
+
+
+def hand_built() -> CompareResult:
+    return CompareResult(
+        model="mlp",
+        device="cpu",
+        device_name="Test CPU",
+        modes=[
+            ModeResult(mode="eager", compile_s=0.0, step_samples_ms=samples(20.0)),
+            ModeResult(
+                mode="default",
+                compile_s=10.0,
+                step_samples_ms=samples(10.0),
+                peak_memory_bytes=300 * 2**20,
+                peak_memory_kind="process peak RSS",
+                breakdown=breakdown({"cpp_pointwise": 2.0, "extern_gemm": 6.0}, busy_ms=8.0),
+            ),
+            ModeResult(
+                mode="max-autotune",
+                compile_s=30.0,
+                step_samples_ms=samples(8.0),
+                breakdown=breakdown({"cpp_template": 5.0, "cpp_pointwise": 1.0}, busy_ms=6.0),
+            ),
+            ModeResult(mode="reduce-overhead", status=SKIPPED, reason="CUDA graphs need CUDA"),
+        ],
+    )
+
+
+# ---- modes ----------------------------------------------------------------------------------
+
+
+def test_parse_modes_adds_eager_first_and_drops_repeats():
+    assert parse_modes("default,max-autotune") == ["eager", "default", "max-autotune"]
+    assert parse_modes(" default , default ,", eager=False) == ["default"]
+    assert parse_modes("eager,default") == ["eager", "default"]
+
+
+@pytest.mark.parametrize(
+    ("text", "eager", "message"),
+    [
+        ("default,turbo", True, "unknown mode 'turbo'"),
+        ("eager,default", False, "--no-eager"),
+        ("eager", True, "at least one torch.compile mode"),
+        ("", False, "at least one torch.compile mode"),
+    ],
+)
+def test_parse_modes_rejects_bad_lists(text, eager, message):
+    with pytest.raises(UsageError, match=message):
+        parse_modes(text, eager=eager)
+
+
+def test_cuda_graph_only_modes_run_last_and_skip_off_cuda():
+    order = _execution_order(["reduce-overhead", "max-autotune", "eager", "default"])
+    assert order == ["eager", "max-autotune", "default", "reduce-overhead"]
+    assert "CUDA graphs need a CUDA device" in skip_reason("reduce-overhead", "cpu")
+    assert skip_reason("reduce-overhead", "cuda") is None
+    assert skip_reason("reduce-overhead", None) is None  # not known yet: run it
+    assert skip_reason("max-autotune", "cpu") is None
+
+
+# ---- the result schema ----------------------------------------------------------------------
+
+
+def test_compare_result_round_trips_through_json(tmp_path):
+    r = hand_built()
+    (tmp_path / "compare.json").write_text(r.to_json())
+    back = load_compare(tmp_path)
+    assert back.to_dict() == r.to_dict()
+    assert back.mode("default").breakdown.totals().kernel_count == 2
+    assert back.mode("eager").breakdown is None
+    assert back.schema == COMPARE_SCHEMA
+
+
+def test_compare_result_rejects_other_files(tmp_path):
+    (tmp_path / "x.json").write_text(BreakdownResult(model="m").to_json())
+    with pytest.raises(ResultError, match="not an inductor-bench compare result"):
+        load_compare(tmp_path / "x.json")
+    d = hand_built().to_dict()
+    d["schema_version"] = 99
+    (tmp_path / "y.json").write_text(json.dumps(d))
+    with pytest.raises(ResultError, match="schema version 99"):
+        load_compare(tmp_path / "y.json")
+
+
+def test_speedups_are_ratios_of_medians():
+    r = hand_built()
+    assert r.speedup("default", over="eager") == pytest.approx(2.0)
+    assert r.speedup("max-autotune", over="default") == pytest.approx(1.25)
+    assert r.speedup("reduce-overhead", over="eager") is None
+
+
+# ---- rendering ------------------------------------------------------------------------------
+
+
+def test_verdict_names_the_fastest_mode_with_significance_and_payback():
+    line = verdict_line(hand_built())
+    assert line == (
+        "Fastest steady state: max-autotune 8.000 ms (2.50x over eager (significant), "
+        "its extra compile time pays back after 2,500 steps; 1.25x over default "
+        "(significant), its extra compile time pays back after 10,000 steps)"
+    )
+
+
+def test_text_table_has_a_column_per_mode_and_the_skip_reason():
+    text = render_compare(hand_built())
+    lines = text.splitlines()
+    assert lines[0].startswith("Fastest steady state: max-autotune")
+    header = next(ln for ln in lines if "eager" in ln and "reduce-overhead" in ln)
+    assert header.split() == ["eager", "default", "max-autotune", "reduce-overhead"]
+
+    def row(name: str) -> list[str]:
+        ln = next(ln for ln in lines if ln.startswith(name))
+        return [c for c in ln[len(name) :].split("  ") if c.strip()]
+
+    assert [c.strip() for c in row("compile (first call)")] == ["0.00 s", "10.00 s", "30.00 s", "-"]
+    assert [c.strip() for c in row("speedup vs eager")] == [
+        "1.00x",
+        "2.00x (significant)",
+        "2.50x (significant)",
+        "-",
+    ]
+    assert [c.strip() for c in row("% C++ template (GEMM)")] == ["-", "0.0%", "83.3%", "-"]
+    assert [c.strip() for c in row("busy %")] == ["-", "80.0%", "60.0%", "-"]
+    assert "reduce-overhead: skipped: CUDA graphs need CUDA" in text
+    assert "peak memory (process peak RSS)" in text
+
+
+def test_markdown_is_a_github_table_after_a_bold_verdict():
+    md = render_compare(hand_built(), markdown=True)
+    assert md.startswith("**Fastest steady state: max-autotune** 8.000 ms")
+    lines = md.splitlines()
+    assert [c.strip() for c in lines[4].split("|")] == [
+        "",
+        "",
+        "eager",
+        "default",
+        "max-autotune",
+        "reduce-overhead",
+        "",
+    ]
+    assert lines[5].startswith("|---")
+    assert "| busy %" in md
+
+
+def test_no_mode_ran():
+    r = CompareResult(model="m", modes=[ModeResult(mode="default", status="failed")])
+    r.errors = ["default: the model raised"]
+    assert verdict_line(r) == "NO MODE RAN: default: the model raised"
+
+
+def test_two_compares_diff_mode_by_mode():
+    d = diff_results(hand_built(), hand_built())
+    assert d.status() == NO_CHANGE
+    assert [s.mode for s in d.sections] == ["eager", "default", "max-autotune"]
+    assert d.skipped == [
+        "reduce-overhead: base skipped (CUDA graphs need CUDA); head skipped (CUDA graphs need CUDA)"
+    ]
+
+
+# ---- bad input (no worker starts) -----------------------------------------------------------
+
+
+def test_compare_needs_a_factory(tmp_path):
+    script = tmp_path / "script.py"
+    script.write_text("print('hello')\n")
+    with pytest.raises(UsageError, match="compare needs a make_workload"):
+        run_compare(WorkloadOptions(path=str(script), device="cpu"), ["default"], root=tmp_path)
+    assert not (tmp_path / "runs").exists()
+
+
+def run_cli(args: list[str]) -> int:
+    try:
+        cli.main(["compare", *args])
+    except SystemExit as e:
+        return int(e.code or 0)
+    return 0
+
+
+def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
+    assert run_cli([str(tmp_path / "missing.py")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"inductor-bench: error: {tmp_path / 'missing.py'}: no such file"
+    )
+    assert run_cli([str(MODELS / "mlp.py"), "--modes", "default,turbo"]) == 2
+    assert "unknown mode 'turbo'" in capsys.readouterr().err
+
+
+# ---- end to end on CPU ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def mlp_compare(tmp_path_factory):
+    """`compare models/mlp.py --train` with eager, default, max-autotune, reduce-overhead."""
+    tmp = tmp_path_factory.mktemp("compare")
+    cmd = CLI + [
+        "compare",
+        str(MODELS / "mlp.py"),
+        "--device",
+        "cpu",
+        "--train",
+        "--modes",
+        "default,max-autotune,reduce-overhead",
+        "--repeat",
+        "20",
+        "--out",
+        str(tmp / "run"),
+        "--json",
+        str(tmp / "compare.json"),
+    ]
+    proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=900)
+    return proc, tmp
+
+
+@pytest.mark.e2e
+def test_compare_mlp_prints_the_table_and_keeps_the_samples(mlp_compare):
+    proc, tmp = mlp_compare
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith("Fastest steady state: ")
+    assert "inductor-bench compare: mlp: train step (forward + backward), float32" in proc.stdout
+    r = CompareResult.from_dict(json.loads((tmp / "compare.json").read_text()))
+    assert [m.mode for m in r.modes] == ["eager", "default", "max-autotune", "reduce-overhead"]
+    assert r.device == "cpu" and r.train and r.repeat == 20
+    eager, default, autotune, ro = r.modes
+    assert (eager.status, eager.compile_s, eager.breakdown) == ("ok", 0.0, None)
+    assert len(eager.step_samples_ms) == 20
+    for m in (default, autotune):
+        assert m.status == "ok", m.reason
+        assert m.compile_s > 0
+        assert len(m.step_samples_ms) == 20 and all(x > 0 for x in m.step_samples_ms)
+        assert m.peak_memory_bytes > 0
+        assert {g.role for g in m.breakdown.graphs} == {"forward", "backward"}
+        assert m.kernel_count() > 0
+        assert 0 < m.breakdown.totals().busy_pct <= 100
+        assert m.breakdown.mode == m.mode
+        assert (Path(m.run_dir) / "breakdown.json").exists()
+    assert ro.status == SKIPPED and "CUDA graphs need a CUDA device" in ro.reason
+    saved = load_compare(tmp / "run")
+    assert saved.to_dict() == r.to_dict()
+    assert (tmp / "run" / "report.txt").read_text().startswith("Fastest steady state: ")
+
+
+@pytest.mark.e2e
+def test_a_compare_diffed_with_itself_is_within_noise(mlp_compare, capsys):
+    _, tmp = mlp_compare
+    try:
+        cli.main(["diff", str(tmp / "run"), str(tmp / "compare.json"), "--fail-on-regression", "0"])
+        code = 0
+    except SystemExit as e:
+        code = e.code
+    assert code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("NO SIGNIFICANT CHANGE: ")
+    assert "not compared: reduce-overhead: base skipped" in out
+
+
+@pytest.mark.e2e
+def test_a_failing_model_fails_every_mode_and_still_writes_the_result(tmp_path):
+    model = tmp_path / "broken.py"
+    model.write_text("def make_workload(device):\n    raise RuntimeError('no weights here')\n")
+    cmd = CLI + ["compare", str(model), "--device", "cpu", "--out", str(tmp_path / "run")]
+    proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 3, proc.stderr[-2000:]
+    assert "no weights here" in proc.stderr.strip().splitlines()[-1]
+    r = load_compare(tmp_path / "run")
+    assert [(m.mode, m.status) for m in r.modes] == [
+        ("eager", "failed"),
+        ("default", "failed"),
+        ("max-autotune", "failed"),
+    ]
+    assert all("no weights here" in m.reason for m in r.modes)
+    assert proc.stdout.startswith("NO MODE RAN: ")
+
+
+def _has_cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+@pytest.mark.e2e
+def test_device_errors_stop_the_remaining_modes(tmp_path):
+    if _has_cuda():
+        pytest.skip("needs a machine without CUDA")
+    cmd = CLI + ["compare", str(MODELS / "mlp.py"), "--device", "cuda", "--out", str(tmp_path)]
+    proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("inductor-bench: error: --device cuda: CUDA is not available")
+    r = load_compare(tmp_path)
+    assert [(m.mode, m.status) for m in r.modes] == [
+        ("eager", "failed"),
+        ("default", "skipped"),
+        ("max-autotune", "skipped"),
+    ]
+    assert r.modes[1].reason.startswith("not run: --device cuda: CUDA is not available")

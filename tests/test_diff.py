@@ -1,0 +1,545 @@
+"""diff.py, render/diff.py and the `diff` command on hand-built results."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inductor_bench import cli
+from inductor_bench.compare import CompareResult, ModeResult
+from inductor_bench.diff import (
+    ADDED,
+    FASTER,
+    IMPROVEMENT,
+    INCONCLUSIVE,
+    NO_CHANGE,
+    REGRESSION,
+    REMOVED,
+    SLOWER,
+    STEP_HARNESS,
+    STEP_MODEL,
+    diff_results,
+    load_any,
+    match_kernels,
+    name_stem,
+)
+from inductor_bench.errors import ResultError, UsageError
+from inductor_bench.render.diff import render_markdown, render_text, verdict_line
+from inductor_bench.results import BreakdownResult, GraphResult, KernelStat
+from inductor_bench.stats import TOO_FEW, WITHIN_NOISE
+
+# Relative jitter of 7 per-iteration samples: median 1.0, MAD 0.01 -> robust sigma 1.5%.
+JITTER = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01]
+
+
+def samples(ms: float, n: int = len(JITTER)) -> list[float]:
+    return [ms * j for j in JITTER[:n]]
+
+
+def kernel(name: str, cat: str, ms: float, aten=(), n: int = len(JITTER)) -> KernelStat:
+    s = samples(ms, n)
+    return KernelStat(
+        name=name, category=cat, calls=1, ms=statistics.fmean(s), samples_ms=s, aten_ops=list(aten)
+    )
+
+
+def graph(gid: str, kernels: list[KernelStat], overhead_ms: float = 0.2) -> GraphResult:
+    n = min(len(k.samples_ms) for k in kernels)
+    wall = [sum(k.samples_ms[i] for k in kernels) + overhead_ms for i in range(n)]
+    cats: dict[str, float] = {}
+    for k in kernels:
+        cats[k.category] = cats.get(k.category, 0.0) + k.ms
+    kms = sum(k.ms for k in kernels)
+    return GraphResult(
+        id=gid,
+        role=gid.split("-", 1)[1],
+        iterations=n,
+        wall_ms=statistics.fmean(wall),
+        wall_samples_ms=wall,
+        busy_ms=kms,
+        kernel_ms=kms,
+        categories=cats,
+        kernels=sorted(kernels, key=lambda k: -k.ms),
+    )
+
+
+def result(graphs: list[GraphResult], **kw) -> BreakdownResult:
+    kw.setdefault("model", "mlp")
+    kw.setdefault("device_name", "Test CPU (2 cores)")
+    kw.setdefault("versions", {"torch": "2.13.0"})
+    return BreakdownResult(graphs=graphs, iterations=graphs[0].iterations, **kw)
+
+
+def fwd_kernels(gelu_ms: float = 1.0, **over) -> list[KernelStat]:
+    ks = {
+        "aten::addmm": kernel("aten::addmm", "extern_gemm", 2.0, ["aten.addmm"]),
+        "cpp_fused_gelu_0": kernel("cpp_fused_gelu_0", "cpp_pointwise", gelu_ms, ["aten.gelu"]),
+        "cpp_fused_native_layer_norm_1": kernel(
+            "cpp_fused_native_layer_norm_1", "cpp_reduction", 0.5, ["aten.native_layer_norm"]
+        ),
+    }
+    ks.update(over)
+    return [k for k in ks.values() if k is not None]
+
+
+def base_result() -> BreakdownResult:
+    return result([graph("0-forward", fwd_kernels()), graph("0-backward", bwd_kernels())])
+
+
+def bwd_kernels() -> list[KernelStat]:
+    return [
+        kernel("aten::mm", "extern_gemm", 3.0, ["aten.mm"]),
+        kernel("cpp_fused_gelu_backward_0", "cpp_pointwise", 1.5, ["aten.gelu_backward"]),
+    ]
+
+
+# ---- diff_results ---------------------------------------------------------------------------
+
+
+def test_identical_results_are_within_noise():
+    d = diff_results(base_result(), base_result())
+    assert d.status() == NO_CHANGE
+    assert d.regressions() == []
+    (s,) = d.sections
+    assert s.step_source == STEP_HARNESS
+    assert s.step.verdict == WITHIN_NOISE and s.step.delta_ms == 0.0
+    assert {k.status for k in s.kernels} == {WITHIN_NOISE}
+    assert len(s.kernels) == 5
+    assert all(k.matched_by == "name" for k in s.kernels)
+    assert s.busy_pct == pytest.approx((s.busy_pct[0], s.busy_pct[0]))
+
+
+def test_a_slower_kernel_is_a_regression_and_is_named():
+    head = result(
+        [graph("0-forward", fwd_kernels(gelu_ms=3.0)), graph("0-backward", bwd_kernels())]
+    )
+    d = diff_results(base_result(), head)
+    assert d.status() == REGRESSION
+    (s,) = d.sections
+    # step: 3.5 + 0.2 + 4.5 + 0.2 = 8.4 ms -> 10.4 ms
+    assert s.step.base.median == pytest.approx(8.4)
+    assert s.step.head.median == pytest.approx(10.4)
+    assert s.step.rel_pct == pytest.approx(100 * 2.0 / 8.4)
+    assert s.step.slower
+    (slow,) = s.kernels_with(SLOWER)
+    assert (slow.name, slow.graph, slow.delta_ms) == (
+        "cpp_fused_gelu_0",
+        "0-forward",
+        pytest.approx(2.0),
+    )
+    assert [k.name for k in s.responsible()] == ["cpp_fused_gelu_0"]
+    pw = next(c for c in s.categories if c.category == "cpp_pointwise")
+    assert pw.change.slower and pw.change.delta_ms == pytest.approx(2.0)
+    gemm = next(c for c in s.categories if c.category == "extern_gemm")
+    assert gemm.change.verdict == WITHIN_NOISE
+    assert d.regressions(20.0) == [s]  # +23.8% > 20%
+    assert d.regressions(25.0) == []
+
+
+def test_faster_head_is_not_a_regression():
+    head = result(
+        [graph("0-forward", fwd_kernels(gelu_ms=0.1)), graph("0-backward", bwd_kernels())]
+    )
+    d = diff_results(base_result(), head)  # 8.4 -> 7.5 ms, -10.7%
+    assert d.status() == IMPROVEMENT
+    assert d.regressions() == []
+    assert [k.name for k in d.sections[0].kernels_with(FASTER)] == ["cpp_fused_gelu_0"]
+
+
+def test_the_minimum_change_depends_on_the_device():
+    # +7.1% (8.4 -> 9.0 ms): above the CUDA floor (5%), below the CPU floor (10%)
+    def with_gelu(ms: float, device: str) -> BreakdownResult:
+        r = result(
+            [graph("0-forward", fwd_kernels(gelu_ms=ms)), graph("0-backward", bwd_kernels())]
+        )
+        r.device = device
+        return r
+
+    cpu = diff_results(with_gelu(1.0, "cpu"), with_gelu(1.6, "cpu"))
+    assert (cpu.min_rel, cpu.status()) == (0.10, NO_CHANGE)
+    cuda = diff_results(with_gelu(1.0, "cuda"), with_gelu(1.6, "cuda"))
+    assert (cuda.min_rel, cuda.status()) == (0.05, REGRESSION)
+    forced = diff_results(with_gelu(1.0, "cpu"), with_gelu(1.6, "cpu"), min_rel=0.05)
+    assert forced.status() == REGRESSION
+
+
+def test_renumbered_and_renamed_kernels_are_matched_by_origin_then_stem():
+    head_fwd = fwd_kernels(
+        cpp_fused_gelu_0=None,
+        cpp_fused_native_layer_norm_1=None,
+        # the counter moved and the fused name changed; same ATen origin
+        cpp_fused_gelu_view_2=kernel("cpp_fused_gelu_view_2", "cpp_pointwise", 1.0, ["aten.gelu"]),
+        # no origin recorded: matched by the name without its counter
+        cpp_fused_native_layer_norm_5=kernel(
+            "cpp_fused_native_layer_norm_5", "cpp_reduction", 0.5, []
+        ),
+    )
+    head = result([graph("0-forward", head_fwd), graph("0-backward", bwd_kernels())])
+    s = diff_results(base_result(), head).sections[0]
+    by_name = {k.name: k for k in s.kernels}
+    gelu = by_name["cpp_fused_gelu_view_2"]
+    assert (gelu.base_name, gelu.matched_by, gelu.status) == (
+        "cpp_fused_gelu_0",
+        "origin",
+        WITHIN_NOISE,
+    )
+    ln = by_name["cpp_fused_native_layer_norm_5"]
+    assert (ln.base_name, ln.matched_by) == ("cpp_fused_native_layer_norm_1", "name stem")
+    assert s.kernels_with(ADDED, REMOVED) == []
+
+
+def test_added_and_removed_kernels():
+    head_fwd = fwd_kernels(
+        cpp_fused_native_layer_norm_1=None,
+        cpp_fused_mul_sin_3=kernel(
+            "cpp_fused_mul_sin_3", "cpp_pointwise", 0.7, ["aten.sin", "aten.mul"]
+        ),
+    )
+    head = result([graph("0-forward", head_fwd), graph("0-backward", bwd_kernels())])
+    s = diff_results(base_result(), head).sections[0]
+    (added,) = s.kernels_with(ADDED)
+    (removed,) = s.kernels_with(REMOVED)
+    assert (added.name, added.base_ms, added.head_ms) == (
+        "cpp_fused_mul_sin_3",
+        0.0,
+        pytest.approx(0.7),
+    )
+    assert (removed.name, removed.base_ms, removed.head_ms) == (
+        "cpp_fused_native_layer_norm_1",
+        pytest.approx(0.5),
+        0.0,
+    )
+    assert [k.name for k in s.responsible()] == ["cpp_fused_mul_sin_3"]
+
+
+def test_equal_keys_pair_in_program_order():
+    base = [
+        graph(
+            "0-forward",
+            [
+                kernel("cpp_fused_add_3", "cpp_pointwise", 1.0, ["aten.add"]),
+                kernel("cpp_fused_add_1", "cpp_pointwise", 2.0, ["aten.add"]),
+            ],
+        )
+    ]
+    head = [
+        graph(
+            "0-forward",
+            [
+                kernel("cpp_fused_add_7", "cpp_pointwise", 2.0, ["aten.add"]),
+                kernel("cpp_fused_add_4", "cpp_pointwise", 1.0, ["aten.add"]),
+            ],
+        )
+    ]
+    pairs, removed, added = match_kernels(base, head)
+    assert [(b.kernel.name, h.kernel.name, how) for b, h, how in pairs] == [
+        ("cpp_fused_add_1", "cpp_fused_add_4", "origin"),
+        ("cpp_fused_add_3", "cpp_fused_add_7", "origin"),
+    ]
+    assert removed == [] and added == []
+    assert name_stem("triton_poi_fused_add_12") == "triton_poi_fused_add"
+    assert name_stem("aten::addmm") == "aten::addmm"
+
+
+def test_too_few_samples_is_inconclusive():
+    few = result([graph("0-forward", [kernel("k_0", "cpp_pointwise", 1.0, n=3)])])
+    more = result([graph("0-forward", [kernel("k_0", "cpp_pointwise", 9.0, n=3)])])
+    d = diff_results(few, more)
+    assert d.sections[0].step.verdict == TOO_FEW
+    assert d.status() == INCONCLUSIVE
+    assert d.regressions() == []
+    assert "INCONCLUSIVE" in verdict_line(d)
+
+
+def test_different_devices_are_refused_unless_allowed():
+    cuda = base_result()
+    cuda.device = "cuda"
+    with pytest.raises(UsageError, match="base ran on cpu, head on cuda"):
+        diff_results(base_result(), cuda)
+    d = diff_results(base_result(), cuda, allow_mismatch=True)
+    assert "base ran on cpu, head on cuda" in d.warnings
+
+
+def test_train_vs_inference_is_refused():
+    inf = base_result()
+    inf.train = True
+    with pytest.raises(UsageError, match="inference, head is training"):
+        diff_results(base_result(), inf)
+
+
+def test_different_model_names_are_a_warning_only():
+    other = base_result()
+    other.model = "mlp_slow"
+    d = diff_results(base_result(), other)
+    assert d.warnings == ["different models: base 'mlp', head 'mlp_slow'"]
+
+
+def test_breakdown_against_compare_is_refused():
+    with pytest.raises(UsageError, match="cannot diff a breakdown result against a compare result"):
+        diff_results(base_result(), CompareResult(model="mlp"))
+
+
+# ---- compare results ------------------------------------------------------------------------
+
+
+def compare_result(default_ms: float, autotune: ModeResult | None = None) -> CompareResult:
+    modes = [
+        ModeResult(mode="eager", compile_s=0.0, step_samples_ms=samples(20.0)),
+        ModeResult(
+            mode="default",
+            compile_s=12.0,
+            step_samples_ms=samples(default_ms),
+            peak_memory_bytes=2**30,
+            breakdown=base_result(),
+        ),
+        ModeResult(mode="reduce-overhead", status="skipped", reason="CUDA graphs need CUDA"),
+    ]
+    if autotune is not None:
+        modes.append(autotune)
+    return CompareResult(model="mlp", device_name="Test CPU (2 cores)", modes=modes)
+
+
+def test_compare_results_diff_mode_by_mode_on_the_model_call():
+    head = compare_result(15.0, ModeResult(mode="max-autotune", step_samples_ms=samples(9.0)))
+    d = diff_results(compare_result(10.0), head)
+    assert d.kind == "compare"
+    assert [s.mode for s in d.sections] == ["eager", "default"]
+    eager, default = d.sections
+    assert eager.step.verdict == WITHIN_NOISE and eager.kernels == []
+    assert default.step_source == STEP_MODEL
+    assert default.step.base.median == 10.0 and default.step.head.median == 15.0
+    assert default.compile_s == (12.0, 12.0)
+    assert default.kernels and all(k.status == WITHIN_NOISE for k in default.kernels)
+    assert d.skipped == [
+        "reduce-overhead: base skipped (CUDA graphs need CUDA); head skipped (CUDA graphs need CUDA)",
+        "max-autotune: only in head",
+    ]
+    assert d.regressions(40.0) == [default]
+    assert d.regressions(60.0) == []
+
+
+# ---- rendering ------------------------------------------------------------------------------
+
+
+def slow_diff():
+    head = result(
+        [graph("0-forward", fwd_kernels(gelu_ms=3.0)), graph("0-backward", bwd_kernels())]
+    )
+    return diff_results(base_result(), head, base_label="main.json", head_label="branch.json")
+
+
+def test_verdict_line_names_the_regression_and_the_kernel():
+    line = verdict_line(slow_diff(), threshold_pct=10)
+    assert line.startswith("REGRESSION above the 10% gate: ")
+    assert "step time 8.400 -> 10.400 ms (+23.8%, significant)" in line
+    assert "kernels responsible: cpp_fused_gelu_0 +2.000 ms (slower)" in line
+    assert "(below the 30% gate)" in verdict_line(slow_diff(), threshold_pct=30)
+
+
+def test_text_report_lists_tables_and_counts():
+    text = render_text(slow_diff())
+    assert text.splitlines()[0].startswith("REGRESSION: default: step time")
+    assert "Slower kernels (significant) (1)" in text
+    assert "4 matched kernel(s) within noise" in text
+    assert "C++ pointwise" in text
+
+
+def test_markdown_starts_with_a_bold_verdict_and_has_github_tables():
+    md = render_markdown(slow_diff(), threshold_pct=10)
+    first = md.splitlines()[0]
+    assert first.startswith("**REGRESSION above the 10% gate**: ")
+    assert "`cpp_fused_gelu_0`" in first
+    assert "| 0-forward | `cpp_fused_gelu_0` | C++ pointwise | 1.000     | 3.000     | +2.000" in md
+    assert "<details><summary>Per category</summary>" in md
+
+
+def test_diff_to_dict_is_json():
+    d = json.loads(json.dumps(slow_diff().to_dict()))
+    assert d["status"] == REGRESSION
+    assert d["sections"][0]["step"]["verdict"] == "significant"
+    assert d["sections"][0]["kernels"][0]["name"] == "cpp_fused_gelu_0"
+
+
+# ---- loading and the CLI --------------------------------------------------------------------
+
+
+def write(path: Path, r) -> Path:
+    path.write_text(r.to_json())
+    return path
+
+
+def run_cli(args: list[str]) -> int:
+    try:
+        cli.main(["diff", *args])
+    except SystemExit as e:
+        return int(e.code or 0)
+    return 0
+
+
+@pytest.fixture
+def files(tmp_path):
+    slow = result(
+        [graph("0-forward", fwd_kernels(gelu_ms=3.0)), graph("0-backward", bwd_kernels())]
+    )
+    run_dir = tmp_path / "run-base"
+    run_dir.mkdir()
+    write(run_dir / "breakdown.json", base_result())
+    return {
+        "base": str(write(tmp_path / "base.json", base_result())),
+        "base_dir": str(run_dir),
+        "same": str(write(tmp_path / "same.json", base_result())),
+        "slow": str(write(tmp_path / "slow.json", slow)),
+        "compare": str(write(tmp_path / "cmp.json", compare_result(10.0))),
+    }
+
+
+def test_load_any_reads_files_and_run_directories(files, tmp_path):
+    assert isinstance(load_any(files["base_dir"]), BreakdownResult)
+    assert isinstance(load_any(files["compare"]), CompareResult)
+    (tmp_path / "junk.json").write_text('{"schema": "something-else"}')
+    with pytest.raises(ResultError, match="not an inductor-bench breakdown or compare result"):
+        load_any(tmp_path / "junk.json")
+    with pytest.raises(ResultError, match="no compare.json or breakdown.json"):
+        load_any(tmp_path)
+
+
+def test_cli_same_results_exit_0(files, capsys):
+    assert run_cli([files["base_dir"], files["same"], "--fail-on-regression", "5"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("NO SIGNIFICANT CHANGE: default: step time 8.400 -> 8.400 ms")
+
+
+def test_cli_regression_exits_1_above_the_gate_only(files, capsys):
+    assert run_cli([files["base"], files["slow"], "--fail-on-regression", "10"]) == 1
+    captured = capsys.readouterr()
+    assert "cpp_fused_gelu_0" in captured.out
+    assert "significant step-time regression above 10%: default +23.8%" in captured.err
+    assert run_cli([files["base"], files["slow"], "--fail-on-regression", "30"]) == 0
+    assert run_cli([files["base"], files["slow"]]) == 0  # no gate asked for
+
+
+def test_cli_markdown_and_json(files, capsys, tmp_path):
+    assert run_cli([files["base"], files["slow"], "--format", "markdown"]) == 0
+    assert capsys.readouterr().out.startswith("**REGRESSION**: ")
+    assert run_cli([files["base"], files["slow"], "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == REGRESSION
+    dest = tmp_path / "d.json"
+    assert run_cli([files["base"], files["slow"], "--json", str(dest)]) == 0
+    assert json.loads(dest.read_text())["kind"] == "breakdown"
+
+
+def test_cli_bad_input_exits_2(files, capsys, tmp_path):
+    assert run_cli([files["base"], str(tmp_path / "missing.json")]) == 2
+    assert "HEAD" in capsys.readouterr().err
+    assert run_cli([files["base"], files["compare"]]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("inductor-bench: error: cannot diff a breakdown result")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_the_analysis_side_imports_without_torch():
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'torch' or name.startswith('torch.'):\n"
+        "            raise ImportError('torch is hidden')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import inductor_bench.stats, inductor_bench.diff, inductor_bench.compare\n"
+        "import inductor_bench.render.diff, inductor_bench.render.compare\n"
+        "assert 'torch' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ---- end to end: the merge gate on two git revisions (real compiles on CPU) -----------------
+
+ROOT = Path(__file__).resolve().parent.parent
+GATE = ROOT / "scripts" / "merge_gate.sh"
+
+
+def _git(repo: Path, *args: str) -> str:
+    cmd = ["git", "-C", str(repo), "-c", "user.email=ci@example.com", "-c", "user.name=ci"]
+    return subprocess.run([*cmd, *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _gate(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "INDUCTOR_BENCH_PYTHON": sys.executable}
+    return subprocess.run(
+        ["bash", str(GATE), *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=900,
+    )
+
+
+@pytest.fixture(scope="session")
+def gate_repo(tmp_path_factory):
+    """A repository whose models/mlp.py becomes models/mlp_slow.py in the second commit."""
+    if shutil.which("git") is None:
+        pytest.skip("the merge gate needs git")
+    repo = tmp_path_factory.mktemp("gate") / "repo"
+    (repo / "models").mkdir(parents=True)
+    _git(repo, "init", "-q")
+    shutil.copy(ROOT / "models" / "mlp.py", repo / "models" / "mlp.py")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "mlp")
+    base = _git(repo, "rev-parse", "HEAD")
+    shutil.copy(ROOT / "models" / "mlp_slow.py", repo / "models" / "mlp.py")
+    _git(repo, "commit", "-qam", "a slower mlp")
+    return repo, base, _git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture(scope="session")
+def gate_slow(gate_repo):
+    repo, base, head = gate_repo
+    out = repo.parent / "out"
+    return _gate("-p", "10", "-o", str(out), "models/mlp.py", base, head, cwd=repo), out
+
+
+@pytest.mark.e2e
+def test_merge_gate_fails_on_the_slower_revision_and_names_kernels(gate_slow):
+    proc, out = gate_slow
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    first = proc.stdout.splitlines()[0]
+    assert first.startswith("**REGRESSION above the 10% gate**: default: step time ")
+    assert "kernels responsible: `" in first
+    assert "**Added kernels" in proc.stdout and "cumsum" in proc.stdout  # the extra op chain
+    assert "significant step-time regression above 10%" in proc.stderr
+    assert (out / "diff.md").read_text() == proc.stdout
+    assert isinstance(load_any(out / "base"), BreakdownResult)
+    assert isinstance(load_any(out / "head"), BreakdownResult)
+
+
+@pytest.mark.e2e
+def test_two_runs_of_the_same_model_are_within_noise(mlp_train, gate_slow, capsys):
+    _, run_dir, err = mlp_train
+    assert err is None
+    _, out = gate_slow  # its base run is models/mlp.py, the same code as mlp_train's
+    assert run_cli([str(run_dir), str(out / "base"), "--fail-on-regression", "10"]) == 0
+    assert capsys.readouterr().out.startswith("NO SIGNIFICANT CHANGE: default: step time ")
+
+
+def test_merge_gate_rejects_bad_arguments(gate_repo, tmp_path):
+    repo, base, _ = gate_repo
+    missing = _gate("models/none.py", base, cwd=repo)
+    assert (missing.returncode, missing.stderr.strip()) == (
+        2,
+        "merge_gate: models/none.py: no such model file",
+    )
+    bad_rev = _gate("models/mlp.py", "no-such-rev", cwd=repo)
+    assert bad_rev.returncode == 2
+    assert bad_rev.stderr.strip() == f"merge_gate: no-such-rev: not a revision of {repo}"
+    outside = tmp_path / "m.py"
+    outside.write_text("")
+    assert _gate(str(outside), cwd=tmp_path).returncode == 2

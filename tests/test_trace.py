@@ -1,0 +1,316 @@
+"""trace.py: streaming kineto traces, interval unions, launch -> CPU op links."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from inductor_bench.errors import TraceError
+from inductor_bench.trace import (
+    Event,
+    Trace,
+    keep_for_analysis,
+    launch_stacks,
+    launching_ops,
+    load_for_analysis,
+    load_trace,
+    union_length,
+)
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SYNTHETIC_CUDA = FIXTURES / "synthetic_cuda_transformer" / "trace.json"
+CPU_FORWARD = FIXTURES / "cpu_mlp_train" / "0-forward" / "trace.json.gz"
+
+
+def x(name, cat="cpu_op", ts=0.0, dur=1.0, pid=1, tid=1, **args) -> dict:
+    return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "pid": pid, "tid": tid,
+            "args": args}
+
+
+def write(path: Path, doc) -> Path:
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    return path
+
+
+# -- loading ------------------------------------------------------------------------------
+
+
+def test_loads_complete_events_and_top_level_keys(tmp_path):
+    doc = {
+        "schemaVersion": 1,
+        "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}],
+        "traceEvents": [
+            {"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "python"}},
+            x("aten::mm", ts=10.5, dur=2.25, **{"External id": 3}),
+            {"ph": "s", "id": 7, "pid": 1, "tid": 1, "ts": 11, "cat": "ac2g", "name": "ac2g"},
+            {"ph": "i", "name": "Record Window End", "pid": 1, "tid": 1, "ts": 20, "s": "g"},
+            x("Memcpy HtoD (Pageable -> Device)", cat="gpu_memcpy", ts=12, dur=1, pid=0, tid=7),
+        ],
+        "baseTimeNanoseconds": 1790857026000000000,
+    }
+    t = load_trace(write(tmp_path / "t.json", doc))
+    assert t.events == [
+        Event("aten::mm", "cpu_op", 10.5, 2.25, 1, 1, {"External id": 3}),
+        Event("Memcpy HtoD (Pageable -> Device)", "gpu_memcpy", 12.0, 1.0, 0, 7, {}),
+    ]
+    assert t.events[0].end == 12.75
+    assert t.device_properties == [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}]
+    assert t.base_time_ns == 1790857026000000000
+    assert t.path == str(tmp_path / "t.json")
+
+
+def test_gzip_and_plain_give_the_same_trace(tmp_path):
+    plain = SYNTHETIC_CUDA.read_bytes()
+    gz = tmp_path / "trace.json.gz"
+    gz.write_bytes(gzip.compress(plain))
+    disguised = tmp_path / "trace.json"  # gzip is detected by content, not by name
+    disguised.write_bytes(gzip.compress(plain))
+    a, b, c = load_trace(SYNTHETIC_CUDA), load_trace(gz), load_trace(disguised)
+    assert a.events == b.events == c.events
+    assert len(a.events) == 117  # 145 events less 4 metadata and 24 flow events
+    assert a.base_time_ns == b.base_time_ns == 1790857026000000000
+    assert a.device_properties[0]["name"] == "NVIDIA H100 80GB HBM3"
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 61, 4096])
+def test_any_chunk_size_parses_the_same(chunk):
+    whole = load_trace(SYNTHETIC_CUDA, chunk_chars=1 << 22)
+    assert load_trace(SYNTHETIC_CUDA, chunk_chars=chunk).events == whole.events
+    assert load_trace(CPU_FORWARD, chunk_chars=chunk).events == load_trace(CPU_FORWARD).events
+
+
+@pytest.mark.parametrize("chunk", [1, 5, 13, 1000])
+def test_keys_after_the_events_and_numbers_across_chunks(tmp_path, chunk):
+    # No whitespace at all, top-level keys after traceEvents, a trailing comma in the list
+    # (old kineto wrote one) and a long number at the very end of the document.
+    text = ('{"traceEvents":[' + json.dumps(x("a", ts=1, dur=2)) + ","
+            + json.dumps(x("b", ts=123456789.125, dur=0.5)) + ',],"deviceProperties":[],'
+            '"baseTimeNanoseconds":1790857026000000123}')
+    t = load_trace(write(tmp_path / "t.json", text), chunk_chars=chunk)
+    assert [(e.name, e.ts, e.dur) for e in t.events] == [("a", 1.0, 2.0), ("b", 123456789.125, 0.5)]
+    assert t.base_time_ns == 1790857026000000123
+
+
+def test_keep_drops_events_early(tmp_path):
+    doc = {"traceEvents": [x("f", cat="python_function"), x("aten::mm"), x("k", cat="kernel")]}
+    path = write(tmp_path / "t.json", doc)
+    assert [e.name for e in load_trace(path, keep=lambda e: e.cat != "python_function").events] == [
+        "aten::mm", "k"]
+    assert [e.name for e in load_trace(path, keep=keep_for_analysis).events] == ["aten::mm", "k"]
+    assert [e.name for e in load_trace(path, categories={"kernel"}).events] == ["k"]
+
+
+def test_args_filter_and_shared_name_strings(tmp_path):
+    kernel_args = {"correlation": 5, "External id": 3, "grid": [132, 1, 1], "stream": 7,
+                   "registers per thread": 128}
+    doc = {"traceEvents": [x("k", cat="kernel", **kernel_args), x("k", cat="kernel", ts=9),
+                           x("<module>", cat="python_function"), x("aten::mm", cat="cpu_op")]}
+    path = write(tmp_path / "t.json", doc)
+    full = load_trace(path)
+    assert full.events[0].args == kernel_args
+    assert [e.args for e in load_trace(path, args=("stream", "absent")).events] == [
+        {"stream": 7}, {}, {}, {}]
+    trimmed = load_for_analysis(path)
+    assert [(e.name, e.args) for e in trimmed.events] == [
+        ("k", {"correlation": 5, "External id": 3}), ("k", {}), ("aten::mm", {})]
+    assert trimmed.events[0].name is trimmed.events[1].name  # one string per distinct name
+
+
+def test_old_category_spellings_are_normalised(tmp_path):
+    doc = {"traceEvents": [x("k", cat="Kernel"), x("m", cat="Memcpy"), x("s", cat="Memset"),
+                           x("cudaLaunchKernel", cat="Runtime"), x("op", cat="Operator")]}
+    cats = [e.cat for e in load_trace(write(tmp_path / "t.json", doc)).events]
+    assert cats == ["kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cpu_op"]
+
+
+def test_memory_stays_proportional_to_kept_events(tmp_path):
+    """A ~5 MB trace read with every event dropped peaks at a small fraction of its size."""
+    path = tmp_path / "big.json"
+    ev = json.dumps(x("aten::addmm", ts=4457437588975.464, dur=49.824,
+                      **{"External id": 2, "Record function id": 0, "Sequence number": 21}))
+    with open(path, "w") as f:
+        f.write('{"schemaVersion": 1, "traceEvents": [\n')
+        f.write(",\n".join([ev] * 25000))
+        f.write('\n], "baseTimeNanoseconds": 1}')
+    size = path.stat().st_size
+    assert size > 4_000_000
+    tracemalloc.start()
+    try:
+        t = load_trace(path, keep=lambda e: False, chunk_chars=1 << 16)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert t.events == [] and t.base_time_ns == 1
+    assert peak < size / 10  # json.load of the same file peaks at about 4x its size
+
+
+# -- errors -------------------------------------------------------------------------------
+
+
+def _error(path: Path) -> str:
+    with pytest.raises(TraceError) as ei:
+        load_trace(path)
+    msg = str(ei.value)
+    assert "\n" not in msg and str(path) in msg
+    return msg
+
+
+def test_missing_file(tmp_path):
+    assert "no such trace file" in _error(tmp_path / "nope.json")
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("hello, not json", "not a JSON object"),
+        ("", "not a JSON object"),
+        ("[1, 2, 3]", "not a JSON object"),
+        ('{"schemaVersion": 1, "deviceProperties": []}', "no traceEvents"),
+        ('{"traceEvents": {"a": 1}}', "traceEvents is not a list"),
+        ('{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 1}, {"ph": "X", "na',
+         "truncated event in traceEvents"),
+        ('{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 1} {"ph": "X"}]}',
+         "no ',' between two events"),
+        ('{"traceEvents": [], "baseTimeNanoseconds": }', "value of 'baseTimeNanoseconds'"),
+        ('{"traceEvents": [{"ph": "X", "name": "noTs", "dur": 1}]}', "no numeric ts/dur"),
+        ('{"traceEvents": [{"ph": "X", "name": "badTs", "ts": "soon"}]}', "no numeric ts/dur"),
+    ],
+)
+def test_malformed_documents(tmp_path, content, expected):
+    assert expected in _error(write(tmp_path / "t.json", content))
+
+
+def test_a_malformed_event_fails_at_once_not_at_the_end_of_the_file(tmp_path):
+    path = tmp_path / "t.json"
+    good = json.dumps(x("aten::mm", ts=1, dur=2))
+    with open(path, "w") as f:
+        f.write('{"traceEvents": [{"ph": "X" "name": "missing comma", "ts": 1},\n')
+        f.write(",\n".join([good] * 50000) + "]}")
+    tracemalloc.start()
+    try:
+        with pytest.raises(TraceError, match="Expecting ',' delimiter"):
+            load_trace(path, chunk_chars=1 << 16)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < path.stat().st_size / 10  # it did not read on to the end
+
+
+def test_binary_and_broken_gzip(tmp_path):
+    binary = tmp_path / "t.json"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    assert "not readable as a (gzipped) JSON trace" in _error(binary)
+    truncated = tmp_path / "t.json.gz"
+    truncated.write_bytes(gzip.compress(SYNTHETIC_CUDA.read_bytes())[:3000])
+    msg = _error(truncated)
+    assert "not readable" in msg or "truncated" in msg
+    corrupt = tmp_path / "c.json.gz"
+    data = bytearray(gzip.compress(SYNTHETIC_CUDA.read_bytes()))
+    data[200:260] = bytes(60)
+    corrupt.write_bytes(bytes(data))
+    _error(corrupt)
+
+
+# -- union ----------------------------------------------------------------------------------
+
+
+def test_union_of_two_overlapping_streams():
+    # stream 7: [0,10) and [20,30); stream 13: [5,10) inside the first: sum 25, union 20
+    assert union_length([(0, 10), (20, 30), (5, 10)]) == 20.0
+
+
+@pytest.mark.parametrize(
+    ("intervals", "expected"),
+    [
+        ([], 0.0),
+        ([(3.0, 3.0), (5.0, 4.0)], 0.0),  # empty and reversed intervals count nothing
+        ([(0, 5), (5, 10)], 10.0),  # touching
+        ([(10, 20), (0, 30), (5, 6)], 30.0),  # unsorted, nested
+        ([(0, 1), (2, 3), (2.5, 4)], 3.0),
+    ],
+)
+def test_union_length(intervals, expected):
+    assert union_length(intervals) == expected
+
+
+# -- launching ops ------------------------------------------------------------------------
+
+
+def launch_trace() -> Trace:
+    ev = [
+        Event("aten::convolution", "cpu_op", 0, 20, 1, 1, {"External id": 1}),
+        Event("aten::_convolution", "cpu_op", 1, 18, 1, 1, {"External id": 2}),
+        Event("aten::cudnn_convolution", "cpu_op", 2, 16, 1, 1, {"External id": 3}),
+        Event("cuLaunchKernel", "cuda_driver", 5, 2, 1, 1, {"correlation": 11}),
+        Event("aten::mm", "cpu_op", 30, 10, 1, 1, {"External id": 4}),
+        Event("cudaLaunchKernel", "cuda_runtime", 31, 2, 1, 1, {"correlation": 12}),
+        Event("cudaLaunchKernel", "cuda_runtime", 35, 2, 1, 1, {"correlation": 13}),
+        # after aten::mm has ended, on the same thread: no enclosing op
+        Event("cudaMemcpyAsync", "cuda_runtime", 45, 1, 1, 1, {"correlation": 14}),
+        # a sibling starting exactly where aten::mm ends is not nested in it
+        Event("aten::zero_", "cpu_op", 40, 5, 1, 1, {"External id": 6}),
+        Event("cudaMemsetAsync", "cuda_runtime", 41, 1, 1, 1, {"correlation": 17}),
+        # another thread: its own ops only
+        Event("aten::add", "cpu_op", 3, 10, 1, 2, {"External id": 5}),
+        Event("cudaLaunchKernel", "cuda_runtime", 4, 1, 1, 2, {"correlation": 15}),
+        # device side
+        Event("sm90_xmma_fprop_implicit_gemm", "kernel", 50, 5, 0, 7, {"correlation": 11}),
+        Event("sm90_xmma_gemm_a", "kernel", 56, 5, 0, 7, {"correlation": 12}),
+        Event("sm90_xmma_gemm_b", "kernel", 62, 5, 0, 7, {"correlation": 13}),
+        Event("Memcpy DtoD (Device -> Device)", "gpu_memcpy", 70, 1, 0, 7, {"correlation": 14}),
+        Event("add_kernel", "kernel", 72, 1, 0, 7, {"correlation": 15}),
+        Event("Memset (Device)", "gpu_memset", 73, 1, 0, 7, {"correlation": 17}),
+        # no launch event with this correlation: falls back to External id
+        Event("fill_kernel", "kernel", 74, 1, 0, 7, {"correlation": 99, "External id": 4}),
+        # linked to nothing
+        Event("orphan", "kernel", 76, 1, 0, 7, {"correlation": 98}),
+        Event("cudaDeviceSynchronize", "cuda_runtime", 46, 40, 1, 1, {"correlation": 16}),
+    ]
+    return Trace(events=ev)
+
+
+def test_launch_stacks_innermost_first():
+    t = launch_trace()
+    idx = {e.name: i for i, e in enumerate(t.events)}
+    stacks = launch_stacks(t)
+    assert stacks == {
+        idx["sm90_xmma_fprop_implicit_gemm"]: (
+            "aten::cudnn_convolution", "aten::_convolution", "aten::convolution"),
+        idx["sm90_xmma_gemm_a"]: ("aten::mm",),
+        idx["sm90_xmma_gemm_b"]: ("aten::mm",),
+        idx["add_kernel"]: ("aten::add",),
+        idx["Memset (Device)"]: ("aten::zero_",),
+        idx["fill_kernel"]: ("aten::mm",),
+    }
+    assert launching_ops(t) == {i: s[0] for i, s in stacks.items()}
+
+
+def test_launch_without_any_enclosing_op_is_absent():
+    t = launch_trace()
+    memcpy = next(i for i, e in enumerate(t.events) if e.cat == "gpu_memcpy")
+    orphan = next(i for i, e in enumerate(t.events) if e.name == "orphan")
+    ops = launching_ops(t)
+    assert memcpy not in ops and orphan not in ops
+
+
+def test_launching_ops_on_the_synthetic_cuda_fixture():
+    t = load_trace(SYNTHETIC_CUDA)
+    by_name: dict[str, set[str]] = {}
+    for i, op in launching_ops(t).items():
+        by_name.setdefault(t.events[i].name[:24], set()).add(op)
+    assert by_name == {
+        "triton_per_fused_native_": {"triton_per_fused_native_layer_norm_0"},
+        "sm90_xmma_gemm_bf16bf16_": {"aten::mm"},
+        "triton_tem_fused_addmm_1": {"triton_tem_fused_addmm_1"},
+        "triton_poi_fused_gelu_2": {"triton_poi_fused_gelu_2"},
+        "void pytorch_flash::flas": {"aten::_flash_attention_forward"},
+        "sm90_xmma_fprop_implicit": {"aten::cudnn_convolution"},
+        "triton_red_fused_sum_3": {"triton_red_fused_sum_3"},
+        "Memcpy HtoD (Pageable ->": {"aten::copy_"},
+        "Memset (Device)": {"aten::zero_"},
+        "void at::native::vectori": {"aten::add"},
+    }
