@@ -37,9 +37,12 @@ INDUCTOR_ENV = {
 }
 
 
-def inductor_env(cache_dir: Path) -> dict[str, str]:
+def inductor_env(cache_dir: Path, *, freezing: bool = False) -> dict[str, str]:
     """The environment of every worker of one run: its private cache and our flags."""
-    return {**INDUCTOR_ENV, "TORCHINDUCTOR_CACHE_DIR": str(cache_dir)}
+    env = {**INDUCTOR_ENV, "TORCHINDUCTOR_CACHE_DIR": str(cache_dir)}
+    if freezing:
+        env["TORCHINDUCTOR_FREEZING"] = "1"
+    return env
 
 
 class _ModuleRecorder(logging.Handler):

@@ -101,7 +101,7 @@ def compile_workload(
                 "inductor_bench.capture",
                 request,
                 timeout=timeout,
-                env=inductor_env(run_dir / "cache"),
+                env=inductor_env(run_dir / "cache", freezing=opts.freezing),
                 log_path=run_dir / "logs" / f"compile-{opts.mode}.log",
                 echo=echo,
             )
@@ -134,6 +134,8 @@ def _describe(opts: WorkloadOptions) -> str:
     ]
     if opts.batch_size:
         parts.append(f"batch {opts.batch_size}")
+    if opts.freezing:
+        parts.append("freezing")
     return ", ".join(parts)
 
 
@@ -263,6 +265,7 @@ def new_result(opts: WorkloadOptions, run_dir: Path) -> BreakdownResult:
         train=opts.train,
         dtype=opts.dtype,
         autocast=opts.autocast,
+        freezing=opts.freezing,
         batch_size=opts.batch_size,
         created=_dt.datetime.now().astimezone().isoformat(timespec="seconds"),
         run_dir=str(run_dir),

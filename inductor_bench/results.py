@@ -93,6 +93,7 @@ class BreakdownResult:
     train: bool = False
     dtype: str = "float32"
     autocast: bool = False
+    freezing: bool = False
     batch_size: int | None = None
     script: bool = False  # the file ran as a script (no factory)
     versions: dict[str, str] = field(default_factory=dict)  # torch, triton, python, tool

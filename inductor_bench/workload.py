@@ -42,6 +42,7 @@ class WorkloadOptions:
     autocast: bool = False  # keep the model in float32 and run under torch.autocast(dtype)
     mode: str = "default"
     batch_size: int | None = None
+    freezing: bool = False  # inference only: weights become constants (CPU GEMM templates need it)
 
     def validate(self) -> WorkloadOptions:
         p = Path(self.path)
@@ -57,6 +58,8 @@ class WorkloadOptions:
             raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {self.mode!r}")
         if self.autocast and self.dtype == "float32":
             raise UsageError("--autocast needs --dtype bfloat16 or float16")
+        if self.freezing and self.train:
+            raise UsageError("--freezing is for inference: frozen weights cannot be trained")
         if self.batch_size is not None and self.batch_size < 1:
             raise UsageError("--batch-size must be at least 1")
         kind = file_kind(p)

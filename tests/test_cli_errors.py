@@ -183,3 +183,9 @@ def test_script_with_graph_break(tmp_path):
     assert len(r["graphs"]) == 2
     assert len({g["frame_id"] for g in r["graphs"]}) == 2
     assert all(g["status"] == "ok" for g in r["graphs"])
+
+
+def test_freezing_needs_inference():
+    p = cli("breakdown", str(MODELS / "mlp.py"), "--train", "--freezing")
+    assert p.returncode == 2
+    assert "--freezing is for inference" in one_error_line(p)

@@ -16,11 +16,22 @@ from ..workload import WorkloadOptions
 from .common import Format, emit_json
 
 DEVICE_HELP = "auto (CUDA when available), cuda or cpu."
+FREEZING_HELP = (
+    "Inference only: compile with weights frozen into constants (torch._inductor.config.freezing); "
+    "CPU GEMM templates of max-autotune need it."
+)
 MODE_HELP = "torch.compile mode: default, reduce-overhead, max-autotune, max-autotune-no-cudagraphs."
 
 
 def workload_options(
-    model: Path, device: str, train: bool, dtype: str, autocast: bool, mode: str, batch_size: int | None
+    model: Path,
+    device: str,
+    train: bool,
+    dtype: str,
+    autocast: bool,
+    mode: str,
+    batch_size: int | None,
+    freezing: bool = False,
 ) -> WorkloadOptions:
     return WorkloadOptions(
         path=str(model),
@@ -30,6 +41,7 @@ def workload_options(
         autocast=autocast,
         mode=mode,
         batch_size=batch_size,
+        freezing=freezing,
     ).validate()
 
 
@@ -46,6 +58,7 @@ def breakdown(
     ),
     mode: str = typer.Option("default", "--mode", "-m", help=MODE_HELP),
     batch_size: int | None = typer.Option(None, "--batch-size", "-b", help="Passed to make_workload()."),
+    freezing: bool = typer.Option(False, "--freezing", help=FREEZING_HELP),
     iterations: int | None = typer.Option(
         None, "--iterations", "-n", min=1, help="Profiled iterations per graph (default: auto, 10-200)."
     ),
@@ -65,7 +78,7 @@ def breakdown(
     ),
 ) -> None:
     """Compile MODEL, profile every graph it compiles, and report where the time goes."""
-    opts = workload_options(model, device, train, dtype, autocast, mode, batch_size)
+    opts = workload_options(model, device, train, dtype, autocast, mode, batch_size, freezing)
     progress = Progress()
     result, run_dir, err = run_breakdown(
         opts,

@@ -14,6 +14,7 @@ from ..pipeline import DEFAULT_TIMEOUT_S
 from ..progress import Progress
 from ..render.compare import render_compare
 from ..workload import WorkloadOptions
+from .breakdown import FREEZING_HELP
 from .common import Format, emit_json
 
 MODES_HELP = (
@@ -47,6 +48,9 @@ def compare(
     batch_size: Annotated[
         int | None, typer.Option("--batch-size", "-b", help="Passed to make_workload().")
     ] = None,
+    freezing: Annotated[
+        bool, typer.Option("--freezing", help=FREEZING_HELP)
+    ] = False,
     iterations: Annotated[
         int | None,
         typer.Option(
@@ -79,6 +83,7 @@ def compare(
         dtype=dtype,
         autocast=autocast,
         batch_size=batch_size,
+        freezing=freezing,
     ).validate()
     run = CompareRun(repeat=repeat, iterations=iterations, timeout=timeout, echo=verbose())
     result, run_dir, err = run_compare(

@@ -61,7 +61,7 @@ class _Doc:
 
 def _header(doc: _Doc, r: BreakdownResult) -> None:
     what = "training step (forward + backward)" if r.train else "inference"
-    dtype = r.dtype + (" (autocast)" if r.autocast else "")
+    dtype = r.dtype + (" (autocast)" if r.autocast else "") + (" · freezing" if r.freezing else "")
     title = f"inductor-bench breakdown: {r.model}"
     doc.parts.append(f"## {title}" if doc.md else title + "\n" + "=" * len(title))
     facts = [
