@@ -282,9 +282,11 @@ def breakdown_from_outcome(
     timeout: float = DEFAULT_TIMEOUT_S,
     progress: Progress = QUIET,
     echo: bool = False,
+    write: bool = True,
 ) -> tuple[BreakdownResult, errors.BenchError | None]:
     """Profile and analyse every graph a compile worker captured; fill ``result`` (a new one
-    by default). Returns it and the first error met (the compile's own error included)."""
+    by default) and, with ``write``, save it in ``run_dir``. Returns it and the first error
+    met (the compile's own error included)."""
     result = result or new_result(opts, run_dir)
     first_error = comp.error
     result.device = comp.device or ("cuda" if opts.device == "cuda" else result.device)
@@ -323,8 +325,9 @@ def breakdown_from_outcome(
             )
     result.iterations = max((g.iterations for g in result.graphs), default=0)
     result.status = _status(result, first_error)
-    write_result(run_dir, result)
-    write_meta(run_dir, opts, result, status=result.status)
+    if write:
+        write_result(run_dir, result)
+        write_meta(run_dir, opts, result, status=result.status)
     return result, first_error
 
 
@@ -355,7 +358,15 @@ def run_breakdown(
     try:
         comp = compile_workload(opts, run_dir, timeout=timeout, steps=steps, progress=progress, echo=echo)
         result, first_error = breakdown_from_outcome(
-            opts, run_dir, comp, result, iterations=iterations, timeout=timeout, progress=progress, echo=echo
+            opts,
+            run_dir,
+            comp,
+            result,
+            iterations=iterations,
+            timeout=timeout,
+            progress=progress,
+            echo=echo,
+            write=False,  # written once, below, whatever happens
         )
     except KeyboardInterrupt:
         result.errors.append("interrupted")

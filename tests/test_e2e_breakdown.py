@@ -171,3 +171,27 @@ def test_autotune_top_cpu_recompile(tmp_path):
     assert sorted((x["graph"], x["tuned_name"]) for x in a["rows"] if x["tuned_name"]) == tuned_names
     assert a["base_step_ms"] == pytest.approx(sum(g["wall_ms"] for g in r["graphs"]))
     assert "Default vs max-autotune, kernel by kernel" in p.stdout
+
+
+def test_modules_are_found_on_a_warm_cache(tmp_path):
+    """A second compile into the same cache is an FX-graph / AOTAutograd cache hit, where
+    Inductor prints no "Compiled module path": the structured trace still names the modules."""
+    from inductor_bench.pipeline import compile_workload
+    from inductor_bench.workload import WorkloadOptions
+
+    model = tmp_path / "tiny.py"
+    model.write_text(
+        "import torch\n"
+        "def make_workload(device):\n"
+        "    return torch.nn.Sequential(torch.nn.Linear(32, 32), torch.nn.GELU()).to(device), "
+        "(torch.randn(8, 32, device=device),)\n"
+    )
+    opts = WorkloadOptions(path=str(model), device="cpu", train=True).validate()
+    cold = compile_workload(opts, tmp_path, steps=1)
+    (tmp_path / "modules.jsonl").rename(tmp_path / "cold.jsonl")
+    warm = compile_workload(opts, tmp_path, steps=1)
+    assert cold.error is None and warm.error is None
+    assert len(cold.modules) == len(warm.modules) == 2
+    assert sorted(m["path"] for m in warm.modules) == sorted(m["path"] for m in cold.modules)
+    log = (tmp_path / "logs" / "compile-default.log").read_text()
+    assert log.count("Compiled module path") == 2  # printed by the cold compile only
