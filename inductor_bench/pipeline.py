@@ -224,9 +224,11 @@ def profile_graph(
     iterations: int | None,
     timeout: float,
     echo: bool = False,
+    preload: str | None = None,
 ) -> GraphResult:
     """Profile one graph in a worker and analyse its trace. Failures are recorded in the
-    returned GraphResult (status failed / timeout), never raised."""
+    returned GraphResult (status failed / timeout), never raised. ``preload``: a model file
+    the worker imports first (custom ops it registers are then there for the module)."""
     from .breakdown import analyze_graph
     from .trace import load_for_analysis
 
@@ -237,6 +239,7 @@ def profile_graph(
         "device": g.device,
         "iterations": iterations,
         "trace": str(trace_path),
+        "preload": preload,
     }
     try:
         run_worker(
@@ -309,9 +312,12 @@ def breakdown_from_outcome(
     if result.script and sources:
         result.device = sources[0].graph.device
     prefix = f"{opts.mode}: " if opts.mode != "default" else ""
+    preload = None if comp.script else str(Path(opts.path).resolve())
     for i, src in enumerate(sources, 1):
         with progress.phase(f"{prefix}profiling graph {src.graph.id} [{i}/{len(sources)}]") as ph:
-            g = profile_graph(src, run_dir, iterations=iterations, timeout=timeout, echo=echo)
+            g = profile_graph(
+                src, run_dir, iterations=iterations, timeout=timeout, echo=echo, preload=preload
+            )
             ph["done"] = (
                 f"{g.iterations} iterations, {len(g.kernels)} kernels" if g.ok else f"{g.status}: {g.error}"
             )

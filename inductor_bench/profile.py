@@ -48,11 +48,29 @@ def load_module(path: str):
     return mod
 
 
+def _preload(path: str | None) -> None:
+    """Import the model file (not run as a script) so that custom ops and kernels it
+    registers exist when the compiled module calls them. A failure is logged, not fatal:
+    most modules need nothing from it."""
+    if not path:
+        return
+    import runpy
+    import sys
+    import traceback
+
+    try:
+        runpy.run_path(path, run_name="inductor_bench_workload")
+    except Exception:
+        print(f"inductor-bench: importing {path} before the module failed (ignored):", file=sys.stderr)
+        traceback.print_exc()
+
+
 def handle(request: dict[str, Any]) -> dict[str, Any]:
     import torch
     from torch.profiler import ProfilerActivity, profile, record_function
 
     device = request["device"]
+    _preload(request.get("preload"))
     t0 = time.perf_counter()
     mod = load_module(request["module"])
     load_s = time.perf_counter() - t0

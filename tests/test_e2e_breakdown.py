@@ -195,3 +195,43 @@ def test_modules_are_found_on_a_warm_cache(tmp_path):
     assert sorted(m["path"] for m in warm.modules) == sorted(m["path"] for m in cold.modules)
     log = (tmp_path / "logs" / "compile-default.log").read_text()
     assert log.count("Compiled module path") == 2  # printed by the cold compile only
+
+
+CUSTOM_OP_MODEL = '''
+import torch
+
+
+@torch.library.custom_op("inductor_bench_test::twice", mutates_args=())
+def twice(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+@twice.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+class M(torch.nn.Module):
+    def forward(self, x):
+        return torch.ops.inductor_bench_test.twice(torch.sin(x)) + 1
+
+
+def make_workload(device):
+    return M(), (torch.randn(256, 256, device=device),)
+'''
+
+
+def test_custom_op_registered_by_the_model_file(tmp_path):
+    """The compiled module calls an op the model file registers: the profiling worker
+    imports the model file first, so the op exists there too."""
+    from inductor_bench.pipeline import run_breakdown
+    from inductor_bench.workload import WorkloadOptions
+
+    model = tmp_path / "custom.py"
+    model.write_text(CUSTOM_OP_MODEL)
+    opts = WorkloadOptions(path=str(model), device="cpu")
+    result, _, err = run_breakdown(opts, root=tmp_path / "runs", iterations=10)
+    assert err is None, err
+    (g,) = result.graphs
+    op = next(k for k in g.kernels if k.name == "inductor_bench_test::twice")
+    assert op.calls == 1 and op.category == "extern_other"
