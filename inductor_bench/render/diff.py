@@ -7,8 +7,6 @@ removed, or significantly slower or faster.
 
 from __future__ import annotations
 
-from tabulate import tabulate
-
 from ..categories import label
 from ..diff import (
     ADDED,
@@ -23,6 +21,7 @@ from ..diff import (
     SectionDiff,
 )
 from ..stats import MIN_SAMPLES, NOISE_K, TOO_FEW, WITHIN_NOISE, Change
+from .common import table as _tabulate
 
 # Kernel rows shown per table; the rest are counted. Enough for the kernels that matter in
 # a PR comment without burying the verdict.
@@ -219,8 +218,7 @@ def _kernel_rows(ks: list[KernelDiff], code: bool) -> list[list[str]]:
 
 
 def _table(rows: list[list[str]], headers: list[str], fmt: str = "simple") -> str:
-    # Cells are preformatted strings: keep tabulate from re-parsing "1.000" into 1.
-    return tabulate(rows, headers, tablefmt=fmt, disable_numparse=True)
+    return _tabulate(rows, headers, markdown=fmt == "github")
 
 
 KERNEL_HEADERS = [

@@ -5,21 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from tabulate import tabulate
-
 from ..autotune import KernelReport, Timing, config_label, verdict_sentence
 from ..categories import label
+from .common import heading, table
 
 DASH = "-"
 
 
 def _table(rows: list[list[str]], headers: list[str], markdown: bool) -> str:
-    return tabulate(rows, headers=headers, tablefmt="github" if markdown else "simple",
-                    disable_numparse=True)
+    return table(rows, headers, markdown=markdown)
 
 
 def _heading(s: str, markdown: bool) -> str:
-    return f"### {s}" if markdown else f"{s}\n{'-' * len(s)}"
+    return heading(s, markdown=markdown)
 
 
 def _num(v: float | None, fmt: str) -> str:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from tabulate import tabulate
-
 from ..categories import label, order
 from ..results import BreakdownResult, GraphResult, KernelStat
+from .common import heading, table
 
 DEFAULT_TOP = 15
 ATEN_WIDTH = 48  # characters of origin ATen ops shown per row
@@ -44,16 +43,13 @@ class _Doc:
         self.parts: list[str] = []
 
     def heading(self, s: str) -> None:
-        self.parts.append(f"### {s}" if self.md else f"{s}\n{'-' * len(s)}")
+        self.parts.append(heading(s, markdown=self.md))
 
     def line(self, s: str) -> None:
         self.parts.append(s)
 
     def table(self, rows: list[list], headers: list[str], align: tuple[str, ...] | None = None) -> None:
-        fmt = "github" if self.md else "simple"
-        self.parts.append(
-            tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True, colalign=align)
-        )
+        self.parts.append(table(rows, headers, markdown=self.md, align=align))
 
     def render(self) -> str:
         return "\n\n".join(self.parts) + "\n"
