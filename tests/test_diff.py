@@ -147,14 +147,14 @@ def test_faster_head_is_not_a_regression():
     head = result(
         [graph("0-forward", fwd_kernels(gelu_ms=0.1)), graph("0-backward", bwd_kernels())]
     )
-    d = diff_results(base_result(), head)  # 8.4 -> 7.5 ms, -10.7%
+    d = diff_results(base_result(), head, min_rel=0.05)  # 8.4 -> 7.5 ms, -10.7%
     assert d.status() == IMPROVEMENT
     assert d.regressions() == []
     assert [k.name for k in d.sections[0].kernels_with(FASTER)] == ["cpp_fused_gelu_0"]
 
 
 def test_the_minimum_change_depends_on_the_device():
-    # +7.1% (8.4 -> 9.0 ms): above the CUDA floor (5%), below the CPU floor (10%)
+    # +7.1% (8.4 -> 9.0 ms): above the CUDA floor (5%), below the CPU floor (20%)
     def with_gelu(ms: float, device: str) -> BreakdownResult:
         r = result(
             [graph("0-forward", fwd_kernels(gelu_ms=ms)), graph("0-backward", bwd_kernels())]
@@ -163,7 +163,7 @@ def test_the_minimum_change_depends_on_the_device():
         return r
 
     cpu = diff_results(with_gelu(1.0, "cpu"), with_gelu(1.6, "cpu"))
-    assert (cpu.min_rel, cpu.status()) == (0.10, NO_CHANGE)
+    assert (cpu.min_rel, cpu.status()) == (0.20, NO_CHANGE)
     cuda = diff_results(with_gelu(1.0, "cuda"), with_gelu(1.6, "cuda"))
     assert (cuda.min_rel, cuda.status()) == (0.05, REGRESSION)
     forced = diff_results(with_gelu(1.0, "cpu"), with_gelu(1.6, "cpu"), min_rel=0.05)
@@ -522,12 +522,15 @@ def test_merge_gate_fails_on_the_slower_revision_and_names_kernels(gate_slow):
 
 
 @pytest.mark.e2e
-def test_two_runs_of_the_same_model_are_within_noise(mlp_train, gate_slow, capsys):
-    _, run_dir, err = mlp_train
-    assert err is None
-    _, out = gate_slow  # its base run is models/mlp.py, the same code as mlp_train's
-    assert run_cli([str(run_dir), str(out / "base"), "--fail-on-regression", "10"]) == 0
-    assert capsys.readouterr().out.startswith("NO SIGNIFICANT CHANGE: default: step time ")
+def test_two_runs_of_the_same_model_are_within_noise(gate_repo):
+    """The gate on a change that changes nothing: the same revision broken down twice,
+    back to back, as the gate runs base and head."""
+    repo, base, _ = gate_repo
+    out = repo.parent / "same"
+    proc = _gate("-p", "10", "-o", str(out), "models/mlp.py", base, base, cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert "NO SIGNIFICANT CHANGE" in proc.stdout.splitlines()[0]
+    assert "default: step time " in proc.stdout.splitlines()[0]
 
 
 def test_merge_gate_rejects_bad_arguments(gate_repo, tmp_path):
