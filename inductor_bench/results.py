@@ -9,12 +9,12 @@ Raw per-iteration samples are kept so that a later diff can judge noise.
 from __future__ import annotations
 
 import json
-import statistics
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from .errors import ResultError
+from .stats import sum_samples
 
 SCHEMA = "inductor-bench/breakdown"
 SCHEMA_VERSION = 1
@@ -169,15 +169,7 @@ def _graph_from_dict(d: dict[str, Any]) -> GraphResult:
 
 def step_samples(graphs: list[GraphResult]) -> list[float]:
     """Per-iteration step samples: the i-th sample of every graph added together."""
-    lists = [g.wall_samples_ms for g in graphs if g.wall_samples_ms]
-    if not lists:
-        return []
-    n = min(len(s) for s in lists)
-    return [sum(s[i] for s in lists) for i in range(n)]
-
-
-def median(xs: list[float]) -> float:
-    return statistics.median(xs) if xs else 0.0
+    return sum_samples([g.wall_samples_ms for g in graphs if g.wall_samples_ms])
 
 
 def load_result(path: str | Path) -> BreakdownResult:

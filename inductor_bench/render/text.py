@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..categories import label, order
-from ..results import BreakdownResult, GraphResult, KernelStat
+from ..results import BreakdownResult, KernelStat
 from .common import heading, table
 
 DEFAULT_TOP = 15
@@ -255,9 +255,3 @@ def render_breakdown(
             _graph_sections(doc, r, top)
     _footer(doc, r)
     return doc.render()
-
-
-def render_graph_line(g: GraphResult) -> str:
-    return (
-        f"{g.id}: {fmt_ms(g.wall_ms)} ms wall, {fmt_ms(g.kernel_ms)} ms kernels, busy {fmt_pct(g.busy_pct)}"
-    )
