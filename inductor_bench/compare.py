@@ -197,6 +197,7 @@ class CompareRun:
 
     repeat: int = DEFAULT_REPEAT
     iterations: int | None = None  # profiled iterations per graph (None: auto)
+    windows: int | None = None  # profiler windows per graph, the fastest kept (None: default)
     timeout: float = 900.0
     echo: bool = False
 
@@ -255,8 +256,8 @@ def _breakdown(opts, mode_dir: Path, outcome, run: CompareRun, progress):
     from .pipeline import breakdown_from_outcome
 
     return breakdown_from_outcome(
-        opts, mode_dir, outcome, iterations=run.iterations, timeout=run.timeout,
-        progress=progress, echo=run.echo,
+        opts, mode_dir, outcome, iterations=run.iterations, windows=run.windows,
+        timeout=run.timeout, progress=progress, echo=run.echo,
     )
 
 

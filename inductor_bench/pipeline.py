@@ -225,10 +225,12 @@ def profile_graph(
     timeout: float,
     echo: bool = False,
     preload: str | None = None,
+    windows: int | None = None,
 ) -> GraphResult:
     """Profile one graph in a worker and analyse its trace. Failures are recorded in the
     returned GraphResult (status failed / timeout), never raised. ``preload``: a model file
-    the worker imports first (custom ops it registers are then there for the module)."""
+    the worker imports first (custom ops it registers are then there for the module).
+    ``windows``: profiler sessions to run, the fastest kept (None: the worker's default)."""
     from .breakdown import analyze_graph
     from .trace import load_for_analysis
 
@@ -240,9 +242,10 @@ def profile_graph(
         "iterations": iterations,
         "trace": str(trace_path),
         "preload": preload,
+        "windows": windows,
     }
     try:
-        run_worker(
+        data = run_worker(
             "inductor_bench.profile",
             request,
             timeout=timeout,
@@ -251,6 +254,9 @@ def profile_graph(
             echo=echo,
         )
         g.trace = str(trace_path.relative_to(run_dir))
+        g.windows_ms = list(data.get("windows_ms") or [])
+        g.window_faults = list(data.get("window_faults") or [])
+        g.window = data.get("window")
         return analyze_graph(load_for_analysis(trace_path), src.info, g, kernel_files=src.kernel_files)
     except errors.WorkerTimeout as e:
         g.status, g.error = "timeout", str(e)
@@ -282,6 +288,7 @@ def breakdown_from_outcome(
     result: BreakdownResult | None = None,
     *,
     iterations: int | None = None,
+    windows: int | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
     progress: Progress = QUIET,
     echo: bool = False,
@@ -316,10 +323,18 @@ def breakdown_from_outcome(
     for i, src in enumerate(sources, 1):
         with progress.phase(f"{prefix}profiling graph {src.graph.id} [{i}/{len(sources)}]") as ph:
             g = profile_graph(
-                src, run_dir, iterations=iterations, timeout=timeout, echo=echo, preload=preload
+                src,
+                run_dir,
+                iterations=iterations,
+                timeout=timeout,
+                echo=echo,
+                preload=preload,
+                windows=windows,
             )
             ph["done"] = (
-                f"{g.iterations} iterations, {len(g.kernels)} kernels" if g.ok else f"{g.status}: {g.error}"
+                f"{len(g.windows_ms) or 1} x {g.iterations} iterations, {len(g.kernels)} kernels"
+                if g.ok
+                else f"{g.status}: {g.error}"
             )
         result.graphs.append(g)
         if not g.ok:
@@ -343,6 +358,7 @@ def run_breakdown(
     out: Path | str | None = None,
     root: Path | str = "runs",
     iterations: int | None = None,
+    windows: int | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
     steps: int = 5,
     progress: Progress = QUIET,
@@ -369,6 +385,7 @@ def run_breakdown(
             comp,
             result,
             iterations=iterations,
+            windows=windows,
             timeout=timeout,
             progress=progress,
             echo=echo,

@@ -54,6 +54,12 @@ class GraphResult:
     kernel_ms: float = 0.0  # sum of kernel times per iteration (== sum of categories)
     categories: dict[str, float] = field(default_factory=dict)  # category -> ms
     kernels: list[KernelStat] = field(default_factory=list)  # sorted by ms, descending
+    # The profiler windows (separate profiler sessions) this graph was profiled in: median
+    # iteration time of each, minor page faults per iteration of each (None where the OS does
+    # not count them), and the index of the one kept (the fastest; the times above are its).
+    windows_ms: list[float] = field(default_factory=list)
+    window_faults: list[float | None] = field(default_factory=list)
+    window: int | None = None
     status: str = "ok"  # ok | failed | timeout | skipped
     error: str | None = None
 

@@ -31,8 +31,8 @@ def shifted(samples: list[float], by: float) -> list[float]:
 
 
 def test_constants_are_what_the_docs_state():
-    assert (MIN_SAMPLES, NOISE_K, MIN_REL_CHANGE, MIN_REL_CHANGE_CPU) == (5, 3.0, 0.05, 0.20)
-    assert (default_min_rel("cpu"), default_min_rel("cuda")) == (0.20, 0.05)
+    assert (MIN_SAMPLES, NOISE_K, MIN_REL_CHANGE, MIN_REL_CHANGE_CPU) == (5, 3.0, 0.05, 0.10)
+    assert (default_min_rel("cpu"), default_min_rel("cuda")) == (0.10, 0.05)
     assert pytest.approx(1 / 0.6744897501960817, abs=1e-4) == MAD_TO_SIGMA
 
 

@@ -10,6 +10,7 @@ import typer
 
 from ..cli import app, verbose
 from ..pipeline import DEFAULT_TIMEOUT_S, run_breakdown
+from ..profile import DEFAULT_WINDOWS
 from ..progress import Progress
 from ..render.text import DEFAULT_TOP, render_breakdown
 from ..workload import WorkloadOptions
@@ -19,6 +20,10 @@ DEVICE_HELP = "auto (CUDA when available), cuda or cpu."
 FREEZING_HELP = (
     "Inference only: compile with weights frozen into constants (torch._inductor.config.freezing); "
     "CPU GEMM templates of max-autotune need it."
+)
+WINDOWS_HELP = (
+    "Profiler sessions per graph, the fastest kept: a session can run slow from start to end "
+    "(heap fragmentation under the profiler), the next one not."
 )
 MODE_HELP = "torch.compile mode: default, reduce-overhead, max-autotune, max-autotune-no-cudagraphs."
 
@@ -60,8 +65,9 @@ def breakdown(
     batch_size: int | None = typer.Option(None, "--batch-size", "-b", help="Passed to make_workload()."),
     freezing: bool = typer.Option(False, "--freezing", help=FREEZING_HELP),
     iterations: int | None = typer.Option(
-        None, "--iterations", "-n", min=1, help="Profiled iterations per graph (default: auto, 10-200)."
+        None, "--iterations", "-n", min=1, help="Profiled iterations per window (default: auto, 10-200)."
     ),
+    windows: int = typer.Option(DEFAULT_WINDOWS, "--windows", "-w", min=1, help=WINDOWS_HELP),
     timeout: float = typer.Option(DEFAULT_TIMEOUT_S, "--timeout", help="Seconds allowed per worker."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Run directory (must not exist or be empty)."),
     runs_dir: Path = typer.Option(Path("runs"), "--runs-dir", help="Where new run directories go."),
@@ -85,6 +91,7 @@ def breakdown(
         out=out,
         root=runs_dir,
         iterations=iterations,
+        windows=windows,
         timeout=timeout,
         progress=progress,
         echo=verbose(),

@@ -11,10 +11,11 @@ import typer
 from ..cli import app, verbose
 from ..compare import DEFAULT_MODES, DEFAULT_REPEAT, CompareRun, parse_modes, run_compare
 from ..pipeline import DEFAULT_TIMEOUT_S
+from ..profile import DEFAULT_WINDOWS
 from ..progress import Progress
 from ..render.compare import render_compare
 from ..workload import WorkloadOptions
-from .breakdown import FREEZING_HELP
+from .breakdown import FREEZING_HELP, WINDOWS_HELP
 from .common import Format, emit_json
 
 MODES_HELP = (
@@ -57,6 +58,9 @@ def compare(
             "--iterations", "-n", min=1, help="Profiled iterations per graph (default: auto)."
         ),
     ] = None,
+    windows: Annotated[
+        int, typer.Option("--windows", "-w", min=1, help=WINDOWS_HELP)
+    ] = DEFAULT_WINDOWS,
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds allowed per worker.")
     ] = DEFAULT_TIMEOUT_S,
@@ -85,7 +89,9 @@ def compare(
         batch_size=batch_size,
         freezing=freezing,
     ).validate()
-    run = CompareRun(repeat=repeat, iterations=iterations, timeout=timeout, echo=verbose())
+    run = CompareRun(
+        repeat=repeat, iterations=iterations, windows=windows, timeout=timeout, echo=verbose()
+    )
     result, run_dir, err = run_compare(
         opts, mode_list, run=run, out=out, root=runs_dir, progress=Progress()
     )

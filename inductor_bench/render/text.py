@@ -123,6 +123,39 @@ def _graph_table(doc: _Doc, r: BreakdownResult) -> None:
             "busy = time inside C++ kernels and extern ops ÷ wall time of the same profiled "
             "iterations; the rest is the Python wrapper (allocation, launch, bookkeeping)."
         )
+    note = _windows_note(r)
+    if note:
+        doc.line(note)
+
+
+# Window medians further apart than this (relative to the kept one) are pointed out.
+WINDOW_SPREAD = 0.10
+
+
+def _windows_note(r: BreakdownResult) -> str | None:
+    """One line on the profiler windows: how many, and which graphs had slow ones."""
+    gs = [g for g in r.measured() if g.windows_ms and g.window is not None]
+    if not gs:
+        return None
+    counts = sorted({len(g.windows_ms) for g in gs})
+    n = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+    if max(len(g.windows_ms) for g in gs) < 2:
+        return "windows: each graph was profiled in one profiler session (--windows 1)."
+    slow = []
+    for g in gs:
+        kept = g.windows_ms[g.window]
+        worst = max(range(len(g.windows_ms)), key=lambda i: g.windows_ms[i])
+        if kept > 0 and g.windows_ms[worst] > kept * (1 + WINDOW_SPREAD):
+            faults = g.window_faults[worst] if worst < len(g.window_faults) else None
+            why = f", {faults:.0f} page faults per iteration" if faults else ""
+            slow.append(
+                f"{g.id} {fmt_ms(kept)} vs up to {fmt_ms(g.windows_ms[worst])} ms "
+                f"(+{100 * (g.windows_ms[worst] / kept - 1):.0f}%{why})"
+            )
+    head = f"windows: each graph was profiled in {n} profiler sessions and the fastest is reported"
+    if not slow:
+        return head + f"; their medians agree within {100 * WINDOW_SPREAD:.0f}%."
+    return head + "; slower sessions were left out: " + "; ".join(slow) + "."
 
 
 def _category_table(

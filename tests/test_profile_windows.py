@@ -1,0 +1,81 @@
+"""Profiler windows: how many are run, which one is kept, and how the report shows them.
+Pure: no torch."""
+
+from __future__ import annotations
+
+import pytest
+
+from inductor_bench.profile import DEFAULT_WINDOWS, MAX_WINDOWS_S, fastest_window, plan_windows
+from inductor_bench.render.text import render_breakdown
+from inductor_bench.results import BreakdownResult, GraphResult, KernelStat
+
+
+def test_fastest_window_is_the_lowest_median_and_the_first_on_a_tie():
+    assert fastest_window([2.0, 1.5, 2.1, 1.5]) == 1
+    assert fastest_window([1.0]) == 0
+    with pytest.raises(ValueError):
+        fastest_window([])
+
+
+@pytest.mark.parametrize(
+    ("requested", "iterations", "per_call_s", "expected"),
+    [
+        (5, 200, 0.0015, 5),  # 0.3 s per window: all five
+        (5, 10, 1.0, 3),  # 10 s per window: three fit in 30 s
+        (5, 10, 5.0, 1),  # 50 s per window: still one
+        (0, 100, 0.001, 1),  # at least one
+        (7, 100, 0.0, 7),  # no estimate: as asked
+    ],
+)
+def test_plan_windows(requested, iterations, per_call_s, expected):
+    assert plan_windows(requested, iterations, per_call_s) == expected
+
+
+def test_window_budget_constants():
+    assert DEFAULT_WINDOWS >= 3  # a majority of sessions must be able to outvote a slow one
+    assert MAX_WINDOWS_S >= 10
+
+
+def _result(windows_ms, faults, window):
+    k = KernelStat(name="aten::mm", category="extern_gemm", calls=1, ms=1.0, samples_ms=[1.0] * 10)
+    g = GraphResult(
+        id="0-backward",
+        role="backward",
+        iterations=10,
+        wall_ms=1.1,
+        wall_samples_ms=[1.1] * 10,
+        busy_ms=1.0,
+        kernel_ms=1.0,
+        categories={"extern_gemm": 1.0},
+        kernels=[k],
+        windows_ms=windows_ms,
+        window_faults=faults,
+        window=window,
+    )
+    return BreakdownResult(model="m", graphs=[g])
+
+
+def test_report_names_the_slow_windows_left_out():
+    text = render_breakdown(_result([1.5, 2.1, 1.45, 1.52, 1.6], [3, 250, 4, 2, 5], 2))
+    assert "profiled in 5 profiler sessions and the fastest is reported" in text
+    assert "0-backward 1.450 vs up to 2.100 ms (+45%, 250 page faults per iteration)" in text
+
+
+def test_report_says_when_windows_agree():
+    text = render_breakdown(_result([1.50, 1.52, 1.49], [None, None, None], 2))
+    assert "their medians agree within 10%" in text
+    assert "page faults" not in text
+
+
+def test_results_without_windows_still_render():
+    """Results saved before windows existed have none: no windows line, no error."""
+    text = render_breakdown(_result([], [], None))
+    assert "windows:" not in text
+    assert "aten::mm" in text
+
+
+def test_windows_round_trip_through_json():
+    r = _result([1.5, 2.1], [3.0, None], 0)
+    back = BreakdownResult.from_dict(r.to_dict())
+    g = back.graphs[0]
+    assert (g.windows_ms, g.window_faults, g.window) == ([1.5, 2.1], [3.0, None], 0)
