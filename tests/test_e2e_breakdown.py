@@ -247,3 +247,52 @@ def test_custom_op_registered_by_the_model_file(tmp_path):
     (g,) = result.graphs
     op = next(k for k in g.kernels if k.name == "inductor_bench_test::twice")
     assert op.calls == 1 and op.category == "extern_other"
+
+
+# A harness whose call() writes a buffer too large for the heap (glibc serves anything over
+# 32 MiB with its own mmap and unmaps it on free), so every call faults in every page of it.
+_FAULTING_MODULE = '''
+import torch
+
+NBYTES = {nbytes}
+
+
+def get_args():
+    return []
+
+
+def call(args):
+    torch.empty(NBYTES // 4, dtype=torch.float32).fill_(1.0)
+'''
+
+
+def _thp_always() -> bool:
+    try:
+        return "[always]" in Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or _thp_always(), reason="Linux 4 KiB pages")
+def test_page_faults_per_iteration_match_the_pages_written(tmp_path):
+    """The page faults per iteration the report shows for each profiler session, against the
+    arithmetic: a call that writes 64 MiB of fresh memory faults once per page."""
+    import os
+
+    from inductor_bench.worker import run_worker
+
+    nbytes = 64 << 20
+    module = tmp_path / "faulting.py"
+    module.write_text(_FAULTING_MODULE.format(nbytes=nbytes))
+    request = {
+        "module": str(module),
+        "device": "cpu",
+        "iterations": 10,
+        "windows": 2,
+        "trace": str(tmp_path / "trace.json.gz"),
+    }
+    data = run_worker("inductor_bench.profile", request, timeout=300, log_path=tmp_path / "log")
+    pages = nbytes / os.sysconf("SC_PAGE_SIZE")
+    assert len(data["window_faults"]) == 2
+    for faults in data["window_faults"]:
+        assert pages <= faults <= 1.1 * pages, (faults, pages)

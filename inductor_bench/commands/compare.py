@@ -14,8 +14,7 @@ from ..pipeline import DEFAULT_TIMEOUT_S
 from ..profile import DEFAULT_WINDOWS
 from ..progress import Progress
 from ..render.compare import render_compare
-from ..workload import WorkloadOptions
-from .breakdown import FREEZING_HELP, WINDOWS_HELP
+from .breakdown import FREEZING_HELP, WINDOWS_HELP, workload_options
 from .common import Format, emit_json
 
 MODES_HELP = (
@@ -80,15 +79,7 @@ def compare(
     """Compile MODEL in each mode: compile time, steady-state step time, speedups, memory,
     kernels and the per-category breakdown, side by side."""
     mode_list = parse_modes(modes, eager=not no_eager)
-    opts = WorkloadOptions(
-        path=str(model),
-        device=device,
-        train=train,
-        dtype=dtype,
-        autocast=autocast,
-        batch_size=batch_size,
-        freezing=freezing,
-    ).validate()
+    opts = workload_options(model, device, train, dtype, autocast, "default", batch_size, freezing)
     run = CompareRun(
         repeat=repeat, iterations=iterations, windows=windows, timeout=timeout, echo=verbose()
     )

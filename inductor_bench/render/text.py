@@ -139,7 +139,7 @@ def _windows_note(r: BreakdownResult) -> str | None:
         return None
     counts = sorted({len(g.windows_ms) for g in gs})
     n = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
-    if max(len(g.windows_ms) for g in gs) < 2:
+    if counts == [1]:
         return "windows: each graph was profiled in one profiler session (--windows 1)."
     slow = []
     for g in gs:
