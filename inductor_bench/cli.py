@@ -1,8 +1,8 @@
 """The command line: options -> one call -> renderer -> exit code.
 
-Each command lives in ``inductor_bench/commands/<name>.py`` and registers itself on ``app``.
-Project errors become one line on stderr and a non-zero exit; ``--verbose`` keeps the
-traceback.
+Each command is a function in ``inductor_bench/commands/<name>.py``, registered below.
+Global options live in typer's context (``commands.options.Settings``). Project errors
+become one line on stderr and their exit code; ``--verbose`` keeps the traceback.
 """
 
 from __future__ import annotations
@@ -10,9 +10,12 @@ from __future__ import annotations
 import sys
 import traceback
 
+import click
 import typer
 
-from .errors import BenchError
+from .commands import breakdown, compare, diff, kernel, report
+from .commands.options import Settings
+from .core.errors import BenchError
 
 app = typer.Typer(
     name="inductor-bench",
@@ -22,61 +25,48 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-_state = {"verbose": False}
+for command in (breakdown.breakdown, report.report, kernel.kernel, compare.compare, diff.diff):
+    app.command()(command)
 
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     verbose: bool = typer.Option(
         False, "--verbose", "-v", help="Show worker logs and full tracebacks on errors."
     ),
 ) -> None:
-    _state["verbose"] = verbose
+    ctx.obj.verbose = verbose
 
 
-def verbose() -> bool:
-    return _state["verbose"]
-
-
-def _register() -> None:
-    # Imported for their side effect: each adds its command(s) to ``app``.
-    from .commands import breakdown, compare, diff, kernel, report  # noqa: F401
+INTERNAL_ERROR = 70  # EX_SOFTWARE
+INTERRUPTED = 130
 
 
 def main(argv: list[str] | None = None) -> None:
-    _register()
+    settings = Settings()
     try:
-        app(args=argv, standalone_mode=False)
+        app(args=argv, standalone_mode=False, obj=settings)
     except BenchError as e:
-        if _state["verbose"]:
-            traceback.print_exc()
-        print(f"inductor-bench: error: {e}", file=sys.stderr)
-        sys.exit(e.exit_code)
+        _fail(settings, f"error: {e}", e.exit_code)
     except KeyboardInterrupt:
-        print("inductor-bench: interrupted", file=sys.stderr)
-        sys.exit(130)
-    except SystemExit:
-        raise
-    except Exception as e:  # click's own usage errors and anything unexpected
-        import click
+        _fail(Settings(), "interrupted", INTERRUPTED)
+    except click.exceptions.ClickException as e:  # usage errors: click's own message
+        e.show()
+        sys.exit(e.exit_code)
+    except click.exceptions.Abort:
+        sys.exit(1)
+    except Exception as e:  # anything unexpected: one line, the traceback with --verbose
+        msg = f"internal error: {type(e).__name__}: {e} (run with --verbose for the traceback)"
+        _fail(settings, msg, INTERNAL_ERROR)
 
-        if isinstance(e, click.exceptions.ClickException):
-            e.show()
-            sys.exit(e.exit_code)
-        if isinstance(e, click.exceptions.Abort):
-            sys.exit(1)
-        if _state["verbose"]:
-            traceback.print_exc()
-        print(
-            f"inductor-bench: internal error: {type(e).__name__}: {e} (run with --verbose for the traceback)",
-            file=sys.stderr,
-        )
-        sys.exit(70)
+
+def _fail(settings: Settings, msg: str, code: int) -> None:
+    if settings.verbose:
+        traceback.print_exc()
+    print(f"inductor-bench: {msg}", file=sys.stderr)
+    sys.exit(code)
 
 
 if __name__ == "__main__":
-    # Run as `python -m inductor_bench.cli`: the commands register on the package's module,
-    # not on this `__main__` copy of it.
-    from inductor_bench.cli import main as _main
-
-    _main()
+    main()

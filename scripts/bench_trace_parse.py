@@ -38,7 +38,7 @@ CASES = {
 }
 CHILD = """
 import json, resource, sys, time
-from inductor_bench.trace import load_for_analysis, load_trace
+from inductor_bench.core.trace import load_for_analysis, load_trace
 p = sys.argv[1]
 t0 = time.perf_counter()
 n = {code}

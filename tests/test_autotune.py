@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from inductor_bench.autotune import (
+from inductor_bench.core.autotune import (
     BASELINE,
     CACHES_OFF,
     MAX_AUTOTUNE,
@@ -22,10 +22,10 @@ from inductor_bench.autotune import (
     verdict,
     verdict_sentence,
 )
-from inductor_bench.errors import ResultError, UsageError
-from inductor_bench.kernelfile import read_kernel_file
-from inductor_bench.peaks import Peak
-from inductor_bench.results import BreakdownResult, GraphResult, KernelStat
+from inductor_bench.core.errors import ResultError, UsageError
+from inductor_bench.core.kernelfile import read_kernel_file
+from inductor_bench.core.peaks import Peak
+from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat, RetunedKernel
 
 from .conftest import FIXTURES
 
@@ -68,7 +68,7 @@ def test_config_label():
 def spaces(tmp_path_factory):
     """(baseline, max-autotune) config lists of every fixture, CPU and synthetic CUDA."""
     pytest.importorskip("torch")
-    from inductor_bench.kernelbench import config_space
+    from inductor_bench.runner.kernelbench import config_space
 
     work = tmp_path_factory.mktemp("spaces")
     out = {}
@@ -108,7 +108,7 @@ def test_a_best_config_file_cannot_pin_the_space(tmp_path):
     from torch._inductor.runtime.autotune_cache import AutotuneCache
     from torch._inductor.runtime.triton_heuristics import hash_configs
 
-    from inductor_bench.kernelbench import load_kernel
+    from inductor_bench.runner.kernelbench import load_kernel
 
     kf = read_kernel_file(KERNELS / "synthetic_cuda" / "triton_red_fused_sum_0.py")
     naive = dict(MAX_AUTOTUNE_META)  # max-autotune, but the file's cache switches left on
@@ -163,15 +163,16 @@ def test_amdahl_bound():
 
 
 def test_amdahl_rows_and_total():
-    rows, total = amdahl_rows([
-        {"kernel": "a", "share": 0.40, "base_ms": 4.0, "tuned_ms": 2.0},
-        {"kernel": "b", "share": 0.10, "base_ms": 1.0, "tuned_ms": 1.25},
-        {"kernel": "c", "share": 0.05, "base_ms": 0.5, "tuned_ms": None},
-    ])
-    assert [r["speedup"] for r in rows] == [2.0, 0.8, None]
-    assert [r["bound"] for r in rows] == [pytest.approx(0.2), 0.0, 0.0]
+    def row(kernel, share, base_ms, tuned_ms):
+        return RetunedKernel(graph="0-forward", kernel=kernel, category="triton_pointwise",
+                             share=share, model_ms=base_ms, base_ms=base_ms, tuned_ms=tuned_ms)
+
+    rows, total = amdahl_rows([row("a", 0.40, 4.0, 2.0), row("b", 0.10, 1.0, 1.25),
+                               row("c", 0.05, 0.5, None)])
+    assert [r.speedup for r in rows] == [2.0, 0.8, None]
+    assert [r.bound for r in rows] == [pytest.approx(0.2), 0.0, 0.0]
     assert total == pytest.approx(0.2)
-    assert rows[0]["kernel"] == "a" and rows[0]["share"] == 0.40
+    assert rows[0].kernel == "a" and rows[0].share == 0.40
 
 
 # --- the kernel report ------------------------------------------------------------------------
@@ -265,8 +266,8 @@ def test_match_kernels_default_vs_max_autotune():
         _k("cpp_fused_mul_3", "cpp_pointwise", 0.1, ["aten.mul"]),
     ])
     rows = match_kernels(base, tuned)
-    got = [(r["base_name"], r["tuned_name"], r["matched_by"], r["change"], r["delta_ms"],
-            r["verdict"]) for r in rows]
+    got = [(r.base_name, r.tuned_name, r.matched_by, r.change, r.delta_ms,
+            r.verdict) for r in rows]
     assert got == [
         ("aten::addmm", "cpp_fused_addmm_0", "origin",
          "category extern_gemm -> cpp_template; renamed from aten::addmm", -1.0, "faster"),
@@ -277,26 +278,59 @@ def test_match_kernels_default_vs_max_autotune():
          "within noise"),
     ]
     first = rows[0]
-    assert (first["graph"], first["base_ms"], first["tuned_ms"]) == ("0-forward", 3.0, 2.0)
-    assert (first["base_category"], first["tuned_category"]) == ("extern_gemm", "cpp_template")
-    assert first["aten_ops"] == ["aten.addmm"]
+    assert (first.graph, first.base_ms, first.tuned_ms) == ("0-forward", 3.0, 2.0)
+    assert (first.base_category, first.tuned_category) == ("extern_gemm", "cpp_template")
+    assert first.aten_ops == ["aten.addmm"]
 
 
 def test_render_matches():
+    from inductor_bench.render.doc import TextDoc
     from inductor_bench.render.kernel import render_matches
+
+    def render(rows, **kw):
+        doc = TextDoc()
+        render_matches(doc, rows, **kw)
+        return doc.render()
 
     base = _result("default", [_k("aten::addmm", "extern_gemm", 3.0, ["aten.addmm"]),
                                _k("cpp_fused_add_2", "cpp_pointwise", 0.2, ["aten.add"])])
     tuned = _result("max-autotune", [_k("cpp_fused_addmm_0", "cpp_template", 2.0,
                                         ["aten.addmm"])])
-    text = render_matches(match_kernels(base, tuned), top=1)
+    text = render(match_kernels(base, tuned), top=1)
     rows = [ln.split("  ") for ln in text.splitlines() if ln.startswith("0-forward")]
     assert [[c.strip() for c in row if c.strip()] for row in rows] == [
         ["0-forward", "aten::addmm", "cpp_fused_addmm_0",
          "category extern_gemm -> cpp_template; renamed from aten::addmm", "3 ms", "2 ms",
          "-1.0000", "faster"]]
     assert text.rstrip().endswith("(1 more not shown: smaller changes)")
-    removed = render_matches(match_kernels(base, tuned))
+    removed = render(match_kernels(base, tuned))
     line = next(ln for ln in removed.splitlines() if "cpp_fused_add_2" in ln)
     assert [c for c in line.split() if c] == ["0-forward", "cpp_fused_add_2", "-", "removed",
                                                "200", "µs", "-", "-0.2000", "removed"]
+
+
+def test_autotune_top_recompile_keeps_the_users_profiling_settings(monkeypatch, tmp_path):
+    """`breakdown --iterations 12 --windows 2 --autotune-top N` on CPU: the recompiled
+    max-autotune run is profiled with the same iterations, windows and timeout."""
+    from inductor_bench.core.workload import WorkloadOptions
+    from inductor_bench.runner import autotune_top
+    from inductor_bench.runner.settings import RunSettings
+
+    seen = {}
+
+    def fake_run_breakdown(opts, settings, *, out):
+        seen.update(mode=opts.mode, iterations=settings.iterations, windows=settings.windows,
+                    timeout=settings.timeout, out=out)
+        return _result("max-autotune", [_k("cpp_fused_addmm_0", "cpp_template", 2.0, ["aten.addmm"])]), out, None
+
+    monkeypatch.setattr(autotune_top, "run_breakdown", fake_run_breakdown)
+    model = tmp_path / "m.py"
+    model.write_text("def make_workload():\n    pass\n")
+    base = _result("default", [_k("aten::addmm", "extern_gemm", 3.0, ["aten.addmm"])])
+    settings = RunSettings(iterations=12, windows=2, timeout=77.0)
+    err = autotune_top.add_autotune_top(base, tmp_path, WorkloadOptions(path=str(model), device="cpu"), 3, settings)
+    assert err is None
+    assert seen == {"mode": "max-autotune", "iterations": 12, "windows": 2, "timeout": 77.0,
+                    "out": tmp_path / "max-autotune"}
+    assert base.autotune.rows[0].tuned_name == "cpp_fused_addmm_0"
+    assert (tmp_path / "breakdown.json").exists()  # the result was saved again, with the block

@@ -11,17 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.breakdown import (
+from inductor_bench.core.breakdown import (
     MARKER,
     analyze_graph,
     extern_origins,
     op_name,
     summarize_categories,
 )
-from inductor_bench.errors import TraceError
-from inductor_bench.modparse import ExternCall, KernelInfo, ModuleInfo, read_module
-from inductor_bench.results import GraphResult, KernelStat
-from inductor_bench.trace import Event, Trace, load_trace
+from inductor_bench.core.errors import TraceError
+from inductor_bench.core.modparse import ExternCall, KernelInfo, ModuleInfo, read_module
+from inductor_bench.core.results import GraphResult, KernelStat
+from inductor_bench.core.trace import Event, Trace, load_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

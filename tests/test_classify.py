@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.categories import CATEGORIES
-from inductor_bench.classify import FALLBACK, RULES, classify, rule_for
-from inductor_bench.modparse import KernelInfo, read_module
+from inductor_bench.core.categories import CATEGORIES
+from inductor_bench.core.classify import FALLBACK, RULES, classify, rule_for
+from inductor_bench.core.modparse import KernelInfo, read_module
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

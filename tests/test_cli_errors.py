@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.errors import UsageError
-from inductor_bench.pipeline import new_run_dir
+from inductor_bench.core.errors import UsageError
+from inductor_bench.runner.pipeline import new_run_dir
 
 from .conftest import MODELS
 
@@ -93,7 +93,7 @@ def test_report_on_foreign_json(tmp_path):
     f.write_text(json.dumps({"hello": 1}))
     p = cli("report", str(f))
     assert p.returncode == 2
-    assert "not an inductor-bench breakdown result" in one_error_line(p)
+    assert "not an inductor-bench breakdown or compare result" in one_error_line(p)
 
 
 @pytest.mark.e2e

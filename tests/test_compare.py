@@ -13,22 +13,22 @@ from pathlib import Path
 import pytest
 
 from inductor_bench import cli
-from inductor_bench.compare import (
+from inductor_bench.core.compare import (
     COMPARE_SCHEMA,
-    SKIPPED,
     CompareResult,
     ModeResult,
-    _execution_order,
-    load_compare,
     parse_modes,
-    run_compare,
     skip_reason,
 )
-from inductor_bench.diff import NO_CHANGE, diff_results
-from inductor_bench.errors import ResultError, UsageError
+from inductor_bench.core.diff import diff_results
+from inductor_bench.core.errors import ResultError, UsageError
+from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
+from inductor_bench.core.rundir import load_compare
+from inductor_bench.core.vocab import Outcome, Status
+from inductor_bench.core.workload import WorkloadOptions
 from inductor_bench.render.compare import render_compare, verdict_line
-from inductor_bench.results import BreakdownResult, GraphResult, KernelStat
-from inductor_bench.workload import WorkloadOptions
+from inductor_bench.render.doc import TextDoc
+from inductor_bench.runner.compare import _execution_order, run_compare
 
 from .conftest import MODELS
 
@@ -76,7 +76,7 @@ def hand_built() -> CompareResult:
                 step_samples_ms=samples(8.0),
                 breakdown=breakdown({"cpp_template": 5.0, "cpp_pointwise": 1.0}, busy_ms=6.0),
             ),
-            ModeResult(mode="reduce-overhead", status=SKIPPED, reason="CUDA graphs need CUDA"),
+            ModeResult(mode="reduce-overhead", status=Status.SKIPPED, reason="CUDA graphs need CUDA"),
         ],
     )
 
@@ -148,7 +148,7 @@ def test_speedups_are_ratios_of_medians():
 
 
 def test_verdict_names_the_fastest_mode_with_significance_and_payback():
-    line = verdict_line(hand_built())
+    line = verdict_line(hand_built(), TextDoc())
     assert line == (
         "Fastest steady state: max-autotune 8.000 ms (2.50x over eager (significant), "
         "its extra compile time pays back after 2,500 steps; 1.38x over default "
@@ -181,7 +181,7 @@ def test_text_table_has_a_column_per_mode_and_the_skip_reason():
 
 
 def test_markdown_is_a_github_table_after_a_bold_verdict():
-    md = render_compare(hand_built(), markdown=True)
+    md = render_compare(hand_built(), "markdown")
     assert md.startswith("**Fastest steady state: max-autotune** 8.000 ms")
     lines = md.splitlines()
     assert [c.strip() for c in lines[4].split("|")] == [
@@ -200,12 +200,12 @@ def test_markdown_is_a_github_table_after_a_bold_verdict():
 def test_no_mode_ran():
     r = CompareResult(model="m", modes=[ModeResult(mode="default", status="failed")])
     r.errors = ["default: the model raised"]
-    assert verdict_line(r) == "NO MODE RAN: default: the model raised"
+    assert verdict_line(r, TextDoc()) == "NO MODE RAN: default: the model raised"
 
 
 def test_two_compares_diff_mode_by_mode():
     d = diff_results(hand_built(), hand_built())
-    assert d.status() == NO_CHANGE
+    assert d.status() == Outcome.NO_CHANGE
     assert [s.mode for s in d.sections] == ["eager", "default", "max-autotune"]
     assert d.skipped == [
         "reduce-overhead: base skipped (CUDA graphs need CUDA); head skipped (CUDA graphs need CUDA)"
@@ -288,7 +288,7 @@ def test_compare_mlp_prints_the_table_and_keeps_the_samples(mlp_compare):
         assert 0 < m.breakdown.totals().busy_pct <= 100
         assert m.breakdown.mode == m.mode
         assert (Path(m.run_dir) / "breakdown.json").exists()
-    assert ro.status == SKIPPED and "CUDA graphs need a CUDA device" in ro.reason
+    assert ro.status == Status.SKIPPED and "CUDA graphs need a CUDA device" in ro.reason
     saved = load_compare(tmp / "run")
     assert saved.to_dict() == r.to_dict()
     assert (tmp / "run" / "report.txt").read_text().startswith("Fastest steady state: ")

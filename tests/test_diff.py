@@ -13,27 +13,16 @@ from pathlib import Path
 import pytest
 
 from inductor_bench import cli
-from inductor_bench.compare import CompareResult, ModeResult
-from inductor_bench.diff import (
-    ADDED,
-    FASTER,
-    IMPROVEMENT,
-    INCONCLUSIVE,
-    NO_CHANGE,
-    REGRESSION,
-    REMOVED,
-    SLOWER,
-    STEP_HARNESS,
-    STEP_MODEL,
-    diff_results,
-    load_any,
-    match_kernels,
-    name_stem,
-)
-from inductor_bench.errors import ResultError, UsageError
-from inductor_bench.render.diff import render_markdown, render_text, verdict_line
-from inductor_bench.results import BreakdownResult, GraphResult, KernelStat
-from inductor_bench.stats import TOO_FEW, WITHIN_NOISE
+from inductor_bench.core.compare import CompareResult, ModeResult
+from inductor_bench.core.diff import ADDED, FASTER, REMOVED, SLOWER, diff_results
+from inductor_bench.core.errors import ResultError, UsageError
+from inductor_bench.core.match import match_kernels, name_stem
+from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
+from inductor_bench.core.rundir import load_any
+from inductor_bench.core.stats import TOO_FEW, WITHIN_NOISE
+from inductor_bench.core.vocab import Outcome, StepSource
+from inductor_bench.render.diff import render_diff, verdict_line
+from inductor_bench.render.doc import TextDoc
 
 # Relative jitter of 7 per-iteration samples: median 1.0, MAD 0.01 -> robust sigma 1.5%.
 JITTER = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01]
@@ -105,10 +94,10 @@ def bwd_kernels() -> list[KernelStat]:
 
 def test_identical_results_are_within_noise():
     d = diff_results(base_result(), base_result())
-    assert d.status() == NO_CHANGE
+    assert d.status() == Outcome.NO_CHANGE
     assert d.regressions() == []
     (s,) = d.sections
-    assert s.step_source == STEP_HARNESS
+    assert s.step_source == StepSource.HARNESS
     assert s.step.verdict == WITHIN_NOISE and s.step.delta_ms == 0.0
     assert {k.status for k in s.kernels} == {WITHIN_NOISE}
     assert len(s.kernels) == 5
@@ -121,7 +110,7 @@ def test_a_slower_kernel_is_a_regression_and_is_named():
         [graph("0-forward", fwd_kernels(gelu_ms=3.0)), graph("0-backward", bwd_kernels())]
     )
     d = diff_results(base_result(), head)
-    assert d.status() == REGRESSION
+    assert d.status() == Outcome.REGRESSION
     (s,) = d.sections
     # step: 3.5 + 0.2 + 4.5 + 0.2 = 8.4 ms -> 10.4 ms
     assert s.step.base.median == pytest.approx(8.4)
@@ -148,7 +137,7 @@ def test_faster_head_is_not_a_regression():
         [graph("0-forward", fwd_kernels(gelu_ms=0.1)), graph("0-backward", bwd_kernels())]
     )
     d = diff_results(base_result(), head, min_rel=0.05)  # 8.4 -> 7.5 ms, -10.7%
-    assert d.status() == IMPROVEMENT
+    assert d.status() == Outcome.FASTER
     assert d.regressions() == []
     assert [k.name for k in d.sections[0].kernels_with(FASTER)] == ["cpp_fused_gelu_0"]
 
@@ -163,11 +152,11 @@ def test_the_minimum_change_depends_on_the_device():
         return r
 
     cpu = diff_results(with_gelu(1.0, "cpu"), with_gelu(1.6, "cpu"))
-    assert (cpu.min_rel, cpu.status()) == (0.10, NO_CHANGE)
+    assert (cpu.min_rel, cpu.status()) == (0.10, Outcome.NO_CHANGE)
     cuda = diff_results(with_gelu(1.0, "cuda"), with_gelu(1.6, "cuda"))
-    assert (cuda.min_rel, cuda.status()) == (0.05, REGRESSION)
+    assert (cuda.min_rel, cuda.status()) == (0.05, Outcome.REGRESSION)
     forced = diff_results(with_gelu(1.0, "cpu"), with_gelu(1.6, "cpu"), min_rel=0.05)
-    assert forced.status() == REGRESSION
+    assert forced.status() == Outcome.REGRESSION
 
 
 def test_renumbered_and_renamed_kernels_are_matched_by_origin_then_stem():
@@ -253,9 +242,9 @@ def test_too_few_samples_is_inconclusive():
     more = result([graph("0-forward", [kernel("k_0", "cpp_pointwise", 9.0, n=3)])])
     d = diff_results(few, more)
     assert d.sections[0].step.verdict == TOO_FEW
-    assert d.status() == INCONCLUSIVE
+    assert d.status() == Outcome.INCONCLUSIVE
     assert d.regressions() == []
-    assert "INCONCLUSIVE" in verdict_line(d)
+    assert "INCONCLUSIVE" in verdict_line(d, TextDoc())
 
 
 def test_different_devices_are_refused_unless_allowed():
@@ -313,7 +302,7 @@ def test_compare_results_diff_mode_by_mode_on_the_model_call():
     assert [s.mode for s in d.sections] == ["eager", "default"]
     eager, default = d.sections
     assert eager.step.verdict == WITHIN_NOISE and eager.kernels == []
-    assert default.step_source == STEP_MODEL
+    assert default.step_source == StepSource.MODEL
     assert default.step.base.median == 10.0 and default.step.head.median == 15.0
     assert default.compile_s == (12.0, 12.0)
     assert default.kernels and all(k.status == WITHIN_NOISE for k in default.kernels)
@@ -336,15 +325,15 @@ def slow_diff():
 
 
 def test_verdict_line_names_the_regression_and_the_kernel():
-    line = verdict_line(slow_diff(), threshold_pct=10)
+    line = verdict_line(slow_diff(), TextDoc(), threshold_pct=10)
     assert line.startswith("REGRESSION above the 10% gate: ")
     assert "step time 8.400 -> 10.400 ms (+23.8%, significant)" in line
     assert "kernels responsible: cpp_fused_gelu_0 +2.000 ms (slower)" in line
-    assert "(below the 30% gate)" in verdict_line(slow_diff(), threshold_pct=30)
+    assert "(below the 30% gate)" in verdict_line(slow_diff(), TextDoc(), threshold_pct=30)
 
 
 def test_text_report_lists_tables_and_counts():
-    text = render_text(slow_diff())
+    text = render_diff(slow_diff())
     assert text.splitlines()[0].startswith("REGRESSION: default: step time")
     assert "Slower kernels (significant) (1)" in text
     assert "4 matched kernel(s) within noise" in text
@@ -352,7 +341,7 @@ def test_text_report_lists_tables_and_counts():
 
 
 def test_markdown_starts_with_a_bold_verdict_and_has_github_tables():
-    md = render_markdown(slow_diff(), threshold_pct=10)
+    md = render_diff(slow_diff(), "markdown", threshold_pct=10)
     first = md.splitlines()[0]
     assert first.startswith("**REGRESSION above the 10% gate**: ")
     assert "`cpp_fused_gelu_0`" in first
@@ -362,7 +351,7 @@ def test_markdown_starts_with_a_bold_verdict_and_has_github_tables():
 
 def test_diff_to_dict_is_json():
     d = json.loads(json.dumps(slow_diff().to_dict()))
-    assert d["status"] == REGRESSION
+    assert d["status"] == Outcome.REGRESSION
     assert d["sections"][0]["step"]["verdict"] == "significant"
     assert d["sections"][0]["kernels"][0]["name"] == "cpp_fused_gelu_0"
 
@@ -429,7 +418,7 @@ def test_cli_markdown_and_json(files, capsys, tmp_path):
     assert run_cli([files["base"], files["slow"], "--format", "markdown"]) == 0
     assert capsys.readouterr().out.startswith("**REGRESSION**: ")
     assert run_cli([files["base"], files["slow"], "--format", "json"]) == 0
-    assert json.loads(capsys.readouterr().out)["status"] == REGRESSION
+    assert json.loads(capsys.readouterr().out)["status"] == Outcome.REGRESSION
     dest = tmp_path / "d.json"
     assert run_cli([files["base"], files["slow"], "--json", str(dest)]) == 0
     assert json.loads(dest.read_text())["kind"] == "breakdown"
@@ -452,7 +441,7 @@ def test_the_analysis_side_imports_without_torch():
         "        if name == 'torch' or name.startswith('torch.'):\n"
         "            raise ImportError('torch is hidden')\n"
         "sys.meta_path.insert(0, Block())\n"
-        "import inductor_bench.stats, inductor_bench.diff, inductor_bench.compare\n"
+        "import inductor_bench.core.stats, inductor_bench.core.diff, inductor_bench.core.compare\n"
         "import inductor_bench.render.diff, inductor_bench.render.compare\n"
         "assert 'torch' not in sys.modules\n"
     )

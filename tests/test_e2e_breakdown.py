@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.categories import CPP_CATEGORIES
-from inductor_bench.profile import DEFAULT_WINDOWS
-from inductor_bench.results import load_result
+from inductor_bench.core.categories import CPP_CATEGORIES
+from inductor_bench.core.rundir import load_breakdown as load_result
+from inductor_bench.runner.profile import DEFAULT_WINDOWS
 
 from .conftest import MODELS, run_breakdown_cached
 
@@ -159,6 +159,8 @@ def test_autotune_top_cpu_recompile(tmp_path):
             "cpu",
             "--iterations",
             "20",
+            "--windows",
+            "2",
             "--autotune-top",
             "3",
             "--runs-dir",
@@ -176,6 +178,10 @@ def test_autotune_top_cpu_recompile(tmp_path):
     assert Path(a["tuned_run"]).parent == Path(r["run_dir"])  # inside this run, never elsewhere
     tuned = load_result(a["tuned_run"])
     assert tuned.mode == "max-autotune"
+    # the recompiled run is profiled as the user asked, like the run itself
+    base_profiled = [(g["iterations"], len(g["windows_ms"])) for g in r["graphs"]]
+    tuned_profiled = [(g.iterations, len(g.windows_ms)) for g in tuned.graphs]
+    assert base_profiled == tuned_profiled == [(20, 2)] * len(r["graphs"])
     # every kernel of both runs appears exactly once in the matching
     base_names = sorted((g["id"], k["name"]) for g in r["graphs"] for k in g["kernels"])
     tuned_names = sorted((g.id, k.name) for g in tuned.graphs for k in g.kernels)
@@ -188,8 +194,8 @@ def test_autotune_top_cpu_recompile(tmp_path):
 def test_modules_are_found_on_a_warm_cache(tmp_path):
     """A second compile into the same cache is an FX-graph / AOTAutograd cache hit, where
     Inductor prints no "Compiled module path": the structured trace still names the modules."""
-    from inductor_bench.pipeline import compile_workload
-    from inductor_bench.workload import WorkloadOptions
+    from inductor_bench.core.workload import WorkloadOptions
+    from inductor_bench.runner.pipeline import compile_workload
 
     model = tmp_path / "tiny.py"
     model.write_text(
@@ -236,13 +242,14 @@ def make_workload(device):
 def test_custom_op_registered_by_the_model_file(tmp_path):
     """The compiled module calls an op the model file registers: the profiling worker
     imports the model file first, so the op exists there too."""
-    from inductor_bench.pipeline import run_breakdown
-    from inductor_bench.workload import WorkloadOptions
+    from inductor_bench.core.workload import WorkloadOptions
+    from inductor_bench.runner.pipeline import run_breakdown
+    from inductor_bench.runner.settings import RunSettings
 
     model = tmp_path / "custom.py"
     model.write_text(CUSTOM_OP_MODEL)
     opts = WorkloadOptions(path=str(model), device="cpu")
-    result, _, err = run_breakdown(opts, root=tmp_path / "runs", iterations=10)
+    result, _, err = run_breakdown(opts, RunSettings(iterations=10), root=tmp_path / "runs")
     assert err is None, err
     (g,) = result.graphs
     op = next(k for k in g.kernels if k.name == "inductor_bench_test::twice")
@@ -279,7 +286,7 @@ def test_page_faults_per_iteration_match_the_pages_written(tmp_path):
     arithmetic: a call that writes 64 MiB of fresh memory faults once per page."""
     import os
 
-    from inductor_bench.worker import run_worker
+    from inductor_bench.runner.worker import run_worker
 
     nbytes = 64 << 20
     module = tmp_path / "faulting.py"
@@ -291,7 +298,7 @@ def test_page_faults_per_iteration_match_the_pages_written(tmp_path):
         "windows": 2,
         "trace": str(tmp_path / "trace.json.gz"),
     }
-    data = run_worker("inductor_bench.profile", request, timeout=300, log_path=tmp_path / "log")
+    data = run_worker("inductor_bench.runner.profile", request, timeout=300, log_path=tmp_path / "log")
     pages = nbytes / os.sysconf("SC_PAGE_SIZE")
     assert len(data["window_faults"]) == 2
     for faults in data["window_faults"]:

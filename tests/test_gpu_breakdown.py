@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.categories import TRITON_CATEGORIES
+from inductor_bench.core.categories import TRITON_CATEGORIES
 
 from .conftest import run_breakdown_cached
 

@@ -11,16 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench import kernelbench
-from inductor_bench.autotune import build_report
-from inductor_bench.categories import label
 from inductor_bench.cli import main
 from inductor_bench.commands import kernel as kernel_cmd
-from inductor_bench.errors import WorkerError, WorkerTimeout
-from inductor_bench.kernelfile import read_kernel_file
-from inductor_bench.peaks import Peak
-from inductor_bench.render.kernel import fmt_time, render_autotune_top, render_kernel
-from inductor_bench.results import BreakdownResult, GraphResult, KernelStat
+from inductor_bench.core.autotune import build_report
+from inductor_bench.core.categories import label
+from inductor_bench.core.errors import WorkerError, WorkerTimeout
+from inductor_bench.core.kernelfile import read_kernel_file
+from inductor_bench.core.peaks import Peak
+from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
+from inductor_bench.render.doc import TextDoc
+from inductor_bench.render.format import duration as fmt_time
+from inductor_bench.render.kernel import render_kernel, render_retuning
+from inductor_bench.runner import kernelbench
 
 from .conftest import FIXTURES, ROOT
 
@@ -324,7 +326,7 @@ def test_fmt_time():
 
 
 def test_top_triton_kernels_skip_templates_extern_and_fileless(run_dir):
-    from inductor_bench.results import load_result
+    from inductor_bench.core.rundir import load_breakdown as load_result
 
     result = load_result(run_dir)
     result.graphs[0].kernels.append(KernelStat(name="triton_tem_fused_mm_0",
@@ -336,8 +338,8 @@ def test_top_triton_kernels_skip_templates_extern_and_fileless(run_dir):
                       ("1-forward", "triton_poi_fused_add_sin_0")]
 
 
-def test_autotune_top_cuda_rows(run_dir, monkeypatch):
-    from inductor_bench.results import load_result
+def test_autotune_top_kernels_rows(run_dir, monkeypatch):
+    from inductor_bench.core.rundir import load_breakdown as load_result
 
     def fake(kf, **kw):
         if kf.name == "triton_poi_fused_add_sin_0":
@@ -345,31 +347,33 @@ def test_autotune_top_cuda_rows(run_dir, monkeypatch):
         return canned_response(True)
 
     monkeypatch.setattr(kernelbench, "run_kernel_bench", fake)
-    rows = kernelbench.autotune_top_cuda(load_result(run_dir), run_dir, 2, timeout=5)
-    assert [(r["kernel"], r["error"]) for r in rows] == [
+    rows = kernelbench.autotune_top_kernels(load_result(run_dir), run_dir, 2, timeout=5)
+    assert [(r.kernel, r.error) for r in rows] == [
         ("triton_red_fused_sum_0", None),
         ("triton_poi_fused_add_sin_0", "kernelbench worker exceeded --timeout 5s and was killed")]
     red = rows[0]
-    assert red["share"] == pytest.approx(2.0 / 20.0)  # 2 ms of a 20 ms step (two graphs)
-    assert (red["base_ms"], red["tuned_ms"]) == (pytest.approx(0.02), pytest.approx(0.01))
-    assert (red["configs_base"], red["configs_tuned"], red["verdict"]) == (1, 12, "faster")
-    assert red["bound"] == pytest.approx(0.05)  # 10 % share x (1 - 1/2)
-    assert rows[1]["bound"] == 0.0 and rows[1]["speedup"] is None
-    text = render_autotune_top(rows, 0.05)
+    assert red.share == pytest.approx(2.0 / 20.0)  # 2 ms of a 20 ms step (two graphs)
+    assert (red.base_ms, red.tuned_ms) == (pytest.approx(0.02), pytest.approx(0.01))
+    assert (red.configs_base, red.configs_tuned, red.verdict) == (1, 12, "faster")
+    assert red.bound == pytest.approx(0.05)  # 10 % share x (1 - 1/2)
+    assert rows[1].bound == 0.0 and rows[1].speedup is None
+    doc = TextDoc()
+    render_retuning(doc, rows, 0.05)
+    text = doc.render()
     assert "Together at most 5.00% of model time" in text
     assert "failed: kernelbench worker exceeded --timeout 5s and was killed" in text
 
 
 def test_autotune_top_stops_without_cuda(run_dir, monkeypatch):
-    from inductor_bench.errors import DeviceError
-    from inductor_bench.results import load_result
+    from inductor_bench.core.errors import DeviceError
+    from inductor_bench.core.rundir import load_breakdown as load_result
 
     def no_gpu(kf, **kw):
         raise DeviceError("no CUDA device is available here")
 
     monkeypatch.setattr(kernelbench, "run_kernel_bench", no_gpu)
     with pytest.raises(DeviceError):
-        kernelbench.autotune_top_cuda(load_result(run_dir), run_dir, 2)
+        kernelbench.autotune_top_kernels(load_result(run_dir), run_dir, 2)
 
 
 def test_paths_in_messages_are_the_users(capsys, fake_worker):

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench import peaks
-from inductor_bench.autotune import BASELINE, MAX_AUTOTUNE, ModeRun, meta_patch
 from inductor_bench.cli import main
-from inductor_bench.kernelbench import autotune_top_cuda, load_kernel, run_kernel_bench
-from inductor_bench.kernelfile import read_kernel_file
+from inductor_bench.core import peaks
+from inductor_bench.core.autotune import BASELINE, MAX_AUTOTUNE, ModeRun, meta_patch
+from inductor_bench.core.kernelfile import read_kernel_file
+from inductor_bench.runner.kernelbench import autotune_top_kernels, load_kernel, run_kernel_bench
 
 from .conftest import MODELS, ROOT
 
@@ -144,12 +144,13 @@ def test_measured_copy_bandwidth_is_plausible():
 
 
 def test_run_directory_and_autotune_top(tmp_path_factory, capsys):
-    from inductor_bench.pipeline import run_breakdown
-    from inductor_bench.workload import WorkloadOptions
+    from inductor_bench.core.workload import WorkloadOptions
+    from inductor_bench.runner.pipeline import run_breakdown
+    from inductor_bench.runner.settings import RunSettings
 
     opts = WorkloadOptions(path=str(MODELS / "mlp.py"), device="cuda", train=True)
-    result, run_dir, err = run_breakdown(opts, root=tmp_path_factory.mktemp("mlp-cuda"),
-                                         timeout=900)
+    result, run_dir, err = run_breakdown(opts, RunSettings(timeout=900),
+                                         root=tmp_path_factory.mktemp("mlp-cuda"))
     assert err is None
     triton = [(g.id, k) for g in result.measured() for k in g.kernels
               if k.file and k.category.startswith("triton_")]
@@ -160,7 +161,6 @@ def test_run_directory_and_autotune_top(tmp_path_factory, capsys):
     except SystemExit as e:
         assert e.code in (0, None)
     assert json.loads(capsys.readouterr().out)["kernel"]["name"] == k.name
-    rows = autotune_top_cuda(result, Path(run_dir), 2, timeout=900)
-    assert rows and all(r["error"] is None for r in rows)
-    assert all(r["base_ms"] > 0 and r["tuned_ms"] > 0 and 0 <= r["bound"] <= r["share"]
-               for r in rows)
+    rows = autotune_top_kernels(result, Path(run_dir), 2, timeout=900)
+    assert rows and all(r.error is None for r in rows)
+    assert all(r.base_ms > 0 and r.tuned_ms > 0 and 0 <= r.bound <= r.share for r in rows)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from inductor_bench.modparse import cpp_heuristic, fused_ops_from_name, is_compiled_module, parse_module
+from inductor_bench.core.modparse import cpp_heuristic, fused_ops_from_name, is_compiled_module, parse_module
 
 CPP_MODULE = """# AOT ID: ['0_forward']
 from torch._inductor.select_algorithm import extern_kernels

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from inductor_bench.errors import UsageError
-from inductor_bench.peaks import (
+from inductor_bench.core.errors import UsageError
+from inductor_bench.core.peaks import (
     MEASURED,
     UNKNOWN,
     Peak,

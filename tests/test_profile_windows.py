@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from inductor_bench.profile import DEFAULT_WINDOWS, MAX_WINDOWS_S, fastest_window, plan_windows
-from inductor_bench.render.text import render_breakdown
-from inductor_bench.results import BreakdownResult, GraphResult, KernelStat
+from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
+from inductor_bench.render.breakdown import render_breakdown
+from inductor_bench.runner.profile import DEFAULT_WINDOWS, MAX_WINDOWS_S, fastest_window, plan_windows
 
 
 def test_fastest_window_is_the_lowest_median_and_the_first_on_a_tie():

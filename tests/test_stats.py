@@ -6,17 +6,16 @@ import math
 
 import pytest
 
-from inductor_bench.stats import (
+from inductor_bench.core.devices import backend
+from inductor_bench.core.stats import (
     MAD_TO_SIGMA,
     MIN_REL_CHANGE,
-    MIN_REL_CHANGE_CPU,
     MIN_SAMPLES,
     NOISE_K,
     SIGNIFICANT,
     TOO_FEW,
     WITHIN_NOISE,
     compare_samples,
-    default_min_rel,
     judge,
     sum_samples,
     summarize,
@@ -31,8 +30,8 @@ def shifted(samples: list[float], by: float) -> list[float]:
 
 
 def test_constants_are_what_the_docs_state():
-    assert (MIN_SAMPLES, NOISE_K, MIN_REL_CHANGE, MIN_REL_CHANGE_CPU) == (5, 3.0, 0.05, 0.10)
-    assert (default_min_rel("cpu"), default_min_rel("cuda")) == (0.10, 0.05)
+    assert (MIN_SAMPLES, NOISE_K, MIN_REL_CHANGE) == (5, 3.0, 0.05)
+    assert (backend("cpu").min_rel_change, backend("cuda").min_rel_change) == (0.10, 0.05)
     assert pytest.approx(1 / 0.6744897501960817, abs=1e-4) == MAD_TO_SIGMA
 
 

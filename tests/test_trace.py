@@ -9,16 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.errors import TraceError
-from inductor_bench.trace import (
+from inductor_bench.core.errors import TraceError
+from inductor_bench.core.timeline import launch_stacks, launching_ops, union_length
+from inductor_bench.core.trace import (
     Event,
     Trace,
     keep_for_analysis,
-    launch_stacks,
-    launching_ops,
     load_for_analysis,
     load_trace,
-    union_length,
 )
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

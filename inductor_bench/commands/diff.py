@@ -8,71 +8,69 @@ from typing import Annotated
 
 import typer
 
-from ..cli import app
-from ..diff import Diff, diff_results, load_any
-from ..errors import RegressionFound, UsageError
-from ..render.diff import DEFAULT_TOP, fmt_pct, render_markdown, render_text
-from ..stats import MIN_REL_CHANGE, MIN_REL_CHANGE_CPU
-from .common import Format, emit_json
+from ..core.devices import BACKENDS
+from ..core.diff import Diff, diff_results
+from ..core.errors import RegressionFound, UsageError
+from ..core.rundir import Result, load_any
+from ..render.diff import DEFAULT_TOP, render_diff
+from ..render.format import pct
+from . import options as o
+from .output import emit
+
+_FLOORS = ", ".join(f"{100 * b.min_rel_change:g} on {b.name.upper()}" for b in reversed(BACKENDS))
+
+Base = Annotated[Path, typer.Argument(help="Base result: breakdown.json / compare.json or a run directory.")]
+Head = Annotated[Path, typer.Argument(help="Head result, of the same kind as BASE.")]
+FailOnRegression = Annotated[
+    float | None,
+    typer.Option(
+        "--fail-on-regression",
+        metavar="PCT",
+        min=0.0,
+        help="Exit 1 when a step time got significantly slower by more than PCT percent.",
+    ),
+]
+MinChange = Annotated[
+    float | None,
+    typer.Option(
+        "--min-change",
+        metavar="PCT",
+        min=0.0,
+        help=(
+            "Smallest change (percent of the base median) that can count as significant "
+            f"[default: {_FLOORS}]."
+        ),
+    ),
+]
+AllowMismatch = Annotated[
+    bool, typer.Option("--allow-mismatch", help="Diff results from different devices or step kinds anyway.")
+]
 
 
-def _load(path: Path, side: str):
+def _load(path: Path, side: str) -> Result:
     if not path.exists():
         raise UsageError(f"{side} {path}: no such result file or run directory")
     return load_any(path)
 
 
-def _gate(diff: Diff, pct: float | None) -> None:
-    if pct is None:
+def _gate(diff: Diff, threshold: float | None) -> None:
+    if threshold is None:
         return
-    bad = diff.regressions(pct)
+    bad = diff.regressions(threshold)
     if bad:
-        what = ", ".join(f"{s.mode} {fmt_pct(s.step.rel_pct, signed=True)}" for s in bad)
-        raise RegressionFound(f"significant step-time regression above {pct:g}%: {what}")
+        what = ", ".join(f"{s.mode} {pct(s.step.rel_pct, signed=True)}" for s in bad)
+        raise RegressionFound(f"significant step-time regression above {threshold:g}%: {what}")
 
 
-@app.command()
 def diff(
-    base: Annotated[
-        Path, typer.Argument(help="Base result: breakdown.json / compare.json or a run directory.")
-    ],
-    head: Annotated[Path, typer.Argument(help="Head result, of the same kind as BASE.")],
-    fail_on_regression: Annotated[
-        float | None,
-        typer.Option(
-            "--fail-on-regression",
-            metavar="PCT",
-            min=0.0,
-            help="Exit 1 when a step time got significantly slower by more than PCT percent.",
-        ),
-    ] = None,
-    fmt: Annotated[
-        Format, typer.Option("--format", "-f", help="text, markdown or json.")
-    ] = Format.text,
-    json_out: Annotated[
-        str | None, typer.Option("--json", help="Also write the diff JSON here ('-' = stdout).")
-    ] = None,
-    min_change: Annotated[
-        float | None,
-        typer.Option(
-            "--min-change",
-            metavar="PCT",
-            min=0.0,
-            help=(
-                "Smallest change (percent of the base median) that can count as significant "
-                f"[default: {100 * MIN_REL_CHANGE_CPU:g} on CPU, {100 * MIN_REL_CHANGE:g} on CUDA]."
-            ),
-        ),
-    ] = None,
-    top: Annotated[
-        int, typer.Option("--top", min=1, help="Kernels shown per table.")
-    ] = DEFAULT_TOP,
-    allow_mismatch: Annotated[
-        bool,
-        typer.Option(
-            "--allow-mismatch", help="Diff results from different devices or step kinds anyway."
-        ),
-    ] = False,
+    base: Base,
+    head: Head,
+    fail_on_regression: FailOnRegression = None,
+    fmt: o.FormatOpt = o.Format.text,
+    json_out: o.JsonOut = None,
+    min_change: MinChange = None,
+    top: o.Top = DEFAULT_TOP,
+    allow_mismatch: AllowMismatch = False,
 ) -> None:
     """Compare two results of the same model (two breakdowns, or two compares, mode by mode).
 
@@ -87,13 +85,10 @@ def diff(
         base_label=str(base),
         head_label=str(head),
     )
-    as_json = json.dumps(d.to_dict(), indent=1) if fmt is Format.json or json_out else ""
-    if json_out:
-        emit_json(as_json, json_out)
-    if json_out != "-":  # stdout already holds the JSON
-        if fmt is Format.json:
-            emit_json(as_json, "-")
-        else:
-            render = render_markdown if fmt is Format.markdown else render_text
-            typer.echo(render(d, threshold_pct=fail_on_regression, top=top), nl=False)
+    emit(
+        json.dumps(d.to_dict(), indent=1),
+        lambda: render_diff(d, fmt.value, threshold_pct=fail_on_regression, top=top),
+        fmt,
+        json_out,
+    )
     _gate(d, fail_on_regression)

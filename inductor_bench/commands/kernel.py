@@ -10,21 +10,24 @@ from typing import Annotated
 
 import typer
 
-from ..autotune import build_report
-from ..cli import app, verbose
-from ..errors import UsageError
-from ..kernelbench import DEFAULT_REPS, DEFAULT_TIMEOUT_S, DEFAULT_WARMUP, run_kernel_bench
-from ..kernelfile import (
+from ..core.autotune import build_report
+from ..core.categories import CPP_CATEGORIES
+from ..core.errors import UsageError
+from ..core.kernelfile import (
     KernelFile,
     check_name,
     read_kernel_file,
     require_benchmarkable,
-    require_cuda,
+    require_timeable,
 )
-from ..peaks import load_peaks_file, resolve
+from ..core.peaks import load_peaks_file, resolve
+from ..core.results import BreakdownResult, KernelStat
+from ..core.rundir import BREAKDOWN_FILE, load_breakdown
 from ..render.kernel import render_kernel
-from ..results import BreakdownResult, KernelStat, load_result
-from .common import Format, emit_json
+from ..runner.kernelbench import DEFAULT_REPS, DEFAULT_WARMUP, run_kernel_bench
+from ..runner.worker import DEFAULT_TIMEOUT_S
+from . import options as o
+from .output import emit
 
 CLOSE_MATCHES = 5  # names suggested for an unknown kernel name
 
@@ -32,8 +35,12 @@ CLOSE_MATCHES = 5  # names suggested for an unknown kernel name
 def find_kernel(result: BreakdownResult, name: str, where: str) -> tuple[str, KernelStat]:
     """(graph id, kernel) for NAME or GRAPH_ID/NAME; UsageError listing the choices."""
     graph_id, _, kname = name.rpartition("/")
-    found = [(g.id, k) for g in result.graphs for k in g.kernels
-             if k.name == kname and (not graph_id or g.id == graph_id)]
+    found = [
+        (g.id, k)
+        for g in result.graphs
+        for k in g.kernels
+        if k.name == kname and (not graph_id or g.id == graph_id)
+    ]
     if len(found) == 1:
         return found[0]
     if found:
@@ -47,19 +54,20 @@ def find_kernel(result: BreakdownResult, name: str, where: str) -> tuple[str, Ke
 
 
 def _from_run_dir(run_dir: Path, name: str | None) -> KernelFile:
-    if not (run_dir / "breakdown.json").exists():
+    if not (run_dir / BREAKDOWN_FILE).exists():
         raise UsageError(f"{run_dir}: a directory without breakdown.json (not a run directory)")
     if not name:
-        raise UsageError(f"{run_dir} is a run directory: name the kernel "
-                         "(inductor-bench kernel RUN_DIR KERNEL_NAME)")
-    gid, k = find_kernel(load_result(run_dir), name, str(run_dir))
+        raise UsageError(
+            f"{run_dir} is a run directory: name the kernel (inductor-bench kernel RUN_DIR KERNEL_NAME)"
+        )
+    gid, k = find_kernel(load_breakdown(run_dir), name, str(run_dir))
     if not k.file:
         why = "only Triton kernels can be benchmarked"
-        if k.category.startswith("cpp_"):
-            why = ("C++ kernels are re-tuned by recompiling: inductor-bench breakdown MODEL.py "
-                   "--autotune-top N")
-        raise UsageError(f"{gid}/{k.name} has no Triton kernel file (category {k.category}): "
-                         f"{why}")
+        if k.category in CPP_CATEGORIES:
+            why = (
+                "C++ kernels are re-tuned by recompiling: inductor-bench breakdown MODEL.py --autotune-top N"
+            )
+        raise UsageError(f"{gid}/{k.name} has no Triton kernel file (category {k.category}): {why}")
     return read_kernel_file(run_dir / k.file)
 
 
@@ -71,37 +79,43 @@ def resolve_kernel_file(path: Path, name: str | None) -> KernelFile:
         kf = read_kernel_file(path)
         check_name(kf, name)
     require_benchmarkable(kf)
-    require_cuda(kf)
+    require_timeable(kf)
     return kf
 
 
 PeaksFileOpt = typer.Option(
-    "--peaks-file", help='JSON: {"<device name or regex>": {"gbps": .., "tflops": ..}}.')
+    "--peaks-file", help='JSON: {"<device name or regex>": {"gbps": .., "tflops": ..}}.'
+)
 
 
-@app.command()
 def kernel(
-    path: Annotated[Path, typer.Argument(
-        help="A kernel .py file, or a run directory written by breakdown.")],
-    kernel_name: Annotated[str | None, typer.Argument(
-        help="With a run directory: the kernel (NAME, or GRAPH_ID/NAME).")] = None,
-    max_autotune: Annotated[bool, typer.Option(
-        "--max-autotune", help="Also re-tune over the max-autotune space (with coordinate "
-        "descent) and compare with the baseline.")] = False,
-    all_configs: Annotated[bool, typer.Option(
-        "--all-configs", help="Time every candidate config on its own.")] = False,
+    ctx: typer.Context,
+    path: Annotated[Path, typer.Argument(help="A kernel .py file, or a run directory written by breakdown.")],
+    kernel_name: Annotated[
+        str | None, typer.Argument(help="With a run directory: the kernel (NAME, or GRAPH_ID/NAME).")
+    ] = None,
+    max_autotune: Annotated[
+        bool,
+        typer.Option(
+            "--max-autotune",
+            help="Also re-tune over the max-autotune space (with coordinate "
+            "descent) and compare with the baseline.",
+        ),
+    ] = False,
+    all_configs: Annotated[
+        bool, typer.Option("--all-configs", help="Time every candidate config on its own.")
+    ] = False,
     reps: Annotated[int, typer.Option("--reps", min=1, help="Timed repetitions.")] = DEFAULT_REPS,
-    warmup: Annotated[int, typer.Option(
-        "--warmup", min=0, help="Untimed calls before timing.")] = DEFAULT_WARMUP,
-    peak_gbps: Annotated[float | None, typer.Option(
-        "--peak-gbps", help="The device's peak memory bandwidth, GB/s.")] = None,
+    warmup: Annotated[
+        int, typer.Option("--warmup", min=0, help="Untimed calls before timing.")
+    ] = DEFAULT_WARMUP,
+    peak_gbps: Annotated[
+        float | None, typer.Option("--peak-gbps", help="The device's peak memory bandwidth, GB/s.")
+    ] = None,
     peaks_file: Annotated[Path | None, PeaksFileOpt] = None,
-    timeout: Annotated[float, typer.Option(
-        "--timeout", help="Seconds allowed for the worker.")] = DEFAULT_TIMEOUT_S,
-    json_out: Annotated[str | None, typer.Option(
-        "--json", help="Write the report JSON here ('-' = stdout).")] = None,
-    fmt: Annotated[Format, typer.Option(
-        "--format", "-f", help="text, markdown or json.")] = Format.text,
+    timeout: o.Timeout = DEFAULT_TIMEOUT_S,
+    json_out: o.JsonOut = None,
+    fmt: o.FormatOpt = o.Format.text,
 ) -> None:
     """Benchmark one Inductor Triton kernel: ms, GB/s and % of peak, FLOP/s, registers; with
     --max-autotune, baseline and max-autotune side by side."""
@@ -109,18 +123,23 @@ def kernel(
     table = load_peaks_file(peaks_file) if peaks_file else None
     if peak_gbps is not None and peak_gbps <= 0:
         raise UsageError(f"--peak-gbps must be positive, not {peak_gbps:g}")
-    response = run_kernel_bench(kf, max_autotune=max_autotune, all_configs=all_configs,
-                                reps=reps, warmup=warmup, timeout=timeout,
-                                peak_override=peak_gbps, peak_table=table, echo=verbose())
-    peak = resolve(response["device"]["name"], override_gbps=peak_gbps, user_table=table,
-                   measured_gbps=response.get("measured_copy_gbps"),
-                   user_source=f"--peaks-file {peaks_file}")
+    response = run_kernel_bench(
+        kf,
+        max_autotune=max_autotune,
+        all_configs=all_configs,
+        reps=reps,
+        warmup=warmup,
+        timeout=timeout,
+        peak_override=peak_gbps,
+        peak_table=table,
+        echo=o.settings(ctx).verbose,
+    )
+    peak = resolve(
+        response["device"]["name"],
+        override_gbps=peak_gbps,
+        user_table=table,
+        measured_gbps=response.get("measured_copy_gbps"),
+        user_source=f"--peaks-file {peaks_file}",
+    )
     report = build_report(kf, response, peak, max_autotune=max_autotune)
-    text = json.dumps(report.to_dict(), indent=1)
-    if json_out:
-        emit_json(text, json_out)
-    if fmt is Format.json:
-        if json_out != "-":
-            emit_json(text, "-")
-    elif json_out != "-":
-        typer.echo(render_kernel(report, markdown=fmt is Format.markdown), nl=False)
+    emit(json.dumps(report.to_dict(), indent=1), lambda: render_kernel(report, fmt.value), fmt, json_out)

@@ -3,30 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
-from ..cli import app
-from ..errors import UsageError
-from ..render.text import DEFAULT_TOP, render_breakdown
-from ..results import load_result
-from .common import Format, emit_json
+from ..core.compare import CompareResult
+from ..core.errors import UsageError
+from ..core.rundir import load_any
+from ..render.breakdown import DEFAULT_TOP
+from . import options as o
+from .output import emit, render_result
+
+Run = Annotated[
+    Path,
+    typer.Argument(help="A run directory of breakdown or compare, or its breakdown.json / compare.json."),
+]
 
 
-@app.command()
 def report(
-    run: Path = typer.Argument(..., help="A run directory, or a breakdown.json file."),
-    fmt: Format = typer.Option(Format.text, "--format", "-f", help="text, markdown or json."),
-    top: int = typer.Option(DEFAULT_TOP, "--top", help="Kernels shown per table."),
-    summary: bool = typer.Option(False, "--summary", help="Leave out the per-graph kernel tables."),
+    run: Run, fmt: o.FormatOpt = o.Format.text, top: o.Top = DEFAULT_TOP, summary: o.Summary = False
 ) -> None:
-    """Re-render a saved breakdown without torch or a GPU."""
+    """Re-render a saved breakdown or comparison without torch or a GPU."""
     if not run.exists():
         raise UsageError(f"{run}: no such run directory or file")
-    result = load_result(run)
-    if fmt is Format.json:
-        emit_json(result.to_json(), "-")
-        return
-    typer.echo(
-        render_breakdown(result, top=top, markdown=fmt is Format.markdown, details=not summary), nl=False
-    )
+    result = load_any(run)
+    kw = {} if isinstance(result, CompareResult) else {"top": top, "details": not summary}
+    emit(result.to_json(), lambda: render_result(result, fmt, **kw), fmt, None)

@@ -5,11 +5,11 @@ in a ``record_function("inductor_bench::iteration")`` marker; on CUDA the call e
 a synchronize inside the marker, so all device work of iteration *i* starts inside
 marker *i*. What counts as a kernel:
 
-- **CPU**: the top-level ``cpu_op`` events inside each marker on the marker's thread
+- **host** (CPU): the top-level ``cpu_op`` events inside each marker on the marker's thread
   (C++ kernels record ``graph_<i>_<kernel>``; extern ops such as ``aten::addmm``).
   Ops nested in them (``aten::expand`` inside ``aten::addmm``) are part of their
   parent's inclusive time. Busy = union of those top-level intervals.
-- **CUDA**: device events (``kernel``, ``gpu_memcpy``, ``gpu_memset``) that start inside
+- **device** (GPU): device events (``kernel``, ``gpu_memcpy``, ``gpu_memset``) that start inside
   a marker. Busy = union of their intervals per device clipped to the marker window;
   with several devices, the busiest one.
 
@@ -25,18 +25,12 @@ from dataclasses import dataclass, field
 
 from . import categories
 from .classify import classify
+from .devices import HOST, backend
 from .errors import TraceError
 from .modparse import KernelInfo, ModuleInfo
 from .results import GraphResult, KernelStat
-from .trace import (
-    CPU_OP,
-    DEVICE_CATEGORIES,
-    USER_ANNOTATION,
-    Event,
-    Trace,
-    launch_stacks,
-    union_length,
-)
+from .timeline import launch_stacks, union_length
+from .trace import CPU_OP, DEVICE_CATEGORIES, USER_ANNOTATION, Event, Trace
 
 MARKER = "inductor_bench::iteration"
 US_PER_MS = 1000.0
@@ -73,7 +67,8 @@ def analyze_graph(
     Raises ``TraceError`` when the trace holds no iteration markers.
     """
     markers = find_markers(trace)
-    if graph.device == "cpu":
+    on_host = backend(graph.device).timeline == HOST
+    if on_host:
         per_iter = cpu_kernel_events(trace, markers)
         stacks: dict[int, tuple[str, ...]] = {}
     else:
@@ -86,7 +81,7 @@ def analyze_graph(
     graph.iterations = len(markers)
     graph.wall_samples_ms = [m.dur / US_PER_MS for m in markers]
     graph.wall_ms = _mean(graph.wall_samples_ms)
-    graph.busy_ms = _mean(_busy_us(per_iter, markers, graph.device)) / US_PER_MS
+    graph.busy_ms = _mean(_busy_us(per_iter, markers, per_device=not on_host)) / US_PER_MS
     graph.kernels = stats
     graph.categories = summarize_categories(stats)
     graph.kernel_ms = sum(graph.categories.values())
@@ -266,15 +261,15 @@ def _to_stat(k: _Kernel, iterations: int, kernel_files: dict[str, str]) -> Kerne
 
 
 def _busy_us(
-    per_iter: list[list[tuple[int, Event]]], markers: list[Event], device: str
+    per_iter: list[list[tuple[int, Event]]], markers: list[Event], *, per_device: bool
 ) -> list[float]:
-    """Per iteration: the union of kernel intervals clipped to the marker window; on a
-    GPU per device, taking the busiest device."""
+    """Per iteration: the union of kernel intervals clipped to the marker window; with
+    ``per_device`` (device timelines) per device, taking the busiest device."""
     out = []
     for m, evs in zip(markers, per_iter, strict=True):
         by_device: dict[object, list[tuple[float, float]]] = {}
         for _, ev in evs:
-            key = None if device == "cpu" else ev.pid
+            key = ev.pid if per_device else None
             # relative to the marker: absolute µs timestamps (~1e12) leave few digits
             start = ev.ts - m.ts
             by_device.setdefault(key, []).append((max(start, 0.0), min(start + ev.dur, m.dur)))

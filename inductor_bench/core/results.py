@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, fields
-from pathlib import Path
 from typing import Any
 
+from .devices import HOST_BACKEND
 from .errors import ResultError
 from .stats import sum_samples
+from .vocab import AutotuneRoute, CompileMode, Status
 
 SCHEMA = "inductor-bench/breakdown"
 SCHEMA_VERSION = 1
@@ -46,7 +47,7 @@ class GraphResult:
     frame_compile_id: int | None = None
     module: str | None = None  # compiled module, relative to the run directory
     trace: str | None = None  # chrome trace, relative to the run directory
-    device: str = "cpu"
+    device: str = HOST_BACKEND.name
     iterations: int = 0
     wall_ms: float = 0.0  # mean wall time of one harness call
     wall_samples_ms: list[float] = field(default_factory=list)
@@ -60,7 +61,7 @@ class GraphResult:
     windows_ms: list[float] = field(default_factory=list)
     window_faults: list[float | None] = field(default_factory=list)
     window: int | None = None
-    status: str = "ok"  # ok | failed | timeout | skipped
+    status: str = Status.OK  # ok | failed | timeout | skipped
     error: str | None = None
 
     @property
@@ -69,7 +70,7 @@ class GraphResult:
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
+        return self.status == Status.OK
 
 
 @dataclass
@@ -90,12 +91,116 @@ class Totals:
 
 
 @dataclass
+class PeakMemory:
+    """Peak memory of the real model's steady state, as the backend counts it."""
+
+    bytes: int
+    kind: str  # "cuda max allocated" | "process peak RSS"
+
+
+@dataclass
+class RetunedKernel:
+    """``--autotune-top`` on a GPU: one Triton kernel re-tuned from its file."""
+
+    graph: str
+    kernel: str
+    category: str
+    share: float  # of step wall time, 0..1
+    model_ms: float  # its time in the breakdown
+    base_ms: float | None = None  # re-benchmarked: baseline config
+    tuned_ms: float | None = None  # re-benchmarked: after max-autotune
+    error: str | None = None  # why it could not be re-benchmarked
+    configs_base: int | None = None  # configs tried by each (None: it did not run)
+    configs_tuned: int | None = None
+    config: str | None = None  # the config max-autotune picked
+    verdict: str | None = None
+    speedup: float | None = None  # base / tuned
+    bound: float = 0.0  # share of step time it can save at most (Amdahl)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        if self.configs_base is None:  # a failed kernel has no measured fields
+            for k in ("configs_base", "configs_tuned", "config", "verdict"):
+                del d[k]
+        return d
+
+
+@dataclass
+class KernelMatch:
+    """``--autotune-top`` on CPU: a kernel of the default run against max-autotune's."""
+
+    graph: str
+    base_name: str | None  # None: added by max-autotune
+    tuned_name: str | None  # None: removed by max-autotune
+    base_category: str | None
+    tuned_category: str | None
+    aten_ops: list[str]
+    base_ms: float
+    tuned_ms: float
+    delta_ms: float  # tuned - base
+    matched_by: str | None  # the matching stage (core/match.py), None when unmatched
+    change: str  # what changed: renamed / category / added / removed / same kernel
+    verdict: str
+
+
+@dataclass
+class KernelRetuning:
+    """``--autotune-top N`` on a GPU: the N most expensive Triton kernels re-tuned."""
+
+    n: int
+    rows: list[RetunedKernel]
+    total_bound: float  # sum of the rows' bounds
+    route: str = AutotuneRoute.KERNELS
+
+    def to_dict(self) -> dict[str, Any]:
+        rows = [r.to_dict() for r in self.rows]
+        return {"route": self.route, "n": self.n, "rows": rows, "total_bound": self.total_bound}
+
+
+@dataclass
+class Recompile:
+    """``--autotune-top N`` on CPU: the model recompiled with mode max-autotune."""
+
+    n: int
+    tuned_run: str  # its run directory
+    tuned_status: str
+    base_step_ms: float
+    tuned_step_ms: float
+    base_kernel_ms: float
+    tuned_kernel_ms: float
+    rows: list[KernelMatch]
+    route: str = AutotuneRoute.RECOMPILE
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: v for k, v in asdict(self).items() if k != "route"}
+        return {"route": self.route, **d}
+
+
+Autotune = KernelRetuning | Recompile
+
+
+def autotune_from_dict(d: dict[str, Any] | None) -> Autotune | None:
+    if not d:
+        return None
+    body = {k: v for k, v in d.items() if k != "route"}
+    if d.get("route") == AutotuneRoute.KERNELS:
+        body["rows"] = [RetunedKernel(**_known(RetunedKernel, r)) for r in body.get("rows", [])]
+        return KernelRetuning(**_known(KernelRetuning, body))
+    body["rows"] = [KernelMatch(**_known(KernelMatch, r)) for r in body.get("rows", [])]
+    return Recompile(**_known(Recompile, body))
+
+
+# What a run adds beside its graphs; saved under "extras" in that order, each only when set.
+EXTRAS = ("compile_s", "step_samples_ms", "peak_memory", "elapsed_s", "autotune")
+
+
+@dataclass
 class BreakdownResult:
     model: str  # display name (file stem)
     model_path: str = ""
-    device: str = "cpu"
+    device: str = HOST_BACKEND.name
     device_name: str = ""
-    mode: str = "default"
+    mode: str = CompileMode.DEFAULT
     train: bool = False
     dtype: str = "float32"
     autocast: bool = False
@@ -107,9 +212,13 @@ class BreakdownResult:
     run_dir: str = ""
     iterations: int = 0
     graphs: list[GraphResult] = field(default_factory=list)
-    status: str = "ok"  # ok | partial | failed
+    status: str = Status.OK  # ok | partial | failed | running
     errors: list[str] = field(default_factory=list)
-    extras: dict[str, Any] = field(default_factory=dict)  # autotune, compile timings ...
+    compile_s: float | None = None  # the first call of the model, timed on its own
+    step_samples_ms: list[float] = field(default_factory=list)  # steady-state model calls
+    peak_memory: PeakMemory | None = None
+    elapsed_s: float | None = None  # the whole run, compile and profiling included
+    autotune: Autotune | None = None  # --autotune-top
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -140,9 +249,23 @@ class BreakdownResult:
 
     # -- JSON ----------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        d: dict[str, Any] = {}
+        for f in fields(self):
+            if f.name == EXTRAS[0]:
+                d["extras"] = self._extras()
+            if f.name not in EXTRAS:
+                d[f.name] = _plain(getattr(self, f.name))
         d["totals"] = asdict(self.totals())
         return d
+
+    def _extras(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name in EXTRAS:
+            v = getattr(self, name)
+            if v is None or v == []:
+                continue
+            out[name] = v.to_dict() if hasattr(v, "to_dict") else _plain(v)
+        return out
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1)
@@ -159,12 +282,26 @@ class BreakdownResult:
         d = dict(d)
         d.pop("totals", None)
         graphs = [_graph_from_dict(g) for g in d.pop("graphs", [])]
-        return cls(graphs=graphs, **_known(cls, d))
+        extras = dict(d.pop("extras", None) or {})
+        peak = extras.pop("peak_memory", None)
+        return cls(
+            graphs=graphs,
+            peak_memory=PeakMemory(**_known(PeakMemory, peak)) if peak else None,
+            autotune=autotune_from_dict(extras.pop("autotune", None)),
+            **_known(cls, {**extras, **d}),
+        )
 
 
 def _known(cls: type, d: dict[str, Any]) -> dict[str, Any]:
     names = {f.name for f in fields(cls)}
     return {k: v for k, v in d.items() if k in names}
+
+
+def _plain(v: Any) -> Any:
+    """Dataclasses (at any depth) as dicts, the way ``asdict`` writes them."""
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return asdict(v) if hasattr(v, "__dataclass_fields__") else v
 
 
 def _graph_from_dict(d: dict[str, Any]) -> GraphResult:
@@ -176,17 +313,3 @@ def _graph_from_dict(d: dict[str, Any]) -> GraphResult:
 def step_samples(graphs: list[GraphResult]) -> list[float]:
     """Per-iteration step samples: the i-th sample of every graph added together."""
     return sum_samples([g.wall_samples_ms for g in graphs if g.wall_samples_ms])
-
-
-def load_result(path: str | Path) -> BreakdownResult:
-    """Read a breakdown result from a JSON file or a run directory."""
-    p = Path(path)
-    if p.is_dir():
-        p = p / "breakdown.json"
-    if not p.exists():
-        raise ResultError(f"{p}: no such result file")
-    try:
-        data = json.loads(p.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ResultError(f"{p}: not readable as JSON ({e})") from None
-    return BreakdownResult.from_dict(data)

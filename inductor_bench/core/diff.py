@@ -1,10 +1,8 @@
 """Two results -> a diff record: step time, categories, busy %, and kernel by kernel.
 
 Base and head are two breakdown results (one section) or two compare results (one section
-per mode that ran in both). Kernels are matched across the runs first by (graph id, name);
-the rest, whose names moved (kernel counters renumber, fused names change), by (graph role,
-origin ATen ops), then by (graph role, category, name without its counter). Every change of a
-measured quantity is judged by ``stats.judge``: significant, within noise, or too few samples.
+per mode that ran in both). Kernels are paired by ``match.py``. Every change of a measured
+quantity is judged by ``stats.judge``: significant, within noise, or too few samples.
 
 A regression is a significant increase of a section's step time; only step time gates a
 merge (``Diff.regressions``): a single kernel may get slower while the step gets faster
@@ -15,46 +13,26 @@ Pure Python; no torch.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .categories import order as category_order
-from .compare import COMPARE_SCHEMA, RESULT_FILE, CompareResult, ModeResult, read_result_json
-from .errors import ResultError, UsageError
-from .results import SCHEMA as BREAKDOWN_SCHEMA
+from .comparable import comparability
+from .compare import CompareResult, ModeResult
+from .devices import backend
+from .errors import UsageError
+from .match import KernelRef, match_kernels
 from .results import BreakdownResult, GraphResult, KernelStat
-from .stats import TOO_FEW, Change, compare_samples, default_min_rel, sum_samples, summarize
+from .stats import Change, compare_samples, sum_samples, summarize
+from .vocab import Change as KernelChange
+from .vocab import Outcome, StepSource, Verdict
 
-BREAKDOWN_FILE = "breakdown.json"
-
-ADDED = "added"
-REMOVED = "removed"
-SLOWER = "slower"
-FASTER = "faster"
-
-REGRESSION = "regression"
-IMPROVEMENT = "faster"
-NO_CHANGE = "within noise"
-INCONCLUSIVE = "inconclusive"
-
-STEP_HARNESS = "harness"  # breakdown: the graphs' own harness calls, added per iteration
-STEP_MODEL = "model call"  # compare: the real model call (CUDA graphs included)
+ADDED = KernelChange.ADDED
+REMOVED = KernelChange.REMOVED
+SLOWER = KernelChange.SLOWER
+FASTER = KernelChange.FASTER
 
 Result = BreakdownResult | CompareResult
-
-
-def load_any(path: str | Path) -> Result:
-    """A breakdown or compare result from a JSON file or a run directory."""
-    p, data = read_result_json(path, (RESULT_FILE, BREAKDOWN_FILE))
-    schema = data.get("schema") if isinstance(data, dict) else None
-    if schema == COMPARE_SCHEMA:
-        return CompareResult.from_dict(data)
-    if schema == BREAKDOWN_SCHEMA:
-        return BreakdownResult.from_dict(data)
-    raise ResultError(f"{p}: not an inductor-bench breakdown or compare result")
 
 
 # ---- records ------------------------------------------------------------------------------
@@ -83,20 +61,12 @@ class KernelDiff:
         return self.base_name is not None and self.base_name != self.name
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "graph": self.graph,
-            "name": self.name,
-            "category": self.category,
-            "aten_ops": self.aten_ops,
-            "base_ms": self.base_ms,
-            "head_ms": self.head_ms,
-            "delta_ms": self.delta_ms,
-            "base_name": self.base_name,
-            "base_graph": self.base_graph,
-            "matched_by": self.matched_by,
-            "change": self.change.to_dict() if self.change else None,
-        }
+        d = {k: getattr(self, k) for k in _KERNEL_KEYS}
+        return {**d, "change": self.change.to_dict() if self.change else None}
+
+
+_KERNEL_KEYS = ("status", "graph", "name", "category", "aten_ops", "base_ms", "head_ms", "delta_ms",
+                "base_name", "base_graph", "matched_by")
 
 
 @dataclass
@@ -114,7 +84,7 @@ class SectionDiff:
 
     mode: str
     step: Change
-    step_source: str  # STEP_HARNESS | STEP_MODEL
+    step_source: str  # StepSource.HARNESS | StepSource.MODEL
     kernel_time: Change | None = None
     busy_pct: tuple[float, float] | None = None
     categories: list[CategoryDiff] = field(default_factory=list)
@@ -133,19 +103,20 @@ class SectionDiff:
         return ks[:limit] if limit is not None else ks
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "step_source": self.step_source,
-            "step": self.step.to_dict(),
-            "kernel_time": self.kernel_time.to_dict() if self.kernel_time else None,
-            "busy_pct": list(self.busy_pct) if self.busy_pct else None,
-            "categories": [c.to_dict() for c in self.categories],
-            "kernels": [k.to_dict() for k in self.kernels],
-            "graphs_added": self.graphs_added,
-            "graphs_removed": self.graphs_removed,
-            "compile_s": list(self.compile_s) if self.compile_s else None,
-            "peak_memory_bytes": list(self.peak_memory_bytes) if self.peak_memory_bytes else None,
-        }
+        return {k: _plain(getattr(self, k)) for k in _SECTION_KEYS}
+
+
+_SECTION_KEYS = ("mode", "step_source", "step", "kernel_time", "busy_pct", "categories", "kernels",
+                 "graphs_added", "graphs_removed", "compile_s", "peak_memory_bytes")
+
+
+def _plain(v: Any) -> Any:
+    """Records as dicts, tuples as lists, for JSON."""
+    if hasattr(v, "to_dict"):
+        return v.to_dict()
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
 
 
 @dataclass
@@ -173,12 +144,12 @@ class Diff:
         """regression | faster | within noise | inconclusive, over all sections' step time."""
         steps = [s.step for s in self.sections]
         if any(c.slower for c in steps):
-            return REGRESSION
+            return Outcome.REGRESSION
         if any(c.faster for c in steps):
-            return IMPROVEMENT
-        if not steps or all(c.verdict == TOO_FEW for c in steps):
-            return INCONCLUSIVE
-        return NO_CHANGE
+            return Outcome.FASTER
+        if not steps or all(c.verdict == Verdict.TOO_FEW for c in steps):
+            return Outcome.INCONCLUSIVE
+        return Outcome.NO_CHANGE
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -194,119 +165,6 @@ class Diff:
             "skipped": self.skipped,
             "warnings": self.warnings,
         }
-
-
-# ---- comparability ------------------------------------------------------------------------
-
-
-def comparability(base: Result, head: Result) -> tuple[list[str], list[str]]:
-    """(problems, notes): problems make the numbers meaningless, notes are worth a line."""
-    problems: list[str] = []
-    notes: list[str] = []
-    if base.device != head.device:
-        problems.append(f"base ran on {base.device}, head on {head.device}")
-    elif base.device_name and head.device_name and base.device_name != head.device_name:
-        problems.append(f"base ran on {base.device_name!r}, head on {head.device_name!r}")
-    if base.train != head.train:
-        problems.append(f"base is {_step_kind(base)}, head is {_step_kind(head)}")
-    if base.model != head.model:
-        notes.append(f"different models: base {base.model!r}, head {head.model!r}")
-    for attr in ("dtype", "autocast", "batch_size"):
-        b, h = getattr(base, attr), getattr(head, attr)
-        if b != h:
-            notes.append(f"{attr} differs: base {b}, head {h}")
-    both_breakdowns = isinstance(base, BreakdownResult) and isinstance(head, BreakdownResult)
-    if both_breakdowns and base.mode != head.mode:
-        notes.append(f"compile modes differ: base {base.mode}, head {head.mode}")
-    bt, ht = base.versions.get("torch"), head.versions.get("torch")
-    if bt and ht and bt != ht:
-        notes.append(f"torch versions differ: base {bt}, head {ht}")
-    return problems, notes
-
-
-def _step_kind(r: Result) -> str:
-    return "training (forward + backward)" if r.train else "inference"
-
-
-# ---- kernel matching ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class KernelRef:
-    graph: GraphResult
-    kernel: KernelStat
-
-
-_COUNTER = re.compile(r"_(\d+)$")
-
-
-def _counter(name: str) -> int:
-    m = _COUNTER.search(name)
-    return int(m.group(1)) if m else -1
-
-
-def name_stem(name: str) -> str:
-    """``cpp_fused_gelu_3`` -> ``cpp_fused_gelu``: the name without its kernel counter."""
-    return _COUNTER.sub("", name)
-
-
-def _by_name(r: KernelRef) -> Hashable:
-    return (r.graph.id, r.kernel.name)
-
-
-def _by_origin(r: KernelRef) -> Hashable | None:
-    ops = tuple(sorted(set(r.kernel.aten_ops)))
-    return (r.graph.role, ops) if ops else None
-
-
-def _by_stem(r: KernelRef) -> Hashable:
-    return (r.graph.role, r.kernel.category, name_stem(r.kernel.name))
-
-
-# Stage name -> key; a kernel whose key is None takes no part in that stage.
-MATCH_STAGES: tuple[tuple[str, Callable[[KernelRef], Hashable | None]], ...] = (
-    ("name", _by_name),
-    ("origin", _by_origin),
-    ("name stem", _by_stem),
-)
-
-
-def _order(r: KernelRef) -> tuple[str, int, str]:
-    # The counter follows the order Inductor generated the kernels in (topological order),
-    # so equal keys pair up in program order.
-    return (r.graph.id, _counter(r.kernel.name), r.kernel.name)
-
-
-def _group(refs: list[KernelRef], key: Callable[[KernelRef], Hashable | None]):
-    groups: dict[Hashable, list[KernelRef]] = {}
-    for r in refs:
-        k = key(r)
-        if k is not None:
-            groups.setdefault(k, []).append(r)
-    return groups
-
-
-def match_kernels(
-    base: list[GraphResult], head: list[GraphResult]
-) -> tuple[list[tuple[KernelRef, KernelRef, str]], list[KernelRef], list[KernelRef]]:
-    """(matched pairs with the stage that matched them, removed, added)."""
-    left = [KernelRef(g, k) for g in base for k in g.kernels]
-    right = [KernelRef(g, k) for g in head for k in g.kernels]
-    pairs: list[tuple[KernelRef, KernelRef, str]] = []
-    for how, key in MATCH_STAGES:
-        hgroups = _group(right, key)
-        used_l: set[int] = set()
-        used_r: set[int] = set()
-        for k, bs in _group(left, key).items():
-            hs = sorted(hgroups.get(k, []), key=_order)
-            # unequal groups: the extra kernels stay for the next stage (or added/removed)
-            for b, h in zip(sorted(bs, key=_order), hs, strict=False):
-                pairs.append((b, h, how))
-                used_l.add(id(b))
-                used_r.add(id(h))
-        left = [r for r in left if id(r) not in used_l]
-        right = [r for r in right if id(r) not in used_r]
-    return pairs, left, right
 
 
 # ---- building the diff --------------------------------------------------------------------
@@ -415,7 +273,7 @@ def breakdown_section(
     return SectionDiff(
         mode=mode,
         step=step,
-        step_source=STEP_HARNESS if harness_step else STEP_MODEL,
+        step_source=StepSource.HARNESS if harness_step else StepSource.MODEL,
         kernel_time=compare_samples(
             _all_kernel_samples(bg),
             _all_kernel_samples(hg),
@@ -436,7 +294,7 @@ def mode_section(base: ModeResult, head: ModeResult, min_rel: float) -> SectionD
     if base.breakdown and head.breakdown:
         sec = breakdown_section(base.breakdown, head.breakdown, min_rel, mode=head.mode, step=step)
     else:
-        sec = SectionDiff(mode=head.mode, step=step, step_source=STEP_MODEL)
+        sec = SectionDiff(mode=head.mode, step=step, step_source=StepSource.MODEL)
     sec.compile_s = (base.compile_s, head.compile_s)
     sec.peak_memory_bytes = (base.peak_memory_bytes, head.peak_memory_bytes)
     return sec
@@ -476,7 +334,7 @@ def diff_results(
     """Diff two breakdown results, or two compare results mode by mode.
 
     ``min_rel`` is the smallest relative change that can be significant; by default
-    ``stats.default_min_rel`` of the head's device."""
+    the head device's ``Backend.min_rel_change``."""
     if type(base) is not type(head):
         raise UsageError(
             f"cannot diff a {_kind(base)} result against a {_kind(head)} result: "
@@ -491,7 +349,7 @@ def diff_results(
         )
     warnings = problems + notes
     if min_rel is None:
-        min_rel = default_min_rel(head.device)
+        min_rel = backend(head.device).min_rel_change
     if isinstance(base, CompareResult) and isinstance(head, CompareResult):
         sections, skipped = _mode_sections(base, head, min_rel)
     else:

@@ -20,19 +20,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import errors
+from ..core import errors
 
 # Environment variables that would change what Inductor generates or where it caches:
 # the parent's values never reach a worker unless the caller sets them on purpose.
 _SCRUBBED_PREFIXES = ("TORCHINDUCTOR_", "TORCH_COMPILE_", "TRITON_CACHE_DIR", "TORCH_TRACE")
 _LOG_TAIL_LINES = 12
+# Seconds a worker may run before it is killed, unless --timeout says otherwise: compiling a
+# large model, or autotuning a max-autotune space, can take many minutes.
+DEFAULT_TIMEOUT_S = 900.0
 
 
 def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUBBED_PREFIXES)}
     env["PYTHONUNBUFFERED"] = "1"
     # The worker must import this very package, wherever the parent found it.
-    pkg_root = str(Path(__file__).resolve().parent.parent)
+    pkg_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH", "")) if p)
     env.update(extra or {})
     return env

@@ -17,8 +17,7 @@ import json
 import json.scanner
 import re
 import zlib
-from bisect import bisect_left
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -358,108 +357,3 @@ def _next_element(s: _Stream, first: bool) -> bool:
     if c == "":
         raise s.error("traceEvents (the file ends inside the list)")
     return False
-
-
-# -- intervals ---------------------------------------------------------------------------
-
-
-def union_length(intervals: Iterable[tuple[float, float]]) -> float:
-    """Length of the union of half-open intervals ``[start, end)``; empty ones count 0."""
-    total = 0.0
-    cur_start = cur_end = None
-    for start, end in sorted(iv for iv in intervals if iv[1] > iv[0]):
-        if cur_end is None or start > cur_end:
-            if cur_end is not None:
-                total += cur_end - cur_start
-            cur_start, cur_end = start, end
-        elif end > cur_end:
-            cur_end = end
-    if cur_end is not None:
-        total += cur_end - cur_start
-    return total
-
-
-# -- device event -> launching CPU op ----------------------------------------------------
-
-
-def launch_stacks(trace: Trace) -> dict[int, tuple[str, ...]]:
-    """For each device event (kernel, gpu_memcpy, gpu_memset), keyed by its index in
-    ``trace.events``: the names of the ``cpu_op`` events enclosing its launch on the
-    launching thread, innermost first.
-
-    The launch is the ``cuda_runtime``/``cuda_driver`` event with the same
-    ``args.correlation``. Where no launch is found, the ``cpu_op`` with the same
-    ``args["External id"]`` is used as a one-op stack. Device events linked to neither
-    are absent from the result.
-    """
-    stacks_by_corr = _stacks_by_correlation(trace.events)
-    by_external: dict[Any, str] | None = None
-    out: dict[int, tuple[str, ...]] = {}
-    for i, ev in enumerate(trace.events):
-        if ev.cat not in DEVICE_CATEGORIES:
-            continue
-        stack = stacks_by_corr.get(ev.args.get("correlation"))
-        if stack is None:
-            if by_external is None:
-                by_external = _ops_by_external_id(trace.events)
-            op = by_external.get(ev.args.get("External id"))
-            stack = (op,) if op is not None else None
-        if stack:
-            out[i] = stack
-    return out
-
-
-def launching_ops(trace: Trace) -> dict[int, str]:
-    """For each device event (by index in ``trace.events``): the innermost ``cpu_op``
-    around its launch (e.g. ``aten::mm`` for a cuBLAS kernel). See ``launch_stacks``."""
-    return {i: stack[0] for i, stack in launch_stacks(trace).items()}
-
-
-def _ops_by_external_id(events: list[Event]) -> dict[Any, str]:
-    return {
-        ev.args["External id"]: ev.name
-        for ev in events
-        if ev.cat == CPU_OP and "External id" in ev.args
-    }
-
-
-def _stacks_by_correlation(events: list[Event]) -> dict[Any, tuple[str, ...]]:
-    threads: dict[tuple[Any, Any], tuple[list[Event], list[Event]]] = {}
-    for ev in events:
-        if ev.cat == CPU_OP:
-            threads.setdefault((ev.pid, ev.tid), ([], []))[0].append(ev)
-        elif ev.cat in LAUNCH_CATEGORIES and "correlation" in ev.args:
-            threads.setdefault((ev.pid, ev.tid), ([], []))[1].append(ev)
-    out: dict[Any, tuple[str, ...]] = {}
-    for ops, launches in threads.values():
-        if launches:
-            _enclosing_ops(ops, launches, out)
-    return out
-
-
-def _enclosing_ops(
-    ops: list[Event], launches: list[Event], out: dict[Any, tuple[str, ...]]
-) -> None:
-    """Sweep one thread: ops nest properly, so a stack of open ops gives each launch's
-    enclosing ops. ``out[correlation]`` = their names, innermost first."""
-    ops = sorted(ops, key=lambda e: (e.ts, -e.dur))
-    starts = [e.ts for e in ops]
-    stack: list[Event] = []
-    next_op = 0
-    for launch in sorted(launches, key=lambda e: e.ts):
-        upto = bisect_left(starts, launch.ts, lo=next_op)
-        # ops that start exactly at the launch's ts enclose it too
-        while upto < len(ops) and ops[upto].ts == launch.ts:
-            upto += 1
-        for op in ops[next_op:upto]:
-            _pop_finished(stack, op.ts)
-            stack.append(op)
-        next_op = upto
-        _pop_finished(stack, launch.ts)
-        out[launch.args["correlation"]] = tuple(op.name for op in reversed(stack))
-
-
-def _pop_finished(stack: list[Event], t: float) -> None:
-    """Close the ops that ended at or before ``t`` (a sibling may start where one ends)."""
-    while stack and stack[-1].end <= t:
-        stack.pop()

@@ -1,8 +1,8 @@
 """Profile worker: run one compiled module's own harness (``get_args`` + ``call``, the code
 Inductor's ``-p`` runs) under torch.profiler and write its chrome trace.
 
-Each iteration is wrapped in a ``record_function(MARKER)``; on CUDA the iteration ends with a
-synchronize inside the marker, so the marker's span is the iteration's wall time and every
+Each iteration is wrapped in a ``record_function(MARKER)``; on an accelerator the iteration
+ends with a synchronize inside the marker, so the marker's span is the iteration's wall time and every
 kernel of the iteration lies inside it. Busy time, wall time and kernel times therefore all
 come from the same profiled run, and busy can never exceed wall.
 
@@ -14,7 +14,7 @@ backward, 250 minor page faults per iteration and a 40% slower ``aten::mm`` in a
 session in three, on the next session gone). The fault count of every window is returned,
 so the report can show what was discarded.
 
-Run as ``python -m inductor_bench.profile request.json response.json``.
+Run as ``python -m inductor_bench.runner.profile request.json response.json``.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .breakdown import MARKER
-from .errors import WorkloadError
+from ..core.breakdown import MARKER
+from ..core.errors import WorkloadError
+from . import device as dev
 
 WARMUP_CALLS = 3
 # Auto iteration count: aim for this much profiled time per module, within these bounds.
@@ -102,8 +103,7 @@ def _preload(path: str | None) -> None:
 
 
 def handle(request: dict[str, Any]) -> dict[str, Any]:
-    import torch
-    from torch.profiler import ProfilerActivity, profile, record_function
+    from torch.profiler import profile, record_function
 
     device = request["device"]
     _preload(request.get("preload"))
@@ -114,8 +114,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
 
     def once() -> None:
         mod.call(list(args))  # call() clears the list it is given
-        if device == "cuda":
-            torch.cuda.synchronize()
+        dev.synchronize(device)
 
     t0 = time.perf_counter()
     for _ in range(WARMUP_CALLS):
@@ -124,9 +123,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     n = int(request.get("iterations") or auto_iterations(per_call))
     windows = plan_windows(int(request.get("windows") or DEFAULT_WINDOWS), n, per_call)
 
-    activities = [ProfilerActivity.CPU]
-    if device == "cuda":
-        activities.append(ProfilerActivity.CUDA)
+    activities = dev.profiler_activities(device)
     medians_ms: list[float] = []
     faults: list[float | None] = []
     kept, kept_at = None, 0
@@ -162,6 +159,6 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    from .worker import worker_main
+    from inductor_bench.runner.worker import worker_main
 
     worker_main(handle)

@@ -1,65 +1,30 @@
-"""Breakdown reports as text (terminal) or markdown (pull requests). Return strings only."""
+"""Breakdown reports: the run's facts, the graphs, time by category, the top kernels, what
+``--autotune-top`` found, and each graph's kernels. Returns strings."""
 
 from __future__ import annotations
 
-from ..categories import label, order
-from ..results import BreakdownResult, KernelStat
-from .common import heading, table
+from ..core.categories import label, order
+from ..core.devices import backend
+from ..core.results import BreakdownResult, KernelRetuning, KernelStat, Recompile
+from ..core.vocab import Status
+from . import format as fmt
+from .doc import TEXT, Doc, new_doc
+from .kernel import render_matches, render_retuning
 
 DEFAULT_TOP = 15
 ATEN_WIDTH = 48  # characters of origin ATen ops shown per row
-
-
-def fmt_ms(v: float) -> str:
-    if v >= 100:
-        return f"{v:.1f}"
-    if v >= 0.01:
-        return f"{v:.3f}"
-    return f"{v:.4f}"
-
-
-def fmt_pct(v: float) -> str:
-    return f"{v:.1f}%"
-
-
-def _pct(part: float, whole: float) -> float:
-    return 100.0 * part / whole if whole > 0 else 0.0
+# Window medians further apart than this (relative to the kept one) are pointed out.
+WINDOW_SPREAD = 0.10
 
 
 def _ops(k: KernelStat) -> str:
-    s = ", ".join(k.aten_ops) or (k.launched_by or "")
-    return s if len(s) <= ATEN_WIDTH else s[: ATEN_WIDTH - 1] + "…"
+    return fmt.truncate(", ".join(k.aten_ops) or (k.launched_by or ""), ATEN_WIDTH)
 
 
-def _calls(c: float) -> str:
-    return f"{c:g}" if c == int(c) else f"{c:.2f}"
-
-
-class _Doc:
-    """Collects sections; text and markdown differ only in headings and table format."""
-
-    def __init__(self, markdown: bool) -> None:
-        self.md = markdown
-        self.parts: list[str] = []
-
-    def heading(self, s: str) -> None:
-        self.parts.append(heading(s, markdown=self.md))
-
-    def line(self, s: str) -> None:
-        self.parts.append(s)
-
-    def table(self, rows: list[list], headers: list[str], align: tuple[str, ...] | None = None) -> None:
-        self.parts.append(table(rows, headers, markdown=self.md, align=align))
-
-    def render(self) -> str:
-        return "\n\n".join(self.parts) + "\n"
-
-
-def _header(doc: _Doc, r: BreakdownResult) -> None:
+def _header(doc: Doc, r: BreakdownResult) -> None:
     what = "training step (forward + backward)" if r.train else "inference"
     dtype = r.dtype + (" (autocast)" if r.autocast else "") + (" · freezing" if r.freezing else "")
-    title = f"inductor-bench breakdown: {r.model}"
-    doc.parts.append(f"## {title}" if doc.md else title + "\n" + "=" * len(title))
+    doc.title(f"inductor-bench breakdown: {r.model}")
     facts = [
         f"{what} · mode {r.mode} · {dtype}" + (f" · batch {r.batch_size}" if r.batch_size else ""),
         f"device {r.device}" + (f" · {r.device_name}" if r.device_name else ""),
@@ -67,15 +32,12 @@ def _header(doc: _Doc, r: BreakdownResult) -> None:
     ]
     if r.script:
         facts.insert(0, "ran as a script: every graph it compiled")
-    doc.line("\n".join(f"- {f}" if doc.md else f for f in facts if f))
-    if r.status != "ok" or r.errors:
-        doc.line(
-            ("**Status: " + r.status + "**" if doc.md else "STATUS: " + r.status.upper())
-            + "".join(f"\n- {e.splitlines()[0]}" for e in r.errors)
-        )
+    doc.paragraph(*(doc.item(f) for f in facts if f))
+    if r.status != Status.OK or r.errors:
+        doc.paragraph(doc.alert(f"Status: {r.status}"), *(f"- {e.splitlines()[0]}" for e in r.errors))
 
 
-def _graph_table(doc: _Doc, r: BreakdownResult) -> None:
+def _graph_table(doc: Doc, r: BreakdownResult) -> None:
     t = r.totals()
     rows = []
     for g in r.graphs:
@@ -85,11 +47,11 @@ def _graph_table(doc: _Doc, r: BreakdownResult) -> None:
                     g.id,
                     g.role,
                     str(g.iterations),
-                    fmt_ms(g.wall_ms),
-                    fmt_ms(g.kernel_ms),
-                    fmt_pct(g.busy_pct),
+                    fmt.ms(g.wall_ms),
+                    fmt.ms(g.kernel_ms),
+                    fmt.pct(g.busy_pct),
                     str(len(g.kernels)),
-                    "ok",
+                    Status.OK,
                 ]
             )
         else:
@@ -99,9 +61,9 @@ def _graph_table(doc: _Doc, r: BreakdownResult) -> None:
             "step",
             f"{t.graphs} graph(s)",
             "",
-            fmt_ms(t.wall_ms),
-            fmt_ms(t.kernel_ms),
-            fmt_pct(t.busy_pct),
+            fmt.ms(t.wall_ms),
+            fmt.ms(t.kernel_ms),
+            fmt.pct(t.busy_pct),
             str(t.kernel_count),
             "",
         ]
@@ -112,24 +74,10 @@ def _graph_table(doc: _Doc, r: BreakdownResult) -> None:
         ["graph", "role", "iters", "wall ms", "kernel ms", "busy", "kernels", "status"],
         ("left", "left", "right", "right", "right", "right", "right", "left"),
     )
-    dev = "GPU" if r.device == "cuda" else "CPU"
-    if r.device == "cuda":
-        doc.line(
-            f"busy = union of {dev} kernel intervals ÷ wall time of the same profiled iterations "
-            "(never above 100%); kernel ms sums every kernel, so concurrent streams can exceed busy."
-        )
-    else:
-        doc.line(
-            "busy = time inside C++ kernels and extern ops ÷ wall time of the same profiled "
-            "iterations; the rest is the Python wrapper (allocation, launch, bookkeeping)."
-        )
+    doc.paragraph(backend(r.device).busy_note)
     note = _windows_note(r)
     if note:
-        doc.line(note)
-
-
-# Window medians further apart than this (relative to the kept one) are pointed out.
-WINDOW_SPREAD = 0.10
+        doc.paragraph(note)
 
 
 def _windows_note(r: BreakdownResult) -> str | None:
@@ -149,7 +97,7 @@ def _windows_note(r: BreakdownResult) -> str | None:
             faults = g.window_faults[worst] if worst < len(g.window_faults) else None
             why = f", {faults:.0f} page faults per iteration" if faults else ""
             slow.append(
-                f"{g.id} {fmt_ms(kept)} vs up to {fmt_ms(g.windows_ms[worst])} ms "
+                f"{g.id} {fmt.ms(kept)} vs up to {fmt.ms(g.windows_ms[worst])} ms "
                 f"(+{100 * (g.windows_ms[worst] / kept - 1):.0f}%{why})"
             )
     head = f"windows: each graph was profiled in {n} profiler sessions and the fastest is reported"
@@ -159,14 +107,20 @@ def _windows_note(r: BreakdownResult) -> str | None:
 
 
 def _category_table(
-    doc: _Doc, cats: dict[str, float], kernels: list[KernelStat], wall: float, title: str
+    doc: Doc, cats: dict[str, float], kernels: list[KernelStat], wall: float, title: str
 ) -> None:
     total = sum(cats.values())
     count: dict[str, int] = {}
     for k in kernels:
         count[k.category] = count.get(k.category, 0) + 1
     rows = [
-        [label(c), str(count.get(c, 0)), fmt_ms(ms), fmt_pct(_pct(ms, total)), fmt_pct(_pct(ms, wall))]
+        [
+            label(c),
+            str(count.get(c, 0)),
+            fmt.ms(ms),
+            fmt.pct(fmt.share(ms, total)),
+            fmt.pct(fmt.share(ms, wall)),
+        ]
         for c, ms in sorted(cats.items(), key=lambda kv: (-kv[1], order(kv[0])))
         if ms > 0 or count.get(c)
     ]
@@ -174,9 +128,9 @@ def _category_table(
         [
             "total",
             str(len(kernels)),
-            fmt_ms(total),
-            fmt_pct(100.0 if total else 0.0),
-            fmt_pct(_pct(total, wall)),
+            fmt.ms(total),
+            fmt.pct(100.0 if total else 0.0),
+            fmt.pct(fmt.share(total, wall)),
         ]
     )
     doc.heading(title)
@@ -187,7 +141,7 @@ def _category_table(
     )
 
 
-def _top_kernels(doc: _Doc, r: BreakdownResult, top: int) -> None:
+def _top_kernels(doc: Doc, r: BreakdownResult, top: int) -> None:
     t = r.totals()
     pairs = [(g, k) for g in r.measured() for k in g.kernels]
     pairs.sort(key=lambda gk: -gk[1].ms)
@@ -197,10 +151,10 @@ def _top_kernels(doc: _Doc, r: BreakdownResult, top: int) -> None:
             g.id,
             k.name,
             label(k.category),
-            _calls(k.calls),
-            fmt_ms(k.ms),
-            fmt_pct(_pct(k.ms, t.kernel_ms)),
-            fmt_pct(_pct(k.ms, t.wall_ms)),
+            fmt.count(k.calls),
+            fmt.ms(k.ms),
+            fmt.pct(fmt.share(k.ms, t.kernel_ms)),
+            fmt.pct(fmt.share(k.ms, t.wall_ms)),
             _ops(k),
         ]
         for i, (g, k) in enumerate(pairs[:top], 1)
@@ -211,20 +165,20 @@ def _top_kernels(doc: _Doc, r: BreakdownResult, top: int) -> None:
         ["#", "graph", "kernel", "category", "calls", "ms", "% kernel", "max gain", "origin ATen ops"],
         ("right", "left", "left", "left", "right", "right", "right", "right", "left"),
     )
-    doc.line(
+    doc.paragraph(
         "max gain = the kernel's share of step wall time: the most the step can speed up "
         "if this kernel took no time at all (Amdahl)."
     )
 
 
-def _graph_sections(doc: _Doc, r: BreakdownResult, top: int) -> None:
+def _graph_sections(doc: Doc, r: BreakdownResult, top: int) -> None:
     for g in r.measured():
         _category_table(
             doc,
             g.categories,
             g.kernels,
             g.wall_ms,
-            f"Graph {g.id}: {fmt_ms(g.wall_ms)} ms wall, busy {fmt_pct(g.busy_pct)}",
+            f"Graph {g.id}: {fmt.ms(g.wall_ms)} ms wall, busy {fmt.pct(g.busy_pct)}",
         )
         by_cat: dict[str, list[KernelStat]] = {}
         for k in g.kernels:
@@ -234,22 +188,28 @@ def _graph_sections(doc: _Doc, r: BreakdownResult, top: int) -> None:
             with_file = any(k.file for k in ks)
             rows = []
             for k in ks[:top]:
-                row = [k.name, _calls(k.calls), fmt_ms(k.ms), fmt_pct(_pct(k.ms, g.kernel_ms)), _ops(k)]
+                row = [
+                    k.name,
+                    fmt.count(k.calls),
+                    fmt.ms(k.ms),
+                    fmt.pct(fmt.share(k.ms, g.kernel_ms)),
+                    _ops(k),
+                ]
                 rows.append(row + ([k.file or ""] if with_file else []))
             headers = ["kernel", "calls", "ms", "% graph", "origin ATen ops"] + (
                 ["file"] if with_file else []
             )
-            doc.line(f"{g.id} · {label(cat)}" if not doc.md else f"**{g.id} · {label(cat)}**")
+            doc.paragraph(doc.strong(f"{g.id} · {label(cat)}"))
             doc.table(rows, headers)
             if len(ks) > top:
                 rest = ks[top:]
-                doc.line(f"… and {len(rest)} more ({fmt_ms(sum(k.ms for k in rest))} ms)")
+                doc.paragraph(f"… and {len(rest)} more ({fmt.ms(sum(k.ms for k in rest))} ms)")
 
 
-def _footer(doc: _Doc, r: BreakdownResult) -> None:
+def _footer(doc: Doc, r: BreakdownResult) -> None:
     if r.run_dir:
         traces = [g.trace for g in r.graphs if g.trace]
-        doc.line(
+        doc.paragraph(
             f"run directory: {r.run_dir}"
             + (
                 f"\ntraces: {r.run_dir}/graphs/<graph>/trace.json.gz (open in https://ui.perfetto.dev)"
@@ -259,17 +219,32 @@ def _footer(doc: _Doc, r: BreakdownResult) -> None:
         )
 
 
-def _extras(doc: _Doc, r: BreakdownResult) -> None:
-    from . import extras
+def _autotune(doc: Doc, r: BreakdownResult) -> None:
+    if r.compile_s is not None:
+        doc.paragraph(f"compile (first call, timed on its own): {r.compile_s:.1f} s")
+    if isinstance(r.autotune, KernelRetuning):
+        render_retuning(doc, r.autotune.rows, r.autotune.total_bound)
+    elif isinstance(r.autotune, Recompile):
+        _recompile(doc, r.autotune)
 
-    for section in extras.render_sections(r, markdown=doc.md):
-        doc.line(section)
+
+def _recompile(doc: Doc, a: Recompile) -> None:
+    base, tuned = a.base_step_ms, a.tuned_step_ms
+    speed = f"{base / tuned:.2f}x" if tuned > 0 else "n/a"
+    head = (
+        f"max-autotune recompile (CPU): step {base:.3f} ms -> {tuned:.3f} ms ({speed}); "
+        f"kernels {a.base_kernel_ms:.3f} ms -> {a.tuned_kernel_ms:.3f} ms; run: {a.tuned_run}"
+    )
+    if a.tuned_status not in (None, Status.OK):
+        head += f" (status {a.tuned_status})"
+    doc.paragraph(head)
+    render_matches(doc, a.rows, top=a.n)
 
 
 def render_breakdown(
-    r: BreakdownResult, *, top: int = DEFAULT_TOP, markdown: bool = False, details: bool = True
+    r: BreakdownResult, fmt_name: str = TEXT, *, top: int = DEFAULT_TOP, details: bool = True
 ) -> str:
-    doc = _Doc(markdown)
+    doc = new_doc(fmt_name)
     _header(doc, r)
     if r.graphs:
         _graph_table(doc, r)
@@ -283,7 +258,7 @@ def render_breakdown(
             "Time by category (whole step)",
         )
         _top_kernels(doc, r, top)
-        _extras(doc, r)
+        _autotune(doc, r)
         if details:
             _graph_sections(doc, r, top)
     _footer(doc, r)

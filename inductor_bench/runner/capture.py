@@ -1,7 +1,7 @@
 """Compile worker: build the workload, compile it in a private cache, capture every
 compiled module through Inductor's structured trace, and time compile and steady state.
 
-Run as ``python -m inductor_bench.capture request.json response.json`` (see worker.py).
+Run as ``python -m inductor_bench.runner.capture request.json response.json`` (see worker.py).
 Every captured module is appended to ``modules_log`` (JSON lines) the moment Inductor
 reports it, so a model that crashes later (say, in backward) still leaves its forward graph
 to profile.
@@ -11,22 +11,17 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import platform
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from .errors import UsageError, WorkloadError
-from .workload import (
-    WorkloadOptions,
-    build_step,
-    call_factory,
-    file_kind,
-    load_factory,
-    resolve_device,
-)
+from ..core.errors import UsageError, WorkloadError
+from ..core.vocab import CompileMode
+from ..core.workload import FACTORY_KIND, SCRIPT_KIND, WorkloadOptions, file_kind
+from . import device as dev
+from .workload import build_step, call_factory, load_factory
 
 # Inductor flags every compile of ours runs with: unique kernel names, benchmark harnesses in
 # modules and kernel files, and a profiler record around every C++ kernel.
@@ -87,7 +82,7 @@ def _attach_recorder(log_path: Path) -> _ModuleRecorder:
 def versions() -> dict[str, str]:
     import torch
 
-    from . import __version__
+    from .. import __version__
 
     v = {"inductor_bench": __version__, "torch": torch.__version__, "python": platform.python_version()}
     try:
@@ -97,29 +92,6 @@ def versions() -> dict[str, str]:
     except Exception:  # triton is optional on CPU machines
         v["triton"] = "not installed"
     return v
-
-
-def device_name(device: str) -> str:
-    import torch
-
-    if device == "cuda":
-        return torch.cuda.get_device_name()
-    name = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                name = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{name} ({os.cpu_count()} cores, {torch.get_num_threads()} threads)"
-
-
-def _sync(device: str) -> None:
-    import torch
-
-    if device == "cuda":
-        torch.cuda.synchronize()
 
 
 def _describe(e: BaseException) -> str:
@@ -132,39 +104,28 @@ def _describe(e: BaseException) -> str:
     return f"{where}: {type(e).__name__}: {first}"[:600]
 
 
-def _peak_memory(device: str) -> tuple[int, str]:
-    import resource
-
-    import torch
-
-    if device == "cuda":
-        return int(torch.cuda.max_memory_allocated()), "cuda max allocated"
-    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024, "process peak RSS"
-
-
 def _run_factory(opts: WorkloadOptions, device: str, steps: int) -> dict[str, Any]:
     import torch
 
     model, args, kwargs = call_factory(load_factory(opts.path), opts, device)
-    if opts.mode != "eager":
-        model = torch.compile(model, mode=None if opts.mode == "default" else opts.mode)
+    if opts.mode != CompileMode.EAGER:
+        model = torch.compile(model, mode=None if opts.mode == CompileMode.DEFAULT else opts.mode)
     step = build_step(model, args, kwargs, opts, device)
     mark = getattr(getattr(torch, "compiler", None), "cudagraph_mark_step_begin", None)
-    uses_cudagraphs = device == "cuda" and opts.mode in ("reduce-overhead", "max-autotune")
+    uses_cudagraphs = dev.uses_cuda_graphs(device, opts.mode)
 
     def one() -> float:
         if uses_cudagraphs and mark is not None:
             mark()
         t0 = time.perf_counter()
         step()
-        _sync(device)
+        dev.synchronize(device)
         return (time.perf_counter() - t0) * 1e3
 
     compile_ms = one()  # the first call: compilation (and autotuning) timed on its own
-    if device == "cuda":  # peak of the steady state, not of compile-time autotuning buffers
-        torch.cuda.reset_peak_memory_stats()
+    dev.reset_peak_memory(device)  # the steady state's peak, not compile-time autotuning's
     samples = [one() for _ in range(steps)]
-    peak, peak_kind = _peak_memory(device)
+    peak, peak_kind = dev.peak_memory(device)
     return {
         "compile_s": compile_ms / 1e3,
         "step_samples_ms": samples,
@@ -179,7 +140,7 @@ def _run_script(opts: WorkloadOptions) -> dict[str, Any]:
 
     import torch
 
-    if opts.mode not in ("default", "eager"):
+    if opts.mode not in (CompileMode.DEFAULT, CompileMode.EAGER):
         # The script's own torch.compile calls get our mode unless they name one.
         orig = torch.compile
 
@@ -203,11 +164,11 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     opts = WorkloadOptions(**request["options"])
     log = Path(request["modules_log"])
     recorder = _attach_recorder(log)
-    device = resolve_device(opts.device)
+    device = dev.resolve(opts.device)
     kind = file_kind(Path(opts.path))
-    out: dict[str, Any] = {"device": device, "device_name": device_name(device), "versions": versions()}
+    out: dict[str, Any] = {"device": device, "device_name": dev.device_name(device), "versions": versions()}
     try:
-        if kind == "factory":
+        if kind == FACTORY_KIND:
             out.update(_run_factory(opts, device, int(request.get("steps", 5))))
         else:  # a script picks its own devices; each module says which it ran on
             out.update(_run_script(opts))
@@ -219,11 +180,11 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         err.partial = {**out, "modules": recorder.modules}  # type: ignore[attr-defined]
         raise err from e
     out["modules"] = recorder.modules
-    out["script"] = kind == "script"
+    out["script"] = kind == SCRIPT_KIND
     return out
 
 
 if __name__ == "__main__":
-    from .worker import worker_main
+    from inductor_bench.runner.worker import worker_main
 
     worker_main(handle)

@@ -9,14 +9,13 @@ A peaks file is JSON: ``{"<device name or regex>": {"gbps": 3350, "tflops": 989}
 A key matches a device whose name (as ``torch.cuda.get_device_name()`` gives it) equals it,
 or that the key, read as a case-insensitive regular expression, matches in full.
 
-The table and the lookups are pure Python; ``measure_copy_gbps`` imports torch when called.
+Pure Python; the measurement itself is ``runner/device.py``'s ``measure_copy_gbps``.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import statistics
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -44,14 +43,6 @@ DATASHEET: tuple[tuple[str, float, float | None, str], ...] = (
     (r"NVIDIA GeForce RTX 3090", 936.0, 71.0, "RTX 3090"),
     (r"AMD Instinct MI300X", 5300.0, 1307.0, "MI300X"),
 )
-
-# The measured fallback copies COPY_BYTES from one buffer to another: 512 MiB is far beyond
-# any L2 cache (126 MB on a B200), so the copy streams through DRAM, and two such buffers fit
-# on a 16 GB card next to a kernel's own arguments. A copy reads and writes every byte, so
-# bandwidth = 2 x COPY_BYTES / time. Expect 80-90 % of the datasheet figure.
-COPY_BYTES = 512 * 1024**2
-COPY_REPS = 20
-COPY_WARMUP = 3
 
 MEASURED = "measured: device-to-device copy"
 
@@ -149,24 +140,3 @@ def needs_measurement(name: str, *, override_gbps: float | None,
         return False
     known = lookup(name, user_table)
     return known is None or known.gbps is None
-
-
-def measure_copy_gbps(nbytes: int = COPY_BYTES, reps: int = COPY_REPS) -> float:
-    """Device-to-device copy bandwidth of the current CUDA device, GB/s (median of reps)."""
-    import torch
-
-    src = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
-    dst = torch.empty_like(src)
-    for _ in range(COPY_WARMUP):
-        dst.copy_(src)
-    pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-             for _ in range(reps)]
-    for start, end in pairs:
-        start.record()
-        dst.copy_(src)
-        end.record()
-    torch.cuda.synchronize()
-    ms = statistics.median(s.elapsed_time(e) for s, e in pairs)
-    del src, dst
-    torch.cuda.empty_cache()
-    return 2 * nbytes / (ms / 1e3) / 1e9

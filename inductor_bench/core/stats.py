@@ -2,7 +2,7 @@
 
 The rule, in one sentence: a change is **significant** when both sides have at least
 ``MIN_SAMPLES`` samples and the difference of the medians exceeds both a minimum relative
-change of the base median (``MIN_REL_CHANGE``, ``MIN_REL_CHANGE_CPU`` on CPU) and
+change of the base median (the device's floor, ``Backend.min_rel_change``) and
 ``NOISE_K`` x sqrt(sigma_base^2 + sigma_head^2), where sigma = ``MAD_TO_SIGMA`` x the median
 absolute deviation of that side's samples.
 Otherwise it is **within noise**, or **too few samples** when a side has fewer than
@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass
+
+from .vocab import Verdict
 
 # Below five samples the median absolute deviation is mostly luck (with three samples it
 # is the distance to one neighbour), so no spread can be trusted and nothing is called
@@ -35,27 +37,14 @@ NOISE_K = 3.0
 
 # Changes smaller than this are not called significant however tight the samples are:
 # two runs of the same model on the same machine differ by a few percent from clocks,
-# heat and scheduling that no single run can see.
+# heat and scheduling that no single run can see. Each backend sets its own floor
+# (``Backend.min_rel_change`` in core/devices.py, with the measurements behind it); this one
+# is the default of the functions below.
 MIN_REL_CHANGE = 0.05
-# CPU runs move more between processes (thread placement, neighbours on a shared host, the
-# memory the allocator hands out). The largest such move measured on a 2-core VM (one
-# thread), +17.5% between two runs of identical code, was the profiler's own doing: in
-# about one profiler session in three a 1 MB buffer landed on fresh pages every call
-# (aten::mm +40%). Since each graph is profiled in several sessions and the fastest kept
-# (inductor_bench/profile.py), six breakdowns of models/mlp.py --train gave step medians
-# within 1.1% of each other (2.607 to 2.636 ms). The floor leaves room for neighbours that
-# no run can see; --min-change sets another on a quiet, dedicated machine.
-MIN_REL_CHANGE_CPU = 0.10
 
-
-def default_min_rel(device: str) -> float:
-    """The minimum relative change for results measured on ``device``."""
-    return MIN_REL_CHANGE_CPU if device == "cpu" else MIN_REL_CHANGE
-
-
-SIGNIFICANT = "significant"
-WITHIN_NOISE = "within noise"
-TOO_FEW = "too few samples"
+SIGNIFICANT = Verdict.SIGNIFICANT
+WITHIN_NOISE = Verdict.WITHIN_NOISE
+TOO_FEW = Verdict.TOO_FEW
 
 
 @dataclass(frozen=True)

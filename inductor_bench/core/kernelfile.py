@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .classify import classify
+from .devices import HOST_BACKEND, kernel_timing_backends
 from .errors import DeviceError, UsageError
 from .modparse import KernelInfo, is_compiled_module
 
@@ -32,7 +33,7 @@ class KernelFile:
     name: str  # the @triton.jit function: what the harness launches
     heuristic: str  # pointwise, reduction, persistent_reduction, template, ...
     category: str  # a key of categories.CATEGORIES
-    device: str | None  # "cuda", "cpu", ... from triton_meta's DeviceProperties
+    device: str | None  # a backend name (core/devices.py), from triton_meta's DeviceProperties
     size_hints: Any = None  # dict (torch >= 2.6) or list (2.5)
     triton_meta: dict[str, Any] = field(default_factory=dict)
     inductor_meta: dict[str, Any] = field(default_factory=dict)
@@ -270,12 +271,12 @@ def require_benchmarkable(kf: KernelFile) -> None:
         )
 
 
-def require_cuda(kf: KernelFile) -> None:
-    """The kernel was generated for a CUDA device (the only one this tool times)."""
-    if kf.device == "cuda":
+def require_timeable(kf: KernelFile) -> None:
+    """The kernel was generated for a device whose Triton kernels this tool times (CUDA)."""
+    if kf.device in kernel_timing_backends():
         return
     where = {
-        "cpu": "the CPU (Inductor's Triton CPU backend)",
+        HOST_BACKEND.name: "the CPU (Inductor's Triton CPU backend)",
         None: "an unknown device (triton_meta names none)",
     }.get(kf.device, f"device {kf.device!r}")
     raise DeviceError(f"{kf.path}: {kf.name} was generated for {where}; "

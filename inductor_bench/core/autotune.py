@@ -17,19 +17,22 @@ Pure Python; no torch.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .diff import match_kernels as _match_graph_kernels
 from .errors import ResultError, UsageError
 from .kernelfile import KernelFile
+from .match import KernelRef
+from .match import match_kernels as _match_graph_kernels
 from .peaks import Peak
-from .results import BreakdownResult
+from .results import BreakdownResult, KernelMatch, RetunedKernel
 from .stats import Change, Summary, compare_samples, summarize
+from .vocab import Change as KernelChange
+from .vocab import Tuning, Verdict
 
-BASELINE = "baseline"
-MAX_AUTOTUNE = "max-autotune"
-MODES = (BASELINE, MAX_AUTOTUNE)
+BASELINE = Tuning.BASELINE
+MAX_AUTOTUNE = Tuning.MAX_AUTOTUNE
 
 # No autotune cache may answer for the benchmark: neither the on-disk best config beside
 # the kernel file nor a remote cache.
@@ -54,8 +57,8 @@ MAX_AUTOTUNE_META: dict[str, Any] = {
 # the spreads say. Above it, stats.judge also requires the difference to clear the noise.
 VERDICT_MIN_REL = 0.03
 
-FASTER = "faster"
-SLOWER = "slower"
+FASTER = KernelChange.FASTER
+SLOWER = KernelChange.SLOWER
 
 
 def meta_patch(mode: str, *, coordinate_descent: bool = True) -> dict[str, Any]:
@@ -66,7 +69,7 @@ def meta_patch(mode: str, *, coordinate_descent: bool = True) -> dict[str, Any]:
     elif mode == MAX_AUTOTUNE:
         patch = {**CACHES_OFF, **MAX_AUTOTUNE_META}
     else:
-        raise UsageError(f"unknown autotune mode {mode!r} (known: {', '.join(MODES)})")
+        raise UsageError(f"unknown autotune mode {mode!r} (known: {', '.join(Tuning.ALL)})")
     if not coordinate_descent:
         patch["coordinate_descent_tuning"] = False
     return patch
@@ -106,7 +109,7 @@ def verdict_sentence(change: Change) -> str:
     if v == SLOWER:
         return (f"max-autotune is SLOWER: {pct:.1f}% more time; the baseline config wins "
                 "(autotuning picks by a short benchmark, which can mislead)")
-    if v == "within noise":
+    if v == Verdict.WITHIN_NOISE:
         return (f"no difference: {pct:.1f}% is within noise (threshold "
                 f"{VERDICT_MIN_REL * 100:.0f}% and 3 sigma of the spread)")
     return "too few samples to judge (use more --reps)"
@@ -123,18 +126,18 @@ def amdahl_bound(share: float, base_ms: float, tuned_ms: float) -> float:
     return share * (1.0 - tuned_ms / base_ms)
 
 
-def amdahl_rows(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], float]:
-    """Rows with ``kernel``, ``share`` (of model time, 0..1), ``base_ms``, ``tuned_ms`` ->
-    the same rows with ``speedup`` and ``bound`` added, and the sum of the bounds.
+def amdahl_rows(rows: list[RetunedKernel]) -> tuple[list[RetunedKernel], float]:
+    """The rows with ``speedup`` and ``bound`` filled in, and the sum of the bounds.
 
     Rows whose tuned time is missing (a failed re-benchmark) get no speedup and bound 0.
     """
     out = []
     for r in rows:
-        base, tuned = r.get("base_ms") or 0.0, r.get("tuned_ms") or 0.0
+        base, tuned = r.base_ms or 0.0, r.tuned_ms or 0.0
         speedup = base / tuned if base > 0 and tuned > 0 else None
-        out.append({**r, "speedup": speedup, "bound": amdahl_bound(r["share"], base, tuned)})
-    return out, sum(r["bound"] for r in out)
+        bound = amdahl_bound(r.share, base, tuned)
+        out.append(dataclasses.replace(r, speedup=speedup, bound=bound))
+    return out, sum(r.bound for r in out)
 
 
 # --- CPU route: match kernels of a default and a max-autotune breakdown -----------------
@@ -150,50 +153,44 @@ def _what_changed(b_name: str, b_cat: str, t_name: str, t_cat: str) -> str:
         parts.append(f"category {b_cat} -> {t_cat}")
     if b_name != t_name:
         parts.append(f"renamed from {b_name}")
-    return "; ".join(parts) or "same kernel"
+    return "; ".join(parts) or KernelChange.SAME_KERNEL
 
 
-def match_kernels(base: BreakdownResult, tuned: BreakdownResult) -> list[dict[str, Any]]:
+def match_kernels(base: BreakdownResult, tuned: BreakdownResult) -> list[KernelMatch]:
     """Kernel by kernel, a default breakdown (base) against a max-autotune one (tuned).
 
-    Kernels pair up by (graph, name), then by (graph role, origin ATen ops), then by name
-    without its counter (``diff.match_kernels``). Each row: graph, base/tuned name and
-    category, origin ops, base/tuned ms, ``delta_ms`` (tuned - base), what changed, how
+    Kernels pair up as ``match.match_kernels`` pairs them. Each row says what changed, how
     it was matched, and the noise verdict. Biggest absolute change first.
     """
     pairs, removed, added = _match_graph_kernels(base.measured(), tuned.measured())
-    rows: list[dict[str, Any]] = []
-    for b, t, how in pairs:
-        bk, tk = b.kernel, t.kernel
-        ch = compare_samples(bk.samples_ms, tk.samples_ms, base_fallback=bk.ms,
-                             head_fallback=tk.ms)
-        rows.append({
-            "graph": t.graph.id, "base_name": bk.name, "tuned_name": tk.name,
-            "base_category": bk.category, "tuned_category": tk.category,
-            "aten_ops": list(tk.aten_ops or bk.aten_ops),
-            "base_ms": ch.base.median, "tuned_ms": ch.head.median,
-            "delta_ms": ch.delta_ms, "matched_by": how,
-            "change": _what_changed(bk.name, bk.category, tk.name, tk.category),
-            "verdict": verdict(ch),
-        })
-    for side, refs in (("removed", removed), ("added", added)):
-        for r in refs:
-            k = r.kernel
-            ms = _typical_ms(k.samples_ms, k.ms)
-            rows.append({
-                "graph": r.graph.id,
-                "base_name": k.name if side == "removed" else None,
-                "tuned_name": k.name if side == "added" else None,
-                "base_category": k.category if side == "removed" else None,
-                "tuned_category": k.category if side == "added" else None,
-                "aten_ops": list(k.aten_ops),
-                "base_ms": ms if side == "removed" else 0.0,
-                "tuned_ms": ms if side == "added" else 0.0,
-                "delta_ms": -ms if side == "removed" else ms,
-                "matched_by": None, "change": side, "verdict": side,
-            })
-    rows.sort(key=lambda r: (-abs(r["delta_ms"]), r["graph"], r["base_name"] or r["tuned_name"]))
+    rows = [_matched(b, t, how) for b, t, how in pairs]
+    rows += [_unmatched(r, KernelChange.REMOVED) for r in removed]
+    rows += [_unmatched(r, KernelChange.ADDED) for r in added]
+    rows.sort(key=lambda r: (-abs(r.delta_ms), r.graph, r.base_name or r.tuned_name))
     return rows
+
+
+def _matched(b: KernelRef, t: KernelRef, how: str) -> KernelMatch:
+    bk, tk = b.kernel, t.kernel
+    ch = compare_samples(bk.samples_ms, tk.samples_ms, base_fallback=bk.ms, head_fallback=tk.ms)
+    return KernelMatch(
+        graph=t.graph.id, base_name=bk.name, tuned_name=tk.name, base_category=bk.category,
+        tuned_category=tk.category, aten_ops=list(tk.aten_ops or bk.aten_ops),
+        base_ms=ch.base.median, tuned_ms=ch.head.median, delta_ms=ch.delta_ms, matched_by=how,
+        change=_what_changed(bk.name, bk.category, tk.name, tk.category), verdict=verdict(ch),
+    )
+
+
+def _unmatched(r: KernelRef, side: str) -> KernelMatch:
+    k, removed = r.kernel, side == KernelChange.REMOVED
+    ms = _typical_ms(k.samples_ms, k.ms)
+    return KernelMatch(
+        graph=r.graph.id, base_name=k.name if removed else None,
+        tuned_name=None if removed else k.name, base_category=k.category if removed else None,
+        tuned_category=None if removed else k.category, aten_ops=list(k.aten_ops),
+        base_ms=ms if removed else 0.0, tuned_ms=0.0 if removed else ms,
+        delta_ms=-ms if removed else ms, matched_by=None, change=side, verdict=side,
+    )
 
 
 # --- the kernel report: one kernel file, its timed modes, derived throughput ------------

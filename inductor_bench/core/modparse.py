@@ -12,6 +12,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .devices import device_of_module
+from .vocab import Role
+
 _AOT_ID = re.compile(r"^# AOT ID: \['([^']*)'\]", re.M)
 _KERNEL_DEF = re.compile(
     r"^(?P<name>\w+) = async_compile\.(?P<kind>triton|cpp_pybinding|cpp|cuda|rocm|halide)\(",
@@ -57,7 +60,7 @@ class ModuleInfo:
     role: str  # forward | backward | inference | unknown
     kernels: dict[str, KernelInfo]
     externs: list[ExternCall]
-    device: str | None  # "cuda" | "cpu" | None when the module says nothing
+    device: str | None  # a backend name (core/devices.py), None when the module says nothing
 
     def kernel_for_record(self, record_name: str) -> KernelInfo | None:
         """Map a profiler event name to the kernel that emitted it.
@@ -77,10 +80,10 @@ class ModuleInfo:
 
 
 def role_of(aot_id: str) -> str:
-    for role in ("forward", "backward", "inference"):
+    for role in Role.ALL:
         if aot_id.endswith(role):
             return role
-    return "unknown"
+    return Role.UNKNOWN
 
 
 def _split_list(s: str) -> list[str]:
@@ -175,11 +178,7 @@ def parse_module(text: str) -> ModuleInfo:
         if not k.aten_ops:
             k.aten_ops = fused_ops_from_name(k.name)
 
-    device = None
-    if "device_str='cuda'" in text or "empty_strided_cuda(" in text.split("def call", 1)[-1]:
-        device = "cuda"
-    elif "empty_strided_cpu(" in text or "cpp_pybinding" in text:
-        device = "cpu"
+    device = device_of_module(text, text.split("def call", 1)[-1])
     return ModuleInfo(aot_id, role_of(aot_id), kernels, externs, device)
 
 

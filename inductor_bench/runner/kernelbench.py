@@ -1,7 +1,7 @@
 """Benchmark one Inductor Triton kernel file in a worker process (the torch side).
 
 The parent calls ``run_kernel_bench`` (no torch import): it starts
-``python -m inductor_bench.kernelbench request.json response.json`` with a fresh
+``python -m inductor_bench.runner.kernelbench request.json response.json`` with a fresh
 ``TORCHINDUCTOR_CACHE_DIR`` and no inherited ``TORCHINDUCTOR_*`` flags (``worker.run_worker``).
 
 In the worker, each mode imports a private copy of the kernel file (a fresh directory, so
@@ -24,16 +24,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import autotune, peaks
-from .errors import BenchError, DeviceError, UsageError
-from .kernelfile import KernelFile, check_name, read_kernel_file
-from .results import BreakdownResult, KernelStat
-from .worker import run_worker, worker_main
+from ..core import autotune, peaks
+from ..core.categories import TRITON_CATEGORIES
+from ..core.devices import backend
+from ..core.errors import BenchError, DeviceError, UsageError
+from ..core.kernelfile import KernelFile, check_name, read_kernel_file
+from ..core.results import BreakdownResult, KernelStat, RetunedKernel
+from ..core.rundir import LOGS_DIR
+from . import device as dev
+from .worker import DEFAULT_TIMEOUT_S, run_worker, worker_main
 
-WORKER_MODULE = "inductor_bench.kernelbench"
+WORKER_MODULE = "inductor_bench.runner.kernelbench"
 DEFAULT_REPS = 100
 DEFAULT_WARMUP = 10
-DEFAULT_TIMEOUT_S = 900.0  # compiling and autotuning a max-autotune space can take minutes
 # Zeroed before every repetition to evict the kernel's data from L2, as Triton's do_bench
 # does; 256 MB exceeds every current GPU's L2 (50 MB on an H100, 126 MB on a B200).
 L2_FLUSH_BYTES = 256 * 1024**2
@@ -82,48 +85,53 @@ def run_kernel_bench(
                           log_path=log_path, echo=echo)
 
 
+# Triton kernels whose configs a re-benchmark can search: templates keep the config chosen
+# when the model compiled (other GEMM configs need a recompile).
+RETUNABLE = TRITON_CATEGORIES - {"triton_template"}
+
+
 def top_triton_kernels(result: BreakdownResult, n: int) -> list[tuple[str, KernelStat]]:
     """(graph id, kernel) of the n most expensive re-tunable Triton kernels with a file."""
     found = [
         (g.id, k) for g in result.measured() for k in g.kernels
-        if k.category.startswith("triton_") and k.category != "triton_template" and k.file
+        if k.category in RETUNABLE and k.file
     ]
     return sorted(found, key=lambda gk: -gk[1].ms)[:n]
 
 
-def autotune_top_cuda(result: BreakdownResult, run_dir: Path, n: int, *,
-                      timeout: float = DEFAULT_TIMEOUT_S, echo: bool = False) -> list[dict]:
-    """Re-benchmark the n most expensive Triton kernels of a CUDA breakdown under baseline
-    and max-autotune. One row per kernel (``autotune.amdahl_rows`` adds the bound): graph,
-    kernel, category, share of model time, base/tuned ms, configs tried, winning config,
-    verdict, and ``error`` when that kernel's worker failed (the others still run).
-    Worker logs go to ``run_dir/logs/autotune-<graph>-<kernel>.log``."""
+def autotune_top_kernels(result: BreakdownResult, run_dir: Path, n: int, *,
+                         timeout: float = DEFAULT_TIMEOUT_S, echo: bool = False) -> list[RetunedKernel]:
+    """Re-benchmark the n most expensive Triton kernels of a breakdown under baseline and
+    max-autotune: one row per kernel, with the Amdahl bound, and ``error`` where that
+    kernel's worker failed (the others still run). Worker logs go to
+    ``run_dir/logs/autotune-<graph>-<kernel>.log``."""
     totals = result.totals()
     wall = totals.wall_ms or totals.kernel_ms
-    rows = []
-    for gid, k in top_triton_kernels(result, n):
-        row: dict[str, Any] = {"graph": gid, "kernel": k.name, "category": k.category,
-                               "share": k.ms / wall if wall > 0 else 0.0, "model_ms": k.ms,
-                               "base_ms": None, "tuned_ms": None, "error": None}
-        try:
-            kf = read_kernel_file(run_dir / str(k.file))
-            log = run_dir / "logs" / f"autotune-{gid}-{k.name}.log"
-            resp = run_kernel_bench(kf, max_autotune=True, timeout=timeout, log_path=log,
-                                    echo=echo)
-            base, tuned = (autotune.ModeRun.from_dict(r) for r in resp["runs"])
-        except DeviceError:
-            raise  # no GPU here: every other kernel would fail the same way
-        except BenchError as e:  # one kernel's failure (a crash, a timeout) loses no other
-            row["error"] = str(e).splitlines()[0]
-            rows.append(row)
-            continue
-        change = autotune.compare_modes(base.timing.samples_ms, tuned.timing.samples_ms)
-        row.update(base_ms=base.timing.ms, tuned_ms=tuned.timing.ms,
-                   configs_base=base.tried, configs_tuned=tuned.tried,
-                   config=autotune.config_label(tuned.timing.config),
-                   verdict=autotune.verdict(change))
-        rows.append(row)
+    rows = [_retune(result, run_dir, gid, k, wall, timeout=timeout, echo=echo)
+            for gid, k in top_triton_kernels(result, n)]
     return autotune.amdahl_rows(rows)[0]
+
+
+def _retune(result: BreakdownResult, run_dir: Path, gid: str, k: KernelStat, wall: float, *,
+            timeout: float, echo: bool) -> RetunedKernel:
+    row = RetunedKernel(graph=gid, kernel=k.name, category=k.category,
+                        share=k.ms / wall if wall > 0 else 0.0, model_ms=k.ms)
+    try:
+        kf = read_kernel_file(run_dir / str(k.file))
+        log = run_dir / LOGS_DIR / f"autotune-{gid}-{k.name}.log"
+        resp = run_kernel_bench(kf, max_autotune=True, timeout=timeout, log_path=log, echo=echo)
+        base, tuned = (autotune.ModeRun.from_dict(r) for r in resp["runs"])
+    except DeviceError:
+        raise  # no GPU here: every other kernel would fail the same way
+    except BenchError as e:  # one kernel's failure (a crash, a timeout) loses no other
+        row.error = str(e).splitlines()[0]
+        return row
+    change = autotune.compare_modes(base.timing.samples_ms, tuned.timing.samples_ms)
+    row.base_ms, row.tuned_ms = base.timing.ms, tuned.timing.ms
+    row.configs_base, row.configs_tuned = base.tried, tuned.tried
+    row.config = autotune.config_label(tuned.timing.config)
+    row.verdict = autotune.verdict(change)
+    return row
 
 
 # --- worker side (torch) -------------------------------------------------------------------
@@ -190,22 +198,21 @@ def config_space(kf: KernelFile, mode: str, work_dir: Path) -> list[dict[str, An
     return [config_dict(c) for c in tuner.configs]
 
 
-def time_call(fn: Any, *, warmup: int, reps: int) -> list[float]:
-    """Per-repetition device time of ``fn()`` in ms: L2 flush, CUDA events, no sync inside."""
+def time_call(fn: Any, device: str, *, warmup: int, reps: int) -> list[float]:
+    """Per-repetition device time of ``fn()`` in ms: L2 flush, timing events, no sync inside."""
     import torch
 
-    flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda")
+    flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device=device)
     for _ in range(warmup):
         fn()
-    torch.cuda.synchronize()
-    pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-             for _ in range(reps)]
+    dev.synchronize(device)
+    pairs = dev.timing_events(device, reps)
     for start, end in pairs:
         flush.zero_()
         start.record()
         fn()
         end.record()
-    torch.cuda.synchronize()
+    dev.synchronize(device)
     return [start.elapsed_time(end) for start, end in pairs]
 
 
@@ -226,17 +233,15 @@ def _tried(tuner: Any, space: int) -> int:
 
 def bench_mode(kf: KernelFile, mode: str, work_dir: Path, *, warmup: int,
                reps: int) -> dict[str, Any]:
-    import torch
-
     module, tuner = load_kernel(kf, autotune.meta_patch(mode), work_dir, mode)
     space = [config_dict(c) for c in tuner.configs]
     args = module.get_args()
     started = time.perf_counter()
     module.call(args)  # compile, autotune, coordinate descent
-    torch.cuda.synchronize()
+    dev.synchronize(kf.device)
     tune_s = time.perf_counter() - started
     launcher = tuner.launchers[0]
-    samples = time_call(lambda: module.call(args), warmup=warmup, reps=reps)
+    samples = time_call(lambda: module.call(args), kf.device, warmup=warmup, reps=reps)
     return {"mode": mode, "space": space, "tried": _tried(tuner, len(space)), "tune_s": tune_s,
             "config": config_dict(launcher.config), "samples_ms": samples,
             **_resources(launcher)}
@@ -254,18 +259,10 @@ def bench_all_configs(kf: KernelFile, mode: str, work_dir: Path, *, warmup: int,
         tuner.launchers = [launcher]
         if hasattr(tuner, "_cached_launcher"):  # torch >= 2.12 caches the launcher it ran
             tuner._cached_launcher = None
-        samples = time_call(lambda: module.call(args), warmup=warmup, reps=reps)
+        samples = time_call(lambda: module.call(args), kf.device, warmup=warmup, reps=reps)
         out.append({"config": config_dict(launcher.config), "samples_ms": samples,
                     **_resources(launcher)})
     return out
-
-
-def _device() -> dict[str, Any]:
-    import torch
-
-    idx = torch.cuda.current_device()
-    return {"name": torch.cuda.get_device_name(idx), "index": idx,
-            "capability": list(torch.cuda.get_device_capability(idx))}
 
 
 def _versions() -> dict[str, str]:
@@ -277,24 +274,23 @@ def _versions() -> dict[str, str]:
 
 def handle(request: dict[str, Any]) -> dict[str, Any]:
     """The worker: time each mode, optionally every config, and measure the peak if unknown."""
-    import torch
-
     kf = read_kernel_file(request["kernel_file"])
     check_name(kf, request.get("kernel_name"))
-    if not torch.cuda.is_available():
-        raise DeviceError("no CUDA device is available here (torch.cuda.is_available() is "
-                          f"False); benchmarking {kf.name} needs an NVIDIA GPU")
+    b = backend(kf.device)
+    if not dev.available(b):
+        raise DeviceError(f"no {b.name.upper()} device is available here (torch.{b.torch_module}"
+                          f".is_available() is False); benchmarking {kf.name} needs {b.hardware}")
     work_dir = Path(request["work_dir"])
     reps, warmup = int(request["reps"]), int(request["warmup"])
     runs = [bench_mode(kf, m, work_dir, warmup=warmup, reps=reps) for m in request["modes"]]
     mode = request["modes"][-1]
     all_configs = (bench_all_configs(kf, mode, work_dir, warmup=warmup, reps=reps)
                    if request.get("all_configs") else [])
-    device = _device()
+    device = dev.current_device(kf.device)
     measured = None
     if peaks.needs_measurement(device["name"], override_gbps=request.get("peak_override"),
                                user_table=request.get("peak_table")):
-        measured = peaks.measure_copy_gbps()
+        measured = dev.measure_copy_gbps(kf.device)
     return {"device": device, "versions": _versions(), "runs": runs,
             "all_configs": all_configs, "all_configs_mode": mode if all_configs else None,
             "measured_copy_gbps": measured}

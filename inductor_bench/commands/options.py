@@ -1,0 +1,109 @@
+"""Every option more than one command takes, declared once, and the global settings.
+
+A command lists the options it takes in its signature with these types
+(``device: options.Device = AUTO``); their names, short flags and help live here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..core.devices import device_help
+from ..core.workload import DTYPES, MODES, WorkloadOptions
+from ..runner.settings import RunSettings
+from .output import Format, write_report
+from .progress import TerminalProgress
+
+
+@dataclass
+class Settings:
+    """Global options (before the command), kept in typer's context object."""
+
+    verbose: bool = False
+
+
+def settings(ctx: typer.Context) -> Settings:
+    return ctx.obj if isinstance(ctx.obj, Settings) else Settings()
+
+
+FREEZING_HELP = (
+    "Inference only: compile with weights frozen into constants (torch._inductor.config.freezing); "
+    "CPU GEMM templates of max-autotune need it."
+)
+WINDOWS_HELP = (
+    "Profiler sessions per graph, the fastest kept: a session can run slow from start to end "
+    "(heap fragmentation under the profiler), the next one not."
+)
+
+# -- the workload ------------------------------------------------------------------------------
+Device = Annotated[str, typer.Option("--device", "-d", help=device_help())]
+Train = Annotated[
+    bool, typer.Option("--train", help="Forward + backward of a scalar loss (default: inference).")
+]
+Dtype = Annotated[str, typer.Option("--dtype", help=", ".join(DTYPES[:-1]) + " or " + DTYPES[-1] + ".")]
+Autocast = Annotated[
+    bool, typer.Option("--autocast", help="Keep the model in float32 and autocast to --dtype.")
+]
+BatchSize = Annotated[int | None, typer.Option("--batch-size", "-b", help="Passed to make_workload().")]
+Freezing = Annotated[bool, typer.Option("--freezing", help=FREEZING_HELP)]
+Mode = Annotated[str, typer.Option("--mode", "-m", help="torch.compile mode: " + ", ".join(MODES[:-1]) + ".")]
+
+# -- how it is measured ------------------------------------------------------------------------
+Iterations = Annotated[
+    int | None,
+    typer.Option("--iterations", "-n", min=1, help="Profiled iterations per window (default: auto, 10-200)."),
+]
+Windows = Annotated[int, typer.Option("--windows", "-w", min=1, help=WINDOWS_HELP)]
+Timeout = Annotated[float, typer.Option("--timeout", help="Seconds allowed per worker.")]
+
+# -- where results go --------------------------------------------------------------------------
+Out = Annotated[Path | None, typer.Option("--out", "-o", help="Run directory (must not exist or be empty).")]
+RunsDir = Annotated[Path, typer.Option("--runs-dir", help="Where new run directories go.")]
+JsonOut = Annotated[str | None, typer.Option("--json", help="Also write the JSON here ('-' = stdout).")]
+FormatOpt = Annotated[
+    Format, typer.Option("--format", "-f", help="text, markdown, or json (the JSON on stdout).")
+]
+Top = Annotated[int, typer.Option("--top", min=1, help="Kernels shown per table.")]
+Summary = Annotated[bool, typer.Option("--summary", help="Leave out the per-graph kernel tables.")]
+
+
+def workload_options(
+    model: Path,
+    device: str,
+    train: bool,
+    dtype: str,
+    autocast: bool,
+    mode: str,
+    batch_size: int | None,
+    freezing: bool = False,
+) -> WorkloadOptions:
+    return WorkloadOptions(
+        path=str(model),
+        device=device,
+        train=train,
+        dtype=dtype,
+        autocast=autocast,
+        mode=mode,
+        batch_size=batch_size,
+        freezing=freezing,
+    ).validate()
+
+
+def run_settings(
+    ctx: typer.Context, iterations: int | None, windows: int, timeout: float, **kw
+) -> RunSettings:
+    """The measurement settings of a command's run, with terminal progress and the report
+    writer (``output.write_report``) attached."""
+    return RunSettings(
+        iterations=iterations,
+        windows=windows,
+        timeout=timeout,
+        progress=TerminalProgress(),
+        echo=settings(ctx).verbose,
+        on_saved=write_report,
+        **kw,
+    )

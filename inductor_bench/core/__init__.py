@@ -1,0 +1,2 @@
+"""The pure side: trace parsing, classification, aggregation, statistics, records and diffs.
+Never imports torch (tests/test_layers.py checks)."""

@@ -1,0 +1,38 @@
+"""Whether two results can be compared at all, and what a reader should know when they
+differ in something that does not stop the comparison; pure, no torch."""
+
+from __future__ import annotations
+
+from .compare import CompareResult
+from .results import BreakdownResult
+
+Result = BreakdownResult | CompareResult
+
+
+def comparability(base: Result, head: Result) -> tuple[list[str], list[str]]:
+    """(problems, notes): problems make the numbers meaningless, notes are worth a line."""
+    problems: list[str] = []
+    notes: list[str] = []
+    if base.device != head.device:
+        problems.append(f"base ran on {base.device}, head on {head.device}")
+    elif base.device_name and head.device_name and base.device_name != head.device_name:
+        problems.append(f"base ran on {base.device_name!r}, head on {head.device_name!r}")
+    if base.train != head.train:
+        problems.append(f"base is {_step_kind(base)}, head is {_step_kind(head)}")
+    if base.model != head.model:
+        notes.append(f"different models: base {base.model!r}, head {head.model!r}")
+    for attr in ("dtype", "autocast", "batch_size"):
+        b, h = getattr(base, attr), getattr(head, attr)
+        if b != h:
+            notes.append(f"{attr} differs: base {b}, head {h}")
+    both_breakdowns = isinstance(base, BreakdownResult) and isinstance(head, BreakdownResult)
+    if both_breakdowns and base.mode != head.mode:
+        notes.append(f"compile modes differ: base {base.mode}, head {head.mode}")
+    bt, ht = base.versions.get("torch"), head.versions.get("torch")
+    if bt and ht and bt != ht:
+        notes.append(f"torch versions differ: base {bt}, head {ht}")
+    return problems, notes
+
+
+def _step_kind(r: Result) -> str:
+    return "training (forward + backward)" if r.train else "inference"

@@ -1,0 +1,177 @@
+"""Compile modes side by side: the records and their verdicts (pure; no torch).
+
+A ``CompareResult`` holds one ``ModeResult`` per mode: compile time (the first call, timed
+on its own), steady-state step samples of the real model call (so CUDA graphs count),
+peak memory, and the mode's full ``BreakdownResult``. It is saved as ``compare.json``;
+``runner/compare.py`` runs the modes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from .devices import HOST_BACKEND, backend
+from .errors import ResultError, UsageError
+from .results import BreakdownResult
+from .stats import Change, Summary, compare_samples, summarize
+from .vocab import CompileMode, Status
+
+COMPARE_SCHEMA = "inductor-bench/compare"
+COMPARE_SCHEMA_VERSION = 1
+
+EAGER = CompileMode.EAGER
+DEFAULT = CompileMode.DEFAULT
+DEFAULT_MODES = (DEFAULT, CompileMode.MAX_AUTOTUNE)
+
+
+@dataclass
+class ModeResult:
+    """One compile mode of one model."""
+
+    mode: str
+    status: str = Status.OK  # ok | skipped | failed | timeout
+    reason: str | None = None  # why skipped / failed
+    compile_s: float | None = None  # first call, timed on its own; 0 for eager
+    step_samples_ms: list[float] = field(default_factory=list)  # real model call, steady state
+    peak_memory_bytes: int | None = None
+    peak_memory_kind: str = ""  # "cuda max allocated" | "process peak RSS"
+    breakdown: BreakdownResult | None = None  # None for eager and for modes that did not run
+    run_dir: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == Status.OK
+
+    def step(self) -> Summary:
+        return summarize(self.step_samples_ms)
+
+    def kernel_count(self) -> int | None:
+        return self.breakdown.totals().kernel_count if self.breakdown else None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "breakdown"}
+        d["breakdown"] = self.breakdown.to_dict() if self.breakdown else None
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ModeResult:
+        if not isinstance(d, dict) or "mode" not in d:
+            raise ResultError("compare result: a mode entry has no 'mode' field")
+        names = {f.name for f in fields(cls)}
+        kw = {k: v for k, v in d.items() if k in names and k != "breakdown"}
+        bd = d.get("breakdown")
+        return cls(breakdown=BreakdownResult.from_dict(bd) if bd else None, **kw)
+
+
+@dataclass
+class CompareResult:
+    model: str
+    model_path: str = ""
+    device: str = HOST_BACKEND.name
+    device_name: str = ""
+    train: bool = False
+    dtype: str = "float32"
+    autocast: bool = False
+    batch_size: int | None = None
+    repeat: int = 1  # measurement rounds per mode
+    versions: dict[str, str] = field(default_factory=dict)
+    created: str = ""
+    run_dir: str = ""
+    modes: list[ModeResult] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    schema: str = COMPARE_SCHEMA
+    schema_version: int = COMPARE_SCHEMA_VERSION
+
+    def mode(self, name: str) -> ModeResult | None:
+        for m in self.modes:
+            if m.mode == name:
+                return m
+        return None
+
+    def speedup(self, mode: str, over: str) -> float | None:
+        """median step(over) / median step(mode); None when either is missing."""
+        a, b = self.mode(mode), self.mode(over)
+        if not (timed(a) and timed(b)):
+            return None
+        head = a.step().median
+        return b.step().median / head if head > 0 else None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "modes"}
+        d["modes"] = [m.to_dict() for m in self.modes]
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CompareResult:
+        if not isinstance(d, dict) or d.get("schema") != COMPARE_SCHEMA:
+            raise ResultError("not an inductor-bench compare result (schema field missing)")
+        if d.get("schema_version") != COMPARE_SCHEMA_VERSION:
+            raise ResultError(
+                f"compare schema version {d.get('schema_version')} is not supported "
+                f"(this inductor-bench reads version {COMPARE_SCHEMA_VERSION})"
+            )
+        names = {f.name for f in fields(cls)}
+        kw = {k: v for k, v in d.items() if k in names and k != "modes"}
+        return cls(modes=[ModeResult.from_dict(m) for m in d.get("modes", [])], **kw)
+
+
+# ---- verdicts --------------------------------------------------------------------------------
+
+
+def judge(result: CompareResult, ref: ModeResult, mode: ModeResult) -> Change:
+    """ref -> mode step time, with the significance floor of the result's device."""
+    return compare_samples(
+        ref.step_samples_ms, mode.step_samples_ms, min_rel=backend(result.device).min_rel_change
+    )
+
+
+def timed(m: ModeResult | None) -> bool:
+    return m is not None and m.ok and bool(m.step_samples_ms)
+
+
+def fastest(result: CompareResult) -> ModeResult | None:
+    """The mode with the lowest median step time, of those that ran."""
+    ran = [m for m in result.modes if timed(m)]
+    return min(ran, key=lambda m: m.step().median) if ran else None
+
+
+def payback_steps(ref: ModeResult, best: ModeResult, ch: Change) -> int | None:
+    """Steps after which ``best``'s extra compile time is paid back by its faster steps."""
+    if not ch.faster or ref.compile_s is None or best.compile_s is None:
+        return None
+    extra_ms = 1e3 * (best.compile_s - ref.compile_s)
+    saved_ms = -ch.delta_ms
+    if extra_ms <= 0 or saved_ms <= 0:
+        return None
+    return math.ceil(extra_ms / saved_ms)
+
+
+def skip_reason(mode: str, device: str | None) -> str | None:
+    """Why a mode cannot run on ``device`` (None: it can, or the device is not known yet).
+    A CUDA-graph-only mode elsewhere would measure "default" again under another name."""
+    if mode in CompileMode.CUDA_GRAPHS_ONLY and device is not None and not backend(device).cuda_graphs:
+        return f"CUDA graphs need a CUDA device (this run is on {device}); it would repeat default"
+    return None
+
+
+def parse_modes(text: str, *, eager: bool = True) -> list[str]:
+    """``"default,max-autotune"`` -> ``["eager", "default", "max-autotune"]`` (validated)."""
+    modes: list[str] = [EAGER] if eager else []
+    for m in (x.strip() for x in text.split(",")):
+        if not m:
+            continue
+        if m not in CompileMode.ALL:
+            raise UsageError(f"--modes: unknown mode {m!r} (choose from {', '.join(CompileMode.ALL)})")
+        if m == EAGER and not eager:
+            raise UsageError("--modes lists eager but --no-eager leaves it out")
+        if m not in modes:
+            modes.append(m)
+    if not [m for m in modes if m != EAGER]:
+        raise UsageError("--modes: give at least one torch.compile mode (e.g. default)")
+    return modes

@@ -1,0 +1,133 @@
+"""The one table of what differs per device backend; plain data, no torch import.
+
+Every other module asks this table (``backend(name)``) instead of comparing device strings:
+the analysis (which timeline holds the kernels, the significance floor), the reports (what
+busy % means), and the torch side (``runner/device.py`` turns a row into profiler
+activities, synchronisation, peak memory and the device's name). Adding a backend is one
+row here, plus classification rules for its library kernels in ``classify.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Where a backend's kernels are measured in a trace.
+HOST = "host"  # top-level CPU ops inside each iteration marker (C++ kernels, extern ops)
+DEVICE = "device"  # device events (kernels, memcpy, memset) that start inside a marker
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str  # the torch device type, as results and options spell it
+    label: str  # how a report names the hardware ("GPU", "CPU")
+    timeline: str  # HOST or DEVICE
+    # Smallest relative change a diff may call significant (see core/stats.py for why).
+    min_rel_change: float
+    busy_note: str  # what busy % means on this backend, printed under the graph table
+    hardware: str = ""  # what a user needs for it, in a sentence ("an NVIDIA GPU")
+    # torch side (read by runner/device.py): the torch namespace with synchronize(),
+    # is_available(), get_device_name() and the allocator's peak counters; None for the host.
+    torch_module: str | None = None
+    profiler_activity: str | None = None  # torch.profiler.ProfilerActivity member, besides CPU
+    peak_memory_kind: str = "process peak RSS"
+    cuda_graphs: bool = False  # torch.compile's CUDA-graph modes can run here
+    times_triton_kernels: bool = False  # `inductor-bench kernel` can time its Triton files
+    # Text that marks an Inductor compiled module as generated for this backend: anywhere in
+    # the module, or in its call() (every module imports both allocators at the top).
+    module_markers: tuple[str, ...] = ()
+    call_markers: tuple[str, ...] = ()
+
+
+_DEVICE_BUSY = (
+    "busy = union of GPU kernel intervals ÷ wall time of the same profiled iterations "
+    "(never above 100%); kernel ms sums every kernel, so concurrent streams can exceed busy."
+)
+_HOST_BUSY = (
+    "busy = time inside C++ kernels and extern ops ÷ wall time of the same profiled "
+    "iterations; the rest is the Python wrapper (allocation, launch, bookkeeping)."
+)
+
+# In order of preference for --device auto: the first available one wins; the host last.
+BACKENDS: tuple[Backend, ...] = (
+    Backend(
+        name="cuda",
+        label="GPU",
+        timeline=DEVICE,
+        min_rel_change=0.05,  # core/stats.py: clocks, heat and scheduling between runs
+        busy_note=_DEVICE_BUSY,
+        hardware="an NVIDIA GPU",
+        torch_module="cuda",
+        profiler_activity="CUDA",
+        peak_memory_kind="cuda max allocated",
+        cuda_graphs=True,
+        times_triton_kernels=True,
+        module_markers=("device_str='cuda'",),
+        call_markers=("empty_strided_cuda(",),
+    ),
+    Backend(
+        name="cpu",
+        label="CPU",
+        timeline=HOST,
+        # CPU runs move more between processes (thread placement, neighbours on a shared
+        # host, the memory the allocator hands out). The largest such move measured on a
+        # 2-core VM (one thread), +17.5% between two runs of identical code, was the
+        # profiler's own doing: in about one profiler session in three a 1 MB buffer landed
+        # on fresh pages every call (aten::mm +40%). Since each graph is profiled in several
+        # sessions and the fastest kept (runner/profile.py), six breakdowns of
+        # models/mlp.py --train gave step medians within 1.1% of each other (2.607 to
+        # 2.636 ms). The floor leaves room for neighbours that no run can see; --min-change
+        # sets another on a quiet, dedicated machine.
+        min_rel_change=0.10,
+        busy_note=_HOST_BUSY,
+        hardware="a CPU",
+        module_markers=("empty_strided_cpu(", "cpp_pybinding"),
+    ),
+)
+
+AUTO = "auto"
+BY_NAME = {b.name: b for b in BACKENDS}
+HOST_BACKEND = next(b for b in BACKENDS if b.torch_module is None)
+DEVICE_CHOICES = (AUTO, *(b.name for b in BACKENDS))
+
+
+def backend(name: str | None) -> Backend:
+    """The row for a device name; an unknown accelerator (a result from a newer version, a
+    device with no row yet) is read as a generic accelerator rather than refused."""
+    if name in BY_NAME:
+        return BY_NAME[name]
+    generic = BY_NAME[BACKENDS[0].name]
+    return Backend(
+        name=str(name),
+        label=str(name).upper(),
+        timeline=DEVICE,
+        min_rel_change=generic.min_rel_change,
+        busy_note=generic.busy_note.replace(generic.label, str(name).upper()),
+    )
+
+
+def accelerators() -> tuple[Backend, ...]:
+    return tuple(b for b in BACKENDS if b.torch_module is not None)
+
+
+def cuda_graph_backends() -> tuple[str, ...]:
+    return tuple(b.name for b in BACKENDS if b.cuda_graphs)
+
+
+def kernel_timing_backends() -> tuple[str, ...]:
+    return tuple(b.name for b in BACKENDS if b.times_triton_kernels)
+
+
+def device_of_module(text: str, call_section: str) -> str | None:
+    """The backend a compiled module was generated for, from its text (``call_section``: the
+    text from ``def call`` on); None when it says nothing."""
+    for b in BACKENDS:
+        if any(m in text for m in b.module_markers) or any(m in call_section for m in b.call_markers):
+            return b.name
+    return None
+
+
+def device_help() -> str:
+    """``auto (CUDA when available), cuda or cpu.``"""
+    names = [b.name for b in BACKENDS]
+    first = accelerators()[0].name.upper()
+    return f"{AUTO} ({first} when available), {', '.join(names[:-1])} or {names[-1]}."

@@ -1,0 +1,83 @@
+"""The run directory: its layout, and every loader of a saved result.
+
+A run directory is made fresh for every run and never overwritten::
+
+    runs/<model>-<mode>-<timestamp>/
+      meta.json          options, versions, device, status, errors
+      cache/             the private Inductor cache this run compiled into
+      modules.jsonl      compiled modules as Inductor reported them
+      graphs/<id>/       module.py, kernels/<name>.py, trace.json.gz (open in Perfetto)
+      logs/              worker logs
+      breakdown.json     the result (re-render with `inductor-bench report`)
+      report.txt         the text report
+
+A comparison keeps ``compare.json`` and ``report.txt`` at the top and one such directory per
+mode below it. Reading is pure (no torch); writing belongs to the runner and the commands.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .compare import COMPARE_SCHEMA, CompareResult
+from .errors import ResultError
+from .results import SCHEMA as BREAKDOWN_SCHEMA
+from .results import BreakdownResult
+
+BREAKDOWN_FILE = "breakdown.json"
+COMPARE_FILE = "compare.json"
+REPORT_FILE = "report.txt"
+META_FILE = "meta.json"
+MODULES_LOG = "modules.jsonl"
+CACHE_DIR = "cache"
+LOGS_DIR = "logs"
+GRAPHS_DIR = "graphs"
+MODULE_FILE = "module.py"
+TRACE_FILE = "trace.json.gz"
+KERNELS_DIR = "kernels"
+AUTOTUNE_DIR = "max-autotune"  # breakdown --autotune-top on CPU: the recompiled run
+
+Result = BreakdownResult | CompareResult
+
+
+def read_result_json(path: str | Path, names: tuple[str, ...]) -> tuple[Path, Any]:
+    """Read a result: a JSON file, or a run directory holding one of ``names``."""
+    p = Path(path)
+    if p.is_dir():
+        found = [p / n for n in names if (p / n).exists()]
+        if not found:
+            raise ResultError(f"{p}: no {' or '.join(names)} in this directory")
+        p = found[0]
+    if not p.exists():
+        raise ResultError(f"{p}: no such result file")
+    try:
+        return p, json.loads(p.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ResultError(f"{p}: not readable as JSON ({e})") from None
+
+
+def load_breakdown(path: str | Path) -> BreakdownResult:
+    """A breakdown result from ``breakdown.json`` or the run directory holding it."""
+    return BreakdownResult.from_dict(read_result_json(path, (BREAKDOWN_FILE,))[1])
+
+
+def load_compare(path: str | Path) -> CompareResult:
+    """A compare result from ``compare.json`` or the directory holding it."""
+    return CompareResult.from_dict(read_result_json(path, (COMPARE_FILE,))[1])
+
+
+def load_any(path: str | Path) -> Result:
+    """A breakdown or compare result from a JSON file or a run directory."""
+    p, data = read_result_json(path, (COMPARE_FILE, BREAKDOWN_FILE))
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if schema == COMPARE_SCHEMA:
+        return CompareResult.from_dict(data)
+    if schema == BREAKDOWN_SCHEMA:
+        return BreakdownResult.from_dict(data)
+    raise ResultError(f"{p}: not an inductor-bench breakdown or compare result")
+
+
+def graph_dir(run_dir: Path, graph_id: str) -> Path:
+    return run_dir / GRAPHS_DIR / graph_id

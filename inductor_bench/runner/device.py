@@ -1,0 +1,149 @@
+"""The torch side of the device table: what each backend row of ``core/devices.py`` means
+to torch (profiler activities, synchronisation, peak memory, the device's name, CUDA graphs,
+measured bandwidth). No device is named here; every answer comes from the table.
+
+Imports torch only inside functions, so the parent process can import this module.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+from pathlib import Path
+from typing import Any
+
+from ..core.devices import AUTO, BACKENDS, HOST_BACKEND, Backend, accelerators, backend
+from ..core.errors import DeviceError
+from ..core.vocab import CompileMode
+
+# The measured bandwidth fallback copies COPY_BYTES from one buffer to another: 512 MiB is
+# far beyond any L2 cache (126 MB on a B200), so the copy streams through DRAM, and two such
+# buffers fit on a 16 GB card next to a kernel's own arguments. A copy reads and writes every
+# byte, so bandwidth = 2 x COPY_BYTES / time. Expect 80-90 % of the datasheet figure.
+COPY_BYTES = 512 * 1024**2
+COPY_REPS = 20
+COPY_WARMUP = 3
+
+
+def accelerator(b: Backend) -> Any:
+    """The torch namespace of an accelerator backend (``torch.<torch_module>``)."""
+    import torch
+
+    return getattr(torch, b.torch_module or "", None)
+
+
+def available(b: Backend) -> bool:
+    if b.torch_module is None:
+        return True
+    ns = accelerator(b)
+    return bool(ns is not None and ns.is_available())
+
+
+def resolve(requested: str) -> str:
+    """--device auto|<backend> -> the backend this run uses; DeviceError when it is absent."""
+    import torch
+
+    if requested == AUTO:
+        return next(b.name for b in BACKENDS if available(b))
+    b = backend(requested)
+    if not available(b):
+        raise DeviceError(
+            f"--device {b.name}: {b.name.upper()} is not available here (torch {torch.__version__}); "
+            f"use --device {HOST_BACKEND.name} or run on a {b.name.upper()} machine"
+        )
+    return b.name
+
+
+def synchronize(name: str) -> None:
+    b = backend(name)
+    if b.torch_module is not None:
+        accelerator(b).synchronize()
+
+
+def profiler_activities(name: str) -> list[Any]:
+    from torch.profiler import ProfilerActivity
+
+    b = backend(name)
+    extra = [getattr(ProfilerActivity, b.profiler_activity)] if b.profiler_activity else []
+    return [ProfilerActivity.CPU, *extra]
+
+
+def uses_cuda_graphs(name: str, mode: str) -> bool:
+    """torch.compile wraps this mode's graphs in CUDA graphs on this device."""
+    return backend(name).cuda_graphs and mode in CompileMode.WITH_CUDA_GRAPHS
+
+
+def reset_peak_memory(name: str) -> None:
+    b = backend(name)
+    if b.torch_module is not None:
+        accelerator(b).reset_peak_memory_stats()
+
+
+def peak_memory(name: str) -> tuple[int, str]:
+    """(bytes, what was counted): the allocator's peak on an accelerator, else peak RSS."""
+    import resource
+
+    b = backend(name)
+    if b.torch_module is not None:
+        return int(accelerator(b).max_memory_allocated()), b.peak_memory_kind
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024, b.peak_memory_kind
+
+
+def device_name(name: str) -> str:
+    b = backend(name)
+    if b.torch_module is not None:
+        return accelerator(b).get_device_name()
+    return _host_name()
+
+
+def _host_name() -> str:
+    import torch
+
+    name = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{name} ({os.cpu_count()} cores, {torch.get_num_threads()} threads)"
+
+
+def timing_events(name: str, count: int) -> list[tuple[Any, Any]]:
+    """``count`` (start, end) timing-event pairs of an accelerator."""
+    ns = accelerator(backend(name))
+    return [(ns.Event(enable_timing=True), ns.Event(enable_timing=True)) for _ in range(count)]
+
+
+def measure_copy_gbps(name: str, nbytes: int = COPY_BYTES, reps: int = COPY_REPS) -> float:
+    """Device-to-device copy bandwidth of the current device, GB/s (median of reps)."""
+    import torch
+
+    ns = accelerator(backend(name))
+    src = torch.empty(nbytes, dtype=torch.uint8, device=name)
+    dst = torch.empty_like(src)
+    for _ in range(COPY_WARMUP):
+        dst.copy_(src)
+    pairs = timing_events(name, reps)
+    for start, end in pairs:
+        start.record()
+        dst.copy_(src)
+        end.record()
+    ns.synchronize()
+    ms = statistics.median(s.elapsed_time(e) for s, e in pairs)
+    del src, dst
+    ns.empty_cache()
+    return 2 * nbytes / (ms / 1e3) / 1e9
+
+
+def current_device(name: str) -> dict[str, Any]:
+    """Name, index and compute capability of the current accelerator device."""
+    ns = accelerator(backend(name))
+    idx = ns.current_device()
+    return {"name": ns.get_device_name(idx), "index": idx, "capability": list(ns.get_device_capability(idx))}
+
+
+def first_accelerator() -> str:
+    return accelerators()[0].name

@@ -1,0 +1,126 @@
+"""The compiled graphs of one run: copied into the run directory, labelled, and each
+profiled in a worker and analysed."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core import errors
+from ..core.breakdown import analyze_graph
+from ..core.modparse import ModuleInfo, read_module
+from ..core.results import GraphResult
+from ..core.rundir import CACHE_DIR, KERNELS_DIR, LOGS_DIR, MODULE_FILE, TRACE_FILE, graph_dir
+from ..core.trace import load_for_analysis
+from ..core.vocab import Role, Status
+from .capture import inductor_env
+from .settings import RunSettings
+from .worker import run_worker
+
+PROFILE_WORKER = "inductor_bench.runner.profile"
+ROLE_ORDER = {Role.FORWARD: 0, Role.INFERENCE: 1, Role.BACKWARD: 2}
+
+
+@dataclass
+class GraphSource:
+    graph: GraphResult
+    module_path: Path  # the copy inside the run directory
+    info: ModuleInfo
+    kernel_files: dict[str, str]  # kernel name -> path relative to the run directory
+
+
+def collect_graphs(modules: list[dict[str, Any]], run_dir: Path, default_device: str) -> list[GraphSource]:
+    """Copy each compiled module (and the Triton kernel files it names) into the run
+    directory and label it with its frame / compile id and role."""
+    sources: list[GraphSource] = []
+    used: set[str] = set()
+    for m in modules:
+        if Path(m["path"]).exists():
+            sources.append(_collect(m, run_dir, default_device, used))
+    sources.sort(
+        key=lambda s: (
+            s.graph.frame_id if s.graph.frame_id is not None else 1 << 30,
+            s.graph.frame_compile_id or 0,
+            ROLE_ORDER.get(s.graph.role, 3),
+        )
+    )
+    return sources
+
+
+def _collect(m: dict[str, Any], run_dir: Path, default_device: str, used: set[str]) -> GraphSource:
+    src = Path(m["path"])
+    info = read_module(src)
+    gid = _graph_id(m, info, used)
+    gdir = graph_dir(run_dir, gid)
+    (gdir / KERNELS_DIR).mkdir(parents=True, exist_ok=True)
+    dst = gdir / MODULE_FILE
+    shutil.copyfile(src, dst)
+    kernel_files = {}
+    for k in info.kernels.values():
+        if k.kernel_path and Path(k.kernel_path).exists():
+            kdst = gdir / KERNELS_DIR / f"{k.name}.py"
+            shutil.copyfile(k.kernel_path, kdst)
+            kernel_files[k.name] = str(kdst.relative_to(run_dir))
+    g = GraphResult(
+        id=gid,
+        role=info.role,
+        aot_id=info.aot_id,
+        frame_id=m.get("frame_id"),
+        frame_compile_id=m.get("frame_compile_id"),
+        module=str(dst.relative_to(run_dir)),
+        device=info.device or default_device,
+    )
+    return GraphSource(g, dst, info, kernel_files)
+
+
+def _graph_id(m: dict[str, Any], info: ModuleInfo, used: set[str]) -> str:
+    frame = m.get("frame_id")
+    head = str(frame) if frame is not None else info.aot_id.split("_", 1)[0] or "g"
+    if m.get("frame_compile_id"):
+        head += f".{m['frame_compile_id']}"
+    gid = f"{head}-{info.role}"
+    n = 2
+    while gid in used:
+        gid = f"{head}-{info.role}-{n}"
+        n += 1
+    used.add(gid)
+    return gid
+
+
+def profile_graph(
+    src: GraphSource, run_dir: Path, settings: RunSettings, *, preload: str | None = None
+) -> GraphResult:
+    """Profile one graph in a worker and analyse its trace. Failures are recorded in the
+    returned GraphResult (status failed / timeout), never raised. ``preload``: a model file
+    the worker imports first (custom ops it registers are then there for the module)."""
+    g = src.graph
+    trace_path = src.module_path.parent / TRACE_FILE
+    request = {
+        "module": str(src.module_path),
+        "device": g.device,
+        "iterations": settings.iterations,
+        "trace": str(trace_path),
+        "preload": preload,
+        "windows": settings.windows,
+    }
+    try:
+        data = run_worker(
+            PROFILE_WORKER,
+            request,
+            timeout=settings.timeout,
+            env=inductor_env(run_dir / CACHE_DIR),
+            log_path=run_dir / LOGS_DIR / f"profile-{g.id}.log",
+            echo=settings.echo,
+        )
+        g.trace = str(trace_path.relative_to(run_dir))
+        g.windows_ms = list(data.get("windows_ms") or [])
+        g.window_faults = list(data.get("window_faults") or [])
+        g.window = data.get("window")
+        return analyze_graph(load_for_analysis(trace_path), src.info, g, kernel_files=src.kernel_files)
+    except errors.WorkerTimeout as e:
+        g.status, g.error = Status.TIMEOUT, str(e)
+    except errors.BenchError as e:
+        g.status, g.error = Status.FAILED, str(e).splitlines()[0]
+    return g

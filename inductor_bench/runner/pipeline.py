@@ -1,0 +1,237 @@
+"""One breakdown run, end to end: compile (worker) → profile each graph (worker per graph)
+→ analyse (in process, pure) → saved in a fresh run directory (``core/rundir.py``).
+
+Whatever happens in the user's model, what was measured before the failure is saved.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core import errors
+from ..core.devices import HOST_BACKEND
+from ..core.results import BreakdownResult, PeakMemory
+from ..core.rundir import CACHE_DIR, LOGS_DIR, MODULES_LOG
+from ..core.vocab import CompileMode, Status
+from ..core.workload import WorkloadOptions
+from .capture import inductor_env
+from .graphs import GraphSource, collect_graphs, profile_graph
+from .rundir import header, new_run_dir, save_meta, save_result
+from .settings import RunSettings
+from .worker import run_worker
+
+COMPILE_WORKER = "inductor_bench.runner.capture"
+
+
+@dataclass
+class CompileOutcome:
+    """What the compile worker reported (also used by ``compare``)."""
+
+    device: str = ""
+    device_name: str = ""
+    versions: dict[str, str] = field(default_factory=dict)
+    modules: list[dict[str, Any]] = field(default_factory=list)
+    script: bool = False
+    compile_s: float | None = None
+    step_samples_ms: list[float] = field(default_factory=list)
+    peak_memory_bytes: int | None = None
+    peak_memory_kind: str = ""
+    error: errors.BenchError | None = None
+
+
+_REPORTED = (
+    "device",
+    "device_name",
+    "versions",
+    "script",
+    "compile_s",
+    "step_samples_ms",
+    "peak_memory_bytes",
+    "peak_memory_kind",
+)
+
+
+def compile_workload(opts: WorkloadOptions, run_dir: Path, settings: RunSettings) -> CompileOutcome:
+    """Run the compile worker. Errors are kept in ``outcome.error`` with whatever modules
+    were captured before them (read back from ``modules.jsonl``)."""
+    modules_log = run_dir / MODULES_LOG
+    request = {"options": opts.to_dict(), "modules_log": str(modules_log), "steps": settings.steps}
+    out = CompileOutcome()
+    label = "running" if opts.mode == CompileMode.EAGER else "compiling"
+    try:
+        with settings.progress.phase(f"{label} {Path(opts.path).name} ({_describe(opts)})") as ph:
+            data = run_worker(
+                COMPILE_WORKER,
+                request,
+                timeout=settings.timeout,
+                env=inductor_env(run_dir / CACHE_DIR, freezing=opts.freezing),
+                log_path=run_dir / LOGS_DIR / f"compile-{opts.mode}.log",
+                echo=settings.echo,
+            )
+            ph["done"] = f"{len(data.get('modules', []))} compiled module(s)"
+    except errors.BenchError as e:
+        out.error = e
+        data = getattr(e, "partial", None) or {}
+    for k in _REPORTED:
+        if data.get(k) is not None:
+            setattr(out, k, data[k])
+    out.modules = _read_modules_log(modules_log) or list(data.get("modules", []))
+    return out
+
+
+def _describe(opts: WorkloadOptions) -> str:
+    parts = [
+        "train" if opts.train else "inference",
+        f"device {opts.device}",
+        f"mode {opts.mode}",
+        opts.dtype + (" autocast" if opts.autocast else ""),
+    ]
+    if opts.batch_size:
+        parts.append(f"batch {opts.batch_size}")
+    if opts.freezing:
+        parts.append("freezing")
+    return ", ".join(parts)
+
+
+def _read_modules_log(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    mods, seen = [], set()
+    for line in path.read_text().splitlines():
+        try:
+            m = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a worker killed mid-write leaves at most one torn line
+        if m.get("path") and m["path"] not in seen:
+            seen.add(m["path"])
+            mods.append(m)
+    return mods
+
+
+def new_result(opts: WorkloadOptions, run_dir: Path) -> BreakdownResult:
+    return BreakdownResult(**header(opts, run_dir), mode=opts.mode, freezing=opts.freezing)
+
+
+def _take_outcome(result: BreakdownResult, opts: WorkloadOptions, comp: CompileOutcome) -> None:
+    """What the compile worker measured, into the result."""
+    result.device = comp.device or result.device
+    result.device_name, result.versions, result.script = comp.device_name, comp.versions, comp.script
+    result.compile_s = comp.compile_s
+    result.step_samples_ms = list(comp.step_samples_ms)
+    if comp.peak_memory_bytes is not None:
+        result.peak_memory = PeakMemory(comp.peak_memory_bytes, comp.peak_memory_kind)
+    if comp.error:
+        result.errors.append(str(comp.error))
+
+
+def breakdown_from_outcome(
+    opts: WorkloadOptions,
+    run_dir: Path,
+    comp: CompileOutcome,
+    settings: RunSettings,
+    result: BreakdownResult | None = None,
+    *,
+    save: bool = True,
+) -> tuple[BreakdownResult, errors.BenchError | None]:
+    """Profile and analyse every graph a compile worker captured; fill ``result`` (a new one
+    by default) and, with ``save``, save it in ``run_dir``. Returns it and the first error
+    met (the compile's own error included)."""
+    result = result or new_result(opts, run_dir)
+    _take_outcome(result, opts, comp)
+    sources = collect_graphs(comp.modules, run_dir, comp.device or HOST_BACKEND.name)
+    first_error = comp.error
+    if not sources and first_error is None:
+        first_error = errors.WorkloadError(
+            f"{opts.path}: nothing was compiled — the file has no make_workload() factory and "
+            "its script never ran a torch.compile'd function"
+        )
+        result.errors.append(str(first_error))
+    if result.script and sources:
+        result.device = sources[0].graph.device
+    profile_error = _profile_all(opts, run_dir, comp, sources, result, settings)
+    first_error = first_error or profile_error
+    result.iterations = max((g.iterations for g in result.graphs), default=0)
+    result.status = _status(result, first_error)
+    if save:
+        save_result(run_dir, result, settings.on_saved)
+        save_meta(run_dir, opts, result, status=result.status)
+    return result, first_error
+
+
+def _profile_all(
+    opts: WorkloadOptions,
+    run_dir: Path,
+    comp: CompileOutcome,
+    sources: list[GraphSource],
+    result: BreakdownResult,
+    settings: RunSettings,
+) -> errors.BenchError | None:
+    """Profile each graph in turn into ``result.graphs``; the first error met, if any."""
+    prefix = f"{opts.mode}: " if opts.mode != CompileMode.DEFAULT else ""
+    preload = None if comp.script else str(Path(opts.path).resolve())
+    first_error: errors.BenchError | None = None
+    for i, src in enumerate(sources, 1):
+        msg = f"{prefix}profiling graph {src.graph.id} [{i}/{len(sources)}]"
+        with settings.progress.phase(msg) as ph:
+            g = profile_graph(src, run_dir, settings, preload=preload)
+            ph["done"] = (
+                f"{len(g.windows_ms) or 1} x {g.iterations} iterations, {len(g.kernels)} kernels"
+                if g.ok
+                else f"{g.status}: {g.error}"
+            )
+        result.graphs.append(g)
+        if not g.ok:
+            result.errors.append(f"graph {g.id}: {g.error}")
+            first_error = first_error or _graph_error(g.id, g.status, g.error or "")
+    return first_error
+
+
+def _graph_error(graph_id: str, status: str, error: str) -> errors.BenchError:
+    if status == Status.TIMEOUT:
+        return errors.WorkerTimeout(error)
+    return errors.WorkerError(f"graph {graph_id}: {error}")
+
+
+def run_breakdown(
+    opts: WorkloadOptions,
+    settings: RunSettings | None = None,
+    *,
+    out: Path | str | None = None,
+    root: Path | str = "runs",
+) -> tuple[BreakdownResult, Path, errors.BenchError | None]:
+    """The whole breakdown. Returns the result (also saved in the run directory), the run
+    directory, and the first error met (None when everything was measured). ``settings.steps``
+    steady-state steps of the real model are timed after the compile."""
+    settings = settings or RunSettings()
+    opts.validate()
+    if opts.mode == CompileMode.EAGER:
+        raise errors.UsageError(
+            "--mode eager compiles nothing to break down; use `compare` for an eager baseline"
+        )
+    run_dir = new_run_dir(opts.name, opts.mode, root=root, out=out)
+    started = time.time()
+    result = new_result(opts, run_dir)
+    save_meta(run_dir, opts, result, status=Status.RUNNING)
+    first_error: errors.BenchError | None = None
+    try:
+        comp = compile_workload(opts, run_dir, settings)
+        result, first_error = breakdown_from_outcome(opts, run_dir, comp, settings, result, save=False)
+    except KeyboardInterrupt:
+        result.errors.append("interrupted")
+        first_error = errors.BenchError("interrupted")
+    finally:  # saved once, here, whatever happened
+        result.status = _status(result, first_error)
+        result.elapsed_s = round(time.time() - started, 2)
+        save_result(run_dir, result, settings.on_saved)
+        save_meta(run_dir, opts, result, status=result.status)
+    return result, run_dir, first_error
+
+
+def _status(result: BreakdownResult, err: errors.BenchError | None) -> str:
+    if not result.measured():
+        return Status.FAILED
+    return Status.PARTIAL if err is not None or any(not g.ok for g in result.graphs) else Status.OK

@@ -1,0 +1,24 @@
+"""How a run measures, and whom it tells along the way: one record handed down from the
+command to every worker a run starts (breakdown, each mode of compare, --autotune-top)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.progress import QUIET, Progress
+from .rundir import OnSaved
+from .worker import DEFAULT_TIMEOUT_S
+
+# Steady-state calls of the real model timed after its first (compile) call, by breakdown.
+DEFAULT_STEPS = 5
+
+
+@dataclass
+class RunSettings:
+    iterations: int | None = None  # profiled iterations per window (None: auto)
+    windows: int | None = None  # profiler sessions per graph, the fastest kept (None: default)
+    timeout: float = DEFAULT_TIMEOUT_S  # seconds per worker
+    steps: int = DEFAULT_STEPS  # timed steady-state calls of the real model
+    progress: Progress = QUIET
+    echo: bool = False  # workers print to the terminal instead of their logs
+    on_saved: OnSaved | None = None  # called with each result once it is saved

@@ -1,0 +1,121 @@
+"""Build the step a model file describes, inside a worker (torch side).
+
+``core/workload.py`` holds the convention and the options; here the factory is called,
+the model moved to its dtype, and one step (inference, or forward + backward of a scalar
+loss) made callable.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from ..core.errors import UsageError, WorkloadError
+from ..core.workload import FACTORY, WorkloadOptions
+
+
+def torch_dtype(name: str):
+    import torch
+
+    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
+
+
+def load_factory(path: str) -> Callable[..., Any]:
+    import runpy
+
+    try:
+        ns = runpy.run_path(path, run_name="inductor_bench_workload")
+    except Exception as e:
+        raise WorkloadError(f"{path}: importing the model file raised {type(e).__name__}: {e}") from e
+    fn = ns.get(FACTORY)
+    if not callable(fn):
+        raise UsageError(f"{path}: {FACTORY} is not a function")
+    return fn
+
+
+def call_factory(fn: Callable[..., Any], opts: WorkloadOptions, device: str):
+    """Call the factory with the parameters it declares; return (model, args, kwargs)."""
+    offered = {
+        "device": device,
+        "dtype": torch_dtype("float32" if opts.autocast else opts.dtype),
+        "batch_size": opts.batch_size,
+    }
+    params = inspect.signature(fn).parameters
+    takes_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    if opts.batch_size is not None and "batch_size" not in params and not takes_kw:
+        raise UsageError(f"{opts.path}: {FACTORY}() takes no batch_size, so --batch-size cannot apply")
+    kwargs = {k: v for k, v in offered.items() if (k in params or takes_kw) and v is not None}
+    try:
+        out = fn(**kwargs)
+    except Exception as e:
+        raise WorkloadError(f"{FACTORY}() raised {type(e).__name__}: {e}") from e
+    if not isinstance(out, tuple) or len(out) not in (2, 3):
+        raise WorkloadError(f"{FACTORY}() must return (model, args) or (model, args, kwargs)")
+    model, args = out[0], out[1]
+    call_kwargs = out[2] if len(out) == 3 else {}
+    if not isinstance(args, (tuple, list)):
+        args = (args,)
+    return model, tuple(args), dict(call_kwargs)
+
+
+def scalar_loss(out: Any):
+    """A scalar from the model's output(s): the sum of every floating tensor's sum."""
+    import torch
+
+    tensors = [
+        t for t in _flatten(out) if isinstance(t, torch.Tensor) and t.is_floating_point() and t.requires_grad
+    ]
+    if not tensors:
+        raise WorkloadError("--train: the model's output has no floating tensor that requires grad")
+    loss = tensors[0].float().sum()
+    for t in tensors[1:]:
+        loss = loss + t.float().sum()
+    return loss
+
+
+def _flatten(x: Any):
+    if isinstance(x, dict):
+        for v in x.values():
+            yield from _flatten(v)
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            yield from _flatten(v)
+    elif hasattr(x, "to_tuple"):  # HF ModelOutput
+        yield from _flatten(x.to_tuple())
+    else:
+        yield x
+
+
+def build_step(model, args, kwargs, opts: WorkloadOptions, device: str) -> Callable[[], Any]:
+    """One step of the (possibly compiled) model: inference, or forward + backward."""
+    import contextlib
+
+    import torch
+
+    if isinstance(model, torch.nn.Module):
+        model.train(opts.train)
+
+    def ctx():
+        if opts.autocast:
+            return torch.autocast(device_type=device, dtype=torch_dtype(opts.dtype))
+        return contextlib.nullcontext()
+
+    if opts.train:
+
+        def step():
+            with ctx():
+                out = model(*args, **kwargs)
+                loss = scalar_loss(out)
+            loss.backward()
+            if isinstance(model, torch.nn.Module):
+                model.zero_grad(set_to_none=True)
+            return loss
+
+    else:
+
+        def step():
+            with torch.no_grad(), ctx():
+                return model(*args, **kwargs)
+
+    return step
