@@ -13,7 +13,7 @@ import traceback
 import click
 import typer
 
-from .commands import breakdown, compare, diff, kernel, report
+from .commands import analyze, breakdown, compare, diff, kernel, report
 from .commands.options import Settings
 from .core.errors import BenchError
 
@@ -25,7 +25,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for command in (breakdown.breakdown, report.report, kernel.kernel, compare.compare, diff.diff):
+for command in (
+    breakdown.breakdown, report.report, analyze.analyze, kernel.kernel, compare.compare, diff.diff
+):
     app.command()(command)
 
 

@@ -34,13 +34,15 @@ def pytest_collection_modifyitems(config, items):
 
 
 def run_breakdown_cached(tmp_path_factory, model: str, device: str = "cpu", **kw):
+    from inductor_bench.commands.output import write_report
     from inductor_bench.core.workload import WorkloadOptions
     from inductor_bench.runner.pipeline import run_breakdown
     from inductor_bench.runner.settings import RunSettings
 
     opts = WorkloadOptions(path=str(MODELS / model), device=device, **kw)
     root = tmp_path_factory.mktemp(Path(model).stem)
-    return run_breakdown(opts, RunSettings(timeout=600), root=root)
+    # as the command runs it: the report is written beside every saved result
+    return run_breakdown(opts, RunSettings(timeout=600, on_saved=write_report), root=root)
 
 
 @pytest.fixture(scope="session")

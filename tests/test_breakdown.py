@@ -181,6 +181,42 @@ def test_extern_kernel_origin_from_the_op_stack():
         "extern_conv", "aten::cudnn_convolution", ["aten.convolution"], ["conv1d"])
 
 
+def test_extern_kernel_category_from_the_launching_op():
+    """cuBLAS runs cuDNN's convolutions as volta_sgemm_*: the launching op decides, launch by
+    launch, and the op with the most time names a kernel launched by two (stacks as in
+    tests/fixtures/hta/ns_resolution_*)."""
+    conv = ("aten::convolution", "aten::_convolution", "aten::cudnn_convolution")
+    t = Trace(events=[
+        marker(0, 200),
+        *[ev(op, "cpu_op", 1 + i, 40 - 2 * i) for i, op in enumerate(conv)],
+        ev("cudaLaunchKernel", "cuda_runtime", 5, 2, correlation=1),
+        ev("cudaLaunchKernel", "cuda_runtime", 8, 2, correlation=2),
+        ev("cudaMemsetAsync", "cuda_runtime", 11, 2, correlation=3),
+        ev("aten::mm", "cpu_op", 50, 10),
+        ev("cudaLaunchKernel", "cuda_runtime", 52, 2, correlation=4),
+        ev("aten::cudnn_batch_norm", "cpu_op", 70, 10),
+        ev("cudaLaunchKernel", "cuda_runtime", 72, 2, correlation=5),
+        ev("volta_sgemm_64x64_nn", "kernel", 100, 10, pid=0, tid=7, correlation=1),
+        ev("volta_sgemm_64x64_nn", "kernel", 110, 10, pid=0, tid=7, correlation=2),
+        ev("Memset (Device)", "gpu_memset", 120, 1, pid=0, tid=7, correlation=3),
+        ev("volta_sgemm_64x64_nn", "kernel", 130, 5, pid=0, tid=7, correlation=4),
+        ev("void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, int, 32, true, 1, true>(...)",
+           "kernel", 140, 3, pid=0, tid=7, correlation=5),
+        ev("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)",
+           "kernel", 150, 4, pid=0, tid=8),  # no launch recorded: its name decides
+    ])
+    g = analyze_graph(t, None, graph("cuda"))
+    assert {k.name[:20]: (k.category, k.launched_by) for k in g.kernels} == {
+        "volta_sgemm_64x64_nn": ("extern_conv", "aten::cudnn_convolution, aten::mm"),
+        "Memset (Device)": ("memset", "aten::cudnn_convolution"),
+        "void cudnn::bn_fw_tr": ("extern_other", "aten::cudnn_batch_norm"),
+        "ncclKernel_AllReduce": ("communication", None),
+    }
+    assert g.categories == approx({"extern_conv": 0.025, "communication": 0.004,
+                                   "memset": 0.001, "extern_other": 0.003})
+    check_sums(g)
+
+
 # -- errors -------------------------------------------------------------------------------
 
 

@@ -196,6 +196,7 @@ def test_modules_are_found_on_a_warm_cache(tmp_path):
     Inductor prints no "Compiled module path": the structured trace still names the modules."""
     from inductor_bench.core.workload import WorkloadOptions
     from inductor_bench.runner.pipeline import compile_workload
+    from inductor_bench.runner.settings import RunSettings
 
     model = tmp_path / "tiny.py"
     model.write_text(
@@ -205,9 +206,9 @@ def test_modules_are_found_on_a_warm_cache(tmp_path):
         "(torch.randn(8, 32, device=device),)\n"
     )
     opts = WorkloadOptions(path=str(model), device="cpu", train=True).validate()
-    cold = compile_workload(opts, tmp_path, steps=1)
+    cold = compile_workload(opts, tmp_path, RunSettings(steps=1))
     (tmp_path / "modules.jsonl").rename(tmp_path / "cold.jsonl")
-    warm = compile_workload(opts, tmp_path, steps=1)
+    warm = compile_workload(opts, tmp_path, RunSettings(steps=1))
     assert cold.error is None and warm.error is None
     assert len(cold.modules) == len(warm.modules) == 2
     assert sorted(m["path"] for m in warm.modules) == sorted(m["path"] for m in cold.modules)

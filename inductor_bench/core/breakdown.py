@@ -51,6 +51,7 @@ class _Kernel:
     count: int = 0
     launchers: list[str] = field(default_factory=list)
     origin: tuple[list[str], list[str]] | None = None  # extern (aten_ops, source_nodes)
+    by_category_us: dict[str, float] = field(default_factory=dict)  # extern: per launch
 
 
 def analyze_graph(
@@ -177,6 +178,7 @@ def _gather(
 ) -> dict[str, _Kernel]:
     externs = extern_origins(module)
     resolved: dict[str, tuple[str, KernelInfo | None]] = {}
+    categorized: dict[tuple[str, tuple[str, ...]], str] = {}
     kernels: dict[str, _Kernel] = {}
     for it, evs in enumerate(per_iter):
         for i, ev in evs:
@@ -189,7 +191,13 @@ def _gather(
             k.samples_us[it] += ev.dur
             k.count += 1
             if info is None:
-                _note_extern(k, ev.name, stacks.get(i, ()), externs)
+                stack = stacks.get(i, ())
+                _note_extern(k, ev.name, stack, externs)
+                key = (ev.name, stack)
+                if key not in categorized:
+                    categorized[key] = classify(ev.name, None, ops=stack)
+                cat = categorized[key]
+                k.by_category_us[cat] = k.by_category_us.get(cat, 0.0) + ev.dur
     return kernels
 
 
@@ -205,7 +213,8 @@ def _note_extern(
     externs: dict[str, tuple[list[str], list[str]]],
 ) -> None:
     """Launcher and origin of an extern kernel: on CPU the op is the event itself, on
-    CUDA the ops around its launch (innermost first) are tried in turn."""
+    CUDA the ops around its launch (innermost first) are tried in turn. (Its category
+    comes from the same stack: ``classify`` takes the innermost op it recognises.)"""
     if stack and stack[0] != raw and stack[0] not in k.launchers:
         k.launchers.append(stack[0])
     if k.origin is None:
@@ -249,7 +258,7 @@ def _to_stat(k: _Kernel, iterations: int, kernel_files: dict[str, str]) -> Kerne
         aten_ops, nodes = (list(k.origin[0]), list(k.origin[1])) if k.origin else ([], [])
     return KernelStat(
         name=k.name,
-        category=classify(k.name, k.info),
+        category=_category(k),
         calls=k.count / iterations,
         ms=_mean(samples_ms),
         samples_ms=samples_ms,
@@ -258,6 +267,16 @@ def _to_stat(k: _Kernel, iterations: int, kernel_files: dict[str, str]) -> Kerne
         file=kernel_files.get(k.name),
         launched_by=", ".join(k.launchers) or None,
     )
+
+
+def _category(k: _Kernel) -> str:
+    """A graph kernel's category from its source or name; an extern kernel's from the ops
+    that launched it, launch by launch: one kernel (``volta_sgemm_128x32_nt``) can be
+    launched by ``aten::mm`` and by ``aten::convolution_backward``, and the category with
+    the most time wins (the first seen on a tie)."""
+    if k.info is not None or not k.by_category_us:
+        return classify(k.name, k.info)
+    return max(k.by_category_us, key=lambda c: k.by_category_us[c])
 
 
 def _busy_us(

@@ -18,6 +18,7 @@ CATEGORIES: dict[str, str] = {
     "extern_gemm": "GEMM (extern)",
     "extern_conv": "convolution (extern)",
     "extern_attention": "attention (extern)",
+    "communication": "communication (NCCL)",
     "memcpy": "memcpy",
     "memset": "memset",
     "extern_other": "other ATen (extern)",

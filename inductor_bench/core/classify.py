@@ -1,10 +1,23 @@
 """Kernel -> category: one rule table, first match wins; no torch import.
 
-A kernel's own source decides where the module gives it (the Triton heuristics
-decorator, the C++ kernel's accumulators), then its name: Inductor's Triton prefixes,
-the C++ kernels' profiler names, and the names of extern GPU kernels (cuBLAS, CUTLASS,
-cuDNN, flash attention, memcpy/memset) and CPU ATen ops. Anything else is
-``extern_other``. Adding a category is one key in ``categories.py`` plus rows here.
+What decides, in the table's order:
+
+1. a kernel's own source, where the compiled module gives it (the Triton heuristics
+   decorator, the C++ kernel's accumulators);
+2. what the device event *is*, whatever launched it: a memcpy / memset, an NCCL kernel;
+3. Inductor's own kernel names (``triton_<kind>_``, the C++ kernels' profiler names);
+4. for a library kernel (no source info), the op that launched it: the innermost
+   *recognised* op on its CPU launch stack ``ops`` (innermost first). Ops no
+   ``_launched_by`` row knows (``aten::copy_``, ``aten::to``, ``aten::zero_``, autograd
+   nodes, record functions) are skipped over to the next op outward. cuBLAS picks
+   ``volta_sgemm_*`` for a cuDNN convolution and cuDNN names its batch norm kernels
+   ``cudnn::bn_*``: the op says what the time was spent on, the name does not;
+5. CPU ATen / mkldnn ops by name (on the host timeline the op is the event itself);
+6. library kernel names (cuBLAS, CUTLASS, cuDNN, flash attention, NCCL, ROCm), the
+   fallback where no op is known (CUDA-graph replays, traces without CPU ops).
+
+Anything else is ``extern_other``. Adding a category is one key in ``categories.py`` plus
+rows here.
 """
 
 from __future__ import annotations
@@ -12,10 +25,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .modparse import KernelInfo
 
-Predicate = Callable[[str, KernelInfo | None], bool]
+Ops = tuple[str, ...]  # CPU ops around a device event's launch, innermost first
+Predicate = Callable[[str, KernelInfo | None, Ops], bool]
 FALLBACK = "extern_other"
 
 
@@ -30,7 +45,7 @@ def _source(kind: str, *heuristics: str) -> Predicate:
     """Matches a kernel whose module source gives ``kind`` and one of ``heuristics``
     (none listed: any heuristic the source names)."""
 
-    def test(name: str, info: KernelInfo | None) -> bool:
+    def test(name: str, info: KernelInfo | None, ops: Ops) -> bool:
         if info is None or info.kind != kind or not info.heuristic:
             return False
         return not heuristics or info.heuristic in heuristics
@@ -40,11 +55,54 @@ def _source(kind: str, *heuristics: str) -> Predicate:
 
 def _name(pattern: str, flags: int = re.IGNORECASE) -> Predicate:
     rx = re.compile(pattern, flags)
-    return lambda name, info: rx.search(name) is not None
+    return lambda name, info, ops: rx.search(name) is not None
 
+
+# Every pattern a _launched_by row matches: an op matching one of them is "recognised".
+_RECOGNISED: list[re.Pattern[str]] = []
+
+
+def _launched_by(pattern: str) -> Predicate:
+    """Matches a library kernel (no source info) whose innermost recognised launching op
+    matches ``pattern``."""
+    rx = re.compile(pattern)
+    _RECOGNISED.append(rx)
+
+    def test(name: str, info: KernelInfo | None, ops: Ops) -> bool:
+        if info is not None:
+            return False
+        op = deciding_op(ops)
+        return op is not None and rx.search(op) is not None
+
+    return test
+
+
+@lru_cache(maxsize=4096)
+def deciding_op(ops: Ops) -> str | None:
+    """The innermost op of a launch stack that a ``_launched_by`` row recognises, or None."""
+    for op in ops:
+        if any(rx.search(op) for rx in _RECOGNISED):
+            return op
+    return None
+
+
+# ATen / library op families, shared by the launching-op rows and the CPU op-name rows.
+_GEMM_OPS = (r"^aten::(?:mm|addmm|_addmm_activation|bmm|baddbmm|addbmm|matmul|linear"
+             r"|_mkl_linear|mkldnn_linear|_int_mm|_scaled_mm|_scaled_grouped_mm|_grouped_mm)$"
+             r"|^mkl::_mkl_linear$|^mkldnn::_linear_pointwise|^onednn::qlinear")
+_CONV_OPS = (r"^aten::(?:convolution|_convolution|mkldnn_convolution|convolution_backward"
+             r"|conv(?:\d|_|olution)\w*|cudnn_convolution\w*|miopen_(?:depthwise_)?convolution\w*"
+             r"|_conv_depthwise2d\w*|_?slow_conv\w*|thnn_conv\w*)$"
+             r"|^mkldnn::_convolution|^onednn::qconv")
+_ATTENTION_OPS = r"^aten::\w*(?:scaled_dot_product|flash_attention|efficient_attention|cudnn_attention)"
+_NORM_EMBEDDING_OPS = (r"^aten::(?:batch_norm|_batch_norm_impl_index\w*|cudnn_batch_norm\w*"
+                       r"|miopen_batch_norm\w*|native_batch_norm\w*|_native_batch_norm_legit\w*"
+                       r"|batch_norm_\w+|layer_norm|native_layer_norm\w*|embedding\w*"
+                       r"|_embedding_bag\w*)$|^fbgemm::")
+_COMM_OPS = r"^nccl:|^_?c10d(?:_functional)?::|^record_param_comms$"
 
 RULES: list[Rule] = [
-    # -- from the kernel's source: Triton heuristics decorator ------------------------
+    # -- 1. from the kernel's source: Triton heuristics decorator ---------------------
     Rule(_source("triton", "pointwise"), "triton_pointwise", "@pointwise"),
     Rule(_source("triton", "reduction", "cooperative_reduction"), "triton_reduction",
          "@reduction / @cooperative_reduction"),
@@ -54,59 +112,84 @@ RULES: list[Rule] = [
     Rule(_source("triton", "template"), "triton_template", "@template"),
     Rule(_source("triton", "foreach"), "triton_foreach", "@foreach"),
     Rule(_source("triton"), "triton_other", "@fixed_config / @user_autotune / other"),
-    # -- from the kernel's source: C++ (modparse.cpp_heuristic) -----------------------
+    # -- 1. from the kernel's source: C++ (modparse.cpp_heuristic) --------------------
     Rule(_source("cpp", "reduction"), "cpp_reduction", "cpp accumulators"),
     Rule(_source("cpp", "template"), "cpp_template", "cpp micro_gemm"),
     Rule(_source("cpp"), "cpp_pointwise", "cpp other"),
-    # -- Inductor Triton names: triton_<category[:3]>_... (the prefix set is open) ----
+    # -- 2. what the device event is, whatever op launched it: kineto names copies
+    #    "Memcpy HtoD (Pageable -> Device)" and fills "Memset (Device)" (CUDA and ROCm);
+    #    a copy inside aten::convolution is still a copy, not convolution time.
+    Rule(_name(r"^memcpy\b"), "memcpy",
+         "Memcpy HtoD / DtoD / DtoH event: a copy, whatever op issued it"),
+    Rule(_name(r"^memset\b"), "memset", "Memset event: a fill, whatever op issued it"),
+    Rule(_name(r"^nccl(?:Dev)?Kernel_", 0), "communication",
+         "ncclKernel_* / ncclDevKernel_* (NCCL, RCCL): communication, whatever op issued it"),
+    # -- 3. Inductor Triton names: triton_<category[:3]>_... (the prefix set is open) --
     Rule(_name(r"^triton_poi_", 0), "triton_pointwise", "triton_poi_"),
     Rule(_name(r"^triton_red_", 0), "triton_reduction", "triton_red_"),
     Rule(_name(r"^triton_per_", 0), "triton_persistent_reduction", "triton_per_"),
     Rule(_name(r"^triton_spl_", 0), "triton_split_scan", "triton_spl_"),
     Rule(_name(r"^triton_tem_", 0), "triton_template", "triton_tem_"),
     Rule(_name(r"^triton_for_", 0), "triton_foreach", "triton_for_"),
-    Rule(_name(r"^triton_", 0), "triton_other", "triton_unk_ / other triton_"),
-    # -- Inductor C++ kernels by profiler name (graph_<i>_<kernel>) or Python name ----
+    Rule(_name(r"^triton_", 0), "triton_other", "triton_unk_ / triton__0d1d (torch 2.0) / other"),
+    # -- 3. Inductor C++ kernels by profiler name (graph_<i>_<kernel>) or Python name --
     Rule(_name(r"^graph_\d+_(?:\w*_)?gemm|^graph_\d+_\w+_kernel$|^cpp_\w*gemm", 0),
          "cpp_template", "graph_<i>_gemm_..._kernel"),
     Rule(_name(r"^(?:graph_\d+_)?cpp_", 0), "cpp_pointwise", "graph_<i>_cpp_ / cpp_"),
-    # -- CPU ATen / mkldnn ops ---------------------------------------------------------
-    Rule(_name(r"^aten::(?:mm|addmm|_addmm_activation|bmm|baddbmm|addbmm|matmul|linear"
-               r"|_mkl_linear|mkldnn_linear|_int_mm)$"
-               r"|^mkl::_mkl_linear$|^mkldnn::_linear_pointwise|^onednn::qlinear", 0),
-         "extern_gemm", "aten::mm / addmm / bmm / linear, mkl, mkldnn linear"),
-    Rule(_name(r"^aten::(?:convolution|_convolution|mkldnn_convolution|convolution_backward"
-               r"|conv(?:\d|_|olution)\w*|_slow_conv\w*|thnn_conv\w*)$"
-               r"|^mkldnn::_convolution|^onednn::qconv", 0),
-         "extern_conv", "aten::convolution / mkldnn convolution"),
-    Rule(_name(r"^aten::\w*(?:scaled_dot_product|flash_attention|efficient_attention"
-               r"|cudnn_attention)", 0),
-         "extern_attention", "aten::scaled_dot_product_* / flash / efficient"),
-    # -- GPU extern kernels. Attention first: cuDNN's SDPA kernels also say "cudnn" and
-    #    "fprop"; convolution before GEMM: implicit-GEMM convs also say "gemm".
-    Rule(_name(r"flash_fwd|flash_bwd|flash_attn|fmha|efficient_attention|attention|sdpa"),
-         "extern_attention", "flash / fmha / efficient attention / cuDNN SDPA"),
+    # -- 4. a library kernel by the innermost recognised op that launched it -----------
+    Rule(_launched_by(_CONV_OPS), "extern_conv",
+         "launched by aten::convolution / cudnn_convolution / convolution_backward"),
+    Rule(_launched_by(_GEMM_OPS), "extern_gemm",
+         "launched by aten::mm / addmm / bmm / linear / matmul / _scaled_mm"),
+    Rule(_launched_by(_ATTENTION_OPS), "extern_attention",
+         "launched by aten::scaled_dot_product_* / _flash_ / _efficient_attention"),
+    Rule(_launched_by(_NORM_EMBEDDING_OPS), "extern_other",
+         "launched by aten batch_norm / layer_norm / embedding, fbgemm:: (named by the op)"),
+    Rule(_launched_by(_COMM_OPS), "communication",
+         "launched by nccl:* / c10d::* / record_param_comms"),
+    # -- 5. CPU ATen / mkldnn ops: on the host timeline the op is the event -------------
+    Rule(_name(_GEMM_OPS, 0), "extern_gemm", "aten::mm / addmm / bmm / linear, mkl, mkldnn linear"),
+    Rule(_name(_CONV_OPS, 0), "extern_conv", "aten::convolution / mkldnn convolution"),
+    Rule(_name(_ATTENTION_OPS, 0), "extern_attention",
+         "aten::scaled_dot_product_* / flash / efficient"),
+    # -- 6. library kernels by name, where no launching op decides. Attention first:
+    #    cuDNN's SDPA kernels also say "cudnn" and "fprop", FA3 is a cutlass::device_kernel;
+    #    convolution before GEMM: implicit-GEMM convs also say "gemm".
+    Rule(_name(r"flash_fwd|flash_bwd|flash_?attn|fmha|efficient_attention|attention|sdpa"
+               r"|(?:Batch|Single)(?:Prefill|Decode)With\w*KVCache"),
+         "extern_attention",
+         "flash / FlashAttnFwdSm90 / fmha / efficient attention / cuDNN SDPA / FlashInfer"),
+    Rule(_name(r"\bcudnn::bn_|^MIOpenBatchNorm", 0), FALLBACK,
+         "cudnn::bn_* / MIOpenBatchNorm* (batch norm, not convolution)"),
     Rule(_name(r"cudnn|fprop|dgrad|wgrad|implicit_convolve|winograd|conv(?:olution|olve|_|\d)"
-               r"|nchwToNhwc|nhwcToNchw"),
-         "extern_conv", "cuDNN / implicit-GEMM conv / conv kernels"),
-    # (CUTLASS kernels wrapped in cutlass::Kernel2<...> are caught by "cutlass")
-    Rule(_name(r"gemm|gemv|sm\d+_xmma|cutlass|cublas|nvjet|splitKreduce"),
-         "extern_gemm", "cuBLAS / cuBLASLt / CUTLASS / nvjet"),
-    Rule(_name(r"memcpy"), "memcpy", "Memcpy HtoD / DtoD / DtoH"),
-    Rule(_name(r"memset"), "memset", "Memset"),
+               r"|nchwToNhwc|nhwcToNchw|^miopen\w*conv|^igemm_(?:fwd|bwd|wrw)_"),
+         "extern_conv",
+         "cuDNN / implicit-GEMM conv / conv kernels, MIOpen (MIOpenConv*, igemm_*_gtc)"),
+    # "fbgemm" is not a GEMM (fbgemm_gpu's embedding / sparse kernels); "cutlass" only as
+    # the kernel itself (cutlass::Kernel<...>), not a cutlass::bfloat16_t template argument.
+    Rule(_name(r"(?<!fb)gemm|gemv|sm\d+_xmma|^(?:void )?cutlass|cublas|nvjet|splitKreduce"
+               r"|^bmm_|^(?:Custom_)?Cijk_"),
+         "extern_gemm",
+         "cuBLAS / cuBLASLt / CUTLASS / nvjet / bmm_ (sm100), rocBLAS / hipBLASLt Cijk_, CK gemm"),
 ]
 
 
-def rule_for(name: str, info: KernelInfo | None = None) -> Rule | None:
+def rule_for(name: str, info: KernelInfo | None = None, ops: Ops = ()) -> Rule | None:
     """The first rule that matches, or None (the kernel is then ``extern_other``)."""
+    ops = tuple(ops)
     for rule in RULES:
-        if rule.test(name, info):
+        if rule.test(name, info, ops):
             return rule
     return None
 
 
-def classify(name: str, info: KernelInfo | None = None) -> str:
-    """The category key (see ``categories.CATEGORIES``) of a kernel or extern op."""
-    rule = rule_for(name, info)
-    return rule.category if rule is not None else FALLBACK
+def classify(name: str, info: KernelInfo | None = None, ops: Ops = ()) -> str:
+    """The category key (see ``categories.CATEGORIES``) of a kernel or extern op.
 
+    ``info``: the kernel's source info from the compiled module (None for library
+    kernels and ATen ops). ``ops``: for a device event, the CPU ops around its launch,
+    innermost first (``timeline.launch_stacks``); empty on the host timeline, where the
+    op is the event itself.
+    """
+    rule = rule_for(name, info, ops)
+    return rule.category if rule is not None else FALLBACK

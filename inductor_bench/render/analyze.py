@@ -1,0 +1,128 @@
+"""An ``AnalyzeResult`` as a document: the trace's steps (wall, busy and idle per device),
+time by category in the median step, and the top kernels with the op that launched them."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+from ..core.analyze import WHOLE_TRACE, AnalyzeResult, DeviceStep, median_step
+from ..core.categories import label
+from . import format as fmt
+from .doc import TEXT, Doc, new_doc
+
+DEFAULT_TOP = 15
+NAME_CHARS = 70
+STEP_HEADERS = [
+    "step",
+    "device",
+    "wall ms",
+    "busy ms",
+    "busy",
+    "kernel ms",
+    "waiting on CPU",
+    "queued",
+    "nothing launched",
+]
+STEP_ALIGN = ("left", "left", *("right",) * 7)
+
+
+def _device_label(result: AnalyzeResult, device: str) -> str:
+    name = result.device_names.get(device)
+    return f"{device} ({name})" if name else device
+
+
+def _step_row(step: str, device: str, wall: float, d: DeviceStep) -> list[str]:
+    return [
+        step,
+        device,
+        fmt.ms(wall),
+        fmt.ms(d.busy_ms),
+        fmt.pct(fmt.share(d.busy_ms, wall)),
+        fmt.ms(d.kernel_ms),
+        fmt.ms(d.waiting_on_cpu_ms),
+        fmt.ms(d.queued_ms),
+        fmt.ms(d.nothing_launched_ms),
+    ]
+
+
+def _steps(doc: Doc, r: AnalyzeResult) -> None:
+    rows = [_step_row(s.name, d.device, s.wall_ms, d) for s in r.steps for d in s.devices]
+    if len(r.steps) > 1:
+        wall = _median_wall(r)
+        rows += [_step_row("median", dev, wall, m) for dev in r.devices if (m := median_step(r, dev))]
+    doc.heading("Steps (per device)" if r.steps[0].name != WHOLE_TRACE else "The whole trace (per device)")
+    doc.table(rows, STEP_HEADERS, STEP_ALIGN)
+    doc.fine_print(
+        "wall = the step on the CPU, extended to the end of the last device work it launched; busy = "
+        "union of the device's kernel, memcpy and memset intervals (never above wall); kernel ms sums "
+        "them (concurrent streams can exceed busy).",
+        "idle = wall - busy: waiting on CPU (the next launch was not issued yet), queued (issued, not "
+        "started: launch latency, stream or event dependencies, CUDA-graph replays), nothing launched "
+        "(the step issued no more device work).",
+    )
+
+
+def _median_wall(r: AnalyzeResult) -> float:
+    return statistics.median(s.wall_ms for s in r.steps)
+
+
+def _categories(doc: Doc, r: AnalyzeResult) -> None:
+    which = "median step" if len(r.steps) > 1 else r.steps[0].name
+    for dev in r.devices:
+        m = median_step(r, dev)
+        if m is None:
+            continue
+        wall = _median_wall(r)
+        total = sum(m.categories.values())
+        rows = [
+            [label(c), fmt.ms(ms), fmt.pct(fmt.share(ms, total)), fmt.pct(fmt.share(ms, wall))]
+            for c, ms in sorted(m.categories.items(), key=lambda kv: -kv[1])
+        ]
+        rows.append(
+            ["total", fmt.ms(total), fmt.pct(100.0 if total else 0.0), fmt.pct(fmt.share(total, wall))]
+        )
+        doc.heading(f"Time by category, device {_device_label(r, dev)} ({which})")
+        doc.table(rows, ["category", "ms", "% kernel", "% wall"], ("left", "right", "right", "right"))
+
+
+def _top(doc: Doc, r: AnalyzeResult, top: int) -> None:
+    n = len(r.steps)
+    total = sum(k.total_ms for k in r.kernels)
+    rows = [
+        [
+            str(i),
+            k.device,
+            doc.code(fmt.shorten(k.name, NAME_CHARS)),
+            label(k.category),
+            fmt.count(round(k.calls / n, 2)),
+            fmt.ms(k.total_ms / n),
+            fmt.pct(fmt.share(k.total_ms, total)),
+            k.launched_by or "",
+        ]
+        for i, k in enumerate(r.kernels[:top], 1)
+    ]
+    doc.heading(f"Top {min(top, len(r.kernels))} of {len(r.kernels)} kernels (per step, all steps)")
+    doc.table(
+        rows,
+        ["#", "device", "kernel", "category", "calls", "ms", "% kernel", "launched by"],
+        ("right", "left", "left", "left", "right", "right", "right", "left"),
+    )
+
+
+def render_analyze(r: AnalyzeResult, fmt_name: str = TEXT, *, top: int = DEFAULT_TOP) -> str:
+    doc = new_doc(fmt_name)
+    doc.title(f"inductor-bench analyze: {Path(r.trace).name}")
+    steps = (
+        f"{len(r.steps)} profiler steps (ProfilerStep#)"
+        if r.steps[0].name != WHOLE_TRACE
+        else "no ProfilerStep# markers: the whole trace is one window"
+    )
+    facts = [steps, "devices: " + ", ".join(_device_label(r, d) for d in r.devices)]
+    if r.outside_steps:
+        facts.append(f"{r.outside_steps} device events launched outside every step were left out")
+    doc.paragraph(*(doc.item(f) for f in facts))
+    _steps(doc, r)
+    _categories(doc, r)
+    _top(doc, r, top)
+    return doc.render()

@@ -1,0 +1,232 @@
+"""`inductor-bench analyze`: any kineto trace, per step. Numbers are checked against an
+independent reading of the raw JSON (plain json/gzip, a sort-and-merge union written here),
+on every real GPU trace we have (tests/fixtures/hta/, and ../shared/gpu-traces/hta/ where
+the checkout has it)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from inductor_bench.cli import main
+from inductor_bench.core.analyze import WHOLE_TRACE, analyze_trace
+from inductor_bench.core.trace import load_for_analysis
+
+from .conftest import FIXTURES, ROOT
+
+SHARED = ROOT.parent / "shared" / "gpu-traces" / "hta"
+TRACES = {p.name: p for d in (SHARED, FIXTURES / "hta") if d.is_dir() for p in sorted(d.glob("*.json*"))}
+DEVICE = {"kernel", "gpu_memcpy", "gpu_memset"}
+LAUNCH = {"cuda_runtime", "cuda_driver"}
+
+
+def raw_events(path: Path) -> list[dict]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as f:
+        return [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+
+
+def merged_length(intervals: list[tuple[float, float]]) -> float:
+    total, cur = 0.0, None
+    for a, b in sorted(intervals):
+        if b <= a:
+            continue
+        if cur is None or a > cur[1]:
+            total += cur[1] - cur[0] if cur else 0.0
+            cur = [a, b]
+        else:
+            cur[1] = max(cur[1], b)
+    return total + (cur[1] - cur[0] if cur else 0.0)
+
+
+def independent(path: Path) -> dict[tuple[str, str], tuple[float, float, float]]:
+    """(step, device) -> (wall µs, busy µs, summed duration µs), from the raw JSON."""
+    evs = raw_events(path)
+    steps = sorted(
+        (
+            (e["name"], float(e["ts"]), float(e["ts"]) + float(e["dur"]))
+            for e in evs
+            if re.fullmatch(r"ProfilerStep#\d+", e.get("name", ""))
+        ),
+        key=lambda s: s[1],
+    )
+    if not steps:  # the span of what the analysis reads: CPU ops, launches, device activity
+        span = [e for e in evs if e.get("cat") in DEVICE | LAUNCH | {"cpu_op", "user_annotation"}]
+        steps = [
+            (
+                WHOLE_TRACE,
+                min(float(e["ts"]) for e in span),
+                max(float(e["ts"]) + float(e.get("dur", 0)) for e in span),
+            )
+        ]
+    issued = {
+        e["args"]["correlation"]: float(e["ts"])
+        for e in evs
+        if e.get("cat") in LAUNCH and "correlation" in e.get("args", {})
+    }
+    members: dict[str, list[dict]] = {s[0]: [] for s in steps}
+    for e in evs:
+        if e.get("cat") not in DEVICE:
+            continue
+        t = issued.get(e.get("args", {}).get("correlation"), float(e["ts"]))
+        owner = [s for s in steps if s[1] <= t <= s[2]]
+        if owner:
+            members[owner[-1][0]].append(e)
+    out = {}
+    for name, start, end in steps:
+        ends = [float(e["ts"]) + float(e["dur"]) for e in members[name]]
+        stop = max([end, *ends])
+        for dev in {str(e["pid"]) for e in members[name]}:
+            mine = [e for e in members[name] if str(e["pid"]) == dev]
+            busy = merged_length(
+                [(max(float(e["ts"]), start), min(float(e["ts"]) + float(e["dur"]), stop)) for e in mine]
+            )
+            out[name, dev] = (stop - start, busy, sum(float(e["dur"]) for e in mine))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(TRACES))
+def test_per_step_busy_equals_an_independent_union(name):
+    path = TRACES[name]
+    r = analyze_trace(load_for_analysis(path))
+    expected = independent(path)
+    got = {
+        (s.name, d.device): (s.wall_ms * 1e3, d.busy_ms * 1e3, d.kernel_ms * 1e3)
+        for s in r.steps
+        for d in s.devices
+    }
+    assert got.keys() == expected.keys()
+    for key, (wall, busy, dur) in expected.items():
+        assert got[key] == pytest.approx((wall, busy, dur), rel=1e-9, abs=1e-6), key
+    for s in r.steps:
+        for d in s.devices:
+            assert d.busy_ms <= s.wall_ms + 1e-9
+            assert sum(d.categories.values()) == pytest.approx(d.kernel_ms, rel=1e-12)
+            idle = d.waiting_on_cpu_ms + d.queued_ms + d.nothing_launched_ms
+            assert idle == pytest.approx(s.wall_ms - d.busy_ms, rel=1e-9, abs=1e-9)
+            assert min(d.waiting_on_cpu_ms, d.queued_ms, d.nothing_launched_ms) >= 0
+
+
+@pytest.mark.parametrize("name", sorted(TRACES))
+def test_kernels_add_up_to_the_steps(name):
+    r = analyze_trace(load_for_analysis(TRACES[name]))
+    steps_total = sum(d.kernel_ms for s in r.steps for d in s.devices)
+    assert sum(k.total_ms for k in r.kernels) == pytest.approx(steps_total, rel=1e-9)
+    assert all(sum(k.per_step_ms) == pytest.approx(k.total_ms) for k in r.kernels)
+
+
+def test_idle_split_on_a_hand_built_timeline(tmp_path):
+    """One step 0..100 µs. Kernel A launched at 10, runs 20..30; kernel B launched at 25
+    (while A runs), runs 50..60 (queued 30..50); kernel C launched at 70, runs 75..80
+    (waiting on the CPU 60..70, queued 70..75); nothing more: 80..100."""
+
+    def x(name, cat, ts, dur, **args):
+        return {
+            "ph": "X",
+            "name": name,
+            "cat": cat,
+            "ts": ts,
+            "dur": dur,
+            "pid": 0 if cat == "kernel" else 1,
+            "tid": 7 if cat == "kernel" else 1,
+            "args": args,
+        }
+
+    evs = [x("ProfilerStep#3", "user_annotation", 0, 100)]
+    for k, (issue, start, dur) in enumerate([(10, 20, 10), (25, 50, 10), (70, 75, 5)]):
+        evs += [
+            x("cudaLaunchKernel", "cuda_runtime", issue, 2, correlation=k),
+            x(f"k{k}", "kernel", start, dur, correlation=k),
+        ]
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps({"traceEvents": evs}))
+    (s,) = analyze_trace(load_for_analysis(f)).steps
+    (d,) = s.devices
+    assert (s.name, s.wall_ms * 1e3, d.busy_ms * 1e3) == ("ProfilerStep#3", 100.0, 25.0)
+    # before A: 0..10 waiting on the CPU, 10..20 queued
+    assert d.waiting_on_cpu_ms * 1e3 == pytest.approx(10 + 10)
+    assert d.queued_ms * 1e3 == pytest.approx(10 + 20 + 5)
+    assert d.nothing_launched_ms * 1e3 == pytest.approx(20)
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = 0
+    try:
+        main(["analyze", *argv])
+    except SystemExit as e:
+        code = e.code or 0
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("name", sorted(TRACES))
+def test_cli_prints_every_trace(capsys, name):
+    code, out, err = run_cli(capsys, str(TRACES[name]))
+    assert code == 0, err
+    assert out.startswith(f"inductor-bench analyze: {name}")
+    assert "Time by category" in out and "Top " in out
+
+
+def test_cli_json_and_markdown(capsys, tmp_path):
+    path = next(iter(TRACES.values()))
+    code, out, _ = run_cli(capsys, str(path), "--format", "json")
+    assert code == 0 and json.loads(out)["schema"] == "inductor-bench/analyze"
+    code, out, _ = run_cli(capsys, str(path), "--format", "markdown")
+    assert code == 0 and out.startswith("## inductor-bench analyze:") and "|---" in out
+
+
+def _cpu_only(tmp_path: Path) -> Path:
+    f = tmp_path / "cpu_only.json"
+    f.write_text(
+        json.dumps(
+            {
+                "traceEvents": [
+                    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 5, "pid": 1, "tid": 1}
+                ]
+            }
+        )
+    )
+    return f
+
+
+def _truncated(tmp_path: Path) -> Path:
+    text = json.dumps(
+        {
+            "traceEvents": [
+                {"ph": "X", "cat": "kernel", "name": "k", "ts": i, "dur": 1, "pid": 0, "tid": 7}
+                for i in range(100)
+            ]
+        }
+    )
+    f = tmp_path / "cut.json"
+    f.write_text(text[: len(text) // 2])
+    return f
+
+
+BAD = {
+    "garbage": (lambda t: _write(t / "g.json.gz", b"\x1f\x8b not really gzip"), "not readable"),
+    "truncated": (_truncated, "cut.json"),
+    "empty": (lambda t: _write(t / "e.json", b""), "e.json"),
+    "not kineto": (lambda t: _write(t / "n.json", b'{"hello": [1, 2]}'), "n.json"),
+    "cpu only": (_cpu_only, "no GPU activity"),
+    "missing": (lambda t: t / "nope.json", "no such trace file"),
+}
+
+
+def _write(p: Path, data: bytes) -> Path:
+    p.write_bytes(data)
+    return p
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_traces_give_one_line_and_exit_2(capsys, tmp_path, case):
+    make, words = BAD[case]
+    code, out, err = run_cli(capsys, str(make(tmp_path)))
+    assert code == 2
+    assert out == "" and "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("inductor-bench: error: ") and words in lines[0]
