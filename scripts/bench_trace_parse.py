@@ -1,12 +1,24 @@
-"""Throughput and peak memory of ``load_trace`` on a large synthetic kineto trace.
+"""Throughput and peak memory of ``load_trace`` (and of the parsers it was chosen from) on
+a large kineto trace.
 
-Writes a synthetic CUDA-shaped chrome trace (kineto's layout: one key per line, python
-function, cpu_op, launch, kernel and flow events in the proportions of a profiled
-transformer step) of about ``--mb`` MB, plain and gzipped, into a temporary directory, then
-reads it in a fresh process per case and prints events/s, MB/s and the peak RSS of that
-process (``resource.getrusage``). ``json.load`` of the same file is the baseline.
+Writes a trace of about ``--mb`` MB, plain and gzipped, into a temporary directory: by
+default a synthetic CUDA-shaped one in kineto's layout (one key per line; python function,
+cpu_op, launch, kernel and flow events in the proportions of a profiled transformer step),
+or, with ``--replicate TRACE``, the events of a real trace repeated verbatim until the size
+is reached. Then reads it in a fresh process per case and run (``--repeat``, fastest run
+shown) and prints wall and CPU time, MB/s of *uncompressed* JSON, and the peak RSS of that
+process (``VmHWM``, else ``resource.getrusage``) beside its RSS before reading (interpreter
+and imports).
+``--tracemalloc`` adds a run per case under ``tracemalloc`` (slower) for its Python peak.
 
-Usage: python scripts/bench_trace_parse.py [--mb 300] [--no-baseline] [--keep-files]
+Cases: ``load_for_analysis`` and ``load_trace`` (plain and gzipped); the decoding floor
+(``load_trace`` keeping no category); the previous stdlib-only streaming parser, taken from
+git (``--old-ref``); and the candidates: ``json.load``, ``orjson.loads``, msgspec decoding
+the whole document into typed structs, ijson's C (yajl2_c) backend; and gzip inflate alone
+(stdlib zlib vs ISA-L). A candidate whose package is missing is reported as skipped.
+
+Usage: python scripts/bench_trace_parse.py [--mb 300] [--replicate TRACE] [--repeat 3]
+           [--no-baseline] [--tracemalloc] [--keep-files]
 """
 
 from __future__ import annotations
@@ -15,6 +27,7 @@ import argparse
 import gzip
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -24,26 +37,91 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+ROOT = Path(__file__).resolve().parent.parent
 KERNELS = ["triton_poi_fused_add_gelu_{}", "triton_red_fused_sum_{}",
            "triton_per_fused_native_layer_norm_{}", "triton_tem_fused_mm_{}"]
 GEMM = ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1"
         "_execute_segment_k_off_kernel__5x_cublas")
+ANALYSIS = ("{'cpu_op', 'user_annotation', 'kernel', 'gpu_memcpy', 'gpu_memset', "
+            "'cuda_runtime', 'cuda_driver'}")
 
+# Candidates, each selecting what load_for_analysis keeps (complete events of the breakdown's
+# categories) so that the work compares; "<events kept>" is what the child prints.
+MSGSPEC_WHOLE = f"""
+import msgspec
+from typing import Any, Union
+Args = msgspec.defstruct("Args", [("c", Any, None), ("e", Any, None)],
+                         rename={{"c": "correlation", "e": "External id"}})
+X = msgspec.defstruct("X", [("ts", float), ("cat", str, ""), ("name", str, ""), ("dur", float, 0.0),
+                            ("pid", Any, 0), ("tid", Any, 0), ("args", Union[Args, None], None)],
+                      tag_field="ph", tag="X", gc=False)
+other = [msgspec.defstruct(f"P{{i}}", [], tag_field="ph", tag=c, gc=False)
+         for i, c in enumerate("BEiICbneSTpFstfPONDMVvRc()")]
+Doc = msgspec.defstruct("Doc", [("traceEvents", list[Union[(X, *other)]])])
+with open(p, "rb") as f:
+    doc = msgspec.json.Decoder(Doc).decode(f.read())
+n = sum(1 for e in doc.traceEvents if type(e) is X and e.cat in {ANALYSIS})
+"""
+KEEP = f"e.get('ph') == 'X' and e.get('cat') in {ANALYSIS}"
+COUNT = f"n = sum(1 for e in doc['traceEvents'] if {KEEP})"
+IJSON = f"""
+import ijson
+assert ijson.backend == "yajl2_c", ijson.backend
+n = sum(1 for e in ijson.items(open(p, "rb"), "traceEvents.item", use_float=True) if {KEEP})
+"""
 CASES = {
-    # name: (file suffix, code run in the child; prints "<events kept>")
-    "load_trace (keep everything)": ("json", "len(load_trace(p).events)"),
-    "load_for_analysis": ("json", "len(load_for_analysis(p).events)"),
-    "load_for_analysis, gzipped": ("json.gz", "len(load_for_analysis(p).events)"),
-    "json.load (baseline)": ("json", "len(json.load(open(p))['traceEvents'])"),
+    # name: (file suffix, kind, code run in the child; sets n = events kept)
+    "load_for_analysis": ("json", "new", "n = len(load_for_analysis(p).events)"),
+    "load_for_analysis, gzipped": ("json.gz", "new", "n = len(load_for_analysis(p).events)"),
+    "load_trace (all events, all args)": ("json", "new", "n = len(load_trace(p).events)"),
+    "load_trace (all events, all args), gzipped": ("json.gz", "new", "n = len(load_trace(p).events)"),
+    "decoding floor (load_trace keeping nothing)": ("json", "new",
+                                                    "n = len(load_trace(p, categories=(), args=()).events)"),
+    "before: stdlib streaming, load_for_analysis": ("json", "old",
+                                                    "n = len(old.load_for_analysis(p).events)"),
+    "before: stdlib streaming, load_for_analysis, gzipped": ("json.gz", "old",
+                                                             "n = len(old.load_for_analysis(p).events)"),
+    "json.load (whole document)": ("json", "candidate", f"doc = json.load(open(p))\n{COUNT}"),
+    "orjson.loads (whole document)": ("json", "candidate",
+                                      f"import orjson\ndoc = orjson.loads(open(p, 'rb').read())\n{COUNT}"),
+    "msgspec typed structs (whole document)": ("json", "candidate", MSGSPEC_WHOLE),
+    "ijson yajl2_c (streaming dicts)": ("json", "candidate", IJSON),
+    "inflate only: stdlib gzip (zlib)": ("json.gz", "inflate",
+                                         "import gzip\nf = gzip.open(p, 'rb')\n"
+                                         "while f.read(8 << 20):\n    pass\nn = 0"),
+    "inflate only: isal igzip (ISA-L)": ("json.gz", "inflate",
+                                         "from isal import igzip\nf = igzip.open(p, 'rb')\n"
+                                         "while f.read(8 << 20):\n    pass\nn = 0"),
 }
 CHILD = """
-import json, resource, sys, time
+import gc, json, resource, sys, time, tracemalloc
+sys.path[:0] = {paths!r}
 from inductor_bench.core.trace import load_for_analysis, load_trace
+try:
+    import old_trace as old
+except ImportError:
+    pass
+
+
+def peak_kb():
+    # VmHWM: this process's own peak; ru_maxrss on Linux keeps the parent's peak across exec
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 p = sys.argv[1]
-t0 = time.perf_counter()
-n = {code}
-dt = time.perf_counter() - t0
-print(n, dt, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+gc.collect()
+before = peak_kb()
+if sys.argv[2] == "1":
+    tracemalloc.start()
+t0, c0 = time.perf_counter(), time.process_time()
+{code}
+wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+traced = tracemalloc.get_traced_memory()[1] if tracemalloc.is_tracing() else 0
+print(json.dumps([n, wall, cpu, before, peak_kb(), traced]))
 """
 
 
@@ -108,42 +186,124 @@ def write_trace(path: Path, target_bytes: int) -> int:
     return n
 
 
-def run_case(code: str, path: Path) -> tuple[int, float, int]:
-    root = Path(__file__).resolve().parent.parent
-    env = dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    r = subprocess.run([sys.executable, "-c", CHILD.format(code=code), str(path)],
-                       capture_output=True, text=True, env=env, check=False)
+def replicate_trace(source: Path, path: Path, target_bytes: int) -> int:
+    """Write ``source``'s trace with its events repeated verbatim (same layout, same ts)
+    until the file reaches ``target_bytes``; returns the number of trace events."""
+    raw = source.read_bytes()
+    text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
+    start = text.index("[", text.index('"traceEvents"'))
+    end = json.JSONDecoder().raw_decode(text, start)[1] - 1  # the list's closing "]"
+    body = text[start + 1 : end].strip().encode()
+    per_copy = len(json.loads(text[start : end + 1]))
+    copies = 0
+    with open(path, "wb") as f:
+        f.write(text[: start + 1].encode() + b"\n")
+        while f.tell() < target_bytes:
+            f.write((b",\n" if copies else b"") + body)
+            copies += 1
+        f.write(b"\n" + text[end:].encode())
+    return copies * per_copy
+
+
+def old_parser(ref: str, into: Path) -> str | None:
+    """Put the ``core/trace.py`` of git ``ref`` into ``into`` as ``old_trace``; a reason
+    when it cannot be had."""
+    r = subprocess.run(["git", "show", f"{ref}:inductor_bench/core/trace.py"], cwd=ROOT,
+                       capture_output=True, text=True, check=False)
     if r.returncode != 0:
-        raise SystemExit(f"benchmark child failed:\n{r.stderr}")
-    kept, secs, rss_kb = r.stdout.split()
-    return int(kept), float(secs), int(rss_kb)
+        return f"git show {ref} failed: {r.stderr.strip()[:80]}"
+    text = r.stdout.replace("from .errors import", "from inductor_bench.core.errors import")
+    (into / "old_trace.py").write_text(text)
+    return None
+
+
+def run_case(code: str, path: Path, paths: list[str], traced: bool) -> list[float] | str:
+    """[kept, wall s, cpu s, RSS before KB, peak RSS KB, tracemalloc peak B], or why not."""
+    r = subprocess.run([sys.executable, "-c", CHILD.format(code=code, paths=paths), str(path),
+                        "1" if traced else "0"], capture_output=True, text=True, check=False)
+    if r.returncode != 0:
+        last = (r.stderr.strip().splitlines() or ["?"])[-1]
+        return "skipped: " + last[:90]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def versions() -> str:
+    out = []
+    for mod in ("msgspec", "isal", "orjson", "ijson"):
+        r = subprocess.run([sys.executable, "-c", f"import {mod}; print({mod}.__version__)"],
+                           capture_output=True, text=True, check=False)
+        out.append(f"{mod} {r.stdout.strip() or 'absent'}")
+    return ", ".join(out)
+
+
+def machine() -> str:
+    model = platform.processor() or platform.machine()
+    try:
+        cpuinfo = Path("/proc/cpuinfo").read_text()
+        model = next(line.split(":", 1)[1].strip() for line in cpuinfo.splitlines()
+                     if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    return (f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+            f"{platform.system()} {platform.release()}; load average {load}")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=float, default=300.0, help="size of the plain trace, MB")
-    ap.add_argument("--no-baseline", action="store_true", help="skip json.load")
+    ap.add_argument("--replicate", type=Path, help="repeat the events of this real trace")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per case (fastest shown)")
+    ap.add_argument("--no-baseline", action="store_true",
+                    help="only the current parser (no old parser, candidates or inflate)")
+    ap.add_argument("--old-ref", default="d2f35c2", help="git ref of the previous parser")
+    ap.add_argument("--tracemalloc", action="store_true", help="one more run per case, traced")
     ap.add_argument("--keep-files", action="store_true")
     opts = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="ib-bench-trace-"))
     try:
         plain = tmp / "trace.json"
         t0 = time.perf_counter()
-        total = write_trace(plain, int(opts.mb * 1e6))
+        if opts.replicate:
+            total = replicate_trace(opts.replicate, plain, int(opts.mb * 1e6))
+            what = f"{opts.replicate.name} replicated"
+        else:
+            total = write_trace(plain, int(opts.mb * 1e6))
+            what = "synthetic"
         with open(plain, "rb") as src, gzip.open(tmp / "trace.json.gz", "wb", 6) as dst:
             shutil.copyfileobj(src, dst, 1 << 20)
-        sizes = {s: (tmp / f"trace.{s}").stat().st_size / 1e6 for s in ("json", "json.gz")}
-        print(f"synthetic trace: {total:,} events, {sizes['json']:.0f} MB plain, "
-              f"{sizes['json.gz']:.0f} MB gzipped (written in {time.perf_counter() - t0:.0f} s)")
+        size = {s: (tmp / f"trace.{s}").stat().st_size / 1e6 for s in ("json", "json.gz")}
+        print(f"{what} trace: {total:,} events, {size['json']:.0f} MB plain, {size['json.gz']:.1f} MB "
+              f"gzipped (written in {time.perf_counter() - t0:.0f} s)")
+        print(f"machine: {machine()}\npackages: {versions()}")
+        no_old = old_parser(opts.old_ref, tmp)
+        paths = [str(ROOT), str(tmp)]
         rows = []
-        for name, (suffix, code) in CASES.items():
-            if opts.no_baseline and name.startswith("json.load"):
+        for name, (suffix, kind, code) in CASES.items():
+            if opts.no_baseline and kind != "new":
                 continue
-            kept, secs, rss_kb = run_case(code, tmp / f"trace.{suffix}")
-            rows.append([name, f"{kept:,}", f"{secs:.1f}", f"{total / secs / 1e3:,.0f}",
-                         f"{sizes['json'] / secs:.1f}", f"{rss_kb / 1024:,.0f}"])
-        print(tabulate(rows, headers=["case", "events kept", "s", "k events/s",
-                                      "MB/s (plain size)", "peak RSS MB"]))
+            if kind == "old" and no_old:
+                rows.append([name, no_old])
+                continue
+            runs = [run_case(code, tmp / f"trace.{suffix}", paths, False)
+                    for _ in range(max(1, opts.repeat))]
+            if isinstance(runs[0], str):
+                rows.append([name, runs[0]])
+                continue
+            kept, wall, cpu, before, _, _ = min(runs, key=lambda r: r[1])
+            peak = max(r[4] for r in runs) / 1024
+            traced = ""
+            if opts.tracemalloc:
+                t = run_case(code, tmp / f"trace.{suffix}", paths, True)
+                traced = f"{t[5] / 1e6:,.0f}" if not isinstance(t, str) else "-"
+            rows.append([name, f"{kept:,}" if kind != "inflate" else "-", f"{wall:.2f}",
+                         f"{cpu:.2f}", f"{size['json'] / wall:.0f}", f"{before / 1024:.0f}",
+                         f"{peak:,.0f}", f"{peak / size['json']:.2f}", traced])
+        print(tabulate(rows, headers=["case", "events kept", "wall s", "cpu s", "MB/s (plain)",
+                                      "RSS before MB", "peak RSS MB", "peak / plain size",
+                                      "tracemalloc peak MB"]))
+        print("MB/s: MB of uncompressed JSON per wall second, gzipped files included. Candidates "
+              "count the events load_for_analysis would keep, without building them.")
     finally:
         if opts.keep_files:
             print(f"files kept in {tmp}")

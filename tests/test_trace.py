@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import gc
 import gzip
 import json
 import tracemalloc
+import zlib
 from pathlib import Path
 
 import pytest
 
+from inductor_bench.core import trace as trace_module
 from inductor_bench.core.errors import TraceError
 from inductor_bench.core.timeline import launch_stacks, launching_ops, union_length
 from inductor_bench.core.trace import (
@@ -22,6 +25,7 @@ from inductor_bench.core.trace import (
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SYNTHETIC_CUDA = FIXTURES / "synthetic_cuda_transformer" / "trace.json"
 CPU_FORWARD = FIXTURES / "cpu_mlp_train" / "0-forward" / "trace.json.gz"
+HTA_SMALL = FIXTURES / "hta_small" / "event_sync_trace.json.gz"  # real, from an A100
 
 
 def x(name, cat="cpu_op", ts=0.0, dur=1.0, pid=1, tid=1, **args) -> dict:
@@ -211,6 +215,219 @@ def test_binary_and_broken_gzip(tmp_path):
     data[200:260] = bytes(60)
     corrupt.write_bytes(bytes(data))
     _error(corrupt)
+
+
+# -- the msgspec runs against json.load ----------------------------------------------------
+# Expected events are computed here from a plain ``json.load`` of the same text, with the
+# rules written out again, so the fast path is checked against an independent reading.
+
+OLD_SPELLINGS = {"Kernel": "kernel", "Memcpy": "gpu_memcpy", "Memset": "gpu_memset",
+                 "Runtime": "cuda_runtime", "Driver": "cuda_driver", "Operator": "cpu_op"}
+BREAKDOWN_CATEGORIES = {"cpu_op", "user_annotation", "kernel", "gpu_memcpy", "gpu_memset",
+                        "cuda_runtime", "cuda_driver"}
+BREAKDOWN_ARGS = ("correlation", "External id")
+
+
+def expected_events(doc: dict, categories=None, keys=None) -> list[Event]:
+    out = []
+    for e in doc["traceEvents"]:
+        if not isinstance(e, dict) or e.get("ph") != "X":
+            continue
+        cat = OLD_SPELLINGS.get(e.get("cat", ""), e.get("cat", ""))
+        if categories is not None and cat not in categories:
+            continue
+        args = e["args"] if isinstance(e.get("args"), dict) else {}
+        if keys is not None:
+            args = {k: args[k] for k in keys if k in args}
+        out.append(Event(e.get("name", ""), cat, float(e["ts"]), float(e.get("dur", 0.0)),
+                         e.get("pid", 0), e.get("tid", 0), args))
+    return out
+
+
+def kineto_text(events: list, **top) -> str:
+    """A trace laid out as kineto writes it: one event per block, "},\n  {" between."""
+    body = ",\n".join("  " + json.dumps(e, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+                      for e in events)
+    head = "".join(f'  "{k}": {json.dumps(v)},\n' for k, v in top.items())
+    return '{\n' + head + '  "traceEvents": [\n' + body + '\n  ]\n}\n'
+
+
+def test_the_real_hta_trace_reads_as_json_load_does():
+    doc = json.loads(gzip.decompress(HTA_SMALL.read_bytes()))
+    t = load_trace(HTA_SMALL)
+    assert t.events == expected_events(doc)
+    assert len(t.events) == 33 and {e.cat for e in t.events} == {
+        "cpu_op", "cuda_runtime", "kernel", "cuda_sync", "user_annotation", "gpu_memcpy", "Trace"}
+    assert all(type(e.ts) is float and type(e.dur) is float for e in t.events)  # ints in the file
+    assert t.device_properties == doc["deviceProperties"] and t.base_time_ns is None
+    analysis = load_for_analysis(HTA_SMALL)
+    assert analysis.events == expected_events(doc, BREAKDOWN_CATEGORIES, BREAKDOWN_ARGS)
+    assert len(analysis.events) == 28
+    for chunk in (1, 97, 4096):
+        assert load_trace(HTA_SMALL, chunk_chars=chunk).events == t.events
+
+
+def test_args_beyond_the_kept_ones_are_dropped(tmp_path):
+    kernel = x("k", cat="kernel", correlation=5, **{"External id": 3}, grid=[132, 1, 1],
+               nested={"a": [1, {"b": None}]}, none=None, text="}, {")
+    doc = {"traceEvents": [kernel, x("no_args") | {"args": None}, x("list_args") | {"args": [1]},
+                           {k: v for k, v in x("missing_args").items() if k != "args"}]}
+    path = write(tmp_path / "t.json", doc)
+    assert [e.args for e in load_for_analysis(path).events] == [
+        {"correlation": 5, "External id": 3}, {}, {}, {}]
+    chosen = load_trace(path, args=("none", "nested", "grid", "absent", "grid"))
+    assert chosen.events[0].args == {"none": None, "nested": {"a": [1, {"b": None}]},
+                                     "grid": [132, 1, 1]}
+    assert list(chosen.events[0].args) == ["none", "nested", "grid"]  # in the order asked
+    assert load_trace(path).events == expected_events(doc)  # all args when none are named
+
+
+def test_numbers_given_as_strings_or_ints(tmp_path):
+    doc = {"traceEvents": [x("str", ts="12.5", dur="3", pid="7", tid="main"),
+                           x("int", ts=10, dur=2, pid=7, tid=8),
+                           x("exp", ts=1.5e3, dur=0),
+                           {"ph": "X", "name": "no_dur", "ts": 4}]}
+    events = load_trace(write(tmp_path / "t.json", doc)).events
+    assert [(e.name, e.ts, e.dur, e.pid, e.tid) for e in events] == [
+        ("str", 12.5, 3.0, "7", "main"), ("int", 10.0, 2.0, 7, 8), ("exp", 1500.0, 0.0, 1, 1),
+        ("no_dur", 4.0, 0.0, 0, 0)]
+    assert all(type(e.ts) is float and type(e.dur) is float for e in events)
+
+
+def test_phases_other_than_complete_are_skipped(tmp_path):
+    others = [{"ph": ph, "name": f"not {ph}", "ts": 1, "pid": 1, "tid": 1, "cat": "cpu_op"}
+              for ph in ["B", "E", "i", "I", "C", "s", "t", "f", "M", "b", "e", "n", "P", "x", "Q", ""]]
+    others += [{"name": "no ph", "ts": 1, "cat": "cpu_op"}, 1, "X", None, [x("in a list")]]
+    events = []
+    for i in range(600):  # enough for runs of many events around the odd ones
+        events += [x(f"op{i}", ts=i, **{"External id": i}), others[i % len(others)]]
+    doc = {"traceEvents": events}
+    path = write(tmp_path / "t.json", kineto_text(events))
+    got = load_trace(path, chunk_chars=1 << 14).events
+    assert got == expected_events(doc) and [e.name for e in got] == [f"op{i}" for i in range(600)]
+
+
+@pytest.mark.parametrize("chunk", [1 << 12, 1 << 15, 1 << 23])
+def test_runs_cut_inside_strings_and_nested_values(tmp_path, chunk):
+    """Braces, commas and quotes inside strings and nested args look like the end of an
+    event; a run cut there must be refused and cut again, never decoded wrongly."""
+    events = []
+    for i in range(2000):
+        tricky = {"s": '"}, {"', "n": [{"a": {"b": [1, {"c": "}, {"}]}}, {}], "u": "ω 🚀 " * (i % 3)}
+        events.append(x(f'name }},\n  {{ "{i}" \\', cat=["kernel", "python_function"][i % 2],
+                        ts=i * 1.5, dur=0.25, correlation=i, **tricky))
+        if i % 7 == 0:
+            events.append({"ph": "f", "id": i, "pid": 1, "tid": 1, "ts": i, "cat": "ac2g"})
+    doc = {"traceEvents": events}
+    path = write(tmp_path / "t.json", kineto_text(events, schemaVersion=1))
+    assert load_trace(path, chunk_chars=chunk).events == expected_events(doc)
+    assert load_for_analysis(path).events == expected_events(doc, BREAKDOWN_CATEGORIES,
+                                                             BREAKDOWN_ARGS)
+
+
+def test_events_the_typed_decoder_refuses_are_read_alone(tmp_path):
+    odd = [x("bool ts") | {"ts": True}, x("name 5") | {"name": 5}, x("cat null") | {"cat": None},
+           x("pid float", pid=1.5), x("huge ts", ts=1e400), x("dur str", dur="0.5"),
+           x("args null") | {"args": None}, x("ts space") | {"ts": " 12"}]
+    events = []
+    for i in range(400):
+        events += [x(f"op{i}", ts=i, correlation=i), odd[i % len(odd)]]
+    doc = json.loads(json.dumps({"traceEvents": events}))  # 1e400 -> inf, as in the file
+    path = write(tmp_path / "t.json", kineto_text(events))
+    assert load_trace(path, chunk_chars=1 << 16).events == expected_events(doc)
+
+
+def test_a_trace_cut_anywhere_raises_instead_of_returning_part(tmp_path):
+    for source in (SYNTHETIC_CUDA.read_bytes(), gzip.decompress(HTA_SMALL.read_bytes())):
+        last = source.rindex(b"}")
+        for cut in [*range(1, last, 409), last]:
+            plain = tmp_path / "cut.json"
+            plain.write_bytes(source[:cut])
+            with pytest.raises(TraceError, match="cut.json"):
+                load_trace(plain)
+            gz = tmp_path / "cut.json.gz"
+            gz.write_bytes(gzip.compress(source[:cut]))
+            with pytest.raises(TraceError):
+                load_trace(gz, chunk_chars=1 << 12)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ('"just a string"', "not a JSON object"),
+        ("42", "not a JSON object"),
+        ("null", "not a JSON object"),
+        ("{}", "no traceEvents"),
+        ('{"traceEvents": null}', "traceEvents is not a list"),
+        ('{"traceEvents": "[]"}', "traceEvents is not a list"),
+        ('{"traceEvents": []', "the file ends before the object is closed"),
+        ('{"traceEvents": [] "x": 1}', "no ',' between two keys"),
+        ('{"traceEvents": [{"ph": "X", "name": "a", "ts": 1}', "the file ends inside the list"),
+    ],
+)
+def test_top_level_must_be_an_object_with_trace_events(tmp_path, content, expected):
+    assert expected in _error(write(tmp_path / "t.json", content))
+
+
+def test_collector_state_is_restored(tmp_path):
+    assert gc.isenabled()
+    load_trace(HTA_SMALL)
+    assert gc.isenabled()
+    with pytest.raises(TraceError):
+        load_trace(write(tmp_path / "t.json", '{"traceEvents": [{"ph": "X"}]}'))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        load_trace(HTA_SMALL)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_memory_of_kept_events_stays_under_the_file_size(tmp_path):
+    """The real trace's events repeated to ~4.5 MB and read as for the breakdown, in chunks
+    that are as small next to this file as the default 8 MB is next to a large trace:
+    the peak stays below the size of the file (the goal for large traces is 1.5x)."""
+    text = gzip.decompress(HTA_SMALL.read_bytes()).decode()
+    start = text.index("[", text.index('"traceEvents"'))
+    end = json.JSONDecoder().raw_decode(text, start)[1]  # just past the list's "]"
+    start, end = start + 1, end - 1
+    body = text[start:end].strip()
+    path = tmp_path / "big.json"
+    path.write_text(text[:start] + ",\n".join([body] * 250) + text[end:])
+    size = path.stat().st_size
+    assert size > 4_000_000
+    load_for_analysis(HTA_SMALL)  # the decoder for these args is built once, not measured
+    tracemalloc.start()
+    try:
+        t = load_trace(path, categories=BREAKDOWN_CATEGORIES, args=BREAKDOWN_ARGS,
+                       chunk_chars=1 << 18)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(t.events) == 28 * 250
+    assert peak < size
+
+
+def test_stdlib_gzip_when_isal_is_missing(tmp_path, monkeypatch):
+    with_isal = load_trace(CPU_FORWARD).events
+    monkeypatch.setattr(trace_module, "_gzip", gzip)
+    monkeypatch.setattr(trace_module, "_InflateError", zlib.error)
+    assert load_trace(CPU_FORWARD).events == with_isal
+    corrupt = tmp_path / "c.json.gz"
+    data = bytearray(gzip.compress(SYNTHETIC_CUDA.read_bytes()))
+    data[200:260] = bytes(60)
+    corrupt.write_bytes(bytes(data))
+    assert "not readable" in _error(corrupt)
+
+
+def test_event_behaves_as_the_dataclass_did():
+    a = Event("k", "kernel", 1.0, 2.0, 0, 7, {"correlation": 1})
+    b = Event(name="k", cat="kernel", ts=1.0, dur=2.0, pid=0, tid=7, args={"correlation": 1})
+    assert a == b and a.end == 3.0 and a != Event("k", "kernel", 1.0, 2.5, 0, 7, {})
+    assert repr(a).startswith("Event(name='k', cat='kernel', ts=1.0")
+    a.args["External id"] = 2  # mutable, as before
+    assert b.args == {"correlation": 1}
 
 
 # -- union ----------------------------------------------------------------------------------

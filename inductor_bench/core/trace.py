@@ -1,9 +1,10 @@
 """Kineto chrome traces (``.json`` / ``.json.gz``) as plain events; no torch import.
 
 Traces of real models reach hundreds of MB to GBs, so ``load_trace`` never holds the
-whole document: it streams the ``traceEvents`` array chunk by chunk, decoding one event
-at a time, and keeps only complete (``"ph": "X"``) events that pass an optional ``keep``
-predicate. Memory therefore grows with the events kept, not with the file.
+whole document: it reads the file in chunks, and msgspec decodes the ``traceEvents`` list
+run by run into typed structs that name only the fields an ``Event`` keeps (see
+``jsonstream``). Only complete (``"ph": "X"``) events that pass the optional filters are
+kept, so memory grows with the events kept, not with the file.
 
 Device activity is linked to the CPU op that launched it through ``args.correlation``
 (the kernel and its ``cuda_runtime``/``cuda_driver`` launch share it); flow events
@@ -12,17 +13,26 @@ Device activity is linked to the CPU op that launched it through ``args.correlat
 
 from __future__ import annotations
 
+import functools
+import gc
 import gzip
-import json
-import json.scanner
-import re
 import zlib
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO, Union
+
+import msgspec
 
 from .errors import TraceError
+from .jsonstream import Source, walk_document
+
+try:  # ISA-L's inflate, about 3x zlib's (a dependency; stdlib gzip if it is missing)
+    from isal import igzip as _gzip
+    from isal.isal_zlib import error as _InflateError
+except ImportError:  # pragma: no cover
+    _gzip = gzip  # type: ignore[no-redef]
+    _InflateError = zlib.error  # type: ignore[misc]
 
 # Category names as kineto writes them since torch 2.0, and older spellings mapped to them.
 CPU_OP = "cpu_op"
@@ -47,23 +57,20 @@ LAUNCH_CATEGORIES = frozenset({CUDA_RUNTIME, CUDA_DRIVER})
 ANALYSIS_CATEGORIES = frozenset({CPU_OP, USER_ANNOTATION}) | DEVICE_CATEGORIES | LAUNCH_CATEGORIES
 ANALYSIS_ARGS = ("correlation", "External id")  # the args the launch links read
 
-# Characters read per chunk: large enough that refills are rare, small next to a trace.
-CHUNK_CHARS = 4 << 20
-# No single trace event comes near this size; a value still unfinished beyond it means a
-# malformed file, and reading on would only load the rest of the file into memory.
-MAX_VALUE_CHARS = 64 << 20
-
-# A decode error this close to the end of the buffer may just be a value cut in two
-# (the longest JSON token that can be cut, "-Infinity", is 9 characters).
-_CUT_MARGIN = 16
+# Bytes read per chunk: large enough that runs are long, small next to a trace.
+CHUNK_BYTES = 8 << 20
+CHUNK_CHARS = CHUNK_BYTES  # the former name
 _GZIP_MAGIC = b"\x1f\x8b"
-_WS = re.compile(r"[ \t\n\r]*")
-_scan = json.scanner.make_scanner(json.JSONDecoder())
+# Every phase of the trace event format but "X" (complete events).
+_OTHER_PHASES = "BEiICbneSTpFstfPONDMVvRc()"
 
 
-@dataclass(slots=True)
-class Event:
-    """One complete (``"ph": "X"``) trace event. Times in microseconds."""
+class Event(msgspec.Struct, gc=False):
+    """One complete (``"ph": "X"``) trace event. Times in microseconds.
+
+    A msgspec struct (built from C, without the cyclic GC tracking that a dataclass costs
+    per object): construction, fields, equality and ``repr`` are those of a dataclass.
+    """
 
     name: str
     cat: str
@@ -105,36 +112,42 @@ def load_trace(
     *,
     categories: Collection[str] | None = None,
     args: Collection[str] | None = None,
-    chunk_chars: int = CHUNK_CHARS,
+    chunk_chars: int = CHUNK_BYTES,
 ) -> Trace:
     """Read a kineto chrome trace, streaming its ``traceEvents``.
 
     ``keep`` sees every complete event and returns False to drop it at once;
     ``categories``, when given, drops events of other categories before an ``Event`` is
     even built (the cheap way to skip ``python_function`` and the like); ``args``, when
-    given, names the only ``args`` keys kept on each event (kernel events carry a dozen).
+    given, names the only ``args`` keys kept on each event (kernel events carry a dozen),
+    and the others are skipped by the decoder without being built. ``chunk_chars`` is the
+    size of one read, in bytes of (decompressed) JSON.
     Raises ``TraceError`` for a missing file, a file that is not (gzipped) JSON, or a
     JSON document without a ``traceEvents`` list.
     """
     p = Path(path)
     if not p.is_file():
         raise TraceError(f"{p}: no such trace file")
-    events: list[Event] = []
-    make = _EventMaker(p, categories, args)
-
-    def sink(raw: Any) -> None:
-        ev = make(raw, len(events))
-        if ev is not None and (keep is None or keep(ev)):
-            events.append(ev)
-
+    keys = tuple(dict.fromkeys(args)) if args is not None else None
+    maker = _EventMaker(p, categories, keys, keep)
     top: dict[str, Any] = {}
+    # Nothing built here can form a reference cycle; collecting while a million events
+    # and their args dicts are created would only walk them again and again.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
     try:
-        with _open_text(p) as f:
-            _parse_document(_Stream(f, chunk_chars, p), sink, top)
-    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as e:
+        f, gzipped = _open_binary(p)
+        if not gzipped:  # no buffer larger than the file
+            chunk_chars = min(chunk_chars, p.stat().st_size)
+        with f:
+            walk_document(Source(f, chunk_chars, p), maker.decoder, maker.run, maker.one, top)
+    except (OSError, EOFError, zlib.error, _InflateError, UnicodeDecodeError) as e:
         raise TraceError(f"{p}: not readable as a (gzipped) JSON trace ({_reason(e)})") from None
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     return Trace(
-        events=events,
+        events=maker.events,
         device_properties=_device_properties(top.get("deviceProperties")),
         base_time_ns=_base_time(top.get("baseTimeNanoseconds")),
         path=str(p),
@@ -145,12 +158,14 @@ def _reason(e: BaseException) -> str:
     return str(e) or type(e).__name__
 
 
-def _open_text(p: Path) -> TextIO:
+def _open_binary(p: Path) -> tuple[BinaryIO, bool]:
+    """The file, decompressed as it is read when gzipped (known by its magic bytes, not its
+    name), and whether it is."""
     with open(p, "rb") as f:
         magic = f.read(2)
     if magic == _GZIP_MAGIC:
-        return gzip.open(p, "rt", encoding="utf-8")
-    return open(p, encoding="utf-8")
+        return _gzip.open(p, "rb"), True  # type: ignore[return-value]
+    return open(p, "rb"), False
 
 
 def _device_properties(value: Any) -> list[dict[str, Any]]:
@@ -165,195 +180,114 @@ def _base_time(value: Any) -> int | None:
     return int(value)
 
 
+@functools.lru_cache(maxsize=32)
+def _decoder(keys: tuple[str, ...] | None) -> tuple[msgspec.json.Decoder, type]:
+    """A decoder of a list of raw events, and the struct it builds for complete events.
+
+    The struct names only the fields an ``Event`` needs; with ``keys``, ``args`` is a
+    struct of those keys alone (UNSET where absent, None when the event has no args).
+    The list is a union tagged by ``ph``: events of the other phases (flows, metadata,
+    instants ...) become empty structs, none of their fields built. Numbers written as
+    strings are read as numbers (``strict=False``); an event this decoder refuses (no
+    ``ts``, ``"ts": "soon"``, args that are not an object ...) is left to ``one``."""
+    if keys is None:
+        args: tuple[Any, ...] = ("args", dict[str, Any], {})
+    else:
+        names = [f"a{i}" for i in range(len(keys))]
+        raw_args = msgspec.defstruct(
+            "RawArgs", [(n, Any, msgspec.UNSET) for n in names],
+            rename=dict(zip(names, keys, strict=True)), gc=False,
+        )
+        args = ("args", raw_args | None, None)
+    complete = msgspec.defstruct(
+        "RawEvent",
+        [("ts", float), ("cat", str, ""), ("name", str, ""), ("dur", float, 0.0),
+         ("pid", int | str, 0), ("tid", int | str, 0), args],
+        tag_field="ph", tag="X", gc=False,
+    )
+    others = [msgspec.defstruct(f"RawPhase{i}", [], tag_field="ph", tag=ph, gc=False)
+              for i, ph in enumerate(_OTHER_PHASES)]
+    return msgspec.json.Decoder(list[Union[(complete, *others)]], strict=False), complete  # noqa: UP007
+
+
+class _Canon(dict):
+    """Category as read -> the one string kept for it, old spellings mapped."""
+
+    def __missing__(self, cat: str) -> str:
+        self[cat] = new = _CATEGORY_ALIASES.get(cat, cat)
+        return new
+
+
 class _EventMaker:
-    """Decoded JSON objects -> ``Event``s, or None for what is not kept. Names and
-    categories repeat across iterations: each distinct string is stored once."""
+    """Raw events -> kept ``Event``s, in file order. Names, categories and ids repeat
+    across iterations: each distinct value is stored once."""
 
     def __init__(
-        self, path: Path, categories: Collection[str] | None, args: Collection[str] | None
+        self, path: Path, categories: Collection[str] | None, keys: tuple[str, ...] | None,
+        keep: KeepFn | None,
     ) -> None:
         self.path = path
         self.categories = frozenset(categories) if categories is not None else None
-        self.args = tuple(args) if args is not None else None
-        self.strings: dict[str, str] = {}
+        self.decoder, self.complete = _decoder(keys)
+        # categories mode: exactly the raw spellings that pass, old ones included
+        self.canon = _Canon()
+        if self.categories is not None:
+            self.canon = {c: c for c in self.categories} | {
+                old: new for old, new in _CATEGORY_ALIASES.items() if new in self.categories}
+        self.keys = keys
+        self.keep = keep
+        self.strings: dict[Any, Any] = {}
+        self.events: list[Event] = []
 
-    def __call__(self, raw: Any, kept: int) -> Event | None:
+    def run(self, raws: list[Any]) -> None:
+        """A run from the typed decoder (the hot path: one comprehension, no call per
+        event but ``Event``, the interning and the args dict)."""
+        complete, canon, intern = self.complete, self.canon, self.strings.setdefault
+        if self.categories is None:
+            xs = [r for r in raws if r.__class__ is complete]
+        else:
+            xs = [r for r in raws if r.__class__ is complete and r.cat in canon]
+        if self.keys is None:
+            evs = [Event(intern(r.name, r.name), canon[r.cat], r.ts, r.dur, intern(r.pid, r.pid),
+                         intern(r.tid, r.tid), r.args) for r in xs]
+        else:  # RawArgs -> the dict of the keys present (UNSET ones left out); None -> {}
+            to_dict = msgspec.to_builtins
+            evs = [Event(intern(r.name, r.name), canon[r.cat], r.ts, r.dur, intern(r.pid, r.pid),
+                         intern(r.tid, r.tid), to_dict(r.args) or {}) for r in xs]
+        if self.keep is not None:
+            evs = [e for e in evs if self.keep(e)]
+        self.events += evs
+
+    def one(self, raw: Any) -> None:
+        """One element as ``json.loads`` decoded it (an element the typed decoder refused)."""
         if not isinstance(raw, dict) or raw.get("ph") != "X":
-            return None
-        cat = raw.get("cat", "")
-        if cat in _CATEGORY_ALIASES:
-            cat = _CATEGORY_ALIASES[cat]
-        if self.categories is not None and cat not in self.categories:
-            return None
-        strings = self.strings
-        name = raw.get("name", "")
+            return
+        name, cat = raw.get("name", ""), raw.get("cat", "")
+        try:
+            if self.categories is not None and cat not in self.canon:
+                return
+            cat = self.canon[cat]
+            name = self.strings.setdefault(name, name)
+        except TypeError:  # a name or category that is a list or an object
+            raise self._bad(name) from None
         args = raw.get("args")
         if not isinstance(args, dict):
             args = {}
-        elif self.args is not None:
-            args = {k: args[k] for k in self.args if k in args}
+        elif self.keys is not None:
+            args = {k: args[k] for k in self.keys if k in args}
+        ts, dur = self._numbers(name, raw.get("ts"), raw.get("dur", 0.0))
+        ev = Event(name, cat, ts, dur, raw.get("pid", 0), raw.get("tid", 0), args)
+        if self.keep is None or self.keep(ev):
+            self.events.append(ev)
+
+    def _numbers(self, name: Any, ts: Any, dur: Any) -> tuple[float, float]:
         try:
-            return Event(
-                strings.setdefault(name, name),
-                strings.setdefault(cat, cat),
-                float(raw["ts"]),
-                float(raw.get("dur", 0.0)),
-                raw.get("pid", 0),
-                raw.get("tid", 0),
-                args,
-            )
-        except (KeyError, TypeError, ValueError):
-            raise TraceError(
-                f"{self.path}: complete event {raw.get('name')!r} has no numeric ts/dur "
-                f"or a name that is not a string (after {kept} events kept)"
-            ) from None
+            return float(ts), float(dur)
+        except (TypeError, ValueError):
+            raise self._bad(name) from None
 
-
-class _Stream:
-    """A JSON document read in chunks; ``buf[pos:]`` is what is not consumed yet."""
-
-    def __init__(self, f: TextIO, chunk_chars: int, path: Path) -> None:
-        self.f = f
-        self.chunk = max(1, chunk_chars)
-        self.path = path
-        self.buf = ""
-        self.pos = 0
-        self.eof = False
-
-    def more(self) -> bool:
-        """Append the next chunk (at least as large as what is pending). False at EOF."""
-        if self.eof:
-            return False
-        pending = len(self.buf) - self.pos
-        if pending > MAX_VALUE_CHARS:
-            raise TraceError(
-                f"{self.path}: a JSON value runs past {MAX_VALUE_CHARS >> 20} MB "
-                "without ending (malformed or truncated trace)"
-            )
-        data = self.f.read(max(self.chunk, pending))
-        if not data:
-            self.eof = True
-            return False
-        self.buf = self.buf[self.pos :] + data
-        self.pos = 0
-        return True
-
-    def skip(self, pattern: re.Pattern[str]) -> str:
-        """Skip what ``pattern`` matches; return the next character ("" at EOF)."""
-        while True:
-            self.pos = pattern.match(self.buf, self.pos).end()
-            if self.pos < len(self.buf):
-                return self.buf[self.pos]
-            if not self.more():
-                return ""
-
-    def value(self, what: str) -> Any:
-        """Decode the JSON value at ``pos``, reading more of the file as needed."""
-        while True:
-            try:
-                obj, end = _scan(self.buf, self.pos)
-            except (StopIteration, json.JSONDecodeError) as e:
-                if _may_be_cut(e, len(self.buf)) and self.more():
-                    continue
-                raise self.error(what, e) from None
-            # A number (or literal) that touches the end of the buffer may go on.
-            if end == len(self.buf) and self.more():
-                continue
-            self.pos = end
-            return obj
-
-    def error(self, what: str, e: Exception | None = None) -> TraceError:
-        detail = f" ({e.msg})" if isinstance(e, json.JSONDecodeError) else ""
-        return TraceError(f"{self.path}: not a valid JSON trace: bad or truncated {what}{detail}")
-
-
-def _may_be_cut(e: Exception, buf_len: int) -> bool:
-    """Whether a decode error may only mean that the buffer ends inside the value: an
-    error far from the buffer's end is a real syntax error, except an unfinished string
-    (reported where the string starts)."""
-    if not isinstance(e, json.JSONDecodeError) or e.msg.startswith("Unterminated string"):
-        return True
-    return e.pos >= buf_len - _CUT_MARGIN
-
-
-def _parse_document(s: _Stream, sink: Callable[[Any], None], top: dict[str, Any]) -> None:
-    """Walk the top-level object: stream ``traceEvents``, keep the other keys in ``top``."""
-    if s.skip(_WS) != "{":
-        raise TraceError(f"{s.path}: not a kineto chrome trace (the file is not a JSON object)")
-    s.pos += 1
-    found = False
-    first = True
-    while True:
-        c = s.skip(_WS)
-        if c == "}":
-            break
-        if not first:
-            if c != ",":
-                raise s.error("top level (no ',' between two keys)")
-            s.pos += 1
-            c = s.skip(_WS)
-        first = False
-        if c != '"':
-            raise s.error("top-level key")
-        key = s.value("top-level key")
-        if s.skip(_WS) != ":":
-            raise s.error(f"value of {key!r}")
-        s.pos += 1
-        s.skip(_WS)
-        if key == "traceEvents":
-            _stream_array(s, sink)
-            found = True
-        else:
-            top[key] = s.value(f"value of {key!r}")
-    if not found:
-        raise TraceError(f"{s.path}: not a kineto chrome trace (no traceEvents)")
-
-
-def _stream_array(s: _Stream, sink: Callable[[Any], None]) -> None:
-    """Decode the ``traceEvents`` list one element at a time (a trailing comma is allowed,
-    as older kineto versions wrote one)."""
-    if s.skip(_WS) != "[":
-        raise TraceError(f"{s.path}: traceEvents is not a list")
-    s.pos += 1
-    ws = _WS.match
-    first = True
-    while True:
-        # Fast path: the next "[,] {...}" lies complete in the buffer.
-        buf = s.buf
-        n = len(buf)
-        p = ws(buf, s.pos).end()
-        if p < n and buf[p] == ("{" if first else ","):
-            q = p if first else ws(buf, p + 1).end()
-            if q < n and buf[q] == "{":
-                try:
-                    obj, end = _scan(buf, q)
-                except (StopIteration, json.JSONDecodeError):
-                    pass  # unfinished in this buffer (or malformed): the slow path decides
-                else:
-                    s.pos = end  # an object ends at its "}": complete even at the buffer end
-                    first = False
-                    sink(obj)
-                    continue
-        if _next_element(s, first):
-            return
-        first = False
-        sink(s.value("event in traceEvents"))
-
-
-def _next_element(s: _Stream, first: bool) -> bool:
-    """Move to the next element of the list, reading more as needed; True at its end."""
-    c = s.skip(_WS)
-    if c == "]":
-        s.pos += 1
-        return True
-    if not first:
-        if c != ",":
-            raise s.error("traceEvents (no ',' between two events)")
-        s.pos += 1
-        c = s.skip(_WS)
-        if c == "]":
-            s.pos += 1
-            return True
-    if c == "":
-        raise s.error("traceEvents (the file ends inside the list)")
-    return False
+    def _bad(self, name: Any) -> TraceError:
+        return TraceError(
+            f"{self.path}: complete event {name!r} has no numeric ts/dur "
+            f"or a name that is not a string (after {len(self.events)} events kept)"
+        )
