@@ -131,8 +131,9 @@ def load_trace(
     keys = tuple(dict.fromkeys(args)) if args is not None else None
     maker = _EventMaker(p, categories, keys, keep)
     top: dict[str, Any] = {}
-    # Nothing built here can form a reference cycle; collecting while a million events
-    # and their args dicts are created would only walk them again and again.
+    # Nothing built here forms a reference cycle (what a ``keep`` predicate leaves is
+    # collected afterwards); collecting while a million events and their args dicts are
+    # created would only walk them again and again.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
