@@ -163,7 +163,7 @@ def analyze_trace(trace: Trace) -> AnalyzeResult:
     return AnalyzeResult(
         trace=trace.path,
         steps=steps,
-        kernels=_kernels(per_step, trace.events, stacks, cat_of),
+        kernels=_kernels(per_step, stacks, cat_of),
         device_names=_device_names(trace),
         outside_steps=outside,
     )
@@ -252,7 +252,7 @@ def _idle(
     return cpu, queued, max(end - covered, 0.0)
 
 
-def _kernels(per_step, events, stacks, cat_of) -> list[TraceKernel]:
+def _kernels(per_step, stacks, cat_of) -> list[TraceKernel]:
     found: dict[tuple[str, str], TraceKernel] = {}
     for k, evs in enumerate(per_step):
         for i, ev in evs:

@@ -109,10 +109,6 @@ def accelerators() -> tuple[Backend, ...]:
     return tuple(b for b in BACKENDS if b.torch_module is not None)
 
 
-def cuda_graph_backends() -> tuple[str, ...]:
-    return tuple(b.name for b in BACKENDS if b.cuda_graphs)
-
-
 def kernel_timing_backends() -> tuple[str, ...]:
     return tuple(b.name for b in BACKENDS if b.times_triton_kernels)
 

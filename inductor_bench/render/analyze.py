@@ -46,11 +46,11 @@ def _step_row(step: str, device: str, wall: float, d: DeviceStep) -> list[str]:
     ]
 
 
-def _steps(doc: Doc, r: AnalyzeResult) -> None:
+def _steps(doc: Doc, r: AnalyzeResult, medians: dict[str, DeviceStep]) -> None:
     rows = [_step_row(s.name, d.device, s.wall_ms, d) for s in r.steps for d in s.devices]
     if len(r.steps) > 1:
         wall = _median_wall(r)
-        rows += [_step_row("median", dev, wall, m) for dev in r.devices if (m := median_step(r, dev))]
+        rows += [_step_row("median", dev, wall, m) for dev, m in medians.items()]
     doc.heading("Steps (per device)" if r.steps[0].name != WHOLE_TRACE else "The whole trace (per device)")
     doc.table(rows, STEP_HEADERS, STEP_ALIGN)
     doc.fine_print(
@@ -67,10 +67,10 @@ def _median_wall(r: AnalyzeResult) -> float:
     return statistics.median(s.wall_ms for s in r.steps)
 
 
-def _categories(doc: Doc, r: AnalyzeResult) -> None:
+def _categories(doc: Doc, r: AnalyzeResult, medians: dict[str, DeviceStep]) -> None:
     which = "median step" if len(r.steps) > 1 else r.steps[0].name
     for dev in r.devices:
-        m = median_step(r, dev)
+        m = medians.get(dev)
         if m is None:
             continue
         wall = _median_wall(r)
@@ -122,7 +122,8 @@ def render_analyze(r: AnalyzeResult, fmt_name: str = TEXT, *, top: int = DEFAULT
     if r.outside_steps:
         facts.append(f"{r.outside_steps} device events launched outside every step were left out")
     doc.paragraph(*(doc.item(f) for f in facts))
-    _steps(doc, r)
-    _categories(doc, r)
+    medians = {dev: m for dev in r.devices if (m := median_step(r, dev))}
+    _steps(doc, r, medians)
+    _categories(doc, r, medians)
     _top(doc, r, top)
     return doc.render()

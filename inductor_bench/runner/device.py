@@ -13,7 +13,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from ..core.devices import AUTO, BACKENDS, HOST_BACKEND, Backend, accelerators, backend
+from ..core.devices import AUTO, BACKENDS, HOST_BACKEND, Backend, backend
 from ..core.errors import DeviceError
 from ..core.vocab import CompileMode
 
@@ -143,7 +143,3 @@ def current_device(name: str) -> dict[str, Any]:
     ns = accelerator(backend(name))
     idx = ns.current_device()
     return {"name": ns.get_device_name(idx), "index": idx, "capability": list(ns.get_device_capability(idx))}
-
-
-def first_accelerator() -> str:
-    return accelerators()[0].name
