@@ -314,3 +314,34 @@ def test_page_faults_per_iteration_match_the_pages_written(tmp_path):
     assert len(data["window_faults"]) == 2
     for faults in data["window_faults"]:
         assert pages <= faults <= 1.1 * pages, (faults, pages)
+
+
+def test_the_models_precision_settings_are_recorded_and_reported(tmp_path):
+    """A factory that sets TF32-level matmul precision and cuDNN's autotuner: the result
+    keeps both as set by the model, and the report prints them (the profiling worker applying
+    them is tested in tests/test_gpu_truth.py)."""
+    from inductor_bench.core.workload import WorkloadOptions
+    from inductor_bench.render.breakdown import render_breakdown
+    from inductor_bench.runner.pipeline import run_breakdown
+    from inductor_bench.runner.settings import RunSettings
+
+    model = tmp_path / "mlp_tf32.py"
+    model.write_text(
+        "import sys, torch\n"
+        f"sys.path.insert(0, {str(MODELS)!r})\n"
+        "import mlp\n"
+        "def make_workload(device='cpu', dtype=torch.float32, batch_size=8):\n"
+        "    torch.set_float32_matmul_precision('medium')\n"
+        "    torch.backends.cudnn.benchmark = True\n"
+        "    return mlp.make_workload(device, dtype, batch_size)\n"
+    )
+    opts = WorkloadOptions(path=str(model), device="cpu")
+    result, run_dir, err = run_breakdown(opts, RunSettings(timeout=600, iterations=10, windows=1), root=tmp_path)
+    assert err is None, err
+    ts = result.torch_settings
+    assert ts.values["float32_matmul_precision"] == "medium"
+    assert {"float32_matmul_precision", "backends.cudnn.benchmark"} <= set(ts.changed)
+    text = render_breakdown(result)
+    assert "float32_matmul_precision medium (set by the model)" in text
+    assert "backends.cudnn.benchmark True (set by the model)" in text
+    assert load_result(run_dir).torch_settings == ts

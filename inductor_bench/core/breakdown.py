@@ -60,11 +60,15 @@ def analyze_graph(
     graph: GraphResult,
     *,
     kernel_files: dict[str, str] | None = None,
+    stack_hints: dict[str, tuple[str, ...]] | None = None,
 ) -> GraphResult:
     """Fill ``graph``'s measured fields from ``trace`` and return it.
 
     ``module`` (parsed compiled module) names kernels and gives their origin and source
     category; ``kernel_files`` maps kernel name -> kernel file for ``KernelStat.file``.
+    ``stack_hints`` (kernel name -> launching ops, from ``launch_stacks_by_name`` of a run
+    launched kernel by kernel) stand in for the launch stacks that kernels replayed from a
+    CUDA graph do not have (they share their ``cudaGraphLaunch``'s correlation).
     Raises ``TraceError`` when the trace holds no iteration markers.
     """
     markers = find_markers(trace)
@@ -76,6 +80,11 @@ def analyze_graph(
         _require_device_activity(trace, module)
         per_iter = device_kernel_events(trace, markers)
         stacks = launch_stacks(trace)
+        if stack_hints:
+            for evs in per_iter:
+                for i, ev in evs:
+                    if not stacks.get(i) and ev.name in stack_hints:
+                        stacks[i] = stack_hints[ev.name]
     kernels = _gather(per_iter, module, stacks, len(markers))
     stats = [_to_stat(k, len(markers), kernel_files or {}) for k in kernels.values()]
     stats.sort(key=lambda k: (-k.ms, k.name))
@@ -87,6 +96,15 @@ def analyze_graph(
     graph.categories = summarize_categories(stats)
     graph.kernel_ms = sum(graph.categories.values())
     return graph
+
+
+def launch_stacks_by_name(trace: Trace) -> dict[str, tuple[str, ...]]:
+    """Device event name -> the ops around its launch (innermost first), from a trace whose
+    kernels were launched one by one; the first launch seen of each name."""
+    out: dict[str, tuple[str, ...]] = {}
+    for i, stack in sorted(launch_stacks(trace).items()):
+        out.setdefault(trace.events[i].name, stack)
+    return out
 
 
 def summarize_categories(kernels: Iterable[KernelStat]) -> dict[str, float]:

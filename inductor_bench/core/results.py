@@ -14,6 +14,7 @@ from typing import Any
 
 from .devices import HOST_BACKEND
 from .errors import ResultError
+from .pipelined import PipelinedRun
 from .stats import sum_samples
 from .vocab import AutotuneRoute, CompileMode, Status
 
@@ -63,6 +64,15 @@ class GraphResult:
     window: int | None = None
     status: str = Status.OK  # ok | failed | timeout | skipped
     error: str | None = None
+    # CUDA graphs: whether the run's mode put this graph under CUDA graphs (None: the mode
+    # does not use them, or the device has none), whether the profile replayed it from one
+    # (the times above are then replays), and why not where it was not.
+    cuda_graphs: bool | None = None
+    replayed: bool = False
+    cuda_graphs_note: str | None = None
+    # Accelerators: the same iterations launched back to back with one sync at the end.
+    pipelined: PipelinedRun | None = None
+    pipelined_trace: str | None = None
 
     @property
     def busy_pct(self) -> float:
@@ -71,6 +81,24 @@ class GraphResult:
     @property
     def ok(self) -> bool:
         return self.status == Status.OK
+
+    def to_dict(self) -> dict[str, Any]:
+        """As ``asdict``, leaving out the optional fields that were not measured."""
+        d = asdict(self)
+        for name, unset in _GRAPH_OPTIONAL.items():
+            if d[name] == unset:
+                del d[name]
+        return d
+
+
+# GraphResult fields written only when set (a result without them reads the same).
+_GRAPH_OPTIONAL: dict[str, Any] = {
+    "cuda_graphs": None,
+    "replayed": False,
+    "cuda_graphs_note": None,
+    "pipelined": None,
+    "pipelined_trace": None,
+}
 
 
 @dataclass
@@ -96,6 +124,23 @@ class PeakMemory:
 
     bytes: int
     kind: str  # "cuda max allocated" | "process peak RSS"
+
+
+@dataclass
+class TorchSettings:
+    """Process-wide precision/backend settings the model ran with (read after its first
+    step), and those it changed from the values torch started with."""
+
+    values: dict[str, Any]
+    changed: list[str] = field(default_factory=list)
+
+    # Shown in every report, changed or not: they decide which matmul kernels run.
+    HEADLINE = ("float32_matmul_precision",)
+
+    def shown(self) -> dict[str, Any]:
+        keys = [k for k in self.HEADLINE if k in self.values]
+        keys += [k for k in self.changed if k not in keys and k in self.values]
+        return {k: self.values[k] for k in keys}
 
 
 @dataclass
@@ -191,7 +236,7 @@ def autotune_from_dict(d: dict[str, Any] | None) -> Autotune | None:
 
 
 # What a run adds beside its graphs; saved under "extras" in that order, each only when set.
-EXTRAS = ("compile_s", "step_samples_ms", "peak_memory", "elapsed_s", "autotune")
+EXTRAS = ("compile_s", "step_samples_ms", "peak_memory", "elapsed_s", "autotune", "torch_settings")
 
 
 @dataclass
@@ -219,6 +264,9 @@ class BreakdownResult:
     peak_memory: PeakMemory | None = None
     elapsed_s: float | None = None  # the whole run, compile and profiling included
     autotune: Autotune | None = None  # --autotune-top
+    # The process-wide precision/backend settings the model ran with (TF32, cuDNN, SDPA
+    # backends, ...), read after its first step and applied by every profiling worker.
+    torch_settings: TorchSettings | None = None
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -253,7 +301,9 @@ class BreakdownResult:
         for f in fields(self):
             if f.name == EXTRAS[0]:
                 d["extras"] = self._extras()
-            if f.name not in EXTRAS:
+            if f.name == "graphs":
+                d["graphs"] = [g.to_dict() for g in self.graphs]
+            elif f.name not in EXTRAS:
                 d[f.name] = _plain(getattr(self, f.name))
         d["totals"] = asdict(self.totals())
         return d
@@ -284,8 +334,10 @@ class BreakdownResult:
         graphs = [_graph_from_dict(g) for g in d.pop("graphs", [])]
         extras = dict(d.pop("extras", None) or {})
         peak = extras.pop("peak_memory", None)
+        ts = extras.pop("torch_settings", None)
         return cls(
             graphs=graphs,
+            torch_settings=TorchSettings(**_known(TorchSettings, ts)) if ts else None,
             peak_memory=PeakMemory(**_known(PeakMemory, peak)) if peak else None,
             autotune=autotune_from_dict(extras.pop("autotune", None)),
             **_known(cls, {**extras, **d}),
@@ -307,7 +359,9 @@ def _plain(v: Any) -> Any:
 def _graph_from_dict(d: dict[str, Any]) -> GraphResult:
     d = dict(d)
     kernels = [KernelStat(**_known(KernelStat, k)) for k in d.pop("kernels", [])]
-    return GraphResult(kernels=kernels, **_known(GraphResult, d))
+    pipe = d.pop("pipelined", None)
+    pipelined = PipelinedRun(**_known(PipelinedRun, pipe)) if pipe else None
+    return GraphResult(kernels=kernels, pipelined=pipelined, **_known(GraphResult, d))
 
 
 def step_samples(graphs: list[GraphResult]) -> list[float]:

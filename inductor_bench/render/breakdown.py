@@ -9,6 +9,7 @@ from ..core.results import BreakdownResult, KernelRetuning, KernelStat, Recompil
 from ..core.vocab import Status
 from . import format as fmt
 from .doc import TEXT, Doc, new_doc
+from .execution import render_execution
 from .kernel import render_matches, render_retuning
 
 DEFAULT_TOP = 15
@@ -248,6 +249,7 @@ def render_breakdown(
     _header(doc, r)
     if r.graphs:
         _graph_table(doc, r)
+        render_execution(doc, r)
     t = r.totals()
     if t.graphs:
         _category_table(

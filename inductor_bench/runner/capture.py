@@ -20,6 +20,7 @@ from typing import Any
 from ..core.errors import UsageError, WorkloadError
 from ..core.vocab import CompileMode
 from ..core.workload import FACTORY_KIND, SCRIPT_KIND, WorkloadOptions, file_kind
+from . import cudagraph_log, torch_settings
 from . import device as dev
 from .workload import build_step, call_factory, load_factory
 
@@ -164,24 +165,34 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     opts = WorkloadOptions(**request["options"])
     log = Path(request["modules_log"])
     recorder = _attach_recorder(log)
+    cudagraph_log.attach(log, recorder.modules)
     device = dev.resolve(opts.device)
     kind = file_kind(Path(opts.path))
     out: dict[str, Any] = {"device": device, "device_name": dev.device_name(device), "versions": versions()}
+    before = torch_settings.snapshot()
     try:
         if kind == FACTORY_KIND:
             out.update(_run_factory(opts, device, int(request.get("steps", 5))))
         else:  # a script picks its own devices; each module says which it ran on
             out.update(_run_script(opts))
     except (UsageError, WorkloadError) as e:
-        e.partial = {**out, "modules": recorder.modules}  # type: ignore[attr-defined]
+        e.partial = {**out, **_settings(before), "modules": recorder.modules}  # type: ignore[attr-defined]
         raise
     except Exception as e:
         err = WorkloadError(_describe(e))
-        err.partial = {**out, "modules": recorder.modules}  # type: ignore[attr-defined]
+        err.partial = {**out, **_settings(before), "modules": recorder.modules}  # type: ignore[attr-defined]
         raise err from e
+    out.update(_settings(before))
     out["modules"] = recorder.modules
     out["script"] = kind == SCRIPT_KIND
     return out
+
+
+def _settings(before: dict[str, Any]) -> dict[str, Any]:
+    """The settings after the model ran (its steps all ran with them) and those it changed."""
+    after = torch_settings.snapshot()
+    changed = [k for k, v in after.items() if before.get(k) != v]
+    return {"torch_settings": {"values": after, "changed": changed}}
 
 
 if __name__ == "__main__":

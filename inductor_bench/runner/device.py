@@ -143,3 +143,10 @@ def current_device(name: str) -> dict[str, Any]:
     ns = accelerator(backend(name))
     idx = ns.current_device()
     return {"name": ns.get_device_name(idx), "index": idx, "capability": list(ns.get_device_capability(idx))}
+
+
+def graph_namespace(name: str) -> Any:
+    """The torch namespace that captures and replays device graphs on this backend
+    (``Stream``, ``CUDAGraph``, ``graph``, ...); None where the backend has none."""
+    b = backend(name)
+    return accelerator(b) if b.cuda_graphs else None

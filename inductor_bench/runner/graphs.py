@@ -9,12 +9,24 @@ from pathlib import Path
 from typing import Any
 
 from ..core import errors
-from ..core.breakdown import analyze_graph
+from ..core.breakdown import analyze_graph, launch_stacks_by_name
+from ..core.devices import DEVICE, backend
 from ..core.modparse import ModuleInfo, read_module
+from ..core.pipelined import analyze_pipelined
 from ..core.results import GraphResult
-from ..core.rundir import CACHE_DIR, KERNELS_DIR, LOGS_DIR, MODULE_FILE, TRACE_FILE, graph_dir
+from ..core.rundir import (
+    CACHE_DIR,
+    KERNELS_DIR,
+    LAUNCH_TRACE_FILE,
+    LOGS_DIR,
+    MODULE_FILE,
+    PIPELINED_TRACE_FILE,
+    TRACE_FILE,
+    graph_dir,
+)
 from ..core.trace import load_for_analysis
 from ..core.vocab import Role, Status
+from . import device as dev
 from .capture import inductor_env
 from .settings import RunSettings
 from .worker import run_worker
@@ -29,6 +41,7 @@ class GraphSource:
     module_path: Path  # the copy inside the run directory
     info: ModuleInfo
     kernel_files: dict[str, str]  # kernel name -> path relative to the run directory
+    cudagraph_skip: str | None = None  # why torch.compile left it out of CUDA graphs
 
 
 def collect_graphs(modules: list[dict[str, Any]], run_dir: Path, default_device: str) -> list[GraphSource]:
@@ -72,7 +85,7 @@ def _collect(m: dict[str, Any], run_dir: Path, default_device: str, used: set[st
         module=str(dst.relative_to(run_dir)),
         device=info.device or default_device,
     )
-    return GraphSource(g, dst, info, kernel_files)
+    return GraphSource(g, dst, info, kernel_files, m.get("cudagraph_skip"))
 
 
 def _graph_id(m: dict[str, Any], info: ModuleInfo, used: set[str]) -> str:
@@ -90,13 +103,25 @@ def _graph_id(m: dict[str, Any], info: ModuleInfo, used: set[str]) -> str:
 
 
 def profile_graph(
-    src: GraphSource, run_dir: Path, settings: RunSettings, *, preload: str | None = None
+    src: GraphSource,
+    run_dir: Path,
+    settings: RunSettings,
+    *,
+    preload: str | None = None,
+    mode: str = "",
+    torch_values: dict[str, Any] | None = None,
 ) -> GraphResult:
     """Profile one graph in a worker and analyse its trace. Failures are recorded in the
     returned GraphResult (status failed / timeout), never raised. ``preload``: a model file
-    the worker imports first (custom ops it registers are then there for the module)."""
+    the worker imports first (custom ops it registers are then there for the module).
+    ``mode``: the run's compile mode (a CUDA-graph mode has the graph replayed from a CUDA
+    graph, as it ran); ``torch_values``: the model's precision/backend settings, applied in
+    the worker before the module loads."""
     g = src.graph
-    trace_path = src.module_path.parent / TRACE_FILE
+    gdir = src.module_path.parent
+    trace_path = gdir / TRACE_FILE
+    on_device = backend(g.device).timeline == DEVICE
+    _cuda_graph_plan(g, mode, src.cudagraph_skip)
     request = {
         "module": str(src.module_path),
         "device": g.device,
@@ -104,6 +129,10 @@ def profile_graph(
         "trace": str(trace_path),
         "preload": preload,
         "windows": settings.windows,
+        "torch_settings": torch_values,
+        "cuda_graph": bool(g.cuda_graphs),
+        "launch_trace": str(gdir / LAUNCH_TRACE_FILE) if g.cuda_graphs else None,
+        "pipelined_trace": str(gdir / PIPELINED_TRACE_FILE) if on_device else None,
     }
     try:
         data = run_worker(
@@ -118,9 +147,31 @@ def profile_graph(
         g.windows_ms = list(data.get("windows_ms") or [])
         g.window_faults = list(data.get("window_faults") or [])
         g.window = data.get("window")
-        return analyze_graph(load_for_analysis(trace_path), src.info, g, kernel_files=src.kernel_files)
+        g.replayed = bool(data.get("replayed"))
+        if data.get("replay_error"):
+            g.cuda_graphs_note = f"profiled kernel by kernel: capture failed: {data['replay_error']}"
+        hints = None
+        if g.replayed and (gdir / LAUNCH_TRACE_FILE).exists():
+            hints = launch_stacks_by_name(load_for_analysis(gdir / LAUNCH_TRACE_FILE))
+        analyze_graph(
+            load_for_analysis(trace_path), src.info, g, kernel_files=src.kernel_files, stack_hints=hints
+        )
+        pipelined = gdir / PIPELINED_TRACE_FILE
+        if on_device and pipelined.exists():
+            g.pipelined = analyze_pipelined(load_for_analysis(pipelined))
+            g.pipelined_trace = str(pipelined.relative_to(run_dir))
+        return g
     except errors.WorkerTimeout as e:
         g.status, g.error = Status.TIMEOUT, str(e)
     except errors.BenchError as e:
         g.status, g.error = Status.FAILED, str(e).splitlines()[0]
     return g
+
+
+def _cuda_graph_plan(g: GraphResult, mode: str, skip: str | None) -> None:
+    """Whether the run's mode put this graph under CUDA graphs, and why not if it was skipped."""
+    if not mode or not dev.uses_cuda_graphs(g.device, mode):
+        return
+    g.cuda_graphs = skip is None
+    if skip is not None:
+        g.cuda_graphs_note = f"torch.compile left it out of CUDA graphs: {skip}"

@@ -14,10 +14,11 @@ from typing import Any
 
 from ..core import errors
 from ..core.devices import HOST_BACKEND
-from ..core.results import BreakdownResult, PeakMemory
+from ..core.results import BreakdownResult, PeakMemory, TorchSettings
 from ..core.rundir import CACHE_DIR, LOGS_DIR, MODULES_LOG
 from ..core.vocab import CompileMode, Status
 from ..core.workload import WorkloadOptions
+from . import cudagraph_log
 from .capture import inductor_env
 from .graphs import GraphSource, collect_graphs, profile_graph
 from .rundir import header, new_run_dir, save_meta, save_result
@@ -40,6 +41,7 @@ class CompileOutcome:
     step_samples_ms: list[float] = field(default_factory=list)
     peak_memory_bytes: int | None = None
     peak_memory_kind: str = ""
+    torch_settings: dict[str, Any] | None = None
     error: errors.BenchError | None = None
 
 
@@ -52,6 +54,7 @@ _REPORTED = (
     "step_samples_ms",
     "peak_memory_bytes",
     "peak_memory_kind",
+    "torch_settings",
 )
 
 
@@ -98,17 +101,24 @@ def _describe(opts: WorkloadOptions) -> str:
 
 
 def _read_modules_log(path: Path) -> list[dict[str, Any]]:
+    """The modules the compile worker recorded, in order, each with the reason torch gave
+    for not putting it under CUDA graphs (``cudagraph_skip``) where it gave one."""
     if not path.exists():
         return []
-    mods, seen = [], set()
+    mods, seen, lines = [], set(), []
     for line in path.read_text().splitlines():
         try:
             m = json.loads(line)
         except json.JSONDecodeError:
             continue  # a worker killed mid-write leaves at most one torn line
+        lines.append(m)
         if m.get("path") and m["path"] not in seen:
             seen.add(m["path"])
             mods.append(m)
+    skips = cudagraph_log.skips_by_order(lines)
+    for m in mods:
+        if m.get("order") in skips:
+            m["cudagraph_skip"] = skips[m["order"]]
     return mods
 
 
@@ -124,6 +134,8 @@ def _take_outcome(result: BreakdownResult, opts: WorkloadOptions, comp: CompileO
     result.step_samples_ms = list(comp.step_samples_ms)
     if comp.peak_memory_bytes is not None:
         result.peak_memory = PeakMemory(comp.peak_memory_bytes, comp.peak_memory_kind)
+    if comp.torch_settings:
+        result.torch_settings = TorchSettings(**comp.torch_settings)
     if comp.error:
         result.errors.append(str(comp.error))
 
@@ -177,7 +189,14 @@ def _profile_all(
     for i, src in enumerate(sources, 1):
         msg = f"{prefix}profiling graph {src.graph.id} [{i}/{len(sources)}]"
         with settings.progress.phase(msg) as ph:
-            g = profile_graph(src, run_dir, settings, preload=preload)
+            g = profile_graph(
+                src,
+                run_dir,
+                settings,
+                preload=preload,
+                mode=opts.mode,
+                torch_values=result.torch_settings.values if result.torch_settings else None,
+            )
             ph["done"] = (
                 f"{len(g.windows_ms) or 1} x {g.iterations} iterations, {len(g.kernels)} kernels"
                 if g.ok

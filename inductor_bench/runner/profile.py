@@ -14,6 +14,14 @@ backward, 250 minor page faults per iteration and a 40% slower ``aten::mm`` in a
 session in three, on the next session gone). The fault count of every window is returned,
 so the report can show what was discarded.
 
+Before loading the module the worker applies the model's precision/backend settings
+(``runner/torch_settings.py``). A graph that ran under CUDA graphs in the model (mode
+``reduce-overhead``/``max-autotune`` on a GPU) is captured into a CUDA graph and each
+iteration replays it (``runner/replay.py``), as the mode runs it; one iteration launched kernel
+by kernel is exported first (``launch.json.gz``) for the launching ops that replays lack. On
+an accelerator one more session launches the iterations back to back with one sync at the end
+(``pipelined.json.gz``, read by ``core/pipelined.py``).
+
 Run as ``python -m inductor_bench.runner.profile request.json response.json``.
 """
 
@@ -30,7 +38,10 @@ from typing import Any
 
 from ..core.breakdown import MARKER
 from ..core.errors import WorkloadError
+from ..core.pipelined import PIPELINED_ITERATION, PIPELINED_RUN
 from . import device as dev
+from . import replay as replay_mod
+from . import torch_settings
 
 WARMUP_CALLS = 3
 # Auto iteration count: aim for this much profiled time per module, within these bounds.
@@ -106,14 +117,35 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     from torch.profiler import profile, record_function
 
     device = request["device"]
+    not_applied = torch_settings.apply(request.get("torch_settings"))
     _preload(request.get("preload"))
     t0 = time.perf_counter()
     mod = load_module(request["module"])
     load_s = time.perf_counter() - t0
     args = mod.get_args()
 
-    def once() -> None:
+    def launch_eager() -> None:
         mod.call(list(args))  # call() clears the list it is given
+
+    launch = launch_eager
+    for _ in range(WARMUP_CALLS):  # eager first, in every case: compile-time lazy work
+        launch_eager()
+        dev.synchronize(device)
+    replayed, replay_error = False, None
+    if request.get("cuda_graph"):
+        # the kernels' launching ops, from one iteration launched kernel by kernel: replayed
+        # kernels share their cudaGraphLaunch's correlation and have none of their own
+        with profile(activities=dev.profiler_activities(device)) as prof:
+            launch_eager()
+            dev.synchronize(device)
+        _export(prof, Path(request["launch_trace"]))
+        del prof
+        graph, replay_error = replay_mod.capture(dev.graph_namespace(device), mod.call, args)
+        if graph is not None:
+            launch, replayed = graph.replay, True
+
+    def once() -> None:
+        launch()
         dev.synchronize(device)
 
     t0 = time.perf_counter()
@@ -142,12 +174,16 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         if fastest_window(medians_ms) == w:
             kept, kept_at = prof, w  # the one before is dropped here, between windows
         del prof
-    trace = Path(request["trace"])
-    raw = trace.with_suffix("")  # x.json.gz -> x.json
-    kept.export_chrome_trace(str(raw))
-    with open(raw, "rb") as src, gzip.open(trace, "wb", compresslevel=6) as dst:
-        shutil.copyfileobj(src, dst)
-    raw.unlink()
+    _export(kept, Path(request["trace"]))
+    del kept
+    if request.get("pipelined_trace"):
+        # the same iterations launched back to back, one sync at the end (core/pipelined.py)
+        with profile(activities=activities) as prof, record_function(PIPELINED_RUN):
+            for _ in range(n):
+                with record_function(PIPELINED_ITERATION):
+                    launch()
+            dev.synchronize(device)
+        _export(prof, Path(request["pipelined_trace"]))
     return {
         "iterations": n,
         "load_s": load_s,
@@ -155,7 +191,19 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         "windows_ms": medians_ms,
         "window_faults": faults,
         "window": kept_at,
+        "replayed": replayed,
+        "replay_error": replay_error,
+        "settings_not_applied": not_applied,
     }
+
+
+def _export(prof: Any, trace: Path) -> None:
+    """The session as a gzipped chrome trace at ``trace`` (``x.json.gz``)."""
+    raw = trace.with_suffix("")  # x.json.gz -> x.json
+    prof.export_chrome_trace(str(raw))
+    with open(raw, "rb") as src, gzip.open(trace, "wb", compresslevel=6) as dst:
+        shutil.copyfileobj(src, dst)
+    raw.unlink()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,110 @@
+"""How the graphs ran: the model's precision settings, CUDA graphs, the pipelined step on an
+accelerator (busy and launch-bound), and the time spent outside the graphs."""
+
+from __future__ import annotations
+
+from ..core.pipelined import LAUNCH_BOUND_IDLE
+from ..core.results import BreakdownResult
+from ..core.step import split_step
+from . import format as fmt
+from .doc import Doc
+
+LAUNCH_BOUND = "launch-bound"
+DEVICE_BOUND = "device-bound"
+
+
+def render_execution(doc: Doc, r: BreakdownResult) -> None:
+    _settings(doc, r)
+    _cuda_graphs(doc, r)
+    _pipelined(doc, r)
+    _outside(doc, r)
+
+
+def _settings(doc: Doc, r: BreakdownResult) -> None:
+    if r.torch_settings is None:
+        return
+    shown = r.torch_settings.shown()
+    if not shown:
+        return
+    changed = set(r.torch_settings.changed)
+    parts = [f"{k} {v}" + (" (set by the model)" if k in changed else "") for k, v in shown.items()]
+    doc.paragraph(
+        "settings (read after the model ran, applied when profiling): " + " · ".join(parts)
+    )
+
+
+def _cuda_graphs(doc: Doc, r: BreakdownResult) -> None:
+    gs = [g for g in r.graphs if g.cuda_graphs is not None]
+    if not gs:
+        return
+    replayed = [g.id for g in gs if g.replayed]
+    lines = []
+    if replayed:
+        lines.append(
+            f"CUDA graphs: {', '.join(replayed)} profiled as mode {r.mode} runs them, replayed "
+            "from a CUDA graph (one launch per iteration)"
+        )
+    for g in gs:
+        if not g.replayed:
+            lines.append(f"{g.id}: {g.cuda_graphs_note or 'not replayed from a CUDA graph'}")
+    doc.paragraph(*lines)
+
+
+def _pipelined(doc: Doc, r: BreakdownResult) -> None:
+    gs = [g for g in r.measured() if g.pipelined is not None]
+    if not gs:
+        return
+    rows = []
+    for g in gs:
+        p = g.pipelined
+        assert p is not None
+        rows.append(
+            [
+                g.id,
+                fmt.ms(p.wall_ms),
+                fmt.ms(p.busy_ms),
+                fmt.pct(p.busy_pct),
+                fmt.ms(p.launch_ms),
+                fmt.pct(g.busy_pct),
+                LAUNCH_BOUND if p.launch_bound else DEVICE_BOUND,
+            ]
+        )
+    doc.heading("Pipelined step (iterations launched back to back, one sync at the end)")
+    doc.table(
+        rows,
+        ["graph", "ms / iter", "busy ms", "busy", "launch ms", "busy (synced)", "verdict"],
+        ("left", "right", "right", "right", "right", "right", "left"),
+    )
+    bound = [g.id for g in gs if g.pipelined is not None and g.pipelined.launch_bound]
+    text = (
+        "busy = the device's busy time in a run of back-to-back iterations, each kernel given to "
+        "the iteration that launched it; launch ms = CPU time to launch one iteration; "
+        f"{LAUNCH_BOUND} = the device idles more than {100 * LAUNCH_BOUND_IDLE:.0f}% of the run, "
+        "waiting on the CPU."
+    )
+    if bound:
+        text += (
+            f" {', '.join(bound)}: launch-bound — mode reduce-overhead (CUDA graphs) "
+            "or fewer, larger kernels would keep the device busy."
+        )
+    doc.paragraph(text)
+
+
+def _outside(doc: Doc, r: BreakdownResult) -> None:
+    s = split_step(r)
+    if s is None:
+        return
+    frame = "pipelined graph times" if s.pipelined else "graph wall times"
+    if s.outside_ms >= 0:
+        doc.paragraph(
+            f"outside the graphs: {fmt.ms(s.outside_ms)} ms per step ({fmt.pct(s.outside_pct)} of "
+            f"the {fmt.ms(s.step_ms)} ms step timed on the model, less the sum of {frame}, "
+            f"{fmt.ms(s.graphs_ms)} ms): guards, the AOT autograd wrapper and all eager code "
+            "between graphs (an optimizer step included)."
+        )
+    else:
+        doc.paragraph(
+            f"outside the graphs: not measurable: the {frame} sum to {fmt.ms(s.graphs_ms)} ms, more "
+            f"than the {fmt.ms(s.step_ms)} ms step timed on the model (the graphs' own harnesses "
+            "ran slower than inside the model)."
+        )

@@ -1,0 +1,374 @@
+"""What a GPU run needs, tested without launching a kernel: the pipelined step and its
+attribution by launch correlation (hand-built events, and the real CUDA-graph trace in
+tests/fixtures/hta/), launching ops of CUDA-graph replays, the CUDA-graph capture logic
+against a recording stand-in, torch.compile's cudagraph skips read from its own log call,
+the model's precision settings carried into the profiling worker, and the time outside the
+graphs."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inductor_bench.core.breakdown import MARKER, analyze_graph, launch_stacks_by_name
+from inductor_bench.core.errors import TraceError
+from inductor_bench.core.pipelined import (
+    PIPELINED_ITERATION,
+    PIPELINED_RUN,
+    analyze_pipelined,
+    attribute_by_launch,
+)
+from inductor_bench.core.results import BreakdownResult, GraphResult, TorchSettings
+from inductor_bench.core.step import split_step
+from inductor_bench.core.trace import Event, Trace, load_trace
+from inductor_bench.render.breakdown import render_breakdown
+from inductor_bench.runner import cudagraph_log, replay, torch_settings
+from inductor_bench.runner.graphs import _cuda_graph_plan
+from inductor_bench.runner.pipeline import _read_modules_log
+
+from .conftest import FIXTURES
+
+approx = pytest.approx
+CUDA_GRAPH_TRACE = FIXTURES / "hta" / "negative_queue_length_values_check_rank0.json.gz"
+
+
+def ev(name: str, cat: str, ts: float, dur: float, pid=1, tid=1, **args) -> Event:
+    return Event(name, cat, float(ts), float(dur), pid, tid, args)
+
+
+def ann(name: str, ts: float, dur: float) -> Event:
+    return ev(name, "user_annotation", ts, dur)
+
+
+# -- the pipelined step, hand-built --------------------------------------------------------
+
+
+def pipelined_trace() -> Trace:
+    """Three iterations launched back to back (markers 0-10, 10-20, 20-30; the run 0-100
+    with its final sync). Each launches two kernels; the queue grows, so iteration 0's second
+    kernel starts during iteration 1's launches and iteration 2's run after every marker.
+    One memcpy's launch lies outside every iteration marker."""
+    events = [ann(PIPELINED_RUN, 0, 100)]
+    events += [ann(PIPELINED_ITERATION, 10 * i, 10) for i in range(3)]
+    corr = 0
+    starts = [(12, 20), (33, 45), (58, 70)]  # device start of each iteration's two kernels
+    for i, pair in enumerate(starts):
+        for j, start in enumerate(pair):
+            corr += 1
+            events.append(ev("cuLaunchKernel", "cuda_driver", 10 * i + 1 + 4 * j, 2, correlation=corr))
+            events.append(ev(f"k{j}", "kernel", start, 10, pid=0, tid=7, correlation=corr))
+    events.append(ev("cudaMemcpyAsync", "cuda_runtime", 40, 1, correlation=99))
+    events.append(ev("Memcpy DtoH", "gpu_memcpy", 90, 5, pid=0, tid=7, correlation=99))
+    return Trace(events=events)
+
+
+def test_pipelined_attribution_busy_and_wall():
+    p = analyze_pipelined(pipelined_trace())
+    assert p.iterations == 3
+    assert p.events_per_iteration == [2, 2, 2]
+    assert p.unattributed == 1  # the memcpy launched between iterations
+    # kernels: [12,22) [20,30) [33,43) [45,55) [58,68) [70,80): union 10+8+10+10+10+10 = 58
+    assert p.busy_ms == approx(58 / 3 / 1000)
+    assert p.wall_ms == approx(100 / 3 / 1000)
+    assert p.launch_ms == approx(10 / 1000)
+    assert p.busy_pct == approx(58.0)
+    assert p.launch_bound  # idle 42% > 20%
+
+
+def test_a_kernel_belongs_to_the_iteration_that_launched_it_not_the_one_it_runs_in():
+    t = pipelined_trace()
+    markers = sorted((e for e in t.events if e.name == PIPELINED_ITERATION), key=lambda e: e.ts)
+    att = attribute_by_launch(t, markers)
+    # iteration 0's second kernel starts at 20, inside iteration 2's marker span [20, 30)
+    assert [e.ts for e in att.per_iteration[0]] == [12, 20]
+
+
+def test_not_a_pipelined_trace():
+    with pytest.raises(TraceError, match="not a pipelined session"):
+        analyze_pipelined(Trace(events=[ann(MARKER, 0, 10)]))
+
+
+def raw_events(path: Path) -> list[dict]:
+    with gzip.open(path, "rt") as f:
+        return [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+
+
+def test_attribution_on_a_real_cuda_graph_trace():
+    """The A100 torch.compile trace with CUDA-graph replays: each device event goes to the
+    ProfilerStep whose span holds its launch. Checked against a plain reading of the JSON:
+    a dict of launch times and a linear scan over the steps."""
+    trace = load_trace(CUDA_GRAPH_TRACE)
+    steps = sorted((e for e in trace.events if e.name.startswith("ProfilerStep#")), key=lambda e: e.ts)
+    att = attribute_by_launch(trace, steps)
+
+    raw = raw_events(CUDA_GRAPH_TRACE)
+    launch = {e["args"]["correlation"]: e["ts"] for e in raw
+              if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {})}
+    spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in raw if e["name"].startswith("ProfilerStep#"))
+    expected = [0] * len(spans)
+    lost = 0
+    graph_replayed = 0
+    graph_launches = {e["args"]["correlation"] for e in raw if e["name"] == "cudaGraphLaunch"}
+    for e in raw:
+        if e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset"):
+            continue
+        ts = launch.get(e.get("args", {}).get("correlation"))
+        hit = [i for i, (a, b) in enumerate(spans) if ts is not None and a <= ts <= b]
+        if hit:
+            expected[hit[0]] += 1
+        else:
+            lost += 1
+        graph_replayed += e["args"].get("correlation") in graph_launches
+    assert [len(x) for x in att.per_iteration] == expected
+    assert att.unattributed == lost
+    assert sum(expected) > 1000 and graph_replayed > 100  # replays are really in there
+
+
+# -- replayed kernels: launching ops from a run launched kernel by kernel -----------------------
+
+
+def test_replayed_kernels_take_their_launching_op_from_the_eager_launch():
+    eager = Trace(events=[
+        ev("aten::mm", "cpu_op", 0, 10),
+        ev("cudaLaunchKernel", "cuda_runtime", 2, 2, correlation=1),
+        ev("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n", "kernel", 20, 5, pid=0, tid=7, correlation=1),
+    ])
+    hints = launch_stacks_by_name(eager)
+    assert hints == {"sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n": ("aten::mm",)}
+    replayed = Trace(events=[
+        ann(MARKER, 0, 100),
+        ev("cudaGraphLaunch", "cuda_runtime", 1, 3, correlation=5),
+        ev("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n", "kernel", 10, 5, pid=0, tid=7, correlation=5),
+        ev("triton_poi_fused_gelu_0", "kernel", 16, 2, pid=0, tid=7, correlation=5),
+    ])
+    g = GraphResult(id="0-forward", role="forward", device="cuda")
+    with_hints = analyze_graph(replayed, None, g, stack_hints=hints)
+    gemm = next(k for k in with_hints.kernels if k.name.startswith("sm90"))
+    assert (gemm.category, gemm.launched_by) == ("extern_gemm", "aten::mm")
+    without = analyze_graph(replayed, None, GraphResult(id="0-forward", role="forward", device="cuda"))
+    assert next(k for k in without.kernels if k.name.startswith("sm90")).launched_by is None
+
+
+# -- CUDA-graph capture logic, against a recording stand-in ------------------------------------
+
+
+class FakeNS:
+    """Records what the capture does, in order, as torch.cuda would see it."""
+
+    def __init__(self, fail_capture: bool = False):
+        self.log: list[str] = []
+        self.stream_now = "default"
+        self.fail_capture = fail_capture
+        ns = self
+
+        class Stream:
+            def __init__(self):
+                ns.log.append("new side stream")
+
+            def wait_stream(self, other):
+                ns.log.append("side waits")
+
+        class Current:
+            def wait_stream(self, other):
+                ns.log.append("default waits")
+
+        class StreamCtx:
+            def __init__(self, s):
+                pass
+
+            def __enter__(self):
+                ns.stream_now = "side"
+
+            def __exit__(self, *a):
+                ns.stream_now = "default"
+
+        class CUDAGraph:
+            def replay(self):
+                ns.log.append("replay")
+
+        class GraphCtx:
+            def __init__(self, g):
+                pass
+
+            def __enter__(self):
+                ns.stream_now = "capture"
+
+            def __exit__(self, *a):
+                ns.stream_now = "default"
+
+        self.Stream, self.CUDAGraph, self.stream, self.graph = Stream, CUDAGraph, StreamCtx, GraphCtx
+        self._current = Current()
+
+    def current_stream(self):
+        return self._current
+
+    def synchronize(self):
+        self.log.append("sync")
+
+
+def test_capture_warms_up_on_a_side_stream_then_captures_one_call():
+    a, b = object(), object()
+    seen: list[tuple[str, list]] = []
+
+    def module_call(ns):
+        def call(args):
+            seen.append((ns.stream_now, list(args)))
+            args.clear()  # as Inductor's call() does
+            if ns.stream_now == "capture" and ns.fail_capture:
+                raise RuntimeError("operation not permitted when stream is capturing\nmore")
+            return ["out"]
+
+        return call
+
+    ns = FakeNS()
+    g, err = replay.capture(ns, module_call(ns), [a, b])
+    assert err is None
+    assert [s for s, _ in seen] == ["side"] * replay.SIDE_STREAM_WARMUP + ["capture"]
+    assert all(args == [a, b] for _, args in seen)  # the same input tensors every time
+    assert g.static_args == [a, b] and g.outputs == ["out"]
+    g.replay()
+    g.replay()
+    assert ns.log == ["new side stream", "side waits", "default waits", "sync", "sync", "replay", "replay"]
+
+    ns2 = FakeNS(fail_capture=True)
+    g2, err2 = replay.capture(ns2, module_call(ns2), [a])
+    assert g2 is None and err2 == "RuntimeError: operation not permitted when stream is capturing"
+
+
+# -- cudagraph skips, through torch's own log call ---------------------------------------------
+
+
+def test_cudagraph_skips_are_tied_to_the_module_compiled_before_them(tmp_path):
+    from torch._inductor.cudagraph_utils import log_cudagraph_skip_and_bump_counter
+
+    log = tmp_path / "modules.jsonl"
+    modules: list[dict] = []
+    rec = cudagraph_log.attach(log, modules)
+    try:
+        for order, path in enumerate(["/x/fwd.py", "/x/bwd.py"]):
+            entry = {"path": path, "frame_id": 0, "order": order}
+            modules.append(entry)
+            log.open("a").write(json.dumps(entry) + "\n")
+            if order == 1:  # torch's own function, as cudagraph_post_compile calls it
+                log_cudagraph_skip_and_bump_counter("skipping cudagraphs due to mutated inputs (1 instances)")
+    finally:
+        for name in cudagraph_log.LOGGERS:
+            logging.getLogger(name).removeHandler(rec)
+    mods = _read_modules_log(log)
+    assert [m.get("cudagraph_skip") for m in mods] == [None, "mutated inputs (1 instances)"]
+
+    fwd = GraphResult(id="0-forward", role="forward", device="cuda")
+    bwd = GraphResult(id="0-backward", role="backward", device="cuda")
+    _cuda_graph_plan(fwd, "reduce-overhead", None)
+    _cuda_graph_plan(bwd, "reduce-overhead", mods[1]["cudagraph_skip"])
+    assert (fwd.cuda_graphs, fwd.cuda_graphs_note) == (True, None)
+    assert bwd.cuda_graphs is False and "mutated inputs" in bwd.cuda_graphs_note
+    host = GraphResult(id="0-forward", role="forward", device="cpu")
+    _cuda_graph_plan(host, "reduce-overhead", None)
+    default = GraphResult(id="0-forward", role="forward", device="cuda")
+    _cuda_graph_plan(default, "default", None)
+    assert host.cuda_graphs is None and default.cuda_graphs is None
+
+
+# -- the model's settings, carried into the profiling worker -----------------------------------
+
+MODULE = '''
+import torch, json, os
+def get_args():
+    return [torch.randn(8, 8)]
+def call(args):
+    (x,) = args
+    args.clear()
+    with open(os.environ["SEEN"], "a") as f:
+        f.write(json.dumps([torch.get_float32_matmul_precision(), torch.get_num_threads()]) + "\\n")
+    return (x @ x,)
+'''
+
+
+def test_the_profiling_worker_applies_the_models_settings(tmp_path):
+    mod = tmp_path / "module.py"
+    mod.write_text(MODULE)
+    seen = tmp_path / "seen.jsonl"
+    req, resp = tmp_path / "req.json", tmp_path / "resp.json"
+    req.write_text(json.dumps({
+        "module": str(mod), "device": "cpu", "iterations": 3, "windows": 1,
+        "trace": str(tmp_path / "trace.json.gz"),
+        "torch_settings": {"float32_matmul_precision": "medium", "num_threads": 1, "no.such.setting": 1},
+    }))
+    env = {**__import__("os").environ, "SEEN": str(seen)}
+    r = subprocess.run([sys.executable, "-m", "inductor_bench.runner.profile", str(req), str(resp)],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    calls = [json.loads(line) for line in seen.read_text().splitlines()]
+    assert len(calls) >= 3 and all(c == ["medium", 1] for c in calls)
+    out = json.loads(resp.read_text())
+    body = out.get("result", out)
+    assert body["settings_not_applied"] == ["no.such.setting"]
+    assert body["replayed"] is False
+
+
+def test_settings_snapshot_and_apply_round_trip():
+    code = (
+        "import torch, json\n"
+        "from inductor_bench.runner import torch_settings as t\n"
+        "before = t.snapshot()\n"
+        "torch.set_float32_matmul_precision('high'); torch.backends.cudnn.benchmark = True\n"
+        "after = t.snapshot()\n"
+        "torch.set_float32_matmul_precision('highest'); torch.backends.cudnn.benchmark = False\n"
+        "failed = t.apply(after)\n"
+        "print(json.dumps([before, after, t.snapshot(), failed]))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    before, after, restored, failed = json.loads(r.stdout.strip().splitlines()[-1])
+    assert before["float32_matmul_precision"] == "highest" and after["float32_matmul_precision"] == "high"
+    assert after["backends.cudnn.benchmark"] is True
+    assert restored == after and failed == []
+    assert {k for k in before if before[k] != after[k]} >= {"float32_matmul_precision", "backends.cudnn.benchmark"}
+    assert set(after) <= {s.key for s in torch_settings.SETTINGS}
+
+
+# -- the time outside the graphs, and how it all reads -----------------------------------------
+
+
+def result_with(step: list[float], walls: list[float]) -> BreakdownResult:
+    r = BreakdownResult(model="m", device="cuda", mode="reduce-overhead", step_samples_ms=step)
+    for i, w in enumerate(walls):
+        r.graphs.append(GraphResult(id=f"0-g{i}", role="forward", device="cuda", wall_ms=w, iterations=1))
+    return r
+
+
+def test_outside_graphs_is_the_step_less_the_graphs():
+    r = result_with([3.0, 5.0, 4.0], [1.0, 2.5])
+    s = split_step(r)
+    assert (s.step_ms, s.graphs_ms, s.outside_ms) == (4.0, 3.5, 0.5)
+    assert s.outside_pct == approx(12.5)
+    r.graphs[1].status = "failed"
+    assert split_step(r) is None
+
+
+def test_the_report_says_how_it_ran_and_the_json_round_trips():
+    r = result_with([2.0], [0.5, 1.0])
+    r.torch_settings = TorchSettings({"float32_matmul_precision": "high", "backends.cudnn.benchmark": True},
+                                     changed=["backends.cudnn.benchmark"])
+    r.graphs[0].cuda_graphs, r.graphs[0].replayed = True, True
+    r.graphs[1].cuda_graphs, r.graphs[1].cuda_graphs_note = False, "torch.compile left it out of CUDA graphs: cpu device"
+    p = analyze_pipelined(pipelined_trace())
+    r.graphs[0].pipelined = p
+    text = render_breakdown(r)
+    assert "float32_matmul_precision high · backends.cudnn.benchmark True (set by the model)" in text
+    assert "CUDA graphs: 0-g0 profiled as mode reduce-overhead runs them" in text
+    assert "0-g1: torch.compile left it out of CUDA graphs: cpu device" in text
+    assert "launch-bound" in text and "58.0%" in text
+    # the pipelined time stands for graph 0: 2.0 - (100/3 us + 1.0 ms)
+    assert f"{2.0 - (100 / 3 / 1000 + 1.0):.3f} ms per step" in text
+    back = BreakdownResult.from_dict(json.loads(r.to_json()))
+    assert back.to_dict() == r.to_dict()
+    assert back.graphs[0].pipelined == p and back.torch_settings == r.torch_settings
+    plain = json.loads(BreakdownResult(model="m", graphs=[GraphResult(id="a", role="forward")]).to_json())
+    assert "pipelined" not in plain["graphs"][0] and "torch_settings" not in plain["extras"]
