@@ -44,7 +44,8 @@ _DEVICE_BUSY = (
 )
 _HOST_BUSY = (
     "busy = time inside C++ kernels and extern ops ÷ wall time of the same profiled "
-    "iterations; the rest is the Python wrapper (allocation, launch, bookkeeping)."
+    "iterations; the rest is the Python wrapper (allocation, launch, bookkeeping). The host "
+    "runs each op as it is called, so there is no separate pipelined figure."
 )
 
 # In order of preference for --device auto: the first available one wins; the host last.
