@@ -47,3 +47,20 @@ def split_step(r: BreakdownResult) -> StepSplit | None:
         graphs_ms=sum(graph_step_ms(g) for g in r.graphs),
         pipelined=any(g.pipelined is not None for g in r.graphs),
     )
+
+
+def pipelined_busy_pct(r: BreakdownResult) -> float | None:
+    """Busy % of the whole step launched back to back: the graphs' pipelined busy time over
+    their pipelined time; None when no graph has a pipelined run (the host, an old result)."""
+    gs = [g for g in r.measured() if g.pipelined is not None]
+    wall = sum(g.pipelined.wall_ms for g in gs if g.pipelined is not None)
+    if not gs or wall <= 0:
+        return None
+    return 100.0 * sum(g.pipelined.busy_ms for g in gs if g.pipelined is not None) / wall
+
+
+def replayed_count(r: BreakdownResult) -> tuple[int, int] | None:
+    """(graphs replayed from a CUDA graph, graphs the mode put under CUDA graphs); None when
+    the mode uses none here."""
+    gs = [g for g in r.graphs if g.cuda_graphs is not None]
+    return (sum(g.replayed for g in gs), len(gs)) if gs else None

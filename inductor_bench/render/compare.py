@@ -8,6 +8,7 @@ from ..core.categories import label
 from ..core.categories import order as category_order
 from ..core.compare import DEFAULT, EAGER, CompareResult, ModeResult, fastest, judge, payback_steps, timed
 from ..core.devices import backend
+from ..core.step import StepSplit, pipelined_busy_pct, replayed_count, split_step
 from .doc import TEXT, Doc, new_doc
 from .format import mib, ms_precise, optional, seconds, spread
 
@@ -61,10 +62,27 @@ def _rows(result: CompareResult) -> list[list[str]]:
     rows.append([_memory_label(result)] + [mib(m.peak_memory_bytes) for m in ms])
     rows.append(["kernels"] + [optional(m.kernel_count()) for m in ms])
     rows.append(["busy %"] + [_busy(m) for m in ms])
+    bds = [m.breakdown for m in ms]
+    pipe = [pipelined_busy_pct(b) if b else None for b in bds]
+    if any(p is not None for p in pipe):
+        rows.append(["busy % (pipelined)"] + [f"{p:.1f}%" if p is not None else "-" for p in pipe])
+    replays = [replayed_count(b) if b else None for b in bds]
+    if any(replays):
+        rows.append(["CUDA graphs (replayed)"] + [f"{a}/{n}" if (a, n) != (0, 0) and n else "-"
+                                                   for a, n in (x or (0, 0) for x in replays)])
+    splits = [split_step(b) if b else None for b in bds]
+    if any(splits):
+        rows.append(["outside graphs, ms"] + [_outside(s) for s in splits])
     rows.append(["graphs"] + [optional(m.breakdown.totals().graphs if m.breakdown else None) for m in ms])
     for cat in _categories(result):
         rows.append([f"% {label(cat)}"] + [_share(m, cat) for m in ms])
     return rows
+
+
+def _outside(s: StepSplit | None) -> str:
+    if s is None:
+        return "-"
+    return f"{s.outside_ms:.3f}" if s.outside_ms >= 0 else "n/m"
 
 
 def _busy(m: ModeResult) -> str:
@@ -118,6 +136,12 @@ def _notes(result: CompareResult) -> list[str]:
             "the spread) or within noise"
         ),
     ]
+    splits = [split_step(m.breakdown) for m in result.modes if m.breakdown]
+    if any(splits):
+        notes.append(
+            "outside graphs = the step time less the sum of its graphs' times (guards, the AOT "
+            "wrapper, eager code between graphs); n/m: the graphs' own harnesses took longer"
+        )
     return notes
 
 
