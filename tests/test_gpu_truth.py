@@ -372,3 +372,27 @@ def test_the_report_says_how_it_ran_and_the_json_round_trips():
     assert back.graphs[0].pipelined == p and back.torch_settings == r.torch_settings
     plain = json.loads(BreakdownResult(model="m", graphs=[GraphResult(id="a", role="forward")]).to_json())
     assert "pipelined" not in plain["graphs"][0] and "torch_settings" not in plain["extras"]
+
+
+def test_compare_shows_pipelined_busy_replays_and_time_outside_per_mode():
+    from inductor_bench.core.compare import CompareResult, ModeResult
+    from inductor_bench.render.compare import render_compare
+
+    p = analyze_pipelined(pipelined_trace())  # 58% busy
+    default = result_with([4.0], [1.0, 2.0])
+    default.graphs[0].pipelined = p
+    ro = result_with([2.0], [0.5, 1.0])
+    ro.mode = "reduce-overhead"
+    for g in ro.graphs:
+        g.cuda_graphs = True
+    ro.graphs[0].replayed = True
+    ro.graphs[1].cuda_graphs_note = "profiled kernel by kernel: capture failed: RuntimeError: x"
+    cr = CompareResult(model="m", device="cuda", modes=[
+        ModeResult("default", step_samples_ms=[4.0] * 5, compile_s=1.0, breakdown=default),
+        ModeResult("reduce-overhead", step_samples_ms=[2.0] * 5, compile_s=2.0, breakdown=ro),
+    ])
+    rows = {line.split("  ")[0]: line for line in render_compare(cr).splitlines()}
+    assert rows["busy % (pipelined)"].split()[-2:] == ["58.0%", "-"]
+    assert rows["CUDA graphs (replayed)"].split()[-2:] == ["-", "1/2"]
+    # default: 4.0 - (100/3 us + 2.0); reduce-overhead: 2.0 - (0.5 + 1.0)
+    assert rows["outside graphs, ms"].split()[-2:] == [f"{4.0 - (0.1 / 3 + 2.0):.3f}", "0.500"]
