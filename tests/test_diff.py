@@ -324,10 +324,29 @@ def slow_diff():
     return diff_results(base_result(), head, base_label="main.json", head_label="branch.json")
 
 
+def median_interval(xs: list[float], confidence: float = 0.975) -> tuple[float, float]:
+    """The order-statistic interval of a median, from the binomial tails summed here."""
+    import math
+
+    n, xs = len(xs), sorted(xs)
+    k = 1
+    while sum(math.comb(n, i) for i in range(k + 1)) / 2**n <= (1 - confidence) / 2:
+        k += 1
+    return xs[k - 1], xs[n - k]
+
+
 def test_verdict_line_names_the_regression_and_the_kernel():
-    line = verdict_line(slow_diff(), TextDoc(), threshold_pct=10)
+    d = slow_diff()
+    line = verdict_line(d, TextDoc(), threshold_pct=10)
     assert line.startswith("REGRESSION above the 10% gate: ")
-    assert "step time 8.400 -> 10.400 ms (+23.8%, significant)" in line
+    steps = [
+        [sum(g.wall_samples_ms[i] for g in r.graphs) for i in range(r.graphs[0].iterations)]
+        for r in (base_result(), result([graph("0-forward", fwd_kernels(gelu_ms=3.0)),
+                                         graph("0-backward", bwd_kernels())]))
+    ]
+    (b_lo, b_hi), (h_lo, h_hi) = median_interval(steps[0]), median_interval(steps[1])
+    interval = f"[{100 * (h_lo / b_hi - 1):+.1f}%..{100 * (h_hi / b_lo - 1):+.1f}%]"
+    assert f"step time 8.400 -> 10.400 ms (+23.8% {interval}, significant)" in line
     assert "kernels responsible: cpp_fused_gelu_0 +2.000 ms (slower)" in line
     assert "(below the 30% gate)" in verdict_line(slow_diff(), TextDoc(), threshold_pct=30)
 

@@ -8,9 +8,11 @@ from ..core.categories import label
 from ..core.categories import order as category_order
 from ..core.compare import DEFAULT, EAGER, CompareResult, ModeResult, fastest, judge, payback_steps, timed
 from ..core.devices import backend
+from ..core.stats import MIN_SAMPLES
 from ..core.step import StepSplit, pipelined_busy_pct, replayed_count, split_step
+from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
-from .format import mib, ms_precise, optional, seconds, spread
+from .format import interval_x, mib, ms_precise, optional, seconds, spread
 
 
 def _speedup_cell(result: CompareResult, mode: ModeResult, over: str) -> str:
@@ -20,7 +22,10 @@ def _speedup_cell(result: CompareResult, mode: ModeResult, over: str) -> str:
     if not (timed(ref) and timed(mode)):
         return "-"
     ch = judge(result, ref, mode)
-    return f"{ch.speedup:.2f}x ({ch.verdict})" if ch.speedup is not None else "-"
+    if ch.speedup is None:
+        return "-"
+    ci = interval_x(ch.speedup_ci) if min(ch.base.n, ch.head.n) >= MIN_SAMPLES else ""
+    return f"{ch.speedup:.2f}x {ci} ({ch.verdict})".replace("  ", " ")
 
 
 def _step_cell(m: ModeResult) -> str:
@@ -97,7 +102,8 @@ def _versus(result: CompareResult, best: ModeResult, other: str) -> str | None:
     if ref is None or ref is best or not timed(ref):
         return None
     ch = judge(result, ref, best)
-    text = f"{ch.speedup:.2f}x over {other} ({ch.verdict})"
+    ci = interval_x(ch.speedup_ci) if min(ch.base.n, ch.head.n) >= MIN_SAMPLES else ""
+    text = f"{ch.speedup:.2f}x {ci} over {other} ({ch.verdict})".replace("  ", " ")
     payback = payback_steps(ref, best, ch)
     if payback is not None:
         text += f", its extra compile time pays back after {payback:,} steps"
@@ -131,9 +137,9 @@ def _notes(result: CompareResult) -> list[str]:
         "% rows: share of kernel time per category, from each mode's breakdown",
         (
             "step time = the real model call, first call excluded; spread = robust sigma "
-            "(1.4826 x MAD) in % of the median; speedups say whether the difference is "
-            f"significant (at least {100 * backend(result.device).min_rel_change:g}% and clear of "
-            "the spread) or within noise"
+            "(1.4826 x MAD) in % of the median; speedups show their 95% interval [low-high] and "
+            f"are significant when at least {100 * backend(result.device).min_rel_change:g}% and "
+            "the medians' 97.5% intervals do not overlap, else within noise"
         ),
     ]
     splits = [split_step(m.breakdown) for m in result.modes if m.breakdown]
@@ -151,5 +157,8 @@ def render_compare(result: CompareResult, fmt_name: str = TEXT) -> str:
     doc.paragraph(doc.byline("inductor-bench compare", _title(result)))
     if any(m.ok for m in result.modes):  # with nothing measured the notes say it all
         doc.table(_rows(result), [""] + [m.mode for m in result.modes])
+        for chart in (charts.compare_step, charts.compare_compile, charts.compare_categories):
+            doc.chart(chart(result))
     doc.fine_print(*_notes(result))
+    doc.links("Each mode's breakdown", charts.mode_pages(result))
     return doc.render()

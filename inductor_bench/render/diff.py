@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from ..core.categories import label
 from ..core.diff import ADDED, FASTER, REMOVED, SLOWER, Diff, KernelDiff, SectionDiff
-from ..core.stats import MIN_SAMPLES, NOISE_K, TOO_FEW, WITHIN_NOISE, Change
+from ..core.stats import MEDIAN_CONFIDENCE, MIN_SAMPLES, PAIR_CONFIDENCE, TOO_FEW, WITHIN_NOISE, Change
 from ..core.vocab import Outcome
+from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
-from .format import mib, ms_precise, pct, seconds, shorten, signed_ms, spread, truncate
+from .format import interval_pct, mib, ms_precise, pct, seconds, shorten, signed_ms, spread, truncate
 
 # Kernel rows shown per table; the rest are counted. Enough for the kernels that matter in
 # a PR comment without burying the verdict.
@@ -39,8 +40,10 @@ def _with_spread(median: float, spread_pct: float | None, n: int) -> str:
 
 
 def _change_cell(ch: Change) -> str:
+    """The change of medians, with the interval it rests on when both sides can be judged."""
     if ch.rel_pct is not None:
-        return pct(ch.rel_pct, signed=True)
+        judged = min(ch.base.n, ch.head.n) >= MIN_SAMPLES
+        return f"{pct(ch.rel_pct, signed=True)} {interval_pct(ch.ratio_ci) if judged else ''}".strip()
     return "new" if ch.head.median > 0 else "-"
 
 
@@ -217,17 +220,21 @@ def _title(diff: Diff) -> str:
 
 def _rule_text(diff: Diff) -> str:
     return (
-        f"significant = at least {MIN_SAMPLES} samples per side and a change of medians above "
-        f"both {100 * diff.min_rel:g}% and {NOISE_K:g}x the combined robust spread "
-        "(1.4826 x MAD); spreads are shown as ± robust sigma in % of the median"
+        f"significant = at least {MIN_SAMPLES} samples per side, a change of medians above "
+        f"{100 * diff.min_rel:g}%, and the medians' {100 * MEDIAN_CONFIDENCE:g}% confidence intervals "
+        f"apart (a {100 * PAIR_CONFIDENCE:g}% interval of the ratio, shown as [low-high]); spreads are "
+        "shown as ± robust sigma (1.4826 x MAD) in % of the median"
     )
 
 
 def _section(doc: Doc, s: SectionDiff, top: int) -> None:
     doc.captioned(doc.section(s.mode), doc.table_text(_summary_rows(s), SUMMARY_HEADERS))
+    doc.chart(charts.diff_step(s))
     if s.categories:
         doc.details("Per category", doc.table_text(_category_rows(s), CATEGORY_HEADERS))
+        doc.chart(charts.diff_categories(s))
     _kernel_blocks(s, top, doc)
+    doc.chart(charts.diff_kernels(s, top))
     notes = [_quiet_counts(s)] if s.kernels else []
     if note := _graph_note(s):
         notes.append(note)

@@ -88,3 +88,18 @@ def shorten(name: str, width: int) -> str:
         return name
     keep = width - 3
     return name[: keep - keep // 3] + "..." + name[len(name) - keep // 3 :]
+
+
+def interval_pct(ratio_ci: tuple[float, float] | None) -> str:
+    """A time-ratio interval as signed percent changes: ``[+8.1%..+15.0%]``; "" without one."""
+    if ratio_ci is None:
+        return ""
+    lo, hi = ratio_ci
+    return f"[{100 * (lo - 1):+.1f}%..{100 * (hi - 1):+.1f}%]"
+
+
+def interval_x(speedup_ci: tuple[float, float] | None) -> str:
+    """A speedup interval: ``[1.41x-1.58x]``; "" without one."""
+    if speedup_ci is None:
+        return ""
+    return f"[{speedup_ci[0]:.2f}x-{speedup_ci[1]:.2f}x]"
