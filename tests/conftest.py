@@ -49,3 +49,21 @@ def run_breakdown_cached(tmp_path_factory, model: str, device: str = "cpu", **kw
 def mlp_train(tmp_path_factory):
     """(result, run_dir, error) of `breakdown models/mlp.py --train --device cpu`."""
     return run_breakdown_cached(tmp_path_factory, "mlp.py", train=True)
+
+
+@pytest.fixture(scope="session")
+def densenet_train(tmp_path_factory):
+    """(result, run_dir, error) of `breakdown models/densenet.py --train --device cpu`."""
+    return run_breakdown_cached(tmp_path_factory, "densenet.py", train=True)
+
+
+@pytest.fixture(scope="session")
+def transformer_train(tmp_path_factory):
+    """(result, run_dir, error) of `breakdown models/transformer_block.py --train --device cpu`."""
+    return run_breakdown_cached(tmp_path_factory, "transformer_block.py", train=True)
+
+
+@pytest.fixture(scope="session")
+def attr_train(tmp_path_factory):
+    """(result, run_dir, error) of the source-attribution test model, training, on CPU."""
+    return run_breakdown_cached(tmp_path_factory, str(FIXTURES / "models" / "attr_net.py"), train=True)

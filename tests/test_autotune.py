@@ -11,7 +11,6 @@ from inductor_bench.core.autotune import (
     BASELINE,
     CACHES_OFF,
     MAX_AUTOTUNE,
-    MAX_AUTOTUNE_META,
     amdahl_bound,
     amdahl_rows,
     build_report,
@@ -24,6 +23,7 @@ from inductor_bench.core.autotune import (
 )
 from inductor_bench.core.errors import ResultError, UsageError
 from inductor_bench.core.kernelfile import read_kernel_file
+from inductor_bench.core.modes import kernel_patch
 from inductor_bench.core.peaks import Peak
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat, RetunedKernel
 
@@ -31,12 +31,13 @@ from .conftest import FIXTURES
 
 KERNELS = FIXTURES / "triton_kernels"
 
-# kernel -> (baseline configs, max-autotune configs), torch 2.13 heuristics.
+# kernel -> (baseline configs, max-autotune configs), torch 2.13 heuristics with the patch of
+# torch 2.13's mode="max-autotune" (max_autotune + coordinate descent).
 SPACES = {
     "triton_poi_fused_add_sin_0": (2, 2),  # 1-D: both configs already (autotune_pointwise)
     "triton_poi_fused_clone_mul_t_0": (1, 6),  # 2-D, TileHint.SQUARE: one config by default
     "triton_poi_fused_add_t_0": (6, 6),  # 2-D, TileHint.DEFAULT: autotuned by default
-    "triton_poi_fused_add_permute_0": (1, 7),  # 3-D
+    "triton_poi_fused_add_permute_0": (1, 7),  # 3-D (at 2.11 only max_autotune_pointwise widens it)
     "triton_red_fused_sum_0": (1, 5),
     "triton_per_fused__softmax_0": (3, 3),  # persistent reductions are not filtered
     "triton_spl_fused_cumsum_0": (1, 4),
@@ -44,18 +45,47 @@ SPACES = {
     "triton_tem_fused_mm_0": (1, 1),  # templates keep their compile-time config
 }
 
+# torch._inductor.list_mode_options("max-autotune"), copied from each version's source.
+MODE_TABLES = {
+    "2.5.0": {"max_autotune": True, "triton.cudagraphs": True},
+    "2.11.0": {"max_autotune": True, "triton.cudagraphs": True, "coordinate_descent_tuning": True},
+}
+CD = {"coordinate_descent_search_radius": 1, "coordinate_descent_check_all_directions": False}
+
 
 def test_meta_patches():
     assert meta_patch(BASELINE) == {"force_disable_caches": True, "autotune_local_cache": False,
                                     "autotune_remote_cache": False}
-    assert meta_patch(MAX_AUTOTUNE) == {**CACHES_OFF, "max_autotune": True,
-                                        "max_autotune_pointwise": True,
-                                        "coordinate_descent_tuning": True,
-                                        "coordinate_descent_search_radius": 1}
-    assert meta_patch(MAX_AUTOTUNE, coordinate_descent=False)["coordinate_descent_tuning"] is False
+    at_2_11 = kernel_patch(MAX_AUTOTUNE, MODE_TABLES["2.11.0"], torch_version="2.11.0+cu128")
+    assert meta_patch(MAX_AUTOTUNE, at_2_11) == {**CACHES_OFF, "max_autotune": True,
+                                                 "coordinate_descent_tuning": True, **CD}
+    at_2_5 = kernel_patch(MAX_AUTOTUNE, MODE_TABLES["2.5.0"], torch_version="2.5.0")
+    assert meta_patch(MAX_AUTOTUNE, at_2_5) == {**CACHES_OFF, "max_autotune": True}
+    off = meta_patch(MAX_AUTOTUNE, at_2_11, coordinate_descent=False)
+    assert off["coordinate_descent_tuning"] is False
     assert meta_patch(BASELINE, coordinate_descent=False)["coordinate_descent_tuning"] is False
+    with pytest.raises(UsageError, match="max-autotune needs the installed torch's mode options"):
+        meta_patch(MAX_AUTOTUNE)
     with pytest.raises(UsageError, match="unknown autotune mode 'fast'"):
         meta_patch("fast")
+
+
+def test_the_worker_reads_the_installed_torchs_mode_table():
+    torch = pytest.importorskip("torch")
+    from torch._inductor import list_mode_options
+
+    from inductor_bench.runner.kernelbench import installed_patch, patch_for
+
+    table = list_mode_options("max-autotune")
+    patch = installed_patch()
+    assert patch.torch_version == torch.__version__
+    assert patch.applied == [k for k in table if k != "triton.cudagraphs"]
+    assert patch.ignored == ["triton.cudagraphs"]
+    assert patch_for(MAX_AUTOTUNE) == {**CACHES_OFF, **{k: table[k] for k in patch.applied},
+                                       **(CD if table.get("coordinate_descent_tuning") else {})}
+    if torch.__version__.startswith("2.13."):  # the table this checkout's tests pin
+        assert patch.describe() == ("max-autotune as torch 2.13 defines it: max_autotune, "
+                                    "coordinate_descent_tuning")
 
 
 def test_config_label():
@@ -108,10 +138,10 @@ def test_a_best_config_file_cannot_pin_the_space(tmp_path):
     from torch._inductor.runtime.autotune_cache import AutotuneCache
     from torch._inductor.runtime.triton_heuristics import hash_configs
 
-    from inductor_bench.runner.kernelbench import load_kernel
+    from inductor_bench.runner.kernelbench import installed_patch, load_kernel
 
     kf = read_kernel_file(KERNELS / "synthetic_cuda" / "triton_red_fused_sum_0.py")
-    naive = dict(MAX_AUTOTUNE_META)  # max-autotune, but the file's cache switches left on
+    naive = dict(installed_patch().meta)  # max-autotune, but the file's cache switches left on
     _, tuner = load_kernel(kf, naive, tmp_path, "k", listing_only=True)
     assert len(tuner.configs) == 5
     cache = AutotuneCache.create(tuner.inductor_meta, tuner.filename, hash_configs(tuner.configs))
@@ -119,7 +149,8 @@ def test_a_best_config_file_cannot_pin_the_space(tmp_path):
     cache.save(tuner.configs[2], 1000)
     _, pinned = load_kernel(kf, naive, tmp_path, "k", listing_only=True)
     assert len(pinned.configs) == 1
-    _, ours = load_kernel(kf, meta_patch(MAX_AUTOTUNE), tmp_path, "k", listing_only=True)
+    _, ours = load_kernel(kf, meta_patch(MAX_AUTOTUNE, installed_patch()), tmp_path, "k",
+                          listing_only=True)
     assert len(ours.configs) == 5
 
 
@@ -145,7 +176,7 @@ def test_verdict_sentences():
         "max-autotune is SLOWER: 25.0% more time; the baseline config wins (autotuning picks "
         "by a short benchmark, which can mislead)")
     assert verdict_sentence(compare_modes(BASE, [x * 1.02 for x in BASE])) == (
-        "no difference: 2.0% is within noise (threshold 3% and 3 sigma of the spread)")
+        "no difference: 2.0% is within noise (needs 3% and the medians' confidence intervals apart)")
     assert verdict_sentence(compare_modes([1.0], [1.0])) == (
         "too few samples to judge (use more --reps)")
 
@@ -231,6 +262,81 @@ def test_report_of_a_template_says_to_recompile():
     assert "inductor-bench compare MODEL.py --modes default,max-autotune" in r.notes[0]
     assert r.notes[1] == ("no peak bandwidth known for this device: pass --peak-gbps or "
                           "--peaks-file")
+
+
+H100 = Peak(3350.0, 989.0, "datasheet: H100 SXM", 67.0, 495.0, 1979.0)
+
+
+@pytest.mark.parametrize("in_type,allow_tf32,compute,peak", [
+    ("fp32", "False", "fp32", 67.0),  # the recorded file: fp32 inputs, TF32 off
+    ("fp32", "True", "tf32", 495.0),
+    ("bf16", "False", "fp16/bf16", 989.0),
+    ("fp16", "True", "fp16/bf16", 989.0),
+    ("fp8e4nv", "False", "fp8", 1979.0),
+])
+def test_flops_are_measured_against_the_peak_of_the_kernels_compute_type(
+        tmp_path, in_type, allow_tf32, compute, peak):
+    from inductor_bench.render.kernel import render_kernel
+
+    src = (KERNELS / "synthetic_cuda" / "triton_tem_fused_mm_0.py").read_text()
+    src = src.replace("'arg_A': '*fp32', 'arg_B': '*fp32'",
+                      f"'arg_A': '*{in_type}', 'arg_B': '*{in_type}'")
+    src = src.replace("'ALLOW_TF32': False}", f"'ALLOW_TF32': {allow_tf32}}}")
+    f = tmp_path / "triton_tem_fused_mm_0.py"
+    f.write_text(src)
+    kf = read_kernel_file(f)
+    assert kf.compute_type == compute
+    r = build_report(kf, _response(), H100)
+    tflops = 33554432 / 2e-6 / 1e12  # FLOP per launch over the 0.002 ms median
+    assert r.tflops(r.runs[0].timing) == pytest.approx(tflops)
+    assert r.pct_of_peak_flops(r.runs[0].timing) == pytest.approx(100 * tflops / peak)
+    assert r.to_dict()["peak_flops"] == {"compute_type": compute, "tflops": peak}
+    assert (f"peak: 3350 GB/s, {peak:.1f} TFLOP/s dense {compute} (the kernel's compute type) "
+            "(datasheet: H100 SXM)") in render_kernel(r)
+
+
+def test_no_flop_peak_for_the_compute_type_is_said():
+    kf = read_kernel_file(KERNELS / "synthetic_cuda" / "triton_tem_fused_mm_0.py")
+    a100_like = Peak(2039.0, 312.0, "peaks file (x)")  # no fp32 figure given
+    r = build_report(kf, _response(), a100_like)
+    assert r.pct_of_peak_flops(r.runs[0].timing) is None
+    assert r.notes == [
+        "no fp32 TFLOP/s peak known for this device: no % of peak FLOP/s (a --peaks-file entry "
+        "can give tflops, tflops_fp32, tflops_tf32, tflops_fp8)"]
+
+
+def test_the_report_says_which_max_autotune_ran():
+    from inductor_bench.render.kernel import render_kernel
+
+    kf = read_kernel_file(KERNELS / "synthetic_cuda" / "triton_red_fused_sum_0.py")
+    patch = kernel_patch(MAX_AUTOTUNE, MODE_TABLES["2.11.0"], torch_version="2.11.0+cu128")
+    resp = {**_response([0.0010] * 5), "max_autotune_patch": patch.to_dict()}
+    r = build_report(kf, resp, H100, max_autotune=True)
+    assert r.tuning == patch
+    assert r.to_dict()["max_autotune_patch"]["applied"] == ["max_autotune",
+                                                            "coordinate_descent_tuning"]
+    text = render_kernel(r)
+    assert ("max-autotune as torch 2.11 defines it: max_autotune, coordinate_descent_tuning "
+            "(not for one kernel: triton.cudagraphs)") in text.splitlines()
+    assert "peak: 3350 GB/s (datasheet: H100 SXM)" in text.splitlines()  # no FLOP count
+
+
+def test_a_file_already_tuned_says_what_max_autotune_adds(tmp_path):
+    src = (KERNELS / "synthetic_cuda" / "triton_red_fused_sum_0.py").read_text()
+    f = tmp_path / "triton_red_fused_sum_0.py"
+    f.write_text(src.replace("'max_autotune': False", "'max_autotune': True"))
+    kf = read_kernel_file(f)
+    at_2_11 = kernel_patch(MAX_AUTOTUNE, MODE_TABLES["2.11.0"], torch_version="2.11.0")
+    at_2_5 = kernel_patch(MAX_AUTOTUNE, MODE_TABLES["2.5.0"], torch_version="2.5.0")
+    assert build_report(kf, _response(), H100, max_autotune=True).notes == [
+        "this kernel was generated with max_autotune on: its baseline already searches the "
+        "max-autotune configs (max-autotune adds nothing to its switches)"]
+    resp = {**_response(), "max_autotune_patch": at_2_11.to_dict()}
+    assert build_report(kf, resp, H100, max_autotune=True).notes == [
+        "this kernel was generated with max_autotune on: its baseline already searches the "
+        "max-autotune configs (max-autotune adds coordinate_descent_tuning)"]
+    resp = {**_response(), "max_autotune_patch": at_2_5.to_dict()}
+    assert "adds nothing to its switches" in build_report(kf, resp, H100, max_autotune=True).notes[0]
 
 
 def test_report_needs_a_run():

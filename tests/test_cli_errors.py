@@ -55,10 +55,27 @@ def test_syntax_error(tmp_path):
     assert "syntax error" in one_error_line(p)
 
 
-def test_unknown_mode(tmp_path):
-    p = cli("breakdown", str(MODELS / "mlp.py"), "--mode", "fast")
+def test_malformed_mode_name(tmp_path):
+    p = cli("breakdown", str(MODELS / "mlp.py"), "--mode", "Max_Autotune", cwd=tmp_path)
     assert p.returncode == 2
-    assert "--mode must be one of" in one_error_line(p)
+    assert one_error_line(p) == (
+        "inductor-bench: error: --mode: 'Max_Autotune' is not a torch.compile mode name "
+        "(common modes: default, reduce-overhead, max-autotune, max-autotune-no-cudagraphs)")
+    assert not (tmp_path / "runs").exists()
+
+
+def test_mode_the_installed_torch_lacks(tmp_path):
+    """A well-formed name goes to the compile worker, which checks it against the installed
+    torch's own table: one line naming the torch version and its modes."""
+    torch = pytest.importorskip("torch")
+    from torch._inductor import list_mode_options
+
+    p = cli("breakdown", str(MODELS / "mlp.py"), "--device", "cpu", "--mode", "fast",
+            "--out", str(tmp_path / "run"))
+    assert p.returncode == 2
+    assert one_error_line(p) == (
+        f"inductor-bench: error: torch.compile mode 'fast': torch {torch.__version__} has no "
+        f"such mode (its modes: {', '.join(list_mode_options())})")
 
 
 def test_batch_size_for_script(tmp_path):

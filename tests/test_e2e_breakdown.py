@@ -71,8 +71,12 @@ def test_mlp_train(mlp_train):
 
 
 @pytest.mark.parametrize("model", ["transformer_block.py", "mixnet.py", "densenet.py"])
-def test_other_models_train(tmp_path_factory, model):
-    result, run_dir, err = run_breakdown_cached(tmp_path_factory, model, train=True)
+def test_other_models_train(tmp_path_factory, request, model):
+    shared = {"densenet.py": "densenet_train", "transformer_block.py": "transformer_train"}
+    if model in shared:  # compiled once per session, shared with tests/test_e2e_attribution.py
+        result, run_dir, err = request.getfixturevalue(shared[model])
+    else:
+        result, run_dir, err = run_breakdown_cached(tmp_path_factory, model, train=True)
     check_breakdown(result, run_dir, err)
 
 

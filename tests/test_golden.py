@@ -26,6 +26,7 @@ def rel(name: str) -> str:
 
 BREAKDOWNS = ["cpu_mlp_train_autotune", "cpu_mlp_slow_train", "synthetic_cuda_breakdown"]
 BASE, HEAD, CMP = rel("cpu_mlp_train_autotune"), rel("cpu_mlp_slow_train"), rel("cpu_mlp_compare")
+ATTR = rel("attr_net_train")
 
 CASES: list[tuple[str, list[str], int]] = [
     *[
@@ -41,6 +42,12 @@ CASES: list[tuple[str, list[str], int]] = [
     ("diff-slow-mlp-min1.txt", ["diff", HEAD, BASE, "--min-change", "1"], 0),
     *[(f"diff-compare-self.{ext}", ["diff", CMP, CMP, *args], 0) for ext, args in FORMATS.items()],
     ("compare-cpu_mlp.txt", ["report", CMP], 0),
+    # source attribution (schema 2): extern calls one by one, and the views by line and module
+    *[(f"report-attr_net_train.{ext}", ["report", ATTR, *args], 0) for ext, args in FORMATS.items()],
+    ("report-attr_net_train-by-op-summary.txt", ["report", ATTR, "--by", "op", "--summary"], 0),
+    ("report-attr_net_train-by-line.txt", ["report", ATTR, "--by", "line"], 0),
+    ("report-attr_net_train-by-line.md", ["report", ATTR, "--by", "line", "--format", "markdown"], 0),
+    ("report-attr_net_train-by-module-depth1.txt", ["report", ATTR, "--by", "module", "--module-depth", "1"], 0),
     ("compare-cpu_mlp.md", ["report", CMP, "--format", "markdown"], 0),
 ]
 

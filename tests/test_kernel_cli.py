@@ -237,7 +237,7 @@ def test_text_report_side_by_side(capsys, fake_worker):
     assert lines[2] == "device: NVIDIA H100 PCIe (sm 9.0) · torch 2.11.0 · triton 3.5.0"
     assert lines[3] == ("size hints: x=8, r0_=65536 · moves 2.097 MB per launch (Inductor's "
                         "estimate) · no FLOP count")
-    assert lines[4] == "peak: 2000 GB/s, 756 TFLOP/s dense bf16/fp16 (datasheet: H100 PCIe)"
+    assert lines[4] == "peak: 2000 GB/s (datasheet: H100 PCIe)"  # no FLOP count: no FLOP peak
     base = next(ln for ln in lines if ln.startswith("baseline "))
     tuned = next(ln for ln in lines if ln.startswith("max-autotune "))
     # 0.002097184 GB in 20 µs = 104.9 GB/s = 5.2 % of 2000 GB/s; 10 µs: 209.7 GB/s, 10.5 %
@@ -260,7 +260,9 @@ def test_json_report(capsys, fake_worker, tmp_path):
     assert [r["tried"] for r in d["runs"]] == [1, 12]
     assert d["comparison"]["verdict"] == "faster"
     assert d["comparison"]["speedup"] == pytest.approx(2.0)
-    assert d["peak"] == {"gbps": 2000.0, "tflops": 756.0, "source": "datasheet: H100 PCIe"}
+    assert d["peak"] == {"gbps": 2000.0, "tflops": 756.0, "source": "datasheet: H100 PCIe",
+                         "tflops_fp32": 51.0, "tflops_tf32": 378.0, "tflops_fp8": 1513.0}
+    assert d["peak_flops"] == {"compute_type": "fp32", "tflops": 51.0}
     assert [t["label"] for t in d["all_configs"]] == [
         "XBLOCK=1, R0_BLOCK=2048, num_warps=16, num_stages=1",
         "XBLOCK=8, R0_BLOCK=256, num_warps=8, num_stages=1"]
@@ -282,14 +284,19 @@ def test_peak_options_reach_the_report(capsys, fake_worker, tmp_path):
     _, out, _ = run_cli(capsys, str(RED), "--peaks-file", str(peaks), "--json", "-")
     assert json.loads(out)["peak"]["source"] == f"--peaks-file {peaks} (NVIDIA H100 PCIe)"
     assert json.loads(out)["runs"][0]["pct_of_peak_bw"] == pytest.approx(10.48592)
-    assert fake_worker.calls[0]["peak_table"] == {"NVIDIA H100 PCIe": {"gbps": 1000.0,
-                                                                       "tflops": None}}
+    assert fake_worker.calls[0]["peak_table"] == {"NVIDIA H100 PCIe": {
+        "gbps": 1000.0, "tflops": None, "tflops_fp32": None, "tflops_tf32": None,
+        "tflops_fp8": None}}
     _, out, _ = run_cli(capsys, str(RED), "--peak-gbps", "500", "--json", "-")
-    assert json.loads(out)["peak"] == {"gbps": 500.0, "tflops": 756.0, "source": "--peak-gbps"}
+    assert json.loads(out)["peak"] == {"gbps": 500.0, "tflops": 756.0, "source": "--peak-gbps",
+                                       "tflops_fp32": 51.0, "tflops_tf32": 378.0,
+                                       "tflops_fp8": 1513.0}
     fake_worker.device = "Some GPU"
     _, out, _ = run_cli(capsys, str(RED), "--json", "-")
     assert json.loads(out)["peak"] == {"gbps": 1800.0, "tflops": None,
-                                       "source": "measured: device-to-device copy"}
+                                       "source": "measured: device-to-device copy",
+                                       "tflops_fp32": None, "tflops_tf32": None,
+                                       "tflops_fp8": None}
 
 
 def test_template_runs_baseline_only_and_says_why(capsys, fake_worker):
@@ -300,9 +307,12 @@ def test_template_runs_baseline_only_and_says_why(capsys, fake_worker):
     assert out.startswith(f"`triton_tem_fused_mm_0`: {label('triton_template')} (@template)  \n")
     assert "note: triton_tem_fused_mm_0 is a template kernel" in out
     row = next(ln for ln in out.splitlines() if ln.startswith("| baseline"))
-    # 33,554,432 FLOP in 20 µs = 1.68 TFLOP/s
+    # 33,554,432 FLOP in 20 µs = 1.68 TFLOP/s: 3.3 % of the H100 PCIe's 51 TFLOP/s fp32 peak
+    # (fp32 inputs, ALLOW_TF32 off), not 0.2 % of its 756 TFLOP/s bf16 one
     assert [c.strip() for c in row.strip("|").split("|")] == [
-        "baseline", "1", "1", "20 µs", "±0.7%", "39.3", "2.0", "1.68", "0.2", "32", "0", "64"]
+        "baseline", "1", "1", "20 µs", "±0.7%", "39.3", "2.0", "1.68", "3.3", "32", "0", "64"]
+    assert ("peak: 2000 GB/s, 51.0 TFLOP/s dense fp32 (the kernel's compute type) (datasheet: "
+            "H100 PCIe)  ") in out.splitlines()
 
 
 def test_all_configs_table():
@@ -362,6 +372,62 @@ def test_autotune_top_kernels_rows(run_dir, monkeypatch):
     text = doc.render()
     assert "Together at most 5.00% of model time" in text
     assert "failed: kernelbench worker exceeded --timeout 5s and was killed" in text
+
+
+def _foreach_without_harness(path: Path) -> None:
+    """The synthetic CUDA foreach file as torch 2.11 writes it under our capture: with
+    benchmark_kernel on but benchmark_combo_kernel off, no get_args/call harness."""
+    src = (KERNELS / "synthetic_cuda" / "triton_for_fused_0.py").read_text()
+    path.write_text(src[: src.index("\ndef get_args():")] + "\n")
+
+
+FOREACH_REASON = (
+    "triton_for_fused_0 is a foreach/combo kernel without a benchmark harness (get_args, call "
+    "missing): Inductor writes one only with torch._inductor.config.benchmark_combo_kernel = "
+    "True, which no environment variable sets (breakdown's capture does not)")
+
+
+def test_autotune_top_skips_foreach_kernels_it_cannot_launch(run_dir, monkeypatch):
+    """The most expensive kernel is a foreach kernel without a harness: skipped with the
+    reason, and the next two re-tunable kernels still make the requested two."""
+    from inductor_bench.core.rundir import load_breakdown as load_result
+
+    rel = "graphs/0-forward/kernels/triton_for_fused_0.py"
+    _foreach_without_harness(run_dir / rel)
+    result = load_result(run_dir)
+    result.graphs[0].kernels.append(KernelStat(name="triton_for_fused_0", calls=1, ms=3.0,
+                                               category="triton_foreach", file=rel))
+    timed = []
+
+    def fake(kf, **kw):
+        timed.append(kf.name)
+        return canned_response(True)
+
+    monkeypatch.setattr(kernelbench, "run_kernel_bench", fake)
+    rows = kernelbench.autotune_top_kernels(result, run_dir, 2, timeout=5)
+    assert [(r.graph, r.kernel, r.skipped) for r in rows] == [
+        ("0-forward", "triton_for_fused_0", FOREACH_REASON),
+        ("0-forward", "triton_red_fused_sum_0", None),
+        ("0-forward", "triton_poi_fused_add_sin_0", None)]
+    assert timed == ["triton_red_fused_sum_0", "triton_poi_fused_add_sin_0"]
+    skipped = rows[0]
+    assert (skipped.base_ms, skipped.speedup, skipped.bound) == (None, None, 0.0)
+    assert skipped.to_dict()["skipped"] == FOREACH_REASON
+    assert "skipped" not in rows[1].to_dict()
+    doc = TextDoc()
+    render_retuning(doc, rows, sum(r.bound for r in rows))
+    text = doc.render()
+    assert "Max-autotune re-benchmark of the 2 most expensive Triton kernels" in text
+    assert f"skipped: {FOREACH_REASON}" in text
+
+
+def test_kernel_on_a_foreach_file_without_harness_is_one_line(capsys, fake_worker, tmp_path):
+    f = tmp_path / "triton_for_fused_0.py"
+    _foreach_without_harness(f)
+    code, out, err = run_cli(capsys, str(f))
+    assert code == 2
+    assert error_line(err) == f"{f}: {FOREACH_REASON}"
+    assert out == "" and fake_worker.calls == []
 
 
 def test_autotune_top_stops_without_cuda(run_dir, monkeypatch):

@@ -23,8 +23,9 @@ def analyze(
     fmt: o.FormatOpt = o.Format.text,
     json_out: o.JsonOut = None,
     top: o.Top = DEFAULT_TOP,
+    html_out: o.HtmlOut = None,
 ) -> None:
     """Break down any profiler trace, no torch needed: per step, busy and idle per device,
     time by kernel category, and the top kernels with the op that launched them."""
     result = analyze_trace(load_for_analysis(trace))
-    emit(result.to_json(), lambda: render_analyze(result, fmt.value, top=top), fmt, json_out)
+    emit(result.to_json(), lambda f: render_analyze(result, f, top=top), fmt, json_out, html_out)

@@ -16,7 +16,7 @@ from ..runner.pipeline import run_breakdown
 from ..runner.profile import DEFAULT_WINDOWS
 from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
-from .output import emit, note_run_dir, render_result
+from .output import emit, note_run_dir, render_result, terminal_width
 
 Model = Annotated[
     Path, typer.Argument(help="Model file: defines make_workload(), or a script that compiles.")
@@ -49,6 +49,9 @@ def breakdown(
     top: o.Top = DEFAULT_TOP,
     summary: o.Summary = False,
     autotune_top: AutotuneTop = 0,
+    html_out: o.HtmlOut = None,
+    by: o.ByOpt = o.View.kernel,
+    module_depth: o.ModuleDepth = None,
 ) -> None:
     """Compile MODEL, profile every graph it compiles, and report where the time goes."""
     opts = o.workload_options(model, device, train, dtype, autocast, mode, batch_size, freezing)
@@ -56,8 +59,14 @@ def breakdown(
     result, run_dir, err = run_breakdown(opts, settings, out=out, root=runs_dir)
     if autotune_top and result.measured():
         err = add_autotune_top(result, run_dir, opts, autotune_top, settings) or err
-    emit(result.to_json(), lambda: render_result(result, fmt, top=top, details=not summary), fmt, json_out)
-    if json_out == "-" or fmt is o.Format.json:
+
+    def document(f: str) -> str:
+        return render_result(
+            result, f, top=top, details=not summary, by=by.value, depth=module_depth, width=terminal_width()
+        )
+
+    emit(result.to_json(), document, fmt, json_out, html_out, links=run_dir)
+    if json_out == "-" or fmt in (o.Format.json, o.Format.html):
         note_run_dir(run_dir)
     if err is not None:
         raise err

@@ -9,19 +9,31 @@ import typer
 
 from ..core.compare import DEFAULT_MODES, parse_modes
 from ..core.devices import AUTO
+from ..core.modes import COMMON as COMMON_MODES
 from ..core.vocab import CompileMode
-from ..runner.compare import DEFAULT_REPEAT, CompareRun, run_compare
+from ..runner.compare import DEFAULT_REPEAT, STEP_BUDGET_S, CompareRun, run_compare
 from ..runner.profile import DEFAULT_WINDOWS
 from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
 from .output import emit, note_run_dir, render_result
 
-MODES_HELP = "Comma-separated torch.compile modes: " + ", ".join(CompileMode.ALL[:-1]) + "."
+MODES_HELP = (
+    "Comma-separated torch.compile modes: " + ", ".join(COMMON_MODES) + ", or others the "
+    "installed torch lists (e.g. lite in 2.11)."
+)
 
 Model = Annotated[Path, typer.Argument(help="Model file defining make_workload().")]
 Modes = Annotated[str, typer.Option("--modes", help=MODES_HELP)]
 NoEager = Annotated[bool, typer.Option("--no-eager", help="Leave out the eager (uncompiled) baseline.")]
-Repeat = Annotated[int, typer.Option("--repeat", "-r", min=1, help="Timed steady-state calls per mode.")]
+Repeat = Annotated[
+    int | None,
+    typer.Option("--repeat", "-r", min=1, help="Time exactly this many steady-state calls per mode "
+                 "(default: as many as fit in --step-budget, 10 to 200)."),
+]
+StepBudget = Annotated[
+    float,
+    typer.Option("--step-budget", min=0.0, help="Seconds of steady-state step timing per mode."),
+]
 
 
 def compare(
@@ -30,6 +42,7 @@ def compare(
     modes: Modes = ",".join(DEFAULT_MODES),
     no_eager: NoEager = False,
     repeat: Repeat = DEFAULT_REPEAT,
+    step_budget: StepBudget = STEP_BUDGET_S,
     device: o.Device = AUTO,
     train: o.Train = False,
     dtype: o.Dtype = "float32",
@@ -43,6 +56,7 @@ def compare(
     runs_dir: o.RunsDir = Path("runs"),
     json_out: o.JsonOut = None,
     fmt: o.FormatOpt = o.Format.text,
+    html_out: o.HtmlOut = None,
 ) -> None:
     """Compile MODEL in each mode: compile time, steady-state step time, speedups, memory,
     kernels and the per-category breakdown, side by side."""
@@ -50,9 +64,11 @@ def compare(
     opts = o.workload_options(
         model, device, train, dtype, autocast, CompileMode.DEFAULT, batch_size, freezing
     )
-    run = CompareRun(repeat=repeat, settings=o.run_settings(ctx, iterations, windows, timeout))
+    run = CompareRun(
+        repeat=repeat, settings=o.run_settings(ctx, iterations, windows, timeout), step_budget_s=step_budget
+    )
     result, run_dir, err = run_compare(opts, mode_list, run=run, out=out, root=runs_dir)
-    emit(result.to_json(), lambda: render_result(result, fmt), fmt, json_out)
+    emit(result.to_json(), lambda f: render_result(result, f), fmt, json_out, html_out, links=run_dir)
     note_run_dir(run_dir)
     if err is not None:
         raise err

@@ -71,6 +71,7 @@ def diff(
     min_change: MinChange = None,
     top: o.Top = DEFAULT_TOP,
     allow_mismatch: AllowMismatch = False,
+    html_out: o.HtmlOut = None,
 ) -> None:
     """Compare two results of the same model (two breakdowns, or two compares, mode by mode).
 
@@ -87,8 +88,9 @@ def diff(
     )
     emit(
         json.dumps(d.to_dict(), indent=1),
-        lambda: render_diff(d, fmt.value, threshold_pct=fail_on_regression, top=top),
+        lambda f: render_diff(d, f, threshold_pct=fail_on_regression, top=top),
         fmt,
         json_out,
+        html_out,
     )
     _gate(d, fail_on_regression)

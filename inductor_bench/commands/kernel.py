@@ -116,6 +116,7 @@ def kernel(
     timeout: o.Timeout = DEFAULT_TIMEOUT_S,
     json_out: o.JsonOut = None,
     fmt: o.FormatOpt = o.Format.text,
+    html_out: o.HtmlOut = None,
 ) -> None:
     """Benchmark one Inductor Triton kernel: ms, GB/s and % of peak, FLOP/s, registers; with
     --max-autotune, baseline and max-autotune side by side."""
@@ -142,4 +143,4 @@ def kernel(
         user_source=f"--peaks-file {peaks_file}",
     )
     report = build_report(kf, response, peak, max_autotune=max_autotune)
-    emit(json.dumps(report.to_dict(), indent=1), lambda: render_kernel(report, fmt.value), fmt, json_out)
+    emit(json.dumps(report.to_dict(), indent=1), lambda f: render_kernel(report, f), fmt, json_out, html_out)

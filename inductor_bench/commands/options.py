@@ -6,6 +6,7 @@ A command lists the options it takes in its signature with these types
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -13,7 +14,8 @@ from typing import Annotated
 import typer
 
 from ..core.devices import device_help
-from ..core.workload import DTYPES, MODES, WorkloadOptions
+from ..core.modes import COMMON as COMMON_MODES
+from ..core.workload import DTYPES, WorkloadOptions
 from ..runner.settings import RunSettings
 from .output import Format, write_report
 from .progress import TerminalProgress
@@ -50,7 +52,11 @@ Autocast = Annotated[
 ]
 BatchSize = Annotated[int | None, typer.Option("--batch-size", "-b", help="Passed to make_workload().")]
 Freezing = Annotated[bool, typer.Option("--freezing", help=FREEZING_HELP)]
-Mode = Annotated[str, typer.Option("--mode", "-m", help="torch.compile mode: " + ", ".join(MODES[:-1]) + ".")]
+MODE_HELP = (
+    "torch.compile mode: " + ", ".join(COMMON_MODES) + ", or another mode the installed torch "
+    "lists (torch._inductor.list_mode_options(); e.g. lite in 2.11)."
+)
+Mode = Annotated[str, typer.Option("--mode", "-m", help=MODE_HELP)]
 
 # -- how it is measured ------------------------------------------------------------------------
 Iterations = Annotated[
@@ -65,10 +71,44 @@ Out = Annotated[Path | None, typer.Option("--out", "-o", help="Run directory (mu
 RunsDir = Annotated[Path, typer.Option("--runs-dir", help="Where new run directories go.")]
 JsonOut = Annotated[str | None, typer.Option("--json", help="Also write the JSON here ('-' = stdout).")]
 FormatOpt = Annotated[
-    Format, typer.Option("--format", "-f", help="text, markdown, or json (the JSON on stdout).")
+    Format,
+    typer.Option(
+        "--format", "-f", help="text, markdown, html (one self-contained page), or json (the JSON on stdout)."
+    ),
+]
+HtmlOut = Annotated[
+    Path | None,
+    typer.Option(
+        "--html",
+        metavar="PATH",
+        help="Also write the report as one self-contained HTML page (charts, links to the files).",
+    ),
 ]
 Top = Annotated[int, typer.Option("--top", min=1, help="Kernels shown per table.")]
 Summary = Annotated[bool, typer.Option("--summary", help="Leave out the per-graph kernel tables.")]
+
+
+class View(str, enum.Enum):
+    """What the report's tables are by (``core/views.py``)."""
+
+    kernel = "kernel"
+    op = "op"
+    module = "module"
+    line = "line"
+
+
+ByOpt = Annotated[
+    View,
+    typer.Option(
+        "--by",
+        help="kernel (extern calls one by one, with module path and source line), op (one row per "
+        "extern op), module (time per nn.Module), or line (time per model source line).",
+    ),
+]
+ModuleDepth = Annotated[
+    int | None,
+    typer.Option("--module-depth", min=1, help="--by module: module paths cut to N parts (default: all)."),
+]
 
 
 def workload_options(

@@ -1,8 +1,11 @@
-"""Where the commands put what they made: stdout, a JSON file, the run directory's report."""
+"""Where the commands put what they made: stdout, a JSON file, an HTML page, the run
+directory's reports (``report.txt`` and ``index.html``)."""
 
 from __future__ import annotations
 
 import enum
+import os
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -11,9 +14,11 @@ import typer
 
 from ..core.compare import CompareResult
 from ..core.errors import UsageError
-from ..core.rundir import REPORT_FILE, Result
+from ..core.rundir import HTML_REPORT_FILE, REPORT_FILE, Result
 from ..render.breakdown import render_breakdown
 from ..render.compare import render_compare
+from ..render.doc import HTML, TEXT
+from ..render.html_page import with_base
 
 
 class Format(str, enum.Enum):
@@ -21,7 +26,12 @@ class Format(str, enum.Enum):
 
     text = "text"
     markdown = "markdown"
+    html = "html"
     json = "json"
+
+
+# A report in the format it is asked for by name: ``lambda f: render_x(result, f)``.
+Document = Callable[[str], str]
 
 
 def emit_json(text: str, dest: str | Path) -> None:
@@ -36,28 +46,65 @@ def emit_json(text: str, dest: str | Path) -> None:
     p.write_text(text)
 
 
-def emit(json_text: str, document: Callable[[], str], fmt: Format, json_out: str | None) -> None:
-    """The result as the options ask: ``--json PATH`` (or ``-`` for stdout) and the report
-    (``document()``, in ``--format``) on stdout, unless stdout already holds the JSON."""
+def emit(
+    json_text: str,
+    document: Document,
+    fmt: Format,
+    json_out: str | None,
+    html_out: Path | None = None,
+    links: Path | None = None,
+) -> None:
+    """The result as the options ask: ``--json PATH`` (or ``-`` for stdout), ``--html PATH``,
+    and the report in ``--format`` on stdout, unless stdout already holds the JSON.
+
+    ``links``: the directory the report's file links are relative to (the run directory; None:
+    the current directory, where the command line's paths start). A page printed on stdout is
+    taken to be saved in the current directory."""
     if json_out:
         emit_json(json_text, json_out)
+    if html_out is not None:
+        write_html(html_out, document(HTML), links)
     if json_out == "-":
         return
     if fmt is Format.json:
         emit_json(json_text, "-")
+    elif fmt is Format.html:
+        typer.echo(with_base(document(HTML), _relative(links, Path.cwd())), nl=False)
     else:
-        typer.echo(document(), nl=False)
+        typer.echo(document(fmt.value), nl=False)
 
 
-def render_result(result: Result, fmt: Format = Format.text, **kw) -> str:
+def _relative(links: Path | None, page_dir: Path) -> str:
+    """The links' directory as seen from the page's directory, "/"-separated."""
+    return Path(os.path.relpath(Path(links or ".").resolve(), page_dir.resolve())).as_posix()
+
+
+def write_html(path: Path, page: str, links: Path | None = None) -> None:
+    """An HTML report at ``path`` (rewritten if it exists: it is a view of a result, which is
+    never overwritten), its links made to work from where it is."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(with_base(page, _relative(links, path.parent)))
+
+
+def render_result(result: Result, fmt: str = TEXT, **kw) -> str:
     if isinstance(result, CompareResult):
-        return render_compare(result, fmt.value)
-    return render_breakdown(result, fmt.value, **kw)
+        return render_compare(result, fmt)
+    return render_breakdown(result, fmt, **kw)
 
 
 def write_report(run_dir: Path, result: Result) -> None:
-    """The text report beside a saved result (``report.txt``), rewritten with it."""
+    """The reports beside a saved result, rewritten with it: ``report.txt`` and the same as a
+    page, ``index.html`` (its links relative to the run directory)."""
     (run_dir / REPORT_FILE).write_text(render_result(result))
+    (run_dir / HTML_REPORT_FILE).write_text(render_result(result, HTML))
+
+
+def terminal_width() -> int | None:
+    """The terminal's width, which text tables fit; None when stdout is not a terminal (a file
+    or a pipe gets full names)."""
+    if not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns
 
 
 def note_run_dir(run_dir: Path) -> None:

@@ -12,7 +12,7 @@ from ..core.errors import UsageError
 from ..core.rundir import load_any
 from ..render.breakdown import DEFAULT_TOP
 from . import options as o
-from .output import emit, render_result
+from .output import emit, render_result, terminal_width
 
 Run = Annotated[
     Path,
@@ -21,11 +21,20 @@ Run = Annotated[
 
 
 def report(
-    run: Run, fmt: o.FormatOpt = o.Format.text, top: o.Top = DEFAULT_TOP, summary: o.Summary = False
+    run: Run,
+    fmt: o.FormatOpt = o.Format.text,
+    top: o.Top = DEFAULT_TOP,
+    summary: o.Summary = False,
+    html_out: o.HtmlOut = None,
+    by: o.ByOpt = o.View.kernel,
+    module_depth: o.ModuleDepth = None,
 ) -> None:
     """Re-render a saved breakdown or comparison without torch or a GPU."""
     if not run.exists():
         raise UsageError(f"{run}: no such run directory or file")
     result = load_any(run)
     kw = {} if isinstance(result, CompareResult) else {"top": top, "details": not summary}
-    emit(result.to_json(), lambda: render_result(result, fmt, **kw), fmt, None)
+    if not isinstance(result, CompareResult):
+        kw |= {"by": by.value, "depth": module_depth, "width": terminal_width()}
+    run_dir = run if run.is_dir() else run.parent
+    emit(result.to_json(), lambda f: render_result(result, f, **kw), fmt, None, html_out, links=run_dir)

@@ -3,8 +3,9 @@
 Inductor bakes its autotuning switches into each kernel file's ``inductor_meta``, so
 ``TORCHINDUCTOR_MAX_AUTOTUNE=1 python k.py`` changes nothing. A mode here is the patch the
 worker applies to that meta before the heuristic builds the autotuner: the ``baseline``
-keeps the file's own switches, ``max-autotune`` turns on what ``mode="max-autotune"`` turns
-on. Both switch every autotune cache off, so no ``<hash>.best_config`` pins a config.
+keeps the file's own switches, ``max-autotune`` turns on what ``mode="max-autotune"`` of the
+installed torch turns on (read by the worker from ``list_mode_options``; ``modes.kernel_patch``).
+Both switch every autotune cache off, so no ``<hash>.best_config`` pins a config.
 
 The rest is pure arithmetic on measured numbers: the verdict of max-autotune against the
 baseline (``stats.judge`` with this module's threshold), the kernel report built from the
@@ -25,6 +26,7 @@ from .errors import ResultError, UsageError
 from .kernelfile import KernelFile
 from .match import KernelRef
 from .match import match_kernels as _match_graph_kernels
+from .modes import KernelPatch
 from .peaks import Peak
 from .results import BreakdownResult, KernelMatch, RetunedKernel
 from .stats import Change, Summary, compare_samples, summarize
@@ -42,16 +44,6 @@ CACHES_OFF: dict[str, Any] = {
     "autotune_remote_cache": False,
 }
 
-# What torch.compile(mode="max-autotune") sets for Triton kernels (torch/_inductor/__init__.py,
-# list_mode_options): max_autotune and coordinate descent, whose default search radius is 1.
-# max_autotune_pointwise is implied by max_autotune in the heuristics; set for clarity.
-MAX_AUTOTUNE_META: dict[str, Any] = {
-    "max_autotune": True,
-    "max_autotune_pointwise": True,
-    "coordinate_descent_tuning": True,
-    "coordinate_descent_search_radius": 1,
-}
-
 # Back-to-back timings of one kernel in one process agree to about 1-2 % (clocks, L2 and
 # TLB state); a difference of medians below 3 % is not called faster or slower whatever
 # the spreads say. Above it, stats.judge also requires the difference to clear the noise.
@@ -61,13 +53,18 @@ FASTER = KernelChange.FASTER
 SLOWER = KernelChange.SLOWER
 
 
-def meta_patch(mode: str, *, coordinate_descent: bool = True) -> dict[str, Any]:
-    """The inductor_meta entries a mode overrides (``coordinate_descent=False`` for timing
-    each candidate config on its own)."""
+def meta_patch(mode: str, tuned: KernelPatch | None = None, *,
+               coordinate_descent: bool = True) -> dict[str, Any]:
+    """The inductor_meta entries a mode overrides. ``tuned``: what max-autotune sets, from
+    the installed torch's mode table (``modes.kernel_patch``); ``coordinate_descent=False``
+    for timing each candidate config on its own."""
     if mode == BASELINE:
         patch = dict(CACHES_OFF)
     elif mode == MAX_AUTOTUNE:
-        patch = {**CACHES_OFF, **MAX_AUTOTUNE_META}
+        if tuned is None:
+            raise UsageError("max-autotune needs the installed torch's mode options "
+                             "(torch._inductor.list_mode_options)")
+        patch = {**CACHES_OFF, **tuned.meta}
     else:
         raise UsageError(f"unknown autotune mode {mode!r} (known: {', '.join(Tuning.ALL)})")
     if not coordinate_descent:
@@ -110,8 +107,8 @@ def verdict_sentence(change: Change) -> str:
         return (f"max-autotune is SLOWER: {pct:.1f}% more time; the baseline config wins "
                 "(autotuning picks by a short benchmark, which can mislead)")
     if v == Verdict.WITHIN_NOISE:
-        return (f"no difference: {pct:.1f}% is within noise (threshold "
-                f"{VERDICT_MIN_REL * 100:.0f}% and 3 sigma of the spread)")
+        return (f"no difference: {pct:.1f}% is within noise (needs {VERDICT_MIN_REL * 100:.0f}% "
+                "and the medians' confidence intervals apart)")
     return "too few samples to judge (use more --reps)"
 
 
@@ -249,6 +246,7 @@ class KernelReport:
     all_configs_mode: str | None = None
     versions: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    tuning: KernelPatch | None = None  # what max-autotune set, as the worker's torch defines it
 
     def run(self, mode: str) -> ModeRun | None:
         return next((r for r in self.runs if r.mode == mode), None)
@@ -274,9 +272,14 @@ class KernelReport:
             return None
         return self.kernel.flop / (t.ms / 1e3) / 1e12
 
+    @property
+    def peak_tflops(self) -> float | None:
+        """The device's peak for the kernel's compute type (fp32, tf32, fp16/bf16, fp8)."""
+        return self.peak.flops_for(self.kernel.compute_type)
+
     def pct_of_peak_flops(self, t: Timing) -> float | None:
-        f = self.tflops(t)
-        return 100.0 * f / self.peak.tflops if f is not None and self.peak.tflops else None
+        f, peak = self.tflops(t), self.peak_tflops
+        return 100.0 * f / peak if f is not None and peak else None
 
     def _timing_dict(self, t: Timing) -> dict[str, Any]:
         return {
@@ -292,6 +295,8 @@ class KernelReport:
             "schema": REPORT_SCHEMA, "schema_version": REPORT_SCHEMA_VERSION,
             "kernel": self.kernel.to_dict(), "device": self.device, "versions": self.versions,
             "peak": self.peak.to_dict(),
+            "peak_flops": {"compute_type": self.kernel.compute_type, "tflops": self.peak_tflops},
+            "max_autotune_patch": self.tuning.to_dict() if self.tuning else None,
             "runs": [{"mode": r.mode, "space": r.space, "space_size": len(r.space),
                       "tried": r.tried, "tune_s": r.tune_s, **self._timing_dict(r.timing)}
                      for r in self.runs],
@@ -304,7 +309,8 @@ class KernelReport:
         }
 
 
-def kernel_notes(kf: KernelFile, max_autotune: bool, peak: Peak) -> list[str]:
+def kernel_notes(kf: KernelFile, max_autotune: bool, peak: Peak,
+                 tuning: KernelPatch | None = None) -> list[str]:
     """What a reader must know to read the numbers right."""
     notes = []
     if kf.is_template and max_autotune:
@@ -315,12 +321,20 @@ def kernel_notes(kf: KernelFile, max_autotune: bool, peak: Peak) -> list[str]:
             "default,max-autotune (or breakdown --mode max-autotune)."
         )
     if max_autotune and not kf.is_template and kf.tuning_flags["max_autotune"]:
+        adds = [k for k, v in (tuning.meta if tuning else {}).items()
+                if v and k in kf.tuning_flags and not kf.tuning_flags[k]]
         notes.append("this kernel was generated with max_autotune on: its baseline already "
-                     "searches the max-autotune configs (max-autotune adds coordinate descent)")
+                     "searches the max-autotune configs ("
+                     + (f"max-autotune adds {', '.join(adds)})" if adds else "max-autotune "
+                        "adds nothing to its switches)"))
     if not kf.num_gb:
         notes.append("the file gives no kernel_num_gb: no GB/s")
     if peak.gbps is None:
         notes.append("no peak bandwidth known for this device: pass --peak-gbps or --peaks-file")
+    if kf.flop and peak.flops_for(kf.compute_type) is None:
+        what = kf.compute_type or f"inputs {'/'.join(kf.input_types) or 'unknown'}"
+        notes.append(f"no {what} TFLOP/s peak known for this device: no % of peak FLOP/s "
+                     "(a --peaks-file entry can give tflops, tflops_fp32, tflops_tf32, tflops_fp8)")
     return notes
 
 
@@ -330,10 +344,12 @@ def build_report(kf: KernelFile, response: dict[str, Any], peak: Peak, *,
     runs = [ModeRun.from_dict(r) for r in response.get("runs") or []]
     if not runs:
         raise ResultError("the kernel worker returned no timed run")
+    patch = response.get("max_autotune_patch")
+    tuning = KernelPatch.from_dict(patch) if patch else None
     return KernelReport(
         kernel=kf, device=dict(response.get("device") or {}), peak=peak, runs=runs,
         all_configs=[Timing.from_dict(t) for t in response.get("all_configs") or []],
         all_configs_mode=response.get("all_configs_mode"),
         versions=dict(response.get("versions") or {}),
-        notes=kernel_notes(kf, max_autotune, peak),
+        notes=kernel_notes(kf, max_autotune, peak, tuning), tuning=tuning,
     )

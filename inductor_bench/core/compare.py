@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from .devices import HOST_BACKEND, backend
 from .errors import ResultError, UsageError
+from .load import Load
+from .modes import check_name as check_mode_name
 from .results import BreakdownResult
 from .stats import Change, Summary, compare_samples, summarize
 from .vocab import CompileMode, Status
@@ -40,6 +42,7 @@ class ModeResult:
     peak_memory_kind: str = ""  # "cuda max allocated" | "process peak RSS"
     breakdown: BreakdownResult | None = None  # None for eager and for modes that did not run
     run_dir: str = ""
+    step_load: Load | None = None  # load from other processes while the steps were timed
 
     @property
     def ok(self) -> bool:
@@ -52,8 +55,10 @@ class ModeResult:
         return self.breakdown.totals().kernel_count if self.breakdown else None
 
     def to_dict(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "breakdown"}
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("breakdown", "step_load")}
         d["breakdown"] = self.breakdown.to_dict() if self.breakdown else None
+        if self.step_load is not None:
+            d["step_load"] = asdict(self.step_load)
         return d
 
     @classmethod
@@ -61,9 +66,16 @@ class ModeResult:
         if not isinstance(d, dict) or "mode" not in d:
             raise ResultError("compare result: a mode entry has no 'mode' field")
         names = {f.name for f in fields(cls)}
-        kw = {k: v for k, v in d.items() if k in names and k != "breakdown"}
-        bd = d.get("breakdown")
-        return cls(breakdown=BreakdownResult.from_dict(bd) if bd else None, **kw)
+        kw = {k: v for k, v in d.items() if k in names and k not in ("breakdown", "step_load")}
+        bd, load = d.get("breakdown"), d.get("step_load")
+        return cls(
+            breakdown=BreakdownResult.from_dict(bd) if bd else None,
+            step_load=Load(**{k: v for k, v in load.items() if k in _LOAD_FIELDS}) if load else None,
+            **kw,
+        )
+
+
+_LOAD_FIELDS = {f.name for f in fields(Load)}
 
 
 @dataclass
@@ -76,7 +88,8 @@ class CompareResult:
     dtype: str = "float32"
     autocast: bool = False
     batch_size: int | None = None
-    repeat: int = 1  # measurement rounds per mode
+    repeat: int = 1  # timed calls per mode when fixed (--repeat); 0: timed for step_budget_s
+    step_budget_s: float | None = None
     versions: dict[str, str] = field(default_factory=dict)
     created: str = ""
     run_dir: str = ""
@@ -101,6 +114,8 @@ class CompareResult:
 
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "modes"}
+        if self.step_budget_s is None:
+            del d["step_budget_s"]
         d["modes"] = [m.to_dict() for m in self.modes]
         return d
 
@@ -166,8 +181,7 @@ def parse_modes(text: str, *, eager: bool = True) -> list[str]:
     for m in (x.strip() for x in text.split(",")):
         if not m:
             continue
-        if m not in CompileMode.ALL:
-            raise UsageError(f"--modes: unknown mode {m!r} (choose from {', '.join(CompileMode.ALL)})")
+        check_mode_name(m, "--modes")  # each compile worker checks it against its torch
         if m == EAGER and not eager:
             raise UsageError("--modes lists eager but --no-eager leaves it out")
         if m not in modes:

@@ -24,6 +24,7 @@ from .errors import UsageError
 from .match import KernelRef, match_kernels
 from .results import BreakdownResult, GraphResult, KernelStat
 from .stats import Change, compare_samples, sum_samples, summarize
+from .step import disturbances
 from .vocab import Change as KernelChange
 from .vocab import Outcome, StepSource, Verdict
 
@@ -356,6 +357,8 @@ def diff_results(
         sections, skipped = [breakdown_section(base, head, min_rel)], []
     for side, r in (("base", base), ("head", head)):
         warnings += [f"{side}: {e}" for e in r.errors]
+        for b in _breakdowns(r):
+            warnings += [f"{side}: {d}" for d in disturbances(b)]
     return Diff(
         kind=_kind(head),
         base_model=base.model,
@@ -368,6 +371,12 @@ def diff_results(
         base_label=base_label,
         head_label=head_label,
     )
+
+
+def _breakdowns(r: Result) -> list[BreakdownResult]:
+    if isinstance(r, CompareResult):
+        return [m.breakdown for m in r.modes if m.breakdown is not None]
+    return [r]
 
 
 def _kind(r: Result) -> str:

@@ -19,6 +19,7 @@ from .classify import classify
 from .devices import HOST_BACKEND, kernel_timing_backends
 from .errors import DeviceError, UsageError
 from .modparse import KernelInfo, is_compiled_module
+from .peaks import compute_type
 
 HARNESS = ("get_args", "call")  # what a benchmark needs from the file
 # Autotuning switches Inductor bakes into inductor_meta when it writes the file.
@@ -56,6 +57,27 @@ class KernelFile:
         return {k: bool(self.inductor_meta.get(k)) for k in TUNING_FLAGS}
 
     @property
+    def is_combo(self) -> bool:
+        """A foreach or combo kernel: several kernels launched as one."""
+        return self.heuristic == "foreach" or "combo_grid_meta" in self.inductor_meta
+
+    @property
+    def input_types(self) -> list[str]:
+        """Element types of the pointers the kernel reads (``fp32``, ``bf16``, ``fp8e4nv``),
+        from triton_meta's signature; outputs (``out_ptr*``) left out."""
+        sig = self.triton_meta.get("signature")
+        if not isinstance(sig, dict):
+            return []
+        return [t.lstrip("*") for name, t in sig.items()
+                if isinstance(t, str) and t.startswith("*") and not str(name).startswith("out_ptr")]
+
+    @property
+    def compute_type(self) -> str | None:
+        """The compute type its FLOP/s is measured against (``peaks.compute_type``)."""
+        allow_tf32 = bool((self.inductor_meta.get("config_args") or {}).get("ALLOW_TF32"))
+        return compute_type(self.input_types, allow_tf32=allow_tf32)
+
+    @property
     def compile_config(self) -> dict[str, Any]:
         """A template's fixed launch config (its block sizes, warps, stages)."""
         cfg = dict(self.inductor_meta.get("config_args") or {})
@@ -71,6 +93,7 @@ class KernelFile:
         d["inductor_meta"] = _jsonable(self.inductor_meta)
         d["decorator_args"] = _jsonable(self.decorator_args)
         d["tuning_flags"] = self.tuning_flags
+        d["compute_type"] = self.compute_type
         return d
 
 
@@ -259,16 +282,25 @@ def check_name(kf: KernelFile, wanted: str | None) -> None:
         raise UsageError(f"{kf.path} holds kernel {kf.name}, not {wanted}")
 
 
+def no_harness_reason(kf: KernelFile) -> str | None:
+    """Why the file's own harness cannot launch the kernel (None: it can)."""
+    missing = [f for f in HARNESS if f not in kf.functions]
+    if not missing:
+        return None
+    if kf.is_combo:
+        return (f"{kf.name} is a foreach/combo kernel without a benchmark harness "
+                f"({', '.join(missing)} missing): Inductor writes one only with "
+                "torch._inductor.config.benchmark_combo_kernel = True, which no environment "
+                "variable sets (breakdown's capture does not)")
+    return (f"{kf.name} has no benchmark harness ({', '.join(missing)} missing); Inductor "
+            "writes one when compiling with TORCHINDUCTOR_BENCHMARK_KERNEL=1")
+
+
 def require_benchmarkable(kf: KernelFile) -> None:
     """The file can be loaded and launched by its own harness."""
-    missing = [f for f in HARNESS if f not in kf.functions]
-    if missing:
-        how = ("TORCHINDUCTOR_BENCHMARK_KERNEL=1" if kf.heuristic != "foreach"
-               else "torch._inductor.config.benchmark_combo_kernel = True")
-        raise UsageError(
-            f"{kf.path}: {kf.name} has no benchmark harness ({', '.join(missing)} missing); "
-            f"Inductor writes one when compiling with {how}"
-        )
+    why = no_harness_reason(kf)
+    if why:
+        raise UsageError(f"{kf.path}: {why}")
 
 
 def require_timeable(kf: KernelFile) -> None:

@@ -1,13 +1,17 @@
-"""Device peaks: memory bandwidth (GB/s) and dense bf16/fp16 tensor throughput (TFLOP/s).
+"""Device peaks: memory bandwidth (GB/s) and dense throughput (TFLOP/s) per compute type.
 
 Where a number comes from, in order: ``--peak-gbps``; a user peaks file (``--peaks-file``);
 the datasheet table below; a measured device-to-device copy on the device itself (run by
 the kernel worker when nothing else knows the device). Every figure a report shows says
 which of these it came from.
 
-A peaks file is JSON: ``{"<device name or regex>": {"gbps": 3350, "tflops": 989}, ...}``.
+A peaks file is JSON: ``{"<device name or regex>": {"gbps": 3350, "tflops": 989}, ...}``
+(``tflops``: dense fp16/bf16; optional ``tflops_fp32``, ``tflops_tf32``, ``tflops_fp8``).
 A key matches a device whose name (as ``torch.cuda.get_device_name()`` gives it) equals it,
 or that the key, read as a case-insensitive regular expression, matches in full.
+
+A kernel's FLOP/s is compared with the peak of its compute type (``compute_type``): the
+dtype of its inputs, and for fp32 GEMM templates whether they use TF32.
 
 Pure Python; the measurement itself is ``runner/device.py``'s ``measure_copy_gbps``.
 """
@@ -16,32 +20,53 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import UsageError
 
-# (full-match regex on the device name, GB/s, dense bf16/fp16 TFLOP/s or None, which part).
-# Vendor datasheet figures: HBM/GDDR bandwidth, tensor-core throughput without sparsity.
-DATASHEET: tuple[tuple[str, float, float | None, str], ...] = (
-    (r"NVIDIA B200", 8000.0, 2250.0, "B200"),
-    (r"NVIDIA H200(?: NVL)?", 4800.0, 989.0, "H200"),
-    (r"NVIDIA H100 NVL", 3900.0, 835.0, "H100 NVL"),
-    (r"NVIDIA H100 PCIe", 2000.0, 756.0, "H100 PCIe"),
-    (r"NVIDIA H100(?: 80GB HBM3)?", 3350.0, 989.0, "H100 SXM"),
-    (r"NVIDIA A100-SXM4-80GB", 2039.0, 312.0, "A100 SXM 80GB"),
-    (r"NVIDIA A100 80GB PCIe", 1935.0, 312.0, "A100 PCIe 80GB"),
-    (r"NVIDIA A100-(?:SXM4|PCIE)-40GB", 1555.0, 312.0, "A100 40GB"),
-    (r"NVIDIA L40S", 864.0, 362.0, "L40S"),
-    (r"NVIDIA L40", 864.0, 181.0, "L40"),
-    (r"NVIDIA L4", 300.0, 121.0, "L4"),
-    (r"NVIDIA A10", 600.0, 125.0, "A10"),
-    (r"Tesla V100-SXM2-(?:16|32)GB", 900.0, 125.0, "V100 SXM2 (fp16)"),
-    (r"Tesla T4", 320.0, 65.0, "T4 (fp16)"),
-    (r"NVIDIA GeForce RTX 4090", 1008.0, 165.0, "RTX 4090"),
-    (r"NVIDIA GeForce RTX 3090", 936.0, 71.0, "RTX 3090"),
-    (r"AMD Instinct MI300X", 5300.0, 1307.0, "MI300X"),
+# Compute types a FLOP peak is quoted for.
+FP32 = "fp32"  # FMA units, no tensor cores
+TF32 = "tf32"
+FP16 = "fp16/bf16"
+FP8 = "fp8"
+COMPUTE_TYPES = (FP32, TF32, FP16, FP8)
+
+
+class Row(NamedTuple):
+    """One datasheet entry: dense throughput (no sparsity), TFLOP/s; None where the part has
+    no such unit or the figure is not published."""
+
+    pattern: str  # full-match regex on the device name
+    gbps: float
+    fp16: float | None  # tensor cores, fp16/bf16 inputs, fp32 accumulate
+    part: str
+    fp32: float | None = None
+    tf32: float | None = None
+    fp8: float | None = None
+
+
+# Vendor datasheet figures: HBM/GDDR bandwidth; throughput without sparsity.
+DATASHEET: tuple[Row, ...] = (
+    Row(r"NVIDIA B200", 8000.0, 2250.0, "B200", fp32=75.0, tf32=1125.0, fp8=4500.0),
+    Row(r"NVIDIA H200(?: NVL)?", 4800.0, 989.0, "H200", fp32=67.0, tf32=495.0, fp8=1979.0),
+    Row(r"NVIDIA H100 NVL", 3900.0, 835.0, "H100 NVL", fp32=60.0, tf32=418.0, fp8=1670.0),
+    Row(r"NVIDIA H100 PCIe", 2000.0, 756.0, "H100 PCIe", fp32=51.0, tf32=378.0, fp8=1513.0),
+    Row(r"NVIDIA H100(?: 80GB HBM3)?", 3350.0, 989.0, "H100 SXM", fp32=67.0, tf32=495.0,
+        fp8=1979.0),
+    Row(r"NVIDIA A100-SXM4-80GB", 2039.0, 312.0, "A100 SXM 80GB", fp32=19.5, tf32=156.0),
+    Row(r"NVIDIA A100 80GB PCIe", 1935.0, 312.0, "A100 PCIe 80GB", fp32=19.5, tf32=156.0),
+    Row(r"NVIDIA A100-(?:SXM4|PCIE)-40GB", 1555.0, 312.0, "A100 40GB", fp32=19.5, tf32=156.0),
+    Row(r"NVIDIA L40S", 864.0, 362.0, "L40S", fp32=91.6, tf32=183.0, fp8=733.0),
+    Row(r"NVIDIA L40", 864.0, 181.0, "L40", fp32=90.5, tf32=90.5, fp8=362.0),
+    Row(r"NVIDIA L4", 300.0, 121.0, "L4", fp32=30.3, tf32=60.0, fp8=242.0),
+    Row(r"NVIDIA A10", 600.0, 125.0, "A10", fp32=31.2, tf32=62.5),
+    Row(r"Tesla V100-SXM2-(?:16|32)GB", 900.0, 125.0, "V100 SXM2 (fp16)", fp32=15.7),
+    Row(r"Tesla T4", 320.0, 65.0, "T4 (fp16)", fp32=8.1),
+    Row(r"NVIDIA GeForce RTX 4090", 1008.0, 165.0, "RTX 4090", fp32=82.6, tf32=82.6),
+    Row(r"NVIDIA GeForce RTX 3090", 936.0, 71.0, "RTX 3090", fp32=35.6, tf32=35.6),
+    Row(r"AMD Instinct MI300X", 5300.0, 1307.0, "MI300X", fp32=163.4, tf32=653.7, fp8=2615.0),
 )
 
 MEASURED = "measured: device-to-device copy"
@@ -50,11 +75,23 @@ MEASURED = "measured: device-to-device copy"
 @dataclass(frozen=True)
 class Peak:
     gbps: float | None
-    tflops: float | None
+    tflops: float | None  # dense fp16/bf16 tensor throughput
     source: str  # where the numbers come from, shown next to "% of peak"
+    tflops_fp32: float | None = None
+    tflops_tf32: float | None = None
+    tflops_fp8: float | None = None
+
+    def flops_for(self, compute: str | None) -> float | None:
+        """The TFLOP/s peak of a compute type (``COMPUTE_TYPES``); None when not known."""
+        return {FP32: self.tflops_fp32, TF32: self.tflops_tf32, FP16: self.tflops,
+                FP8: self.tflops_fp8}.get(compute or "")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+# A peaks file's fields: Peak's, by the same names.
+FILE_FIELDS = ("gbps", "tflops", "tflops_fp32", "tflops_tf32", "tflops_fp8")
 
 
 UNKNOWN = Peak(None, None, "unknown")
@@ -95,13 +132,13 @@ def load_peaks_file(path: str | Path) -> dict[str, dict[str, float | None]]:
         where = f"--peaks-file {p}, {key!r}"
         if not isinstance(entry, dict):
             raise UsageError(f'{where}: expected {{"gbps": ..., "tflops": ...}}')
-        unknown = set(entry) - {"gbps", "tflops"}
+        unknown = set(entry) - set(FILE_FIELDS)
         if unknown:
             raise UsageError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
-        gbps, tflops = _number(entry, "gbps", where), _number(entry, "tflops", where)
-        if gbps is None and tflops is None:
+        values = {f: _number(entry, f, where) for f in FILE_FIELDS}
+        if all(v is None for v in values.values()):
             raise UsageError(f"{where}: give gbps, tflops or both")
-        table[key] = {"gbps": gbps, "tflops": tflops}
+        table[key] = values
     return table
 
 
@@ -110,10 +147,12 @@ def lookup(name: str, user_table: dict[str, dict[str, float | None]] | None = No
     """The user table's entry for the device, else the datasheet's, else None."""
     for key, entry in (user_table or {}).items():
         if _matches(key, name):
-            return Peak(entry.get("gbps"), entry.get("tflops"), f"{user_source} ({key})")
-    for pattern, gbps, tflops, part in DATASHEET:
-        if _matches(pattern, name):
-            return Peak(gbps, tflops, f"datasheet: {part}")
+            return Peak(entry.get("gbps"), entry.get("tflops"), f"{user_source} ({key})",
+                        entry.get("tflops_fp32"), entry.get("tflops_tf32"),
+                        entry.get("tflops_fp8"))
+    for row in DATASHEET:
+        if _matches(row.pattern, name):
+            return Peak(row.gbps, row.fp16, f"datasheet: {row.part}", row.fp32, row.tf32, row.fp8)
     return None
 
 
@@ -125,11 +164,11 @@ def resolve(name: str, *, override_gbps: float | None = None,
     if override_gbps is not None:
         if override_gbps <= 0:
             raise UsageError(f"--peak-gbps must be positive, not {override_gbps:g}")
-        return Peak(override_gbps, known.tflops if known else None, "--peak-gbps")
+        return replace(known or UNKNOWN, gbps=override_gbps, source="--peak-gbps")
     if known is not None and known.gbps is not None:
         return known
     if measured_gbps is not None:
-        return Peak(measured_gbps, known.tflops if known else None, MEASURED)
+        return replace(known or UNKNOWN, gbps=measured_gbps, source=MEASURED)
     return known or UNKNOWN
 
 
@@ -140,3 +179,26 @@ def needs_measurement(name: str, *, override_gbps: float | None,
         return False
     known = lookup(name, user_table)
     return known is None or known.gbps is None
+
+
+# --- a kernel's compute type --------------------------------------------------------------
+
+# Triton pointer element types (triton_meta's signature, ``*bf16``) -> compute type.
+_TRITON_FLOAT = {"fp16": FP16, "bf16": FP16, "fp32": FP32}
+_WIDTH = {FP8: 1, FP16: 2, TF32: 4, FP32: 4}
+
+
+def compute_type(input_types: list[str], *, allow_tf32: bool = False) -> str | None:
+    """The compute type whose peak a kernel's FLOP/s is measured against: that of its widest
+    floating-point input (a mixed-precision GEMM runs at the wider type's rate); fp32 inputs
+    with TF32 allowed count as tf32. None when no input is a float type with a quoted peak
+    (fp64, integers)."""
+    types = set()
+    for t in input_types:
+        t = t.lstrip("*")
+        kind = FP8 if t.startswith("fp8") else _TRITON_FLOAT.get(t)
+        if kind is None and t.startswith(("fp", "bf")):
+            return None  # fp64 and other float types: no peak quoted
+        if kind is not None:
+            types.add(TF32 if kind == FP32 and allow_tf32 else kind)
+    return max(types, key=lambda k: (_WIDTH[k], k == FP32)) if types else None

@@ -12,14 +12,22 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from .autotune_records import Autotune, autotune_from_dict
+from .autotune_records import KernelMatch as KernelMatch  # re-exported: results name them
+from .autotune_records import KernelRetuning as KernelRetuning
+from .autotune_records import Recompile as Recompile
+from .autotune_records import RetunedKernel as RetunedKernel
 from .devices import HOST_BACKEND
 from .errors import ResultError
+from .load import Load
 from .pipelined import PipelinedRun
+from .sources import CallSite, Origin
 from .stats import sum_samples
-from .vocab import AutotuneRoute, CompileMode, Status
+from .vocab import CompileMode, Status
 
 SCHEMA = "inductor-bench/breakdown"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: kernel origins, extern call sites (core/sources.py)
+READABLE_VERSIONS = (1, 2)  # version 1 is version 2 without them
 
 
 @dataclass
@@ -35,6 +43,7 @@ class KernelStat:
     source_nodes: list[str] = field(default_factory=list)  # FX nodes it was fused from
     file: str | None = None  # kernel file, relative to the run directory
     launched_by: str | None = None  # the CPU op that launched it (extern GPU kernels)
+    origin: Origin | None = None  # FX nodes, model source lines, nn.Module paths (schema 2)
 
 
 @dataclass
@@ -62,6 +71,8 @@ class GraphResult:
     windows_ms: list[float] = field(default_factory=list)
     window_faults: list[float | None] = field(default_factory=list)
     window: int | None = None
+    # Load from other processes during each window (None where the OS could not tell).
+    window_load: list[Load | None] = field(default_factory=list)
     status: str = Status.OK  # ok | failed | timeout | skipped
     error: str | None = None
     # CUDA graphs: whether the run's mode put this graph under CUDA graphs (None: the mode
@@ -73,6 +84,10 @@ class GraphResult:
     # Accelerators: the same iterations launched back to back with one sync at the end.
     pipelined: PipelinedRun | None = None
     pipelined_trace: str | None = None
+    # Source attribution (schema 2): the extern calls of call() one by one (their times add up
+    # to their op's kernel row), and a note where attribution is missing or partial.
+    sites: list[CallSite] = field(default_factory=list)
+    attribution: str | None = None
 
     @property
     def busy_pct(self) -> float:
@@ -82,22 +97,35 @@ class GraphResult:
     def ok(self) -> bool:
         return self.status == Status.OK
 
+    @property
+    def kept_load(self) -> Load | None:
+        """Load from other processes during the window whose figures are reported."""
+        if self.window is None or self.window >= len(self.window_load):
+            return None
+        return self.window_load[self.window]
+
     def to_dict(self) -> dict[str, Any]:
         """As ``asdict``, leaving out the optional fields that were not measured."""
         d = asdict(self)
         for name, unset in _GRAPH_OPTIONAL.items():
             if d[name] == unset:
                 del d[name]
+        for k in d["kernels"]:
+            if k["origin"] is None:
+                del k["origin"]
         return d
 
 
 # GraphResult fields written only when set (a result without them reads the same).
 _GRAPH_OPTIONAL: dict[str, Any] = {
+    "window_load": [],
     "cuda_graphs": None,
     "replayed": False,
     "cuda_graphs_note": None,
     "pipelined": None,
     "pipelined_trace": None,
+    "sites": [],
+    "attribution": None,
 }
 
 
@@ -143,100 +171,16 @@ class TorchSettings:
         return {k: self.values[k] for k in keys}
 
 
-@dataclass
-class RetunedKernel:
-    """``--autotune-top`` on a GPU: one Triton kernel re-tuned from its file."""
-
-    graph: str
-    kernel: str
-    category: str
-    share: float  # of step wall time, 0..1
-    model_ms: float  # its time in the breakdown
-    base_ms: float | None = None  # re-benchmarked: baseline config
-    tuned_ms: float | None = None  # re-benchmarked: after max-autotune
-    error: str | None = None  # why it could not be re-benchmarked
-    configs_base: int | None = None  # configs tried by each (None: it did not run)
-    configs_tuned: int | None = None
-    config: str | None = None  # the config max-autotune picked
-    verdict: str | None = None
-    speedup: float | None = None  # base / tuned
-    bound: float = 0.0  # share of step time it can save at most (Amdahl)
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        if self.configs_base is None:  # a failed kernel has no measured fields
-            for k in ("configs_base", "configs_tuned", "config", "verdict"):
-                del d[k]
-        return d
-
-
-@dataclass
-class KernelMatch:
-    """``--autotune-top`` on CPU: a kernel of the default run against max-autotune's."""
-
-    graph: str
-    base_name: str | None  # None: added by max-autotune
-    tuned_name: str | None  # None: removed by max-autotune
-    base_category: str | None
-    tuned_category: str | None
-    aten_ops: list[str]
-    base_ms: float
-    tuned_ms: float
-    delta_ms: float  # tuned - base
-    matched_by: str | None  # the matching stage (core/match.py), None when unmatched
-    change: str  # what changed: renamed / category / added / removed / same kernel
-    verdict: str
-
-
-@dataclass
-class KernelRetuning:
-    """``--autotune-top N`` on a GPU: the N most expensive Triton kernels re-tuned."""
-
-    n: int
-    rows: list[RetunedKernel]
-    total_bound: float  # sum of the rows' bounds
-    route: str = AutotuneRoute.KERNELS
-
-    def to_dict(self) -> dict[str, Any]:
-        rows = [r.to_dict() for r in self.rows]
-        return {"route": self.route, "n": self.n, "rows": rows, "total_bound": self.total_bound}
-
-
-@dataclass
-class Recompile:
-    """``--autotune-top N`` on CPU: the model recompiled with mode max-autotune."""
-
-    n: int
-    tuned_run: str  # its run directory
-    tuned_status: str
-    base_step_ms: float
-    tuned_step_ms: float
-    base_kernel_ms: float
-    tuned_kernel_ms: float
-    rows: list[KernelMatch]
-    route: str = AutotuneRoute.RECOMPILE
-
-    def to_dict(self) -> dict[str, Any]:
-        d = {k: v for k, v in asdict(self).items() if k != "route"}
-        return {"route": self.route, **d}
-
-
-Autotune = KernelRetuning | Recompile
-
-
-def autotune_from_dict(d: dict[str, Any] | None) -> Autotune | None:
-    if not d:
-        return None
-    body = {k: v for k, v in d.items() if k != "route"}
-    if d.get("route") == AutotuneRoute.KERNELS:
-        body["rows"] = [RetunedKernel(**_known(RetunedKernel, r)) for r in body.get("rows", [])]
-        return KernelRetuning(**_known(KernelRetuning, body))
-    body["rows"] = [KernelMatch(**_known(KernelMatch, r)) for r in body.get("rows", [])]
-    return Recompile(**_known(Recompile, body))
-
-
 # What a run adds beside its graphs; saved under "extras" in that order, each only when set.
-EXTRAS = ("compile_s", "step_samples_ms", "peak_memory", "elapsed_s", "autotune", "torch_settings")
+EXTRAS = (
+    "compile_s",
+    "step_samples_ms",
+    "peak_memory",
+    "elapsed_s",
+    "autotune",
+    "torch_settings",
+    "subgraphs_left_out",
+)
 
 
 @dataclass
@@ -267,6 +211,9 @@ class BreakdownResult:
     # The process-wide precision/backend settings the model ran with (TF32, cuDNN, SDPA
     # backends, ...), read after its first step and applied by every profiling worker.
     torch_settings: TorchSettings | None = None
+    # Modules Inductor compiled only to benchmark an autotuning choice (core/subgraphs.py):
+    # not profiled; each {"path": ..., "reason": ...}.
+    subgraphs_left_out: list[dict[str, str]] = field(default_factory=list)
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -324,10 +271,10 @@ class BreakdownResult:
     def from_dict(cls, d: dict[str, Any]) -> BreakdownResult:
         if not isinstance(d, dict) or d.get("schema") != SCHEMA:
             raise ResultError("not an inductor-bench breakdown result (schema field missing)")
-        if d.get("schema_version") != SCHEMA_VERSION:
+        if d.get("schema_version") not in READABLE_VERSIONS:
             raise ResultError(
                 f"breakdown schema version {d.get('schema_version')} is not supported "
-                f"(this inductor-bench reads version {SCHEMA_VERSION})"
+                f"(this inductor-bench reads versions {', '.join(map(str, READABLE_VERSIONS))})"
             )
         d = dict(d)
         d.pop("totals", None)
@@ -358,10 +305,19 @@ def _plain(v: Any) -> Any:
 
 def _graph_from_dict(d: dict[str, Any]) -> GraphResult:
     d = dict(d)
-    kernels = [KernelStat(**_known(KernelStat, k)) for k in d.pop("kernels", [])]
+    kernels = [_kernel_from_dict(k) for k in d.pop("kernels", [])]
+    loads = [Load(**_known(Load, x)) if x else None for x in d.pop("window_load", None) or []]
     pipe = d.pop("pipelined", None)
     pipelined = PipelinedRun(**_known(PipelinedRun, pipe)) if pipe else None
-    return GraphResult(kernels=kernels, pipelined=pipelined, **_known(GraphResult, d))
+    sites = [CallSite.from_dict(s) for s in d.pop("sites", [])]
+    return GraphResult(
+        kernels=kernels, pipelined=pipelined, sites=sites, window_load=loads, **_known(GraphResult, d)
+    )
+
+
+def _kernel_from_dict(d: dict[str, Any]) -> KernelStat:
+    o = d.get("origin")
+    return KernelStat(**{**_known(KernelStat, d), "origin": Origin.from_dict(o) if o else None})
 
 
 def step_samples(graphs: list[GraphResult]) -> list[float]:

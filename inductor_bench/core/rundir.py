@@ -6,10 +6,12 @@ A run directory is made fresh for every run and never overwritten::
       meta.json          options, versions, device, status, errors
       cache/             the private Inductor cache this run compiled into
       modules.jsonl      compiled modules as Inductor reported them
+      sources.jsonl      what each module was made from: FX nodes, source lines, nn.Module paths
       graphs/<id>/       module.py, kernels/<name>.py, trace.json.gz (open in Perfetto)
       logs/              worker logs
       breakdown.json     the result (re-render with `inductor-bench report`)
       report.txt         the text report
+      index.html         the same report as a page to open (charts, links to the files above)
 
 A comparison keeps ``compare.json`` and ``report.txt`` at the top and one such directory per
 mode below it. Reading is pure (no torch); writing belongs to the runner and the commands.
@@ -29,8 +31,11 @@ from .results import BreakdownResult
 BREAKDOWN_FILE = "breakdown.json"
 COMPARE_FILE = "compare.json"
 REPORT_FILE = "report.txt"
+HTML_REPORT_FILE = "index.html"
 META_FILE = "meta.json"
 MODULES_LOG = "modules.jsonl"
+SOURCES_LOG = "sources.jsonl"  # what each compiled module was made from (runner/sources.py)
+SOURCES_FILE = "sources.json"  # one graph's entry of it, in graphs/<id>/
 CACHE_DIR = "cache"
 LOGS_DIR = "logs"
 GRAPHS_DIR = "graphs"

@@ -64,3 +64,14 @@ def replayed_count(r: BreakdownResult) -> tuple[int, int] | None:
     the mode uses none here."""
     gs = [g for g in r.graphs if g.cuda_graphs is not None]
     return (sum(g.replayed for g in gs), len(gs)) if gs else None
+
+
+def disturbances(r: BreakdownResult) -> list[str]:
+    """One line per graph whose reported window ran while the machine was busy with other
+    processes (``core/load.py``): its figures may be inflated."""
+    out = []
+    for g in r.measured():
+        load = g.kept_load
+        if load is not None and load.disturbed:
+            out.append(f"{g.id} was measured while {load.describe()}: its times may be inflated")
+    return out

@@ -25,10 +25,10 @@ from typing import Any
 
 from .devices import AUTO, DEVICE_CHOICES
 from .errors import UsageError
+from .modes import check_name as check_mode_name
 from .vocab import CompileMode
 
 FACTORY = "make_workload"
-MODES = CompileMode.ALL
 DTYPES = ("float32", "bfloat16", "float16")
 FACTORY_KIND = "factory"  # the file defines make_workload()
 SCRIPT_KIND = "script"  # the file runs as __main__
@@ -55,8 +55,7 @@ class WorkloadOptions:
             raise UsageError(f"--device must be one of {', '.join(DEVICE_CHOICES)}, not {self.device!r}")
         if self.dtype not in DTYPES:
             raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}, not {self.dtype!r}")
-        if self.mode not in MODES:
-            raise UsageError(f"--mode must be one of {', '.join(MODES)}, not {self.mode!r}")
+        check_mode_name(self.mode)  # the compile worker checks it against the installed torch
         if self.autocast and self.dtype == "float32":
             raise UsageError("--autocast needs --dtype bfloat16 or float16")
         if self.freezing and self.train:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..core.analyze import WHOLE_TRACE, AnalyzeResult, DeviceStep, median_step
 from ..core.categories import label
+from . import charts
 from . import format as fmt
 from .doc import TEXT, Doc, new_doc
 
@@ -124,6 +125,10 @@ def render_analyze(r: AnalyzeResult, fmt_name: str = TEXT, *, top: int = DEFAULT
     doc.paragraph(*(doc.item(f) for f in facts))
     medians = {dev: m for dev in r.devices if (m := median_step(r, dev))}
     _steps(doc, r, medians)
+    doc.chart(charts.analyze_steps(r))
     _categories(doc, r, medians)
+    doc.chart(charts.analyze_categories(r))
     _top(doc, r, top)
+    doc.chart(charts.analyze_top(r, top))
+    doc.links("The trace", [(r.trace, r.trace)], charts.PERFETTO_HOW)
     return doc.render()

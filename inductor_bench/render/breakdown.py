@@ -6,11 +6,14 @@ from __future__ import annotations
 from ..core.categories import label, order
 from ..core.devices import backend
 from ..core.results import BreakdownResult, KernelRetuning, KernelStat, Recompile
-from ..core.vocab import Status
+from ..core.views import By, has_sources
+from ..core.vocab import Role, Status
+from . import charts
 from . import format as fmt
 from .doc import TEXT, Doc, new_doc
 from .execution import render_execution
 from .kernel import render_matches, render_retuning
+from .views import graph_units, source_view, top_units
 
 DEFAULT_TOP = 15
 ATEN_WIDTH = 48  # characters of origin ATen ops shown per row
@@ -23,7 +26,9 @@ def _ops(k: KernelStat) -> str:
 
 
 def _header(doc: Doc, r: BreakdownResult) -> None:
-    what = "training step (forward + backward)" if r.train else "inference"
+    # a script runs what it runs: its graphs' roles say so, not --train
+    train = any(g.role == Role.BACKWARD for g in r.graphs) if r.script else r.train
+    what = "training step (forward + backward)" if train else "inference"
     dtype = r.dtype + (" (autocast)" if r.autocast else "") + (" · freezing" if r.freezing else "")
     doc.title(f"inductor-bench breakdown: {r.model}")
     facts = [
@@ -166,6 +171,7 @@ def _top_kernels(doc: Doc, r: BreakdownResult, top: int) -> None:
         ["#", "graph", "kernel", "category", "calls", "ms", "% kernel", "max gain", "origin ATen ops"],
         ("right", "left", "left", "left", "right", "right", "right", "right", "left"),
     )
+    doc.chart(charts.breakdown_top(r, top))
     doc.paragraph(
         "max gain = the kernel's share of step wall time: the most the step can speed up "
         "if this kernel took no time at all (Amdahl)."
@@ -196,7 +202,7 @@ def _graph_sections(doc: Doc, r: BreakdownResult, top: int) -> None:
                     fmt.pct(fmt.share(k.ms, g.kernel_ms)),
                     _ops(k),
                 ]
-                rows.append(row + ([k.file or ""] if with_file else []))
+                rows.append(row + ([doc.link(k.file, k.file) if k.file else ""] if with_file else []))
             headers = ["kernel", "calls", "ms", "% graph", "origin ATen ops"] + (
                 ["file"] if with_file else []
             )
@@ -218,6 +224,7 @@ def _footer(doc: Doc, r: BreakdownResult) -> None:
                 else ""
             )
         )
+    doc.links("Each graph's files", charts.graph_files(r), charts.PERFETTO_HOW)
 
 
 def _autotune(doc: Doc, r: BreakdownResult) -> None:
@@ -243,12 +250,23 @@ def _recompile(doc: Doc, a: Recompile) -> None:
 
 
 def render_breakdown(
-    r: BreakdownResult, fmt_name: str = TEXT, *, top: int = DEFAULT_TOP, details: bool = True
+    r: BreakdownResult,
+    fmt_name: str = TEXT,
+    *,
+    top: int = DEFAULT_TOP,
+    details: bool = True,
+    by: str = By.KERNEL,
+    depth: int | None = None,
+    width: int | None = None,
 ) -> str:
-    doc = new_doc(fmt_name)
+    """``by``: kernel (extern calls one by one where the result has their sources), op (one row
+    per extern op: the report before source attribution), module (cut to ``depth`` parts) or
+    line. ``width``: the terminal's, which text tables fit."""
+    doc = new_doc(fmt_name, width)
     _header(doc, r)
     if r.graphs:
         _graph_table(doc, r)
+        doc.chart(charts.breakdown_busy(r))
         render_execution(doc, r)
     t = r.totals()
     if t.graphs:
@@ -259,9 +277,16 @@ def render_breakdown(
             t.wall_ms,
             "Time by category (whole step)",
         )
-        _top_kernels(doc, r, top)
+        doc.chart(charts.breakdown_categories(r))
+        sourced = by == By.KERNEL and has_sources(r)
+        if by in (By.MODULE, By.LINE):
+            source_view(doc, r, by, top, depth)
+        elif sourced:
+            top_units(doc, r, top)
+        else:
+            _top_kernels(doc, r, top)
         _autotune(doc, r)
-        if details:
-            _graph_sections(doc, r, top)
+        if details and by in (By.KERNEL, By.OP):
+            (graph_units if sourced else _graph_sections)(doc, r, top)
     _footer(doc, r)
     return doc.render()

@@ -9,7 +9,7 @@ from ..core.categories import order as category_order
 from ..core.compare import DEFAULT, EAGER, CompareResult, ModeResult, fastest, judge, payback_steps, timed
 from ..core.devices import backend
 from ..core.stats import MIN_SAMPLES
-from ..core.step import StepSplit, pipelined_busy_pct, replayed_count, split_step
+from ..core.step import StepSplit, disturbances, pipelined_busy_pct, replayed_count, split_step
 from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
 from .format import interval_x, mib, ms_precise, optional, seconds, spread
@@ -142,6 +142,14 @@ def _notes(result: CompareResult) -> list[str]:
             "the medians' 97.5% intervals do not overlap, else within noise"
         ),
     ]
+    if result.step_budget_s:
+        notes.append(f"each mode's steps were timed for {result.step_budget_s:g} s (10 to 200 calls)")
+    for m in result.modes:
+        if m.step_load is not None and m.step_load.disturbed:
+            notes.append(f"warning: {m.mode}: steps timed while {m.step_load.describe()}: "
+                         "its step time may be inflated")
+        for line in disturbances(m.breakdown) if m.breakdown else []:
+            notes.append(f"warning: {m.mode}: {line}")
     splits = [split_step(m.breakdown) for m in result.modes if m.breakdown]
     if any(splits):
         notes.append(

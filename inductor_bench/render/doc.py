@@ -1,17 +1,79 @@
-"""One document interface for every report, with a text (terminal) and a markdown (pull
-request) implementation. A renderer says *what* a report holds (a title, a table, fine
-print); the document decides how that looks. A new format is one more ``Doc`` subclass.
+"""One document interface for every report, with a text (terminal), a markdown (pull
+request) and an HTML (``render/html.py``: a page to open) implementation. A renderer says
+*what* a report holds (a title, a table, a chart, fine print); the document decides how that
+looks. A new format is one more ``Doc`` subclass.
 
 A document is a list of blocks separated by blank lines, ending in one newline. Inline
-helpers (``strong``, ``code``, ``quote``, ...) return strings to compose lines with.
+helpers (``strong``, ``code``, ``quote``, ``link``, ...) return strings to compose lines with.
+
+Charts (``Chart``: horizontal bars, stacked, diverging or with a whisker) and lists of files
+(``links``) are drawn by the HTML document only: text and markdown leave them out, since their
+tables already hold the same numbers and their footers name the same files.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 from tabulate import tabulate
 
 TEXT = "text"
 MARKDOWN = "markdown"
+HTML = "html"
+
+
+# -- charts ------------------------------------------------------------------------------------
+
+
+class Series:
+    """Colour keys of chart segments that are not kernel categories (a category's key is its
+    own colour key, the same on every chart and page; so are compile modes and kernel changes,
+    by their ``core.vocab`` words)."""
+
+    BUSY = "busy"
+    IDLE = "idle"
+    WAITING = "waiting on CPU"
+    QUEUED = "queued"
+    NOTHING = "nothing launched"
+    FASTEST = "fastest"
+    PICKED = "autotuner's pick"
+    CONFIG = "config"
+    BASE = "base"
+    HEAD = "head"
+
+
+@dataclass
+class Segment:
+    """One part of a bar: its value in the chart's unit, and the series it belongs to (a
+    category key, a compile mode, a ``Series`` word), which picks its colour and legend entry."""
+
+    value: float
+    series: str
+    label: str = ""  # the series' name in the legend (the key itself when empty)
+
+
+@dataclass
+class Bar:
+    label: str
+    segments: list[Segment]
+    note: str = ""  # written at the end of the row ("max gain 12.3%")
+    spread: tuple[float, float] | None = None  # a whisker from low to high, in the chart's unit
+    tip: str = ""  # more on hover
+    faint: bool = False  # drawn pale: within noise
+
+
+@dataclass
+class Chart:
+    """Horizontal bars, one row each: stacked where a bar has several segments, diverging from
+    zero where values are negative, with a whisker where a spread is known."""
+
+    title: str
+    unit: str  # the value axis: "ms per step", "% of kernel time"
+    bars: list[Bar]
+    note: str = ""  # how to read it, under the chart
+    max_value: float | None = None  # a fixed end of the axis (100 for a percentage)
+    whisker: str = ""  # what the whisker is, for the legend ("± robust sigma")
+    legend: dict[str, str] = field(default_factory=dict)  # series -> label; from segments if empty
 
 
 class Doc:
@@ -65,6 +127,13 @@ class Doc:
         """Notes on how to read the numbers above."""
         raise NotImplementedError
 
+    def chart(self, chart: Chart | None) -> None:
+        """A chart of numbers a table beside it holds; text and markdown leave it out."""
+
+    def links(self, title: str, links: list[tuple[str, str]], *notes: str) -> None:
+        """Files to open, as (text, path relative to the run directory), with how to open them;
+        text and markdown leave it out (their footers name the files)."""
+
     def render(self) -> str:
         return "\n\n".join(self.blocks) + "\n"
 
@@ -94,10 +163,37 @@ class Doc:
         """``inductor-bench diff: <what>`` naming the command that made the report."""
         raise NotImplementedError
 
+    def link(self, text: str, href: str) -> str:
+        """``text`` linking to a file (a path relative to the run directory, or as given on the
+        command line); text and markdown show the text alone."""
+        return text
+
 
 class TextDoc(Doc):
     format = TEXT
     table_style = "simple"
+    # The widest a table may be (the terminal's width): long cells are shortened in the middle,
+    # with an ellipsis, until it fits. None: no limit. Markdown and HTML keep full names.
+    width: int | None = None
+
+    def table_text(
+        self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None
+    ) -> str:
+        out = super().table_text(rows, headers, align)
+        if self.width is None:
+            return out
+        caps = [max([len(h)] + [len(r[i]) for r in rows if i < len(r)]) for i, h in enumerate(headers)]
+        over = _widest(out) - self.width
+        while over > 0:  # take from the widest column, down to the next widest, until it fits
+            i = max(range(len(caps)), key=lambda c: caps[c])
+            if caps[i] <= MIN_CELL:
+                break
+            rest = sorted(caps)[-2] if len(caps) > 1 else MIN_CELL
+            cut = min(over, max(caps[i] - max(rest, MIN_CELL), 1))
+            caps[i] -= cut
+            over -= cut
+        rows = [[middle(c, caps[j]) if j < len(caps) else c for j, c in enumerate(r)] for r in rows]
+        return super().table_text(rows, [middle(h, caps[j]) for j, h in enumerate(headers)], align)
 
     def title(self, s: str) -> None:
         self.blocks.append(f"{s}\n{'=' * len(s)}")
@@ -190,9 +286,31 @@ class MarkdownDoc(Doc):
         return f"{self.code(command)} {rest}"
 
 
+MIN_CELL = 20  # a cell is never shortened below this many characters
+
+
+def _widest(text: str) -> int:
+    return max((len(ln) for ln in text.splitlines()), default=0)
+
+
+def middle(s: str, width: int) -> str:
+    """``s`` cut to ``width`` characters by taking out its middle: ``cpp_fused_a…_sum_2``."""
+    if len(s) <= width:
+        return s
+    keep = width - 1
+    head = keep - keep // 2
+    return s[:head] + "…" + s[len(s) - keep // 2 :]
+
+
+# ``render/html.py`` adds ``HTML: HtmlDoc`` when the ``render`` package is imported (the HTML
+# document builds on this module, so this module cannot import it).
 FORMATS: dict[str, type[Doc]] = {TEXT: TextDoc, MARKDOWN: MarkdownDoc}
 
 
-def new_doc(fmt: str = TEXT) -> Doc:
-    """An empty document of the format named ``fmt`` (``text`` or ``markdown``)."""
-    return FORMATS[fmt]()
+def new_doc(fmt: str = TEXT, width: int | None = None) -> Doc:
+    """An empty document of the format named ``fmt`` (``text``, ``markdown`` or ``html``);
+    ``width``: the terminal's, which text tables fit (other formats keep full names)."""
+    doc = FORMATS[fmt]()
+    if isinstance(doc, TextDoc):
+        doc.width = width
+    return doc

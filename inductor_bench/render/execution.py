@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from ..core.pipelined import LAUNCH_BOUND_IDLE
 from ..core.results import BreakdownResult
-from ..core.step import split_step
+from ..core.step import disturbances, split_step
+from ..core.subgraphs import left_out_line
 from . import format as fmt
 from .doc import Doc
 
@@ -14,7 +15,11 @@ DEVICE_BOUND = "device-bound"
 
 
 def render_execution(doc: Doc, r: BreakdownResult) -> None:
+    for line in disturbances(r):
+        doc.paragraph(doc.alert(f"warning: {line}"))
     _settings(doc, r)
+    if r.subgraphs_left_out:
+        doc.paragraph(left_out_line(len(r.subgraphs_left_out)))
     _cuda_graphs(doc, r)
     _pipelined(doc, r)
     _outside(doc, r)

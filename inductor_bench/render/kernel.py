@@ -8,6 +8,7 @@ from typing import Any
 from ..core.autotune import KernelReport, Timing, config_label, verdict_sentence
 from ..core.categories import label
 from ..core.results import KernelMatch, RetunedKernel
+from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
 from .format import DASH, duration, number, optional
 
@@ -36,19 +37,31 @@ def _header(r: KernelReport, doc: Doc) -> list[str]:
     dev = r.device.get("name") or "unknown device"
     cap = r.device.get("capability")
     versions = " · ".join(f"{n} {v}" for n, v in r.versions.items())
-    peak = (f"{number(r.peak.gbps, '.0f')} GB/s, {number(r.peak.tflops, '.0f')} TFLOP/s dense "
-            f"bf16/fp16 ({r.peak.source})")
     flop = f"{k.flop:,} FLOP per launch" if k.flop else "no FLOP count"
     lines = [
         f"{code(k.name)}: {label(k.category)} (@{k.heuristic})",
-        f"file: {code(k.path)}",
+        f"file: {doc.link(code(k.path), k.path)}",
         f"device: {dev}" + (f" (sm {cap[0]}.{cap[1]})" if cap else "")
         + (f" · {versions}" if versions else ""),
         (f"size hints: {_sizes(k.size_hints)} · moves {_bytes(k.num_gb)} per launch "
          f"(Inductor's estimate) · {flop}"),
-        f"peak: {peak}",
+        f"peak: {_peak(r)}",
     ]
+    if r.tuning is not None:
+        ignored = r.tuning.ignored
+        lines.append(r.tuning.describe()
+                     + (f" (not for one kernel: {', '.join(ignored)})" if ignored else ""))
     return lines
+
+
+def _peak(r: KernelReport) -> str:
+    """Bandwidth, and for a kernel that counts its FLOPs the peak of its compute type."""
+    text = f"{number(r.peak.gbps, '.0f')} GB/s"
+    if r.kernel.flop:
+        compute = r.kernel.compute_type
+        text += (f", {number(r.peak_tflops, '.1f')} TFLOP/s dense {compute} (the kernel's "
+                 "compute type)" if compute else ", no TFLOP/s peak for the kernel's input types")
+    return f"{text} ({r.peak.source})"
 
 
 def _config(r: KernelReport, t: Timing) -> str:
@@ -82,6 +95,7 @@ def _runs(r: KernelReport, doc: Doc) -> None:
                *_throughput_headers(r), *RESOURCE_HEADERS]
     doc.table(rows, headers)
     doc.paragraph(*(f"{run.mode} config: {_config(r, run.timing)}" for run in r.runs))
+    doc.chart(charts.kernel_runs(r))
 
 
 def _all_configs(r: KernelReport, doc: Doc) -> None:
@@ -100,6 +114,7 @@ def _all_configs(r: KernelReport, doc: Doc) -> None:
     headers = ["config", "time (median)", "spread", *_throughput_headers(r), *RESOURCE_HEADERS, ""]
     doc.heading(title)
     doc.table(rows, headers)
+    doc.chart(charts.kernel_configs(r))
 
 
 def render_kernel(r: KernelReport, fmt_name: str = TEXT) -> str:
@@ -125,7 +140,8 @@ def render_kernel(r: KernelReport, fmt_name: str = TEXT) -> str:
 
 def render_retuning(doc: Doc, rows: list[RetunedKernel], total: float) -> None:
     """The rows of ``kernelbench.autotune_top_kernels``; ``total``: the sum of their bounds."""
-    doc.heading(f"Max-autotune re-benchmark of the {len(rows)} most expensive Triton kernels")
+    tried = sum(1 for r in rows if not r.skipped)
+    doc.heading(f"Max-autotune re-benchmark of the {tried} most expensive Triton kernels")
     if not rows:
         doc.paragraph("no re-tunable Triton kernel with a file")
         return
@@ -143,7 +159,7 @@ def _retuned_row(r: RetunedKernel) -> list[str]:
         duration(r.tuned_ms) if r.tuned_ms is not None else DASH,
         DASH if r.speedup is None else f"{r.speedup:.2f}x",
         f"{r.configs_base} -> {r.configs_tuned}" if r.configs_base is not None else DASH,
-        f"failed: {r.error}" if r.error else (r.verdict or DASH),
+        f"skipped: {r.skipped}" if r.skipped else f"failed: {r.error}" if r.error else (r.verdict or DASH),
         f"{100 * r.bound:.2f}%",
     ]
 

@@ -9,18 +9,24 @@ to profile.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import logging
 import platform
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core import subgraphs
 from ..core.errors import UsageError, WorkloadError
+from ..core.rundir import SOURCES_LOG
 from ..core.vocab import CompileMode
 from ..core.workload import FACTORY_KIND, SCRIPT_KIND, WorkloadOptions, file_kind
-from . import cudagraph_log, torch_settings
+from . import compile_modes, cudagraph_log, machine, sources, torch_settings
 from . import device as dev
 from .workload import build_step, call_factory, load_factory
 
@@ -42,13 +48,24 @@ def inductor_env(cache_dir: Path, *, freezing: bool = False) -> dict[str, str]:
 
 
 class _ModuleRecorder(logging.Handler):
-    """Receives ``torch.__trace`` records; keeps those naming a compiled module."""
+    """Receives ``torch.__trace`` records; keeps those naming a compiled module.
+
+    Each module is written to ``log_path`` with what the call stack says about how it was
+    compiled (``core/subgraphs.py``): the Inductor frames, the compiled graph's name and, for
+    a subgraph Inductor compiled only to benchmark an autotuning choice, that choice. Such
+    subgraphs are flagged (``subgraph: true`` and a reason) and kept in ``subgraphs``, apart
+    from the model's graphs in ``modules``; ``order`` counts both.
+    """
+
+    STACK_DEPTH = 16  # innermost Inductor frames kept as evidence
+    COMPILE_FRAMES = ("_compile_to_module_lines", "_compile_to_module", "compile_to_module")
 
     def __init__(self, log_path: Path) -> None:
         super().__init__(level=logging.DEBUG)
         self.log_path = log_path
         self.seen: set[str] = set()
         self.modules: list[dict[str, Any]] = []
+        self.subgraphs: list[dict[str, Any]] = []
 
     def emit(self, record: logging.LogRecord) -> None:
         md = getattr(record, "metadata", None)
@@ -64,14 +81,47 @@ class _ModuleRecorder(logging.Handler):
             "frame_id": md.get("frame_id"),
             "frame_compile_id": md.get("frame_compile_id"),
             "attempt": md.get("attempt"),
-            "order": len(self.modules),
+            "order": len(self.modules) + len(self.subgraphs),
         }
-        self.modules.append(entry)
+        # evidence only: a surprise in the stack must not break the compile
+        with contextlib.suppress(Exception):
+            entry.update(self._how_compiled())
+        try:
+            text = Path(path).read_text(errors="replace")
+        except OSError:
+            text = None
+        subgraphs.mark(entry, text)
+        (self.subgraphs if entry.get(subgraphs.SUBGRAPH_KEY) else self.modules).append(entry)
         with open(self.log_path, "a") as f:
             f.write(json.dumps(entry) + "\n")
 
+    @classmethod
+    def _how_compiled(cls) -> dict[str, Any]:
+        """The Inductor frames on the stack (outermost first), the name of the GraphLowering
+        being compiled, and the autotuning choice a benchmark subgraph was compiled for."""
+        out: dict[str, Any] = {}
+        stack: list[str] = []
+        frame = sys._getframe(1)
+        while frame is not None:
+            code = frame.f_code
+            where = code.co_filename.replace("\\", "/")
+            if "/torch/_inductor/" in where:
+                stack.append(f"{where.split('/torch/_inductor/', 1)[1]}:{code.co_name}")
+                if code.co_name in cls.COMPILE_FRAMES and subgraphs.GRAPH_NAME_KEY not in out:
+                    owner = frame.f_locals.get("self")
+                    name = getattr(owner, "name", None)
+                    out[subgraphs.GRAPH_NAME_KEY] = None if name is None else str(name)
+                if stack[-1] == subgraphs.BENCHMARK_FRAME:
+                    owner = frame.f_locals.get("self")
+                    out[subgraphs.CHOICE_KEY] = str(getattr(owner, "name", "") or "") or None
+            frame = frame.f_back
+        out[subgraphs.STACK_KEY] = stack[: cls.STACK_DEPTH][::-1]
+        return out
+
 
 def _attach_recorder(log_path: Path) -> _ModuleRecorder:
+    """The module recorder, on the ``torch.__trace`` logger (records are built only when a
+    handler is attached)."""
     rec = _ModuleRecorder(log_path)
     logger = logging.getLogger("torch.__trace")
     logger.addHandler(rec)
@@ -105,9 +155,10 @@ def _describe(e: BaseException) -> str:
     return f"{where}: {type(e).__name__}: {first}"[:600]
 
 
-def _run_factory(opts: WorkloadOptions, device: str, steps: int) -> dict[str, Any]:
+def _run_factory(opts: WorkloadOptions, device: str, timing: StepTiming) -> dict[str, Any]:
     import torch
 
+    compile_modes.check(opts.mode)
     model, args, kwargs = call_factory(load_factory(opts.path), opts, device)
     if opts.mode != CompileMode.EAGER:
         model = torch.compile(model, mode=None if opts.mode == CompileMode.DEFAULT else opts.mode)
@@ -125,14 +176,49 @@ def _run_factory(opts: WorkloadOptions, device: str, steps: int) -> dict[str, An
 
     compile_ms = one()  # the first call: compilation (and autotuning) timed on its own
     dev.reset_peak_memory(device)  # the steady state's peak, not compile-time autotuning's
-    samples = [one() for _ in range(steps)]
+    counters = machine.cpu_counters()
+    samples = timing.run(one)
+    load = machine.load_since(counters)
     peak, peak_kind = dev.peak_memory(device)
     return {
         "compile_s": compile_ms / 1e3,
         "step_samples_ms": samples,
+        "step_load": dataclasses.asdict(load) if load is not None else None,
         "peak_memory_bytes": peak,
         "peak_memory_kind": peak_kind,
     }
+
+
+@dataclass(frozen=True)
+class StepTiming:
+    """How long the steady state is timed: ``steps`` calls at most, stopping once
+    ``budget_s`` has passed (None: all ``steps``) but never before ``min_steps``."""
+
+    steps: int
+    budget_s: float | None = None
+    min_steps: int = 1
+
+    @classmethod
+    def from_request(cls, request: dict[str, Any]) -> StepTiming:
+        budget = request.get("step_budget_s")
+        return cls(
+            steps=int(request.get("steps", 5)),
+            budget_s=float(budget) if budget is not None else None,
+            min_steps=int(request.get("min_steps", 1)),
+        )
+
+    def run(self, one: Callable[[], float]) -> list[float]:
+        samples: list[float] = []
+        start = time.perf_counter()
+        while len(samples) < self.steps:
+            if (
+                self.budget_s is not None
+                and len(samples) >= self.min_steps
+                and time.perf_counter() - start >= self.budget_s
+            ):
+                break
+            samples.append(one())
+        return samples
 
 
 def _run_script(opts: WorkloadOptions) -> dict[str, Any]:
@@ -141,6 +227,7 @@ def _run_script(opts: WorkloadOptions) -> dict[str, Any]:
 
     import torch
 
+    compile_modes.check(opts.mode)
     if opts.mode not in (CompileMode.DEFAULT, CompileMode.EAGER):
         # The script's own torch.compile calls get our mode unless they name one.
         orig = torch.compile
@@ -165,6 +252,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     opts = WorkloadOptions(**request["options"])
     log = Path(request["modules_log"])
     recorder = _attach_recorder(log)
+    sources.attach(Path(request.get("sources_log") or log.parent / SOURCES_LOG))
     cudagraph_log.attach(log, recorder.modules)
     device = dev.resolve(opts.device)
     kind = file_kind(Path(opts.path))
@@ -172,7 +260,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     before = torch_settings.snapshot()
     try:
         if kind == FACTORY_KIND:
-            out.update(_run_factory(opts, device, int(request.get("steps", 5))))
+            out.update(_run_factory(opts, device, StepTiming.from_request(request)))
         else:  # a script picks its own devices; each module says which it ran on
             out.update(_run_script(opts))
     except (UsageError, WorkloadError) as e:

@@ -10,15 +10,21 @@ from pathlib import Path
 from ..core.compare import EAGER, CompareResult, ModeResult, skip_reason
 from ..core.devices import AUTO
 from ..core.errors import BenchError, DeviceError, UsageError, WorkerTimeout, WorkloadError
+from ..core.load import Load
 from ..core.vocab import CompileMode, Status
 from ..core.workload import FACTORY_KIND, WorkloadOptions, file_kind
 from .pipeline import CompileOutcome, breakdown_from_outcome, compile_workload
 from .rundir import header, new_run_dir, save_result
 from .settings import RunSettings
 
-# Timed steady-state calls per mode when --repeat is not given: enough for a median and a MAD
-# that the diff can judge (stats.MIN_SAMPLES is 5) while costing little next to compiling.
-DEFAULT_REPEAT = 30
+# Steady-state timing per mode when --repeat is not given: for STEP_BUDGET_S seconds, within
+# MIN_STEPS..MAX_STEPS calls. A fixed 30 calls (45 ms of a 1.5 ms step) once left a median
+# too loose to call a 1.5x slowdown; a second of samples pins the median of a 1 ms step with a
+# 15% spread to about 2% (core/stats.py), and costs little next to compiling.
+STEP_BUDGET_S = 1.0
+MIN_STEPS = 10
+MAX_STEPS = 200
+DEFAULT_REPEAT = None  # --repeat N: exactly N calls instead of the budget
 # Calls after the first (compile) call that are run but not kept: CUDA graph trees warm up
 # on the second call and record on the third, and allocator and caches settle meanwhile.
 WARMUP_STEPS = 3
@@ -28,8 +34,23 @@ WARMUP_STEPS = 3
 class CompareRun:
     """Settings of one comparison, shared by every mode."""
 
-    repeat: int = DEFAULT_REPEAT
+    repeat: int | None = DEFAULT_REPEAT  # exactly this many timed calls (None: the budget)
     settings: RunSettings = field(default_factory=RunSettings)
+    step_budget_s: float = STEP_BUDGET_S
+    max_steps: int = MAX_STEPS
+
+    def timing(self) -> RunSettings:
+        """The settings of a mode's compile worker: warm-up calls, then the timed ones."""
+        if self.repeat is not None:
+            return dataclasses.replace(
+                self.settings, steps=self.repeat + WARMUP_STEPS, step_budget_s=None, min_steps=1
+            )
+        return dataclasses.replace(
+            self.settings,
+            steps=self.max_steps + WARMUP_STEPS,
+            step_budget_s=self.step_budget_s,
+            min_steps=MIN_STEPS + WARMUP_STEPS,
+        )
 
 
 def _execution_order(modes: list[str]) -> list[str]:
@@ -56,8 +77,7 @@ def run_mode(
 
     Returns (mode result, the compile worker's outcome, the first error or None)."""
     mode_dir.mkdir(parents=True, exist_ok=True)
-    settings = dataclasses.replace(run.settings, steps=run.repeat + WARMUP_STEPS)
-    outcome = compile_workload(opts, mode_dir, settings)
+    outcome = compile_workload(opts, mode_dir, run.timing())
     m = ModeResult(
         mode=opts.mode,
         compile_s=0.0 if opts.mode == EAGER else outcome.compile_s,
@@ -65,6 +85,7 @@ def run_mode(
         peak_memory_bytes=outcome.peak_memory_bytes,
         peak_memory_kind=outcome.peak_memory_kind,
         run_dir=str(mode_dir),
+        step_load=Load(**outcome.step_load) if outcome.step_load else None,
     )
     err: Exception | None = outcome.error
     if opts.mode != EAGER and outcome.modules:
@@ -78,7 +99,11 @@ def run_mode(
 
 
 def _header(opts: WorkloadOptions, run: CompareRun, run_dir: Path) -> CompareResult:
-    return CompareResult(**header(opts, run_dir), repeat=run.repeat)
+    return CompareResult(
+        **header(opts, run_dir),
+        repeat=run.repeat or 0,
+        step_budget_s=None if run.repeat is not None else run.step_budget_s,
+    )
 
 
 def _note_device(result: CompareResult, outcome: CompileOutcome) -> None:
@@ -110,7 +135,7 @@ def run_compare(
             f"{opts.path}: compare needs a make_workload() factory; "
             "a script's own loop cannot be timed step by step"
         )
-    if run.repeat < 1:
+    if run.repeat is not None and run.repeat < 1:
         raise UsageError("--repeat must be at least 1")
     run_dir = new_run_dir(opts.name, "compare", root=root, out=out)
     result = _header(opts, run, run_dir)

@@ -3,14 +3,17 @@ profiled in a worker and analysed."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..core import errors
+from ..core import errors, subgraphs
+from ..core.attribution import attribute, read_log
 from ..core.breakdown import analyze_graph, launch_stacks_by_name
 from ..core.devices import DEVICE, backend
+from ..core.load import Load
 from ..core.modparse import ModuleInfo, read_module
 from ..core.pipelined import analyze_pipelined
 from ..core.results import GraphResult
@@ -21,6 +24,8 @@ from ..core.rundir import (
     LOGS_DIR,
     MODULE_FILE,
     PIPELINED_TRACE_FILE,
+    SOURCES_FILE,
+    SOURCES_LOG,
     TRACE_FILE,
     graph_dir,
 )
@@ -42,16 +47,34 @@ class GraphSource:
     info: ModuleInfo
     kernel_files: dict[str, str]  # kernel name -> path relative to the run directory
     cudagraph_skip: str | None = None  # why torch.compile left it out of CUDA graphs
+    sources: dict[str, Any] | None = None  # what it was made from (runner/sources.py)
 
 
-def collect_graphs(modules: list[dict[str, Any]], run_dir: Path, default_device: str) -> list[GraphSource]:
+def collect_graphs(
+    modules: list[dict[str, Any]],
+    run_dir: Path,
+    default_device: str,
+    left_out: list[dict[str, Any]] | None = None,
+) -> list[GraphSource]:
     """Copy each compiled module (and the Triton kernel files it names) into the run
-    directory and label it with its frame / compile id and role."""
+    directory and label it with its frame / compile id and role. Autotuning subgraphs
+    (``core/subgraphs.py``: flagged by the compile worker, or recognised from the module's
+    text) are not graphs of the model: they are left out, and appended to ``left_out`` with
+    ``subgraph: true`` and the reason."""
     sources: list[GraphSource] = []
     used: set[str] = set()
+    records = read_log(run_dir / SOURCES_LOG)
     for m in modules:
-        if Path(m["path"]).exists():
-            sources.append(_collect(m, run_dir, default_device, used))
+        path = Path(m["path"])
+        if not path.exists():
+            continue
+        marked = subgraphs.mark(dict(m), path.read_text(errors="replace"))
+        if marked.get(subgraphs.SUBGRAPH_KEY):
+            if left_out is not None:
+                left_out.append(marked)
+            continue
+        sources.append(_collect(m, run_dir, default_device, used))
+        sources[-1].sources = _save_record(records.get(m["path"]), sources[-1].module_path.parent)
     sources.sort(
         key=lambda s: (
             s.graph.frame_id if s.graph.frame_id is not None else 1 << 30,
@@ -86,6 +109,13 @@ def _collect(m: dict[str, Any], run_dir: Path, default_device: str, used: set[st
         device=info.device or default_device,
     )
     return GraphSource(g, dst, info, kernel_files, m.get("cudagraph_skip"))
+
+
+def _save_record(record: dict[str, Any] | None, gdir: Path) -> dict[str, Any] | None:
+    """The module's lowering record beside its copy (``sources.json``), for re-analysis."""
+    if record is not None:
+        (gdir / SOURCES_FILE).write_text(json.dumps(record))
+    return record
 
 
 def _graph_id(m: dict[str, Any], info: ModuleInfo, used: set[str]) -> str:
@@ -147,15 +177,19 @@ def profile_graph(
         g.windows_ms = list(data.get("windows_ms") or [])
         g.window_faults = list(data.get("window_faults") or [])
         g.window = data.get("window")
+        g.window_load = [Load(**x) if x else None for x in data.get("window_load") or []]
         g.replayed = bool(data.get("replayed"))
         if data.get("replay_error"):
             g.cuda_graphs_note = f"profiled kernel by kernel: capture failed: {data['replay_error']}"
         hints = None
         if g.replayed and (gdir / LAUNCH_TRACE_FILE).exists():
             hints = launch_stacks_by_name(load_for_analysis(gdir / LAUNCH_TRACE_FILE))
-        analyze_graph(
-            load_for_analysis(trace_path), src.info, g, kernel_files=src.kernel_files, stack_hints=hints
-        )
+        trace = load_for_analysis(trace_path)
+        analyze_graph(trace, src.info, g, kernel_files=src.kernel_files, stack_hints=hints)
+        try:  # attribution is an addition to the measurement: it never loses a graph
+            attribute(g, trace, src.info, src.module_path.read_text(errors="replace"), src.sources)
+        except Exception as e:
+            g.attribution = f"source attribution failed: {type(e).__name__}: {e}"[:300]
         pipelined = gdir / PIPELINED_TRACE_FILE
         if on_device and pipelined.exists():
             g.pipelined = analyze_pipelined(load_for_analysis(pipelined))

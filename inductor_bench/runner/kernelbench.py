@@ -7,7 +7,8 @@ The parent calls ``run_kernel_bench`` (no torch import): it starts
 In the worker, each mode imports a private copy of the kernel file (a fresh directory, so
 no ``<hash>.best_config`` sits beside it) with the file's ``@triton_heuristics.<h>``
 decorator intercepted: the heuristic runs with ``inductor_meta`` patched for the mode
-(``autotune.meta_patch``), so the autotuner gets that mode's config space. The file's own
+(``autotune.meta_patch``; max-autotune as the installed torch's ``list_mode_options``
+defines it), so the autotuner gets that mode's config space. The file's own
 ``call(get_args())`` then compiles, autotunes (and runs coordinate descent under
 max-autotune), and is timed the way ``triton.testing.do_bench`` times: an L2 flush before
 each repetition, CUDA events around the call, and the median over the repetitions. The
@@ -24,11 +25,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..core import autotune, peaks
+from ..core import autotune, modes, peaks
 from ..core.categories import TRITON_CATEGORIES
 from ..core.devices import backend
 from ..core.errors import BenchError, DeviceError, UsageError
-from ..core.kernelfile import KernelFile, check_name, read_kernel_file
+from ..core.kernelfile import KernelFile, check_name, no_harness_reason, read_kernel_file
 from ..core.results import BreakdownResult, KernelStat, RetunedKernel
 from ..core.rundir import LOGS_DIR
 from . import device as dev
@@ -90,8 +91,9 @@ def run_kernel_bench(
 RETUNABLE = TRITON_CATEGORIES - {"triton_template"}
 
 
-def top_triton_kernels(result: BreakdownResult, n: int) -> list[tuple[str, KernelStat]]:
-    """(graph id, kernel) of the n most expensive re-tunable Triton kernels with a file."""
+def top_triton_kernels(result: BreakdownResult, n: int | None = None) -> list[tuple[str, KernelStat]]:
+    """(graph id, kernel) of the n (None: all) most expensive re-tunable Triton kernels with
+    a file, most expensive first."""
     found = [
         (g.id, k) for g in result.measured() for k in g.kernels
         if k.category in RETUNABLE and k.file
@@ -99,23 +101,46 @@ def top_triton_kernels(result: BreakdownResult, n: int) -> list[tuple[str, Kerne
     return sorted(found, key=lambda gk: -gk[1].ms)[:n]
 
 
+def skip_reason(run_dir: Path, k: KernelStat) -> str | None:
+    """Why a kernel cannot be re-benchmarked from its file (None: it can, or its file is
+    unreadable, which its worker run then reports): no benchmark harness, as foreach/combo
+    kernels have none unless ``benchmark_combo_kernel`` was set in the compiling process."""
+    try:
+        kf = read_kernel_file(run_dir / str(k.file))
+    except UsageError:
+        return None
+    return no_harness_reason(kf)
+
+
 def autotune_top_kernels(result: BreakdownResult, run_dir: Path, n: int, *,
                          timeout: float = DEFAULT_TIMEOUT_S, echo: bool = False) -> list[RetunedKernel]:
     """Re-benchmark the n most expensive Triton kernels of a breakdown under baseline and
     max-autotune: one row per kernel, with the Amdahl bound, and ``error`` where that
-    kernel's worker failed (the others still run). Worker logs go to
-    ``run_dir/logs/autotune-<graph>-<kernel>.log``."""
+    kernel's worker failed (the others still run). A kernel its file cannot launch (see
+    ``skip_reason``) gets a row with ``skipped`` and does not count towards n. Worker logs
+    go to ``run_dir/logs/autotune-<graph>-<kernel>.log``."""
     totals = result.totals()
     wall = totals.wall_ms or totals.kernel_ms
-    rows = [_retune(result, run_dir, gid, k, wall, timeout=timeout, echo=echo)
-            for gid, k in top_triton_kernels(result, n)]
+    rows: list[RetunedKernel] = []
+    for gid, k in top_triton_kernels(result):
+        if sum(1 for r in rows if not r.skipped) >= n:
+            break
+        why = skip_reason(run_dir, k)
+        if why:
+            rows.append(_row(gid, k, wall, skipped=why))
+        else:
+            rows.append(_retune(run_dir, gid, k, wall, timeout=timeout, echo=echo))
     return autotune.amdahl_rows(rows)[0]
 
 
-def _retune(result: BreakdownResult, run_dir: Path, gid: str, k: KernelStat, wall: float, *,
+def _row(gid: str, k: KernelStat, wall: float, **kw: Any) -> RetunedKernel:
+    return RetunedKernel(graph=gid, kernel=k.name, category=k.category,
+                         share=k.ms / wall if wall > 0 else 0.0, model_ms=k.ms, **kw)
+
+
+def _retune(run_dir: Path, gid: str, k: KernelStat, wall: float, *,
             timeout: float, echo: bool) -> RetunedKernel:
-    row = RetunedKernel(graph=gid, kernel=k.name, category=k.category,
-                        share=k.ms / wall if wall > 0 else 0.0, model_ms=k.ms)
+    row = _row(gid, k, wall)
     try:
         kf = read_kernel_file(run_dir / str(k.file))
         log = run_dir / LOGS_DIR / f"autotune-{gid}-{k.name}.log"
@@ -191,10 +216,26 @@ def load_kernel(kf: KernelFile, patch: dict[str, Any], work_dir: Path, tag: str,
     return module, getattr(module, kf.name)
 
 
+def installed_patch(mode: str = autotune.MAX_AUTOTUNE) -> modes.KernelPatch:
+    """What ``torch.compile(mode=mode)`` of this process's torch sets in a kernel file's
+    inductor_meta (``torch._inductor.list_mode_options``)."""
+    import torch
+    from torch._inductor import config, list_mode_options
+
+    cfg = {k: getattr(config, k) for k in modes.COORDESC_SETTINGS if hasattr(config, k)}
+    return modes.kernel_patch(mode, dict(list_mode_options(mode)),
+                              torch_version=torch.__version__, config=cfg)
+
+
+def patch_for(mode: str, *, coordinate_descent: bool = True) -> dict[str, Any]:
+    """The inductor_meta patch of a tuning mode, max-autotune read from the installed torch."""
+    tuned = installed_patch() if mode == autotune.MAX_AUTOTUNE else None
+    return autotune.meta_patch(mode, tuned, coordinate_descent=coordinate_descent)
+
+
 def config_space(kf: KernelFile, mode: str, work_dir: Path) -> list[dict[str, Any]]:
     """The candidate configs the heuristic builds for ``mode`` (no GPU needed)."""
-    _, tuner = load_kernel(kf, autotune.meta_patch(mode), work_dir, f"space-{mode}",
-                           listing_only=True)
+    _, tuner = load_kernel(kf, patch_for(mode), work_dir, f"space-{mode}", listing_only=True)
     return [config_dict(c) for c in tuner.configs]
 
 
@@ -233,7 +274,7 @@ def _tried(tuner: Any, space: int) -> int:
 
 def bench_mode(kf: KernelFile, mode: str, work_dir: Path, *, warmup: int,
                reps: int) -> dict[str, Any]:
-    module, tuner = load_kernel(kf, autotune.meta_patch(mode), work_dir, mode)
+    module, tuner = load_kernel(kf, patch_for(mode), work_dir, mode)
     space = [config_dict(c) for c in tuner.configs]
     args = module.get_args()
     started = time.perf_counter()
@@ -250,7 +291,7 @@ def bench_mode(kf: KernelFile, mode: str, work_dir: Path, *, warmup: int,
 def bench_all_configs(kf: KernelFile, mode: str, work_dir: Path, *, warmup: int,
                       reps: int) -> list[dict[str, Any]]:
     """Every candidate config of ``mode`` timed on its own (no coordinate descent)."""
-    patch = autotune.meta_patch(mode, coordinate_descent=False)
+    patch = patch_for(mode, coordinate_descent=False)
     module, tuner = load_kernel(kf, patch, work_dir, f"all-{mode}")
     tuner.precompile()
     args = module.get_args()
@@ -291,9 +332,11 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     if peaks.needs_measurement(device["name"], override_gbps=request.get("peak_override"),
                                user_table=request.get("peak_table")):
         measured = dev.measure_copy_gbps(kf.device)
+    tuned = installed_patch() if autotune.MAX_AUTOTUNE in request["modes"] else None
     return {"device": device, "versions": _versions(), "runs": runs,
             "all_configs": all_configs, "all_configs_mode": mode if all_configs else None,
-            "measured_copy_gbps": measured}
+            "measured_copy_gbps": measured,
+            "max_autotune_patch": tuned.to_dict() if tuned else None}
 
 
 if __name__ == "__main__":

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core import errors
+from ..core import errors, subgraphs
 from ..core.devices import HOST_BACKEND
 from ..core.results import BreakdownResult, PeakMemory, TorchSettings
-from ..core.rundir import CACHE_DIR, LOGS_DIR, MODULES_LOG
+from ..core.rundir import CACHE_DIR, LOGS_DIR, MODULES_LOG, SOURCES_LOG
 from ..core.vocab import CompileMode, Status
 from ..core.workload import WorkloadOptions
 from . import cudagraph_log
@@ -42,6 +42,7 @@ class CompileOutcome:
     peak_memory_bytes: int | None = None
     peak_memory_kind: str = ""
     torch_settings: dict[str, Any] | None = None
+    step_load: dict[str, Any] | None = None  # load from other processes while steps were timed
     error: errors.BenchError | None = None
 
 
@@ -55,6 +56,7 @@ _REPORTED = (
     "peak_memory_bytes",
     "peak_memory_kind",
     "torch_settings",
+    "step_load",
 )
 
 
@@ -62,7 +64,14 @@ def compile_workload(opts: WorkloadOptions, run_dir: Path, settings: RunSettings
     """Run the compile worker. Errors are kept in ``outcome.error`` with whatever modules
     were captured before them (read back from ``modules.jsonl``)."""
     modules_log = run_dir / MODULES_LOG
-    request = {"options": opts.to_dict(), "modules_log": str(modules_log), "steps": settings.steps}
+    request = {
+        "options": opts.to_dict(),
+        "modules_log": str(modules_log),
+        "sources_log": str(run_dir / SOURCES_LOG),
+        "steps": settings.steps,
+        "step_budget_s": settings.step_budget_s,
+        "min_steps": settings.min_steps,
+    }
     out = CompileOutcome()
     label = "running" if opts.mode == CompileMode.EAGER else "compiling"
     try:
@@ -154,7 +163,11 @@ def breakdown_from_outcome(
     met (the compile's own error included)."""
     result = result or new_result(opts, run_dir)
     _take_outcome(result, opts, comp)
-    sources = collect_graphs(comp.modules, run_dir, comp.device or HOST_BACKEND.name)
+    left_out: list[dict[str, Any]] = []
+    sources = collect_graphs(comp.modules, run_dir, comp.device or HOST_BACKEND.name, left_out)
+    result.subgraphs_left_out = [
+        {"path": str(m.get("path", "")), "reason": str(m.get(subgraphs.REASON_KEY, ""))} for m in left_out
+    ]
     first_error = comp.error
     if not sources and first_error is None:
         first_error = errors.WorkloadError(

@@ -27,6 +27,7 @@ Run as ``python -m inductor_bench.runner.profile request.json response.json``.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import importlib.util
 import math
@@ -40,8 +41,8 @@ from ..core.breakdown import MARKER
 from ..core.errors import WorkloadError
 from ..core.pipelined import PIPELINED_ITERATION, PIPELINED_RUN
 from . import device as dev
+from . import machine, torch_settings
 from . import replay as replay_mod
-from . import torch_settings
 
 WARMUP_CALLS = 3
 # Auto iteration count: aim for this much profiled time per module, within these bounds.
@@ -159,8 +160,10 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     medians_ms: list[float] = []
     faults: list[float | None] = []
     kept, kept_at = None, 0
+    loads: list[dict[str, Any] | None] = []
     for w in range(windows):
         times = []
+        counters = machine.cpu_counters()
         with profile(activities=activities) as prof:
             f0 = _minor_faults()  # inside the session: its start and stop do not count
             for _ in range(n):
@@ -169,6 +172,8 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
                     once()
                     times.append(time.perf_counter() - t0)
             f1 = _minor_faults()
+        load = machine.load_since(counters)
+        loads.append(dataclasses.asdict(load) if load is not None else None)
         medians_ms.append(statistics.median(times) * 1e3)
         faults.append((f1 - f0) / n if f0 is not None and f1 is not None else None)
         if fastest_window(medians_ms) == w:
@@ -191,6 +196,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         "windows_ms": medians_ms,
         "window_faults": faults,
         "window": kept_at,
+        "window_load": loads,
         "replayed": replayed,
         "replay_error": replay_error,
         "settings_not_applied": not_applied,

@@ -9,8 +9,12 @@ from ..core.progress import QUIET, Progress
 from .rundir import OnSaved
 from .worker import DEFAULT_TIMEOUT_S
 
-# Steady-state calls of the real model timed after its first (compile) call, by breakdown.
-DEFAULT_STEPS = 5
+# Steady-state calls of the real model timed after its first (compile) call, by breakdown:
+# for STEP_BUDGET_S seconds, within MIN_STEPS..DEFAULT_STEPS calls (the step time only sets
+# the time outside the graphs there; compare measures longer, runner/compare.py).
+DEFAULT_STEPS = 100
+MIN_STEPS = 5
+STEP_BUDGET_S = 0.5
 
 
 @dataclass
@@ -18,7 +22,9 @@ class RunSettings:
     iterations: int | None = None  # profiled iterations per window (None: auto)
     windows: int | None = None  # profiler sessions per graph, the fastest kept (None: default)
     timeout: float = DEFAULT_TIMEOUT_S  # seconds per worker
-    steps: int = DEFAULT_STEPS  # timed steady-state calls of the real model
+    steps: int = DEFAULT_STEPS  # timed steady-state calls of the real model, at most
+    step_budget_s: float | None = STEP_BUDGET_S  # stop timing after this long (None: all steps)
+    min_steps: int = MIN_STEPS  # ... but never before this many
     progress: Progress = QUIET
     echo: bool = False  # workers print to the terminal instead of their logs
     on_saved: OnSaved | None = None  # called with each result once it is saved

@@ -1,0 +1,217 @@
+"""Source attribution of one analysed graph (pure; no torch).
+
+Joins three things: the compiled module's ``call()`` (``core/callsites.py``: which kernel or
+extern call writes which buffers), what the compile worker recorded about the lowering
+(``runner/sources.py``: the scheduler's operations with the buffers they write and the FX
+nodes they were made from; the FX nodes with their source line and ``nn.Module`` path), and
+the trace. It fills ``KernelStat.origin`` for every kernel and, on the host timeline, splits
+each extern op into its call sites (``GraphResult.sites``).
+
+Splitting is exact or not done: in every iteration the k-th event of an extern op (say the
+third ``aten::convolution``) is the k-th call of that op in ``call()``, which holds only when
+each iteration has exactly as many events of the op as ``call()`` has calls of it; otherwise
+the op keeps its one row and ``GraphResult.attribution`` says why.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .breakdown import US_PER_MS, cpu_kernel_events, find_markers, op_name
+from .callsites import Call, parse_calls
+from .devices import HOST, backend
+from .modparse import ModuleInfo
+from .results import GraphResult
+from .sources import CallSite, Origin, SourceLine, merge, module_path
+from .timeline import launch_stacks
+from .trace import Trace
+
+NO_RECORD = "no record of the lowering: the run predates source attribution or its compile worker wrote none"
+
+
+def load_record(path: str | Path) -> dict[str, Any] | None:
+    """One graph's capture-time record (``graphs/<id>/sources.json``), None when absent."""
+    p = Path(path)
+    if not p.exists():
+        return None
+    try:
+        return json.loads(p.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def read_log(path: str | Path) -> dict[str, dict[str, Any]]:
+    """``sources.jsonl`` of a run: module path -> its record (the first one seen)."""
+    out: dict[str, dict[str, Any]] = {}
+    p = Path(path)
+    if not p.exists():
+        return out
+    for line in p.read_text().splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a worker killed mid-write leaves at most one torn line
+        if isinstance(rec, dict) and rec.get("path"):
+            out.setdefault(rec["path"], rec)
+    return out
+
+
+# -- FX nodes -> an Origin -------------------------------------------------------------------
+
+
+def origin_of(names: list[str], nodes: dict[str, Any]) -> Origin:
+    """The source lines and module paths of some FX nodes of the record."""
+    lines: set[SourceLine] = set()
+    modules: set[str] = set()
+    for n in names:
+        rec = nodes.get(n) or {}
+        if rec.get("frame"):
+            file, line, func, code = rec["frame"]
+            lines.add(SourceLine(file, int(line), func, code))
+            mod = rec.get("module")
+            modules.add(module_path(mod[0]) if mod else "")
+        elif rec.get("module"):
+            modules.add(module_path(rec["module"][0]))
+    missing = None
+    if not names:
+        missing = "made from no FX node (it copies graph inputs into the layout the kernels use)"
+    elif not lines:
+        ops = sorted({str((nodes.get(n) or {}).get("op", "?")) for n in names})
+        missing = f"its FX nodes carry no stack trace ({', '.join(ops)[:80]})"
+    return Origin(list(names), sorted(lines, key=lambda ln: ln.key), sorted(modules), missing)
+
+
+def call_origins(calls: list[Call], record: dict[str, Any]) -> tuple[dict[int, Origin], dict[int, list[str]]]:
+    """Per call (by position in ``calls``): its Origin, and for extern calls the input shapes."""
+    nodes = record.get("nodes") or {}
+    by_buffer: dict[str, dict[str, Any]] = {}
+    for op in record.get("ops") or []:
+        for name in op.get("written", []):
+            by_buffer.setdefault(name, op)
+    origins: dict[int, Origin] = {}
+    shapes: dict[int, list[str]] = {}
+    for i, c in enumerate(calls):
+        if c.written is None:
+            origins[i] = Origin(missing=f"{c.name}: its signature names no outputs this tool can read")
+            continue
+        ops = [by_buffer[b] for b in c.written if b in by_buffer]
+        if not ops:
+            origins[i] = Origin(missing="the lowering record has no operation writing its buffers")
+            continue
+        if c.extern:
+            ext = next((o for o in ops if o.get("extern")), ops[0])
+            names = list(ext.get("nodes") or ext.get("origins") or [])
+            shapes[i] = list(ext.get("shapes") or [])
+        else:
+            names = []
+            for o in ops:
+                names += [n for n in o.get("origins", []) if n not in names]
+        origins[i] = origin_of(names, nodes)
+    return origins, shapes
+
+
+# -- the graph ----------------------------------------------------------------------------
+
+
+def attribute(
+    graph: GraphResult, trace: Trace, module: ModuleInfo, text: str, record: dict[str, Any] | None
+) -> GraphResult:
+    """Fill the origins of ``graph``'s kernels and its extern call sites (see the module doc)."""
+    if record is None or record.get("error") or "ops" not in record:
+        graph.attribution = (record or {}).get("error") or NO_RECORD
+        return graph
+    calls = parse_calls(text, module)
+    origins, shapes = call_origins(calls, record)
+    per_kernel: dict[str, list[Origin | None]] = {}
+    for i, c in enumerate(calls):
+        if not c.extern:
+            per_kernel.setdefault(c.name, []).append(origins.get(i))
+    externs = [(i, c) for i, c in enumerate(calls) if c.extern]
+    notes: list[str] = []
+    if backend(graph.device).timeline == HOST:
+        sites, notes = _split_host(trace, module, graph, externs, origins, shapes)
+        graph.sites = sites
+        by_op: dict[str, list[Origin | None]] = {}
+        for s in sites:
+            by_op.setdefault(s.kernel, []).append(s.origin)
+        for i, c in externs:
+            op = op_name(c.name) or c.name
+            if op not in {s.kernel for s in sites}:
+                by_op.setdefault(op, []).append(origins.get(i))
+        for k in graph.kernels:
+            if k.name in per_kernel:
+                k.origin = merge(per_kernel[k.name])
+            elif k.name in by_op:
+                k.origin = merge(by_op[k.name])
+            else:
+                k.origin = Origin(missing="not a call of the compiled module (an op its calls run)")
+    else:
+        launchers = _device_launchers(trace)
+        for k in graph.kernels:
+            if k.name in per_kernel:
+                k.origin = merge(per_kernel[k.name])
+                continue
+            ops = launchers.get(k.name, set())
+            mine = [origins.get(i) for i, c in externs if op_name(c.name) in ops]
+            k.origin = merge(mine) or Origin(missing="no extern call of the module launched it")
+        if externs:
+            notes.append("extern kernels are not split by call site on a device timeline")
+    graph.attribution = "; ".join(notes) or None
+    return graph
+
+
+def _device_launchers(trace: Trace) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for i, stack in launch_stacks(trace).items():
+        out.setdefault(trace.events[i].name, set()).update(stack)
+    return out
+
+
+def _split_host(
+    trace: Trace,
+    module: ModuleInfo,
+    graph: GraphResult,
+    externs: list[tuple[int, Call]],
+    origins: dict[int, Origin],
+    shapes: dict[int, list[str]],
+) -> tuple[list[CallSite], list[str]]:
+    """Each extern op's events, iteration by iteration, onto its calls in ``call()`` order."""
+    by_op: dict[str, list[tuple[int, Call]]] = {}
+    for i, c in externs:
+        by_op.setdefault(op_name(c.name) or c.name, []).append((i, c))
+    per_iter = cpu_kernel_events(trace, find_markers(trace))
+    events: dict[str, list[list[float]]] = {op: [] for op in by_op}
+    for evs in per_iter:
+        seen: dict[str, list[float]] = {op: [] for op in by_op}
+        for _, ev in evs:
+            if ev.name in seen and module.kernel_for_record(ev.name) is None:
+                seen[ev.name].append(ev.dur)
+        for op, durs in seen.items():
+            events[op].append(durs)
+    sites: list[CallSite] = []
+    notes: list[str] = []
+    n = max(len(per_iter), 1)
+    for op, cs in by_op.items():
+        counts = sorted({len(d) for d in events[op]})
+        if counts != [len(cs)]:
+            got = "/".join(str(c) for c in counts) or "0"
+            notes.append(f"{op}: {got} events per iteration for {len(cs)} calls, not split by call site")
+            continue
+        for j, (i, c) in enumerate(cs):
+            samples = [d[j] / US_PER_MS for d in events[op]]
+            sites.append(
+                CallSite(
+                    kernel=op,
+                    index=c.index,
+                    callee=c.name,
+                    calls=len(samples) / n,
+                    ms=sum(samples) / n,
+                    samples_ms=samples,
+                    shapes=shapes.get(i, []),
+                    origin=origins.get(i),
+                )
+            )
+    sites.sort(key=lambda s: s.index)
+    return sites, notes

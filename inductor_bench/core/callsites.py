@@ -1,0 +1,125 @@
+"""The calls a compiled module's ``call()`` makes, in order, and the buffers each one writes
+(pure text; no torch).
+
+A generated kernel writes the arguments its signature marks as outputs: C++ pointers that are
+not ``const`` (``float* out_ptr0``, ``float* in_out_ptr0``, a template's ``float* Y``), Triton
+parameters named ``out_ptr*`` / ``in_out_ptr*``. An extern call writes its result
+(``buf3 = extern_kernels.convolution(...)``) or its ``out=`` argument. The buffer names are
+the scheduler's (``bufN``, or a graph input it mutates), which is how a call is joined to
+what the compile worker recorded about it (``core/attribution.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .modparse import KernelInfo, ModuleInfo
+
+# the same extern calls as ModuleInfo.externs, in the same order
+_EXTERN = re.compile(
+    r"^\s+(?:(?P<lhs>\w+)\s*=\s*)?(?P<callee>extern_kernels\.\w+|aten\.[\w.]+|torch\.ops\.[\w.]+)\((?P<args>.*)$"
+)
+_KERNEL = re.compile(r"^\s+(?P<name>\w+)(?:\.run)?\((?P<args>.*)$")
+_CPP_SIGNATURE = re.compile(r'extern\s+"C"\s+void\s+kernel\((?P<params>[^)]*)\)', re.S)
+_NAME = re.compile(r"^[A-Za-z_]\w*$")
+_WRAPPED = re.compile(r"^(?:reinterpret_tensor|c_void_p|as_strided)\(\s*(?P<inner>[\w.()]+?)\s*[,)]")
+
+
+@dataclass
+class Call:
+    """One call in ``call()``."""
+
+    name: str  # the kernel's name, or the extern callee ("extern_kernels.mm")
+    extern: bool
+    index: int  # extern calls: their position among the module's extern calls; kernels: -1
+    written: list[str] | None = field(default_factory=list)  # None: the signature was not understood
+
+
+def split_args(s: str) -> list[str]:
+    """Top-level comma-separated arguments of a call's argument text (up to its closing paren)."""
+    out, depth, cur = [], 0, []
+    for ch in s:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                break
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return out
+
+
+def buffer_of(arg: str) -> str | None:
+    """The buffer an argument names: ``buf3``, ``reinterpret_tensor(buf3, ...)`` -> ``buf3``."""
+    arg = arg.strip()
+    if _NAME.match(arg):
+        return arg
+    m = _WRAPPED.match(arg)
+    if m:
+        return buffer_of(m.group("inner").split(".", 1)[0])
+    return None
+
+
+def output_positions(k: KernelInfo) -> list[int] | None:
+    """Which positional parameters of a generated kernel it writes; None when its signature
+    is not found in its source."""
+    if k.kind == "cpp":
+        m = _CPP_SIGNATURE.search(k.source)
+        if m is None:
+            return None
+        params = [p.strip() for p in m.group("params").split(",") if p.strip()]
+        return [i for i, p in enumerate(params) if "*" in p and not re.search(r"\bconst\b", p)]
+    m = re.search(rf"def\s+{re.escape(k.name)}\((?P<params>[^)]*)\)", k.source) or re.search(
+        r"@triton\.jit\s*\ndef\s+\w+\((?P<params>[^)]*)\)", k.source
+    )
+    if m is None:
+        return None
+    params = [p.split(":")[0].strip() for p in m.group("params").split(",") if p.strip()]
+    return [i for i, p in enumerate(params) if p.startswith(("out_ptr", "in_out_ptr"))]
+
+
+def _call_body(lines: list[str]) -> list[str]:
+    """The lines of ``def call(...)`` (module-level in older torch, a ``Runner`` method in newer)."""
+    for i, ln in enumerate(lines):
+        if re.match(r"^\s*def call\(", ln):
+            indent = len(ln) - len(ln.lstrip())
+            body = []
+            for nxt in lines[i + 1 :]:
+                if nxt.strip() and len(nxt) - len(nxt.lstrip()) <= indent:
+                    break
+                body.append(nxt)
+            return body
+    return []
+
+
+def parse_calls(text: str, module: ModuleInfo) -> list[Call]:
+    """Every kernel and extern call of the module's ``call()``, in order."""
+    out: list[Call] = []
+    n_extern = 0
+    positions = {name: output_positions(k) for name, k in module.kernels.items()}
+    for ln in _call_body(text.splitlines()):
+        if ln.lstrip().startswith("#"):
+            continue
+        em = _EXTERN.match(ln)
+        if em:
+            args = split_args(em.group("args"))
+            written = [em.group("lhs")] if em.group("lhs") else []
+            written += [b for a in args if a.startswith("out=") and (b := buffer_of(a[4:]))]
+            out.append(Call(em.group("callee"), True, n_extern, written))
+            n_extern += 1
+            continue
+        km = _KERNEL.match(ln)
+        if km and km.group("name") in module.kernels:
+            name = km.group("name")
+            pos = positions[name]
+            args = [a for a in split_args(km.group("args")) if not re.match(r"^\w+\s*=", a)]
+            written = None if pos is None else [b for i in pos if i < len(args) and (b := buffer_of(args[i]))]
+            out.append(Call(name, False, -1, written))
+    return out

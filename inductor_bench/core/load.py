@@ -1,0 +1,105 @@
+"""Was the machine quiet while we measured? Load from other processes during a measurement.
+
+Two breakdowns of one model run at the same time on a 2-core machine once reported an
+inference step of 55.7 ms against 0.5 ms alone (the OpenMP threads of two processes fighting
+for two cores), with nothing in the report to say why; on a shared virtual machine the
+hypervisor can also run another guest on our vCPU ("steal"), which slows every op by a
+quarter for seconds at a time. Both show in the kernel's CPU accounting (``/proc/stat``):
+
+- **others** = the CPU time every process spent, less our own process's, over the wall time
+  of the measurement: how many cores other processes kept busy meanwhile;
+- **steal** = the share of the machine's CPU time the hypervisor gave to someone else.
+
+The torch side reads the counters around each measurement (``CpuCounters``); this module
+turns two readings into a ``Load`` and says when it could have moved the figures. Pure
+Python; no torch.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Other processes keeping half a core busy, or a 5% steal, slow a measurement measurably
+# (a single-threaded kernel loses its core part of the time; OpenMP kernels wait on the
+# slowest thread).
+DISTURBED_OTHERS_CORES = 0.5
+DISTURBED_STEAL = 0.05
+
+# /proc/stat "cpu" line fields, in order (man 5 proc); guest time is already in user.
+_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+_BUSY = ("user", "nice", "system", "irq", "softirq")
+_ALL_CPUS = re.compile(r"^cpu\s")  # the all-CPU line, then one line per CPU
+_ONE_CPU = re.compile(r"^cpu\d+\s")
+
+
+@dataclass(frozen=True)
+class CpuCounters:
+    """One reading: the machine's CPU seconds (busy, steal, all) and our process's own."""
+
+    busy_s: float
+    steal_s: float
+    total_s: float
+    own_s: float  # user + system time of our process (all its threads)
+    wall_s: float  # a monotonic clock
+    cpus: int = 1  # CPUs the counters cover
+
+    @classmethod
+    def parse(cls, proc_stat: str, ticks_per_s: float, own_s: float, wall_s: float) -> CpuCounters:
+        """From the text of ``/proc/stat`` (its first, all-CPU line)."""
+        lines = proc_stat.splitlines()
+        if not lines or not _ALL_CPUS.match(lines[0]):
+            raise ValueError("not /proc/stat: the first line is not the all-CPU line")
+        first = lines[0].split()
+        values = dict(zip(_FIELDS, (int(x) / ticks_per_s for x in first[1:]), strict=False))
+        cpus = sum(1 for line in lines if _ONE_CPU.match(line))
+        return cls(
+            busy_s=sum(values.get(f, 0.0) for f in _BUSY),
+            steal_s=values.get("steal", 0.0),
+            total_s=sum(values.values()),
+            own_s=own_s,
+            wall_s=wall_s,
+            cpus=max(1, cpus),
+        )
+
+
+@dataclass(frozen=True)
+class Load:
+    """Load from other processes over one measurement."""
+
+    others_cores: float  # cores kept busy by other processes, on average
+    steal_pct: float  # % of the machine's CPU time stolen by the hypervisor
+    cores: int  # cores this process may run on
+
+    @property
+    def disturbed(self) -> bool:
+        return self.others_cores >= DISTURBED_OTHERS_CORES or self.steal_pct >= 100 * DISTURBED_STEAL
+
+    def describe(self) -> str:
+        parts = []
+        if self.others_cores >= DISTURBED_OTHERS_CORES:
+            parts.append(f"other processes kept {self.others_cores:.1f} of {self.cores} cores busy")
+        if self.steal_pct >= 100 * DISTURBED_STEAL:
+            parts.append(f"the hypervisor took {self.steal_pct:.0f}% of the CPU time (steal)")
+        return " and ".join(parts) or "quiet"
+
+
+def load_between(before: CpuCounters, after: CpuCounters) -> Load | None:
+    """The load over the interval between two readings; None when it is too short to say
+    (the kernel counts in 10 ms ticks)."""
+    wall = after.wall_s - before.wall_s
+    total = after.total_s - before.total_s
+    if wall < 0.05 or total <= 0:
+        return None
+    others = (after.busy_s - before.busy_s) - (after.own_s - before.own_s)
+    return Load(
+        others_cores=max(0.0, others / wall),
+        steal_pct=100.0 * max(0.0, after.steal_s - before.steal_s) / total,
+        cores=after.cpus,
+    )
+
+
+def worst(loads: list[Load | None]) -> Load | None:
+    """The most disturbed of several loads (by cores taken, then steal)."""
+    known = [x for x in loads if x is not None]
+    return max(known, key=lambda x: (x.others_cores, x.steal_pct)) if known else None

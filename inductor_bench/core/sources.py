@@ -1,0 +1,114 @@
+"""Where a kernel comes from in the model: the records of source attribution (pure data).
+
+An ``Origin`` says which FX nodes of the graph Inductor lowered a kernel (or one extern call)
+implements, their model source lines and their ``nn.Module`` paths, or why that is not
+known. A ``CallSite`` is one extern call of a compiled module's ``call()`` with its own time:
+``aten::convolution`` called 120 times per iteration is 120 call sites. Both are filled at
+analysis time from what the compile worker recorded (``runner/sources.py``) and saved in
+``breakdown.json`` (schema version 2), so reports need no torch.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any
+
+ROOT_MODULE = ""  # the module path of code in the compiled model's own forward
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    """One line of the model's source, as the FX node's stack trace names it."""
+
+    file: str
+    line: int
+    function: str = ""
+    code: str = ""  # the line's text (its first physical line)
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.file, self.line)
+
+    @property
+    def short(self) -> str:
+        """``densenet.py:21``."""
+        return f"{PurePath(self.file).name}:{self.line}"
+
+
+@dataclass
+class Origin:
+    """What one kernel (or one extern call) was made from."""
+
+    nodes: list[str] = field(default_factory=list)  # FX nodes of the lowered graph, in graph order
+    lines: list[SourceLine] = field(default_factory=list)  # distinct, by file and line
+    modules: list[str] = field(default_factory=list)  # distinct nn.Module paths ("" = the model itself)
+    missing: str | None = None  # why there is no source line (None when ``lines`` has one)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Origin:
+        return cls(
+            nodes=list(d.get("nodes", [])),
+            lines=[SourceLine(**ln) for ln in d.get("lines", [])],
+            modules=list(d.get("modules", [])),
+            missing=d.get("missing"),
+        )
+
+
+@dataclass
+class CallSite:
+    """One extern call in a compiled module's ``call()``, with the time of its own events."""
+
+    kernel: str  # the per-op row (KernelStat.name) it is part of, e.g. "aten::convolution"
+    index: int  # position among the module's extern calls, 0-based, in call() order
+    callee: str  # as the module calls it, e.g. "extern_kernels.convolution"
+    calls: float  # per iteration
+    ms: float  # per iteration
+    samples_ms: list[float] = field(default_factory=list)
+    shapes: list[str] = field(default_factory=list)  # input shapes, e.g. "2x16x32x32"
+    origin: Origin | None = None
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> CallSite:
+        d = dict(d)
+        o = d.pop("origin", None)
+        names = set(cls.__dataclass_fields__)
+        return cls(origin=Origin.from_dict(o) if o else None, **{k: v for k, v in d.items() if k in names})
+
+
+def merge(origins: list[Origin | None], missing: str | None = None) -> Origin | None:
+    """One origin for several (an op's call sites together, a kernel called at two places)."""
+    present = [o for o in origins if o is not None]
+    if not present:
+        return None
+    nodes: list[str] = []
+    for o in present:
+        nodes += [n for n in o.nodes if n not in nodes]
+    lines = sorted({ln for o in present for ln in o.lines}, key=lambda ln: ln.key)
+    modules = sorted({m for o in present for m in o.modules})
+    why = None if lines else (missing or next((o.missing for o in present if o.missing), None))
+    return Origin(nodes, lines, modules, why)
+
+
+_LEAD = re.compile(r"^(?:L\['[^']*'\]|L__self__|self)\.?")
+
+
+def module_path(raw: str) -> str:
+    """An ``nn_module_stack`` path as the model names it: ``L['self'].features.denseblock3``,
+    ``L['self']._modules['features']`` and ``getattr(L['self'].layers, '0')`` ->
+    ``features.denseblock3``, ``features``, ``layers.0``."""
+    s = raw
+    while (m := re.search(r"getattr\(([^()]*?),\s*'([^']+)'\)", s)) is not None:
+        s = s[: m.start()] + f"{m.group(1)}.{m.group(2)}" + s[m.end() :]
+    s = re.sub(r"\._modules\['([^']+)'\]", r".\1", s)
+    s = re.sub(r"\[(\d+)\]", r".\1", s)
+    s = re.sub(r"(?<!^L)\['([^']+)'\]", r".\1", s)
+    return _LEAD.sub("", s).strip(".")
+
+
+def at_depth(path: str, depth: int | None) -> str:
+    """The first ``depth`` parts of a module path (all of it for None)."""
+    if depth is None or not path:
+        return path
+    return ".".join(path.split(".")[:depth])

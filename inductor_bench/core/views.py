@@ -1,0 +1,118 @@
+"""The breakdown seen by kernel, op, module or source line (pure; no torch).
+
+A view is made of *units*, each a piece of measured time with its origin: a generated kernel,
+an extern op's call site, or an extern op's row where it was not split. Every unit lands in
+exactly one group, so the groups of any view add up to the kernel time. A unit whose origin
+spans several lines (or modules) is put in the group of all of them, never split between them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .results import BreakdownResult, GraphResult, KernelStat
+from .sources import CallSite, Origin, SourceLine, at_depth
+from .vocab import Role
+
+
+class By:
+    KERNEL = "kernel"
+    OP = "op"
+    MODULE = "module"
+    LINE = "line"
+    ALL = (KERNEL, OP, MODULE, LINE)
+
+
+@dataclass
+class Unit:
+    graph: GraphResult
+    kernel: KernelStat  # the kernel row, or the op row a call site is part of
+    ms: float
+    calls: float
+    origin: Origin | None
+    site: CallSite | None = None
+
+    @property
+    def backward(self) -> bool:
+        return self.graph.role == Role.BACKWARD
+
+
+@dataclass
+class Group:
+    key: tuple[str, ...]  # the lines ("file:line") or module paths of the group; () = missing
+    lines: list[SourceLine] = field(default_factory=list)
+    missing: str | None = None  # why the group's units have no line / module
+    units: list[Unit] = field(default_factory=list)
+
+    @property
+    def ms(self) -> float:
+        return sum(u.ms for u in self.units)
+
+    @property
+    def backward_ms(self) -> float:
+        return sum(u.ms for u in self.units if u.backward)
+
+    @property
+    def forward_ms(self) -> float:
+        return self.ms - self.backward_ms
+
+
+def units(graphs: list[GraphResult], *, split: bool = True) -> list[Unit]:
+    """The measured time of ``graphs``: each kernel, with extern ops as their call sites
+    where they were split (``split``) and as one row otherwise."""
+    out: list[Unit] = []
+    for g in graphs:
+        sites: dict[str, list[CallSite]] = {}
+        for s in g.sites if split else []:
+            sites.setdefault(s.kernel, []).append(s)
+        for k in g.kernels:
+            if k.name in sites:
+                out += [Unit(g, k, s.ms, s.calls, s.origin, s) for s in sites[k.name]]
+            else:
+                out.append(Unit(g, k, k.ms, k.calls, k.origin))
+    return out
+
+
+def _missing(u: Unit, what: str) -> str:
+    if u.origin is None:
+        return u.graph.attribution or f"no {what} recorded for this kernel"
+    return u.origin.missing or f"no {what} recorded for this kernel"
+
+
+def by_line(us: list[Unit]) -> list[Group]:
+    """Units grouped by the set of model source lines they come from, largest first."""
+    groups: dict[tuple[str, ...], Group] = {}
+    for u in us:
+        lines = u.origin.lines if u.origin else []
+        if lines:
+            key = tuple(f"{ln.file}:{ln.line}" for ln in lines)
+            g = groups.setdefault(key, Group(key, list(lines)))
+        else:
+            why = _missing(u, "source line")
+            g = groups.setdefault(("", why), Group((), missing=why))
+        g.units.append(u)
+    return _ordered(groups)
+
+
+def by_module(us: list[Unit], depth: int | None = None) -> list[Group]:
+    """Units grouped by the set of ``nn.Module`` paths (cut to ``depth`` parts) they ran in."""
+    groups: dict[tuple[str, ...], Group] = {}
+    for u in us:
+        mods = sorted({at_depth(m, depth) for m in u.origin.modules}) if u.origin else []
+        if mods:
+            key = tuple(mods)
+            g = groups.setdefault(key, Group(key))
+        else:
+            why = _missing(u, "module")
+            g = groups.setdefault(("", why), Group((), missing=why))
+        g.units.append(u)
+    return _ordered(groups)
+
+
+def _ordered(groups: dict[tuple[str, ...], Group]) -> list[Group]:
+    return sorted(groups.values(), key=lambda g: (-g.ms, g.key, g.missing or ""))
+
+
+def has_sources(result: BreakdownResult) -> bool:
+    """Whether any kernel of the result has an origin (results before schema 2 have none)."""
+    return any(k.origin is not None for g in result.measured() for k in g.kernels)

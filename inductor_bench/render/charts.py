@@ -1,0 +1,178 @@
+"""What each report draws: ``Chart``s built from the core records, for any document
+(``Doc.chart``; only HTML draws them). The numbers are the ones the tables beside them print.
+
+Breakdown and analyze here; compare, diff and kernel in ``charts_compare.py``."""
+
+from __future__ import annotations
+
+from ..core.analyze import AnalyzeResult, median_step
+from ..core.categories import label, order
+from ..core.results import BreakdownResult, GraphResult, KernelStat
+from . import format as fmt
+from .doc import Bar, Chart, Segment, Series
+
+STEP = "step"
+PERFETTO_HOW = (
+    'To open a trace: go to https://ui.perfetto.dev, choose "Open trace file" and pick the file '
+    "(a .json.gz opens as it is, and stays on your machine; a page cannot hand a local file to "
+    "another site, hence the two steps)."
+)
+
+
+def category_segments(cats: dict[str, float], scale: float = 1.0) -> list[Segment]:
+    """One segment per category with time, in report order (a category's colour is its key)."""
+    return [
+        Segment(ms * scale, c, label(c))
+        for c, ms in sorted(cats.items(), key=lambda kv: (order(kv[0]), kv[0]))
+        if ms > 0
+    ]
+
+
+def _ops(k: KernelStat) -> str:
+    return ", ".join(k.aten_ops) or (k.launched_by or "")
+
+
+# ---- breakdown ------------------------------------------------------------------------------
+
+
+def breakdown_categories(r: BreakdownResult) -> Chart | None:
+    """Kernel time by category: the whole step, then each graph, stacked."""
+    gs = r.measured()
+    if not gs:
+        return None
+    t = r.totals()
+    bars = [Bar(STEP, category_segments(t.categories), note=f"{fmt.ms(t.kernel_ms)} ms")]
+    if len(gs) > 1:
+        bars += [Bar(g.id, category_segments(g.categories), note=f"{fmt.ms(g.kernel_ms)} ms") for g in gs]
+    return Chart(
+        "Kernel time by category: the step and each graph",
+        "ms per step (kernel time; each graph runs once per step)",
+        bars,
+    )
+
+
+def _busy_bar(name: str, wall: float, busy: float) -> Bar:
+    idle = max(wall - busy, 0.0)
+    return Bar(
+        name,
+        [Segment(min(busy, wall), Series.BUSY, "busy"), Segment(idle, Series.IDLE, "idle")],
+        note=f"busy {fmt.pct(fmt.share(busy, wall))}",
+        tip=f"wall {fmt.ms(wall)} ms · busy {fmt.ms(busy)} ms · idle {fmt.ms(idle)} ms",
+    )
+
+
+def breakdown_busy(r: BreakdownResult, note: str = "") -> Chart | None:
+    """Busy vs idle wall time, per graph and for the step."""
+    gs = r.measured()
+    if not gs:
+        return None
+    t = r.totals()
+    bars = [_busy_bar(g.id, g.wall_ms, g.busy_ms) for g in gs]
+    if len(gs) > 1:
+        bars.insert(0, _busy_bar(STEP, t.wall_ms, t.busy_ms))
+    return Chart("Busy vs idle, per graph", "ms of wall time per call", bars, note=note)
+
+
+def _kernel_bar(g: GraphResult, k: KernelStat, step_wall: float, kernel_total: float) -> Bar:
+    return Bar(
+        k.name,
+        [Segment(k.ms, k.category, label(k.category))],
+        note=f"max gain {fmt.pct(fmt.share(k.ms, step_wall))}",
+        tip=(
+            f"graph {g.id} · {fmt.count(k.calls)} calls · {fmt.pct(fmt.share(k.ms, kernel_total))} of "
+            f"kernel time" + (f"\n{_ops(k)}" if _ops(k) else "")
+        ),
+    )
+
+
+def breakdown_top(r: BreakdownResult, top: int) -> Chart | None:
+    """The most expensive kernels of the step, with the most each could give back."""
+    t = r.totals()
+    pairs = sorted(((g, k) for g in r.measured() for k in g.kernels), key=lambda gk: -gk[1].ms)[:top]
+    if not pairs:
+        return None
+    return Chart(
+        f"Top {len(pairs)} kernels",
+        "ms per step",
+        [_kernel_bar(g, k, t.wall_ms, t.kernel_ms) for g, k in pairs],
+        note="max gain: the kernel's share of step wall time, the most the step can gain if it took no time.",
+    )
+
+
+def graph_files(r: BreakdownResult) -> list[tuple[str, str]]:
+    """(text, path in the run directory) of each graph's trace(s) and compiled module."""
+    out = []
+    for g in r.graphs:
+        for what, path in (
+            ("profiler trace", g.trace),
+            ("trace of the pipelined step", g.pipelined_trace),
+            ("compiled module", g.module),
+        ):
+            if path:
+                out.append((f"{g.id}: {what} ({path})", path))
+    return out
+
+
+# ---- analyze --------------------------------------------------------------------------------
+
+MAX_STEPS = 40  # steps drawn; a longer trace shows the first ones (the table has them all)
+
+
+def analyze_steps(r: AnalyzeResult) -> Chart | None:
+    """Each step on each device: busy, then the idle time split by its cause."""
+    many = len(r.devices) > 1
+    bars = []
+    for s in r.steps[:MAX_STEPS]:
+        for d in s.devices:
+            segs = [
+                Segment(d.busy_ms, Series.BUSY, "busy"),
+                Segment(d.waiting_on_cpu_ms, Series.WAITING, "idle: waiting on CPU"),
+                Segment(d.queued_ms, Series.QUEUED, "idle: queued"),
+                Segment(d.nothing_launched_ms, Series.NOTHING, "idle: nothing launched"),
+            ]
+            name = f"{s.name} · {d.device}" if many else s.name
+            bars.append(Bar(name, segs, note=f"busy {fmt.pct(fmt.share(d.busy_ms, s.wall_ms))}"))
+    if not bars:
+        return None
+    more = f" (the first {MAX_STEPS} of {len(r.steps)})" if len(r.steps) > MAX_STEPS else ""
+    legend = {
+        Series.BUSY: "busy",
+        Series.WAITING: "idle: waiting on CPU",
+        Series.QUEUED: "idle: queued",
+        Series.NOTHING: "idle: nothing launched",
+    }
+    return Chart(f"Busy and idle per step{more}", "ms of step wall time", bars, legend=legend)
+
+
+def analyze_categories(r: AnalyzeResult) -> Chart | None:
+    """Time by category in the median step, one bar per device."""
+    bars = []
+    for dev in r.devices:
+        m = median_step(r, dev)
+        if m is not None and m.categories:
+            note = f"{fmt.ms(sum(m.categories.values()))} ms"
+            bars.append(Bar(f"device {dev}", category_segments(m.categories), note=note))
+    if not bars:
+        return None
+    which = "the median step" if len(r.steps) > 1 else r.steps[0].name
+    return Chart(f"Kernel time by category ({which})", "ms per step", bars)
+
+
+def analyze_top(r: AnalyzeResult, top: int) -> Chart | None:
+    n = max(len(r.steps), 1)
+    total = sum(k.total_ms for k in r.kernels)
+    bars = [
+        Bar(
+            k.name,
+            [Segment(k.total_ms / n, k.category, label(k.category))],
+            note=fmt.pct(fmt.share(k.total_ms, total)),
+            tip=f"{k.device} · {fmt.count(round(k.calls / n, 2))} calls per step"
+            + (f"\nlaunched by {k.launched_by}" if k.launched_by else ""),
+        )
+        for k in r.kernels[:top]
+    ]
+    if not bars:
+        return None
+    return Chart(
+        f"Top {len(bars)} kernels", "ms per step", bars, note="at the end of a bar: % of kernel time"
+    )

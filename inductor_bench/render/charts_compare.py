@@ -1,0 +1,216 @@
+"""The charts of ``compare`` (the modes side by side), ``diff`` (base against head, what changed
+and whether it stands out of the noise) and ``kernel`` (modes, and every config)."""
+
+from __future__ import annotations
+
+import posixpath
+
+from ..core.autotune import KernelReport, Timing, config_label
+from ..core.categories import label
+from ..core.compare import CompareResult, timed
+from ..core.diff import ADDED, REMOVED, KernelDiff, SectionDiff
+from ..core.rundir import HTML_REPORT_FILE
+from ..core.stats import SIGNIFICANT, Summary
+from . import format as fmt
+from .charts import category_segments
+from .doc import Bar, Chart, Segment, Series
+
+SIGMA = "± robust sigma (1.4826 x MAD)"
+
+
+def _sigma(s: Summary, scale: float = 1.0) -> tuple[float, float] | None:
+    if s.n < 2:
+        return None
+    return (max(s.median - s.sigma, 0.0) * scale, (s.median + s.sigma) * scale)
+
+
+# ---- compare --------------------------------------------------------------------------------
+
+
+def compare_step(result: CompareResult) -> Chart | None:
+    bars = []
+    for m in result.modes:
+        if not timed(m):
+            continue
+        s = m.step()
+        bars.append(
+            Bar(
+                m.mode,
+                [Segment(s.median, m.mode)],
+                note=f"{fmt.ms_precise(s.median)} ms {fmt.spread(s.spread_pct)}".strip(),
+                spread=_sigma(s),
+                tip=f"{s.n} samples, min {fmt.ms_precise(s.min)}, max {fmt.ms_precise(s.max)} ms",
+            )
+        )
+    if not bars:
+        return None
+    return Chart("Step time per mode (median)", "ms per step", bars, whisker=SIGMA)
+
+
+def compare_compile(result: CompareResult) -> Chart | None:
+    bars = [
+        Bar(m.mode, [Segment(m.compile_s, m.mode)], note=fmt.seconds(m.compile_s))
+        for m in result.modes
+        if m.ok and m.compile_s is not None
+    ]
+    if not any(b.segments[0].value > 0 for b in bars):
+        return None
+    return Chart("Compile time per mode (the first call, timed on its own)", "seconds", bars)
+
+
+def compare_categories(result: CompareResult) -> Chart | None:
+    bars = []
+    for m in result.modes:
+        if m.breakdown is None:
+            continue
+        t = m.breakdown.totals()
+        bars.append(Bar(m.mode, category_segments(t.categories), note=f"{fmt.ms(t.kernel_ms)} ms"))
+    if not bars:
+        return None
+    unit = "ms per step (kernel time, from each mode's breakdown)"
+    return Chart("Kernel time by category per mode", unit, bars)
+
+
+def mode_pages(result: CompareResult) -> list[tuple[str, str]]:
+    """Each mode's breakdown page, relative to the comparison's run directory."""
+    out = []
+    for m in result.modes:
+        if m.breakdown is None or not m.run_dir:
+            continue
+        rel = posixpath.relpath(m.run_dir, result.run_dir) if result.run_dir else m.run_dir
+        out.append((f"{m.mode}: {rel}/{HTML_REPORT_FILE}", f"{rel}/{HTML_REPORT_FILE}"))
+    return out
+
+
+# ---- diff -----------------------------------------------------------------------------------
+
+
+def diff_step(s: SectionDiff) -> Chart:
+    ch = s.step
+    bars = [
+        Bar(
+            side,
+            [Segment(x.median, side)],
+            note=f"{fmt.ms_precise(x.median)} ms",
+            spread=_sigma(x),
+            tip=f"{x.n} samples",
+        )
+        for side, x in ((Series.BASE, ch.base), (Series.HEAD, ch.head))
+    ]
+    change = fmt.pct(ch.rel_pct, signed=True) if ch.rel_pct is not None else "-"
+    return Chart(
+        f"Step time, {s.mode}: {change}, {ch.verdict}",
+        f"ms per step ({s.step_source})",
+        bars,
+        whisker=SIGMA,
+    )
+
+
+def diff_categories(s: SectionDiff) -> Chart | None:
+    """Head - base per category; a change within noise is drawn pale."""
+    bars = [
+        Bar(
+            label(c.category),
+            [Segment(c.change.delta_ms, c.category, label(c.category))],
+            note=f"{_rel(c.change.rel_pct)} · {c.change.verdict}",
+            faint=c.change.verdict != SIGNIFICANT,
+            tip=f"{fmt.ms_precise(c.change.base.median)} -> {fmt.ms_precise(c.change.head.median)} ms",
+        )
+        for c in s.categories
+    ]
+    if not any(b.segments[0].value for b in bars):  # nothing changed: nothing to draw
+        return None
+    return Chart(
+        f"Change per category, {s.mode} (head - base)",
+        "ms per step",
+        bars,
+        note="pale: within noise (or too few samples to judge); the table above has the numbers.",
+    )
+
+
+def _rel(rel_pct: float | None) -> str:
+    return "new" if rel_pct is None else fmt.pct(rel_pct, signed=True)
+
+
+def _kernel_note(k: KernelDiff) -> str:
+    if k.status in (ADDED, REMOVED) or k.change is None:
+        return k.status
+    return f"{_rel(k.change.rel_pct)} {k.status}"
+
+
+def diff_kernels(s: SectionDiff, top: int) -> Chart | None:
+    """The biggest per-kernel changes, coloured by what they are: significantly slower or
+    faster, added, removed, or within noise."""
+    ks = sorted((k for k in s.kernels if k.delta_ms), key=lambda k: -abs(k.delta_ms))[:top]
+    if not ks:
+        return None
+    bars = [
+        Bar(
+            k.name,
+            [Segment(k.delta_ms, k.status, k.status)],
+            note=_kernel_note(k),
+            tip=f"graph {k.graph} · {label(k.category)} · {fmt.ms_precise(k.base_ms)} -> "
+            f"{fmt.ms_precise(k.head_ms)} ms",
+        )
+        for k in ks
+    ]
+    return Chart(
+        f"The {len(ks)} biggest kernel changes, {s.mode} (head - base)",
+        "ms per step",
+        bars,
+        note="right of zero: slower in head; grey: within noise (or too few samples to judge).",
+    )
+
+
+# ---- kernel ---------------------------------------------------------------------------------
+
+
+def _time_unit(values: list[float]) -> tuple[str, float]:
+    return ("µs", 1e3) if max(values, default=0.0) < 1 else ("ms", 1.0)
+
+
+def kernel_runs(r: KernelReport) -> Chart | None:
+    if not r.runs:
+        return None
+    unit, scale = _time_unit([run.timing.ms for run in r.runs])
+    bars = [
+        Bar(
+            run.mode,
+            [Segment(run.timing.ms * scale, run.mode)],
+            note=fmt.duration(run.timing.ms),
+            spread=_sigma(run.timing.summary, scale),
+            tip=f"config {config_label(run.timing.config)}",
+        )
+        for run in r.runs
+    ]
+    return Chart("Kernel time per mode (median)", unit, bars, whisker=SIGMA)
+
+
+def kernel_configs(r: KernelReport) -> Chart | None:
+    if not r.all_configs:
+        return None
+    ran = r.run(r.all_configs_mode or "")
+    chosen = config_label(ran.timing.config) if ran else None
+    ts = sorted(r.all_configs, key=lambda t: t.ms)
+    unit, scale = _time_unit([t.ms for t in ts])
+
+    def series(t: Timing) -> tuple[str, str]:
+        if t is ts[0]:
+            return Series.FASTEST, "fastest"
+        if config_label(t.config) == chosen:
+            return Series.PICKED, "autotuner's pick"
+        return Series.CONFIG, "other config"
+
+    bars = []
+    for t in ts:
+        key, name = series(t)
+        picked = " · autotuner's pick" if config_label(t.config) == chosen else ""
+        bars.append(
+            Bar(
+                config_label(t.config),
+                [Segment(t.ms * scale, key, name)],
+                note=fmt.duration(t.ms) + picked,
+                spread=_sigma(t.summary, scale),
+            )
+        )
+    return Chart(f"Time per config ({r.all_configs_mode} space)", unit, bars, whisker=SIGMA)

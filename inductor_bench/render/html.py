@@ -1,0 +1,180 @@
+"""The HTML document: the same ``Doc`` interface as text and markdown, written as one
+self-contained page (``html_page``) with charts as inline SVG (``html_svg``).
+
+Renderers hand a document plain text, composed with its inline helpers (``strong``, ``code``,
+``link``, ...) through f-strings and joins. So that markup survives that composition and text
+is still escaped, an inline helper returns a placeholder (two private-use characters around a
+number) for the markup it made; a block escapes its text, then puts the markup back.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from .doc import FORMATS, HTML, Chart, Doc
+from .html_page import page, url_of
+from .html_svg import figure
+
+_OPEN, _CLOSE = "\ue000", "\ue001"
+_PLACEHOLDER = re.compile(f"{_OPEN}(\\d+){_CLOSE}")
+# Trailing rows that sum up the rows above stay at the foot of a table when it is sorted.
+FOOT_ROWS = ("total", "step", "median")
+# Longer cells (fused kernel names, op lists) may wrap; the others keep to one line.
+LONG_CELL = 40
+# A cell that is a number (with a sign, a unit or a percent) is right-aligned.
+_NUMBER = re.compile(r"^[+\-±]?\d[\d,]*(\.\d+)?(e[+-]?\d+)?( ?(%|x|ms|µs|s|MiB|GB|MB|pp))?(\s.*)?$|^-$")
+_URL = re.compile(r"https://[\w.-]+(/[\w./%#?=&;-]*)?(?<![.;])")
+
+
+class HtmlDoc(Doc):
+    format = HTML
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._frags: list[str] = []  # markup, by placeholder number
+        self._texts: list[str] = []  # the same as plain text
+        self.page_title = ""
+
+    # -- placeholders ------------------------------------------------------------------------
+    def _frag(self, markup: str, text: str = "") -> str:
+        self._frags.append(markup)
+        self._texts.append(text)
+        return f"{_OPEN}{len(self._frags) - 1}{_CLOSE}"
+
+    def _html(self, text: str) -> str:
+        """Escaped text with the markup of inline helpers put back; newlines as line breaks;
+        web addresses as links (opened only when clicked)."""
+        escaped = html.escape(text, quote=False).replace("\n", "<br>\n")
+        linked = _URL.sub(lambda m: f'<a href="{m[0]}" target="_blank" rel="noopener">{m[0]}</a>', escaped)
+        return _PLACEHOLDER.sub(lambda m: self._frags[int(m[1])], linked)
+
+    def _body(self, body: str) -> str:
+        """A table or text handed to ``captioned`` / ``details``."""
+        if _PLACEHOLDER.fullmatch(body):
+            return self._html(body)
+        return f"<pre>{self._html(body)}</pre>"
+
+    def _plain(self, text: str) -> str:
+        """The text a reader sees, without markup."""
+        return _PLACEHOLDER.sub(lambda m: self._texts[int(m[1])], text)
+
+    # -- blocks ------------------------------------------------------------------------------
+    def paragraph(self, *lines: str) -> None:
+        items = [ln for ln in lines if _PLACEHOLDER.fullmatch(ln) and self._html(ln).startswith("<li>")]
+        if lines and len(items) == len(lines):
+            self.blocks.append("<ul>" + "".join(self._html(ln) for ln in lines) + "</ul>")
+        else:
+            self.blocks.append("<p>" + "<br>\n".join(self._html(ln) for ln in lines) + "</p>")
+
+    def table(self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None) -> None:
+        self.blocks.append(self._table(rows, headers, align))
+
+    def table_text(
+        self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None
+    ) -> str:
+        return self._frag(self._table(rows, headers, align), "(table)")
+
+    def _table(self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None) -> str:
+        width = max([len(headers)] + [len(r) for r in rows])
+        if align is None:
+            align = tuple(
+                "right"
+                if any(r[i : i + 1] and r[i] for r in rows)
+                and all(_NUMBER.match(self._plain(r[i])) for r in rows if i < len(r) and r[i])
+                else "left"
+                for i in range(width)
+            )
+        cls = ["" if a != "right" else ' class="r"' for a in align] + [""] * width
+
+        def cells(row: list[str], tag: str) -> str:
+            out = []
+            for i, c in enumerate(row):
+                wraps = tag == "td" and not cls[i] and len(self._plain(c)) > LONG_CELL
+                attr = ' class="w"' if wraps else cls[i]
+                out.append(f"<{tag}{attr}>{self._html(c)}</{tag}>")
+            return "".join(out)
+
+        foot = len(rows)
+        while foot > 1 and rows[foot - 1] and self._plain(rows[foot - 1][0]) in FOOT_ROWS:
+            foot -= 1
+        out = ['<div class="scroll"><table>']
+        out.append(f"<thead><tr>{cells(headers, 'th')}</tr></thead><tbody>")
+        out += [f"<tr>{cells(r, 'td')}</tr>" for r in rows[:foot]]
+        out.append("</tbody>")
+        if foot < len(rows):
+            out.append("<tfoot>" + "".join(f"<tr>{cells(r, 'td')}</tr>" for r in rows[foot:]) + "</tfoot>")
+        out.append("</table></div>")
+        return "\n".join(out)
+
+    def title(self, s: str) -> None:
+        self.page_title = self.page_title or self._plain(s)
+        self.blocks.append(f"<h1>{self._html(s)}</h1>")
+
+    def heading(self, s: str) -> None:
+        self.blocks.append(f"<h2>{self._html(s)}</h2>")
+
+    def captioned(self, caption: str, body: str) -> None:
+        self.blocks.append(f'<p class="caption">{self._html(caption)}</p>\n{self._body(body)}')
+
+    def details(self, summary: str, body: str) -> None:
+        self.blocks.append(f"<details><summary>{self._html(summary)}</summary>\n{self._body(body)}</details>")
+
+    def lines(self, *lines: str) -> None:
+        if lines:  # a report without a title (kernel) is named by its first line
+            self.page_title = self.page_title or f"inductor-bench: {self._plain(lines[0])}"
+        self.blocks.append('<p class="lines">' + "<br>\n".join(self._html(ln) for ln in lines) + "</p>")
+
+    def sentences(self, *lines: str) -> None:
+        self.blocks += [f"<p>{self._html(ln)}.</p>" for ln in lines]
+
+    def fine_print(self, *lines: str) -> None:
+        self.blocks.append('<p class="fine">' + "<br>\n".join(self._html(ln) for ln in lines) + "</p>")
+
+    def chart(self, chart: Chart | None) -> None:
+        if chart is not None and chart.bars:
+            self.blocks.append(figure(chart))
+
+    def links(self, title: str, links: list[tuple[str, str]], *notes: str) -> None:
+        if not links:
+            return
+        items = "".join(f"<li>{self._html(self.link(text, href))}</li>" for text, href in links)
+        self.blocks.append(f"<h2>{self._html(title)}</h2>\n<ul>{items}</ul>")
+        if notes:
+            self.fine_print(*notes)
+
+    def render(self) -> str:
+        return page(self.page_title or "inductor-bench", "\n\n".join(self.blocks))
+
+    # -- inline ------------------------------------------------------------------------------
+    def _wrap(self, tag: str, s: str, cls: str = "") -> str:
+        attr = f' class="{cls}"' if cls else ""
+        return self._frag(f"<{tag}{attr}>{self._html(s)}</{tag}>", self._plain(s))
+
+    def strong(self, s: str) -> str:
+        return self._wrap("strong", s)
+
+    def alert(self, s: str) -> str:
+        return self._wrap("strong", s, "alert")
+
+    def code(self, s: str) -> str:
+        return self._wrap("code", s)
+
+    def quote(self, s: str) -> str:
+        return self._wrap("span", s, "quote")
+
+    def item(self, s: str) -> str:
+        return self._wrap("li", s)
+
+    def section(self, s: str) -> str:
+        return self._wrap("span", s, "section")
+
+    def byline(self, command: str, rest: str) -> str:
+        self.page_title = self.page_title or f"{command}: {self._plain(rest)}"
+        return f"{self.code(command)} {rest}"
+
+    def link(self, text: str, href: str) -> str:
+        return self._frag(f'<a href="{html.escape(url_of(href))}">{self._html(text)}</a>', self._plain(text))
+
+
+FORMATS[HTML] = HtmlDoc

@@ -1,0 +1,168 @@
+"""The breakdown by source: the kernel view with extern calls one by one and where each
+kernel comes from (module path · file:line), and the views by module and by source line."""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+
+from ..core.categories import label, order
+from ..core.results import BreakdownResult
+from ..core.sources import ROOT_MODULE, Origin, SourceLine
+from ..core.views import By, Group, Unit, by_line, by_module, units
+from ..core.vocab import Role
+from . import format as fmt
+from .doc import Doc
+
+TOP_LEVEL = "(top level)"  # code of the compiled function itself, or a node with no module stack
+MODULES_SHOWN = 2  # module paths named in a kernel's source cell before "+N"
+
+
+def module_name(path: str) -> str:
+    return path if path != ROOT_MODULE else TOP_LEVEL
+
+
+def lines_text(lines: list[SourceLine]) -> str:
+    """``net.py:16,18`` (lines of one file together), ``a.py:3 + b.py:5``."""
+    by_file: dict[str, list[int]] = {}
+    for ln in lines:
+        by_file.setdefault(PurePath(ln.file).name, []).append(ln.line)
+    return " + ".join(f"{f}:{','.join(map(str, sorted(set(ns))))}" for f, ns in by_file.items())
+
+
+def where(origin: Origin | None, note: str | None = None) -> str:
+    """A kernel's source cell: ``blocks.0.conv1 · net.py:16``, or why there is none."""
+    if origin is None:
+        return f"no source: {note}" if note else ""
+    if not origin.lines:
+        return f"no source: {origin.missing or 'unknown'}"
+    mods = [module_name(m) for m in origin.modules]
+    more = len(mods) - MODULES_SHOWN
+    shown = ", ".join(mods[:MODULES_SHOWN]) + (f" +{more}" if more > 0 else "")
+    return f"{shown} · {lines_text(origin.lines)}" if shown else lines_text(origin.lines)
+
+
+def _kernel_cell(u: Unit) -> str:
+    return u.kernel.name if u.site is None else f"{u.kernel.name} #{u.site.index}"
+
+
+def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
+    """The top kernels of the step, extern ops one row per call site."""
+    t = r.totals()
+    us = sorted(units(r.measured()), key=lambda u: -u.ms)
+    rows = [
+        [
+            str(i),
+            u.graph.id,
+            _kernel_cell(u),
+            label(u.kernel.category),
+            fmt.count(u.calls),
+            fmt.ms(u.ms),
+            fmt.pct(fmt.share(u.ms, t.kernel_ms)),
+            fmt.pct(fmt.share(u.ms, t.wall_ms)),
+            where(u.origin, u.graph.attribution),
+        ]
+        for i, u in enumerate(us[:top], 1)
+    ]
+    doc.heading(f"Top {min(top, len(us))} of {len(us)} kernels and extern calls (whole step)")
+    doc.table(
+        rows,
+        ["#", "graph", "kernel", "category", "calls", "ms", "% kernel", "max gain", "source"],
+        ("right", "left", "left", "left", "right", "right", "right", "right", "left"),
+    )
+    doc.paragraph(
+        "max gain = the kernel's share of step wall time: the most the step can speed up "
+        "if this kernel took no time at all (Amdahl). Extern ops are one row per call in the "
+        "compiled module (#n: its n-th extern call); --by op adds them up per op."
+    )
+
+
+def graph_units(doc: Doc, r: BreakdownResult, top: int) -> None:
+    """Each graph's kernels by category, extern ops one row per call site."""
+    for g in r.measured():
+        by_cat: dict[str, list[Unit]] = {}
+        for u in units([g]):
+            by_cat.setdefault(u.kernel.category, []).append(u)
+        doc.heading(f"Graph {g.id}: kernels and extern calls")
+        if g.attribution:
+            doc.paragraph(f"source attribution: {g.attribution}")
+        for cat in sorted(by_cat, key=lambda c: (-g.categories.get(c, 0.0), order(c))):
+            us = sorted(by_cat[cat], key=lambda u: -u.ms)
+            with_inputs = any(u.site and u.site.shapes for u in us)
+            with_file = any(u.kernel.file for u in us)
+            rows = []
+            for u in us[:top]:
+                share = fmt.pct(fmt.share(u.ms, g.kernel_ms))
+                row = [_kernel_cell(u), fmt.count(u.calls), fmt.ms(u.ms), share]
+                row.append(where(u.origin, g.attribution))
+                if with_inputs:
+                    row.append(", ".join(u.site.shapes) if u.site else "")
+                rows.append(row + ([u.kernel.file or ""] if with_file else []))
+            headers = ["kernel", "calls", "ms", "% graph", "source"]
+            headers += (["inputs"] if with_inputs else []) + (["file"] if with_file else [])
+            doc.paragraph(doc.strong(f"{g.id} · {label(cat)}"))
+            doc.table(rows, headers)
+            if len(us) > top:
+                rest = us[top:]
+                doc.paragraph(f"… and {len(rest)} more ({fmt.ms(sum(u.ms for u in rest))} ms)")
+
+
+def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | None) -> None:
+    """Time per source line (groups of lines a kernel fuses) or per module (cut to ``depth``)."""
+    us = units(r.measured())
+    total = sum(u.ms for u in us)
+    groups = by_line(us) if by == By.LINE else by_module(us, depth)
+    two_roles = any(g.role == Role.BACKWARD for g in r.measured())
+    rows: list[list[str]] = []
+    for i, grp in enumerate(groups[:top], 1):
+        times = [fmt.ms(grp.ms), fmt.pct(fmt.share(grp.ms, total))]
+        if two_roles:
+            times += [fmt.ms(grp.forward_ms), fmt.ms(grp.backward_ms)]
+        entries = _entries(grp, by)
+        rows.append([str(i), *times, str(len(grp.units)), *entries[0]])
+        blank = [""] * (2 + len(times))
+        rows += [[*blank, *e] for e in entries[1:]]
+    shown = groups[:top]
+    rest = groups[top:]
+    if rest:
+        ms = sum(g.ms for g in rest)
+        rows.append(["", fmt.ms(ms), fmt.pct(fmt.share(ms, total))] + [""] * (len(rows[0]) - 3))
+        rows[-1][-2 if by == By.LINE else -1] = f"… {len(rest)} more groups"
+    rows.append(_total_row(total, us, two_roles, by))
+    what = "source line" if by == By.LINE else "module" + (f" (depth {depth})" if depth else "")
+    doc.heading(f"Time by {what} (whole step): {len(shown)} of {len(groups)} groups")
+    headers = ["#", "ms", "% kernel"] + (["fwd ms", "bwd ms"] if two_roles else []) + ["kernels"]
+    headers += ["line", "source"] if by == By.LINE else ["module"]
+    doc.table(rows, headers, tuple(["right"] * (len(headers) - (2 if by == By.LINE else 1))) + (
+        ("left", "left") if by == By.LINE else ("left",)))
+    doc.paragraph(_view_note(by))
+
+
+def _entries(grp: Group, by: str) -> list[list[str]]:
+    """The group's cells: one entry per line (module), the first on the group's row."""
+    if grp.missing is not None:
+        cells = ["(no source line)", grp.missing] if by == By.LINE else [f"(no module) {grp.missing}"]
+        return [cells]
+    if by == By.LINE:
+        return [[("+ " if i else "") + ln.short, ln.code] for i, ln in enumerate(grp.lines)]
+    return [[("+ " if i else "") + module_name(m)] for i, m in enumerate(grp.key)]
+
+
+def _total_row(total: float, us: list[Unit], two_roles: bool, by: str) -> list[str]:
+    row = ["total", fmt.ms(total), fmt.pct(100.0 if total else 0.0)]
+    if two_roles:
+        bwd = sum(u.ms for u in us if u.backward)
+        row += [fmt.ms(total - bwd), fmt.ms(bwd)]
+    return row + [str(len(us))] + (["", ""] if by == By.LINE else [""])
+
+
+def _view_note(by: str) -> str:
+    if by == By.LINE:
+        return (
+            "A kernel that fuses operations of several lines is counted once, in the group of all "
+            "its lines (+ rows); a backward kernel counts at the forward lines it differentiates. "
+            "kernels = kernels and extern calls in the group."
+        )
+    return (
+        "A kernel that ran in several modules is counted once, in the group of all of them (+ rows); "
+        f"{TOP_LEVEL} = the compiled function's own code. kernels = kernels and extern calls in the group."
+    )

@@ -1,0 +1,62 @@
+"""The README's screenshot of a breakdown page: the real CPU breakdown of ``models/mlp.py``
+(``tests/fixtures/results/cpu_mlp_train_autotune``) rendered as HTML, opened in headless
+Chromium the way ``tests/test_html_browser.py`` opens it, and its top (facts, graphs, busy vs
+idle, categories, top kernels) saved as ``docs/html-breakdown.png``.
+
+Usage: ``python scripts/html_screenshot.py [--dark] [OUT.png]`` from the repository root
+(needs ``apt-get install chromium chromium-driver`` and ``pip install -e '.[test]'``).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.test_html import BREAKDOWN, run  # noqa: E402
+from tests.test_html_browser import Browser, find_browser  # noqa: E402
+
+WIDTH = 960
+CHARTS_SHOWN = 3  # down to the end of the third chart (the top kernels)
+
+
+def main(argv: list[str]) -> int:
+    dark = "--dark" in argv
+    args = [a for a in argv if a != "--dark"]
+    name = "html-breakdown-dark.png" if dark else "html-breakdown.png"
+    out = Path(args[0]) if args else ROOT / "docs" / name
+    found = find_browser()
+    if isinstance(found, str):
+        print(f"no browser: {found}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        page = Path(tmp) / "breakdown.html"
+        run(["report", str(BREAKDOWN), "--html", str(page)])
+        b = Browser(*found, width=WIDTH, height=1000)
+        try:
+            if dark:
+                b.dark()
+            load = b.open(page)
+            assert not load.errors, load.errors
+            bottom = b.driver.execute_script(
+                f"return document.querySelectorAll('figure')[{CHARTS_SHOWN - 1}]"
+                ".getBoundingClientRect().bottom + window.scrollY"
+            )
+            b.screenshot(out, clip=(0, 0, WIDTH, int(bottom) + 12))
+        finally:
+            b.quit()
+    if shutil.which("pngquant"):  # 256 colours: a third of the size, no visible change
+        subprocess.run(
+            ["pngquant", "--force", "--skip-if-larger", "--output", str(out), "256", str(out)], check=False
+        )
+    print(f"{out}: {out.stat().st_size:,} bytes")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

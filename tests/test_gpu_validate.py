@@ -1,0 +1,267 @@
+"""scripts/gpu_validate.sh: the refusal without a GPU, the parts that need no compile (checks on
+saved results, pytest output, the report and the bundles), and a dry run on CPU (e2e)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from .conftest import FIXTURES, ROOT, _cuda
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import gpu_validate as gv  # noqa: E402
+import gpu_validate_checks as ck  # noqa: E402
+import gpu_validate_report as rep  # noqa: E402
+
+SCRIPT = ROOT / "scripts" / "gpu_validate.sh"
+CHECK_LINE = re.compile(r"^(PASS|FAIL|SKIPPED) [^:]+: .+$")
+OUT_FILES = {"report.md", "results.json", "fixtures.tar.gz", "logs.tar.gz", "console.log"}
+
+
+@pytest.mark.skipif(_cuda(), reason="this machine has a GPU")
+def test_refuses_without_a_gpu_in_one_line_and_does_nothing(tmp_path):
+    out = tmp_path / "out"
+    p = subprocess.run(["bash", str(SCRIPT), str(out)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2
+    assert p.stdout == ""
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no CUDA GPU" in lines[0] and "--dry-run" in lines[0], p.stderr
+    assert not out.exists()
+
+
+def test_tolerances_are_relative_plus_absolute():
+    t = ck.Tolerance(0.10, 0.005)
+    assert t.allows(1.09, 1.0) and t.allows(0.91, 1.0)
+    assert not t.allows(1.2, 1.0)
+    assert t.allows(0.008, 0.004)  # microsecond kernels: the absolute term
+    assert str(ck.STEP_TIME) == "±15% + 50 µs"
+
+
+def _run(bd: dict, label: str = "mlp-train-default", rc: int = 0) -> ck.Run:
+    return ck.Run(label, ROOT / "models" / "mlp.py", True, "default", Path("/nonexistent"), rc=rc, bd=bd)
+
+
+def test_busy_check_reads_what_breakdown_json_has():
+    bd = {
+        "status": "ok",
+        "graphs": [
+            {
+                "id": "0-forward",
+                "wall_ms": 2.0,
+                "busy_ms": 1.5,
+                "kernel_ms": 1.6,
+                "pipelined": {"wall_ms": 1.0, "busy_ms": 0.9},
+                "a_new_field": {"x": 1},
+            },
+            {"id": "0-backward", "wall_ms": 3.0, "busy_ms": 2.0, "kernel_ms": 2.5},
+        ],
+        "a_new_top_level_field": 1,
+    }
+    [c] = ck.check_busy(None, _run(bd))
+    assert c.status == "PASS" and "0-forward 75% (pipelined 90%)" in c.numbers, c.numbers
+    bd["graphs"][1]["busy_ms"] = 3.5  # above wall: over 100%
+    [c] = ck.check_busy(None, _run(bd))
+    assert c.status == "FAIL" and "0-backward" in c.numbers.split("over the limit")[1]
+    bd["graphs"][1].pop("busy_ms")  # a field that went away is a failure to check, not a crash
+    [c] = ck.check_busy(None, _run(bd))
+    assert c.status == "FAIL" and "no busy_ms" in c.numbers
+    assert ck.check_busy(None, _run({}))[0].status == "SKIPPED"
+
+
+def test_the_saved_synthetic_cuda_result_through_the_pure_checks():
+    bd = json.loads((FIXTURES / "results" / "synthetic_cuda_breakdown" / "breakdown.json").read_text())
+    run = _run(bd, rc=4)
+    [ok] = ck.check_run_ok(None, run)
+    assert ok.status == "FAIL" and "0-backward" in ok.numbers  # the timed-out graph is named
+    assert ck.check_busy(None, run)[0].status == "PASS"
+    picks = ck.triton_kernels(bd)
+    assert [k["name"] for _, k in picks][:2] == ["triton_red_fused_sum_3", "triton_poi_fused_gelu_2"]
+    assert all(k.get("file") for _, k in picks)  # the template without a file is left out
+    assert ck.step_samples(bd) and ck.step_samples({"step_samples_ms": [1.0, "x"]}) == [1.0]
+
+
+def test_kernel_config_counts_and_the_patch_against_torchs_mode_table():
+    d = json.loads((FIXTURES / "golden" / "kernel-red-max-autotune.json").read_text())
+    c = ck.check_kernel_configs("0-forward/k", d)
+    assert c.status == "PASS"
+    assert (
+        "baseline 1 candidate(s), 1 tried" in c.numbers
+        and "max-autotune 5 candidate(s), 12 tried" in c.numbers
+    )
+    table = {"max_autotune": "True", "triton.cudagraphs": "True", "coordinate_descent_tuning": "True"}
+    assert ck.check_autotune_patch("k", d, table).status == "PASS"
+    assert ck.check_autotune_patch("k", d, {**table, "max_autotune_pointwise": "True"}).status == "FAIL"
+    assert ck.check_autotune_patch("k", d, None).status == "SKIPPED"
+    template = {
+        "runs": [{"mode": "baseline", "space_size": 1, "tried": 1, "ms": 0.1}],
+        "notes": ["a template kernel keeps the config chosen at compile time"],
+    }
+    assert ck.check_kernel_configs("t", template).status == "PASS"
+    assert ck.check_kernel_configs("t", {"runs": []}).status == "FAIL"
+
+
+PYTEST_OUTPUT = """\
+============================= test session starts ==============================
+collected 14 items / 2 deselected / 12 selected
+
+tests/test_gpu_breakdown.py::test_cuda_transformer_train PASSED          [  8%]
+tests/test_gpu_breakdown.py::test_cuda_kernel_time_agrees_with_independent_profile FAILED [ 16%]
+tests/test_kernel_gpu.py::test_baseline_ms_matches_do_bench[triton_red_fused_sum_0] PASSED [ 25%]
+"""
+
+
+def test_pytest_outcomes_survive_a_stop():
+    res = gv.parse_pytest(PYTEST_OUTPUT)
+    assert res["selected"] == 12 and res["counts"] == {"PASSED": 2, "FAILED": 1}
+    c = gv.check_pytest(res, None, True, 180.0)
+    assert c.status == "FAIL" and "9 not reached (budget ran out)" in c.numbers
+    assert "test_cuda_kernel_time_agrees_with_independent_profile" in c.numbers
+    skipped = gv.parse_pytest("collected 3 items\ntests/a.py::t SKIPPED (needs CUDA)\n")
+    assert gv.check_pytest(skipped, 0, False, 3.0).status == "SKIPPED"
+
+
+def test_budget_selection_and_the_matrix_order(tmp_path):
+    b = gv.Budget(100.0, reserve_s=20.0)
+    assert b.grant(30, 10) == 30 and b.grant(500, 10) == pytest.approx(80, abs=1) and b.grant(30, 90) is None
+    assert gv.selected("check:graph-time", ["check"], []) and not gv.selected("kernel", ["check"], [])
+    assert not gv.selected("check:step-time", [], ["check:step-time"])
+    a = gv.parse_args([str(tmp_path / "o"), "--work", str(tmp_path / "w")])
+    assert (a.budget, a.jobs, a.models) == (gv.DEFAULT_BUDGET_S, 2, "all")
+    ctx = gv.Ctx(a, {"cuda": True}, {})
+    ctx.runs["mlp-train-default"] = _run({})
+    entries = gv.matrix_entries(ctx)
+    assert entries[0] == ("transformer_block", True, "default")  # models in MODEL_ORDER
+    assert ("mlp", True, "reduce-overhead") in entries
+    assert ("mlp", True, "default") not in entries  # the main run is not repeated
+    kinds = [(train, mode) for _, train, mode in entries]
+    assert kinds == sorted(
+        kinds, key=lambda k: gv.MATRIX_GPU.split(",").index(f"{'train' if k[0] else 'inference'}:{k[1]}")
+    )  # breadth first: every model once per kind
+    assert gv.is_script(ROOT / "models" / "graph_break_script.py") and not gv.is_script(
+        ROOT / "models" / "mlp.py"
+    )
+    with pytest.raises(SystemExit):
+        gv.parse_args([str(tmp_path / "o"), "--only", "nonsense"])
+    ctx.finish()
+
+
+def _fake_run_dir(root: Path) -> Path:
+    """A run directory built from saved results: the synthetic CUDA breakdown.json with real
+    CPU modules and traces standing in at the paths it names."""
+    run = root / "mlp-train-default"
+    src = FIXTURES / "results" / "synthetic_cuda_breakdown" / "breakdown.json"
+    bd = json.loads(src.read_text())
+    (run / "graphs" / "0-forward" / "kernels").mkdir(parents=True)
+    shutil.copyfile(src, run / "breakdown.json")
+    shutil.copyfile(
+        FIXTURES / "cpu_mlp_train" / "0-forward" / "module.py", run / "graphs/0-forward/module.py"
+    )
+    shutil.copyfile(
+        FIXTURES / "cpu_mlp_train" / "0-forward" / "trace.json.gz", run / "graphs/0-forward/trace.json.gz"
+    )
+    for g in bd["graphs"]:
+        for k in g["kernels"]:
+            if k.get("file"):
+                (run / k["file"]).write_text("# a kernel file\n")
+    (run / "graphs" / "0-forward" / "pipelined.json.gz").write_bytes(b"x" * (rep.FIXTURE_FILE_MAX + 1))
+    return run
+
+
+def test_report_and_bundles_from_saved_results(tmp_path):
+    a = gv.parse_args([str(tmp_path / "out"), "--dry-run", "--work", str(tmp_path / "w")])
+    a.argv = ["--dry-run", "OUT"]
+    ctx = gv.Ctx(a, {"python": "3.x", "torch": "t", "modules": {"triton": "3"}}, {})
+    run_dir = _fake_run_dir(ctx.runs_dir)
+    run = _run(json.loads((run_dir / "breakdown.json").read_text()))
+    run.dir, run.seconds = run_dir, 12.0
+    ctx.runs[run.label] = run
+    rec = gv.StepRecord("breakdown:main", "breakdown MAIN --train (default)", status="ok")
+    rec.figures.append(rep.breakdown_figures(ctx, run))
+    kd = json.loads((FIXTURES / "golden" / "kernel-red-max-autotune.json").read_text())
+    rec.figures.append(rep.kernel_figures("0-forward/triton_red_fused_sum_3", kd, 3.0, ["--max-autotune"]))
+    cmp = json.loads((FIXTURES / "results" / "cpu_mlp_compare" / "compare.json").read_text())
+    rec.figures.append(rep.compare_figures(cmp, 60.0))
+    ctx.steps.append(rec)
+    (ctx.cli / "breakdown-mlp-train-default.txt").write_text("the report text\n")
+    for c in ck.check_busy(ctx, run) + [ck.Check("x", "SKIPPED", "needs CUDA")]:
+        ctx.record(c)
+    ctx.finish()
+    assert {p.name for p in ctx.out.iterdir()} == OUT_FILES
+    md = (ctx.out / "report.md").read_text()
+    assert "DRY RUN" in md and "| PASS | busy<=100% mlp-train-default |" in md
+    assert "| 0-forward | forward |" in md and "triton_red_fused_sum_3" in md
+    assert "max-autotune" in md and "| reduce-overhead | skipped |" in md
+    assert "autotune" in md.split("Also in breakdown.json:")[1]  # a field the tables do not show
+    with tarfile.open(ctx.out / "fixtures.tar.gz") as tar:
+        names = set(tar.getnames())
+    base = "cpu_validate_dryrun/mlp-train-default"
+    assert {
+        f"{base}/breakdown.json",
+        f"{base}/graphs/0-forward/module.py",
+        f"{base}/graphs/0-forward/trace.json.gz",
+        f"{base}/graphs/0-forward/kernels/triton_red_fused_sum_3.py",
+        "cpu_validate_dryrun/README.md",
+        "cpu_validate_dryrun/cli/breakdown-mlp-train-default.txt",
+    } <= names
+    assert f"{base}/graphs/0-forward/pipelined.json.gz" not in names  # over the size cap: listed instead
+    assert any("pipelined.json.gz" in s for s in ctx.fixture_left_out)
+    data = json.loads((ctx.out / "results.json").read_text())
+    assert data["counts"] == {"PASS": 1, "FAIL": 0, "SKIPPED": 1}
+    assert [s["key"] for s in data["steps"]] == ["breakdown:main"]
+
+
+@pytest.mark.e2e
+def test_dry_run_on_cpu(tmp_path):
+    """The whole plumbing on CPU with models/mlp.py: breakdowns, the independent measurements
+    (their verdicts SKIPPED), kernel and do_bench SKIPPED, pytest -m gpu (skipped here), the
+    report and the fixtures. The compare, the matrix and the checks of the reduce-overhead run add
+    compiles, not plumbing: left out."""
+    out = tmp_path / "out"
+    p = subprocess.run(
+        [
+            "bash",
+            str(SCRIPT),
+            "--dry-run",
+            str(out),
+            "--models",
+            "mlp",
+            "--skip",
+            "compare,matrix,check:graph-time-ro,check:step-time-ro",
+            "--work",
+            str(tmp_path / "work"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert {q.name for q in out.iterdir()} == OUT_FILES
+    body = p.stdout.split("\n\n== gpu_validate summary")[0].strip().splitlines()
+    assert body and all(CHECK_LINE.match(line) for line in body), body
+    md = (out / "report.md").read_text()
+    for line in (
+        "| PASS | run mlp-train-default |",
+        "| PASS | busy<=100% mlp-train-default |",
+        "| PASS | run mlp-train-reduce-overhead |",
+        "| SKIPPED | kernel vs do_bench mlp-train-default |",
+        "| SKIPPED | step time mlp-train-default | needs CUDA events",
+        "| SKIPPED | graph kernel time mlp-train-default/0-forward | needs CUDA for a verdict",
+        "| SKIPPED | pytest -m gpu |",
+    ):
+        assert line in md, line
+    with tarfile.open(out / "fixtures.tar.gz") as tar:
+        names = set(tar.getnames())
+    base = "cpu_validate_dryrun/mlp-train-default"
+    assert {
+        f"{base}/breakdown.json",
+        f"{base}/graphs/0-forward/module.py",
+        f"{base}/graphs/0-backward/trace.json.gz",
+        "cpu_validate_dryrun/cli/pytest-gpu.txt",
+    } <= names

@@ -1,0 +1,227 @@
+"""Every command's HTML page opened in a real browser: headless Chromium (Debian's ``chromium``)
+driven through its ``chromedriver`` (Debian's ``chromium-driver``, built from the same source, so
+the two always match) by selenium. Nothing is downloaded at run time: selenium is given both
+paths and never looks for a driver of its own.
+
+Each page loads with no console error and no network request but its own file, its charts drew
+(SVG with a size and bars with a width), it is screenshotted, and the breakdown page also sorts
+a table on a click, shows a tooltip on a bar, turns dark with the system, and reads the same
+with JavaScript off. Skipped, with the reason, where selenium, Chromium or chromedriver is absent
+(``.ci/run`` installs them).
+
+``Browser`` is also what ``scripts/html_screenshot.py`` and ``scripts/html_bench.py`` use.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from .test_html import CASES, write_pages
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+FLAGS = (
+    "--headless=new",
+    "--no-sandbox",  # CI runs as root
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+    "--force-device-scale-factor=1",
+    "--no-first-run",
+    "--disable-extensions",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--mute-audio",
+)
+
+CHARTS_JS = """
+return Array.from(document.querySelectorAll('svg.chart')).map(function (s) {
+  var r = s.getBoundingClientRect();
+  var bars = Array.from(s.querySelectorAll('rect.b')).filter(function (b) {
+    var q = b.getBoundingClientRect(); return q.width > 0 && q.height > 0; });
+  return {width: r.width, height: r.height, bars: bars.length};
+});
+"""
+
+
+def find_browser() -> tuple[str, str] | str:
+    """(Chromium, chromedriver), or why there is none."""
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed (pip install -e '.[test]')"
+    browser = next((p for p in map(shutil.which, BROWSERS) if p), None)
+    if browser is None:
+        return "no Chromium on PATH (apt-get install chromium chromium-driver)"
+    driver = shutil.which("chromedriver")
+    if driver is None:
+        return "no chromedriver on PATH (apt-get install chromium-driver)"
+    return browser, driver
+
+
+@dataclass
+class Load:
+    url: str
+    seconds: float  # driver.get, to the load event
+    load_ms: float  # the page's own navigation timing: start to the end of the load event
+    console: list[dict] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)  # every URL the page asked for
+
+    @property
+    def errors(self) -> list[str]:
+        return [e["message"] for e in self.console if e["level"] == "SEVERE"]
+
+
+class Browser:
+    """One headless Chromium, driven by selenium through the system chromedriver."""
+
+    def __init__(
+        self, browser: str, driver: str, *, width: int = 1100, height: int = 900, javascript: bool = True
+    ) -> None:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+
+        opts = webdriver.ChromeOptions()
+        opts.binary_location = browser
+        for flag in (*FLAGS, f"--window-size={width},{height}"):
+            opts.add_argument(flag)
+        if not javascript:
+            opts.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
+        opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+        self.driver = webdriver.Chrome(service=Service(driver), options=opts)
+
+    def open(self, path: Path) -> Load:
+        d = self.driver
+        d.get("about:blank")
+        d.get_log("browser"), d.get_log("performance")  # drop what came before
+        url = path.resolve().as_uri()
+        t = time.perf_counter()
+        d.get(url)
+        seconds = time.perf_counter() - t
+        timing = d.execute_script(
+            "var n = performance.getEntriesByType('navigation')[0]; return n ? n.loadEventEnd : -1;"
+        )
+        requests = []
+        for entry in d.get_log("performance"):
+            msg = json.loads(entry["message"])["message"]
+            if msg["method"] == "Network.requestWillBeSent":
+                requests.append(msg["params"]["request"]["url"])
+        return Load(url, seconds, float(timing), d.get_log("browser"), requests)
+
+    def charts(self) -> list[dict]:
+        return self.driver.execute_script(CHARTS_JS)
+
+    def screenshot(self, path: Path, clip: tuple[int, int, int, int] | None = None) -> None:
+        """The viewport, or ``clip`` = (x, y, width, height) of the whole page, as PNG."""
+        import base64
+
+        if clip is None:
+            self.driver.save_screenshot(str(path))
+            return
+        x, y, w, h = clip
+        shot = self.driver.execute_cdp_cmd(
+            "Page.captureScreenshot",
+            {
+                "format": "png",
+                "captureBeyondViewport": True,
+                "clip": {"x": x, "y": y, "width": w, "height": h, "scale": 1},
+            },
+        )
+        path.write_bytes(base64.b64decode(shot["data"]))
+
+    def dark(self, on: bool = True) -> None:
+        self.driver.execute_cdp_cmd(
+            "Emulation.setEmulatedMedia",
+            {"features": [{"name": "prefers-color-scheme", "value": "dark" if on else "light"}]},
+        )
+
+    def quit(self) -> None:
+        self.driver.quit()
+
+
+FOUND = find_browser()
+needs_browser = pytest.mark.skipif(isinstance(FOUND, str), reason=f"no browser: {FOUND}")
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory) -> dict[str, Path]:
+    return write_pages(tmp_path_factory.mktemp("pages"))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    assert not isinstance(FOUND, str)
+    b = Browser(*FOUND)
+    yield b
+    b.quit()
+
+
+@needs_browser
+@pytest.mark.parametrize("name", [*CASES, "index"])
+def test_page_opens_clean_and_draws(browser, pages, name, tmp_path):
+    load = browser.open(pages[name])
+    assert load.errors == []
+    assert load.requests == [load.url]  # the page itself, nothing else
+    assert browser.driver.execute_script("return performance.getEntriesByType('resource').length") == 0
+    charts = browser.charts()
+    assert len(charts) == CASES.get(name, CASES["breakdown-cpu"])[2]
+    for c in charts:
+        assert c["width"] > 100 and c["height"] > 20 and c["bars"] >= 1, c
+    shot = tmp_path / f"{name}.png"
+    browser.screenshot(shot)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
+
+
+@needs_browser
+def test_breakdown_page_sorts_shows_tips_and_goes_dark(browser, pages):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    browser.open(pages["breakdown-cpu"])
+    d = browser.driver
+    # sort the whole-step category table by its "ms" column, ascending after descending
+    table = d.find_elements(By.CSS_SELECTOR, "table")[1]
+    header = table.find_elements(By.CSS_SELECTOR, "thead th")[2]
+
+    def column() -> list[float]:
+        return [float(td.text) for td in table.find_elements(By.CSS_SELECTOR, "tbody td:nth-child(3)")]
+
+    header.click()
+    assert header.get_attribute("aria-sort") == "descending" and column() == sorted(column(), reverse=True)
+    header.click()
+    assert column() == sorted(column())
+    assert table.find_element(By.CSS_SELECTOR, "tfoot td").text == "total"  # the sum stays last
+    # a bar's tooltip shows at once, naming the kernel and its time
+    bar = d.find_elements(By.CSS_SELECTOR, "svg.chart rect.b")[-1]
+    ActionChains(d).move_to_element(bar).perform()
+    tip = d.find_element(By.ID, "tip")
+    assert tip.is_displayed() and " ms per step" in tip.text
+    # the system's dark mode turns the page dark
+    background = "return getComputedStyle(document.body).backgroundColor"
+    assert d.execute_script(background) == "rgb(255, 255, 255)"
+    browser.dark()
+    try:
+        assert d.execute_script(background) == "rgb(13, 17, 23)"
+    finally:
+        browser.dark(False)
+    assert browser.charts()[0]["bars"] >= 1
+
+
+@needs_browser
+def test_breakdown_page_reads_without_javascript(pages):
+    b = Browser(*FOUND, javascript=False)
+    try:
+        load = b.open(pages["breakdown-cpu"])
+        assert load.errors == []
+        assert not b.driver.execute_script("return document.documentElement.classList.contains('js')")
+        rows = b.driver.find_elements("css selector", "tbody tr")
+        assert len(rows) > 20 and all(r.is_displayed() for r in rows[:5])
+        assert [c["bars"] >= 1 for c in b.charts()] == [True] * 3  # the SVG needs no script
+    finally:
+        b.quit()

@@ -1,0 +1,86 @@
+"""Load from other processes during a measurement: /proc/stat readings turned into cores
+taken by others and steal, with exact numbers; the report and diff warn about it."""
+
+from __future__ import annotations
+
+import pytest
+
+from inductor_bench.core.diff import diff_results
+from inductor_bench.core.load import CpuCounters, Load, load_between, worst
+from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
+from inductor_bench.render.breakdown import render_breakdown
+from inductor_bench.runner.machine import cpu_counters, load_since
+
+STAT = """cpu  {user} 10 {system} 5000 20 0 {softirq} {steal} 0 0
+cpu0 1 2 3 4 5 6 7 8 0 0
+cpu1 1 2 3 4 5 6 7 8 0 0
+intr 12345
+"""
+
+
+def reading(user: int, system: int, softirq: int, steal: int, own_s: float, wall_s: float) -> CpuCounters:
+    text = STAT.format(user=user, system=system, softirq=softirq, steal=steal)
+    return CpuCounters.parse(text, 100.0, own_s, wall_s)
+
+
+def test_parse_reads_the_all_cpu_line_in_ticks():
+    c = reading(user=1000, system=200, softirq=30, steal=40, own_s=1.5, wall_s=7.0)
+    # busy = user + nice + system + irq + softirq = 1000 + 10 + 200 + 0 + 30 ticks
+    assert c.busy_s == pytest.approx(12.40)
+    assert c.steal_s == pytest.approx(0.40)
+    assert c.total_s == pytest.approx((1000 + 10 + 200 + 5000 + 20 + 0 + 30 + 40) / 100)
+    assert c.cpus == 2 and (c.own_s, c.wall_s) == (1.5, 7.0)
+    with pytest.raises(ValueError):
+        CpuCounters.parse("intr 1\n", 100.0, 0.0, 0.0)
+
+
+def test_others_are_the_busy_time_less_our_own_over_the_wall_time():
+    before = reading(user=1000, system=200, softirq=30, steal=40, own_s=1.0, wall_s=10.0)
+    # 2 s later: 300 ticks more user, 20 more system, 10 more steal; we used 1.2 s ourselves
+    after = reading(user=1300, system=220, softirq=30, steal=50, own_s=2.2, wall_s=12.0)
+    load = load_between(before, after)
+    assert load.others_cores == pytest.approx((3.20 - 1.2) / 2.0)  # 1.0 core
+    assert load.steal_pct == pytest.approx(100 * 0.10 / 3.30)
+    assert load.cores == 2 and load.disturbed
+    assert load.describe() == "other processes kept 1.0 of 2 cores busy"
+    assert load_between(before, before) is None  # too short to say
+
+
+def test_quiet_and_worst():
+    quiet, busy = Load(0.1, 0.0, 2), Load(1.2, 6.0, 2)
+    assert not quiet.disturbed and quiet.describe() == "quiet"
+    assert busy.describe() == ("other processes kept 1.2 of 2 cores busy and the hypervisor "
+                               "took 6% of the CPU time (steal)")
+    assert worst([quiet, None, busy]) is busy and worst([None]) is None
+
+
+def test_this_machine_can_be_read():
+    before = cpu_counters()
+    if before is None:
+        pytest.skip("no /proc/stat here")
+    x = 0
+    while cpu_counters().wall_s - before.wall_s < 0.2:
+        x += 1
+    load = load_since(before)
+    assert load is not None and 0.0 <= load.steal_pct <= 100.0 and load.others_cores >= 0.0
+
+
+def result(load: Load | None) -> BreakdownResult:
+    k = KernelStat(name="k", category="cpp_pointwise", calls=1, ms=1.0, samples_ms=[1.0] * 10)
+    g = GraphResult(id="0-forward", role="forward", iterations=10, wall_ms=1.2, wall_samples_ms=[1.2] * 10,
+                    busy_ms=1.0, kernel_ms=1.0, categories={"cpp_pointwise": 1.0}, kernels=[k],
+                    windows_ms=[1.2, 1.5], window=0, window_load=[load, None])
+    return BreakdownResult(model="m", graphs=[g], iterations=10)
+
+
+def test_report_and_diff_warn_when_the_kept_window_was_disturbed():
+    busy = Load(1.4, 0.0, 2)
+    text = render_breakdown(result(busy)).lower()  # an alert: upper case in text
+    assert ("warning: 0-forward was measured while other processes kept 1.4 of 2 cores busy: "
+            "its times may be inflated") in text
+    assert "warning" not in render_breakdown(result(Load(0.1, 0.0, 2))).lower()
+    d = diff_results(result(None), result(busy))
+    assert ("head: 0-forward was measured while other processes kept 1.4 of 2 cores busy: its times "
+            "may be inflated") in d.warnings
+    back = BreakdownResult.from_dict(result(busy).to_dict())
+    assert back.graphs[0].window_load == [busy, None]
