@@ -84,3 +84,56 @@ def test_report_and_diff_warn_when_the_kept_window_was_disturbed():
             "may be inflated") in d.warnings
     back = BreakdownResult.from_dict(result(busy).to_dict())
     assert back.graphs[0].window_load == [busy, None]
+
+
+# -- step timing by time budget ------------------------------------------------------------
+
+
+def test_step_timing_stops_at_the_budget_but_not_before_the_minimum(monkeypatch):
+    from inductor_bench.runner import capture
+
+    clock = [0.0]
+    monkeypatch.setattr(capture.time, "perf_counter", lambda: clock[0])
+
+    def step_of(seconds: float):
+        def one() -> float:
+            clock[0] += seconds
+            return seconds * 1e3
+
+        return one
+
+    timing = capture.StepTiming(steps=200, budget_s=1.0, min_steps=10)
+    long = capture.StepTiming(steps=500, budget_s=1.0, min_steps=10)
+    assert len(long.run(step_of(0.003))) == 334  # 1 s of 3 ms steps: stops after 1.002 s
+    assert len(timing.run(step_of(0.0001))) == 200  # the cap comes first
+    assert len(timing.run(step_of(0.5))) == 10  # slow steps: the minimum still runs
+    assert len(capture.StepTiming(steps=7).run(step_of(1.0))) == 7  # no budget: every step
+
+
+def test_compare_times_by_budget_unless_repeat_is_given():
+    from inductor_bench.runner.compare import MAX_STEPS, MIN_STEPS, WARMUP_STEPS, CompareRun
+
+    s = CompareRun().timing()
+    assert (s.steps, s.step_budget_s, s.min_steps) == (MAX_STEPS + WARMUP_STEPS, 1.0, MIN_STEPS + WARMUP_STEPS)
+    s = CompareRun(repeat=30).timing()
+    assert (s.steps, s.step_budget_s) == (30 + WARMUP_STEPS, None)
+
+
+def test_compare_notes_a_disturbed_mode_and_round_trips_its_load():
+    import json
+
+    from inductor_bench.core.compare import CompareResult, ModeResult
+    from inductor_bench.render.compare import render_compare
+
+    busy = Load(1.3, 0.0, 2)
+    cr = CompareResult(model="m", step_budget_s=1.0, modes=[
+        ModeResult("eager", step_samples_ms=[2.0] * 10, compile_s=0.0),
+        ModeResult("default", step_samples_ms=[1.0] * 10, compile_s=3.0, step_load=busy),
+    ])
+    text = render_compare(cr)
+    assert "each mode's steps were timed for 1 s" in text
+    assert ("warning: default: steps timed while other processes kept 1.3 of 2 cores busy: its step "
+            "time may be inflated") in text
+    back = CompareResult.from_dict(json.loads(cr.to_json()))
+    assert back.modes[1].step_load == busy and back.step_budget_s == 1.0
+    assert "step_load" not in cr.to_dict()["modes"][0]
