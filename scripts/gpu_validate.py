@@ -975,7 +975,9 @@ def main(argv: list[str] | None = None) -> int:
 
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGALRM):
         signal.signal(s, on_signal)
-    signal.alarm(int(a.budget + WATCHDOG_S))  # the watchdog: past the budget, stop and write the report
+    signal.alarm(
+        max(1, int(a.budget + WATCHDOG_S - (time.monotonic() - a.t0)))
+    )  # the watchdog: past the budget, stop and write the report
     try:
         note = install_wheels(ctx)
         if note:

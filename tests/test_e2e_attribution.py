@@ -46,7 +46,9 @@ def test_every_extern_call_names_module_and_line(request, fixture):
         externs = [k for k in g.kernels if k.origin is not None and k.name not in split and "cpp_" not in k.name]
         assert not [k.name for k in externs if k.name.startswith(("aten::", "mkldnn::"))], g.attribution
         for s in g.sites:
-            assert s.origin and s.origin.lines and s.origin.modules and all(s.origin.modules), (g.id, s)
+            # a module path each ("" is the model itself: its own forward calls the op, as
+            # the transformer block's attention)
+            assert s.origin and s.origin.lines and s.origin.modules, (g.id, s)
         for k in g.kernels:
             assert k.origin is not None, k.name
     us = units(result.measured())

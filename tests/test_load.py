@@ -75,7 +75,7 @@ def result(load: Load | None) -> BreakdownResult:
 
 def test_report_and_diff_warn_when_the_kept_window_was_disturbed():
     busy = Load(1.4, 0.0, 2)
-    text = render_breakdown(result(busy)).lower()  # an alert: upper case in text
+    text = render_breakdown(result(busy)).lower()  # "warning" is an alert: upper case in text
     assert ("warning: 0-forward was measured while other processes kept 1.4 of 2 cores busy: "
             "its times may be inflated") in text
     assert "warning" not in render_breakdown(result(Load(0.1, 0.0, 2))).lower()

@@ -17,8 +17,8 @@ from inductor_bench.core.stats import (
     WITHIN_NOISE,
     compare_samples,
     judge,
-    sum_samples,
     median_ci_rank,
+    sum_samples,
     summarize,
 )
 

@@ -146,7 +146,7 @@ def attribute(
             elif k.name in by_op:
                 k.origin = merge(by_op[k.name])
             else:
-                k.origin = Origin(missing="not a call of the compiled module (an op its calls run)")
+                k.origin = Origin(missing="an op the module's own Python code runs, not one of its calls")
     else:
         launchers = _device_launchers(trace)
         for k in graph.kernels:

@@ -16,7 +16,7 @@ DEVICE_BOUND = "device-bound"
 
 def render_execution(doc: Doc, r: BreakdownResult) -> None:
     for line in disturbances(r):
-        doc.paragraph(doc.alert(f"warning: {line}"))
+        doc.paragraph(doc.alert("warning") + f": {line}")
     _settings(doc, r)
     if r.subgraphs_left_out:
         doc.paragraph(left_out_line(len(r.subgraphs_left_out)))

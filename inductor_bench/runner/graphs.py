@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,9 +33,9 @@ from ..core.rundir import (
 from ..core.trace import load_for_analysis
 from ..core.vocab import Role, Status
 from . import device as dev
+from .batch import BatchItem, run_batch
 from .capture import inductor_env
 from .settings import RunSettings
-from .worker import run_worker
 
 PROFILE_WORKER = "inductor_bench.runner.profile"
 ROLE_ORDER = {Role.FORWARD: 0, Role.INFERENCE: 1, Role.BACKWARD: 2}
@@ -132,31 +133,28 @@ def _graph_id(m: dict[str, Any], info: ModuleInfo, used: set[str]) -> str:
     return gid
 
 
-def profile_graph(
+def profile_request(
     src: GraphSource,
-    run_dir: Path,
     settings: RunSettings,
     *,
     preload: str | None = None,
     mode: str = "",
     torch_values: dict[str, Any] | None = None,
-) -> GraphResult:
-    """Profile one graph in a worker and analyse its trace. Failures are recorded in the
-    returned GraphResult (status failed / timeout), never raised. ``preload``: a model file
-    the worker imports first (custom ops it registers are then there for the module).
-    ``mode``: the run's compile mode (a CUDA-graph mode has the graph replayed from a CUDA
-    graph, as it ran); ``torch_values``: the model's precision/backend settings, applied in
-    the worker before the module loads."""
+) -> dict[str, Any]:
+    """The profiling worker's request for one graph. ``preload``: a model file the worker
+    imports first (custom ops it registers are then there for the module). ``mode``: the
+    run's compile mode (a CUDA-graph mode has the graph replayed from a CUDA graph, as it
+    ran); ``torch_values``: the model's precision/backend settings, applied in the worker
+    before the module loads."""
     g = src.graph
     gdir = src.module_path.parent
-    trace_path = gdir / TRACE_FILE
     on_device = backend(g.device).timeline == DEVICE
     _cuda_graph_plan(g, mode, src.cudagraph_skip)
-    request = {
+    return {
         "module": str(src.module_path),
         "device": g.device,
         "iterations": settings.iterations,
-        "trace": str(trace_path),
+        "trace": str(gdir / TRACE_FILE),
         "preload": preload,
         "windows": settings.windows,
         "torch_settings": torch_values,
@@ -164,15 +162,17 @@ def profile_graph(
         "launch_trace": str(gdir / LAUNCH_TRACE_FILE) if g.cuda_graphs else None,
         "pipelined_trace": str(gdir / PIPELINED_TRACE_FILE) if on_device else None,
     }
+
+
+def take_response(src: GraphSource, run_dir: Path, data: dict[str, Any] | errors.BenchError) -> GraphResult:
+    """Analyse what the worker measured for one graph (or record why it failed: status
+    failed / timeout, never raised)."""
+    g = src.graph
+    gdir = src.module_path.parent
     try:
-        data = run_worker(
-            PROFILE_WORKER,
-            request,
-            timeout=settings.timeout,
-            env=inductor_env(run_dir / CACHE_DIR),
-            log_path=run_dir / LOGS_DIR / f"profile-{g.id}.log",
-            echo=settings.echo,
-        )
+        if isinstance(data, errors.BenchError):
+            raise data
+        trace_path = gdir / TRACE_FILE
         g.trace = str(trace_path.relative_to(run_dir))
         g.windows_ms = list(data.get("windows_ms") or [])
         g.window_faults = list(data.get("window_faults") or [])
@@ -191,7 +191,7 @@ def profile_graph(
         except Exception as e:
             g.attribution = f"source attribution failed: {type(e).__name__}: {e}"[:300]
         pipelined = gdir / PIPELINED_TRACE_FILE
-        if on_device and pipelined.exists():
+        if backend(g.device).timeline == DEVICE and pipelined.exists():
             g.pipelined = analyze_pipelined(load_for_analysis(pipelined))
             g.pipelined_trace = str(pipelined.relative_to(run_dir))
         return g
@@ -200,6 +200,47 @@ def profile_graph(
     except errors.BenchError as e:
         g.status, g.error = Status.FAILED, str(e).splitlines()[0]
     return g
+
+
+def profile_graphs(
+    sources: list[GraphSource],
+    run_dir: Path,
+    settings: RunSettings,
+    *,
+    preload: str | None = None,
+    mode: str = "",
+    torch_values: dict[str, Any] | None = None,
+    on_start: Callable[[GraphSource], None] = lambda s: None,
+    on_done: Callable[[GraphSource, GraphResult], None] = lambda s, g: None,
+) -> list[GraphResult]:
+    """Profile every graph in ONE worker (torch and the model file imported once), each
+    analysed as soon as its response lands. A graph that crashes or hangs the worker is
+    recorded as failed (or timed out; ``settings.timeout`` is per graph) and a new worker
+    takes the graphs after it: nothing measured is lost."""
+    items = [
+        BatchItem(
+            s.graph.id, profile_request(s, settings, preload=preload, mode=mode, torch_values=torch_values)
+        )
+        for s in sources
+    ]
+    by_id = {s.graph.id: s for s in sources}
+    results: dict[str, GraphResult] = {}
+
+    def done(key: str, data: dict[str, Any] | errors.BenchError) -> None:
+        results[key] = take_response(by_id[key], run_dir, data)
+        on_done(by_id[key], results[key])
+
+    run_batch(
+        PROFILE_WORKER,
+        items,
+        timeout=settings.timeout,
+        env=inductor_env(run_dir / CACHE_DIR),
+        log_path=run_dir / LOGS_DIR / "profile.log",
+        echo=settings.echo,
+        on_start=lambda key: on_start(by_id[key]),
+        on_done=done,
+    )
+    return [results[s.graph.id] for s in sources if s.graph.id in results]
 
 
 def _cuda_graph_plan(g: GraphResult, mode: str, skip: str | None) -> None:

@@ -14,13 +14,13 @@ from typing import Any
 
 from ..core import errors, subgraphs
 from ..core.devices import HOST_BACKEND
-from ..core.results import BreakdownResult, PeakMemory, TorchSettings
+from ..core.results import BreakdownResult, GraphResult, PeakMemory, TorchSettings
 from ..core.rundir import CACHE_DIR, LOGS_DIR, MODULES_LOG, SOURCES_LOG
 from ..core.vocab import CompileMode, Status
 from ..core.workload import WorkloadOptions
 from . import cudagraph_log
 from .capture import inductor_env
-from .graphs import GraphSource, collect_graphs, profile_graph
+from .graphs import GraphSource, collect_graphs, profile_graphs
 from .rundir import header, new_run_dir, save_meta, save_result
 from .settings import RunSettings
 from .worker import run_worker
@@ -195,30 +195,48 @@ def _profile_all(
     result: BreakdownResult,
     settings: RunSettings,
 ) -> errors.BenchError | None:
-    """Profile each graph in turn into ``result.graphs``; the first error met, if any."""
+    """Profile every graph (one worker for all, ``graphs.profile_graphs``) into
+    ``result.graphs``, each kept the moment it is analysed; the first error met, if any."""
     prefix = f"{opts.mode}: " if opts.mode != CompileMode.DEFAULT else ""
     preload = None if comp.script else str(Path(opts.path).resolve())
     first_error: errors.BenchError | None = None
-    for i, src in enumerate(sources, 1):
-        msg = f"{prefix}profiling graph {src.graph.id} [{i}/{len(sources)}]"
-        with settings.progress.phase(msg) as ph:
-            g = profile_graph(
-                src,
-                run_dir,
-                settings,
-                preload=preload,
-                mode=opts.mode,
-                torch_values=result.torch_settings.values if result.torch_settings else None,
-            )
-            ph["done"] = (
-                f"{len(g.windows_ms) or 1} x {g.iterations} iterations, {len(g.kernels)} kernels"
-                if g.ok
-                else f"{g.status}: {g.error}"
-            )
+    position = {s.graph.id: i for i, s in enumerate(sources, 1)}
+    open_phases: dict[str, tuple[Any, dict[str, str]]] = {}
+
+    def on_start(src: GraphSource) -> None:
+        gid = src.graph.id
+        cm = settings.progress.phase(f"{prefix}profiling graph {gid} [{position[gid]}/{len(sources)}]")
+        open_phases[gid] = (cm, cm.__enter__())
+
+    def on_done(src: GraphSource, g: GraphResult) -> None:
+        nonlocal first_error
+        cm, ph = open_phases.pop(g.id, (None, {}))
+        ph["done"] = (
+            f"{len(g.windows_ms) or 1} x {g.iterations} iterations, {len(g.kernels)} kernels"
+            if g.ok
+            else f"{g.status}: {g.error}"
+        )
+        if cm is not None:
+            cm.__exit__(None, None, None)
         result.graphs.append(g)
         if not g.ok:
             result.errors.append(f"graph {g.id}: {g.error}")
             first_error = first_error or _graph_error(g.id, g.status, g.error or "")
+
+    try:
+        profile_graphs(
+            sources,
+            run_dir,
+            settings,
+            preload=preload,
+            mode=opts.mode,
+            torch_values=result.torch_settings.values if result.torch_settings else None,
+            on_start=on_start,
+            on_done=on_done,
+        )
+    finally:
+        for cm, _ in open_phases.values():  # interrupted mid-graph
+            cm.__exit__(None, None, None)
     return first_error
 
 

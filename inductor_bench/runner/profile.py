@@ -97,12 +97,16 @@ def load_module(path: str):
     return mod
 
 
+_PRELOADED: set[str] = set()
+
+
 def _preload(path: str | None) -> None:
     """Import the model file (not run as a script) so that custom ops and kernels it
     registers exist when the compiled module calls them. A failure is logged, not fatal:
     most modules need nothing from it."""
-    if not path:
-        return
+    if not path or path in _PRELOADED:
+        return  # a batch profiles every graph of one model: import it once
+    _PRELOADED.add(path)
     import runpy
     import sys
     import traceback
@@ -118,6 +122,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     from torch.profiler import profile, record_function
 
     device = request["device"]
+    print(f"inductor-bench: profiling {request['module']}", flush=True)  # a header in the log
     not_applied = torch_settings.apply(request.get("torch_settings"))
     _preload(request.get("preload"))
     t0 = time.perf_counter()

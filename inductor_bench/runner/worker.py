@@ -41,7 +41,7 @@ def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _tail(path: Path, n: int = _LOG_TAIL_LINES) -> str:
+def tail(path: Path, n: int = _LOG_TAIL_LINES) -> str:
     try:
         lines = path.read_text(errors="replace").splitlines()
     except OSError:
@@ -83,31 +83,29 @@ def run_worker(
             try:
                 rc = proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                _kill_group(proc)
+                kill_group(proc)
                 raise errors.WorkerTimeout(
                     f"{module.rsplit('.', 1)[-1]} worker exceeded --timeout {timeout:g}s and was killed"
                     + (f" (log: {log_path})" if log_path else "")
                 ) from None
             except KeyboardInterrupt:
-                _kill_group(proc)
+                kill_group(proc)
                 raise
         if resp.exists():
             try:
-                data = json.loads(resp.read_text())
-            except json.JSONDecodeError:
-                data = None
-            if isinstance(data, dict):
-                return _unwrap(data, log_path)
-        detail = _describe_exit(rc)
-        tail = _tail(log)
+                return read_response(resp, log_path)
+            except _Unreadable:
+                pass
+        detail = describe_exit(rc)
+        last = tail(log)
         raise errors.WorkerError(
             f"{module.rsplit('.', 1)[-1]} worker {detail} without a result"
-            + (f"; last output:\n{tail}" if tail else "")
+            + (f"; last output:\n{last}" if last else "")
             + (f"\n(full log: {log_path})" if log_path else "")
         )
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def kill_group(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -115,13 +113,28 @@ def _kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def _describe_exit(rc: int) -> str:
+def describe_exit(rc: int) -> str:
     if rc < 0:
         try:
             return f"was killed by {signal.Signals(-rc).name}"
         except ValueError:
             return f"was killed by signal {-rc}"
     return f"exited with code {rc}"
+
+
+class _Unreadable(errors.WorkerError):
+    """A response file that is not a worker's JSON answer (torn or empty)."""
+
+
+def read_response(path: Path, log_path: Path | None = None) -> dict[str, Any]:
+    """The result in a worker's response file, or the worker's own error raised."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        data = None
+    if not isinstance(data, dict):
+        raise _Unreadable(f"{path}: not a worker response")
+    return _unwrap(data, log_path)
 
 
 def _unwrap(data: dict[str, Any], log_path: Path | None) -> dict[str, Any]:
@@ -137,9 +150,38 @@ def _unwrap(data: dict[str, Any], log_path: Path | None) -> dict[str, Any]:
 
 
 def worker_main(handler: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
-    """Entry point of a worker module: read the request, run, write the response."""
-    req_path, resp_path = Path(sys.argv[1]), Path(sys.argv[2])
-    request = json.loads(req_path.read_text())
+    """Entry point of a worker module: read the request, run, write the response; with
+    ``--batch BATCH PROGRESS``, every request of a batch in turn (``runner/batch.py``)."""
+    if sys.argv[1] == "--batch":
+        _batch_main(handler, Path(sys.argv[2]), Path(sys.argv[3]))
+    else:
+        req_path, resp_path = Path(sys.argv[1]), Path(sys.argv[2])
+        _answer(handler, json.loads(req_path.read_text()), resp_path)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip interpreter teardown: compile workers and CUDA contexts can hang or crash there.
+    os._exit(0)
+
+
+def _batch_main(handler: Callable[[dict[str, Any]], dict[str, Any]], batch: Path, progress: Path) -> None:
+    items = json.loads(batch.read_text())["batch"]
+    for item in items:
+        _progress(progress, f"start {item['key']}")
+        _answer(handler, item["request"], Path(item["response"]))
+        _progress(progress, f"done {item['key']}")
+
+
+def _progress(path: Path, line: str) -> None:
+    with open(path, "a") as f:
+        f.write(line + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _answer(
+    handler: Callable[[dict[str, Any]], dict[str, Any]], request: dict[str, Any], resp_path: Path
+) -> None:
+    """Run one request and write its response (atomically)."""
     started = time.perf_counter()
     try:
         result = handler(request)
@@ -165,7 +207,3 @@ def worker_main(handler: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
     tmp = resp_path.with_suffix(".tmp")
     tmp.write_text(json.dumps(payload))
     tmp.replace(resp_path)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    # Skip interpreter teardown: compile workers and CUDA contexts can hang or crash there.
-    os._exit(0)

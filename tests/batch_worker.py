@@ -1,0 +1,26 @@
+"""A stand-in worker for tests/test_batch.py: each request says how to behave."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from inductor_bench.core.errors import WorkloadError
+from inductor_bench.runner.worker import worker_main
+
+STARTED_AT = time.time()
+
+
+def handle(request: dict) -> dict:
+    what = request["do"]
+    if what == "crash":
+        os._exit(139)  # as a segfault in a graph's harness would end the process
+    if what == "hang":
+        time.sleep(60)
+    if what == "raise":
+        raise WorkloadError("the graph raised")
+    return {"pid": os.getpid(), "value": request.get("value")}
+
+
+if __name__ == "__main__":
+    worker_main(handle)

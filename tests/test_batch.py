@@ -1,0 +1,56 @@
+"""One worker for many requests (runner/batch.py), with a stand-in worker: answers in order,
+one process for all, and a crash, a hang or an error costs that request only."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from inductor_bench.core import errors
+from inductor_bench.runner.batch import BatchItem, run_batch
+
+WORKER = "tests.batch_worker"
+
+
+def items(*behaviours: str) -> list[BatchItem]:
+    return [BatchItem(f"g{i}", {"do": b, "value": i}) for i, b in enumerate(behaviours)]
+
+
+def test_one_process_answers_every_request_in_order(tmp_path):
+    started, done = [], []
+    out = run_batch(WORKER, items("ok", "ok", "ok"), timeout=60, log_path=tmp_path / "w.log",
+                    on_start=started.append, on_done=lambda k, a: done.append(k))
+    assert started == done == ["g0", "g1", "g2"]
+    assert [out[k]["value"] for k in ("g0", "g1", "g2")] == [0, 1, 2]
+    assert len({out[k]["pid"] for k in out}) == 1  # torch and the model imported once
+
+
+def test_a_crash_costs_that_request_and_a_new_worker_takes_the_rest(tmp_path):
+    out = run_batch(WORKER, items("ok", "crash", "ok", "raise", "ok"), timeout=60,
+                    log_path=tmp_path / "w.log")
+    assert isinstance(out["g1"], errors.WorkerError) and "exited with code 139 while working on g1" in str(out["g1"])
+    assert isinstance(out["g3"], errors.WorkloadError) and str(out["g3"]) == "the graph raised"
+    assert out["g0"]["pid"] != out["g2"]["pid"] == out["g4"]["pid"]  # restarted after the crash
+    assert [out[k]["value"] for k in ("g0", "g2", "g4")] == [0, 2, 4]
+
+
+def test_a_hang_times_out_alone(tmp_path):
+    t0 = time.monotonic()
+    out = run_batch(WORKER, items("ok", "hang", "ok"), timeout=3, log_path=tmp_path / "w.log")
+    assert isinstance(out["g1"], errors.WorkerTimeout) and "on g1" in str(out["g1"])
+    assert out["g0"]["value"] == 0 and out["g2"]["value"] == 2
+    assert time.monotonic() - t0 < 30
+
+
+def test_ctrl_c_keeps_what_was_answered(tmp_path):
+    done: dict = {}
+
+    def on_done(key, answer):
+        done[key] = answer
+        if key == "g0":
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_batch(WORKER, items("ok", "hang"), timeout=60, log_path=tmp_path / "w.log", on_done=on_done)
+    assert list(done) == ["g0"] and done["g0"]["value"] == 0
