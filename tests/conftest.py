@@ -4,6 +4,7 @@ that needs a breakdown shares the session-scoped runs below."""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,9 @@ import pytest
 # One intra-op thread: CPU timings stay stable when other processes share the two cores
 # (OpenMP barriers under contention turn microseconds into scheduler quanta).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# inductor-bench's private compile cache (runner/cache.py) in a directory of this test session
+# only: tests never read or fill the user's, and every session starts cold.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="inductor-bench-tests-")
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"

@@ -42,6 +42,7 @@ def breakdown(
     iterations: o.Iterations = None,
     windows: o.Windows = DEFAULT_WINDOWS,
     timeout: o.Timeout = DEFAULT_TIMEOUT_S,
+    fresh_cache: o.FreshCache = False,
     out: o.Out = None,
     runs_dir: o.RunsDir = Path("runs"),
     json_out: o.JsonOut = None,
@@ -55,7 +56,7 @@ def breakdown(
 ) -> None:
     """Compile MODEL, profile every graph it compiles, and report where the time goes."""
     opts = o.workload_options(model, device, train, dtype, autocast, mode, batch_size, freezing)
-    settings = o.run_settings(ctx, iterations, windows, timeout)
+    settings = o.run_settings(ctx, iterations, windows, timeout, fresh_cache=fresh_cache)
     result, run_dir, err = run_breakdown(opts, settings, out=out, root=runs_dir)
     if autotune_top and result.measured():
         err = add_autotune_top(result, run_dir, opts, autotune_top, settings) or err

@@ -30,6 +30,11 @@ Repeat = Annotated[
     typer.Option("--repeat", "-r", min=1, help="Time exactly this many steady-state calls per mode "
                  "(default: as many as fit in --step-budget, 10 to 200)."),
 ]
+WarmCache = Annotated[
+    bool,
+    typer.Option("--warm-cache", help="Compile in inductor-bench's private cache reused across runs "
+                 "(default: each mode compiles cold, so compile times compare)."),
+]
 StepBudget = Annotated[
     float,
     typer.Option("--step-budget", min=0.0, help="Seconds of steady-state step timing per mode."),
@@ -52,6 +57,7 @@ def compare(
     iterations: o.Iterations = None,
     windows: o.Windows = DEFAULT_WINDOWS,
     timeout: o.Timeout = DEFAULT_TIMEOUT_S,
+    warm_cache: WarmCache = False,
     out: o.Out = None,
     runs_dir: o.RunsDir = Path("runs"),
     json_out: o.JsonOut = None,
@@ -65,7 +71,9 @@ def compare(
         model, device, train, dtype, autocast, CompileMode.DEFAULT, batch_size, freezing
     )
     run = CompareRun(
-        repeat=repeat, settings=o.run_settings(ctx, iterations, windows, timeout), step_budget_s=step_budget
+        repeat=repeat,
+        settings=o.run_settings(ctx, iterations, windows, timeout, fresh_cache=not warm_cache),
+        step_budget_s=step_budget,
     )
     result, run_dir, err = run_compare(opts, mode_list, run=run, out=out, root=runs_dir)
     emit(result.to_json(), lambda f: render_result(result, f), fmt, json_out, html_out, links=run_dir)

@@ -65,6 +65,11 @@ Iterations = Annotated[
 ]
 Windows = Annotated[int, typer.Option("--windows", "-w", min=1, help=WINDOWS_HELP)]
 Timeout = Annotated[float, typer.Option("--timeout", help="Seconds allowed per worker.")]
+FreshCache = Annotated[
+    bool,
+    typer.Option("--fresh-cache", help="Compile cold in a new cache inside the run directory "
+                 "(default: reuse inductor-bench's private cache, $XDG_CACHE_HOME/inductor-bench)."),
+]
 
 # -- where results go --------------------------------------------------------------------------
 Out = Annotated[Path | None, typer.Option("--out", "-o", help="Run directory (must not exist or be empty).")]

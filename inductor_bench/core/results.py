@@ -155,6 +155,24 @@ class PeakMemory:
 
 
 @dataclass
+class CompileCache:
+    """The Inductor cache a run compiled in, and what Inductor's FX graph cache found there."""
+
+    dir: str
+    shared: bool  # the private cache reused across runs (else a fresh one, --fresh-cache)
+    fx_hits: int | None = None
+    fx_misses: int | None = None
+
+    def describe(self) -> str:
+        where = "warm cache reused across runs" if self.shared else "fresh cache (cold compile)"
+        if self.fx_hits is None:
+            return where
+        hit = "a cache hit" if self.fx_hits and not self.fx_misses else (
+            "a cache miss" if not self.fx_hits else "partly a cache hit")
+        return f"{where}: {hit} ({self.fx_hits} FX graph cache hits, {self.fx_misses} misses)"
+
+
+@dataclass
 class TorchSettings:
     """Process-wide precision/backend settings the model ran with (read after its first
     step), and those it changed from the values torch started with."""
@@ -180,6 +198,7 @@ EXTRAS = (
     "autotune",
     "torch_settings",
     "subgraphs_left_out",
+    "compile_cache",
 )
 
 
@@ -214,6 +233,7 @@ class BreakdownResult:
     # Modules Inductor compiled only to benchmark an autotuning choice (core/subgraphs.py):
     # not profiled; each {"path": ..., "reason": ...}.
     subgraphs_left_out: list[dict[str, str]] = field(default_factory=list)
+    compile_cache: CompileCache | None = None
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -282,9 +302,11 @@ class BreakdownResult:
         extras = dict(d.pop("extras", None) or {})
         peak = extras.pop("peak_memory", None)
         ts = extras.pop("torch_settings", None)
+        cc = extras.pop("compile_cache", None)
         return cls(
             graphs=graphs,
             torch_settings=TorchSettings(**_known(TorchSettings, ts)) if ts else None,
+            compile_cache=CompileCache(**_known(CompileCache, cc)) if cc else None,
             peak_memory=PeakMemory(**_known(PeakMemory, peak)) if peak else None,
             autotune=autotune_from_dict(extras.pop("autotune", None)),
             **_known(cls, {**extras, **d}),

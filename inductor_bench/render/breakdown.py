@@ -229,7 +229,8 @@ def _footer(doc: Doc, r: BreakdownResult) -> None:
 
 def _autotune(doc: Doc, r: BreakdownResult) -> None:
     if r.compile_s is not None:
-        doc.paragraph(f"compile (first call, timed on its own): {r.compile_s:.1f} s")
+        cache = f"; {r.compile_cache.describe()}" if r.compile_cache else ""
+        doc.paragraph(f"compile (first call, timed on its own): {r.compile_s:.1f} s{cache}")
     if isinstance(r.autotune, KernelRetuning):
         render_retuning(doc, r.autotune.rows, r.autotune.total_bound)
     elif isinstance(r.autotune, Recompile):

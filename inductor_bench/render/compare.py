@@ -142,6 +142,13 @@ def _notes(result: CompareResult) -> list[str]:
             "the medians' 97.5% intervals do not overlap, else within noise"
         ),
     ]
+    caches = {m.breakdown.compile_cache.shared for m in result.modes
+              if m.breakdown is not None and m.breakdown.compile_cache is not None}
+    if caches == {False}:
+        notes.append("compile times are cold compiles: each mode compiled in a fresh cache")
+    elif caches:
+        notes.append("compile times may come from inductor-bench's warm cache (--warm-cache): "
+                     "not cold compiles")
     if result.step_budget_s:
         notes.append(f"each mode's steps were timed for {result.step_budget_s:g} s (10 to 200 calls)")
     for m in result.modes:

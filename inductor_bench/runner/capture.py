@@ -271,9 +271,20 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         err.partial = {**out, **_settings(before), "modules": recorder.modules}  # type: ignore[attr-defined]
         raise err from e
     out.update(_settings(before))
+    out["fx_cache"] = _fx_cache_counts()
     out["modules"] = recorder.modules
     out["script"] = kind == SCRIPT_KIND
     return out
+
+
+def _fx_cache_counts() -> dict[str, int] | None:
+    """Inductor's FX graph cache hits and misses in this process (its own counters)."""
+    try:
+        from torch._dynamo.utils import counters
+    except ImportError:
+        return None
+    c = counters.get("inductor", {})
+    return {"hits": int(c.get("fxgraph_cache_hit", 0)), "misses": int(c.get("fxgraph_cache_miss", 0))}
 
 
 def _settings(before: dict[str, Any]) -> dict[str, Any]:

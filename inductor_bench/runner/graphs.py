@@ -212,6 +212,7 @@ def profile_graphs(
     torch_values: dict[str, Any] | None = None,
     on_start: Callable[[GraphSource], None] = lambda s: None,
     on_done: Callable[[GraphSource, GraphResult], None] = lambda s, g: None,
+    cache_dir: Path | None = None,
 ) -> list[GraphResult]:
     """Profile every graph in ONE worker (torch and the model file imported once), each
     analysed as soon as its response lands. A graph that crashes or hangs the worker is
@@ -234,7 +235,7 @@ def profile_graphs(
         PROFILE_WORKER,
         items,
         timeout=settings.timeout,
-        env=inductor_env(run_dir / CACHE_DIR),
+        env=inductor_env(cache_dir or run_dir / CACHE_DIR),
         log_path=run_dir / LOGS_DIR / "profile.log",
         echo=settings.echo,
         on_start=lambda key: on_start(by_id[key]),

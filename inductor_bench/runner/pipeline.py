@@ -14,11 +14,12 @@ from typing import Any
 
 from ..core import errors, subgraphs
 from ..core.devices import HOST_BACKEND
-from ..core.results import BreakdownResult, GraphResult, PeakMemory, TorchSettings
+from ..core.results import BreakdownResult, CompileCache, GraphResult, PeakMemory, TorchSettings
 from ..core.rundir import CACHE_DIR, LOGS_DIR, MODULES_LOG, SOURCES_LOG
 from ..core.vocab import CompileMode, Status
 from ..core.workload import WorkloadOptions
 from . import cudagraph_log
+from .cache import run_cache
 from .capture import inductor_env
 from .graphs import GraphSource, collect_graphs, profile_graphs
 from .rundir import header, new_run_dir, save_meta, save_result
@@ -43,6 +44,9 @@ class CompileOutcome:
     peak_memory_kind: str = ""
     torch_settings: dict[str, Any] | None = None
     step_load: dict[str, Any] | None = None  # load from other processes while steps were timed
+    fx_cache: dict[str, int] | None = None  # Inductor's FX graph cache: hits, misses
+    cache_dir: str = ""
+    cache_shared: bool = False
     error: errors.BenchError | None = None
 
 
@@ -57,6 +61,7 @@ _REPORTED = (
     "peak_memory_kind",
     "torch_settings",
     "step_load",
+    "fx_cache",
 )
 
 
@@ -73,6 +78,8 @@ def compile_workload(opts: WorkloadOptions, run_dir: Path, settings: RunSettings
         "min_steps": settings.min_steps,
     }
     out = CompileOutcome()
+    cache, shared = run_cache(run_dir, fresh=settings.fresh_cache, freezing=opts.freezing)
+    out.cache_dir, out.cache_shared = str(cache), shared
     label = "running" if opts.mode == CompileMode.EAGER else "compiling"
     try:
         with settings.progress.phase(f"{label} {Path(opts.path).name} ({_describe(opts)})") as ph:
@@ -80,7 +87,7 @@ def compile_workload(opts: WorkloadOptions, run_dir: Path, settings: RunSettings
                 COMPILE_WORKER,
                 request,
                 timeout=settings.timeout,
-                env=inductor_env(run_dir / CACHE_DIR, freezing=opts.freezing),
+                env=inductor_env(cache, freezing=opts.freezing),
                 log_path=run_dir / LOGS_DIR / f"compile-{opts.mode}.log",
                 echo=settings.echo,
             )
@@ -145,6 +152,11 @@ def _take_outcome(result: BreakdownResult, opts: WorkloadOptions, comp: CompileO
         result.peak_memory = PeakMemory(comp.peak_memory_bytes, comp.peak_memory_kind)
     if comp.torch_settings:
         result.torch_settings = TorchSettings(**comp.torch_settings)
+    if comp.cache_dir:
+        fx = comp.fx_cache or {}
+        result.compile_cache = CompileCache(
+            comp.cache_dir, comp.cache_shared, fx.get("hits"), fx.get("misses")
+        )
     if comp.error:
         result.errors.append(str(comp.error))
 
@@ -233,6 +245,7 @@ def _profile_all(
             torch_values=result.torch_settings.values if result.torch_settings else None,
             on_start=on_start,
             on_done=on_done,
+            cache_dir=Path(comp.cache_dir) if comp.cache_dir else run_dir / CACHE_DIR,
         )
     finally:
         for cm, _ in open_phases.values():  # interrupted mid-graph

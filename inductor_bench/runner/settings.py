@@ -25,6 +25,7 @@ class RunSettings:
     steps: int = DEFAULT_STEPS  # timed steady-state calls of the real model, at most
     step_budget_s: float | None = STEP_BUDGET_S  # stop timing after this long (None: all steps)
     min_steps: int = MIN_STEPS  # ... but never before this many
+    fresh_cache: bool = False  # compile cold in a new cache (else the shared one, runner/cache.py)
     progress: Progress = QUIET
     echo: bool = False  # workers print to the terminal instead of their logs
     on_saved: OnSaved | None = None  # called with each result once it is saved

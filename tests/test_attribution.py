@@ -1,0 +1,238 @@
+"""Source attribution on recorded runs of ``tests/fixtures/models/attr_net.py`` (training, CPU)
+with torch 2.13 and torch 2.5 (``tests/fixtures/attribution/``): kernels and extern calls to
+FX nodes, model source lines and module paths, forward and backward; extern ops split by call
+site; the views by line and by module; the v2 record round trip."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from inductor_bench.core.attribution import NO_RECORD, attribute, load_record
+from inductor_bench.core.breakdown import analyze_graph
+from inductor_bench.core.callsites import buffer_of, parse_calls, split_args
+from inductor_bench.core.modparse import read_module
+from inductor_bench.core.results import BreakdownResult, GraphResult
+from inductor_bench.core.sources import module_path
+from inductor_bench.core.trace import load_trace
+from inductor_bench.core.views import by_line, by_module, units
+
+from .conftest import FIXTURES
+
+RECORDED = FIXTURES / "attribution"
+VERSIONS = ["torch-2.13", "torch-2.5"]
+MODEL = FIXTURES / "models" / "attr_net.py"
+
+
+def line_of(text: str) -> int:
+    """The line number of the model file's line holding ``text`` (found independently)."""
+    hits = [i for i, ln in enumerate(MODEL.read_text().splitlines(), 1) if text in ln]
+    assert len(hits) == 1, text
+    return hits[0]
+
+
+CONV1, CONV2, STEM, HEAD = (line_of(t) for t in ("self.conv1(x)", "self.conv2(y)", "self.stem(x)", "self.head(x)"))
+
+
+def analysed(version: str, gid: str, *, record: bool = True) -> GraphResult:
+    gdir = RECORDED / version / gid
+    module = read_module(gdir / "module.py")
+    trace = load_trace(gdir / "trace.json.gz")
+    g = analyze_graph(trace, module, GraphResult(id=gid, role=gid.split("-")[1], device="cpu"))
+    rec = load_record(gdir / "sources.json") if record else None
+    return attribute(g, trace, module, (gdir / "module.py").read_text(), rec)
+
+
+def raw_events(version: str, gid: str, name: str) -> list[list[float]]:
+    """Durations (µs) of top-level ``name`` events per iteration marker, read straight from
+    the trace file (independent of the analysis)."""
+    with gzip.open(RECORDED / version / gid / "trace.json.gz") as f:
+        doc = json.loads(f.read())
+    evs = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+    marks = [e for e in evs if e["name"] == "inductor_bench::iteration" and e.get("cat") == "user_annotation"]
+    marks.sort(key=lambda e: e["ts"])
+    out = []
+    for m in marks:
+        inside = sorted((e for e in evs if e.get("cat") == "cpu_op" and e["tid"] == m["tid"]
+                         and m["ts"] <= e["ts"] < m["ts"] + m["dur"]), key=lambda e: e["ts"])
+        out.append([e["dur"] for e in inside if e["name"] == name])
+    return out
+
+
+@pytest.fixture(scope="module", params=VERSIONS)
+def graphs(request) -> dict[str, GraphResult]:
+    return {gid: analysed(request.param, gid) for gid in ("0-forward", "0-backward")}
+
+
+def sites_at(g: GraphResult, line: int) -> list:
+    return [s for s in g.sites if s.origin and [ln.line for ln in s.origin.lines] == [line]]
+
+
+def test_a_conv_line_maps_to_its_convolutions_forward_and_backward(graphs):
+    fwd, bwd = graphs["0-forward"], graphs["0-backward"]
+    # two Blocks: `y = self.conv2(y)` is two 1x1 convolutions, and two convolution backwards
+    f = sites_at(fwd, CONV2)
+    assert [s.kernel for s in f] == ["aten::convolution"] * 2
+    assert sorted(m for s in f for m in s.origin.modules) == ["blocks.0.conv2", "blocks.1.conv2"]
+    assert all(s.shapes[1] == "8x8x1x1" for s in f)  # the 1x1 weight
+    b = sites_at(bwd, CONV2)
+    assert [s.kernel for s in b] == ["aten::convolution_backward"] * 2
+    assert sorted(m for s in b for m in s.origin.modules) == ["blocks.0.conv2", "blocks.1.conv2"]
+    assert all(s.origin.lines[0].code == "y = self.conv2(y)" for s in f + b)
+    # the stem: one convolution forward, one backward; the head: addmm forward, two mm backward
+    assert [s.origin.modules for s in sites_at(fwd, STEM)] == [["stem"]]
+    assert [s.origin.modules for s in sites_at(bwd, STEM)] == [["stem"]]
+    assert [s.kernel for s in sites_at(fwd, HEAD)] == ["aten::addmm"]
+    assert [s.kernel for s in sites_at(bwd, HEAD)] == ["aten::mm", "aten::mm"]
+
+
+def test_every_extern_call_names_its_module_and_line(graphs):
+    for g in graphs.values():
+        externs = [k for k in g.kernels if k.name.startswith("aten::")]
+        assert externs and all(k.name in {s.kernel for s in g.sites} for k in externs)
+        for s in g.sites:
+            assert s.origin.lines and s.origin.modules and all(s.origin.modules), s
+        assert g.attribution is None
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("gid,op,calls", [("0-forward", "aten::convolution", 5), ("0-backward", "aten::convolution_backward", 5)])
+def test_call_sites_split_the_op_row_exactly(version, gid, op, calls):
+    g = analysed(version, gid)
+    raw = raw_events(version, gid, op)
+    assert {len(r) for r in raw} == {calls}
+    mine = sorted((s for s in g.sites if s.kernel == op), key=lambda s: s.index)
+    assert len(mine) == calls
+    # the j-th event of every iteration is the j-th call site
+    for j, s in enumerate(mine):
+        assert s.samples_ms == pytest.approx([r[j] / 1000 for r in raw], rel=1e-12)
+    row = next(k for k in g.kernels if k.name == op)
+    assert sum(s.ms for s in mine) == pytest.approx(row.ms, rel=1e-12)
+    assert row.ms == pytest.approx(sum(sum(r) for r in raw) / 1000 / len(raw), rel=1e-12)
+
+
+def test_generated_kernels_map_to_their_lines(graphs):
+    fwd, bwd = graphs["0-forward"], graphs["0-backward"]
+    relu = line_of("torch.relu(self.bn(y))")
+    bn_fwd = [k for k in fwd.kernels if k.name.startswith("cpp_") and k.origin.lines
+              and relu in [ln.line for ln in k.origin.lines]]
+    assert bn_fwd and all("batch_norm" in k.name or "add" in k.name for k in bn_fwd)
+    # batch norm backward is a backward kernel at the forward line it differentiates
+    bn_bwd = [k for k in bwd.kernels if "native_batch_norm_backward" in k.name]
+    assert bn_bwd and all(relu in [ln.line for ln in k.origin.lines] for k in bn_bwd)
+    # the layout copy of graph inputs has no line, and says why
+    copies = [k for k in fwd.kernels if k.origin and not k.origin.nodes]
+    assert copies and all("graph inputs" in k.origin.missing for k in copies)
+
+
+def test_views_add_up_to_kernel_time(graphs):
+    gs = list(graphs.values())
+    total = sum(g.kernel_ms for g in gs)
+    us = units(gs)
+    assert sum(u.ms for u in us) == pytest.approx(total, rel=1e-12)
+    for groups in (by_line(us), by_module(us), by_module(us, 1)):
+        assert sum(grp.ms for grp in groups) == pytest.approx(total, rel=1e-12)
+        assert sum(len(grp.units) for grp in groups) == len(us)
+    # a line group never splits a kernel: each unit is in exactly one group
+    line = {grp.key: grp for grp in by_line(us)}
+    key = next(k for k in line if k and k[0].endswith(f"attr_net.py:{CONV2}") and len(k) == 1)
+    conv2 = line[key]
+    assert {u.kernel.name for u in conv2.units} >= {"aten::convolution", "aten::convolution_backward"}
+    assert conv2.backward_ms > 0 and conv2.forward_ms > 0
+    depth1 = {grp.key for grp in by_module(us, 1)}
+    assert ("blocks",) in depth1 and ("stem",) in depth1 and ("head",) in depth1
+
+
+def test_without_a_record_the_graph_says_why():
+    g = analysed("torch-2.13", "0-forward", record=False)
+    assert g.attribution == NO_RECORD and not g.sites
+    assert all(k.origin is None for k in g.kernels)
+    assert {u.origin for u in units([g])} == {None}
+    (grp,) = by_line(units([g]))
+    assert grp.missing == NO_RECORD
+
+
+def test_calls_and_their_written_buffers():
+    gdir = RECORDED / "torch-2.13" / "0-forward"
+    text = (gdir / "module.py").read_text()
+    calls = parse_calls(text, read_module(gdir / "module.py"))
+    externs = [c for c in calls if c.extern]
+    assert [c.index for c in externs] == list(range(len(externs))) == list(range(6))
+    # every call writes scheduler buffers, or graph inputs it mutates (batch norm's running stats)
+    assert all(c.written and all(w.startswith(("buf", "primals_")) for w in c.written) for c in calls)
+    assert split_args("a, f(b, c), out=buf3)") == ["a", "f(b, c)", "out=buf3"]
+    assert buffer_of("reinterpret_tensor(buf7, (2, 8), (8, 1), 0)") == "buf7"
+    assert buffer_of("c_void_p(buf2.data_ptr())") == "buf2"
+    assert buffer_of("1024") is None
+
+
+@pytest.mark.parametrize(
+    "raw,path",
+    [
+        ("L['self'].features.denseblock3.denselayer12.conv2", "features.denseblock3.denselayer12.conv2"),
+        ("L['self']._modules['features']._modules['0']", "features.0"),
+        ("getattr(L['self'].layers, '0').attn", "layers.0.attn"),
+        ("L['self'].layers[0].mlp", "layers.0.mlp"),
+        ("L['self']", ""),
+    ],
+)
+def test_module_path(raw, path):
+    assert module_path(raw) == path
+
+
+def test_v2_record_round_trips():
+    gs = [analysed("torch-2.13", gid) for gid in ("0-forward", "0-backward")]
+    r = BreakdownResult(model="attr_net", graphs=gs, train=True)
+    back = BreakdownResult.from_dict(json.loads(r.to_json()))
+    assert back.schema_version == 2
+    for a, b in zip(r.graphs, back.graphs, strict=True):
+        assert a.sites == b.sites
+        assert [k.origin for k in a.kernels] == [k.origin for k in b.kernels]
+    assert back.to_json() == r.to_json()
+
+
+# -- a device timeline (the synthetic CUDA module and trace, with a hand-written record) ----------
+
+SYNTHETIC = FIXTURES / "synthetic_cuda_transformer"
+
+
+def _frame(line: int, code: str) -> list:
+    return ["/m/model.py", line, "forward", code]
+
+
+CUDA_RECORD = {
+    "nodes": {
+        "ln": {"op": "aten.native_layer_norm.default", "frame": _frame(10, "h = self.ln(x)"), "module": ["L['self'].ln", "LayerNorm"]},
+        "mm": {"op": "aten.mm.default", "frame": _frame(11, "h = self.fc1(h)"), "module": ["L['self'].fc1", "Linear"]},
+        "gelu": {"op": "aten.gelu.default", "frame": _frame(12, "h = gelu(h)")},
+        "gelu_1": {"op": "aten.gelu.default", "frame": _frame(15, "y = gelu(y)")},
+        "sdpa": {"op": "aten._scaled_dot_product_flash_attention.default", "frame": _frame(13, "a = sdpa(q, k, v)")},
+    },
+    "ops": [
+        {"written": ["buf1", "buf2"], "origins": ["ln"]},
+        {"written": ["buf3"], "origins": ["mm"], "extern": "extern_kernels.mm", "nodes": ["mm"], "shapes": ["8x128"]},
+        {"written": ["buf5"], "origins": ["gelu"]},
+        {"written": ["buf6"], "origins": ["sdpa"], "extern": "torch.ops.aten._scaled_dot_product_flash_attention.default",
+         "nodes": ["sdpa"]},
+        {"written": ["buf11"], "origins": ["gelu_1"]},
+    ],
+}
+
+
+def test_device_timeline_kernels_get_their_launching_calls_lines():
+    module = read_module(SYNTHETIC / "module.py")
+    trace = load_trace(SYNTHETIC / "trace.json")
+    g = analyze_graph(trace, module, GraphResult(id="0-forward", role="forward", device="cuda"))
+    attribute(g, trace, module, (SYNTHETIC / "module.py").read_text(), CUDA_RECORD)
+    k = {x.name: x for x in g.kernels}
+    assert not g.sites and "not split by call site" in g.attribution
+    # one kernel called at two places: the group of both lines, never one of them
+    assert [ln.line for ln in k["triton_poi_fused_gelu_2"].origin.lines] == [12, 15]
+    assert k["triton_per_fused_native_layer_norm_0"].origin.modules == ["ln"]
+    gemm = next(x for x in g.kernels if x.launched_by == "aten::mm")
+    assert [ln.line for ln in gemm.origin.lines] == [11] and gemm.origin.modules == ["fc1"]
+    # the conv call has no operation in the record: it says so
+    conv = next(x for x in g.kernels if x.category == "extern_conv")
+    assert conv.origin.missing and not conv.origin.lines

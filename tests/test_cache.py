@@ -1,0 +1,83 @@
+"""The private compile cache (runner/cache.py): where it is, who may use it, and that a
+second run of a model really compiles from it."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from inductor_bench.core.errors import UsageError
+from inductor_bench.core.results import CompileCache
+from inductor_bench.runner import cache
+
+
+def test_the_shared_cache_is_private_and_linked_from_the_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    run = tmp_path / "run"
+    run.mkdir()
+    path, shared = cache.run_cache(run, fresh=False)
+    assert shared and path == tmp_path / "xdg" / "inductor-bench" / cache.flags_tag(False)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o700
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert (run / "cache").resolve() == path.resolve()
+    # freezing compiles with other flags: another directory
+    assert cache.flags_tag(True) != cache.flags_tag(False)
+
+
+def test_a_fresh_cache_lives_in_the_run_directory(tmp_path):
+    path, shared = cache.run_cache(tmp_path, fresh=True)
+    assert (path, shared) == (tmp_path / "cache", False) and path.is_dir() and not path.is_symlink()
+
+
+def test_a_cache_writable_by_others_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    root = tmp_path / "inductor-bench"
+    root.mkdir(mode=0o700)
+    os.chmod(root, 0o777)
+    with pytest.raises(UsageError, match="writable by others"):
+        cache.run_cache(tmp_path / "run", fresh=False)
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="needs root to chown")
+def test_a_cache_of_another_user_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    root = tmp_path / "inductor-bench"
+    root.mkdir(mode=0o700)
+    os.chown(root, 12345, 12345)
+    with pytest.raises(UsageError, match="belongs to another user"):
+        cache.run_cache(tmp_path / "run", fresh=False)
+
+
+def test_describe():
+    assert CompileCache("/c", True, 2, 0).describe() == (
+        "warm cache reused across runs: a cache hit (2 FX graph cache hits, 0 misses)")
+    assert CompileCache("/c", False, 0, 2).describe() == (
+        "fresh cache (cold compile): a cache miss (0 FX graph cache hits, 2 misses)")
+
+
+@pytest.mark.e2e
+def test_a_second_run_compiles_from_the_warm_cache(tmp_path, monkeypatch):
+    from inductor_bench.core.workload import WorkloadOptions
+    from inductor_bench.render.breakdown import render_breakdown
+    from inductor_bench.runner.pipeline import run_breakdown
+    from inductor_bench.runner.settings import RunSettings
+
+    from .conftest import MODELS
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    opts = WorkloadOptions(path=str(MODELS / "mlp.py"), device="cpu", train=True)
+    fast = RunSettings(timeout=600, iterations=5, windows=1)
+    first, _, err1 = run_breakdown(opts, fast, root=tmp_path / "runs")
+    second, run2, err2 = run_breakdown(opts, fast, root=tmp_path / "runs")
+    assert err1 is None and err2 is None
+    c1, c2 = first.compile_cache, second.compile_cache
+    assert (c1.fx_hits, c2.fx_misses) == (0, 0) and c1.fx_misses == c2.fx_hits == 2  # forward, backward
+    assert c1.dir == c2.dir and c1.shared and c2.shared
+    assert "a cache hit (2 FX graph cache hits, 0 misses)" in render_breakdown(second)
+    assert [g.ok for g in second.graphs] == [True, True]
+    assert (run2 / "cache").resolve() == (tmp_path / "xdg" / "inductor-bench").resolve() / cache.flags_tag(False)
+    cold, _, _ = run_breakdown(opts, RunSettings(timeout=600, iterations=5, windows=1, fresh_cache=True),
+                               root=tmp_path / "runs")
+    assert not cold.compile_cache.shared and cold.compile_cache.fx_hits == 0
