@@ -396,3 +396,50 @@ def test_compare_shows_pipelined_busy_replays_and_time_outside_per_mode():
     assert rows["CUDA graphs (replayed)"].split()[-2:] == ["-", "1/2"]
     # default: 4.0 - (100/3 us + 2.0); reduce-overhead: 2.0 - (0.5 + 1.0)
     assert rows["outside graphs, ms"].split()[-2:] == [f"{4.0 - (0.1 / 3 + 2.0):.3f}", "0.500"]
+
+
+# -- torch 2.5's harness: no get_args() ---------------------------------------------------------
+
+MODULE_2_5 = '''
+import torch, os
+def call(args):
+    x, w = args
+    args.clear()
+    with open(os.environ["SEEN"], "a") as f:
+        f.write("call\\n")
+    return (x @ w,)
+
+def benchmark_compiled_module(times=10, repeat=10):
+    from torch._dynamo.testing import rand_strided
+    from torch._inductor.utils import print_performance
+    arg0_1 = rand_strided((4, 8), (8, 1), device='cpu', dtype=torch.float32)
+    arg1_1 = rand_strided((8, 4), (4, 1), device='cpu', dtype=torch.float32)
+    fn = lambda: call([arg0_1, arg1_1])
+    return print_performance(fn, times=times, repeat=repeat)
+'''
+
+
+def test_a_module_written_by_torch_2_5_is_profiled_through_its_own_harness(tmp_path):
+    """torch 2.5 modules have no get_args(): the worker takes the closure their
+    benchmark_compiled_module() hands to print_performance (the harness shape copied from a
+    module torch 2.5.1 wrote, tests/fixtures/attribution/torch-2.5/0-forward/module.py)."""
+    real = (FIXTURES / "attribution" / "torch-2.5" / "0-forward" / "module.py").read_text()
+    assert "def get_args" not in real and "fn = lambda: call([" in real
+    mod = tmp_path / "module.py"
+    mod.write_text(MODULE_2_5)
+    seen = tmp_path / "seen.txt"
+    req, resp = tmp_path / "req.json", tmp_path / "resp.json"
+    req.write_text(json.dumps({"module": str(mod), "device": "cpu", "iterations": 4, "windows": 2,
+                               "trace": str(tmp_path / "trace.json.gz")}))
+    env = {**__import__("os").environ, "SEEN": str(seen)}
+    r = subprocess.run([sys.executable, "-m", "inductor_bench.runner.profile", str(req), str(resp)],
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    body = json.loads(resp.read_text())
+    assert body["ok"], body
+    # 3 warm-up calls, 3 timed warm-up calls, then 2 windows of 4 iterations
+    assert seen.read_text().count("call") == 3 + 3 + 2 * 4
+    from inductor_bench.core.trace import load_for_analysis
+
+    markers = [e for e in load_for_analysis(tmp_path / "trace.json.gz").events if e.name == MARKER]
+    assert len(markers) == 4

@@ -233,7 +233,7 @@ def test_dry_run_on_cpu(tmp_path):
             "--models",
             "mlp",
             "--skip",
-            "compare,matrix,check:graph-time-ro,check:step-time-ro",
+            "compare,matrix,breakdown:ro,check:graph-time-ro,check:step-time-ro",
             "--work",
             str(tmp_path / "work"),
         ],
