@@ -56,8 +56,8 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.ClickException as e:  # usage errors: click's own message
         e.show()
         sys.exit(e.exit_code)
-    except click.exceptions.Abort:
-        sys.exit(1)
+    except click.exceptions.Abort:  # click's form of Ctrl-C (or end of input at a prompt)
+        _fail(Settings(), "interrupted", INTERRUPTED)
     except Exception as e:  # anything unexpected: one line, the traceback with --verbose
         msg = f"internal error: {type(e).__name__}: {e} (run with --verbose for the traceback)"
         _fail(settings, msg, INTERNAL_ERROR)

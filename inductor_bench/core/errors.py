@@ -53,3 +53,9 @@ class RegressionFound(BenchError):
     """A significant regression above the --fail-on-regression threshold."""
 
     exit_code = 1
+
+
+class Interrupted(BenchError):
+    """Ctrl-C: the run stopped; what it measured before is saved."""
+
+    exit_code = 130

@@ -16,6 +16,7 @@ class Status:
     TIMEOUT = "timeout"
     SKIPPED = "skipped"
     RUNNING = "running"  # a run directory whose run has not finished (or was killed)
+    INTERRUPTED = "interrupted"  # stopped by Ctrl-C; what was measured before is kept
 
 
 class Verdict:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..core.compare import EAGER, CompareResult, ModeResult, skip_reason
 from ..core.devices import AUTO
-from ..core.errors import BenchError, DeviceError, UsageError, WorkerTimeout, WorkloadError
+from ..core.errors import DeviceError, Interrupted, UsageError, WorkerTimeout, WorkloadError
 from ..core.load import Load
 from ..core.vocab import CompileMode, Status
 from ..core.workload import FACTORY_KIND, WorkloadOptions, file_kind
@@ -144,7 +144,7 @@ def run_compare(
         first_err = _run_modes(opts, modes, run, run_dir, result)
     except KeyboardInterrupt:
         result.errors.append("interrupted")
-        first_err = BenchError("interrupted")
+        first_err = Interrupted(f"interrupted; what was measured is saved in {run_dir}")
     finally:
         order = {m: i for i, m in enumerate(modes)}
         result.modes.sort(key=lambda m: order[m.mode])

@@ -285,7 +285,7 @@ def run_breakdown(
         result, first_error = breakdown_from_outcome(opts, run_dir, comp, settings, result, save=False)
     except KeyboardInterrupt:
         result.errors.append("interrupted")
-        first_error = errors.BenchError("interrupted")
+        first_error = errors.Interrupted(f"interrupted; what was measured is saved in {run_dir}")
     finally:  # saved once, here, whatever happened
         result.status = _status(result, first_error)
         result.elapsed_s = round(time.time() - started, 2)
@@ -295,6 +295,8 @@ def run_breakdown(
 
 
 def _status(result: BreakdownResult, err: errors.BenchError | None) -> str:
+    if isinstance(err, errors.Interrupted):
+        return Status.INTERRUPTED
     if not result.measured():
         return Status.FAILED
     return Status.PARTIAL if err is not None or any(not g.ok for g in result.graphs) else Status.OK
