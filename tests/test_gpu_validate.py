@@ -249,7 +249,6 @@ def test_dry_run_on_cpu(tmp_path):
     for line in (
         "| PASS | run mlp-train-default |",
         "| PASS | busy<=100% mlp-train-default |",
-        "| PASS | run mlp-train-reduce-overhead |",
         "| SKIPPED | kernel vs do_bench mlp-train-default |",
         "| SKIPPED | step time mlp-train-default | needs CUDA events",
         "| SKIPPED | graph kernel time mlp-train-default/0-forward | needs CUDA for a verdict",
