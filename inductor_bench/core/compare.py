@@ -70,12 +70,9 @@ class ModeResult:
         bd, load = d.get("breakdown"), d.get("step_load")
         return cls(
             breakdown=BreakdownResult.from_dict(bd) if bd else None,
-            step_load=Load(**{k: v for k, v in load.items() if k in _LOAD_FIELDS}) if load else None,
+            step_load=Load.from_dict(load),
             **kw,
         )
-
-
-_LOAD_FIELDS = {f.name for f in fields(Load)}
 
 
 @dataclass

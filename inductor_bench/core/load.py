@@ -18,7 +18,8 @@ Python; no torch.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 # Other processes keeping half a core busy, or a 5% steal, slow a measurement measurably
 # (a single-threaded kernel loses its core part of the time; OpenMP kernels wait on the
@@ -71,6 +72,13 @@ class Load:
     steal_pct: float  # % of the machine's CPU time stolen by the hypervisor
     cores: int  # cores this process may run on
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> Load | None:
+        """From its saved form (fields this version does not know are ignored)."""
+        if not d:
+            return None
+        return cls(**{k: v for k, v in d.items() if k in _LOAD_FIELDS})
+
     @property
     def disturbed(self) -> bool:
         return self.others_cores >= DISTURBED_OTHERS_CORES or self.steal_pct >= 100 * DISTURBED_STEAL
@@ -82,6 +90,9 @@ class Load:
         if self.steal_pct >= 100 * DISTURBED_STEAL:
             parts.append(f"the hypervisor took {self.steal_pct:.0f}% of the CPU time (steal)")
         return " and ".join(parts) or "quiet"
+
+
+_LOAD_FIELDS = {f.name for f in fields(Load)}
 
 
 def load_between(before: CpuCounters, after: CpuCounters) -> Load | None:

@@ -328,7 +328,7 @@ def _plain(v: Any) -> Any:
 def _graph_from_dict(d: dict[str, Any]) -> GraphResult:
     d = dict(d)
     kernels = [_kernel_from_dict(k) for k in d.pop("kernels", [])]
-    loads = [Load(**_known(Load, x)) if x else None for x in d.pop("window_load", None) or []]
+    loads = [Load.from_dict(x) for x in d.pop("window_load", None) or []]
     pipe = d.pop("pipelined", None)
     pipelined = PipelinedRun(**_known(PipelinedRun, pipe)) if pipe else None
     sites = [CallSite.from_dict(s) for s in d.pop("sites", [])]

@@ -149,7 +149,7 @@ class Change:
     @property
     def overlap(self) -> bool:
         """The two medians' intervals overlap: no difference at PAIR_CONFIDENCE."""
-        return not (self.head.ci_low > self.base.ci_high or self.head.ci_high < self.base.ci_low)
+        return _overlap(self.base, self.head)
 
     @property
     def delta_ms(self) -> float:
@@ -197,14 +197,17 @@ class Change:
 def judge(base: Summary, head: Summary, min_rel: float = MIN_REL_CHANGE) -> Change:
     """Apply the significance rule of this module to two summaries."""
     min_change = min_rel * base.median
-    disjoint = head.ci_low > base.ci_high or head.ci_high < base.ci_low
     if base.n < MIN_SAMPLES or head.n < MIN_SAMPLES:
         verdict = TOO_FEW
-    elif disjoint and abs(head.median - base.median) > min_change:
+    elif not _overlap(base, head) and abs(head.median - base.median) > min_change:
         verdict = SIGNIFICANT
     else:
         verdict = WITHIN_NOISE
     return Change(base=base, head=head, min_change_ms=min_change, verdict=verdict)
+
+
+def _overlap(base: Summary, head: Summary) -> bool:
+    return not (head.ci_low > base.ci_high or head.ci_high < base.ci_low)
 
 
 def compare_samples(

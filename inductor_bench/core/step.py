@@ -52,11 +52,9 @@ def split_step(r: BreakdownResult) -> StepSplit | None:
 def pipelined_busy_pct(r: BreakdownResult) -> float | None:
     """Busy % of the whole step launched back to back: the graphs' pipelined busy time over
     their pipelined time; None when no graph has a pipelined run (the host, an old result)."""
-    gs = [g for g in r.measured() if g.pipelined is not None]
-    wall = sum(g.pipelined.wall_ms for g in gs if g.pipelined is not None)
-    if not gs or wall <= 0:
-        return None
-    return 100.0 * sum(g.pipelined.busy_ms for g in gs if g.pipelined is not None) / wall
+    runs = [g.pipelined for g in r.measured() if g.pipelined is not None]
+    wall = sum(p.wall_ms for p in runs)
+    return 100.0 * sum(p.busy_ms for p in runs) / wall if wall > 0 else None
 
 
 def replayed_count(r: BreakdownResult) -> tuple[int, int] | None:

@@ -73,8 +73,7 @@ def _rows(result: CompareResult) -> list[list[str]]:
         rows.append(["busy % (pipelined)"] + [f"{p:.1f}%" if p is not None else "-" for p in pipe])
     replays = [replayed_count(b) if b else None for b in bds]
     if any(replays):
-        rows.append(["CUDA graphs (replayed)"] + [f"{a}/{n}" if (a, n) != (0, 0) and n else "-"
-                                                   for a, n in (x or (0, 0) for x in replays)])
+        rows.append(["CUDA graphs (replayed)"] + [f"{x[0]}/{x[1]}" if x else "-" for x in replays])
     splits = [split_step(b) if b else None for b in bds]
     if any(splits):
         rows.append(["outside graphs, ms"] + [_outside(s) for s in splits])

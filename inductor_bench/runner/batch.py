@@ -16,8 +16,6 @@ answers (``on_done`` has run for each).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -26,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import errors
-from .worker import describe_exit, kill_group, read_response, tail, worker_env
+from .worker import describe_exit, kill_group, read_response, spawn, tail
 
 POLL_S = 0.05
 
@@ -94,19 +92,11 @@ def _run_one_worker(
     progress.touch()
     log = log_path or wdir / "worker.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", module, "--batch", str(req), str(progress)]
     current: str | None = None
     started = 0.0
     seen = 0
     with open(log, "ab") as logf:
-        proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=None if echo else logf,
-            stderr=None if echo else subprocess.STDOUT,
-            env=worker_env(env),
-            start_new_session=True,
-        )
+        proc = spawn([module, "--batch", str(req), str(progress)], logf, env=env, echo=echo)
         try:
             while True:
                 lines = progress.read_text().splitlines()

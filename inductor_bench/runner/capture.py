@@ -26,7 +26,7 @@ from ..core.errors import UsageError, WorkloadError
 from ..core.rundir import SOURCES_LOG
 from ..core.vocab import CompileMode
 from ..core.workload import FACTORY_KIND, SCRIPT_KIND, WorkloadOptions, file_kind
-from . import compile_modes, cudagraph_log, machine, sources, torch_settings
+from . import compile_modes, cudagraph_log, machine, sources, torch_settings, trace_log
 from . import device as dev
 from .workload import build_step, call_factory, load_factory
 
@@ -68,13 +68,10 @@ class _ModuleRecorder(logging.Handler):
         self.subgraphs: list[dict[str, Any]] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        md = getattr(record, "metadata", None)
-        if not isinstance(md, dict) or "inductor_output_code" not in md:
+        found = trace_log.compiled_module(record)
+        if found is None or found[0] in self.seen:
             return
-        info = md["inductor_output_code"] or {}
-        path = info.get("file_path") or info.get("filename")
-        if not path or path in self.seen:
-            return
+        path, md = found
         self.seen.add(path)
         entry = {
             "path": path,
@@ -123,10 +120,7 @@ def _attach_recorder(log_path: Path) -> _ModuleRecorder:
     """The module recorder, on the ``torch.__trace`` logger (records are built only when a
     handler is attached)."""
     rec = _ModuleRecorder(log_path)
-    logger = logging.getLogger("torch.__trace")
-    logger.addHandler(rec)
-    logger.setLevel(logging.DEBUG)
-    logger.propagate = False
+    trace_log.attach(rec)
     return rec
 
 

@@ -85,7 +85,7 @@ def run_mode(
         peak_memory_bytes=outcome.peak_memory_bytes,
         peak_memory_kind=outcome.peak_memory_kind,
         run_dir=str(mode_dir),
-        step_load=Load(**outcome.step_load) if outcome.step_load else None,
+        step_load=Load.from_dict(outcome.step_load),
     )
     err: Exception | None = outcome.error
     if opts.mode != EAGER and outcome.modules:

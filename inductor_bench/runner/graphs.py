@@ -177,7 +177,7 @@ def take_response(src: GraphSource, run_dir: Path, data: dict[str, Any] | errors
         g.windows_ms = list(data.get("windows_ms") or [])
         g.window_faults = list(data.get("window_faults") or [])
         g.window = data.get("window")
-        g.window_load = [Load(**x) if x else None for x in data.get("window_load") or []]
+        g.window_load = [Load.from_dict(x) for x in data.get("window_load") or []]
         g.replayed = bool(data.get("replayed"))
         if data.get("replay_error"):
             g.cuda_graphs_note = f"profiled kernel by kernel: capture failed: {data['replay_error']}"

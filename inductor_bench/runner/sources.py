@@ -28,6 +28,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from . import trace_log
+
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^\n]+)\n(?P<code>[^\n]*)')
 _TORCH_DIR: str | None = None
 
@@ -154,13 +156,10 @@ class SourceRecorder(logging.Handler):
         self.seen: set[str] = set()
 
     def emit(self, record: logging.LogRecord) -> None:
-        md = getattr(record, "metadata", None)
-        if not isinstance(md, dict) or "inductor_output_code" not in md:
+        found = trace_log.compiled_module(record)
+        if found is None or found[0] in self.seen:
             return
-        info = md["inductor_output_code"] or {}
-        path = info.get("file_path") or info.get("filename")
-        if not path or path in self.seen:
-            return
+        path, md = found
         self.seen.add(path)
         entry: dict[str, Any] = {"path": path, "frame_id": md.get("frame_id")}
         try:
@@ -182,8 +181,5 @@ class SourceRecorder(logging.Handler):
 
 def attach(log_path: Path) -> SourceRecorder:
     rec = SourceRecorder(log_path)
-    logger = logging.getLogger("torch.__trace")
-    logger.addHandler(rec)
-    logger.setLevel(logging.DEBUG)
-    logger.propagate = False
+    trace_log.attach(rec)
     return rec

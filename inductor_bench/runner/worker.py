@@ -70,16 +70,8 @@ def run_worker(
         req.write_text(json.dumps(request))
         log = log_path or Path(tmp) / "worker.log"
         log.parent.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", module, str(req), str(resp)]
         with open(log, "ab") as logf:
-            proc = subprocess.Popen(
-                cmd,
-                stdin=subprocess.DEVNULL,
-                stdout=None if echo else logf,
-                stderr=None if echo else subprocess.STDOUT,
-                env=worker_env(env),
-                start_new_session=True,
-            )
+            proc = spawn([module, str(req), str(resp)], logf, env=env, echo=echo)
             try:
                 rc = proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
@@ -103,6 +95,19 @@ def run_worker(
             + (f"; last output:\n{last}" if last else "")
             + (f"\n(full log: {log_path})" if log_path else "")
         )
+
+
+def spawn(args: list[str], logf: Any, *, env: dict[str, str] | None, echo: bool) -> subprocess.Popen:
+    """``python -m <args>`` in its own session (so its whole process group can be killed),
+    writing to ``logf`` (or to the terminal with ``echo``), with ``worker_env(env)``."""
+    return subprocess.Popen(
+        [sys.executable, "-m", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=None if echo else logf,
+        stderr=None if echo else subprocess.STDOUT,
+        env=worker_env(env),
+        start_new_session=True,
+    )
 
 
 def kill_group(proc: subprocess.Popen) -> None:
