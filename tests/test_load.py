@@ -137,3 +137,25 @@ def test_compare_notes_a_disturbed_mode_and_round_trips_its_load():
     back = CompareResult.from_dict(json.loads(cr.to_json()))
     assert back.modes[1].step_load == busy and back.step_budget_s == 1.0
     assert "step_load" not in cr.to_dict()["modes"][0]
+
+
+def test_a_known_busy_process_reads_as_about_one_core_taken():
+    """An independent load: a child process spinning on one core for the whole measurement.
+    Other activity on the machine can only add, so the reading is at least ~0.8 core."""
+    import subprocess
+    import sys
+    import time
+
+    if cpu_counters() is None:
+        pytest.skip("no /proc/stat here")
+    spin = "import time\nt = time.time()\nwhile time.time() - t < 5: pass"
+    spinner = subprocess.Popen([sys.executable, "-c", spin])
+    try:
+        time.sleep(0.3)  # the child is running
+        before = cpu_counters()
+        time.sleep(1.0)  # we ourselves stay idle
+        load = load_since(before)
+    finally:
+        spinner.kill()
+        spinner.wait()
+    assert load is not None and load.others_cores >= 0.8, load
