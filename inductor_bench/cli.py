@@ -10,8 +10,12 @@ from __future__ import annotations
 import sys
 import traceback
 
-import click
 import typer
+
+try:  # typer 0.2x carries its own copy of click, and raises its exceptions
+    from typer._click.exceptions import ClickException
+except ImportError:  # older typer runs on click itself
+    from click.exceptions import ClickException
 
 from .commands import analyze, breakdown, compare, diff, kernel, report
 from .commands.options import Settings
@@ -53,10 +57,10 @@ def main(argv: list[str] | None = None) -> None:
         _fail(settings, f"error: {e}", e.exit_code)
     except KeyboardInterrupt:
         _fail(Settings(), "interrupted", INTERRUPTED)
-    except click.exceptions.ClickException as e:  # usage errors: click's own message
+    except ClickException as e:  # usage errors: click's own message
         e.show()
         sys.exit(e.exit_code)
-    except click.exceptions.Abort:  # click's form of Ctrl-C (or end of input at a prompt)
+    except typer.Abort:  # click's form of Ctrl-C (or end of input at a prompt)
         _fail(Settings(), "interrupted", INTERRUPTED)
     except Exception as e:  # anything unexpected: one line, the traceback with --verbose
         msg = f"internal error: {type(e).__name__}: {e} (run with --verbose for the traceback)"

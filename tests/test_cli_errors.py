@@ -55,6 +55,14 @@ def test_syntax_error(tmp_path):
     assert "syntax error" in one_error_line(p)
 
 
+def test_unknown_option_is_a_usage_error_not_an_internal_one(tmp_path):
+    # typer 0.2x raises its own copy of click's exceptions: both must read as usage errors
+    p = cli("breakdown", "--bogus", cwd=tmp_path)
+    assert p.returncode == 2
+    assert "No such option: --bogus" in p.stderr
+    assert "internal error" not in p.stderr and "Traceback" not in p.stderr
+
+
 def test_malformed_mode_name(tmp_path):
     p = cli("breakdown", str(MODELS / "mlp.py"), "--mode", "Max_Autotune", cwd=tmp_path)
     assert p.returncode == 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -82,11 +83,11 @@ def test_other_models_train(tmp_path_factory, request, model):
 
 def _independent_kernel_ms(
     module_path: Path, cache_dir: Path, calls: int = 20, sessions: int = 5, pause_s: float = 0.2
-) -> list[float]:
+) -> list[list[float]]:
     """Kernel time of each of `sessions` x `calls` plain `call()`s measured without the tool:
     the top-level ops of the profiler's in-memory event tree (no chrome trace, no markers,
-    none of the tool's code), cut into calls by their count. Several profiler sessions with
-    pauses between them, because one session can run slow throughout (see
+    none of the tool's code), cut into calls by their count, per session. Several profiler
+    sessions with pauses between them, because one session can run slow throughout (see
     inductor_bench/runner/profile.py)."""
     code = f"""
 import importlib.util, json, os, time
@@ -106,36 +107,95 @@ for _ in range({sessions}):
     top = sorted((e for e in p.events() if e.cpu_parent is None), key=lambda e: e.time_range.start)
     per_call, rest = divmod(len(top), {calls})
     assert rest == 0, (len(top), {calls})
-    out += [sum(e.cpu_time_total for e in top[i * per_call:(i + 1) * per_call]) / 1e3 for i in range({calls})]
+    out.append([sum(e.cpu_time_total for e in top[i * per_call:(i + 1) * per_call]) / 1e3 for i in range({calls})])
 print(json.dumps(out))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-# Independent processes per graph. On a shared virtual machine a vCPU can run ~25% slower for
-# seconds at a time (measured on the 2-core CI machine: the same module pinned to one vCPU gave
-# per-process minima of 1.10-1.16 ms in one run and 1.26-1.42 ms in the next), so one process
-# can sit in a slow stretch from start to end. The tool's worker is one process too.
-INDEPENDENT_PROCESSES = 3
+def _tool_kernel_ms(module_path: Path, cache_dir: Path, tmp: Path, iterations: int = 20,
+                    windows: int = 5) -> list[float]:
+    """Kernel time per iteration as the tool measures it now: its profiling worker on the
+    module (``windows`` profiler sessions, the fastest kept), then its analysis of the trace
+    that worker wrote."""
+    from inductor_bench.core.breakdown import analyze_graph
+    from inductor_bench.core.modparse import read_module
+    from inductor_bench.core.results import GraphResult
+    from inductor_bench.core.trace import load_for_analysis
+
+    tmp.mkdir(parents=True, exist_ok=True)
+    req, resp, trace = tmp / "req.json", tmp / "resp.json", tmp / "trace.json.gz"
+    req.write_text(json.dumps({"module": str(module_path), "device": "cpu", "iterations": iterations,
+                               "windows": windows, "trace": str(trace)}))
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(cache_dir)}
+    subprocess.run([sys.executable, "-m", "inductor_bench.runner.profile", str(req), str(resp)],
+                   env=env, capture_output=True, text=True, check=True, timeout=300)
+    g = GraphResult(id="g", role="forward", device="cpu")
+    analyze_graph(load_for_analysis(trace), read_module(module_path), g)
+    return [sum(k.samples_ms[i] for k in g.kernels) for i in range(g.iterations)]
 
 
-def test_kernel_time_agrees_with_independent_profile(mlp_train):
-    """Per-iteration kernel time, tool vs independent profiler runs. Compared at the minimum
-    over iterations: load from other processes only ever adds time, so the minimum is the
-    statistic both sides share on a busy machine as on a quiet one. The tool's minimum must
-    agree with the minimum of at least one of several independent processes (each spread over
-    about a second), since either side's process may have run in a slow stretch of the host."""
+# On a shared virtual machine a vCPU can run ~25% slower for seconds at a time (measured on the
+# 2-core CI machine: the same module pinned to one vCPU gave per-process minima of 1.10-1.16 ms
+# in one run and 1.26-1.42 ms in the next), so two processes run seconds apart can each sit in a
+# different stretch. The tool and the independent profiler are therefore measured back to back,
+# in pairs; a pair measured in a changing stretch is measured again, up to PAIRS times. A tool
+# that misreads kernel time by more than AGREEMENT disagrees in every pair.
+PAIRS = 4
+
+
+def _fastest_session_min(sessions: list[list[float]]) -> float:
+    """The tool's statistic, computed the same way on the independent side: of several
+    sessions the one with the lowest median is kept, and of it the fastest iteration."""
+    return min(min(sessions, key=statistics.median))
+
+
+def test_kernel_time_agrees_with_independent_profile(mlp_train, tmp_path):
+    """Per-iteration kernel time, tool vs an independent profiler run right after it, both as
+    5 sessions of 20 calls. Compared at the minimum over the iterations of the session kept
+    (the one with the lowest median): load from other processes only ever adds time, so the
+    minimum is the statistic both sides share on a busy machine as on a quiet one."""
+    result, run_dir, _ = mlp_train
+    for g in result.graphs:
+        module, cache = run_dir / g.module, run_dir / "cache"
+        pairs = []
+        for n in range(PAIRS):
+            tool = min(_tool_kernel_ms(module, cache, tmp_path / f"{g.id}-{n}"))
+            pairs.append((tool, _fastest_session_min(_independent_kernel_ms(module, cache))))
+            if pairs[-1][0] == pytest.approx(pairs[-1][1], rel=AGREEMENT):
+                break
+        assert pairs[-1][0] == pytest.approx(pairs[-1][1], rel=AGREEMENT), (g.id, pairs)
+
+
+def _top_level_op_ms(trace_path: Path) -> list[float]:
+    """Per iteration marker of a saved trace, the summed duration of the CPU ops directly inside
+    it (on its thread; record functions named like ``## Call CompiledFxGraph ... ##`` only wrap
+    a call and are seen through), read with the standard library alone."""
+    with gzip.open(trace_path) as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    marks = sorted((e for e in events if e["name"] == "inductor_bench::iteration"
+                    and e.get("cat") == "user_annotation"), key=lambda e: e["ts"])
+    ops = [e for e in events if e.get("cat") == "cpu_op"
+           and not (e["name"].startswith("## ") and e["name"].endswith(" ##"))]
+    out = []
+    for m in marks:
+        inside = [e for e in ops if (e["pid"], e["tid"]) == (m["pid"], m["tid"])
+                  and m["ts"] <= e["ts"] < m["ts"] + m["dur"]]
+        top = [e for e in inside if not any(
+            f is not e and f["ts"] <= e["ts"] and f["ts"] + f["dur"] >= e["ts"] + e["dur"]
+            and (f["ts"], -f["dur"]) < (e["ts"], -e["dur"]) for f in inside)]
+        out.append(sum(e["dur"] for e in top) / 1e3)
+    return out
+
+
+def test_reported_kernel_time_is_the_saved_traces_own(mlp_train):
+    """What the run reports per iteration is exactly what its saved trace holds."""
     result, run_dir, _ = mlp_train
     for g in result.graphs:
         tool = [sum(k.samples_ms[i] for k in g.kernels) for i in range(g.iterations)]
         assert sum(tool) / g.iterations == pytest.approx(g.kernel_ms, rel=1e-9)
-        minima = [
-            min(_independent_kernel_ms(run_dir / g.module, run_dir / "cache"))
-            for _ in range(INDEPENDENT_PROCESSES)
-        ]
-        closest = min(minima, key=lambda m: abs(min(tool) - m) / m)
-        assert min(tool) == pytest.approx(closest, rel=AGREEMENT), (g.id, min(tool), minima)
+        assert tool == pytest.approx(_top_level_op_ms(run_dir / g.trace), rel=1e-9, abs=1e-9)
 
 
 def test_report_rerenders_without_torch(mlp_train):

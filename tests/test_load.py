@@ -3,12 +3,16 @@ taken by others and steal, with exact numbers; the report and diff warn about it
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from inductor_bench.core.diff import diff_results
-from inductor_bench.core.load import CpuCounters, Load, load_between, worst
+from inductor_bench.core.load import CpuCounters, GpuReading, Load, load_between, worst
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
+from inductor_bench.core.step import disturbances
 from inductor_bench.render.breakdown import render_breakdown
+from inductor_bench.runner import machine
 from inductor_bench.runner.machine import cpu_counters, load_since
 
 STAT = """cpu  {user} 10 {system} 5000 20 0 {softirq} {steal} 0 0
@@ -159,3 +163,81 @@ def test_a_known_busy_process_reads_as_about_one_core_taken():
         spinner.kill()
         spinner.wait()
     assert load is not None and load.others_cores >= 0.8, load
+
+
+# -- the GPU: other processes on the device, and its clock (nvidia-smi's csv, synthetic) -------
+
+
+
+@pytest.mark.parametrize("clocks, apps, own, others, slowdown", [
+    ("1980, 1980, 0x0000000000000000\n", "4242\n", 4242, 0, ""),  # alone, full clock
+    ("1980, 1980, 0x0000000000000001\n", "4242\n7\n", 4242, 1, ""),  # idle bit is no slowdown
+    ("1410, 1980, 0x0000000000000024\n", "4242\n", 4242, 0,
+     "software power cap, software thermal slowdown: SM clock 1,410 of 1,980 MHz"),
+    # in a container nvidia-smi lists the host's pids: ours is one of them
+    ("1980, 1980, 0x0\n", "901\n902\n", 4242, 1, ""),
+    ("[N/A], [N/A], 0x0000000000000040\n", "", 4242, 0, "hardware thermal slowdown"),
+])
+def test_a_gpu_reading(clocks, apps, own, others, slowdown):
+    r = GpuReading.parse(clocks, apps, own)
+    assert (r.others, r.slowdown()) == (others, slowdown)
+
+
+def test_a_gpu_reading_refuses_what_is_not_one():
+    with pytest.raises(ValueError):
+        GpuReading.parse("No devices were found\n", "", 1)
+
+
+def test_the_gpu_readings_around_a_measurement_join_its_load():
+    quiet = Load(others_cores=0.1, steal_pct=0.0, cores=16)
+    alone = GpuReading(others=0, sm_mhz=1980.0, sm_max_mhz=1980.0, reasons=0)
+    shared = GpuReading(others=2, sm_mhz=1755.0, sm_max_mhz=1980.0, reasons=0x4)
+    assert quiet.with_gpu(None, None) == quiet and quiet.to_dict() == {
+        "others_cores": 0.1, "steal_pct": 0.0, "cores": 16}  # the host: no GPU fields saved
+    calm = quiet.with_gpu(alone, alone)
+    assert not calm.disturbed and calm.describe() == "quiet"
+    assert calm.to_dict() == {"others_cores": 0.1, "steal_pct": 0.0, "cores": 16,
+                              "gpu_others": 0, "gpu_slowdown": ""}
+    busy = quiet.with_gpu(alone, shared)
+    assert busy.disturbed and busy.describe() == (
+        "2 other processes used the GPU and the GPU slowed its clock "
+        "(software power cap: SM clock 1,755 of 1,980 MHz)")
+    assert Load.from_dict(busy.to_dict()) == busy
+
+
+FAKE_SMI = """#!/usr/bin/env bash
+# a stand-in for nvidia-smi on a driver older than 535 (no clocks_event_reasons field)
+echo "$@" >> "$SMI_CALLS"
+case "$*" in
+  *clocks_event_reasons*) echo 'Field "clocks_event_reasons.active" is not a valid field to query.'; exit 2 ;;
+  *--query-gpu=clocks.sm,clocks.max.sm,clocks_throttle_reasons.active*) echo "1500, 1980, 0x0000000000000008" ;;
+  *--query-compute-apps=pid*) printf '%s\\n' "$OWN_PID" 31337 ;;
+  *) exit 3 ;;
+esac
+"""
+
+
+def test_the_device_is_read_through_its_monitor_command(tmp_path, monkeypatch):
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text(FAKE_SMI)
+    smi.chmod(0o755)
+    calls = tmp_path / "calls"
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("SMI_CALLS", str(calls))
+    monkeypatch.setenv("OWN_PID", str(os.getpid()))
+    r = machine.device_reading("cuda", "GPU-1234")
+    assert r == GpuReading(others=1, sm_mhz=1500.0, sm_max_mhz=1980.0, reasons=0x8)
+    assert r.slowdown() == "hardware slowdown: SM clock 1,500 of 1,980 MHz"
+    assert all(line.startswith("-i GPU-1234 --query-") for line in calls.read_text().splitlines())
+    assert machine.device_reading("cpu", None) is None  # the host has no monitor
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    assert machine.device_reading("cuda", "GPU-1234") is None  # no nvidia-smi: no reading
+
+
+def test_the_report_names_the_gpu_disturbance():
+    g = GraphResult(id="0-forward", role="forward", device="cuda", iterations=10, wall_ms=1.0,
+                    busy_ms=0.5, kernel_ms=0.5, window=0,
+                    window_load=[Load(0.0, 0.0, 16, gpu_others=1, gpu_slowdown="")])
+    r = BreakdownResult(model="m", device="cuda", graphs=[g])
+    assert disturbances(r) == ["0-forward was measured while 1 other process used the GPU: "
+                               "its times may be inflated"]

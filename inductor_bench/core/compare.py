@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .devices import HOST_BACKEND, backend
@@ -58,7 +58,7 @@ class ModeResult:
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("breakdown", "step_load")}
         d["breakdown"] = self.breakdown.to_dict() if self.breakdown else None
         if self.step_load is not None:
-            d["step_load"] = asdict(self.step_load)
+            d["step_load"] = self.step_load.to_dict()
         return d
 
     @classmethod

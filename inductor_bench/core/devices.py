@@ -31,6 +31,8 @@ class Backend:
     profiler_activity: str | None = None  # torch.profiler.ProfilerActivity member, besides CPU
     peak_memory_kind: str = "process peak RSS"
     cuda_graphs: bool = False  # torch.compile's CUDA-graph modes can run here
+    # the command that reports the device's compute processes and clock (runner/machine.py)
+    monitor: str | None = None
     times_triton_kernels: bool = False  # `inductor-bench kernel` can time its Triton files
     # Text that marks an Inductor compiled module as generated for this backend: anywhere in
     # the module, or in its call() (every module imports both allocators at the top).
@@ -61,6 +63,7 @@ BACKENDS: tuple[Backend, ...] = (
         profiler_activity="CUDA",
         peak_memory_kind="cuda max allocated",
         cuda_graphs=True,
+        monitor="nvidia-smi",
         times_triton_kernels=True,
         module_markers=("device_str='cuda'",),
         call_markers=("empty_strided_cuda(",),

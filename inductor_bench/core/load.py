@@ -18,7 +18,7 @@ Python; no torch.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 # Other processes keeping half a core busy, or a 5% steal, slow a measurement measurably
@@ -66,11 +66,15 @@ class CpuCounters:
 
 @dataclass(frozen=True)
 class Load:
-    """Load from other processes over one measurement."""
+    """Load from other processes over one measurement (and, on a GPU, what the device did)."""
 
     others_cores: float  # cores kept busy by other processes, on average
     steal_pct: float  # % of the machine's CPU time stolen by the hypervisor
     cores: int  # cores this process may run on
+    # GPU (GpuReading, before and after): other processes with a context on the device, and
+    # the slowdowns the device reported (None: not read, as on the host)
+    gpu_others: int | None = None
+    gpu_slowdown: str | None = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> Load | None:
@@ -79,9 +83,15 @@ class Load:
             return None
         return cls(**{k: v for k, v in d.items() if k in _LOAD_FIELDS})
 
+    def to_dict(self) -> dict[str, Any]:
+        """Its saved form; the GPU fields only where they were read."""
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if getattr(self, f.name) is not None or f.name not in _GPU_FIELDS}
+
     @property
     def disturbed(self) -> bool:
-        return self.others_cores >= DISTURBED_OTHERS_CORES or self.steal_pct >= 100 * DISTURBED_STEAL
+        return (self.others_cores >= DISTURBED_OTHERS_CORES or self.steal_pct >= 100 * DISTURBED_STEAL
+                or bool(self.gpu_others) or bool(self.gpu_slowdown))
 
     def describe(self) -> str:
         parts = []
@@ -89,10 +99,25 @@ class Load:
             parts.append(f"other processes kept {self.others_cores:.1f} of {self.cores} cores busy")
         if self.steal_pct >= 100 * DISTURBED_STEAL:
             parts.append(f"the hypervisor took {self.steal_pct:.0f}% of the CPU time (steal)")
+        if self.gpu_others:
+            n = self.gpu_others
+            parts.append(f"{n} other process{'es' if n > 1 else ''} used the GPU")
+        if self.gpu_slowdown:
+            parts.append(f"the GPU slowed its clock ({self.gpu_slowdown})")
         return " and ".join(parts) or "quiet"
+
+    def with_gpu(self, before: GpuReading | None, after: GpuReading | None) -> Load:
+        """This load, plus what two readings of the GPU around the measurement say."""
+        readings = [r for r in (before, after) if r is not None]
+        if not readings:
+            return self
+        others = max(r.others for r in readings)
+        slow = [r.slowdown() for r in readings if r.slowdown()]
+        return replace(self, gpu_others=others, gpu_slowdown=slow[-1] if slow else "")
 
 
 _LOAD_FIELDS = {f.name for f in fields(Load)}
+_GPU_FIELDS = {"gpu_others", "gpu_slowdown"}
 
 
 def load_between(before: CpuCounters, after: CpuCounters) -> Load | None:
@@ -114,3 +139,59 @@ def worst(loads: list[Load | None]) -> Load | None:
     """The most disturbed of several loads (by cores taken, then steal)."""
     known = [x for x in loads if x is not None]
     return max(known, key=lambda x: (x.others_cores, x.steal_pct)) if known else None
+
+
+# -- the GPU: other processes on the device, and its clock ---------------------------------------
+
+# NVML's clock-event ("throttle") reasons, as nvidia-smi prints the bitmask. Idle, the
+# applications-clock setting, sync boost and the display clock are not slowdowns of a running
+# measurement; the others lower the SM clock under load.
+SLOWDOWN_REASONS = {
+    0x4: "software power cap",
+    0x8: "hardware slowdown",
+    0x20: "software thermal slowdown",
+    0x40: "hardware thermal slowdown",
+    0x80: "hardware power brake",
+}
+
+
+@dataclass(frozen=True)
+class GpuReading:
+    """One reading of a GPU (``nvidia-smi``): the compute processes on it, its SM clock and
+    the clock-event reasons active at that moment."""
+
+    others: int  # compute processes on the device besides ours
+    sm_mhz: float | None
+    sm_max_mhz: float | None
+    reasons: int  # the clock-event bitmask
+
+    @classmethod
+    def parse(cls, gpu_csv: str, apps_csv: str, own_pid: int) -> GpuReading:
+        """From ``--query-gpu=clocks.sm,clocks.max.sm,<reasons>.active`` and
+        ``--query-compute-apps=pid`` (both ``--format=csv,noheader,nounits``). Where our own pid
+        is not among the processes (nvidia-smi in a container sees the host's pids), one of
+        them is taken to be ours."""
+        first = next((ln for ln in gpu_csv.splitlines() if ln.strip()), "")
+        cells = [c.strip() for c in first.split(",")]
+        if len(cells) != 3:
+            raise ValueError(f"not a clocks reading: {first!r}")
+        pids = [int(ln.split(",")[0]) for ln in apps_csv.splitlines() if ln.strip()[:1].isdigit()]
+        others = len([p for p in pids if p != own_pid]) if own_pid in pids else max(0, len(pids) - 1)
+        return cls(others=others, sm_mhz=_number(cells[0]), sm_max_mhz=_number(cells[1]),
+                   reasons=int(cells[2], 16) if cells[2].lower().startswith("0x") else 0)
+
+    def slowdown(self) -> str:
+        """The active slowdowns and the clock they left, or "" when none is active."""
+        names = [name for bit, name in SLOWDOWN_REASONS.items() if self.reasons & bit]
+        if not names:
+            return ""
+        clock = (f": SM clock {self.sm_mhz:,.0f} of {self.sm_max_mhz:,.0f} MHz"
+                 if self.sm_mhz and self.sm_max_mhz else "")
+        return ", ".join(names) + clock
+
+
+def _number(cell: str) -> float | None:
+    try:
+        return float(cell)
+    except ValueError:  # "[N/A]", "[Not Supported]"
+        return None

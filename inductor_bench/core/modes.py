@@ -2,11 +2,12 @@
 
 torch lists what each mode does in ``torch._inductor.list_mode_options()``: a dict of
 ``torch._inductor.config`` options per mode name. The table changes between versions
-(read from the source):
+(read from the source of each release):
 
 - 2.5: ``max-autotune`` = ``max_autotune`` + ``triton.cudagraphs``; no coordinate descent.
-- 2.11, 2.13: ``max-autotune`` = ``max_autotune`` + ``triton.cudagraphs`` +
-  ``coordinate_descent_tuning``; a ``lite`` mode exists. Neither sets ``max_autotune_pointwise``.
+- from 2.6: ``max-autotune`` = ``max_autotune`` + ``triton.cudagraphs`` +
+  ``coordinate_descent_tuning``; from 2.10 a ``lite`` mode exists. None sets
+  ``max_autotune_pointwise``.
 
 A worker (which has torch) reads the table; this module turns what it read into what the
 project needs: the ``inductor_meta`` patch that re-tunes one Triton kernel file the way a mode
@@ -26,7 +27,7 @@ from .errors import UsageError
 from .vocab import CompileMode
 
 # The modes most torch versions have; --help lists them. Others the installed torch lists
-# (``lite`` from 2.11) are accepted too, checked in the compile worker.
+# (``lite`` from 2.10) are accepted too, checked in the compile worker.
 COMMON = tuple(m for m in CompileMode.ALL if m != CompileMode.EAGER)
 # What a mode name looks like (it also names the run directory).
 NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")

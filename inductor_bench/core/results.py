@@ -110,6 +110,8 @@ class GraphResult:
         for name, unset in _GRAPH_OPTIONAL.items():
             if d[name] == unset:
                 del d[name]
+        if "window_load" in d:
+            d["window_load"] = [x.to_dict() if x is not None else None for x in self.window_load]
         for k in d["kernels"]:
             if k["origin"] is None:
                 del k["origin"]

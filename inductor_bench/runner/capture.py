@@ -10,7 +10,6 @@ to profile.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import logging
 import platform
@@ -26,7 +25,7 @@ from ..core.errors import UsageError, WorkloadError
 from ..core.rundir import SOURCES_LOG
 from ..core.vocab import CompileMode
 from ..core.workload import FACTORY_KIND, SCRIPT_KIND, WorkloadOptions, file_kind
-from . import compile_modes, cudagraph_log, machine, sources, torch_settings, trace_log
+from . import compat, compile_modes, cudagraph_log, machine, sources, torch_settings, trace_log
 from . import device as dev
 from .workload import build_step, call_factory, load_factory
 
@@ -149,10 +148,20 @@ def _describe(e: BaseException) -> str:
     return f"{where}: {type(e).__name__}: {first}"[:600]
 
 
+def _check_torch(mode: str) -> None:
+    """Before compiling: a torch this tool supports, and a mode that torch has."""
+    import torch
+
+    err = compat.too_old(torch.__version__)
+    if err is not None:
+        raise err
+    compile_modes.check(mode)
+
+
 def _run_factory(opts: WorkloadOptions, device: str, timing: StepTiming) -> dict[str, Any]:
     import torch
 
-    compile_modes.check(opts.mode)
+    _check_torch(opts.mode)
     model, args, kwargs = call_factory(load_factory(opts.path), opts, device)
     if opts.mode != CompileMode.EAGER:
         model = torch.compile(model, mode=None if opts.mode == CompileMode.DEFAULT else opts.mode)
@@ -170,14 +179,15 @@ def _run_factory(opts: WorkloadOptions, device: str, timing: StepTiming) -> dict
 
     compile_ms = one()  # the first call: compilation (and autotuning) timed on its own
     dev.reset_peak_memory(device)  # the steady state's peak, not compile-time autotuning's
-    counters = machine.cpu_counters()
+    device_id = dev.monitor_id(device)
+    counters, gpu0 = machine.cpu_counters(), machine.device_reading(device, device_id)
     samples = timing.run(one)
-    load = machine.load_since(counters)
+    load = machine.with_device(machine.load_since(counters), gpu0, machine.device_reading(device, device_id))
     peak, peak_kind = dev.peak_memory(device)
     return {
         "compile_s": compile_ms / 1e3,
         "step_samples_ms": samples,
-        "step_load": dataclasses.asdict(load) if load is not None else None,
+        "step_load": load.to_dict() if load is not None else None,
         "peak_memory_bytes": peak,
         "peak_memory_kind": peak_kind,
     }
@@ -221,7 +231,7 @@ def _run_script(opts: WorkloadOptions) -> dict[str, Any]:
 
     import torch
 
-    compile_modes.check(opts.mode)
+    _check_torch(opts.mode)
     if opts.mode not in (CompileMode.DEFAULT, CompileMode.EAGER):
         # The script's own torch.compile calls get our mode unless they name one.
         orig = torch.compile

@@ -4,7 +4,7 @@ In a CUDA-graph mode (``reduce-overhead``, ``max-autotune``) Inductor wraps each
 CUDA graph after compiling it, unless something forbids it (CPU tensors, mutated inputs,
 dynamic shapes, ...). It says so in one log line per graph, "skipping cudagraphs due to
 <reason>", through ``torch._inductor.cudagraph_utils``'s artifact logger (``cudagraphs``
-from torch 2.6, ``perf_hints`` before), right after that graph's compile (its
+from torch 2.11, ``perf_hints`` before), right after that graph's compile (its
 ``cudagraph_post_compile`` runs after the graph's ``inductor_output_code`` record). So a
 skip belongs to the last module recorded before it.
 

@@ -97,6 +97,18 @@ def device_name(name: str) -> str:
     return _host_name()
 
 
+def monitor_id(name: str) -> str | None:
+    """How the backend's monitor command (``nvidia-smi -i``) names the current device: its
+    UUID, which survives ``CUDA_VISIBLE_DEVICES`` renumbering; None on the host or when the
+    device does not say."""
+    b = backend(name)
+    if b.monitor is None:
+        return None
+    ns = accelerator(b)
+    uuid = getattr(ns.get_device_properties(ns.current_device()), "uuid", None)
+    return f"GPU-{uuid}" if uuid is not None else None
+
+
 def _host_name() -> str:
     import torch
 

@@ -1,12 +1,17 @@
-"""Readings of the machine around a measurement (``core/load.py`` says what they mean)."""
+"""Readings of the machine around a measurement (``core/load.py`` says what they mean): the
+CPU counters of ``/proc/stat``, and on a device with a monitor command (``nvidia-smi``) its
+compute processes and clock."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import time
 from pathlib import Path
 
-from ..core.load import CpuCounters, Load, load_between
+from ..core.devices import backend
+from ..core.load import CpuCounters, GpuReading, Load, load_between
 
 PROC_STAT = Path("/proc/stat")
 
@@ -27,3 +32,38 @@ def cpu_counters() -> CpuCounters | None:
 def load_since(before: CpuCounters | None) -> Load | None:
     after = cpu_counters()
     return load_between(before, after) if before is not None and after is not None else None
+
+
+MONITOR_TIMEOUT_S = 5.0
+# The clock-event bitmask's field: its newer name first (drivers from 535), then the older.
+_REASON_FIELDS = ("clocks_event_reasons.active", "clocks_throttle_reasons.active")
+
+
+def device_reading(device: str, device_id: str | None) -> GpuReading | None:
+    """The device's compute processes and clock now; None on the host, without the monitor
+    command, or when it fails (a reading is an addition: it never stops a measurement)."""
+    tool = backend(device).monitor
+    if tool is None or device_id is None or shutil.which(tool) is None:
+        return None
+    try:
+        clocks = None
+        for field in _REASON_FIELDS:
+            clocks = _monitor(tool, device_id, f"--query-gpu=clocks.sm,clocks.max.sm,{field}")
+            if clocks is not None:
+                break
+        apps = _monitor(tool, device_id, "--query-compute-apps=pid")
+        if clocks is None or apps is None:
+            return None
+        return GpuReading.parse(clocks, apps, os.getpid())
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None
+
+
+def _monitor(tool: str, device_id: str, query: str) -> str | None:
+    r = subprocess.run([tool, "-i", device_id, query, "--format=csv,noheader,nounits"],
+                       capture_output=True, text=True, timeout=MONITOR_TIMEOUT_S)
+    return r.stdout if r.returncode == 0 else None
+
+
+def with_device(load: Load | None, before: GpuReading | None, after: GpuReading | None) -> Load | None:
+    return load.with_gpu(before, after) if load is not None else None

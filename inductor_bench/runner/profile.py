@@ -27,7 +27,6 @@ Run as ``python -m inductor_bench.runner.profile request.json response.json``.
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import importlib.util
 import math
@@ -100,7 +99,7 @@ def load_module(path: str):
     return mod
 
 
-# torch < 2.6 writes no get_args(): its harness builds the inputs inside
+# torch < 2.11 writes no get_args(): its harness builds the inputs inside
 # benchmark_compiled_module(times, repeat) and hands print_performance a closure that calls
 # call() on a fresh list of them.
 HARNESS_2_5 = "benchmark_compiled_module"
@@ -190,13 +189,14 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     windows = plan_windows(int(request.get("windows") or DEFAULT_WINDOWS), n, per_call)
 
     activities = dev.profiler_activities(device)
+    device_id = dev.monitor_id(device)
     medians_ms: list[float] = []
     faults: list[float | None] = []
     kept, kept_at = None, 0
     loads: list[dict[str, Any] | None] = []
     for w in range(windows):
         times = []
-        counters = machine.cpu_counters()
+        counters, gpu0 = machine.cpu_counters(), machine.device_reading(device, device_id)
         with profile(activities=activities) as prof:
             f0 = _minor_faults()  # inside the session: its start and stop do not count
             for _ in range(n):
@@ -205,8 +205,9 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
                     once()
                     times.append(time.perf_counter() - t0)
             f1 = _minor_faults()
-        load = machine.load_since(counters)
-        loads.append(dataclasses.asdict(load) if load is not None else None)
+        gpu1 = machine.device_reading(device, device_id)
+        load = machine.with_device(machine.load_since(counters), gpu0, gpu1)
+        loads.append(load.to_dict() if load is not None else None)
         medians_ms.append(statistics.median(times) * 1e3)
         faults.append((f1 - f0) / n if f0 is not None and f1 is not None else None)
         if fastest_window(medians_ms) == w:

@@ -1,0 +1,87 @@
+"""What differs between the torch versions inductor-bench supports (2.5 to 2.14), in one place,
+as read from the source of each release.
+
+Each ``Difference`` names the torch version the newer behaviour starts at, what changed, the
+file that handles both sides (and a line of code there that does), and the test that covers
+it. ``tests/test_compat.py`` checks that every file still holds its line and every
+test exists; ``docs/version-matrix.md`` prints this table (``markdown()``). A new difference
+gets a row here, a branch where it is handled, and a test.
+
+Where no version of a feature can serve, the code says so in one line naming the torch version
+(``too_old``; ``--mode`` checked against the installed torch's own mode table).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.errors import WorkloadError
+
+OLDEST = (2, 5)
+
+
+@dataclass(frozen=True)
+class Difference:
+    since: str  # first torch version with the newer behaviour
+    what: str
+    where: str  # the file that handles both sides, relative to the package
+    marker: str  # a line fragment of that file that does so
+    test: str  # tests/<file>.py::<test> that covers it
+
+
+DIFFERENCES = (
+    Difference("2.6", "`size_hints` of a Triton kernel is a dict of named sizes (a list before)",
+               "render/kernel.py", "isinstance(size_hints, (list, tuple))",
+               "tests/test_compat.py::test_list_size_hints_of_torch_2_5_render"),
+    Difference("2.6", "`max-autotune` also turns on coordinate descent (from 2.10 a `lite` mode "
+               "exists too): the modes are read from the installed torch's own table",
+               "runner/compile_modes.py", "list_mode_options",
+               "tests/test_autotune.py::test_the_worker_reads_the_installed_torchs_mode_table"),
+    Difference("2.8", "max-autotune compiles some autotuning choices as subgraphs that emit their own "
+               "module records, named `benchmark_<choice>` (from 2.10 through "
+               "`_compile_for_benchmarking`); none before", "core/subgraphs.py", "GRAPH_NAME_PREFIX = ",
+               "tests/test_subgraphs.py::test_without_the_workers_evidence_the_graph_name_or_the_module_text_tells"),
+    Difference("2.9", "each compiled-graph call runs inside a `## Call CompiledFxGraph <key> ##` "
+               "record function (none before: kernels sit under the harness's own ops)",
+               "core/breakdown.py", "CompiledFxGraph",
+               "tests/test_breakdown.py::test_cpu_top_level_ops_per_iteration"),
+    Difference("2.9", "per-backend `fp32_precision` settings beside `allow_tf32`; absent keys are "
+               "neither recorded nor applied", "runner/torch_settings.py",
+               "except (AttributeError, RuntimeError",
+               "tests/test_compat.py::test_settings_a_torch_lacks_are_left_out"),
+    Difference("2.10", "`inductor_output_code` records carry `file_path` (`filename` only before)",
+               "runner/trace_log.py", 'info.get("file_path") or info.get("filename")',
+               "tests/test_compat.py::test_a_module_record_without_file_path_is_found"),
+    Difference("2.11", "compiled modules write `get_args()` and `benchmark_compiled_module(args, times, "
+               "repeat)`; before, `benchmark_compiled_module(times, repeat)` builds the inputs itself "
+               "and hands `print_performance` a closure", "runner/profile.py", "HARNESS_2_5 = ",
+               "tests/test_gpu_truth.py::test_a_module_written_by_torch_2_5_is_profiled_through_its_own_harness"),
+    Difference("2.11", "cudagraph skip lines go to the `cudagraphs` artifact logger (`perf_hints` before)",
+               "runner/cudagraph_log.py", '"torch._inductor.cudagraph_utils.__perf_hints"',
+               "tests/test_compat.py::test_cudagraph_skips_on_the_older_perf_hints_logger_are_read"),
+)
+
+
+def parse(version: str) -> tuple[int, int]:
+    """(major, minor) of a torch version string ('2.5.1+cu124' -> (2, 5))."""
+    parts = version.split("+")[0].split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        raise ValueError(f"not a torch version: {version!r}") from None
+
+
+def too_old(version: str) -> WorkloadError | None:
+    """The one-line error for a torch older than the oldest supported, else None."""
+    if parse(version) >= OLDEST:
+        return None
+    return WorkloadError(f"torch {version} is older than {OLDEST[0]}.{OLDEST[1]}, the oldest torch "
+                         "inductor-bench supports: install torch>=2.5")
+
+
+def markdown() -> str:
+    """The table of differences, as docs/version-matrix.md shows it."""
+    rows = ["| from torch | what changed | handled in | test |", "|---|---|---|---|"]
+    for d in DIFFERENCES:
+        rows.append(f"| {d.since} | {d.what} | `inductor_bench/{d.where}` | `{d.test}` |")
+    return "\n".join(rows)
