@@ -6,12 +6,15 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
+from inductor_bench.cli import main
 from inductor_bench.core.errors import UsageError
 from inductor_bench.runner.pipeline import new_run_dir
+from inductor_bench.runner.presence import absent
 
 from .conftest import MODELS
 
@@ -121,15 +124,34 @@ def test_report_on_foreign_json(tmp_path):
     assert "not an inductor-bench breakdown or compare result" in one_error_line(p)
 
 
-@pytest.mark.e2e
-def test_device_cuda_without_cuda(tmp_path):
-    import torch
-
+@pytest.mark.parametrize("command", ["breakdown", "compare"])
+def test_device_cuda_without_cuda(tmp_path, capsys, monkeypatch, command):
+    """Refused before any worker starts or any run directory is made: no process is started
+    at all, and the answer comes in well under the seconds importing torch takes."""
+    torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
         pytest.skip("CUDA is available here")
-    p = cli("breakdown", str(MODELS / "mlp.py"), "--device", "cuda", "--runs-dir", str(tmp_path))
-    assert p.returncode == 2
-    assert "CUDA is not available" in one_error_line(p)
+    why = absent("cuda")
+    assert why is not None  # how this machine lacks CUDA: tests/test_presence.py
+    started: list[tuple] = []
+
+    def no_process(*args, **kwargs):
+        started.append(args)
+        raise OSError("no process may start")
+
+    monkeypatch.setattr(subprocess, "Popen", no_process)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    t0 = time.perf_counter()
+    with pytest.raises(SystemExit) as exited:
+        main([command, str(MODELS / "mlp.py"), "--device", "cuda", "--runs-dir", str(runs)])
+    took = time.perf_counter() - t0
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == (
+        f"inductor-bench: error: --device cuda: CUDA is not available here ({why}); "
+        "use --device cpu or run on a CUDA machine\n")
+    assert started == [] and list(runs.iterdir()) == []
+    assert took < 1.0, took
 
 
 @pytest.mark.e2e

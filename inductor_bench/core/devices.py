@@ -17,6 +17,17 @@ DEVICE = "device"  # device events (kernels, memcpy, memset) that start inside a
 
 
 @dataclass(frozen=True)
+class Driver:
+    """The driver library torch needs for a backend, and two of its C calls that tell whether
+    it sees a device: ``init(0)`` returns 0 on success, ``count(&n)`` stores how many."""
+
+    library: str  # as the dynamic loader finds it
+    init: str
+    count: str
+    platform: str = "linux"  # sys.platform prefix the library name holds for
+
+
+@dataclass(frozen=True)
 class Backend:
     name: str  # the torch device type, as results and options spell it
     label: str  # how a report names the hardware ("GPU", "CPU")
@@ -38,6 +49,10 @@ class Backend:
     # the module, or in its call() (every module imports both allocators at the top).
     module_markers: tuple[str, ...] = ()
     call_markers: tuple[str, ...] = ()
+    # Telling, before any worker imports torch, that torch cannot have this backend here
+    # (runner/device.py): the ``torch.version`` attributes a torch build with it sets (all
+    # None: built without it), each with the driver it needs (None: left to torch).
+    torch_builds: tuple[tuple[str, Driver | None], ...] = ()
 
 
 _DEVICE_BUSY = (
@@ -67,6 +82,8 @@ BACKENDS: tuple[Backend, ...] = (
         times_triton_kernels=True,
         module_markers=("device_str='cuda'",),
         call_markers=("empty_strided_cuda(",),
+        # ROCm builds run "cuda" through HIP, whose driver is not checked here
+        torch_builds=(("cuda", Driver("libcuda.so.1", "cuInit", "cuDeviceGetCount")), ("hip", None)),
     ),
     Backend(
         name="cpu",

@@ -23,10 +23,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .compare import COMPARE_SCHEMA, CompareResult
+from .compare import COMPARE_SCHEMA, COMPARE_SCHEMA_VERSION, CompareResult
 from .errors import ResultError
+from .results import READABLE_VERSIONS, BreakdownResult
 from .results import SCHEMA as BREAKDOWN_SCHEMA
-from .results import BreakdownResult
+from .shape import check
 
 BREAKDOWN_FILE = "breakdown.json"
 COMPARE_FILE = "compare.json"
@@ -67,12 +68,14 @@ def read_result_json(path: str | Path, names: tuple[str, ...]) -> tuple[Path, An
 
 def load_breakdown(path: str | Path) -> BreakdownResult:
     """A breakdown result from ``breakdown.json`` or the run directory holding it."""
-    return BreakdownResult.from_dict(read_result_json(path, (BREAKDOWN_FILE,))[1])
+    p, data = read_result_json(path, (BREAKDOWN_FILE,))
+    return _build(BreakdownResult, p, data)
 
 
 def load_compare(path: str | Path) -> CompareResult:
     """A compare result from ``compare.json`` or the directory holding it."""
-    return CompareResult.from_dict(read_result_json(path, (COMPARE_FILE,))[1])
+    p, data = read_result_json(path, (COMPARE_FILE,))
+    return _build(CompareResult, p, data)
 
 
 def load_any(path: str | Path) -> Result:
@@ -80,10 +83,37 @@ def load_any(path: str | Path) -> Result:
     p, data = read_result_json(path, (COMPARE_FILE, BREAKDOWN_FILE))
     schema = data.get("schema") if isinstance(data, dict) else None
     if schema == COMPARE_SCHEMA:
-        return CompareResult.from_dict(data)
+        return _build(CompareResult, p, data)
     if schema == BREAKDOWN_SCHEMA:
-        return BreakdownResult.from_dict(data)
+        return _build(BreakdownResult, p, data)
     raise ResultError(f"{p}: not an inductor-bench breakdown or compare result")
+
+
+# What each record reads: its schema, the versions of it, and the keys every saved one has
+# though the record has a default for them.
+_READS = {
+    BreakdownResult: (BREAKDOWN_SCHEMA, READABLE_VERSIONS, ("graphs",)),
+    CompareResult: (COMPARE_SCHEMA, (COMPARE_SCHEMA_VERSION,), ("modes",)),
+}
+
+
+def _build(cls: type[BreakdownResult] | type[CompareResult], p: Path, data: Any) -> Any:
+    """The record of ``data``. A result of a schema and version this version reads is checked
+    against the record's fields first (``core/shape.py``): JSON that is not the shape of a
+    result (a key missing, a wrong type) is a ResultError naming ``p`` and the field, never an
+    exception from deep inside a report. Other schemas and versions are refused by the record."""
+    schema, versions, always = _READS[cls]
+    if isinstance(data, dict) and data.get("schema") == schema and data.get("schema_version") in versions:
+        try:
+            check(cls, data, always)
+        except ResultError as e:
+            raise ResultError(f"{p}: damaged: {e}") from None
+    try:
+        return cls.from_dict(data)
+    except ResultError as e:
+        raise ResultError(f"{p}: {e}") from None
+    except (TypeError, ValueError, AttributeError, KeyError, IndexError) as e:  # what check() missed
+        raise ResultError(f"{p}: damaged, not the shape of a result ({type(e).__name__}: {e})") from None
 
 
 def graph_dir(run_dir: Path, graph_id: str) -> Path:

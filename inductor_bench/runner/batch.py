@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import errors
-from .worker import describe_exit, kill_group, read_response, spawn, tail
+from .worker import describe_exit, kill_group, last_output, read_response, spawn
 
 POLL_S = 0.05
 
@@ -128,19 +128,14 @@ def _run_one_worker(
             kill_group(proc)
             raise
     if current is not None:  # it died in the middle of an item
-        t = tail(log)
         answers[current] = errors.WorkerError(
-            f"{name} worker {describe_exit(rc)} while working on {current}"
-            + (f"; last output:\n{t}" if t else "")
-            + (f"\n(full log: {log_path})" if log_path else "")
+            f"{name} worker {describe_exit(rc)} while working on {current}" + last_output(log, log_path)
         )
         on_done(current, answers[current])
     elif not any(it.key in answers for it in items):
         # it died before starting anything: every item would meet the same fate
-        t = tail(log)
         err = errors.WorkerError(
-            f"{name} worker {describe_exit(rc)} before its first request"
-            + (f"; last output:\n{t}" if t else "")
+            f"{name} worker {describe_exit(rc)} before its first request" + last_output(log, log_path)
         )
         for it in items:
             answers[it.key] = err

@@ -14,6 +14,7 @@ from ..core.load import Load
 from ..core.vocab import CompileMode, Status
 from ..core.workload import FACTORY_KIND, WorkloadOptions, file_kind
 from .pipeline import CompileOutcome, breakdown_from_outcome, compile_workload
+from .presence import check_requested
 from .rundir import header, new_run_dir, save_result
 from .settings import RunSettings
 
@@ -137,6 +138,7 @@ def run_compare(
         )
     if run.repeat is not None and run.repeat < 1:
         raise UsageError("--repeat must be at least 1")
+    check_requested(opts.device)  # before any worker or run directory
     run_dir = new_run_dir(opts.name, "compare", root=root, out=out)
     result = _header(opts, run, run_dir)
     first_err: Exception | None = None

@@ -22,6 +22,7 @@ from . import cudagraph_log
 from .cache import run_cache
 from .capture import inductor_env
 from .graphs import GraphSource, collect_graphs, profile_graphs
+from .presence import check_requested
 from .rundir import header, new_run_dir, save_meta, save_result
 from .settings import RunSettings
 from .worker import run_worker
@@ -275,6 +276,7 @@ def run_breakdown(
         raise errors.UsageError(
             "--mode eager compiles nothing to break down; use `compare` for an eager baseline"
         )
+    check_requested(opts.device)  # before any worker or run directory
     run_dir = new_run_dir(opts.name, opts.mode, root=root, out=out)
     started = time.time()
     result = new_result(opts, run_dir)

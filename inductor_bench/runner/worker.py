@@ -49,6 +49,13 @@ def tail(path: Path, n: int = _LOG_TAIL_LINES) -> str:
     return "\n".join(lines[-n:])
 
 
+def last_output(log: Path, log_path: Path | None) -> str:
+    """What ends a worker's error after its first line: where its log is kept (on that first
+    line, which is what reports keep), then the log's last lines."""
+    t = tail(log)
+    return (f" (log: {log_path})" if log_path else "") + (f"\nlast output:\n{t}" if t else "")
+
+
 def run_worker(
     module: str,
     request: dict[str, Any],
@@ -88,12 +95,9 @@ def run_worker(
                 return read_response(resp, log_path)
             except _Unreadable:
                 pass
-        detail = describe_exit(rc)
-        last = tail(log)
         raise errors.WorkerError(
-            f"{module.rsplit('.', 1)[-1]} worker {detail} without a result"
-            + (f"; last output:\n{last}" if last else "")
-            + (f"\n(full log: {log_path})" if log_path else "")
+            f"{module.rsplit('.', 1)[-1]} worker {describe_exit(rc)} without a result"
+            + last_output(log, log_path)
         )
 
 
@@ -118,12 +122,27 @@ def kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
+# What a signal that ended a worker most likely means, for the one line a user reads. The
+# kernel's OOM killer ends a process with SIGKILL and says so only in the kernel log.
+_SIGNAL_CAUSES = {
+    signal.SIGKILL: "out of memory? the OOM killer sends SIGKILL",
+    signal.SIGSEGV: "segmentation fault",
+    signal.SIGBUS: "bus error",
+    signal.SIGABRT: "aborted",
+    signal.SIGFPE: "arithmetic fault",
+    signal.SIGILL: "illegal instruction",
+}
+
+
 def describe_exit(rc: int) -> str:
+    """How a worker process ended, e.g. ``was killed by SIGSEGV (segmentation fault)``."""
     if rc < 0:
         try:
-            return f"was killed by {signal.Signals(-rc).name}"
+            sig = signal.Signals(-rc)
         except ValueError:
             return f"was killed by signal {-rc}"
+        cause = _SIGNAL_CAUSES.get(sig)
+        return f"was killed by {sig.name}" + (f" ({cause})" if cause else "")
     return f"exited with code {rc}"
 
 
