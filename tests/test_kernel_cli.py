@@ -15,7 +15,7 @@ from inductor_bench.cli import main
 from inductor_bench.commands import kernel as kernel_cmd
 from inductor_bench.core.autotune import build_report
 from inductor_bench.core.categories import label
-from inductor_bench.core.errors import WorkerError, WorkerTimeout
+from inductor_bench.core.errors import DeviceError, WorkerError, WorkerTimeout
 from inductor_bench.core.kernelfile import read_kernel_file
 from inductor_bench.core.peaks import Peak
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
@@ -123,19 +123,39 @@ def test_bad_peak_options(capsys, fake_worker, args, message):
     assert fake_worker.calls == []
 
 
-def test_no_cuda_exits_with_one_line_after_validation():
-    """The real worker starts, finds no GPU, and the command says so in one line."""
+def test_no_cuda_exits_with_one_line_before_any_worker():
+    """Where torch certainly has no CUDA (runner/presence.py), the command says so in one line
+    after validating the file, without starting a worker."""
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
-    entry = "from inductor_bench.cli import main; main()"
+    from inductor_bench.runner.presence import absent
+
+    why = absent("cuda")
+    assert why is not None
+    entry = ("import subprocess\n"
+             "def no_process(*a, **k): raise OSError('no process may start')\n"
+             "subprocess.Popen = no_process\n"
+             "from inductor_bench.cli import main; main()")
     p = subprocess.run([sys.executable, "-c", entry, "kernel", str(RED)],
                        capture_output=True, text=True, timeout=300, check=False)
     assert p.returncode == 2
     assert error_line(p.stderr) == (
-        "no CUDA device is available here (torch.cuda.is_available() is False); benchmarking "
-        "triton_red_fused_sum_0 needs an NVIDIA GPU")
+        f"no CUDA device is available here ({why}); benchmarking triton_red_fused_sum_0 needs an NVIDIA GPU")
     assert p.stdout == ""
+
+
+def test_the_worker_says_the_same_where_only_torch_can_tell(monkeypatch):
+    """Where the parent cannot tell (e.g. a CUDA build whose driver it cannot ask), the real
+    worker starts, asks torch, and fails the same way."""
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    monkeypatch.setattr(kernelbench, "absent", lambda device: None)
+    with pytest.raises(DeviceError) as e:
+        kernelbench.run_kernel_bench(read_kernel_file(RED))
+    assert str(e.value) == ("no CUDA device is available here (torch.cuda.is_available() is False); "
+                            "benchmarking triton_red_fused_sum_0 needs an NVIDIA GPU")
 
 
 def test_worker_timeout_is_one_clear_error():

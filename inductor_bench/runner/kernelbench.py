@@ -33,6 +33,7 @@ from ..core.kernelfile import KernelFile, check_name, no_harness_reason, read_ke
 from ..core.results import BreakdownResult, KernelStat, RetunedKernel
 from ..core.rundir import LOGS_DIR
 from . import device as dev
+from .presence import absent
 from .worker import DEFAULT_TIMEOUT_S, run_worker, worker_main
 
 WORKER_MODULE = "inductor_bench.runner.kernelbench"
@@ -53,6 +54,12 @@ def modes_for(kf: KernelFile, max_autotune: bool) -> list[str]:
     return [autotune.BASELINE]
 
 
+def no_device(kf: KernelFile, why: str) -> DeviceError:
+    b = backend(kf.device)
+    return DeviceError(f"no {b.name.upper()} device is available here ({why}); "
+                       f"benchmarking {kf.name} needs {b.hardware}")
+
+
 def run_kernel_bench(
     kf: KernelFile,
     *,
@@ -69,6 +76,9 @@ def run_kernel_bench(
     """Run the worker on one kernel file and return its response (see ``handle``)."""
     if reps < 1 or warmup < 0:
         raise UsageError("--reps must be at least 1 and --warmup at least 0")
+    why = absent(kf.device)  # certain without torch: no worker is started for nothing
+    if why:
+        raise no_device(kf, why)
     with tempfile.TemporaryDirectory(prefix="inductor-bench-kernel-") as tmp:
         request = {
             "kernel_file": str(Path(kf.path).resolve()),
@@ -319,8 +329,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     check_name(kf, request.get("kernel_name"))
     b = backend(kf.device)
     if not dev.available(b):
-        raise DeviceError(f"no {b.name.upper()} device is available here (torch.{b.torch_module}"
-                          f".is_available() is False); benchmarking {kf.name} needs {b.hardware}")
+        raise no_device(kf, f"torch.{b.torch_module}.is_available() is False")
     work_dir = Path(request["work_dir"])
     reps, warmup = int(request["reps"]), int(request["warmup"])
     runs = [bench_mode(kf, m, work_dir, warmup=warmup, reps=reps) for m in request["modes"]]
