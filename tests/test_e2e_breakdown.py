@@ -140,9 +140,11 @@ def _tool_kernel_ms(module_path: Path, cache_dir: Path, tmp: Path, iterations: i
 # 2-core CI machine: the same module pinned to one vCPU gave per-process minima of 1.10-1.16 ms
 # in one run and 1.26-1.42 ms in the next), so two processes run seconds apart can each sit in a
 # different stretch. The tool and the independent profiler are therefore measured back to back,
-# in pairs; a pair measured in a changing stretch is measured again, up to PAIRS times. A tool
-# that misreads kernel time by more than AGREEMENT disagrees in every pair.
-PAIRS = 4
+# in pairs, and each side's minimum over all its pairs so far is compared: once both have run
+# in a fast stretch they agree. The stretches change within seconds, so a side can be slow in
+# one pair and fast in the next (seen on CI: tool/independent 1.53/1.15, 1.31/1.17, 1.27/1.47,
+# 1.26/1.51 ms). A tool that misreads kernel time by more than AGREEMENT never agrees.
+PAIRS = 6
 
 
 def _fastest_session_min(sessions: list[list[float]]) -> float:
@@ -159,13 +161,14 @@ def test_kernel_time_agrees_with_independent_profile(mlp_train, tmp_path):
     result, run_dir, _ = mlp_train
     for g in result.graphs:
         module, cache = run_dir / g.module, run_dir / "cache"
-        pairs = []
+        pairs: list[tuple[float, float]] = []
         for n in range(PAIRS):
             tool = min(_tool_kernel_ms(module, cache, tmp_path / f"{g.id}-{n}"))
             pairs.append((tool, _fastest_session_min(_independent_kernel_ms(module, cache))))
-            if pairs[-1][0] == pytest.approx(pairs[-1][1], rel=AGREEMENT):
+            fastest_tool, fastest_independent = (min(side) for side in zip(*pairs, strict=True))
+            if fastest_tool == pytest.approx(fastest_independent, rel=AGREEMENT):
                 break
-        assert pairs[-1][0] == pytest.approx(pairs[-1][1], rel=AGREEMENT), (g.id, pairs)
+        assert fastest_tool == pytest.approx(fastest_independent, rel=AGREEMENT), (g.id, pairs)
 
 
 def _top_level_op_ms(trace_path: Path) -> list[float]:

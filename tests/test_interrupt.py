@@ -49,7 +49,10 @@ def alive(pid: int) -> bool:
 def interrupt_when(runs: Path, marker: str, extra: list[str]) -> tuple[int, float, set[int], str]:
     cmd = [sys.executable, "-m", "inductor_bench.cli", "breakdown", str(MODELS / "mlp.py"), "--train",
            "--device", "cpu", "--runs-dir", str(runs), *extra]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # As in a terminal, where Ctrl-C reaches a program with SIGINT at its default: a parent
+    # that ignores it (a background job of a non-interactive shell) would pass that on.
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen = ""
     deadline = time.monotonic() + 600
     while marker not in seen and time.monotonic() < deadline:

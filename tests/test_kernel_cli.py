@@ -158,7 +158,8 @@ def test_the_worker_says_the_same_where_only_torch_can_tell(monkeypatch):
                             "benchmarking triton_red_fused_sum_0 needs an NVIDIA GPU")
 
 
-def test_worker_timeout_is_one_clear_error():
+def test_worker_timeout_is_one_clear_error(monkeypatch):
+    monkeypatch.setattr(kernelbench, "absent", lambda device: None)  # the worker must start
     kf = read_kernel_file(RED)
     with pytest.raises(WorkerTimeout, match=r"kernelbench worker exceeded --timeout 0.01s"):
         kernelbench.run_kernel_bench(kf, timeout=0.01)
