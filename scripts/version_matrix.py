@@ -112,15 +112,13 @@ def check_breakdown(bd: dict[str, Any], case: Case) -> tuple[list[str], dict[str
 
 def run_case(python: str, case: Case, out_dir: Path, compact: bool) -> Outcome:
     run_dir = out_dir / case.label.replace(" ", "_").replace("--", "")
-    cmd = [python, "-m", "inductor_bench", "breakdown", str(ROOT / case.model), *case.args,
-           "--device", "cpu", "--out", str(run_dir), "--summary"]
+    args = ["breakdown", str(ROOT / case.model), *case.args, "--device", "cpu", "--out", str(run_dir),
+            "--summary"]
     if compact:
-        cmd += ["--iterations", "10", "--windows", "2"]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+        args += ["--iterations", "10", "--windows", "2"]
     t0 = time.monotonic()
     log = out_dir / f"{run_dir.name}.log"
-    with log.open("w") as f:
-        rc = subprocess.run(cmd, env=env, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT).returncode
+    rc, _ = run_tool(python, args, log)
     o = Outcome(case.label, time.monotonic() - t0, run_dir=str(run_dir))
     if rc != 0:
         o.failures.append(f"exit {rc}: {last_line(log)}")

@@ -132,14 +132,6 @@ BREAKDOWN_DAMAGE = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(BREAKDOWN_DAMAGE))
-def test_a_breakdown_of_the_wrong_shape(capsys, tmp_path, case):
-    change, where = BREAKDOWN_DAMAGE[case]
-    run, data = saved(tmp_path, BREAKDOWN_RUN, "breakdown.json")
-    f = rewritten(run, "breakdown.json", data, change)
-    assert one_line(*run_cli(capsys, "report", str(run))) == f"{f}: damaged: {where}"
-
-
 COMPARE_DAMAGE = {
     "modes not a list": (_set("modes", {"default": 1}), "modes: {'default': 1} is not a list"),
     "a mode without its name": (_set("modes.1.mode", DELETE), "modes[1]: 'mode' is missing"),
@@ -151,11 +143,15 @@ COMPARE_DAMAGE = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(COMPARE_DAMAGE))
-def test_a_compare_of_the_wrong_shape(capsys, tmp_path, case):
-    change, where = COMPARE_DAMAGE[case]
-    run, data = saved(tmp_path, COMPARE_RUN, "compare.json")
-    f = rewritten(run, "compare.json", data, change)
+WRONG_SHAPES = [(BREAKDOWN_RUN, "breakdown.json", BREAKDOWN_DAMAGE, c) for c in sorted(BREAKDOWN_DAMAGE)] + [
+    (COMPARE_RUN, "compare.json", COMPARE_DAMAGE, c) for c in sorted(COMPARE_DAMAGE)]
+
+
+@pytest.mark.parametrize("fixture, name, damage, case", WRONG_SHAPES, ids=[w[3] for w in WRONG_SHAPES])
+def test_a_result_of_the_wrong_shape(capsys, tmp_path, fixture, name, damage, case):
+    change, where = damage[case]
+    run, data = saved(tmp_path, fixture, name)
+    f = rewritten(run, name, data, change)
     assert one_line(*run_cli(capsys, "report", str(run))) == f"{f}: damaged: {where}"
 
 
