@@ -1,18 +1,19 @@
 """Do the step-time verdicts hold? N rounds of two scenarios, the verdicts counted.
 
-Each round measures the model twice and a slower variant once, each in its own run
-(`inductor-bench compare MODEL --modes MODE --no-eager`, or `breakdown` with --kind
-breakdown, the merge gate's measurement), then judges two pairs with `inductor-bench diff`:
-
-- identical: the model against itself (two runs of the same mode, back to back): the goal
-  is "within noise";
-- slower: the model against the variant (``models/mlp_slow25.py``: about 25% slower on this
+- identical: the model against itself (two columns of the same code and mode): the goal is
+  "within noise";
+- slower: the model against a variant (``models/mlp_slow25.py``: about 25% slower on this
   CPU): the goal is "significant" and slower.
 
-Every verdict must print the interval it rests on (``+24.1% [+19.8%..+28.6%]`` on the diff's
-first line). Prints a markdown table of every verdict and a summary; exit status 0 when every
-goal was met in every round, 1 when one was missed, 2 when a run or a diff failed (its log
-is in OUT).
+With ``--kind compare`` (the default) each round is one `inductor-bench compare MODEL MODEL
+SLOWER --modes MODE --no-eager`: the three columns are timed in one process, interleaved, and
+the two verdicts are the lines it prints, ``mlp-2 against mlp, default: 1.00x [0.98x-1.01x]
+(within noise)``. With ``--kind breakdown`` (the merge gate's measurement: one run per side,
+the graphs' harnesses) each round is three breakdowns judged with `inductor-bench diff`.
+
+Every verdict must print the interval it rests on. Prints a markdown table of every verdict
+and a summary; exit status 0 when every goal was met in every round, 1 when one was missed,
+2 when a run failed (its log is in OUT).
 
     python scripts/bench_verdicts.py                            # 10 rounds, compare, --train
     python scripts/bench_verdicts.py --rounds 2 --out /tmp/verdicts
@@ -50,7 +51,7 @@ class Row:
     scenario: str
     base_ms: float
     head_ms: float
-    change: str  # as printed, e.g. "+24.3%"
+    change: str  # as printed, e.g. "+24.3%" (diff) or "0.80x" (compare)
     interval: str  # as printed, e.g. "[+21.0%..+27.9%]"; "" when the line printed none
     verdict: str  # as printed
     warnings: int  # how many the diff printed (a busy machine, different model names, ...)
@@ -69,21 +70,22 @@ def run(cmd: list[str], log: Path, env: dict[str, str]) -> subprocess.CompletedP
     return p
 
 
-def measure(opts: argparse.Namespace, model: Path, out: Path, env: dict[str, str]) -> Path:
-    """One run of ``model`` into ``out`` (a compare or a breakdown run directory)."""
+def measure(
+    opts: argparse.Namespace, models: list[Path], out: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess:
+    """One run of ``models`` into ``out``: a compare of them all, or a breakdown of the one."""
     common = ["--device", opts.device, "--out", str(out)] + (["--train"] if opts.train else [])
     if opts.kind == "compare":
-        cmd = cli("compare", str(model), "--modes", opts.mode, "--no-eager", "--warm-cache", *common)
+        cmd = cli("compare", *map(str, models), "--modes", opts.mode, "--no-eager", "--warm-cache", *common)
     else:
-        cmd = cli("breakdown", str(model), "--mode", opts.mode, *common)
-    run(cmd + opts.args.split(), out.with_suffix(".log"), env)
-    return out
+        cmd = cli("breakdown", str(models[0]), "--mode", opts.mode, *common)
+    return run(cmd + opts.args.split(), out.with_suffix(".log"), env)
 
 
 def judge(
     opts: argparse.Namespace, n: int, scenario: str, base: Path, head: Path, env: dict[str, str]
 ) -> Row:
-    """`inductor-bench diff base head`: the verdict on the mode's step time, as printed."""
+    """`inductor-bench diff base head` of two breakdowns: the verdict on the step, as printed."""
     name = base.parent / f"diff-{scenario}"
     out = name.with_suffix(".json")
     p = run(cli("diff", str(base), str(head), "--json", str(out)), name.with_suffix(".log"), env)
@@ -93,26 +95,62 @@ def judge(
     printed = re.search(STEP_PHRASE.format(mode=re.escape(opts.mode)), p.stdout.splitlines()[0])
     if printed is None:
         raise RunFailed(f"no step-time verdict for {opts.mode} on the diff's first line (log: {name}.log)")
-    if scenario == IDENTICAL:
-        met = step["verdict"] == Verdict.WITHIN_NOISE
-    else:
-        met = step["verdict"] == Verdict.SIGNIFICANT and step["delta_ms"] > 0
+    met = goal_met(scenario, step["verdict"], step["delta_ms"] > 0)
     return Row(n, scenario, step["base"]["median"], step["head"]["median"], printed[3], printed[4],
                printed[5], len(d["warnings"]), met)
+
+
+def goal_met(scenario: str, verdict: str, slower: bool) -> bool:
+    if scenario == IDENTICAL:
+        return verdict == Verdict.WITHIN_NOISE
+    return verdict == Verdict.SIGNIFICANT and slower
+
+
+# the compare's verdict line per later model:
+# "mlp-2 against mlp, default: 1.00x [0.98x-1.01x] (within noise)"
+MODEL_PHRASE = r"^{model} against {base}, {mode}: ([\d.]+x) (\[[^\]]+\]) \(([^),]+)(, slower|, faster)?\)$"
+
+
+def compare_rows(opts: argparse.Namespace, n: int, out: Path, stdout: str) -> list[Row]:
+    """The two verdicts of a round's compare of MODEL, MODEL again and SLOWER, as printed."""
+    d = json.loads((out / "compare.json").read_text())
+    base_name, again_name, slow_name = d["models"]
+    medians = {}
+    for m in d["modes"]:
+        samples = sorted(x for blk in m.get("paired_ms") or [] for x in blk)
+        medians[m["model"]] = samples[len(samples) // 2] if samples else float("nan")
+    rows = []
+    for scenario, name in ((IDENTICAL, again_name), (SLOWER, slow_name)):
+        phrase = MODEL_PHRASE.format(
+            model=re.escape(name), base=re.escape(base_name), mode=re.escape(opts.mode)
+        )
+        printed = re.search(phrase, stdout, re.MULTILINE)
+        if printed is None:
+            raise RunFailed(f"no verdict for {name} against {base_name} in the compare (log: {out}.log)")
+        verdict, slower = printed[3], printed[4] == ", slower"
+        rows.append(Row(n, scenario, medians[base_name], medians[name], printed[1], printed[2], verdict,
+                        stdout.count("warning:"), goal_met(scenario, verdict, slower)))
+    return rows
 
 
 def one_round(opts: argparse.Namespace, n: int, env: dict[str, str]) -> list[Row]:
     d = opts.out / f"round-{n:02d}"
     d.mkdir()
-    base = measure(opts, opts.model, d / "base", env)
-    again = measure(opts, opts.model, d / "again", env)
-    slow = measure(opts, opts.slower, d / "slower", env)
-    return [judge(opts, n, IDENTICAL, base, again, env), judge(opts, n, SLOWER, base, slow, env)]
+    if opts.kind == "compare":
+        p = measure(opts, [opts.model, opts.model, opts.slower], d / "compare", env)
+        return compare_rows(opts, n, d / "compare", p.stdout)
+    runs = {}
+    for what, model in (("base", opts.model), ("again", opts.model), ("slower", opts.slower)):
+        measure(opts, [model], d / what, env)
+        runs[what] = d / what
+    return [judge(opts, n, IDENTICAL, runs["base"], runs["again"], env),
+            judge(opts, n, SLOWER, runs["base"], runs["slower"], env)]
 
 
 def table(rows: list[Row]) -> str:
     lines = [
-        "| round | scenario | base ms | head ms | change [95% interval] | verdict | warnings | goal met |",
+        "| round | scenario | base ms | head ms | change or speedup [95% interval] | verdict | warnings "
+        "| goal met |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:

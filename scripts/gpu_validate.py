@@ -651,7 +651,7 @@ def step_compare(ctx: Ctx, rec: StepRecord, dl: Deadline) -> None:
         if not isinstance(m, dict):
             continue
         mode, status = m.get("mode"), m.get("status")
-        samples = [v for v in m.get("step_samples_ms") or [] if ck.num(v) is not None]
+        samples = ck.column_samples(m)
         med = f"step median {statistics.median(samples):.4g} ms" if samples else "no step samples"
         # a mode the tool leaves out with a reason (CUDA graphs on a CPU) is no failure off a GPU
         result = SKIPPED if status == "skipped" and ctx.device != "cuda" else ck.verdict(status == "ok")

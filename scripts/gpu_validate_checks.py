@@ -131,6 +131,15 @@ def step_samples(bd: dict[str, Any] | None) -> list[float]:
     return []
 
 
+def column_samples(m: dict[str, Any]) -> list[float]:
+    """A compare column's step samples: the interleaved ones (``paired_ms``, blocks) when it
+    has them, else its compile worker's."""
+    blocks = m.get("paired_ms")
+    if isinstance(blocks, list) and any(isinstance(b, list) and b for b in blocks):
+        return [v for b in blocks if isinstance(b, list) for v in b if num(v) is not None]
+    return [v for v in m.get("step_samples_ms") or [] if num(v) is not None]
+
+
 def torch_setting(bd: dict[str, Any] | None, key: str) -> Any:
     ts = ((bd or {}).get("extras") or {}).get("torch_settings") or {}
     vals = ts.get("values") if isinstance(ts, dict) else None

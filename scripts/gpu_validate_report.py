@@ -276,7 +276,7 @@ def compare_figures(d: dict[str, Any], seconds: float) -> str:
     for m in d.get("modes") or []:
         if not isinstance(m, dict):
             continue
-        s = [v for v in m.get("step_samples_ms") or [] if ck.num(v) is not None]
+        s = ck.column_samples(m)
         bd = m.get("breakdown") if isinstance(m.get("breakdown"), dict) else None
         tot = (bd or {}).get("totals") or {}
         rows.append(

@@ -9,6 +9,7 @@ from inductor_bench.core.errors import WorkloadError
 from inductor_bench.runner.worker import worker_main
 
 STARTED_AT = time.time()
+PREPARED: dict = {}
 
 
 def handle(request: dict) -> dict:
@@ -19,8 +20,16 @@ def handle(request: dict) -> dict:
         time.sleep(60)
     if what == "raise":
         raise WorkloadError("the graph raised")
-    return {"pid": os.getpid(), "value": request.get("value")}
+    return {"pid": os.getpid(), "value": request.get("value"), "prepared": PREPARED}
+
+
+def prepare(spec: dict) -> None:
+    """On standby: take a while (as importing torch does), or fail as a broken import would."""
+    time.sleep(spec.get("sleep", 0))
+    if spec.get("fail"):
+        raise ImportError("no module named broken")
+    PREPARED.update(spec, at=time.time())
 
 
 if __name__ == "__main__":
-    worker_main(handle)
+    worker_main(handle, prepare)

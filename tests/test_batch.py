@@ -8,7 +8,7 @@ import time
 import pytest
 
 from inductor_bench.core import errors
-from inductor_bench.runner.batch import BatchItem, run_batch
+from inductor_bench.runner.batch import BatchItem, Standby, run_batch
 
 WORKER = "tests.batch_worker"
 
@@ -54,3 +54,54 @@ def test_ctrl_c_keeps_what_was_answered(tmp_path):
     with pytest.raises(KeyboardInterrupt):
         run_batch(WORKER, items("ok", "hang"), timeout=60, log_path=tmp_path / "w.log", on_done=on_done)
     assert list(done) == ["g0"] and done["g0"]["value"] == 0
+
+
+def _wait(path, limit=30.0):
+    t0 = time.monotonic()
+    while not path.exists() and time.monotonic() - t0 < limit:
+        time.sleep(0.02)
+    return path.exists()
+
+
+def test_a_standby_worker_prepares_before_its_batch_and_then_answers_it(tmp_path):
+    sb = Standby(WORKER, {"sleep": 0.3, "tag": "imported"}, log_path=tmp_path / "w.log")
+    try:
+        assert _wait(sb.ready_file)  # prepared, and waiting for the batch
+        ready_at = time.time()
+        time.sleep(0.2)
+        assert sb.proc.poll() is None
+        out = run_batch(WORKER, items("ok", "ok"), timeout=60, log_path=tmp_path / "w.log", standby=sb)
+    finally:
+        sb.close()
+    assert out["g0"]["pid"] == out["g1"]["pid"] == sb.proc.pid  # the standby took the batch
+    assert out["g0"]["prepared"]["tag"] == "imported" and out["g0"]["prepared"]["at"] <= ready_at
+
+
+def test_a_standby_whose_preparation_fails_is_ready_and_still_answers(tmp_path):
+    sb = Standby(WORKER, {"fail": True}, log_path=tmp_path / "w.log")
+    try:
+        assert _wait(sb.ready_file)
+        out = run_batch(WORKER, items("ok"), timeout=60, log_path=tmp_path / "w.log", standby=sb)
+    finally:
+        sb.close()
+    assert out["g0"]["value"] == 0 and out["g0"]["prepared"] == {}
+    assert "ImportError: no module named broken" in (tmp_path / "w.log").read_text()
+
+
+def test_a_dead_standby_is_replaced_by_a_fresh_worker(tmp_path):
+    sb = Standby(WORKER, {}, log_path=tmp_path / "w.log")
+    try:
+        sb.proc.kill()
+        sb.proc.wait()
+        out = run_batch(WORKER, items("ok", "crash", "ok"), timeout=60, log_path=tmp_path / "w.log", standby=sb)
+    finally:
+        sb.close()
+    assert out["g0"]["pid"] != sb.proc.pid and out["g0"]["value"] == 0
+    assert isinstance(out["g1"], errors.WorkerError) and out["g2"]["value"] == 2
+
+
+def test_an_unused_standby_is_killed_by_close(tmp_path):
+    sb = Standby(WORKER, {}, log_path=tmp_path / "w.log")
+    assert _wait(sb.ready_file)
+    sb.close()
+    assert sb.proc.poll() is not None and not sb.wdir.exists()

@@ -300,6 +300,11 @@ def test_compare_mlp_prints_the_table_and_keeps_the_samples(mlp_compare):
         assert m.breakdown.mode == m.mode
         assert (Path(m.run_dir) / "breakdown.json").exists()
     assert ro.status == Status.SKIPPED and "CUDA graphs need a CUDA device" in ro.reason
+    # --repeat 20: exactly 20 interleaved calls per column that ran, in the same rounds
+    for m in (eager, default, autotune):
+        assert sum(len(b) for b in m.paired_ms) == 20 and m.samples == [x for b in m.paired_ms for x in b]
+    assert len(eager.paired_ms) == len(default.paired_ms) == r.interleaved["rounds"]
+    assert ro.paired_ms == [] and (tmp / "run" / "logs" / "timer.log").exists()
     saved = load_compare(tmp / "run")
     assert saved.to_dict() == r.to_dict()
     assert (tmp / "run" / "report.txt").read_text().startswith("Fastest steady state: ")

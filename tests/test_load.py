@@ -116,9 +116,17 @@ def test_step_timing_stops_at_the_budget_but_not_before_the_minimum(monkeypatch)
 
 def test_compare_times_by_budget_unless_repeat_is_given():
     from inductor_bench.runner.compare import MAX_STEPS, MIN_STEPS, WARMUP_STEPS, CompareRun
+    from inductor_bench.runner.settings import DEFAULT_STEPS, STEP_BUDGET_S
+    from inductor_bench.runner.settings import MIN_STEPS as BREAKDOWN_MIN_STEPS
 
+    # the interleaved timing worker: the budget per column, 10 to 200 calls
+    r = CompareRun().timer_request([], "cpu")
+    assert (r["budget_s"], r["max_steps"], r["min_steps"], r["exact"]) == (1.0, MAX_STEPS, MIN_STEPS, False)
+    # each compile worker: warm-up calls, then as many as a breakdown times
     s = CompareRun().timing()
-    assert (s.steps, s.step_budget_s, s.min_steps) == (MAX_STEPS + WARMUP_STEPS, 1.0, MIN_STEPS + WARMUP_STEPS)
+    assert (s.steps, s.step_budget_s, s.min_steps) == (
+        DEFAULT_STEPS + WARMUP_STEPS, STEP_BUDGET_S, BREAKDOWN_MIN_STEPS + WARMUP_STEPS
+    )
     s = CompareRun(repeat=30).timing()
     assert (s.steps, s.step_budget_s) == (30 + WARMUP_STEPS, None)
 
@@ -135,12 +143,22 @@ def test_compare_notes_a_disturbed_mode_and_round_trips_its_load():
         ModeResult("default", step_samples_ms=[1.0] * 10, compile_s=3.0, step_load=busy),
     ])
     text = render_compare(cr)
-    assert "each mode's steps were timed for 1 s" in text
+    assert "each column's steps were timed for 1 s" in text
     assert ("warning: default: steps timed while other processes kept 1.3 of 2 cores busy: its step "
             "time may be inflated") in text
     back = CompareResult.from_dict(json.loads(cr.to_json()))
     assert back.modes[1].step_load == busy and back.step_budget_s == 1.0
     assert "step_load" not in cr.to_dict()["modes"][0]
+    # timed interleaved: the timing worker's load is the one that counts, said once
+    for m, level in zip(cr.modes, (2.0, 1.0), strict=True):
+        m.paired_ms = [[level] * 3 for _ in range(8)]
+    cr.interleaved = {"rounds": 8, "block_steps": [3, 3], "load": busy.to_dict()}
+    text = render_compare(cr)
+    assert ("interleaved in 8 rounds of blocks (the order reversed every other round), so that the "
+            "machine's drift falls on all alike") in text
+    assert "; warning: timed while other processes kept 1.3 of 2 cores busy" in text
+    assert "warning: default: steps timed while" not in text  # its compile worker's samples are not used
+    assert CompareResult.from_dict(json.loads(cr.to_json())).interleaved_load() == busy
 
 
 def test_a_known_busy_process_reads_as_about_one_core_taken():

@@ -7,7 +7,15 @@ import pytest
 
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
 from inductor_bench.render.breakdown import render_breakdown
-from inductor_bench.runner.profile import DEFAULT_WINDOWS, MAX_WINDOWS_S, fastest_window, plan_windows
+from inductor_bench.runner.profile import (
+    AGREE_REL,
+    AGREE_WINDOWS,
+    DEFAULT_WINDOWS,
+    MAX_WINDOWS_S,
+    fastest_window,
+    plan_windows,
+    windows_agree,
+)
 
 
 def test_fastest_window_is_the_lowest_median_and_the_first_on_a_tie():
@@ -34,6 +42,22 @@ def test_plan_windows(requested, iterations, per_call_s, expected):
 def test_window_budget_constants():
     assert DEFAULT_WINDOWS >= 3  # a majority of sessions must be able to outvote a slow one
     assert MAX_WINDOWS_S >= 10
+    assert 3 <= AGREE_WINDOWS <= DEFAULT_WINDOWS and AGREE_REL <= 0.05
+
+
+@pytest.mark.parametrize(
+    ("medians", "agree"),
+    [
+        ([1.00, 1.02, 1.029], True),  # three within 3% of the fastest: enough
+        ([1.00, 1.02], False),  # too few to tell
+        ([1.00, 1.02, 1.40], False),  # one slow session (+40%, as page faults make them)
+        ([1.00, 1.031, 1.00], False),  # just over 3%
+        ([1.40, 1.00, 1.01, 1.02], False),  # the slow one stays in the set: all run
+        ([0.0, 0.0, 0.0], False),
+    ],
+)
+def test_windows_stop_early_only_when_they_agree(medians, agree):
+    assert windows_agree(medians) is agree
 
 
 def _result(windows_ms, faults, window):

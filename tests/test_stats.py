@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+import statistics
 
 import pytest
 
+from inductor_bench.core import stats
 from inductor_bench.core.devices import backend
 from inductor_bench.core.stats import (
     MAD_TO_SIGMA,
@@ -185,3 +187,65 @@ def test_change_to_dict_keeps_the_numbers():
     assert d["verdict"] == SIGNIFICANT
     assert d["delta_ms"] == 1.0
     assert d["base"]["n"] == 5 and d["head"]["median"] == 11.0
+
+
+# ---- paired rounds (judge_paired) --------------------------------------------------------------
+
+
+def _drifting_rounds(n: int, ratio: float, jitter: float = 0.01) -> tuple[list[list[float]], list[list[float]]]:
+    """Rounds whose level drifts by up to 2x (a machine that changes speed between rounds);
+    within a round the head's block is ``ratio`` times the base's, give or take ``jitter``."""
+    base, head = [], []
+    for r in range(n):
+        level = 1.0 + (r % 5) * 0.25  # 1.0, 1.25, ... 2.0: the drift
+        wobble = 1.0 + jitter * (1 if r % 2 else -1)
+        base.append([level * x for x in (2.9, 3.0, 3.1)])
+        head.append([level * ratio * wobble * x for x in (2.9, 3.0, 3.1)])
+    return base, head
+
+
+def test_round_ratios_are_the_blocks_medians_ratios():
+    assert stats.round_ratios([[1.0, 2.0, 9.0], [4.0]], [[3.0, 3.0, 3.0], [2.0]]) == [1.5, 0.5]
+    assert stats.round_ratios([[1.0], []], [[2.0], [5.0]]) == [2.0]  # a round one side missed
+
+
+def test_paired_rounds_cancel_drift_that_unpaired_medians_cannot_see_past():
+    base, head = _drifting_rounds(20, 1.25)
+    ch = stats.judge_paired(base, head, min_rel=0.10)
+    ratios = sorted(1.25 * (1 + 0.01 * (1 if r % 2 else -1)) for r in range(20))
+    k = stats.median_ci_rank(20, stats.PAIR_CONFIDENCE)
+    assert ch.verdict == stats.SIGNIFICANT and ch.slower and not ch.faster
+    assert ch.paired.rounds == 20
+    assert ch.paired.ratio == pytest.approx(statistics.median(ratios))
+    assert ch.ratio_ci == (pytest.approx(ratios[k - 1]), pytest.approx(ratios[20 - k]))
+    assert ch.rel_pct == pytest.approx(25.0) and ch.speedup == pytest.approx(0.8)
+    # the same samples, unpaired: the drift swamps the 25%
+    flat = stats.compare_samples([x for b in base for x in b], [x for b in head for x in b], min_rel=0.10)
+    assert flat.verdict == stats.WITHIN_NOISE
+
+
+def test_paired_identical_sides_are_within_noise_however_the_machine_drifts():
+    base, head = _drifting_rounds(20, 1.0, jitter=0.02)
+    ch = stats.judge_paired(base, head, min_rel=0.10)
+    assert ch.verdict == stats.WITHIN_NOISE and ch.paired.low < 1.0 < ch.paired.high
+
+
+def test_paired_tight_but_below_the_floor_is_within_noise():
+    base, head = _drifting_rounds(20, 1.06, jitter=0.0)
+    ch = stats.judge_paired(base, head, min_rel=0.10)
+    assert ch.paired.low > 1.0 and ch.verdict == stats.WITHIN_NOISE
+
+
+def test_paired_faster_and_too_few_rounds():
+    base, head = _drifting_rounds(12, 0.5)
+    ch = stats.judge_paired(base, head, min_rel=0.05)
+    assert ch.faster and ch.speedup == pytest.approx(2.0, rel=0.02)
+    few = stats.judge_paired(base[:4], head[:4], min_rel=0.05)
+    assert few.verdict == stats.TOO_FEW and few.paired is None
+
+
+def test_paired_change_to_dict_says_how_many_rounds():
+    base, head = _drifting_rounds(10, 1.5, jitter=0.0)
+    d = stats.judge_paired(base, head).to_dict()
+    assert d["paired"] == {"rounds": 10, "ratio": pytest.approx(1.5)}
+    assert d["ratio_ci"] == [pytest.approx(1.5), pytest.approx(1.5)] and d["rel_pct"] == pytest.approx(50.0)

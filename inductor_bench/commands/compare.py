@@ -22,7 +22,15 @@ MODES_HELP = (
     "installed torch lists (e.g. lite in 2.11)."
 )
 
-Model = Annotated[Path, typer.Argument(help="Model file defining make_workload().")]
+Models = Annotated[
+    list[Path],
+    typer.Argument(
+        help="Model file defining make_workload(); give several (e.g. before and after a change, "
+        "or the same file twice for a check of the noise) to compare them mode by mode, the "
+        "first being the base.",
+        show_default=False,
+    ),
+]
 Modes = Annotated[str, typer.Option("--modes", help=MODES_HELP)]
 NoEager = Annotated[bool, typer.Option("--no-eager", help="Leave out the eager (uncompiled) baseline.")]
 Repeat = Annotated[
@@ -43,7 +51,7 @@ StepBudget = Annotated[
 
 def compare(
     ctx: typer.Context,
-    model: Model,
+    model: Models,
     modes: Modes = ",".join(DEFAULT_MODES),
     no_eager: NoEager = False,
     repeat: Repeat = DEFAULT_REPEAT,
@@ -65,17 +73,19 @@ def compare(
     html_out: o.HtmlOut = None,
 ) -> None:
     """Compile MODEL in each mode: compile time, steady-state step time, speedups, memory,
-    kernels and the per-category breakdown, side by side."""
+    kernels and the per-category breakdown, side by side. The step times of every column are
+    taken in one process, their calls interleaved, so that verdicts hold on a noisy machine."""
     mode_list = parse_modes(modes, eager=not no_eager)
-    opts = o.workload_options(
-        model, device, train, dtype, autocast, CompileMode.DEFAULT, batch_size, freezing
-    )
+    opts, *also = [
+        o.workload_options(m, device, train, dtype, autocast, CompileMode.DEFAULT, batch_size, freezing)
+        for m in model
+    ]
     run = CompareRun(
         repeat=repeat,
         settings=o.run_settings(ctx, iterations, windows, timeout, fresh_cache=not warm_cache),
         step_budget_s=step_budget,
     )
-    result, run_dir, err = run_compare(opts, mode_list, run=run, out=out, root=runs_dir)
+    result, run_dir, err = run_compare(opts, mode_list, run=run, out=out, root=runs_dir, also=also)
     emit(result.to_json(), lambda f: render_result(result, f), fmt, json_out, html_out, links=run_dir)
     note_run_dir(run_dir)
     if err is not None:

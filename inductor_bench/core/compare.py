@@ -18,7 +18,7 @@ from .errors import ResultError, UsageError
 from .load import Load
 from .modes import check_name as check_mode_name
 from .results import BreakdownResult
-from .stats import Change, Summary, compare_samples, summarize
+from .stats import Change, Summary, compare_samples, judge_paired, summarize
 from .vocab import CompileMode, Status
 
 COMPARE_SCHEMA = "inductor-bench/compare"
@@ -43,13 +43,29 @@ class ModeResult:
     breakdown: BreakdownResult | None = None  # None for eager and for modes that did not run
     run_dir: str = ""
     step_load: Load | None = None  # load from other processes while the steps were timed
+    model: str = ""  # the model's name when the comparison has several model files
+    model_path: str = ""
+    # step times from the interleaved timing of every side in one process: blocks[round]
+    paired_ms: list[list[float]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return self.status == Status.OK
 
+    @property
+    def label(self) -> str:
+        """How tables and verdicts name it: the mode, after the model when there are several."""
+        return f"{self.model}:{self.mode}" if self.model else self.mode
+
+    @property
+    def samples(self) -> list[float]:
+        """Its steady-state step times: the interleaved ones when it has them."""
+        if self.paired_ms:
+            return [x for blk in self.paired_ms for x in blk]
+        return self.step_samples_ms
+
     def step(self) -> Summary:
-        return summarize(self.step_samples_ms)
+        return summarize(self.samples)
 
     def kernel_count(self) -> int | None:
         return self.breakdown.totals().kernel_count if self.breakdown else None
@@ -92,14 +108,21 @@ class CompareResult:
     run_dir: str = ""
     modes: list[ModeResult] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    # the interleaved timing: rounds, calls per block per side, the load meanwhile
+    interleaved: dict[str, Any] | None = None
+    models: list[str] = field(default_factory=list)  # the model names, when several files
     schema: str = COMPARE_SCHEMA
     schema_version: int = COMPARE_SCHEMA_VERSION
 
     def mode(self, name: str) -> ModeResult | None:
+        """The side labelled ``name`` (``ModeResult.label``)."""
         for m in self.modes:
-            if m.mode == name:
+            if m.label == name:
                 return m
         return None
+
+    def interleaved_load(self) -> Load | None:
+        return Load.from_dict((self.interleaved or {}).get("load"))
 
     def speedup(self, mode: str, over: str) -> float | None:
         """median step(over) / median step(mode); None when either is missing."""
@@ -137,14 +160,16 @@ class CompareResult:
 
 
 def judge(result: CompareResult, ref: ModeResult, mode: ModeResult) -> Change:
-    """ref -> mode step time, with the significance floor of the result's device."""
-    return compare_samples(
-        ref.step_samples_ms, mode.step_samples_ms, min_rel=backend(result.device).min_rel_change
-    )
+    """ref -> mode step time, with the significance floor of the result's device: round by
+    round when both were timed interleaved (``stats.judge_paired``), else their samples."""
+    floor = backend(result.device).min_rel_change
+    if ref.paired_ms and mode.paired_ms:
+        return judge_paired(ref.paired_ms, mode.paired_ms, min_rel=floor)
+    return compare_samples(ref.samples, mode.samples, min_rel=floor)
 
 
 def timed(m: ModeResult | None) -> bool:
-    return m is not None and m.ok and bool(m.step_samples_ms)
+    return m is not None and m.ok and bool(m.samples)
 
 
 def fastest(result: CompareResult) -> ModeResult | None:

@@ -291,11 +291,11 @@ def breakdown_section(
 
 
 def mode_section(base: ModeResult, head: ModeResult, min_rel: float) -> SectionDiff:
-    step = compare_samples(base.step_samples_ms, head.step_samples_ms, min_rel=min_rel)
+    step = compare_samples(base.samples, head.samples, min_rel=min_rel)
     if base.breakdown and head.breakdown:
-        sec = breakdown_section(base.breakdown, head.breakdown, min_rel, mode=head.mode, step=step)
+        sec = breakdown_section(base.breakdown, head.breakdown, min_rel, mode=head.label, step=step)
     else:
-        sec = SectionDiff(mode=head.mode, step=step, step_source=StepSource.MODEL)
+        sec = SectionDiff(mode=head.label, step=step, step_source=StepSource.MODEL)
     sec.compile_s = (base.compile_s, head.compile_s)
     sec.peak_memory_bytes = (base.peak_memory_bytes, head.peak_memory_bytes)
     return sec
@@ -304,7 +304,7 @@ def mode_section(base: ModeResult, head: ModeResult, min_rel: float) -> SectionD
 def _mode_sections(
     base: CompareResult, head: CompareResult, min_rel: float
 ) -> tuple[list[SectionDiff], list[str]]:
-    names = [m.mode for m in base.modes] + [m.mode for m in head.modes if not base.mode(m.mode)]
+    names = [m.label for m in base.modes] + [m.label for m in head.modes if not base.mode(m.label)]
     sections: list[SectionDiff] = []
     skipped: list[str] = []
     for name in names:

@@ -15,6 +15,15 @@ to about ±2%. Two intervals at 97.5% each hold both true medians with probabili
 95% (Bonferroni), so non-overlapping intervals mean a difference at that confidence; the ratio
 of the medians (head / base) then lies within ``Change.ratio_ci``, which reports print.
 
+**Paired** (``judge_paired``): when both sides were timed in one process, their calls
+interleaved in blocks (round r: a block of base calls and a block of head calls, the order
+alternating), each round gives one ratio of the blocks' medians, head / base. Drift of the
+machine (another tenant, a clock, a process that settles at a speed of its own) moves both
+blocks of a round alike and cancels in the ratio. The change is the median of the rounds'
+ratios, its interval the distribution-free ``PAIR_CONFIDENCE`` interval of that median (the
+order statistics above), and it is significant when the interval excludes 1 and the median
+ratio is further than the minimum relative change from 1.
+
 Pure Python; no torch.
 """
 
@@ -129,11 +138,15 @@ class Change:
     head: Summary
     min_change_ms: float  # min_rel x base median
     verdict: str  # SIGNIFICANT | WITHIN_NOISE | TOO_FEW
+    paired: Paired | None = None  # set when the sides were timed interleaved (judge_paired)
 
     @property
     def ratio_ci(self) -> tuple[float, float] | None:
-        """PAIR_CONFIDENCE interval of head / base (the time ratio; below 1 is faster), from
-        the two medians' intervals; None when the base interval reaches 0."""
+        """PAIR_CONFIDENCE interval of head / base (the time ratio; below 1 is faster): the
+        paired ratios' interval, else from the two medians' intervals; None when the base
+        interval reaches 0."""
+        if self.paired is not None:
+            return self.paired.low, self.paired.high
         if self.base.ci_low <= 0:
             return None
         return self.head.ci_low / self.base.ci_high, self.head.ci_high / self.base.ci_low
@@ -157,7 +170,10 @@ class Change:
 
     @property
     def rel_pct(self) -> float | None:
-        """Change of the median in % of the base median (None when the base is 0)."""
+        """Change in % of the base: the median paired ratio's, else the medians' (None when
+        the base is 0)."""
+        if self.paired is not None:
+            return 100.0 * (self.paired.ratio - 1.0)
         if self.base.median > 0:
             return 100.0 * self.delta_ms / self.base.median
         return None
@@ -167,23 +183,30 @@ class Change:
         return self.verdict == SIGNIFICANT
 
     @property
+    def _up(self) -> float:
+        return self.paired.ratio - 1.0 if self.paired is not None else self.delta_ms
+
+    @property
     def slower(self) -> bool:
         """A significant increase of time (a regression)."""
-        return self.significant and self.delta_ms > 0
+        return self.significant and self._up > 0
 
     @property
     def faster(self) -> bool:
-        return self.significant and self.delta_ms < 0
+        return self.significant and self._up < 0
 
     @property
     def speedup(self) -> float | None:
-        """base / head medians (> 1 means head is faster)."""
+        """base / head (> 1 means head is faster): 1 / the median paired ratio, else the
+        medians' ratio."""
+        if self.paired is not None:
+            return 1.0 / self.paired.ratio if self.paired.ratio > 0 else None
         if self.head.median > 0:
             return self.base.median / self.head.median
         return None
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        d: dict[str, object] = {
             "base": self.base.to_dict(),
             "head": self.head.to_dict(),
             "delta_ms": self.delta_ms,
@@ -192,6 +215,49 @@ class Change:
             "min_change_ms": self.min_change_ms,
             "verdict": self.verdict,
         }
+        if self.paired is not None:
+            d["paired"] = {"rounds": self.paired.rounds, "ratio": self.paired.ratio}
+        return d
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Head / base from interleaved rounds: the median of the rounds' ratios and its
+    PAIR_CONFIDENCE interval."""
+
+    rounds: int
+    ratio: float
+    low: float
+    high: float
+
+
+def round_ratios(base_blocks: list[list[float]], head_blocks: list[list[float]]) -> list[float]:
+    """One ratio per round both sides timed: median(head block) / median(base block)."""
+    out = []
+    for b, h in zip(base_blocks, head_blocks, strict=False):
+        if b and h:
+            mb = statistics.median(b)
+            if mb > 0:
+                out.append(statistics.median(h) / mb)
+    return out
+
+
+def judge_paired(
+    base_blocks: list[list[float]], head_blocks: list[list[float]], min_rel: float = MIN_REL_CHANGE
+) -> Change:
+    """The paired rule of this module (see its docstring) on two sides' blocks, round by round."""
+    ratios = sorted(round_ratios(base_blocks, head_blocks))
+    base = summarize([x for blk in base_blocks for x in blk])
+    head = summarize([x for blk in head_blocks for x in blk])
+    min_change = min_rel * base.median
+    if len(ratios) < MIN_SAMPLES:
+        return Change(base=base, head=head, min_change_ms=min_change, verdict=TOO_FEW)
+    n = len(ratios)
+    k = median_ci_rank(n, PAIR_CONFIDENCE)
+    paired = Paired(rounds=n, ratio=statistics.median(ratios), low=ratios[k - 1], high=ratios[n - k])
+    apart = paired.low > 1.0 or paired.high < 1.0
+    verdict = SIGNIFICANT if apart and abs(paired.ratio - 1.0) > min_rel else WITHIN_NOISE
+    return Change(base=base, head=head, min_change_ms=min_change, verdict=verdict, paired=paired)
 
 
 def judge(base: Summary, head: Summary, min_rel: float = MIN_REL_CHANGE) -> Change:

@@ -35,8 +35,8 @@ def compare_step(result: CompareResult) -> Chart | None:
         s = m.step()
         bars.append(
             Bar(
-                m.mode,
-                [Segment(s.median, m.mode)],
+                m.label,
+                [Segment(s.median, m.label)],
                 note=f"{fmt.ms_precise(s.median)} ms {fmt.spread(s.spread_pct)}".strip(),
                 spread=_sigma(s),
                 tip=f"{s.n} samples, min {fmt.ms_precise(s.min)}, max {fmt.ms_precise(s.max)} ms",
@@ -49,7 +49,7 @@ def compare_step(result: CompareResult) -> Chart | None:
 
 def compare_compile(result: CompareResult) -> Chart | None:
     bars = [
-        Bar(m.mode, [Segment(m.compile_s, m.mode)], note=fmt.seconds(m.compile_s))
+        Bar(m.label, [Segment(m.compile_s, m.label)], note=fmt.seconds(m.compile_s))
         for m in result.modes
         if m.ok and m.compile_s is not None
     ]
@@ -64,7 +64,7 @@ def compare_categories(result: CompareResult) -> Chart | None:
         if m.breakdown is None:
             continue
         t = m.breakdown.totals()
-        bars.append(Bar(m.mode, category_segments(t.categories), note=f"{fmt.ms(t.kernel_ms)} ms"))
+        bars.append(Bar(m.label, category_segments(t.categories), note=f"{fmt.ms(t.kernel_ms)} ms"))
     if not bars:
         return None
     unit = "ms per step (kernel time, from each mode's breakdown)"
@@ -78,7 +78,7 @@ def mode_pages(result: CompareResult) -> list[tuple[str, str]]:
         if m.breakdown is None or not m.run_dir:
             continue
         rel = posixpath.relpath(m.run_dir, result.run_dir) if result.run_dir else m.run_dir
-        out.append((f"{m.mode}: {rel}/{HTML_REPORT_FILE}", f"{rel}/{HTML_REPORT_FILE}"))
+        out.append((f"{m.label}: {rel}/{HTML_REPORT_FILE}", f"{rel}/{HTML_REPORT_FILE}"))
     return out
 
 

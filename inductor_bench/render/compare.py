@@ -8,16 +8,25 @@ from ..core.categories import label
 from ..core.categories import order as category_order
 from ..core.compare import DEFAULT, EAGER, CompareResult, ModeResult, fastest, judge, payback_steps, timed
 from ..core.devices import backend
-from ..core.stats import MIN_SAMPLES
+from ..core.stats import MIN_SAMPLES, TOO_FEW
 from ..core.step import StepSplit, disturbances, pipelined_busy_pct, replayed_count, split_step
 from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
 from .format import interval_x, mib, ms_precise, optional, seconds, spread
 
 
-def _speedup_cell(result: CompareResult, mode: ModeResult, over: str) -> str:
-    ref = result.mode(over)
-    if mode.mode == over:
+def _same_model(result: CompareResult, m: ModeResult, mode: str) -> ModeResult | None:
+    """``m``'s model in another mode."""
+    return result.mode(f"{m.model}:{mode}" if m.model else mode)
+
+
+def _first_model(result: CompareResult, m: ModeResult) -> ModeResult | None:
+    """The first model in ``m``'s mode (the base of a comparison of model files)."""
+    return result.mode(f"{result.models[0]}:{m.mode}") if result.models else None
+
+
+def _speedup_cell(result: CompareResult, mode: ModeResult, ref: ModeResult | None) -> str:
+    if ref is mode:
         return "1.00x" if mode.ok else "-"
     if not (timed(ref) and timed(mode)):
         return "-"
@@ -29,7 +38,7 @@ def _speedup_cell(result: CompareResult, mode: ModeResult, over: str) -> str:
 
 
 def _step_cell(m: ModeResult) -> str:
-    if not m.step_samples_ms:
+    if not m.samples:
         return "-"
     s = m.step()
     return f"{ms_precise(s.median)} {spread(s.spread_pct)}".strip()
@@ -58,12 +67,16 @@ def _rows(result: CompareResult) -> list[list[str]]:
         ["status"] + [m.status for m in ms],
         ["compile (first call)"] + [seconds(m.compile_s) if m.ok else "-" for m in ms],
         ["step time, ms (median ± spread)"] + [_step_cell(m) for m in ms],
-        ["samples"] + [str(len(m.step_samples_ms)) if m.ok else "-" for m in ms],
+        ["samples"] + [str(len(m.samples)) if m.ok else "-" for m in ms],
     ]
-    if result.mode(EAGER):
-        rows.append(["speedup vs eager"] + [_speedup_cell(result, m, EAGER) for m in ms])
-    if result.mode(DEFAULT):
-        rows.append(["speedup vs default"] + [_speedup_cell(result, m, DEFAULT) for m in ms])
+    for over in (EAGER, DEFAULT):
+        refs = [_same_model(result, m, over) for m in ms]
+        if any(r is not None and r is not m for r, m in zip(refs, ms, strict=True)):
+            cells = [_speedup_cell(result, m, r) for m, r in zip(ms, refs, strict=True)]
+            rows.append([f"speedup vs {over}", *cells])
+    if len(result.models) > 1:
+        cells = [_speedup_cell(result, m, _first_model(result, m)) for m in ms]
+        rows.append([f"speedup vs {result.models[0]}", *cells])
     rows.append([_memory_label(result)] + [mib(m.peak_memory_bytes) for m in ms])
     rows.append(["kernels"] + [optional(m.kernel_count()) for m in ms])
     rows.append(["busy %"] + [_busy(m) for m in ms])
@@ -96,8 +109,7 @@ def _busy(m: ModeResult) -> str:
 # ---- the verdict ----------------------------------------------------------------------------
 
 
-def _versus(result: CompareResult, best: ModeResult, other: str) -> str | None:
-    ref = result.mode(other)
+def _versus(result: CompareResult, best: ModeResult, ref: ModeResult | None, other: str) -> str | None:
     if ref is None or ref is best or not timed(ref):
         return None
     ch = judge(result, ref, best)
@@ -109,13 +121,30 @@ def _versus(result: CompareResult, best: ModeResult, other: str) -> str | None:
     return text
 
 
+def model_verdicts(result: CompareResult) -> list[str]:
+    """With several model files: each later model against the first, mode by mode, e.g.
+    ``mlp_slow25 against mlp, default: 0.80x [0.78x-0.81x] (significant, slower)``."""
+    out = []
+    for m in result.modes:
+        base = _first_model(result, m)
+        if base is None or base is m or not (timed(base) and timed(m)):
+            continue
+        ch = judge(result, base, m)
+        ci = interval_x(ch.speedup_ci) if ch.verdict != TOO_FEW else ""
+        how = ", slower" if ch.slower else ", faster" if ch.faster else ""
+        speed = f"{ch.speedup:.2f}x" if ch.speedup is not None else "-"
+        text = f"{m.model} against {base.model}, {m.mode}: {speed} {ci} ({ch.verdict}{how})"
+        out.append(text.replace("  ", " "))
+    return out
+
+
 def verdict_line(result: CompareResult, doc: Doc) -> str:
     best = fastest(result)
     if best is None:
         return doc.strong("NO MODE RAN") + ": " + "; ".join(result.errors or ["nothing was measured"])
-    parts = [_versus(result, best, EAGER), _versus(result, best, DEFAULT)]
+    parts = [_versus(result, best, _same_model(result, best, o), o) for o in (EAGER, DEFAULT)]
     detail = "; ".join(p for p in parts if p)
-    head = doc.strong(f"Fastest steady state: {best.mode}") + f" {ms_precise(best.step().median)} ms"
+    head = doc.strong(f"Fastest steady state: {best.label}") + f" {ms_precise(best.step().median)} ms"
     return head + (f" ({detail})" if detail else "")
 
 
@@ -131,14 +160,30 @@ def _title(result: CompareResult) -> str:
 
 
 def _notes(result: CompareResult) -> list[str]:
-    notes = [f"{m.mode}: {m.status}: {m.reason}" for m in result.modes if m.reason]
+    notes = [f"{m.label}: {m.status}: {m.reason}" for m in result.modes if m.reason]
+    floor = f"{100 * backend(result.device).min_rel_change:g}%"
+    rounds = (result.interleaved or {}).get("rounds")
+    if rounds:
+        load = result.interleaved_load()
+        notes.append(
+            f"step time: every column timed in one process after compiling, their calls interleaved "
+            f"in {rounds} rounds of blocks (the order reversed every other round), so that the "
+            "machine's drift falls on all alike; a speedup is the median of the rounds' ratios with "
+            f"its 95% interval, significant when the interval excludes 1.00x and the change is at "
+            f"least {floor}"
+            + (f"; warning: timed while {load.describe()}" if load is not None and load.disturbed else "")
+        )
     notes += [
         "% rows: share of kernel time per category, from each mode's breakdown",
         (
             "step time = the real model call, first call excluded; spread = robust sigma "
-            "(1.4826 x MAD) in % of the median; speedups show their 95% interval [low-high] and "
-            f"are significant when at least {100 * backend(result.device).min_rel_change:g}% and "
-            "the medians' 97.5% intervals do not overlap, else within noise"
+            "(1.4826 x MAD) in % of the median"
+            + (
+                ""
+                if rounds
+                else f"; speedups show their 95% interval [low-high] and are significant when at "
+                f"least {floor} and the medians' 97.5% intervals do not overlap, else within noise"
+            )
         ),
     ]
     caches = {m.breakdown.compile_cache.shared for m in result.modes
@@ -149,13 +194,13 @@ def _notes(result: CompareResult) -> list[str]:
         notes.append("compile times may come from inductor-bench's warm cache (--warm-cache): "
                      "not cold compiles")
     if result.step_budget_s:
-        notes.append(f"each mode's steps were timed for {result.step_budget_s:g} s (10 to 200 calls)")
+        notes.append(f"each column's steps were timed for {result.step_budget_s:g} s (10 to 200 calls)")
     for m in result.modes:
-        if m.step_load is not None and m.step_load.disturbed:
-            notes.append(f"warning: {m.mode}: steps timed while {m.step_load.describe()}: "
+        if not m.paired_ms and m.step_load is not None and m.step_load.disturbed:
+            notes.append(f"warning: {m.label}: steps timed while {m.step_load.describe()}: "
                          "its step time may be inflated")
         for line in disturbances(m.breakdown) if m.breakdown else []:
-            notes.append(f"warning: {m.mode}: {line}")
+            notes.append(f"warning: {m.label}: {line}")
     splits = [split_step(m.breakdown) for m in result.modes if m.breakdown]
     if any(splits):
         notes.append(
@@ -168,9 +213,12 @@ def _notes(result: CompareResult) -> list[str]:
 def render_compare(result: CompareResult, fmt_name: str = TEXT) -> str:
     doc = new_doc(fmt_name)
     doc.paragraph(verdict_line(result, doc))
+    models = model_verdicts(result)
+    if models:
+        doc.paragraph(*models)
     doc.paragraph(doc.byline("inductor-bench compare", _title(result)))
     if any(m.ok for m in result.modes):  # with nothing measured the notes say it all
-        doc.table(_rows(result), [""] + [m.mode for m in result.modes])
+        doc.table(_rows(result), [""] + [m.label for m in result.modes])
         for chart in (charts.compare_step, charts.compare_compile, charts.compare_categories):
             doc.chart(chart(result))
     doc.fine_print(*_notes(result))

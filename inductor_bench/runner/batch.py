@@ -11,6 +11,11 @@ costs that request only: it is answered with a ``WorkerError`` / ``WorkerTimeout
 worker is killed if need be, and a fresh worker takes the requests after it. Ctrl-C kills
 the worker's process group and is raised again; the requests answered before it keep their
 answers (``on_done`` has run for each).
+
+A worker can be started on ``Standby`` before its requests are known: it imports torch and
+the model file while the compile worker compiles (on another core), and takes the batch the
+moment it is written. The compile worker waits for it to be ready (``Standby.ready_file``)
+before timing steps, so the two never measure at the same time.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import errors
-from .worker import describe_exit, kill_group, last_output, read_response, spawn
+from .worker import READY, describe_exit, kill_group, last_output, read_response, spawn
 
 POLL_S = 0.05
 
@@ -38,6 +43,58 @@ class BatchItem:
 Answer = dict[str, Any] | errors.BenchError
 
 
+class Standby:
+    """A batch worker started before its batch: ``start`` spawns it (it prepares, then waits
+    for the batch file); ``run_batch(..., standby=...)`` hands it the batch; ``close`` kills
+    it if it was never used, and removes its directory. Usable once."""
+
+    def __init__(
+        self,
+        module: str,
+        prepare: dict[str, Any],
+        *,
+        env: dict[str, str] | None = None,
+        log_path: Path | None = None,
+        echo: bool = False,
+    ) -> None:
+        self.module, self.env, self.log_path, self.echo = module, env, log_path, echo
+        self._tmp = tempfile.TemporaryDirectory(prefix="inductor-bench-batch-")
+        self.wdir = Path(self._tmp.name) / "1"
+        self.wdir.mkdir()
+        spec, self.progress = self.wdir / "prepare.json", self.wdir / "progress.txt"
+        spec.write_text(json.dumps(prepare))
+        self.progress.touch()
+        self.batch_file = self.wdir / "batch.json"
+        log = log_path or self.wdir / "worker.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        self._logf = open(log, "ab")  # noqa: SIM115 - closed in close()
+        self.proc: Any = spawn(
+            [module, "--batch", str(self.batch_file), str(self.progress), str(spec)],
+            self._logf,
+            env=env,
+            echo=echo,
+        )
+        self.used = False
+
+    @property
+    def ready_file(self) -> Path:
+        """Created once the worker has prepared (or failed to: its first request will say)."""
+        return self.wdir / READY
+
+    def take(self) -> Any:
+        """The process, for the batch about to be written; None if it is used or gone."""
+        if self.used or self.proc.poll() is not None:
+            return None
+        self.used = True
+        return self.proc
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            kill_group(self.proc)
+        self._logf.close()
+        self._tmp.cleanup()
+
+
 def run_batch(
     module: str,
     items: list[BatchItem],
@@ -48,21 +105,28 @@ def run_batch(
     echo: bool = False,
     on_start: Callable[[str], None] = lambda key: None,
     on_done: Callable[[str, Answer], None] = lambda key, answer: None,
+    standby: Standby | None = None,
 ) -> dict[str, Answer]:
     """Answer every item, in order, with the worker's result or the error it met.
-    ``timeout`` is per item (seconds from its start)."""
+    ``timeout`` is per item (seconds from its start). With ``standby`` (started with the same
+    module and environment), its worker takes the batch; a fresh one takes what is left."""
     answers: dict[str, Answer] = {}
     pending = list(items)
     name = module.rsplit(".", 1)[-1]
+    proc = standby.take() if standby is not None else None
     with tempfile.TemporaryDirectory(prefix="inductor-bench-batch-") as tmp:
         attempt = 0
         while pending:
             attempt += 1
-            wdir = Path(tmp) / str(attempt)
-            wdir.mkdir()
+            if proc is not None and standby is not None:
+                wdir = standby.wdir  # its worker waits for the batch there
+            else:
+                wdir = Path(tmp) / str(attempt)
+                wdir.mkdir()
             _run_one_worker(
-                module, name, pending, wdir, timeout, env, log_path, echo, answers, on_start, on_done
+                module, name, pending, wdir, timeout, env, log_path, echo, answers, on_start, on_done, proc
             )
+            proc = None
             pending = [it for it in pending if it.key not in answers]
     return answers
 
@@ -79,6 +143,7 @@ def _run_one_worker(
     answers: dict[str, Answer],
     on_start: Callable[[str], None],
     on_done: Callable[[str, Answer], None],
+    proc: Any = None,
 ) -> None:
     batch = {
         "batch": [
@@ -88,7 +153,9 @@ def _run_one_worker(
     }
     responses = {it.key: wdir / f"{i}.json" for i, it in enumerate(items)}
     req, progress = wdir / "batch.json", wdir / "progress.txt"
-    req.write_text(json.dumps(batch))
+    tmp_req = wdir / "batch.json.tmp"
+    tmp_req.write_text(json.dumps(batch))
+    tmp_req.replace(req)  # whole or absent: a standby worker is polling for it
     progress.touch()
     log = log_path or wdir / "worker.log"
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -96,7 +163,8 @@ def _run_one_worker(
     started = 0.0
     seen = 0
     with open(log, "ab") as logf:
-        proc = spawn([module, "--batch", str(req), str(progress)], logf, env=env, echo=echo)
+        if proc is None:
+            proc = spawn([module, "--batch", str(req), str(progress)], logf, env=env, echo=echo)
         try:
             while True:
                 lines = progress.read_text().splitlines()

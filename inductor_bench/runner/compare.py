@@ -6,17 +6,21 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..core.compare import EAGER, CompareResult, ModeResult, skip_reason
 from ..core.devices import AUTO
-from ..core.errors import DeviceError, Interrupted, UsageError, WorkerTimeout, WorkloadError
+from ..core.errors import BenchError, DeviceError, Interrupted, UsageError, WorkerTimeout, WorkloadError
 from ..core.load import Load
+from ..core.rundir import LOGS_DIR
 from ..core.vocab import CompileMode, Status
 from ..core.workload import FACTORY_KIND, WorkloadOptions, file_kind
+from .capture import inductor_env
 from .pipeline import CompileOutcome, breakdown_from_outcome, compile_workload
 from .presence import check_requested
 from .rundir import header, new_run_dir, save_result
 from .settings import RunSettings
+from .worker import run_worker
 
 # Steady-state timing per mode when --repeat is not given: for STEP_BUDGET_S seconds, within
 # MIN_STEPS..MAX_STEPS calls. A fixed 30 calls (45 ms of a 1.5 ms step) once left a median
@@ -41,17 +45,35 @@ class CompareRun:
     max_steps: int = MAX_STEPS
 
     def timing(self) -> RunSettings:
-        """The settings of a mode's compile worker: warm-up calls, then the timed ones."""
+        """The settings of a mode's compile worker: warm-up calls, then as many timed as a
+        breakdown times (they set the time outside its graphs). The comparison's step times
+        come from the interleaved timing (``timer_request``); these stand in for a column
+        when it cannot run, with their unpaired verdicts."""
         if self.repeat is not None:
             return dataclasses.replace(
                 self.settings, steps=self.repeat + WARMUP_STEPS, step_budget_s=None, min_steps=1
             )
         return dataclasses.replace(
             self.settings,
-            steps=self.max_steps + WARMUP_STEPS,
-            step_budget_s=self.step_budget_s,
-            min_steps=MIN_STEPS + WARMUP_STEPS,
+            steps=self.settings.steps + WARMUP_STEPS,
+            min_steps=self.settings.min_steps + WARMUP_STEPS,
         )
+
+    def timer_request(self, sides: list[dict[str, Any]], device: str) -> dict[str, Any]:
+        """The request of the timing worker (``runner/timer.py``): every side, the budget
+        per side (or exactly ``repeat`` calls each)."""
+        exact = self.repeat is not None
+        return {
+            "sides": sides,
+            "device": device,
+            "budget_s": None if exact else self.step_budget_s,
+            "max_steps": self.repeat if exact else self.max_steps,
+            "min_steps": 1 if exact else MIN_STEPS,
+            "exact": exact,
+        }
+
+
+TIMER_WORKER = "inductor_bench.runner.timer"
 
 
 def _execution_order(modes: list[str]) -> list[str]:
@@ -78,7 +100,16 @@ def run_mode(
 
     Returns (mode result, the compile worker's outcome, the first error or None)."""
     mode_dir.mkdir(parents=True, exist_ok=True)
-    outcome = compile_workload(opts, mode_dir, run.timing())
+    outcome = compile_workload(opts, mode_dir, run.timing(), profile_after=opts.mode != EAGER)
+    try:
+        return _mode_result(opts, mode_dir, run, outcome)
+    finally:
+        outcome.close()
+
+
+def _mode_result(
+    opts: WorkloadOptions, mode_dir: Path, run: CompareRun, outcome: CompileOutcome
+) -> tuple[ModeResult, CompileOutcome, Exception | None]:
     m = ModeResult(
         mode=opts.mode,
         compile_s=0.0 if opts.mode == EAGER else outcome.compile_s,
@@ -115,6 +146,19 @@ def _note_device(result: CompareResult, outcome: CompileOutcome) -> None:
         result.device_name, result.versions = outcome.device_name, dict(outcome.versions)
 
 
+def model_names(paths: list[str]) -> list[str]:
+    """Names for the model files of one comparison: their stems, made unique (``mlp``,
+    ``mlp-2`` for the same file given twice)."""
+    names: list[str] = []
+    for p in paths:
+        stem, name, k = Path(p).stem, Path(p).stem, 1
+        while name in names:
+            k += 1
+            name = f"{stem}-{k}"
+        names.append(name)
+    return names
+
+
 def run_compare(
     opts: WorkloadOptions,
     modes: list[str],
@@ -122,34 +166,48 @@ def run_compare(
     run: CompareRun | None = None,
     out: Path | str | None = None,
     root: Path | str = "runs",
+    also: list[WorkloadOptions] | None = None,
 ) -> tuple[CompareResult, Path, Exception | None]:
-    """Every mode of ``modes`` on the workload ``opts``.
+    """Every mode of ``modes`` on the workload ``opts`` (and on each of ``also``: other model
+    files, the first being the base each is judged against).
 
     Returns the result (also saved as ``compare.json`` in the run directory), the run
     directory, and the first error met. Modes after a failed one still run, unless the error
-    is about the setup (the device, the options) and would only repeat.
+    is about the setup (the device, the options) and would only repeat. Once every column has
+    compiled, one worker times them all, interleaved (``runner/timer.py``).
     """
     run = run or CompareRun()
-    opts.validate()
-    if file_kind(Path(opts.path)) != FACTORY_KIND:
-        raise UsageError(
-            f"{opts.path}: compare needs a make_workload() factory; "
-            "a script's own loop cannot be timed step by step"
-        )
+    files = [opts, *(also or [])]
+    for f in files:
+        f.validate()
+        if file_kind(Path(f.path)) != FACTORY_KIND:
+            raise UsageError(
+                f"{f.path}: compare needs a make_workload() factory; "
+                "a script's own loop cannot be timed step by step"
+            )
     if run.repeat is not None and run.repeat < 1:
         raise UsageError("--repeat must be at least 1")
     check_requested(opts.device)  # before any worker or run directory
     run_dir = new_run_dir(opts.name, "compare", root=root, out=out)
     result = _header(opts, run, run_dir)
+    names = model_names([f.path for f in files]) if len(files) > 1 else [""]
+    if len(files) > 1:
+        result.models = names
+        result.model = " vs ".join(names)
     first_err: Exception | None = None
     try:
-        first_err = _run_modes(opts, modes, run, run_dir, result)
+        sides: list[tuple[ModeResult, dict[str, Any]]] = []
+        for name, f in zip(names, files, strict=True):
+            err = _run_modes(f, modes, run, run_dir, result, name, sides)
+            first_err = first_err or err
+        _time_interleaved(sides, run, run_dir, result)
     except KeyboardInterrupt:
         result.errors.append("interrupted")
         first_err = Interrupted(f"interrupted; what was measured is saved in {run_dir}")
     finally:
         order = {m: i for i, m in enumerate(modes)}
-        result.modes.sort(key=lambda m: order[m.mode])
+        models = {n: i for i, n in enumerate(names)}
+        result.modes.sort(key=lambda m: (models.get(m.model, 0), order[m.mode]))
         save_result(run_dir, result, run.settings.on_saved)
     return result, run_dir, first_err
 
@@ -162,26 +220,77 @@ def _not_run(err: Exception | None) -> str | None:
 
 
 def _run_modes(
-    opts: WorkloadOptions, modes: list[str], run: CompareRun, run_dir: Path, result: CompareResult
+    opts: WorkloadOptions,
+    modes: list[str],
+    run: CompareRun,
+    run_dir: Path,
+    result: CompareResult,
+    model: str = "",
+    sides: list[tuple[ModeResult, dict[str, Any]]] | None = None,
 ) -> Exception | None:
-    """Run each mode, appending to ``result.modes``; returns the first error."""
+    """Run each mode of one model file, appending to ``result.modes`` (and each that ran to
+    ``sides``, with what the timing worker needs to build it again); returns the first error."""
     progress = run.settings.progress
     device = None if opts.device == AUTO else opts.device
     first_err: Exception | None = None
     for mode in _execution_order(modes):
+        label = f"{model}:{mode}" if model else mode
         reason = skip_reason(mode, device) or _not_run(first_err)
         if reason:
-            result.modes.append(ModeResult(mode=mode, status=Status.SKIPPED, reason=reason))
-            progress.note(f"{mode}: skipped ({reason})")
+            result.modes.append(
+                ModeResult(mode=mode, status=Status.SKIPPED, reason=reason, model=model, model_path=opts.path)
+            )
+            progress.note(f"{label}: skipped ({reason})")
             continue
-        m, outcome, err = run_mode(dataclasses.replace(opts, mode=mode), run_dir / mode, run)
+        side_opts = dataclasses.replace(opts, mode=mode)
+        side_dir = run_dir / (f"{model}-{mode}" if model else mode)
+        m, outcome, err = run_mode(side_opts, side_dir, run)
+        m.model, m.model_path = model, opts.path
         resolved = device is None and bool(outcome.device)
         device = device or outcome.device or None
         if resolved and skip_reason(mode, device):  # "auto" turned out not to be CUDA
-            m, err = ModeResult(mode=mode, status=Status.SKIPPED, reason=skip_reason(mode, device)), None
+            m = ModeResult(mode=mode, status=Status.SKIPPED, reason=skip_reason(mode, device), model=model)
+            err = None
         result.modes.append(m)
         _note_device(result, outcome)
+        if m.ok and sides is not None:
+            sides.append((m, {"options": side_opts.to_dict(), "cache_dir": outcome.cache_dir}))
         if err is not None:
-            result.errors.append(f"{mode}: {_first_line(err)}")
+            result.errors.append(f"{label}: {_first_line(err)}")
             first_err = first_err or err
     return first_err
+
+
+def _time_interleaved(
+    sides: list[tuple[ModeResult, dict[str, Any]]], run: CompareRun, run_dir: Path, result: CompareResult
+) -> None:
+    """Time every column that ran in one worker, interleaved (``runner/timer.py``), into
+    ``ModeResult.paired_ms``. If it fails, each column keeps its compile worker's samples
+    and the comparison says why."""
+    if len(sides) < 2:
+        return
+    first = sides[0][1]
+    request = run.timer_request([spec for _, spec in sides], result.device)
+    budget = f"{run.repeat} calls" if run.repeat is not None else f"{run.step_budget_s:g} s"
+    try:
+        with run.settings.progress.phase(f"timing {len(sides)} columns interleaved ({budget} each)") as ph:
+            data = run_worker(
+                TIMER_WORKER,
+                request,
+                timeout=run.settings.timeout,
+                env=inductor_env(Path(first["cache_dir"])) if first.get("cache_dir") else None,
+                log_path=run_dir / LOGS_DIR / "timer.log",
+                echo=run.settings.echo,
+            )
+            ph["done"] = f"{max(len(b) for b in data['blocks'])} rounds"
+    except BenchError as e:
+        result.errors.append(f"interleaved timing: {_first_line(e)}; each column's own samples are used")
+        return
+    for (m, _), blocks in zip(sides, data["blocks"], strict=False):
+        m.paired_ms = [list(b) for b in blocks]
+    result.interleaved = {
+        "rounds": max(len(b) for b in data["blocks"]),
+        "block_steps": data.get("block_steps"),
+        "load": data.get("load"),
+        "fx_cache": data.get("fx_cache"),
+    }

@@ -33,7 +33,7 @@ from ..core.rundir import (
 from ..core.trace import load_for_analysis
 from ..core.vocab import Role, Status
 from . import device as dev
-from .batch import BatchItem, run_batch
+from .batch import BatchItem, Standby, run_batch
 from .capture import inductor_env
 from .settings import RunSettings
 
@@ -202,6 +202,18 @@ def take_response(src: GraphSource, run_dir: Path, data: dict[str, Any] | errors
     return g
 
 
+def profile_standby(run_dir: Path, settings: RunSettings, cache_dir: Path, preload: str | None) -> Standby:
+    """The profiling worker, started before the compile so that importing torch and the
+    model file overlaps it; ``profile_graphs(..., standby=...)`` hands it the graphs."""
+    return Standby(
+        PROFILE_WORKER,
+        {"preload": preload},
+        env=inductor_env(cache_dir),
+        log_path=run_dir / LOGS_DIR / "profile.log",
+        echo=settings.echo,
+    )
+
+
 def profile_graphs(
     sources: list[GraphSource],
     run_dir: Path,
@@ -213,6 +225,7 @@ def profile_graphs(
     on_start: Callable[[GraphSource], None] = lambda s: None,
     on_done: Callable[[GraphSource, GraphResult], None] = lambda s, g: None,
     cache_dir: Path | None = None,
+    standby: Standby | None = None,
 ) -> list[GraphResult]:
     """Profile every graph in ONE worker (torch and the model file imported once), each
     analysed as soon as its response lands. A graph that crashes or hangs the worker is
@@ -240,6 +253,7 @@ def profile_graphs(
         echo=settings.echo,
         on_start=lambda key: on_start(by_id[key]),
         on_done=done,
+        standby=standby,
     )
     return [results[s.graph.id] for s in sources if s.graph.id in results]
 

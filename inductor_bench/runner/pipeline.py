@@ -17,11 +17,12 @@ from ..core.devices import HOST_BACKEND
 from ..core.results import BreakdownResult, CompileCache, GraphResult, PeakMemory, TorchSettings
 from ..core.rundir import CACHE_DIR, LOGS_DIR, MODULES_LOG, SOURCES_LOG
 from ..core.vocab import CompileMode, Status
-from ..core.workload import WorkloadOptions
+from ..core.workload import SCRIPT_KIND, WorkloadOptions, file_kind
 from . import cudagraph_log
+from .batch import Standby
 from .cache import run_cache
 from .capture import inductor_env
-from .graphs import GraphSource, collect_graphs, profile_graphs
+from .graphs import GraphSource, collect_graphs, profile_graphs, profile_standby
 from .presence import check_requested
 from .rundir import header, new_run_dir, save_meta, save_result
 from .settings import RunSettings
@@ -49,6 +50,12 @@ class CompileOutcome:
     cache_dir: str = ""
     cache_shared: bool = False
     error: errors.BenchError | None = None
+    standby: Standby | None = None  # the profiling worker, started before the compile
+
+    def close(self) -> None:
+        """Stop the standby profiling worker if nothing used it."""
+        if self.standby is not None:
+            self.standby.close()
 
 
 _REPORTED = (
@@ -66,9 +73,15 @@ _REPORTED = (
 )
 
 
-def compile_workload(opts: WorkloadOptions, run_dir: Path, settings: RunSettings) -> CompileOutcome:
+def compile_workload(
+    opts: WorkloadOptions, run_dir: Path, settings: RunSettings, *, profile_after: bool = False
+) -> CompileOutcome:
     """Run the compile worker. Errors are kept in ``outcome.error`` with whatever modules
-    were captured before them (read back from ``modules.jsonl``)."""
+    were captured before them (read back from ``modules.jsonl``).
+
+    With ``profile_after``, the profiling worker starts now, on standby (``outcome.standby``;
+    ``outcome.close()`` stops it if unused), and the compile worker waits for it to be ready
+    before timing steps."""
     modules_log = run_dir / MODULES_LOG
     request = {
         "options": opts.to_dict(),
@@ -81,6 +94,9 @@ def compile_workload(opts: WorkloadOptions, run_dir: Path, settings: RunSettings
     out = CompileOutcome()
     cache, shared = run_cache(run_dir, fresh=settings.fresh_cache, freezing=opts.freezing)
     out.cache_dir, out.cache_shared = str(cache), shared
+    if profile_after:
+        out.standby = profile_standby(run_dir, settings, cache, _preload_path(opts))
+        request["wait_ready"] = {"file": str(out.standby.ready_file), "pid": out.standby.proc.pid}
     label = "running" if opts.mode == CompileMode.EAGER else "compiling"
     try:
         with settings.progress.phase(f"{label} {Path(opts.path).name} ({_describe(opts)})") as ph:
@@ -96,11 +112,19 @@ def compile_workload(opts: WorkloadOptions, run_dir: Path, settings: RunSettings
     except errors.BenchError as e:
         out.error = e
         data = getattr(e, "partial", None) or {}
+    except BaseException:  # Ctrl-C: no worker of ours is left running
+        out.close()
+        raise
     for k in _REPORTED:
         if data.get(k) is not None:
             setattr(out, k, data[k])
     out.modules = _read_modules_log(modules_log) or list(data.get("modules", []))
     return out
+
+
+def _preload_path(opts: WorkloadOptions) -> str | None:
+    """The model file the profiling worker imports first (a script is not: it would run)."""
+    return None if file_kind(Path(opts.path)) == SCRIPT_KIND else str(Path(opts.path).resolve())
 
 
 def _describe(opts: WorkloadOptions) -> str:
@@ -211,7 +235,7 @@ def _profile_all(
     """Profile every graph (one worker for all, ``graphs.profile_graphs``) into
     ``result.graphs``, each kept the moment it is analysed; the first error met, if any."""
     prefix = f"{opts.mode}: " if opts.mode != CompileMode.DEFAULT else ""
-    preload = None if comp.script else str(Path(opts.path).resolve())
+    preload = None if comp.script else _preload_path(opts)
     first_error: errors.BenchError | None = None
     position = {s.graph.id: i for i, s in enumerate(sources, 1)}
     open_phases: dict[str, tuple[Any, dict[str, str]]] = {}
@@ -247,8 +271,10 @@ def _profile_all(
             on_start=on_start,
             on_done=on_done,
             cache_dir=Path(comp.cache_dir) if comp.cache_dir else run_dir / CACHE_DIR,
+            standby=comp.standby,
         )
     finally:
+        comp.close()
         for cm, _ in open_phases.values():  # interrupted mid-graph
             cm.__exit__(None, None, None)
     return first_error
@@ -282,13 +308,16 @@ def run_breakdown(
     result = new_result(opts, run_dir)
     save_meta(run_dir, opts, result, status=Status.RUNNING)
     first_error: errors.BenchError | None = None
+    comp: CompileOutcome | None = None
     try:
-        comp = compile_workload(opts, run_dir, settings)
+        comp = compile_workload(opts, run_dir, settings, profile_after=True)
         result, first_error = breakdown_from_outcome(opts, run_dir, comp, settings, result, save=False)
     except KeyboardInterrupt:
         result.errors.append("interrupted")
         first_error = errors.Interrupted(f"interrupted; what was measured is saved in {run_dir}")
     finally:  # saved once, here, whatever happened
+        if comp is not None:
+            comp.close()
         result.status = _status(result, first_error)
         result.elapsed_s = round(time.time() - started, 2)
         save_result(run_dir, result, settings.on_saved)

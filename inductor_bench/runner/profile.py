@@ -46,13 +46,18 @@ from . import replay as replay_mod
 
 WARMUP_CALLS = 3
 # Auto iteration count: aim for this much profiled time per module, within these bounds.
-# 10 iterations give a usable median; past 200 the trace grows with little gain.
-TARGET_PROFILED_S = 0.5
+# 10 iterations give a usable median; past 100 the trace grows with little gain.
+TARGET_PROFILED_S = 0.25
 MIN_ITERATIONS = 10
-MAX_ITERATIONS = 200
+MAX_ITERATIONS = 100
 # Profiler windows per graph; fewer when they would take longer than MAX_WINDOWS_S in all.
 DEFAULT_WINDOWS = 5
 MAX_WINDOWS_S = 30.0
+# ... and fewer when the first AGREE_WINDOWS agree: their medians within AGREE_REL of each
+# other. A slow session (about one in three on CPU, see docs/breakdown.md) stands out by far
+# more than that, and then every window asked for runs.
+AGREE_WINDOWS = 3
+AGREE_REL = 0.03
 
 
 def auto_iterations(per_call_s: float) -> int:
@@ -68,6 +73,14 @@ def plan_windows(requested: int, iterations: int, per_call_s: float) -> int:
     if per_window <= 0:
         return requested
     return max(1, min(requested, int(MAX_WINDOWS_S // per_window)))
+
+
+def windows_agree(medians: list[float]) -> bool:
+    """At least AGREE_WINDOWS windows, all within AGREE_REL of the fastest: more would
+    change nothing."""
+    if len(medians) < AGREE_WINDOWS or min(medians) <= 0:
+        return False
+    return max(medians) / min(medians) - 1.0 <= AGREE_REL
 
 
 def fastest_window(medians: list[float]) -> int:
@@ -145,6 +158,38 @@ def _preload(path: str | None) -> None:
         traceback.print_exc()
 
 
+# What loading a compiled module imports (its header: ``from torch._inductor.select_algorithm
+# import extern_kernels`` pulls in the lowerings, 2.8 s of the first graph's 3 s here): loaded
+# ahead on standby, they cost nothing later.
+_MODULE_IMPORTS = (
+    "torch._inductor.async_compile",
+    "torch._inductor.codecache",
+    "torch._inductor.utils",
+    "torch._inductor.hooks",
+    "torch._inductor.codegen.memory_planning",
+    "torch._inductor.select_algorithm",
+)
+
+
+def prepare(spec: dict[str, Any]) -> None:
+    """On standby (``worker.worker_main``), while the model compiles elsewhere: import torch,
+    what a compiled module imports, the profiler and the model file, and let Inductor probe
+    the CPU's vector ISA (it builds a test program; loading a C++ kernel needs the answer)."""
+    import contextlib
+    import importlib
+
+    import torch.profiler  # noqa: F401
+
+    for name in _MODULE_IMPORTS:
+        with contextlib.suppress(ImportError):  # a name a torch version lacks: loaded later
+            importlib.import_module(name)
+    with contextlib.suppress(Exception):
+        from torch._inductor import cpu_vec_isa
+
+        cpu_vec_isa.pick_vec_isa()
+    _preload(spec.get("preload"))
+
+
 def handle(request: dict[str, Any]) -> dict[str, Any]:
     from torch.profiler import profile, record_function
 
@@ -213,6 +258,8 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         if fastest_window(medians_ms) == w:
             kept, kept_at = prof, w  # the one before is dropped here, between windows
         del prof
+        if windows_agree(medians_ms):
+            break
     _export(kept, Path(request["trace"]))
     del kept
     if request.get("pipelined_trace"):
@@ -249,4 +296,4 @@ def _export(prof: Any, trace: Path) -> None:
 if __name__ == "__main__":
     from inductor_bench.runner.worker import worker_main
 
-    worker_main(handle)
+    worker_main(handle, prepare)

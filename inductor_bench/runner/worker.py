@@ -173,11 +173,21 @@ def _unwrap(data: dict[str, Any], log_path: Path | None) -> dict[str, Any]:
     raise err
 
 
-def worker_main(handler: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+def worker_main(
+    handler: Callable[[dict[str, Any]], dict[str, Any]],
+    prepare: Callable[[dict[str, Any]], None] | None = None,
+) -> None:
     """Entry point of a worker module: read the request, run, write the response; with
-    ``--batch BATCH PROGRESS``, every request of a batch in turn (``runner/batch.py``)."""
+    ``--batch BATCH PROGRESS``, every request of a batch in turn (``runner/batch.py``).
+
+    ``--batch BATCH PROGRESS PREPARE`` starts a worker on standby before its batch exists:
+    it calls ``prepare`` with the JSON in PREPARE (importing what every request needs),
+    creates ``READY`` beside PROGRESS, and waits for BATCH to appear."""
     if sys.argv[1] == "--batch":
-        _batch_main(handler, Path(sys.argv[2]), Path(sys.argv[3]))
+        batch, progress = Path(sys.argv[2]), Path(sys.argv[3])
+        if len(sys.argv) > 4:
+            _standby(prepare, Path(sys.argv[4]), batch, progress)
+        _batch_main(handler, batch, progress)
     else:
         req_path, resp_path = Path(sys.argv[1]), Path(sys.argv[2])
         _answer(handler, json.loads(req_path.read_text()), resp_path)
@@ -185,6 +195,28 @@ def worker_main(handler: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
     sys.stderr.flush()
     # Skip interpreter teardown: compile workers and CUDA contexts can hang or crash there.
     os._exit(0)
+
+
+READY = "ready"  # created beside a standby worker's progress file once it has prepared
+STANDBY_POLL_S = 0.02
+
+
+def _standby(
+    prepare: Callable[[dict[str, Any]], None] | None, spec: Path, batch: Path, progress: Path
+) -> None:
+    """Prepare, say so, then wait for the batch; leave if the parent is gone."""
+    try:
+        if prepare is not None:
+            prepare(json.loads(spec.read_text()))
+    except BaseException:  # the first request meets the same failure and reports it
+        traceback.print_exc()
+    finally:
+        (progress.parent / READY).touch()
+    parent = os.getppid()
+    while not batch.exists():
+        if os.getppid() != parent:
+            os._exit(0)
+        time.sleep(STANDBY_POLL_S)
 
 
 def _batch_main(handler: Callable[[dict[str, Any]], dict[str, Any]], batch: Path, progress: Path) -> None:

@@ -1,0 +1,141 @@
+"""Timing worker: every side of a comparison in ONE process, their calls interleaved.
+
+A process on a shared machine settles at a speed of its own and keeps it (measured in
+docs/compare-and-diff.md: ±40% between processes timing identical code, each steady within
+itself), so two sides timed in two processes differ by that much whatever their code. Here
+each side (a model file in a compile mode) is built and compiled from the run's warm cache,
+then timed in rounds: in each round a block of calls of every side, the order reversed every
+other round, so that drift falls on all sides alike and cancels in the per-round ratios
+(``core/stats.py`` ``judge_paired``).
+
+Run as ``python -m inductor_bench.runner.timer request.json response.json`` (see worker.py).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from typing import Any
+
+from ..core.workload import WorkloadOptions
+from . import device as dev
+from . import machine
+from .capture import _fx_cache_counts, timed_step
+
+WARMUP_CALLS = 3
+BLOCK_S = 0.05  # aim of each block's length: short, so that drift within a round is small
+MAX_BLOCK_STEPS = 25
+
+
+def block_steps(per_call_s: float, block_s: float = BLOCK_S) -> int:
+    """Calls per block: about ``block_s`` of them, 1 to MAX_BLOCK_STEPS."""
+    if per_call_s <= 0:
+        return MAX_BLOCK_STEPS
+    return max(1, min(MAX_BLOCK_STEPS, math.ceil(block_s / per_call_s)))
+
+
+class Plan:
+    """When to stop: every side has ``min_steps`` calls and has either run for ``budget_s``
+    (the sum of its own calls) or reached ``max_steps``; with ``exact``, exactly
+    ``max_steps`` each."""
+
+    def __init__(self, budget_s: float | None, max_steps: int, min_steps: int, exact: bool = False) -> None:
+        self.budget_s, self.max_steps, self.min_steps, self.exact = budget_s, max_steps, min_steps, exact
+
+    def side_done(self, steps: int, spent_s: float) -> bool:
+        if steps >= self.max_steps:
+            return True
+        if self.exact or steps < self.min_steps:
+            return False
+        return self.budget_s is not None and spent_s >= self.budget_s
+
+    def left(self, steps: int) -> int:
+        return max(0, self.max_steps - steps)
+
+
+def interleave(calls: list[Callable[[], float]], sizes: list[int], plan: Plan) -> list[list[list[float]]]:
+    """Rounds of blocks, one block per side per round (``sizes[i]`` calls of ``calls[i]``,
+    each returning its time in ms), forward and backward order alternating, until ``plan``
+    says every side is done. Returns blocks[side][round]; a side that is done runs no more
+    blocks, so later rounds pair only the sides still running."""
+    blocks: list[list[list[float]]] = [[] for _ in calls]
+    steps = [0] * len(calls)
+    spent = [0.0] * len(calls)
+    r = 0
+    while not all(plan.side_done(steps[i], spent[i]) for i in range(len(calls))):
+        order = range(len(calls)) if r % 2 == 0 else reversed(range(len(calls)))
+        for i in order:
+            if plan.side_done(steps[i], spent[i]):
+                blocks[i].append([])
+                continue
+            n = min(sizes[i], plan.left(steps[i]))
+            blk = [calls[i]() for _ in range(n)]
+            blocks[i].append(blk)
+            steps[i] += n
+            spent[i] += sum(blk) / 1e3
+        r += 1
+    return blocks
+
+
+def _side(spec: dict[str, Any], device: str) -> Callable[[], float]:
+    """Build one side (from its own cache directory) and return one timed call of it, in ms.
+    Its first call compiles (from the warm cache) outside any timing."""
+    import torch._inductor.config as inductor_config
+
+    opts = WorkloadOptions(**spec["options"])
+    if spec.get("cache_dir"):
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = spec["cache_dir"]  # read on every cache lookup
+    # static, as its compile worker compiled it first: another side's shapes must not turn
+    # this one dynamic on recompiling
+    one = timed_step(opts, device, dynamic=False)
+    with inductor_config.patch(freezing=bool(opts.freezing)):  # the env var is read at import
+        one()
+    return one
+
+
+def _raise_recompile_limit(sides: int) -> None:
+    """Each side compiles the same forward again (another instance, mode or shape)."""
+    import torch._dynamo.config as dc
+
+    for name in ("recompile_limit", "cache_size_limit"):
+        if hasattr(dc, name):
+            setattr(dc, name, max(getattr(dc, name), 8 + 2 * sides))
+
+
+def handle(request: dict[str, Any]) -> dict[str, Any]:
+    sides = request["sides"]
+    device = dev.resolve(request.get("device") or "auto")
+    _raise_recompile_limit(len(sides))
+    calls = [_side(s, device) for s in sides]
+    for one in calls:  # settle: allocator, caches, CUDA graph trees (warm up, then record)
+        for _ in range(WARMUP_CALLS):
+            one()
+    per_call = []
+    for one in calls:
+        per_call.append(min(one() for _ in range(2)) / 1e3)
+    sizes = [block_steps(p, float(request.get("block_s", BLOCK_S))) for p in per_call]
+    budget = request.get("budget_s")
+    plan = Plan(
+        budget_s=float(budget) if budget is not None else None,
+        max_steps=int(request["max_steps"]),
+        min_steps=int(request.get("min_steps", 1)),
+        exact=bool(request.get("exact")),
+    )
+    device_id = dev.monitor_id(device)
+    counters, gpu0 = machine.cpu_counters(), machine.device_reading(device, device_id)
+    blocks = interleave(calls, sizes, plan)
+    load = machine.with_device(machine.load_since(counters), gpu0, machine.device_reading(device, device_id))
+    return {
+        "device": device,
+        "blocks": blocks,
+        "block_steps": sizes,
+        "load": load.to_dict() if load is not None else None,
+        "fx_cache": _fx_cache_counts(),  # building the columns again: hits, as a rule
+    }
+
+
+if __name__ == "__main__":
+    from inductor_bench.runner.worker import worker_main
+
+    worker_main(handle)

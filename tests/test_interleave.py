@@ -1,0 +1,192 @@
+"""Interleaved step timing (runner/timer.py) and what compare makes of it: the rounds a
+worker runs, the paired verdicts of several columns and several model files, and a real
+compare of one model file against itself."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+
+import pytest
+
+from inductor_bench.core import stats
+from inductor_bench.core.compare import CompareResult, ModeResult, judge
+from inductor_bench.core.diff import diff_results
+from inductor_bench.render.compare import model_verdicts, render_compare
+from inductor_bench.runner.compare import CompareRun, model_names
+from inductor_bench.runner.timer import MAX_BLOCK_STEPS, Plan, block_steps, interleave
+
+from .conftest import MODELS
+
+CLI = [sys.executable, "-c", "from inductor_bench.cli import main; main()"]
+
+# ---- the worker's loop, with stand-in calls ----------------------------------------------------
+
+
+class Clock:
+    """Stand-in sides: each call appends its side to ``log`` and returns a fixed time."""
+
+    def __init__(self, times_ms: list[float]) -> None:
+        self.times_ms, self.log = times_ms, []
+
+    def call(self, i: int):
+        def one() -> float:
+            self.log.append(i)
+            return self.times_ms[i]
+
+        return one
+
+
+def test_block_steps_aim_at_the_block_length():
+    assert block_steps(0.004) == 13  # ceil(0.05 / 0.004)
+    assert block_steps(0.2) == 1
+    assert block_steps(1e-6) == MAX_BLOCK_STEPS
+    assert block_steps(0.0) == MAX_BLOCK_STEPS
+
+
+def test_rounds_alternate_the_order_and_stop_at_the_budget():
+    clock = Clock([10.0, 20.0])
+    plan = Plan(budget_s=0.1, max_steps=1000, min_steps=1)
+    blocks = interleave([clock.call(0), clock.call(1)], [2, 1], plan)
+    # side 0 runs 2 calls of 10 ms per round and needs 5 rounds for 0.1 s; side 1 one call of
+    # 20 ms per round, 5 rounds as well
+    assert blocks == [[[10.0, 10.0]] * 5, [[20.0]] * 5]
+    assert clock.log[:6] == [0, 0, 1, 1, 0, 0]  # forward, then backward
+    assert clock.log.count(0) == 10 and clock.log.count(1) == 5
+
+
+def test_a_side_that_is_done_sits_out_the_later_rounds():
+    clock = Clock([1.0, 50.0])
+    blocks = interleave([clock.call(0), clock.call(1)], [1, 1], Plan(budget_s=0.1, max_steps=3, min_steps=1))
+    # side 0 reaches max_steps after 3 rounds; side 1 reaches the budget after 2
+    assert blocks[0] == [[1.0], [1.0], [1.0]]
+    assert blocks[1] == [[50.0], [50.0], []]
+
+
+def test_exact_runs_exactly_max_steps_each():
+    clock = Clock([1.0, 2.0, 3.0])
+    plan = Plan(budget_s=None, max_steps=7, min_steps=1, exact=True)
+    blocks = interleave([clock.call(i) for i in range(3)], [3, 3, 3], plan)
+    assert [sum(len(b) for b in side) for side in blocks] == [7, 7, 7]
+    assert blocks[0] == [[1.0] * 3, [1.0] * 3, [1.0]]
+
+
+def test_min_steps_outlast_the_budget():
+    clock = Clock([100.0])
+    blocks = interleave([clock.call(0)], [1], Plan(budget_s=0.01, max_steps=50, min_steps=4))
+    assert sum(len(b) for b in blocks[0]) == 4
+
+
+def test_the_timer_request_carries_the_budget_or_the_exact_count():
+    sides = [{"options": {}}, {"options": {}}]
+    r = CompareRun(step_budget_s=1.5).timer_request(sides, "cpu")
+    assert (r["budget_s"], r["max_steps"], r["exact"], r["device"]) == (1.5, 200, False, "cpu")
+    r = CompareRun(repeat=25).timer_request(sides, "cpu")
+    assert (r["budget_s"], r["max_steps"], r["exact"], r["min_steps"]) == (None, 25, True, 1)
+
+
+def test_model_names_are_stems_made_unique():
+    assert model_names(["a/mlp.py", "b/mlp.py", "mlp_slow25.py", "mlp.py"]) == ["mlp", "mlp-2", "mlp_slow25", "mlp-3"]
+
+
+# ---- verdicts of interleaved columns ---------------------------------------------------------
+
+
+def rounds(level_ms: float, n: int = 12) -> list[list[float]]:
+    """n rounds of 3 calls whose level drifts by up to 60% from round to round."""
+    return [[level_ms * (1 + 0.15 * (r % 5)) * j for j in (0.98, 1.0, 1.02)] for r in range(n)]
+
+
+def two_models() -> CompareResult:
+    return CompareResult(
+        model="mlp vs mlp-2 vs slow",
+        device="cpu",
+        device_name="Test CPU",
+        models=["mlp", "mlp-2", "slow"],
+        interleaved={"rounds": 12, "block_steps": [3, 3, 3], "load": None},
+        modes=[
+            ModeResult(mode="default", model="mlp", step_samples_ms=[5.0] * 10, paired_ms=rounds(4.0)),
+            ModeResult(mode="default", model="mlp-2", step_samples_ms=[3.0] * 10, paired_ms=rounds(4.0)),
+            ModeResult(mode="default", model="slow", step_samples_ms=[4.0] * 10, paired_ms=rounds(5.0)),
+        ],
+    )
+
+
+def test_paired_columns_are_judged_round_by_round():
+    r = two_models()
+    base, again, slow = r.modes
+    same = judge(r, base, again)
+    assert same.paired is not None and same.paired.ratio == pytest.approx(1.0)
+    assert same.verdict == stats.WITHIN_NOISE  # the compile workers' 5 vs 3 ms are not used
+    worse = judge(r, base, slow)
+    assert worse.slower and worse.paired.ratio == pytest.approx(1.25)
+    assert base.samples == [x for blk in base.paired_ms for x in blk]
+    assert base.step().median == pytest.approx(statistics.median(base.samples))
+
+
+def test_model_verdicts_name_each_model_against_the_first():
+    assert model_verdicts(two_models()) == [
+        "mlp-2 against mlp, default: 1.00x [1.00x-1.00x] (within noise)",
+        "slow against mlp, default: 0.80x [0.80x-0.80x] (significant, slower)",
+    ]
+
+
+def test_the_report_labels_columns_by_model_and_explains_the_rounds():
+    text = render_compare(two_models())
+    assert "mlp:default" in text and "mlp-2:default" in text and "slow:default" in text
+    assert "speedup vs mlp" in text and "speedup vs default" not in text
+    assert "interleaved in 12 rounds of blocks" in text
+    assert text.index("slow against mlp, default: 0.80x") < text.index("inductor-bench compare:")
+
+
+def test_columns_without_paired_samples_fall_back_to_their_own():
+    r = two_models()
+    r.modes[2].paired_ms = []
+    ch = judge(r, r.modes[0], r.modes[2])
+    assert ch.paired is None and ch.base.median == pytest.approx(statistics.median(r.modes[0].samples))
+
+
+def test_compare_results_round_trip_and_diff_by_label():
+    r = two_models()
+    back = CompareResult.from_dict(json.loads(r.to_json()))
+    assert back.to_dict() == r.to_dict() and back.mode("slow:default").paired_ms == rounds(5.0)
+    d = diff_results(r, back)
+    assert [s.mode for s in d.sections] == ["mlp:default", "mlp-2:default", "slow:default"]
+
+
+# ---- the real thing ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def self_compare(tmp_path_factory):
+    """`compare models/mlp.py models/mlp.py --modes default --no-eager --train`."""
+    tmp = tmp_path_factory.mktemp("self-compare")
+    mlp = str(MODELS / "mlp.py")
+    cmd = CLI + ["compare", mlp, mlp, "--modes", "default", "--no-eager", "--train", "--device", "cpu",
+                 "--warm-cache", "--step-budget", "0.5", "--out", str(tmp / "run")]
+    proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=900)
+    return proc, tmp / "run"
+
+
+@pytest.mark.e2e
+def test_one_model_against_itself_is_within_noise_from_the_saved_rounds(self_compare):
+    proc, run = self_compare
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    r = CompareResult.from_dict(json.loads((run / "compare.json").read_text()))
+    assert r.models == ["mlp", "mlp-2"] and [m.label for m in r.modes] == ["mlp:default", "mlp-2:default"]
+    a, b = r.modes
+    assert len(a.paired_ms) == len(b.paired_ms) == r.interleaved["rounds"] >= stats.MIN_SAMPLES
+    assert sum(len(blk) for blk in a.paired_ms) >= 10 and sum(len(blk) for blk in b.paired_ms) >= 10
+    assert all(x > 0 for blk in a.paired_ms + b.paired_ms for x in blk)
+    # the verdict, recomputed here from the saved raw rounds
+    pairs = [(ha, hb) for ha, hb in zip(a.paired_ms, b.paired_ms, strict=True) if ha and hb]  # a side done early sits out
+    ratios = sorted(statistics.median(hb) / statistics.median(ha) for ha, hb in pairs)
+    n = len(ratios)
+    k = stats.median_ci_rank(n, stats.PAIR_CONFIDENCE)
+    lo, mid, hi = ratios[k - 1], statistics.median(ratios), ratios[n - k]
+    line = f"mlp-2 against mlp, default: {1 / mid:.2f}x [{1 / hi:.2f}x-{1 / lo:.2f}x] (within noise)"
+    assert line in proc.stdout.splitlines()
+    assert (run / "logs" / "timer.log").exists()
+    assert (run / "mlp-default" / "breakdown.json").exists() and (run / "mlp-2-default" / "breakdown.json").exists()
