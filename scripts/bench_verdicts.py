@@ -8,7 +8,7 @@
 With ``--kind compare`` (the default) each round is one `inductor-bench compare MODEL MODEL
 SLOWER --modes MODE --no-eager`: the three columns are timed in one process, interleaved, and
 the two verdicts are the lines it prints, ``mlp-2 against mlp, default: 1.00x [0.98x-1.01x]
-(within noise)``. With ``--kind breakdown`` (the merge gate's measurement: one run per side,
+(within noise)``. With ``--kind breakdown`` (what `diff` of saved runs measures: one run per side,
 the graphs' harnesses) each round is three breakdowns judged with `inductor-bench diff`.
 
 Every verdict must print the interval it rests on. Prints a markdown table of every verdict
@@ -178,7 +178,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     help="the variant that should be called slower")
     ap.add_argument("--kind", choices=("compare", "breakdown"), default="compare",
                     help="what measures the step: compare (the real model call) or breakdown "
-                         "(the graphs' harnesses, as the merge gate)")
+                         "(separate breakdowns, the graphs' harnesses, judged with diff)")
     ap.add_argument("--mode", default="default", help="the compile mode of every run")
     ap.add_argument("--no-train", dest="train", action="store_false", help="inference, not a train step")
     ap.add_argument("--device", default="cpu")

@@ -1,41 +1,47 @@
 #!/usr/bin/env bash
-# Merge gate: break down a model file as it is on two git revisions and diff the results.
+# Merge gate: time a model file as it is on two git revisions, side by side, and judge it.
 #
-#   scripts/merge_gate.sh [-p PCT] [-o OUT_DIR] [-a "BREAKDOWN ARGS"] MODEL_FILE [BASE_REV [HEAD_REV]]
+#   scripts/merge_gate.sh [-p PCT] [-o OUT_DIR] [-m MODE] [-a "COMPARE ARGS"] MODEL_FILE [BASE_REV [HEAD_REV]]
 #
 #   MODEL_FILE  a model file inside a git repository (the make_workload() convention)
 #   BASE_REV    the revision to compare against (default: main)
 #   HEAD_REV    the revision under test (default: the working tree, as it is)
 #   -p PCT      fail when the step time got significantly slower by more than PCT % (default 10)
-#   -o OUT_DIR  where the two runs and the diff go (default: runs/merge-gate-<timestamp>)
-#   -a ARGS     extra arguments for `inductor-bench breakdown` (default: "--train")
+#   -o OUT_DIR  where the runs and the reports go (default: runs/merge-gate-<timestamp>)
+#   -m MODE     the torch.compile mode (default: default)
+#   -a ARGS     extra arguments for `inductor-bench compare` (default: "--train")
 #
 # Each revision's copy of the model file's directory is exported with `git archive` (so the
-# model's sibling imports resolve; the repository's checkout and git state are not touched)
-# and broken down in its own run directory. The diff goes to stdout and to OUT_DIR/diff.md
-# (markdown, ready for a PR comment; appended to $GITHUB_STEP_SUMMARY when that is set).
+# model's sibling imports resolve; the repository's checkout and git state are not touched).
+# One `inductor-bench compare BASE HEAD` compiles and breaks down both, then times both in one
+# process, their calls interleaved, so that the machine's drift between processes cannot pass
+# for a regression; its verdict decides. `inductor-bench diff` of the two breakdowns follows,
+# kernel by kernel. Both go to stdout and to OUT_DIR/gate.md (markdown, ready for a PR
+# comment; appended to $GITHUB_STEP_SUMMARY when that is set).
 #
 # Exit status: 0 no significant regression above PCT, 1 regression, 2 bad arguments or
-# unreadable results, 3 a breakdown failed (its log is OUT_DIR/base.log or head.log).
+# unreadable results, 3 the comparison failed (its log is OUT_DIR/compare.log).
 #
 # Environment:
 #   INDUCTOR_BENCH         the command to run, split into words (default: inductor-bench)
 #   INDUCTOR_BENCH_PYTHON  run the package installed for this interpreter instead
 #                          (python3 is the last resort when no inductor-bench is on PATH)
 #   OMP_NUM_THREADS        defaults to 1: CPU timings taken with several intra-op threads
-#                          swing far more between runs on shared machines than the
-#                          regressions a gate is meant to catch
+#                          swing far more on shared machines than the regressions a gate is
+#                          meant to catch
 set -euo pipefail
 
-usage() { sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 pct=10
 out=""
+mode="default"
 bench_args="--train"
-while getopts "p:o:a:h" opt; do
+while getopts "p:o:m:a:h" opt; do
   case "$opt" in
     p) pct="$OPTARG" ;;
     o) out="$OPTARG" ;;
+    m) mode="$OPTARG" ;;
     a) bench_args="$OPTARG" ;;
     *) usage ;;
   esac
@@ -86,36 +92,39 @@ export_rev() {
   echo "$dest/${rel_dir:+$rel_dir/}$name"
 }
 
-# breakdown SIDE FILE: one run directory per side; the report goes to SIDE.txt
-breakdown() {
-  local side="$1" file="$2"
-  echo "merge_gate: breaking down $side ($file)" >&2
-  # shellcheck disable=SC2086  # bench_args is a list of words on purpose
-  if ! "${bench[@]}" breakdown "$file" $bench_args --out "$out/$side" \
-      >"$out/$side.txt" 2>"$out/$side.log"; then
-    echo "merge_gate: the $side breakdown failed; last lines of $out/$side.log:" >&2
-    tail -n 5 "$out/$side.log" >&2
-    exit 3
-  fi
-}
-
 base_file="$(export_rev "$base_rev" base)"
 if [ -n "$head_rev" ]; then
   head_file="$(export_rev "$head_rev" head)"
 else
   head_file="$model_dir/$name"
 fi
-breakdown base "$base_file"
-breakdown head "$head_file"
-
+echo "merge_gate: comparing $base_rev and ${head_rev:-the working tree} ($name, mode $mode)" >&2
 set +e
-"${bench[@]}" diff "$out/base" "$out/head" --fail-on-regression "$pct" --format markdown \
-  >"$out/diff.md"
+# shellcheck disable=SC2086  # bench_args is a list of words on purpose
+"${bench[@]}" compare "$base_file" "$head_file" --names base,head --modes "$mode" --no-eager --warm-cache \
+  $bench_args --out "$out/compare" --fail-on-regression "$pct" --format markdown \
+  >"$out/verdict.md" 2>"$out/compare.log"
 rc=$?
 set -e
-cat "$out/diff.md"
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
+  echo "merge_gate: the comparison failed (exit $rc); last lines of $out/compare.log:" >&2
+  tail -n 5 "$out/compare.log" >&2
+  exit 3
+fi
+grep -v "^inductor-bench: run directory" "$out/compare.log" | grep "regression" >&2 || true
+# the two columns' breakdowns, kernel by kernel
+{
+  cat "$out/verdict.md"
+  echo
+  echo "Kernel by kernel: \`inductor-bench diff\` of the two breakdowns. Each was measured in its"
+  echo "own process, so its step times drift more than the interleaved verdict above."
+  echo
+  "${bench[@]}" diff "$out/compare/base-$mode" "$out/compare/head-$mode" --format markdown \
+    2>>"$out/compare.log" || echo "(the diff failed: see $out/compare.log)"
+} >"$out/gate.md"
+cat "$out/gate.md"
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
-  cat "$out/diff.md" >>"$GITHUB_STEP_SUMMARY"
+  cat "$out/gate.md" >>"$GITHUB_STEP_SUMMARY"
 fi
 echo "merge_gate: base ${base_rev}, head ${head_rev:-working tree}; results in $out" >&2
 exit "$rc"

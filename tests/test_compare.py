@@ -249,6 +249,18 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     )
     assert run_cli([str(MODELS / "mlp.py"), "--modes", "default,max_autotune"]) == 2
     assert "'max_autotune' is not a torch.compile mode name" in capsys.readouterr().err
+    mlp = str(MODELS / "mlp.py")
+    runs = tmp_path / "runs"
+    assert run_cli([mlp, "--fail-on-regression", "10", "--runs-dir", str(runs)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "inductor-bench: error: --fail-on-regression needs two or more model files: the first is the base"
+    )
+    for names in ("base", "a,a", "a,"):
+        assert run_cli([mlp, mlp, "--names", names, "--runs-dir", str(runs)]) == 2
+        assert capsys.readouterr().err.strip() == (
+            "inductor-bench: error: --names: give 2 different names, one per model file"
+        )
+    assert not runs.exists()  # refused before any run directory
 
 
 # ---- end to end on CPU ----------------------------------------------------------------------

@@ -520,35 +520,33 @@ def test_merge_gate_fails_on_the_slower_revision_and_names_kernels(gate_slow):
     proc, out = gate_slow
     assert proc.returncode == 1, proc.stderr[-3000:]
     first = proc.stdout.splitlines()[0]
-    assert first.startswith("**REGRESSION above the 10% gate**: default: step time ")
-    assert "kernels responsible: `" in first
+    assert first.startswith("**REGRESSION above the 10% gate**: head against base, default: "), first
+    assert first.endswith("(significant, slower)")
+    # the kernel-by-kernel diff of the two breakdowns follows
+    assert "kernels responsible: `" in proc.stdout
     assert "**Added kernels" in proc.stdout and "cumsum" in proc.stdout  # the extra op chain
-    assert "significant step-time regression above 10%" in proc.stderr
-    assert (out / "diff.md").read_text() == proc.stdout
-    assert isinstance(load_any(out / "base"), BreakdownResult)
-    assert isinstance(load_any(out / "head"), BreakdownResult)
-
-
-# Unchanged code must not block a merge at a gate wider than this machine's drift between
-# processes: two breakdowns of identical code on the 2-vCPU CI machine have differed by up to
-# +23.1% (docs/compare-and-diff.md), each with a tight interval, because a process keeps a
-# speed level of its own. That identical code is also called "within noise" is the goal
-# scripts/bench_verdicts.py measures; it is not met here yet (issue 13), so it is not asserted.
-IDENTICAL_GATE_PCT = 30
+    assert "significant step-time regression above 10%: head:default +" in proc.stderr
+    assert (out / "gate.md").read_text() == proc.stdout
+    c = load_any(out / "compare")
+    assert isinstance(c, CompareResult) and c.models == ["base", "head"]
+    assert all(m.paired_ms for m in c.modes)  # timed interleaved
+    assert isinstance(load_any(out / "compare" / "base-default"), BreakdownResult)
+    assert isinstance(load_any(out / "compare" / "head-default"), BreakdownResult)
 
 
 @pytest.mark.e2e
 def test_unchanged_code_passes_the_gate(gate_repo):
-    """The gate on a change that changes nothing: the same revision broken down twice, back
-    to back, as the gate runs base and head."""
+    """The gate on a change that changes nothing: the same revision on both sides. Timed in
+    one process, interleaved, identical code passes the default 10% gate: two breakdowns in
+    two processes have differed by up to +36% on the 2-vCPU CI machine (a process keeps a
+    speed level of its own; docs/compare-and-diff.md)."""
     repo, base, _ = gate_repo
     out = repo.parent / "same"
-    proc = _gate("-p", str(IDENTICAL_GATE_PCT), "-o", str(out), "models/mlp.py", base, base, cwd=repo)
+    proc = _gate("-o", str(out), "models/mlp.py", base, base, cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
-    first = proc.stdout.splitlines()[0]
-    assert first.startswith(("**NO SIGNIFICANT CHANGE**", "**FASTER**",
-                             f"**REGRESSION (below the {IDENTICAL_GATE_PCT}% gate)**")), first
-    assert "default: step time " in first
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "**NO REGRESSION above the 10% gate**", lines[0]
+    assert any(line.startswith("head against base, default: ") for line in lines)
 
 
 def test_merge_gate_rejects_bad_arguments(gate_repo, tmp_path):

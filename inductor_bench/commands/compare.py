@@ -7,15 +7,18 @@ from typing import Annotated
 
 import typer
 
-from ..core.compare import DEFAULT_MODES, parse_modes
+from ..core.compare import DEFAULT_MODES, parse_modes, regressions
 from ..core.devices import AUTO
+from ..core.errors import RegressionFound, UsageError
 from ..core.modes import COMMON as COMMON_MODES
 from ..core.vocab import CompileMode
+from ..render.compare import render_compare
+from ..render.format import pct
 from ..runner.compare import DEFAULT_REPEAT, STEP_BUDGET_S, CompareRun, run_compare
 from ..runner.profile import DEFAULT_WINDOWS
 from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
-from .output import emit, note_run_dir, render_result
+from .output import emit, note_run_dir
 
 MODES_HELP = (
     "Comma-separated torch.compile modes: " + ", ".join(COMMON_MODES) + ", or others the "
@@ -42,6 +45,25 @@ WarmCache = Annotated[
     bool,
     typer.Option("--warm-cache", help="Compile in inductor-bench's private cache reused across runs "
                  "(default: each mode compiles cold, so compile times compare)."),
+]
+FailOnRegression = Annotated[
+    float | None,
+    typer.Option(
+        "--fail-on-regression",
+        metavar="PCT",
+        min=0.0,
+        help="With several model files: exit 1 when a later one's step time is significantly "
+        "slower than the first's by more than PCT percent (a merge gate).",
+    ),
+]
+Names = Annotated[
+    str | None,
+    typer.Option(
+        "--names",
+        metavar="A,B,...",
+        help="Names for the model files, in order (e.g. base,head); default: their file names, "
+        "made unique (mlp, mlp-2).",
+    ),
 ]
 StepBudget = Annotated[
     float,
@@ -71,11 +93,15 @@ def compare(
     json_out: o.JsonOut = None,
     fmt: o.FormatOpt = o.Format.text,
     html_out: o.HtmlOut = None,
+    fail_on_regression: FailOnRegression = None,
+    names: Names = None,
 ) -> None:
     """Compile MODEL in each mode: compile time, steady-state step time, speedups, memory,
     kernels and the per-category breakdown, side by side. The step times of every column are
     taken in one process, their calls interleaved, so that verdicts hold on a noisy machine."""
     mode_list = parse_modes(modes, eager=not no_eager)
+    if fail_on_regression is not None and len(model) < 2:
+        raise UsageError("--fail-on-regression needs two or more model files: the first is the base")
     opts, *also = [
         o.workload_options(m, device, train, dtype, autocast, CompileMode.DEFAULT, batch_size, freezing)
         for m in model
@@ -85,8 +111,22 @@ def compare(
         settings=o.run_settings(ctx, iterations, windows, timeout, fresh_cache=not warm_cache),
         step_budget_s=step_budget,
     )
-    result, run_dir, err = run_compare(opts, mode_list, run=run, out=out, root=runs_dir, also=also)
-    emit(result.to_json(), lambda f: render_result(result, f), fmt, json_out, html_out, links=run_dir)
+    labels = [n.strip() for n in names.split(",")] if names is not None else None
+    result, run_dir, err = run_compare(
+        opts, mode_list, run=run, out=out, root=runs_dir, also=also, names=labels
+    )
+    emit(
+        result.to_json(),
+        lambda f: render_compare(result, f, threshold_pct=fail_on_regression),
+        fmt,
+        json_out,
+        html_out,
+        links=run_dir,
+    )
     note_run_dir(run_dir)
     if err is not None:
         raise err
+    bad = regressions(result, fail_on_regression) if fail_on_regression is not None else []
+    if bad:
+        what = ", ".join(f"{m.label} {pct(ch.rel_pct, signed=True)}" for _, m, ch in bad)
+        raise RegressionFound(f"significant step-time regression above {fail_on_regression:g}%: {what}")

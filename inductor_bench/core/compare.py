@@ -168,6 +168,28 @@ def judge(result: CompareResult, ref: ModeResult, mode: ModeResult) -> Change:
     return compare_samples(ref.samples, mode.samples, min_rel=floor)
 
 
+def against_first(result: CompareResult) -> list[tuple[ModeResult, ModeResult, Change]]:
+    """With several model files: (base, column, change) for each later model's column against
+    the first model's column of the same mode, where both were timed."""
+    out = []
+    if len(result.models) < 2:
+        return out
+    for m in result.modes:
+        base = result.mode(f"{result.models[0]}:{m.mode}")
+        if base is not None and base is not m and timed(base) and timed(m):
+            out.append((base, m, judge(result, base, m)))
+    return out
+
+
+def regressions(result: CompareResult, threshold_pct: float) -> list[tuple[ModeResult, ModeResult, Change]]:
+    """The later models' columns significantly slower than the first model's by more than
+    ``threshold_pct`` percent (the merge gate's question)."""
+    return [
+        (b, m, ch) for b, m, ch in against_first(result)
+        if ch.slower and ch.rel_pct is not None and ch.rel_pct > threshold_pct
+    ]
+
+
 def timed(m: ModeResult | None) -> bool:
     return m is not None and m.ok and bool(m.samples)
 

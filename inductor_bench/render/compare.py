@@ -6,9 +6,20 @@ from __future__ import annotations
 
 from ..core.categories import label
 from ..core.categories import order as category_order
-from ..core.compare import DEFAULT, EAGER, CompareResult, ModeResult, fastest, judge, payback_steps, timed
+from ..core.compare import (
+    DEFAULT,
+    EAGER,
+    CompareResult,
+    ModeResult,
+    against_first,
+    fastest,
+    judge,
+    payback_steps,
+    regressions,
+    timed,
+)
 from ..core.devices import backend
-from ..core.stats import MIN_SAMPLES, TOO_FEW
+from ..core.stats import MIN_SAMPLES, TOO_FEW, Change
 from ..core.step import StepSplit, disturbances, pipelined_busy_pct, replayed_count, split_step
 from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
@@ -121,21 +132,27 @@ def _versus(result: CompareResult, best: ModeResult, ref: ModeResult | None, oth
     return text
 
 
+def _model_verdict(base: ModeResult, m: ModeResult, ch: Change) -> str:
+    """``mlp_slow25 against mlp, default: 0.80x [0.78x-0.81x] (significant, slower)``."""
+    ci = interval_x(ch.speedup_ci) if ch.verdict != TOO_FEW else ""
+    how = ", slower" if ch.slower else ", faster" if ch.faster else ""
+    speed = f"{ch.speedup:.2f}x" if ch.speedup is not None else "-"
+    return f"{m.model} against {base.model}, {m.mode}: {speed} {ci} ({ch.verdict}{how})".replace("  ", " ")
+
+
 def model_verdicts(result: CompareResult) -> list[str]:
-    """With several model files: each later model against the first, mode by mode, e.g.
-    ``mlp_slow25 against mlp, default: 0.80x [0.78x-0.81x] (significant, slower)``."""
-    out = []
-    for m in result.modes:
-        base = _first_model(result, m)
-        if base is None or base is m or not (timed(base) and timed(m)):
-            continue
-        ch = judge(result, base, m)
-        ci = interval_x(ch.speedup_ci) if ch.verdict != TOO_FEW else ""
-        how = ", slower" if ch.slower else ", faster" if ch.faster else ""
-        speed = f"{ch.speedup:.2f}x" if ch.speedup is not None else "-"
-        text = f"{m.model} against {base.model}, {m.mode}: {speed} {ci} ({ch.verdict}{how})"
-        out.append(text.replace("  ", " "))
-    return out
+    """With several model files: each later model against the first, mode by mode."""
+    return [_model_verdict(b, m, ch) for b, m, ch in against_first(result)]
+
+
+def gate_line(result: CompareResult, threshold_pct: float, doc: Doc) -> str:
+    """The merge gate's verdict on the later models against the first."""
+    bad = regressions(result, threshold_pct)
+    if bad:
+        return doc.strong(f"REGRESSION above the {threshold_pct:g}% gate") + ": " + "; ".join(
+            _model_verdict(b, m, ch) for b, m, ch in bad
+        )
+    return doc.strong(f"NO REGRESSION above the {threshold_pct:g}% gate")
 
 
 def verdict_line(result: CompareResult, doc: Doc) -> str:
@@ -210,8 +227,11 @@ def _notes(result: CompareResult) -> list[str]:
     return notes
 
 
-def render_compare(result: CompareResult, fmt_name: str = TEXT) -> str:
+def render_compare(result: CompareResult, fmt_name: str = TEXT, threshold_pct: float | None = None) -> str:
+    """The document; with ``threshold_pct`` (several model files), the gate's verdict first."""
     doc = new_doc(fmt_name)
+    if threshold_pct is not None and len(result.models) > 1:
+        doc.paragraph(gate_line(result, threshold_pct, doc))
     doc.paragraph(verdict_line(result, doc))
     models = model_verdicts(result)
     if models:

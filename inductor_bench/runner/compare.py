@@ -167,9 +167,11 @@ def run_compare(
     out: Path | str | None = None,
     root: Path | str = "runs",
     also: list[WorkloadOptions] | None = None,
+    names: list[str] | None = None,
 ) -> tuple[CompareResult, Path, Exception | None]:
     """Every mode of ``modes`` on the workload ``opts`` (and on each of ``also``: other model
-    files, the first being the base each is judged against).
+    files, the first being the base each is judged against; ``names`` names them, by default
+    their stems made unique).
 
     Returns the result (also saved as ``compare.json`` in the run directory), the run
     directory, and the first error met. Modes after a failed one still run, unless the error
@@ -187,10 +189,12 @@ def run_compare(
             )
     if run.repeat is not None and run.repeat < 1:
         raise UsageError("--repeat must be at least 1")
+    if names is not None and (len(names) != len(files) or len(set(names)) != len(names) or not all(names)):
+        raise UsageError(f"--names: give {len(files)} different names, one per model file")
     check_requested(opts.device)  # before any worker or run directory
     run_dir = new_run_dir(opts.name, "compare", root=root, out=out)
     result = _header(opts, run, run_dir)
-    names = model_names([f.path for f in files]) if len(files) > 1 else [""]
+    names = names or (model_names([f.path for f in files]) if len(files) > 1 else [""])
     if len(files) > 1:
         result.models = names
         result.model = " vs ".join(names)
