@@ -48,13 +48,7 @@ WarmCache = Annotated[
 ]
 FailOnRegression = Annotated[
     float | None,
-    typer.Option(
-        "--fail-on-regression",
-        metavar="PCT",
-        min=0.0,
-        help="With several model files: exit 1 when a later one's step time is significantly "
-        "slower than the first's by more than PCT percent (a merge gate).",
-    ),
+    o.fail_on_regression("a later model file's step time (against the first's: a merge gate)"),
 ]
 Names = Annotated[
     str | None,

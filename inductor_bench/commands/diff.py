@@ -21,15 +21,7 @@ _FLOORS = ", ".join(f"{100 * b.min_rel_change:g} on {b.name.upper()}" for b in r
 
 Base = Annotated[Path, typer.Argument(help="Base result: breakdown.json / compare.json or a run directory.")]
 Head = Annotated[Path, typer.Argument(help="Head result, of the same kind as BASE.")]
-FailOnRegression = Annotated[
-    float | None,
-    typer.Option(
-        "--fail-on-regression",
-        metavar="PCT",
-        min=0.0,
-        help="Exit 1 when a step time got significantly slower by more than PCT percent.",
-    ),
-]
+FailOnRegression = Annotated[float | None, o.fail_on_regression("a step time of HEAD (against BASE)")]
 MinChange = Annotated[
     float | None,
     typer.Option(

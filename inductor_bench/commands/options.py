@@ -152,3 +152,14 @@ def run_settings(
         on_saved=write_report,
         **kw,
     )
+
+
+def fail_on_regression(what: str) -> typer.models.OptionInfo:
+    """``--fail-on-regression PCT``: exit 1 when ``what`` (a step time) got significantly
+    slower by more than PCT percent."""
+    return typer.Option(
+        "--fail-on-regression",
+        metavar="PCT",
+        min=0.0,
+        help=f"Exit 1 when {what} is significantly slower by more than PCT percent.",
+    )
