@@ -4,10 +4,12 @@ compare of one model file against itself."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import statistics
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -18,7 +20,17 @@ from inductor_bench.render.compare import model_verdicts, render_compare
 from inductor_bench.runner.compare import CompareRun, model_names
 from inductor_bench.runner.timer import MAX_BLOCK_STEPS, Plan, block_steps, interleave
 
-from .conftest import MODELS
+from .conftest import FIXTURES, MODELS
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, FIXTURES / "models" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+sleepy, sleepy_slow = _load("sleepy"), _load("sleepy_slow")
 
 CLI = [sys.executable, "-c", "from inductor_bench.cli import main; main()"]
 
@@ -190,3 +202,41 @@ def test_one_model_against_itself_is_within_noise_from_the_saved_rounds(self_com
     assert line in proc.stdout.splitlines()
     assert (run / "logs" / "timer.log").exists()
     assert (run / "mlp-default" / "breakdown.json").exists() and (run / "mlp-2-default" / "breakdown.json").exists()
+
+
+@pytest.fixture(scope="session")
+def sleepy_compare(tmp_path_factory):
+    """`compare sleepy.py sleepy_slow.py`: steps of 4 ms and 6 ms of sleep."""
+    tmp = tmp_path_factory.mktemp("sleepy")
+    models = [str(FIXTURES / "models" / f) for f in ("sleepy.py", "sleepy_slow.py")]
+    cmd = CLI + ["compare", *models, "--modes", "default", "--no-eager", "--device", "cpu",
+                 "--warm-cache", "--step-budget", "0.5", "--out", str(tmp / "run")]
+    proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=900)
+    return proc, tmp / "run"
+
+
+def _slept_ms(seconds: float, n: int = 60) -> float:
+    """The median wall time of ``time.sleep(seconds)`` here, timed by this test's own clock."""
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        time.sleep(seconds)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+@pytest.mark.e2e
+def test_interleaved_step_times_agree_with_a_known_sleep(sleepy_compare):
+    """The independent measurement: a step that sleeps 4 ms (and 6 ms in the slower file), the
+    same sleeps timed here. The tool's medians may add the call itself (guards, a doubling
+    kernel), not take anything away; the printed speedup is the ratio of the sleeps."""
+    proc, run = sleepy_compare
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    r = CompareResult.from_dict(json.loads((run / "compare.json").read_text()))
+    base, slow = r.modes
+    for m, seconds in ((base, sleepy.SLEEP_S), (slow, sleepy_slow.SLEEP_S)):
+        slept = _slept_ms(seconds)
+        assert slept <= m.step().median <= slept + 1.0, (m.label, m.step().median, slept)
+    ch = judge(r, base, slow)
+    assert ch.slower and ch.paired.ratio == pytest.approx(1.5, rel=0.06)
+    assert f"sleepy_slow against sleepy, default: {ch.speedup:.2f}x" in proc.stdout

@@ -44,9 +44,9 @@ Answer = dict[str, Any] | errors.BenchError
 
 
 class Standby:
-    """A batch worker started before its batch: ``start`` spawns it (it prepares, then waits
-    for the batch file); ``run_batch(..., standby=...)`` hands it the batch; ``close`` kills
-    it if it was never used, and removes its directory. Usable once."""
+    """A batch worker started before its batch: the constructor spawns it (it prepares, then
+    waits for the batch file); ``run_batch(..., standby=...)`` hands it the batch; ``close``
+    kills it if it was never used, and removes its directory. Usable once."""
 
     def __init__(
         self,
@@ -57,19 +57,18 @@ class Standby:
         log_path: Path | None = None,
         echo: bool = False,
     ) -> None:
-        self.module, self.env, self.log_path, self.echo = module, env, log_path, echo
         self._tmp = tempfile.TemporaryDirectory(prefix="inductor-bench-batch-")
         self.wdir = Path(self._tmp.name) / "1"
         self.wdir.mkdir()
-        spec, self.progress = self.wdir / "prepare.json", self.wdir / "progress.txt"
+        spec, progress = self.wdir / "prepare.json", self.wdir / "progress.txt"
         spec.write_text(json.dumps(prepare))
-        self.progress.touch()
-        self.batch_file = self.wdir / "batch.json"
+        progress.touch()
         log = log_path or self.wdir / "worker.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         self._logf = open(log, "ab")  # noqa: SIM115 - closed in close()
+        # the batch file and progress file _run_one_worker writes and reads in wdir
         self.proc: Any = spawn(
-            [module, "--batch", str(self.batch_file), str(self.progress), str(spec)],
+            [module, "--batch", str(self.wdir / "batch.json"), str(progress), str(spec)],
             self._logf,
             env=env,
             echo=echo,

@@ -214,7 +214,7 @@ def _run_factory(
     one = timed_step(opts, device)
     compile_ms = one()  # the first call: compilation (and autotuning) timed on its own
     dev.reset_peak_memory(device)  # the steady state's peak, not compile-time autotuning's
-    waited_s = wait_ready(ready)
+    wait_ready(ready)
     device_id = dev.monitor_id(device)
     counters, gpu0 = machine.cpu_counters(), machine.device_reading(device, device_id)
     samples = timing.run(one)
@@ -226,7 +226,6 @@ def _run_factory(
         "step_load": load.to_dict() if load is not None else None,
         "peak_memory_bytes": peak,
         "peak_memory_kind": peak_kind,
-        "standby_wait_s": waited_s,
     }
 
 

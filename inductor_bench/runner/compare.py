@@ -249,12 +249,11 @@ def _run_modes(
         side_opts = dataclasses.replace(opts, mode=mode)
         side_dir = run_dir / (f"{model}-{mode}" if model else mode)
         m, outcome, err = run_mode(side_opts, side_dir, run)
-        m.model, m.model_path = model, opts.path
         resolved = device is None and bool(outcome.device)
         device = device or outcome.device or None
         if resolved and skip_reason(mode, device):  # "auto" turned out not to be CUDA
-            m = ModeResult(mode=mode, status=Status.SKIPPED, reason=skip_reason(mode, device), model=model)
-            err = None
+            m, err = ModeResult(mode=mode, status=Status.SKIPPED, reason=skip_reason(mode, device)), None
+        m.model, m.model_path = model, opts.path
         result.modes.append(m)
         _note_device(result, outcome)
         if m.ok and sides is not None:

@@ -274,7 +274,6 @@ def _profile_all(
             standby=comp.standby,
         )
     finally:
-        comp.close()
         for cm, _ in open_phases.values():  # interrupted mid-graph
             cm.__exit__(None, None, None)
     return first_error
