@@ -94,16 +94,29 @@ def main() -> None:
     recipe, cold, warm = [], [], []
     found = profiled = graphs = 0
     for i in range(a.repeat):
-        dt, found, profiled = run_recipe(a.model, a.train)
-        recipe.append(dt)
+        # The order alternates: on this class of machine a process's speed can drift by tens
+        # of percent over a minute, and always running the recipe first would bias every round.
+        tool_first = i % 2 == 1
+        if not tool_first:
+            dt, found, profiled = run_recipe(a.model, a.train)
+            recipe.append(dt)
         with tempfile.TemporaryDirectory(prefix="xdg-") as xdg:
             dt, graphs = run_tool(a.model, a.train, xdg)
             cold.append(dt)
             dt, _ = run_tool(a.model, a.train, xdg)
             warm.append(dt)
-        print(f"round {i + 1}: recipe {recipe[-1]:.1f} s, inductor-bench cold {cold[-1]:.1f} s, "
-              f"warm {warm[-1]:.1f} s", file=sys.stderr)
+        if tool_first:
+            dt, found, profiled = run_recipe(a.model, a.train)
+            recipe.append(dt)
+        print(f"round {i + 1} ({'tool' if tool_first else 'recipe'} first): recipe "
+              f"{recipe[-1]:.1f} s, inductor-bench cold {cold[-1]:.1f} s "
+              f"({cold[-1] / recipe[-1]:.2f}x), warm {warm[-1]:.1f} s "
+              f"({warm[-1] / recipe[-1]:.2f}x)", file=sys.stderr)
     r = statistics.median(recipe)
+    cold_ratio = statistics.median(c / q for c, q in zip(cold, recipe, strict=True))
+    warm_ratio = statistics.median(w / q for w, q in zip(warm, recipe, strict=True))
+    print(f"median of the per-round ratios: cold {cold_ratio:.2f}x, warm {warm_ratio:.2f}x "
+          "the recipe's cold time", file=sys.stderr)
     rows = [
         ["manual recipe (compile + `python m.py -p` per module), cold", f"{r:.1f}", "1.00",
          f"{found} found, {profiled} profiled"],

@@ -10,12 +10,16 @@ one that crashes or overruns is recorded and the next one runs.
  1. ``breakdown`` of the main model (``models/mlp.py --train``, mode default);
  2. on it: busy <= 100%; each graph's kernel time against a plain ``torch.profiler`` run of
     its compiled module; the step time against CUDA events around the model's step;
- 3. ``kernel`` and ``kernel --max-autotune`` on its top Triton kernels (config counts), then
+ 3. the load readings: no other GPU process seen in that run (the run's own workers are not
+    others), then the same breakdown again while another process runs matmuls on the GPU,
+    which the tool must report per graph and in its text (``check_quiet``, ``check_disturbed``);
+    on the host (dry run) a process spinning on one core;
+ 4. ``kernel`` and ``kernel --max-autotune`` on its top Triton kernels (config counts), then
     those kernels against ``triton.testing.do_bench``;
- 4. the same model in mode reduce-overhead (CUDA-graph replays), with the same checks;
- 5. ``compare --modes default,reduce-overhead``;
- 6. ``pytest -m gpu`` (tests/test_gpu_breakdown.py, tests/test_kernel_gpu.py);
- 7. ``breakdown`` of every other example model, training and inference, default and
+ 5. the same model in mode reduce-overhead (CUDA-graph replays), with the same checks;
+ 6. ``compare --modes default,reduce-overhead`` (and its load readings);
+ 7. ``pytest -m gpu`` (tests/test_gpu_breakdown.py, tests/test_kernel_gpu.py);
+ 8. ``breakdown`` of every other example model, training and inference, default and
     reduce-overhead, breadth first, as long as the budget lasts (``--jobs`` at a time).
 
 Every check prints one line ``PASS|FAIL|SKIPPED name: numbers``. OUT_DIR receives five files
@@ -40,6 +44,7 @@ import datetime
 import json
 import os
 import re
+import select
 import shlex
 import signal
 import statistics
@@ -666,9 +671,70 @@ def step_compare(ctx: Ctx, rec: StepRecord, dl: Deadline) -> None:
             sub = Run(f"compare-{mode}", model, True, str(mode), out / str(mode), bd=m["breakdown"])
             for c in ck.check_busy(ctx, sub):
                 ctx.record(c)
+    for c in ck.check_compare_quiet(ctx, ctx.compare):
+        ctx.record(c)
     if r.rc != 0:
         ctx.record(Check("compare exit status", FAIL, f"exit {r.rc}: {last_line(r.log)}"))
     rec.figures.append(rep.compare_figures(ctx.compare, r.seconds))
+
+
+# Another process that keeps the device busy for ``seconds`` (argv: device, seconds): on a GPU
+# matmuls with a context of its own; on the host (dry run) a loop spinning on one core.
+DISTURBER = r"""
+import sys, time
+device, end = sys.argv[1], time.monotonic() + float(sys.argv[2])
+if device == "cuda":
+    import torch
+    x = torch.randn(2048, 2048, device="cuda")
+    (x @ x).sum().item()
+print("disturbing", flush=True)
+while time.monotonic() < end:
+    if device == "cuda":
+        for _ in range(20):
+            x @ x
+        torch.cuda.synchronize()
+"""
+DISTURBER_START_S = 90.0
+
+
+def step_load(ctx: Ctx, rec: StepRecord, dl: Deadline) -> None:
+    """The main breakdown again (warm cache) while another process keeps the device busy: the
+    tool must say so, per graph and in its report (``check_disturbed``)."""
+    main = label_of(ctx.a.main_model, True, "default")
+    if main not in ctx.runs or ctx.runs[main].bd is None:
+        raise SkipStep(f"no breakdown of {main} (the disturbed run repeats it)")
+    t = dl.take(dl.left(), need=30)
+    log = ctx.logs / "disturber.log"
+    with open(log, "ab") as lf:
+        p = subprocess.Popen(
+            [ctx.python, "-c", DISTURBER, ctx.device, f"{t + 30:.0f}"],
+            cwd=ROOT, env=ctx.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=lf,
+            start_new_session=True, text=True,
+        )
+    with _LIVE_LOCK:
+        _LIVE.add(p)
+    try:
+        ready, _, _ = select.select([p.stdout], [], [], min(DISTURBER_START_S, dl.left()))
+        line = p.stdout.readline() if ready else ""
+        if "disturbing" not in line:
+            why = "did not start in time" if not ready else f"exited: {last_line(log) or 'no output'}"
+            ctx.record(Check(f"disturbed load {main}-disturbed", FAIL, f"the disturbing process {why}"))
+            rec.status, rec.note = "failed", f"the disturbing process {why}"
+            return
+        ctx.progress(f"another process (pid {p.pid}) keeps the {ctx.device} busy")
+        run = ctx.breakdown(f"{main}-disturbed", _model(ctx, ctx.a.main_model), True, "default", dl,
+                            ctx.pick(PROFILE_MATRIX), cap=dl.left() - 5)
+    finally:
+        _stop(p)
+        with _LIVE_LOCK:
+            _LIVE.discard(p)
+        if p.stdout is not None:
+            p.stdout.close()
+    text = (ctx.cli / f"breakdown-{run.label}.txt")
+    for c in ck.check_disturbed(ctx, run, text.read_text(errors="replace") if text.exists() else ""):
+        ctx.record(c)
+    if run.rc != 0:
+        rec.status, rec.note = "failed", run.cli_error
 
 
 PYTEST_LINE = re.compile(r"^(tests/\S+::\S+)\s+(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b")
@@ -813,6 +879,8 @@ PLAN: list[Step] = [
         300,
     ),
     Step("check:step-time", "step time vs CUDA events", run_checks(ck.check_step_time, "main"), 90, 20, 400),
+    Step("check:quiet", "no other GPU process in the quiet run", run_checks(ck.check_quiet, "main"), 5, 0, 5),
+    Step("load", "breakdown MAIN --train beside another process on the device", step_load, 90, 30, 300),
     Step("kernel", "kernel and kernel --max-autotune on the top Triton kernels", step_kernel, 150, 20, 60),
     Step(
         "check:do-bench",

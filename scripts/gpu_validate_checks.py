@@ -213,6 +213,101 @@ def check_busy(ctx: Any, run: Run) -> list[Check]:
     return [Check(f"busy<=100% {run.label}", verdict(not bad), numbers)]
 
 
+def kept_loads(bd: dict[str, Any] | None) -> list[tuple[str, dict[str, Any]]]:
+    """(graph id, load) of the window each measured graph reports (``window_load[window]``)."""
+    out = []
+    for g in graphs(bd):
+        loads, w = g.get("window_load"), g.get("window")
+        ok = isinstance(loads, list) and isinstance(w, int) and 0 <= w < len(loads)
+        if ok and isinstance(loads[w], dict):
+            out.append((str(g.get("id")), loads[w]))
+    return out
+
+
+def _load_text(load: dict[str, Any]) -> str:
+    parts = [f"others {_fmt(num(load.get('others_cores')), ' cores', 2)}",
+             f"steal {_fmt(num(load.get('steal_pct')), '%', 2)}"]
+    if "gpu_others" in load:
+        parts.append(f"gpu_others {load.get('gpu_others')}")
+    if load.get("gpu_slowdown"):
+        parts.append(f"slowdown {load['gpu_slowdown']}")
+    return ", ".join(parts)
+
+
+def _gpu_not_read(ctx: Any) -> bool:
+    """The probe found no working nvidia-smi: the tool cannot read the GPU either."""
+    return str((getattr(ctx, "info", None) or {}).get("nvidia_smi", "")).startswith("not available")
+
+
+def check_quiet(ctx: Any, run: Run) -> list[Check]:
+    """A run with nothing else on the machine is not called disturbed: on a GPU, the reading of
+    each graph's reported window says 0 other processes (the run's own workers, such as the
+    profiling worker started during the compile, are not others)."""
+    name = f"quiet load {run.label}"
+    loads = kept_loads(run.bd)
+    if not loads:
+        return [Check(name, FAIL, "no graph has a load recorded for its reported window")]
+    numbers = "; ".join(f"{gid}: {_load_text(x)}" for gid, x in loads)
+    if ctx.device != "cuda":
+        return [Check(name, SKIPPED, f"needs a GPU (the host's own load is the machine's): {numbers}")]
+    unread = [gid for gid, x in loads if x.get("gpu_others") is None]
+    if unread:
+        if _gpu_not_read(ctx):
+            return [Check(name, SKIPPED, f"nvidia-smi is not available here: {numbers}")]
+        return [Check(name, FAIL, f"the GPU was not read for {', '.join(unread)}: {numbers}")]
+    seen = [gid for gid, x in loads if x["gpu_others"]]
+    why = f"; other GPU processes counted for {', '.join(seen)} while this run ran alone" if seen else ""
+    return [Check(name, verdict(not seen), numbers + why)]
+
+
+def check_disturbed(ctx: Any, run: Run, cli_text: str) -> list[Check]:
+    """A run measured while another process kept the device busy says so, per graph in
+    breakdown.json and in the printed report: on a GPU another compute process on it; on the
+    host (dry run) a process spinning on one core."""
+    name = f"disturbed load {run.label}"
+    loads = kept_loads(run.bd)
+    if not loads:
+        return [Check(name, FAIL, "no graph has a load recorded for its reported window")]
+    numbers = "; ".join(f"{gid}: {_load_text(x)}" for gid, x in loads)
+    if ctx.device == "cuda":
+        if any(x.get("gpu_others") is None for _, x in loads) and _gpu_not_read(ctx):
+            return [Check(name, SKIPPED, f"nvidia-smi is not available here: {numbers}")]
+        missed = [gid for gid, x in loads if not x.get("gpu_others")]
+        phrase = "used the GPU"
+    else:
+        missed = [gid for gid, x in loads if (num(x.get("others_cores")) or 0.0) < 0.5]
+        phrase = "other processes kept"
+    bad = []
+    if missed:
+        bad.append(f"not seen for {', '.join(missed)}")
+    if phrase not in cli_text:
+        bad.append(f"the report does not say '{phrase}'")
+    return [Check(name, verdict(not bad), numbers + (f"; {'; '.join(bad)}" if bad else ""))]
+
+
+def check_compare_quiet(ctx: Any, compare: dict[str, Any]) -> list[Check]:
+    """compare on a quiet GPU: the interleaved timing and every column's step timing (taken
+    while that column's profiling worker waited on standby) saw no other GPU process."""
+    name = "quiet load compare"
+    found: list[tuple[str, dict[str, Any]]] = []
+    inter = compare.get("interleaved")
+    if isinstance(inter, dict) and isinstance(inter.get("load"), dict):
+        found.append(("interleaved", inter["load"]))
+    for m in compare.get("modes") or []:
+        if isinstance(m, dict) and isinstance(m.get("step_load"), dict):
+            found.append((str(m.get("label") or m.get("mode")), m["step_load"]))
+    if not found:
+        return [Check(name, FAIL, "compare.json has no load reading")]
+    numbers = "; ".join(f"{k}: {_load_text(x)}" for k, x in found)
+    if ctx.device != "cuda":
+        return [Check(name, SKIPPED, f"needs a GPU: {numbers}")]
+    if any(x.get("gpu_others") is None for _, x in found):
+        return [Check(name, SKIPPED if _gpu_not_read(ctx) else FAIL, f"the GPU was not read: {numbers}")]
+    seen = [k for k, x in found if x["gpu_others"]]
+    why = f"; others counted for {', '.join(seen)}" if seen else ""
+    return [Check(name, verdict(not seen), numbers + why)]
+
+
 def check_kernel_configs(name: str, d: dict[str, Any]) -> Check:
     """``kernel --max-autotune``: the config counts of the baseline and max-autotune spaces."""
     runs = [r for r in d.get("runs") or [] if isinstance(r, dict)]

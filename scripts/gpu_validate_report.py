@@ -571,7 +571,8 @@ def data(ctx: Any) -> dict[str, Any]:
 def fixture_items(ctx: Any, top: str) -> list[tuple[Path, str]]:
     """(file, name in the archive) in priority order: the size caps drop the last ones."""
     items: list[tuple[Path, str]] = []
-    main = [r for r in ctx.runs.values() if r.label.startswith(f"{ctx.a.main_model}-train-")]
+    main = [r for r in ctx.runs.values()
+            if r.label.startswith(f"{ctx.a.main_model}-train-") and not r.label.endswith("-disturbed")]
     for run in sorted(main, key=lambda r: r.mode != "default"):
         base = f"{top}/{run.label}"
         for name in ("breakdown.json", "meta.json", "report.txt"):
@@ -583,6 +584,10 @@ def fixture_items(ctx: Any, top: str) -> list[tuple[Path, str]]:
         for _, k in ck.triton_kernels(run.bd)[:FIXTURE_KERNEL_FILES]:
             items.append((run.dir / k["file"], f"{base}/{k['file']}"))
     items.append((ctx.runs_dir / "compare" / "compare.json", f"{top}/compare/compare.json"))
+    for run in ctx.runs.values():  # the load readings of a run measured beside another process
+        if run.label.endswith("-disturbed"):
+            for name in ("breakdown.json", "report.txt"):
+                items.append((run.dir / name, f"{top}/{run.label}/{name}"))
     for p in sorted(ctx.cli.glob("*")):
         items.append((p, f"{top}/cli/{p.name}"))
     return [(p, a) for p, a in items if p.is_file()]

@@ -107,6 +107,60 @@ def test_kernel_config_counts_and_the_patch_against_torchs_mode_table():
     assert ck.check_kernel_configs("t", {"runs": []}).status == "FAIL"
 
 
+class _Ctx:
+    def __init__(self, device: str, smi: str = "NVIDIA H100, 570.1, 1980, 1980, 40, 120 W") -> None:
+        self.device, self.info = device, {"nvidia_smi": smi}
+
+
+def _loaded(*loads: dict) -> dict:
+    """A breakdown.json whose graphs report window 1 of two (the other window's load differs)."""
+    other = {"others_cores": 9.0, "steal_pct": 50.0, "cores": 16, "gpu_others": 7, "gpu_slowdown": "x"}
+    return {"status": "ok", "graphs": [
+        {"id": f"0-g{i}", "window": 1, "window_load": [other, x]} for i, x in enumerate(loads)]}
+
+
+QUIET_GPU = {"others_cores": 0.1, "steal_pct": 0.0, "cores": 16, "gpu_others": 0, "gpu_slowdown": ""}
+BUSY_GPU = {**QUIET_GPU, "gpu_others": 1}
+
+
+def test_the_quiet_check_reads_the_reported_windows_load():
+    gpu = _Ctx("cuda")
+    [c] = ck.check_quiet(gpu, _run(_loaded(QUIET_GPU, QUIET_GPU)))
+    assert c.status == "PASS" and "0-g0: others 0.1 cores, steal 0%, gpu_others 0" in c.numbers, c.numbers
+    [c] = ck.check_quiet(gpu, _run(_loaded(QUIET_GPU, BUSY_GPU)))  # the tool's own worker counted?
+    assert c.status == "FAIL" and "counted for 0-g1 while this run ran alone" in c.numbers
+    host = {"others_cores": 0.1, "steal_pct": 0.0, "cores": 2}  # the GPU never read
+    assert ck.check_quiet(gpu, _run(_loaded(host)))[0].status == "FAIL"
+    assert ck.check_quiet(_Ctx("cuda", "not available (FileNotFoundError)"), _run(_loaded(host)))[0].status == "SKIPPED"
+    assert ck.check_quiet(_Ctx("cpu"), _run(_loaded(host)))[0].status == "SKIPPED"
+    assert ck.check_quiet(gpu, _run({"status": "ok", "graphs": [{"id": "0-g0"}]}))[0].status == "FAIL"
+
+
+def test_the_disturbed_check_needs_the_reading_and_the_report_line():
+    gpu, said = _Ctx("cuda"), "0-g0 was measured while 1 other process used the GPU: its times may be inflated"
+    assert ck.check_disturbed(gpu, _run(_loaded(BUSY_GPU)), said)[0].status == "PASS"
+    [c] = ck.check_disturbed(gpu, _run(_loaded(BUSY_GPU, QUIET_GPU)), said)
+    assert c.status == "FAIL" and "not seen for 0-g1" in c.numbers
+    [c] = ck.check_disturbed(gpu, _run(_loaded(BUSY_GPU)), "no warning printed")
+    assert c.status == "FAIL" and "does not say 'used the GPU'" in c.numbers
+    spun = {"others_cores": 0.97, "steal_pct": 0.0, "cores": 2}  # the host: one core spinning
+    text = "0-g0 was measured while other processes kept 1.0 of 2 cores busy: ..."
+    assert ck.check_disturbed(_Ctx("cpu"), _run(_loaded(spun)), text)[0].status == "PASS"
+    assert ck.check_disturbed(_Ctx("cpu"), _run(_loaded({**spun, "others_cores": 0.2})), text)[0].status == "FAIL"
+
+
+def test_the_compare_quiet_check_covers_the_timer_and_every_column():
+    cmp = {"interleaved": {"load": QUIET_GPU},
+           "modes": [{"mode": "default", "label": "default", "step_load": QUIET_GPU},
+                     {"mode": "reduce-overhead", "label": "reduce-overhead", "step_load": BUSY_GPU}]}
+    [c] = ck.check_compare_quiet(_Ctx("cuda"), cmp)
+    assert c.status == "FAIL" and c.numbers.endswith("others counted for reduce-overhead"), c.numbers
+    cmp["modes"][1]["step_load"] = QUIET_GPU
+    assert ck.check_compare_quiet(_Ctx("cuda"), cmp)[0].status == "PASS"
+    assert ck.check_compare_quiet(_Ctx("cpu"), cmp)[0].status == "SKIPPED"
+    assert ck.check_compare_quiet(_Ctx("cuda"), {"modes": []})[0].status == "FAIL"
+
+
 PYTEST_OUTPUT = """\
 ============================= test session starts ==============================
 collected 14 items / 2 deselected / 12 selected
@@ -253,6 +307,8 @@ def test_dry_run_on_cpu(tmp_path):
         "| SKIPPED | step time mlp-train-default | needs CUDA events",
         "| SKIPPED | graph kernel time mlp-train-default/0-forward | needs CUDA for a verdict",
         "| SKIPPED | pytest -m gpu |",
+        "| SKIPPED | quiet load mlp-train-default | needs a GPU",
+        "| PASS | disturbed load mlp-train-default-disturbed |",
     ):
         assert line in md, line
     with tarfile.open(out / "fixtures.tar.gz") as tar:

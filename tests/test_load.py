@@ -201,6 +201,13 @@ def test_a_gpu_reading(clocks, apps, own, others, slowdown):
     assert (r.others, r.slowdown()) == (others, slowdown)
 
 
+def test_the_runs_own_standby_worker_is_not_another_process():
+    clocks, apps = "1980, 1980, 0x0\n", "4242\n5151\n7777\n"
+    assert GpuReading.parse(clocks, apps, 4242).others == 2
+    assert GpuReading.parse(clocks, apps, 4242, ours=(5151,)).others == 1  # 7777 is someone else's
+    assert GpuReading.parse(clocks, "4242\n5151\n", 4242, ours=(5151,)).others == 0
+
+
 def test_a_gpu_reading_refuses_what_is_not_one():
     with pytest.raises(ValueError):
         GpuReading.parse("No devices were found\n", "", 1)
@@ -246,6 +253,7 @@ def test_the_device_is_read_through_its_monitor_command(tmp_path, monkeypatch):
     r = machine.device_reading("cuda", "GPU-1234")
     assert r == GpuReading(others=1, sm_mhz=1500.0, sm_max_mhz=1980.0, reasons=0x8)
     assert r.slowdown() == "hardware slowdown: SM clock 1,500 of 1,980 MHz"
+    assert machine.device_reading("cuda", "GPU-1234", ours=(31337,)).others == 0  # the run's own worker
     assert all(line.startswith("-i GPU-1234 --query-") for line in calls.read_text().splitlines())
     assert machine.device_reading("cpu", None) is None  # the host has no monitor
     monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
@@ -259,3 +267,28 @@ def test_the_report_names_the_gpu_disturbance():
     r = BreakdownResult(model="m", device="cuda", graphs=[g])
     assert disturbances(r) == ["0-forward was measured while 1 other process used the GPU: "
                                "its times may be inflated"]
+
+
+def test_a_short_measurement_is_read_over_the_minimum_interval():
+    """A profiler window of a few iterations lasts milliseconds, under the counters' 10 ms
+    tick: alone it reads as nothing; with ``min_s`` the reading waits idle until the interval
+    is long enough, and a process spinning meanwhile (independent: one core) is seen."""
+    import subprocess
+    import sys
+    import time
+
+    if cpu_counters() is None:
+        pytest.skip("no /proc/stat here")
+    spin = "import time\nt = time.time()\nwhile time.time() - t < 5: pass"
+    spinner = subprocess.Popen([sys.executable, "-c", spin])
+    try:
+        time.sleep(0.3)
+        before = cpu_counters()
+        assert load_since(before) is None  # a few microseconds: too short to tell
+        t0 = time.monotonic()
+        load = load_since(before, min_s=0.5)
+        waited = time.monotonic() - t0
+    finally:
+        spinner.kill()
+        spinner.wait()
+    assert waited >= 0.45 and load is not None and load.others_cores >= 0.6, (waited, load)

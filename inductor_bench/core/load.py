@@ -18,6 +18,7 @@ Python; no torch.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -166,17 +167,20 @@ class GpuReading:
     reasons: int  # the clock-event bitmask
 
     @classmethod
-    def parse(cls, gpu_csv: str, apps_csv: str, own_pid: int) -> GpuReading:
+    def parse(cls, gpu_csv: str, apps_csv: str, own_pid: int, ours: Iterable[int] = ()) -> GpuReading:
         """From ``--query-gpu=clocks.sm,clocks.max.sm,<reasons>.active`` and
-        ``--query-compute-apps=pid`` (both ``--format=csv,noheader,nounits``). Where our own pid
-        is not among the processes (nvidia-smi in a container sees the host's pids), one of
-        them is taken to be ours."""
+        ``--query-compute-apps=pid`` (both ``--format=csv,noheader,nounits``). ``ours``: other
+        processes of the same run (the profiling worker waiting on standby while the compile
+        worker times steps), never counted as others. Where our own pid is not among the
+        processes (nvidia-smi in a container sees the host's pids), one of them is taken to be
+        ours."""
         first = next((ln for ln in gpu_csv.splitlines() if ln.strip()), "")
         cells = [c.strip() for c in first.split(",")]
         if len(cells) != 3:
             raise ValueError(f"not a clocks reading: {first!r}")
         pids = [int(ln.split(",")[0]) for ln in apps_csv.splitlines() if ln.strip()[:1].isdigit()]
-        others = len([p for p in pids if p != own_pid]) if own_pid in pids else max(0, len(pids) - 1)
+        own = {own_pid, *ours}
+        others = len([p for p in pids if p not in own]) if own_pid in pids else max(0, len(pids) - 1)
         return cls(others=others, sm_mhz=_number(cells[0]), sm_max_mhz=_number(cells[1]),
                    reasons=int(cells[2], 16) if cells[2].lower().startswith("0x") else 0)
 

@@ -216,9 +216,11 @@ def _run_factory(
     dev.reset_peak_memory(device)  # the steady state's peak, not compile-time autotuning's
     wait_ready(ready)
     device_id = dev.monitor_id(device)
-    counters, gpu0 = machine.cpu_counters(), machine.device_reading(device, device_id)
+    standby = (int(ready["pid"]),) if ready else ()  # the run's profiling worker is no other
+    counters, gpu0 = machine.cpu_counters(), machine.device_reading(device, device_id, standby)
     samples = timing.run(one)
-    load = machine.with_device(machine.load_since(counters), gpu0, machine.device_reading(device, device_id))
+    gpu1 = machine.device_reading(device, device_id, standby)
+    load = machine.with_device(machine.load_since(counters), gpu0, gpu1)
     peak, peak_kind = dev.peak_memory(device)
     return {
         "compile_s": compile_ms / 1e3,

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..core.devices import backend
@@ -29,7 +30,14 @@ def cpu_counters() -> CpuCounters | None:
         return None
 
 
-def load_since(before: CpuCounters | None) -> Load | None:
+def load_since(before: CpuCounters | None, min_s: float = 0.0) -> Load | None:
+    """The load since ``before``; with ``min_s``, an interval shorter than that is first
+    extended by waiting idle (our process adds nothing; other processes go on), so that a
+    short measurement still gets a reading of the machine around it."""
+    if before is not None and min_s > 0:
+        short = min_s - (time.monotonic() - before.wall_s)
+        if short > 0:
+            time.sleep(short)
     after = cpu_counters()
     return load_between(before, after) if before is not None and after is not None else None
 
@@ -39,9 +47,10 @@ MONITOR_TIMEOUT_S = 5.0
 _REASON_FIELDS = ("clocks_event_reasons.active", "clocks_throttle_reasons.active")
 
 
-def device_reading(device: str, device_id: str | None) -> GpuReading | None:
-    """The device's compute processes and clock now; None on the host, without the monitor
-    command, or when it fails (a reading is an addition: it never stops a measurement)."""
+def device_reading(device: str, device_id: str | None, ours: Iterable[int] = ()) -> GpuReading | None:
+    """The device's compute processes and clock now (``ours``: pids of the run's other workers,
+    not counted as others); None on the host, without the monitor command, or when it fails
+    (a reading is an addition: it never stops a measurement)."""
     tool = backend(device).monitor
     if tool is None or device_id is None or shutil.which(tool) is None:
         return None
@@ -54,7 +63,7 @@ def device_reading(device: str, device_id: str | None) -> GpuReading | None:
         apps = _monitor(tool, device_id, "--query-compute-apps=pid")
         if clocks is None or apps is None:
             return None
-        return GpuReading.parse(clocks, apps, os.getpid())
+        return GpuReading.parse(clocks, apps, os.getpid(), ours)
     except (OSError, ValueError, subprocess.SubprocessError):
         return None
 

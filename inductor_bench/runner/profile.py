@@ -171,6 +171,11 @@ _MODULE_IMPORTS = (
 )
 
 
+# The CPU counters tick every 10 ms: a window shorter than this (a few iterations of a small
+# graph) has its load read over this long, idle after the window (runner/machine.py).
+LOAD_MIN_S = 0.1
+
+
 def prepare(spec: dict[str, Any]) -> None:
     """On standby (``worker.worker_main``), while the model compiles elsewhere: import torch,
     what a compiled module imports, the profiler and the model file, and let Inductor probe
@@ -251,7 +256,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
                     times.append(time.perf_counter() - t0)
             f1 = _minor_faults()
         gpu1 = machine.device_reading(device, device_id)
-        load = machine.with_device(machine.load_since(counters), gpu0, gpu1)
+        load = machine.with_device(machine.load_since(counters, min_s=LOAD_MIN_S), gpu0, gpu1)
         loads.append(load.to_dict() if load is not None else None)
         medians_ms.append(statistics.median(times) * 1e3)
         faults.append((f1 - f0) / n if f0 is not None and f1 is not None else None)
