@@ -15,6 +15,7 @@ import pytest
 
 from inductor_bench.core.categories import CPP_CATEGORIES
 from inductor_bench.core.rundir import load_breakdown as load_result
+from inductor_bench.core.step import split_step
 from inductor_bench.runner.profile import AGREE_WINDOWS, DEFAULT_WINDOWS, windows_agree
 
 from .conftest import MODELS, run_breakdown_cached
@@ -223,6 +224,22 @@ def test_step_samples_and_medians(mlp_train):
     n = min(len(g.wall_samples_ms) for g in result.graphs)
     assert len(t.wall_samples_ms) == n
     assert statistics.median(t.wall_samples_ms) > 0
+
+
+def test_the_step_and_every_graph_are_timed_in_turns(mlp_train):
+    """On the CPU the compile worker times the real step and each graph's own call in rounds:
+    one block per side each round, every graph of the result among the sides, and the report's
+    line on the time outside the graphs says it comes from them."""
+    result, run_dir, _ = mlp_train
+    turns = result.step_turns
+    assert turns is not None and turns.error is None, turns
+    assert sorted(turns.graphs) == sorted(g.id for g in result.graphs)
+    rounds = {len(side) for side in turns.blocks}
+    assert len(turns.blocks) == len(result.graphs) + 1 and len(rounds) == 1 and rounds.pop() >= 5
+    assert all(ms > 0 for side in turns.blocks for block in side for ms in block)
+    s = split_step(result)
+    assert s is not None and s.rounds >= 5
+    assert f"timed in turns in one process, {s.rounds} rounds" in (run_dir / "report.txt").read_text()
 
 
 def test_autotune_top_cpu_recompile(tmp_path):

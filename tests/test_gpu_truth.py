@@ -24,7 +24,7 @@ from inductor_bench.core.pipelined import (
     analyze_pipelined,
     attribute_by_launch,
 )
-from inductor_bench.core.results import BreakdownResult, GraphResult, TorchSettings
+from inductor_bench.core.results import BreakdownResult, GraphResult, StepTurns, TorchSettings
 from inductor_bench.core.step import split_step
 from inductor_bench.core.trace import Event, Trace, load_trace
 from inductor_bench.render.breakdown import render_breakdown
@@ -350,6 +350,47 @@ def test_outside_graphs_is_the_step_less_the_graphs():
     assert s.outside_pct == approx(12.5)
     r.graphs[1].status = "failed"
     assert split_step(r) is None
+
+
+def test_outside_graphs_from_turns_is_the_median_over_rounds_of_step_less_graphs():
+    """Three rounds, one block per side each. Per round: median step block less the sum of the
+    graphs' median blocks; the split is the median of those, whatever the cross-process figures
+    (the profiled walls below would give 4.0 - 3.5)."""
+    r = result_with([3.0, 5.0, 4.0], [1.0, 2.5])
+    r.step_turns = StepTurns(
+        graphs=["0-g1", "0-g0"],  # in the compile worker's order: the ids say which is which
+        blocks=[
+            [[10.0, 12.0, 11.0], [20.0, 20.0], [13.0]],  # the step: 11, 20, 13
+            [[2.0], [5.0, 7.0], [3.0]],  # 0-g1: 2, 6, 3
+            [[1.0, 1.0], [4.0], [2.0, 4.0]],  # 0-g0: 1, 4, 3
+        ],
+    )
+    s = split_step(r)
+    outside = sorted([11.0 - 2.0 - 1.0, 20.0 - 6.0 - 4.0, 13.0 - 3.0 - 3.0])[1]  # 8, 10, 7 -> 8
+    assert (s.rounds, s.step_ms, s.outside_ms) == (3, 13.0, outside)
+    assert s.graphs_ms == 13.0 - outside and not s.pipelined
+    text = render_breakdown(r)
+    assert ("outside the graphs: 8.000 ms per step (61.5% of the 13.000 ms step, less its graphs' own "
+            "calls, 5.000 ms; the step and each graph timed in turns in one process, 3 rounds)") in text
+    back = BreakdownResult.from_dict(json.loads(r.to_json()))
+    assert back.step_turns == r.step_turns and split_step(back) == s
+    # a round missing a side does not count; turns over other graphs, or none, fall back
+    r.step_turns.blocks[1][2] = []
+    assert split_step(r).rounds == 2
+    r.step_turns.graphs = ["0-g0", "0-x"]
+    assert split_step(r).rounds == 0 and split_step(r).outside_ms == 0.5
+    r.step_turns = StepTurns(error="RuntimeError: the module could not be loaded")
+    assert split_step(r).rounds == 0
+
+
+def test_turns_reach_the_result_by_graph_id():
+    from inductor_bench.runner.pipeline import step_turns
+
+    raw = {"paths": ["/c/a.py", "/c/sub.py", "/c/b.py"], "blocks": [[[9.0]], [[1.0]], [[0.5]], [[2.0]]]}
+    t = step_turns(raw, {"/c/b.py": "0-backward", "/c/a.py": "0-forward"})  # sub.py: a subgraph
+    assert t == StepTurns(graphs=["0-forward", "0-backward"], blocks=[[[9.0]], [[1.0]], [[2.0]]])
+    assert step_turns({"error": "x"}, {}).error == "x" and step_turns(None, {}) is None
+    assert step_turns({"paths": ["/a"], "blocks": [[[1.0]]]}, {"/a": "g"}).error
 
 
 def test_the_report_says_how_it_ran_and_the_json_round_trips():

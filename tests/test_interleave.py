@@ -16,9 +16,11 @@ import pytest
 from inductor_bench.core import stats
 from inductor_bench.core.compare import CompareResult, ModeResult, judge
 from inductor_bench.core.diff import diff_results
+from inductor_bench.core.step import split_step
 from inductor_bench.render.compare import model_verdicts, render_compare
 from inductor_bench.runner.compare import CompareRun, model_names
-from inductor_bench.runner.timer import MAX_BLOCK_STEPS, Plan, block_steps, interleave
+from inductor_bench.runner.timer import BLOCK_S, Plan, interleave
+from inductor_bench.runner.turns import MAX_BLOCK_STEPS, block_steps
 
 from .conftest import FIXTURES, MODELS
 
@@ -52,10 +54,10 @@ class Clock:
 
 
 def test_block_steps_aim_at_the_block_length():
-    assert block_steps(0.004) == 13  # ceil(0.05 / 0.004)
-    assert block_steps(0.2) == 1
-    assert block_steps(1e-6) == MAX_BLOCK_STEPS
-    assert block_steps(0.0) == MAX_BLOCK_STEPS
+    assert block_steps(0.004, BLOCK_S) == 13  # ceil(0.05 / 0.004)
+    assert block_steps(0.2, BLOCK_S) == 1
+    assert block_steps(1e-6, BLOCK_S) == MAX_BLOCK_STEPS
+    assert block_steps(0.0, BLOCK_S) == MAX_BLOCK_STEPS
 
 
 def test_rounds_alternate_the_order_and_stop_at_the_budget():
@@ -240,3 +242,19 @@ def test_interleaved_step_times_agree_with_a_known_sleep(sleepy_compare):
     ch = judge(r, base, slow)
     assert ch.slower and ch.paired.ratio == pytest.approx(1.5, rel=0.06)
     assert f"sleepy_slow against sleepy, default: {ch.speedup:.2f}x" in proc.stdout
+
+
+@pytest.mark.e2e
+def test_the_time_outside_the_graphs_agrees_with_a_known_sleep(sleepy_compare):
+    """The sleep runs outside the compiled graph (``torch.compiler.disable``): the time outside
+    the graphs, from the step and the graph timed in turns in the compile worker, holds the
+    sleep as this test's own clock times it, plus at most the call's own overhead."""
+    proc, run = sleepy_compare
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    r = CompareResult.from_dict(json.loads((run / "compare.json").read_text()))
+    for m, seconds in zip(r.modes, (sleepy.SLEEP_S, sleepy_slow.SLEEP_S), strict=True):
+        s = split_step(m.breakdown)
+        slept = _slept_ms(seconds)
+        assert s is not None and s.rounds >= 5, m.label  # timed in turns, not across processes
+        assert slept - 0.05 <= s.outside_ms <= slept + 1.0, (m.label, s, slept)
+        assert m.breakdown.step_turns.graphs == [g.id for g in m.breakdown.graphs]

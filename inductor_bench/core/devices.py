@@ -45,6 +45,10 @@ class Backend:
     # the command that reports the device's compute processes and clock (runner/machine.py)
     monitor: str | None = None
     times_triton_kernels: bool = False  # `inductor-bench kernel` can time its Triton files
+    # The step and each graph's own call are timed in turns in the compile worker, and the
+    # time outside the graphs comes from them (core/step.py). Off where a graph's time as the
+    # step sees it is its pipelined run (an accelerator): that needs the profiling worker.
+    split_in_turns: bool = False
     # Text that marks an Inductor compiled module as generated for this backend: anywhere in
     # the module, or in its call() (every module imports both allocators at the top).
     module_markers: tuple[str, ...] = ()
@@ -89,6 +93,7 @@ BACKENDS: tuple[Backend, ...] = (
         name="cpu",
         label="CPU",
         timeline=HOST,
+        split_in_turns=True,
         # CPU runs move more between processes (thread placement, neighbours on a shared
         # host, the memory the allocator hands out). The largest such move measured on a
         # 2-core VM (one thread), +17.5% between two runs of identical code, was the

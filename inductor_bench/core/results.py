@@ -191,10 +191,24 @@ class TorchSettings:
         return {k: self.values[k] for k in keys}
 
 
+@dataclass
+class StepTurns:
+    """The real step and each graph's own call (its harness), timed in turns in one process
+    (the compile worker): rounds of one block per side, the order reversed every other round,
+    so that the process's drift falls on all alike. ``blocks[0][r]`` holds round r's step
+    times, ``blocks[i][r]`` graph ``graphs[i - 1]``'s, in ms per call. ``error``: why there
+    are none (the split then falls back to the profiled graph times)."""
+
+    graphs: list[str] = field(default_factory=list)
+    blocks: list[list[list[float]]] = field(default_factory=list)
+    error: str | None = None
+
+
 # What a run adds beside its graphs; saved under "extras" in that order, each only when set.
 EXTRAS = (
     "compile_s",
     "step_samples_ms",
+    "step_turns",
     "peak_memory",
     "elapsed_s",
     "autotune",
@@ -226,6 +240,7 @@ class BreakdownResult:
     errors: list[str] = field(default_factory=list)
     compile_s: float | None = None  # the first call of the model, timed on its own
     step_samples_ms: list[float] = field(default_factory=list)  # steady-state model calls
+    step_turns: StepTurns | None = None  # the step and the graphs in turns (core/step.py)
     peak_memory: PeakMemory | None = None
     elapsed_s: float | None = None  # the whole run, compile and profiling included
     autotune: Autotune | None = None  # --autotune-top
@@ -305,8 +320,10 @@ class BreakdownResult:
         peak = extras.pop("peak_memory", None)
         ts = extras.pop("torch_settings", None)
         cc = extras.pop("compile_cache", None)
+        turns = extras.pop("step_turns", None)
         return cls(
             graphs=graphs,
+            step_turns=StepTurns(**_known(StepTurns, turns)) if turns else None,
             torch_settings=TorchSettings(**_known(TorchSettings, ts)) if ts else None,
             compile_cache=CompileCache(**_known(CompileCache, cc)) if cc else None,
             peak_memory=PeakMemory(**_known(PeakMemory, peak)) if peak else None,

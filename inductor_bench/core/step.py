@@ -1,12 +1,21 @@
 """The model's real step against its graphs: what is spent outside the compiled graphs.
 
-The compile worker times the real step on the model (``step_samples_ms``: guards, the AOT
-autograd wrapper, the optimizer's Python, everything between graphs included). The
-profiling workers time each graph's own harness. The difference is the time outside the
-graphs. Each graph counts with its time as the step runs it: on an accelerator the
-pipelined run's time per iteration (launched back to back, as in a real step) where one was
-measured, else the synchronous wall time; on the host, the wall time (host work is
-synchronous either way). Pure; no torch.
+The real step on the model (guards, the AOT autograd wrapper, the optimizer's Python,
+everything between graphs included) less each graph's own time is the time outside the
+graphs. Two ways to get it:
+
+- **In turns** (where the device table says ``split_in_turns``: the host). The compile worker
+  times the step and each graph's own harness in rounds of blocks in one process
+  (``StepTurns``); each round gives step less the sum of the graphs, and the split is the
+  median over rounds. Separate processes on a shared machine settle at speeds of their own,
+  tens of percent apart, so a step timed in one process less graphs timed in another
+  measures the processes as much as the step.
+- **Across processes** (an accelerator, or a result without turns): the compile worker's
+  step median (``step_samples_ms``) less each graph's time from its profiling: the pipelined
+  run's time per iteration (launched back to back, as in a real step) where one was
+  measured, else the synchronous wall time.
+
+Pure; no torch.
 """
 
 from __future__ import annotations
@@ -14,7 +23,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from .results import BreakdownResult, GraphResult
+from .results import BreakdownResult, GraphResult, StepTurns
 
 
 @dataclass(frozen=True)
@@ -22,6 +31,7 @@ class StepSplit:
     step_ms: float  # median real step
     graphs_ms: float  # sum over graphs of their time per call
     pipelined: bool  # the graphs' times are pipelined-run times
+    rounds: int = 0  # timed in turns in one process, in this many rounds (0: across processes)
 
     @property
     def outside_ms(self) -> float:
@@ -42,11 +52,32 @@ def split_step(r: BreakdownResult) -> StepSplit | None:
     failed graph): the split would then mean nothing."""
     if not r.step_samples_ms or not r.graphs or not all(g.ok for g in r.graphs):
         return None
+    turns = split_in_turns(r.step_turns, [g.id for g in r.graphs])
+    if turns is not None:
+        return turns
     return StepSplit(
         step_ms=statistics.median(r.step_samples_ms),
         graphs_ms=sum(graph_step_ms(g) for g in r.graphs),
         pipelined=any(g.pipelined is not None for g in r.graphs),
     )
+
+
+def split_in_turns(t: StepTurns | None, graph_ids: list[str]) -> StepSplit | None:
+    """The split from turns that cover exactly these graphs: per round, the step's median
+    block less the sum of the graphs' median blocks; the median of that over the rounds in
+    which every side ran. None without such turns."""
+    if t is None or t.error or sorted(t.graphs) != sorted(graph_ids) or len(t.blocks) != len(t.graphs) + 1:
+        return None
+    rounds = [
+        [statistics.median(side[r]) for side in t.blocks]
+        for r in range(min(len(side) for side in t.blocks))
+        if all(side[r] for side in t.blocks)
+    ]
+    if not rounds:
+        return None
+    step_ms = statistics.median(x[0] for x in rounds)
+    outside_ms = statistics.median(x[0] - sum(x[1:]) for x in rounds)
+    return StepSplit(step_ms=step_ms, graphs_ms=step_ms - outside_ms, pipelined=False, rounds=len(rounds))
 
 
 def pipelined_busy_pct(r: BreakdownResult) -> float | None:

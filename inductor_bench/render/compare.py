@@ -218,11 +218,16 @@ def _notes(result: CompareResult) -> list[str]:
                          "its step time may be inflated")
         for line in disturbances(m.breakdown) if m.breakdown else []:
             notes.append(f"warning: {m.label}: {line}")
-    splits = [split_step(m.breakdown) for m in result.modes if m.breakdown]
-    if any(splits):
+    splits = [s for s in (split_step(m.breakdown) for m in result.modes if m.breakdown) if s]
+    if splits:
+        how = (
+            "its graphs' own calls, timed in turns with it in one process"
+            if all(s.rounds for s in splits)
+            else "the sum of its graphs' times"
+        )
         notes.append(
-            "outside graphs = the step time less the sum of its graphs' times (guards, the AOT "
-            "wrapper, eager code between graphs); n/m: the graphs' own harnesses took longer"
+            f"outside graphs = the step time less {how} (guards, the AOT wrapper, eager code "
+            "between graphs); n/m: the graphs' own harnesses took longer"
         )
     return notes
 

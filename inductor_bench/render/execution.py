@@ -100,7 +100,20 @@ def _outside(doc: Doc, r: BreakdownResult) -> None:
     if s is None:
         return
     frame = "pipelined graph times" if s.pipelined else "graph wall times"
-    if s.outside_ms >= 0:
+    if s.rounds and s.outside_ms >= 0:
+        doc.paragraph(
+            f"outside the graphs: {fmt.ms(s.outside_ms)} ms per step ({fmt.pct(s.outside_pct)} of "
+            f"the {fmt.ms(s.step_ms)} ms step, less its graphs' own calls, {fmt.ms(s.graphs_ms)} "
+            f"ms; the step and each graph timed in turns in one process, {s.rounds} rounds): "
+            "guards, the AOT autograd wrapper and all eager code between graphs (an optimizer "
+            "step included)."
+        )
+    elif s.rounds:
+        doc.paragraph(
+            f"outside the graphs: not measurable: the graphs' own calls took {fmt.ms(s.graphs_ms)} "
+            f"ms, more than the {fmt.ms(s.step_ms)} ms step timed in turns with them."
+        )
+    elif s.outside_ms >= 0:
         doc.paragraph(
             f"outside the graphs: {fmt.ms(s.outside_ms)} ms per step ({fmt.pct(s.outside_pct)} of "
             f"the {fmt.ms(s.step_ms)} ms step timed on the model, less the sum of {frame}, "

@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from ..core import subgraphs
+from ..core.devices import backend
 from ..core.errors import UsageError, WorkloadError
 from ..core.rundir import SOURCES_LOG
 from ..core.vocab import CompileMode
 from ..core.workload import FACTORY_KIND, SCRIPT_KIND, WorkloadOptions, file_kind
-from . import compat, compile_modes, cudagraph_log, machine, sources, torch_settings, trace_log
+from . import compat, compile_modes, cudagraph_log, machine, sources, torch_settings, trace_log, turns
 from . import device as dev
 from .workload import build_step, call_factory, load_factory
 
@@ -209,8 +210,15 @@ def timed_step(opts: WorkloadOptions, device: str, **compile_kw: Any) -> Callabl
 
 
 def _run_factory(
-    opts: WorkloadOptions, device: str, timing: StepTiming, ready: dict[str, Any] | None = None
+    opts: WorkloadOptions,
+    device: str,
+    timing: StepTiming,
+    ready: dict[str, Any] | None = None,
+    modules: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
+    """Compile, then time the steady state; where the device table says ``split_in_turns``,
+    the step and every graph in ``modules`` (the recorder's, filled by the compile) in turns
+    (``turns.py``)."""
     one = timed_step(opts, device)
     compile_ms = one()  # the first call: compilation (and autotuning) timed on its own
     dev.reset_peak_memory(device)  # the steady state's peak, not compile-time autotuning's
@@ -222,13 +230,16 @@ def _run_factory(
     gpu1 = machine.device_reading(device, device_id, standby)
     load = machine.with_device(machine.load_since(counters), gpu0, gpu1)
     peak, peak_kind = dev.peak_memory(device)
-    return {
+    out = {
         "compile_s": compile_ms / 1e3,
         "step_samples_ms": samples,
         "step_load": load.to_dict() if load is not None else None,
         "peak_memory_bytes": peak,
         "peak_memory_kind": peak_kind,
     }
+    if modules and backend(device).split_in_turns:
+        out["step_turns"] = turns.time_in_turns(one, [m["path"] for m in modules], device, timing.budget_s)
+    return out
 
 
 @dataclass(frozen=True)
@@ -303,7 +314,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     try:
         if kind == FACTORY_KIND:
             timing = StepTiming.from_request(request)
-            out.update(_run_factory(opts, device, timing, request.get("wait_ready")))
+            out.update(_run_factory(opts, device, timing, request.get("wait_ready"), recorder.modules))
         else:  # a script picks its own devices; each module says which it ran on
             out.update(_run_script(opts))
     except (UsageError, WorkloadError) as e:

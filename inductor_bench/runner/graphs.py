@@ -49,6 +49,7 @@ class GraphSource:
     kernel_files: dict[str, str]  # kernel name -> path relative to the run directory
     cudagraph_skip: str | None = None  # why torch.compile left it out of CUDA graphs
     sources: dict[str, Any] | None = None  # what it was made from (runner/sources.py)
+    origin: str = ""  # the module as Inductor wrote it (the compile worker's path)
 
 
 def collect_graphs(
@@ -109,7 +110,7 @@ def _collect(m: dict[str, Any], run_dir: Path, default_device: str, used: set[st
         module=str(dst.relative_to(run_dir)),
         device=info.device or default_device,
     )
-    return GraphSource(g, dst, info, kernel_files, m.get("cudagraph_skip"))
+    return GraphSource(g, dst, info, kernel_files, m.get("cudagraph_skip"), origin=str(m["path"]))
 
 
 def _save_record(record: dict[str, Any] | None, gdir: Path) -> dict[str, Any] | None:

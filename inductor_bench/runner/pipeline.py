@@ -14,7 +14,7 @@ from typing import Any
 
 from ..core import errors, subgraphs
 from ..core.devices import HOST_BACKEND
-from ..core.results import BreakdownResult, CompileCache, GraphResult, PeakMemory, TorchSettings
+from ..core.results import BreakdownResult, CompileCache, GraphResult, PeakMemory, StepTurns, TorchSettings
 from ..core.rundir import CACHE_DIR, LOGS_DIR, MODULES_LOG, SOURCES_LOG
 from ..core.vocab import CompileMode, Status
 from ..core.workload import SCRIPT_KIND, WorkloadOptions, file_kind
@@ -46,6 +46,7 @@ class CompileOutcome:
     peak_memory_kind: str = ""
     torch_settings: dict[str, Any] | None = None
     step_load: dict[str, Any] | None = None  # load from other processes while steps were timed
+    step_turns: dict[str, Any] | None = None  # the step and each module in turns (runner/turns.py)
     fx_cache: dict[str, int] | None = None  # Inductor's FX graph cache: hits, misses
     cache_dir: str = ""
     cache_shared: bool = False
@@ -69,6 +70,7 @@ _REPORTED = (
     "peak_memory_kind",
     "torch_settings",
     "step_load",
+    "step_turns",
     "fx_cache",
 )
 
@@ -186,6 +188,23 @@ def _take_outcome(result: BreakdownResult, opts: WorkloadOptions, comp: CompileO
         result.errors.append(str(comp.error))
 
 
+def step_turns(raw: dict[str, Any] | None, graph_of: dict[str, str]) -> StepTurns | None:
+    """The compile worker's turns (blocks per module path, the step's first) as the result
+    keeps them: per graph id, for the modules that became graphs (an autotuning subgraph
+    found only now is dropped: the step never runs it)."""
+    if not raw:
+        return None
+    if raw.get("error"):
+        return StepTurns(error=str(raw["error"]))
+    paths, blocks = raw.get("paths") or [], raw.get("blocks") or []
+    keep = [i for i, p in enumerate(paths) if p in graph_of]
+    if len(blocks) != len(paths) + 1:
+        return StepTurns(error="the turns do not match the modules timed")
+    return StepTurns(
+        graphs=[graph_of[paths[i]] for i in keep], blocks=[blocks[0]] + [blocks[i + 1] for i in keep]
+    )
+
+
 def breakdown_from_outcome(
     opts: WorkloadOptions,
     run_dir: Path,
@@ -202,6 +221,7 @@ def breakdown_from_outcome(
     _take_outcome(result, opts, comp)
     left_out: list[dict[str, Any]] = []
     sources = collect_graphs(comp.modules, run_dir, comp.device or HOST_BACKEND.name, left_out)
+    result.step_turns = step_turns(comp.step_turns, {s.origin: s.graph.id for s in sources})
     result.subgraphs_left_out = [
         {"path": str(m.get("path", "")), "reason": str(m.get(subgraphs.REASON_KEY, ""))} for m in left_out
     ]

@@ -13,7 +13,6 @@ Run as ``python -m inductor_bench.runner.timer request.json response.json`` (see
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable
 from typing import Any
@@ -22,17 +21,10 @@ from ..core.workload import WorkloadOptions
 from . import device as dev
 from . import machine
 from .capture import _fx_cache_counts, timed_step
+from .turns import block_steps
 
 WARMUP_CALLS = 3
 BLOCK_S = 0.05  # aim of each block's length: short, so that drift within a round is small
-MAX_BLOCK_STEPS = 25
-
-
-def block_steps(per_call_s: float, block_s: float = BLOCK_S) -> int:
-    """Calls per block: about ``block_s`` of them, 1 to MAX_BLOCK_STEPS."""
-    if per_call_s <= 0:
-        return MAX_BLOCK_STEPS
-    return max(1, min(MAX_BLOCK_STEPS, math.ceil(block_s / per_call_s)))
 
 
 class Plan:

@@ -1,0 +1,86 @@
+"""The real step and each compiled graph's own call, timed in turns in one process.
+
+The compile worker runs this after timing its steps (``capture.py``), where the device table
+says ``split_in_turns``: it loads every graph's compiled module as the profiling worker does
+(``profile.load_module``, the module's own harness inputs), then times rounds of blocks, one
+block of calls per side (the step first, then each graph), the order reversed every other
+round. ``core/step.py`` turns the blocks into the time outside the graphs. Timing the step in
+one process and the graphs in another would measure the two processes as much as the step:
+on a shared machine each settles at a speed of its own (docs/compare-and-diff.md).
+
+``block_steps`` sizes the blocks here and in the timing worker (``timer.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from . import device as dev
+
+MAX_BLOCK_STEPS = 25
+ESTIMATE_CALLS = 3  # per side, before the rounds: warm-up, and the pace that sizes its blocks
+TURN_BLOCK_S = 0.01  # a block of one side, about: short, so that a round is short too
+MIN_ROUNDS, MAX_ROUNDS = 5, 30
+
+
+def block_steps(per_call_s: float, block_s: float) -> int:
+    """Calls per block: about ``block_s`` of them, 1 to MAX_BLOCK_STEPS."""
+    if per_call_s <= 0:
+        return MAX_BLOCK_STEPS
+    return max(1, min(MAX_BLOCK_STEPS, math.ceil(block_s / per_call_s)))
+
+
+def plan_rounds(per_call_s: list[float], budget_s: float | None) -> tuple[list[int], int]:
+    """(calls per block for each side, rounds): blocks of about TURN_BLOCK_S, and as many
+    rounds as ``budget_s`` holds, MIN_ROUNDS to MAX_ROUNDS."""
+    sizes = [block_steps(pc, TURN_BLOCK_S) for pc in per_call_s]
+    round_s = sum(n * pc for n, pc in zip(sizes, per_call_s, strict=True))
+    if budget_s is None or round_s <= 0:
+        return sizes, MAX_ROUNDS
+    return sizes, max(MIN_ROUNDS, min(MAX_ROUNDS, int(budget_s / round_s)))
+
+
+def in_turns(calls: list[Callable[[], float]], sizes: list[int], rounds: int) -> list[list[list[float]]]:
+    """blocks[side][round]: ``sizes[side]`` calls of ``calls[side]`` (each returns its ms)
+    per round, forward and backward order alternating."""
+    blocks: list[list[list[float]]] = [[] for _ in calls]
+    for r in range(rounds):
+        order = range(len(calls)) if r % 2 == 0 else reversed(range(len(calls)))
+        for i in order:
+            blocks[i].append([calls[i]() for _ in range(sizes[i])])
+    return blocks
+
+
+def time_in_turns(
+    step: Callable[[], float], module_paths: list[str], device: str, budget_s: float | None
+) -> dict[str, Any]:
+    """The step (one timed call, in ms) and every module's harness call in turns. Returns
+    ``{"paths": module_paths, "blocks": ...}`` (blocks[0] is the step's), or ``{"error": ...}``
+    when a module cannot be loaded or called: the split then falls back to the profiled
+    graph times, and the reason is kept."""
+    from .profile import harness, load_module
+
+    try:
+        calls = [step]
+        for path in module_paths:
+            calls.append(_timed(harness(load_module(path)), device))
+        # a module just loaded allocates on its first calls: the median of a few is its pace
+        per_call = [statistics.median(call() for _ in range(ESTIMATE_CALLS)) / 1e3 for call in calls]
+        sizes, rounds = plan_rounds(per_call, budget_s)
+        return {"paths": list(module_paths), "blocks": in_turns(calls, sizes, rounds)}
+    except Exception as e:  # the step split is an addition: its failure loses nothing else
+        return {"error": f"{type(e).__name__}: {e}"[:300]}
+
+
+def _timed(run: Callable[[], Any], device: str) -> Callable[[], float]:
+    def one() -> float:
+        t0 = time.perf_counter()
+        run()
+        dev.synchronize(device)
+        return (time.perf_counter() - t0) * 1e3
+
+    return one
