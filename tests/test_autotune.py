@@ -169,14 +169,26 @@ def test_verdicts():
     assert verdict(compare_modes(noisy, [x * 0.96 for x in noisy])) == "within noise"
 
 
+def _x(change) -> str:
+    """The speedup and its interval as the sentence prints them, from the change's figures."""
+    lo, hi = change.speedup_ci
+    return f"{change.speedup:.2f}x [{lo:.2f}x-{hi:.2f}x]"
+
+
 def test_verdict_sentences():
-    assert verdict_sentence(compare_modes(BASE, [x * 0.8 for x in BASE])) == (
-        "max-autotune is faster: 1.25x (20.0% less time)")
-    assert verdict_sentence(compare_modes(BASE, [x * 1.25 for x in BASE])) == (
-        "max-autotune is SLOWER: 25.0% more time; the baseline config wins (autotuning picks "
-        "by a short benchmark, which can mislead)")
-    assert verdict_sentence(compare_modes(BASE, [x * 1.02 for x in BASE])) == (
-        "no difference: 2.0% is within noise (needs 3% and the medians' confidence intervals apart)")
+    faster = compare_modes(BASE, [x * 0.8 for x in BASE])
+    assert verdict_sentence(faster) == f"max-autotune is faster: {_x(faster)} (20.0% less time)"
+    assert _x(faster).startswith("1.25x [")
+    slower = compare_modes(BASE, [x * 1.25 for x in BASE])
+    assert verdict_sentence(slower) == (
+        f"max-autotune is SLOWER: {_x(slower)} (25.0% more time); the baseline config wins "
+        "(autotuning picks by a short benchmark, which can mislead)")
+    same = compare_modes(BASE, [x * 1.02 for x in BASE])
+    lo, hi = same.speedup_ci
+    assert lo <= 1 / 1.02 <= hi
+    assert verdict_sentence(same) == (
+        f"no difference: {_x(same)}, 2.0% is within noise (needs 3% and the medians' confidence "
+        "intervals apart)")
     assert verdict_sentence(compare_modes([1.0], [1.0])) == (
         "too few samples to judge (use more --reps)")
 

@@ -99,15 +99,19 @@ def verdict(change: Change) -> str:
 
 
 def verdict_sentence(change: Change) -> str:
+    """The verdict with the speedup (baseline time / max-autotune time) and the interval it
+    rests on, so that a reader sees why."""
     v = verdict(change)
     pct = abs(change.rel_pct or 0.0)
+    ci = change.speedup_ci
+    x = f"{change.speedup:.2f}x" + (f" [{ci[0]:.2f}x-{ci[1]:.2f}x]" if ci else "") if change.speedup else ""
     if v == FASTER:
-        return f"max-autotune is faster: {change.speedup:.2f}x ({pct:.1f}% less time)"
+        return f"max-autotune is faster: {x} ({pct:.1f}% less time)"
     if v == SLOWER:
-        return (f"max-autotune is SLOWER: {pct:.1f}% more time; the baseline config wins "
+        return (f"max-autotune is SLOWER: {x} ({pct:.1f}% more time); the baseline config wins "
                 "(autotuning picks by a short benchmark, which can mislead)")
     if v == Verdict.WITHIN_NOISE:
-        return (f"no difference: {pct:.1f}% is within noise (needs {VERDICT_MIN_REL * 100:.0f}% "
+        return (f"no difference: {x}, {pct:.1f}% is within noise (needs {VERDICT_MIN_REL * 100:.0f}% "
                 "and the medians' confidence intervals apart)")
     return "too few samples to judge (use more --reps)"
 
