@@ -12,7 +12,9 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import platform
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -45,6 +47,37 @@ def inductor_env(cache_dir: Path, *, freezing: bool = False) -> dict[str, str]:
     if freezing:
         env["TORCHINDUCTOR_FREEZING"] = "1"
     return env
+
+
+def measuring_env(cache_dir: Path) -> dict[str, str]:
+    """The environment of a worker that only loads what a compile wrote and measures it (the
+    profiling worker): no pool of compile processes. With compile threads, loading a module
+    can start Inductor's pool, whose processes import torch (seconds of CPU) beside the
+    measurement: on torch 2.5 they took a core during the first graph's profiler sessions,
+    which ran 10x slower. A module that misses the cache compiles in the worker instead."""
+    return {**inductor_env(cache_dir), "TORCHINDUCTOR_COMPILE_THREADS": "1"}
+
+
+def stop_compile_workers() -> None:
+    """Stop Inductor's pool of compile processes once the compile is done, before anything is
+    timed. torch starts it with a compile and it outlives the compile: on torch 2.5 its
+    processes were still importing torch while steps were timed, and, orphaned when this
+    worker exited, while the first graph was profiled. A later compile starts a new one."""
+    try:
+        from torch._inductor import async_compile
+    except ImportError:
+        return
+    # The pool's own shutdown waits for its process to read the request, which a process
+    # still importing torch does seconds later: that process and the workers it started are
+    # told to stop (SIGTERM) first.
+    for pool in list(getattr(async_compile, "_pool_set", ())):
+        proc = getattr(pool, "process", None)  # a SubprocPool's process; executors have none
+        with contextlib.suppress(Exception):
+            if proc is not None and proc.poll() is None:
+                for pid in [*machine.descendants(proc.pid), proc.pid]:
+                    os.kill(pid, signal.SIGTERM)
+    with contextlib.suppress(Exception):  # an addition: never stops a measurement
+        async_compile.shutdown_compile_workers()
 
 
 class _ModuleRecorder(logging.Handler):
@@ -221,6 +254,7 @@ def _run_factory(
     (``turns.py``)."""
     one = timed_step(opts, device)
     compile_ms = one()  # the first call: compilation (and autotuning) timed on its own
+    stop_compile_workers()
     dev.reset_peak_memory(device)  # the steady state's peak, not compile-time autotuning's
     wait_ready(ready)
     device_id = dev.monitor_id(device)
@@ -324,6 +358,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         err = WorkloadError(_describe(e))
         err.partial = {**out, **_settings(before), "modules": recorder.modules}  # type: ignore[attr-defined]
         raise err from e
+    stop_compile_workers()  # a script's compiles too: none of its pool outlives this worker
     out.update(_settings(before))
     out["fx_cache"] = _fx_cache_counts()
     out["modules"] = recorder.modules

@@ -34,7 +34,7 @@ from ..core.trace import load_for_analysis
 from ..core.vocab import Role, Status
 from . import device as dev
 from .batch import BatchItem, Standby, run_batch
-from .capture import inductor_env
+from .capture import measuring_env
 from .settings import RunSettings
 
 PROFILE_WORKER = "inductor_bench.runner.profile"
@@ -209,7 +209,7 @@ def profile_standby(run_dir: Path, settings: RunSettings, cache_dir: Path, prelo
     return Standby(
         PROFILE_WORKER,
         {"preload": preload},
-        env=inductor_env(cache_dir),
+        env=measuring_env(cache_dir),
         log_path=run_dir / LOGS_DIR / "profile.log",
         echo=settings.echo,
     )
@@ -249,7 +249,7 @@ def profile_graphs(
         PROFILE_WORKER,
         items,
         timeout=settings.timeout,
-        env=inductor_env(cache_dir or run_dir / CACHE_DIR),
+        env=measuring_env(cache_dir or run_dir / CACHE_DIR),
         log_path=run_dir / LOGS_DIR / "profile.log",
         echo=settings.echo,
         on_start=lambda key: on_start(by_id[key]),

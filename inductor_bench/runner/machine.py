@@ -30,6 +30,29 @@ def cpu_counters() -> CpuCounters | None:
         return None
 
 
+def descendants(pid: int) -> list[int]:
+    """The processes below ``pid`` (children, theirs, ...), read from ``/proc``; [] where
+    there is none."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = [d for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return []
+    for d in entries:
+        try:
+            stat = Path(f"/proc/{d}/stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])  # after the name, which may hold spaces
+        children.setdefault(ppid, []).append(int(d))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
 def load_since(before: CpuCounters | None, min_s: float = 0.0) -> Load | None:
     """The load since ``before``; with ``min_s``, an interval shorter than that is first
     extended by waiting idle (our process adds nothing; other processes go on), so that a
