@@ -72,10 +72,11 @@ def stop_compile_workers() -> None:
     # told to stop (SIGTERM) first.
     for pool in list(getattr(async_compile, "_pool_set", ())):
         proc = getattr(pool, "process", None)  # a SubprocPool's process; executors have none
-        with contextlib.suppress(Exception):
-            if proc is not None and proc.poll() is None:
-                for pid in [*machine.descendants(proc.pid), proc.pid]:
-                    os.kill(pid, signal.SIGTERM)
+        if proc is None or proc.poll() is not None:
+            continue
+        for pid in [*machine.descendants(proc.pid), proc.pid]:
+            with contextlib.suppress(OSError):  # gone meanwhile
+                os.kill(pid, signal.SIGTERM)
     with contextlib.suppress(Exception):  # an addition: never stops a measurement
         async_compile.shutdown_compile_workers()
 
