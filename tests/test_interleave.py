@@ -19,8 +19,8 @@ from inductor_bench.core.diff import diff_results
 from inductor_bench.core.step import split_step
 from inductor_bench.render.compare import model_verdicts, render_compare
 from inductor_bench.runner.compare import CompareRun, model_names
+from inductor_bench.runner.rounds import MAX_BLOCK_STEPS, block_steps
 from inductor_bench.runner.timer import BLOCK_S, Plan, interleave
-from inductor_bench.runner.turns import MAX_BLOCK_STEPS, block_steps
 
 from .conftest import FIXTURES, MODELS
 
@@ -267,4 +267,5 @@ def test_the_time_outside_the_graphs_agrees_with_a_known_sleep(sleepy_compare):
         slept = _slept_ms(seconds)
         assert s is not None and s.rounds >= 5, m.label  # timed in turns, not across processes
         assert slept - 0.05 <= s.outside_ms <= slept + OVERHEAD_MS, (m.label, s, slept)
+        assert slept <= s.step_ms <= slept + OVERHEAD_MS, (m.label, s, slept)  # the step it is a share of
         assert m.breakdown.step_turns.graphs == [g.id for g in m.breakdown.graphs]

@@ -197,9 +197,9 @@ def step_turns(raw: dict[str, Any] | None, graph_of: dict[str, str]) -> StepTurn
     if raw.get("error"):
         return StepTurns(error=str(raw["error"]))
     paths, blocks = raw.get("paths") or [], raw.get("blocks") or []
-    keep = [i for i, p in enumerate(paths) if p in graph_of]
     if len(blocks) != len(paths) + 1:
         return StepTurns(error="the turns do not match the modules timed")
+    keep = [i for i, p in enumerate(paths) if p in graph_of]
     return StepTurns(
         graphs=[graph_of[paths[i]] for i in keep], blocks=[blocks[0]] + [blocks[i + 1] for i in keep]
     )

@@ -21,53 +21,10 @@ from ..core.workload import WorkloadOptions
 from . import device as dev
 from . import machine
 from .capture import _fx_cache_counts, stop_compile_workers, timed_step
-from .turns import block_steps
+from .rounds import Plan, block_steps, interleave
 
 WARMUP_CALLS = 3
 BLOCK_S = 0.05  # aim of each block's length: short, so that drift within a round is small
-
-
-class Plan:
-    """When to stop: every side has ``min_steps`` calls and has either run for ``budget_s``
-    (the sum of its own calls) or reached ``max_steps``; with ``exact``, exactly
-    ``max_steps`` each."""
-
-    def __init__(self, budget_s: float | None, max_steps: int, min_steps: int, exact: bool = False) -> None:
-        self.budget_s, self.max_steps, self.min_steps, self.exact = budget_s, max_steps, min_steps, exact
-
-    def side_done(self, steps: int, spent_s: float) -> bool:
-        if steps >= self.max_steps:
-            return True
-        if self.exact or steps < self.min_steps:
-            return False
-        return self.budget_s is not None and spent_s >= self.budget_s
-
-    def left(self, steps: int) -> int:
-        return max(0, self.max_steps - steps)
-
-
-def interleave(calls: list[Callable[[], float]], sizes: list[int], plan: Plan) -> list[list[list[float]]]:
-    """Rounds of blocks, one block per side per round (``sizes[i]`` calls of ``calls[i]``,
-    each returning its time in ms), forward and backward order alternating, until ``plan``
-    says every side is done. Returns blocks[side][round]; a side that is done runs no more
-    blocks, so later rounds pair only the sides still running."""
-    blocks: list[list[list[float]]] = [[] for _ in calls]
-    steps = [0] * len(calls)
-    spent = [0.0] * len(calls)
-    r = 0
-    while not all(plan.side_done(steps[i], spent[i]) for i in range(len(calls))):
-        order = range(len(calls)) if r % 2 == 0 else reversed(range(len(calls)))
-        for i in order:
-            if plan.side_done(steps[i], spent[i]):
-                blocks[i].append([])
-                continue
-            n = min(sizes[i], plan.left(steps[i]))
-            blk = [calls[i]() for _ in range(n)]
-            blocks[i].append(blk)
-            steps[i] += n
-            spent[i] += sum(blk) / 1e3
-        r += 1
-    return blocks
 
 
 def _side(spec: dict[str, Any], device: str) -> Callable[[], float]:

@@ -8,30 +8,24 @@ round. ``core/step.py`` turns the blocks into the time outside the graphs. Timin
 one process and the graphs in another would measure the two processes as much as the step:
 on a shared machine each settles at a speed of its own (docs/compare-and-diff.md).
 
-``block_steps`` sizes the blocks here and in the timing worker (``timer.py``).
+The rounds themselves are ``rounds.py``'s, as in the timing worker of ``compare``.
 """
 
 from __future__ import annotations
 
-import math
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
 from . import device as dev
+from .profile import harness, load_module
+from .rounds import Plan, block_steps, interleave
 
-MAX_BLOCK_STEPS = 25
 ESTIMATE_CALLS = 3  # per side, before the rounds: warm-up, and the pace that sizes its blocks
 TURN_BLOCK_S = 0.01  # a block of one side, about: short, so that a round is short too
 MIN_ROUNDS, MAX_ROUNDS = 5, 30
-
-
-def block_steps(per_call_s: float, block_s: float) -> int:
-    """Calls per block: about ``block_s`` of them, 1 to MAX_BLOCK_STEPS."""
-    if per_call_s <= 0:
-        return MAX_BLOCK_STEPS
-    return max(1, min(MAX_BLOCK_STEPS, math.ceil(block_s / per_call_s)))
 
 
 def plan_rounds(per_call_s: list[float], budget_s: float | None) -> tuple[list[int], int]:
@@ -44,17 +38,6 @@ def plan_rounds(per_call_s: list[float], budget_s: float | None) -> tuple[list[i
     return sizes, max(MIN_ROUNDS, min(MAX_ROUNDS, int(budget_s / round_s)))
 
 
-def in_turns(calls: list[Callable[[], float]], sizes: list[int], rounds: int) -> list[list[list[float]]]:
-    """blocks[side][round]: ``sizes[side]`` calls of ``calls[side]`` (each returns its ms)
-    per round, forward and backward order alternating."""
-    blocks: list[list[list[float]]] = [[] for _ in calls]
-    for r in range(rounds):
-        order = range(len(calls)) if r % 2 == 0 else reversed(range(len(calls)))
-        for i in order:
-            blocks[i].append([calls[i]() for _ in range(sizes[i])])
-    return blocks
-
-
 def time_in_turns(
     step: Callable[[], float], module_paths: list[str], device: str, budget_s: float | None
 ) -> dict[str, Any]:
@@ -62,8 +45,6 @@ def time_in_turns(
     ``{"paths": module_paths, "blocks": ...}`` (blocks[0] is the step's), or ``{"error": ...}``
     when a module cannot be loaded or called: the split then falls back to the profiled
     graph times, and the reason is kept."""
-    from .profile import harness, load_module
-
     try:
         calls = [step]
         for path in module_paths:
@@ -71,7 +52,8 @@ def time_in_turns(
         # a module just loaded allocates on its first calls: the median of a few is its pace
         per_call = [statistics.median(call() for _ in range(ESTIMATE_CALLS)) / 1e3 for call in calls]
         sizes, rounds = plan_rounds(per_call, budget_s)
-        return {"paths": list(module_paths), "blocks": in_turns(calls, sizes, rounds)}
+        every_round = Plan(budget_s=None, max_steps=sys.maxsize, min_steps=0)  # rounds decide
+        return {"paths": list(module_paths), "blocks": interleave(calls, sizes, every_round, rounds)}
     except Exception as e:  # the step split is an addition: its failure loses nothing else
         return {"error": f"{type(e).__name__}: {e}"[:300]}
 
