@@ -20,7 +20,9 @@
 # comment; appended to $GITHUB_STEP_SUMMARY when that is set).
 #
 # Exit status: 0 no significant regression above PCT, 1 regression, 2 bad arguments or
-# unreadable results, 3 the comparison failed (its log is OUT_DIR/compare.log).
+# unreadable results, 3 the comparison failed (its log is OUT_DIR/compare.log), 5 not
+# comparable: a revision's column, or a graph of its breakdown, was not measured (failed,
+# timed out, interrupted); the NOT COMPARABLE line names them and no verdict is given.
 #
 # Environment:
 #   INDUCTOR_BENCH         the command to run, split into words (default: inductor-bench)
@@ -106,12 +108,12 @@ set +e
   >"$out/verdict.md" 2>"$out/compare.log"
 rc=$?
 set -e
-if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ] && [ "$rc" -ne 5 ]; then
   echo "merge_gate: the comparison failed (exit $rc); last lines of $out/compare.log:" >&2
   tail -n 5 "$out/compare.log" >&2
   exit 3
 fi
-grep -v "^inductor-bench: run directory" "$out/compare.log" | grep "regression" >&2 || true
+grep -v "^inductor-bench: run directory" "$out/compare.log" | grep -e "regression" -e "not comparable" >&2 || true
 # the two columns' breakdowns, kernel by kernel
 {
   cat "$out/verdict.md"

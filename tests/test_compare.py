@@ -27,7 +27,7 @@ from inductor_bench.core.rundir import load_compare
 from inductor_bench.core.vocab import Outcome, Status
 from inductor_bench.core.workload import WorkloadOptions
 from inductor_bench.render.compare import render_compare, verdict_line
-from inductor_bench.render.doc import TextDoc
+from inductor_bench.render.doc import TextDoc, new_doc
 from inductor_bench.runner.compare import _execution_order, run_compare
 
 from .conftest import MODELS
@@ -221,6 +221,99 @@ def test_two_compares_diff_mode_by_mode():
     assert d.skipped == [
         "reduce-overhead: base skipped (CUDA graphs need CUDA); head skipped (CUDA graphs need CUDA)"
     ]
+
+
+# ---- the gate of several model files, with a column not measured -------------------------------
+
+RECORDED = Path(__file__).resolve().parent / "fixtures" / "results" / "cpu_mlp_compare" / "compare.json"
+KILLED = "profiling worker was killed by SIGKILL (out of memory? the OOM killer sends SIGKILL)"
+GATE_FAILS = "**NOT COMPARABLE, so the 10% gate fails**: "
+
+
+def two_files(head_default: dict | None, errors: tuple[str, ...] = ()) -> CompareResult:
+    """The recorded compare's eager and default columns as `compare mlp.py mlp.py --names
+    base,head` saves them, each column under both names; ``head_default`` updates head's
+    default column (None: it never ran)."""
+    cmp = json.loads(RECORDED.read_text())
+    cols = [m for m in cmp["modes"] if m["mode"] in ("eager", "default")]
+    base, head = [dict(m, model="base") for m in cols], [json.loads(json.dumps(dict(m, model="head"))) for m in cols]
+    if head_default is None:
+        head = head[:1]
+    else:
+        head[1].update(head_default)
+    cmp.update(models=["base", "head"], model="base vs head", modes=base + head, errors=list(errors))
+    return CompareResult.from_dict(cmp)
+
+
+def lost_backward(breakdown: dict, status: str) -> dict:
+    """``breakdown`` as the pipeline leaves it when the backward graph was not measured:
+    interrupted (the graph never appended) or its profiling worker killed (kept as failed)."""
+    if status == "interrupted":
+        graphs = [g for g in breakdown["graphs"] if g["id"] != "0-backward"]
+    else:
+        graphs = [dict(g, status="failed", error=KILLED, kernels=[], wall_samples_ms=[]) if g["id"] == "0-backward"
+                  else g for g in breakdown["graphs"]]
+    return dict(breakdown, graphs=graphs, status=status if status == "interrupted" else "partial")
+
+
+def recorded_default() -> dict:
+    return next(m for m in json.loads(RECORDED.read_text())["modes"] if m["mode"] == "default")
+
+
+@pytest.mark.parametrize(
+    "head_default, errors, why",
+    [
+        (  # the pipeline's own shape: the column failed, its breakdown partial
+            {"status": "failed", "reason": f"graph 0-backward: {KILLED}",
+             "breakdown": lost_backward(recorded_default()["breakdown"], "failed")},
+            (f"head:default: graph 0-backward: {KILLED}",),
+            f"graph 0-backward not measured in head (failed: {KILLED})",
+        ),
+        (  # a column that says ok over a breakdown cut short
+            {"breakdown": lost_backward(recorded_default()["breakdown"], "interrupted")},
+            (),
+            "graph 0-backward not measured in head (missing from the interrupted run)",
+        ),
+        (None, ("interrupted",), "the step not measured in head (not run)"),  # Ctrl-C before it
+    ],
+    ids=["failed-graph", "interrupted-breakdown", "column-missing"],
+)
+def test_the_gate_gives_no_verdict_on_a_column_not_measured(head_default, errors, why):
+    from inductor_bench.commands.compare import exit_error
+    from inductor_bench.core.compare import not_measured, regressions
+    from inductor_bench.core.errors import Interrupted, NotComparable, WorkerError
+    from inductor_bench.render.compare import gate_line, model_verdicts
+
+    r = two_files(head_default, errors)
+    line = f"head:default: {why}"
+    assert [u.describe() for u in not_measured(r)] == [line]
+    assert regressions(r, 0.0) == []
+    assert gate_line(r, 10, new_doc("markdown")) == f"{GATE_FAILS}{line} - no verdict without them"
+    verdicts = model_verdicts(r)
+    assert verdicts[-1] == f"not comparable: {line}"
+    assert [v.split(":")[0] for v in verdicts] == ["head against base, eager", "not comparable"]
+    assert render_compare(r, "markdown", threshold_pct=10).startswith(GATE_FAILS + line)
+    # the command's exit: with the gate, 5 and one line naming the graph; without it, the
+    # run's own error (a dead worker: 4); Ctrl-C stays Ctrl-C
+    worker = WorkerError(f"graph 0-backward: {KILLED}")
+    gate = exit_error(r, worker, 10.0)
+    assert isinstance(gate, NotComparable) and gate.exit_code == 5
+    assert str(gate) == f"not comparable, no verdict: {line}"
+    assert isinstance(exit_error(r, None, 10.0), NotComparable)
+    assert exit_error(r, worker, None) is worker and worker.exit_code == 4
+    ctrl_c = Interrupted("interrupted")
+    assert exit_error(r, ctrl_c, 10.0) is ctrl_c
+
+
+def test_the_gate_judges_columns_measured_on_both_sides():
+    from inductor_bench.commands.compare import exit_error
+    from inductor_bench.core.compare import not_measured
+    from inductor_bench.render.compare import gate_line
+
+    r = two_files({})
+    assert not_measured(r) == []
+    assert gate_line(r, 10, new_doc("markdown")) == "**NO REGRESSION above the 10% gate**"
+    assert exit_error(r, None, 10.0) is None
 
 
 # ---- bad input (no worker starts) -----------------------------------------------------------

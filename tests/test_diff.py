@@ -467,6 +467,144 @@ def test_the_analysis_side_imports_without_torch():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+# ---- graphs measured on one side only -------------------------------------------------------
+
+RESULTS = Path(__file__).resolve().parent / "fixtures" / "results"
+RECORDED = RESULTS / "cpu_mlp_train_autotune" / "breakdown.json"
+KILLED = "profiling worker was killed by SIGKILL (out of memory? the OOM killer sends SIGKILL)"
+
+
+def recorded() -> dict:
+    return json.loads(RECORDED.read_text())
+
+
+def interrupted_run() -> dict:
+    """The recorded run as Ctrl-C during the backward graph's profile leaves it
+    (runner/pipeline.py): the graph never appended, status interrupted, "interrupted" noted."""
+    d = recorded()
+    d["graphs"] = [g for g in d["graphs"] if g["id"] != "0-backward"]
+    d["status"], d["errors"] = "interrupted", ["interrupted"]
+    return d
+
+
+def partial_run(status: str = "failed", error: str = KILLED) -> dict:
+    """The recorded run with its backward graph lost as a dead profiling worker loses it: kept,
+    with the status and the reason, the run partial."""
+    d = recorded()
+    bwd = next(g for g in d["graphs"] if g["id"] == "0-backward")
+    bwd.update(status=status, error=error, kernels=[], wall_samples_ms=[], wall_ms=0.0, categories={})
+    d["status"], d["errors"] = "partial", [f"graph 0-backward: {error}"]
+    return d
+
+
+def save(path: Path, d: dict) -> str:
+    path.write_text(json.dumps(d))
+    return str(path)
+
+
+def forward_kernels() -> list[str]:
+    return sorted(k["name"] for g in recorded()["graphs"] if g["id"] == "0-forward" for k in g["kernels"])
+
+
+@pytest.mark.parametrize("head_lacks", [True, False], ids=["head-interrupted", "base-interrupted"])
+def test_an_interrupted_run_gets_no_verdict_against_a_complete_one(head_lacks):
+    full, cut = BreakdownResult.from_dict(recorded()), BreakdownResult.from_dict(interrupted_run())
+    d = diff_results(*((full, cut) if head_lacks else (cut, full)))
+    side = "head" if head_lacks else "base"
+    assert d.status() == Outcome.NOT_COMPARABLE
+    assert d.regressions(0.0) == []
+    (s,) = d.sections
+    assert [u.describe() for u in d.unmeasured] == [
+        f"default: graph 0-backward not measured in {side} (missing from the interrupted run)"
+    ]
+    assert not (s.step.slower or s.step.faster) and s.step.verdict == Outcome.NOT_COMPARABLE
+    assert s.kernel_time.verdict == Outcome.NOT_COMPARABLE
+    assert {c.change.verdict for c in s.categories} == {Outcome.NOT_COMPARABLE}
+    # the graph measured on both sides is still diffed kernel by kernel; nothing was "removed"
+    assert sorted(k.name for k in s.kernels) == forward_kernels()
+    assert {(k.graph, k.status) for k in s.kernels} == {("0-forward", WITHIN_NOISE)}
+    assert s.graphs_added == s.graphs_removed == []
+    assert json.loads(json.dumps(d.to_dict()))["not_comparable"] == [
+        {"section": "default", "graph": "0-backward", "side": side, "why": "missing from the interrupted run"}
+    ]
+
+
+def test_a_run_that_finished_without_a_graph_lost_none():
+    """A finished run whose code compiled fewer graphs: the graph was removed, not unmeasured."""
+    fewer = interrupted_run()
+    fewer["status"], fewer["errors"] = "ok", []
+    d = diff_results(BreakdownResult.from_dict(recorded()), BreakdownResult.from_dict(fewer))
+    assert d.unmeasured == [] and d.sections[0].graphs_removed == ["0-backward"]
+    assert d.status() in (Outcome.FASTER, Outcome.NO_CHANGE)  # a step of one graph against two
+
+
+@pytest.mark.parametrize(
+    "head, why",
+    [
+        (interrupted_run, "missing from the interrupted run"),
+        (partial_run, f"failed: {KILLED}"),
+        (lambda: partial_run("timeout", "graph timed out after 600 s"), "timeout: graph timed out after 600 s"),
+    ],
+    ids=["interrupted", "failed", "timeout"],
+)
+def test_cli_lists_the_graph_and_fails_the_gate_with_exit_5(head, why, tmp_path, capsys):
+    base, cut = str(RECORDED), save(tmp_path / "cut.json", head())
+    line = f"default: graph 0-backward not measured in head ({why})"
+    assert run_cli([base, cut]) == 0  # no gate asked for: a report, no verdict
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == f"NOT COMPARABLE: {line} - no step-time verdict without them"
+    assert "FASTER" not in out and "SLOWER" not in out and f"not comparable: {line}" in out
+    step_row = next(r for r in out.splitlines() if r.startswith("step time, ms (harness)"))
+    assert step_row.split()[-3:] == ["-", "not", "comparable"]
+    for argv, gate_side in (([base, cut], "head"), ([cut, base], "base")):
+        assert run_cli([*argv, "--fail-on-regression", "10"]) == 5
+        err = capsys.readouterr().err
+        assert err == (
+            "inductor-bench: error: not comparable, no verdict: "
+            f"default: graph 0-backward not measured in {gate_side} ({why})\n"
+        )
+
+
+def test_markdown_verdict_says_the_gate_fails(tmp_path, capsys):
+    cut = save(tmp_path / "cut.json", interrupted_run())
+    assert run_cli([str(RECORDED), cut, "--format", "markdown", "--fail-on-regression", "10"]) == 5
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "**NOT COMPARABLE, so the 10% gate fails**: default: graph 0-backward not measured in head "
+        "(missing from the interrupted run) - no step-time verdict without them"
+    )
+
+
+def test_a_compare_whose_column_failed_mid_profile_is_not_comparable(tmp_path, capsys):
+    """Two compare results; in head, default's profiling lost the backward graph, so the mode
+    failed (runner/compare.py) with its partial breakdown; eager was timed on both sides."""
+    cmp = json.loads((RESULTS / "cpu_mlp_compare" / "compare.json").read_text())
+    base = save(tmp_path / "base.json", cmp)
+    default = next(m for m in cmp["modes"] if m["mode"] == "default")
+    default.update(status="failed", reason=f"graph 0-backward: {KILLED}", breakdown=partial_run())
+    head = save(tmp_path / "head.json", cmp)
+    d = diff_results(load_any(base), load_any(head))
+    assert d.status() == Outcome.NOT_COMPARABLE and d.regressions(0.0) == []
+    assert [s.mode for s in d.sections] == ["eager", "max-autotune"]
+    line = f"default: graph 0-backward not measured in head (failed: {KILLED})"
+    assert [u.describe() for u in d.unmeasured] == [line]
+    assert run_cli([base, head]) == 0
+    assert f"not comparable: {line}" in capsys.readouterr().out
+    assert run_cli([base, head, "--fail-on-regression", "10"]) == 5
+    assert capsys.readouterr().err == f"inductor-bench: error: not comparable, no verdict: {line}\n"
+
+
+def test_a_compare_interrupted_before_a_column_is_not_comparable(tmp_path):
+    cmp = json.loads((RESULTS / "cpu_mlp_compare" / "compare.json").read_text())
+    base = load_any(save(tmp_path / "base.json", cmp))
+    cmp["modes"] = [m for m in cmp["modes"] if m["mode"] != "max-autotune"]
+    cmp["errors"] = ["interrupted"]
+    d = diff_results(base, load_any(save(tmp_path / "head.json", cmp)))
+    assert [u.describe() for u in d.unmeasured] == ["max-autotune: the step not measured in head (not run)"]
+    assert d.status() == Outcome.NOT_COMPARABLE
+    cmp["errors"] = []  # finished without it: it was not asked for
+    assert diff_results(base, load_any(save(tmp_path / "other.json", cmp))).unmeasured == []
+
+
 # ---- end to end: the merge gate on two git revisions (real compiles on CPU) -----------------
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,10 +7,11 @@ from typing import Annotated
 
 import typer
 
-from ..core.compare import DEFAULT_MODES, parse_modes, regressions
+from ..core.compare import DEFAULT_MODES, CompareResult, not_measured, parse_modes, regressions
 from ..core.devices import AUTO
-from ..core.errors import RegressionFound, UsageError
+from ..core.errors import BenchError, Interrupted, NotComparable, RegressionFound, UsageError
 from ..core.modes import COMMON as COMMON_MODES
+from ..core.unmeasured import no_verdict_line
 from ..core.vocab import CompileMode
 from ..render.compare import render_compare
 from ..render.format import pct
@@ -118,9 +119,27 @@ def compare(
         links=run_dir,
     )
     note_run_dir(run_dir)
-    if err is not None:
-        raise err
-    bad = regressions(result, fail_on_regression) if fail_on_regression is not None else []
+    failure = exit_error(result, err, fail_on_regression)
+    if failure is not None:
+        raise failure
+
+
+def exit_error(result: CompareResult, err: Exception | None, threshold: float | None) -> Exception | None:
+    """What the command exits with: the run's error (Ctrl-C always); with a gate, its failure
+    instead where a column or a graph was measured on one side only (that error is behind it:
+    the line names it), else a regression above ``threshold`` %."""
+    gate = _gate(result, threshold) if threshold is not None else None
+    if isinstance(err, Interrupted) or (err is not None and not isinstance(gate, NotComparable)):
+        return err
+    return gate
+
+
+def _gate(result: CompareResult, threshold: float) -> BenchError | None:
+    bad = regressions(result, threshold)
     if bad:
         what = ", ".join(f"{m.label} {pct(ch.rel_pct, signed=True)}" for _, m, ch in bad)
-        raise RegressionFound(f"significant step-time regression above {fail_on_regression:g}%: {what}")
+        return RegressionFound(f"significant step-time regression above {threshold:g}%: {what}")
+    gaps = not_measured(result)
+    if gaps:
+        return NotComparable(no_verdict_line(gaps))
+    return None

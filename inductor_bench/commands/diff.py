@@ -10,8 +10,9 @@ import typer
 
 from ..core.devices import BACKENDS
 from ..core.diff import Diff, diff_results
-from ..core.errors import RegressionFound, UsageError
+from ..core.errors import NotComparable, RegressionFound, UsageError
 from ..core.rundir import Result, load_any
+from ..core.unmeasured import no_verdict_line
 from ..render.diff import DEFAULT_TOP, render_diff
 from ..render.format import pct
 from . import options as o
@@ -52,6 +53,8 @@ def _gate(diff: Diff, threshold: float | None) -> None:
     if bad:
         what = ", ".join(f"{s.mode} {pct(s.step.rel_pct, signed=True)}" for s in bad)
         raise RegressionFound(f"significant step-time regression above {threshold:g}%: {what}")
+    if diff.unmeasured:
+        raise NotComparable(no_verdict_line(diff.unmeasured))
 
 
 def diff(
@@ -67,8 +70,10 @@ def diff(
 ) -> None:
     """Compare two results of the same model (two breakdowns, or two compares, mode by mode).
 
-    Exit status: 0, or 1 with --fail-on-regression when a significant step-time regression
-    exceeds PCT; 2 for unreadable or incomparable results.
+    Exit status: 0, or with --fail-on-regression 1 when a significant step-time regression
+    exceeds PCT and 5 when a graph or a mode was measured on one side only (failed, timed
+    out, or missing from an interrupted or partial run: not comparable, no verdict); 2 for
+    unreadable or incomparable results.
     """
     d = diff_results(
         _load(base, "BASE"),

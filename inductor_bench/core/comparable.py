@@ -1,10 +1,12 @@
-"""Whether two results can be compared at all, and what a reader should know when they
-differ in something that does not stop the comparison; pure, no torch."""
+"""Whether two results can be compared at all, what a reader should know when they differ in
+something that does not stop the comparison, and which modes of two compare results ran on
+one side only; pure, no torch."""
 
 from __future__ import annotations
 
-from .compare import CompareResult
+from .compare import CompareResult, unmeasured_columns
 from .results import BreakdownResult
+from .unmeasured import Unmeasured
 
 Result = BreakdownResult | CompareResult
 
@@ -36,3 +38,18 @@ def comparability(base: Result, head: Result) -> tuple[list[str], list[str]]:
 
 def _step_kind(r: Result) -> str:
     return "training (forward + backward)" if r.train else "inference"
+
+
+def unmeasured_modes(base: CompareResult, head: CompareResult) -> list[Unmeasured]:
+    """The columns of two compare results that ran on one side and not on the other (a mode
+    missing from an interrupted run included: a finished run without it did not ask for it)."""
+    names = [m.label for m in base.modes] + [m.label for m in head.modes if not base.mode(m.label)]
+    out = []
+    for name in names:
+        b, h = base.mode(name), head.mode(name)
+        missing_from = base if b is None else head if h is None else None
+        if missing_from is not None and "interrupted" not in missing_from.errors:
+            continue
+        if b is None or h is None or not (b.ok and h.ok):
+            out += unmeasured_columns(b, h, name)
+    return out

@@ -7,168 +7,33 @@ quantity is judged by ``stats.judge``: significant, within noise, or too few sam
 A regression is a significant increase of a section's step time; only step time gates a
 merge (``Diff.regressions``): a single kernel may get slower while the step gets faster
 (work moved into it from a kernel that vanished), and the step is what users pay for.
+A graph measured on one side only (``comparable.unmeasured_graphs``) leaves its section with
+no verdict ("not comparable"); only the kernels of graphs measured on both sides are paired.
 
-Pure Python; no torch.
+The records are in ``diff_records.py``. Pure Python; no torch.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import replace
 
 from .categories import order as category_order
-from .comparable import comparability
+from .comparable import comparability, unmeasured_modes
 from .compare import CompareResult, ModeResult
 from .devices import backend
+from .diff_records import ADDED, FASTER, REMOVED, SLOWER, CategoryDiff, Diff, KernelDiff, SectionDiff
 from .errors import UsageError
 from .match import KernelRef, match_kernels
 from .results import BreakdownResult, GraphResult, KernelStat
 from .stats import Change, compare_samples, sum_samples, summarize
 from .step import disturbances
-from .vocab import Change as KernelChange
-from .vocab import Outcome, StepSource, Verdict
+from .unmeasured import Unmeasured, measured_on_both, unmeasured_graphs
+from .vocab import Outcome, StepSource
 
-ADDED = KernelChange.ADDED
-REMOVED = KernelChange.REMOVED
-SLOWER = KernelChange.SLOWER
-FASTER = KernelChange.FASTER
+__all__ = ["ADDED", "FASTER", "REMOVED", "SLOWER", "CategoryDiff", "Diff", "KernelDiff", "SectionDiff",
+           "breakdown_section", "diff_results", "kernel_diffs", "mode_section"]
 
 Result = BreakdownResult | CompareResult
-
-
-# ---- records ------------------------------------------------------------------------------
-
-
-@dataclass
-class KernelDiff:
-    status: str  # added | removed | slower | faster | within noise | too few samples
-    graph: str  # graph id in head (base for removed kernels)
-    name: str  # name in head (base for removed kernels)
-    category: str
-    aten_ops: list[str]
-    base_ms: float = 0.0  # median per iteration (the recorded mean when there are no samples)
-    head_ms: float = 0.0
-    base_name: str | None = None  # when matched under another name
-    base_graph: str | None = None  # when matched in another graph
-    matched_by: str | None = None  # name | origin | name stem
-    change: Change | None = None
-
-    @property
-    def delta_ms(self) -> float:
-        return self.head_ms - self.base_ms
-
-    @property
-    def renamed(self) -> bool:
-        return self.base_name is not None and self.base_name != self.name
-
-    def to_dict(self) -> dict[str, Any]:
-        d = {k: getattr(self, k) for k in _KERNEL_KEYS}
-        return {**d, "change": self.change.to_dict() if self.change else None}
-
-
-_KERNEL_KEYS = ("status", "graph", "name", "category", "aten_ops", "base_ms", "head_ms", "delta_ms",
-                "base_name", "base_graph", "matched_by")
-
-
-@dataclass
-class CategoryDiff:
-    category: str
-    change: Change
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"category": self.category, **self.change.to_dict()}
-
-
-@dataclass
-class SectionDiff:
-    """One comparable pair: the two breakdowns, or one mode of two compares."""
-
-    mode: str
-    step: Change
-    step_source: str  # StepSource.HARNESS | StepSource.MODEL
-    kernel_time: Change | None = None
-    busy_pct: tuple[float, float] | None = None
-    categories: list[CategoryDiff] = field(default_factory=list)
-    kernels: list[KernelDiff] = field(default_factory=list)
-    graphs_added: list[str] = field(default_factory=list)
-    graphs_removed: list[str] = field(default_factory=list)
-    compile_s: tuple[float | None, float | None] | None = None  # compare only
-    peak_memory_bytes: tuple[int | None, int | None] | None = None  # compare only
-
-    def kernels_with(self, *statuses: str) -> list[KernelDiff]:
-        return [k for k in self.kernels if k.status in statuses]
-
-    def responsible(self, limit: int | None = None) -> list[KernelDiff]:
-        """Added or significantly slower kernels, the biggest increase first."""
-        ks = sorted(self.kernels_with(ADDED, SLOWER), key=lambda k: -k.delta_ms)
-        return ks[:limit] if limit is not None else ks
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: _plain(getattr(self, k)) for k in _SECTION_KEYS}
-
-
-_SECTION_KEYS = ("mode", "step_source", "step", "kernel_time", "busy_pct", "categories", "kernels",
-                 "graphs_added", "graphs_removed", "compile_s", "peak_memory_bytes")
-
-
-def _plain(v: Any) -> Any:
-    """Records as dicts, tuples as lists, for JSON."""
-    if hasattr(v, "to_dict"):
-        return v.to_dict()
-    if isinstance(v, (list, tuple)):
-        return [_plain(x) for x in v]
-    return v
-
-
-@dataclass
-class Diff:
-    kind: str  # breakdown | compare
-    base_model: str
-    head_model: str
-    device: str
-    min_rel: float
-    sections: list[SectionDiff]
-    skipped: list[str] = field(default_factory=list)  # modes not diffed, with the reason
-    warnings: list[str] = field(default_factory=list)
-    base_label: str = "base"
-    head_label: str = "head"
-
-    def regressions(self, threshold_pct: float = 0.0) -> list[SectionDiff]:
-        """Sections whose step time rose significantly and by more than threshold_pct %."""
-        return [
-            s
-            for s in self.sections
-            if s.step.slower and (s.step.rel_pct is None or s.step.rel_pct > threshold_pct)
-        ]
-
-    def status(self) -> str:
-        """regression | faster | within noise | inconclusive, over all sections' step time."""
-        steps = [s.step for s in self.sections]
-        if any(c.slower for c in steps):
-            return Outcome.REGRESSION
-        if any(c.faster for c in steps):
-            return Outcome.FASTER
-        if not steps or all(c.verdict == Verdict.TOO_FEW for c in steps):
-            return Outcome.INCONCLUSIVE
-        return Outcome.NO_CHANGE
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema": "inductor-bench/diff",
-            "schema_version": 1,
-            "kind": self.kind,
-            "status": self.status(),
-            "base": {"label": self.base_label, "model": self.base_model},
-            "head": {"label": self.head_label, "model": self.head_model},
-            "device": self.device,
-            "min_change_pct": 100.0 * self.min_rel,
-            "sections": [s.to_dict() for s in self.sections],
-            "skipped": self.skipped,
-            "warnings": self.warnings,
-        }
-
-
-# ---- building the diff --------------------------------------------------------------------
 
 
 def _kernel_change(b: KernelRef, h: KernelRef, how: str, min_rel: float) -> KernelDiff:
@@ -258,6 +123,10 @@ def breakdown_section(
 ) -> SectionDiff:
     """The section of two breakdowns; ``step`` replaces the harness step (compare modes)."""
     bt, ht = base.totals(), head.totals()
+    if mode is None:
+        mode = head.mode if base.mode == head.mode else f"{base.mode} -> {head.mode}"
+    gaps = unmeasured_graphs(base, head, mode)
+    both = measured_on_both(base, head)
     bg, hg = base.measured(), head.measured()
     harness_step = step is None
     if step is None:
@@ -269,9 +138,9 @@ def breakdown_section(
             head_fallback=ht.wall_ms,
         )
     bids, hids = [g.id for g in bg], [g.id for g in hg]
-    if mode is None:
-        mode = head.mode if base.mode == head.mode else f"{base.mode} -> {head.mode}"
-    return SectionDiff(
+    gap_ids = {u.graph for u in gaps}
+    paired = [[g for g in gs if g.id in both or not gaps] for gs in (bg, hg)]
+    section = SectionDiff(
         mode=mode,
         step=step,
         step_source=StepSource.HARNESS if harness_step else StepSource.MODEL,
@@ -284,10 +153,22 @@ def breakdown_section(
         ),
         busy_pct=(bt.busy_pct, ht.busy_pct),
         categories=category_diffs(base, head, min_rel),
-        kernels=kernel_diffs(bg, hg, min_rel),
-        graphs_added=[g for g in hids if g not in bids],
-        graphs_removed=[g for g in bids if g not in hids],
+        kernels=kernel_diffs(*paired, min_rel),  # with gaps, of graphs measured on both sides
+        graphs_added=[g for g in hids if g not in bids and g not in gap_ids],
+        graphs_removed=[g for g in bids if g not in hids and g not in gap_ids],
+        unmeasured=gaps,
     )
+    return _withhold_verdicts(section) if gaps else section
+
+
+def _withhold_verdicts(s: SectionDiff) -> SectionDiff:
+    """A section that lacks a graph on one side: its sums over graphs are not comparable."""
+    s.step = replace(s.step, verdict=Outcome.NOT_COMPARABLE)
+    if s.kernel_time is not None:
+        s.kernel_time = replace(s.kernel_time, verdict=Outcome.NOT_COMPARABLE)
+    s.categories = [CategoryDiff(c.category, replace(c.change, verdict=Outcome.NOT_COMPARABLE))
+                    for c in s.categories]
+    return s
 
 
 def mode_section(base: ModeResult, head: ModeResult, min_rel: float) -> SectionDiff:
@@ -351,8 +232,10 @@ def diff_results(
     warnings = problems + notes
     if min_rel is None:
         min_rel = backend(head.device).min_rel_change
+    gaps: list[Unmeasured] = []
     if isinstance(base, CompareResult) and isinstance(head, CompareResult):
         sections, skipped = _mode_sections(base, head, min_rel)
+        gaps = unmeasured_modes(base, head)
     else:
         sections, skipped = [breakdown_section(base, head, min_rel)], []
     for side, r in (("base", base), ("head", head)):
@@ -370,6 +253,7 @@ def diff_results(
         warnings=warnings,
         base_label=base_label,
         head_label=head_label,
+        columns_unmeasured=gaps,
     )
 
 

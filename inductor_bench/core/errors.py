@@ -55,6 +55,13 @@ class RegressionFound(BenchError):
     exit_code = 1
 
 
+class NotComparable(BenchError):
+    """--fail-on-regression where a graph or a column was measured on one side only: the
+    gate cannot pass what it could not judge."""
+
+    exit_code = 5
+
+
 class Interrupted(BenchError):
     """Ctrl-C: the run stopped; what it measured before is saved."""
 

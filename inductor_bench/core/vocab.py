@@ -44,6 +44,7 @@ class Outcome:
     FASTER = Change.FASTER
     NO_CHANGE = Verdict.WITHIN_NOISE
     INCONCLUSIVE = "inconclusive"
+    NOT_COMPARABLE = "not comparable"  # a graph or a mode measured on one side only
 
 
 class CompileMode:

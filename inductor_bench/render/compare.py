@@ -14,6 +14,7 @@ from ..core.compare import (
     against_first,
     fastest,
     judge,
+    not_measured,
     payback_steps,
     regressions,
     timed,
@@ -141,8 +142,10 @@ def _model_verdict(base: ModeResult, m: ModeResult, ch: Change) -> str:
 
 
 def model_verdicts(result: CompareResult) -> list[str]:
-    """With several model files: each later model against the first, mode by mode."""
-    return [_model_verdict(b, m, ch) for b, m, ch in against_first(result)]
+    """With several model files: each later model against the first, mode by mode; the
+    columns that cannot be judged say why."""
+    judged = [_model_verdict(b, m, ch) for b, m, ch in against_first(result)]
+    return judged + [f"not comparable: {u.describe()}" for u in not_measured(result)]
 
 
 def gate_line(result: CompareResult, threshold_pct: float, doc: Doc) -> str:
@@ -152,6 +155,11 @@ def gate_line(result: CompareResult, threshold_pct: float, doc: Doc) -> str:
         return doc.strong(f"REGRESSION above the {threshold_pct:g}% gate") + ": " + "; ".join(
             _model_verdict(b, m, ch) for b, m, ch in bad
         )
+    gaps = not_measured(result)
+    if gaps:
+        return doc.strong(f"NOT COMPARABLE, so the {threshold_pct:g}% gate fails") + ": " + "; ".join(
+            u.describe() for u in gaps
+        ) + " - no verdict without them"
     return doc.strong(f"NO REGRESSION above the {threshold_pct:g}% gate")
 
 

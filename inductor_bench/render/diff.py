@@ -41,6 +41,8 @@ def _with_spread(median: float, spread_pct: float | None, n: int) -> str:
 
 def _change_cell(ch: Change) -> str:
     """The change of medians, with the interval it rests on when both sides can be judged."""
+    if ch.verdict == Outcome.NOT_COMPARABLE:  # the sides' sums are over different graphs
+        return "-"
     if ch.rel_pct is not None:
         judged = min(ch.base.n, ch.head.n) >= MIN_SAMPLES
         return f"{pct(ch.rel_pct, signed=True)} {interval_pct(ch.ratio_ci) if judged else ''}".strip()
@@ -66,8 +68,20 @@ def _responsible_phrase(s: SectionDiff, doc: Doc) -> str:
     return f"; kernels responsible: {names}"
 
 
+def _not_comparable_line(diff: Diff, doc: Doc, threshold_pct: float | None) -> str:
+    head = "NOT COMPARABLE" + (f", so the {threshold_pct:g}% gate fails" if threshold_pct is not None else "")
+    judged = [_step_phrase(s) for s in diff.sections if not s.unmeasured]
+    return (
+        f"{doc.strong(head)}: " + "; ".join(u.describe() for u in diff.unmeasured)
+        + " - no step-time verdict without them"
+        + (" | " + " | ".join(judged) if judged else "")
+    )
+
+
 def verdict_line(diff: Diff, doc: Doc, threshold_pct: float | None = None) -> str:
     status = diff.status()
+    if status == Outcome.NOT_COMPARABLE:
+        return _not_comparable_line(diff, doc, threshold_pct)
     if status == Outcome.REGRESSION:
         gated = diff.regressions(threshold_pct or 0.0)
         parts = [_step_phrase(s) + _responsible_phrase(s, doc) for s in diff.regressions(0.0)]
@@ -229,13 +243,18 @@ def _rule_text(diff: Diff) -> str:
 
 def _section(doc: Doc, s: SectionDiff, top: int) -> None:
     doc.captioned(doc.section(s.mode), doc.table_text(_summary_rows(s), SUMMARY_HEADERS))
-    doc.chart(charts.diff_step(s))
+    if not s.unmeasured:  # the charts draw changes of sums over the graphs
+        doc.chart(charts.diff_step(s))
     if s.categories:
         doc.details("Per category", doc.table_text(_category_rows(s), CATEGORY_HEADERS))
-        doc.chart(charts.diff_categories(s))
+        if not s.unmeasured:
+            doc.chart(charts.diff_categories(s))
     _kernel_blocks(s, top, doc)
     doc.chart(charts.diff_kernels(s, top))
-    notes = [_quiet_counts(s)] if s.kernels else []
+    notes = [f"not comparable: {u.describe()}" for u in s.unmeasured]
+    if s.unmeasured:
+        notes.append("the kernels listed are those of the graphs measured on both sides")
+    notes += [_quiet_counts(s)] if s.kernels else []
     if note := _graph_note(s):
         notes.append(note)
     if notes:
@@ -251,6 +270,7 @@ def render_diff(
         doc.byline("inductor-bench diff", _title(diff)),
         *(doc.quote(f"warning: {w}") for w in diff.warnings),
         *(doc.quote(f"not compared: {s}") for s in diff.skipped),
+        *(doc.quote(f"not comparable: {u.describe()}") for u in diff.columns_unmeasured),
     )
     for s in diff.sections:
         _section(doc, s, top)

@@ -1,0 +1,157 @@
+"""The records of a diff (``diff.py`` builds them): kernel by kernel, per category, one
+section per comparable pair, and the whole ``Diff`` with its status. Pure; no torch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .stats import Change
+from .unmeasured import Unmeasured
+from .vocab import Change as KernelChange
+from .vocab import Outcome, Verdict
+
+ADDED = KernelChange.ADDED
+REMOVED = KernelChange.REMOVED
+SLOWER = KernelChange.SLOWER
+FASTER = KernelChange.FASTER
+
+
+@dataclass
+class KernelDiff:
+    status: str  # added | removed | slower | faster | within noise | too few samples
+    graph: str  # graph id in head (base for removed kernels)
+    name: str  # name in head (base for removed kernels)
+    category: str
+    aten_ops: list[str]
+    base_ms: float = 0.0  # median per iteration (the recorded mean when there are no samples)
+    head_ms: float = 0.0
+    base_name: str | None = None  # when matched under another name
+    base_graph: str | None = None  # when matched in another graph
+    matched_by: str | None = None  # name | origin | name stem
+    change: Change | None = None
+
+    @property
+    def delta_ms(self) -> float:
+        return self.head_ms - self.base_ms
+
+    @property
+    def renamed(self) -> bool:
+        return self.base_name is not None and self.base_name != self.name
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in _KERNEL_KEYS}
+        return {**d, "change": self.change.to_dict() if self.change else None}
+
+
+_KERNEL_KEYS = ("status", "graph", "name", "category", "aten_ops", "base_ms", "head_ms", "delta_ms",
+                "base_name", "base_graph", "matched_by")
+
+
+@dataclass
+class CategoryDiff:
+    category: str
+    change: Change
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"category": self.category, **self.change.to_dict()}
+
+
+@dataclass
+class SectionDiff:
+    """One comparable pair: the two breakdowns, or one mode of two compares."""
+
+    mode: str
+    step: Change
+    step_source: str  # StepSource.HARNESS | StepSource.MODEL
+    kernel_time: Change | None = None
+    busy_pct: tuple[float, float] | None = None
+    categories: list[CategoryDiff] = field(default_factory=list)
+    kernels: list[KernelDiff] = field(default_factory=list)
+    graphs_added: list[str] = field(default_factory=list)
+    graphs_removed: list[str] = field(default_factory=list)
+    compile_s: tuple[float | None, float | None] | None = None  # compare only
+    peak_memory_bytes: tuple[int | None, int | None] | None = None  # compare only
+    unmeasured: list[Unmeasured] = field(default_factory=list)  # graphs on one side only
+
+    def kernels_with(self, *statuses: str) -> list[KernelDiff]:
+        return [k for k in self.kernels if k.status in statuses]
+
+    def responsible(self, limit: int | None = None) -> list[KernelDiff]:
+        """Added or significantly slower kernels, the biggest increase first."""
+        ks = sorted(self.kernels_with(ADDED, SLOWER), key=lambda k: -k.delta_ms)
+        return ks[:limit] if limit is not None else ks
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: _plain(getattr(self, k)) for k in _SECTION_KEYS}
+
+
+_SECTION_KEYS = ("mode", "step_source", "step", "kernel_time", "busy_pct", "categories", "kernels",
+                 "graphs_added", "graphs_removed", "compile_s", "peak_memory_bytes", "unmeasured")
+
+
+def _plain(v: Any) -> Any:
+    """Records as dicts, tuples as lists, for JSON."""
+    if hasattr(v, "to_dict"):
+        return v.to_dict()
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
+
+
+@dataclass
+class Diff:
+    kind: str  # breakdown | compare
+    base_model: str
+    head_model: str
+    device: str
+    min_rel: float
+    sections: list[SectionDiff]
+    skipped: list[str] = field(default_factory=list)  # modes not diffed, with the reason
+    warnings: list[str] = field(default_factory=list)
+    base_label: str = "base"
+    head_label: str = "head"
+    columns_unmeasured: list[Unmeasured] = field(default_factory=list)  # compare modes
+
+    @property
+    def unmeasured(self) -> list[Unmeasured]:
+        """Every graph or column measured on one side only."""
+        return self.columns_unmeasured + [u for s in self.sections for u in s.unmeasured]
+
+    def regressions(self, threshold_pct: float = 0.0) -> list[SectionDiff]:
+        """Sections whose step time rose significantly and by more than threshold_pct %."""
+        return [
+            s
+            for s in self.sections
+            if s.step.slower and (s.step.rel_pct is None or s.step.rel_pct > threshold_pct)
+        ]
+
+    def status(self) -> str:
+        """regression | not comparable | faster | within noise | inconclusive, over all
+        sections' step time."""
+        steps = [s.step for s in self.sections]
+        if any(c.slower for c in steps):
+            return Outcome.REGRESSION
+        if self.unmeasured:
+            return Outcome.NOT_COMPARABLE
+        if any(c.faster for c in steps):
+            return Outcome.FASTER
+        if not steps or all(c.verdict == Verdict.TOO_FEW for c in steps):
+            return Outcome.INCONCLUSIVE
+        return Outcome.NO_CHANGE
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": "inductor-bench/diff",
+            "schema_version": 1,
+            "kind": self.kind,
+            "status": self.status(),
+            "base": {"label": self.base_label, "model": self.base_model},
+            "head": {"label": self.head_label, "model": self.head_model},
+            "device": self.device,
+            "min_change_pct": 100.0 * self.min_rel,
+            "sections": [s.to_dict() for s in self.sections],
+            "skipped": self.skipped,
+            "not_comparable": [u.to_dict() for u in self.unmeasured],
+            "warnings": self.warnings,
+        }

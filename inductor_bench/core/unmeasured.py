@@ -1,0 +1,78 @@
+"""What was measured on one side of a comparison and not on the other: a graph that failed,
+timed out, or is missing from a run that did not finish. No step is judged against a step
+that lacks one (``diff.py``, the gate of ``compare.py``). Pure; no torch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .results import BreakdownResult
+from .vocab import Status
+
+BASE, HEAD = "base", "head"
+_RUN_WORDS = {Status.RUNNING: "unfinished"}  # how a run's status reads after "the"
+
+
+@dataclass(frozen=True)
+class Unmeasured:
+    """A graph (or a whole column of a compare) measured on one side and not on the other:
+    no step can be judged against a step that lacks it."""
+
+    section: str  # the section or column it belongs to ("default", "head:default")
+    side: str  # the side that lacks it: base | head, or a model's name
+    why: str  # "failed: ...", "timeout", "missing (run interrupted)"
+    graph: str | None = None  # None: the whole column was not measured
+
+    def describe(self) -> str:
+        what = f"graph {self.graph}" if self.graph else "the step"
+        return f"{self.section}: {what} not measured in {self.side} ({self.why})"
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"section": self.section, "graph": self.graph, "side": self.side, "why": self.why}
+
+
+def unmeasured_graphs(
+    base: BreakdownResult, head: BreakdownResult, section: str, sides: tuple[str, str] = (BASE, HEAD)
+) -> list[Unmeasured]:
+    """The graphs of either side that the other did not measure: those recorded as failed or
+    timed out, and those missing from a run that did not finish (interrupted, partial, failed,
+    running) or that its own step timing names. A run that finished without a graph the other
+    has compiled differently: that graph was added or removed, not left unmeasured."""
+    out = []
+    for gid in _graph_ids(base) + [g for g in _graph_ids(head) if g not in _graph_ids(base)]:
+        for side, r in zip(sides, (base, head), strict=True):
+            why = _why_unmeasured(r, gid)
+            if why is not None:
+                out.append(Unmeasured(section=section, side=side, why=why, graph=gid))
+    return out
+
+
+def measured_on_both(base: BreakdownResult, head: BreakdownResult) -> set[str]:
+    """The ids of the graphs measured in both runs."""
+    return {g.id for g in base.measured()} & {g.id for g in head.measured()}
+
+
+def _graph_ids(r: BreakdownResult) -> list[str]:
+    ids = [g.id for g in r.graphs]
+    named = r.step_turns.graphs if r.step_turns is not None else []
+    return ids + [g for g in named if g not in ids]
+
+
+def _why_unmeasured(r: BreakdownResult, graph_id: str) -> str | None:
+    g = next((x for x in r.graphs if x.id == graph_id), None)
+    if g is not None:
+        return None if g.ok else first_line(f"{g.status}: {g.error}" if g.error else g.status)
+    named = r.step_turns is not None and graph_id in r.step_turns.graphs
+    if r.status != Status.OK or named:
+        return f"missing from the {_RUN_WORDS.get(r.status, r.status)} run"
+    return None
+
+
+def first_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0] if lines else text
+
+
+def no_verdict_line(unmeasured: list[Unmeasured]) -> str:
+    """The gate's one line when something was measured on one side only."""
+    return "not comparable, no verdict: " + "; ".join(u.describe() for u in unmeasured)
