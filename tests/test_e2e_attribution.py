@@ -1,8 +1,12 @@
 """Source attribution end to end on the installed torch (CPU, training): the compile worker
 records what each module was made from, and every extern call of densenet and the transformer
-block names its module path and source line; the views add up to the kernel time."""
+block names its module path and source line; the views add up to the kernel time. A second run
+of attr_net hits Inductor's cache and keeps its lines and modules; a copy of it with its lines
+moved, hitting the cache attr_net filled, names its own file and lines."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
@@ -10,7 +14,7 @@ from inductor_bench.core.rundir import SOURCES_FILE, SOURCES_LOG, load_any
 from inductor_bench.core.views import by_line, by_module, units
 from inductor_bench.render.breakdown import render_breakdown
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, run_breakdown_cached
 
 pytestmark = pytest.mark.e2e
 
@@ -56,3 +60,76 @@ def test_every_extern_call_names_module_and_line(request, fixture):
     assert sum(u.ms for u in us) == pytest.approx(total, rel=1e-9)
     for groups in (by_line(us), by_module(us), by_module(us, 2)):
         assert sum(grp.ms for grp in groups) == pytest.approx(total, rel=1e-9)
+
+
+# -- runs that hit Inductor's cache ------------------------------------------------------------
+
+MODEL = FIXTURES / "models" / "attr_net.py"
+SHIFT = 6  # lines added at the top of the copy
+
+
+@pytest.fixture(scope="session")
+def attr_train_again(tmp_path_factory, attr_train):
+    """attr_net again, after ``attr_train`` filled the session's cache: a cache hit."""
+    return run_breakdown_cached(tmp_path_factory, str(MODEL), train=True)
+
+
+@pytest.fixture(scope="session")
+def attr_moved_train(tmp_path_factory, attr_train):
+    """A copy of attr_net in another directory with ``SHIFT`` lines added at the top: the same
+    graph, so it hits the cache ``attr_train`` filled, whose lines are attr_net's."""
+    copy = tmp_path_factory.mktemp("moved") / "attr_net_moved.py"
+    head = "# a copy of attr_net.py, every line moved down\n" + "\n" * (SHIFT - 2) + "# (so)\n"
+    copy.write_text(head + MODEL.read_text())
+    return (*run_breakdown_cached(tmp_path_factory, str(copy), train=True), copy)
+
+
+def _fx(run_dir) -> dict:
+    return json.loads((run_dir / "breakdown.json").read_text())["extras"]["compile_cache"]
+
+
+def _rows(result, view) -> list[tuple]:
+    """A view's groups as (key, missing, the kernels and call sites in it): no times."""
+    return sorted(
+        (g.key, g.missing, sorted((u.graph.id, u.kernel.name, u.site.index if u.site else -1) for u in g.units))
+        for g in view(units(result.measured()))
+    )
+
+
+def _lines(result) -> set[tuple]:
+    return {(ln.file, ln.line, ln.code) for g in by_line(units(result.measured())) for ln in g.lines}
+
+
+def test_a_second_run_hits_the_cache_and_keeps_lines_and_modules(attr_train, attr_train_again):
+    (first, dir1, err1), (second, dir2, err2) = attr_train, attr_train_again
+    assert err1 is None and err2 is None
+    assert _fx(dir1)["fx_misses"] > 0
+    assert _fx(dir2)["fx_hits"] > 0 and _fx(dir2)["fx_misses"] == 0
+    for view in (by_line, by_module, lambda us: by_module(us, 1)):
+        assert _rows(second, view) == _rows(first, view)
+    assert len(by_line(units(second.measured()))) > 5
+    assert all(g.attribution is None for g in second.measured())
+    conv2 = _line("y = self.conv2(y)")
+    assert (str(MODEL), conv2, "y = self.conv2(y)") in _lines(second)
+    # the graphs' records: the lowering's nodes and operations, as the first run recorded them
+    for g in second.graphs:
+        rec1 = json.loads((dir1 / "graphs" / g.id / SOURCES_FILE).read_text())
+        rec2 = json.loads((dir2 / "graphs" / g.id / SOURCES_FILE).read_text())
+        assert rec2["nodes"] == rec1["nodes"] and rec2["ops"] == rec1["ops"]
+        assert rec2["carried"] == {"nodes": len(rec1["nodes"]), "lost": 0}
+    out = render_breakdown(load_any(dir2), by="line")
+    assert f"attr_net.py:{conv2}" in out and "Inductor's cache" not in out
+
+
+def test_a_cache_filled_by_another_file_gives_this_files_lines(attr_train, attr_moved_train):
+    first = attr_train[0]
+    moved, run_dir, err, copy = attr_moved_train
+    assert err is None
+    assert _fx(run_dir)["fx_hits"] > 0 and _fx(run_dir)["fx_misses"] == 0
+    want = {(str(copy), line + SHIFT, code) for _, line, code in _lines(first)}
+    assert _lines(moved) == want
+    assert copy.read_text().splitlines()[_line("y = self.conv2(y)") + SHIFT - 1].strip() == "y = self.conv2(y)"
+    assert _rows(moved, by_module) == _rows(first, by_module)
+    out = render_breakdown(load_any(run_dir), by="line")
+    assert f"attr_net_moved.py:{_line('y = self.conv2(y)') + SHIFT}" in out
+    assert "attr_net.py:" not in out

@@ -24,7 +24,8 @@ from .callsites import Call, parse_calls
 from .devices import HOST, backend
 from .modparse import ModuleInfo
 from .results import GraphResult
-from .sources import CallSite, Origin, SourceLine, merge, module_path
+from .source_store import LOST, MODULE_LOST
+from .sources import ROOT_MODULE, CallSite, Origin, SourceLine, merge, module_path
 from .timeline import launch_stacks
 from .trace import Trace
 
@@ -67,19 +68,21 @@ def origin_of(names: list[str], nodes: dict[str, Any]) -> Origin:
     modules: set[str] = set()
     for n in names:
         rec = nodes.get(n) or {}
+        mod = rec.get("module")
         if rec.get("frame"):
             file, line, func, code = rec["frame"]
             lines.add(SourceLine(file, int(line), func, code))
-            mod = rec.get("module")
-            modules.add(module_path(mod[0]) if mod else "")
-        elif rec.get("module"):
-            modules.add(module_path(rec["module"][0]))
+            if mod or not rec.get(MODULE_LOST):  # no module at all: the model's own code
+                modules.add(module_path(mod[0]) if mod else ROOT_MODULE)
+        elif mod:
+            modules.add(module_path(mod[0]))
     missing = None
     if not names:
         missing = "made from no FX node (it copies graph inputs into the layout the kernels use)"
     elif not lines:
+        lost = [nodes[n][LOST] for n in names if LOST in (nodes.get(n) or {})]
         ops = sorted({str((nodes.get(n) or {}).get("op", "?")) for n in names})
-        missing = f"its FX nodes carry no stack trace ({', '.join(ops)[:80]})"
+        missing = lost[0] if lost else f"its FX nodes carry no stack trace ({', '.join(ops)[:80]})"
     return Origin(list(names), sorted(lines, key=lambda ln: ln.key), sorted(modules), missing)
 
 
@@ -158,8 +161,19 @@ def attribute(
             k.origin = merge(mine) or Origin(missing="no extern call of the module launched it")
         if externs:
             notes.append("extern kernels are not split by call site on a device timeline")
+    notes += carried_note(record)
     graph.attribution = "; ".join(notes) or None
     return graph
+
+
+def carried_note(record: dict[str, Any]) -> list[str]:
+    """What a record carried over from Inductor's cache (``core/source_store.py``) lost."""
+    carried = record.get("carried") or {}
+    if not carried.get("lost"):
+        return []
+    first = next(n[LOST] for n in record["nodes"].values() if LOST in n)
+    return [f"{carried['lost']} of {carried.get('nodes', '?')} FX nodes of the module (a cache hit) "
+            f"lost their source line, e.g. {first}"]
 
 
 def _device_launchers(trace: Trace) -> dict[str, set[str]]:
@@ -207,7 +221,7 @@ def _split_host(
                     index=c.index,
                     callee=c.name,
                     calls=len(samples) / n,
-                    ms=sum(samples) / n,
+                    ms=graph.steady().mean(samples),  # as every figure: its graph's steady iterations
                     samples_ms=samples,
                     shapes=shapes.get(i, []),
                     origin=origins.get(i),

@@ -32,7 +32,9 @@ from .capture import INDUCTOR_ENV
 
 APP = "inductor-bench"
 # Bump when what we put in the cache changes in a way Inductor's own keys do not see.
-LAYOUT = "v1"
+# v2: the records of each module's lowering (core/source_store.py) beside Inductor's entries;
+# a cache filled before them would answer every hit without one.
+LAYOUT = "v2"
 
 
 def user_cache_root() -> Path:

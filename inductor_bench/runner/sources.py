@@ -14,20 +14,32 @@ so the lowering is still ``V.graph``), this handler records, as plain JSON:
   and for extern calls the op, the node it implements and its inputs' shapes.
 
 One JSON line per module goes to ``sources.jsonl``; ``core/attribution.py`` joins it with the
-module's text and the trace, with no torch. A module that comes from a cache hit (no lowering
-ran) is recorded with the reason. Everything here is best effort: a failure is recorded as
-the module's ``error`` and never disturbs the compile.
+module's text and the trace, with no torch.
+
+A module that comes from Inductor's FX graph cache or AOTAutograd cache was not lowered in
+this process: nothing is there to record. So each freshly generated module's record is also
+kept in the run's Inductor cache directory with the dynamo graph of its compile
+(``core/source_store.py``), and on a hit it is read back and its lines carried over to the
+current compile's. Dynamo's graph of every compile, hit or miss, is what
+``torch._inductor.compile_fx.compile_fx`` receives (the ``inductor`` backend and
+``torch.compile``'s default both import it at the call): ``DynamoGraphs`` wraps it, recording
+each node's op, source frame and module path by compile id. Everything here is best effort:
+a failure is recorded as the module's ``error`` and never disturbs the compile.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import logging
 import os
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
+from ..core import source_store
 from . import trace_log
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^\n]+)\n(?P<code>[^\n]*)')
@@ -146,16 +158,119 @@ def snapshot(graph: Any) -> dict[str, Any]:
     return {"nodes": nodes, "ops": ops}
 
 
+def _target_name(target: Any) -> str:
+    """A node's target as a name stable across processes (``<built-in method conv2d ...>``
+    carries an address)."""
+    if isinstance(target, str):
+        return target
+    name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None)
+    return str(name) if name else type(target).__name__
+
+
+def dynamo_nodes(gm: Any) -> dict[str, dict[str, Any]]:
+    """Dynamo's FX graph as plain data: node name -> op, source frame, ``nn.Module`` entry."""
+    out: dict[str, dict[str, Any]] = {}
+    for n in gm.graph.nodes:
+        if n.op not in ("call_function", "call_method", "call_module"):
+            continue
+        rec: dict[str, Any] = {"op": f"{n.op}:{_target_name(n.target)}"}
+        frame = user_frame(n.meta.get("stack_trace"))
+        if frame:
+            rec["frame"] = frame
+        mod = module_entry(n.meta)
+        if mod:
+            rec["module"] = mod
+        out[n.name] = rec
+    return out
+
+
+def compile_key(frame_id: Any, frame_compile_id: Any) -> str:
+    return f"{frame_id}/{frame_compile_id}"
+
+
+class DynamoGraphs:
+    """The dynamo graph each compile of this process handed to Inductor, by compile id
+    (``compile_key``), recorded by a wrapper around ``compile_fx`` (see the module doc)."""
+
+    WRAPPED = "_inductor_bench_sources"
+
+    def __init__(self) -> None:
+        self.by_compile: dict[str, dict[str, dict[str, Any]]] = {}
+        self._local = threading.local()
+        self.installed = False
+
+    def install(self) -> None:
+        """Wrap ``compile_fx`` (once; importing Inductor, which a compile does anyway)."""
+        if self.installed:
+            return
+        self.installed = True
+        import torch._inductor.compile_fx as cfx
+
+        inner = cfx.compile_fx
+        if getattr(inner, self.WRAPPED, False):
+            return
+
+        @functools.wraps(inner)
+        def compile_fx(model_: Any, *args: Any, **kwargs: Any) -> Any:
+            depth = getattr(self._local, "depth", 0)
+            if depth == 0:  # compile_fx calls itself (config patches): the outer graph is dynamo's
+                self._record(model_)
+            self._local.depth = depth + 1
+            try:
+                return inner(model_, *args, **kwargs)
+            finally:
+                self._local.depth = depth
+
+        setattr(compile_fx, self.WRAPPED, True)
+        cfx.compile_fx = compile_fx
+
+    def _record(self, gm: Any) -> None:
+        try:
+            from torch._guards import CompileContext
+
+            cid = CompileContext.current_compile_id()
+            if cid is not None and hasattr(gm, "graph"):
+                self.by_compile[compile_key(cid.frame_id, cid.frame_compile_id)] = dynamo_nodes(gm)
+        except Exception:  # never disturb the compile
+            pass
+
+
+def inductor_cache_dir() -> str | None:
+    """The Inductor cache of this process (the run's: ``TORCHINDUCTOR_CACHE_DIR``)."""
+    if os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+        return os.environ["TORCHINDUCTOR_CACHE_DIR"]
+    try:
+        from torch._inductor.runtime.runtime_utils import cache_dir
+
+        return str(cache_dir())
+    except Exception:
+        return None
+
+
+NOT_KEPT = ("the module came from Inductor's cache, which holds no record of its lowering "
+            "(filled by a compile that kept none)")
+NO_GRAPH = ("the module came from Inductor's cache, and this compile's dynamo graph was not seen "
+            "to carry its lines over")
+
+
 class SourceRecorder(logging.Handler):
     """Receives ``torch.__trace`` records; at each new compiled module, appends what it was
-    made from to ``log_path`` (see the module docstring)."""
+    made from to ``log_path``, keeping fresh records in (and reading hits from) the store
+    under ``cache_dir`` (see the module doc)."""
 
-    def __init__(self, log_path: Path) -> None:
+    def __init__(self, log_path: Path, cache_dir: str | None = None) -> None:
         super().__init__(level=logging.DEBUG)
         self.log_path = log_path
+        self.cache_dir = cache_dir
         self.seen: set[str] = set()
+        self.dynamo = DynamoGraphs()
 
     def emit(self, record: logging.LogRecord) -> None:
+        if not self.dynamo.installed and isinstance(getattr(record, "metadata", None), dict):
+            # the first structured record of a compile comes before its backend imports
+            # compile_fx; a process that never compiles never imports Inductor for it
+            with contextlib.suppress(Exception):
+                self.dynamo.install()
         found = trace_log.compiled_module(record)
         if found is None or found[0] in self.seen:
             return
@@ -163,13 +278,7 @@ class SourceRecorder(logging.Handler):
         self.seen.add(path)
         entry: dict[str, Any] = {"path": path, "frame_id": md.get("frame_id")}
         try:
-            from torch._inductor.virtualized import V
-
-            graph = V.graph
-            if getattr(graph, "scheduler", None) is None or getattr(graph, "module", None) is None:
-                entry["error"] = "the module came from Inductor's cache: no lowering ran to record"
-            else:
-                entry.update(snapshot(graph))
+            entry.update(self._record(path, md, getattr(record, "payload", None)))
         except Exception as e:  # never disturb the compile
             entry["error"] = f"recording failed: {type(e).__name__}: {e}"[:300]
         try:
@@ -178,8 +287,29 @@ class SourceRecorder(logging.Handler):
         except OSError:
             pass
 
+    def _record(self, path: str, md: dict[str, Any], payload: Any) -> dict[str, Any]:
+        from torch._inductor.virtualized import V
 
-def attach(log_path: Path) -> SourceRecorder:
-    rec = SourceRecorder(log_path)
+        text = payload if isinstance(payload, str) else Path(path).read_text(errors="replace")
+        key = source_store.text_key(text)
+        now = self.dynamo.by_compile.get(compile_key(md.get("frame_id"), md.get("frame_compile_id")))
+        graph = V.graph
+        if getattr(graph, "scheduler", None) is not None and getattr(graph, "module", None) is not None:
+            snap = snapshot(graph)
+            if now is not None and self.cache_dir:
+                source_store.save(self.cache_dir, key, {**snap, "dynamo": now})
+            return snap
+        stored = source_store.load(self.cache_dir, key) if self.cache_dir else None
+        if stored is None:
+            return {"error": NOT_KEPT}
+        if now is None:
+            return {"error": NO_GRAPH}
+        return source_store.carry_over(stored, now)
+
+
+def attach(log_path: Path, cache_dir: str | None = None) -> SourceRecorder:
+    """The recorder on the ``torch.__trace`` logger; its store is in ``cache_dir`` (default:
+    this process's Inductor cache)."""
+    rec = SourceRecorder(log_path, cache_dir or inductor_cache_dir())
     trace_log.attach(rec)
     return rec

@@ -1,0 +1,171 @@
+"""Lowering records kept beside Inductor's cache, and carried over to a compile that hit it.
+
+Inductor's FX graph cache and AOTAutograd cache hand back a compiled module without lowering
+it again, so nothing of the lowering (``runner/sources.py``) can be recorded on a hit. The
+compile that generated a module therefore keeps its record in the run's Inductor cache
+directory, ``<cache>/inductor-bench-sources/<sha256 of the module's text>.json``; a later
+compile that gets the same module text back from Inductor's cache reads it there.
+
+The record's source lines are those of the compile that generated it. The FX graph cache key
+leaves out the FX graph's comments (its stack traces), so the module may come from another
+model file with the same graph, or from the same file since edited so that its lines moved.
+Each stored record therefore keeps the generating compile's dynamo graph: node name -> op,
+source frame and ``nn.Module`` path. On a hit, every frame (and module path) of the record is
+carried to the current compile through the dynamo nodes that had it: the nodes of the same
+names in the current dynamo graph, which must be the same ops, must all agree on one frame
+(one module path). What cannot be carried over so is dropped with the reason, never guessed.
+Pure data and files; no torch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+STORE_DIR = "inductor-bench-sources"
+STORE_VERSION = 1
+# Keys of a node record (runner/sources.py: ``snapshot``) set here on a carried-over record.
+LOST = "lost"  # why the node's source line could not be carried over
+MODULE_LOST = "module_lost"  # why its module path could not be
+
+
+def text_key(text: str) -> str:
+    """The name a module's record is kept under: the sha256 of the module's text."""
+    return hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()
+
+
+def store_path(cache_dir: str | Path, key: str) -> Path:
+    return Path(cache_dir) / STORE_DIR / f"{key}.json"
+
+
+def save(cache_dir: str | Path, key: str, record: dict[str, Any]) -> bool:
+    """Keep ``record`` (with its ``dynamo`` nodes) for the module of ``key``: written to a
+    temporary file and renamed into place, so a reader never sees half of one. False when
+    the directory cannot be written."""
+    path = store_path(cache_dir, key)
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:16]}-", suffix=".tmp")
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump({"version": STORE_VERSION, **record}, f)
+        os.replace(tmp, path)
+        return True
+    except (OSError, TypeError, ValueError):
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return False
+
+
+def load(cache_dir: str | Path, key: str) -> dict[str, Any] | None:
+    """The kept record of the module of ``key``; None when there is none this version reads."""
+    try:
+        rec = json.loads(store_path(cache_dir, key).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(rec, dict) or rec.get("version") != STORE_VERSION or "ops" not in rec:
+        return None
+    return rec
+
+
+# -- carrying a record over to the current compile ---------------------------------------------
+
+
+def _frame_key(frame: Any) -> tuple[Any, ...] | None:
+    return tuple(frame) if frame else None
+
+
+def _module_key(module: Any) -> str | None:
+    return str(module[0]) if module else None
+
+
+def _where(frame: Any) -> str:
+    return f"{Path(str(frame[0])).name}:{frame[1]}"
+
+
+def _translation(
+    then: dict[str, dict[str, Any]], now: dict[str, dict[str, Any]], field: str, key: Any
+) -> tuple[dict[Any, Any], dict[Any, str]]:
+    """For each value of ``field`` (``frame`` or ``module``) among the generating compile's
+    dynamo nodes: its value in the current compile, or why there is none."""
+    names: dict[Any, list[str]] = {}
+    for name, node in then.items():
+        k = key(node.get(field))
+        if k is not None:
+            names.setdefault(k, []).append(name)
+    found: dict[Any, Any] = {}
+    why: dict[Any, str] = {}
+    for k, ns in names.items():
+        values: dict[Any, Any] = {}
+        for n in ns:
+            cur = now.get(n)
+            if cur is None:
+                why[k] = f"its dynamo node {n} is not in this compile's graph"
+                break
+            if cur.get("op") != then[n].get("op"):
+                why[k] = f"its dynamo node {n} is {cur.get('op')} now, {then[n].get('op')} when cached"
+                break
+            values[key(cur.get(field))] = cur.get(field)
+        else:
+            if len(values) == 1 and None not in values:
+                found[k] = next(iter(values.values()))
+            else:
+                what = "lines" if field == "frame" else "module paths"
+                why[k] = f"its dynamo nodes ({', '.join(ns[:4])}) are at {len(values)} {what} in this compile"
+    return found, why
+
+
+def carry_over(stored: dict[str, Any], now: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The stored record with its frames and module paths those of the current compile, whose
+    dynamo nodes are ``now`` (see the module doc). Nodes whose line (module path) cannot be
+    carried over lose it and say why (``lost``, ``module_lost``); ``carried`` counts the nodes
+    and those that lost their line."""
+    then = stored.get("dynamo") or {}
+    fields = [
+        (_Carry("frame", _frame_key, LOST, "line", _where), *_translation(then, now, "frame", _frame_key)),
+        (_Carry("module", _module_key, MODULE_LOST, "module path", str),
+         *_translation(then, now, "module", _module_key)),
+    ]
+    nodes: dict[str, Any] = {}
+    lost = 0
+    for name, node in (stored.get("nodes") or {}).items():
+        node = dict(node)
+        for carry, found, why in fields:
+            if not carry.apply(node, found, why) and carry.field == "frame":
+                lost += 1
+        nodes[name] = node
+    return {"nodes": nodes, "ops": stored.get("ops") or [], "carried": {"nodes": len(nodes), "lost": lost}}
+
+
+@dataclass(frozen=True)
+class _Carry:
+    """How one field of a node record is carried over."""
+
+    field: str
+    key: Callable[[Any], Any]
+    lost: str  # the key saying why it was not
+    what: str
+    show: Callable[[Any], str]
+
+    def apply(self, node: dict[str, Any], found: dict[Any, Any], why: dict[Any, str]) -> bool:
+        """Replace ``node``'s field by the current compile's; False when it had to be dropped."""
+        k = self.key(node.get(self.field))
+        if k is None:
+            return True
+        if k in found:
+            node[self.field] = found[k]
+            return True
+        reason = why.get(k, "no dynamo node of the compile that generated it had it")
+        shown = self.show(k)
+        node[self.lost] = f"the cached module's {self.what} {shown} is not known in this compile: {reason}"
+        del node[self.field]
+        return False
