@@ -8,6 +8,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -700,3 +701,88 @@ def test_merge_gate_rejects_bad_arguments(gate_repo, tmp_path):
     outside = tmp_path / "m.py"
     outside.write_text("")
     assert _gate(str(outside), cwd=tmp_path).returncode == 2
+
+
+# A model of two graphs (a graph break between them); with KILL_IN_PROFILER the first calls an
+# op that SIGKILLs its process inside the profiling worker, as the OOM killer would end it (the
+# op recognises the worker by the module it runs as; elsewhere it copies its input).
+LOST_GRAPH_MODEL = textwrap.dedent("""
+    import os
+    import signal
+    import sys
+
+    import torch
+
+    KILL_IN_PROFILER = {kill}
+
+
+    def in_profiling_worker() -> bool:
+        spec = getattr(sys.modules["__main__"], "__spec__", None)
+        return spec is not None and spec.name == {worker!r}
+
+
+    @torch.library.custom_op("ibgate::maybe_kill", mutates_args=())
+    def maybe_kill(x: torch.Tensor) -> torch.Tensor:
+        if KILL_IN_PROFILER and in_profiling_worker():
+            os.kill(os.getpid(), signal.SIGKILL)
+        return x.clone()
+
+
+    maybe_kill.register_fake(lambda x: torch.empty_like(x))
+
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Linear(32, 32)
+
+        def forward(self, x):
+            x = maybe_kill(torch.relu(x) + 1)
+            torch._dynamo.graph_break()
+            return torch.nn.functional.gelu(self.a(x)) * 2
+
+
+    def make_workload(device, dtype, batch_size=8):
+        torch.manual_seed(0)
+        return Net().to(device=device, dtype=dtype), (torch.randn(batch_size, 32, device=device, dtype=dtype),)
+""")
+
+
+@pytest.fixture(scope="session")
+def gate_lost_graph(tmp_path_factory):
+    """The merge gate (inference) on a revision whose first graph kills its profiling worker."""
+    if shutil.which("git") is None:
+        pytest.skip("the merge gate needs git")
+    from inductor_bench.runner.graphs import PROFILE_WORKER
+
+    repo = tmp_path_factory.mktemp("gate-lost") / "repo"
+    (repo / "models").mkdir(parents=True)
+    _git(repo, "init", "-q")
+    revs = []
+    for kill in (False, True):
+        (repo / "models" / "net.py").write_text(LOST_GRAPH_MODEL.format(kill=kill, worker=PROFILE_WORKER))
+        _git(repo, "add", ".")
+        _git(repo, "commit", "-qm", f"kill in the profiler: {kill}")
+        revs.append(_git(repo, "rev-parse", "HEAD"))
+    out = repo.parent / "out"
+    return _gate("-p", "10", "-a", "", "-o", str(out), "models/net.py", *revs, cwd=repo), out
+
+
+@pytest.mark.e2e
+def test_merge_gate_gives_no_verdict_when_a_graph_was_lost(gate_lost_graph):
+    proc, out = gate_lost_graph
+    assert proc.returncode == 5, proc.stdout[-2000:] + proc.stderr[-3000:]
+    lost = (
+        "graph 0-inference not measured in head (failed: profile worker was killed by SIGKILL "
+        "(out of memory? the OOM killer sends SIGKILL) while working on 0-inference"
+    )
+    first = proc.stdout.splitlines()[0]
+    assert first.startswith(f"**NOT COMPARABLE, so the 10% gate fails**: head:default: {lost}"), first
+    assert first.endswith(" - no verdict without them") and "1-inference" not in first
+    assert f"inductor-bench: error: not comparable, no verdict: head:default: {lost}" in proc.stderr
+    # the kernel-by-kernel diff of the two breakdowns says the same, and pairs the other graph
+    assert f"**NOT COMPARABLE**: default: {lost}" in proc.stdout
+    assert "**REGRESSION" not in proc.stdout and "**FASTER" not in proc.stdout
+    assert "0-inference" not in proc.stdout.split("**NOT COMPARABLE**: default: ")[1].split(
+        "the kernels listed are those of the graphs measured on both sides")[1]
+    assert (out / "gate.md").read_text() == proc.stdout
