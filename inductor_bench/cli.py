@@ -7,6 +7,9 @@ become one line on stderr and their exit code; ``--verbose`` keeps the traceback
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import sys
 import traceback
 
@@ -19,7 +22,9 @@ except ImportError:  # older typer runs on click itself
 
 from .commands import analyze, breakdown, compare, diff, kernel, report
 from .commands.options import Settings
-from .core.errors import BenchError
+from .core.errors import BenchError, Interrupted, UsageError
+from .runner import stop
+from .runner.rundir import WriteError
 
 app = typer.Typer(
     name="inductor-bench",
@@ -46,25 +51,61 @@ def _root(
 
 
 INTERNAL_ERROR = 70  # EX_SOFTWARE
-INTERRUPTED = 130
 
 
 def main(argv: list[str] | None = None) -> None:
     settings = Settings()
+    whole_process = argv is None  # the command line itself, not a call from Python
+    if whole_process:
+        stop.install()  # SIGTERM and SIGHUP stop a run as Ctrl-C does
+        stop.adopt_orphans()
+    try:
+        _run(argv, settings)
+    finally:
+        if whole_process:
+            stop.end_leftovers()
+            _settle_stdout()
+
+
+def _run(argv: list[str] | None, settings: Settings) -> None:
     try:
         app(args=argv, standalone_mode=False, obj=settings)
+    except Interrupted as e:
+        _fail(settings, f"error: {e}{_by_signal()}", stop.exit_status(stop.received()))
     except BenchError as e:
         _fail(settings, f"error: {e}", e.exit_code)
     except KeyboardInterrupt:
-        _fail(Settings(), "interrupted", INTERRUPTED)
+        _fail(Settings(), f"interrupted{_by_signal()}", stop.exit_status(stop.received()))
     except ClickException as e:  # usage errors: click's own message
         e.show()
         sys.exit(e.exit_code)
     except typer.Abort:  # click's form of Ctrl-C (or end of input at a prompt)
-        _fail(Settings(), "interrupted", INTERRUPTED)
+        _fail(Settings(), f"interrupted{_by_signal()}", stop.exit_status(stop.received()))
+    except OSError as e:  # the machine, not the tool: a path it cannot read or write
+        where = f"{e.filename}: " if e.filename else ""
+        _fail(settings, f"error: {where}{e.strerror or e}", WriteError.exit_code)
+    except RecursionError:
+        _fail(settings, "error: input nested too deeply to read", UsageError.exit_code)
     except Exception as e:  # anything unexpected: one line, the traceback with --verbose
         msg = f"internal error: {type(e).__name__}: {e} (run with --verbose for the traceback)"
         _fail(settings, msg, INTERNAL_ERROR)
+
+
+def _settle_stdout() -> None:
+    """What is left in stdout's buffer written now; if it cannot be (a full disk, a closed
+    pipe), dropped, so that Python's own flush at exit prints no second error."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except (OSError, ValueError):
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _by_signal() -> str:
+    """Which signal stopped the run, when it was not Ctrl-C."""
+    sig = stop.received()
+    return f" (by {signal.Signals(sig).name})" if sig not in (None, signal.SIGINT) else ""
 
 
 def _fail(settings: Settings, msg: str, code: int) -> None:

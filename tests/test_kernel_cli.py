@@ -24,6 +24,7 @@ from inductor_bench.render.doc import TextDoc
 from inductor_bench.render.format import duration as fmt_time
 from inductor_bench.render.kernel import render_kernel, render_retuning
 from inductor_bench.runner import kernelbench
+from inductor_bench.runner.rundir import record_digests
 
 from .conftest import FIXTURES, ROOT
 
@@ -61,7 +62,7 @@ def canned_response(max_autotune: bool, all_configs: bool = False, device="NVIDI
     if max_autotune:
         runs.append({**base, "mode": "max-autotune", "space": [RED_CFG, TUNED_CFG] * 2 + [RED_CFG],
                      "tried": 12, "config": TUNED_CFG, "regs": 28, "shared": 0,
-                     "samples_ms": [0.0100, 0.0101, 0.0099, 0.0100, 0.0100, 0.0102]})
+                     "samples_ms": [0.0100, 0.0101, 0.0099, 0.0100, 0.01005, 0.00995]})
     timed = [{"config": c, "samples_ms": [ms] * 6, "regs": 30, "spills": 0, "shared": 0}
              for c, ms in ((RED_CFG, 0.02), (TUNED_CFG, 0.012))] if all_configs else []
     return {"device": {"name": device, "index": 0, "capability": [9, 0]},
@@ -205,6 +206,7 @@ def run_dir(tmp_path):
                                   wall_ms=10.0, kernel_ms=sum(k.ms for k in kernels)))
     result = BreakdownResult(model="m", device="cuda", graphs=graphs)
     (tmp_path / "breakdown.json").write_text(result.to_json())
+    record_digests(tmp_path, sorted((tmp_path / "graphs").rglob("*.py")))  # as the run records them
     return tmp_path
 
 
@@ -418,6 +420,7 @@ def test_autotune_top_skips_foreach_kernels_it_cannot_launch(run_dir, monkeypatc
 
     rel = "graphs/0-forward/kernels/triton_for_fused_0.py"
     _foreach_without_harness(run_dir / rel)
+    record_digests(run_dir, [run_dir / rel])
     result = load_result(run_dir)
     result.graphs[0].kernels.append(KernelStat(name="triton_for_fused_0", calls=1, ms=3.0,
                                                category="triton_foreach", file=rel))

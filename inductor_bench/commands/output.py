@@ -4,13 +4,12 @@ directory's reports (``report.txt`` and ``index.html``)."""
 from __future__ import annotations
 
 import enum
+import errno
 import os
 import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
-
-import typer
 
 from ..core.compare import CompareResult
 from ..core.errors import UsageError
@@ -19,6 +18,7 @@ from ..render.breakdown import render_breakdown
 from ..render.compare import render_compare
 from ..render.doc import HTML, TEXT
 from ..render.html_page import with_base
+from ..runner.rundir import WriteError, write_atomic
 
 
 class Format(str, enum.Enum):
@@ -35,15 +35,43 @@ Document = Callable[[str], str]
 
 
 def emit_json(text: str, dest: str | Path) -> None:
-    """Write JSON to a path, or to stdout for '-'. Existing files are never overwritten."""
+    """Write JSON to a path, or to stdout for '-'. Existing files are never overwritten (nor
+    one another run writes at the same time): the file is written whole, then linked in."""
     if str(dest) == "-":
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        to_stdout(text if text.endswith("\n") else text + "\n")
         return
     p = Path(dest)
     if p.exists():
         raise UsageError(f"--json {p}: already exists (results are never overwritten)")
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(text)
+    make_parent(p)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.json")
+    write_atomic(tmp, text)
+    try:
+        os.link(tmp, p)
+    except FileExistsError:
+        raise UsageError(f"--json {p}: already exists (results are never overwritten)") from None
+    except OSError as e:
+        raise WriteError(f"{p}: cannot write ({e.strerror or e})") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def make_parent(path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise WriteError(f"{path.parent}: cannot create the directory ({e.strerror or e})") from None
+
+
+def to_stdout(text: str) -> None:
+    """``text`` on stdout, flushed: a closed stdout or one on a full disk is a WriteError."""
+    try:
+        if sys.stdout is None:
+            raise OSError(errno.EBADF, "stdout is closed")
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as e:
+        raise WriteError(f"stdout: cannot write the report ({e.strerror or e})") from None
 
 
 def emit(
@@ -69,9 +97,9 @@ def emit(
     if fmt is Format.json:
         emit_json(json_text, "-")
     elif fmt is Format.html:
-        typer.echo(with_base(document(HTML), _relative(links, Path.cwd())), nl=False)
+        to_stdout(with_base(document(HTML), _relative(links, Path.cwd())))
     else:
-        typer.echo(document(fmt.value), nl=False)
+        to_stdout(document(fmt.value))
 
 
 def _relative(links: Path | None, page_dir: Path) -> str:
@@ -82,8 +110,8 @@ def _relative(links: Path | None, page_dir: Path) -> str:
 def write_html(path: Path, page: str, links: Path | None = None) -> None:
     """An HTML report at ``path`` (rewritten if it exists: it is a view of a result, which is
     never overwritten), its links made to work from where it is."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(with_base(page, _relative(links, path.parent)))
+    make_parent(path)
+    write_atomic(path, with_base(page, _relative(links, path.parent)))
 
 
 def render_result(result: Result, fmt: str = TEXT, **kw) -> str:
@@ -95,14 +123,14 @@ def render_result(result: Result, fmt: str = TEXT, **kw) -> str:
 def write_report(run_dir: Path, result: Result) -> None:
     """The reports beside a saved result, rewritten with it: ``report.txt`` and the same as a
     page, ``index.html`` (its links relative to the run directory)."""
-    (run_dir / REPORT_FILE).write_text(render_result(result))
-    (run_dir / HTML_REPORT_FILE).write_text(render_result(result, HTML))
+    write_atomic(run_dir / REPORT_FILE, render_result(result))
+    write_atomic(run_dir / HTML_REPORT_FILE, render_result(result, HTML))
 
 
 def terminal_width() -> int | None:
     """The terminal's width, which text tables fit; None when stdout is not a terminal (a file
     or a pipe gets full names)."""
-    if not sys.stdout.isatty():
+    if sys.stdout is None or not sys.stdout.isatty():
         return None
     return shutil.get_terminal_size().columns
 

@@ -6,6 +6,7 @@ A run directory is made fresh for every run and never overwritten::
       meta.json          options, versions, device, status, errors
       cache/             the private Inductor cache this run compiled into
       modules.jsonl      compiled modules as Inductor reported them
+      digests.json       the sha256 of every module and kernel file copied into graphs/
       sources.jsonl      what each module was made from: FX nodes, source lines, nn.Module paths
       graphs/<id>/       module.py, kernels/<name>.py, trace.json.gz (open in Perfetto)
       logs/              worker logs
@@ -19,8 +20,9 @@ mode below it. Reading is pure (no torch); writing belongs to the runner and the
 
 from __future__ import annotations
 
+import hashlib
 import json
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .compare import COMPARE_SCHEMA, COMPARE_SCHEMA_VERSION, CompareResult
@@ -46,6 +48,7 @@ PIPELINED_TRACE_FILE = "pipelined.json.gz"  # accelerators: iterations launched 
 LAUNCH_TRACE_FILE = "launch.json.gz"  # CUDA-graph replays: one iteration launched kernel by kernel
 KERNELS_DIR = "kernels"
 AUTOTUNE_DIR = "max-autotune"  # breakdown --autotune-top on CPU: the recompiled run
+DIGESTS_FILE = "digests.json"  # path inside the run directory -> sha256 of the file the run wrote
 
 Result = BreakdownResult | CompareResult
 
@@ -109,12 +112,78 @@ def _build(cls: type[BreakdownResult] | type[CompareResult], p: Path, data: Any)
         except ResultError as e:
             raise ResultError(f"{p}: damaged: {e}") from None
     try:
-        return cls.from_dict(data)
+        result = cls.from_dict(data)
     except ResultError as e:
         raise ResultError(f"{p}: {e}") from None
     except (TypeError, ValueError, AttributeError, KeyError, IndexError) as e:  # what check() missed
         raise ResultError(f"{p}: damaged, not the shape of a result ({type(e).__name__}: {e})") from None
+    if isinstance(result, BreakdownResult):
+        _check_file_paths(result, p)
+    return result
+
+
+def _check_file_paths(result: BreakdownResult, p: Path) -> None:
+    """Every file a breakdown names is a relative path inside its run directory: reports link
+    to them and ``kernel`` runs them (``run_file`` checks them again, with their digests)."""
+    for g in result.graphs:
+        named = [("module", g.module), ("trace", g.trace), ("pipelined_trace", g.pipelined_trace)]
+        named += [(f"kernel {k.name}", k.file) for k in g.kernels]
+        for what, rel in named:
+            if rel is not None and not _inside(rel):
+                raise ResultError(f"{p}: damaged: graph {g.id} {what}: {rel!r} is outside the run directory")
+
+
+def _inside(rel: str) -> bool:
+    """A relative path that stays inside the directory it is relative to (no root, drive,
+    scheme or ``..``)."""
+    posix = PurePosixPath(rel.replace("\\", "/"))
+    return bool(rel) and not posix.is_absolute() and ":" not in rel and ".." not in posix.parts
 
 
 def graph_dir(run_dir: Path, graph_id: str) -> Path:
     return run_dir / GRAPHS_DIR / graph_id
+
+
+def file_digest(path: Path) -> str:
+    """The file's sha256, hex."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def read_digests(run_dir: Path) -> dict[str, str]:
+    """The digests the run recorded (``DIGESTS_FILE``); {} for a run that recorded none."""
+    p = run_dir / DIGESTS_FILE
+    if not p.exists():
+        return {}
+    try:
+        data = json.loads(p.read_text())
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise ResultError(f"{p}: not readable as JSON ({e})") from None
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise ResultError(f"{p}: damaged, not a map of paths to digests")
+    return data
+
+
+def run_file(run_dir: Path, rel: str) -> Path:
+    """A file the run wrote, checked before anything reads it as code: ``rel`` is a relative
+    path inside the run directory (not absolute, no ``..``, no link out of it), recorded in
+    ``DIGESTS_FILE``, and the file's sha256 is the one recorded. ResultError otherwise."""
+    where = f"{run_dir}: {rel!r}"
+    if not _inside(rel):
+        raise ResultError(f"{where} lies outside the run directory: refused")
+    path = run_dir / rel
+    if not path.resolve().is_relative_to(run_dir.resolve()):
+        raise ResultError(f"{where} leads outside the run directory: refused")
+    recorded = read_digests(run_dir).get(PurePosixPath(rel).as_posix())
+    if recorded is None:
+        raise ResultError(f"{where} is not a file this run recorded writing: refused")
+    try:
+        actual = file_digest(path)
+    except OSError as e:
+        raise ResultError(f"{where}: cannot read it ({e.strerror or e})") from None
+    if actual != recorded:
+        raise ResultError(f"{where} changed since the run wrote it (sha256 differs): refused")
+    return path

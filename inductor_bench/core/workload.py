@@ -19,6 +19,8 @@ This module is pure (no torch): it validates options and looks at the file's syn
 from __future__ import annotations
 
 import ast
+import os
+import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,7 @@ from .vocab import CompileMode
 
 FACTORY = "make_workload"
 DTYPES = ("float32", "bfloat16", "float16")
+MAX_MODEL_BYTES = 16 << 20  # far above any model file; a generated one stays well under it
 FACTORY_KIND = "factory"  # the file defines make_workload()
 SCRIPT_KIND = "script"  # the file runs as __main__
 
@@ -46,11 +49,10 @@ class WorkloadOptions:
     freezing: bool = False  # inference only: weights become constants (CPU GEMM templates need it)
 
     def validate(self) -> WorkloadOptions:
+        """Checked before any worker starts; ``path`` made absolute (workers keep finding the
+        file when the model changes directory)."""
         p = Path(self.path)
-        if not p.exists():
-            raise UsageError(f"{self.path}: no such file")
-        if p.is_dir() or p.suffix != ".py":
-            raise UsageError(f"{self.path}: not a Python file (expected a model file ending in .py)")
+        check_model_file(p)
         if self.device not in DEVICE_CHOICES:
             raise UsageError(f"--device must be one of {', '.join(DEVICE_CHOICES)}, not {self.device!r}")
         if self.dtype not in DTYPES:
@@ -67,6 +69,7 @@ class WorkloadOptions:
             raise UsageError(
                 f"{self.path} has no {FACTORY}() factory and runs as a script: --batch-size needs the factory"
             )
+        self.path = os.path.abspath(self.path)
         return self
 
     @property
@@ -77,12 +80,37 @@ class WorkloadOptions:
         return asdict(self)
 
 
+def check_model_file(p: Path) -> None:
+    """A model file is a regular ``.py`` file of at most ``MAX_MODEL_BYTES``, checked by its
+    metadata alone: a device (a link to /dev/zero) or a FIFO is refused without being read."""
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise UsageError(f"{p}: no such file") from None
+    except OSError as e:
+        raise UsageError(f"{p}: cannot read it ({e.strerror or e})") from None
+    if stat.S_ISDIR(st.st_mode) or p.suffix != ".py":
+        raise UsageError(f"{p}: not a Python file (expected a model file ending in .py)")
+    if not stat.S_ISREG(st.st_mode):
+        raise UsageError(f"{p}: not a regular file (a device, FIFO or socket): a model file is a .py file")
+    if st.st_size > MAX_MODEL_BYTES:
+        size, cap = f"{st.st_size / 2**20:.0f} MiB", f"{MAX_MODEL_BYTES >> 20} MiB"
+        raise UsageError(f"{p}: {size}, too large for a model file (at most {cap})")
+
+
 def file_kind(path: Path) -> str:
     """'factory' if the file defines make_workload at top level, else 'script'."""
     try:
-        tree = ast.parse(path.read_text(errors="replace"), filename=str(path))
+        with open(path, "rb") as f:  # at most the cap: the file may have grown since it was checked
+            text = f.read(MAX_MODEL_BYTES + 1).decode(errors="replace")
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read it ({e.strerror or e})") from None
+    try:
+        tree = ast.parse(text, filename=str(path))
     except SyntaxError as e:
         raise UsageError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
+    except ValueError as e:  # a NUL byte
+        raise UsageError(f"{path}: not Python source ({e})") from None
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == FACTORY:
             return FACTORY_KIND

@@ -13,7 +13,7 @@ import html
 import re
 
 from .doc import FORMATS, HTML, Chart, Doc
-from .html_page import page, url_of
+from .html_page import page, plain_file_path, url_of
 from .html_svg import figure
 
 _OPEN, _CLOSE = "\ue000", "\ue001"
@@ -174,6 +174,10 @@ class HtmlDoc(Doc):
         return f"{self.code(command)} {rest}"
 
     def link(self, text: str, href: str) -> str:
+        """A link to a file; any other target (a scheme such as ``javascript:``, a path with
+        ``..``) is text alone."""
+        if not plain_file_path(href):
+            return self._frag(self._html(text), self._plain(text))
         return self._frag(f'<a href="{html.escape(url_of(href))}">{self._html(text)}</a>', self._plain(text))
 
 

@@ -194,6 +194,15 @@ def url_of(path: str) -> str:
     return quote(path.replace("\\", "/"), safe="/:._-~")
 
 
+def plain_file_path(path: str) -> bool:
+    """Whether ``path`` can only be a file's path: no scheme (``javascript:``) or drive (no
+    ``:`` at all) and no ``..``. Files of a run are relative to its directory (a saved result
+    naming any other is refused when read: ``core/rundir.py``); the kernel command links the
+    file it was given, which may be absolute."""
+    p = path.replace("\\", "/")
+    return bool(p) and ":" not in p and ".." not in p.split("/")
+
+
 def with_base(document: str, href: str) -> str:
     """The page with its relative links resolved against ``href`` (a directory, relative to
     where the page is saved): a report printed on stdout or written away from its run

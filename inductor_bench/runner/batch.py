@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import errors
-from .worker import READY, describe_exit, kill_group, last_output, read_response, spawn
+from .worker import READY, describe_exit, exited, kill_group, last_output, read_response, spawn
 
 POLL_S = 0.05
 
@@ -82,14 +82,13 @@ class Standby:
 
     def take(self) -> Any:
         """The process, for the batch about to be written; None if it is used or gone."""
-        if self.used or self.proc.poll() is not None:
+        if self.used or exited(self.proc):
             return None
         self.used = True
         return self.proc
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            kill_group(self.proc)
+        kill_group(self.proc)
         self._logf.close()
         self._tmp.cleanup()
 
@@ -177,10 +176,10 @@ def _run_one_worker(
                         on_done(key, answers[key])
                         current = None
                 seen = len(lines)
-                rc = proc.poll()
-                if rc is not None:
+                if exited(proc):
                     if len(progress.read_text().splitlines()) > seen:
                         continue  # read the last lines it wrote before leaving
+                    rc = kill_group(proc)  # and whatever it left in its process group
                     break
                 if current is not None and time.monotonic() - started > timeout:
                     kill_group(proc)

@@ -4,7 +4,6 @@ profiled in a worker and analysed."""
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +34,7 @@ from ..core.vocab import Role, Status
 from . import device as dev
 from .batch import BatchItem, Standby, run_batch
 from .capture import measuring_env
+from .rundir import copy_atomic, record_digests
 from .settings import RunSettings
 
 PROFILE_WORKER = "inductor_bench.runner.profile"
@@ -94,13 +94,14 @@ def _collect(m: dict[str, Any], run_dir: Path, default_device: str, used: set[st
     gdir = graph_dir(run_dir, gid)
     (gdir / KERNELS_DIR).mkdir(parents=True, exist_ok=True)
     dst = gdir / MODULE_FILE
-    shutil.copyfile(src, dst)
+    copy_atomic(src, dst)
     kernel_files = {}
     for k in info.kernels.values():
         if k.kernel_path and Path(k.kernel_path).exists():
             kdst = gdir / KERNELS_DIR / f"{k.name}.py"
-            shutil.copyfile(k.kernel_path, kdst)
+            copy_atomic(k.kernel_path, kdst)
             kernel_files[k.name] = str(kdst.relative_to(run_dir))
+    record_digests(run_dir, [dst, *(run_dir / f for f in kernel_files.values())])
     g = GraphResult(
         id=gid,
         role=info.role,

@@ -28,10 +28,10 @@ from typing import Any
 from ..core import autotune, modes, peaks
 from ..core.categories import TRITON_CATEGORIES
 from ..core.devices import backend
-from ..core.errors import BenchError, DeviceError, UsageError
+from ..core.errors import BenchError, DeviceError, ResultError, UsageError
 from ..core.kernelfile import KernelFile, check_name, no_harness_reason, read_kernel_file
 from ..core.results import BreakdownResult, KernelStat, RetunedKernel
-from ..core.rundir import LOGS_DIR
+from ..core.rundir import LOGS_DIR, run_file
 from . import device as dev
 from .presence import absent
 from .worker import DEFAULT_TIMEOUT_S, run_worker, worker_main
@@ -113,10 +113,13 @@ def top_triton_kernels(result: BreakdownResult, n: int | None = None) -> list[tu
 
 def skip_reason(run_dir: Path, k: KernelStat) -> str | None:
     """Why a kernel cannot be re-benchmarked from its file (None: it can, or its file is
-    unreadable, which its worker run then reports): no benchmark harness, as foreach/combo
-    kernels have none unless ``benchmark_combo_kernel`` was set in the compiling process."""
+    unreadable, which its worker run then reports): not the file the run wrote (``run_file``),
+    or no benchmark harness, as foreach/combo kernels have none unless
+    ``benchmark_combo_kernel`` was set in the compiling process."""
     try:
-        kf = read_kernel_file(run_dir / str(k.file))
+        kf = read_kernel_file(run_file(run_dir, str(k.file)))
+    except ResultError as e:
+        return str(e)
     except UsageError:
         return None
     return no_harness_reason(kf)
@@ -152,7 +155,7 @@ def _retune(run_dir: Path, gid: str, k: KernelStat, wall: float, *,
             timeout: float, echo: bool) -> RetunedKernel:
     row = _row(gid, k, wall)
     try:
-        kf = read_kernel_file(run_dir / str(k.file))
+        kf = read_kernel_file(run_file(run_dir, str(k.file)))  # as the run wrote it, or refused
         log = run_dir / LOGS_DIR / f"autotune-{gid}-{k.name}.log"
         resp = run_kernel_bench(kf, max_autotune=True, timeout=timeout, log_path=log, echo=echo)
         base, tuned = (autotune.ModeRun.from_dict(r) for r in resp["runs"])

@@ -18,7 +18,7 @@ from ..core.results import BreakdownResult, CompileCache, GraphResult, PeakMemor
 from ..core.rundir import CACHE_DIR, LOGS_DIR, MODULES_LOG, SOURCES_LOG
 from ..core.vocab import CompileMode, Status
 from ..core.workload import SCRIPT_KIND, WorkloadOptions, file_kind
-from . import cudagraph_log
+from . import cudagraph_log, stop
 from .batch import Standby
 from .cache import run_cache
 from .capture import inductor_env
@@ -334,13 +334,14 @@ def run_breakdown(
     except KeyboardInterrupt:
         result.errors.append("interrupted")
         first_error = errors.Interrupted(f"interrupted; what was measured is saved in {run_dir}")
-    finally:  # saved once, here, whatever happened
-        if comp is not None:
-            comp.close()
-        result.status = _status(result, first_error)
-        result.elapsed_s = round(time.time() - started, 2)
-        save_result(run_dir, result, settings.on_saved)
-        save_meta(run_dir, opts, result, status=result.status)
+    finally:  # saved once, here, whatever happened; a stop signal meanwhile waits for it
+        with stop.shielded():
+            if comp is not None:
+                comp.close()
+            result.status = _status(result, first_error)
+            result.elapsed_s = round(time.time() - started, 2)
+            save_result(run_dir, result, settings.on_saved)
+            save_meta(run_dir, opts, result, status=result.status)
     return result, run_dir, first_error
 
 

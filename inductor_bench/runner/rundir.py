@@ -7,8 +7,10 @@ result is saved, so a report always matches the saved result.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -16,25 +18,36 @@ from typing import Any
 
 from ..core import errors
 from ..core.results import BreakdownResult
-from ..core.rundir import BREAKDOWN_FILE, COMPARE_FILE, META_FILE, Result
+from ..core.rundir import (
+    BREAKDOWN_FILE,
+    COMPARE_FILE,
+    DIGESTS_FILE,
+    META_FILE,
+    Result,
+    file_digest,
+    read_digests,
+)
 from ..core.workload import WorkloadOptions
 
 # (run directory, result) after the result was saved there: the command writes its documents.
 OnSaved = Callable[[Path, Result], None]
 
 
+class WriteError(errors.BenchError):
+    """A file of the run could not be written: a full or read-only disk, no permission."""
+
+    exit_code = 74  # EX_IOERR
+
+
 def new_run_dir(name: str, mode: str, *, root: Path | str = "runs", out: Path | str | None = None) -> Path:
-    """A fresh directory for this run; an existing non-empty directory is never reused."""
+    """A fresh directory for this run, claimed atomically, as an absolute path (workers keep
+    finding it when the model changes directory): ``out`` is created, or claimed if it is an
+    empty directory, and refused if another run has it; an automatic name under ``root``
+    takes the next free one. A directory that is not empty is never reused."""
     if out is not None:
-        d = Path(out)
-        if d.exists() and (not d.is_dir() or any(d.iterdir())):
-            raise errors.UsageError(
-                f"--out {d}: already exists and is not empty (runs are never overwritten)"
-            )
-        d.mkdir(parents=True, exist_ok=True)
-        return d
+        return _claim(Path(out).absolute())
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    base = Path(root) / f"{_slug(name)}-{mode}-{stamp}"
+    base = Path(root).absolute() / f"{_slug(name)}-{mode}-{stamp}"
     for i in range(1000):
         d = base if i == 0 else base.with_name(f"{base.name}-{i}")
         try:
@@ -42,7 +55,58 @@ def new_run_dir(name: str, mode: str, *, root: Path | str = "runs", out: Path | 
             return d
         except FileExistsError:
             continue
+        except OSError as e:
+            raise WriteError(f"{d}: cannot create the run directory ({e.strerror or e})") from None
     raise errors.UsageError(f"cannot create a run directory under {root}")
+
+
+def _claim(d: Path) -> Path:
+    """``d`` made, or an empty ``d`` taken by creating its meta.json exclusively: of two runs
+    given the same --out at the same time, one gets it and the other is refused."""
+    taken = errors.UsageError(f"--out {d}: already exists and is not empty (runs are never overwritten)")
+    try:
+        d.mkdir(parents=True)
+    except FileExistsError:
+        if not d.is_dir() or any(d.iterdir()):
+            raise taken from None
+    except OSError as e:
+        raise WriteError(f"--out {d}: cannot create it ({e.strerror or e})") from None
+    try:
+        os.close(os.open(d / META_FILE, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+    except FileExistsError:
+        raise taken from None
+    except OSError as e:
+        raise WriteError(f"--out {d}: cannot write there ({e.strerror or e})") from None
+    return d
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """``path`` whole or not at all: written beside it under a temporary name, then renamed
+    over it. A full or read-only disk is a WriteError naming the path; the file as it was
+    (a result saved before) stays as it was."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+        os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise WriteError(f"{path}: cannot write ({e.strerror or e})") from None
+
+
+def copy_atomic(src: Path | str, dst: Path) -> None:
+    """A copy of ``src`` at ``dst``, whole or not at all (``write_atomic``)."""
+    write_atomic(dst, Path(src).read_bytes())
+
+
+def record_digests(run_dir: Path, files: list[Path]) -> None:
+    """Add the sha256 of ``files`` (inside the run directory) to its ``DIGESTS_FILE``: what
+    ``core.rundir.run_file`` checks before a kernel file is run again."""
+    digests = read_digests(run_dir)
+    for f in files:
+        digests[f.relative_to(run_dir).as_posix()] = file_digest(f)
+    write_atomic(run_dir / DIGESTS_FILE, json.dumps(digests, indent=1, sort_keys=True))
 
 
 def _slug(s: str) -> str:
@@ -72,7 +136,7 @@ def save_result(run_dir: Path, result: Result, on_saved: OnSaved | None = None) 
     """Write the result's JSON (breakdown.json or compare.json), then let the command write
     its documents."""
     name = BREAKDOWN_FILE if isinstance(result, BreakdownResult) else COMPARE_FILE
-    (run_dir / name).write_text(result.to_json())
+    write_atomic(run_dir / name, result.to_json())
     if on_saved is not None:
         on_saved(run_dir, result)
 
@@ -89,4 +153,4 @@ def save_meta(run_dir: Path, opts: WorkloadOptions, result: BreakdownResult, *, 
         "errors": result.errors,
         "graphs": [{"id": g.id, "status": g.status, "error": g.error} for g in result.graphs],
     }
-    (run_dir / META_FILE).write_text(json.dumps(meta, indent=1))
+    write_atomic(run_dir / META_FILE, json.dumps(meta, indent=1))

@@ -8,6 +8,7 @@ module calls ``worker_main(handler)`` from its ``__main__``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -21,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core import errors
+from .machine import descendants
+from .stop import PARENT_ENV, die_with_parent
 
 # Environment variables that would change what Inductor generates or where it caches:
 # the parent's values never reach a worker unless the caller sets them on purpose.
@@ -80,7 +83,7 @@ def run_worker(
         with open(log, "ab") as logf:
             proc = spawn([module, str(req), str(resp)], logf, env=env, echo=echo)
             try:
-                rc = proc.wait(timeout=timeout)
+                rc = wait_ended(proc, timeout)
             except subprocess.TimeoutExpired:
                 kill_group(proc)
                 raise errors.WorkerTimeout(
@@ -103,23 +106,57 @@ def run_worker(
 
 def spawn(args: list[str], logf: Any, *, env: dict[str, str] | None, echo: bool) -> subprocess.Popen:
     """``python -m <args>`` in its own session (so its whole process group can be killed),
-    writing to ``logf`` (or to the terminal with ``echo``), with ``worker_env(env)``."""
+    writing to ``logf`` (or to the terminal with ``echo``), with ``worker_env(env)``. It dies
+    with this process (``stop.die_with_parent``)."""
     return subprocess.Popen(
         [sys.executable, "-m", *args],
         stdin=subprocess.DEVNULL,
         stdout=None if echo else logf,
         stderr=None if echo else subprocess.STDOUT,
-        env=worker_env(env),
+        env=worker_env({**(env or {}), PARENT_ENV: str(os.getpid())}),
         start_new_session=True,
     )
 
 
-def kill_group(proc: subprocess.Popen) -> None:
+END_POLL_S = 0.02
+
+
+def exited(proc: subprocess.Popen) -> bool:
+    """Whether the worker has ended, without reaping it: until ``kill_group`` reaps it, its
+    pid (its process group's id) cannot be another process's."""
+    if proc.returncode is not None:
+        return True
+    if not hasattr(os, "waitid"):  # macOS
+        return proc.poll() is not None
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-    proc.wait()
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return proc.poll() is not None
+
+
+def wait_ended(proc: subprocess.Popen, timeout: float) -> int:
+    """Wait for the worker to end (TimeoutExpired past ``timeout`` seconds), then end what is
+    left of its process group; its exit status."""
+    deadline = time.monotonic() + timeout
+    while not exited(proc):
+        if time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(proc.args, timeout)
+        time.sleep(END_POLL_S)
+    return kill_group(proc)
+
+
+def kill_group(proc: subprocess.Popen) -> int:
+    """Kill the worker's process group and every process below it (whatever it or the model
+    started, in the group or in sessions of their own) and reap the worker; its exit status."""
+    if proc.returncode is None:
+        for pid in descendants(proc.pid):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            proc.kill()
+    return proc.wait()
 
 
 # What a signal that ended a worker most likely means, for the one line a user reads. The
@@ -183,6 +220,7 @@ def worker_main(
     ``--batch BATCH PROGRESS PREPARE`` starts a worker on standby before its batch exists:
     it calls ``prepare`` with the JSON in PREPARE (importing what every request needs),
     creates ``READY`` beside PROGRESS, and waits for BATCH to appear."""
+    die_with_parent()
     if sys.argv[1] == "--batch":
         batch, progress = Path(sys.argv[2]), Path(sys.argv[3])
         if len(sys.argv) > 4:

@@ -1,0 +1,157 @@
+"""Stopping a run on a signal, the same way whichever signal it is.
+
+Ctrl-C (SIGINT), ``kill`` and CI cancellation (SIGTERM) and a closed terminal (SIGHUP) all
+raise ``Stopped`` (a KeyboardInterrupt) in the main process, so every path that already
+stops its workers and saves what was measured on Ctrl-C does so on each of them. Only the
+first signal stops the run: later ones (a user pressing Ctrl-C again, a supervisor repeating
+TERM) are noted and ignored, so they cannot land in the code that saves the result.
+``shielded()`` holds a first signal back while a result is written and raises it after.
+
+The exit status of a stopped run is 128 + the signal's number (130 for Ctrl-C, 143 for TERM).
+Workers die with the process that started them (``die_with_parent``, in the worker)."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import signal
+from collections.abc import Iterator
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+PARENT_ENV = "INDUCTOR_BENCH_PARENT_PID"  # set for every worker: the pid it must outlive not
+_PR_SET_PDEATHSIG = 1
+
+
+class Stopped(KeyboardInterrupt):
+    """A stop signal reached the main process."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+class _State:
+    first: int | None = None  # the signal that stopped the run
+    shield_depth = 0
+    held: int | None = None  # a first signal that arrived under shielded()
+    finished = False  # the command has ended: only cleaning up is left
+
+
+def install() -> None:
+    """Route every stop signal to ``Stopped``. A signal the process was started ignoring
+    stays ignored (``nohup`` ignores SIGHUP; a background job of a non-interactive shell
+    SIGINT)."""
+    for sig in STOP_SIGNALS:
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            signal.signal(sig, _on_signal)
+
+
+def _on_signal(signum: int, frame: object) -> None:
+    if _State.first is not None or _State.finished:
+        return  # already stopping: the save that follows must not be cut short
+    if _State.shield_depth:
+        _State.held = _State.held or signum
+        return
+    _State.first = signum
+    raise Stopped(signum)
+
+
+@contextlib.contextmanager
+def shielded() -> Iterator[None]:
+    """Hold a stop signal back until the block ends (writing a result), then raise it."""
+    _State.shield_depth += 1
+    try:
+        yield
+    finally:
+        _State.shield_depth -= 1
+        held, _State.held = _State.held, None
+        if held is not None and not _State.shield_depth and _State.first is None:
+            _State.first = held
+            raise Stopped(held)
+
+
+def received() -> int | None:
+    """The signal that stopped the run, if one did."""
+    return _State.first
+
+
+def exit_status(signum: int | None) -> int:
+    """128 + the signal's number, the shell's convention; 130 (Ctrl-C) when unknown."""
+    return 128 + (signum or signal.SIGINT)
+
+
+def reset() -> None:
+    """Forget a stop (tests that run commands in one process)."""
+    _State.first, _State.held, _State.shield_depth, _State.finished = None, None, 0, False
+
+
+# -- processes the run leaves behind ------------------------------------------------------------
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def adopt_orphans() -> None:
+    """Linux: processes a worker or the model starts that lose their parent (a daemon that
+    forked twice, a child of a killed worker) become this process's children instead of
+    init's, so that ``end_leftovers`` finds them."""
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
+def end_leftovers() -> list[int]:
+    """Once the command has ended: stop signals are ignored from now on (Python would put
+    back their default action, death, while it shuts down), every process still below this
+    one is killed and reaped; the pids it killed."""
+    from .machine import descendants
+
+    _State.finished = True
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    left = descendants(os.getpid())
+    for pid in left:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    for pid in left:
+        with contextlib.suppress(ChildProcessError, OSError):  # not our child: init reaps it
+            os.waitpid(pid, 0)
+    return left
+
+
+# -- in the worker ------------------------------------------------------------------------------
+
+
+def die_with_parent() -> None:
+    """In a worker, first thing: when the process that started it dies, the worker's whole
+    process group (the model's children included) is killed. Linux delivers SIGTERM on the
+    parent's death (``prctl(PR_SET_PDEATHSIG)``); the handler kills the group. A parent already
+    gone before this ran is seen by its pid (``PARENT_ENV``), and the worker leaves."""
+    expected = os.environ.pop(PARENT_ENV, "")
+    if not expected.isdigit():  # not started by ``worker.spawn``: nothing to die with
+        return
+    signal.signal(signal.SIGTERM, _kill_own_group)
+    _set_parent_death_signal(signal.SIGTERM)
+    if os.getppid() != int(expected):
+        _kill_own_group(signal.SIGTERM, None)
+
+
+def _set_parent_death_signal(sig: int) -> bool:
+    return _prctl(_PR_SET_PDEATHSIG, int(sig))
+
+
+def _prctl(option: int, value: int) -> bool:
+    """Linux's prctl(2); False elsewhere (the standby worker also polls for its parent)."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        return libc.prctl(option, value, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _kill_own_group(signum: int, frame: object) -> None:
+    """The worker's group, itself included, when it leads one (``spawn`` starts a session)."""
+    try:
+        if os.getpgid(0) == os.getpid():
+            os.killpg(0, signal.SIGKILL)
+    finally:
+        os._exit(128 + signum)
