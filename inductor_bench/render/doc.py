@@ -13,6 +13,7 @@ tables already hold the same numbers and their footers name the same files.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from tabulate import tabulate
@@ -169,6 +170,55 @@ class Doc:
         return text
 
 
+# -- escaping: names come from the user's model and from traces (module, model and kernel
+# names), and may hold anything. One policy per format: text keeps every line a line (a
+# newline in a name is a space), markdown also keeps tables whole (``|`` escaped), code spans
+# closed (fenced with more backticks than the name holds) and HTML tags inert (``<`` as
+# ``&lt;`` outside code spans, where GitHub would render them); HTML escapes everything
+# (``render/html.py``).
+
+_NEWLINES = re.compile(r"[\r\n\u2028\u2029]+")
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
+
+
+def one_line(s: str) -> str:
+    """``s`` with its line breaks as spaces: a name cannot start a line of its own."""
+    return _NEWLINES.sub(" ", s)
+
+
+def md_inert(s: str) -> str:
+    """Markdown text on one line with HTML tags inert; code spans kept as they are."""
+    out, at = [], 0
+    for m in _CODE_SPAN.finditer(s):
+        out += [one_line(s[at : m.start()]).replace("<", "&lt;"), one_line(m[0])]
+        at = m.end()
+    out.append(one_line(s[at:]).replace("<", "&lt;"))
+    return "".join(out)
+
+
+_BLOCK_START = re.compile(r"^(\s*)(#|=+\s*$|-+\s*$)", re.M)
+
+
+def md_lines(s: str) -> str:
+    """Markdown lines (a renderer's own line breaks kept) with HTML tags inert, none of them
+    able to start a heading (a leading ``#``, or a ``===`` / ``---`` underline, escaped)."""
+    return "\n".join(_BLOCK_START.sub(r"\1\\\2", md_inert(ln)) for ln in _NEWLINES.split(s))
+
+
+def md_cell(s: str) -> str:
+    """A markdown table cell: ``md_inert``, and ``|`` escaped (inside code spans too, as GitHub
+    tables need)."""
+    return md_inert(s).replace("|", "\\|")
+
+
+def md_code(s: str) -> str:
+    """``s`` as one markdown code span, whatever backticks it holds."""
+    s = one_line(s)
+    fence = "`" * (max((len(r) for r in re.findall("`+", s)), default=0) + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
 class TextDoc(Doc):
     format = TEXT
     table_style = "simple"
@@ -179,6 +229,8 @@ class TextDoc(Doc):
     def table_text(
         self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None
     ) -> str:
+        rows = [[one_line(c) for c in r] for r in rows]
+        headers = [one_line(h) for h in headers]
         out = super().table_text(rows, headers, align)
         if self.width is None:
             return out
@@ -196,9 +248,11 @@ class TextDoc(Doc):
         return super().table_text(rows, [middle(h, caps[j]) for j, h in enumerate(headers)], align)
 
     def title(self, s: str) -> None:
+        s = one_line(s)
         self.blocks.append(f"{s}\n{'=' * len(s)}")
 
     def heading(self, s: str) -> None:
+        s = one_line(s)
         self.blocks.append(f"{s}\n{'-' * len(s)}")
 
     def captioned(self, caption: str, body: str) -> None:
@@ -232,7 +286,7 @@ class TextDoc(Doc):
         return s
 
     def section(self, s: str) -> str:
-        return f"== {s} =="
+        return f"== {one_line(s)} =="
 
     def byline(self, command: str, rest: str) -> str:
         return f"{command}: {rest}"
@@ -242,27 +296,36 @@ class MarkdownDoc(Doc):
     format = MARKDOWN
     table_style = "github"
 
+    def table_text(
+        self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None
+    ) -> str:
+        rows = [[md_cell(c) for c in r] for r in rows]
+        return super().table_text(rows, [md_cell(h) for h in headers], align)
+
+    def paragraph(self, *lines: str) -> None:
+        self.blocks.append("\n".join(md_lines(ln) for ln in lines))
+
     def title(self, s: str) -> None:
-        self.blocks.append(f"## {s}")
+        self.blocks.append(f"## {md_inert(s)}")
 
     def heading(self, s: str) -> None:
-        self.blocks.append(f"### {s}")
+        self.blocks.append(f"### {md_inert(s)}")
 
     def captioned(self, caption: str, body: str) -> None:
-        self.blocks += [caption, body]
+        self.blocks += [md_inert(caption), body]
 
     def details(self, summary: str, body: str) -> None:
-        self.blocks += [f"<details><summary>{summary}</summary>", body, "</details>"]
+        self.blocks += [f"<details><summary>{md_inert(summary)}</summary>", body, "</details>"]
 
     def lines(self, *lines: str) -> None:
         self.paragraph(*(ln + "  " for ln in lines))  # two trailing spaces: a line break
 
     def sentences(self, *lines: str) -> None:
-        self.blocks += [ln + "." for ln in lines]
+        self.blocks += [md_inert(ln) + "." for ln in lines]
 
     def fine_print(self, *lines: str) -> None:
         brk = "<br>" if len(lines) > 1 else ""
-        self.paragraph(*(f"<sub>{ln}</sub>{brk}" for ln in lines))
+        self.blocks.append("\n".join(f"<sub>{md_inert(ln)}</sub>{brk}" for ln in lines))
 
     def strong(self, s: str) -> str:
         return f"**{s}**"
@@ -271,7 +334,7 @@ class MarkdownDoc(Doc):
         return self.strong(s)
 
     def code(self, s: str) -> str:
-        return f"`{s}`"
+        return md_code(s)
 
     def quote(self, s: str) -> str:
         return f"> {s}"
@@ -280,7 +343,7 @@ class MarkdownDoc(Doc):
         return f"- {s}"
 
     def section(self, s: str) -> str:
-        return f"#### {s}"
+        return f"#### {md_inert(s)}"
 
     def byline(self, command: str, rest: str) -> str:
         return f"{self.code(command)} {rest}"

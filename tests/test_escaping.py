@@ -1,0 +1,65 @@
+"""One escaping policy per format: names from the user's model and from traces (model,
+module and kernel names) may hold anything, and cannot break a table, start a heading, close a
+code span or, in markdown a pull request renders, become HTML."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
+from inductor_bench.render.breakdown import render_breakdown
+from inductor_bench.render.doc import md_code, new_doc
+
+HOSTILE = "k<img src=x onerror=alert(1)>|`x`\n# injected\n==="
+
+
+def hostile_result() -> BreakdownResult:
+    k = KernelStat(name=HOSTILE, category="cpp_pointwise", calls=1, ms=0.5)
+    g = GraphResult(id="0-forward", role="forward", frame_id=0, kernels=[k], wall_ms=1.0, kernel_ms=0.5)
+    return BreakdownResult(model=HOSTILE, device="cpu", graphs=[g])
+
+
+def tables(text: str) -> list[list[str]]:
+    """The markdown tables of ``text``: runs of lines starting with ``|``."""
+    out: list[list[str]] = [[]]
+    for ln in text.splitlines():
+        if ln.startswith("|"):
+            out[-1].append(ln)
+        elif out[-1]:
+            out.append([])
+    return [t for t in out if t]
+
+
+def test_markdown_keeps_names_inert():
+    md = render_breakdown(hostile_result(), "markdown")
+    assert "<img" not in md and "&lt;img src=x onerror=alert(1)>" in md
+    assert not [ln for ln in md.splitlines() if re.match(r"\s*(#+ injected|=+\s*$)", ln)], md
+    found = tables(md)
+    assert len(found) >= 2
+    for rows in found:  # every row of a table has as many cells as its header
+        cells = [len(re.split(r"(?<!\\)\|", r)) for r in rows]
+        assert len(set(cells)) == 1, rows
+
+
+def test_text_keeps_every_name_on_one_line():
+    text = render_breakdown(hostile_result(), "text")
+    assert not [ln for ln in text.splitlines() if ln.startswith("# injected") or ln == "==="], text
+    assert "k<img src=x onerror=alert(1)>|`x` # injected ===" in text
+
+
+@pytest.mark.parametrize("name,span", [
+    ("plain", "`plain`"), ("a`b", "``a`b``"), ("``x", "``` ``x ```"), ("a\nb", "`a b`"),
+])
+def test_a_code_span_holds_any_name(name, span):
+    assert md_code(name) == span
+
+
+def test_markdown_table_cells_and_headings():
+    doc = new_doc("markdown")
+    doc.title("m\n# x")
+    doc.table([["a|b", "<b>", "`c|d`"]], ["h1", "h2", "h3"])
+    out = doc.render()
+    assert out.splitlines()[0] == "## m # x"
+    assert "| a\\|b | &lt;b> | `c\\|d` |" in out
