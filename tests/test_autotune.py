@@ -187,7 +187,7 @@ def test_verdict_sentences():
     lo, hi = same.speedup_ci
     assert lo <= 1 / 1.02 <= hi
     assert verdict_sentence(same) == (
-        f"no difference: {_x(same)}, 2.0% is within noise (needs 3% and the medians' confidence "
+        f"no difference: {_x(same)}, 2.0% is within noise (needs 3% and the two times' confidence "
         "intervals apart)")
     assert verdict_sentence(compare_modes([1.0], [1.0])) == (
         "too few samples to judge (use more --reps)")

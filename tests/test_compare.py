@@ -6,6 +6,8 @@ eager, default and max-autotune (one shared run)."""
 from __future__ import annotations
 
 import json
+import math
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +26,7 @@ from inductor_bench.core.diff import diff_results
 from inductor_bench.core.errors import DeviceError, ResultError, UsageError
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
 from inductor_bench.core.rundir import load_compare
+from inductor_bench.core.stats import t_quantile
 from inductor_bench.core.vocab import Outcome, Status
 from inductor_bench.core.workload import WorkloadOptions
 from inductor_bench.render.compare import render_compare, verdict_line
@@ -139,7 +142,7 @@ def test_compare_result_rejects_other_files(tmp_path):
         load_compare(tmp_path / "y.json")
 
 
-def test_speedups_are_ratios_of_medians():
+def test_speedups_are_ratios_of_the_step_figures():
     r = hand_built()
     assert r.speedup("default", over="eager") == pytest.approx(20.0 / 11.0)
     assert r.speedup("max-autotune", over="default") == pytest.approx(11.0 / 8.0)
@@ -149,22 +152,40 @@ def test_speedups_are_ratios_of_medians():
 # ---- rendering ------------------------------------------------------------------------------
 
 
+def t_interval(ms: float) -> tuple[float, float]:
+    """The 97.5% t interval of the mean of ``samples(ms)`` (no sample is far enough out to
+    be left out), from the definition: mean -/+ t(0.9875, n-1) sd / sqrt(n)."""
+    xs = samples(ms)
+    n, m = len(xs), statistics.fmean(xs)
+    h = t_quantile(0.9875, n - 1) * statistics.stdev(xs) / math.sqrt(n)
+    return m - h, m + h
+
+
 def speedup_interval(base_ms: float, head_ms: float) -> str:
-    """Below 10 samples each median's interval is the sample range (JITTER's 0.98..1.02), so
-    base/head lies in [base*.98 / (head*1.02), base*1.02 / (head*.98)]."""
-    lo, hi = base_ms * min(JITTER) / (head_ms * max(JITTER)), base_ms * max(JITTER) / (head_ms * min(JITTER))
-    return f"[{lo:.2f}x-{hi:.2f}x]"
+    """base/head lies in [base low / head high, base high / head low]."""
+    (b_lo, b_hi), (h_lo, h_hi) = t_interval(base_ms), t_interval(head_ms)
+    return f"[{b_lo / h_hi:.2f}x-{b_hi / h_lo:.2f}x]"
+
+
+def payback(compile_s: float, ref_compile_s: float, ref_ms: float, ms: float) -> str:
+    """Steps until the extra compile time is saved: ceil(extra ms / saved ms per step)."""
+    saved = statistics.fmean(samples(ref_ms)) - statistics.fmean(samples(ms))
+    return f"{math.ceil(1e3 * (compile_s - ref_compile_s) / saved):,}"
+
+
+def figure(ms: float) -> str:
+    return f"{statistics.fmean(samples(ms)):.3f}"
 
 
 def test_verdict_names_the_fastest_mode_with_significance_and_payback():
     line = verdict_line(hand_built(), TextDoc())
     assert line == (
-        f"Fastest steady state: max-autotune 8.000 ms (2.50x {speedup_interval(20, 8)} over eager "
-        "(significant), its extra compile time pays back after 2,500 steps; "
+        f"Fastest steady state: max-autotune {figure(8)} ms (2.50x {speedup_interval(20, 8)} over eager "
+        f"(significant), its extra compile time pays back after {payback(30, 0, 20, 8)} steps; "
         f"1.38x {speedup_interval(11, 8)} over default "
-        "(significant), its extra compile time pays back after 6,667 steps)"
+        f"(significant), its extra compile time pays back after {payback(30, 10, 11, 8)} steps)"
     )
-    assert speedup_interval(20, 8) == "[2.40x-2.60x]"
+    assert figure(8) == "8.011"  # the mean of JITTER is 1.00143
 
 
 def test_text_table_has_a_column_per_mode_and_the_skip_reason():
@@ -193,7 +214,7 @@ def test_text_table_has_a_column_per_mode_and_the_skip_reason():
 
 def test_markdown_is_a_github_table_after_a_bold_verdict():
     md = render_compare(hand_built(), "markdown")
-    assert md.startswith("**Fastest steady state: max-autotune** 8.000 ms")
+    assert md.startswith(f"**Fastest steady state: max-autotune** {figure(8)} ms")
     lines = md.splitlines()
     assert [c.strip() for c in lines[4].split("|")] == [
         "",

@@ -16,6 +16,7 @@ import pytest
 from inductor_bench.core import stats
 from inductor_bench.core.compare import CompareResult, ModeResult, judge
 from inductor_bench.core.diff import diff_results
+from inductor_bench.core.steady import steady_mean
 from inductor_bench.core.step import split_step
 from inductor_bench.render.compare import model_verdicts, render_compare
 from inductor_bench.runner.compare import CompareRun, model_names
@@ -137,7 +138,7 @@ def test_paired_columns_are_judged_round_by_round():
     worse = judge(r, base, slow)
     assert worse.slower and worse.paired.ratio == pytest.approx(1.25)
     assert base.samples == [x for blk in base.paired_ms for x in blk]
-    assert base.step().median == pytest.approx(statistics.median(base.samples))
+    assert base.step().ms == pytest.approx(steady_mean(base.samples))
 
 
 def test_model_verdicts_name_each_model_against_the_first():
@@ -159,7 +160,7 @@ def test_columns_without_paired_samples_fall_back_to_their_own():
     r = two_models()
     r.modes[2].paired_ms = []
     ch = judge(r, r.modes[0], r.modes[2])
-    assert ch.paired is None and ch.base.median == pytest.approx(statistics.median(r.modes[0].samples))
+    assert ch.paired is None and ch.base.ms == pytest.approx(steady_mean(r.modes[0].samples))
 
 
 def test_compare_results_round_trip_and_diff_by_label():

@@ -11,45 +11,99 @@ from inductor_bench.core import stats
 from inductor_bench.core.devices import backend
 from inductor_bench.core.stats import (
     MAD_TO_SIGMA,
-    MEDIAN_CONFIDENCE,
+    MEAN_CONFIDENCE,
     MIN_REL_CHANGE,
     MIN_SAMPLES,
+    PAIR_CONFIDENCE,
     SIGNIFICANT,
     TOO_FEW,
     WITHIN_NOISE,
+    add,
     compare_samples,
     judge,
     median_ci_rank,
     sum_samples,
     summarize,
+    summarize_steady,
+    t_quantile,
 )
 
-# Five samples around 10 ms: median 10, deviations 1, .5, 0, .5, 1 -> MAD 0.5.
+# Five samples around 10 ms: mean 10, sample sd sqrt(0.625).
 SPREAD = [9.0, 9.5, 10.0, 10.5, 11.0]
+
+
+def t_cdf(q: float, nu: int, steps: int = 20000) -> float:
+    """Student-t CDF at q > 0: Simpson's rule over the density, written out here."""
+    c = math.exp(math.lgamma((nu + 1) / 2) - math.lgamma(nu / 2)) / math.sqrt(nu * math.pi)
+
+    def f(t: float) -> float:
+        return c * (1 + t * t / nu) ** (-(nu + 1) / 2)
+
+    h = q / steps
+    inner = sum((4 if i % 2 else 2) * f(i * h) for i in range(1, steps))
+    return 0.5 + (f(0.0) + f(q) + inner) * h / 3
 
 
 def shifted(samples: list[float], by: float) -> list[float]:
     return [x + by for x in samples]
 
 
+def half_width(xs: list[float]) -> float:
+    """The t interval's half-width, computed here from the definition and the table."""
+    n = len(xs)
+    m = sum(xs) / n
+    sd = math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1))
+    q = t_quantile(0.9875, n - 1)
+    assert t_cdf(q, n - 1) == pytest.approx(0.9875, abs=5e-5)  # the quantile checked independently
+    return q * sd / math.sqrt(n)
+
+
 def test_constants_are_what_the_docs_state():
-    assert (MIN_SAMPLES, MEDIAN_CONFIDENCE, MIN_REL_CHANGE) == (5, 0.975, 0.05)
+    assert (MIN_SAMPLES, MEAN_CONFIDENCE, PAIR_CONFIDENCE, MIN_REL_CHANGE) == (5, 0.975, 0.95, 0.05)
     assert (backend("cpu").min_rel_change, backend("cuda").min_rel_change) == (0.10, 0.05)
     assert pytest.approx(1 / 0.6744897501960817, abs=1e-4) == MAD_TO_SIGMA
 
 
-def test_summary_is_robust_to_an_outlier():
+@pytest.mark.parametrize("df", [4, 5, 9, 19, 99])
+def test_t_quantile_is_where_the_t_distribution_reaches_its_probability(df):
+    assert t_cdf(t_quantile(0.9875, df), df) == pytest.approx(0.9875, abs=5e-5)
+    assert t_cdf(t_quantile(0.975, df), df) == pytest.approx(0.975, abs=5e-5)
+
+
+def test_summary_leaves_out_a_stall_and_averages_the_rest():
+    # median 3, MAD 1 -> limit 3 + 3.5 * 1.4826 = 8.19: the 100 ms sample is left out
     s = summarize([1.0, 2.0, 3.0, 4.0, 100.0])
-    assert (s.n, s.median, s.mad, s.min, s.max) == (5, 3.0, 1.0, 1.0, 100.0)
-    assert s.sigma == pytest.approx(1.4826)
-    assert s.spread_pct == pytest.approx(100 * 1.4826 / 3.0)
+    assert (s.n, s.ms, s.left_out, s.min, s.max) == (4, 2.5, 1, 1.0, 4.0)
+    assert s.sigma == pytest.approx(1.4826 * statistics.median([1.5, 0.5, 0.5, 1.5]))
+    assert s.spread_pct == pytest.approx(100 * s.sigma / 2.5)
+
+
+def test_summary_interval_is_the_t_interval_of_the_mean():
+    s = summarize(SPREAD)
+    assert (s.n, s.ms, s.left_out) == (5, 10.0, 0)
+    assert (s.low, s.high) == (pytest.approx(10 - half_width(SPREAD)), pytest.approx(10 + half_width(SPREAD)))
+
+
+def test_summarize_steady_leaves_nothing_out_again():
+    xs = [1.0, 2.0, 3.0, 4.0, 100.0]
+    s = summarize_steady(xs, left_out=2)
+    assert (s.n, s.ms, s.left_out) == (5, 22.0, 2)
 
 
 def test_summary_of_no_samples_uses_the_fallback():
     s = summarize([], fallback=2.5)
-    assert (s.n, s.median, s.mad) == (0, 2.5, 0.0)
-    assert summarize([]).median == 0.0
+    assert (s.n, s.ms, s.low, s.high) == (0, 2.5, 2.5, 2.5)
+    assert summarize([]).ms == 0.0
     assert summarize([0.0] * 5).spread_pct is None
+
+
+def test_add_sums_figures_exactly_and_half_widths_in_quadrature():
+    a, b = summarize(SPREAD), summarize(shifted(SPREAD, 5.0))
+    total = add([a, b])
+    assert total.ms == 25.0 and total.n == 5 and total.left_out == 0
+    h = math.sqrt(a.half_width**2 + b.half_width**2)
+    assert (total.low, total.high) == (pytest.approx(25 - h), pytest.approx(25 + h))
+    assert add([]).n == 0
 
 
 def test_tight_samples_a_clear_change_is_significant():
@@ -73,15 +127,15 @@ def test_a_change_equal_to_the_minimum_is_not_significant():
     assert compare_samples([10.0] * 5, [10.51] * 5).verdict == SIGNIFICANT
 
 
-def test_overlapping_intervals_are_within_noise_whatever_the_medians():
-    # Below 10 samples each median's interval is the sample range: [9, 11] here.
-    assert (summarize(SPREAD).ci_low, summarize(SPREAD).ci_high) == (9.0, 11.0)
-    within = compare_samples(SPREAD, shifted(SPREAD, 1.9))  # +19%, yet 10.9 < 11
+def test_overlapping_intervals_are_within_noise_whatever_the_figures():
+    h = half_width(SPREAD)  # 0.9 * 4.1765 / sqrt(5) ~ 1.476... with sd sqrt(0.625)
+    within = compare_samples(SPREAD, shifted(SPREAD, 1.9 * h))  # intervals overlap
     assert within.overlap and within.verdict == WITHIN_NOISE and not within.slower
-    beyond = compare_samples(SPREAD, shifted(SPREAD, 2.1))  # [11.1, 13.1] clears 11
+    beyond = compare_samples(SPREAD, shifted(SPREAD, 2.1 * h))  # they clear each other
     assert not beyond.overlap and beyond.verdict == SIGNIFICANT and beyond.slower
-    assert beyond.ratio_ci == pytest.approx((11.1 / 11.0, 13.1 / 9.0))
-    assert beyond.speedup_ci == pytest.approx((9.0 / 13.1, 11.0 / 11.1))
+    b_lo, b_hi, h_lo, h_hi = 10 - h, 10 + h, 10 + 1.1 * h, 10 + 3.1 * h
+    assert beyond.ratio_ci == pytest.approx((h_lo / b_hi, h_hi / b_lo))
+    assert beyond.speedup_ci == pytest.approx((b_lo / h_hi, b_hi / h_lo))
 
 
 def binom_tail(n: int, k: int) -> float:
@@ -91,8 +145,8 @@ def binom_tail(n: int, k: int) -> float:
 
 @pytest.mark.parametrize("n", [5, 9, 10, 20, 30, 100, 200, 999])
 def test_median_interval_rank_is_the_widest_binomial_tail_under_the_confidence(n):
-    k = median_ci_rank(n)
-    tail = (1 - MEDIAN_CONFIDENCE) / 2
+    k = median_ci_rank(n, 0.975)
+    tail = (1 - 0.975) / 2
     if k > 1 or binom_tail(n, 0) <= tail:
         assert binom_tail(n, k - 1) <= tail  # [x_(k), x_(n-k+1)] covers at least 97.5%
         assert binom_tail(n, k) > tail  # and one rank narrower would not
@@ -104,7 +158,8 @@ def test_median_interval_ranks_of_the_published_table():
     # Conover, Practical Nonparametric Statistics, table A3 (alpha = .025 per tail at n = 10,
     # 20, 30: k = 2, 6, 10 at 95% two-sided; at 97.5% two-sided one rank wider or the same).
     assert [median_ci_rank(n, 0.95) for n in (10, 20, 30)] == [2, 6, 10]
-    assert [median_ci_rank(n) for n in (10, 20, 30)] == [2, 5, 9]
+    assert [median_ci_rank(n, 0.975) for n in (10, 20, 30)] == [2, 5, 9]
+    assert [median_ci_rank(n) for n in (10, 20, 30)] == [2, 6, 10]  # the default: PAIR_CONFIDENCE
 
 
 def test_large_samples_use_the_normal_approximation_within_one_rank():
@@ -132,7 +187,7 @@ def test_thirty_noisy_samples_call_a_49_percent_slowdown_significant():
     ch = compare_samples(base, head, min_rel=0.10)
     assert ch.verdict == SIGNIFICANT and ch.slower
     lo, hi = ch.ratio_ci
-    assert lo > 1.10 and lo < ch.head.median / ch.base.median < hi
+    assert lo > 1.10 and lo < ch.head.ms / ch.base.ms < hi
 
 
 def test_faster_is_a_significant_decrease():
@@ -151,7 +206,7 @@ def test_fewer_than_min_samples_is_never_significant():
 
 def test_empty_samples_use_fallbacks_and_are_too_few():
     ch = compare_samples([], [], base_fallback=1.0, head_fallback=2.0)
-    assert (ch.base.median, ch.head.median, ch.verdict) == (1.0, 2.0, TOO_FEW)
+    assert (ch.base.ms, ch.head.ms, ch.verdict) == (1.0, 2.0, TOO_FEW)
 
 
 def test_min_rel_is_configurable():
@@ -165,14 +220,16 @@ def test_zero_base_has_no_relative_change():
     assert ch.verdict == SIGNIFICANT  # the floor is 0 and the change is 1 ms
 
 
-def test_an_outlier_does_not_widen_the_interval_from_ten_samples():
-    # From 10 samples the interval drops the extreme order statistics: a 40 ms hiccup per
-    # side leaves both intervals where they were.
+def test_a_stall_is_left_out_and_does_not_widen_the_interval():
+    # A 40 ms hiccup per side is left out: both figures and intervals are the other nine's.
     base = [10.0, 10.0, 10.1, 9.9, 40.0, 10.0, 10.0, 10.1, 9.9, 10.0]
     head = [12.0, 12.0, 12.1, 11.9, 40.0, 12.0, 12.0, 12.1, 11.9, 12.0]
-    assert (summarize(base).ci_low, summarize(base).ci_high) == (9.9, 10.1)
+    steady_base = [x for x in base if x < 40]
+    s = summarize(base)
+    assert (s.n, s.left_out) == (9, 1) and s.ms == pytest.approx(10.0)
+    assert s.high - s.ms == pytest.approx(half_width(steady_base))
     ch = compare_samples(base, head)
-    assert ch.base.median == 10.0 and ch.head.median == 12.0
+    assert ch.base.ms == pytest.approx(10.0) and ch.head.ms == pytest.approx(12.0)
     assert ch.verdict == SIGNIFICANT
 
 
@@ -186,7 +243,7 @@ def test_change_to_dict_keeps_the_numbers():
     d = compare_samples([10.0] * 5, [11.0] * 5).to_dict()
     assert d["verdict"] == SIGNIFICANT
     assert d["delta_ms"] == 1.0
-    assert d["base"]["n"] == 5 and d["head"]["median"] == 11.0
+    assert d["base"]["n"] == 5 and d["head"]["ms"] == 11.0 and d["head"]["left_out"] == 0
 
 
 # ---- paired rounds (judge_paired) --------------------------------------------------------------
@@ -204,12 +261,15 @@ def _drifting_rounds(n: int, ratio: float, jitter: float = 0.01) -> tuple[list[l
     return base, head
 
 
-def test_round_ratios_are_the_blocks_medians_ratios():
-    assert stats.round_ratios([[1.0, 2.0, 9.0], [4.0]], [[3.0, 3.0, 3.0], [2.0]]) == [1.5, 0.5]
+def test_round_ratios_are_the_blocks_figures_ratios():
+    # blocks below five calls keep every call: 4 / 3 and 2 / 4
+    assert stats.round_ratios([[1.0, 2.0, 9.0], [4.0]], [[4.0, 4.0, 4.0], [2.0]]) == [1.0, 0.5]
+    # from five calls a stall is left out of its block: (2 + 2 + 2 + 2) / 4 over 1
+    assert stats.round_ratios([[1.0] * 5], [[2.0, 2.0, 2.0, 2.0, 50.0]]) == [2.0]
     assert stats.round_ratios([[1.0], []], [[2.0], [5.0]]) == [2.0]  # a round one side missed
 
 
-def test_paired_rounds_cancel_drift_that_unpaired_medians_cannot_see_past():
+def test_paired_rounds_cancel_drift():
     base, head = _drifting_rounds(20, 1.25)
     ch = stats.judge_paired(base, head, min_rel=0.10)
     ratios = sorted(1.25 * (1 + 0.01 * (1 if r % 2 else -1)) for r in range(20))
@@ -219,9 +279,6 @@ def test_paired_rounds_cancel_drift_that_unpaired_medians_cannot_see_past():
     assert ch.paired.ratio == pytest.approx(statistics.median(ratios))
     assert ch.ratio_ci == (pytest.approx(ratios[k - 1]), pytest.approx(ratios[20 - k]))
     assert ch.rel_pct == pytest.approx(25.0) and ch.speedup == pytest.approx(0.8)
-    # the same samples, unpaired: the drift swamps the 25%
-    flat = stats.compare_samples([x for b in base for x in b], [x for b in head for x in b], min_rel=0.10)
-    assert flat.verdict == stats.WITHIN_NOISE
 
 
 def test_paired_identical_sides_are_within_noise_however_the_machine_drifts():

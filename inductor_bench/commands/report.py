@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from ..core.analysis import reanalyze
 from ..core.compare import CompareResult
 from ..core.errors import UsageError
-from ..core.rundir import load_any
+from ..core.results import BreakdownResult
+from ..core.rundir import BREAKDOWN_FILE, load_any
 from ..render.breakdown import DEFAULT_TOP
 from . import options as o
-from .output import emit, render_result, terminal_width
+from .output import emit, render_result, terminal_width, write_report
+
+Reanalyze = Annotated[
+    bool,
+    typer.Option(
+        "--reanalyze",
+        help="Analyse a breakdown run again from its saved profiles, traces and modules (no torch) "
+        "and rebuild its breakdown.json and reports; the one replaced is kept beside it.",
+    ),
+]
+KEPT_FILE = "breakdown.before-reanalysis.json"
 
 Run = Annotated[
     Path,
@@ -28,13 +42,30 @@ def report(
     html_out: o.HtmlOut = None,
     by: o.ByOpt = o.View.kernel,
     module_depth: o.ModuleDepth = None,
+    again: Reanalyze = False,
 ) -> None:
     """Re-render a saved breakdown or comparison without torch or a GPU."""
     if not run.exists():
         raise UsageError(f"{run}: no such run directory or file")
-    result = load_any(run)
+    result = reanalyzed(run) if again else load_any(run)
     kw = {} if isinstance(result, CompareResult) else {"top": top, "details": not summary}
     if not isinstance(result, CompareResult):
         kw |= {"by": by.value, "depth": module_depth, "width": terminal_width()}
     run_dir = run if run.is_dir() else run.parent
     emit(result.to_json(), lambda f: render_result(result, f, **kw), fmt, None, html_out, links=run_dir)
+
+
+def reanalyzed(run: Path) -> BreakdownResult:
+    """The run analysed again (``core/analysis.py``), saved over its derived files: the result
+    and its reports; the result it replaces is kept once as ``KEPT_FILE``."""
+    if not run.is_dir() or not (run / BREAKDOWN_FILE).exists():
+        raise UsageError(f"{run}: --reanalyze takes a breakdown run directory (with {BREAKDOWN_FILE})")
+    result, done = reanalyze(run)
+    kept = run / KEPT_FILE
+    if not kept.exists():
+        os.replace(run / BREAKDOWN_FILE, kept)
+    (run / BREAKDOWN_FILE).write_text(result.to_json())
+    write_report(run, result)
+    print(f"re-analysed {len(done)} graph(s) from their saved profiles; {run / BREAKDOWN_FILE} rebuilt "
+          f"(the result it replaced: {kept})", file=sys.stderr)
+    return result

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import re
-import statistics
 from bisect import bisect_right
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -32,6 +31,7 @@ from typing import Any
 from . import categories
 from .classify import classify
 from .errors import TraceError
+from .steady import mean, steady
 from .timeline import launch_stacks, union_length
 from .trace import CPU_OP, DEVICE_CATEGORIES, LAUNCH_CATEGORIES, USER_ANNOTATION, Event, Trace
 
@@ -100,29 +100,36 @@ class AnalyzeResult:
         return json.dumps(self.to_dict(), indent=1)
 
 
-def median_step(result: AnalyzeResult, device: str) -> DeviceStep | None:
-    """The per-field median over the steps of one device (categories per category)."""
-    rows = [d for s in result.steps if (d := s.device(device))]
+def steady_steps(result: AnalyzeResult) -> list[StepResult]:
+    """The steps the statistics policy keeps by their wall time (``core/steady.py``): a step
+    far slower than the median is left out of the typical step, as an iteration is."""
+    kept = steady([s.wall_ms for s in result.steps])
+    return [result.steps[i] for i in kept.kept]
+
+
+def steady_wall(result: AnalyzeResult) -> float:
+    return mean([s.wall_ms for s in steady_steps(result)])
+
+
+def steady_step(result: AnalyzeResult, device: str) -> DeviceStep | None:
+    """The typical step of one device: every field the mean over the same steady steps, so
+    that its categories add up to its kernel time and its idle parts to wall less busy."""
+    rows = [d for s in steady_steps(result) if (d := s.device(device))]
     if not rows:
         return None
     cats = {c for r in rows for c in r.categories}
     return DeviceStep(
         device=device,
-        busy_ms=_med(r.busy_ms for r in rows),
-        kernel_ms=_med(r.kernel_ms for r in rows),
-        waiting_on_cpu_ms=_med(r.waiting_on_cpu_ms for r in rows),
-        queued_ms=_med(r.queued_ms for r in rows),
-        nothing_launched_ms=_med(r.nothing_launched_ms for r in rows),
-        events=round(_med(r.events for r in rows)),
+        busy_ms=mean([r.busy_ms for r in rows]),
+        kernel_ms=mean([r.kernel_ms for r in rows]),
+        waiting_on_cpu_ms=mean([r.waiting_on_cpu_ms for r in rows]),
+        queued_ms=mean([r.queued_ms for r in rows]),
+        nothing_launched_ms=mean([r.nothing_launched_ms for r in rows]),
+        events=round(mean([r.events for r in rows])),
         categories={
-            c: _med(r.categories.get(c, 0.0) for r in rows) for c in sorted(cats, key=categories.order)
+            c: mean([r.categories.get(c, 0.0) for r in rows]) for c in sorted(cats, key=categories.order)
         },
     )
-
-
-def _med(xs) -> float:
-    xs = list(xs)
-    return statistics.median(xs) if xs else 0.0
 
 
 def _device_order(d: str) -> tuple[int, str]:

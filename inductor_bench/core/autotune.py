@@ -29,7 +29,7 @@ from .match import match_kernels as _match_graph_kernels
 from .modes import KernelPatch
 from .peaks import Peak
 from .results import BreakdownResult, KernelMatch, RetunedKernel
-from .stats import Change, Summary, compare_samples, summarize
+from .stats import Change, Summary, compare_samples, judge, summarize
 from .vocab import Change as KernelChange
 from .vocab import Tuning, Verdict
 
@@ -45,7 +45,7 @@ CACHES_OFF: dict[str, Any] = {
 }
 
 # Back-to-back timings of one kernel in one process agree to about 1-2 % (clocks, L2 and
-# TLB state); a difference of medians below 3 % is not called faster or slower whatever
+# TLB state); a difference below 3 % is not called faster or slower whatever
 # the spreads say. Above it, stats.judge also requires the difference to clear the noise.
 VERDICT_MIN_REL = 0.03
 
@@ -112,7 +112,7 @@ def verdict_sentence(change: Change) -> str:
                 "(autotuning picks by a short benchmark, which can mislead)")
     if v == Verdict.WITHIN_NOISE:
         return (f"no difference: {x}, {pct:.1f}% is within noise (needs {VERDICT_MIN_REL * 100:.0f}% "
-                "and the medians' confidence intervals apart)")
+                "and the two times' confidence intervals apart)")
     return "too few samples to judge (use more --reps)"
 
 
@@ -144,10 +144,6 @@ def amdahl_rows(rows: list[RetunedKernel]) -> tuple[list[RetunedKernel], float]:
 # --- CPU route: match kernels of a default and a max-autotune breakdown -----------------
 
 
-def _typical_ms(samples: list[float], ms: float) -> float:
-    return summarize(samples, fallback=ms).median
-
-
 def _what_changed(b_name: str, b_cat: str, t_name: str, t_cat: str) -> str:
     parts = []
     if b_cat != t_cat:
@@ -173,18 +169,18 @@ def match_kernels(base: BreakdownResult, tuned: BreakdownResult) -> list[KernelM
 
 def _matched(b: KernelRef, t: KernelRef, how: str) -> KernelMatch:
     bk, tk = b.kernel, t.kernel
-    ch = compare_samples(bk.samples_ms, tk.samples_ms, base_fallback=bk.ms, head_fallback=tk.ms)
+    ch = judge(b.graph.summary(bk.samples_ms, bk.ms), t.graph.summary(tk.samples_ms, tk.ms))
     return KernelMatch(
         graph=t.graph.id, base_name=bk.name, tuned_name=tk.name, base_category=bk.category,
         tuned_category=tk.category, aten_ops=list(tk.aten_ops or bk.aten_ops),
-        base_ms=ch.base.median, tuned_ms=ch.head.median, delta_ms=ch.delta_ms, matched_by=how,
+        base_ms=ch.base.ms, tuned_ms=ch.head.ms, delta_ms=ch.delta_ms, matched_by=how,
         change=_what_changed(bk.name, bk.category, tk.name, tk.category), verdict=verdict(ch),
     )
 
 
 def _unmatched(r: KernelRef, side: str) -> KernelMatch:
     k, removed = r.kernel, side == KernelChange.REMOVED
-    ms = _typical_ms(k.samples_ms, k.ms)
+    ms = r.graph.summary(k.samples_ms, k.ms).ms
     return KernelMatch(
         graph=r.graph.id, base_name=k.name if removed else None,
         tuned_name=None if removed else k.name, base_category=k.category if removed else None,
@@ -216,7 +212,7 @@ class Timing:
 
     @property
     def ms(self) -> float:
-        return self.summary.median
+        return self.summary.ms
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Timing:
@@ -262,7 +258,7 @@ class KernelReport:
         return compare_modes(base.timing.samples_ms, tuned.timing.samples_ms)
 
     def gbps(self, t: Timing) -> float | None:
-        """Achieved bandwidth: Inductor's bytes-moved estimate over the median time."""
+        """Achieved bandwidth: Inductor's bytes-moved estimate over the time (the policy's figure)."""
         if not self.kernel.num_gb or t.ms <= 0:
             return None
         return self.kernel.num_gb / (t.ms / 1e3)

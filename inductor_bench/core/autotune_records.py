@@ -4,9 +4,10 @@ kernels matched (``Recompile``). Saved under the breakdown's ``extras.autotune``
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from .stats import Change, judge_paired
 from .vocab import AutotuneRoute
 
 
@@ -84,12 +85,24 @@ class Recompile:
     n: int
     tuned_run: str  # its run directory
     tuned_status: str
-    base_step_ms: float
+    base_step_ms: float  # the real step, both models timed interleaved in one process
     tuned_step_ms: float
     base_kernel_ms: float
     tuned_kernel_ms: float
     rows: list[KernelMatch]
     route: str = AutotuneRoute.RECOMPILE
+    # the interleaved timing's blocks, base_paired_ms[round] (the headline's verdict); empty
+    # where it could not run: the steps are then the two runs' graph walls added up
+    base_paired_ms: list[list[float]] = field(default_factory=list)
+    tuned_paired_ms: list[list[float]] = field(default_factory=list)
+    step_note: str | None = None  # why the steps are not interleaved ones
+    min_rel: float = 0.10  # the device's floor for a significant change (Backend.min_rel_change)
+
+    def step_change(self) -> Change | None:
+        """Base -> max-autotune step time, judged round by round; None without the rounds."""
+        if not (self.base_paired_ms and self.tuned_paired_ms):
+            return None
+        return judge_paired(self.base_paired_ms, self.tuned_paired_ms, min_rel=self.min_rel)
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: v for k, v in asdict(self).items() if k != "route"}

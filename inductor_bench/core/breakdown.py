@@ -13,11 +13,15 @@ marker *i*. What counts as a kernel:
   a marker. Busy = union of their intervals per device clipped to the marker window;
   with several devices, the busiest one.
 
-Times in a ``GraphResult`` are milliseconds per iteration.
+Times in a ``GraphResult`` are milliseconds per iteration: every one of them (wall, busy, each
+kernel, hence each category and the kernel total) is the mean over the same steady
+iterations, those the policy of ``core/steady.py`` keeps by their wall time; the disturbed
+ones are recorded (``GraphResult.left_out``) with the raw samples of every iteration.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from bisect import bisect_left
 from collections.abc import Iterable
@@ -29,6 +33,7 @@ from .devices import HOST, backend
 from .errors import TraceError
 from .modparse import KernelInfo, ModuleInfo
 from .results import GraphResult, KernelStat
+from .steady import steady
 from .timeline import launch_stacks, union_length
 from .trace import CPU_OP, DEVICE_CATEGORIES, USER_ANNOTATION, Event, Trace
 
@@ -87,14 +92,19 @@ def analyze_graph(
                         stacks[i] = stack_hints[ev.name]
     kernels = _gather(per_iter, module, stacks, len(markers))
     stats = [_to_stat(k, len(markers), kernel_files or {}) for k in kernels.values()]
-    stats.sort(key=lambda k: (-k.ms, k.name))
     graph.iterations = len(markers)
     graph.wall_samples_ms = [m.dur / US_PER_MS for m in markers]
-    graph.wall_ms = _mean(graph.wall_samples_ms)
-    graph.busy_ms = _mean(_busy_us(per_iter, markers, per_device=not on_host)) / US_PER_MS
+    graph.busy_samples_ms = [b / US_PER_MS for b in _busy_us(per_iter, markers, per_device=not on_host)]
+    kept = steady(graph.wall_samples_ms)
+    graph.left_out, graph.limit_ms = list(kept.left_out), kept.limit
+    for k in stats:
+        k.ms = kept.mean(k.samples_ms)
+    stats.sort(key=lambda k: (-k.ms, k.name))
+    graph.wall_ms = kept.mean(graph.wall_samples_ms)
+    graph.busy_ms = kept.mean(graph.busy_samples_ms)
     graph.kernels = stats
     graph.categories = summarize_categories(stats)
-    graph.kernel_ms = sum(graph.categories.values())
+    graph.kernel_ms = math.fsum(graph.categories.values())
     return graph
 
 
@@ -109,10 +119,10 @@ def launch_stacks_by_name(trace: Trace) -> dict[str, tuple[str, ...]]:
 
 def summarize_categories(kernels: Iterable[KernelStat]) -> dict[str, float]:
     """Category -> ms per iteration, in report order (categories with no kernel left out)."""
-    out: dict[str, float] = {}
+    out: dict[str, list[float]] = {}
     for k in kernels:
-        out[k.category] = out.get(k.category, 0.0) + k.ms
-    return {c: out[c] for c in sorted(out, key=categories.order)}
+        out.setdefault(k.category, []).append(k.ms)
+    return {c: math.fsum(out[c]) for c in sorted(out, key=categories.order)}
 
 
 def find_markers(trace: Trace) -> list[Event]:
@@ -278,7 +288,7 @@ def _to_stat(k: _Kernel, iterations: int, kernel_files: dict[str, str]) -> Kerne
         name=k.name,
         category=_category(k),
         calls=k.count / iterations,
-        ms=_mean(samples_ms),
+        ms=0.0,  # the mean over the graph's steady iterations, set by analyze_graph
         samples_ms=samples_ms,
         aten_ops=aten_ops,
         source_nodes=nodes,
@@ -313,6 +323,3 @@ def _busy_us(
         out.append(max((union_length(iv) for iv in by_device.values()), default=0.0))
     return out
 
-
-def _mean(xs: list[float]) -> float:
-    return sum(xs) / len(xs) if xs else 0.0

@@ -10,20 +10,22 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from .devices import HOST_BACKEND, backend
 from .errors import ResultError, UsageError
 from .load import Load
 from .modes import check_name as check_mode_name
-from .results import BreakdownResult
+from .results import BreakdownResult, StepTurns
 from .stats import Change, Summary, compare_samples, judge_paired, summarize
+from .step import StepSplit, split_in_turns, split_step
 from .unmeasured import BASE, HEAD, Unmeasured, first_line, unmeasured_graphs
 from .vocab import CompileMode, Status
 
 COMPARE_SCHEMA = "inductor-bench/compare"
 COMPARE_SCHEMA_VERSION = 1
+TURNS_FIELDS = {f.name for f in fields(StepTurns)}
 
 EAGER = CompileMode.EAGER
 DEFAULT = CompileMode.DEFAULT
@@ -48,6 +50,9 @@ class ModeResult:
     model_path: str = ""
     # step times from the interleaved timing of every side in one process: blocks[round]
     paired_ms: list[list[float]] = field(default_factory=list)
+    # the same process's step and the column's graphs' own calls in turns (the host): the
+    # time outside the graphs comes from the process that timed the step
+    step_turns: StepTurns | None = None
 
     @property
     def ok(self) -> bool:
@@ -68,12 +73,24 @@ class ModeResult:
     def step(self) -> Summary:
         return summarize(self.samples)
 
+    def split(self) -> StepSplit | None:
+        """The step against its graphs: from the timing worker's turns where it made them, else
+        from the column's breakdown (its compile worker's)."""
+        if self.breakdown is None:
+            return None
+        ids = [g.id for g in self.breakdown.graphs]
+        in_timer = split_in_turns(self.step_turns, ids) if all(g.ok for g in self.breakdown.graphs) else None
+        return in_timer or split_step(self.breakdown)
+
     def kernel_count(self) -> int | None:
         return self.breakdown.totals().kernel_count if self.breakdown else None
 
     def to_dict(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("breakdown", "step_load")}
+        skip = ("breakdown", "step_load", "step_turns")
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
         d["breakdown"] = self.breakdown.to_dict() if self.breakdown else None
+        if self.step_turns is not None:
+            d["step_turns"] = asdict(self.step_turns)
         if self.step_load is not None:
             d["step_load"] = self.step_load.to_dict()
         return d
@@ -83,11 +100,12 @@ class ModeResult:
         if not isinstance(d, dict) or "mode" not in d:
             raise ResultError("compare result: a mode entry has no 'mode' field")
         names = {f.name for f in fields(cls)}
-        kw = {k: v for k, v in d.items() if k in names and k not in ("breakdown", "step_load")}
-        bd, load = d.get("breakdown"), d.get("step_load")
+        kw = {k: v for k, v in d.items() if k in names and k not in ("breakdown", "step_load", "step_turns")}
+        bd, load, turns = d.get("breakdown"), d.get("step_load"), d.get("step_turns")
         return cls(
             breakdown=BreakdownResult.from_dict(bd) if bd else None,
             step_load=Load.from_dict(load),
+            step_turns=StepTurns(**{k: v for k, v in turns.items() if k in TURNS_FIELDS}) if turns else None,
             **kw,
         )
 
@@ -126,12 +144,12 @@ class CompareResult:
         return Load.from_dict((self.interleaved or {}).get("load"))
 
     def speedup(self, mode: str, over: str) -> float | None:
-        """median step(over) / median step(mode); None when either is missing."""
+        """step(over) / step(mode), the policy's figures; None when either is missing."""
         a, b = self.mode(mode), self.mode(over)
         if not (timed(a) and timed(b)):
             return None
-        head = a.step().median
-        return b.step().median / head if head > 0 else None
+        head = a.step().ms
+        return b.step().ms / head if head > 0 else None
 
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "modes"}
@@ -239,9 +257,9 @@ def timed(m: ModeResult | None) -> bool:
 
 
 def fastest(result: CompareResult) -> ModeResult | None:
-    """The mode with the lowest median step time, of those that ran."""
+    """The mode with the lowest step time, of those that ran."""
     ran = [m for m in result.modes if timed(m)]
-    return min(ran, key=lambda m: m.step().median) if ran else None
+    return min(ran, key=lambda m: m.step().ms) if ran else None
 
 
 def payback_steps(ref: ModeResult, best: ModeResult, ch: Change) -> int | None:

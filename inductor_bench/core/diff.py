@@ -24,8 +24,8 @@ from .devices import backend
 from .diff_records import ADDED, FASTER, REMOVED, SLOWER, CategoryDiff, Diff, KernelDiff, SectionDiff
 from .errors import UsageError
 from .match import KernelRef, match_kernels
-from .results import BreakdownResult, GraphResult, KernelStat
-from .stats import Change, compare_samples, sum_samples, summarize
+from .results import BreakdownResult, GraphResult
+from .stats import Change, Summary, compare_samples, judge
 from .step import disturbances
 from .unmeasured import Unmeasured, measured_on_both, unmeasured_graphs
 from .vocab import Outcome, StepSource
@@ -37,13 +37,7 @@ Result = BreakdownResult | CompareResult
 
 
 def _kernel_change(b: KernelRef, h: KernelRef, how: str, min_rel: float) -> KernelDiff:
-    ch = compare_samples(
-        b.kernel.samples_ms,
-        h.kernel.samples_ms,
-        min_rel=min_rel,
-        base_fallback=b.kernel.ms,
-        head_fallback=h.kernel.ms,
-    )
+    ch = judge(_kernel_summary(b), _kernel_summary(h), min_rel)
     status = SLOWER if ch.slower else FASTER if ch.faster else ch.verdict
     return KernelDiff(
         status=status,
@@ -51,8 +45,8 @@ def _kernel_change(b: KernelRef, h: KernelRef, how: str, min_rel: float) -> Kern
         name=h.kernel.name,
         category=h.kernel.category,
         aten_ops=list(h.kernel.aten_ops),
-        base_ms=ch.base.median,
-        head_ms=ch.head.median,
+        base_ms=ch.base.ms,
+        head_ms=ch.head.ms,
         base_name=b.kernel.name if b.kernel.name != h.kernel.name else None,
         base_graph=b.graph.id if b.graph.id != h.graph.id else None,
         matched_by=how,
@@ -61,7 +55,7 @@ def _kernel_change(b: KernelRef, h: KernelRef, how: str, min_rel: float) -> Kern
 
 
 def _lone_kernel(r: KernelRef, status: str) -> KernelDiff:
-    ms = _typical_ms(r.kernel)
+    ms = _kernel_summary(r).ms
     return KernelDiff(
         status=status,
         graph=r.graph.id,
@@ -73,8 +67,9 @@ def _lone_kernel(r: KernelRef, status: str) -> KernelDiff:
     )
 
 
-def _typical_ms(k: KernelStat) -> float:
-    return summarize(k.samples_ms, fallback=k.ms).median
+def _kernel_summary(r: KernelRef) -> Summary:
+    """The kernel's figure as its report shows it: over its graph's steady iterations."""
+    return r.graph.summary(r.kernel.samples_ms, r.kernel.ms)
 
 
 def kernel_diffs(base: list[GraphResult], head: list[GraphResult], min_rel: float) -> list[KernelDiff]:
@@ -86,31 +81,14 @@ def kernel_diffs(base: list[GraphResult], head: list[GraphResult], min_rel: floa
     return sorted(out, key=lambda k: (-abs(k.delta_ms), k.graph, k.name))
 
 
-def _category_samples(r: BreakdownResult, category: str) -> list[float]:
-    lists = [k.samples_ms for g in r.measured() for k in g.kernels if k.category == category]
-    if not lists:  # no kernel of this category: exactly 0 ms in every iteration
-        return [0.0] * len(r.totals().wall_samples_ms)
-    return sum_samples(lists)
-
-
 def category_diffs(base: BreakdownResult, head: BreakdownResult, min_rel: float) -> list[CategoryDiff]:
     bt, ht = base.totals(), head.totals()
     cats = sorted(set(bt.categories) | set(ht.categories), key=lambda c: (category_order(c), c))
     out = []
     for c in cats:
-        ch = compare_samples(
-            _category_samples(base, c),
-            _category_samples(head, c),
-            min_rel=min_rel,
-            base_fallback=bt.categories.get(c, 0.0),
-            head_fallback=ht.categories.get(c, 0.0),
-        )
+        ch = judge(base.kernel_summary(c), head.kernel_summary(c), min_rel)
         out.append(CategoryDiff(category=c, change=ch))
     return out
-
-
-def _all_kernel_samples(graphs: list[GraphResult]) -> list[float]:
-    return sum_samples([k.samples_ms for g in graphs for k in g.kernels])
 
 
 def breakdown_section(
@@ -130,13 +108,7 @@ def breakdown_section(
     bg, hg = base.measured(), head.measured()
     harness_step = step is None
     if step is None:
-        step = compare_samples(
-            bt.wall_samples_ms,
-            ht.wall_samples_ms,
-            min_rel=min_rel,
-            base_fallback=bt.wall_ms,
-            head_fallback=ht.wall_ms,
-        )
+        step = judge(base.step_summary(), head.step_summary(), min_rel)
     bids, hids = [g.id for g in bg], [g.id for g in hg]
     gap_ids = {u.graph for u in gaps}
     paired = [[g for g in gs if g.id in both or not gaps] for gs in (bg, hg)]
@@ -144,13 +116,7 @@ def breakdown_section(
         mode=mode,
         step=step,
         step_source=StepSource.HARNESS if harness_step else StepSource.MODEL,
-        kernel_time=compare_samples(
-            _all_kernel_samples(bg),
-            _all_kernel_samples(hg),
-            min_rel=min_rel,
-            base_fallback=bt.kernel_ms,
-            head_fallback=ht.kernel_ms,
-        ),
+        kernel_time=judge(base.kernel_summary(), head.kernel_summary(), min_rel),
         busy_pct=(bt.busy_pct, ht.busy_pct),
         categories=category_diffs(base, head, min_rel),
         kernels=kernel_diffs(*paired, min_rel),  # with gaps, of graphs measured on both sides

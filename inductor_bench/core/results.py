@@ -3,12 +3,15 @@
 A ``BreakdownResult`` is written as ``breakdown.json`` in every run directory and by
 ``--json``; every report can be re-rendered from it with no torch and no GPU. Times are
 milliseconds per iteration of the graph's own harness (one call of the compiled module).
-Raw per-iteration samples are kept so that a later diff can judge noise.
+Raw per-iteration samples are kept, every iteration's; each figure is the mean over the
+graph's steady iterations (``core/steady.py``: the policy, and ``GraphResult.left_out`` the
+disturbed iterations it left out), so a later diff judges noise on the same figures.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -21,13 +24,21 @@ from .devices import HOST_BACKEND
 from .errors import ResultError
 from .load import Load
 from .pipelined import PipelinedRun
+from .run_extras import CompileCache as CompileCache  # re-exported: results name them
+from .run_extras import PeakMemory as PeakMemory
+from .run_extras import StepTurns as StepTurns
+from .run_extras import TorchSettings as TorchSettings
 from .sources import CallSite, Origin
-from .stats import sum_samples
+from .stats import Summary, add, sum_samples, summarize_steady
+from .steady import Steady, from_left_out
 from .vocab import CompileMode, Status
 
 SCHEMA = "inductor-bench/breakdown"
-SCHEMA_VERSION = 2  # 2: kernel origins, extern call sites (core/sources.py)
-READABLE_VERSIONS = (1, 2)  # version 1 is version 2 without them
+# 2: kernel origins, extern call sites (core/sources.py); 3: the statistics policy
+# (core/steady.py): times are means over the steady iterations, ``left_out`` the others.
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)  # before 3, times are means over every iteration
+STEADY_SINCE = 3
 
 
 @dataclass
@@ -37,8 +48,8 @@ class KernelStat:
     name: str
     category: str
     calls: float  # launches per iteration
-    ms: float  # mean time per iteration (all launches)
-    samples_ms: list[float] = field(default_factory=list)  # time in each iteration
+    ms: float  # time per iteration (all launches): the mean over the graph's steady iterations
+    samples_ms: list[float] = field(default_factory=list)  # time in each iteration, every one
     aten_ops: list[str] = field(default_factory=list)  # origin ATen ops
     source_nodes: list[str] = field(default_factory=list)  # FX nodes it was fused from
     file: str | None = None  # kernel file, relative to the run directory
@@ -59,10 +70,15 @@ class GraphResult:
     trace: str | None = None  # chrome trace, relative to the run directory
     device: str = HOST_BACKEND.name
     iterations: int = 0
-    wall_ms: float = 0.0  # mean wall time of one harness call
+    wall_ms: float = 0.0  # wall time of one harness call (steady mean, as every figure here)
     wall_samples_ms: list[float] = field(default_factory=list)
     busy_ms: float = 0.0  # union of kernel intervals per iteration
     kernel_ms: float = 0.0  # sum of kernel times per iteration (== sum of categories)
+    busy_samples_ms: list[float] = field(default_factory=list)
+    # The iterations (indices into every samples list) the policy left out as disturbed, and
+    # the wall time above which it did (None: too few iterations to judge, all kept).
+    left_out: list[int] = field(default_factory=list)
+    limit_ms: float | None = None
     categories: dict[str, float] = field(default_factory=dict)  # category -> ms
     kernels: list[KernelStat] = field(default_factory=list)  # sorted by ms, descending
     # The profiler windows (separate profiler sessions) this graph was profiled in: median
@@ -97,6 +113,16 @@ class GraphResult:
     def ok(self) -> bool:
         return self.status == Status.OK
 
+    def steady(self) -> Steady:
+        """The iterations the policy kept (all of them in a result saved before it)."""
+        return from_left_out(len(self.wall_samples_ms), self.left_out, self.limit_ms)
+
+    def summary(self, samples: list[float], fallback: float | None = None) -> Summary:
+        """The figure and interval of a per-iteration series of this graph (its wall, a
+        kernel's time, a category's) over the graph's steady iterations."""
+        kept = self.steady() if self.wall_samples_ms else from_left_out(len(samples), [])
+        return summarize_steady(kept.pick(samples), len(self.left_out), fallback)
+
     @property
     def kept_load(self) -> Load | None:
         """Load from other processes during the window whose figures are reported."""
@@ -120,6 +146,9 @@ class GraphResult:
 
 # GraphResult fields written only when set (a result without them reads the same).
 _GRAPH_OPTIONAL: dict[str, Any] = {
+    "busy_samples_ms": [],
+    "left_out": [],
+    "limit_ms": None,
     "window_load": [],
     "cuda_graphs": None,
     "replayed": False,
@@ -133,7 +162,8 @@ _GRAPH_OPTIONAL: dict[str, Any] = {
 
 @dataclass
 class Totals:
-    """All graphs of one step together (each graph called once per step)."""
+    """All graphs of one step together (each graph called once per step): each figure the
+    exact sum of the graphs' own."""
 
     wall_ms: float
     busy_ms: float
@@ -141,67 +171,12 @@ class Totals:
     categories: dict[str, float]
     kernel_count: int
     graphs: int
-    wall_samples_ms: list[float]
+    iterations: int = 0  # profiled, over all graphs
+    left_out: int = 0  # of them, left out as disturbed
 
     @property
     def busy_pct(self) -> float:
         return 100.0 * self.busy_ms / self.wall_ms if self.wall_ms > 0 else 0.0
-
-
-@dataclass
-class PeakMemory:
-    """Peak memory of the real model's steady state, as the backend counts it."""
-
-    bytes: int
-    kind: str  # "cuda max allocated" | "process peak RSS"
-
-
-@dataclass
-class CompileCache:
-    """The Inductor cache a run compiled in, and what Inductor's FX graph cache found there."""
-
-    dir: str
-    shared: bool  # the private cache reused across runs (else a fresh one, --fresh-cache)
-    fx_hits: int | None = None
-    fx_misses: int | None = None
-
-    def describe(self) -> str:
-        where = "warm cache reused across runs" if self.shared else "fresh cache (cold compile)"
-        if self.fx_hits is None:
-            return where
-        hit = "a cache hit" if self.fx_hits and not self.fx_misses else (
-            "a cache miss" if not self.fx_hits else "partly a cache hit")
-        return f"{where}: {hit} ({self.fx_hits} FX graph cache hits, {self.fx_misses} misses)"
-
-
-@dataclass
-class TorchSettings:
-    """Process-wide precision/backend settings the model ran with (read after its first
-    step), and those it changed from the values torch started with."""
-
-    values: dict[str, Any]
-    changed: list[str] = field(default_factory=list)
-
-    # Shown in every report, changed or not: they decide which matmul kernels run.
-    HEADLINE = ("float32_matmul_precision",)
-
-    def shown(self) -> dict[str, Any]:
-        keys = [k for k in self.HEADLINE if k in self.values]
-        keys += [k for k in self.changed if k not in keys and k in self.values]
-        return {k: self.values[k] for k in keys}
-
-
-@dataclass
-class StepTurns:
-    """The real step and each graph's own call (its harness), timed in turns in one process
-    (the compile worker): rounds of one block per side, the order reversed every other round,
-    so that the process's drift falls on all alike. ``blocks[0][r]`` holds round r's step
-    times, ``blocks[i][r]`` graph ``graphs[i - 1]``'s, in ms per call. ``error``: why there
-    are none (the split then falls back to the profiled graph times)."""
-
-    graphs: list[str] = field(default_factory=list)
-    blocks: list[list[list[float]]] = field(default_factory=list)
-    error: str | None = None
 
 
 # What a run adds beside its graphs; saved under "extras" in that order, each only when set.
@@ -259,19 +234,36 @@ class BreakdownResult:
 
     def totals(self) -> Totals:
         gs = self.measured()
-        cats: dict[str, float] = {}
+        cats: dict[str, list[float]] = {}
         for g in gs:
             for k, v in g.categories.items():
-                cats[k] = cats.get(k, 0.0) + v
+                cats.setdefault(k, []).append(v)
         return Totals(
-            wall_ms=sum(g.wall_ms for g in gs),
-            busy_ms=sum(g.busy_ms for g in gs),
-            kernel_ms=sum(g.kernel_ms for g in gs),
-            categories=cats,
+            wall_ms=math.fsum(g.wall_ms for g in gs),
+            busy_ms=math.fsum(g.busy_ms for g in gs),
+            kernel_ms=math.fsum(g.kernel_ms for g in gs),
+            categories={k: math.fsum(v) for k, v in cats.items()},
             kernel_count=sum(len(g.kernels) for g in gs),
             graphs=len(gs),
-            wall_samples_ms=step_samples(gs),
+            iterations=sum(len(g.wall_samples_ms) for g in gs),
+            left_out=sum(len(g.left_out) for g in gs),
         )
+
+    def step_summary(self) -> Summary:
+        """The step through the graphs' harnesses: each graph's wall, added (``stats.add``)."""
+        return add([g.summary(g.wall_samples_ms, g.wall_ms) for g in self.measured()])
+
+    def kernel_summary(self, category: str | None = None) -> Summary:
+        """The kernel time of the step (of one category): per graph the per-iteration sum of
+        its kernels' times over its steady iterations, the graphs added. A graph with no such
+        kernel adds exactly 0 ms in every iteration."""
+        parts = []
+        for g in self.measured():
+            ks = [k for k in g.kernels if category is None or k.category == category]
+            zero = [0.0] * len(g.wall_samples_ms)
+            per_iter = sum_samples([k.samples_ms for k in ks]) if ks else zero
+            parts.append(g.summary(per_iter, math.fsum(k.ms for k in ks)))
+        return add(parts)
 
     def graph(self, graph_id: str) -> GraphResult:
         for g in self.graphs:
@@ -360,7 +352,3 @@ def _kernel_from_dict(d: dict[str, Any]) -> KernelStat:
     o = d.get("origin")
     return KernelStat(**{**_known(KernelStat, d), "origin": Origin.from_dict(o) if o else None})
 
-
-def step_samples(graphs: list[GraphResult]) -> list[float]:
-    """Per-iteration step samples: the i-th sample of every graph added together."""
-    return sum_samples([g.wall_samples_ms for g in graphs if g.wall_samples_ms])

@@ -1,28 +1,31 @@
-"""Samples -> median, spread, a confidence interval, and whether two sample sets really differ.
+"""Samples -> the policy's figure with its interval, and whether two sample sets really differ.
+
+Every time is summarised by the one policy of ``core/steady.py``: the mean over the steady
+samples (the disturbed ones, far slower than the median, left out and counted). Its interval
+is the Student-t interval of that mean at ``MEAN_CONFIDENCE`` over the steady samples, whose
+tails the rule has cut (a mean's interval is only as good as its tails).
 
 The rule, in one sentence: a change is **significant** when both sides have at least
-``MIN_SAMPLES`` samples, the confidence intervals of the two medians do not overlap, and the
-difference of the medians exceeds a minimum relative change of the base median (the device's
-floor for run-to-run drift, ``Backend.min_rel_change``). Otherwise it is **within noise**, or
-**too few samples** when a side has fewer than ``MIN_SAMPLES``.
+``MIN_SAMPLES`` steady samples, the intervals of the two figures do not overlap, and the
+difference exceeds a minimum relative change of the base (the device's floor for run-to-run
+drift, ``Backend.min_rel_change``). Otherwise it is **within noise**, or **too few samples**
+when a side has fewer than ``MIN_SAMPLES``. Two intervals at 97.5% each hold both true values
+with probability at least 95% (Bonferroni), so non-overlapping intervals mean a difference at
+that confidence; the ratio head / base then lies within ``Change.ratio_ci``, which reports print.
 
-Each median's interval is distribution-free: the order statistics ``x_(k)`` and
-``x_(n-k+1)`` with ``k`` the largest rank for which a Binomial(n, 1/2) leaves at most
-``(1 - MEDIAN_CONFIDENCE) / 2`` in each tail (exact up to ``EXACT_UP_TO`` samples, the normal
-approximation above). No shape is assumed (timings have long right tails), and the interval
-narrows as samples accumulate: 30 samples with a 15% spread pin a median to about ±5%, 200
-to about ±2%. Two intervals at 97.5% each hold both true medians with probability at least
-95% (Bonferroni), so non-overlapping intervals mean a difference at that confidence; the ratio
-of the medians (head / base) then lies within ``Change.ratio_ci``, which reports print.
+A sum of independently measured parts (the graphs of a step, a category over graphs) is
+``add``: the figures add up exactly, the intervals' half-widths in quadrature.
 
 **Paired** (``judge_paired``): when both sides were timed in one process, their calls
 interleaved in blocks (round r: a block of base calls and a block of head calls, the order
-alternating), each round gives one ratio of the blocks' medians, head / base. Drift of the
+alternating), each round gives one ratio of the blocks' figures, head / base. Drift of the
 machine (another tenant, a clock, a process that settles at a speed of its own) moves both
 blocks of a round alike and cancels in the ratio. The change is the median of the rounds'
-ratios, its interval the distribution-free ``PAIR_CONFIDENCE`` interval of that median (the
-order statistics above), and it is significant when the interval excludes 1 and the median
-ratio is further than the minimum relative change from 1.
+ratios, its interval the distribution-free ``PAIR_CONFIDENCE`` interval of that median (order
+statistics ``x_(k)``, ``x_(n-k+1)`` with ``k`` the largest rank for which a Binomial(n, 1/2)
+leaves at most the tail outside), and it is significant when the interval excludes 1 and the
+median ratio is further than the minimum relative change from 1. A ratio is a verdict, not a
+time: no round is left out of it.
 
 Pure Python; no torch.
 """
@@ -31,23 +34,20 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .steady import MAD_TO_SIGMA as MAD_TO_SIGMA  # re-exported: reports quote it
+from .steady import mean, robust_sigma, steady, steady_mean
 from .vocab import Verdict
 
-# Below five samples the median absolute deviation is mostly luck (with three samples it
-# is the distance to one neighbour), so no spread can be trusted and nothing is called
-# significant.
+# Below five samples the spread is mostly luck (with three samples it is the distance to one
+# neighbour), so no interval can be trusted and nothing is called significant.
 MIN_SAMPLES = 5
 
-# Scales a MAD to a standard deviation for normally distributed samples (1 / Phi^-1(3/4)).
-# The MAD is used instead of the standard deviation because timing samples have long
-# tails (a GC pause, a page fault, a clock change) that would inflate a standard deviation.
-MAD_TO_SIGMA = 1.4826
-
-# Confidence of each median's interval; two of them make a 95% statement about the pair.
-MEDIAN_CONFIDENCE = 0.975
+# Confidence of each figure's interval; two of them make a 95% statement about the pair.
+MEAN_CONFIDENCE = 0.975
 PAIR_CONFIDENCE = 0.95
 # Binomial tails summed exactly up to this many samples; the normal approximation above.
 EXACT_UP_TO = 1000
@@ -66,54 +66,103 @@ TOO_FEW = Verdict.TOO_FEW
 
 @dataclass(frozen=True)
 class Summary:
-    """Median and robust spread of one sample set (times in ms)."""
+    """The policy's figure of one sample set (times in ms) with its interval."""
 
-    n: int
-    median: float
-    mad: float  # median absolute deviation from the median
-    min: float
-    max: float
-    ci_low: float = 0.0  # MEDIAN_CONFIDENCE interval of the median (min..max below 10 samples)
-    ci_high: float = 0.0
-
-    @property
-    def sigma(self) -> float:
-        """Robust standard deviation: MAD scaled to a normal sigma."""
-        return MAD_TO_SIGMA * self.mad
+    n: int  # steady samples (those the figure is the mean of)
+    ms: float  # the figure: the mean over the steady samples
+    low: float  # MEAN_CONFIDENCE interval of the figure
+    high: float
+    sigma: float = 0.0  # robust standard deviation of the steady samples
+    min: float = 0.0
+    max: float = 0.0
+    left_out: int = 0  # disturbed samples left out by the rule
 
     @property
     def spread_pct(self) -> float | None:
-        """Robust sigma as a percentage of the median (None when the median is 0)."""
-        return 100.0 * self.sigma / self.median if self.median > 0 else None
+        """Robust sigma as a percentage of the figure (None when the figure is 0)."""
+        return 100.0 * self.sigma / self.ms if self.ms > 0 else None
+
+    @property
+    def half_width(self) -> float:
+        return max(self.ms - self.low, self.high - self.ms)
 
     def to_dict(self) -> dict[str, float | int | None]:
         return {
             "n": self.n,
-            "median": self.median,
-            "mad": self.mad,
+            "ms": self.ms,
+            "ci": [self.low, self.high],
+            "sigma": self.sigma,
+            "spread_pct": self.spread_pct,
             "min": self.min,
             "max": self.max,
-            "spread_pct": self.spread_pct,
-            "ci": [self.ci_low, self.ci_high],
+            "left_out": self.left_out,
         }
 
 
-def summarize(samples: list[float], fallback: float | None = None) -> Summary:
-    """Summarize samples; with none, the median is ``fallback`` (e.g. a recorded mean)."""
+def summarize(samples: Sequence[float], fallback: float | None = None) -> Summary:
+    """Apply the policy to raw samples: the steady ones summarised, the disturbed counted.
+    With no samples the figure is ``fallback`` (e.g. a figure saved without its samples)."""
+    st = steady(samples)
+    return summarize_steady(st.pick(samples), left_out=len(st.left_out), fallback=fallback)
+
+
+def summarize_steady(samples: Sequence[float], left_out: int = 0, fallback: float | None = None) -> Summary:
+    """Summarise samples the policy already kept (a kernel's time in its graph's steady
+    iterations): no sample is left out again, so the figure is the one the report shows."""
     if not samples:
-        value = fallback if fallback is not None else 0.0
-        return Summary(n=0, median=value, mad=0.0, min=value, max=value, ci_low=value, ci_high=value)
-    xs = sorted(samples)
-    med = statistics.median(xs)
-    mad = statistics.median(abs(x - med) for x in xs)
-    k = median_ci_rank(len(xs))
+        v = fallback if fallback is not None else 0.0
+        return Summary(n=0, ms=v, low=v, high=v, min=v, max=v, left_out=left_out)
+    xs = list(samples)
+    m = mean(xs)
+    h = _half_width(xs, m)
     return Summary(
-        n=len(xs), median=med, mad=mad, min=xs[0], max=xs[-1], ci_low=xs[k - 1], ci_high=xs[len(xs) - k]
+        n=len(xs), ms=m, low=m - h, high=m + h, sigma=robust_sigma(xs), min=min(xs), max=max(xs),
+        left_out=left_out,
+    )
+
+
+def _half_width(xs: list[float], m: float) -> float:
+    """Student-t half-width of the mean at MEAN_CONFIDENCE; the whole range below 2 samples."""
+    n = len(xs)
+    if n < 2:
+        return 0.0
+    sd = math.sqrt(math.fsum((x - m) ** 2 for x in xs) / (n - 1))
+    return t_quantile(1.0 - (1.0 - MEAN_CONFIDENCE) / 2.0, n - 1) * sd / math.sqrt(n)
+
+
+def t_quantile(p: float, df: int) -> float:
+    """Student-t quantile by the Cornish-Fisher expansion around the normal one (within 0.5%
+    of the exact value from 4 degrees of freedom, 3% at 1)."""
+    z = statistics.NormalDist().inv_cdf(p)
+    g1 = (z**3 + z) / 4
+    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
+    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
+    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
+    d = float(max(df, 1))
+    return z + g1 / d + g2 / d**2 + g3 / d**3 + g4 / d**4
+
+
+def add(parts: Sequence[Summary]) -> Summary:
+    """The sum of independently measured parts: figures added exactly, half-widths in
+    quadrature; as many samples as the part with fewest (for the MIN_SAMPLES rule)."""
+    if not parts:
+        return summarize_steady([])
+    ms = math.fsum(p.ms for p in parts)
+    h = math.sqrt(math.fsum(p.half_width**2 for p in parts))
+    return Summary(
+        n=min(p.n for p in parts),
+        ms=ms,
+        low=ms - h,
+        high=ms + h,
+        sigma=math.sqrt(math.fsum(p.sigma**2 for p in parts)),
+        min=math.fsum(p.min for p in parts),
+        max=math.fsum(p.max for p in parts),
+        left_out=sum(p.left_out for p in parts),
     )
 
 
 @lru_cache(maxsize=4096)
-def median_ci_rank(n: int, confidence: float = MEDIAN_CONFIDENCE) -> int:
+def median_ci_rank(n: int, confidence: float = PAIR_CONFIDENCE) -> int:
     """The rank k (1-based) of the interval [x_(k), x_(n-k+1)] that holds the median with at
     least ``confidence``; 1 (the whole range) when no narrower one does."""
     tail = (1.0 - confidence) / 2.0
@@ -136,20 +185,20 @@ class Change:
 
     base: Summary
     head: Summary
-    min_change_ms: float  # min_rel x base median
+    min_change_ms: float  # min_rel x the base figure
     verdict: str  # SIGNIFICANT | WITHIN_NOISE | TOO_FEW
     paired: Paired | None = None  # set when the sides were timed interleaved (judge_paired)
 
     @property
     def ratio_ci(self) -> tuple[float, float] | None:
         """PAIR_CONFIDENCE interval of head / base (the time ratio; below 1 is faster): the
-        paired ratios' interval, else from the two medians' intervals; None when the base
+        paired ratios' interval, else from the two figures' intervals; None when the base
         interval reaches 0."""
         if self.paired is not None:
             return self.paired.low, self.paired.high
-        if self.base.ci_low <= 0:
+        if self.base.low <= 0:
             return None
-        return self.head.ci_low / self.base.ci_high, self.head.ci_high / self.base.ci_low
+        return max(self.head.low, 0.0) / self.base.high, self.head.high / self.base.low
 
     @property
     def speedup_ci(self) -> tuple[float, float] | None:
@@ -161,21 +210,21 @@ class Change:
 
     @property
     def overlap(self) -> bool:
-        """The two medians' intervals overlap: no difference at PAIR_CONFIDENCE."""
+        """The two figures' intervals overlap: no difference at PAIR_CONFIDENCE."""
         return _overlap(self.base, self.head)
 
     @property
     def delta_ms(self) -> float:
-        return self.head.median - self.base.median
+        return self.head.ms - self.base.ms
 
     @property
     def rel_pct(self) -> float | None:
-        """Change in % of the base: the median paired ratio's, else the medians' (None when
+        """Change in % of the base: the median paired ratio's, else the figures' (None when
         the base is 0)."""
         if self.paired is not None:
             return 100.0 * (self.paired.ratio - 1.0)
-        if self.base.median > 0:
-            return 100.0 * self.delta_ms / self.base.median
+        if self.base.ms > 0:
+            return 100.0 * self.delta_ms / self.base.ms
         return None
 
     @property
@@ -198,11 +247,11 @@ class Change:
     @property
     def speedup(self) -> float | None:
         """base / head (> 1 means head is faster): 1 / the median paired ratio, else the
-        medians' ratio."""
+        figures' ratio."""
         if self.paired is not None:
             return 1.0 / self.paired.ratio if self.paired.ratio > 0 else None
-        if self.head.median > 0:
-            return self.base.median / self.head.median
+        if self.head.ms > 0:
+            return self.base.ms / self.head.ms
         return None
 
     def to_dict(self) -> dict[str, object]:
@@ -232,13 +281,14 @@ class Paired:
 
 
 def round_ratios(base_blocks: list[list[float]], head_blocks: list[list[float]]) -> list[float]:
-    """One ratio per round both sides timed: median(head block) / median(base block)."""
+    """One ratio per round both sides timed: the head block's figure over the base block's
+    (each block's steady mean, ``core/steady.py``)."""
     out = []
     for b, h in zip(base_blocks, head_blocks, strict=False):
         if b and h:
-            mb = statistics.median(b)
+            mb = steady_mean(b)
             if mb > 0:
-                out.append(statistics.median(h) / mb)
+                out.append(steady_mean(h) / mb)
     return out
 
 
@@ -249,7 +299,7 @@ def judge_paired(
     ratios = sorted(round_ratios(base_blocks, head_blocks))
     base = summarize([x for blk in base_blocks for x in blk])
     head = summarize([x for blk in head_blocks for x in blk])
-    min_change = min_rel * base.median
+    min_change = min_rel * base.ms
     if len(ratios) < MIN_SAMPLES:
         return Change(base=base, head=head, min_change_ms=min_change, verdict=TOO_FEW)
     n = len(ratios)
@@ -262,10 +312,10 @@ def judge_paired(
 
 def judge(base: Summary, head: Summary, min_rel: float = MIN_REL_CHANGE) -> Change:
     """Apply the significance rule of this module to two summaries."""
-    min_change = min_rel * base.median
+    min_change = min_rel * base.ms
     if base.n < MIN_SAMPLES or head.n < MIN_SAMPLES:
         verdict = TOO_FEW
-    elif not _overlap(base, head) and abs(head.median - base.median) > min_change:
+    elif not _overlap(base, head) and abs(head.ms - base.ms) > min_change:
         verdict = SIGNIFICANT
     else:
         verdict = WITHIN_NOISE
@@ -273,7 +323,7 @@ def judge(base: Summary, head: Summary, min_rel: float = MIN_REL_CHANGE) -> Chan
 
 
 def _overlap(base: Summary, head: Summary) -> bool:
-    return not (head.ci_low > base.ci_high or head.ci_high < base.ci_low)
+    return not (head.low > base.high or head.high < base.low)
 
 
 def compare_samples(
@@ -284,7 +334,8 @@ def compare_samples(
     base_fallback: float | None = None,
     head_fallback: float | None = None,
 ) -> Change:
-    """Judge two sample lists (ms). Fallbacks stand in for the medians of empty lists."""
+    """Judge two raw sample lists (ms), each through the policy. Fallbacks stand in for the
+    figures of empty lists."""
     return judge(summarize(base, base_fallback), summarize(head, head_fallback), min_rel)
 
 

@@ -6,12 +6,14 @@ graphs. Two ways to get it:
 
 - **In turns** (where the device table says ``split_in_turns``: the host). The compile worker
   times the step and each graph's own harness in rounds of blocks in one process
-  (``StepTurns``); each round gives step less the sum of the graphs, and the split is the
-  median over rounds. Separate processes on a shared machine settle at speeds of their own,
+  (``StepTurns``); each round gives its step (the step block's figure) and that less the sum
+  of the graphs' blocks; the split is the mean of both over the steady rounds (the policy of
+  ``core/steady.py``, applied to the rounds' steps), so the time outside the graphs is always
+  less than the step. Separate processes on a shared machine settle at speeds of their own,
   tens of percent apart, so a step timed in one process less graphs timed in another
   measures the processes as much as the step.
 - **Across processes** (an accelerator, or a result without turns): the compile worker's
-  step median (``step_samples_ms``) less each graph's time from its profiling: the pipelined
+  step figure (``step_samples_ms``) less each graph's time from its profiling: the pipelined
   run's time per iteration (launched back to back, as in a real step) where one was
   measured, else the synchronous wall time.
 
@@ -20,18 +22,20 @@ Pure; no torch.
 
 from __future__ import annotations
 
-import statistics
+import math
 from dataclasses import dataclass
 
 from .results import BreakdownResult, GraphResult, StepTurns
+from .steady import steady, steady_mean
 
 
 @dataclass(frozen=True)
 class StepSplit:
-    step_ms: float  # median real step
+    step_ms: float  # the real step (the policy's figure)
     graphs_ms: float  # sum over graphs of their time per call
     pipelined: bool  # the graphs' times are pipelined-run times
-    rounds: int = 0  # timed in turns in one process, in this many rounds (0: across processes)
+    rounds: int = 0  # timed in turns in one process, in this many steady rounds (0: across processes)
+    left_out: int = 0  # rounds left out as disturbed
 
     @property
     def outside_ms(self) -> float:
@@ -56,28 +60,32 @@ def split_step(r: BreakdownResult) -> StepSplit | None:
     if turns is not None:
         return turns
     return StepSplit(
-        step_ms=statistics.median(r.step_samples_ms),
+        step_ms=steady_mean(r.step_samples_ms),
         graphs_ms=sum(graph_step_ms(g) for g in r.graphs),
         pipelined=any(g.pipelined is not None for g in r.graphs),
     )
 
 
 def split_in_turns(t: StepTurns | None, graph_ids: list[str]) -> StepSplit | None:
-    """The split from turns that cover exactly these graphs: per round, the step's median
-    block less the sum of the graphs' median blocks; the median of that over the rounds in
-    which every side ran. None without such turns."""
+    """The split from turns that cover exactly these graphs: per round, the step block's
+    figure and that less the sum of the graphs' blocks' figures; both averaged over the steady
+    rounds (by their step) of those in which every side ran. None without such turns."""
     if t is None or t.error or sorted(t.graphs) != sorted(graph_ids) or len(t.blocks) != len(t.graphs) + 1:
         return None
     rounds = [
-        [statistics.median(side[r]) for side in t.blocks]
+        [steady_mean(side[r]) for side in t.blocks]
         for r in range(min(len(side) for side in t.blocks))
         if all(side[r] for side in t.blocks)
     ]
     if not rounds:
         return None
-    step_ms = statistics.median(x[0] for x in rounds)
-    outside_ms = statistics.median(x[0] - sum(x[1:]) for x in rounds)
-    return StepSplit(step_ms=step_ms, graphs_ms=step_ms - outside_ms, pipelined=False, rounds=len(rounds))
+    kept = steady([x[0] for x in rounds])
+    step_ms = kept.mean([x[0] for x in rounds])
+    outside_ms = kept.mean([x[0] - math.fsum(x[1:]) for x in rounds])
+    return StepSplit(
+        step_ms=step_ms, graphs_ms=step_ms - outside_ms, pipelined=False, rounds=len(kept.kept),
+        left_out=len(kept.left_out),
+    )
 
 
 def pipelined_busy_pct(r: BreakdownResult) -> float | None:

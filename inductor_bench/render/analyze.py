@@ -1,12 +1,11 @@
 """An ``AnalyzeResult`` as a document: the trace's steps (wall, busy and idle per device),
-time by category in the median step, and the top kernels with the op that launched them."""
+time by category in the typical step (the steady mean), and the top kernels with the op that launched them."""
 
 from __future__ import annotations
 
-import statistics
 from pathlib import Path
 
-from ..core.analyze import WHOLE_TRACE, AnalyzeResult, DeviceStep, median_step
+from ..core.analyze import WHOLE_TRACE, AnalyzeResult, DeviceStep, steady_step, steady_steps, steady_wall
 from ..core.categories import label
 from . import charts
 from . import format as fmt
@@ -47,11 +46,11 @@ def _step_row(step: str, device: str, wall: float, d: DeviceStep) -> list[str]:
     ]
 
 
-def _steps(doc: Doc, r: AnalyzeResult, medians: dict[str, DeviceStep]) -> None:
+def _steps(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> None:
     rows = [_step_row(s.name, d.device, s.wall_ms, d) for s in r.steps for d in s.devices]
     if len(r.steps) > 1:
-        wall = _median_wall(r)
-        rows += [_step_row("median", dev, wall, m) for dev, m in medians.items()]
+        wall = steady_wall(r)
+        rows += [_step_row(_typical(r), dev, wall, m) for dev, m in typical.items()]
     doc.heading("Steps (per device)" if r.steps[0].name != WHOLE_TRACE else "The whole trace (per device)")
     doc.table(rows, STEP_HEADERS, STEP_ALIGN)
     doc.fine_print(
@@ -64,17 +63,19 @@ def _steps(doc: Doc, r: AnalyzeResult, medians: dict[str, DeviceStep]) -> None:
     )
 
 
-def _median_wall(r: AnalyzeResult) -> float:
-    return statistics.median(s.wall_ms for s in r.steps)
+def _typical(r: AnalyzeResult) -> str:
+    """The typical step's row name: the mean over the steady steps, and how many were left out."""
+    left = len(r.steps) - len(steady_steps(r))
+    return "steady mean" + (f" ({left} left out)" if left else "")
 
 
-def _categories(doc: Doc, r: AnalyzeResult, medians: dict[str, DeviceStep]) -> None:
-    which = "median step" if len(r.steps) > 1 else r.steps[0].name
+def _categories(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> None:
+    which = "steady mean step" if len(r.steps) > 1 else r.steps[0].name
     for dev in r.devices:
-        m = medians.get(dev)
+        m = typical.get(dev)
         if m is None:
             continue
-        wall = _median_wall(r)
+        wall = steady_wall(r)
         total = sum(m.categories.values())
         rows = [
             [label(c), fmt.ms(ms), fmt.pct(fmt.share(ms, total)), fmt.pct(fmt.share(ms, wall))]
@@ -123,10 +124,10 @@ def render_analyze(r: AnalyzeResult, fmt_name: str = TEXT, *, top: int = DEFAULT
     if r.outside_steps:
         facts.append(f"{r.outside_steps} device events launched outside every step were left out")
     doc.paragraph(*(doc.item(f) for f in facts))
-    medians = {dev: m for dev in r.devices if (m := median_step(r, dev))}
-    _steps(doc, r, medians)
+    typical = {dev: m for dev in r.devices if (m := steady_step(r, dev))}
+    _steps(doc, r, typical)
     doc.chart(charts.analyze_steps(r))
-    _categories(doc, r, medians)
+    _categories(doc, r, typical)
     doc.chart(charts.analyze_categories(r))
     _top(doc, r, top)
     doc.chart(charts.analyze_top(r, top))

@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
+from ..core import steady
 from ..core.categories import label, order
 from ..core.devices import backend
-from ..core.results import BreakdownResult, KernelRetuning, KernelStat, Recompile
+from ..core.results import STEADY_SINCE, BreakdownResult, GraphResult, KernelRetuning, KernelStat, Recompile
 from ..core.views import By, has_sources
 from ..core.vocab import Role, Status
 from . import charts
@@ -17,7 +18,7 @@ from .views import graph_units, source_view, top_units
 
 DEFAULT_TOP = 15
 ATEN_WIDTH = 48  # characters of origin ATen ops shown per row
-# Window medians further apart than this (relative to the kept one) are pointed out.
+# Windows further apart than this (relative to the kept one) are pointed out.
 WINDOW_SPREAD = 0.10
 
 
@@ -52,7 +53,7 @@ def _graph_table(doc: Doc, r: BreakdownResult) -> None:
                 [
                     g.id,
                     g.role,
-                    str(g.iterations),
+                    _iterations(g),
                     fmt.ms(g.wall_ms),
                     fmt.ms(g.kernel_ms),
                     fmt.pct(g.busy_pct),
@@ -77,17 +78,55 @@ def _graph_table(doc: Doc, r: BreakdownResult) -> None:
     doc.heading("Graphs (one call each per step)")
     doc.table(
         rows,
-        ["graph", "role", "iters", "wall ms", "kernel ms", "busy", "kernels", "status"],
+        ["graph", "role", "steady iters", "wall ms", "kernel ms", "busy", "kernels", "status"],
         ("left", "left", "right", "right", "right", "right", "right", "left"),
     )
     doc.paragraph(backend(r.device).busy_note)
+    doc.paragraph(_steady_note(r))
     note = _windows_note(r)
     if note:
         doc.paragraph(note)
 
 
+def _iterations(g: GraphResult) -> str:
+    """Steady iterations of the kept window: "95/100" when some were left out."""
+    n = len(g.wall_samples_ms) or g.iterations
+    return f"{n - len(g.left_out)}/{n}" if g.left_out else str(n)
+
+
+def _steady_note(r: BreakdownResult) -> str:
+    """How every time was made, and which iterations were left out as disturbed."""
+    if r.schema_version < STEADY_SINCE:
+        return (
+            "times: means over every profiled iteration (this result was saved before the "
+            "steady-iteration policy; `inductor-bench report RUN --reanalyze` re-derives them "
+            "from the run directory: docs/statistics.md)"
+        )
+    head = (
+        "times: the mean over each graph's steady iterations, the same iterations for every "
+        f"figure of the graph; an iteration slower than the median by over {steady.TAIL_SIGMAS:g} "
+        f"robust sigmas and {100 * steady.TAIL_FLOOR:.0f}% is left out as disturbed "
+        "(docs/statistics.md)"
+    )
+    out = []
+    for g in r.measured():
+        if not g.left_out:
+            continue
+        worst = max(g.wall_samples_ms[i] for i in g.left_out)
+        load = g.kept_load
+        why = f"; meanwhile {load.describe()}" if load is not None and load.disturbed else ""
+        out.append(
+            f"{g.id} {len(g.left_out)} of {len(g.wall_samples_ms)} (over {fmt.ms(g.limit_ms or 0.0)} ms, "
+            f"up to {fmt.ms(worst)} ms{why})"
+        )
+    if not out:
+        return head + "; none was."
+    return head + ": " + "; ".join(out) + "."
+
+
 def _windows_note(r: BreakdownResult) -> str | None:
-    """One line on the profiler windows: how many, and which graphs had slow ones."""
+    """One line on the profiler windows: how many, the kept one's time (the table's), and
+    how much slower the others were (each window's own steady mean, on the worker's clock)."""
     gs = [g for g in r.measured() if g.windows_ms and g.window is not None]
     if not gs:
         return None
@@ -95,21 +134,25 @@ def _windows_note(r: BreakdownResult) -> str | None:
     n = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
     if counts == [1]:
         return "windows: each graph was profiled in one profiler session (--windows 1)."
-    slow = []
+    parts = []
     for g in gs:
         kept = g.windows_ms[g.window]
-        worst = max(range(len(g.windows_ms)), key=lambda i: g.windows_ms[i])
-        if kept > 0 and g.windows_ms[worst] > kept * (1 + WINDOW_SPREAD):
-            faults = g.window_faults[worst] if worst < len(g.window_faults) else None
-            why = f", {faults:.0f} page faults per iteration" if faults else ""
-            slow.append(
-                f"{g.id} {fmt.ms(kept)} vs up to {fmt.ms(g.windows_ms[worst])} ms "
-                f"(+{100 * (g.windows_ms[worst] / kept - 1):.0f}%{why})"
-            )
+        others = [
+            f"+{100 * (w / kept - 1):.0f}%" + _faults(g, i)
+            for i, w in enumerate(g.windows_ms)
+            if i != g.window and kept > 0
+        ]
+        parts.append(f"{g.id} {fmt.ms(g.wall_ms)} ms, the others {', '.join(others)}")
     head = f"windows: each graph was profiled in {n} profiler sessions and the fastest is reported"
-    if not slow:
-        return head + f"; their medians agree within {100 * WINDOW_SPREAD:.0f}%."
-    return head + "; slower sessions were left out: " + "; ".join(slow) + "."
+    return f"{head} ({'; '.join(parts)})."
+
+
+def _faults(g: GraphResult, i: int) -> str:
+    """Page faults per iteration of a window far slower than the kept one (their usual cause)."""
+    kept = g.windows_ms[g.window or 0]
+    faults = g.window_faults[i] if i < len(g.window_faults) else None
+    slow = kept > 0 and g.windows_ms[i] > kept * (1 + WINDOW_SPREAD)
+    return f" ({faults:.0f} page faults per iteration)" if slow and faults else ""
 
 
 def _category_table(
@@ -238,16 +281,26 @@ def _autotune(doc: Doc, r: BreakdownResult) -> None:
 
 
 def _recompile(doc: Doc, a: Recompile) -> None:
-    base, tuned = a.base_step_ms, a.tuned_step_ms
-    speed = f"{base / tuned:.2f}x" if tuned > 0 else "n/a"
-    head = (
-        f"max-autotune recompile (CPU): step {base:.3f} ms -> {tuned:.3f} ms ({speed}); "
-        f"kernels {a.base_kernel_ms:.3f} ms -> {a.tuned_kernel_ms:.3f} ms; run: {a.tuned_run}"
-    )
+    head = f"max-autotune recompile (CPU): step {_step_change(a)}; kernels {a.base_kernel_ms:.3f} ms -> "
+    head += f"{a.tuned_kernel_ms:.3f} ms (the two breakdowns); run: {a.tuned_run}"
     if a.tuned_status not in (None, Status.OK):
         head += f" (status {a.tuned_status})"
     doc.paragraph(head)
     render_matches(doc, a.rows, top=a.n)
+
+
+def _step_change(a: Recompile) -> str:
+    """The headline: both real steps timed interleaved in one process, with the verdict on
+    them round by round; else the two runs' graph walls, unjudged, and why."""
+    base, tuned = a.base_step_ms, a.tuned_step_ms
+    ch = a.step_change()
+    if ch is None:
+        speed = f"{base / tuned:.2f}x" if tuned > 0 else "n/a"
+        return f"{base:.3f} ms -> {tuned:.3f} ms ({speed}; {a.step_note or 'not timed interleaved'})"
+    ci = ch.speedup_ci
+    x = f"{ch.speedup:.2f}x" + (f" [{ci[0]:.2f}x-{ci[1]:.2f}x]" if ci else "") if ch.speedup else "n/a"
+    return (f"{base:.3f} ms -> {tuned:.3f} ms ({x}, {ch.verdict}; both timed interleaved in one "
+            f"process, {ch.paired.rounds if ch.paired else 0} rounds)")
 
 
 def render_breakdown(

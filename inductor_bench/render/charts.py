@@ -5,7 +5,7 @@ Breakdown and analyze here; compare, diff and kernel in ``charts_compare.py``.""
 
 from __future__ import annotations
 
-from ..core.analyze import AnalyzeResult, median_step
+from ..core.analyze import AnalyzeResult, steady_step
 from ..core.categories import label, order
 from ..core.results import BreakdownResult, GraphResult, KernelStat
 from . import format as fmt
@@ -145,16 +145,16 @@ def analyze_steps(r: AnalyzeResult) -> Chart | None:
 
 
 def analyze_categories(r: AnalyzeResult) -> Chart | None:
-    """Time by category in the median step, one bar per device."""
+    """Time by category in the typical step (the steady mean), one bar per device."""
     bars = []
     for dev in r.devices:
-        m = median_step(r, dev)
+        m = steady_step(r, dev)
         if m is not None and m.categories:
             note = f"{fmt.ms(sum(m.categories.values()))} ms"
             bars.append(Bar(f"device {dev}", category_segments(m.categories), note=note))
     if not bars:
         return None
-    which = "the median step" if len(r.steps) > 1 else r.steps[0].name
+    which = "the steady mean step" if len(r.steps) > 1 else r.steps[0].name
     return Chart(f"Kernel time by category ({which})", "ms per step", bars)
 
 

@@ -21,7 +21,7 @@ SIGMA = "± robust sigma (1.4826 x MAD)"
 def _sigma(s: Summary, scale: float = 1.0) -> tuple[float, float] | None:
     if s.n < 2:
         return None
-    return (max(s.median - s.sigma, 0.0) * scale, (s.median + s.sigma) * scale)
+    return (max(s.ms - s.sigma, 0.0) * scale, (s.ms + s.sigma) * scale)
 
 
 # ---- compare --------------------------------------------------------------------------------
@@ -36,15 +36,15 @@ def compare_step(result: CompareResult) -> Chart | None:
         bars.append(
             Bar(
                 m.label,
-                [Segment(s.median, m.label)],
-                note=f"{fmt.ms_precise(s.median)} ms {fmt.spread(s.spread_pct)}".strip(),
+                [Segment(s.ms, m.label)],
+                note=f"{fmt.ms_precise(s.ms)} ms {fmt.spread(s.spread_pct)}".strip(),
                 spread=_sigma(s),
                 tip=f"{s.n} samples, min {fmt.ms_precise(s.min)}, max {fmt.ms_precise(s.max)} ms",
             )
         )
     if not bars:
         return None
-    return Chart("Step time per mode (median)", "ms per step", bars, whisker=SIGMA)
+    return Chart("Step time per mode (steady mean)", "ms per step", bars, whisker=SIGMA)
 
 
 def compare_compile(result: CompareResult) -> Chart | None:
@@ -90,8 +90,8 @@ def diff_step(s: SectionDiff) -> Chart:
     bars = [
         Bar(
             side,
-            [Segment(x.median, side)],
-            note=f"{fmt.ms_precise(x.median)} ms",
+            [Segment(x.ms, side)],
+            note=f"{fmt.ms_precise(x.ms)} ms",
             spread=_sigma(x),
             tip=f"{x.n} samples",
         )
@@ -114,7 +114,7 @@ def diff_categories(s: SectionDiff) -> Chart | None:
             [Segment(c.change.delta_ms, c.category, label(c.category))],
             note=f"{_rel(c.change.rel_pct)} · {c.change.verdict}",
             faint=c.change.verdict != SIGNIFICANT,
-            tip=f"{fmt.ms_precise(c.change.base.median)} -> {fmt.ms_precise(c.change.head.median)} ms",
+            tip=f"{fmt.ms_precise(c.change.base.ms)} -> {fmt.ms_precise(c.change.head.ms)} ms",
         )
         for c in s.categories
     ]
@@ -183,7 +183,7 @@ def kernel_runs(r: KernelReport) -> Chart | None:
         )
         for run in r.runs
     ]
-    return Chart("Kernel time per mode (median)", unit, bars, whisker=SIGMA)
+    return Chart("Kernel time per mode (steady mean)", unit, bars, whisker=SIGMA)
 
 
 def kernel_configs(r: KernelReport) -> Chart | None:

@@ -21,7 +21,7 @@ from ..core.compare import (
 )
 from ..core.devices import backend
 from ..core.stats import MIN_SAMPLES, TOO_FEW, Change
-from ..core.step import StepSplit, disturbances, pipelined_busy_pct, replayed_count, split_step
+from ..core.step import StepSplit, disturbances, pipelined_busy_pct, replayed_count
 from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
 from .format import interval_x, mib, ms_precise, optional, seconds, spread
@@ -53,7 +53,7 @@ def _step_cell(m: ModeResult) -> str:
     if not m.samples:
         return "-"
     s = m.step()
-    return f"{ms_precise(s.median)} {spread(s.spread_pct)}".strip()
+    return f"{ms_precise(s.ms)} {spread(s.spread_pct)}".strip()
 
 
 def _categories(result: CompareResult) -> list[str]:
@@ -78,7 +78,7 @@ def _rows(result: CompareResult) -> list[list[str]]:
     rows = [
         ["status"] + [m.status for m in ms],
         ["compile (first call)"] + [seconds(m.compile_s) if m.ok else "-" for m in ms],
-        ["step time, ms (median ± spread)"] + [_step_cell(m) for m in ms],
+        ["step time, ms (steady mean ± spread)"] + [_step_cell(m) for m in ms],
         ["samples"] + [str(len(m.samples)) if m.ok else "-" for m in ms],
     ]
     for over in (EAGER, DEFAULT):
@@ -99,7 +99,7 @@ def _rows(result: CompareResult) -> list[list[str]]:
     replays = [replayed_count(b) if b else None for b in bds]
     if any(replays):
         rows.append(["CUDA graphs (replayed)"] + [f"{x[0]}/{x[1]}" if x else "-" for x in replays])
-    splits = [split_step(b) if b else None for b in bds]
+    splits = [m.split() for m in ms]
     if any(splits):
         rows.append(["outside graphs, ms"] + [_outside(s) for s in splits])
     rows.append(["graphs"] + [optional(m.breakdown.totals().graphs if m.breakdown else None) for m in ms])
@@ -169,7 +169,7 @@ def verdict_line(result: CompareResult, doc: Doc) -> str:
         return doc.strong("NO MODE RAN") + ": " + "; ".join(result.errors or ["nothing was measured"])
     parts = [_versus(result, best, _same_model(result, best, o), o) for o in (EAGER, DEFAULT)]
     detail = "; ".join(p for p in parts if p)
-    head = doc.strong(f"Fastest steady state: {best.label}") + f" {ms_precise(best.step().median)} ms"
+    head = doc.strong(f"Fastest steady state: {best.label}") + f" {ms_precise(best.step().ms)} ms"
     return head + (f" ({detail})" if detail else "")
 
 
@@ -201,13 +201,14 @@ def _notes(result: CompareResult) -> list[str]:
     notes += [
         "% rows: share of kernel time per category, from each mode's breakdown",
         (
-            "step time = the real model call, first call excluded; spread = robust sigma "
-            "(1.4826 x MAD) in % of the median"
+            "step time = the real model call, first call excluded: the mean over the steady calls "
+            "(calls far slower than the median left out as disturbed: docs/statistics.md); spread "
+            "= robust sigma (1.4826 x MAD) in % of the time"
             + (
                 ""
                 if rounds
                 else f"; speedups show their 95% interval [low-high] and are significant when at "
-                f"least {floor} and the medians' 97.5% intervals do not overlap, else within noise"
+                f"least {floor} and the two times' 97.5% intervals do not overlap, else within noise"
             )
         ),
     ]
@@ -226,10 +227,10 @@ def _notes(result: CompareResult) -> list[str]:
                          "its step time may be inflated")
         for line in disturbances(m.breakdown) if m.breakdown else []:
             notes.append(f"warning: {m.label}: {line}")
-    splits = [s for s in (split_step(m.breakdown) for m in result.modes if m.breakdown) if s]
+    splits = [s for s in (m.split() for m in result.modes) if s]
     if splits:
         how = (
-            "its graphs' own calls, timed in turns with it in one process"
+            "its graphs' own calls, timed in turns with it in the process that timed the step"
             if all(s.rounds for s in splits)
             else "the sum of its graphs' times"
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..core.categories import label
 from ..core.diff import ADDED, FASTER, REMOVED, SLOWER, Diff, KernelDiff, SectionDiff
-from ..core.stats import MEDIAN_CONFIDENCE, MIN_SAMPLES, PAIR_CONFIDENCE, TOO_FEW, WITHIN_NOISE, Change
+from ..core.stats import MEAN_CONFIDENCE, MIN_SAMPLES, PAIR_CONFIDENCE, TOO_FEW, WITHIN_NOISE, Change
 from ..core.vocab import Outcome
 from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
@@ -33,20 +33,20 @@ KERNEL_GROUPS = (
 )
 
 
-def _with_spread(median: float, spread_pct: float | None, n: int) -> str:
+def _with_spread(ms: float, spread_pct: float | None, n: int) -> str:
     if n == 0:
-        return ms_precise(median)
-    return f"{ms_precise(median)} {spread(spread_pct)}".strip() + f" (n={n})"
+        return ms_precise(ms)
+    return f"{ms_precise(ms)} {spread(spread_pct)}".strip() + f" (n={n})"
 
 
 def _change_cell(ch: Change) -> str:
-    """The change of medians, with the interval it rests on when both sides can be judged."""
+    """The change of the times, with the interval it rests on when both sides can be judged."""
     if ch.verdict == Outcome.NOT_COMPARABLE:  # the sides' sums are over different graphs
         return "-"
     if ch.rel_pct is not None:
         judged = min(ch.base.n, ch.head.n) >= MIN_SAMPLES
         return f"{pct(ch.rel_pct, signed=True)} {interval_pct(ch.ratio_ci) if judged else ''}".strip()
-    return "new" if ch.head.median > 0 else "-"
+    return "new" if ch.head.ms > 0 else "-"
 
 
 # ---- the verdict ----------------------------------------------------------------------------
@@ -55,7 +55,7 @@ def _change_cell(ch: Change) -> str:
 def _step_phrase(s: SectionDiff) -> str:
     ch = s.step
     return (
-        f"{s.mode}: step time {ms_precise(ch.base.median)} -> {ms_precise(ch.head.median)} ms "
+        f"{s.mode}: step time {ms_precise(ch.base.ms)} -> {ms_precise(ch.head.ms)} ms "
         f"({_change_cell(ch)}, {ch.verdict})"
     )
 
@@ -122,8 +122,8 @@ def _summary_rows(s: SectionDiff) -> list[list[str]]:
 def _change_row(name: str, ch: Change) -> list[str]:
     return [
         name,
-        _with_spread(ch.base.median, ch.base.spread_pct, ch.base.n),
-        _with_spread(ch.head.median, ch.head.spread_pct, ch.head.n),
+        _with_spread(ch.base.ms, ch.base.spread_pct, ch.base.n),
+        _with_spread(ch.head.ms, ch.head.spread_pct, ch.head.n),
         _change_cell(ch),
         ch.verdict,
     ]
@@ -133,8 +133,8 @@ def _category_rows(s: SectionDiff) -> list[list[str]]:
     return [
         [
             label(c.category),
-            ms_precise(c.change.base.median),
-            ms_precise(c.change.head.median),
+            ms_precise(c.change.base.ms),
+            ms_precise(c.change.head.ms),
             signed_ms(c.change.delta_ms),
             _change_cell(c.change),
             c.change.verdict,
@@ -234,10 +234,11 @@ def _title(diff: Diff) -> str:
 
 def _rule_text(diff: Diff) -> str:
     return (
-        f"significant = at least {MIN_SAMPLES} samples per side, a change of medians above "
-        f"{100 * diff.min_rel:g}%, and the medians' {100 * MEDIAN_CONFIDENCE:g}% confidence intervals "
-        f"apart (a {100 * PAIR_CONFIDENCE:g}% interval of the ratio, shown as [low-high]); spreads are "
-        "shown as ± robust sigma (1.4826 x MAD) in % of the median"
+        "times = means over the steady iterations (those far slower than the median left out as "
+        f"disturbed: docs/statistics.md); significant = at least {MIN_SAMPLES} samples per side, a "
+        f"change above {100 * diff.min_rel:g}%, and the two times' {100 * MEAN_CONFIDENCE:g}% "
+        f"confidence intervals apart (a {100 * PAIR_CONFIDENCE:g}% interval of the ratio, shown as "
+        "[low-high]); spreads are shown as ± robust sigma (1.4826 x MAD) in % of the time"
     )
 
 

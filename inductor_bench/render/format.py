@@ -52,7 +52,7 @@ def share(part: float, whole: float) -> float:
 
 
 def spread(spread_pct: float | None) -> str:
-    """A robust sigma in % of the median, or nothing when there is none."""
+    """A robust sigma in % of the time, or nothing when there is none."""
     return f"±{spread_pct:.1f}%" if spread_pct is not None else ""
 
 

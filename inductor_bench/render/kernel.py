@@ -91,7 +91,7 @@ def _runs(r: KernelReport, doc: Doc) -> None:
     rows = [[run.mode, str(len(run.space)), str(run.tried), duration(run.timing.ms),
              _spread(run.timing), *_throughput(r, run.timing), *_resources(run.timing)]
             for run in r.runs]
-    headers = ["mode", "candidates", "tried", "time (median)", "spread",
+    headers = ["mode", "candidates", "tried", "time", "spread",
                *_throughput_headers(r), *RESOURCE_HEADERS]
     doc.table(rows, headers)
     doc.paragraph(*(f"{run.mode} config: {_config(r, run.timing)}" for run in r.runs))
@@ -111,7 +111,7 @@ def _all_configs(r: KernelReport, doc: Doc) -> None:
                      *_resources(t), ", ".join(m for m, on in marks if on)])
     title = (f"Every candidate config ({r.all_configs_mode} space, {len(rows)} compiled, "
              "each timed alone, no coordinate descent)")
-    headers = ["config", "time (median)", "spread", *_throughput_headers(r), *RESOURCE_HEADERS, ""]
+    headers = ["config", "time", "spread", *_throughput_headers(r), *RESOURCE_HEADERS, ""]
     doc.heading(title)
     doc.table(rows, headers)
     doc.chart(charts.kernel_configs(r))
@@ -121,8 +121,9 @@ def render_kernel(r: KernelReport, fmt_name: str = TEXT) -> str:
     """The report of one kernel: header, a row per mode, the verdict, every config, notes."""
     doc = new_doc(fmt_name)
     reps = r.runs[0].timing.summary.n
-    foot = [(f"times: median of {reps} repetitions, each after an L2 flush (CUDA events); "
-             "spread: robust sigma (1.4826 x MAD) in % of the median")]
+    foot = [(f"times: mean of the steady ones of {reps} repetitions (those far slower than the "
+             "median left out as disturbed: docs/statistics.md), each after an L2 flush (CUDA "
+             "events); spread: robust sigma (1.4826 x MAD) in % of the time")]
     ch = r.comparison()
     if ch is not None:
         foot.insert(0, verdict_sentence(ch))

@@ -5,7 +5,8 @@
   kernelbench), with the Amdahl bound per kernel.
 - Elsewhere (the CPU's C++ kernels have no Triton files): the model is recompiled with
   mode="max-autotune" (CPU GEMM templates) into ``<run>/max-autotune/``, profiled with the
-  same settings as the run, and the two breakdowns are matched kernel by kernel.
+  same settings as the run, and the two breakdowns are matched kernel by kernel; the headline's
+  two steps are then timed interleaved in one process (the timing worker of ``compare``).
 """
 
 from __future__ import annotations
@@ -17,13 +18,17 @@ from ..core import errors
 from ..core.autotune import match_kernels
 from ..core.devices import backend
 from ..core.results import BreakdownResult, KernelRetuning, Recompile
-from ..core.rundir import AUTOTUNE_DIR
+from ..core.rundir import AUTOTUNE_DIR, LOGS_DIR
+from ..core.stats import summarize
 from ..core.vocab import CompileMode
-from ..core.workload import WorkloadOptions
+from ..core.workload import FACTORY_KIND, WorkloadOptions, file_kind
+from .capture import inductor_env
+from .compare import TIMER_WORKER, CompareRun
 from .kernelbench import autotune_top_kernels
 from .pipeline import run_breakdown
 from .rundir import save_result
 from .settings import RunSettings
+from .worker import run_worker
 
 
 def add_autotune_top(
@@ -63,7 +68,7 @@ def _recompile(
         dataclasses.replace(opts, mode=CompileMode.MAX_AUTOTUNE), settings, out=run_dir / AUTOTUNE_DIR
     )
     base_t, tuned_t = result.totals(), tuned.totals()
-    return Recompile(
+    rec = Recompile(
         n=n,
         tuned_run=str(tuned_dir),
         tuned_status=tuned.status,
@@ -72,4 +77,48 @@ def _recompile(
         base_kernel_ms=base_t.kernel_ms,
         tuned_kernel_ms=tuned_t.kernel_ms,
         rows=match_kernels(result, tuned) if tuned.measured() else [],
-    ), err
+        min_rel=backend(result.device).min_rel_change,
+    )
+    _time_both(rec, result, tuned, opts, run_dir, settings)
+    return rec, err
+
+
+def _time_both(
+    rec: Recompile,
+    base: BreakdownResult,
+    tuned: BreakdownResult,
+    opts: WorkloadOptions,
+    run_dir: Path,
+    settings: RunSettings,
+) -> None:
+    """The headline's steps: both models' real steps timed interleaved in one process (the
+    timing worker of compare), each from the cache it compiled into. Without that (a script,
+    a failure), the steps stay the two runs' graph walls added up, and ``step_note`` says so."""
+    caches = [r.compile_cache.dir if r.compile_cache else None for r in (base, tuned)]
+    if file_kind(Path(opts.path)) != FACTORY_KIND or None in caches or not tuned.measured():
+        rec.step_note = "the two runs' graph walls added up (no interleaved timing: " + (
+            "a script is not timed step by step)" if file_kind(Path(opts.path)) != FACTORY_KIND
+            else "the max-autotune run did not finish)")
+        return
+    sides = [
+        {"options": dataclasses.replace(opts, mode=mode).to_dict(), "cache_dir": cache}
+        for mode, cache in zip((opts.mode, CompileMode.MAX_AUTOTUNE), caches, strict=True)
+    ]
+    run = CompareRun(settings=settings)
+    try:
+        with settings.progress.phase("timing both steps interleaved") as ph:
+            data = run_worker(
+                TIMER_WORKER,
+                run.timer_request(sides, base.device),
+                timeout=settings.timeout,
+                env=inductor_env(Path(caches[0])),
+                log_path=run_dir / LOGS_DIR / "timer.log",
+                echo=settings.echo,
+            )
+            ph["done"] = f"{max(len(b) for b in data['blocks'])} rounds"
+    except errors.BenchError as e:
+        rec.step_note = f"the two runs' graph walls added up (interleaved timing failed: {e})"[:300]
+        return
+    rec.base_paired_ms, rec.tuned_paired_ms = ([list(b) for b in blocks] for blocks in data["blocks"][:2])
+    rec.base_step_ms = summarize([x for b in rec.base_paired_ms for x in b]).ms
+    rec.tuned_step_ms = summarize([x for b in rec.tuned_paired_ms for x in b]).ms

@@ -16,7 +16,7 @@ from ..core.rundir import LOGS_DIR
 from ..core.vocab import CompileMode, Status
 from ..core.workload import FACTORY_KIND, WorkloadOptions, file_kind
 from .capture import inductor_env
-from .pipeline import CompileOutcome, breakdown_from_outcome, compile_workload
+from .pipeline import CompileOutcome, breakdown_from_outcome, compile_workload, step_turns
 from .presence import check_requested
 from .rundir import header, new_run_dir, save_result
 from .settings import RunSettings
@@ -216,6 +216,13 @@ def run_compare(
     return result, run_dir, first_err
 
 
+def _graph_modules(m: ModeResult, side_dir: Path) -> dict[str, str]:
+    """Compiled module -> graph id, for a column's measured graphs (the modules' copies in its
+    run directory), which the timing worker times in turns with the column's step."""
+    graphs = m.breakdown.measured() if m.breakdown is not None else []
+    return {str((side_dir / g.module).resolve()): g.id for g in graphs if g.module}
+
+
 def _not_run(err: Exception | None) -> str | None:
     """Errors about the setup (the device, the options) would repeat in every mode."""
     if isinstance(err, (DeviceError, UsageError)):
@@ -257,7 +264,8 @@ def _run_modes(
         result.modes.append(m)
         _note_device(result, outcome)
         if m.ok and sides is not None:
-            sides.append((m, {"options": side_opts.to_dict(), "cache_dir": outcome.cache_dir}))
+            sides.append((m, {"options": side_opts.to_dict(), "cache_dir": outcome.cache_dir,
+                              "modules": list(_graph_modules(m, side_dir))}))
         if err is not None:
             result.errors.append(f"{label}: {_first_line(err)}")
             first_err = first_err or err
@@ -289,8 +297,10 @@ def _time_interleaved(
     except BenchError as e:
         result.errors.append(f"interleaved timing: {_first_line(e)}; each column's own samples are used")
         return
-    for (m, _), blocks in zip(sides, data["blocks"], strict=False):
+    turns = data.get("turns") or [None] * len(sides)
+    for (m, _), blocks, raw in zip(sides, data["blocks"], turns, strict=False):
         m.paired_ms = [list(b) for b in blocks]
+        m.step_turns = step_turns(raw, _graph_modules(m, Path(m.run_dir)))
     result.interleaved = {
         "rounds": max(len(b) for b in data["blocks"]),
         "block_steps": data.get("block_steps"),

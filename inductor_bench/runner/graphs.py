@@ -10,12 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from ..core import errors, subgraphs
-from ..core.attribution import attribute, read_log
-from ..core.breakdown import analyze_graph, launch_stacks_by_name
+from ..core.analysis import analyze_profile, save_profile
+from ..core.attribution import read_log
 from ..core.devices import DEVICE, backend
-from ..core.load import Load
 from ..core.modparse import ModuleInfo, read_module
-from ..core.pipelined import analyze_pipelined
 from ..core.results import GraphResult
 from ..core.rundir import (
     CACHE_DIR,
@@ -29,7 +27,6 @@ from ..core.rundir import (
     TRACE_FILE,
     graph_dir,
 )
-from ..core.trace import load_for_analysis
 from ..core.vocab import Role, Status
 from . import device as dev
 from .batch import BatchItem, Standby, run_batch
@@ -167,36 +164,14 @@ def profile_request(
 
 
 def take_response(src: GraphSource, run_dir: Path, data: dict[str, Any] | errors.BenchError) -> GraphResult:
-    """Analyse what the worker measured for one graph (or record why it failed: status
-    failed / timeout, never raised)."""
+    """Save what the worker measured for one graph, raw, then analyse it (``core/analysis.py``);
+    or record why it failed: status failed / timeout, never raised."""
     g = src.graph
-    gdir = src.module_path.parent
     try:
         if isinstance(data, errors.BenchError):
             raise data
-        trace_path = gdir / TRACE_FILE
-        g.trace = str(trace_path.relative_to(run_dir))
-        g.windows_ms = list(data.get("windows_ms") or [])
-        g.window_faults = list(data.get("window_faults") or [])
-        g.window = data.get("window")
-        g.window_load = [Load.from_dict(x) for x in data.get("window_load") or []]
-        g.replayed = bool(data.get("replayed"))
-        if data.get("replay_error"):
-            g.cuda_graphs_note = f"profiled kernel by kernel: capture failed: {data['replay_error']}"
-        hints = None
-        if g.replayed and (gdir / LAUNCH_TRACE_FILE).exists():
-            hints = launch_stacks_by_name(load_for_analysis(gdir / LAUNCH_TRACE_FILE))
-        trace = load_for_analysis(trace_path)
-        analyze_graph(trace, src.info, g, kernel_files=src.kernel_files, stack_hints=hints)
-        try:  # attribution is an addition to the measurement: it never loses a graph
-            attribute(g, trace, src.info, src.module_path.read_text(errors="replace"), src.sources)
-        except Exception as e:
-            g.attribution = f"source attribution failed: {type(e).__name__}: {e}"[:300]
-        pipelined = gdir / PIPELINED_TRACE_FILE
-        if backend(g.device).timeline == DEVICE and pipelined.exists():
-            g.pipelined = analyze_pipelined(load_for_analysis(pipelined))
-            g.pipelined_trace = str(pipelined.relative_to(run_dir))
-        return g
+        save_profile(src.module_path.parent, g, data)
+        return analyze_profile(run_dir, g, data)
     except errors.WorkerTimeout as e:
         g.status, g.error = Status.TIMEOUT, str(e)
     except errors.BenchError as e:

@@ -7,7 +7,9 @@ kernel of the iteration lies inside it. Busy time, wall time and kernel times th
 come from the same profiled run, and busy can never exceed wall.
 
 The iterations are profiled in several **windows**, each its own profiler session, and only
-the window with the lowest median iteration time is exported. The profiler's own records
+the window with the lowest time is exported (each window's time is the policy's figure of
+its iterations on this worker's clock: ``core/steady.py``; every window's iteration times are
+returned). The profiler's own records
 fragment the host heap: on CPU a buffer of a megabyte that a kernel allocates every call
 can end up on fresh pages every call for a whole session (measured: models/mlp.py
 backward, 250 minor page faults per iteration and a 40% slower ``aten::mm`` in about one
@@ -40,20 +42,22 @@ from typing import Any
 from ..core.breakdown import MARKER
 from ..core.errors import WorkloadError
 from ..core.pipelined import PIPELINED_ITERATION, PIPELINED_RUN
+from ..core.steady import steady_mean
 from . import device as dev
 from . import machine, torch_settings
 from . import replay as replay_mod
 
 WARMUP_CALLS = 3
 # Auto iteration count: aim for this much profiled time per module, within these bounds.
-# 10 iterations give a usable median; past 100 the trace grows with little gain.
+# 20 iterations give the policy (core/steady.py) a median and a spread to find disturbed
+# iterations by; past 100 the trace grows with little gain.
 TARGET_PROFILED_S = 0.25
-MIN_ITERATIONS = 10
+MIN_ITERATIONS = 20
 MAX_ITERATIONS = 100
 # Profiler windows per graph; fewer when they would take longer than MAX_WINDOWS_S in all.
 DEFAULT_WINDOWS = 5
 MAX_WINDOWS_S = 30.0
-# ... and fewer when the first AGREE_WINDOWS agree: their medians within AGREE_REL of each
+# ... and fewer when the first AGREE_WINDOWS agree: their times within AGREE_REL of each
 # other. A slow session (about one in three on CPU, see docs/breakdown.md) stands out by far
 # more than that, and then every window asked for runs.
 AGREE_WINDOWS = 3
@@ -75,19 +79,30 @@ def plan_windows(requested: int, iterations: int, per_call_s: float) -> int:
     return max(1, min(requested, int(MAX_WINDOWS_S // per_window)))
 
 
-def windows_agree(medians: list[float]) -> bool:
+def windows_agree(times: list[float]) -> bool:
     """At least AGREE_WINDOWS windows, all within AGREE_REL of the fastest: more would
     change nothing."""
-    if len(medians) < AGREE_WINDOWS or min(medians) <= 0:
+    if len(times) < AGREE_WINDOWS or min(times) <= 0:
         return False
-    return max(medians) / min(medians) - 1.0 <= AGREE_REL
+    return max(times) / min(times) - 1.0 <= AGREE_REL
 
 
-def fastest_window(medians: list[float]) -> int:
-    """Index of the window with the lowest median iteration time (the first on a tie)."""
-    if not medians:
+def fastest_window(times: list[float]) -> int:
+    """Index of the window with the lowest time (the first on a tie)."""
+    if not times:
         raise ValueError("no windows")
-    return min(range(len(medians)), key=lambda i: (medians[i], i))
+    return min(range(len(times)), key=lambda i: (times[i], i))
+
+
+def per_call_estimate(call: Callable[[], None], calls: int = WARMUP_CALLS) -> float:
+    """Seconds per call: the median of ``calls`` timed one by one (a stall during one of
+    them does not shrink the iteration count as a total would)."""
+    times = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
 
 
 def _minor_faults() -> int | None:
@@ -231,16 +246,14 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         launch()
         dev.synchronize(device)
 
-    t0 = time.perf_counter()
-    for _ in range(WARMUP_CALLS):
-        once()
-    per_call = (time.perf_counter() - t0) / WARMUP_CALLS
+    per_call = per_call_estimate(once)
     n = int(request.get("iterations") or auto_iterations(per_call))
     windows = plan_windows(int(request.get("windows") or DEFAULT_WINDOWS), n, per_call)
 
     activities = dev.profiler_activities(device)
     device_id = dev.monitor_id(device)
-    medians_ms: list[float] = []
+    window_ms: list[float] = []
+    samples_ms: list[list[float]] = []
     faults: list[float | None] = []
     kept, kept_at = None, 0
     loads: list[dict[str, Any] | None] = []
@@ -258,12 +271,13 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         gpu1 = machine.device_reading(device, device_id)
         load = machine.with_device(machine.load_since(counters, min_s=LOAD_MIN_S), gpu0, gpu1)
         loads.append(load.to_dict() if load is not None else None)
-        medians_ms.append(statistics.median(times) * 1e3)
+        samples_ms.append([t * 1e3 for t in times])
+        window_ms.append(steady_mean(samples_ms[-1]))
         faults.append((f1 - f0) / n if f0 is not None and f1 is not None else None)
-        if fastest_window(medians_ms) == w:
+        if fastest_window(window_ms) == w:
             kept, kept_at = prof, w  # the one before is dropped here, between windows
         del prof
-        if windows_agree(medians_ms):
+        if windows_agree(window_ms):
             break
     _export(kept, Path(request["trace"]))
     del kept
@@ -279,7 +293,8 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         "iterations": n,
         "load_s": load_s,
         "warmup_per_call_ms": per_call * 1e3,
-        "windows_ms": medians_ms,
+        "windows_ms": window_ms,
+        "window_samples_ms": samples_ms,
         "window_faults": faults,
         "window": kept_at,
         "window_load": loads,

@@ -8,6 +8,11 @@ then timed in rounds: in each round a block of calls of every side, the order re
 other round, so that drift falls on all sides alike and cancels in the per-round ratios
 (``core/stats.py`` ``judge_paired``).
 
+Where the device table says ``split_in_turns`` (the host), each side's step is then timed
+once more in turns with each of its compiled graphs' own calls (``turns.py``, as the compile
+worker does for a breakdown), in this same process: the time a column spends outside its
+graphs comes from the process that timed its step, never from two unpaired processes.
+
 Run as ``python -m inductor_bench.runner.timer request.json response.json`` (see worker.py).
 """
 
@@ -17,14 +22,16 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from ..core.devices import backend
 from ..core.workload import WorkloadOptions
 from . import device as dev
-from . import machine
+from . import machine, turns
 from .capture import _fx_cache_counts, stop_compile_workers, timed_step
 from .rounds import Plan, block_steps, interleave
 
 WARMUP_CALLS = 3
 BLOCK_S = 0.05  # aim of each block's length: short, so that drift within a round is small
+TURNS_BUDGET_S = 0.5  # per side, for its step and graphs in turns (as a breakdown's default)
 
 
 def _side(spec: dict[str, Any], device: str) -> Callable[[], float]:
@@ -41,6 +48,18 @@ def _side(spec: dict[str, Any], device: str) -> Callable[[], float]:
     with inductor_config.patch(freezing=bool(opts.freezing)):  # the env var is read at import
         one()
     return one
+
+
+def _turns(sides: list[dict[str, Any]], calls: list[Callable[[], float]], device: str) -> list[Any]:
+    """Per side: its step and its graphs' own calls in turns (``turns.time_in_turns``), or
+    None where the side names no graphs or the device times graphs pipelined."""
+    if not backend(device).split_in_turns:
+        return [None] * len(sides)
+    out: list[Any] = []
+    for spec, one in zip(sides, calls, strict=True):
+        paths = list(spec.get("modules") or [])
+        out.append(turns.time_in_turns(one, paths, device, TURNS_BUDGET_S) if paths else None)
+    return out
 
 
 def _raise_recompile_limit(sides: int) -> None:
@@ -79,6 +98,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     return {
         "device": device,
         "blocks": blocks,
+        "turns": _turns(sides, calls, device),
         "block_steps": sizes,
         "load": load.to_dict() if load is not None else None,
         "fx_cache": _fx_cache_counts(),  # building the columns again: hits, as a rule

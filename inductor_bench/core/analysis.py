@@ -1,0 +1,133 @@
+"""One graph's saved profile -> its result, and a whole run re-analysed from its directory.
+
+The profiling worker's raw answer for a graph is saved beside its files
+(``graphs/<id>/profile.json``: the graph as it was asked for, and the worker's response: every
+window's iteration times, loads, page faults, whether it replayed a CUDA graph). With the
+compiled module, the kernel files, the lowering record and the traces next to it, that is
+everything a graph's figures are made of, so this analysis needs no torch and no GPU: the
+breakdown runs it as each graph lands, and ``inductor-bench report RUN --reanalyze`` runs it
+again over a saved run, so that a run recorded before a fix of the analysis is judged by the
+fixed one.
+
+Pure; no torch.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from .attribution import attribute, load_record
+from .breakdown import analyze_graph, launch_stacks_by_name
+from .devices import DEVICE, backend
+from .errors import ResultError
+from .load import Load
+from .modparse import read_module
+from .pipelined import analyze_pipelined
+from .results import SCHEMA_VERSION, BreakdownResult, GraphResult
+from .rundir import (
+    KERNELS_DIR,
+    LAUNCH_TRACE_FILE,
+    MODULE_FILE,
+    PIPELINED_TRACE_FILE,
+    SOURCES_FILE,
+    TRACE_FILE,
+    load_breakdown,
+)
+from .trace import load_for_analysis
+
+PROFILE_FILE = "profile.json"  # graphs/<id>/: the graph as asked for, and the worker's response
+# What a graph is before it is measured: the fields its profile request carries.
+HEADER_FIELDS = ("id", "role", "aot_id", "frame_id", "frame_compile_id", "module", "device",
+                 "cuda_graphs", "cuda_graphs_note")
+
+
+def header(g: GraphResult) -> dict[str, Any]:
+    """The graph as the profiling worker was asked for it (saved with its response)."""
+    return {k: getattr(g, k) for k in HEADER_FIELDS}
+
+
+def save_profile(gdir: Path, g: GraphResult, response: dict[str, Any]) -> None:
+    """Keep the worker's raw answer for one graph beside its files, before it is analysed."""
+    (gdir / PROFILE_FILE).write_text(json.dumps({"graph": header(g), "response": response}))
+
+
+def kernel_files(run_dir: Path, gdir: Path) -> dict[str, str]:
+    """Kernel name -> its file, relative to the run directory (the copies in ``kernels/``)."""
+    kdir = gdir / KERNELS_DIR
+    return {p.stem: str(p.relative_to(run_dir)) for p in sorted(kdir.glob("*.py"))} if kdir.is_dir() else {}
+
+
+def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> GraphResult:
+    """Fill ``g`` (a graph as asked for) from the worker's ``response`` and the files in its
+    directory: windows, loads, the trace's kernels through the statistics policy, source
+    attribution, the pipelined run. Raises ``BenchError`` when the trace cannot be analysed."""
+    gdir = run_dir / Path(g.module or "").parent
+    trace_path = gdir / TRACE_FILE
+    g.trace = str(trace_path.relative_to(run_dir))
+    g.windows_ms = list(response.get("windows_ms") or [])
+    g.window_faults = list(response.get("window_faults") or [])
+    g.window = response.get("window")
+    g.window_load = [Load.from_dict(x) for x in response.get("window_load") or []]
+    g.replayed = bool(response.get("replayed"))
+    if response.get("replay_error"):
+        g.cuda_graphs_note = f"profiled kernel by kernel: capture failed: {response['replay_error']}"
+    hints = None
+    if g.replayed and (gdir / LAUNCH_TRACE_FILE).exists():
+        hints = launch_stacks_by_name(load_for_analysis(gdir / LAUNCH_TRACE_FILE))
+    module_path = gdir / MODULE_FILE
+    info = read_module(module_path)
+    trace = load_for_analysis(trace_path)
+    analyze_graph(trace, info, g, kernel_files=kernel_files(run_dir, gdir), stack_hints=hints)
+    try:  # attribution is an addition to the measurement: it never loses a graph
+        attribute(g, trace, info, module_path.read_text(errors="replace"), load_record(gdir / SOURCES_FILE))
+    except Exception as e:
+        g.attribution = f"source attribution failed: {type(e).__name__}: {e}"[:300]
+    pipelined = gdir / PIPELINED_TRACE_FILE
+    if backend(g.device).timeline == DEVICE and pipelined.exists():
+        g.pipelined = analyze_pipelined(load_for_analysis(pipelined))
+        g.pipelined_trace = str(pipelined.relative_to(run_dir))
+    return g
+
+
+def reanalyze(run_dir: str | Path) -> tuple[BreakdownResult, list[str]]:
+    """The run's result with every graph that has a saved profile analysed again (the rest as
+    saved: failed graphs, graphs of runs saved before profiles were kept); and the ids of the
+    graphs re-analysed. Raises ``ResultError`` when none could be."""
+    run = Path(run_dir)
+    result = load_breakdown(run)
+    done: list[str] = []
+    for i, g in enumerate(result.graphs):
+        saved = _read_profile(run, g)
+        if saved is None:
+            continue
+        head, response = saved
+        result.graphs[i] = analyze_profile(run, GraphResult(**head), response)
+        done.append(g.id)
+    if not done:
+        raise ResultError(f"{run}: no graph has a saved profile ({PROFILE_FILE}) to analyse again: "
+                          "the run predates them, or none was measured")
+    result.iterations = max((g.iterations for g in result.graphs), default=0)
+    if all(g.id in done for g in result.measured()):
+        result.schema_version = SCHEMA_VERSION  # every figure now made by this analysis
+    return result, done
+
+
+def _read_profile(run: Path, g: GraphResult) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    if not g.module:
+        return None
+    path = run / Path(g.module).parent / PROFILE_FILE
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ResultError(f"{path}: not readable as JSON ({e})") from None
+    names = {f.name for f in fields(GraphResult)}
+    head = data.get("graph") if isinstance(data, dict) else None
+    response = data.get("response") if isinstance(data, dict) else None
+    if not isinstance(head, dict) or not isinstance(response, dict) or "id" not in head:
+        raise ResultError(f"{path}: not a saved profile (no graph and response)")
+    return {k: v for k, v in head.items() if k in names}, response

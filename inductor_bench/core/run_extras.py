@@ -1,0 +1,64 @@
+"""What a breakdown run records beside its graphs: peak memory, the Inductor cache it
+compiled in, the process-wide torch settings, the step and graphs timed in turns. Plain data,
+saved under ``extras`` of ``breakdown.json`` (``core/results.py``); pure, no torch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class PeakMemory:
+    """Peak memory of the real model's steady state, as the backend counts it."""
+
+    bytes: int
+    kind: str  # "cuda max allocated" | "process peak RSS"
+
+
+@dataclass
+class CompileCache:
+    """The Inductor cache a run compiled in, and what Inductor's FX graph cache found there."""
+
+    dir: str
+    shared: bool  # the private cache reused across runs (else a fresh one, --fresh-cache)
+    fx_hits: int | None = None
+    fx_misses: int | None = None
+
+    def describe(self) -> str:
+        where = "warm cache reused across runs" if self.shared else "fresh cache (cold compile)"
+        if self.fx_hits is None:
+            return where
+        hit = "a cache hit" if self.fx_hits and not self.fx_misses else (
+            "a cache miss" if not self.fx_hits else "partly a cache hit")
+        return f"{where}: {hit} ({self.fx_hits} FX graph cache hits, {self.fx_misses} misses)"
+
+
+@dataclass
+class TorchSettings:
+    """Process-wide precision/backend settings the model ran with (read after its first
+    step), and those it changed from the values torch started with."""
+
+    values: dict[str, Any]
+    changed: list[str] = field(default_factory=list)
+
+    # Shown in every report, changed or not: they decide which matmul kernels run.
+    HEADLINE = ("float32_matmul_precision",)
+
+    def shown(self) -> dict[str, Any]:
+        keys = [k for k in self.HEADLINE if k in self.values]
+        keys += [k for k in self.changed if k not in keys and k in self.values]
+        return {k: self.values[k] for k in keys}
+
+
+@dataclass
+class StepTurns:
+    """The real step and each graph's own call (its harness), timed in turns in one process
+    (the compile worker): rounds of one block per side, the order reversed every other round,
+    so that the process's drift falls on all alike. ``blocks[0][r]`` holds round r's step
+    times, ``blocks[i][r]`` graph ``graphs[i - 1]``'s, in ms per call. ``error``: why there
+    are none (the split then falls back to the profiled graph times)."""
+
+    graphs: list[str] = field(default_factory=list)
+    blocks: list[list[list[float]]] = field(default_factory=list)
+    error: str | None = None

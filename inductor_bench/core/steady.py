@@ -1,0 +1,105 @@
+"""The one statistics policy: which samples are steady, and every reported time as the mean
+over them.
+
+A sample (one profiled iteration, one timed step, one round) is **disturbed** when it is
+slower than the median of its set by more than ``TAIL_SIGMAS`` robust standard deviations
+(the median absolute deviation scaled to a normal sigma) and by more than ``TAIL_FLOOR`` of the
+median. Disturbed samples are left out, counted and reported; every figure is the mean over
+the rest, the **steady** samples.
+
+Why this rule (docs/statistics.md has the measurements):
+
+- A stall from another process (a preemption, a burst on every core, a page-fault storm)
+  adds milliseconds to the iteration it lands in: 2.5-9x a typical iteration here. The mean
+  over all iterations follows those few; the median and the MAD do not, so a limit built
+  from them finds them whatever their size, and leaves out nothing on a quiet machine but
+  the rare iteration that was itself disturbed.
+- The mean over ONE set of iterations adds up exactly: a graph's kernels, its categories, its
+  busy time and its wall time are all means over the same steady iterations, so categories
+  sum to the kernel time, kernels to their categories, call sites to their op, views to the
+  kernel total, graphs to the step, and busy never exceeds wall. Medians of the parts would
+  not add up to the median of the whole.
+- Only slow samples are left out: nothing makes an iteration faster than the work it does.
+- Below ``MIN_STEADY`` samples the median says too little to judge; all samples are kept.
+
+Pure Python; no torch.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+# Scales a MAD to a standard deviation for normally distributed samples (1 / Phi^-1(3/4)).
+MAD_TO_SIGMA = 1.4826
+# 3.5 robust sigmas: a normal sample passes it but for 2 in 10,000; the timing tails seen on a
+# quiet machine here (a few percent of iterations 20-50% slow) mostly pass too.
+TAIL_SIGMAS = 3.5
+# ... and at least 5% over the median: with a very tight set (a GPU kernel timed to 0.5%) a
+# sample 2% slow is no disturbance worth a word.
+TAIL_FLOOR = 0.05
+MIN_STEADY = 5
+
+
+@dataclass(frozen=True)
+class Steady:
+    """The policy applied to one sample set: the indices kept and the limit above which a
+    sample was left out (None when the set was too small to judge)."""
+
+    n: int
+    kept: tuple[int, ...]
+    limit: float | None
+
+    @property
+    def left_out(self) -> tuple[int, ...]:
+        keep = set(self.kept)
+        return tuple(i for i in range(self.n) if i not in keep)
+
+    def pick(self, values: Sequence[float]) -> list[float]:
+        """The steady values of a series aligned with the set (one value per sample)."""
+        return [values[i] for i in self.kept if i < len(values)]
+
+    def mean(self, values: Sequence[float]) -> float:
+        """The mean of a series aligned with the set over the steady samples (0 for none)."""
+        return mean(self.pick(values))
+
+
+def robust_sigma(values: Sequence[float], center: float | None = None) -> float:
+    """The median absolute deviation from ``center`` (the median), scaled to a normal sigma."""
+    if not values:
+        return 0.0
+    c = statistics.median(values) if center is None else center
+    return MAD_TO_SIGMA * statistics.median(abs(x - c) for x in values)
+
+
+def limit_of(values: Sequence[float]) -> float | None:
+    """The value above which a sample of this set is disturbed; None below MIN_STEADY."""
+    if len(values) < MIN_STEADY:
+        return None
+    med = statistics.median(values)
+    return med + max(TAIL_SIGMAS * robust_sigma(values, med), TAIL_FLOOR * abs(med))
+
+
+def steady(values: Sequence[float]) -> Steady:
+    """Apply the rule of this module to one sample set."""
+    lim = limit_of(values)
+    kept = tuple(i for i, x in enumerate(values) if lim is None or x <= lim)
+    return Steady(n=len(values), kept=kept, limit=lim)
+
+
+def from_left_out(n: int, left_out: Sequence[int], limit: float | None = None) -> Steady:
+    """The set of ``n`` samples less those recorded as left out (a saved result)."""
+    out = set(left_out)
+    return Steady(n=n, kept=tuple(i for i in range(n) if i not in out), limit=limit)
+
+
+def mean(values: Sequence[float]) -> float:
+    """Plain mean with exact summation (0 for no values)."""
+    return math.fsum(values) / len(values) if values else 0.0
+
+
+def steady_mean(values: Sequence[float]) -> float:
+    """The policy's figure for one sample set."""
+    return steady(values).mean(values)

@@ -1,0 +1,90 @@
+"""The statistics policy (core/steady.py) on hand-built samples, with exact expectations
+computed here from the rule as docs/statistics.md states it."""
+
+from __future__ import annotations
+
+import random
+import statistics
+
+import pytest
+
+from inductor_bench.core import steady
+from inductor_bench.core.steady import (
+    MIN_STEADY,
+    TAIL_FLOOR,
+    TAIL_SIGMAS,
+    from_left_out,
+    limit_of,
+    steady_mean,
+)
+
+
+def rule_limit(xs: list[float]) -> float:
+    """The rule, written out: median + max(3.5 x 1.4826 x MAD, 5% of the median)."""
+    med = statistics.median(xs)
+    mad = statistics.median([abs(x - med) for x in xs])
+    return med + max(3.5 * 1.4826 * mad, 0.05 * med)
+
+
+def test_constants_are_what_the_docs_state():
+    assert (TAIL_SIGMAS, TAIL_FLOOR, MIN_STEADY) == (3.5, 0.05, 5)
+
+
+def test_stalled_iterations_are_left_out_and_the_rest_averaged():
+    # the densenet case: 0.20-0.28 ms iterations and three stalls of 24, 24 and 97 ms
+    rng = random.Random(3)
+    xs = [rng.uniform(0.20, 0.28) for _ in range(97)] + [24.0, 24.0, 97.0]
+    rng.shuffle(xs)
+    st = steady.steady(xs)
+    assert st.limit == pytest.approx(rule_limit(xs))
+    assert sorted(xs[i] for i in st.left_out) == [24.0, 24.0, 97.0]
+    clean = [x for x in xs if x < 1.0]
+    assert st.mean(xs) == pytest.approx(sum(clean) / len(clean))
+    assert 0.20 < steady_mean(xs) < 0.28  # the plain mean is 1.69 ms
+
+
+def test_a_quiet_set_keeps_every_sample():
+    xs = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.03, 0.97]
+    st = steady.steady(xs)
+    assert st.left_out == () and st.kept == tuple(range(8))
+    # the floor: 5% over the median is never left out, however tight the set
+    assert limit_of([1.0] * 9 + [1.05]) == pytest.approx(1.05)
+    assert steady.steady([1.0] * 9 + [1.05]).left_out == ()
+    assert steady.steady([1.0] * 9 + [1.06]).left_out == (9,)
+
+
+def test_only_slow_samples_are_left_out():
+    xs = [10.0] * 10 + [0.5]  # nothing makes an iteration faster than its work: kept
+    assert steady.steady(xs).left_out == ()
+
+
+def test_below_min_steady_samples_everything_is_kept():
+    xs = [1.0, 1.0, 1.0, 50.0]
+    st = steady.steady(xs)
+    assert st.limit is None and st.left_out == () and st.mean(xs) == 13.25
+
+
+def test_series_aligned_with_the_set_share_its_kept_samples():
+    walls = [1.0, 1.1, 0.9, 1.0, 30.0, 1.0]
+    kernel = [0.5, 0.6, 0.4, 0.5, 29.0, 0.5]
+    st = steady.steady(walls)
+    assert st.left_out == (4,)
+    assert st.pick(kernel) == [0.5, 0.6, 0.4, 0.5, 0.5]
+    assert st.mean(kernel) == pytest.approx(0.5)
+
+
+def test_a_saved_set_is_rebuilt_from_its_left_out_indices():
+    st = from_left_out(6, [4], limit=1.5)
+    assert st.kept == (0, 1, 2, 3, 5) and st.left_out == (4,) and st.limit == 1.5
+
+
+def test_means_over_one_set_add_up_exactly():
+    # two kernels per iteration; their steady means add to the steady mean of their sum
+    rng = random.Random(11)
+    a = [rng.uniform(0.1, 0.2) for _ in range(50)]
+    b = [rng.uniform(1.0, 2.0) for _ in range(50)]
+    walls = [x + y + 0.05 for x, y in zip(a, b, strict=True)]
+    walls[7] += 40.0
+    st = steady.steady(walls)
+    assert 7 in st.left_out
+    assert st.mean(a) + st.mean(b) == pytest.approx(st.mean([x + y for x, y in zip(a, b, strict=True)]))
