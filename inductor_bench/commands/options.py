@@ -7,6 +7,7 @@ A command lists the options it takes in its signature with these types
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -14,6 +15,7 @@ from typing import Annotated
 import typer
 
 from ..core.devices import device_help
+from ..core.errors import UsageError
 from ..core.modes import COMMON as COMMON_MODES
 from ..core.workload import DTYPES, WorkloadOptions
 from ..runner.settings import RunSettings
@@ -138,11 +140,20 @@ def workload_options(
     ).validate()
 
 
+def check_timeout(timeout: float) -> float:
+    """--timeout: a finite number of seconds above zero (nan would mean none, 0 would start a
+    worker only to kill it)."""
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise UsageError(f"--timeout must be a number of seconds above 0, not {timeout:g}")
+    return timeout
+
+
 def run_settings(
     ctx: typer.Context, iterations: int | None, windows: int, timeout: float, **kw
 ) -> RunSettings:
     """The measurement settings of a command's run, with terminal progress and the report
     writer (``output.write_report``) attached."""
+    check_timeout(timeout)
     return RunSettings(
         iterations=iterations,
         windows=windows,

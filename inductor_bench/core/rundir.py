@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -64,9 +65,24 @@ def read_result_json(path: str | Path, names: tuple[str, ...]) -> tuple[Path, An
     if not p.exists():
         raise ResultError(f"{p}: no such result file")
     try:
-        return p, json.loads(p.read_text())
+        return p, json.loads(p.read_text(), parse_constant=_non_finite, parse_float=_finite)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ResultError(f"{p}: not readable as JSON ({e})") from None
+    except ValueError as e:  # a number that is not finite
+        raise ResultError(f"{p}: damaged: {e}") from None
+    except RecursionError:
+        raise ResultError(f"{p}: damaged: JSON nested too deeply to be a result") from None
+
+
+def _non_finite(word: str) -> float:
+    raise ValueError(f"{word} is not a number a result holds (JSON has no NaN or Infinity)")
+
+
+def _finite(text: str) -> float:
+    x = float(text)
+    if not math.isfinite(x):
+        raise ValueError(f"{text} is not a finite number")
+    return x
 
 
 def load_breakdown(path: str | Path) -> BreakdownResult:

@@ -1,0 +1,58 @@
+"""Values the tool must refuse in one line before doing anything with them: a --timeout that
+is not a number of seconds above zero, and a saved result with numbers JSON does not have
+(NaN, Infinity, 1e999) or nested absurdly deep."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from .conftest import FIXTURES, MODELS, ROOT
+
+SAVED = FIXTURES / "results" / "cpu_mlp_slow_train" / "breakdown.json"
+
+
+def cli(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "inductor_bench.cli", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=120)
+
+
+def one_line(p: subprocess.CompletedProcess) -> str:
+    assert p.returncode == 2 and "Traceback" not in p.stderr and "internal error" not in p.stderr, p.stderr
+    (line,) = p.stderr.splitlines()
+    return line
+
+
+@pytest.mark.parametrize("value,shown", [("nan", "nan"), ("0", "0"), ("-1", "-1"), ("inf", "inf")])
+def test_a_timeout_that_is_not_seconds_above_zero_is_refused(tmp_path, value, shown):
+    """nan meant no timeout at all; 0 and -1 started a worker only to kill it."""
+    p = cli("breakdown", str(MODELS / "mlp.py"), "--device", "cpu", "--timeout", value, cwd=tmp_path)
+    assert one_line(p) == f"inductor-bench: error: --timeout must be a number of seconds above 0, not {shown}"
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("number,why", [
+    ("NaN", "NaN is not a number a result holds (JSON has no NaN or Infinity)"),
+    ("-Infinity", "-Infinity is not a number a result holds (JSON has no NaN or Infinity)"),
+    ("1e999", "1e999 is not a finite number"),
+])
+def test_a_result_with_a_number_json_has_not_is_refused(tmp_path, number, why):
+    text = SAVED.read_text()
+    data = json.loads(text)
+    g = data["graphs"][0]
+    old = json.dumps(g["wall_ms"])
+    assert text.count(f'"wall_ms": {old}') >= 1
+    bad = tmp_path / "breakdown.json"
+    bad.write_text(text.replace(f'"wall_ms": {old}', f'"wall_ms": {number}', 1))
+    for fmt in ("text", "json"):
+        assert one_line(cli("report", str(bad), "--format", fmt)) == f"inductor-bench: error: {bad}: damaged: {why}"
+
+
+def test_a_result_nested_100000_deep_is_refused(tmp_path):
+    bad = tmp_path / "breakdown.json"
+    bad.write_text('{"schema": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert one_line(cli("report", str(bad))) == (
+        f"inductor-bench: error: {bad}: damaged: JSON nested too deeply to be a result")
