@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import statistics
 
 import pytest
 
@@ -21,6 +20,7 @@ from inductor_bench.core.trace import load_trace
 from inductor_bench.core.views import by_line, by_module, units
 
 from .conftest import FIXTURES
+from .steady_rule import kept_iterations
 
 RECORDED = FIXTURES / "attribution"
 VERSIONS = ["torch-2.13", "torch-2.5"]
@@ -62,19 +62,15 @@ def raw_events(version: str, gid: str, name: str) -> list[list[float]]:
     return out
 
 
-def steady_iterations(version: str, gid: str) -> list[int]:
-    """The iterations the statistics policy keeps, by its rule written out here on the marker
-    durations read straight from the trace: slower than median + max(3.5 x 1.4826 x MAD, 5%)
-    is left out."""
+def steady_iterations(version: str, gid: str, g: GraphResult) -> list[int]:
+    """The iterations the statistics policy keeps, by its rule written out in the tests
+    (``steady_rule.py``) on the marker durations read straight from the trace."""
     with gzip.open(RECORDED / version / gid / "trace.json.gz") as f:
         doc = json.loads(f.read())
     walls = [e["dur"] for e in sorted((e for e in doc["traceEvents"] if e.get("ph") == "X"
              and e["name"] == "inductor_bench::iteration" and e.get("cat") == "user_annotation"),
              key=lambda e: e["ts"])]
-    med = statistics.median(walls)
-    mad = statistics.median([abs(w - med) for w in walls])
-    limit = med + max(3.5 * 1.4826 * mad, 0.05 * med)
-    return [i for i, w in enumerate(walls) if w <= limit]
+    return kept_iterations([w / 1000 for w in walls], [k.samples_ms for k in g.kernels])
 
 
 @pytest.fixture(scope="module", params=VERSIONS)
@@ -126,7 +122,7 @@ def test_call_sites_split_the_op_row_exactly(version, gid, op, calls):
         assert s.samples_ms == pytest.approx([r[j] / 1000 for r in raw], rel=1e-12)
     row = next(k for k in g.kernels if k.name == op)
     assert sum(s.ms for s in mine) == pytest.approx(row.ms, rel=1e-12)
-    kept = steady_iterations(version, gid)  # the row is the mean over the steady iterations
+    kept = steady_iterations(version, gid, g)  # the row is the mean over the steady iterations
     assert row.ms == pytest.approx(sum(sum(raw[i]) for i in kept) / 1000 / len(kept), rel=1e-12)
 
 

@@ -15,7 +15,9 @@ import pytest
 
 from inductor_bench.core.categories import CPP_CATEGORIES
 from inductor_bench.core.rundir import load_breakdown as load_result
+from inductor_bench.core.steady import steady_mean
 from inductor_bench.core.step import split_step
+from inductor_bench.render import format as fmt
 from inductor_bench.runner.profile import AGREE_WINDOWS, DEFAULT_WINDOWS, windows_agree
 
 from .conftest import MODELS, run_breakdown_cached
@@ -45,9 +47,9 @@ def check_breakdown(result, run_dir: Path, err) -> None:
         assert n == DEFAULT_WINDOWS or (n >= AGREE_WINDOWS and windows_agree(g.windows_ms))
         assert len(g.window_faults) == n and not windows_agree(g.windows_ms[: n - 1])
         assert g.window == min(range(n), key=lambda i: g.windows_ms[i])
-        assert statistics.median(g.wall_samples_ms) == pytest.approx(
-            g.windows_ms[g.window], rel=0.05, abs=0.02
-        )
+        # the kept window's figure on the worker's clock and the trace's: the same policy
+        assert g.wall_ms == pytest.approx(g.windows_ms[g.window], rel=0.05, abs=0.02)
+        assert g.wall_ms == pytest.approx(steady_mean(g.wall_samples_ms), rel=1e-12)
         with gzip.open(run_dir / g.trace) as f:
             trace = json.load(f)
         assert trace["traceEvents"]
@@ -202,7 +204,7 @@ def test_reported_kernel_time_is_the_saved_traces_own(mlp_train):
     result, run_dir, _ = mlp_train
     for g in result.graphs:
         tool = [sum(k.samples_ms[i] for k in g.kernels) for i in range(g.iterations)]
-        assert sum(tool) / g.iterations == pytest.approx(g.kernel_ms, rel=1e-9)
+        assert g.steady().mean(tool) == pytest.approx(g.kernel_ms, rel=1e-9)
         assert tool == pytest.approx(_top_level_op_ms(run_dir / g.trace), rel=1e-9, abs=1e-9)
 
 
@@ -219,18 +221,20 @@ def test_report_rerenders_without_torch(mlp_train):
     assert "0-forward" in out.stdout and "0-backward" in out.stdout
 
 
-def test_step_samples_and_medians(mlp_train):
+def test_the_harness_step_is_the_graphs_walls_added(mlp_train):
     result, _, _ = mlp_train
-    t = result.totals()
-    n = min(len(g.wall_samples_ms) for g in result.graphs)
-    assert len(t.wall_samples_ms) == n
-    assert statistics.median(t.wall_samples_ms) > 0
+    t, s = result.totals(), result.step_summary()
+    assert s.ms == pytest.approx(sum(g.wall_ms for g in result.graphs), rel=1e-12) == t.wall_ms
+    assert s.low < s.ms < s.high and s.n == min(len(g.wall_samples_ms) - len(g.left_out) for g in result.graphs)
 
 
 def test_the_step_and_every_graph_are_timed_in_turns(mlp_train):
     """On the CPU the compile worker times the real step and each graph's own call in rounds:
     one block per side each round, every graph of the result among the sides, and the report's
-    line on the time outside the graphs says it comes from them."""
+    line on the time outside the graphs says it comes from them. Which of its two lines depends
+    on how busy the machine was, not on the mechanism: the time outside the graphs, where the
+    graphs' own calls took longer than the step they are part of (a busy machine's noise
+    against the fraction of a millisecond outside the mlp's graphs), is not measurable."""
     result, run_dir, _ = mlp_train
     turns = result.step_turns
     assert turns is not None and turns.error is None, turns
@@ -239,8 +243,12 @@ def test_the_step_and_every_graph_are_timed_in_turns(mlp_train):
     assert len(turns.blocks) == len(result.graphs) + 1 and len(rounds) == 1 and rounds.pop() >= 5
     assert all(ms > 0 for side in turns.blocks for block in side for ms in block)
     s = split_step(result)
-    assert s is not None and s.rounds >= 5
-    assert f"timed in turns in one process, {s.rounds} rounds" in (run_dir / "report.txt").read_text()
+    assert s is not None and s.rounds + s.left_out >= 5 and s.rounds >= 3
+    report = (run_dir / "report.txt").read_text()
+    if s.outside_ms >= 0:
+        assert f"timed in turns in one process, {s.rounds} rounds" in report
+    else:
+        assert f"more than the {fmt.ms(s.step_ms)} ms step timed in turns with them" in report, s
 
 
 def test_autotune_top_cpu_recompile(tmp_path):
@@ -285,7 +293,11 @@ def test_autotune_top_cpu_recompile(tmp_path):
     tuned_names = sorted((g.id, k.name) for g in tuned.graphs for k in g.kernels)
     assert sorted((x["graph"], x["base_name"]) for x in a["rows"] if x["base_name"]) == base_names
     assert sorted((x["graph"], x["tuned_name"]) for x in a["rows"] if x["tuned_name"]) == tuned_names
-    assert a["base_step_ms"] == pytest.approx(sum(g["wall_ms"] for g in r["graphs"]))
+    # the headline's steps: both models timed interleaved in one process, round by round
+    assert a["step_note"] is None and len(a["base_paired_ms"]) == len(a["tuned_paired_ms"]) >= 5
+    assert a["base_step_ms"] == pytest.approx(steady_mean([x for b in a["base_paired_ms"] for x in b]))
+    assert a["tuned_step_ms"] == pytest.approx(steady_mean([x for b in a["tuned_paired_ms"] for x in b]))
+    assert "both timed interleaved in one process" in p.stdout
     assert "Default vs max-autotune, kernel by kernel" in p.stdout
 
 

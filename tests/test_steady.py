@@ -88,3 +88,35 @@ def test_means_over_one_set_add_up_exactly():
     st = steady.steady(walls)
     assert 7 in st.left_out
     assert st.mean(a) + st.mean(b) == pytest.approx(st.mean([x + y for x, y in zip(a, b, strict=True)]))
+
+
+def test_a_stall_inside_a_small_kernel_leaves_its_iteration_out_whatever_the_walls_spread():
+    # walls spread widely (a busy machine), so the wall rule alone keeps every iteration; one
+    # iteration's small kernel took 2 ms instead of 0.1: 20x its own median, 20% of the wall
+    rng = random.Random(5)
+    walls = [rng.uniform(8.0, 14.0) for _ in range(30)]
+    small = [0.1 + rng.uniform(-0.005, 0.005) for _ in range(30)]
+    big = [w - s - 1.0 for w, s in zip(walls, small, strict=True)]
+    small[7] = 2.0
+    assert steady.steady(walls).left_out == ()
+    st = steady.steady_iterations(walls, [small, big])
+    assert st.left_out == (7,)
+    assert st.mean(small) == pytest.approx((sum(small) - 2.0) / 29)
+
+
+def test_a_small_kernels_jitter_below_the_excess_floor_leaves_nothing_out():
+    walls = [10.0 + 0.01 * (i % 3) for i in range(20)]
+    tiny = [0.006] * 20
+    tiny[3] = 0.012  # doubled, but 0.006 ms is 0.06% of a 10 ms iteration
+    assert steady.steady_iterations(walls, [tiny]).left_out == ()
+    tiny[3] = 0.006 + 0.21  # 2.1% of the wall: left out
+    assert steady.steady_iterations(walls, [tiny]).left_out == (3,)
+
+
+def test_when_the_parts_would_leave_fewer_than_five_the_walls_decide():
+    walls = [1.0] * 10
+    parts = [[0.1] * 10 for _ in range(2)]
+    parts[0][0] = parts[0][1] = parts[1][2] = 0.5  # three of ten iterations: seven stay
+    assert steady.steady_iterations(walls, parts).left_out == (0, 1, 2)
+    parts[1][3] = parts[1][4] = parts[1][5] = 0.5  # six of ten: four would stay, too few
+    assert steady.steady_iterations(walls, parts).left_out == ()

@@ -33,7 +33,7 @@ from .devices import HOST, backend
 from .errors import TraceError
 from .modparse import KernelInfo, ModuleInfo
 from .results import GraphResult, KernelStat
-from .steady import steady
+from .steady import steady_iterations
 from .timeline import launch_stacks, union_length
 from .trace import CPU_OP, DEVICE_CATEGORIES, USER_ANNOTATION, Event, Trace
 
@@ -95,7 +95,7 @@ def analyze_graph(
     graph.iterations = len(markers)
     graph.wall_samples_ms = [m.dur / US_PER_MS for m in markers]
     graph.busy_samples_ms = [b / US_PER_MS for b in _busy_us(per_iter, markers, per_device=not on_host)]
-    kept = steady(graph.wall_samples_ms)
+    kept = steady_iterations(graph.wall_samples_ms, [k.samples_ms for k in stats])
     graph.left_out, graph.limit_ms = list(kept.left_out), kept.limit
     for k in stats:
         k.ms = kept.mean(k.samples_ms)

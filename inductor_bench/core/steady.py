@@ -4,8 +4,12 @@ over them.
 A sample (one profiled iteration, one timed step, one round) is **disturbed** when it is
 slower than the median of its set by more than ``TAIL_SIGMAS`` robust standard deviations
 (the median absolute deviation scaled to a normal sigma) and by more than ``TAIL_FLOOR`` of the
-median. Disturbed samples are left out, counted and reported; every figure is the mean over
-the rest, the **steady** samples.
+median. A profiled iteration is also disturbed when one of its parts (a kernel's time in it) is
+so much slower than that part's own median, by more than ``EXCESS_FLOOR`` of the iteration's
+median wall time: on a busy machine most iterations lose the CPU somewhere, their walls spread,
+and a stall inside one small kernel hides in the wall's spread while it multiplies that
+kernel's time. Disturbed samples are left out, counted and reported; every figure is the mean
+over the rest, the **steady** samples.
 
 Why this rule (docs/statistics.md has the measurements):
 
@@ -40,6 +44,10 @@ TAIL_SIGMAS = 3.5
 # ... and at least 5% over the median: with a very tight set (a GPU kernel timed to 0.5%) a
 # sample 2% slow is no disturbance worth a word.
 TAIL_FLOOR = 0.05
+# A part's excess over its median disturbs its iteration only from 2% of the iteration's
+# median wall: a tiny kernel's jitter (6 µs becoming 12) moves no figure worth leaving an
+# iteration out for.
+EXCESS_FLOOR = 0.02
 MIN_STEADY = 5
 
 
@@ -87,6 +95,25 @@ def steady(values: Sequence[float]) -> Steady:
     lim = limit_of(values)
     kept = tuple(i for i, x in enumerate(values) if lim is None or x <= lim)
     return Steady(n=len(values), kept=kept, limit=lim)
+
+
+def steady_iterations(walls: Sequence[float], parts: Sequence[Sequence[float]]) -> Steady:
+    """The rule for profiled iterations: a wall beyond its limit, or a part (one series per
+    kernel, aligned with ``walls``) beyond its own limit by more than EXCESS_FLOOR of the median
+    wall. Should fewer than MIN_STEADY iterations pass, the walls alone decide."""
+    by_wall = steady(walls)
+    if by_wall.limit is None:
+        return by_wall
+    floor = EXCESS_FLOOR * statistics.median(walls)
+    bad = set(by_wall.left_out)
+    for xs in parts:
+        lim = limit_of(xs)
+        if lim is None:
+            continue
+        med = statistics.median(xs)
+        bad |= {i for i, x in enumerate(xs) if x > lim and x - med > floor}
+    kept = tuple(i for i in range(len(walls)) if i not in bad)
+    return Steady(len(walls), kept, by_wall.limit) if len(kept) >= MIN_STEADY else by_wall
 
 
 def from_left_out(n: int, left_out: Sequence[int], limit: float | None = None) -> Steady:

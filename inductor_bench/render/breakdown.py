@@ -105,19 +105,20 @@ def _steady_note(r: BreakdownResult) -> str:
     head = (
         "times: the mean over each graph's steady iterations, the same iterations for every "
         f"figure of the graph; an iteration slower than the median by over {steady.TAIL_SIGMAS:g} "
-        f"robust sigmas and {100 * steady.TAIL_FLOOR:.0f}% is left out as disturbed "
-        "(docs/statistics.md)"
+        f"robust sigmas and {100 * steady.TAIL_FLOOR:.0f}%, or with a kernel that much slower than "
+        f"its own median by over {100 * steady.EXCESS_FLOOR:.0f}% of the iteration, is left out as "
+        "disturbed (docs/statistics.md)"
     )
     out = []
     for g in r.measured():
         if not g.left_out:
             continue
-        worst = max(g.wall_samples_ms[i] for i in g.left_out)
+        by_wall = sum(1 for i in g.left_out if g.limit_ms is not None and g.wall_samples_ms[i] > g.limit_ms)
         load = g.kept_load
         why = f"; meanwhile {load.describe()}" if load is not None and load.disturbed else ""
         out.append(
-            f"{g.id} {len(g.left_out)} of {len(g.wall_samples_ms)} (over {fmt.ms(g.limit_ms or 0.0)} ms, "
-            f"up to {fmt.ms(worst)} ms{why})"
+            f"{g.id} {len(g.left_out)} of {len(g.wall_samples_ms)} ({by_wall} over the wall limit "
+            f"{fmt.ms(g.limit_ms or 0.0)} ms, up to {fmt.ms(max(g.wall_samples_ms))} ms{why})"
         )
     if not out:
         return head + "; none was."

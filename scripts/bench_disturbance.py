@@ -1,0 +1,148 @@
+"""Do the figures hold while other work runs? Breakdowns quiet and beside a disturber, paired.
+
+Each round runs, for every model, a quiet breakdown and one beside each disturbance of
+``scripts/disturbers.py`` (``busy``: a busy loop on one core for the whole run; ``stall``:
+processes that spin on every core for 20-100 ms at random), and compares each disturbed run
+with the quiet run of the same round:
+
+- every graph's wall time, the whole step's category shares and the quiet run's top-5
+  kernels' times, each within GOAL (10%) of the quiet figure;
+- the top-5 order unchanged.
+
+Each comparison is made twice over the same runs: with the figures the tool reports (the mean
+over the steady iterations, ``core/steady.py``) and with the plain mean over every iteration
+(what the tool reported before), computed here from the same saved samples. Prints a markdown
+table; exit status 0 when every reported comparison met the goal, 1 when one did not, 2 when a
+run failed (its log is in OUT).
+
+    python scripts/bench_disturbance.py                               # mlp and densenet, 2 rounds
+    OMP_NUM_THREADS=1 python scripts/bench_disturbance.py --models mlp --rounds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from disturbers import disturb  # noqa: E402
+
+from inductor_bench.core.results import BreakdownResult  # noqa: E402
+from inductor_bench.core.rundir import load_breakdown  # noqa: E402
+
+GOAL = 0.10
+TOP = 5
+MODELS = {"mlp": "models/mlp.py", "densenet": "models/densenet.py"}
+
+
+class RunFailed(Exception):
+    pass
+
+
+@dataclass
+class Figures:
+    """What a run reports, by one way of making figures from its samples."""
+
+    graphs: dict[str, float]  # graph id -> wall ms
+    shares: dict[str, float]  # category -> share of kernel time
+    kernels: dict[tuple[str, str], float]  # (graph, kernel) -> ms
+
+
+def figures(r: BreakdownResult, plain: bool) -> Figures:
+    """The run's figures: as reported (steady means), or plain means over every iteration."""
+    graphs, kernels, cats = {}, {}, {}
+    for g in r.measured():
+        def fig(samples: list[float], reported: float) -> float:
+            return math.fsum(samples) / len(samples) if plain and samples else reported
+
+        graphs[g.id] = fig(g.wall_samples_ms, g.wall_ms)
+        for k in g.kernels:
+            kernels[(g.id, k.name)] = fig(k.samples_ms, k.ms)
+            cats[k.category] = cats.get(k.category, 0.0) + kernels[(g.id, k.name)]
+    total = math.fsum(cats.values()) or 1.0
+    return Figures(graphs, {c: v / total for c, v in cats.items()}, kernels)
+
+
+def top(f: Figures) -> list[tuple[str, str]]:
+    return sorted(f.kernels, key=lambda k: -f.kernels[k])[:TOP]
+
+
+def off(a: float, b: float) -> float:
+    return abs(b / a - 1.0) if a > 0 else (0.0 if b == 0 else math.inf)
+
+
+def judge(quiet: Figures, seen: Figures) -> dict[str, object]:
+    """The worst relative difference of each kind of figure, and whether the top-5 order held."""
+    q_top = top(quiet)
+    graph = max((off(v, seen.graphs.get(k, 0.0)) for k, v in quiet.graphs.items()), default=0.0)
+    share = max((off(v, seen.shares.get(c, 0.0)) for c, v in quiet.shares.items() if v >= 0.02), default=0.0)
+    kern = max((off(quiet.kernels[k], seen.kernels.get(k, 0.0)) for k in q_top), default=0.0)
+    order = top(seen) == q_top
+    met = graph <= GOAL and share <= GOAL and kern <= GOAL and order
+    return {"graph": graph, "share": share, "top5": kern, "order": order, "met": met}
+
+
+def breakdown(model: str, out: Path, kind: str, train: bool, seed: int) -> BreakdownResult:
+    cmd = [sys.executable, "-m", "inductor_bench.cli", "breakdown", MODELS[model], "--device", "cpu",
+           "--out", str(out)] + (["--train"] if train else [])
+    with disturb(kind, seed=seed):
+        p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    (out.parent / f"{out.name}.log").write_text(f"$ {' '.join(cmd)}\n{p.stdout}\n{p.stderr}")
+    if p.returncode != 0:
+        raise RunFailed(f"{model} {kind} exited with {p.returncode} (log: {out.parent / (out.name + '.log')})")
+    return load_breakdown(out)
+
+
+def left_out(r: BreakdownResult) -> str:
+    t = r.totals()
+    return f"{t.left_out}/{t.iterations}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default="mlp,densenet")
+    ap.add_argument("--kinds", default="busy,stall")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--inference", action="store_true", help="inference instead of --train")
+    ap.add_argument("--out", type=Path, default=Path("/tmp/inductor-bench-disturbance"))
+    opts = ap.parse_args()
+    opts.out.mkdir(parents=True, exist_ok=True)
+    models, kinds = opts.models.split(","), opts.kinds.split(",")
+    threads = os.environ.get("OMP_NUM_THREADS", "default")
+    print(f"OMP_NUM_THREADS={threads}, {opts.rounds} round(s), goal: within {GOAL:.0%} of quiet, top-{TOP} order kept\n")
+    print("| round | model | disturbance | left out | graph | share | top-5 | order | goal "
+          "| plain mean: graph | share | top-5 | order |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    all_met = True
+    try:
+        for rnd in range(opts.rounds):
+            for model in models:
+                tag = f"{rnd}-{model}"
+                quiet = breakdown(model, opts.out / f"{tag}-quiet", "quiet", not opts.inference, rnd)
+                for kind in kinds:
+                    seen = breakdown(model, opts.out / f"{tag}-{kind}", kind, not opts.inference, rnd)
+                    new = judge(figures(quiet, False), figures(seen, False))
+                    old = judge(figures(quiet, True), figures(seen, True))
+                    all_met &= bool(new["met"])
+                    print(f"| {rnd} | {model} | {kind} | {left_out(seen)} | {new['graph']:.1%} | "
+                          f"{new['share']:.1%} | {new['top5']:.1%} | {'kept' if new['order'] else 'CHANGED'} | "
+                          f"{'met' if new['met'] else 'MISSED'} | {old['graph']:.1%} | {old['share']:.1%} | "
+                          f"{old['top5']:.1%} | {'kept' if old['order'] else 'CHANGED'} |", flush=True)
+    except RunFailed as e:
+        print(f"run failed: {e}", file=sys.stderr)
+        return 2
+    summary = {"goal": GOAL, "all_met": all_met, "out": str(opts.out)}
+    print("\n" + json.dumps(summary))
+    return 0 if all_met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
