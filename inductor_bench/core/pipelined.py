@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .errors import TraceError
+from .steady import steady_mean
 from .timeline import union_length
 from .trace import DEVICE_CATEGORIES, LAUNCH_CATEGORIES, USER_ANNOTATION, Event, Trace
 
@@ -79,7 +80,7 @@ class PipelinedRun:
     iterations: int
     wall_ms: float  # the run's span (first launch to the end of the final sync) / iterations
     busy_ms: float  # union of the busiest device's events over the run / iterations
-    launch_ms: float  # mean CPU time to launch one iteration (its marker's duration)
+    launch_ms: float  # CPU time to launch one iteration (its marker's duration; the steady mean)
     events_per_iteration: list[int]  # device events launched by each iteration
     unattributed: int  # device events launched outside every iteration marker
 
@@ -108,7 +109,7 @@ def analyze_pipelined(trace: Trace) -> PipelinedRun:
         iterations=n,
         wall_ms=run.dur / n / US_PER_MS,
         busy_ms=busy_in_window(att.per_iteration, run.ts, run.end) / n / US_PER_MS,
-        launch_ms=sum(m.dur for m in markers) / n / US_PER_MS,
+        launch_ms=steady_mean([m.dur for m in markers]) / US_PER_MS,
         events_per_iteration=[len(evs) for evs in att.per_iteration],
         unattributed=att.unattributed,
     )
