@@ -163,3 +163,27 @@ def test_json_is_never_overwritten(tmp_path):
     with pytest.raises(UsageError, match="already exists"):
         emit_json('{"a": 2}', dest)
     assert dest.read_text() == '{"a": 1}' and sorted(p.name for p in tmp_path.iterdir()) == ["copy.json", "r.json"]
+
+
+# -- the compile cache --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["dangling link", "file"])
+def test_a_cache_directory_that_is_not_one_is_one_line(tmp_path, kind):
+    """Before any worker starts; the user's Inductor variables, which no worker gets, are named."""
+    cache = tmp_path / "xdg" / "inductor-bench"
+    cache.parent.mkdir()
+    if kind == "file":
+        cache.write_text("")
+    else:
+        cache.symlink_to(tmp_path / "gone")
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache.parent), "TORCHINDUCTOR_MAX_AUTOTUNE": "1"}
+    p = subprocess.run([sys.executable, "-m", "inductor_bench.cli", "breakdown", str(ROOT / "models" / "mlp.py"),
+                        "--device", "cpu", "--runs-dir", str(tmp_path / "runs")],
+                       capture_output=True, text=True, cwd=ROOT, timeout=120, env=env)
+    assert p.returncode == WRITE_ERROR and "Traceback" not in p.stderr and "internal error" not in p.stderr
+    note, error = p.stderr.splitlines()
+    assert note == ("note: not passed to the workers, which set Inductor's flags and cache themselves: "
+                    "TORCHINDUCTOR_MAX_AUTOTUNE")
+    assert error.startswith(f"inductor-bench: error: {cache}")
+    assert error.endswith("File exists" if kind == "dangling link" else "Not a directory")

@@ -19,6 +19,7 @@ from ..core.errors import UsageError
 from ..core.modes import COMMON as COMMON_MODES
 from ..core.workload import DTYPES, WorkloadOptions
 from ..runner.settings import RunSettings
+from ..runner.worker import scrubbed_variables
 from .output import Format, write_report
 from .progress import TerminalProgress
 
@@ -154,11 +155,16 @@ def run_settings(
     """The measurement settings of a command's run, with terminal progress and the report
     writer (``output.write_report``) attached."""
     check_timeout(timeout)
+    progress = TerminalProgress()
+    dropped = scrubbed_variables()
+    if dropped:
+        progress.note(f"note: not passed to the workers, which set Inductor's flags and cache themselves: "
+                      f"{', '.join(dropped)}")
     return RunSettings(
         iterations=iterations,
         windows=windows,
         timeout=timeout,
-        progress=TerminalProgress(),
+        progress=progress,
         echo=settings(ctx).verbose,
         on_saved=write_report,
         **kw,

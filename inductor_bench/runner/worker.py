@@ -34,6 +34,11 @@ _LOG_TAIL_LINES = 12
 DEFAULT_TIMEOUT_S = 900.0
 
 
+def scrubbed_variables() -> list[str]:
+    """The variables of this environment that no worker gets (``_SCRUBBED_PREFIXES``)."""
+    return sorted(k for k in os.environ if k.startswith(_SCRUBBED_PREFIXES))
+
+
 def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUBBED_PREFIXES)}
     env["PYTHONUNBUFFERED"] = "1"
