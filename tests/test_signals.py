@@ -260,3 +260,24 @@ def test_ctrl_c_every_25_ms_still_saves_the_result(tmp_path):
     assert json.loads((run / "meta.json").read_text())["status"] == "interrupted"
     assert "interrupted" in (run / "report.txt").read_text().lower()
     assert not [w for w in below if alive(w)] and not group_members(below)
+
+
+def test_a_stopped_run_starts_no_autotuning(tmp_path, monkeypatch, capsys):
+    """--autotune-top after a run a signal stopped: the measured graphs are reported, nothing
+    more is started (it used to re-tune kernels after Ctrl-C)."""
+    from inductor_bench.cli import main
+    from inductor_bench.commands import breakdown as breakdown_cmd
+    from inductor_bench.core.errors import Interrupted
+    from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
+
+    k = KernelStat(name="cpp_fused_relu_0", category="cpp_pointwise", calls=1, ms=0.5)
+    g = GraphResult(id="0-forward", role="forward", frame_id=0, kernels=[k], wall_ms=1.0, kernel_ms=0.5)
+    result = BreakdownResult(model="mlp", device="cpu", graphs=[g], status="interrupted")
+    stopped = Interrupted(f"interrupted; what was measured is saved in {tmp_path}")
+    monkeypatch.setattr(breakdown_cmd, "run_breakdown", lambda *a, **kw: (result, tmp_path, stopped))
+    retuned = []
+    monkeypatch.setattr(breakdown_cmd, "add_autotune_top", lambda *a, **kw: retuned.append(a))
+    with pytest.raises(SystemExit) as exited:
+        main(["breakdown", str(ROOT / "models" / "mlp.py"), "--device", "cpu", "--autotune-top", "2"])
+    assert exited.value.code == 130 and retuned == []
+    assert capsys.readouterr().err.splitlines()[-1] == f"inductor-bench: error: {stopped}"

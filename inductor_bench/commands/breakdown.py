@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from ..core.devices import AUTO
+from ..core.errors import Interrupted
 from ..core.vocab import CompileMode
 from ..render.breakdown import DEFAULT_TOP
 from ..runner.autotune_top import add_autotune_top
@@ -58,7 +59,7 @@ def breakdown(
     opts = o.workload_options(model, device, train, dtype, autocast, mode, batch_size, freezing)
     settings = o.run_settings(ctx, iterations, windows, timeout, fresh_cache=fresh_cache)
     result, run_dir, err = run_breakdown(opts, settings, out=out, root=runs_dir)
-    if autotune_top and result.measured():
+    if autotune_top and result.measured() and not isinstance(err, Interrupted):  # stopped: no more work
         err = add_autotune_top(result, run_dir, opts, autotune_top, settings) or err
 
     def document(f: str) -> str:
