@@ -184,8 +184,9 @@ def dynamo_nodes(gm: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
-def compile_key(frame_id: Any, frame_compile_id: Any) -> str:
-    return f"{frame_id}/{frame_compile_id}"
+def compile_key(frame_id: Any, frame_compile_id: Any, compiled_autograd_id: Any = None) -> str:
+    """A compile's id as the structured trace's metadata gives it (and ``CompileId``)."""
+    return f"{compiled_autograd_id}/{frame_id}/{frame_compile_id}"
 
 
 class DynamoGraphs:
@@ -230,7 +231,9 @@ class DynamoGraphs:
 
             cid = CompileContext.current_compile_id()
             if cid is not None and hasattr(gm, "graph"):
-                self.by_compile[compile_key(cid.frame_id, cid.frame_compile_id)] = dynamo_nodes(gm)
+                autograd_id = getattr(cid, "compiled_autograd_id", None)  # 2.5: not there
+                key = compile_key(cid.frame_id, cid.frame_compile_id, autograd_id)
+                self.by_compile[key] = dynamo_nodes(gm)
         except Exception:  # never disturb the compile
             pass
 
@@ -292,7 +295,8 @@ class SourceRecorder(logging.Handler):
 
         text = payload if isinstance(payload, str) else Path(path).read_text(errors="replace")
         key = source_store.text_key(text)
-        now = self.dynamo.by_compile.get(compile_key(md.get("frame_id"), md.get("frame_compile_id")))
+        cid = compile_key(md.get("frame_id"), md.get("frame_compile_id"), md.get("compiled_autograd_id"))
+        now = self.dynamo.by_compile.get(cid)
         graph = V.graph
         if getattr(graph, "scheduler", None) is not None and getattr(graph, "module", None) is not None:
             snap = snapshot(graph)
