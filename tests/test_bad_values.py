@@ -5,6 +5,7 @@ is not a number of seconds above zero, and a saved result with numbers JSON does
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -16,8 +17,9 @@ SAVED = FIXTURES / "results" / "cpu_mlp_slow_train" / "breakdown.json"
 
 
 def cli(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's package, from any directory
     return subprocess.run([sys.executable, "-m", "inductor_bench.cli", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=120)
+                          cwd=cwd, timeout=120, env=env)
 
 
 def one_line(p: subprocess.CompletedProcess) -> str:
@@ -56,3 +58,12 @@ def test_a_result_nested_100000_deep_is_refused(tmp_path):
     bad.write_text('{"schema": ' + "[" * 100_000 + "]" * 100_000 + "}")
     assert one_line(cli("report", str(bad))) == (
         f"inductor-bench: error: {bad}: damaged: JSON nested too deeply to be a result")
+
+
+@pytest.mark.parametrize("where", ["events", "args"])
+def test_a_trace_nested_100000_deep_is_one_line(tmp_path, where):
+    """It used to be exit 70, internal error: RecursionError."""
+    deep = "[" * 100_000 + "]" * 100_000
+    trace = tmp_path / "trace.json"
+    trace.write_text('{"traceEvents": ' + (deep if where == "events" else f'[{{"ph": "X", "args": {deep}}}]') + "}")
+    assert one_line(cli("analyze", str(trace))) == "inductor-bench: error: input nested too deeply to read"
