@@ -133,3 +133,19 @@ def test_a_cache_filled_by_another_file_gives_this_files_lines(attr_train, attr_
     out = render_breakdown(load_any(run_dir), by="line")
     assert f"attr_net_moved.py:{_line('y = self.conv2(y)') + SHIFT}" in out
     assert "attr_net.py:" not in out
+
+
+@pytest.fixture(scope="session")
+def densenet_train_again(tmp_path_factory, densenet_train):
+    """densenet again, after ``densenet_train`` filled the session's cache: a cache hit."""
+    return run_breakdown_cached(tmp_path_factory, "densenet.py", train=True)
+
+
+@pytest.mark.slow
+def test_a_second_densenet_run_has_the_first_runs_lines(densenet_train, densenet_train_again):
+    (first, _, err1), (second, dir2, err2) = densenet_train, densenet_train_again
+    assert err1 is None and err2 is None
+    assert _fx(dir2)["fx_hits"] > 0 and _fx(dir2)["fx_misses"] == 0
+    for view in (by_line, by_module):
+        assert _rows(second, view) == _rows(first, view)
+    assert len(by_line(units(second.measured()))) > 10
