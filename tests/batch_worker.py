@@ -10,6 +10,7 @@ from inductor_bench.runner.worker import worker_main
 
 STARTED_AT = time.time()
 PREPARED: dict = {}
+HANG_S = 60  # how long a hanging request sleeps
 
 
 def handle(request: dict) -> dict:
@@ -17,7 +18,7 @@ def handle(request: dict) -> dict:
     if what == "crash":
         os._exit(139)  # as a segfault in a graph's harness would end the process
     if what == "hang":
-        time.sleep(60)
+        time.sleep(HANG_S)
     if what == "raise":
         raise WorkloadError("the graph raised")
     return {"pid": os.getpid(), "value": request.get("value"), "prepared": PREPARED}

@@ -10,6 +10,8 @@ import pytest
 from inductor_bench.core import errors
 from inductor_bench.runner.batch import BatchItem, Standby, run_batch
 
+from .batch_worker import HANG_S
+
 WORKER = "tests.batch_worker"
 
 
@@ -36,11 +38,13 @@ def test_a_crash_costs_that_request_and_a_new_worker_takes_the_rest(tmp_path):
 
 
 def test_a_hang_times_out_alone(tmp_path):
+    """The hanging request is cut at the timeout: the whole batch ends before the hang would
+    have (two worker starts and the timeout, however slow this machine is now)."""
     t0 = time.monotonic()
     out = run_batch(WORKER, items("ok", "hang", "ok"), timeout=3, log_path=tmp_path / "w.log")
     assert isinstance(out["g1"], errors.WorkerTimeout) and "on g1" in str(out["g1"])
     assert out["g0"]["value"] == 0 and out["g2"]["value"] == 2
-    assert time.monotonic() - t0 < 30
+    assert time.monotonic() - t0 < HANG_S
 
 
 def test_ctrl_c_keeps_what_was_answered(tmp_path):

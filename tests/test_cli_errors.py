@@ -18,6 +18,7 @@ from inductor_bench.runner.presence import absent
 from inductor_bench.runner.worker import scrubbed_variables
 
 from .conftest import MODELS
+from .yardstick import seconds_to_import_torch
 
 
 def cli(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
@@ -134,6 +135,7 @@ def test_device_cuda_without_cuda(tmp_path, capsys, monkeypatch, command):
         pytest.skip("CUDA is available here")
     why = absent("cuda")
     assert why is not None  # how this machine lacks CUDA: tests/test_presence.py
+    importing = seconds_to_import_torch()  # here, now, as loaded as the machine is
     started: list[tuple] = []
 
     def no_process(*args, **kwargs):
@@ -154,7 +156,7 @@ def test_device_cuda_without_cuda(tmp_path, capsys, monkeypatch, command):
         f"inductor-bench: error: --device cuda: CUDA is not available here ({why}); "
         "use --device cpu or run on a CUDA machine\n")
     assert started == [] and list(runs.iterdir()) == []
-    assert took < 1.0, took
+    assert took < importing / 2, (took, importing)
 
 
 @pytest.mark.e2e

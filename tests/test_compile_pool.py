@@ -19,6 +19,8 @@ from inductor_bench.runner.capture import measuring_env
 from inductor_bench.runner.machine import descendants
 from inductor_bench.runner.settings import RunSettings
 
+from .yardstick import seconds_to_import_torch
+
 POOL_CHECK = r"""
 import os, sys, time
 from torch._inductor.async_compile import AsyncCompile
@@ -49,7 +51,8 @@ def _alive(pid: int) -> bool:
 def test_the_compile_pool_is_stopped_at_once_and_leaves_no_process(state):
     """Independent evidence: the processes below the worker, read from /proc before the stop,
     are all gone after it, whether the pool was still starting (importing torch) or had run a
-    job; and the stop does not wait for a starting pool to finish importing."""
+    job; and the stop does not wait for a starting pool to finish importing: it takes less
+    than half of what importing torch takes here now (a pool process's start)."""
     env = {**os.environ, "TORCHINDUCTOR_COMPILE_THREADS": "2"}
     p = subprocess.Popen([sys.executable, "-c", POOL_CHECK, state], stdout=subprocess.PIPE, text=True, env=env)
     try:
@@ -63,10 +66,11 @@ def test_the_compile_pool_is_stopped_at_once_and_leaves_no_process(state):
         while any(_alive(int(x)) for x in pids) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not [x for x in pids if _alive(int(x))], pids
-        assert float(took) < 1.0, took
     finally:
         p.kill()
         p.wait()
+    importing = seconds_to_import_torch()
+    assert float(took) < importing / 2, (took, importing)
 
 
 def test_descendants_are_read_through_every_level():

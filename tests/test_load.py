@@ -161,19 +161,30 @@ def test_compare_notes_a_disturbed_mode_and_round_trips_its_load():
     assert CompareResult.from_dict(json.loads(cr.to_json())).interleaved_load() == busy
 
 
+# A child that says when it spins, then keeps one core busy until killed (a minute at most).
+SPIN = "import time\nt = time.time()\nprint('spinning', flush=True)\nwhile time.time() - t < 60: pass"
+
+
+def start_spinner():
+    """The spinning child, once it spins: waiting for its word, not for a fixed time that a
+    busy machine may take to start a process."""
+    import subprocess
+    import sys
+
+    spinner = subprocess.Popen([sys.executable, "-c", SPIN], stdout=subprocess.PIPE, text=True)
+    assert spinner.stdout.readline() == "spinning\n"
+    return spinner
+
+
 def test_a_known_busy_process_reads_as_about_one_core_taken():
     """An independent load: a child process spinning on one core for the whole measurement.
     Other activity on the machine can only add, so the reading is at least ~0.8 core."""
-    import subprocess
-    import sys
     import time
 
     if cpu_counters() is None:
         pytest.skip("no /proc/stat here")
-    spin = "import time\nt = time.time()\nwhile time.time() - t < 5: pass"
-    spinner = subprocess.Popen([sys.executable, "-c", spin])
+    spinner = start_spinner()
     try:
-        time.sleep(0.3)  # the child is running
         before = cpu_counters()
         time.sleep(1.0)  # we ourselves stay idle
         load = load_since(before)
@@ -272,23 +283,22 @@ def test_the_report_names_the_gpu_disturbance():
 def test_a_short_measurement_is_read_over_the_minimum_interval():
     """A profiler window of a few iterations lasts milliseconds, under the counters' 10 ms
     tick: alone it reads as nothing; with ``min_s`` the reading waits idle until the interval
-    is long enough, and a process spinning meanwhile (independent: one core) is seen."""
-    import subprocess
-    import sys
+    is long enough, and a process spinning meanwhile (independent: one core) is seen. The
+    interval is timed by this test's clock from just before the first reading."""
     import time
 
     if cpu_counters() is None:
         pytest.skip("no /proc/stat here")
-    spin = "import time\nt = time.time()\nwhile time.time() - t < 5: pass"
-    spinner = subprocess.Popen([sys.executable, "-c", spin])
+    spinner = start_spinner()
     try:
-        time.sleep(0.3)
-        before = cpu_counters()
-        assert load_since(before) is None  # a few microseconds: too short to tell
         t0 = time.monotonic()
+        before = cpu_counters()
+        short = load_since(before)
+        if time.monotonic() - t0 < 0.05:  # microseconds, unless a busy machine held us that long
+            assert short is None  # too short to tell
         load = load_since(before, min_s=0.5)
-        waited = time.monotonic() - t0
+        spanned = time.monotonic() - t0
     finally:
         spinner.kill()
         spinner.wait()
-    assert waited >= 0.45 and load is not None and load.others_cores >= 0.6, (waited, load)
+    assert spanned >= 0.5 and load is not None and load.others_cores >= 0.6, (spanned, load)
