@@ -1,5 +1,6 @@
 """The calls a compiled module's ``call()`` makes, in order, and the buffers each one writes
-(pure text; no torch).
+(pure text; no torch). With graph partitions (torch 2.11+, CUDA graphs on) these are the calls
+of each ``partition_N`` function ``call()`` runs and the eager calls it makes between them.
 
 A generated kernel writes the arguments its signature marks as outputs: C++ pointers that are
 not ``const`` (``float* out_ptr0``, ``float* in_out_ptr0``, a template's ``float* Y``), Triton
@@ -14,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .modparse import KernelInfo, ModuleInfo
+from .modparse import KernelInfo, ModuleInfo, partition_names, run_order
 
 # the same extern calls as ModuleInfo.externs, in the same order
 _EXTERN = re.compile(
@@ -34,6 +35,7 @@ class Call:
     extern: bool
     index: int  # extern calls: their position among the module's extern calls; kernels: -1
     written: list[str] | None = field(default_factory=list)  # None: the signature was not understood
+    partition: int | None = None  # the graph partition it runs in; None: ``call()`` itself runs it
 
 
 def split_args(s: str) -> list[str]:
@@ -85,26 +87,16 @@ def output_positions(k: KernelInfo) -> list[int] | None:
     return [i for i, p in enumerate(params) if p.startswith(("out_ptr", "in_out_ptr"))]
 
 
-def _call_body(lines: list[str]) -> list[str]:
-    """The lines of ``def call(...)`` (module-level in older torch, a ``Runner`` method in newer)."""
-    for i, ln in enumerate(lines):
-        if re.match(r"^\s*def call\(", ln):
-            indent = len(ln) - len(ln.lstrip())
-            body = []
-            for nxt in lines[i + 1 :]:
-                if nxt.strip() and len(nxt) - len(nxt.lstrip()) <= indent:
-                    break
-                body.append(nxt)
-            return body
-    return []
-
-
 def parse_calls(text: str, module: ModuleInfo) -> list[Call]:
-    """Every kernel and extern call of the module's ``call()``, in order."""
+    """Every kernel and extern call the module's ``call()`` makes, in the order it makes them:
+    with graph partitions, those of each ``partition_N`` it runs and its own eager calls
+    between them (``modparse.run_order``)."""
     out: list[Call] = []
     n_extern = 0
     positions = {name: output_positions(k) for name, k in module.kernels.items()}
-    for ln in _call_body(text.splitlines()):
+    lines = text.splitlines()
+    for i, part in run_order(lines, partition_names(text)):
+        ln = lines[i]
         if ln.lstrip().startswith("#"):
             continue
         em = _EXTERN.match(ln)
@@ -112,7 +104,7 @@ def parse_calls(text: str, module: ModuleInfo) -> list[Call]:
             args = split_args(em.group("args"))
             written = [em.group("lhs")] if em.group("lhs") else []
             written += [b for a in args if a.startswith("out=") and (b := buffer_of(a[4:]))]
-            out.append(Call(em.group("callee"), True, n_extern, written))
+            out.append(Call(em.group("callee"), True, n_extern, written, part))
             n_extern += 1
             continue
         km = _KERNEL.match(ln)
@@ -121,5 +113,5 @@ def parse_calls(text: str, module: ModuleInfo) -> list[Call]:
             pos = positions[name]
             args = [a for a in split_args(km.group("args")) if not re.match(r"^\w+\s*=", a)]
             written = None if pos is None else [b for i in pos if i < len(args) and (b := buffer_of(args[i]))]
-            out.append(Call(name, False, -1, written))
+            out.append(Call(name, False, -1, written, part))
     return out

@@ -3,7 +3,14 @@
 From the module we learn its role (``# AOT ID``), every kernel it defines (Triton or
 C++, with the kernel's own source), where each kernel came from (the
 ``Original ATen: [...]`` comments), the Triton kernel files it names
-(``# kernel path:``), and the extern calls it makes (``extern_kernels.mm`` ...).
+(``# kernel path:``), the extern calls it makes (``extern_kernels.mm`` ...), and how it is
+partitioned.
+
+Graph partitions (torch 2.11+ with CUDA graphs on): the launches are written into module-level
+``def partition_N(args)`` functions, ``Runner.call`` runs ``self.partitions[N](...)`` with eager
+work between them, and ``runner = Runner(partitions=[partition_0, ...])`` lists them.
+``run_order`` gives a module's ``call`` lines in the order they run, each partition call
+replaced by that partition's body; every reader of the calls goes through it.
 """
 
 from __future__ import annotations
@@ -31,6 +38,9 @@ _EXTERN_CALL = re.compile(
     r"^\s+(?:\w+\s*=\s*)?(?P<callee>extern_kernels\.\w+|aten\.[\w.]+|torch\.ops\.[\w.]+)\("
 )
 _QUOTES = ("'''", "r'''", '"""', 'r"""')
+_PARTITION_CALL = re.compile(r"\bself\.partitions\[(?P<index>\d+)\]\(")
+_PARTITION_LIST = re.compile(r"^\w+\s*=\s*Runner\(partitions=\[(?P<names>[^\]]*)\]\)", re.M)
+_CALL_SITE = re.compile(r"^\s+(\w+)(?:\.run)?\(")
 
 
 @dataclass
@@ -55,12 +65,31 @@ class ExternCall:
 
 
 @dataclass
+class EagerCall:
+    """A kernel or extern call ``Runner.call`` makes itself, outside every partition."""
+
+    callee: str  # the kernel's name or the extern callee
+    after: int  # how many partitions ``call`` has run before it (0: before the first)
+
+
+@dataclass
+class Partitioning:
+    """How a module's ``call`` is split into graph partitions (count 0: not at all, every
+    launch is in ``call`` itself)."""
+
+    count: int = 0  # the partition functions the Runner holds
+    order: list[int] = field(default_factory=list)  # the partitions ``call`` runs, in order
+    eager: list[EagerCall] = field(default_factory=list)  # with partitions: the calls between them
+
+
+@dataclass
 class ModuleInfo:
     aot_id: str
     role: str  # forward | backward | inference | unknown
     kernels: dict[str, KernelInfo]
-    externs: list[ExternCall]
+    externs: list[ExternCall]  # in the order they run (``run_order``)
     device: str | None  # a backend name (core/devices.py), None when the module says nothing
+    partitions: Partitioning = field(default_factory=Partitioning)
 
     def kernel_for_record(self, record_name: str) -> KernelInfo | None:
         """Map a profiler event name to the kernel that emitted it.
@@ -153,10 +182,10 @@ def parse_module(text: str) -> ModuleInfo:
             info.record_names = _RECORD.findall(source)
         kernels[name] = info
 
+    names = partition_names(text)
     externs: list[ExternCall] = []
     pending: tuple[list[str], list[str]] | None = None
-    call_sites = re.compile(r"^\s+(\w+)(?:\.run)?\(")
-    for ln in lines:
+    for ln in (lines[i] for i in scan_order(lines, names)):
         om = _ORIGIN.search(ln)
         if om:
             pending = (_split_list(om.group("nodes")), _split_list(om.group("aten")))
@@ -167,7 +196,7 @@ def parse_module(text: str) -> ModuleInfo:
             externs.append(ExternCall(callee=em.group("callee"), aten_ops=aten, source_nodes=nodes))
             pending = None
             continue
-        cm = call_sites.match(ln)
+        cm = _CALL_SITE.match(ln)
         if cm and cm.group(1) in kernels and pending:
             k = kernels[cm.group(1)]
             if not k.aten_ops:
@@ -179,7 +208,76 @@ def parse_module(text: str) -> ModuleInfo:
             k.aten_ops = fused_ops_from_name(k.name)
 
     device = device_of_module(text, text.split("def call", 1)[-1])
-    return ModuleInfo(aot_id, role_of(aot_id), kernels, externs, device)
+    return ModuleInfo(aot_id, role_of(aot_id), kernels, externs, device,
+                      partitioning(lines, names, kernels))
+
+
+# -- graph partitions -----------------------------------------------------------------------
+
+
+def function_body(lines: list[str], name: str) -> range:
+    """The indices of the body of the first ``def <name>(`` (module level or a method); empty
+    when there is none."""
+    head = re.compile(rf"^\s*def {re.escape(name)}\(")
+    for i, ln in enumerate(lines):
+        if head.match(ln):
+            indent = len(ln) - len(ln.lstrip())
+            end = i + 1
+            while end < len(lines) and not (
+                lines[end].strip() and len(lines[end]) - len(lines[end].lstrip()) <= indent
+            ):
+                end += 1
+            return range(i + 1, end)
+    return range(0)
+
+
+def partition_names(text: str) -> list[str]:
+    """The partition functions of ``runner = Runner(partitions=[...])``, by index; empty for a
+    module without partitions (``partitions=[]``, or no Runner at all)."""
+    m = _PARTITION_LIST.search(text)
+    return [n.strip() for n in m.group("names").split(",") if n.strip()] if m else []
+
+
+def run_order(lines: list[str], names: list[str]) -> list[tuple[int, int | None]]:
+    """The lines of ``call`` in the order they run, as (line index, the partition it is in or
+    None for ``call``'s own lines): each ``self.partitions[N](...)`` line is replaced by the
+    body of partition N."""
+    out: list[tuple[int, int | None]] = []
+    for i in function_body(lines, "call"):
+        m = _PARTITION_CALL.search(lines[i])
+        if m is None:
+            out.append((i, None))
+            continue
+        n = int(m.group("index"))
+        out += [(j, n) for j in function_body(lines, names[n] if n < len(names) else f"partition_{n}")]
+    return out
+
+
+def scan_order(lines: list[str], names: list[str]) -> list[int]:
+    """Every line of the module, those ``call`` runs first in the order it runs them (the
+    order of ``ModuleInfo.externs``); without partitions simply the module's order."""
+    if not names:
+        return list(range(len(lines)))
+    first = [i for i, _ in run_order(lines, names)]
+    seen = set(first)
+    return first + [i for i in range(len(lines)) if i not in seen]
+
+
+def partitioning(lines: list[str], names: list[str], kernels: dict[str, KernelInfo]) -> Partitioning:
+    """How ``call`` runs the module's partitions and what it runs eagerly between them."""
+    if not names:
+        return Partitioning()
+    order: list[int] = []
+    eager: list[EagerCall] = []
+    for i in function_body(lines, "call"):
+        ln = lines[i]
+        if (pm := _PARTITION_CALL.search(ln)) is not None:
+            order.append(int(pm.group("index")))
+        elif (em := _EXTERN_CALL.match(ln)) is not None:
+            eager.append(EagerCall(em.group("callee"), len(order)))
+        elif (cm := _CALL_SITE.match(ln)) is not None and cm.group(1) in kernels:
+            eager.append(EagerCall(cm.group(1), len(order)))
+    return Partitioning(len(names), order, eager)
 
 
 def fused_ops_from_name(name: str) -> list[str]:
