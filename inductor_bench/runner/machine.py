@@ -1,6 +1,6 @@
 """Readings of the machine around a measurement (``core/load.py`` says what they mean): the
 CPU counters of ``/proc/stat``, and on a device with a monitor command (``nvidia-smi``) its
-compute processes and clock."""
+compute processes and clock; and the processes below one (psutil), which the tool stops."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import subprocess
 import time
 from collections.abc import Iterable
 from pathlib import Path
+
+import psutil
 
 from ..core.devices import backend
 from ..core.load import CpuCounters, GpuReading, Load, load_between
@@ -31,26 +33,12 @@ def cpu_counters() -> CpuCounters | None:
 
 
 def descendants(pid: int) -> list[int]:
-    """The processes below ``pid`` (children, theirs, ...), read from ``/proc``; [] where
-    there is none."""
-    children: dict[int, list[int]] = {}
+    """The processes below ``pid`` (children, theirs, ...); [] where there is none or
+    ``pid`` is gone."""
     try:
-        entries = [d for d in os.listdir("/proc") if d.isdigit()]
-    except OSError:
+        return [p.pid for p in psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
         return []
-    for d in entries:
-        try:
-            stat = Path(f"/proc/{d}/stat").read_text()
-        except OSError:  # gone meanwhile
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])  # after the name, which may hold spaces
-        children.setdefault(ppid, []).append(int(d))
-    out, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
 
 
 def load_since(before: CpuCounters | None, min_s: float = 0.0) -> Load | None:
