@@ -179,17 +179,11 @@ def test_cli_json_and_markdown(capsys, tmp_path):
     assert code == 0 and out.startswith("## inductor-bench analyze:") and "|---" in out
 
 
-def _cpu_only(tmp_path: Path) -> Path:
-    f = tmp_path / "cpu_only.json"
-    f.write_text(
-        json.dumps(
-            {
-                "traceEvents": [
-                    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 5, "pid": 1, "tid": 1}
-                ]
-            }
-        )
-    )
+def _no_ops(tmp_path: Path) -> Path:
+    """Neither device events nor CPU ops: a step marker alone."""
+    f = tmp_path / "no_ops.json"
+    step = {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 1, "dur": 5, "pid": 1, "tid": 1}
+    f.write_text(json.dumps({"traceEvents": [step]}))
     return f
 
 
@@ -212,7 +206,7 @@ BAD = {
     "truncated": (_truncated, "cut.json"),
     "empty": (lambda t: _write(t / "e.json", b""), "e.json"),
     "not kineto": (lambda t: _write(t / "n.json", b'{"hello": [1, 2]}'), "n.json"),
-    "cpu only": (_cpu_only, "no GPU activity"),
+    "no ops": (_no_ops, "no CPU ops"),
     "missing": (lambda t: t / "nope.json", "no such trace file"),
 }
 

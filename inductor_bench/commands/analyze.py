@@ -1,4 +1,5 @@
-"""`inductor-bench analyze TRACE.json[.gz]`: the breakdown of any trace torch.profiler wrote."""
+"""`inductor-bench analyze TRACE.json[.gz]`: the breakdown of any trace torch.profiler wrote;
+`inductor-bench analyze DIR_OR_TRACES...`: several ranks' traces side by side."""
 
 from __future__ import annotations
 
@@ -8,24 +9,36 @@ from typing import Annotated
 import typer
 
 from ..core.analyze import analyze_trace
+from ..core.ranks import analyze_ranks, trace_files
 from ..core.trace import load_for_analysis
 from ..render.analyze import DEFAULT_TOP, render_analyze
+from ..render.ranks import render_ranks
 from . import options as o
 from .output import emit
 
-TraceFile = Annotated[
-    Path, typer.Argument(help="A kineto chrome trace (.json or .json.gz) written by torch.profiler.")
+TraceFiles = Annotated[
+    list[Path],
+    typer.Argument(
+        help="A kineto chrome trace (.json or .json.gz) written by torch.profiler; several (one "
+        "per rank), or a directory holding them, for the per-rank view and the stragglers."
+    ),
 ]
 
 
 def analyze(
-    trace: TraceFile,
+    traces: TraceFiles,
     fmt: o.FormatOpt = o.Format.text,
     json_out: o.JsonOut = None,
     top: o.Top = DEFAULT_TOP,
     html_out: o.HtmlOut = None,
 ) -> None:
     """Break down any profiler trace, no torch needed: per step, busy and idle per device,
-    time by kernel category, and the top kernels with the op that launched them."""
-    result = analyze_trace(load_for_analysis(trace))
-    emit(result.to_json(), lambda f: render_analyze(result, f, top=top), fmt, json_out, html_out)
+    time by kernel category, and the top kernels with the op that launched them. Given
+    several ranks' traces: per rank and step, compute, communication and their overlap,
+    and the straggler of each step."""
+    if len(traces) == 1 and not traces[0].is_dir():
+        result = analyze_trace(load_for_analysis(traces[0]))
+        emit(result.to_json(), lambda f: render_analyze(result, f, top=top), fmt, json_out, html_out)
+        return
+    ranks = analyze_ranks(trace_files(traces))
+    emit(ranks.to_json(), lambda f: render_ranks(ranks, f), fmt, json_out, html_out)

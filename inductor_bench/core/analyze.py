@@ -18,6 +18,10 @@ loading, optimizer steps) are read as they are:
   replay's earlier nodes), or the step launched nothing more (**nothing launched**).
 - **Categories** come from ``classify``: a library kernel by the op that launched it, then
   by its name; Triton kernels by Inductor's name prefixes.
+- **CPU-only traces** (no device events): each CPU thread is a row ("CPU thread 1234"), its
+  events the top-level ``cpu_op`` events that start in the step (as ``breakdown`` measures
+  the host); busy = their union; idle is the gaps between them (waiting on CPU: Python,
+  the framework, data loading) and after the last one (nothing launched); queued is 0.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -39,6 +44,9 @@ SCHEMA = "inductor-bench/analyze"
 SCHEMA_VERSION = 1
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
 WHOLE_TRACE = "whole trace"
+HOST_THREAD = "CPU thread "  # a CPU-only trace's rows: one per thread, "CPU thread 1234"
+# Record functions that only wrap a module call ("## Call CompiledFxGraph <key> ##").
+_WRAPPER = re.compile(r"^## .* ##$")
 US_PER_MS = 1000.0
 
 
@@ -140,40 +148,113 @@ def _device_order(d: str) -> tuple[int, str]:
 
 
 def analyze_trace(trace: Trace) -> AnalyzeResult:
-    """The breakdown of ``trace`` (as ``load_for_analysis`` reads it). TraceError when it
-    holds no device activity (a CPU-only trace)."""
+    """The breakdown of ``trace`` (as ``load_for_analysis`` reads it): per device, or per
+    CPU thread for a trace with no device activity. TraceError when it holds neither."""
+    split = split_steps(trace)
+    steps = [step_result(split, k) for k in range(len(split.windows))]
+    return AnalyzeResult(
+        trace=trace.path,
+        steps=steps,
+        kernels=_kernels(split),
+        device_names=_device_names(trace),
+        outside_steps=split.outside,
+    )
+
+
+@dataclass
+class StepEvents:
+    """A trace's events split by step: ``per_step[k]`` holds (index, event) of the device
+    events (or, on a CPU-only trace, the top-level host ops) of ``windows[k]``."""
+
+    windows: list[tuple[str, float, float]]  # (name, start, end on the CPU)
+    per_step: list[list[tuple[int, Event]]]
+    outside: int  # device events launched outside every step
+    launched: dict[Any, float]  # correlation -> launch time
+    stacks: dict[int, tuple[str, ...]]
+    category: Callable[[int], str]  # event index -> category
+    device: Callable[[Event], str]  # event -> device (or host thread) name
+
+
+def split_steps(trace: Trace) -> StepEvents:
+    """Every device event by the step that launched it; on a CPU-only trace, the top-level
+    ``cpu_op`` events of every thread by the step they start in."""
     device_events = [(i, ev) for i, ev in enumerate(trace.events) if ev.cat in DEVICE_CATEGORIES]
     if not device_events:
-        raise TraceError(
-            f"{trace.path or 'trace'}: no GPU activity (kernel / gpu_memcpy / gpu_memset events): a "
-            "CPU-only trace, or one recorded without ProfilerActivity.CUDA; for a CPU model use "
-            "`inductor-bench breakdown`"
-        )
+        return _host_steps(trace)
+    windows = _step_windows(trace)
     stacks = launch_stacks(trace)
     launched = _launch_times(trace.events)
+    per_step, outside = _by_step(
+        windows, device_events, lambda ev: launched.get(ev.args.get("correlation"), ev.ts)
+    )
+    return StepEvents(
+        windows, per_step, outside, launched, stacks, _categorizer(trace.events, stacks), _device_id
+    )
+
+
+def step_result(split: StepEvents, k: int) -> StepResult:
+    name, start, end = split.windows[k]
+    return _step(name, start, end, split.per_step[k], split)
+
+
+def is_host(device: str) -> bool:
+    return device.startswith(HOST_THREAD)
+
+
+def _device_id(ev: Event) -> str:
+    return str(ev.pid)
+
+
+def _host_thread(ev: Event) -> str:
+    return f"{HOST_THREAD}{ev.tid}"
+
+
+def _host_steps(trace: Trace) -> StepEvents:
+    ops = [
+        (i, ev)
+        for i, ev in enumerate(trace.events)
+        if ev.cat == CPU_OP and not STEP_NAME.match(ev.name) and not _WRAPPER.match(ev.name)
+    ]
+    if not ops:
+        raise TraceError(
+            f"{trace.path or 'trace'}: no GPU activity (kernel / gpu_memcpy / gpu_memset events) "
+            "and no CPU ops (cpu_op events): nothing to analyse"
+        )
     windows = _step_windows(trace)
+    per_step, _ = _by_step(windows, ops, lambda ev: ev.ts)
+    per_step = [_top_level_per_thread(evs) for evs in per_step]
+    return StepEvents(windows, per_step, 0, {}, {}, _categorizer(trace.events, {}), _host_thread)
+
+
+def _by_step(windows, events, when) -> tuple[list[list[tuple[int, Event]]], int]:
+    """``events`` by the last window starting at or before ``when(event)``, and how many
+    fell outside every window."""
     per_step: list[list[tuple[int, Event]]] = [[] for _ in windows]
     outside = 0
     starts = [w[1] for w in windows]
-    for i, ev in device_events:
-        t = launched.get(ev.args.get("correlation"), ev.ts)
+    for i, ev in events:
+        t = when(ev)
         k = bisect_right(starts, t) - 1
         if k >= 0 and t <= windows[k][2]:
             per_step[k].append((i, ev))
         else:
             outside += 1
-    cat_of = _categorizer(trace.events, stacks)
-    steps = [
-        _step(name, start, end, evs, launched, cat_of)
-        for (name, start, end), evs in zip(windows, per_step, strict=True)
-    ]
-    return AnalyzeResult(
-        trace=trace.path,
-        steps=steps,
-        kernels=_kernels(per_step, stacks, cat_of),
-        device_names=_device_names(trace),
-        outside_steps=outside,
-    )
+    return per_step, outside
+
+
+def _top_level_per_thread(evs: list[tuple[int, Event]]) -> list[tuple[int, Event]]:
+    """Per thread, the ops (by start, longest first) that do not start inside an earlier one."""
+    threads: dict[Any, list[tuple[int, Event]]] = {}
+    for i, ev in evs:
+        threads.setdefault((ev.pid, ev.tid), []).append((i, ev))
+    out = []
+    for ops in threads.values():
+        cur_end = float("-inf")
+        for i, ev in sorted(ops, key=lambda ie: (ie[1].ts, -ie[1].dur)):
+            if ev.ts >= cur_end:
+                out.append((i, ev))
+                cur_end = ev.end
+    return out
 
 
 def _launch_times(events: list[Event]) -> dict[Any, float]:
@@ -210,13 +291,13 @@ def _categorizer(events: list[Event], stacks: dict[int, tuple[str, ...]]):
     return cat_of
 
 
-def _step(name, start, step_end, evs, launched, cat_of) -> StepResult:
+def _step(name, start, step_end, evs, split: StepEvents) -> StepResult:
     end = max([step_end, *(ev.end for _, ev in evs)])
     by_device: dict[str, list[tuple[int, Event]]] = {}
     for i, ev in evs:
-        by_device.setdefault(str(ev.pid), []).append((i, ev))
+        by_device.setdefault(split.device(ev), []).append((i, ev))
     devices = [
-        _device_step(d, start, end, by_device[d], launched, cat_of)
+        _device_step(d, start, end, by_device[d], split.launched, split.category)
         for d in sorted(by_device, key=_device_order)
     ]
     return StepResult(name=name, wall_ms=(end - start) / US_PER_MS, devices=devices)
@@ -259,11 +340,12 @@ def _idle(
     return cpu, queued, max(end - covered, 0.0)
 
 
-def _kernels(per_step, stacks, cat_of) -> list[TraceKernel]:
+def _kernels(split: StepEvents) -> list[TraceKernel]:
+    per_step, stacks, cat_of = split.per_step, split.stacks, split.category
     found: dict[tuple[str, str], TraceKernel] = {}
     for k, evs in enumerate(per_step):
         for i, ev in evs:
-            key = (str(ev.pid), ev.name)
+            key = (split.device(ev), ev.name)
             kern = found.get(key)
             if kern is None:
                 kern = found[key] = TraceKernel(

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.analyze import WHOLE_TRACE, AnalyzeResult, DeviceStep, steady_step, steady_steps, steady_wall
+from ..core.analyze import (
+    WHOLE_TRACE,
+    AnalyzeResult,
+    DeviceStep,
+    is_host,
+    steady_step,
+    steady_steps,
+    steady_wall,
+)
 from ..core.categories import label
 from . import charts
 from . import format as fmt
@@ -25,6 +33,19 @@ STEP_HEADERS = [
     "nothing launched",
 ]
 STEP_ALIGN = ("left", "left", *("right",) * 7)
+
+
+HOST_NOTES = (
+    "No device activity in this trace: each CPU thread is a row. wall = the step, extended to the "
+    "end of the last op that started in it; busy = union of the thread's top-level ops (cpu_op "
+    "events not inside another); kernel ms sums them.",
+    "idle = wall - busy: waiting on CPU (between ops: Python, the framework, data loading), "
+    "nothing launched (after the thread's last op); queued is always 0 on the host.",
+)
+
+
+def _on_host(r: AnalyzeResult) -> bool:
+    return bool(r.devices) and all(is_host(d) for d in r.devices)
 
 
 def _device_label(result: AnalyzeResult, device: str) -> str:
@@ -53,6 +74,9 @@ def _steps(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> None:
         rows += [_step_row(_typical(r), dev, wall, m) for dev, m in typical.items()]
     doc.heading("Steps (per device)" if r.steps[0].name != WHOLE_TRACE else "The whole trace (per device)")
     doc.table(rows, STEP_HEADERS, STEP_ALIGN)
+    if _on_host(r):
+        doc.fine_print(*HOST_NOTES)
+        return
     doc.fine_print(
         "wall = the step on the CPU, extended to the end of the last device work it launched; busy = "
         "union of the device's kernel, memcpy and memset intervals (never above wall); kernel ms sums "
@@ -120,7 +144,8 @@ def render_analyze(r: AnalyzeResult, fmt_name: str = TEXT, *, top: int = DEFAULT
         if r.steps[0].name != WHOLE_TRACE
         else "no ProfilerStep# markers: the whole trace is one window"
     )
-    facts = [steps, "devices: " + ", ".join(_device_label(r, d) for d in r.devices)]
+    which = "CPU threads (no device activity): " if _on_host(r) else "devices: "
+    facts = [steps, which + ", ".join(_device_label(r, d) for d in r.devices)]
     if r.outside_steps:
         facts.append(f"{r.outside_steps} device events launched outside every step were left out")
     doc.paragraph(*(doc.item(f) for f in facts))

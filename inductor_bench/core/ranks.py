@@ -1,0 +1,261 @@
+"""Several ranks' traces -> per rank and step: busy, idle, compute, communication and how
+much of the communication compute overlaps; the straggler of each step. Pure, no torch.
+
+Each rank's trace is read and reduced in its own process (``analyze_ranks``); only its
+small ``RankResult`` comes back, so memory does not grow with the number of ranks.
+
+- A rank's **device** is the one with the most device time in its trace (a rank drives
+  one GPU); on a CPU-only trace, its busiest CPU thread.
+- **Communication**: the events ``classify`` puts in the ``communication`` category
+  (``ncclKernel_*``, ``ncclDevKernel_*``, kernels launched by ``c10d::*`` / ``nccl:*`` /
+  ``record_param_comms``). **Compute**: every other event of the device.
+- **comm** / **compute** ms: the length of the union of their intervals in the step's
+  window; **overlap**: the length of (union of comm) ∩ (union of compute) on the device;
+  **exposed comm** = comm − overlap. compute + exposed comm + idle = wall.
+- The **straggler** of a step is the rank with the longest wall; it is compared with the
+  **median rank**, the rank at the middle of the ranks sorted by wall (the lower middle for
+  an even count), so that its excess splits exactly into compute, exposed comm and idle.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import multiprocessing
+import os
+import re
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .analyze import StepEvents, split_steps, step_result
+from .errors import UsageError
+from .trace import load_for_analysis
+
+SCHEMA = "inductor-bench/analyze-ranks"
+SCHEMA_VERSION = 1
+COMM = "communication"
+US_PER_MS = 1000.0
+HEADER_CHARS = 1 << 16  # distributedInfo is written before traceEvents
+_RANK_IN_HEADER = re.compile(r'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*(\d+)')
+_RANK_IN_NAME = re.compile(r"rank[-_]?(\d+)", re.IGNORECASE)
+TRACE_SUFFIXES = (".json", ".json.gz")
+
+
+@dataclass
+class RankStep:
+    """One step of one rank, on its device. Times in ms."""
+
+    step: str
+    wall_ms: float
+    busy_ms: float
+    idle_ms: float  # wall - busy
+    compute_ms: float  # union of the non-communication events
+    comm_ms: float  # union of the communication events
+    overlap_ms: float  # |union(comm) ∩ union(compute)|
+    categories: dict[str, float] = field(default_factory=dict)  # summed durations
+
+    @property
+    def exposed_comm_ms(self) -> float:
+        return self.comm_ms - self.overlap_ms
+
+
+@dataclass
+class RankResult:
+    rank: int
+    trace: str
+    device: str  # the device (or CPU thread) its figures are of
+    steps: list[RankStep]
+
+    def step(self, name: str) -> RankStep | None:
+        return next((s for s in self.steps if s.step == name), None)
+
+
+@dataclass
+class Straggler:
+    """The slowest rank of one step against the median rank; the three parts add up to
+    ``excess_ms``."""
+
+    step: str
+    rank: int
+    wall_ms: float
+    median_rank: int
+    median_wall_ms: float
+    excess_ms: float
+    compute_ms: float  # its compute minus the median rank's
+    exposed_comm_ms: float
+    idle_ms: float
+
+
+@dataclass
+class RanksResult:
+    ranks: list[RankResult]
+    stragglers: list[Straggler]
+    schema: str = SCHEMA
+    schema_version: int = SCHEMA_VERSION
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=1)
+
+
+# ---- inputs -----------------------------------------------------------------------------
+
+
+def trace_files(paths: Iterable[Path]) -> list[Path]:
+    """The trace files named, a directory standing for the traces directly in it."""
+    out: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            found = sorted(f for f in p.iterdir() if f.is_file() and f.name.endswith(TRACE_SUFFIXES))
+            if not found:
+                raise UsageError(f"{p}: no trace files (*.json, *.json.gz) in this directory")
+            out += found
+        else:
+            out.append(p)
+    return out
+
+
+def rank_of(path: Path) -> int | None:
+    """The rank a trace names: ``distributedInfo.rank`` in its header, else ``rank<N>`` in
+    its file name; None when neither says."""
+    try:
+        with open(path, "rb") as f:
+            gzipped = f.read(2) == b"\x1f\x8b"
+        with (gzip.open if gzipped else open)(path, "rt", encoding="utf-8", errors="replace") as f:
+            head = f.read(HEADER_CHARS)
+    except (OSError, EOFError):
+        head = ""
+    m = _RANK_IN_HEADER.search(head) or _RANK_IN_NAME.search(path.name)
+    return int(m.group(1)) if m else None
+
+
+# ---- one rank ---------------------------------------------------------------------------
+
+
+def rank_summary(path: Path, rank: int) -> RankResult:
+    """Read one rank's trace and keep only its per-step figures."""
+    trace = load_for_analysis(path)
+    split = split_steps(trace)
+    device = _main_device(split)
+    steps = [_rank_step(split, k, device) for k in range(len(split.windows))]
+    return RankResult(rank=rank, trace=str(path), device=device, steps=steps)
+
+
+def _main_device(split: StepEvents) -> str:
+    total: dict[str, float] = {}
+    for evs in split.per_step:
+        for _, ev in evs:
+            d = split.device(ev)
+            total[d] = total.get(d, 0.0) + ev.dur
+    return max(sorted(total), key=lambda d: total[d]) if total else ""
+
+
+def _rank_step(split: StepEvents, k: int, device: str) -> RankStep:
+    res = step_result(split, k)
+    start = split.windows[k][1]
+    end = start + res.wall_ms * US_PER_MS
+    comm: list[tuple[float, float]] = []
+    compute: list[tuple[float, float]] = []
+    for i, ev in split.per_step[k]:
+        if split.device(ev) == device:
+            iv = (max(ev.ts, start), min(ev.end, end))
+            (comm if split.category(i) == COMM else compute).append(iv)
+    dev = res.device(device)
+    busy = dev.busy_ms if dev else 0.0
+    return RankStep(
+        step=res.name,
+        wall_ms=res.wall_ms,
+        busy_ms=busy,
+        idle_ms=res.wall_ms - busy,
+        compute_ms=_length(merged(compute)) / US_PER_MS,
+        comm_ms=_length(merged(comm)) / US_PER_MS,
+        overlap_ms=intersection_length(merged(comm), merged(compute)) / US_PER_MS,
+        categories=dict(dev.categories) if dev else {},
+    )
+
+
+def merged(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The union of half-open intervals as disjoint sorted intervals (empty ones dropped)."""
+    out: list[list[float]] = []
+    for a, b in sorted(iv for iv in intervals if iv[1] > iv[0]):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return [(a, b) for a, b in out]
+
+
+def intersection_length(xs: list[tuple[float, float]], ys: list[tuple[float, float]]) -> float:
+    """Length of the intersection of two disjoint sorted interval lists."""
+    total, i, j = 0.0, 0, 0
+    while i < len(xs) and j < len(ys):
+        lo, hi = max(xs[i][0], ys[j][0]), min(xs[i][1], ys[j][1])
+        total += max(hi - lo, 0.0)
+        if xs[i][1] < ys[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
+def _length(ivs: list[tuple[float, float]]) -> float:
+    return sum(b - a for a, b in ivs)
+
+
+# ---- every rank -------------------------------------------------------------------------
+
+
+def analyze_ranks(paths: list[Path], workers: int | None = None) -> RanksResult:
+    """Each trace in its own process (at most ``workers``, default the CPU count), then the
+    stragglers. A trace's rank comes from ``rank_of``, else its place in ``paths``."""
+    ranks = _assign_ranks(paths)
+    n = max(1, min(len(paths), workers or os.cpu_count() or 1))
+    if n == 1:
+        results = [rank_summary(p, r) for p, r in zip(paths, ranks, strict=True)]
+    else:
+        ctx = multiprocessing.get_context("spawn")  # no fork of a threaded parent
+        with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
+            results = list(pool.map(rank_summary, paths, ranks))
+    results.sort(key=lambda r: r.rank)
+    return RanksResult(ranks=results, stragglers=stragglers(results))
+
+
+def _assign_ranks(paths: list[Path]) -> list[int]:
+    named = [rank_of(p) for p in paths]
+    if any(r is None for r in named):
+        named = list(range(len(paths)))
+    seen: dict[int, Path] = {}
+    for p, r in zip(paths, named, strict=True):
+        if r in seen:
+            raise UsageError(f"{p}: rank {r} again (also {seen[r]}); give each rank's trace once")
+        seen[r] = p
+    return [int(r) for r in named]  # type: ignore[arg-type]
+
+
+def stragglers(ranks: list[RankResult]) -> list[Straggler]:
+    """Per step (in the first rank's order) held by two ranks or more: the slowest rank
+    against the median rank."""
+    names = list(dict.fromkeys(s.step for r in ranks for s in r.steps))
+    out = []
+    for name in names:
+        rows = sorted(
+            ((s, r.rank) for r in ranks if (s := r.step(name))), key=lambda sr: (sr[0].wall_ms, sr[1])
+        )
+        if len(rows) < 2:
+            continue
+        (slow, rank), (mid, mid_rank) = rows[-1], rows[(len(rows) - 1) // 2]
+        out.append(
+            Straggler(
+                step=name,
+                rank=rank,
+                wall_ms=slow.wall_ms,
+                median_rank=mid_rank,
+                median_wall_ms=mid.wall_ms,
+                excess_ms=slow.wall_ms - mid.wall_ms,
+                compute_ms=slow.compute_ms - mid.compute_ms,
+                exposed_comm_ms=slow.exposed_comm_ms - mid.exposed_comm_ms,
+                idle_ms=slow.idle_ms - mid.idle_ms,
+            )
+        )
+    return out

@@ -1,0 +1,136 @@
+"""A ``RanksResult`` as a document: per rank and step (busy, idle, compute, communication and
+its overlap with compute), the straggler of each step and where its extra time goes, and
+time by category per rank in its typical step."""
+
+from __future__ import annotations
+
+from ..core.categories import label, order
+from ..core.ranks import RankResult, RanksResult
+from ..core.steady import mean, steady
+from . import format as fmt
+from .doc import TEXT, Doc, new_doc
+
+STEP_HEADERS = [
+    "step",
+    "rank",
+    "wall ms",
+    "busy ms",
+    "idle ms",
+    "compute ms",
+    "comm ms",
+    "overlap ms",
+    "comm overlapped",
+    "exposed comm ms",
+]
+STRAGGLER_HEADERS = [
+    "step",
+    "straggler",
+    "wall ms",
+    "median rank",
+    "its wall ms",
+    "excess ms",
+    "compute",
+    "exposed comm",
+    "idle",
+]
+TOP_CATEGORIES = 6
+
+
+def _steps(doc: Doc, r: RanksResult) -> None:
+    rows = [
+        [
+            s.step,
+            str(rank.rank),
+            fmt.ms(s.wall_ms),
+            fmt.ms(s.busy_ms),
+            fmt.ms(s.idle_ms),
+            fmt.ms(s.compute_ms),
+            fmt.ms(s.comm_ms),
+            fmt.ms(s.overlap_ms),
+            fmt.pct(fmt.share(s.overlap_ms, s.comm_ms)) if s.comm_ms else fmt.DASH,
+            fmt.ms(s.exposed_comm_ms),
+        ]
+        for name in _step_names(r)
+        for rank in r.ranks
+        if (s := rank.step(name))
+    ]
+    doc.heading("Steps per rank")
+    doc.table(rows, STEP_HEADERS, ("left", *("right",) * 9))
+    doc.fine_print(
+        "Figures are of each rank's busiest device. busy = union of its kernel, memcpy and memset "
+        "intervals in the step; idle = wall - busy; comm = union of its communication kernels (NCCL, "
+        "c10d); compute = union of everything else; overlap = the part of comm during which compute "
+        "also ran; exposed comm = comm - overlap. compute + exposed comm + idle = wall.",
+    )
+
+
+def _stragglers(doc: Doc, r: RanksResult) -> None:
+    if not r.stragglers:
+        return
+    rows = [
+        [
+            g.step,
+            f"rank {g.rank}",
+            fmt.ms(g.wall_ms),
+            f"rank {g.median_rank}",
+            fmt.ms(g.median_wall_ms),
+            fmt.signed_ms(g.excess_ms),
+            fmt.signed_ms(g.compute_ms),
+            fmt.signed_ms(g.exposed_comm_ms),
+            fmt.signed_ms(g.idle_ms),
+        ]
+        for g in r.stragglers
+    ]
+    doc.heading("Straggler per step")
+    doc.table(rows, STRAGGLER_HEADERS, ("left", "left", "right", "left", *("right",) * 5))
+    doc.fine_print(
+        "straggler = the rank with the longest step; median rank = the middle rank by wall (the lower "
+        "middle of an even count); excess = the straggler's wall - the median rank's, split into its "
+        "extra compute, exposed communication and idle time (they add up to the excess).",
+    )
+
+
+def typical_categories(rank: RankResult) -> dict[str, float]:
+    """Category -> ms in the rank's typical step: the mean over its steady steps."""
+    kept = [rank.steps[i] for i in steady([s.wall_ms for s in rank.steps]).kept]
+    cats = {c for s in kept for c in s.categories}
+    return {c: mean([s.categories.get(c, 0.0) for s in kept]) for c in sorted(cats, key=order)}
+
+
+def _categories(doc: Doc, r: RanksResult) -> None:
+    per_rank = {rank.rank: typical_categories(rank) for rank in r.ranks if rank.steps}
+    totals: dict[str, float] = {}
+    for cats in per_rank.values():
+        for c, v in cats.items():
+            totals[c] = totals.get(c, 0.0) + v
+    if not totals:
+        return
+    shown = sorted(totals, key=lambda c: -totals[c])[:TOP_CATEGORIES]
+    rest = [c for c in totals if c not in shown]
+    rows = [
+        [str(rank), *(fmt.ms(cats.get(c, 0.0)) for c in shown)]
+        + ([fmt.ms(sum(cats.get(c, 0.0) for c in rest))] if rest else [])
+        for rank, cats in per_rank.items()
+    ]
+    headers = ["rank", *(label(c) for c in shown), *(["the rest"] if rest else [])]
+    doc.heading("Time by category per rank (steady mean step, ms)")
+    doc.table(rows, headers, ("left", *("right",) * (len(headers) - 1)))
+    doc.fine_print("Summed kernel durations (concurrent streams can exceed busy).")
+
+
+def _step_names(r: RanksResult) -> list[str]:
+    return list(dict.fromkeys(s.step for rank in r.ranks for s in rank.steps))
+
+
+def render_ranks(r: RanksResult, fmt_name: str = TEXT) -> str:
+    doc = new_doc(fmt_name)
+    doc.title(f"inductor-bench analyze: {len(r.ranks)} ranks")
+    facts = [
+        f"rank {rank.rank}: {rank.trace} (device {rank.device or 'none'}, {len(rank.steps)} steps)"
+        for rank in r.ranks
+    ]
+    doc.paragraph(*(doc.item(f) for f in facts))
+    _stragglers(doc, r)
+    _steps(doc, r)
+    _categories(doc, r)
+    return doc.render()
