@@ -236,3 +236,39 @@ def test_eager_calls_between_partitions_run_in_call_order():
     assert module.partitions == Partitioning(
         count=2, order=[0, 1], eager=[EagerCall("torch.ops.aten.nonzero.default", after=1)]
     )
+
+
+# Synthetic: a graph of one GEMM under CUDA graphs, so no Triton kernel names the device; only
+# the allocation inside the partition does.
+SYNTHETIC_EXTERN_ONLY = """# AOT ID: ['0_inference']
+def partition_0(args):
+    arg0_1, arg1_1 = args
+    args.clear()
+    with torch.cuda._DeviceGuard(0):
+        buf0 = empty_strided_cuda((16, 16), (16, 1), torch.float32)
+        extern_kernels.mm(arg0_1, arg1_1, out=buf0)
+    return (buf0, )
+
+
+class Runner:
+    def call(self, args):
+        arg0_1, arg1_1 = args
+        args.clear()
+        partition0_args = [arg0_1, arg1_1]
+        del arg0_1, arg1_1
+        (buf0,) = self.partitions[0](partition0_args)
+        del partition0_args
+        return (buf0, )
+
+runner = Runner(partitions=[partition_0,])
+call = runner.call
+"""
+
+
+def test_the_device_of_a_module_whose_allocations_are_all_in_partitions():
+    module = parse_module(SYNTHETIC_EXTERN_ONLY)
+    assert module.device == "cuda"
+    assert [(c.name, c.written, c.partition) for c in parse_calls(SYNTHETIC_EXTERN_ONLY, module)] == [
+        ("extern_kernels.mm", ["buf0"], 0)
+    ]
+    assert parse_module(SYNTHETIC_EXTERN_ONLY.replace("def partition_0", "def unused")).device is None

@@ -207,7 +207,9 @@ def parse_module(text: str) -> ModuleInfo:
         if not k.aten_ops:
             k.aten_ops = fused_ops_from_name(k.name)
 
-    device = device_of_module(text, text.split("def call", 1)[-1])
+    # with partitions, the allocations that name the device are in the partitions' bodies
+    run_text = "\n".join(lines[i] for i, _ in run_order(lines, names)) if names else ""
+    device = device_of_module(text, run_text + text.split("def call", 1)[-1])
     return ModuleInfo(aot_id, role_of(aot_id), kernels, externs, device,
                       partitioning(lines, names, kernels))
 
