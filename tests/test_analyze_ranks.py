@@ -1,0 +1,190 @@
+"""`inductor-bench analyze` of several ranks: per rank and step, compute, communication and
+their overlap; the straggler of each step. Checked against an independent reading of the raw
+JSON (plain json, sort-and-merge unions, the overlap by inclusion-exclusion) on the real NCCL
+trace and on tests/fixtures/ranks/ (8 ranks made from it, moved and slowed by known amounts)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from inductor_bench.core.ranks import analyze_ranks, intersection_length, merged, rank_of, rank_summary
+
+from .conftest import FIXTURES
+from .test_analyze import merged_length, raw_events, run_cli
+
+NCCL = FIXTURES / "hta" / "nccl_parser_config_nccl_data.json.gz"
+RANKS = FIXTURES / "ranks"
+RANK_FILES = sorted(RANKS.glob("rank-*.json.gz"))
+DEVICE = {"kernel", "gpu_memcpy", "gpu_memset"}
+LAUNCH = {"cuda_runtime", "cuda_driver"}
+COMM_NAME = re.compile(r"^nccl(Dev)?Kernel_")
+# what tests/fixtures/ranks/make_ranks.py did
+SLOWDOWN = {0: 1.0, 1: 1.01, 2: 0.99, 3: 1.0, 4: 1.02, 5: 1.0, 6: 1.25, 7: 1.005}
+GAP_RANK, GAP_STEP, GAP_US = 3, "ProfilerStep#5", 80_000.0
+
+
+def independent(path: Path) -> dict[str, dict[str, float]]:
+    """step -> wall, busy, compute, comm, overlap (µs) of device 0, from the raw JSON."""
+    evs = raw_events(path)
+    steps = sorted(
+        ((e["name"], e["ts"], e["ts"] + e["dur"]) for e in evs if re.fullmatch(r"ProfilerStep#\d+", e["name"])),
+        key=lambda s: s[1],
+    )
+    issued = {e["args"]["correlation"]: e["ts"] for e in evs if e.get("cat") in LAUNCH and "correlation" in e["args"]}
+    out = {}
+    for name, start, end in steps:
+        mine = []
+        for e in evs:
+            if e.get("cat") not in DEVICE or str(e["pid"]) != "0":
+                continue
+            t = issued.get(e.get("args", {}).get("correlation"), e["ts"])
+            owner = [s for s in steps if s[1] <= t]
+            if owner and owner[-1][0] == name and t <= end:
+                mine.append(e)
+        stop = max([end, *(e["ts"] + e["dur"] for e in mine)])
+        clip = [(e["name"], max(e["ts"], start), min(e["ts"] + e["dur"], stop)) for e in mine]
+        comm = [(a, b) for n, a, b in clip if COMM_NAME.match(n)]
+        compute = [(a, b) for n, a, b in clip if not COMM_NAME.match(n)]
+        busy = merged_length(comm + compute)
+        c, k = merged_length(comm), merged_length(compute)
+        out[name] = {"wall": stop - start, "busy": busy, "compute": k, "comm": c, "overlap": c + k - busy}
+    return out
+
+
+def test_real_nccl_trace_equals_an_independent_reading():
+    r = rank_summary(NCCL, 0)
+    expected = independent(NCCL)
+    assert [s.step for s in r.steps] == list(expected) == ["ProfilerStep#4", "ProfilerStep#5", "ProfilerStep#6"]
+    for s in r.steps:
+        e = expected[s.step]
+        got = (s.wall_ms, s.busy_ms, s.compute_ms, s.comm_ms, s.overlap_ms)
+        assert [g * 1e3 for g in got] == pytest.approx(
+            [e["wall"], e["busy"], e["compute"], e["comm"], e["overlap"]], rel=1e-9, abs=1e-6
+        ), s.step
+        assert e["comm"] > 10_000 and 0 < e["overlap"] < e["comm"]  # NCCL ran, partly hidden
+        assert s.compute_ms + s.exposed_comm_ms + s.idle_ms == pytest.approx(s.wall_ms, rel=1e-12)
+        assert s.categories["communication"] * 1e3 >= e["comm"] - 0.01  # durations >= union (ts ~4e12 µs)
+    assert rank_of(NCCL) == 0  # from its distributedInfo
+
+
+def straggler_expected(per_rank: dict[int, dict[str, dict[str, float]]], step: str) -> dict:
+    rows = sorted(((v[step]["wall"], r) for r, v in per_rank.items()))
+    (slow_wall, slow), (_, mid) = rows[-1], rows[(len(rows) - 1) // 2]
+
+    def parts(r):
+        s = per_rank[r][step]
+        return s["compute"], s["comm"] - s["overlap"], s["wall"] - s["busy"]
+
+    deltas = [a - b for a, b in zip(parts(slow), parts(mid), strict=True)]
+    return {
+        "rank": slow,
+        "median_rank": mid,
+        "excess_ms": (slow_wall - per_rank[mid][step]["wall"]) / 1e3,
+        "compute_ms": deltas[0] / 1e3,
+        "exposed_comm_ms": deltas[1] / 1e3,
+        "idle_ms": deltas[2] / 1e3,
+    }
+
+
+@pytest.fixture(scope="module")
+def eight_ranks_json(tmp_path_factory):
+    """The CLI's JSON for the 8-rank directory (ranks read in worker processes)."""
+    out = tmp_path_factory.mktemp("ranks") / "ranks.json"
+    code = 0
+    from inductor_bench.cli import main
+
+    try:
+        main(["analyze", str(RANKS), "--json", str(out), "--format", "markdown"])
+    except SystemExit as e:
+        code = e.code or 0
+    assert code == 0
+    return json.loads(out.read_text())
+
+
+def test_eight_ranks_straggler_and_overlap(eight_ranks_json):
+    per_rank = {r: independent(f) for r, f in enumerate(RANK_FILES)}
+    got = eight_ranks_json
+    assert [r["rank"] for r in got["ranks"]] == list(range(8))
+    for rank in got["ranks"]:
+        for s in rank["steps"]:
+            e = per_rank[rank["rank"]][s["step"]]
+            assert [s[k] * 1e3 for k in ("wall_ms", "busy_ms", "compute_ms", "comm_ms", "overlap_ms")] == pytest.approx(
+                [e["wall"], e["busy"], e["compute"], e["comm"], e["overlap"]], rel=1e-9, abs=1e-6
+            )
+    stragglers = {g["step"]: g for g in got["stragglers"]}
+    assert list(stragglers) == ["ProfilerStep#4", "ProfilerStep#5"]
+    for step, g in stragglers.items():
+        expected = straggler_expected(per_rank, step)
+        assert {k: g[k] for k in expected} == pytest.approx(expected, rel=1e-9, abs=1e-9), step
+        assert g["compute_ms"] + g["exposed_comm_ms"] + g["idle_ms"] == pytest.approx(g["excess_ms"], rel=1e-9)
+
+
+def test_eight_ranks_match_how_they_were_made(eight_ranks_json):
+    """Known by construction: rank 6 runs 1.25x slower (the straggler of step 4, by 25% of the
+    median rank's 1.0x step), rank 3 idles 80 ms more in step 5 (its straggler, all idle)."""
+    walls = {(r["rank"], s["step"]): s for r in eight_ranks_json["ranks"] for s in r["steps"]}
+    g4, g5 = eight_ranks_json["stragglers"]
+    base4 = walls[0, "ProfilerStep#4"]
+    assert (g4["rank"], g4["median_rank"]) == (6, 5)  # walls sorted: 0.99, 1.0 x3 (ranks 0, 3, 5) ...
+    assert g4["excess_ms"] == pytest.approx(0.25 * base4["wall_ms"], rel=1e-6)
+    for k in ("compute_ms", "idle_ms"):  # within the files' 0.01 µs rounding of ts and dur
+        assert g4[k] == pytest.approx(0.25 * base4[k], abs=2e-3)
+    assert g5["rank"] == GAP_RANK and g5["median_rank"] == 7
+    base5 = walls[0, GAP_STEP]
+    assert walls[3, GAP_STEP]["wall_ms"] - base5["wall_ms"] == pytest.approx(GAP_US / 1e3, abs=1e-4)
+    assert walls[3, GAP_STEP]["idle_ms"] - base5["idle_ms"] == pytest.approx(GAP_US / 1e3, abs=1e-4)
+    for r, f in SLOWDOWN.items():  # overlap / comm does not change with the slowdown
+        s = walls[r, "ProfilerStep#4"]
+        assert s["overlap_ms"] / s["comm_ms"] == pytest.approx(base4["overlap_ms"] / base4["comm_ms"], rel=1e-4)
+        assert s["busy_ms"] == pytest.approx(f * base4["busy_ms"], abs=2e-3)
+
+
+def test_text_report_names_the_straggler(capsys):
+    code, out, err = run_cli(capsys, *map(str, RANK_FILES[:4]), "--format", "text")
+    assert code == 0, err
+    assert out.startswith("inductor-bench analyze: 4 ranks")
+    line = next(ln for ln in out.splitlines() if ln.startswith("ProfilerStep#5") and "rank 3" in ln)
+    assert "+80.000" in line  # excess, all of it idle
+    assert "Steps per rank" in out and "communication (NCCL)" in out
+
+
+def test_in_process_and_in_workers_agree():
+    one = analyze_ranks(RANK_FILES[:3], workers=1)
+    two = analyze_ranks(RANK_FILES[:3], workers=2)
+    assert one == two and [r.rank for r in one.ranks] == [0, 1, 2]
+
+
+def test_intervals():
+    xs = merged([(0, 10), (5, 12), (20, 30), (30, 31), (40, 40)])
+    assert xs == [(0, 12), (20, 31)]
+    assert intersection_length(xs, merged([(11, 21), (25, 26), (100, 200)])) == 1 + 1 + 1
+
+
+def test_rank_from_the_file_name_else_the_order(tmp_path):
+    evs = {"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 0, "dur": 1, "pid": 0, "tid": 7}]}
+    for name in ("trainer_rank-5.json", "b.json", "a.json"):
+        (tmp_path / name).write_text(json.dumps(evs))
+    assert rank_of(tmp_path / "trainer_rank-5.json") == 5 and rank_of(tmp_path / "a.json") is None
+    r = analyze_ranks([tmp_path / "b.json", tmp_path / "a.json"], workers=1)
+    assert [(x.rank, Path(x.trace).name) for x in r.ranks] == [(0, "b.json"), (1, "a.json")]
+
+
+def _one_line_exit_2(capsys, *argv: str, words: str) -> None:
+    code, out, err = run_cli(capsys, *argv)
+    lines = err.strip().splitlines()
+    assert (code, out) == (2, "") and "Traceback" not in err
+    assert len(lines) == 1 and lines[0].startswith("inductor-bench: error: ") and words in lines[0]
+
+
+def test_bad_rank_sets(capsys, tmp_path):
+    _one_line_exit_2(capsys, str(tmp_path), words="no trace files")
+    _one_line_exit_2(capsys, str(RANK_FILES[0]), str(RANK_FILES[0]), words="rank 0 again")
+    shutil.copy(RANK_FILES[1], tmp_path / "rank-1.json.gz")
+    (tmp_path / "rank-2.json.gz").write_bytes(gzip.compress(b'{"traceEvents": [{"ph": "X", "ts": '))
+    _one_line_exit_2(capsys, str(tmp_path), words="rank-2.json.gz")
