@@ -148,4 +148,4 @@ def test_a_second_densenet_run_has_the_first_runs_lines(densenet_train, densenet
     assert _fx(dir2)["fx_hits"] > 0 and _fx(dir2)["fx_misses"] == 0
     for view in (by_line, by_module):
         assert _rows(second, view) == _rows(first, view)
-    assert len(by_line(units(second.measured()))) > 10
+    assert len(by_line(units(second.measured()))) >= 3  # densenet.py: four lines
