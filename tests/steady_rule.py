@@ -14,8 +14,9 @@ def limit(xs: list[float]) -> float:
 
 
 def kept_iterations(walls: list[float], kernels: list[list[float]]) -> list[int]:
-    """Iterations kept: the wall within its limit, and no kernel beyond its own limit by more
-    than 2% of the median wall (with fewer than 5 kept, the walls alone decide)."""
+    """Iterations kept: the wall within its limit, and no part (a kernel's time, the idle time)
+    beyond its own limit by more than 2% of the median wall (with fewer than 5 kept, the walls
+    alone decide)."""
     by_wall = [i for i, w in enumerate(walls) if w <= limit(walls)]
     floor = 0.02 * statistics.median(walls)
     bad = set(range(len(walls))) - set(by_wall)

@@ -70,7 +70,8 @@ def steady_iterations(version: str, gid: str, g: GraphResult) -> list[int]:
     walls = [e["dur"] for e in sorted((e for e in doc["traceEvents"] if e.get("ph") == "X"
              and e["name"] == "inductor_bench::iteration" and e.get("cat") == "user_annotation"),
              key=lambda e: e["ts"])]
-    return kept_iterations([w / 1000 for w in walls], [k.samples_ms for k in g.kernels])
+    idle = [w - b for w, b in zip(g.wall_samples_ms, g.busy_samples_ms, strict=True)]
+    return kept_iterations([w / 1000 for w in walls], [k.samples_ms for k in g.kernels] + [idle])
 
 
 @pytest.fixture(scope="module", params=VERSIONS)

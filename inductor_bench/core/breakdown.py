@@ -16,7 +16,9 @@ marker *i*. What counts as a kernel:
 Times in a ``GraphResult`` are milliseconds per iteration: every one of them (wall, busy, each
 kernel, hence each category and the kernel total) is the mean over the same steady
 iterations, those the policy of ``core/steady.py`` keeps by their wall time; the disturbed
-ones are recorded (``GraphResult.left_out``) with the raw samples of every iteration.
+ones are recorded (``GraphResult.left_out``) with the raw samples of every iteration. The
+parts the policy checks an iteration by are its kernels' times and its idle time (wall less
+busy: the wrapper's Python between kernels, where a preemption lands as often as in a kernel).
 """
 
 from __future__ import annotations
@@ -95,7 +97,8 @@ def analyze_graph(
     graph.iterations = len(markers)
     graph.wall_samples_ms = [m.dur / US_PER_MS for m in markers]
     graph.busy_samples_ms = [b / US_PER_MS for b in _busy_us(per_iter, markers, per_device=not on_host)]
-    kept = steady_iterations(graph.wall_samples_ms, [k.samples_ms for k in stats])
+    idle = [w - b for w, b in zip(graph.wall_samples_ms, graph.busy_samples_ms, strict=True)]
+    kept = steady_iterations(graph.wall_samples_ms, [k.samples_ms for k in stats] + [idle])
     graph.left_out, graph.limit_ms = list(kept.left_out), kept.limit
     for k in stats:
         k.ms = kept.mean(k.samples_ms)

@@ -105,9 +105,10 @@ def _steady_note(r: BreakdownResult) -> str:
     head = (
         "times: the mean over each graph's steady iterations, the same iterations for every "
         f"figure of the graph; an iteration slower than the median by over {steady.TAIL_SIGMAS:g} "
-        f"robust sigmas and {100 * steady.TAIL_FLOOR:.0f}%, or with a kernel that much slower than "
-        f"its own median by over {100 * steady.EXCESS_FLOOR:.0f}% of the iteration, is left out as "
-        "disturbed (docs/statistics.md)"
+        f"robust sigmas and {100 * steady.TAIL_FLOOR:.0f}%, or with a kernel (or the idle time "
+        f"between kernels) that much slower than its own median by over "
+        f"{100 * steady.EXCESS_FLOOR:.0f}% of the iteration, is left out as disturbed "
+        "(docs/statistics.md)"
     )
     out = []
     for g in r.measured():
