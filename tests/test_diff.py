@@ -25,8 +25,8 @@ from inductor_bench.core.vocab import Outcome, StepSource
 from inductor_bench.render.diff import render_diff, verdict_line
 from inductor_bench.render.doc import TextDoc
 
-# Relative jitter of 7 per-iteration samples: median 1.0, MAD 0.01 -> robust sigma 1.5%.
-JITTER = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01]
+# Relative jitter of 7 per-iteration samples: mean and median 1.0, MAD 0.01 -> robust sigma 1.5%.
+JITTER = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.0]
 
 
 def samples(ms: float, n: int = len(JITTER)) -> list[float]:
@@ -114,8 +114,8 @@ def test_a_slower_kernel_is_a_regression_and_is_named():
     assert d.status() == Outcome.REGRESSION
     (s,) = d.sections
     # step: 3.5 + 0.2 + 4.5 + 0.2 = 8.4 ms -> 10.4 ms
-    assert s.step.base.median == pytest.approx(8.4)
-    assert s.step.head.median == pytest.approx(10.4)
+    assert s.step.base.ms == pytest.approx(8.4)
+    assert s.step.head.ms == pytest.approx(10.4)
     assert s.step.rel_pct == pytest.approx(100 * 2.0 / 8.4)
     assert s.step.slower
     (slow,) = s.kernels_with(SLOWER)
@@ -304,7 +304,7 @@ def test_compare_results_diff_mode_by_mode_on_the_model_call():
     eager, default = d.sections
     assert eager.step.verdict == WITHIN_NOISE and eager.kernels == []
     assert default.step_source == StepSource.MODEL
-    assert default.step.base.median == 10.0 and default.step.head.median == 15.0
+    assert default.step.base.ms == pytest.approx(10.0) and default.step.head.ms == pytest.approx(15.0)
     assert default.compile_s == (12.0, 12.0)
     assert default.kernels and all(k.status == WITHIN_NOISE for k in default.kernels)
     assert d.skipped == [
@@ -325,27 +325,27 @@ def slow_diff():
     return diff_results(base_result(), head, base_label="main.json", head_label="branch.json")
 
 
-def median_interval(xs: list[float], confidence: float = 0.975) -> tuple[float, float]:
-    """The order-statistic interval of a median, from the binomial tails summed here."""
+def step_interval(r: BreakdownResult) -> tuple[float, float]:
+    """The step through the graphs: the graphs' means added, their t intervals' half-widths
+    (97.5%: t quantile 0.9875 over n - 1 degrees) added in quadrature, written out here."""
     import math
 
-    n, xs = len(xs), sorted(xs)
-    k = 1
-    while sum(math.comb(n, i) for i in range(k + 1)) / 2**n <= (1 - confidence) / 2:
-        k += 1
-    return xs[k - 1], xs[n - k]
+    from inductor_bench.core.stats import t_quantile
+
+    ms, h2 = 0.0, 0.0
+    for g in r.graphs:
+        xs = g.wall_samples_ms
+        ms += statistics.fmean(xs)
+        h2 += (t_quantile(0.9875, len(xs) - 1) * statistics.stdev(xs) / math.sqrt(len(xs))) ** 2
+    return ms - math.sqrt(h2), ms + math.sqrt(h2)
 
 
 def test_verdict_line_names_the_regression_and_the_kernel():
     d = slow_diff()
     line = verdict_line(d, TextDoc(), threshold_pct=10)
     assert line.startswith("REGRESSION above the 10% gate: ")
-    steps = [
-        [sum(g.wall_samples_ms[i] for g in r.graphs) for i in range(r.graphs[0].iterations)]
-        for r in (base_result(), result([graph("0-forward", fwd_kernels(gelu_ms=3.0)),
-                                         graph("0-backward", bwd_kernels())]))
-    ]
-    (b_lo, b_hi), (h_lo, h_hi) = median_interval(steps[0]), median_interval(steps[1])
+    head = result([graph("0-forward", fwd_kernels(gelu_ms=3.0)), graph("0-backward", bwd_kernels())])
+    (b_lo, b_hi), (h_lo, h_hi) = step_interval(base_result()), step_interval(head)
     interval = f"[{100 * (h_lo / b_hi - 1):+.1f}%..{100 * (h_hi / b_lo - 1):+.1f}%]"
     assert f"step time 8.400 -> 10.400 ms (+23.8% {interval}, significant)" in line
     assert "kernels responsible: cpp_fused_gelu_0 +2.000 ms (slower)" in line
