@@ -25,6 +25,8 @@ def rel(name: str) -> str:
 
 
 BREAKDOWNS = ["cpu_mlp_train_autotune", "cpu_mlp_slow_train", "synthetic_cuda_breakdown"]
+# a whole run directory (tests/fixtures/runs/): its report is also checked through a re-analysis
+STALLED = "tests/fixtures/runs/cpu_mlp_train_stalled"
 BASE, HEAD, CMP = rel("cpu_mlp_train_autotune"), rel("cpu_mlp_slow_train"), rel("cpu_mlp_compare")
 ATTR = rel("attr_net_train")
 
@@ -49,6 +51,7 @@ CASES: list[tuple[str, list[str], int]] = [
     ("report-attr_net_train-by-line.md", ["report", ATTR, "--by", "line", "--format", "markdown"], 0),
     ("report-attr_net_train-by-module-depth1.txt", ["report", ATTR, "--by", "module", "--module-depth", "1"], 0),
     ("compare-cpu_mlp.md", ["report", CMP, "--format", "markdown"], 0),
+    *[(f"report-cpu_mlp_train_stalled.{ext}", ["report", STALLED, *args], 0) for ext, args in FORMATS.items()],
 ]
 
 KERNEL_CASES = {
@@ -101,3 +104,16 @@ def test_output_matches_golden(capsys, monkeypatch, canned_kernel_worker, golden
 
 def test_every_golden_file_is_checked():
     assert sorted(p.name for p in GOLDEN.iterdir()) == sorted(c[0] for c in CASES)
+
+
+@pytest.mark.parametrize("ext", sorted(FORMATS))
+def test_a_reanalysed_run_renders_its_golden(capsys, tmp_path, ext):
+    """The recorded run analysed again from its traces and profiles (a copy: re-analysis rebuilds
+    the run's breakdown.json) reports byte for byte what its saved result does."""
+    import shutil
+
+    copy = tmp_path / "run"
+    shutil.copytree(ROOT / STALLED, copy)
+    code, out = run(capsys, ["report", str(copy), "--reanalyze", *FORMATS[ext]])
+    assert code == 0
+    assert out == (GOLDEN / f"report-cpu_mlp_train_stalled.{ext}").read_text()
