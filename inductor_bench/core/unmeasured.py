@@ -20,7 +20,7 @@ class Unmeasured:
 
     section: str  # the section or column it belongs to ("default", "head:default")
     side: str  # the side that lacks it: base | head, or a model's name
-    why: str  # "failed: ...", "timeout", "missing (run interrupted)"
+    why: str  # "failed: ...", "timeout", "missing from the interrupted run", "not run"
     graph: str | None = None  # None: the whole column was not measured
 
     def describe(self) -> str:
