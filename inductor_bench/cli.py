@@ -25,6 +25,7 @@ from .commands.options import Settings
 from .core.errors import BenchError, Interrupted, UsageError
 from .runner import stop
 from .runner.rundir import WriteError
+from .runner.worker import scrubbed_variables
 
 app = typer.Typer(
     name="inductor-bench",
@@ -59,6 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     if whole_process:
         stop.install()  # SIGTERM and SIGHUP stop a run as Ctrl-C does
         stop.adopt_orphans()
+        settings.dropped_env = scrubbed_variables()
     try:
         _run(argv, settings)
     finally:

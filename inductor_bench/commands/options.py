@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
 
@@ -19,7 +19,6 @@ from ..core.errors import UsageError
 from ..core.modes import COMMON as COMMON_MODES
 from ..core.workload import DTYPES, WorkloadOptions
 from ..runner.settings import RunSettings
-from ..runner.worker import scrubbed_variables
 from .output import Format, write_report
 from .progress import TerminalProgress
 
@@ -29,6 +28,9 @@ class Settings:
     """Global options (before the command), kept in typer's context object."""
 
     verbose: bool = False
+    # The user's Inductor variables no worker gets (``worker.scrubbed_variables``), as the
+    # command line found them (torch sets some in a process that imports it).
+    dropped_env: list[str] = field(default_factory=list)
 
 
 def settings(ctx: typer.Context) -> Settings:
@@ -156,7 +158,7 @@ def run_settings(
     writer (``output.write_report``) attached."""
     check_timeout(timeout)
     progress = TerminalProgress()
-    dropped = scrubbed_variables()
+    dropped = settings(ctx).dropped_env
     if dropped:
         progress.note(f"note: not passed to the workers, which set Inductor's flags and cache themselves: "
                       f"{', '.join(dropped)}")
