@@ -40,6 +40,46 @@ def test_a_cache_writable_by_others_is_refused(tmp_path, monkeypatch):
         cache.run_cache(tmp_path / "run", fresh=False)
 
 
+def test_a_symlinked_cache_directory_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    elsewhere = tmp_path / "someone-elses"
+    elsewhere.mkdir(mode=0o700)
+    (tmp_path / "xdg").mkdir()
+    (tmp_path / "xdg" / "inductor-bench").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(UsageError, match="is a symbolic link"):
+        cache.run_cache(tmp_path / "run", fresh=False)
+
+
+def _shared(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    path, _ = cache.run_cache(tmp_path / "run0", fresh=False)
+    return path
+
+
+def test_an_entry_deep_in_the_cache_writable_by_others_is_refused(tmp_path, monkeypatch):
+    path = _shared(tmp_path, monkeypatch)
+    deep = path / "fxgraph" / "ab" / "cdef"
+    deep.mkdir(parents=True)
+    (deep / "entry").write_text("code that gets loaded")
+    os.chmod(deep / "entry", 0o666)
+    with pytest.raises(UsageError, match="entry is writable by others"):
+        cache.run_cache(tmp_path / "run1", fresh=False)
+    os.chmod(deep / "entry", 0o644)
+    os.symlink(tmp_path, deep / "link")
+    with pytest.raises(UsageError, match="link is a symbolic link"):
+        cache.run_cache(tmp_path / "run2", fresh=False)
+
+
+def test_group_write_deep_inside_is_harmless_when_the_group_cannot_reach_it(tmp_path, monkeypatch):
+    path = _shared(tmp_path, monkeypatch)  # 0700: the group cannot enter
+    (path / "triton").mkdir(mode=0o775)
+    os.chmod(path / "triton", 0o775)  # what a umask of 002 gives Inductor's own writes
+    assert cache.run_cache(tmp_path / "run1", fresh=False)[0] == path
+    os.chmod(path, 0o750)  # the group may enter now: its write bit below matters
+    with pytest.raises(UsageError, match="triton is writable by others"):
+        cache.run_cache(tmp_path / "run2", fresh=False)
+
+
 @pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="needs root to chown")
 def test_a_cache_of_another_user_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))

@@ -49,23 +49,41 @@ def flags_tag(freezing: bool) -> str:
     return f"inductor-{LAYOUT}-{digest}"
 
 
-def check_private(path: Path) -> None:
-    """Refuse a directory that is not ours alone."""
-    st = path.stat()
+def check_private(path: Path, group_reaches: bool = True) -> None:
+    """Refuse a directory (or a file in it) that is not ours alone, or a link: a link can point
+    the cache at a directory someone else controls. ``group_reaches=False``: the group cannot
+    get to it (a directory above is closed to it), so its group-write bit is harmless (a umask
+    of 002 sets it on everything Inductor writes)."""
+    st = path.lstat()
+    what = "cache directory" if stat.S_ISDIR(st.st_mode) else "file in the cache"
+    if stat.S_ISLNK(st.st_mode):
+        raise UsageError(f"{what} {path} is a symbolic link; refusing to use it "
+                         "(set XDG_CACHE_HOME to a real directory, or pass --fresh-cache)")
     if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        raise UsageError(f"cache directory {path} belongs to another user; refusing to use it "
+        raise UsageError(f"{what} {path} belongs to another user; refusing to use it "
                          "(set XDG_CACHE_HOME, or pass --fresh-cache)")
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise UsageError(f"cache directory {path} is writable by others; refusing to use it "
-                         f"(chmod 700 {path}, or pass --fresh-cache)")
+    if st.st_mode & (stat.S_IWOTH | (stat.S_IWGRP if group_reaches else 0)):
+        raise UsageError(f"{what} {path} is writable by others; refusing to use it "
+                         f"(chmod go-w {path}, or pass --fresh-cache)")
+
+
+def check_tree(path: Path) -> None:
+    """Every directory and file below ``path`` ours alone (a cache is code that gets loaded
+    and run: one writable entry deep inside is as good as the whole). Links are not followed."""
+    group_reaches = bool(path.lstat().st_mode & stat.S_IXGRP)
+    for root, dirs, files in os.walk(path):
+        for name in (*dirs, *files):
+            check_private(Path(root) / name, group_reaches)
 
 
 def private_dir(path: Path) -> Path:
-    """``path`` (created 0700 where missing) after checking it and its parent are ours alone."""
+    """``path`` (created 0700 where missing) after checking it, its parent and everything
+    below it are ours alone."""
     for p in (path.parent, path):
-        if not p.exists():
+        if not p.exists() and not p.is_symlink():
             p.mkdir(mode=0o700, parents=True, exist_ok=True)
         check_private(p)
+    check_tree(path)
     return path
 
 

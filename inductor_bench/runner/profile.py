@@ -29,9 +29,11 @@ Run as ``python -m inductor_bench.runner.profile request.json response.json``.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import importlib.util
 import math
+import os
 import shutil
 import statistics
 import time
@@ -305,12 +307,19 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def _export(prof: Any, trace: Path) -> None:
-    """The session as a gzipped chrome trace at ``trace`` (``x.json.gz``)."""
-    raw = trace.with_suffix("")  # x.json.gz -> x.json
-    prof.export_chrome_trace(str(raw))
-    with open(raw, "rb") as src, gzip.open(trace, "wb", compresslevel=6) as dst:
-        shutil.copyfileobj(src, dst)
-    raw.unlink()
+    """The session as a gzipped chrome trace at ``trace`` (``x.json.gz``), written whole or not
+    at all (a temporary file renamed into place: a full disk leaves no torn trace)."""
+    raw = trace.with_name(f".{trace.name}.{os.getpid()}.json")
+    part = trace.with_name(f".{trace.name}.{os.getpid()}.part")
+    try:
+        prof.export_chrome_trace(str(raw))
+        with open(raw, "rb") as src, gzip.open(part, "wb", compresslevel=6) as dst:
+            shutil.copyfileobj(src, dst)
+        os.replace(part, trace)
+    finally:
+        for p in (raw, part):
+            with contextlib.suppress(OSError):
+                p.unlink()
 
 
 if __name__ == "__main__":
