@@ -49,13 +49,13 @@ def flags_tag(freezing: bool) -> str:
     return f"inductor-{LAYOUT}-{digest}"
 
 
-def check_private(path: Path, group_reaches: bool = True) -> None:
+def check_private(path: Path, group_reaches: bool = True, what: str | None = None) -> None:
     """Refuse a directory (or a file in it) that is not ours alone, or a link: a link can point
     the cache at a directory someone else controls. ``group_reaches=False``: the group cannot
     get to it (a directory above is closed to it), so its group-write bit is harmless (a umask
     of 002 sets it on everything Inductor writes)."""
     st = path.lstat()
-    what = "cache directory" if stat.S_ISDIR(st.st_mode) else "file in the cache"
+    what = what or ("cache directory" if stat.S_ISDIR(st.st_mode) else "entry of the cache")
     if stat.S_ISLNK(st.st_mode):
         raise UsageError(f"{what} {path} is a symbolic link; refusing to use it "
                          "(set XDG_CACHE_HOME to a real directory, or pass --fresh-cache)")
@@ -82,7 +82,10 @@ def private_dir(path: Path) -> Path:
     for p in (path.parent, path):
         if not p.exists() and not p.is_symlink():
             p.mkdir(mode=0o700, parents=True, exist_ok=True)
-        check_private(p)
+        check_private(p, what="cache directory")
+        if not p.is_dir():
+            raise UsageError(f"cache directory {p} is not a directory; refusing to use it "
+                             "(remove it, set XDG_CACHE_HOME, or pass --fresh-cache)")
     check_tree(path)
     return path
 
