@@ -32,6 +32,7 @@ from inductor_bench.render.compare import render_compare
 from inductor_bench.render.diff import render_diff
 
 from .conftest import FIXTURES, ROOT
+from .no_torch import CLI_WITHOUT_TORCH
 from .steady_rule import kept_iterations
 
 RUN = FIXTURES / "runs" / "cpu_mlp_train_stalled"
@@ -159,25 +160,11 @@ def test_diff_html_json_and_compare_show_the_same_figures(result, capsys):
     assert f"{t.busy_pct:.1f}%" in next(ln for ln in ctext.splitlines() if ln.startswith("busy %"))
 
 
-REANALYSE = r"""
-import importlib, json, sys
-
-class Blocker:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("torch", "triton"):
-            raise ImportError(f"{name} is blocked in this test")
-        return None
-
-sys.meta_path.insert(0, Blocker())
-from inductor_bench.cli import main
-sys.exit(main(["report", sys.argv[1], "--reanalyze", "--format", "json"]))
-"""
-
-
 def test_reanalysis_without_torch_reproduces_the_saved_result(tmp_path):
     run = tmp_path / "run"
     shutil.copytree(RUN, run)
-    r = subprocess.run([sys.executable, "-c", REANALYSE, str(run)], capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-c", CLI_WITHOUT_TORCH, "report", str(run), "--reanalyze", "--format", "json"],
+                       capture_output=True, text=True,
                        cwd=ROOT, timeout=300, check=False)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "re-analysed 2 graph(s)" in r.stderr

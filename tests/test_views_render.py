@@ -15,6 +15,7 @@ from inductor_bench.render.breakdown import render_breakdown
 from inductor_bench.render.doc import middle, new_doc
 
 from .conftest import FIXTURES, ROOT
+from .no_torch import CLI_WITHOUT_TORCH
 
 ATTR = FIXTURES / "results" / "attr_net_train"
 LONG = "cpp_fused_convolution_backward_native_batch_norm_backward_threshold_backward_1"
@@ -73,23 +74,10 @@ def test_factory_header_follows_train():
     assert "training step" in render_breakdown(r).splitlines()[3]
 
 
-BLOCKED = r"""
-import sys
-class Blocker:
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("torch", "triton"):
-            raise ImportError(f"{name} is blocked in this test")
-        return None
-sys.meta_path.insert(0, Blocker())
-from inductor_bench.cli import main
-main(sys.argv[1:])
-"""
-
-
 @pytest.mark.parametrize("by,heading", [("line", "Time by source line"), ("module", "Time by module (depth 2)")])
 def test_report_shows_the_views_without_torch(by, heading):
     argv = ["report", str(ATTR), "--by", by] + (["--module-depth", "2"] if by == "module" else [])
-    p = subprocess.run([sys.executable, "-c", BLOCKED, *argv], capture_output=True, text=True, cwd=ROOT)
+    p = subprocess.run([sys.executable, "-c", CLI_WITHOUT_TORCH, *argv], capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 0, p.stderr
     assert heading in p.stdout
     assert ("blocks.1" if by == "module" else "attr_net.py:16    y = self.conv1(x)") in p.stdout
