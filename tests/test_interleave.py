@@ -9,6 +9,7 @@ import json
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -16,6 +17,7 @@ import pytest
 from inductor_bench.core import stats
 from inductor_bench.core.compare import CompareResult, ModeResult, judge
 from inductor_bench.core.diff import diff_results
+from inductor_bench.core.load import Load, worst
 from inductor_bench.core.steady import steady_mean
 from inductor_bench.core.step import split_step
 from inductor_bench.render.compare import model_verdicts, render_compare
@@ -207,66 +209,120 @@ def test_one_model_against_itself_is_within_noise_from_the_saved_rounds(self_com
     assert (run / "mlp-default" / "breakdown.json").exists() and (run / "mlp-2-default" / "breakdown.json").exists()
 
 
+class SleepClock(threading.Thread):
+    """This test's own clock on the same sleeps as the sleepy models', in this process, while
+    the tool times them: a sleep's wake-up comes late by what the machine's load costs at that
+    moment (a 4 ms sleep took a median 12 ms here minutes after the tool had timed 4.8 ms, with
+    a busy loop and other users' jobs on both cores), so only a sleep timed alongside is a fair
+    yardstick."""
+
+    def __init__(self, seconds: tuple[float, ...]) -> None:
+        super().__init__(daemon=True)
+        self.seconds, self.stop = seconds, threading.Event()
+        self.slept: dict[float, list[float]] = {x: [] for x in seconds}
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            for x in self.seconds:
+                t0 = time.perf_counter()
+                time.sleep(x)
+                self.slept[x].append((time.perf_counter() - t0) * 1e3)
+
+    def ms(self, seconds: float) -> float:
+        """The sleep's figure by the tool's own policy (core/steady.py), as its steps get."""
+        assert len(self.slept[seconds]) >= stats.MIN_SAMPLES, self.slept
+        return steady_mean(self.slept[seconds])
+
+    def high_ms(self, seconds: float) -> float:
+        """The sleep's upper decile over the phase: what a stretch of it (the turns come after
+        the interleaved steps) may see when the load moves meanwhile."""
+        assert len(self.slept[seconds]) >= stats.MIN_SAMPLES, self.slept
+        return statistics.quantiles(self.slept[seconds], n=10)[-1]
+
+
 @pytest.fixture(scope="session")
 def sleepy_compare(tmp_path_factory):
-    """`compare sleepy.py sleepy_slow.py`: steps of 4 ms and 6 ms of sleep."""
+    """`compare sleepy.py sleepy_slow.py`: steps of 4 ms and 6 ms of sleep; the same sleeps
+    timed here while the tool times its columns (its progress line says when)."""
     tmp = tmp_path_factory.mktemp("sleepy")
     models = [str(FIXTURES / "models" / f) for f in ("sleepy.py", "sleepy_slow.py")]
     cmd = CLI + ["compare", *models, "--modes", "default", "--no-eager", "--device", "cpu",
                  "--warm-cache", "--step-budget", "0.5", "--out", str(tmp / "run")]
-    proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=900)
-    return proc, tmp / "run"
+    clock = SleepClock((sleepy.SLEEP_S, sleepy_slow.SLEEP_S))
+    with open(tmp / "stdout.txt", "w+") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE, text=True)
+        err = ""
+        for line in proc.stderr:
+            err += line
+            if line.startswith(TIMING) and not clock.is_alive():
+                clock.start()
+            elif line.startswith(TIMING) and clock.is_alive():  # the phase's closing line
+                clock.stop.set()
+        proc.wait(timeout=900)
+        clock.stop.set()
+        out.seek(0)
+        stdout = out.read()
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, err), tmp / "run", clock
 
 
-# What a step of a sleepy model may add to its sleep: guards, the call of the disabled
-# function, the graph of one multiplication.
+TIMING = "timing 2 columns interleaved"
+# What a step of a sleepy model may add to its sleep on a machine to itself: guards, the call
+# of the disabled function, the graph of one multiplication.
 OVERHEAD_MS = 1.0
 
 
-def _slept_ms(seconds: float, n: int = 60) -> float:
-    """The median wall time of ``time.sleep(seconds)`` here, timed by this test's own clock."""
-    times = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        time.sleep(seconds)
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+def overhead_bound_ms(*loads: Load | None) -> float:
+    """OVERHEAD_MS as stretched by the load the tool read while it timed (the worst of
+    ``loads``): with other processes wanting more cores than there are, each runs at its share
+    of them, and the hypervisor's steal takes its part of the rest. With a busy loop and two
+    other users' jobs on 2 cores a step added 1.07 ms to its sleep: a fixed bound would judge
+    how busy the machine was, not what the tool measured."""
+    load = worst(list(loads))
+    if load is None or load.cores <= 0:
+        return OVERHEAD_MS
+    share = max(1.0, (load.others_cores + 1.0) / load.cores)
+    return OVERHEAD_MS * share / max(0.05, 1.0 - load.steal_pct / 100.0)
 
 
 @pytest.mark.e2e
 def test_interleaved_step_times_agree_with_a_known_sleep(sleepy_compare):
     """The independent measurement: a step that sleeps 4 ms (and 6 ms in the slower file), the
-    same sleeps timed here. The tool's medians may add the call itself (guards, a doubling
-    kernel), not take anything away; the printed speedup is the ratio of the sleeps."""
-    proc, run = sleepy_compare
+    same sleeps timed here meanwhile. The tool's step never takes less than its sleep (a sleep
+    never returns early) and adds at most the call itself (guards, a doubling kernel) to the
+    sleep as timed here; the printed speedup is the ratio of the sleeps."""
+    proc, run, clock = sleepy_compare
     assert proc.returncode == 0, proc.stderr[-2000:]
     r = CompareResult.from_dict(json.loads((run / "compare.json").read_text()))
     base, slow = r.modes
+    bound = overhead_bound_ms(r.interleaved_load())
     slept = {}
     for m, seconds in ((base, sleepy.SLEEP_S), (slow, sleepy_slow.SLEEP_S)):
-        slept[m.label] = _slept_ms(seconds)
-        assert slept[m.label] <= m.step().median <= slept[m.label] + OVERHEAD_MS, (m.label, m.step().median, slept)
+        slept[m.label] = clock.ms(seconds)
+        assert 1e3 * seconds <= m.step().ms <= slept[m.label] + bound, (m.label, m.step().ms, slept, bound)
     ch = judge(r, base, slow)
-    # each step is its sleep plus the same call overhead o, 0 <= o <= OVERHEAD_MS: the ratio
-    # (s6 + o) / (s4 + o) lies between the sleeps' own ratio (o = 0) and o at its bound
+    # each step is its sleep plus the same late wake-up and call overhead o >= 0: the ratio
+    # (6 + o) / (4 + o) is at most the sleeps' own 1.5, and at least that with o at its bound
     s4, s6 = slept[base.label], slept[slow.label]
-    low, high = (s6 + OVERHEAD_MS) / (s4 + OVERHEAD_MS), s6 / s4
-    assert ch.slower and low - 0.02 <= ch.paired.ratio <= high + 0.02, (ch.paired, s4, s6)
+    low, high = (s6 + bound) / (s4 + bound), sleepy_slow.SLEEP_S / sleepy.SLEEP_S
+    assert ch.slower and low - 0.02 <= ch.paired.ratio <= high + 0.02, (ch.paired, s4, s6, bound)
     assert f"sleepy_slow against sleepy, default: {ch.speedup:.2f}x" in proc.stdout
 
 
 @pytest.mark.e2e
 def test_the_time_outside_the_graphs_agrees_with_a_known_sleep(sleepy_compare):
     """The sleep runs outside the compiled graph (``torch.compiler.disable``): the time outside
-    the graphs, from the step and the graph timed in turns in the compile worker, holds the
-    sleep as this test's own clock times it, plus at most the call's own overhead."""
-    proc, run = sleepy_compare
+    the graphs, from the step and the graph timed in turns, holds at least the sleep and at most
+    the sleep as this test's own clock timed it meanwhile (its upper decile: the turns are a
+    stretch of the phase, after the interleaved steps), plus the call's own overhead. A turns'
+    step of 5.95 ms against the phase's 4.11 ms median sleep was seen on a busy machine."""
+    proc, run, clock = sleepy_compare
     assert proc.returncode == 0, proc.stderr[-2000:]
     r = CompareResult.from_dict(json.loads((run / "compare.json").read_text()))
     for m, seconds in zip(r.modes, (sleepy.SLEEP_S, sleepy_slow.SLEEP_S), strict=True):
         s = split_step(m.breakdown)
-        slept = _slept_ms(seconds)
+        slept = clock.high_ms(seconds)
+        bound = overhead_bound_ms(r.interleaved_load(), m.step_load)
         assert s is not None and s.rounds >= 5, m.label  # timed in turns, not across processes
-        assert slept - 0.05 <= s.outside_ms <= slept + OVERHEAD_MS, (m.label, s, slept)
-        assert slept <= s.step_ms <= slept + OVERHEAD_MS, (m.label, s, slept)  # the step it is a share of
+        assert 1e3 * seconds - 0.05 <= s.outside_ms <= slept + bound, (m.label, s, slept, bound)
+        assert 1e3 * seconds <= s.step_ms <= slept + bound, (m.label, s, slept, bound)  # the step it is a share of
         assert m.breakdown.step_turns.graphs == [g.id for g in m.breakdown.graphs]
