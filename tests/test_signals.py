@@ -15,15 +15,20 @@ from pathlib import Path
 
 import pytest
 
+from inductor_bench.core.rundir import TRACE_FILE
 from inductor_bench.runner.batch import BatchItem, run_batch
 from inductor_bench.runner.worker import run_worker
 
 from .conftest import ROOT
 from .processes import alive, children, group_members, start_breakdown
+from .yardstick import seconds_to_import_torch
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
 WORKER = "tests.fault_worker"
-GONE_S = 2.0  # how long a process may take to be gone after its parent is
+# How long a process may take to be gone after its parent is: a deadline on a state waited
+# for, a tenth of the 300 s the stand-in processes would otherwise live, so that it judges
+# whether they end, not how fast a busy machine gets round to ending them.
+GONE_S = 30.0
 
 
 def gone_within(pids: list[int], limit: float = GONE_S) -> bool:
@@ -68,8 +73,11 @@ STOP_SCRIPT = textwrap.dedent("""
 
 @pytest.mark.parametrize("sig,status", [("TERM", 143), ("HUP", 129), ("INT", 130)])
 def test_every_stop_signal_stops_once_and_later_ones_wait(sig, status):
+    # SIGINT at its default, as in a terminal: a parent that ignores it (a background job of a
+    # non-interactive shell, as the suite run beside a busy loop is) would pass that on
     r = subprocess.run([sys.executable, "-c", STOP_SCRIPT.format(first=sig)], capture_output=True,
-                       text=True, cwd=ROOT, timeout=60)
+                       text=True, cwd=ROOT, timeout=60,
+                       preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert r.stdout.splitlines() == [f"stopped by SIG{sig}", "saved after 2 more signals",
                                      f"exit status {status}"], r.stderr
 
@@ -112,7 +120,7 @@ def test_a_child_the_model_started_ends_with_its_worker(tmp_path):
     pidfile = tmp_path / "child.pid"
     out = run_worker(WORKER, {"do": "fork", "pidfile": str(pidfile)}, timeout=60)
     assert out["child"] == read_pid(pidfile)
-    assert gone_within([out["child"]], 0.5)
+    assert gone_within([out["child"]])
 
 
 SWEEP_SCRIPT = textwrap.dedent("""
@@ -140,7 +148,7 @@ def test_a_child_of_a_batch_worker_ends_with_it(tmp_path):
     out = run_batch(WORKER, items, timeout=60, log_path=tmp_path / "w.log")
     kids = [out[f"g{i}"]["child"] for i in range(2)]
     assert kids == [read_pid(tmp_path / f"{i}.pid") for i in range(2)]
-    assert gone_within(kids, 0.5)
+    assert gone_within(kids)
 
 
 def test_a_timed_out_worker_takes_its_session_children_along(tmp_path):
@@ -148,7 +156,7 @@ def test_a_timed_out_worker_takes_its_session_children_along(tmp_path):
     pidfile = tmp_path / "child.pid"
     with pytest.raises(Exception, match="exceeded --timeout 2s"):
         run_worker(WORKER, {"do": "hang", "setsid": True, "pidfile": str(pidfile)}, timeout=2)
-    assert gone_within([read_pid(pidfile)], 0.5)
+    assert gone_within([read_pid(pidfile)])
 
 
 # -- workers die with the process that started them --------------------------------------------
@@ -184,7 +192,13 @@ def test_workers_die_with_a_parent_killed_outright(tmp_path, what):
 
 # -- the tool, stopped by a signal (e2e: compiles models/mlp.py) -------------------------------
 
-STOP_S = 2.0  # from the signal to the exit: kill the worker's group, save, write the report
+def stop_bound_s() -> float:
+    """From the signal to the exit the run kills its workers' groups, saves and writes the
+    report: bounded by twice what starting a process that imports torch takes here now, as
+    loaded as the machine is (1 to 4.4 s were seen for the stop while other processes kept
+    both cores busy). A run that waited for its compile worker instead would take that
+    worker's whole import and compile."""
+    return 2 * seconds_to_import_torch()
 
 
 def the_run(runs: Path) -> Path:
@@ -199,7 +213,8 @@ def test_sigterm_mid_profile_saves_the_finished_graph(tmp_path):
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=60)
     took = time.monotonic() - t0
-    assert p.returncode == 143 and took < STOP_S, (p.returncode, took, err[-2000:])
+    bound = stop_bound_s()
+    assert p.returncode == 143 and took < bound, (p.returncode, took, bound, err[-2000:])
     last = err.splitlines()[-1]
     assert last.startswith("inductor-bench: error: interrupted;") and last.endswith("(by SIGTERM)"), err
     assert "Traceback" not in err
@@ -209,10 +224,24 @@ def test_sigterm_mid_profile_saves_the_finished_graph(tmp_path):
     result = json.loads((run / "breakdown.json").read_text())
     assert result["status"] == "interrupted"
     assert [g["id"] for g in result["graphs"]] == ["0-forward"] and result["graphs"][0]["kernels"]
+    assert not (run / "graphs" / "0-backward" / TRACE_FILE).exists()  # its worker stopped, not waited for
     r = subprocess.run([sys.executable, "-m", "inductor_bench.cli", "report", str(run)],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "interrupted" in r.stdout.lower() and "0-forward" in r.stdout
+
+
+def _standby_dirs(pids: set[int]) -> list[Path]:
+    """The directories of the standby profiling workers among ``pids`` (by their --batch)."""
+    dirs = []
+    for pid in pids:
+        try:
+            args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"--batch" in args:
+            dirs.append(Path(args[args.index(b"--batch") + 1].decode()).parent.parent)
+    return dirs
 
 
 @pytest.mark.e2e
@@ -221,20 +250,17 @@ def test_a_signal_mid_compile_ends_the_standby_worker_too(tmp_path, sig):
     """The profiling worker waits on standby while the model compiles: it goes with the
     compile worker, and so does its directory in /tmp."""
     p, _, below = start_breakdown(tmp_path, "compiling mlp.py", ["--fresh-cache"])
-    standby_dirs = []
-    for pid in below:
-        try:
-            args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"--batch" in args:
-            standby_dirs.append(Path(args[args.index(b"--batch") + 1].decode()).parent.parent)
+    deadline = time.monotonic() + 600
+    while not (standby_dirs := _standby_dirs(below)) and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # it starts beside the compile worker: waited for, not assumed
+        below = children(p.pid)
     assert standby_dirs, "the standby profiling worker should be running"
     t0 = time.monotonic()
     p.send_signal(sig)
     _, err = p.communicate(timeout=60)
     took = time.monotonic() - t0
-    assert p.returncode == 128 + sig and took < STOP_S, (p.returncode, took, err[-2000:])
+    bound = stop_bound_s()
+    assert p.returncode == 128 + sig and took < bound, (p.returncode, took, bound, err[-2000:])
     assert err.splitlines()[-1].endswith(f"(by {signal.Signals(sig).name})"), err
     assert not [w for w in below if alive(w)] and not group_members(below)
     assert not any(d.exists() for d in standby_dirs)
