@@ -71,5 +71,8 @@ def start_breakdown(runs: Path, marker: str, extra: list[str]) -> tuple[subproce
     assert marker in seen, seen
     time.sleep(0.5)
     below = children(p.pid)
+    while not below and p.poll() is None and time.monotonic() < deadline:  # a busy machine starts it late
+        time.sleep(0.02)
+        below = children(p.pid)
     assert below, "a worker should be running"
     return p, seen, below
