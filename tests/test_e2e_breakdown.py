@@ -21,6 +21,7 @@ from inductor_bench.render import format as fmt
 from inductor_bench.runner.profile import AGREE_WINDOWS, DEFAULT_WINDOWS, windows_agree
 
 from .conftest import MODELS, run_breakdown_cached
+from .steady_rule import kept_iterations
 
 pytestmark = pytest.mark.e2e
 # How close the tool's kernel time must be to an independent profiler measurement (issue #2).
@@ -49,7 +50,10 @@ def check_breakdown(result, run_dir: Path, err) -> None:
         assert g.window == min(range(n), key=lambda i: g.windows_ms[i])
         # the kept window's figure on the worker's clock and the trace's: the same policy
         assert g.wall_ms == pytest.approx(g.windows_ms[g.window], rel=0.05, abs=0.02)
-        assert g.wall_ms == pytest.approx(steady_mean(g.wall_samples_ms), rel=1e-12)
+        idle = [w - b for w, b in zip(g.wall_samples_ms, g.busy_samples_ms, strict=True)]
+        kept = kept_iterations(g.wall_samples_ms, [k.samples_ms for k in g.kernels] + [idle])
+        assert g.left_out == sorted(set(range(g.iterations)) - set(kept))
+        assert g.wall_ms == pytest.approx(sum(g.wall_samples_ms[i] for i in kept) / len(kept), rel=1e-12)
         with gzip.open(run_dir / g.trace) as f:
             trace = json.load(f)
         assert trace["traceEvents"]
