@@ -109,7 +109,7 @@ def left_out(r: BreakdownResult) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="mlp,densenet")
-    ap.add_argument("--kinds", default="busy,stall")
+    ap.add_argument("--kinds", default="quiet,busy,stall", help="quiet: a second quiet run (the machine's own run-to-run floor)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--inference", action="store_true", help="inference instead of --train")
     ap.add_argument("--out", type=Path, default=Path("/tmp/inductor-bench-disturbance"))
