@@ -182,7 +182,8 @@ def _cache_link(tmp: Path):
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp)}
     p = cli("breakdown", str(MLP), "--device", "cpu", "--runs-dir", str(tmp / "runs"), env=env)
     lines = [ln for ln in p.stderr.splitlines() if not ln.startswith("note:")]
-    return p.returncode == 74 and len(lines) == 1, f"exit {p.returncode}: {lines[-1][:160] if lines else ''}"
+    ok = p.returncode == 2 and len(lines) == 1 and "is a symbolic link" in lines[0]
+    return ok, f"exit {p.returncode}: {lines[-1][:160] if lines else ''}"
 
 
 @probe("read-only --out (tmpfs, root)")
