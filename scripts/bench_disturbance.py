@@ -83,11 +83,18 @@ def judge(quiet: Figures, seen: Figures) -> dict[str, object]:
     """The worst relative difference of each kind of figure, and whether the top-5 order held."""
     q_top = top(quiet)
     graph = max((off(v, seen.graphs.get(k, 0.0)) for k, v in quiet.graphs.items()), default=0.0)
-    share = max((off(v, seen.shares.get(c, 0.0)) for c, v in quiet.shares.items() if v >= 0.02), default=0.0)
+    shares = [off(v, seen.shares.get(c, 0.0)) for c, v in quiet.shares.items() if v >= 0.02]
+    share = max(shares, default=0.0)
     kern = max((off(quiet.kernels[k], seen.kernels.get(k, 0.0)) for k in q_top), default=0.0)
     order = top(seen) == q_top
     met = graph <= GOAL and share <= GOAL and kern <= GOAL and order
     return {"graph": graph, "share": share, "top5": kern, "order": order, "met": met}
+
+
+def row(j: dict[str, object]) -> str:
+    """One judgement's cells: graph, share, top-5, order."""
+    order = "kept" if j["order"] else "CHANGED"
+    return f"{j['graph']:.1%} | {j['share']:.1%} | {j['top5']:.1%} | {order}"
 
 
 def breakdown(model: str, out: Path, kind: str, train: bool, seed: int) -> BreakdownResult:
@@ -95,9 +102,10 @@ def breakdown(model: str, out: Path, kind: str, train: bool, seed: int) -> Break
            "--out", str(out)] + (["--train"] if train else [])
     with disturb(kind, seed=seed):
         p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-    (out.parent / f"{out.name}.log").write_text(f"$ {' '.join(cmd)}\n{p.stdout}\n{p.stderr}")
+    log = out.parent / f"{out.name}.log"
+    log.write_text(f"$ {' '.join(cmd)}\n{p.stdout}\n{p.stderr}")
     if p.returncode != 0:
-        raise RunFailed(f"{model} {kind} exited with {p.returncode} (log: {out.parent / (out.name + '.log')})")
+        raise RunFailed(f"{model} {kind} exited with {p.returncode} (log: {log})")
     return load_breakdown(out)
 
 
@@ -109,7 +117,8 @@ def left_out(r: BreakdownResult) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="mlp,densenet")
-    ap.add_argument("--kinds", default="quiet,busy,stall", help="quiet: a second quiet run (the machine's own run-to-run floor)")
+    ap.add_argument("--kinds", default="quiet,busy,stall",
+                    help="quiet: a second quiet run (the machine's own run-to-run floor)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--inference", action="store_true", help="inference instead of --train")
     ap.add_argument("--out", type=Path, default=Path("/tmp/inductor-bench-disturbance"))
@@ -117,7 +126,8 @@ def main() -> int:
     opts.out.mkdir(parents=True, exist_ok=True)
     models, kinds = opts.models.split(","), opts.kinds.split(",")
     threads = os.environ.get("OMP_NUM_THREADS", "default")
-    print(f"OMP_NUM_THREADS={threads}, {opts.rounds} round(s), goal: within {GOAL:.0%} of quiet, top-{TOP} order kept\n")
+    print(f"OMP_NUM_THREADS={threads}, {opts.rounds} round(s), goal: within {GOAL:.0%} of quiet, "
+          f"top-{TOP} order kept\n")
     print("| round | model | disturbance | left out | graph | share | top-5 | order | goal "
           "| plain mean: graph | share | top-5 | order |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -132,10 +142,8 @@ def main() -> int:
                     new = judge(figures(quiet, False), figures(seen, False))
                     old = judge(figures(quiet, True), figures(seen, True))
                     all_met &= bool(new["met"])
-                    print(f"| {rnd} | {model} | {kind} | {left_out(seen)} | {new['graph']:.1%} | "
-                          f"{new['share']:.1%} | {new['top5']:.1%} | {'kept' if new['order'] else 'CHANGED'} | "
-                          f"{'met' if new['met'] else 'MISSED'} | {old['graph']:.1%} | {old['share']:.1%} | "
-                          f"{old['top5']:.1%} | {'kept' if old['order'] else 'CHANGED'} |", flush=True)
+                    print(f"| {rnd} | {model} | {kind} | {left_out(seen)} | {row(new)} | "
+                          f"{'met' if new['met'] else 'MISSED'} | {row(old)} |", flush=True)
     except RunFailed as e:
         print(f"run failed: {e}", file=sys.stderr)
         return 2
