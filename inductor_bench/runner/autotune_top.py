@@ -18,17 +18,15 @@ from ..core import errors
 from ..core.autotune import match_kernels
 from ..core.devices import backend
 from ..core.results import BreakdownResult, KernelRetuning, Recompile
-from ..core.rundir import AUTOTUNE_DIR, LOGS_DIR
+from ..core.rundir import AUTOTUNE_DIR
 from ..core.stats import summarize
 from ..core.vocab import CompileMode
 from ..core.workload import FACTORY_KIND, WorkloadOptions, file_kind
-from .capture import inductor_env
-from .compare import TIMER_WORKER, CompareRun
+from .compare import CompareRun
 from .kernelbench import autotune_top_kernels
 from .pipeline import run_breakdown
 from .rundir import save_result
 from .settings import RunSettings
-from .worker import run_worker
 
 
 def add_autotune_top(
@@ -104,18 +102,9 @@ def _time_both(
         {"options": dataclasses.replace(opts, mode=mode).to_dict(), "cache_dir": cache}
         for mode, cache in zip((opts.mode, CompileMode.MAX_AUTOTUNE), caches, strict=True)
     ]
-    run = CompareRun(settings=settings)
     try:
-        with settings.progress.phase("timing both steps interleaved") as ph:
-            data = run_worker(
-                TIMER_WORKER,
-                run.timer_request(sides, base.device),
-                timeout=settings.timeout,
-                env=inductor_env(Path(caches[0])),
-                log_path=run_dir / LOGS_DIR / "timer.log",
-                echo=settings.echo,
-            )
-            ph["done"] = f"{max(len(b) for b in data['blocks'])} rounds"
+        run = CompareRun(settings=settings)
+        data = run.time_sides(sides, base.device, run_dir, "timing both steps interleaved")
     except errors.BenchError as e:
         rec.step_note = f"the two runs' graph walls added up (interleaved timing failed: {e})"[:300]
         return

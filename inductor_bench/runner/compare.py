@@ -35,6 +35,9 @@ DEFAULT_REPEAT = None  # --repeat N: exactly N calls instead of the budget
 WARMUP_STEPS = 3
 
 
+TIMER_WORKER = "inductor_bench.runner.timer"
+
+
 @dataclass
 class CompareRun:
     """Settings of one comparison, shared by every mode."""
@@ -59,6 +62,24 @@ class CompareRun:
             min_steps=self.settings.min_steps + WARMUP_STEPS,
         )
 
+    def time_sides(
+        self, sides: list[dict[str, Any]], device: str, run_dir: Path, label: str
+    ) -> dict[str, Any]:
+        """Every side timed interleaved in one timing worker (``runner/timer.py``), under a
+        progress phase named ``label``; its log in ``run_dir``. Raises ``BenchError``."""
+        first = sides[0].get("cache_dir")
+        with self.settings.progress.phase(label) as ph:
+            data = run_worker(
+                TIMER_WORKER,
+                self.timer_request(sides, device),
+                timeout=self.settings.timeout,
+                env=inductor_env(Path(first)) if first else None,
+                log_path=run_dir / LOGS_DIR / "timer.log",
+                echo=self.settings.echo,
+            )
+            ph["done"] = f"{max(len(b) for b in data['blocks'])} rounds"
+        return data
+
     def timer_request(self, sides: list[dict[str, Any]], device: str) -> dict[str, Any]:
         """The request of the timing worker (``runner/timer.py``): every side, the budget
         per side (or exactly ``repeat`` calls each)."""
@@ -73,7 +94,7 @@ class CompareRun:
         }
 
 
-TIMER_WORKER = "inductor_bench.runner.timer"
+
 
 
 def _execution_order(modes: list[str]) -> list[str]:
@@ -280,20 +301,10 @@ def _time_interleaved(
     and the comparison says why."""
     if len(sides) < 2:
         return
-    first = sides[0][1]
-    request = run.timer_request([spec for _, spec in sides], result.device)
     budget = f"{run.repeat} calls" if run.repeat is not None else f"{run.step_budget_s:g} s"
     try:
-        with run.settings.progress.phase(f"timing {len(sides)} columns interleaved ({budget} each)") as ph:
-            data = run_worker(
-                TIMER_WORKER,
-                request,
-                timeout=run.settings.timeout,
-                env=inductor_env(Path(first["cache_dir"])) if first.get("cache_dir") else None,
-                log_path=run_dir / LOGS_DIR / "timer.log",
-                echo=run.settings.echo,
-            )
-            ph["done"] = f"{max(len(b) for b in data['blocks'])} rounds"
+        data = run.time_sides([spec for _, spec in sides], result.device, run_dir,
+                              f"timing {len(sides)} columns interleaved ({budget} each)")
     except BenchError as e:
         result.errors.append(f"interleaved timing: {_first_line(e)}; each column's own samples are used")
         return
