@@ -158,8 +158,8 @@ SLOWDOWN_REASONS = {
 
 @dataclass(frozen=True)
 class GpuReading:
-    """One reading of a GPU (``nvidia-smi``): the compute processes on it, its SM clock and
-    the clock-event reasons active at that moment."""
+    """One reading of a GPU (NVML, or ``nvidia-smi`` without it): the compute processes on it,
+    its SM clock and the clock-event reasons active at that moment."""
 
     others: int  # compute processes on the device besides ours
     sm_mhz: float | None
@@ -179,10 +179,19 @@ class GpuReading:
         if len(cells) != 3:
             raise ValueError(f"not a clocks reading: {first!r}")
         pids = [int(ln.split(",")[0]) for ln in apps_csv.splitlines() if ln.strip()[:1].isdigit()]
+        return cls.of(pids, own_pid, ours, _number(cells[0]), _number(cells[1]),
+                      int(cells[2], 16) if cells[2].lower().startswith("0x") else 0)
+
+    @classmethod
+    def of(cls, pids: Iterable[int], own_pid: int, ours: Iterable[int], sm_mhz: float | None,
+           sm_max_mhz: float | None, reasons: int) -> GpuReading:
+        """From the pids of the device's compute processes (NVML's list, or nvidia-smi's), the
+        SM clocks and the clock-event bitmask; ``ours`` and a container's stand-in for our own
+        pid are not counted, as in ``parse``."""
+        pids = list(pids)
         own = {own_pid, *ours}
         others = len([p for p in pids if p not in own]) if own_pid in pids else max(0, len(pids) - 1)
-        return cls(others=others, sm_mhz=_number(cells[0]), sm_max_mhz=_number(cells[1]),
-                   reasons=int(cells[2], 16) if cells[2].lower().startswith("0x") else 0)
+        return cls(others=others, sm_mhz=sm_mhz, sm_max_mhz=sm_max_mhz, reasons=reasons)
 
     def slowdown(self) -> str:
         """The active slowdowns and the clock they left, or "" when none is active."""

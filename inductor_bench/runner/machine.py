@@ -1,6 +1,7 @@
 """Readings of the machine around a measurement (``core/load.py`` says what they mean): the
-CPU counters of ``/proc/stat``, and on a device with a monitor command (``nvidia-smi``) its
-compute processes and clock; and the processes below one (psutil), which the tool stops."""
+CPU counters of ``/proc/stat``, and on a GPU its compute processes and clock, through NVML
+(``runner/nvml.py``), or the monitor command (``nvidia-smi``) where nvidia-ml-py is not
+installed; and the processes below one (psutil), which the tool stops."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ import subprocess
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import psutil
 
 from ..core.devices import backend
 from ..core.load import CpuCounters, GpuReading, Load, load_between
+from . import nvml as nvml_reader
 
 PROC_STAT = Path("/proc/stat")
 
@@ -58,12 +61,23 @@ MONITOR_TIMEOUT_S = 5.0
 _REASON_FIELDS = ("clocks_event_reasons.active", "clocks_throttle_reasons.active")
 
 
-def device_reading(device: str, device_id: str | None, ours: Iterable[int] = ()) -> GpuReading | None:
+def device_reading(
+    device: str, device_id: str | None, ours: Iterable[int] = (), nvml: Any | None = None
+) -> GpuReading | None:
     """The device's compute processes and clock now (``ours``: pids of the run's other workers,
-    not counted as others); None on the host, without the monitor command, or when it fails
+    not counted as others), through NVML (``nvml``: pynvml or a stand-in; default the installed
+    one), else the monitor command; None on the host, without either, or when the reading fails
     (a reading is an addition: it never stops a measurement)."""
     tool = backend(device).monitor
-    if tool is None or device_id is None or shutil.which(tool) is None:
+    if tool is None or device_id is None:
+        return None
+    lib = nvml if nvml is not None else nvml_reader.library()
+    if lib is not None:
+        try:
+            return nvml_reader.reading(lib, device_id, os.getpid(), ours)
+        except Exception:  # NVMLError and its subclasses, a stand-in's own
+            return None
+    if shutil.which(tool) is None:
         return None
     try:
         clocks = None
