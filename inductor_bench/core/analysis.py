@@ -87,7 +87,7 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
         g.attribution = f"source attribution failed: {type(e).__name__}: {e}"[:300]
     pipelined = gdir / PIPELINED_TRACE_FILE
     if backend(g.device).timeline == DEVICE and pipelined.exists():
-        g.pipelined = analyze_pipelined(load_for_analysis(pipelined))
+        g.pipelined = analyze_pipelined(load_for_analysis(pipelined), response.get("pipelined_plain"))
         g.pipelined_trace = str(pipelined.relative_to(run_dir))
     return g
 

@@ -19,10 +19,21 @@ divided by the iterations), the wall time per iteration of the pipelined run, an
 time spent launching one iteration. When the device is idle for more than
 ``LAUNCH_BOUND_IDLE`` of a pipelined run, the GPU waits on the CPU: the step is
 launch-bound, and CUDA graphs (mode ``reduce-overhead``) or larger fusions are the fix.
+
+The profiler makes launching dearer: it adds its CUPTI callbacks to every launch, and torch
+(2.11 at least) wraps every Triton launch in a ``_RecordFunctionFast`` of its own under it. A
+profiled run therefore idles the device longer than the model would, and read alone the
+verdict leans to launch-bound. So the worker also launches the same iterations back to back
+without the profiler and times them on the host clock (``time_back_to_back``: the wall from
+the first launch to the end of the sync, and each iteration's launches), and the verdict
+compares the device's busy time (kernel durations, which the profiler does not lengthen)
+with that plain wall. The profiled launch time less the plain one is the profiler's own cost
+per iteration, reported beside it.
 """
 
 from __future__ import annotations
 
+import statistics
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -83,18 +94,73 @@ class PipelinedRun:
     launch_ms: float  # CPU time to launch one iteration (its marker's duration; the steady mean)
     events_per_iteration: list[int]  # device events launched by each iteration
     unattributed: int  # device events launched outside every iteration marker
+    # the same iterations launched back to back without the profiler (host clock), per iteration
+    plain_wall_ms: float | None = None
+    plain_launch_ms: float | None = None
 
     @property
     def busy_pct(self) -> float:
+        """Busy % of the profiled run: busy and wall from the same trace."""
         return 100.0 * self.busy_ms / self.wall_ms if self.wall_ms > 0 else 0.0
 
     @property
+    def verdict_wall_ms(self) -> float:
+        """The wall the verdict reads: the unprofiled run's where it was timed."""
+        return self.plain_wall_ms if self.plain_wall_ms else self.wall_ms
+
+    @property
+    def idle_share(self) -> float:
+        """The share of the run in which the device waited, by the verdict's wall; the device's
+        busy time is the profiled run's (kernel durations), never above the wall it ran in, so a
+        plain wall shorter than it (spread between the two runs) reads as no idle time."""
+        wall = self.verdict_wall_ms
+        return max(0.0, 1.0 - self.busy_ms / wall) if wall > 0 else 0.0
+
+    @property
     def launch_bound(self) -> bool:
-        return self.wall_ms > 0 and 1.0 - self.busy_ms / self.wall_ms > LAUNCH_BOUND_IDLE
+        return self.verdict_wall_ms > 0 and self.idle_share > LAUNCH_BOUND_IDLE
+
+    @property
+    def profiler_launch_ms(self) -> float | None:
+        """What the profiler added to launching one iteration (profiled less plain launch time)."""
+        return self.launch_ms - self.plain_launch_ms if self.plain_launch_ms is not None else None
 
 
-def analyze_pipelined(trace: Trace) -> PipelinedRun:
-    """Read a pipelined session's trace (see the module docstring)."""
+# Rounds of the unprofiled timing: the median round's figures are kept.
+PLAIN_ROUNDS = 3
+
+
+def time_back_to_back(
+    launch: Callable[[], object],
+    sync: Callable[[], object],
+    iterations: int,
+    clock: Callable[[], float],
+    rounds: int = PLAIN_ROUNDS,
+) -> dict[str, float]:
+    """Launch ``iterations`` iterations back to back with one ``sync`` at the end, ``rounds``
+    times, without any profiler, on ``clock`` (seconds; the worker passes ``time.perf_counter``):
+    per iteration, the wall from the first launch to the sync's return, and the host time spent
+    in ``launch`` (each round's steady mean, ``core/steady.py``). Returns the round of the
+    median wall, in milliseconds: ``{"wall_ms", "launch_ms"}``. Pure: the callables bring the
+    device."""
+    found = []
+    for _ in range(max(1, rounds)):
+        spans = []
+        start = clock()
+        for _ in range(iterations):
+            t0 = clock()
+            launch()
+            spans.append(clock() - t0)
+        sync()
+        wall = clock() - start
+        found.append((wall / iterations * 1e3, steady_mean(spans) * 1e3))
+    wall_ms, launch_ms = next(x for x in found if x[0] == statistics.median_low([w for w, _ in found]))
+    return {"wall_ms": wall_ms, "launch_ms": launch_ms}
+
+
+def analyze_pipelined(trace: Trace, plain: dict[str, float] | None = None) -> PipelinedRun:
+    """Read a pipelined session's trace (see the module docstring); ``plain``: the same
+    iterations timed without the profiler (``time_back_to_back``), where the worker ran them."""
     runs = _annotations(trace, lambda n: n == PIPELINED_RUN)
     markers = _annotations(trace, lambda n: n == PIPELINED_ITERATION)
     if len(runs) != 1 or not markers:
@@ -112,7 +178,14 @@ def analyze_pipelined(trace: Trace) -> PipelinedRun:
         launch_ms=steady_mean([m.dur for m in markers]) / US_PER_MS,
         events_per_iteration=[len(evs) for evs in att.per_iteration],
         unattributed=att.unattributed,
+        plain_wall_ms=_number(plain, "wall_ms"),
+        plain_launch_ms=_number(plain, "launch_ms"),
     )
+
+
+def _number(d: dict[str, float] | None, key: str) -> float | None:
+    v = (d or {}).get(key)
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else None
 
 
 def busy_in_window(per_iteration: list[list[Event]], start: float, end: float) -> float:

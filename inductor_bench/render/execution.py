@@ -59,10 +59,19 @@ def _pipelined(doc: Doc, r: BreakdownResult) -> None:
     gs = [g for g in r.measured() if g.pipelined is not None]
     if not gs:
         return
+    plain = any(g.pipelined is not None and g.pipelined.plain_wall_ms for g in gs)
     rows = []
     for g in gs:
         p = g.pipelined
         assert p is not None
+        if plain:  # the verdict's wall is the unprofiled run's; the profiled one beside it
+            cost = p.profiler_launch_ms
+            busy = fmt.pct(100.0 * (1 - p.idle_share))
+            rows.append([g.id, fmt.ms(p.verdict_wall_ms), fmt.ms(p.busy_ms), busy,
+                         fmt.ms(p.plain_launch_ms) if p.plain_launch_ms is not None else "-",
+                         fmt.ms(p.wall_ms), fmt.ms(cost) if cost is not None else "-", fmt.pct(g.busy_pct),
+                         LAUNCH_BOUND if p.launch_bound else DEVICE_BOUND])
+            continue
         rows.append(
             [
                 g.id,
@@ -75,11 +84,19 @@ def _pipelined(doc: Doc, r: BreakdownResult) -> None:
             ]
         )
     doc.heading("Pipelined step (iterations launched back to back, one sync at the end)")
-    doc.table(
-        rows,
-        ["graph", "ms / iter", "busy ms", "busy", "launch ms", "busy (synced)", "verdict"],
-        ("left", "right", "right", "right", "right", "right", "left"),
-    )
+    if plain:
+        doc.table(
+            rows,
+            ["graph", "ms / iter", "busy ms", "busy", "launch ms", "profiled ms / iter",
+             "profiler's launch ms", "busy (synced)", "verdict"],
+            ("left", "right", "right", "right", "right", "right", "right", "right", "left"),
+        )
+    else:
+        doc.table(
+            rows,
+            ["graph", "ms / iter", "busy ms", "busy", "launch ms", "busy (synced)", "verdict"],
+            ("left", "right", "right", "right", "right", "right", "left"),
+        )
     bound = [g.id for g in gs if g.pipelined is not None and g.pipelined.launch_bound]
     text = (
         "busy = the device's busy time in a run of back-to-back iterations, each kernel given to "
@@ -87,6 +104,11 @@ def _pipelined(doc: Doc, r: BreakdownResult) -> None:
         f"{LAUNCH_BOUND} = the device idles more than {100 * LAUNCH_BOUND_IDLE:.0f}% of the run, "
         "waiting on the CPU."
     )
+    if plain:
+        text += (
+            " ms / iter and launch ms are the same iterations timed without the profiler, which adds "
+            "its own cost to every launch (profiler's launch ms): the verdict does not count it."
+        )
     if bound:
         text += (
             f" {', '.join(bound)}: launch-bound — mode reduce-overhead (CUDA graphs) "
