@@ -20,7 +20,7 @@ try:  # typer 0.2x carries its own copy of click, and raises its exceptions
 except ImportError:  # older typer runs on click itself
     from click.exceptions import ClickException
 
-from .commands import analyze, breakdown, compare, diff, kernel, report
+from .commands import analyze, breakdown, compare, diff, kernel, report, sweep
 from .commands.options import Settings
 from .core.errors import BenchError, Interrupted, UsageError
 from .runner import stop
@@ -36,7 +36,8 @@ app = typer.Typer(
 )
 
 for command in (
-    breakdown.breakdown, report.report, analyze.analyze, kernel.kernel, compare.compare, diff.diff
+    breakdown.breakdown, report.report, analyze.analyze, kernel.kernel, compare.compare, diff.diff,
+    sweep.sweep,
 ):
     app.command()(command)
 

@@ -1,0 +1,277 @@
+"""`inductor-bench sweep MODEL.py ... --modes default,max-autotune --out DIR`: a zoo of models,
+each compared across the modes as one job (one device each), on this machine, a Ray cluster or
+Slurm; one table of speedups, the geomean per mode, and a gate against a baseline sweep."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ..core.compare import DEFAULT_MODES, parse_modes
+from ..core.devices import AUTO, HOST_BACKEND
+from ..core.errors import BenchError, Interrupted, NotComparable, RegressionFound, UsageError, WorkerError
+from ..core.rundir import HTML_REPORT_FILE, REPORT_FILE
+from ..core.sweep import Cell, CellStatus, Sweep, new_sweep, parse_shard, progress_line
+from ..core.sweep_table import SweepTable, build_table, gate
+from ..core.vocab import CompileMode
+from ..core.workload import FACTORY_KIND, file_kind
+from ..render.doc import HTML
+from ..render.format import pct
+from ..render.sweep import render_sweep
+from ..render.sweep_html import render_sweep_html
+from ..runner.compare import STEP_BUDGET_S, model_names
+from ..runner.profile import DEFAULT_WINDOWS
+from ..runner.rundir import now, write_atomic
+from ..runner.sweep_exec import Executor, LocalExecutor, local_slots
+from ..runner.sweep_run import load_results, load_sweep, run_sweep
+from ..runner.worker import DEFAULT_TIMEOUT_S
+from . import options as o
+from .compare import MODES_HELP, NoEager, Repeat, StepBudget, WarmCache
+from .output import emit, write_html
+from .sweep_options import (
+    Baseline,
+    ExecutorKind,
+    ExecutorOpt,
+    FailOnRegression,
+    JobTimeout,
+    Models,
+    Out,
+    RayAddress,
+    Shard,
+    SlurmCluster,
+    SlurmClusterOpt,
+    SlurmOpt,
+    SlurmPartition,
+    SlurmTime,
+    compare_args,
+)
+
+
+def sweep(
+    ctx: typer.Context,
+    model: Models,
+    out: Out,
+    modes: Annotated[str, typer.Option("--modes", help=MODES_HELP)] = ",".join(DEFAULT_MODES),
+    executor: ExecutorOpt = ExecutorKind.local,
+    shard: Shard = None,
+    device: o.Device = AUTO,
+    train: o.Train = False,
+    dtype: o.Dtype = "float32",
+    autocast: o.Autocast = False,
+    batch_size: o.BatchSize = None,
+    freezing: o.Freezing = False,
+    no_eager: NoEager = False,
+    repeat: Repeat = None,
+    step_budget: StepBudget = STEP_BUDGET_S,
+    iterations: o.Iterations = None,
+    windows: o.Windows = DEFAULT_WINDOWS,
+    timeout: o.Timeout = DEFAULT_TIMEOUT_S,
+    warm_cache: WarmCache = False,
+    job_timeout: JobTimeout = None,
+    baseline: Baseline = None,
+    fail_on_regression: FailOnRegression = None,
+    ray_address: RayAddress = None,
+    slurm_partition: SlurmPartition = None,
+    slurm_time: SlurmTime = None,
+    slurm_opt: SlurmOpt = None,
+    slurm_cluster: SlurmClusterOpt = SlurmCluster.slurm,
+    json_out: o.JsonOut = None,
+    fmt: o.FormatOpt = o.Format.text,
+    html_out: o.HtmlOut = None,
+) -> None:
+    """Compare every MODEL across the modes, one job per model on one device each, and report
+    the zoo as one table: speedup over eager with its interval, busy %, top category and
+    compile time per model and mode, and the geomean speedup per mode. The same command again
+    skips the finished cells and retries the others.
+
+    Exit status: 0; 4 when a job failed, timed out or was killed (its cell says why; run the
+    same command again to retry it); with --fail-on-regression, 1 for a regression and 5 when a
+    model or mode was measured on one side only; 2 for bad input; 128 + the signal when stopped.
+    """
+    if fail_on_regression is not None and baseline is None:
+        raise UsageError("--fail-on-regression needs --baseline OLD_DIR (the sweep to judge against)")
+    o.check_timeout(timeout)
+    old = _baseline(baseline)
+    args = compare_args(
+        train,
+        dtype,
+        autocast,
+        batch_size,
+        freezing,
+        no_eager,
+        repeat,
+        step_budget,
+        iterations,
+        windows,
+        timeout,
+        warm_cache,
+    )
+    plan = _plan(
+        model,
+        modes,
+        no_eager,
+        device,
+        train,
+        dtype,
+        autocast,
+        batch_size,
+        freezing,
+        args,
+        shard,
+        executor.value,
+    )
+    make = _executor_factory(
+        executor, device, out, ray_address, slurm_cluster, (slurm_partition, slurm_time, slurm_opt or [])
+    )
+    stopped: BaseException | None = None
+    try:
+        done = run_sweep(
+            out,
+            plan,
+            make,
+            on_event=_print_event(executor),
+            timeout_s=job_timeout,
+            shared_marker=executor is not ExecutorKind.local,
+        )
+    except KeyboardInterrupt as e:
+        stopped, done = e, load_sweep(out.absolute())
+    table = build_table(done, load_results(out.absolute(), done))
+    if old is not None:
+        table.gate = gate(
+            load_results(baseline.absolute(), old),
+            load_results(out.absolute(), done),
+            fail_on_regression if fail_on_regression is not None else 0.0,
+        )
+    _write_reports(out, table)
+    emit(render_sweep(table, "json"), lambda f: document(table, f), fmt, json_out, html_out, links=out)
+    failure = _exit_error(table, stopped, fail_on_regression, out)
+    if failure is not None:
+        raise failure
+
+
+def _baseline(path: Path | None) -> Sweep | None:
+    if path is None:
+        return None
+    old = load_sweep(path.absolute()) if path.is_dir() else None
+    if old is None:
+        raise UsageError(f"--baseline {path}: not a sweep's directory (no sweep.json)")
+    return old
+
+
+def _plan(
+    models: list[Path],
+    modes: str,
+    no_eager: bool,
+    device: str,
+    train: bool,
+    dtype: str,
+    autocast: bool,
+    batch_size: int | None,
+    freezing: bool,
+    args: list[str],
+    shard: str | None,
+    executor: str,
+) -> Sweep:
+    mode_list = [m for m in parse_modes(modes, eager=not no_eager) if m != CompileMode.EAGER]
+    for m in models:
+        o.workload_options(m, device, train, dtype, autocast, CompileMode.DEFAULT, batch_size, freezing)
+        if file_kind(m) != FACTORY_KIND:
+            raise UsageError(f"{m}: sweep needs a make_workload() factory, as compare does")
+    paths = [str(m.resolve()) for m in models]
+    if len(set(paths)) != len(paths):
+        raise UsageError("a model file is given twice: each is one cell of the sweep")
+    return new_sweep(
+        paths,
+        model_names(paths),
+        mode_list,
+        args,
+        device=device,
+        shard=parse_shard(shard),
+        executor=executor,
+        created=now(),
+    )
+
+
+def _executor_factory(
+    kind: ExecutorKind, device: str, out: Path, ray_address: str | None, cluster: SlurmCluster, slurm: tuple
+) -> object:
+    """A function making the executor (only called when a cell is left to run)."""
+
+    def make() -> Executor:
+        if kind is ExecutorKind.ray:
+            import logging
+
+            from ..runner.sweep_exec_ray import RayExecutor
+
+            return RayExecutor(device, ray_address, logging_level=logging.WARNING)
+        if kind is ExecutorKind.slurm:
+            from ..runner.sweep_exec_slurm import SlurmExecutor, slurm_params
+
+            local = cluster is SlurmCluster.local
+            return SlurmExecutor(
+                out.absolute() / ".submitit",
+                gpu=device != HOST_BACKEND.name,
+                cluster=cluster.value,
+                slots=local_slots(device) if local else None,
+                params=slurm_params(*slurm),
+            )
+        return LocalExecutor(local_slots(device))
+
+    return make
+
+
+def _print_event(kind: ExecutorKind):
+    def on_event(what: str, cell: Cell | None, sweep: Sweep) -> None:
+        if what == "plan":
+            left = len(sweep.unfinished())
+            line = (
+                f"sweep: {len(sweep.cells)} models x {len(sweep.modes)} modes, "
+                f"{len(sweep.cells) - left} done before, {left} to run on the {kind.value} executor"
+            )
+        elif what == "start":
+            where = f" on {cell.where}" if cell.where else ""
+            tries = f" (attempt {cell.attempts})" if cell.attempts > 1 else ""
+            line = f"sweep: {cell.model} started{where}{tries}; {progress_line(sweep)}"
+        else:
+            why = f": {cell.reason}" if cell.reason and cell.status != CellStatus.DONE else ""
+            took = f" in {cell.seconds:.1f} s" if cell.seconds is not None else ""
+            line = f"sweep: {cell.model} {cell.status}{why}{took}; {progress_line(sweep)}"
+        print(line, file=sys.stderr, flush=True)
+
+    return on_event
+
+
+def document(table: SweepTable, fmt: str) -> str:
+    """The sweep's report in ``fmt`` (text, markdown, html, json)."""
+    return render_sweep_html(table) if fmt == HTML else render_sweep(table, fmt)
+
+
+def _write_reports(out: Path, table: SweepTable) -> None:
+    write_atomic(out / REPORT_FILE, render_sweep(table))
+    write_html(out / HTML_REPORT_FILE, render_sweep_html(table), out)
+
+
+def _exit_error(
+    table: SweepTable, stopped: BaseException | None, threshold: float | None, out: Path
+) -> BenchError | None:
+    if stopped is not None:
+        return Interrupted(
+            f"sweep stopped; the finished cells are saved in {out} (the same command resumes it)"
+        )
+    g = table.gate
+    if g is not None and g.regressions:
+        what = ", ".join(f"{r.model}:{r.mode} {pct(r.rel_pct, signed=True)}" for r in g.regressions)
+        return RegressionFound(f"significant step-time regression above {threshold:g}%: {what}")
+    if g is not None and g.unmeasured:
+        return NotComparable(f"no verdict: {'; '.join(g.unmeasured)}")
+    bad = table.sweep.unfinished()
+    if bad:
+        return WorkerError(
+            f"{len(bad)} of {len(table.sweep.cells)} models did not finish "
+            f"({', '.join(f'{c.model}: {c.status}' for c in bad)}); "
+            "the same command retries them"
+        )
+    return None

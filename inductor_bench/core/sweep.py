@@ -1,0 +1,233 @@
+"""A sweep: a zoo of model files, each compared across the same compile modes, one job per
+model (pure; no torch).
+
+The grid is the model files by the modes; a **cell** is one model's ``compare`` across all the
+modes (interleaved in one process, so its verdicts hold), run as one job on one device. The
+sweep's directory holds ``sweep.json`` (this module's ``Sweep``: the grid, the options every
+job got, each cell's status) and one compare run directory per attempt of a cell. The same
+sweep run again skips the cells that are done and retries the others; a directory that holds
+another sweep is refused. ``runner/sweep_run.py`` runs the jobs; ``core/sweep_table.py`` reads
+their results.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from .errors import ResultError, UsageError
+
+SWEEP_SCHEMA = "inductor-bench/sweep"
+SWEEP_SCHEMA_VERSION = 1
+SWEEP_FILE = "sweep.json"
+LOGS_DIR = "logs"  # each attempt's console output: logs/<run dir>.log
+
+
+class CellStatus:
+    """Of one cell (one model's compare job)."""
+
+    PENDING = "pending"  # not run yet (or left when the sweep was stopped)
+    RUNNING = "running"  # started; a sweep that finds it so was itself killed: retried
+    DONE = "done"  # the compare exited 0
+    FAILED = "failed"  # the compare exited with an error (its one line is the reason)
+    TIMEOUT = "timeout"  # ran past --job-timeout and was killed
+    KILLED = "killed"  # ended by a signal it did not handle (SIGKILL: the OOM killer, kill -9)
+    INTERRUPTED = "interrupted"  # stopped with the sweep (Ctrl-C, SIGTERM), what it measured saved
+    UNFINISHED = (PENDING, RUNNING, FAILED, TIMEOUT, KILLED, INTERRUPTED)
+
+
+# A compare stopped by a signal it handles exits 128 + the signal (README's exit table).
+_STOP_CODES = {129, 130, 143}
+
+
+@dataclass
+class Cell:
+    """One model of the grid: its compare job's last attempt."""
+
+    model: str  # its name in the sweep (the file's stem, made unique)
+    model_path: str  # absolute
+    status: str = CellStatus.PENDING
+    run_dir: str = ""  # its last attempt's compare run directory, relative to the sweep's
+    attempts: int = 0
+    exit_code: int | None = None  # the job's exit status (negative: killed by that signal)
+    reason: str | None = None  # why it is not done: the compare's own error line, or how it ended
+    where: str = ""  # where its last attempt ran (host, CUDA_VISIBLE_DEVICES)
+    seconds: float | None = None  # the last attempt's wall time
+
+    @property
+    def done(self) -> bool:
+        return self.status == CellStatus.DONE
+
+
+@dataclass
+class Sweep:
+    """The grid, the options of every job, and each cell's status (``sweep.json``)."""
+
+    models: list[str]  # every model file given (absolute paths), before --shard
+    modes: list[str]  # as given to each compare (eager is compare's own baseline column)
+    compare_args: list[str]  # the options each compare got besides the model, modes and --out
+    device: str = "auto"
+    shard: list[int] | None = None  # [index, total], index from 1
+    executor: str = "local"
+    created: str = ""
+    cells: list[Cell] = field(default_factory=list)
+    schema: str = SWEEP_SCHEMA
+    schema_version: int = SWEEP_SCHEMA_VERSION
+
+    def identity(self) -> dict[str, Any]:
+        """What makes two sweeps the same sweep: resuming one needs all of it equal."""
+        return {
+            "models": self.models,
+            "modes": self.modes,
+            "compare_args": self.compare_args,
+            "device": self.device,
+            "shard": self.shard,
+        }
+
+    def cell(self, model: str) -> Cell | None:
+        return next((c for c in self.cells if c.model == model), None)
+
+    def counts(self) -> dict[str, int]:
+        out = {s: 0 for s in (CellStatus.DONE, *CellStatus.UNFINISHED)}
+        for c in self.cells:
+            out[c.status] = out.get(c.status, 0) + 1
+        return out
+
+    def unfinished(self) -> list[Cell]:
+        return [c for c in self.cells if not c.done]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "cells"}
+        d["cells"] = [{f.name: getattr(c, f.name) for f in fields(Cell)} for c in self.cells]
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1)
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Sweep:
+        if not isinstance(d, dict) or d.get("schema") != SWEEP_SCHEMA:
+            raise ResultError("not an inductor-bench sweep (schema field missing)")
+        if d.get("schema_version") != SWEEP_SCHEMA_VERSION:
+            raise ResultError(
+                f"sweep schema version {d.get('schema_version')} is not supported "
+                f"(this inductor-bench reads version {SWEEP_SCHEMA_VERSION})"
+            )
+        try:
+            cell_names = {f.name for f in fields(Cell)}
+            cells = [Cell(**{k: v for k, v in c.items() if k in cell_names}) for c in d.get("cells", [])]
+            names = {f.name for f in fields(cls)} - {"cells"}
+            return cls(cells=cells, **{k: v for k, v in d.items() if k in names})
+        except (TypeError, AttributeError) as e:
+            raise ResultError(f"damaged, not the shape of a sweep ({e})") from None
+
+
+# ---- the grid ----------------------------------------------------------------------------------
+
+
+def parse_shard(text: str | None) -> list[int] | None:
+    """``"2/4"`` -> ``[2, 4]``: the second of four shards (counted from 1)."""
+    if text is None:
+        return None
+    parts = text.split("/")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+        raise UsageError(f"--shard {text!r}: give I/N, e.g. 1/4 (the first of four shards)")
+    index, total = int(parts[0]), int(parts[1])
+    if total < 1 or not 1 <= index <= total:
+        raise UsageError(f"--shard {text}: I must be from 1 to N (N at least 1)")
+    return [index, total]
+
+
+def shard_of(items: list[str], shard: list[int] | None) -> list[str]:
+    """The shard's part of ``items``: contiguous slices in the order given, their sizes as
+    even as can be (PyTorch's benchmark harness cuts its model list the same way by
+    ``--partition-id``/``--total-partitions``); every item is in exactly one shard."""
+    if shard is None:
+        return list(items)
+    index, total = shard
+    n = len(items)
+    return items[(index - 1) * n // total : index * n // total]
+
+
+def new_sweep(
+    models: list[str],
+    names: list[str],
+    modes: list[str],
+    compare_args: list[str],
+    *,
+    device: str,
+    shard: list[int] | None,
+    executor: str,
+    created: str,
+) -> Sweep:
+    """A sweep whose cells are the shard's models, none run yet. ``names``: one per model."""
+    named = dict(zip(models, names, strict=True))
+    cells = [Cell(model=named[m], model_path=m) for m in shard_of(models, shard)]
+    return Sweep(
+        models=list(models),
+        modes=list(modes),
+        compare_args=list(compare_args),
+        device=device,
+        shard=shard,
+        executor=executor,
+        created=created,
+        cells=cells,
+    )
+
+
+def resume(new: Sweep, old: Sweep | None, where: str) -> Sweep:
+    """The sweep to run: ``new`` in a fresh directory; ``old`` again where it is the same sweep
+    (its done cells kept, the others to be retried); another sweep is refused."""
+    if old is None:
+        return new
+    if old.identity() != new.identity():
+        what = [k for k, v in new.identity().items() if old.identity()[k] != v]
+        raise UsageError(
+            f"{where} holds another sweep (its {', '.join(what)} differ): "
+            "give another --out, or the same options to resume it"
+        )
+    old.executor = new.executor
+    return old
+
+
+def attempt_dir(cell: Cell) -> str:
+    """The run directory of the cell's next attempt: its name, then ``name.try2``, ... (a
+    failed attempt's directory is kept, never overwritten)."""
+    k = cell.attempts + 1
+    return cell.model if k == 1 else f"{cell.model}.try{k}"
+
+
+def ended(cell: Cell, exit_code: int | None, *, timed_out: bool, reason: str | None) -> None:
+    """The cell after its job ended with ``exit_code`` (None: it never started or its
+    process could not be waited for)."""
+    cell.exit_code = exit_code
+    if timed_out:
+        cell.status, cell.reason = CellStatus.TIMEOUT, reason or "ran past --job-timeout and was killed"
+    elif exit_code == 0:
+        cell.status, cell.reason = CellStatus.DONE, None
+    elif exit_code is not None and exit_code in _STOP_CODES:
+        cell.status, cell.reason = CellStatus.INTERRUPTED, reason or "stopped by a signal"
+    elif exit_code is not None and exit_code < 0:
+        cell.status, cell.reason = CellStatus.KILLED, reason or f"killed by signal {-exit_code}"
+    else:
+        cell.status = CellStatus.FAILED
+        cell.reason = reason or (f"exited with code {exit_code}" if exit_code is not None else "failed")
+
+
+def progress_line(sweep: Sweep) -> str:
+    """``7/21 done, 1 failed``: the cells done, and those that ended any other way."""
+    n = sweep.counts()
+    bad = [
+        f"{n[s]} {s}"
+        for s in (CellStatus.FAILED, CellStatus.TIMEOUT, CellStatus.KILLED, CellStatus.INTERRUPTED)
+        if n[s]
+    ]
+    return ", ".join([f"{n[CellStatus.DONE]}/{len(sweep.cells)} done", *bad])
+
+
+def last_error_line(log: str) -> str | None:
+    """The one line a command prints on an error (``inductor-bench: error: ...``), the last
+    of them in ``log``; None when it printed none."""
+    lines = [ln.strip() for ln in log.splitlines() if ln.startswith("inductor-bench: ")]
+    return lines[-1].removeprefix("inductor-bench: ") if lines else None

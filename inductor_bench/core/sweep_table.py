@@ -1,0 +1,169 @@
+"""A sweep's table: models by modes, each cell's figures from its compare result, the
+geometric-mean speedup per mode, and the gate against a baseline sweep (pure; no torch).
+
+Speedup is over compare's eager column (the model run uncompiled in the same process, its
+calls interleaved with the modes'), with compare's own rule (``core.compare.judge``): its
+interval and verdict are compare's. A sweep run with ``--no-eager`` has no eager column: its
+speedups are over the first mode listed instead, and the table says so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .compare import EAGER, CompareResult, ModeResult, judge, timed
+from .diff import diff_results
+from .errors import UsageError
+from .stats import MIN_SAMPLES, TOO_FEW
+from .sweep import Sweep
+
+
+@dataclass
+class Figures:
+    """One model in one mode."""
+
+    model: str
+    mode: str
+    status: str  # the mode's status in the compare ("ok", "failed", ...), or the cell's when it has none
+    reason: str | None = None
+    step_ms: float | None = None
+    speedup: float | None = None  # over the reference mode (eager), reference / this
+    speedup_ci: tuple[float, float] | None = None
+    verdict: str | None = None  # compare's verdict on the speedup
+    busy_pct: float | None = None
+    top_category: str | None = None  # the category with the most kernel time
+    top_share_pct: float | None = None  # its share of kernel time
+    compile_s: float | None = None
+
+
+@dataclass
+class Regression:
+    model: str
+    mode: str
+    rel_pct: float  # step-time change against the baseline, percent
+    ratio_ci: tuple[float, float] | None
+
+
+@dataclass
+class Gate:
+    """``--baseline OLD --fail-on-regression PCT``: every model and mode against the old sweep."""
+
+    threshold_pct: float
+    regressions: list[Regression] = field(default_factory=list)
+    unmeasured: list[str] = field(default_factory=list)  # what could not be judged, and why
+    judged: int = 0  # model-mode pairs judged
+
+    @property
+    def passed(self) -> bool:
+        return not self.regressions and not self.unmeasured
+
+
+@dataclass
+class SweepTable:
+    sweep: Sweep
+    reference: str  # the mode speedups are over
+    modes: list[str]  # the columns: the reference first
+    rows: dict[str, dict[str, Figures]]  # model -> mode -> figures
+    geomeans: dict[str, tuple[float | None, int]]  # mode -> (geomean speedup, models in it)
+    gate: Gate | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sweep": self.sweep.to_dict(),
+            "reference": self.reference,
+            "cells": [asdict(f) for row in self.rows.values() for f in row.values()],
+            "geomean_speedup": {m: {"geomean": g, "models": n} for m, (g, n) in self.geomeans.items()},
+            "gate": asdict(self.gate) if self.gate is not None else None,
+        }
+
+
+def reference_mode(sweep: Sweep) -> str:
+    """Eager, unless the sweep left it out (``--no-eager``): then the first mode."""
+    return sweep.modes[0] if "--no-eager" in sweep.compare_args else EAGER
+
+
+def mode_figures(result: CompareResult, model: str, mode: str, ref: str) -> Figures:
+    m = result.mode(mode)
+    if m is None:
+        return Figures(model=model, mode=mode, status="not run", reason="not in the compare result")
+    f = Figures(model=model, mode=mode, status=m.status, reason=m.reason, compile_s=m.compile_s)
+    if timed(m):
+        f.step_ms = m.step().ms
+    _speedup(f, result, result.mode(ref), m)
+    if m.breakdown is not None:
+        t = m.breakdown.totals()
+        f.busy_pct = t.busy_pct
+        if t.categories and t.kernel_ms > 0:
+            top = max(t.categories, key=lambda c: t.categories[c])
+            f.top_category, f.top_share_pct = top, 100.0 * t.categories[top] / t.kernel_ms
+    return f
+
+
+def _speedup(f: Figures, result: CompareResult, ref: ModeResult | None, m: ModeResult) -> None:
+    if ref is m:
+        f.speedup = 1.0 if timed(m) else None
+        return
+    if not (timed(ref) and timed(m)):
+        return
+    ch = judge(result, ref, m)
+    f.speedup, f.verdict = ch.speedup, ch.verdict
+    if ch.verdict != TOO_FEW and min(ch.base.n, ch.head.n) >= MIN_SAMPLES:
+        f.speedup_ci = ch.speedup_ci
+
+
+def geomean(values: list[float]) -> float | None:
+    """The geometric mean of positive values; None for none."""
+    xs = [v for v in values if v is not None and v > 0]
+    return math.exp(sum(math.log(v) for v in xs) / len(xs)) if xs else None
+
+
+def build_table(sweep: Sweep, results: dict[str, CompareResult | None]) -> SweepTable:
+    """The table of ``sweep``; ``results``: each cell's loaded compare result (None where it
+    has none)."""
+    ref = reference_mode(sweep)
+    modes = ([EAGER] if ref == EAGER else []) + [m for m in sweep.modes if m != EAGER]
+    rows: dict[str, dict[str, Figures]] = {}
+    for cell in sweep.cells:
+        r = results.get(cell.model)
+        if r is None:
+            why = cell.reason or ("not run yet" if cell.status == "pending" else cell.status)
+            rows[cell.model] = {m: Figures(cell.model, m, status=cell.status, reason=why) for m in modes}
+        else:
+            rows[cell.model] = {m: mode_figures(r, cell.model, m, ref) for m in modes}
+    geo = {m: _geomean_of(rows, m) for m in modes if m != ref}
+    return SweepTable(sweep=sweep, reference=ref, modes=modes, rows=rows, geomeans=geo)
+
+
+def _geomean_of(rows: dict[str, dict[str, Figures]], mode: str) -> tuple[float | None, int]:
+    values = [r[mode].speedup for r in rows.values() if r[mode].speedup is not None]
+    return geomean(values), len(values)
+
+
+def gate(
+    old: dict[str, CompareResult | None], new: dict[str, CompareResult | None], threshold_pct: float
+) -> Gate:
+    """Every model of the new sweep against the same model in the old one, mode by mode, by
+    ``diff``'s rule for two compare results (each mode's steps judged against noise with the
+    device's floor): a significant slowdown above ``threshold_pct`` is a regression; a model or
+    a mode measured on one side only cannot be judged, and is listed."""
+    g = Gate(threshold_pct=threshold_pct)
+    for model, head in new.items():
+        base = old.get(model)
+        if base is None or head is None:
+            side = "the baseline" if base is None else "this sweep"
+            g.unmeasured.append(f"{model}: no result in {side}")
+            continue
+        try:
+            d = diff_results(base, head)
+        except UsageError as e:
+            g.unmeasured.append(f"{model}: {e}")
+            continue
+        g.judged += len(d.sections)
+        g.unmeasured += [f"{model}: {u.describe()}" for u in d.unmeasured]
+        for s in d.regressions(threshold_pct):
+            g.regressions.append(
+                Regression(model=model, mode=s.mode, rel_pct=s.step.rel_pct or 0.0, ratio_ci=s.step.ratio_ci)
+            )
+    return g

@@ -1,0 +1,165 @@
+"""A sweep's report: the gate's verdict (with ``--baseline``), the geometric-mean speedup per
+mode, one row per model and mode (speedup over eager and its interval, compare's verdict, busy
+%, the top kernel category, compile time, status), how each cell ran. The HTML page also draws
+the models by the modes as a heatmap (``sweep_html.py``). Returns strings."""
+
+from __future__ import annotations
+
+import json
+
+from ..core.categories import label
+from ..core.sweep import CellStatus, progress_line
+from ..core.sweep_table import Figures, Gate, SweepTable
+from .doc import TEXT, Bar, Chart, Doc, Segment, new_doc
+from .format import interval_pct, interval_x, pct, seconds
+
+HEADERS = [
+    "model",
+    "mode",
+    "speedup",
+    "95% interval",
+    "verdict",
+    "busy %",
+    "top category",
+    "compile",
+    "status",
+]
+
+
+def speedup_text(f: Figures) -> str:
+    return f"{f.speedup:.2f}x" if f.speedup is not None else "-"
+
+
+def top_text(f: Figures) -> str:
+    if f.top_category is None:
+        return "-"
+    return f"{label(f.top_category)} {f.top_share_pct:.0f}%"
+
+
+def _status(f: Figures) -> str:
+    if f.status == "ok":
+        return "ok"
+    return f"{f.status}: {f.reason}" if f.reason else f.status
+
+
+def row(f: Figures, ref: str) -> list[str]:
+    is_ref = f.mode == ref
+    return [
+        f.model,
+        f.mode,
+        "1.00x (reference)" if is_ref and f.speedup is not None else speedup_text(f),
+        interval_x(f.speedup_ci) or "-",
+        f.verdict or "-",
+        f"{f.busy_pct:.1f}%" if f.busy_pct is not None else "-",
+        top_text(f),
+        seconds(f.compile_s) if f.compile_s is not None and not is_ref else "-",
+        _status(f),
+    ]
+
+
+def geomean_rows(table: SweepTable) -> list[list[str]]:
+    n = len(table.rows)
+    return [
+        [mode, f"{g:.2f}x" if g is not None else "-", f"{k}/{n}"] for mode, (g, k) in table.geomeans.items()
+    ]
+
+
+def geomean_line(table: SweepTable) -> str:
+    parts = [
+        f"{mode} {g:.2f}x ({k} of {len(table.rows)} models)" if g is not None else f"{mode} -"
+        for mode, (g, k) in table.geomeans.items()
+    ]
+    return f"Geomean speedup over {table.reference}: " + ", ".join(parts)
+
+
+def gate_line(gate: Gate, doc: Doc) -> str:
+    if gate.regressions:
+        what = "; ".join(
+            f"{r.model}:{r.mode} {pct(r.rel_pct, signed=True)} {interval_pct(r.ratio_ci)}".rstrip()
+            for r in gate.regressions
+        )
+        return doc.alert(f"REGRESSION above the {gate.threshold_pct:g}% gate") + f": {what}"
+    if gate.unmeasured:
+        return (
+            doc.alert(f"NOT COMPARABLE, so the {gate.threshold_pct:g}% gate fails")
+            + ": "
+            + "; ".join(gate.unmeasured)
+            + " - no verdict without them"
+        )
+    return (
+        doc.strong(f"NO REGRESSION above the {gate.threshold_pct:g}% gate")
+        + f" ({gate.judged} model-modes judged)"
+    )
+
+
+def _what(table: SweepTable) -> str:
+    s = table.sweep
+    step = "train step (forward + backward)" if "--train" in s.compare_args else "inference"
+    shard = f", shard {s.shard[0]}/{s.shard[1]}" if s.shard else ""
+    return (
+        f"{len(s.cells)} models x {len(s.modes)} modes, {step}, --device {s.device}, "
+        f"{s.executor} executor{shard}"
+    )
+
+
+def notes(table: SweepTable) -> list[str]:
+    s = table.sweep
+    out = [
+        f"speedup = step time of {table.reference} / step time of the mode, from each model's compare "
+        "(every column timed in one process, interleaved); its 95% interval and verdict are compare's "
+        "(docs/compare-and-diff.md); geomean over the models where the mode was timed",
+        "busy % and top category (share of kernel time): from each mode's breakdown; compile: the first "
+        "call, timed on its own",
+    ]
+    if table.reference != "eager":
+        out.append(f"no eager column (--no-eager): speedups are over the first mode, {table.reference}")
+    for c in s.cells:
+        ran = f" in {seconds(c.seconds)}" if c.seconds is not None else ""
+        where = f" on {c.where}" if c.where else ""
+        tries = f", attempt {c.attempts}" if c.attempts > 1 else ""
+        why = f": {c.reason}" if c.reason and c.status != CellStatus.DONE else ""
+        out.append(f"{c.model}: {c.status}{why}{ran}{where}{tries} ({c.run_dir or 'no run directory'})")
+    return out
+
+
+def speedup_chart(table: SweepTable) -> Chart | None:
+    bars = [
+        Bar(mode, [Segment(g, mode)], note=f"{g:.2f}x over {table.reference} ({k} models)")
+        for mode, (g, k) in table.geomeans.items()
+        if g is not None
+    ]
+    if not bars:
+        return None
+    return Chart(
+        f"Geomean speedup over {table.reference}, per mode", "x", bars, note="1.00x: as fast as the reference"
+    )
+
+
+def render_sweep(table: SweepTable, fmt_name: str = TEXT) -> str:
+    """The report in text or markdown (HTML: ``sweep_html.render_sweep_html``); ``json`` is
+    the table's record."""
+    if fmt_name == "json":
+        return json.dumps(table.to_dict(), indent=1) + "\n"
+    doc = new_doc(fmt_name)
+    fill(doc, table)
+    return doc.render()
+
+
+def fill(doc: Doc, table: SweepTable, heatmap: str | None = None) -> None:
+    """The report's blocks, in order; ``heatmap``: a block of the format's own, after the verdicts."""
+    if table.gate is not None:
+        doc.paragraph(gate_line(table.gate, doc))
+    doc.paragraph(doc.strong(geomean_line(table)), progress_line(table.sweep))
+    doc.paragraph(doc.byline("inductor-bench sweep", _what(table)))
+    if heatmap is not None:
+        doc.blocks.append(heatmap)
+    rows = [row(f, table.reference) for r in table.rows.values() for f in r.values()]
+    doc.table(rows, HEADERS)
+    if table.geomeans:
+        doc.table(geomean_rows(table), ["mode", f"geomean speedup over {table.reference}", "models"])
+    doc.chart(speedup_chart(table))
+    doc.fine_print(*notes(table))
+    links = [
+        (f"{c.model}: compare report", f"{c.run_dir}/index.html") for c in table.sweep.cells if c.run_dir
+    ]
+    doc.links("Each model's compare", links)

@@ -1,0 +1,91 @@
+"""The sweep's HTML page: the report of ``sweep.py`` with the models by the modes drawn as a
+heatmap first. A cell's colour is its speedup over the reference on a log scale (green faster,
+red slower, full at 2x either way); a speedup compare found within noise is grey whatever its
+size, one it could not judge is blank. Each cell holds the speedup and its interval and names
+the rest (busy %, top category, compile time) in its tooltip."""
+
+from __future__ import annotations
+
+import html
+import math
+
+from ..core.stats import SIGNIFICANT
+from ..core.sweep_table import Figures, SweepTable
+from .doc import HTML, new_doc
+from .format import interval_x, seconds
+from .sweep import fill, speedup_text, top_text
+
+FASTER_RGB = "45,164,78"
+SLOWER_RGB = "215,58,73"
+NOISE_RGB = "160,164,170"
+FULL_AT = 2.0  # a speedup (or slowdown) this large gets the strongest colour
+STYLE = (
+    "<style>.heat td.h{text-align:center;min-width:9em;font-variant-numeric:tabular-nums}"
+    ".heat td.h small{display:block;opacity:.8}.heat th.m{text-align:left}</style>"
+)
+
+
+def cell_colour(f: Figures) -> str:
+    """The cell's background: ``rgba(...)``, or "" for none."""
+    if f.speedup is None or f.verdict is None:
+        return ""
+    if f.verdict != SIGNIFICANT:
+        return f"rgba({NOISE_RGB},0.35)"
+    strength = min(1.0, abs(math.log(f.speedup)) / math.log(FULL_AT))
+    rgb = FASTER_RGB if f.speedup > 1 else SLOWER_RGB
+    return f"rgba({rgb},{0.2 + 0.65 * strength:.2f})"
+
+
+def cell_tip(f: Figures, ref: str) -> str:
+    parts = [f"{f.model}, {f.mode}: {speedup_text(f)} over {ref}"]
+    if f.speedup_ci is not None:
+        parts[0] += f" {interval_x(f.speedup_ci)}"
+    if f.verdict:
+        parts[0] += f" ({f.verdict})"
+    if f.busy_pct is not None:
+        parts.append(f"busy {f.busy_pct:.1f}%")
+    if f.top_category is not None:
+        parts.append(f"top category {top_text(f)}")
+    if f.compile_s is not None:
+        parts.append(f"compile {seconds(f.compile_s)}")
+    if f.status != "ok":
+        parts.append(f"{f.status}: {f.reason}" if f.reason else f.status)
+    return "\n".join(parts)
+
+
+def _cell(f: Figures, ref: str) -> str:
+    colour = cell_colour(f)
+    style = f' style="background:{colour}"' if colour else ""
+    body = html.escape(speedup_text(f) if f.speedup is not None else f.status)
+    ci = f"<small>{html.escape(interval_x(f.speedup_ci))}</small>" if f.speedup_ci is not None else ""
+    tip = html.escape(cell_tip(f, ref))
+    return f'<td class="h"{style} title="{tip}" data-speedup="{f.speedup or ""}">{body}{ci}</td>'
+
+
+def heatmap(table: SweepTable) -> str:
+    """The models (rows) by the compiled modes (columns) as a coloured table."""
+    modes = [m for m in table.modes if m != table.reference]
+    head = "".join(f'<th class="m">{html.escape(m)}</th>' for m in modes)
+    rows = []
+    for model, figs in table.rows.items():
+        cells = "".join(_cell(figs[m], table.reference) for m in modes)
+        rows.append(f"<tr><th>{html.escape(model)}</th>{cells}</tr>")
+    geo = "".join(
+        f'<td class="h"><strong>{g:.2f}x</strong></td>' if g is not None else '<td class="h">-</td>'
+        for g, _ in (table.geomeans.get(m, (None, 0)) for m in modes)
+    )
+    caption = (
+        f"Speedup over {html.escape(table.reference)}: green faster, red slower (full colour "
+        f"at {FULL_AT:g}x), grey within noise; hover a cell for busy %, top category, compile time"
+    )
+    return (
+        f'{STYLE}<figure class="heat"><figcaption>{caption}</figcaption><div class="scroll"><table>'
+        f"<thead><tr><th>model</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
+        f"<tfoot><tr><td>geomean</td>{geo}</tr></tfoot></table></div></figure>"
+    )
+
+
+def render_sweep_html(table: SweepTable) -> str:
+    doc = new_doc(HTML)
+    fill(doc, table, heatmap=heatmap(table))
+    return doc.render()

@@ -1,0 +1,201 @@
+"""Running a sweep in its directory: claiming it (or resuming the sweep it holds), a job per
+unfinished cell on an executor, ``sweep.json`` saved whole after every start and end. Never
+renders; the command gets each start and end through ``on_event``.
+
+The directory::
+
+    DIR/
+      sweep.json         the grid, every job's options, each cell's status (core/sweep.py)
+      <model>/           a cell's compare run directory (a retry: <model>.try2, ...)
+      logs/<run>.log     the console output of that attempt
+      .sweep.lock        held while a sweep runs here: a second one is refused
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import secrets
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from ..core.compare import CompareResult
+from ..core.errors import ResultError, UsageError
+from ..core.rundir import COMPARE_FILE, load_compare, read_result_json
+from ..core.sweep import (
+    LOGS_DIR,
+    SWEEP_FILE,
+    Cell,
+    CellStatus,
+    Sweep,
+    attempt_dir,
+    ended,
+    last_error_line,
+    resume,
+)
+from . import stop
+from .rundir import WriteError, write_atomic
+from .sweep_exec import Executor, run_jobs
+from .sweep_job import Job, JobOutcome, unpack
+from .worker import describe_exit
+
+LOCK_FILE = ".sweep.lock"
+MARKER_FILE = ".sweep-marker"  # a job that reads it back shares this file system
+
+# (what happened: "plan" | "start" | "end", the cell (None for "plan"), the sweep as it is now)
+OnEvent = Callable[[str, Cell | None, Sweep], None]
+# A cell's job command: ``python -m`` and these arguments, without --out.
+Command = Callable[[Sweep, Cell], list[str]]
+
+
+def compare_command(sweep: Sweep, cell: Cell) -> list[str]:
+    """``inductor_bench compare MODEL --modes ... --device ... <the sweep's compare options>``."""
+    return [
+        "inductor_bench",
+        "compare",
+        cell.model_path,
+        "--modes",
+        ",".join(sweep.modes),
+        "--device",
+        sweep.device,
+        *sweep.compare_args,
+    ]
+
+
+def load_sweep(sweep_dir: Path) -> Sweep | None:
+    """The sweep saved in ``sweep_dir``; None where it holds none."""
+    if not (sweep_dir / SWEEP_FILE).exists():
+        return None
+    p, data = read_result_json(sweep_dir / SWEEP_FILE, (SWEEP_FILE,))
+    try:
+        return Sweep.from_dict(data)
+    except ResultError as e:
+        raise ResultError(f"{p}: {e}") from None
+
+
+def run_sweep(
+    sweep_dir: Path,
+    new: Sweep,
+    executor: Callable[[], Executor],
+    *,
+    on_event: OnEvent,
+    timeout_s: float | None = None,
+    command: Command = compare_command,
+    shared_marker: bool = False,
+) -> Sweep:
+    """Run every unfinished cell of ``new`` (or of the same sweep already in ``sweep_dir``)
+    on the executor ``executor()`` makes (only when a cell is left to run), and return the
+    sweep as saved. ``on_event("plan", None, sweep)`` comes first. ``shared_marker``: write a
+    marker the jobs read to tell whether they share this file system (executors on other
+    machines). KeyboardInterrupt
+    stops the running jobs, saves their cells as interrupted, and is raised again."""
+    sweep_dir = sweep_dir.absolute()
+    with _claimed(sweep_dir):
+        sweep = resume(new, load_sweep(sweep_dir), str(sweep_dir))
+        save(sweep_dir, sweep)
+        marker = _write_marker(sweep_dir) if shared_marker else None
+        jobs = {}
+        for cell in sweep.unfinished():
+            cell.status = CellStatus.PENDING
+            run_dir = _free_attempt(sweep_dir, cell)
+            jobs[cell.model] = Job(
+                model=cell.model,
+                argv=command(sweep, cell),
+                out_dir=str(sweep_dir / run_dir),
+                timeout_s=timeout_s,
+                marker=marker,
+            )
+        save(sweep_dir, sweep)
+        on_event("plan", None, sweep)
+        if not jobs:
+            return sweep
+
+        def started(job: Job, slot: str | None) -> None:
+            cell = sweep.cell(job.model)
+            cell.status, cell.attempts = CellStatus.RUNNING, cell.attempts + 1
+            cell.run_dir = Path(job.out_dir).name
+            cell.where = f"CUDA_VISIBLE_DEVICES={slot}" if slot is not None else ""
+            save(sweep_dir, sweep)
+            on_event("start", cell, sweep)
+
+        def finished(job: Job, outcome: JobOutcome) -> None:
+            cell = sweep.cell(job.model)
+            record_outcome(sweep_dir, cell, outcome)
+            save(sweep_dir, sweep)
+            on_event("end", cell, sweep)
+
+        run_jobs(executor(), list(jobs.values()), started, finished)
+        return sweep
+
+
+def record_outcome(sweep_dir: Path, cell: Cell, outcome: JobOutcome) -> None:
+    """The cell after its job's ``outcome``: its log and (from a job on another file system)
+    its run directory put in the sweep's directory, its status and reason."""
+    with stop.shielded():
+        log_dir = sweep_dir / LOGS_DIR
+        log_dir.mkdir(exist_ok=True)
+        write_atomic(log_dir / f"{cell.run_dir}.log", outcome.log)
+        if outcome.archive is not None and not (sweep_dir / cell.run_dir).exists():
+            unpack(outcome.archive, sweep_dir / cell.run_dir)
+    cell.where = outcome.where or cell.where
+    cell.seconds = round(outcome.seconds, 3)
+    reason = last_error_line(outcome.log) or outcome.error
+    if reason is None and outcome.exit_code not in (None, 0):
+        reason = f"compare {describe_exit(outcome.exit_code)}"
+    ended(cell, outcome.exit_code, timed_out=outcome.timed_out, reason=reason)
+    if outcome.stopped and not cell.done:
+        cell.status = CellStatus.INTERRUPTED
+
+
+def save(sweep_dir: Path, sweep: Sweep) -> None:
+    """``sweep.json``, whole or not at all; a stop signal waits until it is written."""
+    with stop.shielded():
+        write_atomic(sweep_dir / SWEEP_FILE, sweep.to_json())
+
+
+def load_results(sweep_dir: Path, sweep: Sweep) -> dict[str, CompareResult | None]:
+    """Each cell's compare result (``core.rundir.load_compare``), None where its run
+    directory holds none or one that cannot be read."""
+    out = {}
+    for cell in sweep.cells:
+        path = sweep_dir / cell.run_dir / COMPARE_FILE if cell.run_dir else None
+        try:
+            out[cell.model] = load_compare(path) if path is not None and path.exists() else None
+        except ResultError:
+            out[cell.model] = None
+    return out
+
+
+def _free_attempt(sweep_dir: Path, cell: Cell) -> str:
+    """The next attempt's directory name; an attempt whose directory exists although the
+    sweep never recorded it (a sweep killed outright as it started) counts as made."""
+    while (sweep_dir / attempt_dir(cell)).exists():
+        cell.attempts += 1
+    return attempt_dir(cell)
+
+
+def _write_marker(sweep_dir: Path) -> tuple[str, str]:
+    token = secrets.token_hex(16)
+    write_atomic(sweep_dir / MARKER_FILE, token)
+    return str(sweep_dir / MARKER_FILE), token
+
+
+@contextlib.contextmanager
+def _claimed(sweep_dir: Path) -> Iterator[None]:
+    """Hold the directory for this sweep: it is made, or is empty, or holds a sweep; a second
+    sweep running there at the same time is refused."""
+    try:
+        sweep_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise WriteError(f"--out {sweep_dir}: cannot create it ({e.strerror or e})") from None
+    if not sweep_dir.is_dir():
+        raise UsageError(f"--out {sweep_dir}: not a directory")
+    known = {SWEEP_FILE, LOCK_FILE}
+    if not (sweep_dir / SWEEP_FILE).exists() and any(p.name not in known for p in sweep_dir.iterdir()):
+        raise UsageError(f"--out {sweep_dir}: not empty and holds no sweep (results are never overwritten)")
+    with open(sweep_dir / LOCK_FILE, "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(f"--out {sweep_dir}: another sweep is running there") from None
+        yield

@@ -1,0 +1,271 @@
+"""The sweep's pure side: shards, resuming, cell statuses, the table from saved compare results
+(speedup over eager as compare reports it, busy %, top category, geomean), the gate against a
+baseline, and every format of the report. No job runs here (executors: test_sweep_exec*.py)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import re
+import statistics
+from pathlib import Path
+
+import pytest
+
+from inductor_bench.core.errors import ResultError, UsageError
+from inductor_bench.core.rundir import load_compare
+from inductor_bench.core.sweep import (
+    Cell,
+    CellStatus,
+    Sweep,
+    attempt_dir,
+    ended,
+    last_error_line,
+    new_sweep,
+    parse_shard,
+    progress_line,
+    resume,
+    shard_of,
+)
+from inductor_bench.core.sweep_table import build_table, gate, geomean
+from inductor_bench.render.compare import render_compare
+from inductor_bench.render.sweep import render_sweep
+from inductor_bench.render.sweep_html import cell_colour, render_sweep_html
+
+from .steady_rule import limit
+
+FIXTURE = Path(__file__).parent / "fixtures" / "results" / "cpu_mlp_compare" / "compare.json"
+
+
+def _sweep(models=("/m/a.py", "/m/b.py"), modes=("default", "max-autotune"), **kw) -> Sweep:
+    names = [Path(m).stem for m in models]
+    opts = {"device": "cpu", "shard": None, "executor": "local", "created": "now", **kw}
+    return new_sweep(list(models), names, list(modes), ["--train"], **opts)
+
+
+# ---- the grid ------------------------------------------------------------------------------
+
+
+def test_shards_are_even_contiguous_slices_covering_every_model_once():
+    models = [f"m{i}" for i in range(10)]
+    parts = [shard_of(models, [i, 3]) for i in (1, 2, 3)]
+    assert parts == [["m0", "m1", "m2"], ["m3", "m4", "m5"], ["m6", "m7", "m8", "m9"]]
+    assert shard_of(models, [1, 1]) == models and shard_of(models, None) == models
+    assert [shard_of(["a", "b"], [i, 4]) for i in (1, 2, 3, 4)] == [[], ["a"], [], ["b"]]
+
+
+@pytest.mark.parametrize("text", ["0/3", "4/3", "1/0", "a/b", "2", "1/2/3", "-1/2"])
+def test_a_bad_shard_is_refused(text):
+    with pytest.raises(UsageError, match="--shard"):
+        parse_shard(text)
+
+
+def test_a_shard_is_parsed_from_one():
+    assert parse_shard("2/4") == [2, 4] and parse_shard(None) is None
+
+
+def test_resume_keeps_the_done_cells_and_refuses_another_sweep():
+    old = _sweep()
+    old.cells[0].status = CellStatus.DONE
+    old.cells[1].status = CellStatus.KILLED
+    again = resume(_sweep(executor="ray"), old, "DIR")
+    assert again is old and again.executor == "ray"
+    assert [c.model for c in again.unfinished()] == ["b"]
+    with pytest.raises(UsageError, match="DIR holds another sweep \\(its modes differ\\)"):
+        resume(_sweep(modes=("default",)), old, "DIR")
+    with pytest.raises(UsageError, match="its models, shard differ"):
+        resume(_sweep(models=("/m/a.py",), shard=[1, 2]), old, "DIR")
+    assert resume(old, None, "DIR") is old
+
+
+def test_attempts_get_directories_of_their_own():
+    c = Cell(model="mlp", model_path="/m/mlp.py")
+    assert attempt_dir(c) == "mlp"
+    c.attempts = 2
+    assert attempt_dir(c) == "mlp.try3"
+
+
+@pytest.mark.parametrize(
+    ("code", "timed_out", "status"),
+    [
+        (0, False, CellStatus.DONE),
+        (3, False, CellStatus.FAILED),
+        (4, False, CellStatus.FAILED),
+        (130, False, CellStatus.INTERRUPTED),
+        (143, False, CellStatus.INTERRUPTED),
+        (-9, False, CellStatus.KILLED),
+        (-9, True, CellStatus.TIMEOUT),
+        (None, False, CellStatus.FAILED),
+    ],
+)
+def test_a_job_s_end_sets_its_cell(code, timed_out, status):
+    c = Cell(model="m", model_path="/m.py", reason="earlier")
+    ended(c, code, timed_out=timed_out, reason=None)
+    assert c.status == status and c.exit_code == code
+    assert (c.reason is None) == (status == CellStatus.DONE)
+
+
+def test_the_progress_line_counts_every_way_a_cell_ended():
+    s = _sweep(models=[f"/m/{i}.py" for i in range(7)])
+    for c, st in zip(s.cells, ["done", "done", "failed", "killed", "running", "pending", "done"], strict=True):
+        c.status = st
+    assert progress_line(s) == "3/7 done, 1 failed, 1 killed"
+
+
+def test_the_error_line_is_the_commands_own():
+    log = "compiling ...\ninductor-bench: error: mlp.py: the model raised\nTraceback: no\n"
+    assert last_error_line(log) == "error: mlp.py: the model raised"
+    assert last_error_line("nothing\n") is None
+
+
+def test_a_damaged_sweep_file_is_refused():
+    with pytest.raises(ResultError, match="not an inductor-bench sweep"):
+        Sweep.from_dict({"schema": "other"})
+    with pytest.raises(ResultError, match="version 9"):
+        Sweep.from_dict({"schema": "inductor-bench/sweep", "schema_version": 9})
+    d = _sweep().to_dict()
+    assert Sweep.from_dict(json.loads(json.dumps(d))).to_dict() == d
+
+
+# ---- the table ------------------------------------------------------------------------------
+
+
+def _steady_mean(xs: list[float]) -> float:
+    kept = [x for x in xs if x <= limit(xs)]
+    return statistics.fmean(kept)
+
+
+def _done(sweep: Sweep, run_dirs: list[str]) -> Sweep:
+    for c, d in zip(sweep.cells, run_dirs, strict=True):
+        c.status, c.run_dir, c.attempts = CellStatus.DONE, d, 1
+    return sweep
+
+
+def test_the_table_holds_compares_speedup_busy_and_top_category():
+    raw = json.loads(FIXTURE.read_text())
+    result = load_compare(FIXTURE)
+    sweep = _done(_sweep(models=("/m/mlp.py",)), ["mlp"])
+    table = build_table(sweep, {"mlp": result})
+    assert table.reference == "eager" and table.modes == ["eager", "default", "max-autotune"]
+    eager = _steady_mean(raw["modes"][0]["step_samples_ms"])
+    for i, mode in ((1, "default"), (2, "max-autotune")):
+        f = table.rows["mlp"][mode]
+        expect = eager / _steady_mean(raw["modes"][i]["step_samples_ms"])
+        assert f.speedup == pytest.approx(expect, rel=1e-12)
+        # the speedup, its interval and verdict read as compare's own report prints them
+        lo, hi = f.speedup_ci
+        assert f"{f.speedup:.2f}x [{lo:.2f}x-{hi:.2f}x] ({f.verdict})" in render_compare(result)
+        graphs = raw["modes"][i]["breakdown"]["graphs"]
+        cats: dict[str, float] = {}
+        for g in graphs:
+            for k, v in g["categories"].items():
+                cats[k] = cats.get(k, 0.0) + v
+        top = max(cats, key=cats.get)
+        assert f.top_category == top
+        assert f.top_share_pct == pytest.approx(100 * cats[top] / sum(g["kernel_ms"] for g in graphs))
+        assert f.busy_pct == pytest.approx(
+            100 * sum(g["busy_ms"] for g in graphs) / sum(g["wall_ms"] for g in graphs)
+        )
+        assert f.compile_s == raw["modes"][i]["compile_s"]
+    assert table.rows["mlp"]["eager"].speedup == 1.0
+    assert table.geomeans["default"] == (pytest.approx(table.rows["mlp"]["default"].speedup), 1)
+
+
+def test_the_geomean_is_over_the_models_that_were_timed():
+    assert geomean([2.0, 0.5, 4.0]) == pytest.approx(math.exp((math.log(2) + math.log(0.5) + math.log(4)) / 3))
+    assert geomean([]) is None
+    result = load_compare(FIXTURE)
+    sweep = _sweep(models=("/m/a.py", "/m/b.py"))
+    sweep.cells[0].status, sweep.cells[0].run_dir = CellStatus.DONE, "a"
+    sweep.cells[1].status, sweep.cells[1].reason = CellStatus.KILLED, "killed by signal 9"
+    table = build_table(sweep, {"a": result, "b": None})
+    assert table.geomeans["default"][1] == 1
+    assert table.rows["b"]["default"].status == "killed"
+    assert table.rows["b"]["default"].reason == "killed by signal 9"
+
+
+def test_without_eager_the_first_mode_is_the_reference():
+    result = load_compare(FIXTURE)
+    sweep = new_sweep(["/m/mlp.py"], ["mlp"], ["default", "max-autotune"], ["--no-eager"], device="cpu",
+                      shard=None, executor="local", created="")
+    table = build_table(_done(sweep, ["mlp"]), {"mlp": result})
+    raw = json.loads(FIXTURE.read_text())
+    expect = _steady_mean(raw["modes"][1]["step_samples_ms"]) / _steady_mean(raw["modes"][2]["step_samples_ms"])
+    assert table.reference == "default" and table.modes == ["default", "max-autotune"]
+    assert table.rows["mlp"]["max-autotune"].speedup == pytest.approx(expect, rel=1e-12)
+    assert "no eager column (--no-eager): speedups are over the first mode, default" in render_sweep(table)
+
+
+# ---- the gate -------------------------------------------------------------------------------
+
+
+def _slowed(factor: float):
+    """A copy of the recorded compare with every step of max-autotune ``factor`` times slower
+    (synthetic)."""
+    d = json.loads(FIXTURE.read_text())
+    m = copy.deepcopy(d)
+    m["modes"][2]["step_samples_ms"] = [x * factor for x in m["modes"][2]["step_samples_ms"]]
+    return load_compare_dict(m)
+
+
+def load_compare_dict(d: dict):
+    from inductor_bench.core.compare import CompareResult
+
+    return CompareResult.from_dict(d)
+
+
+def test_the_gate_finds_a_slowdown_and_names_what_it_could_not_judge():
+    base = load_compare(FIXTURE)
+    g = gate({"a": base, "b": base, "c": None}, {"a": _slowed(1.5), "b": base, "c": base}, 10.0)
+    assert [(r.model, r.mode) for r in g.regressions] == [("a", "max-autotune")]
+    assert g.regressions[0].rel_pct == pytest.approx(50.0)
+    assert g.unmeasured == ["c: no result in the baseline"]
+    assert not g.passed
+    calm = gate({"a": base}, {"a": _slowed(1.5)}, 60.0)
+    assert calm.passed and calm.judged == 3  # eager, default, max-autotune (reduce-overhead skipped on both)
+
+
+# ---- the report -----------------------------------------------------------------------------
+
+
+def _table_with_gate():
+    base = load_compare(FIXTURE)
+    sweep = _done(_sweep(models=("/m/mlp.py", "/m/mlp2.py")), ["mlp", "mlp2"])
+    table = build_table(sweep, {"mlp": base, "mlp2": _slowed(1.5)})
+    table.gate = gate({"mlp": base, "mlp2": base}, {"mlp": base, "mlp2": _slowed(1.5)}, 10.0)
+    return table
+
+
+def test_the_text_report_leads_with_the_gate_and_the_geomeans():
+    table = _table_with_gate()
+    text = render_sweep(table)
+    first = text.splitlines()[0]
+    assert first.startswith("REGRESSION ABOVE THE 10% GATE: mlp2:max-autotune +50.0% [")
+    g = geomean([table.rows[m]["max-autotune"].speedup for m in ("mlp", "mlp2")])
+    assert f"max-autotune {g:.2f}x (2 of 2 models)" in text
+    assert "2/2 done" in text
+    assert "mlp2     max-autotune" in text
+
+
+def test_the_markdown_and_json_reports():
+    table = _table_with_gate()
+    md = render_sweep(table, "markdown")
+    assert re.search(r"^\| mlp2 +\| max-autotune +\| 0\.\d\dx +\| \[", md, re.M)
+    assert md.startswith("**REGRESSION above the 10% gate**: mlp2:max-autotune +50.0% [")
+    data = json.loads(render_sweep(table, "json"))
+    assert data["reference"] == "eager" and len(data["cells"]) == 6
+    assert data["gate"]["regressions"][0]["model"] == "mlp2"
+    assert data["sweep"]["cells"][0]["status"] == "done"
+
+
+def test_the_html_heatmap_colours_cells_by_speedup_and_noise():
+    table = _table_with_gate()
+    page = render_sweep_html(table)
+    assert page.count('<td class="h"') == 2 * 2 + 2  # 2 models x 2 modes (eager is the reference), geomeans
+    default = table.rows["mlp"]["default"]
+    assert default.verdict == "significant" and default.speedup < 1  # this recorded run: default was slower
+    assert cell_colour(default).startswith("rgba(215,58,73,")
+    slow = table.rows["mlp2"]["max-autotune"]
+    assert slow.speedup == pytest.approx(table.rows["mlp"]["max-autotune"].speedup / 1.5, rel=0.05)
+    assert "<script" not in page.split("<main>")[1].split("<footer>")[0]  # nothing but the page's own script
