@@ -15,6 +15,7 @@ from ..render.breakdown import DEFAULT_TOP
 from ..runner.autotune_top import add_autotune_top
 from ..runner.pipeline import run_breakdown
 from ..runner.profile import DEFAULT_WINDOWS
+from ..runner.roofline import add_roofline
 from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
 from .output import emit, note_run_dir, render_result, terminal_width
@@ -26,6 +27,14 @@ AutotuneTop = Annotated[
     int,
     typer.Option(
         "--autotune-top", min=0, help="Re-benchmark the N most expensive kernels under max-autotune."
+    ),
+]
+RefreshPeaks = Annotated[
+    bool,
+    typer.Option(
+        "--refresh-peaks",
+        help="Measure the device's ceilings (bandwidth, matmul TFLOP/s) again instead of "
+        "reading this machine's cached ones.",
     ),
 ]
 
@@ -54,11 +63,14 @@ def breakdown(
     html_out: o.HtmlOut = None,
     by: o.ByOpt = o.View.kernel,
     module_depth: o.ModuleDepth = None,
+    refresh_peaks: RefreshPeaks = False,
 ) -> None:
     """Compile MODEL, profile every graph it compiles, and report where the time goes."""
     opts = o.workload_options(model, device, train, dtype, autocast, mode, batch_size, freezing)
     settings = o.run_settings(ctx, iterations, windows, timeout, fresh_cache=fresh_cache)
     result, run_dir, err = run_breakdown(opts, settings, out=out, root=runs_dir)
+    if not isinstance(err, Interrupted):  # stopped: no more work
+        add_roofline(result, run_dir, settings, refresh=refresh_peaks)
     if autotune_top and result.measured() and not isinstance(err, Interrupted):  # stopped: no more work
         err = add_autotune_top(result, run_dir, opts, autotune_top, settings) or err
 

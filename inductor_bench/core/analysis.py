@@ -24,9 +24,10 @@ from .breakdown import analyze_graph, launch_stacks_by_name
 from .devices import DEVICE, backend
 from .errors import ResultError
 from .load import Load
-from .modparse import read_module
+from .modparse import ModuleInfo, read_module
 from .pipelined import analyze_pipelined
 from .results import SCHEMA_VERSION, BreakdownResult, GraphResult
+from .roofline import count_work
 from .rundir import (
     KERNELS_DIR,
     LAUNCH_TRACE_FILE,
@@ -85,11 +86,22 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
         attribute(g, trace, info, module_path.read_text(errors="replace"), load_record(gdir / SOURCES_FILE))
     except Exception as e:
         g.attribution = f"source attribution failed: {type(e).__name__}: {e}"[:300]
+    count_kernel_work(g, info, module_path, run_dir)
     pipelined = gdir / PIPELINED_TRACE_FILE
     if backend(g.device).timeline == DEVICE and pipelined.exists():
         g.pipelined = analyze_pipelined(load_for_analysis(pipelined), response.get("pipelined_plain"))
         g.pipelined_trace = str(pipelined.relative_to(run_dir))
     return g
+
+
+def count_kernel_work(g: GraphResult, info: ModuleInfo, module_path: Path, run_dir: Path) -> None:
+    """Bytes and FLOPs of each kernel (``core/roofline.py``); a count is an addition to the
+    measurement: a module it cannot read leaves the kernels uncounted, never loses the graph."""
+    try:
+        count_work(g, info, module_path.read_text(errors="replace"), run_dir)
+    except Exception:
+        for k in g.kernels:
+            k.bytes = k.flops = None
 
 
 def reanalyze(run_dir: str | Path) -> tuple[BreakdownResult, list[str]]:

@@ -20,6 +20,7 @@ from .autotune_records import KernelMatch as KernelMatch  # re-exported: results
 from .autotune_records import KernelRetuning as KernelRetuning
 from .autotune_records import Recompile as Recompile
 from .autotune_records import RetunedKernel as RetunedKernel
+from .ceilings import Roofline
 from .devices import HOST_BACKEND
 from .errors import ResultError
 from .load import Load
@@ -35,9 +36,10 @@ from .vocab import CompileMode, Status
 
 SCHEMA = "inductor-bench/breakdown"
 # 2: kernel origins, extern call sites (core/sources.py); 3: the statistics policy
-# (core/steady.py): times are means over the steady iterations, ``left_out`` the others.
-SCHEMA_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)  # before 3, times are means over every iteration
+# (core/steady.py): times are means over the steady iterations, ``left_out`` the others;
+# 4: each kernel's bytes and FLOPs, the measured ceilings (``extras.roofline``).
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)  # before 3, times are means over every iteration
 STEADY_SINCE = 3
 
 
@@ -55,6 +57,12 @@ class KernelStat:
     file: str | None = None  # kernel file, relative to the run directory
     launched_by: str | None = None  # the CPU op that launched it (extern GPU kernels)
     origin: Origin | None = None  # FX nodes, model source lines, nn.Module paths (schema 2)
+    # What it moves and computes per iteration (schema 4, core/work.py; None: not counted),
+    # the compute type its FLOP/s is held against, and how the count was made.
+    bytes: float | None = None
+    flops: float | None = None
+    compute: str | None = None
+    work_from: str | None = None
 
 
 @dataclass
@@ -97,6 +105,8 @@ class GraphResult:
     cuda_graphs: bool | None = None
     replayed: bool = False
     cuda_graphs_note: str | None = None
+    # How the mode runs it (core/replay_plan.py): partitions, eager steps, copied inputs, or why eager.
+    how_it_ran: str | None = None
     # Accelerators: the same iterations launched back to back with one sync at the end.
     pipelined: PipelinedRun | None = None
     pipelined_trace: str | None = None
@@ -139,10 +149,14 @@ class GraphResult:
         if "window_load" in d:
             d["window_load"] = [x.to_dict() if x is not None else None for x in self.window_load]
         for k in d["kernels"]:
-            if k["origin"] is None:
-                del k["origin"]
+            for name in ("origin", *_KERNEL_COUNTS):
+                if k[name] is None:
+                    del k[name]
         return d
 
+
+# KernelStat fields written only when set (a kernel not counted reads as before schema 4)
+_KERNEL_COUNTS = ("bytes", "flops", "compute", "work_from")
 
 # GraphResult fields written only when set (a result without them reads the same).
 _GRAPH_OPTIONAL: dict[str, Any] = {
@@ -153,6 +167,7 @@ _GRAPH_OPTIONAL: dict[str, Any] = {
     "cuda_graphs": None,
     "replayed": False,
     "cuda_graphs_note": None,
+    "how_it_ran": None,
     "pipelined": None,
     "pipelined_trace": None,
     "sites": [],
@@ -190,6 +205,7 @@ EXTRAS = (
     "torch_settings",
     "subgraphs_left_out",
     "compile_cache",
+    "roofline",
 )
 
 
@@ -226,6 +242,8 @@ class BreakdownResult:
     # not profiled; each {"path": ..., "reason": ...}.
     subgraphs_left_out: list[dict[str, str]] = field(default_factory=list)
     compile_cache: CompileCache | None = None
+    # The measured ceilings (and the datasheet's) the kernels' % of peak is held against.
+    roofline: Roofline | None = None
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -320,6 +338,7 @@ class BreakdownResult:
             compile_cache=CompileCache(**_known(CompileCache, cc)) if cc else None,
             peak_memory=PeakMemory(**_known(PeakMemory, peak)) if peak else None,
             autotune=autotune_from_dict(extras.pop("autotune", None)),
+            roofline=Roofline.from_dict(extras.pop("roofline", None)),
             **_known(cls, {**extras, **d}),
         )
 

@@ -14,6 +14,7 @@ from . import format as fmt
 from .doc import TEXT, Doc, new_doc
 from .execution import render_execution
 from .kernel import render_matches, render_retuning
+from .roofline import FAR_HEADER, PCT_HEADER, far_below_cells, pct_cell, roofline_section, shows_roofline
 from .views import graph_units, source_view, top_units
 
 DEFAULT_TOP = 15
@@ -158,7 +159,8 @@ def _faults(g: GraphResult, i: int) -> str:
 
 
 def _category_table(
-    doc: Doc, cats: dict[str, float], kernels: list[KernelStat], wall: float, title: str
+    doc: Doc, cats: dict[str, float], kernels: list[KernelStat], wall: float, title: str,
+    far: dict[str, str] | None = None,
 ) -> None:
     total = sum(cats.values())
     count: dict[str, int] = {}
@@ -171,7 +173,7 @@ def _category_table(
             fmt.ms(ms),
             fmt.pct(fmt.share(ms, total)),
             fmt.pct(fmt.share(ms, wall)),
-        ]
+        ] + ([far.get(c, fmt.DASH)] if far is not None else [])
         for c, ms in sorted(cats.items(), key=lambda kv: (-kv[1], order(kv[0])))
         if ms > 0 or count.get(c)
     ]
@@ -182,13 +184,13 @@ def _category_table(
             fmt.ms(total),
             fmt.pct(100.0 if total else 0.0),
             fmt.pct(fmt.share(total, wall)),
-        ]
+        ] + ([far["total"]] if far is not None else [])
     )
     doc.heading(title)
     doc.table(
         rows,
-        ["category", "kernels", "ms", "% kernel", "% wall"],
-        ("left", "right", "right", "right", "right"),
+        ["category", "kernels", "ms", "% kernel", "% wall"] + ([FAR_HEADER] if far is not None else []),
+        ("left", "right", "right", "right", "right") + (("right",) if far is not None else ()),
     )
 
 
@@ -196,6 +198,7 @@ def _top_kernels(doc: Doc, r: BreakdownResult, top: int) -> None:
     t = r.totals()
     pairs = [(g, k) for g in r.measured() for k in g.kernels]
     pairs.sort(key=lambda gk: -gk[1].ms)
+    roof = shows_roofline(r)
     rows = [
         [
             str(i),
@@ -206,15 +209,16 @@ def _top_kernels(doc: Doc, r: BreakdownResult, top: int) -> None:
             fmt.ms(k.ms),
             fmt.pct(fmt.share(k.ms, t.kernel_ms)),
             fmt.pct(fmt.share(k.ms, t.wall_ms)),
-            _ops(k),
-        ]
+        ] + ([pct_cell(r, g, k)] if roof else []) + [_ops(k)]
         for i, (g, k) in enumerate(pairs[:top], 1)
     ]
     doc.heading(f"Top {min(top, len(pairs))} of {len(pairs)} kernels (whole step)")
     doc.table(
         rows,
-        ["#", "graph", "kernel", "category", "calls", "ms", "% kernel", "max gain", "origin ATen ops"],
-        ("right", "left", "left", "left", "right", "right", "right", "right", "left"),
+        ["#", "graph", "kernel", "category", "calls", "ms", "% kernel", "max gain"]
+        + ([PCT_HEADER] if roof else []) + ["origin ATen ops"],
+        ("right", "left", "left", "left", "right", "right", "right", "right")
+        + (("right",) if roof else ()) + ("left",),
     )
     doc.chart(charts.breakdown_top(r, top))
     doc.paragraph(
@@ -224,6 +228,7 @@ def _top_kernels(doc: Doc, r: BreakdownResult, top: int) -> None:
 
 
 def _graph_sections(doc: Doc, r: BreakdownResult, top: int) -> None:
+    roof = shows_roofline(r)
     for g in r.measured():
         _category_table(
             doc,
@@ -231,6 +236,7 @@ def _graph_sections(doc: Doc, r: BreakdownResult, top: int) -> None:
             g.kernels,
             g.wall_ms,
             f"Graph {g.id}: {fmt.ms(g.wall_ms)} ms wall, busy {fmt.pct(g.busy_pct)}",
+            far_below_cells(r, g.categories, [g]),
         )
         by_cat: dict[str, list[KernelStat]] = {}
         for k in g.kernels:
@@ -245,12 +251,10 @@ def _graph_sections(doc: Doc, r: BreakdownResult, top: int) -> None:
                     fmt.count(k.calls),
                     fmt.ms(k.ms),
                     fmt.pct(fmt.share(k.ms, g.kernel_ms)),
-                    _ops(k),
-                ]
+                ] + ([pct_cell(r, g, k)] if roof else []) + [_ops(k)]
                 rows.append(row + ([doc.link(k.file, k.file) if k.file else ""] if with_file else []))
-            headers = ["kernel", "calls", "ms", "% graph", "origin ATen ops"] + (
-                ["file"] if with_file else []
-            )
+            headers = ["kernel", "calls", "ms", "% graph"] + ([PCT_HEADER] if roof else [])
+            headers += ["origin ATen ops"] + (["file"] if with_file else [])
             doc.paragraph(doc.strong(f"{g.id} · {label(cat)}"))
             doc.table(rows, headers)
             if len(ks) > top:
@@ -332,6 +336,7 @@ def render_breakdown(
             [k for g in r.measured() for k in g.kernels],
             t.wall_ms,
             "Time by category (whole step)",
+            far_below_cells(r, t.categories),
         )
         doc.chart(charts.breakdown_categories(r))
         sourced = by == By.KERNEL and has_sources(r)
@@ -341,6 +346,7 @@ def render_breakdown(
             top_units(doc, r, top)
         else:
             _top_kernels(doc, r, top)
+        roofline_section(doc, r, top)
         _autotune(doc, r)
         if details and by in (By.KERNEL, By.OP):
             (graph_units if sourced else _graph_sections)(doc, r, top)

@@ -15,6 +15,7 @@ import re
 from .doc import FORMATS, HTML, Chart, Doc
 from .html_page import page, plain_file_path, url_of
 from .html_svg import figure
+from .roofline_svg import Scatter, scatter_figure
 
 _OPEN, _CLOSE = "\ue000", "\ue001"
 _PLACEHOLDER = re.compile(f"{_OPEN}(\\d+){_CLOSE}")
@@ -131,8 +132,10 @@ class HtmlDoc(Doc):
     def fine_print(self, *lines: str) -> None:
         self.blocks.append('<p class="fine">' + "<br>\n".join(self._html(ln) for ln in lines) + "</p>")
 
-    def chart(self, chart: Chart | None) -> None:
-        if chart is not None and chart.bars:
+    def chart(self, chart: Chart | Scatter | None) -> None:
+        if isinstance(chart, Scatter):  # the roofline (render/roofline_svg.py)
+            self.blocks.append(scatter_figure(chart))
+        elif chart is not None and chart.bars:
             self.blocks.append(figure(chart))
 
     def links(self, title: str, links: list[tuple[str, str]], *notes: str) -> None:

@@ -12,6 +12,7 @@ from ..core.views import By, Group, Unit, by_line, by_module, units
 from ..core.vocab import Role
 from . import format as fmt
 from .doc import Doc
+from .roofline import PCT_HEADER, pct_cell, shows_roofline
 
 TOP_LEVEL = "(top level)"  # code of the compiled function itself, or a node with no module stack
 MODULES_SHOWN = 2  # module paths named in a kernel's source cell before "+N"
@@ -49,6 +50,7 @@ def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
     """The top kernels of the step, extern ops one row per call site."""
     t = r.totals()
     us = sorted(units(r.measured()), key=lambda u: -u.ms)
+    roof = shows_roofline(r)
     rows = [
         [
             str(i),
@@ -59,15 +61,16 @@ def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
             fmt.ms(u.ms),
             fmt.pct(fmt.share(u.ms, t.kernel_ms)),
             fmt.pct(fmt.share(u.ms, t.wall_ms)),
-            where(u.origin, u.graph.attribution),
-        ]
+        ] + ([pct_cell(r, u.graph, u.kernel)] if roof else []) + [where(u.origin, u.graph.attribution)]
         for i, u in enumerate(us[:top], 1)
     ]
     doc.heading(f"Top {min(top, len(us))} of {len(us)} kernels and extern calls (whole step)")
     doc.table(
         rows,
-        ["#", "graph", "kernel", "category", "calls", "ms", "% kernel", "max gain", "source"],
-        ("right", "left", "left", "left", "right", "right", "right", "right", "left"),
+        ["#", "graph", "kernel", "category", "calls", "ms", "% kernel", "max gain"]
+        + ([PCT_HEADER] if roof else []) + ["source"],
+        ("right", "left", "left", "left", "right", "right", "right", "right")
+        + (("right",) if roof else ()) + ("left",),
     )
     doc.paragraph(
         "max gain = the kernel's share of step wall time: the most the step can speed up "
@@ -77,7 +80,9 @@ def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
 
 
 def graph_units(doc: Doc, r: BreakdownResult, top: int) -> None:
-    """Each graph's kernels by category, extern ops one row per call site."""
+    """Each graph's kernels by category, extern ops one row per call site (an extern call's
+    % peak is its op's, all its calls together)."""
+    roof = shows_roofline(r)
     for g in r.measured():
         by_cat: dict[str, list[Unit]] = {}
         for u in units([g]):
@@ -93,11 +98,12 @@ def graph_units(doc: Doc, r: BreakdownResult, top: int) -> None:
             for u in us[:top]:
                 share = fmt.pct(fmt.share(u.ms, g.kernel_ms))
                 row = [_kernel_cell(u), fmt.count(u.calls), fmt.ms(u.ms), share]
+                row += [pct_cell(r, g, u.kernel)] if roof else []
                 row.append(where(u.origin, g.attribution))
                 if with_inputs:
                     row.append(", ".join(u.site.shapes) if u.site else "")
                 rows.append(row + ([u.kernel.file or ""] if with_file else []))
-            headers = ["kernel", "calls", "ms", "% graph", "source"]
+            headers = ["kernel", "calls", "ms", "% graph"] + ([PCT_HEADER] if roof else []) + ["source"]
             headers += (["inputs"] if with_inputs else []) + (["file"] if with_file else [])
             doc.paragraph(doc.strong(f"{g.id} · {label(cat)}"))
             doc.table(rows, headers)

@@ -1,0 +1,243 @@
+"""The tensors a compiled module's ``call()`` passes to each kernel and extern call: shape,
+strides and element type, read from the module's text alone (pure; no torch).
+
+Where a buffer's shape comes from, in the module's own words:
+
+- graph inputs: ``assert_size_stride(arg, (shape), (stride), ...)`` and its grouped form
+  ``assert_size_stride_grouped((a, b), ((shape_a), (shape_b)), ...)``; their element type from
+  ``get_args()``'s ``rand_strided(..., dtype=torch.float32)`` (modules from before torch 2.11 have
+  no ``get_args``: the kernel's own signature gives the type, see ``core/work.py``);
+- allocations: ``bufN = empty_strided_<device>((shape), (stride), torch.float32)``;
+- reuse and views: ``bufA = bufB; del bufB  # reuse`` and
+  ``bufA = reinterpret_tensor(bufB, (shape), (stride), offset)`` (the view's own shape);
+- extern results: ``bufN = extern_kernels.convolution(...)`` followed by
+  ``assert_size_stride(bufN, ...)``; their type is that of the call's first tensor argument.
+
+A shape with a symbol in it (dynamic shapes: ``s0``, ``ks0``) is unknown here; the call that
+uses it is reported without a byte count rather than with a guess.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from .callsites import buffer_of, split_args
+from .modparse import ModuleInfo, partition_names, run_order
+
+# bytes per element, by the names torch, C++ and Triton give the types
+DTYPE_BYTES = {
+    "float64": 8, "double": 8, "fp64": 8, "int64": 8, "int64_t": 8, "i64": 8, "u64": 8,
+    "float32": 4, "float": 4, "fp32": 4, "int32": 4, "int32_t": 4, "i32": 4, "u32": 4,
+    "float16": 2, "half": 2, "at::Half": 2, "fp16": 2, "bfloat16": 2, "at::BFloat16": 2,
+    "bf16": 2, "int16": 2, "int16_t": 2, "i16": 2,
+    "int8": 1, "int8_t": 1, "i8": 1, "uint8": 1, "uint8_t": 1, "u8": 1, "bool": 1, "i1": 1,
+}
+FLOAT_KINDS = {  # element type -> the compute-type name core/peaks.py knows (its Triton spelling)
+    "float64": "fp64", "double": "fp64", "fp64": "fp64",
+    "float32": "fp32", "float": "fp32", "fp32": "fp32",
+    "float16": "fp16", "half": "fp16", "at::Half": "fp16", "fp16": "fp16",
+    "bfloat16": "bf16", "at::BFloat16": "bf16", "bf16": "bf16",
+}
+
+
+def dtype_bytes(dtype: str | None) -> int | None:
+    """Bytes per element of a torch / C++ / Triton element type; None when unknown."""
+    if dtype is None:
+        return None
+    t = dtype.removeprefix("torch.").lstrip("*").strip()
+    if "float8" in t.lower() or t.startswith("fp8"):
+        return 1
+    return DTYPE_BYTES.get(t)
+
+
+def float_kind(dtype: str | None) -> str | None:
+    """``fp32``, ``bf16``, ``fp8e4nv`` ...: the name ``peaks.compute_type`` reads; None for
+    integer and unknown types."""
+    if dtype is None:
+        return None
+    t = dtype.removeprefix("torch.").lstrip("*").strip()
+    if "float8" in t.lower() or t.startswith("fp8"):
+        return "fp8"
+    return FLOAT_KINDS.get(t)
+
+
+@dataclass(frozen=True)
+class Tensor:
+    shape: tuple[int, ...] | None  # None: symbolic or not found
+    dtype: str | None  # as the module spells it (``float32``); None: not said
+
+    @property
+    def numel(self) -> int | None:
+        if self.shape is None:
+            return None
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+
+@dataclass
+class CallArgs:
+    """One call of ``call()`` with its argument texts."""
+
+    name: str  # a kernel's name, or the extern callee (``extern_kernels.mm``)
+    extern: bool
+    args: list[str]  # positional arguments, as written
+    kwargs: dict[str, str]  # keyword arguments, as written
+    result: str | None = None  # ``bufN = extern(...)``: the buffer it returns
+    tensors: list[Tensor | None] = field(default_factory=list)  # of ``args``, as they stood then
+    out: Tensor | None = None  # the ``out=`` argument's tensor
+
+
+_ASSIGN = re.compile(r"^\s+(?P<lhs>\w+)\s*=\s*(?P<rhs>.*)$")
+_ALLOC = re.compile(r"^(?:empty_strided\w*|rand_strided)\((?P<args>.*)$")
+_ASSERT = re.compile(r"^\s+assert_size_stride\((?P<args>.*)$")
+_GROUPED = re.compile(r"^\s+assert_size_stride_grouped\((?P<args>.*)$")
+_EXTERN = re.compile(r"^(?P<callee>extern_kernels\.\w+|aten\.[\w.]+|torch\.ops\.[\w.]+)\((?P<args>.*)$")
+_KERNEL = re.compile(r"^\s+(?P<name>\w+)(?:\.run)?\((?P<args>.*)$")
+_DTYPE = re.compile(r"(?:dtype\s*=\s*)?torch\.(\w+)")
+_KWARG = re.compile(r"^(?P<key>\w+)\s*=\s*(?P<value>.*)$", re.S)
+
+
+def literal_shape(text: str) -> tuple[int, ...] | None:
+    """``(64, 512)`` / ``[64, 512]`` / ``(512, )`` -> the ints; None when not all are ints."""
+    try:
+        v = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if isinstance(v, int) and not isinstance(v, bool):
+        return (v,)
+    if isinstance(v, (tuple, list)) and all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+        return tuple(v)
+    return None
+
+
+def _dtype_in(args: list[str]) -> str | None:
+    for a in args:
+        m = _DTYPE.search(a)
+        if m and m.group(1) not in {"device", "float"} | {"ops"}:
+            return m.group(1)
+    return None
+
+
+class BufferTable:
+    """Name -> Tensor for the buffers of one module, filled line by line in run order."""
+
+    def __init__(self) -> None:
+        self.tensors: dict[str, Tensor] = {}
+
+    def get(self, name: str) -> Tensor | None:
+        return self.tensors.get(name)
+
+    def put(self, name: str, shape: tuple[int, ...] | None, dtype: str | None) -> None:
+        old = self.tensors.get(name)
+        self.tensors[name] = Tensor(shape if shape is not None else (old.shape if old else None),
+                                    dtype or (old.dtype if old else None))
+
+    def of_arg(self, arg: str) -> Tensor | None:
+        """The tensor an argument text names: a buffer, or a ``reinterpret_tensor`` view of one
+        (the view's shape, the buffer's type)."""
+        arg = arg.strip()
+        base = buffer_of(arg)
+        if base is None or base not in self.tensors:
+            return None
+        if arg.startswith("reinterpret_tensor("):
+            parts = split_args(arg[len("reinterpret_tensor("):])
+            shape = literal_shape(parts[1]) if len(parts) > 1 else None
+            return Tensor(shape, self.tensors[base].dtype)
+        return self.tensors[base]
+
+    def read_line(self, line: str) -> None:
+        if (m := _ASSERT.match(line)) is not None:
+            parts = split_args(m.group("args"))
+            if len(parts) >= 2:
+                self.put(parts[0], literal_shape(parts[1]), None)
+            return
+        if (m := _GROUPED.match(line)) is not None:
+            self._grouped(split_args(m.group("args")))
+            return
+        if (m := _ASSIGN.match(line)) is None:
+            return
+        lhs, rhs = m.group("lhs"), m.group("rhs").split(";")[0].strip()
+        if (a := _ALLOC.match(rhs)) is not None:
+            parts = split_args(a.group("args"))
+            self.put(lhs, literal_shape(parts[0]) if parts else None, _dtype_in(parts[2:]))
+        elif rhs.startswith("reinterpret_tensor(") and (t := self.of_arg(rhs)) is not None:
+            self.tensors[lhs] = t
+        elif re.fullmatch(r"\w+", rhs) and rhs in self.tensors:
+            self.tensors[lhs] = self.tensors[rhs]
+
+    def _grouped(self, parts: list[str]) -> None:
+        if len(parts) < 2:
+            return
+        names = [n.strip() for n in split_args(parts[0].strip()[1:])]
+        try:
+            shapes = ast.literal_eval(parts[1].strip())
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return
+        for name, shape in zip(names, shapes if isinstance(shapes, tuple) else (), strict=False):
+            self.put(name, literal_shape(repr(shape)), None)
+
+
+def input_dtypes(text: str) -> dict[str, str]:
+    """Graph input -> element type, from ``get_args()``'s ``rand_strided`` lines."""
+    out: dict[str, str] = {}
+    for m in re.finditer(r"^\s+(\w+)\s*=\s*rand_strided\((.*)$", text, re.M):
+        d = _dtype_in(split_args(m.group(2)))
+        if d:
+            out[m.group(1)] = d
+    return out
+
+
+def module_calls(text: str, module: ModuleInfo) -> list[CallArgs]:
+    """Every kernel and extern call ``call()`` makes, in order, each with the tensors of its
+    arguments as they stood at that call (a buffer name is reused as ``call()`` goes on)."""
+    table = BufferTable()
+    for name, dtype in input_dtypes(text).items():
+        table.put(name, None, dtype)
+    lines = text.splitlines()
+    calls: list[CallArgs] = []
+    for i, _ in run_order(lines, partition_names(text)):
+        ln = lines[i]
+        if ln.lstrip().startswith("#") or not ln.strip():
+            continue
+        call = _call_of(ln, module)
+        if call is None:
+            table.read_line(ln)
+            continue
+        call.tensors = [table.of_arg(a) for a in call.args]
+        call.out = table.of_arg(call.kwargs["out"]) if "out" in call.kwargs else None
+        calls.append(call)
+        if call.result:
+            first = next((t for t in call.tensors if t is not None), None)
+            table.put(call.result, None, first.dtype if first else None)
+    return calls
+
+
+def _call_of(line: str, module: ModuleInfo) -> CallArgs | None:
+    lhs = None
+    body = line.strip()
+    if (m := _ASSIGN.match(line)) is not None and _EXTERN.match(m.group("rhs").strip()):
+        lhs, body = m.group("lhs"), m.group("rhs").strip()
+    if (em := _EXTERN.match(body)) is not None:
+        args, kwargs = _split_kw(split_args(em.group("args")))
+        return CallArgs(em.group("callee"), True, args, kwargs, lhs)
+    km = _KERNEL.match(line)
+    if km and km.group("name") in module.kernels:
+        args, kwargs = _split_kw(split_args(km.group("args")))
+        return CallArgs(km.group("name"), False, args, kwargs)
+    return None
+
+
+def _split_kw(parts: list[str]) -> tuple[list[str], dict[str, str]]:
+    args: list[str] = []
+    kwargs: dict[str, str] = {}
+    for p in parts:
+        m = _KWARG.match(p)
+        if m and not p.startswith(("(", "[")):
+            kwargs[m.group("key")] = m.group("value").strip()
+        else:
+            args.append(p)
+    return args, kwargs

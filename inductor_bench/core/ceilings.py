@@ -1,0 +1,102 @@
+"""The measured ceilings of a device: memory bandwidth and dense throughput per compute type,
+as the peak measurement (``runner/peaks_measure.py``) found them, with the datasheet figure
+beside them (``core/peaks.py``), never instead of them. Pure; saved in the run directory
+(``peaks.json``) and in the result (``extras.roofline``), and cached per machine under the key
+``cache_key`` makes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .peaks import COMPUTE_TYPES, FP32, lookup
+
+PEAKS_FILE = "peaks.json"  # in the run directory: what the roofline figures are held against
+
+
+@dataclass
+class Ceilings:
+    """Measured peaks of one device (best of ``reps`` repetitions each)."""
+
+    device_name: str
+    gbps: float | None  # memory bandwidth: the best of a copy and a triad (host) or a copy (device)
+    tflops: dict[str, float] = field(default_factory=dict)  # compute type -> dense TFLOP/s
+    copy_gbps: float | None = None
+    triad_gbps: float | None = None
+    threads: int | None = None  # host: the intra-op threads it ran with (those of the run)
+    reps: int = 0
+    how: str = ""  # the measurement in words: sizes, repetitions
+    key: dict[str, Any] = field(default_factory=dict)  # what the cache is keyed by
+    measured_at: str = ""
+    from_cache: bool = False
+    errors: list[str] = field(default_factory=list)  # compute types that could not be measured
+
+    def flops_for(self, compute: str | None) -> float | None:
+        return self.tflops.get(compute or "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Ceilings:
+        names = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+@dataclass
+class Datasheet:
+    """The vendor's figures for the device (dense, no sparsity); empty where it is not listed."""
+
+    part: str | None = None
+    gbps: float | None = None
+    tflops: dict[str, float] = field(default_factory=dict)
+
+
+def datasheet_for(device_name: str) -> Datasheet:
+    """The datasheet row of ``core/peaks.py`` for the device (no user file, no override)."""
+    p = lookup(device_name)
+    if p is None or not p.source.startswith("datasheet"):
+        return Datasheet()
+    flops = {c: v for c in COMPUTE_TYPES if (v := p.flops_for(c)) is not None}
+    return Datasheet(p.source.removeprefix("datasheet: "), p.gbps, flops)
+
+
+@dataclass
+class Roofline:
+    """The ceilings a run's kernels are held against (``extras.roofline`` of a result)."""
+
+    measured: Ceilings | None = None
+    datasheet: Datasheet = field(default_factory=Datasheet)
+    error: str | None = None  # why nothing was measured
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"measured": self.measured.to_dict() if self.measured else None,
+                "datasheet": asdict(self.datasheet), "error": self.error}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> Roofline | None:
+        if not isinstance(d, dict):
+            return None
+        m = d.get("measured")
+        ds = d.get("datasheet") or {}
+        return cls(Ceilings.from_dict(m) if isinstance(m, dict) else None,
+                   Datasheet(ds.get("part"), ds.get("gbps"), dict(ds.get("tflops") or {})),
+                   d.get("error"))
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1)
+
+
+def cache_key(key: dict[str, Any]) -> str:
+    """The file name of a machine's cached peaks: a digest of what makes them differ (device
+    name, driver, torch, clocks, threads)."""
+    text = json.dumps(key, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def main_flops(c: Ceilings) -> float | None:
+    """The fp32 figure where measured, else the highest: what a summary line names."""
+    return c.tflops.get(FP32) or max(c.tflops.values(), default=None)

@@ -1,0 +1,195 @@
+"""How far each kernel is from the device's limit: achieved GB/s and TFLOP/s, arithmetic
+intensity, % of the measured ceiling at that intensity, and a bound verdict (pure; no torch).
+
+A kernel's counts (``KernelStat.bytes`` / ``flops``, per iteration: ``core/work.py``) are
+divided by its time, the statistics policy's figure (``KernelStat.ms``), never a time of its
+own. Its limit is the roofline at its intensity I = FLOPs / bytes: min(peak FLOP/s,
+I x peak bandwidth), with the measured ceilings (``core/ceilings.py``). A kernel without a FLOP
+count is held against the bandwidth alone. The verdict:
+
+- **memory-bound**: its intensity is below the ridge point (peak FLOP/s / peak bandwidth), or
+  it has no FLOP count;
+- **compute-bound**: at or above the ridge point;
+- **latency-bound**: even at the ceilings one launch would take less than ``LATENCY_FLOOR_US``
+  (a launch, or a parallel region's start and join, costs about that much on its own), so its
+  % of peak says how short it is, not how slow.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from .breakdown import op_name
+from .ceilings import Ceilings, Roofline
+from .devices import DEVICE, HOST, backend
+from .kernelfile import read_kernel_file
+from .modparse import ModuleInfo
+from .results import BreakdownResult, GraphResult, KernelStat
+from .work import FROM_INDUCTOR, Work, call_work
+
+MEMORY, COMPUTE, LATENCY = "memory", "compute", "latency"
+# The share of its limit below which a kernel is called far from it (the category table).
+FAR_BELOW_PCT = 30.0
+# A launch whose ideal time at the ceilings is below this cannot get near them: a GPU kernel
+# launch costs a few microseconds, an OpenMP parallel region's fork and join about as much.
+LATENCY_FLOOR_US = {HOST: 10.0, DEVICE: 5.0}
+
+
+@dataclass
+class KernelRoof:
+    """One kernel against the ceilings."""
+
+    gbps: float | None
+    tflops: float | None
+    intensity: float | None  # FLOP per byte
+    pct: float | None  # % of its limit (the roofline at its intensity), measured ceilings
+    bound: str | None  # MEMORY | COMPUTE | LATENCY; None: not counted or no ceilings
+    limit: str = ""  # what it is held against, in words
+
+
+def kernel_roof(k: KernelStat, ceilings: Ceilings | None, device: str) -> KernelRoof:
+    """The figures of one kernel (see the module docstring)."""
+    if k.bytes is None or k.ms <= 0:
+        return KernelRoof(None, None, None, None, None)
+    seconds = k.ms / 1e3
+    gbps = k.bytes / seconds / 1e9
+    tflops = k.flops / seconds / 1e12 if k.flops else None
+    intensity = k.flops / k.bytes if k.flops and k.bytes else None
+    if ceilings is None or not ceilings.gbps:
+        return KernelRoof(gbps, tflops, intensity, None, None)
+    peak_flops = ceilings.flops_for(k.compute) if k.flops else None
+    if tflops is not None and peak_flops and intensity is not None:
+        roof = min(peak_flops, intensity * ceilings.gbps / 1e3)
+        bound = COMPUTE if intensity * ceilings.gbps / 1e3 >= peak_flops else MEMORY
+        pct = 100.0 * tflops / roof
+        ideal_s = max(k.bytes / (ceilings.gbps * 1e9), k.flops / (peak_flops * 1e12))
+        limit = f"{k.compute} {peak_flops:.3g} TFLOP/s, {ceilings.gbps:.3g} GB/s"
+    else:
+        bound, pct = MEMORY, 100.0 * gbps / ceilings.gbps
+        ideal_s = k.bytes / (ceilings.gbps * 1e9)
+        limit = f"{ceilings.gbps:.3g} GB/s"
+    floor = LATENCY_FLOOR_US.get(backend(device).timeline, 5.0)
+    if ideal_s * 1e6 / max(k.calls, 1e-9) < floor:
+        bound = LATENCY
+    return KernelRoof(gbps, tflops, intensity, pct, bound, limit)
+
+
+def far_below(k: KernelStat, roof: KernelRoof) -> bool:
+    """Under ``FAR_BELOW_PCT`` of its limit, and long enough to have reached it."""
+    return roof.pct is not None and roof.pct < FAR_BELOW_PCT and roof.bound != LATENCY
+
+
+def category_far_below_ms(result: BreakdownResult,
+                          graphs: list[GraphResult] | None = None) -> dict[str, float]:
+    """Category -> ms per step of its kernels (of ``graphs``, every measured one by default)
+    under ``FAR_BELOW_PCT`` of their limit."""
+    c = ceilings_of(result)
+    out: dict[str, float] = {}
+    for g in result.measured() if graphs is None else graphs:
+        for k in g.kernels:
+            if far_below(k, kernel_roof(k, c, g.device)):
+                out[k.category] = out.get(k.category, 0.0) + k.ms
+    return out
+
+
+def ceilings_of(result: BreakdownResult) -> Ceilings | None:
+    return result.roofline.measured if result.roofline is not None else None
+
+
+def has_counts(result: BreakdownResult) -> bool:
+    return any(k.bytes is not None for g in result.measured() for k in g.kernels)
+
+
+# -- counting a graph's kernels ----------------------------------------------------------------
+
+
+def count_work(graph: GraphResult, module: ModuleInfo, text: str, run_dir: Path) -> GraphResult:
+    """Fill ``bytes`` / ``flops`` / ``compute`` / ``work_from`` of the graph's kernels from its
+    compiled module (and the Triton kernel files saved beside it)."""
+    per_kernel: dict[str, Work] = {}
+    per_op: dict[str, Work] = {}
+    for call, work in call_work(module, text):
+        if call.extern:
+            key = _profiler_op(call.name)
+            per_op[key] = per_op[key].plus(work) if key in per_op else work
+        else:
+            per_kernel[call.name] = per_kernel[call.name].plus(work) if call.name in per_kernel else work
+    on_host = backend(graph.device).timeline == HOST
+    owners = {} if on_host else _op_owners(graph.kernels)
+    for k in graph.kernels:
+        work = per_kernel.get(k.name)
+        if work is not None:
+            work = _from_kernel_file(k, work, run_dir)
+        elif on_host:
+            work = per_op.get(k.name)
+        else:
+            work = _sum([per_op[op] for op in owners.get(k.name, []) if op in per_op])
+        if work is not None:
+            k.bytes, k.flops, k.compute, k.work_from = work.bytes, work.flops, work.compute, work.source
+    return graph
+
+
+def _profiler_op(callee: str) -> str:
+    return op_name(callee) or callee
+
+
+def _op_owners(kernels: list[KernelStat]) -> dict[str, list[str]]:
+    """Device timelines: each extern op's work goes to the longest kernel it launched (a
+    GEMM's own kernel, not the small reduction or cast beside it)."""
+    best: dict[str, KernelStat] = {}
+    for k in kernels:
+        for op in (k.launched_by or "").split(", "):
+            if op and (op not in best or k.ms > best[op].ms):
+                best[op] = k
+    out: dict[str, list[str]] = {}
+    for op, k in best.items():
+        out.setdefault(k.name, []).append(op)
+    return out
+
+
+def _sum(works: list[Work]) -> Work | None:
+    if not works:
+        return None
+    total = works[0]
+    for w in works[1:]:
+        total = total.plus(w)
+    return total
+
+
+def _from_kernel_file(k: KernelStat, work: Work, run_dir: Path) -> Work:
+    """A Triton kernel's count from Inductor's own ``kernel_num_gb`` where its saved file has
+    it (per launch, times the launches per iteration), else ``work`` (from its buffers)."""
+    if not k.file or not k.file.endswith(".py"):
+        return work
+    try:
+        kf = read_kernel_file(run_dir / k.file)
+    except Exception:  # a file that is not a kernel file: the buffers' count stands
+        return work
+    if kf.num_gb is None:
+        return work
+    launches = max(round(k.calls), 1)
+    flops = float(kf.flop) * launches if kf.flop else work.flops
+    return Work(kf.num_gb * 1e9 * launches, flops, kf.compute_type or work.compute, FROM_INDUCTOR)
+
+
+def chart_points(result: BreakdownResult) -> list[tuple[str, KernelStat, KernelRoof]]:
+    """(graph id, kernel, figures) of every kernel with a byte count, longest first."""
+    c = ceilings_of(result)
+    pts = [(g.id, k, kernel_roof(k, c, g.device)) for g in result.measured() for k in g.kernels
+           if k.bytes is not None and k.ms > 0]
+    return sorted(pts, key=lambda p: -p[1].ms)
+
+
+def ridge(c: Ceilings, compute: str) -> float | None:
+    """FLOP per byte where the compute ceiling meets the bandwidth one."""
+    f = c.flops_for(compute)
+    return f * 1e3 / c.gbps if f and c.gbps else None
+
+
+def finite(x: float | None) -> bool:
+    return x is not None and math.isfinite(x)
+
+
+__all__ = ["Roofline", "KernelRoof", "kernel_roof", "count_work", "chart_points"]

@@ -1,0 +1,235 @@
+"""What each kernel of a graph has to move and compute: bytes and FLOPs per iteration, counted
+from the run directory's files alone (pure; no torch), so ``report --reanalyze`` counts again.
+
+- **Triton kernels**: Inductor's own ``kernel_num_gb`` (and ``kernel_flop``, templates) where
+  the kernel file the run saved records it; else from the buffers the module passes it.
+- **C++ and Triton kernels from their buffers**: every tensor argument once, at its element
+  type (the kernel's signature says it: ``const float*``, ``'*bf16'``), and the arguments the
+  kernel both reads and writes (``in_out_ptr*``) twice: the rule Inductor's own
+  ``estimate_kernel_num_bytes`` follows. A C++ GEMM template (``gemm_m64n512k256``) does
+  2·M·N·K FLOPs. Other generated kernels: no FLOP count (their arithmetic is a few operations
+  per element; the memory side is what bounds them).
+- **extern calls** from their argument shapes: ``mm`` / ``addmm`` 2·M·N·K, ``bmm`` / ``baddbmm``
+  2·B·M·N·K (the bias add is not counted), ``convolution`` 2·(output elements)·(weight
+  elements per output channel), ``convolution_backward`` that once per gradient asked for,
+  scaled-dot-product attention 4·B·H·L·S·E forward and the five products of its backward; bytes
+  are every tensor argument and the result once.
+
+A count is per iteration: the sum over the kernel's (or the op's) calls in ``call()``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from .buffers import CallArgs, Tensor, dtype_bytes, float_kind, module_calls
+from .modparse import KernelInfo, ModuleInfo
+from .peaks import compute_type
+
+# How a count was made, as the report says it.
+FROM_INDUCTOR = "Inductor's kernel_num_gb"
+FROM_BUFFERS = "its buffers"
+FROM_SHAPES = "its shapes"
+
+
+@dataclass
+class Work:
+    """One call's (or one kernel's, per iteration) bytes and FLOPs."""
+
+    bytes: float | None
+    flops: float | None
+    compute: str | None  # peaks.COMPUTE_TYPES, the type its FLOP/s is held against
+    source: str  # FROM_*
+
+    def plus(self, other: Work) -> Work:
+        return Work(_add(self.bytes, other.bytes), _add(self.flops, other.flops),
+                    self.compute or other.compute, self.source)
+
+
+def _add(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a + b
+
+
+def _nbytes(t: Tensor | None, dtype: str | None = None) -> int | None:
+    if t is None or t.numel is None:
+        return None
+    size = dtype_bytes(dtype or t.dtype)
+    return None if size is None else t.numel * size
+
+
+# -- generated kernels -------------------------------------------------------------------------
+
+_CPP_SIGNATURE = re.compile(r'extern\s+"C"\s+void\s+kernel\((?P<params>[^)]*)\)', re.S)
+_TRITON_SIGNATURE = re.compile(r"'signature':\s*\{(?P<body>[^}]*)\}")
+_TRITON_PARAM = re.compile(r"'(?P<name>\w+)':\s*'(?P<type>[^']+)'")
+_GEMM_NAME = re.compile(r"gemm_m(?P<m>\d+)n(?P<n>\d+)k(?P<k>\d+)")
+
+
+def kernel_params(k: KernelInfo) -> list[tuple[str, str]] | None:
+    """(name, element type) of a generated kernel's pointer parameters, in order, with the
+    non-pointer ones as (name, "") so positions match the call; None: signature not found."""
+    if k.kind == "cpp":
+        m = _CPP_SIGNATURE.search(k.source)
+        if m is None:
+            return None
+        out = []
+        for p in (x.strip() for x in m.group("params").split(",") if x.strip()):
+            typ, _, name = p.rpartition(" ")
+            out.append((name.strip("*& "), typ.replace("const", "").strip(" *") if "*" in p else ""))
+        return out
+    m = _TRITON_SIGNATURE.search(k.source)
+    if m is None:
+        return None
+    return [(pm.group("name"), pm.group("type")[1:] if pm.group("type").startswith("*") else "")
+            for pm in _TRITON_PARAM.finditer(m.group("body")) if pm.group("type") != "constexpr"]
+
+
+def generated_work(k: KernelInfo, call: CallArgs) -> Work:
+    """A generated kernel's bytes from the buffers of one call (see the module docstring)."""
+    params = kernel_params(k)
+    if params is None:
+        return Work(None, None, None, FROM_BUFFERS)
+    total = 0
+    types: list[str] = []
+    for (name, dtype), t in zip(params, call.tensors, strict=False):
+        if not dtype:
+            continue
+        n = _nbytes(t, dtype)
+        if n is None:
+            return Work(None, None, None, FROM_BUFFERS)
+        total += n * (2 if name.startswith("in_out_ptr") else 1)
+        if not name.startswith("out_ptr") and (kind := float_kind(dtype)):
+            types.append(kind)
+    return Work(float(total), _template_flops(k), compute_type(types), FROM_BUFFERS)
+
+
+def _template_flops(k: KernelInfo) -> float | None:
+    for name in (k.name, *k.record_names):
+        if (m := _GEMM_NAME.search(name)) is not None:
+            return 2.0 * int(m.group("m")) * int(m.group("n")) * int(m.group("k"))
+    return None
+
+
+# -- extern calls ------------------------------------------------------------------------------
+
+def _dims(t: Tensor | None) -> tuple[int, ...] | None:
+    return t.shape if t is not None else None
+
+
+def _matmul_flops(op: str, ts: list[Tensor | None]) -> float | None:
+    a, b = (ts[1], ts[2]) if op in ("addmm", "baddbmm") and len(ts) >= 3 else (ts[:2] + [None, None])[:2]
+    da, db = _dims(a), _dims(b)
+    if da is None or db is None:
+        return None
+    if op in ("mm", "addmm") and len(da) == 2 and len(db) == 2:
+        return 2.0 * da[0] * db[1] * da[1]
+    if op in ("bmm", "baddbmm") and len(da) == 3 and len(db) == 3:
+        return 2.0 * da[0] * da[1] * db[2] * da[2]
+    return None
+
+
+def conv_output_shape(x: tuple[int, ...], w: tuple[int, ...], stride: list[int],
+                      padding: list[int], dilation: list[int]) -> tuple[int, ...]:
+    """A convolution's output shape (not transposed): N, C_out, then each spatial size."""
+    spatial = []
+    for i, size in enumerate(x[2:]):
+        s, p, d = (_at(v, i, 1 if v is not padding else 0) for v in (stride, padding, dilation))
+        spatial.append((size + 2 * p - d * (w[2 + i] - 1) - 1) // s + 1)
+    return (x[0], w[0], *spatial)
+
+
+def _at(v: list[int], i: int, default: int) -> int:
+    return v[i] if i < len(v) else (v[0] if v else default)
+
+
+def _ints(text: str | None) -> list[int]:
+    return [int(x) for x in re.findall(r"-?\d+", text or "")]
+
+
+def _conv_out(call: CallArgs) -> tuple[int, ...] | None:
+    x, w = (_dims(t) for t in (call.tensors + [None, None])[:2])
+    if x is None or w is None or len(x) != len(w) or call.kwargs.get("transposed", "False") != "False":
+        return None
+    kw = call.kwargs
+    return conv_output_shape(x, w, _ints(kw.get("stride")), _ints(kw.get("padding")),
+                             _ints(kw.get("dilation")))
+
+
+def _conv(call: CallArgs) -> tuple[float | None, float]:
+    """(FLOPs, bytes of the result it returns) of a forward convolution."""
+    out, w = _conv_out(call), _dims(call.tensors[1]) if len(call.tensors) > 1 else None
+    if out is None or w is None:
+        return None, 0.0
+    return 2.0 * math.prod(out) * math.prod(w[1:]), float(math.prod(out) * _elem(call.tensors[0]))
+
+
+def _conv_backward(call: CallArgs) -> tuple[float | None, float]:
+    """(FLOPs, bytes of the gradients it returns): per gradient asked for (grad_input,
+    grad_weight), as much as the forward convolution."""
+    ts = call.tensors
+    grad, x, w = (_dims(t) for t in (ts + [None, None, None])[:3])
+    if grad is None or x is None or w is None or len(call.args) < 11:
+        return None, 0.0
+    mask = [v == "True" for v in re.findall(r"True|False", call.args[10])] + [False, False]
+    flops = 2.0 * math.prod(grad) * math.prod(w[1:]) * (int(mask[0]) + int(mask[1]))
+    returned = (math.prod(x) if mask[0] else 0) + (math.prod(w) if mask[1] else 0)
+    return flops, float(returned * _elem(ts[0]))
+
+
+def _elem(t: Tensor | None) -> int:
+    return (dtype_bytes(t.dtype) or 0) if t is not None else 0
+
+
+def _attention_flops(op: str, ts: list[Tensor | None]) -> float | None:
+    backward = "backward" in op
+    q, k, v = (_dims(t) for t in ((ts[1:4] if backward else ts[:3]) + [None, None, None])[:3])
+    if q is None or k is None or v is None or len(q) != 4 or len(k) != 4 or len(v) != 4:
+        return None
+    b, h, lq, e = q
+    s, ev = k[2], v[3]
+    if not backward:
+        return 2.0 * b * h * lq * s * (e + ev)  # Q·Kᵀ and P·V
+    return 2.0 * b * h * lq * s * (3 * e + 2 * ev)  # scores again, dP, dV, dQ, dK
+
+
+def extern_op(callee: str) -> str:
+    """``extern_kernels.addmm`` -> ``addmm``; ``aten.convolution_backward.default`` ->
+    ``convolution_backward``; ``torch.ops.aten._scaled_dot_product_flash_attention.default``
+    -> ``_scaled_dot_product_flash_attention``."""
+    parts = callee.split(".")
+    if parts[0] == "extern_kernels":
+        return parts[1]
+    return parts[-2] if len(parts) >= 3 and parts[-1] in ("default", "out", "Tensor") else parts[-1]
+
+
+def extern_work(call: CallArgs) -> Work:
+    """An extern call's bytes and FLOPs from its argument shapes (see the module docstring)."""
+    op = extern_op(call.name)
+    tensors = [t for t in call.tensors if t is not None]
+    sizes = [_nbytes(t) for t in tensors] + ([_nbytes(call.out)] if call.out is not None else [])
+    known = [n for n in sizes if n is not None]
+    moved = float(sum(known)) if known and len(known) == len(sizes) else None
+    flops: float | None = None
+    returned = 0.0
+    if op in ("mm", "addmm", "bmm", "baddbmm"):
+        flops = _matmul_flops(op, call.tensors)
+    elif op == "convolution":
+        flops, returned = _conv(call)
+    elif op == "convolution_backward":
+        flops, returned = _conv_backward(call)
+    elif "attention" in op:
+        flops = _attention_flops(op, call.tensors)
+    if moved is not None:
+        moved += returned
+    kinds = [k for t in tensors if (k := float_kind(t.dtype))]
+    return Work(moved, flops, compute_type(kinds), FROM_SHAPES)
+
+
+def call_work(module: ModuleInfo, text: str) -> list[tuple[CallArgs, Work]]:
+    """Every call of ``call()`` with what it moves and computes."""
+    out = []
+    for c in module_calls(text, module):
+        out.append((c, extern_work(c) if c.extern else generated_work(module.kernels[c.name], c)))
+    return out

@@ -1,0 +1,160 @@
+"""The roofline in reports: the ceilings (measured, with the datasheet's beside them), a table
+of the kernels against them, the chart, and the "% peak" cells other tables add. Every figure
+comes from ``core/roofline.py``; nothing is shown for a result that has no ceilings (one saved
+before schema 4, or one whose measurement failed, which says why)."""
+
+from __future__ import annotations
+
+from ..core.categories import label, order
+from ..core.ceilings import Ceilings, Roofline
+from ..core.peaks import COMPUTE_TYPES
+from ..core.results import BreakdownResult, GraphResult, KernelStat
+from ..core.roofline import (
+    FAR_BELOW_PCT,
+    LATENCY,
+    KernelRoof,
+    category_far_below_ms,
+    ceilings_of,
+    chart_points,
+    kernel_roof,
+)
+from . import format as fmt
+from .doc import Doc
+from .roofline_svg import Point, Roof, Scatter
+
+PCT_HEADER = "% peak"
+FAR_HEADER = f"< {FAR_BELOW_PCT:g}% of limit"
+BOUND_WORDS = {"memory": "memory", "compute": "compute", LATENCY: "latency (too short)"}
+
+
+def shows_roofline(r: BreakdownResult) -> bool:
+    """The result has ceilings to hold its kernels against (or says why it has none)."""
+    return r.roofline is not None
+
+
+def pct_cell(r: BreakdownResult, g: GraphResult, k: KernelStat) -> str:
+    """A kernel's % of its limit, ``~`` before it when it is latency-bound."""
+    roof = kernel_roof(k, ceilings_of(r), g.device)
+    if roof.pct is None:
+        return fmt.DASH
+    return ("~" if roof.bound == LATENCY else "") + f"{roof.pct:.0f}%"
+
+
+def far_below_cells(r: BreakdownResult, cats: dict[str, float],
+                    graphs: list[GraphResult] | None = None) -> dict[str, str] | None:
+    """Category -> the share of its own time in kernels under ``FAR_BELOW_PCT`` of their
+    limit ("total": of all kernel time); None when the result has no ceilings."""
+    if not shows_roofline(r):
+        return None
+    far = category_far_below_ms(r, graphs)
+    out = {c: fmt.pct(fmt.share(far.get(c, 0.0), ms)) for c, ms in cats.items()}
+    out["total"] = fmt.pct(fmt.share(sum(far.values()), sum(cats.values())))
+    return out
+
+
+def _si(v: float | None, unit: str) -> str:
+    if v is None:
+        return fmt.DASH
+    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= scale:
+            return f"{v / scale:.3g} {prefix}{unit}"
+    return f"{v:.3g} {unit}"
+
+
+def ceilings_lines(roof: Roofline) -> list[str]:
+    """The measured ceilings and the datasheet's, one line each."""
+    c, ds = roof.measured, roof.datasheet
+    if c is None:
+        return [f"ceilings: not measured ({roof.error or 'unknown reason'})"]
+    flops = ", ".join(f"{k} {c.tflops[k]:.3g}" for k in COMPUTE_TYPES if k in c.tflops)
+    bw = f"{c.gbps:.3g} GB/s" if c.gbps else fmt.DASH
+    if c.triad_gbps is not None:
+        bw += f" (copy {c.copy_gbps:.3g}, triad {c.triad_gbps:.3g})"
+    cached = f"; cached, measured {c.measured_at}" if c.from_cache else f"; measured {c.measured_at}"
+    out = [f"measured ceilings: {bw}; TFLOP/s {flops or fmt.DASH} ({c.how}{cached})"]
+    if ds.part:
+        dflops = ", ".join(f"{k} {ds.tflops[k]:.3g}" for k in COMPUTE_TYPES if k in ds.tflops)
+        out.append(f"datasheet ({ds.part}, dense): {ds.gbps:.4g} GB/s; TFLOP/s {dflops}")
+    else:
+        out.append("datasheet: this device is not in the table (core/peaks.py)")
+    if c.errors:
+        out.append("not measured: " + "; ".join(c.errors))
+    return out
+
+
+def roofline_section(doc: Doc, r: BreakdownResult, top: int) -> None:
+    """The ceilings, the kernels against them (longest first), and the chart."""
+    if r.roofline is None:
+        return
+    doc.heading("How far from the limit (roofline)")
+    doc.paragraph(*ceilings_lines(r.roofline))
+    pts = chart_points(r)
+    if not pts:
+        doc.paragraph("no kernel of this run has a byte count")
+        return
+    rows = [_row(gid, k, roof) for gid, k, roof in pts[:top]]
+    doc.table(
+        rows,
+        ["graph", "kernel", "ms", "bytes", "FLOPs", "GB/s", "TFLOP/s", "FLOP/B", PCT_HEADER, "bound",
+         "counted from"],
+        ("left", "left", "right", "right", "right", "right", "right", "right", "right", "left", "left"),
+    )
+    if len(pts) > top:
+        doc.paragraph(f"… and {len(pts) - top} more counted kernels")
+    doc.chart(roofline_chart(r))  # type: ignore[arg-type]
+    doc.paragraph(
+        f"{PCT_HEADER} = achieved FLOP/s over the roofline at the kernel's intensity (min of the "
+        "compute ceiling and intensity x bandwidth), or achieved GB/s over the bandwidth where "
+        "it has no FLOP count; against the measured ceilings. latency (too short): even at the "
+        "ceilings one launch would take only a few microseconds, so its % says how short it is, "
+        "not how slow (docs/roofline.md)."
+    )
+
+
+def bound_words(roof: KernelRoof) -> str:
+    """The verdict in words; a memory-bound kernel above the measured bandwidth is served
+    from a cache (its data fits in one), which the DRAM ceiling does not bound."""
+    if roof.bound == "memory" and roof.pct is not None and roof.pct > 100:
+        return "memory (in cache: above the DRAM ceiling)"
+    return BOUND_WORDS.get(roof.bound or "", fmt.DASH)
+
+
+def _row(gid: str, k: KernelStat, roof: KernelRoof) -> list[str]:
+    return [
+        gid, k.name, fmt.ms(k.ms), _si(k.bytes, "B"), _si(k.flops, "FLOP") if k.flops else fmt.DASH,
+        fmt.number(roof.gbps, ".3g"), fmt.number(roof.tflops, ".3g"), fmt.number(roof.intensity, ".3g"),
+        fmt.pct(roof.pct), bound_words(roof), k.work_from or "",
+    ]
+
+
+def _roofs(c: Ceilings | None, roof: Roofline) -> list[Roof]:
+    out = []
+    if c is not None and c.gbps:
+        out += [Roof(f"measured {k}", c.gbps, c.tflops[k]) for k in COMPUTE_TYPES if k in c.tflops]
+        out = out or [Roof("measured bandwidth", c.gbps, None)]
+    ds = roof.datasheet
+    if ds.gbps:
+        out += [Roof(f"datasheet {k}", ds.gbps, ds.tflops[k], dashed=True)
+                for k in COMPUTE_TYPES if k in ds.tflops] or [Roof("datasheet", ds.gbps, None, dashed=True)]
+    return out
+
+
+def roofline_chart(r: BreakdownResult) -> Scatter | None:
+    if r.roofline is None:
+        return None
+    pts = []
+    cats: set[str] = set()
+    for gid, k, roof in chart_points(r):
+        cats.add(k.category)
+        tip = (f"{gid} · {k.name}\n{fmt.ms(k.ms)} ms · {fmt.number(roof.gbps, '.3g')} GB/s · "
+               f"{fmt.number(roof.tflops, '.3g')} TFLOP/s · {fmt.pct(roof.pct)} of peak · "
+               f"{bound_words(roof)}")
+        pts.append(Point(tip, k.category, k.ms, roof.intensity, roof.tflops, roof.pct))
+    return Scatter(
+        "Roofline: each kernel against the measured ceilings (datasheet dashed)",
+        pts,
+        _roofs(ceilings_of(r), r.roofline),
+        note="A circle's area is the kernel's time. Hollow circles at the left: kernels without "
+        "a FLOP count, at their share of the bandwidth ceiling.",
+        legend={c: label(c) for c in sorted(cats, key=lambda c: (order(c), c))},
+    )

@@ -1,0 +1,229 @@
+"""Worker: measure a device's ceilings (memory bandwidth, dense matmul throughput per compute
+type), or read them from the machine's cache when nothing they depend on has changed.
+
+Memory bandwidth: on an accelerator, a device-to-device copy of ``DEVICE_COPY_BYTES``
+(2 x bytes per copy); on the host, STREAM's copy (``b = a``, 2 x bytes) and triad
+(``a = b + s*c``, 3 x bytes) over arrays four times the last-level cache (at least
+``HOST_ARRAY_BYTES``), with the intra-op threads the run uses. Throughput: square matmuls,
+2·n³ FLOPs each, grown until one takes ``MIN_CALL_S`` (so the fixed cost of a call is small
+beside it), in fp32 (TF32 off), tf32 (accelerators), bf16/fp16 and fp8 where the device has it.
+
+Every figure is the BEST of ``REPS`` repetitions: on a loaded machine a repetition is only ever
+slowed by the other work, never sped up, so the fastest is the closest to what the device can
+do. The whole measurement takes a few seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..core.ceilings import Ceilings, cache_key
+from ..core.devices import DEVICE, HOST, HOST_BACKEND, backend
+from ..core.peaks import FP8, FP16, FP32, TF32
+from .device import accelerator, device_name, synchronize
+from .worker import worker_main
+
+REPS = 7
+WARMUP = 1
+DEVICE_COPY_BYTES = 512 * 1024**2  # far beyond any L2 (126 MB on a B200)
+HOST_ARRAY_BYTES = 128 * 1024**2
+HOST_ARRAY_MAX = 1024**3
+MIN_CALL_S = 0.02  # a matmul size is big enough once one call takes this long
+MIN_N = {HOST: 1024, DEVICE: 4096}
+MAX_N = {HOST: 4096, DEVICE: 16384}
+MATMUL_BUDGET_S = 1.5  # per compute type: the sizes tried and the repetitions together
+METHOD = 1  # bump when the measurement changes: cached figures of an older method are not reused
+
+
+def best_seconds(fn: Any, device: str, reps: int = REPS) -> float:
+    """The fastest of ``reps`` timed calls (after ``WARMUP`` untimed ones)."""
+    b = backend(device)
+    for _ in range(WARMUP):
+        fn()
+    synchronize(device)
+    if b.torch_module is None:
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return min(times)
+    ns = accelerator(b)
+    pairs = [(ns.Event(enable_timing=True), ns.Event(enable_timing=True)) for _ in range(reps)]
+    for start, end in pairs:
+        start.record()
+        fn()
+        end.record()
+    ns.synchronize()
+    return min(s.elapsed_time(e) for s, e in pairs) / 1e3
+
+
+def last_level_cache_bytes() -> int:
+    """The largest CPU cache the OS lists (``/sys/devices/system/cpu/cpu0/cache``); 0 unknown."""
+    best = 0
+    for p in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
+        try:
+            text = p.read_text().strip().upper()
+        except OSError:
+            continue
+        scale = {"K": 1024, "M": 1024**2, "G": 1024**3}.get(text[-1:], 1)
+        digits = text.rstrip("KMG")
+        if digits.isdigit():
+            best = max(best, int(digits) * scale)
+    return best
+
+
+def host_bandwidth(reps: int) -> tuple[float, float, int]:
+    """(copy GB/s, triad GB/s, array bytes) with torch's intra-op threads."""
+    import torch
+
+    nbytes = min(max(HOST_ARRAY_BYTES, 4 * last_level_cache_bytes()), HOST_ARRAY_MAX)
+    n = nbytes // 4
+    a, b, c = (torch.ones(n, dtype=torch.float32) for _ in range(3))
+    copy_s = best_seconds(lambda: b.copy_(a), HOST_BACKEND.name, reps)
+    triad_s = best_seconds(lambda: torch.add(b, c, alpha=3.0, out=a), HOST_BACKEND.name, reps)
+    return 2 * n * 4 / copy_s / 1e9, 3 * n * 4 / triad_s / 1e9, n * 4
+
+
+def device_bandwidth(device: str, reps: int) -> float:
+    import torch
+
+    src = torch.empty(DEVICE_COPY_BYTES, dtype=torch.uint8, device=device)
+    dst = torch.empty_like(src)
+    seconds = best_seconds(lambda: dst.copy_(src), device, reps)
+    accelerator(backend(device)).empty_cache()
+    return 2 * DEVICE_COPY_BYTES / seconds / 1e9
+
+
+def _operands(kind: str, n: int, device: str) -> Any:
+    """A zero-argument matmul of n x n operands of the compute type."""
+    import torch
+
+    if kind == FP8:
+        a = torch.randn(n, n, device=device).to(torch.float8_e4m3fn)
+        b = torch.randn(n, n, device=device).to(torch.float8_e4m3fn).t()
+        one = torch.ones((), device=device)
+        return lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+    dtype = {FP32: torch.float32, TF32: torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[kind]
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
+    return lambda: torch.mm(a, b)
+
+
+def matmul_tflops(kind: str, device: str, reps: int) -> float:
+    """Dense TFLOP/s of square matmuls of the kind (``FP32``, ``TF32``, ``bf16``, ``fp16``,
+    ``FP8``). A probe at n = 256 predicts the rate; the size is then the smallest power of two
+    from ``MIN_N`` whose call takes ``MIN_CALL_S`` (small calls measure the threads' start
+    and join, not the units), smaller where a call would take more than a quarter of the
+    budget (a type the device only emulates)."""
+    import torch
+
+    timeline = backend(device).timeline
+    old = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = kind == TF32
+    try:
+        probe = best_seconds(_operands(kind, 256, device), device, 2)
+        rate = 2.0 * 256**3 / max(probe, 1e-9)  # FLOP/s, a low estimate
+        n = MIN_N[timeline]
+        while n < MAX_N[timeline] and 2.0 * n**3 / rate < MIN_CALL_S:
+            n *= 2
+        while n > 256 and 2.0 * n**3 / rate > MATMUL_BUDGET_S / 4:
+            n //= 2
+        fn = _operands(kind, n, device)
+        one = best_seconds(fn, device, 1)
+        seconds = best_seconds(fn, device, max(2, min(reps, int(MATMUL_BUDGET_S / max(one, 1e-6)))))
+        return 2.0 * n**3 / min(one, seconds) / 1e12
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = old
+
+
+def compute_kinds(device: str) -> list[str]:
+    """What to measure on this device: fp32 everywhere; bf16 on the host; tf32, fp16, bf16 on
+    an accelerator; fp8 from compute capability 8.9."""
+    b = backend(device)
+    if b.torch_module is None:
+        return [FP32, "bf16"]
+    kinds = [FP32, TF32, "fp16", "bf16"]
+    ns = accelerator(b)
+    if hasattr(ns, "get_device_capability") and tuple(ns.get_device_capability()) >= (8, 9):
+        kinds.append(FP8)
+    return kinds
+
+
+def measure(device: str, reps: int = REPS) -> Ceilings:
+    import torch
+
+    c = Ceilings(device_name=device_name(device), gbps=None, reps=reps,
+                 threads=torch.get_num_threads() if backend(device).torch_module is None else None,
+                 measured_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    if backend(device).torch_module is None:
+        c.copy_gbps, c.triad_gbps, nbytes = host_bandwidth(reps)
+        c.gbps = max(c.copy_gbps, c.triad_gbps)
+        where = f"STREAM copy and triad over {nbytes / 1024**2:.0f} MiB arrays, {c.threads} thread(s)"
+    else:
+        c.gbps = c.copy_gbps = device_bandwidth(device, reps)
+        where = f"a {DEVICE_COPY_BYTES // 1024**2} MiB device-to-device copy"
+    for kind in compute_kinds(device):
+        try:
+            rate = matmul_tflops(kind, device, reps)
+        except Exception as e:  # a type the device or this torch lacks: said, not fatal
+            c.errors.append(f"{kind}: {type(e).__name__}: {str(e)[:120]}")
+            continue
+        key = FP16 if kind in ("bf16", "fp16") else kind
+        c.tflops[key] = max(c.tflops.get(key, 0.0), rate)
+    c.how = f"{where}; square matmuls (2n³ FLOPs); the best of {reps} repetitions each"
+    return c
+
+
+def machine_key(device: str) -> dict[str, Any]:
+    """What the cached ceilings depend on: the device's name, torch, the driver, clocks and
+    threads; and the measurement method."""
+    import torch
+
+    key: dict[str, Any] = {"device": device_name(device), "torch": torch.__version__, "method": METHOD}
+    if backend(device).torch_module is None:
+        key["threads"] = torch.get_num_threads()
+        key["max_khz"] = _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq")
+    else:
+        key["runtime"] = getattr(torch.version, backend(device).torch_module or "", None)
+        key["driver"] = (_read("/proc/driver/nvidia/version") or "").splitlines()[:1]
+        props = accelerator(backend(device)).get_device_properties(0)
+        key["clock_khz"] = getattr(props, "clock_rate", None)
+    return key
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def handle(request: dict[str, Any]) -> dict[str, Any]:
+    device = request["device"]
+    key = machine_key(device)
+    cache = Path(request["cache_dir"]) / f"{cache_key(key)}.json" if request.get("cache_dir") else None
+    if cache is not None and cache.exists() and not request.get("refresh"):
+        try:
+            c = Ceilings.from_dict(json.loads(cache.read_text()))
+            c.from_cache = True
+            return {"ceilings": c.to_dict()}
+        except (OSError, ValueError, TypeError):
+            pass  # a damaged cache entry is measured again
+    c = measure(device, int(request.get("reps") or REPS))
+    c.key = key
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(c.to_dict(), indent=1))
+        tmp.replace(cache)
+    return {"ceilings": c.to_dict()}
+
+
+if __name__ == "__main__":
+    worker_main(handle)

@@ -1,0 +1,57 @@
+"""The ceilings a breakdown's kernels are held against: measured once per machine in a worker
+(``runner/peaks_measure.py``), cached under the tool's cache directory
+(``$XDG_CACHE_HOME/inductor-bench/peaks/``), saved in the run directory (``peaks.json``) and
+in the result. A measurement that fails costs the roofline figures only, never the run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..core import errors
+from ..core.ceilings import PEAKS_FILE, Ceilings, Roofline, datasheet_for
+from ..core.results import BreakdownResult
+from .cache import user_cache_root
+from .rundir import save_result, write_atomic
+from .settings import RunSettings
+from .worker import run_worker, worker_env
+
+WORKER_MODULE = "inductor_bench.runner.peaks_measure"
+PEAKS_CACHE_DIR = "peaks"
+TIMEOUT_S = 300.0  # importing torch on a loaded machine, then a few seconds of measuring
+
+
+def peaks_cache_dir() -> Path:
+    return user_cache_root() / PEAKS_CACHE_DIR
+
+
+def measure_ceilings(device: str, *, refresh: bool = False, cache_dir: Path | None = None,
+                     reps: int | None = None, log_path: Path | None = None,
+                     echo: bool = False) -> Ceilings:
+    """The device's ceilings, from the machine's cache unless ``refresh``; raises the worker's
+    error (WorkerError, WorkerTimeout, ...) when it could not measure."""
+    request = {"device": device, "refresh": refresh, "reps": reps,
+               "cache_dir": str(cache_dir if cache_dir is not None else peaks_cache_dir())}
+    response = run_worker(WORKER_MODULE, request, timeout=TIMEOUT_S, env=worker_env(),
+                          log_path=log_path, echo=echo)
+    return Ceilings.from_dict(response["ceilings"])
+
+
+def add_roofline(result: BreakdownResult, run_dir: Path, settings: RunSettings, *,
+                 refresh: bool = False) -> None:
+    """Set ``result.roofline`` (saved in ``peaks.json`` and with the result); a failure is
+    recorded in it and in the result's errors, and the run stays as it was measured."""
+    if not result.measured():
+        return
+    roof = Roofline(datasheet=datasheet_for(result.device_name))
+    try:
+        with settings.progress.phase("measuring the device's ceilings (bandwidth, matmul)") as ph:
+            roof.measured = measure_ceilings(result.device, refresh=refresh,
+                                             log_path=run_dir / "logs" / "peaks.log", echo=settings.echo)
+            ph["done"] = "cached" if roof.measured.from_cache else "measured"
+    except errors.BenchError as e:
+        roof.error = f"the ceilings could not be measured: {e}"[:300]
+        result.errors.append(roof.error)
+    result.roofline = roof
+    write_atomic(run_dir / PEAKS_FILE, roof.to_json())
+    save_result(run_dir, result, settings.on_saved)
