@@ -4,10 +4,11 @@ to test the executors' mechanism without compiling: it records where it ran, the
 ACTION:
   ok FIXTURE          copy FIXTURE (a compare.json) into --out, exit 0
   fail                print compare's kind of error line, exit 3
-  kill-if FLAG        SIGKILL itself while FLAG exists, else as ``ok FIXTURE2``
   hang                sleep until killed (or stopped: SIGINT exits 130, as compare does)
 Options before ACTION: --meet DIR N (write a file in DIR and wait until N jobs wrote one:
-proves they ran at once), --started DIR (write this process's pid to DIR/<name>.pid).
+proves they ran at once), --started DIR (write this process's pid to DIR/<name>.pid), --hold S
+(sleep S seconds first). ``where.json`` in --out: CUDA_VISIBLE_DEVICES, pid, start and end
+(time.time()).
 """
 
 from __future__ import annotations
@@ -20,10 +21,13 @@ import sys
 import time
 from pathlib import Path
 
+START = time.time()
+
 
 def _record(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    where = {"CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES"), "pid": os.getpid()}
+    where = {"CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES"), "pid": os.getpid(),
+             "start": START, "end": time.time()}
     (out / "where.json").write_text(json.dumps(where))
 
 
@@ -39,6 +43,7 @@ def main(argv: list[str]) -> int:
     out = Path(argv[argv.index("--out") + 1])
     args = argv[: argv.index("--out")]
     name = out.name
+    out.mkdir(parents=True, exist_ok=True)  # compare claims its run directory first
     while args[0].startswith("--"):
         if args[0] == "--meet":
             _meet(Path(args[1]), int(args[2]), name)
@@ -46,6 +51,9 @@ def main(argv: list[str]) -> int:
         elif args[0] == "--started":
             Path(args[1]).mkdir(parents=True, exist_ok=True)
             (Path(args[1]) / f"{name}.pid").write_text(str(os.getpid()))
+            args = args[2:]
+        elif args[0] == "--hold":
+            time.sleep(float(args[1]))
             args = args[2:]
     action = args[0]
     print(f"stand-in {action} for {name}", flush=True)
@@ -56,8 +64,6 @@ def main(argv: list[str]) -> int:
         signal.signal(signal.SIGINT, lambda *_: sys.exit(130))
         while True:
             time.sleep(1)
-    if action == "kill-if" and Path(args[1]).exists():
-        os.kill(os.getpid(), signal.SIGKILL)
     _record(out)
     shutil.copy(args[-1], out / "compare.json")
     return 0

@@ -17,6 +17,8 @@ from .sweep_job import Job, JobOutcome, run_job
 INSTALL = "pip install 'inductor-bench[slurm]'"
 SLURM, LOCAL = "slurm", "local"
 # submitit's parameters every cluster takes (the others are prefixed: slurm_partition).
+# Those the local executor takes (its own, prefixed local_, and the time limit).
+LOCAL_KEYS = ("timeout_min", "local_setup", "local_signal_delay_s")
 GENERIC = {
     "name": str,
     "timeout_min": int,
@@ -60,10 +62,15 @@ class SlurmExecutor:
             )
         self._cluster, self._gpu = cluster, gpu
         self._slots = slots if slots is not None else [None]
-        self._ex = submitit.AutoExecutor(folder=folder, cluster=cluster)
-        base = {"nodes": 1, "tasks_per_node": 1, "gpus_per_node": int(gpu), "name": "inductor-bench-sweep"}
+        params = dict(params or {})
+        if cluster == LOCAL:  # submitit's local executor itself: it pins jobs to visible_gpus
+            self._ex = submitit.LocalExecutor(folder=folder)
+            params = {k.removeprefix("local_"): v for k, v in params.items() if k in LOCAL_KEYS}
+        else:
+            self._ex = submitit.AutoExecutor(folder=folder, cluster=cluster)
+            params = {"nodes": 1, "name": "inductor-bench-sweep", **params}
         try:
-            self._ex.update_parameters(**{**base, **(params or {})})
+            self._ex.update_parameters(**{"tasks_per_node": 1, "gpus_per_node": int(gpu), **params})
         except (NameError, AssertionError, ValueError, TypeError) as e:
             raise UsageError(f"--slurm-opt: {str(e).splitlines()[0]}") from None
         self.start_word = "submitted" if cluster == SLURM else "started"
@@ -75,10 +82,8 @@ class SlurmExecutor:
 
     def launch(self, job: Job, slot: str | None) -> Any:
         if self._cluster == LOCAL:
-            self._ex.update_parameters(
-                local_visible_gpus=[int(slot)] if slot is not None else [],
-                gpus_per_node=1 if slot is not None else 0,
-            )
+            pinned = [int(slot)] if slot is not None else []
+            self._ex.update_parameters(visible_gpus=pinned, gpus_per_node=len(pinned))
         return self._ex.submit(run_job, job)
 
     def poll(self, handle: Any) -> JobOutcome | None:

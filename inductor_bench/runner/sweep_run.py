@@ -140,7 +140,7 @@ def record_outcome(sweep_dir: Path, cell: Cell, outcome: JobOutcome) -> None:
     cell.where = outcome.where or cell.where
     cell.seconds = round(outcome.seconds, 3)
     reason = last_error_line(outcome.log) or outcome.error
-    if reason is None and outcome.exit_code not in (None, 0):
+    if reason is None and outcome.exit_code not in (None, 0) and not outcome.timed_out:
         reason = f"compare {describe_exit(outcome.exit_code)}"
     ended(cell, outcome.exit_code, timed_out=outcome.timed_out, reason=reason)
     if outcome.stopped and not cell.done:
