@@ -4,9 +4,10 @@ strides and element type, read from the module's text alone (pure; no torch).
 Where a buffer's shape comes from, in the module's own words:
 
 - graph inputs: ``assert_size_stride(arg, (shape), (stride), ...)`` and its grouped form
-  ``assert_size_stride_grouped((a, b), ((shape_a), (shape_b)), ...)``; their element type from
-  ``get_args()``'s ``rand_strided(..., dtype=torch.float32)`` (modules from before torch 2.11 have
-  no ``get_args``: the kernel's own signature gives the type, see ``core/work.py``);
+  ``assert_size_stride_grouped((a, b), ((shape_a), (shape_b)), ...)``, and the harness's
+  ``rand_strided((shape), (stride), ..., dtype=torch.float32)`` (in ``get_args()``, or in
+  ``benchmark_compiled_module`` before torch 2.11), which also gives their element type (a
+  generated kernel's own signature gives it too, see ``core/work.py``);
 - allocations: ``bufN = empty_strided_<device>((shape), (stride), torch.float32)``;
 - reuse and views: ``bufA = bufB; del bufB  # reuse`` and
   ``bufA = reinterpret_tensor(bufB, (shape), (stride), offset)`` (the view's own shape);
@@ -181,13 +182,13 @@ class BufferTable:
             self.put(name, literal_shape(repr(shape)), None)
 
 
-def input_dtypes(text: str) -> dict[str, str]:
-    """Graph input -> element type, from ``get_args()``'s ``rand_strided`` lines."""
-    out: dict[str, str] = {}
+def input_tensors(text: str) -> dict[str, Tensor]:
+    """Graph input -> its shape and element type, from the harness's ``rand_strided`` lines
+    (``get_args()``, or ``benchmark_compiled_module`` before torch 2.11)."""
+    out: dict[str, Tensor] = {}
     for m in re.finditer(r"^\s+(\w+)\s*=\s*rand_strided\((.*)$", text, re.M):
-        d = _dtype_in(split_args(m.group(2)))
-        if d:
-            out[m.group(1)] = d
+        parts = split_args(m.group(2))
+        out[m.group(1)] = Tensor(literal_shape(parts[0]) if parts else None, _dtype_in(parts))
     return out
 
 
@@ -195,8 +196,8 @@ def module_calls(text: str, module: ModuleInfo) -> list[CallArgs]:
     """Every kernel and extern call ``call()`` makes, in order, each with the tensors of its
     arguments as they stood at that call (a buffer name is reused as ``call()`` goes on)."""
     table = BufferTable()
-    for name, dtype in input_dtypes(text).items():
-        table.put(name, None, dtype)
+    for name, t in input_tensors(text).items():
+        table.put(name, t.shape, t.dtype)
     lines = text.splitlines()
     calls: list[CallArgs] = []
     for i, _ in run_order(lines, partition_names(text)):

@@ -12,6 +12,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .devices import DEVICE, HOST, backend
 from .peaks import COMPUTE_TYPES, FP32, lookup
 
 PEAKS_FILE = "peaks.json"  # in the run directory: what the roofline figures are held against
@@ -27,6 +28,8 @@ class Ceilings:
     copy_gbps: float | None = None
     triad_gbps: float | None = None
     threads: int | None = None  # host: the intra-op threads it ran with (those of the run)
+    matmul_n: dict[str, int] = field(default_factory=dict)  # compute type -> the n of its n x n matmuls
+    array_bytes: int | None = None  # host: the size of each STREAM array
     reps: int = 0
     how: str = ""  # the measurement in words: sizes, repetitions
     key: dict[str, Any] = field(default_factory=dict)  # what the cache is keyed by
@@ -88,6 +91,56 @@ class Roofline:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1)
+
+
+MEMORY, COMPUTE, LATENCY = "memory", "compute", "latency"
+# The share of its limit below which a kernel is called far from it (the category table).
+FAR_BELOW_PCT = 30.0
+# A launch whose ideal time at the ceilings is below this cannot get near them: a GPU kernel
+# launch costs a few microseconds, an OpenMP parallel region's fork and join about as much.
+LATENCY_FLOOR_US = {HOST: 10.0, DEVICE: 5.0}
+
+
+@dataclass
+class KernelRoof:
+    """One kernel against the ceilings."""
+
+    gbps: float | None
+    tflops: float | None
+    intensity: float | None  # FLOP per byte
+    pct: float | None  # % of its limit (the roofline at its intensity), measured ceilings
+    bound: str | None  # MEMORY | COMPUTE | LATENCY; None: not counted or no ceilings
+    limit: str = ""  # what it is held against, in words
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def kernel_roof(k: Any, ceilings: Ceilings | None, device: str) -> KernelRoof:
+    """The figures of one kernel (see the module docstring)."""
+    if k.bytes is None or k.ms <= 0:
+        return KernelRoof(None, None, None, None, None)
+    seconds = k.ms / 1e3
+    gbps = k.bytes / seconds / 1e9
+    tflops = k.flops / seconds / 1e12 if k.flops else None
+    intensity = k.flops / k.bytes if k.flops and k.bytes else None
+    if ceilings is None or not ceilings.gbps:
+        return KernelRoof(gbps, tflops, intensity, None, None)
+    peak_flops = ceilings.flops_for(k.compute) if k.flops else None
+    if tflops is not None and peak_flops and intensity is not None:
+        roof = min(peak_flops, intensity * ceilings.gbps / 1e3)
+        bound = COMPUTE if intensity * ceilings.gbps / 1e3 >= peak_flops else MEMORY
+        pct = 100.0 * tflops / roof
+        ideal_s = max(k.bytes / (ceilings.gbps * 1e9), k.flops / (peak_flops * 1e12))
+        limit = f"{k.compute} {peak_flops:.3g} TFLOP/s, {ceilings.gbps:.3g} GB/s"
+    else:
+        bound, pct = MEMORY, 100.0 * gbps / ceilings.gbps
+        ideal_s = k.bytes / (ceilings.gbps * 1e9)
+        limit = f"{ceilings.gbps:.3g} GB/s"
+    floor = LATENCY_FLOOR_US.get(backend(device).timeline, 5.0)
+    if ideal_s * 1e6 / max(k.calls, 1e-9) < floor:
+        bound = LATENCY
+    return KernelRoof(gbps, tflops, intensity, pct, bound, limit)
 
 
 def cache_key(key: dict[str, Any]) -> str:

@@ -4,8 +4,9 @@ intensity, % of the measured ceiling at that intensity, and a bound verdict (pur
 A kernel's counts (``KernelStat.bytes`` / ``flops``, per iteration: ``core/work.py``) are
 divided by its time, the statistics policy's figure (``KernelStat.ms``), never a time of its
 own. Its limit is the roofline at its intensity I = FLOPs / bytes: min(peak FLOP/s,
-I x peak bandwidth), with the measured ceilings (``core/ceilings.py``). A kernel without a FLOP
-count is held against the bandwidth alone. The verdict:
+I x peak bandwidth), with the measured ceilings (``core/ceilings.py``, where ``kernel_roof``
+lives so that a result can write the figures into its JSON). A kernel without a FLOP count is
+held against the bandwidth alone. The verdict:
 
 - **memory-bound**: its intensity is below the ridge point (peak FLOP/s / peak bandwidth), or
   it has no FLOP count;
@@ -18,62 +19,22 @@ count is held against the bandwidth alone. The verdict:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 from .breakdown import op_name
-from .ceilings import Ceilings, Roofline
-from .devices import DEVICE, HOST, backend
+from .ceilings import (
+    FAR_BELOW_PCT,
+    LATENCY,
+    Ceilings,
+    KernelRoof,
+    Roofline,
+    kernel_roof,
+)
+from .devices import HOST, backend
 from .kernelfile import read_kernel_file
 from .modparse import ModuleInfo
 from .results import BreakdownResult, GraphResult, KernelStat
 from .work import FROM_INDUCTOR, Work, call_work
-
-MEMORY, COMPUTE, LATENCY = "memory", "compute", "latency"
-# The share of its limit below which a kernel is called far from it (the category table).
-FAR_BELOW_PCT = 30.0
-# A launch whose ideal time at the ceilings is below this cannot get near them: a GPU kernel
-# launch costs a few microseconds, an OpenMP parallel region's fork and join about as much.
-LATENCY_FLOOR_US = {HOST: 10.0, DEVICE: 5.0}
-
-
-@dataclass
-class KernelRoof:
-    """One kernel against the ceilings."""
-
-    gbps: float | None
-    tflops: float | None
-    intensity: float | None  # FLOP per byte
-    pct: float | None  # % of its limit (the roofline at its intensity), measured ceilings
-    bound: str | None  # MEMORY | COMPUTE | LATENCY; None: not counted or no ceilings
-    limit: str = ""  # what it is held against, in words
-
-
-def kernel_roof(k: KernelStat, ceilings: Ceilings | None, device: str) -> KernelRoof:
-    """The figures of one kernel (see the module docstring)."""
-    if k.bytes is None or k.ms <= 0:
-        return KernelRoof(None, None, None, None, None)
-    seconds = k.ms / 1e3
-    gbps = k.bytes / seconds / 1e9
-    tflops = k.flops / seconds / 1e12 if k.flops else None
-    intensity = k.flops / k.bytes if k.flops and k.bytes else None
-    if ceilings is None or not ceilings.gbps:
-        return KernelRoof(gbps, tflops, intensity, None, None)
-    peak_flops = ceilings.flops_for(k.compute) if k.flops else None
-    if tflops is not None and peak_flops and intensity is not None:
-        roof = min(peak_flops, intensity * ceilings.gbps / 1e3)
-        bound = COMPUTE if intensity * ceilings.gbps / 1e3 >= peak_flops else MEMORY
-        pct = 100.0 * tflops / roof
-        ideal_s = max(k.bytes / (ceilings.gbps * 1e9), k.flops / (peak_flops * 1e12))
-        limit = f"{k.compute} {peak_flops:.3g} TFLOP/s, {ceilings.gbps:.3g} GB/s"
-    else:
-        bound, pct = MEMORY, 100.0 * gbps / ceilings.gbps
-        ideal_s = k.bytes / (ceilings.gbps * 1e9)
-        limit = f"{ceilings.gbps:.3g} GB/s"
-    floor = LATENCY_FLOOR_US.get(backend(device).timeline, 5.0)
-    if ideal_s * 1e6 / max(k.calls, 1e-9) < floor:
-        bound = LATENCY
-    return KernelRoof(gbps, tflops, intensity, pct, bound, limit)
 
 
 def far_below(k: KernelStat, roof: KernelRoof) -> bool:

@@ -115,7 +115,7 @@ def _operands(kind: str, n: int, device: str) -> Any:
     return lambda: torch.mm(a, b)
 
 
-def matmul_tflops(kind: str, device: str, reps: int) -> float:
+def matmul_tflops(kind: str, device: str, reps: int) -> tuple[float, int]:
     """Dense TFLOP/s of square matmuls of the kind (``FP32``, ``TF32``, ``bf16``, ``fp16``,
     ``FP8``). A probe at n = 256 predicts the rate; the size is then the smallest power of two
     from ``MIN_N`` whose call takes ``MIN_CALL_S`` (small calls measure the threads' start
@@ -137,7 +137,7 @@ def matmul_tflops(kind: str, device: str, reps: int) -> float:
         fn = _operands(kind, n, device)
         one = best_seconds(fn, device, 1)
         seconds = best_seconds(fn, device, max(2, min(reps, int(MATMUL_BUDGET_S / max(one, 1e-6)))))
-        return 2.0 * n**3 / min(one, seconds) / 1e12
+        return 2.0 * n**3 / min(one, seconds) / 1e12, n
     finally:
         torch.backends.cuda.matmul.allow_tf32 = old
 
@@ -162,20 +162,21 @@ def measure(device: str, reps: int = REPS) -> Ceilings:
                  threads=torch.get_num_threads() if backend(device).torch_module is None else None,
                  measured_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
     if backend(device).torch_module is None:
-        c.copy_gbps, c.triad_gbps, nbytes = host_bandwidth(reps)
+        c.copy_gbps, c.triad_gbps, c.array_bytes = host_bandwidth(reps)
         c.gbps = max(c.copy_gbps, c.triad_gbps)
-        where = f"STREAM copy and triad over {nbytes / 1024**2:.0f} MiB arrays, {c.threads} thread(s)"
+        where = f"STREAM copy and triad over {c.array_bytes / 1024**2:.0f} MiB arrays, {c.threads} thread(s)"
     else:
         c.gbps = c.copy_gbps = device_bandwidth(device, reps)
         where = f"a {DEVICE_COPY_BYTES // 1024**2} MiB device-to-device copy"
     for kind in compute_kinds(device):
         try:
-            rate = matmul_tflops(kind, device, reps)
+            rate, n = matmul_tflops(kind, device, reps)
         except Exception as e:  # a type the device or this torch lacks: said, not fatal
             c.errors.append(f"{kind}: {type(e).__name__}: {str(e)[:120]}")
             continue
         key = FP16 if kind in ("bf16", "fp16") else kind
-        c.tflops[key] = max(c.tflops.get(key, 0.0), rate)
+        if rate > c.tflops.get(key, 0.0):
+            c.tflops[key], c.matmul_n[key] = rate, n
     c.how = f"{where}; square matmuls (2n³ FLOPs); the best of {reps} repetitions each"
     return c
 

@@ -1,0 +1,241 @@
+"""Bytes, FLOPs and the roofline verdicts: hand-built modules with known shapes, the real CPU
+run directory, Triton kernel files Inductor wrote (with its own ``kernel_num_gb``), CUDA
+modules generated without a GPU and recorded on GPUs, every count computed here by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from inductor_bench.core.analysis import reanalyze
+from inductor_bench.core.buffers import dtype_bytes, module_calls
+from inductor_bench.core.ceilings import (
+    COMPUTE,
+    LATENCY,
+    MEMORY,
+    Ceilings,
+    Roofline,
+    datasheet_for,
+    kernel_roof,
+)
+from inductor_bench.core.kernelfile import read_kernel_file
+from inductor_bench.core.modparse import parse_module, read_module
+from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
+from inductor_bench.core.roofline import category_far_below_ms, count_work
+from inductor_bench.core.work import FROM_INDUCTOR, call_work, conv_output_shape
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "gpu-artifacts"
+STALLED = FIXTURES / "runs" / "cpu_mlp_train_stalled"
+
+# A hand-built CPU module: one C++ kernel reading a (64, 512) input and a (512,) weight, writing
+# a (64, 512) output and updating a (64, 1) buffer in place; one addmm; one bmm; a convolution
+# returning its result, and its backward for both gradients.
+HAND_MODULE = '''# AOT ID: ['0_forward']
+cpp_fused_k_0 = async_compile.cpp_pybinding(['float*', 'const float*', 'const bfloat16*', 'float*'], r\'\'\'
+extern "C"  void  kernel(float* in_out_ptr0,
+                       const float* in_ptr0,
+                       const bfloat16* in_ptr1,
+                       float* out_ptr0)
+{
+}
+\'\'\')
+
+class Runner:
+    def call(self, args):
+        arg0_1, arg1_1, arg2_1, arg3_1, arg4_1 = args
+        assert_size_stride(arg0_1, (64, 512), (512, 1), 'input')
+        assert_size_stride(arg1_1, (512, ), (1, ), 'input')
+        buf0 = empty_strided_cpu((64, 1), (1, 64), torch.float32)
+        buf1 = buf0; del buf0  # reuse
+        buf2 = empty_strided_cpu((64, 512), (512, 1), torch.float32)
+        cpp_fused_k_0(buf1, arg0_1, arg1_1, buf2)
+        buf3 = empty_strided_cpu((64, 128), (128, 1), torch.float32)
+        extern_kernels.addmm(arg2_1, buf2, reinterpret_tensor(arg3_1, (512, 128), (1, 512), 0), alpha=1, beta=1, out=buf3)
+        buf4 = empty_strided_cpu((8, 64, 32), (2048, 32, 1), torch.float32)
+        extern_kernels.bmm(reinterpret_tensor(buf3, (8, 64, 16), (1024, 16, 1), 0), reinterpret_tensor(arg4_1, (8, 16, 32), (512, 32, 1), 0), out=buf4)
+        buf5 = extern_kernels.convolution(arg5_1, arg6_1, stride=(2, 2), padding=(1, 1), dilation=(1, 1), transposed=False, output_padding=(0, 0), groups=1, bias=None)
+        buf6 = torch.ops.aten.convolution_backward.default(buf7, arg5_1, arg6_1, [0], [2, 2], [1, 1], [1, 1], False, [0, 0], 1, [True, True, False])
+        return (buf4, )
+
+def get_args():
+    from torch._dynamo.testing import rand_strided
+    arg0_1 = rand_strided((64, 512), (512, 1), device='cpu', dtype=torch.float32)
+    arg1_1 = rand_strided((512, ), (1, ), device='cpu', dtype=torch.bfloat16)
+    arg2_1 = rand_strided((128, ), (1, ), device='cpu', dtype=torch.float32)
+    arg3_1 = rand_strided((128, 512), (512, 1), device='cpu', dtype=torch.float32)
+    arg4_1 = rand_strided((8, 16, 32), (512, 32, 1), device='cpu', dtype=torch.float32)
+    arg5_1 = rand_strided((2, 3, 32, 32), (3072, 1024, 32, 1), device='cpu', dtype=torch.float32)
+    arg6_1 = rand_strided((16, 3, 3, 3), (27, 9, 3, 1), device='cpu', dtype=torch.float32)
+    buf7 = rand_strided((2, 16, 16, 16), (4096, 256, 16, 1), device='cpu', dtype=torch.float32)
+    return [arg0_1, arg1_1, arg2_1, arg3_1, arg4_1, arg5_1, arg6_1]
+'''
+
+
+def _hand_work():
+    return call_work(parse_module(HAND_MODULE), HAND_MODULE)
+
+
+def test_a_cpp_kernel_moves_its_buffers_once_and_its_in_place_ones_twice():
+    (call, work) = _hand_work()[0]
+    assert call.name == "cpp_fused_k_0"
+    # in_out (64, 1) fp32 twice; (64, 512) fp32 in; (512,) bf16 in; (64, 512) fp32 out
+    assert work.bytes == 2 * 64 * 4 + 64 * 512 * 4 + 512 * 2 + 64 * 512 * 4
+    assert work.flops is None
+    assert work.compute == "fp32"  # the widest float input
+
+
+def test_gemms_count_two_m_n_k_from_their_shapes():
+    works = [w for _, w in _hand_work()]
+    addmm, bmm = works[1], works[2]
+    m, k, n = 64, 512, 128
+    assert addmm.flops == 2 * m * n * k
+    assert addmm.bytes == (n + m * k + k * n + m * n) * 4  # bias, both operands, the result
+    b, m2, k2, n2 = 8, 64, 16, 32
+    assert bmm.flops == 2 * b * m2 * n2 * k2
+    assert bmm.bytes == (b * m2 * k2 + b * k2 * n2 + b * m2 * n2) * 4
+
+
+def test_a_convolution_counts_its_output_times_its_filter():
+    conv, backward = (w for _, w in _hand_work()[3:5])
+    out_hw = (32 + 2 * 1 - 3) // 2 + 1  # 16
+    assert conv_output_shape((2, 3, 32, 32), (16, 3, 3, 3), [2, 2], [1, 1], [1, 1]) == (2, 16, out_hw, out_hw)
+    forward_flops = 2 * (2 * 16 * out_hw * out_hw) * (3 * 3 * 3)
+    assert conv.flops == forward_flops
+    assert conv.bytes == (2 * 3 * 32 * 32 + 16 * 27 + 2 * 16 * out_hw * out_hw) * 4
+    assert backward.flops == 2 * forward_flops  # grad_input and grad_weight asked for
+    # reads grad_output, input, weight; returns grad_input and grad_weight
+    assert backward.bytes == (2 * 16 * 16 * 16 + 2 * 3 * 32 * 32 + 16 * 27 + 2 * 3 * 32 * 32 + 16 * 27) * 4
+
+
+def test_buffers_follow_reuse_and_views():
+    calls = module_calls(HAND_MODULE, parse_module(HAND_MODULE))
+    assert calls[0].tensors[0].shape == (64, 1)  # buf1 is buf0 reused
+    assert calls[1].tensors[2].shape == (512, 128)  # the view's shape, not arg3_1's
+    assert calls[3].result == "buf5"
+    assert dtype_bytes("torch.bfloat16") == 2 and dtype_bytes("*fp8e4nv") == 1 and dtype_bytes("i64") == 8
+
+
+def test_the_recorded_cpu_run_is_counted_from_its_modules(tmp_path):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(STALLED, run)
+    result, _ = reanalyze(run)
+    fwd = {k.name: k for k in result.graph("0-forward").kernels}
+    # forward: addmm of 64x256 by 256x512, 64x512 by 512x512, 64x512 by 512x64
+    assert fwd["aten::addmm"].flops == 2 * 64 * (512 * 256 + 512 * 512 + 64 * 512)
+    # cpp_fused_gelu_native_layer_norm_0(buf2, buf4, buf0, primals_4, primals_5, buf5): two
+    # (64, 1) in_out buffers, the (64, 512) addmm output, two (512,) weights, a (64, 512) output
+    assert fwd["cpp_fused_gelu_native_layer_norm_0"].bytes == (2 * 2 * 64 + 2 * 64 * 512 + 2 * 512) * 4
+    assert fwd["cpp_fused_gelu_1"].bytes == 2 * 64 * 512 * 4
+    bwd = {k.name: k for k in result.graph("0-backward").kernels}
+    every_gemm_and_cpp = [k for g in result.graphs for k in g.kernels]
+    assert all(k.bytes is not None for k in every_gemm_and_cpp)
+    assert bwd["aten::mm"].flops is not None and bwd["aten::mm"].compute == "fp32"
+
+
+# -- CUDA modules: generated without a GPU (2.14.1) and recorded on GPUs (tlparse) -------------
+
+
+def test_a_generated_cuda_modules_triton_kernel_is_counted_from_its_buffers():
+    path = FIXTURES / "codegen_2.14.1" / "mlp_train_default_fwd.py"
+    works = {c.name: w for c, w in call_work(read_module(path), path.read_text())}
+    # triton_per_fused_gelu_native_layer_norm_0.run(buf4, buf6, buf0, primals_4, primals_5, buf1):
+    # in_out (32, 1) and (32, 128) twice each, (32, 128) in, two (128,) in, (32, 1) out; fp32
+    per = works["triton_per_fused_gelu_native_layer_norm_0"]
+    assert per.bytes == (2 * 32 + 2 * 32 * 128 + 32 * 128 + 2 * 128 + 32) * 4
+    # the last addmm: (32, 128) by (128, 16)
+    assert works["extern_kernels.addmm"].flops == 2 * 32 * 16 * 128
+
+
+def test_a_partitioned_module_takes_its_input_shapes_from_get_args():
+    path = FIXTURES / "codegen_2.14.1" / "mlpH8192_train_reduce_overhead_fwd.py"
+    works = [w for _, w in call_work(read_module(path), path.read_text())]
+    assert works[0].flops == 2 * 64 * 8192 * 512  # primals_1 (64, 512) by primals_2 viewed (512, 8192)
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="the shared GPU artifacts are not beside the checkout")
+def test_an_a100_module_recorded_on_the_gpu_is_counted_in_fp16():
+    path = SHARED / "tlparse" / "modules" / "a100_torch2.9_per_poi_mm_c10d__collectives_parity_rank_0.log.2.py"
+    works = [(c.name, w) for c, w in call_work(read_module(path), path.read_text())]
+    mm = works[0][1]
+    assert works[0][0] == "extern_kernels.mm"
+    assert mm.flops == 2 * 1024**3 and mm.bytes == 3 * 1024 * 1024 * 2 and mm.compute == "fp16/bf16"
+    name, per = works[1]
+    assert name == "triton_per_fused_all_reduce_gelu_native_layer_norm_0"
+    assert per.bytes == (2 * 1024 * 1024 + 2 * 1024) * 2  # in_out (1024, 1024) twice, two (1024,)
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("triton_poi_fused_add_sin_0", 2 * 4096 * 4),  # x=4096: in, out
+    ("triton_per_fused__softmax_0", 3 * 64 * 128 * 4),  # in_out twice, in
+    ("triton_poi_fused_add_t_0", 3 * 256 * 128 * 4),  # two in, out
+    ("triton_red_fused_sum_0", (8 * 65536 + 8) * 4),  # (8, 65536) in, (8,) out
+])
+def test_triton_kernel_files_are_counted_by_inductors_own_estimate(tmp_path, name, expected):
+    src = FIXTURES / "triton_kernels" / "cpu" / f"{name}.py"
+    assert read_kernel_file(src).num_gb * 1e9 == pytest.approx(expected, abs=0.5)
+    (tmp_path / "k").mkdir()
+    (tmp_path / "k" / f"{name}.py").write_text(src.read_text())
+    k = KernelStat(name, "triton_pointwise", 2.0, 0.01, file=f"k/{name}.py")
+    g = GraphResult("0-forward", "forward", device="cuda", kernels=[k])
+    module = f"{name} = async_compile.triton('{name}', '''\\n''')\n\nclass Runner:\n    def call(self, args):\n        {name}.run(buf0, 4096, stream=s)\n"
+    count_work(g, parse_module(module), module, tmp_path)
+    assert k.bytes == pytest.approx(2 * expected, abs=1)  # two launches per iteration
+    assert k.work_from == FROM_INDUCTOR
+
+
+def test_a_triton_template_file_gives_its_flops():
+    kf = read_kernel_file(FIXTURES / "triton_kernels" / "cpu" / "triton_tem_fused_mm_0.py")
+    assert kf.flop == 2 * 256 * 256 * 256
+
+
+# -- the verdicts ------------------------------------------------------------------------------
+
+CEIL = Ceilings("test device", gbps=100.0, tflops={"fp32": 1.0})  # ridge at 10 FLOP/byte
+
+
+def test_a_kernel_below_the_ridge_is_memory_bound_at_its_share_of_bandwidth():
+    k = KernelStat("k", "cpp_pointwise", 1.0, 1.0, bytes=50e6, flops=100e6, compute="fp32")
+    roof = kernel_roof(k, CEIL, "cpu")
+    assert roof.gbps == pytest.approx(50.0) and roof.intensity == pytest.approx(2.0)
+    # the roof at 2 FLOP/byte: 2 * 100 GB/s = 0.2 TFLOP/s; achieved 0.1
+    assert roof.pct == pytest.approx(50.0) and roof.bound == MEMORY
+
+
+def test_a_kernel_above_the_ridge_is_compute_bound():
+    k = KernelStat("k", "extern_gemm", 1.0, 2.0, bytes=10e6, flops=1e9, compute="fp32")
+    roof = kernel_roof(k, CEIL, "cpu")
+    assert roof.tflops == pytest.approx(0.5) and roof.pct == pytest.approx(50.0) and roof.bound == COMPUTE
+
+
+def test_a_kernel_too_short_to_reach_a_limit_is_latency_bound():
+    # 100 kB at 100 GB/s takes 1 µs at best: under the host's 10 µs floor
+    k = KernelStat("k", "cpp_pointwise", 1.0, 0.004, bytes=100e3)
+    roof = kernel_roof(k, CEIL, "cpu")
+    assert roof.bound == LATENCY and roof.pct == pytest.approx(25.0)
+
+
+def test_the_category_table_counts_time_far_below_the_limit_but_not_latency_bound():
+    slow = KernelStat("slow", "cpp_pointwise", 1.0, 2.0, bytes=20e6)  # 10 GB/s: 10%
+    short = KernelStat("short", "cpp_pointwise", 1.0, 0.004, bytes=100e3)  # latency
+    fast = KernelStat("fast", "cpp_reduction", 1.0, 1.0, bytes=80e6)  # 80%
+    g = GraphResult("0-forward", "forward", kernels=[slow, short, fast])
+    r = BreakdownResult("m", graphs=[g], roofline=Roofline(CEIL))
+    assert category_far_below_ms(r) == {"cpp_pointwise": 2.0}
+
+
+def test_the_roofline_round_trips_and_its_figures_are_in_the_json():
+    k = KernelStat("k", "cpp_pointwise", 1.0, 1.0, bytes=50e6, flops=100e6, compute="fp32")
+    r = BreakdownResult("m", graphs=[GraphResult("0-forward", "forward", kernels=[k])],
+                        roofline=Roofline(CEIL, datasheet_for("NVIDIA H100 PCIe")))
+    d = json.loads(r.to_json())
+    assert d["schema_version"] == 4
+    fig = d["extras"]["roofline"]["kernels"][0]
+    assert fig["kernel"] == "k" and fig["pct"] == pytest.approx(50.0) and fig["bound"] == MEMORY
+    assert d["extras"]["roofline"]["datasheet"]["gbps"] == 2000.0  # dense H100 PCIe, beside it
+    back = BreakdownResult.from_dict(d)
+    assert back.roofline.measured.gbps == 100.0 and back.graphs[0].kernels[0].flops == 100e6
