@@ -1,0 +1,160 @@
+"""`inductor-bench sweep` on the command line without compiling: a sweep whose cells are all
+done only renders (no job, no executor), the gate against a baseline sweep exits 1 on a
+regression and 5 on a model measured on one side only, bad input is one line and exit 2.
+The saved compare results are the recorded CPU compare of models/mlp.py; a slowed copy of it
+is synthetic (its max-autotune steps x1.5)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from inductor_bench.commands.sweep import _plan
+from inductor_bench.commands.sweep_options import compare_args
+from inductor_bench.core.sweep import CellStatus
+from inductor_bench.runner.compare import STEP_BUDGET_S
+from inductor_bench.runner.profile import DEFAULT_WINDOWS
+from inductor_bench.runner.worker import DEFAULT_TIMEOUT_S
+
+from .sweep_helpers import FIXTURE
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = [ROOT / "models" / "mlp.py", ROOT / "models" / "transformer_block.py"]
+MODES = "default,max-autotune"
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "inductor_bench", "sweep", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _done_sweep(d: Path, slowed: float = 1.0, models=MODELS) -> Path:
+    """A sweep directory as `sweep MODELS --modes default,max-autotune --device cpu` leaves it
+    when every cell is done, each cell's compare the recorded one (max-autotune x ``slowed``)."""
+    args = compare_args(
+        False,
+        "float32",
+        False,
+        None,
+        False,
+        False,
+        None,
+        STEP_BUDGET_S,
+        None,
+        DEFAULT_WINDOWS,
+        DEFAULT_TIMEOUT_S,
+        False,
+    )
+    plan = _plan(list(MODELS), MODES, False, "cpu", False, "float32", False, None, False, args, None, "local")
+    plan.cells = [c for c in plan.cells if Path(c.model_path) in models]
+    d.mkdir()
+    for c in plan.cells:
+        c.status, c.run_dir, c.attempts = CellStatus.DONE, c.model, 1
+        (d / c.model).mkdir()
+        data = json.loads(Path(FIXTURE).read_text())
+        data["modes"][2]["step_samples_ms"] = [x * slowed for x in data["modes"][2]["step_samples_ms"]]
+        (d / c.model / "compare.json").write_text(json.dumps(data))
+    (d / "sweep.json").write_text(plan.to_json())
+    return d
+
+
+def _argv(out: Path, *more: str) -> list[str]:
+    return [*map(str, MODELS), "--modes", MODES, "--device", "cpu", "--out", str(out), *more]
+
+
+def test_a_finished_sweep_only_renders_its_report(tmp_path):
+    d = _done_sweep(tmp_path / "s")
+    r = _cli(*_argv(d), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == "sweep: 2 models x 2 modes, 2 done before, 0 to run on the local executor\n"
+    assert r.stdout.startswith(
+        "Geomean speedup over eager: default 0.90x (2 of 2 models), max-autotune 0.63x"
+    )
+    assert (d / "report.txt").read_text() == r.stdout
+    assert "heat" in (d / "index.html").read_text()
+    assert not (d / "logs").exists()  # no job ran
+
+
+def test_the_gate_fails_on_a_regression_against_the_baseline(tmp_path):
+    old = _done_sweep(tmp_path / "old")
+    new = _done_sweep(tmp_path / "new", slowed=1.5)
+    r = _cli(*_argv(new, "--baseline", str(old), "--fail-on-regression", "10"), cwd=tmp_path)
+    assert r.returncode == 1
+    assert r.stderr.splitlines()[-1] == (
+        "inductor-bench: error: significant step-time regression above 10%: "
+        "mlp:max-autotune +50.0%, transformer_block:max-autotune +50.0%"
+    )
+    assert r.stdout.startswith("REGRESSION ABOVE THE 10% GATE: mlp:max-autotune +50.0% [")
+    calm = _cli(
+        *_argv(new, "--baseline", str(old), "--fail-on-regression", "60", "--format", "json"), cwd=tmp_path
+    )
+    assert calm.returncode == 0 and json.loads(calm.stdout)["gate"]["judged"] == 6
+
+
+def test_a_model_missing_from_the_baseline_is_not_comparable(tmp_path):
+    old = _done_sweep(tmp_path / "old", models=MODELS[:1])
+    new = _done_sweep(tmp_path / "new")
+    r = _cli(*_argv(new, "--baseline", str(old), "--fail-on-regression", "10"), cwd=tmp_path)
+    assert r.returncode == 5
+    assert (
+        r.stderr.splitlines()[-1]
+        == "inductor-bench: error: no verdict: transformer_block: no result in the baseline"
+    )
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path):
+    d = _done_sweep(tmp_path / "s")
+    cases = {
+        ("--fail-on-regression", "5"): "--fail-on-regression needs --baseline OLD_DIR",
+        ("--shard", "3/2"): "--shard 3/2: I must be from 1 to N",
+        ("--baseline", str(tmp_path)): f"--baseline {tmp_path}: not a sweep's directory",
+        ("--train",): "holds another sweep (its compare_args differ)",
+    }
+    for more, line in cases.items():
+        r = _cli(*_argv(d, *more), cwd=tmp_path)
+        assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and line in r.stderr, (more, r.stderr)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("x")
+    r = _cli(*_argv(other), cwd=tmp_path)
+    assert r.returncode == 2 and "not empty and holds no sweep" in r.stderr
+    r = _cli(str(MODELS[0]), str(MODELS[0]), "--out", str(tmp_path / "twice"), cwd=tmp_path)
+    assert r.returncode == 2 and "a model file is given twice" in r.stderr
+
+
+def test_ray_and_submitit_missing_name_the_extra(tmp_path):
+    env_py = (
+        "import sys; sys.modules['ray'] = None; sys.modules['submitit'] = None; "
+        "from inductor_bench.cli import main; main()"
+    )
+    for executor, extra in (("ray", "ray"), ("slurm", "slurm")):
+        out = tmp_path / executor
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                env_py,
+                "sweep",
+                str(MODELS[0]),
+                "--device",
+                "cpu",
+                "--out",
+                str(out),
+                "--executor",
+                executor,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert r.returncode == 2, r.stderr
+        assert f"pip install 'inductor-bench[{extra}]'" in r.stderr.splitlines()[-1]
+    shutil.rmtree(tmp_path / "ray")
