@@ -97,9 +97,11 @@ def row(j: dict[str, object]) -> str:
     return f"{j['graph']:.1%} | {j['share']:.1%} | {j['top5']:.1%} | {order}"
 
 
-def breakdown(model: str, out: Path, kind: str, train: bool, seed: int) -> BreakdownResult:
-    cmd = [sys.executable, "-m", "inductor_bench.cli", "breakdown", MODELS[model], "--device", "cpu",
+def breakdown(model: str, out: Path, kind: str, train: bool, seed: int, opts: argparse.Namespace
+              ) -> BreakdownResult:
+    cmd = [sys.executable, "-m", "inductor_bench.cli", "breakdown", MODELS[model], "--device", opts.device,
            "--out", str(out)] + (["--train"] if train else [])
+    cmd += ["--timeout", str(opts.timeout)] if opts.timeout else []
     with disturb(kind, seed=seed):
         p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     log = out.parent / f"{out.name}.log"
@@ -122,6 +124,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--inference", action="store_true", help="inference instead of --train")
     ap.add_argument("--out", type=Path, default=Path("/tmp/inductor-bench-disturbance"))
+    ap.add_argument("--device", default="cpu", help="cpu, or cuda (scripts/gpu_validate.sh, part 2)")
+    ap.add_argument("--timeout", type=int, default=None, help="each breakdown's --timeout, seconds")
     opts = ap.parse_args()
     opts.out.mkdir(parents=True, exist_ok=True)
     models, kinds = opts.models.split(","), opts.kinds.split(",")
@@ -136,9 +140,9 @@ def main() -> int:
         for rnd in range(opts.rounds):
             for model in models:
                 tag = f"{rnd}-{model}"
-                quiet = breakdown(model, opts.out / f"{tag}-quiet", "quiet", not opts.inference, rnd)
+                quiet = breakdown(model, opts.out / f"{tag}-quiet", "quiet", not opts.inference, rnd, opts)
                 for kind in kinds:
-                    seen = breakdown(model, opts.out / f"{tag}-{kind}", kind, not opts.inference, rnd)
+                    seen = breakdown(model, opts.out / f"{tag}-{kind}", kind, not opts.inference, rnd, opts)
                     new = judge(figures(quiet, False), figures(seen, False))
                     old = judge(figures(quiet, True), figures(seen, True))
                     all_met &= bool(new["met"])

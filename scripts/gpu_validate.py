@@ -1,26 +1,27 @@
-"""The whole GPU validation in one command (issue #9, item 7); ``scripts/gpu_validate.sh`` runs it.
+"""The GPU validation, in parts that each fit one device command; ``scripts/gpu_validate.sh`` runs it.
 
-    scripts/gpu_validate.sh OUT_DIR                  # on a CUDA machine: under 9 minutes
-    scripts/gpu_validate.sh --dry-run OUT_DIR        # on CPU: the script's own plumbing
+    scripts/gpu_validate.sh --list-parts             # the parts, their steps and caps, the device calls
+    scripts/gpu_validate.sh --part N OUT_DIR         # on a CUDA machine: one part, within its limit
+    scripts/gpu_validate.sh --part N --dry-run OUT_DIR   # on CPU: that part's plumbing
 
-It runs, in this order, each step within its own time limit and inside one overall budget
-(``--budget``, 500 s): a step that the budget can no longer hold is SKIPPED with the reason,
-one that crashes or overruns is recorded and the next one runs.
+Part 1 (``scripts/gpu_validate_parts.py`` holds the parts and every step's cap):
 
- 1. ``breakdown`` of the main model (``models/mlp.py --train``, mode default);
- 2. on it: busy <= 100%; each graph's kernel time against a plain ``torch.profiler`` run of
-    its compiled module; the step time against CUDA events around the model's step;
- 3. the load readings: no other GPU process seen in that run (the run's own workers are not
-    others), then the same breakdown again while another process runs matmuls on the GPU,
-    which the tool must report per graph and in its text (``check_quiet``, ``check_disturbed``);
-    on the host (dry run) a process spinning on one core;
- 4. ``kernel`` and ``kernel --max-autotune`` on its top Triton kernels (config counts), then
-    those kernels against ``triton.testing.do_bench``;
- 5. the same model in mode reduce-overhead (CUDA-graph replays), with the same checks;
- 6. ``compare --modes default,reduce-overhead`` (and its load readings);
- 7. ``pytest -m gpu`` (tests/test_gpu_breakdown.py, tests/test_kernel_gpu.py);
- 8. ``breakdown`` of every other example model, training and inference, default and
-    reduce-overhead, breadth first, as long as the budget lasts (``--jobs`` at a time).
+ 1. ``breakdown --train`` of models/mlp.py and models/transformer_block.py, modes default and
+    reduce-overhead; on each: exit status, busy <= 100%;
+ 2. on each: every graph's kernel time against a plain ``torch.profiler`` run of its compiled
+    module, the step time against CUDA events around the model's step; the quiet-load reading;
+ 3. ``kernel --max-autotune`` on the slowest Triton kernel of each default run (config counts,
+    the patch against torch's mode table), then those kernels against ``triton.testing.do_bench``;
+ 4. ``pytest -m gpu`` (tests/test_gpu_breakdown.py, tests/test_kernel_gpu.py).
+
+Part 2: ``compare --modes default,reduce-overhead``; mlp again beside another process on the
+GPU (the tool must say so); the disturbance benchmark (``scripts/bench_disturbance.py``) on the
+GPU. Part 3: every other example model, training and inference, default and reduce-overhead.
+
+Each step runs within its own cap; the caps of a part add up to its budget less what starting
+and finishing take, so every step of a part gets its whole share. A step that crashes or
+overruns is recorded and the next one runs. Without ``--part`` every part runs in turn (a
+machine without the device's 10-minute limit).
 
 Every check prints one line ``PASS|FAIL|SKIPPED name: numbers``. OUT_DIR receives five files
 (a device machine returns at most eight): ``report.md`` (device, versions, date, every figure,
@@ -62,6 +63,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gpu_validate_checks as ck  # noqa: E402
+import gpu_validate_parts as parts  # noqa: E402
 import gpu_validate_report as rep  # noqa: E402
 from gpu_validate_checks import FAIL, PASS, SKIPPED, Check, MeasureError, Run  # noqa: E402
 
@@ -70,19 +72,29 @@ MODELS = ROOT / "models"
 CHECKS_SCRIPT = Path(ck.__file__).resolve()
 GPU_TESTS = ["tests/test_gpu_breakdown.py", "tests/test_kernel_gpu.py"]
 
-DEFAULT_BUDGET_S = 500.0  # the device command must end within 9 minutes (540 s)
-DRY_BUDGET_S = 1500.0  # a 2-core CPU machine compiles several times slower
-FINISH_RESERVE_S = 25.0  # kept for a step's overrun (stopping it), the bundles and the report
-WATCHDOG_S = 15.0  # past budget + this, the driver stops the step in flight and writes the report
+FINISH_RESERVE_S = parts.RESERVE_S  # kept for a step's overrun (stopping it), the bundles and the report
+WATCHDOG_S = parts.WATCHDOG_S  # past budget + this, the driver stops the step in flight and writes the report
 MODEL_ORDER = ["mlp", "transformer_block", "densenet", "mixnet", "graph_break_script", "mlp_slow"]
+# The runs of part 1, each with the independent checks: (key suffix, model, mode).
+MAIN_RUNS = [
+    ("mlp", "mlp", "default"),
+    ("transformer", "transformer_block", "default"),
+    ("mlp-ro", "mlp", "reduce-overhead"),
+    ("transformer-ro", "transformer_block", "reduce-overhead"),
+]
 MATRIX_GPU = "train:default,train:reduce-overhead,inference:default,inference:reduce-overhead"
 MATRIX_DRY = "inference:default"
 # Profiling options per run: (GPU, dry run). The main runs are the reference figures.
-PROFILE_MAIN = (["--iterations", "20"], ["--iterations", "3", "--windows", "1"])
+PROFILE_MAIN = (["--iterations", "20", "--windows", "3"], ["--iterations", "3", "--windows", "1"])
 PROFILE_MATRIX = (["--iterations", "10", "--windows", "2"], ["--iterations", "3", "--windows", "1"])
 COMPARE_OPTS = (
     ["--repeat", "20", "--iterations", "10", "--windows", "2"],
     ["--repeat", "3", "--iterations", "3", "--windows", "1"],
+)
+# The disturbance benchmark in the validation: one round of mlp, quiet and beside each disturber.
+DISTURBANCE_OPTS = (
+    ["--models", "mlp", "--rounds", "1", "--kinds", "quiet,busy,stall"],
+    ["--models", "mlp", "--rounds", "1", "--kinds", "busy"],
 )
 
 
@@ -261,6 +273,17 @@ if out.get("cuda"):
                                            capture_output=True, text=True, timeout=20).stdout.strip()
     except Exception as e:
         out["nvidia_smi"] = "not available (%s)" % type(e).__name__
+if out.get("cuda"):  # what NVML shows this process, which holds a CUDA context now
+    try:
+        import os, pynvml
+        pynvml.nvmlInit()
+        uuid = "GPU-%s" % torch.cuda.get_device_properties(0).uuid
+        h = pynvml.nvmlDeviceGetHandleByUUID(uuid.encode())
+        pids = sorted(p.pid for p in pynvml.nvmlDeviceGetComputeRunningProcesses(h))
+        out["nvml"] = {"version": str(getattr(pynvml, "__version__", "?")), "pids": pids,
+                       "own_pid": os.getpid(), "own_listed": os.getpid() in pids}
+    except Exception as e:
+        out["nvml"] = {"error": "%s: %s" % (type(e).__name__, e)}
 print("PROBE " + json.dumps(out))
 """
 
@@ -336,6 +359,8 @@ class Ctx:
         self.fixture_left_out: list[str] = []
         self._lock = threading.Lock()
         self._deadline = Deadline(0)
+        self.share: float | None = None  # seconds for the run being checked (run_checks)
+        self.main_labels = [label_of(model, True, mode) for _, model, mode in MAIN_RUNS]
         self._console = open(self.out / "console.log", "a")  # noqa: SIM115 (closed in finish)
 
     # output
@@ -362,7 +387,9 @@ class Ctx:
 
     def measure(self, what: str, args: list[str], *, cap: float, label: str) -> dict[str, Any]:
         dl: Deadline = self._deadline
-        t = dl.take(dl.left() if self.dry else cap, need=10.0)  # CPU compiles are slow
+        # a run's share of the step when the step checks several runs; CPU compiles are slow
+        want = self.share if self.share is not None else (dl.left() if self.dry else cap)
+        t = dl.take(want if self.dry else min(cap, want), need=5.0)
         res = self.work / "measure" / f"{label}.json"
         res.parent.mkdir(parents=True, exist_ok=True)
         scratch = self.work / "measure" / "scratch-cache"
@@ -523,14 +550,22 @@ def label_of(model: str, train: bool, mode: str) -> str:
     return f"{model}-{'train' if train else 'inference'}-{mode}"
 
 
-def main_breakdown(mode: str) -> Callable[[Ctx, StepRecord, Deadline], None]:
+def main_label(key: str) -> str:
+    """The run label of a main run's key suffix (``mlp-ro`` -> ``mlp-train-reduce-overhead``)."""
+    _, model, mode = next(r for r in MAIN_RUNS if r[0] == key)
+    return label_of(model, True, mode)
+
+
+def main_breakdown(key: str) -> Callable[[Ctx, StepRecord, Deadline], None]:
+    _, model, mode = next(r for r in MAIN_RUNS if r[0] == key)
+
     def fn(ctx: Ctx, rec: StepRecord, dl: Deadline) -> None:
-        label = label_of(ctx.a.main_model, True, mode)
+        label = label_of(model, True, mode)
         run = ctx.breakdown(
-            label, _model(ctx, ctx.a.main_model), True, mode, dl, ctx.pick(PROFILE_MAIN), cap=dl.left() - 10
-        )  # 10 s kept for re-rendering the result
+            label, _model(ctx, model), True, mode, dl, ctx.pick(PROFILE_MAIN), cap=dl.left() - 5
+        )  # 5 s kept for re-rendering the result
         rec.figures.append(rep.breakdown_figures(ctx, run))
-        if run.bd is not None and dl.left() > 5:  # the saved result re-rendered (no torch)
+        if run.bd is not None and dl.left() > 2:  # the saved result re-rendered (no torch)
             r = run_cmd(
                 ctx.tool("report", str(run.dir), "--format", "markdown"),
                 timeout=min(60, dl.left()),
@@ -548,81 +583,85 @@ def main_breakdown(mode: str) -> Callable[[Ctx, StepRecord, Deadline], None]:
     return fn
 
 
-def run_checks(fn: Callable[[Ctx, Run], list[Check]], on: str) -> Callable[[Ctx, StepRecord, Deadline], None]:
-    """A step that runs one check function on the run labelled ``on`` (main / ro)."""
+def main_runs(ctx: Ctx, modes: tuple[str, ...] = ("default", "reduce-overhead")) -> list[Run]:
+    """The main runs of this part that saved a result, in MAIN_RUNS order."""
+    labels = [label_of(model, True, mode) for _, model, mode in MAIN_RUNS if mode in modes]
+    return [ctx.runs[x] for x in labels if x in ctx.runs and ctx.runs[x].bd is not None]
+
+
+def run_checks(
+    fn: Callable[[Ctx, Run], list[Check]], modes: tuple[str, ...] = ("default", "reduce-overhead")
+) -> Callable[[Ctx, StepRecord, Deadline], None]:
+    """A step that runs one check function on every main run (of ``modes``) that saved a result;
+    a run left for its last seconds gets a fair share of what remains."""
 
     def step(ctx: Ctx, rec: StepRecord, dl: Deadline) -> None:
-        label = label_of(ctx.a.main_model, True, "default" if on == "main" else "reduce-overhead")
-        run = ctx.runs.get(label)
-        if run is None or run.bd is None:
-            raise SkipStep(f"no breakdown of {label} to check (its step did not complete)")
-        for c in fn(ctx, run):
-            ctx.record(c)
+        runs = main_runs(ctx, modes)
+        if not runs:
+            raise SkipStep("no main breakdown to check (their steps did not complete)")
+        for i, run in enumerate(runs):
+            ctx.share = dl.left() / (len(runs) - i)
+            for c in fn(ctx, run):
+                ctx.record(c)
+        ctx.share = None
 
     return step
 
 
-def step_kernel(ctx: Ctx, rec: StepRecord, dl: Deadline) -> None:
-    label = label_of(ctx.a.main_model, True, "default")
-    run = ctx.runs.get(label)
+def step_quiet(ctx: Ctx, rec: StepRecord, dl: Deadline) -> None:
+    run = ctx.runs.get(main_label("mlp"))
     if run is None or run.bd is None:
-        raise SkipStep(f"no breakdown of {label}")
+        raise SkipStep(f"no breakdown of {main_label('mlp')} to check")
+    for c in ck.check_quiet(ctx, run):
+        ctx.record(c)
+
+
+def step_kernel(ctx: Ctx, rec: StepRecord, dl: Deadline) -> None:
+    """``kernel --max-autotune`` (which times the baseline too) on the slowest Triton kernels of
+    each default main run."""
+    runs = main_runs(ctx, ("default",))
+    if not runs:
+        raise SkipStep("no default main breakdown")
     if ctx.device != "cuda":
-        n = len(ck.triton_kernels(run.bd))
+        n = sum(len(ck.triton_kernels(r.bd)) for r in runs)
         ctx.record(
             Check(
-                "kernel / kernel --max-autotune",
+                "kernel --max-autotune",
                 SKIPPED,
-                f"needs CUDA: `kernel` times Triton kernel files; this {ctx.device} breakdown has "
+                f"needs CUDA: `kernel` times Triton kernel files; these {ctx.device} breakdowns have "
                 f"{n} Triton kernel(s) with a file",
             )
         )
         return
-    picks = ctx.kernel_picks(run)
+    picks = [(run, gid, k) for run in runs for gid, k in ctx.kernel_picks(run)]
     if not picks:
-        ctx.record(
-            Check("kernel / kernel --max-autotune", FAIL, "the CUDA breakdown has no Triton kernel file")
-        )
+        ctx.record(Check("kernel --max-autotune", FAIL, "the CUDA breakdowns have no Triton kernel file"))
         return
-    for gid, k in picks:
+    for i, (run, gid, k) in enumerate(picks):
         name = f"{gid}/{k['name']}"
-        for extra, tag in (([], ""), (["--max-autotune"], "-max-autotune")):
-            try:
-                t = dl.take(120 if extra else 60, need=15)
-            except SkipStep as e:
-                ctx.record(Check(f"kernel{' --max-autotune' if extra else ''} {name}", SKIPPED, str(e)))
-                continue
-            js = ctx.cli / f"kernel-{k['name']}{tag}.json"
-            r = run_cmd(
-                ctx.tool(
-                    "kernel",
-                    str(run.dir),
-                    name,
-                    *extra,
-                    "--timeout",
-                    f"{max(t - 10, 10):.0f}",
-                    "--json",
-                    str(js),
-                ),
-                timeout=t,
-                log=ctx.logs / f"kernel-{k['name']}{tag}.log",
-                env=ctx.env,
-                stdout=ctx.cli / f"kernel-{k['name']}{tag}.txt",
-            )
-            d = read_json(js)
-            if r.rc != 0 or d is None:
-                why = "timed out" if r.timed_out else f"exit {r.rc}: {last_line(r.log)}"
-                ctx.record(Check(f"kernel{' --max-autotune' if extra else ''} {name}", FAIL, why))
-                continue
-            if extra:
-                ctx.record(ck.check_kernel_configs(name, d))
-                ctx.record(
-                    ck.check_autotune_patch(name, d, ctx.info.get("mode_table", {}).get("max-autotune"))
-                )
-                ctx.kernel_results.setdefault(name, d)  # the baseline run is in both
-            else:
-                ctx.kernel_results[name] = d
-            rec.figures.append(rep.kernel_figures(name, d, r.seconds, extra))
+        try:
+            t = dl.take(dl.left() / (len(picks) - i), need=10)
+        except SkipStep as e:
+            ctx.record(Check(f"kernel --max-autotune {name}", SKIPPED, str(e)))
+            continue
+        js = ctx.cli / f"kernel-{k['name']}-max-autotune.json"
+        r = run_cmd(
+            ctx.tool("kernel", str(run.dir), name, "--max-autotune", "--timeout", f"{max(t - 5, 5):.0f}",
+                     "--json", str(js)),
+            timeout=t,
+            log=ctx.logs / f"kernel-{k['name']}-max-autotune.log",
+            env=ctx.env,
+            stdout=ctx.cli / f"kernel-{k['name']}-max-autotune.txt",
+        )
+        d = read_json(js)
+        if r.rc != 0 or d is None:
+            why = "timed out" if r.timed_out else f"exit {r.rc}: {last_line(r.log)}"
+            ctx.record(Check(f"kernel --max-autotune {name}", FAIL, why))
+            continue
+        ctx.record(ck.check_kernel_configs(name, d))
+        ctx.record(ck.check_autotune_patch(name, d, ctx.info.get("mode_table", {}).get("max-autotune")))
+        ctx.kernel_results[name] = d  # its baseline run is what `kernel` alone would time
+        rec.figures.append(rep.kernel_figures(name, d, r.seconds, ["--max-autotune"]))
 
 
 def step_compare(ctx: Ctx, rec: StepRecord, dl: Deadline) -> None:
@@ -698,12 +737,10 @@ DISTURBER_START_S = 90.0
 
 
 def step_load(ctx: Ctx, rec: StepRecord, dl: Deadline) -> None:
-    """The main breakdown again (warm cache) while another process keeps the device busy: the
-    tool must say so, per graph and in its report (``check_disturbed``)."""
+    """The main model's breakdown (its cache warm from compare) while another process keeps the
+    device busy: the tool must say so, per graph and in its report (``check_disturbed``)."""
     main = label_of(ctx.a.main_model, True, "default")
-    if main not in ctx.runs or ctx.runs[main].bd is None:
-        raise SkipStep(f"no breakdown of {main} (the disturbed run repeats it)")
-    t = dl.take(dl.left(), need=30)
+    t = dl.take(dl.left(), need=20)
     log = ctx.logs / "disturber.log"
     with open(log, "ab") as lf:
         p = subprocess.Popen(
@@ -735,6 +772,32 @@ def step_load(ctx: Ctx, rec: StepRecord, dl: Deadline) -> None:
         ctx.record(c)
     if run.rc != 0:
         rec.status, rec.note = "failed", run.cli_error
+
+
+DISTURBANCE_TABLE_ROW = re.compile(r"^\| \d+ \| ")
+
+
+def step_disturbance(ctx: Ctx, rec: StepRecord, dl: Deadline) -> None:
+    """``scripts/bench_disturbance.py`` on this device: breakdowns of the main model quiet and
+    beside each disturber, the figures compared with the quiet run's (docs/statistics.md). Its
+    exit status is the verdict: 0 every comparison within its goal, 1 one missed, 2 a run failed."""
+    t = dl.take(dl.left(), need=30)
+    out = ctx.cli / "bench-disturbance.md"
+    cmd = [ctx.python, str(ROOT / "scripts" / "bench_disturbance.py"), "--device", ctx.device,
+           "--out", str(ctx.runs_dir / "disturbance"), "--timeout", f"{max(t / 4 - 5, 10):.0f}",
+           *ctx.pick(DISTURBANCE_OPTS)]
+    r = run_cmd(cmd, timeout=t, log=ctx.logs / "bench-disturbance.log", env=ctx.env, stdout=out)
+    text = out.read_text(errors="replace") if out.exists() else ""
+    rows = [ln for ln in text.splitlines() if DISTURBANCE_TABLE_ROW.match(ln)]
+    numbers = f"{len(rows)} comparison(s) in {r.seconds:.0f} s: " + (
+        "; ".join(" ".join(ln.split()) for ln in rows) if rows else "none")
+    if r.timed_out:
+        ctx.record(Check("disturbance benchmark", FAIL, f"stopped at its limit, {t:.0f} s; {numbers}"))
+    elif r.rc == 2 or not rows:
+        ctx.record(Check("disturbance benchmark", FAIL, f"exit {r.rc}: {last_line(r.log)}; {numbers}"))
+    else:
+        ctx.record(Check("disturbance benchmark", ck.verdict(r.rc == 0), numbers))
+    rec.figures.append("### The disturbance benchmark (scripts/bench_disturbance.py)\n\n" + text.strip())
 
 
 PYTEST_LINE = re.compile(r"^(tests/\S+::\S+)\s+(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b")
@@ -813,7 +876,8 @@ def model_names(spec: str) -> list[str]:
 
 
 def matrix_entries(ctx: Ctx) -> list[tuple[str, bool, str]]:
-    done = set(ctx.runs)
+    """What the matrix runs: breadth first, every model once per kind, none that part 1 runs."""
+    done = set(ctx.runs) | {label_of(model, True, mode) for _, model, mode in MAIN_RUNS}
     out = []
     for kind in ctx.a.matrix.split(","):
         what, _, mode = kind.strip().partition(":")
@@ -868,56 +932,28 @@ def step_matrix(ctx: Ctx, rec: StepRecord, dl: Deadline) -> None:
     rec.figures.append(rep.matrix_figures(rows, ctx.a.jobs, ctx.pick(PROFILE_MATRIX)))
 
 
-PLAN: list[Step] = [
-    Step("breakdown:main", "breakdown MAIN --train (default)", main_breakdown("default"), 150, 30, 600),
-    Step(
-        "check:graph-time",
-        "graph kernel time vs a plain profiler run",
-        run_checks(ck.check_graph_kernel_time, "main"),
-        75,
-        15,
-        300,
-    ),
-    Step("check:step-time", "step time vs CUDA events", run_checks(ck.check_step_time, "main"), 90, 20, 400),
-    Step("check:quiet", "no other GPU process in the quiet run", run_checks(ck.check_quiet, "main"), 5, 0, 5),
-    Step("load", "breakdown MAIN --train beside another process on the device", step_load, 90, 30, 300),
-    Step("kernel", "kernel and kernel --max-autotune on the top Triton kernels", step_kernel, 150, 20, 60),
-    Step(
-        "check:do-bench",
-        "top Triton kernels vs triton.testing.do_bench",
-        run_checks(ck.check_do_bench, "main"),
-        75,
-        15,
-        60,
-    ),
-    Step(
-        "breakdown:ro",
-        "breakdown MAIN --train (reduce-overhead)",
-        main_breakdown("reduce-overhead"),
-        120,
-        30,
-        600,
-    ),
-    Step(
-        "check:graph-time-ro",
-        "reduce-overhead: graph kernel time vs a plain profiler run",
-        run_checks(ck.check_graph_kernel_time, "ro"),
-        60,
-        15,
-        300,
-    ),
-    Step(
-        "check:step-time-ro",
-        "reduce-overhead: step time vs CUDA events",
-        run_checks(ck.check_step_time, "ro"),
-        90,
-        20,
-        400,
-    ),
-    Step("compare", "compare --modes default,reduce-overhead", step_compare, 150, 45, 900),
-    Step("pytest", "pytest -m gpu", step_pytest, 180, 40, 300),
-    Step("matrix", "breakdown of the other example models", step_matrix, 1e9, 30, 1e9),
-]
+STEPS: dict[str, tuple[str, Callable[[Ctx, StepRecord, Deadline], None]]] = {
+    **{f"breakdown:{key}": (f"breakdown {model} --train ({mode})", main_breakdown(key))
+       for key, model, mode in MAIN_RUNS},
+    "check:quiet": ("no other GPU process in the quiet mlp run", step_quiet),
+    "check:graph-time": ("graph kernel time vs a plain profiler run, every main run",
+                         run_checks(ck.check_graph_kernel_time)),
+    "check:step-time": ("step time vs CUDA events, every main run", run_checks(ck.check_step_time)),
+    "kernel": ("kernel --max-autotune on the top Triton kernels", step_kernel),
+    "check:do-bench": ("top Triton kernels vs triton.testing.do_bench",
+                       run_checks(ck.check_do_bench, ("default",))),
+    "pytest": ("pytest -m gpu", step_pytest),
+    "compare": ("compare MAIN --train --modes default,reduce-overhead", step_compare),
+    "load": ("breakdown MAIN --train beside another process on the device", step_load),
+    "disturbance": ("the disturbance benchmark (scripts/bench_disturbance.py)", step_disturbance),
+    "matrix": ("breakdown of the other example models", step_matrix),
+}
+
+
+def plan(numbers: list[int]) -> list[Step]:
+    """The steps of the given parts, in order, with their caps."""
+    return [Step(c.key, STEPS[c.key][0], STEPS[c.key][1], c.cap_s, c.need_s, c.dry_cap_s)
+            for n in numbers for c in parts.part(n).steps]
 
 
 # -- main ----------------------------------------------------------------------------------
@@ -927,22 +963,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(
         prog="gpu_validate", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("out_dir", metavar="OUT_DIR", help="where the report and the bundles go (new or empty)")
+    ap.add_argument("out_dir", metavar="OUT_DIR", nargs="?",
+                    help="where the report and the bundles go (new or empty)")
+    ap.add_argument("--part", type=int, default=None, choices=[p.number for p in parts.PARTS],
+                    help="run one part (one device command); default: every part in turn")
+    ap.add_argument("--list-parts", action="store_true",
+                    help="print the parts, their steps and caps, and exit")
     ap.add_argument(
         "--dry-run", action="store_true", help="on CPU: the same steps with --device cpu, tiny counts"
     )
-    ap.add_argument(
-        "--budget",
-        type=float,
-        default=None,
-        help=f"seconds for everything (default {DEFAULT_BUDGET_S:g}; dry run {DRY_BUDGET_S:g})",
-    )
+    ap.add_argument("--budget", type=float, default=None,
+                    help="seconds for everything (default: the part's, scripts/gpu_validate_parts.py)")
     ap.add_argument(
         "--models",
         default=None,
         help="comma-separated model names for the matrix, or 'all' (default: all; dry run: mlp)",
     )
-    ap.add_argument("--main-model", default="mlp", help="the model of the main runs, kernels and compare")
+    ap.add_argument("--main-model", default="mlp", help="the model of compare and the load runs")
     ap.add_argument(
         "--matrix",
         default=None,
@@ -952,27 +989,35 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--jobs",
         type=int,
         default=None,
-        help="matrix breakdowns at a time (default 2; dry run 1); the main runs always run alone",
+        help="matrix breakdowns at a time (default 3; dry run 1); the main runs always run alone",
     )
-    ap.add_argument("--top-kernels", type=int, default=2, help="Triton kernels for kernel / do_bench")
+    ap.add_argument("--top-kernels", type=int, default=1,
+                    help="Triton kernels of each default main run for kernel / do_bench")
     ap.add_argument("--only", default="", help="comma-separated step keys (or prefixes before ':') to run")
     ap.add_argument("--skip", default="", help="comma-separated step keys (or prefixes) to leave out")
-    ap.add_argument("--work", default=None, help="working directory (default: OUT_DIR/../.OUT_DIR-work)")
+    ap.add_argument("--work", default=None, help="working directory (default: a fresh temporary directory)")
     ap.add_argument("--wheels", default=str(ROOT / ".whl"), help="wheels for missing packages (msgspec)")
     ap.add_argument("--python", default=sys.executable, help="the interpreter for the tool and the tests")
     a = ap.parse_args(argv)
+    if a.list_parts:
+        return a
+    if a.out_dir is None:
+        ap.error("OUT_DIR is required")
     a.t0 = time.monotonic()
     a.argv = list(sys.argv[1:] if argv is None else argv)
-    a.budget = a.budget or (DRY_BUDGET_S if a.dry_run else DEFAULT_BUDGET_S)
+    a.parts = [a.part] if a.part is not None else [p.number for p in parts.PARTS]
+    chosen = [parts.part(n) for n in a.parts]
+    a.budget = a.budget or sum(p.dry_budget_s if a.dry_run else p.budget_s for p in chosen)
     a.models = a.models or ("mlp" if a.dry_run else "all")
     a.matrix = a.matrix or (MATRIX_DRY if a.dry_run else MATRIX_GPU)
-    a.jobs = a.jobs or (1 if a.dry_run else 2)
+    a.jobs = a.jobs or (1 if a.dry_run else 3)
     a.only = [s.strip() for s in a.only.split(",") if s.strip()]
     a.skip = [s.strip() for s in a.skip.split(",") if s.strip()]
-    keys = {s.key for s in PLAN} | {s.key.split(":")[0] for s in PLAN}
+    steps = plan(a.parts)
+    keys = {s.key for s in steps} | {s.key.split(":")[0] for s in steps}
     unknown = [s for s in a.only + a.skip if s not in keys]
     if unknown:
-        ap.error(f"unknown step(s) {', '.join(unknown)}; steps: {', '.join(s.key for s in PLAN)}")
+        ap.error(f"unknown step(s) {', '.join(unknown)}; steps: {', '.join(s.key for s in steps)}")
     return a
 
 
@@ -1020,6 +1065,9 @@ def install_wheels(ctx: Ctx) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
+    if a.list_parts:
+        print(parts.listing())
+        return 0
     env = base_env(a.dry_run)
     info = probe(a.python, env, need_cuda=not a.dry_run)
     if "torch_error" in info:
@@ -1061,7 +1109,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
             )
         ctx.write_report()
-        for step in PLAN:
+        for step in plan(a.parts):
             ctx.run_step(step)
     except Aborted as e:
         ctx.aborted = str(e)

@@ -4,7 +4,8 @@ measurements they compare the tool with.
 A check function takes the driver's context and one breakdown run (``Run``: its label, run
 directory and ``breakdown.json`` as a plain dict) and returns ``Check`` records: PASS or FAIL
 with the numbers, or SKIPPED with the reason. To add a check, write one such function and
-name it in the driver's ``PLAN``.
+name it in the driver's ``STEPS`` and give it a cap in a part
+(``scripts/gpu_validate_parts.py``).
 
 The measurements run in their own processes, as ``python scripts/gpu_validate_checks.py
 MEASUREMENT ... --out FILE.json``, and never import ``inductor_bench``: they load what the
@@ -235,8 +236,20 @@ def _load_text(load: dict[str, Any]) -> str:
 
 
 def _gpu_not_read(ctx: Any) -> bool:
-    """The probe found no working nvidia-smi: the tool cannot read the GPU either."""
-    return str((getattr(ctx, "info", None) or {}).get("nvidia_smi", "")).startswith("not available")
+    """The probe could read the GPU neither through NVML nor nvidia-smi: the tool cannot either."""
+    info = getattr(ctx, "info", None) or {}
+    nvml_ok = isinstance(info.get("nvml"), dict) and "error" not in info["nvml"]
+    return not nvml_ok and str(info.get("nvidia_smi", "")).startswith("not available")
+
+
+def processes_hidden(ctx: Any) -> str:
+    """Why a count of other GPU processes proves nothing here ("" when it does): NVML showed the
+    probe no compute process at all, not even its own, which held a CUDA context (a container
+    that hides them). The report says what NVML showed either way."""
+    nv = (getattr(ctx, "info", None) or {}).get("nvml")
+    if isinstance(nv, dict) and nv.get("pids") == []:
+        return "NVML lists no compute process here, not even the probe's own: this container hides them"
+    return ""
 
 
 def check_quiet(ctx: Any, run: Run) -> list[Check]:
@@ -250,10 +263,12 @@ def check_quiet(ctx: Any, run: Run) -> list[Check]:
     numbers = "; ".join(f"{gid}: {_load_text(x)}" for gid, x in loads)
     if ctx.device != "cuda":
         return [Check(name, SKIPPED, f"needs a GPU (the host's own load is the machine's): {numbers}")]
+    if processes_hidden(ctx):
+        return [Check(name, SKIPPED, f"{processes_hidden(ctx)}: {numbers}")]
     unread = [gid for gid, x in loads if x.get("gpu_others") is None]
     if unread:
         if _gpu_not_read(ctx):
-            return [Check(name, SKIPPED, f"nvidia-smi is not available here: {numbers}")]
+            return [Check(name, SKIPPED, f"neither NVML nor nvidia-smi answers here: {numbers}")]
         return [Check(name, FAIL, f"the GPU was not read for {', '.join(unread)}: {numbers}")]
     seen = [gid for gid, x in loads if x["gpu_others"]]
     why = f"; other GPU processes counted for {', '.join(seen)} while this run ran alone" if seen else ""
@@ -270,8 +285,10 @@ def check_disturbed(ctx: Any, run: Run, cli_text: str) -> list[Check]:
         return [Check(name, FAIL, "no graph has a load recorded for its reported window")]
     numbers = "; ".join(f"{gid}: {_load_text(x)}" for gid, x in loads)
     if ctx.device == "cuda":
+        if processes_hidden(ctx):
+            return [Check(name, SKIPPED, f"{processes_hidden(ctx)}: {numbers}")]
         if any(x.get("gpu_others") is None for _, x in loads) and _gpu_not_read(ctx):
-            return [Check(name, SKIPPED, f"nvidia-smi is not available here: {numbers}")]
+            return [Check(name, SKIPPED, f"neither NVML nor nvidia-smi answers here: {numbers}")]
         missed = [gid for gid, x in loads if not x.get("gpu_others")]
         phrase = "used the GPU"
     else:
@@ -301,6 +318,8 @@ def check_compare_quiet(ctx: Any, compare: dict[str, Any]) -> list[Check]:
     numbers = "; ".join(f"{k}: {_load_text(x)}" for k, x in found)
     if ctx.device != "cuda":
         return [Check(name, SKIPPED, f"needs a GPU: {numbers}")]
+    if processes_hidden(ctx):
+        return [Check(name, SKIPPED, f"{processes_hidden(ctx)}: {numbers}")]
     if any(x.get("gpu_others") is None for _, x in found):
         return [Check(name, SKIPPED if _gpu_not_read(ctx) else FAIL, f"the GPU was not read: {numbers}")]
     seen = [k for k, x in found if x["gpu_others"]]
@@ -373,55 +392,52 @@ def check_autotune_patch(name: str, d: dict[str, Any], table: dict[str, Any] | N
 
 def check_graph_kernel_time(ctx: Any, run: Run) -> list[Check]:
     """Each graph's kernel time per call against a separate plain torch.profiler run of its
-    compiled module (device event durations summed)."""
-    out = []
+    compiled module (device event durations summed); one process measures every graph of a run."""
+    out, todo = [], []
     for g in graphs(run.bd):
         gid, module = str(g.get("id")), g.get("module")
         name = f"graph kernel time {run.label}/{gid}"
-        tool = num(g.get("kernel_ms"))
-        if g.get("status", "ok") != "ok" or tool is None or not module:
+        if g.get("status", "ok") != "ok" or num(g.get("kernel_ms")) is None or not module:
             out.append(Check(name, SKIPPED, f"graph not measured ({g.get('status')})"))
-            continue
-        if g.get("device", ctx.device) != ctx.device:
+        elif g.get("device", ctx.device) != ctx.device:
             out.append(Check(name, SKIPPED, f"a {g.get('device')} graph"))
-            continue
-        wall = num(g.get("wall_ms")) or 1.0
-        calls = int(max(5, min(100, 300.0 / max(wall, 1e-3))))
-        args = [
-            "--module",
-            str(run.dir / module),
-            "--cache",
-            str(run.dir / "cache"),
-            "--device",
-            ctx.device,
-            "--calls",
-            str(calls),
-            "--sessions",
-            "3",
-        ]
-        prec = torch_setting(run.bd, "float32_matmul_precision")
-        if isinstance(prec, str):
-            args += ["--precision", prec]
-        try:
-            m = ctx.measure("graph-time", args, cap=90, label=f"graph-time-{run.label}-{gid}")
-        except MeasureError as e:
-            out.append(Check(name, FAIL, f"independent profiler run failed: {e}"))
-            continue
-        ref = statistics.median(m["ms"])
-        launches = sum(num(k.get("calls")) or 0 for k in g.get("kernels") or [] if isinstance(k, dict))
-        numbers = (
-            f"tool {tool:.4g} ms vs plain profiler {ref:.4g} ms ({_delta(tool, ref)}, tol {GRAPH_TIME}); "
-            f"device events per call: tool {launches:g}, profiler {statistics.median(m['events']):g}"
-            + ("; tool replayed a CUDA graph" if g.get("replayed") else "")
-        )
-        data = {"tool_ms": tool, "ref_ms": m["ms"], "events": m["events"], "calls": calls}
-        if ctx.device != "cuda":
-            out.append(
-                Check(name, SKIPPED, f"needs CUDA for a verdict (dry run on {ctx.device}: {numbers})", data)
-            )
         else:
-            out.append(Check(name, verdict(GRAPH_TIME.allows(tool, ref)), numbers, data))
-    return out or [Check(f"graph kernel time {run.label}", SKIPPED, "no graphs")]
+            todo.append(g)
+    if not todo:
+        return out or [Check(f"graph kernel time {run.label}", SKIPPED, "no graphs")]
+    wall = max(num(g.get("wall_ms")) or 1.0 for g in todo)
+    calls = int(max(5, min(100, 300.0 / max(wall, 1e-3))))
+    args = ["--cache", str(run.dir / "cache"), "--device", ctx.device, "--calls", str(calls),
+            "--sessions", "3"]
+    for g in todo:
+        args += ["--module", str(run.dir / g["module"])]
+    prec = torch_setting(run.bd, "float32_matmul_precision")
+    if isinstance(prec, str):
+        args += ["--precision", prec]
+    try:
+        measured = ctx.measure("graph-time", args, cap=90, label=f"graph-time-{run.label}")["graphs"]
+    except MeasureError as e:
+        return out + [Check(f"graph kernel time {run.label}/{g.get('id')}", FAIL,
+                            f"independent profiler run failed: {e}") for g in todo]
+    for g, m in zip(todo, measured, strict=True):
+        out.append(_graph_time_check(ctx, run, g, m, calls))
+    return out
+
+
+def _graph_time_check(ctx: Any, run: Run, g: dict[str, Any], m: dict[str, Any], calls: int) -> Check:
+    name = f"graph kernel time {run.label}/{g.get('id')}"
+    tool = num(g.get("kernel_ms")) or 0.0
+    ref = statistics.median(m["ms"])
+    launches = sum(num(k.get("calls")) or 0 for k in g.get("kernels") or [] if isinstance(k, dict))
+    numbers = (
+        f"tool {tool:.4g} ms vs plain profiler {ref:.4g} ms ({_delta(tool, ref)}, tol {GRAPH_TIME}); "
+        f"device events per call: tool {launches:g}, profiler {statistics.median(m['events']):g}"
+        + ("; tool replayed a CUDA graph" if g.get("replayed") else "")
+    )
+    data = {"tool_ms": tool, "ref_ms": m["ms"], "events": m["events"], "calls": calls}
+    if ctx.device != "cuda":
+        return Check(name, SKIPPED, f"needs CUDA for a verdict (dry run on {ctx.device}: {numbers})", data)
+    return Check(name, verdict(GRAPH_TIME.allows(tool, ref)), numbers, data)
 
 
 def check_do_bench(ctx: Any, run: Run) -> list[Check]:
@@ -444,24 +460,18 @@ def check_do_bench(ctx: Any, run: Run) -> list[Check]:
                 "no Triton kernel with a file and a harness in the breakdown",
             )
         ]
-    out = []
+    args = []
     for gid, k in picks:
+        args += ["--kernel", str(run.dir / k["file"]),
+                 "--module", str(run.dir / "graphs" / gid / "module.py")]
+    try:
+        measured = ctx.measure("do-bench", args, cap=60, label=f"do-bench-{run.label}")["kernels"]
+    except MeasureError as e:
+        return [Check(f"kernel vs do_bench {gid}/{k['name']}", FAIL, f"do_bench run failed: {e}")
+                for gid, k in picks]
+    out = []
+    for (gid, k), m in zip(picks, measured, strict=True):
         name = f"{gid}/{k['name']}"
-        try:
-            m = ctx.measure(
-                "do-bench",
-                [
-                    "--kernel",
-                    str(run.dir / k["file"]),
-                    "--module",
-                    str(run.dir / "graphs" / gid / "module.py"),
-                ],
-                cap=60,
-                label=f"do-bench-{k['name']}",
-            )
-        except MeasureError as e:
-            out.append(Check(f"kernel vs do_bench {name}", FAIL, f"do_bench run failed: {e}"))
-            continue
         ref = m["ms"]
         calls = num(k.get("calls")) or 1.0
         per_launch = (num(k.get("ms")) or 0.0) / calls
@@ -518,8 +528,10 @@ def check_step_time(ctx: Any, run: Run) -> list[Check]:
         ctx.device,
         "--mode",
         run.mode,
-        "--cache",  # a cache of its own: this side compiles the model from scratch, as the tool did
-        str(ctx.work / "measure" / f"cache-{run.label}"),
+        # the run's own Inductor cache: this side compiles the model itself (dynamo and the FX graph
+        # cache), to the same kernels and configs the tool timed, in seconds rather than a cold compile
+        "--cache",
+        str(run.dir / "cache"),
         "--steps",
         "50" if ctx.device == "cuda" else "5",
         "--warmup",
@@ -575,14 +587,20 @@ def _load(path: str, name: str):
 def measure_graph_time(a: argparse.Namespace) -> dict[str, Any]:
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = a.cache
     import torch
-    from torch.autograd import DeviceType
-    from torch.profiler import ProfilerActivity, profile
 
     if a.precision:
         torch.set_float32_matmul_precision(a.precision)
+    return {"graphs": [_graph_time(a, path, i) for i, path in enumerate(a.module)]}
+
+
+def _graph_time(a: argparse.Namespace, path: str, index: int) -> dict[str, Any]:
+    import torch
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
     cuda = a.device == "cuda"
     sync = torch.cuda.synchronize if cuda else (lambda: None)
-    m = _load(a.module, "gpu_validate_graph")
+    m = _load(path, f"gpu_validate_graph_{index}")
     args = m.get_args()
     for _ in range(5):
         m.call(list(args))
@@ -607,7 +625,7 @@ def measure_graph_time(a: argparse.Namespace) -> dict[str, Any]:
             total_us = sum(e.cpu_time_total for e in dev)
         ms.append(total_us / a.calls / 1e3)
         events.append(len(dev) / a.calls)
-    return {"ms": ms, "events": events, "calls": a.calls, "sessions": a.sessions}
+    return {"module": path, "ms": ms, "events": events, "calls": a.calls, "sessions": a.sessions}
 
 
 _KERNEL_PATH = re.compile(r"^# kernel path: (\S+)\s*$", re.M)
@@ -628,14 +646,20 @@ def _original_kernel_file(copy: Path, module: Path) -> Path | None:
 
 def measure_do_bench(a: argparse.Namespace) -> dict[str, Any]:
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = a.scratch
+    if len(a.kernel) != len(a.module):
+        raise SystemExit("do-bench: one --module (the graph's) per --kernel")
+    return {"kernels": [_do_bench(k, m, i) for i, (k, m) in enumerate(zip(a.kernel, a.module, strict=True))]}
+
+
+def _do_bench(kernel: str, module: str, index: int) -> dict[str, Any]:
     import torch
     import triton
 
-    copy = Path(a.kernel)
-    original = _original_kernel_file(copy, Path(a.module))
+    copy = Path(kernel)
+    original = _original_kernel_file(copy, Path(module))
     path = original or copy
     pinned = original is not None and path.with_suffix(".best_config").exists()
-    mod = _load(str(path), "gpu_validate_kernel")
+    mod = _load(str(path), f"gpu_validate_kernel_{index}")
     args = mod.get_args()
     mod.call(args)
     torch.cuda.synchronize()
@@ -751,8 +775,9 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="Independent measurements for scripts/gpu_validate.py.")
     ap.add_argument("what", choices=sorted(MEASUREMENTS))
     ap.add_argument("--out", required=True, help="write the result JSON here")
-    ap.add_argument("--module", help="compiled module (graph-time) or its graph's module (do-bench)")
-    ap.add_argument("--kernel", help="kernel file (do-bench)")
+    ap.add_argument("--module", action="append", default=[],
+                    help="compiled module (graph-time), or the graph module of each --kernel (do-bench)")
+    ap.add_argument("--kernel", action="append", default=[], help="kernel file (do-bench)")
     ap.add_argument("--model", help="model file (step-time)")
     ap.add_argument("--cache", default="", help="TORCHINDUCTOR_CACHE_DIR")
     ap.add_argument("--scratch", default="", help="a fresh TORCHINDUCTOR_CACHE_DIR (do-bench)")

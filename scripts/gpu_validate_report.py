@@ -425,6 +425,19 @@ def counts(ctx: Any) -> dict[str, int]:
     return {s: sum(c.status == s for c in ctx.checks) for s in (PASS, FAIL, SKIPPED)}
 
 
+def nvml_seen(nv: Any) -> str:
+    """What NVML showed the probe, a process holding a CUDA context: whether a container shows
+    GPU processes at all is not known in advance."""
+    if not isinstance(nv, dict):
+        return "NVML: not read"
+    if "error" in nv:
+        return f"NVML: not readable ({nv['error']})"
+    pids = nv.get("pids") or []
+    own = "its own pid among them" if nv.get("own_listed") else "its own pid NOT among them"
+    return (f"NVML {nv.get('version')}: the probe (pid {nv.get('own_pid')}) saw {len(pids)} compute "
+            f"process(es) on the GPU ({', '.join(map(str, pids)) or 'none'}), {own}")
+
+
 def markdown(ctx: Any) -> str:
     i = ctx.info
     n = counts(ctx)
@@ -434,10 +447,11 @@ def markdown(ctx: Any) -> str:
         device = (
             f"{i.get('device_name')} (compute capability {i.get('capability')}, {i.get('sm_count')} SMs, "
             f"{i.get('memory_gib')} GiB, {i.get('device_count')} device(s)); "
-            f"nvidia-smi: {i.get('nvidia_smi')}"
+            f"nvidia-smi: {i.get('nvidia_smi')}; {nvml_seen(i.get('nvml'))}"
         )
     mods = i.get("modules", {})
-    out = ["# GPU validation of inductor-bench" + (" — DRY RUN (CPU)" if ctx.dry else ""), ""]
+    which = f", part {ctx.a.part}" if ctx.a.part is not None else ""
+    out = ["# GPU validation of inductor-bench" + which + (" — DRY RUN (CPU)" if ctx.dry else ""), ""]
     if ctx.dry:
         out += [
             "A dry run checks the script's own plumbing on CPU: the same steps with `--device cpu` and tiny "
@@ -571,9 +585,8 @@ def data(ctx: Any) -> dict[str, Any]:
 def fixture_items(ctx: Any, top: str) -> list[tuple[Path, str]]:
     """(file, name in the archive) in priority order: the size caps drop the last ones."""
     items: list[tuple[Path, str]] = []
-    main = [r for r in ctx.runs.values()
-            if r.label.startswith(f"{ctx.a.main_model}-train-") and not r.label.endswith("-disturbed")]
-    for run in sorted(main, key=lambda r: r.mode != "default"):
+    main = [r for r in ctx.runs.values() if r.label in ctx.main_labels]
+    for run in sorted(main, key=lambda r: (r.mode != "default", ctx.main_labels.index(r.label))):
         base = f"{top}/{run.label}"
         for name in ("breakdown.json", "meta.json", "report.txt"):
             items.append((run.dir / name, f"{base}/{name}"))

@@ -18,6 +18,7 @@ from .conftest import FIXTURES, ROOT, _cuda
 sys.path.insert(0, str(ROOT / "scripts"))
 import gpu_validate as gv  # noqa: E402
 import gpu_validate_checks as ck  # noqa: E402
+import gpu_validate_parts as parts  # noqa: E402
 import gpu_validate_report as rep  # noqa: E402
 
 SCRIPT = ROOT / "scripts" / "gpu_validate.sh"
@@ -149,6 +150,24 @@ def test_the_disturbed_check_needs_the_reading_and_the_report_line():
     assert ck.check_disturbed(_Ctx("cpu"), _run(_loaded({**spun, "others_cores": 0.2})), text)[0].status == "FAIL"
 
 
+def test_what_nvml_showed_the_probe_decides_whether_a_count_proves_anything():
+    hidden = _Ctx("cuda")
+    hidden.info["nvml"] = {"version": "13.615", "pids": [], "own_pid": 77, "own_listed": False}
+    [c] = ck.check_quiet(hidden, _run(_loaded(QUIET_GPU)))
+    assert c.status == "SKIPPED" and "not even the probe's own" in c.numbers
+    assert ck.check_disturbed(hidden, _run(_loaded(QUIET_GPU)), "")[0].status == "SKIPPED"
+    shown = _Ctx("cuda", "not available (FileNotFoundError)")  # NVML answers where nvidia-smi does not
+    shown.info["nvml"] = {"version": "13.615", "pids": [77, 901], "own_pid": 77, "own_listed": True}
+    assert ck.check_quiet(shown, _run(_loaded(QUIET_GPU)))[0].status == "PASS"
+    host = {"others_cores": 0.1, "steal_pct": 0.0, "cores": 2}
+    assert ck.check_quiet(shown, _run(_loaded(host)))[0].status == "FAIL"  # readable, yet not read
+    assert rep.nvml_seen(shown.info["nvml"]) == (
+        "NVML 13.615: the probe (pid 77) saw 2 compute process(es) on the GPU (77, 901), its own pid "
+        "among them")
+    assert rep.nvml_seen(hidden.info["nvml"]).endswith("saw 0 compute process(es) on the GPU (none), "
+                                                       "its own pid NOT among them")
+
+
 def test_the_compare_quiet_check_covers_the_timer_and_every_column():
     cmp = {"interleaved": {"load": QUIET_GPU},
            "modes": [{"mode": "default", "label": "default", "step_load": QUIET_GPU},
@@ -187,13 +206,14 @@ def test_budget_selection_and_the_matrix_order(tmp_path):
     assert gv.selected("check:graph-time", ["check"], []) and not gv.selected("kernel", ["check"], [])
     assert not gv.selected("check:step-time", [], ["check:step-time"])
     a = gv.parse_args([str(tmp_path / "o"), "--work", str(tmp_path / "w")])
-    assert (a.budget, a.jobs, a.models) == (gv.DEFAULT_BUDGET_S, 2, "all")
+    assert (a.parts, a.jobs, a.models) == ([1, 2, 3], 3, "all")
+    assert a.budget == 460 + 370 + 280  # every part in turn: the sum of their budgets
     ctx = gv.Ctx(a, {"cuda": True}, {})
-    ctx.runs["mlp-train-default"] = _run({})
     entries = gv.matrix_entries(ctx)
-    assert entries[0] == ("transformer_block", True, "default")  # models in MODEL_ORDER
-    assert ("mlp", True, "reduce-overhead") in entries
-    assert ("mlp", True, "default") not in entries  # the main run is not repeated
+    assert entries[0] == ("densenet", True, "default")  # models in MODEL_ORDER
+    assert ("mlp", False, "reduce-overhead") in entries
+    # part 1 runs mlp and transformer_block training in both modes: the matrix does not repeat them
+    assert not {(m, mode) for m, train, mode in entries if train} & {(m, mode) for _, m, mode in gv.MAIN_RUNS}
     kinds = [(train, mode) for _, train, mode in entries]
     assert kinds == sorted(
         kinds, key=lambda k: gv.MATRIX_GPU.split(",").index(f"{'train' if k[0] else 'inference'}:{k[1]}")
@@ -203,7 +223,54 @@ def test_budget_selection_and_the_matrix_order(tmp_path):
     )
     with pytest.raises(SystemExit):
         gv.parse_args([str(tmp_path / "o"), "--only", "nonsense"])
+    with pytest.raises(SystemExit):  # a step of another part
+        gv.parse_args([str(tmp_path / "o"), "--part", "1", "--only", "matrix"])
     ctx.finish()
+
+
+def test_every_parts_caps_fit_its_budget_and_every_step_runs_in_one_part():
+    """The caps of a part add up to at most its budget less the start and the reserve, so no step
+    is left out by design; each part ends within 8 minutes, all within 25 of device time (20.5
+    minutes of commands leave 4.5 for starting the machine)."""
+    for p in parts.PARTS:
+        assert p.steps_s + parts.START_S + parts.RESERVE_S <= p.budget_s, p.number
+        assert p.budget_s + parts.WATCHDOG_S + parts.KILL_AFTER_S == p.limit_s <= 480
+        assert p.device_timeout_s() <= 600
+    assert sum(p.device_timeout_s() for p in parts.PARTS) == 500 + 410 + 320
+    keys = [s.key for p in parts.PARTS for s in p.steps]
+    assert sorted(keys) == sorted(gv.STEPS) and len(set(keys)) == len(keys)
+    assert [s.key for s in gv.plan([1])][:4] == [f"breakdown:{k}" for k, _, _ in gv.MAIN_RUNS]
+    assert {"pytest", "kernel", "check:do-bench", "check:graph-time", "check:step-time"} <= {
+        s.key for s in gv.plan([1])}
+    assert "disturbance" in {s.key for s in gv.plan([2])}
+
+
+def test_the_script_lists_the_parts_and_the_exact_device_calls():
+    listing = subprocess.run(["bash", str(SCRIPT), "--list-parts"], capture_output=True, text=True,
+                             timeout=60, check=True).stdout
+    header = SCRIPT.read_text()
+    for p in parts.PARTS:
+        call = parts.device_call(p)
+        assert call in listing and f"#   {call}" in header, call
+    assert "run(command=\"scripts/gpu_validate.sh --part 1 $OUT/p1\", carry=[\".whl\"], timeout_s=500)" in listing
+
+
+@pytest.mark.skipif(_cuda(), reason="this machine has a GPU")
+@pytest.mark.parametrize("part", [p.number for p in parts.PARTS])
+def test_each_part_refuses_without_a_gpu_in_one_line(tmp_path, part):
+    out = tmp_path / "out"
+    p = subprocess.run(["bash", str(SCRIPT), "--part", str(part), str(out)], capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 2 and p.stdout == ""
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no CUDA GPU" in lines[0], p.stderr
+    assert not out.exists()
+
+
+def test_a_part_that_does_not_exist_is_one_line_and_exit_2(tmp_path):
+    p = subprocess.run(["bash", str(SCRIPT), "--part", "9", str(tmp_path / "o")], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 2 and p.stderr.strip() == "gpu_validate: no part '9'; parts: 1, 2, 3"
 
 
 def _fake_run_dir(root: Path) -> Path:
@@ -272,22 +339,21 @@ def test_report_and_bundles_from_saved_results(tmp_path):
 
 
 @pytest.mark.e2e
-def test_dry_run_on_cpu(tmp_path):
-    """The whole plumbing on CPU with models/mlp.py: breakdowns, the independent measurements
-    (their verdicts SKIPPED), kernel and do_bench SKIPPED, pytest -m gpu (skipped here), the
-    report and the fixtures. The compare, the matrix and the checks of the reduce-overhead run add
-    compiles, not plumbing: left out."""
+def test_dry_run_of_part_1_on_cpu(tmp_path):
+    """Part 1's plumbing on CPU with models/mlp.py alone: the breakdown, the independent
+    measurements (their verdicts SKIPPED), kernel and do_bench SKIPPED, pytest -m gpu (skipped
+    here), the report and the fixtures. The other main runs add compiles, not plumbing: left out."""
     out = tmp_path / "out"
     p = subprocess.run(
         [
             "bash",
             str(SCRIPT),
+            "--part",
+            "1",
             "--dry-run",
             str(out),
-            "--models",
-            "mlp",
             "--skip",
-            "compare,matrix,breakdown:ro,check:graph-time-ro,check:step-time-ro",
+            "breakdown:transformer,breakdown:mlp-ro,breakdown:transformer-ro",
             "--work",
             str(tmp_path / "work"),
         ],
@@ -300,6 +366,7 @@ def test_dry_run_on_cpu(tmp_path):
     body = p.stdout.split("\n\n== gpu_validate summary")[0].strip().splitlines()
     assert body and all(CHECK_LINE.match(line) for line in body), body
     md = (out / "report.md").read_text()
+    assert md.startswith("# GPU validation of inductor-bench, part 1 — DRY RUN (CPU)")
     for line in (
         "| PASS | run mlp-train-default |",
         "| PASS | busy<=100% mlp-train-default |",
@@ -308,7 +375,6 @@ def test_dry_run_on_cpu(tmp_path):
         "| SKIPPED | graph kernel time mlp-train-default/0-forward | needs CUDA for a verdict",
         "| SKIPPED | pytest -m gpu |",
         "| SKIPPED | quiet load mlp-train-default | needs a GPU",
-        "| PASS | disturbed load mlp-train-default-disturbed |",
     ):
         assert line in md, line
     with tarfile.open(out / "fixtures.tar.gz") as tar:
