@@ -6,12 +6,16 @@
 #
 #   scripts/version_matrix.sh [--compact] [--venvs DIR] [--out DIR] [VERSION ...]
 #
-# VERSION defaults to 2.5.1 2.8.0 2.11.0 2.13.0 2.14.1. The environments live in --venvs
+# VERSION defaults to 2.5.1 2.8.0 2.11.0 2.13.0 2.14.1 2.15.0. The environments live in --venvs
 # (default: $VERSION_MATRIX_VENVS, else ~/.cache/inductor-bench-venvs) and are reused while
-# their torch is the one asked for; a new one costs a download (PyPI's Linux x86_64 wheels are
-# CUDA builds: 5-7 GB with their nvidia-* libraries, which run on CPU too). --out (default: a
+# their torch is the one asked for (the project's other requirements are installed into them);
+# a new one costs a download (PyPI's Linux x86_64 wheels are CUDA builds: 5-7 GB with their
+# nvidia-* libraries, which run on CPU too). --out (default: a
 # new directory under /tmp) receives each version's runs, logs and summary.json. --compact
-# profiles fewer iterations (CI). Exit status: 0 every version passed, 1 one failed, 2 bad
+# profiles fewer iterations (CI). A machine-wide pip constraints file (PIP_CONSTRAINT, or one in
+# /etc/xdg/pip) that caps torch would keep the newest release out: the matrix's own pip calls
+# read an empty constraints file it writes into --out instead, which lifts such a cap for those
+# calls alone. Exit status: 0 every version passed, 1 one failed, 2 bad
 # arguments or an environment that could not be installed.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -26,13 +30,13 @@ while [ $# -gt 0 ]; do
     --compact) compact=(--compact) ;;
     --venvs) venvs="${2:?--venvs needs a directory}"; shift ;;
     --out) out="${2:?--out needs a directory}"; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     -*) echo "version_matrix: unknown option $1" >&2; exit 2 ;;
     *) wanted+=("$1") ;;
   esac
   shift
 done
-[ ${#wanted[@]} -gt 0 ] || wanted=(2.5.1 2.8.0 2.11.0 2.13.0 2.14.1)
+[ ${#wanted[@]} -gt 0 ] || wanted=(2.5.1 2.8.0 2.11.0 2.13.0 2.14.1 2.15.0)
 if [ -z "$out" ]; then
   out="$(mktemp -d /tmp/version-matrix-XXXXXX)"
 elif [ -e "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ]; then
@@ -40,6 +44,9 @@ elif [ -e "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ]; then
   exit 2
 fi
 mkdir -p "$out" "$venvs"
+# An empty constraints file for the matrix's own pip calls (see above).
+no_constraints="$out/no-constraints.txt"
+: >"$no_constraints"
 
 # The project's own requirements but torch, read from pyproject.toml (one list to keep).
 mapfile -t deps < <("$py" - "$root/pyproject.toml" <<'EOF'
@@ -53,13 +60,25 @@ EOF
 installed_torch() { "$1/bin/python" -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev/null; }
 
 pip_install() {  # $1 environment, $2 torch version
-  "$1/bin/python" -m pip install -q --disable-pip-version-check "torch==$2" "${deps[@]}" \
+  PIP_CONSTRAINT="$no_constraints" "$1/bin/python" -m pip install -q --disable-pip-version-check \
+    "torch==$2" "${deps[@]}" \
     >>"$out/install-$2.log" 2>&1
+}
+
+deps_install() {  # $1 environment: the project's other requirements, its torch left as it is
+  PIP_CONSTRAINT="$no_constraints" "$1/bin/python" -m pip install -q --disable-pip-version-check \
+    "${deps[@]}" >>"$out/install-deps.log" 2>&1
 }
 
 ensure_venv() {  # $1 version -> prints the environment's python, or fails
   local v="$1" dir="$venvs/torch-$1" t0
-  if [ "$(installed_torch "$dir")" = "$v" ]; then echo "$dir/bin/python"; return 0; fi
+  if [ "$(installed_torch "$dir")" = "$v" ]; then
+    deps_install "$dir" || {
+      echo "version_matrix: the requirements could not be installed into $dir: $(tail -n 1 "$out/install-deps.log")" >&2
+      return 1
+    }
+    echo "$dir/bin/python"; return 0
+  fi
   rm -rf "$dir"
   t0=$(date +%s)
   echo "installing torch $v into $dir ..." >&2

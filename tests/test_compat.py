@@ -42,7 +42,8 @@ def test_the_docs_show_the_same_table():
 
 
 @pytest.mark.parametrize("version, expected", [
-    ("2.5.1+cu124", (2, 5)), ("2.13.0", (2, 13)), ("2.14.1+cpu", (2, 14)), ("3.0.0a0+git", (3, 0)),
+    ("2.5.1+cu124", (2, 5)), ("2.13.0", (2, 13)), ("2.14.1+cpu", (2, 14)), ("2.15.0+cu132", (2, 15)),
+    ("3.0.0a0+git", (3, 0)),
 ])
 def test_parse(version, expected):
     assert compat.parse(version) == expected
@@ -53,7 +54,7 @@ def test_a_torch_older_than_2_5_is_refused_in_one_line_naming_it():
     assert isinstance(err, WorkloadError)
     assert str(err) == ("torch 2.4.1+cu121 is older than 2.5, the oldest torch inductor-bench "
                         "supports: install torch>=2.5")
-    assert compat.too_old("2.5.0") is None and compat.too_old("2.14.1") is None
+    assert compat.too_old("2.5.0") is None and compat.too_old("2.15.0") is None
 
 
 # -- the older sides -----------------------------------------------------------------------------
@@ -104,3 +105,33 @@ def test_settings_a_torch_lacks_are_left_out(monkeypatch):
                                          "backends.cudnn.deterministic": False}
     assert torch_settings.apply({"backends.cudnn.benchmark": True, "backends.fp32_precision": "tf32"}) == []
     assert fake.backends.cudnn.benchmark is True and not hasattr(fake.backends, "fp32_precision")
+
+
+# The decorator of a persistent reduction as Inductor writes it (torch 2.15.0, a Triton kernel
+# generated on CPU with cpu_backend="triton"), cut to the keys that matter here; 2.14 wrote set().
+KERNEL_2_15 = """
+import triton
+import triton.language as tl
+from torch._inductor.runtime import triton_helpers, triton_heuristics
+
+@triton_heuristics.persistent_reduction(
+    size_hints={'x': 32, 'r0_': 128},
+    reduction_hint=ReductionHint.INNER,
+    filename=__file__,
+    triton_meta={'signature': {'in_out_ptr0': '*fp32', 'xnumel': 'i32', 'r0_numel': 'i32'}},
+    inductor_meta={'grid_type': 'Grid1D', 'kernel_name': 'triton_per_fused_gelu_native_layer_norm_0', 'autotune_hints': (), 'kernel_num_gb': 5.0688e-05, 'kernel_flop': 0, 'max_autotune': False}
+)
+@triton.jit
+def triton_per_fused_gelu_native_layer_norm_0(in_out_ptr0, xnumel, r0_numel, XBLOCK : tl.constexpr):
+    pass
+"""
+
+
+def test_autotune_hints_as_a_set_or_a_tuple_read_alike():
+    from inductor_bench.core.kernelfile import parse_kernel_source
+
+    new = parse_kernel_source(KERNEL_2_15)
+    old = parse_kernel_source(KERNEL_2_15.replace("'autotune_hints': ()", "'autotune_hints': set()"))
+    assert new.inductor_meta["autotune_hints"] == () and old.inductor_meta["autotune_hints"] == set()
+    assert new.to_dict() == old.to_dict()  # the same kernel, the same record
+    assert new.name == "triton_per_fused_gelu_native_layer_norm_0" and new.category == "triton_persistent_reduction"

@@ -1,4 +1,4 @@
-"""What differs between the torch versions inductor-bench supports (2.5 to 2.14), in one place,
+"""What differs between the torch versions inductor-bench supports (2.5 to 2.15), in one place,
 as read from the source of each release.
 
 Each ``Difference`` names the torch version the newer behaviour starts at, what changed, the
@@ -59,6 +59,10 @@ DIFFERENCES = (
     Difference("2.11", "cudagraph skip lines go to the `cudagraphs` artifact logger (`perf_hints` before)",
                "runner/cudagraph_log.py", '"torch._inductor.cudagraph_utils.__perf_hints"',
                "tests/test_compat.py::test_cudagraph_skips_on_the_older_perf_hints_logger_are_read"),
+    Difference("2.15", "a Triton kernel's `inductor_meta` writes `autotune_hints` as a tuple, `()` "
+               "(`set()` before): the kernel-file reader evaluates both without running the file",
+               "core/kernelfile.py", 'if node.func.id == "set" and not node.args and not node.keywords:',
+               "tests/test_compat.py::test_autotune_hints_as_a_set_or_a_tuple_read_alike"),
 )
 
 
