@@ -565,6 +565,8 @@ def main_breakdown(key: str) -> Callable[[Ctx, StepRecord, Deadline], None]:
             label, _model(ctx, model), True, mode, dl, ctx.pick(PROFILE_MAIN), cap=dl.left() - 5
         )  # 5 s kept for re-rendering the result
         rec.figures.append(rep.breakdown_figures(ctx, run))
+        for c in ck.check_pipelined_plain(ctx, run):  # the launch-bound verdict's two walls
+            ctx.record(c)
         if run.bd is not None and dl.left() > 2:  # the saved result re-rendered (no torch)
             r = run_cmd(
                 ctx.tool("report", str(run.dir), "--format", "markdown"),

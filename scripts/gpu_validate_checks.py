@@ -214,6 +214,41 @@ def check_busy(ctx: Any, run: Run) -> list[Check]:
     return [Check(f"busy<=100% {run.label}", verdict(not bad), numbers)]
 
 
+# The unprofiled pipelined run against the profiled one: the profiler only adds cost, so the
+# plain wall and launch time per iteration must not exceed the profiled ones beyond the spread
+# of two runs (10%) and a few microseconds of clock reads.
+PLAIN_SLOWER_MAX = Tolerance(0.10, 0.005)
+LAUNCH_BOUND_IDLE = 0.20  # core/pipelined.py
+
+
+def check_pipelined_plain(ctx: Any, run: Run) -> list[Check]:
+    """Each graph's pipelined run timed without the profiler (``plain_wall_ms``,
+    ``plain_launch_ms``) against the profiled one; the launch-bound verdict by each wall."""
+    name = f"unprofiled pipelined {run.label}"
+    parts, bad = [], []
+    for g in graphs(run.bd):
+        pipe = g.get("pipelined") if isinstance(g.get("pipelined"), dict) else {}
+        wall, plain = num(pipe.get("wall_ms")), num(pipe.get("plain_wall_ms"))
+        busy, launch, plain_launch = (num(pipe.get(k)) for k in ("busy_ms", "launch_ms", "plain_launch_ms"))
+        if wall is None or plain is None or busy is None:
+            continue
+        idle = [max(0.0, 1 - busy / w) if w else 0.0 for w in (wall, plain)]
+        bound = ["launch-bound" if x > LAUNCH_BOUND_IDLE else "device-bound" for x in idle]
+        parts.append(f"{g.get('id')}: wall {wall:.4g} ms profiled, {plain:.4g} plain "
+                     f"({bound[0]} -> {bound[1]})"
+                     + (f", launch {launch:.4g} -> {plain_launch:.4g} ms" if launch and plain_launch else ""))
+        over = [(p, q) for p, q in ((plain, wall), (plain_launch, launch)) if p is not None and q is not None
+                and p > q and not PLAIN_SLOWER_MAX.allows(p, q)]
+        if over:
+            bad.append(str(g.get("id")))
+    if not parts:
+        if ctx.device != "cuda":
+            return [Check(name, SKIPPED, "no pipelined run (the host)")]
+        return [Check(name, FAIL, "no graph has an unprofiled pipelined time")]
+    tail = f"; slower without the profiler than with it: {', '.join(bad)}" if bad else ""
+    return [Check(name, verdict(not bad), "; ".join(parts) + tail)]
+
+
 def kept_loads(bd: dict[str, Any] | None) -> list[tuple[str, dict[str, Any]]]:
     """(graph id, load) of the window each measured graph reports (``window_load[window]``)."""
     out = []

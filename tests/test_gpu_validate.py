@@ -76,6 +76,23 @@ def test_busy_check_reads_what_breakdown_json_has():
     assert ck.check_busy(None, _run({}))[0].status == "SKIPPED"
 
 
+def test_the_unprofiled_pipelined_run_is_never_slower_than_the_profiled_one():
+    def bd(plain_wall: float, plain_launch: float) -> dict:
+        pipe = {"wall_ms": 0.10, "busy_ms": 0.058, "launch_ms": 0.010,
+                "plain_wall_ms": plain_wall, "plain_launch_ms": plain_launch}
+        return {"status": "ok", "graphs": [{"id": "0-forward", "pipelined": pipe}]}
+
+    [c] = ck.check_pipelined_plain(_Ctx("cuda"), _run(bd(0.065, 0.004)))
+    assert c.status == "PASS" and c.numbers == (
+        "0-forward: wall 0.1 ms profiled, 0.065 plain (launch-bound -> device-bound), launch 0.01 -> 0.004 ms")
+    assert ck.check_pipelined_plain(_Ctx("cuda"), _run(bd(0.114, 0.004)))[0].status == "PASS"  # 0.1 * 1.1 + 0.005
+    [c] = ck.check_pipelined_plain(_Ctx("cuda"), _run(bd(0.116, 0.004)))
+    assert c.status == "FAIL" and c.numbers.endswith("slower without the profiler than with it: 0-forward")
+    assert ck.check_pipelined_plain(_Ctx("cuda"), _run(bd(0.065, 0.0161)))[0].status == "FAIL"  # launch
+    assert ck.check_pipelined_plain(_Ctx("cpu"), _run({"graphs": [{"id": "0-forward"}]}))[0].status == "SKIPPED"
+    assert ck.check_pipelined_plain(_Ctx("cuda"), _run({"graphs": [{"id": "0-forward"}]}))[0].status == "FAIL"
+
+
 def test_the_saved_synthetic_cuda_result_through_the_pure_checks():
     bd = json.loads((FIXTURES / "results" / "synthetic_cuda_breakdown" / "breakdown.json").read_text())
     run = _run(bd, rc=4)
