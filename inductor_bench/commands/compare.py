@@ -17,6 +17,7 @@ from ..render.compare import render_compare
 from ..render.format import pct
 from ..runner.compare import DEFAULT_REPEAT, STEP_BUDGET_S, CompareRun, run_compare
 from ..runner.profile import DEFAULT_WINDOWS
+from ..runner.roofline import add_compare_roofline
 from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
 from .output import emit, note_run_dir
@@ -110,6 +111,8 @@ def compare(
     result, run_dir, err = run_compare(
         opts, mode_list, run=run, out=out, root=runs_dir, also=also, names=labels
     )
+    if not isinstance(err, Interrupted):  # stopped: no more work
+        add_compare_roofline(result, run_dir, run.settings)
     emit(
         result.to_json(),
         lambda f: render_compare(result, f, threshold_pct=fail_on_regression),

@@ -35,6 +35,7 @@ class Ceilings:
     key: dict[str, Any] = field(default_factory=dict)  # what the cache is keyed by
     measured_at: str = ""
     from_cache: bool = False
+    load: str | None = None  # the other processes' load while it ran, where it disturbed it
     errors: list[str] = field(default_factory=list)  # compute types that could not be measured
 
     def flops_for(self, compute: str | None) -> float | None:

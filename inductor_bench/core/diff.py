@@ -25,6 +25,7 @@ from .diff_records import ADDED, FASTER, REMOVED, SLOWER, CategoryDiff, Diff, Ke
 from .errors import UsageError
 from .match import KernelRef, match_kernels
 from .results import BreakdownResult, GraphResult
+from .roofline import roofline_moves
 from .stats import Change, Summary, compare_samples, judge
 from .step import disturbances
 from .unmeasured import Unmeasured, measured_on_both, unmeasured_graphs
@@ -124,6 +125,7 @@ def breakdown_section(
         graphs_removed=[g for g in bids if g not in hids and g not in gap_ids],
         unmeasured=gaps,
     )
+    roofline_moves(section, base, head)
     return _withhold_verdicts(section) if gaps else section
 
 

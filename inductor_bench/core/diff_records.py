@@ -30,6 +30,9 @@ class KernelDiff:
     base_graph: str | None = None  # when matched in another graph
     matched_by: str | None = None  # name | origin | name stem
     change: Change | None = None
+    # % of its limit on each side (core/roofline.py), where that side has ceilings and a count
+    base_pct: float | None = None
+    head_pct: float | None = None
 
     @property
     def delta_ms(self) -> float:
@@ -41,6 +44,7 @@ class KernelDiff:
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in _KERNEL_KEYS}
+        d.update({k: getattr(self, k) for k in ("base_pct", "head_pct") if getattr(self, k) is not None})
         return {**d, "change": self.change.to_dict() if self.change else None}
 
 
@@ -73,6 +77,8 @@ class SectionDiff:
     compile_s: tuple[float | None, float | None] | None = None  # compare only
     peak_memory_bytes: tuple[int | None, int | None] | None = None  # compare only
     unmeasured: list[Unmeasured] = field(default_factory=list)  # graphs on one side only
+    # time-weighted % of peak of each side's kernels (core/roofline.py); None: no ceilings
+    roofline_pct: tuple[float | None, float | None] | None = None
 
     def kernels_with(self, *statuses: str) -> list[KernelDiff]:
         return [k for k in self.kernels if k.status in statuses]
@@ -83,7 +89,10 @@ class SectionDiff:
         return ks[:limit] if limit is not None else ks
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: _plain(getattr(self, k)) for k in _SECTION_KEYS}
+        d = {k: _plain(getattr(self, k)) for k in _SECTION_KEYS}
+        if self.roofline_pct is not None:
+            d["roofline_pct"] = list(self.roofline_pct)
+        return d
 
 
 _SECTION_KEYS = ("mode", "step_source", "step", "kernel_time", "busy_pct", "categories", "kernels",

@@ -31,6 +31,7 @@ from .ceilings import (
     kernel_roof,
 )
 from .devices import HOST, backend
+from .diff_records import SectionDiff
 from .kernelfile import read_kernel_file
 from .modparse import ModuleInfo
 from .results import BreakdownResult, GraphResult, KernelStat
@@ -53,6 +54,44 @@ def category_far_below_ms(result: BreakdownResult,
             if far_below(k, kernel_roof(k, c, g.device)):
                 out[k.category] = out.get(k.category, 0.0) + k.ms
     return out
+
+
+def kernel_pcts(result: BreakdownResult) -> dict[tuple[str, str], float]:
+    """(graph, kernel) -> % of its limit, for the counted kernels of a result with ceilings."""
+    c = ceilings_of(result)
+    out = {}
+    for g in result.measured():
+        for k in g.kernels:
+            pct = kernel_roof(k, c, g.device).pct
+            if pct is not None:
+                out[(g.id, k.name)] = pct
+    return out
+
+
+def step_pct(result: BreakdownResult) -> float | None:
+    """The time-weighted mean % of peak of the step's counted kernels, the latency-bound ones
+    left out (their % says how short they are); None without ceilings or counts."""
+    c = ceilings_of(result)
+    num = den = 0.0
+    for g in result.measured():
+        for k in g.kernels:
+            roof = kernel_roof(k, c, g.device)
+            if roof.pct is not None and roof.bound != LATENCY:
+                num += roof.pct * k.ms
+                den += k.ms
+    return num / den if den > 0 else None
+
+
+def roofline_moves(section: SectionDiff, base: BreakdownResult, head: BreakdownResult) -> None:
+    """Each paired kernel's % of peak on both sides, and each side's time-weighted %, where
+    the side has ceilings: how a change or a mode moved the kernels toward their limit."""
+    if base.roofline is None and head.roofline is None:
+        return
+    bp, hp = kernel_pcts(base), kernel_pcts(head)
+    for k in section.kernels:
+        k.base_pct = bp.get((k.base_graph or k.graph, k.base_name or k.name))
+        k.head_pct = hp.get((k.graph, k.name))
+    section.roofline_pct = (step_pct(base), step_pct(head))
 
 
 def ceilings_of(result: BreakdownResult) -> Ceilings | None:

@@ -25,6 +25,7 @@ from ..core.step import StepSplit, disturbances, pipelined_busy_pct, replayed_co
 from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
 from .format import interval_x, mib, ms_precise, optional, seconds, spread
+from .roofline import roofline_rows
 
 
 def _same_model(result: CompareResult, m: ModeResult, mode: str) -> ModeResult | None:
@@ -103,6 +104,7 @@ def _rows(result: CompareResult) -> list[list[str]]:
     if any(splits):
         rows.append(["outside graphs, ms"] + [_outside(s) for s in splits])
     rows.append(["graphs"] + [optional(m.breakdown.totals().graphs if m.breakdown else None) for m in ms])
+    rows += roofline_rows(bds)
     for cat in _categories(result):
         rows.append([f"% {label(cat)}"] + [_share(m, cat) for m in ms])
     return rows

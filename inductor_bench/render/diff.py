@@ -116,7 +116,25 @@ def _summary_rows(s: SectionDiff) -> list[list[str]]:
     if s.peak_memory_bytes is not None:
         b, h = s.peak_memory_bytes
         rows.append(["peak memory", mib(b), mib(h), "", "one sample"])
+    if s.roofline_pct is not None:
+        b, h = s.roofline_pct
+        moved = f"{h - b:+.1f} pp" if b is not None and h is not None else ""
+        rows.append(["% of peak (time-weighted)", pct(b), pct(h), moved, ""])
     return rows
+
+
+def _roofline_block(s: SectionDiff, top: int, doc: Doc) -> None:
+    """The kernels with a % of peak on both sides, the longest in head first: how the change
+    moved each toward its limit."""
+    ks = [k for k in s.kernels if k.base_pct is not None and k.head_pct is not None]
+    if not ks:
+        return
+    ks = sorted(ks, key=lambda k: -k.head_ms)
+    rows = [[k.graph, doc.code(shorten(k.name, NAME_CHARS)), ms_precise(k.head_ms), pct(k.base_pct),
+             pct(k.head_pct), f"{k.head_pct - k.base_pct:+.1f} pp"] for k in ks[:top]]
+    more = f" (top {top} of {len(ks)})" if len(ks) > top else f" ({len(ks)})"
+    doc.captioned(doc.strong("Toward the limit: % of peak, base and head" + more),
+                  doc.table_text(rows, ["graph", "kernel", "head ms", "base % peak", "head % peak", "moved"]))
 
 
 def _change_row(name: str, ch: Change) -> list[str]:
@@ -252,6 +270,7 @@ def _section(doc: Doc, s: SectionDiff, top: int) -> None:
             doc.chart(charts.diff_categories(s))
     _kernel_blocks(s, top, doc)
     doc.chart(charts.diff_kernels(s, top))
+    _roofline_block(s, top, doc)
     notes = [f"not comparable: {u.describe()}" for u in s.unmeasured]
     if s.unmeasured:
         notes.append("the kernels listed are those of the graphs measured on both sides")

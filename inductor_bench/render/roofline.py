@@ -17,6 +17,7 @@ from ..core.roofline import (
     ceilings_of,
     chart_points,
     kernel_roof,
+    step_pct,
 )
 from . import format as fmt
 from .doc import Doc
@@ -52,6 +53,22 @@ def far_below_cells(r: BreakdownResult, cats: dict[str, float],
     return out
 
 
+def roofline_rows(breakdowns: list[BreakdownResult | None]) -> list[list[str]]:
+    """Rows of the compare table, one cell per column: the time-weighted % of peak and the
+    share of kernel time under ``FAR_BELOW_PCT`` of its limit; none when no column has
+    ceilings."""
+    if not any(b is not None and shows_roofline(b) for b in breakdowns):
+        return []
+    weighted = [fmt.pct(step_pct(b)) if b is not None and shows_roofline(b) else fmt.DASH for b in breakdowns]
+    far = []
+    for b in breakdowns:
+        if b is None or not shows_roofline(b):
+            far.append(fmt.DASH)
+            continue
+        far.append(fmt.pct(fmt.share(sum(category_far_below_ms(b).values()), b.totals().kernel_ms)))
+    return [["% of peak (time-weighted)", *weighted], [f"kernel time {FAR_HEADER}", *far]]
+
+
 def _si(v: float | None, unit: str) -> str:
     if v is None:
         return fmt.DASH
@@ -77,6 +94,9 @@ def ceilings_lines(roof: Roofline) -> list[str]:
         out.append(f"datasheet ({ds.part}, dense): {ds.gbps:.4g} GB/s; TFLOP/s {dflops}")
     else:
         out.append("datasheet: this device is not in the table (core/peaks.py)")
+    if c.load:
+        out.append(f"WARNING: the ceilings were measured while {c.load}: they may be low "
+                   "(the next run measures again and keeps the higher figures)")
     if c.errors:
         out.append("not measured: " + "; ".join(c.errors))
     return out

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..core import errors
 from ..core.ceilings import PEAKS_FILE, Ceilings, Roofline, datasheet_for
+from ..core.compare import CompareResult
 from ..core.results import BreakdownResult
 from .cache import user_cache_root
 from .rundir import save_result, write_atomic
@@ -53,5 +54,27 @@ def add_roofline(result: BreakdownResult, run_dir: Path, settings: RunSettings, 
         roof.error = f"the ceilings could not be measured: {e}"[:300]
         result.errors.append(roof.error)
     result.roofline = roof
+    write_atomic(run_dir / PEAKS_FILE, roof.to_json())
+    save_result(run_dir, result, settings.on_saved)
+
+
+def add_compare_roofline(result: CompareResult, run_dir: Path, settings: RunSettings, *,
+                         refresh: bool = False) -> None:
+    """The same ceilings on every column's breakdown (one measurement, or the cache), the
+    compare result saved again; a failure is recorded, never fatal."""
+    bds = [m.breakdown for m in result.modes if m.breakdown is not None and m.breakdown.measured()]
+    if not bds:
+        return
+    roof = Roofline(datasheet=datasheet_for(bds[0].device_name))
+    try:
+        with settings.progress.phase("measuring the device's ceilings (bandwidth, matmul)") as ph:
+            roof.measured = measure_ceilings(bds[0].device, refresh=refresh,
+                                             log_path=run_dir / "logs" / "peaks.log", echo=settings.echo)
+            ph["done"] = "cached" if roof.measured.from_cache else "measured"
+    except errors.BenchError as e:
+        roof.error = f"the ceilings could not be measured: {e}"[:300]
+        result.errors.append(roof.error)
+    for b in bds:
+        b.roofline = roof
     write_atomic(run_dir / PEAKS_FILE, roof.to_json())
     save_result(run_dir, result, settings.on_saved)

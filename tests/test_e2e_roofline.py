@@ -1,0 +1,77 @@
+"""End to end on CPU: the breakdown of models/mlp.py --train (the shared session run, copied so
+that adding the ceilings changes no other test's run) reports % of peak for every C++ kernel
+and GEMM, the GEMMs' FLOPs are 2·M·N·K of the model's own layer sizes, and ``report
+--reanalyze`` counts the same again without torch."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from inductor_bench.core.ceilings import PEAKS_FILE
+from inductor_bench.core.rundir import load_breakdown
+from inductor_bench.render.breakdown import render_breakdown
+from inductor_bench.runner.roofline import add_roofline
+from inductor_bench.runner.settings import RunSettings
+
+from .no_torch import CLI_WITHOUT_TORCH
+
+BATCH, D_IN, HIDDEN, D_OUT = 64, 256, 512, 64  # models/mlp.py's defaults
+
+
+@pytest.fixture(scope="module")
+def mlp_with_roofline(mlp_train, tmp_path_factory):
+    _, run_dir, _ = mlp_train
+    copy = tmp_path_factory.mktemp("roofline") / "run"
+    shutil.copytree(run_dir, copy, symlinks=True)
+    result = load_breakdown(copy)
+    add_roofline(result, copy, RunSettings())
+    return result, copy
+
+
+@pytest.mark.e2e
+def test_every_cpp_kernel_and_gemm_has_its_percent_of_peak(mlp_with_roofline):
+    result, run_dir = mlp_with_roofline
+    assert result.roofline is not None and result.roofline.measured is not None
+    assert result.roofline.measured.gbps > 0 and result.roofline.measured.tflops["fp32"] > 0
+    assert (run_dir / PEAKS_FILE).exists()
+    figures = json.loads(result.to_json())["extras"]["roofline"]["kernels"]
+    by_name = {(f["graph"], f["kernel"]): f for f in figures}
+    wanted = [(g.id, k) for g in result.measured() for k in g.kernels
+              if k.category.startswith("cpp_") or k.category == "extern_gemm"]
+    assert wanted
+    for gid, k in wanted:
+        assert by_name[(gid, k.name)]["pct"] is not None, (gid, k.name)
+    text = render_breakdown(result, "text", width=250)
+    assert "% peak" in text and "How far from the limit (roofline)" in text
+
+
+@pytest.mark.e2e
+def test_the_gemms_flops_are_two_m_n_k_of_the_model(mlp_with_roofline):
+    result, _ = mlp_with_roofline
+    fwd = next(g for g in result.measured() if g.role == "forward")
+    addmm = next(k for k in fwd.kernels if k.name == "aten::addmm")
+    # fc1: 64x256 @ 256x512, fc2: 64x512 @ 512x512, fc3: 64x512 @ 512x64
+    expected = 2 * BATCH * (D_IN * HIDDEN + HIDDEN * HIDDEN + HIDDEN * D_OUT)
+    assert addmm.flops == expected
+
+
+@pytest.mark.e2e
+def test_report_reanalyze_counts_them_again_without_torch(mlp_with_roofline, tmp_path):
+    result, run_dir = mlp_with_roofline
+    copy = tmp_path / "again"
+    shutil.copytree(run_dir, copy, symlinks=True)
+    argv = ["report", str(copy), "--reanalyze", "--format", "json"]
+    proc = subprocess.run([sys.executable, "-c", CLI_WITHOUT_TORCH, *argv], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    again = json.loads(proc.stdout)
+    counts = {(g["id"], k["name"]): (k.get("bytes"), k.get("flops"))
+              for g in again["graphs"] for k in g["kernels"]}
+    for g in result.measured():
+        for k in g.kernels:
+            assert counts[(g.id, k.name)] == (k.bytes, k.flops)
+    assert again["extras"]["roofline"]["measured"]["gbps"] == result.roofline.measured.gbps
