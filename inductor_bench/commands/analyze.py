@@ -8,9 +8,8 @@ from typing import Annotated
 
 import typer
 
-from ..core.analyze import analyze_trace
+from ..core.analyze import analyze_file
 from ..core.ranks import analyze_ranks, trace_files
-from ..core.trace import load_for_analysis
 from ..render.analyze import DEFAULT_TOP, render_analyze
 from ..render.ranks import render_ranks
 from . import options as o
@@ -37,7 +36,7 @@ def analyze(
     several ranks' traces: per rank and step, compute, communication and their overlap,
     and the straggler of each step."""
     if len(traces) == 1 and not traces[0].is_dir():
-        result = analyze_trace(load_for_analysis(traces[0]))
+        result = analyze_file(traces[0])
         emit(result.to_json(), lambda f: render_analyze(result, f, top=top), fmt, json_out, html_out)
         return
     ranks = analyze_ranks(trace_files(traces))

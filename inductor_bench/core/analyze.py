@@ -27,27 +27,28 @@ loading, optimizer steps) are read as they are:
 from __future__ import annotations
 
 import json
-import re
-from bisect import bisect_right
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from . import categories
-from .classify import classify
-from .errors import TraceError
+from .columns import STEP_NAME, TraceColumns, columns_of_events, load_columns
 from .steady import mean, steady
-from .timeline import launch_stacks, union_length
-from .trace import CPU_OP, DEVICE_CATEGORIES, LAUNCH_CATEGORIES, USER_ANNOTATION, Event, Trace
+from .steps import (
+    HOST_THREAD,
+    US_PER_MS,
+    WHOLE_TRACE,
+    StepEvents,
+    device_order,
+    split_steps,
+    step_devices,
+    step_end,
+)
+from .trace import Trace
 
 SCHEMA = "inductor-bench/analyze"
 SCHEMA_VERSION = 1
-STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
-WHOLE_TRACE = "whole trace"
-HOST_THREAD = "CPU thread "  # a CPU-only trace's rows: one per thread, "CPU thread 1234"
-# Record functions that only wrap a module call ("## Call CompiledFxGraph <key> ##").
-_WRAPPER = re.compile(r"^## .* ##$")
-US_PER_MS = 1000.0
+__all__ = ["STEP_NAME", "WHOLE_TRACE", "HOST_THREAD", "analyze_file", "analyze_trace", "split_steps"]
 
 
 @dataclass
@@ -99,7 +100,7 @@ class AnalyzeResult:
 
     @property
     def devices(self) -> list[str]:
-        return sorted({d.device for s in self.steps for d in s.devices}, key=_device_order)
+        return sorted({d.device for s in self.steps for d in s.devices}, key=device_order)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -140,237 +141,85 @@ def steady_step(result: AnalyzeResult, device: str) -> DeviceStep | None:
     )
 
 
-def _device_order(d: str) -> tuple[int, str]:
-    return (int(d), d) if d.isdigit() else (1 << 30, d)
-
-
 # ---- analysis -----------------------------------------------------------------------------
 
 
 def analyze_trace(trace: Trace) -> AnalyzeResult:
-    """The breakdown of ``trace`` (as ``load_for_analysis`` reads it): per device, or per
-    CPU thread for a trace with no device activity. TraceError when it holds neither."""
-    split = split_steps(trace)
-    steps = [step_result(split, k) for k in range(len(split.windows))]
+    """The breakdown of a loaded ``trace`` (as ``load_for_analysis`` reads it)."""
+    cols = columns_of_events(trace.events, trace.path)
+    cols.device_properties = trace.device_properties
+    return analyze_columns(cols)
+
+
+def analyze_file(path: str | Path) -> AnalyzeResult:
+    """The breakdown of the trace at ``path``, read into columns (``columns.py``): the
+    memory it takes follows the events the analysis reads, about 40 bytes each."""
+    return analyze_columns(load_columns(path))
+
+
+def analyze_columns(c: TraceColumns) -> AnalyzeResult:
+    """Per device, or per CPU thread for a trace with no device activity. TraceError when
+    it holds neither."""
+    split = split_steps(c)
     return AnalyzeResult(
-        trace=trace.path,
-        steps=steps,
+        trace=c.path,
+        steps=[step_result(split, k) for k in range(len(split.windows))],
         kernels=_kernels(split),
-        device_names=_device_names(trace),
+        device_names=_device_names(c.device_properties),
         outside_steps=split.outside,
     )
 
 
-@dataclass
-class StepEvents:
-    """A trace's events split by step: ``per_step[k]`` holds (index, event) of the device
-    events (or, on a CPU-only trace, the top-level host ops) of ``windows[k]``."""
-
-    windows: list[tuple[str, float, float]]  # (name, start, end on the CPU)
-    per_step: list[list[tuple[int, Event]]]
-    outside: int  # device events launched outside every step
-    launched: dict[Any, float]  # correlation -> launch time
-    stacks: dict[int, tuple[str, ...]]
-    category: Callable[[int], str]  # event index -> category
-    device: Callable[[Event], str]  # event -> device (or host thread) name
-
-
-def split_steps(trace: Trace) -> StepEvents:
-    """Every device event by the step that launched it; on a CPU-only trace, the top-level
-    ``cpu_op`` events of every thread by the step they start in."""
-    device_events = [(i, ev) for i, ev in enumerate(trace.events) if ev.cat in DEVICE_CATEGORIES]
-    if not device_events:
-        return _host_steps(trace)
-    windows = _step_windows(trace)
-    stacks = launch_stacks(trace)
-    launched = _launch_times(trace.events)
-    per_step, outside = _by_step(
-        windows, device_events, lambda ev: launched.get(ev.args.get("correlation"), ev.ts)
-    )
-    return StepEvents(
-        windows, per_step, outside, launched, stacks, _categorizer(trace.events, stacks), _device_id
-    )
-
-
 def step_result(split: StepEvents, k: int) -> StepResult:
-    name, start, end = split.windows[k]
-    return _step(name, start, end, split.per_step[k], split)
+    name, start, _ = split.windows[k]
+    end = step_end(split, k)
+    devices = [
+        DeviceStep(
+            device=f.device,
+            busy_ms=f.busy / US_PER_MS,
+            kernel_ms=f.kernel_ms,
+            waiting_on_cpu_ms=f.waiting_on_cpu / US_PER_MS,
+            queued_ms=f.queued / US_PER_MS,
+            nothing_launched_ms=f.nothing_launched / US_PER_MS,
+            events=f.events,
+            categories=f.categories,
+        )
+        for f in step_devices(split, k, end)
+    ]
+    return StepResult(name=name, wall_ms=(end - start) / US_PER_MS, devices=devices)
 
 
 def is_host(device: str) -> bool:
     return device.startswith(HOST_THREAD)
 
 
-def _device_id(ev: Event) -> str:
-    return str(ev.pid)
-
-
-def _host_thread(ev: Event) -> str:
-    return f"{HOST_THREAD}{ev.tid}"
-
-
-def _host_steps(trace: Trace) -> StepEvents:
-    ops = [
-        (i, ev)
-        for i, ev in enumerate(trace.events)
-        if ev.cat == CPU_OP and not STEP_NAME.match(ev.name) and not _WRAPPER.match(ev.name)
-    ]
-    if not ops:
-        raise TraceError(
-            f"{trace.path or 'trace'}: no GPU activity (kernel / gpu_memcpy / gpu_memset events) "
-            "and no CPU ops (cpu_op events): nothing to analyse"
-        )
-    windows = _step_windows(trace)
-    per_step, _ = _by_step(windows, ops, lambda ev: ev.ts)
-    per_step = [_top_level_per_thread(evs) for evs in per_step]
-    return StepEvents(windows, per_step, 0, {}, {}, _categorizer(trace.events, {}), _host_thread)
-
-
-def _by_step(windows, events, when) -> tuple[list[list[tuple[int, Event]]], int]:
-    """``events`` by the last window starting at or before ``when(event)``, and how many
-    fell outside every window."""
-    per_step: list[list[tuple[int, Event]]] = [[] for _ in windows]
-    outside = 0
-    starts = [w[1] for w in windows]
-    for i, ev in events:
-        t = when(ev)
-        k = bisect_right(starts, t) - 1
-        if k >= 0 and t <= windows[k][2]:
-            per_step[k].append((i, ev))
-        else:
-            outside += 1
-    return per_step, outside
-
-
-def _top_level_per_thread(evs: list[tuple[int, Event]]) -> list[tuple[int, Event]]:
-    """Per thread, the ops (by start, longest first) that do not start inside an earlier one."""
-    threads: dict[Any, list[tuple[int, Event]]] = {}
-    for i, ev in evs:
-        threads.setdefault((ev.pid, ev.tid), []).append((i, ev))
-    out = []
-    for ops in threads.values():
-        cur_end = float("-inf")
-        for i, ev in sorted(ops, key=lambda ie: (ie[1].ts, -ie[1].dur)):
-            if ev.ts >= cur_end:
-                out.append((i, ev))
-                cur_end = ev.end
-    return out
-
-
-def _launch_times(events: list[Event]) -> dict[Any, float]:
-    """correlation -> when the CPU issued the launch (cudaLaunchKernel, cuLaunchKernel,
-    cudaMemcpyAsync, cudaGraphLaunch ...)."""
-    return {
-        ev.args["correlation"]: ev.ts
-        for ev in events
-        if ev.cat in LAUNCH_CATEGORIES and "correlation" in ev.args
-    }
-
-
-def _step_windows(trace: Trace) -> list[tuple[str, float, float]]:
-    """(name, start, end) of each ProfilerStep on the CPU, by start; the whole trace when
-    there are none."""
-    steps = sorted(
-        (ev for ev in trace.events if ev.cat in (USER_ANNOTATION, CPU_OP) and STEP_NAME.match(ev.name)),
-        key=lambda ev: ev.ts,
-    )
-    if steps:
-        return [(ev.name, ev.ts, ev.end) for ev in steps]
-    return [(WHOLE_TRACE, min(ev.ts for ev in trace.events), max(ev.end for ev in trace.events))]
-
-
-def _categorizer(events: list[Event], stacks: dict[int, tuple[str, ...]]):
-    cache: dict[tuple[str, tuple[str, ...]], str] = {}
-
-    def cat_of(i: int) -> str:
-        key = (events[i].name, stacks.get(i, ()))
-        if key not in cache:
-            cache[key] = classify(key[0], None, ops=key[1])
-        return cache[key]
-
-    return cat_of
-
-
-def _step(name, start, step_end, evs, split: StepEvents) -> StepResult:
-    end = max([step_end, *(ev.end for _, ev in evs)])
-    by_device: dict[str, list[tuple[int, Event]]] = {}
-    for i, ev in evs:
-        by_device.setdefault(split.device(ev), []).append((i, ev))
-    devices = [
-        _device_step(d, start, end, by_device[d], split.launched, split.category)
-        for d in sorted(by_device, key=_device_order)
-    ]
-    return StepResult(name=name, wall_ms=(end - start) / US_PER_MS, devices=devices)
-
-
-def _device_step(device, start, end, evs, launched, cat_of) -> DeviceStep:
-    cats: dict[str, float] = {}
-    for i, ev in evs:
-        c = cat_of(i)
-        cats[c] = cats.get(c, 0.0) + ev.dur / US_PER_MS
-    busy = union_length((max(ev.ts, start), min(ev.end, end)) for _, ev in evs)
-    cpu, queued, none = _idle(sorted((ev for _, ev in evs), key=lambda e: e.ts), start, end, launched)
-    return DeviceStep(
-        device=device,
-        busy_ms=busy / US_PER_MS,
-        kernel_ms=sum(cats.values()),
-        waiting_on_cpu_ms=cpu / US_PER_MS,
-        queued_ms=queued / US_PER_MS,
-        nothing_launched_ms=none / US_PER_MS,
-        events=len(evs),
-        categories={c: cats[c] for c in sorted(cats, key=categories.order)},
-    )
-
-
-def _idle(
-    evs: list[Event], start: float, end: float, launched: dict[Any, float]
-) -> tuple[float, float, float]:
-    """(waiting on the CPU, queued, nothing launched) in µs: each gap before an event is
-    waiting on the CPU until that event's launch was issued, queued after; the gap after the
-    last event is nothing launched."""
-    cpu = queued = 0.0
-    covered = start
-    for ev in evs:
-        if ev.ts > covered:
-            issued = launched.get(ev.args.get("correlation"), ev.ts)
-            split = min(max(issued, covered), ev.ts)
-            cpu += split - covered
-            queued += ev.ts - split
-        covered = max(covered, ev.end)
-    return cpu, queued, max(end - covered, 0.0)
-
-
 def _kernels(split: StepEvents) -> list[TraceKernel]:
-    per_step, stacks, cat_of = split.per_step, split.stacks, split.category
-    found: dict[tuple[str, str], TraceKernel] = {}
-    for k, evs in enumerate(per_step):
-        for i, ev in evs:
-            key = (split.device(ev), ev.name)
+    """Per (device, kernel name): calls and time in every step, its category and launcher
+    those of its first launch."""
+    names, name, dur, row, rows = split.names, split.events.name, split.events.dur, split.row, split.rows
+    kind, kinds = split.kind, split.kinds
+    found: dict[tuple[int, int], TraceKernel] = {}
+    n_steps = len(split.per_step)
+    for k, js in enumerate(split.per_step):
+        for j in js:
+            key = (row[j], name[j])
             kern = found.get(key)
             if kern is None:
+                category, launched_by = kinds[kind[j]]
                 kern = found[key] = TraceKernel(
-                    device=key[0],
-                    name=ev.name,
-                    category=cat_of(i),
-                    calls=0,
-                    total_ms=0.0,
-                    per_step_ms=[0.0] * len(per_step),
-                    launched_by=_launcher(ev.name, stacks.get(i, ())),
+                    device=rows[key[0]], name=names[key[1]], category=category, calls=0,
+                    total_ms=0.0, per_step_ms=[0.0] * n_steps, launched_by=launched_by,
                 )
+            ms = dur[j] / US_PER_MS
             kern.calls += 1
-            kern.total_ms += ev.dur / US_PER_MS
-            kern.per_step_ms[k] += ev.dur / US_PER_MS
+            kern.total_ms += ms
+            kern.per_step_ms[k] += ms
     return sorted(found.values(), key=lambda x: (-x.total_ms, x.device, x.name))
 
 
-def _launcher(name: str, stack: tuple[str, ...]) -> str | None:
-    """The innermost op around the launch (a Triton kernel's own record function aside)."""
-    return next((op for op in stack if op != name), None)
-
-
-def _device_names(trace: Trace) -> dict[str, str]:
+def _device_names(properties: list[dict[str, Any]]) -> dict[str, str]:
     out = {}
-    for p in trace.device_properties:
+    for p in properties:
         if "id" in p and p.get("name"):
             out[str(p["id"])] = str(p["name"])
     return out

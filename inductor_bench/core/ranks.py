@@ -29,9 +29,10 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .analyze import StepEvents, split_steps, step_result
+from .analyze import step_result
+from .columns import load_columns
 from .errors import UsageError
-from .trace import load_for_analysis
+from .steps import StepEvents, split_steps
 
 SCHEMA = "inductor-bench/analyze-ranks"
 SCHEMA_VERSION = 1
@@ -134,9 +135,8 @@ def rank_of(path: Path) -> int | None:
 
 
 def rank_summary(path: Path, rank: int) -> RankResult:
-    """Read one rank's trace and keep only its per-step figures."""
-    trace = load_for_analysis(path)
-    split = split_steps(trace)
+    """Read one rank's trace (into columns) and keep only its per-step figures."""
+    split = split_steps(load_columns(path))
     device = _main_device(split)
     steps = [_rank_step(split, k, device) for k in range(len(split.windows))]
     return RankResult(rank=rank, trace=str(path), device=device, steps=steps)
@@ -144,10 +144,11 @@ def rank_summary(path: Path, rank: int) -> RankResult:
 
 def _main_device(split: StepEvents) -> str:
     total: dict[str, float] = {}
-    for evs in split.per_step:
-        for _, ev in evs:
-            d = split.device(ev)
-            total[d] = total.get(d, 0.0) + ev.dur
+    dur = split.events.dur
+    for js in split.per_step:
+        for j in js:
+            d = split.device(j)
+            total[d] = total.get(d, 0.0) + dur[j]
     return max(sorted(total), key=lambda d: total[d]) if total else ""
 
 
@@ -157,10 +158,11 @@ def _rank_step(split: StepEvents, k: int, device: str) -> RankStep:
     end = start + res.wall_ms * US_PER_MS
     comm: list[tuple[float, float]] = []
     compute: list[tuple[float, float]] = []
-    for i, ev in split.per_step[k]:
-        if split.device(ev) == device:
-            iv = (max(ev.ts, start), min(ev.end, end))
-            (comm if split.category(i) == COMM else compute).append(iv)
+    ts, dur = split.events.ts, split.events.dur
+    for j in split.per_step[k]:
+        if split.device(j) == device:
+            iv = (max(ts[j], start), min(ts[j] + dur[j], end))
+            (comm if split.category(j) == COMM else compute).append(iv)
     dev = res.device(device)
     busy = dev.busy_ms if dev else 0.0
     return RankStep(

@@ -25,7 +25,7 @@ from typing import Any, BinaryIO, Union
 import msgspec
 
 from .errors import TraceError
-from .jsonstream import Source, walk_document
+from .jsonstream import OneSink, RunSink, Source, walk_document
 
 try:  # ISA-L's inflate, about 3x zlib's (a dependency; stdlib gzip if it is missing)
     from isal import igzip as _gzip
@@ -62,7 +62,7 @@ CHUNK_BYTES = 8 << 20
 CHUNK_CHARS = CHUNK_BYTES  # the former name
 _GZIP_MAGIC = b"\x1f\x8b"
 # Every phase of the trace event format but "X" (complete events).
-_OTHER_PHASES = "BEiICbneSTpFstfPONDMVvRc()"
+OTHER_PHASES = "BEiICbneSTpFstfPONDMVvRc()"
 
 
 class Event(msgspec.Struct, gc=False):
@@ -126,10 +126,26 @@ def load_trace(
     JSON document without a ``traceEvents`` list.
     """
     p = Path(path)
+    keys = tuple(dict.fromkeys(args)) if args is not None else None
+    maker = EventMaker(p, categories, keys, keep)
+    top = stream_trace(p, maker.decoder, maker.run, maker.one, chunk_chars)
+    return Trace(
+        events=maker.events,
+        device_properties=device_properties(top.get("deviceProperties")),
+        base_time_ns=base_time(top.get("baseTimeNanoseconds")),
+        path=str(p),
+    )
+
+
+def stream_trace(
+    p: Path, decoder: msgspec.json.Decoder, on_run: RunSink, on_one: OneSink,
+    chunk_chars: int = CHUNK_BYTES,
+) -> dict[str, Any]:
+    """Stream the ``traceEvents`` of the trace at ``p`` into ``on_run`` (runs decoded by
+    ``decoder``) and ``on_one`` (elements it refused); return the other top-level keys.
+    The errors of ``load_trace``."""
     if not p.is_file():
         raise TraceError(f"{p}: no such trace file")
-    keys = tuple(dict.fromkeys(args)) if args is not None else None
-    maker = _EventMaker(p, categories, keys, keep)
     top: dict[str, Any] = {}
     # Nothing built here forms a reference cycle (what a ``keep`` predicate leaves is
     # collected afterwards); collecting while a million events and their args dicts are
@@ -141,18 +157,13 @@ def load_trace(
         if not gzipped:  # no buffer larger than the file
             chunk_chars = min(chunk_chars, p.stat().st_size)
         with f:
-            walk_document(Source(f, chunk_chars, p), maker.decoder, maker.run, maker.one, top)
+            walk_document(Source(f, chunk_chars, p), decoder, on_run, on_one, top)
     except (OSError, EOFError, zlib.error, _InflateError, UnicodeDecodeError) as e:
         raise TraceError(f"{p}: not readable as a (gzipped) JSON trace ({_reason(e)})") from None
     finally:
         if gc_was_enabled:
             gc.enable()
-    return Trace(
-        events=maker.events,
-        device_properties=_device_properties(top.get("deviceProperties")),
-        base_time_ns=_base_time(top.get("baseTimeNanoseconds")),
-        path=str(p),
-    )
+    return top
 
 
 def _reason(e: BaseException) -> str:
@@ -169,13 +180,13 @@ def _open_binary(p: Path) -> tuple[BinaryIO, bool]:
     return open(p, "rb"), False
 
 
-def _device_properties(value: Any) -> list[dict[str, Any]]:
+def device_properties(value: Any) -> list[dict[str, Any]]:
     if isinstance(value, list):
         return [d for d in value if isinstance(d, dict)]
     return []
 
 
-def _base_time(value: Any) -> int | None:
+def base_time(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return int(value)
@@ -207,7 +218,7 @@ def _decoder(keys: tuple[str, ...] | None) -> tuple[msgspec.json.Decoder, type]:
         tag_field="ph", tag="X", gc=False,
     )
     others = [msgspec.defstruct(f"RawPhase{i}", [], tag_field="ph", tag=ph, gc=False)
-              for i, ph in enumerate(_OTHER_PHASES)]
+              for i, ph in enumerate(OTHER_PHASES)]
     return msgspec.json.Decoder(list[Union[(complete, *others)]], strict=False), complete  # noqa: UP007
 
 
@@ -219,7 +230,13 @@ class _Canon(dict):
         return new
 
 
-class _EventMaker:
+def category_map(categories: Collection[str]) -> dict[str, str]:
+    """Each raw spelling of ``categories`` (old ones included) -> the name kept for it."""
+    return {c: c for c in categories} | {
+        old: new for old, new in _CATEGORY_ALIASES.items() if new in categories}
+
+
+class EventMaker:
     """Raw events -> kept ``Event``s, in file order. Names, categories and ids repeat
     across iterations: each distinct value is stored once."""
 
@@ -231,10 +248,7 @@ class _EventMaker:
         self.categories = frozenset(categories) if categories is not None else None
         self.decoder, self.complete = _decoder(keys)
         # categories mode: exactly the raw spellings that pass, old ones included
-        self.canon = _Canon()
-        if self.categories is not None:
-            self.canon = {c: c for c in self.categories} | {
-                old: new for old, new in _CATEGORY_ALIASES.items() if new in self.categories}
+        self.canon = _Canon() if self.categories is None else category_map(self.categories)
         self.keys = keys
         self.keep = keep
         self.strings: dict[Any, Any] = {}

@@ -1,0 +1,294 @@
+"""A trace as the step analysis (``analyze.py``) reads it: compact columns, not one Python
+object per event; pure, no torch.
+
+A kernel-heavy trace of 1 GB holds millions of events; kept as ``Event`` objects with their
+args dicts they take about 2.5x the file. Here each kind of event the analysis reads is a
+set of ``array`` columns in file order (8 bytes per time, 4 per interned name or thread,
+8 per correlation / External id), filled run by run from the typed decoder's structs with
+C-level ``map`` / ``compress`` calls, so memory is about 40 bytes per event kept:
+
+- ``device``: kernel, gpu_memcpy and gpu_memset events (name, ts, dur, device, correlation,
+  External id);
+- ``launch``: cuda_runtime and cuda_driver events (ts, thread, correlation);
+- ``op``: cpu_op events (name, ts, dur, thread, External id);
+- ``markers``: the ``ProfilerStep#N`` ranges (user_annotation or cpu_op), and ``first`` /
+  ``last``, the span of every event kept (the window of a trace without steps).
+
+A correlation or External id that is absent is stored as ``MISSING``; one that is not a
+64-bit integer (a float, a string, null ...) as ``MISSING`` too, with its value in the
+column's ``odd`` dict, so that lookups match exactly what a dict of the values would.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from array import array
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import compress
+from operator import add, attrgetter
+from pathlib import Path
+from typing import Any, Union
+
+import msgspec
+
+from .trace import (
+    ANALYSIS_ARGS,
+    ANALYSIS_CATEGORIES,
+    CHUNK_BYTES,
+    CPU_OP,
+    DEVICE_CATEGORIES,
+    LAUNCH_CATEGORIES,
+    OTHER_PHASES,
+    USER_ANNOTATION,
+    Event,
+    EventMaker,
+    base_time,
+    category_map,
+    device_properties,
+    stream_trace,
+)
+
+STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
+MISSING = -(1 << 63)  # an absent correlation / External id (the value itself is read as absent)
+_NAME, _TS, _DUR, _PID, _TID = (attrgetter(a) for a in ("name", "ts", "dur", "pid", "tid"))
+_HOST = frozenset({CPU_OP}) | LAUNCH_CATEGORIES
+_MARKER_CATEGORIES = frozenset({CPU_OP, USER_ANNOTATION})
+
+
+class Table(dict):
+    """value -> its index in ``values``; a new value is appended."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.values: list[Any] = []
+
+    def __missing__(self, value: Any) -> int:
+        self[value] = i = len(self.values)
+        self.values.append(value)
+        return i
+
+
+class _Devices(dict):
+    """pid as written -> the index of ``str(pid)`` in ``labels`` (0 and "0" are one device)."""
+
+    def __init__(self, labels: Table) -> None:
+        super().__init__()
+        self.labels = labels
+
+    def __missing__(self, pid: Any) -> int:
+        self[pid] = i = self.labels[str(pid)]
+        return i
+
+
+class _StepNames(dict):
+    """name -> whether it is a ``ProfilerStep#N`` marker's."""
+
+    def __missing__(self, name: str) -> bool:
+        self[name] = found = STEP_NAME.match(name) is not None
+        return found
+
+
+@dataclass
+class Column:
+    """Integer ids (correlation, External id): ``MISSING`` where absent or not an int64,
+    the value itself in ``odd`` for the latter."""
+
+    ids: array = field(default_factory=lambda: array("q"))
+    odd: dict[int, Any] = field(default_factory=dict)
+
+    def extend(self, values: list[Any]) -> None:
+        ids, start = self.ids, len(self.ids)
+        try:
+            ids.extend(values)
+            if not values or min(ids[start:]) != MISSING or not _sentinel_values(values):
+                return
+        except (TypeError, OverflowError):
+            pass
+        del ids[start:]
+        for v in values:
+            if type(v) is int and v != MISSING and -(1 << 63) < v < (1 << 63):
+                ids.append(v)
+            else:
+                if v is not MISSING:
+                    self.odd[len(ids)] = v
+                ids.append(MISSING)
+
+    def keys(self, absent: Any = None) -> Sequence[Any]:
+        """The values as a dict of them would be looked up in (``absent`` where absent)."""
+        if not self.odd and absent is None:
+            return self.ids  # MISSING stands for absent: never a key of ``index``
+        odd = self.odd
+        return [odd.get(j, absent) if v == MISSING else v for j, v in enumerate(self.ids)]
+
+    def index(self) -> dict[Any, int]:
+        """value -> the position of its last occurrence (absent values left out)."""
+        if not self.odd:
+            out = dict(zip(self.ids, range(len(self.ids)), strict=True))
+            out.pop(MISSING, None)
+            return out
+        return {v: j for j, v in enumerate(self.keys(MISSING)) if v is not MISSING}
+
+    def present(self) -> list[int]:
+        """The positions of the values present."""
+        odd = self.odd
+        return [j for j, v in enumerate(self.ids) if v != MISSING or j in odd]
+
+
+def _sentinel_values(values: list[Any]) -> bool:
+    """Whether a value equal to MISSING was really written (not the decoder's default)."""
+    return any(v == MISSING and v is not MISSING for v in values)
+
+
+@dataclass
+class Events:
+    """One kind of event in file order (a column left empty where the kind has none)."""
+
+    name: array = field(default_factory=lambda: array("i"))  # index in TraceColumns.names
+    ts: array = field(default_factory=lambda: array("d"))
+    dur: array = field(default_factory=lambda: array("d"))
+    where: array = field(default_factory=lambda: array("i"))  # device or thread index
+    corr: Column = field(default_factory=Column)
+    ext: Column = field(default_factory=Column)
+
+    def __len__(self) -> int:
+        return len(self.ts)
+
+
+@dataclass
+class TraceColumns:
+    path: str = ""
+    names: Table = field(default_factory=Table)  # name -> index
+    devices: Table = field(default_factory=Table)  # str(pid) of a device event -> index
+    threads: Table = field(default_factory=Table)  # (pid, tid) of a CPU event -> index
+    device: Events = field(default_factory=Events)
+    launch: Events = field(default_factory=Events)
+    op: Events = field(default_factory=Events)
+    markers: list[tuple[str, float, float]] = field(default_factory=list)  # file order
+    first: float = math.inf  # the earliest start of every event kept
+    last: float = -math.inf  # the latest end
+    kept: int = 0
+    device_properties: list[dict[str, Any]] = field(default_factory=list)
+    base_time_ns: int | None = None
+
+
+Getter = Callable[[Any], Any]
+
+
+class ColumnFiller:
+    """Kept events (raw structs or ``Event``s) -> the columns of ``out``."""
+
+    def __init__(self, out: TraceColumns, corr: Getter, ext: Getter) -> None:
+        self.out = out
+        self.corr, self.ext = corr, ext
+        self.pid_device = _Devices(out.devices)
+        self.step_names = _StepNames()
+
+    def add(self, xs: list[Any], cats: list[str]) -> None:
+        """``xs``: events of the analysis' categories, ``cats`` their categories."""
+        if not xs:
+            return
+        out = self.out
+        out.kept += len(xs)
+        out.first = min(out.first, min(map(_TS, xs)))
+        out.last = max(out.last, max(map(add, map(_TS, xs), map(_DUR, xs))))
+        steps = self.step_names
+        out.markers += [(r.name, r.ts, r.ts + r.dur) for r in
+                        compress(xs, map(_MARKER_CATEGORIES.__contains__, cats)) if steps[r.name]]
+        dev = list(compress(xs, map(DEVICE_CATEGORIES.__contains__, cats)))
+        if dev:
+            self._extend(out.device, dev, map(self.pid_device.__getitem__, map(_PID, dev)), True, True)
+        host_mask = list(map(_HOST.__contains__, cats))
+        if not any(host_mask):
+            return
+        host = list(compress(xs, host_mask))
+        threads = list(map(out.threads.__getitem__, zip(map(_PID, host), map(_TID, host), strict=True)))
+        is_op = list(map(CPU_OP.__eq__, compress(cats, host_mask)))
+        ops = list(compress(host, is_op))
+        if ops:
+            self._extend(out.op, ops, compress(threads, is_op), False, True)
+        if len(ops) < len(host):
+            is_launch = [not x for x in is_op]
+            launches = list(compress(host, is_launch))
+            out.launch.ts.extend(map(_TS, launches))
+            out.launch.where.extend(compress(threads, is_launch))
+            out.launch.corr.extend(list(map(self.corr, launches)))
+
+    def _extend(self, evs: Events, xs: list[Any], where: Iterable[int], corr: bool, ext: bool) -> None:
+        evs.name.extend(map(self.out.names.__getitem__, map(_NAME, xs)))
+        evs.ts.extend(map(_TS, xs))
+        evs.dur.extend(map(_DUR, xs))
+        evs.where.extend(where)
+        if corr:
+            evs.corr.extend(list(map(self.corr, xs)))
+        if ext:
+            evs.ext.extend(list(map(self.ext, xs)))
+
+    def add_events(self, events: list[Event]) -> None:
+        """``Event``s (every category: the span covers them all, as a trace's window)."""
+        if not events:
+            return
+        self.out.first = min(self.out.first, min(map(_TS, events)))
+        self.out.last = max(self.out.last, max(map(add, map(_TS, events), map(_DUR, events))))
+        kept = [ev for ev in events if ev.cat in ANALYSIS_CATEGORIES]
+        self.add(kept, [ev.cat for ev in kept])
+
+
+def event_filler(out: TraceColumns) -> ColumnFiller:
+    """A filler of ``out`` from ``Event``s (their args a dict)."""
+    return ColumnFiller(out, lambda ev: ev.args.get("correlation", MISSING),
+                        lambda ev: ev.args.get("External id", MISSING))
+
+
+def columns_of_events(events: list[Event], path: str = "") -> TraceColumns:
+    """The columns of a loaded trace's events."""
+    out = TraceColumns(path=path)
+    event_filler(out).add_events(events)
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _decoder() -> tuple[msgspec.json.Decoder, type]:
+    """As ``trace``'s decoder with ``args=ANALYSIS_ARGS``, but an absent args object is an
+    args struct of absent values (``MISSING``), so that ``args.a0`` always reads."""
+    raw_args = msgspec.defstruct(
+        "AnalysisArgs", [("a0", Any, MISSING), ("a1", Any, MISSING)],
+        rename={"a0": "correlation", "a1": "External id"}, frozen=True, gc=False,
+    )
+    complete = msgspec.defstruct(
+        "AnalysisEvent",
+        [("ts", float), ("cat", str, ""), ("name", str, ""), ("dur", float, 0.0),
+         ("pid", int | str, 0), ("tid", int | str, 0), ("args", raw_args, raw_args())],
+        tag_field="ph", tag="X", gc=False,
+    )
+    others = [msgspec.defstruct(f"AnalysisPhase{i}", [], tag_field="ph", tag=ph, gc=False)
+              for i, ph in enumerate(OTHER_PHASES)]
+    return msgspec.json.Decoder(list[Union[(complete, *others)]], strict=False), complete  # noqa: UP007
+
+
+def load_columns(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> TraceColumns:
+    """Read a trace straight into columns (what ``load_for_analysis`` keeps, without an
+    ``Event`` per event). The errors of ``load_trace``."""
+    p = Path(path)
+    out = TraceColumns(path=str(p))
+    decoder, complete = _decoder()
+    canon = category_map(ANALYSIS_CATEGORIES)
+    filler = ColumnFiller(out, attrgetter("args.a0"), attrgetter("args.a1"))
+    odd, odd_filler = EventMaker(p, ANALYSIS_CATEGORIES, ANALYSIS_ARGS, None), event_filler(out)
+
+    def run(raws: list[Any]) -> None:
+        xs = [r for r in raws if r.__class__ is complete and r.cat in canon]
+        filler.add(xs, list(map(canon.__getitem__, map(attrgetter("cat"), xs))))
+
+    def one(raw: Any) -> None:
+        odd.one(raw)
+        kept = odd.events[:]
+        odd.events.clear()
+        odd_filler.add(kept, [ev.cat for ev in kept])
+
+    top = stream_trace(p, decoder, run, one, chunk_bytes)
+    out.device_properties = device_properties(top.get("deviceProperties"))
+    out.base_time_ns = base_time(top.get("baseTimeNanoseconds"))
+    return out

@@ -1,0 +1,210 @@
+"""A trace's columns split by profiler step, and one step's figures per device (or host
+thread); pure, no torch. The rules are written out in ``analyze.py``.
+
+Events are indices into the columns (``TraceColumns.device``, or ``.op`` on a CPU-only
+trace); nothing here builds an object per event but the per-step index lists.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from . import categories
+from .classify import classify
+from .columns import STEP_NAME, Events, Table, TraceColumns
+from .errors import TraceError
+from .launches import link_launches
+from .timeline import union_length
+
+WHOLE_TRACE = "whole trace"
+HOST_THREAD = "CPU thread "  # a CPU-only trace's rows: one per thread, "CPU thread 1234"
+# Record functions that only wrap a module call ("## Call CompiledFxGraph <key> ##").
+_WRAPPER = re.compile(r"^## .* ##$")
+US_PER_MS = 1000.0
+
+
+@dataclass
+class StepEvents:
+    """A trace's events split by step: ``per_step[k]`` holds the indices (in ``events``) of
+    the device events (or, on a CPU-only trace, the top-level host ops) of ``windows[k]``."""
+
+    windows: list[tuple[str, float, float]]  # (name, start, end on the CPU)
+    per_step: list[list[int]]
+    outside: int  # device events launched outside every step
+    events: Events  # ts, dur, name of each event
+    names: list[str]  # name index -> name
+    issued: Sequence[float]  # event -> when its launch was issued (its start on the host)
+    row: Sequence[int]  # event -> index in ``rows``
+    rows: list[str]  # device ("0") or host thread ("CPU thread 1234")
+    kind: Sequence[int]  # event -> index in ``kinds``
+    kinds: list[tuple[str, str | None]]  # (category, launched_by)
+
+    def category(self, i: int) -> str:
+        return self.kinds[self.kind[i]][0]
+
+    def device(self, i: int) -> str:
+        return self.rows[self.row[i]]
+
+
+def split_steps(c: TraceColumns) -> StepEvents:
+    """Every device event by the step that launched it; on a CPU-only trace, the top-level
+    ``cpu_op`` events of every thread by the step they start in."""
+    if not len(c.device):
+        return _host_steps(c)
+    windows = _step_windows(c)
+    links = link_launches(c)
+    dev = c.device
+    kinds, kind = _kinds(c, zip(dev.name, links.stack, strict=True), links.stacks.values)
+    per_step, outside = _by_step(windows, range(len(dev)), links.issued)
+    return StepEvents(windows, per_step, outside, dev, c.names.values, links.issued, dev.where,
+                      c.devices.values, kind, kinds)
+
+
+def _host_steps(c: TraceColumns) -> StepEvents:
+    names = c.names.values
+    skip = {i for i, n in enumerate(names) if STEP_NAME.match(n) or _WRAPPER.match(n)}
+    op = c.op
+    ops = [j for j, n in enumerate(op.name) if n not in skip]
+    if not ops:
+        raise TraceError(
+            f"{c.path or 'trace'}: no GPU activity (kernel / gpu_memcpy / gpu_memset events) "
+            "and no CPU ops (cpu_op events): nothing to analyse"
+        )
+    windows = _step_windows(c)
+    per_step, _ = _by_step(windows, ops, op.ts)
+    per_step = [_top_level_per_thread(js, op) for js in per_step]
+    rows = Table()
+    thread_row = [rows[f"{HOST_THREAD}{tid}"] for _, tid in c.threads.values]
+    row = [thread_row[t] for t in op.where]
+    kinds, kind = _kinds(c, ((n, 0) for n in op.name), [()])
+    return StepEvents(windows, per_step, 0, op, names, op.ts, row, rows.values, kind, kinds)
+
+
+def _kinds(c: TraceColumns, name_stack, stacks: list[tuple[str, ...]]):
+    """(kinds, kind per event): an event's kind is its (name, launch stack), classified once."""
+    table = Table()
+    kind = list(map(table.__getitem__, name_stack))
+    names = c.names.values
+    kinds = []
+    for n, s in table.values:
+        name, stack = names[n], stacks[s]
+        kinds.append((classify(name, None, ops=stack), _launcher(name, stack)))
+    return kinds, kind
+
+
+def _launcher(name: str, stack: tuple[str, ...]) -> str | None:
+    """The innermost op around the launch (a Triton kernel's own record function aside)."""
+    return next((op for op in stack if op != name), None)
+
+
+def _by_step(windows, events, when: Sequence[float]) -> tuple[list[list[int]], int]:
+    """``events`` by the last window starting at or before ``when[event]``, and how many
+    fell outside every window."""
+    per_step: list[list[int]] = [[] for _ in windows]
+    outside = 0
+    starts = [w[1] for w in windows]
+    ends = [w[2] for w in windows]
+    for j in events:
+        t = when[j]
+        k = bisect_right(starts, t) - 1
+        if k >= 0 and t <= ends[k]:
+            per_step[k].append(j)
+        else:
+            outside += 1
+    return per_step, outside
+
+
+def _top_level_per_thread(js: list[int], op: Events) -> list[int]:
+    """Per thread, the ops (by start, longest first) that do not start inside an earlier one."""
+    threads: dict[int, list[int]] = {}
+    for j in js:
+        threads.setdefault(op.where[j], []).append(j)
+    ts, dur = op.ts, op.dur
+    out = []
+    for ops in threads.values():
+        cur_end = float("-inf")
+        for j in sorted(ops, key=lambda j: (ts[j], -dur[j])):
+            if ts[j] >= cur_end:
+                out.append(j)
+                cur_end = ts[j] + dur[j]
+    return out
+
+
+def _step_windows(c: TraceColumns) -> list[tuple[str, float, float]]:
+    """(name, start, end) of each ProfilerStep on the CPU, by start; the whole trace when
+    there are none."""
+    if c.markers:
+        return sorted(c.markers, key=lambda m: m[1])
+    return [(WHOLE_TRACE, c.first, c.last)]
+
+
+# ---- one step ---------------------------------------------------------------------------
+
+
+@dataclass
+class DeviceFigures:
+    """One device (or host thread) during one step. Times in µs; categories in ms."""
+
+    device: str
+    busy: float
+    kernel_ms: float  # the categories' sum (in the order they were met)
+    waiting_on_cpu: float
+    queued: float
+    nothing_launched: float
+    events: int
+    categories: dict[str, float]  # category -> ms (summed durations), in category order
+
+
+def step_end(split: StepEvents, k: int) -> float:
+    """Where step ``k``'s window ends: the step on the CPU or its last device event."""
+    ts, dur = split.events.ts, split.events.dur
+    return max([split.windows[k][2], *(ts[j] + dur[j] for j in split.per_step[k])])
+
+
+def step_devices(split: StepEvents, k: int, end: float) -> list[DeviceFigures]:
+    """Step ``k``'s figures per device, devices in order."""
+    start = split.windows[k][1]
+    by_row: dict[int, list[int]] = {}
+    row = split.row
+    for j in split.per_step[k]:
+        by_row.setdefault(row[j], []).append(j)
+    labels = {split.rows[r]: r for r in by_row}
+    return [_device(split, d, start, end, by_row[labels[d]]) for d in sorted(labels, key=device_order)]
+
+
+def device_order(d: str) -> tuple[int, str]:
+    return (int(d), d) if d.isdigit() else (1 << 30, d)
+
+
+def _device(split: StepEvents, device: str, start: float, end: float, js: list[int]) -> DeviceFigures:
+    ts, dur, kind, kinds = split.events.ts, split.events.dur, split.kind, split.kinds
+    cats: dict[str, float] = {}
+    for j in js:
+        c = kinds[kind[j]][0]
+        cats[c] = cats.get(c, 0.0) + dur[j] / US_PER_MS
+    busy = union_length((max(ts[j], start), min(ts[j] + dur[j], end)) for j in js)
+    cpu, queued, none = _idle(sorted(js, key=ts.__getitem__), start, end, split)
+    return DeviceFigures(
+        device=device, busy=busy, kernel_ms=sum(cats.values()), waiting_on_cpu=cpu, queued=queued, nothing_launched=none,
+        events=len(js), categories={c: cats[c] for c in sorted(cats, key=categories.order)},
+    )
+
+
+def _idle(js: list[int], start: float, end: float, split: StepEvents) -> tuple[float, float, float]:
+    """(waiting on the CPU, queued, nothing launched) in µs: each gap before an event is
+    waiting on the CPU until that event's launch was issued, queued after; the gap after the
+    last event is nothing launched."""
+    ts, dur, issued = split.events.ts, split.events.dur, split.issued
+    cpu = queued = 0.0
+    covered = start
+    for j in js:
+        t = ts[j]
+        if t > covered:
+            cut = min(max(issued[j], covered), t)
+            cpu += cut - covered
+            queued += t - cut
+        covered = max(covered, t + dur[j])
+    return cpu, queued, max(end - covered, 0.0)
