@@ -138,6 +138,8 @@ def sweep(
         )
     except KeyboardInterrupt as e:
         stopped, done = e, load_sweep(out.absolute())
+        if done is None:  # stopped before the sweep was saved: nothing to report
+            raise Interrupted("sweep stopped before any job started") from None
     table = build_table(done, load_results(out.absolute(), done))
     if old is not None:
         table.gate = gate(

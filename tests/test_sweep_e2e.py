@@ -1,0 +1,105 @@
+"""`inductor-bench sweep` end to end with the real compare on the CPU: on the ``local`` and the
+``ray`` executor (Ray started by the command), the same command again skips the finished cell,
+and the sweep's HTML page opened in Chromium. Each sweep compiles models/mlp.py once (default
+mode, eager beside it), with few calls, so that it stays a test of the plumbing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inductor_bench.core.compare import judge
+from inductor_bench.core.rundir import load_compare
+from inductor_bench.render.compare import render_compare
+
+from .test_html_browser import FOUND, Browser, needs_browser
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[1]
+QUICK = ["--modes", "default", "--device", "cpu", "--repeat", "5", "--windows", "1", "--iterations", "10"]
+
+
+def _sweep(out: Path, *more: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "inductor_bench", "sweep", "models/mlp.py", *QUICK, "--out", str(out), *more],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+    )
+
+
+@pytest.fixture(scope="session")
+def local_sweep(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sweep") / "local"
+    return out, _sweep(out)
+
+
+def _check_swept(out: Path, r: subprocess.CompletedProcess, executor: str) -> None:
+    assert r.returncode == 0, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("sweep: ")]  # not Ray's own notes
+    assert lines[0] == f"sweep: 1 models x 1 modes, 0 done before, 1 to run on the {executor} executor"
+    assert lines[1] == "sweep: mlp started; 0/1 done"
+    assert lines[-1].startswith("sweep: mlp done in ") and lines[-1].endswith(" s; 1/1 done")
+    cell = json.loads((out / "sweep.json").read_text())["cells"][0]
+    assert (cell["status"], cell["run_dir"], cell["exit_code"]) == ("done", "mlp", 0)
+    result = load_compare(out / "mlp")
+    ch = judge(result, result.mode("eager"), result.mode("default"))
+    assert f"mlp      default  {ch.speedup:.2f}x" in r.stdout
+    assert f"{ch.speedup:.2f}x" in render_compare(result)  # compare's own report says the same
+    assert (out / "report.txt").read_text() == r.stdout
+    assert (out / "mlp" / "index.html").exists() and (out / "logs" / "mlp.log").exists()
+
+
+def test_local_sweep_end_to_end_then_resumed(local_sweep):
+    out, r = local_sweep
+    _check_swept(out, r, "local")
+    again = _sweep(out)
+    assert again.returncode == 0
+    assert again.stderr == "sweep: 1 models x 1 modes, 1 done before, 0 to run on the local executor\n"
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == [
+        "index.html",
+        "logs",
+        "mlp",
+        "report.txt",
+        "sweep.json",
+    ]
+
+
+def test_ray_sweep_end_to_end(tmp_path):
+    pytest.importorskip("ray")
+    out = tmp_path / "ray"
+    r = _sweep(out, "--executor", "ray")
+    _check_swept(out, r, "ray")
+
+
+@needs_browser
+def test_the_sweep_page_opens_clean_with_its_heatmap(local_sweep, tmp_path):
+    out, _ = local_sweep
+    b = Browser(*FOUND)
+    try:
+        load = b.open(out / "index.html")
+        assert load.errors == [] and load.requests == [load.url]
+        cells = b.driver.execute_script(
+            "return Array.from(document.querySelectorAll('.heat td.h[data-speedup]')).map("
+            "function (c) { return [c.textContent, getComputedStyle(c).backgroundColor]; });"
+        )
+        result = load_compare(out / "mlp")
+        speedup = judge(result, result.mode("eager"), result.mode("default")).speedup
+        assert len(cells) == 1 and cells[0][0].startswith(f"{speedup:.2f}x")
+        assert cells[0][1] != "rgba(0, 0, 0, 0)"  # coloured: green, red or the grey of noise
+        charts = b.charts()
+        assert len(charts) == 1 and charts[0]["bars"] == 1 and charts[0]["width"] > 100
+        shot = tmp_path / "sweep.png"
+        b.screenshot(shot)
+        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    finally:
+        b.quit()
