@@ -360,6 +360,7 @@ class Ctx:
         self._lock = threading.Lock()
         self._deadline = Deadline(0)
         self.share: float | None = None  # seconds for the run being checked (run_checks)
+        self.banked_s = 0.0  # what the steps so far left unused of their caps
         self.main_labels = [label_of(model, True, mode) for _, model, mode in MAIN_RUNS]
         self._console = open(self.out / "console.log", "a")  # noqa: SIM115 (closed in finish)
 
@@ -460,10 +461,14 @@ class Ctx:
     def run_step(self, step: Step) -> None:
         rec = StepRecord(step.key, step.title)
         self.steps.append(rec)
+        cap = step.dry_cap_s if self.dry else step.cap_s
         if not selected(step.key, self.a.only, self.a.skip):
             rec.status, rec.note = "skipped", "not selected (--only / --skip)"
+            self.banked_s += cap
             return
-        grant = self.budget.grant(step.dry_cap_s if self.dry else step.cap_s, step.need_s)
+        # a step may use its cap and what the steps before it left of theirs: the later steps
+        # keep their whole caps (the part's caps add up to its budget)
+        grant = self.budget.grant(cap + self.banked_s, step.need_s)
         if grant is None:
             rec.status = "skipped"
             rec.note = f"budget: {max(self.budget.left(), 0):.0f} s left, the step needs {step.need_s:.0f} s"
@@ -491,6 +496,7 @@ class Ctx:
             self.record(Check(f"step {step.key}", FAIL, f"the step raised {rec.note} (logs/driver.log)"))
         finally:
             rec.seconds = time.monotonic() - t0
+            self.banked_s = max(0.0, self.banked_s + cap - rec.seconds)
             self.progress(f"{title}: {rec.status} ({rec.seconds:.0f} s)")
             self.write_report()
 

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
@@ -242,6 +243,28 @@ def test_budget_selection_and_the_matrix_order(tmp_path):
         gv.parse_args([str(tmp_path / "o"), "--only", "nonsense"])
     with pytest.raises(SystemExit):  # a step of another part
         gv.parse_args([str(tmp_path / "o"), "--part", "1", "--only", "matrix"])
+    ctx.finish()
+
+
+def test_a_step_may_use_what_the_steps_before_it_left_and_no_more(tmp_path):
+    a = gv.parse_args([str(tmp_path / "o"), "--part", "1", "--work", str(tmp_path / "w")])
+    ctx = gv.Ctx(a, {"cuda": True}, {})
+    granted = []
+
+    def step(key: str, cap: float, takes: float) -> gv.Step:
+        def fn(c, rec, dl):
+            granted.append(dl.left())
+            time.sleep(takes)
+        return gv.Step(key, key, fn, cap, 0.0, cap)
+
+    ctx.budget = gv.Budget(20.0, reserve_s=0.0)  # this test's own budget: its three caps add up to it
+    for s in (step("a", 6.0, 0.2), step("b", 6.0, 0.3), step("c", 8.0, 0.0)):
+        ctx.run_step(s)
+    # a used 0.2 of its 6 s; b was granted its 6 plus those 5.8; c its 8 plus what a and b left,
+    # as far as the budget goes (20 s less what a and b and the reports took)
+    assert granted[0] == pytest.approx(6.0, abs=0.1) and granted[1] == pytest.approx(11.8, abs=0.1)
+    assert 8.0 < granted[2] <= 20.0 - 0.5
+    assert ctx.banked_s == pytest.approx(6 - 0.2 + 6 - 0.3 + 8, abs=0.2)
     ctx.finish()
 
 
