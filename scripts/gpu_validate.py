@@ -607,11 +607,13 @@ def run_checks(
         runs = main_runs(ctx, modes)
         if not runs:
             raise SkipStep("no main breakdown to check (their steps did not complete)")
-        for i, run in enumerate(runs):
-            ctx.share = dl.left() / (len(runs) - i)
-            for c in fn(ctx, run):
-                ctx.record(c)
-        ctx.share = None
+        try:
+            for i, run in enumerate(runs):
+                ctx.share = dl.left() / (len(runs) - i)
+                for c in fn(ctx, run):
+                    ctx.record(c)
+        finally:
+            ctx.share = None
 
     return step
 
