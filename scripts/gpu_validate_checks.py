@@ -799,10 +799,77 @@ def measure_step_time(a: argparse.Namespace) -> dict[str, Any]:
     return {"events_ms": events, "host_ms": host, "compile_s": compile_s}
 
 
+# -- the roofline's ceilings: the run's peaks.json against do_bench ----------------------------
+
+PEAKS_REL = 0.10  # measured ceilings and do_bench's best agree within 10%
+PEAKS_COPY_BYTES = 512 * 1024**2  # as the tool's device copy
+PEAKS_MATMUL_N = 8192
+
+
+def check_peaks(ctx: Any, run: Run) -> list[Check]:
+    """The ceilings the breakdown measured (``peaks.json``: device-to-device copy GB/s, fp32 and
+    fp16/bf16 matmul TFLOP/s) against ``triton.testing.do_bench`` of a copy of the same size and
+    of 8192 x 8192 matmuls, in a process of their own."""
+    if ctx.device != "cuda":
+        return [Check(f"peaks vs do_bench {run.label}", SKIPPED, f"needs CUDA, not {ctx.device}")]
+    peaks = read_peaks(run.dir / "peaks.json")
+    if peaks is None:
+        return [Check(f"peaks vs do_bench {run.label}", SKIPPED, "no measured ceilings in peaks.json")]
+    try:
+        ref = ctx.measure("peaks", ["--device", ctx.device], cap=60, label=f"peaks-{run.label}")
+    except MeasureError as e:
+        return [Check(f"peaks vs do_bench {run.label}", FAIL, f"do_bench run failed: {e}")]
+    pairs = [("bandwidth GB/s", num(peaks.get("gbps")), num(ref.get("gbps")))]
+    for kind in ("fp32", "fp16/bf16"):
+        pairs.append((f"{kind} TFLOP/s", num((peaks.get("tflops") or {}).get(kind)),
+                      num((ref.get("tflops") or {}).get(kind))))
+    out = []
+    for what, tool, other in pairs:
+        name = f"peaks vs do_bench {run.label} {what}"
+        if tool is None or other is None:
+            out.append(Check(name, SKIPPED, f"tool {tool}, do_bench {other}"))
+            continue
+        ok = abs(tool - other) <= PEAKS_REL * other
+        out.append(Check(name, verdict(ok), f"tool {tool:.4g} vs do_bench {other:.4g} (tol {PEAKS_REL:.0%})"))
+    return out
+
+
+def read_peaks(path: Path) -> dict[str, Any] | None:
+    try:
+        measured = json.loads(path.read_text()).get("measured")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return measured if isinstance(measured, dict) else None
+
+
+def measure_peaks(a: argparse.Namespace) -> dict[str, Any]:
+    """A device copy and fp32 (TF32 off) and bf16 matmuls, each the best of do_bench's runs."""
+    import torch
+    import triton.testing
+
+    def best_ms(fn: Any) -> float:
+        try:
+            return float(triton.testing.do_bench(fn, return_mode="min"))
+        except TypeError:  # a triton without return_mode: the 0th quantile is the minimum
+            return float(triton.testing.do_bench(fn, quantiles=[0.0, 0.5])[0])
+
+    src = torch.empty(PEAKS_COPY_BYTES, dtype=torch.uint8, device=a.device)
+    dst = torch.empty_like(src)
+    gbps = 2 * PEAKS_COPY_BYTES / best_ms(lambda: dst.copy_(src)) / 1e6
+    torch.backends.cuda.matmul.allow_tf32 = False
+    n, tflops = PEAKS_MATMUL_N, {}
+    for kind, dtype in (("fp32", torch.float32), ("fp16/bf16", torch.bfloat16)):
+        x = torch.randn(n, n, device=a.device, dtype=dtype)
+        y = torch.randn(n, n, device=a.device, dtype=dtype)
+        tflops[kind] = 2.0 * n**3 / best_ms(lambda x=x, y=y: x @ y) / 1e9
+    return {"gbps": gbps, "tflops": tflops}
+
+
 MEASUREMENTS = {
     "graph-time": measure_graph_time,
     "do-bench": measure_do_bench,
     "step-time": measure_step_time,
+    "peaks": measure_peaks,
 }
 
 

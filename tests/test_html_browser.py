@@ -225,3 +225,50 @@ def test_breakdown_page_reads_without_javascript(pages):
         assert [c["bars"] >= 1 for c in b.charts()] == [True] * 3  # the SVG needs no script
     finally:
         b.quit()
+
+
+ROOFLINE = Path(__file__).resolve().parent / "fixtures" / "results" / "cpu_mlp_train_roofline"
+ROOFLINE_JS = """
+var f = Array.from(document.querySelectorAll('figure')).find(function (x) {
+  return x.querySelector('figcaption').textContent.indexOf('Roofline') === 0; });
+if (!f) return null;
+var s = f.querySelector('svg.chart'), r = s.getBoundingClientRect();
+var dots = Array.from(s.querySelectorAll('circle')).filter(function (c) {
+  var q = c.getBoundingClientRect(); return q.width > 0 && q.height > 0; });
+var lines = Array.from(s.querySelectorAll('polyline'));
+return {width: r.width, height: r.height, dots: dots.length, roofs: lines.length,
+        dashed: lines.filter(function (l) { return l.getAttribute('stroke-dasharray'); }).length};
+"""
+
+
+@needs_browser
+def test_the_roofline_chart_draws_every_counted_kernel(browser, tmp_path):
+    """A real CPU breakdown with the measured ceilings: the roofline chart opens with no console
+    error and no request, with one visible circle per counted kernel and one line per measured
+    ceiling (this CPU is not in the datasheet table: no dashed line); a circle's tooltip names
+    its kernel and its % of peak."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    from inductor_bench.core.rundir import load_breakdown
+
+    from .test_html import run
+
+    page = tmp_path / "roofline.html"
+    run(["report", str(ROOFLINE), "--html", str(page)])
+    result = load_breakdown(ROOFLINE)
+    counted = sum(1 for g in result.measured() for k in g.kernels if k.bytes is not None)
+    load = browser.open(page)
+    assert load.errors == []
+    assert load.requests == [load.url]
+    chart = browser.driver.execute_script(ROOFLINE_JS)
+    assert chart is not None and chart["width"] > 300 and chart["height"] > 200
+    assert chart["dots"] == counted == 7
+    assert chart["roofs"] == len(result.roofline.measured.tflops) and chart["dashed"] == 0
+    dot = browser.driver.find_elements(By.CSS_SELECTOR, "svg.chart circle")[0]
+    ActionChains(browser.driver).move_to_element(dot).perform()
+    tip = browser.driver.find_element(By.ID, "tip")
+    assert tip.is_displayed() and "of peak" in tip.text
+    shot = tmp_path / "roofline.png"
+    browser.screenshot(shot)
+    assert shot.stat().st_size > 10_000

@@ -239,3 +239,29 @@ def test_the_roofline_round_trips_and_its_figures_are_in_the_json():
     assert d["extras"]["roofline"]["datasheet"]["gbps"] == 2000.0  # dense H100 PCIe, beside it
     back = BreakdownResult.from_dict(d)
     assert back.roofline.measured.gbps == 100.0 and back.graphs[0].kernels[0].flops == 100e6
+
+
+def test_the_buffer_rule_agrees_with_inductors_estimate_on_a_recorded_kernel():
+    """The softmax kernel file Inductor wrote, embedded in a module as its own harness calls it
+    (two (64, 128) fp32 tensors, ``get_args``): the buffers' count is its ``kernel_num_gb``."""
+    path = FIXTURES / "triton_kernels" / "cpu" / "triton_per_fused__softmax_0.py"
+    src = path.read_text()
+    name = "triton_per_fused__softmax_0"
+    module = (f"{name} = async_compile.triton('{name}', '''\n{src}\n''', device_str='cuda')\n\n"
+              "class Runner:\n    def call(self, args):\n"
+              "        buf0 = empty_strided_cuda((64, 128), (128, 1), torch.float32)\n"
+              "        buf1 = empty_strided_cuda((64, 128), (128, 1), torch.float32)\n"
+              f"        {name}.run(buf0, buf1, 64, 128, stream=stream0)\n")
+    (_, work), = call_work(parse_module(module), module)
+    assert work.bytes == pytest.approx(read_kernel_file(path).num_gb * 1e9, abs=0.5)
+    assert work.bytes == 3 * 64 * 128 * 4
+
+
+def test_a_measurement_beside_other_work_keeps_the_higher_figures():
+    from inductor_bench.runner.peaks_measure import best_of
+
+    old = Ceilings("d", 5.0, {"fp32": 0.03, "fp16/bf16": 0.001}, copy_gbps=5.0, matmul_n={"fp32": 1024})
+    new = Ceilings("d", 4.0, {"fp32": 0.04, "fp16/bf16": 0.0005}, copy_gbps=4.0, matmul_n={"fp32": 2048})
+    best = best_of(new, old)
+    assert best.gbps == 5.0 and best.copy_gbps == 5.0
+    assert best.tflops == {"fp32": 0.04, "fp16/bf16": 0.001} and best.matmul_n["fp32"] == 2048

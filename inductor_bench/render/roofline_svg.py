@@ -119,7 +119,7 @@ def _grid(x, y, xd: tuple[int, int], yd: tuple[int, int], px0: float, px1: float
                    f'text-anchor="end">{10.0**d:g}</text>')
     out.append(f'<line class="grid" x1="{_f(px0 - 4)}" x2="{_f(px0 - 4)}" y1="{_f(py1)}" y2="{_f(py0)}" '
                'stroke-dasharray="2 3"/>')
-    out.append(f'<text class="tick" x="{_f(px0 - STRIP / 2 - 2)}" y="{_f(py1 + 8)}" '
+    out.append(f'<text class="tick" x="{_f(px0 - STRIP / 2 - 2)}" y="{_f(py0 + 28)}" '
                'text-anchor="middle">no FLOPs</text>')
     out.append(f'<text class="tick" x="{_f((px0 + px1) / 2)}" y="{_f(py0 + 32)}" text-anchor="middle">'
                "arithmetic intensity, FLOP/byte (log)</text>")
