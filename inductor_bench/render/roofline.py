@@ -41,6 +41,19 @@ def pct_cell(r: BreakdownResult, g: GraphResult, k: KernelStat) -> str:
     return ("~" if roof.bound == LATENCY else "") + f"{roof.pct:.0f}%"
 
 
+def group_pct_cell(r: BreakdownResult, members: list[tuple[GraphResult, KernelStat, float]]) -> str:
+    """The time-weighted % of peak of a group of kernels (a module's, a source line's), each
+    with its time in the group; the latency-bound ones and those not counted left out."""
+    c = ceilings_of(r)
+    num = den = 0.0
+    for g, k, ms in members:
+        roof = kernel_roof(k, c, g.device)
+        if roof.pct is not None and roof.bound != LATENCY:
+            num += roof.pct * ms
+            den += ms
+    return fmt.pct(num / den) if den > 0 else fmt.DASH
+
+
 def far_below_cells(r: BreakdownResult, cats: dict[str, float],
                     graphs: list[GraphResult] | None = None) -> dict[str, str] | None:
     """Category -> the share of its own time in kernels under ``FAR_BELOW_PCT`` of their

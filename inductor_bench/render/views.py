@@ -12,7 +12,7 @@ from ..core.views import By, Group, Unit, by_line, by_module, units
 from ..core.vocab import Role
 from . import format as fmt
 from .doc import Doc
-from .roofline import PCT_HEADER, pct_cell, shows_roofline
+from .roofline import PCT_HEADER, group_pct_cell, pct_cell, shows_roofline
 
 TOP_LEVEL = "(top level)"  # code of the compiled function itself, or a node with no module stack
 MODULES_SHOWN = 2  # module paths named in a kernel's source cell before "+N"
@@ -118,14 +118,16 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     total = sum(u.ms for u in us)
     groups = by_line(us) if by == By.LINE else by_module(us, depth)
     two_roles = any(g.role == Role.BACKWARD for g in r.measured())
+    roof = shows_roofline(r)
     rows: list[list[str]] = []
     for i, grp in enumerate(groups[:top], 1):
         times = [fmt.ms(grp.ms), fmt.pct(fmt.share(grp.ms, total))]
         if two_roles:
             times += [fmt.ms(grp.forward_ms), fmt.ms(grp.backward_ms)]
         entries = _entries(grp, by)
-        rows.append([str(i), *times, str(len(grp.units)), *entries[0]])
-        blank = [""] * (2 + len(times))
+        peak = [group_pct_cell(r, [(u.graph, u.kernel, u.ms) for u in grp.units])] if roof else []
+        rows.append([str(i), *times, str(len(grp.units)), *peak, *entries[0]])
+        blank = [""] * (2 + len(times) + len(peak))
         rows += [[*blank, *e] for e in entries[1:]]
     shown = groups[:top]
     rest = groups[top:]
@@ -133,10 +135,14 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
         ms = sum(g.ms for g in rest)
         rows.append(["", fmt.ms(ms), fmt.pct(fmt.share(ms, total))] + [""] * (len(rows[0]) - 3))
         rows[-1][-2 if by == By.LINE else -1] = f"… {len(rest)} more groups"
-    rows.append(_total_row(total, us, two_roles, by))
+    total_row = _total_row(total, us, two_roles, by)
+    if roof:
+        total_row.insert(6 if two_roles else 4, group_pct_cell(r, [(u.graph, u.kernel, u.ms) for u in us]))
+    rows.append(total_row)
     what = "source line" if by == By.LINE else "module" + (f" (depth {depth})" if depth else "")
     doc.heading(f"Time by {what} (whole step): {len(shown)} of {len(groups)} groups")
     headers = ["#", "ms", "% kernel"] + (["fwd ms", "bwd ms"] if two_roles else []) + ["kernels"]
+    headers += [PCT_HEADER] if roof else []
     headers += ["line", "source"] if by == By.LINE else ["module"]
     doc.table(rows, headers, tuple(["right"] * (len(headers) - (2 if by == By.LINE else 1))) + (
         ("left", "left") if by == By.LINE else ("left",)))
