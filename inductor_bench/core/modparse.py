@@ -217,12 +217,32 @@ def parse_module(text: str) -> ModuleInfo:
 # -- graph partitions -----------------------------------------------------------------------
 
 
-def function_body(lines: list[str], name: str) -> range:
-    """The indices of the body of the first ``def <name>(`` (module level or a method); empty
-    when there is none."""
-    head = re.compile(rf"^\s*def {re.escape(name)}\(")
+_TRIPLE_QUOTE = re.compile(r"'''|\"\"\"")
+
+
+def string_lines(lines: list[str]) -> set[int]:
+    """The lines inside triple-quoted strings: the kernels' sources, whose own harness (with
+    ``TORCHINDUCTOR_BENCHMARK_KERNEL=1``) defines a ``call`` and a ``get_args`` of its own."""
+    inside: set[int] = set()
+    open_quote: str | None = None
     for i, ln in enumerate(lines):
-        if head.match(ln):
+        if open_quote is not None:
+            inside.add(i)
+        for m in _TRIPLE_QUOTE.finditer(ln):
+            if open_quote is None:
+                open_quote = m.group(0)
+            elif m.group(0) == open_quote:
+                open_quote = None
+    return inside
+
+
+def function_body(lines: list[str], name: str) -> range:
+    """The indices of the body of the first ``def <name>(`` (module level or a method) outside
+    the kernels' sources; empty when there is none."""
+    head = re.compile(rf"^\s*def {re.escape(name)}\(")
+    in_strings = string_lines(lines)
+    for i, ln in enumerate(lines):
+        if head.match(ln) and i not in in_strings:
             indent = len(ln) - len(ln.lstrip())
             end = i + 1
             while end < len(lines) and not (

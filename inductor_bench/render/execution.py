@@ -52,6 +52,7 @@ def _cuda_graphs(doc: Doc, r: BreakdownResult) -> None:
     for g in gs:
         if not g.replayed:
             lines.append(f"{g.id}: {g.cuda_graphs_note or 'not replayed from a CUDA graph'}")
+    lines += [f"{g.id} as the mode runs it: {g.how_it_ran}" for g in gs if g.how_it_ran]
     doc.paragraph(*lines)
 
 

@@ -30,6 +30,7 @@ from ..core.vocab import CompileMode
 from ..core.workload import FACTORY_KIND, SCRIPT_KIND, WorkloadOptions, file_kind
 from . import compat, compile_modes, cudagraph_log, machine, sources, torch_settings, trace_log, turns
 from . import device as dev
+from .cudagraph_state import attach as attach_cudagraph_state
 from .workload import build_step, call_factory, load_factory
 
 # Inductor flags every compile of ours runs with: unique kernel names, benchmark harnesses in
@@ -342,6 +343,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     recorder = _attach_recorder(log)
     sources.attach(Path(request.get("sources_log") or log.parent / SOURCES_LOG))
     cudagraph_log.attach(log, recorder.modules)
+    attach_cudagraph_state(log)
     device = dev.resolve(opts.device)
     kind = file_kind(Path(opts.path))
     out: dict[str, Any] = {"device": device, "device_name": dev.device_name(device), "versions": versions()}

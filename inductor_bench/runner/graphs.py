@@ -14,6 +14,7 @@ from ..core.analysis import analyze_profile, save_profile
 from ..core.attribution import read_log
 from ..core.devices import DEVICE, backend
 from ..core.modparse import ModuleInfo, read_module
+from ..core.replay_plan import plan as replay_plan
 from ..core.results import GraphResult
 from ..core.rundir import (
     CACHE_DIR,
@@ -21,6 +22,7 @@ from ..core.rundir import (
     LAUNCH_TRACE_FILE,
     LOGS_DIR,
     MODULE_FILE,
+    MODULES_LOG,
     PIPELINED_TRACE_FILE,
     SOURCES_FILE,
     SOURCES_LOG,
@@ -28,6 +30,7 @@ from ..core.rundir import (
     graph_dir,
 )
 from ..core.vocab import Role, Status
+from . import cudagraph_state
 from . import device as dev
 from .batch import BatchItem, Standby, run_batch
 from .capture import measuring_env
@@ -44,7 +47,8 @@ class GraphSource:
     module_path: Path  # the copy inside the run directory
     info: ModuleInfo
     kernel_files: dict[str, str]  # kernel name -> path relative to the run directory
-    cudagraph_skip: str | None = None  # why torch.compile left it out of CUDA graphs
+    cudagraph_skip: str | None = None  # why torch.compile left it out of CUDA graphs (its log)
+    cudagraph_state: dict[str, Any] | None = None  # torch's own state of it (runner/cudagraph_state.py)
     sources: dict[str, Any] | None = None  # what it was made from (runner/sources.py)
     origin: str = ""  # the module as Inductor wrote it (the compile worker's path)
 
@@ -63,6 +67,7 @@ def collect_graphs(
     sources: list[GraphSource] = []
     used: set[str] = set()
     records = read_log(run_dir / SOURCES_LOG)
+    states = _cudagraph_states(run_dir / MODULES_LOG)
     for m in modules:
         path = Path(m["path"])
         if not path.exists():
@@ -73,6 +78,7 @@ def collect_graphs(
                 left_out.append(marked)
             continue
         sources.append(_collect(m, run_dir, default_device, used))
+        sources[-1].cudagraph_state = states.get(cudagraph_state.text_sha(path.read_text(errors="replace")))
         sources[-1].sources = _save_record(records.get(m["path"]), sources[-1].module_path.parent)
     sources.sort(
         key=lambda s: (
@@ -109,6 +115,18 @@ def _collect(m: dict[str, Any], run_dir: Path, default_device: str, used: set[st
         device=info.device or default_device,
     )
     return GraphSource(g, dst, info, kernel_files, m.get("cudagraph_skip"), origin=str(m["path"]))
+
+
+def _cudagraph_states(log: Path) -> dict[str, dict[str, Any]]:
+    """module text SHA-256 -> torch's CUDA-graph state of its graph, from the modules log."""
+    lines = []
+    if log.exists():
+        for line in log.read_text().splitlines():
+            try:
+                lines.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue  # a torn last line
+    return cudagraph_state.states_by_sha([ln for ln in lines if isinstance(ln, dict)])
 
 
 def _save_record(record: dict[str, Any] | None, gdir: Path) -> dict[str, Any] | None:
@@ -148,7 +166,8 @@ def profile_request(
     g = src.graph
     gdir = src.module_path.parent
     on_device = backend(g.device).timeline == DEVICE
-    _cuda_graph_plan(g, mode, src.cudagraph_skip)
+    text = src.module_path.read_text(errors="replace")
+    plan = _cuda_graph_plan(g, mode, src.cudagraph_skip, text, src.cudagraph_state)
     return {
         "module": str(src.module_path),
         "device": g.device,
@@ -158,6 +177,7 @@ def profile_request(
         "windows": settings.windows,
         "torch_settings": torch_values,
         "cuda_graph": bool(g.cuda_graphs),
+        "replay_plan": plan,
         "launch_trace": str(gdir / LAUNCH_TRACE_FILE) if g.cuda_graphs else None,
         "pipelined_trace": str(gdir / PIPELINED_TRACE_FILE) if on_device else None,
     }
@@ -171,7 +191,10 @@ def take_response(src: GraphSource, run_dir: Path, data: dict[str, Any] | errors
         if isinstance(data, errors.BenchError):
             raise data
         save_profile(src.module_path.parent, g, data)
-        return analyze_profile(run_dir, g, data)
+        g = analyze_profile(run_dir, g, data)
+        if g.cuda_graphs and not g.replayed and g.how_it_ran:
+            g.how_it_ran = f"kernel by kernel, the capture failed (the mode: {g.how_it_ran})"
+        return g
     except errors.WorkerTimeout as e:
         g.status, g.error = Status.TIMEOUT, str(e)
     except errors.BenchError as e:
@@ -235,10 +258,22 @@ def profile_graphs(
     return [results[s.graph.id] for s in sources if s.graph.id in results]
 
 
-def _cuda_graph_plan(g: GraphResult, mode: str, skip: str | None) -> None:
-    """Whether the run's mode put this graph under CUDA graphs, and why not if it was skipped."""
+def _cuda_graph_plan(g: GraphResult, mode: str, skip: str | None, text: str | None = None,
+                     state: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """Whether the run's mode put this graph under CUDA graphs, how (partitions, the eager work
+    between them, the inputs it copies), and why not where it left it out: from the module's
+    ``text``, torch's recorded ``state`` and its logged ``skip`` (``core/replay_plan.py``; with
+    no text, from the log alone). The worker's plan, None when the mode uses no CUDA graphs."""
     if not mode or not dev.uses_cuda_graphs(g.device, mode):
-        return
-    g.cuda_graphs = skip is None
-    if skip is not None:
-        g.cuda_graphs_note = f"torch.compile left it out of CUDA graphs: {skip}"
+        return None
+    if text is None:
+        g.cuda_graphs = skip is None
+        if skip is not None:
+            g.cuda_graphs_note = f"torch.compile left it out of CUDA graphs: {skip}"
+        return None
+    p = replay_plan(text, True, state, skip)
+    g.cuda_graphs, g.how_it_ran = p.graphed, p.how_it_ran()
+    if not p.graphed:
+        unlogged = "" if p.logged else " (torch logged nothing)"
+        g.cuda_graphs_note = f"torch.compile left it out of CUDA graphs: {p.reason}{unlogged}"
+    return p.request()

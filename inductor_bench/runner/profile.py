@@ -240,9 +240,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
             dev.synchronize(device)
         _export(prof, Path(request["launch_trace"]))
         del prof
-        graph, replay_error = replay_mod.capture(dev.graph_namespace(device), lambda _: run_once(), [])
-        if graph is not None:
-            launch, replayed = graph.replay, True
+        launch, replayed, replay_error = _replay(request, mod, run_once, device)
 
     def once() -> None:
         launch()
@@ -309,6 +307,36 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         "replay_error": replay_error,
         "settings_not_applied": not_applied,
     }
+
+
+def _replay(request: dict[str, Any], mod: Any, run_once: Callable[[], Any], device: str
+            ) -> tuple[Callable[[], Any], bool, str | None]:
+    """(the launch of one iteration, whether it replays CUDA graphs, why not where the capture
+    failed), as the mode runs the graph (``request["replay_plan"]``, ``core/replay_plan.py``):
+    each partition captured on its own with the eager work between them, or the whole ``call``;
+    the inputs the mode copies copied at every replay."""
+    ns = dev.graph_namespace(device)
+    plan = request.get("replay_plan") or {}
+    if plan.get("partitioned"):
+        before = list(mod.runner.partitions)
+        copies = {int(k): v for k, v in (plan.get("copies") or {}).items()}
+        replay_mod.install_partitions(ns, mod, copies)
+        try:
+            run_once()  # the first call captures each partition as it reaches it
+            dev.synchronize(device)
+        except replay_mod.PartitionCaptureError as e:
+            mod.runner.partitions = before
+            return run_once, False, str(e)
+        return run_once, True, None
+    args = mod.get_args() if callable(getattr(mod, "get_args", None)) else None
+    if args is None:  # torch < 2.11's harness: the whole closure, its inputs never copied
+        graph, error = replay_mod.capture(ns, lambda _: run_once(), [])
+        return (graph.replay, True, None) if graph is not None else (run_once, False, error)
+    copy = plan.get("copied_inputs", list(range(len(args))))
+    graph, error = replay_mod.capture(ns, mod.call, args, copy)
+    if graph is None:
+        return run_once, False, error
+    return (lambda: graph.run(args)), True, None
 
 
 def _export(prof: Any, trace: Path) -> None:
