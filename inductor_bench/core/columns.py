@@ -9,10 +9,10 @@ C-level ``map`` / ``compress`` calls, so memory is about 40 bytes per event kept
 
 - ``device``: kernel, gpu_memcpy and gpu_memset events (name, ts, dur, device, correlation,
   External id);
-- ``launch``: cuda_runtime and cuda_driver events (ts, thread, correlation);
+- ``launch``: cuda_runtime and cuda_driver events (ts, dur, thread, correlation);
 - ``op``: cpu_op events (name, ts, dur, thread, External id);
-- ``markers``: the ``ProfilerStep#N`` ranges (user_annotation or cpu_op), and ``first`` /
-  ``last``, the span of every event kept (the window of a trace without steps).
+- ``markers``: the ``ProfilerStep#N`` ranges (user_annotation or cpu_op); ``span()`` is that
+  of every event kept (the window of a trace without steps).
 
 A correlation or External id that is absent is stored as ``MISSING``; one that is not a
 64-bit integer (a float, a string, null ...) as ``MISSING`` too, with its value in the
@@ -25,7 +25,7 @@ import functools
 import math
 import re
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import add, attrgetter
@@ -53,7 +53,7 @@ from .trace import (
 
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
 MISSING = -(1 << 63)  # an absent correlation / External id (the value itself is read as absent)
-_NAME, _TS, _DUR, _PID, _TID = (attrgetter(a) for a in ("name", "ts", "dur", "pid", "tid"))
+_NAME, _TS, _DUR, _PID, _TID, _CAT = (attrgetter(a) for a in ("name", "ts", "dur", "pid", "tid", "cat"))
 _HOST = frozenset({CPU_OP}) | LAUNCH_CATEGORIES
 _MARKER_CATEGORIES = frozenset({CPU_OP, USER_ANNOTATION})
 
@@ -83,12 +83,20 @@ class _Devices(dict):
         return i
 
 
-class _StepNames(dict):
-    """name -> whether it is a ``ProfilerStep#N`` marker's."""
+class _Names(Table):
+    """Event names; ``steps`` holds the indices of ``ProfilerStep#N`` names."""
 
-    def __missing__(self, name: str) -> bool:
-        self[name] = found = STEP_NAME.match(name) is not None
-        return found
+    def __init__(self) -> None:
+        super().__init__()
+        self.steps: set[int] = set()
+        self.step_names: set[str] = set()
+
+    def __missing__(self, name: str) -> int:
+        i = super().__missing__(name)
+        if STEP_NAME.match(name):
+            self.steps.add(i)
+            self.step_names.add(name)
+        return i
 
 
 @dataclass
@@ -102,12 +110,13 @@ class Column:
     def extend(self, values: list[Any]) -> None:
         ids, start = self.ids, len(self.ids)
         try:
-            ids.extend(values)
-            if not values or min(ids[start:]) != MISSING or not _sentinel_values(values):
-                return
+            ids.fromlist(values)  # all or nothing
         except (TypeError, OverflowError):
             pass
-        del ids[start:]
+        else:
+            if not values or min(ids[start:]) != MISSING or not _sentinel_values(values):
+                return
+            del ids[start:]
         for v in values:
             if type(v) is int and v != MISSING and -(1 << 63) < v < (1 << 63):
                 ids.append(v)
@@ -160,31 +169,40 @@ class Events:
 @dataclass
 class TraceColumns:
     path: str = ""
-    names: Table = field(default_factory=Table)  # name -> index
+    names: _Names = field(default_factory=_Names)  # name -> index
     devices: Table = field(default_factory=Table)  # str(pid) of a device event -> index
     threads: Table = field(default_factory=Table)  # (pid, tid) of a CPU event -> index
     device: Events = field(default_factory=Events)
     launch: Events = field(default_factory=Events)
     op: Events = field(default_factory=Events)
     markers: list[tuple[str, float, float]] = field(default_factory=list)  # file order
-    first: float = math.inf  # the earliest start of every event kept
-    last: float = -math.inf  # the latest end
+    first: float = math.inf  # the earliest start of the events not in the columns
+    last: float = -math.inf  # their latest end
     kept: int = 0
     device_properties: list[dict[str, Any]] = field(default_factory=list)
     base_time_ns: int | None = None
+
+    def span(self) -> tuple[float, float]:
+        """The earliest start and the latest end of every event kept."""
+        first, last = [self.first], [self.last]
+        for evs in (self.device, self.launch, self.op):
+            if len(evs):
+                first.append(min(evs.ts))
+                last.append(max(map(add, evs.ts, evs.dur)))
+        return min(first), max(last)
 
 
 Getter = Callable[[Any], Any]
 
 
 class ColumnFiller:
-    """Kept events (raw structs or ``Event``s) -> the columns of ``out``."""
+    """Kept events (raw structs or ``Event``s) -> the columns of ``out``. Each field of a
+    run is taken with one C-level ``map`` and appended with ``array.fromlist``."""
 
     def __init__(self, out: TraceColumns, corr: Getter, ext: Getter) -> None:
         self.out = out
         self.corr, self.ext = corr, ext
         self.pid_device = _Devices(out.devices)
-        self.step_names = _StepNames()
 
     def add(self, xs: list[Any], cats: list[str]) -> None:
         """``xs``: events of the analysis' categories, ``cats`` their categories."""
@@ -192,39 +210,54 @@ class ColumnFiller:
             return
         out = self.out
         out.kept += len(xs)
-        out.first = min(out.first, min(map(_TS, xs)))
-        out.last = max(out.last, max(map(add, map(_TS, xs), map(_DUR, xs))))
-        steps = self.step_names
-        out.markers += [(r.name, r.ts, r.ts + r.dur) for r in
-                        compress(xs, map(_MARKER_CATEGORIES.__contains__, cats)) if steps[r.name]]
+        annotations = list(map(USER_ANNOTATION.__eq__, cats))
+        if any(annotations):  # the span of the other kinds is read from their columns
+            anns = list(compress(xs, annotations))
+            _ids(out.names, list(map(_NAME, anns)))  # a step's name is known as one
+            out.first = min(out.first, min(map(_TS, anns)))
+            out.last = max(out.last, max(map(add, map(_TS, anns), map(_DUR, anns))))
         dev = list(compress(xs, map(DEVICE_CATEGORIES.__contains__, cats)))
         if dev:
-            self._extend(out.device, dev, map(self.pid_device.__getitem__, map(_PID, dev)), True, True)
+            where = _ids(self.pid_device, list(map(_PID, dev)))
+            self._extend(out.device, dev, where, corr=True, ext=True)
         host_mask = list(map(_HOST.__contains__, cats))
-        if not any(host_mask):
-            return
-        host = list(compress(xs, host_mask))
-        threads = list(map(out.threads.__getitem__, zip(map(_PID, host), map(_TID, host), strict=True)))
-        is_op = list(map(CPU_OP.__eq__, compress(cats, host_mask)))
+        op_names: list[int] = []
+        if any(host_mask):
+            op_names = self._host(list(compress(xs, host_mask)), list(compress(cats, host_mask)))
+        if any(annotations) or not out.names.steps.isdisjoint(op_names):
+            out.markers += [(r.name, r.ts, r.ts + r.dur) for r in
+                            compress(xs, map(_MARKER_CATEGORIES.__contains__, cats))
+                            if r.name in out.names.step_names]
+
+    def _host(self, host: list[Any], cats: list[str]) -> list[int]:
+        """cpu_op and launch events (threads interned in file order); the ops' name ids."""
+        out = self.out
+        threads = _ids(out.threads, list(zip(map(_PID, host), map(_TID, host), strict=True)))
+        is_op = list(map(CPU_OP.__eq__, cats))
         ops = list(compress(host, is_op))
+        names: list[int] = []
         if ops:
-            self._extend(out.op, ops, compress(threads, is_op), False, True)
+            names = self._extend(out.op, ops, list(compress(threads, is_op)), corr=False, ext=True)
         if len(ops) < len(host):
             is_launch = [not x for x in is_op]
             launches = list(compress(host, is_launch))
-            out.launch.ts.extend(map(_TS, launches))
-            out.launch.where.extend(compress(threads, is_launch))
+            out.launch.ts.fromlist(list(map(_TS, launches)))
+            out.launch.dur.fromlist(list(map(_DUR, launches)))
+            out.launch.where.fromlist(list(compress(threads, is_launch)))
             out.launch.corr.extend(list(map(self.corr, launches)))
+        return names
 
-    def _extend(self, evs: Events, xs: list[Any], where: Iterable[int], corr: bool, ext: bool) -> None:
-        evs.name.extend(map(self.out.names.__getitem__, map(_NAME, xs)))
-        evs.ts.extend(map(_TS, xs))
-        evs.dur.extend(map(_DUR, xs))
-        evs.where.extend(where)
+    def _extend(self, evs: Events, xs: list[Any], where: list[int], *, corr: bool, ext: bool) -> list[int]:
+        names = _ids(self.out.names, list(map(_NAME, xs)))
+        evs.name.fromlist(names)
+        evs.ts.fromlist(list(map(_TS, xs)))
+        evs.dur.fromlist(list(map(_DUR, xs)))
+        evs.where.fromlist(where)
         if corr:
             evs.corr.extend(list(map(self.corr, xs)))
         if ext:
             evs.ext.extend(list(map(self.ext, xs)))
+        return names
 
     def add_events(self, events: list[Event]) -> None:
         """``Event``s (every category: the span covers them all, as a trace's window)."""
@@ -234,6 +267,14 @@ class ColumnFiller:
         self.out.last = max(self.out.last, max(map(add, map(_TS, events), map(_DUR, events))))
         kept = [ev for ev in events if ev.cat in ANALYSIS_CATEGORIES]
         self.add(kept, [ev.cat for ev in kept])
+
+
+def _ids(table: dict[Any, int], values: list[Any]) -> list[int]:
+    """The index of each value in ``table`` (a ``Table``: new values are added)."""
+    ids = list(map(table.get, values))
+    if None in ids:
+        ids = [table[v] for v in values]
+    return ids
 
 
 def event_filler(out: TraceColumns) -> ColumnFiller:
@@ -263,7 +304,9 @@ def _decoder() -> tuple[msgspec.json.Decoder, type]:
          ("pid", int | str, 0), ("tid", int | str, 0), ("args", raw_args, raw_args())],
         tag_field="ph", tag="X", gc=False,
     )
-    others = [msgspec.defstruct(f"AnalysisPhase{i}", [], tag_field="ph", tag=ph, gc=False)
+    # the other phases' events build nothing; their category reads "" (a class attribute)
+    others = [msgspec.defstruct(f"AnalysisPhase{i}", [], tag_field="ph", tag=ph, gc=False,
+                                namespace={"cat": ""})
               for i, ph in enumerate(OTHER_PHASES)]
     return msgspec.json.Decoder(list[Union[(complete, *others)]], strict=False), complete  # noqa: UP007
 
@@ -273,14 +316,15 @@ def load_columns(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> TraceColum
     ``Event`` per event). The errors of ``load_trace``."""
     p = Path(path)
     out = TraceColumns(path=str(p))
-    decoder, complete = _decoder()
+    decoder, _ = _decoder()
     canon = category_map(ANALYSIS_CATEGORIES)
     filler = ColumnFiller(out, attrgetter("args.a0"), attrgetter("args.a1"))
     odd, odd_filler = EventMaker(p, ANALYSIS_CATEGORIES, ANALYSIS_ARGS, None), event_filler(out)
 
     def run(raws: list[Any]) -> None:
-        xs = [r for r in raws if r.__class__ is complete and r.cat in canon]
-        filler.add(xs, list(map(canon.__getitem__, map(attrgetter("cat"), xs))))
+        cats = list(map(_CAT, raws))
+        kept = list(map(canon.__contains__, cats))
+        filler.add(list(compress(raws, kept)), list(map(canon.__getitem__, compress(cats, kept))))
 
     def one(raw: Any) -> None:
         odd.one(raw)

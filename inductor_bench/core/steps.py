@@ -138,7 +138,7 @@ def _step_windows(c: TraceColumns) -> list[tuple[str, float, float]]:
     there are none."""
     if c.markers:
         return sorted(c.markers, key=lambda m: m[1])
-    return [(WHOLE_TRACE, c.first, c.last)]
+    return [(WHOLE_TRACE, *c.span())]
 
 
 # ---- one step ---------------------------------------------------------------------------
@@ -188,7 +188,8 @@ def _device(split: StepEvents, device: str, start: float, end: float, js: list[i
     busy = union_length((max(ts[j], start), min(ts[j] + dur[j], end)) for j in js)
     cpu, queued, none = _idle(sorted(js, key=ts.__getitem__), start, end, split)
     return DeviceFigures(
-        device=device, busy=busy, kernel_ms=sum(cats.values()), waiting_on_cpu=cpu, queued=queued, nothing_launched=none,
+        device=device, busy=busy, kernel_ms=sum(cats.values()), waiting_on_cpu=cpu, queued=queued,
+        nothing_launched=none,
         events=len(js), categories={c: cats[c] for c in sorted(cats, key=categories.order)},
     )
 
