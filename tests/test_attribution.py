@@ -200,7 +200,7 @@ def test_v2_record_round_trips():
     gs = [analysed("torch-2.13", gid) for gid in ("0-forward", "0-backward")]
     r = BreakdownResult(model="attr_net", graphs=gs, train=True)
     back = BreakdownResult.from_dict(json.loads(r.to_json()))
-    assert back.schema_version == 3
+    assert back.schema_version == 4
     for a, b in zip(r.graphs, back.graphs, strict=True):
         assert a.sites == b.sites
         assert [k.origin for k in a.kernels] == [k.origin for k in b.kernels]

@@ -191,6 +191,6 @@ def test_reanalysis_rejudges_a_result_saved_with_other_figures(tmp_path):
     assert "means over every profiled iteration" in render_breakdown(old)
     main(["report", str(run), "--reanalyze", "--summary"])
     new = load_breakdown(run)
-    assert new.schema_version == 3
+    assert new.schema_version == 4
     assert new.graph("0-forward").wall_ms == pytest.approx(load_breakdown(RUN).graph("0-forward").wall_ms)
     assert new.graph("0-forward").wall_ms < old.graph("0-forward").wall_ms
