@@ -70,7 +70,8 @@ PARTS: tuple[Part, ...] = (
              StepCap("check:step-time", 50, 10, 500),
              StepCap("kernel", 40, 15, 60),
              StepCap("check:do-bench", 18, 8, 60),
-             StepCap("pytest", 75, 30, 300),
+             StepCap("check:peaks", 15, 8, 30),
+             StepCap("pytest", 60, 30, 300),
          )),
     Part(2, "compare; the load readings beside another GPU process; the disturbance benchmark",
          390.0, (

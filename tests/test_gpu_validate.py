@@ -280,7 +280,7 @@ def test_every_parts_caps_fit_its_budget_and_every_step_runs_in_one_part():
     keys = [s.key for p in parts.PARTS for s in p.steps]
     assert sorted(keys) == sorted(gv.STEPS) and len(set(keys)) == len(keys)
     assert [s.key for s in gv.plan([1])][:4] == [f"breakdown:{k}" for k, _, _ in gv.MAIN_RUNS]
-    assert {"pytest", "kernel", "check:do-bench", "check:graph-time", "check:step-time"} <= {
+    assert {"pytest", "kernel", "check:do-bench", "check:graph-time", "check:step-time", "check:peaks"} <= {
         s.key for s in gv.plan([1])}
     assert "disturbance" in {s.key for s in gv.plan([2])}
 
