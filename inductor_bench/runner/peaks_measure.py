@@ -40,7 +40,7 @@ MIN_CALL_S = 0.02  # a matmul size is big enough once one call takes this long
 MIN_N = {HOST: 1024, DEVICE: 4096}
 MAX_N = {HOST: 4096, DEVICE: 16384}
 MATMUL_BUDGET_S = 1.5  # per compute type: the sizes tried and the repetitions together
-METHOD = 2  # bump when the measurement changes: cached figures of an older method are not reused
+METHOD = 3  # bump when the measurement changes: cached figures of an older method are not reused
 
 
 def best_seconds(fn: Any, device: str, reps: int = REPS) -> float:
@@ -120,25 +120,28 @@ def _operands(kind: str, n: int, device: str) -> Any:
 
 def matmul_tflops(kind: str, device: str, reps: int) -> tuple[float, int]:
     """Dense TFLOP/s of square matmuls of the kind (``FP32``, ``TF32``, ``bf16``, ``fp16``,
-    ``FP8``). A probe at n = 256 predicts the rate; the size is then the smallest power of two
-    from ``MIN_N`` whose call takes ``MIN_CALL_S`` (small calls measure the threads' start
-    and join, not the units), smaller where a call would take more than a quarter of the
-    budget (a type the device only emulates)."""
+    ``FP8``). From ``MIN_N`` the size doubles until a call takes ``MIN_CALL_S`` (small calls
+    measure a launch, or the threads' start and join, not the units); a probe at n = 256 first
+    predicts the rate, and a type so slow that a call would take more than a quarter of the
+    budget (one the device only emulates) starts smaller."""
     import torch
 
     timeline = backend(device).timeline
     old = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = kind == TF32
     try:
+        started = time.perf_counter()
         probe = best_seconds(_operands(kind, 256, device), device, 2)
         rate = 2.0 * 256**3 / max(probe, 1e-9)  # FLOP/s, a low estimate
         n = MIN_N[timeline]
-        while n < MAX_N[timeline] and 2.0 * n**3 / rate < MIN_CALL_S:
-            n *= 2
         while n > 256 and 2.0 * n**3 / rate > MATMUL_BUDGET_S / 4:
             n //= 2
         fn = _operands(kind, n, device)
         one = best_seconds(fn, device, 1)
+        while one < MIN_CALL_S and n < MAX_N[timeline] and time.perf_counter() - started < MATMUL_BUDGET_S:
+            n *= 2
+            fn = _operands(kind, n, device)
+            one = best_seconds(fn, device, 1)
         seconds = best_seconds(fn, device, max(2, min(reps, int(MATMUL_BUDGET_S / max(one, 1e-6)))))
         return 2.0 * n**3 / min(one, seconds) / 1e12, n
     finally:
