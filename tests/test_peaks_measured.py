@@ -103,3 +103,29 @@ def test_the_ceilings_are_cached_per_machine_and_refreshed_on_request(tmp_path):
         assert again.gbps >= first.gbps and again.tflops["fp32"] >= first.tflops["fp32"]
     fresh = measure_ceilings("cpu", cache_dir=tmp_path, refresh=True, reps=2)
     assert not fresh.from_cache and fresh.key == first.key
+
+
+def test_a_failed_measurement_costs_the_roofline_only(tmp_path, monkeypatch):
+    """The worker fails: the run keeps its figures and status, the result and peaks.json say
+    why there are no ceilings, and the report says it in one line."""
+    from inductor_bench.core.errors import WorkerError
+    from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
+    from inductor_bench.render.breakdown import render_breakdown
+    from inductor_bench.runner import roofline
+    from inductor_bench.runner.settings import RunSettings
+
+    def fails(*a, **kw):
+        raise WorkerError("peaks_measure worker was killed by SIGKILL without a result")
+
+    monkeypatch.setattr(roofline, "measure_ceilings", fails)
+    k = KernelStat("cpp_fused_relu_0", "cpp_pointwise", 1.0, 0.5, bytes=1e6)
+    r = BreakdownResult("m", graphs=[GraphResult("0-forward", "forward", kernels=[k], wall_ms=1.0)])
+    roofline.add_roofline(r, tmp_path, RunSettings())
+    assert r.status == "ok" and r.roofline.measured is None
+    assert r.errors == ["the ceilings could not be measured: peaks_measure worker was killed by SIGKILL "
+                        "without a result"]
+    assert json.loads((tmp_path / "peaks.json").read_text())["error"] == r.errors[0]
+    assert json.loads((tmp_path / "breakdown.json").read_text())["extras"]["roofline"]["kernels"] == [
+        {"graph": "0-forward", "kernel": "cpp_fused_relu_0", "gbps": 2.0, "tflops": None, "intensity": None,
+         "pct": None, "bound": None, "limit": ""}]
+    assert f"\n{r.errors[0]}\n" in render_breakdown(r)

@@ -95,7 +95,7 @@ def ceilings_lines(roof: Roofline) -> list[str]:
     """The measured ceilings and the datasheet's, one line each."""
     c, ds = roof.measured, roof.datasheet
     if c is None:
-        return [f"ceilings: not measured ({roof.error or 'unknown reason'})"]
+        return [roof.error or "the ceilings were not measured"]
     flops = ", ".join(f"{k} {c.tflops[k]:.3g}" for k in COMPUTE_TYPES if k in c.tflops)
     bw = f"{c.gbps:.3g} GB/s" if c.gbps else fmt.DASH
     if c.triad_gbps is not None:

@@ -38,23 +38,31 @@ def measure_ceilings(device: str, *, refresh: bool = False, cache_dir: Path | No
     return Ceilings.from_dict(response["ceilings"])
 
 
+def measured_roofline(device: str, device_name: str, run_dir: Path, settings: RunSettings, *,
+                      refresh: bool = False) -> Roofline:
+    """The ceilings with the datasheet's beside them, written to ``peaks.json``; a failed
+    measurement is recorded in them (``error``), never raised."""
+    roof = Roofline(datasheet=datasheet_for(device_name))
+    try:
+        with settings.progress.phase("measuring the device's ceilings (bandwidth, matmul)") as ph:
+            roof.measured = measure_ceilings(device, refresh=refresh,
+                                             log_path=run_dir / "logs" / "peaks.log", echo=settings.echo)
+            ph["done"] = "cached" if roof.measured.from_cache else "measured"
+    except errors.BenchError as e:
+        roof.error = f"the ceilings could not be measured: {e}"[:300]
+    write_atomic(run_dir / PEAKS_FILE, roof.to_json())
+    return roof
+
+
 def add_roofline(result: BreakdownResult, run_dir: Path, settings: RunSettings, *,
                  refresh: bool = False) -> None:
     """Set ``result.roofline`` (saved in ``peaks.json`` and with the result); a failure is
     recorded in it and in the result's errors, and the run stays as it was measured."""
     if not result.measured():
         return
-    roof = Roofline(datasheet=datasheet_for(result.device_name))
-    try:
-        with settings.progress.phase("measuring the device's ceilings (bandwidth, matmul)") as ph:
-            roof.measured = measure_ceilings(result.device, refresh=refresh,
-                                             log_path=run_dir / "logs" / "peaks.log", echo=settings.echo)
-            ph["done"] = "cached" if roof.measured.from_cache else "measured"
-    except errors.BenchError as e:
-        roof.error = f"the ceilings could not be measured: {e}"[:300]
-        result.errors.append(roof.error)
-    result.roofline = roof
-    write_atomic(run_dir / PEAKS_FILE, roof.to_json())
+    result.roofline = measured_roofline(result.device, result.device_name, run_dir, settings, refresh=refresh)
+    if result.roofline.error:
+        result.errors.append(result.roofline.error)
     save_result(run_dir, result, settings.on_saved)
 
 
@@ -65,16 +73,9 @@ def add_compare_roofline(result: CompareResult, run_dir: Path, settings: RunSett
     bds = [m.breakdown for m in result.modes if m.breakdown is not None and m.breakdown.measured()]
     if not bds:
         return
-    roof = Roofline(datasheet=datasheet_for(bds[0].device_name))
-    try:
-        with settings.progress.phase("measuring the device's ceilings (bandwidth, matmul)") as ph:
-            roof.measured = measure_ceilings(bds[0].device, refresh=refresh,
-                                             log_path=run_dir / "logs" / "peaks.log", echo=settings.echo)
-            ph["done"] = "cached" if roof.measured.from_cache else "measured"
-    except errors.BenchError as e:
-        roof.error = f"the ceilings could not be measured: {e}"[:300]
+    roof = measured_roofline(bds[0].device, bds[0].device_name, run_dir, settings, refresh=refresh)
+    if roof.error:
         result.errors.append(roof.error)
     for b in bds:
         b.roofline = roof
-    write_atomic(run_dir / PEAKS_FILE, roof.to_json())
     save_result(run_dir, result, settings.on_saved)
