@@ -265,3 +265,51 @@ def test_a_measurement_beside_other_work_keeps_the_higher_figures():
     best = best_of(new, old)
     assert best.gbps == 5.0 and best.copy_gbps == 5.0
     assert best.tflops == {"fp32": 0.04, "fp16/bf16": 0.001} and best.matmul_n["fp32"] == 2048
+
+
+ROOFLINE_RUN = FIXTURES / "results" / "cpu_mlp_train_roofline"
+
+
+def _halved():
+    import copy
+
+    from inductor_bench.core.rundir import load_breakdown
+
+    base = load_breakdown(ROOFLINE_RUN)
+    head = copy.deepcopy(base)
+    for g in head.graphs:
+        for k in g.kernels:
+            k.ms, k.samples_ms = k.ms / 2, [x / 2 for x in k.samples_ms]
+    return base, head
+
+
+def test_diff_shows_each_kernel_moving_toward_its_limit():
+    """Every kernel twice as fast with the same counts and ceilings: twice the % of peak."""
+    from inductor_bench.core.diff import diff_results
+    from inductor_bench.core.roofline import step_pct
+    from inductor_bench.render.diff import render_diff
+
+    base, head = _halved()
+    (section,) = diff_results(base, head).sections
+    paired = [k for k in section.kernels if k.base_pct is not None]
+    assert len(paired) == 7
+    for k in paired:
+        assert k.head_pct == pytest.approx(2 * k.base_pct)
+    b, h = section.roofline_pct
+    assert b == pytest.approx(step_pct(base)) and h == pytest.approx(2 * b)
+    text = render_diff(diff_results(base, head))
+    assert "Toward the limit: % of peak, base and head (7)" in text
+    assert f"% of peak (time-weighted)  {b:.1f}%" in text
+    assert json.loads(json.dumps(section.to_dict()))["roofline_pct"] == pytest.approx([b, h])
+
+
+def test_compare_shows_each_columns_percent_of_peak_where_it_was_counted():
+    from inductor_bench.core.roofline import step_pct
+    from inductor_bench.render.roofline import roofline_rows
+
+    base, head = _halved()
+    old = BreakdownResult("m", graphs=[GraphResult("0-forward", "forward", kernels=[KernelStat("k", "cpp_pointwise", 1, 1.0)])])
+    rows = roofline_rows([base, None, head, old])
+    assert rows[0] == ["% of peak (time-weighted)", f"{step_pct(base):.1f}%", "-", f"{step_pct(head):.1f}%", "-"]
+    assert rows[1][0] == "kernel time < 30% of limit" and rows[1][2] == rows[1][4] == "-"
+    assert roofline_rows([old, None]) == []

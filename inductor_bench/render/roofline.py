@@ -16,6 +16,7 @@ from ..core.roofline import (
     category_far_below_ms,
     ceilings_of,
     chart_points,
+    has_counts,
     kernel_roof,
     step_pct,
 )
@@ -70,15 +71,12 @@ def roofline_rows(breakdowns: list[BreakdownResult | None]) -> list[list[str]]:
     """Rows of the compare table, one cell per column: the time-weighted % of peak and the
     share of kernel time under ``FAR_BELOW_PCT`` of its limit; none when no column has
     ceilings."""
-    if not any(b is not None and shows_roofline(b) for b in breakdowns):
+    shown = [b if b is not None and shows_roofline(b) and has_counts(b) else None for b in breakdowns]
+    if not any(shown):
         return []
-    weighted = [fmt.pct(step_pct(b)) if b is not None and shows_roofline(b) else fmt.DASH for b in breakdowns]
-    far = []
-    for b in breakdowns:
-        if b is None or not shows_roofline(b):
-            far.append(fmt.DASH)
-            continue
-        far.append(fmt.pct(fmt.share(sum(category_far_below_ms(b).values()), b.totals().kernel_ms)))
+    weighted = [fmt.pct(step_pct(b)) if b is not None else fmt.DASH for b in shown]
+    far = [fmt.pct(fmt.share(sum(category_far_below_ms(b).values()), b.totals().kernel_ms))
+           if b is not None else fmt.DASH for b in shown]
     return [["% of peak (time-weighted)", *weighted], [f"kernel time {FAR_HEADER}", *far]]
 
 
