@@ -3,22 +3,28 @@ a large kineto trace.
 
 Writes a trace of about ``--mb`` MB, plain and gzipped, into a temporary directory: by
 default a synthetic CUDA-shaped one in kineto's layout (one key per line; python function,
-cpu_op, launch, kernel and flow events in the proportions of a profiled transformer step),
-or, with ``--replicate TRACE``, the events of a real trace repeated verbatim until the size
+cpu_op, launch, kernel and flow events in the proportions of a profiled transformer step);
+with ``--shape kernel-heavy`` one with no Python events, a flow pair for every launch and a
+``ProfilerStep#N`` every 1,000 launches (most of its bytes kernels and their launches); or,
+with ``--replicate TRACE``, the events of a real trace repeated verbatim until the size
 is reached. Then reads it in a fresh process per case and run (``--repeat``, fastest run
 shown) and prints wall and CPU time, MB/s of *uncompressed* JSON, and the peak RSS of that
 process (``VmHWM``, else ``resource.getrusage``) beside its RSS before reading (interpreter
 and imports).
 ``--tracemalloc`` adds a run per case under ``tracemalloc`` (slower) for its Python peak.
 
-Cases: ``load_for_analysis`` and ``load_trace`` (plain and gzipped); the decoding floor
-(``load_trace`` keeping no category); the previous stdlib-only streaming parser, taken from
-git (``--old-ref``); and the candidates: ``json.load``, ``orjson.loads``, msgspec decoding
-the whole document into typed structs, ijson's C (yajl2_c) backend; and gzip inflate alone
-(stdlib zlib vs ISA-L). A candidate whose package is missing is reported as skipped.
+Cases, by kind (``--kinds``): ``analyze`` (the whole ``analyze`` of one trace, plain and
+gzipped, and the same at git ``--analyze-ref``, before it read traces into columns);
+``hta``: HolisticTraceAnalysis's temporal and kernel breakdowns of the same files, run by
+``--hta-python`` (an interpreter with ``traceinsight`` installed; skipped without one);
+``new``: ``load_for_analysis`` and ``load_trace`` (plain and gzipped) and the decoding floor
+(``load_trace`` keeping no category); ``old``: the previous stdlib-only streaming parser,
+taken from git (``--old-ref``); ``candidate``: ``json.load``, ``orjson.loads``, msgspec
+decoding the whole document into typed structs, ijson's C (yajl2_c) backend; ``inflate``:
+gzip inflate alone (stdlib zlib vs ISA-L). A case whose package is missing is skipped.
 
-Usage: python scripts/bench_trace_parse.py [--mb 300] [--replicate TRACE] [--repeat 3]
-           [--no-baseline] [--tracemalloc] [--keep-files]
+Usage: python scripts/bench_trace_parse.py [--mb 300] [--shape kernel-heavy | --replicate TRACE]
+           [--repeat 3] [--kinds analyze,hta,...] [--hta-python PY] [--tracemalloc] [--keep-files]
 """
 
 from __future__ import annotations
@@ -69,8 +75,22 @@ import ijson
 assert ijson.backend == "yajl2_c", ijson.backend
 n = sum(1 for e in ijson.items(open(p, "rb"), "traceEvents.item", use_float=True) if {KEEP})
 """
+HTA = """
+from hta.trace_analysis import TraceAnalysis
+a = TraceAnalysis(trace_dir=str(Path(p).parent))
+a.get_temporal_breakdown(visualize=False)
+a.get_gpu_kernel_breakdown(visualize=False)
+n = len(a.t.get_trace(0))
+"""
+ANALYZED = "n = sum(d.events for s in r.steps for d in s.devices)"
 CASES = {
     # name: (file suffix, kind, code run in the child; sets n = events kept)
+    "analyze": ("json", "analyze", f"r = analyze_file(p)\n{ANALYZED}"),
+    "analyze, gzipped": ("json.gz", "analyze", f"r = analyze_file(p)\n{ANALYZED}"),
+    "before: analyze (an Event per event)": ("json", "old-analyze",
+                                             f"r = analyze_trace(load_for_analysis(p))\n{ANALYZED}"),
+    "HTA (traceinsight): temporal + kernel breakdown": ("json", "hta", HTA),
+    "HTA, gzipped": ("json.gz", "hta", HTA),
     "load_for_analysis": ("json", "new", "n = len(load_for_analysis(p).events)"),
     "load_for_analysis, gzipped": ("json.gz", "new", "n = len(load_for_analysis(p).events)"),
     "load_trace (all events, all args)": ("json", "new", "n = len(load_trace(p).events)"),
@@ -95,9 +115,12 @@ CASES = {
 }
 CHILD = """
 import gc, json, resource, sys, time, tracemalloc
+from pathlib import Path
 sys.path[:0] = {paths!r}
-from inductor_bench.core.trace import load_for_analysis, load_trace
 try:
+    from inductor_bench.core.trace import load_for_analysis, load_trace
+    from inductor_bench.core.analyze import analyze_trace
+    from inductor_bench.core.analyze import analyze_file
     import old_trace as old
 except ImportError:
     pass
@@ -136,8 +159,9 @@ def _event(cat: str, name: str, pid: int, tid: int, ts: float, dur: float, args:
     return "\n".join(lines)
 
 
-def _launch_group(i: int, ts: float) -> list[str]:
-    """What kineto records around one kernel launch from Inductor's wrapper."""
+def _launch_group(i: int, ts: float, kernel_heavy: bool = False) -> list[str]:
+    """What kineto records around one kernel launch from Inductor's wrapper; kernel-heavy:
+    without the Python events, a flow pair for every launch, a step marker every 1,000."""
     name = GEMM if i % 5 == 4 else KERNELS[i % 4].format(i % 97)
     op = "aten::mm" if i % 5 == 4 else name
     api = "cudaLaunchKernel" if i % 5 == 4 else "cuLaunchKernelEx"
@@ -158,7 +182,12 @@ def _launch_group(i: int, ts: float) -> list[str]:
                 "blocks per SM": 1.0, "warps per SM": 8.0, "grid": [132, 1, 1],
                 "block": [256, 1, 1], "est. achieved occupancy %": 25}),
     ]
-    if i % 3 == 0:
+    if kernel_heavy:
+        out = out[2:]
+        if i % 1000 == 0:
+            out.append(_event("user_annotation", f"ProfilerStep#{i // 1000}", 4242, 4242, ts,
+                              1000 * 13.0 - 1.0, {"External id": i, "Record function id": 0}))
+    if kernel_heavy or i % 3 == 0:
         out.append(f'  {{"ph": "s", "id": {corr}, "pid": 4242, "tid": 4242, "ts": {ts + 2:.3f}, '
                    '"cat": "ac2g", "name": "ac2g"}')
         out.append(f'  {{"ph": "f", "id": {corr}, "pid": 0, "tid": 7, "ts": {ts + 20:.3f}, '
@@ -166,7 +195,7 @@ def _launch_group(i: int, ts: float) -> list[str]:
     return out
 
 
-def write_trace(path: Path, target_bytes: int) -> int:
+def write_trace(path: Path, target_bytes: int, kernel_heavy: bool = False) -> int:
     """Write the synthetic trace; returns the number of trace events."""
     n = 0
     with open(path, "w") as f:
@@ -175,7 +204,7 @@ def write_trace(path: Path, target_bytes: int) -> int:
         i, ts = 0, 4457437588000.0
         first = True
         while f.tell() < target_bytes:
-            group = _launch_group(i, ts)
+            group = _launch_group(i, ts, kernel_heavy)
             f.write(("" if first else ",\n") + ",\n".join(group))
             first = False
             n += len(group)
@@ -217,9 +246,10 @@ def old_parser(ref: str, into: Path) -> str | None:
     return None
 
 
-def run_case(code: str, path: Path, paths: list[str], traced: bool) -> list[float] | str:
+def run_case(code: str, path: Path, paths: list[str], traced: bool, python: str = sys.executable
+             ) -> list[float] | str:
     """[kept, wall s, cpu s, RSS before KB, peak RSS KB, tracemalloc peak B], or why not."""
-    r = subprocess.run([sys.executable, "-c", CHILD.format(code=code, paths=paths), str(path),
+    r = subprocess.run([python, "-c", CHILD.format(code=code, paths=paths), str(path),
                         "1" if traced else "0"], capture_output=True, text=True, check=False)
     if r.returncode != 0:
         last = (r.stderr.strip().splitlines() or ["?"])[-1]
@@ -249,61 +279,100 @@ def machine() -> str:
             f"{platform.system()} {platform.release()}; load average {load}")
 
 
-def main() -> int:
+def options() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=float, default=300.0, help="size of the plain trace, MB")
+    ap.add_argument("--shape", choices=("launch", "kernel-heavy"), default="launch",
+                    help="the synthetic trace's shape")
     ap.add_argument("--replicate", type=Path, help="repeat the events of this real trace")
     ap.add_argument("--repeat", type=int, default=3, help="runs per case (fastest shown)")
-    ap.add_argument("--no-baseline", action="store_true",
-                    help="only the current parser (no old parser, candidates or inflate)")
+    ap.add_argument("--kinds", default=",".join(KINDS), help=f"cases to run, of {','.join(KINDS)}")
+    ap.add_argument("--no-baseline", action="store_true", help="only the kinds new and analyze")
     ap.add_argument("--old-ref", default="d2f35c2", help="git ref of the previous parser")
+    ap.add_argument("--analyze-ref", default="4372b36",
+                    help="git ref of analyze before it read traces into columns")
+    ap.add_argument("--hta-python", default="", help="a Python with traceinsight installed")
     ap.add_argument("--tracemalloc", action="store_true", help="one more run per case, traced")
     ap.add_argument("--keep-files", action="store_true")
-    opts = ap.parse_args()
+    ap.add_argument("--files", type=Path, help="keep the traces in this directory and reuse them")
+    return ap.parse_args()
+
+
+KINDS = ("analyze", "old-analyze", "hta", "new", "old", "candidate", "inflate")
+
+
+def write_files(opts: argparse.Namespace, tmp: Path) -> tuple[str, int, dict[str, Path]]:
+    """The trace, plain and gzipped, each alone in a directory (HTA reads a directory)."""
+    files = {s: (opts.files or tmp) / s / f"trace.{s}" for s in ("json", "json.gz")}
+    if all(f.exists() for f in files.values()):
+        return f"{opts.files}", 0, files
+    for f in files.values():
+        f.parent.mkdir(parents=True, exist_ok=True)
+    if opts.replicate:
+        total = replicate_trace(opts.replicate, files["json"], int(opts.mb * 1e6))
+        what = f"{opts.replicate.name} replicated"
+    else:
+        total = write_trace(files["json"], int(opts.mb * 1e6), opts.shape == "kernel-heavy")
+        what = f"synthetic ({opts.shape})"
+    with open(files["json"], "rb") as src, gzip.open(files["json.gz"], "wb", 6) as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+    return what, total, files
+
+
+def old_package(ref: str, into: Path) -> str | None:
+    """The package at git ``ref`` under ``into``; a reason when it cannot be had."""
+    into.mkdir()
+    r = subprocess.run(f"git archive {ref} inductor_bench | tar -x -C {into}", shell=True, cwd=ROOT,
+                       capture_output=True, text=True, check=False)
+    return None if r.returncode == 0 else f"git archive {ref} failed: {r.stderr.strip()[:80]}"
+
+
+def row(name: str, kind: str, code: str, path: Path, paths: list[str], opts, mb: float) -> list[str]:
+    python = opts.hta_python if kind == "hta" else sys.executable
+    if not python:
+        return [name, "skipped: no --hta-python"]
+    runs = [run_case(code, path, paths, False, python) for _ in range(max(1, opts.repeat))]
+    if isinstance(runs[0], str):
+        return [name, runs[0]]
+    kept, wall, cpu, before, _, _ = min(runs, key=lambda r: r[1])
+    peak = max(r[4] for r in runs) / 1024
+    traced = ""
+    if opts.tracemalloc:
+        t = run_case(code, path, paths, True, python)
+        traced = f"{t[5] / 1e6:,.0f}" if not isinstance(t, str) else "-"
+    return [name, f"{kept:,}" if kind != "inflate" else "-", f"{wall:.2f}", f"{cpu:.2f}",
+            f"{mb / wall:.0f}", f"{before / 1024:.0f}", f"{peak:,.0f}", f"{peak / mb:.2f}", traced]
+
+
+def main() -> int:
+    opts = options()
+    kinds = {"new", "analyze"} if opts.no_baseline else set(opts.kinds.split(","))
     tmp = Path(tempfile.mkdtemp(prefix="ib-bench-trace-"))
     try:
-        plain = tmp / "trace.json"
         t0 = time.perf_counter()
-        if opts.replicate:
-            total = replicate_trace(opts.replicate, plain, int(opts.mb * 1e6))
-            what = f"{opts.replicate.name} replicated"
-        else:
-            total = write_trace(plain, int(opts.mb * 1e6))
-            what = "synthetic"
-        with open(plain, "rb") as src, gzip.open(tmp / "trace.json.gz", "wb", 6) as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
-        size = {s: (tmp / f"trace.{s}").stat().st_size / 1e6 for s in ("json", "json.gz")}
+        what, total, files = write_files(opts, tmp)
+        size = {s: f.stat().st_size / 1e6 for s, f in files.items()}
         print(f"{what} trace: {total:,} events, {size['json']:.0f} MB plain, {size['json.gz']:.1f} MB "
               f"gzipped (written in {time.perf_counter() - t0:.0f} s)")
         print(f"machine: {machine()}\npackages: {versions()}")
-        no_old = old_parser(opts.old_ref, tmp)
-        paths = [str(ROOT), str(tmp)]
+        missing = {"old": old_parser(opts.old_ref, tmp),
+                   "old-analyze": old_package(opts.analyze_ref, tmp / "before")}
         rows = []
         for name, (suffix, kind, code) in CASES.items():
-            if opts.no_baseline and kind != "new":
+            if kind not in kinds:
                 continue
-            if kind == "old" and no_old:
-                rows.append([name, no_old])
+            if missing.get(kind):
+                rows.append([name, missing[kind]])
                 continue
-            runs = [run_case(code, tmp / f"trace.{suffix}", paths, False)
-                    for _ in range(max(1, opts.repeat))]
-            if isinstance(runs[0], str):
-                rows.append([name, runs[0]])
-                continue
-            kept, wall, cpu, before, _, _ = min(runs, key=lambda r: r[1])
-            peak = max(r[4] for r in runs) / 1024
-            traced = ""
-            if opts.tracemalloc:
-                t = run_case(code, tmp / f"trace.{suffix}", paths, True)
-                traced = f"{t[5] / 1e6:,.0f}" if not isinstance(t, str) else "-"
-            rows.append([name, f"{kept:,}" if kind != "inflate" else "-", f"{wall:.2f}",
-                         f"{cpu:.2f}", f"{size['json'] / wall:.0f}", f"{before / 1024:.0f}",
-                         f"{peak:,.0f}", f"{peak / size['json']:.2f}", traced])
+            paths = [str(tmp / "before")] if kind == "old-analyze" else [str(ROOT), str(tmp)]
+            rows.append(row(name, kind, code, files[suffix], paths, opts, size["json"]))
         print(tabulate(rows, headers=["case", "events kept", "wall s", "cpu s", "MB/s (plain)",
                                       "RSS before MB", "peak RSS MB", "peak / plain size",
                                       "tracemalloc peak MB"]))
         print("MB/s: MB of uncompressed JSON per wall second, gzipped files included. Candidates "
-              "count the events load_for_analysis would keep, without building them.")
+              "count the events load_for_analysis would keep, without building them; analyze the "
+              "device events in its steps; HTA the rows of its trace table.")
+        print(f"load average after: {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     finally:
         if opts.keep_files:
             print(f"files kept in {tmp}")

@@ -197,3 +197,38 @@ def test_a_rank_comes_back_small():
     events = len([e for e in raw_events(NCCL) if e.get("cat") in DEVICE])
     result = rank_summary(NCCL, 0)
     assert events > 2500 and len(pickle.dumps(result)) < 5_000
+
+
+def test_parallel_ranks_are_read_in_the_workers_alone(monkeypatch):
+    """With workers, the parent reads no trace at all: reading one there fails, and four ranks
+    still come back, equal to reading them in this process."""
+    import inductor_bench.core.ranks as ranks_module
+
+    expected = analyze_ranks(RANK_FILES[:4], workers=1)
+
+    def no_reading_here(path):
+        raise AssertionError(f"the parent read {path}")
+
+    monkeypatch.setattr(ranks_module, "load_columns", no_reading_here)
+    assert analyze_ranks(RANK_FILES[:4], workers=2) == expected
+
+
+def test_ranks_in_one_process_hold_one_rank_at_a_time(monkeypatch):
+    """Without workers, ranks are read one after another and each rank's columns are gone
+    before the next rank is read: at most one rank's events are held at a time."""
+    import weakref
+
+    import inductor_bench.core.ranks as ranks_module
+
+    real = ranks_module.load_columns
+    read: list[weakref.ref] = []
+
+    def reading(path):
+        assert all(r() is None for r in read), "an earlier rank's columns are still held"
+        cols = real(path)
+        read.append(weakref.ref(cols))
+        return cols
+
+    monkeypatch.setattr(ranks_module, "load_columns", reading)
+    result = analyze_ranks(RANK_FILES[:4], workers=1)
+    assert len(read) == 4 and [r.rank for r in result.ranks] == [0, 1, 2, 3]

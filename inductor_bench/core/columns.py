@@ -15,8 +15,9 @@ C-level ``map`` / ``compress`` calls, so memory is about 40 bytes per event kept
   of every event kept (the window of a trace without steps).
 
 A correlation or External id that is absent is stored as ``MISSING``; one that is not a
-64-bit integer (a float, a string, null ...) as ``MISSING`` too, with its value in the
-column's ``odd`` dict, so that lookups match exactly what a dict of the values would.
+64-bit integer (a float, a string, null ..., or ``MISSING``'s own value) as ``MISSING`` too,
+with its value in the column's ``odd`` dict, so that lookups match exactly what a dict of
+the values would.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from .trace import (
 )
 
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
-MISSING = -(1 << 63)  # an absent correlation / External id (the value itself is read as absent)
+MISSING = -(1 << 63)  # an absent correlation / External id (the value itself goes to ``odd``)
 _NAME, _TS, _DUR, _PID, _TID, _CAT = (attrgetter(a) for a in ("name", "ts", "dur", "pid", "tid", "cat"))
 _HOST = frozenset({CPU_OP}) | LAUNCH_CATEGORIES
 _MARKER_CATEGORIES = frozenset({CPU_OP, USER_ANNOTATION})
