@@ -269,3 +269,14 @@ def test_the_html_heatmap_colours_cells_by_speedup_and_noise():
     slow = table.rows["mlp2"]["max-autotune"]
     assert slow.speedup == pytest.approx(table.rows["mlp"]["max-autotune"].speedup / 1.5, rel=0.05)
     assert "<script" not in page.split("<main>")[1].split("<footer>")[0]  # nothing but the page's own script
+
+
+def test_a_cell_compare_could_not_judge_is_blank_and_noise_is_grey():
+    from inductor_bench.core.sweep_table import Figures
+
+    assert cell_colour(Figures("m", "default", "ok", speedup=3.0, verdict="too few samples")) == ""
+    assert cell_colour(Figures("m", "default", "ok", speedup=3.0, verdict="within noise")) == "rgba(160,164,170,0.35)"
+    assert cell_colour(Figures("m", "default", "ok", speedup=2.0, verdict="significant")) == "rgba(45,164,78,0.85)"
+    # half the log-distance to the full colour: sqrt(2) faster
+    assert cell_colour(Figures("m", "default", "ok", speedup=2**0.5, verdict="significant")) == "rgba(45,164,78,0.53)"
+    assert cell_colour(Figures("m", "default", "failed", reason="boom")) == ""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 import math
 
-from ..core.stats import SIGNIFICANT
+from ..core.stats import SIGNIFICANT, TOO_FEW
 from ..core.sweep_table import Figures, SweepTable
 from .doc import HTML, new_doc
 from .format import interval_x, seconds
@@ -27,7 +27,7 @@ STYLE = (
 
 def cell_colour(f: Figures) -> str:
     """The cell's background: ``rgba(...)``, or "" for none."""
-    if f.speedup is None or f.verdict is None:
+    if f.speedup is None or f.verdict in (None, TOO_FEW):
         return ""
     if f.verdict != SIGNIFICANT:
         return f"rgba({NOISE_RGB},0.35)"
