@@ -311,5 +311,5 @@ def test_compare_shows_each_columns_percent_of_peak_where_it_was_counted():
     old = BreakdownResult("m", graphs=[GraphResult("0-forward", "forward", kernels=[KernelStat("k", "cpp_pointwise", 1, 1.0)])])
     rows = roofline_rows([base, None, head, old])
     assert rows[0] == ["% of peak (time-weighted)", f"{step_pct(base):.1f}%", "-", f"{step_pct(head):.1f}%", "-"]
-    assert rows[1][0] == "kernel time < 30% of limit" and rows[1][2] == rows[1][4] == "-"
+    assert rows[1][0] == "kernel time under 30% of limit" and rows[1][2] == rows[1][4] == "-"
     assert roofline_rows([old, None]) == []

@@ -25,7 +25,7 @@ from .doc import Doc
 from .roofline_svg import Point, Roof, Scatter
 
 PCT_HEADER = "% peak"
-FAR_HEADER = f"< {FAR_BELOW_PCT:g}% of limit"
+FAR_HEADER = f"under {FAR_BELOW_PCT:g}% of limit"
 BOUND_WORDS = {"memory": "memory", "compute": "compute", LATENCY: "latency (too short)"}
 
 
