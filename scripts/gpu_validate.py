@@ -12,6 +12,7 @@ Part 1 (``scripts/gpu_validate_parts.py`` holds the parts and every step's cap):
     module, the step time against CUDA events around the model's step; the quiet-load reading;
  3. ``kernel --max-autotune`` on the slowest Triton kernel of each default run (config counts,
     the patch against torch's mode table), then those kernels against ``triton.testing.do_bench``;
+    the unprofiled pipelined run against the profiled one; the measured ceilings against do_bench;
  4. ``pytest -m gpu`` (tests/test_gpu_breakdown.py, tests/test_kernel_gpu.py).
 
 Part 2: ``compare --modes default,reduce-overhead``; mlp again beside another process on the
