@@ -82,7 +82,7 @@ def read_expected(text: str) -> Expected:
         if isinstance(node, ast.ClassDef) and node.name == "Runner":
             funcs.update({f"Runner.{m.name}": m for m in node.body if isinstance(m, ast.FunctionDef)})
     e.partitions = sorted(n for n in funcs if re.fullmatch(r"partition_\d+", n))
-    call = funcs["Runner.call"]
+    call = funcs.get("Runner.call") or funcs["call"]  # before partitions: a module-level call
     first = call.body[0]
     e.inputs = [t.id for t in first.targets[0].elts] if isinstance(first, ast.Assign) and isinstance(
         first.targets[0], ast.Tuple) else []
@@ -234,3 +234,27 @@ def test_what_each_model_compiled_to(version):
     p = plan(text, True, split["cudagraph_state"])
     assert [s.kind for s in p.steps] == ["graph", "eager", "graph"]
     assert p.how_it_ran().startswith("replayed: 2 CUDA-graph partition(s), 1 eager step(s)")
+
+
+# -- the same readers on modules Inductor wrote on real GPUs (A100, H100; torch 2.6 to 2.9) ----
+
+GPU_MODULES = sorted(p.name for p in (FIXTURES / "gpu_modules").glob("*.py"))
+
+
+@pytest.mark.parametrize("name", GPU_MODULES)
+def test_real_gpu_modules_kernels_and_call_sites(name):
+    text = (FIXTURES / "gpu_modules" / name).read_text()
+    e = read_expected(text)
+    m = parse_module(text)
+    assert sorted(m.kernels) == sorted(e.kernels) and e.kernels
+    assert m.device == "cuda"
+    calls = parse_calls(text, m)
+    assert [(c.name, c.partition) for c in calls] == [(n, p) for n, p, _ in e.launches]
+    assert m.partitions.count == len(e.partitions) == 0
+    for kname, src in e.kernels.items():
+        heuristic = DECORATOR.search(src).group(1)
+        assert m.kernels[kname].heuristic == heuristic
+        assert classify(kname, m.kernels[kname]) == CATEGORY[heuristic]
+        kf = parse_kernel_source(src, f"{kname}.py")
+        assert (kf.name, kf.heuristic, kf.device) == (JIT_DEF.search(src).group(1), heuristic, "cuda")
+        assert not kf.has_harness  # written without TORCHINDUCTOR_BENCHMARK_KERNEL

@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import types
 
+import pytest
+
 from inductor_bench.core.replay_plan import plan
 from inductor_bench.runner import replay
 
@@ -236,3 +238,87 @@ def test_a_whole_graph_capture_copies_the_inputs_it_is_told_to():
     rec.log.clear()
     assert g.run([a, b]) == ["out"]
     assert rec.log == ["copy b -> static b", "replay"]
+
+
+# -- the run's side: torch's state from the modules log, the plan into the worker's request -----
+
+def test_the_profile_request_carries_the_plan_made_from_torchs_recorded_state(tmp_path):
+    import json
+
+    from inductor_bench.core.rundir import MODULES_LOG
+    from inductor_bench.runner.cudagraph_state import SHA_KEY, STATE_KEY, text_sha
+    from inductor_bench.runner.graphs import collect_graphs, profile_request
+    from inductor_bench.runner.settings import RunSettings
+
+    from .conftest import FIXTURES
+
+    folder = FIXTURES / "codegen_2.11.0"
+    row = next(r for r in json.loads((folder / "manifest.json").read_text())["modules"]
+               if r["config"] == "split_infer_cg")
+    text = (folder / row["file"]).read_text()
+    compiled = tmp_path / "compiled"
+    compiled.mkdir()
+    (compiled / "split.py").write_text(text)
+    (compiled / "split_again.py").write_text(text + "\n# the same graph, left out\n")
+    left_out = {**row["cudagraph_state"], "cudagraph_fail_reasons": ["non-Tensor inputs"]}
+    with open(tmp_path / MODULES_LOG, "w") as f:
+        for path, state in ((compiled / "split.py", row["cudagraph_state"]),
+                            (compiled / "split_again.py", left_out)):
+            f.write(json.dumps({"path": str(path), "frame_id": 0, "order": 0}) + "\n")
+            f.write(json.dumps({STATE_KEY: state, SHA_KEY: text_sha(path.read_text())}) + "\n")
+    modules = [{"path": str(compiled / "split.py"), "frame_id": 0, "frame_compile_id": 0},
+               {"path": str(compiled / "split_again.py"), "frame_id": 1, "frame_compile_id": 0}]
+    graphed, eager = collect_graphs(modules, tmp_path, "cuda")
+    assert graphed.cudagraph_state == row["cudagraph_state"] and eager.cudagraph_state == left_out
+
+    request = profile_request(graphed, RunSettings(), mode="reduce-overhead")
+    expected = plan(text, True, row["cudagraph_state"])
+    assert request["cuda_graph"] is True and request["replay_plan"] == expected.request()
+    assert request["replay_plan"]["partitioned"] and sorted(request["replay_plan"]["copies"]) == ["0", "1"]
+    assert graphed.graph.how_it_ran == expected.how_it_ran()
+
+    request = profile_request(eager, RunSettings(), mode="reduce-overhead")
+    assert request["cuda_graph"] is False and request["replay_plan"]["graphed"] is False
+    assert eager.graph.cuda_graphs_note == (
+        "torch.compile left it out of CUDA graphs: non-Tensor inputs (torch logged nothing)")
+    assert eager.graph.how_it_ran == ("eager, kernel by kernel: non-Tensor inputs "
+                                      "(not logged by torch; from torch)")
+    assert profile_request(graphed, RunSettings(), mode="default")["replay_plan"] is None
+
+
+@pytest.mark.e2e
+def test_the_compile_workers_hook_records_torchs_state_of_a_real_compile(tmp_path, monkeypatch):
+    """torch 2.13 on the CPU: the wrapped ``post_compile`` sees the compiled graph and its
+    kwargs; the state is keyed by the module text Inductor wrote."""
+    import json
+
+    import torch
+
+    from inductor_bench.runner import cudagraph_state
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "cache"))
+    from torch._inductor.output_code import CompiledFxGraph
+
+    real = CompiledFxGraph.post_compile
+    log = tmp_path / "modules.jsonl"
+    try:
+        assert cudagraph_state.attach(log) and cudagraph_state.attach(log)  # twice: wrapped once
+        texts: list[str] = []
+        from torch._inductor.graph import GraphLowering
+
+        monkeypatch.setattr(GraphLowering, "save_output_code", staticmethod(texts.append), raising=False)
+        torch._dynamo.reset()
+        f = torch.compile(lambda x: (x.sin() + 1).sum(0), mode="reduce-overhead")
+        f(torch.randn(8, 4))
+    finally:
+        CompiledFxGraph.post_compile = real
+        torch._dynamo.reset()
+    lines = [json.loads(ln) for ln in log.read_text().splitlines()]
+    assert len(lines) == 1 and len(texts) == 1
+    states = cudagraph_state.states_by_sha(lines)
+    state = states[cudagraph_state.text_sha(texts[0])]
+    assert state["device_types"] == ["cpu"] and state["cudagraphs_requested"] is False
+    assert state["static_input_idxs"] == []
+    # a graph on the CPU alone: torch's own lowering reason (it logs it only for CUDA graphs)
+    assert state["disabled_cudagraphs_reason"].startswith("skipping cudagraphs due to")
+    assert plan(texts[0], True, state).reason_from == "torch"
