@@ -90,7 +90,7 @@ CASES = {
     "before: analyze (an Event per event)": ("json", "old-analyze",
                                              f"r = analyze_trace(load_for_analysis(p))\n{ANALYZED}"),
     "HTA (traceinsight): temporal + kernel breakdown": ("json", "hta", HTA),
-    "HTA, gzipped": ("json.gz", "hta", HTA),
+    "HTA, gzipped": ("json.gz", "hta-gz", HTA),
     "load_for_analysis": ("json", "new", "n = len(load_for_analysis(p).events)"),
     "load_for_analysis, gzipped": ("json.gz", "new", "n = len(load_for_analysis(p).events)"),
     "load_trace (all events, all args)": ("json", "new", "n = len(load_trace(p).events)"),
@@ -298,7 +298,7 @@ def options() -> argparse.Namespace:
     return ap.parse_args()
 
 
-KINDS = ("analyze", "old-analyze", "hta", "new", "old", "candidate", "inflate")
+KINDS = ("analyze", "old-analyze", "hta", "hta-gz", "new", "old", "candidate", "inflate")
 
 
 def write_files(opts: argparse.Namespace, tmp: Path) -> tuple[str, int, dict[str, Path]]:
@@ -328,7 +328,7 @@ def old_package(ref: str, into: Path) -> str | None:
 
 
 def row(name: str, kind: str, code: str, path: Path, paths: list[str], opts, mb: float) -> list[str]:
-    python = opts.hta_python if kind == "hta" else sys.executable
+    python = opts.hta_python if kind.startswith("hta") else sys.executable
     if not python:
         return [name, "skipped: no --hta-python"]
     runs = [run_case(code, path, paths, False, python) for _ in range(max(1, opts.repeat))]

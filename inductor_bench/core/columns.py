@@ -29,7 +29,7 @@ from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
-from operator import add, attrgetter
+from operator import add, attrgetter, not_
 from pathlib import Path
 from typing import Any, Union
 
@@ -211,9 +211,9 @@ class ColumnFiller:
             return
         out = self.out
         out.kept += len(xs)
-        annotations = list(map(USER_ANNOTATION.__eq__, cats))
-        if any(annotations):  # the span of the other kinds is read from their columns
-            anns = list(compress(xs, annotations))
+        has_annotations = USER_ANNOTATION in cats
+        if has_annotations:  # the span of the other kinds is read from their columns
+            anns = list(compress(xs, map(USER_ANNOTATION.__eq__, cats)))
             _ids(out.names, list(map(_NAME, anns)))  # a step's name is known as one
             out.first = min(out.first, min(map(_TS, anns)))
             out.last = max(out.last, max(map(add, map(_TS, anns), map(_DUR, anns))))
@@ -225,7 +225,7 @@ class ColumnFiller:
         op_names: list[int] = []
         if any(host_mask):
             op_names = self._host(list(compress(xs, host_mask)), list(compress(cats, host_mask)))
-        if any(annotations) or not out.names.steps.isdisjoint(op_names):
+        if has_annotations or not out.names.steps.isdisjoint(op_names):
             out.markers += [(r.name, r.ts, r.ts + r.dur) for r in
                             compress(xs, map(_MARKER_CATEGORIES.__contains__, cats))
                             if r.name in out.names.step_names]
@@ -240,7 +240,7 @@ class ColumnFiller:
         if ops:
             names = self._extend(out.op, ops, list(compress(threads, is_op)), corr=False, ext=True)
         if len(ops) < len(host):
-            is_launch = [not x for x in is_op]
+            is_launch = list(map(not_, is_op))
             launches = list(compress(host, is_launch))
             out.launch.ts.fromlist(list(map(_TS, launches)))
             out.launch.dur.fromlist(list(map(_DUR, launches)))
@@ -323,9 +323,8 @@ def load_columns(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> TraceColum
     odd, odd_filler = EventMaker(p, ANALYSIS_CATEGORIES, ANALYSIS_ARGS, None), event_filler(out)
 
     def run(raws: list[Any]) -> None:
-        cats = list(map(_CAT, raws))
-        kept = list(map(canon.__contains__, cats))
-        filler.add(list(compress(raws, kept)), list(map(canon.__getitem__, compress(cats, kept))))
+        cats = list(map(canon.get, map(_CAT, raws)))  # None: not read
+        filler.add(list(compress(raws, cats)), list(filter(None, cats)))
 
     def one(raw: Any) -> None:
         odd.one(raw)

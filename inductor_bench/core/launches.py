@@ -12,6 +12,7 @@ and its own start as its launch time.
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_left
 from dataclasses import dataclass
 from operator import neg
 
@@ -79,6 +80,7 @@ def _sweep(c: TraceColumns, stacks: Table) -> dict[int, int]:
         key=list(zip(launch.where, launch.ts, strict=True)).__getitem__,
     )
     o_thread, o_ts, o_dur, o_name = op.where, op.ts, op.dur, op.name
+    sorted_threads = array("i", map(o_thread.__getitem__, o_order))
     l_thread, l_ts = launch.where, launch.ts
     names = c.names.values
     out: dict[int, int] = {}
@@ -92,8 +94,7 @@ def _sweep(c: TraceColumns, stacks: Table) -> dict[int, int]:
         if l_thread[j] != thread:
             thread = l_thread[j]
             ends, open_names, sid = [], [], 0
-            while p < n_ops and o_thread[o_order[p]] < thread:
-                p += 1
+            p = bisect_left(sorted_threads, thread, lo=p)  # the thread's first op
         changed = False
         # ops that start at or before the launch (at its ts too) enclose it, nested
         while p < n_ops and o_thread[k := o_order[p]] == thread and o_ts[k] <= t:

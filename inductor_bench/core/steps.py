@@ -167,10 +167,12 @@ def step_end(split: StepEvents, k: int) -> float:
 def step_devices(split: StepEvents, k: int, end: float) -> list[DeviceFigures]:
     """Step ``k``'s figures per device, devices in order."""
     start = split.windows[k][1]
-    by_row: dict[int, list[int]] = {}
-    row = split.row
-    for j in split.per_step[k]:
-        by_row.setdefault(row[j], []).append(j)
+    js, row = split.per_step[k], split.row
+    rows = set(map(row.__getitem__, js))
+    by_row: dict[int, list[int]] = {rows.pop(): js} if len(rows) == 1 else {}
+    if rows:  # several devices
+        for j in js:
+            by_row.setdefault(row[j], []).append(j)
     labels = {split.rows[r]: r for r in by_row}
     return [_device(split, d, start, end, by_row[labels[d]]) for d in sorted(labels, key=device_order)]
 
