@@ -92,16 +92,16 @@ def test_the_measured_host_ceilings_agree_with_numpy(tmp_path, monkeypatch):
 
 
 def test_the_ceilings_are_cached_per_machine_and_refreshed_on_request(tmp_path):
-    first = measure_ceilings("cpu", cache_dir=tmp_path, reps=2)
-    again = measure_ceilings("cpu", cache_dir=tmp_path, reps=2)
-    assert not first.from_cache
+    first = measure_ceilings("cpu", cache_dir=tmp_path, reps=2, threads=2)
+    again = measure_ceilings("cpu", cache_dir=tmp_path, reps=2, threads=2)
+    assert not first.from_cache and first.threads == 2 and first.key["threads"] == 2  # the run's threads
     assert len(list(tmp_path.glob("*.json"))) == 1
     if first.load is None:  # measured undisturbed: read back as it was
         assert again.from_cache and again.gbps == first.gbps and again.measured_at == first.measured_at
     else:  # measured beside other work: measured again, each figure the higher of the two
         assert not again.from_cache
         assert again.gbps >= first.gbps and again.tflops["fp32"] >= first.tflops["fp32"]
-    fresh = measure_ceilings("cpu", cache_dir=tmp_path, refresh=True, reps=2)
+    fresh = measure_ceilings("cpu", cache_dir=tmp_path, refresh=True, reps=2, threads=2)
     assert not fresh.from_cache and fresh.key == first.key
 
 

@@ -237,6 +237,10 @@ def best_of(new: Ceilings, old: Ceilings | None) -> Ceilings:
 
 def handle(request: dict[str, Any]) -> dict[str, Any]:
     device = request["device"]
+    if request.get("threads") and backend(device).torch_module is None:
+        import torch
+
+        torch.set_num_threads(int(request["threads"]))  # as the run's profiling workers did
     key = machine_key(device)
     cache = Path(request["cache_dir"]) / f"{cache_key(key)}.json" if request.get("cache_dir") else None
     cached = None if request.get("refresh") else read_cached(cache)

@@ -27,25 +27,34 @@ def peaks_cache_dir() -> Path:
 
 
 def measure_ceilings(device: str, *, refresh: bool = False, cache_dir: Path | None = None,
-                     reps: int | None = None, log_path: Path | None = None,
+                     reps: int | None = None, threads: int | None = None, log_path: Path | None = None,
                      echo: bool = False) -> Ceilings:
-    """The device's ceilings, from the machine's cache unless ``refresh``; raises the worker's
-    error (WorkerError, WorkerTimeout, ...) when it could not measure."""
-    request = {"device": device, "refresh": refresh, "reps": reps,
+    """The device's ceilings, from the machine's cache unless ``refresh``; ``threads``: the
+    intra-op threads the run's profiling used (its model may set them), else the worker's own.
+    Raises the worker's error (WorkerError, WorkerTimeout, ...) when it could not measure."""
+    request = {"device": device, "refresh": refresh, "reps": reps, "threads": threads,
                "cache_dir": str(cache_dir if cache_dir is not None else peaks_cache_dir())}
     response = run_worker(WORKER_MODULE, request, timeout=TIMEOUT_S, env=worker_env(),
                           log_path=log_path, echo=echo)
     return Ceilings.from_dict(response["ceilings"])
 
 
+def run_threads(result: BreakdownResult) -> int | None:
+    """The intra-op threads the run's graphs were profiled with (its model's setting, applied
+    in every profiling worker); None where the run did not record it."""
+    ts = result.torch_settings
+    n = ts.values.get("num_threads") if ts is not None else None
+    return int(n) if isinstance(n, int) and n > 0 else None
+
+
 def measured_roofline(device: str, device_name: str, run_dir: Path, settings: RunSettings, *,
-                      refresh: bool = False) -> Roofline:
+                      refresh: bool = False, threads: int | None = None) -> Roofline:
     """The ceilings with the datasheet's beside them, written to ``peaks.json``; a failed
     measurement is recorded in them (``error``), never raised."""
     roof = Roofline(datasheet=datasheet_for(device_name))
     try:
         with settings.progress.phase("measuring the device's ceilings (bandwidth, matmul)") as ph:
-            roof.measured = measure_ceilings(device, refresh=refresh,
+            roof.measured = measure_ceilings(device, refresh=refresh, threads=threads,
                                              log_path=run_dir / "logs" / "peaks.log", echo=settings.echo)
             ph["done"] = "cached" if roof.measured.from_cache else "measured"
     except errors.BenchError as e:
@@ -60,7 +69,8 @@ def add_roofline(result: BreakdownResult, run_dir: Path, settings: RunSettings, 
     recorded in it and in the result's errors, and the run stays as it was measured."""
     if not result.measured():
         return
-    result.roofline = measured_roofline(result.device, result.device_name, run_dir, settings, refresh=refresh)
+    result.roofline = measured_roofline(result.device, result.device_name, run_dir, settings,
+                                        refresh=refresh, threads=run_threads(result))
     if result.roofline.error:
         result.errors.append(result.roofline.error)
     save_result(run_dir, result, settings.on_saved)
@@ -73,7 +83,8 @@ def add_compare_roofline(result: CompareResult, run_dir: Path, settings: RunSett
     bds = [m.breakdown for m in result.modes if m.breakdown is not None and m.breakdown.measured()]
     if not bds:
         return
-    roof = measured_roofline(bds[0].device, bds[0].device_name, run_dir, settings, refresh=refresh)
+    roof = measured_roofline(bds[0].device, bds[0].device_name, run_dir, settings, refresh=refresh,
+                             threads=run_threads(bds[0]))
     if roof.error:
         result.errors.append(roof.error)
     for b in bds:
