@@ -158,12 +158,20 @@ WHAT = {
 }
 
 
+MARK = "<!-- the part below is written by scripts/record_cuda_codegen.py -->"
+
+
 def write_readme(out: Path, manifest: dict) -> None:
+    """The folder's README: a README written otherwise is kept, this part appended below it."""
+    readme = out / "README.md"
+    title = f"# codegen_{manifest['torch'].split('+')[0]}: CUDA compiled modules generated without a GPU"
+    kept = readme.read_text().split(MARK)[0].rstrip() if readme.exists() else ""
+    kept = "" if kept == title else kept  # a README this script wrote: written again whole
     rows = manifest["modules"]
     listed = {r["file"] for r in rows}
     older = sorted(p.name for p in out.glob("*.py") if p.name not in listed)
     lines = [
-        f"# codegen_{manifest['torch'].split('+')[0]}: CUDA compiled modules generated without a GPU",
+        *([kept, "", MARK, "", "## Recorded by `scripts/record_cuda_codegen.py`"] if kept else [title]),
         "",
         f"**Generated without a GPU** — not recorded on a GPU. Inductor's own output for CUDA (the "
         f"module text it writes to its code cache, captured through `GraphLowering.save_output_code`), "
@@ -185,13 +193,15 @@ def write_readme(out: Path, manifest: dict) -> None:
     ]
     lines += [f"| `{r['file']}` | {WHAT.get(r['config'], r['config'])}; {r['role']} graph {r['graph']} |"
               for r in rows]
-    if older:
-        lines += ["", "Also here, recorded earlier without this script (see the shared "
-                  "`gpu-artifacts/codegen-2.14.1/` notes; no benchmark harness in their kernels): "
+    if older and not kept:
+        lines += ["", "Also here, recorded earlier without this script: "
                   + ", ".join(f"`{n}`" for n in older) + "."]
     lines += ["", "Used by `tests/test_codegen_fixtures.py` (every parser and the replay planner); "
               "their kernels also by the Triton-interpreter tests."]
-    (out / "README.md").write_text("\n".join(lines) + "\n")
+    if not kept:
+        lines.insert(1, "")
+        lines.insert(2, MARK)
+    readme.write_text("\n".join(lines) + "\n")
 
 
 # ---------------------------------------------------------------- the worker (the venv's torch)
@@ -203,6 +213,8 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", choices=list(CONFIGS), help="configurations (default: all)")
     ap.add_argument("--out", help="output folder (default tests/fixtures/codegen_<version>)")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per configuration")
+    ap.add_argument("--readme-only", action="store_true",
+                    help="only write the folder's README from its manifest.json")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -210,6 +222,11 @@ def main() -> None:
         from cuda_codegen_worker import record
 
         record(args.worker, CONFIGS[args.worker], Path(args.out))
+        return
+    if args.readme_only:
+        if not args.out:
+            ap.error("--readme-only needs --out")
+        write_readme(Path(args.out), json.loads((Path(args.out) / "manifest.json").read_text()))
         return
     if not args.venv:
         ap.error("--venv is required")
