@@ -313,3 +313,20 @@ def test_compare_shows_each_columns_percent_of_peak_where_it_was_counted():
     assert rows[0] == ["% of peak (time-weighted)", f"{step_pct(base):.1f}%", "-", f"{step_pct(head):.1f}%", "-"]
     assert rows[1][0] == "kernel time under 30% of limit" and rows[1][2] == rows[1][4] == "-"
     assert roofline_rows([old, None]) == []
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="the shared GPU artifacts are not beside the checkout")
+def test_on_a_device_timeline_an_ops_count_goes_to_its_longest_kernel(tmp_path):
+    """The A100 module's two fp16 mm calls launch a cuBLAS GEMM and a small reduce beside it:
+    both calls' FLOPs go to the GEMM, none to the reduce; the Triton kernels keep their own."""
+    path = SHARED / "tlparse" / "modules" / "a100_torch2.9_per_poi_mm_c10d__collectives_parity_rank_0.log.2.py"
+    gemm = KernelStat("ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_nn", "extern_gemm", 2.0, 1.0,
+                      launched_by="aten::mm")
+    reduce = KernelStat("splitKreduce_kernel", "extern_gemm", 2.0, 0.1, launched_by="aten::mm")
+    per = KernelStat("triton_per_fused_all_reduce_gelu_native_layer_norm_0", "triton_persistent_reduction",
+                     1.0, 0.2)
+    g = GraphResult("0-forward", "forward", device="cuda", kernels=[gemm, reduce, per])
+    count_work(g, read_module(path), path.read_text(), tmp_path)
+    assert gemm.flops == 2 * (2 * 1024**3) and gemm.compute == "fp16/bf16"
+    assert reduce.bytes is None and reduce.flops is None
+    assert per.bytes == (2 * 1024 * 1024 + 2 * 1024) * 2
