@@ -322,3 +322,29 @@ def test_the_compile_workers_hook_records_torchs_state_of_a_real_compile(tmp_pat
     # a graph on the CPU alone: torch's own lowering reason (it logs it only for CUDA graphs)
     assert state["disabled_cudagraphs_reason"].startswith("skipping cudagraphs due to")
     assert plan(texts[0], True, state).reason_from == "torch"
+
+
+def test_the_report_says_per_graph_how_the_mode_ran_it():
+    import json
+
+    from inductor_bench.core.results import BreakdownResult, GraphResult
+    from inductor_bench.render.breakdown import render_breakdown
+
+    p = plan(MODULE, True, STATE)
+    left_out = plan(MODULE.replace("partitions=[partition_0, partition_1,]", "partitions=[]"), True)
+    r = BreakdownResult(model="m", device="cuda", mode="reduce-overhead")
+    r.graphs = [
+        GraphResult(id="0-inference", role="inference", device="cuda", wall_ms=1.0, iterations=1,
+                    cuda_graphs=True, replayed=True, how_it_ran=p.how_it_ran()),
+        GraphResult(id="1-inference", role="inference", device="cuda", wall_ms=1.0, iterations=1,
+                    cuda_graphs=False, how_it_ran=left_out.how_it_ran(),
+                    cuda_graphs_note="torch.compile left it out of CUDA graphs: no graph partitions "
+                                     "(torch logged nothing)"),
+    ]
+    text = render_breakdown(r)
+    assert ("0-inference as the mode runs it: replayed: 2 CUDA-graph partition(s), 1 eager step(s); "
+            "1 input(s) copied per replay") in text
+    assert ("1-inference as the mode runs it: eager, kernel by kernel: no graph partitions "
+            "(not logged by torch; from module)") in text
+    back = BreakdownResult.from_dict(json.loads(r.to_json()))
+    assert [g.how_it_ran for g in back.graphs] == [p.how_it_ran(), left_out.how_it_ran()]
