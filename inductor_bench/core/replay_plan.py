@@ -15,7 +15,9 @@ What torch does (read from torch 2.11's ``output_code.py``, ``compile_fx.py``,
     inputs: logged when the graph has a CUDA device; torch's state (and the log) tell.
   * ``cudagraph_fail_reasons`` (mutated inputs, complex memory overlap, non-Tensor inputs):
     logged without partitions, **not logged with them**; torch's state tells, the overlap also
-    the strides of ``get_args``.
+    the strides of ``get_args``. Torch 2.13 dropped the overlap test; 2.14 and 2.15 add "input
+    storage mutation" (also set as ``disabled_cudagraphs_reason``, so logged) and accept custom
+    class inputs.
   * no partition at all (``Runner(partitions=[])`` with CUDA graphs on): **not logged**; the
     module's text tells.
   * no CUDA device among the graph's devices: not logged (a counter only); torch's state.
@@ -194,9 +196,20 @@ def _callee(ln: str, kernels: set[str]) -> str | None:
     return None
 
 
+# the first torch whose mode no longer runs a graph with overlapping inputs eagerly
+OVERLAP_UNCHECKED_FROM = (2, 13)
+
+
+def version_tuple(version: str | None) -> tuple[int, int] | None:
+    m = re.match(r"(\d+)\.(\d+)", version or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
 def plan(text: str, cuda_graphs: bool, state: dict[str, Any] | None = None,
-         logged_skip: str | None = None) -> ReplayPlan:
-    """How the mode runs the graph of this module (see the module's docstring)."""
+         logged_skip: str | None = None, torch_version: str | None = None) -> ReplayPlan:
+    """How the mode runs the graph of this module (see the module's docstring). Without torch's
+    state, the overlap of the harness's inputs is checked when ``torch_version`` is older than
+    2.13 or unknown."""
     lines = text.splitlines()
     names = partition_names(text)
     partitioned = "Runner(partitions=" in text
@@ -207,7 +220,9 @@ def plan(text: str, cuda_graphs: bool, state: dict[str, Any] | None = None,
     if not cuda_graphs:
         base.reason, base.reason_from = "the mode uses no CUDA graphs", FROM_TORCH
         return base
-    why = _not_graphed(text, names, partitioned, state, logged_skip)
+    version = version_tuple(torch_version)
+    check_overlap = state is None and (version is None or version < OVERLAP_UNCHECKED_FROM)
+    why = _not_graphed(text, names, partitioned, state, logged_skip, check_overlap)
     if why is not None:
         base.reason, base.reason_from, base.logged = why
         return base
@@ -225,7 +240,7 @@ def plan(text: str, cuda_graphs: bool, state: dict[str, Any] | None = None,
 
 
 def _not_graphed(text: str, names: list[str], partitioned: bool, state: dict[str, Any] | None,
-                 logged_skip: str | None) -> tuple[str, str, bool] | None:
+                 logged_skip: str | None, check_overlap: bool) -> tuple[str, str, bool] | None:
     """(why the mode runs the graph eagerly, where that was read, whether torch logged it)."""
     if logged_skip:
         return logged_skip, FROM_LOG, True
@@ -242,7 +257,7 @@ def _not_graphed(text: str, names: list[str], partitioned: bool, state: dict[str
             return "no graph partitions", FROM_TORCH, False
     if partitioned and not names:
         return "no graph partitions", FROM_MODULE, False
-    overlap = overlapping_inputs(text)
+    overlap = overlapping_inputs(text) if check_overlap else []
     if overlap:
         return f"complex memory overlap ({', '.join(overlap)})", FROM_MODULE, not partitioned
     return None
