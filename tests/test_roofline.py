@@ -131,6 +131,10 @@ def test_the_recorded_cpu_run_is_counted_from_its_modules(tmp_path):
     # (64, 1) in_out buffers, the (64, 512) addmm output, two (512,) weights, a (64, 512) output
     assert fwd["cpp_fused_gelu_native_layer_norm_0"].bytes == (2 * 2 * 64 + 2 * 64 * 512 + 2 * 512) * 4
     assert fwd["cpp_fused_gelu_1"].bytes == 2 * 64 * 512 * 4
+    # each addmm call on its own: bias, input, weight (viewed), output; 2·M·N·K
+    sizes = [(256, 512), (512, 512), (512, 64)]  # (K, N) of fc1, fc2, fc3; M = 64
+    assert result.graph("0-forward").site_counts == [
+        [float((n + 64 * k + k * n + 64 * n) * 4), 2.0 * 64 * n * k] for k, n in sizes]
     bwd = {k.name: k for k in result.graph("0-backward").kernels}
     every_gemm_and_cpp = [k for g in result.graphs for k in g.kernels]
     assert all(k.bytes is not None for k in every_gemm_and_cpp)
@@ -330,3 +334,18 @@ def test_on_a_device_timeline_an_ops_count_goes_to_its_longest_kernel(tmp_path):
     assert gemm.flops == 2 * (2 * 1024**3) and gemm.compute == "fp16/bf16"
     assert reduce.bytes is None and reduce.flops is None
     assert per.bytes == (2 * 1024 * 1024 + 2 * 1024) * 2
+
+
+def test_an_extern_call_site_has_its_own_percent_of_peak():
+    from inductor_bench.core.rundir import load_breakdown
+    from inductor_bench.core.views import units
+    from inductor_bench.render.roofline import unit_pct_cell
+
+    r = load_breakdown(ROOFLINE_RUN)
+    g = r.graph("0-forward")
+    fc2 = next(u for u in units([g]) if u.site is not None and u.site.index == 1)
+    flops = 2.0 * 64 * 512 * 512  # fc2: 64x512 by 512x512
+    assert g.site_counts[1][1] == flops
+    # the roofline at its intensity is the fp32 ceiling (far above the ridge)
+    expected = 100 * (flops / (fc2.site.ms / 1e3) / 1e12) / r.roofline.measured.tflops["fp32"]
+    assert unit_pct_cell(r, fc2) == f"{expected:.0f}%"

@@ -114,6 +114,9 @@ class GraphResult:
     # to their op's kernel row), and a note where attribution is missing or partial.
     sites: list[CallSite] = field(default_factory=list)
     attribution: str | None = None
+    # Each extern call's [bytes, FLOPs] by its position among the module's extern calls
+    # (``CallSite.index``; schema 4, core/work.py): a call site's own % of peak.
+    site_counts: list[list[float | None]] = field(default_factory=list)
 
     @property
     def busy_pct(self) -> float:
@@ -172,6 +175,7 @@ _GRAPH_OPTIONAL: dict[str, Any] = {
     "pipelined_trace": None,
     "sites": [],
     "attribution": None,
+    "site_counts": [],
 }
 
 

@@ -19,6 +19,7 @@ held against the bandwidth alone. The verdict:
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 from .breakdown import op_name
@@ -35,6 +36,7 @@ from .diff_records import SectionDiff
 from .kernelfile import read_kernel_file
 from .modparse import ModuleInfo
 from .results import BreakdownResult, GraphResult, KernelStat
+from .sources import CallSite
 from .work import FROM_INDUCTOR, Work, call_work
 
 
@@ -54,6 +56,15 @@ def category_far_below_ms(result: BreakdownResult,
             if far_below(k, kernel_roof(k, c, g.device)):
                 out[k.category] = out.get(k.category, 0.0) + k.ms
     return out
+
+
+def site_stat(g: GraphResult, k: KernelStat, site: CallSite) -> KernelStat:
+    """One extern call site as a kernel of its own: its time, calls and counts (its op row's
+    compute type), for its own figures; the op row itself where the site was not counted."""
+    if site.index >= len(g.site_counts):
+        return k
+    moved, flops = g.site_counts[site.index]
+    return replace(k, ms=site.ms, calls=site.calls, bytes=moved, flops=flops)
 
 
 def kernel_pcts(result: BreakdownResult) -> dict[tuple[str, str], float]:
@@ -110,8 +121,10 @@ def count_work(graph: GraphResult, module: ModuleInfo, text: str, run_dir: Path)
     compiled module (and the Triton kernel files saved beside it)."""
     per_kernel: dict[str, Work] = {}
     per_op: dict[str, Work] = {}
+    graph.site_counts = []
     for call, work in call_work(module, text):
         if call.extern:
+            graph.site_counts.append([work.bytes, work.flops])
             key = _profiler_op(call.name)
             per_op[key] = per_op[key].plus(work) if key in per_op else work
         else:

@@ -18,8 +18,10 @@ from ..core.roofline import (
     chart_points,
     has_counts,
     kernel_roof,
+    site_stat,
     step_pct,
 )
+from ..core.views import Unit
 from . import format as fmt
 from .doc import Doc
 from .roofline_svg import Point, Roof, Scatter
@@ -40,6 +42,18 @@ def pct_cell(r: BreakdownResult, g: GraphResult, k: KernelStat) -> str:
     if roof.pct is None:
         return fmt.DASH
     return ("~" if roof.bound == LATENCY else "") + f"{roof.pct:.0f}%"
+
+
+def unit_member(u: Unit) -> tuple[GraphResult, KernelStat, float]:
+    """A view's unit as (graph, kernel, its time): a call site as a kernel of its own."""
+    k = site_stat(u.graph, u.kernel, u.site) if u.site is not None else u.kernel
+    return u.graph, k, u.ms
+
+
+def unit_pct_cell(r: BreakdownResult, u: Unit) -> str:
+    """A view's row: a kernel's % of its limit, or an extern call site's own."""
+    g, k, _ = unit_member(u)
+    return pct_cell(r, g, k)
 
 
 def group_pct_cell(r: BreakdownResult, members: list[tuple[GraphResult, KernelStat, float]]) -> str:

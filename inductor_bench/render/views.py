@@ -12,7 +12,7 @@ from ..core.views import By, Group, Unit, by_line, by_module, units
 from ..core.vocab import Role
 from . import format as fmt
 from .doc import Doc
-from .roofline import PCT_HEADER, group_pct_cell, pct_cell, shows_roofline
+from .roofline import PCT_HEADER, group_pct_cell, shows_roofline, unit_member, unit_pct_cell
 
 TOP_LEVEL = "(top level)"  # code of the compiled function itself, or a node with no module stack
 MODULES_SHOWN = 2  # module paths named in a kernel's source cell before "+N"
@@ -61,7 +61,7 @@ def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
             fmt.ms(u.ms),
             fmt.pct(fmt.share(u.ms, t.kernel_ms)),
             fmt.pct(fmt.share(u.ms, t.wall_ms)),
-        ] + ([pct_cell(r, u.graph, u.kernel)] if roof else []) + [where(u.origin, u.graph.attribution)]
+        ] + ([unit_pct_cell(r, u)] if roof else []) + [where(u.origin, u.graph.attribution)]
         for i, u in enumerate(us[:top], 1)
     ]
     doc.heading(f"Top {min(top, len(us))} of {len(us)} kernels and extern calls (whole step)")
@@ -80,8 +80,8 @@ def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
 
 
 def graph_units(doc: Doc, r: BreakdownResult, top: int) -> None:
-    """Each graph's kernels by category, extern ops one row per call site (an extern call's
-    % peak is its op's, all its calls together)."""
+    """Each graph's kernels by category, extern ops one row per call site (each with its own
+    % peak where the call was counted)."""
     roof = shows_roofline(r)
     for g in r.measured():
         by_cat: dict[str, list[Unit]] = {}
@@ -98,7 +98,7 @@ def graph_units(doc: Doc, r: BreakdownResult, top: int) -> None:
             for u in us[:top]:
                 share = fmt.pct(fmt.share(u.ms, g.kernel_ms))
                 row = [_kernel_cell(u), fmt.count(u.calls), fmt.ms(u.ms), share]
-                row += [pct_cell(r, g, u.kernel)] if roof else []
+                row += [unit_pct_cell(r, u)] if roof else []
                 row.append(where(u.origin, g.attribution))
                 if with_inputs:
                     row.append(", ".join(u.site.shapes) if u.site else "")
@@ -125,7 +125,7 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
         if two_roles:
             times += [fmt.ms(grp.forward_ms), fmt.ms(grp.backward_ms)]
         entries = _entries(grp, by)
-        peak = [group_pct_cell(r, [(u.graph, u.kernel, u.ms) for u in grp.units])] if roof else []
+        peak = [group_pct_cell(r, [unit_member(u) for u in grp.units])] if roof else []
         rows.append([str(i), *times, str(len(grp.units)), *peak, *entries[0]])
         blank = [""] * (2 + len(times) + len(peak))
         rows += [[*blank, *e] for e in entries[1:]]
@@ -137,7 +137,7 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
         rows[-1][-2 if by == By.LINE else -1] = f"… {len(rest)} more groups"
     total_row = _total_row(total, us, two_roles, by)
     if roof:
-        total_row.insert(6 if two_roles else 4, group_pct_cell(r, [(u.graph, u.kernel, u.ms) for u in us]))
+        total_row.insert(6 if two_roles else 4, group_pct_cell(r, [unit_member(u) for u in us]))
     rows.append(total_row)
     what = "source line" if by == By.LINE else "module" + (f" (depth {depth})" if depth else "")
     doc.heading(f"Time by {what} (whole step): {len(shown)} of {len(groups)} groups")
