@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -46,7 +48,7 @@ def local_sweep(tmp_path_factory):
 def _check_swept(out: Path, r: subprocess.CompletedProcess, executor: str) -> None:
     assert r.returncode == 0, r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("sweep: ")]  # not Ray's own notes
-    assert lines[0] == f"sweep: 1 models x 1 modes, 0 done before, 1 to run on the {executor} executor"
+    assert lines[0] == f"sweep: 1 model x 1 mode, 0 done before, 1 to run on the {executor} executor"
     assert lines[1] == "sweep: mlp started; 0/1 done"
     assert lines[-1].startswith("sweep: mlp done in ") and lines[-1].endswith(" s; 1/1 done")
     cell = json.loads((out / "sweep.json").read_text())["cells"][0]
@@ -64,7 +66,7 @@ def test_local_sweep_end_to_end_then_resumed(local_sweep):
     _check_swept(out, r, "local")
     again = _sweep(out)
     assert again.returncode == 0
-    assert again.stderr == "sweep: 1 models x 1 modes, 1 done before, 0 to run on the local executor\n"
+    assert again.stderr == "sweep: 1 model x 1 mode, 1 done before, 0 to run on the local executor\n"
     assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == [
         "index.html",
         "logs",
@@ -103,3 +105,40 @@ def test_the_sweep_page_opens_clean_with_its_heatmap(local_sweep, tmp_path):
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     finally:
         b.quit()
+
+
+def test_ctrl_c_stops_the_running_compare_and_saves_the_sweep(tmp_path):
+    out = tmp_path / "stopped"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "inductor_bench",
+            "sweep",
+            "models/mlp.py",
+            "models/transformer_block.py",
+            *QUICK,
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    deadline = time.monotonic() + 300
+    while not (out / "mlp" / "eager").is_dir() and time.monotonic() < deadline:  # compare is running
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert err.splitlines()[-1] == (
+        f"inductor-bench: error: sweep stopped; the finished cells are saved in "
+        f"{out} (the same command resumes it)"
+    )
+    cells = json.loads((out / "sweep.json").read_text())["cells"]
+    assert [(c["status"], c["exit_code"]) for c in cells] == [("interrupted", 130), ("pending", None)]
+    assert "interrupted" in json.loads((out / "mlp" / "compare.json").read_text())["errors"]
+    assert "2 models x 1 mode," in (out / "report.txt").read_text()

@@ -14,7 +14,7 @@ from ..core.compare import DEFAULT_MODES, parse_modes
 from ..core.devices import AUTO, HOST_BACKEND
 from ..core.errors import BenchError, Interrupted, NotComparable, RegressionFound, UsageError, WorkerError
 from ..core.rundir import HTML_REPORT_FILE, REPORT_FILE
-from ..core.sweep import Cell, CellStatus, Sweep, new_sweep, parse_shard, progress_line
+from ..core.sweep import Cell, CellStatus, Sweep, grid_size, new_sweep, parse_shard, progress_line
 from ..core.sweep_table import SweepTable, build_table, gate
 from ..core.vocab import CompileMode
 from ..core.workload import FACTORY_KIND, file_kind
@@ -230,7 +230,7 @@ def _print_event(kind: ExecutorKind):
         if what == "plan":
             left = len(sweep.unfinished())
             line = (
-                f"sweep: {len(sweep.cells)} models x {len(sweep.modes)} modes, "
+                f"sweep: {grid_size(sweep)}, "
                 f"{len(sweep.cells) - left} done before, {left} to run on the {kind.value} executor"
             )
         elif what == "start":

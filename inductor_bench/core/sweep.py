@@ -226,6 +226,12 @@ def progress_line(sweep: Sweep) -> str:
     return ", ".join([f"{n[CellStatus.DONE]}/{len(sweep.cells)} done", *bad])
 
 
+def grid_size(sweep: Sweep) -> str:
+    """``2 models x 3 modes``."""
+    m, k = len(sweep.cells), len(sweep.modes)
+    return f"{m} model{'s' * (m != 1)} x {k} mode{'s' * (k != 1)}"
+
+
 def last_error_line(log: str) -> str | None:
     """The one line a command prints on an error (``inductor-bench: error: ...``), the last
     of them in ``log``; None when it printed none."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from ..core.categories import label
-from ..core.sweep import CellStatus, progress_line
+from ..core.sweep import CellStatus, grid_size, progress_line
 from ..core.sweep_table import Figures, Gate, SweepTable
 from .doc import TEXT, Bar, Chart, Doc, Segment, new_doc
 from .format import interval_pct, interval_x, pct, seconds
@@ -96,10 +96,7 @@ def _what(table: SweepTable) -> str:
     s = table.sweep
     step = "train step (forward + backward)" if "--train" in s.compare_args else "inference"
     shard = f", shard {s.shard[0]}/{s.shard[1]}" if s.shard else ""
-    return (
-        f"{len(s.cells)} models x {len(s.modes)} modes, {step}, --device {s.device}, "
-        f"{s.executor} executor{shard}"
-    )
+    return f"{grid_size(s)}, {step}, --device {s.device}, {s.executor} executor{shard}"
 
 
 def notes(table: SweepTable) -> list[str]:
