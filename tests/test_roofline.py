@@ -349,3 +349,16 @@ def test_an_extern_call_site_has_its_own_percent_of_peak():
     # the roofline at its intensity is the fp32 ceiling (far above the ridge)
     expected = 100 * (flops / (fc2.site.ms / 1e3) / 1e12) / r.roofline.measured.tflops["fp32"]
     assert unit_pct_cell(r, fc2) == f"{expected:.0f}%"
+
+
+def test_a_kernel_sources_own_harness_gives_no_graph_input():
+    """With TORCHINDUCTOR_BENCHMARK_KERNEL each embedded kernel source holds a get_args() of its
+    own; its rand_strided lines are not the module's inputs."""
+    from inductor_bench.core.buffers import input_tensors
+
+    text = ("k = async_compile.triton('k', '''\ndef get_args():\n"
+            "    arg_0 = rand_strided((7, ), (1, ), device='cuda:0', dtype=torch.float16)\n''')\n"
+            "def get_args():\n    primals_1 = rand_strided((64, 256), (256, 1), device='cpu', dtype=torch.float32)\n")
+    found = input_tensors(text)
+    assert list(found) == ["primals_1"]
+    assert found["primals_1"].shape == (64, 256) and found["primals_1"].dtype == "float32"

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 from .callsites import buffer_of, split_args
-from .modparse import ModuleInfo, partition_names, run_order
+from .modparse import ModuleInfo, partition_names, run_order, string_lines
 
 # bytes per element, by the names torch, C++ and Triton give the types
 DTYPE_BYTES = {
@@ -182,11 +182,19 @@ class BufferTable:
             self.put(name, literal_shape(repr(shape)), None)
 
 
+_RAND_STRIDED = re.compile(r"^\s+(\w+)\s*=\s*rand_strided\((.*)$")
+
+
 def input_tensors(text: str) -> dict[str, Tensor]:
     """Graph input -> its shape and element type, from the harness's ``rand_strided`` lines
-    (``get_args()``, or ``benchmark_compiled_module`` before torch 2.11)."""
+    (``get_args()``, or ``benchmark_compiled_module`` before torch 2.11); not those of the
+    kernels' own harnesses inside their sources."""
+    lines = text.splitlines()
+    in_strings = string_lines(lines)
     out: dict[str, Tensor] = {}
-    for m in re.finditer(r"^\s+(\w+)\s*=\s*rand_strided\((.*)$", text, re.M):
+    for i, ln in enumerate(lines):
+        if i in in_strings or (m := _RAND_STRIDED.match(ln)) is None:
+            continue
         parts = split_args(m.group(2))
         out[m.group(1)] = Tensor(literal_shape(parts[0]) if parts else None, _dtype_in(parts))
     return out
