@@ -101,8 +101,10 @@ class Recorder:
     @contextlib.contextmanager
     def stream(self, s: object):
         self.stream_now = "side"
-        yield
-        self.stream_now = "default"
+        try:
+            yield
+        finally:
+            self.stream_now = "default"
 
     def CUDAGraph(self) -> types.SimpleNamespace:  # noqa: N802
         return types.SimpleNamespace(replay=lambda: self.log.append("replay"))
@@ -111,9 +113,11 @@ class Recorder:
     def graph(self, g: object):
         self.stream_now = "capture"
         self.log.append("capture begins")
-        yield
-        self.stream_now = "default"
-        self.log.append("capture ends")
+        try:
+            yield
+        finally:  # as torch.cuda.graph ends the capture on an error too
+            self.stream_now = "default"
+            self.log.append("capture ends")
 
     def synchronize(self) -> None:
         pass
@@ -348,3 +352,48 @@ def test_the_report_says_per_graph_how_the_mode_ran_it():
             "(not logged by torch; from module)") in text
     back = BreakdownResult.from_dict(json.loads(r.to_json()))
     assert [g.how_it_ran for g in back.graphs] == [p.how_it_ran(), left_out.how_it_ran()]
+
+
+# -- the profiling worker's choice of launch (runner/profile.py), with the stand-in device ------
+
+def worker_replay(monkeypatch, rec: Recorder, mod, plan_request: dict):
+    from inductor_bench.runner import profile
+
+    monkeypatch.setattr(profile.dev, "graph_namespace", lambda device: rec)
+    monkeypatch.setattr(profile.dev, "synchronize", lambda device: None)
+    args = [rec.tensor("x"), rec.tensor("w")]
+    run_once = lambda: mod.call(list(args))  # noqa: E731 - the harness's closure, as profile.harness makes it
+    return profile._replay({"replay_plan": plan_request}, mod, run_once, "cuda"), run_once
+
+
+def test_the_worker_replays_a_partitioned_module_through_its_own_call(monkeypatch):
+    rec = Recorder()
+    mod = load(rec)
+    (launch, replayed, error), run_once = worker_replay(monkeypatch, rec, mod, plan(MODULE, True, STATE).request())
+    assert (launch, replayed, error) == (run_once, True, None)
+    assert rec.log.count("capture begins") == 2  # both partitions captured by the first call
+    rec.log.clear()
+    launch()
+    assert rec.log == ["copy w -> static w", "replay", "nonzero on default",
+                       "copy eager2 -> static eager1", "copy w -> static w", "replay"]
+
+
+def test_the_worker_falls_back_to_kernel_by_kernel_when_a_partition_cannot_be_captured(monkeypatch):
+    rec = Recorder()
+    mod = load(rec)
+    real = mod.runner.partitions[1]
+
+    def refuse(args):
+        if rec.stream_now == "capture":
+            raise RuntimeError("CUDA error: operation not permitted when stream is capturing")
+        return real(args)
+
+    mod.runner.partitions[1] = refuse
+    (launch, replayed, error), run_once = worker_replay(monkeypatch, rec, mod, plan(MODULE, True, STATE).request())
+    assert (launch, replayed) == (run_once, False)
+    assert error == "RuntimeError: CUDA error: operation not permitted when stream is capturing"
+    assert mod.runner.partitions == [mod.partition_0, refuse]  # the module's own partitions again
+    rec.log.clear()
+    launch()
+    assert rec.log == ["mm on default", "triton_poi_fused_gt_0 on default", "nonzero on default",
+                       "mm on default"]
