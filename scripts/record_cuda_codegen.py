@@ -16,14 +16,20 @@ the same shapes and strides (``FakeTensorMode``), and hands each graph to
 state of the result (``disabled_cudagraphs_reason``, ``cudagraph_info.cudagraph_fail_reasons``,
 the partition maps' static and mutated inputs) in the manifest.
 
-Faked, in Python: the ``torch.cuda`` queries (available, count, current device, capability,
-properties, rng state, device exchange), Triton's active driver (its target: cuda, cc 90, warp
-32), ``AsyncCompile.triton`` (keeps the source, never compiles), and the pattern passes'
-lazy setup, which would make real CUDA tensors (it sees no CUDA). For training C++ autograd asks
-the CUDA runtime for the device and stream: a small stand-in runtime is preloaded
+Faked, in Python (``scripts/cuda_codegen_worker.py``; the same set for torch 2.11, 2.14.1 and
+2.15): the ``torch.cuda`` queries (available, count, current device, capability, properties,
+rng state, device exchange) and Dynamo's ``CudaInterface``, which bound the real ones at import;
+``FakeTensor``'s ``init_gpu_context`` (2.11 made a real CUDA tensor there); Triton's active driver
+(its target: cuda, cc 90, warp 32; the real one needs libcuda); ``AsyncCompile.triton`` (keeps
+the source, never compiles); the pattern passes' lazy setup, which would make real CUDA tensors
+(traced on the CPU instead); and SDPA's backend choice, which C++ makes from the device's
+properties: the graph calls what an sm90 device picks (memory-efficient attention for fp32,
+flash attention for 16-bit inputs). Dynamo's trace on the CPU sees no CUDA. For training, C++
+autograd asks the CUDA runtime for the device and stream: a small stand-in runtime is preloaded
 (``scripts/cuda_stubs/fake_cudart.c``, built with gcc into a temporary directory, its symbols
-versioned like the venv's ``libcudart.so.N``) and a stub ``libcuda.so.1``
-(``scripts/cuda_stubs/fake_libcuda.c``) is put first on ``LD_LIBRARY_PATH``.
+versioned like the venv's ``libcudart.so.N``, without that soname so that the real runtime still
+loads for the rest) and a stub ``libcuda.so.1`` (``scripts/cuda_stubs/fake_libcuda.c``) is put
+first on ``LD_LIBRARY_PATH``.
 
 Usage:
   python scripts/record_cuda_codegen.py --venv ~/.cache/inductor-bench-venvs/torch-2.11.0

@@ -397,3 +397,25 @@ def test_the_worker_falls_back_to_kernel_by_kernel_when_a_partition_cannot_be_ca
     launch()
     assert rec.log == ["mm on default", "triton_poi_fused_gt_0 on default", "nonzero on default",
                        "mm on default"]
+
+
+def test_the_worker_captures_a_module_without_partitions_whole_and_copies_what_the_plan_says(monkeypatch):
+    from inductor_bench.runner import profile
+
+    rec = Recorder()
+    monkeypatch.setattr(profile.dev, "graph_namespace", lambda device: rec)
+    made = [rec.tensor("weight"), rec.tensor("x")]
+
+    def call(args):
+        rec.log.append(f"call on {rec.stream_now} with {[a.name for a in args]}")
+        args.clear()
+        return ["out"]
+
+    mod = types.SimpleNamespace(call=call, get_args=lambda: list(made))
+    launch, replayed, error = profile._replay({"replay_plan": {"graphed": True, "partitioned": False,
+                                                              "copies": {}, "copied_inputs": [1]}},
+                                              mod, lambda: None, "cuda")
+    assert (replayed, error) == (True, None)
+    rec.log.clear()
+    assert launch() == ["out"]
+    assert rec.log == ["copy x -> static x", "replay"]  # the weight is static: never copied
