@@ -5,6 +5,7 @@
 # the markdown table of docs/version-matrix.md.
 #
 #   scripts/version_matrix.sh [--compact] [--venvs DIR] [--out DIR] [VERSION ...]
+#   scripts/version_matrix.sh --venv-only [--venvs DIR] VERSION ...   # only ensure each, print its python
 #
 # VERSION defaults to 2.5.1 2.8.0 2.11.0 2.13.0 2.14.1 2.15.0. The environments live in --venvs
 # (default: $VERSION_MATRIX_VENVS, else ~/.cache/inductor-bench-venvs) and are reused while
@@ -24,13 +25,15 @@ py="${PYTHON:-python3}"
 venvs="${VERSION_MATRIX_VENVS:-$HOME/.cache/inductor-bench-venvs}"
 out=""
 compact=()
+venv_only=""
 wanted=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --compact) compact=(--compact) ;;
+    --venv-only) venv_only=1 ;;
     --venvs) venvs="${2:?--venvs needs a directory}"; shift ;;
     --out) out="${2:?--out needs a directory}"; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     -*) echo "version_matrix: unknown option $1" >&2; exit 2 ;;
     *) wanted+=("$1") ;;
   esac
@@ -96,9 +99,11 @@ rc=0
 dirs=()
 for v in "${wanted[@]}"; do
   if ! vpy="$(ensure_venv "$v")"; then rc=2; continue; fi
+  if [ -n "$venv_only" ]; then echo "$vpy"; continue; fi
   "$vpy" "$here/version_matrix.py" --python "$vpy" --out-dir "$out/torch-$v" "${compact[@]}" || { [ "$rc" -eq 0 ] && rc=1; }
   [ -f "$out/torch-$v/summary.json" ] && dirs+=("$out/torch-$v")
 done
+[ -n "$venv_only" ] && exit "$rc"
 if [ ${#dirs[@]} -gt 0 ]; then
   echo
   "$py" "$here/version_matrix.py" --table "${dirs[@]}" | tee "$out/table.md"
