@@ -105,3 +105,43 @@ def test_the_report_shows_the_plain_wall_and_the_profilers_cost_and_the_json_kee
     back = BreakdownResult.from_dict(json.loads(r.to_json()))
     assert back.graphs[0].pipelined == r.graphs[0].pipelined
     assert back.graphs[0].pipelined.plain_launch_ms == approx(0.004)
+
+
+PLAIN_CODE = """
+import json, sys
+from inductor_bench.runner import profile as tool_profile
+module, trace, pipelined = sys.argv[1:4]
+r = tool_profile.handle({"module": module, "device": "cpu", "iterations": 10, "windows": 1,
+                         "trace": trace, "pipelined_trace": pipelined})
+print("RESPONSE " + json.dumps({"iterations": r["iterations"], "plain": r["pipelined_plain"]}))
+"""
+
+
+@pytest.mark.e2e
+def test_the_profiling_worker_times_the_pipelined_run_without_the_profiler(mlp_train, tmp_path):
+    """The worker's own code on CPU (where it can be asked for a pipelined session): the profiled
+    back-to-back session is written, then the same launches are timed without the profiler; the
+    analysis reads both. On a CPU every op runs inside its launch, so the plain wall per
+    iteration holds at least the (steady mean) launch time; no device event, no busy time."""
+    import os
+    import subprocess
+    import sys
+
+    from inductor_bench.core.trace import load_for_analysis
+
+    _, run_dir, err = mlp_train
+    assert err is None
+    module = next(run_dir.glob("graphs/*-forward/module.py"))
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(run_dir / "cache"), "TORCHINDUCTOR_COMPILE_THREADS": "1"}
+    trace, pipelined = tmp_path / "trace.json.gz", tmp_path / "pipelined.json.gz"
+    out = subprocess.run([sys.executable, "-c", PLAIN_CODE, str(module), str(trace), str(pipelined)],
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    resp = json.loads(next(ln for ln in out.stdout.splitlines() if ln.startswith("RESPONSE "))[9:])
+    plain = resp["plain"]
+    assert resp["iterations"] == 10 and set(plain) == {"wall_ms", "launch_ms"}
+    assert plain["wall_ms"] >= plain["launch_ms"] > 0
+    p = analyze_pipelined(load_for_analysis(pipelined), plain)
+    assert p.iterations == 10 and p.busy_ms == 0.0
+    assert (p.plain_wall_ms, p.plain_launch_ms) == (plain["wall_ms"], plain["launch_ms"])
+    assert p.profiler_launch_ms == p.launch_ms - plain["launch_ms"]
