@@ -295,6 +295,7 @@ def options() -> argparse.Namespace:
     ap.add_argument("--tracemalloc", action="store_true", help="one more run per case, traced")
     ap.add_argument("--keep-files", action="store_true")
     ap.add_argument("--files", type=Path, help="keep the traces in this directory and reuse them")
+    ap.add_argument("--plain-only", action="store_true", help="no case on the gzipped file")
     return ap.parse_args()
 
 
@@ -359,7 +360,7 @@ def main() -> int:
                    "old-analyze": old_package(opts.analyze_ref, tmp / "before")}
         rows = []
         for name, (suffix, kind, code) in CASES.items():
-            if kind not in kinds:
+            if kind not in kinds or (opts.plain_only and suffix != "json"):
                 continue
             if missing.get(kind):
                 rows.append([name, missing[kind]])

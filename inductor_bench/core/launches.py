@@ -14,9 +14,10 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from dataclasses import dataclass
-from operator import neg
+from itertools import islice
+from operator import eq
 
-from .columns import Table, TraceColumns
+from .columns import Events, Table, TraceColumns
 
 NO_STACK = ()
 
@@ -35,20 +36,21 @@ def link_launches(c: TraceColumns) -> Launches:
     stacks = Table()
     _ = stacks[NO_STACK]  # index 0
     at = launch.corr.index()  # correlation -> its (last) launch
-    keys = dev.corr.keys()
-    if None in at:  # a launch whose correlation is null: absent ones look it up
-        keys = dev.corr.keys(None)
+    keys = dev.corr.keys(None) if None in at else dev.corr.keys()  # null: absent ones find it
     found = list(map(at.get, keys))
+    distinct = len(at)
+    del at  # room for the sweep's sorting
     lts = launch.ts
     issued = array("d", [t if i is None else lts[i] for i, t in zip(found, dev.ts, strict=True)])
-    per_launch = _sweep(c, stacks)
-    if len(at) == len(per_launch):
+    per_launch, swept = _sweep(c, stacks)
+    if distinct == len(swept):
         # every correlation launched once: a device event's stack is its launch's
         sids = [None if i is None else per_launch[i] for i in found]
     else:  # the last launch swept wins, as in a dict filled thread by thread
         launch_keys = launch.corr.keys()
-        by_corr = {launch_keys[i]: sid for i, sid in per_launch.items()}
+        by_corr = {launch_keys[i]: per_launch[i] for i in swept}
         sids = list(map(by_corr.get, keys))
+    del found, swept
     if None in sids:
         sids = _by_external_id(c, sids, stacks)
     return Launches(issued=issued, stack=array("i", sids), stacks=stacks)
@@ -69,21 +71,19 @@ def _by_external_id(c: TraceColumns, sids: list[int | None], stacks: Table) -> l
     return out
 
 
-def _sweep(c: TraceColumns, stacks: Table) -> dict[int, int]:
-    """launch index -> stack index, for every launch with a correlation, in sweep order:
-    thread by thread (in the order threads first appear), launches by start."""
+def _sweep(c: TraceColumns, stacks: Table) -> tuple[array, list[int]]:
+    """The stack index of each launch with a correlation (-1 for the others), and those
+    launches in sweep order: thread by thread (in the order threads first appear), by start."""
     op, launch = c.op, c.launch
-    o_keys = list(zip(op.where, op.ts, map(neg, op.dur), strict=True))
-    o_order = sorted(range(len(op)), key=o_keys.__getitem__)
-    l_order = sorted(
-        launch.corr.present(),
-        key=list(zip(launch.where, launch.ts, strict=True)).__getitem__,
-    )
-    o_thread, o_ts, o_dur, o_name = op.where, op.ts, op.dur, op.name
-    sorted_threads = array("i", map(o_thread.__getitem__, o_order))
+    o_order = _by_thread_and_start(op)
+    l_order = launch.corr.present()
+    l_order.sort(key=launch.ts.__getitem__)
+    l_order.sort(key=launch.where.__getitem__)
+    o_ts, o_dur, o_name = op.ts, op.dur, op.name
+    sorted_threads = array("i", map(op.where.__getitem__, o_order))
     l_thread, l_ts = launch.where, launch.ts
     names = c.names.values
-    out: dict[int, int] = {}
+    out = array("i", [-1]) * len(launch)
     p, n_ops = 0, len(o_order)
     thread = None
     ends: list[float] = []
@@ -97,7 +97,7 @@ def _sweep(c: TraceColumns, stacks: Table) -> dict[int, int]:
             p = bisect_left(sorted_threads, thread, lo=p)  # the thread's first op
         changed = False
         # ops that start at or before the launch (at its ts too) enclose it, nested
-        while p < n_ops and o_thread[k := o_order[p]] == thread and o_ts[k] <= t:
+        while p < n_ops and sorted_threads[p] == thread and o_ts[k := o_order[p]] <= t:
             s = o_ts[k]
             while ends and ends[-1] <= s:
                 ends.pop()
@@ -113,5 +113,19 @@ def _sweep(c: TraceColumns, stacks: Table) -> dict[int, int]:
         if changed:
             sid = stacks[tuple(reversed(open_names))]
         out[j] = sid
-    return out
+    return out, l_order
+
+
+def _by_thread_and_start(op: Events) -> list[int]:
+    """Op indices by thread, then by start, the longer first at one start, then file order
+    (stable sorts, one key list at a time: no tuple per op)."""
+    ts = op.ts
+    order = sorted(range(len(op)), key=ts.__getitem__)
+    starts = array("d", map(ts.__getitem__, order))
+    if any(map(eq, starts, islice(starts, 1, None))):  # ops starting together: longest first
+        del starts
+        order = sorted(range(len(op)), key=op.dur.__getitem__, reverse=True)
+        order.sort(key=ts.__getitem__)
+    order.sort(key=op.where.__getitem__)
+    return order
 

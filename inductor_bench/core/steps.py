@@ -8,6 +8,7 @@ trace); nothing here builds an object per event but the per-step index lists.
 from __future__ import annotations
 
 import re
+from array import array
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ class StepEvents:
     the device events (or, on a CPU-only trace, the top-level host ops) of ``windows[k]``."""
 
     windows: list[tuple[str, float, float]]  # (name, start, end on the CPU)
-    per_step: list[list[int]]
+    per_step: list[Sequence[int]]
     outside: int  # device events launched outside every step
     events: Events  # ts, dur, name of each event
     names: list[str]  # name index -> name
@@ -86,7 +87,7 @@ def _host_steps(c: TraceColumns) -> StepEvents:
 def _kinds(c: TraceColumns, name_stack, stacks: list[tuple[str, ...]]):
     """(kinds, kind per event): an event's kind is its (name, launch stack), classified once."""
     table = Table()
-    kind = list(map(table.__getitem__, name_stack))
+    kind = array("i", map(table.__getitem__, name_stack))
     names = c.names.values
     kinds = []
     for n, s in table.values:
@@ -100,10 +101,10 @@ def _launcher(name: str, stack: tuple[str, ...]) -> str | None:
     return next((op for op in stack if op != name), None)
 
 
-def _by_step(windows, events, when: Sequence[float]) -> tuple[list[list[int]], int]:
+def _by_step(windows, events, when: Sequence[float]) -> tuple[list[Sequence[int]], int]:
     """``events`` by the last window starting at or before ``when[event]``, and how many
     fell outside every window."""
-    per_step: list[list[int]] = [[] for _ in windows]
+    per_step: list[Sequence[int]] = [array("i") for _ in windows]  # 4 bytes an event
     outside = 0
     starts = [w[1] for w in windows]
     ends = [w[2] for w in windows]
@@ -117,7 +118,7 @@ def _by_step(windows, events, when: Sequence[float]) -> tuple[list[list[int]], i
     return per_step, outside
 
 
-def _top_level_per_thread(js: list[int], op: Events) -> list[int]:
+def _top_level_per_thread(js: Sequence[int], op: Events) -> list[int]:
     """Per thread, the ops (by start, longest first) that do not start inside an earlier one."""
     threads: dict[int, list[int]] = {}
     for j in js:
@@ -169,10 +170,10 @@ def step_devices(split: StepEvents, k: int, end: float) -> list[DeviceFigures]:
     start = split.windows[k][1]
     js, row = split.per_step[k], split.row
     rows = set(map(row.__getitem__, js))
-    by_row: dict[int, list[int]] = {rows.pop(): js} if len(rows) == 1 else {}
+    by_row: dict[int, Sequence[int]] = {rows.pop(): js} if len(rows) == 1 else {}
     if rows:  # several devices
         for j in js:
-            by_row.setdefault(row[j], []).append(j)
+            by_row.setdefault(row[j], array("i")).append(j)
     labels = {split.rows[r]: r for r in by_row}
     return [_device(split, d, start, end, by_row[labels[d]]) for d in sorted(labels, key=device_order)]
 
