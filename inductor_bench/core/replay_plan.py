@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .devices import BACKENDS
-from .modparse import function_body, parse_module, partition_names
+from .modparse import EagerCall, function_body, parse_module, partition_names
 
 _UNPACK = re.compile(r"^\s+(?P<names>\w+(?:\s*,\s*\w+)*)\s*,?\s*=\s*args\s*$")
 _PART_ARGS = re.compile(r"^\s+partition(?P<n>\d+)_args\s*=\s*\[(?P<names>[^\]]*)\]")
@@ -140,34 +140,32 @@ def overlapping_inputs(text: str) -> list[str]:
     return out
 
 
-def _steps(lines: list[str], inputs: list[str], static: set[int] | None) -> list[Step]:
-    """``call``'s partitions and the eager work between them, in order."""
+def _steps(text: str, inputs: list[str], static: set[int] | None) -> list[Step]:
+    """``call``'s partitions and the eager work between them (``modparse``'s eager calls, by
+    how many partitions ran before each), in order."""
+    lines = text.splitlines()
+    eager = parse_module(text).partitions.eager
     steps: list[Step] = []
     args: dict[int, list[str]] = {}
     made_by_partitions: set[str] = set()
-    pending: list[str] = []
-    kernels = _kernel_names(lines)
+    ran = 0
     for i in function_body(lines, "call"):
-        ln = lines[i]
-        if (am := _PART_ARGS.match(ln)) is not None:
+        if (am := _PART_ARGS.match(lines[i])) is not None:
             args[int(am.group("n"))] = [a.strip() for a in am.group("names").split(",") if a.strip()]
-            continue
-        if (cm := _PART_CALL.match(ln)) is not None:
-            if pending:
-                steps.append(Step("eager", calls=pending))
-                pending = []
+        elif (cm := _PART_CALL.match(lines[i])) is not None:
+            steps += _eager_step(eager, ran)
             n = int(cm.group("n"))
             taken = args.get(n, [])
             at = [k for k, a in enumerate(taken) if _copied(a, inputs, static, made_by_partitions)]
             steps.append(Step("graph", partition=n, copied=[taken[k] for k in at], positions=at))
             made_by_partitions.update(o.strip() for o in (cm.group("outs") or "").split(",") if o.strip())
-            continue
-        callee = _callee(ln, kernels)
-        if callee:
-            pending.append(callee)
-    if pending:
-        steps.append(Step("eager", calls=pending))
-    return steps
+            ran += 1
+    return steps + _eager_step(eager, ran)
+
+
+def _eager_step(eager: list[EagerCall], after: int) -> list[Step]:
+    calls = [e.callee for e in eager if e.after == after]
+    return [Step("eager", calls=calls)] if calls else []
 
 
 def _copied(name: str, inputs: list[str], static: set[int] | None, from_partitions: set[str]) -> bool:
@@ -176,24 +174,6 @@ def _copied(name: str, inputs: list[str], static: set[int] | None, from_partitio
     if name in inputs:
         return static is None or inputs.index(name) not in static
     return True  # made by eager work between partitions
-
-
-_EXTERN = re.compile(r"^\s+(?:\w+\s*=\s*)?(extern_kernels\.\w+|aten\.[\w.]+|torch\.ops\.[\w.]+)\(")
-_CALL = re.compile(r"^\s+(\w+)(?:\.run)?\(")
-
-
-def _kernel_names(lines: list[str]) -> set[str]:
-    return set(parse_module("\n".join(lines)).kernels)
-
-
-def _callee(ln: str, kernels: set[str]) -> str | None:
-    if ln.lstrip().startswith("#"):
-        return None
-    if (m := _EXTERN.match(ln)) is not None:
-        return m.group(1)
-    if (m := _CALL.match(ln)) is not None and m.group(1) in kernels:
-        return m.group(1)
-    return None
 
 
 # the first torch whose mode no longer runs a graph with overlapping inputs eagerly
@@ -228,7 +208,7 @@ def plan(text: str, cuda_graphs: bool, state: dict[str, Any] | None = None,
         return base
     base.graphed = True
     if partitioned:
-        base.steps = _steps(lines, inputs, static)
+        base.steps = _steps(text, inputs, static)
     else:
         at = [k for k in range(len(inputs)) if static is None or k not in static]
         base.steps = [Step("graph", copied=[inputs[k] for k in at], positions=at)]
