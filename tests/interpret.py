@@ -14,7 +14,9 @@ What a CUDA kernel file or module asks of a GPU is pointed at the CPU here, in o
 - ``torch.cuda.set_device``, ``torch.cuda._DeviceGuard``, the raw stream getter and a module's
   ``empty_strided_cuda``: no-ops or CPU equivalents;
 - ``libdevice``: Triton's interpreter (3.8 at least) does not patch it, so ``libdevice.exp``
-  returns None; the kernels' ``libdevice`` is routed to ``tl.math``, which the interpreter patches.
+  returns None; the kernels' ``libdevice`` is routed to ``tl.math``, which the interpreter patches;
+- Triton 3.6's interpreter (torch 2.11) cannot use a one-element block as a loop bound: it gets
+  3.8's conversion (``_one_element_blocks_as_index``).
 """
 
 from __future__ import annotations
@@ -95,8 +97,25 @@ def on_cpu() -> Iterator[None]:
         stack.enter_context(mock.patch.object(torch.cuda, "_DeviceGuard",
                                               lambda index: contextlib.nullcontext()))
         stack.enter_context(mock.patch.object(triton_helpers, "libdevice", LIBDEVICE))
+        stack.enter_context(_one_element_blocks_as_index())
         stack.enter_context(_cuda_as_cpu_mode())
         yield
+
+
+def _one_element_blocks_as_index() -> Any:
+    """Triton 3.6's interpreter turns a block into a Python int (``range(0, r0_numel, ...)``)
+    only when its array is 0-d; from 3.8 it squeezes a one-element block first. The same here."""
+    import triton.runtime.interpreter as interpreter
+
+    real = getattr(interpreter, "_patch_lang_tensor", None)
+    if real is None:
+        return contextlib.nullcontext()
+
+    def patch_tensor(tensor: Any, scope: Any) -> None:
+        real(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.squeeze()))
+
+    return mock.patch.object(interpreter, "_patch_lang_tensor", patch_tensor)
 
 
 def _empty_strided_cpu(size: Any, stride: Any, dtype: Any) -> Any:
