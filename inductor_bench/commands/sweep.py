@@ -132,7 +132,9 @@ def sweep(
             out,
             plan,
             make,
-            on_event=_print_event(executor),
+            on_event=_print_event(
+                executor, queued=executor is ExecutorKind.slurm and slurm_cluster is SlurmCluster.slurm
+            ),
             timeout_s=job_timeout,
             shared_marker=executor is not ExecutorKind.local,
         )
@@ -225,7 +227,11 @@ def _executor_factory(
     return make
 
 
-def _print_event(kind: ExecutorKind):
+def _print_event(kind: ExecutorKind, *, queued: bool):
+    """Progress on stderr: a line as the sweep starts, then one per job as it starts (or, on
+    Slurm, is submitted to its queue) and ends, with the count."""
+    started = "submitted" if queued else "started"
+
     def on_event(what: str, cell: Cell | None, sweep: Sweep) -> None:
         if what == "plan":
             left = len(sweep.unfinished())
@@ -236,7 +242,7 @@ def _print_event(kind: ExecutorKind):
         elif what == "start":
             where = f" on {cell.where}" if cell.where else ""
             tries = f" (attempt {cell.attempts})" if cell.attempts > 1 else ""
-            line = f"sweep: {cell.model} started{where}{tries}; {progress_line(sweep)}"
+            line = f"sweep: {cell.model} {started}{where}{tries}; {progress_line(sweep)}"
         else:
             why = f": {cell.reason}" if cell.reason and cell.status != CellStatus.DONE else ""
             took = f" in {cell.seconds:.1f} s" if cell.seconds is not None else ""

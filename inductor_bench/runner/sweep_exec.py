@@ -32,7 +32,6 @@ STOPPED_REPORT_S = 30.0
 
 class Executor(Protocol):
     name: str
-    start_word: str  # how the progress line names a start: "started", or "submitted" to a queue
 
     def slots(self, jobs: int) -> list[str | None]:
         """One entry per job that may run at once: its CUDA_VISIBLE_DEVICES, or None."""
@@ -109,7 +108,6 @@ class LocalExecutor:
     """Jobs as processes on this machine, one per slot (``local_slots``)."""
 
     name = "local"
-    start_word = "started"
 
     def __init__(self, slots: list[str | None]) -> None:
         self._slots = slots

@@ -25,7 +25,6 @@ def import_ray() -> Any:
 
 class RayExecutor:
     name = "ray"
-    start_word = "started"
 
     def __init__(self, device: str, address: str | None = None, **init: Any) -> None:
         """``address``: a running cluster's (``ray://host:10001``, ``auto``); None starts a

@@ -1,12 +1,14 @@
 """The ``slurm`` executor, through submitit: one Slurm job per model, one GPU each (on the
-CPU, no GPU), every job submitted at once for Slurm to queue. With ``cluster="local"`` it is
-submitit's local executor instead (the same jobs as processes here, one per slot, each slot
-pinned with CUDA_VISIBLE_DEVICES): a Slurm setup tried without a cluster. Needs ``pip install
-'inductor-bench[slurm]'``."""
+CPU a whole node, ``--exclusive``), every job submitted at once for Slurm to queue. With
+``cluster="local"`` it is submitit's local executor instead (the same jobs as processes here,
+one per slot, each slot pinned with CUDA_VISIBLE_DEVICES): a Slurm setup tried without a
+cluster. Needs ``pip install 'inductor-bench[slurm]'``."""
 
 from __future__ import annotations
 
+import logging
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +34,16 @@ GENERIC = {
 
 
 def import_submitit() -> Any:
+    """submitit, its log lines kept off stdout (which holds the report: submitit also sends
+    its warnings to stderr)."""
     try:
         import submitit
     except ImportError:
         raise UsageError(f"--executor slurm needs submitit: {INSTALL}") from None
+    log = logging.getLogger("submitit")
+    for handler in list(log.handlers):
+        if getattr(handler, "stream", None) is sys.stdout:
+            log.removeHandler(handler)
     return submitit
 
 
@@ -69,11 +77,12 @@ class SlurmExecutor:
         else:
             self._ex = submitit.AutoExecutor(folder=folder, cluster=cluster)
             params = {"nodes": 1, "name": "inductor-bench-sweep", **params}
+            if not gpu:  # a CPU job has its machine to itself: two would disturb each other's timings
+                params.setdefault("slurm_exclusive", True)
         try:
             self._ex.update_parameters(**{"tasks_per_node": 1, "gpus_per_node": int(gpu), **params})
         except (NameError, AssertionError, ValueError, TypeError) as e:
             raise UsageError(f"--slurm-opt: {str(e).splitlines()[0]}") from None
-        self.start_word = "submitted" if cluster == SLURM else "started"
 
     def slots(self, jobs: int) -> list[str | None]:
         if self._cluster == SLURM:
