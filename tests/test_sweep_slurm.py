@@ -110,7 +110,10 @@ def _slurm_up() -> bool:
         return False
     import subprocess
 
-    r = subprocess.run(["sinfo", "-h", "-o", "%a"], capture_output=True, text=True, timeout=30, check=False)
+    try:
+        r = subprocess.run(["sinfo", "-h", "-o", "%a"], capture_output=True, text=True, timeout=30, check=False)
+    except subprocess.TimeoutExpired:
+        return False
     return r.returncode == 0 and "up" in r.stdout
 
 
