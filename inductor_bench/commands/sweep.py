@@ -269,7 +269,7 @@ def _exit_error(
         return Interrupted(
             f"sweep stopped; the finished cells are saved in {out} (the same command resumes it)"
         )
-    g = table.gate
+    g = table.gate if threshold is not None else None  # --baseline alone: a report, not a gate
     if g is not None and g.regressions:
         what = ", ".join(f"{r.model}:{r.mode} {pct(r.rel_pct, signed=True)}" for r in g.regressions)
         return RegressionFound(f"significant step-time regression above {threshold:g}%: {what}")
