@@ -27,6 +27,25 @@ pytestmark = pytest.mark.e2e
 AGREEMENT = 0.10
 
 
+def check_kept_window(run_dir: Path, g) -> None:
+    """The trace kept is the window the worker chose, iteration by iteration: each iteration's
+    marker in the trace encloses the worker's own clock readings of it (never shorter, and by
+    the profiler's small cost in most iterations). The two figures by the same rule then differ
+    only by those costs, and by the iterations a preemption hit between the marker and the
+    clock (on a loaded machine a whole timeslice): allowed for at their full size."""
+    saved = json.loads((run_dir / "graphs" / g.id / "profile.json").read_text())["response"]
+    clock = saved["window_samples_ms"][g.window]
+    assert len(clock) == len(g.wall_samples_ms) == g.iterations
+    extra = [t - c for t, c in zip(g.wall_samples_ms, clock, strict=True)]
+    assert min(extra) >= -1e-3, extra
+    typical = sorted(extra)[len(extra) // 2]
+    assert typical < 1.0, extra  # the profiler's own cost per iteration, not another window
+    preempted = sum(e for e in extra if e > 1.0)
+    kept = g.iterations - len(g.left_out)
+    tolerance = 0.05 * g.windows_ms[g.window] + 0.02 + typical + preempted / kept
+    assert abs(steady_mean(g.wall_samples_ms) - g.windows_ms[g.window]) <= tolerance
+
+
 def check_breakdown(result, run_dir: Path, err) -> None:
     """What every training breakdown on CPU must satisfy."""
     assert err is None, err
@@ -47,9 +66,7 @@ def check_breakdown(result, run_dir: Path, err) -> None:
         assert n == DEFAULT_WINDOWS or (n >= AGREE_WINDOWS and windows_agree(g.windows_ms))
         assert len(g.window_faults) == n and not windows_agree(g.windows_ms[: n - 1])
         assert g.window == min(range(n), key=lambda i: g.windows_ms[i])
-        # the kept window's figure on the worker's clock and on the trace's, by the same rule
-        # (the worker sees walls only; the table's figure also checks each iteration's parts)
-        assert steady_mean(g.wall_samples_ms) == pytest.approx(g.windows_ms[g.window], rel=0.05, abs=0.02)
+        check_kept_window(run_dir, g)
         idle = [w - b for w, b in zip(g.wall_samples_ms, g.busy_samples_ms, strict=True)]
         kept = kept_iterations(g.wall_samples_ms, [k.samples_ms for k in g.kernels] + [idle])
         assert g.left_out == sorted(set(range(g.iterations)) - set(kept))
