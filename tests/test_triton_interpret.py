@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import FIXTURES
-from .interpret import interpreter_missing, load_compiled_module, load_interpreted, run_with_config
+from .interpret import interpreter_missing, load_compiled_module, load_interpreted, on_cpu, run_with_config
 from .mode_spaces import expected_space_size, switch_sizes
 
 pytestmark = [
@@ -285,9 +285,10 @@ def test_compiled_module_matches_autograd(first, backward, eager, tmp_path):
     fwd = load_compiled_module(folder / first, tmp_path / "fwd", BASELINE)
     assert fwd.interpreted_kernels, f"{first}: no Triton kernel"
     torch.manual_seed(SEED)
-    primals = run_with_config_free(fwd.get_args)
-    leaves = [p.detach().clone().requires_grad_(p.dim() > 0) for p in primals]
-    out = run_with_config_free(lambda: fwd.call(list(primals)))
+    with on_cpu():  # the module's own Python; each kernel runs its configs[0]
+        primals = fwd.get_args()
+        leaves = [p.detach().clone().requires_grad_() for p in primals]
+        out = fwd.call(list(primals))
     expected = eager(leaves)
     _close(out[0], expected.detach().double(), REDUCTION, f"{first} output")
     if backward is None:
@@ -295,7 +296,8 @@ def test_compiled_module_matches_autograd(first, backward, eager, tmp_path):
     bwd = load_compiled_module(folder / backward, tmp_path / "bwd", BASELINE)
     tangent = torch.randn_like(expected)
     grads_eager = torch.autograd.grad(expected, leaves, tangent, allow_unused=True)
-    grads = run_with_config_free(lambda: bwd.call([*out[1:], tangent]))
+    with on_cpu():  # AOTAutograd's convention: the forward's outputs after the user's are saved
+        grads = bwd.call([*out[1:], tangent])
     assert len(grads) == len(leaves)
     checked = 0
     for i, (got, want) in enumerate(zip(grads, grads_eager, strict=True)):
@@ -305,10 +307,3 @@ def test_compiled_module_matches_autograd(first, backward, eager, tmp_path):
         checked += 1
     assert checked == len(leaves) - 1
 
-
-def run_with_config_free(fn):
-    """A module's own Python (its kernels keep each their configs[0]) on the CPU."""
-    from .interpret import on_cpu
-
-    with on_cpu():
-        return fn()
