@@ -40,7 +40,7 @@ MIN_CALL_S = 0.02  # a matmul size is big enough once one call takes this long
 MIN_N = {HOST: 1024, DEVICE: 4096}
 MAX_N = {HOST: 4096, DEVICE: 16384}
 MATMUL_BUDGET_S = 1.5  # per compute type: the sizes tried and the repetitions together
-METHOD = 3  # bump when the measurement changes: cached figures of an older method are not reused
+METHOD = 4  # bump when the measurement changes: cached figures of an older method are not reused
 
 
 def best_seconds(fn: Any, device: str, reps: int = REPS) -> float:
@@ -115,7 +115,8 @@ def _operands(kind: str, n: int, device: str) -> Any:
     dtype = {FP32: torch.float32, TF32: torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[kind]
     a = torch.randn(n, n, device=device, dtype=dtype)
     b = torch.randn(n, n, device=device, dtype=dtype)
-    return lambda: torch.mm(a, b)
+    out = torch.empty(n, n, device=device, dtype=dtype)  # a new result each call: page faults on the host
+    return lambda: torch.mm(a, b, out=out)
 
 
 def matmul_tflops(kind: str, device: str, reps: int) -> tuple[float, int]:
@@ -170,7 +171,9 @@ def measure(device: str, reps: int = REPS) -> Ceilings:
     if backend(device).torch_module is None:
         c.copy_gbps, c.triad_gbps, c.array_bytes = host_bandwidth(reps)
         c.gbps = max(c.copy_gbps, c.triad_gbps)
-        where = f"STREAM copy and triad over {c.array_bytes / 1024**2:.0f} MiB arrays, {c.threads} thread(s)"
+        pages = "huge pages" if os.environ.get("THP_MEM_ALLOC_ENABLE") == "1" else "4 KiB pages"
+        where = (f"STREAM copy and triad over {c.array_bytes / 1024**2:.0f} MiB arrays ({pages}), "
+                 f"{c.threads} thread(s)")
     else:
         c.gbps = c.copy_gbps = device_bandwidth(device, reps)
         where = f"a {DEVICE_COPY_BYTES // 1024**2} MiB device-to-device copy"

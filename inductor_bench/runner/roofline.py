@@ -26,6 +26,13 @@ def peaks_cache_dir() -> Path:
     return user_cache_root() / PEAKS_CACHE_DIR
 
 
+# The host arrays on transparent huge pages where the kernel offers them (THP "madvise" or
+# "always"), as numpy's and STREAM's are: without them a 4 KiB-page TLB walk costs the copy and
+# triad 10-15% here, and the ceiling would sit below what the machine moves. Torch's allocator
+# reads this once, at its first large allocation (c10's THP_MEM_ALLOC_ENABLE).
+HUGE_PAGES = {"THP_MEM_ALLOC_ENABLE": "1"}
+
+
 def measure_ceilings(device: str, *, refresh: bool = False, cache_dir: Path | None = None,
                      reps: int | None = None, threads: int | None = None, log_path: Path | None = None,
                      echo: bool = False) -> Ceilings:
@@ -34,7 +41,7 @@ def measure_ceilings(device: str, *, refresh: bool = False, cache_dir: Path | No
     Raises the worker's error (WorkerError, WorkerTimeout, ...) when it could not measure."""
     request = {"device": device, "refresh": refresh, "reps": reps, "threads": threads,
                "cache_dir": str(cache_dir if cache_dir is not None else peaks_cache_dir())}
-    response = run_worker(WORKER_MODULE, request, timeout=TIMEOUT_S, env=worker_env(),
+    response = run_worker(WORKER_MODULE, request, timeout=TIMEOUT_S, env=worker_env(HUGE_PAGES),
                           log_path=log_path, echo=echo)
     return Ceilings.from_dict(response["ceilings"])
 
