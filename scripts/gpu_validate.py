@@ -167,10 +167,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if unknown:
         ap.error(f"unknown step(s) {', '.join(unknown)}; steps: {', '.join(s.key for s in steps)}")
     return a
+
+
 def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
     if a.list_parts:
-        print(parts.listing())
+        try:
+            print(parts.listing(), flush=True)
+        except BrokenPipeError:  # `--list-parts | head`: the reader has what it wanted
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     env = base_env(a.dry_run)
     info = probe(a.python, env, need_cuda=not a.dry_run)
