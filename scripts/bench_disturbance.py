@@ -27,6 +27,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,10 +124,13 @@ def main() -> int:
                     help="quiet: a second quiet run (the machine's own run-to-run floor)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--inference", action="store_true", help="inference instead of --train")
-    ap.add_argument("--out", type=Path, default=Path("/tmp/inductor-bench-disturbance"))
+    ap.add_argument("--out", type=Path, default=None,
+                    help="a new or empty directory for the runs (default: a new one under /tmp)")
     ap.add_argument("--device", default="cpu", help="cpu, or cuda (scripts/gpu_validate.sh, part 2)")
     ap.add_argument("--timeout", type=int, default=None, help="each breakdown's --timeout, seconds")
     opts = ap.parse_args()
+    if opts.out is None:  # runs are never overwritten: a fresh directory for every invocation
+        opts.out = Path(tempfile.mkdtemp(prefix="inductor-bench-disturbance-"))
     opts.out.mkdir(parents=True, exist_ok=True)
     models, kinds = opts.models.split(","), opts.kinds.split(",")
     threads = os.environ.get("OMP_NUM_THREADS", "default")
@@ -140,7 +144,8 @@ def main() -> int:
         for rnd in range(opts.rounds):
             for model in models:
                 tag = f"{rnd}-{model}"
-                quiet = breakdown(model, opts.out / f"{tag}-quiet", "quiet", not opts.inference, rnd, opts)
+                reference = opts.out / f"{tag}-reference"  # the kind "quiet" is a second quiet run
+                quiet = breakdown(model, reference, "quiet", not opts.inference, rnd, opts)
                 for kind in kinds:
                     seen = breakdown(model, opts.out / f"{tag}-{kind}", kind, not opts.inference, rnd, opts)
                     new = judge(figures(quiet, False), figures(seen, False))

@@ -1,0 +1,61 @@
+"""``scripts/bench_disturbance.py`` end to end: the quiet reference and a second quiet run
+(the kind ``quiet``, the machine's own run-to-run floor) are two runs in two directories, and
+the table's graph column is what the two saved results say (computed here from their JSON).
+
+The GPU validation's part 2 runs this script with ``--kinds quiet,busy,stall``: a second quiet
+run that collides with the reference stops the benchmark after its first breakdown (exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT
+
+SCRIPT = ROOT / "scripts" / "bench_disturbance.py"
+
+
+def _walls(run_dir) -> dict[str, float]:
+    data = json.loads((run_dir / "breakdown.json").read_text())
+    return {g["id"]: g["wall_ms"] for g in data["graphs"] if g["status"] == "ok"}
+
+
+@pytest.mark.e2e
+def test_a_second_quiet_run_is_judged_against_its_own_reference(tmp_path):
+    out = tmp_path / "bench"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    p = subprocess.run([sys.executable, str(SCRIPT), "--models", "mlp", "--rounds", "1", "--kinds", "quiet",
+                        "--out", str(out)], capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+    assert p.returncode in (0, 1), p.stdout + p.stderr  # 2: a run failed
+    reference, second = out / "0-mlp-reference", out / "0-mlp-quiet"
+    assert (reference / "breakdown.json").is_file() and (second / "breakdown.json").is_file()
+    [line] = [ln for ln in p.stdout.splitlines() if ln.startswith("| 0 | mlp | quiet |")]
+    graph_cell = line.split("|")[5].strip()
+    q, s = _walls(reference), _walls(second)
+    assert set(q) == set(s) == {"0-forward", "0-backward"}
+    worst = max(abs(s[g] / q[g] - 1.0) for g in q)
+    assert graph_cell == f"{worst:.1%}"
+    summary = json.loads(p.stdout.strip().splitlines()[-1])
+    assert summary["out"] == str(out) and summary["all_met"] == (p.returncode == 0)
+
+
+def test_without_out_every_invocation_gets_a_directory_of_its_own():
+    """Runs are never overwritten: the default is a new directory each time, not a fixed path
+    that the second invocation would find full."""
+    outs = []
+    for _ in range(2):
+        p = subprocess.run([sys.executable, str(SCRIPT), "--rounds", "0"], capture_output=True, text=True,
+                           cwd=ROOT, timeout=120)
+        assert p.returncode == 0, p.stderr
+        outs.append(json.loads(p.stdout.strip().splitlines()[-1])["out"])
+    assert outs[0] != outs[1]
+    for out in outs:
+        d = Path(out)
+        assert d.is_dir() and not any(d.iterdir())
+        d.rmdir()
