@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GPU validation, in parts that each fit one device command (a device command may run 10
-# minutes; a session has 30 minutes of device time): GPU tests, breakdowns of the example models
+# minutes; a session has 15 minutes of device time, the machine's start included, so part 1 runs
+# in one GPU session and parts 2 and 3 in the next): GPU tests, breakdowns of the example models
 # checked against independent measurements, kernel re-tuning, compare, the load readings, the
 # disturbance benchmark.
 #
@@ -9,8 +10,9 @@
 #   scripts/gpu_validate.sh --part N --dry-run OUT_DIR      on CPU: that part's plumbing
 #   scripts/gpu_validate.sh --fetch-wheels                  here, with PyPI: wheels the GPU image lacks
 #
-# The device calls, in this order, each after the one before has returned (scripts/gpu_validate_parts.py
-# holds the limits; --list-parts prints the same):
+# The device calls, in this order, each after the one before has returned, part 1 in one GPU
+# session, parts 2 and 3 back to back in the next (scripts/gpu_validate_parts.py holds the limits
+# and the sessions; --list-parts prints the same):
 #   run(command="scripts/gpu_validate.sh --part 1 $OUT/p1", carry=[".whl"], timeout_s=500)
 #   run(command="scripts/gpu_validate.sh --part 2 $OUT/p2", carry=[".whl"], timeout_s=410)
 #   run(command="scripts/gpu_validate.sh --part 3 $OUT/p3", carry=[".whl"], timeout_s=320)

@@ -1,7 +1,9 @@
 """The parts of the GPU validation: which steps each part runs and the time each step may take.
 
-A device command may run 10 minutes, and a session has 30 minutes of device time, so the
-validation runs in parts, each one device command (``scripts/gpu_validate.sh --part N OUT``).
+A device command may run 10 minutes, and a session has 15 minutes of device time, the
+machine's start included, so the validation runs in parts, each one device command
+(``scripts/gpu_validate.sh --part N OUT``), and the parts in sessions: part 1 in one, parts 2
+and 3 in the next session that has a GPU (``sessions()``).
 Every part's step caps add up to no more than the part's budget less its reserve: a step that
 runs long is stopped at its own cap and every later step of the part still gets its whole
 share; nothing is left out by design. Part 1 holds what matters most.
@@ -23,6 +25,10 @@ WATCHDOG_S = 10.0  # past the budget + this, the driver stops the step in flight
 KILL_AFTER_S = 10.0  # the wrapper's SIGKILL after its SIGTERM (timeout -k)
 # What a part spends before its first step: the probe (importing torch) and the wheel install.
 START_S = 15.0
+# A session's device time, every start, idle wait and call counted; what a machine's start and
+# the transfers of the working tree take out of it (a minute or more each, seen here).
+SESSION_DEVICE_S = 900.0
+SESSION_START_S = 150.0
 
 
 @dataclass(frozen=True)
@@ -97,6 +103,18 @@ def device_call(p: Part) -> str:
             f'carry=[".whl"], timeout_s={p.device_timeout_s()})')
 
 
+def sessions() -> list[list[Part]]:
+    """The parts in order, grouped into GPU sessions: a session's device calls and its machine's
+    start fit its device time."""
+    groups: list[list[Part]] = [[]]
+    for p in PARTS:
+        used = sum(q.device_timeout_s() for q in groups[-1])
+        if groups[-1] and SESSION_START_S + used + p.device_timeout_s() > SESSION_DEVICE_S:
+            groups.append([])
+        groups[-1].append(p)
+    return groups
+
+
 def listing() -> str:
     lines = []
     for p in PARTS:
@@ -109,6 +127,14 @@ def listing() -> str:
     total = sum(p.device_timeout_s() for p in PARTS)
     lines.append(f"all parts: at most {total} s of device commands ({total / 60:.1f} min), "
                  f"machine starts not counted")
+    lines.append(f"GPU sessions ({SESSION_DEVICE_S / 60:.0f} min of device time each, about "
+                 f"{SESSION_START_S:.0f} s of it for the machine's start):")
+    for i, group in enumerate(sessions(), 1):
+        used = sum(p.device_timeout_s() for p in group)
+        names = ("parts " if len(group) > 1 else "part ") + ", ".join(str(p.number) for p in group)
+        lines.append(f"  session {i}: {names}, at most {used} s of commands")
+    lines.append("  a session with a GPU runs the first of these whose parts docs/gpu-validation.md "
+                 "has no report of")
     return "\n".join(lines)
 
 

@@ -270,13 +270,17 @@ def test_a_step_may_use_what_the_steps_before_it_left_and_no_more(tmp_path):
 
 def test_every_parts_caps_fit_its_budget_and_every_step_runs_in_one_part():
     """The caps of a part add up to at most its budget less the start and the reserve, so no step
-    is left out by design; each part ends within 8 minutes, all within 25 of device time (20.5
-    minutes of commands leave 4.5 for starting the machine)."""
+    is left out by design; each part ends within 8 minutes; the parts go into GPU sessions whose
+    calls and machine start fit a session's 15 minutes of device time, part 1 first and alone."""
     for p in parts.PARTS:
         assert p.steps_s + parts.START_S + parts.RESERVE_S <= p.budget_s, p.number
         assert p.budget_s + parts.WATCHDOG_S + parts.KILL_AFTER_S == p.limit_s <= 480
         assert p.device_timeout_s() <= 600
     assert sum(p.device_timeout_s() for p in parts.PARTS) == 500 + 410 + 320
+    groups = parts.sessions()
+    assert [[p.number for p in g] for g in groups] == [[1], [2, 3]]
+    for g in groups:
+        assert parts.SESSION_START_S + sum(p.device_timeout_s() for p in g) <= 15 * 60
     keys = [s.key for p in parts.PARTS for s in p.steps]
     assert sorted(keys) == sorted(gv.STEPS) and len(set(keys)) == len(keys)
     assert [s.key for s in gv.plan([1])][:4] == [f"breakdown:{k}" for k, _, _ in gv.MAIN_RUNS]
@@ -293,6 +297,7 @@ def test_the_script_lists_the_parts_and_the_exact_device_calls():
         call = parts.device_call(p)
         assert call in listing and f"#   {call}" in header, call
     assert "run(command=\"scripts/gpu_validate.sh --part 1 $OUT/p1\", carry=[\".whl\"], timeout_s=500)" in listing
+    assert "session 1: part 1, at most 500 s" in listing and "session 2: parts 2, 3, at most 730 s" in listing
 
 
 @pytest.mark.skipif(_cuda(), reason="this machine has a GPU")
