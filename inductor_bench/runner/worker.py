@@ -39,9 +39,28 @@ def scrubbed_variables() -> list[str]:
     return sorted(k for k in os.environ if k.startswith(_SCRUBBED_PREFIXES))
 
 
+# The host heap on transparent huge pages (glibc 2.35+, where the kernel offers THP: "madvise"
+# or "always"; elsewhere glibc ignores it). On 4 KiB pages where a process's buffers land in
+# physical memory decides their cache conflicts: in 7 of 16 fresh processes a C++ kernel of
+# models/mlp.py's backward ran 25-110% slower for the whole process, on huge pages in none
+# (docs/statistics.md, "One process against the next"). A user's own setting of it is kept.
+HEAP_TUNABLE = "glibc.malloc.hugetlb"
+HEAP_ON_HUGE_PAGES = f"{HEAP_TUNABLE}=1"
+
+
+def host_heap_tunables(current: str | None) -> str:
+    """``GLIBC_TUNABLES`` for a worker: the user's own, with the heap on huge pages unless they
+    set it themselves."""
+    kept = [t for t in (current or "").split(":") if t]
+    if any(t.split("=", 1)[0] == HEAP_TUNABLE for t in kept):
+        return ":".join(kept)
+    return ":".join([*kept, HEAP_ON_HUGE_PAGES])
+
+
 def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUBBED_PREFIXES)}
     env["PYTHONUNBUFFERED"] = "1"
+    env["GLIBC_TUNABLES"] = host_heap_tunables(env.get("GLIBC_TUNABLES"))
     # The worker must import this very package, wherever the parent found it.
     pkg_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH", "")) if p)
