@@ -53,6 +53,10 @@ def _root(
 
 
 INTERNAL_ERROR = 70  # EX_SOFTWARE
+# Typer (0.16 on) turns a KeyboardInterrupt that leaves a command into this return value when
+# not standalone, instead of raising it: a stop in a phase after the measurements (the
+# ceilings, --autotune-top) would otherwise end the run with exit 0 and no line.
+TYPER_INTERRUPTED = 130
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -72,7 +76,9 @@ def main(argv: list[str] | None = None) -> None:
 
 def _run(argv: list[str] | None, settings: Settings) -> None:
     try:
-        app(args=argv, standalone_mode=False, obj=settings)
+        returned = app(args=argv, standalone_mode=False, obj=settings)
+        if stop.received() is not None or returned == TYPER_INTERRUPTED:
+            raise KeyboardInterrupt  # the stop is reported below, with its exit status
     except Interrupted as e:
         _fail(settings, f"error: {e}{_by_signal()}", stop.exit_status(stop.received()))
     except BenchError as e:

@@ -206,9 +206,15 @@ def the_run(runs: Path) -> Path:
     return d
 
 
+# Long enough that the signal sent half a second after the backward graph's profiling starts
+# finds it still running: 3 to 5 windows of 1,000 iterations of about 1 ms (with the default
+# 100 the whole graph took 0.4 s on a loaded machine and the signal came after it).
+MID_PROFILE = ["--windows", "5", "--iterations", "1000"]
+
+
 @pytest.mark.e2e
 def test_sigterm_mid_profile_saves_the_finished_graph(tmp_path):
-    p, seen, below = start_breakdown(tmp_path, "profiling graph 0-backward", ["--windows", "5"])
+    p, seen, below = start_breakdown(tmp_path, "profiling graph 0-backward", MID_PROFILE)
     t0 = time.monotonic()
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=60)
@@ -271,7 +277,7 @@ def test_a_signal_mid_compile_ends_the_standby_worker_too(tmp_path, sig):
 def test_ctrl_c_every_25_ms_still_saves_the_result(tmp_path):
     """Signals that keep coming while the run stops and saves: the first stops it, the rest
     cannot cut the save short (2 of 15 such runs used to end without a result)."""
-    p, _, below = start_breakdown(tmp_path, "profiling graph 0-backward", ["--windows", "5"])
+    p, _, below = start_breakdown(tmp_path, "profiling graph 0-backward", MID_PROFILE)
     sent = 0
     while p.poll() is None:
         p.send_signal(signal.SIGINT)
@@ -307,3 +313,23 @@ def test_a_stopped_run_starts_no_autotuning(tmp_path, monkeypatch, capsys):
         main(["breakdown", str(ROOT / "models" / "mlp.py"), "--device", "cpu", "--autotune-top", "2"])
     assert exited.value.code == 130 and retuned == []
     assert capsys.readouterr().err.splitlines()[-1] == f"inductor-bench: error: {stopped}"
+
+
+@pytest.mark.e2e
+def test_sigterm_while_the_ceilings_are_measured_stops_the_run(tmp_path):
+    """A stop after every graph was measured, in the ceilings' phase: exit 143 with its line
+    (it used to end with exit 0 and nothing said: typer returns 130 for a KeyboardInterrupt
+    instead of raising it), every graph saved, and the result saying the ceilings are missing."""
+    from inductor_bench.runner.roofline import STOPPED_NOTE
+
+    p, _, below = start_breakdown(tmp_path, "measuring the device's ceilings", ["--refresh-peaks"])
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 143, (p.returncode, err[-2000:])
+    assert err.splitlines()[-1] == "inductor-bench: interrupted (by SIGTERM)", err
+    assert "Traceback" not in err
+    assert not [w for w in below if alive(w)] and not group_members(below)
+    result = json.loads((the_run(tmp_path) / "breakdown.json").read_text())
+    assert [g["id"] for g in result["graphs"]] == ["0-forward", "0-backward"]
+    assert all(g["status"] == "ok" for g in result["graphs"])
+    assert STOPPED_NOTE in result["errors"] and not (result.get("extras") or {}).get("roofline")

@@ -76,8 +76,12 @@ def add_roofline(result: BreakdownResult, run_dir: Path, settings: RunSettings, 
     recorded in it and in the result's errors, and the run stays as it was measured."""
     if not result.measured():
         return
-    result.roofline = measured_roofline(result.device, result.device_name, run_dir, settings,
-                                        refresh=refresh, threads=run_threads(result))
+    try:
+        result.roofline = measured_roofline(result.device, result.device_name, run_dir, settings,
+                                            refresh=refresh, threads=run_threads(result))
+    except KeyboardInterrupt:  # a stop signal: the measured run is saved saying so, then it stops
+        _saved_stopped(result, run_dir, settings)
+        raise
     if result.roofline.error:
         result.errors.append(result.roofline.error)
     save_result(run_dir, result, settings.on_saved)
@@ -90,10 +94,22 @@ def add_compare_roofline(result: CompareResult, run_dir: Path, settings: RunSett
     bds = [m.breakdown for m in result.modes if m.breakdown is not None and m.breakdown.measured()]
     if not bds:
         return
-    roof = measured_roofline(bds[0].device, bds[0].device_name, run_dir, settings, refresh=refresh,
-                             threads=run_threads(bds[0]))
+    try:
+        roof = measured_roofline(bds[0].device, bds[0].device_name, run_dir, settings, refresh=refresh,
+                                 threads=run_threads(bds[0]))
+    except KeyboardInterrupt:
+        _saved_stopped(result, run_dir, settings)
+        raise
     if roof.error:
         result.errors.append(roof.error)
     for b in bds:
         b.roofline = roof
+    save_result(run_dir, result, settings.on_saved)
+
+
+STOPPED_NOTE = "the ceilings were not measured: the run was stopped while measuring them"
+
+
+def _saved_stopped(result: BreakdownResult | CompareResult, run_dir: Path, settings: RunSettings) -> None:
+    result.errors.append(STOPPED_NOTE)
     save_result(run_dir, result, settings.on_saved)
