@@ -6,6 +6,8 @@ in the result. A measurement that fails costs the roofline figures only, never t
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..core import errors
@@ -76,12 +78,9 @@ def add_roofline(result: BreakdownResult, run_dir: Path, settings: RunSettings, 
     recorded in it and in the result's errors, and the run stays as it was measured."""
     if not result.measured():
         return
-    try:
+    with _saved_when_stopped(result, run_dir, settings):
         result.roofline = measured_roofline(result.device, result.device_name, run_dir, settings,
                                             refresh=refresh, threads=run_threads(result))
-    except KeyboardInterrupt:  # a stop signal: the measured run is saved saying so, then it stops
-        _saved_stopped(result, run_dir, settings)
-        raise
     if result.roofline.error:
         result.errors.append(result.roofline.error)
     save_result(run_dir, result, settings.on_saved)
@@ -94,12 +93,9 @@ def add_compare_roofline(result: CompareResult, run_dir: Path, settings: RunSett
     bds = [m.breakdown for m in result.modes if m.breakdown is not None and m.breakdown.measured()]
     if not bds:
         return
-    try:
+    with _saved_when_stopped(result, run_dir, settings):
         roof = measured_roofline(bds[0].device, bds[0].device_name, run_dir, settings, refresh=refresh,
                                  threads=run_threads(bds[0]))
-    except KeyboardInterrupt:
-        _saved_stopped(result, run_dir, settings)
-        raise
     if roof.error:
         result.errors.append(roof.error)
     for b in bds:
@@ -110,6 +106,14 @@ def add_compare_roofline(result: CompareResult, run_dir: Path, settings: RunSett
 STOPPED_NOTE = "the ceilings were not measured: the run was stopped while measuring them"
 
 
-def _saved_stopped(result: BreakdownResult | CompareResult, run_dir: Path, settings: RunSettings) -> None:
-    result.errors.append(STOPPED_NOTE)
-    save_result(run_dir, result, settings.on_saved)
+@contextlib.contextmanager
+def _saved_when_stopped(result: BreakdownResult | CompareResult, run_dir: Path,
+                        settings: RunSettings) -> Iterator[None]:
+    """A stop signal while the ceilings are measured: the measured run is saved saying so,
+    then the stop goes on."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        result.errors.append(STOPPED_NOTE)
+        save_result(run_dir, result, settings.on_saved)
+        raise
