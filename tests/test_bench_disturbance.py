@@ -59,3 +59,49 @@ def test_without_out_every_invocation_gets_a_directory_of_its_own():
         d = Path(out)
         assert d.is_dir() and not any(d.iterdir())
         d.rmdir()
+
+
+def _bench():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import bench_disturbance
+
+    return bench_disturbance
+
+
+def _figures(kernels: dict[str, float]):
+    return _bench().Figures({}, {}, {("0-backward", k): v for k, v in kernels.items()})
+
+
+QUIET = {"mm": 1.00, "addmm": 0.60, "ln": 0.137, "bwd_5": 0.0857, "bwd_8": 0.0839, "gelu": 0.040}
+
+
+@pytest.mark.parametrize("seen, held, ties", [
+    (QUIET, True, []),
+    # 0.0857 against 0.0839 (2.1% apart): a tie; their swap is listed, the order held
+    ({**QUIET, "bwd_5": 0.0811, "bwd_8": 0.0812}, True, ["bwd_5~bwd_8"]),
+    # 0.137 against 0.0857 (60% apart) the other way round: the order changed
+    ({**QUIET, "ln": 0.08}, False, []),
+    # a kernel from below the top 5 enters it ahead of one clearly faster in the quiet run
+    ({**QUIET, "gelu": 0.10}, False, []),
+    # ... or ahead of a tie only (0.040 against 0.0839 is not a tie: the order changed)
+    ({**QUIET, "gelu": 0.084}, False, []),
+])
+def test_the_order_is_judged_between_kernels_more_than_tie_apart(seen, held, ties):
+    """Synthetic figures: swaps within TIE (5%) of the quiet figures are ties, listed; any
+    other swap among either run's top 5 changes the order."""
+    got_held, got_ties = _bench().order(_figures(QUIET), _figures(seen))
+    assert (got_held, got_ties) == (held, ties)
+
+
+def test_a_reference_is_loaded_when_the_runs_own_reading_of_its_reported_window_says_so():
+    """Synthetic runs: the reading of the window the figures come from decides, not the others'."""
+    from inductor_bench.core.load import Load
+    from inductor_bench.core.results import BreakdownResult, GraphResult
+
+    quiet, busy = Load(others_cores=0.1, steal_pct=0.0, cores=2), Load(others_cores=0.9, steal_pct=0.0, cores=2)
+    fwd = GraphResult(id="0-forward", role="forward", window=1, window_load=[busy, quiet])
+    bwd = GraphResult(id="0-backward", role="backward", window=0, window_load=[busy, quiet])
+    run = BreakdownResult(model="mlp", graphs=[fwd, bwd])
+    assert _bench().loaded(run) == ["0-backward"]
+    bwd.window = 1
+    assert _bench().loaded(run) == []

@@ -33,6 +33,7 @@ from ..core.kernelfile import KernelFile, check_name, no_harness_reason, read_ke
 from ..core.results import BreakdownResult, KernelStat, RetunedKernel
 from ..core.rundir import LOGS_DIR, run_file
 from . import device as dev
+from .harness_inputs import harness_args
 from .presence import absent
 from .worker import DEFAULT_TIMEOUT_S, run_worker, worker_main
 
@@ -289,7 +290,7 @@ def bench_mode(kf: KernelFile, mode: str, work_dir: Path, *, warmup: int,
                reps: int) -> dict[str, Any]:
     module, tuner = load_kernel(kf, patch_for(mode), work_dir, mode)
     space = [config_dict(c) for c in tuner.configs]
-    args = module.get_args()
+    args = harness_args(module)
     started = time.perf_counter()
     module.call(args)  # compile, autotune, coordinate descent
     dev.synchronize(kf.device)
@@ -307,7 +308,7 @@ def bench_all_configs(kf: KernelFile, mode: str, work_dir: Path, *, warmup: int,
     patch = patch_for(mode, coordinate_descent=False)
     module, tuner = load_kernel(kf, patch, work_dir, f"all-{mode}")
     tuner.precompile()
-    args = module.get_args()
+    args = harness_args(module)
     out = []
     for launcher in list(tuner.launchers):
         tuner.launchers = [launcher]

@@ -48,6 +48,7 @@ from ..core.steady import steady_mean
 from . import device as dev
 from . import machine, torch_settings
 from . import replay as replay_mod
+from .harness_inputs import harness_args, seeded
 
 WARMUP_CALLS = 3
 # Auto iteration count: aim for this much profiled time per module, within these bounds.
@@ -138,7 +139,7 @@ HARNESS_2_5 = "benchmark_compiled_module"
 def harness(mod: Any) -> Callable[[], Any]:
     """One call of the module on its harness's inputs, as a zero-argument function."""
     if callable(getattr(mod, "get_args", None)):
-        args = mod.get_args()
+        args = harness_args(mod)
         return lambda: mod.call(list(args))  # call() clears the list it is given
     import torch._inductor.utils as inductor_utils
 
@@ -146,7 +147,7 @@ def harness(mod: Any) -> Callable[[], Any]:
     real = inductor_utils.print_performance
     inductor_utils.print_performance = lambda fn, *a, **kw: caught.append(fn) or 0.0
     try:
-        getattr(mod, HARNESS_2_5)()
+        seeded(getattr(mod, HARNESS_2_5))
     finally:
         inductor_utils.print_performance = real
     if not caught:
@@ -328,7 +329,7 @@ def _replay(request: dict[str, Any], mod: Any, run_once: Callable[[], Any], devi
             mod.runner.partitions = before
             return run_once, False, str(e)
         return run_once, True, None
-    args = mod.get_args() if callable(getattr(mod, "get_args", None)) else None
+    args = harness_args(mod) if callable(getattr(mod, "get_args", None)) else None
     if args is None:  # torch < 2.11's harness: the whole closure, its inputs never copied
         graph, error = replay_mod.capture(ns, lambda _: run_once(), [])
         return (graph.replay, True, None) if graph is not None else (run_once, False, error)
