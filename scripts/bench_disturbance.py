@@ -153,17 +153,17 @@ def loaded(r: BreakdownResult) -> list[str]:
 def quiet_reference(model: str, out: Path, tag: str, rnd: int, opts: argparse.Namespace
                     ) -> tuple[BreakdownResult, str]:
     """The round's quiet run, measured again (in a directory of its own) while the tool's load
-    reading says other work ran during it, REFERENCE_TRIES times at most: a reference that
-    was not quiet judges every run of the round against the wrong figures. Returns the run
-    and, when it never was quiet, a note for its rows."""
-    for attempt in range(REFERENCE_TRIES):
+    reading says other work ran during it, ``--reference-tries`` runs at most: a reference
+    that was not quiet judges every run of the round against the wrong figures. Returns the
+    run and, when it never was quiet, a note for its rows."""
+    for attempt in range(max(1, opts.reference_tries)):
         name = f"{tag}-reference" + (f"-{attempt + 1}" if attempt else "")
         run = breakdown(model, out / name, "quiet", not opts.inference, rnd, opts)
         busy = loaded(run)
         if not busy:
             return run, ""
         print(f"{name}: other work ran during {', '.join(busy)} (the run's load reading); "
-              + ("measuring the reference again" if attempt + 1 < REFERENCE_TRIES else "kept"),
+              + ("measuring the reference again" if attempt + 1 < max(1, opts.reference_tries) else "kept"),
               file=sys.stderr, flush=True)
     return run, " (reference loaded)"
 
@@ -179,6 +179,8 @@ def main() -> int:
     ap.add_argument("--kinds", default="quiet,busy,stall",
                     help="quiet: a second quiet run (the machine's own run-to-run floor)")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--reference-tries", type=int, default=REFERENCE_TRIES,
+                    help="measure a loaded quiet reference again, this many runs at most")
     ap.add_argument("--inference", action="store_true", help="inference instead of --train")
     ap.add_argument("--out", type=Path, default=None,
                     help="a new or empty directory for the runs (default: a new one under /tmp)")
