@@ -3,8 +3,8 @@
 Each round runs, for every model, a quiet breakdown and one beside each disturbance of
 ``scripts/disturbers.py`` (``busy``: a busy loop on one core for the whole run; ``stall``:
 processes that spin on every core for 20-100 ms at random), and compares each disturbed run
-with the quiet run of the same round (measured again, up to REFERENCE_TRIES times, while the
-tool's own load reading says other work ran during it):
+with the quiet run of the same round (measured again, ``--reference-tries`` runs at most, while
+the tool's own load reading says other work ran during it):
 
 - every graph's wall time, the whole step's category shares and the quiet run's top-5
   kernels' times, each within GOAL (10%) of the quiet figure;
@@ -156,14 +156,15 @@ def quiet_reference(model: str, out: Path, tag: str, rnd: int, opts: argparse.Na
     reading says other work ran during it, ``--reference-tries`` runs at most: a reference
     that was not quiet judges every run of the round against the wrong figures. Returns the
     run and, when it never was quiet, a note for its rows."""
-    for attempt in range(max(1, opts.reference_tries)):
+    tries = max(1, opts.reference_tries)
+    for attempt in range(tries):
         name = f"{tag}-reference" + (f"-{attempt + 1}" if attempt else "")
         run = breakdown(model, out / name, "quiet", not opts.inference, rnd, opts)
         busy = loaded(run)
         if not busy:
             return run, ""
-        print(f"{name}: other work ran during {', '.join(busy)} (the run's load reading); "
-              + ("measuring the reference again" if attempt + 1 < max(1, opts.reference_tries) else "kept"),
+        then = "measuring the reference again" if attempt + 1 < tries else "kept"
+        print(f"{name}: other work ran during {', '.join(busy)} (the run's load reading); {then}",
               file=sys.stderr, flush=True)
     return run, " (reference loaded)"
 

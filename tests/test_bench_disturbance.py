@@ -30,8 +30,9 @@ def _walls(run_dir) -> dict[str, float]:
 def test_a_second_quiet_run_is_judged_against_its_own_reference(tmp_path):
     out = tmp_path / "bench"
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    p = subprocess.run([sys.executable, str(SCRIPT), "--models", "mlp", "--rounds", "1", "--kinds", "quiet",
-                        "--reference-tries", "1", "--out", str(out)], capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+    cmd = [sys.executable, str(SCRIPT), "--models", "mlp", "--rounds", "1", "--kinds", "quiet",
+           "--reference-tries", "1", "--out", str(out)]
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     assert p.returncode in (0, 1), p.stdout + p.stderr  # 2: a run failed
     reference, second = out / "0-mlp-reference", out / "0-mlp-quiet"
     assert (reference / "breakdown.json").is_file() and (second / "breakdown.json").is_file()

@@ -4,7 +4,7 @@ Inductor's harness (``get_args()``, before torch 2.11 ``benchmark_compiled_modul
 its inputs with ``rand_strided``: ``torch.randn`` on the default generator, unseeded, so every
 process profiles different data. A kernel whose time depends on its data then changes speed
 from one process to the next: the scalar tail of a C++ ReLU backward branches on the sign of
-each input, and on `models/densenet.py`'s backward such a kernel took 73-111 us in 8 fresh
+each input, and on `models/densenet.py`'s backward such a kernel took 73-108 us in 8 fresh
 processes on random data, 83-90 us in 8 on the same seed (``docs/statistics.md``). Every
 harness the tool runs draws its inputs after ``torch.manual_seed(HARNESS_SEED)``.
 """
