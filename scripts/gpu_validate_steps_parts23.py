@@ -31,9 +31,14 @@ from gpu_validate_steps_part1 import _model
 
 MODEL_ORDER = ["mlp", "transformer_block", "densenet", "mixnet", "graph_break_script", "mlp_slow"]
 # Profiling options per run: (GPU, dry run).
-PROFILE_MATRIX = (["--iterations", "10", "--windows", "2"], ["--iterations", "3", "--windows", "1"])
+# One profiling process each (--processes 1): these runs check what ran and how, not figures
+# against another run, and each further process would start torch and CUDA again.
+PROFILE_MATRIX = (
+    ["--iterations", "10", "--windows", "2", "--processes", "1"],
+    ["--iterations", "3", "--windows", "1"],
+)
 COMPARE_OPTS = (
-    ["--repeat", "20", "--iterations", "10", "--windows", "2"],
+    ["--repeat", "20", "--iterations", "10", "--windows", "2", "--processes", "1"],
     ["--repeat", "3", "--iterations", "3", "--windows", "1"],
 )
 # The disturbance benchmark in the validation: one round of mlp, quiet and beside each disturber.

@@ -13,11 +13,13 @@ from pathlib import Path
 import pytest
 
 from inductor_bench.core.categories import CPP_CATEGORIES
+from inductor_bench.core.processes import share_windows
 from inductor_bench.core.rundir import load_breakdown as load_result
 from inductor_bench.core.steady import steady_mean
 from inductor_bench.core.step import split_step
 from inductor_bench.render import format as fmt
 from inductor_bench.runner.profile import AGREE_WINDOWS, DEFAULT_WINDOWS, windows_agree
+from inductor_bench.runner.settings import DEFAULT_PROCESSES
 
 from .conftest import MODELS, run_breakdown_cached
 from .steady_rule import kept_iterations, limit
@@ -46,6 +48,25 @@ def check_kept_window(run_dir: Path, g) -> None:
     assert abs(steady_mean(g.wall_samples_ms) - g.windows_ms[g.window]) <= tolerance
 
 
+def check_windows(run_dir: Path, g) -> None:
+    """The windows ran in the default number of fresh processes, each its share of them (or
+    three that agreed, and no fewer), and the one kept is the fastest of all; only its trace
+    files are left in the graph's directory."""
+    n = len(g.windows_ms)
+    shares = share_windows(DEFAULT_WINDOWS, DEFAULT_PROCESSES)
+    assert len(shares) == 2 and len(g.window_faults) == len(g.window_process) == n
+    assert sorted(set(g.window_process)) == list(range(len(shares)))
+    assert g.window_process == sorted(g.window_process)  # one process after the other
+    for p, share in enumerate(shares):
+        times = [w for w, q in zip(g.windows_ms, g.window_process, strict=True) if q == p]
+        assert len(times) == share or (len(times) >= AGREE_WINDOWS and windows_agree(times))
+        assert not windows_agree(times[:-1])
+    assert g.window == min(range(n), key=lambda i: g.windows_ms[i])
+    saved = json.loads((run_dir / "graphs" / g.id / "profile.json").read_text())["response"]
+    assert (saved["processes"], saved["window_process"]) == (len(shares), g.window_process)
+    assert not list((run_dir / "graphs" / g.id).glob("p[0-9]*-*"))
+
+
 def check_breakdown(result, run_dir: Path, err) -> None:
     """What every training breakdown on CPU must satisfy."""
     assert err is None, err
@@ -60,12 +81,9 @@ def check_breakdown(result, run_dir: Path, err) -> None:
         assert math.isclose(sum(g.categories.values()), g.kernel_ms, rel_tol=1e-9)
         assert math.isclose(sum(k.ms for k in g.kernels), g.kernel_ms, rel_tol=1e-9)
         assert all(len(k.samples_ms) == g.iterations for k in g.kernels)
-        # several profiler sessions ran (all five, or three that agreed); the trace kept is
-        # the fastest one's
-        n = len(g.windows_ms)
-        assert n == DEFAULT_WINDOWS or (n >= AGREE_WINDOWS and windows_agree(g.windows_ms))
-        assert len(g.window_faults) == n and not windows_agree(g.windows_ms[: n - 1])
-        assert g.window == min(range(n), key=lambda i: g.windows_ms[i])
+        # several profiler sessions ran, shared among fresh processes (each its share, or
+        # three that agreed); the trace kept is the fastest one's of all
+        check_windows(run_dir, g)
         check_kept_window(run_dir, g)
         idle = [w - b for w, b in zip(g.wall_samples_ms, g.busy_samples_ms, strict=True)]
         kept = kept_iterations(g.wall_samples_ms, [k.samples_ms for k in g.kernels] + [idle])

@@ -16,6 +16,7 @@ from ..runner.autotune_top import add_autotune_top
 from ..runner.pipeline import run_breakdown
 from ..runner.profile import DEFAULT_WINDOWS
 from ..runner.roofline import add_roofline
+from ..runner.settings import DEFAULT_PROCESSES
 from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
 from .output import emit, note_run_dir, render_result, terminal_width
@@ -51,6 +52,7 @@ def breakdown(
     freezing: o.Freezing = False,
     iterations: o.Iterations = None,
     windows: o.Windows = DEFAULT_WINDOWS,
+    processes: o.Processes = DEFAULT_PROCESSES,
     timeout: o.Timeout = DEFAULT_TIMEOUT_S,
     fresh_cache: o.FreshCache = False,
     out: o.Out = None,
@@ -67,7 +69,7 @@ def breakdown(
 ) -> None:
     """Compile MODEL, profile every graph it compiles, and report where the time goes."""
     opts = o.workload_options(model, device, train, dtype, autocast, mode, batch_size, freezing)
-    settings = o.run_settings(ctx, iterations, windows, timeout, fresh_cache=fresh_cache)
+    settings = o.run_settings(ctx, iterations, windows, timeout, fresh_cache=fresh_cache, processes=processes)
     result, run_dir, err = run_breakdown(opts, settings, out=out, root=runs_dir)
     if not isinstance(err, Interrupted):  # stopped: no more work
         add_roofline(result, run_dir, settings, refresh=refresh_peaks)

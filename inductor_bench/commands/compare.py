@@ -18,6 +18,7 @@ from ..render.format import pct
 from ..runner.compare import DEFAULT_REPEAT, STEP_BUDGET_S, CompareRun, run_compare
 from ..runner.profile import DEFAULT_WINDOWS
 from ..runner.roofline import add_compare_roofline
+from ..runner.settings import DEFAULT_PROCESSES
 from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
 from .output import emit, note_run_dir
@@ -82,6 +83,7 @@ def compare(
     freezing: o.Freezing = False,
     iterations: o.Iterations = None,
     windows: o.Windows = DEFAULT_WINDOWS,
+    processes: o.Processes = DEFAULT_PROCESSES,
     timeout: o.Timeout = DEFAULT_TIMEOUT_S,
     warm_cache: WarmCache = False,
     out: o.Out = None,
@@ -104,7 +106,9 @@ def compare(
     ]
     run = CompareRun(
         repeat=repeat,
-        settings=o.run_settings(ctx, iterations, windows, timeout, fresh_cache=not warm_cache),
+        settings=o.run_settings(
+            ctx, iterations, windows, timeout, fresh_cache=not warm_cache, processes=processes
+        ),
         step_budget_s=step_budget,
     )
     labels = [n.strip() for n in names.split(",")] if names is not None else None

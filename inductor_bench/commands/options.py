@@ -69,6 +69,11 @@ Iterations = Annotated[
     typer.Option("--iterations", "-n", min=1, help="Profiled iterations per window (default: auto, 10-200)."),
 ]
 Windows = Annotated[int, typer.Option("--windows", "-w", min=1, help=WINDOWS_HELP)]
+PROCESSES_HELP = (
+    "Fresh profiling processes the windows are shared among, one after the other, the fastest "
+    "window of all kept: a whole process can run slower than the next (never more than --windows)."
+)
+Processes = Annotated[int, typer.Option("--processes", min=1, help=PROCESSES_HELP)]
 Timeout = Annotated[float, typer.Option("--timeout", help="Seconds allowed per worker.")]
 FreshCache = Annotated[
     bool,

@@ -71,6 +71,7 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
     g.windows_ms = list(response.get("windows_ms") or [])
     g.window_faults = list(response.get("window_faults") or [])
     g.window = response.get("window")
+    g.window_process = list(response.get("window_process") or [])
     g.window_load = [Load.from_dict(x) for x in response.get("window_load") or []]
     g.replayed = bool(response.get("replayed"))
     if response.get("replay_error"):

@@ -95,6 +95,8 @@ class GraphResult:
     windows_ms: list[float] = field(default_factory=list)
     window_faults: list[float | None] = field(default_factory=list)
     window: int | None = None
+    # The worker process each window ran in (0, 1, ...: core/processes.py; empty: all in one).
+    window_process: list[int] = field(default_factory=list)
     # Load from other processes during each window (None where the OS could not tell).
     window_load: list[Load | None] = field(default_factory=list)
     status: str = Status.OK  # ok | failed | timeout | skipped
@@ -167,6 +169,7 @@ _GRAPH_OPTIONAL: dict[str, Any] = {
     "left_out": [],
     "limit_ms": None,
     "window_load": [],
+    "window_process": [],
     "cuda_graphs": None,
     "replayed": False,
     "cuda_graphs_note": None,

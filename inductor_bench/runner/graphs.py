@@ -3,9 +3,10 @@ profiled in a worker and analysed."""
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from ..core.analysis import analyze_profile, save_profile
 from ..core.attribution import read_log
 from ..core.devices import DEVICE, backend
 from ..core.modparse import ModuleInfo, read_module
+from ..core.processes import merge_responses, share_windows
 from ..core.replay_plan import plan as replay_plan
 from ..core.results import GraphResult
 from ..core.rundir import (
@@ -34,6 +36,7 @@ from . import cudagraph_state
 from . import device as dev
 from .batch import BatchItem, Standby, run_batch
 from .capture import measuring_env
+from .profile import DEFAULT_WINDOWS, MAX_WINDOWS_S
 from .rundir import copy_atomic, record_digests
 from .settings import RunSettings
 
@@ -222,7 +225,7 @@ def profile_graphs(
     preload: str | None = None,
     mode: str = "",
     torch_values: dict[str, Any] | None = None,
-    on_start: Callable[[GraphSource], None] = lambda s: None,
+    on_start: Callable[[GraphSource, int], None] = lambda s, p: None,
     on_done: Callable[[GraphSource, GraphResult], None] = lambda s, g: None,
     cache_dir: Path | None = None,
     standby: Standby | None = None,
@@ -230,32 +233,115 @@ def profile_graphs(
     """Profile every graph in ONE worker (torch and the model file imported once), each
     analysed as soon as its response lands. A graph that crashes or hangs the worker is
     recorded as failed (or timed out; ``settings.timeout`` is per graph) and a new worker
-    takes the graphs after it: nothing measured is lost."""
-    items = [
-        BatchItem(
-            s.graph.id, profile_request(s, settings, preload=preload, mode=mode, torch_values=torch_values)
-        )
+    takes the graphs after it: nothing measured is lost.
+
+    The windows are shared among ``settings.processes`` such workers, one after the other
+    (``core/processes.py``): the first answers every graph; each next one profiles the graphs
+    that were measured again, for as many iterations, and a graph is analysed again from the
+    fastest window of all. ``on_start(source, process)`` counts processes from 0; ``on_done``
+    runs once per graph and process, with the graph's figures so far."""
+    shares = share_windows(settings.windows or DEFAULT_WINDOWS, settings.processes)
+    requests = {
+        s.graph.id: profile_request(s, settings, preload=preload, mode=mode, torch_values=torch_values)
         for s in sources
-    ]
-    by_id = {s.graph.id: s for s in sources}
-    results: dict[str, GraphResult] = {}
+    }
+    passes = _Passes(sources, run_dir, on_done)  # after the requests labelled each graph
+    env = measuring_env(cache_dir or run_dir / CACHE_DIR)
+    for p, windows in enumerate(shares):
+        items = [
+            BatchItem(gid, _request_for(requests[gid], p, windows, sum(shares), passes.first(gid)))
+            for gid in requests
+            if p == 0 or passes.first(gid) is not None
+        ]
+        if p > 0 and not items:
+            break
+        try:
+            run_batch(
+                PROFILE_WORKER,
+                items,
+                timeout=settings.timeout,
+                env=env,
+                log_path=run_dir / LOGS_DIR / "profile.log",
+                echo=settings.echo,
+                on_start=lambda key, p=p: on_start(passes.by_id[key], p),
+                on_done=lambda key, data, p=p: passes.take(key, p, data),
+                standby=standby if p == 0 else None,
+            )
+        finally:
+            if p > 0:
+                for s in sources:
+                    _discard(s.module_path.parent, p)
+    return [passes.results[s.graph.id] for s in sources if s.graph.id in passes.results]
 
-    def done(key: str, data: dict[str, Any] | errors.BenchError) -> None:
-        results[key] = take_response(by_id[key], run_dir, data)
-        on_done(by_id[key], results[key])
 
-    run_batch(
-        PROFILE_WORKER,
-        items,
-        timeout=settings.timeout,
-        env=measuring_env(cache_dir or run_dir / CACHE_DIR),
-        log_path=run_dir / LOGS_DIR / "profile.log",
-        echo=settings.echo,
-        on_start=lambda key: on_start(by_id[key]),
-        on_done=done,
-        standby=standby,
-    )
-    return [results[s.graph.id] for s in sources if s.graph.id in results]
+class _Passes:
+    """What the processes answered for each graph, and its figures from all of them so far."""
+
+    def __init__(self, sources: list[GraphSource], run_dir: Path,
+                 on_done: Callable[[GraphSource, GraphResult], None]) -> None:
+        self.by_id = {s.graph.id: s for s in sources}
+        self.blank = {s.graph.id: copy.deepcopy(s.graph) for s in sources}
+        self.answers: dict[str, list[dict[str, Any]]] = {}
+        self.results: dict[str, GraphResult] = {}
+        self.run_dir, self.on_done = run_dir, on_done
+
+    def first(self, key: str) -> dict[str, Any] | None:
+        """The first process's answer for a graph it measured (None: it failed)."""
+        return (self.answers.get(key) or [None])[0]
+
+    def take(self, key: str, p: int, data: dict[str, Any] | errors.BenchError) -> None:
+        src = self.by_id[key]
+        if p == 0:
+            if not isinstance(data, errors.BenchError):
+                self.answers[key] = [data]
+            self.results[key] = take_response(src, self.run_dir, data)
+        elif not isinstance(data, errors.BenchError):  # else it keeps what was measured before
+            self.answers[key].append(data)
+            merged, kept = merge_responses(self.answers[key])
+            _keep_files(src.module_path.parent, p, kept == p)
+            fresh = replace(src, graph=copy.deepcopy(self.blank[key]))
+            self.results[key] = take_response(fresh, self.run_dir, merged)
+        self.on_done(src, self.results[key])
+
+
+# The trace files a profiling process writes, each named apart for the processes after the first.
+_TRACES = (
+    ("trace", TRACE_FILE),
+    ("launch_trace", LAUNCH_TRACE_FILE),
+    ("pipelined_trace", PIPELINED_TRACE_FILE),
+)
+
+
+def _process_file(name: str, p: int) -> str:
+    return name if p == 0 else f"p{p}-{name}"
+
+
+def _request_for(request: dict[str, Any], p: int, windows: int, total: int,
+                 first: dict[str, Any] | None) -> dict[str, Any]:
+    """Process ``p``'s request for a graph: its share of the ``total`` windows and of the time
+    they may take, its own trace files, and after the first process the first one's iteration
+    count (every window alike)."""
+    out = {**request, "windows": windows, "windows_budget_s": MAX_WINDOWS_S * windows / total}
+    if p > 0 and first is not None:
+        out["iterations"] = first.get("iterations") or request.get("iterations")
+        for key, name in _TRACES:
+            if request.get(key):
+                out[key] = str(Path(request[key]).with_name(_process_file(name, p)))
+    return out
+
+
+def _keep_files(gdir: Path, p: int, kept: bool) -> None:
+    """Process ``p``'s trace files in place of the kept ones where its window is kept, else gone."""
+    for _, name in _TRACES:
+        path = gdir / _process_file(name, p)
+        if kept and path.exists():
+            path.replace(gdir / name)
+    _discard(gdir, p)
+
+
+def _discard(gdir: Path, p: int) -> None:
+    for _, name in _TRACES:
+        (gdir / _process_file(name, p)).unlink(missing_ok=True)
 
 
 def _cuda_graph_plan(g: GraphResult, mode: str, skip: str | None, text: str | None = None,

@@ -73,13 +73,13 @@ def auto_iterations(per_call_s: float) -> int:
     return max(MIN_ITERATIONS, min(MAX_ITERATIONS, math.ceil(TARGET_PROFILED_S / per_call_s)))
 
 
-def plan_windows(requested: int, iterations: int, per_call_s: float) -> int:
-    """Windows to profile: as requested, but no more than fit in ``MAX_WINDOWS_S`` (one at least)."""
+def plan_windows(requested: int, iterations: int, per_call_s: float, budget_s: float = MAX_WINDOWS_S) -> int:
+    """Windows to profile: as requested, but no more than fit in ``budget_s`` (one at least)."""
     requested = max(1, requested)
     per_window = iterations * max(per_call_s, 0.0)
     if per_window <= 0:
         return requested
-    return max(1, min(requested, int(MAX_WINDOWS_S // per_window)))
+    return max(1, min(requested, int(budget_s // per_window)))
 
 
 def windows_agree(times: list[float]) -> bool:
@@ -249,7 +249,8 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
 
     per_call = per_call_estimate(once)
     n = int(request.get("iterations") or auto_iterations(per_call))
-    windows = plan_windows(int(request.get("windows") or DEFAULT_WINDOWS), n, per_call)
+    budget = float(request.get("windows_budget_s") or MAX_WINDOWS_S)  # this process's share
+    windows = plan_windows(int(request.get("windows") or DEFAULT_WINDOWS), n, per_call, budget)
 
     activities = dev.profiler_activities(device)
     device_id = dev.monitor_id(device)

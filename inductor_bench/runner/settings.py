@@ -13,6 +13,8 @@ from .worker import DEFAULT_TIMEOUT_S
 # for STEP_BUDGET_S seconds, within MIN_STEPS..DEFAULT_STEPS calls (the step time only sets
 # the time outside the graphs there; compare measures longer, runner/compare.py).
 DEFAULT_STEPS = 100
+# Fresh profiling processes a graph's windows are shared among (core/processes.py).
+DEFAULT_PROCESSES = 2
 MIN_STEPS = 5
 STEP_BUDGET_S = 0.5
 
@@ -21,6 +23,7 @@ STEP_BUDGET_S = 0.5
 class RunSettings:
     iterations: int | None = None  # profiled iterations per window (None: auto)
     windows: int | None = None  # profiler sessions per graph, the fastest kept (None: default)
+    processes: int = DEFAULT_PROCESSES  # fresh worker processes the windows are shared among
     timeout: float = DEFAULT_TIMEOUT_S  # seconds per worker
     steps: int = DEFAULT_STEPS  # timed steady-state calls of the real model, at most
     step_budget_s: float | None = STEP_BUDGET_S  # stop timing after this long (None: all steps)
