@@ -65,6 +65,10 @@ def check_windows(run_dir: Path, g) -> None:
     saved = json.loads((run_dir / "graphs" / g.id / "profile.json").read_text())["response"]
     assert (saved["processes"], saved["window_process"]) == (len(shares), g.window_process)
     assert not list((run_dir / "graphs" / g.id).glob("p[0-9]*-*"))
+    # every window has the machine's speed around it, against the fastest reading of both
+    # processes (the merged answer's reference): none above full speed
+    assert len(g.window_speed) == n and all(0 < s <= 1.0 for s in g.window_speed), g.window_speed
+    assert saved["speed_reference_s"] == min(saved["window_probe_s"] + [saved["speed_reference_s"]])
 
 
 def check_breakdown(result, run_dir: Path, err) -> None:

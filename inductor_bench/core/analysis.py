@@ -55,6 +55,15 @@ def save_profile(gdir: Path, g: GraphResult, response: dict[str, Any]) -> None:
     (gdir / PROFILE_FILE).write_text(json.dumps({"graph": header(g), "response": response}))
 
 
+def window_speeds(response: dict[str, Any]) -> tuple[list[float | None], float]:
+    """Each window's machine speed (the reference reading over the window's: 1.0 full speed)
+    and the seconds waited for it, from the worker's readings (``runner/speed.py``)."""
+    ref = response.get("speed_reference_s")
+    probes = response.get("window_probe_s") or []
+    speeds = [round(ref / p, 4) if ref and p else None for p in probes]
+    return speeds, round(float(response.get("speed_waited_s") or 0.0), 3)
+
+
 def kernel_files(run_dir: Path, gdir: Path) -> dict[str, str]:
     """Kernel name -> its file, relative to the run directory (the copies in ``kernels/``)."""
     kdir = gdir / KERNELS_DIR
@@ -72,6 +81,7 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
     g.window_faults = list(response.get("window_faults") or [])
     g.window = response.get("window")
     g.window_process = list(response.get("window_process") or [])
+    g.window_speed, g.speed_waited_s = window_speeds(response)
     g.window_load = [Load.from_dict(x) for x in response.get("window_load") or []]
     g.replayed = bool(response.get("replayed"))
     if response.get("replay_error"):

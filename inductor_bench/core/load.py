@@ -35,6 +35,10 @@ _ALL_CPUS = re.compile(r"^cpu\s")  # the all-CPU line, then one line per CPU
 _ONE_CPU = re.compile(r"^cpu\d+\s")
 
 
+# The machine ran slow during a window when fixed work took more than this much longer than
+# the fastest the run saw (runner/speed.py: the worker waits for it to pass).
+SPEED_SLOW = 0.10
+
 @dataclass(frozen=True)
 class CpuCounters:
     """One reading: the machine's CPU seconds (busy, steal, all) and our process's own."""

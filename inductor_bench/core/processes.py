@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 # The fields that hold one entry per window, in window order.
-PER_WINDOW = ("windows_ms", "window_samples_ms", "window_faults", "window_load")
+PER_WINDOW = ("windows_ms", "window_samples_ms", "window_faults", "window_load", "window_probe_s")
 
 
 def share_windows(windows: int, processes: int) -> list[int]:
@@ -52,4 +52,8 @@ def merge_responses(responses: list[dict[str, Any]]) -> tuple[dict[str, Any], in
     _, process, window = kept
     out = {k: v for k, v in responses[process].items() if k not in PER_WINDOW}
     out.update(merged, window=window, processes=len(responses))
+    refs = [r["speed_reference_s"] for r in responses if r.get("speed_reference_s")]
+    if refs:  # the fastest reading of all the processes: every window's speed against it
+        out["speed_reference_s"] = min(refs)
+    out["speed_waited_s"] = sum(float(r.get("speed_waited_s") or 0.0) for r in responses)
     return out, process

@@ -97,6 +97,10 @@ class GraphResult:
     window: int | None = None
     # The worker process each window ran in (0, 1, ...: core/processes.py; empty: all in one).
     window_process: list[int] = field(default_factory=list)
+    # The machine's speed during each window against the fastest the run saw (1.0: full; 0.6:
+    # fixed work took 1/0.6 as long; runner/speed.py), and the seconds spent waiting for it.
+    window_speed: list[float | None] = field(default_factory=list)
+    speed_waited_s: float = 0.0
     # Load from other processes during each window (None where the OS could not tell).
     window_load: list[Load | None] = field(default_factory=list)
     status: str = Status.OK  # ok | failed | timeout | skipped
@@ -170,6 +174,8 @@ _GRAPH_OPTIONAL: dict[str, Any] = {
     "limit_ms": None,
     "window_load": [],
     "window_process": [],
+    "window_speed": [],
+    "speed_waited_s": 0.0,
     "cuda_graphs": None,
     "replayed": False,
     "cuda_graphs_note": None,

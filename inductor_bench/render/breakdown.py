@@ -16,11 +16,10 @@ from .execution import render_execution
 from .kernel import render_matches, render_retuning
 from .roofline import FAR_HEADER, PCT_HEADER, far_below_cells, pct_cell, roofline_section, shows_roofline
 from .views import graph_units, source_view, top_units
+from .windows import windows_note
 
 DEFAULT_TOP = 15
 ATEN_WIDTH = 48  # characters of origin ATen ops shown per row
-# Windows further apart than this (relative to the kept one) are pointed out.
-WINDOW_SPREAD = 0.10
 
 
 def _ops(k: KernelStat) -> str:
@@ -84,7 +83,7 @@ def _graph_table(doc: Doc, r: BreakdownResult) -> None:
     )
     doc.paragraph(backend(r.device).busy_note)
     doc.paragraph(_steady_note(r))
-    note = _windows_note(r)
+    note = windows_note(r)
     if note:
         doc.paragraph(note)
 
@@ -125,59 +124,6 @@ def _steady_note(r: BreakdownResult) -> str:
     if not out:
         return head + "; none was."
     return head + ": " + "; ".join(out) + "."
-
-
-def _windows_note(r: BreakdownResult) -> str | None:
-    """One line on the profiler windows: how many, in how many processes, the kept one's time
-    (the table's), and how much slower the others were (each window's own steady mean)."""
-    gs = [g for g in r.measured() if g.windows_ms and g.window is not None]
-    if not gs:
-        return None
-    counts = sorted({len(g.windows_ms) for g in gs})
-    n = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
-    if counts == [1]:
-        return "windows: each graph was profiled in one profiler session (--windows 1)."
-    procs = sorted({_processes(g) for g in gs})
-    where = "" if procs == [1] else f" in {_span(procs)} fresh processes, one after the other,"
-    parts = [_graph_windows(g) for g in gs]
-    head = f"windows: each graph was profiled in {n} profiler sessions{where} and the fastest is reported"
-    return f"{head} ({'; '.join(parts)})."
-
-
-def _processes(g: GraphResult) -> int:
-    return len(set(g.window_process)) or 1
-
-
-def _span(values: list[int]) -> str:
-    return str(values[0]) if len(values) == 1 else f"{values[0]}-{values[-1]}"
-
-
-def _graph_windows(g: GraphResult) -> str:
-    """``0-forward 0.801 ms, the others +1%, +3%``; with several processes, where each ran:
-    ``0-forward 0.801 ms in process 2, the others +12%, +13% in process 1, +1% in process 2``."""
-    kept = g.windows_ms[g.window or 0]
-    others = {
-        i: f"+{100 * (w / kept - 1):.0f}%" + _faults(g, i)
-        for i, w in enumerate(g.windows_ms)
-        if i != g.window and kept > 0
-    }
-    if _processes(g) == 1 or len(g.window_process) != len(g.windows_ms):
-        return f"{g.id} {fmt.ms(g.wall_ms)} ms, the others {', '.join(others.values())}"
-    by_process = [
-        ", ".join(v for i, v in others.items() if g.window_process[i] == p) + f" in process {p + 1}"
-        for p in sorted(set(g.window_process))
-        if any(g.window_process[i] == p for i in others)
-    ]
-    kept_in = g.window_process[g.window or 0] + 1
-    return f"{g.id} {fmt.ms(g.wall_ms)} ms in process {kept_in}, the others {', '.join(by_process)}"
-
-
-def _faults(g: GraphResult, i: int) -> str:
-    """Page faults per iteration of a window far slower than the kept one (their usual cause)."""
-    kept = g.windows_ms[g.window or 0]
-    faults = g.window_faults[i] if i < len(g.window_faults) else None
-    slow = kept > 0 and g.windows_ms[i] > kept * (1 + WINDOW_SPREAD)
-    return f" ({faults:.0f} page faults per iteration)" if slow and faults and faults >= 0.5 else ""
 
 
 def _category_table(

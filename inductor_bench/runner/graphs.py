@@ -253,6 +253,8 @@ def profile_graphs(
             for gid in requests
             if p == 0 or passes.first(gid) is not None
         ]
+        for it in items:  # the fastest machine-speed reading the workers before saw (runner/speed.py)
+            it.request["speed_reference_s"] = passes.speed_reference()
         if p > 0 and not items:
             break
         try:
@@ -284,6 +286,11 @@ class _Passes:
         self.answers: dict[str, list[dict[str, Any]]] = {}
         self.results: dict[str, GraphResult] = {}
         self.run_dir, self.on_done = run_dir, on_done
+
+    def speed_reference(self) -> float | None:
+        refs = [a.get("speed_reference_s") for ans in self.answers.values() for a in ans]
+        refs = [r for r in refs if r]
+        return min(refs) if refs else None
 
     def first(self, key: str) -> dict[str, Any] | None:
         """The first process's answer for a graph it measured (None: it failed)."""

@@ -49,6 +49,7 @@ from . import device as dev
 from . import machine, torch_settings
 from . import replay as replay_mod
 from .harness_inputs import harness_args, seeded
+from .speed import SpeedWatch
 
 WARMUP_CALLS = 3
 # Auto iteration count: aim for this much profiled time per module, within these bounds.
@@ -156,6 +157,8 @@ def harness(mod: Any) -> Callable[[], Any]:
 
 
 _PRELOADED: set[str] = set()
+# The machine's speed (runner/speed.py), watched across every graph this worker profiles.
+_SPEED = SpeedWatch()
 
 
 def _preload(path: str | None) -> None:
@@ -259,8 +262,15 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     faults: list[float | None] = []
     kept, kept_at = None, 0
     loads: list[dict[str, Any] | None] = []
+    probes: list[float] = []  # the machine's speed reading around each window (runner/speed.py)
+    waited = 0.0
+    given = request.get("speed_reference_s")  # the fastest reading of the run's workers before
+    if given and (_SPEED.reference is None or given < _SPEED.reference):
+        _SPEED.reference = float(given)
     for w in range(windows):
         times = []
+        start, wait = _SPEED.before_window()
+        waited += wait
         counters, gpu0 = machine.cpu_counters(), machine.device_reading(device, device_id)
         with profile(activities=activities) as prof:
             f0 = _minor_faults()  # inside the session: its start and stop do not count
@@ -270,6 +280,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
                     once()
                     times.append(time.perf_counter() - t0)
             f1 = _minor_faults()
+        probes.append(max(start, _SPEED.read()))  # the slower of before and after
         gpu1 = machine.device_reading(device, device_id)
         load = machine.with_device(machine.load_since(counters, min_s=LOAD_MIN_S), gpu0, gpu1)
         loads.append(load.to_dict() if load is not None else None)
@@ -305,6 +316,9 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         "window_faults": faults,
         "window": kept_at,
         "window_load": loads,
+        "window_probe_s": probes,
+        "speed_waited_s": waited,
+        "speed_reference_s": _SPEED.reference,
         "replayed": replayed,
         "replay_error": replay_error,
         "settings_not_applied": not_applied,

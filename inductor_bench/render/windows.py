@@ -1,0 +1,82 @@
+"""The windows line of a breakdown: how many profiler sessions each graph had, in how many
+processes, the kept one's time and machine speed, and how much slower the others were."""
+
+from __future__ import annotations
+
+from ..core.load import SPEED_SLOW
+from ..core.results import BreakdownResult, GraphResult
+from . import format as fmt
+
+# A window this much slower than the kept one has its page faults named.
+WINDOW_SPREAD = 0.10
+
+
+def windows_note(r: BreakdownResult) -> str | None:
+    """One line on the profiler windows: how many, in how many processes, the kept one's time
+    (the table's), and how much slower the others were (each window's own steady mean)."""
+    gs = [g for g in r.measured() if g.windows_ms and g.window is not None]
+    if not gs:
+        return None
+    counts = sorted({len(g.windows_ms) for g in gs})
+    n = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+    if counts == [1]:
+        return "windows: each graph was profiled in one profiler session (--windows 1)."
+    procs = sorted({_processes(g) for g in gs})
+    where = "" if procs == [1] else f" in {_span(procs)} fresh processes, one after the other,"
+    parts = [_graph_windows(g) for g in gs]
+    head = f"windows: each graph was profiled in {n} profiler sessions{where} and the fastest is reported"
+    return f"{head} ({'; '.join(parts)}){_waited(gs)}."
+
+
+def _waited(gs: list[GraphResult]) -> str:
+    """How long the workers waited for the machine's full speed before windows (runner/speed.py)."""
+    waited = sum(g.speed_waited_s for g in gs)
+    if waited < 0.05:
+        return ""
+    return f"; {waited:.1f} s spent waiting for the machine's full speed before windows"
+
+
+def _speed(g: GraphResult) -> str:
+    """The kept window's machine speed where it was slow (fixed work took longer than the fastest)."""
+    i = g.window or 0
+    speed = g.window_speed[i] if i < len(g.window_speed) else None
+    if speed is None or speed >= 1 - SPEED_SLOW:
+        return ""
+    return f" (the machine at {100 * speed:.0f}% of its full speed)"
+
+
+def _processes(g: GraphResult) -> int:
+    return len(set(g.window_process)) or 1
+
+
+def _span(values: list[int]) -> str:
+    return str(values[0]) if len(values) == 1 else f"{values[0]}-{values[-1]}"
+
+
+def _graph_windows(g: GraphResult) -> str:
+    """``0-forward 0.801 ms, the others +1%, +3%``; with several processes, where each ran:
+    ``0-forward 0.801 ms in process 2, the others +12%, +13% in process 1, +1% in process 2``."""
+    kept = g.windows_ms[g.window or 0]
+    others = {
+        i: f"+{100 * (w / kept - 1):.0f}%" + _faults(g, i)
+        for i, w in enumerate(g.windows_ms)
+        if i != g.window and kept > 0
+    }
+    if _processes(g) == 1 or len(g.window_process) != len(g.windows_ms):
+        return f"{g.id} {fmt.ms(g.wall_ms)} ms{_speed(g)}, the others {', '.join(others.values())}"
+    by_process = [
+        ", ".join(v for i, v in others.items() if g.window_process[i] == p) + f" in process {p + 1}"
+        for p in sorted(set(g.window_process))
+        if any(g.window_process[i] == p for i in others)
+    ]
+    kept_in = g.window_process[g.window or 0] + 1
+    head = f"{g.id} {fmt.ms(g.wall_ms)} ms in process {kept_in}{_speed(g)}"
+    return f"{head}, the others {', '.join(by_process)}"
+
+
+def _faults(g: GraphResult, i: int) -> str:
+    """Page faults per iteration of a window far slower than the kept one (their usual cause)."""
+    kept = g.windows_ms[g.window or 0]
+    faults = g.window_faults[i] if i < len(g.window_faults) else None
+    slow = kept > 0 and g.windows_ms[i] > kept * (1 + WINDOW_SPREAD)
+    return f" ({faults:.0f} page faults per iteration)" if slow and faults and faults >= 0.5 else ""

@@ -1,0 +1,117 @@
+"""The machine's speed around each window (runner/speed.py): the worker waits for the full
+speed before a window, within its budgets, and the report says at what speed the kept window
+ran. The watch runs on a synthetic clock and synthetic probe readings; no torch."""
+
+from __future__ import annotations
+
+import pytest
+
+from inductor_bench.core.analysis import window_speeds
+from inductor_bench.core.processes import merge_responses
+from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
+from inductor_bench.render.breakdown import render_breakdown
+from inductor_bench.runner import speed
+from inductor_bench.runner.speed import SpeedWatch
+
+
+class FakeMachine:
+    """Probe readings in turn (seconds of the fixed work), each taking ``cost`` of the clock;
+    ``sleep`` advances the clock."""
+
+    def __init__(self, readings: list[float], cost: float = 0.001) -> None:
+        self.readings, self.cost, self.now, self.slept = list(readings), cost, 0.0, 0.0
+
+    def clock(self) -> float:
+        return self.now
+
+    def probe(self) -> float:
+        self.now += self.cost
+        return self.readings.pop(0) if len(self.readings) > 1 else self.readings[0]
+
+    def sleep(self, s: float) -> None:
+        self.now += s
+        self.slept += s
+
+
+def watch(m: FakeMachine, reference: float | None = None) -> SpeedWatch:
+    return SpeedWatch(reference=reference, started=True, clock=m.clock, probe=m.probe, sleep=m.sleep)
+
+
+def test_a_window_waits_until_the_machine_is_back_at_full_speed():
+    m = FakeMachine([9.0e-3, 9.2e-3, 9.1e-3, 5.3e-3])
+    w = watch(m, reference=5.2e-3)
+    reading, waited = w.before_window()
+    assert reading == 5.3e-3  # within 10% of 5.2 ms: the window starts here
+    assert m.slept == pytest.approx(3 * speed.POLL_S)
+    assert waited == pytest.approx(m.now) and w.waited_s == pytest.approx(waited)
+
+
+def test_a_machine_at_full_speed_costs_one_reading():
+    m = FakeMachine([5.3e-3])
+    reading, waited = watch(m, reference=5.2e-3).before_window()
+    assert (reading, m.slept) == (5.3e-3, 0.0)
+    assert waited == pytest.approx(m.cost)
+
+
+def test_the_wait_stops_at_its_budget_per_window_and_per_process():
+    m = FakeMachine([9.0e-3])  # slow for ever
+    w = watch(m, reference=5.2e-3)
+    _, waited = w.before_window()
+    assert speed.WAIT_S <= waited < speed.WAIT_S + speed.POLL_S + 2 * m.cost
+    w.waited_s = speed.WAIT_TOTAL_S - 0.25  # the process's waits nearly spent
+    _, waited = w.before_window()
+    assert waited < 0.25 + speed.POLL_S + 2 * m.cost
+
+
+def test_a_processs_first_window_looks_for_the_fast_speed_and_keeps_the_fastest_reading():
+    m = FakeMachine([9.0e-3, 9.1e-3, 5.2e-3, 9.0e-3, 9.0e-3, 5.25e-3], cost=0.05)
+    w = SpeedWatch(clock=m.clock, probe=m.probe, sleep=m.sleep)
+    reading, _ = w.before_window()
+    assert w.reference == 5.2e-3  # met while polling at the start
+    assert reading <= 5.2e-3 * (1 + speed.SLOW)
+
+
+def test_each_windows_speed_is_the_reference_over_its_reading():
+    speeds, waited = window_speeds({"speed_reference_s": 0.005, "window_probe_s": [0.005, 0.008, None],
+                                    "speed_waited_s": 1.23456})
+    assert speeds == [1.0, 0.625, None] and waited == 1.235
+    assert window_speeds({}) == ([], 0.0)  # answers saved before readings: none
+
+
+def test_merged_answers_take_the_fastest_reading_of_all_and_add_the_waits():
+    a = {"windows_ms": [1.0], "window": 0, "window_probe_s": [0.006], "speed_reference_s": 0.0055,
+         "speed_waited_s": 1.0}
+    b = {"windows_ms": [1.2], "window": 0, "window_probe_s": [0.009], "speed_reference_s": 0.005,
+         "speed_waited_s": 0.5}
+    merged, kept = merge_responses([a, b])
+    assert kept == 0
+    assert merged["window_probe_s"] == [0.006, 0.009]
+    assert (merged["speed_reference_s"], merged["speed_waited_s"]) == (0.005, 1.5)
+    speeds, _ = window_speeds(merged)
+    assert speeds == [round(0.005 / 0.006, 4), round(0.005 / 0.009, 4)]
+
+
+def _result(speeds, waited):
+    k = KernelStat(name="aten::mm", category="extern_gemm", calls=1, ms=1.0, samples_ms=[1.0] * 10)
+    g = GraphResult(
+        id="0-backward", role="backward", iterations=10, wall_ms=1.1, wall_samples_ms=[1.1] * 10,
+        busy_ms=1.0, kernel_ms=1.0, categories={"extern_gemm": 1.0}, kernels=[k],
+        windows_ms=[1.5, 1.45], window_faults=[None, None], window=1, window_speed=speeds,
+        speed_waited_s=waited,
+    )
+    return BreakdownResult(model="m", graphs=[g])
+
+
+def test_the_report_says_when_the_kept_window_ran_on_a_slow_machine_and_how_long_it_waited():
+    text = render_breakdown(_result([1.0, 0.64], 3.21))
+    assert "(0-backward 1.100 ms (the machine at 64% of its full speed), the others +3%)" in text
+    assert "; 3.2 s spent waiting for the machine's full speed before windows." in text
+    quiet = render_breakdown(_result([0.7, 0.95], 0.0))
+    assert "full speed" not in quiet  # 95%: within the 10% the watch allows
+
+
+def test_speeds_round_trip_through_json_and_are_left_out_when_unread():
+    back = BreakdownResult.from_dict(_result([1.0, 0.64], 3.2).to_dict()).graphs[0]
+    assert (back.window_speed, back.speed_waited_s) == ([1.0, 0.64], 3.2)
+    d = _result([], 0.0).to_dict()["graphs"][0]
+    assert "window_speed" not in d and "speed_waited_s" not in d
