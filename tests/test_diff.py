@@ -610,6 +610,9 @@ def test_a_compare_interrupted_before_a_column_is_not_comparable(tmp_path):
 
 ROOT = Path(__file__).resolve().parent.parent
 GATE = ROOT / "scripts" / "merge_gate.sh"
+# The gate's verdicts come from compare's interleaved step times; its breakdowns' windows are
+# not what these tests judge: one profiling process each.
+ONE_PROCESS_TRAIN = "--train --processes 1"
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -651,7 +654,7 @@ def gate_repo(tmp_path_factory):
 def gate_slow(gate_repo):
     repo, base, head = gate_repo
     out = repo.parent / "out"
-    return _gate("-p", "10", "-o", str(out), "models/mlp.py", base, head, cwd=repo), out
+    return _gate("-p", "10", "-a", ONE_PROCESS_TRAIN, "-o", str(out), "models/mlp.py", base, head, cwd=repo), out
 
 
 @pytest.mark.e2e
@@ -681,7 +684,7 @@ def test_unchanged_code_passes_the_gate(gate_repo):
     speed level of its own; docs/compare-and-diff.md)."""
     repo, base, _ = gate_repo
     out = repo.parent / "same"
-    proc = _gate("-o", str(out), "models/mlp.py", base, base, cwd=repo)
+    proc = _gate("-a", ONE_PROCESS_TRAIN, "-o", str(out), "models/mlp.py", base, base, cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     lines = proc.stdout.splitlines()
     assert lines[0] == "**NO REGRESSION above the 10% gate**", lines[0]
@@ -765,7 +768,7 @@ def gate_lost_graph(tmp_path_factory):
         _git(repo, "commit", "-qm", f"kill in the profiler: {kill}")
         revs.append(_git(repo, "rev-parse", "HEAD"))
     out = repo.parent / "out"
-    return _gate("-p", "10", "-a", "", "-o", str(out), "models/net.py", *revs, cwd=repo), out
+    return _gate("-p", "10", "-a", "--processes 1", "-o", str(out), "models/net.py", *revs, cwd=repo), out
 
 
 @pytest.mark.e2e

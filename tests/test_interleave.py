@@ -183,7 +183,7 @@ def self_compare(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("self-compare")
     mlp = str(MODELS / "mlp.py")
     cmd = CLI + ["compare", mlp, mlp, "--modes", "default", "--no-eager", "--train", "--device", "cpu",
-                 "--warm-cache", "--step-budget", "0.5", "--out", str(tmp / "run")]
+                 "--warm-cache", "--step-budget", "0.5", "--processes", "1", "--out", str(tmp / "run")]
     proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=900)
     return proc, tmp / "run"
 
@@ -255,7 +255,7 @@ def sleepy_compare(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("sleepy")
     models = [str(FIXTURES / "models" / f) for f in ("sleepy.py", "sleepy_slow.py")]
     cmd = CLI + ["compare", *models, "--modes", "default", "--no-eager", "--device", "cpu",
-                 "--warm-cache", "--step-budget", "0.5", "--out", str(tmp / "run")]
+                 "--warm-cache", "--step-budget", "0.5", "--processes", "1", "--out", str(tmp / "run")]
     clock = SleepClock((sleepy.SLEEP_S, sleepy_slow.SLEEP_S))
     with open(tmp / "stdout.txt", "w+") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE, text=True)

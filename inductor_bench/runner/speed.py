@@ -25,7 +25,7 @@ PROBE_LOOP = 20_000  # about 0.5 ms of Python here
 PROBE_REPS = 3  # the fastest of these: a preemption in one does not read as a slow machine
 SLOW = SPEED_SLOW  # slower than the reference by more than this: wait
 WAIT_S = 1.0  # at most, before one window
-WAIT_TOTAL_S = 20.0  # at most, in one process
+WAIT_TOTAL_S = 10.0  # at most, in one process
 POLL_S = 0.02
 START_S = 0.5  # polled at a process's first window, to meet the fast speed if it is there
 
