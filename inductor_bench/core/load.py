@@ -39,6 +39,7 @@ _ONE_CPU = re.compile(r"^cpu\d+\s")
 # the fastest the run saw (runner/speed.py: the worker waits for it to pass).
 SPEED_SLOW = 0.10
 
+
 @dataclass(frozen=True)
 class CpuCounters:
     """One reading: the machine's CPU seconds (busy, steal, all) and our process's own."""

@@ -248,13 +248,13 @@ def profile_graphs(
     passes = _Passes(sources, run_dir, on_done)  # after the requests labelled each graph
     env = measuring_env(cache_dir or run_dir / CACHE_DIR)
     for p, windows in enumerate(shares):
+        reference = passes.speed_reference()  # the fastest machine-speed reading of the workers before
         items = [
-            BatchItem(gid, _request_for(requests[gid], p, windows, sum(shares), passes.first(gid)))
+            BatchItem(gid, {**_request_for(requests[gid], p, windows, sum(shares), passes.first(gid)),
+                            "speed_reference_s": reference})
             for gid in requests
             if p == 0 or passes.first(gid) is not None
         ]
-        for it in items:  # the fastest machine-speed reading the workers before saw (runner/speed.py)
-            it.request["speed_reference_s"] = passes.speed_reference()
         if p > 0 and not items:
             break
         try:

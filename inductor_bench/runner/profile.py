@@ -264,9 +264,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     loads: list[dict[str, Any] | None] = []
     probes: list[float] = []  # the machine's speed reading around each window (runner/speed.py)
     waited = 0.0
-    given = request.get("speed_reference_s")  # the fastest reading of the run's workers before
-    if given and (_SPEED.reference is None or given < _SPEED.reference):
-        _SPEED.reference = float(given)
+    _SPEED.know(request.get("speed_reference_s"))  # the fastest reading of the run's workers before
     for w in range(windows):
         times = []
         start, wait = _SPEED.before_window()

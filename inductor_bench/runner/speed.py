@@ -17,6 +17,7 @@ No torch: the probe is the interpreter's own work, the same in every process of 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..core.load import SPEED_SLOW
@@ -50,14 +51,19 @@ class SpeedWatch:
     reference: float | None = None
     waited_s: float = 0.0
     started: bool = False
-    clock: object = field(default=time.monotonic, repr=False)
-    probe: object = field(default=probe_s, repr=False)
-    sleep: object = field(default=time.sleep, repr=False)
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False)
+    probe: Callable[[], float] = field(default=probe_s, repr=False)
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
 
     def read(self) -> float:
-        p = self.probe()  # type: ignore[operator]
-        self.reference = p if self.reference is None else min(self.reference, p)
+        p = self.probe()
+        self.know(p)
         return p
+
+    def know(self, reading: float | None) -> None:
+        """Take a reading (here, or a worker's before this one) into the reference."""
+        if reading:
+            self.reference = reading if self.reference is None else min(self.reference, reading)
 
     def slow(self, p: float) -> bool:
         return self.reference is not None and p > self.reference * (1 + SLOW)
@@ -67,16 +73,16 @@ class SpeedWatch:
         runs within ``SLOW`` of the reference or the waits are spent. A process's first window
         polls ``START_S`` first, to find the fast speed if the machine has it."""
         budget = max(0.0, min(WAIT_S, WAIT_TOTAL_S - self.waited_s))
-        t0 = self.clock()  # type: ignore[operator]
+        t0 = self.clock()
         if not self.started:
             self.started = True
-            while self.clock() - t0 < min(START_S, budget):  # type: ignore[operator]
+            while self.clock() - t0 < min(START_S, budget):
                 self.read()
-                self.sleep(POLL_S)  # type: ignore[operator]
+                self.sleep(POLL_S)
         p = self.read()
-        while self.slow(p) and self.clock() - t0 < budget:  # type: ignore[operator]
-            self.sleep(POLL_S)  # type: ignore[operator]
+        while self.slow(p) and self.clock() - t0 < budget:
+            self.sleep(POLL_S)
             p = self.read()
-        waited = self.clock() - t0  # type: ignore[operator]
+        waited = self.clock() - t0
         self.waited_s += waited
         return p, waited
