@@ -83,9 +83,14 @@ STEPS: dict[str, tuple[str, Callable[[Ctx, StepRecord, Deadline], None]]] = {
     **{f"breakdown:{key}": (f"breakdown {model} --train ({mode})", main_breakdown(key))
        for key, model, mode in MAIN_RUNS},
     "check:quiet": ("no other GPU process in the quiet mlp run", step_quiet),
-    "check:graph-time": ("graph kernel time vs a plain profiler run, every main run",
-                         run_checks(ck.check_graph_kernel_time)),
-    "check:step-time": ("step time vs CUDA events, every main run", run_checks(ck.check_step_time)),
+    "check:graph-time": ("graph kernel time vs a plain profiler run, every main run in mode default",
+                         run_checks(ck.check_graph_kernel_time, ("default",))),
+    "check:step-time": ("step time vs CUDA events, every main run in mode default",
+                        run_checks(ck.check_step_time, ("default",))),
+    "check:graph-time-ro": ("graph kernel time vs a plain profiler run, every main run in mode "
+                            "reduce-overhead", run_checks(ck.check_graph_kernel_time, ("reduce-overhead",))),
+    "check:step-time-ro": ("step time vs CUDA events, every main run in mode reduce-overhead",
+                           run_checks(ck.check_step_time, ("reduce-overhead",))),
     "kernel": ("kernel --max-autotune on the top Triton kernels", step_kernel),
     "check:do-bench": ("top Triton kernels vs triton.testing.do_bench",
                        run_checks(ck.check_do_bench, ("default",))),

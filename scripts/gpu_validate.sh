@@ -1,24 +1,29 @@
 #!/usr/bin/env bash
 # The GPU validation, in parts that each fit one device command (a device command may run 10
-# minutes; a session has 15 minutes of device time, the machine's start included, so part 1 runs
-# in one GPU session and parts 2 and 3 in the next): GPU tests, breakdowns of the example models
-# checked against independent measurements, kernel re-tuning, compare, the load readings, the
-# disturbance benchmark.
+# minutes; a session has 15 minutes of device time, the machine's start included, so a session
+# runs one part or two): the breakdowns of the example models checked against independent
+# measurements, kernel re-tuning, compare, the load readings, the disturbance benchmark, the
+# GPU tests.
 #
 #   scripts/gpu_validate.sh --list-parts                    the parts, their steps, caps and device calls
 #   scripts/gpu_validate.sh --part N [OPTIONS] OUT_DIR      on a CUDA machine: part N within its limit
 #   scripts/gpu_validate.sh --part N --dry-run OUT_DIR      on CPU: that part's plumbing
 #   scripts/gpu_validate.sh --fetch-wheels                  here, with PyPI: wheels the GPU image lacks
 #
-# The device calls, in this order, each after the one before has returned, part 1 in one GPU
-# session, parts 2 and 3 back to back in the next (scripts/gpu_validate_parts.py holds the limits
-# and the sessions; --list-parts prints the same):
+# The device calls, in this order, each after the one before has returned, grouped into GPU
+# sessions (scripts/gpu_validate_parts.py holds the limits and the sessions; --list-parts
+# prints the same): part 1 in one session, part 2 in the next, parts 3 and 4 in the next, part 5
+# in the next:
 #   run(command="scripts/gpu_validate.sh --part 1 $OUT/p1", carry=[".whl"], timeout_s=500)
-#   run(command="scripts/gpu_validate.sh --part 2 $OUT/p2", carry=[".whl"], timeout_s=410)
+#   run(command="scripts/gpu_validate.sh --part 2 $OUT/p2", carry=[".whl"], timeout_s=500)
 #   run(command="scripts/gpu_validate.sh --part 3 $OUT/p3", carry=[".whl"], timeout_s=320)
-# Part 1 is what matters most: the GPU tests, mlp and transformer_block training in modes default
-# and reduce-overhead with every independent check, and kernel --max-autotune. Without --part
-# every part runs in turn (a machine without the 10-minute limit).
+#   run(command="scripts/gpu_validate.sh --part 4 $OUT/p4", carry=[".whl"], timeout_s=320)
+#   run(command="scripts/gpu_validate.sh --part 5 $OUT/p5", carry=[".whl"], timeout_s=500)
+# Part 1 is what matters most: mlp and transformer_block training in mode default with every
+# independent check, and kernel --max-autotune; part 2 the same in mode reduce-overhead and
+# compare; part 3 the load readings and the disturbance benchmark; part 4 the other models;
+# part 5 pytest -m gpu. Without --part every part runs in turn (a machine without the 10-minute
+# limit).
 #
 # OUT_DIR (new or empty) receives report.md, results.json, fixtures.tar.gz, logs.tar.gz and
 # console.log: five files, since a device machine returns at most eight. Every check prints

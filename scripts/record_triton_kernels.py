@@ -113,16 +113,32 @@ def _stub_cpu_codegen() -> None:
 
 
 def _kernel_files(cache: Path, heuristic: str) -> list[tuple[str, str]]:
-    """(kernel name, source) of the per-kernel files with ``heuristic`` under ``cache``."""
-    found = []
+    """(kernel name, source) of the per-kernel files with ``heuristic`` under ``cache``. Where
+    several files share a name (GEMM autotuning on a GPU writes one per candidate config), the
+    one the compiled module runs is kept: its ``@triton.jit`` function is in the module."""
+    found: dict[str, list[str]] = {}
+    modules = []
     for path in sorted(cache.rglob("*.py")):
         text = path.read_text(errors="replace")
-        if "async_compile" in text or "@triton.jit" not in text:
+        if "async_compile" in text:
+            modules.append(text)
+            continue
+        if "@triton.jit" not in text:
             continue  # compiled modules embed kernels; we want the kernel files
         hm, nm = _HEURISTIC.search(text), _KERNEL_NAME.search(text)
         if hm and nm and hm.group(1) == heuristic:
-            found.append((nm.group(1), text))
-    return found
+            found.setdefault(nm.group(1), []).append(text)
+    return [(name, _the_one_run(texts, modules)) for name, texts in found.items()]
+
+
+def _the_one_run(texts: list[str], modules: list[str]) -> str:
+    """Of same-named kernel files, the one whose jit function a compiled module embeds (the
+    first otherwise)."""
+    for text in texts:
+        body = text[text.index("@triton.jit"):].split("\ndef get_args", 1)[0].strip()
+        if any(body in m for m in modules):
+            return text
+    return texts[0]
 
 
 def _record_case(case: Case, device: str, cache: Path, large: bool) -> list[tuple[str, str]]:

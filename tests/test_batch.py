@@ -45,6 +45,10 @@ def test_a_hang_times_out_alone(tmp_path):
     assert isinstance(out["g1"], errors.WorkerTimeout) and "on g1" in str(out["g1"])
     assert out["g0"]["value"] == 0 and out["g2"]["value"] == 2
     assert time.monotonic() - t0 < HANG_S
+    # before it was killed, the hanging worker wrote where it was to the log
+    log = (tmp_path / "w.log").read_text()
+    assert "Current thread" in log or "Thread 0x" in log
+    assert 'in handle' in log and "batch_worker.py" in log
 
 
 def test_ctrl_c_keeps_what_was_answered(tmp_path):

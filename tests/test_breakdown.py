@@ -148,10 +148,44 @@ def test_two_overlapping_streams_union_20_vs_sum_25_in_a_35_us_window():
     check_sums(g)
 
 
-def test_kernel_running_past_the_window_counts_whole_but_busy_is_clipped():
-    t = Trace(events=[marker(0, 35), ev("k", "kernel", 30, 8, pid=0, tid=7)])
+def test_device_events_belong_to_the_marker_that_launched_them_wherever_their_clock_puts_them():
+    # Synthetic: a device clock converted 500 µs off the host's. Launches at 2 and 42 µs
+    # inside the markers, their kernels at -500 and -460 µs; a third kernel starts inside
+    # marker 0 but was launched outside every marker (at 90 µs): no kernel of the graph's.
+    t = Trace(events=[
+        marker(0, 35), marker(40, 35),
+        ev("cudaLaunchKernel", "cuda_runtime", 2, 3, correlation=1),
+        ev("cudaLaunchKernel", "cuda_runtime", 42, 3, correlation=2),
+        ev("cudaLaunchKernel", "cuda_runtime", 90, 3, correlation=3),
+        ev("triton_poi_fused_add_0", "kernel", -500, 8, pid=0, tid=7, correlation=1),
+        ev("triton_poi_fused_add_0", "kernel", -460, 6, pid=0, tid=7, correlation=2),
+        ev("triton_poi_fused_add_0", "kernel", 10, 50, pid=0, tid=7, correlation=3),
+    ])
     g = analyze_graph(t, None, graph("cuda"))
-    assert (g.kernel_ms, g.busy_ms) == (approx(0.008), approx(0.005))
+    k, = g.kernels
+    assert k.samples_ms == [approx(0.008), approx(0.006)]
+    assert (g.kernel_ms, g.busy_ms) == (approx(0.007), approx(0.007))
+    assert g.busy_samples_ms == [approx(0.008), approx(0.006)]
+
+
+def test_device_events_without_times_are_an_error_not_an_idle_graph():
+    # As exported by torch 2.11 on an H200 from a session kept while later ones ran: every
+    # kernel and launch at ts 0 with dur 0 (tests/fixtures/cuda_h200 has the real trace).
+    t = Trace(events=[
+        marker(100, 35),
+        ev("cudaLaunchKernel", "cuda_runtime", 0, 0, correlation=1),
+        ev("triton_poi_fused_add_0", "kernel", 0, 0, pid=0, tid=7, correlation=1),
+    ])
+    with pytest.raises(TraceError, match="carry no times"):
+        analyze_graph(t, None, graph("cuda"))
+
+
+def test_device_busy_is_at_most_the_marker_span():
+    # Without a launch to go by (hand-built: no runtime events), a device event is the
+    # marker's where it starts in it; its busy time is its union, capped by the span.
+    t = Trace(events=[marker(0, 35), ev("k", "kernel", 30, 40, pid=0, tid=7)])
+    g = analyze_graph(t, None, graph("cuda"))
+    assert (g.kernel_ms, g.busy_ms) == (approx(0.040), approx(0.035))
 
 
 def test_busy_is_the_busiest_device():

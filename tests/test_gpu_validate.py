@@ -224,8 +224,8 @@ def test_budget_selection_and_the_matrix_order(tmp_path):
     assert gv.selected("check:graph-time", ["check"], []) and not gv.selected("kernel", ["check"], [])
     assert not gv.selected("check:step-time", [], ["check:step-time"])
     a = gv.parse_args([str(tmp_path / "o"), "--work", str(tmp_path / "w")])
-    assert (a.parts, a.jobs, a.models) == ([1, 2, 3], 3, "all")
-    assert a.budget == 460 + 370 + 280  # every part in turn: the sum of their budgets
+    assert (a.parts, a.jobs, a.models) == ([1, 2, 3, 4, 5], 3, "all")
+    assert a.budget == 460 + 460 + 280 + 280 + 460  # every part in turn: the sum of their budgets
     ctx = gv.Ctx(a, {"cuda": True}, {})
     entries = gv.matrix_entries(ctx)
     assert entries[0] == ("densenet", True, "default")  # models in MODEL_ORDER
@@ -276,17 +276,19 @@ def test_every_parts_caps_fit_its_budget_and_every_step_runs_in_one_part():
         assert p.steps_s + parts.START_S + parts.RESERVE_S <= p.budget_s, p.number
         assert p.budget_s + parts.WATCHDOG_S + parts.KILL_AFTER_S == p.limit_s <= 480
         assert p.device_timeout_s() <= 600
-    assert sum(p.device_timeout_s() for p in parts.PARTS) == 500 + 410 + 320
+    assert sum(p.device_timeout_s() for p in parts.PARTS) == 500 + 500 + 320 + 320 + 500
     groups = parts.sessions()
-    assert [[p.number for p in g] for g in groups] == [[1], [2, 3]]
+    assert [[p.number for p in g] for g in groups] == [[1], [2], [3, 4], [5]]
     for g in groups:
         assert parts.SESSION_START_S + sum(p.device_timeout_s() for p in g) <= 15 * 60
     keys = [s.key for p in parts.PARTS for s in p.steps]
     assert sorted(keys) == sorted(gv.STEPS) and len(set(keys)) == len(keys)
-    assert [s.key for s in gv.plan([1])][:4] == [f"breakdown:{k}" for k, _, _ in gv.MAIN_RUNS]
-    assert {"pytest", "kernel", "check:do-bench", "check:graph-time", "check:step-time", "check:peaks"} <= {
+    assert [s.key for s in gv.plan([1, 2])][:2] == ["breakdown:mlp", "breakdown:transformer"]
+    assert [s.key for s in gv.plan([2])][:2] == ["breakdown:mlp-ro", "breakdown:transformer-ro"]
+    assert {"kernel", "check:do-bench", "check:graph-time", "check:step-time", "check:peaks"} <= {
         s.key for s in gv.plan([1])}
-    assert "disturbance" in {s.key for s in gv.plan([2])}
+    assert {"check:graph-time-ro", "check:step-time-ro", "compare"} <= {s.key for s in gv.plan([2])}
+    assert "disturbance" in {s.key for s in gv.plan([3])} and [s.key for s in gv.plan([5])] == ["pytest"]
 
 
 def test_the_script_lists_the_parts_and_the_exact_device_calls():
@@ -297,7 +299,7 @@ def test_the_script_lists_the_parts_and_the_exact_device_calls():
         call = parts.device_call(p)
         assert call in listing and f"#   {call}" in header, call
     assert "run(command=\"scripts/gpu_validate.sh --part 1 $OUT/p1\", carry=[\".whl\"], timeout_s=500)" in listing
-    assert "session 1: part 1, at most 500 s" in listing and "session 2: parts 2, 3, at most 730 s" in listing
+    assert "session 1: part 1, at most 500 s" in listing and "session 3: parts 3, 4, at most 640 s" in listing
 
 
 @pytest.mark.skipif(_cuda(), reason="this machine has a GPU")
@@ -315,7 +317,7 @@ def test_each_part_refuses_without_a_gpu_in_one_line(tmp_path, part):
 def test_a_part_that_does_not_exist_is_one_line_and_exit_2(tmp_path):
     p = subprocess.run(["bash", str(SCRIPT), "--part", "9", str(tmp_path / "o")], capture_output=True,
                        text=True, timeout=60)
-    assert p.returncode == 2 and p.stderr.strip() == "gpu_validate: no part '9'; parts: 1, 2, 3"
+    assert p.returncode == 2 and p.stderr.strip() == "gpu_validate: no part '9'; parts: 1, 2, 3, 4, 5"
 
 
 def _fake_run_dir(root: Path) -> Path:
@@ -398,7 +400,7 @@ def test_dry_run_of_part_1_on_cpu(tmp_path):
             "--dry-run",
             str(out),
             "--skip",
-            "breakdown:transformer,breakdown:mlp-ro,breakdown:transformer-ro",
+            "breakdown:transformer",
             "--work",
             str(tmp_path / "work"),
         ],

@@ -195,7 +195,8 @@ def calls_to(path: Path, names: set[str]) -> list[int]:
 
 
 # Code that runs inside a worker process, whose output goes to the worker's log file.
-IN_WORKER = {"inductor_bench.runner.profile"}
+# Worker modules whose prints go to the worker's log (its stdout), never to the user.
+IN_WORKER = {"inductor_bench.runner.profile", "inductor_bench.runner.capture"}
 
 
 def test_only_commands_print():

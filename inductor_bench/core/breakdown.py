@@ -2,15 +2,16 @@
 
 The profiling worker wraps every harness call (``call(args)`` of the compiled module)
 in a ``record_function("inductor_bench::iteration")`` marker; on CUDA the call ends with
-a synchronize inside the marker, so all device work of iteration *i* starts inside
-marker *i*. What counts as a kernel:
+a synchronize inside the marker, so all device work of iteration *i* is launched inside
+marker *i* and done before it ends. What counts as a kernel:
 
 - **host** (CPU): the top-level ``cpu_op`` events inside each marker on the marker's thread
   (C++ kernels record ``graph_<i>_<kernel>``; extern ops such as ``aten::addmm``).
   Ops nested in them (``aten::expand`` inside ``aten::addmm``) are part of their
   parent's inclusive time. Busy = union of those top-level intervals.
-- **device** (GPU): device events (``kernel``, ``gpu_memcpy``, ``gpu_memset``) that start inside
-  a marker. Busy = union of their intervals per device clipped to the marker window;
+- **device** (GPU): device events (``kernel``, ``gpu_memcpy``, ``gpu_memset``) whose launch
+  (same ``args.correlation``) lies inside a marker: the device clock's offset from the host's
+  is not trusted. Busy = union of their intervals per device, at most the marker's span;
   with several devices, the busiest one.
 
 Times in a ``GraphResult`` are milliseconds per iteration: every one of them (wall, busy, each
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import math
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -37,7 +38,7 @@ from .modparse import KernelInfo, ModuleInfo
 from .results import GraphResult, KernelStat
 from .steady import steady_iterations
 from .timeline import launch_stacks, union_length
-from .trace import CPU_OP, DEVICE_CATEGORIES, USER_ANNOTATION, Event, Trace
+from .trace import CPU_OP, DEVICE_CATEGORIES, LAUNCH_CATEGORIES, USER_ANNOTATION, Event, Trace
 
 MARKER = "inductor_bench::iteration"
 US_PER_MS = 1000.0
@@ -160,13 +161,36 @@ def cpu_kernel_events(trace: Trace, markers: list[Event]) -> list[list[tuple[int
 
 
 def device_kernel_events(trace: Trace, markers: list[Event]) -> list[list[tuple[int, Event]]]:
-    """Per marker: (index, event) of the device events that start inside it."""
-    evs = sorted(
-        ((i, ev) for i, ev in enumerate(trace.events) if ev.cat in DEVICE_CATEGORIES),
-        key=lambda ie: ie[1].ts,
-    )
-    starts = [ev.ts for _, ev in evs]
-    return [_starting_in(evs, starts, m) for m in markers]
+    """Per marker: (index, event) of the device events it launched.
+
+    A device event belongs to the marker whose span holds its launch (the ``cuda_runtime`` /
+    ``cuda_driver`` call with the same ``args.correlation``), as in the pipelined analysis,
+    rather than the one its own start falls in: the two agree where the device clock,
+    converted to the host's by the profiler, is right (on an H200 with torch 2.11 each kernel
+    started 5.6-404 µs after its launch), and the launch alone does not depend on that
+    conversion. Only events with no launch in the trace fall back to their start.
+    """
+    starts = [m.ts for m in markers]
+    launch_ts = {ev.args["correlation"]: ev.ts for ev in trace.events
+                 if ev.cat in LAUNCH_CATEGORIES and "correlation" in ev.args}
+    out: list[list[tuple[int, Event]]] = [[] for _ in markers]
+    unlaunched = []
+    for i, ev in enumerate(trace.events):
+        if ev.cat not in DEVICE_CATEGORIES:
+            continue
+        ts = launch_ts.get(ev.args.get("correlation"))
+        if ts is None:
+            unlaunched.append((i, ev))
+            continue
+        j = bisect_right(starts, ts) - 1
+        if j >= 0 and ts <= markers[j].end:
+            out[j].append((i, ev))
+    unlaunched.sort(key=lambda ie: ie[1].ts)
+    by_start = [ev.ts for _, ev in unlaunched]
+    for j, m in enumerate(markers):
+        out[j].extend(_starting_in(unlaunched, by_start, m))
+        out[j].sort(key=lambda ie: ie[1].ts)
+    return out
 
 
 def _starting_in(
@@ -191,10 +215,16 @@ def _top_level(evs: list[tuple[int, Event]]) -> list[tuple[int, Event]]:
 def _require_device_activity(trace: Trace, module: ModuleInfo | None) -> None:
     if module is not None and not (module.kernels or module.externs):
         return
-    if not any(ev.cat in DEVICE_CATEGORIES for ev in trace.events):
+    device = [ev for ev in trace.events if ev.cat in DEVICE_CATEGORIES]
+    if not device:
         raise TraceError(
             f"{trace.path or 'trace'}: no GPU activity (kernel / gpu_memcpy / gpu_memset "
             "events): was it profiled with ProfilerActivity.CUDA?"
+        )
+    if all(ev.ts == 0 and ev.dur == 0 for ev in device):
+        raise TraceError(
+            f"{trace.path or 'trace'}: its {len(device)} GPU events carry no times (ts 0, dur 0): "
+            "a profiler session exported after another session had started loses them"
         )
 
 
@@ -313,8 +343,12 @@ def _category(k: _Kernel) -> str:
 def _busy_us(
     per_iter: list[list[tuple[int, Event]]], markers: list[Event], *, per_device: bool
 ) -> list[float]:
-    """Per iteration: the union of kernel intervals clipped to the marker window; with
-    ``per_device`` (device timelines) per device, taking the busiest device."""
+    """Per iteration: the union of its kernel intervals, at most the marker's span; with
+    ``per_device`` (device timelines) per device, taking the busiest device. On the host the
+    intervals are clipped to the marker window; device intervals are not placed against it
+    (their clock's offset from the host's is not to be trusted, ``device_kernel_events``),
+    only their union capped by the marker's duration: every one of them ran between the
+    iteration's first launch and its synchronize, both inside the marker."""
     out = []
     for m, evs in zip(markers, per_iter, strict=True):
         by_device: dict[object, list[tuple[float, float]]] = {}
@@ -322,7 +356,8 @@ def _busy_us(
             key = ev.pid if per_device else None
             # relative to the marker: absolute µs timestamps (~1e12) leave few digits
             start = ev.ts - m.ts
-            by_device.setdefault(key, []).append((max(start, 0.0), min(start + ev.dur, m.dur)))
-        out.append(max((union_length(iv) for iv in by_device.values()), default=0.0))
+            span = (start, start + ev.dur) if per_device else (max(start, 0.0), min(start + ev.dur, m.dur))
+            by_device.setdefault(key, []).append(span)
+        busy = max((union_length(iv) for iv in by_device.values()), default=0.0)
+        out.append(min(busy, m.dur))
     return out
-

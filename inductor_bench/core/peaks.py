@@ -13,7 +13,7 @@ or that the key, read as a case-insensitive regular expression, matches in full.
 A kernel's FLOP/s is compared with the peak of its compute type (``compute_type``): the
 dtype of its inputs, and for fp32 GEMM templates whether they use TF32.
 
-Pure Python; the measurement itself is ``runner/device.py``'s ``measure_copy_gbps``.
+Pure Python; the measurement itself is ``runner/peaks_measure.py``'s ``device_bandwidth``.
 """
 
 from __future__ import annotations

@@ -29,7 +29,16 @@ from pathlib import Path
 from typing import Any
 
 from ..core import errors
-from .worker import READY, describe_exit, exited, kill_group, last_output, read_response, spawn
+from .worker import (
+    READY,
+    describe_exit,
+    exited,
+    kill_group,
+    last_output,
+    read_response,
+    spawn,
+    stacks_to_log,
+)
 
 POLL_S = 0.05
 
@@ -182,6 +191,7 @@ def _run_one_worker(
                     rc = kill_group(proc)  # and whatever it left in its process group
                     break
                 if current is not None and time.monotonic() - started > timeout:
+                    stacks_to_log(proc)
                     kill_group(proc)
                     answers[current] = errors.WorkerTimeout(
                         f"{name} worker exceeded --timeout {timeout:g}s on {current} and was killed"

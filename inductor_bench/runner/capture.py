@@ -256,13 +256,15 @@ def _run_factory(
     (``turns.py``)."""
     one = timed_step(opts, device)
     compile_ms = one()  # the first call: compilation (and autotuning) timed on its own
+    _phase(f"first step (the compile) took {compile_ms / 1e3:.1f} s")
     stop_compile_workers()
     dev.reset_peak_memory(device)  # the steady state's peak, not compile-time autotuning's
-    wait_ready(ready)
+    _phase(f"waited {wait_ready(ready):.1f} s for the profiling worker to be ready; timing steps")
     device_id = dev.monitor_id(device)
     standby = (int(ready["pid"]),) if ready else ()  # the run's profiling worker is no other
     counters, gpu0 = machine.cpu_counters(), machine.device_reading(device, device_id, standby)
     samples = timing.run(one)
+    _phase(f"timed {len(samples)} steps")
     gpu1 = machine.device_reading(device, device_id, standby)
     load = machine.with_device(machine.load_since(counters), gpu0, gpu1)
     peak, peak_kind = dev.peak_memory(device)
@@ -276,6 +278,11 @@ def _run_factory(
     if modules and backend(device).split_in_turns:
         out["step_turns"] = turns.time_in_turns(one, [m["path"] for m in modules], device, timing.budget_s)
     return out
+
+
+def _phase(what: str) -> None:
+    """A line in the compile log: where a slow or killed compile worker had got to."""
+    print(f"inductor-bench: {what}", flush=True)
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.breakdown import MARKER
+from ..core.devices import DEVICE, backend
 from ..core.errors import WorkloadError
 from ..core.pipelined import PIPELINED_ITERATION, PIPELINED_RUN, time_back_to_back
 from ..core.steady import steady_mean
@@ -261,6 +262,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     samples_ms: list[list[float]] = []
     faults: list[float | None] = []
     kept, kept_at = None, 0
+    on_device = backend(device).timeline == DEVICE
     loads: list[dict[str, Any] | None] = []
     probes: list[float] = []  # the machine's speed reading around each window (runner/speed.py)
     waited = 0.0
@@ -287,10 +289,16 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         faults.append((f1 - f0) / n if f0 is not None and f1 is not None else None)
         if fastest_window(window_ms) == w:
             kept, kept_at = prof, w  # the one before is dropped here, between windows
+            if on_device:
+                # exported before the next session starts: a session exported after another
+                # ran has its device events zeroed (ts 0, dur 0; seen on an H200, torch 2.11)
+                _export(kept, Path(request["trace"]))
+                kept = None
         del prof
         if windows_agree(window_ms):
             break
-    _export(kept, Path(request["trace"]))
+    if kept is not None:  # on the host: the fastest session, exported once
+        _export(kept, Path(request["trace"]))
     del kept
     plain = None
     if request.get("pipelined_trace"):

@@ -109,6 +109,7 @@ def run_worker(
             try:
                 rc = wait_ended(proc, timeout)
             except subprocess.TimeoutExpired:
+                stacks_to_log(proc)
                 kill_group(proc)
                 raise errors.WorkerTimeout(
                     f"{module.rsplit('.', 1)[-1]} worker exceeded --timeout {timeout:g}s and was killed"
@@ -167,6 +168,22 @@ def wait_ended(proc: subprocess.Popen, timeout: float) -> int:
             raise subprocess.TimeoutExpired(proc.args, timeout)
         time.sleep(END_POLL_S)
     return kill_group(proc)
+
+
+# Seconds a timed-out worker is given to write its threads' stacks to its log before it is killed.
+STACKS_WAIT_S = 1.0
+
+
+def stacks_to_log(proc: subprocess.Popen, wait_s: float = STACKS_WAIT_S) -> None:
+    """Ask a worker that ran past its time to write every thread's Python stack to its log
+    (``faulthandler`` on SIGUSR1, registered in ``worker_main``), so that the log of a killed
+    worker says where it was; waits ``wait_s`` for the writing."""
+    usr1 = getattr(signal, "SIGUSR1", None)
+    if usr1 is None or exited(proc):
+        return
+    with contextlib.suppress(OSError):
+        os.kill(proc.pid, usr1)
+        time.sleep(wait_s)
 
 
 def kill_group(proc: subprocess.Popen) -> int:
@@ -245,6 +262,7 @@ def worker_main(
     it calls ``prepare`` with the JSON in PREPARE (importing what every request needs),
     creates ``READY`` beside PROGRESS, and waits for BATCH to appear."""
     die_with_parent()
+    _stacks_on_request()
     if sys.argv[1] == "--batch":
         batch, progress = Path(sys.argv[2]), Path(sys.argv[3])
         if len(sys.argv) > 4:
@@ -257,6 +275,16 @@ def worker_main(
     sys.stderr.flush()
     # Skip interpreter teardown: compile workers and CUDA contexts can hang or crash there.
     os._exit(0)
+
+
+def _stacks_on_request() -> None:
+    """SIGUSR1 writes every thread's stack to stderr (the worker's log): ``stacks_to_log``."""
+    import faulthandler
+
+    usr1 = getattr(signal, "SIGUSR1", None)
+    if usr1 is not None:
+        with contextlib.suppress(ValueError, RuntimeError, OSError):
+            faulthandler.register(usr1, all_threads=True)
 
 
 READY = "ready"  # created beside a standby worker's progress file once it has prepared
