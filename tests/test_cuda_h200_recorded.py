@@ -154,3 +154,75 @@ def test_the_h200_gemm_template_counts_its_flops_and_carries_its_config():
     kf = read_kernel_file(KERNELS / "triton_tem_fused_mm_0.py")
     assert kf.flop == 2 * 2048**3  # 2048 x 2048 @ 2048 x 2048: 2 n^3 FLOPs
     assert kf.decorator_args == {"num_stages": 4, "num_warps": 8}
+
+
+# Bytes each kernel moves per launch, counted here from what the case computes (float32):
+# every input read once and every output written once.
+F32 = 4
+MOVED = {
+    "triton_poi_fused_add_sin_0": 2 * 2**24 * F32,  # x in, sin(x) + 1 out
+    "triton_poi_fused_clone_mul_t_0": 2 * 4096 * 4096 * F32,  # x in, x.t() * 2 out
+    "triton_poi_fused_add_t_0": 3 * 4096 * 2048 * F32,  # x, y in, x.t() + y out
+    "triton_poi_fused_add_permute_0": 2 * 256**3 * F32,  # x in (read through three views), out
+    "triton_red_fused_sum_0": (4096 * 8192 + 4096) * F32,  # x in, one sum per row out
+    "triton_per_fused__softmax_exp_prepare_softmax_online_sub_0": 2 * 65536 * 256 * F32,
+    "triton_spl_fused_cumsum_0": 2 * 2**22 * F32,
+    "triton_tem_fused_mm_0": 3 * 2048 * 2048 * F32,  # a, b in, a @ b out
+}
+
+
+@pytest.mark.parametrize("stem", sorted(MOVED))
+def test_inductors_byte_count_of_each_h200_kernel_is_what_it_moves(stem):
+    assert read_kernel_file(KERNELS / f"{stem}.py").num_gb * 1e9 == pytest.approx(MOVED[stem], rel=1e-12)
+
+
+def test_a_zero_byte_count_is_no_count():
+    """The foreach kernel adds two lists of two 4M-float tensors (100 MB moved); its harness on
+    the H200 says ``num_gb = 0``: the tool takes that as no count, not as a kernel moving nothing."""
+    source = (KERNELS / "triton_for_fused_0.py").read_text()
+    assert "    num_gb = 0\n" in source and "kernel_num_gb" not in source
+    assert read_kernel_file(KERNELS / "triton_for_fused_0.py").num_gb is None
+
+
+@pytest.mark.parametrize("replayed", [True, False])
+def test_reanalysis_keeps_how_the_mode_ran_each_graph(tmp_path, replayed):
+    """How a graph ran is saved with the worker's answer and said again by ``--reanalyze``; a
+    graph the mode put under CUDA graphs that the worker could not capture says so."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    how = "replayed: 1 CUDA-graph partition(s), 0 eager step(s); 2 input(s) copied per replay"
+    prof = run / "graphs" / "0-forward" / "profile.json"
+    saved = json.loads(prof.read_text())
+    saved["graph"].update(cuda_graphs=True, how_it_ran=how)
+    saved["response"]["replayed"] = replayed
+    prof.write_text(json.dumps(saved))
+    g = reanalyze(run)[0].graph("0-forward")
+    assert g.how_it_ran == (how if replayed else f"kernel by kernel, the capture failed (the mode: {how})")
+
+
+def test_tables_show_the_h200_kernels_by_names_that_fit_and_json_keeps_them_whole(result):
+    """The demangled names of the H200 run's extern kernels run to 814 characters; the tables
+    show each in at most 80, keeping what tells kernels apart, and breakdown.json the whole."""
+    from inductor_bench.render.breakdown import render_breakdown
+    from inductor_bench.render.format import KERNEL_CHARS, kernel_label
+
+    names = {k.name for g in result.graphs for k in g.kernels}
+    longest = max(names, key=len)
+    assert len(longest) == 814 and longest.startswith("void at::native::elementwise_kernel<128, 2, ")
+    labels = {n: kernel_label(n) for n in names}
+    assert all(len(x) <= KERNEL_CHARS for x in labels.values())
+    assert len(set(labels.values())) == len(names)  # no two kernels look alike
+    assert labels[next(n for n in names if n.startswith("fmha_cutlassF"))] == "fmha_cutlassF_f32_aligned_64x64_rf_sm80"
+    reduce = next(n for n in names if n.startswith("void at::native::reduce_kernel<512"))
+    assert labels[reduce] == "at::native::reduce_kernel<512, 1, at::native::ReduceOp<…> >"
+    sgemm = next(n for n in names if "sgemm_64x64_8x5_tn" in n)
+    assert labels[sgemm] == "cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_tn_align1>"
+    for fmt_name in ("text", "markdown"):
+        out = render_breakdown(result, fmt_name)
+        rows = [line for line in out.splitlines() if any(x in line for x in labels.values())]
+        assert rows and max(len(line) for line in rows) < 300, fmt_name  # table rows, not prose
+        assert longest not in out
+    saved = json.loads((RUN / "breakdown.json").read_text())
+    assert longest in {k["name"] for g in saved["graphs"] for k in g["kernels"]}

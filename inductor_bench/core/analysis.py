@@ -42,7 +42,7 @@ from .trace import load_for_analysis
 PROFILE_FILE = "profile.json"  # graphs/<id>/: the graph as asked for, and the worker's response
 # What a graph is before it is measured: the fields its profile request carries.
 HEADER_FIELDS = ("id", "role", "aot_id", "frame_id", "frame_compile_id", "module", "device",
-                 "cuda_graphs", "cuda_graphs_note")
+                 "cuda_graphs", "cuda_graphs_note", "how_it_ran")
 
 
 def header(g: GraphResult) -> dict[str, Any]:
@@ -86,6 +86,8 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
     g.replayed = bool(response.get("replayed"))
     if response.get("replay_error"):
         g.cuda_graphs_note = f"profiled kernel by kernel: capture failed: {response['replay_error']}"
+    if g.cuda_graphs and not g.replayed and g.how_it_ran:
+        g.how_it_ran = f"kernel by kernel, the capture failed (the mode: {g.how_it_ran})"
     hints = None
     if g.replayed and (gdir / LAUNCH_TRACE_FILE).exists():
         hints = launch_stacks_by_name(load_for_analysis(gdir / LAUNCH_TRACE_FILE))

@@ -194,6 +194,13 @@ def _not_a_kernel_file(path: str, text: str, tree: ast.Module) -> UsageError:
     )
 
 
+def _a_count(num_gb: float | None) -> float | None:
+    """Inductor's byte estimate where it is one: a combo (foreach) kernel's harness on an H200
+    (torch 2.11) said ``num_gb = 0`` for lists of 4M floats, whose kernel moves 100 MB; zero is
+    no count, and the kernel's buffers are counted instead (``core/roofline.py``)."""
+    return num_gb if num_gb is not None and num_gb > 0 else None
+
+
 def _num_gb_from_main(tree: ast.Module) -> float | None:
     """``num_gb = <number>`` in the harness's ``__main__`` block (older files only say it there)."""
     for node in ast.walk(tree):
@@ -259,7 +266,7 @@ def parse_kernel_source(text: str, path: str = "<kernel>") -> KernelFile:
         inductor_meta=inductor_meta,
         decorator_args={k: v for k, v in args.items() if k != "filename"},
         functions=[n.name for n in tree.body if isinstance(n, ast.FunctionDef)],
-        num_gb=num_gb if num_gb is not None else _num_gb_from_main(tree),
+        num_gb=_a_count(num_gb if num_gb is not None else _num_gb_from_main(tree)),
         flop=int(flop) if flop else None,
     )
 

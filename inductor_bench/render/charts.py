@@ -75,7 +75,7 @@ def breakdown_busy(r: BreakdownResult, note: str = "") -> Chart | None:
 
 def _kernel_bar(g: GraphResult, k: KernelStat, step_wall: float, kernel_total: float) -> Bar:
     return Bar(
-        k.name,
+        fmt.kernel_label(k.name),
         [Segment(k.ms, k.category, label(k.category))],
         note=f"max gain {fmt.pct(fmt.share(k.ms, step_wall))}",
         tip=(
@@ -163,7 +163,7 @@ def analyze_top(r: AnalyzeResult, top: int) -> Chart | None:
     total = sum(k.total_ms for k in r.kernels)
     bars = [
         Bar(
-            k.name,
+            fmt.kernel_label(k.name),
             [Segment(k.total_ms / n, k.category, label(k.category))],
             note=fmt.pct(fmt.share(k.total_ms, total)),
             tip=f"{k.device} · {fmt.count(round(k.calls / n, 2))} calls per step"

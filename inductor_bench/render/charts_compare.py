@@ -146,7 +146,7 @@ def diff_kernels(s: SectionDiff, top: int) -> Chart | None:
         return None
     bars = [
         Bar(
-            k.name,
+            fmt.kernel_label(k.name),
             [Segment(k.delta_ms, k.status, k.status)],
             note=_kernel_note(k),
             tip=f"graph {k.graph} · {label(k.category)} · {fmt.ms_precise(k.base_ms)} -> "

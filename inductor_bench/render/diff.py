@@ -13,7 +13,7 @@ from ..core.stats import MEAN_CONFIDENCE, MIN_SAMPLES, PAIR_CONFIDENCE, TOO_FEW,
 from ..core.vocab import Outcome
 from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
-from .format import interval_pct, mib, ms_precise, pct, seconds, shorten, signed_ms, spread, truncate
+from .format import interval_pct, kernel_label, mib, ms_precise, pct, seconds, signed_ms, spread, truncate
 
 # Kernel rows shown per table; the rest are counted. Enough for the kernels that matter in
 # a PR comment without burying the verdict.
@@ -130,7 +130,7 @@ def _roofline_block(s: SectionDiff, top: int, doc: Doc) -> None:
     if not ks:
         return
     ks = sorted(ks, key=lambda k: -k.head_ms)
-    rows = [[k.graph, doc.code(shorten(k.name, NAME_CHARS)), ms_precise(k.head_ms), pct(k.base_pct),
+    rows = [[k.graph, doc.code(kernel_label(k.name, NAME_CHARS)), ms_precise(k.head_ms), pct(k.base_pct),
              pct(k.head_pct), f"{k.head_pct - k.base_pct:+.1f} pp"] for k in ks[:top]]
     more = f" (top {top} of {len(ks)})" if len(ks) > top else f" ({len(ks)})"
     doc.captioned(doc.strong("Toward the limit: % of peak, base and head" + more),
@@ -168,7 +168,7 @@ def _origin(k: KernelDiff) -> str:
 def _match_cell(k: KernelDiff, doc: Doc) -> str:
     if k.matched_by is None or k.matched_by == "name" and k.base_graph is None:
         return ""
-    was = f"was {doc.code(shorten(k.base_name, NAME_CHARS))}" if k.base_name else ""
+    was = f"was {doc.code(kernel_label(k.base_name, NAME_CHARS))}" if k.base_name else ""
     where = f"in {k.base_graph}" if k.base_graph else ""
     return " ".join(x for x in (f"by {k.matched_by}:", was, where) if x)
 
@@ -177,7 +177,7 @@ def _kernel_rows(ks: list[KernelDiff], doc: Doc) -> list[list[str]]:
     return [
         [
             k.graph,
-            doc.code(shorten(k.name, NAME_CHARS)),
+            doc.code(kernel_label(k.name, NAME_CHARS)),
             label(k.category),
             ms_precise(k.base_ms) if k.status != ADDED else "-",
             ms_precise(k.head_ms) if k.status != REMOVED else "-",

@@ -223,7 +223,8 @@ class TextDoc(Doc):
     format = TEXT
     table_style = "simple"
     # The widest a table may be (the terminal's width): long cells are shortened in the middle,
-    # with an ellipsis, until it fits. None: no limit. Markdown and HTML keep full names.
+    # with an ellipsis, until it fits. None: no limit. Markdown and HTML keep full cells (kernel
+    # names come shortened to at most 80 characters by format.kernel_label).
     width: int | None = None
 
     def table_text(

@@ -166,7 +166,8 @@ def bound_words(roof: KernelRoof) -> str:
 
 def _row(gid: str, k: KernelStat, roof: KernelRoof) -> list[str]:
     return [
-        gid, k.name, fmt.ms(k.ms), _si(k.bytes, "B"), _si(k.flops, "FLOP") if k.flops else fmt.DASH,
+        gid, fmt.kernel_label(k.name), fmt.ms(k.ms), _si(k.bytes, "B"),
+        _si(k.flops, "FLOP") if k.flops else fmt.DASH,
         fmt.number(roof.gbps, ".3g"), fmt.number(roof.tflops, ".3g"), fmt.number(roof.intensity, ".3g"),
         fmt.pct(roof.pct), bound_words(roof), k.work_from or "",
     ]
@@ -191,7 +192,8 @@ def roofline_chart(r: BreakdownResult) -> Scatter | None:
     cats: set[str] = set()
     for gid, k, roof in chart_points(r):
         cats.add(k.category)
-        tip = (f"{gid} · {k.name}\n{fmt.ms(k.ms)} ms · {fmt.number(roof.gbps, '.3g')} GB/s · "
+        tip = (f"{gid} · {fmt.kernel_label(k.name)}\n"
+               f"{fmt.ms(k.ms)} ms · {fmt.number(roof.gbps, '.3g')} GB/s · "
                f"{fmt.number(roof.tflops, '.3g')} TFLOP/s · {fmt.pct(roof.pct)} of peak · "
                f"{bound_words(roof)}")
         pts.append(Point(tip, k.category, k.ms, roof.intensity, roof.tflops, roof.pct))

@@ -43,7 +43,8 @@ def where(origin: Origin | None, note: str | None = None) -> str:
 
 
 def _kernel_cell(u: Unit) -> str:
-    return u.kernel.name if u.site is None else f"{u.kernel.name} #{u.site.index}"
+    name = fmt.kernel_label(u.kernel.name)
+    return name if u.site is None else f"{name} #{u.site.index}"
 
 
 def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:

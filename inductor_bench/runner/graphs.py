@@ -194,10 +194,7 @@ def take_response(src: GraphSource, run_dir: Path, data: dict[str, Any] | errors
         if isinstance(data, errors.BenchError):
             raise data
         save_profile(src.module_path.parent, g, data)
-        g = analyze_profile(run_dir, g, data)
-        if g.cuda_graphs and not g.replayed and g.how_it_ran:
-            g.how_it_ran = f"kernel by kernel, the capture failed (the mode: {g.how_it_ran})"
-        return g
+        return analyze_profile(run_dir, g, data)
     except errors.WorkerTimeout as e:
         g.status, g.error = Status.TIMEOUT, str(e)
     except errors.BenchError as e:
