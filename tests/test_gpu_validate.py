@@ -420,7 +420,6 @@ def test_dry_run_of_part_1_on_cpu(tmp_path):
         "| SKIPPED | kernel vs do_bench mlp-train-default |",
         "| SKIPPED | step time mlp-train-default | needs CUDA events",
         "| SKIPPED | graph kernel time mlp-train-default/0-forward | needs CUDA for a verdict",
-        "| SKIPPED | pytest -m gpu |",
         "| SKIPPED | quiet load mlp-train-default | needs a GPU",
     ):
         assert line in md, line
@@ -431,5 +430,19 @@ def test_dry_run_of_part_1_on_cpu(tmp_path):
         f"{base}/breakdown.json",
         f"{base}/graphs/0-forward/module.py",
         f"{base}/graphs/0-backward/trace.json.gz",
-        "cpu_validate_dryrun/cli/pytest-gpu.txt",
     } <= names
+
+
+def test_dry_run_of_part_5_runs_the_gpu_tests_which_skip_without_cuda(tmp_path):
+    """Part 5 is ``pytest -m gpu`` alone: on CPU every GPU test is collected and skipped, and
+    what pytest printed comes back in the fixtures."""
+    out = tmp_path / "out"
+    p = subprocess.run(["bash", str(SCRIPT), "--part", "5", "--dry-run", str(out), "--work", str(tmp_path / "w")],
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert {q.name for q in out.iterdir()} == OUT_FILES
+    md = (out / "report.md").read_text()
+    assert md.startswith("# GPU validation of inductor-bench, part 5 — DRY RUN (CPU)")
+    assert re.search(r"\| SKIPPED \| pytest -m gpu \| \d+ skipped of \d+ selected", md), md[-2000:]
+    with tarfile.open(out / "fixtures.tar.gz") as tar:
+        assert "cpu_validate_dryrun/cli/pytest-gpu.txt" in set(tar.getnames())

@@ -44,10 +44,16 @@ def descendants(pid: int) -> list[int]:
         return []
 
 
-def load_since(before: CpuCounters | None, min_s: float = 0.0) -> Load | None:
-    """The load since ``before``; with ``min_s``, an interval shorter than that is first
-    extended by waiting idle (our process adds nothing; other processes go on), so that a
-    short measurement still gets a reading of the machine around it."""
+# The CPU counters tick every 10 ms and ``load_between`` reads nothing under 50 ms: a shorter
+# measurement (compare's interleaved timing of a 1 ms GPU step, a few iterations of a small
+# graph) has its load read over this long, idle after it.
+LOAD_MIN_S = 0.1
+
+
+def load_since(before: CpuCounters | None, min_s: float = LOAD_MIN_S) -> Load | None:
+    """The load since ``before``; an interval shorter than ``min_s`` is first extended by
+    waiting idle (our process adds nothing; other processes go on), so that a short
+    measurement still gets a reading of the machine around it."""
     if before is not None and min_s > 0:
         short = min_s - (time.monotonic() - before.wall_s)
         if short > 0:

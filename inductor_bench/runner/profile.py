@@ -193,10 +193,6 @@ _MODULE_IMPORTS = (
 )
 
 
-# The CPU counters tick every 10 ms: a window shorter than this (a few iterations of a small
-# graph) has its load read over this long, idle after the window (runner/machine.py).
-LOAD_MIN_S = 0.1
-
 
 def prepare(spec: dict[str, Any]) -> None:
     """On standby (``worker.worker_main``), while the model compiles elsewhere: import torch,
@@ -282,7 +278,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
             f1 = _minor_faults()
         probes.append(max(start, _SPEED.read()))  # the slower of before and after
         gpu1 = machine.device_reading(device, device_id)
-        load = machine.with_device(machine.load_since(counters, min_s=LOAD_MIN_S), gpu0, gpu1)
+        load = machine.with_device(machine.load_since(counters), gpu0, gpu1)
         loads.append(load.to_dict() if load is not None else None)
         samples_ms.append([t * 1e3 for t in times])
         window_ms.append(steady_mean(samples_ms[-1]))
