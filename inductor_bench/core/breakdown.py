@@ -37,8 +37,8 @@ from .errors import TraceError
 from .modparse import KernelInfo, ModuleInfo
 from .results import GraphResult, KernelStat
 from .steady import steady_iterations
-from .timeline import launch_stacks, union_length
-from .trace import CPU_OP, DEVICE_CATEGORIES, LAUNCH_CATEGORIES, USER_ANNOTATION, Event, Trace
+from .timeline import launch_stacks, launch_times, union_length
+from .trace import CPU_OP, DEVICE_CATEGORIES, USER_ANNOTATION, Event, Trace
 
 MARKER = "inductor_bench::iteration"
 US_PER_MS = 1000.0
@@ -171,8 +171,7 @@ def device_kernel_events(trace: Trace, markers: list[Event]) -> list[list[tuple[
     conversion. Only events with no launch in the trace fall back to their start.
     """
     starts = [m.ts for m in markers]
-    launch_ts = {ev.args["correlation"]: ev.ts for ev in trace.events
-                 if ev.cat in LAUNCH_CATEGORIES and "correlation" in ev.args}
+    launch_ts = launch_times(trace)
     out: list[list[tuple[int, Event]]] = [[] for _ in markers]
     unlaunched = []
     for i, ev in enumerate(trace.events):

@@ -40,8 +40,8 @@ from dataclasses import dataclass
 
 from .errors import TraceError
 from .steady import steady_mean
-from .timeline import union_length
-from .trace import DEVICE_CATEGORIES, LAUNCH_CATEGORIES, USER_ANNOTATION, Event, Trace
+from .timeline import launch_times, union_length
+from .trace import DEVICE_CATEGORIES, USER_ANNOTATION, Event, Trace
 
 PIPELINED_ITERATION = "inductor_bench::pipelined_iteration"
 PIPELINED_RUN = "inductor_bench::pipelined_run"
@@ -66,10 +66,7 @@ def attribute_by_launch(trace: Trace, markers: list[Event]) -> Attribution:
     """
     markers = sorted(markers, key=lambda m: m.ts)
     starts = [m.ts for m in markers]
-    launch_ts: dict[object, float] = {}
-    for ev in trace.events:
-        if ev.cat in LAUNCH_CATEGORIES and "correlation" in ev.args:
-            launch_ts[ev.args["correlation"]] = ev.ts
+    launch_ts = launch_times(trace)
     per_iteration: list[list[Event]] = [[] for _ in markers]
     unattributed = 0
     for ev in trace.events:

@@ -58,6 +58,13 @@ def launch_stacks(trace: Trace) -> dict[int, tuple[str, ...]]:
     return out
 
 
+def launch_times(trace: Trace) -> dict[Any, float]:
+    """``args.correlation`` -> start of the runtime or driver call that launched the device
+    events carrying it (kernels replayed from a CUDA graph share their ``cudaGraphLaunch``'s)."""
+    return {ev.args["correlation"]: ev.ts for ev in trace.events
+            if ev.cat in LAUNCH_CATEGORIES and "correlation" in ev.args}
+
+
 def launching_ops(trace: Trace) -> dict[int, str]:
     """For each device event (by index in ``trace.events``): the innermost ``cpu_op``
     around its launch (e.g. ``aten::mm`` for a cuBLAS kernel). See ``launch_stacks``."""

@@ -193,7 +193,6 @@ _MODULE_IMPORTS = (
 )
 
 
-
 def prepare(spec: dict[str, Any]) -> None:
     """On standby (``worker.worker_main``), while the model compiles elsewhere: import torch,
     what a compiled module imports, the profiler and the model file, and let Inductor probe
