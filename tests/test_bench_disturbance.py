@@ -107,3 +107,5 @@ def test_a_reference_is_loaded_when_the_runs_own_reading_of_its_reported_window_
     assert _bench().loaded(run) == ["0-backward"]
     bwd.window = 1
     assert _bench().loaded(run) == []
+    fwd.window_speed = [1.0, 0.62]  # the machine ran slow during the forward's reported window
+    assert _bench().loaded(run) == ["0-forward"]

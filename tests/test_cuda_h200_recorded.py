@@ -226,3 +226,30 @@ def test_tables_show_the_h200_kernels_by_names_that_fit_and_json_keeps_them_whol
         assert longest not in out
     saved = json.loads((RUN / "breakdown.json").read_text())
     assert longest in {k["name"] for g in saved["graphs"] for k in g["kernels"]}
+
+
+def test_the_html_page_gives_each_shortened_name_whole_on_hover(result):
+    """The page shows the same 80-character names as the text, and each shortened one carries
+    the whole name as its hover text, in the tables (a ``title``) and in the charts (an SVG
+    ``<title>``: the top kernels' chart drawn alone); a name that fits has no hover of its own."""
+    import html as html_mod
+
+    from inductor_bench.render.breakdown import render_breakdown
+    from inductor_bench.render.format import kernel_label
+
+    page = render_breakdown(result, "html")
+    names = {k.name for g in result.graphs for k in g.kernels}
+    top = max((k for g in result.graphs for k in g.kernels), key=lambda k: k.ms)
+    shortened = [n for n in names if kernel_label(n) != n]
+    assert shortened
+    for name in shortened:
+        whole, label = html_mod.escape(name), html_mod.escape(kernel_label(name), quote=False)
+        assert f'<span title="{whole}">{label}</span>' in page, name[:60]
+    from inductor_bench.render.charts import breakdown_top
+    from inductor_bench.render.html_svg import figure
+
+    assert kernel_label(top.name) != top.name
+    svg = figure(breakdown_top(result, 10))  # the top kernels' chart
+    assert f"<title>{html_mod.escape(top.name)}\n" in svg
+    fits = next(n for n in names if kernel_label(n) == n)
+    assert f'title="{html_mod.escape(fits)}"' not in page

@@ -7,8 +7,10 @@ from __future__ import annotations
 import pytest
 
 from inductor_bench.core.analysis import window_speeds
+from inductor_bench.core.load import Load
 from inductor_bench.core.processes import merge_responses
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
+from inductor_bench.core.step import disturbances
 from inductor_bench.render.breakdown import render_breakdown
 from inductor_bench.runner import speed
 from inductor_bench.runner.speed import SpeedWatch
@@ -106,8 +108,27 @@ def test_the_report_says_when_the_kept_window_ran_on_a_slow_machine_and_how_long
     text = render_breakdown(_result([1.0, 0.64], 3.21))
     assert "(0-backward 1.100 ms (the machine at 64% of its full speed), the others +3%)" in text
     assert "; 3.2 s spent waiting for the machine's full speed before windows." in text
+    assert ("0-backward was measured while the machine ran at 64% of its full speed (fixed work "
+            "took 1.56x the fastest time of the run): its times may be inflated") in text
     quiet = render_breakdown(_result([0.7, 0.95], 0.0))
     assert "full speed" not in quiet  # 95%: within the 10% the watch allows
+    assert "inflated" not in quiet  # the slow window was not the kept one
+
+
+def test_a_slow_machine_and_other_processes_are_one_warning_of_the_graph():
+    r = _result([1.0, 0.5], 1.0)
+    g = r.graphs[0]
+    g.window_load = [None, Load(others_cores=1.2, steal_pct=0.0, cores=2)]
+    assert disturbances(r) == [
+        "0-backward was measured while other processes kept 1.2 of 2 cores busy and the machine "
+        "ran at 50% of its full speed (fixed work took 2.00x the fastest time of the run): its "
+        "times may be inflated"]
+    g.window_speed = [1.0, 0.9]  # exactly 10% slower: within what the watch allows
+    assert disturbances(r) == ["0-backward was measured while other processes kept 1.2 of 2 "
+                               "cores busy: its times may be inflated"]
+    g.window_speed = []  # a run saved before the readings: nothing to say
+    g.window_load = []
+    assert disturbances(r) == []
 
 
 def test_speeds_round_trip_through_json_and_are_left_out_when_unread():

@@ -149,6 +149,14 @@ class GraphResult:
             return None
         return self.window_load[self.window]
 
+    @property
+    def kept_speed(self) -> float | None:
+        """The machine's speed during the window whose figures are reported (1.0: the fastest
+        the run saw; ``runner/speed.py``); None where it was not read."""
+        if self.window is None or self.window >= len(self.window_speed):
+            return None
+        return self.window_speed[self.window]
+
     def to_dict(self) -> dict[str, Any]:
         """As ``asdict``, leaving out the optional fields that were not measured."""
         d = asdict(self)

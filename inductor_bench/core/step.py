@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .load import SPEED_SLOW
 from .results import BreakdownResult, GraphResult, StepTurns
 from .steady import steady, steady_mean
 
@@ -105,10 +106,19 @@ def replayed_count(r: BreakdownResult) -> tuple[int, int] | None:
 
 def disturbances(r: BreakdownResult) -> list[str]:
     """One line per graph whose reported window ran while the machine was busy with other
-    processes (``core/load.py``): its figures may be inflated."""
+    processes (``core/load.py``) or ran slow (fixed work took over ``SPEED_SLOW`` longer than
+    the fastest the run saw: another tenant of a shared VM, the host's clocks;
+    ``runner/speed.py``): its figures may be inflated."""
     out = []
     for g in r.measured():
+        why = []
         load = g.kept_load
         if load is not None and load.disturbed:
-            out.append(f"{g.id} was measured while {load.describe()}: its times may be inflated")
+            why.append(load.describe())
+        speed = g.kept_speed
+        if speed is not None and 0 < speed < 1 - SPEED_SLOW:
+            why.append(f"the machine ran at {100 * speed:.0f}% of its full speed (fixed work took "
+                       f"{1 / speed:.2f}x the fastest time of the run)")
+        if why:
+            out.append(f"{g.id} was measured while {' and '.join(why)}: its times may be inflated")
     return out

@@ -119,7 +119,7 @@ def _top(doc: Doc, r: AnalyzeResult, top: int) -> None:
         [
             str(i),
             k.device,
-            doc.code(fmt.kernel_label(k.name, NAME_CHARS)),
+            doc.named(doc.code(fmt.kernel_label(k.name, NAME_CHARS)), k.name),
             label(k.category),
             fmt.count(round(k.calls / n, 2)),
             fmt.ms(k.total_ms / n),

@@ -171,7 +171,7 @@ def _top_kernels(doc: Doc, r: BreakdownResult, top: int) -> None:
         [
             str(i),
             g.id,
-            fmt.kernel_label(k.name),
+            doc.named(fmt.kernel_label(k.name), k.name),
             label(k.category),
             fmt.count(k.calls),
             fmt.ms(k.ms),
@@ -215,7 +215,7 @@ def _graph_sections(doc: Doc, r: BreakdownResult, top: int) -> None:
             rows = []
             for k in ks[:top]:
                 row = [
-                    fmt.kernel_label(k.name),
+                    doc.named(fmt.kernel_label(k.name), k.name),
                     fmt.count(k.calls),
                     fmt.ms(k.ms),
                     fmt.pct(fmt.share(k.ms, g.kernel_ms)),

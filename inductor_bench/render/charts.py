@@ -77,6 +77,7 @@ def _kernel_bar(g: GraphResult, k: KernelStat, step_wall: float, kernel_total: f
     return Bar(
         fmt.kernel_label(k.name),
         [Segment(k.ms, k.category, label(k.category))],
+        full=k.name,
         note=f"max gain {fmt.pct(fmt.share(k.ms, step_wall))}",
         tip=(
             f"graph {g.id} · {fmt.count(k.calls)} calls · {fmt.pct(fmt.share(k.ms, kernel_total))} of "
@@ -165,6 +166,7 @@ def analyze_top(r: AnalyzeResult, top: int) -> Chart | None:
         Bar(
             fmt.kernel_label(k.name),
             [Segment(k.total_ms / n, k.category, label(k.category))],
+            full=k.name,
             note=fmt.pct(fmt.share(k.total_ms, total)),
             tip=f"{k.device} · {fmt.count(round(k.calls / n, 2))} calls per step"
             + (f"\nlaunched by {k.launched_by}" if k.launched_by else ""),

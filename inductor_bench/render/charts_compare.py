@@ -148,6 +148,7 @@ def diff_kernels(s: SectionDiff, top: int) -> Chart | None:
         Bar(
             fmt.kernel_label(k.name),
             [Segment(k.delta_ms, k.status, k.status)],
+            full=k.name,
             note=_kernel_note(k),
             tip=f"graph {k.graph} · {label(k.category)} · {fmt.ms_precise(k.base_ms)} -> "
             f"{fmt.ms_precise(k.head_ms)} ms",

@@ -130,7 +130,7 @@ def _roofline_block(s: SectionDiff, top: int, doc: Doc) -> None:
     if not ks:
         return
     ks = sorted(ks, key=lambda k: -k.head_ms)
-    rows = [[k.graph, doc.code(kernel_label(k.name, NAME_CHARS)), ms_precise(k.head_ms), pct(k.base_pct),
+    rows = [[k.graph, _name(doc, k.name), ms_precise(k.head_ms), pct(k.base_pct),
              pct(k.head_pct), f"{k.head_pct - k.base_pct:+.1f} pp"] for k in ks[:top]]
     more = f" (top {top} of {len(ks)})" if len(ks) > top else f" ({len(ks)})"
     doc.captioned(doc.strong("Toward the limit: % of peak, base and head" + more),
@@ -165,10 +165,15 @@ def _origin(k: KernelDiff) -> str:
     return truncate(", ".join(k.aten_ops), ORIGIN_CHARS, "...")
 
 
+def _name(doc: Doc, name: str) -> str:
+    """A kernel's name as code, shortened to NAME_CHARS (the whole name on hover in HTML)."""
+    return doc.named(doc.code(kernel_label(name, NAME_CHARS)), name)
+
+
 def _match_cell(k: KernelDiff, doc: Doc) -> str:
     if k.matched_by is None or k.matched_by == "name" and k.base_graph is None:
         return ""
-    was = f"was {doc.code(kernel_label(k.base_name, NAME_CHARS))}" if k.base_name else ""
+    was = f"was {_name(doc, k.base_name)}" if k.base_name else ""
     where = f"in {k.base_graph}" if k.base_graph else ""
     return " ".join(x for x in (f"by {k.matched_by}:", was, where) if x)
 
@@ -177,7 +182,7 @@ def _kernel_rows(ks: list[KernelDiff], doc: Doc) -> list[list[str]]:
     return [
         [
             k.graph,
-            doc.code(kernel_label(k.name, NAME_CHARS)),
+            _name(doc, k.name),
             label(k.category),
             ms_precise(k.base_ms) if k.status != ADDED else "-",
             ms_precise(k.head_ms) if k.status != REMOVED else "-",

@@ -61,6 +61,7 @@ class Bar:
     spread: tuple[float, float] | None = None  # a whisker from low to high, in the chart's unit
     tip: str = ""  # more on hover
     faint: bool = False  # drawn pale: within noise
+    full: str = ""  # the whole name where ``label`` shortens it (a kernel's): shown on hover
 
 
 @dataclass
@@ -148,6 +149,11 @@ class Doc:
 
     def code(self, s: str) -> str:
         raise NotImplementedError
+
+    def named(self, label: str, full: str) -> str:
+        """``label`` (a shortened name, ``format.kernel_label``) where the whole name ``full``
+        can be had on hover (HTML); the label alone elsewhere (JSON keeps the whole name)."""
+        return label
 
     def quote(self, s: str) -> str:
         raise NotImplementedError

@@ -163,6 +163,11 @@ class HtmlDoc(Doc):
     def code(self, s: str) -> str:
         return self._wrap("code", s)
 
+    def named(self, label: str, full: str) -> str:
+        if self._plain(label) == full:
+            return label
+        return self._frag(f'<span title="{html.escape(full)}">{self._html(label)}</span>', self._plain(label))
+
     def quote(self, s: str) -> str:
         return self._wrap("span", s, "quote")
 

@@ -123,7 +123,7 @@ def _text(x: str | float, y: str | float, content: str, cls: str = "", anchor: s
 def _row(b: Bar, c: Chart, y: float, x, x0: float, x1: float, chars: int) -> str:
     mid = _num(y + ROW / 2)
     name = shorten(b.label, chars)
-    tip = b.label + (f"\n{b.tip}" if b.tip else "")
+    tip = (b.full or b.label) + (f"\n{b.tip}" if b.tip else "")
     parts = ['<g class="faint">' if b.faint else "<g>"]
     parts.append(_text(_num(x0 - 6), mid, f"<title>{_e(tip)}</title>{_e(name)}", "", "end"))
     pos = neg = 0.0

@@ -137,7 +137,7 @@ def roofline_section(doc: Doc, r: BreakdownResult, top: int) -> None:
     if not pts:
         doc.paragraph("no kernel of this run has a byte count")
         return
-    rows = [_row(gid, k, roof) for gid, k, roof in pts[:top]]
+    rows = [_row(doc, gid, k, roof) for gid, k, roof in pts[:top]]
     doc.table(
         rows,
         ["graph", "kernel", "ms", "bytes", "FLOPs", "GB/s", "TFLOP/s", "FLOP/B", PCT_HEADER, "bound",
@@ -164,9 +164,9 @@ def bound_words(roof: KernelRoof) -> str:
     return BOUND_WORDS.get(roof.bound or "", fmt.DASH)
 
 
-def _row(gid: str, k: KernelStat, roof: KernelRoof) -> list[str]:
+def _row(doc: Doc, gid: str, k: KernelStat, roof: KernelRoof) -> list[str]:
     return [
-        gid, fmt.kernel_label(k.name), fmt.ms(k.ms), _si(k.bytes, "B"),
+        gid, doc.named(fmt.kernel_label(k.name), k.name), fmt.ms(k.ms), _si(k.bytes, "B"),
         _si(k.flops, "FLOP") if k.flops else fmt.DASH,
         fmt.number(roof.gbps, ".3g"), fmt.number(roof.tflops, ".3g"), fmt.number(roof.intensity, ".3g"),
         fmt.pct(roof.pct), bound_words(roof), k.work_from or "",
@@ -192,7 +192,7 @@ def roofline_chart(r: BreakdownResult) -> Scatter | None:
     cats: set[str] = set()
     for gid, k, roof in chart_points(r):
         cats.add(k.category)
-        tip = (f"{gid} · {fmt.kernel_label(k.name)}\n"
+        tip = (f"{gid} · {k.name}\n"
                f"{fmt.ms(k.ms)} ms · {fmt.number(roof.gbps, '.3g')} GB/s · "
                f"{fmt.number(roof.tflops, '.3g')} TFLOP/s · {fmt.pct(roof.pct)} of peak · "
                f"{bound_words(roof)}")

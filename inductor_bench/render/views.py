@@ -42,8 +42,8 @@ def where(origin: Origin | None, note: str | None = None) -> str:
     return f"{shown} · {lines_text(origin.lines)}" if shown else lines_text(origin.lines)
 
 
-def _kernel_cell(u: Unit) -> str:
-    name = fmt.kernel_label(u.kernel.name)
+def _kernel_cell(doc: Doc, u: Unit) -> str:
+    name = doc.named(fmt.kernel_label(u.kernel.name), u.kernel.name)
     return name if u.site is None else f"{name} #{u.site.index}"
 
 
@@ -56,7 +56,7 @@ def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
         [
             str(i),
             u.graph.id,
-            _kernel_cell(u),
+            _kernel_cell(doc, u),
             label(u.kernel.category),
             fmt.count(u.calls),
             fmt.ms(u.ms),
@@ -98,7 +98,7 @@ def graph_units(doc: Doc, r: BreakdownResult, top: int) -> None:
             rows = []
             for u in us[:top]:
                 share = fmt.pct(fmt.share(u.ms, g.kernel_ms))
-                row = [_kernel_cell(u), fmt.count(u.calls), fmt.ms(u.ms), share]
+                row = [_kernel_cell(doc, u), fmt.count(u.calls), fmt.ms(u.ms), share]
                 row += [unit_pct_cell(r, u)] if roof else []
                 row.append(where(u.origin, g.attribution))
                 if with_inputs:
