@@ -35,6 +35,9 @@ CASES: dict[str, tuple[list[str], str | None, int]] = {
     "breakdown-cpu": (["report", str(BREAKDOWN)], None, 3),
     "breakdown-cpu-slow": (["report", str(RESULTS / "cpu_mlp_slow_train")], None, 3),
     "breakdown-cuda": (["report", str(RESULTS / "synthetic_cuda_breakdown")], None, 3),
+    # a run with source lines: the top kernels are the units view (extern calls one row per
+    # call site), charted like the plain top kernels
+    "breakdown-sourced": (["report", str(FIXTURES / "runs" / "cpu_mlp_train_stalled")], None, 3),
     "compare": (["report", str(RESULTS / "cpu_mlp_compare")], None, 3),
     "diff": (["diff", str(BREAKDOWN), str(RESULTS / "cpu_mlp_slow_train")], None, 3),
     "diff-compare": (["diff", *[str(RESULTS / "cpu_mlp_compare")] * 2], None, 3),

@@ -10,6 +10,7 @@ from ..core.results import BreakdownResult
 from ..core.sources import ROOT_MODULE, Origin, SourceLine
 from ..core.views import By, Group, Unit, by_line, by_module, units
 from ..core.vocab import Role
+from . import charts
 from . import format as fmt
 from .doc import Doc
 from .roofline import PCT_HEADER, group_pct_cell, shows_roofline, unit_member, unit_pct_cell
@@ -73,6 +74,7 @@ def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
         ("right", "left", "left", "left", "right", "right", "right", "right")
         + (("right",) if roof else ()) + ("left",),
     )
+    doc.chart(charts.breakdown_top_units(r, us[:top]))
     doc.paragraph(
         "max gain = the kernel's share of step wall time: the most the step can speed up "
         "if this kernel took no time at all (Amdahl). Extern ops are one row per call in the "
