@@ -75,3 +75,20 @@ def test_report_reanalyze_counts_them_again_without_torch(mlp_with_roofline, tmp
         for k in g.kernels:
             assert counts[(g.id, k.name)] == (k.bytes, k.flops)
     assert again["extras"]["roofline"]["measured"]["gbps"] == result.roofline.measured.gbps
+
+
+@pytest.mark.e2e
+def test_every_gemm_and_attention_call_of_the_transformer_counts_bytes_and_flops(transformer_train):
+    """models/transformer_block.py's training step on torch's own CPU modules: the GEMMs after
+    attention read its tuple output (``buf[0]``), and the backward's q, k and v are views of one
+    shared storage in the harness; every GEMM and attention call counts both."""
+    result, _, error = transformer_train
+    assert error is None, error
+    counted = 0
+    for g in result.measured():
+        category = {k.name: k.category for k in g.kernels}
+        for site, (nbytes, flops) in zip(g.sites, g.site_counts, strict=True):
+            if category.get(site.kernel) in ("extern_gemm", "extern_attention"):
+                assert nbytes and flops, (g.id, site.kernel, site.index)
+                counted += 1
+    assert counted >= 5 + 9  # the forward's 4 GEMMs and attention, the backward's 8 and its attention

@@ -362,3 +362,70 @@ def test_a_kernel_sources_own_harness_gives_no_graph_input():
     found = input_tensors(text)
     assert list(found) == ["primals_1"]
     assert found["primals_1"].shape == (64, 256) and found["primals_1"].dtype == "float32"
+
+
+# Synthetic, in the layout of torch 2.13's CPU module of models/transformer_block.py: attention
+# returns a tuple, its output is taken as ``buf[0]``, viewed and fed to the next GEMM; the
+# backward returns the three gradients.
+ATTENTION_MODULE = '''# AOT ID: ['0_inference']
+class Runner:
+    def call(self, args):
+        arg0_1, arg1_1, arg2_1 = args
+        assert_size_stride(arg0_1, (512, 384), (384, 1), 'input')
+        buf5 = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(reinterpret_tensor(arg0_1, (8, 4, 64, 32), (24576, 32, 384, 1), 0), reinterpret_tensor(arg0_1, (8, 4, 64, 32), (24576, 32, 384, 1), 128), reinterpret_tensor(arg0_1, (8, 4, 64, 32), (24576, 32, 384, 1), 256), 0.0, True)
+        buf6 = buf5[0]
+        assert_size_stride(buf6, (8, 4, 64, 32), (8192, 32, 128, 1), 'torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default')
+        buf7 = buf5[1]
+        assert_size_stride(buf7, (8, 4, 64), (256, 64, 1), 'torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default')
+        del buf5
+        buf8 = empty_strided_cpu((512, 128), (128, 1), torch.float32)
+        extern_kernels.addmm(arg2_1, reinterpret_tensor(buf6, (512, 128), (128, 1), 0), reinterpret_tensor(arg1_1, (128, 128), (1, 128), 0), alpha=1, beta=1, out=buf8)
+        buf12 = reinterpret_tensor(buf6, (8, 64, 128), (8192, 128, 1), 0); del buf6  # reuse
+        buf13 = empty_strided_cpu((512, 128), (128, 1), torch.float32)
+        extern_kernels.mm(reinterpret_tensor(buf12, (512, 128), (128, 1), 0), arg1_1, out=buf13)
+        buf14 = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward.default(reinterpret_tensor(buf8, (8, 4, 64, 32), (8192, 32, 128, 1), 0), reinterpret_tensor(arg0_1, (8, 4, 64, 32), (24576, 32, 384, 1), 0), reinterpret_tensor(arg0_1, (8, 4, 64, 32), (24576, 32, 384, 1), 128), reinterpret_tensor(arg0_1, (8, 4, 64, 32), (24576, 32, 384, 1), 256), buf12, buf7, 0.0, True)
+        return (buf13, )
+
+def get_args():
+    from torch._dynamo.testing import rand_strided
+    arg0_1 = rand_strided((512, 384), (384, 1), device='cpu', dtype=torch.float32)
+    arg1_1 = rand_strided((128, 128), (128, 1), device='cpu', dtype=torch.float32)
+    arg2_1 = rand_strided((128, ), (1, ), device='cpu', dtype=torch.float32)
+    return [arg0_1, arg1_1, arg2_1]
+'''
+
+
+def test_gemms_on_attentions_tuple_output_and_attention_itself_count_their_bytes():
+    """The GEMMs after attention read its output through ``buf[0]`` and views of it: their
+    bytes are counted at the output's type (before, they had none); attention counts what it
+    returns as well as what it reads."""
+    works = [w for _, w in call_work(parse_module(ATTENTION_MODULE), ATTENTION_MODULE)]
+    attention, addmm, mm, backward = works
+    b, h, seq, e = 8, 4, 64, 32
+    qkv = 3 * b * h * seq * e * 4  # three float32 views of the input
+    assert attention.bytes == qkv + b * h * seq * e * 4 + b * h * seq * 4  # + output + logsumexp
+    assert attention.flops == 2 * b * h * seq * seq * (e + e)
+    assert addmm.bytes == (128 + 512 * 128 + 128 * 128 + 512 * 128) * 4
+    assert addmm.flops == 2 * 512 * 128 * 128
+    assert mm.bytes == (512 * 128 + 128 * 128 + 512 * 128) * 4  # buf12: a view of buf6 reused
+    # reads grad_out, q, k, v, out (a view of buf6) and logsumexp (buf5[1]: float32 in
+    # torch, its type unsaid in the module, so unknown here): no byte count rather than a guess
+    assert backward.bytes is None
+    assert backward.flops == 2 * b * h * seq * seq * (3 * e + 2 * e)
+
+
+def test_inputs_that_share_a_storage_take_their_view_shape_and_the_storages_type():
+    """torch 2.13's harness builds aliasing inputs as views of one storage (the training
+    backward of models/transformer_block.py: q, k and v of one qkv projection). Synthetic."""
+    from inductor_bench.core.buffers import Tensor, input_tensors
+
+    text = '''def get_args():
+    from torch._dynamo.testing import rand_strided
+    _shared_storage_9 = rand_strided((196608,), (1,), device='cpu', dtype=torch.bfloat16)
+    permute_1 = torch.as_strided(_shared_storage_9, (8, 4, 64, 32), (24576, 32, 384, 1))
+    permute_2 = torch.as_strided(_shared_storage_9, (8, 4, 64, 32), (24576, 32, 384, 1), 128)
+    orphan = torch.as_strided(_nowhere, (2, 2), (2, 1))
+'''
+    got = input_tensors(text)
+    assert got["permute_1"] == got["permute_2"] == Tensor((8, 4, 64, 32), "bfloat16")
+    assert got["orphan"] == Tensor((2, 2), None)  # a storage it does not know: no type

@@ -7,12 +7,15 @@ Where a buffer's shape comes from, in the module's own words:
   ``assert_size_stride_grouped((a, b), ((shape_a), (shape_b)), ...)``, and the harness's
   ``rand_strided((shape), (stride), ..., dtype=torch.float32)`` (in ``get_args()``, or in
   ``benchmark_compiled_module`` before torch 2.11), which also gives their element type (a
-  generated kernel's own signature gives it too, see ``core/work.py``);
+  generated kernel's own signature gives it too, see ``core/work.py``), or its
+  ``torch.as_strided(storage, (shape), (stride))`` for inputs that share a storage;
 - allocations: ``bufN = empty_strided_<device>((shape), (stride), torch.float32)``;
 - reuse and views: ``bufA = bufB; del bufB  # reuse`` and
   ``bufA = reinterpret_tensor(bufB, (shape), (stride), offset)`` (the view's own shape);
 - extern results: ``bufN = extern_kernels.convolution(...)`` followed by
-  ``assert_size_stride(bufN, ...)``; their type is that of the call's first tensor argument.
+  ``assert_size_stride(bufN, ...)``; their type is that of the call's first tensor argument;
+  of a tuple result (``bufM = bufN[0]``, attention's), the first element has that type and the
+  others none said (attention's logsumexp is float32 whatever its inputs).
 
 A shape with a symbol in it (dynamic shapes: ``s0``, ``ks0``) is unknown here; the call that
 uses it is reported without a byte count rather than with a guess.
@@ -96,6 +99,7 @@ _ASSIGN = re.compile(r"^\s+(?P<lhs>\w+)\s*=\s*(?P<rhs>.*)$")
 _ALLOC = re.compile(r"^(?:empty_strided\w*|rand_strided)\((?P<args>.*)$")
 _ASSERT = re.compile(r"^\s+assert_size_stride\((?P<args>.*)$")
 _GROUPED = re.compile(r"^\s+assert_size_stride_grouped\((?P<args>.*)$")
+_ITEM = re.compile(r"(?P<of>\w+)\[(?P<index>\d+)\]")
 _EXTERN = re.compile(r"^(?P<callee>extern_kernels\.\w+|aten\.[\w.]+|torch\.ops\.[\w.]+)\((?P<args>.*)$")
 _KERNEL = re.compile(r"^\s+(?P<name>\w+)(?:\.run)?\((?P<args>.*)$")
 _DTYPE = re.compile(r"(?:dtype\s*=\s*)?torch\.(\w+)")
@@ -169,6 +173,11 @@ class BufferTable:
             self.tensors[lhs] = t
         elif re.fullmatch(r"\w+", rhs) and rhs in self.tensors:
             self.tensors[lhs] = self.tensors[rhs]
+        elif (item := _ITEM.fullmatch(rhs)) is not None and item["of"] in self.tensors:
+            # an element of an extern's tuple result: the first is its output, of the call's
+            # type (attention's; its logsumexp, further on, is float32 whatever the inputs)
+            first = item["index"] == "0"
+            self.tensors[lhs] = Tensor(None, self.tensors[item["of"]].dtype if first else None)
 
     def _grouped(self, parts: list[str]) -> None:
         if len(parts) < 2:
@@ -183,20 +192,29 @@ class BufferTable:
 
 
 _RAND_STRIDED = re.compile(r"^\s+(\w+)\s*=\s*rand_strided\((.*)$")
+_AS_STRIDED = re.compile(r"^\s+(\w+)\s*=\s*torch\.as_strided\((.*)\)\s*$")
 
 
 def input_tensors(text: str) -> dict[str, Tensor]:
     """Graph input -> its shape and element type, from the harness's ``rand_strided`` lines
-    (``get_args()``, or ``benchmark_compiled_module`` before torch 2.11); not those of the
-    kernels' own harnesses inside their sources."""
+    (``get_args()``, or ``benchmark_compiled_module`` before torch 2.11), and its views of a
+    shared storage (``permute_1 = torch.as_strided(_shared_storage_9, (shape), (stride))``:
+    inputs that alias each other, torch 2.13+; the storage's type); not those of the kernels'
+    own harnesses inside their sources."""
     lines = text.splitlines()
     in_strings = string_lines(lines)
     out: dict[str, Tensor] = {}
     for i, ln in enumerate(lines):
-        if i in in_strings or (m := _RAND_STRIDED.match(ln)) is None:
+        if i in in_strings:
             continue
-        parts = split_args(m.group(2))
-        out[m.group(1)] = Tensor(literal_shape(parts[0]) if parts else None, _dtype_in(parts))
+        if (m := _RAND_STRIDED.match(ln)) is not None:
+            parts = split_args(m.group(2))
+            out[m.group(1)] = Tensor(literal_shape(parts[0]) if parts else None, _dtype_in(parts))
+        elif (m := _AS_STRIDED.match(ln)) is not None:
+            parts = split_args(m.group(2))
+            base = out.get(parts[0].strip()) if parts else None
+            shape = literal_shape(parts[1]) if len(parts) > 1 else None
+            out[m.group(1)] = Tensor(shape, base.dtype if base else None)
     return out
 
 

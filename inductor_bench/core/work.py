@@ -13,7 +13,8 @@ from the run directory's files alone (pure; no torch), so ``report --reanalyze``
   2·B·M·N·K (the bias add is not counted), ``convolution`` 2·(output elements)·(weight
   elements per output channel), ``convolution_backward`` that once per gradient asked for,
   scaled-dot-product attention 4·B·H·L·S·E forward and the five products of its backward; bytes
-  are every tensor argument and the result once.
+  are every tensor argument and the result once (attention's: its output and float32
+  logsumexp, or the three gradients).
 
 A count is per iteration: the sum over the kernel's (or the op's) calls in ``call()``.
 """
@@ -182,16 +183,22 @@ def _elem(t: Tensor | None) -> int:
     return (dtype_bytes(t.dtype) or 0) if t is not None else 0
 
 
-def _attention_flops(op: str, ts: list[Tensor | None]) -> float | None:
+def _attention(op: str, ts: list[Tensor | None]) -> tuple[float | None, float]:
+    """(FLOPs, bytes of what it returns) of scaled-dot-product attention: forward, the output
+    (B, H, L, Ev) at the query's type and the logsumexp (B, H, L) in float32; backward, the
+    gradients of Q, K and V."""
     backward = "backward" in op
-    q, k, v = (_dims(t) for t in ((ts[1:4] if backward else ts[:3]) + [None, None, None])[:3])
+    q_at = 1 if backward else 0  # the backward's first argument is the output's gradient
+    q, k, v = (_dims(t) for t in (ts[q_at:q_at + 3] + [None, None, None])[:3])
     if q is None or k is None or v is None or len(q) != 4 or len(k) != 4 or len(v) != 4:
-        return None
+        return None, 0.0
     b, h, lq, e = q
     s, ev = k[2], v[3]
-    if not backward:
-        return 2.0 * b * h * lq * s * (e + ev)  # Q·Kᵀ and P·V
-    return 2.0 * b * h * lq * s * (3 * e + 2 * ev)  # scores again, dP, dV, dQ, dK
+    elem = _elem(ts[q_at])
+    if not backward:  # Q·Kᵀ and P·V
+        return 2.0 * b * h * lq * s * (e + ev), float(b * h * lq * (ev * elem + 4))
+    returned = (math.prod(q) + math.prod(k) + math.prod(v)) * elem
+    return 2.0 * b * h * lq * s * (3 * e + 2 * ev), float(returned)  # scores again, dP, dV, dQ, dK
 
 
 def extern_op(callee: str) -> str:
@@ -220,7 +227,7 @@ def extern_work(call: CallArgs) -> Work:
     elif op == "convolution_backward":
         flops, returned = _conv_backward(call)
     elif "attention" in op:
-        flops = _attention_flops(op, call.tensors)
+        flops, returned = _attention(op, call.tensors)
     if moved is not None:
         moved += returned
     kinds = [k for t in tensors if (k := float_kind(t.dtype))]
