@@ -52,15 +52,22 @@ def group_members(pgids: set[int]) -> list[int]:
     return out
 
 
+def as_in_a_terminal() -> None:
+    """For ``preexec_fn``: the stop signals at their defaults, as in a terminal, where Ctrl-C
+    sends SIGINT and closing it SIGHUP. A parent that ignores them (a background job of a
+    non-interactive shell ignores SIGINT; ``nohup`` SIGHUP) would pass that on, and the tool
+    rightly keeps a signal its caller ignores."""
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def start_breakdown(runs: Path, marker: str, extra: list[str]) -> tuple[subprocess.Popen, str, set[int]]:
     """The tool, run until ``marker`` shows on stderr and half a second more; the process,
     what it printed and the processes below it then."""
     cmd = [sys.executable, "-m", "inductor_bench.cli", "breakdown", str(MODELS / "mlp.py"), "--train",
            "--device", "cpu", "--runs-dir", str(runs), *extra]
-    # As in a terminal, where Ctrl-C reaches a program with SIGINT at its default: a parent
-    # that ignores it (a background job of a non-interactive shell) would pass that on.
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                         preexec_fn=as_in_a_terminal)
     seen = ""
     deadline = time.monotonic() + 600
     while marker not in seen and time.monotonic() < deadline:

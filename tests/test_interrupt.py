@@ -25,7 +25,7 @@ import pytest
 from inductor_bench.core.rundir import TRACE_FILE
 
 from .conftest import MODELS
-from .processes import alive, children
+from .processes import alive, as_in_a_terminal, children
 
 pytestmark = pytest.mark.e2e
 COMPILING, PROFILING = "compiling mlp.py", "profiling graph"
@@ -48,10 +48,8 @@ def interrupt_when(runs: Path, marker: str, extra: list[str]) -> Interrupted:
     """The tool run until ``marker`` shows on stderr and a worker runs below it, then Ctrl-C."""
     cmd = [sys.executable, "-m", "inductor_bench.cli", "breakdown", str(MODELS / "mlp.py"), "--train",
            "--device", "cpu", "--runs-dir", str(runs), *extra]
-    # As in a terminal, where Ctrl-C reaches a program with SIGINT at its default: a parent
-    # that ignores it (a background job of a non-interactive shell) would pass that on.
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                         preexec_fn=as_in_a_terminal)
     seen, at = "", {}
     deadline = time.monotonic() + 600
     while marker not in seen and time.monotonic() < deadline:

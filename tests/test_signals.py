@@ -20,7 +20,7 @@ from inductor_bench.runner.batch import BatchItem, run_batch
 from inductor_bench.runner.worker import run_worker
 
 from .conftest import ROOT
-from .processes import alive, children, group_members, start_breakdown
+from .processes import alive, as_in_a_terminal, children, group_members, start_breakdown
 from .yardstick import seconds_to_import_torch
 
 pytestmark = pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
@@ -73,11 +73,8 @@ STOP_SCRIPT = textwrap.dedent("""
 
 @pytest.mark.parametrize("sig,status", [("TERM", 143), ("HUP", 129), ("INT", 130)])
 def test_every_stop_signal_stops_once_and_later_ones_wait(sig, status):
-    # SIGINT at its default, as in a terminal: a parent that ignores it (a background job of a
-    # non-interactive shell, as the suite run beside a busy loop is) would pass that on
     r = subprocess.run([sys.executable, "-c", STOP_SCRIPT.format(first=sig)], capture_output=True,
-                       text=True, cwd=ROOT, timeout=60,
-                       preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                       text=True, cwd=ROOT, timeout=60, preexec_fn=as_in_a_terminal)
     assert r.stdout.splitlines() == [f"stopped by SIG{sig}", "saved after 2 more signals",
                                      f"exit status {status}"], r.stderr
 
