@@ -206,10 +206,12 @@ def diff_results(
         gaps = unmeasured_modes(base, head)
     else:
         sections, skipped = [breakdown_section(base, head, min_rel)], []
+    disturbed: list[str] = []
     for side, r in (("base", base), ("head", head)):
         warnings += [f"{side}: {e}" for e in r.errors]
-        for b in _breakdowns(r):
-            warnings += [f"{side}: {d}" for d in disturbances(b)]
+        lines = [d for b in _breakdowns(r) for d in disturbances(b)]
+        warnings += [f"{side}: {d}" for d in lines]
+        disturbed += [side] if lines else []
     return Diff(
         kind=_kind(head),
         base_model=base.model,
@@ -222,6 +224,7 @@ def diff_results(
         base_label=base_label,
         head_label=head_label,
         columns_unmeasured=gaps,
+        disturbed=disturbed,
     )
 
 

@@ -121,6 +121,8 @@ class Diff:
     base_label: str = "base"
     head_label: str = "head"
     columns_unmeasured: list[Unmeasured] = field(default_factory=list)  # compare modes
+    # the sides ("base", "head") whose figures came from a busy or slow machine (the warnings)
+    disturbed: list[str] = field(default_factory=list)
 
     @property
     def unmeasured(self) -> list[Unmeasured]:
@@ -163,4 +165,5 @@ class Diff:
             "skipped": self.skipped,
             "not_comparable": [u.to_dict() for u in self.unmeasured],
             "warnings": self.warnings,
+            "disturbed": self.disturbed,
         }

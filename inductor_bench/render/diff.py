@@ -78,6 +78,16 @@ def _not_comparable_line(diff: Diff, doc: Doc, threshold_pct: float | None) -> s
     )
 
 
+def _disturbed_phrase(diff: Diff) -> str:
+    """A verdict's caveat: a side measured on a busy or slow machine (its warnings say how)."""
+    if not diff.disturbed:
+        return ""
+    sides = " and ".join(diff.disturbed)
+    return (f" - but {sides} {'was' if len(diff.disturbed) == 1 else 'were'} measured on a busy or "
+            "slow machine (warnings below): measure again, or time both sides in one process "
+            "(compare)")
+
+
 def verdict_line(diff: Diff, doc: Doc, threshold_pct: float | None = None) -> str:
     status = diff.status()
     if status == Outcome.NOT_COMPARABLE:
@@ -90,10 +100,10 @@ def verdict_line(diff: Diff, doc: Doc, threshold_pct: float | None = None) -> st
             head += (
                 f" above the {threshold_pct:g}% gate" if gated else f" (below the {threshold_pct:g}% gate)"
             )
-        return f"{doc.strong(head)}: " + " | ".join(parts)
+        return f"{doc.strong(head)}: " + " | ".join(parts) + _disturbed_phrase(diff)
     if status == Outcome.FASTER:
         parts = [_step_phrase(s) for s in diff.sections if s.step.faster]
-        return f"{doc.strong('FASTER')}: " + " | ".join(parts)
+        return f"{doc.strong('FASTER')}: " + " | ".join(parts) + _disturbed_phrase(diff)
     if status == Outcome.INCONCLUSIVE:
         return f"{doc.strong('INCONCLUSIVE')}: too few step-time samples to judge (record more with --repeat)"
     parts = [_step_phrase(s) for s in diff.sections]
