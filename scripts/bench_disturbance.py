@@ -42,7 +42,7 @@ from disturbers import disturb  # noqa: E402
 
 from inductor_bench.core.results import BreakdownResult  # noqa: E402
 from inductor_bench.core.rundir import load_breakdown  # noqa: E402
-from inductor_bench.core.step import disturbances  # noqa: E402
+from inductor_bench.core.step import disturbed_graphs  # noqa: E402
 
 GOAL = 0.10
 TOP = 5
@@ -149,7 +149,7 @@ def loaded(r: BreakdownResult) -> list[str]:
     """The graphs whose reported window the run's own readings call disturbed (other
     processes kept half a core busy or more, the hypervisor stole CPU time, or the machine ran
     over 10% slower than its fastest: the report's warnings, ``core/step.disturbances``)."""
-    return [line.split(" ", 1)[0] for line in disturbances(r)]
+    return [gid for gid, _ in disturbed_graphs(r)]
 
 
 def quiet_reference(model: str, out: Path, tag: str, rnd: int, opts: argparse.Namespace

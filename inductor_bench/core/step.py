@@ -104,11 +104,11 @@ def replayed_count(r: BreakdownResult) -> tuple[int, int] | None:
     return (sum(g.replayed for g in gs), len(gs)) if gs else None
 
 
-def disturbances(r: BreakdownResult) -> list[str]:
-    """One line per graph whose reported window ran while the machine was busy with other
-    processes (``core/load.py``) or ran slow (fixed work took over ``SPEED_SLOW`` longer than
-    the fastest the run saw: another tenant of a shared VM, the host's clocks;
-    ``runner/speed.py``): its figures may be inflated."""
+def disturbed_graphs(r: BreakdownResult) -> list[tuple[str, list[str]]]:
+    """(graph id, why) for each graph whose reported window ran while the machine was busy
+    with other processes (``core/load.py``) or ran slow (fixed work took over ``SPEED_SLOW``
+    longer than the fastest the run saw: another tenant of a shared VM, the host's clocks;
+    ``runner/speed.py``)."""
     out = []
     for g in r.measured():
         why = []
@@ -120,5 +120,11 @@ def disturbances(r: BreakdownResult) -> list[str]:
             why.append(f"the machine ran at {100 * speed:.0f}% of its full speed (fixed work took "
                        f"{1 / speed:.2f}x the fastest time of the run)")
         if why:
-            out.append(f"{g.id} was measured while {' and '.join(why)}: its times may be inflated")
+            out.append((g.id, why))
     return out
+
+
+def disturbances(r: BreakdownResult) -> list[str]:
+    """One warning line per graph of ``disturbed_graphs``: its figures may be inflated."""
+    return [f"{gid} was measured while {' and '.join(why)}: its times may be inflated"
+            for gid, why in disturbed_graphs(r)]

@@ -36,6 +36,11 @@ class Unit:
     def backward(self) -> bool:
         return self.graph.role == Role.BACKWARD
 
+    @property
+    def site_mark(self) -> str:
+        """`` #n`` for the n-th extern call of the module; nothing for a kernel row."""
+        return "" if self.site is None else f" #{self.site.index}"
+
 
 @dataclass
 class Group:

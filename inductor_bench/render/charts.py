@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..core.analyze import AnalyzeResult, steady_step
 from ..core.categories import label, order
-from ..core.results import BreakdownResult, GraphResult, KernelStat
+from ..core.results import BreakdownResult, KernelStat
 from ..core.views import Unit
 from . import format as fmt
 from .doc import Bar, Chart, Segment, Series
@@ -74,49 +74,39 @@ def breakdown_busy(r: BreakdownResult, note: str = "") -> Chart | None:
     return Chart("Busy vs idle, per graph", "ms of wall time per call", bars, note=note)
 
 
-def _kernel_bar(g: GraphResult, k: KernelStat, step_wall: float, kernel_total: float,
-                ms: float | None = None, calls: float | None = None, site: int | None = None) -> Bar:
-    """One kernel's bar; a call site of an extern op (``site``: its index) with its own time."""
-    ms = k.ms if ms is None else ms
-    name = fmt.kernel_label(k.name) + (f" #{site}" if site is not None else "")
+def _kernel_bar(u: Unit, step_wall: float, kernel_total: float) -> Bar:
+    """One kernel's bar, or one extern call site's (``u.site``) with its own time."""
+    k = u.kernel
     return Bar(
-        name,
-        [Segment(ms, k.category, label(k.category))],
-        full=k.name + (f" #{site}" if site is not None else ""),
-        note=f"max gain {fmt.pct(fmt.share(ms, step_wall))}",
+        fmt.kernel_label(k.name) + u.site_mark,
+        [Segment(u.ms, k.category, label(k.category))],
+        full=k.name + u.site_mark,
+        note=f"max gain {fmt.pct(fmt.share(u.ms, step_wall))}",
         tip=(
-            f"graph {g.id} · {fmt.count(k.calls if calls is None else calls)} calls · "
-            f"{fmt.pct(fmt.share(ms, kernel_total))} of kernel time" + (f"\n{_ops(k)}" if _ops(k) else "")
+            f"graph {u.graph.id} · {fmt.count(u.calls)} calls · {fmt.pct(fmt.share(u.ms, kernel_total))} of "
+            f"kernel time" + (f"\n{_ops(k)}" if _ops(k) else "")
         ),
     )
 
 
+MAX_GAIN_NOTE = ("max gain: the kernel's share of step wall time, the most the step can gain if it "
+                 "took no time.")
+
+
 def breakdown_top(r: BreakdownResult, top: int) -> Chart | None:
     """The most expensive kernels of the step, with the most each could give back."""
-    t = r.totals()
     pairs = sorted(((g, k) for g in r.measured() for k in g.kernels), key=lambda gk: -gk[1].ms)[:top]
-    if not pairs:
-        return None
-    return Chart(
-        f"Top {len(pairs)} kernels",
-        "ms per step",
-        [_kernel_bar(g, k, t.wall_ms, t.kernel_ms) for g, k in pairs],
-        note="max gain: the kernel's share of step wall time, the most the step can gain if it took no time.",
-    )
+    return breakdown_top_units(r, [Unit(g, k, k.ms, k.calls, k.origin) for g, k in pairs], "kernels")
 
 
-def breakdown_top_units(r: BreakdownResult, us: list[Unit]) -> Chart | None:
-    """The same chart for the kernels and extern call sites of the units view (core/views.py)."""
+def breakdown_top_units(r: BreakdownResult, us: list[Unit], what: str = "kernels and extern calls"
+                        ) -> Chart | None:
+    """The same for the units view (core/views.py): extern calls one bar per call site."""
     if not us:
         return None
     t = r.totals()
-    return Chart(
-        f"Top {len(us)} kernels and extern calls",
-        "ms per step",
-        [_kernel_bar(u.graph, u.kernel, t.wall_ms, t.kernel_ms, u.ms, u.calls,
-                     u.site.index if u.site is not None else None) for u in us],
-        note="max gain: the kernel's share of step wall time, the most the step can gain if it took no time.",
-    )
+    bars = [_kernel_bar(u, t.wall_ms, t.kernel_ms) for u in us]
+    return Chart(f"Top {len(us)} {what}", "ms per step", bars, note=MAX_GAIN_NOTE)
 
 
 def graph_files(r: BreakdownResult) -> list[tuple[str, str]]:

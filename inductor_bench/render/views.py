@@ -44,8 +44,7 @@ def where(origin: Origin | None, note: str | None = None) -> str:
 
 
 def _kernel_cell(doc: Doc, u: Unit) -> str:
-    name = doc.named(fmt.kernel_label(u.kernel.name), u.kernel.name)
-    return name if u.site is None else f"{name} #{u.site.index}"
+    return doc.named(fmt.kernel_label(u.kernel.name), u.kernel.name) + u.site_mark
 
 
 def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
