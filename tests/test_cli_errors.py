@@ -67,6 +67,25 @@ def test_unknown_option_is_a_usage_error_not_an_internal_one(tmp_path):
     assert "internal error" not in p.stderr and "Traceback" not in p.stderr
 
 
+@pytest.mark.parametrize("args", [
+    ("analyze", ""), ("analyze", "t.json", "--json", ""), ("analyze", "t.json", "--html", ""),
+    ("report", ""), ("diff", "", "."), ("diff", ".", ""), ("kernel", ""), ("breakdown", ""),
+    ("breakdown", "m.py", "--out", ""), ("compare", "m.py", "--runs-dir", ""),
+    ("sweep", "", "-o", "s"), ("sweep", "m.py", "-o", ""),
+])
+def test_an_empty_path_is_refused_not_read_as_the_current_directory(tmp_path, monkeypatch, capsys, args):
+    """`analyze "$TRACE"` with TRACE unset: a Path of "" is ".", where a trace, a run or a
+    kernel file may lie. It is a usage error naming the argument, before anything is read."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.json").write_text('{"traceEvents": []}')
+    (tmp_path / "m.py").write_text("raise SystemExit('read')\n")
+    with pytest.raises(SystemExit) as e:
+        main(list(args))
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "an empty path" in err and "Traceback" not in err
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["m.py", "t.json"]  # nothing written
+
 def test_malformed_mode_name(tmp_path):
     p = cli("breakdown", str(MODELS / "mlp.py"), "--mode", "Max_Autotune", cwd=tmp_path)
     assert p.returncode == 2

@@ -18,6 +18,7 @@ from .output import emit
 TraceFiles = Annotated[
     list[Path],
     typer.Argument(
+        parser=o.a_path,
         help="A kineto chrome trace (.json or .json.gz) written by torch.profiler; several (one "
         "per rank), or a directory holding them, for the per-rank view and the stragglers."
     ),

@@ -22,7 +22,8 @@ from . import options as o
 from .output import emit, note_run_dir, render_result, terminal_width
 
 Model = Annotated[
-    Path, typer.Argument(help="Model file: defines make_workload(), or a script that compiles.")
+    Path,
+    typer.Argument(parser=o.a_path, help="Model file: defines make_workload(), or a script that compiles."),
 ]
 AutotuneTop = Annotated[
     int,

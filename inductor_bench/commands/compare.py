@@ -31,6 +31,7 @@ MODES_HELP = (
 Models = Annotated[
     list[Path],
     typer.Argument(
+        parser=o.a_path,
         help="Model file defining make_workload(); give several (e.g. before and after a change, "
         "or the same file twice for a check of the noise) to compare them mode by mode, the "
         "first being the base.",

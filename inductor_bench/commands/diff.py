@@ -20,8 +20,11 @@ from .output import emit
 
 _FLOORS = ", ".join(f"{100 * b.min_rel_change:g} on {b.name.upper()}" for b in reversed(BACKENDS))
 
-Base = Annotated[Path, typer.Argument(help="Base result: breakdown.json / compare.json or a run directory.")]
-Head = Annotated[Path, typer.Argument(help="Head result, of the same kind as BASE.")]
+Base = Annotated[
+    Path,
+    typer.Argument(parser=o.a_path, help="Base result: breakdown.json / compare.json or a run directory."),
+]
+Head = Annotated[Path, typer.Argument(parser=o.a_path, help="Head result, of the same kind as BASE.")]
 FailOnRegression = Annotated[float | None, o.fail_on_regression("a step time of HEAD (against BASE)")]
 MinChange = Annotated[
     float | None,

@@ -84,13 +84,16 @@ def resolve_kernel_file(path: Path, name: str | None) -> KernelFile:
 
 
 PeaksFileOpt = typer.Option(
-    "--peaks-file", help='JSON: {"<device name or regex>": {"gbps": .., "tflops": ..}}.'
+    "--peaks-file", parser=o.a_path, help='JSON: {"<device name or regex>": {"gbps": .., "tflops": ..}}.'
 )
 
 
 def kernel(
     ctx: typer.Context,
-    path: Annotated[Path, typer.Argument(help="A kernel .py file, or a run directory written by breakdown.")],
+    path: Annotated[
+        Path,
+        typer.Argument(parser=o.a_path, help="A kernel .py file, or a run directory written by breakdown."),
+    ],
     kernel_name: Annotated[
         str | None, typer.Argument(help="With a run directory: the kernel (NAME, or GRAPH_ID/NAME).")
     ] = None,

@@ -81,10 +81,34 @@ FreshCache = Annotated[
                  "(default: reuse inductor-bench's private cache, $XDG_CACHE_HOME/inductor-bench)."),
 ]
 
+# -- paths -------------------------------------------------------------------------------------
+
+
+def a_path(value: str | Path) -> Path:
+    """A path given on the command line. An empty one (an unset shell variable) is refused:
+    as a ``Path`` it would be the current directory, read or written without being named."""
+    if isinstance(value, Path):  # a default
+        return value
+    if not value:
+        raise typer.BadParameter("an empty path (an unset variable?)")
+    return Path(value)
+
+
+def a_target(value: str) -> str:
+    """``a_path`` for an output that may also be '-' (stdout)."""
+    return str(a_path(value))
+
+
 # -- where results go --------------------------------------------------------------------------
-Out = Annotated[Path | None, typer.Option("--out", "-o", help="Run directory (must not exist or be empty).")]
-RunsDir = Annotated[Path, typer.Option("--runs-dir", help="Where new run directories go.")]
-JsonOut = Annotated[str | None, typer.Option("--json", help="Also write the JSON here ('-' = stdout).")]
+Out = Annotated[
+    Path | None,
+    typer.Option("--out", "-o", parser=a_path, help="Run directory (must not exist or be empty)."),
+]
+RunsDir = Annotated[Path, typer.Option("--runs-dir", parser=a_path, help="Where new run directories go.")]
+JsonOut = Annotated[
+    str | None,
+    typer.Option("--json", parser=a_target, help="Also write the JSON here ('-' = stdout)."),
+]
 FormatOpt = Annotated[
     Format,
     typer.Option(
@@ -96,6 +120,7 @@ HtmlOut = Annotated[
     typer.Option(
         "--html",
         metavar="PATH",
+        parser=a_path,
         help="Also write the report as one self-contained HTML page (charts, links to the files).",
     ),
 ]

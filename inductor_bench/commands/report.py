@@ -30,7 +30,9 @@ KEPT_FILE = "breakdown.before-reanalysis.json"
 
 Run = Annotated[
     Path,
-    typer.Argument(help="A run directory of breakdown or compare, or its breakdown.json / compare.json."),
+    typer.Argument(
+        parser=o.a_path, help="A run directory of breakdown or compare, or its breakdown.json / compare.json."
+    ),
 ]
 
 

@@ -24,13 +24,17 @@ class SlurmCluster(str, enum.Enum):
 
 
 Models = Annotated[
-    list[Path], typer.Argument(help="Model files defining make_workload(), one job each.", show_default=False)
+    list[Path],
+    typer.Argument(
+        parser=o.a_path, help="Model files defining make_workload(), one job each.", show_default=False
+    ),
 ]
 Out = Annotated[
     Path,
     typer.Option(
         "--out",
         "-o",
+        parser=o.a_path,
         help="The sweep's directory: new, empty, or holding "
         "this same sweep (then its finished cells are skipped, the others retried).",
     ),
@@ -66,6 +70,7 @@ Baseline = Annotated[
     typer.Option(
         "--baseline",
         metavar="OLD_DIR",
+        parser=o.a_path,
         help="An earlier sweep's directory: each model and mode judged against it.",
     ),
 ]
