@@ -187,6 +187,25 @@ def test_script_that_compiles_nothing(tmp_path):
 
 
 @pytest.mark.e2e
+def test_a_factory_whose_model_compiles_to_no_graph_is_told_why(tmp_path):
+    """Dynamo skips a forward that calls a GRU (torch 2.13): the model runs, eagerly, and no
+    Inductor graph is written. The error says so and names the break, not a missing factory."""
+    f = tmp_path / "rnn.py"
+    f.write_text(
+        "import torch\n\n\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.rnn = torch.nn.GRU(8, 8, batch_first=True)\n\n    def forward(self, x):\n"
+        "        y, _ = self.rnn(x)\n        return y.relu()\n\n\n"
+        "def make_workload(device):\n    return M().to(device), (torch.randn(2, 5, 8, device=device),)\n"
+    )
+    p = cli("breakdown", str(f), "--device", "cpu", "--runs-dir", str(tmp_path / "runs"))
+    assert p.returncode == 3
+    line = one_error_line(p)
+    assert "nothing was compiled — make_workload()'s model ran without a single Inductor graph" in line
+    assert "graph breaks: 1 — rnn.py:10: Dynamo does not support RNN, GRU, or LSTM." in line, line
+    assert "no make_workload" not in line
+
+
+@pytest.mark.e2e
 def test_factory_raises(tmp_path):
     f = tmp_path / "boom.py"
     f.write_text("def make_workload(device):\n    raise ValueError('no weights here')\n")
@@ -251,6 +270,14 @@ def test_script_with_graph_break(tmp_path):
     assert len(r["graphs"]) == 2
     assert len({g["frame_id"] for g in r["graphs"]}) == 2
     assert all(g["status"] == "ok" for g in r["graphs"])
+    # the break itself: where (the print's line, counted here) and why, in the JSON and the report
+    line = next(i for i, ln in enumerate((MODELS / "graph_break_script.py").read_text().splitlines(), 1)
+                if "print(" in ln)
+    (brk,) = r["extras"]["graph_breaks"]
+    assert (Path(brk["file"]).name, brk["line"], brk["skipped"]) == ("graph_break_script.py", line, False)
+    assert "print" in brk["reason"]
+    report = (Path(r["run_dir"]) / "report.txt").read_text()
+    assert f"graph breaks: 1 — graph_break_script.py:{line}: " in report
 
 
 def test_freezing_needs_inference():

@@ -216,18 +216,8 @@ class Totals:
 
 
 # What a run adds beside its graphs; saved under "extras" in that order, each only when set.
-EXTRAS = (
-    "compile_s",
-    "step_samples_ms",
-    "step_turns",
-    "peak_memory",
-    "elapsed_s",
-    "autotune",
-    "torch_settings",
-    "subgraphs_left_out",
-    "compile_cache",
-    "roofline",
-)
+EXTRAS = ("compile_s", "step_samples_ms", "step_turns", "peak_memory", "elapsed_s", "autotune",
+          "torch_settings", "subgraphs_left_out", "compile_cache", "roofline", "graph_breaks")
 
 
 @dataclass
@@ -265,6 +255,8 @@ class BreakdownResult:
     compile_cache: CompileCache | None = None
     # The measured ceilings (and the datasheet's) the kernels' % of peak is held against.
     roofline: Roofline | None = None
+    # Where Dynamo broke the graph (core/graph_breaks.py): each {file, line, reason, skipped, count}.
+    graph_breaks: list[dict[str, Any]] = field(default_factory=list)
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 

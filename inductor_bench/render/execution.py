@@ -3,6 +3,7 @@ accelerator (busy and launch-bound), and the time spent outside the graphs."""
 
 from __future__ import annotations
 
+from ..core.graph_breaks import summary_line
 from ..core.pipelined import LAUNCH_BOUND_IDLE
 from ..core.results import BreakdownResult
 from ..core.step import disturbances, split_step
@@ -18,6 +19,8 @@ def render_execution(doc: Doc, r: BreakdownResult) -> None:
     for line in disturbances(r):
         doc.paragraph(doc.alert("warning") + f": {line}")
     _settings(doc, r)
+    if r.graph_breaks:
+        doc.paragraph(summary_line(r.graph_breaks))
     if r.subgraphs_left_out:
         doc.paragraph(left_out_line(len(r.subgraphs_left_out)))
     _cuda_graphs(doc, r)

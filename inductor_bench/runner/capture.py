@@ -31,6 +31,7 @@ from ..core.workload import FACTORY_KIND, SCRIPT_KIND, WorkloadOptions, file_kin
 from . import compat, compile_modes, cudagraph_log, machine, sources, torch_settings, trace_log, turns
 from . import device as dev
 from .cudagraph_state import attach as attach_cudagraph_state
+from .dynamo_counts import attach_break_recorder, fx_cache_counts
 from .workload import build_step, call_factory, load_factory
 
 # Inductor flags every compile of ours runs with: unique kernel names, benchmark harnesses in
@@ -348,6 +349,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     opts = WorkloadOptions(**request["options"])
     log = Path(request["modules_log"])
     recorder = _attach_recorder(log)
+    breaks = attach_break_recorder()
     sources.attach(Path(request.get("sources_log") or log.parent / SOURCES_LOG))
     cudagraph_log.attach(log, recorder.modules)
     attach_cudagraph_state(log)
@@ -362,28 +364,21 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         else:  # a script picks its own devices; each module says which it ran on
             out.update(_run_script(opts))
     except (UsageError, WorkloadError) as e:
-        e.partial = {**out, **_settings(before), "modules": recorder.modules}  # type: ignore[attr-defined]
+        e.partial = {**out, **_settings(before), "modules": recorder.modules,  # type: ignore[attr-defined]
+                     "graph_breaks": breaks.found()}
         raise
     except Exception as e:
         err = WorkloadError(_describe(e))
-        err.partial = {**out, **_settings(before), "modules": recorder.modules}  # type: ignore[attr-defined]
+        err.partial = {**out, **_settings(before), "modules": recorder.modules,  # type: ignore[attr-defined]
+                       "graph_breaks": breaks.found()}
         raise err from e
     stop_compile_workers()  # a script's compiles too: none of its pool outlives this worker
     out.update(_settings(before))
-    out["fx_cache"] = _fx_cache_counts()
+    out["fx_cache"] = fx_cache_counts()
+    out["graph_breaks"] = breaks.found()
     out["modules"] = recorder.modules
     out["script"] = kind == SCRIPT_KIND
     return out
-
-
-def _fx_cache_counts() -> dict[str, int] | None:
-    """Inductor's FX graph cache hits and misses in this process (its own counters)."""
-    try:
-        from torch._dynamo.utils import counters
-    except ImportError:
-        return None
-    c = counters.get("inductor", {})
-    return {"hits": int(c.get("fxgraph_cache_hit", 0)), "misses": int(c.get("fxgraph_cache_miss", 0))}
 
 
 def _settings(before: dict[str, Any]) -> dict[str, Any]:

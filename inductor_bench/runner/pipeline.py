@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core import errors, subgraphs
+from ..core import errors, graph_breaks, subgraphs
 from ..core.devices import HOST_BACKEND
 from ..core.results import BreakdownResult, CompileCache, GraphResult, PeakMemory, StepTurns, TorchSettings
 from ..core.rundir import CACHE_DIR, LOGS_DIR, MODULES_LOG, SOURCES_LOG
@@ -48,6 +48,7 @@ class CompileOutcome:
     step_load: dict[str, Any] | None = None  # load from other processes while steps were timed
     step_turns: dict[str, Any] | None = None  # the step and each module in turns (runner/turns.py)
     fx_cache: dict[str, int] | None = None  # Inductor's FX graph cache: hits, misses
+    graph_breaks: list[dict[str, Any]] = field(default_factory=list)  # core/graph_breaks.py
     cache_dir: str = ""
     cache_shared: bool = False
     error: errors.BenchError | None = None
@@ -72,6 +73,7 @@ _REPORTED = (
     "step_load",
     "step_turns",
     "fx_cache",
+    "graph_breaks",
 )
 
 
@@ -174,6 +176,7 @@ def _take_outcome(result: BreakdownResult, opts: WorkloadOptions, comp: CompileO
     result.device = comp.device or result.device
     result.device_name, result.versions, result.script = comp.device_name, comp.versions, comp.script
     result.compile_s = comp.compile_s
+    result.graph_breaks = list(comp.graph_breaks or [])
     result.step_samples_ms = list(comp.step_samples_ms)
     if comp.peak_memory_bytes is not None:
         result.peak_memory = PeakMemory(comp.peak_memory_bytes, comp.peak_memory_kind)
@@ -228,9 +231,7 @@ def breakdown_from_outcome(
     first_error = comp.error
     if not sources and first_error is None:
         first_error = errors.WorkloadError(
-            f"{opts.path}: nothing was compiled — the file has no make_workload() factory and "
-            "its script never ran a torch.compile'd function"
-        )
+            graph_breaks.nothing_compiled(opts.path, result.script, result.graph_breaks))
         result.errors.append(str(first_error))
     if result.script and sources:
         result.device = sources[0].graph.device

@@ -1,0 +1,116 @@
+"""Where Dynamo broke the model's graph, read from torch's own record of each break (pure;
+no torch).
+
+Each break Dynamo meets is a ``dynamo_graph_break_reason`` artifact of the structured trace
+(torch 2.13 and 2.14; the compile worker keeps their text), which reads::
+
+    Graph break in user code at /path/model.py:16
+    Graph Break Reason: Failed to handle graph break gracefully. Skipping the function and
+    falling back to eager. Graph break encountered:
+
+    Attempted to wrap RNN, GRU, or LSTM
+      Explanation: Dynamo does not support RNN, GRU, or LSTM.
+      Hint: ...
+
+or, for a frame Dynamo cannot resume after the break (a skip)::
+
+    Graph break: torch.compile cannot properly resume from this graph break, which results in a skip.
+    torch.compile will skip tracing the frame f (/path/model.py line 12) and fall back to eager.
+    The graph break occurred in the following user code:
+      File "/path/model.py", line 14, in f
+    ...
+
+Where a torch writes no such artifact, the worker falls back on Dynamo's
+``counters["graph_break"]`` (the reason alone, with a count; no place). A break whose
+function was skipped ran that function eagerly: the time it took is in no compiled graph.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+REASON_CHARS = 240
+_AT = re.compile(r"Graph break in user code at (?P<file>.+?):(?P<line>\d+)\s*$", re.M)
+_FILE_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.M)
+_EXPLANATION = re.compile(r"^\s*Explanation:\s*(?P<text>.+)$", re.M)
+_REASON = re.compile(r"^Graph Break Reason:\s*(?P<text>.*)$", re.M)
+_WONT = re.compile(r"^WON'T CONVERT \S+ (?P<file>\S+) line (?P<line>\d+)", re.M)  # older torch
+_SKIPS = ("Skipping the function and falling back to eager", "results in a skip",
+          "skip tracing the frame", "WON'T CONVERT")
+_TRACE_START = "\nTraceback (most recent call last):"
+
+
+def parse(payload: str) -> dict[str, Any]:
+    """One artifact's text -> {"file", "line", "reason", "skipped", "count": 1}."""
+    text = payload.split(_TRACE_START, 1)[0]
+    file, line = _place(text)
+    # a skip's own lines say only that it skipped: Dynamo's explanation ends its traceback
+    why = text if _EXPLANATION.search(text) or not _EXPLANATION.search(payload) else payload
+    return {"file": file, "line": line, "reason": _reason(why), "skipped": any(s in text for s in _SKIPS),
+            "count": 1}
+
+
+def from_counter(reason: str, count: int) -> dict[str, Any]:
+    """One ``counters["graph_break"]`` entry: the reason, no place."""
+    text = _reason(reason.strip("'\""))
+    return {"file": "", "line": 0, "reason": text, "skipped": False, "count": int(count)}
+
+
+def collect(breaks: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The same break (place and reason) met several times counted once, first seen first."""
+    out: dict[tuple[str, int, str], dict[str, Any]] = {}
+    for b in breaks:
+        key = (b["file"], b["line"], b["reason"])
+        if key in out:
+            out[key]["count"] += b["count"]
+            out[key]["skipped"] = out[key]["skipped"] or b["skipped"]
+        else:
+            out[key] = dict(b)
+    return list(out.values())
+
+
+def describe(b: dict[str, Any]) -> str:
+    """``model.py:16: Dynamo does not support RNN, GRU, or LSTM. (its function ran eagerly)``"""
+    where = f"{Path(b['file']).name}:{b['line']}: " if b.get("file") else ""
+    times = f" ({b['count']} times)" if b.get("count", 1) > 1 else ""
+    eager = " (its function ran eagerly, outside any compiled graph)" if b.get("skipped") else ""
+    return f"{where}{b['reason']}{times}{eager}"
+
+
+def summary_line(breaks: list[dict[str, Any]], shown: int = 3) -> str:
+    """The report's line: how many breaks, the first few described."""
+    parts = [describe(b) for b in breaks[:shown]]
+    more = f" · and {len(breaks) - shown} more (JSON: extras.graph_breaks)" if len(breaks) > shown else ""
+    return f"graph breaks: {len(breaks)} — " + " · ".join(parts) + more
+
+
+def nothing_compiled(path: str, script: bool, breaks: list[dict[str, Any]]) -> str:
+    """Why a run has no graph to profile, as one line."""
+    if script:
+        head = f"{path}: nothing was compiled — the script never ran a torch.compile'd function"
+    else:
+        head = (f"{path}: nothing was compiled — make_workload()'s model ran without a single "
+                "Inductor graph (Dynamo ran all of it eagerly)")
+    if breaks:
+        return f"{head}; {summary_line(breaks, shown=1)}"
+    if script:
+        return head
+    return head + " and reported no graph break (torch.compiler.disable, or a backend other than inductor?)"
+
+
+def _place(text: str) -> tuple[str, int]:
+    m = _AT.search(text) or _WONT.search(text)
+    if m:
+        return m["file"], int(m["line"])
+    frames = _FILE_LINE.findall(text)  # a skip: the innermost frame of the user code
+    return (frames[-1][0], int(frames[-1][1])) if frames else ("", 0)
+
+
+def _reason(text: str) -> str:
+    m = _EXPLANATION.search(text) or _REASON.search(text)
+    first = m["text"] if m else next((ln for ln in text.splitlines() if ln.strip()), "")
+    first = " ".join(first.split())
+    return first if len(first) <= REASON_CHARS else first[: REASON_CHARS - 1] + "…"

@@ -1,0 +1,95 @@
+"""Graph breaks, read from what torch recorded of them (tests/fixtures/graph_breaks/: the
+artifacts of torch 2.13.0 and 2.14.1, the counters of 2.5.1, recorded on this project's CPU
+machine), saved with the result and shown in the report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from inductor_bench.core import graph_breaks as gb
+from inductor_bench.core.results import BreakdownResult
+from inductor_bench.render.breakdown import render_breakdown
+
+FIXTURE = Path(__file__).parent / "fixtures" / "graph_breaks" / "recorded.json"
+RECORDED = json.loads(FIXTURE.read_text())
+MEASURED = Path(__file__).parent / "fixtures" / "results" / "cpu_mlp_train_autotune" / "breakdown.json"
+RECORD_PY = "/work/main/tests/fixtures/graph_breaks/record.py"  # the path as recorded
+
+
+def _line_of(text: str) -> int:
+    """The line of record.py holding ``text`` (counted here, independently of the parser)."""
+    lines = (FIXTURE.parent / "record.py").read_text().splitlines()
+    return next(i for i, ln in enumerate(lines, 1) if text in ln)
+
+
+@pytest.mark.parametrize("version", ["2.13.0+cpu", "2.14.1+cu130"])
+def test_the_artifacts_give_each_break_its_place_reason_and_whether_it_ran_eagerly(version):
+    skipped, resumed = (gb.parse(p) for p in RECORDED[version]["payloads"])
+    assert skipped == {
+        "file": RECORD_PY, "line": _line_of('print("inside")'), "count": 1, "skipped": True,
+        "reason": "Dynamo does not know how to trace builtin operator `print` with argument types "
+                  "['str'] (has_kwargs False)",
+    }
+    assert resumed == {
+        "file": RECORD_PY, "line": _line_of("torch._dynamo.graph_break()"), "count": 1, "skipped": False,
+        "reason": "User-inserted graph break. Message: None",
+    }
+
+
+def test_without_artifacts_the_counters_give_the_reasons_without_a_place():
+    rec = RECORDED["2.5.1+cu124"]
+    assert rec["payloads"] == []
+    found = gb.collect(gb.from_counter(k, n) for k, n in rec["counters"].items())
+    assert [(b["file"], b["line"], b["count"]) for b in found] == [("", 0, 1), ("", 0, 1)]
+    assert found[0]["reason"] == "skip function cm in file /root/.pyenv/versions/3.11.7/lib/python3.11/contextlib.py"
+    assert gb.describe(found[0]).startswith("skip function cm in file")  # no "file:line: " prefix
+
+
+def test_a_skip_that_names_only_its_frame_takes_the_innermost_user_line_and_the_explanation():
+    """Synthetic, in the layout of torch 2.13's convert_frame.py skip message."""
+    payload = (
+        "Graph break: torch.compile cannot properly resume from this graph break, which results in a skip.\n"
+        "torch.compile will skip tracing the frame f (/m/model.py line 10) and fall back to eager.\n"
+        "The graph break occurred in the following user code:\n"
+        '  File "/m/model.py", line 12, in f\n    g(x)\n  File "/m/model.py", line 20, in g\n    print(x)\n\n'
+        "Traceback (most recent call last):\n  ...\ntorch._dynamo.exc.Unsupported: Failed to trace builtin\n"
+        "  Explanation: Dynamo does not know how to trace builtin operator `print`\n"
+    )
+    assert gb.parse(payload) == {"file": "/m/model.py", "line": 20, "skipped": True, "count": 1,
+                                 "reason": "Dynamo does not know how to trace builtin operator `print`"}
+
+
+def test_the_same_break_met_again_is_counted_not_repeated():
+    a, b = (gb.parse(p) for p in RECORDED["2.13.0+cpu"]["payloads"])
+    found = gb.collect([a, b, dict(a), dict(a)])
+    assert [x["line"] for x in found] == [a["line"], b["line"]]
+    assert [x["count"] for x in found] == [3, 1]
+    assert gb.describe(found[0]) == (
+        f"record.py:{a['line']}: {a['reason']} (3 times) (its function ran eagerly, outside any compiled graph)")
+
+
+def test_nothing_compiled_says_why_for_a_factory_and_for_a_script():
+    br = [gb.parse(RECORDED["2.13.0+cpu"]["payloads"][0])]
+    line = gb.nothing_compiled("m.py", False, br)
+    assert line.startswith("m.py: nothing was compiled — make_workload()'s model ran without a single Inductor")
+    assert f"graph breaks: 1 — record.py:{br[0]['line']}: Dynamo does not know how to trace builtin" in line
+    assert "no make_workload" not in line
+    assert gb.nothing_compiled("s.py", True, []) == (
+        "s.py: nothing was compiled — the script never ran a torch.compile'd function")
+    assert "reported no graph break" in gb.nothing_compiled("m.py", False, [])
+
+
+def test_the_breaks_are_saved_with_the_result_and_shown_in_every_format():
+    breaks = [gb.parse(p) for p in RECORDED["2.14.1+cu130"]["payloads"]]
+    r = BreakdownResult.from_dict(json.loads(MEASURED.read_text()))
+    r.graph_breaks = breaks
+    back = BreakdownResult.from_dict(json.loads(r.to_json()))
+    assert back.graph_breaks == breaks
+    assert json.loads(r.to_json())["extras"]["graph_breaks"] == breaks
+    assert "graph_breaks" not in json.loads(BreakdownResult(model="m").to_json())["extras"]
+    want = f"graph breaks: 2 — record.py:{breaks[0]['line']}: Dynamo does not know how to trace builtin"
+    for fmt in ("text", "markdown", "html"):
+        assert want.replace("`", "") in render_breakdown(back, fmt).replace("`", "").replace("&#x27;", "'")
