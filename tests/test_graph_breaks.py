@@ -93,3 +93,24 @@ def test_the_breaks_are_saved_with_the_result_and_shown_in_every_format():
     want = f"graph breaks: 2 — record.py:{breaks[0]['line']}: Dynamo does not know how to trace builtin"
     for fmt in ("text", "markdown", "html"):
         assert want.replace("`", "") in render_breakdown(back, fmt).replace("`", "").replace("&#x27;", "'")
+
+
+def test_diff_names_a_graph_break_new_in_head_and_one_gone_though_its_line_moved():
+    from inductor_bench.core.diff import diff_results
+    from inductor_bench.render.diff import render_diff
+
+    skipped, resumed = (gb.parse(p) for p in RECORDED["2.13.0+cpu"]["payloads"])
+    base = BreakdownResult.from_dict(json.loads(MEASURED.read_text()))
+    head = BreakdownResult.from_dict(json.loads(MEASURED.read_text()))
+    base.graph_breaks = [skipped]
+    head.graph_breaks = [{**skipped, "line": skipped["line"] + 7}, resumed]  # a line moved, one new
+    d = diff_results(base, head)
+    (s,) = d.sections
+    assert s.breaks_added == [resumed] and s.breaks_removed == []
+    assert d.to_dict()["sections"][0]["breaks_added"] == [resumed]
+    text = render_diff(d)
+    assert f"graph break new in head: record.py:{resumed['line']}: User-inserted graph break." in text
+    assert "gone in head" not in text
+    same = diff_results(base, base)
+    assert "breaks_added" not in same.to_dict()["sections"][0]
+    assert "graph break" not in render_diff(same)

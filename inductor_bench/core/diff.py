@@ -23,6 +23,7 @@ from .compare import CompareResult, ModeResult
 from .devices import backend
 from .diff_records import ADDED, FASTER, REMOVED, SLOWER, CategoryDiff, Diff, KernelDiff, SectionDiff
 from .errors import UsageError
+from .graph_breaks import one_side_only
 from .match import KernelRef, match_kernels
 from .results import BreakdownResult, GraphResult
 from .roofline import roofline_moves
@@ -126,6 +127,7 @@ def breakdown_section(
         unmeasured=gaps,
     )
     roofline_moves(section, base, head)
+    section.breaks_added, section.breaks_removed = one_side_only(base.graph_breaks, head.graph_breaks)
     return _withhold_verdicts(section) if gaps else section
 
 

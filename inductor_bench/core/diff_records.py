@@ -79,6 +79,9 @@ class SectionDiff:
     unmeasured: list[Unmeasured] = field(default_factory=list)  # graphs on one side only
     # time-weighted % of peak of each side's kernels (core/roofline.py); None: no ceilings
     roofline_pct: tuple[float | None, float | None] | None = None
+    # graph breaks (core/graph_breaks.py) met on one side only: a new one is a classic slowdown
+    breaks_added: list[dict[str, Any]] = field(default_factory=list)
+    breaks_removed: list[dict[str, Any]] = field(default_factory=list)
 
     def kernels_with(self, *statuses: str) -> list[KernelDiff]:
         return [k for k in self.kernels if k.status in statuses]
@@ -92,6 +95,9 @@ class SectionDiff:
         d = {k: _plain(getattr(self, k)) for k in _SECTION_KEYS}
         if self.roofline_pct is not None:
             d["roofline_pct"] = list(self.roofline_pct)
+        for k in ("breaks_added", "breaks_removed"):
+            if getattr(self, k):
+                d[k] = getattr(self, k)
         return d
 
 

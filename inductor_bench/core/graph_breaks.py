@@ -72,6 +72,15 @@ def collect(breaks: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(out.values())
 
 
+def one_side_only(base: list[dict[str, Any]], head: list[dict[str, Any]]) -> tuple[list, list]:
+    """(the breaks only in head, those only in base). A break is the same on both sides when its
+    file's name and its reason are: a change above it moves its line."""
+    def key(b: dict[str, Any]) -> tuple[str, str]:
+        return Path(b.get("file") or "").name, b.get("reason", "")
+    bk, hk = {key(b) for b in base}, {key(b) for b in head}
+    return [b for b in head if key(b) not in bk], [b for b in base if key(b) not in hk]
+
+
 def describe(b: dict[str, Any]) -> str:
     """``model.py:16: Dynamo does not support RNN, GRU, or LSTM. (its function ran eagerly)``"""
     where = f"{Path(b['file']).name}:{b['line']}: " if b.get("file") else ""

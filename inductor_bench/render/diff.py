@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..core.categories import label
 from ..core.diff import ADDED, FASTER, REMOVED, SLOWER, Diff, KernelDiff, SectionDiff
+from ..core.graph_breaks import describe
 from ..core.stats import MEAN_CONFIDENCE, MIN_SAMPLES, PAIR_CONFIDENCE, TOO_FEW, WITHIN_NOISE, Change
 from ..core.vocab import Outcome
 from . import charts_compare as charts
@@ -236,6 +237,8 @@ def _graph_note(s: SectionDiff) -> str:
         parts.append("graphs only in head: " + ", ".join(s.graphs_added))
     if s.graphs_removed:
         parts.append("graphs only in base: " + ", ".join(s.graphs_removed))
+    parts += [f"graph break new in head: {describe(b)}" for b in s.breaks_added]
+    parts += [f"graph break gone in head: {describe(b)}" for b in s.breaks_removed]
     return "; ".join(parts)
 
 
