@@ -114,3 +114,23 @@ def test_diff_names_a_graph_break_new_in_head_and_one_gone_though_its_line_moved
     same = diff_results(base, base)
     assert "breaks_added" not in same.to_dict()["sections"][0]
     assert "graph break" not in render_diff(same)
+
+
+def test_compare_counts_each_columns_breaks_and_lists_them_once():
+    from inductor_bench.core.compare import CompareResult
+    from inductor_bench.render.compare import render_compare
+
+    path = Path(__file__).parent / "fixtures" / "results" / "cpu_mlp_compare" / "compare.json"
+    result = CompareResult.from_dict(json.loads(path.read_text()))
+    compiled = [m for m in result.modes if m.breakdown is not None]
+    assert len(compiled) >= 2
+    assert "graph breaks" not in render_compare(result)  # none met: no row, no note
+    brk = gb.parse(RECORDED["2.13.0+cpu"]["payloads"][1])
+    for m in compiled:
+        m.breakdown.graph_breaks = [brk]
+    text = render_compare(result)
+    row = next(ln for ln in text.splitlines() if ln.startswith("graph breaks "))
+    cells = row.split()[2:]
+    assert cells == ["-" if m.breakdown is None else "1" for m in result.modes]
+    labels = ", ".join(m.label for m in compiled)
+    assert f"{labels}: graph breaks: 1 — record.py:{brk['line']}: User-inserted graph break." in text

@@ -168,7 +168,8 @@ def test_the_table_holds_compares_speedup_busy_and_top_category():
             100 * sum(g["busy_ms"] for g in graphs) / sum(g["wall_ms"] for g in graphs)
         )
         assert f.compile_s == raw["modes"][i]["compile_s"]
-    assert table.rows["mlp"]["eager"].speedup == 1.0
+        assert f.graph_breaks == len(raw["modes"][i]["breakdown"].get("extras", {}).get("graph_breaks", []))
+    assert table.rows["mlp"]["eager"].speedup == 1.0 and table.rows["mlp"]["eager"].graph_breaks is None
     assert table.geomeans["default"] == (pytest.approx(table.rows["mlp"]["default"].speedup), 1)
 
 
@@ -280,3 +281,14 @@ def test_a_cell_compare_could_not_judge_is_blank_and_noise_is_grey():
     # half the log-distance to the full colour: sqrt(2) faster
     assert cell_colour(Figures("m", "default", "ok", speedup=2**0.5, verdict="significant")) == "rgba(45,164,78,0.53)"
     assert cell_colour(Figures("m", "default", "failed", reason="boom")) == ""
+
+
+def test_the_table_counts_each_cells_graph_breaks():
+    result = load_compare(FIXTURE)
+    brk = {"file": "/m/mlp.py", "line": 9, "reason": "User-inserted graph break.", "skipped": False, "count": 1}
+    result.mode("max-autotune").breakdown.graph_breaks = [brk, {**brk, "line": 12, "reason": "other"}]
+    table = build_table(_done(_sweep(models=("/m/mlp.py",)), ["mlp"]), {"mlp": result})
+    assert [table.rows["mlp"][m].graph_breaks for m in table.modes] == [None, 0, 2]
+    rows = [ln.split() for ln in render_sweep(table).splitlines() if ln.startswith("mlp ")]
+    assert [r[1] for r in rows] == ["eager", "default", "max-autotune"]
+    assert [r[-2] for r in rows] == ["-", "0", "2"]  # the column before the status

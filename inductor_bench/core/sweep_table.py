@@ -36,6 +36,7 @@ class Figures:
     top_category: str | None = None  # the category with the most kernel time
     top_share_pct: float | None = None  # its share of kernel time
     compile_s: float | None = None
+    graph_breaks: int | None = None  # distinct breaks Dynamo met compiling it (core/graph_breaks.py)
 
 
 @dataclass
@@ -94,7 +95,7 @@ def mode_figures(result: CompareResult, model: str, mode: str, ref: str) -> Figu
     _speedup(f, result, result.mode(ref), m)
     if m.breakdown is not None:
         t = m.breakdown.totals()
-        f.busy_pct = t.busy_pct
+        f.busy_pct, f.graph_breaks = t.busy_pct, len(m.breakdown.graph_breaks)
         if t.categories and t.kernel_ms > 0:
             top = max(t.categories, key=lambda c: t.categories[c])
             f.top_category, f.top_share_pct = top, 100.0 * t.categories[top] / t.kernel_ms

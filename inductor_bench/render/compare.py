@@ -20,6 +20,7 @@ from ..core.compare import (
     timed,
 )
 from ..core.devices import backend
+from ..core.graph_breaks import summary_line
 from ..core.stats import MIN_SAMPLES, TOO_FEW, Change
 from ..core.step import StepSplit, disturbances, pipelined_busy_pct, replayed_count
 from . import charts_compare as charts
@@ -104,6 +105,8 @@ def _rows(result: CompareResult) -> list[list[str]]:
     if any(splits):
         rows.append(["outside graphs, ms"] + [_outside(s) for s in splits])
     rows.append(["graphs"] + [optional(m.breakdown.totals().graphs if m.breakdown else None) for m in ms])
+    if any(b is not None and b.graph_breaks for b in bds):
+        rows.append(["graph breaks"] + [optional(len(b.graph_breaks) if b else None) for b in bds])
     rows += roofline_rows(bds)
     for cat in _categories(result):
         rows.append([f"% {label(cat)}"] + [_share(m, cat) for m in ms])
@@ -229,6 +232,7 @@ def _notes(result: CompareResult) -> list[str]:
                          "its step time may be inflated")
         for line in disturbances(m.breakdown) if m.breakdown else []:
             notes.append(f"warning: {m.label}: {line}")
+    notes += _break_notes(result)
     splits = [s for s in (m.split() for m in result.modes) if s]
     if splits:
         how = (
@@ -241,6 +245,15 @@ def _notes(result: CompareResult) -> list[str]:
             "between graphs); n/m: the graphs' own harnesses took longer"
         )
     return notes
+
+
+def _break_notes(result: CompareResult) -> list[str]:
+    """Each distinct set of graph breaks once, with the columns that met it."""
+    seen: dict[str, list[str]] = {}
+    for m in result.modes:
+        if m.breakdown is not None and m.breakdown.graph_breaks:
+            seen.setdefault(summary_line(m.breakdown.graph_breaks), []).append(m.label)
+    return [f"{', '.join(cols)}: {line}" for line, cols in seen.items()]
 
 
 def render_compare(result: CompareResult, fmt_name: str = TEXT, threshold_pct: float | None = None) -> str:

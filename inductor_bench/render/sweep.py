@@ -22,6 +22,7 @@ HEADERS = [
     "busy %",
     "top category",
     "compile",
+    "graph breaks",
     "status",
 ]
 
@@ -53,6 +54,7 @@ def row(f: Figures, ref: str) -> list[str]:
         f"{f.busy_pct:.1f}%" if f.busy_pct is not None else "-",
         top_text(f),
         seconds(f.compile_s) if f.compile_s is not None and not is_ref else "-",
+        str(f.graph_breaks) if f.graph_breaks is not None else "-",
         _status(f),
     ]
 
@@ -106,7 +108,8 @@ def notes(table: SweepTable) -> list[str]:
         "(every column timed in one process, interleaved); its 95% interval and verdict are compare's "
         "(docs/compare-and-diff.md); geomean over the models where the mode was timed",
         "busy % and top category (share of kernel time): from each mode's breakdown; compile: the first "
-        "call, timed on its own",
+        "call, timed on its own; graph breaks: the distinct breaks Dynamo met compiling it (each one's "
+        "place and reason: that model's compare report)",
     ]
     if table.reference != "eager":
         out.append(f"no eager column (--no-eager): speedups are over the first mode, {table.reference}")

@@ -48,6 +48,8 @@ def cell_tip(f: Figures, ref: str) -> str:
         parts.append(f"top category {top_text(f)}")
     if f.compile_s is not None:
         parts.append(f"compile {seconds(f.compile_s)}")
+    if f.graph_breaks:
+        parts.append(f"graph breaks {f.graph_breaks}")
     if f.status != "ok":
         parts.append(f"{f.status}: {f.reason}" if f.reason else f.status)
     return "\n".join(parts)
