@@ -202,6 +202,7 @@ def test_a_factory_whose_model_compiles_to_no_graph_is_told_why(tmp_path):
     line = one_error_line(p)
     assert "nothing was compiled — make_workload()'s model ran without a single Inductor graph" in line
     assert "graph breaks: 1 — rnn.py:10: Dynamo does not support RNN, GRU, or LSTM." in line, line
+    assert "(Dynamo's hint: Set torch._dynamo.config.allow_rnn=True" in line
     assert "no make_workload" not in line
 
 

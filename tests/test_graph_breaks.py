@@ -32,10 +32,13 @@ def test_the_artifacts_give_each_break_its_place_reason_and_whether_it_ran_eager
         "file": RECORD_PY, "line": _line_of('print("inside")'), "count": 1, "skipped": True,
         "reason": "Dynamo does not know how to trace builtin operator `print` with argument types "
                   "['str'] (has_kwargs False)",
+        "hint": "Avoid calling builtin `print` with argument types ['str']. Consider using an equivalent "
+                "alternative function/method to `print`.",
     }
     assert resumed == {
         "file": RECORD_PY, "line": _line_of("torch._dynamo.graph_break()"), "count": 1, "skipped": False,
         "reason": "User-inserted graph break. Message: None",
+        "hint": "Remove the `torch._dynamo.graph_break()` call.",
     }
 
 
@@ -77,6 +80,8 @@ def test_nothing_compiled_says_why_for_a_factory_and_for_a_script():
     assert line.startswith("m.py: nothing was compiled — make_workload()'s model ran without a single Inductor")
     assert f"graph breaks: 1 — record.py:{br[0]['line']}: Dynamo does not know how to trace builtin" in line
     assert "no make_workload" not in line
+    assert line.endswith("(Dynamo's hint: Avoid calling builtin `print` with argument types ['str']. Consider "
+                         "using an equivalent alternative function/method to `print`.)")
     assert gb.nothing_compiled("s.py", True, []) == (
         "s.py: nothing was compiled — the script never ran a torch.compile'd function")
     assert "reported no graph break" in gb.nothing_compiled("m.py", False, [])

@@ -36,6 +36,7 @@ REASON_CHARS = 240
 _AT = re.compile(r"Graph break in user code at (?P<file>.+?):(?P<line>\d+)\s*$", re.M)
 _FILE_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.M)
 _EXPLANATION = re.compile(r"^\s*Explanation:\s*(?P<text>.+)$", re.M)
+_HINT = re.compile(r"^\s*Hint:\s*(?P<text>.+)$", re.M)
 _REASON = re.compile(r"^Graph Break Reason:\s*(?P<text>.*)$", re.M)
 _WONT = re.compile(r"^WON'T CONVERT \S+ (?P<file>\S+) line (?P<line>\d+)", re.M)  # older torch
 _SKIPS = ("Skipping the function and falling back to eager", "results in a skip",
@@ -44,13 +45,15 @@ _TRACE_START = "\nTraceback (most recent call last):"
 
 
 def parse(payload: str) -> dict[str, Any]:
-    """One artifact's text -> {"file", "line", "reason", "skipped", "count": 1}."""
+    """One artifact's text -> {"file", "line", "reason", "skipped", "count": 1}, and "hint":
+    Dynamo's first hint, when it gave one."""
     text = payload.split(_TRACE_START, 1)[0]
     file, line = _place(text)
     # a skip's own lines say only that it skipped: Dynamo's explanation ends its traceback
     why = text if _EXPLANATION.search(text) or not _EXPLANATION.search(payload) else payload
+    hint = _HINT.search(why)
     return {"file": file, "line": line, "reason": _reason(why), "skipped": any(s in text for s in _SKIPS),
-            "count": 1}
+            "count": 1, **({"hint": " ".join(hint["text"].split())} if hint else {})}
 
 
 def from_counter(reason: str, count: int) -> dict[str, Any]:
@@ -104,7 +107,8 @@ def nothing_compiled(path: str, script: bool, breaks: list[dict[str, Any]]) -> s
         head = (f"{path}: nothing was compiled — make_workload()'s model ran without a single "
                 "Inductor graph (Dynamo ran all of it eagerly)")
     if breaks:
-        return f"{head}; {summary_line(breaks, shown=1)}"
+        hint = f" (Dynamo's hint: {breaks[0]['hint']})" if breaks[0].get("hint") else ""
+        return f"{head}; {summary_line(breaks, shown=1)}{hint}"
     if script:
         return head
     return head + " and reported no graph break (torch.compiler.disable, or a backend other than inductor?)"
