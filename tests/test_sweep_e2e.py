@@ -22,6 +22,7 @@ from inductor_bench.render.compare import render_compare
 from inductor_bench.render.sweep_html import cell_colour
 from inductor_bench.runner.sweep_run import load_results, load_sweep
 
+from .processes import as_in_a_terminal
 from .test_html_browser import FOUND, Browser, needs_browser
 
 pytestmark = pytest.mark.e2e
@@ -133,6 +134,7 @@ def test_ctrl_c_stops_the_running_compare_and_saves_the_sweep(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=as_in_a_terminal,  # a background job of a non-interactive shell ignores SIGINT
     )
     deadline = time.monotonic() + 300
     while not (out / "mlp" / "eager").is_dir() and time.monotonic() < deadline:  # compare is running

@@ -111,7 +111,17 @@ def test_a_failed_job_keeps_the_commands_error_line(tmp_path):
     assert s.cell("a").reason == "error: the stand-in model raised"
 
 
-def test_ctrl_c_stops_the_running_jobs_saves_them_and_starts_no_other(tmp_path):
+@pytest.fixture
+def ctrl_c_raises():
+    """Ctrl-C raises KeyboardInterrupt in this process, and the jobs it starts take SIGINT at
+    its default, as in a terminal: a suite run as a background job of a non-interactive shell
+    starts with SIGINT ignored, which the tool and its jobs rightly keep."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
+def test_ctrl_c_stops_the_running_jobs_saves_them_and_starts_no_other(tmp_path, ctrl_c_raises):
     pids = tmp_path / "pids"
     actions = {n: ["--started", str(pids), "hang"] for n in ("a", "b", "c")}
 
