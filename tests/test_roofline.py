@@ -429,3 +429,29 @@ def test_inputs_that_share_a_storage_take_their_view_shape_and_the_storages_type
     got = input_tensors(text)
     assert got["permute_1"] == got["permute_2"] == Tensor((8, 4, 64, 32), "bfloat16")
     assert got["orphan"] == Tensor((2, 2), None)  # a storage it does not know: no type
+
+
+def test_a_compute_bound_kernel_above_the_compute_ceiling_says_the_ceiling_is_low():
+    """No cache lifts a FLOP rate: a GEMM above the fp32 ceiling means the ceiling was measured
+    low. The recorded run (ceiling measured beside other work) has one; here by hand: 1 GFLOP
+    in 1 ms is 1 TFLOP/s, against CEIL's fp32 ceiling."""
+    from inductor_bench.render.breakdown import render_breakdown
+
+    peak = CEIL.tflops["fp32"]
+    over = KernelStat("gemm", "extern_gemm", 1.0, 1.0, bytes=1e6, flops=1e12 * peak * 1.2 / 1e3,
+                      compute="fp32")  # 120% of the ceiling
+    near = KernelStat("gemm2", "extern_gemm", 1.0, 1.0, bytes=1e6, flops=1e12 * peak * 1.04 / 1e3,
+                      compute="fp32")  # 104%: within the measurement's own noise
+    mem = KernelStat("copy", "cpp_pointwise", 1.0, 1.0, bytes=CEIL.gbps * 1e9 * 1.5 / 1e3)  # in cache
+    r = BreakdownResult("m", graphs=[GraphResult("0-forward", "forward", kernels=[over, near, mem])],
+                        roofline=Roofline(CEIL))
+    text = render_breakdown(r)
+    assert ("WARNING: 1 compute-bound kernel(s) ran above the measured compute ceiling (up to 120%: "
+            "0-forward gemm): the ceiling was measured low") in text
+    r.graphs[0].kernels = [near, mem]
+    assert "above the measured compute ceiling" not in render_breakdown(r)
+    recorded = BreakdownResult.from_dict(json.loads(
+        (FIXTURES / "results" / "cpu_mlp_train_roofline" / "breakdown.json").read_text()))
+    k = next(k for g in recorded.graphs if g.id == "0-forward" for k in g.kernels if k.name == "aten::addmm")
+    pct = 100 * (k.flops / (k.ms / 1e3) / 1e12) / recorded.roofline.measured.tflops["fp32"]
+    assert f"(up to {pct:.0f}%: 0-forward aten::addmm)" in render_breakdown(recorded)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .breakdown import op_name
 from .ceilings import (
+    COMPUTE,
     FAR_BELOW_PCT,
     LATENCY,
     Ceilings,
@@ -193,6 +194,17 @@ def chart_points(result: BreakdownResult) -> list[tuple[str, KernelStat, KernelR
     pts = [(g.id, k, kernel_roof(k, c, g.device)) for g in result.measured() for k in g.kernels
            if k.bytes is not None and k.ms > 0]
     return sorted(pts, key=lambda p: -p[1].ms)
+
+
+# A compute-bound kernel above this % of the compute ceiling (no cache lifts a FLOP rate):
+# the ceiling was measured low, as a shared machine's slow spell or other work makes it.
+ABOVE_CEILING_PCT = 105.0
+
+
+def above_compute_ceiling(result: BreakdownResult) -> list[tuple[str, KernelStat, KernelRoof]]:
+    """The compute-bound kernels (longest first) above ``ABOVE_CEILING_PCT`` of the ceiling."""
+    return [p for p in chart_points(result)
+            if p[2].bound == COMPUTE and p[2].pct is not None and p[2].pct > ABOVE_CEILING_PCT]
 
 
 def ridge(c: Ceilings, compute: str) -> float | None:

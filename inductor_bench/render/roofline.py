@@ -13,6 +13,7 @@ from ..core.roofline import (
     FAR_BELOW_PCT,
     LATENCY,
     KernelRoof,
+    above_compute_ceiling,
     category_far_below_ms,
     ceilings_of,
     chart_points,
@@ -132,7 +133,7 @@ def roofline_section(doc: Doc, r: BreakdownResult, top: int) -> None:
     if r.roofline is None:
         return
     doc.heading("How far from the limit (roofline)")
-    doc.paragraph(*ceilings_lines(r.roofline))
+    doc.paragraph(*ceilings_lines(r.roofline), *_above_ceiling(r))
     pts = chart_points(r)
     if not pts:
         doc.paragraph("no kernel of this run has a byte count")
@@ -154,6 +155,18 @@ def roofline_section(doc: Doc, r: BreakdownResult, top: int) -> None:
         "ceilings one launch would take only a few microseconds, so its % says how short it is, "
         "not how slow (docs/roofline.md)."
     )
+
+
+def _above_ceiling(r: BreakdownResult) -> list[str]:
+    """A compute-bound kernel above the compute ceiling: the ceiling is low, and says so."""
+    above = above_compute_ceiling(r)
+    if not above:
+        return []
+    gid, k, roof = max(above, key=lambda p: p[2].pct or 0.0)
+    return [f"WARNING: {len(above)} compute-bound kernel(s) ran above the measured compute ceiling "
+            f"(up to {roof.pct:.0f}%: {gid} {fmt.kernel_label(k.name)}): the ceiling was measured low, "
+            "most likely while the machine ran slower than during this run; --refresh-peaks measures "
+            "it again"]
 
 
 def bound_words(roof: KernelRoof) -> str:
