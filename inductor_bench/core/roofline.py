@@ -201,9 +201,10 @@ def chart_points(result: BreakdownResult) -> list[tuple[str, KernelStat, KernelR
 ABOVE_CEILING_PCT = 105.0
 
 
-def above_compute_ceiling(result: BreakdownResult) -> list[tuple[str, KernelStat, KernelRoof]]:
-    """The compute-bound kernels (longest first) above ``ABOVE_CEILING_PCT`` of the ceiling."""
-    return [p for p in chart_points(result)
+def above_compute_ceiling(points: list[tuple[str, KernelStat, KernelRoof]]
+                          ) -> list[tuple[str, KernelStat, KernelRoof]]:
+    """Of ``chart_points``, the compute-bound kernels above ``ABOVE_CEILING_PCT`` of the ceiling."""
+    return [p for p in points
             if p[2].bound == COMPUTE and p[2].pct is not None and p[2].pct > ABOVE_CEILING_PCT]
 
 

@@ -133,8 +133,8 @@ def roofline_section(doc: Doc, r: BreakdownResult, top: int) -> None:
     if r.roofline is None:
         return
     doc.heading("How far from the limit (roofline)")
-    doc.paragraph(*ceilings_lines(r.roofline), *_above_ceiling(r))
     pts = chart_points(r)
+    doc.paragraph(*ceilings_lines(r.roofline), *_above_ceiling(pts))
     if not pts:
         doc.paragraph("no kernel of this run has a byte count")
         return
@@ -157,9 +157,9 @@ def roofline_section(doc: Doc, r: BreakdownResult, top: int) -> None:
     )
 
 
-def _above_ceiling(r: BreakdownResult) -> list[str]:
+def _above_ceiling(pts: list[tuple[str, KernelStat, KernelRoof]]) -> list[str]:
     """A compute-bound kernel above the compute ceiling: the ceiling is low, and says so."""
-    above = above_compute_ceiling(r)
+    above = above_compute_ceiling(pts)
     if not above:
         return []
     gid, k, roof = max(above, key=lambda p: p[2].pct or 0.0)

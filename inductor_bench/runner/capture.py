@@ -357,6 +357,10 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     kind = file_kind(Path(opts.path))
     out: dict[str, Any] = {"device": device, "device_name": dev.device_name(device), "versions": versions()}
     before = torch_settings.snapshot()
+
+    def partial() -> dict[str, Any]:  # what an error keeps of the run so far
+        return {**out, **_settings(before), "modules": recorder.modules, "graph_breaks": breaks.found()}
+
     try:
         if kind == FACTORY_KIND:
             timing = StepTiming.from_request(request)
@@ -364,13 +368,11 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         else:  # a script picks its own devices; each module says which it ran on
             out.update(_run_script(opts))
     except (UsageError, WorkloadError) as e:
-        e.partial = {**out, **_settings(before), "modules": recorder.modules,  # type: ignore[attr-defined]
-                     "graph_breaks": breaks.found()}
+        e.partial = partial()  # type: ignore[attr-defined]
         raise
     except Exception as e:
         err = WorkloadError(_describe(e))
-        err.partial = {**out, **_settings(before), "modules": recorder.modules,  # type: ignore[attr-defined]
-                       "graph_breaks": breaks.found()}
+        err.partial = partial()  # type: ignore[attr-defined]
         raise err from e
     stop_compile_workers()  # a script's compiles too: none of its pool outlives this worker
     out.update(_settings(before))
