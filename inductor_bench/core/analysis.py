@@ -24,7 +24,7 @@ from .breakdown import analyze_graph, launch_stacks_by_name
 from .devices import DEVICE, backend
 from .errors import ResultError
 from .load import Load
-from .modparse import ModuleInfo, read_module
+from .modparse import ModuleInfo, parse_module
 from .pipelined import analyze_pipelined
 from .results import SCHEMA_VERSION, BreakdownResult, GraphResult
 from .roofline import count_work
@@ -37,6 +37,7 @@ from .rundir import (
     TRACE_FILE,
     load_breakdown,
 )
+from .symbols import dynamic_sizes
 from .trace import load_for_analysis
 
 PROFILE_FILE = "profile.json"  # graphs/<id>/: the graph as asked for, and the worker's response
@@ -92,14 +93,16 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
     if g.replayed and (gdir / LAUNCH_TRACE_FILE).exists():
         hints = launch_stacks_by_name(load_for_analysis(gdir / LAUNCH_TRACE_FILE))
     module_path = gdir / MODULE_FILE
-    info = read_module(module_path)
+    text = module_path.read_text(errors="replace")
+    info = parse_module(text)
     trace = load_for_analysis(trace_path)
     analyze_graph(trace, info, g, kernel_files=kernel_files(run_dir, gdir), stack_hints=hints)
     try:  # attribution is an addition to the measurement: it never loses a graph
-        attribute(g, trace, info, module_path.read_text(errors="replace"), load_record(gdir / SOURCES_FILE))
+        attribute(g, trace, info, text, load_record(gdir / SOURCES_FILE))
     except Exception as e:
         g.attribution = f"source attribution failed: {type(e).__name__}: {e}"[:300]
-    count_kernel_work(g, info, module_path, run_dir)
+    count_kernel_work(g, info, text, run_dir)
+    g.sizes = dynamic_sizes(text)
     pipelined = gdir / PIPELINED_TRACE_FILE
     if backend(g.device).timeline == DEVICE and pipelined.exists():
         g.pipelined = analyze_pipelined(load_for_analysis(pipelined), response.get("pipelined_plain"))
@@ -107,11 +110,11 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
     return g
 
 
-def count_kernel_work(g: GraphResult, info: ModuleInfo, module_path: Path, run_dir: Path) -> None:
+def count_kernel_work(g: GraphResult, info: ModuleInfo, text: str, run_dir: Path) -> None:
     """Bytes and FLOPs of each kernel (``core/roofline.py``); a count is an addition to the
     measurement: a module it cannot read leaves the kernels uncounted, never loses the graph."""
     try:
-        count_work(g, info, module_path.read_text(errors="replace"), run_dir)
+        count_work(g, info, text, run_dir)
     except Exception:
         for k in g.kernels:
             k.bytes = k.flops = None

@@ -17,8 +17,9 @@ Where a buffer's shape comes from, in the module's own words:
   of a tuple result (``bufM = bufN[0]``, attention's), the first element has that type and the
   others none said (attention's logsumexp is float32 whatever its inputs).
 
-A shape with a symbol in it (dynamic shapes: ``s0``, ``ks0``) is unknown here; the call that
-uses it is reported without a byte count rather than with a guess.
+A shape with a size symbol in it (dynamic shapes: ``s77``, ``ps0``) is read at the size the
+harness measures (``core/symbols.py``); a symbol the module gives no value is unknown, and the
+call that uses it is reported without a byte count rather than with a guess.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 
 from .callsites import buffer_of, split_args
 from .modparse import ModuleInfo, partition_names, run_order, string_lines
+from .symbols import eval_shape, sizes
 
 # bytes per element, by the names torch, C++ and Triton give the types
 DTYPE_BYTES = {
@@ -128,10 +130,15 @@ def _dtype_in(args: list[str]) -> str | None:
 
 
 class BufferTable:
-    """Name -> Tensor for the buffers of one module, filled line by line in run order."""
+    """Name -> Tensor for the buffers of one module, filled line by line in run order; a
+    shape's size symbols read at ``env``'s values."""
 
-    def __init__(self) -> None:
+    def __init__(self, env: dict[str, int] | None = None) -> None:
         self.tensors: dict[str, Tensor] = {}
+        self.env = env or {}
+
+    def shape(self, text: str) -> tuple[int, ...] | None:
+        return literal_shape(text) if not self.env else eval_shape(text, self.env)
 
     def get(self, name: str) -> Tensor | None:
         return self.tensors.get(name)
@@ -150,7 +157,7 @@ class BufferTable:
             return None
         if arg.startswith("reinterpret_tensor("):
             parts = split_args(arg[len("reinterpret_tensor("):])
-            shape = literal_shape(parts[1]) if len(parts) > 1 else None
+            shape = self.shape(parts[1]) if len(parts) > 1 else None
             return Tensor(shape, self.tensors[base].dtype)
         return self.tensors[base]
 
@@ -158,7 +165,7 @@ class BufferTable:
         if (m := _ASSERT.match(line)) is not None:
             parts = split_args(m.group("args"))
             if len(parts) >= 2:
-                self.put(parts[0], literal_shape(parts[1]), None)
+                self.put(parts[0], self.shape(parts[1]), None)
             return
         if (m := _GROUPED.match(line)) is not None:
             self._grouped(split_args(m.group("args")))
@@ -168,7 +175,7 @@ class BufferTable:
         lhs, rhs = m.group("lhs"), m.group("rhs").split(";")[0].strip()
         if (a := _ALLOC.match(rhs)) is not None:
             parts = split_args(a.group("args"))
-            self.put(lhs, literal_shape(parts[0]) if parts else None, _dtype_in(parts[2:]))
+            self.put(lhs, self.shape(parts[0]) if parts else None, _dtype_in(parts[2:]))
         elif rhs.startswith("reinterpret_tensor(") and (t := self.of_arg(rhs)) is not None:
             self.tensors[lhs] = t
         elif re.fullmatch(r"\w+", rhs) and rhs in self.tensors:
@@ -184,11 +191,12 @@ class BufferTable:
             return
         names = [n.strip() for n in split_args(parts[0].strip()[1:])]
         try:
-            shapes = ast.literal_eval(parts[1].strip())
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            shapes = ast.parse(parts[1].strip(), mode="eval").body
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
             return
-        for name, shape in zip(names, shapes if isinstance(shapes, tuple) else (), strict=False):
-            self.put(name, literal_shape(repr(shape)), None)
+        elts = shapes.elts if isinstance(shapes, ast.Tuple) else []
+        for name, shape in zip(names, elts, strict=False):
+            self.put(name, self.shape(ast.unparse(shape)), None)
 
 
 _RAND_STRIDED = re.compile(r"^\s+(\w+)\s*=\s*rand_strided\((.*)$")
@@ -221,7 +229,7 @@ def input_tensors(text: str) -> dict[str, Tensor]:
 def module_calls(text: str, module: ModuleInfo) -> list[CallArgs]:
     """Every kernel and extern call ``call()`` makes, in order, each with the tensors of its
     arguments as they stood at that call (a buffer name is reused as ``call()`` goes on)."""
-    table = BufferTable()
+    table = BufferTable(sizes(text))
     for name, t in input_tensors(text).items():
         table.put(name, t.shape, t.dtype)
     lines = text.splitlines()

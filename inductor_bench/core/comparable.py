@@ -30,10 +30,29 @@ def comparability(base: Result, head: Result) -> tuple[list[str], list[str]]:
     both_breakdowns = isinstance(base, BreakdownResult) and isinstance(head, BreakdownResult)
     if both_breakdowns and base.mode != head.mode:
         notes.append(f"compile modes differ: base {base.mode}, head {head.mode}")
+    if both_breakdowns:
+        notes += sizes_differ(base, head)
     bt, ht = base.versions.get("torch"), head.versions.get("torch")
     if bt and ht and bt != ht:
         notes.append(f"torch versions differ: base {bt}, head {ht}")
     return problems, notes
+
+
+def sizes_differ(base: BreakdownResult, head: BreakdownResult) -> list[str]:
+    """A line for each graph of dynamic shapes profiled at other sizes on the two sides."""
+    heads = {g.id: g.sizes for g in head.graphs}
+    out = []
+    for g in base.graphs:
+        h = heads.get(g.id)
+        # by value: torch versions name the same symbol differently (s0, s77)
+        if h is not None and list(g.sizes.values()) != list(h.values()):
+            out.append(f"{g.id} was profiled at other sizes: base {_sizes(g.sizes)}, head {_sizes(h)} "
+                       "(dynamic shapes: each module's size hints)")
+    return out
+
+
+def _sizes(sizes: dict[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sizes.items()) or "static shapes"
 
 
 def _step_kind(r: Result) -> str:

@@ -123,6 +123,9 @@ class GraphResult:
     # Each extern call's [bytes, FLOPs] by its position among the module's extern calls
     # (``CallSite.index``; schema 4, core/work.py): a call site's own % of peak.
     site_counts: list[list[float | None]] = field(default_factory=list)
+    # Dynamic shapes: each size symbol call() reads from its inputs -> the value it was measured
+    # at (the harness's, the size the graph was compiled for; core/symbols.py). Empty: static.
+    sizes: dict[str, int] = field(default_factory=dict)
 
     @property
     def busy_pct(self) -> float:
@@ -193,6 +196,7 @@ _GRAPH_OPTIONAL: dict[str, Any] = {
     "sites": [],
     "attribution": None,
     "site_counts": [],
+    "sizes": {},
 }
 
 

@@ -21,6 +21,7 @@ def render_execution(doc: Doc, r: BreakdownResult) -> None:
     _settings(doc, r)
     if r.graph_breaks:
         doc.paragraph(summary_line(r.graph_breaks))
+    _dynamic(doc, r)
     if r.subgraphs_left_out:
         doc.paragraph(left_out_line(len(r.subgraphs_left_out)))
     _cuda_graphs(doc, r)
@@ -38,6 +39,19 @@ def _settings(doc: Doc, r: BreakdownResult) -> None:
     parts = [f"{k} {v}" + (" (set by the model)" if k in changed else "") for k, v in shown.items()]
     doc.paragraph(
         "settings (read after the model ran, applied when profiling): " + " · ".join(parts)
+    )
+
+
+def _dynamic(doc: Doc, r: BreakdownResult) -> None:
+    gs = [g for g in r.graphs if g.sizes]
+    if not gs:
+        return
+    each = "; ".join(f"{g.id} at " + ", ".join(f"{k}={v}" for k, v in g.sizes.items()) for g in gs)
+    doc.paragraph(
+        f"dynamic shapes: profiled {each}: the size hints its compiled module's harness holds "
+        "(those of the call that first compiled the graph, perhaps in a run that filled the "
+        "cache), not every size the model ran; other sizes run the same kernels on more or less "
+        "data (docs/breakdown.md)"
     )
 
 

@@ -1,0 +1,182 @@
+"""Dynamic shapes: the sizes a module's harness holds resolve its symbols, so its buffers'
+shapes and the FLOPs and bytes of its extern calls are those of the measured run, and the
+report says which sizes were measured.
+
+The modules are real: ``tests/fixtures/dynamic/record.py`` compiled a two-layer MLP's training
+step with ``torch.compile(dynamic=True)`` on CPU with torch 2.5.1, 2.13.0 and 2.14.1 on
+2026-11-27, first called with a batch of 24 (the symbol: ``s0`` in 2.5, ``s77`` since)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inductor_bench.core.buffers import module_calls
+from inductor_bench.core.diff import diff_results
+from inductor_bench.core.modparse import parse_module
+from inductor_bench.core.results import BreakdownResult, GraphResult
+from inductor_bench.core.symbols import (
+    dynamic_sizes,
+    eval_shape,
+    eval_size,
+    free_symbols,
+    sizes,
+)
+from inductor_bench.core.work import call_work
+from inductor_bench.render.breakdown import render_breakdown
+
+FIXTURES = Path(__file__).parent / "fixtures" / "dynamic"
+VERSIONS = ["2.5.1", "2.13.0", "2.14.1"]
+BATCH = 24  # record.py's first call
+SYMBOL = {"2.5.1": "s0", "2.13.0": "s77", "2.14.1": "s77"}
+
+
+def module(version: str, role: str) -> str:
+    return (FIXTURES / f"{version}-{role}.py").read_text()
+
+
+@pytest.mark.parametrize("expr, value", [
+    ("8", 8), ("256*s77", 2048), ("(s77 + 1) // 2", 4), ("-1 + s77", 7), ("max(1, s77 - 10)", 1),
+    ("s77 % 3", 2), ("2**s77", 256),
+])
+def test_size_expressions(expr, value):
+    assert eval_size(expr, {"s77": 8}) == value
+
+
+@pytest.mark.parametrize("expr", ["s1", "buf0", "x.shape[0]", "True", "8.0", "f(s77)", "2**s77", "'a'", "s77 /"])
+def test_what_is_not_a_size_is_none(expr):
+    assert eval_size(expr, {"s77": 100}) is None
+
+
+def test_shapes_at_the_sizes():
+    env = {"s77": 8}
+    assert eval_shape("(s77, 128)", env) == (8, 128)
+    assert eval_shape("[64, 2*s77]", env) == (64, 16)
+    assert eval_shape("(512, )", env) == (512,)
+    assert eval_shape("(s5, 128)", env) is None
+
+
+def test_a_name_two_harnesses_disagree_on_is_left_out():
+    text = "def a():\n    arg0_1 = 8\n    s0 = arg0_1\n\ndef b():\n    arg0_1 = 9\n    n = 3\n"
+    assert sizes(text) == {"n": 3}
+    assert free_symbols(text) == ["s0"]
+
+
+def test_a_triple_quoted_kernel_harness_does_not_count():
+    text = "    s0 = arg0_1\n    k = '''\n    arg0_1 = 99\n'''\n    arg0_1 = 24\n"
+    assert dynamic_sizes(text) == {"s0": 24}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("role", ["forward", "backward"])
+def test_each_recorded_module_is_measured_at_its_first_batch(version, role):
+    assert dynamic_sizes(module(version, role)) == {SYMBOL[version]: BATCH}
+
+
+def test_a_static_module_has_no_dynamic_sizes():
+    static = sorted((Path(__file__).parent / "fixtures" / "cpu_mlp_train").rglob("module.py"))
+    assert len(static) == 2  # the recorded forward and backward of models/mlp.py
+    assert [dynamic_sizes(p.read_text()) for p in static] == [{}, {}]
+
+
+def _gemm_flops(version: str, role: str) -> list[float | None]:
+    text = module(version, role)
+    return [w.flops for c, w in call_work(parse_module(text), text) if c.extern]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_gemm_flops_at_the_measured_batch(version):
+    b = BATCH
+    # forward: x(b,128)·W1ᵀ(128,256) and relu(b,256)·W2ᵀ(256,64)
+    assert _gemm_flops(version, "forward") == [2.0 * b * 256 * 128, 2.0 * b * 64 * 256]
+    # backward (torch 2.5 orders the two gradients of the second layer the other way round):
+    # dY(b,64)·W2(64,256), dYᵀ(64,b)·relu(b,256), dHᵀ(256,b)·x(b,128)
+    flops = _gemm_flops(version, "backward")
+    assert sorted(flops) == sorted([2.0 * b * 256 * 64, 2.0 * 64 * 256 * b, 2.0 * 256 * 128 * b])
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_buffer_of_every_call_has_its_shape(version):
+    for role in ("forward", "backward"):
+        text = module(version, role)
+        for c in module_calls(text, parse_module(text)):
+            tensors = [t for t in c.tensors if t is not None]
+            assert tensors and all(t.shape is not None for t in tensors), (role, c.name)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_generated_kernel_bytes_at_the_measured_batch(version):
+    text = module(version, "forward")
+    relu = [w for c, w in call_work(parse_module(text), text) if "relu" in c.name and not c.extern]
+    # the ReLU in place on the first layer's (b, 256) float32 output: read and written
+    assert [w.bytes for w in relu] == [2.0 * BATCH * 256 * 4]
+
+
+def test_the_report_and_json_say_which_sizes_were_measured():
+    r = BreakdownResult(model="m.py", mode="default", device="cpu", train=False, dtype="float32",
+                        graphs=[
+                            GraphResult(id="0-inference", role="inference", iterations=10, wall_ms=1.0,
+                                        wall_samples_ms=[1.0] * 10),
+                            GraphResult(id="0.1-inference", role="inference", iterations=10, wall_ms=1.0,
+                                        wall_samples_ms=[1.0] * 10, sizes={"s77": 24, "s27": 3}),
+                        ])
+    text = render_breakdown(r)
+    assert "dynamic shapes: profiled 0.1-inference at s77=24, s27=3: the size hints" in text
+    back = BreakdownResult.from_dict(r.to_dict())
+    assert [g.sizes for g in back.graphs] == [{}, {"s77": 24, "s27": 3}]
+    assert "sizes" not in r.to_dict()["graphs"][0]
+
+
+DYNAMIC_SCRIPT = '''
+import torch
+import torch.nn as nn
+
+model = nn.Sequential(nn.Linear(128, 256), nn.ReLU(), nn.Linear(256, 64))
+f = torch.compile(model, dynamic=True)
+with torch.no_grad():
+    for batch in (24, 40, 7):
+        f(torch.randn(batch, 128))
+'''
+
+
+@pytest.mark.e2e
+def test_a_dynamic_script_end_to_end(tmp_path):
+    """A script compiled with dynamic shapes, in a cold cache: the report names the batch its
+    first call compiled the graph at, and the GEMMs' FLOPs are counted at that batch."""
+    script = tmp_path / "dyn.py"
+    script.write_text(DYNAMIC_SCRIPT)
+    p = subprocess.run(
+        [sys.executable, "-m", "inductor_bench.cli", "breakdown", str(script), "--device", "cpu",
+         "--fresh-cache", "--iterations", "10", "--windows", "1", "--processes", "1",
+         "--out", str(tmp_path / "run"), "--json", str(tmp_path / "r.json")],
+        capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    r = json.loads((tmp_path / "r.json").read_text())
+    (g,) = r["graphs"]
+    ((symbol, batch),) = g["sizes"].items()
+    assert batch == 24
+    assert f"dynamic shapes: profiled {g['id']} at {symbol}=24: " in (tmp_path / "run" / "report.txt").read_text()
+    (gemm,) = [k for k in g["kernels"] if k["name"] == "aten::addmm"]
+    assert gemm["flops"] == 2.0 * 24 * 256 * 128 + 2.0 * 24 * 64 * 256
+
+
+def _run(sizes: dict[str, int]) -> BreakdownResult:
+    g = GraphResult(id="0-forward", role="forward", iterations=10, wall_ms=1.0, wall_samples_ms=[1.0] * 10,
+                    sizes=sizes)
+    return BreakdownResult(model="m.py", graphs=[g])
+
+
+def test_diff_notes_a_graph_profiled_at_other_sizes():
+    notes = diff_results(_run({"s0": 24}), _run({"s77": 40})).warnings
+    assert "0-forward was profiled at other sizes: base s0=24, head s77=40 (dynamic shapes: " \
+        "each module's size hints)" in notes
+    # the same sizes under another torch's symbol name, and static shapes on both sides: no note
+    assert not [n for n in diff_results(_run({"s0": 24}), _run({"s77": 24})).warnings if "sizes" in n]
+    assert not [n for n in diff_results(_run({}), _run({})).warnings if "sizes" in n]
+    static = diff_results(_run({}), _run({"s77": 24})).warnings
+    assert "0-forward was profiled at other sizes: base static shapes, head s77=24 (dynamic shapes: " \
+        "each module's size hints)" in static
