@@ -250,3 +250,30 @@ def test_device_timeline_kernels_get_their_launching_calls_lines():
     # the conv call has no operation in the record: it says so
     conv = next(x for x in g.kernels if x.category == "extern_conv")
     assert conv.origin.missing and not conv.origin.lines
+
+
+# The lowering record of an nn.Sequential(Linear, GELU, Linear) as breakdown recorded it on CPU
+# with torch 2.13.0 (2026-11-27): Dynamo kept no stack trace for any node (it keeps only frames
+# outside torch, and all of this code is torch's own), but every node's module.
+SEQUENTIAL_NODES = {
+    "addmm": {"op": "aten.addmm.default", "module": ["L['fn'].0", "Linear"]},
+    "mul": {"op": "aten.mul.Tensor", "module": ["L['fn'].1", "GELU"]},
+    "erf": {"op": "aten.erf.default", "module": ["L['fn'].1", "GELU"]},
+    "addmm_1": {"op": "aten.addmm.default", "module": ["L['fn'].2", "Linear"]},
+}
+
+
+def test_torch_own_modules_give_the_module_and_say_why_there_is_no_line():
+    from inductor_bench.core.attribution import origin_of
+    from inductor_bench.render.views import where
+
+    gelu = origin_of(["mul", "erf"], SEQUENTIAL_NODES)
+    assert gelu.lines == [] and gelu.modules == ["1"]
+    assert gelu.missing == ("no line: Dynamo records none inside torch's own modules "
+                            "(module 1: aten.erf.default, aten.mul.Tensor)")
+    assert where(gelu) == "1 · no line"
+    both = origin_of(["addmm", "addmm_1"], SEQUENTIAL_NODES)
+    assert where(both) == "0, 2 · no line"
+    # a node with neither a line nor a module: the old reason
+    bare = origin_of(["x"], {"x": {"op": "aten.copy_.default"}})
+    assert where(bare) == "no source: its FX nodes carry no stack trace (aten.copy_.default)"

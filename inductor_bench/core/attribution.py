@@ -82,7 +82,13 @@ def origin_of(names: list[str], nodes: dict[str, Any]) -> Origin:
     elif not lines:
         lost = [nodes[n][LOST] for n in names if LOST in (nodes.get(n) or {})]
         ops = sorted({str((nodes.get(n) or {}).get("op", "?")) for n in names})
-        missing = lost[0] if lost else f"its FX nodes carry no stack trace ({', '.join(ops)[:80]})"
+        if lost:
+            missing = lost[0]
+        elif modules:  # Dynamo keeps no frame inside torch: a model made of torch's own modules
+            missing = (f"no line: Dynamo records none inside torch's own modules (module "
+                       f"{', '.join(sorted(modules))[:60]}: {', '.join(ops)[:60]})")
+        else:
+            missing = f"its FX nodes carry no stack trace ({', '.join(ops)[:80]})"
     return Origin(list(names), sorted(lines, key=lambda ln: ln.key), sorted(modules), missing)
 
 

@@ -35,11 +35,11 @@ def where(origin: Origin | None, note: str | None = None) -> str:
     """A kernel's source cell: ``blocks.0.conv1 · net.py:16``, or why there is none."""
     if origin is None:
         return f"no source: {note}" if note else ""
-    if not origin.lines:
-        return f"no source: {origin.missing or 'unknown'}"
     mods = [module_name(m) for m in origin.modules]
     more = len(mods) - MODULES_SHOWN
     shown = ", ".join(mods[:MODULES_SHOWN]) + (f" +{more}" if more > 0 else "")
+    if not origin.lines:  # the module alone, where Dynamo recorded it but no line
+        return f"{shown} · no line" if shown else f"no source: {origin.missing or 'unknown'}"
     return f"{shown} · {lines_text(origin.lines)}" if shown else lines_text(origin.lines)
 
 
