@@ -3,7 +3,9 @@ strides and element type, read from the module's text alone (pure; no torch).
 
 Where a buffer's shape comes from, in the module's own words:
 
-- graph inputs: ``assert_size_stride(arg, (shape), (stride), ...)`` and its grouped form
+- graph inputs: ``assert_size_stride(arg, (shape), (stride), ...)`` (torch 2.14+ writes
+  ``assert_tensor_metadata(arg, (shape), (stride), torch.float32, ...)`` where it knows the
+  type, which it then also gives) and its grouped form
   ``assert_size_stride_grouped((a, b), ((shape_a), (shape_b)), ...)``, and the harness's
   ``rand_strided((shape), (stride), ..., dtype=torch.float32)`` (in ``get_args()``, or in
   ``benchmark_compiled_module`` before torch 2.11), which also gives their element type (a
@@ -13,9 +15,10 @@ Where a buffer's shape comes from, in the module's own words:
 - reuse and views: ``bufA = bufB; del bufB  # reuse`` and
   ``bufA = reinterpret_tensor(bufB, (shape), (stride), offset)`` (the view's own shape);
 - extern results: ``bufN = extern_kernels.convolution(...)`` followed by
-  ``assert_size_stride(bufN, ...)``; their type is that of the call's first tensor argument;
-  of a tuple result (``bufM = bufN[0]``, attention's), the first element has that type and the
-  others none said (attention's logsumexp is float32 whatever its inputs).
+  ``assert_size_stride(bufN, ...)`` (or ``assert_tensor_metadata``); their type is that of
+  the call's first tensor argument (or the one ``assert_tensor_metadata`` says); of a tuple
+  result (``bufM = bufN[0]``, attention's), the first element has that type and the others
+  none said (attention's logsumexp is float32 whatever its inputs).
 
 A shape with a size symbol in it (dynamic shapes: ``s77``, ``ps0``) is read at the size the
 harness measures (``core/symbols.py``); a symbol the module gives no value is unknown, and the
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .callsites import buffer_of, split_args
@@ -99,7 +103,7 @@ class CallArgs:
 
 _ASSIGN = re.compile(r"^\s+(?P<lhs>\w+)\s*=\s*(?P<rhs>.*)$")
 _ALLOC = re.compile(r"^(?:empty_strided\w*|rand_strided)\((?P<args>.*)$")
-_ASSERT = re.compile(r"^\s+assert_size_stride\((?P<args>.*)$")
+_ASSERT = re.compile(r"^\s+assert_(?P<kind>size_stride|tensor_metadata)\((?P<args>.*)$")
 _GROUPED = re.compile(r"^\s+assert_size_stride_grouped\((?P<args>.*)$")
 _ITEM = re.compile(r"(?P<of>\w+)\[(?P<index>\d+)\]")
 _EXTERN = re.compile(r"^(?P<callee>extern_kernels\.\w+|aten\.[\w.]+|torch\.ops\.[\w.]+)\((?P<args>.*)$")
@@ -162,10 +166,11 @@ class BufferTable:
         return self.tensors[base]
 
     def read_line(self, line: str) -> None:
-        if (m := _ASSERT.match(line)) is not None:
+        if (m := _ASSERT.match(line)) is not None:  # torch 2.14+: assert_tensor_metadata, with the type
             parts = split_args(m.group("args"))
+            typed = m.group("kind") == "tensor_metadata" and len(parts) >= 4
             if len(parts) >= 2:
-                self.put(parts[0], self.shape(parts[1]), None)
+                self.put(parts[0], self.shape(parts[1]), _dtype_in(parts[3:4]) if typed else None)
             return
         if (m := _GROUPED.match(line)) is not None:
             self._grouped(split_args(m.group("args")))
@@ -226,9 +231,11 @@ def input_tensors(text: str) -> dict[str, Tensor]:
     return out
 
 
-def module_calls(text: str, module: ModuleInfo) -> list[CallArgs]:
+def module_calls(text: str, module: ModuleInfo,
+                 result_shape: Callable[[CallArgs], tuple[int, ...] | None] | None = None) -> list[CallArgs]:
     """Every kernel and extern call ``call()`` makes, in order, each with the tensors of its
-    arguments as they stood at that call (a buffer name is reused as ``call()`` goes on)."""
+    arguments as they stood at that call (a buffer name is reused as ``call()`` goes on).
+    ``result_shape``: the shape an extern call returns, where the module asserts none."""
     table = BufferTable(sizes(text))
     for name, t in input_tensors(text).items():
         table.put(name, t.shape, t.dtype)
@@ -247,7 +254,8 @@ def module_calls(text: str, module: ModuleInfo) -> list[CallArgs]:
         calls.append(call)
         if call.result:
             first = next((t for t in call.tensors if t is not None), None)
-            table.put(call.result, None, first.dtype if first else None)
+            shape = result_shape(call) if result_shape is not None else None
+            table.put(call.result, shape, first.dtype if first else None)
     return calls
 
 

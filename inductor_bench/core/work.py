@@ -14,7 +14,10 @@ from the run directory's files alone (pure; no torch), so ``report --reanalyze``
   elements per output channel), ``convolution_backward`` that once per gradient asked for,
   scaled-dot-product attention 4·B·H·L·S·E forward and the five products of its backward; bytes
   are every tensor argument and the result once (attention's: its output and float32
-  logsumexp, or the three gradients).
+  logsumexp, or the three gradients). The oneDNN and MKL ops of CPU freezing likewise:
+  ``mkldnn._convolution_pointwise`` (and its fused ``binary`` forms) as a convolution,
+  ``mkldnn._linear_pointwise`` and ``mkl._mkl_linear`` as 2·M·N·K, the latter's weight read
+  as much as the original weight holds (its packed copy is a padded buffer of MKL's layout).
 
 A count is per iteration: the sum over the kernel's (or the op's) calls in ``call()``.
 """
@@ -211,8 +214,77 @@ def extern_op(callee: str) -> str:
     return parts[-2] if len(parts) >= 3 and parts[-1] in ("default", "out", "Tensor") else parts[-1]
 
 
+# The oneDNN and MKL ops CPU freezing writes (``torch.ops.mkldnn._convolution_pointwise.default``
+# ...), by (op, overload): the positions of X and W, and of padding (stride and dilation follow).
+_ONEDNN_CONV = {
+    ("_convolution_pointwise", "default"): (0, 1, 3),
+    ("_convolution_pointwise", "binary"): (0, 2, 4),
+    ("_convolution_pointwise_", "binary"): (1, 2, 4),  # in place into its first argument
+}
+# X and the weight that gives N and K: mkl's packed copy (MKL_W, a flat buffer of MKL's own
+# layout, padded far beyond the weight) is what it reads, as much as the original weight (ORI_W)
+# holds, so ORI_W stands for it and MKL_W is left out of the bytes
+_ONEDNN_LINEAR = {
+    ("_linear_pointwise", "default"): (0, 1),
+    ("_linear_pointwise", "binary"): (0, 2),
+    ("_mkl_linear", "default"): (0, 2),
+}
+_MKL_PACKED = 1  # the position of _mkl_linear's MKL_W
+
+
+def op_overload(callee: str) -> tuple[str, str]:
+    """``torch.ops.mkldnn._convolution_pointwise.binary`` -> (``_convolution_pointwise``,
+    ``binary``); an extern without an overload -> (its op, ``default``)."""
+    parts = callee.split(".")
+    if parts[:2] == ["torch", "ops"] and len(parts) >= 4:
+        return parts[3], parts[4] if len(parts) > 4 else "default"
+    return extern_op(callee), "default"
+
+
+def onednn_output(call: CallArgs) -> tuple[int, ...] | None:
+    """The shape of what a oneDNN convolution or linear returns (torch 2.5 asserts none);
+    None for other ops, or where its shapes are unknown."""
+    key = op_overload(call.name)
+    ts = call.tensors
+    if key in _ONEDNN_CONV:
+        xi, wi, pi = _ONEDNN_CONV[key]
+        x, w = (_dims(ts[i]) if i < len(ts) else None for i in (xi, wi))
+        geometry = [_ints(call.args[i]) if i < len(call.args) else [] for i in (pi + 1, pi, pi + 2)]
+        return conv_output_shape(x, w, *geometry) if x and w and len(x) == len(w) else None
+    if key in _ONEDNN_LINEAR:
+        xi, wi = _ONEDNN_LINEAR[key]
+        x, w = (_dims(ts[i]) if i < len(ts) else None for i in (xi, wi))
+        return (*x[:-1], w[0]) if x and w and len(w) == 2 else None
+    return None
+
+
+def onednn_work(call: CallArgs) -> Work | None:
+    """A oneDNN convolution or linear (CPU freezing): 2·(output elements)·(weight elements per
+    output channel) and 2·M·N·K; bytes: its tensors and its result once. None for other ops."""
+    key = op_overload(call.name)
+    places = _ONEDNN_CONV.get(key) or _ONEDNN_LINEAR.get(key)
+    if places is None:
+        return None
+    ts = call.tensors
+    x, w = (ts[i] if i < len(ts) else None for i in places[:2])
+    out = onednn_output(call)
+    flops = None
+    if out is not None and w is not None and w.shape is not None:
+        flops = 2.0 * math.prod(out) * math.prod(w.shape[1:])  # a linear's weight: (N, K)
+    packed = _MKL_PACKED if key[0] == "_mkl_linear" else None
+    read = [t for i, t in enumerate(ts) if t is not None and i != packed]
+    sizes = [_nbytes(t) for t in read]
+    moved = None
+    if out is not None and sizes and all(n is not None for n in sizes):
+        moved = float(sum(n for n in sizes if n is not None) + math.prod(out) * _elem(x))
+    kinds = [k for t in read if (k := float_kind(t.dtype))]
+    return Work(moved, flops, compute_type(kinds), FROM_SHAPES)
+
+
 def extern_work(call: CallArgs) -> Work:
     """An extern call's bytes and FLOPs from its argument shapes (see the module docstring)."""
+    if (onednn := onednn_work(call)) is not None:
+        return onednn
     op = extern_op(call.name)
     tensors = [t for t in call.tensors if t is not None]
     sizes = [_nbytes(t) for t in tensors] + ([_nbytes(call.out)] if call.out is not None else [])
@@ -237,6 +309,6 @@ def extern_work(call: CallArgs) -> Work:
 def call_work(module: ModuleInfo, text: str) -> list[tuple[CallArgs, Work]]:
     """Every call of ``call()`` with what it moves and computes."""
     out = []
-    for c in module_calls(text, module):
+    for c in module_calls(text, module, result_shape=onednn_output):
         out.append((c, extern_work(c) if c.extern else generated_work(module.kernels[c.name], c)))
     return out
