@@ -203,6 +203,13 @@ NAME_CASES = [
     ("aten::index_put_", FALLBACK),
     ("aten::_convert_indices_from_coo_to_csr", FALLBACK),
     ("aten::copy_", FALLBACK),
+    # a CPU-only trace's record functions that wrap other ops (their own time only)
+    ("CompiledFunction", "host_compiled"),
+    ("CompiledFunctionBackward", "host_compiled"),
+    ("Torch-Compiled Region: 0/0", "host_framework"),
+    ("autograd::engine::evaluate_function: CompiledFunctionBackward", "host_framework"),
+    ("TorchDynamo Cache Lookup", "host_framework"),
+    ("## Call CompiledFxGraph fr5bkty33tgta5pz4jvkzzmrriyxdrkib6a5idffkarcjj ##", FALLBACK),
 ]
 
 

@@ -200,8 +200,10 @@ def _kernels(split: StepEvents) -> list[TraceKernel]:
     kind, kinds = split.kind, split.kinds
     found: dict[tuple[int, int], TraceKernel] = {}
     n_steps = len(split.per_step)
-    for k, js in enumerate(split.per_step):
-        for j in js:
+    steps = split.shares if split.shares is not None else \
+        [[(j, dur[j]) for j in js] for js in split.per_step]
+    for k, timed in enumerate(steps):
+        for j, us in timed:
             key = (row[j], name[j])
             kern = found.get(key)
             if kern is None:
@@ -210,7 +212,7 @@ def _kernels(split: StepEvents) -> list[TraceKernel]:
                     device=rows[key[0]], name=names[key[1]], category=category, calls=0,
                     total_ms=0.0, per_step_ms=[0.0] * n_steps, launched_by=launched_by,
                 )
-            ms = dur[j] / US_PER_MS
+            ms = us / US_PER_MS
             kern.calls += 1
             kern.total_ms += ms
             kern.per_step_ms[k] += ms

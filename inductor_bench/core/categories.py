@@ -22,7 +22,14 @@ CATEGORIES: dict[str, str] = {
     "memcpy": "memcpy",
     "memset": "memset",
     "extern_other": "other ATen (extern)",
+    # a CPU-only trace's record functions that wrap other ops: the time they spend outside
+    # every op inside them (analyze.py)
+    "host_compiled": "compiled graph, outside its ops (C++ kernels, wrapper)",
+    "host_framework": "framework (Dynamo, autograd)",
 }
+# Categories of the host ops that wrap other ops: their time goes to the ops inside them, only
+# what those leave uncovered stays theirs.
+WRAPPER_CATEGORIES = frozenset({"host_compiled", "host_framework"})
 
 TRITON_CATEGORIES = frozenset(k for k in CATEGORIES if k.startswith("triton_"))
 CPP_CATEGORIES = frozenset(k for k in CATEGORIES if k.startswith("cpp_"))

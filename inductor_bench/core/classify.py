@@ -152,6 +152,15 @@ RULES: list[Rule] = [
     Rule(_name(_CONV_OPS, 0), "extern_conv", "aten::convolution / mkldnn convolution"),
     Rule(_name(_ATTENTION_OPS, 0), "extern_attention",
          "aten::scaled_dot_product_* / flash / efficient"),
+    # -- 5. host record functions that wrap other ops (CPU-only traces of a compiled model):
+    #    Inductor's C++ kernels are no op of their own there, so a compiled graph's time
+    #    outside its extern ops is its C++ kernels and wrapper
+    Rule(_name(r"^CompiledFunction(?:Backward)?$", 0), "host_compiled",
+         "CompiledFunction / CompiledFunctionBackward (host)"),
+    Rule(_name(r"^Torch-Compiled Region\b|^autograd::engine::evaluate_function: |^TorchDynamo Cache Lookup$"
+               r"|^Pregraph bytecode$|^AOTDispatcher ", 0), "host_framework",
+         "Torch-Compiled Region / autograd::engine::evaluate_function / Dynamo's guards and "
+         "AOT wrappers (host)"),
     # -- 6. library kernels by name, where no launching op decides. Attention first:
     #    cuDNN's SDPA kernels also say "cudnn" and "fprop", FA3 is a cutlass::device_kernel;
     #    convolution before GEMM: implicit-GEMM convs also say "gemm".

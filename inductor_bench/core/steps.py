@@ -22,9 +22,11 @@ from .timeline import union_length
 
 WHOLE_TRACE = "whole trace"
 HOST_THREAD = "CPU thread "  # a CPU-only trace's rows: one per thread, "CPU thread 1234"
-# Record functions that only wrap a module call ("## Call CompiledFxGraph <key> ##").
-_WRAPPER = re.compile(r"^## .* ##$")
 US_PER_MS = 1000.0
+# The record function around a compiled module's call ("## Call CompiledFxGraph <key> ##"):
+# it stands aside, its time outside the ops inside it is the module's Python wrapper (idle, as
+# breakdown counts the host).
+_WRAPPER = re.compile(r"^## .* ##$")
 
 
 @dataclass
@@ -42,6 +44,10 @@ class StepEvents:
     rows: list[str]  # device ("0") or host thread ("CPU thread 1234")
     kind: Sequence[int]  # event -> index in ``kinds``
     kinds: list[tuple[str, str | None]]  # (category, launched_by)
+    # CPU-only traces: per step, (op, µs) of the time each op is given (an op that wraps
+    # others keeps only what they leave uncovered); None on device traces (an event's own
+    # duration)
+    shares: list[list[tuple[int, float]]] | None = None
 
     def category(self, i: int) -> str:
         return self.kinds[self.kind[i]][0]
@@ -75,13 +81,60 @@ def _host_steps(c: TraceColumns) -> StepEvents:
             "and no CPU ops (cpu_op events): nothing to analyse"
         )
     windows = _step_windows(c)
+    kinds, kind = _kinds(c, ((n, 0) for n in op.name), [()])
+    wraps = {i for i, (category, _) in enumerate(kinds) if category in categories.WRAPPER_CATEGORIES}
     per_step, _ = _by_step(windows, ops, op.ts)
-    per_step = [_top_level_per_thread(js, op) for js in per_step]
+    split = [host_shares(js, op, [kind[j] in wraps for j in range(len(op))] if wraps else None)
+             for js in per_step]
     rows = Table()
     thread_row = [rows[f"{HOST_THREAD}{tid}"] for _, tid in c.threads.values]
     row = [thread_row[t] for t in op.where]
-    kinds, kind = _kinds(c, ((n, 0) for n in op.name), [()])
-    return StepEvents(windows, per_step, 0, op, names, op.ts, row, rows.values, kind, kinds)
+    return StepEvents(windows, [top for top, _ in split], 0, op, names, op.ts, row, rows.values, kind,
+                      kinds, [shares for _, shares in split])
+
+
+def host_shares(js: Sequence[int], op: Events,
+                wraps: Sequence[bool] | None) -> tuple[list[int], list[tuple[int, float]]]:
+    """Per thread, the top-level ops (by start, longest first: those that do not start inside
+    an earlier one), and the time each op is given: an op its whole duration, the ops inside
+    it included (``aten::resolve_conj`` inside ``aten::mm`` is ``aten::mm``'s), except an op
+    that wraps others (``wraps[j]``: ``CompiledFunction``, ``Torch-Compiled Region``), which
+    hands its time to the ops inside it and keeps what they leave uncovered. The shares of a
+    top-level op add up to its duration."""
+    threads: dict[int, list[int]] = {}
+    for j in js:
+        threads.setdefault(op.where[j], []).append(j)
+    ts, dur = op.ts, op.dur
+    top: list[int] = []
+    shares: list[tuple[int, float]] = []
+    for ops in threads.values():
+        open_wraps: list[list[float]] = []  # [end, j, its length, time the ops directly inside cover]
+        owner_end = float("-inf")  # the end of the op (not a wrapper) that owns what starts in it
+        for j in sorted(ops, key=lambda j: (ts[j], -dur[j])):
+            t, end, length = ts[j], ts[j] + dur[j], dur[j]
+            if t < owner_end:
+                continue  # inside an op that is not a wrapper: its time is that op's
+            while open_wraps and t >= open_wraps[-1][0]:
+                _close(open_wraps.pop(), shares)
+            if not open_wraps:
+                top.append(j)
+            else:
+                if end > open_wraps[-1][0]:  # clipped to the wrapper, in a trace whose ops overlap
+                    end, length = open_wraps[-1][0], open_wraps[-1][0] - t
+                open_wraps[-1][3] += length
+            if wraps is not None and wraps[j]:
+                open_wraps.append([end, j, length, 0.0])
+            else:
+                shares.append((j, length))
+                owner_end = end
+        while open_wraps:
+            _close(open_wraps.pop(), shares)
+    return top, shares
+
+
+def _close(wrap: list[float], shares: list[tuple[int, float]]) -> None:
+    _, j, length, covered = wrap
+    shares.append((int(j), max(length - covered, 0.0)))
 
 
 def _kinds(c: TraceColumns, name_stack, stacks: list[tuple[str, ...]]):
@@ -116,22 +169,6 @@ def _by_step(windows, events, when: Sequence[float]) -> tuple[list[Sequence[int]
         else:
             outside += 1
     return per_step, outside
-
-
-def _top_level_per_thread(js: Sequence[int], op: Events) -> list[int]:
-    """Per thread, the ops (by start, longest first) that do not start inside an earlier one."""
-    threads: dict[int, list[int]] = {}
-    for j in js:
-        threads.setdefault(op.where[j], []).append(j)
-    ts, dur = op.ts, op.dur
-    out = []
-    for ops in threads.values():
-        cur_end = float("-inf")
-        for j in sorted(ops, key=lambda j: (ts[j], -dur[j])):
-            if ts[j] >= cur_end:
-                out.append(j)
-                cur_end = ts[j] + dur[j]
-    return out
 
 
 def _step_windows(c: TraceColumns) -> list[tuple[str, float, float]]:
@@ -175,19 +212,25 @@ def step_devices(split: StepEvents, k: int, end: float) -> list[DeviceFigures]:
         for j in js:
             by_row.setdefault(row[j], array("i")).append(j)
     labels = {split.rows[r]: r for r in by_row}
-    return [_device(split, d, start, end, by_row[labels[d]]) for d in sorted(labels, key=device_order)]
+    shares = split.shares[k] if split.shares is not None else None
+    return [_device(split, d, start, end, by_row[labels[d]], shares)
+            for d in sorted(labels, key=device_order)]
 
 
 def device_order(d: str) -> tuple[int, str]:
     return (int(d), d) if d.isdigit() else (1 << 30, d)
 
 
-def _device(split: StepEvents, device: str, start: float, end: float, js: list[int]) -> DeviceFigures:
+def _device(split: StepEvents, device: str, start: float, end: float, js: Sequence[int],
+            shares: list[tuple[int, float]] | None) -> DeviceFigures:
     ts, dur, kind, kinds = split.events.ts, split.events.dur, split.kind, split.kinds
     cats: dict[str, float] = {}
-    for j in js:
+    here = split.row[js[0]] if js else None
+    timed = ((j, dur[j]) for j in js) if shares is None else \
+        ((j, us) for j, us in shares if split.row[j] == here)
+    for j, us in timed:
         c = kinds[kind[j]][0]
-        cats[c] = cats.get(c, 0.0) + dur[j] / US_PER_MS
+        cats[c] = cats.get(c, 0.0) + us / US_PER_MS
     busy = union_length((max(ts[j], start), min(ts[j] + dur[j], end)) for j in js)
     cpu, queued, none = _idle(sorted(js, key=ts.__getitem__), start, end, split)
     return DeviceFigures(

@@ -38,7 +38,10 @@ STEP_ALIGN = ("left", "left", *("right",) * 7)
 HOST_NOTES = (
     "No device activity in this trace: each CPU thread is a row. wall = the step, extended to the "
     "end of the last op that started in it; busy = union of the thread's top-level ops (cpu_op "
-    "events not inside another); kernel ms sums them.",
+    "events not inside another); kernel ms sums them. An op that only wraps others (torch.compile's "
+    "CompiledFunction, Torch-Compiled Region; autograd's evaluate_function) gives its time to the "
+    "ops inside it and keeps what they leave: a compiled graph's C++ kernels, which are no op here, "
+    "are in its CompiledFunction's own time (docs/analyze.md).",
     "idle = wall - busy: waiting on CPU (between ops: Python, the framework, data loading), "
     "nothing launched (after the thread's last op); queued is always 0 on the host.",
 )

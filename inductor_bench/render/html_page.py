@@ -38,6 +38,8 @@ CATEGORY_COLOURS: dict[str, str] = {
     "memcpy": "#bab0ac",
     "memset": "#79706e",
     "extern_other": "#d4a6c8",
+    "host_compiled": "#a5c8e1",
+    "host_framework": "#c9b48c",
 }
 UNKNOWN_COLOUR = "#a0a4aa"
 
