@@ -277,3 +277,38 @@ def test_torch_own_modules_give_the_module_and_say_why_there_is_no_line():
     # a node with neither a line nor a module: the old reason
     bare = origin_of(["x"], {"x": {"op": "aten.copy_.default"}})
     assert where(bare) == "no source: its FX nodes carry no stack trace (aten.copy_.default)"
+
+
+def test_a_node_made_by_an_inductor_pass_keeps_its_line_not_a_made_up_module():
+    """CPU freezing fuses a convolution and its ReLU into a node whose target is a function of
+    Inductor's pattern matcher: the node keeps the line but no nn.Module; it is not the model's
+    top-level code. (As breakdown recorded ``y = torch.relu(self.conv(x))``, torch 2.13.0.)"""
+    import functools
+    import operator
+
+    import torch
+
+    from inductor_bench.core import source_store
+    from inductor_bench.core.attribution import origin_of
+    from inductor_bench.core.results import KernelStat
+    from inductor_bench.core.views import Unit, by_module
+    from inductor_bench.render.views import where
+    from inductor_bench.runner.sources import _made_by_a_pass
+
+    assert _made_by_a_pass(functools.partial(lambda x: x))
+    assert not _made_by_a_pass(torch.ops.mkldnn._convolution_pointwise.default)
+    assert not _made_by_a_pass(torch.ops.aten.relu.default)
+    assert not _made_by_a_pass(operator.getitem)
+    why = "made by an Inductor pass (a pattern replacement), which keeps no module path"
+    frame = ["/m/cnn.py", 13, "forward", "y = torch.relu(self.conv(x))"]
+    nodes = {"fn": {"op": "functools.partial(...)", "frame": frame, source_store.MODULE_LOST: why},
+             "mean": {"op": "aten.mean.dim", "frame": ["/m/cnn.py", 14, "forward", "y.mean()"]}}
+    fused = origin_of(["fn"], nodes)
+    assert ([ln.line for ln in fused.lines], fused.modules, fused.missing) == ([13], [], why)
+    assert where(fused) == "cnn.py:13"
+    # a node with a line and no module otherwise is the model's own top-level code
+    assert origin_of(["mean"], nodes).modules == [""]
+    g = GraphResult(id="0-inference", role="inference")
+    k = KernelStat(name="mkldnn::_convolution_pointwise", category="extern_conv", calls=1, ms=1.0)
+    (grp,) = by_module([Unit(g, k, 1.0, 1, fused)])
+    assert grp.missing == why

@@ -79,7 +79,9 @@ def origin_of(names: list[str], nodes: dict[str, Any]) -> Origin:
     missing = None
     if not names:
         missing = "made from no FX node (it copies graph inputs into the layout the kernels use)"
-    elif not lines:
+    elif not modules:  # a line without a module: why the module is not known, where said
+        missing = next((nodes[n][MODULE_LOST] for n in names if MODULE_LOST in (nodes.get(n) or {})), None)
+    if names and not lines:
         lost = [nodes[n][LOST] for n in names if LOST in (nodes.get(n) or {})]
         ops = sorted({str((nodes.get(n) or {}).get("op", "?")) for n in names})
         if lost:

@@ -44,7 +44,7 @@ class Origin:
     nodes: list[str] = field(default_factory=list)  # FX nodes of the lowered graph, in graph order
     lines: list[SourceLine] = field(default_factory=list)  # distinct, by file and line
     modules: list[str] = field(default_factory=list)  # distinct nn.Module paths ("" = the model itself)
-    missing: str | None = None  # why there is no source line (None when ``lines`` has one)
+    missing: str | None = None  # why there is no source line, or (with lines) no module
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Origin:
@@ -87,7 +87,8 @@ def merge(origins: list[Origin | None], missing: str | None = None) -> Origin | 
         nodes += [n for n in o.nodes if n not in nodes]
     lines = sorted({ln for o in present for ln in o.lines}, key=lambda ln: ln.key)
     modules = sorted({m for o in present for m in o.modules})
-    why = None if lines else (missing or next((o.missing for o in present if o.missing), None))
+    # the reason a line, or where there are lines a module, is missing
+    why = None if lines and modules else (missing or next((o.missing for o in present if o.missing), None))
     return Origin(nodes, lines, modules, why)
 
 

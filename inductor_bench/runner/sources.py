@@ -151,11 +151,27 @@ def snapshot(graph: Any) -> dict[str, Any]:
         mod = module_entry(n.meta)
         if mod:
             rec["module"] = mod
+        elif frame and _made_by_a_pass(n.target):
+            rec[source_store.MODULE_LOST] = ("made by an Inductor pass (a pattern replacement), "
+                                             "which keeps no module path")
         if n.meta.get("partitioner_tag") == "is_backward" or n.meta.get("autograd_backward"):
             rec["backward"] = True
         nodes[n.name] = rec
     ops = [_op_record(s, order) for s in graph.scheduler.nodes]
     return {"nodes": nodes, "ops": ops}
+
+
+def _made_by_a_pass(target: Any) -> bool:
+    """Whether a node's target is none of torch's ops nor a builtin: a function an Inductor
+    pass put in (``functools.partial(<..._register_unary_fusion_lowering.<locals>.fn>)``, the
+    fused convolution and ReLU of CPU freezing). Such a node keeps its line but not the module
+    it ran in: it is not the model's own top-level code."""
+    import torch
+
+    ops = (torch._ops.OpOverload, torch._ops.OpOverloadPacket, torch._ops.HigherOrderOperator)
+    if isinstance(target, ops):
+        return False
+    return getattr(target, "__module__", None) not in ("_operator", "operator", "builtins", "math")
 
 
 def _target_name(target: Any) -> str:
