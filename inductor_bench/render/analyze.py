@@ -131,7 +131,13 @@ def _top(doc: Doc, r: AnalyzeResult, top: int) -> None:
         ]
         for i, k in enumerate(r.kernels[:top], 1)
     ]
-    doc.heading(f"Top {min(top, len(r.kernels))} of {len(r.kernels)} kernels (per step, all steps)")
+    shown = f"Top {min(top, len(r.kernels))} of {len(r.kernels)}"
+    if _on_host(r):  # the host's ops, each its own time; no launcher
+        doc.heading(f"{shown} ops (per step, all steps)")
+        doc.table([row[:-1] for row in rows], ["#", "thread", "op", "category", "calls", "ms", "% kernel"],
+                  ("right", "left", "left", "left", "right", "right", "right"))
+        return
+    doc.heading(f"{shown} kernels (per step, all steps)")
     doc.table(
         rows,
         ["#", "device", "kernel", "category", "calls", "ms", "% kernel", "launched by"],
