@@ -312,3 +312,21 @@ def test_a_node_made_by_an_inductor_pass_keeps_its_line_not_a_made_up_module():
     k = KernelStat(name="mkldnn::_convolution_pointwise", category="extern_conv", calls=1, ms=1.0)
     (grp,) = by_module([Unit(g, k, 1.0, 1, fused)])
     assert grp.missing == why
+
+
+def test_the_module_view_names_each_modules_class():
+    """A path of an nn.Sequential says little ("0", "2"): the view adds the module's class, from
+    the lowering record's nodes (SEQUENTIAL_NODES above, as recorded)."""
+    from inductor_bench.core.attribution import module_types, origin_of
+    from inductor_bench.core.results import KernelStat
+    from inductor_bench.render.breakdown import render_breakdown
+
+    types = module_types(SEQUENTIAL_NODES)
+    assert types == {"0": "Linear", "1": "GELU", "2": "Linear"}
+    g = GraphResult(id="0-inference", role="inference", iterations=1, wall_ms=2.0, wall_samples_ms=[2.0],
+                    module_types=types)
+    for name, ms, nodes in (("aten::addmm", 1.5, ["addmm", "addmm_1"]), ("cpp_fused_gelu_0", 0.5, ["mul", "erf"])):
+        g.kernels.append(KernelStat(name=name, category="extern_gemm", calls=1, ms=ms,
+                                    origin=origin_of(nodes, SEQUENTIAL_NODES)))
+    text = render_breakdown(BreakdownResult(model="m.py", graphs=[g]), by="module")
+    assert "0 (Linear)" in text and "+ 2 (Linear)" in text and "1 (GELU)" in text

@@ -123,6 +123,17 @@ def call_origins(calls: list[Call], record: dict[str, Any]) -> tuple[dict[int, O
     return origins, shapes
 
 
+def module_types(nodes: dict[str, Any]) -> dict[str, str]:
+    """Each ``nn.Module`` path the record's nodes ran in -> its class name (``Linear``): a path
+    of an ``nn.Sequential`` (``features.3``) says little without it."""
+    out: dict[str, str] = {}
+    for rec in nodes.values():
+        mod = (rec or {}).get("module")
+        if isinstance(mod, list) and len(mod) > 1 and mod[1]:
+            out.setdefault(module_path(str(mod[0])), str(mod[1]))
+    return out
+
+
 # -- the graph ----------------------------------------------------------------------------
 
 
@@ -135,6 +146,7 @@ def attribute(
         return graph
     calls = parse_calls(text, module)
     origins, shapes = call_origins(calls, record)
+    graph.module_types = module_types(record.get("nodes") or {})
     per_kernel: dict[str, list[Origin | None]] = {}
     for i, c in enumerate(calls):
         if not c.extern:

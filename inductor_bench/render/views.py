@@ -119,6 +119,7 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     us = units(r.measured())
     total = sum(u.ms for u in us)
     groups = by_line(us) if by == By.LINE else by_module(us, depth)
+    types = {path: kind for g in r.measured() for path, kind in g.module_types.items()}
     two_roles = any(g.role == Role.BACKWARD for g in r.measured())
     roof = shows_roofline(r)
     rows: list[list[str]] = []
@@ -126,7 +127,7 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
         times = [fmt.ms(grp.ms), fmt.pct(fmt.share(grp.ms, total))]
         if two_roles:
             times += [fmt.ms(grp.forward_ms), fmt.ms(grp.backward_ms)]
-        entries = _entries(grp, by)
+        entries = _entries(grp, by, types)
         peak = [group_pct_cell(r, [unit_member(u) for u in grp.units])] if roof else []
         rows.append([str(i), *times, str(len(grp.units)), *peak, *entries[0]])
         blank = [""] * (2 + len(times) + len(peak))
@@ -151,14 +152,16 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     doc.paragraph(_view_note(by))
 
 
-def _entries(grp: Group, by: str) -> list[list[str]]:
-    """The group's cells: one entry per line (module), the first on the group's row."""
+def _entries(grp: Group, by: str, types: dict[str, str]) -> list[list[str]]:
+    """The group's cells: one entry per line (module, with its class where known: ``features.3
+    (Conv2d)``), the first on the group's row."""
     if grp.missing is not None:
         cells = ["(no source line)", grp.missing] if by == By.LINE else [f"(no module) {grp.missing}"]
         return [cells]
     if by == By.LINE:
         return [[("+ " if i else "") + ln.short, ln.code] for i, ln in enumerate(grp.lines)]
-    return [[("+ " if i else "") + module_name(m)] for i, m in enumerate(grp.key)]
+    return [[("+ " if i else "") + module_name(m) + (f" ({types[m]})" if m in types else "")]
+            for i, m in enumerate(grp.key)]
 
 
 def _total_row(total: float, us: list[Unit], two_roles: bool, by: str) -> list[str]:
