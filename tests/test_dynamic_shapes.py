@@ -162,6 +162,29 @@ def test_a_dynamic_script_end_to_end(tmp_path):
     assert f"dynamic shapes: profiled {g['id']} at {symbol}=24: " in (tmp_path / "run" / "report.txt").read_text()
     (gemm,) = [k for k in g["kernels"] if k["name"] == "aten::addmm"]
     assert gemm["flops"] == 2.0 * 24 * 256 * 128 + 2.0 * 24 * 64 * 256
+    # the same graph (from the cache now) profiled at a size of the user's choosing
+    p = breakdown(script, tmp_path, "sized", "--size", f"{symbol}=40")
+    assert p.returncode == 0, p.stderr
+    (g,) = json.loads((tmp_path / "sized.json").read_text())["graphs"]
+    assert (g["sizes"], g["size_hints"]) == ({symbol: 40}, {symbol: 24})
+    assert f"dynamic shapes: profiled {g['id']} at {symbol}=40 (its size hints: {symbol}=24), as --size asked" \
+        in (tmp_path / "sized" / "report.txt").read_text()
+    (gemm,) = [k for k in g["kernels"] if k["name"] == "aten::addmm"]
+    assert gemm["flops"] == 2.0 * 40 * 256 * 128 + 2.0 * 40 * 64 * 256
+    # a symbol no graph has: one line, exit 2, nothing profiled
+    p = breakdown(script, tmp_path, "unknown", "--size", "s12345=40")
+    errors = [ln for ln in p.stderr.splitlines() if ln.startswith("inductor-bench: error:")]
+    assert p.returncode == 2 and errors == [
+        f"inductor-bench: error: --size s12345: no compiled graph has such a size symbol (the graphs' size "
+        f"symbols: {g['id']}: {symbol})"], p.stderr
+
+
+def breakdown(script: Path, tmp_path: Path, name: str, *more: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "inductor_bench.cli", "breakdown", str(script), "--device", "cpu",
+         "--iterations", "10", "--windows", "1", "--processes", "1", "--out", str(tmp_path / name),
+         "--json", str(tmp_path / f"{name}.json"), *more],
+        capture_output=True, text=True, timeout=600)
 
 
 def _run(sizes: dict[str, int]) -> BreakdownResult:
@@ -180,3 +203,63 @@ def test_diff_notes_a_graph_profiled_at_other_sizes():
     static = diff_results(_run({}), _run({"s77": 24})).warnings
     assert "0-forward was profiled at other sizes: base static shapes, head s77=24 (dynamic shapes: " \
         "each module's size hints)" in static
+
+
+# -- breakdown --size: the inputs at other sizes ------------------------------------------------
+
+def test_resize_works_out_every_input_that_depends_on_the_size():
+    from inductor_bench.core.resize import call_inputs, resize
+
+    for version in VERSIONS:
+        sym = SYMBOL[version]
+        text = module(version, "backward")
+        sizes, changed = resize(text, {sym: 64, "s999": 3})  # a symbol it does not have: ignored
+        assert sizes == {sym: 64}
+        by_name = {r.name: r for r in changed.values()}
+        # the batch input, and every (batch, n) tensor: the input x, ReLU's output, the softmax
+        # output and the incoming gradient, each at (64, n), row-major
+        assert by_name["primals_3"].value == 64
+        shapes = sorted((r.shape, r.stride) for r in changed.values() if r.shape is not None)
+        assert shapes == [((64, 64), (64, 1)), ((64, 64), (64, 1)), ((64, 128), (128, 1)), ((64, 256), (256, 1))]
+        assert set(by_name) <= set(call_inputs(text))
+
+
+def test_resize_refuses_what_it_cannot_build():
+    from inductor_bench.core.resize import ResizeError, resize, unknown_sizes
+
+    text = module("2.13.0", "forward")
+    with pytest.raises(ResizeError, match="cannot be negative"):
+        resize(text, {"s77": -1})
+    aliased = text + "\n    primals_4 = torch.as_strided(storage, (24, 128), (128, 1))\n"
+    with pytest.raises(ResizeError, match="shares its storage"):
+        resize(aliased, {"s77": 64})
+    assert unknown_sizes({"s77": 64}, {"0-forward": text}) is None
+    assert unknown_sizes({"s5": 64}, {"0-forward": text}) == (
+        "--size s5: no compiled graph has such a size symbol (the graphs' size symbols: 0-forward: s77)")
+    static = (Path(__file__).parent / "fixtures" / "cpu_mlp_train" / "0-forward" / "module.py").read_text()
+    assert unknown_sizes({"s77": 64}, {"0-forward": static}).endswith("(no graph of this run has dynamic shapes)")
+
+
+def test_counts_follow_the_sizes_asked_for():
+    text = module("2.13.0", "forward")
+    counted = [w.flops for c, w in call_work(parse_module(text), text, {"s77": 64}) if c.extern]
+    assert counted == [2.0 * 64 * 256 * 128, 2.0 * 64 * 64 * 256]
+
+
+@pytest.mark.e2e
+def test_the_real_module_runs_at_the_sizes_asked_for():
+    """The recorded torch 2.13 forward loaded as the profiling worker loads it: its inputs
+    drawn at s77=64, and its own call() (whose asserts check every input's size) runs on them."""
+    import torch
+
+    if not torch.__version__.startswith("2.13"):
+        pytest.skip("the module was compiled by torch 2.13")
+    from inductor_bench.runner.harness_inputs import module_args
+    from inductor_bench.runner.profile import load_module
+
+    mod = load_module(str(FIXTURES / "2.13.0-forward.py"))
+    args = module_args(mod, {"s77": 64})
+    assert args[2] == 64 and tuple(args[3].shape) == (64, 128) and tuple(args[3].stride()) == (128, 1)
+    (out, *_) = mod.call(list(args))
+    assert tuple(out.shape) == (64, 64)
+    assert module_args(mod, {"s5": 64})[2] == BATCH  # not its symbol: the harness's own

@@ -67,10 +67,12 @@ def breakdown(
     by: o.ByOpt = o.View.kernel,
     module_depth: o.ModuleDepth = None,
     refresh_peaks: RefreshPeaks = False,
+    size: o.Size = None,
 ) -> None:
     """Compile MODEL, profile every graph it compiles, and report where the time goes."""
     opts = o.workload_options(model, device, train, dtype, autocast, mode, batch_size, freezing)
-    settings = o.run_settings(ctx, iterations, windows, timeout, fresh_cache=fresh_cache, processes=processes)
+    settings = o.run_settings(ctx, iterations, windows, timeout, fresh_cache=fresh_cache, processes=processes,
+                              sizes=o.sizes_of(size))
     result, run_dir, err = run_breakdown(opts, settings, out=out, root=runs_dir)
     if not isinstance(err, Interrupted):  # stopped: no more work
         add_roofline(result, run_dir, settings, refresh=refresh_peaks)

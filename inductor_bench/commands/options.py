@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
@@ -80,6 +81,30 @@ FreshCache = Annotated[
     typer.Option("--fresh-cache", help="Compile cold in a new cache inside the run directory "
                  "(default: reuse inductor-bench's private cache, $XDG_CACHE_HOME/inductor-bench)."),
 ]
+
+SIZE_HELP = (
+    "SYMBOL=N: profile the graphs compiled with dynamic shapes at this size of one of their size "
+    "symbols (as the report names them: s77=64) instead of their module's size hint; repeat it for "
+    "several. The graphs' own inputs are drawn at that size (torch 2.11+)."
+)
+
+
+def a_size(value: str) -> str:
+    """``--size s77=64``: a size symbol and a non-negative integer."""
+    name, eq, n = value.partition("=")
+    if not eq or not re.fullmatch(r"(?:s|ks|ps|u)\d+", name.strip()) or not n.strip().isdigit():
+        raise typer.BadParameter(f"{value!r}: expected SYMBOL=N, a size symbol as the report names it "
+                                 "and an integer >= 0 (s77=64)")
+    return f"{name.strip()}={int(n)}"
+
+
+Size = Annotated[list[str] | None, typer.Option("--size", parser=a_size, help=SIZE_HELP)]
+
+
+def sizes_of(values: list[str] | None) -> dict[str, int]:
+    """The parsed ``--size`` options as {symbol: size}, the last one of a symbol winning."""
+    return {name: int(n) for name, _, n in (v.partition("=") for v in values or [])}
+
 
 # -- paths -------------------------------------------------------------------------------------
 

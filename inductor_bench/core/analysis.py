@@ -26,6 +26,7 @@ from .errors import ResultError
 from .load import Load
 from .modparse import ModuleInfo, parse_module
 from .pipelined import analyze_pipelined
+from .resize import applicable
 from .results import SCHEMA_VERSION, BreakdownResult, GraphResult
 from .roofline import count_work
 from .rundir import (
@@ -101,8 +102,10 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
         attribute(g, trace, info, text, load_record(gdir / SOURCES_FILE))
     except Exception as e:
         g.attribution = f"source attribution failed: {type(e).__name__}: {e}"[:300]
-    count_kernel_work(g, info, text, run_dir)
-    g.sizes = dynamic_sizes(text)
+    fixed = applicable(text, response.get("sizes") or {})  # breakdown --size
+    count_kernel_work(g, info, text, run_dir, fixed)
+    g.sizes = dynamic_sizes(text, fixed)
+    g.size_hints = dynamic_sizes(text) if fixed else {}
     pipelined = gdir / PIPELINED_TRACE_FILE
     if backend(g.device).timeline == DEVICE and pipelined.exists():
         g.pipelined = analyze_pipelined(load_for_analysis(pipelined), response.get("pipelined_plain"))
@@ -110,11 +113,12 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
     return g
 
 
-def count_kernel_work(g: GraphResult, info: ModuleInfo, text: str, run_dir: Path) -> None:
+def count_kernel_work(g: GraphResult, info: ModuleInfo, text: str, run_dir: Path,
+                      fixed: dict[str, int] | None = None) -> None:
     """Bytes and FLOPs of each kernel (``core/roofline.py``); a count is an addition to the
     measurement: a module it cannot read leaves the kernels uncounted, never loses the graph."""
     try:
-        count_work(g, info, text, run_dir)
+        count_work(g, info, text, run_dir, fixed)
     except Exception:
         for k in g.kernels:
             k.bytes = k.flops = None

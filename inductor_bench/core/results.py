@@ -126,6 +126,8 @@ class GraphResult:
     # Dynamic shapes: each size symbol call() reads from its inputs -> the value it was measured
     # at (the harness's, the size the graph was compiled for; core/symbols.py). Empty: static.
     sizes: dict[str, int] = field(default_factory=dict)
+    # ... and where ``breakdown --size`` set them, the module's own size hints (empty otherwise)
+    size_hints: dict[str, int] = field(default_factory=dict)
     # Each nn.Module path its kernels ran in -> the module's class name (core/attribution.py).
     module_types: dict[str, str] = field(default_factory=dict)
 
@@ -199,6 +201,7 @@ _GRAPH_OPTIONAL: dict[str, Any] = {
     "attribution": None,
     "site_counts": [],
     "sizes": {},
+    "size_hints": {},
     "module_types": {},
 }
 

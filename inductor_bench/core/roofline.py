@@ -117,13 +117,15 @@ def has_counts(result: BreakdownResult) -> bool:
 # -- counting a graph's kernels ----------------------------------------------------------------
 
 
-def count_work(graph: GraphResult, module: ModuleInfo, text: str, run_dir: Path) -> GraphResult:
+def count_work(graph: GraphResult, module: ModuleInfo, text: str, run_dir: Path,
+               fixed: dict[str, int] | None = None) -> GraphResult:
     """Fill ``bytes`` / ``flops`` / ``compute`` / ``work_from`` of the graph's kernels from its
-    compiled module (and the Triton kernel files saved beside it)."""
+    compiled module (and the Triton kernel files saved beside it, whose own counts are at the
+    harness's sizes: not used where ``fixed`` gives other sizes, ``breakdown --size``)."""
     per_kernel: dict[str, Work] = {}
     per_op: dict[str, Work] = {}
     graph.site_counts = []
-    for call, work in call_work(module, text):
+    for call, work in call_work(module, text, fixed):
         if call.extern:
             graph.site_counts.append([work.bytes, work.flops])
             key = _profiler_op(call.name)
@@ -134,7 +136,7 @@ def count_work(graph: GraphResult, module: ModuleInfo, text: str, run_dir: Path)
     owners = {} if on_host else _op_owners(graph.kernels)
     for k in graph.kernels:
         work = per_kernel.get(k.name)
-        if work is not None:
+        if work is not None and not fixed:
             work = _from_kernel_file(k, work, run_dir)
         elif on_host:
             work = per_op.get(k.name)

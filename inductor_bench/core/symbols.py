@@ -76,24 +76,26 @@ def _assignments(text: str) -> list[tuple[str, str]]:
             if i not in inside and (m := _ASSIGN.match(ln)) is not None and _SIZE_TEXT.match(m["expr"])]
 
 
-def sizes(text: str) -> dict[str, int]:
+def sizes(text: str, fixed: dict[str, int] | None = None) -> dict[str, int]:
     """Every integer the module's text assigns (the harness's integer inputs, the size symbols
-    ``call()`` reads from them and derives) -> its value at the harness's sizes. A name
-    assigned two different values (two harnesses disagree) is left out, and so is every name
-    derived from it."""
-    assigned = _assignments(text)
+    ``call()`` reads from them and derives) -> its value at the harness's sizes, or with the
+    symbols of ``fixed`` at its values (``breakdown --size``) and what derives from them. A
+    name assigned two different values (two harnesses disagree) is left out, and so is every
+    name derived from it."""
+    fixed = fixed or {}
+    assigned = [(n, e) for n, e in _assignments(text) if n not in fixed]
     unsure: set[str] = set()
     while True:
-        env, clashes = _solve([(n, e) for n, e in assigned if n not in unsure])
+        env, clashes = _solve([(n, e) for n, e in assigned if n not in unsure], fixed)
         if not clashes:
             return env
         unsure |= clashes
 
 
-def _solve(pending: list[tuple[str, str]]) -> tuple[dict[str, int], set[str]]:
+def _solve(pending: list[tuple[str, str]], fixed: dict[str, int]) -> tuple[dict[str, int], set[str]]:
     """The values of the assignments that evaluate, in as many passes as their chain needs;
     and the names given two different values."""
-    env: dict[str, int] = {}
+    env: dict[str, int] = dict(fixed)
     clashes: set[str] = set()
     for _ in range(_MAX_PASSES):
         rest = [(n, e) for n, e in pending if not _assign(env, clashes, n, e)]
@@ -112,10 +114,10 @@ def _assign(env: dict[str, int], clashes: set[str], name: str, expr: str) -> boo
     return True
 
 
-def measured_sizes(text: str) -> dict[str, int]:
+def measured_sizes(text: str, fixed: dict[str, int] | None = None) -> dict[str, int]:
     """The module's size symbols (``s77``, ``ps0`` ...) -> the value the harness measures them
-    at; empty for a module of static shapes."""
-    return {k: v for k, v in sizes(text).items() if _SYMBOL.match(k)}
+    at (with ``fixed``'s); empty for a module of static shapes."""
+    return {k: v for k, v in sizes(text, fixed).items() if _SYMBOL.match(k)}
 
 
 def free_symbols(text: str) -> list[str]:
@@ -129,7 +131,8 @@ def free_symbols(text: str) -> list[str]:
     return seen
 
 
-def dynamic_sizes(text: str) -> dict[str, int]:
-    """The sizes a user varies (``free_symbols``) -> the value the harness measures them at."""
-    values = measured_sizes(text)
+def dynamic_sizes(text: str, fixed: dict[str, int] | None = None) -> dict[str, int]:
+    """The sizes a user varies (``free_symbols``) -> the value the harness measures them at,
+    or the one ``fixed`` gives."""
+    values = measured_sizes(text, fixed)
     return {s: values[s] for s in free_symbols(text) if s in values}

@@ -306,9 +306,10 @@ def extern_work(call: CallArgs) -> Work:
     return Work(moved, flops, compute_type(kinds), FROM_SHAPES)
 
 
-def call_work(module: ModuleInfo, text: str) -> list[tuple[CallArgs, Work]]:
-    """Every call of ``call()`` with what it moves and computes."""
+def call_work(module: ModuleInfo, text: str,
+              fixed: dict[str, int] | None = None) -> list[tuple[CallArgs, Work]]:
+    """Every call of ``call()`` with what it moves and computes (at ``fixed``'s sizes where given)."""
     out = []
-    for c in module_calls(text, module, result_shape=onednn_output):
+    for c in module_calls(text, module, result_shape=onednn_output, fixed=fixed):
         out.append((c, extern_work(c) if c.extern else generated_work(module.kernels[c.name], c)))
     return out

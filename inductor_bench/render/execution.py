@@ -43,16 +43,26 @@ def _settings(doc: Doc, r: BreakdownResult) -> None:
 
 
 def _dynamic(doc: Doc, r: BreakdownResult) -> None:
-    gs = [g for g in r.graphs if g.sizes]
-    if not gs:
-        return
-    each = "; ".join(f"{g.id} at " + ", ".join(f"{k}={v}" for k, v in g.sizes.items()) for g in gs)
-    doc.paragraph(
-        f"dynamic shapes: profiled {each}: the size hints its compiled module's harness holds "
-        "(those of the call that first compiled the graph, perhaps in a run that filled the "
-        "cache), not every size the model ran; other sizes run the same kernels on more or less "
-        "data (docs/breakdown.md)"
-    )
+    hinted = [g for g in r.graphs if g.sizes and not g.size_hints]
+    given = [g for g in r.graphs if g.size_hints]
+    lines = []
+    if hinted:
+        each = "; ".join(f"{g.id} at {_sizes(g.sizes)}" for g in hinted)
+        lines.append(
+            f"dynamic shapes: profiled {each}: the size hints its compiled module's harness holds "
+            "(those of the call that first compiled the graph, perhaps in a run that filled the "
+            "cache), not every size the model ran; other sizes run the same kernels on more or "
+            "less data: --size SYMBOL=N profiles at another (docs/breakdown.md)")
+    if given:
+        each = "; ".join(f"{g.id} at {_sizes(g.sizes)} (its size hints: {_sizes(g.size_hints)})"
+                         for g in given)
+        lines.append(f"dynamic shapes: profiled {each}, as --size asked")
+    if lines:
+        doc.paragraph(*lines)
+
+
+def _sizes(sizes: dict[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sizes.items())
 
 
 def _cuda_graphs(doc: Doc, r: BreakdownResult) -> None:

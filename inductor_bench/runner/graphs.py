@@ -17,6 +17,7 @@ from ..core.devices import DEVICE, backend
 from ..core.modparse import ModuleInfo, read_module
 from ..core.processes import merge_responses, share_windows
 from ..core.replay_plan import plan as replay_plan
+from ..core.resize import applicable
 from ..core.results import GraphResult
 from ..core.rundir import (
     CACHE_DIR,
@@ -183,6 +184,7 @@ def profile_request(
         "replay_plan": plan,
         "launch_trace": str(gdir / LAUNCH_TRACE_FILE) if g.cuda_graphs else None,
         "pipelined_trace": str(gdir / PIPELINED_TRACE_FILE) if on_device else None,
+        "sizes": applicable(text, settings.sizes),
     }
 
 

@@ -12,7 +12,11 @@ harness the tool runs draws its inputs after ``torch.manual_seed(HARNESS_SEED)``
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
+
+from ..core.errors import WorkloadError
+from ..core.resize import ResizeError, applicable, call_inputs, resize
 
 HARNESS_SEED = 0
 
@@ -31,3 +35,31 @@ def seeded(build: Callable[[], T]) -> T:
 def harness_args(mod: Any) -> Any:
     """The module's ``get_args()``, drawn from HARNESS_SEED."""
     return seeded(mod.get_args)
+
+
+def module_args(mod: Any, sizes: dict[str, int] | None = None) -> list[Any] | None:
+    """The inputs of the module's harness (``get_args()``), with the size symbols of ``sizes``
+    it has at those values (``breakdown --size``: ``core/resize.py``); None for torch < 2.11's
+    harness, which builds its inputs inside ``benchmark_compiled_module``."""
+    if not callable(getattr(mod, "get_args", None)):
+        if sizes and applicable(Path(mod.__file__).read_text(errors="replace"), sizes):
+            raise WorkloadError("--size needs a compiled module with get_args() (torch 2.11 or newer); "
+                                f"this one ({Path(mod.__file__).name}) builds its inputs itself")
+        return None
+    args = list(harness_args(mod))
+    if not sizes:
+        return args
+    text = Path(mod.__file__).read_text(errors="replace")
+    try:
+        _, changed = resize(text, sizes)
+    except ResizeError as e:
+        raise WorkloadError(f"--size: {e}") from None
+    names = call_inputs(text)
+    from torch._dynamo.testing import rand_strided
+
+    for name, r in changed.items():
+        i = names.index(name)
+        old = args[i]
+        args[i] = r.value if r.value is not None else seeded(
+            lambda old=old, r=r: rand_strided(r.shape, r.stride, dtype=old.dtype, device=old.device))
+    return args

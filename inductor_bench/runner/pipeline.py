@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core import errors, graph_breaks, subgraphs
+from ..core import errors, graph_breaks, resize, subgraphs
 from ..core.devices import HOST_BACKEND
 from ..core.results import BreakdownResult, CompileCache, GraphResult, PeakMemory, StepTurns, TorchSettings
 from ..core.rundir import CACHE_DIR, LOGS_DIR, MODULES_LOG, SOURCES_LOG
@@ -229,6 +229,10 @@ def breakdown_from_outcome(
         {"path": str(m.get("path", "")), "reason": str(m.get(subgraphs.REASON_KEY, ""))} for m in left_out
     ]
     first_error = comp.error
+    if settings.sizes and sources and (size_error := _unknown_sizes(settings.sizes, sources)):
+        first_error = first_error or size_error
+        result.errors.append(str(size_error))
+        sources = []  # nothing profiled at sizes other than the ones asked for
     if not sources and first_error is None:
         first_error = errors.WorkloadError(
             graph_breaks.nothing_compiled(opts.path, result.script, result.graph_breaks))
@@ -243,6 +247,12 @@ def breakdown_from_outcome(
         save_result(run_dir, result, settings.on_saved)
         save_meta(run_dir, opts, result, status=result.status)
     return result, first_error
+
+
+def _unknown_sizes(wanted: dict[str, int], sources: list[GraphSource]) -> errors.UsageError | None:
+    texts = {s.graph.id: s.module_path.read_text(errors="replace") for s in sources}
+    why = resize.unknown_sizes(wanted, texts)
+    return errors.UsageError(why) if why else None
 
 
 def _profile_all(

@@ -49,7 +49,7 @@ from ..core.steady import steady_mean
 from . import device as dev
 from . import machine, torch_settings
 from . import replay as replay_mod
-from .harness_inputs import harness_args, seeded
+from .harness_inputs import module_args, seeded
 from .speed import SpeedWatch
 
 WARMUP_CALLS = 3
@@ -138,10 +138,10 @@ def load_module(path: str):
 HARNESS_2_5 = "benchmark_compiled_module"
 
 
-def harness(mod: Any) -> Callable[[], Any]:
+def harness(mod: Any, sizes: dict[str, int] | None = None) -> Callable[[], Any]:
     """One call of the module on its harness's inputs, as a zero-argument function."""
-    if callable(getattr(mod, "get_args", None)):
-        args = harness_args(mod)
+    args = module_args(mod, sizes)
+    if args is not None:
         return lambda: mod.call(list(args))  # call() clears the list it is given
     import torch._inductor.utils as inductor_utils
 
@@ -222,7 +222,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     t0 = time.perf_counter()
     mod = load_module(request["module"])
     load_s = time.perf_counter() - t0
-    run_once = harness(mod)
+    run_once = harness(mod, request.get("sizes"))
 
     def launch_eager() -> None:
         run_once()
@@ -323,6 +323,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         "replayed": replayed,
         "replay_error": replay_error,
         "settings_not_applied": not_applied,
+        "sizes": request.get("sizes") or {},
     }
 
 
@@ -345,7 +346,7 @@ def _replay(request: dict[str, Any], mod: Any, run_once: Callable[[], Any], devi
             mod.runner.partitions = before
             return run_once, False, str(e)
         return run_once, True, None
-    args = harness_args(mod) if callable(getattr(mod, "get_args", None)) else None
+    args = module_args(mod, request.get("sizes"))
     if args is None:  # torch < 2.11's harness: the whole closure, its inputs never copied
         graph, error = replay_mod.capture(ns, lambda _: run_once(), [])
         return (graph.replay, True, None) if graph is not None else (run_once, False, error)

@@ -3,7 +3,7 @@ command to every worker a run starts (breakdown, each mode of compare, --autotun
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..core.progress import QUIET, Progress
 from .rundir import OnSaved
@@ -29,6 +29,8 @@ class RunSettings:
     step_budget_s: float | None = STEP_BUDGET_S  # stop timing after this long (None: all steps)
     min_steps: int = MIN_STEPS  # ... but never before this many
     fresh_cache: bool = False  # compile cold in a new cache (else the shared one, runner/cache.py)
+    # breakdown --size: size symbols of dynamic-shape graphs profiled at these values
+    sizes: dict[str, int] = field(default_factory=dict)
     progress: Progress = QUIET
     echo: bool = False  # workers print to the terminal instead of their logs
     on_saved: OnSaved | None = None  # called with each result once it is saved
