@@ -123,12 +123,10 @@ class GraphResult:
     # Each extern call's [bytes, FLOPs] by its position among the module's extern calls
     # (``CallSite.index``; schema 4, core/work.py): a call site's own % of peak.
     site_counts: list[list[float | None]] = field(default_factory=list)
-    # Dynamic shapes: each size symbol call() reads from its inputs -> the value it was measured
-    # at (the harness's, the size the graph was compiled for; core/symbols.py). Empty: static.
+    # Dynamic shapes (core/symbols.py; empty: static): each size symbol -> the value profiled
+    # at, and where ``--size`` set it, the module's own size hint; nn.Module path -> its class.
     sizes: dict[str, int] = field(default_factory=dict)
-    # ... and where ``breakdown --size`` set them, the module's own size hints (empty otherwise)
     size_hints: dict[str, int] = field(default_factory=dict)
-    # Each nn.Module path its kernels ran in -> the module's class name (core/attribution.py).
     module_types: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -200,9 +198,7 @@ _GRAPH_OPTIONAL: dict[str, Any] = {
     "sites": [],
     "attribution": None,
     "site_counts": [],
-    "sizes": {},
-    "size_hints": {},
-    "module_types": {},
+    **{name: {} for name in ("sizes", "size_hints", "module_types")},
 }
 
 

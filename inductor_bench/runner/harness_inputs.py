@@ -7,6 +7,10 @@ from one process to the next: the scalar tail of a C++ ReLU backward branches on
 each input, and on `models/densenet.py`'s backward such a kernel took 73-108 us in 8 fresh
 processes on random data, 83-90 us in 8 on the same seed (``docs/statistics.md``). Every
 harness the tool runs draws its inputs after ``torch.manual_seed(HARNESS_SEED)``.
+
+``module_args`` is what the profiling worker runs a module on: the harness's inputs, with
+the dynamic-shape inputs that ``breakdown --size`` changes drawn again at their new shapes
+(``core/resize.py`` works out which, and the shapes).
 """
 
 from __future__ import annotations
