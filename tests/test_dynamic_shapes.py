@@ -263,3 +263,21 @@ def test_the_real_module_runs_at_the_sizes_asked_for():
     (out, *_) = mod.call(list(args))
     assert tuple(out.shape) == (64, 64)
     assert module_args(mod, {"s5": 64})[2] == BATCH  # not its symbol: the harness's own
+
+
+def test_torch_2_5s_harness_inputs_are_read_from_its_closure():
+    """Before torch 2.11 the harness builds its inputs inside benchmark_compiled_module and hands
+    print_performance ``lambda: call([...])``: its closure holds them by name (synthetic
+    stand-in, written as tests/fixtures/dynamic/2.5.1-forward.py writes it)."""
+    from inductor_bench.core.errors import WorkloadError
+    from inductor_bench.runner.harness_inputs import closure_args
+
+    def benchmark_compiled_module():
+        primals_4, primals_3 = "x(24, 128)", 24
+        return lambda: call([primals_3, primals_4])  # noqa: F821  (never called)
+
+    text = module("2.5.1", "forward").replace(
+        "primals_1, primals_2, primals_3, primals_4, primals_5, primals_6 = args", "primals_3, primals_4 = args")
+    assert closure_args(benchmark_compiled_module(), text) == [24, "x(24, 128)"]
+    with pytest.raises(WorkloadError, match="does not hand call"):
+        closure_args(benchmark_compiled_module(), module("2.5.1", "forward"))

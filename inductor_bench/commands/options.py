@@ -85,7 +85,7 @@ FreshCache = Annotated[
 SIZE_HELP = (
     "SYMBOL=N: profile the graphs compiled with dynamic shapes at this size of one of their size "
     "symbols (as the report names them: s77=64) instead of their module's size hint; repeat it for "
-    "several. The graphs' own inputs are drawn at that size (torch 2.11+)."
+    "several. The graphs' own inputs are drawn at that size."
 )
 
 

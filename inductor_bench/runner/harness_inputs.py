@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..core.errors import WorkloadError
-from ..core.resize import ResizeError, applicable, call_inputs, resize
+from ..core.resize import ResizeError, call_inputs, resize
 
 HARNESS_SEED = 0
 
@@ -44,16 +44,26 @@ def harness_args(mod: Any) -> Any:
 def module_args(mod: Any, sizes: dict[str, int] | None = None) -> list[Any] | None:
     """The inputs of the module's harness (``get_args()``), with the size symbols of ``sizes``
     it has at those values (``breakdown --size``: ``core/resize.py``); None for torch < 2.11's
-    harness, which builds its inputs inside ``benchmark_compiled_module``."""
+    harness, which builds its inputs inside ``benchmark_compiled_module`` (``closure_args``)."""
     if not callable(getattr(mod, "get_args", None)):
-        if sizes and applicable(Path(mod.__file__).read_text(errors="replace"), sizes):
-            raise WorkloadError("--size needs a compiled module with get_args() (torch 2.11 or newer); "
-                                f"this one ({Path(mod.__file__).name}) builds its inputs itself")
         return None
     args = list(harness_args(mod))
-    if not sizes:
-        return args
-    text = Path(mod.__file__).read_text(errors="replace")
+    return resized(args, Path(mod.__file__).read_text(errors="replace"), sizes) if sizes else args
+
+
+def closure_args(fn: Callable[[], Any], text: str) -> list[Any]:
+    """torch < 2.11: the inputs ``benchmark_compiled_module`` built, in ``call()``'s order, read
+    from the closure it hands ``print_performance`` (``lambda: call([arg0_1, ...])``)."""
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=False))
+    names = call_inputs(text)
+    if not names or any(n not in cells for n in names):
+        raise WorkloadError("--size: the harness's call does not hand call() the inputs it unpacks")
+    return [cells[n].cell_contents for n in names]
+
+
+def resized(args: list[Any], text: str, sizes: dict[str, int]) -> list[Any]:
+    """``args`` (the harness's inputs, in ``call()``'s order) with those that depend on the size
+    symbols of ``sizes`` drawn again at their new shapes, or set to their new values."""
     try:
         _, changed = resize(text, sizes)
     except ResizeError as e:

@@ -45,11 +45,12 @@ from ..core.breakdown import MARKER
 from ..core.devices import DEVICE, backend
 from ..core.errors import WorkloadError
 from ..core.pipelined import PIPELINED_ITERATION, PIPELINED_RUN, time_back_to_back
+from ..core.resize import applicable
 from ..core.steady import steady_mean
 from . import device as dev
 from . import machine, torch_settings
 from . import replay as replay_mod
-from .harness_inputs import module_args, seeded
+from .harness_inputs import closure_args, module_args, resized, seeded
 from .speed import SpeedWatch
 
 WARMUP_CALLS = 3
@@ -139,10 +140,20 @@ HARNESS_2_5 = "benchmark_compiled_module"
 
 
 def harness(mod: Any, sizes: dict[str, int] | None = None) -> Callable[[], Any]:
-    """One call of the module on its harness's inputs, as a zero-argument function."""
+    """One call of the module on its harness's inputs (at ``sizes``, ``breakdown --size``), as a
+    zero-argument function."""
     args = module_args(mod, sizes)
+    if args is None and sizes:  # torch < 2.11: its inputs, from the harness's closure, resized
+        text = Path(mod.__file__).read_text(errors="replace")
+        if applicable(text, sizes):
+            args = resized(closure_args(_harness_closure(mod), text), text, sizes)
     if args is not None:
         return lambda: mod.call(list(args))  # call() clears the list it is given
+    return _harness_closure(mod)
+
+
+def _harness_closure(mod: Any) -> Callable[[], Any]:
+    """torch < 2.11's harness: the closure ``benchmark_compiled_module`` hands print_performance."""
     import torch._inductor.utils as inductor_utils
 
     caught: list[Callable[[], Any]] = []
