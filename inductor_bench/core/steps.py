@@ -84,8 +84,8 @@ def _host_steps(c: TraceColumns) -> StepEvents:
     kinds, kind = _kinds(c, ((n, 0) for n in op.name), [()])
     wraps = {i for i, (category, _) in enumerate(kinds) if category in categories.WRAPPER_CATEGORIES}
     per_step, _ = _by_step(windows, ops, op.ts)
-    split = [host_shares(js, op, [kind[j] in wraps for j in range(len(op))] if wraps else None)
-             for js in per_step]
+    wrapping = [k in wraps for k in kind] if wraps else None
+    split = [host_shares(js, op, wrapping) for js in per_step]
     rows = Table()
     thread_row = [rows[f"{HOST_THREAD}{tid}"] for _, tid in c.threads.values]
     row = [thread_row[t] for t in op.where]
@@ -104,32 +104,38 @@ def host_shares(js: Sequence[int], op: Events,
     threads: dict[int, list[int]] = {}
     for j in js:
         threads.setdefault(op.where[j], []).append(j)
-    ts, dur = op.ts, op.dur
     top: list[int] = []
     shares: list[tuple[int, float]] = []
     for ops in threads.values():
-        open_wraps: list[list[float]] = []  # [end, j, its length, time the ops directly inside cover]
-        owner_end = float("-inf")  # the end of the op (not a wrapper) that owns what starts in it
-        for j in sorted(ops, key=lambda j: (ts[j], -dur[j])):
-            t, end, length = ts[j], ts[j] + dur[j], dur[j]
-            if t < owner_end:
-                continue  # inside an op that is not a wrapper: its time is that op's
-            while open_wraps and t >= open_wraps[-1][0]:
-                _close(open_wraps.pop(), shares)
-            if not open_wraps:
-                top.append(j)
-            else:
-                if end > open_wraps[-1][0]:  # clipped to the wrapper, in a trace whose ops overlap
-                    end, length = open_wraps[-1][0], open_wraps[-1][0] - t
-                open_wraps[-1][3] += length
-            if wraps is not None and wraps[j]:
-                open_wraps.append([end, j, length, 0.0])
-            else:
-                shares.append((j, length))
-                owner_end = end
-        while open_wraps:
-            _close(open_wraps.pop(), shares)
+        _thread_shares(sorted(ops, key=lambda j: (op.ts[j], -op.dur[j])), op, wraps, top, shares)
     return top, shares
+
+
+def _thread_shares(ops: list[int], op: Events, wraps: Sequence[bool] | None,
+                   top: list[int], shares: list[tuple[int, float]]) -> None:
+    """``host_shares`` for one thread's ops, by start (longest first)."""
+    ts, dur = op.ts, op.dur
+    open_wraps: list[list[float]] = []  # [end, j, its length, time the ops directly inside cover]
+    owner_end = float("-inf")  # the end of the op (not a wrapper) that owns what starts in it
+    for j in ops:
+        t, end, length = ts[j], ts[j] + dur[j], dur[j]
+        if t < owner_end:
+            continue  # inside an op that is not a wrapper: its time is that op's
+        while open_wraps and t >= open_wraps[-1][0]:
+            _close(open_wraps.pop(), shares)
+        if not open_wraps:
+            top.append(j)
+        else:
+            if end > open_wraps[-1][0]:  # clipped to the wrapper, in a trace whose ops overlap
+                end, length = open_wraps[-1][0], open_wraps[-1][0] - t
+            open_wraps[-1][3] += length
+        if wraps is not None and wraps[j]:
+            open_wraps.append([end, j, length, 0.0])
+        else:
+            shares.append((j, length))
+            owner_end = end
+    while open_wraps:
+        _close(open_wraps.pop(), shares)
 
 
 def _close(wrap: list[float], shares: list[tuple[int, float]]) -> None:
