@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import enum
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
@@ -18,6 +17,7 @@ import typer
 from ..core.devices import device_help
 from ..core.errors import UsageError
 from ..core.modes import COMMON as COMMON_MODES
+from ..core.symbols import is_size_symbol
 from ..core.workload import DTYPES, WorkloadOptions
 from ..runner.settings import RunSettings
 from .output import Format, write_report
@@ -92,7 +92,7 @@ SIZE_HELP = (
 def a_size(value: str) -> str:
     """``--size s77=64``: a size symbol and a non-negative integer."""
     name, eq, n = value.partition("=")
-    if not eq or not re.fullmatch(r"(?:s|ks|ps|u)\d+", name.strip()) or not n.strip().isdigit():
+    if not eq or not is_size_symbol(name.strip()) or not n.strip().isdigit():
         raise typer.BadParameter(f"{value!r}: expected SYMBOL=N, a size symbol as the report names it "
                                  "and an integer >= 0 (s77=64)")
     return f"{name.strip()}={int(n)}"

@@ -166,14 +166,9 @@ class BufferTable:
         return self.tensors[base]
 
     def read_line(self, line: str) -> None:
-        if (m := _ASSERT.match(line)) is not None:  # torch 2.14+: assert_tensor_metadata, with the type
-            parts = split_args(m.group("args"))
-            typed = m.group("kind") == "tensor_metadata" and len(parts) >= 4
-            if len(parts) >= 2:
-                self.put(parts[0], self.shape(parts[1]), _dtype_in(parts[3:4]) if typed else None)
-            return
-        if (m := _GROUPED.match(line)) is not None:
-            self._grouped(split_args(m.group("args")))
+        if (stated := asserted(line)) is not None:
+            for name, shape, _, dtype in stated:
+                self.put(name, self.shape(shape), dtype)
             return
         if (m := _ASSIGN.match(line)) is None:
             return
@@ -191,17 +186,39 @@ class BufferTable:
             first = item["index"] == "0"
             self.tensors[lhs] = Tensor(None, self.tensors[item["of"]].dtype if first else None)
 
-    def _grouped(self, parts: list[str]) -> None:
+
+Stated = tuple[str, str, str | None, str | None]  # name, shape, stride (texts), element type
+
+
+def asserted(line: str) -> list[Stated] | None:
+    """What an assert line of ``call()`` states of each tensor it checks: its name, shape and
+    stride as written, and its element type where said (torch 2.14+'s
+    ``assert_tensor_metadata``); of ``assert_size_stride_grouped((a, b), (shape_a, shape_b),
+    (stride_a, stride_b), ...)`` each tensor's. None for a line that is no such assert."""
+    if (m := _ASSERT.match(line)) is not None:
+        parts = split_args(m.group("args"))
         if len(parts) < 2:
-            return
-        names = [n.strip() for n in split_args(parts[0].strip()[1:])]
-        try:
-            shapes = ast.parse(parts[1].strip(), mode="eval").body
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            return
-        elts = shapes.elts if isinstance(shapes, ast.Tuple) else []
-        for name, shape in zip(names, elts, strict=False):
-            self.put(name, self.shape(ast.unparse(shape)), None)
+            return []
+        typed = m.group("kind") == "tensor_metadata" and len(parts) >= 4
+        return [(parts[0].strip(), parts[1], parts[2] if len(parts) > 2 else None,
+                 _dtype_in(parts[3:4]) if typed else None)]
+    if (m := _GROUPED.match(line)) is not None:
+        return _grouped(m.group("args"))
+    return None
+
+
+def _grouped(args: str) -> list[Stated]:
+    try:
+        call = ast.parse("f(" + args, mode="eval").body
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return []
+    tuples = call.args[:3] if isinstance(call, ast.Call) else []
+    if len(tuples) < 2 or not all(isinstance(t, ast.Tuple) for t in tuples):
+        return []
+    names, shapes = tuples[0].elts, tuples[1].elts
+    strides = tuples[2].elts if len(tuples) > 2 else [None] * len(names)
+    return [(ast.unparse(n), ast.unparse(a), ast.unparse(b) if b is not None else None, None)
+            for n, a, b in zip(names, shapes, strides, strict=False)]
 
 
 _RAND_STRIDED = re.compile(r"^\s+(\w+)\s*=\s*rand_strided\((.*)$")

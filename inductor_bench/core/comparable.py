@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .compare import CompareResult, unmeasured_columns
 from .results import BreakdownResult
+from .symbols import sizes_text
 from .unmeasured import Unmeasured
 
 Result = BreakdownResult | CompareResult
@@ -52,7 +53,7 @@ def sizes_differ(base: BreakdownResult, head: BreakdownResult) -> list[str]:
 
 
 def _sizes(sizes: dict[str, int]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sizes.items()) or "static shapes"
+    return sizes_text(sizes) or "static shapes"
 
 
 def _step_kind(r: Result) -> str:

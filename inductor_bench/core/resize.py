@@ -11,18 +11,14 @@ tensors of those shapes and strides; the other inputs stay the harness's.
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass
 
-from .callsites import split_args
+from .buffers import asserted
 from .modparse import function_body, string_lines
-from .symbols import dynamic_sizes, eval_shape, free_symbols, measured_sizes, sizes
+from .symbols import eval_shape, free_symbols, free_values, is_size_symbol, sizes, symbol_inputs
 
 _UNPACK = re.compile(r"^\s+(?P<names>\w+(?:\s*,\s*\w+)*)\s*,?\s*=\s*args\s*$")
-_ASSERT = re.compile(r"^\s+assert_(?:size_stride|tensor_metadata)\((?P<args>.*)$")
-_GROUPED = re.compile(r"^\s+assert_size_stride_grouped\((?P<args>.*)$")
-_READ = re.compile(r"^\s+(?P<symbol>\w+)\s*=\s*(?P<input>\w+)\s*$")
 _AS_STRIDED = re.compile(r"^\s+(?P<name>\w+)\s*=\s*torch\.as_strided\(")
 _NAME = re.compile(r"[A-Za-z_]\w*")
 
@@ -61,17 +57,18 @@ def applicable(text: str, wanted: dict[str, int]) -> dict[str, int]:
 def resize(text: str, wanted: dict[str, int]) -> tuple[dict[str, int], dict[str, Resized]]:
     """(the module's free symbols at the sizes it will run at, the inputs that change to get
     there). Raises ResizeError where an input cannot be built at those sizes."""
-    use = applicable(text, wanted)
+    reads = symbol_inputs(text)
+    use = {k: v for k, v in wanted.items() if k in reads}
+    env = sizes(text, use)
     if not use:
-        return dynamic_sizes(text), {}
+        return free_values(text, env), {}
     if bad := [f"{k}={v}" for k, v in use.items() if v < 0]:
         raise ResizeError(f"a size cannot be negative: {', '.join(bad)}")
-    env = sizes(text, use)
-    symbols = set(measured_sizes(text)) | set(use)
+    symbols = {k for k in sizes(text) if is_size_symbol(k)} | set(use)  # those at the harness's sizes
     lines = text.splitlines()
-    outside = [ln for i, ln in enumerate(lines) if i not in string_lines(lines)]
-    changed = {m["input"]: Resized(m["input"], value=use[m["symbol"]])
-               for ln in outside if (m := _READ.match(ln)) and m["symbol"] in use}
+    inside = string_lines(lines)
+    outside = [ln for i, ln in enumerate(lines) if i not in inside]
+    changed = {reads[sym]: Resized(reads[sym], value=v) for sym, v in use.items()}
     aliased = {m["name"] for ln in outside if (m := _AS_STRIDED.match(ln))}
     for name, (shape_text, stride_text) in _input_asserts(outside, call_inputs(text)).items():
         if name in changed or not symbols & set(_NAME.findall(shape_text + stride_text)):
@@ -84,41 +81,18 @@ def resize(text: str, wanted: dict[str, int]) -> tuple[dict[str, int], dict[str,
             raise ResizeError(f"input {name} shares its storage with other inputs (torch.as_strided): "
                               "not resized")
         changed[name] = Resized(name, shape=shape, stride=stride)
-    return dynamic_sizes(text, use), changed
+    return free_values(text, env), changed
 
 
 def _input_asserts(lines: list[str], inputs: list[str]) -> dict[str, tuple[str, str]]:
-    """Input name -> (shape, stride) as the first assert of it writes them:
-    ``assert_size_stride(a, shape, stride, ...)`` or torch 2.14's grouped form
-    ``assert_size_stride_grouped((a, b), (shape_a, shape_b), (stride_a, stride_b), ...)``."""
+    """Input name -> (shape, stride) as the first assert of it writes them (``asserted``)."""
     wanted = set(inputs)
     out: dict[str, tuple[str, str]] = {}
     for ln in lines:
-        if (m := _ASSERT.match(ln)) is not None:
-            parts = split_args(m["args"])
-            triples = [(parts[0].strip(), parts[1], parts[2])] if len(parts) >= 3 else []
-        elif (m := _GROUPED.match(ln)) is not None:
-            triples = _grouped(m["args"])
-        else:
-            continue
-        for name, shape, stride in triples:
-            if name in wanted:
+        for name, shape, stride, _ in asserted(ln) or []:
+            if name in wanted and stride is not None:
                 out.setdefault(name, (shape, stride))
     return out
-
-
-def _grouped(args: str) -> list[tuple[str, str, str]]:
-    try:
-        call = ast.parse("f(" + args, mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
-    if not isinstance(call, ast.Call) or len(call.args) < 3:
-        return []
-    names, shapes, strides = call.args[:3]
-    if not all(isinstance(t, ast.Tuple) for t in (names, shapes, strides)):
-        return []
-    return [(ast.unparse(n), ast.unparse(a), ast.unparse(b))
-            for n, a, b in zip(names.elts, shapes.elts, strides.elts, strict=False)]
 
 
 def unknown_sizes(wanted: dict[str, int], modules: dict[str, str]) -> str | None:

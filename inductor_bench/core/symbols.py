@@ -114,25 +114,37 @@ def _assign(env: dict[str, int], clashes: set[str], name: str, expr: str) -> boo
     return True
 
 
-def measured_sizes(text: str, fixed: dict[str, int] | None = None) -> dict[str, int]:
-    """The module's size symbols (``s77``, ``ps0`` ...) -> the value the harness measures them
-    at (with ``fixed``'s); empty for a module of static shapes."""
-    return {k: v for k, v in sizes(text, fixed).items() if _SYMBOL.match(k)}
+def is_size_symbol(name: str) -> bool:
+    return _SYMBOL.match(name) is not None
+
+
+def symbol_inputs(text: str) -> dict[str, str]:
+    """Each size symbol ``call()`` reads from an input (``s77 = arg2_1``) -> that input, in
+    order: the sizes a user varies; the derived ones (``ps0 = 256*s77``) follow from them."""
+    out: dict[str, str] = {}
+    for name, expr in _assignments(text):
+        if _SYMBOL.match(name) and re.fullmatch(r"\w+", expr) and not _SYMBOL.match(expr) \
+                and not expr.isdigit():
+            out.setdefault(name, expr)
+    return out
 
 
 def free_symbols(text: str) -> list[str]:
-    """The size symbols ``call()`` reads from its inputs (``s77 = arg2_1``), in order: the
-    sizes a user varies; the derived ones (``ps0 = 256*s77``) follow from them."""
-    seen: list[str] = []
-    for name, expr in _assignments(text):
-        if _SYMBOL.match(name) and re.fullmatch(r"\w+", expr) and not _SYMBOL.match(expr) \
-                and not expr.isdigit() and name not in seen:
-            seen.append(name)
-    return seen
+    """The size symbols ``call()`` reads from its inputs, in order (``symbol_inputs``)."""
+    return list(symbol_inputs(text))
 
 
 def dynamic_sizes(text: str, fixed: dict[str, int] | None = None) -> dict[str, int]:
     """The sizes a user varies (``free_symbols``) -> the value the harness measures them at,
     or the one ``fixed`` gives."""
-    values = measured_sizes(text, fixed)
-    return {s: values[s] for s in free_symbols(text) if s in values}
+    return free_values(text, sizes(text, fixed))
+
+
+def free_values(text: str, env: dict[str, int]) -> dict[str, int]:
+    """The free symbols' values in ``env`` (a ``sizes`` result)."""
+    return {s: env[s] for s in free_symbols(text) if s in env}
+
+
+def sizes_text(sizes: dict[str, int]) -> str:
+    """``s77=64, s27=3``: sizes as the report and ``--size`` write them."""
+    return ", ".join(f"{k}={v}" for k, v in sizes.items())

@@ -8,6 +8,7 @@ from ..core.pipelined import LAUNCH_BOUND_IDLE
 from ..core.results import BreakdownResult
 from ..core.step import disturbances, split_step
 from ..core.subgraphs import left_out_line
+from ..core.symbols import sizes_text
 from . import format as fmt
 from .doc import Doc
 
@@ -47,22 +48,18 @@ def _dynamic(doc: Doc, r: BreakdownResult) -> None:
     given = [g for g in r.graphs if g.size_hints]
     lines = []
     if hinted:
-        each = "; ".join(f"{g.id} at {_sizes(g.sizes)}" for g in hinted)
+        each = "; ".join(f"{g.id} at {sizes_text(g.sizes)}" for g in hinted)
         lines.append(
             f"dynamic shapes: profiled {each}: the size hints its compiled module's harness holds "
             "(those of the call that first compiled the graph, perhaps in a run that filled the "
             "cache), not every size the model ran; other sizes run the same kernels on more or "
             "less data: --size SYMBOL=N profiles at another (docs/breakdown.md)")
     if given:
-        each = "; ".join(f"{g.id} at {_sizes(g.sizes)} (its size hints: {_sizes(g.size_hints)})"
+        each = "; ".join(f"{g.id} at {sizes_text(g.sizes)} (its size hints: {sizes_text(g.size_hints)})"
                          for g in given)
         lines.append(f"dynamic shapes: profiled {each}, as --size asked")
     if lines:
         doc.paragraph(*lines)
-
-
-def _sizes(sizes: dict[str, int]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sizes.items())
 
 
 def _cuda_graphs(doc: Doc, r: BreakdownResult) -> None:
