@@ -281,3 +281,20 @@ def test_torch_2_5s_harness_inputs_are_read_from_its_closure():
     assert closure_args(benchmark_compiled_module(), text) == [24, "x(24, 128)"]
     with pytest.raises(WorkloadError, match="does not hand call"):
         closure_args(benchmark_compiled_module(), module("2.5.1", "forward"))
+
+
+def test_a_sized_graph_keeps_its_generated_kernels_counts(tmp_path):
+    """At --size's sizes the generated kernels are counted from their buffers (Inductor's own
+    kernel_num_gb is at the hint), the extern calls from their shapes: none goes uncounted."""
+    from inductor_bench.core.results import KernelStat
+    from inductor_bench.core.roofline import count_work
+
+    text = module("2.13.0", "forward")
+    names = ["aten::addmm", "cpp_fused_relu_0", "cpp_fused__softmax_1"]
+    g = GraphResult(id="0-forward", role="forward", kernels=[
+        KernelStat(name=n, category="extern_gemm", calls=1, ms=1.0) for n in names])
+    count_work(g, parse_module(text), text, tmp_path, {"s77": 64})
+    counted = {k.name: k.bytes for k in g.kernels}
+    # the ReLU in place on the first layer's (64, 256) float32 output: read and written
+    assert counted["cpp_fused_relu_0"] == 2.0 * 64 * 256 * 4
+    assert all(b is not None for b in counted.values()), counted

@@ -136,8 +136,8 @@ def count_work(graph: GraphResult, module: ModuleInfo, text: str, run_dir: Path,
     owners = {} if on_host else _op_owners(graph.kernels)
     for k in graph.kernels:
         work = per_kernel.get(k.name)
-        if work is not None and not fixed:
-            work = _from_kernel_file(k, work, run_dir)
+        if work is not None:
+            work = work if fixed else _from_kernel_file(k, work, run_dir)
         elif on_host:
             work = per_op.get(k.name)
         else:
