@@ -196,14 +196,12 @@ def is_host(device: str) -> bool:
 def _kernels(split: StepEvents) -> list[TraceKernel]:
     """Per (device, kernel name): calls and time in every step, its category and launcher
     those of its first launch."""
-    names, name, dur, row, rows = split.names, split.events.name, split.events.dur, split.row, split.rows
+    names, name, row, rows = split.names, split.events.name, split.row, split.rows
     kind, kinds = split.kind, split.kinds
     found: dict[tuple[int, int], TraceKernel] = {}
     n_steps = len(split.per_step)
-    steps = split.shares if split.shares is not None else \
-        [[(j, dur[j]) for j in js] for js in split.per_step]
-    for k, timed in enumerate(steps):
-        for j, us in timed:
+    for k in range(n_steps):
+        for j, us in split.timed(k):
             key = (row[j], name[j])
             kern = found.get(key)
             if kern is None:

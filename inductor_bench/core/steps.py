@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from . import categories
@@ -48,6 +48,14 @@ class StepEvents:
     # others keeps only what they leave uncovered); None on device traces (an event's own
     # duration)
     shares: list[list[tuple[int, float]]] | None = None
+
+    def timed(self, k: int) -> Iterable[tuple[int, float]]:
+        """(event, µs it is given) of step ``k``: a CPU-only trace's shares, else each event's
+        own duration (generated, not kept: a device trace has millions)."""
+        if self.shares is not None:
+            return self.shares[k]
+        dur = self.events.dur
+        return ((j, dur[j]) for j in self.per_step[k])
 
     def category(self, i: int) -> str:
         return self.kinds[self.kind[i]][0]
@@ -218,8 +226,13 @@ def step_devices(split: StepEvents, k: int, end: float) -> list[DeviceFigures]:
         for j in js:
             by_row.setdefault(row[j], array("i")).append(j)
     labels = {split.rows[r]: r for r in by_row}
-    shares = split.shares[k] if split.shares is not None else None
-    return [_device(split, d, start, end, by_row[labels[d]], shares)
+    shares: dict[int, list[tuple[int, float]]] | None = None  # a CPU-only trace's, by thread
+    if split.shares is not None:
+        shares = {}
+        for j, us in split.shares[k]:
+            shares.setdefault(row[j], []).append((j, us))
+    return [_device(split, d, start, end, by_row[labels[d]],
+                    shares.get(labels[d], []) if shares is not None else None)
             for d in sorted(labels, key=device_order)]
 
 
@@ -229,12 +242,12 @@ def device_order(d: str) -> tuple[int, str]:
 
 def _device(split: StepEvents, device: str, start: float, end: float, js: Sequence[int],
             shares: list[tuple[int, float]] | None) -> DeviceFigures:
+    """One device's (or thread's) figures: ``js`` its events (a thread's top-level ops);
+    ``shares`` the time each op of a thread is given (``StepEvents.shares``; None: an event
+    its own duration)."""
     ts, dur, kind, kinds = split.events.ts, split.events.dur, split.kind, split.kinds
     cats: dict[str, float] = {}
-    here = split.row[js[0]] if js else None
-    timed = ((j, dur[j]) for j in js) if shares is None else \
-        ((j, us) for j, us in shares if split.row[j] == here)
-    for j, us in timed:
+    for j, us in ((j, dur[j]) for j in js) if shares is None else shares:
         c = kinds[kind[j]][0]
         cats[c] = cats.get(c, 0.0) + us / US_PER_MS
     busy = union_length((max(ts[j], start), min(ts[j] + dur[j], end)) for j in js)
