@@ -33,13 +33,22 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # click's own help: wrapped to the terminal, never cut short with an ellipsis, no boxes
+    rich_markup_mode=None,
 )
 
-for command in (
-    breakdown.breakdown, report.report, analyze.analyze, kernel.kernel, compare.compare, diff.diff,
-    sweep.sweep,
-):
-    app.command()(command)
+# The command list of ``inductor-bench --help`` (click would cut each docstring short).
+SHORT_HELP = {
+    breakdown.breakdown: "Where a compiled model spends its time, kernel by kernel.",
+    report.report: "Show a saved run again, in any format; no torch needed.",
+    analyze.analyze: "Break down any torch.profiler trace, one rank or several.",
+    kernel.kernel: "Benchmark one Inductor Triton kernel (--max-autotune too).",
+    compare.compare: "One model in each compile mode, side by side.",
+    diff.diff: "Two runs of the same model: what got faster, a merge gate.",
+    sweep.sweep: "Many models x every mode, one job per device, one table.",
+}
+for command, short in SHORT_HELP.items():
+    app.command(short_help=short)(command)
 
 
 @app.callback()

@@ -279,6 +279,14 @@ def test_script_with_graph_break(tmp_path):
     assert "print" in brk["reason"]
     report = (Path(r["run_dir"]) / "report.txt").read_text()
     assert f"graph breaks: 1 — graph_break_script.py:{line}: " in report
+    # each graph's function: f from its decorator's line (co_firstlineno), then f resumed
+    first = next(i for i, ln in enumerate((MODELS / "graph_break_script.py").read_text().splitlines(), 1)
+                 if ln.startswith("@torch.compile"))
+    assert [(g["compiled_from"]["name"], g["compiled_from"]["line"]) for g in r["graphs"]] == [
+        ("f", first), (f"torch_dynamo_resume_in_f_at_{line}", line)]
+    assert (f"graph origins: {r['graphs'][0]['id']} from f (graph_break_script.py:{first}); "
+            f"{r['graphs'][1]['id']} from f after its graph break at line {line} (graph_break_script.py:{line})"
+            ) in report
 
 
 def test_freezing_needs_inference():

@@ -25,6 +25,14 @@ Model = Annotated[
     Path,
     typer.Argument(parser=o.a_path, help="Model file: defines make_workload(), or a script that compiles."),
 ]
+ScriptArgs = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="A script's own arguments (its sys.argv after the file), after --: "
+        "inductor-bench breakdown train.py -- --epochs 1 --lr 0.1.",
+        show_default=False,
+    ),
+]
 AutotuneTop = Annotated[
     int,
     typer.Option(
@@ -44,6 +52,7 @@ RefreshPeaks = Annotated[
 def breakdown(
     ctx: typer.Context,
     model: Model,
+    script_args: ScriptArgs = None,
     device: o.Device = AUTO,
     train: o.Train = False,
     dtype: o.Dtype = "float32",
@@ -70,7 +79,7 @@ def breakdown(
     size: o.Size = None,
 ) -> None:
     """Compile MODEL, profile every graph it compiles, and report where the time goes."""
-    opts = o.workload_options(model, device, train, dtype, autocast, mode, batch_size, freezing)
+    opts = o.workload_options(model, device, train, dtype, autocast, mode, batch_size, freezing, script_args)
     settings = o.run_settings(ctx, iterations, windows, timeout, fresh_cache=fresh_cache, processes=processes,
                               sizes=o.sizes_of(size))
     result, run_dir, err = run_breakdown(opts, settings, out=out, root=runs_dir)

@@ -185,6 +185,7 @@ def workload_options(
     mode: str,
     batch_size: int | None,
     freezing: bool = False,
+    script_args: list[str] | None = None,
 ) -> WorkloadOptions:
     return WorkloadOptions(
         path=str(model),
@@ -195,6 +196,7 @@ def workload_options(
         mode=mode,
         batch_size=batch_size,
         freezing=freezing,
+        script_args=list(script_args or []),
     ).validate()
 
 

@@ -4,7 +4,10 @@ one side only; pure, no torch."""
 
 from __future__ import annotations
 
+import shlex
+
 from .compare import CompareResult, unmeasured_columns
+from .compiled_from import code_label, same_code
 from .results import BreakdownResult
 from .symbols import sizes_text
 from .unmeasured import Unmeasured
@@ -33,6 +36,9 @@ def comparability(base: Result, head: Result) -> tuple[list[str], list[str]]:
         notes.append(f"compile modes differ: base {base.mode}, head {head.mode}")
     if both_breakdowns:
         notes += sizes_differ(base, head)
+        notes += other_code(base, head)
+        if base.script_args != head.script_args:
+            notes.append(f"the script ran with other arguments: base {_args(base)}, head {_args(head)}")
     bt, ht = base.versions.get("torch"), head.versions.get("torch")
     if bt and ht and bt != ht:
         notes.append(f"torch versions differ: base {bt}, head {ht}")
@@ -50,6 +56,22 @@ def sizes_differ(base: BreakdownResult, head: BreakdownResult) -> list[str]:
             out.append(f"{g.id} was profiled at other sizes: base {_sizes(g.sizes)}, head {_sizes(h)} "
                        "(dynamic shapes: each module's size hints)")
     return out
+
+
+def other_code(base: BreakdownResult, head: BreakdownResult) -> list[str]:
+    """A line for each graph of the same id compiled from another function on each side."""
+    heads = {g.id: g for g in head.graphs}
+    out = []
+    for g in base.graphs:
+        h = heads.get(g.id)
+        if h is not None and not same_code(g, h):
+            out.append(f"{g.id} was compiled from other code: base {code_label(g.compiled_from)}, "
+                       f"head {code_label(h.compiled_from)}: its figures compare two functions")
+    return out
+
+
+def _args(r: BreakdownResult) -> str:
+    return shlex.join(r.script_args) or "none"
 
 
 def _sizes(sizes: dict[str, int]) -> str:

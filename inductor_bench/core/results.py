@@ -29,6 +29,7 @@ from .run_extras import CompileCache as CompileCache  # re-exported: results nam
 from .run_extras import PeakMemory as PeakMemory
 from .run_extras import StepTurns as StepTurns
 from .run_extras import TorchSettings as TorchSettings
+from .run_extras import Totals
 from .sources import CallSite, Origin
 from .stats import Summary, add, sum_samples, summarize_steady
 from .steady import Steady, from_left_out
@@ -128,6 +129,8 @@ class GraphResult:
     sizes: dict[str, int] = field(default_factory=dict)
     size_hints: dict[str, int] = field(default_factory=dict)
     module_types: dict[str, str] = field(default_factory=dict)
+    # The user function it was compiled from (runner/dynamo_frame.py): {name, file, line}.
+    compiled_from: dict[str, Any] | None = None
 
     @property
     def busy_pct(self) -> float:
@@ -198,27 +201,9 @@ _GRAPH_OPTIONAL: dict[str, Any] = {
     "sites": [],
     "attribution": None,
     "site_counts": [],
+    "compiled_from": None,
     **{name: {} for name in ("sizes", "size_hints", "module_types")},
 }
-
-
-@dataclass
-class Totals:
-    """All graphs of one step together (each graph called once per step): each figure the
-    exact sum of the graphs' own."""
-
-    wall_ms: float
-    busy_ms: float
-    kernel_ms: float
-    categories: dict[str, float]
-    kernel_count: int
-    graphs: int
-    iterations: int = 0  # profiled, over all graphs
-    left_out: int = 0  # of them, left out as disturbed
-
-    @property
-    def busy_pct(self) -> float:
-        return 100.0 * self.busy_ms / self.wall_ms if self.wall_ms > 0 else 0.0
 
 
 # What a run adds beside its graphs; saved under "extras" in that order, each only when set.
@@ -239,6 +224,7 @@ class BreakdownResult:
     freezing: bool = False
     batch_size: int | None = None
     script: bool = False  # the file ran as a script (no factory)
+    script_args: list[str] = field(default_factory=list)  # its sys.argv after the file (given after --)
     versions: dict[str, str] = field(default_factory=dict)  # torch, triton, python, tool
     created: str = ""
     run_dir: str = ""
@@ -316,7 +302,7 @@ class BreakdownResult:
                 d["extras"] = self._extras()
             if f.name == "graphs":
                 d["graphs"] = [g.to_dict() for g in self.graphs]
-            elif f.name not in EXTRAS:
+            elif f.name not in EXTRAS and not (f.name == "script_args" and not self.script_args):
                 d[f.name] = _plain(getattr(self, f.name))
         d["totals"] = asdict(self.totals())
         return d

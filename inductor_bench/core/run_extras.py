@@ -1,6 +1,7 @@
 """What a breakdown run records beside its graphs: peak memory, the Inductor cache it
-compiled in, the process-wide torch settings, the step and graphs timed in turns. Plain data,
-saved under ``extras`` of ``breakdown.json`` (``core/results.py``); pure, no torch."""
+compiled in, the process-wide torch settings, the step and graphs timed in turns (saved under
+``extras`` of ``breakdown.json``, ``core/results.py``), and the totals of all its graphs.
+Plain data; pure, no torch."""
 
 from __future__ import annotations
 
@@ -62,3 +63,22 @@ class StepTurns:
     graphs: list[str] = field(default_factory=list)
     blocks: list[list[list[float]]] = field(default_factory=list)
     error: str | None = None
+
+
+@dataclass
+class Totals:
+    """All graphs of one step together (each graph called once per step): each figure the
+    exact sum of the graphs' own."""
+
+    wall_ms: float
+    busy_ms: float
+    kernel_ms: float
+    categories: dict[str, float]
+    kernel_count: int
+    graphs: int
+    iterations: int = 0  # profiled, over all graphs
+    left_out: int = 0  # of them, left out as disturbed
+
+    @property
+    def busy_pct(self) -> float:
+        return 100.0 * self.busy_ms / self.wall_ms if self.wall_ms > 0 else 0.0

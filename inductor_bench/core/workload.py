@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import ast
 import os
+import shlex
 import stat
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,8 @@ class WorkloadOptions:
     mode: str = CompileMode.DEFAULT
     batch_size: int | None = None
     freezing: bool = False  # inference only: weights become constants (CPU GEMM templates need it)
+    # A script's command-line arguments (its sys.argv after the file), given after ``--``.
+    script_args: list[str] = field(default_factory=list)
 
     def validate(self) -> WorkloadOptions:
         """Checked before any worker starts; ``path`` made absolute (workers keep finding the
@@ -69,6 +72,11 @@ class WorkloadOptions:
             raise UsageError(
                 f"{self.path} has no {FACTORY}() factory and runs as a script: --batch-size needs the factory"
             )
+        if kind == FACTORY_KIND and self.script_args:
+            raise UsageError(
+                f"{self.path} defines {FACTORY}(): the arguments after -- ({' '.join(self.script_args)}) are "
+                "a script's sys.argv, and the factory takes --batch-size, --dtype and --device instead"
+            )
         self.path = os.path.abspath(self.path)
         return self
 
@@ -76,8 +84,17 @@ class WorkloadOptions:
     def name(self) -> str:
         return Path(self.path).stem
 
+    def file_and_args(self) -> str:
+        """The file and the script's arguments, quoted as a shell needs them."""
+        return script_line(self.path, self.script_args)
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def script_line(path: str, args: list[str]) -> str:
+    """``train.py --epochs 1``: the file's name and its arguments, quoted as a shell needs them."""
+    return shlex.join([Path(path).name, *args])
 
 
 def check_model_file(p: Path) -> None:

@@ -9,6 +9,7 @@ from ..core.devices import backend
 from ..core.results import STEADY_SINCE, BreakdownResult, GraphResult, KernelRetuning, KernelStat, Recompile
 from ..core.views import By, has_sources
 from ..core.vocab import Role, Status
+from ..core.workload import script_line
 from . import charts
 from . import format as fmt
 from .doc import TEXT, Doc, new_doc
@@ -38,7 +39,8 @@ def _header(doc: Doc, r: BreakdownResult) -> None:
         " · ".join(f"{k} {v}" for k, v in r.versions.items() if k in ("torch", "triton")),
     ]
     if r.script:
-        facts.insert(0, "ran as a script: every graph it compiled")
+        ran = f", {doc.code(script_line(r.model_path, r.script_args))}" if r.script_args else ""
+        facts.insert(0, f"ran as a script{ran}: every graph it compiled")
     doc.paragraph(*(doc.item(f) for f in facts if f))
     if r.status != Status.OK or r.errors:
         doc.paragraph(doc.alert(f"Status: {r.status}"), *(f"- {e.splitlines()[0]}" for e in r.errors))

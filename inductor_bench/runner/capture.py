@@ -32,6 +32,7 @@ from . import compat, compile_modes, cudagraph_log, machine, sources, torch_sett
 from . import device as dev
 from .cudagraph_state import attach as attach_cudagraph_state
 from .dynamo_counts import attach_break_recorder, fx_cache_counts
+from .dynamo_frame import CODE_KEY, compiled_code
 from .workload import build_step, call_factory, load_factory
 
 # Inductor flags every compile of ours runs with: unique kernel names, benchmark harnesses in
@@ -149,6 +150,7 @@ class _ModuleRecorder(logging.Handler):
                     out[subgraphs.CHOICE_KEY] = str(getattr(owner, "name", "") or "") or None
             frame = frame.f_back
         out[subgraphs.STACK_KEY] = stack[: cls.STACK_DEPTH][::-1]
+        out[CODE_KEY] = compiled_code(sys._getframe(1))
         return out
 
 
@@ -335,7 +337,7 @@ def _run_script(opts: WorkloadOptions) -> dict[str, Any]:
             return orig(*a, **kw)
 
         torch.compile = compile_with_mode
-    sys.argv = [opts.path]
+    sys.argv = [opts.path, *opts.script_args]
     t0 = time.perf_counter()
     try:
         runpy.run_path(opts.path, run_name="__main__")

@@ -37,6 +37,7 @@ from . import cudagraph_state
 from . import device as dev
 from .batch import BatchItem, Standby, run_batch
 from .capture import measuring_env
+from .dynamo_frame import CODE_KEY
 from .profile import DEFAULT_WINDOWS, MAX_WINDOWS_S
 from .rundir import copy_atomic, record_digests
 from .settings import RunSettings
@@ -91,7 +92,17 @@ def collect_graphs(
             ROLE_ORDER.get(s.graph.role, 3),
         )
     )
+    _share_code([s.graph for s in sources])
     return sources
+
+
+def _share_code(graphs: list[GraphResult]) -> None:
+    """A graph compiled with no Dynamo frame on the stack (a backward, at the first backward)
+    takes the code of the graph of the same compile (frame id and compile id)."""
+    code = {(g.frame_id, g.frame_compile_id): g.compiled_from for g in graphs if g.compiled_from}
+    for g in graphs:
+        if g.compiled_from is None and g.frame_id is not None:
+            g.compiled_from = code.get((g.frame_id, g.frame_compile_id))
 
 
 def _collect(m: dict[str, Any], run_dir: Path, default_device: str, used: set[str]) -> GraphSource:
@@ -115,6 +126,7 @@ def _collect(m: dict[str, Any], run_dir: Path, default_device: str, used: set[st
         aot_id=info.aot_id,
         frame_id=m.get("frame_id"),
         frame_compile_id=m.get("frame_compile_id"),
+        compiled_from=m.get(CODE_KEY),
         module=str(dst.relative_to(run_dir)),
         device=info.device or default_device,
     )

@@ -103,7 +103,7 @@ def compile_workload(
         request["wait_ready"] = {"file": str(out.standby.ready_file), "pid": out.standby.proc.pid}
     label = "running" if opts.mode == CompileMode.EAGER else "compiling"
     try:
-        with settings.progress.phase(f"{label} {Path(opts.path).name} ({_describe(opts)})") as ph:
+        with settings.progress.phase(f"{label} {opts.file_and_args()} ({_describe(opts)})") as ph:
             data = run_worker(
                 COMPILE_WORKER,
                 request,
@@ -168,7 +168,9 @@ def _read_modules_log(path: Path) -> list[dict[str, Any]]:
 
 
 def new_result(opts: WorkloadOptions, run_dir: Path) -> BreakdownResult:
-    return BreakdownResult(**header(opts, run_dir), mode=opts.mode, freezing=opts.freezing)
+    return BreakdownResult(
+        **header(opts, run_dir), mode=opts.mode, freezing=opts.freezing, script_args=list(opts.script_args)
+    )
 
 
 def _take_outcome(result: BreakdownResult, opts: WorkloadOptions, comp: CompileOutcome) -> None:
@@ -282,7 +284,8 @@ def _profile_all(
         nonlocal first_error
         cm, ph = open_phases.pop(g.id, (None, {}))
         ph["done"] = (
-            f"{len(g.windows_ms) or 1} x {g.iterations} iterations, {len(g.kernels)} kernels"
+            f"{len(g.windows_ms) or 1} x {g.iterations} iterations, {len(g.kernels)} "
+            + ("kernel" if len(g.kernels) == 1 else "kernels")
             if g.ok
             else f"{g.status}: {g.error}"
         )

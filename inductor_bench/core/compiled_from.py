@@ -1,0 +1,54 @@
+"""Which of the user's functions each graph was compiled from (``GraphResult.compiled_from``:
+the code object Dynamo compiled, recorded by ``runner/dynamo_frame.py``), in words; pure."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .results import BreakdownResult, GraphResult
+
+# Dynamo names the code it resumes a function with after a graph break this way
+# (torch/_dynamo/resume_execution.py, 2.5 to 2.15): the function, and the line of the break.
+RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<function>.+)_at_(?P<line>\d+)$")
+
+
+def code_label(code: dict[str, Any] | None) -> str | None:
+    """``MLP.forward (mlp.py:30)``; after a graph break, ``f after its graph break at line 10
+    (script.py:10)``; None where it is not known."""
+    if not code or not code.get("name"):
+        return None
+    name, file = str(code["name"]), _base(str(code.get("file") or ""))
+    where = f"{file}:{code['line']}" if code.get("line") else file
+    resumed = RESUME.match(name.rsplit(".", 1)[-1])
+    if resumed:
+        name = f"{resumed['function']} after its graph break at line {resumed['line']}"
+    return f"{name} ({where})" if where else name
+
+
+def same_code(a: GraphResult, b: GraphResult) -> bool:
+    """Whether two graphs (of two runs) were compiled from the same function, as far as both
+    runs know: its name and file (lines move with edits)."""
+    if not a.compiled_from or not b.compiled_from:
+        return True
+    return _identity(a.compiled_from) == _identity(b.compiled_from)
+
+
+def origins_line(r: BreakdownResult) -> str | None:
+    """``graph origins: 0-forward, 0-backward from MLP.forward (mlp.py:30); ...``."""
+    groups: dict[str, list[str]] = {}
+    for g in r.graphs:
+        label = code_label(g.compiled_from)
+        if label is not None:
+            groups.setdefault(label, []).append(g.id)
+    if not groups:
+        return None
+    return "graph origins: " + "; ".join(f"{', '.join(ids)} from {label}" for label, ids in groups.items())
+
+
+def _identity(code: dict[str, Any]) -> tuple[str, str]:
+    return str(code.get("name")), _base(str(code.get("file") or ""))
+
+
+def _base(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]

@@ -1,0 +1,87 @@
+"""Which user function each graph was compiled from: found on the stack while Dynamo compiles
+(``runner/dynamo_frame.py``), shared with the backward of the same compile, said in the report
+and checked by diff. Results here are hand-built (synthetic); the end-to-end check is
+``tests/test_cli_errors.py::test_script_with_graph_break`` and ``tests/test_script_args.py``."""
+
+from __future__ import annotations
+
+import sys
+
+from inductor_bench.core.compiled_from import code_label, origins_line, same_code
+from inductor_bench.core.diff import diff_results
+from inductor_bench.core.results import BreakdownResult, GraphResult
+from inductor_bench.render.breakdown import render_breakdown
+from inductor_bench.runner.dynamo_frame import compiled_code
+from inductor_bench.runner.graphs import _share_code
+
+FORWARD = {"name": "Block.forward", "file": "/m/transformer_block.py", "line": 19}
+RESUMED = {"name": "torch_dynamo_resume_in_f_at_10", "file": "/m/script.py", "line": 10}
+
+
+def test_labels_name_the_function_its_file_and_line():
+    assert code_label(FORWARD) == "Block.forward (transformer_block.py:19)"
+    assert code_label(RESUMED) == "f after its graph break at line 10 (script.py:10)"
+    assert code_label({"name": "<lambda>", "file": "C:\\m\\x.py", "line": 3}) == "<lambda> (x.py:3)"
+    assert code_label(None) is None and code_label({}) is None
+
+
+def _graph(gid: str, code: dict | None, frame: int = 0) -> GraphResult:
+    return GraphResult(id=gid, role=gid.split("-")[1], frame_id=frame, frame_compile_id=0, iterations=4,
+                       wall_ms=1.0, wall_samples_ms=[1.0] * 4, compiled_from=code)
+
+
+def _result(*graphs: GraphResult) -> BreakdownResult:
+    return BreakdownResult(model="m", graphs=list(graphs))
+
+
+def test_graphs_of_one_function_are_named_together():
+    r = _result(_graph("0-forward", FORWARD), _graph("0-backward", FORWARD), _graph("1-forward", RESUMED, 1))
+    assert origins_line(r) == (
+        "graph origins: 0-forward, 0-backward from Block.forward (transformer_block.py:19); "
+        "1-forward from f after its graph break at line 10 (script.py:10)")
+    assert origins_line(r) in render_breakdown(r)
+    assert origins_line(_result(_graph("0-forward", None))) is None
+    back = BreakdownResult.from_dict(r.to_dict())
+    assert [g.compiled_from for g in back.graphs] == [FORWARD, FORWARD, RESUMED]
+    assert "compiled_from" not in _result(_graph("0-forward", None)).to_dict()["graphs"][0]
+
+
+def test_a_backward_takes_the_code_of_its_forward():
+    graphs = [_graph("0-forward", FORWARD), _graph("0-backward", None), _graph("1-backward", None, 1)]
+    _share_code(graphs)
+    assert [g.compiled_from for g in graphs] == [FORWARD, FORWARD, None]
+
+
+def test_diff_warns_when_a_graph_id_is_another_function_on_each_side():
+    base = _result(_graph("0-inference", FORWARD), _graph("1-inference", RESUMED, 1))
+    moved = {**RESUMED, "line": 12}  # an edit above it: the same function
+    head = _result(_graph("0-inference", FORWARD), _graph("1-inference", {**RESUMED, "name": "g"}, 1))
+    assert not same_code(base.graphs[1], head.graphs[1])
+    assert same_code(base.graphs[1], _graph("1-inference", moved, 1))
+    (w,) = [w for w in diff_results(base, head).warnings if "other code" in w]
+    assert w == ("1-inference was compiled from other code: base f after its graph break at line 10 "
+                 "(script.py:10), head g (script.py:10): its figures compare two functions")
+
+
+DYNAMO_LIKE = '''
+import sys
+def _compile(code):
+    return sys._getframe()
+'''
+
+
+def user_function(x):
+    return x
+
+
+def test_the_code_dynamo_holds_is_found_on_the_stack():
+    """A frame of a file under torch/_dynamo/ holding the user's code object as ``code`` (as
+    convert_frame's _compile does) gives its name, file and first line; torch's own code and
+    frames elsewhere do not."""
+    ns: dict = {}
+    exec(compile(DYNAMO_LIKE, "/site-packages/torch/_dynamo/convert_frame.py", "exec"), ns)
+    found = compiled_code(ns["_compile"](user_function.__code__))
+    assert found == {"name": "user_function", "file": __file__,
+                     "line": user_function.__code__.co_firstlineno}
+    assert compiled_code(ns["_compile"](compile("0", "/x/torch/nn/m.py", "eval"))) is None
+    assert compiled_code(sys._getframe()) is None

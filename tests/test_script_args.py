@@ -1,0 +1,110 @@
+"""A script's own arguments: ``inductor-bench breakdown train.py -- --width 48`` runs the
+script with that ``sys.argv``; the run keeps them, the report shows them, diff notes them, and
+a factory model refuses them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inductor_bench.core.diff import diff_results
+from inductor_bench.core.errors import UsageError
+from inductor_bench.core.results import BreakdownResult, GraphResult
+from inductor_bench.core.workload import WorkloadOptions, script_line
+from inductor_bench.render.breakdown import render_breakdown
+
+MODELS = Path(__file__).parent.parent / "models"
+
+
+def test_the_line_is_quoted_as_a_shell_needs_it():
+    assert script_line("/a/train.py", ["--tag", "a b", "--x=1"]) == "train.py --tag 'a b' --x=1"
+    assert script_line("/a/train.py", []) == "train.py"
+
+
+def test_a_factory_model_refuses_a_scripts_arguments():
+    opts = WorkloadOptions(path=str(MODELS / "mlp.py"), script_args=["--width", "3"])
+    with pytest.raises(UsageError, match=r"defines make_workload\(\): the arguments after -- \(--width 3\)"):
+        opts.validate()
+
+
+def test_a_script_keeps_its_arguments():
+    opts = WorkloadOptions(path=str(MODELS / "graph_break_script.py"), script_args=["--n", "2"]).validate()
+    assert opts.file_and_args() == "graph_break_script.py --n 2"
+    assert WorkloadOptions(**json.loads(json.dumps(opts.to_dict()))).script_args == ["--n", "2"]
+
+
+def _result(args: list[str]) -> BreakdownResult:
+    g = GraphResult(id="0-inference", role="inference", iterations=4, wall_ms=1.0, wall_samples_ms=[1.0] * 4)
+    return BreakdownResult(model="train", model_path="/x/train.py", script=True, script_args=args, graphs=[g])
+
+
+def test_the_header_shows_the_arguments_in_every_format():
+    r = _result(["--tag", "a|b"])
+    assert "ran as a script, train.py --tag 'a|b': every graph it compiled" in render_breakdown(r)
+    assert "- ran as a script, `train.py --tag 'a|b'`: every graph it compiled" in render_breakdown(r, "markdown")
+    assert "ran as a script: every graph it compiled" in render_breakdown(_result([]))
+    assert BreakdownResult.from_dict(r.to_dict()).script_args == ["--tag", "a|b"]
+
+
+def test_a_result_saved_before_script_arguments_reads_as_none():
+    d = _result(["--n", "1"]).to_dict()
+    del d["script_args"]
+    assert BreakdownResult.from_dict(d).script_args == []
+
+
+def test_diff_notes_other_arguments():
+    warnings = diff_results(_result(["--width", "48"]), _result([])).warnings
+    assert "the script ran with other arguments: base --width 48, head none" in warnings
+    assert not [w for w in diff_results(_result(["-v"]), _result(["-v"])).warnings if "arguments" in w]
+
+
+ARGS_SCRIPT = '''
+import argparse
+import json
+import sys
+
+import torch
+
+p = argparse.ArgumentParser()
+p.add_argument("--width", type=int, default=32)
+p.add_argument("--tag", default="")
+a = p.parse_args()
+with open(sys.argv[0] + ".argv.json", "w") as f:
+    json.dump(sys.argv, f)
+
+
+def layer(x, w):
+    return torch.relu(x @ w)
+
+
+torch.compile(layer)(torch.randn(16, a.width), torch.randn(a.width, a.width))
+'''
+
+
+@pytest.mark.e2e
+def test_the_script_runs_with_its_arguments(tmp_path):
+    """The arguments after -- reach the script's argparse: the graph it compiles has the width
+    they ask for (the GEMM's FLOPs, 2*16*48*48, say so), and the run keeps them."""
+    script = tmp_path / "widths.py"
+    script.write_text(ARGS_SCRIPT)
+    p = subprocess.run(
+        [sys.executable, "-m", "inductor_bench.cli", "breakdown", str(script), "--device", "cpu",
+         "--iterations", "5", "--windows", "1", "--processes", "1", "--out", str(tmp_path / "run"),
+         "--json", str(tmp_path / "r.json"), "--", "--width", "48", "--tag", "a b"],
+        capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    assert json.loads((tmp_path / "widths.py.argv.json").read_text()) == [
+        str(script), "--width", "48", "--tag", "a b"]
+    r = json.loads((tmp_path / "r.json").read_text())
+    assert r["script_args"] == ["--width", "48", "--tag", "a b"]
+    (gemm,) = [k for g in r["graphs"] for k in g["kernels"] if k["name"] == "aten::mm"]
+    assert gemm["flops"] == 2.0 * 16 * 48 * 48
+    report = (tmp_path / "run" / "report.txt").read_text()
+    assert "ran as a script, widths.py --width 48 --tag 'a b': every graph it compiled" in report
+    line = ARGS_SCRIPT.splitlines().index("def layer(x, w):") + 1
+    assert f"graph origins: {r['graphs'][0]['id']} from layer (widths.py:{line})" in report
+    assert "compiling widths.py --width 48 --tag 'a b' (inference" in p.stderr
