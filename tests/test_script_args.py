@@ -75,27 +75,35 @@ p.add_argument("--tag", default="")
 a = p.parse_args()
 with open(sys.argv[0] + ".argv.json", "w") as f:
     json.dump(sys.argv, f)
+from widths_lib import layer  # beside the script: found as `python widths.py` finds it
+
+torch.compile(layer)(torch.randn(16, a.width), torch.randn(a.width, a.width))
+'''
+
+
+LIB = '''
+import torch
 
 
 def layer(x, w):
     return torch.relu(x @ w)
-
-
-torch.compile(layer)(torch.randn(16, a.width), torch.randn(a.width, a.width))
 '''
 
 
 @pytest.mark.e2e
 def test_the_script_runs_with_its_arguments(tmp_path):
     """The arguments after -- reach the script's argparse: the graph it compiles has the width
-    they ask for (the GEMM's FLOPs, 2*16*48*48, say so), and the run keeps them."""
+    they ask for (the GEMM's FLOPs, 2*16*48*48, say so), and the run keeps them. Run from
+    another directory, the script imports the module beside it, as under `python`."""
     script = tmp_path / "widths.py"
     script.write_text(ARGS_SCRIPT)
+    (tmp_path / "widths_lib.py").write_text(LIB)
+    (tmp_path / "elsewhere").mkdir()
     p = subprocess.run(
         [sys.executable, "-m", "inductor_bench.cli", "breakdown", str(script), "--device", "cpu",
          "--iterations", "5", "--windows", "1", "--processes", "1", "--out", str(tmp_path / "run"),
          "--json", str(tmp_path / "r.json"), "--", "--width", "48", "--tag", "a b"],
-        capture_output=True, text=True, timeout=600)
+        capture_output=True, text=True, timeout=600, cwd=tmp_path / "elsewhere")
     assert p.returncode == 0, p.stderr
     assert json.loads((tmp_path / "widths.py.argv.json").read_text()) == [
         str(script), "--width", "48", "--tag", "a b"]
@@ -105,6 +113,19 @@ def test_the_script_runs_with_its_arguments(tmp_path):
     assert gemm["flops"] == 2.0 * 16 * 48 * 48
     report = (tmp_path / "run" / "report.txt").read_text()
     assert "ran as a script, widths.py --width 48 --tag 'a b': every graph it compiled" in report
-    line = ARGS_SCRIPT.splitlines().index("def layer(x, w):") + 1
-    assert f"graph origins: {r['graphs'][0]['id']} from layer (widths.py:{line})" in report
+    line = LIB.splitlines().index("def layer(x, w):") + 1
+    assert f"graph origins: {r['graphs'][0]['id']} from layer (widths_lib.py:{line})" in report
     assert "compiling widths.py --width 48 --tag 'a b' (inference" in p.stderr
+
+
+def test_a_factory_imports_the_modules_beside_it_from_any_directory(tmp_path):
+    """``load_factory`` puts the model file's directory first on sys.path, as ``python
+    model.py`` would; run in a fresh process from another directory (no torch needed)."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "net_parts.py").write_text("WIDTH = 48\n")
+    (tmp_path / "pkg" / "model.py").write_text(
+        "from net_parts import WIDTH\n\n\ndef make_workload():\n    return WIDTH, ()\n")
+    code = "import sys; from inductor_bench.runner.workload import load_factory; print(load_factory(sys.argv[1])())"
+    p = subprocess.run([sys.executable, "-c", code, str(tmp_path / "pkg" / "model.py")],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert (p.returncode, p.stdout.strip()) == (0, "(48, ())"), p.stderr

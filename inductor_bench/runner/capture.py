@@ -33,7 +33,7 @@ from . import device as dev
 from .cudagraph_state import attach as attach_cudagraph_state
 from .dynamo_counts import attach_break_recorder, fx_cache_counts
 from .dynamo_frame import CODE_KEY, compiled_code
-from .workload import build_step, call_factory, load_factory
+from .workload import build_step, call_factory, load_factory, run_model_file
 
 # Inductor flags every compile of ours runs with: unique kernel names, benchmark harnesses in
 # modules and kernel files, and a profiler record around every C++ kernel.
@@ -322,7 +322,6 @@ class StepTiming:
 
 def _run_script(opts: WorkloadOptions) -> dict[str, Any]:
     import functools
-    import runpy
 
     import torch
 
@@ -340,7 +339,7 @@ def _run_script(opts: WorkloadOptions) -> dict[str, Any]:
     sys.argv = [opts.path, *opts.script_args]
     t0 = time.perf_counter()
     try:
-        runpy.run_path(opts.path, run_name="__main__")
+        run_model_file(opts.path, "__main__")
     except SystemExit as e:
         if e.code not in (None, 0):
             raise WorkloadError(f"the script exited with status {e.code}") from None

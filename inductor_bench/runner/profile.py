@@ -52,6 +52,7 @@ from . import machine, torch_settings
 from . import replay as replay_mod
 from .harness_inputs import closure_args, module_args, resized, seeded
 from .speed import SpeedWatch
+from .workload import run_model_file
 
 WARMUP_CALLS = 3
 # Auto iteration count: aim for this much profiled time per module, within these bounds.
@@ -180,12 +181,11 @@ def _preload(path: str | None) -> None:
     if not path or path in _PRELOADED:
         return  # a batch profiles every graph of one model: import it once
     _PRELOADED.add(path)
-    import runpy
     import sys
     import traceback
 
     try:
-        runpy.run_path(path, run_name="inductor_bench_workload")
+        run_model_file(path)
     except Exception:
         print(f"inductor-bench: importing {path} before the module failed (ignored):", file=sys.stderr)
         traceback.print_exc()

@@ -8,11 +8,14 @@ loss) made callable.
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable
 from typing import Any
 
 from ..core.errors import UsageError, WorkloadError
 from ..core.workload import FACTORY, WorkloadOptions
+
+LOADED_NAME = "inductor_bench_workload"  # __name__ of a model file imported for its factory
 
 
 def torch_dtype(name: str):
@@ -21,11 +24,21 @@ def torch_dtype(name: str):
     return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
 
 
-def load_factory(path: str) -> Callable[..., Any]:
+def run_model_file(path: str, run_name: str = LOADED_NAME) -> dict[str, Any]:
+    """Run the model file as ``python path`` would: its directory first on ``sys.path``, so that
+    it imports the modules beside it (a model package's own files) wherever the tool runs."""
     import runpy
+    import sys
 
+    here = os.path.dirname(os.path.abspath(path))
+    if not sys.path or sys.path[0] != here:
+        sys.path.insert(0, here)
+    return runpy.run_path(path, run_name=run_name)
+
+
+def load_factory(path: str) -> Callable[..., Any]:
     try:
-        ns = runpy.run_path(path, run_name="inductor_bench_workload")
+        ns = run_model_file(path)
     except Exception as e:
         raise WorkloadError(f"{path}: importing the model file raised {type(e).__name__}: {e}") from e
     fn = ns.get(FACTORY)
