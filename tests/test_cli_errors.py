@@ -293,3 +293,34 @@ def test_freezing_needs_inference():
     p = cli("breakdown", str(MODELS / "mlp.py"), "--train", "--freezing")
     assert p.returncode == 2
     assert "--freezing is for inference" in one_error_line(p)
+
+
+OTHER_BACKEND = """
+import torch
+
+torch.compile(lambda x: x.sin() + 1, backend="aot_eager")(torch.randn(8))
+"""
+FAILS_AT_THE_END = """
+import torch
+
+torch.compile(lambda x: x.sin() + 1)(torch.randn(8))
+raise RuntimeError("dataset missing at the end")
+"""
+
+
+@pytest.mark.e2e
+def test_a_script_compiled_by_another_backend_or_failing_at_its_end(tmp_path):
+    """A script whose graphs another backend compiled is told so (Dynamo's count), not "never
+    ran a torch.compile'd function"; one that raises after compiling keeps what it compiled,
+    profiled, under "the script raised" (exit 3, status partial)."""
+    (tmp_path / "other.py").write_text(OTHER_BACKEND)
+    p = cli("breakdown", str(tmp_path / "other.py"), "--runs-dir", str(tmp_path / "runs"))
+    assert p.returncode == 3
+    assert "nothing was compiled by Inductor — Dynamo captured 1 graph(s), and another backend" in one_error_line(p)
+    (tmp_path / "late.py").write_text(FAILS_AT_THE_END)
+    p = cli("breakdown", str(tmp_path / "late.py"), "--runs-dir", str(tmp_path / "runs"), "--iterations", "5",
+            "--windows", "1", "--processes", "1", "--json", str(tmp_path / "r.json"))
+    assert p.returncode == 3
+    assert one_error_line(p) == "inductor-bench: error: the script raised: RuntimeError: dataset missing at the end"
+    r = json.loads((tmp_path / "r.json").read_text())
+    assert (r["status"], r["script"], [g["status"] for g in r["graphs"]]) == ("partial", True, ["ok"])

@@ -85,6 +85,9 @@ def test_nothing_compiled_says_why_for_a_factory_and_for_a_script():
     assert gb.nothing_compiled("s.py", True, []) == (
         "s.py: nothing was compiled — the script never ran a torch.compile'd function")
     assert "reported no graph break" in gb.nothing_compiled("m.py", False, [])
+    assert gb.nothing_compiled("s.py", True, [], 0) == gb.nothing_compiled("s.py", True, [])
+    assert gb.nothing_compiled("s.py", True, [], 2).startswith(
+        "s.py: nothing was compiled by Inductor — Dynamo captured 2 graph(s), and another backend compiled them")
 
 
 def test_the_breaks_are_saved_with_the_result_and_shown_in_every_format():

@@ -99,8 +99,14 @@ def summary_line(breaks: list[dict[str, Any]], shown: int = 3) -> str:
     return f"graph breaks: {len(breaks)} — " + " · ".join(parts) + more
 
 
-def nothing_compiled(path: str, script: bool, breaks: list[dict[str, Any]]) -> str:
-    """Why a run has no graph to profile, as one line."""
+def nothing_compiled(path: str, script: bool, breaks: list[dict[str, Any]], dynamo_graphs: int | None = None
+                     ) -> str:
+    """Why a run has no graph to profile, as one line. ``dynamo_graphs``: the graphs Dynamo
+    captured, whichever backend then compiled them."""
+    if script and dynamo_graphs:
+        return (f"{path}: nothing was compiled by Inductor — Dynamo captured {dynamo_graphs} graph(s), "
+                "and another backend compiled them: this tool profiles torch.compile's default "
+                "backend, inductor (torch.compile(..., backend='inductor'))")
     if script:
         head = f"{path}: nothing was compiled — the script never ran a torch.compile'd function"
     else:

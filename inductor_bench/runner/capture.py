@@ -31,7 +31,7 @@ from ..core.workload import FACTORY_KIND, SCRIPT_KIND, WorkloadOptions, file_kin
 from . import compat, compile_modes, cudagraph_log, machine, sources, torch_settings, trace_log, turns
 from . import device as dev
 from .cudagraph_state import attach as attach_cudagraph_state
-from .dynamo_counts import attach_break_recorder, fx_cache_counts
+from .dynamo_counts import attach_break_recorder, dynamo_graph_count, fx_cache_counts
 from .dynamo_frame import CODE_KEY, compiled_code
 from .workload import build_step, call_factory, load_factory, run_model_file
 
@@ -177,12 +177,12 @@ def versions() -> dict[str, str]:
     return v
 
 
-def _describe(e: BaseException) -> str:
+def _describe(e: BaseException, what: str = "the model") -> str:
     msg = str(e).strip().splitlines()
     first = msg[0] if msg else ""
     mod = type(e).__module__ or ""
     where = (
-        "torch.compile failed" if mod.startswith(("torch._dynamo", "torch._inductor")) else "the model raised"
+        "torch.compile failed" if mod.startswith(("torch._dynamo", "torch._inductor")) else f"{what} raised"
     )
     return f"{where}: {type(e).__name__}: {first}"[:600]
 
@@ -357,6 +357,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     device = dev.resolve(opts.device)
     kind = file_kind(Path(opts.path))
     out: dict[str, Any] = {"device": device, "device_name": dev.device_name(device), "versions": versions()}
+    out["script"] = kind == SCRIPT_KIND  # kept by an error too: the report says what ran
     before = torch_settings.snapshot()
 
     def partial() -> dict[str, Any]:  # what an error keeps of the run so far
@@ -372,15 +373,15 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         e.partial = partial()  # type: ignore[attr-defined]
         raise
     except Exception as e:
-        err = WorkloadError(_describe(e))
+        err = WorkloadError(_describe(e, "the script" if kind == SCRIPT_KIND else "the model"))
         err.partial = partial()  # type: ignore[attr-defined]
         raise err from e
     stop_compile_workers()  # a script's compiles too: none of its pool outlives this worker
     out.update(_settings(before))
     out["fx_cache"] = fx_cache_counts()
+    out["dynamo_graphs"] = dynamo_graph_count()
     out["graph_breaks"] = breaks.found()
     out["modules"] = recorder.modules
-    out["script"] = kind == SCRIPT_KIND
     return out
 
 

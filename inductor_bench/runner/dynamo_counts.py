@@ -23,6 +23,15 @@ def fx_cache_counts() -> dict[str, int] | None:
     return {"hits": int(c.get("fxgraph_cache_hit", 0)), "misses": int(c.get("fxgraph_cache_miss", 0))}
 
 
+def dynamo_graph_count() -> int | None:
+    """The graphs Dynamo captured in this process, whichever backend compiled them."""
+    try:
+        from torch._dynamo.utils import counters
+    except ImportError:
+        return None
+    return int(counters.get("stats", {}).get("unique_graphs", 0))
+
+
 class BreakRecorder(logging.Handler):
     """Keeps the text of each ``dynamo_graph_break_reason`` record of the structured trace."""
 

@@ -48,6 +48,7 @@ class CompileOutcome:
     step_load: dict[str, Any] | None = None  # load from other processes while steps were timed
     step_turns: dict[str, Any] | None = None  # the step and each module in turns (runner/turns.py)
     fx_cache: dict[str, int] | None = None  # Inductor's FX graph cache: hits, misses
+    dynamo_graphs: int | None = None  # the graphs Dynamo captured, whichever backend compiled them
     graph_breaks: list[dict[str, Any]] = field(default_factory=list)  # core/graph_breaks.py
     cache_dir: str = ""
     cache_shared: bool = False
@@ -73,6 +74,7 @@ _REPORTED = (
     "step_load",
     "step_turns",
     "fx_cache",
+    "dynamo_graphs",
     "graph_breaks",
 )
 
@@ -237,7 +239,7 @@ def breakdown_from_outcome(
         sources = []  # nothing profiled at sizes other than the ones asked for
     if not sources and first_error is None:
         first_error = errors.WorkloadError(
-            graph_breaks.nothing_compiled(opts.path, result.script, result.graph_breaks))
+            graph_breaks.nothing_compiled(opts.path, result.script, result.graph_breaks, comp.dynamo_graphs))
         result.errors.append(str(first_error))
     if result.script and sources:
         result.device = sources[0].graph.device
