@@ -85,3 +85,62 @@ def test_the_code_dynamo_holds_is_found_on_the_stack():
                      "line": user_function.__code__.co_firstlineno}
     assert compiled_code(ns["_compile"](compile("0", "/x/torch/nn/m.py", "eval"))) is None
     assert compiled_code(sys._getframe()) is None
+
+
+def logged(func):
+    def wrapper(*a, **k):
+        return func(*a, **k)
+    return wrapper
+
+
+def renamed(func):  # as functools.wraps leaves it: __wrapped__ names the function within
+    def outer(*a, **k):
+        return func(*a, **k)
+    outer.__wrapped__ = func
+    return outer
+
+
+@logged
+@renamed
+def decorated(x):
+    return x
+
+
+DYNAMO_2_5 = '''
+import sys
+def _compile(code, globals, locals):
+    return sys._getframe()
+'''
+DYNAMO_2_14 = '''
+import sys
+def _compile(code, globals, locals, builtins, closure):
+    return sys._getframe()
+'''
+
+
+def test_a_decorators_wrapper_is_named_by_the_function_it_wraps():
+    """Dynamo compiles the outermost wrapper; the function within is found through the free
+    variables (2.5's ``locals``, 2.14's ``closure``), a wrapper within a wrapper, and
+    ``__wrapped__``."""
+    wrapper = decorated
+    ns5: dict = {}
+    exec(compile(DYNAMO_2_5, "/t/torch/_dynamo/convert_frame.py", "exec"), ns5)
+    ns14: dict = {}
+    exec(compile(DYNAMO_2_14, "/t/torch/_dynamo/convert_frame.py", "exec"), ns14)
+    free = dict(zip(wrapper.__code__.co_freevars, (c.cell_contents for c in wrapper.__closure__)))
+    inner = {"name": "decorated", "file": __file__, "line": decorated_line()}
+    for frame in (ns5["_compile"](wrapper.__code__, {}, free),
+                  ns14["_compile"](wrapper.__code__, {}, {}, {}, wrapper.__closure__)):
+        found = compiled_code(frame)
+        assert found["name"] == "logged.<locals>.wrapper" and found["wraps"] == inner
+    label = code_label(found)
+    assert label == f"decorated (test_compiled_from.py:{inner['line']}), through its decorator logged"
+    # the same function through another wrapper on the other side: the same code
+    a, b = _graph("0-forward", found), _graph("0-forward", {**found, "name": "other.<locals>.w"})
+    assert same_code(a, b) and not same_code(a, _graph("0-forward", FORWARD))
+
+
+def decorated_line() -> int:
+    """The first line of ``decorated`` as Python counts it: its first decorator's."""
+    lines = open(__file__).read().splitlines()
+    return lines.index("def decorated(x):") + 1 - 2

@@ -15,9 +15,18 @@ RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<function>.+)_at_(?P<line>\d+)$
 
 def code_label(code: dict[str, Any] | None) -> str | None:
     """``MLP.forward (mlp.py:30)``; after a graph break, ``f after its graph break at line 10
-    (script.py:10)``; None where it is not known."""
+    (script.py:10)``; a decorator's wrapper by the function it wraps, ``BertModel.forward
+    (modeling_bert.py:612), through its decorator merge_with_config_defaults`` (the wrapper
+    ``merge_with_config_defaults.<locals>.wrapper``); None where it is not known."""
     if not code or not code.get("name"):
         return None
+    if code.get("wraps"):
+        decorator = str(code["name"]).split(".<locals>", 1)[0]
+        return f"{_one_label(code['wraps'])}, through its decorator {decorator}"
+    return _one_label(code)
+
+
+def _one_label(code: dict[str, Any]) -> str:
     name, file = str(code["name"]), _base(str(code.get("file") or ""))
     where = f"{file}:{code['line']}" if code.get("line") else file
     resumed = RESUME.match(name.rsplit(".", 1)[-1])
@@ -47,6 +56,7 @@ def origins_line(r: BreakdownResult) -> str | None:
 
 
 def _identity(code: dict[str, Any]) -> tuple[str, str]:
+    code = code.get("wraps") or code
     return str(code.get("name")), _base(str(code.get("file") or ""))
 
 

@@ -2,30 +2,96 @@
 compiling when Inductor wrote the module, found on the call stack (``convert_frame``'s
 ``_compile(code, ...)`` and the functions it calls hold it as ``code``, in torch 2.5 to 2.15).
 
+A decorator's wrapper (``merge_with_config_defaults.<locals>.wrapper``, around the forward of
+most Hugging Face models) is what Dynamo compiles, inlining the function it wraps: the one
+function among its free variables (``_compile``'s ``locals``, or its ``closure`` from 2.8 on)
+is recorded beside it as what it wraps.
+
 A backward module is written when the first backward runs, with no Dynamo frame on the stack:
 it takes its forward's code (the same frame id and compile id), in ``runner/graphs.py``."""
 
 from __future__ import annotations
 
+import inspect
 import types
 from typing import Any
 
 CODE_KEY = "compiled_from"  # in the modules log and GraphResult
 DYNAMO_DIR = "/torch/_dynamo/"
 TORCH_DIR = "/torch/"
+NESTED = "<locals>"  # in the qualified name of a function defined inside another
+MAX_WRAPPERS = 8  # wrappers followed inward, at most
 
 
 def compiled_code(frame: types.FrameType | None) -> dict[str, Any] | None:
     """The user code Dynamo is compiling, from ``frame`` outwards: its qualified name, file
-    and first line; None when no Dynamo frame holds one."""
+    and first line, and for a decorator's wrapper the function it wraps (``wraps``); None when
+    no Dynamo frame holds one."""
     while frame is not None:
-        if DYNAMO_DIR in frame.f_code.co_filename.replace("\\", "/"):
-            code = frame.f_locals.get("code")
-            if isinstance(code, types.CodeType) and TORCH_DIR not in code.co_filename.replace("\\", "/"):
-                return {
-                    "name": getattr(code, "co_qualname", code.co_name),  # 3.11 on: Class.method
-                    "file": code.co_filename,
-                    "line": code.co_firstlineno,
-                }
+        if DYNAMO_DIR in _path(frame.f_code.co_filename):
+            f_locals = frame.f_locals
+            code = f_locals.get("code")
+            if isinstance(code, types.CodeType) and not _in_torch(code):
+                out = _describe(code)
+                wrapped = _wrapped(code, f_locals) if NESTED in out["name"] else None
+                if wrapped is not None:
+                    out["wraps"] = _describe(wrapped)
+                return out
         frame = frame.f_back
     return None
+
+
+def _wrapped(code: types.CodeType, f_locals: dict[str, Any]) -> types.CodeType | None:
+    """The code of the one user function among ``code``'s free variables, read from the
+    compiled frame's locals or closure as ``_compile`` holds them; None unless exactly one."""
+    values: list[Any] = []
+    frame_locals, closure = f_locals.get("locals"), f_locals.get("closure")
+    if isinstance(frame_locals, dict):
+        values = [frame_locals.get(name) for name in code.co_freevars]
+    if not any(values) and isinstance(closure, tuple):
+        values = [_cell(c) for c in closure]
+    fn = _one_function(values)
+    for _ in range(MAX_WRAPPERS):  # a wrapper may wrap another wrapper
+        if fn is None or NESTED not in fn.__qualname__:
+            break
+        inner = _unwrap(fn)
+        fn = inner if inner is not fn else _one_function([_cell(c) for c in fn.__closure__ or ()])
+    return fn.__code__ if fn is not None else None
+
+
+def _one_function(values: list[Any]) -> types.FunctionType | None:
+    found = [v for v in values if isinstance(v, types.FunctionType) and not _in_torch(v.__code__)]
+    return _unwrap(found[0]) if len(found) == 1 else None
+
+
+def _unwrap(fn: types.FunctionType) -> types.FunctionType:
+    """The function ``functools.wraps`` says ``fn`` wraps, to the innermost (``fn`` itself
+    where it says none)."""
+    try:
+        inner = inspect.unwrap(fn)
+    except ValueError:  # a cycle of __wrapped__
+        return fn
+    return inner if isinstance(inner, types.FunctionType) else fn
+
+
+def _cell(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except (AttributeError, ValueError):  # not a cell, or an empty one
+        return None
+
+
+def _describe(code: types.CodeType) -> dict[str, Any]:
+    return {
+        "name": getattr(code, "co_qualname", code.co_name),  # 3.11 on: Class.method
+        "file": code.co_filename,
+        "line": code.co_firstlineno,
+    }
+
+
+def _in_torch(code: types.CodeType) -> bool:
+    return TORCH_DIR in _path(code.co_filename)
+
+
+def _path(p: str) -> str:
+    return p.replace("\\", "/")
