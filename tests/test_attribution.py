@@ -159,6 +159,60 @@ def test_views_add_up_to_kernel_time(graphs):
     assert ("blocks",) in depth1 and ("stem",) in depth1 and ("head",) in depth1
 
 
+REUSED = {  # torch 2.13 wrote one kernel for the same code in both Blocks, called twice
+    "0-forward": "cpp_fused__native_batch_norm_legit_functional_copy__relu_1",
+    "0-backward": "cpp_fused_convolution_backward_native_batch_norm_backward_threshold_backward_1",
+}
+
+
+@pytest.mark.parametrize("gid", ["0-forward", "0-backward"])
+def test_a_kernel_called_in_each_block_is_split_by_call(gid):
+    """The j-th event of the kernel in every iteration is its j-th call in call(): each call
+    gets its own Block's module and its own time; the calls add up to the kernel's row; the
+    ranking of kernels keeps the kernel as one row, the module view puts each call in its Block."""
+    g = analysed("torch-2.13", gid)
+    name = REUSED[gid]
+    raw = raw_events("torch-2.13", gid, f"graph_0_{name}")
+    assert {len(r) for r in raw} == {2}
+    calls = [s for s in g.sites if s.kernel == name]
+    assert [(s.occurrence, s.index, s.extern) for s in calls] == [(0, -1, False), (1, -1, False)]
+    for j, s in enumerate(calls):
+        assert s.samples_ms == pytest.approx([r[j] / 1000 for r in raw], rel=1e-12)
+    blocks = [sorted({".".join(m.split(".")[:2]) for m in s.origin.modules}) for s in calls]
+    # the backward runs the Blocks in reverse; its second call also fuses a gradient of blocks.1
+    assert blocks == ([["blocks.0"], ["blocks.1"]] if gid == "0-forward" else [["blocks.1"], ["blocks.0", "blocks.1"]])
+    row = next(k for k in g.kernels if k.name == name)
+    assert sum(s.ms for s in calls) == pytest.approx(row.ms, rel=1e-12)
+    assert sorted({m for s in calls for m in s.origin.modules}) == sorted(row.origin.modules)
+    assert [u.kernel.name for u in units([g])].count(name) == 1
+    split = units([g], kernel_calls=True)
+    assert [u.site_mark for u in split if u.kernel.name == name] == [" @0", " @1"]
+    groups = {grp.key: grp for grp in by_module(split, 2)}
+    for key in blocks:
+        assert [u.site.occurrence for u in groups[tuple(key)].units if u.kernel.name == name] == [blocks.index(key)]
+    assert sum(u.ms for u in split) == pytest.approx(g.kernel_ms, rel=1e-12)
+
+
+def test_a_kernel_with_other_event_counts_keeps_one_row(monkeypatch):
+    """Split exactly or not at all: where iterations hold another number of the kernel's
+    events than call() has calls of it, the kernel keeps one row and the graph says why."""
+    import inductor_bench.core.attribution as attribution
+
+    real = attribution.cpu_kernel_events
+
+    def one_fewer(trace, markers):  # the kernel's second event gone from the first iteration
+        per_iter = real(trace, markers)
+        first = [ie for ie in per_iter[0]]
+        mine = [j for j, (_, ev) in enumerate(first) if ev.name.endswith(REUSED["0-forward"])]
+        del first[mine[1]]
+        return [first, *per_iter[1:]]
+
+    monkeypatch.setattr(attribution, "cpu_kernel_events", one_fewer)
+    g = analysed("torch-2.13", "0-forward")
+    assert not [s for s in g.sites if not s.extern]
+    assert f"{REUSED['0-forward']}: 1/2 events per iteration for 2 calls, not split by call site" in g.attribution
+
+
 def test_without_a_record_the_graph_says_why():
     g = analysed("torch-2.13", "0-forward", record=False)
     assert g.attribution == NO_RECORD and not g.sites
@@ -241,9 +295,14 @@ def test_device_timeline_kernels_get_their_launching_calls_lines():
     g = analyze_graph(trace, module, GraphResult(id="0-forward", role="forward", device="cuda"))
     attribute(g, trace, module, (SYNTHETIC / "module.py").read_text(), CUDA_RECORD)
     k = {x.name: x for x in g.kernels}
-    assert not g.sites and "not split by call site" in g.attribution
-    # one kernel called at two places: the group of both lines, never one of them
+    assert g.attribution == "extern kernels are not split by call site on a device timeline"
+    # one kernel called at two places: its row has both lines; each call, by the order of the
+    # kernel's device events in each iteration, has its own line and time
     assert [ln.line for ln in k["triton_poi_fused_gelu_2"].origin.lines] == [12, 15]
+    calls = [s for s in g.sites if s.kernel == "triton_poi_fused_gelu_2"]
+    assert [(s.occurrence, [ln.line for ln in s.origin.lines]) for s in calls] == [(0, [12]), (1, [15])]
+    assert [s.kernel for s in g.sites] == ["triton_poi_fused_gelu_2"] * 2
+    assert sum(s.ms for s in calls) == pytest.approx(k["triton_poi_fused_gelu_2"].ms, rel=1e-12)
     assert k["triton_per_fused_native_layer_norm_0"].origin.modules == ["ln"]
     gemm = next(x for x in g.kernels if x.launched_by == "aten::mm")
     assert [ln.line for ln in gemm.origin.lines] == [11] and gemm.origin.modules == ["fc1"]

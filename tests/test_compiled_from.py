@@ -6,6 +6,7 @@ and checked by diff. Results here are hand-built (synthetic); the end-to-end che
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from inductor_bench.core.compiled_from import code_label, origins_line, same_code
 from inductor_bench.core.diff import diff_results
@@ -65,6 +66,7 @@ def test_diff_warns_when_a_graph_id_is_another_function_on_each_side():
 
 DYNAMO_LIKE = '''
 import sys
+from pathlib import Path
 def _compile(code):
     return sys._getframe()
 '''
@@ -108,11 +110,13 @@ def decorated(x):
 
 DYNAMO_2_5 = '''
 import sys
+from pathlib import Path
 def _compile(code, globals, locals):
     return sys._getframe()
 '''
 DYNAMO_2_14 = '''
 import sys
+from pathlib import Path
 def _compile(code, globals, locals, builtins, closure):
     return sys._getframe()
 '''
@@ -127,7 +131,7 @@ def test_a_decorators_wrapper_is_named_by_the_function_it_wraps():
     exec(compile(DYNAMO_2_5, "/t/torch/_dynamo/convert_frame.py", "exec"), ns5)
     ns14: dict = {}
     exec(compile(DYNAMO_2_14, "/t/torch/_dynamo/convert_frame.py", "exec"), ns14)
-    free = dict(zip(wrapper.__code__.co_freevars, (c.cell_contents for c in wrapper.__closure__)))
+    free = dict(zip(wrapper.__code__.co_freevars, (c.cell_contents for c in wrapper.__closure__), strict=True))
     inner = {"name": "decorated", "file": __file__, "line": decorated_line()}
     for frame in (ns5["_compile"](wrapper.__code__, {}, free),
                   ns14["_compile"](wrapper.__code__, {}, {}, {}, wrapper.__closure__)):
@@ -142,5 +146,5 @@ def test_a_decorators_wrapper_is_named_by_the_function_it_wraps():
 
 def decorated_line() -> int:
     """The first line of ``decorated`` as Python counts it: its first decorator's."""
-    lines = open(__file__).read().splitlines()
+    lines = Path(__file__).read_text().splitlines()
     return lines.index("def decorated(x):") + 1 - 2

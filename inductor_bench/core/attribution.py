@@ -16,10 +16,11 @@ the op keeps its one row and ``GraphResult.attribution`` says why.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .breakdown import US_PER_MS, cpu_kernel_events, find_markers, op_name
+from .breakdown import US_PER_MS, cpu_kernel_events, device_kernel_events, find_markers, op_name
 from .callsites import Call, parse_calls
 from .devices import HOST, backend
 from .modparse import ModuleInfo
@@ -152,10 +153,10 @@ def attribute(
         if not c.extern:
             per_kernel.setdefault(c.name, []).append(origins.get(i))
     externs = [(i, c) for i, c in enumerate(calls) if c.extern]
-    notes: list[str] = []
+    kernel_sites, notes = _split_kernels(trace, module, graph, calls, origins)
     if backend(graph.device).timeline == HOST:
-        sites, notes = _split_host(trace, module, graph, externs, origins, shapes)
-        graph.sites = sites
+        sites, more = _split_host(trace, module, graph, externs, origins, shapes)
+        graph.sites, notes = sites + kernel_sites, more + notes
         by_op: dict[str, list[Origin | None]] = {}
         for s in sites:
             by_op.setdefault(s.kernel, []).append(s.origin)
@@ -179,6 +180,7 @@ def attribute(
             ops = launchers.get(k.name, set())
             mine = [origins.get(i) for i, c in externs if op_name(c.name) in ops]
             k.origin = merge(mine) or Origin(missing="no extern call of the module launched it")
+        graph.sites = kernel_sites
         if externs:
             notes.append("extern kernels are not split by call site on a device timeline")
     notes += carried_note(record)
@@ -216,36 +218,89 @@ def _split_host(
     for i, c in externs:
         by_op.setdefault(op_name(c.name) or c.name, []).append((i, c))
     per_iter = cpu_kernel_events(trace, find_markers(trace))
-    events: dict[str, list[list[float]]] = {op: [] for op in by_op}
+    events = _events_by_key(per_iter, lambda name: None if module.kernel_for_record(name) else name, by_op)
+
+    def site(op: str, j: int, i: int, c: Call, samples: list[float]) -> CallSite:
+        return CallSite(kernel=op, index=c.index, callee=c.name, calls=0.0, ms=0.0, samples_ms=samples,
+                        shapes=shapes.get(i, []), origin=origins.get(i))
+
+    sites, notes = _sites(by_op, events, graph, len(per_iter), site)
+    sites.sort(key=lambda s: s.index)
+    return sites, notes
+
+
+def _split_kernels(
+    trace: Trace, module: ModuleInfo, graph: GraphResult, calls: list[Call], origins: dict[int, Origin]
+) -> tuple[list[CallSite], list[str]]:
+    """Each generated kernel that ``call()`` calls at several places: its events, iteration by
+    iteration, onto those calls in order (C++ kernels on the host timeline, by the name each
+    records; on a device timeline, kernels by their own name)."""
+    by_kernel: dict[str, list[tuple[int, Call]]] = {}
+    for i, c in enumerate(calls):
+        if not c.extern:
+            by_kernel.setdefault(c.name, []).append((i, c))
+    by_kernel = {k: cs for k, cs in by_kernel.items() if len(cs) > 1}
+    if not by_kernel:
+        return [], []
+    markers = find_markers(trace)
+    if backend(graph.device).timeline == HOST:
+        per_iter = cpu_kernel_events(trace, markers)
+
+        def key_of(name: str) -> str | None:
+            k = module.kernel_for_record(name)
+            return k.name if k is not None else None
+    else:
+        per_iter, key_of = device_kernel_events(trace, markers), _same
+    events = _events_by_key(per_iter, key_of, by_kernel)
+
+    def site(kernel: str, j: int, i: int, c: Call, samples: list[float]) -> CallSite:
+        return CallSite(kernel=kernel, index=-1, callee=kernel, calls=0.0, ms=0.0, samples_ms=samples,
+                        origin=origins.get(i), occurrence=j)
+
+    return _sites(by_kernel, events, graph, len(per_iter), site)
+
+
+def _same(name: str) -> str:
+    return name
+
+
+def _events_by_key(
+    per_iter: list[list[tuple[int, Any]]], key_of: Callable[[str], str | None], keys: dict[str, Any]
+) -> dict[str, list[list[float]]]:
+    """Per key (an op, a kernel), per iteration: the durations (µs) of its events, in order."""
+    out: dict[str, list[list[float]]] = {k: [] for k in keys}
     for evs in per_iter:
-        seen: dict[str, list[float]] = {op: [] for op in by_op}
+        seen: dict[str, list[float]] = {k: [] for k in keys}
         for _, ev in evs:
-            if ev.name in seen and module.kernel_for_record(ev.name) is None:
-                seen[ev.name].append(ev.dur)
-        for op, durs in seen.items():
-            events[op].append(durs)
+            key = key_of(ev.name)
+            if key in seen:
+                seen[key].append(ev.dur)
+        for k, durs in seen.items():
+            out[k].append(durs)
+    return out
+
+
+def _sites(
+    calls: dict[str, list[tuple[int, Call]]],
+    events: dict[str, list[list[float]]],
+    graph: GraphResult,
+    iterations: int,
+    make: Callable[[str, int, int, Call, list[float]], CallSite],
+) -> tuple[list[CallSite], list[str]]:
+    """The k-th event of each iteration onto the k-th call, where every iteration has one
+    event per call; a note for each key where not."""
     sites: list[CallSite] = []
     notes: list[str] = []
-    n = max(len(per_iter), 1)
-    for op, cs in by_op.items():
-        counts = sorted({len(d) for d in events[op]})
+    n = max(iterations, 1)
+    for key, cs in calls.items():
+        counts = sorted({len(d) for d in events[key]})
         if counts != [len(cs)]:
             got = "/".join(str(c) for c in counts) or "0"
-            notes.append(f"{op}: {got} events per iteration for {len(cs)} calls, not split by call site")
+            notes.append(f"{key}: {got} events per iteration for {len(cs)} calls, not split by call site")
             continue
         for j, (i, c) in enumerate(cs):
-            samples = [d[j] / US_PER_MS for d in events[op]]
-            sites.append(
-                CallSite(
-                    kernel=op,
-                    index=c.index,
-                    callee=c.name,
-                    calls=len(samples) / n,
-                    ms=graph.steady().mean(samples),  # as every figure: its graph's steady iterations
-                    samples_ms=samples,
-                    shapes=shapes.get(i, []),
-                    origin=origins.get(i),
-                )
-            )
-    sites.sort(key=lambda s: s.index)
+            s = make(key, j, i, c, [d[j] / US_PER_MS for d in events[key]])
+            s.calls = len(s.samples_ms) / n
+            s.ms = graph.steady().mean(s.samples_ms)  # as every figure: its graph's steady iterations
+            sites.append(s)
     return sites, notes

@@ -177,6 +177,9 @@ class GraphResult:
             for name in ("origin", *_KERNEL_COUNTS):
                 if k[name] is None:
                     del k[name]
+        for s in d.get("sites", []):
+            if s["occurrence"] is None:  # an extern call (as before kernels' calls were split)
+                del s["occurrence"]
         return d
 
 

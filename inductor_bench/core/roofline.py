@@ -61,8 +61,13 @@ def category_far_below_ms(result: BreakdownResult,
 
 def site_stat(g: GraphResult, k: KernelStat, site: CallSite) -> KernelStat:
     """One extern call site as a kernel of its own: its time, calls and counts (its op row's
-    compute type), for its own figures; the op row itself where the site was not counted."""
-    if site.index >= len(g.site_counts):
+    compute type), for its own figures; the op row itself where the site was not counted. A
+    generated kernel's call moves and computes its share of the kernel's (one code, one size)."""
+    if not site.extern:
+        share = site.calls / k.calls if k.calls else 0.0
+        scaled = {n: None if getattr(k, n) is None else getattr(k, n) * share for n in ("bytes", "flops")}
+        return replace(k, ms=site.ms, calls=site.calls, **scaled)
+    if not 0 <= site.index < len(g.site_counts):
         return k
     moved, flops = g.site_counts[site.index]
     return replace(k, ms=site.ms, calls=site.calls, bytes=moved, flops=flops)

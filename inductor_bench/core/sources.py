@@ -3,7 +3,9 @@
 An ``Origin`` says which FX nodes of the graph Inductor lowered a kernel (or one extern call)
 implements, their model source lines and their ``nn.Module`` paths, or why that is not
 known. A ``CallSite`` is one extern call of a compiled module's ``call()`` with its own time:
-``aten::convolution`` called 120 times per iteration is 120 call sites. Both are filled at
+``aten::convolution`` called 120 times per iteration is 120 call sites; so is each call of a
+generated kernel that ``call()`` calls at several places (Inductor writes one kernel for
+identical code, e.g. the same fused GELU in each of a model's layers). Both are filled at
 analysis time from what the compile worker recorded (``runner/sources.py``) and saved in
 ``breakdown.json`` (schema version 2), so reports need no torch.
 """
@@ -58,16 +60,23 @@ class Origin:
 
 @dataclass
 class CallSite:
-    """One extern call in a compiled module's ``call()``, with the time of its own events."""
+    """One extern call in a compiled module's ``call()``, or one call of a generated kernel
+    called at several places, with the time of its own events."""
 
     kernel: str  # the per-op row (KernelStat.name) it is part of, e.g. "aten::convolution"
-    index: int  # position among the module's extern calls, 0-based, in call() order
+    index: int  # position among the module's extern calls, 0-based, in call() order; -1: a kernel's
     callee: str  # as the module calls it, e.g. "extern_kernels.convolution"
     calls: float  # per iteration
     ms: float  # per iteration
     samples_ms: list[float] = field(default_factory=list)
     shapes: list[str] = field(default_factory=list)  # input shapes, e.g. "2x16x32x32"
     origin: Origin | None = None
+    # A generated kernel's call: its position among that kernel's calls in call(), 0-based.
+    occurrence: int | None = None
+
+    @property
+    def extern(self) -> bool:
+        return self.occurrence is None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> CallSite:

@@ -39,7 +39,9 @@ class Unit:
     @property
     def site_mark(self) -> str:
         """`` #n`` for the n-th extern call of the module; nothing for a kernel row."""
-        return "" if self.site is None else f" #{self.site.index}"
+        if self.site is None:
+            return ""
+        return f" #{self.site.index}" if self.site.extern else f" @{self.site.occurrence}"
 
 
 @dataclass
@@ -62,14 +64,17 @@ class Group:
         return self.ms - self.backward_ms
 
 
-def units(graphs: list[GraphResult], *, split: bool = True) -> list[Unit]:
+def units(graphs: list[GraphResult], *, split: bool = True, kernel_calls: bool = False) -> list[Unit]:
     """The measured time of ``graphs``: each kernel, with extern ops as their call sites
-    where they were split (``split``) and as one row otherwise."""
+    where they were split (``split``) and as one row otherwise; with ``kernel_calls``, a
+    generated kernel called at several places as its calls too (one code: one row in a
+    ranking of kernels; a model's lines and modules get each call's own time)."""
     out: list[Unit] = []
     for g in graphs:
         sites: dict[str, list[CallSite]] = {}
         for s in g.sites if split else []:
-            sites.setdefault(s.kernel, []).append(s)
+            if s.extern or kernel_calls:
+                sites.setdefault(s.kernel, []).append(s)
         for k in g.kernels:
             if k.name in sites:
                 out += [Unit(g, k, s.ms, s.calls, s.origin, s) for s in sites[k.name]]

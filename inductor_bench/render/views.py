@@ -116,7 +116,7 @@ def graph_units(doc: Doc, r: BreakdownResult, top: int) -> None:
 
 def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | None) -> None:
     """Time per source line (groups of lines a kernel fuses) or per module (cut to ``depth``)."""
-    us = units(r.measured())
+    us = units(r.measured(), kernel_calls=True)
     total = sum(u.ms for u in us)
     groups = by_line(us) if by == By.LINE else by_module(us, depth)
     types = {path: kind for g in r.measured() for path, kind in g.module_types.items()}
@@ -149,7 +149,8 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     headers += ["line", "source"] if by == By.LINE else ["module"]
     doc.table(rows, headers, tuple(["right"] * (len(headers) - (2 if by == By.LINE else 1))) + (
         ("left", "left") if by == By.LINE else ("left",)))
-    doc.paragraph(_view_note(by))
+    reused = any(u.site is not None and not u.site.extern for u in us)
+    doc.paragraph(_view_note(by) + (f" {REUSED}" if reused else ""))
 
 
 def _entries(grp: Group, by: str, types: dict[str, str]) -> list[list[str]]:
@@ -170,6 +171,10 @@ def _total_row(total: float, us: list[Unit], two_roles: bool, by: str) -> list[s
         bwd = sum(u.ms for u in us if u.backward)
         row += [fmt.ms(total - bwd), fmt.ms(bwd)]
     return row + [str(len(us))] + (["", ""] if by == By.LINE else [""])
+
+
+REUSED = ("A kernel called at several places (one code for the same work in each layer) counts each "
+          "call where that call comes from.")
 
 
 def _view_note(by: str) -> str:
