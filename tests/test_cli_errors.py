@@ -115,6 +115,16 @@ def test_batch_size_for_script(tmp_path):
     assert "--batch-size needs the factory" in one_error_line(p)
 
 
+def test_a_script_refuses_the_options_it_would_ignore():
+    """A script makes its own inputs and picks its own dtype and whether it trains: the
+    options that would change nothing are refused, all named, before anything runs."""
+    p = cli("breakdown", str(MODELS / "graph_break_script.py"), "--train", "--dtype", "bfloat16", "--autocast")
+    assert p.returncode == 2
+    assert one_error_line(p).endswith(
+        "runs as a script, which makes its own inputs and chooses whether it trains and in which dtype: "
+        "--train, --dtype, --autocast needs the factory")
+
+
 def test_out_dir_never_overwritten(tmp_path):
     d = tmp_path / "run"
     d.mkdir()

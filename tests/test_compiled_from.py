@@ -77,15 +77,19 @@ def user_function(x):
 
 
 def test_the_code_dynamo_holds_is_found_on_the_stack():
-    """A frame of a file under torch/_dynamo/ holding the user's code object as ``code`` (as
-    convert_frame's _compile does) gives its name, file and first line; torch's own code and
-    frames elsewhere do not."""
+    """A frame of torch/_dynamo/convert_frame.py holding the code being compiled as ``code`` (as
+    its _compile does) gives its name, file and first line, torch's own code included; a frame
+    of another file does not."""
     ns: dict = {}
     exec(compile(DYNAMO_LIKE, "/site-packages/torch/_dynamo/convert_frame.py", "exec"), ns)
     found = compiled_code(ns["_compile"](user_function.__code__))
     assert found == {"name": "user_function", "file": __file__,
                      "line": user_function.__code__.co_firstlineno}
-    assert compiled_code(ns["_compile"](compile("0", "/x/torch/nn/m.py", "eval"))) is None
+    torch_own = compile("0", "/x/torch/nn/modules/container.py", "eval")  # Sequential.forward's file
+    assert compiled_code(ns["_compile"](torch_own))["file"] == "/x/torch/nn/modules/container.py"
+    elsewhere: dict = {}
+    exec(compile(DYNAMO_LIKE, "/site-packages/torch/_dynamo/output_graph.py", "exec"), elsewhere)
+    assert compiled_code(elsewhere["_compile"](user_function.__code__)) is None
     assert compiled_code(sys._getframe()) is None
 
 
@@ -148,3 +152,32 @@ def decorated_line() -> int:
     """The first line of ``decorated`` as Python counts it: its first decorator's."""
     lines = Path(__file__).read_text().splitlines()
     return lines.index("def decorated(x):") + 1 - 2
+
+
+WRAP_INLINE = '''
+def wrap_inline(fn):
+    def inner(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return inner
+'''
+
+
+class Net:
+    def forward(self, x):
+        return x
+
+    def __call__(self, x):
+        return self.forward(x)
+
+
+def test_dynamos_own_wrapper_of_a_module_is_named_by_the_modules_forward():
+    """torch.compile of a module can compile Dynamo's ``wrap_inline`` around the module: the
+    graph is the module's ``forward`` (``Sequential.forward`` for an nn.Sequential), with no
+    decorator named, since the model has none."""
+    ns: dict = {}
+    exec(compile(WRAP_INLINE, "/t/torch/_dynamo/external_utils.py", "exec"), ns)
+    inner = ns["wrap_inline"](Net())
+    dyn: dict = {}
+    exec(compile(DYNAMO_2_14, "/t/torch/_dynamo/convert_frame.py", "exec"), dyn)
+    found = compiled_code(dyn["_compile"](inner.__code__, {}, {}, {}, inner.__closure__))
+    assert found == {"name": "Net.forward", "file": __file__, "line": Net.forward.__code__.co_firstlineno}

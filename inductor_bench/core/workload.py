@@ -68,9 +68,14 @@ class WorkloadOptions:
         if self.batch_size is not None and self.batch_size < 1:
             raise UsageError("--batch-size must be at least 1")
         kind = file_kind(p)
-        if kind == SCRIPT_KIND and self.batch_size is not None:
+        factory_only = [flag for flag, given in (
+            ("--batch-size", self.batch_size is not None), ("--train", self.train),
+            ("--dtype", self.dtype != DTYPES[0]), ("--autocast", self.autocast)) if given]
+        if kind == SCRIPT_KIND and factory_only:
             raise UsageError(
-                f"{self.path} has no {FACTORY}() factory and runs as a script: --batch-size needs the factory"
+                f"{self.path} has no {FACTORY}() factory and runs as a script, which makes its own "
+                f"inputs and chooses whether it trains and in which dtype: {', '.join(factory_only)} "
+                "needs the factory"
             )
         if kind == FACTORY_KIND and self.script_args:
             raise UsageError(

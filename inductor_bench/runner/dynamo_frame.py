@@ -1,6 +1,7 @@
 """Which of the user's functions a compiled module was made from: the code object Dynamo was
-compiling when Inductor wrote the module, found on the call stack (``convert_frame``'s
-``_compile(code, ...)`` and the functions it calls hold it as ``code``, in torch 2.5 to 2.15).
+compiling when Inductor wrote the module, found on the call stack (``convert_frame.py``'s
+``_compile(code, ...)`` and the functions in it that it calls hold it as ``code``, in torch 2.5
+to 2.15). It may be torch's own: ``Sequential.forward``, an optimizer's ``step``.
 
 A decorator's wrapper (``merge_with_config_defaults.<locals>.wrapper``, around the forward of
 most Hugging Face models) is what Dynamo compiles, inlining the function it wraps: the one
@@ -17,6 +18,7 @@ import types
 from typing import Any
 
 CODE_KEY = "compiled_from"  # in the modules log and GraphResult
+CONVERT_FRAME = "/torch/_dynamo/convert_frame.py"
 DYNAMO_DIR = "/torch/_dynamo/"
 TORCH_DIR = "/torch/"
 NESTED = "<locals>"  # in the qualified name of a function defined inside another
@@ -28,12 +30,14 @@ def compiled_code(frame: types.FrameType | None) -> dict[str, Any] | None:
     and first line, and for a decorator's wrapper the function it wraps (``wraps``); None when
     no Dynamo frame holds one."""
     while frame is not None:
-        if DYNAMO_DIR in _path(frame.f_code.co_filename):
+        if _path(frame.f_code.co_filename).endswith(CONVERT_FRAME):
             f_locals = frame.f_locals
             code = f_locals.get("code")
-            if isinstance(code, types.CodeType) and not _in_torch(code):
+            if isinstance(code, types.CodeType):  # torch's own too: nn.Sequential, an optimizer's step
                 out = _describe(code)
                 wrapped = _wrapped(code, f_locals) if NESTED in out["name"] else None
+                if wrapped is not None and DYNAMO_DIR in _path(code.co_filename):
+                    return _describe(wrapped)  # Dynamo's own wrapper (wrap_inline), not the model's
                 if wrapped is not None:
                     out["wraps"] = _describe(wrapped)
                 return out
@@ -60,8 +64,19 @@ def _wrapped(code: types.CodeType, f_locals: dict[str, Any]) -> types.CodeType |
 
 
 def _one_function(values: list[Any]) -> types.FunctionType | None:
-    found = [v for v in values if isinstance(v, types.FunctionType) and not _in_torch(v.__code__)]
-    return _unwrap(found[0]) if len(found) == 1 else None
+    """The one function among ``values`` (a module's ``forward`` for a module: Dynamo's
+    ``wrap_inline`` wraps the module itself), unwrapped; None unless exactly one."""
+    found = [f for f in map(_function_of, values) if f is not None]
+    users = [f for f in found if not _in_torch(f.__code__)]  # a wrapper may also hold torch's helpers
+    one = users if len(users) == 1 else found
+    return _unwrap(one[0]) if len(one) == 1 else None
+
+
+def _function_of(value: Any) -> types.FunctionType | None:
+    if isinstance(value, types.FunctionType):
+        return value
+    forward = getattr(type(value), "forward", None) if callable(value) else None
+    return forward if isinstance(forward, types.FunctionType) else None
 
 
 def _unwrap(fn: types.FunctionType) -> types.FunctionType:

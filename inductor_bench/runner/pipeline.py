@@ -134,6 +134,9 @@ def _preload_path(opts: WorkloadOptions) -> str | None:
 
 
 def _describe(opts: WorkloadOptions) -> str:
+    if file_kind(Path(opts.path)) == SCRIPT_KIND:  # it chooses the rest itself
+        return ", ".join(["a script", f"device {opts.device}", f"mode {opts.mode}"]
+                         + (["freezing"] if opts.freezing else []))
     parts = [
         "train" if opts.train else "inference",
         f"device {opts.device}",
