@@ -253,3 +253,46 @@ def test_the_html_page_gives_each_shortened_name_whole_on_hover(result):
     assert f"<title>{html_mod.escape(top.name)}\n" in svg
     fits = next(n for n in names if kernel_label(n) == n)
     assert f'title="{html_mod.escape(fits)}"' not in page
+
+
+def _model_line(text: str) -> int:
+    lines = (Path(__file__).parent.parent / "models" / "transformer_block.py").read_text().splitlines()
+    (n,) = [i for i, ln in enumerate(lines, 1) if text in ln]
+    return n
+
+
+def test_each_call_of_a_reused_triton_kernel_gets_its_own_time_and_line():
+    """The H200 backward calls three Triton kernels at several places (the bias-gradient sums
+    of fc2 and proj share one code): each call gets the j-th of its kernel's device events in
+    every iteration (read here by start time from the trace) and its own line."""
+    from inductor_bench.core.attribution import attribute, load_record
+
+    gdir = RUN / "graphs" / "0-backward"
+    module = read_module(gdir / "module.py")
+    trace = load_for_analysis(gdir / "trace.json.gz")
+    g = analyze_graph(trace, module, GraphResult(id="0-backward", role="backward", device="cuda"))
+    attribute(g, trace, module, (gdir / "module.py").read_text(), load_record(gdir / "sources.json"))
+    evs = _events(gdir / "trace.json.gz")
+    marks = sorted((e for e in evs if e["cat"] == "user_annotation"
+                    and e["name"] == "inductor_bench::iteration"), key=lambda e: e["ts"])
+    launch = {e["args"]["correlation"]: e["ts"] for e in evs
+              if e["cat"] in LAUNCH_CATS and "correlation" in e["args"]}
+    calls = {"triton_red_fused_sum_view_0": 2, "triton_per_fused_sum_view_1": 2}
+    for name, n in calls.items():
+        per_iter = []
+        for m in marks:
+            mine = sorted((e for e in evs if e["cat"] == "kernel" and e["name"] == name
+                           and m["ts"] <= launch[e["args"]["correlation"]] <= m["ts"] + m["dur"]),
+                          key=lambda e: e["ts"])
+            per_iter.append([e["dur"] / 1000 for e in mine])
+        assert {len(d) for d in per_iter} == {n}
+        sites = [s for s in g.sites if s.kernel == name]
+        assert [s.occurrence for s in sites] == list(range(n))
+        for j, s in enumerate(sites):
+            assert s.samples_ms == pytest.approx([d[j] for d in per_iter], rel=1e-9)
+        row = next(k for k in g.kernels if k.name == name)
+        assert math.fsum(s.ms for s in sites) == pytest.approx(row.ms, rel=1e-9)
+        # the backward runs fc2's bias gradient first, then proj's
+        assert [[ln.line for ln in s.origin.lines] for s in sites] == [
+            [_model_line("self.fc2(")], [_model_line("self.proj(")]]
+        assert [s.origin.modules for s in sites] == [["fc2"], ["proj"]]
