@@ -42,7 +42,8 @@ def _header(doc: Doc, r: BreakdownResult) -> None:
         " · ".join(f"{k} {v}" for k, v in r.versions.items() if k in ("torch", "triton")),
     ]
     if r.script:
-        ran = f", {doc.code(script_line(r.model_path, r.script_args))}" if r.script_args else ""
+        line = script_line(r.model_path or f"{r.model}.py", r.script_args)
+        ran = f", {doc.code(line)}" if r.script_args else ""
         facts.insert(0, f"ran as a script{ran}: every graph it compiled")
     doc.paragraph(*(doc.item(f) for f in facts if f))
     if r.status != Status.OK or r.errors:
