@@ -389,3 +389,11 @@ def test_the_module_view_names_each_modules_class():
                                     origin=origin_of(nodes, SEQUENTIAL_NODES)))
     text = render_breakdown(BreakdownResult(model="m.py", graphs=[g]), by="module")
     assert "0 (Linear)" in text and "+ 2 (Linear)" in text and "1 (GELU)" in text
+
+
+def test_module_paths_sort_by_their_numbers():
+    from inductor_bench.core.sources import path_order
+
+    paths = ["blocks.10", "blocks.2", "blocks.1.attn", "", "blocks.1", "head", "blocks.1.0"]
+    assert sorted(paths, key=path_order) == ["", "blocks.1", "blocks.1.0", "blocks.1.attn", "blocks.2", "blocks.10",
+                                             "head"]

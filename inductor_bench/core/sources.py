@@ -86,6 +86,11 @@ class CallSite:
         return cls(origin=Origin.from_dict(o) if o else None, **{k: v for k, v in d.items() if k in names})
 
 
+def path_order(path: str) -> list[tuple[int, int | str]]:
+    """A module path's sort key: its numbered parts by number (``blocks.2`` before ``blocks.10``)."""
+    return [(0, int(p)) if p.isdigit() else (1, p) for p in path.split(".")]
+
+
 def merge(origins: list[Origin | None], missing: str | None = None) -> Origin | None:
     """One origin for several (an op's call sites together, a kernel called at two places)."""
     present = [o for o in origins if o is not None]
@@ -95,7 +100,7 @@ def merge(origins: list[Origin | None], missing: str | None = None) -> Origin | 
     for o in present:
         nodes += [n for n in o.nodes if n not in nodes]
     lines = sorted({ln for o in present for ln in o.lines}, key=lambda ln: ln.key)
-    modules = sorted({m for o in present for m in o.modules})
+    modules = sorted({m for o in present for m in o.modules}, key=path_order)
     # the reason a line, or where there are lines a module, is missing
     why = None if lines and modules else (missing or next((o.missing for o in present if o.missing), None))
     return Origin(nodes, lines, modules, why)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .results import BreakdownResult, GraphResult, KernelStat
-from .sources import CallSite, Origin, SourceLine, at_depth
+from .sources import CallSite, Origin, SourceLine, at_depth, path_order
 from .vocab import Role
 
 
@@ -108,7 +108,7 @@ def by_module(us: list[Unit], depth: int | None = None) -> list[Group]:
     """Units grouped by the set of ``nn.Module`` paths (cut to ``depth`` parts) they ran in."""
     groups: dict[tuple[str, ...], Group] = {}
     for u in us:
-        mods = sorted({at_depth(m, depth) for m in u.origin.modules}) if u.origin else []
+        mods = sorted({at_depth(m, depth) for m in u.origin.modules}, key=path_order) if u.origin else []
         if mods:
             key = tuple(mods)
             g = groups.setdefault(key, Group(key))
