@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from typing import TextIO
@@ -23,22 +24,65 @@ class TerminalProgress(Progress):
         print(msg, file=self.stream, flush=True)
 
     @contextlib.contextmanager
-    def phase(self, msg: str) -> Iterator[dict[str, str]]:
+    def phase(self, msg: str, follow: str | None = None) -> Iterator[dict[str, str]]:
         outcome: dict[str, str] = {}
         t0 = time.perf_counter()
         failed = True
         try:
-            with self._showing(msg):
+            with self._showing(msg, follow):
                 yield outcome
             failed = False
         finally:
             word = "failed" if failed else outcome.get("done", "done")
             print(f"{msg}: {word} ({time.perf_counter() - t0:.1f} s)", file=self.stream, flush=True)
 
-    def _showing(self, msg: str) -> contextlib.AbstractContextManager:
-        if self._tty:
-            from rich.console import Console
+    @contextlib.contextmanager
+    def _showing(self, msg: str, follow: str | None) -> Iterator[None]:
+        if not self._tty:
+            print(f"{msg} ...", file=self.stream, flush=True)
+            yield
+            return
+        from rich.console import Console
+        from rich.markup import escape
 
-            return Console(file=self.stream).status(f"{msg} ...")
-        print(f"{msg} ...", file=self.stream, flush=True)
-        return contextlib.nullcontext()
+        with Console(file=self.stream).status(escape(f"{msg} ...")) as status:
+            if follow is None:
+                yield
+                return
+            done = threading.Event()
+            t0 = time.monotonic()
+
+            def show() -> None:  # the seconds so far; under them, the followed file's last line
+                while not done.wait(FOLLOW_EVERY_S):
+                    line = last_line(follow)
+                    text = f"{msg} ... {time.monotonic() - t0:.0f} s" + (f"\n  {line}" if line else "")
+                    status.update(escape(text))
+
+            shower = threading.Thread(target=show, daemon=True)
+            shower.start()
+            try:
+                yield
+            finally:
+                done.set()
+                shower.join()
+
+
+FOLLOW_EVERY_S = 1.0
+FOLLOW_CHARS = 70  # of the followed line, at most
+
+
+def last_line(path: str, tail: int = 4096) -> str:
+    """The last non-blank line of the file (of its last ``tail`` bytes), cut to
+    ``FOLLOW_CHARS``; "" where it has none or cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - tail))
+            data = f.read().decode(errors="replace")
+    except OSError:
+        return ""
+    lines = [ln.strip() for ln in data.replace("\r", "\n").splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    line = lines[-1]
+    return line if len(line) <= FOLLOW_CHARS else line[: FOLLOW_CHARS - 1] + "…"

@@ -17,8 +17,10 @@ class Progress:
         """A line of information between phases."""
 
     @contextlib.contextmanager
-    def phase(self, msg: str) -> Iterator[dict[str, str]]:
-        """Yields a dict; set ``["done"]`` to a short outcome to show after the phase."""
+    def phase(self, msg: str, follow: str | None = None) -> Iterator[dict[str, str]]:
+        """Yields a dict; set ``["done"]`` to a short outcome to show after the phase.
+        ``follow``: a file the phase writes to (a script's output), whose last line a
+        terminal may show while the phase runs."""
         yield {}
 
 

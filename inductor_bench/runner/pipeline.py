@@ -105,13 +105,16 @@ def compile_workload(
         request["wait_ready"] = {"file": str(out.standby.ready_file), "pid": out.standby.proc.pid}
     label = "running" if opts.mode == CompileMode.EAGER else "compiling"
     try:
-        with settings.progress.phase(f"{label} {opts.file_and_args()} ({_describe(opts)})") as ph:
+        script = file_kind(Path(opts.path)) == SCRIPT_KIND
+        log_path = run_dir / LOGS_DIR / f"compile-{opts.mode}.log"
+        follow = str(log_path) if script else None  # its own output: what a terminal shows meanwhile
+        with settings.progress.phase(f"{label} {opts.file_and_args()} ({_describe(opts)})", follow) as ph:
             data = run_worker(
                 COMPILE_WORKER,
                 request,
                 timeout=settings.timeout,
                 env=inductor_env(cache, freezing=opts.freezing),
-                log_path=run_dir / LOGS_DIR / f"compile-{opts.mode}.log",
+                log_path=log_path,
                 echo=settings.echo,
             )
             ph["done"] = f"{len(data.get('modules', []))} compiled module(s)"
