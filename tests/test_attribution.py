@@ -397,3 +397,26 @@ def test_module_paths_sort_by_their_numbers():
     paths = ["blocks.10", "blocks.2", "blocks.1.attn", "", "blocks.1", "head", "blocks.1.0"]
     assert sorted(paths, key=path_order) == ["", "blocks.1", "blocks.1.0", "blocks.1.attn", "blocks.2", "blocks.10",
                                              "head"]
+
+
+def test_a_node_without_a_module_on_a_line_of_several_modules_is_not_top_level():
+    """A graph pass's node (the recomputed addmm of a checkpointed layer) keeps its line but
+    not its module: where other nodes ran that line in several modules it is not claimed for
+    the top level; a top-level line (no module anywhere, or one) keeps the top level."""
+    from inductor_bench.core.attribution import origin_of
+    from inductor_bench.runner.sources import _not_top_level
+
+    layer = ["/m/ckpt.py", 13, "forward", "return x + self.fc2(gelu(self.fc1(x)))"]
+    top = ["/m/ckpt.py", 24, "forward", "x = self.stem(x) + 1"]
+    nodes = {
+        "addmm": {"op": "aten.addmm.default", "frame": layer, "module": ["L['self'].layers[0].fc1", "Linear"]},
+        "addmm_1": {"op": "aten.addmm.default", "frame": layer, "module": ["L['self'].layers[1].fc1", "Linear"]},
+        "addmm_default": {"op": "aten.addmm.default", "frame": layer},
+        "conv": {"op": "aten.convolution.default", "frame": top, "module": ["L['self'].stem", "Conv2d"]},
+        "add": {"op": "aten.add.Tensor", "frame": top},
+    }
+    _not_top_level(nodes)
+    o = origin_of(["addmm_default"], nodes)
+    assert o.modules == [] and o.missing == (
+        "no module path recorded (a node a graph pass made); its line runs in 2 modules, e.g. layers.0.fc1")
+    assert origin_of(["add"], nodes).modules == [""]

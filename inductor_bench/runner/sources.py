@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import source_store
+from ..core.sources import module_path, path_order
 from . import trace_log
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^\n]+)\n(?P<code>[^\n]*)')
@@ -157,8 +158,29 @@ def snapshot(graph: Any) -> dict[str, Any]:
         if n.meta.get("partitioner_tag") == "is_backward" or n.meta.get("autograd_backward"):
             rec["backward"] = True
         nodes[n.name] = rec
+    _not_top_level(nodes)
     ops = [_op_record(s, order) for s in graph.scheduler.nodes]
     return {"nodes": nodes, "ops": ops}
+
+
+def _not_top_level(nodes: dict[str, dict[str, Any]]) -> None:
+    """A node with a line and no module path, whose line other nodes ran in several modules
+    (``x + self.fc2(gelu(self.fc1(x)))`` in each of four checkpointed layers): a node a graph
+    pass made (the recomputed ``addmm`` of a checkpointed layer, a pattern's replacement)
+    keeps the line but not the module, so it is not claimed for the model's top-level code."""
+    modules: dict[tuple[str, int], set[str]] = {}
+    for rec in nodes.values():
+        if rec.get("frame") and rec.get("module"):
+            where = (rec["frame"][0], rec["frame"][1])
+            modules.setdefault(where, set()).add(module_path(str(rec["module"][0])))
+    for rec in nodes.values():
+        if rec.get("frame") and not rec.get("module") and not rec.get(source_store.MODULE_LOST):
+            there = modules.get((rec["frame"][0], rec["frame"][1]), set())
+            if len(there) > 1:
+                first = sorted(there, key=path_order)[0]
+                rec[source_store.MODULE_LOST] = (
+                    f"no module path recorded (a node a graph pass made); its line runs in {len(there)} "
+                    f"modules, e.g. {first}")
 
 
 def _made_by_a_pass(target: Any) -> bool:
