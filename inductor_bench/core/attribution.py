@@ -5,12 +5,13 @@ extern call writes which buffers), what the compile worker recorded about the lo
 (``runner/sources.py``: the scheduler's operations with the buffers they write and the FX
 nodes they were made from; the FX nodes with their source line and ``nn.Module`` path), and
 the trace. It fills ``KernelStat.origin`` for every kernel and, on the host timeline, splits
-each extern op into its call sites (``GraphResult.sites``).
+each extern op into its call sites (``GraphResult.sites``); on either timeline, each generated
+kernel ``call()`` calls at several places into its calls.
 
 Splitting is exact or not done: in every iteration the k-th event of an extern op (say the
-third ``aten::convolution``) is the k-th call of that op in ``call()``, which holds only when
-each iteration has exactly as many events of the op as ``call()`` has calls of it; otherwise
-the op keeps its one row and ``GraphResult.attribution`` says why.
+third ``aten::convolution``) or of a kernel is its k-th call in ``call()``, which holds only
+when each iteration has exactly as many events of it as ``call()`` has calls of it; otherwise
+it keeps its one row and ``GraphResult.attribution`` says why.
 """
 
 from __future__ import annotations
@@ -157,35 +158,59 @@ def attribute(
     if backend(graph.device).timeline == HOST:
         sites, more = _split_host(trace, module, graph, externs, origins, shapes)
         graph.sites, notes = sites + kernel_sites, more + notes
-        by_op: dict[str, list[Origin | None]] = {}
-        for s in sites:
-            by_op.setdefault(s.kernel, []).append(s.origin)
-        for i, c in externs:
-            op = op_name(c.name) or c.name
-            if op not in {s.kernel for s in sites}:
-                by_op.setdefault(op, []).append(origins.get(i))
-        for k in graph.kernels:
-            if k.name in per_kernel:
-                k.origin = merge(per_kernel[k.name])
-            elif k.name in by_op:
-                k.origin = merge(by_op[k.name])
-            else:
-                k.origin = Origin(missing="an op the module's own Python code runs, not one of its calls")
+        _host_origins(graph, per_kernel, externs, origins, sites)
     else:
-        launchers = _device_launchers(trace)
-        for k in graph.kernels:
-            if k.name in per_kernel:
-                k.origin = merge(per_kernel[k.name])
-                continue
-            ops = launchers.get(k.name, set())
-            mine = [origins.get(i) for i, c in externs if op_name(c.name) in ops]
-            k.origin = merge(mine) or Origin(missing="no extern call of the module launched it")
         graph.sites = kernel_sites
+        _device_origins(graph, per_kernel, externs, origins, _device_launchers(trace))
         if externs:
             notes.append("extern kernels are not split by call site on a device timeline")
     notes += carried_note(record)
     graph.attribution = "; ".join(notes) or None
     return graph
+
+
+def _host_origins(
+    graph: GraphResult,
+    per_kernel: dict[str, list[Origin | None]],
+    externs: list[tuple[int, Call]],
+    origins: dict[int, Origin],
+    sites: list[CallSite],
+) -> None:
+    """Each kernel row's origin on the host timeline: a generated kernel's from its calls, an
+    extern op's from its call sites (or its calls, where they were not split)."""
+    by_op: dict[str, list[Origin | None]] = {}
+    for s in sites:
+        by_op.setdefault(s.kernel, []).append(s.origin)
+    split = {s.kernel for s in sites}
+    for i, c in externs:
+        op = op_name(c.name) or c.name
+        if op not in split:
+            by_op.setdefault(op, []).append(origins.get(i))
+    for k in graph.kernels:
+        if k.name in per_kernel:
+            k.origin = merge(per_kernel[k.name])
+        elif k.name in by_op:
+            k.origin = merge(by_op[k.name])
+        else:
+            k.origin = Origin(missing="an op the module's own Python code runs, not one of its calls")
+
+
+def _device_origins(
+    graph: GraphResult,
+    per_kernel: dict[str, list[Origin | None]],
+    externs: list[tuple[int, Call]],
+    origins: dict[int, Origin],
+    launchers: dict[str, set[str]],
+) -> None:
+    """Each kernel row's origin on a device timeline: a generated kernel's from its calls, an
+    extern kernel's from the calls of the ops that launched it."""
+    for k in graph.kernels:
+        if k.name in per_kernel:
+            k.origin = merge(per_kernel[k.name])
+            continue
+        ops = launchers.get(k.name, set())
+        mine = [origins.get(i) for i, c in externs if op_name(c.name) in ops]
+        k.origin = merge(mine) or Origin(missing="no extern call of the module launched it")
 
 
 def carried_note(record: dict[str, Any]) -> list[str]:
