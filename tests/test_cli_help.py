@@ -26,8 +26,8 @@ def _help(cmd, name: str) -> str:
 
 
 def _flat(s: str) -> str:
-    """Wrapped text back on one line: a line broken after a hyphen joined without a space."""
-    return re.sub(r"\s+", " ", re.sub(r"-\n\s+", "-", s)).strip()
+    """Wrapped text back on one line: a word broken after its hyphen joined without a space."""
+    return re.sub(r"\s+", " ", re.sub(r"(?<=\w)-\n\s+", "-", s)).strip()
 
 
 def test_the_command_list_shows_each_commands_whole_short_help():

@@ -23,11 +23,13 @@ from .output import emit, note_run_dir, render_result, terminal_width
 
 Model = Annotated[
     Path,
-    typer.Argument(parser=o.a_path, help="Model file: defines make_workload(), or a script that compiles."),
+    typer.Argument(parser=o.a_path, metavar="MODEL",
+                   help="Model file: defines make_workload(), or a script that compiles."),
 ]
 ScriptArgs = Annotated[
     list[str] | None,
     typer.Argument(
+        metavar="SCRIPT_ARGS",
         help="A script's own arguments (its sys.argv after the file), after --: "
         "inductor-bench breakdown train.py -- --epochs 1 --lr 0.1.",
         show_default=False,
