@@ -181,3 +181,26 @@ def test_dynamos_own_wrapper_of_a_module_is_named_by_the_modules_forward():
     exec(compile(DYNAMO_2_14, "/t/torch/_dynamo/convert_frame.py", "exec"), dyn)
     found = compiled_code(dyn["_compile"](inner.__code__, {}, {}, {}, inner.__closure__))
     assert found == {"name": "Net.forward", "file": __file__, "line": Net.forward.__code__.co_firstlineno}
+
+
+class Ambiguous:
+    """As a tensor of several values: no truth value, and a ``forward``-less callable."""
+
+    def __bool__(self):
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+
+
+def with_a_tensor(func, scale):
+    def wrapper(*a):
+        return func(*a) * scale
+    return wrapper
+
+
+def test_a_wrapper_holding_a_tensor_still_names_the_function_it_wraps():
+    wrapper = with_a_tensor(user_function, Ambiguous())
+    dyn: dict = {}
+    exec(compile(DYNAMO_2_5, "/t/torch/_dynamo/convert_frame.py", "exec"), dyn)
+    free = dict(zip(wrapper.__code__.co_freevars, (c.cell_contents for c in wrapper.__closure__), strict=True))
+    found = compiled_code(dyn["_compile"](wrapper.__code__, {}, free))
+    assert found["wraps"]["name"] == "user_function"
+    assert code_label(found).endswith(", through its decorator with_a_tensor")

@@ -150,7 +150,8 @@ class _ModuleRecorder(logging.Handler):
                     out[subgraphs.CHOICE_KEY] = str(getattr(owner, "name", "") or "") or None
             frame = frame.f_back
         out[subgraphs.STACK_KEY] = stack[: cls.STACK_DEPTH][::-1]
-        out[CODE_KEY] = compiled_code(sys._getframe(1))
+        with contextlib.suppress(Exception):  # evidence only: the rest stands without it
+            out[CODE_KEY] = compiled_code(sys._getframe(1))
         return out
 
 

@@ -35,7 +35,7 @@ def compiled_code(frame: types.FrameType | None) -> dict[str, Any] | None:
             code = f_locals.get("code")
             if isinstance(code, types.CodeType):  # torch's own too: nn.Sequential, an optimizer's step
                 out = _describe(code)
-                wrapped = _wrapped(code, f_locals) if NESTED in out["name"] else None
+                wrapped = _safely_wrapped(code, f_locals) if NESTED in out["name"] else None
                 if wrapped is not None and DYNAMO_DIR in _path(code.co_filename):
                     return _describe(wrapped)  # Dynamo's own wrapper (wrap_inline), not the model's
                 if wrapped is not None:
@@ -45,6 +45,15 @@ def compiled_code(frame: types.FrameType | None) -> dict[str, Any] | None:
     return None
 
 
+def _safely_wrapped(code: types.CodeType, f_locals: dict[str, Any]) -> types.CodeType | None:
+    """``_wrapped``, or None where the wrapper's free variables hold something that fails to
+    be looked at (evidence only: never the reason a module's record is lost)."""
+    try:
+        return _wrapped(code, f_locals)
+    except Exception:
+        return None
+
+
 def _wrapped(code: types.CodeType, f_locals: dict[str, Any]) -> types.CodeType | None:
     """The code of the one user function among ``code``'s free variables, read from the
     compiled frame's locals or closure as ``_compile`` holds them; None unless exactly one."""
@@ -52,7 +61,7 @@ def _wrapped(code: types.CodeType, f_locals: dict[str, Any]) -> types.CodeType |
     frame_locals, closure = f_locals.get("locals"), f_locals.get("closure")
     if isinstance(frame_locals, dict):
         values = [frame_locals.get(name) for name in code.co_freevars]
-    if not any(values) and isinstance(closure, tuple):
+    if all(v is None for v in values) and isinstance(closure, tuple):  # a tensor has no truth value
         values = [_cell(c) for c in closure]
     fn = _one_function(values)
     for _ in range(MAX_WRAPPERS):  # a wrapper may wrap another wrapper
