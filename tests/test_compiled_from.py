@@ -204,3 +204,18 @@ def test_a_wrapper_holding_a_tensor_still_names_the_function_it_wraps():
     found = compiled_code(dyn["_compile"](wrapper.__code__, {}, free))
     assert found["wraps"]["name"] == "user_function"
     assert code_label(found).endswith(", through its decorator with_a_tensor")
+
+
+def test_compiles_of_the_same_frame_are_said_to_run_one_at_a_time():
+    from inductor_bench.core.compiled_from import recompiles_line
+
+    def g(gid: str, frame: int, compile_id: int) -> GraphResult:
+        return GraphResult(id=gid, role=gid.rsplit("-", 1)[1], frame_id=frame, frame_compile_id=compile_id)
+
+    r = _result(g("0-forward", 0, 0), g("0-backward", 0, 0), g("0.1-forward", 0, 1), g("0.1-backward", 0, 1),
+                g("1-forward", 1, 0))
+    assert recompiles_line(r) == (
+        "recompiles: 0-forward and 0.1-forward; 0-backward and 0.1-backward are compiles of the same code, "
+        "made again when one of Dynamo's guards failed (another size, dtype or grad mode): a call runs one "
+        "of them, while the step row adds them all")
+    assert recompiles_line(_result(g("0-forward", 0, 0), g("1-forward", 1, 0))) is None

@@ -55,6 +55,22 @@ def origins_line(r: BreakdownResult) -> str | None:
     return "graph origins: " + "; ".join(f"{', '.join(ids)} from {label}" for label, ids in groups.items())
 
 
+def recompiles_line(r: BreakdownResult) -> str | None:
+    """The graphs that are compiles of the same frame (Dynamo compiled it again when a guard
+    failed): a call runs one of them, though the step row adds them all."""
+    frames: dict[tuple[int, str], list[GraphResult]] = {}
+    for g in r.graphs:
+        if g.frame_id is not None:
+            frames.setdefault((g.frame_id, g.role), []).append(g)
+    groups = [gs for gs in frames.values() if len({g.frame_compile_id or 0 for g in gs}) > 1]
+    if not groups:
+        return None
+    each = "; ".join(" and ".join(g.id for g in gs) for gs in groups)
+    return (f"recompiles: {each} are compiles of the same code, made again when one of Dynamo's guards "
+            "failed (another size, dtype or grad mode): a call runs one of them, while the step row "
+            "adds them all")
+
+
 def _identity(code: dict[str, Any]) -> tuple[str, str]:
     code = code.get("wraps") or code
     return str(code.get("name")), _base(str(code.get("file") or ""))

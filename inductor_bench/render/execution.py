@@ -3,7 +3,7 @@ accelerator (busy and launch-bound), and the time spent outside the graphs."""
 
 from __future__ import annotations
 
-from ..core.compiled_from import origins_line
+from ..core.compiled_from import origins_line, recompiles_line
 from ..core.graph_breaks import summary_line
 from ..core.pipelined import LAUNCH_BOUND_IDLE
 from ..core.results import BreakdownResult
@@ -21,9 +21,9 @@ def render_execution(doc: Doc, r: BreakdownResult) -> None:
     for line in disturbances(r):
         doc.paragraph(doc.alert("warning") + f": {line}")
     _settings(doc, r)
-    origins = origins_line(r)
-    if origins:
-        doc.paragraph(origins)
+    for line in (origins_line(r), recompiles_line(r)):
+        if line:
+            doc.paragraph(line)
     if r.graph_breaks:
         doc.paragraph(summary_line(r.graph_breaks))
     _dynamic(doc, r)
