@@ -115,7 +115,7 @@ def test_the_script_runs_with_its_arguments(tmp_path):
     assert "ran as a script, widths.py --width 48 --tag 'a b': every graph it compiled" in report
     line = LIB.splitlines().index("def layer(x, w):") + 1
     assert f"graph origins: {r['graphs'][0]['id']} from layer (widths_lib.py:{line})" in report
-    assert "compiling widths.py --width 48 --tag 'a b' (inference" in p.stderr
+    assert "compiling widths.py --width 48 --tag 'a b' (a script, device cpu, mode default) ..." in p.stderr
 
 
 def test_a_factory_imports_the_modules_beside_it_from_any_directory(tmp_path):
