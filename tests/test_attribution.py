@@ -420,3 +420,17 @@ def test_a_node_without_a_module_on_a_line_of_several_modules_is_not_top_level()
     assert o.modules == [] and o.missing == (
         "no module path recorded (a node a graph pass made); its line runs in 2 modules, e.g. layers.0.fc1")
     assert origin_of(["add"], nodes).modules == [""]
+
+
+def test_a_kernels_call_moves_its_share_of_the_kernels_bytes():
+    """A reused kernel is one code at one size: each call moves and computes the kernel's
+    per-call bytes and FLOPs (its row's counts over its calls), at the call's own time."""
+    from inductor_bench.core.results import KernelStat
+    from inductor_bench.core.roofline import site_stat
+    from inductor_bench.core.sources import CallSite
+
+    k = KernelStat(name="cpp_fused_gelu_3", category="cpp_pointwise", calls=12.0, ms=0.28,
+                   bytes=12 * 52224.0, flops=None)
+    call = CallSite(kernel=k.name, index=-1, callee=k.name, calls=1.0, ms=0.0241, occurrence=4)
+    one = site_stat(GraphResult(id="0-inference", role="inference"), k, call)
+    assert (one.ms, one.calls, one.bytes, one.flops) == (0.0241, 1.0, 52224.0, None)

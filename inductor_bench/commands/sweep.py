@@ -17,7 +17,7 @@ from ..core.rundir import HTML_REPORT_FILE, REPORT_FILE
 from ..core.sweep import Cell, CellStatus, Sweep, grid_size, new_sweep, parse_shard, progress_line
 from ..core.sweep_table import SweepTable, build_table, gate
 from ..core.vocab import CompileMode
-from ..core.workload import FACTORY_KIND, file_kind
+from ..core.workload import FACTORY_KIND
 from ..render.doc import HTML
 from ..render.format import pct
 from ..render.sweep import render_sweep
@@ -181,8 +181,9 @@ def _plan(
 ) -> Sweep:
     mode_list = [m for m in parse_modes(modes, eager=not no_eager) if m != CompileMode.EAGER]
     for m in models:
-        o.workload_options(m, device, train, dtype, autocast, CompileMode.DEFAULT, batch_size, freezing)
-        if file_kind(m) != FACTORY_KIND:
+        opts = o.workload_options(
+            m, device, train, dtype, autocast, CompileMode.DEFAULT, batch_size, freezing)
+        if opts.kind != FACTORY_KIND:
             raise UsageError(f"{m}: sweep needs a make_workload() factory, as compare does")
     paths = [str(m.resolve()) for m in models]
     if len(set(paths)) != len(paths):

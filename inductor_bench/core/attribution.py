@@ -154,9 +154,11 @@ def attribute(
         if not c.extern:
             per_kernel.setdefault(c.name, []).append(origins.get(i))
     externs = [(i, c) for i, c in enumerate(calls) if c.extern]
-    kernel_sites, notes = _split_kernels(trace, module, graph, calls, origins)
-    if backend(graph.device).timeline == HOST:
-        sites, more = _split_host(trace, module, graph, externs, origins, shapes)
+    host = backend(graph.device).timeline == HOST
+    per_iter = cpu_kernel_events(trace, find_markers(trace)) if host else None  # read once for both splits
+    kernel_sites, notes = _split_kernels(trace, per_iter, module, graph, calls, origins)
+    if per_iter is not None:
+        sites, more = _split_host(per_iter, module, graph, externs, origins, shapes)
         graph.sites, notes = sites + kernel_sites, more + notes
         _host_origins(graph, per_kernel, externs, origins, sites)
     else:
@@ -231,7 +233,7 @@ def _device_launchers(trace: Trace) -> dict[str, set[str]]:
 
 
 def _split_host(
-    trace: Trace,
+    per_iter: list[list[tuple[int, Any]]],
     module: ModuleInfo,
     graph: GraphResult,
     externs: list[tuple[int, Call]],
@@ -242,12 +244,11 @@ def _split_host(
     by_op: dict[str, list[tuple[int, Call]]] = {}
     for i, c in externs:
         by_op.setdefault(op_name(c.name) or c.name, []).append((i, c))
-    per_iter = cpu_kernel_events(trace, find_markers(trace))
     events = _events_by_key(per_iter, lambda name: None if module.kernel_for_record(name) else name, by_op)
 
-    def site(op: str, j: int, i: int, c: Call, samples: list[float]) -> CallSite:
-        return CallSite(kernel=op, index=c.index, callee=c.name, calls=0.0, ms=0.0, samples_ms=samples,
-                        shapes=shapes.get(i, []), origin=origins.get(i))
+    def site(op: str, j: int, i: int, c: Call) -> dict[str, Any]:
+        return {"kernel": op, "index": c.index, "callee": c.name, "shapes": shapes.get(i, []),
+                "origin": origins.get(i)}
 
     sites, notes = _sites(by_op, events, graph, len(per_iter), site)
     sites.sort(key=lambda s: s.index)
@@ -255,11 +256,17 @@ def _split_host(
 
 
 def _split_kernels(
-    trace: Trace, module: ModuleInfo, graph: GraphResult, calls: list[Call], origins: dict[int, Origin]
+    trace: Trace,
+    per_iter: list[list[tuple[int, Any]]] | None,
+    module: ModuleInfo,
+    graph: GraphResult,
+    calls: list[Call],
+    origins: dict[int, Origin],
 ) -> tuple[list[CallSite], list[str]]:
     """Each generated kernel that ``call()`` calls at several places: its events, iteration by
-    iteration, onto those calls in order (C++ kernels on the host timeline, by the name each
-    records; on a device timeline, kernels by their own name)."""
+    iteration, onto those calls in order (``per_iter``: the host timeline's events, C++
+    kernels known by the name each records; None: a device timeline, read here only where
+    some kernel is called twice, kernels by their own name)."""
     by_kernel: dict[str, list[tuple[int, Call]]] = {}
     for i, c in enumerate(calls):
         if not c.extern:
@@ -267,37 +274,32 @@ def _split_kernels(
     by_kernel = {k: cs for k, cs in by_kernel.items() if len(cs) > 1}
     if not by_kernel:
         return [], []
-    markers = find_markers(trace)
-    if backend(graph.device).timeline == HOST:
-        per_iter = cpu_kernel_events(trace, markers)
-
-        def key_of(name: str) -> str | None:
-            k = module.kernel_for_record(name)
-            return k.name if k is not None else None
+    if per_iter is None:
+        per_iter = device_kernel_events(trace, find_markers(trace))
+        events = _events_by_key(per_iter, lambda name: name, by_kernel)
     else:
-        per_iter, key_of = device_kernel_events(trace, markers), _same
-    events = _events_by_key(per_iter, key_of, by_kernel)
+        recorded = module.kernel_for_record
+        events = _events_by_key(per_iter, lambda name: k.name if (k := recorded(name)) else None, by_kernel)
 
-    def site(kernel: str, j: int, i: int, c: Call, samples: list[float]) -> CallSite:
-        return CallSite(kernel=kernel, index=-1, callee=kernel, calls=0.0, ms=0.0, samples_ms=samples,
-                        origin=origins.get(i), occurrence=j)
+    def site(kernel: str, j: int, i: int, c: Call) -> dict[str, Any]:
+        return {"kernel": kernel, "index": -1, "callee": kernel, "origin": origins.get(i), "occurrence": j}
 
     return _sites(by_kernel, events, graph, len(per_iter), site)
-
-
-def _same(name: str) -> str:
-    return name
 
 
 def _events_by_key(
     per_iter: list[list[tuple[int, Any]]], key_of: Callable[[str], str | None], keys: dict[str, Any]
 ) -> dict[str, list[list[float]]]:
-    """Per key (an op, a kernel), per iteration: the durations (µs) of its events, in order."""
+    """Per key (an op, a kernel), per iteration: the durations (µs) of its events, in order.
+    ``key_of`` is asked once per distinct event name."""
     out: dict[str, list[list[float]]] = {k: [] for k in keys}
+    key_by_name: dict[str, str | None] = {}
     for evs in per_iter:
         seen: dict[str, list[float]] = {k: [] for k in keys}
         for _, ev in evs:
-            key = key_of(ev.name)
+            if ev.name not in key_by_name:
+                key_by_name[ev.name] = key_of(ev.name)
+            key = key_by_name[ev.name]
             if key in seen:
                 seen[key].append(ev.dur)
         for k, durs in seen.items():
@@ -310,10 +312,11 @@ def _sites(
     events: dict[str, list[list[float]]],
     graph: GraphResult,
     iterations: int,
-    make: Callable[[str, int, int, Call, list[float]], CallSite],
+    fields: Callable[[str, int, int, Call], dict[str, Any]],
 ) -> tuple[list[CallSite], list[str]]:
     """The k-th event of each iteration onto the k-th call, where every iteration has one
-    event per call; a note for each key where not."""
+    event per call; a note for each key where not. ``fields``: the site's own fields, from its
+    key, its place among the key's calls, its index in ``call()`` and the call."""
     sites: list[CallSite] = []
     notes: list[str] = []
     n = max(iterations, 1)
@@ -324,8 +327,11 @@ def _sites(
             notes.append(f"{key}: {got} events per iteration for {len(cs)} calls, not split by call site")
             continue
         for j, (i, c) in enumerate(cs):
-            s = make(key, j, i, c, [d[j] / US_PER_MS for d in events[key]])
-            s.calls = len(s.samples_ms) / n
-            s.ms = graph.steady().mean(s.samples_ms)  # as every figure: its graph's steady iterations
-            sites.append(s)
+            samples = [d[j] / US_PER_MS for d in events[key]]
+            sites.append(CallSite(
+                **fields(key, j, i, c),
+                calls=len(samples) / n,
+                ms=graph.steady().mean(samples),  # as every figure: its graph's steady iterations
+                samples_ms=samples,
+            ))
     return sites, notes

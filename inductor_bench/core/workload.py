@@ -23,6 +23,7 @@ import os
 import shlex
 import stat
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,7 @@ class WorkloadOptions:
             raise UsageError("--freezing is for inference: frozen weights cannot be trained")
         if self.batch_size is not None and self.batch_size < 1:
             raise UsageError("--batch-size must be at least 1")
-        kind = file_kind(p)
+        kind = self.kind
         factory_only = [flag for flag, given in (
             ("--batch-size", self.batch_size is not None), ("--train", self.train),
             ("--dtype", self.dtype != DTYPES[0]), ("--autocast", self.autocast)) if given]
@@ -88,6 +89,11 @@ class WorkloadOptions:
     @property
     def name(self) -> str:
         return Path(self.path).stem
+
+    @cached_property
+    def kind(self) -> str:
+        """``FACTORY_KIND`` or ``SCRIPT_KIND`` (``file_kind``), read from the file once."""
+        return file_kind(Path(self.path))
 
     def file_and_args(self) -> str:
         """The file and the script's arguments, quoted as a shell needs them."""

@@ -30,14 +30,13 @@ def _ops(k: KernelStat) -> str:
 def _header(doc: Doc, r: BreakdownResult) -> None:
     # a script runs what it runs: its graphs' roles say so, not --train
     train = any(g.role == Role.BACKWARD for g in r.graphs) if r.script else r.train
-    what = "training step (forward + backward)" if train else "inference"
-    # a script chooses its own dtype: the option's default says nothing of what it ran
-    dtype = "" if r.script else r.dtype + (" (autocast)" if r.autocast else "")
-    dtype += " · freezing" if r.freezing else ""
+    how = ["training step (forward + backward)" if train else "inference", f"mode {r.mode}"]
+    if not r.script:  # a script chooses its own dtype: the option's default says nothing of it
+        how.append(r.dtype + (" (autocast)" if r.autocast else ""))
+    how += (["freezing"] if r.freezing else []) + ([f"batch {r.batch_size}"] if r.batch_size else [])
     doc.title(f"inductor-bench breakdown: {r.model}")
     facts = [
-        " · ".join(x for x in (what, f"mode {r.mode}", dtype.lstrip(" ·")) if x)
-        + (f" · batch {r.batch_size}" if r.batch_size else ""),
+        " · ".join(how),
         f"device {r.device}" + (f" · {r.device_name}" if r.device_name else ""),
         " · ".join(f"{k} {v}" for k, v in r.versions.items() if k in ("torch", "triton")),
     ]

@@ -21,7 +21,7 @@ from ..core.results import BreakdownResult, KernelRetuning, Recompile
 from ..core.rundir import AUTOTUNE_DIR
 from ..core.stats import summarize
 from ..core.vocab import CompileMode
-from ..core.workload import FACTORY_KIND, WorkloadOptions, file_kind
+from ..core.workload import FACTORY_KIND, WorkloadOptions
 from .compare import CompareRun
 from .kernelbench import autotune_top_kernels
 from .pipeline import run_breakdown
@@ -93,9 +93,9 @@ def _time_both(
     timing worker of compare), each from the cache it compiled into. Without that (a script,
     a failure), the steps stay the two runs' graph walls added up, and ``step_note`` says so."""
     caches = [r.compile_cache.dir if r.compile_cache else None for r in (base, tuned)]
-    if file_kind(Path(opts.path)) != FACTORY_KIND or None in caches or not tuned.measured():
+    if opts.kind != FACTORY_KIND or None in caches or not tuned.measured():
         rec.step_note = "the two runs' graph walls added up (no interleaved timing: " + (
-            "a script is not timed step by step)" if file_kind(Path(opts.path)) != FACTORY_KIND
+            "a script is not timed step by step)" if opts.kind != FACTORY_KIND
             else "the max-autotune run did not finish)")
         return
     sides = [

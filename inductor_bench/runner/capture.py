@@ -27,7 +27,7 @@ from ..core.devices import backend
 from ..core.errors import UsageError, WorkloadError
 from ..core.rundir import SOURCES_LOG
 from ..core.vocab import CompileMode
-from ..core.workload import FACTORY_KIND, SCRIPT_KIND, WorkloadOptions, file_kind
+from ..core.workload import FACTORY_KIND, SCRIPT_KIND, WorkloadOptions
 from . import compat, compile_modes, cudagraph_log, machine, sources, torch_settings, trace_log, turns
 from . import device as dev
 from .cudagraph_state import attach as attach_cudagraph_state
@@ -356,7 +356,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     cudagraph_log.attach(log, recorder.modules)
     attach_cudagraph_state(log)
     device = dev.resolve(opts.device)
-    kind = file_kind(Path(opts.path))
+    kind = opts.kind
     out: dict[str, Any] = {"device": device, "device_name": dev.device_name(device), "versions": versions()}
     out["script"] = kind == SCRIPT_KIND  # kept by an error too: the report says what ran
     before = torch_settings.snapshot()

@@ -14,7 +14,7 @@ from ..core.errors import BenchError, DeviceError, Interrupted, UsageError, Work
 from ..core.load import Load
 from ..core.rundir import LOGS_DIR
 from ..core.vocab import CompileMode, Status
-from ..core.workload import FACTORY_KIND, WorkloadOptions, file_kind
+from ..core.workload import FACTORY_KIND, WorkloadOptions
 from .capture import inductor_env
 from .pipeline import CompileOutcome, breakdown_from_outcome, compile_workload, step_turns
 from .presence import check_requested
@@ -203,7 +203,7 @@ def run_compare(
     files = [opts, *(also or [])]
     for f in files:
         f.validate()
-        if file_kind(Path(f.path)) != FACTORY_KIND:
+        if f.kind != FACTORY_KIND:
             raise UsageError(
                 f"{f.path}: compare needs a make_workload() factory; "
                 "a script's own loop cannot be timed step by step"

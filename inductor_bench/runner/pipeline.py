@@ -17,7 +17,7 @@ from ..core.devices import HOST_BACKEND
 from ..core.results import BreakdownResult, CompileCache, GraphResult, PeakMemory, StepTurns, TorchSettings
 from ..core.rundir import CACHE_DIR, LOGS_DIR, MODULES_LOG, SOURCES_LOG
 from ..core.vocab import CompileMode, Status
-from ..core.workload import SCRIPT_KIND, WorkloadOptions, file_kind
+from ..core.workload import SCRIPT_KIND, WorkloadOptions
 from . import cudagraph_log, stop
 from .batch import Standby
 from .cache import run_cache
@@ -105,9 +105,9 @@ def compile_workload(
         request["wait_ready"] = {"file": str(out.standby.ready_file), "pid": out.standby.proc.pid}
     label = "running" if opts.mode == CompileMode.EAGER else "compiling"
     try:
-        script = file_kind(Path(opts.path)) == SCRIPT_KIND
         log_path = run_dir / LOGS_DIR / f"compile-{opts.mode}.log"
-        follow = str(log_path) if script else None  # its own output: what a terminal shows meanwhile
+        # a script's own output: what a terminal shows meanwhile
+        follow = str(log_path) if opts.kind == SCRIPT_KIND else None
         with settings.progress.phase(f"{label} {opts.file_and_args()} ({_describe(opts)})", follow) as ph:
             data = run_worker(
                 COMPILE_WORKER,
@@ -133,11 +133,11 @@ def compile_workload(
 
 def _preload_path(opts: WorkloadOptions) -> str | None:
     """The model file the profiling worker imports first (a script is not: it would run)."""
-    return None if file_kind(Path(opts.path)) == SCRIPT_KIND else str(Path(opts.path).resolve())
+    return None if opts.kind == SCRIPT_KIND else str(Path(opts.path).resolve())
 
 
 def _describe(opts: WorkloadOptions) -> str:
-    if file_kind(Path(opts.path)) == SCRIPT_KIND:  # it chooses the rest itself
+    if opts.kind == SCRIPT_KIND:  # it chooses the rest itself
         return ", ".join(["a script", f"device {opts.device}", f"mode {opts.mode}"]
                          + (["freezing"] if opts.freezing else []))
     parts = [
