@@ -244,6 +244,11 @@ def test_calls_and_their_written_buffers():
         ("getattr(L['self'].layers, '0').attn", "layers.0.attn"),
         ("L['self'].layers[0].mlp", "layers.0.mlp"),
         ("L['self']", ""),
+        # a method compiled through a decorator's wrapper(*args, **kwargs): args[0] is the module
+        # (transformers' LlamaForCausalLM.forward under @deprecate_kwarg, recorded with torch 2.14.1)
+        ("L['args'][0].model.layers.0.self_attn", "model.layers.0.self_attn"),
+        ("L['args'][0]", ""),
+        ("L['mods'][0].fc", "0.fc"),  # a list of modules passed as an argument keeps its index
     ],
 )
 def test_module_path(raw, path):

@@ -10,6 +10,8 @@ import types
 import pytest
 
 from inductor_bench.core.replay_plan import plan
+from inductor_bench.runner.call_inputs import Restorer
+from inductor_bench.runner.harness_inputs import HarnessCall
 
 from .test_partition_replay import MODULE, STATE, Recorder, load
 
@@ -131,7 +133,7 @@ def worker_replay(monkeypatch, rec: Recorder, mod, plan_request: dict):
     monkeypatch.setattr(profile.dev, "graph_namespace", lambda device: rec)
     monkeypatch.setattr(profile.dev, "synchronize", lambda device: None)
     args = [rec.tensor("x"), rec.tensor("w")]
-    run_once = lambda: mod.call(list(args))  # noqa: E731 - the harness's closure, as profile.harness makes it
+    run_once = HarnessCall(lambda: mod.call(list(args)), Restorer(), args)  # as profile.harness makes it
     return profile._replay({"replay_plan": plan_request}, mod, run_once, "cuda"), run_once
 
 
@@ -181,9 +183,10 @@ def test_the_worker_captures_a_module_without_partitions_whole_and_copies_what_t
         return ["out"]
 
     mod = types.SimpleNamespace(call=call, get_args=lambda: list(made))
+    run_once = HarnessCall(lambda: None, Restorer(), list(made))  # the harness's inputs, as harness() has them
     launch, replayed, error = profile._replay({"replay_plan": {"graphed": True, "partitioned": False,
                                                               "copies": {}, "copied_inputs": [1]}},
-                                              mod, lambda: None, "cuda")
+                                              mod, run_once, "cuda")
     assert (replayed, error) == (True, None)
     rec.log.clear()
     assert launch() == ["out"]

@@ -86,6 +86,7 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
     g.window_speed, g.speed_waited_s = window_speeds(response)
     g.window_load = [Load.from_dict(x) for x in response.get("window_load") or []]
     g.replayed = bool(response.get("replayed"))
+    g.first_call_inputs = [int(x) for x in response.get("first_call_inputs") or []]
     if response.get("replay_error"):
         g.cuda_graphs_note = f"profiled kernel by kernel: capture failed: {response['replay_error']}"
     if g.cuda_graphs and not g.replayed and g.how_it_ran:

@@ -131,6 +131,9 @@ class GraphResult:
     module_types: dict[str, str] = field(default_factory=dict)
     # The user function it was compiled from (runner/dynamo_frame.py): {name, file, line}.
     compiled_from: dict[str, Any] | None = None
+    # [inputs set to the model's first call's integer/boolean values, of them those put back
+    # before every call as the graph changes them in place] (runner/call_inputs.py); []: none.
+    first_call_inputs: list[int] = field(default_factory=list)
 
     @property
     def busy_pct(self) -> float:
@@ -205,6 +208,7 @@ _GRAPH_OPTIONAL: dict[str, Any] = {
     "attribution": None,
     "site_counts": [],
     "compiled_from": None,
+    "first_call_inputs": [],
     **{name: {} for name in ("sizes", "size_hints", "module_types")},
 }
 

@@ -8,7 +8,8 @@ A run directory is made fresh for every run and never overwritten::
       modules.jsonl      compiled modules as Inductor reported them
       digests.json       the sha256 of every module and kernel file copied into graphs/
       sources.jsonl      what each module was made from: FX nodes, source lines, nn.Module paths
-      graphs/<id>/       module.py, kernels/<name>.py, trace.json.gz (open in Perfetto)
+      inputs/            each module's first call: its integer and boolean tensor inputs
+      graphs/<id>/       module.py, inputs.pt, kernels/<name>.py, trace.json.gz (in Perfetto)
       logs/              worker logs
       breakdown.json     the result (re-render with `inductor-bench report`)
       report.txt         the text report
@@ -40,6 +41,8 @@ META_FILE = "meta.json"
 MODULES_LOG = "modules.jsonl"
 SOURCES_LOG = "sources.jsonl"  # what each compiled module was made from (runner/sources.py)
 SOURCES_FILE = "sources.json"  # one graph's entry of it, in graphs/<id>/
+CALL_INPUTS_DIR = "inputs"  # each module's first call: its integer and boolean inputs
+CALL_INPUTS_FILE = "inputs.pt"  # a graph's copy of it, in graphs/<id>/
 CACHE_DIR = "cache"
 LOGS_DIR = "logs"
 GRAPHS_DIR = "graphs"

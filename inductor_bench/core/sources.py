@@ -106,13 +106,16 @@ def merge(origins: list[Origin | None], missing: str | None = None) -> Origin | 
     return Origin(nodes, lines, modules, why)
 
 
-_LEAD = re.compile(r"^(?:L\['[^']*'\]|L__self__|self)\.?")
+# the root: a local (``L['self']``), or the first of a decorator wrapper's ``*args`` (a method
+# compiled through ``def wrapper(*args, **kwargs)``: ``L['args'][0]`` is the module)
+_LEAD = re.compile(r"^(?:L\['args'\]\.\d+(?=\.|$)|L\['[^']*'\]|L__self__|self)\.?")
 
 
 def module_path(raw: str) -> str:
     """An ``nn_module_stack`` path as the model names it: ``L['self'].features.denseblock3``,
-    ``L['self']._modules['features']`` and ``getattr(L['self'].layers, '0')`` ->
-    ``features.denseblock3``, ``features``, ``layers.0``."""
+    ``L['self']._modules['features']``, ``getattr(L['self'].layers, '0')`` and
+    ``L['args'][0].model.norm`` -> ``features.denseblock3``, ``features``, ``layers.0``,
+    ``model.norm``."""
     s = raw
     while (m := re.search(r"getattr\(([^()]*?),\s*'([^']+)'\)", s)) is not None:
         s = s[: m.start()] + f"{m.group(1)}.{m.group(2)}" + s[m.end() :]

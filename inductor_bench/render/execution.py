@@ -27,6 +27,7 @@ def render_execution(doc: Doc, r: BreakdownResult) -> None:
     if r.graph_breaks:
         doc.paragraph(summary_line(r.graph_breaks))
     _dynamic(doc, r)
+    _first_call_inputs(doc, r)
     if r.subgraphs_left_out:
         doc.paragraph(left_out_line(len(r.subgraphs_left_out)))
     _cuda_graphs(doc, r)
@@ -64,6 +65,20 @@ def _dynamic(doc: Doc, r: BreakdownResult) -> None:
         lines.append(f"dynamic shapes: profiled {each}, as --size asked")
     if lines:
         doc.paragraph(*lines)
+
+
+def _first_call_inputs(doc: Doc, r: BreakdownResult) -> None:
+    given = [g for g in r.graphs if g.first_call_inputs and g.first_call_inputs[0]]
+    if not given:
+        return
+    put_back = [g for g in given if g.first_call_inputs[1:] and g.first_call_inputs[1]]
+    line = ("inputs: each graph ran on its harness's seeded random floats and on the integer and "
+            "boolean inputs of its first call in the model (token ids, positions, masks): "
+            + ", ".join(f"{g.id} {g.first_call_inputs[0]}" for g in given))
+    if put_back:
+        line += ("; put back before every call, as the graph changes them in place (a cache's "
+                 "position, a counter): " + ", ".join(f"{g.id} {g.first_call_inputs[1]}" for g in put_back))
+    doc.paragraph(line)
 
 
 def _cuda_graphs(doc: Doc, r: BreakdownResult) -> None:

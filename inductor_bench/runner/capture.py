@@ -13,7 +13,6 @@ import contextlib
 import json
 import logging
 import os
-import platform
 import signal
 import sys
 import time
@@ -25,10 +24,20 @@ from typing import Any
 from ..core import subgraphs
 from ..core.devices import backend
 from ..core.errors import UsageError, WorkloadError
-from ..core.rundir import SOURCES_LOG
+from ..core.rundir import CALL_INPUTS_DIR, SOURCES_LOG
 from ..core.vocab import CompileMode
 from ..core.workload import FACTORY_KIND, SCRIPT_KIND, WorkloadOptions
-from . import compat, compile_modes, cudagraph_log, machine, sources, torch_settings, trace_log, turns
+from . import (
+    call_inputs,
+    compat,
+    compile_modes,
+    cudagraph_log,
+    machine,
+    sources,
+    torch_settings,
+    trace_log,
+    turns,
+)
 from . import device as dev
 from .cudagraph_state import attach as attach_cudagraph_state
 from .dynamo_counts import attach_break_recorder, dynamo_graph_count, fx_cache_counts
@@ -161,21 +170,6 @@ def _attach_recorder(log_path: Path) -> _ModuleRecorder:
     rec = _ModuleRecorder(log_path)
     trace_log.attach(rec)
     return rec
-
-
-def versions() -> dict[str, str]:
-    import torch
-
-    from .. import __version__
-
-    v = {"inductor_bench": __version__, "torch": torch.__version__, "python": platform.python_version()}
-    try:
-        import triton
-
-        v["triton"] = triton.__version__
-    except Exception:  # triton is optional on CPU machines
-        v["triton"] = "not installed"
-    return v
 
 
 def _describe(e: BaseException, what: str = "the model") -> str:
@@ -353,11 +347,13 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     recorder = _attach_recorder(log)
     breaks = attach_break_recorder()
     sources.attach(Path(request.get("sources_log") or log.parent / SOURCES_LOG))
+    call_inputs.attach(log.parent / CALL_INPUTS_DIR)
     cudagraph_log.attach(log, recorder.modules)
     attach_cudagraph_state(log)
     device = dev.resolve(opts.device)
     kind = opts.kind
-    out: dict[str, Any] = {"device": device, "device_name": dev.device_name(device), "versions": versions()}
+    out: dict[str, Any] = {"device": device, "device_name": dev.device_name(device),
+                           "versions": compat.versions()}
     out["script"] = kind == SCRIPT_KIND  # kept by an error too: the report says what ran
     before = torch_settings.snapshot()
 

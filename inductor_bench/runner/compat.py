@@ -54,7 +54,7 @@ DIFFERENCES = (
                "tests/test_compat.py::test_a_module_record_without_file_path_is_found"),
     Difference("2.11", "compiled modules write `get_args()` and `benchmark_compiled_module(args, times, "
                "repeat)`; before, `benchmark_compiled_module(times, repeat)` builds the inputs itself "
-               "and hands `print_performance` a closure", "runner/profile.py", "HARNESS_2_5 = ",
+               "and hands `print_performance` a closure", "runner/harness_inputs.py", "HARNESS_2_5 = ",
                "tests/test_gpu_truth.py::test_a_module_written_by_torch_2_5_is_profiled_through_its_own_harness"),
     Difference("2.11", "cudagraph skip lines go to the `cudagraphs` artifact logger (`perf_hints` before)",
                "runner/cudagraph_log.py", '"torch._inductor.cudagraph_utils.__perf_hints"',
@@ -89,3 +89,21 @@ def markdown() -> str:
     for d in DIFFERENCES:
         rows.append(f"| {d.since} | {d.what} | `inductor_bench/{d.where}` | `{d.test}` |")
     return "\n".join(rows)
+
+
+def versions() -> dict[str, str]:
+    """The versions a run records: the tool's, torch's, Python's and triton's."""
+    import platform
+
+    import torch
+
+    from .. import __version__
+
+    v = {"inductor_bench": __version__, "torch": torch.__version__, "python": platform.python_version()}
+    try:
+        import triton
+
+        v["triton"] = triton.__version__
+    except Exception:  # triton is optional on CPU machines
+        v["triton"] = "not installed"
+    return v

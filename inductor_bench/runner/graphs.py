@@ -21,6 +21,8 @@ from ..core.resize import applicable
 from ..core.results import GraphResult
 from ..core.rundir import (
     CACHE_DIR,
+    CALL_INPUTS_DIR,
+    CALL_INPUTS_FILE,
     KERNELS_DIR,
     LAUNCH_TRACE_FILE,
     LOGS_DIR,
@@ -119,7 +121,11 @@ def _collect(m: dict[str, Any], run_dir: Path, default_device: str, used: set[st
             kdst = gdir / KERNELS_DIR / f"{k.name}.py"
             copy_atomic(k.kernel_path, kdst)
             kernel_files[k.name] = str(kdst.relative_to(run_dir))
-    record_digests(run_dir, [dst, *(run_dir / f for f in kernel_files.values())])
+    inputs = run_dir / CALL_INPUTS_DIR / f"{src.stem}.pt"  # its first call's (call_inputs.py)
+    if inputs.exists():
+        copy_atomic(inputs, gdir / CALL_INPUTS_FILE)
+    copied = [dst, *(run_dir / f for f in kernel_files.values())]
+    record_digests(run_dir, copied + ([gdir / CALL_INPUTS_FILE] if inputs.exists() else []))
     g = GraphResult(
         id=gid,
         role=info.role,

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import importlib.util
 import math
 import os
 import shutil
@@ -43,14 +42,12 @@ from typing import Any
 
 from ..core.breakdown import MARKER
 from ..core.devices import DEVICE, backend
-from ..core.errors import WorkloadError
 from ..core.pipelined import PIPELINED_ITERATION, PIPELINED_RUN, time_back_to_back
-from ..core.resize import applicable
 from ..core.steady import steady_mean
 from . import device as dev
 from . import machine, torch_settings
 from . import replay as replay_mod
-from .harness_inputs import closure_args, module_args, resized, seeded
+from .harness_inputs import HarnessCall, harness, load_module
 from .speed import SpeedWatch
 from .workload import run_model_file
 
@@ -120,55 +117,6 @@ def _minor_faults() -> int | None:
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
-def load_module(path: str):
-    spec = importlib.util.spec_from_file_location(f"inductor_bench_graph_{abs(hash(path))}", path)
-    if spec is None or spec.loader is None:
-        raise WorkloadError(f"{path}: cannot load compiled module")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    if not callable(getattr(mod, "call", None)):
-        raise WorkloadError(f"{path}: compiled module has no call()")
-    if not any(callable(getattr(mod, h, None)) for h in ("get_args", HARNESS_2_5)):
-        raise WorkloadError(f"{path}: compiled module has no get_args() nor {HARNESS_2_5}(): "
-                            "it was written without TORCHINDUCTOR_BENCHMARK_KERNEL=1")
-    return mod
-
-
-# torch < 2.11 writes no get_args(): its harness builds the inputs inside
-# benchmark_compiled_module(times, repeat) and hands print_performance a closure that calls
-# call() on a fresh list of them.
-HARNESS_2_5 = "benchmark_compiled_module"
-
-
-def harness(mod: Any, sizes: dict[str, int] | None = None) -> Callable[[], Any]:
-    """One call of the module on its harness's inputs (at ``sizes``, ``breakdown --size``), as a
-    zero-argument function."""
-    args = module_args(mod, sizes)
-    if args is None and sizes:  # torch < 2.11: its inputs, from the harness's closure, resized
-        text = Path(mod.__file__).read_text(errors="replace")
-        if applicable(text, sizes):
-            args = resized(closure_args(_harness_closure(mod), text), text, sizes)
-    if args is not None:
-        return lambda: mod.call(list(args))  # call() clears the list it is given
-    return _harness_closure(mod)
-
-
-def _harness_closure(mod: Any) -> Callable[[], Any]:
-    """torch < 2.11's harness: the closure ``benchmark_compiled_module`` hands print_performance."""
-    import torch._inductor.utils as inductor_utils
-
-    caught: list[Callable[[], Any]] = []
-    real = inductor_utils.print_performance
-    inductor_utils.print_performance = lambda fn, *a, **kw: caught.append(fn) or 0.0
-    try:
-        seeded(getattr(mod, HARNESS_2_5))
-    finally:
-        inductor_utils.print_performance = real
-    if not caught:
-        raise WorkloadError(f"{HARNESS_2_5}() of this module never handed print_performance a call")
-    return caught[0]
-
-
 _PRELOADED: set[str] = set()
 # The machine's speed (runner/speed.py), watched across every graph this worker profiles.
 _SPEED = SpeedWatch()
@@ -234,18 +182,21 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     mod = load_module(request["module"])
     load_s = time.perf_counter() - t0
     run_once = harness(mod, request.get("sizes"))
+    restore = run_once.restore  # before every call, never inside what is timed or profiled
 
     def launch_eager() -> None:
         run_once()
 
     launch = launch_eager
     for _ in range(WARMUP_CALLS):  # eager first, in every case: compile-time lazy work
+        restore()
         launch_eager()
         dev.synchronize(device)
     replayed, replay_error = False, None
     if request.get("cuda_graph"):
         # the kernels' launching ops, from one iteration launched kernel by kernel: replayed
         # kernels share their cudaGraphLaunch's correlation and have none of their own
+        restore()
         with profile(activities=dev.profiler_activities(device)) as prof:
             launch_eager()
             dev.synchronize(device)
@@ -254,6 +205,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         launch, replayed, replay_error = _replay(request, mod, run_once, device)
 
     def once() -> None:
+        restore()
         launch()
         dev.synchronize(device)
 
@@ -281,9 +233,11 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         with profile(activities=activities) as prof:
             f0 = _minor_faults()  # inside the session: its start and stop do not count
             for _ in range(n):
+                restore()
                 with record_function(MARKER):
                     t0 = time.perf_counter()
-                    once()
+                    launch()
+                    dev.synchronize(device)
                     times.append(time.perf_counter() - t0)
             f1 = _minor_faults()
         probes.append(max(start, _SPEED.read()))  # the slower of before and after
@@ -311,13 +265,15 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         # the same iterations launched back to back, one sync at the end (core/pipelined.py)
         with profile(activities=activities) as prof, record_function(PIPELINED_RUN):
             for _ in range(n):
+                restore()  # on the stream before the iteration: a few tiny copies, if any
                 with record_function(PIPELINED_ITERATION):
                     launch()
             dev.synchronize(device)
         _export(prof, Path(request["pipelined_trace"]))
         del prof
         # the same launches without the profiler, for the launch-bound verdict (core/pipelined.py)
-        plain = time_back_to_back(launch, lambda: dev.synchronize(device), n, time.perf_counter)
+        plain = time_back_to_back(lambda: (restore(), launch()), lambda: dev.synchronize(device), n,
+                                  time.perf_counter)
     return {
         "pipelined_plain": plain,
         "iterations": n,
@@ -332,13 +288,14 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         "speed_waited_s": waited,
         "speed_reference_s": _SPEED.reference,
         "replayed": replayed,
+        "first_call_inputs": [run_once.restorer.copied, len(run_once.restorer.kept)],
         "replay_error": replay_error,
         "settings_not_applied": not_applied,
         "sizes": request.get("sizes") or {},
     }
 
 
-def _replay(request: dict[str, Any], mod: Any, run_once: Callable[[], Any], device: str
+def _replay(request: dict[str, Any], mod: Any, run_once: HarnessCall, device: str
             ) -> tuple[Callable[[], Any], bool, str | None]:
     """(the launch of one iteration, whether it replays CUDA graphs, why not where the capture
     failed), as the mode runs the graph (``request["replay_plan"]``, ``core/replay_plan.py``):
@@ -357,7 +314,7 @@ def _replay(request: dict[str, Any], mod: Any, run_once: Callable[[], Any], devi
             mod.runner.partitions = before
             return run_once, False, str(e)
         return run_once, True, None
-    args = module_args(mod, request.get("sizes"))
+    args = run_once.args
     if args is None:  # torch < 2.11's harness: the whole closure, its inputs never copied
         graph, error = replay_mod.capture(ns, lambda _: run_once(), [])
         return (graph.replay, True, None) if graph is not None else (run_once, False, error)

@@ -2,7 +2,7 @@
 
 The compile worker runs this after timing its steps (``capture.py``), where the device table
 says ``split_in_turns``: it loads every graph's compiled module as the profiling worker does
-(``profile.load_module``, the module's own harness inputs), then times rounds of blocks, one
+(``harness_inputs.load_module``, the module's own harness inputs), then times rounds of blocks, one
 block of calls per side (the step first, then each graph), the order reversed every other
 round. ``core/step.py`` turns the blocks into the time outside the graphs. Timing the step in
 one process and the graphs in another would measure the two processes as much as the step:
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import device as dev
-from .profile import harness, load_module
+from .harness_inputs import HarnessCall, harness, load_module
 from .rounds import Plan, block_steps, interleave
 
 ESTIMATE_CALLS = 3  # per side, before the rounds: warm-up, and the pace that sizes its blocks
@@ -58,8 +58,9 @@ def time_in_turns(
         return {"error": f"{type(e).__name__}: {e}"[:300]}
 
 
-def _timed(run: Callable[[], Any], device: str) -> Callable[[], float]:
+def _timed(run: HarnessCall, device: str) -> Callable[[], float]:
     def one() -> float:
+        run.restore()  # the inputs the graph changes in place, put back before the clock starts
         t0 = time.perf_counter()
         run()
         dev.synchronize(device)

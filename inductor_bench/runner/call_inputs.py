@@ -1,0 +1,178 @@
+"""The values a compiled graph's first real call had, for inputs whose values decide what the
+kernels do: integer and boolean tensors (token ids, positions, a KV cache's write index,
+attention masks, pooling indices, dropout seeds).
+
+A module's harness (``get_args()``) fills every input with ``rand_strided``, which draws
+floats at random but makes every integer and boolean tensor **zeros**. For floats that is
+harmless to timing; for indices it is not: an LLM decode step's cache position of 0 makes a
+negative index and the kernel stops with "index out of bounds" (or aborts the process inside
+an OpenMP region), and zeros everywhere send every gather and scatter to one row, a different
+and faster access pattern than the model's. So the compile worker records, on each module's
+first call, the integer and boolean tensor inputs (``attach``), and every harness the tool runs
+on a module copies them over the harness's zeros (``apply``). Floats stay the harness's seeded
+random draws: they can be the model's weights (gigabytes), and their values do not change the
+work done.
+
+Some of these inputs the graph itself changes: a static KV cache's position counter, advanced
+in place by every call. Called again and again on the same inputs, as a profile does, the
+counter runs past the cache and the kernel stops. The record says which inputs the first call
+changed, and ``Restorer.restore`` puts them back before each call, outside the timed part.
+
+The record is ``inputs.pt`` beside the module (``{"inputs": {position: tensor}, "mutated":
+[position, ...]}``), read with
+``torch.load(weights_only=True)``: tensors only, nothing that runs code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Any
+
+from ..core.devices import HOST_BACKEND
+from ..core.rundir import CALL_INPUTS_FILE
+
+MAX_TENSOR_BYTES = 64 << 20  # a larger integer input (rare: a backward's mask) keeps its zeros
+MAX_MODULE_BYTES = 256 << 20
+_WRAPPED = "_inductor_bench_call_inputs"
+_RECORDS: list[Path] = []  # where this process records (the compile worker: its run's inputs/)
+
+
+def attach(out_dir: Path) -> None:
+    """From now on, every compiled module Inductor loads records its first call's integer and
+    boolean tensor inputs to ``out_dir/<module name>.pt``."""
+    from torch._inductor.codecache import PyCodeCache
+
+    _RECORDS[:] = [out_dir]
+    load = PyCodeCache.load_by_key_path.__func__
+    if getattr(load, _WRAPPED, False):
+        return
+
+    def load_by_key_path(cls: Any, key: str, path: str, *args: Any, **kwargs: Any) -> Any:
+        mod = load(cls, key, path, *args, **kwargs)
+        with contextlib.suppress(Exception):  # evidence only: the compile goes on without it
+            _wrap_call(mod, _RECORDS[0] / f"{Path(path).stem}.pt")
+        return mod
+
+    setattr(load_by_key_path, _WRAPPED, True)
+    PyCodeCache.load_by_key_path = classmethod(load_by_key_path)
+
+
+def _wrap_call(mod: Any, record: Path) -> None:
+    call = getattr(mod, "call", None)
+    if not callable(call) or getattr(call, _WRAPPED, False):
+        return
+    done = False
+
+    def recording_call(args: Any) -> Any:
+        nonlocal done
+        if done:
+            return call(args)
+        done = True
+        kept: dict[int, Any] = {}
+        live = list(args)  # call() clears the list it is given
+        with contextlib.suppress(Exception):
+            kept = _snapshot(live)
+        out = call(args)
+        with contextlib.suppress(Exception):
+            if kept:
+                _save(kept, _changed(kept, live), record)
+        return out
+
+    setattr(recording_call, _WRAPPED, True)
+    mod.call = recording_call
+
+
+def decisive(value: Any) -> bool:
+    """An input whose values the harness's zeros would misrepresent: a plain integer or boolean
+    tensor."""
+    import torch
+
+    return (type(value) is torch.Tensor and not value.is_floating_point() and not value.is_complex()
+            and not value.is_quantized)
+
+
+def _snapshot(args: list[Any]) -> dict[int, Any]:
+    """Host copies of the decisive inputs, within the size limits; none while a CUDA graph is
+    being captured (a copy to the host would break the capture)."""
+    import torch
+
+    if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
+        return {}
+    kept: dict[int, Any] = {}
+    total = 0
+    for i, a in enumerate(args):
+        if not decisive(a):
+            continue
+        size = a.numel() * a.element_size()
+        if size > MAX_TENSOR_BYTES or total + size > MAX_MODULE_BYTES:
+            continue
+        kept[i] = a.detach().to(HOST_BACKEND.name, copy=True)
+        total += size
+    return kept
+
+
+def _changed(kept: dict[int, Any], live: list[Any]) -> list[int]:
+    """The positions of ``kept`` whose tensor the call changed in place."""
+    import torch
+
+    return [i for i, before in kept.items() if not torch.equal(live[i].detach().cpu(), before)]
+
+
+def _save(kept: dict[int, Any], mutated: list[int], record: Path) -> None:
+    import torch
+
+    record.parent.mkdir(parents=True, exist_ok=True)
+    part = record.with_name(f".{record.name}.{os.getpid()}.part")
+    torch.save({"inputs": kept, "mutated": mutated}, part)
+    os.replace(part, record)
+
+
+def recorded(module_path: Path) -> tuple[dict[int, Any], set[int]]:
+    """The first call's decisive inputs of the module at ``module_path`` (position -> tensor)
+    and the positions the call changed: from ``inputs.pt`` beside it (a graph's copy in the run
+    directory), or, for a module read from the cache by the process that recorded it, from the
+    record itself; ({}, set()) when there is none."""
+    import torch
+
+    module_path = Path(module_path)
+    places = [module_path.with_name(CALL_INPUTS_FILE), *(d / f"{module_path.stem}.pt" for d in _RECORDS)]
+    path = next((p for p in places if p.exists()), None)
+    if path is None:
+        return {}, set()
+    data = torch.load(path, weights_only=True)
+    inputs = {int(k): v for k, v in (data.get("inputs") or {}).items()}
+    return inputs, {int(i) for i in data.get("mutated") or ()}
+
+
+class Restorer:
+    """What ``apply`` copied into a harness's inputs; ``restore()`` puts back, in place, those the
+    graph changes (from copies kept on their device)."""
+
+    def __init__(self) -> None:
+        self.copied = 0
+        self.kept: list[tuple[Any, Any]] = []  # (the harness's tensor, its value on that device)
+
+    def restore(self) -> None:
+        for target, value in self.kept:
+            target.copy_(value)
+
+
+def apply(args: list[Any], module_path: Path) -> Restorer:
+    """Copy the module's recorded inputs into ``args`` (the harness's, in ``call()``'s order), in
+    place, where the harness has a tensor of the same shape and dtype."""
+    out = Restorer()
+    inputs, mutated = recorded(module_path)
+    for i, value in inputs.items():
+        target = args[i] if i < len(args) else None
+        if not decisive(target) or target.shape != value.shape or target.dtype != value.dtype:
+            continue  # another size (a dynamic graph called at other shapes): the harness's
+        try:
+            target.copy_(value)
+        except RuntimeError:  # an expanded harness input (stride 0) cannot take distinct values
+            continue
+        out.copied += 1
+        if i in mutated:
+            out.kept.append((target, value.to(target.device, copy=True)))
+    return out

@@ -1,0 +1,222 @@
+"""A graph is profiled on the integer and boolean values its first real call had
+(``runner/call_inputs.py``), and the inputs it changes in place are put back before every call.
+
+The harness's ``rand_strided`` makes every integer and boolean input zeros; a static KV cache's
+position counter, advanced in place by each call, then runs past the cache after a few profiled
+calls and the kernel stops with "index out of bounds" (a Llama decode step from transformers
+5.24 failed so, on torch 2.14.1). The modules in the unit tests are synthetic, written by hand
+in the shape Inductor gives its harness; the end-to-end test compiles a real script."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from inductor_bench.runner import call_inputs  # noqa: E402
+from inductor_bench.runner.harness_inputs import harness, load_module  # noqa: E402
+
+# A decode step over a static cache of 6 rows: writes its token's row at the cache's length,
+# then advances the length in place; a length past the cache raises, as Inductor's bounds check.
+MODULE = textwrap.dedent('''
+    import torch
+    from torch._dynamo.testing import rand_strided
+
+    def call(args):
+        ids, mask, x, length, cache = args
+        args.clear()
+        if not 0 <= int(length) < cache.shape[0]:
+            raise RuntimeError("index out of bounds: 0 <= length < 6")
+        cache[int(length)] = x[ids].sum(0) * mask.float().sum()
+        length.add_(1)
+        return (cache.sum(),)
+
+    def get_args():
+        ids = rand_strided((4,), (1,), device="cpu", dtype=torch.int64)
+        mask = rand_strided((4,), (1,), device="cpu", dtype=torch.bool)
+        x = rand_strided((10, 8), (8, 1), device="cpu", dtype=torch.float32)
+        length = rand_strided((), (), device="cpu", dtype=torch.int64)
+        cache = rand_strided((6, 8), (8, 1), device="cpu", dtype=torch.float32)
+        return [ids, mask, x, length, cache]
+''')
+
+# torch < 2.11's harness: the inputs live in the closure handed to print_performance
+MODULE_2_5 = textwrap.dedent('''
+    import torch
+    from torch._dynamo.testing import rand_strided
+
+    def call(args):
+        ids, x = args
+        args.clear()
+        return (x[ids],)
+
+    def benchmark_compiled_module(times=10, repeat=10):
+        from torch._inductor.utils import print_performance
+        ids = rand_strided((3,), (1,), device="cpu", dtype=torch.int64)
+        x = rand_strided((10, 2), (2, 1), device="cpu", dtype=torch.float32)
+        fn = lambda: call([ids, x])
+        return print_performance(fn, times=times, repeat=repeat)
+''')
+
+
+def _first_call(tmp_path: Path, text: str, args: list) -> Path:
+    """Write the module, load it, record its first call on ``args`` as the compile worker does;
+    the record is moved beside the module, where the run directory keeps a graph's copy."""
+    path = tmp_path / "module.py"
+    path.write_text(text)
+    mod = load_module(str(path))
+    record = tmp_path / "record" / "module.pt"
+    call_inputs._wrap_call(mod, record)
+    again = [a.clone() for a in args]
+    mod.call(args)
+    again[0] = torch.zeros_like(again[0])
+    mod.call(again)  # later calls record nothing
+    record.rename(tmp_path / "inputs.pt")
+    return path
+
+
+def _real_args() -> list:
+    return [torch.tensor([2, 5, 5, 9]), torch.tensor([True, False, True, True]), torch.randn(10, 8),
+            torch.tensor(3), torch.zeros(6, 8)]
+
+
+def test_the_first_call_keeps_its_integer_and_boolean_inputs_and_what_it_changed(tmp_path):
+    args = _real_args()
+    _first_call(tmp_path, MODULE, list(args))
+    data = torch.load(tmp_path / "inputs.pt", weights_only=True)
+    assert sorted(data["inputs"]) == [0, 1, 3]  # ids, mask, length; not the floats
+    assert data["inputs"][0].tolist() == [2, 5, 5, 9]
+    assert data["inputs"][1].tolist() == [True, False, True, True]
+    assert int(data["inputs"][3]) == 3  # before the call advanced it
+    assert data["mutated"] == [3]
+    assert int(args[3]) == 4  # the model's own tensor advanced by its call
+    assert data["inputs"][0].tolist() != [0, 0, 0, 0]  # the second call's ids were not recorded
+
+
+def test_the_harness_runs_on_them_and_gets_the_changed_ones_back_before_each_call(tmp_path):
+    path = _first_call(tmp_path, MODULE, _real_args())
+    run = harness(load_module(str(path)))
+    assert run.restorer.copied == 3
+    assert run.args[0].tolist() == [2, 5, 5, 9] and run.args[1].tolist() == [True, False, True, True]
+    for _ in range(20):  # without the restore the length reaches the cache's end at the 3rd call
+        run.restore()
+        run()
+        assert int(run.args[3]) == 4
+    assert len(set(run.args[2].flatten().tolist())) > 10  # the floats: the harness's random draw
+
+
+def test_without_a_record_the_harness_keeps_its_zeros_and_a_profile_runs_out_of_the_cache(tmp_path):
+    """What the profile did before: zeros, and the counter's drift stops it at the 7th call."""
+    path = tmp_path / "module.py"
+    path.write_text(MODULE)
+    run = harness(load_module(str(path)))
+    assert run.restorer.copied == 0 and run.args[0].tolist() == [0, 0, 0, 0]
+    with pytest.raises(RuntimeError, match="index out of bounds"):
+        for _ in range(7):
+            run.restore()
+            run()
+
+
+def test_an_input_of_another_shape_keeps_the_harnesss_value(tmp_path):
+    """A dynamic graph whose first call had other sizes than the harness's: nothing is forced."""
+    args = _real_args()
+    args[0] = torch.tensor([1, 2])  # 2 ids where the harness has 4
+    path = _first_call(tmp_path, MODULE, args)
+    run = harness(load_module(str(path)))
+    assert run.restorer.copied == 2  # mask and length
+    assert run.args[0].tolist() == [0, 0, 0, 0]
+
+
+def test_torch_2_5s_closure_gets_the_values_too(tmp_path):
+    path = _first_call(tmp_path, MODULE_2_5, [torch.tensor([7, 1, 4]), torch.randn(10, 2)])
+    run = harness(load_module(str(path)))
+    assert run.args is None and run.restorer.copied == 1
+    cells = {n: c.cell_contents for n, c in zip(run.call.__code__.co_freevars, run.call.__closure__, strict=True)}
+    assert cells["ids"].tolist() == [7, 1, 4]
+    (out,) = run()
+    assert torch.equal(out, cells["x"][[7, 1, 4]])
+
+
+SCRIPT = '''
+import torch
+from torch import nn
+
+
+class Decoder(nn.Module):
+    """A static cache of 8 rows: prefill writes 3, each decode step 1 more, at its length."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(50, 16)
+        self.proj = nn.Linear(16, 16)
+        self.register_buffer("cache", torch.zeros(8, 16))
+        self.register_buffer("length", torch.zeros((), dtype=torch.long))
+
+    def forward(self, ids):
+        slots = self.length + torch.arange(ids.shape[0])
+        self.cache.index_copy_(0, slots, self.emb(ids))
+        self.length += ids.shape[0]
+        return self.proj(self.cache).sum(0)
+
+
+model = torch.compile(Decoder())
+with torch.no_grad():
+    model(torch.tensor([3, 7, 9]))
+    for t in range(4):
+        model(torch.tensor([t + 10]))
+'''
+
+
+@pytest.mark.e2e
+def test_a_static_cache_decode_script_is_profiled_on_its_real_inputs(tmp_path):
+    """Compiled for real: the prefill graph (3 ids) and the decode graph (1 id) are profiled for
+    50 calls each although each call advances the cache's length (torch checks the index
+    against the 8 rows); each graph ran on its first call's ids and length."""
+    script = tmp_path / "decode_cache.py"
+    script.write_text(SCRIPT)
+    run_dir = tmp_path / "run"
+    p = subprocess.run(
+        [sys.executable, "-m", "inductor_bench.cli", "breakdown", str(script), "--device", "cpu",
+         "--iterations", "50", "--windows", "1", "--processes", "1", "--out", str(run_dir),
+         "--json", str(tmp_path / "r.json")],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    r = json.loads((tmp_path / "r.json").read_text())
+    assert [g["status"] for g in r["graphs"]] == ["ok", "ok"]
+    assert all(g["iterations"] == 50 for g in r["graphs"])
+    assert [g["first_call_inputs"] for g in r["graphs"]] == [[2, 1], [2, 1]]  # ids and length; length put back
+    report = (run_dir / "report.txt").read_text()
+    ids = [g["id"] for g in r["graphs"]]
+    assert (f"of its first call in the model (token ids, positions, masks): {ids[0]} 2, {ids[1]} 2; put back "
+            f"before every call, as the graph changes them in place (a cache's position, a counter): "
+            f"{ids[0]} 1, {ids[1]} 1") in report
+    firsts = {}
+    for g in r["graphs"]:
+        data = torch.load(run_dir / "graphs" / g["id"] / "inputs.pt", weights_only=True)
+        ints = {tuple(t.shape): t.tolist() for t in data["inputs"].values()}
+        firsts[len(ints.get((3,), ints.get((1,), [])))] = (ints, len(data["mutated"]))
+    assert firsts[3] == ({(3,): [3, 7, 9], (): 0}, 1)  # prefill: its ids, the length it started at
+    assert firsts[1] == ({(1,): [10], (): 3}, 1)  # the first decode step
+
+
+def test_the_report_says_which_graphs_ran_on_their_first_calls_values():
+    from inductor_bench.core.results import BreakdownResult, GraphResult
+    from inductor_bench.render.breakdown import render_breakdown
+
+    graphs = [GraphResult(id=gid, role="inference", iterations=4, wall_ms=1.0, wall_samples_ms=[1.0] * 4,
+                          first_call_inputs=given) for gid, given in
+              (("0-inference", [3, 0]), ("1-inference", []), ("2-inference", [4, 2]))]
+    r = BreakdownResult(model="m", model_path="/x/m.py", graphs=graphs)
+    text = render_breakdown(r)
+    assert ("(token ids, positions, masks): 0-inference 3, 2-inference 4; put back before every call, as "
+            "the graph changes them in place (a cache's position, a counter): 2-inference 2") in text
+    assert BreakdownResult.from_dict(r.to_dict()).graphs[2].first_call_inputs == [4, 2]
+    for g in graphs:
+        g.first_call_inputs = []
+    assert "first call in the model" not in render_breakdown(r)
