@@ -19,6 +19,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from inductor_bench.render import format as fmt  # noqa: E402
 from inductor_bench.runner import call_inputs  # noqa: E402
 from inductor_bench.runner.harness_inputs import harness, load_module  # noqa: E402
 
@@ -191,11 +192,15 @@ def test_a_static_cache_decode_script_is_profiled_on_its_real_inputs(tmp_path):
     assert [g["status"] for g in r["graphs"]] == ["ok", "ok"]
     assert all(g["iterations"] == 50 for g in r["graphs"])
     assert [g["first_call_inputs"] for g in r["graphs"]] == [[2, 1], [2, 1]]  # ids and length; length put back
+    assert [g["calls"] for g in r["graphs"]] == [1, 4]  # the prefill once, the decode step 4 times
     report = (run_dir / "report.txt").read_text()
     ids = [g["id"] for g in r["graphs"]]
     assert (f"of its first call in the model (token ids, positions, masks): {ids[0]} 2, {ids[1]} 2; put back "
             f"before every call, as the graph changes them in place (a cache's position, a counter): "
             f"{ids[0]} 1, {ids[1]} 1") in report
+    walls = {g["id"]: g["wall_ms"] for g in r["graphs"]}
+    assert f"calls in the script: {ids[1]} 4 x " in report or f"calls in the script: {ids[0]} 1 x " in report
+    assert f"{ids[1]} 4 x {fmt.ms(walls[ids[1]])} ms = {fmt.ms(4 * walls[ids[1]])} ms" in report
     firsts = {}
     for g in r["graphs"]:
         data = torch.load(run_dir / "graphs" / g["id"] / "inputs.pt", weights_only=True)
@@ -220,3 +225,34 @@ def test_the_report_says_which_graphs_ran_on_their_first_calls_values():
     for g in graphs:
         g.first_call_inputs = []
     assert "first call in the model" not in render_breakdown(r)
+
+
+def _counted(script: bool, calls: list[float | None]):
+    from inductor_bench.core.results import BreakdownResult, GraphResult
+
+    graphs = [GraphResult(id=f"{i}-inference", role="inference", iterations=4, wall_ms=w,
+                          wall_samples_ms=[w] * 4, calls=c) for i, (w, c) in enumerate(zip((2.0, 0.5), calls, strict=True))]
+    return BreakdownResult(model="m", model_path="/x/m.py", script=script, graphs=graphs)
+
+
+def test_a_scripts_calls_of_each_graph_weigh_its_time():
+    """The prefill (2 ms) once and the decode step (0.5 ms) 12 times: the decode's 6 ms is 75%."""
+    from inductor_bench.render.execution import calls_line
+
+    assert calls_line(_counted(True, [1, 12])) == (
+        "calls in the script: 1-inference 12 x 0.500 ms = 6.000 ms (75.0%), 0-inference 1 x 2.000 ms = "
+        "2.000 ms (25.0%); 8.000 ms in its compiled graphs in all (the step row and the tables count each "
+        "graph once, at its time per call)")
+    assert calls_line(_counted(True, [None, None])) is None  # not counted (CUDA-graph replays)
+
+
+def test_a_factory_models_graph_called_other_than_once_per_step_is_named():
+    from inductor_bench.render.execution import calls_line
+
+    assert calls_line(_counted(False, [1.0, 1.0])) is None
+    assert calls_line(_counted(False, [1.0, 3.0])) == (
+        "calls per step: 1-inference 3 (the step row and the tables count each graph once, at its time per call)")
+    r = _counted(False, [1.0, 2.5])
+    from inductor_bench.core.results import BreakdownResult
+
+    assert BreakdownResult.from_dict(r.to_dict()).graphs[1].calls == 2.5

@@ -18,6 +18,7 @@ from inductor_bench.core.rundir import load_breakdown as load_result
 from inductor_bench.core.steady import steady_mean
 from inductor_bench.core.step import split_step
 from inductor_bench.render import format as fmt
+from inductor_bench.render.breakdown import render_breakdown
 from inductor_bench.runner.profile import AGREE_WINDOWS, DEFAULT_WINDOWS, windows_agree
 from inductor_bench.runner.settings import DEFAULT_PROCESSES
 
@@ -118,6 +119,10 @@ def test_mlp_train(mlp_train):
     assert "aten.addmm" in addmm.aten_ops
     cpp = [k for k in fwd.kernels if k.name.startswith("cpp_fused")]
     assert cpp and all(k.category in CPP_CATEGORIES for k in cpp)
+    # the training step called the forward and the backward once each, counted over the timed
+    # steps (runner/call_inputs.py): the report's one-call-each-per-step holds, so it says nothing
+    assert [g.calls for g in result.graphs] == [1.0, 1.0]
+    assert "calls per step" not in render_breakdown(result)
 
 
 @pytest.mark.parametrize("model", ["transformer_block.py", "mixnet.py", "densenet.py"])

@@ -134,6 +134,9 @@ class GraphResult:
     # [inputs set to the model's first call's integer/boolean values, of them those put back
     # before every call as the graph changes them in place] (runner/call_inputs.py); []: none.
     first_call_inputs: list[int] = field(default_factory=list)
+    # How many times the model called it: per timed step (a factory model), in the whole run (a
+    # script); None where not counted (an older run; CUDA-graph replays bypass the counted call).
+    calls: float | None = None
 
     @property
     def busy_pct(self) -> float:
@@ -209,6 +212,7 @@ _GRAPH_OPTIONAL: dict[str, Any] = {
     "site_counts": [],
     "compiled_from": None,
     "first_call_inputs": [],
+    "calls": None,
     **{name: {} for name in ("sizes", "size_hints", "module_types")},
 }
 

@@ -80,7 +80,7 @@ def _graph_table(doc: Doc, r: BreakdownResult) -> None:
             "",
         ]
     )
-    doc.heading("Graphs (one call each per step)")
+    doc.heading("Graphs (one call each)" if r.script else "Graphs (one call each per step)")
     doc.table(
         rows,
         ["graph", "role", "steady iters", "wall ms", "kernel ms", "busy", "kernels", "status"],

@@ -28,6 +28,9 @@ def render_execution(doc: Doc, r: BreakdownResult) -> None:
         doc.paragraph(summary_line(r.graph_breaks))
     _dynamic(doc, r)
     _first_call_inputs(doc, r)
+    line = calls_line(r)
+    if line:
+        doc.paragraph(line)
     if r.subgraphs_left_out:
         doc.paragraph(left_out_line(len(r.subgraphs_left_out)))
     _cuda_graphs(doc, r)
@@ -65,6 +68,27 @@ def _dynamic(doc: Doc, r: BreakdownResult) -> None:
         lines.append(f"dynamic shapes: profiled {each}, as --size asked")
     if lines:
         doc.paragraph(*lines)
+
+
+def calls_line(r: BreakdownResult) -> str | None:
+    """How many times the model called each graph, where that is not once per step: a script's
+    calls of each graph and the time they add up to; a factory model's graphs called more or
+    less than once per step. The tables count each graph once, at its time per call."""
+    counted = [g for g in r.measured() if g.calls is not None]
+    once = "the step row and the tables count each graph once, at its time per call"
+    if r.script and counted:
+        total = {g.id: g.calls * g.wall_ms for g in counted}
+        whole = sum(total.values())
+        parts = [f"{g.id} {fmt.count(g.calls)} x {fmt.ms(g.wall_ms)} ms = {fmt.ms(total[g.id])} ms "
+                 f"({fmt.pct(fmt.share(total[g.id], whole))})"
+                 for g in sorted(counted, key=lambda g: -total[g.id])]
+        return (f"calls in the script: {', '.join(parts)}; {fmt.ms(whole)} ms in its compiled graphs "
+                f"in all ({once})")
+    odd = [g for g in counted if round(g.calls, 2) != 1]
+    if not odd:
+        return None
+    each = ", ".join(f"{g.id} {fmt.count(round(g.calls, 2))}" for g in odd)
+    return f"calls per step: {each} ({once})"
 
 
 def _first_call_inputs(doc: Doc, r: BreakdownResult) -> None:

@@ -37,6 +37,7 @@ MAX_TENSOR_BYTES = 64 << 20  # a larger integer input (rare: a backward's mask) 
 MAX_MODULE_BYTES = 256 << 20
 _WRAPPED = "_inductor_bench_call_inputs"
 _RECORDS: list[Path] = []  # where this process records (the compile worker: its run's inputs/)
+_CALLS: dict[str, int] = {}  # module name -> calls of its call() so far in this process
 
 
 def attach(out_dir: Path) -> None:
@@ -67,6 +68,7 @@ def _wrap_call(mod: Any, record: Path) -> None:
 
     def recording_call(args: Any) -> Any:
         nonlocal done
+        _CALLS[record.stem] = _CALLS.get(record.stem, 0) + 1
         if done:
             return call(args)
         done = True
@@ -82,6 +84,17 @@ def _wrap_call(mod: Any, record: Path) -> None:
 
     setattr(recording_call, _WRAPPED, True)
     mod.call = recording_call
+
+
+def call_counts() -> dict[str, int]:
+    """Module name (the stem of its file) -> how many times its ``call()`` ran in this process
+    since ``attach``. A CUDA graph's replays bypass ``call()``: they are not counted."""
+    return dict(_CALLS)
+
+
+def calls_between(before: dict[str, int], after: dict[str, int], steps: int) -> dict[str, float]:
+    """Calls per step of each module over ``steps`` steps run between two ``call_counts()``."""
+    return {k: (n - before.get(k, 0)) / steps for k, n in after.items() if steps > 0}
 
 
 def decisive(value: Any) -> bool:

@@ -261,7 +261,9 @@ def _run_factory(
     device_id = dev.monitor_id(device)
     standby = (int(ready["pid"]),) if ready else ()  # the run's profiling worker is no other
     counters, gpu0 = machine.cpu_counters(), machine.device_reading(device, device_id, standby)
+    calls0 = call_inputs.call_counts()
     samples = timing.run(one)
+    graph_calls = call_inputs.calls_between(calls0, call_inputs.call_counts(), len(samples))
     _phase(f"timed {len(samples)} steps")
     gpu1 = machine.device_reading(device, device_id, standby)
     load = machine.with_device(machine.load_since(counters), gpu0, gpu1)
@@ -272,6 +274,7 @@ def _run_factory(
         "step_load": load.to_dict() if load is not None else None,
         "peak_memory_bytes": peak,
         "peak_memory_kind": peak_kind,
+        "graph_calls": graph_calls,
     }
     if modules and backend(device).split_in_turns:
         out["step_turns"] = turns.time_in_turns(one, [m["path"] for m in modules], device, timing.budget_s)
@@ -338,7 +341,7 @@ def _run_script(opts: WorkloadOptions) -> dict[str, Any]:
     except SystemExit as e:
         if e.code not in (None, 0):
             raise WorkloadError(f"the script exited with status {e.code}") from None
-    return {"script_s": time.perf_counter() - t0}
+    return {"script_s": time.perf_counter() - t0, "graph_calls": call_inputs.call_counts()}
 
 
 def handle(request: dict[str, Any]) -> dict[str, Any]:
@@ -358,7 +361,8 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     before = torch_settings.snapshot()
 
     def partial() -> dict[str, Any]:  # what an error keeps of the run so far
-        return {**out, **_settings(before), "modules": recorder.modules, "graph_breaks": breaks.found()}
+        return {**out, **_settings(before), "modules": recorder.modules, "graph_breaks": breaks.found(),
+                **({"graph_calls": call_inputs.call_counts()} if kind == SCRIPT_KIND else {})}
 
     try:
         if kind == FACTORY_KIND:

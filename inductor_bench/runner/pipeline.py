@@ -49,6 +49,8 @@ class CompileOutcome:
     step_turns: dict[str, Any] | None = None  # the step and each module in turns (runner/turns.py)
     fx_cache: dict[str, int] | None = None  # Inductor's FX graph cache: hits, misses
     dynamo_graphs: int | None = None  # the graphs Dynamo captured, whichever backend compiled them
+    # module name -> calls of it: per timed step (a factory model), in the whole run (a script)
+    graph_calls: dict[str, float] | None = None
     graph_breaks: list[dict[str, Any]] = field(default_factory=list)  # core/graph_breaks.py
     cache_dir: str = ""
     cache_shared: bool = False
@@ -76,6 +78,7 @@ _REPORTED = (
     "fx_cache",
     "dynamo_graphs",
     "graph_breaks",
+    "graph_calls",
 )
 
 
@@ -235,6 +238,8 @@ def breakdown_from_outcome(
     left_out: list[dict[str, Any]] = []
     sources = collect_graphs(comp.modules, run_dir, comp.device or HOST_BACKEND.name, left_out)
     result.step_turns = step_turns(comp.step_turns, {s.origin: s.graph.id for s in sources})
+    for s in sources:
+        s.graph.calls = counted_calls(comp.graph_calls, s)
     result.subgraphs_left_out = [
         {"path": str(m.get("path", "")), "reason": str(m.get(subgraphs.REASON_KEY, ""))} for m in left_out
     ]
@@ -257,6 +262,15 @@ def breakdown_from_outcome(
         save_result(run_dir, result, settings.on_saved)
         save_meta(run_dir, opts, result, status=result.status)
     return result, first_error
+
+
+def counted_calls(counts: dict[str, float] | None, src: GraphSource) -> float | None:
+    """How many times the model called the graph (``runner/call_inputs.py``); None where not
+    counted, or where torch ran it under CUDA graphs, whichever mode asked for them (a replay
+    bypasses the call that is counted)."""
+    if counts is None or (src.cudagraph_state or {}).get("cudagraphs_requested"):
+        return None
+    return counts.get(Path(src.origin).stem, 0.0)
 
 
 def _unknown_sizes(wanted: dict[str, int], sources: list[GraphSource]) -> errors.UsageError | None:
