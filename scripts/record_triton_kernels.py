@@ -18,7 +18,7 @@ files it writes ``synthetic_cuda/``: the same files with the device rewritten to
 
 ``--device cuda`` records on a GPU with no stubs at all: kernels compile, autotune and run.
 
-Usage: python scripts/record_triton_kernels.py [--device cpu|cuda] [--out DIR] [--large]
+Usage: python scripts/record_triton_kernels.py [--device cpu|cuda] [--out DIR] [--large] [--only TEXT]
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ class Case:
     harness: bool = True  # compile with benchmark_kernel on
     subdir: str = ""
     large: list[tuple[int, ...]] | None = None  # --large: shapes that run for tens of µs
+    indices: int = 0  # the last N inputs are int64 indices into the first input's rows
 
 
 def _cases() -> list[Case]:
@@ -77,6 +78,11 @@ def _cases() -> list[Case]:
         Case("GEMM template", "template", lambda a, b: a @ b, [(256, 256), (256, 256)],
              {"max_autotune": True, "max_autotune_gemm_backends": "TRITON",
               "benchmark_epilogue_fusion": False}, large=[(2048, 2048), (2048, 2048)]),
+        Case("gather: an embedding lookup of 24 rows of a 1000 x 128 table", "pointwise",
+             lambda table, ids: torch.nn.functional.embedding(ids, table) * 2, [(1000, 128), (24,)],
+             indices=1, large=[(65536, 1024), (4096,)]),
+        Case("slice: the first 64 of 1024 columns", "pointwise", lambda x: x[:, :64] * 2, [(256, 1024)],
+             large=[(8192, 4096)]),
         Case("pointwise 1-D without benchmark harness", "pointwise",
              lambda x: torch.cos(x) * 3, [(4096,)], harness=False, subdir="no_harness",
              large=[(1 << 24,)]),
@@ -148,7 +154,9 @@ def _record_case(case: Case, device: str, cache: Path, large: bool) -> list[tupl
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache)
     torch._dynamo.reset()
     shapes = case.large if large and case.large else case.shapes
-    args = [torch.randn(s, device=device) for s in shapes]
+    n = len(shapes) - case.indices
+    args = [torch.randn(s, device=device) for s in shapes[:n]]
+    args += [torch.randint(0, shapes[0][0], s, device=device) for s in shapes[n:]]
     patches = {"benchmark_kernel": case.harness, "fx_graph_cache": False, **case.patches}
     failure: Exception | None = None
     with inductor_config.patch(patches):
@@ -212,6 +220,7 @@ def main() -> int:
                     help="default: tests/fixtures/triton_kernels/<device>")
     ap.add_argument("--synthetic-out", type=Path, default=FIXTURES / "synthetic_cuda",
                     help="--device cpu: where the CUDA-rewritten copies go")
+    ap.add_argument("--only", default=None, help="record only the cases whose description has this text")
     ap.add_argument("--large", action="store_true",
                     help="shapes that run for tens of microseconds on a GPU (for timing checks)")
     opts = ap.parse_args()
@@ -229,6 +238,8 @@ def main() -> int:
     written: set[Path] = set()
     try:
         for i, case in enumerate(_cases()):
+            if opts.only and opts.only not in case.what:
+                continue
             for name, source in _record_case(case, opts.device, root / str(i), opts.large):
                 dest = out / case.subdir / f"{name}.py"
                 if dest in written:

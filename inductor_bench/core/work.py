@@ -5,7 +5,9 @@ from the run directory's files alone (pure; no torch), so ``report --reanalyze``
   the kernel file the run saved records it; else from the buffers the module passes it.
 - **C++ and Triton kernels from their buffers**: every tensor argument once, at its element
   type (the kernel's signature says it: ``const float*``, ``'*bf16'``), and the arguments the
-  kernel both reads and writes (``in_out_ptr*``) twice: the rule Inductor's own
+  kernel both reads and writes (``in_out_ptr*``) twice, and of a buffer larger than the
+  kernel's iteration space (a slice; an embedding table, a KV cache written at one position)
+  only the part it reaches (``core/kernel_space.py``): the rules Inductor's own
   ``estimate_kernel_num_bytes`` follows. A C++ GEMM template (``gemm_m64n512k256``) does
   2·M·N·K FLOPs. Other generated kernels: no FLOP count (their arithmetic is a few operations
   per element; the memory side is what bounds them).
@@ -29,6 +31,7 @@ import re
 from dataclasses import dataclass
 
 from .buffers import CallArgs, Tensor, dtype_bytes, float_kind, module_calls
+from .kernel_space import elements_reached, reach
 from .modparse import KernelInfo, ModuleInfo
 from .peaks import compute_type
 
@@ -97,12 +100,15 @@ def generated_work(k: KernelInfo, call: CallArgs) -> Work:
         return Work(None, None, None, FROM_BUFFERS)
     total = 0
     types: list[str] = []
+    space, indexes = reach(k.source, k.kind)  # a slice or gather of a larger buffer: its part
     for (name, dtype), t in zip(params, call.tensors, strict=False):
         if not dtype:
             continue
         n = _nbytes(t, dtype)
         if n is None:
             return Work(None, None, None, FROM_BUFFERS)
+        if t is not None and t.numel:
+            n = n // t.numel * elements_reached(t.numel, space, indexes.get(name, 1))
         total += n * (2 if name.startswith("in_out_ptr") else 1)
         if not name.startswith("out_ptr") and (kind := float_kind(dtype)):
             types.append(kind)
