@@ -221,3 +221,64 @@ def test_a_recorded_lowering_carried_to_a_shifted_copy(gid):
     at = [s for s in g.sites if [ln.line for ln in s.origin.lines] == [conv2]]
     assert sorted(m for s in at for m in s.origin.modules) == ["blocks.0.conv2", "blocks.1.conv2"]
     assert {ln.code for s in at for ln in s.origin.lines} == {"y = self.conv2(y)"}
+
+
+# -- a checkpointed region: its lines live in the subgraph the higher-order op runs -------------
+
+CHECKPOINTED = '''
+import torch
+from torch.utils.checkpoint import checkpoint
+
+
+class Layer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = Layer()
+
+    def forward(self, x):
+        return checkpoint(self.layer, x, use_reentrant=False) * 2
+'''
+
+
+def test_a_checkpointed_regions_lines_are_kept_with_dynamos_nodes(tmp_path):
+    """Dynamo puts a checkpointed region into a subgraph (``wrap_body_0``) that the
+    ``tag_activation_checkpoint`` op runs: a record without its nodes could carry none of the
+    region's lines to a compile that hit the cache (every kernel of a checkpointed model was
+    "(no module)" on the second run). Dynamo's real graph, captured without Inductor."""
+    torch = pytest.importorskip("torch")
+    from inductor_bench.runner.sources import dynamo_nodes
+
+    path = tmp_path / "ckpt_net.py"
+    path.write_text(CHECKPOINTED)
+    ns: dict = {"__name__": "ckpt_net", "__file__": str(path)}
+    exec(compile(CHECKPOINTED, str(path), "exec"), ns)
+    graphs = []
+
+    def keep(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    torch.compile(ns["Net"](), backend=keep)(torch.randn(2, 8, requires_grad=True))
+    nodes = dynamo_nodes(graphs[0])
+    inner = {n: r for n, r in nodes.items() if "/" in n}
+    line = CHECKPOINTED.splitlines().index("        return torch.relu(self.fc(x))") + 1
+    assert inner and all(n.startswith("wrap_body_0/") for n in inner)
+    assert {r["frame"][1] for r in inner.values() if "frame" in r} == {line}
+    assert any(r.get("module", [""])[0].endswith("layer.fc") for r in inner.values())
+    # carried through those names, the region's line reaches a compile whose file moved
+    moved = {n: ({**r, "frame": [str(path), r["frame"][1] + 3, *r["frame"][2:]]} if "frame" in r else r)
+             for n, r in nodes.items()}
+    region = next(r["frame"] for r in inner.values() if "frame" in r)
+    stored = {"nodes": {"relu": {"op": "aten.relu.default", "frame": region}}, "ops": [], "dynamo": nodes}
+    carried = source_store.carry_over(stored, moved)
+    assert carried["nodes"]["relu"]["frame"][1] == line + 3 and carried["carried"]["lost"] == 0

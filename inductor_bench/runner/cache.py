@@ -33,8 +33,9 @@ from .capture import INDUCTOR_ENV
 APP = "inductor-bench"
 # Bump when what we put in the cache changes in a way Inductor's own keys do not see.
 # v2: the records of each module's lowering (core/source_store.py) beside Inductor's entries;
-# a cache filled before them would answer every hit without one.
-LAYOUT = "v2"
+# a cache filled before them would answer every hit without one. v3: those records keep the
+# nodes of higher-order ops' subgraphs (a checkpointed region's lines are only there).
+LAYOUT = "v3"
 
 
 def user_cache_root() -> Path:

@@ -205,9 +205,14 @@ def _target_name(target: Any) -> str:
     return str(name) if name else type(target).__name__
 
 
-def dynamo_nodes(gm: Any) -> dict[str, dict[str, Any]]:
-    """Dynamo's FX graph as plain data: node name -> op, source frame, ``nn.Module`` entry."""
+def dynamo_nodes(gm: Any, prefix: str = "") -> dict[str, dict[str, Any]]:
+    """Dynamo's FX graph as plain data: node name -> op, source frame, ``nn.Module`` entry;
+    with the nodes of the subgraphs a higher-order op runs (a checkpointed region's
+    ``wrap_body_0``, a ``cond`` branch), named ``wrap_body_0/linear``: their lines are there."""
     out: dict[str, dict[str, Any]] = {}
+    for name, sub in gm.named_children():
+        if hasattr(getattr(sub, "graph", None), "nodes"):
+            out.update(dynamo_nodes(sub, f"{prefix}{name}/"))
     for n in gm.graph.nodes:
         if n.op not in ("call_function", "call_method", "call_module"):
             continue
@@ -218,7 +223,7 @@ def dynamo_nodes(gm: Any) -> dict[str, dict[str, Any]]:
         mod = module_entry(n.meta)
         if mod:
             rec["module"] = mod
-        out[n.name] = rec
+        out[prefix + n.name] = rec
     return out
 
 
