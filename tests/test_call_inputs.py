@@ -174,21 +174,25 @@ with torch.no_grad():
 '''
 
 
+def _run_script(tmp_path: Path, text: str, *options: str) -> tuple[subprocess.CompletedProcess, dict, Path]:
+    script = tmp_path / "decode_cache.py"
+    script.write_text(text)
+    run_dir = tmp_path / "run"
+    p = subprocess.run(
+        [sys.executable, "-m", "inductor_bench.cli", "breakdown", str(script), "--iterations", "50",
+         "--windows", "1", "--processes", "1", "--out", str(run_dir), "--json", str(tmp_path / "r.json"),
+         *options], capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    r = json.loads((tmp_path / "r.json").read_text()) if (tmp_path / "r.json").exists() else {}
+    return p, r, run_dir
+
+
 @pytest.mark.e2e
 def test_a_static_cache_decode_script_is_profiled_on_its_real_inputs(tmp_path):
     """Compiled for real: the prefill graph (3 ids) and the decode graph (1 id) are profiled for
     50 calls each although each call advances the cache's length (torch checks the index
     against the 8 rows); each graph ran on its first call's ids and length."""
-    script = tmp_path / "decode_cache.py"
-    script.write_text(SCRIPT)
-    run_dir = tmp_path / "run"
-    p = subprocess.run(
-        [sys.executable, "-m", "inductor_bench.cli", "breakdown", str(script), "--device", "cpu",
-         "--iterations", "50", "--windows", "1", "--processes", "1", "--out", str(run_dir),
-         "--json", str(tmp_path / "r.json")],
-        capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    p, r, run_dir = _run_script(tmp_path, SCRIPT, "--device", "cpu")
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
-    r = json.loads((tmp_path / "r.json").read_text())
     assert [g["status"] for g in r["graphs"]] == ["ok", "ok"]
     assert all(g["iterations"] == 50 for g in r["graphs"])
     assert [g["first_call_inputs"] for g in r["graphs"]] == [[2, 1], [2, 1]]  # ids and length; length put back
@@ -256,3 +260,23 @@ def test_a_factory_models_graph_called_other_than_once_per_step_is_named():
     from inductor_bench.core.results import BreakdownResult
 
     assert BreakdownResult.from_dict(r.to_dict()).graphs[1].calls == 2.5
+
+
+CUDA_SCRIPT = SCRIPT.replace("model = torch.compile(Decoder())", "model = torch.compile(Decoder().cuda(), mode=MODE)") \
+    .replace("torch.tensor([3, 7, 9])", "torch.tensor([3, 7, 9], device='cuda')") \
+    .replace("torch.tensor([t + 10])", "torch.tensor([t + 10], device='cuda')") \
+    .replace("torch.arange(ids.shape[0])", "torch.arange(ids.shape[0], device=ids.device)")
+
+
+@pytest.mark.gpu
+@pytest.mark.e2e
+@pytest.mark.parametrize("mode", [None, "reduce-overhead"])
+def test_a_static_cache_decode_on_the_gpu_runs_on_its_first_calls_values(tmp_path, mode):
+    """On CUDA: the record is taken at the first call (a warm-up, not a capture, under CUDA-graph
+    trees) and the length put back (a device copy, waited for) before each of the 50 calls;
+    under CUDA graphs the calls are not counted (a replay bypasses ``call()``)."""
+    p, r, run_dir = _run_script(tmp_path, f"MODE = {mode!r}\n" + CUDA_SCRIPT, "--device", "cuda")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    assert [g["status"] for g in r["graphs"]] == ["ok", "ok"]
+    assert [g["first_call_inputs"] for g in r["graphs"]] == [[2, 1], [2, 1]]
+    assert [g.get("calls") for g in r["graphs"]] == ([1, 4] if mode is None else [None, None])
