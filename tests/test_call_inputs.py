@@ -280,3 +280,15 @@ def test_a_static_cache_decode_on_the_gpu_runs_on_its_first_calls_values(tmp_pat
     assert [g["status"] for g in r["graphs"]] == ["ok", "ok"]
     assert [g["first_call_inputs"] for g in r["graphs"]] == [[2, 1], [2, 1]]
     assert [g.get("calls") for g in r["graphs"]] == ([1, 4] if mode is None else [None, None])
+
+
+def test_report_reanalyze_keeps_what_the_compile_said_of_each_graph():
+    """``report --reanalyze`` rebuilds each graph from the header saved with its profile: the
+    calls counted and the function it was compiled from are kept there (they were lost)."""
+    from inductor_bench.core.analysis import header
+    from inductor_bench.core.results import GraphResult
+
+    g = GraphResult(id="0.1-inference", role="inference", calls=15.0,
+                    compiled_from={"name": "LlamaForCausalLM.forward", "file": "modeling_llama.py", "line": 427})
+    again = GraphResult(**json.loads(json.dumps(header(g))))
+    assert again.calls == 15.0 and again.compiled_from == g.compiled_from
