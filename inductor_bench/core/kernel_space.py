@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import re
 
+from .callsites import split_args
+
 _CPP_LOOP = re.compile(
     r"for\(int64_t (?P<var>\w+)=static_cast<int64_t>\((?P<start>[^;]*)\);\s*(?P=var)<static_cast<int64_t>\("
     r"(?P<end>[^;]*)\);\s*(?P=var)\+=static_cast<int64_t>\((?P<step>[^)]*)\)\)")
@@ -106,13 +108,7 @@ def _distinct(source: str, pattern: re.Pattern[str], index_at) -> dict[str, int]
 
 def _balanced(source: str, at: int) -> str:
     """The text from ``at`` to the parenthesis that closes the one just before it."""
-    depth = 1
-    for i in range(at, min(len(source), at + 2000)):
-        c = source[i]
-        depth += (c == "(") - (c == ")")
-        if depth == 0:
-            return source[at:i]
-    return source[at:at + 2000]
+    return ", ".join(split_args(source[at:at + 2000]))
 
 
 def _triton_index(source: str, at: int) -> str:

@@ -93,14 +93,16 @@ def kernel_params(k: KernelInfo) -> list[tuple[str, str]] | None:
             for pm in _TRITON_PARAM.finditer(m.group("body")) if pm.group("type") != "constexpr"]
 
 
-def generated_work(k: KernelInfo, call: CallArgs) -> Work:
-    """A generated kernel's bytes from the buffers of one call (see the module docstring)."""
+def generated_work(k: KernelInfo, call: CallArgs,
+                   reached: tuple[int | None, dict[str, int]] | None = None) -> Work:
+    """A generated kernel's bytes from the buffers of one call (see the module docstring);
+    ``reached``: the kernel's ``kernel_space.reach``, where the caller has read it already."""
     params = kernel_params(k)
     if params is None:
         return Work(None, None, None, FROM_BUFFERS)
     total = 0
     types: list[str] = []
-    space, indexes = reach(k.source, k.kind)  # a slice or gather of a larger buffer: its part
+    space, indexes = reached or reach(k.source, k.kind)  # a slice or gather of a larger buffer
     for (name, dtype), t in zip(params, call.tensors, strict=False):
         if not dtype:
             continue
@@ -316,6 +318,13 @@ def call_work(module: ModuleInfo, text: str,
               fixed: dict[str, int] | None = None) -> list[tuple[CallArgs, Work]]:
     """Every call of ``call()`` with what it moves and computes (at ``fixed``'s sizes where given)."""
     out = []
+    reached: dict[str, tuple[int | None, dict[str, int]]] = {}  # per kernel, however often called
     for c in module_calls(text, module, result_shape=onednn_output, fixed=fixed):
-        out.append((c, extern_work(c) if c.extern else generated_work(module.kernels[c.name], c)))
+        if c.extern:
+            out.append((c, extern_work(c)))
+            continue
+        k = module.kernels[c.name]
+        if c.name not in reached:
+            reached[c.name] = reach(k.source, k.kind)
+        out.append((c, generated_work(k, c, reached[c.name])))
     return out

@@ -65,10 +65,11 @@ def _wrap_call(mod: Any, record: Path) -> None:
     if not callable(call) or getattr(call, _WRAPPED, False):
         return
     done = False
+    name = record.stem  # the counter's key, made once: this runs on every call of the graph
 
     def recording_call(args: Any) -> Any:
         nonlocal done
-        _CALLS[record.stem] = _CALLS.get(record.stem, 0) + 1
+        _CALLS[name] = _CALLS.get(name, 0) + 1
         if done:
             return call(args)
         done = True
@@ -94,7 +95,9 @@ def call_counts() -> dict[str, int]:
 
 def calls_between(before: dict[str, int], after: dict[str, int], steps: int) -> dict[str, float]:
     """Calls per step of each module over ``steps`` steps run between two ``call_counts()``."""
-    return {k: (n - before.get(k, 0)) / steps for k, n in after.items() if steps > 0}
+    if steps <= 0:
+        return {}
+    return {k: (n - before.get(k, 0)) / steps for k, n in after.items()}
 
 
 def decisive(value: Any) -> bool:

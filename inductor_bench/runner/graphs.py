@@ -121,11 +121,12 @@ def _collect(m: dict[str, Any], run_dir: Path, default_device: str, used: set[st
             kdst = gdir / KERNELS_DIR / f"{k.name}.py"
             copy_atomic(k.kernel_path, kdst)
             kernel_files[k.name] = str(kdst.relative_to(run_dir))
+    copied = [dst, *(run_dir / f for f in kernel_files.values())]
     inputs = run_dir / CALL_INPUTS_DIR / f"{src.stem}.pt"  # its first call's (call_inputs.py)
     if inputs.exists():
         copy_atomic(inputs, gdir / CALL_INPUTS_FILE)
-    copied = [dst, *(run_dir / f for f in kernel_files.values())]
-    record_digests(run_dir, copied + ([gdir / CALL_INPUTS_FILE] if inputs.exists() else []))
+        copied.append(gdir / CALL_INPUTS_FILE)
+    record_digests(run_dir, copied)
     g = GraphResult(
         id=gid,
         role=info.role,
