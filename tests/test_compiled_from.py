@@ -217,5 +217,5 @@ def test_compiles_of_the_same_frame_are_said_to_run_one_at_a_time():
     assert recompiles_line(r) == (
         "recompiles: 0-forward and 0.1-forward; 0-backward and 0.1-backward are compiles of the same code, "
         "made again when one of Dynamo's guards failed (another size, dtype or grad mode): a call runs one "
-        "of them, while the step row adds them all")
+        "of them; the step row adds them all, once each")
     assert recompiles_line(_result(g("0-forward", 0, 0), g("1-forward", 1, 0))) is None

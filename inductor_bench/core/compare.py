@@ -78,8 +78,8 @@ class ModeResult:
         from the column's breakdown (its compile worker's)."""
         if self.breakdown is None:
             return None
-        ids = [g.id for g in self.breakdown.graphs]
-        in_timer = split_in_turns(self.step_turns, ids) if all(g.ok for g in self.breakdown.graphs) else None
+        b = self.breakdown
+        in_timer = split_in_turns(self.step_turns, b.weights()) if all(g.ok for g in b.graphs) else None
         return in_timer or split_step(self.breakdown)
 
     def kernel_count(self) -> int | None:

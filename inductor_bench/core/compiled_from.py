@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from . import step_totals
 from .results import BreakdownResult, GraphResult
 
 # Dynamo names the code it resumes a function with after a graph break this way
@@ -57,7 +58,7 @@ def origins_line(r: BreakdownResult) -> str | None:
 
 def recompiles_line(r: BreakdownResult) -> str | None:
     """The graphs that are compiles of the same frame (Dynamo compiled it again when a guard
-    failed): a call runs one of them, though the step row adds them all."""
+    failed): a call runs one of them; the step row adds each by its calls where they were counted."""
     frames: dict[tuple[int, str], list[GraphResult]] = {}
     for g in r.graphs:
         if g.frame_id is not None:
@@ -66,9 +67,11 @@ def recompiles_line(r: BreakdownResult) -> str | None:
     if not groups:
         return None
     each = "; ".join(" and ".join(g.id for g in gs) for gs in groups)
+    row = f"the {step_totals.whole(r.script)} row"
+    adds = (f"{row} adds each as often as it was called" if step_totals.counted(r.measured())
+            else f"{row} adds them all, once each")
     return (f"recompiles: {each} are compiles of the same code, made again when one of Dynamo's guards "
-            "failed (another size, dtype or grad mode): a call runs one of them, while the step row "
-            "adds them all")
+            f"failed (another size, dtype or grad mode): a call runs one of them; {adds}")
 
 
 def _identity(code: dict[str, Any]) -> tuple[str, str]:

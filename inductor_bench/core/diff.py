@@ -29,7 +29,7 @@ from .results import BreakdownResult, GraphResult
 from .roofline import roofline_moves
 from .stats import Change, Summary, compare_samples, judge
 from .step import disturbances
-from .unmeasured import Unmeasured, measured_on_both, unmeasured_graphs
+from .unmeasured import Unmeasured, calls_changed, measured_on_both, uncounted_calls, unmeasured_graphs
 from .vocab import Outcome, StepSource
 
 __all__ = ["ADDED", "FASTER", "REMOVED", "SLOWER", "CategoryDiff", "Diff", "KernelDiff", "SectionDiff",
@@ -105,7 +105,7 @@ def breakdown_section(
     bt, ht = base.totals(), head.totals()
     if mode is None:
         mode = head.mode if base.mode == head.mode else f"{base.mode} -> {head.mode}"
-    gaps = unmeasured_graphs(base, head, mode)
+    gaps = unmeasured_graphs(base, head, mode) + uncounted_calls(base, head, mode)
     both = measured_on_both(base, head)
     bg, hg = base.measured(), head.measured()
     harness_step = step is None
@@ -125,6 +125,7 @@ def breakdown_section(
         graphs_added=[g for g in hids if g not in bids and g not in gap_ids],
         graphs_removed=[g for g in bids if g not in hids and g not in gap_ids],
         unmeasured=gaps,
+        calls_changed=calls_changed(base, head),
     )
     roofline_moves(section, base, head)
     section.breaks_added, section.breaks_removed = one_side_only(base.graph_breaks, head.graph_breaks)

@@ -82,6 +82,9 @@ class SectionDiff:
     # graph breaks (core/graph_breaks.py) met on one side only: a new one is a classic slowdown
     breaks_added: list[dict[str, Any]] = field(default_factory=list)
     breaks_removed: list[dict[str, Any]] = field(default_factory=list)
+    # (graph, base calls, head calls) of graphs the model called a different number of times
+    # (per step, or in the script): the step adds each graph's calls, so it moves with them
+    calls_changed: list[tuple[str, float, float]] = field(default_factory=list)
 
     def kernels_with(self, *statuses: str) -> list[KernelDiff]:
         return [k for k in self.kernels if k.status in statuses]
@@ -95,7 +98,7 @@ class SectionDiff:
         d = {k: _plain(getattr(self, k)) for k in _SECTION_KEYS}
         if self.roofline_pct is not None:
             d["roofline_pct"] = list(self.roofline_pct)
-        for k in ("breaks_added", "breaks_removed"):
+        for k in ("breaks_added", "breaks_removed", "calls_changed"):
             if getattr(self, k):
                 d[k] = getattr(self, k)
         return d

@@ -11,10 +11,10 @@ disturbed iterations it left out), so a later diff judges noise on the same figu
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from . import step_totals
 from .autotune_records import Autotune, autotune_from_dict
 from .autotune_records import KernelMatch as KernelMatch  # re-exported: results name them
 from .autotune_records import KernelRetuning as KernelRetuning
@@ -31,7 +31,7 @@ from .run_extras import StepTurns as StepTurns
 from .run_extras import TorchSettings as TorchSettings
 from .run_extras import Totals
 from .sources import CallSite, Origin
-from .stats import Summary, add, sum_samples, summarize_steady
+from .stats import Summary, summarize_steady
 from .steady import Steady, from_left_out
 from .vocab import CompileMode, Status
 
@@ -266,38 +266,20 @@ class BreakdownResult:
     def measured(self) -> list[GraphResult]:
         return [g for g in self.graphs if g.ok]
 
+    def weights(self) -> dict[str, float]:
+        """Graph id -> the calls each measured graph is weighed by (core/step_totals.py)."""
+        return step_totals.graph_weights(self.measured())
+
     def totals(self) -> Totals:
-        gs = self.measured()
-        cats: dict[str, list[float]] = {}
-        for g in gs:
-            for k, v in g.categories.items():
-                cats.setdefault(k, []).append(v)
-        return Totals(
-            wall_ms=math.fsum(g.wall_ms for g in gs),
-            busy_ms=math.fsum(g.busy_ms for g in gs),
-            kernel_ms=math.fsum(g.kernel_ms for g in gs),
-            categories={k: math.fsum(v) for k, v in cats.items()},
-            kernel_count=sum(len(g.kernels) for g in gs),
-            graphs=len(gs),
-            iterations=sum(len(g.wall_samples_ms) for g in gs),
-            left_out=sum(len(g.left_out) for g in gs),
-        )
+        return step_totals.totals(self.measured())
 
     def step_summary(self) -> Summary:
-        """The step through the graphs' harnesses: each graph's wall, added (``stats.add``)."""
-        return add([g.summary(g.wall_samples_ms, g.wall_ms) for g in self.measured()])
+        """The step through the graphs' harnesses: each graph's wall times its calls, added."""
+        return step_totals.step_summary(self.measured())
 
     def kernel_summary(self, category: str | None = None) -> Summary:
-        """The kernel time of the step (of one category): per graph the per-iteration sum of
-        its kernels' times over its steady iterations, the graphs added. A graph with no such
-        kernel adds exactly 0 ms in every iteration."""
-        parts = []
-        for g in self.measured():
-            ks = [k for k in g.kernels if category is None or k.category == category]
-            zero = [0.0] * len(g.wall_samples_ms)
-            per_iter = sum_samples([k.samples_ms for k in ks]) if ks else zero
-            parts.append(g.summary(per_iter, math.fsum(k.ms for k in ks)))
-        return add(parts)
+        """The kernel time of the step (of one category), each graph times its calls."""
+        return step_totals.kernel_summary(self.measured(), category)
 
     def graph(self, graph_id: str) -> GraphResult:
         for g in self.graphs:

@@ -48,14 +48,15 @@ def far_below(k: KernelStat, roof: KernelRoof) -> bool:
 
 def category_far_below_ms(result: BreakdownResult,
                           graphs: list[GraphResult] | None = None) -> dict[str, float]:
-    """Category -> ms per step of its kernels (of ``graphs``, every measured one by default)
-    under ``FAR_BELOW_PCT`` of their limit."""
+    """Category -> ms of its kernels under ``FAR_BELOW_PCT`` of their limit: in the whole step
+    (each graph times its calls), or in one call of each of ``graphs``."""
     c = ceilings_of(result)
+    w = result.weights() if graphs is None else {g.id: 1.0 for g in graphs}
     out: dict[str, float] = {}
     for g in result.measured() if graphs is None else graphs:
         for k in g.kernels:
             if far_below(k, kernel_roof(k, c, g.device)):
-                out[k.category] = out.get(k.category, 0.0) + k.ms
+                out[k.category] = out.get(k.category, 0.0) + w[g.id] * k.ms
     return out
 
 
@@ -86,16 +87,18 @@ def kernel_pcts(result: BreakdownResult) -> dict[tuple[str, str], float]:
 
 
 def step_pct(result: BreakdownResult) -> float | None:
-    """The time-weighted mean % of peak of the step's counted kernels, the latency-bound ones
-    left out (their % says how short they are); None without ceilings or counts."""
+    """The time-weighted mean % of peak of the step's counted kernels (each graph's times its
+    calls), the latency-bound ones left out (their % says how short they are); None without
+    ceilings or counts."""
     c = ceilings_of(result)
+    w = result.weights()
     num = den = 0.0
     for g in result.measured():
         for k in g.kernels:
             roof = kernel_roof(k, c, g.device)
             if roof.pct is not None and roof.bound != LATENCY:
-                num += roof.pct * k.ms
-                den += k.ms
+                num += roof.pct * w[g.id] * k.ms
+                den += w[g.id] * k.ms
     return num / den if den > 0 else None
 
 
@@ -196,11 +199,13 @@ def _from_kernel_file(k: KernelStat, work: Work, run_dir: Path) -> Work:
 
 
 def chart_points(result: BreakdownResult) -> list[tuple[str, KernelStat, KernelRoof]]:
-    """(graph id, kernel, figures) of every kernel with a byte count, longest first."""
+    """(graph id, kernel, figures) of every kernel with a byte count, the most time in the
+    step (or the script: its graph's calls times its own) first."""
     c = ceilings_of(result)
+    w = result.weights()
     pts = [(g.id, k, kernel_roof(k, c, g.device)) for g in result.measured() for k in g.kernels
            if k.bytes is not None and k.ms > 0]
-    return sorted(pts, key=lambda p: -p[1].ms)
+    return sorted(pts, key=lambda p: -w[p[0]] * p[1].ms)
 
 
 # A compute-bound kernel above this % of the compute ceiling (no cache lifts a FLOP rate):

@@ -67,8 +67,8 @@ class StepTurns:
 
 @dataclass
 class Totals:
-    """All graphs of one step together (each graph called once per step): each figure the
-    exact sum of the graphs' own."""
+    """All graphs of one step (or script) together, each weighed by its calls
+    (``core/step_totals.py``): each figure the exact weighted sum of the graphs' own."""
 
     wall_ms: float
     busy_ms: float
@@ -78,6 +78,9 @@ class Totals:
     graphs: int
     iterations: int = 0  # profiled, over all graphs
     left_out: int = 0  # of them, left out as disturbed
+    # Graph id -> the calls its figures were weighed by (per step, or in the script); empty:
+    # each graph once (its calls were not counted).
+    weights: dict[str, float] = field(default_factory=dict)
 
     @property
     def busy_pct(self) -> float:

@@ -33,7 +33,7 @@ from .steady import steady, steady_mean
 @dataclass(frozen=True)
 class StepSplit:
     step_ms: float  # the real step (the policy's figure)
-    graphs_ms: float  # sum over graphs of their time per call
+    graphs_ms: float  # sum over graphs of their time per call times their calls per step
     pipelined: bool  # the graphs' times are pipelined-run times
     rounds: int = 0  # timed in turns in one process, in this many steady rounds (0: across processes)
     left_out: int = 0  # rounds left out as disturbed
@@ -57,22 +57,25 @@ def split_step(r: BreakdownResult) -> StepSplit | None:
     failed graph): the split would then mean nothing."""
     if not r.step_samples_ms or not r.graphs or not all(g.ok for g in r.graphs):
         return None
-    turns = split_in_turns(r.step_turns, [g.id for g in r.graphs])
+    w = r.weights()
+    turns = split_in_turns(r.step_turns, w)
     if turns is not None:
         return turns
     return StepSplit(
         step_ms=steady_mean(r.step_samples_ms),
-        graphs_ms=sum(graph_step_ms(g) for g in r.graphs),
+        graphs_ms=sum(w[g.id] * graph_step_ms(g) for g in r.graphs),
         pipelined=any(g.pipelined is not None for g in r.graphs),
     )
 
 
-def split_in_turns(t: StepTurns | None, graph_ids: list[str]) -> StepSplit | None:
-    """The split from turns that cover exactly these graphs: per round, the step block's
-    figure and that less the sum of the graphs' blocks' figures; both averaged over the steady
-    rounds (by their step) of those in which every side ran. None without such turns."""
-    if t is None or t.error or sorted(t.graphs) != sorted(graph_ids) or len(t.blocks) != len(t.graphs) + 1:
+def split_in_turns(t: StepTurns | None, weights: dict[str, float]) -> StepSplit | None:
+    """The split from turns that cover exactly the graphs of ``weights`` (graph id -> its
+    calls per step): per round, the step block's figure and that less the sum of the graphs'
+    blocks' figures, each times its calls; both averaged over the steady rounds (by their step)
+    of those in which every side ran. None without such turns."""
+    if t is None or t.error or sorted(t.graphs) != sorted(weights) or len(t.blocks) != len(t.graphs) + 1:
         return None
+    w = [weights[gid] for gid in t.graphs]
     rounds = [
         [steady_mean(side[r]) for side in t.blocks]
         for r in range(min(len(side) for side in t.blocks))
@@ -82,7 +85,7 @@ def split_in_turns(t: StepTurns | None, graph_ids: list[str]) -> StepSplit | Non
         return None
     kept = steady([x[0] for x in rounds])
     step_ms = kept.mean([x[0] for x in rounds])
-    outside_ms = kept.mean([x[0] - math.fsum(x[1:]) for x in rounds])
+    outside_ms = kept.mean([x[0] - math.fsum(c * y for c, y in zip(w, x[1:], strict=True)) for x in rounds])
     return StepSplit(
         step_ms=step_ms, graphs_ms=step_ms - outside_ms, pipelined=False, rounds=len(kept.kept),
         left_out=len(kept.left_out),

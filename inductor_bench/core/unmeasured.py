@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import step_totals
 from .results import BreakdownResult
 from .vocab import Status
 
@@ -22,13 +23,15 @@ class Unmeasured:
     side: str  # the side that lacks it: base | head, or a model's name
     why: str  # "failed: ...", "timeout", "missing from the interrupted run", "not run"
     graph: str | None = None  # None: the whole column was not measured
+    what: str | None = None  # what was not measured, where not a graph or the step
 
     def describe(self) -> str:
-        what = f"graph {self.graph}" if self.graph else "the step"
+        what = self.what or (f"graph {self.graph}" if self.graph else "the step")
         return f"{self.section}: {what} not measured in {self.side} ({self.why})"
 
     def to_dict(self) -> dict[str, str | None]:
-        return {"section": self.section, "graph": self.graph, "side": self.side, "why": self.why}
+        d = {"section": self.section, "graph": self.graph, "side": self.side, "why": self.why}
+        return d | ({"what": self.what} if self.what else {})
 
 
 def unmeasured_graphs(
@@ -45,6 +48,26 @@ def unmeasured_graphs(
             if why is not None:
                 out.append(Unmeasured(section=section, side=side, why=why, graph=gid))
     return out
+
+
+def uncounted_calls(base: BreakdownResult, head: BreakdownResult, section: str,
+                    sides: tuple[str, str] = (BASE, HEAD)) -> list[Unmeasured]:
+    """The side whose graphs' calls were not counted where the other's were: its step adds
+    each graph once, the other's each as often as it was called (``step_totals.py``)."""
+    counted = [step_totals.counted(r.measured()) for r in (base, head)]
+    if counted[0] == counted[1]:
+        return []
+    side = sides[counted.index(False)]
+    return [Unmeasured(section=section, side=side, what="the calls of each graph",
+                       why="an older run, or CUDA-graph replays: its step adds each graph once")]
+
+
+def calls_changed(base: BreakdownResult, head: BreakdownResult) -> list[tuple[str, float, float]]:
+    """(graph id, base calls, head calls) of each graph measured on both sides, its calls
+    counted on both, that the model called a different number of times."""
+    b = {g.id: g.calls for g in base.measured() if g.calls is not None}
+    h = {g.id: g.calls for g in head.measured() if g.calls is not None}
+    return [(gid, b[gid], h[gid]) for gid in b if gid in h and round(b[gid], 2) != round(h[gid], 2)]
 
 
 def measured_on_both(base: BreakdownResult, head: BreakdownResult) -> set[str]:

@@ -64,23 +64,32 @@ class Group:
         return self.ms - self.backward_ms
 
 
-def units(graphs: list[GraphResult], *, split: bool = True, kernel_calls: bool = False) -> list[Unit]:
+def units(graphs: list[GraphResult], *, split: bool = True, kernel_calls: bool = False,
+          weights: dict[str, float] | None = None) -> list[Unit]:
     """The measured time of ``graphs``: each kernel, with extern ops as their call sites
     where they were split (``split``) and as one row otherwise; with ``kernel_calls``, a
     generated kernel called at several places as its calls too (one code: one row in a
-    ranking of kernels; a model's lines and modules get each call's own time)."""
+    ranking of kernels; a model's lines and modules get each call's own time). With
+    ``weights`` (graph id -> its calls: ``BreakdownResult.weights``), each unit's time and
+    calls are those of all its graph's calls; without, of one call."""
     out: list[Unit] = []
     for g in graphs:
+        w = 1.0 if weights is None else weights[g.id]
         sites: dict[str, list[CallSite]] = {}
         for s in g.sites if split else []:
             if s.extern or kernel_calls:
                 sites.setdefault(s.kernel, []).append(s)
         for k in g.kernels:
             if k.name in sites:
-                out += [Unit(g, k, s.ms, s.calls, s.origin, s) for s in sites[k.name]]
+                out += [Unit(g, k, w * s.ms, w * s.calls, s.origin, s) for s in sites[k.name]]
             else:
-                out.append(Unit(g, k, k.ms, k.calls, k.origin))
+                out.append(Unit(g, k, w * k.ms, w * k.calls, k.origin))
     return out
+
+
+def step_units(result: BreakdownResult, **kw: bool) -> list[Unit]:
+    """``units`` of every measured graph of the step (or script), each weighed by its calls."""
+    return units(result.measured(), weights=result.weights(), **kw)
 
 
 def _missing(u: Unit, what: str) -> str:

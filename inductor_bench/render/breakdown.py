@@ -7,7 +7,8 @@ from ..core import steady
 from ..core.categories import label, order
 from ..core.devices import backend
 from ..core.results import STEADY_SINCE, BreakdownResult, GraphResult, KernelRetuning, KernelStat, Recompile
-from ..core.views import By, has_sources
+from ..core.step_totals import whole
+from ..core.views import By, has_sources, step_units
 from ..core.vocab import Role, Status
 from ..core.workload import script_line
 from . import charts
@@ -16,7 +17,7 @@ from .doc import TEXT, Doc, new_doc
 from .execution import render_execution
 from .kernel import render_matches, render_retuning
 from .roofline import FAR_HEADER, PCT_HEADER, far_below_cells, pct_cell, roofline_section, shows_roofline
-from .views import graph_units, source_view, top_units
+from .views import graph_units, max_gain_note, source_view, top_units
 from .windows import windows_note
 
 DEFAULT_TOP = 15
@@ -51,40 +52,28 @@ def _header(doc: Doc, r: BreakdownResult) -> None:
 
 def _graph_table(doc: Doc, r: BreakdownResult) -> None:
     t = r.totals()
+    calls = bool(t.weights)  # a calls column: the whole row weighs each graph by its calls
     rows = []
     for g in r.graphs:
+        n = [fmt.count(g.calls) if g.calls is not None else ""] if calls else []
         if g.ok:
-            rows.append(
-                [
-                    g.id,
-                    g.role,
-                    _iterations(g),
-                    fmt.ms(g.wall_ms),
-                    fmt.ms(g.kernel_ms),
-                    fmt.pct(g.busy_pct),
-                    str(len(g.kernels)),
-                    Status.OK,
-                ]
-            )
+            rows.append([g.id, g.role, *n, _iterations(g), fmt.ms(g.wall_ms), fmt.ms(g.kernel_ms),
+                         fmt.pct(g.busy_pct), str(len(g.kernels)), Status.OK])
         else:
-            rows.append([g.id, g.role, "", "", "", "", "", f"{g.status}: {(g.error or '')[:60]}"])
-    rows.append(
-        [
-            "step",
-            f"{t.graphs} graph(s)",
-            "",
-            fmt.ms(t.wall_ms),
-            fmt.ms(t.kernel_ms),
-            fmt.pct(t.busy_pct),
-            str(t.kernel_count),
-            "",
-        ]
-    )
-    doc.heading("Graphs (one call each)" if r.script else "Graphs (one call each per step)")
+            rows.append([g.id, g.role, *n, "", "", "", "", "", f"{g.status}: {(g.error or '')[:60]}"])
+    n = [fmt.count(sum(t.weights.values()))] if calls else []
+    rows.append([whole(r.script), f"{t.graphs} graph(s)", *n, "", fmt.ms(t.wall_ms), fmt.ms(t.kernel_ms),
+                 fmt.pct(t.busy_pct), str(t.kernel_count), ""])
+    if calls:
+        heading = f"Graphs (times per call; the {whole(r.script)} row: each graph times its calls)"
+    else:
+        heading = "Graphs (one call each)" if r.script else "Graphs (one call each per step)"
+    doc.heading(heading)
     doc.table(
         rows,
-        ["graph", "role", "steady iters", "wall ms", "kernel ms", "busy", "kernels", "status"],
-        ("left", "left", "right", "right", "right", "right", "right", "left"),
+        ["graph", "role", *(["calls"] if calls else []), "steady iters", "wall ms", "kernel ms", "busy",
+         "kernels", "status"],
+        ("left", "left", *(("right",) if calls else ()), "right", "right", "right", "right", "right", "left"),
     )
     doc.paragraph(backend(r.device).busy_note)
     doc.paragraph(_steady_note(r))
@@ -169,23 +158,22 @@ def _category_table(
 
 def _top_kernels(doc: Doc, r: BreakdownResult, top: int) -> None:
     t = r.totals()
-    pairs = [(g, k) for g in r.measured() for k in g.kernels]
-    pairs.sort(key=lambda gk: -gk[1].ms)
+    us = sorted(step_units(r, split=False), key=lambda u: -u.ms)
     roof = shows_roofline(r)
     rows = [
         [
             str(i),
-            g.id,
-            doc.named(fmt.kernel_label(k.name), k.name),
-            label(k.category),
-            fmt.count(k.calls),
-            fmt.ms(k.ms),
-            fmt.pct(fmt.share(k.ms, t.kernel_ms)),
-            fmt.pct(fmt.share(k.ms, t.wall_ms)),
-        ] + ([pct_cell(r, g, k)] if roof else []) + [_ops(k)]
-        for i, (g, k) in enumerate(pairs[:top], 1)
+            u.graph.id,
+            doc.named(fmt.kernel_label(u.kernel.name), u.kernel.name),
+            label(u.kernel.category),
+            fmt.count(u.calls),
+            fmt.ms(u.ms),
+            fmt.pct(fmt.share(u.ms, t.kernel_ms)),
+            fmt.pct(fmt.share(u.ms, t.wall_ms)),
+        ] + ([pct_cell(r, u.graph, u.kernel)] if roof else []) + [_ops(u.kernel)]
+        for i, u in enumerate(us[:top], 1)
     ]
-    doc.heading(f"Top {min(top, len(pairs))} of {len(pairs)} kernels (whole step)")
+    doc.heading(f"Top {min(top, len(us))} of {len(us)} kernels (whole {whole(r.script)})")
     doc.table(
         rows,
         ["#", "graph", "kernel", "category", "calls", "ms", "% kernel", "max gain"]
@@ -194,10 +182,7 @@ def _top_kernels(doc: Doc, r: BreakdownResult, top: int) -> None:
         + (("right",) if roof else ()) + ("left",),
     )
     doc.chart(charts.breakdown_top(r, top))
-    doc.paragraph(
-        "max gain = the kernel's share of step wall time: the most the step can speed up "
-        "if this kernel took no time at all (Amdahl)."
-    )
+    doc.paragraph(max_gain_note(r, ""))
 
 
 def _graph_sections(doc: Doc, r: BreakdownResult, top: int) -> None:
@@ -308,7 +293,7 @@ def render_breakdown(
             t.categories,
             [k for g in r.measured() for k in g.kernels],
             t.wall_ms,
-            "Time by category (whole step)",
+            f"Time by category (whole {whole(r.script)})",
             far_below_cells(r, t.categories),
         )
         doc.chart(charts.breakdown_categories(r))

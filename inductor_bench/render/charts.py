@@ -8,11 +8,11 @@ from __future__ import annotations
 from ..core.analyze import AnalyzeResult, steady_step
 from ..core.categories import label, order
 from ..core.results import BreakdownResult, KernelStat
-from ..core.views import Unit
+from ..core.step_totals import whole
+from ..core.views import Unit, step_units
 from . import format as fmt
 from .doc import Bar, Chart, Segment, Series
 
-STEP = "step"
 PERFETTO_HOW = (
     'To open a trace: go to https://ui.perfetto.dev, choose "Open trace file" and pick the file '
     "(a .json.gz opens as it is, and stays on your machine; a page cannot hand a local file to "
@@ -42,14 +42,13 @@ def breakdown_categories(r: BreakdownResult) -> Chart | None:
     if not gs:
         return None
     t = r.totals()
-    bars = [Bar(STEP, category_segments(t.categories), note=f"{fmt.ms(t.kernel_ms)} ms")]
+    step = whole(r.script)
+    bars = [Bar(step, category_segments(t.categories), note=f"{fmt.ms(t.kernel_ms)} ms")]
     if len(gs) > 1:
         bars += [Bar(g.id, category_segments(g.categories), note=f"{fmt.ms(g.kernel_ms)} ms") for g in gs]
-    return Chart(
-        "Kernel time by category: the step and each graph",
-        "ms per step (kernel time; each graph runs once per step)",
-        bars,
-    )
+    each = ("the whole bar: each graph times its calls; a graph's bar: one call" if t.weights
+            else f"each graph runs once per {step}")
+    return Chart(f"Kernel time by category: the {step} and each graph", f"ms (kernel time; {each})", bars)
 
 
 def _busy_bar(name: str, wall: float, busy: float) -> Bar:
@@ -70,8 +69,10 @@ def breakdown_busy(r: BreakdownResult, note: str = "") -> Chart | None:
     t = r.totals()
     bars = [_busy_bar(g.id, g.wall_ms, g.busy_ms) for g in gs]
     if len(gs) > 1:
-        bars.insert(0, _busy_bar(STEP, t.wall_ms, t.busy_ms))
-    return Chart("Busy vs idle, per graph", "ms of wall time per call", bars, note=note)
+        bars.insert(0, _busy_bar(whole(r.script), t.wall_ms, t.busy_ms))
+    weighed = f" (the {whole(r.script)}: each graph times its calls)" if t.weights else ""
+    unit = "ms of wall time per call" + weighed
+    return Chart("Busy vs idle, per graph", unit, bars, note=note)
 
 
 def _kernel_bar(u: Unit, step_wall: float, kernel_total: float) -> Bar:
@@ -89,14 +90,12 @@ def _kernel_bar(u: Unit, step_wall: float, kernel_total: float) -> Bar:
     )
 
 
-MAX_GAIN_NOTE = ("max gain: the kernel's share of step wall time, the most the step can gain if it "
-                 "took no time.")
 
 
 def breakdown_top(r: BreakdownResult, top: int) -> Chart | None:
     """The most expensive kernels of the step, with the most each could give back."""
-    pairs = sorted(((g, k) for g in r.measured() for k in g.kernels), key=lambda gk: -gk[1].ms)[:top]
-    return breakdown_top_units(r, [Unit(g, k, k.ms, k.calls, k.origin) for g, k in pairs], "kernels")
+    us = sorted(step_units(r, split=False), key=lambda u: -u.ms)[:top]
+    return breakdown_top_units(r, us, "kernels")
 
 
 def breakdown_top_units(r: BreakdownResult, us: list[Unit], what: str = "kernels and extern calls"
@@ -106,7 +105,10 @@ def breakdown_top_units(r: BreakdownResult, us: list[Unit], what: str = "kernels
         return None
     t = r.totals()
     bars = [_kernel_bar(u, t.wall_ms, t.kernel_ms) for u in us]
-    return Chart(f"Top {len(us)} {what}", "ms per step", bars, note=MAX_GAIN_NOTE)
+    step = whole(r.script)
+    note = f"max gain: the kernel's share of {step} wall time, the most the {step} can gain if it took none."
+    unit = f"ms in the {step}" + (" (all its graph's calls)" if t.weights else "")
+    return Chart(f"Top {len(us)} {what}", unit, bars, note=note)
 
 
 def graph_files(r: BreakdownResult) -> list[tuple[str, str]]:

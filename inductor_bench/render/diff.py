@@ -14,6 +14,7 @@ from ..core.stats import MEAN_CONFIDENCE, MIN_SAMPLES, PAIR_CONFIDENCE, TOO_FEW,
 from ..core.vocab import Outcome
 from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
+from .format import count as fmt_calls
 from .format import interval_pct, kernel_label, mib, ms_precise, pct, seconds, signed_ms, spread, truncate
 
 # Kernel rows shown per table; the rest are counted. Enough for the kernels that matter in
@@ -239,6 +240,9 @@ def _graph_note(s: SectionDiff) -> str:
         parts.append("graphs only in base: " + ", ".join(s.graphs_removed))
     parts += [f"graph break new in head: {describe(b)}" for b in s.breaks_added]
     parts += [f"graph break gone in head: {describe(b)}" for b in s.breaks_removed]
+    if s.calls_changed:
+        each = ", ".join(f"{g} {fmt_calls(b)} -> {fmt_calls(h)}" for g, b, h in s.calls_changed)
+        parts.append(f"calls changed: {each} (the step adds each graph's calls: it moves with them)")
     return "; ".join(parts)
 
 

@@ -3,6 +3,9 @@ accelerator (busy and launch-bound), and the time spent outside the graphs."""
 
 from __future__ import annotations
 
+import math
+
+from ..core import step_totals
 from ..core.compiled_from import origins_line, recompiles_line
 from ..core.graph_breaks import summary_line
 from ..core.pipelined import LAUNCH_BOUND_IDLE
@@ -71,24 +74,27 @@ def _dynamic(doc: Doc, r: BreakdownResult) -> None:
 
 
 def calls_line(r: BreakdownResult) -> str | None:
-    """How many times the model called each graph, where that is not once per step: a script's
-    calls of each graph and the time they add up to; a factory model's graphs called more or
-    less than once per step. The tables count each graph once, at its time per call."""
-    counted = [g for g in r.measured() if g.calls is not None]
-    once = "the step row and the tables count each graph once, at its time per call"
-    if r.script and counted:
-        total = {g.id: g.calls * g.wall_ms for g in counted}
-        whole = sum(total.values())
-        parts = [f"{g.id} {fmt.count(g.calls)} x {fmt.ms(g.wall_ms)} ms = {fmt.ms(total[g.id])} ms "
+    """How many times the model called each graph and what that weighs: a script's calls of
+    each graph and the time they add up to; a factory model's graphs called more or less than
+    once per step. None where every graph runs once per step or no call was counted."""
+    gs = r.measured()
+    if not step_totals.counted(gs):
+        return None
+    weighed = ("the script row, the time by category, the top kernels and the views add each graph's "
+               "calls; a graph's own table is one call")
+    if r.script:
+        total = {g.id: (g.calls or 0.0) * g.wall_ms for g in gs}
+        whole = math.fsum(total.values())
+        parts = [f"{g.id} {fmt.count(g.calls or 0.0)} x {fmt.ms(g.wall_ms)} ms = {fmt.ms(total[g.id])} ms "
                  f"({fmt.pct(fmt.share(total[g.id], whole))})"
-                 for g in sorted(counted, key=lambda g: -total[g.id])]
+                 for g in sorted(gs, key=lambda g: -total[g.id])]
         return (f"calls in the script: {', '.join(parts)}; {fmt.ms(whole)} ms in its compiled graphs "
-                f"in all ({once})")
-    odd = [g for g in counted if round(g.calls, 2) != 1]
+                f"in all ({weighed})")
+    odd = [g for g in gs if round(g.calls or 0.0, 2) != 1]
     if not odd:
         return None
-    each = ", ".join(f"{g.id} {fmt.count(round(g.calls, 2))}" for g in odd)
-    return f"calls per step: {each} ({once})"
+    each = ", ".join(f"{g.id} {fmt.count(round(g.calls or 0.0, 2))}" for g in odd)
+    return f"calls per step: {each} ({weighed.replace('the script row', 'the step row')})"
 
 
 def _first_call_inputs(doc: Doc, r: BreakdownResult) -> None:

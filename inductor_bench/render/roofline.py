@@ -149,6 +149,8 @@ def roofline_section(doc: Doc, r: BreakdownResult, top: int) -> None:
         doc.paragraph(f"… and {len(pts) - top} more counted kernels")
     doc.chart(roofline_chart(r))  # type: ignore[arg-type]
     doc.paragraph(
+        "ms: the kernel's time in one call of its graph, the call its bytes and FLOPs are "
+        "counted for (the rows: the most time in all calls first). "
         f"{PCT_HEADER} = achieved FLOP/s over the roofline at the kernel's intensity (min of the "
         "compute ceiling and intensity x bandwidth), or achieved GB/s over the bandwidth where "
         "it has no FLOP count; against the measured ceilings. latency (too short): even at the "

@@ -8,7 +8,8 @@ from pathlib import PurePath
 from ..core.categories import label, order
 from ..core.results import BreakdownResult
 from ..core.sources import ROOT_MODULE, Origin, SourceLine
-from ..core.views import By, Group, Unit, by_line, by_module, units
+from ..core.step_totals import whole
+from ..core.views import By, Group, Unit, by_line, by_module, step_units, units
 from ..core.vocab import Role
 from . import charts
 from . import format as fmt
@@ -50,7 +51,7 @@ def _kernel_cell(doc: Doc, u: Unit) -> str:
 def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
     """The top kernels of the step, extern ops one row per call site."""
     t = r.totals()
-    us = sorted(units(r.measured()), key=lambda u: -u.ms)
+    us = sorted(step_units(r), key=lambda u: -u.ms)
     roof = shows_roofline(r)
     rows = [
         [
@@ -65,7 +66,7 @@ def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
         ] + ([unit_pct_cell(r, u)] if roof else []) + [where(u.origin, u.graph.attribution)]
         for i, u in enumerate(us[:top], 1)
     ]
-    doc.heading(f"Top {min(top, len(us))} of {len(us)} kernels and extern calls (whole step)")
+    doc.heading(f"Top {min(top, len(us))} of {len(us)} kernels and extern calls (whole {whole(r.script)})")
     doc.table(
         rows,
         ["#", "graph", "kernel", "category", "calls", "ms", "% kernel", "max gain"]
@@ -74,11 +75,22 @@ def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
         + (("right",) if roof else ()) + ("left",),
     )
     doc.chart(charts.breakdown_top_units(r, us[:top]))
-    doc.paragraph(
-        "max gain = the kernel's share of step wall time: the most the step can speed up "
-        "if this kernel took no time at all (Amdahl). Extern ops are one row per call in the "
-        "compiled module (#n: its n-th extern call); --by op adds them up per op."
-    )
+    doc.paragraph(max_gain_note(r, " Extern ops are one row per call in the compiled module (#n: its "
+                                   "n-th extern call); --by op adds them up per op."))
+
+
+def max_gain_note(r: BreakdownResult, more: str) -> str:
+    """What the top kernels' max gain (and, where graphs weigh by their calls, calls and ms) mean."""
+    if r.script:
+        text = ("max gain = the kernel's share of the script's time in its compiled graphs: the most "
+                "that time can shrink if this kernel took no time at all (Amdahl).")
+    else:
+        text = ("max gain = the kernel's share of step wall time: the most the step can speed up "
+                "if this kernel took no time at all (Amdahl).")
+    if r.totals().weights:
+        text += (" calls and ms: in all its graph's calls in the script (each graph's own table: one call)."
+                 if r.script else " calls and ms: per step, in all its graph's calls.")
+    return text + more
 
 
 def graph_units(doc: Doc, r: BreakdownResult, top: int) -> None:
@@ -116,7 +128,7 @@ def graph_units(doc: Doc, r: BreakdownResult, top: int) -> None:
 
 def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | None) -> None:
     """Time per source line (groups of lines a kernel fuses) or per module (cut to ``depth``)."""
-    us = units(r.measured(), kernel_calls=True)
+    us = step_units(r, kernel_calls=True)
     total = sum(u.ms for u in us)
     groups = by_line(us) if by == By.LINE else by_module(us, depth)
     types = {path: kind for g in r.measured() for path, kind in g.module_types.items()}
@@ -143,7 +155,7 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
         total_row.insert(6 if two_roles else 4, group_pct_cell(r, [unit_member(u) for u in us]))
     rows.append(total_row)
     what = "source line" if by == By.LINE else "module" + (f" (depth {depth})" if depth else "")
-    doc.heading(f"Time by {what} (whole step): {len(shown)} of {len(groups)} groups")
+    doc.heading(f"Time by {what} (whole {whole(r.script)}): {len(shown)} of {len(groups)} groups")
     headers = ["#", "ms", "% kernel"] + (["fwd ms", "bwd ms"] if two_roles else []) + ["kernels"]
     headers += [PCT_HEADER] if roof else []
     headers += ["line", "source"] if by == By.LINE else ["module"]

@@ -105,11 +105,12 @@ RETUNABLE = TRITON_CATEGORIES - {"triton_template"}
 def top_triton_kernels(result: BreakdownResult, n: int | None = None) -> list[tuple[str, KernelStat]]:
     """(graph id, kernel) of the n (None: all) most expensive re-tunable Triton kernels with
     a file, most expensive first."""
+    w = result.weights()
     found = [
         (g.id, k) for g in result.measured() for k in g.kernels
         if k.category in RETUNABLE and k.file
     ]
-    return sorted(found, key=lambda gk: -gk[1].ms)[:n]
+    return sorted(found, key=lambda gk: -w[gk[0]] * gk[1].ms)[:n]
 
 
 def skip_reason(run_dir: Path, k: KernelStat) -> str | None:
@@ -134,27 +135,28 @@ def autotune_top_kernels(result: BreakdownResult, run_dir: Path, n: int, *,
     ``skip_reason``) gets a row with ``skipped`` and does not count towards n. Worker logs
     go to ``run_dir/logs/autotune-<graph>-<kernel>.log``."""
     totals = result.totals()
-    wall = totals.wall_ms or totals.kernel_ms
+    step = totals.wall_ms or totals.kernel_ms
+    w = result.weights()
     rows: list[RetunedKernel] = []
     for gid, k in top_triton_kernels(result):
         if sum(1 for r in rows if not r.skipped) >= n:
             break
         why = skip_reason(run_dir, k)
+        share = w[gid] * k.ms / step if step > 0 else 0.0  # in all its graph's calls in the step
         if why:
-            rows.append(_row(gid, k, wall, skipped=why))
+            rows.append(_row(gid, k, share, skipped=why))
         else:
-            rows.append(_retune(run_dir, gid, k, wall, timeout=timeout, echo=echo))
+            rows.append(_retune(run_dir, gid, k, share, timeout=timeout, echo=echo))
     return autotune.amdahl_rows(rows)[0]
 
 
-def _row(gid: str, k: KernelStat, wall: float, **kw: Any) -> RetunedKernel:
-    return RetunedKernel(graph=gid, kernel=k.name, category=k.category,
-                         share=k.ms / wall if wall > 0 else 0.0, model_ms=k.ms, **kw)
+def _row(gid: str, k: KernelStat, share: float, **kw: Any) -> RetunedKernel:
+    return RetunedKernel(graph=gid, kernel=k.name, category=k.category, share=share, model_ms=k.ms, **kw)
 
 
-def _retune(run_dir: Path, gid: str, k: KernelStat, wall: float, *,
+def _retune(run_dir: Path, gid: str, k: KernelStat, share: float, *,
             timeout: float, echo: bool) -> RetunedKernel:
-    row = _row(gid, k, wall)
+    row = _row(gid, k, share)
     try:
         kf = read_kernel_file(run_file(run_dir, str(k.file)))  # as the run wrote it, or refused
         log = run_dir / LOGS_DIR / f"autotune-{gid}-{k.name}.log"

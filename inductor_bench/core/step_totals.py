@@ -1,0 +1,97 @@
+"""The whole step (of a factory model) or the whole script from its graphs, each graph weighed
+by how often it ran.
+
+Every figure of a graph is per call of its compiled module. A factory model's step may call a
+graph more than once (a block compiled once and called per layer, a graph break inside a loop),
+and a script calls its graphs as often as it does: a decode graph forty times beside a prefill
+graph once. The step row, the time by category, the top kernels, the views by op, module and
+line, ``diff`` and ``compare`` therefore weigh each graph by its calls: per timed step for a
+factory model, in the whole run for a script (``GraphResult.calls``, counted by the compile
+worker). Where one measured graph's calls were not counted (CUDA-graph replays bypass the
+counted call; a result saved before counting), every graph weighs 1, as before: a mix would
+add figures of different meaning. Pure; no torch.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Protocol
+
+from .run_extras import Totals
+from .stats import Summary, add, sum_samples
+
+
+class GraphResult(Protocol):
+    """What these sums read of a graph (``results.GraphResult``, which imports this module)."""
+
+    id: str
+    calls: float | None
+    wall_ms: float
+    busy_ms: float
+    kernel_ms: float
+    categories: dict[str, float]
+    kernels: list[Any]
+    wall_samples_ms: list[float]
+    left_out: list[int]
+
+    def summary(self, samples: list[float], fallback: float | None = None) -> Summary: ...
+
+
+def graph_weights(graphs: list[GraphResult]) -> dict[str, float]:
+    """Graph id -> its calls (per step, or in the script), for each of ``graphs``; 1 for each
+    where any of them was not counted."""
+    if all(g.calls is not None for g in graphs):
+        return {g.id: float(g.calls or 0.0) for g in graphs}
+    return {g.id: 1.0 for g in graphs}
+
+
+def whole(script: bool) -> str:
+    """What the graphs together make: a factory model's step, or the script's run."""
+    return "script" if script else "step"
+
+
+def counted(graphs: list[GraphResult]) -> bool:
+    """Whether ``graph_weights`` weighs ``graphs`` by counted calls (not each once)."""
+    return bool(graphs) and all(g.calls is not None for g in graphs)
+
+
+def totals(graphs: list[GraphResult]) -> Totals:
+    """The graphs together, each weighed by its calls: each figure the exact weighted sum of
+    the graphs' own."""
+    w = graph_weights(graphs)
+    cats: dict[str, list[float]] = {}
+    for g in graphs:
+        for k, v in g.categories.items():
+            cats.setdefault(k, []).append(w[g.id] * v)
+    return Totals(
+        wall_ms=math.fsum(w[g.id] * g.wall_ms for g in graphs),
+        busy_ms=math.fsum(w[g.id] * g.busy_ms for g in graphs),
+        kernel_ms=math.fsum(w[g.id] * g.kernel_ms for g in graphs),
+        categories={k: math.fsum(v) for k, v in cats.items()},
+        kernel_count=sum(len(g.kernels) for g in graphs),
+        graphs=len(graphs),
+        iterations=sum(len(g.wall_samples_ms) for g in graphs),
+        left_out=sum(len(g.left_out) for g in graphs),
+        weights=w if counted(graphs) else {},
+    )
+
+
+def step_summary(graphs: list[GraphResult]) -> Summary:
+    """The step (or the script's graph calls) through the graphs' harnesses: each graph's
+    wall times its calls, added (``stats.add``)."""
+    w = graph_weights(graphs)
+    return add([g.summary(g.wall_samples_ms, g.wall_ms).scaled(w[g.id]) for g in graphs])
+
+
+def kernel_summary(graphs: list[GraphResult], category: str | None = None) -> Summary:
+    """The kernel time of the step (of one category): per graph the per-iteration sum of its
+    kernels' times over its steady iterations, times its calls, the graphs added. A graph with
+    no such kernel adds exactly 0 ms in every iteration."""
+    w = graph_weights(graphs)
+    parts = []
+    for g in graphs:
+        ks = [k for k in g.kernels if category is None or k.category == category]
+        zero = [0.0] * len(g.wall_samples_ms)
+        per_iter = sum_samples([k.samples_ms for k in ks]) if ks else zero
+        parts.append(g.summary(per_iter, math.fsum(k.ms for k in ks)).scaled(w[g.id]))
+    return add(parts)

@@ -1,0 +1,209 @@
+"""The whole step (or script) weighs each graph by how often the model called it.
+
+A script that calls its prefill graph once and its decode graph forty times spends its time in
+the decode graph; a step that calls a graph twice pays it twice. The step row, the time by
+category, the top kernels, the views, the step split, diff and compare add each graph's
+per-call figures times its calls (``core/step_totals.py``); every expected figure below is
+computed here from the graphs' own per-call figures. Graphs whose calls were not counted
+(CUDA-graph replays, older runs) weigh 1 each, as before.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+
+import pytest
+
+from inductor_bench.core.compare import CompareResult, ModeResult
+from inductor_bench.core.diff import diff_results
+from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat, StepTurns
+from inductor_bench.core.rundir import load_breakdown
+from inductor_bench.core.stats import summarize_steady
+from inductor_bench.core.step import split_in_turns, split_step
+from inductor_bench.core.views import by_line, by_module, step_units, units
+from inductor_bench.render import format as fmt
+from inductor_bench.render.breakdown import render_breakdown
+from inductor_bench.render.compare import render_compare
+from inductor_bench.render.diff import render_diff
+
+from .conftest import FIXTURES
+
+RUN = FIXTURES / "runs" / "cpu_mlp_train_stalled"
+BACKWARD_CALLS = 3.0  # synthetic: the recorded run's backward graph as if the step called it 3 times
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    return load_breakdown(RUN)
+
+
+@pytest.fixture
+def weighed(recorded):
+    """The recorded disturbed run (tests/test_identities.py), its calls set here (synthetic):
+    the forward once per step, the backward three times."""
+    r = copy.deepcopy(recorded)
+    for g in r.graphs:
+        g.calls = BACKWARD_CALLS if g.role == "backward" else 1.0
+    return r
+
+
+def _w(g: GraphResult) -> float:
+    return BACKWARD_CALLS if g.role == "backward" else 1.0
+
+
+def test_the_step_is_each_graphs_figure_times_its_calls(weighed):
+    gs = weighed.measured()
+    t = weighed.totals()
+    assert t.weights == {"0-forward": 1.0, "0-backward": BACKWARD_CALLS}
+    assert t.wall_ms == pytest.approx(math.fsum(_w(g) * g.wall_ms for g in gs), rel=1e-12)
+    assert t.kernel_ms == pytest.approx(math.fsum(_w(g) * g.kernel_ms for g in gs), rel=1e-12)
+    assert t.busy_ms == pytest.approx(math.fsum(_w(g) * g.busy_ms for g in gs), rel=1e-12)
+    for cat, ms in t.categories.items():
+        want = math.fsum(_w(g) * k.ms for g in gs for k in g.kernels if k.category == cat)
+        assert ms == pytest.approx(want, rel=1e-12), cat
+    assert weighed.step_summary().ms == pytest.approx(t.wall_ms, rel=1e-12)
+    assert weighed.kernel_summary().ms == pytest.approx(t.kernel_ms, rel=1e-12)
+    for cat, ms in t.categories.items():
+        assert weighed.kernel_summary(cat).ms == pytest.approx(ms, rel=1e-12)
+    # the counts stay counts: kernels and iterations are not multiplied
+    assert t.kernel_count == sum(len(g.kernels) for g in gs)
+
+
+def test_the_views_add_up_to_the_weighed_kernel_time(weighed):
+    t = weighed.totals()
+    us = step_units(weighed, kernel_calls=True)
+    assert math.fsum(u.ms for u in us) == pytest.approx(t.kernel_ms, rel=1e-12)
+    for view in (by_line(us), by_module(us), by_module(us, 1)):
+        assert math.fsum(grp.ms for grp in view) == pytest.approx(t.kernel_ms, rel=1e-12)
+    one_call = {(u.graph.id, u.kernel.name, u.site_mark): u for u in units(weighed.measured(), kernel_calls=True)}
+    for u in us:
+        once = one_call[(u.graph.id, u.kernel.name, u.site_mark)]
+        assert (u.ms, u.calls) == (pytest.approx(_w(u.graph) * once.ms), pytest.approx(_w(u.graph) * once.calls))
+
+
+def test_the_report_weighs_the_step_and_keeps_each_graphs_own_tables_per_call(weighed):
+    t = weighed.totals()
+    text = render_breakdown(weighed)
+    assert "Graphs (times per call; the step row: each graph times its calls)" in text
+    step_row = next(ln for ln in text.splitlines() if ln.startswith("step "))
+    assert [fmt.ms(t.wall_ms), fmt.ms(t.kernel_ms), "4"] == [step_row.split()[i] for i in (4, 5, 3)]
+    bwd_row = next(ln for ln in text.splitlines() if ln.startswith("0-backward "))
+    assert bwd_row.split()[2] == "3"  # its calls column
+    top = max(step_units(weighed), key=lambda u: u.ms)
+    first = next(ln for ln in text.splitlines() if ln.lstrip().startswith("1  "))
+    assert fmt.ms(top.ms) in first.split() and top.graph.id in first.split()
+    assert "calls per step: 0-backward 3 (the step row, the time by category" in text
+    # a graph's own section is one call of it
+    g = weighed.graph("0-backward")
+    assert f"Graph 0-backward: {fmt.ms(g.wall_ms)} ms wall" in render_breakdown(weighed, by="op")
+
+
+def test_diff_json_html_and_compare_show_the_weighed_figures(weighed, capsys):
+    t = weighed.totals()
+    s = diff_results(weighed, weighed).sections[0]
+    assert (s.step.base.ms, s.kernel_time.base.ms) == (pytest.approx(t.wall_ms), pytest.approx(t.kernel_ms))
+    for cd in s.categories:
+        assert cd.change.base.ms == pytest.approx(t.categories[cd.category])
+    js = json.loads(weighed.to_json())
+    assert js["totals"]["wall_ms"] == pytest.approx(t.wall_ms)
+    assert js["totals"]["weights"] == {"0-forward": 1.0, "0-backward": BACKWARD_CALLS}
+    assert BreakdownResult.from_dict(js).totals() == t
+    html = render_breakdown(weighed, "html")
+    assert fmt.ms(t.wall_ms) in html and fmt.ms(t.kernel_ms) in html
+    cmp = CompareResult(model="mlp", device="cpu", modes=[
+        ModeResult(mode="eager", compile_s=0.0, step_samples_ms=[9.0] * 5),
+        ModeResult(mode="default", compile_s=1.0, step_samples_ms=[9.0] * 5, breakdown=weighed)])
+    ctext = render_compare(cmp)
+    for cat, ms in t.categories.items():
+        share = fmt.pct(fmt.share(ms, t.kernel_ms))
+        assert any(ln.startswith("% ") and ln.split()[-1] == share for ln in ctext.splitlines()), cat
+
+
+def test_uncounted_calls_weigh_each_graph_once(weighed):
+    """One graph not counted (a CUDA-graph replay bypasses the counted call): no weights at all."""
+    weighed.graph("0-forward").calls = None
+    t = weighed.totals()
+    assert t.weights == {} and weighed.weights() == {"0-forward": 1.0, "0-backward": 1.0}
+    assert t.wall_ms == pytest.approx(math.fsum(g.wall_ms for g in weighed.measured()), rel=1e-12)
+    text = render_breakdown(weighed)
+    assert "Graphs (one call each per step)" in text and "calls per step" not in text
+
+
+# ---- a script: a prefill graph once, a decode graph 12 times (synthetic, hand-built) -----------
+
+
+def _graph(gid: str, calls: float | None, kernels: list[tuple[str, str, float]]) -> GraphResult:
+    ks = [KernelStat(name=n, category=c, ms=ms, calls=1.0, samples_ms=[ms] * 4) for n, c, ms in kernels]
+    wall = math.fsum(ms for _, _, ms in kernels) + 0.1
+    return GraphResult(id=gid, role="inference", iterations=4, wall_ms=wall, wall_samples_ms=[wall] * 4,
+                       busy_ms=wall - 0.1, busy_samples_ms=[wall - 0.1] * 4, kernel_ms=wall - 0.1,
+                       categories={c: ms for _, c, ms in kernels}, kernels=ks, calls=calls)
+
+
+def _script(decode_calls: float | None = 12.0) -> BreakdownResult:
+    prefill = _graph("0-inference", None if decode_calls is None else 1.0,
+                     [("extern_kernels.addmm", "extern_gemm", 1.5), ("cpp_fused_relu_0", "cpp_pointwise", 0.3)])
+    decode = _graph("0.1-inference", decode_calls,
+                    [("extern_kernels.addmm", "extern_gemm", 0.4), ("cpp_fused_relu_0", "cpp_pointwise", 0.05)])
+    return BreakdownResult(model="decode", model_path="/x/decode.py", script=True, graphs=[prefill, decode])
+
+
+def test_a_script_ranks_its_kernels_by_their_time_in_all_calls():
+    """Once each, the prefill's GEMM (1.5 ms) leads; in the script the decode's (12 x 0.4 = 4.8
+    ms) does, and the script's graph time is 1.9 + 12 x 0.55 = 8.5 ms."""
+    r = _script()
+    t = r.totals()
+    assert t.wall_ms == pytest.approx(1.9 + 12 * 0.55)
+    assert t.kernel_ms == pytest.approx(1.8 + 12 * 0.45)
+    assert t.categories == pytest.approx({"extern_gemm": 1.5 + 12 * 0.4, "cpp_pointwise": 0.3 + 12 * 0.05})
+    text = render_breakdown(r)
+    assert "Top 4 of 4 kernels (whole script)" in text and "Time by category (whole script)" in text
+    first = next(ln for ln in text.splitlines() if ln.lstrip().startswith("1  ")).split()
+    assert first[1] == "0.1-inference" and "12" in first and "4.800" in first
+    assert f"{fmt.pct(100 * 4.8 / 8.5)}" in first  # max gain: of the script's time in its graphs
+    script_row = next(ln for ln in text.splitlines() if ln.startswith("script "))
+    assert script_row.split()[3:6] == ["13", "8.500", "7.200"]
+    assert "max gain = the kernel's share of the script's time in its compiled graphs" in text
+    once = render_breakdown(_script(None))
+    first = next(ln for ln in once.splitlines() if ln.lstrip().startswith("1  ")).split()
+    assert first[1] == "0-inference" and "1.500" in first
+    assert "Graphs (one call each)" in once and "script " in once
+
+
+def test_the_step_split_subtracts_each_graph_times_its_calls():
+    r = _script()
+    r.script = False
+    r.step_samples_ms = [10.0] * 6
+    split = split_step(r)
+    assert split.graphs_ms == pytest.approx(1.9 + 12 * 0.55)
+    assert split.outside_ms == pytest.approx(10.0 - (1.9 + 12 * 0.55))
+    # in turns: per round, the step block less each graph's block times its calls
+    turns = StepTurns(graphs=["0-inference", "0.1-inference"],
+                      blocks=[[[10.0]] * 5, [[1.0]] * 5, [[0.5]] * 5])
+    s = split_in_turns(turns, {"0-inference": 1.0, "0.1-inference": 12.0})
+    assert (s.step_ms, s.graphs_ms, s.outside_ms) == (10.0, pytest.approx(7.0), pytest.approx(3.0))
+
+
+def test_diff_says_when_calls_changed_and_withholds_a_verdict_when_one_side_was_not_counted():
+    base, head = _script(12.0), _script(24.0)
+    s = diff_results(base, head).sections[0]
+    assert s.calls_changed == [("0.1-inference", 12.0, 24.0)]
+    assert s.step.head.ms == pytest.approx(1.9 + 24 * 0.55)
+    assert "calls changed: 0.1-inference 12 -> 24 (the step adds each graph's calls" in render_diff(
+        diff_results(base, head))
+    d = diff_results(_script(None), head)
+    assert d.status() == "not comparable"
+    assert [u.describe() for u in d.unmeasured] == [
+        "default: the calls of each graph not measured in base (an older run, or CUDA-graph replays: its "
+        "step adds each graph once)"]
+
+
+def test_a_scaled_summary_is_w_calls_of_the_measured_one():
+    s = summarize_steady([1.0, 1.2, 0.9, 1.1])
+    w = s.scaled(3.0)
+    assert (w.n, w.left_out) == (s.n, s.left_out)
+    for a, b in ((w.ms, s.ms), (w.low, s.low), (w.high, s.high), (w.sigma, s.sigma), (w.min, s.min),
+                 (w.max, s.max)):
+        assert a == pytest.approx(3.0 * b)
