@@ -55,6 +55,12 @@ def counted(graphs: list[GraphResult]) -> bool:
     return bool(graphs) and all(g.calls is not None for g in graphs)
 
 
+def reweighed(weights: dict[str, float]) -> bool:
+    """Whether weighing by calls changes anything: a graph called other than once (the reports
+    then show the calls, and say that the whole adds them)."""
+    return any(round(w, 2) != 1 for w in weights.values())
+
+
 def totals(graphs: list[GraphResult]) -> Totals:
     """The graphs together, each weighed by its calls: each figure the exact weighted sum of
     the graphs' own."""

@@ -7,7 +7,7 @@ from ..core import steady
 from ..core.categories import label, order
 from ..core.devices import backend
 from ..core.results import STEADY_SINCE, BreakdownResult, GraphResult, KernelRetuning, KernelStat, Recompile
-from ..core.step_totals import whole
+from ..core.step_totals import reweighed, whole
 from ..core.views import By, has_sources, step_units
 from ..core.vocab import Role, Status
 from ..core.workload import script_line
@@ -52,7 +52,7 @@ def _header(doc: Doc, r: BreakdownResult) -> None:
 
 def _graph_table(doc: Doc, r: BreakdownResult) -> None:
     t = r.totals()
-    calls = bool(t.weights)  # a calls column: the whole row weighs each graph by its calls
+    calls = reweighed(t.weights)  # a calls column: the whole row adds each graph's calls
     rows = []
     for g in r.graphs:
         n = [fmt.count(g.calls) if g.calls is not None else ""] if calls else []

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..core.analyze import AnalyzeResult, steady_step
 from ..core.categories import label, order
 from ..core.results import BreakdownResult, KernelStat
-from ..core.step_totals import whole
+from ..core.step_totals import reweighed, whole
 from ..core.views import Unit, step_units
 from . import format as fmt
 from .doc import Bar, Chart, Segment, Series
@@ -46,7 +46,7 @@ def breakdown_categories(r: BreakdownResult) -> Chart | None:
     bars = [Bar(step, category_segments(t.categories), note=f"{fmt.ms(t.kernel_ms)} ms")]
     if len(gs) > 1:
         bars += [Bar(g.id, category_segments(g.categories), note=f"{fmt.ms(g.kernel_ms)} ms") for g in gs]
-    each = ("the whole bar: each graph times its calls; a graph's bar: one call" if t.weights
+    each = ("the whole bar: each graph times its calls; a graph's bar: one call" if reweighed(t.weights)
             else f"each graph runs once per {step}")
     return Chart(f"Kernel time by category: the {step} and each graph", f"ms (kernel time; {each})", bars)
 
@@ -70,7 +70,7 @@ def breakdown_busy(r: BreakdownResult, note: str = "") -> Chart | None:
     bars = [_busy_bar(g.id, g.wall_ms, g.busy_ms) for g in gs]
     if len(gs) > 1:
         bars.insert(0, _busy_bar(whole(r.script), t.wall_ms, t.busy_ms))
-    weighed = f" (the {whole(r.script)}: each graph times its calls)" if t.weights else ""
+    weighed = f" (the {whole(r.script)}: each graph times its calls)" if reweighed(t.weights) else ""
     unit = "ms of wall time per call" + weighed
     return Chart("Busy vs idle, per graph", unit, bars, note=note)
 
@@ -107,7 +107,7 @@ def breakdown_top_units(r: BreakdownResult, us: list[Unit], what: str = "kernels
     bars = [_kernel_bar(u, t.wall_ms, t.kernel_ms) for u in us]
     step = whole(r.script)
     note = f"max gain: the kernel's share of {step} wall time, the most the {step} can gain if it took none."
-    unit = f"ms in the {step}" + (" (all its graph's calls)" if t.weights else "")
+    unit = f"ms in the {step}" + (" (all its graph's calls)" if reweighed(t.weights) else "")
     return Chart(f"Top {len(us)} {what}", unit, bars, note=note)
 
 

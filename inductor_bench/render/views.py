@@ -8,7 +8,7 @@ from pathlib import PurePath
 from ..core.categories import label, order
 from ..core.results import BreakdownResult
 from ..core.sources import ROOT_MODULE, Origin, SourceLine
-from ..core.step_totals import whole
+from ..core.step_totals import reweighed, whole
 from ..core.views import By, Group, Unit, by_line, by_module, step_units, units
 from ..core.vocab import Role
 from . import charts
@@ -87,7 +87,7 @@ def max_gain_note(r: BreakdownResult, more: str) -> str:
     else:
         text = ("max gain = the kernel's share of step wall time: the most the step can speed up "
                 "if this kernel took no time at all (Amdahl).")
-    if r.totals().weights:
+    if reweighed(r.totals().weights):
         text += (" calls and ms: in all its graph's calls in the script (each graph's own table: one call)."
                  if r.script else " calls and ms: per step, in all its graph's calls.")
     return text + more
