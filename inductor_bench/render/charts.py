@@ -107,7 +107,8 @@ def breakdown_top_units(r: BreakdownResult, us: list[Unit], what: str = "kernels
     bars = [_kernel_bar(u, t.wall_ms, t.kernel_ms) for u in us]
     step = whole(r.script)
     note = f"max gain: the kernel's share of {step} wall time, the most the {step} can gain if it took none."
-    unit = f"ms in the {step}" + (" (all its graph's calls)" if reweighed(t.weights) else "")
+    unit = ("ms in the script" if r.script else "ms per step") + (
+        " (all its graph's calls)" if reweighed(t.weights) else "")
     return Chart(f"Top {len(us)} {what}", unit, bars, note=note)
 
 
