@@ -21,7 +21,7 @@ from .run_extras import Totals
 from .stats import Summary, add, sum_samples
 
 
-class GraphResult(Protocol):
+class MeasuredGraph(Protocol):
     """What these sums read of a graph (``results.GraphResult``, which imports this module)."""
 
     id: str
@@ -37,7 +37,7 @@ class GraphResult(Protocol):
     def summary(self, samples: list[float], fallback: float | None = None) -> Summary: ...
 
 
-def graph_weights(graphs: list[GraphResult]) -> dict[str, float]:
+def graph_weights(graphs: list[MeasuredGraph]) -> dict[str, float]:
     """Graph id -> its calls (per step, or in the script), for each of ``graphs``; 1 for each
     where any of them was not counted."""
     if all(g.calls is not None for g in graphs):
@@ -50,7 +50,7 @@ def whole(script: bool) -> str:
     return "script" if script else "step"
 
 
-def counted(graphs: list[GraphResult]) -> bool:
+def counted(graphs: list[MeasuredGraph]) -> bool:
     """Whether ``graph_weights`` weighs ``graphs`` by counted calls (not each once)."""
     return bool(graphs) and all(g.calls is not None for g in graphs)
 
@@ -61,7 +61,7 @@ def reweighed(weights: dict[str, float]) -> bool:
     return any(round(w, 2) != 1 for w in weights.values())
 
 
-def totals(graphs: list[GraphResult]) -> Totals:
+def totals(graphs: list[MeasuredGraph]) -> Totals:
     """The graphs together, each weighed by its calls: each figure the exact weighted sum of
     the graphs' own."""
     w = graph_weights(graphs)
@@ -82,14 +82,14 @@ def totals(graphs: list[GraphResult]) -> Totals:
     )
 
 
-def step_summary(graphs: list[GraphResult]) -> Summary:
+def step_summary(graphs: list[MeasuredGraph]) -> Summary:
     """The step (or the script's graph calls) through the graphs' harnesses: each graph's
     wall times its calls, added (``stats.add``)."""
     w = graph_weights(graphs)
     return add([g.summary(g.wall_samples_ms, g.wall_ms).scaled(w[g.id]) for g in graphs])
 
 
-def kernel_summary(graphs: list[GraphResult], category: str | None = None) -> Summary:
+def kernel_summary(graphs: list[MeasuredGraph], category: str | None = None) -> Summary:
     """The kernel time of the step (of one category): per graph the per-iteration sum of its
     kernels' times over its steady iterations, times its calls, the graphs added. A graph with
     no such kernel adds exactly 0 ms in every iteration."""
