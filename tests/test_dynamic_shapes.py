@@ -129,6 +129,11 @@ def test_the_report_and_json_say_which_sizes_were_measured():
     back = BreakdownResult.from_dict(r.to_dict())
     assert [g.sizes for g in back.graphs] == [{}, {"s77": 24, "s27": 3}]
     assert "sizes" not in r.to_dict()["graphs"][0]
+    assert "counts every call of a dynamic graph" not in text  # calls not counted
+    r.script = True
+    r.graphs[0].calls, r.graphs[1].calls = 1.0, 3.0  # the dynamic graph ran 3 times, at other sizes too
+    assert ("the script row counts every call of a dynamic graph at the size profiled: 0.1-inference 3 "
+            "calls") in render_breakdown(r)
 
 
 DYNAMIC_SCRIPT = '''

@@ -69,6 +69,11 @@ def _dynamic(doc: Doc, r: BreakdownResult) -> None:
         each = "; ".join(f"{g.id} at {sizes_text(g.sizes)} (its size hints: {sizes_text(g.size_hints)})"
                          for g in given)
         lines.append(f"dynamic shapes: profiled {each}, as --size asked")
+    many = [g for g in hinted + given if step_totals.counted(r.measured()) and round(g.calls or 0.0, 2) != 1]
+    if many:
+        each = ", ".join(f"{g.id} {fmt.count(g.calls or 0.0)}" for g in many)
+        row = step_totals.whole(r.script)
+        lines.append(f"the {row} row counts every call of a dynamic graph at the size profiled: {each} calls")
     if lines:
         doc.paragraph(*lines)
 
