@@ -54,6 +54,13 @@ def parts(g) -> list[list[float]]:
     return [k.samples_ms for k in g.kernels] + [idle]
 
 
+def eager_and(result) -> CompareResult:
+    """A compare whose default column is ``result`` (its figures are the breakdown's own)."""
+    return CompareResult(model="mlp", device="cpu", modes=[
+        ModeResult(mode="eager", compile_s=0.0, step_samples_ms=[9.0] * 5),
+        ModeResult(mode="default", compile_s=1.0, step_samples_ms=[9.0] * 5, breakdown=result)])
+
+
 def mean_over(xs: list[float], idx: list[int]) -> float:
     return math.fsum(xs[i] for i in idx) / len(idx)
 
@@ -149,10 +156,7 @@ def test_diff_html_json_and_compare_show_the_same_figures(result, capsys):
     assert js["totals"]["wall_ms"] == pytest.approx(t.wall_ms)
     assert js["totals"]["categories"] == pytest.approx(t.categories)
 
-    cmp = CompareResult(model="mlp", device="cpu", modes=[
-        ModeResult(mode="eager", compile_s=0.0, step_samples_ms=[9.0] * 5),
-        ModeResult(mode="default", compile_s=1.0, step_samples_ms=[9.0] * 5, breakdown=result)])
-    ctext = render_compare(cmp)
+    ctext = render_compare(eager_and(result))
     for cat, ms in t.categories.items():
         share = fmt.pct(fmt.share(ms, t.kernel_ms))
         row = next(ln for ln in ctext.splitlines() if ln.startswith("% ") and share in ln)

@@ -16,7 +16,6 @@ import math
 
 import pytest
 
-from inductor_bench.core.compare import CompareResult, ModeResult
 from inductor_bench.core.diff import diff_results
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat, StepTurns
 from inductor_bench.core.rundir import load_breakdown
@@ -29,6 +28,7 @@ from inductor_bench.render.compare import render_compare
 from inductor_bench.render.diff import render_diff
 
 from .conftest import FIXTURES
+from .test_identities import eager_and
 
 RUN = FIXTURES / "runs" / "cpu_mlp_train_stalled"
 BACKWARD_CALLS = 3.0  # synthetic: the recorded run's backward graph as if the step called it 3 times
@@ -112,10 +112,7 @@ def test_diff_json_html_and_compare_show_the_weighed_figures(weighed, capsys):
     assert BreakdownResult.from_dict(js).totals() == t
     html = render_breakdown(weighed, "html")
     assert fmt.ms(t.wall_ms) in html and fmt.ms(t.kernel_ms) in html
-    cmp = CompareResult(model="mlp", device="cpu", modes=[
-        ModeResult(mode="eager", compile_s=0.0, step_samples_ms=[9.0] * 5),
-        ModeResult(mode="default", compile_s=1.0, step_samples_ms=[9.0] * 5, breakdown=weighed)])
-    ctext = render_compare(cmp)
+    ctext = render_compare(eager_and(weighed))
     for cat, ms in t.categories.items():
         share = fmt.pct(fmt.share(ms, t.kernel_ms))
         assert any(ln.startswith("% ") and ln.split()[-1] == share for ln in ctext.splitlines()), cat

@@ -40,7 +40,7 @@ class MeasuredGraph(Protocol):
 def graph_weights(graphs: list[MeasuredGraph]) -> dict[str, float]:
     """Graph id -> its calls (per step, or in the script), for each of ``graphs``; 1 for each
     where any of them was not counted."""
-    if all(g.calls is not None for g in graphs):
+    if counted(graphs):
         return {g.id: float(g.calls or 0.0) for g in graphs}
     return {g.id: 1.0 for g in graphs}
 
@@ -55,10 +55,15 @@ def counted(graphs: list[MeasuredGraph]) -> bool:
     return bool(graphs) and all(g.calls is not None for g in graphs)
 
 
+def other_than_once(calls: float | None) -> bool:
+    """Whether a graph counted ``calls`` times (per step, or in the script) ran other than once."""
+    return calls is not None and round(calls, 2) != 1
+
+
 def reweighed(weights: dict[str, float]) -> bool:
     """Whether weighing by calls changes anything: a graph called other than once (the reports
     then show the calls, and say that the whole adds them)."""
-    return any(round(w, 2) != 1 for w in weights.values())
+    return any(other_than_once(w) for w in weights.values())
 
 
 def totals(graphs: list[MeasuredGraph]) -> Totals:

@@ -68,9 +68,10 @@ def breakdown_busy(r: BreakdownResult, note: str = "") -> Chart | None:
         return None
     t = r.totals()
     bars = [_busy_bar(g.id, g.wall_ms, g.busy_ms) for g in gs]
+    step = whole(r.script)
     if len(gs) > 1:
-        bars.insert(0, _busy_bar(whole(r.script), t.wall_ms, t.busy_ms))
-    weighed = f" (the {whole(r.script)}: each graph times its calls)" if reweighed(t.weights) else ""
+        bars.insert(0, _busy_bar(step, t.wall_ms, t.busy_ms))
+    weighed = f" (the {step}: each graph times its calls)" if reweighed(t.weights) else ""
     unit = "ms of wall time per call" + weighed
     return Chart("Busy vs idle, per graph", unit, bars, note=note)
 

@@ -69,8 +69,8 @@ def _dynamic(doc: Doc, r: BreakdownResult) -> None:
         each = "; ".join(f"{g.id} at {sizes_text(g.sizes)} (its size hints: {sizes_text(g.size_hints)})"
                          for g in given)
         lines.append(f"dynamic shapes: profiled {each}, as --size asked")
-    many = [g for g in hinted + given if step_totals.counted(r.measured()) and round(g.calls or 0.0, 2) != 1]
-    if many:
+    many = [g for g in hinted + given if step_totals.other_than_once(g.calls)]
+    if many and step_totals.counted(r.measured()):
         each = ", ".join(f"{g.id} {fmt.count(g.calls or 0.0)}" for g in many)
         row = step_totals.whole(r.script)
         lines.append(f"the {row} row counts every call of a dynamic graph at the size profiled: {each} calls")
@@ -85,8 +85,8 @@ def calls_line(r: BreakdownResult) -> str | None:
     gs = r.measured()
     if not step_totals.counted(gs):
         return None
-    weighed = ("the script row, the time by category, the top kernels and the views add each graph's "
-               "calls; a graph's own table is one call")
+    weighed = (f"the {step_totals.whole(r.script)} row, the time by category, the top kernels and the "
+               "views add each graph's calls; a graph's own table is one call")
     if r.script:
         total = {g.id: (g.calls or 0.0) * g.wall_ms for g in gs}
         whole = math.fsum(total.values())
@@ -95,11 +95,11 @@ def calls_line(r: BreakdownResult) -> str | None:
                  for g in sorted(gs, key=lambda g: -total[g.id])]
         return (f"calls in the script: {', '.join(parts)}; {fmt.ms(whole)} ms in its compiled graphs "
                 f"in all ({weighed})")
-    odd = [g for g in gs if round(g.calls or 0.0, 2) != 1]
+    odd = [g for g in gs if step_totals.other_than_once(g.calls)]
     if not odd:
         return None
     each = ", ".join(f"{g.id} {fmt.count(round(g.calls or 0.0, 2))}" for g in odd)
-    return f"calls per step: {each} ({weighed.replace('the script row', 'the step row')})"
+    return f"calls per step: {each} ({weighed})"
 
 
 def _first_call_inputs(doc: Doc, r: BreakdownResult) -> None:

@@ -87,7 +87,7 @@ def max_gain_note(r: BreakdownResult, more: str) -> str:
     else:
         text = ("max gain = the kernel's share of step wall time: the most the step can speed up "
                 "if this kernel took no time at all (Amdahl).")
-    if reweighed(r.totals().weights):
+    if reweighed(r.weights()):
         text += (" calls and ms: in all its graph's calls in the script (each graph's own table: one call)."
                  if r.script else " calls and ms: per step, in all its graph's calls.")
     return text + more
