@@ -29,7 +29,23 @@ def _cuda() -> bool:
     return torch.cuda.is_available()
 
 
+def pytest_addoption(parser):
+    parser.addoption("--slow", action="store_true",
+                     help="also run the tests marked slow (left out by default; CI runs them)")
+
+
+def _runs_slow(config) -> bool:
+    """Slow tests run with --slow, under an explicit -m, or when named by their node id."""
+    return bool(config.getoption("--slow") or config.option.markexpr
+                or any("::" in str(arg) for arg in config.args))
+
+
 def pytest_collection_modifyitems(config, items):
+    if not _runs_slow(config):
+        slow = [item for item in items if "slow" in item.keywords]
+        if slow:
+            config.hook.pytest_deselected(items=slow)
+            items[:] = [item for item in items if "slow" not in item.keywords]
     if any("gpu" in item.keywords for item in items) and not _cuda():
         skip = pytest.mark.skip(reason="needs CUDA")
         for item in items:

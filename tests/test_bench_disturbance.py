@@ -26,6 +26,7 @@ def _walls(run_dir) -> dict[str, float]:
     return {g["id"]: g["wall_ms"] for g in data["graphs"] if g["status"] == "ok"}
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_a_second_quiet_run_is_judged_against_its_own_reference(tmp_path):
     out = tmp_path / "bench"

@@ -427,6 +427,7 @@ def test_recorded_cpu_kernels():
     assert mm.aten_ops == ["aten.t", "aten.mm"]
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_record_cpu_fixture_script(tmp_path):
     """The recording script still produces analysable forward and backward graphs."""

@@ -97,6 +97,7 @@ def test_describe():
         "fresh cache (cold compile): a cache miss (0 FX graph cache hits, 2 misses)")
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_a_second_run_compiles_from_the_warm_cache(tmp_path, monkeypatch):
     from inductor_bench.core.workload import WorkloadOptions

@@ -186,6 +186,7 @@ def _run_script(tmp_path: Path, text: str, *options: str) -> tuple[subprocess.Co
     return p, r, run_dir
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_a_static_cache_decode_script_is_profiled_on_its_real_inputs(tmp_path):
     """Compiled for real: the prefill graph (3 ids) and the decode graph (1 id) are profiled for

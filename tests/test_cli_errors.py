@@ -196,6 +196,7 @@ def test_script_that_compiles_nothing(tmp_path):
     assert json.loads((run / "meta.json").read_text())["status"] == "failed"
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_a_factory_whose_model_compiles_to_no_graph_is_told_why(tmp_path):
     """Dynamo skips a forward that calls a GRU (torch 2.13): the model runs, eagerly, and no
@@ -225,6 +226,7 @@ def test_factory_raises(tmp_path):
     assert "make_workload() raised ValueError: no weights here" in one_error_line(p)
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_crash_after_a_graph_keeps_it(tmp_path):
     """The script compiles one graph, then crashes: that graph is still profiled and reported."""
@@ -318,6 +320,7 @@ raise RuntimeError("dataset missing at the end")
 """
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_a_script_compiled_by_another_backend_or_failing_at_its_end(tmp_path):
     """A script whose graphs another backend compiled is told so (Dynamo's count), not "never

@@ -674,6 +674,7 @@ def gate_slow(gate_repo):
     return _gate("-p", "10", "-a", ONE_PROCESS_TRAIN, "-o", str(out), "models/mlp.py", base, head, cwd=repo), out
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_merge_gate_fails_on_the_slower_revision_and_names_kernels(gate_slow):
     proc, out = gate_slow
@@ -693,6 +694,7 @@ def test_merge_gate_fails_on_the_slower_revision_and_names_kernels(gate_slow):
     assert isinstance(load_any(out / "compare" / "head-default"), BreakdownResult)
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_unchanged_code_passes_the_gate(gate_repo):
     """The gate on a change that changes nothing: the same revision on both sides. Timed in
@@ -788,6 +790,7 @@ def gate_lost_graph(tmp_path_factory):
     return _gate("-p", "10", "-a", "--processes 1", "-o", str(out), "models/net.py", *revs, cwd=repo), out
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_merge_gate_gives_no_verdict_when_a_graph_was_lost(gate_lost_graph):
     proc, out = gate_lost_graph

@@ -148,6 +148,7 @@ with torch.no_grad():
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_a_dynamic_script_end_to_end(tmp_path):
     """A script compiled with dynamic shapes, in a cold cache: the report names the batch its

@@ -41,6 +41,7 @@ def test_a_known_line_maps_to_its_kernels_forward_and_backward(attr_train):
     assert f"attr_net.py:{conv2}" in out and "y = self.conv2(y)" in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fixture", ["densenet_train", "transformer_train"])
 def test_every_extern_call_names_module_and_line(request, fixture):
     result, run_dir, err = request.getfixturevalue(fixture)
@@ -121,6 +122,7 @@ def test_a_second_run_hits_the_cache_and_keeps_lines_and_modules(attr_train, att
     assert f"attr_net.py:{conv2}" in out and "Inductor's cache" not in out
 
 
+@pytest.mark.slow
 def test_a_cache_filled_by_another_file_gives_this_files_lines(attr_train, attr_moved_train):
     first = attr_train[0]
     moved, run_dir, err, copy = attr_moved_train

@@ -125,6 +125,7 @@ def test_mlp_train(mlp_train):
     assert "calls per step" not in render_breakdown(result)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["transformer_block.py", "mixnet.py", "densenet.py"])
 def test_other_models_train(tmp_path_factory, request, model):
     shared = {"densenet.py": "densenet_train", "transformer_block.py": "transformer_train"}
@@ -216,6 +217,7 @@ def _fastest_session(sessions: list[list[float]]) -> float:
     return min(sum(x for x in s if x <= limit(s)) / sum(1 for x in s if x <= limit(s)) for s in sessions)
 
 
+@pytest.mark.slow
 def test_kernel_time_agrees_with_independent_profile(mlp_train, tmp_path):
     """Per-iteration kernel time, the tool's profiling and analysis against an independent
     profiler session, both as 5 sessions of 20 calls, in rounds in one process. Compared at the
@@ -305,6 +307,7 @@ def test_the_step_and_every_graph_are_timed_in_turns(mlp_train):
         assert f"more than the {fmt.ms(s.step_ms)} ms step timed in turns with them" in report, s
 
 
+@pytest.mark.slow
 def test_autotune_top_cpu_recompile(tmp_path):
     """`--autotune-top` on CPU recompiles with mode max-autotune and matches kernels."""
     out = tmp_path / "r.json"
@@ -355,6 +358,7 @@ def test_autotune_top_cpu_recompile(tmp_path):
     assert "Default vs max-autotune, kernel by kernel" in p.stdout
 
 
+@pytest.mark.slow
 def test_modules_are_found_on_a_warm_cache(tmp_path):
     """A second compile into the same cache is an FX-graph / AOTAutograd cache hit, where
     Inductor prints no "Compiled module path": the structured trace still names the modules."""
@@ -404,6 +408,7 @@ def make_workload(device):
 '''
 
 
+@pytest.mark.slow
 def test_custom_op_registered_by_the_model_file(tmp_path):
     """The compiled module calls an op the model file registers: the profiling worker
     imports the model file first, so the op exists there too."""
@@ -473,6 +478,7 @@ def test_page_faults_per_iteration_match_the_pages_written(tmp_path):
         assert pages <= faults <= 1.1 * pages, (faults, pages)
 
 
+@pytest.mark.slow
 def test_the_models_precision_settings_are_recorded_and_reported(tmp_path):
     """A factory that sets TF32-level matmul precision and cuDNN's autotuner: the result
     keeps both as set by the model, and the report prints them (the profiling worker applying

@@ -77,6 +77,7 @@ def test_report_reanalyze_counts_them_again_without_torch(mlp_with_roofline, tmp
     assert again["extras"]["roofline"]["measured"]["gbps"] == result.roofline.measured.gbps
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_every_gemm_and_attention_call_of_the_transformer_counts_bytes_and_flops(transformer_train):
     """models/transformer_block.py's training step on torch's own CPU modules: the GEMMs after

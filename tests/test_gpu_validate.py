@@ -385,6 +385,7 @@ def test_report_and_bundles_from_saved_results(tmp_path):
     assert [s["key"] for s in data["steps"]] == ["breakdown:main"]
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_dry_run_of_part_1_on_cpu(tmp_path):
     """Part 1's plumbing on CPU with models/mlp.py alone: the breakdown, the independent

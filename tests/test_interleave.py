@@ -195,6 +195,7 @@ def block_figure(xs: list[float]) -> float:
     return sum(kept) / len(kept)
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_one_model_against_itself_is_within_noise_from_the_saved_rounds(self_compare):
     proc, run = self_compare
@@ -292,6 +293,7 @@ def overhead_bound_ms(*loads: Load | None) -> float:
     return OVERHEAD_MS * share / max(0.05, 1.0 - load.steal_pct / 100.0)
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_interleaved_step_times_agree_with_a_known_sleep(sleepy_compare):
     """The independent measurement: a step that sleeps 4 ms (and 6 ms in the slower file), the
@@ -316,6 +318,7 @@ def test_interleaved_step_times_agree_with_a_known_sleep(sleepy_compare):
     assert f"sleepy_slow against sleepy, default: {ch.speedup:.2f}x" in proc.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_the_time_outside_the_graphs_agrees_with_a_known_sleep(sleepy_compare):
     """The sleep runs outside the compiled graph (``torch.compiler.disable``): the time outside

@@ -84,6 +84,7 @@ def mid_profile(tmp_path_factory) -> tuple[Interrupted, Path]:
     return interrupt_when(runs, BACKWARD, ["--fresh-cache", "--windows", "5"]), runs
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
 def test_ctrl_c_mid_compile(tmp_path, mid_profile):
     compiled_s = mid_profile[0].between(COMPILING, FORWARD)  # a whole cold compile, loaded as now
@@ -95,6 +96,7 @@ def test_ctrl_c_mid_compile(tmp_path, mid_profile):
     assert meta["status"] == "interrupted"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
 def test_ctrl_c_mid_profile_keeps_the_finished_graph(mid_profile):
     r, runs = mid_profile

@@ -70,6 +70,7 @@ def test_the_path_workers_get_is_absolute(tmp_path, monkeypatch):
     assert opts.to_dict()["path"] == str(tmp_path / "m.py") and opts.name == "m"
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
 def test_a_model_that_changes_directory_and_starts_a_daemon(tmp_path):

@@ -67,6 +67,7 @@ def _numpy_side(n: int, nbytes: int, reps: int) -> dict[str, float]:
     return json.loads(out.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/stat").exists(), reason="reads the load from /proc/stat")
 def test_the_measured_host_ceilings_agree_with_numpy(tmp_path, monkeypatch):
     pytest.importorskip("numpy")
@@ -113,6 +114,7 @@ def _verdicts(tool: list, ref: list[dict], others_s: float, wall_s: float) -> li
     return out
 
 
+@pytest.mark.slow
 def test_the_ceilings_are_cached_per_machine_and_refreshed_on_request(tmp_path):
     first = measure_ceilings("cpu", cache_dir=tmp_path, reps=2, threads=2)
     again = measure_ceilings("cpu", cache_dir=tmp_path, reps=2, threads=2)

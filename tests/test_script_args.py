@@ -90,6 +90,7 @@ def layer(x, w):
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_the_script_runs_with_its_arguments(tmp_path):
     """The arguments after -- reach the script's argparse: the graph it compiles has the width

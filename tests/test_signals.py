@@ -270,6 +270,7 @@ def test_a_signal_mid_compile_ends_the_standby_worker_too(tmp_path, sig):
     assert json.loads((the_run(tmp_path) / "meta.json").read_text())["status"] == "interrupted"
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_ctrl_c_every_25_ms_still_saves_the_result(tmp_path):
     """Signals that keep coming while the run stops and saves: the first stops it, the rest
@@ -312,6 +313,7 @@ def test_a_stopped_run_starts_no_autotuning(tmp_path, monkeypatch, capsys):
     assert capsys.readouterr().err.splitlines()[-1] == f"inductor-bench: error: {stopped}"
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_sigterm_while_the_ceilings_are_measured_stops_the_run(tmp_path):
     """A stop after every graph was measured, in the ceilings' phase: exit 143 with its line

@@ -164,6 +164,7 @@ def test_recorder_flags_a_module_emitted_under_compile_for_benchmarking(tmp_path
     assert [m["path"] for m in recorder.subgraphs] == [str(sub)]
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_a_real_capture_flags_custom_op_autotuning_subgraphs(tmp_path):
     """The compile worker on the fixture's model (torch.compile, max-autotune, CPU)."""

@@ -80,6 +80,7 @@ def test_local_sweep_end_to_end_then_resumed(local_sweep):
     ]
 
 
+@pytest.mark.slow
 def test_ray_sweep_end_to_end(tmp_path):
     pytest.importorskip("ray")
     out = tmp_path / "ray"

@@ -117,6 +117,7 @@ def worker_error(how: str, graph: str, run: Path) -> str:
     return f"profile worker {how} while working on {graph} (log: {run}/logs/profile.log)"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
 def test_the_command_says_partial_with_exit_4_and_leaves_no_process(faulty_run):
     p, run, token = faulty_run
@@ -127,6 +128,7 @@ def test_the_command_says_partial_with_exit_4_and_leaves_no_process(faulty_run):
     assert processes_with(token) == []
 
 
+@pytest.mark.slow
 def test_the_killed_graphs_are_failed_with_the_signal_named(faulty_run):
     _, run, _ = faulty_run
     saved = json.loads((run / "breakdown.json").read_text())
@@ -146,6 +148,7 @@ def test_the_killed_graphs_are_failed_with_the_signal_named(faulty_run):
         assert f"- {line}\n" in report
 
 
+@pytest.mark.slow
 def test_the_graph_after_them_has_its_full_results(faulty_run):
     _, run, _ = faulty_run
     saved = json.loads((run / "breakdown.json").read_text())
