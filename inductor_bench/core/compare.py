@@ -80,7 +80,7 @@ class ModeResult:
             return None
         b = self.breakdown
         in_timer = split_in_turns(self.step_turns, b.weights()) if all(g.ok for g in b.graphs) else None
-        return in_timer or split_step(self.breakdown)
+        return in_timer or split_step(b)
 
     def kernel_count(self) -> int | None:
         return self.breakdown.totals().kernel_count if self.breakdown else None

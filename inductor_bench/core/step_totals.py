@@ -55,9 +55,14 @@ def counted(graphs: list[MeasuredGraph]) -> bool:
     return bool(graphs) and all(g.calls is not None for g in graphs)
 
 
+def same_calls(a: float, b: float) -> bool:
+    """Whether two counts of calls (per step: a mean over the timed steps) are the same."""
+    return round(a, 2) == round(b, 2)
+
+
 def other_than_once(calls: float | None) -> bool:
     """Whether a graph counted ``calls`` times (per step, or in the script) ran other than once."""
-    return calls is not None and round(calls, 2) != 1
+    return calls is not None and not same_calls(calls, 1.0)
 
 
 def reweighed(weights: dict[str, float]) -> bool:

@@ -67,7 +67,7 @@ def calls_changed(base: BreakdownResult, head: BreakdownResult) -> list[tuple[st
     counted on both, that the model called a different number of times."""
     b = {g.id: g.calls for g in base.measured() if g.calls is not None}
     h = {g.id: g.calls for g in head.measured() if g.calls is not None}
-    return [(gid, b[gid], h[gid]) for gid in b if gid in h and round(b[gid], 2) != round(h[gid], 2)]
+    return [(gid, b[gid], h[gid]) for gid in b if gid in h and not step_totals.same_calls(b[gid], h[gid])]
 
 
 def measured_on_both(base: BreakdownResult, head: BreakdownResult) -> set[str]:

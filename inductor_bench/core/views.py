@@ -92,6 +92,11 @@ def step_units(result: BreakdownResult, **kw: bool) -> list[Unit]:
     return units(result.measured(), weights=result.weights(), **kw)
 
 
+def top_step_units(result: BreakdownResult, **kw: bool) -> list[Unit]:
+    """``step_units``, the most time first (the top kernels' table and chart)."""
+    return sorted(step_units(result, **kw), key=lambda u: -u.ms)
+
+
 def _missing(u: Unit, what: str) -> str:
     if u.origin is None:
         return u.graph.attribution or f"no {what} recorded for this kernel"

@@ -8,7 +8,7 @@ from ..core.categories import label, order
 from ..core.devices import backend
 from ..core.results import STEADY_SINCE, BreakdownResult, GraphResult, KernelRetuning, KernelStat, Recompile
 from ..core.step_totals import reweighed, whole
-from ..core.views import By, has_sources, step_units
+from ..core.views import By, has_sources, top_step_units
 from ..core.vocab import Role, Status
 from ..core.workload import script_line
 from . import charts
@@ -158,7 +158,7 @@ def _category_table(
 
 def _top_kernels(doc: Doc, r: BreakdownResult, top: int) -> None:
     t = r.totals()
-    us = sorted(step_units(r, split=False), key=lambda u: -u.ms)
+    us = top_step_units(r, split=False)
     roof = shows_roofline(r)
     rows = [
         [

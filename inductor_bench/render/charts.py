@@ -9,7 +9,7 @@ from ..core.analyze import AnalyzeResult, steady_step
 from ..core.categories import label, order
 from ..core.results import BreakdownResult, KernelStat
 from ..core.step_totals import reweighed, whole
-from ..core.views import Unit, step_units
+from ..core.views import Unit, top_step_units
 from . import format as fmt
 from .doc import Bar, Chart, Segment, Series
 
@@ -91,11 +91,9 @@ def _kernel_bar(u: Unit, step_wall: float, kernel_total: float) -> Bar:
     )
 
 
-
-
 def breakdown_top(r: BreakdownResult, top: int) -> Chart | None:
     """The most expensive kernels of the step, with the most each could give back."""
-    us = sorted(step_units(r, split=False), key=lambda u: -u.ms)[:top]
+    us = top_step_units(r, split=False)[:top]
     return breakdown_top_units(r, us, "kernels")
 
 

@@ -3,8 +3,6 @@ accelerator (busy and launch-bound), and the time spent outside the graphs."""
 
 from __future__ import annotations
 
-import math
-
 from ..core import step_totals
 from ..core.compiled_from import origins_line, recompiles_line
 from ..core.graph_breaks import summary_line
@@ -88,8 +86,9 @@ def calls_line(r: BreakdownResult) -> str | None:
     weighed = (f"the {step_totals.whole(r.script)} row, the time by category, the top kernels and the "
                "views add each graph's calls; a graph's own table is one call")
     if r.script:
-        total = {g.id: (g.calls or 0.0) * g.wall_ms for g in gs}
-        whole = math.fsum(total.values())
+        w = r.weights()
+        total = {g.id: w[g.id] * g.wall_ms for g in gs}
+        whole = r.totals().wall_ms
         parts = [f"{g.id} {fmt.count(g.calls or 0.0)} x {fmt.ms(g.wall_ms)} ms = {fmt.ms(total[g.id])} ms "
                  f"({fmt.pct(fmt.share(total[g.id], whole))})"
                  for g in sorted(gs, key=lambda g: -total[g.id])]

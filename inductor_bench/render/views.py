@@ -9,7 +9,7 @@ from ..core.categories import label, order
 from ..core.results import BreakdownResult
 from ..core.sources import ROOT_MODULE, Origin, SourceLine
 from ..core.step_totals import reweighed, whole
-from ..core.views import By, Group, Unit, by_line, by_module, step_units, units
+from ..core.views import By, Group, Unit, by_line, by_module, step_units, top_step_units, units
 from ..core.vocab import Role
 from . import charts
 from . import format as fmt
@@ -51,7 +51,7 @@ def _kernel_cell(doc: Doc, u: Unit) -> str:
 def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
     """The top kernels of the step, extern ops one row per call site."""
     t = r.totals()
-    us = sorted(step_units(r), key=lambda u: -u.ms)
+    us = top_step_units(r)
     roof = shows_roofline(r)
     rows = [
         [
