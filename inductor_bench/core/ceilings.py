@@ -37,6 +37,11 @@ class Ceilings:
     from_cache: bool = False
     load: str | None = None  # the other processes' load while it ran, where it disturbed it
     errors: list[str] = field(default_factory=list)  # compute types that could not be measured
+    # compute type -> the fastest kernel (TFLOP/s) that has made a run measure the type again
+    # (``core/roofline.to_measure_again``): a kernel no faster than that asks for no new try
+    checked_against: dict[str, float] = field(default_factory=dict)
+    # this run only: compute type -> the ceiling before the run's kernels made it measure again
+    remeasured_from: dict[str, float] = field(default_factory=dict)
 
     def flops_for(self, compute: str | None) -> float | None:
         return self.tflops.get(compute or "")

@@ -220,6 +220,26 @@ def above_compute_ceiling(points: list[tuple[str, KernelStat, KernelRoof]]
             if p[2].bound == COMPUTE and p[2].pct is not None and p[2].pct > ABOVE_CEILING_PCT]
 
 
+def to_measure_again(points: list[tuple[str, KernelStat, KernelRoof]], c: Ceilings | None
+                     ) -> dict[str, float]:
+    """Compute type -> the fastest kernel (TFLOP/s) above its measured ceiling, for the types
+    worth measuring again: those where a kernel beat both the ceiling (``ABOVE_CEILING_PCT``)
+    and, by as much, the fastest kernel that already made a run measure the type again
+    (``Ceilings.checked_against``). Each new try needs a faster kernel than the last one, so a
+    machine whose GEMMs really beat the square matmul is measured again a bounded number of
+    times, not on every run."""
+    if c is None:
+        return {}
+    want: dict[str, float] = {}
+    for _, k, roof in above_compute_ceiling(points):
+        t, rate = k.compute, roof.tflops
+        if not t or rate is None:
+            continue
+        if rate > c.checked_against.get(t, 0.0) * ABOVE_CEILING_PCT / 100.0:
+            want[t] = max(want.get(t, 0.0), rate)
+    return want
+
+
 def ridge(c: Ceilings, compute: str) -> float | None:
     """FLOP per byte where the compute ceiling meets the bandwidth one."""
     f = c.flops_for(compute)

@@ -125,7 +125,18 @@ def ceilings_lines(roof: Roofline) -> list[str]:
                    "(the next run measures again and keeps the higher figures)")
     if c.errors:
         out.append("not measured: " + "; ".join(c.errors))
-    return out
+    return out + _measured_again(c)
+
+
+def _measured_again(c: Ceilings) -> list[str]:
+    """What this run measured again because its kernels ran above a ceiling."""
+    if not c.remeasured_from:
+        return []
+    moves = ", ".join(f"{k} {old:.3g} -> {c.tflops.get(k, old):.3g}" if c.tflops.get(k, old) > old
+                      else f"{k} {old:.3g} (no higher this time)"
+                      for k, old in sorted(c.remeasured_from.items()))
+    return [f"measured again, because kernels of this run ran above the ceiling: TFLOP/s {moves} "
+            "(the higher figure is kept, here and in the machine's cache)"]
 
 
 def roofline_section(doc: Doc, r: BreakdownResult, top: int) -> None:
@@ -134,7 +145,7 @@ def roofline_section(doc: Doc, r: BreakdownResult, top: int) -> None:
         return
     doc.heading("How far from the limit (roofline)")
     pts = chart_points(r)
-    doc.paragraph(*ceilings_lines(r.roofline), *_above_ceiling(pts))
+    doc.paragraph(*ceilings_lines(r.roofline), *_above_ceiling(pts, r.roofline.measured))
     if not pts:
         doc.paragraph("no kernel of this run has a byte count")
         return
@@ -159,16 +170,22 @@ def roofline_section(doc: Doc, r: BreakdownResult, top: int) -> None:
     )
 
 
-def _above_ceiling(pts: list[tuple[str, KernelStat, KernelRoof]]) -> list[str]:
-    """A compute-bound kernel above the compute ceiling: the ceiling is low, and says so."""
+def _above_ceiling(pts: list[tuple[str, KernelStat, KernelRoof]], c: Ceilings | None) -> list[str]:
+    """A compute-bound kernel above the compute ceiling: the ceiling is low, and says so; or,
+    where this run measured it again and the kernel still beat it, that its shape outruns the
+    square matmul the ceiling is measured with."""
     above = above_compute_ceiling(pts)
     if not above:
         return []
     gid, k, roof = max(above, key=lambda p: p[2].pct or 0.0)
-    return [f"WARNING: {len(above)} compute-bound kernel(s) ran above the measured compute ceiling "
-            f"(up to {roof.pct:.0f}%: {gid} {fmt.kernel_label(k.name)}): the ceiling was measured low, "
-            "most likely while the machine ran slower than during this run; --refresh-peaks measures "
-            "it again"]
+    head = (f"WARNING: {len(above)} compute-bound kernel(s) ran above the measured compute ceiling "
+            f"(up to {roof.pct:.0f}%: {gid} {fmt.kernel_label(k.name)})")
+    if c is not None and k.compute in c.remeasured_from:
+        return [f"{head}, even measured again in this run: the square matmul the ceiling is measured "
+                "with runs slower here than this kernel's shape, or the machine slowed down while it "
+                "was measured; --refresh-peaks measures every ceiling again"]
+    return [f"{head}: the ceiling was measured low, most likely while the machine ran slower than "
+            "during this run; --refresh-peaks measures it again"]
 
 
 def bound_words(roof: KernelRoof) -> str:

@@ -1,0 +1,131 @@
+"""A run whose kernels beat the measured compute ceiling measures it again: no cache lifts a
+FLOP rate, so such a kernel proves the ceiling low (measured in a slow spell, or cached on a
+busier day). The figures here are synthetic (hand-built kernels and ceilings); the worker test
+measures a real matmul on this machine."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from inductor_bench.core.ceilings import Ceilings, Roofline
+from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
+from inductor_bench.core.roofline import chart_points, to_measure_again
+from inductor_bench.render.breakdown import render_breakdown
+from inductor_bench.runner import roofline
+from inductor_bench.runner.settings import RunSettings
+
+CEIL = Ceilings("test device", gbps=100.0, tflops={"fp32": 1.0}, from_cache=True,
+                measured_at="2026-11-27T22:32:03+00:00")  # ridge at 10 FLOP/byte
+
+
+def gemm(name: str, tflops: float) -> KernelStat:
+    """A compute-bound GEMM of 1 ms that runs at ``tflops``."""
+    return KernelStat(name, "extern_gemm", 1.0, 1.0, bytes=1e6, flops=tflops * 1e9, compute="fp32")
+
+
+def run_of(*kernels: KernelStat, ceilings: Ceilings = CEIL) -> BreakdownResult:
+    return BreakdownResult("m", device="cpu", graphs=[GraphResult("0-forward", "forward", kernels=list(kernels),
+                                                                 wall_ms=5.0)],
+                           roofline=Roofline(replace(ceilings)))
+
+
+def test_the_fastest_kernel_above_the_ceiling_asks_for_its_type_again():
+    in_cache = KernelStat("copy", "cpp_pointwise", 1.0, 1.0, bytes=150e6)  # 150 GB/s: a cache, not a low ceiling
+    r = run_of(gemm("a", 1.2), gemm("b", 1.5), gemm("near", 1.04), in_cache)
+    assert to_measure_again(chart_points(r), r.roofline.measured) == {"fp32": pytest.approx(1.5)}
+    assert to_measure_again(chart_points(run_of(gemm("near", 1.04), in_cache)), CEIL) == {}
+
+
+def test_a_kernel_no_faster_than_the_last_one_that_asked_asks_no_more():
+    """Each new try needs a kernel 5% faster than the one that made the last: a machine whose
+    GEMMs really beat the square matmul is measured again a bounded number of times."""
+    for checked, expected in ((1.5, {}), (1.45, {}), (1.4, {"fp32": pytest.approx(1.5)})):
+        c = replace(CEIL, checked_against={"fp32": checked})
+        r = run_of(gemm("b", 1.5), ceilings=c)
+        assert to_measure_again(chart_points(r), c) == expected, checked
+
+
+class FakeWorker:
+    """``measure_ceilings`` as the worker answers it: the cached figures, then on a request to
+    measure again a higher fp32 figure (``again_to``) or an error."""
+
+    def __init__(self, again_to: float | None):
+        self.again_to, self.calls = again_to, []
+
+    def __call__(self, device, **kw):
+        self.calls.append(kw)
+        if not kw.get("again"):
+            return replace(CEIL)
+        if self.again_to is None:
+            from inductor_bench.core.errors import WorkerError
+
+            raise WorkerError("peaks_measure worker was killed by SIGKILL without a result")
+        cur = kw["current"]
+        return replace(cur, tflops={"fp32": self.again_to}, from_cache=False, remeasured_from={"fp32": 1.0},
+                       checked_against=dict(kw["again"]))
+
+
+def test_a_run_that_beats_the_cached_ceiling_measures_it_again_and_says_so(tmp_path, monkeypatch):
+    fake = FakeWorker(again_to=1.3)
+    monkeypatch.setattr(roofline, "measure_ceilings", fake)
+    r = run_of(gemm("gemm", 1.2))
+    roofline.add_roofline(r, tmp_path, RunSettings())
+    assert [c.get("again") for c in fake.calls] == [None, {"fp32": pytest.approx(1.2)}]
+    assert fake.calls[1]["current"].tflops == {"fp32": 1.0}
+    assert r.roofline.measured.tflops == {"fp32": 1.3}
+    assert json.loads((tmp_path / "peaks.json").read_text())["measured"]["tflops"] == {"fp32": 1.3}
+    saved = json.loads((tmp_path / "breakdown.json").read_text())["extras"]["roofline"]
+    assert saved["measured"]["tflops"] == {"fp32": 1.3}
+    assert saved["kernels"][0]["pct"] == pytest.approx(100 * 1.2 / 1.3)
+    text = render_breakdown(r)
+    assert ("measured again, because kernels of this run ran above the ceiling: TFLOP/s fp32 1 -> 1.3 "
+            "(the higher figure is kept, here and in the machine's cache)") in text
+    assert "above the measured compute ceiling" not in text  # 92% of the new ceiling
+
+
+def test_a_failed_new_try_keeps_the_ceilings_and_the_warning(tmp_path, monkeypatch):
+    monkeypatch.setattr(roofline, "measure_ceilings", FakeWorker(again_to=None))
+    r = run_of(gemm("gemm", 1.2))
+    roofline.add_roofline(r, tmp_path, RunSettings())
+    assert r.roofline.measured.tflops == {"fp32": 1.0} and r.status == "ok"
+    text = render_breakdown(r)
+    assert "measured again" not in text
+    assert "WARNING: 1 compute-bound kernel(s) ran above the measured compute ceiling (up to 120%" in text
+
+
+def test_a_run_within_the_ceiling_measures_nothing_again(tmp_path, monkeypatch):
+    fake = FakeWorker(again_to=9.0)
+    monkeypatch.setattr(roofline, "measure_ceilings", fake)
+    roofline.add_roofline(run_of(gemm("gemm", 0.9)), tmp_path, RunSettings())
+    assert len(fake.calls) == 1
+
+
+def test_the_worker_measures_only_the_beaten_type_again_and_caches_what_asked(tmp_path):
+    """The real worker, one thread: an fp32 ceiling of 1 MFLOP/s (absurdly low) measured again
+    gives this machine's matmul rate; the bandwidth is not measured again; the cache keeps the
+    new figure and the kernel's rate, and not the note that holds for this run only."""
+    low = Ceilings("this machine", gbps=3.0, tflops={"fp32": 1e-6}, copy_gbps=3.0, threads=1,
+                   measured_at="2026-11-27T22:32:03+00:00")
+    got = roofline.measure_ceilings("cpu", cache_dir=tmp_path, reps=2, threads=1,
+                                    again={"fp32": 5e-6}, current=low)
+    assert got.tflops["fp32"] > 1e-3  # any CPU multiplies faster than a GFLOP/s
+    assert got.gbps == 3.0 and got.copy_gbps == 3.0
+    assert got.remeasured_from == {"fp32": 1e-6} and got.checked_against == {"fp32": 5e-6}
+    assert got.measured_at != low.measured_at and not got.from_cache
+    (entry,) = tmp_path.glob("*.json")
+    cached = json.loads(entry.read_text())
+    assert cached["tflops"]["fp32"] == got.tflops["fp32"] and cached["checked_against"] == {"fp32": 5e-6}
+    assert cached["remeasured_from"] == {}
+
+
+def test_a_kernel_that_still_beats_the_new_figure_is_said_to_outrun_the_square_matmul(tmp_path, monkeypatch):
+    monkeypatch.setattr(roofline, "measure_ceilings", FakeWorker(again_to=1.1))
+    r = run_of(gemm("gemm", 1.2))
+    roofline.add_roofline(r, tmp_path, RunSettings())
+    text = render_breakdown(r)
+    assert "TFLOP/s fp32 1 -> 1.1 (the higher figure is kept" in text
+    assert ("WARNING: 1 compute-bound kernel(s) ran above the measured compute ceiling (up to 109%: "
+            "0-forward gemm), even measured again in this run: the square matmul") in text
