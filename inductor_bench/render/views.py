@@ -138,7 +138,7 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     for i, grp in enumerate(groups[:top], 1):
         times = [fmt.ms(grp.ms), fmt.pct(fmt.share(grp.ms, total))]
         if two_roles:
-            times += [fmt.ms(grp.forward_ms), fmt.ms(grp.backward_ms)]
+            times += [_role_ms(grp, False, grp.forward_ms), _role_ms(grp, True, grp.backward_ms)]
         entries = _entries(grp, by, types)
         peak = [group_pct_cell(r, [unit_member(u) for u in grp.units])] if roof else []
         rows.append([str(i), *times, str(len(grp.units)), *peak, *entries[0]])
@@ -163,6 +163,11 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
         ("left", "left") if by == By.LINE else ("left",)))
     reused = any(u.site is not None and not u.site.extern for u in us)
     doc.paragraph(_view_note(by) + (f" {REUSED}" if reused else ""))
+
+
+def _role_ms(grp: Group, backward: bool, ms: float) -> str:
+    """The group's time in one role; a dash where none of its kernels ran in that role."""
+    return fmt.ms(ms) if any(u.backward == backward for u in grp.units) else fmt.DASH
 
 
 def _entries(grp: Group, by: str, types: dict[str, str]) -> list[list[str]]:
