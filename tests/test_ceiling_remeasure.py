@@ -129,3 +129,21 @@ def test_a_kernel_that_still_beats_the_new_figure_is_said_to_outrun_the_square_m
     assert "TFLOP/s fp32 1 -> 1.1 (the higher figure is kept" in text
     assert ("WARNING: 1 compute-bound kernel(s) ran above the measured compute ceiling (up to 109%: "
             "0-forward gemm), even measured again in this run: the square matmul") in text
+
+
+def test_compare_measures_again_once_for_every_column_and_each_column_holds_the_new_figure(tmp_path, monkeypatch):
+    """Two columns, the faster GEMM in the second: one new try, for the fastest kernel of
+    either, and both columns against the same new ceilings."""
+    from inductor_bench.core.compare import CompareResult, ModeResult
+
+    fake = FakeWorker(again_to=1.6)
+    monkeypatch.setattr(roofline, "measure_ceilings", fake)
+    cols = [ModeResult("default", breakdown=run_of(gemm("gemm", 1.2))),
+            ModeResult("max-autotune", breakdown=run_of(gemm("gemm", 1.5)))]
+    result = CompareResult("m", modes=cols)
+    roofline.add_compare_roofline(result, tmp_path, RunSettings())
+    assert [c.get("again") for c in fake.calls] == [None, {"fp32": pytest.approx(1.5)}]
+    assert cols[0].breakdown.roofline is cols[1].breakdown.roofline
+    assert cols[0].breakdown.roofline.measured.tflops == {"fp32": 1.6}
+    saved = json.loads((tmp_path / "peaks.json").read_text())
+    assert saved["measured"]["tflops"] == {"fp32": 1.6} and saved["measured"]["remeasured_from"] == {"fp32": 1.0}
