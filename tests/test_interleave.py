@@ -159,6 +159,21 @@ def test_the_report_labels_columns_by_model_and_explains_the_rounds():
     assert text.index("slow against mlp, default: 0.80x") < text.index("inductor-bench compare:")
 
 
+def test_the_rounds_a_faster_column_sat_out_are_said_and_left_out_of_its_ratios():
+    """A column that reached its call limit first runs no block in the later rounds: the
+    report says on how many rounds the speedups stand, and the ratios use only those."""
+    r = two_models()
+    assert r.rounds_with_every_column() == 12
+    assert "the median of the rounds' ratios" in render_compare(r)
+    r.modes[1].paired_ms = rounds(4.0)[:9] + [[], [], []]
+    assert r.rounds_with_every_column() == 9
+    assert ("a speedup is the median of the ratios of the rounds both its columns ran in (every column "
+            "ran in 9 of the 12: a faster column reached its call limit first and sat out the rest)"
+            ) in " ".join(render_compare(r).split())
+    assert len(stats.round_ratios(r.modes[0].paired_ms, r.modes[1].paired_ms)) == 9
+    assert len(stats.round_ratios(r.modes[0].paired_ms, r.modes[2].paired_ms)) == 12
+
+
 def test_columns_without_paired_samples_fall_back_to_their_own():
     r = two_models()
     r.modes[2].paired_ms = []

@@ -143,6 +143,12 @@ class CompareResult:
     def interleaved_load(self) -> Load | None:
         return Load.from_dict((self.interleaved or {}).get("load"))
 
+    def rounds_with_every_column(self) -> int:
+        """The interleaved rounds in which every timed column ran a block: the rounds a speedup
+        is judged on (a column that reached its call limit sits out the later rounds)."""
+        blocks = [m.paired_ms for m in self.modes if m.paired_ms]
+        return sum(1 for r in zip(*blocks, strict=False) if all(r)) if blocks else 0
+
     def speedup(self, mode: str, over: str) -> float | None:
         """step(over) / step(mode), the policy's figures; None when either is missing."""
         a, b = self.mode(mode), self.mode(over)

@@ -189,6 +189,15 @@ def _title(result: CompareResult) -> str:
     return f"{result.model}: {step}, {dtype}{batch}, on {where}"
 
 
+def _rounds_words(result: CompareResult, rounds: int) -> str:
+    """Which rounds' ratios a speedup is the median of."""
+    every = result.rounds_with_every_column()
+    if every in (0, rounds):
+        return "the rounds' ratios"
+    return (f"the ratios of the rounds both its columns ran in (every column ran in {every} of the "
+            f"{rounds}: a faster column reached its call limit first and sat out the rest)")
+
+
 def _notes(result: CompareResult) -> list[str]:
     notes = [f"{m.label}: {m.status}: {m.reason}" for m in result.modes if m.reason]
     floor = f"{100 * backend(result.device).min_rel_change:g}%"
@@ -198,7 +207,8 @@ def _notes(result: CompareResult) -> list[str]:
         notes.append(
             f"step time: every column timed in one process after compiling, their calls interleaved "
             f"in {rounds} rounds of blocks (the order reversed every other round), so that the "
-            "machine's drift falls on all alike; a speedup is the median of the rounds' ratios with "
+            "machine's drift falls on all alike; a speedup is the median of "
+            f"{_rounds_words(result, rounds)} with "
             f"its 95% interval, significant when the interval excludes 1.00x and the change is at "
             f"least {floor}"
             + (f"; warning: timed while {load.describe()}" if load is not None and load.disturbed else "")
