@@ -1,7 +1,8 @@
 """A run whose kernels beat the measured compute ceiling measures it again: no cache lifts a
 FLOP rate, so such a kernel proves the ceiling low (measured in a slow spell, or cached on a
-busier day). The figures here are synthetic (hand-built kernels and ceilings); the worker test
-measures a real matmul on this machine."""
+busier day). And two runs that measured one device's ceilings apart are held against the same
+set in a diff. The figures here are synthetic (hand-built kernels and ceilings); the worker
+test measures a real matmul on this machine."""
 
 from __future__ import annotations
 
@@ -147,3 +148,60 @@ def test_compare_measures_again_once_for_every_column_and_each_column_holds_the_
     assert cols[0].breakdown.roofline.measured.tflops == {"fp32": 1.6}
     saved = json.loads((tmp_path / "peaks.json").read_text())
     assert saved["measured"]["tflops"] == {"fp32": 1.6} and saved["measured"]["remeasured_from"] == {"fp32": 1.0}
+
+
+# -- two runs that measured one device's ceilings apart ------------------------------------------
+
+
+def test_the_higher_of_two_measurements_takes_each_figure_from_the_side_that_has_it():
+    from inductor_bench.core.ceilings import higher_of, shared_ceilings
+
+    a = Ceilings("cpu0", 30.0, {"fp32": 0.134, "fp16/bf16": 0.8}, copy_gbps=30.0, triad_gbps=17.0, threads=2,
+                 matmul_n={"fp32": 2048})
+    b = Ceilings("cpu0", 25.0, {"fp32": 0.22, "fp16/bf16": 0.7}, copy_gbps=25.0, triad_gbps=19.0, threads=2,
+                 matmul_n={"fp32": 1024}, checked_against={"fp32": 0.2})
+    h = higher_of(a, b)
+    assert (h.gbps, h.copy_gbps, h.triad_gbps) == (30.0, 30.0, 17.0)
+    assert h.tflops == {"fp32": 0.22, "fp16/bf16": 0.8} and h.matmul_n == {"fp32": 1024}
+    assert h.checked_against == {"fp32": 0.2} and a.tflops["fp32"] == 0.134  # a copy: a is unchanged
+    assert shared_ceilings(a, b).tflops == h.tflops
+    assert shared_ceilings(a, replace(a)) is None  # the same figures: nothing to share
+    assert shared_ceilings(a, replace(b, device_name="cpu1")) is None  # another device
+    assert shared_ceilings(a, replace(b, threads=1)) is None  # other threads: another limit
+
+
+def _gemm_run(tflops: float, fp32_ceiling: float) -> BreakdownResult:
+    r = run_of(gemm("aten::mm", tflops), ceilings=replace(CEIL, tflops={"fp32": fp32_ceiling}))
+    r.device_name = "test device"
+    return r
+
+
+def test_diff_holds_both_runs_against_the_same_ceilings_where_they_were_measured_apart():
+    """Base measured fp32 low (0.5), head high (1.0); the GEMM ran at 0.6 then 0.8 TFLOP/s.
+    Against their own ceilings it would read 120% -> 80%, a move down for a faster kernel;
+    held against the higher of each figure it reads 60% -> 80%."""
+    from inductor_bench.core.diff import diff_results
+    from inductor_bench.render.diff import render_diff
+
+    base, head = _gemm_run(0.6, 0.5), _gemm_run(0.8, 1.0)
+    d = diff_results(base, head)
+    (s,) = d.sections
+    (k,) = [k for k in s.kernels if k.name == "aten::mm"]
+    assert (k.base_pct, k.head_pct) == (pytest.approx(60.0), pytest.approx(80.0))
+    assert s.roofline_pct == (pytest.approx(60.0), pytest.approx(80.0))
+    cb, ch, shared = s.roofline_ceilings
+    assert (cb.tflops, ch.tflops, shared.tflops) == ({"fp32": 0.5}, {"fp32": 1.0}, {"fp32": 1.0})
+    text = " ".join(render_diff(d).split())
+    assert ("% of peak: the two runs measured this device's ceilings apart (base: 100 GB/s, TFLOP/s fp32 0.5; "
+            "head: 100 GB/s, TFLOP/s fp32 1); both are held against the higher of each figure (100 GB/s, "
+            "TFLOP/s fp32 1), so a move is the kernel's, not the measurement's") in text
+    assert json.loads(json.dumps(s.to_dict()))["roofline_ceilings"]["shared"] == {"gbps": 100.0, "tflops": {"fp32": 1.0}}
+
+
+def test_diff_of_runs_with_the_same_ceilings_says_nothing_of_them():
+    from inductor_bench.core.diff import diff_results
+    from inductor_bench.render.diff import render_diff
+
+    d = diff_results(_gemm_run(0.6, 1.0), _gemm_run(0.8, 1.0))
+    assert d.sections[0].roofline_ceilings is None and "measured this device's ceilings apart" not in render_diff(d)
+    assert d.sections[0].roofline_pct == (pytest.approx(60.0), pytest.approx(80.0))

@@ -55,6 +55,40 @@ class Ceilings:
         return cls(**{k: v for k, v in d.items() if k in names})
 
 
+def higher_of(a: Ceilings, b: Ceilings | None) -> Ceilings:
+    """A copy of ``a`` with each figure the higher of ``a``'s and ``b``'s: other work only ever
+    slows a measurement down, so of two measurements of one device the higher is the nearer."""
+    c = Ceilings.from_dict(a.to_dict())  # asdict copies the dicts
+    if b is None:
+        return c
+    if (b.gbps or 0) > (c.gbps or 0):
+        c.gbps, c.copy_gbps, c.triad_gbps = b.gbps, b.copy_gbps, b.triad_gbps
+    for k, v in b.tflops.items():
+        if v > c.tflops.get(k, 0.0):
+            c.tflops[k] = v
+            if k in b.matmul_n:
+                c.matmul_n[k] = b.matmul_n[k]
+    for k, v in b.checked_against.items():
+        c.checked_against[k] = max(v, c.checked_against.get(k, 0.0))
+    return c
+
+
+def same_figures(a: Ceilings, b: Ceilings) -> bool:
+    return a.gbps == b.gbps and a.tflops == b.tflops
+
+
+def shared_ceilings(a: Ceilings | None, b: Ceilings | None) -> Ceilings | None:
+    """Two runs' ceilings of one device (the same name and host threads) that differ: one set
+    to hold both runs' kernels against, the higher of each figure, so that a kernel's move
+    between the runs is the kernel's, not the measurement's. None where either run has none,
+    the devices differ, or the figures are the same."""
+    if a is None or b is None or same_figures(a, b):
+        return None
+    if (a.device_name, a.threads) != (b.device_name, b.threads):
+        return None
+    return higher_of(a, b)
+
+
 @dataclass
 class Datasheet:
     """The vendor's figures for the device (dense, no sparsity); empty where it is not listed."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .ceilings import Ceilings
 from .stats import Change
 from .unmeasured import Unmeasured
 from .vocab import Change as KernelChange
@@ -79,6 +80,9 @@ class SectionDiff:
     unmeasured: list[Unmeasured] = field(default_factory=list)  # graphs on one side only
     # time-weighted % of peak of each side's kernels (core/roofline.py); None: no ceilings
     roofline_pct: tuple[float | None, float | None] | None = None
+    # where the two sides' ceilings differ: (base's, head's, the shared set both were held
+    # against: the higher of each figure, or None when the devices differ)
+    roofline_ceilings: tuple[Ceilings, Ceilings, Ceilings | None] | None = None
     # graph breaks (core/graph_breaks.py) met on one side only: a new one is a classic slowdown
     breaks_added: list[dict[str, Any]] = field(default_factory=list)
     breaks_removed: list[dict[str, Any]] = field(default_factory=list)
@@ -98,6 +102,10 @@ class SectionDiff:
         d = {k: _plain(getattr(self, k)) for k in _SECTION_KEYS}
         if self.roofline_pct is not None:
             d["roofline_pct"] = list(self.roofline_pct)
+        if self.roofline_ceilings is not None:
+            d["roofline_ceilings"] = dict(zip(("base", "head", "shared"), (
+                None if c is None else {"gbps": c.gbps, "tflops": c.tflops} for c in self.roofline_ceilings),
+                strict=True))
         for k in ("breaks_added", "breaks_removed", "calls_changed"):
             if getattr(self, k):
                 d[k] = getattr(self, k)

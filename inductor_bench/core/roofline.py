@@ -31,6 +31,8 @@ from .ceilings import (
     KernelRoof,
     Roofline,
     kernel_roof,
+    same_figures,
+    shared_ceilings,
 )
 from .devices import HOST, backend
 from .diff_records import SectionDiff
@@ -74,9 +76,10 @@ def site_stat(g: GraphResult, k: KernelStat, site: CallSite) -> KernelStat:
     return replace(k, ms=site.ms, calls=site.calls, bytes=moved, flops=flops)
 
 
-def kernel_pcts(result: BreakdownResult) -> dict[tuple[str, str], float]:
-    """(graph, kernel) -> % of its limit, for the counted kernels of a result with ceilings."""
-    c = ceilings_of(result)
+def kernel_pcts(result: BreakdownResult, c: Ceilings | None = None) -> dict[tuple[str, str], float]:
+    """(graph, kernel) -> % of its limit, for the counted kernels of a result with ceilings
+    (its own, or ``c``)."""
+    c = c or ceilings_of(result)
     out = {}
     for g in result.measured():
         for k in g.kernels:
@@ -86,11 +89,11 @@ def kernel_pcts(result: BreakdownResult) -> dict[tuple[str, str], float]:
     return out
 
 
-def step_pct(result: BreakdownResult) -> float | None:
+def step_pct(result: BreakdownResult, c: Ceilings | None = None) -> float | None:
     """The time-weighted mean % of peak of the step's counted kernels (each graph's times its
     calls), the latency-bound ones left out (their % says how short they are); None without
-    ceilings or counts."""
-    c = ceilings_of(result)
+    ceilings or counts. Against the result's own ceilings, or ``c``."""
+    c = c or ceilings_of(result)
     w = result.weights()
     num = den = 0.0
     for g in result.measured():
@@ -107,11 +110,15 @@ def roofline_moves(section: SectionDiff, base: BreakdownResult, head: BreakdownR
     the side has ceilings: how a change or a mode moved the kernels toward their limit."""
     if base.roofline is None and head.roofline is None:
         return
-    bp, hp = kernel_pcts(base), kernel_pcts(head)
+    cb, ch = ceilings_of(base), ceilings_of(head)
+    shared = shared_ceilings(cb, ch)  # one device measured twice: both against the higher figures
+    bp, hp = kernel_pcts(base, shared), kernel_pcts(head, shared)
     for k in section.kernels:
         k.base_pct = bp.get((k.base_graph or k.graph, k.base_name or k.name))
         k.head_pct = hp.get((k.graph, k.name))
-    section.roofline_pct = (step_pct(base), step_pct(head))
+    section.roofline_pct = (step_pct(base, shared), step_pct(head, shared))
+    if cb is not None and ch is not None and not same_figures(cb, ch):
+        section.roofline_ceilings = (cb, ch, shared)
 
 
 def ceilings_of(result: BreakdownResult) -> Ceilings | None:

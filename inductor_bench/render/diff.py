@@ -8,8 +8,10 @@ removed, or significantly slower or faster.
 from __future__ import annotations
 
 from ..core.categories import label
+from ..core.ceilings import Ceilings
 from ..core.diff import ADDED, FASTER, REMOVED, SLOWER, Diff, KernelDiff, SectionDiff
 from ..core.graph_breaks import describe
+from ..core.peaks import COMPUTE_TYPES
 from ..core.stats import MEAN_CONFIDENCE, MIN_SAMPLES, PAIR_CONFIDENCE, TOO_FEW, WITHIN_NOISE, Change
 from ..core.vocab import Outcome
 from . import charts_compare as charts
@@ -139,6 +141,8 @@ def _roofline_block(s: SectionDiff, top: int, doc: Doc) -> None:
     """The kernels with a % of peak on both sides, the longest in head first: how the change
     moved each toward its limit."""
     ks = [k for k in s.kernels if k.base_pct is not None and k.head_pct is not None]
+    if s.roofline_ceilings is not None:
+        doc.paragraph(ceilings_note(*s.roofline_ceilings))
     if not ks:
         return
     ks = sorted(ks, key=lambda k: -k.head_ms)
@@ -147,6 +151,22 @@ def _roofline_block(s: SectionDiff, top: int, doc: Doc) -> None:
     more = f" (top {top} of {len(ks)})" if len(ks) > top else f" ({len(ks)})"
     doc.captioned(doc.strong("Toward the limit: % of peak, base and head" + more),
                   doc.table_text(rows, ["graph", "kernel", "head ms", "base % peak", "head % peak", "moved"]))
+
+
+def _figures(c: Ceilings) -> str:
+    flops = ", ".join(f"{k} {c.tflops[k]:.3g}" for k in COMPUTE_TYPES if k in c.tflops)
+    return f"{c.gbps:.3g} GB/s" + (f", TFLOP/s {flops}" if flops else "") if c.gbps else flops
+
+
+def ceilings_note(base: Ceilings, head: Ceilings, shared: Ceilings | None) -> str:
+    """How the two sides' kernels are held against ceilings that were measured apart."""
+    if shared is None:
+        return (f"% of peak: base and head ran on different devices ({base.device_name}: "
+                f"{_figures(base)}; {head.device_name}: {_figures(head)}), each held against its own "
+                "ceilings")
+    return (f"% of peak: the two runs measured this device's ceilings apart (base: {_figures(base)}; "
+            f"head: {_figures(head)}); both are held against the higher of each figure "
+            f"({_figures(shared)}), so a move is the kernel's, not the measurement's")
 
 
 def _change_row(name: str, ch: Change) -> list[str]:

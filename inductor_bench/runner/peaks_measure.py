@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..core.ceilings import Ceilings, cache_key
+from ..core.ceilings import Ceilings, cache_key, higher_of
 from ..core.devices import DEVICE, HOST, HOST_BACKEND, backend
 from ..core.peaks import FP8, FP16, FP32, TF32
 from .device import accelerator, device_name, synchronize
@@ -246,19 +246,8 @@ def read_cached(path: Path | None) -> Ceilings | None:
 
 def best_of(new: Ceilings, old: Ceilings | None) -> Ceilings:
     """A measurement made after one disturbed by other work: each figure the higher of the two
-    (other work only ever slows a measurement down)."""
-    if old is None:
-        return new
-    if (old.gbps or 0) > (new.gbps or 0):
-        new.gbps, new.copy_gbps, new.triad_gbps = old.gbps, old.copy_gbps, old.triad_gbps
-    for k, v in old.tflops.items():
-        if v > new.tflops.get(k, 0.0):
-            new.tflops[k] = v
-            if k in old.matmul_n:
-                new.matmul_n[k] = old.matmul_n[k]
-    for k, v in old.checked_against.items():
-        new.checked_against[k] = max(v, new.checked_against.get(k, 0.0))
-    return new
+    (``core/ceilings.higher_of``), the new one's time, key and load."""
+    return higher_of(new, old)
 
 
 def measure_again(device: str, old: Ceilings, want: dict[str, float], reps: int) -> Ceilings:
