@@ -142,9 +142,13 @@ def test_cli_reports_a_cpu_trace(capsys):
 # 2026-11-27 with torch 2.13.0+cpu and 2.5.1 (3 ProfilerStep#N of an MLP trained with SGD).
 # Inductor's C++ kernels are no op there: the compiled graph is CompiledFunction (forward) and
 # CompiledFunctionBackward, inside Torch-Compiled Region and autograd's evaluate_function.
-LOOP_TRACES = sorted((FIXTURES / "cpu_loop").glob("*.json.gz"))
+# eager-torch-2.13.0.json.gz: the same loop without torch.compile (record.py --eager,
+# 2026-11-28, torch 2.13.0+cpu): the backward's ops sit inside autograd's nodes (AddmmBackward0).
+LOOP_TRACES = sorted((FIXTURES / "cpu_loop").glob("torch-*.json.gz"))
+EAGER_LOOP = FIXTURES / "cpu_loop" / "eager-torch-2.13.0.json.gz"
 WRAPS = re.compile(r"^(?:CompiledFunction(?:Backward)?|Torch-Compiled Region.*|TorchDynamo Cache Lookup"
-                   r"|Pregraph bytecode|AOTDispatcher .*|autograd::engine::evaluate_function: .*)$")
+                   r"|Pregraph bytecode|AOTDispatcher .*|autograd::engine::evaluate_function: .*"
+                   r"|[A-Z]\w*Backward\d*|torch::autograd::\w+)$")
 
 
 def _parent(e: dict, ops: list[dict]) -> dict | None:
@@ -204,3 +208,27 @@ def test_a_compiled_training_loop_is_split_into_what_ran(path):
     rows = {k.name: k for k in r.kernels}
     assert rows["CompiledFunctionBackward"].category == "host_compiled"
     assert rows["aten::mm"].calls == 3 * 3  # the backward's three matmuls, three steps
+
+
+def test_an_eager_loops_backward_gemms_are_gemm_time_not_their_autograd_nodes():
+    """Eager autograd: evaluate_function holds AddmmBackward0, which holds the two aten::mm of
+    the gradients. The node only wraps them: the matmuls' time is GEMM, the node keeps what
+    they leave (framework), as an independent reading of the raw events by containment says."""
+    r = analyze_trace(load_for_analysis(EAGER_LOOP))
+    expected = loop_expected(EAGER_LOOP)
+    assert len(r.steps) == len(expected) == 3
+    for s, want in zip(r.steps, expected, strict=True):
+        (d,) = s.devices
+        gemm = sum(us for k, us in want.items() if k in ("aten::mm", "aten::addmm", "aten::linear"))
+        framework = sum(us for k, us in want.items() if k.startswith("wrap:"))
+        assert "wrap:AddmmBackward0" in want and gemm > 0
+        assert d.categories["extern_gemm"] == pytest.approx(gemm / 1000, abs=1e-9)
+        assert d.categories["host_framework"] == pytest.approx(framework / 1000, abs=1e-9)
+        assert d.kernel_ms == pytest.approx(sum(want.values()) / 1000, abs=1e-9)
+        assert d.kernel_ms == pytest.approx(d.busy_ms, abs=1e-5)
+        assert "host_compiled" not in d.categories
+    rows = {k.name: k for k in r.kernels}
+    assert rows["AddmmBackward0"].category == "host_framework"
+    # the forward's 2 linears (their addmm inside them) and the backward's mm (2 per linear,
+    # the first linear's input grad not needed: 3), per step
+    assert rows["aten::mm"].calls == 3 * 3 and rows["aten::linear"].calls == 2 * 3

@@ -209,6 +209,9 @@ NAME_CASES = [
     ("Torch-Compiled Region: 0/0", "host_framework"),
     ("autograd::engine::evaluate_function: CompiledFunctionBackward", "host_framework"),
     ("TorchDynamo Cache Lookup", "host_framework"),
+    ("AddmmBackward0", "host_framework"),  # eager autograd's node: it holds the aten::mm
+    ("CheckpointFunctionBackward", "host_framework"),  # a Python autograd.Function's node
+    ("torch::autograd::AccumulateGrad", "host_framework"),
     ("## Call CompiledFxGraph fr5bkty33tgta5pz4jvkzzmrriyxdrkib6a5idffkarcjj ##", FALLBACK),
 ]
 

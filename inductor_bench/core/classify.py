@@ -158,9 +158,10 @@ RULES: list[Rule] = [
     Rule(_name(r"^CompiledFunction(?:Backward)?$", 0), "host_compiled",
          "CompiledFunction / CompiledFunctionBackward (host)"),
     Rule(_name(r"^Torch-Compiled Region\b|^autograd::engine::evaluate_function: |^TorchDynamo Cache Lookup$"
-               r"|^Pregraph bytecode$|^AOTDispatcher ", 0), "host_framework",
-         "Torch-Compiled Region / autograd::engine::evaluate_function / Dynamo's guards and "
-         "AOT wrappers (host)"),
+               r"|^Pregraph bytecode$|^AOTDispatcher |^[A-Z]\w*Backward\d*$|^torch::autograd::\w+$", 0),
+         "host_framework",
+         "Torch-Compiled Region / autograd::engine::evaluate_function / autograd's nodes "
+         "(AddmmBackward0, torch::autograd::AccumulateGrad) / Dynamo's guards and AOT wrappers (host)"),
     # -- 6. library kernels by name, where no launching op decides. Attention first:
     #    cuDNN's SDPA kernels also say "cudnn" and "fprop", FA3 is a cutlass::device_kernel;
     #    convolution before GEMM: implicit-GEMM convs also say "gemm".
