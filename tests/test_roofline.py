@@ -262,11 +262,11 @@ def test_the_buffer_rule_agrees_with_inductors_estimate_on_a_recorded_kernel():
 
 
 def test_a_measurement_beside_other_work_keeps_the_higher_figures():
-    from inductor_bench.runner.peaks_measure import best_of
+    from inductor_bench.core.ceilings import higher_of
 
     old = Ceilings("d", 5.0, {"fp32": 0.03, "fp16/bf16": 0.001}, copy_gbps=5.0, matmul_n={"fp32": 1024})
     new = Ceilings("d", 4.0, {"fp32": 0.04, "fp16/bf16": 0.0005}, copy_gbps=4.0, matmul_n={"fp32": 2048})
-    best = best_of(new, old)
+    best = higher_of(new, old)
     assert best.gbps == 5.0 and best.copy_gbps == 5.0
     assert best.tflops == {"fp32": 0.04, "fp16/bf16": 0.001} and best.matmul_n["fp32"] == 2048
 

@@ -11,13 +11,13 @@ from ..core.categories import label
 from ..core.ceilings import Ceilings
 from ..core.diff import ADDED, FASTER, REMOVED, SLOWER, Diff, KernelDiff, SectionDiff
 from ..core.graph_breaks import describe
-from ..core.peaks import COMPUTE_TYPES
 from ..core.stats import MEAN_CONFIDENCE, MIN_SAMPLES, PAIR_CONFIDENCE, TOO_FEW, WITHIN_NOISE, Change
 from ..core.vocab import Outcome
 from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
 from .format import count as fmt_calls
 from .format import interval_pct, kernel_label, mib, ms_precise, pct, seconds, signed_ms, spread, truncate
+from .roofline import figures_words
 
 # Kernel rows shown per table; the rest are counted. Enough for the kernels that matter in
 # a PR comment without burying the verdict.
@@ -153,20 +153,15 @@ def _roofline_block(s: SectionDiff, top: int, doc: Doc) -> None:
                   doc.table_text(rows, ["graph", "kernel", "head ms", "base % peak", "head % peak", "moved"]))
 
 
-def _figures(c: Ceilings) -> str:
-    flops = ", ".join(f"{k} {c.tflops[k]:.3g}" for k in COMPUTE_TYPES if k in c.tflops)
-    return f"{c.gbps:.3g} GB/s" + (f", TFLOP/s {flops}" if flops else "") if c.gbps else flops
-
-
 def ceilings_note(base: Ceilings, head: Ceilings, shared: Ceilings | None) -> str:
     """How the two sides' kernels are held against ceilings that were measured apart."""
     if shared is None:
         return (f"% of peak: base and head ran on different devices ({base.device_name}: "
-                f"{_figures(base)}; {head.device_name}: {_figures(head)}), each held against its own "
-                "ceilings")
-    return (f"% of peak: the two runs measured this device's ceilings apart (base: {_figures(base)}; "
-            f"head: {_figures(head)}); both are held against the higher of each figure "
-            f"({_figures(shared)}), so a move is the kernel's, not the measurement's")
+                f"{figures_words(base)}; {head.device_name}: {figures_words(head)}), each held against "
+                "its own ceilings")
+    return (f"% of peak: the two runs measured this device's ceilings apart (base: {figures_words(base)}; "
+            f"head: {figures_words(head)}); both are held against the higher of each figure "
+            f"({figures_words(shared)}), so a move is the kernel's, not the measurement's")
 
 
 def _change_row(name: str, ch: Change) -> list[str]:

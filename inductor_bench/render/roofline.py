@@ -104,12 +104,25 @@ def _si(v: float | None, unit: str) -> str:
     return f"{v:.3g} {unit}"
 
 
+def tflops_words(c: Ceilings) -> str:
+    """``fp32 0.22, fp16/bf16 0.727``: the measured TFLOP/s per compute type."""
+    return ", ".join(f"{k} {c.tflops[k]:.3g}" for k in COMPUTE_TYPES if k in c.tflops)
+
+
+def figures_words(c: Ceilings) -> str:
+    """``30.9 GB/s, TFLOP/s fp32 0.22, ...``: one set of ceilings in a line."""
+    flops = tflops_words(c)
+    if not c.gbps:
+        return flops
+    return f"{c.gbps:.3g} GB/s" + (f", TFLOP/s {flops}" if flops else "")
+
+
 def ceilings_lines(roof: Roofline) -> list[str]:
     """The measured ceilings and the datasheet's, one line each."""
     c, ds = roof.measured, roof.datasheet
     if c is None:
         return [roof.error or "the ceilings were not measured"]
-    flops = ", ".join(f"{k} {c.tflops[k]:.3g}" for k in COMPUTE_TYPES if k in c.tflops)
+    flops = tflops_words(c)
     bw = f"{c.gbps:.3g} GB/s" if c.gbps else fmt.DASH
     if c.triad_gbps is not None:
         bw += f" (copy {c.copy_gbps:.3g}, triad {c.triad_gbps:.3g})"

@@ -244,12 +244,6 @@ def read_cached(path: Path | None) -> Ceilings | None:
         return None  # a damaged cache entry is measured again
 
 
-def best_of(new: Ceilings, old: Ceilings | None) -> Ceilings:
-    """A measurement made after one disturbed by other work: each figure the higher of the two
-    (``core/ceilings.higher_of``), the new one's time, key and load."""
-    return higher_of(new, old)
-
-
 def measure_again(device: str, old: Ceilings, want: dict[str, float], reps: int) -> Ceilings:
     """The compute types a run's kernels beat (type -> the fastest kernel's TFLOP/s) measured
     again: each the higher of the old and the new figure; the old one kept in
@@ -316,7 +310,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     c = measure(device, reps)
     c.key = key
     c.load = _disturbance(before)
-    c = best_of(c, cached)  # a cached entry measured beside other work: the better figures
+    c = higher_of(c, cached)  # a cached entry measured beside other work: the better figures
     _write_cache(cache, c)
     return {"ceilings": c.to_dict()}
 

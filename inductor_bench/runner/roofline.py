@@ -119,7 +119,7 @@ def measure_again_if_beaten(results: list[BreakdownResult], roof: Roofline, run_
     measured again, each figure kept the higher, the cache and ``peaks.json`` updated. A failure
     keeps the ceilings as they were (the report's warning stays)."""
     want = to_measure_again([p for r in results for p in chart_points(r)], roof.measured)
-    if not want or roof.measured is None:
+    if not want:
         return
     try:
         with settings.progress.phase(f"measuring the {', '.join(sorted(want))} ceiling again "
