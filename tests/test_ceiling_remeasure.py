@@ -205,3 +205,23 @@ def test_diff_of_runs_with_the_same_ceilings_says_nothing_of_them():
     d = diff_results(_gemm_run(0.6, 1.0), _gemm_run(0.8, 1.0))
     assert d.sections[0].roofline_ceilings is None and "measured this device's ceilings apart" not in render_diff(d)
     assert d.sections[0].roofline_pct == (pytest.approx(60.0), pytest.approx(80.0))
+
+
+def test_diff_of_two_thread_counts_or_two_devices_says_which_and_keeps_each_sides_ceilings():
+    from inductor_bench.core.diff import diff_results
+    from inductor_bench.render.diff import render_diff
+
+    base, head = _gemm_run(0.6, 0.5), _gemm_run(0.8, 1.0)
+    base.roofline.measured.threads, head.roofline.measured.threads = 1, 2
+    d = diff_results(base, head)
+    (k,) = [k for k in d.sections[0].kernels if k.name == "aten::mm"]
+    assert (k.base_pct, k.head_pct) == (pytest.approx(120.0), pytest.approx(80.0))  # each its own ceiling
+    text = " ".join(render_diff(d).split())
+    assert ("% of peak: base and head ran on this device with different numbers of threads (1 thread(s): "
+            "100 GB/s, TFLOP/s fp32 0.5; 2 thread(s): 100 GB/s, TFLOP/s fp32 1), each held against "
+            "its own ceilings") in text
+    head.device_name = "other device"
+    head.roofline.measured.device_name = "other device"
+    text = " ".join(render_diff(diff_results(base, head, allow_mismatch=True)).split())
+    assert "% of peak: base and head ran on different devices (test device: " in text
+    assert "other device: 100 GB/s, TFLOP/s fp32 1), each held against its own ceilings" in text

@@ -156,12 +156,25 @@ def _roofline_block(s: SectionDiff, top: int, doc: Doc) -> None:
 def ceilings_note(base: Ceilings, head: Ceilings, shared: Ceilings | None) -> str:
     """How the two sides' kernels are held against ceilings that were measured apart."""
     if shared is None:
-        return (f"% of peak: base and head ran on different devices ({base.device_name}: "
-                f"{figures_words(base)}; {head.device_name}: {figures_words(head)}), each held against "
-                "its own ceilings")
+        return (f"% of peak: {_apart(base, head)} ({_side_words(base, head)}; {_side_words(head, base)}), "
+                "each held against its own ceilings")
     return (f"% of peak: the two runs measured this device's ceilings apart (base: {figures_words(base)}; "
             f"head: {figures_words(head)}); both are held against the higher of each figure "
             f"({figures_words(shared)}), so a move is the kernel's, not the measurement's")
+
+
+def _apart(base: Ceilings, head: Ceilings) -> str:
+    """Why the two sides keep their own ceilings: another device, or the same one run with
+    another number of host threads (a CPU's ceilings scale with the threads)."""
+    if base.device_name == head.device_name:
+        return "base and head ran on this device with different numbers of threads"
+    return "base and head ran on different devices"
+
+
+def _side_words(c: Ceilings, other: Ceilings) -> str:
+    """One side's ceilings, named by what tells them from the other side's."""
+    who = c.device_name if c.device_name != other.device_name else f"{c.threads} thread(s)"
+    return f"{who}: {figures_words(c)}"
 
 
 def _change_row(name: str, ch: Change) -> list[str]:
