@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.core.kernel_space import cpp_space, elements_reached, reach, triton_space
+from inductor_bench.core.kernel_space import cpp_int, cpp_space, elements_reached, reach, triton_space
 from inductor_bench.core.kernelfile import read_kernel_file
 from inductor_bench.core.modparse import parse_module
 from inductor_bench.core.work import call_work
@@ -84,11 +84,46 @@ def test_the_rule():
     assert elements_reached(300, 256, 2) == 300  # never more than the buffer
 
 
-def test_loops_with_a_size_symbol_leave_the_space_unknown():
+def test_loops_with_a_size_symbol_are_read_at_the_values_the_call_passes():
     src = ("for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(ks0); x0+=static_cast<int64_t>(1L))\n"
            "{\n    out_ptr0[static_cast<int64_t>(x0)] = in_ptr0[static_cast<int64_t>(x0)];\n}\n")
-    assert cpp_space(src) is None
-    assert triton_space("def k(in_ptr0, xnumel):\n    xoffset = 0\n") is None  # xnumel an argument
+    assert cpp_space(src) is None  # no values: unknown
+    assert cpp_space(src, {"ks1": 3}) is None  # not the symbol it names
+    assert cpp_space(src, {"ks0": 40}) == 40
+    triton = "def k(in_ptr0, xnumel, r0_numel):\n    xoffset = 0\n"
+    assert triton_space(triton) is None  # xnumel an argument
+    assert triton_space(triton, {"xnumel": 96, "r0_numel": 128, "ks0": 7}) == 96 * 128
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("16L*(c10::div_floor_integer(static_cast<int64_t>(ks0), static_cast<int64_t>(16L)))", 32),
+    ("ks0*ks1", 40 * 3),
+    ("std::max(static_cast<int64_t>(1L), ks1)", 3),
+    ("128L", 128),
+    ("ks2", None),  # a name the call does not pass
+    ("x0 + 1", None),
+])
+def test_a_cpp_loop_bound_is_read_at_the_kernels_arguments(text, value):
+    assert cpp_int(text, {"ks0": 40, "ks1": 3}) == value
+
+
+@pytest.mark.parametrize("version", ["2.5.1", "2.13.0", "2.14.1"])
+def test_a_dynamic_embedding_lookup_counts_the_rows_it_reads_not_the_tables(version):
+    """tests/fixtures/dynamic/record_embedding.py: token (1000x128) and position (256x128)
+    embeddings summed and layer-normed, sequence length a symbol, recorded on CPU with each
+    torch on 2026-11-28, the harness at 2 sequences of 24 tokens. The kernel loops over
+    ks0 x ks1 x 128 = 6,144 elements; each table counts one such space (one index
+    expression each), not its 512 kB / 128 kB. Counted here from the shapes, in bytes."""
+    text = (FIXTURES / "dynamic" / f"{version}-embedding.py").read_text()
+    ((call, work),) = [(c, w) for c, w in call_work(parse_module(text), text) if not c.extern]
+    space = 2 * 24 * 128 * 4  # a float32 tensor of the iteration space
+    stats = 2 * 24 * 4  # a (2, 24, 1) float32 mean or rstd
+    ids, weight_and_bias = 2 * 24 * 8, 2 * 128 * 4
+    tables_and_output = 3 * space
+    # 2.13+ writes the mean in place (in_out_ptr0: read and written) and the rstd; 2.5.1 two outputs
+    expected = ids + tables_and_output + weight_and_bias + (3 * stats if version != "2.5.1" else 2 * stats)
+    assert call.values[-2:] == [2, 24]
+    assert work.bytes == expected
 
 
 def test_lane_loops_inside_a_vector_step_are_not_counted_twice():

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from .callsites import buffer_of, split_args
 from .modparse import ModuleInfo, partition_names, run_order, string_lines
-from .symbols import eval_shape, sizes
+from .symbols import eval_shape, eval_size, sizes
 
 # bytes per element, by the names torch, C++ and Triton give the types
 DTYPE_BYTES = {
@@ -99,6 +99,7 @@ class CallArgs:
     result: str | None = None  # ``bufN = extern(...)``: the buffer it returns
     tensors: list[Tensor | None] = field(default_factory=list)  # of ``args``, as they stood then
     out: Tensor | None = None  # the ``out=`` argument's tensor
+    values: list[int | None] = field(default_factory=list)  # of ``args``: integers at the harness's sizes
 
 
 _ASSIGN = re.compile(r"^\s+(?P<lhs>\w+)\s*=\s*(?P<rhs>.*)$")
@@ -269,6 +270,8 @@ def module_calls(text: str, module: ModuleInfo,
             table.read_line(ln)
             continue
         call.tensors = [table.of_arg(a) for a in call.args]
+        call.values = [None if t is not None else eval_size(a, table.env)
+                       for a, t in zip(call.args, call.tensors, strict=True)]
         call.out = table.of_arg(call.kwargs["out"]) if "out" in call.kwargs else None
         calls.append(call)
         if call.result:

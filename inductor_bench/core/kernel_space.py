@@ -18,8 +18,10 @@ has distinct index expressions into it; a smaller one counts whole.
   where the kernel states them as numbers; the accesses are ``tl.load``/``tl.store``/
   ``tl.atomic_add`` of ``ptr + (index)``.
 
-A bound that is not a number (a size symbol of a dynamic graph) leaves the space unknown: the
-buffers then count whole, as before.
+A bound that is not a number (a size symbol of a dynamic graph: ``x1<ks0``, ``xnumel`` an
+argument) is read at the value the module's call passes the kernel for it, where the caller
+gives those (``values``: parameter -> int, the harness's sizes); a bound still unknown leaves
+the space unknown, and the buffers then count whole.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from __future__ import annotations
 import re
 
 from .callsites import split_args
+from .symbols import eval_size
 
 _CPP_LOOP = re.compile(
     r"for\(int64_t (?P<var>\w+)=static_cast<int64_t>\((?P<start>[^;]*)\);\s*(?P=var)<static_cast<int64_t>\("
@@ -35,15 +38,17 @@ _CPP_ACCESS = re.compile(r"\b(?P<ptr>(?:in_out_ptr|in_ptr|out_ptr)\d+)\s*(?:\[|\
 _TRITON_ACCESS = re.compile(r"tl\.(?:load|store|atomic_add)\((?P<ptr>(?:in_out_ptr|in_ptr|out_ptr)\d+) \+ ")
 _TRITON_NUMEL = re.compile(r"^\s+(?P<name>xnumel|r0_numel|rnumel|ynumel)\s*=\s*(?P<value>\d+)\s*$", re.M)
 _TEMP = re.compile(r"\btmp\d+\b")
-_LITERAL = re.compile(r"^\s*(\d+)L?\s*$")
+_CPP_LONG = re.compile(r"\b(\d+)L\b")
+_CPP_NAMES = (("static_cast<int64_t>", ""), ("c10::div_floor_integer", "floordiv"), ("std::max", "max"),
+              ("std::min", "min"))
 
 
-def reach(source: str, kind: str) -> tuple[int | None, dict[str, int]]:
+def reach(source: str, kind: str, values: dict[str, int] | None = None) -> tuple[int | None, dict[str, int]]:
     """(the kernel's iteration space in elements, None where unknown; pointer parameter -> its
-    distinct index expressions)."""
+    distinct index expressions); ``values``: the kernel's integer parameters at this call."""
     if kind == "cpp":
-        return cpp_space(source), _distinct(source, _CPP_ACCESS, _balanced)
-    return triton_space(source), _distinct(source, _TRITON_ACCESS, _triton_index)
+        return cpp_space(source, values), _distinct(source, _CPP_ACCESS, _balanced)
+    return triton_space(source, values), _distinct(source, _TRITON_ACCESS, _triton_index)
 
 
 def elements_reached(numel: int, space: int | None, indexes: int) -> int:
@@ -55,11 +60,12 @@ def elements_reached(numel: int, space: int | None, indexes: int) -> int:
     return min(numel, max(indexes, 1) * space)
 
 
-def cpp_space(source: str) -> int | None:
-    """The largest product of loop trip counts over the nests of a C++ kernel's loops."""
+def cpp_space(source: str, values: dict[str, int] | None = None) -> int | None:
+    """The largest product of loop trip counts over the nests of a C++ kernel's loops (a bound
+    of size parameters, ``ks0``, read at ``values``)."""
     loops = []  # (body start, body end, trip count or None, var)
     for m in _CPP_LOOP.finditer(source):
-        start, end, step = (_int(m.group(g)) for g in ("start", "end", "step"))
+        start, end, step = (cpp_int(m.group(g), values or {}) for g in ("start", "end", "step"))
         trips = None if start is None or end is None or step is None else max(end - start, 0)
         open_at = source.find("{", m.end())
         close_at = _matching(source, open_at) if open_at >= 0 else -1
@@ -89,9 +95,11 @@ def _product(chain: list[tuple[int, int, int | None, str, int | None]]) -> int |
     return n
 
 
-def triton_space(source: str) -> int | None:
-    """``xnumel`` (times ``ynumel``) times ``r0_numel``/``rnumel``, where stated as numbers."""
-    found = {m.group("name"): int(m.group("value")) for m in _TRITON_NUMEL.finditer(source)}
+def triton_space(source: str, values: dict[str, int] | None = None) -> int | None:
+    """``xnumel`` (times ``ynumel``) times ``r0_numel``/``rnumel``, where stated as numbers or
+    passed as arguments whose ``values`` are known."""
+    found = {k: v for k, v in (values or {}).items() if k in ("xnumel", "ynumel", "r0_numel", "rnumel")}
+    found.update({m.group("name"): int(m.group("value")) for m in _TRITON_NUMEL.finditer(source)})
     if "xnumel" not in found:
         return None
     r = found.get("r0_numel", found.get("rnumel", 1))
@@ -128,6 +136,10 @@ def _matching(source: str, open_at: int) -> int:
     return len(source)
 
 
-def _int(text: str) -> int | None:
-    m = _LITERAL.match(text)
-    return int(m.group(1)) if m else None
+def cpp_int(text: str, values: dict[str, int]) -> int | None:
+    """A C++ integer expression of a kernel's loop header (``16L*(c10::div_floor_integer(
+    static_cast<int64_t>(ks0), static_cast<int64_t>(16L)))``) at ``values``; None when it
+    names anything else."""
+    for cpp, py in _CPP_NAMES:
+        text = text.replace(cpp, py)
+    return eval_size(_CPP_LONG.sub(r"\1", text), values)

@@ -24,7 +24,7 @@ _SIZE_TEXT = re.compile(r"^[\w\s+\-*/%(),]+$")  # what a size expression can be 
 _SYMBOL = re.compile(r"^(?:s|ks|ps|u)\d+$")
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
-_FUNCTIONS = {"max": max, "min": min}
+_FUNCTIONS = {"max": lambda *a: max(a), "min": lambda *a: min(a), "floordiv": operator.floordiv}
 _MAX_PASSES = 8  # derived symbols chain a few deep at most
 
 
@@ -53,7 +53,7 @@ def _eval(node: ast.AST, env: dict[str, int]) -> int:
         return _BINARY[type(node.op)](_eval(node.left, env), right)
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS
             and node.args and not node.keywords):
-        return _FUNCTIONS[node.func.id](_eval(a, env) for a in node.args)
+        return _FUNCTIONS[node.func.id](*(_eval(a, env) for a in node.args))
     raise ValueError(f"not a size expression: {ast.dump(node)[:80]}")
 
 

@@ -102,7 +102,7 @@ def generated_work(k: KernelInfo, call: CallArgs,
         return Work(None, None, None, FROM_BUFFERS)
     total = 0
     types: list[str] = []
-    space, indexes = reached or reach(k.source, k.kind)  # a slice or gather of a larger buffer
+    space, indexes = reached or reach(k.source, k.kind, kernel_values(params, call))  # a slice or gather
     for (name, dtype), t in zip(params, call.tensors, strict=False):
         if not dtype:
             continue
@@ -115,6 +115,13 @@ def generated_work(k: KernelInfo, call: CallArgs,
         if not name.startswith("out_ptr") and (kind := float_kind(dtype)):
             types.append(kind)
     return Work(float(total), _template_flops(k), compute_type(types), FROM_BUFFERS)
+
+
+def kernel_values(params: list[tuple[str, str]] | None, call: CallArgs) -> dict[str, int]:
+    """A generated kernel's integer parameters (``ks0``, ``xnumel``) at the values this call
+    passes them, where they are sizes the module knows."""
+    return {name: v for (name, dtype), v in zip(params or [], call.values, strict=False)
+            if not dtype and v is not None}
 
 
 def _template_flops(k: KernelInfo) -> float | None:
@@ -318,13 +325,15 @@ def call_work(module: ModuleInfo, text: str,
               fixed: dict[str, int] | None = None) -> list[tuple[CallArgs, Work]]:
     """Every call of ``call()`` with what it moves and computes (at ``fixed``'s sizes where given)."""
     out = []
-    reached: dict[str, tuple[int | None, dict[str, int]]] = {}  # per kernel, however often called
+    reached: dict[tuple, tuple[int | None, dict[str, int]]] = {}  # per kernel and sizes, however often called
     for c in module_calls(text, module, result_shape=onednn_output, fixed=fixed):
         if c.extern:
             out.append((c, extern_work(c)))
             continue
         k = module.kernels[c.name]
-        if c.name not in reached:
-            reached[c.name] = reach(k.source, k.kind)
-        out.append((c, generated_work(k, c, reached[c.name])))
+        values = kernel_values(kernel_params(k), c)
+        key = (c.name, *sorted(values.items()))
+        if key not in reached:
+            reached[key] = reach(k.source, k.kind, values)
+        out.append((c, generated_work(k, c, reached[key])))
     return out
