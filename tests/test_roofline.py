@@ -5,6 +5,7 @@ modules generated without a GPU and recorded on GPUs, every count computed here 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -221,6 +222,24 @@ def test_a_kernel_too_short_to_reach_a_limit_is_latency_bound():
     k = KernelStat("k", "cpp_pointwise", 1.0, 0.004, bytes=100e3)
     roof = kernel_roof(k, CEIL, "cpu")
     assert roof.bound == LATENCY and roof.pct == pytest.approx(25.0)
+
+
+def test_a_short_ideal_that_took_long_is_slow_not_short():
+    """A GELU's tanh on 24k elements: 393 kB in 2 launches, 188 µs each (a GPT-2 layer on
+    this CPU at 30.9 GB/s). Its ideal launch is 6.4 µs, under the host's 10 µs floor, but it
+    took 188 µs: no launch cost explains that, its arithmetic does. It stays memory-bound, at
+    its low %, and counts as far below its limit; at 30 µs a launch it would be short."""
+    ceil = replace(CEIL, gbps=30.9)
+    slow = KernelStat("gelu", "cpp_pointwise", 2.0, 0.376, bytes=393e3)
+    roof = kernel_roof(slow, ceil, "cpu")
+    assert roof.bound == MEMORY and roof.pct == pytest.approx(100 * 393e3 / 0.376e-3 / 30.9e9)
+    ideal_us = 393e3 / 30.9e9 / 2 * 1e6
+    edge_ms = 2 * 2 * (10 + ideal_us) / 1e3  # two launches, each twice the floor plus the ideal
+    assert kernel_roof(replace(slow, ms=edge_ms * 0.99), ceil, "cpu").bound == LATENCY
+    assert kernel_roof(replace(slow, ms=edge_ms * 1.01), ceil, "cpu").bound == MEMORY
+    r = BreakdownResult("m", graphs=[GraphResult("0-inference", "inference", kernels=[slow])],
+                        roofline=Roofline(ceil))
+    assert category_far_below_ms(r) == {"cpp_pointwise": pytest.approx(0.376)}
 
 
 def test_the_category_table_counts_time_far_below_the_limit_but_not_latency_bound():

@@ -139,6 +139,9 @@ FAR_BELOW_PCT = 30.0
 # A launch whose ideal time at the ceilings is below this cannot get near them: a GPU kernel
 # launch costs a few microseconds, an OpenMP parallel region's fork and join about as much.
 LATENCY_FLOOR_US = {HOST: 10.0, DEVICE: 5.0}
+# ... and whose launches take less than this many times (that cost + the ideal time): a launch
+# that takes longer is slow for another reason (its arithmetic, its access pattern), not short.
+LATENCY_SLACK = 2.0
 
 
 @dataclass
@@ -178,7 +181,8 @@ def kernel_roof(k: Any, ceilings: Ceilings | None, device: str) -> KernelRoof:
         ideal_s = k.bytes / (ceilings.gbps * 1e9)
         limit = f"{ceilings.gbps:.3g} GB/s"
     floor = LATENCY_FLOOR_US.get(backend(device).timeline, 5.0)
-    if ideal_s * 1e6 / max(k.calls, 1e-9) < floor:
+    ideal_us, took_us = (x * 1e6 / max(k.calls, 1e-9) for x in (ideal_s, seconds))  # per launch
+    if ideal_us < floor and took_us < LATENCY_SLACK * (floor + ideal_us):
         bound = LATENCY
     return KernelRoof(gbps, tflops, intensity, pct, bound, limit)
 

@@ -12,8 +12,10 @@ held against the bandwidth alone. The verdict:
   it has no FLOP count;
 - **compute-bound**: at or above the ridge point;
 - **latency-bound**: even at the ceilings one launch would take less than ``LATENCY_FLOOR_US``
-  (a launch, or a parallel region's start and join, costs about that much on its own), so its
-  % of peak says how short it is, not how slow.
+  (a launch, or a parallel region's start and join, costs about that much on its own), and it
+  took less than ``LATENCY_SLACK`` times that cost plus its ideal time, so its % of peak says
+  how short it is, not how slow. A launch that took longer is slow for another reason (a
+  transcendental per element, a strided access) and keeps its memory or compute verdict.
 """
 
 from __future__ import annotations
