@@ -427,6 +427,31 @@ def test_a_node_without_a_module_on_a_line_of_several_modules_is_not_top_level()
     assert origin_of(["add"], nodes).modules == [""]
 
 
+def test_a_pass_made_extern_call_takes_the_one_module_its_operands_ran_in():
+    """Recorded (torch 2.13.0, CPU, 2026-11-28): two checkpointed blocks ``x + fc2(relu(fc1(x)))``
+    trained; the backward's ``addmm(tangents_1, buf5, primals_6)`` (block 1's fc1 input
+    gradient plus the residual's) is a node a pass made, ``addmm_default``, with no module.
+    Its operation was lowered from the weight's permutes of block 1's fc1 too: that is its
+    module. Operands of two modules leave it unknown, with its reason."""
+    from inductor_bench.core.attribution import module_from_operands, origin_of
+    from inductor_bench.runner.sources import _not_top_level
+
+    line = ["/tmp/walk3/ckpt.py", 14, "forward", "return x + self.fc2(torch.relu(self.fc1(x)))"]
+    nodes = {
+        "permute_2": {"op": "aten.permute.default", "frame": line, "module": ["L['self'].blocks.1.fc1", "Linear"]},
+        "permute_8": {"op": "aten.permute.default", "frame": line, "module": ["L['self'].blocks.1.fc1", "Linear"]},
+        "permute_1": {"op": "aten.permute.default", "frame": line, "module": ["L['self'].blocks.0.fc2", "Linear"]},
+        "addmm_default": {"op": "aten.addmm.default", "frame": line},
+    }
+    _not_top_level(nodes)
+    own = origin_of(["addmm_default"], nodes)
+    assert own.modules == [] and own.missing.startswith("no module path recorded")
+    o = module_from_operands(own, ["permute_2", "permute_8", "addmm_default"], nodes)
+    assert o.modules == ["blocks.1.fc1"] and o.missing is None and o.lines == own.lines
+    assert module_from_operands(own, ["permute_2", "permute_1", "addmm_default"], nodes) == own
+    assert module_from_operands(own, ["addmm_default"], nodes) == own
+
+
 def test_a_kernels_call_moves_its_share_of_the_kernels_bytes():
     """A reused kernel is one code at one size: each call moves and computes the kernel's
     per-call bytes and FLOPs (its row's counts over its calls), at the call's own time."""

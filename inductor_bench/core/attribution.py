@@ -117,12 +117,27 @@ def call_origins(calls: list[Call], record: dict[str, Any]) -> tuple[dict[int, O
             ext = next((o for o in ops if o.get("extern")), ops[0])
             names = list(ext.get("nodes") or ext.get("origins") or [])
             shapes[i] = list(ext.get("shapes") or [])
-        else:
-            names = []
-            for o in ops:
-                names += [n for n in o.get("origins", []) if n not in names]
+            origins[i] = module_from_operands(origin_of(names, nodes), ext.get("origins") or [], nodes)
+            continue
+        names = []
+        for o in ops:
+            names += [n for n in o.get("origins", []) if n not in names]
         origins[i] = origin_of(names, nodes)
     return origins, shapes
+
+
+def module_from_operands(o: Origin, operation_nodes: list[str], nodes: dict[str, Any]) -> Origin:
+    """An extern call whose own node lost its module (a pass made it: the ``addmm_default``
+    that fuses a checkpointed layer's input gradient with the residual's) takes the module of
+    the other nodes its operation was lowered from (the weight's ``permute``), where they all
+    ran in one module; several modules leave it unknown, with the reason it has."""
+    if o.modules or not o.lines:
+        return o
+    mods = {module_path(str(rec["module"][0])) for n in operation_nodes if n not in o.nodes
+            if isinstance(rec := nodes.get(n) or {}, dict) and rec.get("module")}
+    if len(mods) != 1:
+        return o
+    return Origin(o.nodes, o.lines, sorted(mods), None)
 
 
 def module_types(nodes: dict[str, Any]) -> dict[str, str]:
