@@ -405,6 +405,49 @@ def mlp_compare(tmp_path_factory):
     return proc, tmp
 
 
+def _code_text(path: Path) -> str:
+    return "\n".join(ln for ln in path.read_text().splitlines() if not ln.lstrip().startswith("# kernel path:"))
+
+
+def test_columns_that_compiled_the_same_code_are_grouped_and_said_so():
+    """Two cold caches write the same code under other kernel paths: the same digest. The
+    note tells a reader that their breakdown rows differ by process, not by mode."""
+    from inductor_bench.core.compare import code_digest, same_code_groups
+
+    a = "def call(args):\n    # kernel path: /tmp/cache-a/ab/cabc.py\n    k(buf0)\n"
+    b = a.replace("/tmp/cache-a/ab/cabc.py", "/tmp/cache-b/ab/cabc.py")
+    assert code_digest(a) == code_digest(b) != code_digest(a.replace("k(buf0)", "k(buf1)"))
+    codes = {"default": {"0-forward": "x", "0-backward": "y"}, "max-autotune": {"0-backward": "y", "0-forward": "x"},
+             "reduce-overhead": {"0-forward": "x", "0-backward": "z"}, "eager": {},
+             "other": {"0-forward": "x"}}  # a graph fewer: not the same
+    assert same_code_groups(codes) == [["default", "max-autotune"]]
+    assert same_code_groups({"eager": {}, "default": {}}) == []
+    r = CompareResult(model="m", modes=[ModeResult(mode="default"), ModeResult(mode="max-autotune")],
+                      same_code=[["default", "max-autotune"]])
+    text = " ".join(render_compare(r).split())
+    assert ("default and max-autotune compiled the same code for every graph: the kernels are the same, so where "
+            "their rows from the breakdowns (busy %, % of peak, the % rows) differ, the processes that profiled "
+            "them differ, not the modes; the step row, both timed in one process, compares them") in text
+    assert CompareResult.from_dict(json.loads(r.to_json())).same_code == [["default", "max-autotune"]]
+
+
+def test_a_columns_code_is_read_from_its_modules_only_when_every_graph_was_measured(tmp_path):
+    from inductor_bench.core.compare import code_digest
+    from inductor_bench.runner.compare import _codes
+
+    (tmp_path / "graphs").mkdir()
+    (tmp_path / "graphs" / "f.py").write_text("def call(args):\n    pass\n")
+    graphs = [GraphResult("0-forward", "forward", module="graphs/f.py"),
+              GraphResult("0-backward", "backward", module="graphs/b.py")]
+    m = ModeResult(mode="default", run_dir=str(tmp_path), breakdown=BreakdownResult("m", graphs=graphs[:1]))
+    assert _codes(m) == {"0-forward": code_digest("def call(args):\n    pass\n")}
+    m.breakdown.graphs = graphs  # a module missing on disk: nothing said
+    assert _codes(m) == {}
+    m.breakdown.graphs = [GraphResult("0-forward", "forward", module="graphs/f.py", status="failed")]
+    assert _codes(m) == {}
+    assert _codes(ModeResult(mode="eager")) == {}
+
+
 @pytest.mark.e2e
 def test_compare_mlp_prints_the_table_and_keeps_the_samples(mlp_compare):
     proc, tmp = mlp_compare
@@ -433,6 +476,11 @@ def test_compare_mlp_prints_the_table_and_keeps_the_samples(mlp_compare):
         assert sum(len(b) for b in m.paired_ms) == 20 and m.samples == [x for b in m.paired_ms for x in b]
     assert len(eager.paired_ms) == len(default.paired_ms) == r.interleaved["rounds"]
     assert ro.paired_ms == [] and (tmp / "run" / "logs" / "timer.log").exists()
+    # the same code: every graph's module text, kernel-path comments aside, equal in both columns
+    texts = [{g.id: _code_text(Path(m.run_dir) / g.module) for g in m.breakdown.graphs} for m in (default, autotune)]
+    assert r.same_code == ([["default", "max-autotune"]] if texts[0] == texts[1] else [])
+    assert ("default and max-autotune compiled the same code for every graph" in " ".join(proc.stdout.split())) == (
+        texts[0] == texts[1])
     saved = load_compare(tmp / "run")
     assert saved.to_dict() == r.to_dict()
     assert (tmp / "run" / "report.txt").read_text().startswith("Fastest steady state: ")

@@ -8,8 +8,10 @@ peak memory, and the mode's full ``BreakdownResult``. It is saved as ``compare.j
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -130,6 +132,8 @@ class CompareResult:
     # the interleaved timing: rounds, calls per block per side, the load meanwhile
     interleaved: dict[str, Any] | None = None
     models: list[str] = field(default_factory=list)  # the model names, when several files
+    # columns that compiled the same code for every graph (core/compare.same_code_groups)
+    same_code: list[list[str]] = field(default_factory=list)
     schema: str = COMPARE_SCHEMA
     schema_version: int = COMPARE_SCHEMA_VERSION
 
@@ -179,6 +183,27 @@ class CompareResult:
         names = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in names and k != "modes"}
         return cls(modes=[ModeResult.from_dict(m) for m in d.get("modes", [])], **kw)
+
+
+# ---- columns that compiled the same code -----------------------------------------------------
+
+_CACHE_PATH_LINE = re.compile(r"^\s*# kernel path: .*$", re.M)
+
+
+def code_digest(module_text: str) -> str:
+    """A compiled module's code, less what names the cache it was written in (its ``# kernel
+    path:`` comments): two cold caches that generated the same code give the same digest."""
+    return hashlib.sha256(_CACHE_PATH_LINE.sub("", module_text).encode()).hexdigest()
+
+
+def same_code_groups(codes: dict[str, dict[str, str]]) -> list[list[str]]:
+    """Column label -> {graph id: ``code_digest``} to the groups of two or more columns whose
+    graphs are the same and each compiled to the same code, in the columns' order."""
+    groups: dict[tuple[tuple[str, str], ...], list[str]] = {}
+    for label, graphs in codes.items():
+        if graphs:
+            groups.setdefault(tuple(sorted(graphs.items())), []).append(label)
+    return [g for g in groups.values() if len(g) > 1]
 
 
 # ---- verdicts --------------------------------------------------------------------------------

@@ -198,6 +198,14 @@ def _rounds_words(result: CompareResult, rounds: int) -> str:
             f"{rounds}: a faster column reached its call limit first and sat out the rest)")
 
 
+def _same_code_words(labels: list[str]) -> str:
+    both = "both" if len(labels) == 2 else f"all {len(labels)}"
+    return (f"{', '.join(labels[:-1])} and {labels[-1]} compiled the same code for every graph: the "
+            f"kernels are the same, so where their rows from the breakdowns (busy %, % of peak, the % "
+            f"rows) differ, the processes that profiled them differ, not the modes; the step row, "
+            f"{both} timed in one process, compares them")
+
+
 def _notes(result: CompareResult) -> list[str]:
     notes = [f"{m.label}: {m.status}: {m.reason}" for m in result.modes if m.reason]
     floor = f"{100 * backend(result.device).min_rel_change:g}%"
@@ -213,6 +221,7 @@ def _notes(result: CompareResult) -> list[str]:
             f"least {floor}"
             + (f"; warning: timed while {load.describe()}" if load is not None and load.disturbed else "")
         )
+    notes += [_same_code_words(g) for g in result.same_code]
     notes += [
         "% rows: share of kernel time per category, from each mode's breakdown",
         (

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.compare import EAGER, CompareResult, ModeResult, skip_reason
+from ..core.compare import EAGER, CompareResult, ModeResult, code_digest, same_code_groups, skip_reason
 from ..core.devices import AUTO
 from ..core.errors import BenchError, DeviceError, Interrupted, UsageError, WorkerTimeout, WorkloadError
 from ..core.load import Load
@@ -225,6 +225,7 @@ def run_compare(
         for name, f in zip(names, files, strict=True):
             err = _run_modes(f, modes, run, run_dir, result, name, sides)
             first_err = first_err or err
+        result.same_code = same_code_groups({m.label: _codes(m) for m, _ in sides})
         _time_interleaved(sides, run, run_dir, result)
     except KeyboardInterrupt:
         result.errors.append("interrupted")
@@ -242,6 +243,18 @@ def _graph_modules(m: ModeResult, side_dir: Path) -> dict[str, str]:
     run directory), which the timing worker times in turns with the column's step."""
     graphs = m.breakdown.measured() if m.breakdown is not None else []
     return {str((side_dir / g.module).resolve()): g.id for g in graphs if g.module}
+
+
+def _codes(m: ModeResult) -> dict[str, str]:
+    """Graph id -> the code its module compiled to (``core/compare.code_digest``), for a
+    column all of whose graphs were measured; {} otherwise (nothing to say the same of)."""
+    b = m.breakdown
+    if b is None or not b.graphs or not all(g.ok and g.module for g in b.graphs):
+        return {}
+    try:
+        return {g.id: code_digest((Path(m.run_dir) / g.module).read_text()) for g in b.graphs}
+    except (OSError, UnicodeDecodeError):
+        return {}
 
 
 def _not_run(err: Exception | None) -> str | None:
