@@ -412,7 +412,8 @@ def _code_text(path: Path) -> str:
 def test_columns_that_compiled_the_same_code_are_grouped_and_said_so():
     """Two cold caches write the same code under other kernel paths: the same digest. The
     note tells a reader that their breakdown rows differ by process, not by mode."""
-    from inductor_bench.core.compare import code_digest, same_code_groups
+    from inductor_bench.core.compare import same_code_groups
+    from inductor_bench.core.compiled_from import code_digest
 
     a = "def call(args):\n    # kernel path: /tmp/cache-a/ab/cabc.py\n    k(buf0)\n"
     b = a.replace("/tmp/cache-a/ab/cabc.py", "/tmp/cache-b/ab/cabc.py")
@@ -432,7 +433,7 @@ def test_columns_that_compiled_the_same_code_are_grouped_and_said_so():
 
 
 def test_a_columns_code_is_read_from_its_modules_only_when_every_graph_was_measured(tmp_path):
-    from inductor_bench.core.compare import code_digest
+    from inductor_bench.core.compiled_from import code_digest
     from inductor_bench.runner.compare import _codes
 
     (tmp_path / "graphs").mkdir()

@@ -49,6 +49,11 @@ def _load(path: Path, side: str) -> Result:
     return load_any(path)
 
 
+def _where(path: Path) -> Path:
+    """The run directory a result was read from: its compiled modules are there."""
+    return path if path.is_dir() else path.parent
+
+
 def _gate(diff: Diff, threshold: float | None) -> None:
     if threshold is None:
         return
@@ -85,6 +90,7 @@ def diff(
         allow_mismatch=allow_mismatch,
         base_label=str(base),
         head_label=str(head),
+        code_dirs=(_where(base), _where(head)),
     )
     emit(
         json.dumps(d.to_dict(), indent=1),

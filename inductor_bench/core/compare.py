@@ -8,10 +8,8 @@ peak memory, and the mode's full ``BreakdownResult``. It is saved as ``compare.j
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -186,15 +184,6 @@ class CompareResult:
 
 
 # ---- columns that compiled the same code -----------------------------------------------------
-
-_CACHE_PATH_LINE = re.compile(r"^\s*# kernel path: .*$", re.M)
-
-
-def code_digest(module_text: str) -> str:
-    """A compiled module's code, less what names the cache it was written in (its ``# kernel
-    path:`` comments): two cold caches that generated the same code give the same digest."""
-    return hashlib.sha256(_CACHE_PATH_LINE.sub("", module_text).encode()).hexdigest()
-
 
 def same_code_groups(codes: dict[str, dict[str, str]]) -> list[list[str]]:
     """Column label -> {graph id: ``code_digest``} to the groups of two or more columns whose

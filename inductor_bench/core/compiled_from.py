@@ -3,7 +3,9 @@ the code object Dynamo compiled, recorded by ``runner/dynamo_frame.py``), in wor
 
 from __future__ import annotations
 
+import hashlib
 import re
+from pathlib import Path
 from typing import Any
 
 from . import step_totals
@@ -81,3 +83,25 @@ def _identity(code: dict[str, Any]) -> tuple[str, str]:
 
 def _base(path: str) -> str:
     return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+_CACHE_PATH_LINE = re.compile(r"^\s*# kernel path: .*$", re.M)
+
+
+def code_digest(module_text: str) -> str:
+    """A compiled module's code, less what names the cache it was written in (its ``# kernel
+    path:`` comments): two cold caches that generated the same code give the same digest."""
+    return hashlib.sha256(_CACHE_PATH_LINE.sub("", module_text).encode()).hexdigest()
+
+
+def graph_codes(result: BreakdownResult, run_dir: Path | None = None) -> dict[str, str]:
+    """Graph id -> ``code_digest`` of its module, read from ``run_dir`` (default: the run's
+    own); {} unless every graph was measured and its module is there to read."""
+    where = run_dir or (Path(result.run_dir) if result.run_dir else None)
+    gs = result.graphs
+    if where is None or not gs or not all(g.ok and g.module for g in gs):
+        return {}
+    try:
+        return {g.id: code_digest((where / str(g.module)).read_text()) for g in gs}
+    except (OSError, UnicodeDecodeError):
+        return {}

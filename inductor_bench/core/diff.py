@@ -16,10 +16,12 @@ The records are in ``diff_records.py``. Pure Python; no torch.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from .categories import order as category_order
 from .comparable import comparability, unmeasured_modes
 from .compare import CompareResult, ModeResult
+from .compiled_from import graph_codes
 from .devices import backend
 from .diff_records import ADDED, FASTER, REMOVED, SLOWER, CategoryDiff, Diff, KernelDiff, SectionDiff
 from .errors import UsageError
@@ -30,7 +32,7 @@ from .roofline import roofline_moves
 from .stats import Change, Summary, compare_samples, judge
 from .step import disturbances
 from .unmeasured import Unmeasured, calls_changed, measured_on_both, uncounted_calls, unmeasured_graphs
-from .vocab import Outcome, StepSource
+from .vocab import Outcome, StepSource, Verdict
 
 __all__ = ["ADDED", "FASTER", "REMOVED", "SLOWER", "CategoryDiff", "Diff", "KernelDiff", "SectionDiff",
            "breakdown_section", "diff_results", "kernel_diffs", "mode_section"]
@@ -132,6 +134,34 @@ def breakdown_section(
     return _withhold_verdicts(section) if gaps else section
 
 
+def compiled_alike(base: BreakdownResult, head: BreakdownResult, s: SectionDiff,
+                   code_dirs: tuple[Path | None, Path | None]) -> bool:
+    """Both runs compiled the same code for every graph (``compiled_from.graph_codes``), the
+    model called each as often and it was profiled at the same sizes: the harness step's
+    work is the same on both sides."""
+    codes = [graph_codes(r, d) for r, d in zip((base, head), code_dirs, strict=True)]
+    sizes = [{g.id: list(g.sizes.values()) for g in r.graphs} for r in (base, head)]
+    return bool(codes[0]) and codes[0] == codes[1] and sizes[0] == sizes[1] and not (
+        s.unmeasured or s.calls_changed)
+
+
+def same_code_section(s: SectionDiff) -> SectionDiff:
+    """A section whose sides ran the same work: none of its changes is the change's, so none
+    is judged significant; each keeps its figures, marked ``same code``."""
+    s.same_code = True
+    s.step = replace(s.step, verdict=Verdict.SAME_CODE)
+    if s.kernel_time is not None:
+        s.kernel_time = replace(s.kernel_time, verdict=Verdict.SAME_CODE)
+    s.categories = [CategoryDiff(c.category, replace(c.change, verdict=Verdict.SAME_CODE))
+                    for c in s.categories]
+    s.kernels = [_same_kernel(k) if k.change is not None else k for k in s.kernels]
+    return s
+
+
+def _same_kernel(k: KernelDiff) -> KernelDiff:
+    return replace(k, status=Verdict.SAME_CODE, change=replace(k.change, verdict=Verdict.SAME_CODE))
+
+
 def _withhold_verdicts(s: SectionDiff) -> SectionDiff:
     """A section that lacks a graph on one side: its sums over graphs are not comparable."""
     s.step = replace(s.step, verdict=Outcome.NOT_COMPARABLE)
@@ -183,11 +213,13 @@ def diff_results(
     allow_mismatch: bool = False,
     base_label: str = "base",
     head_label: str = "head",
+    code_dirs: tuple[Path | None, Path | None] = (None, None),
 ) -> Diff:
     """Diff two breakdown results, or two compare results mode by mode.
 
     ``min_rel`` is the smallest relative change that can be significant; by default
-    the head device's ``Backend.min_rel_change``."""
+    the head device's ``Backend.min_rel_change``. ``code_dirs``: where each side's compiled
+    modules are (the directory it was read from), by default its recorded run directory."""
     if type(base) is not type(head):
         raise UsageError(
             f"cannot diff a {_kind(base)} result against a {_kind(head)} result: "
@@ -208,7 +240,10 @@ def diff_results(
         sections, skipped = _mode_sections(base, head, min_rel)
         gaps = unmeasured_modes(base, head)
     else:
-        sections, skipped = [breakdown_section(base, head, min_rel)], []
+        section = breakdown_section(base, head, min_rel)
+        if compiled_alike(base, head, section, code_dirs):
+            section = same_code_section(section)
+        sections, skipped = [section], []
     disturbed: list[str] = []
     for side, r in (("base", base), ("head", head)):
         warnings += [f"{side}: {e}" for e in r.errors]

@@ -89,6 +89,9 @@ class SectionDiff:
     # (graph, base calls, head calls) of graphs the model called a different number of times
     # (per step, or in the script): the step adds each graph's calls, so it moves with them
     calls_changed: list[tuple[str, float, float]] = field(default_factory=list)
+    # both sides compiled the same code for every graph, called as often at the same sizes:
+    # no verdict is significant, what moved is the processes' (core/diff.same_code_section)
+    same_code: bool = False
 
     def kernels_with(self, *statuses: str) -> list[KernelDiff]:
         return [k for k in self.kernels if k.status in statuses]
@@ -106,7 +109,7 @@ class SectionDiff:
             d["roofline_ceilings"] = dict(zip(("base", "head", "shared"), (
                 None if c is None else {"gbps": c.gbps, "tflops": c.tflops} for c in self.roofline_ceilings),
                 strict=True))
-        for k in ("breaks_added", "breaks_removed", "calls_changed"):
+        for k in ("breaks_added", "breaks_removed", "calls_changed", "same_code"):
             if getattr(self, k):
                 d[k] = getattr(self, k)
         return d
@@ -155,13 +158,15 @@ class Diff:
         ]
 
     def status(self) -> str:
-        """regression | not comparable | faster | within noise | inconclusive, over all
-        sections' step time."""
+        """regression | not comparable | same code | faster | within noise | inconclusive,
+        over all sections' step time."""
         steps = [s.step for s in self.sections]
         if any(c.slower for c in steps):
             return Outcome.REGRESSION
         if self.unmeasured:
             return Outcome.NOT_COMPARABLE
+        if self.sections and all(s.same_code for s in self.sections):
+            return Outcome.SAME_CODE
         if any(c.faster for c in steps):
             return Outcome.FASTER
         if not steps or all(c.verdict == Verdict.TOO_FEW for c in steps):

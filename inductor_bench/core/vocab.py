@@ -25,6 +25,7 @@ class Verdict:
     SIGNIFICANT = "significant"
     WITHIN_NOISE = "within noise"
     TOO_FEW = "too few samples"
+    SAME_CODE = "same code"  # both sides compiled the same code: a change is the processes'
 
 
 class Change:
@@ -45,6 +46,7 @@ class Outcome:
     NO_CHANGE = Verdict.WITHIN_NOISE
     INCONCLUSIVE = "inconclusive"
     NOT_COMPARABLE = "not comparable"  # a graph or a mode measured on one side only
+    SAME_CODE = Verdict.SAME_CODE  # every graph compiled to the same code, run as often, at the same sizes
 
 
 class CompileMode:

@@ -12,7 +12,7 @@ from ..core.ceilings import Ceilings
 from ..core.diff import ADDED, FASTER, REMOVED, SLOWER, Diff, KernelDiff, SectionDiff
 from ..core.graph_breaks import describe
 from ..core.stats import MEAN_CONFIDENCE, MIN_SAMPLES, PAIR_CONFIDENCE, TOO_FEW, WITHIN_NOISE, Change
-from ..core.vocab import Outcome
+from ..core.vocab import Outcome, Verdict
 from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
 from .format import count as fmt_calls
@@ -64,6 +64,13 @@ def _step_phrase(s: SectionDiff) -> str:
     )
 
 
+def _moved_phrase(s: SectionDiff) -> str:
+    """How far the step of the same code moved between two runs: the processes' doing."""
+    ch = s.step
+    return (f"{s.mode}: step time {ms_precise(ch.base.ms)} -> {ms_precise(ch.head.ms)} ms "
+            f"({_change_cell(ch)}) between the two runs' profiling processes, the machine's doing")
+
+
 def _responsible_phrase(s: SectionDiff, doc: Doc) -> str:
     ks = s.responsible(VERDICT_KERNELS)
     if not ks:
@@ -105,6 +112,10 @@ def verdict_line(diff: Diff, doc: Doc, threshold_pct: float | None = None) -> st
                 f" above the {threshold_pct:g}% gate" if gated else f" (below the {threshold_pct:g}% gate)"
             )
         return f"{doc.strong(head)}: " + " | ".join(parts) + _disturbed_phrase(diff)
+    if status == Outcome.SAME_CODE:
+        return (f"{doc.strong('SAME CODE')}: base and head compiled the same code for every graph, called as "
+                "often at the same sizes: nothing of theirs changed, and no change below is significant; "
+                + " | ".join(_moved_phrase(s) for s in diff.sections))
     if status == Outcome.FASTER:
         parts = [_step_phrase(s) for s in diff.sections if s.step.faster]
         return f"{doc.strong('FASTER')}: " + " | ".join(parts) + _disturbed_phrase(diff)
@@ -249,6 +260,8 @@ CATEGORY_HEADERS = ["category", "base ms", "head ms", "change ms", "change", "ve
 
 
 def _quiet_counts(s: SectionDiff) -> str:
+    if s.same_code:
+        return f"{len(s.kernels_with(Verdict.SAME_CODE))} matched kernel(s), the same code on both sides"
     noise = len(s.kernels_with(WITHIN_NOISE))
     few = len(s.kernels_with(TOO_FEW))
     text = f"{noise} matched kernel(s) within noise"

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.compare import EAGER, CompareResult, ModeResult, code_digest, same_code_groups, skip_reason
+from ..core.compare import EAGER, CompareResult, ModeResult, same_code_groups, skip_reason
+from ..core.compiled_from import graph_codes
 from ..core.devices import AUTO
 from ..core.errors import BenchError, DeviceError, Interrupted, UsageError, WorkerTimeout, WorkloadError
 from ..core.load import Load
@@ -246,15 +247,9 @@ def _graph_modules(m: ModeResult, side_dir: Path) -> dict[str, str]:
 
 
 def _codes(m: ModeResult) -> dict[str, str]:
-    """Graph id -> the code its module compiled to (``core/compare.code_digest``), for a
-    column all of whose graphs were measured; {} otherwise (nothing to say the same of)."""
-    b = m.breakdown
-    if b is None or not b.graphs or not all(g.ok and g.module for g in b.graphs):
-        return {}
-    try:
-        return {g.id: code_digest((Path(m.run_dir) / g.module).read_text()) for g in b.graphs}
-    except (OSError, UnicodeDecodeError):
-        return {}
+    """Graph id -> the code its module compiled to, for a column all of whose graphs were
+    measured (``core/compiled_from.graph_codes``); {} otherwise (nothing to say the same of)."""
+    return graph_codes(m.breakdown, Path(m.run_dir)) if m.breakdown is not None and m.run_dir else {}
 
 
 def _not_run(err: Exception | None) -> str | None:
