@@ -35,10 +35,11 @@ from inductor_bench.core.vocab import Verdict
 
 ROOT = Path(__file__).resolve().parent.parent
 IDENTICAL, SLOWER = "identical", "slower"
-GOALS = {IDENTICAL: "within noise", SLOWER: "significant, slower"}
+GOALS = {IDENTICAL: "within noise (breakdowns: same code)", SLOWER: "significant, slower"}
 # the diff's first line, per section:
-# "default: step time 2.655 -> 3.301 ms (+24.3% [+21.0%..+27.9%], significant)"
-STEP_PHRASE = r"{mode}: step time ([\d.]+) -> ([\d.]+) ms \(([^ ]+) (\[[^\]]+\]), ([^)]+)\)"
+# "default: step time 2.655 -> 3.301 ms (+24.3% [+21.0%..+27.9%], significant)"; where the two
+# runs compiled the same code, "(+1.2% [-0.4%..+2.9%]) between ..." (the verdict: same code)
+STEP_PHRASE = r"{mode}: step time ([\d.]+) -> ([\d.]+) ms \(([^ ]+) (\[[^\]]+\])(?:, ([^)]+))?\)"
 
 
 class RunFailed(Exception):
@@ -97,12 +98,12 @@ def judge(
         raise RunFailed(f"no step-time verdict for {opts.mode} on the diff's first line (log: {name}.log)")
     met = goal_met(scenario, step["verdict"], step["delta_ms"] > 0)
     return Row(n, scenario, step["base"]["median"], step["head"]["median"], printed[3], printed[4],
-               printed[5], len(d["warnings"]), met)
+               printed[5] or step["verdict"], len(d["warnings"]), met)
 
 
 def goal_met(scenario: str, verdict: str, slower: bool) -> bool:
-    if scenario == IDENTICAL:
-        return verdict == Verdict.WITHIN_NOISE
+    if scenario == IDENTICAL:  # two breakdowns of one model: the same code, or within noise
+        return verdict in (Verdict.WITHIN_NOISE, Verdict.SAME_CODE)
     return verdict == Verdict.SIGNIFICANT and slower
 
 
