@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .categories import order as category_order
-from .comparable import comparability, unmeasured_modes
+from .comparable import comparability, sizes_differ, unmeasured_modes
 from .compare import CompareResult, ModeResult
 from .compiled_from import graph_codes
 from .devices import backend
@@ -140,9 +140,8 @@ def compiled_alike(base: BreakdownResult, head: BreakdownResult, s: SectionDiff,
     model called each as often and it was profiled at the same sizes: the harness step's
     work is the same on both sides."""
     codes = [graph_codes(r, d) for r, d in zip((base, head), code_dirs, strict=True)]
-    sizes = [{g.id: list(g.sizes.values()) for g in r.graphs} for r in (base, head)]
-    return bool(codes[0]) and codes[0] == codes[1] and sizes[0] == sizes[1] and not (
-        s.unmeasured or s.calls_changed)
+    return bool(codes[0]) and codes[0] == codes[1] and not (
+        s.unmeasured or s.calls_changed or sizes_differ(base, head))
 
 
 def same_code_section(s: SectionDiff) -> SectionDiff:

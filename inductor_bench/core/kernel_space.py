@@ -36,7 +36,8 @@ _CPP_LOOP = re.compile(
     r"(?P<end>[^;]*)\);\s*(?P=var)\+=static_cast<int64_t>\((?P<step>[^)]*)\)\)")
 _CPP_ACCESS = re.compile(r"\b(?P<ptr>(?:in_out_ptr|in_ptr|out_ptr)\d+)\s*(?:\[|\+)\s*static_cast<int64_t>\(")
 _TRITON_ACCESS = re.compile(r"tl\.(?:load|store|atomic_add)\((?P<ptr>(?:in_out_ptr|in_ptr|out_ptr)\d+) \+ ")
-_TRITON_NUMEL = re.compile(r"^\s+(?P<name>xnumel|r0_numel|rnumel|ynumel)\s*=\s*(?P<value>\d+)\s*$", re.M)
+_NUMELS = ("xnumel", "ynumel", "r0_numel", "rnumel")
+_TRITON_NUMEL = re.compile(rf"^\s+(?P<name>{'|'.join(_NUMELS)})\s*=\s*(?P<value>\d+)\s*$", re.M)
 _TEMP = re.compile(r"\btmp\d+\b")
 _CPP_LONG = re.compile(r"\b(\d+)L\b")
 _CPP_NAMES = (("static_cast<int64_t>", ""), ("c10::div_floor_integer", "floordiv"), ("std::max", "max"),
@@ -98,7 +99,7 @@ def _product(chain: list[tuple[int, int, int | None, str, int | None]]) -> int |
 def triton_space(source: str, values: dict[str, int] | None = None) -> int | None:
     """``xnumel`` (times ``ynumel``) times ``r0_numel``/``rnumel``, where stated as numbers or
     passed as arguments whose ``values`` are known."""
-    found = {k: v for k, v in (values or {}).items() if k in ("xnumel", "ynumel", "r0_numel", "rnumel")}
+    found = {k: v for k, v in (values or {}).items() if k in _NUMELS}
     found.update({m.group("name"): int(m.group("value")) for m in _TRITON_NUMEL.finditer(source)})
     if "xnumel" not in found:
         return None

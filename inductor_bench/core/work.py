@@ -93,16 +93,16 @@ def kernel_params(k: KernelInfo) -> list[tuple[str, str]] | None:
             for pm in _TRITON_PARAM.finditer(m.group("body")) if pm.group("type") != "constexpr"]
 
 
-def generated_work(k: KernelInfo, call: CallArgs,
-                   reached: tuple[int | None, dict[str, int]] | None = None) -> Work:
+def generated_work(k: KernelInfo, call: CallArgs, params: list[tuple[str, str]] | None,
+                   reached: tuple[int | None, dict[str, int]]) -> Work:
     """A generated kernel's bytes from the buffers of one call (see the module docstring);
-    ``reached``: the kernel's ``kernel_space.reach``, where the caller has read it already."""
-    params = kernel_params(k)
+    ``params``: its ``kernel_params``; ``reached``: its ``kernel_space.reach`` at this call's
+    sizes (a slice or gather of a larger buffer)."""
     if params is None:
         return Work(None, None, None, FROM_BUFFERS)
     total = 0
     types: list[str] = []
-    space, indexes = reached or reach(k.source, k.kind, kernel_values(params, call))  # a slice or gather
+    space, indexes = reached
     for (name, dtype), t in zip(params, call.tensors, strict=False):
         if not dtype:
             continue
@@ -331,9 +331,10 @@ def call_work(module: ModuleInfo, text: str,
             out.append((c, extern_work(c)))
             continue
         k = module.kernels[c.name]
-        values = kernel_values(kernel_params(k), c)
+        params = kernel_params(k)
+        values = kernel_values(params, c)
         key = (c.name, *sorted(values.items()))
         if key not in reached:
             reached[key] = reach(k.source, k.kind, values)
-        out.append((c, generated_work(k, c, reached[key])))
+        out.append((c, generated_work(k, c, params, reached[key])))
     return out

@@ -56,19 +56,19 @@ def _change_cell(ch: Change) -> str:
 # ---- the verdict ----------------------------------------------------------------------------
 
 
-def _step_phrase(s: SectionDiff) -> str:
+def _step_times(s: SectionDiff) -> str:
     ch = s.step
-    return (
-        f"{s.mode}: step time {ms_precise(ch.base.ms)} -> {ms_precise(ch.head.ms)} ms "
-        f"({_change_cell(ch)}, {ch.verdict})"
-    )
+    return f"{s.mode}: step time {ms_precise(ch.base.ms)} -> {ms_precise(ch.head.ms)} ms"
+
+
+def _step_phrase(s: SectionDiff) -> str:
+    return f"{_step_times(s)} ({_change_cell(s.step)}, {s.step.verdict})"
 
 
 def _moved_phrase(s: SectionDiff) -> str:
     """How far the step of the same code moved between two runs: the processes' doing."""
-    ch = s.step
-    return (f"{s.mode}: step time {ms_precise(ch.base.ms)} -> {ms_precise(ch.head.ms)} ms "
-            f"({_change_cell(ch)}) between the two runs' profiling processes, the machine's doing")
+    return (f"{_step_times(s)} ({_change_cell(s.step)}) between the two runs' profiling processes, "
+            "the machine's doing")
 
 
 def _responsible_phrase(s: SectionDiff, doc: Doc) -> str:
