@@ -25,6 +25,7 @@ from .devices import DEVICE, backend
 from .errors import ResultError
 from .load import Load
 from .modparse import ModuleInfo, parse_module
+from .outside import outside_of_trace
 from .pipelined import analyze_pipelined
 from .resize import applicable
 from .results import SCHEMA_VERSION, BreakdownResult, GraphResult
@@ -35,6 +36,7 @@ from .rundir import (
     MODULE_FILE,
     PIPELINED_TRACE_FILE,
     SOURCES_FILE,
+    STEP_TRACE_FILE,
     TRACE_FILE,
     load_breakdown,
 )
@@ -143,6 +145,8 @@ def reanalyze(run_dir: str | Path) -> tuple[BreakdownResult, list[str]]:
         raise ResultError(f"{run}: no graph has a saved profile ({PROFILE_FILE}) to analyse again: "
                           "the run predates them, or none was measured")
     result.iterations = max((g.iterations for g in result.graphs), default=0)
+    if (run / STEP_TRACE_FILE).exists():  # the profiled steps, split again
+        result.outside = outside_of_trace(run / STEP_TRACE_FILE)
     if all(g.id in done for g in result.measured()):
         result.schema_version = SCHEMA_VERSION  # every figure now made by this analysis
     return result, done

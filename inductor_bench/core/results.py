@@ -24,6 +24,7 @@ from .ceilings import Roofline, kernel_roof
 from .devices import HOST_BACKEND
 from .errors import ResultError
 from .load import Load
+from .outside import OutsideProfile
 from .pipelined import PipelinedRun
 from .run_extras import CompileCache as CompileCache  # re-exported: results name them
 from .run_extras import PeakMemory as PeakMemory
@@ -219,7 +220,7 @@ _GRAPH_OPTIONAL: dict[str, Any] = {
 
 # What a run adds beside its graphs; saved under "extras" in that order, each only when set.
 EXTRAS = ("compile_s", "step_samples_ms", "step_turns", "peak_memory", "elapsed_s", "autotune",
-          "torch_settings", "subgraphs_left_out", "compile_cache", "roofline", "graph_breaks")
+          "torch_settings", "subgraphs_left_out", "compile_cache", "roofline", "graph_breaks", "outside")
 
 
 @dataclass
@@ -246,6 +247,7 @@ class BreakdownResult:
     compile_s: float | None = None  # the first call of the model, timed on its own
     step_samples_ms: list[float] = field(default_factory=list)  # steady-state model calls
     step_turns: StepTurns | None = None  # the step and the graphs in turns (core/step.py)
+    outside: OutsideProfile | None = None  # a profiled step's ops outside the graphs (core/outside.py)
     peak_memory: PeakMemory | None = None
     elapsed_s: float | None = None  # the whole run, compile and profiling included
     autotune: Autotune | None = None  # --autotune-top
@@ -343,6 +345,7 @@ class BreakdownResult:
             peak_memory=PeakMemory(**_known(PeakMemory, peak)) if peak else None,
             autotune=autotune_from_dict(extras.pop("autotune", None)),
             roofline=Roofline.from_dict(extras.pop("roofline", None)),
+            outside=OutsideProfile.from_dict(extras.pop("outside", None)),
             **_known(cls, {**extras, **d}),
         )
 

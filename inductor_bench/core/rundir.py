@@ -49,6 +49,7 @@ GRAPHS_DIR = "graphs"
 MODULE_FILE = "module.py"
 TRACE_FILE = "trace.json.gz"
 PIPELINED_TRACE_FILE = "pipelined.json.gz"  # accelerators: iterations launched back to back
+STEP_TRACE_FILE = "steps.json.gz"  # a few model steps profiled on the host (core/outside.py)
 LAUNCH_TRACE_FILE = "launch.json.gz"  # CUDA-graph replays: one iteration launched kernel by kernel
 KERNELS_DIR = "kernels"
 AUTOTUNE_DIR = "max-autotune"  # breakdown --autotune-top on CPU: the recompiled run

@@ -92,6 +92,29 @@ def split_in_turns(t: StepTurns | None, weights: dict[str, float]) -> StepSplit 
     )
 
 
+@dataclass(frozen=True)
+class GainFrame:
+    """The wall time a kernel's max gain (Amdahl) is a share of: the graphs' wall per step and,
+    where it was measured, the time outside them (eager code between graphs, the wrappers):
+    a kernel of a model that spends most of its step outside its graphs can give back only
+    its share of the whole step."""
+
+    graphs_ms: float
+    outside_ms: float = 0.0
+
+    @property
+    def wall_ms(self) -> float:
+        return self.graphs_ms + self.outside_ms
+
+
+def gain_frame(r: BreakdownResult) -> GainFrame:
+    """The graphs' wall per step (``totals``), plus the time outside them where the step was
+    measured and that time is positive (``split_step``); a script's graphs alone."""
+    graphs = r.totals().wall_ms
+    s = None if r.script else split_step(r)
+    return GainFrame(graphs, s.outside_ms if s is not None and s.outside_ms > 0 else 0.0)
+
+
 def pipelined_busy_pct(r: BreakdownResult) -> float | None:
     """Busy % of the whole step launched back to back: the graphs' pipelined busy time over
     their pipelined time; None when no graph has a pipelined run (the host, an old result)."""

@@ -7,6 +7,7 @@ from ..core import steady
 from ..core.categories import label, order
 from ..core.devices import backend
 from ..core.results import STEADY_SINCE, BreakdownResult, GraphResult, KernelRetuning, KernelStat, Recompile
+from ..core.step import gain_frame
 from ..core.step_totals import reweighed, whole
 from ..core.views import By, has_sources, top_step_units
 from ..core.vocab import Role, Status
@@ -158,6 +159,7 @@ def _category_table(
 
 def _top_kernels(doc: Doc, r: BreakdownResult, top: int) -> None:
     t = r.totals()
+    gain_wall = gain_frame(r).wall_ms
     us = top_step_units(r, split=False)
     roof = shows_roofline(r)
     rows = [
@@ -169,7 +171,7 @@ def _top_kernels(doc: Doc, r: BreakdownResult, top: int) -> None:
             fmt.count(u.calls),
             fmt.ms(u.ms),
             fmt.pct(fmt.share(u.ms, t.kernel_ms)),
-            fmt.pct(fmt.share(u.ms, t.wall_ms)),
+            fmt.pct(fmt.share(u.ms, gain_wall)),
         ] + ([pct_cell(r, u.graph, u.kernel)] if roof else []) + [_ops(u.kernel)]
         for i, u in enumerate(us[:top], 1)
     ]

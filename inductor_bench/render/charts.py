@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..core.analyze import AnalyzeResult, steady_step
 from ..core.categories import label, order
 from ..core.results import BreakdownResult, KernelStat
+from ..core.step import gain_frame
 from ..core.step_totals import reweighed, whole
 from ..core.views import Unit, top_step_units
 from . import format as fmt
@@ -103,9 +104,13 @@ def breakdown_top_units(r: BreakdownResult, us: list[Unit], what: str = "kernels
     if not us:
         return None
     t = r.totals()
-    bars = [_kernel_bar(u, t.wall_ms, t.kernel_ms) for u in us]
+    frame = gain_frame(r)
+    bars = [_kernel_bar(u, frame.wall_ms, t.kernel_ms) for u in us]
     step = whole(r.script)
-    note = f"max gain: the kernel's share of {step} wall time, the most the {step} can gain if it took none."
+    outside = (f" (the {fmt.ms(frame.outside_ms)} ms outside the graphs included)"
+               if frame.outside_ms > 0 else "")
+    note = (f"max gain: the kernel's share of {step} wall time{outside}, the most the {step} can gain "
+            "if it took none.")
     unit = ("ms in the script" if r.script else "ms per step") + (
         " (all its graph's calls)" if reweighed(t.weights) else "")
     return Chart(f"Top {len(us)} {what}", unit, bars, note=note)

@@ -13,6 +13,7 @@ from ..core.subgraphs import left_out_line
 from ..core.symbols import sizes_text
 from . import format as fmt
 from .doc import Doc
+from .outside import render_outside_ops
 
 LAUNCH_BOUND = "launch-bound"
 DEVICE_BOUND = "device-bound"
@@ -37,6 +38,7 @@ def render_execution(doc: Doc, r: BreakdownResult) -> None:
     _cuda_graphs(doc, r)
     _pipelined(doc, r)
     _outside(doc, r)
+    render_outside_ops(doc, r)
 
 
 def _settings(doc: Doc, r: BreakdownResult) -> None:

@@ -8,6 +8,7 @@ from pathlib import PurePath
 from ..core.categories import label, order
 from ..core.results import BreakdownResult
 from ..core.sources import ROOT_MODULE, Origin, SourceLine
+from ..core.step import gain_frame
 from ..core.step_totals import reweighed, whole
 from ..core.views import By, Group, Unit, by_line, by_module, step_units, top_step_units, units
 from ..core.vocab import Role
@@ -51,6 +52,7 @@ def _kernel_cell(doc: Doc, u: Unit) -> str:
 def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
     """The top kernels of the step, extern ops one row per call site."""
     t = r.totals()
+    gain_wall = gain_frame(r).wall_ms
     us = top_step_units(r)
     roof = shows_roofline(r)
     rows = [
@@ -62,7 +64,7 @@ def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
             fmt.count(u.calls),
             fmt.ms(u.ms),
             fmt.pct(fmt.share(u.ms, t.kernel_ms)),
-            fmt.pct(fmt.share(u.ms, t.wall_ms)),
+            fmt.pct(fmt.share(u.ms, gain_wall)),
         ] + ([unit_pct_cell(r, u)] if roof else []) + [where(u.origin, u.graph.attribution)]
         for i, u in enumerate(us[:top], 1)
     ]
@@ -84,6 +86,11 @@ def max_gain_note(r: BreakdownResult, more: str) -> str:
     if r.script:
         text = ("max gain = the kernel's share of the script's time in its compiled graphs: the most "
                 "that time can shrink if this kernel took no time at all (Amdahl).")
+    elif (frame := gain_frame(r)).outside_ms > 0:
+        text = (f"max gain = the kernel's share of the step's wall time, {fmt.ms(frame.wall_ms)} ms: "
+                f"its graphs' {fmt.ms(frame.graphs_ms)} ms and the {fmt.ms(frame.outside_ms)} ms "
+                "outside them; the most the step can speed up if this kernel took no time at all "
+                "(Amdahl).")
     else:
         text = ("max gain = the kernel's share of step wall time: the most the step can speed up "
                 "if this kernel took no time at all (Amdahl).")

@@ -17,7 +17,6 @@ import signal
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from ..core import subgraphs
 from ..core.devices import backend
 from ..core.errors import UsageError, WorkloadError
 from ..core.rundir import CALL_INPUTS_DIR, SOURCES_LOG
+from ..core.steady import steady_mean
 from ..core.vocab import CompileMode
 from ..core.workload import FACTORY_KIND, SCRIPT_KIND, WorkloadOptions
 from . import (
@@ -42,6 +42,7 @@ from . import device as dev
 from .cudagraph_state import attach as attach_cudagraph_state
 from .dynamo_counts import attach_break_recorder, dynamo_graph_count, fx_cache_counts
 from .dynamo_frame import CODE_KEY, compiled_code
+from .step_profile import StepTiming, profile_steps
 from .workload import build_step, call_factory, load_factory, run_model_file
 
 # Inductor flags every compile of ours runs with: unique kernel names, benchmark harnesses in
@@ -278,44 +279,14 @@ def _run_factory(
     }
     if modules and backend(device).split_in_turns:
         out["step_turns"] = turns.time_in_turns(one, [m["path"] for m in modules], device, timing.budget_s)
+    if timing.trace:
+        out["step_profile"] = profile_steps(one, Path(timing.trace), steady_mean(samples))
     return out
 
 
 def _phase(what: str) -> None:
     """A line in the compile log: where a slow or killed compile worker had got to."""
     print(f"inductor-bench: {what}", flush=True)
-
-
-@dataclass(frozen=True)
-class StepTiming:
-    """How long the steady state is timed: ``steps`` calls at most, stopping once
-    ``budget_s`` has passed (None: all ``steps``) but never before ``min_steps``."""
-
-    steps: int
-    budget_s: float | None = None
-    min_steps: int = 1
-
-    @classmethod
-    def from_request(cls, request: dict[str, Any]) -> StepTiming:
-        budget = request.get("step_budget_s")
-        return cls(
-            steps=int(request.get("steps", 5)),
-            budget_s=float(budget) if budget is not None else None,
-            min_steps=int(request.get("min_steps", 1)),
-        )
-
-    def run(self, one: Callable[[], float]) -> list[float]:
-        samples: list[float] = []
-        start = time.perf_counter()
-        while len(samples) < self.steps:
-            if (
-                self.budget_s is not None
-                and len(samples) >= self.min_steps
-                and time.perf_counter() - start >= self.budget_s
-            ):
-                break
-            samples.append(one())
-        return samples
 
 
 def _run_script(opts: WorkloadOptions) -> dict[str, Any]:

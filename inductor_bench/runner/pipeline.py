@@ -14,8 +14,9 @@ from typing import Any
 
 from ..core import errors, graph_breaks, resize, subgraphs
 from ..core.devices import HOST_BACKEND
+from ..core.outside import outside_of
 from ..core.results import BreakdownResult, CompileCache, GraphResult, PeakMemory, StepTurns, TorchSettings
-from ..core.rundir import CACHE_DIR, LOGS_DIR, MODULES_LOG, SOURCES_LOG
+from ..core.rundir import CACHE_DIR, LOGS_DIR, MODULES_LOG, SOURCES_LOG, STEP_TRACE_FILE
 from ..core.vocab import CompileMode, Status
 from ..core.workload import SCRIPT_KIND, WorkloadOptions
 from . import cudagraph_log, stop
@@ -47,6 +48,7 @@ class CompileOutcome:
     torch_settings: dict[str, Any] | None = None
     step_load: dict[str, Any] | None = None  # load from other processes while steps were timed
     step_turns: dict[str, Any] | None = None  # the step and each module in turns (runner/turns.py)
+    step_profile: dict[str, Any] | None = None  # a few steps profiled (runner/step_profile.py)
     fx_cache: dict[str, int] | None = None  # Inductor's FX graph cache: hits, misses
     dynamo_graphs: int | None = None  # the graphs Dynamo captured, whichever backend compiled them
     # module name -> calls of it: per timed step (a factory model), in the whole run (a script)
@@ -75,6 +77,7 @@ _REPORTED = (
     "torch_settings",
     "step_load",
     "step_turns",
+    "step_profile",
     "fx_cache",
     "dynamo_graphs",
     "graph_breaks",
@@ -99,6 +102,7 @@ def compile_workload(
         "steps": settings.steps,
         "step_budget_s": settings.step_budget_s,
         "min_steps": settings.min_steps,
+        "step_trace": str(run_dir / STEP_TRACE_FILE),
     }
     out = CompileOutcome()
     cache, shared = run_cache(run_dir, fresh=settings.fresh_cache, freezing=opts.freezing)
@@ -191,6 +195,8 @@ def _take_outcome(result: BreakdownResult, opts: WorkloadOptions, comp: CompileO
     result.compile_s = comp.compile_s
     result.graph_breaks = list(comp.graph_breaks or [])
     result.step_samples_ms = list(comp.step_samples_ms)
+    if comp.step_profile:
+        result.outside = outside_of(comp.step_profile)
     if comp.peak_memory_bytes is not None:
         result.peak_memory = PeakMemory(comp.peak_memory_bytes, comp.peak_memory_kind)
     if comp.torch_settings:

@@ -30,10 +30,7 @@ Run as ``python -m inductor_bench.runner.profile request.json response.json``.
 from __future__ import annotations
 
 import contextlib
-import gzip
 import math
-import os
-import shutil
 import statistics
 import time
 from collections.abc import Callable
@@ -49,6 +46,7 @@ from . import machine, torch_settings
 from . import replay as replay_mod
 from .harness_inputs import HarnessCall, harness, load_module
 from .speed import SpeedWatch
+from .trace_export import export_trace
 from .workload import run_model_file
 
 WARMUP_CALLS = 3
@@ -156,7 +154,6 @@ def prepare(spec: dict[str, Any]) -> None:
     """On standby (``worker.worker_main``), while the model compiles elsewhere: import torch,
     what a compiled module imports, the profiler and the model file, and let Inductor probe
     the CPU's vector ISA (it builds a test program; loading a C++ kernel needs the answer)."""
-    import contextlib
     import importlib
 
     import torch.profiler  # noqa: F401
@@ -205,7 +202,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         with profile(activities=dev.profiler_activities(device)) as prof:
             launch_eager()
             dev.synchronize(device)
-        _export(prof, Path(request["launch_trace"]))
+        export_trace(prof, Path(request["launch_trace"]))
         del prof
         launch, replayed, replay_error = _replay(request, mod, run_once, device)
 
@@ -257,13 +254,13 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
             if on_device:
                 # exported before the next session starts: a session exported after another
                 # ran has its device events zeroed (ts 0, dur 0; seen on an H200, torch 2.11)
-                _export(kept, Path(request["trace"]))
+                export_trace(kept, Path(request["trace"]))
                 kept = None
         del prof
         if windows_agree(window_ms):
             break
     if kept is not None:  # on the host: the fastest session, exported once
-        _export(kept, Path(request["trace"]))
+        export_trace(kept, Path(request["trace"]))
     del kept
     plain = None
     if request.get("pipelined_trace"):
@@ -274,7 +271,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
                 with record_function(PIPELINED_ITERATION):
                     launch()
             dev.synchronize(device)
-        _export(prof, Path(request["pipelined_trace"]))
+        export_trace(prof, Path(request["pipelined_trace"]))
         del prof
         # the same launches without the profiler, for the launch-bound verdict (core/pipelined.py)
         plain = time_back_to_back(lambda: (run_once.restore(), launch()), lambda: dev.synchronize(device), n,
@@ -328,22 +325,6 @@ def _replay(request: dict[str, Any], mod: Any, run_once: HarnessCall, device: st
     if graph is None:
         return run_once, False, error
     return (lambda: graph.run(args)), True, None
-
-
-def _export(prof: Any, trace: Path) -> None:
-    """The session as a gzipped chrome trace at ``trace`` (``x.json.gz``), written whole or not
-    at all (a temporary file renamed into place: a full disk leaves no torn trace)."""
-    raw = trace.with_name(f".{trace.name}.{os.getpid()}.json")
-    part = trace.with_name(f".{trace.name}.{os.getpid()}.part")
-    try:
-        prof.export_chrome_trace(str(raw))
-        with open(raw, "rb") as src, gzip.open(part, "wb", compresslevel=6) as dst:
-            shutil.copyfileobj(src, dst)
-        os.replace(part, trace)
-    finally:
-        for p in (raw, part):
-            with contextlib.suppress(OSError):
-                p.unlink()
 
 
 if __name__ == "__main__":

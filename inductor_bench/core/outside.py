@@ -1,0 +1,150 @@
+"""What the time outside the compiled graphs is spent on: a few real steps of the model,
+profiled on the host (``runner/step_profile.py``), split into the ops that ran outside every
+graph; pure, no torch.
+
+A step's host timeline (``cpu_op`` events, ``ProfilerStep#N`` ranges around each step) holds,
+per thread, ops nested in ops. Walking each thread's ops by start (the longer first at one
+start), the first op met that is not inside another counted one is:
+
+- **a graph** when it is a compiled graph's call: ``CompiledFunction`` (its forward),
+  ``CompiledFunctionBackward`` (inside autograd's ``evaluate_function``), or a compiled
+  module's own record function (``## Call CompiledFxGraph <key> ##``, an inference graph);
+  its time is the graphs', nothing inside it is looked at;
+- **a frame** when it is ``Torch-Compiled Region: ...`` (Dynamo's frame): it is not counted
+  itself, the ops directly inside it are (a frame holds its graphs and, after a graph break,
+  the eager code that Dynamo ran instead: an ``aten::lstm`` it does not support);
+- **an op outside the graphs** otherwise (an eager ``aten::`` op, an autograd node's
+  ``evaluate_function`` of the eager backward, Dynamo's guard check, the AOT wrapper's
+  prologue): its whole duration, the ops inside it included, is its own.
+
+What no thread spends in a counted op or graph (Python between ops, Dynamo's frame itself)
+is counted apart. Every figure is the
+policy's (``core/steady.py``) mean over the steps whose wall it keeps.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .columns import STEP_NAME, TraceColumns, load_columns
+from .errors import TraceError
+from .steady import steady
+from .timeline import union_length
+
+FRAME = re.compile(r"^Torch-Compiled Region")
+GRAPH = re.compile(r"^(CompiledFunction|CompiledFunctionBackward|"
+                   r"autograd::engine::evaluate_function: CompiledFunctionBackward|## .* ##)$")
+US_PER_MS = 1000.0
+
+
+@dataclass(frozen=True)
+class OutsideOp:
+    name: str  # as the profiler names it (an eager backward: its evaluate_function)
+    calls: float  # per step
+    ms: float  # per step, profiled
+
+
+@dataclass
+class OutsideProfile:
+    """A profiled step's host time: inside the graphs, in each op outside them, and in none."""
+
+    steps: int = 0  # steps profiled
+    kept: int = 0  # the steps the policy kept
+    step_ms: float = 0.0  # a profiled step's wall
+    graphs_ms: float = 0.0  # inside the compiled graphs
+    uncovered_ms: float = 0.0  # no thread in an op or a graph (Python between ops)
+    ops: list[OutsideOp] = field(default_factory=list)  # the most time first
+    error: str = ""
+
+    @property
+    def outside_ms(self) -> float:
+        """The ops outside the graphs and the time in no op."""
+        return sum(o.ms for o in self.ops) + self.uncovered_ms
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> OutsideProfile | None:
+        if not d:
+            return None
+        ops = [OutsideOp(**o) for o in d.get("ops") or []]
+        return cls(**{**{k: v for k, v in d.items() if k in cls.__dataclass_fields__}, "ops": ops})
+
+
+@dataclass
+class _Step:
+    wall: float = 0.0  # µs
+    graphs: float = 0.0
+    uncovered: float = 0.0
+    ops: dict[str, list[float]] = field(default_factory=dict)  # name -> [calls, µs]
+
+
+def outside_profile(c: TraceColumns) -> OutsideProfile:
+    """The split of every ``ProfilerStep#N`` of a host trace (see the module docstring)."""
+    windows = sorted((m for m in c.markers if STEP_NAME.match(m[0])), key=lambda m: m[1])
+    if not windows:
+        return OutsideProfile(error=f"{c.path or 'the trace'}: no profiled step in it")
+    steps = [_split(c, start, end) for _, start, end in windows]
+    kept = steady([s.wall for s in steps])
+    names = {n for s in steps for n in s.ops}
+    ops = [OutsideOp(n, kept.mean([s.ops.get(n, [0, 0.0])[0] for s in steps]),
+                     kept.mean([s.ops.get(n, [0, 0.0])[1] for s in steps]) / US_PER_MS) for n in names]
+    return OutsideProfile(
+        steps=len(steps), kept=len(kept.kept),
+        step_ms=kept.mean([s.wall for s in steps]) / US_PER_MS,
+        graphs_ms=kept.mean([s.graphs for s in steps]) / US_PER_MS,
+        uncovered_ms=kept.mean([s.uncovered for s in steps]) / US_PER_MS,
+        ops=sorted(ops, key=lambda o: (-o.ms, o.name)),
+    )
+
+
+def outside_of_trace(path: str | Path) -> OutsideProfile:
+    """``outside_profile`` of the trace at ``path``; its error where it cannot be read."""
+    try:
+        return outside_profile(load_columns(path))
+    except (TraceError, OSError) as e:
+        return OutsideProfile(error=str(e))
+
+
+def outside_of(step_profile: dict[str, Any]) -> OutsideProfile:
+    """The compile worker's ``step_profile`` (its trace's path, or the error that stopped it)."""
+    if step_profile.get("trace"):
+        return outside_of_trace(step_profile["trace"])
+    return OutsideProfile(error=str(step_profile.get("error") or "no profiled step"))
+
+
+def _split(c: TraceColumns, start: float, end: float) -> _Step:
+    """One step: its ops by thread, then by start (the longer first), walked as above."""
+    op, names = c.op, c.names.values
+    js = [j for j in range(len(op)) if start <= op.ts[j] <= end and not STEP_NAME.match(names[op.name[j]])]
+    js.sort(key=lambda j: (op.where[j], op.ts[j], -op.dur[j]))
+    out = _Step(wall=end - start)
+    covered: dict[int, list[tuple[float, float]]] = {}  # thread -> the counted ops' (and graphs') spans
+    open_until, thread = -float("inf"), None  # the end of the counted op (or graph) last met
+    frames: list[float] = []  # the ends of the frames open around the walk
+    for j in js:
+        t, e, name = op.ts[j], min(op.ts[j] + op.dur[j], end), names[op.name[j]]
+        if op.where[j] != thread:
+            thread, open_until, frames = op.where[j], -float("inf"), []
+        if t < open_until:
+            continue  # inside a counted op or a graph
+        while frames and t >= frames[-1]:
+            frames.pop()
+        if FRAME.match(name):
+            frames.append(e)
+            continue
+        covered.setdefault(thread, []).append((t, e))
+        open_until = e
+        if GRAPH.match(name):
+            out.graphs += e - t
+        else:
+            calls_us = out.ops.setdefault(name, [0, 0.0])
+            calls_us[0] += 1
+            calls_us[1] += e - t
+    spans = [s for per_thread in covered.values() for s in per_thread]
+    out.uncovered = max(out.wall - union_length(spans), 0.0)  # no thread in a counted op
+    return out

@@ -1,0 +1,72 @@
+"""The time outside the compiled graphs, by the ops that took it: a few profiled steps of the
+model split by ``core/outside.py``."""
+
+from __future__ import annotations
+
+from ..core.devices import HOST_BACKEND
+from ..core.outside import OutsideProfile
+from ..core.results import BreakdownResult
+from ..core.step import split_step
+from . import format as fmt
+from .doc import Doc
+
+SHOWN = 8  # ops shown; the rest in one row
+# Below this share of the step outside the graphs, the ops are one line: there the profiler's
+# own cost (about a microsecond per op, more per step) is most of what it would show.
+TABLE_PCT = 10.0
+BACKWARD = "autograd::engine::evaluate_function: "
+
+
+def op_label(name: str) -> str:
+    """An op as the table names it: an autograd node's evaluation as the node, eager backward."""
+    return f"{name[len(BACKWARD):]} (eager backward)" if name.startswith(BACKWARD) else name
+
+
+def render_outside_ops(doc: Doc, r: BreakdownResult) -> None:
+    """The table of the ops outside the graphs, the most time first; a line where the steps
+    could not be profiled."""
+    p = r.outside
+    if p is None:
+        return
+    if p.error:
+        doc.paragraph(f"outside the graphs, by op: not profiled ({p.error}).")
+        return
+    if not p.ops and p.uncovered_ms <= 0:
+        return
+    s = split_step(r)
+    if s is not None and s.outside_pct < TABLE_PCT:  # a line: the profiler's cost would weigh most
+        top = ", ".join(f"{op_label(o.name)} {fmt.ms(o.ms)} ms" for o in p.ops[:3])
+        doc.paragraph(f"outside the graphs, by op (profiled steps, per step; the profiler's own cost "
+                      f"included): {top}.")
+        return
+    doc.heading("Outside the graphs, by op (profiled steps)")
+    total = p.outside_ms
+    rows = [_row(op_label(o.name), fmt.count(o.calls), o.ms, total) for o in p.ops[:SHOWN]]
+    rest = p.ops[SHOWN:]
+    if rest:
+        rows.append(_row(f"{len(rest)} other ops", fmt.count(sum(o.calls for o in rest)),
+                         sum(o.ms for o in rest), total))
+    if p.uncovered_ms > 0:
+        waiting = "" if r.device == HOST_BACKEND.name else ", waiting for the device"
+        rows.append(_row(f"(in no op: Python between ops{waiting})", "", p.uncovered_ms, total))
+    rows.append(["total (profiled)", "", fmt.ms(total), fmt.pct(100.0)])
+    doc.table(rows, ["op", "calls", "ms", "% outside"], ("left", "right", "right", "right"))
+    doc.paragraph(_note(p, r))
+
+
+def _row(name: str, calls: str, ms: float, total: float) -> list[str]:
+    return [name, calls, fmt.ms(ms), fmt.pct(fmt.share(ms, total))]
+
+
+def _note(p: OutsideProfile, r: BreakdownResult) -> str:
+    s = split_step(r)
+    timed = f" against {fmt.ms(s.step_ms)} ms timed without it" if s is not None else ""
+    kept = f"{p.kept} of {p.steps}" if p.kept != p.steps else f"{p.steps}"
+    return (
+        f"{kept} steps of the model profiled on the host after the timed ones, per step: "
+        f"{fmt.ms(p.step_ms)} ms{timed} (the profiler adds its own cost to every op: the shares "
+        f"are the guide), {fmt.ms(p.graphs_ms)} ms of it inside the compiled graphs. An op is "
+        "counted whole, the ops it calls included; an eager backward is the autograd node's "
+        "evaluation; calls and ms per step."
+    )
+

@@ -1,0 +1,78 @@
+"""The compile worker's steps: how long the steady state is timed (``StepTiming``), then a few
+more steps profiled on the host: the trace that ``core/outside.py`` splits into the ops that
+ran outside the compiled graphs.
+
+Only the host's ops are recorded (no device activity: the question is which eager code
+between the graphs takes the step's time); each step is a ``ProfilerStep#N`` range. The
+profiler adds its own cost to every op, so these steps run slower than the timed ones; the
+report shows the split as such, beside the step timed without it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .trace_export import export_trace
+
+
+@dataclass(frozen=True)
+class StepTiming:
+    """How long the steady state is timed: ``steps`` calls at most, stopping once
+    ``budget_s`` has passed (None: all ``steps``) but never before ``min_steps``."""
+
+    steps: int
+    budget_s: float | None = None
+    min_steps: int = 1
+    trace: str = ""  # where a few more steps, profiled, are written (runner/step_profile.py)
+
+    @classmethod
+    def from_request(cls, request: dict[str, Any]) -> StepTiming:
+        budget = request.get("step_budget_s")
+        return cls(
+            steps=int(request.get("steps", 5)),
+            budget_s=float(budget) if budget is not None else None,
+            min_steps=int(request.get("min_steps", 1)),
+            trace=str(request.get("step_trace") or ""),
+        )
+
+    def run(self, one: Callable[[], float]) -> list[float]:
+        samples: list[float] = []
+        start = time.perf_counter()
+        while len(samples) < self.steps:
+            if (
+                self.budget_s is not None
+                and len(samples) >= self.min_steps
+                and time.perf_counter() - start >= self.budget_s
+            ):
+                break
+            samples.append(one())
+        return samples
+
+
+STEPS = 3  # profiled steps, at most
+BUDGET_S = 5.0  # no more steps than fit in this time at the timed steps' pace (one at least)
+
+
+def profile_steps(one: Callable[[], float], trace: Path, per_step_ms: float) -> dict[str, Any]:
+    """Profile up to ``STEPS`` calls of ``one`` (a timed step) into ``trace`` (``.json.gz``);
+    the steps within ``BUDGET_S`` at the unprofiled ``per_step_ms``. Returns what the result
+    keeps of it: the trace's path and the steps, or the error that stopped it."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    steps = max(1, min(STEPS, int(BUDGET_S * 1e3 / max(per_step_ms, 1e-3))))
+    print(f"inductor-bench: profiling {steps} more step(s) on the host", flush=True)  # compile log
+    t0 = time.perf_counter()
+    try:
+        trace.parent.mkdir(parents=True, exist_ok=True)
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            for i in range(steps):
+                with record_function(f"ProfilerStep#{i}"):
+                    one()
+        export_trace(prof, trace)
+    except Exception as e:  # evidence only: the breakdown goes on without it
+        return {"error": f"{type(e).__name__}: {e}"}
+    return {"trace": str(trace), "steps": steps, "s": time.perf_counter() - t0}

@@ -1,0 +1,152 @@
+"""The time outside the compiled graphs by op (core/outside.py, render/outside.py) and the max
+gain held against the whole step (core/step.gain_frame): on a hand-built (synthetic) host
+trace with its figures worked out by hand below, on the recorded stalled run, and end to end
+on `breakdown models/mlp.py --train` against the saved trace read with json alone."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from inductor_bench.core.analysis import reanalyze
+from inductor_bench.core.columns import load_columns
+from inductor_bench.core.outside import OutsideOp, OutsideProfile, outside_of, outside_of_trace, outside_profile
+from inductor_bench.core.rundir import STEP_TRACE_FILE, load_breakdown
+from inductor_bench.core.step import gain_frame, split_step
+from inductor_bench.core.views import top_step_units
+from inductor_bench.render import format as fmt
+from inductor_bench.render.breakdown import render_breakdown
+
+FIXTURES = Path(__file__).parent / "fixtures"
+STALLED = FIXTURES / "runs" / "cpu_mlp_train_stalled"
+BACKWARD = "autograd::engine::evaluate_function: "
+
+
+def op(name: str, ts: float, dur: float, tid: int = 1) -> dict:
+    return {"ph": "X", "cat": "cpu_op", "name": name, "ts": ts, "dur": dur, "pid": 7, "tid": tid}
+
+
+def step(k: int, t0: float, lstm_us: float) -> list[dict]:
+    """One synthetic training step of 1000 µs: guards, Dynamo's frame holding the AOT prologue,
+    the compiled forward and (after a graph break) an eager LSTM, then the compiled backward
+    and two eager backward nodes, one on another thread."""
+    return [
+        {"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{k}", "ts": t0, "dur": 1000.0,
+         "pid": 7, "tid": 1},
+        op("TorchDynamo Cache Lookup", t0 + 10, 20),
+        op("Torch-Compiled Region: 0/0", t0 + 30, 570),
+        op("AOTDispatcher Runtime Wrapper Prologue", t0 + 32, 6),
+        op("CompiledFunction", t0 + 40, 260),
+        op("## Call CompiledFxGraph abc ##", t0 + 50, 240),
+        op("aten::addmm", t0 + 60, 100),
+        op("aten::lstm", t0 + 310, lstm_us),
+        op("aten::mkldnn_rnn_layer", t0 + 320, lstm_us - 20),
+        op(BACKWARD + "CompiledFunctionBackward", t0 + 650, 150),
+        op("CompiledFunctionBackward", t0 + 651, 148),
+        op(BACKWARD + "AddmmBackward0", t0 + 800, 50),
+        op("AddmmBackward0", t0 + 801, 48),
+        op(BACKWARD + "MkldnnRnnLayerBackward0", t0 + 850, 100, tid=2),
+    ]
+
+
+@pytest.fixture
+def synthetic(tmp_path) -> Path:
+    path = tmp_path / "steps.json"
+    events = step(0, 0.0, 190.0) + step(1, 1000.0, 290.0)
+    path.write_text(json.dumps({"traceEvents": events}))
+    return path
+
+
+def test_a_step_splits_into_graphs_ops_outside_them_and_time_in_no_op(synthetic):
+    p = outside_profile(load_columns(synthetic))
+    assert (p.steps, p.kept, p.error) == (2, 2, "")
+    assert p.step_ms == pytest.approx(1.0)
+    # inside the graphs: CompiledFunction 260 and the backward's evaluate_function 150 µs
+    assert p.graphs_ms == pytest.approx(0.410)
+    got = {o.name: (o.calls, o.ms) for o in p.ops}
+    assert got == {
+        "aten::lstm": (1, pytest.approx(0.240)),  # (190 + 290) / 2, its mkldnn layer inside it
+        BACKWARD + "MkldnnRnnLayerBackward0": (1, pytest.approx(0.100)),  # on the other thread
+        BACKWARD + "AddmmBackward0": (1, pytest.approx(0.050)),
+        "TorchDynamo Cache Lookup": (1, pytest.approx(0.020)),
+        "AOTDispatcher Runtime Wrapper Prologue": (1, pytest.approx(0.006)),
+    }  # the frame itself and the ops inside a graph or a counted op: none
+    assert [o.name for o in p.ops][:2] == ["aten::lstm", BACKWARD + "MkldnnRnnLayerBackward0"]
+    # covered per step: 20 + 6 + 260 + lstm + 150 + 50 + 100 = 586 + lstm: 224 and 124 µs in none
+    assert p.uncovered_ms == pytest.approx((224 + 124) / 2 / 1000)
+    assert p.outside_ms + p.graphs_ms == pytest.approx(p.step_ms)
+
+
+def test_what_cannot_be_split_says_why(tmp_path):
+    no_steps = tmp_path / "plain.json"
+    no_steps.write_text(json.dumps({"traceEvents": [op("aten::mm", 0, 5)]}))
+    assert "no profiled step" in outside_of_trace(no_steps).error
+    assert "no such trace file" in outside_of_trace(tmp_path / "gone.json.gz").error
+    assert outside_of({"error": "RuntimeError: profiler busy"}).error == "RuntimeError: profiler busy"
+
+
+def test_the_split_round_trips_through_the_result_json():
+    p = OutsideProfile(steps=3, kept=2, step_ms=2.0, graphs_ms=1.0, uncovered_ms=0.25,
+                       ops=[OutsideOp("aten::lstm", 1.0, 0.75)])
+    assert OutsideProfile.from_dict(json.loads(json.dumps(p.to_dict()))) == p
+    assert OutsideProfile.from_dict(None) is None
+
+
+def test_the_report_shows_the_ops_and_holds_max_gain_against_the_whole_step(synthetic):
+    r = load_breakdown(STALLED)
+    r.outside = outside_profile(load_columns(synthetic))
+    s = split_step(r)
+    assert s is not None and s.outside_pct > 10  # the table, not the one line
+    text = render_breakdown(r)
+    section = text.split("Outside the graphs, by op (profiled steps)")[1].split("\n\n")[1]
+    rows = [line.split() for line in section.splitlines()[2:]]
+    # outside: the ops' 0.416 ms and 0.174 ms in none, 0.590 ms; aten::lstm 0.240 of it
+    assert rows[0][:4] == ["aten::lstm", "1", "0.240", "40.7%"]
+    assert rows[1][:3] == ["MkldnnRnnLayerBackward0", "(eager", "backward)"]
+    assert rows[-2][-2:] == ["0.174", "29.5%"] and rows[-1][-2:] == ["0.590", "100.0%"]
+    # max gain: each kernel's share of the graphs' wall and the time outside them
+    frame = gain_frame(r)
+    t = r.totals()
+    assert frame.wall_ms == pytest.approx(t.wall_ms + s.outside_ms) and frame.outside_ms > 0
+    top = top_step_units(r)[0]
+    row = next(line for line in text.splitlines() if line.strip().startswith("1  "))
+    assert fmt.pct(100 * top.ms / (t.wall_ms + s.outside_ms)) in row.split()
+    assert f"step's wall time, {fmt.ms(frame.wall_ms)} ms" in text
+
+
+def test_a_small_outside_share_is_one_line(synthetic):
+    r = load_breakdown(STALLED)
+    r.outside = outside_profile(load_columns(synthetic))
+    r.step_turns = None
+    r.step_samples_ms = [t.wall_ms for t in [r.totals()]]  # a step no longer than its graphs
+    text = render_breakdown(r)
+    assert "Outside the graphs, by op" not in text
+    assert "outside the graphs, by op (profiled steps" in text and "aten::lstm 0.240 ms" in text
+
+
+@pytest.mark.e2e
+def test_a_breakdown_profiles_its_steps_and_splits_them(mlp_train):
+    result, run_dir, err = mlp_train
+    assert err is None
+    p = result.outside
+    assert p is not None and p.error == "" and p.steps >= 1
+    with gzip.open(Path(run_dir) / STEP_TRACE_FILE, "rt") as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    steps = [e for e in events if e["name"].startswith("ProfilerStep#")]
+    assert len(steps) == p.steps
+    # the graphs: the compiled forward and backward calls, read from the trace with json alone
+    # (to a nanosecond: the tool takes an op as its end less its start, in µs since the epoch)
+    graphs = [e["dur"] for e in events if e["name"] in ("CompiledFunction", BACKWARD + "CompiledFunctionBackward")]
+    assert len(graphs) == 2 * p.steps
+    if p.kept == p.steps:
+        assert p.graphs_ms == pytest.approx(math.fsum(graphs) / p.steps / 1000, abs=1e-6)
+        guards = [e["dur"] for e in events if e["name"] == "TorchDynamo Cache Lookup"]
+        by_name = {o.name: o for o in p.ops}
+        if guards:
+            assert by_name["TorchDynamo Cache Lookup"].ms == pytest.approx(math.fsum(guards) / p.steps / 1000, abs=1e-6)
+    assert load_breakdown(run_dir).outside == p  # saved with the result
+    assert reanalyze(run_dir)[0].outside == p  # and split again from the run directory alone
