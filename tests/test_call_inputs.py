@@ -1,5 +1,6 @@
-"""A graph is profiled on the integer and boolean values its first real call had
-(``runner/call_inputs.py``), and the inputs it changes in place are put back before every call.
+"""A graph is profiled on the values its first real call had (``runner/call_inputs.py``): its
+integer and boolean inputs first, then its floats, within a size budget; the inputs it changes
+in place are put back before every call.
 
 The harness's ``rand_strided`` makes every integer and boolean input zeros; a static KV cache's
 position counter, advanced in place by each call, then runs past the cache after a few profiled
@@ -87,29 +88,33 @@ def _real_args() -> list:
             torch.tensor(3), torch.zeros(6, 8)]
 
 
-def test_the_first_call_keeps_its_integer_and_boolean_inputs_and_what_it_changed(tmp_path):
+def test_the_first_call_keeps_its_inputs_and_what_it_changed(tmp_path):
     args = _real_args()
     _first_call(tmp_path, MODULE, list(args))
     data = torch.load(tmp_path / "inputs.pt", weights_only=True)
-    assert sorted(data["inputs"]) == [0, 1, 3]  # ids, mask, length; not the floats
+    assert list(data["inputs"]) == [0, 1, 3, 2, 4]  # ids, mask, length, then the floats
     assert data["inputs"][0].tolist() == [2, 5, 5, 9]
     assert data["inputs"][1].tolist() == [True, False, True, True]
     assert int(data["inputs"][3]) == 3  # before the call advanced it
-    assert data["mutated"] == [3]
+    assert torch.equal(data["inputs"][2], args[2]) and not data["inputs"][4].any()  # the cache before
+    assert data["mutated"] == [3, 4]  # the length, and the cache row the call wrote
     assert int(args[3]) == 4  # the model's own tensor advanced by its call
     assert data["inputs"][0].tolist() != [0, 0, 0, 0]  # the second call's ids were not recorded
 
 
 def test_the_harness_runs_on_them_and_gets_the_changed_ones_back_before_each_call(tmp_path):
     path = _first_call(tmp_path, MODULE, _real_args())
+    args = _real_args()
+    path = _first_call(tmp_path, MODULE, [a.clone() for a in args])
     run = harness(load_module(str(path)))
-    assert run.restorer.copied == 3
+    assert (run.restorer.copied, run.restorer.inputs) == (5, 5)
     assert run.args[0].tolist() == [2, 5, 5, 9] and run.args[1].tolist() == [True, False, True, True]
     for _ in range(20):  # without the restore the length reaches the cache's end at the 3rd call
         run.restore()
         run()
         assert int(run.args[3]) == 4
-    assert len(set(run.args[2].flatten().tolist())) > 10  # the floats: the harness's random draw
+        assert torch.equal(run.args[4][:3], torch.zeros(3, 8)) and run.args[4][3].any()  # one row
+    assert torch.equal(run.args[2], args[2])  # the floats: the model's, not the harness's draw
 
 
 def test_without_a_record_the_harness_keeps_its_zeros_and_a_profile_runs_out_of_the_cache(tmp_path):
@@ -130,14 +135,49 @@ def test_an_input_of_another_shape_keeps_the_harnesss_value(tmp_path):
     args[0] = torch.tensor([1, 2])  # 2 ids where the harness has 4
     path = _first_call(tmp_path, MODULE, args)
     run = harness(load_module(str(path)))
-    assert run.restorer.copied == 2  # mask and length
+    assert run.restorer.copied == 4  # mask, x, length, cache
     assert run.args[0].tolist() == [0, 0, 0, 0]
+
+
+def test_past_the_budget_an_input_keeps_the_harnesss_draw_integers_first(tmp_path, monkeypatch):
+    """x (320 bytes) is over a tensor limit of 256; of a module budget of 300 bytes the integer
+    and boolean inputs take 44 first (ids 32, mask 4, length 8), and the cache (192) fits after
+    them: x keeps the harness's draw."""
+    monkeypatch.setattr(call_inputs, "MAX_TENSOR_BYTES", 256)
+    monkeypatch.setattr(call_inputs, "MAX_MODULE_BYTES", 300)
+    args = _real_args()
+    path = _first_call(tmp_path, MODULE, [a.clone() for a in args])
+    record = torch.load(tmp_path / "inputs.pt", weights_only=True)
+    assert list(record["inputs"]) == [0, 1, 3, 4] and list(record["scales"]) == [2]
+    std, mean = torch.std_mean(args[2])
+    assert record["scales"][2].tolist() == pytest.approx([float(mean), float(std)])
+    run = harness(load_module(str(path)))
+    assert (run.restorer.copied, run.restorer.inputs, run.restorer.scaled) == (4, 5, 1)
+    # x: the harness's seeded draw, brought to the mean and deviation the model's x had
+    (tmp_path / "inputs.pt").unlink()
+    draw = harness(load_module(str(path))).args[2]
+    assert torch.allclose(run.args[2], draw * float(std) + float(mean))
+    assert not torch.equal(run.args[2], args[2])
+    monkeypatch.setattr(call_inputs, "MAX_MODULE_BYTES", 200)  # the cache no longer fits
+    path = _first_call(tmp_path, MODULE, [a.clone() for a in args])
+    assert list(torch.load(tmp_path / "inputs.pt", weights_only=True)["inputs"]) == [0, 1, 3]
+
+
+def test_a_parameter_is_recorded_a_tensor_subclass_is_not():
+    """A graph's weights reach call() as nn.Parameter; a wrapper subclass keeps its draw."""
+
+    class Wrapped(torch.Tensor):
+        pass
+
+    weight = torch.nn.Parameter(torch.randn(3, 2))
+    kept = call_inputs._snapshot([weight, torch.randn(2).as_subclass(Wrapped), torch.tensor([1, 2])])
+    assert sorted(kept) == [0, 2] and type(kept[0]) is torch.Tensor and torch.equal(kept[0], weight)
 
 
 def test_torch_2_5s_closure_gets_the_values_too(tmp_path):
     path = _first_call(tmp_path, MODULE_2_5, [torch.tensor([7, 1, 4]), torch.randn(10, 2)])
     run = harness(load_module(str(path)))
-    assert run.args is None and run.restorer.copied == 1
+    assert run.args is None and run.restorer.copied == 2  # ids and x
     cells = {n: c.cell_contents for n, c in zip(run.call.__code__.co_freevars, run.call.__closure__, strict=True)}
     assert cells["ids"].tolist() == [7, 1, 4]
     (out,) = run()
@@ -196,13 +236,14 @@ def test_a_static_cache_decode_script_is_profiled_on_its_real_inputs(tmp_path):
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
     assert [g["status"] for g in r["graphs"]] == ["ok", "ok"]
     assert all(g["iterations"] == 50 for g in r["graphs"])
-    assert [g["first_call_inputs"] for g in r["graphs"]] == [[2, 1], [2, 1]]  # ids and length; length put back
+    # ids, length, the cache and the three weights; the length and the cache put back
+    assert [g["first_call_inputs"] for g in r["graphs"]] == [[6, 2, 6, 0], [6, 2, 6, 0]]
     assert [g["calls"] for g in r["graphs"]] == [1, 4]  # the prefill once, the decode step 4 times
     report = (run_dir / "report.txt").read_text()
     ids = [g["id"] for g in r["graphs"]]
-    assert (f"of its first call in the model (token ids, positions, masks): {ids[0]} 2, {ids[1]} 2; put back "
-            f"before every call, as the graph changes them in place (a cache's position, a counter): "
-            f"{ids[0]} 1, {ids[1]} 1") in report
+    assert (f"of its tensor inputs: {ids[0]} 6 of 6, {ids[1]} 6 of 6; put back before every call, as the "
+            f"graph changes them in place (a cache's position, a counter, a norm's running statistics): "
+            f"{ids[0]} 2, {ids[1]} 2") in report
     walls = {g["id"]: g["wall_ms"] for g in r["graphs"]}
     assert f"calls in the script: {ids[1]} 4 x " in report or f"calls in the script: {ids[0]} 1 x " in report
     assert f"{ids[1]} 4 x {fmt.ms(walls[ids[1]])} ms = {fmt.ms(4 * walls[ids[1]])} ms" in report
@@ -214,10 +255,10 @@ def test_a_static_cache_decode_script_is_profiled_on_its_real_inputs(tmp_path):
     firsts = {}
     for g in r["graphs"]:
         data = torch.load(run_dir / "graphs" / g["id"] / "inputs.pt", weights_only=True)
-        ints = {tuple(t.shape): t.tolist() for t in data["inputs"].values()}
+        ints = {tuple(t.shape): t.tolist() for t in data["inputs"].values() if not t.is_floating_point()}
         firsts[len(ints.get((3,), ints.get((1,), [])))] = (ints, len(data["mutated"]))
-    assert firsts[3] == ({(3,): [3, 7, 9], (): 0}, 1)  # prefill: its ids, the length it started at
-    assert firsts[1] == ({(1,): [10], (): 3}, 1)  # the first decode step
+    assert firsts[3] == ({(3,): [3, 7, 9], (): 0}, 2)  # prefill: its ids, the length it started at
+    assert firsts[1] == ({(1,): [10], (): 3}, 2)  # the first decode step
 
 
 def test_the_report_says_which_graphs_ran_on_their_first_calls_values():
@@ -228,10 +269,15 @@ def test_the_report_says_which_graphs_ran_on_their_first_calls_values():
                           first_call_inputs=given) for gid, given in
               (("0-inference", [3, 0]), ("1-inference", []), ("2-inference", [4, 2]))]
     r = BreakdownResult(model="m", model_path="/x/m.py", graphs=graphs)
-    text = render_breakdown(r)
+    text = render_breakdown(r)  # a run saved when only integers and booleans were recorded
     assert ("(token ids, positions, masks): 0-inference 3, 2-inference 4; put back before every call, as "
-            "the graph changes them in place (a cache's position, a counter): 2-inference 2") in text
+            "the graph changes them in place (a cache's position, a counter, a norm's running statistics): "
+            "2-inference 2") in text
     assert BreakdownResult.from_dict(r.to_dict()).graphs[2].first_call_inputs == [4, 2]
+    graphs[0].first_call_inputs, graphs[2].first_call_inputs = [3, 0, 5], [6, 2, 6]
+    text = render_breakdown(r)
+    assert "inputs: each graph ran on the values its first call in the model had (weights" in text
+    assert "of its tensor inputs: 0-inference 3 of 5, 2-inference 6 of 6; put back" in text
     for g in graphs:
         g.first_call_inputs = []
     assert "first call in the model" not in render_breakdown(r)
@@ -299,3 +345,44 @@ def test_report_reanalyze_keeps_what_the_compile_said_of_each_graph():
                     compiled_from={"name": "LlamaForCausalLM.forward", "file": "modeling_llama.py", "line": 427})
     again = GraphResult(**json.loads(json.dumps(header(g))))
     assert again.calls == 15.0 and again.compiled_from == g.compiled_from
+
+
+@pytest.mark.e2e
+def test_a_training_steps_graphs_run_on_the_models_own_weights_and_input(mlp_train):
+    """`breakdown models/mlp.py --train`: every input of both graphs recorded; the forward's
+    weights and input are the model's, as the factory builds them again here."""
+    import importlib.util
+
+    result, run_dir, err = mlp_train
+    assert err is None
+    for g in result.graphs:
+        copied, _, inputs, scaled = g.first_call_inputs
+        assert copied == inputs > 0 and scaled == 0
+    spec = importlib.util.spec_from_file_location("mlp_again", Path(__file__).parents[1] / "models" / "mlp.py")
+    mlp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mlp)
+    model, (x,) = mlp.make_workload()
+    fwd = next(g for g in result.graphs if g.role == "forward")
+    kept = torch.load(Path(run_dir) / Path(fwd.module).parent / "inputs.pt", weights_only=True)["inputs"]
+    values = list(kept.values())
+    for t in (model.fc1.weight, model.fc2.weight, model.fc3.bias, model.norm.weight, x):
+        assert any(v.shape == t.shape and torch.equal(v, t.detach()) for v in values)
+
+
+def test_a_diff_says_when_one_side_ran_on_random_floats():
+    """A run saved before floats were recorded (two counts per graph) against a newer one."""
+    import copy
+
+    from inductor_bench.core.comparable import comparability
+    from inductor_bench.core.rundir import load_breakdown
+
+    base = load_breakdown(Path(__file__).parent / "fixtures" / "runs" / "cpu_mlp_train_stalled")
+    head = copy.deepcopy(base)
+    for g in base.graphs:
+        g.first_call_inputs = [1, 0]
+    for g in head.graphs:
+        g.first_call_inputs = [9, 0, 9, 0]
+    notes = comparability(base, head)[1]
+    assert ("the graphs ran on other inputs: base on the harness's random floats, head on the model's "
+            "own values") in " ".join(notes)
+    assert not any("other inputs" in n for n in comparability(head, copy.deepcopy(head))[1])

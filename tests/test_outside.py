@@ -14,7 +14,13 @@ import pytest
 
 from inductor_bench.core.analysis import reanalyze
 from inductor_bench.core.columns import load_columns
-from inductor_bench.core.outside import OutsideOp, OutsideProfile, outside_of, outside_of_trace, outside_profile
+from inductor_bench.core.outside import (
+    OutsideOp,
+    OutsideProfile,
+    outside_of,
+    outside_of_trace,
+    outside_profile,
+)
 from inductor_bench.core.rundir import STEP_TRACE_FILE, load_breakdown
 from inductor_bench.core.step import gain_frame, split_step
 from inductor_bench.core.views import top_step_units

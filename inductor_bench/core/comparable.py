@@ -37,12 +37,28 @@ def comparability(base: Result, head: Result) -> tuple[list[str], list[str]]:
     if both_breakdowns:
         notes += sizes_differ(base, head)
         notes += other_code(base, head)
+        notes += other_inputs(base, head)
         if base.script_args != head.script_args:
             notes.append(f"the script ran with other arguments: base {_args(base)}, head {_args(head)}")
     bt, ht = base.versions.get("torch"), head.versions.get("torch")
     if bt and ht and bt != ht:
         notes.append(f"torch versions differ: base {bt}, head {ht}")
     return problems, notes
+
+
+def other_inputs(base: BreakdownResult, head: BreakdownResult) -> list[str]:
+    """A line where one side's graphs ran on the harness's random floats (a run saved before
+    floats were recorded: two counts per graph) and the other's on the model's own values."""
+    def floats_recorded(r: BreakdownResult) -> bool | None:
+        counts = [g.first_call_inputs for g in r.measured() if g.first_call_inputs]
+        return all(len(c) > 2 for c in counts) if counts else None
+
+    b, h = floats_recorded(base), floats_recorded(head)
+    if b is None or h is None or b == h:
+        return []
+    side = {True: "the model's own values", False: "the harness's random floats"}
+    return [f"the graphs ran on other inputs: base on {side[b]}, head on {side[h]} (a kernel "
+            "whose speed follows its data, a transcendental on large values, can differ for that alone)"]
 
 
 def sizes_differ(base: BreakdownResult, head: BreakdownResult) -> list[str]:

@@ -104,17 +104,31 @@ def calls_line(r: BreakdownResult) -> str | None:
 
 
 def _first_call_inputs(doc: Doc, r: BreakdownResult) -> None:
-    given = [g for g in r.graphs if g.first_call_inputs and g.first_call_inputs[0]]
+    # graphs with an input copied (the first count) or scaled (the fourth)
+    given = [g for g in r.graphs if any(g.first_call_inputs[0:1] + g.first_call_inputs[3:4])]
     if not given:
         return
     put_back = [g for g in given if g.first_call_inputs[1:] and g.first_call_inputs[1]]
-    line = ("inputs: each graph ran on its harness's seeded random floats and on the integer and "
-            "boolean inputs of its first call in the model (token ids, positions, masks): "
-            + ", ".join(f"{g.id} {g.first_call_inputs[0]}" for g in given))
+    if all(len(g.first_call_inputs) > 2 for g in given):  # floats recorded too
+        line = ("inputs: each graph ran on the values its first call in the model had (weights, "
+                "activations, token ids, masks; an input over 64 MiB, or past 256 MiB a graph, on the "
+                "harness's seeded random draw brought to the mean and deviation it had), of its tensor "
+                "inputs: " + ", ".join(_given(g.id, g.first_call_inputs) for g in given))
+    else:  # a run saved when only the integer and boolean inputs were recorded
+        line = ("inputs: each graph ran on its harness's seeded random floats and on the integer and "
+                "boolean inputs of its first call in the model (token ids, positions, masks): "
+                + ", ".join(f"{g.id} {g.first_call_inputs[0]}" for g in given))
     if put_back:
-        line += ("; put back before every call, as the graph changes them in place (a cache's "
-                 "position, a counter): " + ", ".join(f"{g.id} {g.first_call_inputs[1]}" for g in put_back))
+        line += ("; put back before every call, as the graph changes them in place (a cache's position, "
+                 "a counter, a norm's running statistics): "
+                 + ", ".join(f"{g.id} {g.first_call_inputs[1]}" for g in put_back))
     doc.paragraph(line)
+
+
+def _given(gid: str, counts: list[int]) -> str:
+    """``0-inference 40 of 45`` (``[copied, put back, inputs, scaled]``), with the scaled ones."""
+    scaled = counts[3] if len(counts) > 3 else 0
+    return f"{gid} {counts[0]} of {counts[2]}" + (f" ({scaled} more at their scale)" if scaled else "")
 
 
 def _cuda_graphs(doc: Doc, r: BreakdownResult) -> None:

@@ -1,17 +1,25 @@
-"""The values a compiled graph's first real call had, for inputs whose values decide what the
-kernels do: integer and boolean tensors (token ids, positions, a KV cache's write index,
-attention masks, pooling indices, dropout seeds).
+"""The values a compiled graph's first real call had: its tensor inputs (weights, activations,
+token ids, positions, a KV cache's write index, attention masks, pooling indices, dropout
+seeds), within a size budget.
 
 A module's harness (``get_args()``) fills every input with ``rand_strided``, which draws
-floats at random but makes every integer and boolean tensor **zeros**. For floats that is
-harmless to timing; for indices it is not: an LLM decode step's cache position of 0 makes a
-negative index and the kernel stops with "index out of bounds" (or aborts the process inside
-an OpenMP region), and zeros everywhere send every gather and scatter to one row, a different
-and faster access pattern than the model's. So the compile worker records, on each module's
-first call, the integer and boolean tensor inputs (``attach``), and every harness the tool runs
-on a module copies them over the harness's zeros (``apply``). Floats stay the harness's seeded
-random draws: they can be the model's weights (gigabytes), and their values do not change the
-work done.
+floats from ``randn`` and makes every integer and boolean tensor **zeros**. Neither is the
+model's work:
+
+- **Integers and booleans**: an LLM decode step's cache position of 0 makes a negative index
+  and the kernel stops with "index out of bounds" (or aborts the process inside an OpenMP
+  region), and zeros send every gather and scatter to one row, a different and faster access
+  pattern than the model's.
+- **Floats**: ``randn`` weights (a standard deviation of 1, where a model's are initialised
+  and trained to about 0.02) make activations tens of times the model's, and a kernel's speed
+  can follow its values: a small BERT's fused GELU took 804 us per call on the harness's
+  weights and 118 us on weights of the model's scale (``erf`` of large values: denormals).
+
+So the compile worker records, on each module's first call, its tensor inputs (``attach``):
+the integer and boolean ones first, then the floats, up to ``MAX_TENSOR_BYTES`` each and
+``MAX_MODULE_BYTES`` a module; every harness the tool runs on a module copies them over the
+harness's draws (``apply``). A float past the budget (the weights of a model of gigabytes)
+keeps the harness's seeded draw, brought to the mean and standard deviation it had.
 
 Some of these inputs the graph itself changes: a static KV cache's position counter, advanced
 in place by every call. Called again and again on the same inputs, as a profile does, the
@@ -33,7 +41,7 @@ from typing import Any
 from ..core.devices import HOST_BACKEND
 from ..core.rundir import CALL_INPUTS_FILE
 
-MAX_TENSOR_BYTES = 64 << 20  # a larger integer input (rare: a backward's mask) keeps its zeros
+MAX_TENSOR_BYTES = 64 << 20  # a larger input keeps the harness's draw
 MAX_MODULE_BYTES = 256 << 20
 _WRAPPED = "_inductor_bench_call_inputs"
 _RECORDS: list[Path] = []  # where this process records (the compile worker: its run's inputs/)
@@ -74,13 +82,15 @@ def _wrap_call(mod: Any, record: Path) -> None:
             return call(args)
         done = True
         kept: dict[int, Any] = {}
+        scales: dict[int, Any] = {}
         live = list(args)  # call() clears the list it is given
         with contextlib.suppress(Exception):
             kept = _snapshot(live)
+            scales = _scales(live, kept)
         out = call(args)
         with contextlib.suppress(Exception):
-            if kept:
-                _save(kept, _changed(kept, live), record)
+            if kept or scales:
+                _save({"inputs": kept, "mutated": _changed(kept, live), "scales": scales}, record)
         return out
 
     setattr(recording_call, _WRAPPED, True)
@@ -100,26 +110,34 @@ def calls_between(before: dict[str, int], after: dict[str, int], steps: int) -> 
     return {k: (n - before.get(k, 0)) / steps for k, n in after.items()}
 
 
-def decisive(value: Any) -> bool:
-    """An input whose values the harness's zeros would misrepresent: a plain integer or boolean
-    tensor."""
+def recordable(value: Any) -> bool:
+    """A plain tensor input or a parameter (not complex, not quantized, not a subclass that
+    wraps others): its first call's values are kept."""
     import torch
 
-    return (type(value) is torch.Tensor and not value.is_floating_point() and not value.is_complex()
+    return (type(value) in (torch.Tensor, torch.nn.Parameter) and not value.is_complex()
             and not value.is_quantized)
 
 
+def decisive(value: Any) -> bool:
+    """An input the harness's zeros would make another kind of work (an index, a mask, a
+    counter): a plain integer or boolean tensor; recorded before the floats."""
+    return recordable(value) and not value.is_floating_point()
+
+
 def _snapshot(args: list[Any]) -> dict[int, Any]:
-    """Host copies of the decisive inputs, within the size limits; none while a CUDA graph is
-    being captured (a copy to the host would break the capture)."""
+    """Host copies of the inputs, the decisive ones first, within the size limits; none while a
+    CUDA graph is being captured (a copy to the host would break the capture)."""
     import torch
 
     if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
         return {}
     kept: dict[int, Any] = {}
     total = 0
-    for i, a in enumerate(args):
-        if not decisive(a):
+    order = sorted(range(len(args)), key=lambda i: not decisive(args[i]))  # stable: call order
+    for i in order:
+        a = args[i]
+        if not recordable(a):
             continue
         size = a.numel() * a.element_size()
         if size > MAX_TENSOR_BYTES or total + size > MAX_MODULE_BYTES:
@@ -129,6 +147,19 @@ def _snapshot(args: list[Any]) -> dict[int, Any]:
     return kept
 
 
+def _scales(args: list[Any], kept: dict[int, Any]) -> dict[int, Any]:
+    """For each float input past the budget: its mean and standard deviation (a float64 pair),
+    that the harness's ``randn`` draw is brought to."""
+    import torch
+
+    out = {}
+    for i, a in enumerate(args):
+        if i not in kept and recordable(a) and a.is_floating_point() and a.numel() > 1:
+            std, mean = torch.std_mean(a.detach())
+            out[i] = torch.tensor([float(mean), float(std)], dtype=torch.float64)
+    return out
+
+
 def _changed(kept: dict[int, Any], live: list[Any]) -> list[int]:
     """The positions of ``kept`` whose tensor the call changed in place."""
     import torch
@@ -136,30 +167,30 @@ def _changed(kept: dict[int, Any], live: list[Any]) -> list[int]:
     return [i for i, before in kept.items() if not torch.equal(live[i].detach().cpu(), before)]
 
 
-def _save(kept: dict[int, Any], mutated: list[int], record: Path) -> None:
+def _save(data: dict[str, Any], record: Path) -> None:
     import torch
 
     record.parent.mkdir(parents=True, exist_ok=True)
     part = record.with_name(f".{record.name}.{os.getpid()}.part")
-    torch.save({"inputs": kept, "mutated": mutated}, part)
+    torch.save(data, part)
     os.replace(part, record)
 
 
-def recorded(module_path: Path) -> tuple[dict[int, Any], set[int]]:
-    """The first call's decisive inputs of the module at ``module_path`` (position -> tensor)
-    and the positions the call changed: from ``inputs.pt`` beside it (a graph's copy in the run
-    directory), or, for a module read from the cache by the process that recorded it, from the
-    record itself; ({}, set()) when there is none."""
+def recorded(module_path: Path) -> dict[str, Any]:
+    """The first call's record of the module at ``module_path``: ``inputs`` (position ->
+    tensor), ``mutated`` (the positions the call changed), ``scales`` (position -> its mean and
+    standard deviation); from ``inputs.pt`` beside it (a graph's copy in the run directory), or,
+    for a module read from the cache by the process that recorded it, from the record itself;
+    empty when there is none."""
     import torch
 
     module_path = Path(module_path)
     places = [module_path.with_name(CALL_INPUTS_FILE), *(d / f"{module_path.stem}.pt" for d in _RECORDS)]
     path = next((p for p in places if p.exists()), None)
-    if path is None:
-        return {}, set()
-    data = torch.load(path, weights_only=True)
-    inputs = {int(k): v for k, v in (data.get("inputs") or {}).items()}
-    return inputs, {int(i) for i in data.get("mutated") or ()}
+    data = torch.load(path, weights_only=True) if path is not None else {}
+    return {"inputs": {int(k): v for k, v in (data.get("inputs") or {}).items()},
+            "mutated": {int(i) for i in data.get("mutated") or ()},
+            "scales": {int(k): v for k, v in (data.get("scales") or {}).items()}}
 
 
 class Restorer:
@@ -167,7 +198,9 @@ class Restorer:
     graph changes (from copies kept on their device)."""
 
     def __init__(self) -> None:
+        self.inputs = 0  # the harness's tensor inputs
         self.copied = 0
+        self.scaled = 0  # floats past the budget: the harness's draw at their mean and deviation
         self.kept: list[tuple[Any, Any]] = []  # (the harness's tensor, its value on that device)
 
     def restore(self) -> None:
@@ -177,12 +210,21 @@ class Restorer:
 
 def apply(args: list[Any], module_path: Path) -> Restorer:
     """Copy the module's recorded inputs into ``args`` (the harness's, in ``call()``'s order), in
-    place, where the harness has a tensor of the same shape and dtype."""
+    place, where the harness has a tensor of the same shape and dtype; bring the harness's
+    draw of each float past the budget to the mean and deviation its first call had."""
     out = Restorer()
-    inputs, mutated = recorded(module_path)
+    out.inputs = sum(map(recordable, args))
+    record = recorded(module_path)
+    inputs, mutated = record["inputs"], record["mutated"]
+    for i, (mean, std) in ((i, v.tolist()) for i, v in record["scales"].items()):
+        target = args[i] if i < len(args) else None
+        if recordable(target) and target.is_floating_point():
+            with contextlib.suppress(RuntimeError):  # a dtype without mul_ (fp8): the draw as it is
+                target.mul_(std).add_(mean)
+                out.scaled += 1
     for i, value in inputs.items():
         target = args[i] if i < len(args) else None
-        if not decisive(target) or target.shape != value.shape or target.dtype != value.dtype:
+        if not recordable(target) or target.shape != value.shape or target.dtype != value.dtype:
             continue  # another size (a dynamic graph called at other shapes): the harness's
         try:
             target.copy_(value)

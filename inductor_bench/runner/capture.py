@@ -42,7 +42,7 @@ from . import device as dev
 from .cudagraph_state import attach as attach_cudagraph_state
 from .dynamo_counts import attach_break_recorder, dynamo_graph_count, fx_cache_counts
 from .dynamo_frame import CODE_KEY, compiled_code
-from .step_profile import StepTiming, profile_steps
+from .step_profile import StepTiming, profile_steps, profiled_steps
 from .workload import build_step, call_factory, load_factory, run_model_file
 
 # Inductor flags every compile of ours runs with: unique kernel names, benchmark harnesses in
@@ -280,7 +280,9 @@ def _run_factory(
     if modules and backend(device).split_in_turns:
         out["step_turns"] = turns.time_in_turns(one, [m["path"] for m in modules], device, timing.budget_s)
     if timing.trace:
-        out["step_profile"] = profile_steps(one, Path(timing.trace), steady_mean(samples))
+        steps = profiled_steps(steady_mean(samples))
+        _phase(f"profiling {steps} more step(s) on the host")
+        out["step_profile"] = profile_steps(one, Path(timing.trace), steps)
     return out
 
 

@@ -41,7 +41,7 @@ from .batch import BatchItem, Standby, run_batch
 from .capture import measuring_env
 from .dynamo_frame import CODE_KEY
 from .profile import DEFAULT_WINDOWS, MAX_WINDOWS_S
-from .rundir import copy_atomic, record_digests
+from .rundir import copy_atomic, link_or_copy, record_digests
 from .settings import RunSettings
 
 PROFILE_WORKER = "inductor_bench.runner.profile"
@@ -124,7 +124,7 @@ def _collect(m: dict[str, Any], run_dir: Path, default_device: str, used: set[st
     copied = [dst, *(run_dir / f for f in kernel_files.values())]
     inputs = run_dir / CALL_INPUTS_DIR / f"{src.stem}.pt"  # its first call's (call_inputs.py)
     if inputs.exists():
-        copy_atomic(inputs, gdir / CALL_INPUTS_FILE)
+        link_or_copy(inputs, gdir / CALL_INPUTS_FILE)
         copied.append(gdir / CALL_INPUTS_FILE)
     record_digests(run_dir, copied)
     g = GraphResult(

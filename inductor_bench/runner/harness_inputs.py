@@ -8,8 +8,8 @@ each input, and on `models/densenet.py`'s backward such a kernel took 73-108 us 
 processes on random data, 83-90 us in 8 on the same seed (``docs/statistics.md``). Every
 harness the tool runs draws its inputs after ``torch.manual_seed(HARNESS_SEED)``.
 
-``module_args`` is what the profiling worker runs a module on: the harness's inputs, its
-integer and boolean tensors set to the values the model's first call gave them
+``module_args`` is what the profiling worker runs a module on: the harness's inputs set to the
+values the model's first call gave them (within a size budget)
 (``runner/call_inputs.py``), with the dynamic-shape inputs that ``breakdown --size`` changes
 drawn again at their new shapes (``core/resize.py`` works out which, and the shapes).
 """
@@ -49,7 +49,7 @@ def harness_args(mod: Any) -> Any:
 
 def module_args(mod: Any, sizes: dict[str, int] | None = None) -> tuple[list[Any] | None, Restorer]:
     """The inputs of the module's harness (``get_args()``), with the recorded values of its
-    integer and boolean inputs, and the size symbols of ``sizes`` it has at those values
+    inputs, and the size symbols of ``sizes`` it has at those values
     (``breakdown --size``: ``core/resize.py``); None for torch < 2.11's harness, which builds
     its inputs inside ``benchmark_compiled_module`` (``closure_args``). With them, what puts
     back the inputs the graph changes in place (``Restorer``)."""
@@ -128,8 +128,8 @@ class HarnessCall:
 
 
 def harness(mod: Any, sizes: dict[str, int] | None = None) -> HarnessCall:
-    """One call of the module on its harness's inputs (at ``sizes``, ``breakdown --size``), its
-    integer and boolean inputs as the model's first call had them."""
+    """One call of the module on its harness's inputs (at ``sizes``, ``breakdown --size``) as
+    the model's first call had them."""
     args, restorer = module_args(mod, sizes)
     if args is not None:
         return HarnessCall(lambda: mod.call(list(args)), restorer, args)  # call() clears its list

@@ -290,7 +290,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         "speed_waited_s": waited,
         "speed_reference_s": _SPEED.reference,
         "replayed": replayed,
-        "first_call_inputs": [run_once.restorer.copied, len(run_once.restorer.kept)],
+        "first_call_inputs": [(r := run_once.restorer).copied, len(r.kept), r.inputs, r.scaled],
         "replay_error": replay_error,
         "settings_not_applied": not_applied,
         "sizes": request.get("sizes") or {},

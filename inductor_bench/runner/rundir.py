@@ -100,6 +100,15 @@ def copy_atomic(src: Path | str, dst: Path) -> None:
     write_atomic(dst, Path(src).read_bytes())
 
 
+def link_or_copy(src: Path | str, dst: Path) -> None:
+    """``src`` at ``dst`` as a hard link where the file system allows one (a graph's recorded
+    inputs can be hundreds of MB), else a copy (``copy_atomic``)."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        copy_atomic(src, dst)
+
+
 def record_digests(run_dir: Path, files: list[Path]) -> None:
     """Add the sha256 of ``files`` (inside the run directory) to its ``DIGESTS_FILE``: what
     ``core.rundir.run_file`` checks before a kernel file is run again."""

@@ -57,14 +57,17 @@ STEPS = 3  # profiled steps, at most
 BUDGET_S = 5.0  # no more steps than fit in this time at the timed steps' pace (one at least)
 
 
-def profile_steps(one: Callable[[], float], trace: Path, per_step_ms: float) -> dict[str, Any]:
-    """Profile up to ``STEPS`` calls of ``one`` (a timed step) into ``trace`` (``.json.gz``);
-    the steps within ``BUDGET_S`` at the unprofiled ``per_step_ms``. Returns what the result
-    keeps of it: the trace's path and the steps, or the error that stopped it."""
+def profiled_steps(per_step_ms: float) -> int:
+    """How many steps are profiled: up to ``STEPS``, those that fit in ``BUDGET_S`` at the
+    unprofiled ``per_step_ms``, one at least."""
+    return max(1, min(STEPS, int(BUDGET_S * 1e3 / max(per_step_ms, 1e-3))))
+
+
+def profile_steps(one: Callable[[], float], trace: Path, steps: int) -> dict[str, Any]:
+    """Profile ``steps`` calls of ``one`` (a timed step) into ``trace`` (``.json.gz``). Returns
+    what the result keeps of it: the trace's path and the steps, or the error that stopped it."""
     from torch.profiler import ProfilerActivity, profile, record_function
 
-    steps = max(1, min(STEPS, int(BUDGET_S * 1e3 / max(per_step_ms, 1e-3))))
-    print(f"inductor-bench: profiling {steps} more step(s) on the host", flush=True)  # compile log
     t0 = time.perf_counter()
     try:
         trace.parent.mkdir(parents=True, exist_ok=True)
