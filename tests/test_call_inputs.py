@@ -163,6 +163,16 @@ def test_past_the_budget_an_input_keeps_the_harnesss_draw_integers_first(tmp_pat
     assert list(torch.load(tmp_path / "inputs.pt", weights_only=True)["inputs"]) == [0, 1, 3]
 
 
+def test_a_float_past_the_budget_that_is_not_finite_keeps_the_draw_as_it_is(tmp_path, monkeypatch):
+    monkeypatch.setattr(call_inputs, "MAX_TENSOR_BYTES", 256)  # x (320 bytes) past it
+    args = _real_args()
+    args[2][0, 0] = float("inf")  # its deviation is not a number
+    path = _first_call(tmp_path, MODULE, [a.clone() for a in args])
+    run = harness(load_module(str(path)))
+    assert (run.restorer.copied, run.restorer.scaled) == (4, 0)
+    assert bool(run.args[2].isfinite().all())
+
+
 def test_a_parameter_is_recorded_a_tensor_subclass_is_not():
     """A graph's weights reach call() as nn.Parameter; a wrapper subclass keeps its draw."""
 

@@ -34,6 +34,7 @@ The record is ``inputs.pt`` beside the module (``{"inputs": {position: tensor}, 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -218,7 +219,7 @@ def apply(args: list[Any], module_path: Path) -> Restorer:
     inputs, mutated = record["inputs"], record["mutated"]
     for i, (mean, std) in ((i, v.tolist()) for i, v in record["scales"].items()):
         target = args[i] if i < len(args) else None
-        if recordable(target) and target.is_floating_point():
+        if recordable(target) and target.is_floating_point() and math.isfinite(mean) and math.isfinite(std):
             with contextlib.suppress(RuntimeError):  # a dtype without mul_ (fp8): the draw as it is
                 target.mul_(std).add_(mean)
                 out.scaled += 1
