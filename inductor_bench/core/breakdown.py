@@ -38,13 +38,10 @@ from .modparse import KernelInfo, ModuleInfo
 from .results import GraphResult, KernelStat
 from .steady import steady_iterations
 from .timeline import launch_stacks, launch_times, union_length
-from .trace import CPU_OP, DEVICE_CATEGORIES, USER_ANNOTATION, Event, Trace
+from .trace import CPU_OP, DEVICE_CATEGORIES, MODULE_CALL, USER_ANNOTATION, Event, Trace
 
 MARKER = "inductor_bench::iteration"
 US_PER_MS = 1000.0
-# Record functions that only wrap a module call (torch >= 2.9 wraps each compiled-graph
-# call in "## Call CompiledFxGraph <key> ##"): their children are the kernels.
-_WRAPPER = re.compile(r"^## .* ##$")
 _CALLEE = re.compile(r"^(?:extern_kernels\.(?P<ext>\w+)|aten\.(?P<aten>\w+)(?:\.\w+)?"
                      r"|torch\.ops\.(?P<ns>\w+)\.(?P<op>\w+)(?:\.\w+)?)$")
 
@@ -147,7 +144,8 @@ def cpu_kernel_events(trace: Trace, markers: list[Event]) -> list[list[tuple[int
     """Per marker: (index, event) of the top-level ``cpu_op`` events inside it on its thread."""
     threads: dict[tuple[object, object], list[tuple[int, Event]]] = {}
     for i, ev in enumerate(trace.events):
-        if ev.cat == CPU_OP and not _WRAPPER.match(ev.name):
+        # torch >= 2.9 wraps each call in "## Call CompiledFxGraph <key> ##": seen through
+        if ev.cat == CPU_OP and not MODULE_CALL.match(ev.name):
             threads.setdefault((ev.pid, ev.tid), []).append((i, ev))
     for evs in threads.values():
         evs.sort(key=lambda ie: (ie[1].ts, -ie[1].dur))

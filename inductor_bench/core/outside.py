@@ -25,6 +25,7 @@ policy's (``core/steady.py``) mean over the steps whose wall it keeps.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,10 +34,11 @@ from .columns import STEP_NAME, TraceColumns, load_columns
 from .errors import TraceError
 from .steady import steady
 from .timeline import union_length
+from .trace import MODULE_CALL
 
 FRAME = re.compile(r"^Torch-Compiled Region")
 GRAPH = re.compile(r"^(CompiledFunction|CompiledFunctionBackward|"
-                   r"autograd::engine::evaluate_function: CompiledFunctionBackward|## .* ##)$")
+                   r"autograd::engine::evaluate_function: CompiledFunctionBackward)$")
 US_PER_MS = 1000.0
 
 
@@ -88,7 +90,10 @@ def outside_profile(c: TraceColumns) -> OutsideProfile:
     windows = sorted((m for m in c.markers if STEP_NAME.match(m[0])), key=lambda m: m[1])
     if not windows:
         return OutsideProfile(error=f"{c.path or 'the trace'}: no profiled step in it")
-    steps = [_split(c, start, end) for _, start, end in windows]
+    by_start = sorted(range(len(c.op)), key=c.op.ts.__getitem__)
+    starts = [c.op.ts[j] for j in by_start]
+    steps = [_split(c, by_start[bisect_left(starts, start):bisect_right(starts, end)], start, end)
+             for _, start, end in windows]
     kept = steady([s.wall for s in steps])
     names = {n for s in steps for n in s.ops}
     ops = [OutsideOp(n, kept.mean([s.ops.get(n, [0, 0.0])[0] for s in steps]),
@@ -117,13 +122,14 @@ def outside_of(step_profile: dict[str, Any]) -> OutsideProfile:
     return OutsideProfile(error=str(step_profile.get("error") or "no profiled step"))
 
 
-def _split(c: TraceColumns, start: float, end: float) -> _Step:
-    """One step: its ops by thread, then by start (the longer first), walked as above."""
+def _split(c: TraceColumns, inside: list[int], start: float, end: float) -> _Step:
+    """One step: ``inside`` (the ops that start in it) by thread, then by start (the longer
+    first), walked as above."""
     op, names = c.op, c.names.values
-    js = [j for j in range(len(op)) if start <= op.ts[j] <= end and not STEP_NAME.match(names[op.name[j]])]
+    js = [j for j in inside if not STEP_NAME.match(names[op.name[j]])]
     js.sort(key=lambda j: (op.where[j], op.ts[j], -op.dur[j]))
     out = _Step(wall=end - start)
-    covered: dict[int, list[tuple[float, float]]] = {}  # thread -> the counted ops' (and graphs') spans
+    covered: list[tuple[float, float]] = []  # the counted ops' and graphs' spans, every thread
     open_until, thread = -float("inf"), None  # the end of the counted op (or graph) last met
     frames: list[float] = []  # the ends of the frames open around the walk
     for j in js:
@@ -137,14 +143,13 @@ def _split(c: TraceColumns, start: float, end: float) -> _Step:
         if FRAME.match(name):
             frames.append(e)
             continue
-        covered.setdefault(thread, []).append((t, e))
+        covered.append((t, e))
         open_until = e
-        if GRAPH.match(name):
+        if GRAPH.match(name) or MODULE_CALL.match(name):
             out.graphs += e - t
         else:
             calls_us = out.ops.setdefault(name, [0, 0.0])
             calls_us[0] += 1
             calls_us[1] += e - t
-    spans = [s for per_thread in covered.values() for s in per_thread]
-    out.uncovered = max(out.wall - union_length(spans), 0.0)  # no thread in a counted op
+    out.uncovered = max(out.wall - union_length(covered), 0.0)  # no thread in a counted op
     return out

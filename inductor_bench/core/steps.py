@@ -7,7 +7,6 @@ trace); nothing here builds an object per event but the per-step index lists.
 
 from __future__ import annotations
 
-import re
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
@@ -19,14 +18,11 @@ from .columns import STEP_NAME, Events, Table, TraceColumns
 from .errors import TraceError
 from .launches import link_launches
 from .timeline import union_length
+from .trace import MODULE_CALL
 
 WHOLE_TRACE = "whole trace"
 HOST_THREAD = "CPU thread "  # a CPU-only trace's rows: one per thread, "CPU thread 1234"
 US_PER_MS = 1000.0
-# The record function around a compiled module's call ("## Call CompiledFxGraph <key> ##"):
-# it stands aside, its time outside the ops inside it is the module's Python wrapper (idle, as
-# breakdown counts the host).
-_WRAPPER = re.compile(r"^## .* ##$")
 
 
 @dataclass
@@ -80,7 +76,9 @@ def split_steps(c: TraceColumns) -> StepEvents:
 
 def _host_steps(c: TraceColumns) -> StepEvents:
     names = c.names.values
-    skip = {i for i, n in enumerate(names) if STEP_NAME.match(n) or _WRAPPER.match(n)}
+    # a compiled module's call record stands aside: its time outside the ops inside it is the
+    # module's Python wrapper (idle, as breakdown counts the host)
+    skip = {i for i, n in enumerate(names) if STEP_NAME.match(n) or MODULE_CALL.match(n)}
     op = c.op
     ops = [j for j, n in enumerate(op.name) if n not in skip]
     if not ops:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import gc
 import gzip
+import re
 import zlib
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
@@ -33,6 +34,10 @@ try:  # ISA-L's inflate, about 3x zlib's (a dependency; stdlib gzip if it is mis
 except ImportError:  # pragma: no cover
     _gzip = gzip  # type: ignore[no-redef]
     _InflateError = zlib.error  # type: ignore[misc]
+
+# The record function torch (>= 2.9) wraps each compiled module's call in
+# ("## Call CompiledFxGraph <key> ##"): it only wraps, the ops and kernels inside it are the call's.
+MODULE_CALL = re.compile(r"^## .* ##$")
 
 # Category names as kineto writes them since torch 2.0, and older spellings mapped to them.
 CPU_OP = "cpu_op"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..core.devices import HOST_BACKEND
 from ..core.outside import OutsideProfile
 from ..core.results import BreakdownResult
-from ..core.step import split_step
+from ..core.step import StepSplit, split_step
 from . import format as fmt
 from .doc import Doc
 
@@ -51,15 +51,14 @@ def render_outside_ops(doc: Doc, r: BreakdownResult) -> None:
         rows.append(_row(f"(in no op: Python between ops{waiting})", "", p.uncovered_ms, total))
     rows.append(["total (profiled)", "", fmt.ms(total), fmt.pct(100.0)])
     doc.table(rows, ["op", "calls", "ms", "% outside"], ("left", "right", "right", "right"))
-    doc.paragraph(_note(p, r))
+    doc.paragraph(_note(p, s))
 
 
 def _row(name: str, calls: str, ms: float, total: float) -> list[str]:
     return [name, calls, fmt.ms(ms), fmt.pct(fmt.share(ms, total))]
 
 
-def _note(p: OutsideProfile, r: BreakdownResult) -> str:
-    s = split_step(r)
+def _note(p: OutsideProfile, s: StepSplit | None) -> str:
     timed = f" against {fmt.ms(s.step_ms)} ms timed without it" if s is not None else ""
     kept = f"{p.kept} of {p.steps}" if p.kept != p.steps else f"{p.steps}"
     return (

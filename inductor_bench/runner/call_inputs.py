@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -177,21 +178,28 @@ def _save(data: dict[str, Any], record: Path) -> None:
     os.replace(part, record)
 
 
-def recorded(module_path: Path) -> dict[str, Any]:
-    """The first call's record of the module at ``module_path``: ``inputs`` (position ->
-    tensor), ``mutated`` (the positions the call changed), ``scales`` (position -> its mean and
-    standard deviation); from ``inputs.pt`` beside it (a graph's copy in the run directory), or,
-    for a module read from the cache by the process that recorded it, from the record itself;
-    empty when there is none."""
+@dataclass
+class Record:
+    """A module's first call, as ``inputs.pt`` keeps it."""
+
+    inputs: dict[int, Any] = field(default_factory=dict)  # position -> its tensor
+    mutated: set[int] = field(default_factory=set)  # the positions the call changed
+    scales: dict[int, Any] = field(default_factory=dict)  # position -> (mean, deviation), past the budget
+
+
+def recorded(module_path: Path) -> Record:
+    """The first call's record of the module at ``module_path``: from ``inputs.pt`` beside it
+    (a graph's copy in the run directory), or, for a module read from the cache by the process
+    that recorded it, from the record itself; empty when there is none."""
     import torch
 
     module_path = Path(module_path)
     places = [module_path.with_name(CALL_INPUTS_FILE), *(d / f"{module_path.stem}.pt" for d in _RECORDS)]
     path = next((p for p in places if p.exists()), None)
     data = torch.load(path, weights_only=True) if path is not None else {}
-    return {"inputs": {int(k): v for k, v in (data.get("inputs") or {}).items()},
-            "mutated": {int(i) for i in data.get("mutated") or ()},
-            "scales": {int(k): v for k, v in (data.get("scales") or {}).items()}}
+    return Record({int(k): v for k, v in (data.get("inputs") or {}).items()},
+                  {int(i) for i in data.get("mutated") or ()},
+                  {int(k): v for k, v in (data.get("scales") or {}).items()})
 
 
 class Restorer:
@@ -216,14 +224,13 @@ def apply(args: list[Any], module_path: Path) -> Restorer:
     out = Restorer()
     out.inputs = sum(map(recordable, args))
     record = recorded(module_path)
-    inputs, mutated = record["inputs"], record["mutated"]
-    for i, (mean, std) in ((i, v.tolist()) for i, v in record["scales"].items()):
+    for i, (mean, std) in ((i, v.tolist()) for i, v in record.scales.items()):
         target = args[i] if i < len(args) else None
         if recordable(target) and target.is_floating_point() and math.isfinite(mean) and math.isfinite(std):
             with contextlib.suppress(RuntimeError):  # a dtype without mul_ (fp8): the draw as it is
                 target.mul_(std).add_(mean)
                 out.scaled += 1
-    for i, value in inputs.items():
+    for i, value in record.inputs.items():
         target = args[i] if i < len(args) else None
         if not recordable(target) or target.shape != value.shape or target.dtype != value.dtype:
             continue  # another size (a dynamic graph called at other shapes): the harness's
@@ -232,6 +239,6 @@ def apply(args: list[Any], module_path: Path) -> Restorer:
         except RuntimeError:  # an expanded harness input (stride 0) cannot take distinct values
             continue
         out.copied += 1
-        if i in mutated:
+        if i in record.mutated:
             out.kept.append((target, value.to(target.device, copy=True)))
     return out
