@@ -247,7 +247,7 @@ def test_a_static_cache_decode_script_is_profiled_on_its_real_inputs(tmp_path):
     assert [g["status"] for g in r["graphs"]] == ["ok", "ok"]
     assert all(g["iterations"] == 50 for g in r["graphs"])
     # ids, length, the cache and the three weights; the length and the cache put back
-    assert [g["first_call_inputs"] for g in r["graphs"]] == [[6, 2, 6, 0], [6, 2, 6, 0]]
+    assert [g["first_call_inputs"] for g in r["graphs"]] == [[6, 2, 6, 0, 0, 0, 0]] * 2  # no constants
     assert [g["calls"] for g in r["graphs"]] == [1, 4]  # the prefill once, the decode step 4 times
     report = (run_dir / "report.txt").read_text()
     ids = [g["id"] for g in r["graphs"]]
@@ -341,7 +341,7 @@ def test_a_static_cache_decode_on_the_gpu_runs_on_its_first_calls_values(tmp_pat
     p, r, run_dir = _run_script(tmp_path, f"MODE = {mode!r}\n" + CUDA_SCRIPT, "--device", "cuda")
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
     assert [g["status"] for g in r["graphs"]] == ["ok", "ok"]
-    assert [g["first_call_inputs"] for g in r["graphs"]] == [[2, 1], [2, 1]]
+    assert [g["first_call_inputs"] for g in r["graphs"]] == [[6, 2, 6, 0, 0, 0, 0]] * 2  # as on the CPU
     assert [g.get("calls") for g in r["graphs"]] == ([1, 4] if mode is None else [None, None])
 
 
@@ -366,8 +366,9 @@ def test_a_training_steps_graphs_run_on_the_models_own_weights_and_input(mlp_tra
     result, run_dir, err = mlp_train
     assert err is None
     for g in result.graphs:
-        copied, _, inputs, scaled = g.first_call_inputs
+        copied, _, inputs, scaled, held_copied, held, held_scaled = g.first_call_inputs
         assert copied == inputs > 0 and scaled == 0
+        assert held_copied == held and held_scaled == 0  # what the graph holds (none here)
     spec = importlib.util.spec_from_file_location("mlp_again", Path(__file__).parents[1] / "models" / "mlp.py")
     mlp = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mlp)

@@ -104,8 +104,8 @@ def calls_line(r: BreakdownResult) -> str | None:
 
 
 def _first_call_inputs(doc: Doc, r: BreakdownResult) -> None:
-    # graphs with an input copied (the first count) or scaled (the fourth)
-    given = [g for g in r.graphs if any(g.first_call_inputs[0:1] + g.first_call_inputs[3:4])]
+    # graphs with an input copied (the first count) or scaled (the fourth), or a constant (5th, 7th)
+    given = [g for g in r.graphs if any(_counts(g.first_call_inputs, 0, 3, 4, 6))]
     if not given:
         return
     put_back = [g for g in given if g.first_call_inputs[1:] and g.first_call_inputs[1]]
@@ -113,7 +113,7 @@ def _first_call_inputs(doc: Doc, r: BreakdownResult) -> None:
         line = ("inputs: each graph ran on the values its first call in the model had (weights, "
                 "activations, token ids, masks; an input over 64 MiB, or past 256 MiB a graph, on the "
                 "harness's seeded random draw brought to the mean and deviation it had), of its tensor "
-                "inputs: " + ", ".join(_given(g.id, g.first_call_inputs) for g in given))
+                "inputs: " + ", ".join(_given(g.id, *_counts(g.first_call_inputs, 0, 2, 3)) for g in given))
     else:  # a run saved when only the integer and boolean inputs were recorded
         line = ("inputs: each graph ran on its harness's seeded random floats and on the integer and "
                 "boolean inputs of its first call in the model (token ids, positions, masks): "
@@ -122,13 +122,24 @@ def _first_call_inputs(doc: Doc, r: BreakdownResult) -> None:
         line += ("; put back before every call, as the graph changes them in place (a cache's position, "
                  "a counter, a norm's running statistics): "
                  + ", ".join(f"{g.id} {g.first_call_inputs[1]}" for g in put_back))
+    held = [g for g in given if len(g.first_call_inputs) > 5 and g.first_call_inputs[5]]
+    if held:
+        each = (_given(g.id, *_counts(g.first_call_inputs, 4, 5, 6)) for g in held)
+        line += ("; of the constants it holds (weights that freezing folded in, tensors the graph made), "
+                 "set to the model's: " + ", ".join(each))
     doc.paragraph(line)
 
 
-def _given(gid: str, counts: list[int]) -> str:
-    """``0-inference 40 of 45`` (``[copied, put back, inputs, scaled]``), with the scaled ones."""
-    scaled = counts[3] if len(counts) > 3 else 0
-    return f"{gid} {counts[0]} of {counts[2]}" + (f" ({scaled} more at their scale)" if scaled else "")
+def _counts(counts: list[int], *at: int) -> list[int]:
+    """The counts at the positions ``at`` of ``first_call_inputs`` (``[inputs copied, put back,
+    tensor inputs, scaled, constants copied, constants held, constants scaled]``; a run saved
+    before some were counted has fewer: 0 for those)."""
+    return [counts[i] if i < len(counts) else 0 for i in at]
+
+
+def _given(gid: str, copied: int, total: int, scaled: int) -> str:
+    """``0-inference 40 of 45 (5 more at their scale)``."""
+    return f"{gid} {copied} of {total}" + (f" ({scaled} more at their scale)" if scaled else "")
 
 
 def _cuda_graphs(doc: Doc, r: BreakdownResult) -> None:

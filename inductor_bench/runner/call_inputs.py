@@ -26,8 +26,11 @@ in place by every call. Called again and again on the same inputs, as a profile 
 counter runs past the cache and the kernel stops. The record says which inputs the first call
 changed, and ``Restorer.restore`` puts them back before each call, outside the timed part.
 
+The constants the module holds (frozen weights, tensors a graph creates) are recorded with
+the first call too, in what is left of the module's budget (``runner/call_constants.py``).
+
 The record is ``inputs.pt`` beside the module (``{"inputs": {position: tensor}, "mutated":
-[position, ...]}``), read with
+[position, ...], "scales": {position: (mean, deviation)}, "constants": {...}}``), read with
 ``torch.load(weights_only=True)``: tensors only, nothing that runs code.
 """
 
@@ -42,6 +45,7 @@ from typing import Any
 
 from ..core.devices import HOST_BACKEND
 from ..core.rundir import CALL_INPUTS_FILE
+from . import call_constants
 
 MAX_TENSOR_BYTES = 64 << 20  # a larger input keeps the harness's draw
 MAX_MODULE_BYTES = 256 << 20
@@ -51,8 +55,8 @@ _CALLS: dict[str, int] = {}  # module name -> calls of its call() so far in this
 
 
 def attach(out_dir: Path) -> None:
-    """From now on, every compiled module Inductor loads records its first call's integer and
-    boolean tensor inputs to ``out_dir/<module name>.pt``."""
+    """From now on, every compiled module Inductor loads records its first call's tensor inputs
+    and the constants it was loaded with to ``out_dir/<module name>.pt``."""
     from torch._inductor.codecache import PyCodeCache
 
     _RECORDS[:] = [out_dir]
@@ -62,15 +66,16 @@ def attach(out_dir: Path) -> None:
 
     def load_by_key_path(cls: Any, key: str, path: str, *args: Any, **kwargs: Any) -> Any:
         mod = load(cls, key, path, *args, **kwargs)
+        attrs = kwargs.get("attrs", args[1] if len(args) > 1 else None)  # (linemap, attrs)
         with contextlib.suppress(Exception):  # evidence only: the compile goes on without it
-            _wrap_call(mod, _RECORDS[0] / f"{Path(path).stem}.pt")
+            _wrap_call(mod, _RECORDS[0] / f"{Path(path).stem}.pt", call_constants.tensor_constants(attrs))
         return mod
 
     setattr(load_by_key_path, _WRAPPED, True)
     PyCodeCache.load_by_key_path = classmethod(load_by_key_path)
 
 
-def _wrap_call(mod: Any, record: Path) -> None:
+def _wrap_call(mod: Any, record: Path, held: dict[str, Any] | None = None) -> None:
     call = getattr(mod, "call", None)
     if not callable(call) or getattr(call, _WRAPPED, False):
         return
@@ -85,14 +90,19 @@ def _wrap_call(mod: Any, record: Path) -> None:
         done = True
         kept: dict[int, Any] = {}
         scales: dict[int, Any] = {}
+        held_now = call_constants.Constants()
         live = list(args)  # call() clears the list it is given
         with contextlib.suppress(Exception):
             kept = _snapshot(live)
             scales = _scales(live, kept)
+            left = MAX_MODULE_BYTES - sum(v.numel() * v.element_size() for v in kept.values())
+            text = Path(mod.__file__).read_text(errors="replace")
+            held_now = call_constants.snapshot(held or {}, text, left, MAX_TENSOR_BYTES)
         out = call(args)
         with contextlib.suppress(Exception):
-            if kept or scales:
-                _save({"inputs": kept, "mutated": _changed(kept, live), "scales": scales}, record)
+            if kept or scales or held_now.names:
+                _save({"inputs": kept, "mutated": _changed(kept, live), "scales": scales,
+                       "constants": held_now.to_record()}, record)
         return out
 
     setattr(recording_call, _WRAPPED, True)
@@ -185,6 +195,7 @@ class Record:
     inputs: dict[int, Any] = field(default_factory=dict)  # position -> its tensor
     mutated: set[int] = field(default_factory=set)  # the positions the call changed
     scales: dict[int, Any] = field(default_factory=dict)  # position -> (mean, deviation), past the budget
+    constants: call_constants.Constants = field(default_factory=call_constants.Constants)  # the module holds
 
 
 def recorded(module_path: Path) -> Record:
@@ -199,7 +210,8 @@ def recorded(module_path: Path) -> Record:
     data = torch.load(path, weights_only=True) if path is not None else {}
     return Record({int(k): v for k, v in (data.get("inputs") or {}).items()},
                   {int(i) for i in data.get("mutated") or ()},
-                  {int(k): v for k, v in (data.get("scales") or {}).items()})
+                  {int(k): v for k, v in (data.get("scales") or {}).items()},
+                  call_constants.Constants.from_record(data.get("constants")))
 
 
 class Restorer:
@@ -211,19 +223,23 @@ class Restorer:
         self.copied = 0
         self.scaled = 0  # floats past the budget: the harness's draw at their mean and deviation
         self.kept: list[tuple[Any, Any]] = []  # (the harness's tensor, its value on that device)
+        self.constants = call_constants.Given()  # the constants the module holds, set to the recorded
 
     def restore(self) -> None:
         for target, value in self.kept:
             target.copy_(value)
 
 
-def apply(args: list[Any], module_path: Path) -> Restorer:
+def apply(args: list[Any], module_path: Path, mod: Any = None) -> Restorer:
     """Copy the module's recorded inputs into ``args`` (the harness's, in ``call()``'s order), in
     place, where the harness has a tensor of the same shape and dtype; bring the harness's
-    draw of each float past the budget to the mean and deviation its first call had."""
+    draw of each float past the budget to the mean and deviation its first call had; set the
+    constants of ``mod`` (the loaded module, after its harness ran) to the recorded ones."""
     out = Restorer()
     out.inputs = sum(map(recordable, args))
     record = recorded(module_path)
+    if mod is not None:
+        out.constants = call_constants.apply(mod, record.constants)
     for i, (mean, std) in ((i, v.tolist()) for i, v in record.scales.items()):
         target = args[i] if i < len(args) else None
         if recordable(target) and target.is_floating_point() and math.isfinite(mean) and math.isfinite(std):

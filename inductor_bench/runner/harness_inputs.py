@@ -56,7 +56,7 @@ def module_args(mod: Any, sizes: dict[str, int] | None = None) -> tuple[list[Any
     if not callable(getattr(mod, "get_args", None)):
         return None, Restorer()
     args = list(harness_args(mod))
-    restorer = real_inputs.apply(args, Path(mod.__file__))
+    restorer = real_inputs.apply(args, Path(mod.__file__), mod)
     if sizes:
         args = resized(args, Path(mod.__file__).read_text(errors="replace"), sizes)
     return args, restorer
@@ -136,7 +136,7 @@ def harness(mod: Any, sizes: dict[str, int] | None = None) -> HarnessCall:
     fn = _harness_closure(mod)  # torch < 2.11: the closure the harness calls, over its inputs
     text = Path(mod.__file__).read_text(errors="replace")
     with contextlib.suppress(WorkloadError):  # a closure that is not the usual: its zeros stay
-        restorer = real_inputs.apply(closure_args(fn, text), Path(mod.__file__))
+        restorer = real_inputs.apply(closure_args(fn, text), Path(mod.__file__), mod)
     if sizes and applicable(text, sizes):
         args = resized(closure_args(fn, text), text, sizes)
         return HarnessCall(lambda: mod.call(list(args)), restorer, args)
