@@ -474,3 +474,29 @@ def test_a_compute_bound_kernel_above_the_compute_ceiling_says_the_ceiling_is_lo
     k = next(k for g in recorded.graphs if g.id == "0-forward" for k in g.kernels if k.name == "aten::addmm")
     pct = 100 * (k.flops / (k.ms / 1e3) / 1e12) / recorded.roofline.measured.tflops["fp32"]
     assert f"(up to {pct:.0f}%: 0-forward aten::addmm)" in render_breakdown(recorded)
+
+
+def test_an_extern_op_called_at_several_places_is_judged_call_by_call():
+    """One ``mkl::_mkl_linear`` row of 1 ms from two call sites: a large linear at 0.9 ms
+    (0.8 GFLOP: 88.9% of the 1 TFLOP/s ceiling) and a small one at 0.1 ms (1 MFLOP over 1 MB:
+    memory-bound at 10% of its 0.1 TFLOP/s roof). The row as a whole reads 80%; the category
+    counts the small call's 0.1 ms as far below its limit, as the kernel tables show it, and the
+    step's time-weighted % weighs each call. Sites that do not account for the op's time leave
+    it judged as one."""
+    from inductor_bench.core.roofline import step_pct
+    from inductor_bench.core.sources import CallSite
+
+    op = KernelStat("mkl::_mkl_linear", "extern_gemm", 2.0, 1.0, bytes=2e6, flops=0.801e9, compute="fp32")
+    sites = [CallSite("mkl::_mkl_linear", 0, "torch.ops.mkl._mkl_linear.default", 1.0, 0.9),
+             CallSite("mkl::_mkl_linear", 1, "torch.ops.mkl._mkl_linear.default", 1.0, 0.1)]
+    g = GraphResult("0-inference", "inference", kernels=[op], sites=sites,
+                    site_counts=[[1e6, 0.8e9], [1e6, 1e6]])
+    r = BreakdownResult("m", graphs=[g], roofline=Roofline(CEIL))
+    assert kernel_roof(op, CEIL, "cpu").pct == pytest.approx(80.1)
+    assert category_far_below_ms(r) == {"extern_gemm": pytest.approx(0.1)}
+    big = 100 * 0.8e9 / 0.9e-3 / 1e12
+    small = 100 * (1e6 / 0.1e-3) / (1e6 / 1e6 * 100e9)
+    assert small == pytest.approx(10.0)
+    assert step_pct(r) == pytest.approx(big * 0.9 + small * 0.1)
+    g.sites = sites[:1]  # 0.9 of the op's 1.0 ms: judged as one row
+    assert category_far_below_ms(r) == {} and step_pct(r) == pytest.approx(80.1)
