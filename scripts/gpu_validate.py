@@ -4,20 +4,22 @@
     scripts/gpu_validate.sh --part N OUT_DIR         # on a CUDA machine: one part, within its limit
     scripts/gpu_validate.sh --part N --dry-run OUT_DIR   # on CPU: that part's plumbing
 
-Part 1 (``scripts/gpu_validate_parts.py`` holds the parts and every step's cap):
+The parts (``scripts/gpu_validate_parts.py`` holds them and every step's cap; ``--list-parts``
+prints them with the device call each needs):
 
- 1. ``breakdown --train`` of models/mlp.py and models/transformer_block.py, modes default and
-    reduce-overhead; on each: exit status, busy <= 100%;
- 2. on each: every graph's kernel time against a plain ``torch.profiler`` run of its compiled
-    module, the step time against CUDA events around the model's step; the quiet-load reading;
- 3. ``kernel --max-autotune`` on the slowest Triton kernel of each default run (config counts,
-    the patch against torch's mode table), then those kernels against ``triton.testing.do_bench``;
-    the unprofiled pipelined run against the profiled one; the measured ceilings against do_bench;
- 4. ``pytest -m gpu`` (tests/test_gpu_breakdown.py, tests/test_kernel_gpu.py).
-
-Part 2: ``compare --modes default,reduce-overhead``; mlp again beside another process on the
-GPU (the tool must say so); the disturbance benchmark (``scripts/bench_disturbance.py``) on the
-GPU. Part 3: every other example model, training and inference, default and reduce-overhead.
+ 1. ``breakdown --train`` of models/mlp.py and models/transformer_block.py in mode default; on
+    each: exit status, busy <= 100%, every graph's kernel time against a plain
+    ``torch.profiler`` run of its compiled module, the step time against CUDA events around
+    the model's step; ``kernel --max-autotune`` on the slowest Triton kernel of each run
+    (config counts, the patch against torch's mode table), those kernels against
+    ``triton.testing.do_bench``; the measured ceilings against do_bench;
+ 2. the same two models in mode reduce-overhead with the same checks; ``compare --modes
+    default,reduce-overhead``;
+ 3. the load readings beside another process on the GPU (the tool must say so); the
+    disturbance benchmark (``scripts/bench_disturbance.py``) on the GPU;
+ 4. every other example model, training and inference, default and reduce-overhead;
+ 5. ``pytest -m gpu`` (tests/test_gpu_breakdown.py, tests/test_kernel_gpu.py,
+    tests/test_call_inputs.py).
 
 Each step runs within its own cap; the caps of a part add up to its budget less what starting
 and finishing take, so every step of a part gets its whole share. A step that crashes or

@@ -13,7 +13,9 @@ tool wrote (a compiled module, a kernel file, the model file) with plain torch a
 and measure it their own way:
 
 - ``graph-time``: the compiled module's ``get_args()`` / ``call()`` under a plain
-  ``torch.profiler`` session, the durations of the device events summed per call
+  ``torch.profiler`` session, on the values the model's first call gave the graph (read from
+  the ``inputs.pt`` beside the module with torch alone, as the tool profiles on them), the
+  durations of the device events summed per call
   (on CPU, for the dry run only: the top-level CPU ops, as tests/test_e2e_breakdown.py does);
 - ``do-bench``: ``triton.testing.do_bench`` of a kernel file's own ``call(get_args())``;
 - ``step-time``: the model file's ``make_workload()``, compiled, one step (inference, or

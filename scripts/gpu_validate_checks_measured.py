@@ -141,7 +141,7 @@ def check_do_bench(ctx: Any, run: Run) -> list[Check]:
             out.append(Check(f"kernel cmd vs do_bench {name}", SKIPPED, "no `inductor-bench kernel` result"))
             continue
         cmd_ms = num(base["ms"])
-        same = str(base.get("config")) == str(m.get("config"))
+        same = base.get("config") == m.get("config")  # both {block sizes..., num_warps, num_stages}
         out.append(
             Check(
                 f"kernel cmd vs do_bench {name}",

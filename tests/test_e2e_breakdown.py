@@ -157,7 +157,7 @@ args = m.get_args()
 # the values the model's first call gave the graph, as the tool's profile runs on (the harness's
 # randn weights make this forward's GELU twice as slow): the same inputs on both sides
 from inductor_bench.runner import call_inputs
-call_inputs.apply(args, Path(module))
+call_inputs.apply(args, Path(module), m)
 for _ in range(5): m.call(list(args))
 
 # the same gate as the tool's windows (runner/speed.py): each session starts at the machine's full

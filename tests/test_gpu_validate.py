@@ -447,3 +447,28 @@ def test_dry_run_of_part_5_runs_the_gpu_tests_which_skip_without_cuda(tmp_path):
     assert re.search(r"\| SKIPPED \| pytest -m gpu \| \d+ skipped of \d+ selected", md), md[-2000:]
     with tarfile.open(out / "fixtures.tar.gz") as tar:
         assert "cpu_validate_dryrun/cli/pytest-gpu.txt" in set(tar.getnames())
+
+
+def test_the_independent_graph_timing_runs_on_the_recorded_values(tmp_path):
+    """``graph-time`` sets, with torch alone, the harness's inputs and the module's constants to
+    the ``inputs.pt`` the tool recorded (synthetic module and record), as the tool profiles on
+    them; a float past the budget is brought to its mean and deviation."""
+    torch = pytest.importorskip("torch")
+    import gpu_validate_measure as gm
+
+    (tmp_path / "module.py").write_text(
+        "import torch\n_frozen_param0 = None\n"
+        "def get_args():\n"
+        "    global _frozen_param0\n"
+        "    _frozen_param0 = torch.zeros(3)\n"
+        "    return [torch.zeros(2, dtype=torch.int64), torch.randn(1000), torch.zeros(4)]\n")
+    torch.save({"inputs": {0: torch.tensor([5, 7]), 2: torch.zeros(5)},  # 2: another shape, kept
+                "scales": {1: torch.tensor([3.0, 0.5], dtype=torch.float64)},
+                "constants": {"names": ["_frozen_param0"], "values": {"_frozen_param0": torch.ones(3)}}},
+               tmp_path / "inputs.pt")
+    m = gm._load(str(tmp_path / "module.py"), "graph_time_values")
+    args = m.get_args()
+    gm._first_call_values(m, tmp_path / "module.py", args)
+    assert args[0].tolist() == [5, 7] and args[2].tolist() == [0.0] * 4
+    assert args[1].mean().item() == pytest.approx(3.0, abs=0.1) and args[1].std().item() == pytest.approx(0.5, rel=0.1)
+    assert m._frozen_param0.tolist() == [1.0, 1.0, 1.0]
