@@ -197,6 +197,7 @@ def test_constants_past_the_budget_are_drawn_at_their_scale(frozen):
     assert getattr(again, name) is not getattr(mod, name)
 
 
+@pytest.mark.slow  # a whole breakdown (about 40 s); the compiled CNN above checks the same in the README's run
 @pytest.mark.e2e
 def test_breakdown_with_freezing_profiles_the_models_frozen_weights(tmp_path_factory):
     """`breakdown models/mlp.py --freezing`: the graph holds the model's weights as constants;
