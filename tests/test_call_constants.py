@@ -69,27 +69,19 @@ def test_the_report_says_how_many_constants_were_the_models():
             "model's: 0-inference 11 of 11, 1-inference 8 of 10 (2 more at their scale)") in text
 
 
-# Compiles the fixtures' CNN with freezing, recording as the compile worker does, and saves
-# each dtype's module, record, input and compiled output side by side.
+# Compiles the fixtures' CNN (``tests/fixtures/freezing/record.py``'s ``Net``) with freezing,
+# recording as the compile worker does, and saves each dtype's module, record, input and
+# compiled output side by side.
 COMPILE = textwrap.dedent('''
     import shutil, sys, pathlib
-    import torch, torch.nn as nn
+    import torch
     from inductor_bench.runner import call_inputs
     from torch._inductor.codecache import PyCodeCache
     torch._inductor.config.freezing = True
     out = pathlib.Path(sys.argv[1])
+    sys.path.insert(0, sys.argv[2])
+    from record import Net
     call_inputs.attach(out / "records")
-
-    class Net(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv = nn.Conv2d(3, 16, 3, padding=1, stride=2)
-            self.conv2 = nn.Conv2d(16, 32, 3, padding=1, groups=2)
-            self.fc = nn.Linear(32, 10)
-
-        def forward(self, x):
-            y = torch.relu(self.conv(x))
-            return torch.nn.functional.gelu(self.fc(self.conv2(y).mean((2, 3))))
 
     for dtype in (torch.float32, torch.bfloat16):
         torch._dynamo.reset()
@@ -110,7 +102,7 @@ COMPILE = textwrap.dedent('''
 @pytest.fixture(scope="module")
 def frozen(tmp_path_factory):
     out = tmp_path_factory.mktemp("frozen")
-    subprocess.run([sys.executable, "-c", COMPILE, str(out)], check=True, timeout=600)
+    subprocess.run([sys.executable, "-c", COMPILE, str(out), str(FIXTURES)], check=True, timeout=600)
     return out
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from itertools import groupby
 from pathlib import Path
 
 from .breakdown import op_name
@@ -42,6 +43,7 @@ from .kernelfile import read_kernel_file
 from .modparse import ModuleInfo
 from .results import BreakdownResult, GraphResult, KernelStat
 from .sources import CallSite
+from .views import units
 from .work import FROM_INDUCTOR, Work, call_work
 
 
@@ -66,22 +68,18 @@ def category_far_below_ms(result: BreakdownResult,
 
 def judged(g: GraphResult) -> list[KernelStat]:
     """The graph's kernels as each is held against its limit: an extern op called at several
-    places (a model's 16 linears, one ``mkldnn::_linear_pointwise`` row) as each call site of
-    its own, with that call's time and counts, as the tables show them; the op row itself
-    where a call site was not counted. Their times add up to the graph's kernel time."""
-    sites: dict[str, list[CallSite]] = {}
-    for s in g.sites:
-        if s.extern:
-            sites.setdefault(s.kernel, []).append(s)
+    places (a model's 16 linears, one ``mkldnn::_linear_pointwise`` row) as each of its call
+    sites, split as the tables split it (``views.units``), with that call's time and counts
+    (``site_stat``); the op row itself where a site was not counted or the sites do not
+    account for its time. Their times add up to the graph's kernel time."""
     out: list[KernelStat] = []
-    for k in g.kernels:
-        own = sites.get(k.name, [])
-        counted = own and all(0 <= s.index < len(g.site_counts) for s in own)
-        parts = [site_stat(g, k, s) for s in own] if counted else []
-        rest = k.ms - sum(p.ms for p in parts)
-        if not parts or abs(rest) > 1e-6 * max(k.ms, 1e-9):
-            parts = [k]  # sites that do not account for the op's time: judged as one
-        out += parts
+    for _, group in groupby(units([g]), key=lambda u: id(u.kernel)):
+        us = list(group)
+        k = us[0].kernel
+        parts = [site_stat(g, k, u.site) for u in us if u.site is not None]
+        whole = (not parts or any(p is k for p in parts)  # site_stat: the op row where not counted
+                 or abs(k.ms - sum(p.ms for p in parts)) > 1e-6 * max(k.ms, 1e-9))
+        out += [k] if whole else parts
     return out
 
 

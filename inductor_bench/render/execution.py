@@ -122,7 +122,7 @@ def _first_call_inputs(doc: Doc, r: BreakdownResult) -> None:
         line += ("; put back before every call, as the graph changes them in place (a cache's position, "
                  "a counter, a norm's running statistics): "
                  + ", ".join(f"{g.id} {g.first_call_inputs[1]}" for g in put_back))
-    held = [g for g in given if len(g.first_call_inputs) > 5 and g.first_call_inputs[5]]
+    held = [g for g in given if _counts(g.first_call_inputs, 5)[0]]  # the constants it holds
     if held:
         each = (_given(g.id, *_counts(g.first_call_inputs, 4, 5, 6)) for g in held)
         line += ("; of the constants it holds (weights that freezing folded in, tensors the graph made), "
