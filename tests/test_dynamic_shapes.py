@@ -24,6 +24,7 @@ from inductor_bench.core.symbols import (
     eval_shape,
     eval_size,
     free_symbols,
+    shapes_at,
     sizes,
 )
 from inductor_bench.core.work import call_work
@@ -58,6 +59,12 @@ def test_shapes_at_the_sizes():
     assert eval_shape("[64, 2*s77]", env) == (64, 16)
     assert eval_shape("(512, )", env) == (512,)
     assert eval_shape("(s5, 128)", env) is None
+
+
+def test_a_call_sites_shapes_are_shown_at_the_sizes_profiled():
+    shapes = ["s77x16x32x32", "10xs77", "16", "", "2*s77x8", "s5x3"]
+    assert shapes_at(shapes, {"s77": 32}) == ["32x16x32x32", "10x32", "16", "", "64x8", "s5x3"]
+    assert shapes_at(shapes, {}) == shapes
 
 
 def test_a_name_two_harnesses_disagree_on_is_left_out():
@@ -143,7 +150,7 @@ import torch.nn as nn
 model = nn.Sequential(nn.Linear(128, 256), nn.ReLU(), nn.Linear(256, 64))
 f = torch.compile(model, dynamic=True)
 with torch.no_grad():
-    for batch in (24, 40, 7):
+    for batch in (24, 40, 40, 7):
         f(torch.randn(batch, 128))
 '''
 
@@ -151,8 +158,10 @@ with torch.no_grad():
 @pytest.mark.slow
 @pytest.mark.e2e
 def test_a_dynamic_script_end_to_end(tmp_path):
-    """A script compiled with dynamic shapes, in a cold cache: the report names the batch its
-    first call compiled the graph at, and the GEMMs' FLOPs are counted at that batch."""
+    """A script compiled with dynamic shapes, in a cold cache, that calls the graph at batches
+    of 24 (the call that compiled it: its harness's size), 40 twice and 7: it is profiled at
+    40, the size most calls ran at, on the inputs the first call at 40 had, and the GEMMs'
+    FLOPs are counted at that batch."""
     script = tmp_path / "dyn.py"
     script.write_text(DYNAMIC_SCRIPT)
     p = subprocess.run(
@@ -164,19 +173,27 @@ def test_a_dynamic_script_end_to_end(tmp_path):
     r = json.loads((tmp_path / "r.json").read_text())
     (g,) = r["graphs"]
     ((symbol, batch),) = g["sizes"].items()
-    assert batch == 24
-    assert f"dynamic shapes: profiled {g['id']} at {symbol}=24: " in (tmp_path / "run" / "report.txt").read_text()
-    (gemm,) = [k for k in g["kernels"] if k["name"] == "aten::addmm"]
-    assert gemm["flops"] == 2.0 * 24 * 256 * 128 + 2.0 * 24 * 64 * 256
-    # the same graph (from the cache now) profiled at a size of the user's choosing
-    p = breakdown(script, tmp_path, "sized", "--size", f"{symbol}=40")
-    assert p.returncode == 0, p.stderr
-    (g,) = json.loads((tmp_path / "sized.json").read_text())["graphs"]
-    assert (g["sizes"], g["size_hints"]) == ({symbol: 40}, {symbol: 24})
-    assert f"dynamic shapes: profiled {g['id']} at {symbol}=40 (its size hints: {symbol}=24), as --size asked" \
-        in (tmp_path / "sized" / "report.txt").read_text()
+    assert (batch, g["size_hints"]) == (40, {symbol: 24})
+    assert g["call_sizes"] == [{"sizes": {symbol: b}, "calls": n} for b, n in ((24, 1), (40, 2), (7, 1))]
+    report = (tmp_path / "run" / "report.txt").read_text()
+    assert (f"dynamic shapes: profiled {g['id']} at {symbol}=40 (2 of its 4 calls; its harness's: {symbol}=24): "
+            "the sizes most of its calls ran at") in report
+    assert f"calls by size: {g['id']} {symbol}=24 x1, {symbol}=40 x2, {symbol}=7 x1" in report
+    assert "40x128" in report and f"{symbol}x128" not in report  # the GEMM's input at the size profiled
+    # every input the model's: the four weights from the first call, x from the first call at 40
+    assert (tmp_path / "run" / Path(g["module"]).parent / f"inputs.{symbol}-40.pt").exists()
+    assert g["first_call_inputs"][:3] == [5, 0, 5]
     (gemm,) = [k for k in g["kernels"] if k["name"] == "aten::addmm"]
     assert gemm["flops"] == 2.0 * 40 * 256 * 128 + 2.0 * 40 * 64 * 256
+    # the same graph (from the cache now) profiled at a size of the user's choosing
+    p = breakdown(script, tmp_path, "sized", "--size", f"{symbol}=7")
+    assert p.returncode == 0, p.stderr
+    (g,) = json.loads((tmp_path / "sized.json").read_text())["graphs"]
+    assert (g["sizes"], g["size_hints"]) == ({symbol: 7}, {symbol: 24})
+    assert (f"dynamic shapes: profiled {g['id']} at {symbol}=7 (1 of its 4 calls; its harness's: {symbol}=24), "
+            "as --size asked") in (tmp_path / "sized" / "report.txt").read_text()
+    (gemm,) = [k for k in g["kernels"] if k["name"] == "aten::addmm"]
+    assert gemm["flops"] == 2.0 * 7 * 256 * 128 + 2.0 * 7 * 64 * 256
     # a symbol no graph has: one line, exit 2, nothing profiled
     p = breakdown(script, tmp_path, "unknown", "--size", "s12345=40")
     errors = [ln for ln in p.stderr.splitlines() if ln.startswith("inductor-bench: error:")]
@@ -202,13 +219,13 @@ def _run(sizes: dict[str, int]) -> BreakdownResult:
 def test_diff_notes_a_graph_profiled_at_other_sizes():
     notes = diff_results(_run({"s0": 24}), _run({"s77": 40})).warnings
     assert "0-forward was profiled at other sizes: base s0=24, head s77=40 (dynamic shapes: " \
-        "each module's size hints)" in notes
+        "the sizes most of its calls ran at, or its module's size hints)" in notes
     # the same sizes under another torch's symbol name, and static shapes on both sides: no note
     assert not [n for n in diff_results(_run({"s0": 24}), _run({"s77": 24})).warnings if "sizes" in n]
     assert not [n for n in diff_results(_run({}), _run({})).warnings if "sizes" in n]
     static = diff_results(_run({}), _run({"s77": 24})).warnings
     assert "0-forward was profiled at other sizes: base static shapes, head s77=24 (dynamic shapes: " \
-        "each module's size hints)" in static
+        "the sizes most of its calls ran at, or its module's size hints)" in static
 
 
 # -- breakdown --size: the inputs at other sizes ------------------------------------------------

@@ -84,8 +84,8 @@ FreshCache = Annotated[
 
 SIZE_HELP = (
     "SYMBOL=N: profile the graphs compiled with dynamic shapes at this size of one of their size "
-    "symbols (as the report names them: s77=64) instead of their module's size hint; repeat it for "
-    "several. The graphs' own inputs are drawn at that size."
+    "symbols (as the report names them: s77=64) instead of the size most of their calls ran at; "
+    "repeat it for several. The graphs' own inputs are drawn at that size."
 )
 
 

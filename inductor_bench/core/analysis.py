@@ -46,7 +46,8 @@ from .trace import load_for_analysis
 PROFILE_FILE = "profile.json"  # graphs/<id>/: the graph as asked for, and the worker's response
 # What a graph is before it is measured: the fields its profile request carries.
 HEADER_FIELDS = ("id", "role", "aot_id", "frame_id", "frame_compile_id", "module", "device",
-                 "cuda_graphs", "cuda_graphs_note", "how_it_ran", "compiled_from", "calls")
+                 "cuda_graphs", "cuda_graphs_note", "how_it_ran", "compiled_from", "calls",
+                 "call_sizes")
 
 
 def header(g: GraphResult) -> dict[str, Any]:

@@ -70,7 +70,7 @@ def sizes_differ(base: BreakdownResult, head: BreakdownResult) -> list[str]:
         # by value: torch versions name the same symbol differently (s0, s77)
         if h is not None and list(g.sizes.values()) != list(h.values()):
             out.append(f"{g.id} was profiled at other sizes: base {_sizes(g.sizes)}, head {_sizes(h)} "
-                       "(dynamic shapes: each module's size hints)")
+                       "(dynamic shapes: the sizes most of its calls ran at, or its module's size hints)")
     return out
 
 

@@ -129,6 +129,9 @@ class GraphResult:
     # at, and where ``--size`` set it, the module's own size hint; nn.Module path -> its class.
     sizes: dict[str, int] = field(default_factory=dict)
     size_hints: dict[str, int] = field(default_factory=dict)
+    # The sizes the model called it at, in the order met: [{"sizes": {symbol: value}, "calls": n}]
+    # (core/call_sizes.py; empty: static, or not counted).
+    call_sizes: list[dict[str, Any]] = field(default_factory=list)
     module_types: dict[str, str] = field(default_factory=dict)
     # The user function it was compiled from (runner/dynamo_frame.py): {name, file, line}.
     compiled_from: dict[str, Any] | None = None
@@ -214,6 +217,7 @@ _GRAPH_OPTIONAL: dict[str, Any] = {
     "compiled_from": None,
     "first_call_inputs": [],
     "calls": None,
+    "call_sizes": [],
     **{name: {} for name in ("sizes", "size_hints", "module_types")},
 }
 

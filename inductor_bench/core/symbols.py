@@ -22,6 +22,7 @@ _ASSIGN = re.compile(r"^\s+(?P<name>[A-Za-z_]\w*)\s*=\s*(?P<expr>[^;#]+?)\s*(?:#
 # a size symbol as Inductor names them: backed (s0, s77), derived (ks0, ps0), unbacked (u0)
 _SIZE_TEXT = re.compile(r"^[\w\s+\-*/%(),]+$")  # what a size expression can be made of
 _SYMBOL = re.compile(r"^(?:s|ks|ps|u)\d+$")
+_SYMBOL_IN = re.compile(r"\b(?:s|ks|ps|u)\d+\b")
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
 _FUNCTIONS = {"max": lambda *a: max(a), "min": lambda *a: min(a), "floordiv": operator.floordiv}
@@ -143,6 +144,16 @@ def dynamic_sizes(text: str, fixed: dict[str, int] | None = None) -> dict[str, i
 def free_values(text: str, env: dict[str, int]) -> dict[str, int]:
     """The free symbols' values in ``env`` (a ``sizes`` result)."""
     return {s: env[s] for s in free_symbols(text) if s in env}
+
+
+def shapes_at(shapes: list[str], env: dict[str, int]) -> list[str]:
+    """Shapes as a call site records them (``s77x16x32x32``) with each dimension that is a size
+    expression of ``env``'s symbols given its value there (``32x16x32x32``); others as written."""
+    def dim(d: str) -> str:
+        v = eval_size(d, env) if _SYMBOL_IN.search(d) else None
+        return d if v is None else str(v)
+
+    return ["x".join(dim(d) for d in shape.split("x")) for shape in shapes]
 
 
 def sizes_text(sizes: dict[str, int]) -> str:

@@ -3,11 +3,11 @@ accelerator (busy and launch-bound), and the time spent outside the graphs."""
 
 from __future__ import annotations
 
-from ..core import step_totals
+from ..core import call_sizes, step_totals
 from ..core.compiled_from import origins_line, recompiles_line
 from ..core.graph_breaks import summary_line
 from ..core.pipelined import LAUNCH_BOUND_IDLE
-from ..core.results import BreakdownResult
+from ..core.results import BreakdownResult, GraphResult
 from ..core.step import disturbances, split_step
 from ..core.subgraphs import left_out_line
 from ..core.symbols import sizes_text
@@ -55,27 +55,63 @@ def _settings(doc: Doc, r: BreakdownResult) -> None:
 
 
 def _dynamic(doc: Doc, r: BreakdownResult) -> None:
-    hinted = [g for g in r.graphs if g.sizes and not g.size_hints]
-    given = [g for g in r.graphs if g.size_hints]
+    dynamic = [g for g in r.graphs if g.sizes]
+    chosen = [g for g in dynamic if call_sizes.by_calls(g.sizes, g.size_hints, g.call_sizes)]
+    given = [g for g in dynamic if g.size_hints and g not in chosen]
+    hinted = [g for g in dynamic if not g.size_hints]
     lines = []
-    if hinted:
-        each = "; ".join(f"{g.id} at {sizes_text(g.sizes)}" for g in hinted)
-        lines.append(
-            f"dynamic shapes: profiled {each}: the size hints its compiled module's harness holds "
-            "(those of the call that first compiled the graph, perhaps in a run that filled the "
-            "cache), not every size the model ran; other sizes run the same kernels on more or "
-            "less data: --size SYMBOL=N profiles at another (docs/breakdown.md)")
+    if chosen:
+        lines.append(f"dynamic shapes: profiled {_each(chosen)}: the sizes most of its calls ran at, "
+                     "not its harness's (those of the call that compiled it)")
     if given:
-        each = "; ".join(f"{g.id} at {sizes_text(g.sizes)} (its size hints: {sizes_text(g.size_hints)})"
-                         for g in given)
-        lines.append(f"dynamic shapes: profiled {each}, as --size asked")
-    many = [g for g in hinted + given if step_totals.other_than_once(g.calls)]
+        lines.append(f"dynamic shapes: profiled {_each(given)}, as --size asked")
+    if hinted:
+        lines.append(
+            f"dynamic shapes: profiled {_each(hinted)}: the size hints its compiled module's harness "
+            "holds (those of the call that first compiled the graph, perhaps in a run that filled the "
+            "cache)" + ("" if all(_all_calls_at(g) for g in hinted) else
+                        ", not every size the model ran; other sizes run the same kernels on more or "
+                        "less data: --size SYMBOL=N profiles at another (docs/breakdown.md)"))
+    if several := [g for g in dynamic if len(call_sizes.counts(g.call_sizes)) > 1]:
+        lines.append("calls by size: " + "; ".join(f"{g.id} {_by_size(g)}" for g in several))
+    many = [g for g in dynamic if step_totals.other_than_once(g.calls) and not _all_calls_at(g)]
     if many and step_totals.counted(r.measured()):
-        each = ", ".join(f"{g.id} {fmt.count(g.calls or 0.0)}" for g in many)
         row = step_totals.whole(r.script)
-        lines.append(f"the {row} row counts every call of a dynamic graph at the size profiled: {each} calls")
+        lines.append(f"the {row} row counts every call of a dynamic graph at the size profiled: "
+                     + ", ".join(f"{g.id} {fmt.count(g.calls or 0.0)} calls{_of_them(g)}" for g in many))
     if lines:
         doc.paragraph(*lines)
+
+
+def _each(graphs: list[GraphResult]) -> str:
+    """``0.1-forward at s77=32 (7 of its 8 calls; its harness's: s77=8)`` for each graph."""
+    parts = []
+    for g in graphs:
+        at, n = call_sizes.calls_at(g.call_sizes, g.sizes)
+        notes = [_share_of_calls(at, n)] if n else []
+        notes += [f"its harness's: {sizes_text(g.size_hints)}"] if g.size_hints else []
+        parts.append(f"{g.id} at {sizes_text(g.sizes)}" + (f" ({'; '.join(notes)})" if notes else ""))
+    return "; ".join(parts)
+
+
+def _share_of_calls(at: int, n: int) -> str:
+    if at == n:
+        return f"all {n} of its calls"
+    return f"none of its {n} calls" if at == 0 else f"{at} of its {n} calls"
+
+
+def _by_size(g: GraphResult) -> str:
+    return ", ".join(f"{sizes_text(s)} x{n}" for s, n in call_sizes.counts(g.call_sizes))
+
+
+def _all_calls_at(g: GraphResult) -> bool:
+    at, n = call_sizes.calls_at(g.call_sizes, g.sizes)
+    return n > 0 and at == n
+
+
+def _of_them(g: GraphResult) -> str:
+    at, n = call_sizes.calls_at(g.call_sizes, g.sizes)
+    return f" ({at} of them at that size)" if n else ""
 
 
 def calls_line(r: BreakdownResult) -> str | None:

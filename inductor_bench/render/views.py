@@ -10,6 +10,7 @@ from ..core.results import BreakdownResult
 from ..core.sources import ROOT_MODULE, Origin, SourceLine
 from ..core.step import gain_frame
 from ..core.step_totals import reweighed, whole
+from ..core.symbols import shapes_at
 from ..core.views import By, Group, Unit, by_line, by_module, step_units, top_step_units, units
 from ..core.vocab import Role
 from . import charts
@@ -122,7 +123,7 @@ def graph_units(doc: Doc, r: BreakdownResult, top: int) -> None:
                 row += [unit_pct_cell(r, u)] if roof else []
                 row.append(where(u.origin, g.attribution))
                 if with_inputs:
-                    row.append(", ".join(u.site.shapes) if u.site else "")
+                    row.append(", ".join(shapes_at(u.site.shapes, g.sizes)) if u.site else "")
                 rows.append(row + ([u.kernel.file or ""] if with_file else []))
             headers = ["kernel", "calls", "ms", "% graph"] + ([PCT_HEADER] if roof else []) + ["source"]
             headers += (["inputs"] if with_inputs else []) + (["file"] if with_file else [])

@@ -29,6 +29,13 @@ changed, and ``Restorer.restore`` puts them back before each call, outside the t
 The constants the module holds (frozen weights, tensors a graph creates) are recorded with
 the first call too, in what is left of the module's budget (``runner/call_constants.py``).
 
+A dynamic-shape graph is called at other sizes than its first call's (``core/call_sizes.py``):
+every call is counted by the values of its size symbols (``size_counts``), and the first call
+at each new size (up to ``MAX_SIZE_RECORDS`` of them) records the inputs whose shape differs
+from the first call's, within ``MAX_SIZED_BYTES`` each, to ``<module name>.<sizes>.pt``
+(``inputs.<sizes>.pt`` in the graph's directory): a profile at those sizes runs on them
+(``apply_sized``).
+
 The record is ``inputs.pt`` beside the module (``{"inputs": {position: tensor}, "mutated":
 [position, ...], "scales": {position: (mean, deviation)}, "constants": {...}}``), read with
 ``torch.load(weights_only=True)``: tensors only, nothing that runs code.
@@ -43,15 +50,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.call_sizes import MAX_SIZE_RECORDS, size_positions, sizes_key
 from ..core.devices import HOST_BACKEND
 from ..core.rundir import CALL_INPUTS_FILE
 from . import call_constants
 
 MAX_TENSOR_BYTES = 64 << 20  # a larger input keeps the harness's draw
 MAX_MODULE_BYTES = 256 << 20
+MAX_SIZED_BYTES = MAX_MODULE_BYTES // MAX_SIZE_RECORDS  # a record at other sizes than the first call's
 _WRAPPED = "_inductor_bench_call_inputs"
 _RECORDS: list[Path] = []  # where this process records (the compile worker: its run's inputs/)
 _CALLS: dict[str, int] = {}  # module name -> calls of its call() so far in this process
+_SIZES: dict[str, CallSizes] = {}  # module name -> the sizes its calls ran at
 
 
 def attach(out_dir: Path) -> None:
@@ -81,13 +91,16 @@ def _wrap_call(mod: Any, record: Path, held: dict[str, Any] | None = None) -> No
         return
     done = False
     name = record.stem  # the counter's key, made once: this runs on every call of the graph
+    sizes = _SIZES.setdefault(name, CallSizes(Path(mod.__file__)))
 
     def recording_call(args: Any) -> Any:
         nonlocal done
         _CALLS[name] = _CALLS.get(name, 0) + 1
+        new = sizes.count(args)
         if done:
-            return call(args)
+            return call(args) if new is None else _sized_call(call, args, sizes, record, new)
         done = True
+        sizes.first_shapes = {i: tuple(a.shape) for i, a in enumerate(args) if recordable(a)}
         kept: dict[int, Any] = {}
         scales: dict[int, Any] = {}
         held_now = call_constants.Constants()
@@ -107,6 +120,65 @@ def _wrap_call(mod: Any, record: Path, held: dict[str, Any] | None = None) -> No
 
     setattr(recording_call, _WRAPPED, True)
     mod.call = recording_call
+
+
+class CallSizes:
+    """The sizes one module's calls ran at: the values of its size symbols' inputs, counted."""
+
+    def __init__(self, module_path: Path) -> None:
+        self.module_path = module_path
+        self.positions: dict[str, int] | None = None  # read from the module on its first call
+        self.counts: dict[tuple[int, ...], int] = {}  # the symbols' values -> calls, in order met
+        self.first_shapes: dict[int, tuple[int, ...]] = {}  # position -> its shape at the first call
+
+    def count(self, args: list[Any]) -> dict[str, int] | None:
+        """Count one call; its sizes where it is the first at sizes other than the first call's
+        (and within MAX_SIZE_RECORDS of them): its inputs are then worth recording."""
+        if self.positions is None:
+            self.positions = {}
+            with contextlib.suppress(Exception):  # unreadable: counted as one size
+                self.positions = size_positions(self.module_path.read_text(errors="replace"))
+        try:
+            values = tuple(int(args[p]) for p in self.positions.values())
+        except (TypeError, ValueError, IndexError):
+            values = ()
+        seen = self.counts.get(values, 0)
+        self.counts[values] = seen + 1
+        if seen or len(self.counts) == 1 or len(self.counts) > MAX_SIZE_RECORDS + 1 \
+                or len(values) != len(self.positions):
+            return None
+        return dict(zip(self.positions, values, strict=True))
+
+    def to_list(self) -> list[dict[str, Any]]:
+        """``[{"sizes": {symbol: value}, "calls": n}, ...]`` in the order met (``GraphResult.call_sizes``)."""
+        names = list(self.positions or {})
+        return [{"sizes": dict(zip(names, v, strict=True)), "calls": n} for v, n in self.counts.items()
+                if len(v) == len(names)]
+
+
+def _sized_call(call: Any, args: Any, sizes: CallSizes, record: Path, at: dict[str, int]) -> Any:
+    """The first call at sizes other than the first call's: its inputs of other shapes than
+    the first call's recorded (those of the first call's shape are the first call's record's)."""
+    live = list(args)
+    kept: dict[int, Any] = {}
+    scales: dict[int, Any] = {}
+    with contextlib.suppress(Exception):
+        first = sizes.first_shapes
+        other = {i for i, a in enumerate(live) if recordable(a) and first.get(i) != tuple(a.shape)}
+        kept = _snapshot(live, other, MAX_SIZED_BYTES)
+        scales = _scales(live, kept, other)
+    out = call(args)
+    with contextlib.suppress(Exception):
+        if kept or scales:
+            _save({"inputs": kept, "mutated": _changed(kept, live), "scales": scales},
+                  record.with_name(f"{record.stem}.{sizes_key(at)}.pt"))
+    return out
+
+
+def size_counts() -> dict[str, list[dict[str, Any]]]:
+    """Module name -> the sizes its calls ran at and how many ran at each
+    (``CallSizes.to_list``), for each module of dynamic shapes called in this process."""
+    return {name: c.to_list() for name, c in _SIZES.items() if c.positions and c.counts}
 
 
 def call_counts() -> dict[str, int]:
@@ -137,36 +209,38 @@ def decisive(value: Any) -> bool:
     return recordable(value) and not value.is_floating_point()
 
 
-def _snapshot(args: list[Any]) -> dict[int, Any]:
-    """Host copies of the inputs, the decisive ones first, within the size limits; none while a
-    CUDA graph is being captured (a copy to the host would break the capture)."""
+def _snapshot(args: list[Any], only: set[int] | None = None, budget: int | None = None) -> dict[int, Any]:
+    """Host copies of the inputs (of the positions ``only``, by default all), the decisive ones
+    first, within the size limits; none while a CUDA graph is being captured (a copy to the
+    host would break the capture)."""
     import torch
 
     if torch.cuda.is_available() and torch.cuda.is_current_stream_capturing():
         return {}
     kept: dict[int, Any] = {}
-    total = 0
+    total, budget = 0, MAX_MODULE_BYTES if budget is None else budget
     order = sorted(range(len(args)), key=lambda i: not decisive(args[i]))  # stable: call order
     for i in order:
         a = args[i]
-        if not recordable(a):
+        if not recordable(a) or (only is not None and i not in only):
             continue
         size = a.numel() * a.element_size()
-        if size > MAX_TENSOR_BYTES or total + size > MAX_MODULE_BYTES:
+        if size > MAX_TENSOR_BYTES or total + size > budget:
             continue
         kept[i] = a.detach().to(HOST_BACKEND.name, copy=True)
         total += size
     return kept
 
 
-def _scales(args: list[Any], kept: dict[int, Any]) -> dict[int, Any]:
-    """For each float input past the budget: its mean and standard deviation (a float64 pair),
-    that the harness's ``randn`` draw is brought to."""
+def _scales(args: list[Any], kept: dict[int, Any], only: set[int] | None = None) -> dict[int, Any]:
+    """For each float input past the budget (of the positions ``only``, by default all): its
+    mean and standard deviation (a float64 pair), that the harness's ``randn`` draw is brought to."""
     import torch
 
     out = {}
     for i, a in enumerate(args):
-        if i not in kept and recordable(a) and a.is_floating_point() and a.numel() > 1:
+        wanted = i not in kept and (only is None or i in only)
+        if wanted and recordable(a) and a.is_floating_point() and a.numel() > 1:
             std, mean = torch.std_mean(a.detach())
             out[i] = torch.tensor([float(mean), float(std)], dtype=torch.float64)
     return out
@@ -198,14 +272,17 @@ class Record:
     constants: call_constants.Constants = field(default_factory=call_constants.Constants)  # the module holds
 
 
-def recorded(module_path: Path) -> Record:
-    """The first call's record of the module at ``module_path``: from ``inputs.pt`` beside it
-    (a graph's copy in the run directory), or, for a module read from the cache by the process
-    that recorded it, from the record itself; empty when there is none."""
+def recorded(module_path: Path, sizes: dict[str, int] | None = None) -> Record:
+    """The first call's record of the module at ``module_path`` (with ``sizes``: the first
+    call's at those sizes): from ``inputs.pt`` (``inputs.<sizes>.pt``) beside it (a graph's copy
+    in the run directory), or, for a module read from the cache by the process that recorded
+    it, from the record itself; empty when there is none."""
     import torch
 
     module_path = Path(module_path)
-    places = [module_path.with_name(CALL_INPUTS_FILE), *(d / f"{module_path.stem}.pt" for d in _RECORDS)]
+    tail = f".{sizes_key(sizes)}" if sizes else ""
+    places = [module_path.with_name(Path(CALL_INPUTS_FILE).stem + tail + ".pt"),
+              *(d / f"{module_path.stem}{tail}.pt" for d in _RECORDS)]
     path = next((p for p in places if p.exists()), None)
     data = torch.load(path, weights_only=True) if path is not None else {}
     return Record({int(k): v for k, v in (data.get("inputs") or {}).items()},
@@ -220,14 +297,30 @@ class Restorer:
 
     def __init__(self) -> None:
         self.inputs = 0  # the harness's tensor inputs
-        self.copied = 0
-        self.scaled = 0  # floats past the budget: the harness's draw at their mean and deviation
+        self.copied_at: dict[int, Any] = {}  # position -> the harness's tensor it was copied into
+        self.scaled_at: dict[int, Any] = {}  # floats past the budget: the draw at their mean and deviation
         self.kept: list[tuple[Any, Any]] = []  # (the harness's tensor, its value on that device)
         self.constants = call_constants.Given()  # the constants the module holds, set to the recorded
+
+    @property
+    def copied(self) -> int:
+        return len(self.copied_at)
+
+    @property
+    def scaled(self) -> int:
+        return len(self.scaled_at)
 
     def restore(self) -> None:
         for target, value in self.kept:
             target.copy_(value)
+
+    def drop_replaced(self, args: list[Any]) -> None:
+        """Forget the inputs ``args`` no longer holds (drawn again at other sizes)."""
+        for at in (self.copied_at, self.scaled_at):
+            for i in [i for i, t in at.items() if i >= len(args) or args[i] is not t]:
+                del at[i]
+        held = {id(a) for a in args}
+        self.kept = [(t, v) for t, v in self.kept if id(t) in held]
 
 
 def apply(args: list[Any], module_path: Path, mod: Any = None) -> Restorer:
@@ -240,12 +333,24 @@ def apply(args: list[Any], module_path: Path, mod: Any = None) -> Restorer:
     record = recorded(module_path)
     if mod is not None:
         out.constants = call_constants.apply(mod, record.constants)
+    _copy_into(args, record, out)
+    return out
+
+
+def apply_sized(args: list[Any], module_path: Path, sizes: dict[str, int], out: Restorer) -> None:
+    """After ``apply`` and the inputs of other shapes drawn again at ``sizes``: copy the record
+    of the first call at those sizes into them, as ``apply`` does the first call's."""
+    out.drop_replaced(args)
+    _copy_into(args, recorded(module_path, sizes), out)
+
+
+def _copy_into(args: list[Any], record: Record, out: Restorer) -> None:
     for i, (mean, std) in ((i, v.tolist()) for i, v in record.scales.items()):
         target = args[i] if i < len(args) else None
         if recordable(target) and target.is_floating_point() and math.isfinite(mean) and math.isfinite(std):
             with contextlib.suppress(RuntimeError):  # a dtype without mul_ (fp8): the draw as it is
                 target.mul_(std).add_(mean)
-                out.scaled += 1
+                out.scaled_at[i] = target
     for i, value in record.inputs.items():
         target = args[i] if i < len(args) else None
         if not recordable(target) or target.shape != value.shape or target.dtype != value.dtype:
@@ -254,7 +359,6 @@ def apply(args: list[Any], module_path: Path, mod: Any = None) -> Restorer:
             target.copy_(value)
         except RuntimeError:  # an expanded harness input (stride 0) cannot take distinct values
             continue
-        out.copied += 1
+        out.copied_at[i] = target
         if i in record.mutated:
             out.kept.append((target, value.to(target.device, copy=True)))
-    return out

@@ -276,6 +276,7 @@ def _run_factory(
         "peak_memory_bytes": peak,
         "peak_memory_kind": peak_kind,
         "graph_calls": graph_calls,
+        "graph_sizes": call_inputs.size_counts(),
     }
     if modules and backend(device).split_in_turns:
         out["step_turns"] = turns.time_in_turns(one, [m["path"] for m in modules], device, timing.budget_s)
@@ -314,7 +315,8 @@ def _run_script(opts: WorkloadOptions) -> dict[str, Any]:
     except SystemExit as e:
         if e.code not in (None, 0):
             raise WorkloadError(f"the script exited with status {e.code}") from None
-    return {"script_s": time.perf_counter() - t0, "graph_calls": call_inputs.call_counts()}
+    return {"script_s": time.perf_counter() - t0, "graph_calls": call_inputs.call_counts(),
+            "graph_sizes": call_inputs.size_counts()}
 
 
 def handle(request: dict[str, Any]) -> dict[str, Any]:
@@ -335,6 +337,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
 
     def partial() -> dict[str, Any]:  # what an error keeps of the run so far
         return {**out, **_settings(before), "modules": recorder.modules, "graph_breaks": breaks.found(),
+                "graph_sizes": call_inputs.size_counts(),
                 **({"graph_calls": call_inputs.call_counts()} if kind == SCRIPT_KIND else {})}
 
     try:

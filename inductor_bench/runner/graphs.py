@@ -13,11 +13,11 @@ from typing import Any
 from ..core import errors, subgraphs
 from ..core.analysis import analyze_profile, save_profile
 from ..core.attribution import read_log
+from ..core.call_sizes import chosen
 from ..core.devices import DEVICE, backend
 from ..core.modparse import ModuleInfo, read_module
 from ..core.processes import merge_responses, share_windows
 from ..core.replay_plan import plan as replay_plan
-from ..core.resize import applicable
 from ..core.results import GraphResult
 from ..core.rundir import (
     CACHE_DIR,
@@ -122,10 +122,12 @@ def _collect(m: dict[str, Any], run_dir: Path, default_device: str, used: set[st
             copy_atomic(k.kernel_path, kdst)
             kernel_files[k.name] = str(kdst.relative_to(run_dir))
     copied = [dst, *(run_dir / f for f in kernel_files.values())]
-    inputs = run_dir / CALL_INPUTS_DIR / f"{src.stem}.pt"  # its first call's (call_inputs.py)
-    if inputs.exists():
-        link_or_copy(inputs, gdir / CALL_INPUTS_FILE)
-        copied.append(gdir / CALL_INPUTS_FILE)
+    records = run_dir / CALL_INPUTS_DIR  # its first call's, and at each other size's (call_inputs.py)
+    for record in [records / f"{src.stem}.pt", *sorted(records.glob(f"{src.stem}.*.pt"))]:
+        if record.exists():
+            mine = gdir / (Path(CALL_INPUTS_FILE).stem + record.name[len(src.stem):])
+            link_or_copy(record, mine)
+            copied.append(mine)
     record_digests(run_dir, copied)
     g = GraphResult(
         id=gid,
@@ -203,7 +205,7 @@ def profile_request(
         "replay_plan": plan,
         "launch_trace": str(gdir / LAUNCH_TRACE_FILE) if g.cuda_graphs else None,
         "pipelined_trace": str(gdir / PIPELINED_TRACE_FILE) if on_device else None,
-        "sizes": applicable(text, settings.sizes),
+        "sizes": chosen(text, settings.sizes, g.call_sizes),
     }
 
 

@@ -10,8 +10,10 @@ harness the tool runs draws its inputs after ``torch.manual_seed(HARNESS_SEED)``
 
 ``module_args`` is what the profiling worker runs a module on: the harness's inputs set to the
 values the model's first call gave them (within a size budget)
-(``runner/call_inputs.py``), with the dynamic-shape inputs that ``breakdown --size`` changes
-drawn again at their new shapes (``core/resize.py`` works out which, and the shapes).
+(``runner/call_inputs.py``), with the dynamic-shape inputs drawn again at the sizes it is
+profiled at (``breakdown --size``, or those most of its calls ran at: ``core/call_sizes.py``;
+``core/resize.py`` works out which inputs change, and their shapes), then set to the values
+the first call at those sizes gave them.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ def module_args(mod: Any, sizes: dict[str, int] | None = None) -> tuple[list[Any
     restorer = real_inputs.apply(args, Path(mod.__file__), mod)
     if sizes:
         args = resized(args, Path(mod.__file__).read_text(errors="replace"), sizes)
+        real_inputs.apply_sized(args, Path(mod.__file__), sizes, restorer)
     return args, restorer
 
 
@@ -139,6 +142,7 @@ def harness(mod: Any, sizes: dict[str, int] | None = None) -> HarnessCall:
         restorer = real_inputs.apply(closure_args(fn, text), Path(mod.__file__), mod)
     if sizes and applicable(text, sizes):
         args = resized(closure_args(fn, text), text, sizes)
+        real_inputs.apply_sized(args, Path(mod.__file__), sizes, restorer)
         return HarnessCall(lambda: mod.call(list(args)), restorer, args)
     return HarnessCall(fn, restorer)
 

@@ -53,6 +53,7 @@ class CompileOutcome:
     dynamo_graphs: int | None = None  # the graphs Dynamo captured, whichever backend compiled them
     # module name -> calls of it: per timed step (a factory model), in the whole run (a script)
     graph_calls: dict[str, float] | None = None
+    graph_sizes: dict[str, list[dict[str, Any]]] | None = None  # module name -> GraphResult.call_sizes
     graph_breaks: list[dict[str, Any]] = field(default_factory=list)  # core/graph_breaks.py
     cache_dir: str = ""
     cache_shared: bool = False
@@ -66,22 +67,9 @@ class CompileOutcome:
 
 
 _REPORTED = (
-    "device",
-    "device_name",
-    "versions",
-    "script",
-    "compile_s",
-    "step_samples_ms",
-    "peak_memory_bytes",
-    "peak_memory_kind",
-    "torch_settings",
-    "step_load",
-    "step_turns",
-    "step_profile",
-    "fx_cache",
-    "dynamo_graphs",
-    "graph_breaks",
-    "graph_calls",
+    "device", "device_name", "versions", "script", "compile_s", "step_samples_ms",
+    "peak_memory_bytes", "peak_memory_kind", "torch_settings", "step_load", "step_turns",
+    "step_profile", "fx_cache", "dynamo_graphs", "graph_breaks", "graph_calls", "graph_sizes"
 )
 
 
@@ -246,6 +234,7 @@ def breakdown_from_outcome(
     result.step_turns = step_turns(comp.step_turns, {s.origin: s.graph.id for s in sources})
     for s in sources:
         s.graph.calls = counted_calls(comp.graph_calls, s)
+        s.graph.call_sizes = (comp.graph_sizes or {}).get(Path(s.origin).stem, [])
     result.subgraphs_left_out = [
         {"path": str(m.get("path", "")), "reason": str(m.get(subgraphs.REASON_KEY, ""))} for m in left_out
     ]

@@ -2,11 +2,12 @@
 
 The compile worker runs this after timing its steps (``capture.py``), where the device table
 says ``split_in_turns``: it loads every graph's compiled module as the profiling worker does
-(``harness_inputs.load_module``, the module's own harness inputs), then times rounds of blocks, one
-block of calls per side (the step first, then each graph), the order reversed every other
-round. ``core/step.py`` turns the blocks into the time outside the graphs. Timing the step in
-one process and the graphs in another would measure the two processes as much as the step:
-on a shared machine each settles at a speed of its own (docs/compare-and-diff.md).
+(``harness_inputs.load_module``, the module's own harness inputs, a dynamic graph's at the
+sizes most of its calls ran at), then times rounds of blocks, one block of calls per side (the
+step first, then each graph), the order reversed every other round. ``core/step.py`` turns
+the blocks into the time outside the graphs. Timing the step in one process and the graphs in
+another would measure the two processes as much as the step: on a shared machine each
+settles at a speed of its own (docs/compare-and-diff.md).
 
 The rounds themselves are ``rounds.py``'s, as in the timing worker of ``compare``.
 """
@@ -17,8 +18,11 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from ..core.call_sizes import chosen
+from . import call_inputs
 from . import device as dev
 from .harness_inputs import HarnessCall, harness, load_module
 from .rounds import Plan, block_steps, interleave
@@ -47,8 +51,10 @@ def time_in_turns(
     graph times, and the reason is kept."""
     try:
         calls = [step]
-        for path in module_paths:
-            calls.append(_timed(harness(load_module(path)), device))
+        for path in module_paths:  # a dynamic graph at the sizes most of its calls ran at, as profiled
+            counted = call_inputs.size_counts().get(Path(path).stem)
+            sizes = chosen(Path(path).read_text(errors="replace"), {}, counted)
+            calls.append(_timed(harness(load_module(path), sizes), device))
         # a module just loaded allocates on its first calls: the median of a few is its pace
         per_call = [statistics.median(call() for _ in range(ESTIMATE_CALLS)) / 1e3 for call in calls]
         sizes, rounds = plan_rounds(per_call, budget_s)
