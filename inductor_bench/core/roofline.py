@@ -72,14 +72,20 @@ def judged(g: GraphResult) -> list[KernelStat]:
     sites, split as the tables split it (``views.units``), with that call's time and counts
     (``site_stat``); the op row itself where a site was not counted or the sites do not
     account for its time. Their times add up to the graph's kernel time."""
-    out: list[KernelStat] = []
+    return [k for k, _ in judged_sites(g)]
+
+
+def judged_sites(g: GraphResult) -> list[tuple[KernelStat, str]]:
+    """``judged``, each with the mark the tables give a call site (`` #3``; none for a kernel
+    or an op row)."""
+    out: list[tuple[KernelStat, str]] = []
     for _, group in groupby(units([g]), key=lambda u: id(u.kernel)):
         us = list(group)
         k = us[0].kernel
-        parts = [site_stat(g, k, u.site) for u in us if u.site is not None]
-        whole = (not parts or any(p is k for p in parts)  # site_stat: the op row where not counted
-                 or abs(k.ms - sum(p.ms for p in parts)) > 1e-6 * max(k.ms, 1e-9))
-        out += [k] if whole else parts
+        parts = [(site_stat(g, k, u.site), u.site_mark) for u in us if u.site is not None]
+        whole = (not parts or any(p is k for p, _ in parts)  # site_stat: the op row where not counted
+                 or abs(k.ms - sum(p.ms for p, _ in parts)) > 1e-6 * max(k.ms, 1e-9))
+        out += [(k, "")] if whole else parts
     return out
 
 
@@ -227,12 +233,14 @@ def _from_kernel_file(k: KernelStat, work: Work, run_dir: Path) -> Work:
 
 
 def chart_points(result: BreakdownResult) -> list[tuple[str, KernelStat, KernelRoof]]:
-    """(graph id, kernel, figures) of every kernel with a byte count, the most time in the
-    step (or the script: its graph's calls times its own) first."""
+    """(graph id, kernel, figures) of every kernel with a byte count, as ``judged`` holds it
+    against its limit (an extern op's call sites each on its own, named with its mark as the
+    tables name it: ``aten::convolution #1``), the most time in the step (or the script: its
+    graph's calls times its own) first."""
     c = ceilings_of(result)
     w = result.weights()
-    pts = [(g.id, k, kernel_roof(k, c, g.device)) for g in result.measured() for k in g.kernels
-           if k.bytes is not None and k.ms > 0]
+    pts = [(g.id, replace(k, name=k.name + mark) if mark else k, kernel_roof(k, c, g.device))
+           for g in result.measured() for k, mark in judged_sites(g) if k.bytes is not None and k.ms > 0]
     return sorted(pts, key=lambda p: -w[p[0]] * p[1].ms)
 
 
