@@ -166,3 +166,55 @@ def test_without_a_record_at_those_sizes_the_new_draw_is_not_counted_as_the_mode
     run = harness(load_module(str(path)), {"s77": 5})
     assert run.args[2].shape == (5, 8) and torch.equal(run.args[0], w)
     assert (run.restorer.copied, run.restorer.inputs) == (1, 2)  # w; x is the harness's draw at 5 rows
+
+
+TRAINING_SCRIPT = '''
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+step = torch.compile(model)
+for epoch in range(2):
+    for batch in (16, 16, 16, 4):  # 52 samples in batches of 16: the last one is smaller
+        loss = step(torch.randn(batch, 64)).square().mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+def test_a_training_loops_smaller_last_batch(tmp_path):
+    """The first epoch compiles a static graph at 16 and, at its last batch of 4, a dynamic one
+    (automatic dynamic shapes), which runs every later batch: 2 calls at 4, 3 at 16. Both of
+    its graphs, forward and backward, are profiled at 16 on the model's values there."""
+    import json
+    import subprocess
+    import sys
+
+    script = tmp_path / "train.py"
+    script.write_text(TRAINING_SCRIPT)
+    p = subprocess.run(
+        [sys.executable, "-m", "inductor_bench.cli", "breakdown", str(script), "--device", "cpu",
+         "--fresh-cache", "--iterations", "10", "--windows", "1", "--processes", "1",
+         "--out", str(tmp_path / "run"), "--json", str(tmp_path / "r.json")],
+        capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr
+    graphs = {g["id"]: g for g in json.loads((tmp_path / "r.json").read_text())["graphs"]}
+    assert sorted(graphs) == ["0-backward", "0-forward", "0.1-backward", "0.1-forward"]
+    assert [graphs[i]["calls"] for i in ("0-forward", "0.1-forward")] == [3, 5]
+    for gid in ("0.1-forward", "0.1-backward"):
+        g = graphs[gid]
+        ((symbol, at),) = g["sizes"].items()
+        assert (at, g["size_hints"]) == (16, {symbol: 4})
+        assert g["call_sizes"] == [{"sizes": {symbol: 4}, "calls": 2}, {"sizes": {symbol: 16}, "calls": 3}]
+        copied, _, inputs = g["first_call_inputs"][:3]
+        assert copied == inputs > 0  # every input the model's: at 16 from the first call at 16
+    report = (tmp_path / "run" / "report.txt").read_text()
+    assert (f"dynamic shapes: profiled 0.1-forward at {symbol}=16 (3 of its 5 calls; its harness's: "
+            f"{symbol}=4); 0.1-backward at {symbol}=16 (3 of its 5 calls; its harness's: {symbol}=4): "
+            "the sizes most of its calls ran at") in report
+    assert "0.1-forward 5 calls (3 of them at that size)" in report
