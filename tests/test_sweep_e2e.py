@@ -65,6 +65,7 @@ def _check_swept(out: Path, r: subprocess.CompletedProcess, executor: str) -> No
     assert (out / "mlp" / "index.html").exists() and (out / "logs" / "mlp.log").exists()
 
 
+@pytest.mark.slow  # a whole compare of a model in a sweep, twice (about 60 s)
 def test_local_sweep_end_to_end_then_resumed(local_sweep):
     out, r = local_sweep
     _check_swept(out, r, "local")
@@ -88,6 +89,7 @@ def test_ray_sweep_end_to_end(tmp_path):
     _check_swept(out, r, "ray")
 
 
+@pytest.mark.slow
 @needs_browser
 def test_the_sweep_page_opens_clean_with_its_heatmap(local_sweep, tmp_path):
     out, _ = local_sweep
