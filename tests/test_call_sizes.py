@@ -192,18 +192,14 @@ def test_a_training_loops_smaller_last_batch(tmp_path):
     (automatic dynamic shapes), which runs every later batch: 2 calls at 4, 3 at 16. Both of
     its graphs, forward and backward, are profiled at 16 on the model's values there."""
     import json
-    import subprocess
-    import sys
+
+    from .test_dynamic_shapes import breakdown
 
     script = tmp_path / "train.py"
     script.write_text(TRAINING_SCRIPT)
-    p = subprocess.run(
-        [sys.executable, "-m", "inductor_bench.cli", "breakdown", str(script), "--device", "cpu",
-         "--fresh-cache", "--iterations", "10", "--windows", "1", "--processes", "1",
-         "--out", str(tmp_path / "run"), "--json", str(tmp_path / "r.json")],
-        capture_output=True, text=True, timeout=900)
+    p = breakdown(script, tmp_path, "run", "--fresh-cache")
     assert p.returncode == 0, p.stderr
-    graphs = {g["id"]: g for g in json.loads((tmp_path / "r.json").read_text())["graphs"]}
+    graphs = {g["id"]: g for g in json.loads((tmp_path / "run.json").read_text())["graphs"]}
     assert sorted(graphs) == ["0-backward", "0-forward", "0.1-backward", "0.1-forward"]
     assert [graphs[i]["calls"] for i in ("0-forward", "0.1-forward")] == [3, 5]
     for gid in ("0.1-forward", "0.1-backward"):

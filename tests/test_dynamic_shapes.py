@@ -164,13 +164,9 @@ def test_a_dynamic_script_end_to_end(tmp_path):
     FLOPs are counted at that batch."""
     script = tmp_path / "dyn.py"
     script.write_text(DYNAMIC_SCRIPT)
-    p = subprocess.run(
-        [sys.executable, "-m", "inductor_bench.cli", "breakdown", str(script), "--device", "cpu",
-         "--fresh-cache", "--iterations", "10", "--windows", "1", "--processes", "1",
-         "--out", str(tmp_path / "run"), "--json", str(tmp_path / "r.json")],
-        capture_output=True, text=True, timeout=600)
+    p = breakdown(script, tmp_path, "run", "--fresh-cache")
     assert p.returncode == 0, p.stderr
-    r = json.loads((tmp_path / "r.json").read_text())
+    r = json.loads((tmp_path / "run.json").read_text())
     (g,) = r["graphs"]
     ((symbol, batch),) = g["sizes"].items()
     assert (batch, g["size_hints"]) == (40, {symbol: 24})

@@ -111,12 +111,7 @@ def _wrap_call(mod: Any, record: Path, held: dict[str, Any] | None = None) -> No
             left = MAX_MODULE_BYTES - sum(v.numel() * v.element_size() for v in kept.values())
             text = Path(mod.__file__).read_text(errors="replace")
             held_now = call_constants.snapshot(held or {}, text, left, MAX_TENSOR_BYTES)
-        out = call(args)
-        with contextlib.suppress(Exception):
-            if kept or scales or held_now.names:
-                _save({"inputs": kept, "mutated": _changed(kept, live), "scales": scales,
-                       "constants": held_now.to_record()}, record)
-        return out
+        return _call_and_save(call, args, live, kept, scales, record, held_now)
 
     setattr(recording_call, _WRAPPED, True)
     mod.call = recording_call
@@ -167,11 +162,19 @@ def _sized_call(call: Any, args: Any, sizes: CallSizes, record: Path, at: dict[s
         other = {i for i, a in enumerate(live) if recordable(a) and first.get(i) != tuple(a.shape)}
         kept = _snapshot(live, other, MAX_SIZED_BYTES)
         scales = _scales(live, kept, other)
+    return _call_and_save(call, args, live, kept, scales,
+                          record.with_name(f"{record.stem}.{sizes_key(at)}.pt"))
+
+
+def _call_and_save(call: Any, args: Any, live: list[Any], kept: dict[int, Any], scales: dict[int, Any],
+                   record: Path, held: call_constants.Constants | None = None) -> Any:
+    """Run the call, then save what was taken of its inputs before it (and which of them it
+    changed in place; with ``held``, the module's constants) to ``record``, where there is any."""
     out = call(args)
     with contextlib.suppress(Exception):
-        if kept or scales:
-            _save({"inputs": kept, "mutated": _changed(kept, live), "scales": scales},
-                  record.with_name(f"{record.stem}.{sizes_key(at)}.pt"))
+        if kept or scales or (held is not None and held.names):
+            data = {"inputs": kept, "mutated": _changed(kept, live), "scales": scales}
+            _save(data if held is None else {**data, "constants": held.to_record()}, record)
     return out
 
 
