@@ -25,6 +25,7 @@ from .breakdown import US_PER_MS, cpu_kernel_events, device_kernel_events, find_
 from .callsites import Call, parse_calls
 from .devices import HOST, backend
 from .modparse import ModuleInfo
+from .own_nodes import own_extern_nodes, own_origins
 from .results import GraphResult
 from .source_store import LOST, MODULE_LOST
 from .sources import ROOT_MODULE, CallSite, Origin, SourceLine, merge, module_path
@@ -99,29 +100,30 @@ def origin_of(names: list[str], nodes: dict[str, Any]) -> Origin:
 def call_origins(calls: list[Call], record: dict[str, Any]) -> tuple[dict[int, Origin], dict[int, list[str]]]:
     """Per call (by position in ``calls``): its Origin, and for extern calls the input shapes."""
     nodes = record.get("nodes") or {}
-    by_buffer: dict[str, dict[str, Any]] = {}
-    for op in record.get("ops") or []:
+    all_ops = record.get("ops") or []
+    own, ran = own_origins(all_ops), own_extern_nodes(all_ops)
+    by_buffer: dict[str, int] = {}
+    for k, op in enumerate(all_ops):
         for name in op.get("written", []):
-            by_buffer.setdefault(name, op)
+            by_buffer.setdefault(name, k)
     origins: dict[int, Origin] = {}
     shapes: dict[int, list[str]] = {}
     for i, c in enumerate(calls):
         if c.written is None:
             origins[i] = Origin(missing=f"{c.name}: its signature names no outputs this tool can read")
             continue
-        ops = [by_buffer[b] for b in c.written if b in by_buffer]
-        if not ops:
+        ks = list(dict.fromkeys(by_buffer[b] for b in c.written if b in by_buffer))
+        if not ks:
             origins[i] = Origin(missing="the lowering record has no operation writing its buffers")
             continue
         if c.extern:
-            ext = next((o for o in ops if o.get("extern")), ops[0])
-            names = list(ext.get("nodes") or ext.get("origins") or [])
-            shapes[i] = list(ext.get("shapes") or [])
-            origins[i] = module_from_operands(origin_of(names, nodes), ext.get("origins") or [], nodes)
+            e = next((k for k in ks if all_ops[k].get("extern")), ks[0])
+            shapes[i] = list(all_ops[e].get("shapes") or [])
+            origins[i] = module_from_operands(origin_of(ran[e] or own[e], nodes), own[e], nodes)
             continue
         names = []
-        for o in ops:
-            names += [n for n in o.get("origins", []) if n not in names]
+        for k in ks:
+            names += [n for n in own[k] if n not in names]
         origins[i] = origin_of(names, nodes)
     return origins, shapes
 

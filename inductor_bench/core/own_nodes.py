@@ -1,0 +1,59 @@
+"""Which FX nodes each scheduler operation of a lowering record really computes (pure; no torch).
+
+Inductor gives every buffer it lowers the ``origins`` of the node being lowered **and** of
+each input that is not a realized buffer (``gather_origins`` in ``torch/_inductor/utils.py``).
+A view of a realized buffer or an extern kernel's output (``mkl._mkl_linear`` under freezing)
+counts as not realized, and its origins carry everything upstream of it. Through a chain of
+them the origins pile up: in a frozen MLP the third linear's bias-and-GELU kernel lists every
+node of the graph before it, the first linear's included, and so does Inductor's own
+``# Topologically Sorted Source Nodes`` comment and the kernel's name
+(``cpp_fused_addmm_gelu_native_layer_norm_2`` does no layer norm).
+
+Two rules take back what piled up, and nothing else:
+
+- a generated kernel's origins lose those of every earlier generated kernel whose origins
+  they hold **all of and more**. A kernel that really recomputes a producer holds only the
+  unrealized producer's nodes, never a whole earlier kernel's: that kernel's output is a
+  realized buffer, which consumers read rather than compute again. Equal origins (one node
+  lowered to several kernels: a split reduction) are left alone;
+- an extern call's own nodes (those that run its op) lose the nodes an earlier extern call
+  of the record already ran: one FX node is one extern call. Where nothing would be left (one
+  node lowered to several extern calls) it keeps them all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def own_origins(ops: list[dict[str, Any]]) -> list[list[str]]:
+    """Per operation of the record (in its order), its origins less those piled up."""
+    raw = [set(op.get("origins") or []) for op in ops]
+    holders: dict[str, list[int]] = {}
+    out: list[list[str]] = []
+    for k, op in enumerate(ops):
+        earlier = {j for n in raw[k] for j in holders.get(n, ())}
+        drop: set[str] = set()
+        for j in earlier:
+            if not ops[j].get("extern") and raw[j] and raw[j] < raw[k]:
+                drop |= raw[j]
+        out.append([n for n in op.get("origins") or [] if n not in drop])
+        if not op.get("extern"):
+            for n in raw[k]:
+                holders.setdefault(n, []).append(k)
+    return out
+
+
+def own_extern_nodes(ops: list[dict[str, Any]]) -> list[list[str]]:
+    """Per operation, the nodes its extern call runs (empty for a generated kernel)."""
+    ran: set[str] = set()
+    out: list[list[str]] = []
+    for op in ops:
+        if not op.get("extern"):
+            out.append([])
+            continue
+        names = list(op.get("nodes") or op.get("origins") or [])
+        mine = [n for n in names if n not in ran] or names
+        ran |= set(mine)
+        out.append(mine)
+    return out
