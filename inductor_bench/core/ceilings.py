@@ -29,6 +29,7 @@ class Ceilings:
     triad_gbps: float | None = None
     threads: int | None = None  # host: the intra-op threads it ran with (those of the run)
     matmul_n: dict[str, int] = field(default_factory=dict)  # compute type -> the n of its n x n matmuls
+    matmul_layout: dict[str, str] = field(default_factory=dict)  # compute type -> its operands' layout
     array_bytes: int | None = None  # host: the size of each STREAM array
     reps: int = 0
     how: str = ""  # the measurement in words: sizes, repetitions
@@ -68,6 +69,8 @@ def higher_of(a: Ceilings, b: Ceilings | None) -> Ceilings:
             c.tflops[k] = v
             if k in b.matmul_n:
                 c.matmul_n[k] = b.matmul_n[k]
+            if k in b.matmul_layout:
+                c.matmul_layout[k] = b.matmul_layout[k]
     for k, v in b.checked_against.items():
         c.checked_against[k] = max(v, c.checked_against.get(k, 0.0))
     return c

@@ -127,7 +127,9 @@ def ceilings_lines(roof: Roofline) -> list[str]:
     if c.triad_gbps is not None:
         bw += f" (copy {c.copy_gbps:.3g}, triad {c.triad_gbps:.3g})"
     cached = f"; cached, measured {c.measured_at}" if c.from_cache else f"; measured {c.measured_at}"
-    out = [f"measured ceilings: {bw}; TFLOP/s {flops or fmt.DASH} ({c.how}{cached})"]
+    lay = ", ".join(f"{k} {c.matmul_layout[k]}" for k in COMPUTE_TYPES if k in c.matmul_layout)
+    how = c.how + (f"; layouts: {lay}" if lay else "")
+    out = [f"measured ceilings: {bw}; TFLOP/s {flops or fmt.DASH} ({how}{cached})"]
     if ds.part:
         dflops = ", ".join(f"{k} {ds.tflops[k]:.3g}" for k in COMPUTE_TYPES if k in ds.tflops)
         out.append(f"datasheet ({ds.part}, dense): {ds.gbps:.4g} GB/s; TFLOP/s {dflops}")

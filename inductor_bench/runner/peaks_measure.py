@@ -5,7 +5,8 @@ Memory bandwidth: on an accelerator, a device-to-device copy of ``DEVICE_COPY_BY
 (2 x bytes per copy); on the host, STREAM's copy (``b = a``, 2 x bytes) and triad
 (``a = b + s*c``, 3 x bytes) over arrays four times the last-level cache (at least
 ``HOST_ARRAY_BYTES``), with the intra-op threads the run uses. Throughput: square matmuls,
-2·n³ FLOPs each, grown until one takes ``MIN_CALL_S`` (so the fixed cost of a call is small
+2·n³ FLOPs each, in the operand layout that runs fastest (``fastest_layout``), grown until
+one takes ``MIN_CALL_S`` (so the fixed cost of a call is small
 beside it), in fp32 (TF32 off), tf32 (accelerators), bf16/fp16 and fp8 where the device has it.
 
 Every figure is the BEST of ``REPS`` repetitions: on a loaded machine a repetition is only ever
@@ -43,7 +44,7 @@ MIN_CALL_S = 0.02  # a matmul size is big enough once one call takes this long
 MIN_N = {HOST: 1024, DEVICE: 4096}
 MAX_N = {HOST: 4096, DEVICE: 16384}
 MATMUL_BUDGET_S = 1.5  # per compute type: the sizes tried and the repetitions together
-METHOD = 5  # bump when the measurement changes: cached figures of an older method are not reused
+METHOD = 6  # bump when the measurement changes: cached figures of an older method are not reused
 
 
 def best_seconds(fn: Any, device: str, reps: int = REPS) -> float:
@@ -124,8 +125,14 @@ def device_bandwidth(device: str, reps: int) -> float:
     return 2 * DEVICE_COPY_BYTES / seconds / 1e9
 
 
-def _operands(kind: str, n: int, device: str) -> Any:
-    """A zero-argument matmul of n x n operands of the compute type."""
+# The operands' layouts a matmul can meet, in the order tried: both row-major, the second
+# transposed (a linear layer's weight), the first transposed (a weight gradient), both.
+LAYOUTS = ("a @ b", "a @ b.T", "a.T @ b", "a.T @ b.T")
+FP8_LAYOUT = "a @ b.T"  # the one layout _scaled_mm takes
+
+
+def _operands(kind: str, n: int, device: str, layout: str = LAYOUTS[0]) -> Any:
+    """A zero-argument matmul of n x n operands of the compute type, in the layout."""
     import torch
 
     if kind == FP8:
@@ -136,16 +143,31 @@ def _operands(kind: str, n: int, device: str) -> Any:
     dtype = {FP32: torch.float32, TF32: torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[kind]
     a = torch.randn(n, n, device=device, dtype=dtype)
     b = torch.randn(n, n, device=device, dtype=dtype)
+    a = a.t() if layout.startswith("a.T") else a
+    b = b.t() if layout.endswith("b.T") else b
     out = torch.empty(n, n, device=device, dtype=dtype)  # a new result each call: page faults on the host
     return lambda: torch.mm(a, b, out=out)
 
 
-def matmul_tflops(kind: str, device: str, reps: int) -> tuple[float, int]:
+def fastest_layout(kind: str, device: str, n: int = 256) -> tuple[str, float]:
+    """The layout whose n x n matmul of the kind runs fastest, and its seconds per call. The
+    layout can matter more than anything: on a CPU without native bf16 (AVX2), torch's bf16
+    ``a @ b`` took 0.7 s at n = 1024 and ``a.T @ b`` 0.09 s, and a model's linear layers run
+    ``a @ b.T``; a ceiling measured in one layout would sit below the model's own GEMMs."""
+    if kind == FP8:
+        return FP8_LAYOUT, best_seconds(_operands(kind, n, device), device, 2)
+    times = {lay: best_seconds(_operands(kind, n, device, lay), device, 2) for lay in LAYOUTS}
+    lay = min(LAYOUTS, key=lambda k: times[k])
+    return lay, times[lay]
+
+
+def matmul_tflops(kind: str, device: str, reps: int) -> tuple[float, int, str]:
     """Dense TFLOP/s of square matmuls of the kind (``FP32``, ``TF32``, ``bf16``, ``fp16``,
-    ``FP8``). From ``MIN_N`` the size doubles until a call takes ``MIN_CALL_S`` (small calls
-    measure a launch, or the threads' start and join, not the units); a probe at n = 256 first
-    predicts the rate, and a type so slow that a call would take more than a quarter of the
-    budget (one the device only emulates) starts smaller."""
+    ``FP8``), with the n and the operand layout it was measured at. A probe at n = 256 in each
+    layout picks the fastest layout (``fastest_layout``) and predicts the rate. From ``MIN_N``
+    the size doubles until a call takes ``MIN_CALL_S`` (small calls measure a launch, or the
+    threads' start and join, not the units); a type so slow that a call would take more than a
+    quarter of the budget (one the device only emulates) starts smaller."""
     import torch
 
     timeline = backend(device).timeline
@@ -153,19 +175,19 @@ def matmul_tflops(kind: str, device: str, reps: int) -> tuple[float, int]:
     torch.backends.cuda.matmul.allow_tf32 = kind == TF32
     try:
         started = time.perf_counter()
-        probe = best_seconds(_operands(kind, 256, device), device, 2)
+        layout, probe = fastest_layout(kind, device)
         rate = 2.0 * 256**3 / max(probe, 1e-9)  # FLOP/s, a low estimate
         n = MIN_N[timeline]
         while n > 256 and 2.0 * n**3 / rate > MATMUL_BUDGET_S / 4:
             n //= 2
-        fn = _operands(kind, n, device)
+        fn = _operands(kind, n, device, layout)
         one = best_seconds(fn, device, 1)
         while one < MIN_CALL_S and n < MAX_N[timeline] and time.perf_counter() - started < MATMUL_BUDGET_S:
             n *= 2
-            fn = _operands(kind, n, device)
+            fn = _operands(kind, n, device, layout)
             one = best_seconds(fn, device, 1)
         seconds = best_seconds(fn, device, max(2, min(reps, int(MATMUL_BUDGET_S / max(one, 1e-6)))))
-        return 2.0 * n**3 / min(one, seconds) / 1e12, n
+        return 2.0 * n**3 / min(one, seconds) / 1e12, n, layout
     finally:
         torch.backends.cuda.matmul.allow_tf32 = old
 
@@ -200,14 +222,15 @@ def measure(device: str, reps: int = REPS) -> Ceilings:
         where = f"a {DEVICE_COPY_BYTES // 1024**2} MiB device-to-device copy"
     for kind in compute_kinds(device):
         try:
-            rate, n = matmul_tflops(kind, device, reps)
+            rate, n, layout = matmul_tflops(kind, device, reps)
         except Exception as e:  # a type the device or this torch lacks: said, not fatal
             c.errors.append(f"{kind}: {type(e).__name__}: {str(e)[:120]}")
             continue
         key = FP16 if kind in ("bf16", "fp16") else kind
         if rate > c.tflops.get(key, 0.0):
-            c.tflops[key], c.matmul_n[key] = rate, n
-    c.how = f"{where}; square matmuls (2n³ FLOPs); the best of {reps} repetitions each"
+            c.tflops[key], c.matmul_n[key], c.matmul_layout[key] = rate, n, layout
+    c.how = (f"{where}; square matmuls (2n³ FLOPs) in each type's fastest operand layout; "
+             f"the best of {reps} repetitions each")
     return c
 
 
@@ -255,13 +278,13 @@ def measure_again(device: str, old: Ceilings, want: dict[str, float], reps: int)
         if key not in want:
             continue
         try:
-            rate, n = matmul_tflops(kind, device, reps)
+            rate, n, layout = matmul_tflops(kind, device, reps)
         except Exception as e:  # as in measure(): said, not fatal
             c.errors.append(f"{kind}: {type(e).__name__}: {str(e)[:120]}")
             continue
         c.remeasured_from.setdefault(key, old.tflops.get(key, 0.0))
         if rate > c.tflops.get(key, 0.0):
-            c.tflops[key], c.matmul_n[key] = rate, n
+            c.tflops[key], c.matmul_n[key], c.matmul_layout[key] = rate, n, layout
         c.checked_against[key] = max(want[key], c.checked_against.get(key, 0.0))
     c.measured_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     return c
