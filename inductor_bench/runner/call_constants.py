@@ -81,11 +81,20 @@ def _opaque(t: Any) -> bool:
     return t.layout == torch._mkldnn
 
 
-def _recordable(t: Any) -> bool:
+def recordable(value: Any) -> bool:
+    """A plain tensor or a parameter (not complex, not quantized, not a subclass that wraps
+    others): its first call's values are kept (the inputs, ``call_inputs``, and constants)."""
     import torch
 
-    return (type(t) in (torch.Tensor, torch.nn.Parameter) and (t.layout == torch.strided or _opaque(t))
-            and not t.is_complex() and not t.is_quantized)
+    return (type(value) in (torch.Tensor, torch.nn.Parameter) and not value.is_complex()
+            and not value.is_quantized)
+
+
+def _recordable(t: Any) -> bool:
+    """A constant that is recordable and strided or oneDNN's own (kept dense)."""
+    import torch
+
+    return recordable(t) and (t.layout == torch.strided or _opaque(t))
 
 
 def snapshot(constants: dict[str, Any], text: str, budget: int, max_tensor: int) -> Constants:

@@ -54,6 +54,7 @@ from ..core.call_sizes import MAX_SIZE_RECORDS, size_positions, sizes_key
 from ..core.devices import HOST_BACKEND
 from ..core.rundir import CALL_INPUTS_FILE
 from . import call_constants
+from .call_constants import recordable
 
 MAX_TENSOR_BYTES = 64 << 20  # a larger input keeps the harness's draw
 MAX_MODULE_BYTES = 256 << 20
@@ -195,15 +196,6 @@ def calls_between(before: dict[str, int], after: dict[str, int], steps: int) -> 
     if steps <= 0:
         return {}
     return {k: (n - before.get(k, 0)) / steps for k, n in after.items()}
-
-
-def recordable(value: Any) -> bool:
-    """A plain tensor input or a parameter (not complex, not quantized, not a subclass that
-    wraps others): its first call's values are kept."""
-    import torch
-
-    return (type(value) in (torch.Tensor, torch.nn.Parameter) and not value.is_complex()
-            and not value.is_quantized)
 
 
 def decisive(value: Any) -> bool:
