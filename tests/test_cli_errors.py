@@ -98,15 +98,29 @@ def test_malformed_mode_name(tmp_path):
 def test_mode_the_installed_torch_lacks(tmp_path):
     """A well-formed name goes to the compile worker, which checks it against the installed
     torch's own table: one line naming the torch version and its modes."""
-    torch = pytest.importorskip("torch")
-    from torch._inductor import list_mode_options
-
     p = cli("breakdown", str(MODELS / "mlp.py"), "--device", "cpu", "--mode", "fast",
             "--out", str(tmp_path / "run"))
     assert p.returncode == 2
-    assert one_error_line(p) == (
-        f"inductor-bench: error: torch.compile mode 'fast': torch {torch.__version__} has no "
-        f"such mode (its modes: {', '.join(list_mode_options())})")
+    assert one_error_line(p) == no_such_mode("fast")
+
+
+def no_such_mode(name: str) -> str:
+    """The line for a mode the installed torch lacks, built from torch's own table."""
+    torch = pytest.importorskip("torch")
+    from torch._inductor import list_mode_options
+
+    return (f"inductor-bench: error: torch.compile mode {name!r}: torch {torch.__version__} has no "
+            f"such mode (its modes: {', '.join(list_mode_options())})")
+
+
+def test_compare_checks_its_modes_before_timing_anything(tmp_path):
+    """compare times eager first: a mode the installed torch lacks is refused before that,
+    with no run directory made (before: eager was timed, then the mode failed)."""
+    p = cli("compare", str(MODELS / "mlp.py"), "--device", "cpu", "--modes", "default,fast",
+            "--out", str(tmp_path / "run"))
+    assert p.returncode == 2
+    assert one_error_line(p) == no_such_mode("fast")
+    assert not (tmp_path / "run").exists()
 
 
 def test_batch_size_for_script(tmp_path):

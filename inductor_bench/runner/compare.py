@@ -16,6 +16,7 @@ from ..core.load import Load
 from ..core.rundir import LOGS_DIR
 from ..core.vocab import CompileMode, Status
 from ..core.workload import FACTORY_KIND, WorkloadOptions
+from . import compile_modes
 from .capture import inductor_env
 from .pipeline import CompileOutcome, breakdown_from_outcome, compile_workload, step_turns
 from .presence import check_requested
@@ -214,6 +215,7 @@ def run_compare(
     if names is not None and (len(names) != len(files) or len(set(names)) != len(names) or not all(names)):
         raise UsageError(f"--names: give {len(files)} different names, one per model file")
     check_requested(opts.device)  # before any worker or run directory
+    compile_modes.check_before_running(modes)
     run_dir = new_run_dir(opts.name, "compare", root=root, out=out)
     result = _header(opts, run, run_dir)
     names = names or (model_names([f.path for f in files]) if len(files) > 1 else [""])

@@ -36,3 +36,31 @@ def uses_cuda_graphs(mode: str) -> bool:
     """The installed torch's table turns CUDA graphs on for this mode (``triton.cudagraphs``);
     whether the device has them is ``device.uses_cuda_graphs``'s business."""
     return modes.uses_cuda_graphs(table().get(mode, {}))
+
+
+CHECK_TIMEOUT_S = 120.0
+
+
+def check_before_running(names: list[str]) -> None:
+    """UsageError before any work for a mode name the installed torch does not list. The
+    common modes need no check (every supported torch lists them); another name (``lite`` of
+    torch 2.11, or a typo) is asked of a worker that imports torch, a few seconds, so that
+    ``compare`` does not time eager first and then fail on it."""
+    from .worker import run_worker
+
+    odd = [m for m in dict.fromkeys(names) if m != CompileMode.EAGER and m not in modes.COMMON]
+    if odd:
+        run_worker(__name__, {"modes": odd}, timeout=CHECK_TIMEOUT_S)
+
+
+def handle(request: dict[str, Any]) -> dict[str, Any]:
+    """``{"modes": [...]}``: each checked (``check``); the first unknown one is the error."""
+    for mode in request["modes"]:
+        check(mode)
+    return {}
+
+
+if __name__ == "__main__":
+    from .worker import worker_main
+
+    worker_main(handle)
