@@ -27,21 +27,33 @@ from typing import Any
 
 
 def own_origins(ops: list[dict[str, Any]]) -> list[list[str]]:
-    """Per operation of the record (in its order), its origins less those piled up."""
-    raw = [set(op.get("origins") or []) for op in ops]
-    holders: dict[str, list[int]] = {}
+    """Per operation of the record (in its order), its origins less those piled up.
+
+    Each operation's origins are a bit mask over the record's nodes, so that "holds all of
+    an earlier kernel's and more" is two integer operations, and only the kernels whose first
+    node it holds are asked: a thousand operations whose origins pile up all the way take about
+    a second (comparing sets of every pair took half a minute), three thousand that do not a
+    few hundredths."""
+    bit: dict[str, int] = {}
+    masks = [_mask(op.get("origins") or [], bit) for op in ops]
+    by_first: dict[str, list[int]] = {}  # a kernel under its first node: one it holds must hold that
     out: list[list[str]] = []
     for k, op in enumerate(ops):
-        earlier = {j for n in raw[k] for j in holders.get(n, ())}
-        drop: set[str] = set()
-        for j in earlier:
-            if not ops[j].get("extern") and raw[j] and raw[j] < raw[k]:
-                drop |= raw[j]
-        out.append([n for n in op.get("origins") or [] if n not in drop])
-        if not op.get("extern"):
-            for n in raw[k]:
-                holders.setdefault(n, []).append(k)
+        names, mine, drop = op.get("origins") or [], masks[k], 0
+        for j in (j for n in names for j in by_first.get(n, ())):
+            if masks[j] != mine and not masks[j] & ~mine:
+                drop |= masks[j]
+        out.append([n for n in names if not (drop >> bit[n]) & 1])
+        if not op.get("extern") and names:
+            by_first.setdefault(names[0], []).append(k)
     return out
+
+
+def _mask(names: list[str], bit: dict[str, int]) -> int:
+    m = 0
+    for n in names:
+        m |= 1 << bit.setdefault(n, len(bit))
+    return m
 
 
 def own_extern_nodes(ops: list[dict[str, Any]]) -> list[list[str]]:
