@@ -1,12 +1,15 @@
 """Which FX nodes each scheduler operation of a lowering record really computes (pure; no torch).
 
-Inductor gives every buffer it lowers the ``origins`` of the node being lowered **and** of
-each input that is not a realized buffer (``gather_origins`` in ``torch/_inductor/utils.py``).
-A view of a realized buffer or an extern kernel's output (``mkl._mkl_linear`` under freezing)
-counts as not realized, and its origins carry everything upstream of it. Through a chain of
-them the origins pile up: in a frozen MLP the third linear's bias-and-GELU kernel lists every
-node of the graph before it, the first linear's included, and so does Inductor's own
-``# Topologically Sorted Source Nodes`` comment and the kernel's name
+While Inductor lowers an FX node, everything it makes gets the origins of that node **and**
+of each input of the node that is not a realized buffer yet (``gather_origins`` in
+``torch/_inductor/utils.py``, applied in ``GraphLowering.run_node``): an input that is still a
+pointwise expression, or a view, carries the origins of everything upstream of it back to the
+last realized buffer. An extern call realizes such an input only for itself, so its own
+output, and whatever its lowering makes (the bias add of a frozen ``mkl._mkl_linear``, fused
+into the next kernel), take all of them; the next extern call after that kernel takes those
+again, and so on: the origins pile up. In a frozen MLP the third linear's bias-and-GELU kernel
+lists every node of the graph before it, the first linear's included, and so do Inductor's
+own ``# Topologically Sorted Source Nodes`` comment and the kernel's name
 (``cpp_fused_addmm_gelu_native_layer_norm_2`` does no layer norm).
 
 Two rules take back what piled up, and nothing else:
