@@ -193,6 +193,8 @@ def test_a_training_loops_smaller_last_batch(tmp_path):
     its graphs, forward and backward, are profiled at 16 on the model's values there."""
     import json
 
+    from inductor_bench.render import format as fmt
+
     from .test_dynamic_shapes import breakdown
 
     script = tmp_path / "train.py"
@@ -214,3 +216,10 @@ def test_a_training_loops_smaller_last_batch(tmp_path):
             f"{symbol}=4); 0.1-backward at {symbol}=16 (3 of its 5 calls; its harness's: {symbol}=4): "
             "the sizes most of its calls ran at") in report
     assert "0.1-forward 5 calls (3 of them at that size)" in report
+    # the dynamic forward ran at 16 on the inputs the static one was compiled for: side by side,
+    # each at the figure of the graph table (core/static_twin.py)
+    d, s = graphs["0.1-forward"], graphs["0-forward"]
+    assert d["input_shapes"] == s["input_shapes"] and [16, 64] in s["input_shapes"]
+    assert (f"same shapes, two compiles: 0.1-forward (dynamic) at {symbol}=16 takes {fmt.ms(d['wall_ms'])} ms a "
+            f"call, 0-forward (static, compiled for the same input shapes) {fmt.ms(s['wall_ms'])} ms: "
+            f"{d['wall_ms'] / s['wall_ms']:.2f}x") in report

@@ -40,6 +40,7 @@ from .rundir import (
     TRACE_FILE,
     load_breakdown,
 )
+from .static_twin import input_shapes
 from .symbols import dynamic_sizes
 from .trace import load_for_analysis
 
@@ -110,6 +111,10 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
     count_kernel_work(g, info, text, run_dir, fixed)
     g.sizes = dynamic_sizes(text, fixed)
     g.size_hints = dynamic_sizes(text) if fixed else {}
+    try:  # an addition to the measurement, as above
+        g.input_shapes = input_shapes(text, fixed)
+    except Exception:
+        g.input_shapes = []
     pipelined = gdir / PIPELINED_TRACE_FILE
     if backend(g.device).timeline == DEVICE and pipelined.exists():
         g.pipelined = analyze_pipelined(load_for_analysis(pipelined), response.get("pipelined_plain"))

@@ -132,6 +132,8 @@ class GraphResult:
     # The sizes the model called it at, in the order met: [{"sizes": {symbol: value}, "calls": n}]
     # (core/call_sizes.py; empty: static, or not counted).
     call_sizes: list[dict[str, Any]] = field(default_factory=list)
+    # Each tensor input's shape where it was profiled (core/static_twin.py; []: not known).
+    input_shapes: list[list[int]] = field(default_factory=list)
     module_types: dict[str, str] = field(default_factory=dict)
     # The user function it was compiled from (runner/dynamo_frame.py): {name, file, line}.
     compiled_from: dict[str, Any] | None = None
@@ -218,6 +220,7 @@ _GRAPH_OPTIONAL: dict[str, Any] = {
     "first_call_inputs": [],
     "calls": None,
     "call_sizes": [],
+    "input_shapes": [],
     **{name: {} for name in ("sizes", "size_hints", "module_types")},
 }
 

@@ -3,11 +3,12 @@ accelerator (busy and launch-bound), and the time spent outside the graphs."""
 
 from __future__ import annotations
 
-from ..core import call_sizes, step_totals
+from ..core import call_sizes, static_twin, step_totals
 from ..core.compiled_from import origins_line, recompiles_line
 from ..core.graph_breaks import summary_line
 from ..core.pipelined import LAUNCH_BOUND_IDLE
 from ..core.results import BreakdownResult, GraphResult
+from ..core.stats import TOO_FEW, WITHIN_NOISE
 from ..core.step import disturbances, split_step
 from ..core.subgraphs import left_out_line
 from ..core.symbols import sizes_text
@@ -72,6 +73,7 @@ def _dynamic(doc: Doc, r: BreakdownResult) -> None:
             "cache)" + ("" if all(_all_calls_at(g) for g in hinted) else
                         ", not every size the model ran; other sizes run the same kernels on more or "
                         "less data: --size SYMBOL=N profiles at another (docs/breakdown.md)"))
+    lines += [_twin_line(t) for t in static_twin.twins(r)]
     if several := [g for g in dynamic if len(call_sizes.counts(g.call_sizes)) > 1]:
         lines.append("calls by size: " + "; ".join(f"{g.id} {_by_size(g)}" for g in several))
     many = [g for g in dynamic if step_totals.other_than_once(g.calls) and not _all_calls_at(g)]
@@ -81,6 +83,24 @@ def _dynamic(doc: Doc, r: BreakdownResult) -> None:
                      + ", ".join(f"{g.id} {fmt.count(g.calls or 0.0)} calls{_of_them(g)}" for g in many))
     if lines:
         doc.paragraph(*lines)
+
+
+def _twin_line(t: static_twin.Twin) -> str:
+    """The dynamic graph beside the static one compiled for the same input shapes."""
+    d, s = t.dynamic, t.static
+    line = (f"same shapes, two compiles: {d.id} (dynamic) at {sizes_text(d.sizes)} takes "
+            f"{fmt.ms(d.wall_ms)} ms a call, {s.id} (static, compiled for the same input shapes) "
+            f"{fmt.ms(s.wall_ms)} ms: {t.ratio:.2f}x")
+    if t.slower:
+        return line + (": the code for a symbolic size is slower here; where the model runs few sizes, "
+                       "compiling them static keeps the faster code (torch.compile(dynamic=False), or "
+                       "a DataLoader with drop_last=True: docs/breakdown.md)")
+    if t.change.verdict == WITHIN_NOISE:
+        return line + " (within noise)"
+    if t.change.verdict == TOO_FEW:
+        return line + " (too few iterations to judge)"
+    return line + (" (not judged: measured on a busy or slowed machine, see the warnings)"
+                   if t.disturbed else "")
 
 
 def _each(graphs: list[GraphResult]) -> str:
