@@ -54,6 +54,13 @@ def test_an_extern_call_runs_the_nodes_no_earlier_extern_ran():
     assert own_extern_nodes(ops) == [["l0"], ["l1"], [], ["l2"], ["c"], ["c"]]
 
 
+def test_an_extern_whose_node_is_none_of_its_origins_runs_its_origins():
+    """Synthetic: a later in-place op made itself the node of the first call's operation."""
+    ops = [{"origins": ["stem_conv"], "extern": "conv", "nodes": ["fused_add"]},
+           {"origins": ["fused_add", "mul"], "extern": "conv_", "nodes": ["fused_add"]}]
+    assert own_extern_nodes(ops) == [["stem_conv"], ["fused_add"]]
+
+
 def test_a_frozen_mlps_calls_get_their_own_layers():
     """Recorded (torch 2.13.0+cpu, 2-core Xeon VM, 2026-11-28): ``inductor-bench breakdown
     models/mlp.py --freezing --device cpu``. Freezing lowers each linear to ``mkl._mkl_linear``
@@ -75,3 +82,27 @@ def test_a_frozen_mlps_calls_get_their_own_layers():
         (MKL, ["fc3"], [fc3]),
         ("cpp_fused_addmm_gelu_native_layer_norm_2", ["fc3"], [fc3]),  # bias
     ]
+
+
+MIXNET = FIXTURES / "attribution" / "frozen-mixnet-torch-2.13" / "0-inference"
+
+
+def test_a_frozen_cnns_in_place_convolutions_and_its_stem_get_their_own_lines():
+    """Recorded (torch 2.13.0+cpu, AMD EPYC VM, 2026-11-28): ``breakdown models/mixnet.py
+    --freezing``. Each block ends in an in-place ``_convolution_pointwise_.binary`` that writes
+    no buffer of its own: the k-th such call is the record's k-th operation running it, at the
+    block's residual line. Its lowering took over the stem convolution's recorded node: the
+    stem keeps its own origins, the stem's line."""
+    text = (MIXNET / "module.py").read_text()
+    record = json.loads((MIXNET / "sources.json").read_text())
+    calls = parse_calls(text, parse_module(text))
+    origins, _ = call_origins(calls, record)
+    src = (FIXTURES.parent.parent / "models" / "mixnet.py").read_text().splitlines()
+    stem, residual = (next(i for i, s in enumerate(src, 1) if t in s)
+                      for t in ("x = self.blocks(self.stem(x))", "return x + self.project("))
+    got = [(origins[i].modules, [ln.line for ln in origins[i].lines]) for i, c in enumerate(calls)
+           if c.extern and c.name.startswith("torch.ops.mkldnn._convolution_pointwise")]
+    assert got[0] == (["stem.2"], [stem])  # the conv fused with the stem's SiLU
+    in_place = [origins[i] for i, c in enumerate(calls) if c.extern and "pointwise_." in c.name]
+    assert [(o.modules, [ln.line for ln in o.lines], o.missing) for o in in_place] == [
+        (["blocks.0"], [residual], None), (["blocks.1"], [residual], None)]

@@ -106,6 +106,7 @@ def call_origins(calls: list[Call], record: dict[str, Any]) -> tuple[dict[int, O
     for k, op in enumerate(all_ops):
         for name in op.get("written", []):
             by_buffer.setdefault(name, k)
+    in_place = _in_place_externs(calls, all_ops)
     origins: dict[int, Origin] = {}
     shapes: dict[int, list[str]] = {}
     for i, c in enumerate(calls):
@@ -113,6 +114,7 @@ def call_origins(calls: list[Call], record: dict[str, Any]) -> tuple[dict[int, O
             origins[i] = Origin(missing=f"{c.name}: its signature names no outputs this tool can read")
             continue
         ks = list(dict.fromkeys(by_buffer[b] for b in c.written if b in by_buffer))
+        ks = ks or ([in_place[i]] if i in in_place else [])
         if not ks:
             origins[i] = Origin(missing="the lowering record has no operation writing its buffers")
             continue
@@ -126,6 +128,26 @@ def call_origins(calls: list[Call], record: dict[str, Any]) -> tuple[dict[int, O
             names += [n for n in own[k] if n not in names]
         origins[i] = origin_of(names, nodes)
     return origins, shapes
+
+
+def _in_place_externs(calls: list[Call], ops: list[dict[str, Any]]) -> dict[int, int]:
+    """Call position -> record operation, for extern calls that return nothing: an op that
+    writes into its argument (CPU freezing's ``mkldnn._convolution_pointwise_.binary`` adds the
+    convolution into the residual's buffer), whose operation the record lists under buffers
+    of its own. The k-th call of such an op is the k-th operation of the record running it."""
+    runs: dict[str, list[int]] = {}
+    for k, op in enumerate(ops):
+        if op.get("extern"):
+            runs.setdefault(str(op["extern"]), []).append(k)
+    seen: dict[str, int] = {}
+    out: dict[int, int] = {}
+    for i, c in enumerate(calls):
+        if not c.extern:
+            continue
+        nth = seen[c.name] = seen.get(c.name, -1) + 1
+        if c.written == [] and nth < len(runs.get(c.name, ())):
+            out[i] = runs[c.name][nth]
+    return out
 
 
 def module_from_operands(o: Origin, operation_nodes: list[str], nodes: dict[str, Any]) -> Origin:

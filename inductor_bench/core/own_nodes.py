@@ -21,7 +21,10 @@ Two rules take back what piled up, and nothing else:
   lowered to several kernels: a split reduction) are left alone;
 - an extern call's own nodes (those that run its op) lose the nodes an earlier extern call
   of the record already ran: one FX node is one extern call. Where nothing would be left (one
-  node lowered to several extern calls) it keeps them all.
+  node lowered to several extern calls) it keeps them all. An extern call whose recorded node
+  is none of its origins runs its origins: CPU freezing's in-place fused convolution
+  (``mkldnn._convolution_pointwise_.binary``, which adds into the residual's buffer) makes
+  itself the node of the operation that wrote that buffer, the stem's convolution.
 """
 
 from __future__ import annotations
@@ -68,6 +71,8 @@ def own_extern_nodes(ops: list[dict[str, Any]]) -> list[list[str]]:
             out.append([])
             continue
         names = list(op.get("nodes") or op.get("origins") or [])
+        if op.get("origins") and not set(names) & set(op["origins"]):
+            names = list(op["origins"])  # its node was taken over by a later in-place op (below)
         mine = [n for n in names if n not in ran] or names
         ran |= set(mine)
         out.append(mine)
