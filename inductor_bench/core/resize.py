@@ -65,12 +65,10 @@ def resize(text: str, wanted: dict[str, int]) -> tuple[dict[str, int], dict[str,
     if bad := [f"{k}={v}" for k, v in use.items() if v < 0]:
         raise ResizeError(f"a size cannot be negative: {', '.join(bad)}")
     symbols = {k for k in sizes(text) if is_size_symbol(k)} | set(use)  # those at the harness's sizes
-    lines = text.splitlines()
-    inside = string_lines(lines)
-    outside = [ln for i, ln in enumerate(lines) if i not in inside]
+    outside = code_lines(text)
     changed = {reads[sym]: Resized(reads[sym], value=v) for sym, v in use.items()}
     aliased = {m["name"] for ln in outside if (m := _AS_STRIDED.match(ln))}
-    for name, (shape_text, stride_text) in _input_asserts(outside, call_inputs(text)).items():
+    for name, (shape_text, stride_text) in input_asserts(outside, call_inputs(text)).items():
         if name in changed or not symbols & set(_NAME.findall(shape_text + stride_text)):
             continue
         shape, stride = eval_shape(shape_text, env), eval_shape(stride_text, env)
@@ -84,7 +82,14 @@ def resize(text: str, wanted: dict[str, int]) -> tuple[dict[str, int], dict[str,
     return free_values(text, env), changed
 
 
-def _input_asserts(lines: list[str], inputs: list[str]) -> dict[str, tuple[str, str]]:
+def code_lines(text: str) -> list[str]:
+    """The module's own lines, less the kernels' sources and harnesses inside its strings."""
+    lines = text.splitlines()
+    inside = string_lines(lines)
+    return [ln for i, ln in enumerate(lines) if i not in inside]
+
+
+def input_asserts(lines: list[str], inputs: list[str]) -> dict[str, tuple[str, str]]:
     """Input name -> (shape, stride) as the first assert of it writes them (``asserted``)."""
     wanted = set(inputs)
     out: dict[str, tuple[str, str]] = {}

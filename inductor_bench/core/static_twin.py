@@ -14,11 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .buffers import BufferTable, asserted, input_tensors
+from .buffers import input_tensors
+from .resize import code_lines, input_asserts
 from .results import BreakdownResult, GraphResult
 from .stats import SIGNIFICANT, Change, judge
 from .step import disturbed_graphs
-from .symbols import sizes
+from .symbols import eval_shape, sizes
 
 
 def input_shapes(text: str, fixed: dict[str, int] | None = None) -> list[list[int]]:
@@ -27,14 +28,9 @@ def input_shapes(text: str, fixed: dict[str, int] | None = None) -> list[list[in
     of it, its size symbols read there, else the harness's own shape; [] where one of them is
     not known."""
     harness = input_tensors(text)
-    table = BufferTable(sizes(text, fixed))
-    stated: set[str] = set()
-    for line in text.splitlines():
-        for name, shape, _, _ in asserted(line) or []:
-            if name in harness and name not in stated:
-                stated.add(name)
-                table.put(name, table.shape(shape), None)
-    shapes = [table.get(n).shape if n in stated else t.shape for n, t in harness.items()]
+    env = sizes(text, fixed)
+    stated = input_asserts(code_lines(text), list(harness))
+    shapes = [eval_shape(stated[n][0], env) if n in stated else t.shape for n, t in harness.items()]
     if not shapes or any(s is None for s in shapes):
         return []
     return [list(s) for s in shapes]
