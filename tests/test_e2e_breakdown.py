@@ -6,6 +6,7 @@ import gzip
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -142,7 +143,7 @@ def test_other_models_train(tmp_path_factory, request, model):
 # tool's code but the first call's input values it copies in, the same on both sides). On this class of shared machine each process settles at a speed of its own, up
 # to ~40% apart (docs/compare-and-diff.md), so two processes measured seconds apart disagree by
 # that much whatever their method; within one process, alternating, drift falls on both alike.
-AGREE_ROUNDS = 6
+AGREE_ROUNDS = 16
 ROUNDS_CODE = """
 import importlib.util, json, os, sys, time
 from pathlib import Path
@@ -180,21 +181,31 @@ def independent():
                     for i in range(calls)])
     return out
 
+def tool(trace):
+    tool_profile.handle({"module": module, "device": "cpu", "iterations": calls, "windows": sessions,
+                         "trace": str(trace)})
+
+# every other round the independent side goes first, so that a drift of the machine's speed
+# within a round favours neither side
 result = []
 for r in range(rounds):
     trace = out_dir / f"trace-{r}.json.gz"
-    tool_profile.handle({"module": module, "device": "cpu", "iterations": calls, "windows": sessions,
-                         "trace": str(trace)})
-    result.append({"trace": str(trace), "independent": independent()})
+    if r % 2:
+        independent_ms = independent()
+        tool(trace)
+    else:
+        tool(trace)
+        independent_ms = independent()
+    result.append({"trace": str(trace), "independent": independent_ms})
 print("ROUNDS " + json.dumps(result))
 """
 
 
 def _rounds(module_path: Path, cache_dir: Path, tmp: Path, rounds: int = AGREE_ROUNDS,
             calls: int = 20, sessions: int = 5) -> list[tuple[float, float]]:
-    """Per round: (the tool's per-iteration kernel time, its minimum over the iterations of the
-    session it kept, as its analysis reads the trace its profiling code wrote; the independent
-    side's same statistic)."""
+    """Per round: (the tool's per-iteration kernel time, the steady mean of the session it kept,
+    as its analysis reads the trace its profiling code wrote; the independent side's same
+    statistic)."""
     from inductor_bench.core.breakdown import analyze_graph
     from inductor_bench.core.modparse import read_module
     from inductor_bench.core.results import GraphResult
@@ -226,16 +237,17 @@ def test_kernel_time_agrees_with_independent_profile(mlp_train, tmp_path):
     """Per-iteration kernel time, the tool's profiling and analysis against an independent
     profiler session, both as 5 sessions of 20 calls, in rounds in one process. Compared at the
     figure of the session kept (the steady mean, the one statistics policy; a single iteration's
-    minimum once read 10% below the rest of its round): load from other processes only ever adds
-    time, so each side's lowest figure over all rounds is compared: within
-    one process the slow stretches come and go for both (six rounds here gave ratios of 0.989 to
-    1.027, where one round's own ratio ranged 0.80 to 1.21). A tool that misread kernel time by
-    more than AGREEMENT never agrees."""
+    minimum once read 10% below the rest of its round), round by round, and judged by the median
+    of the rounds' ratios: on a shared 2-core VM one round's ratio ranged 0.73 to 1.58, and each
+    side's lowest figure over six rounds missed the other's by up to 16% in 3 runs of 6, while the
+    median ratio of 16 rounds read 0.97 to 1.09 in 12 runs, a busy core beside it or not (the
+    slow stretches come and go for both sides within a round). A tool that misread kernel time
+    by more than AGREEMENT never agrees."""
     result, run_dir, _ = mlp_train
     for g in result.graphs:
         pairs = _rounds(run_dir / g.module, run_dir / "cache", tmp_path / g.id)
-        tool, independent = (min(side) for side in zip(*pairs, strict=True))
-        assert tool == pytest.approx(independent, rel=AGREEMENT), (g.id, pairs)
+        ratio = statistics.median(tool / independent for tool, independent in pairs)
+        assert ratio == pytest.approx(1.0, rel=AGREEMENT), (g.id, ratio, pairs)
 
 
 def _top_level_op_ms(trace_path: Path) -> list[float]:
