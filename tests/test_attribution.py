@@ -378,6 +378,46 @@ def test_a_node_made_by_an_inductor_pass_keeps_its_line_not_a_made_up_module():
     assert grp.missing == why
 
 
+def test_a_fused_node_is_recorded_at_the_node_that_computes():
+    """CPU freezing's lowering pattern replaces a convolution and the SiLU after it by one node
+    that keeps the SiLU's meta; the ``Match`` it holds lists the matched nodes (torch 2.13.0, a
+    frozen ``models/mixnet.py``: ``fn_8`` <- ``_convolution_pointwise_default_12`` (stem.0),
+    ``neg``, ``exp``, ``add_2``, ``div`` (stem.2)). The record gives the fused node the
+    convolution's module and line; a match of pointwise ops alone, or any other node, keeps its
+    own. Synthetic FX graph, real ``Match``."""
+    import functools
+    from types import SimpleNamespace
+
+    import torch
+    from torch._inductor.pattern_matcher import Match
+
+    from inductor_bench.runner.sources import snapshot
+
+    def trace(line: int) -> str:
+        return f'  File "/m/net.py", line {line}, in forward\n    y = self.act(self.conv(x))\n'
+
+    g = torch.fx.Graph()
+    x = g.placeholder("x")
+    conv = g.call_function(torch.ops.mkldnn._convolution_pointwise.default, (x,))
+    neg = g.call_function(torch.ops.aten.neg.default, (conv,))
+    conv.meta.update(stack_trace=trace(7), nn_module_stack={"c": ("L['self'].conv", torch.nn.Conv2d)})
+    neg.meta.update(stack_trace=trace(8), nn_module_stack={"a": ("L['self'].act", torch.nn.SiLU)})
+    def fn(match, *args):  # as Inductor's LoweringPatternEntry wraps its handler
+        return None
+
+    for name, matched in (("fn", [conv, neg]), ("fn_1", [neg])):
+        match = Match(None, None)
+        match.nodes = matched
+        node = g.call_function(functools.wraps(fn)(functools.partial(fn, match)), (x,))
+        node.name = name
+        node.meta.update(neg.meta)
+    g.output(None)
+    nodes = snapshot(SimpleNamespace(module=torch.fx.GraphModule({}, g), scheduler=SimpleNamespace(nodes=[])))["nodes"]
+    assert (nodes["fn"]["module"], nodes["fn"]["frame"][1]) == (["L['self'].conv", "Conv2d"], 7)
+    assert (nodes["fn_1"]["module"], nodes["fn_1"]["frame"][1]) == (["L['self'].act", "SiLU"], 8)
+    assert nodes[neg.name]["module"] == ["L['self'].act", "SiLU"]
+
+
 def test_the_module_view_names_each_modules_class():
     """A path of an nn.Sequential says little ("0", "2"): the view adds the module's class, from
     the lowering record's nodes (SEQUENTIAL_NODES above, as recorded)."""

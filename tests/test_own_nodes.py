@@ -88,11 +88,13 @@ MIXNET = FIXTURES / "attribution" / "frozen-mixnet-torch-2.13" / "0-inference"
 
 
 def test_a_frozen_cnns_in_place_convolutions_and_its_stem_get_their_own_lines():
-    """Recorded (torch 2.13.0+cpu, AMD EPYC VM, 2026-11-28): ``breakdown models/mixnet.py
+    """Recorded (torch 2.13.0+cpu, AMD EPYC VM, 2026-11-29): ``breakdown models/mixnet.py
     --freezing``. Each block ends in an in-place ``_convolution_pointwise_.binary`` that writes
     no buffer of its own: the k-th such call is the record's k-th operation running it, at the
-    block's residual line. Its lowering took over the stem convolution's recorded node: the
-    stem keeps its own origins, the stem's line."""
+    block's residual line, in its projection convolution's module (the pattern's node, not the
+    ``y * self.se(y)`` inlined into its input). Its lowering took over the stem convolution's
+    recorded node: the stem keeps its own origins, the stem's line, the convolution's module
+    (not the SiLU's it is fused with)."""
     text = (MIXNET / "module.py").read_text()
     record = json.loads((MIXNET / "sources.json").read_text())
     calls = parse_calls(text, parse_module(text))
@@ -102,7 +104,7 @@ def test_a_frozen_cnns_in_place_convolutions_and_its_stem_get_their_own_lines():
                       for t in ("x = self.blocks(self.stem(x))", "return x + self.project("))
     got = [(origins[i].modules, [ln.line for ln in origins[i].lines]) for i, c in enumerate(calls)
            if c.extern and c.name.startswith("torch.ops.mkldnn._convolution_pointwise")]
-    assert got[0] == (["stem.2"], [stem])  # the conv fused with the stem's SiLU
+    assert got[0] == (["stem.0"], [stem])  # the stem's conv, fused with its SiLU: the conv's module
     in_place = [origins[i] for i, c in enumerate(calls) if c.extern and "pointwise_." in c.name]
     assert [(o.modules, [ln.line for ln in o.lines], o.missing) for o in in_place] == [
-        (["blocks.0"], [residual], None), (["blocks.1"], [residual], None)]
+        (["blocks.0.project.0"], [residual], None), (["blocks.1.project.0"], [residual], None)]

@@ -125,9 +125,12 @@ def op_base(target: str) -> str:
 
 
 def _by_op(node: Any, kernel: str) -> set[str]:
-    """The origins of an extern node that run its own op (not producers inlined into its inputs)."""
+    """The origins of an extern node that run its own op (not producers inlined into its inputs):
+    those of its op, and a lowering pattern's node, whose lowering made it (``mkldnn.
+    _convolution_pointwise_.binary`` from the node that fused a convolution and an add)."""
     base = op_base(kernel)
-    return {o.name for o in getattr(node, "origins", ()) if op_base(str(o.target)) == base}
+    return {o.name for o in getattr(node, "origins", ())
+            if op_base(str(o.target)) == base or _match_of(o) is not None}
 
 
 def _shape(t: Any) -> str:
@@ -146,10 +149,11 @@ def snapshot(graph: Any) -> dict[str, Any]:
         if n.op != "call_function":
             continue
         rec: dict[str, Any] = {"op": str(n.target)}
-        frame = user_frame(n.meta.get("stack_trace") or getattr(n, "stack_trace", None))
+        meta = fused_from(n).meta
+        frame = user_frame(meta.get("stack_trace") or getattr(n, "stack_trace", None))
         if frame:
             rec["frame"] = frame
-        mod = module_entry(n.meta)
+        mod = module_entry(meta)
         if mod:
             rec["module"] = mod
         elif frame and _made_by_a_pass(n.target):
@@ -161,6 +165,31 @@ def snapshot(graph: Any) -> dict[str, Any]:
     _not_top_level(nodes)
     ops = [_op_record(s, order) for s in graph.scheduler.nodes]
     return {"nodes": nodes, "ops": ops}
+
+
+def fused_from(node: Any) -> Any:
+    """The node whose line and module a node stands for. A lowering pattern (CPU freezing's
+    convolution or linear fused with the activation or the add after it) replaces the nodes it
+    matched by one node that keeps the meta of the last of them, the activation's: that node
+    stands for the matched node that computes (the one op not tagged pointwise), which takes
+    most of the time. Any other node stands for itself."""
+    import torch
+
+    for m in getattr(_match_of(node), "nodes", ()):
+        tags = getattr(m.target, "tags", None)
+        if tags is not None and torch.Tag.pointwise not in tags and (
+                m.meta.get("stack_trace") or module_entry(m.meta)):
+            return m
+    return node
+
+
+def _match_of(node: Any) -> Any:
+    """The pattern matcher's ``Match`` a lowering pattern's node holds (its target is
+    ``functools.partial(handler, match)``), else None."""
+    target = getattr(node, "target", None)
+    if not isinstance(target, functools.partial):
+        return None
+    return next((a for a in target.args if hasattr(a, "nodes") and hasattr(a, "pattern")), None)
 
 
 def _not_top_level(nodes: dict[str, dict[str, Any]]) -> None:
