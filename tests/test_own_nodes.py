@@ -62,7 +62,7 @@ def test_an_extern_whose_node_is_none_of_its_origins_runs_its_origins():
 
 
 def test_a_frozen_mlps_calls_get_their_own_layers():
-    """Recorded (torch 2.13.0+cpu, 2-core Xeon VM, 2026-11-28): ``inductor-bench breakdown
+    """Recorded (torch 2.13.0+cpu, 2-core AMD EPYC VM, 2026-11-29): ``inductor-bench breakdown
     models/mlp.py --freezing --device cpu``. Freezing lowers each linear to ``mkl._mkl_linear``
     whose output piles the origins up: Inductor's own comments give the third linear the nodes
     of all three. Each call now gets the layer that the model file's line runs."""
@@ -76,7 +76,7 @@ def test_a_frozen_mlps_calls_get_their_own_layers():
     fc1, fc2, fc3 = line["self.fc1(x)"], line["self.fc2(x)"], line["self.fc3(x)"]
     assert got == [
         (MKL, ["fc1"], [fc1]),
-        ("cpp_fused_addmm_gelu_native_layer_norm_0", ["fc1", "norm"], [fc1]),  # bias, GELU, LayerNorm
+        ("cpp_fused_addmm_gelu_native_layer_norm_0", ["", "fc1", "norm"], [fc1]),  # bias, GELU in forward(), LayerNorm
         (MKL, ["fc2"], [fc2]),
         ("cpp_fused_addmm_gelu_native_layer_norm_1", ["", "fc2"], [fc2]),  # bias; GELU in forward()
         (MKL, ["fc3"], [fc3]),

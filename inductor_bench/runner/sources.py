@@ -140,8 +140,9 @@ def _shape(t: Any) -> str:
         return "?"
 
 
-def snapshot(graph: Any) -> dict[str, Any]:
-    """The nodes and scheduler operations of one lowering (``V.graph``) as plain data."""
+def snapshot(graph: Any, dynamo: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The nodes and scheduler operations of one lowering (``V.graph``) as plain data;
+    ``dynamo``: the nodes of its compile's Dynamo graph (``dynamo_nodes``), where known."""
     fx_graph = graph.module.graph
     order = {n.name: i for i, n in enumerate(fx_graph.nodes)}
     nodes: dict[str, Any] = {}
@@ -162,7 +163,7 @@ def snapshot(graph: Any) -> dict[str, Any]:
         if n.meta.get("partitioner_tag") == "is_backward" or n.meta.get("autograd_backward"):
             rec["backward"] = True
         nodes[n.name] = rec
-    _not_top_level(nodes)
+    _not_top_level(nodes, top_level_lines(dynamo or {}))
     ops = [_op_record(s, order) for s in graph.scheduler.nodes]
     return {"nodes": nodes, "ops": ops}
 
@@ -192,11 +193,20 @@ def _match_of(node: Any) -> Any:
     return next((a for a in target.args if hasattr(a, "nodes") and hasattr(a, "pattern")), None)
 
 
-def _not_top_level(nodes: dict[str, dict[str, Any]]) -> None:
+def top_level_lines(dynamo: dict[str, dict[str, Any]]) -> set[tuple[str, int]]:
+    """The lines where Dynamo's own graph (not a subgraph a higher-order op runs) has a node in
+    no module: the model's top-level code runs an op there (``nn.functional.gelu(self.fc1(x))``
+    in ``forward``)."""
+    return {(r["frame"][0], r["frame"][1]) for name, r in dynamo.items()
+            if "/" not in name and r.get("frame") and not r.get("module")}
+
+
+def _not_top_level(nodes: dict[str, dict[str, Any]], top_level: set[tuple[str, int]] = frozenset()) -> None:
     """A node with a line and no module path, whose line other nodes ran in several modules
     (``x + self.fc2(gelu(self.fc1(x)))`` in each of four checkpointed layers): a node a graph
     pass made (the recomputed ``addmm`` of a checkpointed layer, a pattern's replacement)
-    keeps the line but not the module, so it is not claimed for the model's top-level code."""
+    keeps the line but not the module, so it is not claimed for the model's top-level code,
+    unless ``top_level`` (``top_level_lines``) says the model's top-level code runs there."""
     modules: dict[tuple[str, int], set[str]] = {}
     for rec in nodes.values():
         if rec.get("frame") and rec.get("module"):
@@ -204,8 +214,9 @@ def _not_top_level(nodes: dict[str, dict[str, Any]]) -> None:
             modules.setdefault(where, set()).add(module_path(str(rec["module"][0])))
     for rec in nodes.values():
         if rec.get("frame") and not rec.get("module") and not rec.get(source_store.MODULE_LOST):
-            there = modules.get((rec["frame"][0], rec["frame"][1]), set())
-            if len(there) > 1:
+            where = (rec["frame"][0], rec["frame"][1])
+            there = modules.get(where, set())
+            if len(there) > 1 and where not in top_level:
                 first = sorted(there, key=path_order)[0]
                 rec[source_store.MODULE_LOST] = (
                     f"no module path recorded (a node a graph pass made); its line runs in {len(there)} "
@@ -371,7 +382,7 @@ class SourceRecorder(logging.Handler):
         now = self.dynamo.by_compile.get(cid)
         graph = V.graph
         if getattr(graph, "scheduler", None) is not None and getattr(graph, "module", None) is not None:
-            snap = snapshot(graph)
+            snap = snapshot(graph, now)
             if now is not None and self.cache_dir:
                 source_store.save(self.cache_dir, key, {**snap, "dynamo": now})
             return snap
