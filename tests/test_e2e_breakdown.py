@@ -240,9 +240,9 @@ def test_kernel_time_agrees_with_independent_profile(mlp_train, tmp_path):
     minimum once read 10% below the rest of its round), round by round, and judged by the median
     of the rounds' ratios: on a shared 2-core VM one round's ratio ranged 0.73 to 1.58, and each
     side's lowest figure over six rounds missed the other's by up to 16% in 3 runs of 6, while the
-    median ratio of 16 rounds read 0.97 to 1.09 in 12 runs, a busy core beside it or not (the
-    slow stretches come and go for both sides within a round). A tool that misread kernel time
-    by more than AGREEMENT never agrees."""
+    median ratio of 12 to 16 rounds read 0.967 to 1.085 in 18 runs (a graph each), a busy core
+    beside it or not (the slow stretches come and go for both sides within a round). A tool
+    that misread kernel time by more than AGREEMENT never agrees."""
     result, run_dir, _ = mlp_train
     for g in result.graphs:
         pairs = _rounds(run_dir / g.module, run_dir / "cache", tmp_path / g.id)
