@@ -36,6 +36,7 @@ import logging
 import os
 import re
 import threading
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -125,9 +126,8 @@ def op_base(target: str) -> str:
 
 
 def _by_op(node: Any, kernel: str) -> set[str]:
-    """The origins of an extern node that run its own op (not producers inlined into its inputs):
-    those of its op, and a lowering pattern's node, whose lowering made it (``mkldnn.
-    _convolution_pointwise_.binary`` from the node that fused a convolution and an add)."""
+    """The origins of an extern node that run its own op, not producers inlined into its inputs:
+    those of its op, and a lowering pattern's node (whose lowering made the extern call)."""
     base = op_base(kernel)
     return {o.name for o in getattr(node, "origins", ())
             if op_base(str(o.target)) == base or _match_of(o) is not None}
@@ -169,11 +169,9 @@ def snapshot(graph: Any, dynamo: dict[str, dict[str, Any]] | None = None) -> dic
 
 
 def fused_from(node: Any) -> Any:
-    """The node whose line and module a node stands for. A lowering pattern (CPU freezing's
-    convolution or linear fused with the activation or the add after it) replaces the nodes it
-    matched by one node that keeps the meta of the last of them, the activation's: that node
-    stands for the matched node that computes (the one op not tagged pointwise), which takes
-    most of the time. Any other node stands for itself."""
+    """The node whose line and module a node stands for: for a lowering pattern's node (CPU
+    freezing's convolution fused with the activation or add after it, keeping the meta of the
+    last node matched), the matched node that computes (the op not tagged pointwise); else itself."""
     import torch
 
     for m in getattr(_match_of(node), "nodes", ()):
@@ -185,8 +183,7 @@ def fused_from(node: Any) -> Any:
 
 
 def _match_of(node: Any) -> Any:
-    """The pattern matcher's ``Match`` a lowering pattern's node holds (its target is
-    ``functools.partial(handler, match)``), else None."""
+    """The ``Match`` a lowering pattern's node holds (target ``partial(handler, match)``), or None."""
     target = getattr(node, "target", None)
     if not isinstance(target, functools.partial):
         return None
@@ -201,7 +198,7 @@ def top_level_lines(dynamo: dict[str, dict[str, Any]]) -> set[tuple[str, int]]:
             if "/" not in name and r.get("frame") and not r.get("module")}
 
 
-def _not_top_level(nodes: dict[str, dict[str, Any]], top_level: set[tuple[str, int]] = frozenset()) -> None:
+def _not_top_level(nodes: dict[str, dict[str, Any]], top_level: Collection[tuple[str, int]] = ()) -> None:
     """A node with a line and no module path, whose line other nodes ran in several modules
     (``x + self.fc2(gelu(self.fc1(x)))`` in each of four checkpointed layers): a node a graph
     pass made (the recomputed ``addmm`` of a checkpointed layer, a pattern's replacement)
