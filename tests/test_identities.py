@@ -14,6 +14,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import re
 import shutil
 import statistics
 import subprocess
@@ -132,6 +133,39 @@ def test_the_report_shows_one_figure_per_graph_in_every_section(result):
     assert "21/39" in text and f"0-forward {LEFT_OUT} of 39" in text
     step_row = next(ln for ln in text.splitlines() if ln.startswith("step "))
     assert fmt.ms(result.totals().wall_ms) in step_row.split()
+
+
+def module_calls(gid: str) -> tuple[int, set[str]]:
+    """The graph's saved module, read as text: its extern calls, and the kernels it calls."""
+    text = (RUN / "graphs" / gid / "module.py").read_text()
+    body = text[text.index("def call("):]
+    externs = len(re.findall(r"^\s+(?:\w+ = )?extern_kernels\.\w+\(", body, re.M))
+    return externs, set(re.findall(r"^\s+(cpp_fused\w+)\(", body, re.M))
+
+
+def test_every_kernels_count_is_the_rows_the_kernel_tables_list(result, capsys):
+    """The graph table, the time by category, the top list, compare and the JSON count the
+    same rows: each generated kernel once and each extern call once, as the module calls them."""
+    want = {}
+    for gid in ("0-forward", "0-backward"):
+        externs, kernels = module_calls(gid)
+        want[gid] = externs + len(kernels)
+    assert want == {"0-forward": 3 + 2, "0-backward": 5 + 3}
+    text = render_breakdown(result)
+    for gid, n in want.items():
+        row = next(ln for ln in text.splitlines() if ln.startswith(gid + " "))
+        assert row.split()[-2] == str(n), row
+    total = sum(want.values())
+    step_row = next(ln for ln in text.splitlines() if ln.startswith("step "))
+    assert step_row.split()[-1] == str(total)
+    cats = text[text.index("Time by category"):text.index("Top ")].splitlines()
+    assert [ln.split()[:3] for ln in cats if ln.startswith(("GEMM", "total"))] == [
+        ["GEMM", "(extern)", "8"], ["total", str(total), fmt.ms(result.totals().kernel_ms)]]
+    assert f"Top 13 of {total} kernels and extern calls" in text
+    ctext = render_compare(eager_and(result))
+    assert next(ln for ln in ctext.splitlines() if ln.startswith("kernels ")).split()[-1] == str(total)
+    main(["report", str(RUN), "--format", "json"])
+    assert json.loads(capsys.readouterr().out)["totals"]["kernel_count"] == total
 
 
 def test_diff_html_json_and_compare_show_the_same_figures(result, capsys):

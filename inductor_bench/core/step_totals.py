@@ -15,6 +15,7 @@ add figures of different meaning. Pure; no torch.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from typing import Any, Protocol
 
 from .run_extras import Totals
@@ -31,6 +32,7 @@ class MeasuredGraph(Protocol):
     kernel_ms: float
     categories: dict[str, float]
     kernels: list[Any]
+    sites: list[Any]
     wall_samples_ms: list[float]
     left_out: list[int]
 
@@ -71,6 +73,14 @@ def reweighed(weights: dict[str, float]) -> bool:
     return any(other_than_once(w) for w in weights.values())
 
 
+def listed_categories(g: MeasuredGraph) -> list[str]:
+    """The category of each row the graph's kernel tables list (``views.units``): a generated
+    kernel once, an extern op once per call site where its calls were split by site, once
+    where they were not (a device timeline). The reports' ``kernels`` counts are these rows."""
+    per_op = Counter(s.kernel for s in g.sites if s.extern)
+    return [k.category for k in g.kernels for _ in range(per_op.get(k.name) or 1)]
+
+
 def totals(graphs: list[MeasuredGraph]) -> Totals:
     """The graphs together, each weighed by its calls: each figure the exact weighted sum of
     the graphs' own."""
@@ -84,7 +94,7 @@ def totals(graphs: list[MeasuredGraph]) -> Totals:
         busy_ms=math.fsum(w[g.id] * g.busy_ms for g in graphs),
         kernel_ms=math.fsum(w[g.id] * g.kernel_ms for g in graphs),
         categories={k: math.fsum(v) for k, v in cats.items()},
-        kernel_count=sum(len(g.kernels) for g in graphs),
+        kernel_count=sum(len(listed_categories(g)) for g in graphs),
         graphs=len(graphs),
         iterations=sum(len(g.wall_samples_ms) for g in graphs),
         left_out=sum(len(g.left_out) for g in graphs),

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from ..core import steady
 from ..core.categories import label, order
 from ..core.devices import backend
 from ..core.results import STEADY_SINCE, BreakdownResult, GraphResult, KernelRetuning, KernelStat, Recompile
 from ..core.step import gain_frame
-from ..core.step_totals import reweighed, whole
+from ..core.step_totals import listed_categories, reweighed, whole
 from ..core.views import By, has_sources, top_step_units
 from ..core.vocab import Role, Status
 from ..core.workload import script_line
@@ -59,7 +61,7 @@ def _graph_table(doc: Doc, r: BreakdownResult) -> None:
         n = [fmt.count(g.calls) if g.calls is not None else ""] if calls else []
         if g.ok:
             rows.append([g.id, g.role, *n, _iterations(g), fmt.ms(g.wall_ms), fmt.ms(g.kernel_ms),
-                         fmt.pct(g.busy_pct), str(len(g.kernels)), Status.OK])
+                         fmt.pct(g.busy_pct), str(len(listed_categories(g))), Status.OK])
         else:
             rows.append([g.id, g.role, *n, "", "", "", "", "", f"{g.status}: {(g.error or '')[:60]}"])
     n = [fmt.count(sum(t.weights.values()))] if calls else []
@@ -122,13 +124,12 @@ def _steady_note(r: BreakdownResult) -> str:
 
 
 def _category_table(
-    doc: Doc, cats: dict[str, float], kernels: list[KernelStat], wall: float, title: str,
+    doc: Doc, cats: dict[str, float], listed: list[str], wall: float, title: str,
     far: dict[str, str] | None = None,
 ) -> None:
+    """``listed``: the category of each row of the kernel tables (``listed_categories``)."""
     total = sum(cats.values())
-    count: dict[str, int] = {}
-    for k in kernels:
-        count[k.category] = count.get(k.category, 0) + 1
+    count = Counter(listed)
     rows = [
         [
             label(c),
@@ -143,7 +144,7 @@ def _category_table(
     rows.append(
         [
             "total",
-            str(len(kernels)),
+            str(len(listed)),
             fmt.ms(total),
             fmt.pct(100.0 if total else 0.0),
             fmt.pct(fmt.share(total, wall)),
@@ -193,7 +194,7 @@ def _graph_sections(doc: Doc, r: BreakdownResult, top: int) -> None:
         _category_table(
             doc,
             g.categories,
-            g.kernels,
+            listed_categories(g),
             g.wall_ms,
             f"Graph {g.id}: {fmt.ms(g.wall_ms)} ms wall, busy {fmt.pct(g.busy_pct)}",
             far_below_cells(r, g.categories, [g]),
@@ -293,7 +294,7 @@ def render_breakdown(
         _category_table(
             doc,
             t.categories,
-            [k for g in r.measured() for k in g.kernels],
+            [c for g in r.measured() for c in listed_categories(g)],
             t.wall_ms,
             f"Time by category (whole {whole(r.script)})",
             far_below_cells(r, t.categories),

@@ -17,6 +17,7 @@ from ..core.devices import HOST_BACKEND
 from ..core.outside import outside_of
 from ..core.results import BreakdownResult, CompileCache, GraphResult, PeakMemory, StepTurns, TorchSettings
 from ..core.rundir import CACHE_DIR, LOGS_DIR, MODULES_LOG, SOURCES_LOG, STEP_TRACE_FILE
+from ..core.step_totals import listed_categories
 from ..core.vocab import CompileMode, Status
 from ..core.workload import SCRIPT_KIND, WorkloadOptions
 from . import cudagraph_log, stop
@@ -301,8 +302,7 @@ def _profile_all(
         nonlocal first_error
         cm, ph = open_phases.pop(g.id, (None, {}))
         ph["done"] = (
-            f"{len(g.windows_ms) or 1} x {g.iterations} iterations, {len(g.kernels)} "
-            + ("kernel" if len(g.kernels) == 1 else "kernels")
+            f"{len(g.windows_ms) or 1} x {g.iterations} iterations, {_kernels(g)}"
             if g.ok
             else f"{g.status}: {g.error}"
         )
@@ -387,3 +387,9 @@ def _status(result: BreakdownResult, err: errors.BenchError | None) -> str:
     if not result.measured():
         return Status.FAILED
     return Status.PARTIAL if err is not None or any(not g.ok for g in result.graphs) else Status.OK
+
+
+def _kernels(g: GraphResult) -> str:
+    """``3 kernels and extern calls``: the rows the graph's kernel tables will list."""
+    n = len(listed_categories(g))
+    return f"{n} " + ("kernel or extern call" if n == 1 else "kernels and extern calls")
