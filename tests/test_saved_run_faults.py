@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -189,3 +190,19 @@ def test_a_damaged_trace_leaves_the_report_whole_and_analyze_says_one_line(capsy
     assert one_line(*run_cli(capsys, "analyze", str(trace))) == (
         f"{trace}: not readable as a (gzipped) JSON trace "
         "(Compressed file ended before the end-of-stream marker was reached)")
+
+
+def test_a_directory_of_runs_names_the_runs_in_it(tmp_path, capsys):
+    """`report runs/` (the directory the runs go in, not one run): the one line names the runs
+    it holds, newest first (by their result file's time), so the next command is a paste away."""
+    runs = tmp_path / "runs"
+    old, new = runs / "mlp-default-1", runs / "mlp-compare-2"
+    shutil.copytree(BREAKDOWN_RUN, old)
+    shutil.copytree(COMPARE_RUN, new)
+    (runs / "notes").mkdir()
+    os.utime(old / "breakdown.json", (1_000, 1_000))
+    line = one_line(*run_cli(capsys, "report", str(runs)))
+    assert line == (f"{runs}: no compare.json or breakdown.json in this directory; "
+                    f"the runs in it, newest first: {new}, {old}")
+    line = one_line(*run_cli(capsys, "report", str(runs / "notes")))
+    assert line == f"{runs / 'notes'}: no compare.json or breakdown.json in this directory"

@@ -64,7 +64,7 @@ def read_result_json(path: str | Path, names: tuple[str, ...]) -> tuple[Path, An
     if p.is_dir():
         found = [p / n for n in names if (p / n).exists()]
         if not found:
-            raise ResultError(f"{p}: no {' or '.join(names)} in this directory")
+            raise ResultError(f"{p}: no {' or '.join(names)} in this directory{_runs_inside(p, names)}")
         p = found[0]
     if not p.exists():
         raise ResultError(f"{p}: no such result file")
@@ -76,6 +76,24 @@ def read_result_json(path: str | Path, names: tuple[str, ...]) -> tuple[Path, An
         raise ResultError(f"{p}: damaged: {e}") from None
     except RecursionError:
         raise ResultError(f"{p}: damaged: JSON nested too deeply to be a result") from None
+
+
+def _runs_inside(p: Path, names: tuple[str, ...], shown: int = 3) -> str:
+    """``; the runs in it, newest first: ...``: the directories one level down that hold one of
+    ``names`` (a ``runs/`` directory given in place of one run), by their result's time."""
+    runs: list[tuple[float, str]] = []
+    try:
+        for d in p.iterdir():
+            results = [d / n for n in names if (d / n).is_file()] if d.is_dir() else []
+            if results:
+                runs.append((max(r.stat().st_mtime for r in results), str(d)))
+    except OSError:
+        return ""
+    if not runs:
+        return ""
+    newest = [d for _, d in sorted(runs, reverse=True)]
+    more = f" and {len(newest) - shown} more" if len(newest) > shown else ""
+    return f"; the runs in it, newest first: {', '.join(newest[:shown])}{more}"
 
 
 def _non_finite(word: str) -> float:
