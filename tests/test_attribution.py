@@ -460,7 +460,7 @@ def test_a_node_without_a_module_on_a_line_of_several_modules_is_not_top_level()
         "conv": {"op": "aten.convolution.default", "frame": top, "module": ["L['self'].stem", "Conv2d"]},
         "add": {"op": "aten.add.Tensor", "frame": top},
     }
-    _not_top_level(nodes)
+    _not_top_level(nodes, {})
     o = origin_of(["addmm_default"], nodes)
     assert o.modules == [] and o.missing == (
         "no module path recorded (a node a graph pass made); its line runs in 2 modules, e.g. layers.0.fc1")
@@ -487,18 +487,24 @@ def test_a_line_where_dynamos_graph_runs_top_level_code_keeps_the_top_level():
             "addmm": {"op": "aten.addmm.default", "frame": ckpt, "module": ["L['self'].blocks.0.fc1", "Linear"]},
             "addmm_1": {"op": "aten.addmm.default", "frame": ckpt, "module": ["L['self'].blocks.1.fc1", "Linear"]},
             "addmm_default": {"op": "aten.addmm.default", "frame": ckpt},
+            "mm": {"op": "aten.mm.default", "frame": fn, "module": ["L['self'].head", "Linear"]},
+            "relu": {"op": "aten.relu.default", "frame": fn},
         }
 
+    fn = ["/m/ckpt.py", 30, "f", "return torch.relu(self.head(t))"]  # checkpoint(f, x) of a function
     dynamo = {"l__self___fc1": {"op": "call_function:linear", "frame": line, "module": ["L['self'].fc1", "Linear"]},
               "gelu": {"op": "call_function:gelu", "frame": line},
-              "wrap_body_0/add": {"op": "call_function:add", "frame": ckpt}}
-    assert top_level_lines(dynamo) == {("/m/mlp.py", 20)}
+              "wrap_body_0/add": {"op": "call_function:add", "frame": ckpt},
+              "wrap_body_1/linear": {"op": "call_function:linear", "frame": fn},
+              "wrap_body_1/relu": {"op": "call_function:relu", "frame": fn}}
+    assert top_level_lines(dynamo) == {("/m/mlp.py", 20): True}
     nodes = post_grad()
     _not_top_level(nodes, top_level_lines(dynamo))
     assert origin_of(["erf"], nodes).modules == [""]
+    assert origin_of(["relu"], nodes).modules == [""]  # a line only a subgraph shows: one module is not enough
     assert origin_of(["addmm_default"], nodes).missing.startswith("no module path recorded")
     nodes = post_grad()  # no Dynamo graph known: the line of two modules decides alone
-    _not_top_level(nodes)
+    _not_top_level(nodes, {})
     assert origin_of(["erf"], nodes).missing.startswith("no module path recorded")
 
 
@@ -518,13 +524,55 @@ def test_a_pass_made_extern_call_takes_the_one_module_its_operands_ran_in():
         "permute_1": {"op": "aten.permute.default", "frame": line, "module": ["L['self'].blocks.0.fc2", "Linear"]},
         "addmm_default": {"op": "aten.addmm.default", "frame": line},
     }
-    _not_top_level(nodes)
+    _not_top_level(nodes, {})
     own = origin_of(["addmm_default"], nodes)
     assert own.modules == [] and own.missing.startswith("no module path recorded")
     o = module_from_operands(own, ["permute_2", "permute_8", "addmm_default"], nodes)
     assert o.modules == ["blocks.1.fc1"] and o.missing is None and o.lines == own.lines
     assert module_from_operands(own, ["permute_2", "permute_1", "addmm_default"], nodes) == own
     assert module_from_operands(own, ["addmm_default"], nodes) == own
+
+
+def test_a_tied_embeddings_weight_gradient_gemm_is_the_lm_heads():
+    """Recorded (HF transformers 5.24.0 GPT-2, 2 layers, its ``lm_head`` weight tied to
+    ``wte``'s; torch 2.13.0, CPU, 2026-11-29, ``breakdown --train``): the backward's
+    ``addmm(embedding_grad, x.T, dlogits)`` is a node a pass made, ``addmm_default``, holding
+    the ``add`` of the two gradients' line (``self.wte(input_ids)``) and no module. It was
+    reported as top-level code of the embedding's line (its 0.98 ms, the step's largest GEMM
+    call). Dynamo's graph runs no top-level code on that line, so the node is a pass's, and
+    its GEMM's operands (lm_head's) give it ``gpt.lm_head`` and both lines. Without Dynamo's
+    graph a line of one module keeps the top level (``y = torch.relu(self.conv(x))``)."""
+    from inductor_bench.core.attribution import module_from_operands, origin_of
+    from inductor_bench.runner.sources import _not_top_level, top_level_lines
+
+    hf = "/site-packages/transformers/models/gpt2/modeling_gpt2.py"
+    wte = [hf, 569, "forward", "inputs_embeds = self.wte(input_ids)"]
+    head = [hf, 698, "forward", "logits = self.lm_head(hidden_states)"]
+
+    def post_grad():
+        return {
+            "view_42": {"op": "aten.reshape.default", "frame": head, "module": ["L['self'].gpt.lm_head", "Linear"]},
+            "permute_11": {"op": "aten.permute.default", "frame": head,
+                           "module": ["L['self'].gpt.lm_head", "Linear"]},
+            "ge_1": {"op": "aten.ge.Scalar", "frame": wte, "module": ["L['self'].gpt.transformer.wte", "Embedding"]},
+            "addmm_default": {"op": "aten.addmm.default", "frame": wte, "backward": True},
+        }
+
+    dynamo = {"embedding": {"op": "call_function:embedding", "frame": wte,
+                            "module": ["L['self'].gpt.transformer.wte", "Embedding"]},
+              "linear": {"op": "call_function:linear", "frame": head, "module": ["L['self'].gpt.lm_head", "Linear"]}}
+    assert top_level_lines(dynamo) == {(hf, 569): False, (hf, 698): False}
+    nodes = post_grad()
+    _not_top_level(nodes, top_level_lines(dynamo))
+    own = origin_of(["addmm_default"], nodes)
+    assert own.modules == [] and own.missing == (
+        "no module path recorded (a node a graph pass made); its line runs in one module, gpt.transformer.wte")
+    o = module_from_operands(own, ["view_42", "permute_11", "addmm_default"], nodes)
+    assert o.modules == ["gpt.lm_head"] and o.missing is None
+    assert [ln.line for ln in o.lines] == [569, 698]
+    nodes = post_grad()
+    _not_top_level(nodes, {})
+    assert origin_of(["addmm_default"], nodes).modules == [""]
 
 
 def test_a_kernels_call_moves_its_share_of_the_kernels_bytes():

@@ -152,16 +152,18 @@ def _in_place_externs(calls: list[Call], ops: list[dict[str, Any]]) -> dict[int,
 
 def module_from_operands(o: Origin, operation_nodes: list[str], nodes: dict[str, Any]) -> Origin:
     """An extern call whose own node lost its module (a pass made it: the ``addmm_default``
-    that fuses a checkpointed layer's input gradient with the residual's) takes the module of
-    the other nodes its operation was lowered from (the weight's ``permute``), where they all
-    ran in one module; several modules leave it unknown, with the reason it has."""
+    that fuses a checkpointed layer's input gradient with the residual's, or a tied
+    embedding's two weight gradients) takes the module of the other nodes its operation was
+    lowered from (the weight's ``permute``), where they all ran in one module, and their lines
+    beside its own: the GEMM is theirs. Several modules leave it unknown, with its reason."""
     if o.modules or not o.lines:
         return o
-    mods = {module_path(str(rec["module"][0])) for n in operation_nodes if n not in o.nodes
-            if isinstance(rec := nodes.get(n) or {}, dict) and rec.get("module")}
+    others = [n for n in operation_nodes if n not in o.nodes
+              if isinstance(rec := nodes.get(n) or {}, dict) and rec.get("module")]
+    mods = {module_path(str(nodes[n]["module"][0])) for n in others}
     if len(mods) != 1:
         return o
-    return Origin(o.nodes, o.lines, sorted(mods), None)
+    return Origin(o.nodes, origin_of(o.nodes + others, nodes).lines, sorted(mods), None)
 
 
 def module_types(nodes: dict[str, Any]) -> dict[str, str]:

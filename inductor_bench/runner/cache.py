@@ -34,8 +34,10 @@ APP = "inductor-bench"
 # Bump when what we put in the cache changes in a way Inductor's own keys do not see.
 # v2: the records of each module's lowering (core/source_store.py) beside Inductor's entries;
 # a cache filled before them would answer every hit without one. v3: those records keep the
-# nodes of higher-order ops' subgraphs (a checkpointed region's lines are only there).
-LAYOUT = "v3"
+# nodes of higher-order ops' subgraphs (a checkpointed region's lines are only there). v4: a
+# fused pattern's node at the node that computes, a pass's node on a line of no top-level code
+# (runner/sources.py): a record made before is read as before, so it would keep the old lines.
+LAYOUT = "v4"
 
 
 def user_cache_root() -> Path:

@@ -36,7 +36,6 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +43,7 @@ from ..core import source_store
 from ..core.sources import module_path, path_order
 from . import trace_log
 
+PASS_MADE = "no module path recorded (a node a graph pass made)"
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^\n]+)\n(?P<code>[^\n]*)')
 _TORCH_DIR: str | None = None
 
@@ -190,20 +190,23 @@ def _match_of(node: Any) -> Any:
     return next((a for a in target.args if hasattr(a, "nodes") and hasattr(a, "pattern")), None)
 
 
-def top_level_lines(dynamo: dict[str, dict[str, Any]]) -> set[tuple[str, int]]:
-    """The lines where Dynamo's own graph (not a subgraph a higher-order op runs) has a node in
-    no module: the model's top-level code runs an op there (``nn.functional.gelu(self.fc1(x))``
-    in ``forward``)."""
-    return {(r["frame"][0], r["frame"][1]) for name, r in dynamo.items()
-            if "/" not in name and r.get("frame") and not r.get("module")}
+def top_level_lines(dynamo: dict[str, dict[str, Any]]) -> dict[tuple[str, int], bool]:
+    """Each line of Dynamo's own graph: whether the model's top-level code runs an op there (a
+    node in no module: ``nn.functional.gelu(self.fc1(x))`` in ``forward``). A line only a
+    subgraph runs (a checkpointed region's, whose nodes Dynamo keeps without modules) is not one."""
+    out: dict[tuple[str, int], bool] = {}
+    for name, r in dynamo.items():
+        if "/" not in name and r.get("frame"):
+            where = (r["frame"][0], r["frame"][1])
+            out[where] = out.get(where, False) or not r.get("module")
+    return out
 
 
-def _not_top_level(nodes: dict[str, dict[str, Any]], top_level: Collection[tuple[str, int]] = ()) -> None:
-    """A node with a line and no module path, whose line other nodes ran in several modules
-    (``x + self.fc2(gelu(self.fc1(x)))`` in each of four checkpointed layers): a node a graph
-    pass made (the recomputed ``addmm`` of a checkpointed layer, a pattern's replacement)
-    keeps the line but not the module, so it is not claimed for the model's top-level code,
-    unless ``top_level`` (``top_level_lines``) says the model's top-level code runs there."""
+def _not_top_level(nodes: dict[str, dict[str, Any]], lines: dict[tuple[str, int], bool]) -> None:
+    """A node with no module on a line other nodes ran in a module, where Dynamo's graph runs
+    only modules' code (``top_level_lines``: False), was made by a graph pass (a checkpointed
+    layer's recomputed ``addmm``, the ``addmm`` adding a tied embedding's weight gradients): it
+    is not the top level's. On a line Dynamo's graph does not show, several modules say so."""
     modules: dict[tuple[str, int], set[str]] = {}
     for rec in nodes.values():
         if rec.get("frame") and rec.get("module"):
@@ -212,12 +215,10 @@ def _not_top_level(nodes: dict[str, dict[str, Any]], top_level: Collection[tuple
     for rec in nodes.values():
         if rec.get("frame") and not rec.get("module") and not rec.get(source_store.MODULE_LOST):
             where = (rec["frame"][0], rec["frame"][1])
-            there = modules.get(where, set())
-            if len(there) > 1 and where not in top_level:
-                first = sorted(there, key=path_order)[0]
-                rec[source_store.MODULE_LOST] = (
-                    f"no module path recorded (a node a graph pass made); its line runs in {len(there)} "
-                    f"modules, e.g. {first}")
+            there, top = sorted(modules.get(where, set()), key=path_order), lines.get(where)
+            if not top and len(there) >= (1 if top is False else 2):
+                runs = f"{len(there)} modules, e.g. {there[0]}" if there[1:] else f"one module, {there[0]}"
+                rec[source_store.MODULE_LOST] = f"{PASS_MADE}; its line runs in {runs}"
 
 
 def _made_by_a_pass(target: Any) -> bool:
