@@ -223,3 +223,17 @@ def test_a_training_loops_smaller_last_batch(tmp_path):
     assert (f"same shapes, two compiles: 0.1-forward (dynamic) at {symbol}=16 takes {fmt.ms(d['wall_ms'])} ms a "
             f"call, 0-forward (static, compiled for the same input shapes) {fmt.ms(s['wall_ms'])} ms: "
             f"{d['wall_ms'] / s['wall_ms']:.2f}x") in report
+
+
+def test_a_decode_loops_many_sizes_are_summed_up_with_their_range():
+    """A decode loop whose dynamic cache grows by one token a call (a Hugging Face ``generate``
+    without a static cache: four size symbols equal at every call, one constant) calls its
+    graph at 14 sizes, once each, and at 9 twice: the line names the five sizes of the most
+    calls, then the rest summed up and each group of symbols' range. Synthetic counts."""
+    counted = [{"sizes": {"s87": n, "s94": n, "s84": n, "s60": n, "s1": 4}, "calls": 2 if n == 9 else 1}
+               for n in range(8, 22)]
+    r = _dynamic_run(sizes={"s87": 9, "s94": 9, "s84": 9, "s60": 9, "s1": 4}, calls=15.0, call_sizes=counted)
+    line = next(ln for ln in render_breakdown(r).splitlines() if ln.startswith("calls by size"))
+    shown = [f"s87=s94=s84=s60={n}, s1=4 x{c}" for n, c in ((9, 2), (8, 1), (10, 1), (11, 1), (12, 1))]
+    assert line == ("calls by size: 0.1-forward " + ", ".join(shown) + " and 9 more sizes (9 calls; 14 sizes "
+                    "in all: s87=s94=s84=s60 from 8 to 21, s1=4)")

@@ -120,8 +120,43 @@ def _share_of_calls(at: int, n: int) -> str:
     return f"none of its {n} calls" if at == 0 else f"{at} of its {n} calls"
 
 
+SIZES_SHOWN = 5  # sizes a "calls by size" line names, before it sums up the rest
+
+
 def _by_size(g: GraphResult) -> str:
-    return ", ".join(f"{sizes_text(s)} x{n}" for s, n in call_sizes.counts(g.call_sizes))
+    """``s77=8 x1, s77=32 x7`` in the order first met; past ``SIZES_SHOWN`` sizes (a decode loop
+    whose cache grows by one each call) those of the most calls, then the rest summed up and
+    each size symbol's range; symbols equal at every size written once (``s87=s94=9``)."""
+    pairs = call_sizes.counts(g.call_sizes)
+    shown = pairs if len(pairs) <= SIZES_SHOWN else sorted(pairs, key=lambda p: -p[1])[:SIZES_SHOWN]
+    text = ", ".join(f"{_equal_sizes(s)} x{n}" for s, n in shown)
+    if len(shown) == len(pairs):
+        return text
+    rest = len(pairs) - len(shown)
+    calls = sum(n for _, n in pairs) - sum(n for _, n in shown)
+    return f"{text} and {rest} more sizes ({calls} calls; {len(pairs)} sizes in all: {_ranges(pairs)})"
+
+
+def _groups(pairs: list[tuple[dict[str, int], int]]) -> dict[tuple[int, ...], list[str]]:
+    """Each size symbol's values over ``pairs`` -> the symbols that took exactly those values."""
+    out: dict[tuple[int, ...], list[str]] = {}
+    for sym in dict.fromkeys(k for s, _ in pairs for k in s):
+        out.setdefault(tuple(s.get(sym, -1) for s, _ in pairs), []).append(sym)
+    return out
+
+
+def _equal_sizes(sizes: dict[str, int]) -> str:
+    """``s87=s94=9, s0=4``: one size, its symbols of one value written together."""
+    return ", ".join(f"{'='.join(syms)}={vals[0]}" for vals, syms in _groups([(sizes, 1)]).items())
+
+
+def _ranges(pairs: list[tuple[dict[str, int], int]]) -> str:
+    """``s87=s94 from 9 to 22``: each group of size symbols that moved together, its range."""
+    parts = []
+    for vals, syms in _groups(pairs).items():
+        lo, hi = min(vals), max(vals)
+        parts.append(f"{'='.join(syms)}={lo}" if lo == hi else f"{'='.join(syms)} from {lo} to {hi}")
+    return ", ".join(parts)
 
 
 def _all_calls_at(g: GraphResult) -> bool:
