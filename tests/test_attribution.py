@@ -587,3 +587,27 @@ def test_a_kernels_call_moves_its_share_of_the_kernels_bytes():
     call = CallSite(kernel=k.name, index=-1, callee=k.name, calls=1.0, ms=0.0241, occurrence=4)
     one = site_stat(GraphResult(id="0-inference", role="inference"), k, call)
     assert (one.ms, one.calls, one.bytes, one.flops) == (0.0241, 1.0, 52224.0, None)
+
+
+def test_a_kernels_modules_are_named_most_nodes_first():
+    """A BERT layer's attention softmax also recomputes the mask an earlier layer made (Hugging
+    Face transformers 5.24.0, torch 2.13.0 CPU, 2026-11-29; synthetic nodes in its shape): its
+    source cell names layer 1 first, the module most of its nodes ran in, not the first in path
+    order. Merged origins name first the modules most of them name."""
+    from inductor_bench.core.attribution import origin_of
+    from inductor_bench.core.sources import Origin, merge
+
+    line = ["/hf/sdpa_attention.py", 182, "sdpa_attention_forward", "attn_output = sdpa("]
+    mask = ["/hf/masking_utils.py", 54, "and_masks", "result = result & mask"]
+    l0, l1 = "L['self'].bert.encoder.layer.0.attention.self", "L['self'].bert.encoder.layer.1.attention.self"
+    nodes = {f"softmax_{i}": {"op": "aten.exp.default", "frame": line, "module": [l1, "BertSelfAttention"]}
+             for i in range(5)}
+    nodes |= {f"where_{i}": {"op": "aten.where.self", "frame": line, "module": [l0, "BertSelfAttention"]}
+              for i in range(2)}
+    nodes["bitwise_and"] = {"op": "aten.bitwise_and.Tensor", "frame": mask, "module": ["L['self'].bert", "BertModel"]}
+    o = origin_of(list(nodes), nodes)
+    assert o.modules == ["bert.encoder.layer.1.attention.self", "bert.encoder.layer.0.attention.self", "bert"]
+    assert merge([o]).modules == o.modules
+    other = Origin(["x"], [], ["bert", "bert.encoder.layer.0.attention.self"])
+    assert merge([o, other]).modules == ["bert", "bert.encoder.layer.0.attention.self",  # in both; first in one
+                                         "bert.encoder.layer.1.attention.self"]

@@ -76,7 +76,7 @@ def test_a_frozen_mlps_calls_get_their_own_layers():
     fc1, fc2, fc3 = line["self.fc1(x)"], line["self.fc2(x)"], line["self.fc3(x)"]
     assert got == [
         (MKL, ["fc1"], [fc1]),
-        ("cpp_fused_addmm_gelu_native_layer_norm_0", ["", "fc1", "norm"], [fc1]),  # bias, GELU in forward(), LayerNorm
+        ("cpp_fused_addmm_gelu_native_layer_norm_0", ["norm", "", "fc1"], [fc1]),  # LayerNorm, GELU in forward(), bias
         (MKL, ["fc2"], [fc2]),
         ("cpp_fused_addmm_gelu_native_layer_norm_1", ["", "fc2"], [fc2]),  # bias; GELU in forward()
         (MKL, ["fc3"], [fc3]),

@@ -17,6 +17,7 @@ it keeps its one row and ``GraphResult.attribution`` says why.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from .modparse import ModuleInfo
 from .own_nodes import own_extern_nodes, own_origins
 from .results import GraphResult
 from .source_store import LOST, MODULE_LOST
-from .sources import ROOT_MODULE, CallSite, Origin, SourceLine, merge, module_path
+from .sources import ROOT_MODULE, CallSite, Origin, SourceLine, merge, module_path, path_order
 from .timeline import launch_stacks
 from .trace import Trace
 
@@ -68,7 +69,7 @@ def read_log(path: str | Path) -> dict[str, dict[str, Any]]:
 def origin_of(names: list[str], nodes: dict[str, Any]) -> Origin:
     """The source lines and module paths of some FX nodes of the record."""
     lines: set[SourceLine] = set()
-    modules: set[str] = set()
+    modules: Counter[str] = Counter()  # module path -> how many of the nodes ran in it
     for n in names:
         rec = nodes.get(n) or {}
         mod = rec.get("module")
@@ -76,9 +77,9 @@ def origin_of(names: list[str], nodes: dict[str, Any]) -> Origin:
             file, line, func, code = rec["frame"]
             lines.add(SourceLine(file, int(line), func, code))
             if mod or not rec.get(MODULE_LOST):  # no module at all: the model's own code
-                modules.add(module_path(mod[0]) if mod else ROOT_MODULE)
+                modules[module_path(mod[0]) if mod else ROOT_MODULE] += 1
         elif mod:
-            modules.add(module_path(mod[0]))
+            modules[module_path(mod[0])] += 1
     missing = None
     if not names:
         missing = "made from no FX node (it copies graph inputs into the layout the kernels use)"
@@ -94,7 +95,8 @@ def origin_of(names: list[str], nodes: dict[str, Any]) -> Origin:
                        f"{', '.join(sorted(modules))[:60]}: {', '.join(ops)[:60]})")
         else:
             missing = f"its FX nodes carry no stack trace ({', '.join(ops)[:80]})"
-    return Origin(list(names), sorted(lines, key=lambda ln: ln.key), sorted(modules), missing)
+    most = sorted(modules, key=lambda m: (-modules[m], path_order(m)))  # most of its nodes first
+    return Origin(list(names), sorted(lines, key=lambda ln: ln.key), most, missing)
 
 
 def call_origins(calls: list[Call], record: dict[str, Any]) -> tuple[dict[int, Origin], dict[int, list[str]]]:

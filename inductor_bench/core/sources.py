@@ -45,7 +45,8 @@ class Origin:
 
     nodes: list[str] = field(default_factory=list)  # FX nodes of the lowered graph, in graph order
     lines: list[SourceLine] = field(default_factory=list)  # distinct, by file and line
-    modules: list[str] = field(default_factory=list)  # distinct nn.Module paths ("" = the model itself)
+    # distinct nn.Module paths ("" = the model itself), the one most of its nodes ran in first
+    modules: list[str] = field(default_factory=list)
     missing: str | None = None  # why there is no source line, or (with lines) no module
 
     @classmethod
@@ -92,7 +93,8 @@ def path_order(path: str) -> list[tuple[int, int | str]]:
 
 
 def merge(origins: list[Origin | None], missing: str | None = None) -> Origin | None:
-    """One origin for several (an op's call sites together, a kernel called at two places)."""
+    """One origin for several (an op's call sites together, a kernel called at two places): the
+    modules most of them name first, then those first in one."""
     present = [o for o in origins if o is not None]
     if not present:
         return None
@@ -100,7 +102,12 @@ def merge(origins: list[Origin | None], missing: str | None = None) -> Origin | 
     for o in present:
         nodes += [n for n in o.nodes if n not in nodes]
     lines = sorted({ln for o in present for ln in o.lines}, key=lambda ln: ln.key)
-    modules = sorted({m for o in present for m in o.modules}, key=path_order)
+    rank: dict[str, tuple[int, int]] = {}  # module -> (origins naming it, its best place in one)
+    for o in present:
+        for i, m in enumerate(o.modules):
+            n, best = rank.get(m, (0, i))
+            rank[m] = (n + 1, min(best, i))
+    modules = sorted(rank, key=lambda m: (-rank[m][0], rank[m][1], path_order(m)))
     # the reason a line, or where there are lines a module, is missing
     why = None if lines and modules else (missing or next((o.missing for o in present if o.missing), None))
     return Origin(nodes, lines, modules, why)
