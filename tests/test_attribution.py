@@ -538,8 +538,8 @@ def test_a_tied_embeddings_weight_gradient_gemm_is_the_lm_heads():
     ``wte``'s; torch 2.13.0, CPU, 2026-11-29, ``breakdown --train``): the backward's
     ``addmm(embedding_grad, x.T, dlogits)`` is a node a pass made, ``addmm_default``, holding
     the ``add`` of the two gradients' line (``self.wte(input_ids)``) and no module. It was
-    reported as top-level code of the embedding's line (its 0.98 ms, the step's largest GEMM
-    call). Dynamo's graph runs no top-level code on that line, so the node is a pass's, and
+    reported as top-level code of the embedding's line (its 0.98 ms: one of the step's largest GEMM
+    calls). Dynamo's graph runs no top-level code on that line, so the node is a pass's, and
     its GEMM's operands (lm_head's) give it ``gpt.lm_head`` and both lines. Without Dynamo's
     graph a line of one module keeps the top level (``y = torch.relu(self.conv(x))``)."""
     from inductor_bench.core.attribution import module_from_operands, origin_of
