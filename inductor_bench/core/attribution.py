@@ -160,12 +160,12 @@ def module_from_operands(o: Origin, operation_nodes: list[str], nodes: dict[str,
     beside its own: the GEMM is theirs. Several modules leave it unknown, with its reason."""
     if o.modules or not o.lines:
         return o
-    others = [n for n in operation_nodes if n not in o.nodes
-              if isinstance(rec := nodes.get(n) or {}, dict) and rec.get("module")]
-    mods = {module_path(str(nodes[n]["module"][0])) for n in others}
+    others = {n: rec for n in operation_nodes if n not in o.nodes
+              if isinstance(rec := nodes.get(n) or {}, dict) and rec.get("module")}
+    mods = {module_path(str(rec["module"][0])) for rec in others.values()}
     if len(mods) != 1:
         return o
-    return Origin(o.nodes, origin_of(o.nodes + others, nodes).lines, sorted(mods), None)
+    return Origin(o.nodes, origin_of(o.nodes + list(others), nodes).lines, sorted(mods), None)
 
 
 def module_types(nodes: dict[str, Any]) -> dict[str, str]:

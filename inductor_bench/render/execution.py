@@ -137,11 +137,12 @@ def _by_size(g: GraphResult) -> str:
     return f"{text} and {rest} more sizes ({calls} calls; {len(pairs)} sizes in all: {_ranges(pairs)})"
 
 
-def _groups(pairs: list[tuple[dict[str, int], int]]) -> dict[tuple[int, ...], list[str]]:
-    """Each size symbol's values over ``pairs`` -> the symbols that took exactly those values."""
-    out: dict[tuple[int, ...], list[str]] = {}
+def _groups(pairs: list[tuple[dict[str, int], int]]) -> dict[tuple[int | None, ...], list[str]]:
+    """Each size symbol's values over ``pairs`` (None where a size lacks it) -> the symbols that
+    took exactly those values."""
+    out: dict[tuple[int | None, ...], list[str]] = {}
     for sym in dict.fromkeys(k for s, _ in pairs for k in s):
-        out.setdefault(tuple(s.get(sym, -1) for s, _ in pairs), []).append(sym)
+        out.setdefault(tuple(s.get(sym) for s, _ in pairs), []).append(sym)
     return out
 
 
@@ -154,7 +155,7 @@ def _ranges(pairs: list[tuple[dict[str, int], int]]) -> str:
     """``s87=s94 from 9 to 22``: each group of size symbols that moved together, its range."""
     parts = []
     for vals, syms in _groups(pairs).items():
-        lo, hi = min(vals), max(vals)
+        lo, hi = min(v for v in vals if v is not None), max(v for v in vals if v is not None)
         parts.append(f"{'='.join(syms)}={lo}" if lo == hi else f"{'='.join(syms)} from {lo} to {hi}")
     return ", ".join(parts)
 
