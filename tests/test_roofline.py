@@ -5,6 +5,7 @@ modules generated without a GPU and recorded on GPUs, every count computed here 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -109,6 +110,54 @@ def test_a_convolution_counts_its_output_times_its_filter():
     assert backward.flops == 2 * forward_flops  # grad_input and grad_weight asked for
     # reads grad_output, input, weight; returns grad_input and grad_weight
     assert backward.bytes == (2 * 16 * 16 * 16 + 2 * 3 * 32 * 32 + 16 * 27 + 2 * 3 * 32 * 32 + 16 * 27) * 4
+
+
+# Synthetic: a transposed 2-D convolution (x (2, 4, 7, 9), weight (4, 3, 3, 2): C_in 4, C_out 3
+# per group), written as Inductor writes it and as a fallback writes it
+# positionally, and its backward for both gradients.
+TRANSPOSED_MODULE = '''# AOT ID: ['0_forward']
+class Runner:
+    def call(self, args):
+        arg0_1, arg1_1, arg2_1 = args
+        buf0 = extern_kernels.convolution(arg0_1, arg1_1, None, stride=(2, 3), padding=(1, 0), dilation=(1, 2), transposed=True, output_padding=(1, 2), groups=%(groups)s)
+        buf1 = torch.ops.aten.convolution.default(arg0_1, arg1_1, None, [2, 3], [1, 0], [1, 2], True, [1, 2], %(groups)s)
+        buf2 = torch.ops.aten.convolution_backward.default(arg2_1, arg0_1, arg1_1, [0], [2, 3], [1, 0], [1, 2], True, [1, 2], %(groups)s, [True, True, False])
+        return (buf0, )
+
+def get_args():
+    from torch._dynamo.testing import rand_strided
+    arg0_1 = rand_strided((2, 4, 7, 9), (252, 63, 9, 1), device='cpu', dtype=torch.float32)
+    arg1_1 = rand_strided((4, 3, 3, 2), (18, 6, 2, 1), device='cpu', dtype=torch.float32)
+    arg2_1 = rand_strided(%(out)s, %(stride)s, device='cpu', dtype=torch.float32)
+    return [arg0_1, arg1_1, arg2_1]
+'''
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_a_transposed_convolution_counts_what_torchs_flop_counter_counts(groups):
+    torch = pytest.importorskip("torch")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    x = torch.randn(2, 4, 7, 9, requires_grad=True)
+    w = torch.randn(4, 3, 3, 2, requires_grad=True)
+    geometry = {"stride": (2, 3), "padding": (1, 0), "output_padding": (1, 2), "groups": groups,
+                "dilation": (1, 2)}
+    with FlopCounterMode(display=False) as forward:
+        y = torch.nn.functional.conv_transpose2d(x, w, **geometry)
+    with FlopCounterMode(display=False) as backward:
+        y.backward(torch.ones_like(y))
+    text = TRANSPOSED_MODULE % {"out": tuple(y.shape), "stride": y.stride(), "groups": groups}
+    works = [w for _, w in call_work(parse_module(text), text)]
+    out = math.prod(y.shape)  # the shape torch gave the result
+    for conv in works[:2]:  # the keyword and the positional form
+        assert conv.flops == forward.get_total_flops() == 2 * x.numel() * 3 * 3 * 2
+        assert conv.bytes == (x.numel() + w.numel() + out) * 4  # x, weight, the result
+    # grad_input and grad_weight, each the forward's work; torch's counter, which leaves groups
+    # out of grad_weight, agrees without groups
+    assert works[2].flops == 2 * forward.get_total_flops()
+    if groups == 1:
+        assert works[2].flops == backward.get_total_flops()
+    assert works[2].bytes == (out + x.numel() + w.numel() + x.numel() + w.numel()) * 4
 
 
 def test_buffers_follow_reuse_and_views():

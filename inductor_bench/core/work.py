@@ -13,7 +13,8 @@ from the run directory's files alone (pure; no torch), so ``report --reanalyze``
   per element; the memory side is what bounds them).
 - **extern calls** from their argument shapes: ``mm`` / ``addmm`` 2·M·N·K, ``bmm`` / ``baddbmm``
   2·B·M·N·K (the bias add is not counted), ``convolution`` 2·(output elements)·(weight
-  elements per output channel), ``convolution_backward`` that once per gradient asked for,
+  elements per output channel) (transposed: 2·(input elements)·(weight elements per input
+  channel), as torch's ``flop_counter``), ``convolution_backward`` that once per gradient asked for,
   scaled-dot-product attention 4·B·H·L·S·E forward and the five products of its backward; bytes
   are every tensor argument and the result once (attention's: its output and float32
   logsumexp, or the three gradients). The oneDNN and MKL ops of CPU freezing likewise:
@@ -159,6 +160,17 @@ def conv_output_shape(x: tuple[int, ...], w: tuple[int, ...], stride: list[int],
     return (x[0], w[0], *spatial)
 
 
+def transposed_output_shape(x: tuple[int, ...], w: tuple[int, ...], stride: list[int],
+                            padding: list[int], dilation: list[int], output_padding: list[int],
+                            groups: int) -> tuple[int, ...]:
+    """A transposed convolution's output shape: its weight is (C_in, C_out / groups, *kernel)."""
+    spatial = []
+    for i, size in enumerate(x[2:]):
+        s, p, d = (_at(v, i, 1 if v is not padding else 0) for v in (stride, padding, dilation))
+        spatial.append((size - 1) * s - 2 * p + d * (w[2 + i] - 1) + _at(output_padding, i, 0) + 1)
+    return (x[0], w[1] * groups, *spatial)
+
+
 def _at(v: list[int], i: int, default: int) -> int:
     return v[i] if i < len(v) else (v[0] if v else default)
 
@@ -167,32 +179,57 @@ def _ints(text: str | None) -> list[int]:
     return [int(x) for x in re.findall(r"-?\d+", text or "")]
 
 
+# aten.convolution's parameters in order (extern_kernels.convolution takes the same).
+_CONV_PARAMS = ("input", "weight", "bias", "stride", "padding", "dilation", "transposed",
+                "output_padding", "groups")
+
+
+def _conv_arg(call: CallArgs, name: str) -> str | None:
+    """A convolution's argument by keyword, or by its place where written positionally."""
+    if name in call.kwargs:
+        return call.kwargs[name]
+    i = _CONV_PARAMS.index(name)
+    return call.args[i] if i < len(call.args) else None
+
+
+def _is_true(text: str | None) -> bool:
+    return (text or "").strip() in ("True", "1")
+
+
 def _conv_out(call: CallArgs) -> tuple[int, ...] | None:
     x, w = (_dims(t) for t in (call.tensors + [None, None])[:2])
-    if x is None or w is None or len(x) != len(w) or call.kwargs.get("transposed", "False") != "False":
+    if x is None or w is None or len(x) != len(w):
         return None
-    kw = call.kwargs
-    return conv_output_shape(x, w, _ints(kw.get("stride")), _ints(kw.get("padding")),
-                             _ints(kw.get("dilation")))
+    geometry = [_ints(_conv_arg(call, n)) for n in ("stride", "padding", "dilation")]
+    if not _is_true(_conv_arg(call, "transposed")):
+        return conv_output_shape(x, w, *geometry)
+    groups = (_ints(_conv_arg(call, "groups")) or [1])[0]
+    return transposed_output_shape(x, w, *geometry, _ints(_conv_arg(call, "output_padding")), groups)
 
 
 def _conv(call: CallArgs) -> tuple[float | None, float]:
-    """(FLOPs, bytes of the result it returns) of a forward convolution."""
+    """(FLOPs, bytes of the result it returns) of a forward convolution: each output element
+    (each input element, transposed) times the weight's elements per output (input) channel,
+    twice, as torch's own ``flop_counter`` counts."""
     out, w = _conv_out(call), _dims(call.tensors[1]) if len(call.tensors) > 1 else None
     if out is None or w is None:
         return None, 0.0
-    return 2.0 * math.prod(out) * math.prod(w[1:]), float(math.prod(out) * _elem(call.tensors[0]))
+    x = _dims(call.tensors[0])
+    per = x if _is_true(_conv_arg(call, "transposed")) and x is not None else out
+    return 2.0 * math.prod(per) * math.prod(w[1:]), float(math.prod(out) * _elem(call.tensors[0]))
 
 
 def _conv_backward(call: CallArgs) -> tuple[float | None, float]:
     """(FLOPs, bytes of the gradients it returns): per gradient asked for (grad_input,
-    grad_weight), as much as the forward convolution."""
+    grad_weight), as much as the forward convolution (its arguments: grad_output, input, weight,
+    bias sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)."""
     ts = call.tensors
     grad, x, w = (_dims(t) for t in (ts + [None, None, None])[:3])
     if grad is None or x is None or w is None or len(call.args) < 11:
         return None, 0.0
     mask = [v == "True" for v in re.findall(r"True|False", call.args[10])] + [False, False]
-    flops = 2.0 * math.prod(grad) * math.prod(w[1:]) * (int(mask[0]) + int(mask[1]))
+    per = x if _is_true(call.args[7]) else grad  # a transposed forward's input is its "output"
+    flops = 2.0 * math.prod(per) * math.prod(w[1:]) * (int(mask[0]) + int(mask[1]))
     returned = (math.prod(x) if mask[0] else 0) + (math.prod(w) if mask[1] else 0)
     return flops, float(returned * _elem(ts[0]))
 
