@@ -373,7 +373,7 @@ def test_text_report_lists_tables_and_counts():
     text = render_diff(slow_diff())
     assert text.splitlines()[0].startswith("REGRESSION: default: step time")
     assert "Slower kernels (significant) (1)" in text
-    assert "4 matched kernel(s) within noise" in text
+    assert "4 matched kernel(s) and extern op(s) within noise" in text
     assert "C++ pointwise" in text
 
 

@@ -41,7 +41,7 @@ def test_the_same_code_slower_by_a_quarter_is_no_regression_and_says_why(tmp_pat
                           "at the same sizes: nothing of theirs changed, and no change below is significant; "
                           "default: step time ")
     assert "between the two runs' profiling processes, the machine's doing" in out
-    assert "5 matched kernel(s), the same code on both sides" in out
+    assert "5 matched kernel(s) and extern op(s), the same code on both sides" in out
     d = json.loads((tmp_path / "d.json").read_text())
     (s,) = d["sections"]
     assert d["status"] == Outcome.SAME_CODE and s["same_code"] is True

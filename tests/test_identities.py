@@ -168,6 +168,18 @@ def test_every_kernels_count_is_the_rows_the_kernel_tables_list(result, capsys):
     assert json.loads(capsys.readouterr().out)["totals"]["kernel_count"] == total
 
 
+def test_diff_counts_each_extern_op_once_with_its_calls_summed(result):
+    """diff matches kernels by name: an extern op's calls in a graph are one row (and one count)."""
+    want = 0
+    for gid in ("0-forward", "0-backward"):
+        body = (RUN / "graphs" / gid / "module.py").read_text()
+        body = body[body.index("def call("):]
+        ops = set(re.findall(r"^\s+(?:\w+ = )?extern_kernels\.(\w+)\(", body, re.M))
+        want += len(ops) + len(module_calls(gid)[1])
+    assert want == (1 + 2) + (1 + 3)  # addmm and two C++ kernels; mm and three
+    assert f"{want} matched kernel(s) and extern op(s)" in render_diff(diff_results(result, result))
+
+
 def test_diff_html_json_and_compare_show_the_same_figures(result, capsys):
     t = result.totals()
     d = diff_results(result, result)

@@ -259,12 +259,16 @@ SUMMARY_HEADERS = ["", "base", "head", "change", "verdict"]
 CATEGORY_HEADERS = ["category", "base ms", "head ms", "change ms", "change", "verdict"]
 
 
+# What diff matches: each generated kernel, and each extern op with its calls in the graph summed.
+MATCHED = "matched kernel(s) and extern op(s)"
+
+
 def _quiet_counts(s: SectionDiff) -> str:
     if s.same_code:
-        return f"{len(s.kernels_with(Verdict.SAME_CODE))} matched kernel(s), the same code on both sides"
+        return f"{len(s.kernels_with(Verdict.SAME_CODE))} {MATCHED}, the same code on both sides"
     noise = len(s.kernels_with(WITHIN_NOISE))
     few = len(s.kernels_with(TOO_FEW))
-    text = f"{noise} matched kernel(s) within noise"
+    text = f"{noise} {MATCHED} within noise"
     if few:
         text += f", {few} with too few samples to judge"
     renamed = sum(1 for k in s.kernels if k.renamed)
