@@ -328,7 +328,7 @@ SEQUENTIAL_NODES = {
 
 
 def test_torch_own_modules_give_the_module_and_say_why_there_is_no_line():
-    from inductor_bench.core.attribution import origin_of
+    from inductor_bench.core.attribution import module_types, origin_of
     from inductor_bench.render.views import where
 
     gelu = origin_of(["mul", "erf"], SEQUENTIAL_NODES)
@@ -338,6 +338,13 @@ def test_torch_own_modules_give_the_module_and_say_why_there_is_no_line():
     assert where(gelu) == "1 · no line"
     both = origin_of(["addmm", "addmm_1"], SEQUENTIAL_NODES)
     assert where(both) == "0, 2 · no line"
+    # the kernel tables pass the graph's module classes: with no line, the class is the hint
+    types = module_types(SEQUENTIAL_NODES)
+    assert types == {"0": "Linear", "1": "GELU", "2": "Linear"}
+    assert where(both, types=types) == "0 (Linear), 2 (Linear) · no line"
+    from inductor_bench.core.sources import Origin, SourceLine
+    lined = Origin(nodes=["addmm"], lines=[SourceLine("/m/net.py", 3)], modules=["0"])
+    assert where(lined, types=types) == "0 · net.py:3"  # a line says enough: no class
     # a node with neither a line nor a module: the old reason
     bare = origin_of(["x"], {"x": {"op": "aten.copy_.default"}})
     assert where(bare) == "no source: its FX nodes carry no stack trace (aten.copy_.default)"

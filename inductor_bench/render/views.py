@@ -34,11 +34,13 @@ def lines_text(lines: list[SourceLine]) -> str:
     return " + ".join(f"{f}:{','.join(map(str, sorted(set(ns))))}" for f, ns in by_file.items())
 
 
-def where(origin: Origin | None, note: str | None = None) -> str:
-    """A kernel's source cell: ``blocks.0.conv1 · net.py:16``, or why there is none."""
+def where(origin: Origin | None, note: str | None = None, types: dict[str, str] | None = None) -> str:
+    """A kernel's source cell: ``blocks.0.conv1 · net.py:16``, or why there is none; with no
+    line, each module with its class where ``types`` knows it (``0 (Linear) · no line``)."""
     if origin is None:
         return f"no source: {note}" if note else ""
-    mods = [module_name(m) for m in origin.modules]
+    typed = not origin.lines and types
+    mods = [module_name(m) + (f" ({types[m]})" if typed and m in types else "") for m in origin.modules]
     more = len(mods) - MODULES_SHOWN
     shown = ", ".join(mods[:MODULES_SHOWN]) + (f" +{more}" if more > 0 else "")
     if not origin.lines:  # the module alone, where Dynamo recorded it but no line
@@ -66,7 +68,8 @@ def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
             fmt.ms(u.ms),
             fmt.pct(fmt.share(u.ms, t.kernel_ms)),
             fmt.pct(fmt.share(u.ms, gain_wall)),
-        ] + ([unit_pct_cell(r, u)] if roof else []) + [where(u.origin, u.graph.attribution)]
+        ] + ([unit_pct_cell(r, u)] if roof else [])
+        + [where(u.origin, u.graph.attribution, u.graph.module_types)]
         for i, u in enumerate(us[:top], 1)
     ]
     doc.heading(f"Top {min(top, len(us))} of {len(us)} kernels and extern calls (whole {whole(r.script)})")
@@ -121,7 +124,7 @@ def graph_units(doc: Doc, r: BreakdownResult, top: int) -> None:
                 share = fmt.pct(fmt.share(u.ms, g.kernel_ms))
                 row = [_kernel_cell(doc, u), fmt.count(u.calls), fmt.ms(u.ms), share]
                 row += [unit_pct_cell(r, u)] if roof else []
-                row.append(where(u.origin, g.attribution))
+                row.append(where(u.origin, g.attribution, g.module_types))
                 if with_inputs:
                     row.append(", ".join(shapes_at(u.site.shapes, g.sizes)) if u.site else "")
                 rows.append(row + ([u.kernel.file or ""] if with_file else []))
