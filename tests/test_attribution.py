@@ -350,6 +350,17 @@ def test_torch_own_modules_give_the_module_and_say_why_there_is_no_line():
     assert where(bare) == "no source: its FX nodes carry no stack trace (aten.copy_.default)"
 
 
+def test_a_kernel_of_many_lines_names_the_first_six_in_its_cell_and_counts_the_rest():
+    from inductor_bench.core.sources import Origin, SourceLine
+    from inductor_bench.render.views import where
+
+    lines = [SourceLine("/t/adam.py", n) for n in (526, 414, 419, 456, 475)] + [
+        SourceLine("/t/opt.py", n) for n in (9, 3, 5, 3)]  # 8 distinct lines in all
+    fused = Origin(nodes=["a"], lines=lines, modules=[""])
+    assert where(fused) == "(top level) · adam.py:414,419,456,475,526 + opt.py:3 +2 lines"
+    assert where(Origin(nodes=["a"], lines=lines[:6], modules=[])) == "adam.py:414,419,456,475,526 + opt.py:9"
+
+
 def test_a_node_made_by_an_inductor_pass_keeps_its_line_not_a_made_up_module():
     """CPU freezing fuses a convolution and its ReLU into a node whose target is a function of
     Inductor's pattern matcher: the node keeps the line but no nn.Module; it is not the model's

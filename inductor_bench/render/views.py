@@ -20,18 +20,26 @@ from .roofline import PCT_HEADER, group_pct_cell, shows_roofline, unit_member, u
 
 TOP_LEVEL = "(top level)"  # code of the compiled function itself, or a node with no module stack
 MODULES_SHOWN = 2  # module paths named in a kernel's source cell before "+N"
+LINES_SHOWN = 6  # source lines named there before "+N lines" (the views by line list them all)
 
 
 def module_name(path: str) -> str:
     return path if path != ROOT_MODULE else TOP_LEVEL
 
 
-def lines_text(lines: list[SourceLine]) -> str:
-    """``net.py:16,18`` (lines of one file together), ``a.py:3 + b.py:5``."""
+def lines_text(lines: list[SourceLine], limit: int | None = None) -> str:
+    """``net.py:16,18`` (lines of one file together), ``a.py:3 + b.py:5``; past ``limit``
+    lines, the first of them and ``+N lines``."""
     by_file: dict[str, list[int]] = {}
     for ln in lines:
         by_file.setdefault(PurePath(ln.file).name, []).append(ln.line)
-    return " + ".join(f"{f}:{','.join(map(str, sorted(set(ns))))}" for f, ns in by_file.items())
+    picked = [(f, n) for f, ns in by_file.items() for n in sorted(set(ns))]
+    cut = picked[:limit] if limit is not None and len(picked) > limit else picked
+    kept: dict[str, list[int]] = {}
+    for f, n in cut:
+        kept.setdefault(f, []).append(n)
+    text = " + ".join(f"{f}:{','.join(map(str, ns))}" for f, ns in kept.items())
+    return text + (f" +{len(picked) - len(cut)} lines" if len(cut) < len(picked) else "")
 
 
 def where(origin: Origin | None, note: str | None = None, types: dict[str, str] | None = None) -> str:
@@ -45,7 +53,8 @@ def where(origin: Origin | None, note: str | None = None, types: dict[str, str] 
     shown = ", ".join(mods[:MODULES_SHOWN]) + (f" +{more}" if more > 0 else "")
     if not origin.lines:  # the module alone, where Dynamo recorded it but no line
         return f"{shown} · no line" if shown else f"no source: {origin.missing or 'unknown'}"
-    return f"{shown} · {lines_text(origin.lines)}" if shown else lines_text(origin.lines)
+    text = lines_text(origin.lines, LINES_SHOWN)
+    return f"{shown} · {text}" if shown else text
 
 
 def _kernel_cell(doc: Doc, u: Unit) -> str:
