@@ -42,6 +42,7 @@ SOURCE_CASES = [
     ("triton_", triton("triton_", "pointwise"), "triton_pointwise"),
     ("cpp_fused_sum_1", cpp("cpp_fused_sum_1", "reduction"), "cpp_reduction"),
     ("cpp_fused_addmm_0", cpp("cpp_fused_addmm_0", "template"), "cpp_template"),
+    ("cpp_fused_flex_attention_1", cpp("cpp_fused_flex_attention_1", "attention"), "cpp_attention_template"),
     ("cpp_fused_gelu_0", cpp("cpp_fused_gelu_0", "pointwise"), "cpp_pointwise"),
     # a source without a decorator falls back to the name
     ("triton_red_fused_mean_2", triton("triton_red_fused_mean_2", None), "triton_reduction"),

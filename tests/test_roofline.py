@@ -554,3 +554,28 @@ def test_an_extern_op_called_at_several_places_is_judged_call_by_call():
     assert step_pct(r) == pytest.approx(big * 0.9 + small * 0.1)
     g.sites = sites[:1]  # 0.9 of the op's 1.0 ms: judged as one row
     assert category_far_below_ms(r) == {} and step_pct(r) == pytest.approx(80.1)
+
+
+FLEX = FIXTURES / "cpp_kernels" / "flex_attention_module.py"
+
+
+def test_the_cpu_flex_attention_template_is_attention_and_no_memory_verdict_without_its_flops():
+    """Inductor's C++ flex attention template (micro GEMMs inside) is attention, not a GEMM; its
+    FLOPs are not counted (its mask skips blocks at run time), so its bytes alone do not call
+    it memory-bound: no % and no such verdict. Its bytes: q, k, v and the output (4, 4, 128, 16)
+    float32, and the mask's two one-element int32 buffers."""
+    from inductor_bench.core.ceilings import UNCOUNTED
+    from inductor_bench.core.classify import classify
+
+    module = read_module(FLEX)
+    cats = {n[-2:]: classify(n, k) for n, k in module.kernels.items()}
+    assert cats == {"_0": "cpp_pointwise", "_1": "cpp_attention_template", "_2": "cpp_pointwise"}
+    text = FLEX.read_text()
+    (call, work), = [(c, w) for c, w in call_work(module, text) if c.name.endswith("_1")]
+    assert work.bytes == 4 * (4 * 4 * 128 * 16 * 4) + 2 * 4 and work.flops is None
+    k = KernelStat(call.name, "cpp_attention_template", 1.0, 1.0, bytes=work.bytes)
+    roof = kernel_roof(k, CEIL, "cpu")
+    assert roof.gbps == pytest.approx(work.bytes / 1e-3 / 1e9)
+    assert roof.pct is None and roof.bound == UNCOUNTED
+    counted = replace(k, flops=1e9, compute="fp32")  # where a count is known, judged as usual
+    assert kernel_roof(counted, CEIL, "cpu").bound == COMPUTE

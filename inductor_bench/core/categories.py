@@ -15,6 +15,7 @@ CATEGORIES: dict[str, str] = {
     "cpp_pointwise": "C++ pointwise",
     "cpp_reduction": "C++ reduction",
     "cpp_template": "C++ template (GEMM)",
+    "cpp_attention_template": "C++ template (attention)",
     "extern_gemm": "GEMM (extern)",
     "extern_conv": "convolution (extern)",
     "extern_attention": "attention (extern)",

@@ -137,6 +137,11 @@ class Roofline:
 
 
 MEMORY, COMPUTE, LATENCY = "memory", "compute", "latency"
+# A template (a GEMM's, flex attention's) whose FLOPs the files do not give: its time is its
+# arithmetic, so its bytes alone would call it memory-bound far below the bandwidth. It gets
+# no % and this verdict. (Flex attention skips the blocks its mask leaves out, at run time.)
+UNCOUNTED = "FLOPs not counted"
+FLOP_TEMPLATES = frozenset({"cpp_template", "cpp_attention_template", "triton_template"})
 # The share of its limit below which a kernel is called far from it (the category table).
 FAR_BELOW_PCT = 30.0
 # A launch whose ideal time at the ceilings is below this cannot get near them: a GPU kernel
@@ -168,6 +173,8 @@ def kernel_roof(k: Any, ceilings: Ceilings | None, device: str) -> KernelRoof:
         return KernelRoof(None, None, None, None, None)
     seconds = k.ms / 1e3
     gbps = k.bytes / seconds / 1e9
+    if not k.flops and getattr(k, "category", None) in FLOP_TEMPLATES:
+        return KernelRoof(gbps, None, None, None, UNCOUNTED, "its FLOPs, not counted")
     tflops = k.flops / seconds / 1e12 if k.flops else None
     intensity = k.flops / k.bytes if k.flops and k.bytes else None
     if ceilings is None or not ceilings.gbps:

@@ -114,6 +114,7 @@ RULES: list[Rule] = [
     Rule(_source("triton"), "triton_other", "@fixed_config / @user_autotune / other"),
     # -- 1. from the kernel's source: C++ (modparse.cpp_heuristic) --------------------
     Rule(_source("cpp", "reduction"), "cpp_reduction", "cpp accumulators"),
+    Rule(_source("cpp", "attention"), "cpp_attention_template", "cpp flex attention (kvBlockSize)"),
     Rule(_source("cpp", "template"), "cpp_template", "cpp micro_gemm"),
     Rule(_source("cpp"), "cpp_pointwise", "cpp other"),
     # -- 2. what the device event is, whatever op launched it: kineto names copies

@@ -136,7 +136,10 @@ def _string_body(text: str, start: int) -> str:
 
 
 def cpp_heuristic(source: str) -> str:
-    """Category of a C++ kernel from its source: template, reduction or pointwise."""
+    """Category of a C++ kernel from its source: attention (the flex attention template, which
+    also calls micro GEMMs), template, reduction or pointwise."""
+    if "kvBlockSize" in source and "qSplitSize" in source:
+        return "attention"
     if "micro_gemm" in source or "cpp_template" in source or "GemmMicro" in source:
         return "template"
     if re.search(r"\btmp_acc\d+", source) or "Welford<" in source:

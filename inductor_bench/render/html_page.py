@@ -31,6 +31,7 @@ CATEGORY_COLOURS: dict[str, str] = {
     "cpp_pointwise": "#8cb8e3",
     "cpp_reduction": "#ffb870",
     "cpp_template": "#8cd17d",
+    "cpp_attention_template": "#e8a0bf",
     "extern_gemm": "#9c755f",
     "extern_conv": "#ff9da7",
     "extern_attention": "#d37295",

@@ -6,7 +6,7 @@ before schema 4, or one whose measurement failed, which says why)."""
 from __future__ import annotations
 
 from ..core.categories import label, order
-from ..core.ceilings import Ceilings, Roofline
+from ..core.ceilings import UNCOUNTED, Ceilings, Roofline
 from ..core.peaks import COMPUTE_TYPES
 from ..core.results import BreakdownResult, GraphResult, KernelStat
 from ..core.roofline import (
@@ -29,7 +29,8 @@ from .roofline_svg import Point, Roof, Scatter
 
 PCT_HEADER = "% peak"
 FAR_HEADER = f"under {FAR_BELOW_PCT:g}% of limit"
-BOUND_WORDS = {"memory": "memory", "compute": "compute", LATENCY: "latency (too short)"}
+BOUND_WORDS = {"memory": "memory", "compute": "compute", LATENCY: "latency (too short)",
+               UNCOUNTED: "- (a template: FLOPs not counted)"}
 
 
 def shows_roofline(r: BreakdownResult) -> bool:
