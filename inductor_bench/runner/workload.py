@@ -8,6 +8,7 @@ loss) made callable.
 from __future__ import annotations
 
 import inspect
+import itertools
 import os
 from collections.abc import Callable
 from typing import Any
@@ -26,14 +27,45 @@ def torch_dtype(name: str):
 
 def run_model_file(path: str, run_name: str = LOADED_NAME) -> dict[str, Any]:
     """Run the model file as ``python path`` would: its directory first on ``sys.path``, so that
-    it imports the modules beside it (a model package's own files) wherever the tool runs."""
+    it imports the modules beside it (a model package's own files) wherever the tool runs. A
+    script (``run_name`` ``__main__``) runs as Python runs it; a model file imported for its
+    factory becomes a module of its own (``_load_as_module``)."""
     import runpy
     import sys
 
     here = os.path.dirname(os.path.abspath(path))
     if not sys.path or sys.path[0] != here:
         sys.path.insert(0, here)
-    return runpy.run_path(path, run_name=run_name)
+    if run_name != LOADED_NAME:
+        return runpy.run_path(path, run_name=run_name)
+    return _load_as_module(path)
+
+
+_LOADS = itertools.count()  # model files loaded in this process: each gets a name of its own
+
+
+def _load_as_module(path: str) -> dict[str, Any]:
+    """Execute the model file as a module kept in ``sys.modules``, under a name no other load
+    in this process has: code that finds a function's globals by importing its ``__module__``
+    finds this file's (Dynamo tracing a ``flex_attention`` score_mod from torch's own frame, as
+    eager flex attention does; pickling a class defined here). ``runpy.run_path`` removes its
+    module once the file ran, and that import then fails."""
+    import sys
+    import types
+
+    n = next(_LOADS)
+    name = LOADED_NAME if n == 0 else f"{LOADED_NAME}_{n}"
+    module = types.ModuleType(name)
+    module.__file__ = path
+    with open(path, "rb") as f:  # bytes: compile() honours the file's coding cookie
+        code = compile(f.read(), path, "exec")
+    sys.modules[name] = module
+    try:
+        exec(code, module.__dict__)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module.__dict__
 
 
 def load_factory(path: str) -> Callable[..., Any]:
