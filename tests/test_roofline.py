@@ -579,3 +579,26 @@ def test_the_cpu_flex_attention_template_is_attention_and_no_memory_verdict_with
     assert roof.pct is None and roof.bound == UNCOUNTED
     counted = replace(k, flops=1e9, compute="fp32")  # where a count is known, judged as usual
     assert kernel_roof(counted, CEIL, "cpu").bound == COMPUTE
+
+
+def test_a_time_weighted_percent_over_little_of_the_kernel_time_says_how_little():
+    """A template without a FLOP count (3 ms) beside a kernel at 50% of the bandwidth (1 ms):
+    the step's % is that kernel's, over a quarter of the kernel time, and every table says so."""
+    from inductor_bench.core.diff import diff_results
+    from inductor_bench.core.roofline import judged_share, step_pct
+    from inductor_bench.render.diff import render_diff
+    from inductor_bench.render.roofline import roofline_rows
+
+    template = KernelStat("cpp_fused_flex_attention_1", "cpp_attention_template", 1.0, 3.0, bytes=1e6)
+    copy = KernelStat("cpp_fused_copy_0", "cpp_pointwise", 1.0, 1.0, bytes=50e6)  # 50 GB/s of 100
+    g = GraphResult("0-inference", "inference", kernels=[template, copy], iterations=1)
+    r = BreakdownResult("m", graphs=[g], roofline=Roofline(CEIL))
+    assert step_pct(r) == pytest.approx(50.0) and judged_share(r) == pytest.approx(25.0)
+    assert roofline_rows([r])[0] == ["% of peak (time-weighted)", "50.0% (over 25% of kernel time)"]
+    (section,) = diff_results(r, r).sections
+    assert section.roofline_share == pytest.approx((25.0, 25.0))
+    row = next(ln for ln in render_diff(diff_results(r, r)).splitlines() if ln.startswith("% of peak"))
+    assert row.split("  ")[0] == "% of peak (time-weighted)" and row.count("50.0% (over 25% of kernel time)") == 2
+    assert section.to_dict()["roofline_judged_share"] == pytest.approx([25.0, 25.0])
+    g.kernels = [copy]  # all of the time judged: the % alone
+    assert roofline_rows([r])[0] == ["% of peak (time-weighted)", "50.0%"]

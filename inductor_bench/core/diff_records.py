@@ -80,6 +80,8 @@ class SectionDiff:
     unmeasured: list[Unmeasured] = field(default_factory=list)  # graphs on one side only
     # time-weighted % of peak of each side's kernels (core/roofline.py); None: no ceilings
     roofline_pct: tuple[float | None, float | None] | None = None
+    # the share (%) of each side's kernel time that figure is a mean over (core/roofline.py)
+    roofline_share: tuple[float | None, float | None] | None = None
     # where the two sides' ceilings differ: (base's, head's, the shared set both were held
     # against: the higher of each figure, or None when the devices differ)
     roofline_ceilings: tuple[Ceilings, Ceilings, Ceilings | None] | None = None
@@ -105,6 +107,8 @@ class SectionDiff:
         d = {k: _plain(getattr(self, k)) for k in _SECTION_KEYS}
         if self.roofline_pct is not None:
             d["roofline_pct"] = list(self.roofline_pct)
+        if self.roofline_share is not None:
+            d["roofline_judged_share"] = list(self.roofline_share)
         if self.roofline_ceilings is not None:
             d["roofline_ceilings"] = dict(zip(("base", "head", "shared"), (
                 None if c is None else {"gbps": c.gbps, "tflops": c.tflops} for c in self.roofline_ceilings),

@@ -17,7 +17,7 @@ from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
 from .format import count as fmt_calls
 from .format import interval_pct, kernel_label, mib, ms_precise, pct, seconds, signed_ms, spread, truncate
-from .roofline import figures_words
+from .roofline import figures_words, weighted_cell
 
 # Kernel rows shown per table; the rest are counted. Enough for the kernels that matter in
 # a PR comment without burying the verdict.
@@ -143,8 +143,9 @@ def _summary_rows(s: SectionDiff) -> list[list[str]]:
         rows.append(["peak memory", mib(b), mib(h), "", "one sample"])
     if s.roofline_pct is not None:
         b, h = s.roofline_pct
+        sb, sh = s.roofline_share or (None, None)
         moved = f"{h - b:+.1f} pp" if b is not None and h is not None else ""
-        rows.append(["% of peak (time-weighted)", pct(b), pct(h), moved, ""])
+        rows.append(["% of peak (time-weighted)", weighted_cell(b, sb), weighted_cell(h, sh), moved, ""])
     return rows
 
 

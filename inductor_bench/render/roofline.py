@@ -18,6 +18,7 @@ from ..core.roofline import (
     ceilings_of,
     chart_points,
     has_counts,
+    judged_share,
     kernel_roof,
     site_stat,
     step_pct,
@@ -28,6 +29,7 @@ from .doc import Doc
 from .roofline_svg import Point, Roof, Scatter
 
 PCT_HEADER = "% peak"
+JUDGED_SHOWN = 90.0  # a time-weighted % over less of the kernel time than this says how much
 FAR_HEADER = f"under {FAR_BELOW_PCT:g}% of limit"
 BOUND_WORDS = {"memory": "memory", "compute": "compute", LATENCY: "latency (too short)",
                UNCOUNTED: "- (a template: FLOPs not counted)"}
@@ -90,10 +92,18 @@ def roofline_rows(breakdowns: list[BreakdownResult | None]) -> list[list[str]]:
     shown = [b if b is not None and shows_roofline(b) and has_counts(b) else None for b in breakdowns]
     if not any(shown):
         return []
-    weighted = [fmt.pct(step_pct(b)) if b is not None else fmt.DASH for b in shown]
+    weighted = [weighted_cell(step_pct(b), judged_share(b)) if b is not None else fmt.DASH for b in shown]
     far = [fmt.pct(fmt.share(sum(category_far_below_ms(b).values()), b.totals().kernel_ms))
            if b is not None else fmt.DASH for b in shown]
     return [["% of peak (time-weighted)", *weighted], [f"kernel time {FAR_HEADER}", *far]]
+
+
+def weighted_cell(pct: float | None, share: float | None) -> str:
+    """A time-weighted % of peak, and the share of kernel time it is over where that is short
+    of ``JUDGED_SHOWN`` (templates without a FLOP count, latency-bound kernels left out)."""
+    if pct is None or share is None or share >= JUDGED_SHOWN:
+        return fmt.pct(pct)
+    return f"{fmt.pct(pct)} (over {share:.0f}% of kernel time)"
 
 
 def _si(v: float | None, unit: str) -> str:
