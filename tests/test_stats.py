@@ -306,3 +306,24 @@ def test_paired_change_to_dict_says_how_many_rounds():
     d = stats.judge_paired(base, head).to_dict()
     assert d["paired"] == {"rounds": 10, "ratio": pytest.approx(1.5)}
     assert d["ratio_ci"] == [pytest.approx(1.5), pytest.approx(1.5)] and d["rel_pct"] == pytest.approx(50.0)
+
+
+def test_an_interval_that_excludes_one_never_prints_as_reaching_it():
+    """A sweep printed ``0.83x [0.76x-1.00x] significant``: the upper bound was 0.998, which two
+    decimals round to 1.00. Printed bounds keep the side of 1 the true bounds are on."""
+    import random
+
+    from inductor_bench.render.format import interval_pct, interval_x
+
+    assert interval_x((0.76, 0.9981)) == "[0.76x-0.998x]"
+    assert interval_x((1.0004, 1.2)) == "[1.0004x-1.20x]"
+    assert interval_x((0.9, 1.0)) == "[0.90x-1.00x]"  # a bound at 1 itself stays 1.00
+    assert interval_pct((0.9, 0.99996)) == "[-10.0%..-0.004%]"
+    rng = random.Random(7)
+    for _ in range(2000):
+        hi = 1.0 - 10 ** rng.uniform(-5.5, -1)  # below 1 by a hair or more
+        lo = rng.uniform(0.5, hi)
+        low, high = (float(x) for x in interval_x((lo, hi))[1:-2].split("x-"))
+        assert high < 1.0 and low <= high, (lo, hi)
+        pct_hi = float(interval_pct((lo, hi)).split("..")[1].rstrip("%]"))
+        assert pct_hi < 0, (lo, hi)

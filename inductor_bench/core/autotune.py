@@ -29,7 +29,7 @@ from .match import match_kernels as _match_graph_kernels
 from .modes import KernelPatch
 from .peaks import Peak
 from .results import BreakdownResult, KernelMatch, RetunedKernel
-from .stats import Change, Summary, compare_samples, judge, summarize
+from .stats import Change, Summary, beside_mark, compare_samples, judge, summarize
 from .vocab import Change as KernelChange
 from .vocab import Tuning, Verdict
 
@@ -104,7 +104,8 @@ def verdict_sentence(change: Change) -> str:
     v = verdict(change)
     pct = abs(change.rel_pct or 0.0)
     ci = change.speedup_ci
-    x = f"{change.speedup:.2f}x" + (f" [{ci[0]:.2f}x-{ci[1]:.2f}x]" if ci else "") if change.speedup else ""
+    bounds = f" [{beside_mark(ci[0], 1.0, 2)}x-{beside_mark(ci[1], 1.0, 2)}x]" if ci else ""
+    x = f"{change.speedup:.2f}x" + bounds if change.speedup else ""
     if v == FASTER:
         return f"max-autotune is faster: {x} ({pct:.1f}% less time)"
     if v == SLOWER:

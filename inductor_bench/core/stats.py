@@ -355,3 +355,14 @@ def sum_samples(lists: list[list[float]]) -> list[float]:
         return []
     n = min(len(s) for s in lists)
     return [math.fsum(s[i] for s in lists) for i in range(n)]
+
+
+def beside_mark(v: float, mark: float, places: int, sign: str = "") -> str:
+    """``v`` at ``places`` decimals, or at more where those would print ``mark`` for a value
+    that is not: an interval that excludes 1x (the verdict's test) never reads as reaching it
+    (``[0.76x-0.998x]``, not ``[0.76x-1.00x]``)."""
+    text = f"{v:{sign}.{places}f}"
+    while v != mark and float(text) == mark and places < 6:
+        places += 1
+        text = f"{v:{sign}.{places}f}"
+    return text

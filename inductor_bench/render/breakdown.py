@@ -265,7 +265,7 @@ def _step_change(a: Recompile) -> str:
         speed = f"{base / tuned:.2f}x" if tuned > 0 else "n/a"
         return f"{base:.3f} ms -> {tuned:.3f} ms ({speed}; {a.step_note or 'not timed interleaved'})"
     ci = ch.speedup_ci
-    x = f"{ch.speedup:.2f}x" + (f" [{ci[0]:.2f}x-{ci[1]:.2f}x]" if ci else "") if ch.speedup else "n/a"
+    x = f"{ch.speedup:.2f}x" + (f" {fmt.interval_x(ci)}" if ci else "") if ch.speedup else "n/a"
     return (f"{base:.3f} ms -> {tuned:.3f} ms ({x}, {ch.verdict}; both timed interleaved in one "
             f"process, {ch.paired.rounds if ch.paired else 0} rounds)")
 

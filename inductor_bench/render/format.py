@@ -8,6 +8,8 @@ milliseconds, 4 significant figures).
 
 from __future__ import annotations
 
+from ..core.stats import beside_mark
+
 DASH = "-"
 
 
@@ -158,12 +160,12 @@ def interval_pct(ratio_ci: tuple[float, float] | None) -> str:
     """A time-ratio interval as signed percent changes: ``[+8.1%..+15.0%]``; "" without one."""
     if ratio_ci is None:
         return ""
-    lo, hi = ratio_ci
-    return f"[{100 * (lo - 1):+.1f}%..{100 * (hi - 1):+.1f}%]"
+    lo, hi = (100 * (r - 1) for r in ratio_ci)
+    return f"[{beside_mark(lo, 0.0, 1, '+')}%..{beside_mark(hi, 0.0, 1, '+')}%]"
 
 
 def interval_x(speedup_ci: tuple[float, float] | None) -> str:
     """A speedup interval: ``[1.41x-1.58x]``; "" without one."""
     if speedup_ci is None:
         return ""
-    return f"[{speedup_ci[0]:.2f}x-{speedup_ci[1]:.2f}x]"
+    return f"[{beside_mark(speedup_ci[0], 1.0, 2)}x-{beside_mark(speedup_ci[1], 1.0, 2)}x]"
