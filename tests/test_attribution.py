@@ -588,9 +588,40 @@ def test_a_tied_embeddings_weight_gradient_gemm_is_the_lm_heads():
     o = module_from_operands(own, ["view_42", "permute_11", "addmm_default"], nodes)
     assert o.modules == ["gpt.lm_head"] and o.missing is None
     assert [ln.line for ln in o.lines] == [569, 698]
-    nodes = post_grad()
-    _not_top_level(nodes, {})
-    assert origin_of(["addmm_default"], nodes).modules == [""]
+    nodes = {**post_grad(), "relu": {"op": "aten.relu.default", "frame": wte, "backward": True}}
+    _not_top_level(nodes, {})  # without Dynamo's graph: the pass's name still says so
+    assert origin_of(["addmm_default"], nodes).missing.startswith("no module path recorded")
+    assert origin_of(["relu"], nodes).modules == [""]  # a traced node of a line of one module
+
+
+def test_a_node_named_as_a_pass_names_its_inserts_is_a_pass_on_a_line_of_top_level_code():
+    """Recorded (torch 2.13.0, CPU, 2026-11-29, ``breakdown --train``): ``for _ in range(3): h =
+    torch.relu(self.proj(h))``. The backward sums proj's weight gradients with two ``addmm``s
+    an Inductor pass made (``addmm_default``, ``addmm_default_1``: no module). The line runs
+    top-level code too (the ``relu``), so only their names tell: both were counted as top-level
+    code; their operands (proj's ``mm``s) now give them ``proj``."""
+    from inductor_bench.core.attribution import module_from_operands, origin_of
+    from inductor_bench.core.source_store import named_by_a_pass
+    from inductor_bench.runner.sources import _not_top_level, top_level_lines
+
+    line = ["/tmp/x/mixed.py", 14, "forward", "h = torch.relu(self.proj(h))"]
+    proj = {"op": "aten.mm.default", "frame": line, "module": ["L['self'].proj", "Linear"], "backward": True}
+    nodes = {"mm": dict(proj), "mm_1": dict(proj), "mm_2": dict(proj),
+             "addmm_default": {"op": "aten.addmm.default", "frame": line, "backward": True},
+             "addmm_default_1": {"op": "aten.addmm.default", "frame": line, "backward": True},
+             "le": {"op": "aten.le.Scalar", "frame": line, "backward": True}}  # relu's backward
+    dynamo = {"l__self___proj": {"op": "call_function:linear", "frame": line, "module": ["L['self'].proj", "Linear"]},
+              "relu": {"op": "call_function:relu", "frame": line}}
+    assert top_level_lines(dynamo) == {("/tmp/x/mixed.py", 14): True}
+    _not_top_level(nodes, top_level_lines(dynamo))
+    assert origin_of(["le"], nodes).modules == [""]  # the relu's: top-level code
+    for name in ("addmm_default", "addmm_default_1"):
+        own = origin_of([name], nodes)
+        assert own.missing == "no module path recorded (a node a graph pass made); its line runs in one module, proj"
+        assert module_from_operands(own, ["mm", "mm_1", name], nodes).modules == ["proj"]
+    assert [n for n in ("addmm_default", "addmm_default_12", "add_tensor", "addmm", "addmm_1", "mm_default_x")
+            if named_by_a_pass(n, "aten.addmm.default" if "addmm" in n else "aten.add.Tensor")] == [
+        "addmm_default", "addmm_default_12", "add_tensor"]
 
 
 def test_a_kernels_call_moves_its_share_of_the_kernels_bytes():

@@ -23,6 +23,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -169,3 +170,16 @@ class _Carry:
         node[self.lost] = f"the cached module's {self.what} {shown} is not known in this compile: {reason}"
         del node[self.field]
         return False
+
+
+def named_by_a_pass(name: str, op: str) -> bool:
+    """Whether an FX node's name is the one a graph pass gives a node it inserts: FX names a
+    ``call_function`` node after its target's overload (``addmm_default`` for
+    ``aten.addmm.default``, ``add_tensor``), where the traced graph names it after the op
+    (``addmm``, ``addmm_1``). An Inductor pattern replacement (an ``mm`` and the ``add`` after it
+    made one ``addmm``) keeps a line but no module."""
+    parts = op.split(".")
+    if len(parts) < 3:
+        return False
+    stem = re.escape(f"{parts[-2]}_{parts[-1]}".lower())
+    return re.fullmatch(rf"{stem}(?:_\d+)?", name) is not None

@@ -37,7 +37,8 @@ APP = "inductor-bench"
 # nodes of higher-order ops' subgraphs (a checkpointed region's lines are only there). v4: a
 # fused pattern's node at the node that computes, a pass's node on a line of no top-level code
 # (runner/sources.py): a record made before is read as before, so it would keep the old lines.
-LAYOUT = "v4"
+# v5: a node named as a pass's (``addmm_default``) is a pass's on any line.
+LAYOUT = "v5"
 
 
 def user_cache_root() -> Path:

@@ -203,20 +203,19 @@ def top_level_lines(dynamo: dict[str, dict[str, Any]]) -> dict[tuple[str, int], 
 
 
 def _not_top_level(nodes: dict[str, dict[str, Any]], lines: dict[tuple[str, int], bool]) -> None:
-    """A node with no module on a line other nodes ran in a module, where Dynamo's graph runs
-    only modules' code (``top_level_lines``: False), was made by a graph pass (a checkpointed
-    layer's recomputed ``addmm``, the ``addmm`` adding a tied embedding's weight gradients): it
-    is not the top level's. On a line Dynamo's graph does not show, several modules say so."""
+    """A node with no module on a line other nodes ran in a module was made by a graph pass (a
+    checkpointed layer's recomputed ``addmm``, the ``addmm`` adding weight gradients) where its
+    name says so (``named_by_a_pass``), Dynamo's graph runs only modules' code on the line
+    (``top_level_lines``: False), or the line, which that graph does not show, runs in several."""
     modules: dict[tuple[str, int], set[str]] = {}
-    for rec in nodes.values():
-        if rec.get("frame") and rec.get("module"):
-            where = (rec["frame"][0], rec["frame"][1])
-            modules.setdefault(where, set()).add(module_path(str(rec["module"][0])))
-    for rec in nodes.values():
+    for rec in (r for r in nodes.values() if r.get("frame") and r.get("module")):
+        modules.setdefault((rec["frame"][0], rec["frame"][1]), set()).add(module_path(str(rec["module"][0])))
+    for name, rec in nodes.items():
         if rec.get("frame") and not rec.get("module") and not rec.get(source_store.MODULE_LOST):
             where = (rec["frame"][0], rec["frame"][1])
             there, top = sorted(modules.get(where, set()), key=path_order), lines.get(where)
-            if not top and len(there) >= (1 if top is False else 2):
+            by_name = source_store.named_by_a_pass(name, str(rec.get("op", "")))
+            if there and (by_name or (not top and len(there) >= (1 if top is False else 2))):
                 runs = f"{len(there)} modules, e.g. {there[0]}" if there[1:] else f"one module, {there[0]}"
                 rec[source_store.MODULE_LOST] = f"{PASS_MADE}; its line runs in {runs}"
 
