@@ -341,7 +341,8 @@ def test_torch_own_modules_give_the_module_and_say_why_there_is_no_line():
     # the kernel tables pass the graph's module classes: with no line, the class is the hint
     types = module_types(SEQUENTIAL_NODES)
     assert types == {"0": "Linear", "1": "GELU", "2": "Linear"}
-    assert where(both, types=types) == "0 (Linear), 2 (Linear) · no line"
+    assert where(both, types=types) == "0, 2 (Linear) · no line"  # one class, named once
+    assert where(origin_of(["addmm", "mul"], SEQUENTIAL_NODES), types=types) == "0 (Linear), 1 (GELU) · no line"
     from inductor_bench.core.sources import Origin, SourceLine
     lined = Origin(nodes=["addmm"], lines=[SourceLine("/m/net.py", 3)], modules=["0"])
     assert where(lined, types=types) == "0 · net.py:3"  # a line says enough: no class

@@ -44,13 +44,16 @@ def lines_text(lines: list[SourceLine], limit: int | None = None) -> str:
 
 def where(origin: Origin | None, note: str | None = None, types: dict[str, str] | None = None) -> str:
     """A kernel's source cell: ``blocks.0.conv1 · net.py:16``, or why there is none; with no
-    line, each module with its class where ``types`` knows it (``0 (Linear) · no line``)."""
+    line, each module with its class where ``types`` knows it, once for modules of one class
+    in a row (``0, 2 (Linear) · no line``)."""
     if origin is None:
         return f"no source: {note}" if note else ""
-    typed = not origin.lines and types
-    mods = [module_name(m) + (f" ({types[m]})" if typed and m in types else "") for m in origin.modules]
-    more = len(mods) - MODULES_SHOWN
-    shown = ", ".join(mods[:MODULES_SHOWN]) + (f" +{more}" if more > 0 else "")
+    named = origin.modules[:MODULES_SHOWN]
+    kinds = [(types or {}).get(m) if not origin.lines else None for m in named]
+    mods = [module_name(m) + (f" ({k})" if k and (i + 1 == len(named) or kinds[i + 1] != k) else "")
+            for i, (m, k) in enumerate(zip(named, kinds, strict=True))]  # a class once per run of it
+    more = len(origin.modules) - MODULES_SHOWN
+    shown = ", ".join(mods) + (f" +{more}" if more > 0 else "")
     if not origin.lines:  # the module alone, where Dynamo recorded it but no line
         return f"{shown} · no line" if shown else f"no source: {origin.missing or 'unknown'}"
     text = lines_text(origin.lines, LINES_SHOWN)
