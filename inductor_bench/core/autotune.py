@@ -29,7 +29,7 @@ from .match import match_kernels as _match_graph_kernels
 from .modes import KernelPatch
 from .peaks import Peak
 from .results import BreakdownResult, KernelMatch, RetunedKernel
-from .stats import Change, Summary, beside_mark, compare_samples, judge, summarize
+from .stats import Change, Summary, compare_samples, interval_x_text, judge, summarize
 from .vocab import Change as KernelChange
 from .vocab import Tuning, Verdict
 
@@ -104,8 +104,7 @@ def verdict_sentence(change: Change) -> str:
     v = verdict(change)
     pct = abs(change.rel_pct or 0.0)
     ci = change.speedup_ci
-    bounds = f" [{beside_mark(ci[0], 1.0, 2)}x-{beside_mark(ci[1], 1.0, 2)}x]" if ci else ""
-    x = f"{change.speedup:.2f}x" + bounds if change.speedup else ""
+    x = f"{change.speedup:.2f}x" + (f" {interval_x_text(ci)}" if ci else "") if change.speedup else ""
     if v == FASTER:
         return f"max-autotune is faster: {x} ({pct:.1f}% less time)"
     if v == SLOWER:

@@ -120,19 +120,17 @@ def step_pct(result: BreakdownResult, c: Ceilings | None = None) -> float | None
     """The time-weighted mean % of peak of the step's counted kernels (each graph's times its
     calls), the latency-bound ones left out (their % says how short they are); None without
     ceilings or counts. Against the result's own ceilings, or ``c``."""
-    num, den, _ = _weighted(result, c)
-    return num / den if den > 0 else None
+    return weighted_pct(result, c)[0]
 
 
 def judged_share(result: BreakdownResult, c: Ceilings | None = None) -> float | None:
     """The share (%) of the step's kernel time that ``step_pct`` is a mean over: the kernels
     with a % that are not latency-bound (a template without a FLOP count has none)."""
-    _, den, total = _weighted(result, c)
-    return 100.0 * den / total if total > 0 else None
+    return weighted_pct(result, c)[1]
 
 
-def _weighted(result: BreakdownResult, c: Ceilings | None) -> tuple[float, float, float]:
-    """(sum of % x time, the time those carry, all kernel time), each graph's times its calls."""
+def weighted_pct(result: BreakdownResult, c: Ceilings | None = None) -> tuple[float | None, float | None]:
+    """(``step_pct``, ``judged_share``) in one pass over the step's kernels."""
     c = c or ceilings_of(result)
     w = result.weights()
     num = den = total = 0.0
@@ -143,7 +141,7 @@ def _weighted(result: BreakdownResult, c: Ceilings | None) -> tuple[float, float
             if roof.pct is not None and roof.bound != LATENCY:
                 num += roof.pct * w[g.id] * k.ms
                 den += w[g.id] * k.ms
-    return num, den, total
+    return (num / den if den > 0 else None), (100.0 * den / total if total > 0 else None)
 
 
 def roofline_moves(section: SectionDiff, base: BreakdownResult, head: BreakdownResult) -> None:
@@ -157,8 +155,8 @@ def roofline_moves(section: SectionDiff, base: BreakdownResult, head: BreakdownR
     for k in section.kernels:
         k.base_pct = bp.get((k.base_graph or k.graph, k.base_name or k.name))
         k.head_pct = hp.get((k.graph, k.name))
-    section.roofline_pct = (step_pct(base, shared), step_pct(head, shared))
-    section.roofline_share = (judged_share(base, shared), judged_share(head, shared))
+    (bp_pct, bp_share), (hp_pct, hp_share) = weighted_pct(base, shared), weighted_pct(head, shared)
+    section.roofline_pct, section.roofline_share = (bp_pct, hp_pct), (bp_share, hp_share)
     if cb is not None and ch is not None and not same_figures(cb, ch):
         section.roofline_ceilings = (cb, ch, shared)
 

@@ -357,6 +357,13 @@ def sum_samples(lists: list[list[float]]) -> list[float]:
     return [math.fsum(s[i] for s in lists) for i in range(n)]
 
 
+def interval_x_text(speedup_ci: tuple[float, float] | None) -> str:
+    """A speedup interval: ``[1.41x-1.58x]``, each bound on its side of 1x; "" without one."""
+    if speedup_ci is None:
+        return ""
+    return f"[{beside_mark(speedup_ci[0], 1.0, 2)}x-{beside_mark(speedup_ci[1], 1.0, 2)}x]"
+
+
 def beside_mark(v: float, mark: float, places: int, sign: str = "") -> str:
     """``v`` at ``places`` decimals, or at more where those would print ``mark`` for a value
     that is not: an interval that excludes 1x (the verdict's test) never reads as reaching it

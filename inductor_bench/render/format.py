@@ -8,7 +8,7 @@ milliseconds, 4 significant figures).
 
 from __future__ import annotations
 
-from ..core.stats import beside_mark
+from ..core.stats import beside_mark, interval_x_text
 
 DASH = "-"
 
@@ -165,7 +165,5 @@ def interval_pct(ratio_ci: tuple[float, float] | None) -> str:
 
 
 def interval_x(speedup_ci: tuple[float, float] | None) -> str:
-    """A speedup interval: ``[1.41x-1.58x]``; "" without one."""
-    if speedup_ci is None:
-        return ""
-    return f"[{beside_mark(speedup_ci[0], 1.0, 2)}x-{beside_mark(speedup_ci[1], 1.0, 2)}x]"
+    """A speedup interval: ``[1.41x-1.58x]``; "" without one (``core.stats.interval_x_text``)."""
+    return interval_x_text(speedup_ci)

@@ -18,10 +18,9 @@ from ..core.roofline import (
     ceilings_of,
     chart_points,
     has_counts,
-    judged_share,
     kernel_roof,
     site_stat,
-    step_pct,
+    weighted_pct,
 )
 from ..core.views import Unit
 from . import format as fmt
@@ -92,7 +91,7 @@ def roofline_rows(breakdowns: list[BreakdownResult | None]) -> list[list[str]]:
     shown = [b if b is not None and shows_roofline(b) and has_counts(b) else None for b in breakdowns]
     if not any(shown):
         return []
-    weighted = [weighted_cell(step_pct(b), judged_share(b)) if b is not None else fmt.DASH for b in shown]
+    weighted = [weighted_cell(*weighted_pct(b)) if b is not None else fmt.DASH for b in shown]
     far = [fmt.pct(fmt.share(sum(category_far_below_ms(b).values()), b.totals().kernel_ms))
            if b is not None else fmt.DASH for b in shown]
     return [["% of peak (time-weighted)", *weighted], [f"kernel time {FAR_HEADER}", *far]]

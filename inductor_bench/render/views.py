@@ -3,6 +3,8 @@ kernel comes from (module path · file:line), and the views by module and by sou
 
 from __future__ import annotations
 
+from itertools import groupby
+from operator import itemgetter
 from pathlib import PurePath
 
 from ..core.categories import label, order
@@ -34,11 +36,8 @@ def lines_text(lines: list[SourceLine], limit: int | None = None) -> str:
     for ln in lines:
         by_file.setdefault(PurePath(ln.file).name, []).append(ln.line)
     picked = [(f, n) for f, ns in by_file.items() for n in sorted(set(ns))]
-    cut = picked[:limit] if limit is not None and len(picked) > limit else picked
-    kept: dict[str, list[int]] = {}
-    for f, n in cut:
-        kept.setdefault(f, []).append(n)
-    text = " + ".join(f"{f}:{','.join(map(str, ns))}" for f, ns in kept.items())
+    cut = picked[:limit]
+    text = " + ".join(f"{f}:{','.join(str(n) for _, n in run)}" for f, run in groupby(cut, key=itemgetter(0)))
     return text + (f" +{len(picked) - len(cut)} lines" if len(cut) < len(picked) else "")
 
 

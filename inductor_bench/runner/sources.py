@@ -214,8 +214,8 @@ def _not_top_level(nodes: dict[str, dict[str, Any]], lines: dict[tuple[str, int]
         if rec.get("frame") and not rec.get("module") and not rec.get(source_store.MODULE_LOST):
             where = (rec["frame"][0], rec["frame"][1])
             there, top = sorted(modules.get(where, set()), key=path_order), lines.get(where)
-            by_name = source_store.named_by_a_pass(name, str(rec.get("op", "")))
-            if there and (by_name or (not top and len(there) >= (1 if top is False else 2))):
+            if there and (source_store.named_by_a_pass(name, str(rec.get("op", "")))
+                          or (not top and len(there) >= (1 if top is False else 2))):
                 runs = f"{len(there)} modules, e.g. {there[0]}" if there[1:] else f"one module, {there[0]}"
                 rec[source_store.MODULE_LOST] = f"{PASS_MADE}; its line runs in {runs}"
 
