@@ -214,6 +214,18 @@ NAME_CASES = [
     ("CheckpointFunctionBackward", "host_framework"),  # a Python autograd.Function's node
     ("torch::autograd::AccumulateGrad", "host_framework"),
     ("## Call CompiledFxGraph fr5bkty33tgta5pz4jvkzzmrriyxdrkib6a5idffkarcjj ##", FALLBACK),
+    # custom ops: an op of a namespace not torch's own, on the host timeline
+    ("ibtest::scaled_tanh", "extern_custom"),  # torch.library.custom_op (tests/fixtures/models/custom_op.py)
+    ("torchvision::nms", "extern_custom"),  # a library's own op
+    ("mylib::fused_rope.default", "extern_custom"),
+    # ... and torch's own namespaces and record functions are not
+    ("prims::convert_element_type", FALLBACK),
+    ("inductor::_alloc_from_pool", FALLBACK),
+    ("quantized::linear_dynamic", FALLBACK),
+    ("profiler::_record_function_enter_new", FALLBACK),
+    ("inductor_bench::iteration", FALLBACK),  # this tool's own iteration marker
+    ("c10d::allreduce_", FALLBACK),  # (a device kernel under it is communication: below)
+    ("mylib::op: a label", FALLBACK),  # a record function a user named with "::"
 ]
 
 
@@ -273,6 +285,13 @@ OP_CASES = [
     ("void multi_tensor_apply_kernel<TensorListMetadata<4>, AdamFunctor<float>, ...>(...)", (),
      FALLBACK),
     ("volta_sgemm_128x32_nt", (), "extern_gemm"),
+    # a library kernel inside a custom op: custom op time, unless an op inside it says what
+    # it is (its GEMM) or the kernel's own name does (flash-attn's ops are custom ops)
+    ("void at::native::vectorized_elementwise_kernel<4, at::native::tanh_kernel_cuda(...)>(...)",
+     ("aten::tanh", "ibtest::scaled_tanh"), "extern_custom"),
+    ("ampere_sgemm_128x64_nn", ("aten::mm", "aten::matmul", "mylib::fused_mlp"), "extern_gemm"),
+    ("void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 64, 4> >(...)",
+     ("flash_attn::_flash_attn_forward",), "extern_attention"),
 ]
 
 

@@ -427,7 +427,7 @@ def make_workload(device):
 @pytest.mark.slow
 def test_custom_op_registered_by_the_model_file(tmp_path):
     """The compiled module calls an op the model file registers: the profiling worker
-    imports the model file first, so the op exists there too."""
+    imports the model file first, so the op exists there too. It is a custom op, not ATen."""
     from inductor_bench.core.workload import WorkloadOptions
     from inductor_bench.runner.pipeline import run_breakdown
     from inductor_bench.runner.settings import RunSettings
@@ -439,7 +439,8 @@ def test_custom_op_registered_by_the_model_file(tmp_path):
     assert err is None, err
     (g,) = result.graphs
     op = next(k for k in g.kernels if k.name == "inductor_bench_test::twice")
-    assert op.calls == 1 and op.category == "extern_other"
+    assert op.calls == 1 and op.category == "extern_custom"
+    assert op.bytes == 2 * 256 * 256 * 4 and op.flops is None  # its input and what it returns
 
 
 # A harness whose call() writes a buffer too large for the heap (glibc serves anything over

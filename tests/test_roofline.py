@@ -602,3 +602,31 @@ def test_a_time_weighted_percent_over_little_of_the_kernel_time_says_how_little(
     assert section.to_dict()["roofline_judged_share"] == pytest.approx([25.0, 25.0])
     g.kernels = [copy]  # all of the time judged: the % alone
     assert roofline_rows([r])[0] == ["% of peak (time-weighted)", "50.0%"]
+
+
+CUSTOM = FIXTURES / "cpp_kernels" / "custom_op_module.py"
+
+
+def test_a_custom_op_counts_what_it_returns_and_gets_no_memory_verdict():
+    """A custom op (``ibtest::scaled_tanh``, called as a fallback) does work no file shows: no
+    FLOPs, so no % and no verdict; its bytes are its input and the tensor it returns, which the
+    module asserts under an alias: both (256, 128) float32."""
+    from inductor_bench.core.ceilings import OPAQUE
+    from inductor_bench.core.classify import classify
+    from inductor_bench.render.roofline import bound_words
+
+    module = read_module(CUSTOM)
+    text = CUSTOM.read_text()
+    (call, work), = [(c, w) for c, w in call_work(module, text) if "scaled_tanh" in c.name]
+    assert call.returned is not None and call.returned.shape == (256, 128)
+    assert work.bytes == 2 * 256 * 128 * 4 and work.flops is None
+    assert classify("ibtest::scaled_tanh") == "extern_custom"
+    k = KernelStat("ibtest::scaled_tanh", "extern_custom", 1.0, 0.2, bytes=work.bytes)
+    roof = kernel_roof(k, CEIL, "cpu")
+    assert roof.gbps == pytest.approx(work.bytes / 0.2e-3 / 1e9)
+    assert roof.pct is None and roof.bound == OPAQUE
+    assert bound_words(roof) == "- (a custom op: its work is not known)"
+    other = replace(k, category="extern_other")  # an ATen op's bytes still judge it
+    assert kernel_roof(other, CEIL, "cpu").bound == "memory"
+    (addmm,) = [w for c, w in call_work(module, text) if c.name == "extern_kernels.addmm"]
+    assert addmm.bytes == 4 * (128 + 128 * 128 + 256 * 128 + 256 * 128)  # bias, W, x, out= once

@@ -99,6 +99,7 @@ class CallArgs:
     result: str | None = None  # ``bufN = extern(...)``: the buffer it returns
     tensors: list[Tensor | None] = field(default_factory=list)  # of ``args``, as they stood then
     out: Tensor | None = None  # the ``out=`` argument's tensor
+    returned: Tensor | None = None  # ``bufN = extern(...)``: the tensor, as the module asserts it
     values: list[int | None] = field(default_factory=list)  # of ``args``: integers at the harness's sizes
 
 
@@ -261,6 +262,7 @@ def module_calls(text: str, module: ModuleInfo,
         table.put(name, t.shape, t.dtype)
     lines = text.splitlines()
     calls: list[CallArgs] = []
+    returning: dict[str, CallArgs] = {}  # the last extern call's result and its aliases
     for i, _ in run_order(lines, partition_names(text)):
         ln = lines[i]
         if ln.lstrip().startswith("#") or not ln.strip():
@@ -268,17 +270,37 @@ def module_calls(text: str, module: ModuleInfo,
         call = _call_of(ln, module)
         if call is None:
             table.read_line(ln)
+            _follow_result(ln, table, returning)
             continue
         call.tensors = [table.of_arg(a) for a in call.args]
         call.values = [None if t is not None else eval_size(a, table.env)
                        for a, t in zip(call.args, call.tensors, strict=True)]
         call.out = table.of_arg(call.kwargs["out"]) if "out" in call.kwargs else None
         calls.append(call)
+        returning = {call.result: call} if call.result and call.out is None else {}
         if call.result:
             first = next((t for t in call.tensors if t is not None), None)
             shape = result_shape(call) if result_shape is not None else None
             table.put(call.result, shape, first.dtype if first else None)
     return calls
+
+
+def _follow_result(line: str, table: BufferTable, returning: dict[str, CallArgs]) -> None:
+    """An extern call's result as the lines after it say: an alias of it (``buf2 = buf1``)
+    joins ``returning``; the assert of its shape (``assert_size_stride(buf2, (256, 128), ...)``)
+    gives the call its ``returned`` tensor. A tuple result's elements (``buf1[0]``) are not
+    followed."""
+    if not returning:
+        return
+    if (stated := asserted(line)) is not None:
+        for name, *_ in stated:
+            if (c := returning.pop(name, None)) is not None and c.returned is None:
+                c.returned = table.get(name)
+        return
+    if (m := _ASSIGN.match(line)) is not None:
+        rhs = m.group("rhs").split(";")[0].strip()
+        if rhs in returning:
+            returning[m.group("lhs")] = returning[rhs]
 
 
 def _call_of(line: str, module: ModuleInfo) -> CallArgs | None:

@@ -19,6 +19,9 @@ CATEGORIES: dict[str, str] = {
     "extern_gemm": "GEMM (extern)",
     "extern_conv": "convolution (extern)",
     "extern_attention": "attention (extern)",
+    # an op of a namespace not torch's own (core/classify.py): torch.library custom ops, and
+    # those of libraries that register their own (torchvision::nms)
+    "extern_custom": "custom op (extern)",
     "communication": "communication (NCCL)",
     "memcpy": "memcpy",
     "memset": "memset",

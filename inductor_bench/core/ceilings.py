@@ -142,6 +142,10 @@ MEMORY, COMPUTE, LATENCY = "memory", "compute", "latency"
 # no % and this verdict. (Flex attention skips the blocks its mask leaves out, at run time.)
 UNCOUNTED = "FLOPs not counted"
 FLOP_TEMPLATES = frozenset({"cpp_template", "cpp_attention_template", "triton_template"})
+# A custom op (``mylib::scaled_tanh``) does work no file shows, memory or arithmetic: judged on
+# its bytes it would be called memory-bound whatever it does. It gets no % and this verdict.
+OPAQUE = "work not known"
+OPAQUE_CATEGORIES = frozenset({"extern_custom"})
 # The share of its limit below which a kernel is called far from it (the category table).
 FAR_BELOW_PCT = 30.0
 # A launch whose ideal time at the ceilings is below this cannot get near them: a GPU kernel
@@ -173,8 +177,11 @@ def kernel_roof(k: Any, ceilings: Ceilings | None, device: str) -> KernelRoof:
         return KernelRoof(None, None, None, None, None)
     seconds = k.ms / 1e3
     gbps = k.bytes / seconds / 1e9
-    if not k.flops and getattr(k, "category", None) in FLOP_TEMPLATES:
+    category = getattr(k, "category", None)
+    if not k.flops and category in FLOP_TEMPLATES:
         return KernelRoof(gbps, None, None, None, UNCOUNTED, "its FLOPs, not counted")
+    if not k.flops and category in OPAQUE_CATEGORIES:
+        return KernelRoof(gbps, None, None, None, OPAQUE, "its work, not known")
     tflops = k.flops / seconds / 1e12 if k.flops else None
     intensity = k.flops / k.bytes if k.flops and k.bytes else None
     if ceilings is None or not ceilings.gbps:

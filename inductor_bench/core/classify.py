@@ -14,7 +14,11 @@ What decides, in the table's order:
    ``cudnn::bn_*``: the op says what the time was spent on, the name does not;
 5. CPU ATen / mkldnn ops by name (on the host timeline the op is the event itself);
 6. library kernel names (cuBLAS, CUTLASS, cuDNN, flash attention, NCCL, ROCm), the
-   fallback where no op is known (CUDA-graph replays, traces without CPU ops).
+   fallback where no op is known (CUDA-graph replays, traces without CPU ops);
+7. a custom op: an op of a namespace other than torch's own (``torch.library.custom_op``'s
+   ``mylib::scaled_tanh``, a library's ``torchvision::nms``), as the host event itself or
+   around a library kernel's launch, where nothing above decided (a GEMM a custom op calls
+   is still GEMM time).
 
 Anything else is ``extern_other``. Adding a category is one key in ``categories.py`` plus
 rows here.
@@ -100,6 +104,31 @@ _NORM_EMBEDDING_OPS = (r"^aten::(?:batch_norm|_batch_norm_impl_index\w*|cudnn_ba
                        r"|batch_norm_\w+|layer_norm|native_layer_norm\w*|embedding\w*"
                        r"|_embedding_bag\w*)$|^fbgemm::")
 _COMM_OPS = r"^nccl:|^_?c10d(?:_functional)?::|^record_param_comms$"
+# The namespaces of torch's own ops (``torch._C._dispatch_get_all_op_names()``), of the
+# record functions torch and this tool write with one ``::`` (``profiler::``,
+# ``inductor_bench::iteration``), and fbgemm's (named with the norm and embedding ops above).
+TORCH_NAMESPACES = frozenset({
+    "aten", "prims", "prim", "_c10d_functional", "_c10d_functional_autograd", "c10d", "_dtensor",
+    "_native", "_quantized", "quantized", "quantization", "_test", "debug_mode_ops", "debugprims",
+    "rngprims", "export", "inductor", "inductor_prims", "mkl", "mkldnn", "mkldnn_prepacked",
+    "onednn", "profiler", "sparse", "static_runtime", "symm_mem", "cuda", "xpu", "mps",
+    "streams", "higher_order", "autograd", "torch", "fbgemm", "inductor_bench",
+})
+_OP_NAME = re.compile(r"^(?P<ns>[A-Za-z_]\w*)::[A-Za-z_]\w*(?:\.\w+)?$")
+
+
+def is_custom_op(name: str) -> bool:
+    """``mylib::scaled_tanh`` (or ``mylib::scaled_tanh.default``): an op of a namespace other
+    than torch's own; not a record function (``autograd::engine::evaluate_function: ...``)."""
+    m = _OP_NAME.match(name)
+    return m is not None and m.group("ns") not in TORCH_NAMESPACES
+
+
+def _custom_op(name: str, info: KernelInfo | None, ops: Ops) -> bool:
+    """The host event is a custom op, or a library kernel was launched inside one."""
+    if info is not None:
+        return False
+    return is_custom_op(name) or any(is_custom_op(op) for op in ops)
 
 RULES: list[Rule] = [
     # -- 1. from the kernel's source: Triton heuristics decorator ---------------------
@@ -182,6 +211,9 @@ RULES: list[Rule] = [
                r"|^bmm_|^(?:Custom_)?Cijk_"),
          "extern_gemm",
          "cuBLAS / cuBLASLt / CUTLASS / nvjet / bmm_ (sm100), rocBLAS / hipBLASLt Cijk_, CK gemm"),
+    # -- 7. custom ops: the op itself on the host, or around a library kernel's launch -----
+    Rule(_custom_op, "extern_custom",
+         "an op of a namespace not torch's own (mylib::scaled_tanh, torchvision::nms)"),
 ]
 
 

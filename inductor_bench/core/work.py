@@ -17,10 +17,12 @@ from the run directory's files alone (pure; no torch), so ``report --reanalyze``
   channel), as torch's ``flop_counter``), ``convolution_backward`` that once per gradient asked for,
   scaled-dot-product attention 4·B·H·L·S·E forward and the five products of its backward; bytes
   are every tensor argument and the result once (attention's: its output and float32
-  logsumexp, or the three gradients). The oneDNN and MKL ops of CPU freezing likewise:
+  logsumexp, or the three gradients; another op's: the tensor it returns, as the module
+  asserts it after the call). The oneDNN and MKL ops of CPU freezing likewise:
   ``mkldnn._convolution_pointwise`` (and its fused ``binary`` forms) as a convolution,
   ``mkldnn._linear_pointwise`` and ``mkl._mkl_linear`` as 2·M·N·K, the latter's weight read
   as much as the original weight holds (its packed copy is a padded buffer of MKL's layout).
+  Other ops, custom ops among them: no FLOP count.
 
 A count is per iteration: the sum over the kernel's (or the op's) calls in ``call()``.
 """
@@ -352,6 +354,8 @@ def extern_work(call: CallArgs) -> Work:
         flops, returned = _conv_backward(call)
     elif "attention" in op:
         flops, returned = _attention(op, call.tensors)
+    if not returned and call.out is None and call.returned is not None:
+        returned = float(_nbytes(call.returned) or 0)  # written once: what the call returns
     if moved is not None:
         moved += returned
     kinds = [k for t in tensors if (k := float_kind(t.dtype))]

@@ -35,6 +35,7 @@ CATEGORY_COLOURS: dict[str, str] = {
     "extern_gemm": "#9c755f",
     "extern_conv": "#ff9da7",
     "extern_attention": "#d37295",
+    "extern_custom": "#b6992d",
     "communication": "#499894",
     "memcpy": "#bab0ac",
     "memset": "#79706e",

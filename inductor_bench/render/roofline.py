@@ -6,7 +6,7 @@ before schema 4, or one whose measurement failed, which says why)."""
 from __future__ import annotations
 
 from ..core.categories import label, order
-from ..core.ceilings import UNCOUNTED, Ceilings, Roofline
+from ..core.ceilings import OPAQUE, UNCOUNTED, Ceilings, Roofline
 from ..core.peaks import COMPUTE_TYPES
 from ..core.results import BreakdownResult, GraphResult, KernelStat
 from ..core.roofline import (
@@ -31,7 +31,8 @@ PCT_HEADER = "% peak"
 JUDGED_SHOWN = 90.0  # a time-weighted % over less of the kernel time than this says how much
 FAR_HEADER = f"under {FAR_BELOW_PCT:g}% of limit"
 BOUND_WORDS = {"memory": "memory", "compute": "compute", LATENCY: "latency (too short)",
-               UNCOUNTED: "- (a template: FLOPs not counted)"}
+               UNCOUNTED: "- (a template: FLOPs not counted)",
+               OPAQUE: "- (a custom op: its work is not known)"}
 
 
 def shows_roofline(r: BreakdownResult) -> bool:
