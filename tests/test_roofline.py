@@ -604,6 +604,21 @@ def test_a_time_weighted_percent_over_little_of_the_kernel_time_says_how_little(
     assert roofline_rows([r])[0] == ["% of peak (time-weighted)", "50.0%"]
 
 
+def test_a_view_rows_percent_says_how_little_of_its_time_it_judges():
+    """A module or line of the views (``--by module|line``) holding that template (3 ms) and
+    that kernel (1 ms): its % is the kernel's, over a quarter of the group's time; a group all
+    judged shows the % alone, and one with nothing judged a dash."""
+    from inductor_bench.render.roofline import group_pct_cell
+
+    template = KernelStat("cpp_fused_flex_attention_1", "cpp_attention_template", 1.0, 3.0, bytes=1e6)
+    copy = KernelStat("cpp_fused_copy_0", "cpp_pointwise", 1.0, 1.0, bytes=50e6)
+    g = GraphResult("0-inference", "inference", kernels=[template, copy], iterations=1)
+    r = BreakdownResult("m", graphs=[g], roofline=Roofline(CEIL))
+    assert group_pct_cell(r, [(g, template, 3.0), (g, copy, 1.0)]) == "50.0% (over 25% of kernel time)"
+    assert group_pct_cell(r, [(g, copy, 1.0)]) == "50.0%"
+    assert group_pct_cell(r, [(g, template, 3.0)]) == "-"
+
+
 CUSTOM = FIXTURES / "cpp_kernels" / "custom_op_module.py"
 
 

@@ -62,15 +62,19 @@ def unit_pct_cell(r: BreakdownResult, u: Unit) -> str:
 
 def group_pct_cell(r: BreakdownResult, members: list[tuple[GraphResult, KernelStat, float]]) -> str:
     """The time-weighted % of peak of a group of kernels (a module's, a source line's), each
-    with its time in the group; the latency-bound ones and those not counted left out."""
+    with its time in the group; the latency-bound ones and those not counted left out, and the
+    share of the group's time it is over said where that is short (``weighted_cell``)."""
     c = ceilings_of(r)
-    num = den = 0.0
+    num = den = total = 0.0
     for g, k, ms in members:
+        total += ms
         roof = kernel_roof(k, c, g.device)
         if roof.pct is not None and roof.bound != LATENCY:
             num += roof.pct * ms
             den += ms
-    return fmt.pct(num / den) if den > 0 else fmt.DASH
+    if den <= 0:
+        return fmt.DASH
+    return weighted_cell(num / den, 100.0 * den / total)
 
 
 def far_below_cells(r: BreakdownResult, cats: dict[str, float],
@@ -100,7 +104,8 @@ def roofline_rows(breakdowns: list[BreakdownResult | None]) -> list[list[str]]:
 
 def weighted_cell(pct: float | None, share: float | None) -> str:
     """A time-weighted % of peak, and the share of kernel time it is over where that is short
-    of ``JUDGED_SHOWN`` (templates without a FLOP count, latency-bound kernels left out)."""
+    of ``JUDGED_SHOWN`` (templates and custom ops without a FLOP count, latency-bound kernels
+    left out)."""
     if pct is None or share is None or share >= JUDGED_SHOWN:
         return fmt.pct(pct)
     return f"{fmt.pct(pct)} (over {share:.0f}% of kernel time)"
