@@ -7,6 +7,7 @@ moved, hitting the cache attr_net filled, names its own file and lines."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -135,6 +136,36 @@ def test_a_cache_filled_by_another_file_gives_this_files_lines(attr_train, attr_
     out = render_breakdown(load_any(run_dir), by="line")
     assert f"attr_net_moved.py:{_line('y = self.conv2(y)') + SHIFT}" in out
     assert "attr_net.py:" not in out
+
+
+def _renamed(text: str) -> str:
+    """attr_net's variables ``x``, ``y`` named ``inp``, ``feat``: Dynamo names its nodes after
+    them, so none of the cached graph's names is in this one."""
+    return re.sub(r"\by\b", "feat", re.sub(r"\bx\b", "inp", text))
+
+
+@pytest.fixture(scope="session")
+def attr_renamed_train(tmp_path_factory, attr_train):
+    """A copy of attr_net with its variables renamed and ``SHIFT`` lines added at the top: the
+    same graph, so it hits the cache ``attr_train`` filled."""
+    copy = tmp_path_factory.mktemp("renamed") / "attr_net_renamed.py"
+    head = "# attr_net.py, its variables renamed\n" + "\n" * (SHIFT - 2) + "# (so)\n"
+    copy.write_text(head + _renamed(MODEL.read_text()))
+    return (*run_breakdown_cached(tmp_path_factory, str(copy), train=True), copy)
+
+
+@pytest.mark.slow
+def test_a_copy_with_its_variables_renamed_pairs_the_cached_nodes_by_position(attr_train, attr_renamed_train):
+    first = attr_train[0]
+    renamed, run_dir, err, copy = attr_renamed_train
+    assert err is None
+    assert _fx(run_dir)["fx_hits"] > 0 and _fx(run_dir)["fx_misses"] == 0
+    want = {(str(copy), line + SHIFT, _renamed(code)) for _, line, code in _lines(first)}
+    assert _lines(renamed) == want
+    assert _rows(renamed, by_module) == _rows(first, by_module)
+    for g in renamed.graphs:
+        rec = json.loads((run_dir / "graphs" / g.id / SOURCES_FILE).read_text())
+        assert rec["carried"]["lost"] == 0 and rec["carried"]["by"] == "position"
 
 
 @pytest.fixture(scope="session")

@@ -143,6 +143,49 @@ def test_an_unknown_module_is_dropped_not_made_top_level():
     assert origin_of(["relu"], nodes).modules == [""]
 
 
+def renamed(then: dict, names: list[str]) -> dict:
+    """``then`` with its nodes named ``names`` in order: the model's variables named otherwise."""
+    return dict(zip(names, json.loads(json.dumps(list(then.values()))), strict=True))
+
+
+def test_renamed_nodes_of_the_same_ops_in_the_same_order_carry_by_position():
+    """Another file with the same graph, its variables named otherwise (``h``, ``h_1``, ``out``
+    where the cached compile had ``y``, ``y_1``, ``relu``): the nodes pair by position."""
+    now = renamed(shifted(THEN, B, 2), ["h", "h_1", "out"])
+    now["h"]["module"] = ["L['self'].first.conv", "Conv2d"]
+    got = source_store.carry_over(STORED, now)
+    nodes = got["nodes"]
+    assert nodes["convolution"]["frame"] == frame(B, 12, "y = self.conv(x)")
+    assert nodes["convolution"]["module"] == ["L['self'].first.conv", "Conv2d"]
+    assert nodes["relu"]["frame"] == frame(B, 13, "return torch.relu(y)")
+    assert got["carried"] == {"nodes": 4, "lost": 0, "by": "position"}
+
+
+@pytest.mark.parametrize("names_ops", [
+    [("h", CONV), ("h_1", CONV)],  # a node fewer
+    [("h", CONV), ("h_1", RELU), ("out", CONV)],  # the same ops in another order
+])
+def test_renamed_nodes_of_other_ops_or_order_are_not_paired(names_ops):
+    now = {n: dyn(op, frame(B, 5, "z = f(x)")) for n, op in names_ops}
+    got = source_store.carry_over(STORED, now)
+    assert got["carried"] == {"nodes": 4, "lost": 3}
+    assert got["nodes"]["relu"][source_store.LOST].endswith(
+        "its dynamo node relu is not in this compile's graph")
+
+
+def test_a_node_whose_module_was_lost_says_so_rather_than_no_stack_trace():
+    """A cached module of torch's own modules (no line to carry) whose module path is not in
+    this compile: the row says why, not that its nodes carry no stack trace."""
+    stored = {"nodes": {"addmm": {"op": "aten.addmm.default", "module": ["L['fn'].0", "Linear"]}},
+              "ops": [], "dynamo": {"input_1": dyn("call_module:0", None, "L['fn'].0")}}
+    now = {"linear": dyn("call_function:linear", frame(B, 9, "return self.a(x).relu()"), "L['self'].a")}
+    nodes = source_store.carry_over(stored, now)["nodes"]
+    o = origin_of(["addmm"], nodes)
+    assert o.lines == [] and o.modules == []
+    assert o.missing == ("the cached module's module path L['fn'].0 is not known in this compile: "
+                         "its dynamo node input_1 is not in this compile's graph")
+
+
 # -- the store's files -------------------------------------------------------------------------
 
 

@@ -93,8 +93,8 @@ def origin_of(names: list[str], nodes: dict[str, Any]) -> Origin:
         elif modules:  # Dynamo keeps no frame inside torch: a model made of torch's own modules
             missing = (f"no line: Dynamo records none inside torch's own modules (module "
                        f"{', '.join(sorted(modules))[:60]}: {', '.join(ops)[:60]})")
-        else:
-            missing = f"its FX nodes carry no stack trace ({', '.join(ops)[:80]})"
+        else:  # why the module was lost says more, where it was (a cache hit)
+            missing = missing or f"its FX nodes carry no stack trace ({', '.join(ops)[:80]})"
     most = sorted(modules, key=lambda m: (-modules[m], path_order(m)))  # most of its nodes first
     return Origin(list(names), sorted(lines, key=lambda ln: ln.key), most, missing)
 

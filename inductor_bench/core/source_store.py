@@ -13,7 +13,10 @@ Each stored record therefore keeps the generating compile's dynamo graph: node n
 source frame and ``nn.Module`` path. On a hit, every frame (and module path) of the record is
 carried to the current compile through the dynamo nodes that had it: the nodes of the same
 names in the current dynamo graph, which must be the same ops, must all agree on one frame
-(one module path). What cannot be carried over so is dropped with the reason, never guessed.
+(one module path). Where names of the generating graph are missing from the current one but
+the two are the same ops in the same order (the model's variables renamed, or another file with
+the same graph), the nodes are paired by position instead. What cannot be carried over so is
+dropped with the reason, never guessed.
 Pure data and files; no torch.
 """
 
@@ -131,6 +134,8 @@ def carry_over(stored: dict[str, Any], now: dict[str, dict[str, Any]]) -> dict[s
     carried over lose it and say why (``lost``, ``module_lost``); ``carried`` counts the nodes
     and those that lost their line."""
     then = stored.get("dynamo") or {}
+    aligned = _by_position(then, now)
+    now = aligned if aligned is not None else now
     fields = [
         (_Carry("frame", _frame_key, LOST, "line", _where), *_translation(then, now, "frame", _frame_key)),
         (_Carry("module", _module_key, MODULE_LOST, "module path", str),
@@ -144,7 +149,20 @@ def carry_over(stored: dict[str, Any], now: dict[str, dict[str, Any]]) -> dict[s
             if not carry.apply(node, found, why) and carry.field == "frame":
                 lost += 1
         nodes[name] = node
-    return {"nodes": nodes, "ops": stored.get("ops") or [], "carried": {"nodes": len(nodes), "lost": lost}}
+    carried = {"nodes": len(nodes), "lost": lost, **({"by": "position"} if aligned is not None else {})}
+    return {"nodes": nodes, "ops": stored.get("ops") or [], "carried": carried}
+
+
+def _by_position(then: dict[str, dict[str, Any]], now: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """``now`` under the generating compile's node names, where some of those names are not in
+    it but the two dynamo graphs are the same ops in the same order: another model file with
+    the same graph, or this one with its variables renamed (Dynamo names nodes after them).
+    None otherwise: the names decide."""
+    if all(n in now for n in then) or len(then) != len(now):
+        return None
+    if [r.get("op") for r in then.values()] != [r.get("op") for r in now.values()]:
+        return None
+    return dict(zip(then, now.values(), strict=True))
 
 
 @dataclass(frozen=True)
