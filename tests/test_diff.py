@@ -288,6 +288,22 @@ def test_different_model_names_are_a_warning_only():
     assert d.warnings == ["different models: base 'mlp', head 'mlp_slow'"]
 
 
+def test_kernels_of_one_name_in_other_categories_are_a_note():
+    """A run saved before custom ops had a category of their own, against one saved after: the
+    same op is other ATen on one side and a custom op on the other, which the category rows
+    cannot show."""
+    op = "ibtest::scaled_tanh"
+    base = result([graph("0-inference", [kernel(op, "extern_other", 1.0), kernel("aten::mm", "extern_gemm", 2.0)])])
+    head = result([graph("0-inference", [kernel(op, "extern_custom", 1.0), kernel("aten::mm", "extern_gemm", 2.0)])])
+    d = diff_results(base, head)
+    assert d.warnings == [
+        "1 kernel(s) of the same name are in other categories on the two sides (e.g. "
+        "ibtest::scaled_tanh: other ATen (extern) in base, custom op (extern) in head), so their "
+        "category rows hold other kernels; `report RUN --reanalyze` classifies a run saved by an "
+        "earlier analysis again"]
+    assert diff_results(head, head).warnings == []
+
+
 def test_breakdown_against_compare_is_refused():
     with pytest.raises(UsageError, match="cannot diff a breakdown result against a compare result"):
         diff_results(base_result(), CompareResult(model="mlp"))

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import shlex
 
+from .categories import label
 from .compare import CompareResult, unmeasured_columns
 from .compiled_from import code_label, same_code
+from .match import match_kernels
 from .results import BreakdownResult
 from .symbols import sizes_text
 from .unmeasured import Unmeasured
@@ -38,6 +40,7 @@ def comparability(base: Result, head: Result) -> tuple[list[str], list[str]]:
         notes += sizes_differ(base, head)
         notes += other_code(base, head)
         notes += other_inputs(base, head)
+        notes += recategorized(base, head)
         if base.script_args != head.script_args:
             notes.append(f"the script ran with other arguments: base {_args(base)}, head {_args(head)}")
     bt, ht = base.versions.get("torch"), head.versions.get("torch")
@@ -59,6 +62,21 @@ def other_inputs(base: BreakdownResult, head: BreakdownResult) -> list[str]:
     side = {True: "the model's own values", False: "the harness's random floats"}
     return [f"the graphs ran on other inputs: base on {side[b]}, head on {side[h]} (a kernel "
             "whose speed follows its data, a transcendental on large values, can differ for that alone)"]
+
+
+def recategorized(base: BreakdownResult, head: BreakdownResult) -> list[str]:
+    """A line where kernels of the same name fall in other categories on the two sides: one
+    side was classified by another analysis (a run saved before a category existed)."""
+    pairs, _, _ = match_kernels(base.graphs, head.graphs)
+    moved = [(b.kernel, h.kernel) for b, h, how in pairs
+             if how == "name" and b.kernel.category != h.kernel.category]
+    if not moved:
+        return []
+    b, h = moved[0]
+    return [f"{len(moved)} kernel(s) of the same name are in other categories on the two sides "
+            f"(e.g. {h.name}: {label(b.category)} in base, {label(h.category)} in head), so their "
+            "category rows hold other kernels; `report RUN --reanalyze` classifies a run saved by "
+            "an earlier analysis again"]
 
 
 def sizes_differ(base: BreakdownResult, head: BreakdownResult) -> list[str]:
