@@ -182,3 +182,23 @@ def test_a_second_densenet_run_has_the_first_runs_lines(densenet_train, densenet
     for view in (by_line, by_module):
         assert _rows(second, view) == _rows(first, view)
     assert len(by_line(units(second.measured()))) >= 3  # densenet.py: four lines
+
+
+@pytest.mark.slow
+def test_a_nested_compile_regions_kernels_have_lines_and_modules(tmp_path_factory):
+    """``torch.compiler.nested_compile_region`` on each of three layers: Inductor compiles the
+    first inline and writes the other two as one subgraph function called twice. Every kernel
+    and extern call of both graphs, inside the region too, names its line, and those of the
+    forward its layer's module; the region's addmm is a call site per call."""
+    model = FIXTURES / "subgraphs" / "nested_region.py"
+    result, _, err = run_breakdown_cached(tmp_path_factory, str(model), train=True)
+    assert err is None, err
+    line = next(i for i, ln in enumerate(model.read_text().splitlines(), 1) if "gelu(self.fc(x))" in ln)
+    fwd = next(g for g in result.graphs if g.id == "0-forward")
+    addmm = [s for s in fwd.sites if s.kernel == "aten::addmm"]
+    assert [s.index for s in addmm] == [0, 1, 2]
+    assert [s.origin.modules for s in addmm] == [["layers.0.fc"], ["layers.1.fc"], ["layers.2.fc"]]
+    assert all(k.origin is not None and k.origin.modules for k in fwd.kernels)
+    for g in result.measured():
+        for k in g.kernels:
+            assert [(ln.file, ln.line) for ln in k.origin.lines] == [(str(model), line)], (g.id, k.name)

@@ -30,6 +30,7 @@ from .own_nodes import own_extern_nodes, own_origins
 from .results import GraphResult
 from .source_store import LOST, MODULE_LOST
 from .sources import ROOT_MODULE, CallSite, Origin, SourceLine, merge, module_path, path_order
+from .subgraph_modules import rerooted
 from .timeline import launch_stacks
 from .trace import Trace
 
@@ -191,7 +192,9 @@ def attribute(
         return graph
     calls = parse_calls(text, module)
     origins, shapes = call_origins(calls, record)
-    graph.module_types = module_types(record.get("nodes") or {})
+    origins, made = rerooted(origins, calls, record)
+    graph.module_types = types = module_types(record.get("nodes") or {})
+    types.update({new: types[old] for new, old in made.items() if old in types})
     per_kernel: dict[str, list[Origin | None]] = {}
     for i, c in enumerate(calls):
         if not c.extern:

@@ -108,6 +108,12 @@ _ALLOC = re.compile(r"^(?:empty_strided\w*|rand_strided)\((?P<args>.*)$")
 _ASSERT = re.compile(r"^\s+assert_(?P<kind>size_stride|tensor_metadata)\((?P<args>.*)$")
 _GROUPED = re.compile(r"^\s+assert_size_stride_grouped\((?P<args>.*)$")
 _ITEM = re.compile(r"(?P<of>\w+)\[(?P<index>\d+)\]")
+# a subgraph function's inputs, its unpacking of them, what it returns, and its call
+# (``modparse.run_order`` puts its body between the first two and the last)
+_ARGS_LIST = re.compile(r"^\s+\w+_args\s*=\s*\[(?P<items>.*)\]\s*$")
+_UNPACK_ARGS = re.compile(r"^\s+(?P<names>\w+(?:\s*,\s*\w+)*)\s*,?\s*=\s*args\s*$")
+_RETURN = re.compile(r"^\s+return\s+\((?P<items>.*)\)\s*$")
+_SUBGRAPH_RESULT = re.compile(r"(?P<fn>\w+)\((?P=fn)_args\)")
 _EXTERN = re.compile(r"^(?P<callee>extern_kernels\.\w+|aten\.[\w.]+|torch\.ops\.[\w.]+)\((?P<args>.*)$")
 _KERNEL = re.compile(r"^\s+(?P<name>\w+)(?:\.run)?\((?P<args>.*)$")
 _DTYPE = re.compile(r"(?:dtype\s*=\s*)?torch\.(\w+)")
@@ -142,6 +148,9 @@ class BufferTable:
     def __init__(self, env: dict[str, int] | None = None) -> None:
         self.tensors: dict[str, Tensor] = {}
         self.env = env or {}
+        self.passed: list[Tensor | None] | None = None  # a subgraph's inputs, until it unpacks them
+        self.returned: list[Tensor | None] = []  # what the last subgraph returned
+        self.tuples: dict[str, list[Tensor | None]] = {}  # a subgraph call's result
 
     def shape(self, text: str) -> tuple[int, ...] | None:
         return literal_shape(text) if not self.env else eval_shape(text, self.env)
@@ -172,7 +181,7 @@ class BufferTable:
             for name, shape, _, dtype in stated:
                 self.put(name, self.shape(shape), dtype)
             return
-        if (m := _ASSIGN.match(line)) is None:
+        if self._subgraph_line(line) or (m := _ASSIGN.match(line)) is None:
             return
         lhs, rhs = m.group("lhs"), m.group("rhs").split(";")[0].strip()
         if (a := _ALLOC.match(rhs)) is not None:
@@ -182,11 +191,35 @@ class BufferTable:
             self.tensors[lhs] = t
         elif re.fullmatch(r"\w+", rhs) and rhs in self.tensors:
             self.tensors[lhs] = self.tensors[rhs]
+        elif _SUBGRAPH_RESULT.fullmatch(rhs) is not None:
+            self.tuples[lhs] = self.returned
+        elif (item := _ITEM.fullmatch(rhs)) is not None and item["of"] in self.tuples:
+            got = self.tuples[item["of"]]
+            if int(item["index"]) < len(got) and (t := got[int(item["index"])]) is not None:
+                self.tensors[lhs] = t
         elif (item := _ITEM.fullmatch(rhs)) is not None and item["of"] in self.tensors:
             # an element of an extern's tuple result: the first is its output, of the call's
             # type (attention's; its logsumexp, further on, is float32 whatever the inputs)
             first = item["index"] == "0"
             self.tensors[lhs] = Tensor(None, self.tensors[item["of"]].dtype if first else None)
+
+
+    def _subgraph_line(self, line: str) -> bool:
+        """A subgraph's inputs (``f_args = [buf1, primals_4]``), which its first line gives its
+        own names (``f_primals_0, f_primals_1 = args``), and what it returns (``return (f_buf1,
+        )``), which its call's result holds (``buf2 = f(f_args)``; ``buf3 = buf2[0]``)."""
+        if (m := _ARGS_LIST.match(line)) is not None:
+            self.passed = [self.of_arg(a) for a in split_args(m["items"]) if a.strip()]
+        elif (m := _UNPACK_ARGS.match(line)) is not None and self.passed is not None:
+            for name, t in zip((n.strip() for n in m["names"].split(",")), self.passed, strict=False):
+                if t is not None:
+                    self.tensors[name] = t
+            self.passed = None
+        elif (m := _RETURN.match(line)) is not None:
+            self.returned = [self.of_arg(a) for a in split_args(m["items"]) if a.strip()]
+        else:
+            return False
+        return True
 
 
 Stated = tuple[str, str, str | None, str | None]  # name, shape, stride (texts), element type

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .modparse import KernelInfo, ModuleInfo, partition_names, run_order
+from .modparse import KernelInfo, ModuleInfo, partition_names, run_order_via
 
 # the same extern calls as ModuleInfo.externs, in the same order
 _EXTERN = re.compile(
@@ -36,6 +36,7 @@ class Call:
     index: int  # extern calls: their position among the module's extern calls; kernels: -1
     written: list[str] | None = field(default_factory=list)  # None: the signature was not understood
     partition: int | None = None  # the graph partition it runs in; None: ``call()`` itself runs it
+    via: str | None = None  # in a subgraph function: what its call in ``call()`` returns into
 
 
 def split_args(s: str) -> list[str]:
@@ -95,7 +96,7 @@ def parse_calls(text: str, module: ModuleInfo) -> list[Call]:
     n_extern = 0
     positions = {name: output_positions(k) for name, k in module.kernels.items()}
     lines = text.splitlines()
-    for i, part in run_order(lines, partition_names(text)):
+    for i, part, via in run_order_via(lines, partition_names(text)):
         ln = lines[i]
         if ln.lstrip().startswith("#"):
             continue
@@ -104,7 +105,7 @@ def parse_calls(text: str, module: ModuleInfo) -> list[Call]:
             args = split_args(em.group("args"))
             written = [em.group("lhs")] if em.group("lhs") else []
             written += [b for a in args if a.startswith("out=") and (b := buffer_of(a[4:]))]
-            out.append(Call(em.group("callee"), True, n_extern, written, part))
+            out.append(Call(em.group("callee"), True, n_extern, written, part, via))
             n_extern += 1
             continue
         km = _KERNEL.match(ln)
@@ -113,5 +114,5 @@ def parse_calls(text: str, module: ModuleInfo) -> list[Call]:
             pos = positions[name]
             args = [a for a in split_args(km.group("args")) if not re.match(r"^\w+\s*=", a)]
             written = None if pos is None else [b for i in pos if i < len(args) and (b := buffer_of(args[i]))]
-            out.append(Call(name, False, -1, written, part))
+            out.append(Call(name, False, -1, written, part, via))
     return out

@@ -11,6 +11,12 @@ Graph partitions (torch 2.11+ with CUDA graphs on): the launches are written int
 work between them, and ``runner = Runner(partitions=[partition_0, ...])`` lists them.
 ``run_order`` gives a module's ``call`` lines in the order they run, each partition call
 replaced by that partition's body; every reader of the calls goes through it.
+
+Subgraphs (a ``torch.compiler.nested_compile_region``'s ``invoke_subgraph``, ``torch.cond``'s
+branches) are module-level functions too, ``def partitioned_fw_subgraph_1_0(args)``, called as
+``buf2 = partitioned_fw_subgraph_1_0(partitioned_fw_subgraph_1_0_args)``: ``run_order`` puts
+the subgraph's body where each such call is, once per call (a region called for two layers runs
+its kernels twice), and both branches of a ``cond`` in the order they are written.
 """
 
 from __future__ import annotations
@@ -41,6 +47,9 @@ _QUOTES = ("'''", "r'''", '"""', 'r"""')
 _PARTITION_CALL = re.compile(r"\bself\.partitions\[(?P<index>\d+)\]\(")
 _PARTITION_LIST = re.compile(r"^\w+\s*=\s*Runner\(partitions=\[(?P<names>[^\]]*)\]\)", re.M)
 _CALL_SITE = re.compile(r"^\s+(\w+)(?:\.run)?\(")
+# ``buf3 = true_graph_0(true_graph_0_args)``: a call of a subgraph function of the module
+_SUBGRAPH_CALL = re.compile(r"^\s+(?:(?P<into>\w+)\s*=\s*)?(?P<fn>\w+)\((?P=fn)_args\)\s*$")
+_SUBGRAPH_DEPTH = 8  # subgraphs inside subgraphs, at most
 
 
 @dataclass
@@ -267,21 +276,47 @@ def run_order(lines: list[str], names: list[str]) -> list[tuple[int, int | None]
     """The lines of ``call`` in the order they run, as (line index, the partition it is in or
     None for ``call``'s own lines): each ``self.partitions[N](...)`` line is replaced by the
     body of partition N."""
-    out: list[tuple[int, int | None]] = []
+    return [(i, part) for i, part, _ in run_order_via(lines, names)]
+
+
+def run_order_via(lines: list[str], names: list[str]) -> list[tuple[int, int | None, str | None]]:
+    """``run_order`` with, for each line a subgraph function runs, what the call of that
+    subgraph in ``call`` (or a partition) returns into (``buf2`` of ``buf2 = f(f_args)``)."""
+    out: list[tuple[int, int | None, str | None]] = []
     for i in function_body(lines, "call"):
         m = _PARTITION_CALL.search(lines[i])
         if m is None:
-            out.append((i, None))
+            out += [(j, None, via) for j, via in _inlined(lines, i)]
             continue
         n = int(m.group("index"))
-        out += [(j, n) for j in function_body(lines, names[n] if n < len(names) else f"partition_{n}")]
+        body = function_body(lines, names[n] if n < len(names) else f"partition_{n}")
+        out += [(j, n, via) for k in body for j, via in _inlined(lines, k)]
     return out
+
+
+def _inlined(lines: list[str], i: int, depth: int = 0,
+             via: str | None = None) -> list[tuple[int, str | None]]:
+    """Line ``i``, or where it calls a subgraph function of the module, that function's body
+    (its own subgraph calls inlined too) followed by the calling line; each with what the
+    outermost subgraph call returns into."""
+    m = _SUBGRAPH_CALL.match(lines[i])
+    if m is None or depth >= _SUBGRAPH_DEPTH:
+        return [(i, via)]
+    inner = via if via is not None else m.group("into")
+    body = function_body(lines, m.group("fn"))
+    return [x for k in body for x in _inlined(lines, k, depth + 1, inner)] + [(i, via)]
+
+
+def has_subgraphs(lines: list[str]) -> bool:
+    """Whether ``call`` (or a partition) calls a subgraph function of the module."""
+    in_strings = string_lines(lines)
+    return any(_SUBGRAPH_CALL.match(ln) and i not in in_strings for i, ln in enumerate(lines))
 
 
 def scan_order(lines: list[str], names: list[str]) -> list[int]:
     """Every line of the module, those ``call`` runs first in the order it runs them (the
     order of ``ModuleInfo.externs``); without partitions simply the module's order."""
-    if not names:
+    if not names and not has_subgraphs(lines):
         return list(range(len(lines)))
     first = [i for i, _ in run_order(lines, names)]
     seen = set(first)

@@ -201,3 +201,15 @@ def named_by_a_pass(name: str, op: str) -> bool:
         return False
     stem = re.escape(f"{parts[-2]}_{parts[-1]}".lower())
     return re.fullmatch(rf"{stem}(?:_\d+)?", name) is not None
+
+
+def top_level_lines(dynamo: dict[str, dict[str, Any]]) -> dict[tuple[str, int], bool]:
+    """Each line of Dynamo's own graph: whether the model's top-level code runs an op there (a
+    node in no module: ``nn.functional.gelu(self.fc1(x))`` in ``forward``). A line only a
+    subgraph runs (a checkpointed region's, whose nodes Dynamo keeps without modules) is not one."""
+    out: dict[tuple[str, int], bool] = {}
+    for name, r in dynamo.items():
+        if "/" not in name and r.get("frame"):
+            where = (r["frame"][0], r["frame"][1])
+            out[where] = out.get(where, False) or not r.get("module")
+    return out

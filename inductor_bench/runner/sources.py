@@ -40,8 +40,10 @@ from pathlib import Path
 from typing import Any
 
 from ..core import source_store
+from ..core.source_store import top_level_lines
 from ..core.sources import module_path, path_order
 from . import trace_log
+from .subgraph_records import merge_subgraph, subgraph_lowerings
 
 PASS_MADE = "no module path recorded (a node a graph pass made)"
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^\n]+)\n(?P<code>[^\n]*)')
@@ -163,9 +165,11 @@ def snapshot(graph: Any, dynamo: dict[str, dict[str, Any]] | None = None) -> dic
         if n.meta.get("partitioner_tag") == "is_backward" or n.meta.get("autograd_backward"):
             rec["backward"] = True
         nodes[n.name] = rec
+    record = {"nodes": nodes, "ops": [_op_record(s, order) for s in graph.scheduler.nodes]}
+    for name, lowering in subgraph_lowerings(graph):
+        merge_subgraph(record, name, snapshot(lowering))
     _not_top_level(nodes, top_level_lines(dynamo or {}))
-    ops = [_op_record(s, order) for s in graph.scheduler.nodes]
-    return {"nodes": nodes, "ops": ops}
+    return record
 
 
 def fused_from(node: Any) -> Any:
@@ -188,18 +192,6 @@ def _match_of(node: Any) -> Any:
     if not isinstance(target, functools.partial):
         return None
     return next((a for a in target.args if hasattr(a, "nodes") and hasattr(a, "pattern")), None)
-
-
-def top_level_lines(dynamo: dict[str, dict[str, Any]]) -> dict[tuple[str, int], bool]:
-    """Each line of Dynamo's own graph: whether the model's top-level code runs an op there (a
-    node in no module: ``nn.functional.gelu(self.fc1(x))`` in ``forward``). A line only a
-    subgraph runs (a checkpointed region's, whose nodes Dynamo keeps without modules) is not one."""
-    out: dict[tuple[str, int], bool] = {}
-    for name, r in dynamo.items():
-        if "/" not in name and r.get("frame"):
-            where = (r["frame"][0], r["frame"][1])
-            out[where] = out.get(where, False) or not r.get("module")
-    return out
 
 
 def _not_top_level(nodes: dict[str, dict[str, Any]], lines: dict[tuple[str, int], bool]) -> None:
