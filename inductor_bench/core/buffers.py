@@ -203,7 +203,6 @@ class BufferTable:
             first = item["index"] == "0"
             self.tensors[lhs] = Tensor(None, self.tensors[item["of"]].dtype if first else None)
 
-
     def _subgraph_line(self, line: str) -> bool:
         """A subgraph's inputs (``f_args = [buf1, primals_4]``), which its first line gives its
         own names (``f_primals_0, f_primals_1 = args``), and what it returns (``return (f_buf1,
