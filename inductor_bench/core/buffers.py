@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .callsites import buffer_of, split_args
-from .modparse import ModuleInfo, partition_names, run_order, string_lines
+from .modparse import SUBGRAPH_CALL, ModuleInfo, partition_names, run_order, string_lines
 from .symbols import eval_shape, eval_size, sizes
 
 # bytes per element, by the names torch, C++ and Triton give the types
@@ -113,7 +113,6 @@ _ITEM = re.compile(r"(?P<of>\w+)\[(?P<index>\d+)\]")
 _ARGS_LIST = re.compile(r"^\s+\w+_args\s*=\s*\[(?P<items>.*)\]\s*$")
 _UNPACK_ARGS = re.compile(r"^\s+(?P<names>\w+(?:\s*,\s*\w+)*)\s*,?\s*=\s*args\s*$")
 _RETURN = re.compile(r"^\s+return\s+\((?P<items>.*)\)\s*$")
-_SUBGRAPH_RESULT = re.compile(r"(?P<fn>\w+)\((?P=fn)_args\)")
 _EXTERN = re.compile(r"^(?P<callee>extern_kernels\.\w+|aten\.[\w.]+|torch\.ops\.[\w.]+)\((?P<args>.*)$")
 _KERNEL = re.compile(r"^\s+(?P<name>\w+)(?:\.run)?\((?P<args>.*)$")
 _DTYPE = re.compile(r"(?:dtype\s*=\s*)?torch\.(\w+)")
@@ -191,8 +190,6 @@ class BufferTable:
             self.tensors[lhs] = t
         elif re.fullmatch(r"\w+", rhs) and rhs in self.tensors:
             self.tensors[lhs] = self.tensors[rhs]
-        elif _SUBGRAPH_RESULT.fullmatch(rhs) is not None:
-            self.tuples[lhs] = self.returned
         elif (item := _ITEM.fullmatch(rhs)) is not None and item["of"] in self.tuples:
             got = self.tuples[item["of"]]
             if int(item["index"]) < len(got) and (t := got[int(item["index"])]) is not None:
@@ -216,6 +213,9 @@ class BufferTable:
             self.passed = None
         elif (m := _RETURN.match(line)) is not None:
             self.returned = [self.of_arg(a) for a in split_args(m["items"]) if a.strip()]
+        elif (m := SUBGRAPH_CALL.match(line)) is not None:
+            if m["into"]:
+                self.tuples[m["into"]] = self.returned
         else:
             return False
         return True

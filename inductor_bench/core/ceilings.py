@@ -145,7 +145,9 @@ FLOP_TEMPLATES = frozenset({"cpp_template", "cpp_attention_template", "triton_te
 # A custom op (``mylib::scaled_tanh``) does work no file shows, memory or arithmetic: judged on
 # its bytes it would be called memory-bound whatever it does. It gets no % and this verdict.
 OPAQUE = "work not known"
-OPAQUE_CATEGORIES = frozenset({"extern_custom"})
+# Categories whose kernels get no % without a FLOP count: (verdict, what the limit line says).
+NOT_JUDGED = {**{c: (UNCOUNTED, "its FLOPs, not counted") for c in FLOP_TEMPLATES},
+              "extern_custom": (OPAQUE, "its work, not known")}
 # The share of its limit below which a kernel is called far from it (the category table).
 FAR_BELOW_PCT = 30.0
 # A launch whose ideal time at the ceilings is below this cannot get near them: a GPU kernel
@@ -177,11 +179,8 @@ def kernel_roof(k: Any, ceilings: Ceilings | None, device: str) -> KernelRoof:
         return KernelRoof(None, None, None, None, None)
     seconds = k.ms / 1e3
     gbps = k.bytes / seconds / 1e9
-    category = getattr(k, "category", None)
-    if not k.flops and category in FLOP_TEMPLATES:
-        return KernelRoof(gbps, None, None, None, UNCOUNTED, "its FLOPs, not counted")
-    if not k.flops and category in OPAQUE_CATEGORIES:
-        return KernelRoof(gbps, None, None, None, OPAQUE, "its work, not known")
+    if not k.flops and (unjudged := NOT_JUDGED.get(getattr(k, "category", None))) is not None:
+        return KernelRoof(gbps, None, None, None, *unjudged)
     tflops = k.flops / seconds / 1e12 if k.flops else None
     intensity = k.flops / k.bytes if k.flops and k.bytes else None
     if ceilings is None or not ceilings.gbps:

@@ -48,7 +48,7 @@ _PARTITION_CALL = re.compile(r"\bself\.partitions\[(?P<index>\d+)\]\(")
 _PARTITION_LIST = re.compile(r"^\w+\s*=\s*Runner\(partitions=\[(?P<names>[^\]]*)\]\)", re.M)
 _CALL_SITE = re.compile(r"^\s+(\w+)(?:\.run)?\(")
 # ``buf3 = true_graph_0(true_graph_0_args)``: a call of a subgraph function of the module
-_SUBGRAPH_CALL = re.compile(r"^\s+(?:(?P<into>\w+)\s*=\s*)?(?P<fn>\w+)\((?P=fn)_args\)\s*$")
+SUBGRAPH_CALL = re.compile(r"^\s+(?:(?P<into>\w+)\s*=\s*)?(?P<fn>\w+)\((?P=fn)_args\)\s*$")
 _SUBGRAPH_DEPTH = 8  # subgraphs inside subgraphs, at most
 
 
@@ -299,7 +299,7 @@ def _inlined(lines: list[str], i: int, depth: int = 0,
     """Line ``i``, or where it calls a subgraph function of the module, that function's body
     (its own subgraph calls inlined too) followed by the calling line; each with what the
     outermost subgraph call returns into."""
-    m = _SUBGRAPH_CALL.match(lines[i])
+    m = SUBGRAPH_CALL.match(lines[i])
     if m is None or depth >= _SUBGRAPH_DEPTH:
         return [(i, via)]
     inner = via if via is not None else m.group("into")
@@ -310,7 +310,7 @@ def _inlined(lines: list[str], i: int, depth: int = 0,
 def has_subgraphs(lines: list[str]) -> bool:
     """Whether ``call`` (or a partition) calls a subgraph function of the module."""
     in_strings = string_lines(lines)
-    return any(_SUBGRAPH_CALL.match(ln) and i not in in_strings for i, ln in enumerate(lines))
+    return any(SUBGRAPH_CALL.match(ln) and i not in in_strings for i, ln in enumerate(lines))
 
 
 def scan_order(lines: list[str], names: list[str]) -> list[int]:

@@ -21,6 +21,7 @@ held against the bandwidth alone. The verdict:
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import replace
 from itertools import groupby
 from pathlib import Path
@@ -133,14 +134,19 @@ def weighted_pct(result: BreakdownResult, c: Ceilings | None = None) -> tuple[fl
     """(``step_pct``, ``judged_share``) in one pass over the step's kernels."""
     c = c or ceilings_of(result)
     w = result.weights()
+    return pct_over_time((kernel_roof(k, c, g.device), w[g.id] * k.ms)
+                         for g in result.measured() for k in judged(g))
+
+
+def pct_over_time(members: Iterable[tuple[KernelRoof, float]]) -> tuple[float | None, float | None]:
+    """The time-weighted mean % of peak of kernels (each with its time), the latency-bound ones
+    and those without a % left out, and the share (%) of all their time it is a mean over."""
     num = den = total = 0.0
-    for g in result.measured():
-        for k in judged(g):
-            total += w[g.id] * k.ms
-            roof = kernel_roof(k, c, g.device)
-            if roof.pct is not None and roof.bound != LATENCY:
-                num += roof.pct * w[g.id] * k.ms
-                den += w[g.id] * k.ms
+    for roof, ms in members:
+        total += ms
+        if roof.pct is not None and roof.bound != LATENCY:
+            num += roof.pct * ms
+            den += ms
     return (num / den if den > 0 else None), (100.0 * den / total if total > 0 else None)
 
 

@@ -19,6 +19,7 @@ from ..core.roofline import (
     chart_points,
     has_counts,
     kernel_roof,
+    pct_over_time,
     site_stat,
     weighted_pct,
 )
@@ -65,16 +66,8 @@ def group_pct_cell(r: BreakdownResult, members: list[tuple[GraphResult, KernelSt
     with its time in the group; the latency-bound ones and those not counted left out, and the
     share of the group's time it is over said where that is short (``weighted_cell``)."""
     c = ceilings_of(r)
-    num = den = total = 0.0
-    for g, k, ms in members:
-        total += ms
-        roof = kernel_roof(k, c, g.device)
-        if roof.pct is not None and roof.bound != LATENCY:
-            num += roof.pct * ms
-            den += ms
-    if den <= 0:
-        return fmt.DASH
-    return weighted_cell(num / den, 100.0 * den / total)
+    pct, share = pct_over_time((kernel_roof(k, c, g.device), ms) for g, k, ms in members)
+    return fmt.DASH if pct is None else weighted_cell(pct, share)
 
 
 def far_below_cells(r: BreakdownResult, cats: dict[str, float],

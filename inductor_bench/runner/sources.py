@@ -143,8 +143,15 @@ def _shape(t: Any) -> str:
 
 
 def snapshot(graph: Any, dynamo: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
-    """The nodes and scheduler operations of one lowering (``V.graph``) as plain data;
-    ``dynamo``: the nodes of its compile's Dynamo graph (``dynamo_nodes``), where known."""
+    """The nodes and scheduler operations of one lowering (``V.graph``) and of the subgraphs it
+    runs, as plain data; ``dynamo``: the nodes of its compile's Dynamo graph (``dynamo_nodes``),
+    where known."""
+    record = _lowering_record(graph)
+    _not_top_level(record["nodes"], top_level_lines(dynamo or {}))
+    return record
+
+
+def _lowering_record(graph: Any) -> dict[str, Any]:
     fx_graph = graph.module.graph
     order = {n.name: i for i, n in enumerate(fx_graph.nodes)}
     nodes: dict[str, Any] = {}
@@ -167,8 +174,7 @@ def snapshot(graph: Any, dynamo: dict[str, dict[str, Any]] | None = None) -> dic
         nodes[n.name] = rec
     record = {"nodes": nodes, "ops": [_op_record(s, order) for s in graph.scheduler.nodes]}
     for name, lowering in subgraph_lowerings(graph):
-        merge_subgraph(record, name, snapshot(lowering))
-    _not_top_level(nodes, top_level_lines(dynamo or {}))
+        merge_subgraph(record, name, _lowering_record(lowering))
     return record
 
 
