@@ -105,10 +105,10 @@ def call_origins(calls: list[Call], record: dict[str, Any]) -> tuple[dict[int, O
     nodes = record.get("nodes") or {}
     all_ops = record.get("ops") or []
     own, ran = own_origins(all_ops), own_extern_nodes(all_ops)
-    by_buffer: dict[str, int] = {}
+    by_buffer: dict[str, list[int]] = {}  # the operations writing each buffer, in order
     for k, op in enumerate(all_ops):
         for name in op.get("written", []):
-            by_buffer.setdefault(name, k)
+            by_buffer.setdefault(name, []).append(k)
     in_place = _in_place_externs(calls, all_ops)
     origins: dict[int, Origin] = {}
     shapes: dict[int, list[str]] = {}
@@ -116,15 +116,19 @@ def call_origins(calls: list[Call], record: dict[str, Any]) -> tuple[dict[int, O
         if c.written is None:
             origins[i] = Origin(missing=f"{c.name}: its signature names no outputs this tool can read")
             continue
-        ks = list(dict.fromkeys(by_buffer[b] for b in c.written if b in by_buffer))
-        ks = ks or ([in_place[i]] if i in in_place else [])
+        writers = [by_buffer[b] for b in c.written if b in by_buffer]
+        ks = list(dict.fromkeys(w[0] for w in writers)) or ([in_place[i]] if i in in_place else [])
         if not ks:
             origins[i] = Origin(missing="the lowering record has no operation writing its buffers")
             continue
-        if c.extern:
-            e = next((k for k in ks if all_ops[k].get("extern")), ks[0])
+        if c.extern:  # the operation running this op; a copy writes a buffer made before it
+            runs = [k for w in writers for k in w if all_ops[k].get("extern") == c.name]
+            e = next(iter(runs), next((k for k in ks if all_ops[k].get("extern")), ks[0]))
             shapes[i] = list(all_ops[e].get("shapes") or [])
-            origins[i] = module_from_operands(origin_of(ran[e] or own[e], nodes), own[e], nodes)
+            runs_e = ran[e]
+            if all_ops[e].get("nodes") == all_ops[e].get("origins"):  # no node of its op was found
+                runs_e = [n for n in runs_e if n in own[e]] or runs_e  # (a copy into a complex tensor)
+            origins[i] = module_from_operands(origin_of(runs_e or own[e], nodes), own[e], nodes)
             continue
         names = []
         for k in ks:

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .callsites import buffer_of, split_args
-from .modparse import SUBGRAPH_CALL, ModuleInfo, partition_names, run_order, string_lines
+from .modparse import SUBGRAPH_CALL, ModuleInfo, extern_line, partition_names, run_order, string_lines
 from .symbols import eval_shape, eval_size, sizes
 
 # bytes per element, by the names torch, C++ and Triton give the types
@@ -43,12 +43,15 @@ DTYPE_BYTES = {
     "float16": 2, "half": 2, "at::Half": 2, "fp16": 2, "bfloat16": 2, "at::BFloat16": 2,
     "bf16": 2, "int16": 2, "int16_t": 2, "i16": 2,
     "int8": 1, "int8_t": 1, "i8": 1, "uint8": 1, "uint8_t": 1, "u8": 1, "bool": 1, "i1": 1,
+    "uint16": 2, "uint32": 4, "uint64": 8, "uint16_t": 2, "uint32_t": 4, "uint64_t": 8,
+    "complex32": 4, "chalf": 4, "complex64": 8, "cfloat": 8, "complex128": 16, "cdouble": 16,
 }
 FLOAT_KINDS = {  # element type -> the compute-type name core/peaks.py knows (its Triton spelling)
     "float64": "fp64", "double": "fp64", "fp64": "fp64",
     "float32": "fp32", "float": "fp32", "fp32": "fp32",
     "float16": "fp16", "half": "fp16", "at::Half": "fp16", "fp16": "fp16",
     "bfloat16": "bf16", "at::BFloat16": "bf16", "bf16": "bf16",
+    "complex32": "fp16", "complex64": "fp32", "complex128": "fp64",  # their parts' type
 }
 
 
@@ -113,7 +116,6 @@ _ITEM = re.compile(r"(?P<of>\w+)\[(?P<index>\d+)\]")
 _ARGS_LIST = re.compile(r"^\s+\w+_args\s*=\s*\[(?P<items>.*)\]\s*$")
 _UNPACK_ARGS = re.compile(r"^\s+(?P<names>\w+(?:\s*,\s*\w+)*)\s*,?\s*=\s*args\s*$")
 _RETURN = re.compile(r"^\s+return\s+\((?P<items>.*)\)\s*$")
-_EXTERN = re.compile(r"^(?P<callee>extern_kernels\.\w+|aten\.[\w.]+|torch\.ops\.[\w.]+)\((?P<args>.*)$")
 _KERNEL = re.compile(r"^\s+(?P<name>\w+)(?:\.run)?\((?P<args>.*)$")
 _DTYPE = re.compile(r"(?:dtype\s*=\s*)?torch\.(\w+)")
 _KWARG = re.compile(r"^(?P<key>\w+)\s*=\s*(?P<value>.*)$", re.S)
@@ -336,13 +338,9 @@ def _follow_result(line: str, table: BufferTable, returning: dict[str, CallArgs]
 
 
 def _call_of(line: str, module: ModuleInfo) -> CallArgs | None:
-    lhs = None
-    body = line.strip()
-    if (m := _ASSIGN.match(line)) is not None and _EXTERN.match(m.group("rhs").strip()):
-        lhs, body = m.group("lhs"), m.group("rhs").strip()
-    if (em := _EXTERN.match(body)) is not None:
-        args, kwargs = _split_kw(split_args(em.group("args")))
-        return CallArgs(em.group("callee"), True, args, kwargs, lhs)
+    if (em := extern_line(line)) is not None:
+        args, kwargs = _split_kw(split_args(em.args))
+        return CallArgs(em.callee, True, args, kwargs, em.lhs)
     km = _KERNEL.match(line)
     if km and km.group("name") in module.kernels:
         args, kwargs = _split_kw(split_args(km.group("args")))

@@ -5,7 +5,8 @@ of each ``partition_N`` function ``call()`` runs and the eager calls it makes be
 A generated kernel writes the arguments its signature marks as outputs: C++ pointers that are
 not ``const`` (``float* out_ptr0``, ``float* in_out_ptr0``, a template's ``float* Y``), Triton
 parameters named ``out_ptr*`` / ``in_out_ptr*``. An extern call writes its result
-(``buf3 = extern_kernels.convolution(...)``) or its ``out=`` argument. The buffer names are
+(``buf3 = extern_kernels.convolution(...)``) or its ``out=`` argument, a copy its destination
+(``buf3.copy_(buf4, False)``). The buffer names are
 the scheduler's (``bufN``, or a graph input it mutates), which is how a call is joined to
 what the compile worker recorded about it (``core/attribution.py``).
 """
@@ -15,12 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .modparse import KernelInfo, ModuleInfo, partition_names, run_order_via
+from .modparse import KernelInfo, ModuleInfo, extern_line, partition_names, run_order_via
 
-# the same extern calls as ModuleInfo.externs, in the same order
-_EXTERN = re.compile(
-    r"^\s+(?:(?P<lhs>\w+)\s*=\s*)?(?P<callee>extern_kernels\.\w+|aten\.[\w.]+|torch\.ops\.[\w.]+)\((?P<args>.*)$"
-)
 _KERNEL = re.compile(r"^\s+(?P<name>\w+)(?:\.run)?\((?P<args>.*)$")
 _CPP_SIGNATURE = re.compile(r'extern\s+"C"\s+void\s+kernel\((?P<params>[^)]*)\)', re.S)
 _NAME = re.compile(r"^[A-Za-z_]\w*$")
@@ -100,12 +97,11 @@ def parse_calls(text: str, module: ModuleInfo) -> list[Call]:
         ln = lines[i]
         if ln.lstrip().startswith("#"):
             continue
-        em = _EXTERN.match(ln)
-        if em:
-            args = split_args(em.group("args"))
-            written = [em.group("lhs")] if em.group("lhs") else []
+        if (em := extern_line(ln)) is not None:  # the same calls as ModuleInfo.externs, in order
+            args = split_args(em.args)
+            written = [b for b in (em.lhs, em.into) if b]
             written += [b for a in args if a.startswith("out=") and (b := buffer_of(a[4:]))]
-            out.append(Call(em.group("callee"), True, n_extern, written, part, via))
+            out.append(Call(em.callee, True, n_extern, written, part, via))
             n_extern += 1
             continue
         km = _KERNEL.match(ln)

@@ -145,6 +145,12 @@ FLOP_TEMPLATES = frozenset({"cpp_template", "cpp_attention_template", "triton_te
 # A custom op (``mylib::scaled_tanh``) does work no file shows, memory or arithmetic: judged on
 # its bytes it would be called memory-bound whatever it does. It gets no % and this verdict.
 OPAQUE = "work not known"
+# A call that moves no data and computes nothing (a view, ``core/other_ops.py``): its time is
+# the call's own cost, so a % would be its bytes, 0, over its time. No %, and this verdict.
+NO_DATA = "moves no data"
+# A call whose FLOPs are counted in a type no ceiling was measured for (an int8 GEMM's integer
+# operations, fp64): judged on its bytes alone it would be called memory-bound. No %.
+NO_CEILING = "no ceiling for its type"
 # Categories whose kernels get no % without a FLOP count: (verdict, what the limit line says).
 NOT_JUDGED = {**{c: (UNCOUNTED, "its FLOPs, not counted") for c in FLOP_TEMPLATES},
               "extern_custom": (OPAQUE, "its work, not known")}
@@ -177,6 +183,8 @@ def kernel_roof(k: Any, ceilings: Ceilings | None, device: str) -> KernelRoof:
     """The figures of one kernel (see the module docstring)."""
     if k.bytes is None or k.ms <= 0:
         return KernelRoof(None, None, None, None, None)
+    if k.bytes == 0 and not k.flops:
+        return KernelRoof(None, None, None, None, NO_DATA, "its work: none")
     seconds = k.ms / 1e3
     gbps = k.bytes / seconds / 1e9
     if not k.flops and (unjudged := NOT_JUDGED.get(getattr(k, "category", None))) is not None:
@@ -186,6 +194,8 @@ def kernel_roof(k: Any, ceilings: Ceilings | None, device: str) -> KernelRoof:
     if ceilings is None or not ceilings.gbps:
         return KernelRoof(gbps, tflops, intensity, None, None)
     peak_flops = ceilings.flops_for(k.compute) if k.flops else None
+    if k.flops and not peak_flops:
+        return KernelRoof(gbps, tflops, intensity, None, NO_CEILING, f"{k.compute or 'its type'}: none")
     if tflops is not None and peak_flops and intensity is not None:
         roof = min(peak_flops, intensity * ceilings.gbps / 1e3)
         bound = COMPUTE if intensity * ceilings.gbps / 1e3 >= peak_flops else MEMORY

@@ -41,8 +41,13 @@ _KERNEL_PATH = re.compile(r"^# kernel path: (?P<path>\S+)\s*$")
 _HEURISTIC = re.compile(r"@triton_heuristics\.(\w+)\(")
 _RECORD = re.compile(r'RAIIAtenRecordFunctionHandle\s+\w+\(\s*"([^"]+)"')
 _EXTERN_CALL = re.compile(
-    r"^\s+(?:\w+\s*=\s*)?(?P<callee>extern_kernels\.\w+|aten\.[\w.]+|torch\.ops\.[\w.]+)\("
+    r"^\s+(?:(?P<lhs>\w+)\s*=\s*)?(?P<callee>extern_kernels\.\w+|aten\.[\w.]+|torch\.ops\.[\w.]+)"
+    r"\((?P<args>.*)$"
 )
+# ``buf3.copy_(buf4, False)`` (torch 2.5: ``buf3.copy_(buf4)``): a copy Inductor writes as a method
+# of its destination (between devices, or into a complex tensor); the profiler names it aten::copy_
+_COPY_INTO = re.compile(r"^\s+(?P<into>\w+)\.copy_\((?P<args>.*)$")
+COPY_CALLEE = "aten.copy_"
 _QUOTES = ("'''", "r'''", '"""', 'r"""')
 _PARTITION_CALL = re.compile(r"\bself\.partitions\[(?P<index>\d+)\]\(")
 _PARTITION_LIST = re.compile(r"^\w+\s*=\s*Runner\(partitions=\[(?P<names>[^\]]*)\]\)", re.M)
@@ -71,6 +76,25 @@ class ExternCall:
     callee: str  # e.g. "extern_kernels.addmm", "aten.convolution_backward"
     aten_ops: list[str] = field(default_factory=list)
     source_nodes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ExternLine:
+    """An extern call as its line in the module writes it."""
+
+    callee: str  # ``extern_kernels.mm``, ``torch.ops.aten._fft_c2c.default``, ``aten.copy_``
+    args: str  # the text after its opening parenthesis; a copy's destination first
+    lhs: str | None = None  # the name its result is assigned to
+    into: str | None = None  # the buffer a copy writes
+
+
+def extern_line(line: str) -> ExternLine | None:
+    """The extern call a line of a module's function makes, or None."""
+    if (m := _EXTERN_CALL.match(line)) is not None:
+        return ExternLine(m.group("callee"), m.group("args"), m.group("lhs"))
+    if (m := _COPY_INTO.match(line)) is not None:
+        return ExternLine(COPY_CALLEE, f"{m.group('into')}, {m.group('args')}", into=m.group("into"))
+    return None
 
 
 @dataclass
@@ -202,11 +226,10 @@ def parse_module(text: str) -> ModuleInfo:
         if om:
             pending = (_split_list(om.group("nodes")), _split_list(om.group("aten")))
             continue
-        em = _EXTERN_CALL.match(ln)
-        if em:
-            nodes, aten = pending or ([], [])
-            externs.append(ExternCall(callee=em.group("callee"), aten_ops=aten, source_nodes=nodes))
-            pending = None
+        if (em := extern_line(ln)) is not None:
+            nodes, aten = (pending or ([], [])) if em.into is None else ([], [])
+            externs.append(ExternCall(callee=em.callee, aten_ops=aten, source_nodes=nodes))
+            pending = None if em.into is None else pending
             continue
         cm = _CALL_SITE.match(ln)
         if cm and cm.group(1) in kernels and pending:
@@ -333,8 +356,8 @@ def partitioning(lines: list[str], names: list[str], kernels: dict[str, KernelIn
         ln = lines[i]
         if (pm := _PARTITION_CALL.search(ln)) is not None:
             order.append(int(pm.group("index")))
-        elif (em := _EXTERN_CALL.match(ln)) is not None:
-            eager.append(EagerCall(em.group("callee"), len(order)))
+        elif (em := extern_line(ln)) is not None:
+            eager.append(EagerCall(em.callee, len(order)))
         elif (cm := _CALL_SITE.match(ln)) is not None and cm.group(1) in kernels:
             eager.append(EagerCall(cm.group(1), len(order)))
     return Partitioning(len(names), order, eager)

@@ -11,18 +11,19 @@ from the run directory's files alone (pure; no torch), so ``report --reanalyze``
   ``estimate_kernel_num_bytes`` follows. A C++ GEMM template (``gemm_m64n512k256``) does
   2·M·N·K FLOPs. Other generated kernels: no FLOP count (their arithmetic is a few operations
   per element; the memory side is what bounds them).
-- **extern calls** from their argument shapes: ``mm`` / ``addmm`` 2·M·N·K, ``bmm`` / ``baddbmm``
-  2·B·M·N·K (the bias add is not counted), ``convolution`` 2·(output elements)·(weight
-  elements per output channel) (transposed: 2·(input elements)·(weight elements per input
-  channel), as torch's ``flop_counter``), ``convolution_backward`` that once per gradient asked for,
-  scaled-dot-product attention 4·B·H·L·S·E forward and the five products of its backward; bytes
-  are every tensor argument and the result once (attention's: its output and float32
-  logsumexp, or the three gradients; another op's: the tensor it returns, as the module
-  asserts it after the call). The oneDNN and MKL ops of CPU freezing likewise:
-  ``mkldnn._convolution_pointwise`` (and its fused ``binary`` forms) as a convolution,
-  ``mkldnn._linear_pointwise`` and ``mkl._mkl_linear`` as 2·M·N·K, the latter's weight read
-  as much as the original weight holds (its packed copy is a padded buffer of MKL's layout).
-  Other ops, custom ops among them: no FLOP count.
+- **extern calls** from their argument shapes: ``mm`` / ``addmm`` 2·M·N·K (``_int_mm``: integer
+  operations), ``bmm`` / ``baddbmm`` 2·B·M·N·K (the bias add is not counted), ``convolution``
+  2·(output elements)·(weight elements per output channel) (transposed: 2·(input
+  elements)·(weight elements per input channel), as torch's ``flop_counter``),
+  ``convolution_backward`` that once per gradient asked for, scaled-dot-product attention
+  4·B·H·L·S·E forward and the five products of its backward; bytes are every tensor argument and
+  the result once (attention's: its output and float32 logsumexp, or the three gradients;
+  another op's: the tensor it returns, as the module asserts it after the call). The oneDNN and
+  MKL ops of CPU freezing likewise: ``mkldnn._convolution_pointwise`` (and its fused ``binary``
+  forms) as a convolution, ``mkldnn._linear_pointwise`` and ``mkl._mkl_linear`` as 2·M·N·K, the
+  latter's weight read as much as the original weight holds (its packed copy is a padded buffer
+  of MKL's layout). FFTs by the FFT benchmarks' convention, views as no bytes
+  (``core/other_ops.py``). Other ops, custom ops among them: no FLOP count.
 
 A count is per iteration: the sum over the kernel's (or the op's) calls in ``call()``.
 """
@@ -36,12 +37,14 @@ from dataclasses import dataclass
 from .buffers import CallArgs, Tensor, dtype_bytes, float_kind, module_calls
 from .kernel_space import elements_reached, reach
 from .modparse import KernelInfo, ModuleInfo
+from .other_ops import fft_flops, is_view
 from .peaks import compute_type
 
 # How a count was made, as the report says it.
 FROM_INDUCTOR = "Inductor's kernel_num_gb"
 FROM_BUFFERS = "its buffers"
 FROM_SHAPES = "its shapes"
+INT8 = "int8"  # ``_int_mm``'s operations: integer multiply-adds, held against no ceiling
 
 
 @dataclass
@@ -145,7 +148,7 @@ def _matmul_flops(op: str, ts: list[Tensor | None]) -> float | None:
     da, db = _dims(a), _dims(b)
     if da is None or db is None:
         return None
-    if op in ("mm", "addmm") and len(da) == 2 and len(db) == 2:
+    if op in ("mm", "addmm", "_int_mm") and len(da) == 2 and len(db) == 2:
         return 2.0 * da[0] * db[1] * da[1]
     if op in ("bmm", "baddbmm") and len(da) == 3 and len(db) == 3:
         return 2.0 * da[0] * da[1] * db[2] * da[2]
@@ -260,12 +263,13 @@ def _attention(op: str, ts: list[Tensor | None]) -> tuple[float | None, float]:
 
 def extern_op(callee: str) -> str:
     """``extern_kernels.addmm`` -> ``addmm``; ``aten.convolution_backward.default`` ->
-    ``convolution_backward``; ``torch.ops.aten._scaled_dot_product_flash_attention.default``
-    -> ``_scaled_dot_product_flash_attention``."""
+    ``convolution_backward``; ``aten.view.dtype`` -> ``view``;
+    ``torch.ops.aten._scaled_dot_product_flash_attention.default`` ->
+    ``_scaled_dot_product_flash_attention``."""
     parts = callee.split(".")
-    if parts[0] == "extern_kernels":
-        return parts[1]
-    return parts[-2] if len(parts) >= 3 and parts[-1] in ("default", "out", "Tensor") else parts[-1]
+    if parts[:2] == ["torch", "ops"] and len(parts) >= 4:  # torch.ops.<namespace>.<op>[.<overload>]
+        return parts[3]
+    return parts[1] if len(parts) >= 2 else parts[0]  # extern_kernels.<op>, aten.<op>[.<overload>]
 
 
 # The oneDNN and MKL ops CPU freezing writes (``torch.ops.mkldnn._convolution_pointwise.default``
@@ -340,13 +344,15 @@ def extern_work(call: CallArgs) -> Work:
     if (onednn := onednn_work(call)) is not None:
         return onednn
     op = extern_op(call.name)
+    if is_view(op):
+        return Work(0.0, None, None, FROM_SHAPES)
     tensors = [t for t in call.tensors if t is not None]
     sizes = [_nbytes(t) for t in tensors] + ([_nbytes(call.out)] if call.out is not None else [])
     known = [n for n in sizes if n is not None]
     moved = float(sum(known)) if known and len(known) == len(sizes) else None
     flops: float | None = None
     returned = 0.0
-    if op in ("mm", "addmm", "bmm", "baddbmm"):
+    if op in ("mm", "addmm", "bmm", "baddbmm", "_int_mm"):
         flops = _matmul_flops(op, call.tensors)
     elif op == "convolution":
         flops, returned = _conv(call)
@@ -354,12 +360,14 @@ def extern_work(call: CallArgs) -> Work:
         flops, returned = _conv_backward(call)
     elif "attention" in op:
         flops, returned = _attention(op, call.tensors)
+    else:
+        flops = fft_flops(op, call)
     if not returned and call.out is None and call.returned is not None:
         returned = float(_nbytes(call.returned) or 0)  # written once: what the call returns
     if moved is not None:
         moved += returned
     kinds = [k for t in tensors if (k := float_kind(t.dtype))]
-    return Work(moved, flops, compute_type(kinds), FROM_SHAPES)
+    return Work(moved, flops, INT8 if op == "_int_mm" else compute_type(kinds), FROM_SHAPES)
 
 
 def call_work(module: ModuleInfo, text: str,

@@ -1,0 +1,63 @@
+"""What extern calls of ATen ops other than GEMMs, convolutions and attention move and compute
+(pure; no torch).
+
+- **Views** (``view_as_real``, ``view_as_complex``, ``as_strided`` ...) move no data: Inductor
+  calls one where it cannot express the view itself (a complex tensor's), and its time is the
+  call's own cost. Counted as 0 bytes, they get no % of a limit (``core/ceilings.py``).
+- **FFTs** (``_fft_c2c``, ``_fft_r2c``, ``_fft_c2r``, what ``torch.fft`` lowers to) by the
+  convention FFT benchmarks use (FFTW's, cuFFT's): a complex transform of N points does
+  5·N·log₂N FLOPs, a real one 2.5·N·log₂N, once per transform of the batch (N: the product of
+  the transformed dimensions' sizes). Their bytes are the tensors' own, as for other ops.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from .buffers import CallArgs, Tensor
+
+VIEW_OPS = frozenset({
+    "view", "_unsafe_view", "view_as", "view_as_real", "view_as_complex", "as_strided", "alias",
+    "_reshape_alias", "expand", "permute", "transpose", "t", "select", "slice", "squeeze",
+    "unsqueeze", "unfold", "diagonal", "narrow", "split", "split_with_sizes", "unbind", "detach",
+    "real", "imag", "_conj", "_neg_view", "lift_fresh",
+})
+# per point and log₂ of the points: complex transforms, and real ones (half the work)
+_FFT_RATE = {"_fft_c2c": 5.0, "_fft_r2c": 2.5, "_fft_c2r": 2.5}
+
+
+def is_view(op: str) -> bool:
+    return op in VIEW_OPS
+
+
+def fft_flops(op: str, call: CallArgs) -> float | None:
+    """An FFT call's FLOPs (see the module docstring); None for other ops, or where its input's
+    shape or the dimensions it transforms are not known."""
+    rate = _FFT_RATE.get(op)
+    x: Tensor | None = call.tensors[0] if call.tensors else None
+    if rate is None or x is None or x.shape is None or len(call.args) < 2:
+        return None
+    dims = [int(d) for d in re.findall(r"-?\d+", call.args[1])]
+    shape = list(x.shape)
+    if not dims or any(not -len(shape) <= d < len(shape) for d in dims):
+        return None
+    dims = [d % len(shape) for d in dims]
+    if op == "_fft_c2r":  # the real output's last transformed size is its own argument
+        last = _int_arg(call, 3, "last_dim_size")
+        if last is None:
+            return None
+        shape[dims[-1]] = last
+    points = math.prod(shape[d] for d in dims)
+    if points <= 1:
+        return 0.0
+    return rate * math.prod(shape) * math.log2(points)
+
+
+def _int_arg(call: CallArgs, position: int, name: str) -> int | None:
+    """An integer argument, by keyword or position; a size symbol at the harness's size."""
+    if name not in call.kwargs and position < len(call.values) and call.values[position] is not None:
+        return call.values[position]
+    text = call.kwargs.get(name) if name in call.kwargs else (
+        call.args[position] if position < len(call.args) else None)
+    return int(text) if text is not None and re.fullmatch(r"\d+", text.strip()) else None

@@ -1,0 +1,150 @@
+"""Extern calls of ATen ops other than GEMMs, convolutions and attention. The copy Inductor
+writes as a method of its destination (``buf3.copy_(buf4, False)``, into a complex tensor) is an
+extern call like the others, with its call site, source line, module and bytes; FFT calls count
+their FLOPs by the FFT benchmarks' convention; views move no data and get no % of a limit; an
+int8 GEMM counts its operations and is held against no float ceiling (core/modparse.extern_line,
+core/other_ops.py, core/ceilings.py). On the real modules torch 2.13.0+cpu wrote for
+tests/fixtures/other_ops/ (its README)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from inductor_bench.core.attribution import call_origins
+from inductor_bench.core.callsites import parse_calls
+from inductor_bench.core.ceilings import NO_CEILING, NO_DATA, Ceilings, kernel_roof
+from inductor_bench.core.modparse import COPY_CALLEE, extern_line, parse_module
+from inductor_bench.core.results import KernelStat
+from inductor_bench.core.work import INT8, call_work
+from inductor_bench.render.roofline import bound_words
+
+from .conftest import FIXTURES
+
+HERE = FIXTURES / "other_ops"
+MODULE = HERE / "fft_inference.py"
+B, S, D = 16, 64, 128  # the model's input: batch, rows, features (fft_model.py)
+COMPLEX64, FP32, INT32 = 8, 4, 4
+CEIL = Ceilings("test device", gbps=15.8, tflops={"fp32": 0.08})
+
+
+def _module():
+    text = MODULE.read_text()
+    return text, parse_module(text)
+
+
+def test_a_copy_written_as_a_method_is_an_extern_call_writing_its_destination():
+    text, module = _module()
+    calls = parse_calls(text, module)
+    externs = [(c.name, c.written) for c in calls if c.extern]
+    assert externs[:4] == [
+        (COPY_CALLEE, ["buf3"]), ("torch.ops.aten._fft_c2c.default", ["buf6"]),
+        ("torch.ops.aten.view_as_real.default", ["buf8"]), ("extern_kernels.mm", ["buf11"]),
+    ]
+    assert [c.callee for c in module.externs].count(COPY_CALLEE) == 2  # one per block
+    assert [c.index for c in calls if c.extern] == list(range(8))
+
+
+@pytest.mark.parametrize("line, args", [
+    ("        buf3.copy_(buf4, False)", "buf3, buf4, False)"),  # torch 2.6 and later
+    ("        buf3.copy_(buf4)", "buf3, buf4)"),  # torch 2.5
+])
+def test_both_spellings_of_the_copy_are_read(line, args):
+    e = extern_line(line)
+    assert e is not None and (e.callee, e.into, e.lhs, e.args) == (COPY_CALLEE, "buf3", None, args)
+
+
+def test_other_extern_lines_keep_their_result_and_arguments():
+    e = extern_line("        buf6 = torch.ops.aten._fft_c2c.default(buf3, [1, 2], 0, True)")
+    assert e is not None and (e.callee, e.lhs, e.into) == ("torch.ops.aten._fft_c2c.default", "buf6", None)
+    assert extern_line("        buf3 = buf2; del buf2  # reuse") is None
+    assert extern_line("        cpp_fused_native_layer_norm_0(buf1, arg2_1)") is None
+
+
+def test_the_copy_takes_the_conversion_s_line_and_module_not_the_layer_norm_s():
+    """The record lists the copy's origins as every node back to the last realized buffer (the
+    layer norm's too) and names no node of its own op: it takes the conversion alone, the
+    ``.to(torch.complex64)`` of block 0 and of block 1, both on the model's line 11."""
+    text, module = _module()
+    calls = parse_calls(text, module)
+    record = json.loads((HERE / "fft_inference.sources.json").read_text())
+    origins, shapes = call_origins(calls, record)
+    copies = [i for i, c in enumerate(calls) if c.name == COPY_CALLEE]
+    got = [(origins[i].modules, [ln.line for ln in origins[i].lines]) for i in copies]
+    assert got == [(["0"], [11]), (["1"], [11])]
+    assert [shapes[i] for i in copies] == [[f"{B}x{S}x{D}"] * 2] * 2
+
+
+def test_the_copy_moves_its_source_and_its_complex_destination():
+    text, module = _module()
+    copies = [w for c, w in call_work(module, text) if c.name == COPY_CALLEE]
+    assert [w.bytes for w in copies] == [B * S * D * (FP32 + COMPLEX64)] * 2
+    assert all(w.flops is None for w in copies)
+
+
+def test_an_fft_counts_five_n_log_n_per_transform_and_reads_and_writes_complex():
+    """``fft2`` over the last two dimensions of (16, 64, 128): 16 transforms of 64·128 points,
+    5·N·log₂N FLOPs each; it reads its complex input and writes a complex result of its shape."""
+    text, module = _module()
+    ffts = [w for c, w in call_work(module, text) if "_fft_c2c" in c.name]
+    n = S * D
+    assert [w.flops for w in ffts] == [pytest.approx(B * 5 * n * math.log2(n))] * 2
+    assert [w.bytes for w in ffts] == [2 * B * S * D * COMPLEX64] * 2
+    assert {w.compute for w in ffts} == {"fp32"}
+
+
+def test_a_view_moves_no_data_and_is_not_judged():
+    text, module = _module()
+    views = [w for c, w in call_work(module, text) if "view_as_real" in c.name]
+    assert [(w.bytes, w.flops) for w in views] == [(0.0, None)] * 2
+    k = KernelStat("aten::view_as_real", "extern_other", 2.0, 0.03, bytes=0.0)
+    roof = kernel_roof(k, CEIL, "cpu")
+    assert (roof.pct, roof.bound, roof.gbps) == (None, NO_DATA, None)
+    assert bound_words(roof) == "- (a view: moves no data)"
+
+
+def test_real_and_inverse_ffts_count_half_the_work():
+    """``rfft`` of (8, 1024) along its last dimension: 2.5·N·log₂N per row; ``irfft`` back to 1024
+    points from the 513 of a one-sided spectrum: the real output's size counts (its argument)."""
+    from inductor_bench.core.buffers import CallArgs, Tensor
+    from inductor_bench.core.other_ops import fft_flops
+
+    r2c = CallArgs("torch.ops.aten._fft_r2c.default", True, ["buf0", "[1]", "0", "True"], {},
+                   tensors=[Tensor((8, 1024), "float32"), None, None, None])
+    c2r = CallArgs("torch.ops.aten._fft_c2r.default", True, ["buf1", "[1]", "2", "1024"], {},
+                   tensors=[Tensor((8, 513), "complex64"), None, None, None])
+    assert fft_flops("_fft_r2c", r2c) == pytest.approx(8 * 2.5 * 1024 * 10)
+    assert fft_flops("_fft_c2r", c2r) == pytest.approx(8 * 2.5 * 1024 * 10)
+    assert fft_flops("_fft_c2c", CallArgs("x", True, ["buf0", "[5]", "0", "True"], {},
+                                          tensors=[Tensor((8, 1024), "complex64")])) is None
+
+
+def test_an_int8_gemm_counts_2mnk_operations_and_gets_no_float_verdict():
+    """``_int_mm`` of an int8 (64, 256) by an int8 (256, 256) into int32: 2·M·N·K integer
+    operations; held against the fp32 ceiling, or judged on its bytes, it would be called
+    0.2% of a limit it does not have."""
+    text = (HERE / "int8_inference.py").read_text()
+    module = parse_module(text)
+    gemms = [w for c, w in call_work(module, text) if c.name == "extern_kernels._int_mm"]
+    m, k, n = 64, 256, 256
+    assert [(w.flops, w.compute) for w in gemms] == [(2.0 * m * n * k, INT8)] * 2
+    assert [w.bytes for w in gemms] == [m * k + k * n + m * n * INT32] * 2  # int8 in, int32 out
+    stat = KernelStat("aten::_int_mm", "extern_gemm", 1.0, 4.2, bytes=gemms[0].bytes,
+                      flops=gemms[0].flops, compute=INT8)
+    roof = kernel_roof(stat, CEIL, "cpu")
+    assert (roof.pct, roof.bound) == (None, NO_CEILING)
+    assert roof.tflops == pytest.approx(2.0 * m * n * k / 4.2e-3 / 1e12)
+    assert bound_words(roof) == "- (no ceiling for its compute type)"
+
+
+@pytest.mark.parametrize("callee, op", [
+    ("extern_kernels.addmm", "addmm"), ("aten.convolution_backward.default", "convolution_backward"),
+    ("aten.copy_", "copy_"), ("aten.view.dtype", "view"), ("torch.ops.aten._fft_c2c.default", "_fft_c2c"),
+    ("torch.ops.mkldnn._linear_pointwise.binary", "_linear_pointwise"), ("torch.ops.aten.view_as_real", "view_as_real"),
+])
+def test_the_op_of_an_extern_callee_whatever_its_overload(callee, op):
+    from inductor_bench.core.work import extern_op
+
+    assert extern_op(callee) == op
