@@ -142,9 +142,57 @@ def test_an_int8_gemm_counts_2mnk_operations_and_gets_no_float_verdict():
 @pytest.mark.parametrize("callee, op", [
     ("extern_kernels.addmm", "addmm"), ("aten.convolution_backward.default", "convolution_backward"),
     ("aten.copy_", "copy_"), ("aten.view.dtype", "view"), ("torch.ops.aten._fft_c2c.default", "_fft_c2c"),
-    ("torch.ops.mkldnn._linear_pointwise.binary", "_linear_pointwise"), ("torch.ops.aten.view_as_real", "view_as_real"),
+    ("torch.ops.mkldnn._linear_pointwise.binary", "_linear_pointwise"),
+    ("torch.ops.aten.view_as_real", "view_as_real"),
 ])
 def test_the_op_of_an_extern_callee_whatever_its_overload(callee, op):
     from inductor_bench.core.work import extern_op
 
     assert extern_op(callee) == op
+
+
+def _gemms(module_file: str, callee: str):
+    text = (HERE / module_file).read_text()
+    return [w for c, w in call_work(parse_module(text), text) if c.name == callee]
+
+
+def test_an_fp8_scaled_gemm_counts_2mnk_held_against_the_fp8_ceiling_not_its_scales():
+    """``_scaled_mm`` of a (64, 256) by a (256, 256) float8_e4m3fn with two float32 scales, into
+    bfloat16: its type is its operands' (fp8), not the scales' float32 (the widest input), so on
+    a device with an fp8 ceiling it is held against that one, and here, with none, gets no %."""
+    gemms = _gemms("fp8_inference.py", "extern_kernels._scaled_mm")
+    m, k, n = 64, 256, 256
+    assert [(w.flops, w.compute) for w in gemms] == [(2.0 * m * n * k, "fp8")] * 2
+    assert [w.bytes for w in gemms] == [m * k + k * n + 2 * FP32 + m * n * 2] * 2  # fp8, scales, bf16 out
+    stat = KernelStat("aten::_scaled_mm", "extern_gemm", 1.0, 0.85, bytes=gemms[0].bytes,
+                      flops=gemms[0].flops, compute="fp8")
+    assert kernel_roof(stat, CEIL, "cpu").bound == NO_CEILING
+    fp8 = Ceilings("test device", gbps=15.8, tflops={"fp32": 0.08, "fp8": 0.2})
+    roof = kernel_roof(stat, fp8, "cpu")
+    assert roof.pct == pytest.approx(100.0 * (2.0 * m * n * k / 0.85e-3 / 1e12) / 0.2)
+    assert roof.bound == "compute"
+
+
+def test_a_grouped_gemm_counts_every_token_once_whatever_the_offsets():
+    """A mixture of experts' ``_grouped_mm``: 64 tokens (64, 128) sorted by expert, each group
+    multiplied by its expert's (128, 96) of a (4, 128, 96): 2·64·128·96 however the offsets
+    split the tokens; it reads the tokens, every expert's weight and the 4 offsets, and writes
+    (64, 96) bfloat16."""
+    (w,) = _gemms("grouped_inference.py", "extern_kernels._grouped_mm")
+    assert (w.flops, w.compute) == (2.0 * 64 * 128 * 96, "fp16/bf16")
+    assert w.bytes == 2 * (64 * 128 + 4 * 128 * 96 + 64 * 96) + 4 * 4
+
+
+@pytest.mark.parametrize("a, b, flops", [
+    ((64, 128), (4, 128, 96), 2 * 64 * 128 * 96),  # tokens sorted by expert
+    ((4, 16, 128), (4, 128, 96), 2 * 4 * 16 * 128 * 96),  # a batch per group
+    ((64, 512), (512, 96), 2 * 64 * 512 * 96),  # groups along K
+    ((4, 16, 128), (128, 384), 2 * 16 * 128 * 384),  # groups along N
+])
+def test_each_form_of_a_grouped_gemm(a, b, flops):
+    from inductor_bench.core.buffers import Tensor
+    from inductor_bench.core.other_ops import gemm_flops
+
+    assert gemm_flops("_grouped_mm", [Tensor(a, "bfloat16"), Tensor(b, "bfloat16")]) == flops
+    same_rank = flops if len(a) == len(b) else None  # mm and bmm take only those
+    assert gemm_flops("mm", [Tensor(a, "float32"), Tensor(b, "float32")]) == same_rank

@@ -1,6 +1,12 @@
-"""What extern calls of ATen ops other than GEMMs, convolutions and attention move and compute
-(pure; no torch).
+"""What extern calls of ATen ops other than convolutions and attention compute (pure; no torch).
 
+- **GEMMs** (``mm``, ``addmm``, ``bmm``, ``baddbmm``, ``_int_mm``, the fp8 ``_scaled_mm``, and
+  the grouped GEMMs of mixtures of experts, ``_grouped_mm`` and ``_scaled_grouped_mm``):
+  2·M·N·K, 2·B·M·N·K for batches (the bias add is not counted), held against the type of their
+  two operands (not a float32 scale's). A grouped GEMM's groups split one of its dimensions
+  among them, by offsets known only at run time, but their sum is the tensor's: a 2-D by 3-D
+  one (tokens sorted by expert, one weight per expert) does 2·(all tokens)·K·N, a 2-D by 2-D
+  one (groups along K) 2·M·(all of K)·N, a 3-D by 2-D one 2·M·K·(all of N).
 - **Views** (``view_as_real``, ``view_as_complex``, ``as_strided`` ...) move no data: Inductor
   calls one where it cannot express the view itself (a complex tensor's), and its time is the
   call's own cost. Counted as 0 bytes, they get no % of a limit (``core/ceilings.py``).
@@ -23,12 +29,37 @@ VIEW_OPS = frozenset({
     "unsqueeze", "unfold", "diagonal", "narrow", "split", "split_with_sizes", "unbind", "detach",
     "real", "imag", "_conj", "_neg_view", "lift_fresh",
 })
+# the positions of a GEMM's two operands
+GEMM_OPERANDS = {"mm": (0, 1), "bmm": (0, 1), "addmm": (1, 2), "baddbmm": (1, 2), "_int_mm": (0, 1),
+                 "_scaled_mm": (0, 1), "_grouped_mm": (0, 1), "_scaled_grouped_mm": (0, 1)}
+_GROUPED = ("_grouped_mm", "_scaled_grouped_mm")
 # per point and log₂ of the points: complex transforms, and real ones (half the work)
 _FFT_RATE = {"_fft_c2c": 5.0, "_fft_r2c": 2.5, "_fft_c2r": 2.5}
 
 
 def is_view(op: str) -> bool:
     return op in VIEW_OPS
+
+
+def gemm_operands(op: str, ts: list[Tensor | None]) -> list[Tensor | None]:
+    return [ts[i] if i < len(ts) else None for i in GEMM_OPERANDS[op]]
+
+
+def gemm_flops(op: str, ts: list[Tensor | None]) -> float | None:
+    """A GEMM call's FLOPs from its operands' shapes (see the module docstring); None where
+    they are not known or not of a form it takes."""
+    a, b = (t.shape if t is not None else None for t in gemm_operands(op, ts))
+    if a is None or b is None:
+        return None
+    if len(a) == 2 and len(b) == 2:
+        return 2.0 * a[0] * a[1] * b[1]
+    if len(a) == 3 and len(b) == 3:
+        return 2.0 * a[0] * a[1] * a[2] * b[2]
+    if op in _GROUPED and len(a) == 2 and len(b) == 3:
+        return 2.0 * a[0] * a[1] * b[2]
+    if op in _GROUPED and len(a) == 3 and len(b) == 2:
+        return 2.0 * a[1] * a[2] * b[1]
+    return None
 
 
 def fft_flops(op: str, call: CallArgs) -> float | None:

@@ -11,9 +11,9 @@ from the run directory's files alone (pure; no torch), so ``report --reanalyze``
   ``estimate_kernel_num_bytes`` follows. A C++ GEMM template (``gemm_m64n512k256``) does
   2·M·N·K FLOPs. Other generated kernels: no FLOP count (their arithmetic is a few operations
   per element; the memory side is what bounds them).
-- **extern calls** from their argument shapes: ``mm`` / ``addmm`` 2·M·N·K (``_int_mm``: integer
-  operations), ``bmm`` / ``baddbmm`` 2·B·M·N·K (the bias add is not counted), ``convolution``
-  2·(output elements)·(weight elements per output channel) (transposed: 2·(input
+- **extern calls** from their argument shapes: GEMMs (``mm``, ``bmm``, ``_int_mm``'s integer
+  operations, fp8 ``_scaled_mm``, grouped) 2·M·N·K per product (``core/other_ops.py``),
+  ``convolution`` 2·(output elements)·(weight elements per output channel) (transposed: 2·(input
   elements)·(weight elements per input channel), as torch's ``flop_counter``),
   ``convolution_backward`` that once per gradient asked for, scaled-dot-product attention
   4·B·H·L·S·E forward and the five products of its backward; bytes are every tensor argument and
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from .buffers import CallArgs, Tensor, dtype_bytes, float_kind, module_calls
 from .kernel_space import elements_reached, reach
 from .modparse import KernelInfo, ModuleInfo
-from .other_ops import fft_flops, is_view
+from .other_ops import GEMM_OPERANDS, fft_flops, gemm_flops, gemm_operands, is_view
 from .peaks import compute_type
 
 # How a count was made, as the report says it.
@@ -141,18 +141,6 @@ def _template_flops(k: KernelInfo) -> float | None:
 
 def _dims(t: Tensor | None) -> tuple[int, ...] | None:
     return t.shape if t is not None else None
-
-
-def _matmul_flops(op: str, ts: list[Tensor | None]) -> float | None:
-    a, b = (ts[1], ts[2]) if op in ("addmm", "baddbmm") and len(ts) >= 3 else (ts[:2] + [None, None])[:2]
-    da, db = _dims(a), _dims(b)
-    if da is None or db is None:
-        return None
-    if op in ("mm", "addmm", "_int_mm") and len(da) == 2 and len(db) == 2:
-        return 2.0 * da[0] * db[1] * da[1]
-    if op in ("bmm", "baddbmm") and len(da) == 3 and len(db) == 3:
-        return 2.0 * da[0] * da[1] * db[2] * da[2]
-    return None
 
 
 def conv_output_shape(x: tuple[int, ...], w: tuple[int, ...], stride: list[int],
@@ -352,8 +340,10 @@ def extern_work(call: CallArgs) -> Work:
     moved = float(sum(known)) if known and len(known) == len(sizes) else None
     flops: float | None = None
     returned = 0.0
-    if op in ("mm", "addmm", "bmm", "baddbmm", "_int_mm"):
-        flops = _matmul_flops(op, call.tensors)
+    typed = gemm_operands(op, call.tensors) if op in GEMM_OPERANDS else tensors  # not a GEMM's scales
+    kinds = [k for t in typed if t is not None and (k := float_kind(t.dtype))]
+    if op in GEMM_OPERANDS:
+        flops = gemm_flops(op, call.tensors)
     elif op == "convolution":
         flops, returned = _conv(call)
     elif op == "convolution_backward":
@@ -366,7 +356,6 @@ def extern_work(call: CallArgs) -> Work:
         returned = float(_nbytes(call.returned) or 0)  # written once: what the call returns
     if moved is not None:
         moved += returned
-    kinds = [k for t in tensors if (k := float_kind(t.dtype))]
     return Work(moved, flops, INT8 if op == "_int_mm" else compute_type(kinds), FROM_SHAPES)
 
 
