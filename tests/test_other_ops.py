@@ -196,3 +196,30 @@ def test_each_form_of_a_grouped_gemm(a, b, flops):
     assert gemm_flops("_grouped_mm", [Tensor(a, "bfloat16"), Tensor(b, "bfloat16")]) == flops
     same_rank = flops if len(a) == len(b) else None  # mm and bmm take only those
     assert gemm_flops("mm", [Tensor(a, "float32"), Tensor(b, "float32")]) == same_rank
+
+
+def test_a_fused_encoder_layer_counts_its_gemms_and_attention():
+    """``nn.TransformerEncoderLayer``'s fast path in inference, one call per layer: on 8 x 64
+    tokens of width 128 with 4 heads and a feed-forward of 256, the QKV projection 2·T·E·3E,
+    the output projection 2·T·E·E, the feed-forward 2·(2·T·E·F) and attention 4·B·L·L·E (T =
+    B·L tokens). Its bytes alone had called it 2% of the bandwidth."""
+    layers = _gemms("encoder_inference.py", "torch.ops.aten._transformer_encoder_layer_fwd.default")
+    b, length, e, f = 8, 64, 128, 256
+    t = b * length
+    expected = 2 * t * e * 3 * e + 2 * t * e * e + 2 * (2 * t * e * f) + 4 * b * length * length * e
+    assert [(w.flops, w.compute) for w in layers] == [(float(expected), "fp32")] * 2
+
+
+def test_a_fused_attention_of_a_query_over_a_longer_key():
+    """``_native_multi_head_attention`` (``nn.MultiheadAttention``'s fast path) of 32 queries
+    over 96 keys, batch 8, width 128: Q projected for the queries, K and V for the keys, the
+    two products over all heads, and the output projection."""
+    from inductor_bench.core.buffers import CallArgs, Tensor
+    from inductor_bench.core.other_ops import other_flops
+
+    ts = [Tensor((8, 32, 128), "float32"), Tensor((8, 96, 128), "float32"), Tensor((8, 96, 128), "float32"),
+          None, None, Tensor((384, 128), "float32"), Tensor((384,), "float32"), Tensor((128, 128), "float32")]
+    call = CallArgs("torch.ops.aten._native_multi_head_attention.default", True, ["x"] * 8, {}, tensors=ts)
+    b, lq, s, e = 8, 32, 96, 128
+    expected = 2 * b * lq * e * e + 2 * b * s * e * 2 * e + 4 * b * lq * s * e + 2 * b * lq * e * e
+    assert other_flops("_native_multi_head_attention", call) == expected

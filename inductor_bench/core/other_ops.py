@@ -10,6 +10,12 @@
 - **Views** (``view_as_real``, ``view_as_complex``, ``as_strided`` ...) move no data: Inductor
   calls one where it cannot express the view itself (a complex tensor's), and its time is the
   call's own cost. Counted as 0 bytes, they get no % of a limit (``core/ceilings.py``).
+- **Fused layers** that ``nn.TransformerEncoderLayer`` and ``nn.MultiheadAttention`` run in
+  inference (their fast path: ``_transformer_encoder_layer_fwd``,
+  ``_native_multi_head_attention``), which Inductor calls as they are: their projections'
+  GEMMs, 2·(tokens)·(in)·(out) each, and attention's two products, 4·B·L·S·E. Their norms,
+  softmax and activations are not counted; judged on their bytes alone they were "2% of the
+  bandwidth" for a layer that is GEMMs.
 - **FFTs** (``_fft_c2c``, ``_fft_r2c``, ``_fft_c2r``, what ``torch.fft`` lowers to) by the
   convention FFT benchmarks use (FFTW's, cuFFT's): a complex transform of N points does
   5·N·log₂N FLOPs, a real one 2.5·N·log₂N, once per transform of the batch (N: the product of
@@ -60,6 +66,36 @@ def gemm_flops(op: str, ts: list[Tensor | None]) -> float | None:
     if op in _GROUPED and len(a) == 3 and len(b) == 2:
         return 2.0 * a[1] * a[2] * b[1]
     return None
+
+
+def other_flops(op: str, call: CallArgs) -> float | None:
+    """An FFT's or a fused layer's FLOPs; None for other ops."""
+    if op in _FFT_RATE:
+        return fft_flops(op, call)
+    if op in _FUSED_LAYERS:
+        return _fused_layer_flops(op, call.tensors)
+    return None
+
+
+# the positions of (query, key, the weights of the GEMMs after attention's) in a fused layer's
+# arguments; the key's projections (K and V) are the thirds of the QKV weight past the first
+_FUSED_LAYERS = {
+    "_transformer_encoder_layer_fwd": (0, 0, 3, (5, 14, 16)),  # src; qkv, proj, ffn 1 and 2
+    "_native_multi_head_attention": (0, 1, 5, (7,)),  # query, key; qkv, proj
+}
+
+
+def _fused_layer_flops(op: str, ts: list[Tensor | None]) -> float | None:
+    q_at, k_at, qkv_at, after = _FUSED_LAYERS[op]
+    at = (q_at, k_at, qkv_at, *after)
+    shapes = [ts[i].shape if i < len(ts) and ts[i] is not None else None for i in at]
+    if any(sh is None or len(sh) < 2 for sh in shapes) or len(shapes[0]) > 3:
+        return None
+    q, k, qkv, *weights = shapes
+    batch, lq, e, s = (q[0] if len(q) == 3 else 1), q[-2], q[-1], k[-2]
+    flops = 2.0 * batch * (lq * e * (qkv[0] // 3) + s * e * 2 * (qkv[0] // 3))  # Q, then K and V
+    flops += 4.0 * batch * lq * s * e  # Q·Kᵀ and P·V, over all heads
+    return flops + sum(2.0 * batch * lq * w[0] * w[1] for w in weights)
 
 
 def fft_flops(op: str, call: CallArgs) -> float | None:

@@ -22,8 +22,9 @@ from the run directory's files alone (pure; no torch), so ``report --reanalyze``
   MKL ops of CPU freezing likewise: ``mkldnn._convolution_pointwise`` (and its fused ``binary``
   forms) as a convolution, ``mkldnn._linear_pointwise`` and ``mkl._mkl_linear`` as 2·M·N·K, the
   latter's weight read as much as the original weight holds (its packed copy is a padded buffer
-  of MKL's layout). FFTs by the FFT benchmarks' convention, views as no bytes
-  (``core/other_ops.py``). Other ops, custom ops among them: no FLOP count.
+  of MKL's layout). FFTs by the FFT benchmarks' convention, the fused layers of
+  ``nn.Transformer*`` inference, views as no bytes (``core/other_ops.py``). Other ops, custom
+  ops among them: no FLOP count.
 
 A count is per iteration: the sum over the kernel's (or the op's) calls in ``call()``.
 """
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 from .buffers import CallArgs, Tensor, dtype_bytes, float_kind, module_calls
 from .kernel_space import elements_reached, reach
 from .modparse import KernelInfo, ModuleInfo
-from .other_ops import GEMM_OPERANDS, fft_flops, gemm_flops, gemm_operands, is_view
+from .other_ops import GEMM_OPERANDS, gemm_flops, gemm_operands, is_view, other_flops
 from .peaks import compute_type
 
 # How a count was made, as the report says it.
@@ -351,7 +352,7 @@ def extern_work(call: CallArgs) -> Work:
     elif "attention" in op:
         flops, returned = _attention(op, call.tensors)
     else:
-        flops = fft_flops(op, call)
+        flops = other_flops(op, call)
     if not returned and call.out is None and call.returned is not None:
         returned = float(_nbytes(call.returned) or 0)  # written once: what the call returns
     if moved is not None:
