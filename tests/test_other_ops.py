@@ -105,20 +105,36 @@ def test_a_view_moves_no_data_and_is_not_judged():
     assert bound_words(roof) == "- (a view: moves no data)"
 
 
-def test_real_and_inverse_ffts_count_half_the_work():
-    """``rfft`` of (8, 1024) along its last dimension: 2.5·N·log₂N per row; ``irfft`` back to 1024
-    points from the 513 of a one-sided spectrum: the real output's size counts (its argument)."""
+def test_real_and_inverse_ffts_count_half_the_work_and_return_their_own_type():
+    """``rfft`` of (8, 1024) float32: 2.5·N·log₂N per row, returning a one-sided complex64
+    spectrum (8, 513); ``irfft`` back to 1024 points from it: the real output's size counts (its
+    argument), and it returns float32. Each result counted at its own type, not its input's."""
+    text = (HERE / "rfft_inference.py").read_text()
+    work = {c.name.split(".")[-2]: w for c, w in call_work(parse_module(text), text)}
+    rows, n, half = 8, 1024, 513
+    assert work["_fft_r2c"].flops == work["_fft_c2r"].flops == pytest.approx(rows * 2.5 * n * 10)
+    assert work["_fft_r2c"].bytes == rows * n * FP32 + rows * half * COMPLEX64
+    assert work["_fft_c2r"].bytes == rows * half * COMPLEX64 + rows * n * FP32
+    assert work["mul"].bytes == 2 * rows * half * COMPLEX64 + half * FP32  # complex times real weights
+
+
+def test_an_fft_of_a_dimension_it_does_not_have_is_not_counted():
     from inductor_bench.core.buffers import CallArgs, Tensor
     from inductor_bench.core.other_ops import fft_flops
 
-    r2c = CallArgs("torch.ops.aten._fft_r2c.default", True, ["buf0", "[1]", "0", "True"], {},
-                   tensors=[Tensor((8, 1024), "float32"), None, None, None])
-    c2r = CallArgs("torch.ops.aten._fft_c2r.default", True, ["buf1", "[1]", "2", "1024"], {},
-                   tensors=[Tensor((8, 513), "complex64"), None, None, None])
-    assert fft_flops("_fft_r2c", r2c) == pytest.approx(8 * 2.5 * 1024 * 10)
-    assert fft_flops("_fft_c2r", c2r) == pytest.approx(8 * 2.5 * 1024 * 10)
-    assert fft_flops("_fft_c2c", CallArgs("x", True, ["buf0", "[5]", "0", "True"], {},
-                                          tensors=[Tensor((8, 1024), "complex64")])) is None
+    call = CallArgs("x", True, ["buf0", "[5]", "0", "True"], {}, tensors=[Tensor((8, 1024), "complex64")])
+    assert fft_flops("_fft_c2c", call) is None
+
+
+def test_a_result_s_type_is_its_out_dtype_where_the_call_names_one():
+    from inductor_bench.core.buffers import CallArgs, Tensor, result_dtype
+
+    fp8 = [Tensor((64, 256), "float8_e4m3fn"), Tensor((256, 256), "float8_e4m3fn")]
+    named = CallArgs("torch.ops.aten._scaled_mm.default", True, ["a", "b"], {"out_dtype": "torch.bfloat16"},
+                     tensors=fp8)
+    assert result_dtype(named) == "bfloat16"
+    assert result_dtype(CallArgs("torch.ops.aten._grouped_mm.default", True, ["a", "b"], {"out_dtype": "None"},
+                                 tensors=[Tensor((64, 128), "bfloat16")])) == "bfloat16"
 
 
 def test_an_int8_gemm_counts_2mnk_operations_and_gets_no_float_verdict():
@@ -223,3 +239,18 @@ def test_a_fused_attention_of_a_query_over_a_longer_key():
     b, lq, s, e = 8, 32, 96, 128
     expected = 2 * b * lq * e * e + 2 * b * s * e * 2 * e + 4 * b * lq * s * e + 2 * b * lq * e * e
     assert other_flops("_native_multi_head_attention", call) == expected
+
+
+def test_the_fp8_gemm_count_is_what_torchs_flop_counter_counts():
+    """The independent measurement: torch's own ``FlopCounterMode`` over the same ``_scaled_mm``
+    (the fixture's shapes, run here on CPU)."""
+    torch = pytest.importorskip("torch")
+    from torch.utils.flop_counter import FlopCounterMode
+
+    a = torch.randn(64, 256).to(torch.float8_e4m3fn)
+    b = torch.randn(256, 256).to(torch.float8_e4m3fn).t().contiguous().t()  # column-major, as _scaled_mm wants
+    one = torch.tensor(1.0)
+    with FlopCounterMode(display=False) as counter:
+        torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+    (first, _) = _gemms("fp8_inference.py", "extern_kernels._scaled_mm")
+    assert first.flops == counter.get_total_flops() == 2 * 64 * 256 * 256

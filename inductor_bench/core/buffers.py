@@ -313,10 +313,26 @@ def module_calls(text: str, module: ModuleInfo,
         calls.append(call)
         returning = {call.result: call} if call.result and call.out is None else {}
         if call.result:
-            first = next((t for t in call.tensors if t is not None), None)
             shape = result_shape(call) if result_shape is not None else None
-            table.put(call.result, shape, first.dtype if first else None)
+            table.put(call.result, shape, result_dtype(call))
     return calls
+
+
+_COMPLEX_OF = {"float16": "complex32", "float32": "complex64", "float64": "complex128"}
+_REAL_OF = {c: r for r, c in _COMPLEX_OF.items()}
+
+
+def result_dtype(call: CallArgs) -> str | None:
+    """The element type an extern call returns: its ``out_dtype=``, a real FFT's complex type
+    (or back), else its first tensor's."""
+    if (m := _DTYPE.search(call.kwargs.get("out_dtype", ""))) is not None:
+        return m.group(1)
+    first = next((t.dtype for t in call.tensors if t is not None), None)
+    if "_fft_r2c" in call.name:
+        return _COMPLEX_OF.get(first or "", first)
+    if "_fft_c2r" in call.name:
+        return _REAL_OF.get(first or "", first)
+    return first
 
 
 def _follow_result(line: str, table: BufferTable, returning: dict[str, CallArgs]) -> None:
