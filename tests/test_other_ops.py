@@ -4,15 +4,19 @@ extern call like the others, with its call site, source line, module and bytes; 
 their FLOPs by the FFT benchmarks' convention; views move no data and get no % of a limit; an
 int8 GEMM counts its operations and is held against no float ceiling (core/modparse.extern_line,
 core/other_ops.py, core/ceilings.py). On the real modules torch 2.13.0+cpu wrote for
-tests/fixtures/other_ops/ (its README)."""
+tests/fixtures/other_ops/ (its README), and a real CPU run of the FFT model
+(tests/fixtures/runs/cpu_fft_inference: its breakdown.json as the analysis of that day wrote it,
+before copies were read as calls) analysed again from its saved trace."""
 
 from __future__ import annotations
 
 import json
 import math
+import shutil
 
 import pytest
 
+from inductor_bench.core.analysis import reanalyze
 from inductor_bench.core.attribution import call_origins
 from inductor_bench.core.callsites import parse_calls
 from inductor_bench.core.ceilings import NO_CEILING, NO_DATA, Ceilings, kernel_roof
@@ -254,3 +258,27 @@ def test_the_fp8_gemm_count_is_what_torchs_flop_counter_counts():
         torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
     (first, _) = _gemms("fp8_inference.py", "extern_kernels._scaled_mm")
     assert first.flops == counter.get_total_flops() == 2 * 64 * 256 * 256
+
+
+RUN = FIXTURES / "runs" / "cpu_fft_inference"
+
+
+def test_a_saved_run_analysed_again_splits_the_copies_by_call_site(tmp_path):
+    """The run's recorded analysis left its two copies one row with no source; analysed again
+    from the same trace each is a call site of its own block's line 11, the two sites add up to
+    the op's row, and the views get 0 bytes and no %."""
+    before = json.loads((RUN / "breakdown.json").read_text())["graphs"][0]
+    (copy_row,) = [k for k in before["kernels"] if k["name"] == "aten::copy_"]
+    assert "not one of its calls" in copy_row["origin"]["missing"]
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    result, done = reanalyze(run)
+    assert done == ["0-inference"]
+    g = result.graphs[0]
+    copies = [s for s in g.sites if s.kernel == "aten::copy_"]
+    assert [(s.index, s.origin.modules, [ln.line for ln in s.origin.lines]) for s in copies] == [
+        (0, ["0"], [11]), (4, ["1"], [11])]
+    (row,) = [k for k in g.kernels if k.name == "aten::copy_"]
+    assert sum(s.ms for s in copies) == pytest.approx(row.ms) and row.calls == 2
+    (views,) = [k for k in g.kernels if k.name == "aten::view_as_real"]
+    assert views.bytes == 0.0 and kernel_roof(views, CEIL, "cpu").bound == NO_DATA
