@@ -121,20 +121,32 @@ def call_origins(calls: list[Call], record: dict[str, Any]) -> tuple[dict[int, O
         if not ks:
             origins[i] = Origin(missing="the lowering record has no operation writing its buffers")
             continue
-        if c.extern:  # the operation running this op; a copy writes a buffer made before it
-            runs = [k for w in writers for k in w if all_ops[k].get("extern") == c.name]
-            e = next(iter(runs), next((k for k in ks if all_ops[k].get("extern")), ks[0]))
+        if c.extern:
+            e = _running(c, writers, ks, all_ops)
             shapes[i] = list(all_ops[e].get("shapes") or [])
-            runs_e = ran[e]
-            if all_ops[e].get("nodes") == all_ops[e].get("origins"):  # no node of its op was found
-                runs_e = [n for n in runs_e if n in own[e]] or runs_e  # (a copy into a complex tensor)
-            origins[i] = module_from_operands(origin_of(runs_e or own[e], nodes), own[e], nodes)
+            origins[i] = module_from_operands(origin_of(_nodes_run(all_ops[e], ran[e], own[e]), nodes),
+                                              own[e], nodes)
             continue
         names = []
         for k in ks:
             names += [n for n in own[k] if n not in names]
         origins[i] = origin_of(names, nodes)
     return origins, shapes
+
+
+def _running(c: Call, writers: list[list[int]], first: list[int], ops: list[dict[str, Any]]) -> int:
+    """The record's operation that runs extern call ``c``: of those writing its buffers, one
+    running its op (a copy writes a buffer an earlier operation made), else the first extern."""
+    runs = [k for w in writers for k in w if ops[k].get("extern") == c.name]
+    return next(iter(runs), next((k for k in first if ops[k].get("extern")), first[0]))
+
+
+def _nodes_run(op: dict[str, Any], ran: list[str], own: list[str]) -> list[str]:
+    """The FX nodes an extern operation runs; where the record found no node of its op (the
+    copy into a complex tensor a ``.to`` becomes), those of its origins left after piling up."""
+    if op.get("nodes") == op.get("origins"):
+        ran = [n for n in ran if n in own] or ran
+    return ran or own
 
 
 def _in_place_externs(calls: list[Call], ops: list[dict[str, Any]]) -> dict[int, int]:
