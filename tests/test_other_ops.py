@@ -282,3 +282,29 @@ def test_a_saved_run_analysed_again_splits_the_copies_by_call_site(tmp_path):
     assert sum(s.ms for s in copies) == pytest.approx(row.ms) and row.calls == 2
     (views,) = [k for k in g.kernels if k.name == "aten::view_as_real"]
     assert views.bytes == 0.0 and kernel_roof(views, CEIL, "cpu").bound == NO_DATA
+
+
+def test_a_linear_solve_counts_its_factorisation_and_substitutions():
+    """``torch.linalg.solve`` of a (256, 256) matrix against (256, 64): LU (2/3)·n³ and the two
+    triangular solves 2·n²·k, LAPACK's counts; judged on its bytes it was 1% of the bandwidth."""
+    (w,) = _gemms("solve_inference.py", "torch.ops.aten._linalg_solve_ex.default")
+    n, k = 256, 64
+    assert w.flops == pytest.approx(2 / 3 * n**3 + 2 * n * n * k) and w.compute == "fp32"
+
+
+@pytest.mark.parametrize("op, a, b, kwargs, flops", [
+    ("linalg_cholesky_ex", (4, 128, 128), None, {}, 4 * 128**3 / 3),
+    ("linalg_lu_factor_ex", (128, 128), None, {}, 2 * 128**3 / 3),
+    ("linalg_solve_triangular", (128, 128), (128, 16), {}, 128 * 128 * 16),
+    ("_linalg_solve_ex", (128, 128), (128,), {}, 2 * 128**3 / 3 + 2 * 128 * 128),  # one vector
+    ("_linalg_solve_ex", (128, 128), (16, 128), {"left": "False"}, 2 * 128**3 / 3 + 2 * 128 * 128 * 16),
+    ("_linalg_solve_ex", (128, 64), (128, 16), {}, None),  # not square: not a solve it counts
+])
+def test_each_linear_algebra_count(op, a, b, kwargs, flops):
+    from inductor_bench.core.buffers import CallArgs, Tensor
+    from inductor_bench.core.other_ops import other_flops
+
+    ts = [Tensor(a, "float32")] + ([Tensor(b, "float32")] if b else [])
+    call = CallArgs(f"torch.ops.aten.{op}.default", True, ["x"] * len(ts), kwargs, tensors=ts)
+    got = other_flops(op, call)
+    assert got == (pytest.approx(flops) if flops is not None else None)
