@@ -308,3 +308,26 @@ def test_each_linear_algebra_count(op, a, b, kwargs, flops):
     call = CallArgs(f"torch.ops.aten.{op}.default", True, ["x"] * len(ts), kwargs, tensors=ts)
     got = other_flops(op, call)
     assert got == (pytest.approx(flops) if flops is not None else None)
+
+
+def test_an_inverse_and_a_determinant_count_their_lu():
+    from inductor_bench.core.buffers import CallArgs, Tensor
+    from inductor_bench.core.other_ops import other_flops
+
+    a = [Tensor((2, 64, 64), "float32")]
+    assert other_flops("linalg_inv_ex", CallArgs("x", True, ["a"], {}, tensors=a)) == 2 * 2 * 64**3
+    assert other_flops("_linalg_det", CallArgs("x", True, ["a"], {}, tensors=a)) == pytest.approx(2 * 2 * 64**3 / 3)
+
+
+def test_an_svd_is_arithmetic_not_counted_not_a_memory_verdict():
+    """An SVD's work has no fixed count: on its bytes it would be called memory-bound far below
+    the bandwidth. It keeps its GB/s and gets no %; an ATen op that is a pass over its tensors
+    (an index) keeps its memory verdict."""
+    from inductor_bench.core.ceilings import ARITHMETIC
+
+    svd = KernelStat("aten::_linalg_svd", "extern_other", 1.0, 2.0, bytes=1e6)
+    roof = kernel_roof(svd, CEIL, "cpu")
+    assert (roof.pct, roof.bound, roof.gbps) == (None, ARITHMETIC, pytest.approx(1e6 / 2e-3 / 1e9))
+    assert bound_words(roof) == "- (its arithmetic: FLOPs not counted)"
+    index = KernelStat("aten::index", "extern_other", 1.0, 2.0, bytes=1e6)
+    assert kernel_roof(index, CEIL, "cpu").bound == "memory"

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .devices import DEVICE, HOST, backend
+from .other_ops import is_arithmetic
 from .peaks import COMPUTE_TYPES, FP32, lookup
 
 PEAKS_FILE = "peaks.json"  # in the run directory: what the roofline figures are held against
@@ -151,6 +152,9 @@ NO_DATA = "moves no data"
 # A call whose FLOPs are counted in a type no ceiling was measured for (an int8 GEMM's integer
 # operations, fp64): judged on its bytes alone it would be called memory-bound. No %.
 NO_CEILING = "no ceiling for its type"
+# An ATen op whose time is arithmetic no rule counts (an SVD, a recurrent layer:
+# ``other_ops.ARITHMETIC_OPS``): judged on its bytes it would be called memory-bound. No %.
+ARITHMETIC = "arithmetic not counted"
 # Categories whose kernels get no % without a FLOP count: (verdict, what the limit line says).
 NOT_JUDGED = {**{c: (UNCOUNTED, "its FLOPs, not counted") for c in FLOP_TEMPLATES},
               "extern_custom": (OPAQUE, "its work, not known")}
@@ -189,6 +193,8 @@ def kernel_roof(k: Any, ceilings: Ceilings | None, device: str) -> KernelRoof:
     gbps = k.bytes / seconds / 1e9
     if not k.flops and (unjudged := NOT_JUDGED.get(getattr(k, "category", None))) is not None:
         return KernelRoof(gbps, None, None, None, *unjudged)
+    if not k.flops and is_arithmetic(k.name):
+        return KernelRoof(gbps, None, None, None, ARITHMETIC, "its FLOPs, not counted")
     tflops = k.flops / seconds / 1e12 if k.flops else None
     intensity = k.flops / k.bytes if k.flops and k.bytes else None
     if ceilings is None or not ceilings.gbps:

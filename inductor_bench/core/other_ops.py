@@ -19,7 +19,10 @@
 - **Dense linear algebra** by LAPACK's operation counts: an LU factorisation of an n x n matrix
   (2/3)·n³ (``linalg_lu_factor_ex``), and ``_linalg_solve_ex`` that plus 2·n²·k to solve for k
   right-hand sides; a Cholesky factorisation n³/3; a triangular solve n²·k; per matrix of a
-  batch. Judged on its bytes a 256 x 256 solve was "1% of the bandwidth".
+  batch; an inverse 2·n³, a determinant its LU. Judged on its bytes a 256 x 256 solve was "1%
+  of the bandwidth". Decompositions without a fixed count (``svd``, ``eigh``, ``eig``, ``qr``,
+  the matrix exponential), pairwise distances and recurrent layers are arithmetic whose FLOPs
+  are not counted: ``ARITHMETIC_OPS``, which get no % (``core/ceilings.py``), not a memory one.
 - **FFTs** (``_fft_c2c``, ``_fft_r2c``, ``_fft_c2r``, what ``torch.fft`` lowers to) by the
   convention FFT benchmarks use (FFTW's, cuFFT's): a complex transform of N points does
   5·N·log₂N FLOPs, a real one 2.5·N·log₂N, once per transform of the batch (N: the product of
@@ -83,7 +86,20 @@ def other_flops(op: str, call: CallArgs) -> float | None:
     return None
 
 
-_LINALG = ("_linalg_solve_ex", "linalg_lu_factor_ex", "linalg_cholesky_ex", "linalg_solve_triangular")
+_LINALG = ("_linalg_solve_ex", "linalg_lu_factor_ex", "linalg_cholesky_ex", "linalg_solve_triangular",
+           "linalg_inv_ex", "_linalg_det", "_linalg_slogdet")
+# ATen ops whose time is arithmetic this module does not count (see the module docstring)
+ARITHMETIC_OPS = frozenset({
+    "_linalg_svd", "_linalg_eigh", "linalg_eig", "_linalg_eigvals", "linalg_qr", "linalg_householder_product",
+    "linalg_matrix_exp", "_cdist_forward", "_cdist_backward", "lstm", "gru", "rnn_tanh", "rnn_relu",
+    "mkldnn_rnn_layer", "_thnn_fused_lstm_cell", "_thnn_fused_gru_cell",
+})
+
+
+def is_arithmetic(op_row: str) -> bool:
+    """Whether a kernel row (``aten::_linalg_svd``) is one of ``ARITHMETIC_OPS``."""
+    ns, _, op = op_row.partition("::")
+    return ns == "aten" and op.split(" ")[0] in ARITHMETIC_OPS
 
 
 def _linalg_flops(op: str, call: CallArgs) -> float | None:
@@ -94,8 +110,10 @@ def _linalg_flops(op: str, call: CallArgs) -> float | None:
     n, batch = a[-1], math.prod(a[:-2])
     if op == "linalg_cholesky_ex":
         return batch * n**3 / 3.0
-    if op == "linalg_lu_factor_ex":
+    if op in ("linalg_lu_factor_ex", "_linalg_det", "_linalg_slogdet"):
         return batch * 2.0 * n**3 / 3.0
+    if op == "linalg_inv_ex":  # LU, then n right-hand sides
+        return batch * 2.0 * n**3
     b = ts[1].shape if len(ts) > 1 and ts[1] is not None else None
     if b is None:
         return None

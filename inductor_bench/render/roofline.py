@@ -6,7 +6,7 @@ before schema 4, or one whose measurement failed, which says why)."""
 from __future__ import annotations
 
 from ..core.categories import label, order
-from ..core.ceilings import NO_CEILING, NO_DATA, OPAQUE, UNCOUNTED, Ceilings, Roofline
+from ..core.ceilings import ARITHMETIC, NO_CEILING, NO_DATA, OPAQUE, UNCOUNTED, Ceilings, Roofline
 from ..core.peaks import COMPUTE_TYPES
 from ..core.results import BreakdownResult, GraphResult, KernelStat
 from ..core.roofline import (
@@ -34,7 +34,8 @@ FAR_HEADER = f"under {FAR_BELOW_PCT:g}% of limit"
 BOUND_WORDS = {"memory": "memory", "compute": "compute", LATENCY: "latency (too short)",
                UNCOUNTED: "- (a template: FLOPs not counted)",
                OPAQUE: "- (a custom op: its work is not known)", NO_DATA: "- (a view: moves no data)",
-               NO_CEILING: "- (no ceiling for its compute type)"}
+               NO_CEILING: "- (no ceiling for its compute type)",
+               ARITHMETIC: "- (its arithmetic: FLOPs not counted)"}
 
 
 def shows_roofline(r: BreakdownResult) -> bool:
