@@ -28,7 +28,9 @@ from inductor_bench.render.roofline import bound_words
 from .conftest import FIXTURES
 
 HERE = FIXTURES / "other_ops"
-MODULE = HERE / "fft_inference.py"
+RUN = FIXTURES / "runs" / "cpu_fft_inference"
+FFT_GRAPH = RUN / "graphs" / "0-inference"  # the FFT model's module and lowering record
+MODULE = FFT_GRAPH / "module.py"
 B, S, D = 16, 64, 128  # the model's input: batch, rows, features (fft_model.py)
 COMPLEX64, FP32, INT32 = 8, 4, 4
 CEIL = Ceilings("test device", gbps=15.8, tflops={"fp32": 0.08})
@@ -73,7 +75,7 @@ def test_the_copy_takes_the_conversion_s_line_and_module_not_the_layer_norm_s():
     ``.to(torch.complex64)`` of block 0 and of block 1, both on the model's line 11."""
     text, module = _module()
     calls = parse_calls(text, module)
-    record = json.loads((HERE / "fft_inference.sources.json").read_text())
+    record = json.loads((FFT_GRAPH / "sources.json").read_text())
     origins, shapes = call_origins(calls, record)
     copies = [i for i, c in enumerate(calls) if c.name == COPY_CALLEE]
     got = [(origins[i].modules, [ln.line for ln in origins[i].lines]) for i in copies]
@@ -259,8 +261,6 @@ def test_the_fp8_gemm_count_is_what_torchs_flop_counter_counts():
     (first, _) = _gemms("fp8_inference.py", "extern_kernels._scaled_mm")
     assert first.flops == counter.get_total_flops() == 2 * 64 * 256 * 256
 
-
-RUN = FIXTURES / "runs" / "cpu_fft_inference"
 
 
 def test_a_saved_run_analysed_again_splits_the_copies_by_call_site(tmp_path):
