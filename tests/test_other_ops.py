@@ -290,6 +290,10 @@ def test_a_linear_solve_counts_its_factorisation_and_substitutions():
     (w,) = _gemms("solve_inference.py", "torch.ops.aten._linalg_solve_ex.default")
     n, k = 256, 64
     assert w.flops == pytest.approx(2 / 3 * n**3 + 2 * n * n * k) and w.compute == "fp32"
+    # the matrix and the right-hand sides it reads, and the solution it returns: the first
+    # element of its tuple result (``buf11 = buf10[0]``, asserted (256, 64)); its info, the
+    # fourth, is of no stated type, and its LU and pivots the module never takes
+    assert w.bytes == (n * n + n * k + n * k) * FP32
 
 
 @pytest.mark.parametrize("op, a, b, kwargs, flops", [
@@ -331,3 +335,42 @@ def test_an_svd_is_arithmetic_not_counted_not_a_memory_verdict():
     assert bound_words(roof) == "- (its arithmetic: FLOPs not counted)"
     index = KernelStat("aten::index", "extern_other", 1.0, 2.0, bytes=1e6)
     assert kernel_roof(index, CEIL, "cpu").bound == "memory"
+
+
+# Synthetic, in the layout torch writes for an extern op with a tuple result (a fallback's
+# elements taken as ``buf[i]`` and asserted one by one): torch 2.14+'s typed asserts, then
+# torch 2.13's untyped ones.
+TOPK_MODULE = '''# AOT ID: ['0_inference']
+class Runner:
+    def call(self, args):
+        arg0_1, = args
+        assert_size_stride(arg0_1, (64, 1024), (1024, 1), 'input')
+        buf0 = torch.ops.aten.topk.default(arg0_1, 8)
+        buf1 = buf0[0]
+        %(assert)s(buf1, (64, 8), (8, 1)%(values)s'torch.ops.aten.topk.default')
+        buf2 = buf0[1]
+        %(assert)s(buf2, (64, 8), (8, 1)%(indices)s'torch.ops.aten.topk.default')
+        del buf0
+        return (buf1, buf2, )
+
+def get_args():
+    from torch._dynamo.testing import rand_strided
+    arg0_1 = rand_strided((64, 1024), (1024, 1), device='cpu', dtype=torch.float32)
+    return [arg0_1]
+'''
+
+
+@pytest.mark.parametrize("asserts, returned", [
+    ({"assert": "assert_tensor_metadata", "values": ", torch.float32, ", "indices": ", torch.int64, "},
+     64 * 8 * FP32 + 64 * 8 * 8),  # both elements, each of its stated type
+    ({"assert": "assert_size_stride", "values": ", ", "indices": ", "},
+     64 * 8 * FP32),  # the first element is of the call's type; the indices' type is unsaid
+])
+def test_a_tuple_result_counts_the_elements_the_module_takes(asserts, returned):
+    """``topk`` of a (64, 1024) float32 tensor returns its values and indices as a tuple; each is
+    taken as ``buf0[i]`` and asserted. The call's bytes are its input and those elements (before,
+    a tuple result added nothing)."""
+    text = TOPK_MODULE % asserts
+    ((call, work),) = call_work(parse_module(text), text)
+    assert sorted(call.returned_items) == [0, 1] and call.returned is None
+    assert work.bytes == 64 * 1024 * FP32 + returned

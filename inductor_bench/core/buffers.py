@@ -103,8 +103,11 @@ class CallArgs:
     tensors: list[Tensor | None] = field(default_factory=list)  # of ``args``, as they stood then
     out: Tensor | None = None  # the ``out=`` argument's tensor
     returned: Tensor | None = None  # ``bufN = extern(...)``: the tensor, as the module asserts it
+    returned_items: dict[int, Tensor] = field(default_factory=dict)  # of a tuple result, as asserted
     values: list[int | None] = field(default_factory=list)  # of ``args``: integers at the harness's sizes
 
+
+Returning = dict[str, tuple[CallArgs, int | None]]  # a name -> the call, and which element of its result
 
 _ASSIGN = re.compile(r"^\s+(?P<lhs>\w+)\s*=\s*(?P<rhs>.*)$")
 _ALLOC = re.compile(r"^(?:empty_strided\w*|rand_strided)\((?P<args>.*)$")
@@ -296,7 +299,7 @@ def module_calls(text: str, module: ModuleInfo,
         table.put(name, t.shape, t.dtype)
     lines = text.splitlines()
     calls: list[CallArgs] = []
-    returning: dict[str, CallArgs] = {}  # the last extern call's result and its aliases
+    returning: Returning = {}  # the last extern call's result, its aliases and its elements
     for i, _ in run_order(lines, partition_names(text)):
         ln = lines[i]
         if ln.lstrip().startswith("#") or not ln.strip():
@@ -311,7 +314,7 @@ def module_calls(text: str, module: ModuleInfo,
                        for a, t in zip(call.args, call.tensors, strict=True)]
         call.out = table.of_arg(call.kwargs["out"]) if "out" in call.kwargs else None
         calls.append(call)
-        returning = {call.result: call} if call.result and call.out is None else {}
+        returning = {call.result: (call, None)} if call.result and call.out is None else {}
         if call.result:
             shape = result_shape(call) if result_shape is not None else None
             table.put(call.result, shape, result_dtype(call))
@@ -335,22 +338,32 @@ def result_dtype(call: CallArgs) -> str | None:
     return first
 
 
-def _follow_result(line: str, table: BufferTable, returning: dict[str, CallArgs]) -> None:
-    """An extern call's result as the lines after it say: an alias of it (``buf2 = buf1``)
-    joins ``returning``; the assert of its shape (``assert_size_stride(buf2, (256, 128), ...)``)
-    gives the call its ``returned`` tensor. A tuple result's elements (``buf1[0]``) are not
-    followed."""
+def _follow_result(line: str, table: BufferTable, returning: Returning) -> None:
+    """An extern call's result as the lines after it say: an alias of it (``buf2 = buf1``) or an
+    element of its tuple result (``buf3 = buf1[0]``) joins ``returning``; the assert of its
+    shape (``assert_size_stride(buf2, (256, 128), ...)``) gives the call its ``returned`` tensor,
+    or, for an element, one of its ``returned_items``. The elements the module never takes (a
+    solve's LU when only its solution is used) are not seen."""
     if not returning:
         return
     if (stated := asserted(line)) is not None:
         for name, *_ in stated:
-            if (c := returning.pop(name, None)) is not None and c.returned is None:
-                c.returned = table.get(name)
+            if (got := returning.pop(name, None)) is None or (t := table.get(name)) is None:
+                continue
+            call, index = got
+            if index is not None:
+                call.returned_items.setdefault(index, t)
+            elif call.returned is None:
+                call.returned = t
         return
     if (m := _ASSIGN.match(line)) is not None:
         rhs = m.group("rhs").split(";")[0].strip()
         if rhs in returning:
             returning[m.group("lhs")] = returning[rhs]
+        elif (item := _ITEM.fullmatch(rhs)) is not None and item["of"] in returning:
+            call, index = returning[item["of"]]
+            if index is None:
+                returning[m.group("lhs")] = (call, int(item["index"]))
 
 
 def _call_of(line: str, module: ModuleInfo) -> CallArgs | None:

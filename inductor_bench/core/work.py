@@ -353,11 +353,19 @@ def extern_work(call: CallArgs) -> Work:
         flops, returned = _attention(op, call.tensors)
     else:
         flops = other_flops(op, call)
-    if not returned and call.out is None and call.returned is not None:
-        returned = float(_nbytes(call.returned) or 0)  # written once: what the call returns
+    if not returned and call.out is None:
+        returned = _returned_bytes(call)  # written once: what the call returns
     if moved is not None:
         moved += returned
     return Work(moved, flops, INT8 if op == "_int_mm" else compute_type(kinds), FROM_SHAPES)
+
+
+def _returned_bytes(call: CallArgs) -> float:
+    """What an extern call's result holds, as the module asserts it: the tensor, or the elements
+    of a tuple result that the module takes (those of unstated type left out)."""
+    if call.returned is not None:
+        return float(_nbytes(call.returned) or 0)
+    return float(sum(n for t in call.returned_items.values() if (n := _nbytes(t)) is not None))
 
 
 def call_work(module: ModuleInfo, text: str,
