@@ -374,3 +374,29 @@ def test_a_tuple_result_counts_the_elements_the_module_takes(asserts, returned):
     ((call, work),) = call_work(parse_module(text), text)
     assert sorted(call.returned_items) == [0, 1] and call.returned is None
     assert work.bytes == 64 * 1024 * FP32 + returned
+
+
+def test_an_embedding_bag_reads_the_rows_its_indices_pick_not_its_table():
+    """Two ``nn.EmbeddingBag`` lookups of 5,120 indices (256 bags of 20) in 10,000 x 64 float32
+    tables: each reads 5,120 rows of 64 floats (1.31 MB, not the 2.56 MB table: counted whole,
+    it read as "150% of the bandwidth"), its int64 indices and offsets, and writes its (256, 64)
+    output, the first element of its tuple result."""
+    bags = _gemms("bag_inference.py", "torch.ops.aten._embedding_bag.default")
+    lookups, rows, dim, batch = 5120, 10000, 64, 256
+    expected = lookups * dim * FP32 + lookups * 8 + batch * 8 + batch * dim * FP32
+    assert lookups * dim < rows * dim
+    assert [w.bytes for w in bags] == [expected] * 2 and [w.flops for w in bags] == [None] * 2
+
+
+@pytest.mark.parametrize("table, indices, read", [
+    ((10000, 64), (5120,), 5120 * 64 * FP32),  # fewer lookups than rows: one row each
+    ((100, 64), (5120,), 100 * 64 * FP32),  # more lookups than rows: at most the table
+    ((10000, 64), (8, 20), 160 * 64 * FP32),  # 2-D indices (fixed-size bags): all of them
+    ((10000, 64), None, None),  # indices of unknown shape: not counted
+])
+def test_a_gathers_table_bytes_are_its_picked_rows_at_most_the_table(table, indices, read):
+    from inductor_bench.core.buffers import Tensor
+    from inductor_bench.core.other_ops import gathered_bytes
+
+    ts = [Tensor(table, "float32"), Tensor(indices, "int64") if indices else None]
+    assert gathered_bytes(ts) == read

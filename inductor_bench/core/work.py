@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from .buffers import CallArgs, Tensor, dtype_bytes, float_kind, module_calls
 from .kernel_space import elements_reached, reach
 from .modparse import KernelInfo, ModuleInfo
-from .other_ops import GEMM_OPERANDS, gemm_flops, gemm_operands, is_view, other_flops
+from .other_ops import GATHERS, GEMM_OPERANDS, gathered_bytes, gemm_flops, gemm_operands, is_view, other_flops
 from .peaks import compute_type
 
 # How a count was made, as the report says it.
@@ -339,6 +339,8 @@ def extern_work(call: CallArgs) -> Work:
     sizes = [_nbytes(t) for t in tensors] + ([_nbytes(call.out)] if call.out is not None else [])
     known = [n for n in sizes if n is not None]
     moved = float(sum(known)) if known and len(known) == len(sizes) else None
+    if moved is not None and op in GATHERS and (rows := gathered_bytes(call.tensors)) is not None:
+        moved += rows - (_nbytes(call.tensors[0]) or 0)  # the rows its indices pick, not the table
     flops: float | None = None
     returned = 0.0
     typed = gemm_operands(op, call.tensors) if op in GEMM_OPERANDS else tensors  # not a GEMM's scales
