@@ -400,3 +400,27 @@ def test_a_gathers_table_bytes_are_its_picked_rows_at_most_the_table(table, indi
 
     ts = [Tensor(table, "float32"), Tensor(indices, "int64") if indices else None]
     assert gathered_bytes(ts) == read
+
+
+def test_sorting_and_searching_are_comparisons_not_a_memory_verdict():
+    """The router's sort of 256 x 4096 probabilities took 73.5 ms on this CPU for 8.4 MB: "0.7%
+    of the bandwidth, memory"; its binary search of one value per row, 0.15 ms for the 4 MB of
+    rows it is passed (it reads a dozen elements of each): "181%, in cache". Their time is
+    comparisons: GB/s kept, no %. A cumulative sum, a pass over its tensor, keeps its memory
+    verdict. The sort's bytes: its input and the values it returns (float32); its indices are
+    of a type the module does not say (torch 2.13)."""
+    from inductor_bench.core.ceilings import COMPARISONS
+
+    (sort,) = _gemms("router_inference.py", "torch.ops.aten.sort.stable")
+    assert sort.bytes == 2 * 256 * 4096 * FP32 and sort.flops is None
+    (search,) = _gemms("router_inference.py", "torch.ops.aten.searchsorted.Tensor")
+    assert search.bytes == 256 * 4096 * FP32 + 256 * FP32 + 256 * 8  # rows, values, int64 positions
+    for name, ms, work in [("aten::sort", 73.517, sort), ("aten::searchsorted", 0.147, search),
+                           ("aten::topk", 0.090, None)]:
+        k = KernelStat(name, "extern_other", 1.0, ms, bytes=work.bytes if work else 18432.0)
+        roof = kernel_roof(k, CEIL, "cpu")
+        assert (roof.pct, roof.bound) == (None, COMPARISONS)
+        assert roof.gbps == pytest.approx(k.bytes / (ms / 1e3) / 1e9)
+        assert bound_words(roof) == "- (sorting or searching: comparisons not counted)"
+    cumsum = KernelStat("aten::cumsum", "extern_other", 1.0, 1.390, bytes=2 * 256 * 4096 * FP32)
+    assert kernel_roof(cumsum, CEIL, "cpu").bound == "memory"

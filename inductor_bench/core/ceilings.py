@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .devices import DEVICE, HOST, backend
-from .other_ops import is_arithmetic
+from .other_ops import is_arithmetic, is_comparison
 from .peaks import COMPUTE_TYPES, FP32, lookup
 
 PEAKS_FILE = "peaks.json"  # in the run directory: what the roofline figures are held against
@@ -155,6 +155,10 @@ NO_CEILING = "no ceiling for its type"
 # An ATen op whose time is arithmetic no rule counts (an SVD, a recurrent layer:
 # ``other_ops.ARITHMETIC_OPS``): judged on its bytes it would be called memory-bound. No %.
 ARITHMETIC = "arithmetic not counted"
+# An ATen op whose time is comparisons (a sort, a top-k, a binary search:
+# ``other_ops.COMPARISON_OPS``): its bytes would call it memory-bound, or above the bandwidth
+# for a search that reads a few elements of what it is passed. No %.
+COMPARISONS = "comparisons not counted"
 # Categories whose kernels get no % without a FLOP count: (verdict, what the limit line says).
 NOT_JUDGED = {**{c: (UNCOUNTED, "its FLOPs, not counted") for c in FLOP_TEMPLATES},
               "extern_custom": (OPAQUE, "its work, not known")}
@@ -195,6 +199,8 @@ def kernel_roof(k: Any, ceilings: Ceilings | None, device: str) -> KernelRoof:
         return KernelRoof(gbps, None, None, None, *unjudged)
     if not k.flops and is_arithmetic(k.name):
         return KernelRoof(gbps, None, None, None, ARITHMETIC, "its FLOPs, not counted")
+    if not k.flops and is_comparison(k.name):
+        return KernelRoof(gbps, None, None, None, COMPARISONS, "its comparisons, not counted")
     tflops = k.flops / seconds / 1e12 if k.flops else None
     intensity = k.flops / k.bytes if k.flops and k.bytes else None
     if ceilings is None or not ceilings.gbps:

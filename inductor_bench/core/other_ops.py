@@ -23,6 +23,8 @@
   of the bandwidth". Decompositions without a fixed count (``svd``, ``eigh``, ``eig``, ``qr``,
   the matrix exponential), pairwise distances and recurrent layers are arithmetic whose FLOPs
   are not counted: ``ARITHMETIC_OPS``, which get no % (``core/ceilings.py``), not a memory one.
+- **Sorting and searching** (``sort``, ``topk``, ``searchsorted``, ``unique`` ...:
+  ``COMPARISON_OPS``) spend their time on comparisons, which are not counted: no % either.
 - **Gathers** (``embedding``, ``_embedding_bag``, ``_embedding_bag_forward_only``: an
   ``nn.EmbeddingBag``'s lookups, which Inductor calls as they are) read the rows their indices
   pick, not their whole table: one row per index, at most the table (a row picked twice is
@@ -116,10 +118,30 @@ ARITHMETIC_OPS = frozenset({
 })
 
 
+# ATen ops whose time is comparisons (sorting, selecting, searching), not a pass over their
+# tensors: judged on their bytes a sort of 256 x 4096 floats was "0.7% of the bandwidth, memory"
+# and a binary search of 256 values in as many sorted rows "181%, in cache" (it reads a few
+# elements of each row, not the row)
+COMPARISON_OPS = frozenset({
+    "sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "searchsorted",
+    "bucketize", "_unique", "_unique2", "unique_dim", "unique_consecutive", "unique_dim_consecutive",
+})
+
+
+def _aten_op(op_row: str) -> str | None:
+    """The ATen op of a kernel row (``aten::sort #3`` -> ``sort``); None for other rows."""
+    ns, _, op = op_row.partition("::")
+    return op.split(" ")[0] if ns == "aten" else None
+
+
 def is_arithmetic(op_row: str) -> bool:
     """Whether a kernel row (``aten::_linalg_svd``) is one of ``ARITHMETIC_OPS``."""
-    ns, _, op = op_row.partition("::")
-    return ns == "aten" and op.split(" ")[0] in ARITHMETIC_OPS
+    return _aten_op(op_row) in ARITHMETIC_OPS
+
+
+def is_comparison(op_row: str) -> bool:
+    """Whether a kernel row (``aten::sort``) is one of ``COMPARISON_OPS``."""
+    return _aten_op(op_row) in COMPARISON_OPS
 
 
 def _linalg_flops(op: str, call: CallArgs) -> float | None:

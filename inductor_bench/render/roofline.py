@@ -6,7 +6,16 @@ before schema 4, or one whose measurement failed, which says why)."""
 from __future__ import annotations
 
 from ..core.categories import label, order
-from ..core.ceilings import ARITHMETIC, NO_CEILING, NO_DATA, OPAQUE, UNCOUNTED, Ceilings, Roofline
+from ..core.ceilings import (
+    ARITHMETIC,
+    COMPARISONS,
+    NO_CEILING,
+    NO_DATA,
+    OPAQUE,
+    UNCOUNTED,
+    Ceilings,
+    Roofline,
+)
 from ..core.peaks import COMPUTE_TYPES
 from ..core.results import BreakdownResult, GraphResult, KernelStat
 from ..core.roofline import (
@@ -35,7 +44,8 @@ BOUND_WORDS = {"memory": "memory", "compute": "compute", LATENCY: "latency (too 
                UNCOUNTED: "- (a template: FLOPs not counted)",
                OPAQUE: "- (a custom op: its work is not known)", NO_DATA: "- (a view: moves no data)",
                NO_CEILING: "- (no ceiling for its compute type)",
-               ARITHMETIC: "- (its arithmetic: FLOPs not counted)"}
+               ARITHMETIC: "- (its arithmetic: FLOPs not counted)",
+               COMPARISONS: "- (sorting or searching: comparisons not counted)"}
 
 
 def shows_roofline(r: BreakdownResult) -> bool:
