@@ -424,3 +424,43 @@ def test_sorting_and_searching_are_comparisons_not_a_memory_verdict():
         assert bound_words(roof) == "- (sorting or searching: comparisons not counted)"
     cumsum = KernelStat("aten::cumsum", "extern_other", 1.0, 1.390, bytes=2 * 256 * 4096 * FP32)
     assert kernel_roof(cumsum, CEIL, "cpu").bound == "memory"
+
+
+# Synthetic, in the layout of torch 2.13's CPU module of a segment max (``scatter_reduce`` of a
+# (16, 16, 4096) tensor into (16, 16, 64) by one row of 4,096 segment ids, expanded): its call
+# line as torch wrote it, and a batched GEMM whose first operand is one matrix expanded to the
+# batch.
+BROADCAST_MODULE = '''# AOT ID: ['0_inference']
+class Runner:
+    def call(self, args):
+        arg0_1, arg1_1, arg2_1, arg3_1 = args
+        assert_size_stride(arg0_1, (1, 1, 4096), (4096, 4096, 1), 'input')
+        assert_size_stride(arg1_1, (16, 16, 4096), (65536, 4096, 1), 'input')
+        assert_size_stride(arg2_1, (64, 32), (32, 1), 'input')
+        assert_size_stride(arg3_1, (8, 32, 16), (512, 16, 1), 'input')
+        buf0 = empty_strided_cpu((16, 16, 64), (1024, 64, 1), torch.float32)
+        aten.scatter_reduce_.two(buf0,2,reinterpret_tensor(arg0_1, (16, 16, 4096), (0, 0, 1), 0),arg1_1, reduce='amax', include_self=False)
+        buf1 = empty_strided_cpu((8, 64, 16), (1024, 16, 1), torch.float32)
+        extern_kernels.bmm(reinterpret_tensor(arg2_1, (8, 64, 32), (0, 32, 1), 0), arg3_1, out=buf1)
+        return (buf0, buf1, )
+
+def get_args():
+    from torch._dynamo.testing import rand_strided
+    arg0_1 = rand_strided((1, 1, 4096), (4096, 4096, 1), device='cpu', dtype=torch.int64)
+    arg1_1 = rand_strided((16, 16, 4096), (65536, 4096, 1), device='cpu', dtype=torch.float32)
+    arg2_1 = rand_strided((64, 32), (32, 1), device='cpu', dtype=torch.float32)
+    arg3_1 = rand_strided((8, 32, 16), (512, 16, 1), device='cpu', dtype=torch.float32)
+    return [arg0_1, arg1_1, arg2_1, arg3_1]
+'''
+
+
+def test_a_broadcast_view_moves_the_elements_its_memory_holds():
+    """An expanded view (a stride of 0) repeats the same elements: the segment ids, 4,096 int64
+    expanded to 16 x 16 x 4096, are 32 kB read over and over, not 8.4 MB (counted at the view's
+    shape the call read as 12.6 MB). A batched GEMM of one (64, 32) matrix expanded to 8
+    batches still does 2·B·M·N·K FLOPs, but reads the matrix once."""
+    text = BROADCAST_MODULE
+    scatter, bmm = (w for _, w in call_work(parse_module(text), text))
+    assert scatter.bytes == 16 * 16 * 64 * FP32 + 4096 * 8 + 16 * 16 * 4096 * FP32
+    assert bmm.flops == 2 * 8 * 64 * 16 * 32
+    assert bmm.bytes == (64 * 32 + 8 * 32 * 16 + 8 * 64 * 16) * FP32

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from inductor_bench.core.analysis import reanalyze
-from inductor_bench.core.buffers import dtype_bytes, module_calls
+from inductor_bench.core.buffers import module_calls
 from inductor_bench.core.ceilings import (
     COMPUTE,
     LATENCY,
@@ -22,6 +22,7 @@ from inductor_bench.core.ceilings import (
     datasheet_for,
     kernel_roof,
 )
+from inductor_bench.core.dtypes import dtype_bytes
 from inductor_bench.core.kernelfile import read_kernel_file
 from inductor_bench.core.modparse import parse_module, read_module
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat

@@ -28,6 +28,7 @@ call that uses it is reported without a byte count rather than with a guess.
 from __future__ import annotations
 
 import ast
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,50 +37,12 @@ from .callsites import buffer_of, split_args
 from .modparse import SUBGRAPH_CALL, ModuleInfo, extern_line, partition_names, run_order, string_lines
 from .symbols import eval_shape, eval_size, sizes
 
-# bytes per element, by the names torch, C++ and Triton give the types
-DTYPE_BYTES = {
-    "float64": 8, "double": 8, "fp64": 8, "int64": 8, "int64_t": 8, "i64": 8, "u64": 8,
-    "float32": 4, "float": 4, "fp32": 4, "int32": 4, "int32_t": 4, "i32": 4, "u32": 4,
-    "float16": 2, "half": 2, "at::Half": 2, "fp16": 2, "bfloat16": 2, "at::BFloat16": 2,
-    "bf16": 2, "int16": 2, "int16_t": 2, "i16": 2,
-    "int8": 1, "int8_t": 1, "i8": 1, "uint8": 1, "uint8_t": 1, "u8": 1, "bool": 1, "i1": 1,
-    "uint16": 2, "uint32": 4, "uint64": 8, "uint16_t": 2, "uint32_t": 4, "uint64_t": 8,
-    "complex32": 4, "chalf": 4, "complex64": 8, "cfloat": 8, "complex128": 16, "cdouble": 16,
-}
-FLOAT_KINDS = {  # element type -> the compute-type name core/peaks.py knows (its Triton spelling)
-    "float64": "fp64", "double": "fp64", "fp64": "fp64",
-    "float32": "fp32", "float": "fp32", "fp32": "fp32",
-    "float16": "fp16", "half": "fp16", "at::Half": "fp16", "fp16": "fp16",
-    "bfloat16": "bf16", "at::BFloat16": "bf16", "bf16": "bf16",
-    "complex32": "fp16", "complex64": "fp32", "complex128": "fp64",  # their parts' type
-}
-
-
-def dtype_bytes(dtype: str | None) -> int | None:
-    """Bytes per element of a torch / C++ / Triton element type; None when unknown."""
-    if dtype is None:
-        return None
-    t = dtype.removeprefix("torch.").lstrip("*").strip()
-    if "float8" in t.lower() or t.startswith("fp8"):
-        return 1
-    return DTYPE_BYTES.get(t)
-
-
-def float_kind(dtype: str | None) -> str | None:
-    """``fp32``, ``bf16``, ``fp8e4nv`` ...: the name ``peaks.compute_type`` reads; None for
-    integer and unknown types."""
-    if dtype is None:
-        return None
-    t = dtype.removeprefix("torch.").lstrip("*").strip()
-    if "float8" in t.lower() or t.startswith("fp8"):
-        return "fp8"
-    return FLOAT_KINDS.get(t)
-
 
 @dataclass(frozen=True)
 class Tensor:
     shape: tuple[int, ...] | None  # None: symbolic or not found
     dtype: str | None  # as the module spells it (``float32``); None: not said
+    stored: int | None = None  # a broadcast view's (a stride of 0): the elements its memory holds
 
     @property
     def numel(self) -> int | None:
@@ -145,6 +108,14 @@ def _dtype_in(args: list[str]) -> str | None:
     return None
 
 
+def _stored(shape: tuple[int, ...] | None, strides: tuple[int, ...] | None) -> int | None:
+    """The elements a view's memory holds where it broadcasts (``expand``: a stride of 0 repeats
+    the same elements along that dimension); None for a view without a zero stride."""
+    if shape is None or strides is None or len(shape) != len(strides) or 0 not in strides:
+        return None
+    return math.prod(n for n, st in zip(shape, strides, strict=True) if st != 0)
+
+
 class BufferTable:
     """Name -> Tensor for the buffers of one module, filled line by line in run order; a
     shape's size symbols read at ``env``'s values."""
@@ -177,7 +148,8 @@ class BufferTable:
         if arg.startswith("reinterpret_tensor("):
             parts = split_args(arg[len("reinterpret_tensor("):])
             shape = self.shape(parts[1]) if len(parts) > 1 else None
-            return Tensor(shape, self.tensors[base].dtype)
+            strides = self.shape(parts[2]) if len(parts) > 2 else None
+            return Tensor(shape, self.tensors[base].dtype, _stored(shape, strides))
         return self.tensors[base]
 
     def read_line(self, line: str) -> None:

@@ -41,7 +41,8 @@ from __future__ import annotations
 import math
 import re
 
-from .buffers import CallArgs, Tensor, dtype_bytes
+from .buffers import CallArgs, Tensor
+from .dtypes import dtype_bytes
 
 VIEW_OPS = frozenset({
     "view", "_unsafe_view", "view_as", "view_as_real", "view_as_complex", "as_strided", "alias",

@@ -35,7 +35,8 @@ import math
 import re
 from dataclasses import dataclass
 
-from .buffers import CallArgs, Tensor, dtype_bytes, float_kind, module_calls
+from .buffers import CallArgs, Tensor, module_calls
+from .dtypes import dtype_bytes, float_kind
 from .kernel_space import elements_reached, reach
 from .modparse import KernelInfo, ModuleInfo
 from .other_ops import GATHERS, GEMM_OPERANDS, gathered_bytes, gemm_flops, gemm_operands, is_view, other_flops
@@ -70,7 +71,7 @@ def _nbytes(t: Tensor | None, dtype: str | None = None) -> int | None:
     if t is None or t.numel is None:
         return None
     size = dtype_bytes(dtype or t.dtype)
-    return None if size is None else t.numel * size
+    return None if size is None else (t.stored if t.stored is not None else t.numel) * size
 
 
 # -- generated kernels -------------------------------------------------------------------------
@@ -116,8 +117,8 @@ def generated_work(k: KernelInfo, call: CallArgs, params: list[tuple[str, str]] 
         n = _nbytes(t, dtype)
         if n is None:
             return Work(None, None, None, FROM_BUFFERS)
-        if t is not None and t.numel:
-            n = n // t.numel * elements_reached(t.numel, space, indexes.get(name, 1))
+        if t is not None and (held := t.stored if t.stored is not None else t.numel):
+            n = n // held * elements_reached(held, space, indexes.get(name, 1))
         total += n * (2 if name.startswith("in_out_ptr") else 1)
         if not name.startswith("out_ptr") and (kind := float_kind(dtype)):
             types.append(kind)
