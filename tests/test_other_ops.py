@@ -464,3 +464,47 @@ def test_a_broadcast_view_moves_the_elements_its_memory_holds():
     assert scatter.bytes == 16 * 16 * 64 * FP32 + 4096 * 8 + 16 * 16 * 4096 * FP32
     assert bmm.flops == 2 * 8 * 64 * 16 * 32
     assert bmm.bytes == (64 * 32 + 8 * 32 * 16 + 8 * 64 * 16) * FP32
+
+
+# Synthetic, in the layout of torch 2.13's CPU backward module of a spatial transformer
+# (affine_grid, grid_sample): the grid's gradient is the second element of
+# grid_sampler_2d_backward's tuple result, of a type the module does not say, and a bmm reads it.
+GRID_MODULE = '''# AOT ID: ['0_backward']
+class Runner:
+    def call(self, args):
+        buf39, relu, view_5, buf44 = args
+        assert_size_stride(buf39, (16, 16, 32, 32), (16384, 1024, 32, 1), 'input')
+        assert_size_stride(relu, (16, 16, 32, 32), (16384, 1024, 32, 1), 'input')
+        assert_size_stride(view_5, (16, 32, 32, 2), (2048, 64, 2, 1), 'input')
+        assert_size_stride(buf44, (16, 32, 32, 3), (3072, 96, 3, 1), 'input')
+        buf40 = torch.ops.aten.grid_sampler_2d_backward.default(buf39, relu, view_5, 0, 0, False, [True, True])
+        buf41 = buf40[0]
+        assert_size_stride(buf41, (16, 16, 32, 32), (16384, 1024, 32, 1), 'torch.ops.aten.grid_sampler_2d_backward.default')
+        buf42 = buf40[1]
+        assert_size_stride(buf42, (16, 32, 32, 2), (2048, 64, 2, 1), 'torch.ops.aten.grid_sampler_2d_backward.default')
+        del buf40
+        buf45 = empty_strided_cpu((16, 3, 2), (6, 2, 1), torch.float32)
+        extern_kernels.bmm(reinterpret_tensor(buf44, (16, 3, 1024), (3072, 1, 3), 0), reinterpret_tensor(buf42, (16, 1024, 2), (2048, 2, 1), 0), out=buf45)
+        return (buf41, buf45, )
+
+def get_args():
+    from torch._dynamo.testing import rand_strided
+    buf39 = rand_strided((16, 16, 32, 32), (16384, 1024, 32, 1), device='cpu', dtype=torch.float32)
+    relu = rand_strided((16, 16, 32, 32), (16384, 1024, 32, 1), device='cpu', dtype=torch.float32)
+    view_5 = rand_strided((16, 32, 32, 2), (2048, 64, 2, 1), device='cpu', dtype=torch.float32)
+    buf44 = rand_strided((16, 32, 32, 3), (3072, 96, 3, 1), device='cpu', dtype=torch.float32)
+    return [buf39, relu, view_5, buf44]
+'''
+
+
+def test_a_gemm_operand_of_unsaid_type_takes_the_type_its_partner_has():
+    """torch runs a GEMM only on operands of one type: the grid's gradient, whose type the
+    module does not say, is float32 like the other operand and the output, so the bmm has
+    bytes (and so a %) where it had none. The op that returned it counts the element whose type
+    it knows."""
+    text = GRID_MODULE
+    backward, bmm = (w for _, w in call_work(parse_module(text), text))
+    assert bmm.bytes == (16 * 3 * 1024 + 16 * 1024 * 2 + 16 * 3 * 2) * FP32
+    assert bmm.flops == 2 * 16 * 3 * 2 * 1024 and bmm.compute == "fp32"
+    images, grid = 16 * 16 * 32 * 32, 16 * 32 * 32 * 2
+    assert backward.bytes == (images + images + grid + images) * FP32  # grad, input, grid; grad_input

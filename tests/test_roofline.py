@@ -22,12 +22,13 @@ from inductor_bench.core.ceilings import (
     datasheet_for,
     kernel_roof,
 )
+from inductor_bench.core.conv_attention import conv_output_shape
 from inductor_bench.core.dtypes import dtype_bytes
 from inductor_bench.core.kernelfile import read_kernel_file
 from inductor_bench.core.modparse import parse_module, read_module
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
 from inductor_bench.core.roofline import category_far_below_ms, count_work
-from inductor_bench.core.work import FROM_INDUCTOR, call_work, conv_output_shape
+from inductor_bench.core.work import FROM_INDUCTOR, call_work
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "gpu-artifacts"

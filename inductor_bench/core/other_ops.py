@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 
 from .buffers import CallArgs, Tensor
 from .dtypes import dtype_bytes
@@ -75,6 +76,21 @@ def gathered_bytes(ts: list[Tensor | None]) -> int | None:
 
 def is_view(op: str) -> bool:
     return op in VIEW_OPS
+
+
+# GEMMs whose tensors are all of one type (torch refuses mixed ones; ``out=`` too)
+_ONE_TYPE = ("mm", "bmm", "addmm", "baddbmm")
+
+
+def typed_alike(op: str, call: CallArgs) -> CallArgs:
+    """``call`` with a GEMM's tensors of unsaid type (an element of a tuple result, in torch
+    before 2.14) given the type of the others, which torch requires them to share."""
+    ts = [*call.tensors, call.out]
+    known = next((t.dtype for t in ts if t is not None and t.dtype), None)
+    if op not in _ONE_TYPE or known is None or all(t is None or t.dtype for t in ts):
+        return call
+    fill = [replace(t, dtype=known) if t is not None and not t.dtype else t for t in ts]
+    return replace(call, tensors=fill[:-1], out=fill[-1])
 
 
 def gemm_operands(op: str, ts: list[Tensor | None]) -> list[Tensor | None]:

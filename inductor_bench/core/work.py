@@ -36,10 +36,28 @@ import re
 from dataclasses import dataclass
 
 from .buffers import CallArgs, Tensor, module_calls
+from .conv_attention import (
+    attention_work,
+    conv_backward_work,
+    conv_output_shape,
+    conv_work,
+    dims,
+    elem_bytes,
+    ints,
+)
 from .dtypes import dtype_bytes, float_kind
 from .kernel_space import elements_reached, reach
 from .modparse import KernelInfo, ModuleInfo
-from .other_ops import GATHERS, GEMM_OPERANDS, gathered_bytes, gemm_flops, gemm_operands, is_view, other_flops
+from .other_ops import (
+    GATHERS,
+    GEMM_OPERANDS,
+    gathered_bytes,
+    gemm_flops,
+    gemm_operands,
+    is_view,
+    other_flops,
+    typed_alike,
+)
 from .peaks import compute_type
 
 # How a count was made, as the report says it.
@@ -141,116 +159,6 @@ def _template_flops(k: KernelInfo) -> float | None:
 
 # -- extern calls ------------------------------------------------------------------------------
 
-def _dims(t: Tensor | None) -> tuple[int, ...] | None:
-    return t.shape if t is not None else None
-
-
-def conv_output_shape(x: tuple[int, ...], w: tuple[int, ...], stride: list[int],
-                      padding: list[int], dilation: list[int]) -> tuple[int, ...]:
-    """A convolution's output shape (not transposed): N, C_out, then each spatial size."""
-    spatial = []
-    for i, size in enumerate(x[2:]):
-        s, p, d = (_at(v, i, 1 if v is not padding else 0) for v in (stride, padding, dilation))
-        spatial.append((size + 2 * p - d * (w[2 + i] - 1) - 1) // s + 1)
-    return (x[0], w[0], *spatial)
-
-
-def transposed_output_shape(x: tuple[int, ...], w: tuple[int, ...], stride: list[int],
-                            padding: list[int], dilation: list[int], output_padding: list[int],
-                            groups: int) -> tuple[int, ...]:
-    """A transposed convolution's output shape: its weight is (C_in, C_out / groups, *kernel)."""
-    spatial = []
-    for i, size in enumerate(x[2:]):
-        s, p, d = (_at(v, i, 1 if v is not padding else 0) for v in (stride, padding, dilation))
-        spatial.append((size - 1) * s - 2 * p + d * (w[2 + i] - 1) + _at(output_padding, i, 0) + 1)
-    return (x[0], w[1] * groups, *spatial)
-
-
-def _at(v: list[int], i: int, default: int) -> int:
-    return v[i] if i < len(v) else (v[0] if v else default)
-
-
-def _ints(text: str | None) -> list[int]:
-    return [int(x) for x in re.findall(r"-?\d+", text or "")]
-
-
-# aten.convolution's parameters in order (extern_kernels.convolution takes the same).
-_CONV_PARAMS = ("input", "weight", "bias", "stride", "padding", "dilation", "transposed",
-                "output_padding", "groups")
-
-
-def _conv_arg(call: CallArgs, name: str) -> str | None:
-    """A convolution's argument by keyword, or by its place where written positionally."""
-    if name in call.kwargs:
-        return call.kwargs[name]
-    i = _CONV_PARAMS.index(name)
-    return call.args[i] if i < len(call.args) else None
-
-
-def _is_true(text: str | None) -> bool:
-    return (text or "").strip() in ("True", "1")
-
-
-def _conv_out(call: CallArgs) -> tuple[int, ...] | None:
-    x, w = (_dims(t) for t in (call.tensors + [None, None])[:2])
-    if x is None or w is None or len(x) != len(w):
-        return None
-    geometry = [_ints(_conv_arg(call, n)) for n in ("stride", "padding", "dilation")]
-    if not _is_true(_conv_arg(call, "transposed")):
-        return conv_output_shape(x, w, *geometry)
-    groups = (_ints(_conv_arg(call, "groups")) or [1])[0]
-    return transposed_output_shape(x, w, *geometry, _ints(_conv_arg(call, "output_padding")), groups)
-
-
-def _conv(call: CallArgs) -> tuple[float | None, float]:
-    """(FLOPs, bytes of the result it returns) of a forward convolution: each output element
-    (each input element, transposed) times the weight's elements per output (input) channel,
-    twice, as torch's own ``flop_counter`` counts."""
-    out, w = _conv_out(call), _dims(call.tensors[1]) if len(call.tensors) > 1 else None
-    if out is None or w is None:
-        return None, 0.0
-    x = _dims(call.tensors[0])
-    per = x if _is_true(_conv_arg(call, "transposed")) and x is not None else out
-    return 2.0 * math.prod(per) * math.prod(w[1:]), float(math.prod(out) * _elem(call.tensors[0]))
-
-
-def _conv_backward(call: CallArgs) -> tuple[float | None, float]:
-    """(FLOPs, bytes of the gradients it returns): per gradient asked for (grad_input,
-    grad_weight), as much as the forward convolution (its arguments: grad_output, input, weight,
-    bias sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)."""
-    ts = call.tensors
-    grad, x, w = (_dims(t) for t in (ts + [None, None, None])[:3])
-    if grad is None or x is None or w is None or len(call.args) < 11:
-        return None, 0.0
-    mask = [v == "True" for v in re.findall(r"True|False", call.args[10])] + [False, False]
-    per = x if _is_true(call.args[7]) else grad  # a transposed forward's input is its "output"
-    flops = 2.0 * math.prod(per) * math.prod(w[1:]) * (int(mask[0]) + int(mask[1]))
-    returned = (math.prod(x) if mask[0] else 0) + (math.prod(w) if mask[1] else 0)
-    return flops, float(returned * _elem(ts[0]))
-
-
-def _elem(t: Tensor | None) -> int:
-    return (dtype_bytes(t.dtype) or 0) if t is not None else 0
-
-
-def _attention(op: str, ts: list[Tensor | None]) -> tuple[float | None, float]:
-    """(FLOPs, bytes of what it returns) of scaled-dot-product attention: forward, the output
-    (B, H, L, Ev) at the query's type and the logsumexp (B, H, L) in float32; backward, the
-    gradients of Q, K and V."""
-    backward = "backward" in op
-    q_at = 1 if backward else 0  # the backward's first argument is the output's gradient
-    q, k, v = (_dims(t) for t in (ts[q_at:q_at + 3] + [None, None, None])[:3])
-    if q is None or k is None or v is None or len(q) != 4 or len(k) != 4 or len(v) != 4:
-        return None, 0.0
-    b, h, lq, e = q
-    s, ev = k[2], v[3]
-    elem = _elem(ts[q_at])
-    if not backward:  # Q·Kᵀ and P·V
-        return 2.0 * b * h * lq * s * (e + ev), float(b * h * lq * (ev * elem + 4))
-    returned = (math.prod(q) + math.prod(k) + math.prod(v)) * elem
-    return 2.0 * b * h * lq * s * (3 * e + 2 * ev), float(returned)  # scores again, dP, dV, dQ, dK
-
-
 def extern_op(callee: str) -> str:
     """``extern_kernels.addmm`` -> ``addmm``; ``aten.convolution_backward.default`` ->
     ``convolution_backward``; ``aten.view.dtype`` -> ``view``;
@@ -296,12 +204,12 @@ def onednn_output(call: CallArgs) -> tuple[int, ...] | None:
     ts = call.tensors
     if key in _ONEDNN_CONV:
         xi, wi, pi = _ONEDNN_CONV[key]
-        x, w = (_dims(ts[i]) if i < len(ts) else None for i in (xi, wi))
-        geometry = [_ints(call.args[i]) if i < len(call.args) else [] for i in (pi + 1, pi, pi + 2)]
+        x, w = (dims(ts[i]) if i < len(ts) else None for i in (xi, wi))
+        geometry = [ints(call.args[i]) if i < len(call.args) else [] for i in (pi + 1, pi, pi + 2)]
         return conv_output_shape(x, w, *geometry) if x and w and len(x) == len(w) else None
     if key in _ONEDNN_LINEAR:
         xi, wi = _ONEDNN_LINEAR[key]
-        x, w = (_dims(ts[i]) if i < len(ts) else None for i in (xi, wi))
+        x, w = (dims(ts[i]) if i < len(ts) else None for i in (xi, wi))
         return (*x[:-1], w[0]) if x and w and len(w) == 2 else None
     return None
 
@@ -324,7 +232,7 @@ def onednn_work(call: CallArgs) -> Work | None:
     sizes = [_nbytes(t) for t in read]
     moved = None
     if out is not None and sizes and all(n is not None for n in sizes):
-        moved = float(sum(n for n in sizes if n is not None) + math.prod(out) * _elem(x))
+        moved = float(sum(n for n in sizes if n is not None) + math.prod(out) * elem_bytes(x))
     kinds = [k for t in read if (k := float_kind(t.dtype))]
     return Work(moved, flops, compute_type(kinds), FROM_SHAPES)
 
@@ -336,6 +244,7 @@ def extern_work(call: CallArgs) -> Work:
     op = extern_op(call.name)
     if is_view(op):
         return Work(0.0, None, None, FROM_SHAPES)
+    call = typed_alike(op, call)
     tensors = [t for t in call.tensors if t is not None]
     sizes = [_nbytes(t) for t in tensors] + ([_nbytes(call.out)] if call.out is not None else [])
     known = [n for n in sizes if n is not None]
@@ -349,11 +258,11 @@ def extern_work(call: CallArgs) -> Work:
     if op in GEMM_OPERANDS:
         flops = gemm_flops(op, call.tensors)
     elif op == "convolution":
-        flops, returned = _conv(call)
+        flops, returned = conv_work(call)
     elif op == "convolution_backward":
-        flops, returned = _conv_backward(call)
+        flops, returned = conv_backward_work(call)
     elif "attention" in op:
-        flops, returned = _attention(op, call.tensors)
+        flops, returned = attention_work(op, call.tensors)
     else:
         flops = other_flops(op, call)
     if not returned and call.out is None:

@@ -1,0 +1,123 @@
+"""What convolutions and scaled-dot-product attention compute, and what they return, from the
+shapes of their arguments (pure; no torch): ``core/work.py`` counts their extern calls with it.
+A convolution does 2 × output elements × weight elements per output channel (transposed: per
+input element and input channel), as torch's ``flop_counter`` counts; its backward that much per
+gradient asked for. Attention does 4·B·H·L·S·E forward, and the five products of its backward."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from .buffers import CallArgs, Tensor
+from .dtypes import dtype_bytes
+
+
+def dims(t: Tensor | None) -> tuple[int, ...] | None:
+    return t.shape if t is not None else None
+
+
+def conv_output_shape(x: tuple[int, ...], w: tuple[int, ...], stride: list[int],
+                      padding: list[int], dilation: list[int]) -> tuple[int, ...]:
+    """A convolution's output shape (not transposed): N, C_out, then each spatial size."""
+    spatial = []
+    for i, size in enumerate(x[2:]):
+        s, p, d = (_at(v, i, 1 if v is not padding else 0) for v in (stride, padding, dilation))
+        spatial.append((size + 2 * p - d * (w[2 + i] - 1) - 1) // s + 1)
+    return (x[0], w[0], *spatial)
+
+
+def transposed_output_shape(x: tuple[int, ...], w: tuple[int, ...], stride: list[int],
+                            padding: list[int], dilation: list[int], output_padding: list[int],
+                            groups: int) -> tuple[int, ...]:
+    """A transposed convolution's output shape: its weight is (C_in, C_out / groups, *kernel)."""
+    spatial = []
+    for i, size in enumerate(x[2:]):
+        s, p, d = (_at(v, i, 1 if v is not padding else 0) for v in (stride, padding, dilation))
+        spatial.append((size - 1) * s - 2 * p + d * (w[2 + i] - 1) + _at(output_padding, i, 0) + 1)
+    return (x[0], w[1] * groups, *spatial)
+
+
+def _at(v: list[int], i: int, default: int) -> int:
+    return v[i] if i < len(v) else (v[0] if v else default)
+
+
+def ints(text: str | None) -> list[int]:
+    return [int(x) for x in re.findall(r"-?\d+", text or "")]
+
+
+# aten.convolution's parameters in order (extern_kernels.convolution takes the same).
+_CONV_PARAMS = ("input", "weight", "bias", "stride", "padding", "dilation", "transposed",
+                "output_padding", "groups")
+
+
+def _conv_arg(call: CallArgs, name: str) -> str | None:
+    """A convolution's argument by keyword, or by its place where written positionally."""
+    if name in call.kwargs:
+        return call.kwargs[name]
+    i = _CONV_PARAMS.index(name)
+    return call.args[i] if i < len(call.args) else None
+
+
+def _is_true(text: str | None) -> bool:
+    return (text or "").strip() in ("True", "1")
+
+
+def _conv_out(call: CallArgs) -> tuple[int, ...] | None:
+    x, w = (dims(t) for t in (call.tensors + [None, None])[:2])
+    if x is None or w is None or len(x) != len(w):
+        return None
+    geometry = [ints(_conv_arg(call, n)) for n in ("stride", "padding", "dilation")]
+    if not _is_true(_conv_arg(call, "transposed")):
+        return conv_output_shape(x, w, *geometry)
+    groups = (ints(_conv_arg(call, "groups")) or [1])[0]
+    return transposed_output_shape(x, w, *geometry, ints(_conv_arg(call, "output_padding")), groups)
+
+
+def conv_work(call: CallArgs) -> tuple[float | None, float]:
+    """(FLOPs, bytes of the result it returns) of a forward convolution: each output element
+    (each input element, transposed) times the weight's elements per output (input) channel,
+    twice, as torch's own ``flop_counter`` counts."""
+    out, w = _conv_out(call), dims(call.tensors[1]) if len(call.tensors) > 1 else None
+    if out is None or w is None:
+        return None, 0.0
+    x = dims(call.tensors[0])
+    per = x if _is_true(_conv_arg(call, "transposed")) and x is not None else out
+    return 2.0 * math.prod(per) * math.prod(w[1:]), float(math.prod(out) * elem_bytes(call.tensors[0]))
+
+
+def conv_backward_work(call: CallArgs) -> tuple[float | None, float]:
+    """(FLOPs, bytes of the gradients it returns): per gradient asked for (grad_input,
+    grad_weight), as much as the forward convolution (its arguments: grad_output, input, weight,
+    bias sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)."""
+    ts = call.tensors
+    grad, x, w = (dims(t) for t in (ts + [None, None, None])[:3])
+    if grad is None or x is None or w is None or len(call.args) < 11:
+        return None, 0.0
+    mask = [v == "True" for v in re.findall(r"True|False", call.args[10])] + [False, False]
+    per = x if _is_true(call.args[7]) else grad  # a transposed forward's input is its "output"
+    flops = 2.0 * math.prod(per) * math.prod(w[1:]) * (int(mask[0]) + int(mask[1]))
+    returned = (math.prod(x) if mask[0] else 0) + (math.prod(w) if mask[1] else 0)
+    return flops, float(returned * elem_bytes(ts[0]))
+
+
+def elem_bytes(t: Tensor | None) -> int:
+    return (dtype_bytes(t.dtype) or 0) if t is not None else 0
+
+
+def attention_work(op: str, ts: list[Tensor | None]) -> tuple[float | None, float]:
+    """(FLOPs, bytes of what it returns) of scaled-dot-product attention: forward, the output
+    (B, H, L, Ev) at the query's type and the logsumexp (B, H, L) in float32; backward, the
+    gradients of Q, K and V."""
+    backward = "backward" in op
+    q_at = 1 if backward else 0  # the backward's first argument is the output's gradient
+    q, k, v = (dims(t) for t in (ts[q_at:q_at + 3] + [None, None, None])[:3])
+    if q is None or k is None or v is None or len(q) != 4 or len(k) != 4 or len(v) != 4:
+        return None, 0.0
+    b, h, lq, e = q
+    s, ev = k[2], v[3]
+    elem = elem_bytes(ts[q_at])
+    if not backward:  # Q·Kᵀ and P·V
+        return 2.0 * b * h * lq * s * (e + ev), float(b * h * lq * (ev * elem + 4))
+    returned = (math.prod(q) + math.prod(k) + math.prod(v)) * elem
+    return 2.0 * b * h * lq * s * (3 * e + 2 * ev), float(returned)  # scores again, dP, dV, dQ, dK
