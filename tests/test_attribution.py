@@ -10,11 +10,12 @@ import json
 
 import pytest
 
-from inductor_bench.core.attribution import NO_RECORD, attribute, load_record
+from inductor_bench.core.attribution import NO_RECORD, attribute
 from inductor_bench.core.breakdown import analyze_graph
 from inductor_bench.core.callsites import buffer_of, parse_calls, split_args
 from inductor_bench.core.modparse import read_module
 from inductor_bench.core.results import BreakdownResult, GraphResult
+from inductor_bench.core.source_store import load_record
 from inductor_bench.core.sources import module_path
 from inductor_bench.core.trace import load_trace
 from inductor_bench.core.views import by_line, by_module, units

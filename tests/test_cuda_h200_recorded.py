@@ -265,7 +265,8 @@ def test_each_call_of_a_reused_triton_kernel_gets_its_own_time_and_line():
     """The H200 backward calls three Triton kernels at several places (the bias-gradient sums
     of fc2 and proj share one code): each call gets the j-th of its kernel's device events in
     every iteration (read here by start time from the trace) and its own line."""
-    from inductor_bench.core.attribution import attribute, load_record
+    from inductor_bench.core.attribution import attribute
+    from inductor_bench.core.source_store import load_record
 
     gdir = RUN / "graphs" / "0-backward"
     module = read_module(gdir / "module.py")

@@ -10,10 +10,11 @@ import os
 import pytest
 
 from inductor_bench.core import source_store
-from inductor_bench.core.attribution import attribute, load_record, origin_of
+from inductor_bench.core.attribution import attribute, origin_of
 from inductor_bench.core.breakdown import analyze_graph
 from inductor_bench.core.modparse import read_module
 from inductor_bench.core.results import GraphResult
+from inductor_bench.core.source_store import load_record
 from inductor_bench.core.trace import load_trace
 from inductor_bench.core.views import by_line, units
 

@@ -19,7 +19,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from .attribution import attribute, load_record
+from .attribution import attribute
 from .breakdown import analyze_graph, launch_stacks_by_name
 from .devices import DEVICE, backend
 from .errors import ResultError
@@ -40,6 +40,7 @@ from .rundir import (
     TRACE_FILE,
     load_breakdown,
 )
+from .source_store import load_record
 from .static_twin import input_shapes
 from .symbols import dynamic_sizes
 from .trace import load_for_analysis

@@ -16,10 +16,8 @@ it keeps its one row and ``GraphResult.attribution`` says why.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from .breakdown import US_PER_MS, cpu_kernel_events, device_kernel_events, find_markers, op_name
@@ -28,40 +26,13 @@ from .devices import HOST, backend
 from .modparse import ModuleInfo
 from .own_nodes import own_extern_nodes, own_origins
 from .results import GraphResult
-from .source_store import LOST, MODULE_LOST
+from .source_store import LOST, MODULE_LOST, RECOMPUTED
 from .sources import ROOT_MODULE, CallSite, Origin, SourceLine, merge, module_path, path_order
 from .subgraph_modules import rerooted
 from .timeline import launch_stacks
 from .trace import Trace
 
 NO_RECORD = "no record of the lowering: the run predates source attribution or its compile worker wrote none"
-
-
-def load_record(path: str | Path) -> dict[str, Any] | None:
-    """One graph's capture-time record (``graphs/<id>/sources.json``), None when absent."""
-    p = Path(path)
-    if not p.exists():
-        return None
-    try:
-        return json.loads(p.read_text())
-    except (OSError, json.JSONDecodeError):
-        return None
-
-
-def read_log(path: str | Path) -> dict[str, dict[str, Any]]:
-    """``sources.jsonl`` of a run: module path -> its record (the first one seen)."""
-    out: dict[str, dict[str, Any]] = {}
-    p = Path(path)
-    if not p.exists():
-        return out
-    for line in p.read_text().splitlines():
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a worker killed mid-write leaves at most one torn line
-        if isinstance(rec, dict) and rec.get("path"):
-            out.setdefault(rec["path"], rec)
-    return out
 
 
 # -- FX nodes -> an Origin -------------------------------------------------------------------
@@ -97,7 +68,8 @@ def origin_of(names: list[str], nodes: dict[str, Any]) -> Origin:
         else:  # why the module was lost says more, where it was (a cache hit)
             missing = missing or f"its FX nodes carry no stack trace ({', '.join(ops)[:80]})"
     most = sorted(modules, key=lambda m: (-modules[m], path_order(m)))  # most of its nodes first
-    return Origin(list(names), sorted(lines, key=lambda ln: ln.key), most, missing)
+    again = bool(names) and all((nodes.get(n) or {}).get(RECOMPUTED) for n in names)
+    return Origin(list(names), sorted(lines, key=lambda ln: ln.key), most, missing, again)
 
 
 def call_origins(calls: list[Call], record: dict[str, Any]) -> tuple[dict[int, Origin], dict[int, list[str]]]:
@@ -182,7 +154,7 @@ def module_from_operands(o: Origin, operation_nodes: list[str], nodes: dict[str,
     mods = {module_path(str(rec["module"][0])) for rec in others.values()}
     if len(mods) != 1:
         return o
-    return Origin(o.nodes, origin_of(o.nodes + list(others), nodes).lines, sorted(mods), None)
+    return Origin(o.nodes, origin_of(o.nodes + list(others), nodes).lines, sorted(mods), None, o.recomputed)
 
 
 def module_types(nodes: dict[str, Any]) -> dict[str, str]:

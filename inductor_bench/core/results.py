@@ -192,6 +192,9 @@ class GraphResult:
         for s in d.get("sites", []):
             if s["occurrence"] is None:  # an extern call (as before kernels' calls were split)
                 del s["occurrence"]
+        for o in (x.get("origin") for x in [*d["kernels"], *d.get("sites", [])]):
+            if o is not None and not o["recomputed"]:  # said only where it is
+                del o["recomputed"]
         return d
 
 

@@ -38,6 +38,10 @@ STORE_VERSION = 1
 # Keys of a node record (runner/sources.py: ``snapshot``) set here on a carried-over record.
 LOST = "lost"  # why the node's source line could not be carried over
 MODULE_LOST = "module_lost"  # why its module path could not be
+# A key runner/sources.py sets on a node of a backward graph that is the forward's work done
+# again (AOTAutograd's partitioner recomputes it there rather than saving its result:
+# activation checkpointing, or ops cheaper to recompute than to keep).
+RECOMPUTED = "recomputed"
 
 
 def text_key(text: str) -> str:
@@ -212,4 +216,31 @@ def top_level_lines(dynamo: dict[str, dict[str, Any]]) -> dict[tuple[str, int], 
         if "/" not in name and r.get("frame"):
             where = (r["frame"][0], r["frame"][1])
             out[where] = out.get(where, False) or not r.get("module")
+    return out
+
+
+def load_record(path: str | Path) -> dict[str, Any] | None:
+    """One graph's capture-time record (``graphs/<id>/sources.json``), None when absent."""
+    p = Path(path)
+    if not p.exists():
+        return None
+    try:
+        return json.loads(p.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def read_log(path: str | Path) -> dict[str, dict[str, Any]]:
+    """``sources.jsonl`` of a run: module path -> its record (the first one seen)."""
+    out: dict[str, dict[str, Any]] = {}
+    p = Path(path)
+    if not p.exists():
+        return out
+    for line in p.read_text().splitlines():
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a worker killed mid-write leaves at most one torn line
+        if isinstance(rec, dict) and rec.get("path"):
+            out.setdefault(rec["path"], rec)
     return out

@@ -48,6 +48,8 @@ class Origin:
     # distinct nn.Module paths ("" = the model itself), the one most of its nodes ran in first
     modules: list[str] = field(default_factory=list)
     missing: str | None = None  # why there is no source line, or (with lines) no module
+    # all its nodes are the forward's work that a backward graph does again (core/source_store.py)
+    recomputed: bool = False
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Origin:
@@ -56,6 +58,7 @@ class Origin:
             lines=[SourceLine(**ln) for ln in d.get("lines", [])],
             modules=list(d.get("modules", [])),
             missing=d.get("missing"),
+            recomputed=bool(d.get("recomputed")),
         )
 
 
@@ -110,7 +113,7 @@ def merge(origins: list[Origin | None], missing: str | None = None) -> Origin | 
     modules = sorted(rank, key=lambda m: (-rank[m][0], rank[m][1], path_order(m)))
     # the reason a line, or where there are lines a module, is missing
     why = None if lines and modules else (missing or next((o.missing for o in present if o.missing), None))
-    return Origin(nodes, lines, modules, why)
+    return Origin(nodes, lines, modules, why, all(o.recomputed for o in present))
 
 
 # the root: a local (``L['self']``), or the first of a decorator wrapper's ``*args`` (a method

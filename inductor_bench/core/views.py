@@ -140,3 +140,23 @@ def _ordered(groups: dict[tuple[str, ...], Group]) -> list[Group]:
 def has_sources(result: BreakdownResult) -> bool:
     """Whether any kernel of the result has an origin (results before schema 2 have none)."""
     return any(k.origin is not None for g in result.measured() for k in g.kernels)
+
+
+@dataclass
+class Recomputed:
+    """The kernels and extern calls of a backward graph made only of the forward's work, done
+    again there (``Origin.recomputed``), and their time in one call of the graph."""
+
+    graph: GraphResult
+    count: int
+    ms: float
+
+
+def recomputed(result: BreakdownResult) -> list[Recomputed]:
+    """Per measured backward graph that recomputes forward work: what it recomputes."""
+    out = []
+    for g in result.measured():
+        us = [u for u in units([g]) if u.backward and u.origin is not None and u.origin.recomputed]
+        if us:
+            out.append(Recomputed(g, len(us), sum(u.ms for u in us)))
+    return out

@@ -3,7 +3,7 @@ accelerator (busy and launch-bound), and the time spent outside the graphs."""
 
 from __future__ import annotations
 
-from ..core import call_sizes, static_twin, step_totals
+from ..core import call_sizes, static_twin, step_totals, views
 from ..core.compiled_from import origins_line, recompiles_line
 from ..core.graph_breaks import summary_line
 from ..core.pipelined import LAUNCH_BOUND_IDLE
@@ -24,7 +24,7 @@ def render_execution(doc: Doc, r: BreakdownResult) -> None:
     for line in disturbances(r):
         doc.paragraph(doc.alert("warning") + f": {line}")
     _settings(doc, r)
-    for line in (origins_line(r), recompiles_line(r)):
+    for line in (origins_line(r), recompiles_line(r), recomputed_line(r)):
         if line:
             doc.paragraph(line)
     if r.graph_breaks:
@@ -40,6 +40,19 @@ def render_execution(doc: Doc, r: BreakdownResult) -> None:
     _pipelined(doc, r)
     _outside(doc, r)
     render_outside_ops(doc, r)
+
+
+def recomputed_line(r: BreakdownResult) -> str | None:
+    """What the backward graphs do again of the forward's work, where any does."""
+    found = views.recomputed(r)
+    if not found:
+        return None
+    each = "; ".join(f"{x.graph.id} {x.count} {'call' if x.count == 1 else 'calls'}, {fmt.ms(x.ms)} ms "
+                     f"({fmt.pct(fmt.share(x.ms, x.graph.kernel_ms))} of its kernel time)" for x in found)
+    return (f"recomputed in the backward: {each}: kernels and extern calls made only of the "
+            "forward's work, done again (activation checkpointing, or ops the partitioner recomputes "
+            "rather than saves), marked \"(recomputed)\" in the tables; a kernel that fuses such work "
+            "with the backward's is not counted (docs/attribution.md)")
 
 
 def _settings(doc: Doc, r: BreakdownResult) -> None:

@@ -55,7 +55,7 @@ def where(origin: Origin | None, note: str | None = None, types: dict[str, str] 
     shown = ", ".join(mods) + (f" +{more}" if more > 0 else "")
     if not origin.lines:  # the module alone, where Dynamo recorded it but no line
         return f"{shown} · no line" if shown else f"no source: {origin.missing or 'unknown'}"
-    text = lines_text(origin.lines, LINES_SHOWN)
+    text = lines_text(origin.lines, LINES_SHOWN) + (" (recomputed)" if origin.recomputed else "")
     return f"{shown} · {text}" if shown else text
 
 

@@ -12,7 +12,6 @@ from typing import Any
 
 from ..core import errors, subgraphs
 from ..core.analysis import analyze_profile, save_profile
-from ..core.attribution import read_log
 from ..core.call_sizes import chosen
 from ..core.devices import DEVICE, backend
 from ..core.modparse import ModuleInfo, read_module
@@ -34,6 +33,7 @@ from ..core.rundir import (
     TRACE_FILE,
     graph_dir,
 )
+from ..core.source_store import read_log
 from ..core.vocab import Role, Status
 from . import cudagraph_state
 from . import device as dev

@@ -171,6 +171,8 @@ def _lowering_record(graph: Any) -> dict[str, Any]:
                                              "which keeps no module path")
         if n.meta.get("partitioner_tag") == "is_backward" or n.meta.get("autograd_backward"):
             rec["backward"] = True
+        if n.meta.get("autograd_backward") and n.meta.get("partitioner_tag") == "is_forward":
+            rec[source_store.RECOMPUTED] = True  # forward work the backward graph does again
         nodes[n.name] = rec
     record = {"nodes": nodes, "ops": [_op_record(s, order) for s in graph.scheduler.nodes]}
     for name, lowering in subgraph_lowerings(graph):

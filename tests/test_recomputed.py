@@ -1,0 +1,123 @@
+"""Forward work a backward graph does again (activation checkpointing, or ops AOTAutograd's
+partitioner recomputes rather than saves): the compile worker marks such nodes of the lowering
+record (``recomputed``: in the backward graph, traced as the backward's but tagged forward by
+the partitioner); a kernel or extern call made only of them is marked "(recomputed)", and the
+report says how much of each backward graph they take (core/views.recomputed). On the real run
+of tests/fixtures/runs/cpu_checkpoint_train (two MLP blocks under torch.utils.checkpoint),
+hand-built origins, and, end to end, a fresh compile of the same model."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from inductor_bench.core.analysis import reanalyze
+from inductor_bench.core.attribution import origin_of
+from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
+from inductor_bench.core.source_store import RECOMPUTED
+from inductor_bench.core.sources import Origin, SourceLine, merge
+from inductor_bench.core.views import recomputed, units
+from inductor_bench.render.breakdown import render_breakdown
+from inductor_bench.render.execution import recomputed_line
+from inductor_bench.render.views import where
+
+from .conftest import FIXTURES
+
+RUN = FIXTURES / "runs" / "cpu_checkpoint_train"
+
+
+def _record(graph: str) -> dict:
+    return json.loads((RUN / "graphs" / graph / "sources.json").read_text())
+
+
+def test_the_record_marks_the_forward_ops_the_backward_runs_again():
+    """Each checkpointed block's layer norm, up projection and GELU are recomputed (its down
+    projection is not: the backward needs its input, not its output); no gradient op is, and
+    nothing in the forward graph is."""
+    nodes = _record("0-backward")["nodes"]
+    again = {n: r["op"] for n, r in nodes.items() if r.get(RECOMPUTED)}
+    ops = sorted(set(again.values()))
+    assert [again[n] for n in ("addmm", "addmm_2")] == ["aten.addmm.default"] * 2
+    assert {"aten.var_mean.correction", "aten.erf.default", "aten.addmm.default"} <= set(ops)
+    assert not [n for n, r in nodes.items() if r["op"] == "aten.mm.default" and r.get(RECOMPUTED)]
+    assert not any(r.get(RECOMPUTED) for r in _record("0-forward")["nodes"].values())
+
+
+def test_a_saved_run_analysed_again_marks_the_two_recomputed_gemms(tmp_path):
+    """Of the backward's calls, the two up projections are made only of recomputed nodes; the
+    kernels that fuse the recomputed layer norms and GELUs with gradients are not counted. The
+    line's figures are those of the two sites."""
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    result, done = reanalyze(run)
+    assert done == ["0-forward", "0-backward"]
+    fwd, bwd = result.graphs
+    marked = [u for u in units([fwd, bwd]) if u.origin is not None and u.origin.recomputed]
+    assert sorted((u.graph.id, u.kernel.name, u.origin.modules[0]) for u in marked) == [
+        ("0-backward", "aten::addmm", "blocks.0.up"), ("0-backward", "aten::addmm", "blocks.1.up")]
+    (found,) = recomputed(result)
+    assert found.graph is bwd and found.count == 2
+    assert found.ms == pytest.approx(sum(u.ms for u in marked))
+    line = recomputed_line(result)
+    assert line.startswith(f"recomputed in the backward: 0-backward 2 calls, {found.ms:.3f} ms (")
+    text = render_breakdown(result)
+    assert line in text and text.count("ckpt.py:15 (recomputed)") >= 2
+
+
+def test_an_origin_is_recomputed_only_when_all_its_nodes_are():
+    nodes = {"a": {"op": "aten.addmm.default", RECOMPUTED: True, "frame": ["m.py", 3, "f", "x"]},
+             "b": {"op": "aten.mm.default", "frame": ["m.py", 3, "f", "x"]}}
+    assert origin_of(["a"], nodes).recomputed
+    assert not origin_of(["a", "b"], nodes).recomputed
+    assert not origin_of(["b"], nodes).recomputed and not origin_of([], nodes).recomputed
+    line = SourceLine("m.py", 3, "f", "x")
+    again, not_again = Origin(["a"], [line], ["up"], recomputed=True), Origin(["b"], [line], ["up"])
+    assert merge([again, again]).recomputed and not merge([again, not_again]).recomputed
+    assert where(again) == "up · m.py:3 (recomputed)" and where(not_again) == "up · m.py:3"
+    assert Origin.from_dict({"nodes": ["a"], "recomputed": True}).recomputed
+    assert not Origin.from_dict({"nodes": ["a"]}).recomputed  # a result saved before the mark
+
+
+def test_no_line_without_recomputed_work():
+    """Synthetic: a training step whose backward recomputes nothing says nothing of it."""
+    k = KernelStat("aten::mm", "extern_gemm", 1.0, 2.0, origin=Origin(["mm"], modules=["up"]))
+    g = GraphResult("0-backward", "backward", kernels=[k], iterations=1, kernel_ms=2.0)
+    r = BreakdownResult("m", graphs=[g])
+    assert recomputed(r) == [] and recomputed_line(r) is None
+    k.origin = Origin(["addmm"], modules=["up"], recomputed=True)
+    (found,) = recomputed(r)
+    assert (found.count, found.ms) == (1, 2.0)
+    assert "0-backward 1 call, 2.000 ms (100.0% of its kernel time)" in recomputed_line(r)
+
+
+@pytest.mark.e2e
+@pytest.mark.slow
+def test_a_fresh_compile_records_and_reports_the_recomputed_work(tmp_path_factory):
+    """`breakdown ckpt_model.py --train --device cpu --fresh-cache` on the installed torch."""
+    from inductor_bench.commands.output import write_report
+    from inductor_bench.core.workload import WorkloadOptions
+    from inductor_bench.runner.pipeline import run_breakdown
+    from inductor_bench.runner.settings import RunSettings
+
+    opts = WorkloadOptions(path=str(RUN / "ckpt_model.py"), device="cpu", train=True)
+    settings = RunSettings(timeout=600, on_saved=write_report, fresh_cache=True, windows=1, iterations=5)
+    result, run_dir, err = run_breakdown(opts, settings, root=tmp_path_factory.mktemp("ckpt"))
+    assert err is None
+    (found,) = recomputed(result)
+    assert found.graph.role == "backward" and found.count >= 2
+    assert "recomputed in the backward: 0-backward" in (run_dir / "report.txt").read_text()
+
+
+def test_a_cache_hit_keeps_the_mark():
+    """A module from Inductor's cache takes its record from the store, its lines carried over to
+    the compile that hit it (core/source_store.carry_over): the mark stays with its node."""
+    from inductor_bench.core.source_store import carry_over
+
+    stored = {"nodes": {"addmm": {"op": "aten.addmm.default", RECOMPUTED: True,
+                                  "frame": ["/a/m.py", 3, "forward", "x = self.up(x)"]}},
+              "ops": [], "dynamo": {}}
+    carried = carry_over(stored, {})
+    assert carried["nodes"]["addmm"][RECOMPUTED] is True
+    assert origin_of(["addmm"], carried["nodes"]).recomputed
