@@ -16,9 +16,9 @@ import pytest
 from inductor_bench.core.analysis import reanalyze
 from inductor_bench.core.attribution import origin_of
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
-from inductor_bench.core.source_store import RECOMPUTED
+from inductor_bench.core.source_store import RECOMPUTE_MARKED, RECOMPUTED
 from inductor_bench.core.sources import Origin, SourceLine, merge
-from inductor_bench.core.views import recomputed, units
+from inductor_bench.core.views import recomputed, recomputes_known, units
 from inductor_bench.render.breakdown import render_breakdown
 from inductor_bench.render.execution import recomputed_line
 from inductor_bench.render.views import where
@@ -43,6 +43,8 @@ def test_the_record_marks_the_forward_ops_the_backward_runs_again():
     assert {"aten.var_mean.correction", "aten.erf.default", "aten.addmm.default"} <= set(ops)
     assert not [n for n, r in nodes.items() if r["op"] == "aten.mm.default" and r.get(RECOMPUTED)]
     assert not any(r.get(RECOMPUTED) for r in _record("0-forward")["nodes"].values())
+    # the backward's record could mark them (its nodes say which are the backward's)
+    assert _record("0-backward")[RECOMPUTE_MARKED] is True
 
 
 def test_a_saved_run_analysed_again_marks_the_two_recomputed_gemms(tmp_path):
@@ -54,6 +56,7 @@ def test_a_saved_run_analysed_again_marks_the_two_recomputed_gemms(tmp_path):
     result, done = reanalyze(run)
     assert done == ["0-forward", "0-backward"]
     fwd, bwd = result.graphs
+    assert bwd.recompute_marked and recomputes_known(result)
     marked = [u for u in units([fwd, bwd]) if u.origin is not None and u.origin.recomputed]
     assert sorted((u.graph.id, u.kernel.name, u.origin.modules[0]) for u in marked) == [
         ("0-backward", "aten::addmm", "blocks.0.up"), ("0-backward", "aten::addmm", "blocks.1.up")]
@@ -83,13 +86,45 @@ def test_an_origin_is_recomputed_only_when_all_its_nodes_are():
 def test_no_line_without_recomputed_work():
     """Synthetic: a training step whose backward recomputes nothing says nothing of it."""
     k = KernelStat("aten::mm", "extern_gemm", 1.0, 2.0, origin=Origin(["mm"], modules=["up"]))
-    g = GraphResult("0-backward", "backward", kernels=[k], iterations=1, kernel_ms=2.0)
+    g = GraphResult("0-backward", "backward", kernels=[k], iterations=1, kernel_ms=2.0,
+                    recompute_marked=True)
     r = BreakdownResult("m", graphs=[g])
     assert recomputed(r) == [] and recomputed_line(r) is None
     k.origin = Origin(["addmm"], modules=["up"], recomputed=True)
     (found,) = recomputed(r)
     assert (found.count, found.ms) == (1, 2.0)
     assert "0-backward 1 call, 2.000 ms (100.0% of its kernel time)" in recomputed_line(r)
+
+
+def _training(again_ms: float | None, marked: bool = True) -> BreakdownResult:
+    """Synthetic: a training step of one forward and one backward GEMM, the backward's up
+    projection recomputed (``again_ms``) or not (None)."""
+    fwd = GraphResult("0-forward", "forward", iterations=1, kernel_ms=2.0, kernels=[
+        KernelStat("aten::addmm", "extern_gemm", 1.0, 2.0, origin=Origin(["addmm"], modules=["up"]))])
+    ks = [KernelStat("aten::mm", "extern_gemm", 1.0, 3.0, origin=Origin(["mm"], modules=["up"]))]
+    if again_ms is not None:
+        ks.append(KernelStat("aten::addmm", "extern_gemm", 1.0, again_ms,
+                             origin=Origin(["addmm"], modules=["up"], recomputed=True)))
+    bwd = GraphResult("0-backward", "backward", iterations=1, kernels=ks, recompute_marked=marked,
+                      kernel_ms=sum(k.ms for k in ks))
+    return BreakdownResult("m", graphs=[fwd, bwd])
+
+
+def test_diff_says_how_much_recomputation_a_change_added():
+    """Turning on checkpointing (head) adds 2 ms of recomputed work to the backward: the diff's
+    summary has a row for it. Against a run whose record could not mark recomputed work (saved
+    before the marks, or torch 2.5), its 0 would be unknown, not measured: no row."""
+    from inductor_bench.core.diff import diff_results
+    from inductor_bench.render.diff import render_diff
+
+    section = diff_results(_training(None), _training(2.0)).sections[0]
+    assert section.recomputed_ms == (0.0, pytest.approx(2.0))
+    (row,) = [ln for ln in render_diff(diff_results(_training(None), _training(2.0))).splitlines()
+              if ln.startswith("recomputed in the backward, ms")]
+    assert row.split()[-3:] == ["0.000", "2.000", "+2.000"]
+    assert diff_results(_training(None, marked=False), _training(2.0)).sections[0].recomputed_ms is None
+    assert diff_results(_training(None), _training(None)).sections[0].recomputed_ms is None
+    assert not recomputes_known(_training(None, marked=False)) and recomputed(_training(2.0, marked=False)) == []
 
 
 @pytest.mark.e2e
@@ -117,7 +152,8 @@ def test_a_cache_hit_keeps_the_mark():
 
     stored = {"nodes": {"addmm": {"op": "aten.addmm.default", RECOMPUTED: True,
                                   "frame": ["/a/m.py", 3, "forward", "x = self.up(x)"]}},
-              "ops": [], "dynamo": {}}
+              "ops": [], "dynamo": {}, RECOMPUTE_MARKED: True}
     carried = carry_over(stored, {})
-    assert carried["nodes"]["addmm"][RECOMPUTED] is True
+    assert carried["nodes"]["addmm"][RECOMPUTED] is True and carried[RECOMPUTE_MARKED] is True
+    assert RECOMPUTE_MARKED not in carry_over({**stored, RECOMPUTE_MARKED: False}, {})
     assert origin_of(["addmm"], carried["nodes"]).recomputed

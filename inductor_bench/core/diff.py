@@ -32,6 +32,7 @@ from .roofline import roofline_moves
 from .stats import Change, Summary, compare_samples, judge
 from .step import disturbances
 from .unmeasured import Unmeasured, calls_changed, measured_on_both, uncounted_calls, unmeasured_graphs
+from .views import recomputed, recomputed_step_ms, recomputes_known
 from .vocab import Outcome, StepSource, Verdict
 
 __all__ = ["ADDED", "FASTER", "REMOVED", "SLOWER", "CategoryDiff", "Diff", "KernelDiff", "SectionDiff",
@@ -130,6 +131,8 @@ def breakdown_section(
         calls_changed=calls_changed(base, head),
     )
     roofline_moves(section, base, head)
+    if (recomputed(base) or recomputed(head)) and recomputes_known(base) and recomputes_known(head):
+        section.recomputed_ms = (recomputed_step_ms(base), recomputed_step_ms(head))
     section.breaks_added, section.breaks_removed = one_side_only(base.graph_breaks, head.graph_breaks)
     return _withhold_verdicts(section) if gaps else section
 

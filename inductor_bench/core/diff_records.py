@@ -94,6 +94,9 @@ class SectionDiff:
     # both sides compiled the same code for every graph, called as often at the same sizes:
     # no verdict is significant, what moved is the processes' (core/diff.same_code_section)
     same_code: bool = False
+    # ms per step of the forward's work the backward graphs do again (core/views.recomputed), on
+    # each side; None where neither side recomputes any
+    recomputed_ms: tuple[float, float] | None = None
 
     def kernels_with(self, *statuses: str) -> list[KernelDiff]:
         return [k for k in self.kernels if k.status in statuses]

@@ -122,6 +122,7 @@ class GraphResult:
     # to their op's kernel row), and a note where attribution is missing or partial.
     sites: list[CallSite] = field(default_factory=list)
     attribution: str | None = None
+    recompute_marked: bool = False  # its record marks recomputed nodes (core/source_store.py)
     # Each extern call's [bytes, FLOPs] by its position among the module's extern calls
     # (``CallSite.index``; schema 4, core/work.py): a call site's own % of peak.
     site_counts: list[list[float | None]] = field(default_factory=list)
@@ -218,6 +219,7 @@ _GRAPH_OPTIONAL: dict[str, Any] = {
     "pipelined_trace": None,
     "sites": [],
     "attribution": None,
+    "recompute_marked": False,
     "site_counts": [],
     "compiled_from": None,
     "first_call_inputs": [],

@@ -42,6 +42,9 @@ MODULE_LOST = "module_lost"  # why its module path could not be
 # again (AOTAutograd's partitioner recomputes it there rather than saving its result:
 # activation checkpointing, or ops cheaper to recompute than to keep).
 RECOMPUTED = "recomputed"
+# A key of a backward graph's record whose nodes say which are the backward's (torch marks them
+# ``autograd_backward`` since 2.13 or before; 2.5 does not): only there can the marks be set.
+RECOMPUTE_MARKED = "recompute_marked"
 
 
 def text_key(text: str) -> str:
@@ -154,7 +157,8 @@ def carry_over(stored: dict[str, Any], now: dict[str, dict[str, Any]]) -> dict[s
                 lost += 1
         nodes[name] = node
     carried = {"nodes": len(nodes), "lost": lost, **({"by": "position"} if aligned is not None else {})}
-    return {"nodes": nodes, "ops": stored.get("ops") or [], "carried": carried}
+    marked = {RECOMPUTE_MARKED: True} if stored.get(RECOMPUTE_MARKED) else {}
+    return {"nodes": nodes, "ops": stored.get("ops") or [], "carried": carried, **marked}
 
 
 def _by_position(then: dict[str, dict[str, Any]], now: dict[str, dict[str, Any]]) -> dict[str, Any] | None:

@@ -155,8 +155,20 @@ class Recomputed:
 def recomputed(result: BreakdownResult) -> list[Recomputed]:
     """Per measured backward graph that recomputes forward work: what it recomputes."""
     out = []
-    for g in result.measured():
+    for g in (g for g in result.measured() if g.recompute_marked):
         us = [u for u in units([g]) if u.backward and u.origin is not None and u.origin.recomputed]
         if us:
             out.append(Recomputed(g, len(us), sum(u.ms for u in us)))
     return out
+
+
+def recomputes_known(result: BreakdownResult) -> bool:
+    """Whether every measured backward graph's record could mark its recomputed work (a run
+    saved before the marks, or torch 2.5's, cannot: nothing recomputed is then unknown, not 0)."""
+    return all(g.recompute_marked for g in result.measured() if g.role == Role.BACKWARD)
+
+
+def recomputed_step_ms(result: BreakdownResult) -> float:
+    """The time of ``recomputed``'s calls in one step (each graph's times its calls)."""
+    weights = result.weights()
+    return sum(x.ms * weights.get(x.graph.id, 1.0) for x in recomputed(result))

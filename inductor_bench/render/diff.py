@@ -141,6 +141,9 @@ def _summary_rows(s: SectionDiff) -> list[list[str]]:
     if s.peak_memory_bytes is not None:
         b, h = s.peak_memory_bytes
         rows.append(["peak memory", mib(b), mib(h), "", "one sample"])
+    if s.recomputed_ms is not None:
+        b, h = s.recomputed_ms
+        rows.append(["recomputed in the backward, ms", ms_precise(b), ms_precise(h), signed_ms(h - b), ""])
     if s.roofline_pct is not None:
         b, h = s.roofline_pct
         sb, sh = s.roofline_share or (None, None)

@@ -37,8 +37,9 @@ APP = "inductor-bench"
 # nodes of higher-order ops' subgraphs (a checkpointed region's lines are only there). v4: a
 # fused pattern's node at the node that computes, a pass's node on a line of no top-level code
 # (runner/sources.py): a record made before is read as before, so it would keep the old lines.
-# v5: a node named as a pass's (``addmm_default``) is a pass's on any line.
-LAYOUT = "v5"
+# v5: a node named as a pass's (``addmm_default``) is a pass's on any line. v6: a backward
+# graph's nodes that recompute the forward's work are marked (a record made before has none).
+LAYOUT = "v6"
 
 
 def user_cache_root() -> Path:

@@ -174,7 +174,8 @@ def _lowering_record(graph: Any) -> dict[str, Any]:
         if n.meta.get("autograd_backward") and n.meta.get("partitioner_tag") == "is_forward":
             rec[source_store.RECOMPUTED] = True  # forward work the backward graph does again
         nodes[n.name] = rec
-    record = {"nodes": nodes, "ops": [_op_record(s, order) for s in graph.scheduler.nodes]}
+    marks = {source_store.RECOMPUTE_MARKED: any(n.meta.get("autograd_backward") for n in fx_graph.nodes)}
+    record = {"nodes": nodes, "ops": [_op_record(s, order) for s in graph.scheduler.nodes], **marks}
     for name, lowering in subgraph_lowerings(graph):
         merge_subgraph(record, name, _lowering_record(lowering))
     return record
