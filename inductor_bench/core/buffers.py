@@ -53,6 +53,11 @@ class Tensor:
             n *= d
         return n
 
+    @property
+    def held(self) -> int | None:
+        """The elements its memory holds: ``stored`` for a broadcast view, else ``numel``."""
+        return self.stored if self.stored is not None else self.numel
+
 
 @dataclass
 class CallArgs:

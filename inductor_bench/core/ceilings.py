@@ -12,8 +12,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from . import other_ops
 from .devices import DEVICE, HOST, backend
-from .other_ops import is_arithmetic, is_comparison
 from .peaks import COMPUTE_TYPES, FP32, lookup
 
 PEAKS_FILE = "peaks.json"  # in the run directory: what the roofline figures are held against
@@ -162,6 +162,9 @@ COMPARISONS = "comparisons not counted"
 # Categories whose kernels get no % without a FLOP count: (verdict, what the limit line says).
 NOT_JUDGED = {**{c: (UNCOUNTED, "its FLOPs, not counted") for c in FLOP_TEMPLATES},
               "extern_custom": (OPAQUE, "its work, not known")}
+# ... and ATen ops, by what their uncounted time is spent on (``other_ops.uncounted_work``).
+NOT_JUDGED_OPS = {other_ops.ARITHMETIC_WORK: (ARITHMETIC, "its FLOPs, not counted"),
+                  other_ops.COMPARISON_WORK: (COMPARISONS, "its comparisons, not counted")}
 # The share of its limit below which a kernel is called far from it (the category table).
 FAR_BELOW_PCT = 30.0
 # A launch whose ideal time at the ceilings is below this cannot get near them: a GPU kernel
@@ -195,12 +198,10 @@ def kernel_roof(k: Any, ceilings: Ceilings | None, device: str) -> KernelRoof:
         return KernelRoof(None, None, None, None, NO_DATA, "its work: none")
     seconds = k.ms / 1e3
     gbps = k.bytes / seconds / 1e9
-    if not k.flops and (unjudged := NOT_JUDGED.get(getattr(k, "category", None))) is not None:
+    unjudged = (NOT_JUDGED.get(getattr(k, "category", None))
+                or NOT_JUDGED_OPS.get(other_ops.uncounted_work(k.name)))
+    if not k.flops and unjudged is not None:
         return KernelRoof(gbps, None, None, None, *unjudged)
-    if not k.flops and is_arithmetic(k.name):
-        return KernelRoof(gbps, None, None, None, ARITHMETIC, "its FLOPs, not counted")
-    if not k.flops and is_comparison(k.name):
-        return KernelRoof(gbps, None, None, None, COMPARISONS, "its comparisons, not counted")
     tflops = k.flops / seconds / 1e12 if k.flops else None
     intensity = k.flops / k.bytes if k.flops and k.bytes else None
     if ceilings is None or not ceilings.gbps:

@@ -131,8 +131,9 @@ def breakdown_section(
         calls_changed=calls_changed(base, head),
     )
     roofline_moves(section, base, head)
-    if (recomputed(base) or recomputed(head)) and recomputes_known(base) and recomputes_known(head):
-        section.recomputed_ms = (recomputed_step_ms(base), recomputed_step_ms(head))
+    again = recomputed(base), recomputed(head)
+    if any(again) and recomputes_known(base) and recomputes_known(head):
+        section.recomputed_ms = (recomputed_step_ms(base, again[0]), recomputed_step_ms(head, again[1]))
     section.breaks_added, section.breaks_removed = one_side_only(base.graph_breaks, head.graph_breaks)
     return _withhold_verdicts(section) if gaps else section
 

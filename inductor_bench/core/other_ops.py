@@ -145,20 +145,16 @@ COMPARISON_OPS = frozenset({
 })
 
 
-def _aten_op(op_row: str) -> str | None:
-    """The ATen op of a kernel row (``aten::sort #3`` -> ``sort``); None for other rows."""
+ARITHMETIC_WORK, COMPARISON_WORK = "arithmetic", "comparisons"  # what uncounted time is spent on
+_UNCOUNTED = {**dict.fromkeys(ARITHMETIC_OPS, ARITHMETIC_WORK),
+              **dict.fromkeys(COMPARISON_OPS, COMPARISON_WORK)}
+
+
+def uncounted_work(op_row: str) -> str | None:
+    """What a kernel row's ATen op (``aten::sort #3``: ``sort``) spends its time on where no rule
+    counts it, ``ARITHMETIC_WORK`` or ``COMPARISON_WORK``; None for other rows."""
     ns, _, op = op_row.partition("::")
-    return op.split(" ")[0] if ns == "aten" else None
-
-
-def is_arithmetic(op_row: str) -> bool:
-    """Whether a kernel row (``aten::_linalg_svd``) is one of ``ARITHMETIC_OPS``."""
-    return _aten_op(op_row) in ARITHMETIC_OPS
-
-
-def is_comparison(op_row: str) -> bool:
-    """Whether a kernel row (``aten::sort``) is one of ``COMPARISON_OPS``."""
-    return _aten_op(op_row) in COMPARISON_OPS
+    return _UNCOUNTED.get(op.split(" ")[0]) if ns == "aten" else None
 
 
 def _linalg_flops(op: str, call: CallArgs) -> float | None:

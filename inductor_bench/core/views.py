@@ -168,7 +168,7 @@ def recomputes_known(result: BreakdownResult) -> bool:
     return all(g.recompute_marked for g in result.measured() if g.role == Role.BACKWARD)
 
 
-def recomputed_step_ms(result: BreakdownResult) -> float:
-    """The time of ``recomputed``'s calls in one step (each graph's times its calls)."""
+def recomputed_step_ms(result: BreakdownResult, found: list[Recomputed]) -> float:
+    """The time in one step of ``found`` (``recomputed(result)``): each graph's times its calls."""
     weights = result.weights()
-    return sum(x.ms * weights.get(x.graph.id, 1.0) for x in recomputed(result))
+    return sum(x.ms * weights.get(x.graph.id, 1.0) for x in found)

@@ -89,7 +89,7 @@ def _nbytes(t: Tensor | None, dtype: str | None = None) -> int | None:
     if t is None or t.numel is None:
         return None
     size = dtype_bytes(dtype or t.dtype)
-    return None if size is None else (t.stored if t.stored is not None else t.numel) * size
+    return None if size is None else t.held * size
 
 
 # -- generated kernels -------------------------------------------------------------------------
@@ -135,8 +135,8 @@ def generated_work(k: KernelInfo, call: CallArgs, params: list[tuple[str, str]] 
         n = _nbytes(t, dtype)
         if n is None:
             return Work(None, None, None, FROM_BUFFERS)
-        if t is not None and (held := t.stored if t.stored is not None else t.numel):
-            n = n // held * elements_reached(held, space, indexes.get(name, 1))
+        if t is not None and t.held:
+            n = n // t.held * elements_reached(t.held, space, indexes.get(name, 1))
         total += n * (2 if name.startswith("in_out_ptr") else 1)
         if not name.startswith("out_ptr") and (kind := float_kind(dtype)):
             types.append(kind)
