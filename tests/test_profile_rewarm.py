@@ -1,0 +1,63 @@
+"""The profiling worker starts every window warm: after its waits (the machine's speed, the load
+reading's idle), the graph is called untimed before the profiler session starts. Runs the real
+worker (``runner/profile.py``) on a synthetic module that logs each call and whether a profiler
+session was on."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from inductor_bench.runner import profile  # noqa: E402
+
+SYNTHETIC_MODULE = '''"""Synthetic: a compiled module's harness and call, logging each call."""
+import torch
+
+LOG = []
+
+
+def get_args():
+    return [torch.ones(4)]
+
+
+def call(args):
+    (x,) = args
+    args.clear()
+    LOG.append("profiled" if torch._C._autograd._profiler_enabled() else "untimed")
+    return (x * 2,)
+'''
+
+
+def _run(tmp_path, monkeypatch, iterations: int, windows: int) -> tuple[dict, list[int], list[str]]:
+    """(the worker's response, the number of calls made before each speed wait, the calls' log)."""
+    module = tmp_path / "module.py"
+    module.write_text(SYNTHETIC_MODULE)
+    loaded = []
+    real_load = profile.load_module
+    monkeypatch.setattr(profile, "load_module", lambda path: loaded.append(real_load(path)) or loaded[-1])
+    waits = []
+    real_wait = profile._SPEED.before_window
+    monkeypatch.setattr(profile._SPEED, "before_window", lambda: (waits.append(len(loaded[0].LOG)), real_wait())[1])
+    response = profile.handle({"module": str(module), "device": "cpu", "iterations": iterations,
+                               "windows": windows, "trace": str(tmp_path / "trace.json.gz")})
+    return response, waits, loaded[0].LOG
+
+
+def test_each_window_starts_after_its_wait_with_untimed_calls(tmp_path, monkeypatch):
+    iterations, windows = 7, 4
+    response, waits, log = _run(tmp_path, monkeypatch, iterations, windows)
+    ran = len(response["windows_ms"])
+    assert ran >= 1 and len(waits) == ran
+    first = waits[0]  # the warm-up and the per-call estimate come before the first window
+    assert log[:first] == ["untimed"] * first
+    window = ["untimed"] * profile.REWARM_CALLS + ["profiled"] * iterations
+    assert log[first:] == window * ran
+    # each wait comes right before its window's untimed calls
+    assert waits == [first + i * len(window) for i in range(ran)]
+
+
+def test_untimed_calls_are_not_in_the_windows_samples(tmp_path, monkeypatch):
+    response, _, _ = _run(tmp_path, monkeypatch, 6, 2)
+    assert [len(s) for s in response["window_samples_ms"]] == [6] * len(response["windows_ms"])
+    assert response["iterations"] == 6
