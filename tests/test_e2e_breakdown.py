@@ -150,6 +150,7 @@ from pathlib import Path
 import torch
 from torch.profiler import profile, ProfilerActivity
 from inductor_bench.runner import profile as tool_profile
+from inductor_bench.core.steady import steady_mean
 
 module, out_dir, rounds, calls, sessions = sys.argv[1], Path(sys.argv[2]), *map(int, sys.argv[3:6])
 spec = importlib.util.spec_from_file_location("m", module)
@@ -181,6 +182,10 @@ def independent():
         assert rest == 0, (len(top), calls)
         out.append([sum(e.cpu_time_total for e in top[i * per_call:(i + 1) * per_call]) / 1e3
                     for i in range(calls)])
+        # and stops where the tool's windows stop: the first sessions agreeing (runner/profile.py);
+        # more sessions than the tool's would give this side more chances at a fast one
+        if tool_profile.windows_agree([steady_mean(s) for s in out]):
+            break
     return out
 
 def tool(trace):
@@ -237,14 +242,18 @@ def _fastest_session(sessions: list[list[float]]) -> float:
 @pytest.mark.slow
 def test_kernel_time_agrees_with_independent_profile(mlp_train, tmp_path):
     """Per-iteration kernel time, the tool's profiling and analysis against an independent
-    profiler session, both as 5 sessions of 20 calls, in rounds in one process. Compared at the
+    profiler session, both as up to 5 sessions of 20 calls (fewer where the first agree, the tool's
+    rule), each started warm, in rounds in one process. Compared at the
     figure of the session kept (the steady mean, the one statistics policy; a single iteration's
     minimum once read 10% below the rest of its round), round by round, and judged by the median
     of the rounds' ratios: on a shared 2-core VM one round's ratio ranged 0.73 to 1.58, and each
     side's lowest figure over six rounds missed the other's by up to 16% in 3 runs of 6, while the
     median ratio of 12 to 16 rounds read 0.967 to 1.085 in 18 runs (a graph each), a busy core
-    beside it or not (the slow stretches come and go for both sides within a round). A tool
-    that misread kernel time by more than the bound (``agreement_bound``) never agrees."""
+    beside it or not (the slow stretches come and go for both sides within a round). One CI run
+    read 1.243, the tool's side slower in every round shown; its windows then began after the
+    worker's idle between windows and the independent side's sessions back to back, and now both
+    start warm. A tool that misread kernel time by more than the bound (``agreement_bound``)
+    never agrees."""
     result, run_dir, _ = mlp_train
     for g in result.graphs:
         pairs = _rounds(run_dir / g.module, run_dir / "cache", tmp_path / g.id)
