@@ -142,3 +142,44 @@ def test_compare_counts_each_columns_breaks_and_lists_them_once():
     assert cells == ["-" if m.breakdown is None else "1" for m in result.modes]
     labels = ", ".join(m.label for m in compiled)
     assert f"{labels}: graph breaks: 1 — record.py:{brk['line']}: User-inserted graph break." in text
+
+
+RECORDED_REST = json.loads((FIXTURE.parent / "recorded_rest.json").read_text())
+
+
+def _rest_line_of(text: str) -> int:
+    lines = (FIXTURE.parent / "record_rest.py").read_text().splitlines()
+    return next(i for i, ln in enumerate(lines, 1) if text in ln)
+
+
+@pytest.mark.parametrize("version", ["2.13.0+cpu", "2.14.1+cu130"])
+def test_a_break_dynamo_cannot_resume_from_says_the_rest_of_its_function_ran_eagerly(version):
+    """torch 2.13 and 2.14 compile up to a GRU in a module's forward and run the rest eagerly: one
+    graph captured, as torch's own counter recorded beside the text."""
+    rec = RECORDED_REST[version]
+    assert rec["unique_graphs"] == 1
+    (b,) = (gb.parse(p) for p in rec["payloads"])
+    assert (b["line"], b["reason"], b["skipped"], b.get("rest")) == (
+        _rest_line_of("self.gru(self.proj(x))"), "Dynamo does not support RNN, GRU, or LSTM.", True, True)
+    assert gb.describe(b) == (f"record_rest.py:{b['line']}: Dynamo does not support RNN, GRU, or LSTM. "
+                              "(the rest of its function ran eagerly, outside any compiled graph)")
+    assert gb.collect([b, dict(b)])[0]["rest"] is True
+
+
+def test_torch_2_15_resumes_after_the_same_break_and_names_what_it_called():
+    rec = RECORDED_REST["2.15.0+cu132"]
+    assert rec["unique_graphs"] == 2  # the rest compiled: nothing ran eagerly but the GRU
+    (b,) = (gb.parse(p) for p in rec["payloads"])
+    assert (b["skipped"], "rest" in b) == (False, False)
+    assert gb.describe(b) == (f"record_rest.py:{_rest_line_of('self.gru(')}: Dynamo does not support RNN, GRU, "
+                              "or LSTM. (calling self.gru)")
+
+
+@pytest.mark.parametrize(("source", "name"), [
+    ("L['self']._modules['gru']", "self.gru"),
+    ("L['self']._modules['blocks']._modules['0']._parameters['weight']", "self.blocks.0.weight"),
+    ("G['torch'].nn.functional.relu", "torch.nn.functional.relu"),
+    ("L['x']", "x"),
+])
+def test_dynamos_names_read_as_the_models_code(source, name):
+    assert gb._python_name(source) == name

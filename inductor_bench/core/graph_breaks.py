@@ -20,9 +20,16 @@ or, for a frame Dynamo cannot resume after the break (a skip)::
       File "/path/model.py", line 14, in f
     ...
 
+or, for a break Dynamo cannot resume after but has a place to compile up to (torch 2.13 and
+2.14; 2.15 resumes after the same break)::
+
+    Graph Break Reason: Encountered graph break that we cannot resume from. Compiling up to the
+    previous resumable state, then skipping the rest of the function. Graph break encountered:
+
 Where a torch writes no such artifact, the worker falls back on Dynamo's
 ``counters["graph_break"]`` (the reason alone, with a count; no place). A break whose
-function was skipped ran that function eagerly: the time it took is in no compiled graph.
+function was skipped ran that function eagerly, and one after which the rest of its function was
+skipped ran that rest eagerly: the time it took is in no compiled graph.
 """
 
 from __future__ import annotations
@@ -39,13 +46,18 @@ _EXPLANATION = re.compile(r"^\s*Explanation:\s*(?P<text>.+)$", re.M)
 _HINT = re.compile(r"^\s*Hint:\s*(?P<text>.+)$", re.M)
 _REASON = re.compile(r"^Graph Break Reason:\s*(?P<text>.*)$", re.M)
 _WONT = re.compile(r"^WON'T CONVERT \S+ (?P<file>\S+) line (?P<line>\d+)", re.M)  # older torch
+_REST = "skipping the rest of the function"
 _SKIPS = ("Skipping the function and falling back to eager", "results in a skip",
-          "skip tracing the frame", "WON'T CONVERT")
+          "skip tracing the frame", "WON'T CONVERT", _REST)
+# torch 2.15's delayed break names what it was calling and why in one explanation
+_CALLING = re.compile(r"^Dynamo determined that a graph break should occur when calling `(?P<what>[^`]+)`\. "
+                      r"Reason: (?P<why>.+?\.)(?:\s|$)")
 _TRACE_START = "\nTraceback (most recent call last):"
 
 
 def parse(payload: str) -> dict[str, Any]:
-    """One artifact's text -> {"file", "line", "reason", "skipped", "count": 1}, and "hint":
+    """One artifact's text -> {"file", "line", "reason", "skipped", "count": 1}, "rest": True
+    where Dynamo compiled up to the break and skipped only the rest of the function, and "hint":
     Dynamo's first hint, when it gave one."""
     text = payload.split(_TRACE_START, 1)[0]
     file, line = _place(text)
@@ -53,7 +65,8 @@ def parse(payload: str) -> dict[str, Any]:
     why = text if _EXPLANATION.search(text) or not _EXPLANATION.search(payload) else payload
     hint = _HINT.search(why)
     return {"file": file, "line": line, "reason": _reason(why), "skipped": any(s in text for s in _SKIPS),
-            "count": 1, **({"hint": " ".join(hint["text"].split())} if hint else {})}
+            "count": 1, **({"rest": True} if _REST in text else {}),
+            **({"hint": " ".join(hint["text"].split())} if hint else {})}
 
 
 def from_counter(reason: str, count: int) -> dict[str, Any]:
@@ -70,6 +83,8 @@ def collect(breaks: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         if key in out:
             out[key]["count"] += b["count"]
             out[key]["skipped"] = out[key]["skipped"] or b["skipped"]
+            if b.get("rest"):
+                out[key]["rest"] = True
         else:
             out[key] = dict(b)
     return list(out.values())
@@ -88,7 +103,8 @@ def describe(b: dict[str, Any]) -> str:
     """``model.py:16: Dynamo does not support RNN, GRU, or LSTM. (its function ran eagerly)``"""
     where = f"{Path(b['file']).name}:{b['line']}: " if b.get("file") else ""
     times = f" ({b['count']} times)" if b.get("count", 1) > 1 else ""
-    eager = " (its function ran eagerly, outside any compiled graph)" if b.get("skipped") else ""
+    eager = (" (the rest of its function ran eagerly, outside any compiled graph)" if b.get("rest") else
+             " (its function ran eagerly, outside any compiled graph)" if b.get("skipped") else "")
     return f"{where}{b['reason']}{times}{eager}"
 
 
@@ -132,4 +148,14 @@ def _reason(text: str) -> str:
     m = _EXPLANATION.search(text) or _REASON.search(text)
     first = m["text"] if m else next((ln for ln in text.splitlines() if ln.strip()), "")
     first = " ".join(first.split())
+    calling = _CALLING.match(first)
+    if calling:
+        first = f"{calling['why']} (calling {_python_name(calling['what'])})"
     return first if len(first) <= REASON_CHARS else first[: REASON_CHARS - 1] + "…"
+
+
+def _python_name(source: str) -> str:
+    """Dynamo's name of what a frame called, as the model's code names it:
+    ``L['self']._modules['gru']`` -> ``self.gru``."""
+    name = re.sub(r"^[LG]\['([^']+)'\]", r"\1", source)
+    return re.sub(r"\._(?:modules|parameters|buffers)\['([^']+)'\]", r".\1", name)
