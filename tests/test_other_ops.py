@@ -508,3 +508,14 @@ def test_a_gemm_operand_of_unsaid_type_takes_the_type_its_partner_has():
     assert bmm.flops == 2 * 16 * 3 * 2 * 1024 and bmm.compute == "fp32"
     images, grid = 16 * 16 * 32 * 32, 16 * 32 * 32 * 2
     assert backward.bytes == (images + images + grid + images) * FP32  # grad, input, grid; grad_input
+
+
+def test_the_magnitude_of_a_complex_spectrum_is_counted_at_its_real_type():
+    """``abs`` of rfft's complex64 (16, 124, 129) spectrum (tests/fixtures/other_ops/
+    spectrogram_inference.py) reads 8 bytes an element and writes a float32 of 4: counted at the
+    input's type on both sides it would read 4.09 MB, not 3.07."""
+    text = (HERE / "spectrogram_inference.py").read_text()
+    work = {c.name.split(".")[-2]: w for c, w in call_work(parse_module(text), text) if c.name.startswith("torch.")}
+    n = 16 * 124 * 129
+    assert work["abs"].bytes == n * COMPLEX64 + n * FP32
+    assert work["_fft_r2c"].bytes == 16 * 124 * 256 * FP32 + n * COMPLEX64

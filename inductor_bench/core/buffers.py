@@ -305,7 +305,7 @@ _REAL_OF = {c: r for r, c in _COMPLEX_OF.items()}
 def result_dtype(call: CallArgs) -> str | None:
     """The element type an extern call returns: its ``out_dtype=``, a search's positions
     (``searchsorted``: int64, or int32 with ``out_int32=True``), a real FFT's complex type (or
-    back), else its first tensor's."""
+    back), the real type of a complex's ``abs`` or ``angle``, else its first tensor's."""
     if (m := _DTYPE.search(call.kwargs.get("out_dtype", ""))) is not None:
         return m.group(1)
     first = next((t.dtype for t in call.tensors if t is not None), None)
@@ -313,7 +313,7 @@ def result_dtype(call: CallArgs) -> str | None:
         return "int32" if call.kwargs.get("out_int32") == "True" else "int64"
     if "_fft_r2c" in call.name:
         return _COMPLEX_OF.get(first or "", first)
-    if "_fft_c2r" in call.name:
+    if "_fft_c2r" in call.name or re.search(r"\b(?:abs|angle)\b", call.name):  # a complex's magnitude
         return _REAL_OF.get(first or "", first)
     return first
 
