@@ -61,3 +61,14 @@ def test_untimed_calls_are_not_in_the_windows_samples(tmp_path, monkeypatch):
     response, _, _ = _run(tmp_path, monkeypatch, 6, 2)
     assert [len(s) for s in response["window_samples_ms"]] == [6] * len(response["windows_ms"])
     assert response["iterations"] == 6
+
+
+@pytest.mark.parametrize(("per_call_s", "calls"), [
+    (0.0013, 5),   # models/mlp.py's forward here: all five
+    (0.005, 4),    # 20 ms of calls
+    (0.010, 2),
+    (0.5, 1),      # a slow graph: one call, not 2.5 s of them
+    (0.0, 5),      # not timed: all five
+])
+def test_a_slow_graph_is_warmed_by_fewer_calls(per_call_s, calls):
+    assert profile.rewarm_calls(per_call_s) == calls

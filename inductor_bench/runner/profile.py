@@ -68,7 +68,10 @@ AGREE_REL = 0.03
 # the load reading's idle): measured here after an 80 ms idle, the first call of a window ran
 # 25-70% slower and the second up to 15%, from the third on as a loop that never paused; a
 # 20-iteration window read 8% slow. A model's own loop does not pause between iterations.
+# Fewer for a slow graph: as many as take REWARM_S (one at least; the slowdown was over within
+# 4 ms of the wake).
 REWARM_CALLS = 5
+REWARM_S = 0.02
 
 
 def auto_iterations(per_call_s: float) -> int:
@@ -101,7 +104,14 @@ def fastest_window(times: list[float]) -> int:
     return min(range(len(times)), key=lambda i: (times[i], i))
 
 
-def rewarm(call: Callable[[], None], calls: int = REWARM_CALLS) -> None:
+def rewarm_calls(per_call_s: float) -> int:
+    """Untimed calls before a window: REWARM_CALLS, or as many as take REWARM_S (one at least)."""
+    if per_call_s <= 0:
+        return REWARM_CALLS
+    return max(1, min(REWARM_CALLS, math.ceil(REWARM_S / per_call_s)))
+
+
+def rewarm(call: Callable[[], None], calls: int) -> None:
     """Run ``call`` ``calls`` times, untimed: a window then starts as the loop it stands for
     runs, its caches and clocks warm."""
     for _ in range(calls):
@@ -243,7 +253,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         times = []
         start, wait = _SPEED.before_window()
         waited += wait
-        rewarm(once)
+        rewarm(once, rewarm_calls(per_call))
         counters, gpu0 = machine.cpu_counters(), machine.device_reading(device, device_id)
         with profile(activities=activities) as prof:
             f0 = _minor_faults()  # inside the session: its start and stop do not count
