@@ -9,6 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from inductor_bench.core.pipelined import PLAIN_ROUNDS  # noqa: E402
 from inductor_bench.runner import profile  # noqa: E402
 
 SYNTHETIC_MODULE = '''"""Synthetic: a compiled module's harness and call, logging each call."""
@@ -29,7 +30,7 @@ def call(args):
 '''
 
 
-def _run(tmp_path, monkeypatch, iterations: int, windows: int) -> tuple[dict, list[int], list[str]]:
+def _run(tmp_path, monkeypatch, iterations: int, windows: int, **request) -> tuple[dict, list[int], list[str]]:
     """(the worker's response, the number of calls made before each speed wait, the calls' log)."""
     module = tmp_path / "module.py"
     module.write_text(SYNTHETIC_MODULE)
@@ -40,7 +41,7 @@ def _run(tmp_path, monkeypatch, iterations: int, windows: int) -> tuple[dict, li
     real_wait = profile._SPEED.before_window
     monkeypatch.setattr(profile._SPEED, "before_window", lambda: (waits.append(len(loaded[0].LOG)), real_wait())[1])
     response = profile.handle({"module": str(module), "device": "cpu", "iterations": iterations,
-                               "windows": windows, "trace": str(tmp_path / "trace.json.gz")})
+                               "windows": windows, "trace": str(tmp_path / "trace.json.gz"), **request})
     return response, waits, loaded[0].LOG
 
 
@@ -55,6 +56,19 @@ def test_each_window_starts_after_its_wait_with_untimed_calls(tmp_path, monkeypa
     assert log[first:] == window * ran
     # each wait comes right before its window's untimed calls
     assert waits == [first + i * len(window) for i in range(ran)]
+
+
+def test_the_back_to_back_sessions_after_the_windows_start_warm_too(tmp_path, monkeypatch):
+    """The pipelined session (profiled) and the same launches unprofiled that follow the windows
+    on an accelerator: each after the untimed calls, as a window."""
+    iterations = 6
+    response, waits, log = _run(tmp_path, monkeypatch, iterations, 2,
+                                pipelined_trace=str(tmp_path / "pipelined.json.gz"))
+    window = ["untimed"] * profile.REWARM_CALLS + ["profiled"] * iterations
+    after = log[waits[0] + len(window) * len(response["windows_ms"]):]
+    rounds = PLAIN_ROUNDS  # the unprofiled launches: rounds back to back
+    assert after == window + ["untimed"] * (profile.REWARM_CALLS + rounds * iterations)
+    assert (tmp_path / "pipelined.json.gz").exists() and response["pipelined_plain"] is not None
 
 
 def test_untimed_calls_are_not_in_the_windows_samples(tmp_path, monkeypatch):

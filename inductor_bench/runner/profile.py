@@ -287,7 +287,9 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     del kept
     plain = None
     if request.get("pipelined_trace"):
-        # the same iterations launched back to back, one sync at the end (core/pipelined.py)
+        # the same iterations launched back to back, one sync at the end (core/pipelined.py),
+        # started warm after the trace's export as each window is
+        rewarm(once, rewarm_calls(per_call))
         with profile(activities=activities) as prof, record_function(PIPELINED_RUN):
             for _ in range(n):
                 run_once.restore()  # queued before the iteration, not waited for: a few tiny copies
@@ -297,6 +299,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         export_trace(prof, Path(request["pipelined_trace"]))
         del prof
         # the same launches without the profiler, for the launch-bound verdict (core/pipelined.py)
+        rewarm(once, rewarm_calls(per_call))
         plain = time_back_to_back(lambda: (run_once.restore(), launch()), lambda: dev.synchronize(device), n,
                                   time.perf_counter)
     return {
