@@ -173,6 +173,8 @@ def test_torch_2_15_resumes_after_the_same_break_and_names_what_it_called():
     assert (b["skipped"], "rest" in b) == (False, False)
     assert gb.describe(b) == (f"record_rest.py:{_rest_line_of('self.gru(')}: Dynamo does not support RNN, GRU, "
                               "or LSTM. (calling self.gru)")
+    assert b["hint"] == ("Set torch._dynamo.config.allow_rnn=True to enable experimental support for RNN, GRU, "
+                         "and LSTM in Dynamo")
 
 
 @pytest.mark.parametrize(("source", "name"), [

@@ -51,7 +51,7 @@ _SKIPS = ("Skipping the function and falling back to eager", "results in a skip"
           "skip tracing the frame", "WON'T CONVERT", _REST)
 # torch 2.15's delayed break names what it was calling and why in one explanation
 _CALLING = re.compile(r"^Dynamo determined that a graph break should occur when calling `(?P<what>[^`]+)`\. "
-                      r"Reason: (?P<why>.+?\.)(?:\s|$)")
+                      r"Reason: (?P<why>.+?\.)(?:\s+(?P<hint>.+))?$")
 _TRACE_START = "\nTraceback (most recent call last):"
 
 
@@ -63,10 +63,10 @@ def parse(payload: str) -> dict[str, Any]:
     file, line = _place(text)
     # a skip's own lines say only that it skipped: Dynamo's explanation ends its traceback
     why = text if _EXPLANATION.search(text) or not _EXPLANATION.search(payload) else payload
-    hint = _HINT.search(why)
+    hint = _hint(why)
     return {"file": file, "line": line, "reason": _reason(why), "skipped": any(s in text for s in _SKIPS),
             "count": 1, **({"rest": True} if _REST in text else {}),
-            **({"hint": " ".join(hint["text"].split())} if hint else {})}
+            **({"hint": " ".join(hint.split())} if hint else {})}
 
 
 def from_counter(reason: str, count: int) -> dict[str, Any]:
@@ -152,6 +152,16 @@ def _reason(text: str) -> str:
     if calling:
         first = f"{calling['why']} (calling {_python_name(calling['what'])})"
     return first if len(first) <= REASON_CHARS else first[: REASON_CHARS - 1] + "…"
+
+
+def _hint(text: str) -> str | None:
+    """Dynamo's first hint; torch 2.15's delayed break gives it after the reason, in the
+    explanation itself."""
+    if (m := _HINT.search(text)) is not None:
+        return m["text"]
+    m = _EXPLANATION.search(text)
+    calling = _CALLING.match(m["text"].strip()) if m else None
+    return calling["hint"] if calling else None
 
 
 def _python_name(source: str) -> str:
