@@ -14,7 +14,8 @@ fragment the host heap: on CPU a buffer of a megabyte that a kernel allocates ev
 can end up on fresh pages every call for a whole session (measured: models/mlp.py
 backward, 250 minor page faults per iteration and a 40% slower ``aten::mm`` in about one
 session in three, on the next session gone). The fault count of every window is returned,
-so the report can show what was discarded.
+so the report can show what was discarded. Each window starts warm: after the waits between
+windows, the graph is called untimed first (``REWARM_CALLS``; a model's loop never pauses).
 
 Before loading the module the worker applies the model's precision/backend settings
 (``runner/torch_settings.py``). A graph that ran under CUDA graphs in the model (mode
