@@ -45,6 +45,12 @@ def _run(tmp_path, monkeypatch, iterations: int, windows: int, **request) -> tup
     return response, waits, loaded[0].LOG
 
 
+def _warm(response: dict) -> int:
+    """The untimed calls the worker makes for the module's timed calls: REWARM_CALLS for this
+    module's microseconds (a stall in its per-call estimate on a busy machine would give fewer)."""
+    return profile.rewarm_calls(response["warmup_per_call_ms"] / 1e3)
+
+
 def test_each_window_starts_after_its_wait_with_untimed_calls(tmp_path, monkeypatch):
     iterations, windows = 7, 4
     response, waits, log = _run(tmp_path, monkeypatch, iterations, windows)
@@ -52,7 +58,7 @@ def test_each_window_starts_after_its_wait_with_untimed_calls(tmp_path, monkeypa
     assert ran >= 1 and len(waits) == ran
     first = waits[0]  # the warm-up and the per-call estimate come before the first window
     assert log[:first] == ["untimed"] * first
-    window = ["untimed"] * profile.REWARM_CALLS + ["profiled"] * iterations
+    window = ["untimed"] * _warm(response) + ["profiled"] * iterations
     assert log[first:] == window * ran
     # each wait comes right before its window's untimed calls
     assert waits == [first + i * len(window) for i in range(ran)]
@@ -64,10 +70,10 @@ def test_the_back_to_back_sessions_after_the_windows_start_warm_too(tmp_path, mo
     iterations = 6
     response, waits, log = _run(tmp_path, monkeypatch, iterations, 2,
                                 pipelined_trace=str(tmp_path / "pipelined.json.gz"))
-    window = ["untimed"] * profile.REWARM_CALLS + ["profiled"] * iterations
+    window = ["untimed"] * _warm(response) + ["profiled"] * iterations
     after = log[waits[0] + len(window) * len(response["windows_ms"]):]
     rounds = PLAIN_ROUNDS  # the unprofiled launches: rounds back to back
-    assert after == window + ["untimed"] * (profile.REWARM_CALLS + rounds * iterations)
+    assert after == window + ["untimed"] * (_warm(response) + rounds * iterations)
     assert (tmp_path / "pipelined.json.gz").exists() and response["pipelined_plain"] is not None
 
 

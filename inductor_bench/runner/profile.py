@@ -235,6 +235,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         dev.synchronize(device)
 
     per_call = per_call_estimate(once)
+    warm = rewarm_calls(per_call)  # untimed calls before each timed session
     n = int(request.get("iterations") or auto_iterations(per_call))
     budget = float(request.get("windows_budget_s") or MAX_WINDOWS_S)  # this process's share
     windows = plan_windows(int(request.get("windows") or DEFAULT_WINDOWS), n, per_call, budget)
@@ -254,7 +255,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         times = []
         start, wait = _SPEED.before_window()
         waited += wait
-        rewarm(once, rewarm_calls(per_call))
+        rewarm(once, warm)
         counters, gpu0 = machine.cpu_counters(), machine.device_reading(device, device_id)
         with profile(activities=activities) as prof:
             f0 = _minor_faults()  # inside the session: its start and stop do not count
@@ -290,7 +291,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     if request.get("pipelined_trace"):
         # the same iterations launched back to back, one sync at the end (core/pipelined.py),
         # started warm after the trace's export as each window is
-        rewarm(once, rewarm_calls(per_call))
+        rewarm(once, warm)
         with profile(activities=activities) as prof, record_function(PIPELINED_RUN):
             for _ in range(n):
                 run_once.restore()  # queued before the iteration, not waited for: a few tiny copies
@@ -300,7 +301,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         export_trace(prof, Path(request["pipelined_trace"]))
         del prof
         # the same launches without the profiler, for the launch-bound verdict (core/pipelined.py)
-        rewarm(once, rewarm_calls(per_call))
+        rewarm(once, warm)
         plain = time_back_to_back(lambda: (run_once.restore(), launch()), lambda: dev.synchronize(device), n,
                                   time.perf_counter)
     return {
