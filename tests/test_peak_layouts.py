@@ -13,26 +13,56 @@ import pytest
 import torch
 
 from inductor_bench.runner import peaks_measure
-from inductor_bench.runner.peaks_measure import LAYOUTS, _operands, fastest_layout, matmul_tflops
+from inductor_bench.runner.peaks_measure import (
+    LAYOUTS,
+    ONEDNN,
+    _operands,
+    fastest_layout,
+    matmul_tflops,
+    routes,
+)
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("layout", routes("cpu"))
 def test_each_layout_is_the_product_it_names(layout, monkeypatch):
-    """The operands are drawn a then b; the layout transposes them as its name says."""
+    """The operands are drawn a then b; the layout transposes them as its name says (oneDNN's
+    linear is ``a @ b.T``, on its own blocked copies of them)."""
     torch.manual_seed(0)
     fn = _operands("fp32", 8, "cpu", layout)
     torch.manual_seed(0)
     a, b = torch.randn(8, 8), torch.randn(8, 8)
-    want = (a.t() if layout.startswith("a.T") else a) @ (b.t() if layout.endswith("b.T") else b)
-    assert torch.allclose(fn(), want, rtol=1e-5, atol=1e-5)
+    want = (a.t() if layout.startswith("a.T") else a) @ (b.t() if "b.T" in layout else b)
+    got = fn()
+    assert torch.allclose(got.to_dense() if got.is_mkldnn else got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_on_the_host_onednn_is_tried_beside_the_layouts():
+    assert routes("cpu") == LAYOUTS + ((ONEDNN,) if torch.backends.mkldnn.is_available() else ())
 
 
 def test_the_fastest_layout_is_chosen(monkeypatch):
     """Synthetic timings per layout: the one with the fewest seconds is chosen, with them."""
-    seconds = {"a @ b": 0.7, "a @ b.T": 0.2, "a.T @ b": 0.09, "a.T @ b.T": 0.8}
+    seconds = {"a @ b": 0.7, "a @ b.T": 0.2, "a.T @ b": 0.09, "a.T @ b.T": 0.8, ONEDNN: 0.1}
     monkeypatch.setattr(peaks_measure, "_operands", lambda kind, n, device, layout="a @ b": layout)
     monkeypatch.setattr(peaks_measure, "best_seconds", lambda fn, device, reps: seconds[fn])
     assert fastest_layout("bf16", "cpu") == ("a.T @ b", 0.09)
+    seconds[ONEDNN] = 0.04
+    assert fastest_layout("fp32", "cpu") == (ONEDNN, 0.04)
+
+
+def test_a_route_the_cpu_lacks_is_passed_over(monkeypatch):
+    """oneDNN refuses fp16 on a CPU without AVX512-FP16: the layouts through mm still measure."""
+    seconds = {"a @ b": 0.7, "a @ b.T": 0.2, "a.T @ b": 0.09, "a.T @ b.T": 0.8}
+
+    def timed(fn, device, reps):
+        if fn == ONEDNN:
+            raise RuntimeError("mkldnn_linear: fp16 path needs the cpu support avx_ne_convert or avx512_fp16")
+        return seconds[fn]
+
+    monkeypatch.setattr(peaks_measure, "routes", lambda device: LAYOUTS + (ONEDNN,))
+    monkeypatch.setattr(peaks_measure, "_operands", lambda kind, n, device, layout="a @ b": layout)
+    monkeypatch.setattr(peaks_measure, "best_seconds", timed)
+    assert fastest_layout("fp16", "cpu") == ("a.T @ b", 0.09)
 
 
 LINEAR_SIDE = r"""

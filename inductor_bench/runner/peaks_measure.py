@@ -5,7 +5,8 @@ Memory bandwidth: on an accelerator, a device-to-device copy of ``DEVICE_COPY_BY
 (2 x bytes per copy); on the host, STREAM's copy (``b = a``, 2 x bytes) and triad
 (``a = b + s*c``, 3 x bytes) over arrays four times the last-level cache (at least
 ``HOST_ARRAY_BYTES``), with the intra-op threads the run uses. Throughput: square matmuls,
-2·n³ FLOPs each, in the operand layout that runs fastest (``fastest_layout``), grown until
+2·n³ FLOPs each, in the operand layout that runs fastest (``fastest_layout``; on the host
+oneDNN's linear too, beside aten's mm), grown until
 one takes ``MIN_CALL_S`` (so the fixed cost of a call is small
 beside it), in fp32 (TF32 off), tf32 (accelerators), bf16/fp16 and fp8 where the device has it.
 
@@ -44,7 +45,7 @@ MIN_CALL_S = 0.02  # a matmul size is big enough once one call takes this long
 MIN_N = {HOST: 1024, DEVICE: 4096}
 MAX_N = {HOST: 4096, DEVICE: 16384}
 MATMUL_BUDGET_S = 1.5  # per compute type: the sizes tried and the repetitions together
-METHOD = 6  # bump when the measurement changes: cached figures of an older method are not reused
+METHOD = 7  # bump when the measurement changes: cached figures of an older method are not reused
 
 
 def best_seconds(fn: Any, device: str, reps: int = REPS) -> float:
@@ -129,6 +130,11 @@ def device_bandwidth(device: str, reps: int) -> float:
 # transposed (a linear layer's weight), the first transposed (a weight gradient), both.
 LAYOUTS = ("a @ b", "a @ b.T", "a.T @ b", "a.T @ b.T")
 FP8_LAYOUT = "a @ b.T"  # the one layout _scaled_mm takes
+# On the host, oneDNN's linear on its own blocked operands is tried beside aten's mm (MKL): on
+# an AMD EPYC with AVX-512 (torch 2.13, one thread, 2026-11-29) MKL's fp32 GEMM ran at 107
+# GFLOP/s in every layout, numpy's OpenBLAS at 125 and oneDNN's at 242. A ceiling measured
+# through MKL alone was half the machine's, and a model's frozen linears (oneDNN) beat it.
+ONEDNN = "a @ b.T (oneDNN linear)"
 
 
 def _operands(kind: str, n: int, device: str, layout: str = LAYOUTS[0]) -> Any:
@@ -143,21 +149,41 @@ def _operands(kind: str, n: int, device: str, layout: str = LAYOUTS[0]) -> Any:
     dtype = {FP32: torch.float32, TF32: torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[kind]
     a = torch.randn(n, n, device=device, dtype=dtype)
     b = torch.randn(n, n, device=device, dtype=dtype)
+    if layout == ONEDNN:
+        am, bm = a.to_mkldnn(), b.to_mkldnn()
+        return lambda: torch._C._nn.mkldnn_linear(am, bm)
     a = a.t() if layout.startswith("a.T") else a
     b = b.t() if layout.endswith("b.T") else b
     out = torch.empty(n, n, device=device, dtype=dtype)  # a new result each call: page faults on the host
     return lambda: torch.mm(a, b, out=out)
 
 
+def routes(device: str) -> tuple[str, ...]:
+    """The ways of running the matmul that are tried: the four layouts through ``torch.mm``,
+    and on the host oneDNN's linear where this torch has oneDNN."""
+    import torch
+
+    host = backend(device).torch_module is None
+    return LAYOUTS + ((ONEDNN,) if host and torch.backends.mkldnn.is_available() else ())
+
+
 def fastest_layout(kind: str, device: str, n: int = 256) -> tuple[str, float]:
-    """The layout whose n x n matmul of the kind runs fastest, and its seconds per call. The
-    layout can matter more than anything: on a CPU without native bf16 (AVX2), torch's bf16
-    ``a @ b`` took 0.7 s at n = 1024 and ``a.T @ b`` 0.09 s, and a model's linear layers run
-    ``a @ b.T``; a ceiling measured in one layout would sit below the model's own GEMMs."""
+    """The layout (or route) whose n x n matmul of the kind runs fastest, and its seconds per
+    call. The layout can matter more than anything: on a CPU without native bf16 (AVX2), torch's
+    bf16 ``a @ b`` took 0.7 s at n = 1024 and ``a.T @ b`` 0.09 s, and a model's linear layers
+    run ``a @ b.T``; a ceiling measured in one layout would sit below the model's own GEMMs. A
+    route the CPU lacks (oneDNN's fp16 without AVX512-FP16) is passed over."""
     if kind == FP8:
         return FP8_LAYOUT, best_seconds(_operands(kind, n, device), device, 2)
-    times = {lay: best_seconds(_operands(kind, n, device, lay), device, 2) for lay in LAYOUTS}
-    lay = min(LAYOUTS, key=lambda k: times[k])
+    times = {}
+    for lay in routes(device):
+        try:
+            times[lay] = best_seconds(_operands(kind, n, device, lay), device, 2)
+        except RuntimeError:
+            if lay not in LAYOUTS:
+                continue
+            raise
+    lay = min(times, key=lambda k: times[k])
     return lay, times[lay]
 
 
@@ -229,7 +255,8 @@ def measure(device: str, reps: int = REPS) -> Ceilings:
         key = FP16 if kind in ("bf16", "fp16") else kind
         if rate > c.tflops.get(key, 0.0):
             c.tflops[key], c.matmul_n[key], c.matmul_layout[key] = rate, n, layout
-    c.how = (f"{where}; square matmuls (2n³ FLOPs) in each type's fastest operand layout; "
+    via = " (aten's mm or oneDNN's linear)" if ONEDNN in routes(device) else ""
+    c.how = (f"{where}; square matmuls (2n³ FLOPs) in each type's fastest operand layout{via}; "
              f"the best of {reps} repetitions each")
     return c
 
