@@ -45,6 +45,10 @@ def check_kept_window(run_dir: Path, g) -> None:
     clock = saved["window_samples_ms"][g.window]
     assert len(clock) == len(g.wall_samples_ms) == g.iterations
     assert g.windows_ms[g.window] == steady_mean(clock)
+    assert g.clock_samples_ms == clock
+    # the figure is of iterations the clock kept too (unless fewer than five would be left)
+    slow = set(steady(clock).left_out)
+    assert slow <= set(g.left_out) or g.iterations - len(slow | set(g.left_out)) < 5
     extra = [t - c for t, c in zip(g.wall_samples_ms, clock, strict=True)]
     assert min(extra) >= -1e-3, extra
     typical = sorted(extra)[len(extra) // 2]
@@ -97,7 +101,9 @@ def check_breakdown(result, run_dir: Path, err) -> None:
         check_windows(run_dir, g)
         check_kept_window(run_dir, g)
         idle = [w - b for w, b in zip(g.wall_samples_ms, g.busy_samples_ms, strict=True)]
-        kept = kept_iterations(g.wall_samples_ms, [k.samples_ms for k in g.kernels] + [idle])
+        clock = json.loads((run_dir / "graphs" / g.id / "profile.json").read_text())["response"]
+        kept = kept_iterations(g.wall_samples_ms, [k.samples_ms for k in g.kernels] + [idle],
+                               clock["window_samples_ms"][g.window])
         assert g.left_out == sorted(set(range(g.iterations)) - set(kept))
         assert g.wall_ms == pytest.approx(sum(g.wall_samples_ms[i] for i in kept) / len(kept), rel=1e-12)
         with gzip.open(run_dir / g.trace) as f:

@@ -34,7 +34,7 @@ from inductor_bench.render.diff import render_diff
 
 from .conftest import FIXTURES, ROOT
 from .no_torch import CLI_WITHOUT_TORCH
-from .steady_rule import kept_iterations
+from .steady_rule import kept_iterations, limit
 
 RUN = FIXTURES / "runs" / "cpu_mlp_train_stalled"
 LEFT_OUT = 18  # of the forward graph's 39 iterations
@@ -47,6 +47,12 @@ def marker_walls(gid: str) -> list[float]:
     marks = [e for e in doc["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "user_annotation"
              and e["name"] == "inductor_bench::iteration"]
     return [e["dur"] / 1000 for e in sorted(marks, key=lambda e: e["ts"])]
+
+
+def worker_clock(gid: str) -> list[float]:
+    """The worker's own clock reading of each iteration of the kept window (its raw response)."""
+    response = json.loads((RUN / "graphs" / gid / "profile.json").read_text())["response"]
+    return response["window_samples_ms"][response["window"]]
 
 
 def parts(g) -> list[list[float]]:
@@ -75,7 +81,7 @@ def test_the_fixture_is_disturbed_and_the_rule_left_the_stalls_out(result):
     fwd = result.graph("0-forward")
     walls = marker_walls("0-forward")
     assert fwd.wall_samples_ms == pytest.approx(walls, abs=1e-9)
-    kept = kept_iterations(walls, parts(fwd))
+    kept = kept_iterations(walls, parts(fwd), worker_clock("0-forward"))
     assert sorted(set(range(len(walls))) - set(kept)) == fwd.left_out
     assert len(fwd.left_out) == LEFT_OUT and len(walls) == 39
     # the plain mean over all iterations, which the figures used to be, is far off
@@ -85,13 +91,29 @@ def test_the_fixture_is_disturbed_and_the_rule_left_the_stalls_out(result):
 @pytest.mark.parametrize("gid", ["0-forward", "0-backward"])
 def test_every_figure_of_a_graph_is_the_mean_over_the_same_steady_iterations(result, gid):
     g = result.graph(gid)
-    kept = kept_iterations(marker_walls(gid), parts(g))
+    kept = kept_iterations(marker_walls(gid), parts(g), worker_clock(gid))
     assert g.wall_ms == pytest.approx(mean_over(g.wall_samples_ms, kept), rel=1e-12)
     assert g.busy_ms == pytest.approx(mean_over(g.busy_samples_ms, kept), rel=1e-12)
     for k in g.kernels:
         assert k.ms == pytest.approx(mean_over(k.samples_ms, kept), rel=1e-12), k.name
     assert all(b <= w + 1e-9 for b, w in zip(g.busy_samples_ms, g.wall_samples_ms, strict=True))
     assert g.busy_ms <= g.wall_ms
+
+
+def test_the_iterations_the_workers_clock_found_slow_are_left_out_and_counted(result):
+    """The windows are ranked by the worker's clock; the figures leave out what it found slow
+    too, and the report says how many of the left-out iterations that was."""
+    text = render_breakdown(result, "text")
+    for gid in ("0-forward", "0-backward"):
+        g, clock = result.graph(gid), worker_clock(gid)
+        assert g.clock_samples_ms == clock
+        slow = {i for i, c in enumerate(clock) if c > limit(clock)}
+        assert slow <= set(g.left_out)
+        line = f"({sum(1 for i in g.left_out if g.wall_samples_ms[i] > g.limit_ms)} over the wall limit"
+        shown = re.search(re.escape(f"{gid} {len(g.left_out)} of ") + r"\d+ " + re.escape(line) + r"[^)]*\)", text)
+        assert shown, gid
+        assert (f"; {len(slow)} slow by the worker's clock" in shown.group(0)) == bool(slow), shown.group(0)
+    assert len({i for i, c in enumerate(worker_clock("0-forward")) if c > limit(worker_clock("0-forward"))}) == 14
 
 
 @pytest.mark.parametrize("gid", ["0-forward", "0-backward"])

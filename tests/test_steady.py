@@ -120,3 +120,33 @@ def test_when_the_parts_would_leave_fewer_than_five_the_walls_decide():
     assert steady.steady_iterations(walls, parts).left_out == (0, 1, 2)
     parts[1][3] = parts[1][4] = parts[1][5] = 0.5  # six of ten: four would stay, too few
     assert steady.steady_iterations(walls, parts).left_out == ()
+
+
+def test_on_a_window_split_between_two_speeds_the_clocks_verdict_holds_for_the_trace():
+    # synthetic, shaped like a CI window of models/mlp.py --train: 11 iterations at one speed
+    # and 10 at another; each trace reading 0.1 ms over the clock's, and one fast iteration
+    # preempted between its marker and its clock reading (+2.2 ms in the trace alone)
+    clock = [2.80 + 0.01 * i for i in range(11)] + [5.00 + 0.01 * i for i in range(10)]
+    walls = [c + 0.1 for c in clock]
+    walls[3] += 2.2
+    slow = tuple(range(11, 21))
+    # the rule on each reading alone: the clock's median lies among the fast iterations and
+    # leaves the slow ones out; the trace's lies among the slow ones and keeps every iteration
+    assert steady.steady(clock).left_out == slow
+    assert steady.steady(walls).left_out == ()
+    st = steady.steady_iterations(walls, [], clock)
+    assert st.left_out == slow
+    fast = [clock[i] + 0.1 for i in range(11) if i != 3] + [clock[3] + 2.3]
+    assert st.mean(walls) == pytest.approx(sum(fast) / 11)
+    assert steady.steady_iterations(walls, []).left_out == ()  # without the clock: as before
+    assert steady.steady_iterations(walls, [], clock[:-1]).left_out == ()  # a clock not aligned: unused
+
+
+def test_the_clocks_verdict_with_the_parts_cannot_leave_fewer_than_five():
+    walls = [1.0] * 8
+    part = [0.5] + [0.1] * 7  # iteration 0's kernel 0.4 ms over its median: left out
+    clock = [1.0] * 5 + [9.0] * 3  # three slow by the clock
+    assert steady.steady(clock).left_out == (5, 6, 7)
+    assert steady.steady_iterations(walls, [part]).left_out == (0,)
+    assert steady.steady_iterations(walls, [], clock).left_out == (5, 6, 7)
+    assert steady.steady_iterations(walls, [part], clock).left_out == ()  # four would stay: the walls decide

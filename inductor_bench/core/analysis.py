@@ -71,6 +71,12 @@ def window_speeds(response: dict[str, Any]) -> tuple[list[float | None], float]:
     return speeds, round(float(response.get("speed_waited_s") or 0.0), 3)
 
 
+def kept_clock(response: dict[str, Any]) -> list[float]:
+    """The worker's clock reading of each iteration of the kept window ([]: not recorded)."""
+    window, samples = response.get("window"), response.get("window_samples_ms") or []
+    return list(samples[window]) if isinstance(window, int) and 0 <= window < len(samples) else []
+
+
 def kernel_files(run_dir: Path, gdir: Path) -> dict[str, str]:
     """Kernel name -> its file, relative to the run directory (the copies in ``kernels/``)."""
     kdir = gdir / KERNELS_DIR
@@ -103,7 +109,8 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
     text = module_path.read_text(errors="replace")
     info = parse_module(text)
     trace = load_for_analysis(trace_path)
-    analyze_graph(trace, info, g, kernel_files=kernel_files(run_dir, gdir), stack_hints=hints)
+    analyze_graph(trace, info, g, kernel_files=kernel_files(run_dir, gdir), stack_hints=hints,
+                  clock=kept_clock(response))
     try:  # attribution is an addition to the measurement: it never loses a graph
         attribute(g, trace, info, text, load_record(gdir / SOURCES_FILE))
     except Exception as e:

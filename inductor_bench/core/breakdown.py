@@ -19,7 +19,8 @@ kernel, hence each category and the kernel total) is the mean over the same stea
 iterations, those the policy of ``core/steady.py`` keeps by their wall time; the disturbed
 ones are recorded (``GraphResult.left_out``) with the raw samples of every iteration. The
 parts the policy checks an iteration by are its kernels' times and its idle time (wall less
-busy: the wrapper's Python between kernels, where a preemption lands as often as in a kernel).
+busy: the wrapper's Python between kernels, where a preemption lands as often as in a kernel),
+and the worker's own clock reading of it (by which the window was chosen).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from . import categories
@@ -66,6 +67,7 @@ def analyze_graph(
     *,
     kernel_files: dict[str, str] | None = None,
     stack_hints: dict[str, tuple[str, ...]] | None = None,
+    clock: Sequence[float] = (),
 ) -> GraphResult:
     """Fill ``graph``'s measured fields from ``trace`` and return it.
 
@@ -73,7 +75,8 @@ def analyze_graph(
     category; ``kernel_files`` maps kernel name -> kernel file for ``KernelStat.file``.
     ``stack_hints`` (kernel name -> launching ops, from ``launch_stacks_by_name`` of a run
     launched kernel by kernel) stand in for the launch stacks that kernels replayed from a
-    CUDA graph do not have (they share their ``cudaGraphLaunch``'s correlation).
+    CUDA graph do not have (they share their ``cudaGraphLaunch``'s correlation). ``clock``: the
+    worker's own reading of each iteration (its window's figure); the policy judges by it too.
     Raises ``TraceError`` when the trace holds no iteration markers.
     """
     markers = find_markers(trace)
@@ -96,7 +99,9 @@ def analyze_graph(
     graph.wall_samples_ms = [m.dur / US_PER_MS for m in markers]
     graph.busy_samples_ms = [b / US_PER_MS for b in _busy_us(per_iter, markers, per_device=not on_host)]
     idle = [w - b for w, b in zip(graph.wall_samples_ms, graph.busy_samples_ms, strict=True)]
-    kept = steady_iterations(graph.wall_samples_ms, [k.samples_ms for k in stats] + [idle])
+    graph.clock_samples_ms = list(clock) if len(clock) == len(markers) else []
+    kept = steady_iterations(graph.wall_samples_ms, [k.samples_ms for k in stats] + [idle],
+                             graph.clock_samples_ms)
     graph.left_out, graph.limit_ms = list(kept.left_out), kept.limit
     for k in stats:
         k.ms = kept.mean(k.samples_ms)

@@ -85,10 +85,12 @@ class GraphResult:
     busy_ms: float = 0.0  # union of kernel intervals per iteration
     kernel_ms: float = 0.0  # sum of kernel times per iteration (== sum of categories)
     busy_samples_ms: list[float] = field(default_factory=list)
-    # The iterations (indices into every samples list) the policy left out as disturbed, and
-    # the wall time above which it did (None: too few iterations to judge, all kept).
+    # The iterations (indices into every samples list) the policy left out as disturbed, the
+    # wall time above which it did (None: too few iterations to judge, all kept), and the worker's
+    # own clock reading of each iteration, which it judges by too ([]: not recorded).
     left_out: list[int] = field(default_factory=list)
     limit_ms: float | None = None
+    clock_samples_ms: list[float] = field(default_factory=list)
     categories: dict[str, float] = field(default_factory=dict)  # category -> ms
     kernels: list[KernelStat] = field(default_factory=list)  # sorted by ms, descending
     # The profiler windows (separate profiler sessions) this graph was profiled in: median
@@ -207,6 +209,7 @@ _GRAPH_OPTIONAL: dict[str, Any] = {
     "busy_samples_ms": [],
     "left_out": [],
     "limit_ms": None,
+    "clock_samples_ms": [],
     "window_load": [],
     "window_process": [],
     "window_speed": [],

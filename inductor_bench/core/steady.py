@@ -8,8 +8,10 @@ median. A profiled iteration is also disturbed when one of its parts (a kernel's
 or its idle time between kernels) is so much slower than that part's own median, by more than
 ``EXCESS_FLOOR`` of the iteration's median wall time: on a busy machine most iterations lose
 the CPU somewhere, their walls spread, and a stall inside one small kernel hides in the wall's
-spread while it multiplies that kernel's time. Disturbed samples are left out, counted and
-reported; every figure is the mean over the rest, the **steady** samples.
+spread while it multiplies that kernel's time. And it is disturbed when the worker's own clock
+reading of it, by which its window was chosen, is beyond that reading's limit. Disturbed
+samples are left out, counted and reported; every figure is the mean over the rest, the
+**steady** samples.
 
 Why this rule (docs/statistics.md has the measurements):
 
@@ -97,10 +99,15 @@ def steady(values: Sequence[float]) -> Steady:
     return Steady(n=len(values), kept=kept, limit=lim)
 
 
-def steady_iterations(walls: Sequence[float], parts: Sequence[Sequence[float]]) -> Steady:
+def steady_iterations(walls: Sequence[float], parts: Sequence[Sequence[float]],
+                      clock: Sequence[float] = ()) -> Steady:
     """The rule for profiled iterations: a wall beyond its limit, or a part (one series per
     kernel, aligned with ``walls``) beyond its own limit by more than EXCESS_FLOOR of the median
-    wall. Should fewer than MIN_STEADY iterations pass, the walls alone decide."""
+    wall, or an iteration the rule leaves out of ``clock`` (the worker's own reading of each
+    iteration, aligned with ``walls``; the windows are ranked by it): on a window split between
+    two speeds the rule's verdict on the two readings can differ, and the figure must be of the
+    iterations its window was chosen by. Should fewer than MIN_STEADY iterations pass, the
+    walls alone decide."""
     by_wall = steady(walls)
     if by_wall.limit is None:
         return by_wall
@@ -112,6 +119,8 @@ def steady_iterations(walls: Sequence[float], parts: Sequence[Sequence[float]]) 
             continue
         med = statistics.median(xs)
         bad |= {i for i, x in enumerate(xs) if x > lim and x - med > floor}
+    if clock and len(clock) == len(walls):
+        bad |= set(steady(clock).left_out)
     kept = tuple(i for i in range(len(walls)) if i not in bad)
     return Steady(len(walls), kept, by_wall.limit) if len(kept) >= MIN_STEADY else by_wall
 

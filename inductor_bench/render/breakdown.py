@@ -104,7 +104,8 @@ def _steady_note(r: BreakdownResult) -> str:
         f"figure of the graph; an iteration slower than the median by over {steady.TAIL_SIGMAS:g} "
         f"robust sigmas and {100 * steady.TAIL_FLOOR:.0f}%, or with a kernel (or the idle time "
         f"between kernels) that much slower than its own median by over "
-        f"{100 * steady.EXCESS_FLOOR:.0f}% of the iteration, is left out as disturbed "
+        f"{100 * steady.EXCESS_FLOOR:.0f}% of the iteration, is left out as disturbed, as is "
+        "one the worker's own clock (by which the window was chosen) finds that slow "
         "(docs/statistics.md)"
     )
     out = []
@@ -116,11 +117,20 @@ def _steady_note(r: BreakdownResult) -> str:
         why = f"; meanwhile {load.describe()}" if load is not None and load.disturbed else ""
         out.append(
             f"{g.id} {len(g.left_out)} of {len(g.wall_samples_ms)} ({by_wall} over the wall limit "
-            f"{fmt.ms(g.limit_ms or 0.0)} ms, up to {fmt.ms(max(g.wall_samples_ms))} ms{why})"
+            f"{fmt.ms(g.limit_ms or 0.0)} ms, up to {fmt.ms(max(g.wall_samples_ms))} ms"
+            f"{_by_clock(g)}{why})"
         )
     if not out:
         return head + "; none was."
     return head + ": " + "; ".join(out) + "."
+
+
+def _by_clock(g: GraphResult) -> str:
+    """How many of the left-out iterations the worker's clock found slow ("" where none)."""
+    if not g.clock_samples_ms or len(g.clock_samples_ms) != len(g.wall_samples_ms):
+        return ""
+    n = len(set(steady.steady(g.clock_samples_ms).left_out) & set(g.left_out))
+    return f"; {n} slow by the worker's clock" if n else ""
 
 
 def _category_table(
