@@ -112,6 +112,53 @@ def test_a_correlation_launched_twice_takes_the_last_launch(tmp_path):
     assert links.stacks.values[links.stack[0]] == ("aten::early",)
 
 
+def test_runtime_calls_no_device_event_names_change_nothing(tmp_path):
+    """Launches whose correlation no device event has (``cudaGetDevice`` and the like, here
+    one correlation written twice) are passed over; a device event still finds its own
+    launch, the last of two where its correlation was launched twice."""
+    events = [
+        x("aten::a", "cpu_op", 0, 10),
+        x("cudaGetDevice", "cuda_runtime", 1, 1, correlation=7),
+        x("launch", "cuda_runtime", 2, 1, correlation=8),
+        x("aten::b", "cpu_op", 20, 10),
+        x("cudaGetDevice", "cuda_runtime", 21, 1, correlation=7),
+        x("aten::c", "cpu_op", 40, 10, tid=2),
+        x("launch", "cuda_runtime", 41, 1, tid=2, correlation=9),
+        x("launch", "cuda_runtime", 22, 1, correlation=9),
+        x("k8", "kernel", 60, 1, pid=0, correlation=8),
+        x("k9", "kernel", 62, 1, pid=0, correlation=9),
+    ]
+    # correlation 9 launched twice: the time of the last launch in the file, the stack of
+    # the last met thread by thread (as test_a_correlation_launched_twice_takes_the_last_launch)
+    links = link_launches(load_columns(write(tmp_path, events)))
+    assert links.issued == array("d", [2, 22])
+    assert [links.stacks.values[s] for s in links.stack] == [("aten::a",), ("aten::c",)]
+    del events[5:7]  # correlation 9 launched once: 7 alone is written twice
+    links = link_launches(load_columns(write(tmp_path, events)))
+    assert links.issued == array("d", [2, 22])
+    assert [links.stacks.values[s] for s in links.stack] == [("aten::a",), ("aten::b",)]
+
+
+def test_ops_starting_together_nest_the_longer_outside(tmp_path):
+    """Two ops starting at one time: the longer encloses the shorter whatever the file order;
+    ops with equal starts and lengths keep the file's order (the later one innermost)."""
+    events = [
+        x("aten::inner", "cpu_op", 5, 4),
+        x("aten::outer", "cpu_op", 5, 20),
+        x("launch", "cuda_runtime", 6, 1, correlation=1),
+        x("aten::first", "cpu_op", 30, 10),
+        x("aten::second", "cpu_op", 30, 10),
+        x("launch", "cuda_runtime", 31, 1, correlation=2),
+        x("launch", "cuda_runtime", 12, 1, correlation=3),
+        x("k1", "kernel", 50, 1, pid=0, correlation=1),
+        x("k2", "kernel", 52, 1, pid=0, correlation=2),
+        x("k3", "kernel", 54, 1, pid=0, correlation=3),
+    ]
+    links = link_launches(load_columns(write(tmp_path, events)))
+    assert [links.stacks.values[s] for s in links.stack] == [
+        ("aten::inner", "aten::outer"), ("aten::second", "aten::first"), ("aten::outer",)]
+
+
 @pytest.mark.parametrize("path", REAL, ids=lambda p: p.name)
 def test_links_equal_the_event_reading(path):
     """Every device event's stack equals ``timeline.launch_stacks`` of the loaded trace, and

@@ -54,7 +54,7 @@ from .trace import (
 
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
 MISSING = -(1 << 63)  # an absent correlation / External id (the value itself goes to ``odd``)
-_NAME, _TS, _DUR, _PID, _TID, _CAT = (attrgetter(a) for a in ("name", "ts", "dur", "pid", "tid", "cat"))
+_TS, _DUR = attrgetter("ts"), attrgetter("dur")
 _HOST = frozenset({CPU_OP}) | LAUNCH_CATEGORIES
 _MARKER_CATEGORIES = frozenset({CPU_OP, USER_ANNOTATION})
 
@@ -193,7 +193,7 @@ class TraceColumns:
         return min(first), max(last)
 
 
-Getter = Callable[[Any], Any]
+Getter = Callable[[list[Any]], list[Any]]  # events -> each one's correlation (or External id)
 
 
 class ColumnFiller:
@@ -214,12 +214,12 @@ class ColumnFiller:
         has_annotations = USER_ANNOTATION in cats
         if has_annotations:  # the span of the other kinds is read from their columns
             anns = list(compress(xs, map(USER_ANNOTATION.__eq__, cats)))
-            _ids(out.names, list(map(_NAME, anns)))  # a step's name is known as one
-            out.first = min(out.first, min(map(_TS, anns)))
-            out.last = max(out.last, max(map(add, map(_TS, anns), map(_DUR, anns))))
+            _ids(out.names, [a.name for a in anns])  # a step's name is known as one
+            out.first = min(out.first, min([a.ts for a in anns]))
+            out.last = max(out.last, max([a.ts + a.dur for a in anns]))
         dev = list(compress(xs, map(DEVICE_CATEGORIES.__contains__, cats)))
         if dev:
-            where = _ids(self.pid_device, list(map(_PID, dev)))
+            where = _ids(self.pid_device, [x.pid for x in dev])
             self._extend(out.device, dev, where, corr=True, ext=True)
         host_mask = list(map(_HOST.__contains__, cats))
         op_names: list[int] = []
@@ -233,7 +233,7 @@ class ColumnFiller:
     def _host(self, host: list[Any], cats: list[str]) -> list[int]:
         """cpu_op and launch events (threads interned in file order); the ops' name ids."""
         out = self.out
-        threads = _ids(out.threads, list(zip(map(_PID, host), map(_TID, host), strict=True)))
+        threads = _ids(out.threads, [(x.pid, x.tid) for x in host])
         is_op = list(map(CPU_OP.__eq__, cats))
         ops = list(compress(host, is_op))
         names: list[int] = []
@@ -242,22 +242,22 @@ class ColumnFiller:
         if len(ops) < len(host):
             is_launch = list(map(not_, is_op))
             launches = list(compress(host, is_launch))
-            out.launch.ts.fromlist(list(map(_TS, launches)))
-            out.launch.dur.fromlist(list(map(_DUR, launches)))
+            out.launch.ts.fromlist([x.ts for x in launches])
+            out.launch.dur.fromlist([x.dur for x in launches])
             out.launch.where.fromlist(list(compress(threads, is_launch)))
-            out.launch.corr.extend(list(map(self.corr, launches)))
+            out.launch.corr.extend(self.corr(launches))
         return names
 
     def _extend(self, evs: Events, xs: list[Any], where: list[int], *, corr: bool, ext: bool) -> list[int]:
-        names = _ids(self.out.names, list(map(_NAME, xs)))
+        names = _ids(self.out.names, [x.name for x in xs])
         evs.name.fromlist(names)
-        evs.ts.fromlist(list(map(_TS, xs)))
-        evs.dur.fromlist(list(map(_DUR, xs)))
+        evs.ts.fromlist([x.ts for x in xs])
+        evs.dur.fromlist([x.dur for x in xs])
         evs.where.fromlist(where)
         if corr:
-            evs.corr.extend(list(map(self.corr, xs)))
+            evs.corr.extend(self.corr(xs))
         if ext:
-            evs.ext.extend(list(map(self.ext, xs)))
+            evs.ext.extend(self.ext(xs))
         return names
 
     def add_events(self, events: list[Event]) -> None:
@@ -280,8 +280,8 @@ def _ids(table: dict[Any, int], values: list[Any]) -> list[int]:
 
 def event_filler(out: TraceColumns) -> ColumnFiller:
     """A filler of ``out`` from ``Event``s (their args a dict)."""
-    return ColumnFiller(out, lambda ev: ev.args.get("correlation", MISSING),
-                        lambda ev: ev.args.get("External id", MISSING))
+    return ColumnFiller(out, lambda evs: [ev.args.get("correlation", MISSING) for ev in evs],
+                        lambda evs: [ev.args.get("External id", MISSING) for ev in evs])
 
 
 def columns_of_events(events: list[Event], path: str = "") -> TraceColumns:
@@ -319,11 +319,11 @@ def load_columns(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> TraceColum
     out = TraceColumns(path=str(p))
     decoder, _ = _decoder()
     canon = category_map(ANALYSIS_CATEGORIES)
-    filler = ColumnFiller(out, attrgetter("args.a0"), attrgetter("args.a1"))
+    filler = ColumnFiller(out, lambda xs: [x.args.a0 for x in xs], lambda xs: [x.args.a1 for x in xs])
     odd, odd_filler = EventMaker(p, ANALYSIS_CATEGORIES, ANALYSIS_ARGS, None), event_filler(out)
 
     def run(raws: list[Any]) -> None:
-        cats = list(map(canon.get, map(_CAT, raws)))  # None: not read
+        cats = [canon.get(x.cat) for x in raws]  # None: not read
         filler.add(list(compress(raws, cats)), list(filter(None, cats)))
 
     def one(raw: Any) -> None:

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import islice
+from itertools import compress, islice
 from operator import eq
+from typing import Any
 
-from .columns import Events, Table, TraceColumns
+from .columns import MISSING, Events, Table, TraceColumns
 
 NO_STACK = ()
 
@@ -38,12 +40,12 @@ def link_launches(c: TraceColumns) -> Launches:
     at = launch.corr.index()  # correlation -> its (last) launch
     keys = dev.corr.keys(None) if None in at else dev.corr.keys()  # null: absent ones find it
     found = list(map(at.get, keys))
-    distinct = len(at)
+    todo, unique = _launches_of_device_events(launch, at, found, keys)
     del at  # room for the sweep's sorting
     lts = launch.ts
     issued = array("d", [t if i is None else lts[i] for i, t in zip(found, dev.ts, strict=True)])
-    per_launch, swept = _sweep(c, stacks)
-    if distinct == len(swept):
+    per_launch, swept = _sweep(c, stacks, todo)
+    if unique:
         # every correlation launched once: a device event's stack is its launch's
         sids = [None if i is None else per_launch[i] for i in found]
     else:  # the last launch swept wins, as in a dict filled thread by thread
@@ -71,12 +73,31 @@ def _by_external_id(c: TraceColumns, sids: list[int | None], stacks: Table) -> l
     return out
 
 
-def _sweep(c: TraceColumns, stacks: Table) -> tuple[array, list[int]]:
-    """The stack index of each launch with a correlation (-1 for the others), and those
-    launches in sweep order: thread by thread (in the order threads first appear), by start."""
+def _launches_of_device_events(launch: Events, at: dict[Any, int], found: list[int | None],
+                               keys: Sequence[Any]) -> tuple[list[int], bool]:
+    """The launches whose correlation a device event has (the others, most runtime calls
+    such as ``cudaGetDevice``, launch nothing the analysis reads), and whether each of their
+    correlations is launched once."""
+    corr = launch.corr
+    if len(at) == len(corr.ids) - corr.ids.count(MISSING) + len(corr.odd):
+        # every correlation launched once (as many as launches have): the device events' own
+        mark = bytearray(len(launch))
+        for i in found:
+            if i is not None:
+                mark[i] = 1
+        return list(compress(range(len(launch)), mark)), True
+    wanted = at.keys() & set(keys)
+    values = corr.keys()
+    todo = [j for j in corr.present() if values[j] in wanted]
+    return todo, len(todo) == len(wanted)
+
+
+def _sweep(c: TraceColumns, stacks: Table, l_order: list[int]) -> tuple[array, list[int]]:
+    """The stack index of each launch of ``l_order`` (-1 for the others), and those launches
+    in sweep order (``l_order`` sorted): thread by thread (in the order threads first appear),
+    by start."""
     op, launch = c.op, c.launch
     o_order = _by_thread_and_start(op)
-    l_order = launch.corr.present()
     l_order.sort(key=launch.ts.__getitem__)
     l_order.sort(key=launch.where.__getitem__)
     o_ts, o_dur, o_name = op.ts, op.dur, op.name
@@ -84,48 +105,60 @@ def _sweep(c: TraceColumns, stacks: Table) -> tuple[array, list[int]]:
     l_thread, l_ts = launch.where, launch.ts
     names = c.names.values
     out = array("i", [-1]) * len(launch)
+    child: dict[tuple[int, int], int] = {}
+    values = stacks.values
     p, n_ops = 0, len(o_order)
     thread = None
     ends: list[float] = []
-    open_names: list[str] = []
-    sid = 0
+    open_sids: list[int] = []
     for j in l_order:
         t = l_ts[j]
         if l_thread[j] != thread:
             thread = l_thread[j]
-            ends, open_names, sid = [], [], 0
-            p = bisect_left(sorted_threads, thread, lo=p)  # the thread's first op
-        changed = False
-        # ops that start at or before the launch (at its ts too) enclose it, nested
+            ends, open_sids = [], []
+            p = bisect_left(sorted_threads, thread, lo=p)
         while p < n_ops and sorted_threads[p] == thread and o_ts[k := o_order[p]] <= t:
             s = o_ts[k]
             while ends and ends[-1] <= s:
                 ends.pop()
-                open_names.pop()
+                open_sids.pop()
+            parent = open_sids[-1] if open_sids else 0
+            key = (parent, o_name[k])
+            sid = child.get(key)
+            if sid is None:
+                sid = child[key] = stacks[(names[o_name[k]], *values[parent])]
             ends.append(s + o_dur[k])
-            open_names.append(names[o_name[k]])
-            changed = True
+            open_sids.append(sid)
             p += 1
         while ends and ends[-1] <= t:
             ends.pop()
-            open_names.pop()
-            changed = True
-        if changed:
-            sid = stacks[tuple(reversed(open_names))]
-        out[j] = sid
+            open_sids.pop()
+        out[j] = open_sids[-1] if open_sids else 0
     return out, l_order
 
 
 def _by_thread_and_start(op: Events) -> list[int]:
     """Op indices by thread, then by start, the longer first at one start, then file order
-    (stable sorts, one key list at a time: no tuple per op)."""
-    ts = op.ts
+    (stable sorts, one key list at a time: no tuple per op). The ops that start together are
+    few: the sort by start alone, then each run of equal starts by length."""
+    ts, dur = op.ts, op.dur
     order = sorted(range(len(op)), key=ts.__getitem__)
     starts = array("d", map(ts.__getitem__, order))
-    if any(map(eq, starts, islice(starts, 1, None))):  # ops starting together: longest first
-        del starts
-        order = sorted(range(len(op)), key=op.dur.__getitem__, reverse=True)
-        order.sort(key=ts.__getitem__)
+    ties = list(compress(range(1, len(order)), map(eq, starts, islice(starts, 1, None))))
+    del starts
+    for a, b in _runs(ties):
+        order[a:b] = sorted(order[a:b], key=dur.__getitem__, reverse=True)
     order.sort(key=op.where.__getitem__)
     return order
 
+
+def _runs(ties: list[int]) -> list[tuple[int, int]]:
+    """[start, end) of each run of positions equal to the one before (``ties``: those
+    positions, ascending), its first member included."""
+    runs: list[tuple[int, int]] = []
+    for i in ties:
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i - 1, i + 1))
+    return runs

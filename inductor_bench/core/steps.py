@@ -17,7 +17,6 @@ from .classify import classify
 from .columns import STEP_NAME, Events, Table, TraceColumns
 from .errors import TraceError
 from .launches import link_launches
-from .timeline import union_length
 from .trace import MODULE_CALL
 
 WHOLE_TRACE = "whole trace"
@@ -245,11 +244,15 @@ def _device(split: StepEvents, device: str, start: float, end: float, js: Sequen
     its own duration)."""
     ts, dur, kind, kinds = split.events.ts, split.events.dur, split.kind, split.kinds
     cats: dict[str, float] = {}
-    for j, us in ((j, dur[j]) for j in js) if shares is None else shares:
-        c = kinds[kind[j]][0]
-        cats[c] = cats.get(c, 0.0) + us / US_PER_MS
-    busy = union_length((max(ts[j], start), min(ts[j] + dur[j], end)) for j in js)
-    cpu, queued, none = _idle(sorted(js, key=ts.__getitem__), start, end, split)
+    if shares is None:  # each event its own duration (a device trace: millions, no tuple each)
+        for j in js:
+            c = kinds[kind[j]][0]
+            cats[c] = cats.get(c, 0.0) + dur[j] / US_PER_MS
+    else:
+        for j, us in shares:
+            c = kinds[kind[j]][0]
+            cats[c] = cats.get(c, 0.0) + us / US_PER_MS
+    busy, cpu, queued, none = _busy_and_idle(sorted(js, key=ts.__getitem__), start, end, split)
     return DeviceFigures(
         device=device, busy=busy, kernel_ms=sum(cats.values()), waiting_on_cpu=cpu, queued=queued,
         nothing_launched=none,
@@ -257,18 +260,33 @@ def _device(split: StepEvents, device: str, start: float, end: float, js: Sequen
     )
 
 
-def _idle(js: list[int], start: float, end: float, split: StepEvents) -> tuple[float, float, float]:
-    """(waiting on the CPU, queued, nothing launched) in µs: each gap before an event is
-    waiting on the CPU until that event's launch was issued, queued after; the gap after the
-    last event is nothing launched."""
+def _busy_and_idle(js: list[int], start: float, end: float,
+                   split: StepEvents) -> tuple[float, float, float, float]:
+    """(busy, waiting on the CPU, queued, nothing launched) in µs, in one pass over the events
+    by start. Busy is the union of the events clipped to the window (``union_length``'s blocks,
+    added in the same order). Idle: each gap before an event is waiting on the CPU until that
+    event's launch was issued, queued after; the gap after the last event is nothing launched."""
     ts, dur, issued = split.events.ts, split.events.dur, split.issued
-    cpu = queued = 0.0
+    busy = cpu = queued = 0.0
     covered = start
+    block_start = block_end = None  # the block of the union being built
     for j in js:
         t = ts[j]
+        e = t + dur[j]
         if t > covered:
             cut = min(max(issued[j], covered), t)
             cpu += cut - covered
             queued += t - cut
-        covered = max(covered, t + dur[j])
-    return cpu, queued, max(end - covered, 0.0)
+        if e > covered:
+            covered = e
+        s, f = (t if t > start else start), (e if e < end else end)
+        if f > s:
+            if block_end is None or s > block_end:
+                if block_end is not None:
+                    busy += block_end - block_start
+                block_start, block_end = s, f
+            elif f > block_end:
+                block_end = f
+    if block_end is not None:
+        busy += block_end - block_start
+    return busy, cpu, queued, max(end - covered, 0.0)
