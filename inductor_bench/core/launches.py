@@ -4,7 +4,8 @@ issued and the ``cpu_op`` events open around it, innermost first; pure, no torch
 The rules of ``timeline.launch_stacks`` and of the analysis' launch times, over columns:
 the launch is the ``cuda_runtime`` / ``cuda_driver`` event with the same correlation (the
 last one in the file when several share it); a sweep over each thread's ops, sorted by
-start (longest first), keeps the stack of open ops at each launch; a device event whose
+start (longest first), keeps the stack of open ops at each launch whose correlation a
+device event has (the other runtime calls are passed over); a device event whose
 correlation no launch has takes the ``cpu_op`` with its ``External id`` as a one-op stack,
 and its own start as its launch time.
 """
@@ -105,6 +106,8 @@ def _sweep(c: TraceColumns, stacks: Table, l_order: list[int]) -> tuple[array, l
     l_thread, l_ts = launch.where, launch.ts
     names = c.names.values
     out = array("i", [-1]) * len(launch)
+    # the open ops as the stack index of each depth: an op opening on stack P is the stack
+    # (its name, *P's names), found through ``child`` without building the tuple again
     child: dict[tuple[int, int], int] = {}
     values = stacks.values
     p, n_ops = 0, len(o_order)
@@ -116,7 +119,8 @@ def _sweep(c: TraceColumns, stacks: Table, l_order: list[int]) -> tuple[array, l
         if l_thread[j] != thread:
             thread = l_thread[j]
             ends, open_sids = [], []
-            p = bisect_left(sorted_threads, thread, lo=p)
+            p = bisect_left(sorted_threads, thread, lo=p)  # the thread's first op
+        # ops that start at or before the launch (at its ts too) enclose it, nested
         while p < n_ops and sorted_threads[p] == thread and o_ts[k := o_order[p]] <= t:
             s = o_ts[k]
             while ends and ends[-1] <= s:
