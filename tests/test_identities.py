@@ -23,9 +23,13 @@ import sys
 import pytest
 
 from inductor_bench.cli import main
+from inductor_bench.core.analysis import kept_clock
+from inductor_bench.core.breakdown import analyze_graph
 from inductor_bench.core.compare import CompareResult, ModeResult
 from inductor_bench.core.diff import diff_results
+from inductor_bench.core.results import GraphResult
 from inductor_bench.core.rundir import load_breakdown
+from inductor_bench.core.trace import load_for_analysis
 from inductor_bench.core.views import by_line, by_module, units
 from inductor_bench.render import format as fmt
 from inductor_bench.render.breakdown import render_breakdown
@@ -114,6 +118,21 @@ def test_the_iterations_the_workers_clock_found_slow_are_left_out_and_counted(re
         assert shown, gid
         assert (f"; {len(slow)} slow by the worker's clock" in shown.group(0)) == bool(slow), shown.group(0)
     assert len({i for i, c in enumerate(worker_clock("0-forward")) if c > limit(worker_clock("0-forward"))}) == 14
+
+
+def test_a_clock_not_recorded_or_not_aligned_is_not_used():
+    """An older run's response has no clock readings; a clock whose iterations are not the
+    trace's cannot be matched with them: the trace's readings alone decide."""
+    assert kept_clock({}) == [] and kept_clock({"window": None, "window_samples_ms": [[1.0]]}) == []
+    assert kept_clock({"window": 2, "window_samples_ms": [[1.0]]}) == []
+    assert kept_clock({"window": 1, "window_samples_ms": [[1.0], [2.0, 3.0]]}) == [2.0, 3.0]
+    trace = load_for_analysis(RUN / "graphs" / "0-forward" / "trace.json.gz")
+    clock = worker_clock("0-forward")
+    g = analyze_graph(trace, None, GraphResult(id="0-forward", role="forward"), clock=clock[:-1])
+    assert g.clock_samples_ms == []
+    assert g.left_out == sorted(set(range(len(clock))) - set(kept_iterations(marker_walls("0-forward"), parts(g))))
+    aligned = analyze_graph(trace, None, GraphResult(id="0-forward", role="forward"), clock=clock)
+    assert aligned.clock_samples_ms == clock and set(g.left_out) <= set(aligned.left_out)
 
 
 @pytest.mark.parametrize("gid", ["0-forward", "0-backward"])
