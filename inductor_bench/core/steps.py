@@ -244,14 +244,11 @@ def _device(split: StepEvents, device: str, start: float, end: float, js: Sequen
     its own duration)."""
     ts, dur, kind, kinds = split.events.ts, split.events.dur, split.kind, split.kinds
     cats: dict[str, float] = {}
-    if shares is None:  # each event its own duration (a device trace: millions, no tuple each)
-        for j in js:
-            c = kinds[kind[j]][0]
-            cats[c] = cats.get(c, 0.0) + dur[j] / US_PER_MS
-    else:
-        for j, us in shares:
-            c = kinds[kind[j]][0]
-            cats[c] = cats.get(c, 0.0) + us / US_PER_MS
+    # each event its own duration unless shares say otherwise (zip and map: no Python frame
+    # per event, a device trace has millions)
+    for j, us in zip(js, map(dur.__getitem__, js), strict=True) if shares is None else shares:
+        c = kinds[kind[j]][0]
+        cats[c] = cats.get(c, 0.0) + us / US_PER_MS
     busy, cpu, queued, none = _busy_and_idle(sorted(js, key=ts.__getitem__), start, end, split)
     return DeviceFigures(
         device=device, busy=busy, kernel_ms=sum(cats.values()), waiting_on_cpu=cpu, queued=queued,
