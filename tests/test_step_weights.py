@@ -204,3 +204,23 @@ def test_a_scaled_summary_is_w_calls_of_the_measured_one():
     for a, b in ((w.ms, s.ms), (w.low, s.low), (w.high, s.high), (w.sigma, s.sigma), (w.min, s.min),
                  (w.max, s.max)):
         assert a == pytest.approx(3.0 * b)
+
+
+def test_a_stall_in_one_graphs_block_leaves_its_round_out_of_the_split():
+    """Synthetic rounds: a steady 2 ms step, graphs of 0.5 and 0.9 ms, and in round 6 the first
+    graph's block alone stalled at 40 ms. Judged by the step alone that round stays and takes
+    the mean outside time below zero; judged by each graph's block too, it is left out, and the
+    split is the mean over the other eleven rounds, computed here."""
+    jitter = [0.0, 0.01, -0.01, 0.02, 0.0, -0.02, 0.01, 0.0, 0.015, -0.005, 0.0, 0.005]
+    step = [2.0 + j for j in jitter]
+    first = [0.5 + j / 2 for j in jitter]
+    first[6] = 40.0
+    second = [0.9 - j / 3 for j in jitter]
+    turns = StepTurns(graphs=["0-forward", "0-backward"],
+                      blocks=[[[x] for x in step], [[x] for x in first], [[x] for x in second]])
+    s = split_in_turns(turns, {"0-forward": 1.0, "0-backward": 1.0})
+    kept = [i for i in range(12) if i != 6]
+    assert (s.rounds, s.left_out) == (11, 1)
+    assert s.step_ms == pytest.approx(math.fsum(step[i] for i in kept) / 11)
+    assert s.outside_ms == pytest.approx(math.fsum(step[i] - first[i] - second[i] for i in kept) / 11)
+    assert 0 < s.outside_ms < s.step_ms

@@ -8,10 +8,10 @@ graphs. Two ways to get it:
   times the step and each graph's own harness in rounds of blocks in one process
   (``StepTurns``); each round gives its step (the step block's figure) and that less the sum
   of the graphs' blocks; the split is the mean of both over the steady rounds (the policy of
-  ``core/steady.py``, applied to the rounds' steps), so the time outside the graphs is always
-  less than the step. Separate processes on a shared machine settle at speeds of their own,
-  tens of percent apart, so a step timed in one process less graphs timed in another
-  measures the processes as much as the step.
+  ``core/steady.py``, applied to the rounds' steps and their graphs' blocks), so the time
+  outside the graphs is always less than the step. Separate processes on a shared machine
+  settle at speeds of their own, tens of percent apart, so a step timed in one process less
+  graphs timed in another measures the processes as much as the step.
 - **Across processes** (an accelerator, or a result without turns): the compile worker's
   step figure (``step_samples_ms``) less each graph's time from its profiling: the pipelined
   run's time per iteration (launched back to back, as in a real step) where one was
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from .load import SPEED_SLOW
 from .results import BreakdownResult, GraphResult, StepTurns
-from .steady import steady, steady_mean
+from .steady import steady_iterations, steady_mean
 
 
 @dataclass(frozen=True)
@@ -71,8 +71,9 @@ def split_step(r: BreakdownResult) -> StepSplit | None:
 def split_in_turns(t: StepTurns | None, weights: dict[str, float]) -> StepSplit | None:
     """The split from turns that cover exactly the graphs of ``weights`` (graph id -> its
     calls per step): per round, the step block's figure and that less the sum of the graphs'
-    blocks' figures, each times its calls; both averaged over the steady rounds (by their step)
-    of those in which every side ran. None without such turns."""
+    blocks' figures, each times its calls; both averaged over the steady rounds (judged by their
+    step and by each graph's block, ``steady_iterations``) of those in which every side ran.
+    None without such turns."""
     if t is None or t.error or sorted(t.graphs) != sorted(weights) or len(t.blocks) != len(t.graphs) + 1:
         return None
     w = [weights[gid] for gid in t.graphs]
@@ -83,7 +84,10 @@ def split_in_turns(t: StepTurns | None, weights: dict[str, float]) -> StepSplit 
     ]
     if not rounds:
         return None
-    kept = steady([x[0] for x in rounds])
+    # a round is left out when its step is disturbed, or one graph's block is (the parts rule
+    # of the profiled iterations): a stall in a graph's block alone would make its round's
+    # outside time negative, and the mean of the rounds' less than the truth
+    kept = steady_iterations([x[0] for x in rounds], [[c * x[i] for x in rounds] for i, c in enumerate(w, 1)])
     step_ms = kept.mean([x[0] for x in rounds])
     outside_ms = kept.mean([x[0] - math.fsum(c * y for c, y in zip(w, x[1:], strict=True)) for x in rounds])
     return StepSplit(

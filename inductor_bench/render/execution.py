@@ -9,7 +9,7 @@ from ..core.graph_breaks import summary_line
 from ..core.pipelined import LAUNCH_BOUND_IDLE
 from ..core.results import BreakdownResult, GraphResult
 from ..core.stats import TOO_FEW, WITHIN_NOISE
-from ..core.step import disturbances, split_step
+from ..core.step import StepSplit, disturbances, split_step
 from ..core.subgraphs import left_out_line
 from ..core.symbols import sizes_text
 from . import format as fmt
@@ -327,6 +327,12 @@ def _pipelined(doc: Doc, r: BreakdownResult) -> None:
     doc.paragraph(text)
 
 
+def _rounds(s: StepSplit) -> str:
+    if not s.left_out:
+        return f"{s.rounds} rounds"
+    return f"{s.rounds} steady rounds of {s.rounds + s.left_out}, {s.left_out} left out as disturbed"
+
+
 def _outside(doc: Doc, r: BreakdownResult) -> None:
     s = split_step(r)
     if s is None:
@@ -336,7 +342,7 @@ def _outside(doc: Doc, r: BreakdownResult) -> None:
         doc.paragraph(
             f"outside the graphs: {fmt.ms(s.outside_ms)} ms per step ({fmt.pct(s.outside_pct)} of "
             f"the {fmt.ms(s.step_ms)} ms step, less its graphs' own calls, {fmt.ms(s.graphs_ms)} "
-            f"ms; the step and each graph timed in turns in one process, {s.rounds} rounds): "
+            f"ms; the step and each graph timed in turns in one process, {_rounds(s)}): "
             "guards, the AOT autograd wrapper and all eager code between graphs (an optimizer "
             "step included)."
         )
