@@ -3,6 +3,8 @@ Pure: no torch."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
@@ -12,7 +14,9 @@ from inductor_bench.runner.profile import (
     AGREE_WINDOWS,
     DEFAULT_WINDOWS,
     MAX_WINDOWS_S,
+    auto_iterations,
     fastest_window,
+    per_call_estimate,
     plan_windows,
     windows_agree,
 )
@@ -108,3 +112,13 @@ def test_windows_round_trip_through_json():
     back = BreakdownResult.from_dict(r.to_dict())
     g = back.graphs[0]
     assert (g.windows_ms, g.window_faults, g.window) == ([1.5, 2.1], [3.0, None], 0)
+
+
+def test_the_pace_that_sizes_the_windows_is_the_fastest_call():
+    """Synthetic calls: two of three stalled by 60 ms sleeps, one by 1 ms. The pace is the fast
+    call's, so a stall in the warm-up sizes neither the iterations nor the windows down (the
+    median of the three, a stalled call, gave 20 iterations where 100 fit)."""
+    sleeps = iter([0.06, 0.001, 0.06])
+    pace = per_call_estimate(lambda: time.sleep(next(sleeps)), calls=3)
+    assert 0.001 <= pace < 0.03
+    assert auto_iterations(pace) > auto_iterations(0.06)
