@@ -15,9 +15,9 @@ What torch does (read from torch 2.11's ``output_code.py``, ``compile_fx.py``,
     inputs: logged when the graph has a CUDA device; torch's state (and the log) tell.
   * ``cudagraph_fail_reasons`` (mutated inputs, complex memory overlap, non-Tensor inputs):
     logged without partitions, **not logged with them**; torch's state tells, the overlap also
-    the strides of ``get_args``. Torch 2.13 dropped the overlap test; 2.14 and 2.15 add "input
-    storage mutation" (also set as ``disabled_cudagraphs_reason``, so logged) and accept custom
-    class inputs.
+    the strides of ``get_args``. Torch 2.13 dropped the overlap test and added "input storage
+    mutation" (also set as ``disabled_cudagraphs_reason``, so logged); 2.14 and 2.15 accept
+    custom class inputs.
   * no partition at all (``Runner(partitions=[])`` with CUDA graphs on): **not logged**; the
     module's text tells.
   * no CUDA device among the graph's devices: not logged (a counter only); torch's state.

@@ -59,6 +59,14 @@ DIFFERENCES = (
     Difference("2.11", "cudagraph skip lines go to the `cudagraphs` artifact logger (`perf_hints` before)",
                "runner/cudagraph_log.py", '"torch._inductor.cudagraph_utils.__perf_hints"',
                "tests/test_compat.py::test_cudagraph_skips_on_the_older_perf_hints_logger_are_read"),
+    Difference("2.13", "`get_args()` builds inputs that share a storage as `torch.as_strided` views of "
+               "one `_shared_storage_<n>` buffer (each input drawn on its own before): their bytes are "
+               "counted on the view's shape in the storage's type", "core/buffers.py", "_AS_STRIDED = ",
+               "tests/test_roofline.py::test_inputs_that_share_a_storage_take_their_view_shape_and_the_storages_type"),
+    Difference("2.13", "the mode no longer leaves a graph whose inputs overlap in memory out of CUDA "
+               "graphs (\"complex memory overlap\" before): without torch's state the overlap is "
+               "checked only for older torches", "core/replay_plan.py", "OVERLAP_UNCHECKED_FROM = (2, 13)",
+               "tests/test_replay_plan.py::test_complex_memory_overlap_from_the_harness_strides"),
     Difference("2.15", "a Triton kernel's `inductor_meta` writes `autotune_hints` as a tuple, `()` "
                "(`set()` before): the kernel-file reader evaluates both without running the file",
                "core/kernelfile.py", 'if node.func.id == "set" and not node.args and not node.keywords:',

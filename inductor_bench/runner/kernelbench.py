@@ -314,7 +314,7 @@ def bench_all_configs(kf: KernelFile, mode: str, work_dir: Path, *, warmup: int,
     out = []
     for launcher in list(tuner.launchers):
         tuner.launchers = [launcher]
-        if hasattr(tuner, "_cached_launcher"):  # torch >= 2.12 caches the launcher it ran
+        if hasattr(tuner, "_cached_launcher"):  # torch >= 2.13 caches the launcher it ran
             tuner._cached_launcher = None
         samples = time_call(lambda: module.call(args), kf.device, warmup=warmup, reps=reps)
         out.append({"config": config_dict(launcher.config), "samples_ms": samples,
