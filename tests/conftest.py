@@ -3,7 +3,9 @@ that needs a breakdown shares the session-scoped runs below."""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -14,7 +16,18 @@ import pytest
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 # inductor-bench's private compile cache (runner/cache.py) in a directory of this test session
 # only: tests never read or fill the user's, and every session starts cold.
-os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="inductor-bench-tests-")
+# Removed when this process exits (a pytest session, or a script that imports the tests'
+# cases), not by a child it forked: a suite run leaves nothing under /tmp.
+_SESSION_CACHE = tempfile.mkdtemp(prefix="inductor-bench-tests-")
+os.environ["XDG_CACHE_HOME"] = _SESSION_CACHE
+
+
+def _remove_session_cache(owner: int = os.getpid()) -> None:
+    if os.getpid() == owner:
+        shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
+
+
+atexit.register(_remove_session_cache)
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
