@@ -26,7 +26,7 @@ from inductor_bench.core.replay_plan import plan
 
 from .conftest import FIXTURES
 
-VERSIONS = ["2.11.0", "2.14.1", "2.15.0"]
+VERSIONS = ["2.11.0", "2.12.0", "2.14.1", "2.15.0"]
 LAUNCH = re.compile(
     r"^\s+(?:[\w, ()]+ = )?(?:(?P<kernel>\w+)\.run|(?P<extern>extern_kernels\.\w+|torch\.ops\.[\w.]+|aten\.[\w.]+))\("
 )
