@@ -352,7 +352,9 @@ def test_the_step_and_every_graph_are_timed_in_turns(mlp_train):
     assert s is not None and s.rounds + s.left_out >= 5 and s.rounds >= 3
     report = (run_dir / "report.txt").read_text()
     if s.outside_ms >= 0:
-        assert f"timed in turns in one process, {s.rounds} rounds" in report
+        rounds = (f"{s.rounds} steady rounds of {s.rounds + s.left_out}, {s.left_out} left out as disturbed"
+                  if s.left_out else f"{s.rounds} rounds")
+        assert f"timed in turns in one process, {rounds})" in report
     else:
         assert f"more than the {fmt.ms(s.step_ms)} ms step timed in turns with them" in report, s
 
