@@ -136,3 +136,26 @@ def test_speeds_round_trip_through_json_and_are_left_out_when_unread():
     assert (back.window_speed, back.speed_waited_s) == ([1.0, 0.64], 3.2)
     d = _result([], 0.0).to_dict()["graphs"][0]
     assert "window_speed" not in d and "speed_waited_s" not in d
+
+
+@pytest.mark.parametrize(("device", "threads", "others", "hint"), [
+    ("cpu", 2, 1.0, True),  # 2 threads, 1 of 2 cores taken: every parallel region waits
+    ("cpu", 1, 1.0, False),  # one thread fits in the free core
+    ("cpu", 2, 0.3, False),  # others below the disturbance floor
+    ("cuda", 2, 1.0, False),  # the kernels run on the device, not in the host's threads
+])
+def test_more_host_threads_than_free_cores_gets_a_hint(device, threads, others, hint):
+    """Synthetic: the kept window's load and the run's intra-op threads (those its ceilings
+    were measured with). The hint names OMP_NUM_THREADS where the threads outnumber the free
+    cores, which no per-iteration rule can make up for."""
+    from inductor_bench.core.ceilings import Ceilings, Roofline
+
+    r = _result([1.0, 1.0], 0.0)
+    r.device = device
+    r.graphs[0].window_load = [None, Load(others_cores=others, steal_pct=0.0, cores=2)]
+    r.roofline = Roofline(measured=Ceilings(device_name="x", gbps=10.0, threads=threads))
+    line = (f"hint: the kernels ran {threads} intra-op threads while other processes kept "
+            f"{others:.1f} of the 2 cores busy")
+    assert (line in render_breakdown(r)) is hint
+    r.roofline = None  # no ceilings, no thread count: nothing to say
+    assert "hint: the kernels ran" not in render_breakdown(r)

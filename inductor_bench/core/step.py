@@ -25,7 +25,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .load import SPEED_SLOW
+from .devices import HOST, backend
+from .load import DISTURBED_OTHERS_CORES, SPEED_SLOW
 from .results import BreakdownResult, GraphResult, StepTurns
 from .steady import steady_iterations, steady_mean
 
@@ -158,3 +159,24 @@ def disturbances(r: BreakdownResult) -> list[str]:
     """One warning line per graph of ``disturbed_graphs``: its figures may be inflated."""
     return [f"{gid} was measured while {' and '.join(why)}: its times may be inflated"
             for gid, why in disturbed_graphs(r)]
+
+
+def oversubscribed(r: BreakdownResult) -> str | None:
+    """A hint where the host's kernels ran more intra-op threads than the cores other processes
+    left free while a reported window ran: every parallel region then waits for the thread that
+    shares a core with them, which slows every iteration alike, so that no iteration stands out
+    to be left out (docs/statistics.md, "The limit of any per-iteration rule"). None elsewhere."""
+    measured = r.roofline.measured if r.roofline is not None else None
+    threads = measured.threads if measured is not None else None
+    loads = [g.kept_load for g in r.measured() if g.kept_load is not None]
+    if backend(r.device).timeline != HOST or not threads or threads < 2 or not loads:
+        return None
+    worst = max(loads, key=lambda load: load.others_cores)
+    free = worst.cores - worst.others_cores
+    if worst.others_cores < DISTURBED_OTHERS_CORES or threads <= free + DISTURBED_OTHERS_CORES:
+        return None
+    return (f"the kernels ran {threads} intra-op threads while other processes kept "
+            f"{worst.others_cores:.1f} of the {worst.cores} cores busy: each parallel region waits "
+            "for the thread that shares a core with them, which slows every iteration alike, beyond "
+            "what leaving iterations out can remove; with OMP_NUM_THREADS set below the free cores "
+            "(the workers inherit it) the figures hold beside other work (docs/statistics.md)")

@@ -9,7 +9,7 @@ from ..core.graph_breaks import summary_line
 from ..core.pipelined import LAUNCH_BOUND_IDLE
 from ..core.results import BreakdownResult, GraphResult
 from ..core.stats import TOO_FEW, WITHIN_NOISE
-from ..core.step import StepSplit, disturbances, split_step
+from ..core.step import StepSplit, disturbances, oversubscribed, split_step
 from ..core.subgraphs import left_out_line
 from ..core.symbols import sizes_text
 from . import format as fmt
@@ -23,6 +23,9 @@ DEVICE_BOUND = "device-bound"
 def render_execution(doc: Doc, r: BreakdownResult) -> None:
     for line in disturbances(r):
         doc.paragraph(doc.alert("warning") + f": {line}")
+    hint = oversubscribed(r)
+    if hint:
+        doc.paragraph(f"hint: {hint}")
     _settings(doc, r)
     for line in (origins_line(r), recompiles_line(r), recomputed_line(r)):
         if line:
