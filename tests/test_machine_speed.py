@@ -159,3 +159,23 @@ def test_more_host_threads_than_free_cores_gets_a_hint(device, threads, others, 
     assert (line in render_breakdown(r)) is hint
     r.roofline = None  # no ceilings, no thread count: nothing to say
     assert "hint: the kernels ran" not in render_breakdown(r)
+
+
+def test_compare_gives_the_hint_once():
+    """Synthetic: two columns whose breakdowns both ran 2 threads beside 1.0 busy core; the
+    threads and the cores are the machine's, so the hint is one note, not one per column."""
+    import copy
+
+    from inductor_bench.core.ceilings import Ceilings, Roofline
+    from inductor_bench.core.compare import CompareResult, ModeResult
+    from inductor_bench.render.compare import render_compare
+
+    r = _result([1.0, 1.0], 0.0)
+    r.device = "cpu"
+    r.graphs[0].window_load = [None, Load(others_cores=1.0, steal_pct=0.0, cores=2)]
+    r.roofline = Roofline(measured=Ceilings(device_name="x", gbps=10.0, threads=2))
+    modes = [ModeResult(mode=m, compile_s=1.0, step_samples_ms=[9.0] * 5, breakdown=copy.deepcopy(r))
+             for m in ("default", "max-autotune")]
+    text = render_compare(CompareResult(model="m", device="cpu", modes=modes))
+    assert text.count("hint: ") == 1
+    assert "hint: default: the kernels ran 2 intra-op threads while other processes kept 1.0" in text

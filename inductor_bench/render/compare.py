@@ -22,7 +22,7 @@ from ..core.compare import (
 from ..core.devices import backend
 from ..core.graph_breaks import summary_line
 from ..core.stats import MIN_SAMPLES, TOO_FEW, Change
-from ..core.step import StepSplit, disturbances, pipelined_busy_pct, replayed_count
+from ..core.step import StepSplit, disturbances, oversubscribed, pipelined_busy_pct, replayed_count
 from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
 from .format import interval_x, mib, ms_precise, optional, seconds, spread
@@ -251,6 +251,9 @@ def _notes(result: CompareResult) -> list[str]:
                          "its step time may be inflated")
         for line in disturbances(m.breakdown) if m.breakdown else []:
             notes.append(f"warning: {m.label}: {line}")
+    hints = [(m.label, h) for m in result.modes if m.breakdown and (h := oversubscribed(m.breakdown))]
+    if hints:  # the threads and the cores are the process's and the machine's: once
+        notes.append(f"hint: {hints[0][0]}: {hints[0][1]}")
     notes += _break_notes(result)
     splits = [s for s in (m.split() for m in result.modes) if s]
     if splits:
