@@ -251,9 +251,11 @@ def _notes(result: CompareResult) -> list[str]:
                          "its step time may be inflated")
         for line in disturbances(m.breakdown) if m.breakdown else []:
             notes.append(f"warning: {m.label}: {line}")
-    hints = [(m.label, h) for m in result.modes if m.breakdown and (h := oversubscribed(m.breakdown))]
-    if hints:  # the threads and the cores are the process's and the machine's: once
-        notes.append(f"hint: {hints[0][0]}: {hints[0][1]}")
+    # the threads and the cores are the machine's, not a column's: the first column's hint, once
+    hint = next((f"hint: {m.label}: {h}" for m in result.modes
+                 if m.breakdown and (h := oversubscribed(m.breakdown))), None)
+    if hint:
+        notes.append(hint)
     notes += _break_notes(result)
     splits = [s for s in (m.split() for m in result.modes) if s]
     if splits:
