@@ -116,4 +116,5 @@ def test_a_reanalysed_run_renders_its_golden(capsys, tmp_path, ext):
     shutil.copytree(ROOT / STALLED, copy)
     code, out = run(capsys, ["report", str(copy), "--reanalyze", *FORMATS[ext]])
     assert code == 0
-    assert out == (GOLDEN / f"report-cpu_mlp_train_stalled.{ext}").read_text()
+    assert str(copy) in out  # the copy reports where it lies, which is all that differs
+    assert out.replace(str(copy), STALLED) == (GOLDEN / f"report-cpu_mlp_train_stalled.{ext}").read_text()

@@ -179,9 +179,9 @@ def test_a_damaged_trace_leaves_the_report_whole_and_analyze_says_one_line(capsy
     """`report` (text and HTML) reads no trace, only links it: a torn trace changes nothing
     there. `analyze` of that trace, the command that reads it, refuses it in one line."""
     run, data = saved(tmp_path, BREAKDOWN_RUN, "breakdown.json")
-    before = run_cli(capsys, "report", str(run))
     trace = run / data["graphs"][0]["trace"]
-    trace.parent.mkdir(parents=True)
+    trace.parent.mkdir(parents=True)  # a run directory, as report reads one, before and after
+    before = run_cli(capsys, "report", str(run))
     trace.write_bytes(TRACE.read_bytes()[: TRACE.stat().st_size // 2])
     assert run_cli(capsys, "report", str(run)) == before and before[0] == 0
     code, _, err = run_cli(capsys, "report", str(run), "--html", str(tmp_path / "r.html"))

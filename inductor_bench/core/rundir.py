@@ -29,7 +29,7 @@ from typing import Any
 
 from .compare import COMPARE_SCHEMA, COMPARE_SCHEMA_VERSION, CompareResult
 from .errors import ResultError
-from .results import READABLE_VERSIONS, BreakdownResult
+from .results import READABLE_VERSIONS, BreakdownResult, Recompile
 from .results import SCHEMA as BREAKDOWN_SCHEMA
 from .shape import check
 
@@ -157,7 +157,49 @@ def _build(cls: type[BreakdownResult] | type[CompareResult], p: Path, data: Any)
         raise ResultError(f"{p}: damaged, not the shape of a result ({type(e).__name__}: {e})") from None
     if isinstance(result, BreakdownResult):
         _check_file_paths(result, p)
+    _relocate(result, p.parent)
     return result
+
+
+def _relocate(result: Result, here: Path) -> None:
+    """A run read from where it lies now: a run directory copied or moved (an artifact of CI, a
+    colleague's run) names the directory it was recorded in, which the reports would print and
+    read from. When the folder that held the result is its run directory (its ``META_FILE`` or
+    ``GRAPHS_DIR`` is there), that folder is the run's, and what was recorded inside it (a
+    comparison's columns, the CPU ``--autotune-top`` recompile) moves with it. A result file
+    copied on its own keeps the directory it names."""
+    if not result.run_dir or not ((here / META_FILE).exists() or (here / GRAPHS_DIR).is_dir()):
+        return
+    if _same_dir(Path(result.run_dir), here):  # where it was recorded, as it named it
+        return
+    old = PurePosixPath(result.run_dir)
+    if isinstance(result, CompareResult):
+        result.run_dir = str(here)
+        for m in result.modes:
+            m.run_dir = _moved(m.run_dir, old, here)
+        runs = [m.breakdown for m in result.modes if m.breakdown is not None]
+    else:
+        runs = [result]
+    for b in runs:
+        b.run_dir = _moved(b.run_dir, old, here)
+        if isinstance(b.autotune, Recompile):  # the CPU recompile's run is made inside the run
+            b.autotune.tuned_run = _moved(b.autotune.tuned_run, old, here)
+
+
+def _same_dir(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except (OSError, RuntimeError):
+        return False
+
+
+def _moved(recorded: str, old: PurePosixPath, here: Path) -> str:
+    """``recorded``, a directory inside ``old``, as the same directory inside ``here``;
+    unchanged if it is not inside ``old``."""
+    try:
+        return str(here / PurePosixPath(recorded).relative_to(old)) if recorded else recorded
+    except ValueError:
+        return recorded
 
 
 def _check_file_paths(result: BreakdownResult, p: Path) -> None:
