@@ -299,7 +299,7 @@ def test_a_checkpointed_regions_lines_are_kept_with_dynamos_nodes(tmp_path):
     region's lines to a compile that hit the cache (every kernel of a checkpointed model was
     "(no module)" on the second run). Dynamo's real graph, captured without Inductor."""
     torch = pytest.importorskip("torch")
-    from inductor_bench.runner.sources import dynamo_nodes
+    from inductor_bench.runner.dynamo_graphs import dynamo_nodes
 
     path = tmp_path / "ckpt_net.py"
     path.write_text(CHECKPOINTED)

@@ -22,9 +22,10 @@ kept in the run's Inductor cache directory with the dynamo graph of its compile
 (``core/source_store.py``), and on a hit it is read back and its lines carried over to the
 current compile's. Dynamo's graph of every compile, hit or miss, is what
 ``torch._inductor.compile_fx.compile_fx`` receives (the ``inductor`` backend and
-``torch.compile``'s default both import it at the call): ``DynamoGraphs`` wraps it, recording
-each node's op, source frame and module path by compile id. Everything here is best effort:
-a failure is recorded as the module's ``error`` and never disturbs the compile.
+``torch.compile``'s default both import it at the call): ``DynamoGraphs``
+(``runner/dynamo_graphs.py``) wraps it, recording each node's op, source frame and module path
+by compile id. Everything here is best effort: a failure is recorded as the module's ``error``
+and never disturbs the compile.
 """
 
 from __future__ import annotations
@@ -34,8 +35,6 @@ import functools
 import json
 import logging
 import os
-import re
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -43,45 +42,10 @@ from ..core import source_store
 from ..core.source_store import top_level_lines
 from ..core.sources import module_path, path_order
 from . import trace_log
+from .dynamo_graphs import DynamoGraphs, compile_key, module_entry, user_frame
 from .subgraph_records import merge_subgraph, subgraph_lowerings
 
 PASS_MADE = "no module path recorded (a node a graph pass made)"
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^\n]+)\n(?P<code>[^\n]*)')
-_TORCH_DIR: str | None = None
-
-
-def _torch_dir() -> str:
-    global _TORCH_DIR
-    if _TORCH_DIR is None:
-        import torch
-
-        _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
-    return _TORCH_DIR
-
-
-def user_frame(stack_trace: str | None) -> list[Any] | None:
-    """``[file, line, function, code]`` of the innermost frame of an FX stack trace that is
-    not inside torch itself (``nn.Conv2d.forward`` is not the model's line); None without one."""
-    if not stack_trace:
-        return None
-    frames = [m for m in _FRAME.finditer(stack_trace)]
-    if not frames:
-        return None
-    inside = _torch_dir()
-    user = [m for m in frames if not os.path.abspath(m.group("file")).startswith(inside)]
-    m = (user or frames)[-1]
-    return [m.group("file"), int(m.group("line")), m.group("func").strip(), m.group("code").strip()]
-
-
-def module_entry(meta: dict[str, Any]) -> list[str] | None:
-    """``[path, type]`` of the innermost ``nn.Module`` a node ran in: ``nn_module_stack``, or
-    in a backward graph ``fwd_nn_module_stack`` (the forward node's). None when neither."""
-    stack = meta.get("nn_module_stack") or meta.get("fwd_nn_module_stack")
-    if not stack:
-        return None
-    path, kind = list(stack.values())[-1][:2]
-    name = getattr(kind, "__name__", None) or str(kind).rsplit(".", 1)[-1].strip("'>")
-    return [str(path), name]
 
 
 def _names(fn: Any) -> list[str]:
@@ -232,91 +196,6 @@ def _made_by_a_pass(target: Any) -> bool:
     if isinstance(target, ops):
         return False
     return getattr(target, "__module__", None) not in ("_operator", "operator", "builtins", "math")
-
-
-def _target_name(target: Any) -> str:
-    """A node's target as a name stable across processes (``<built-in method conv2d ...>``
-    carries an address)."""
-    if isinstance(target, str):
-        return target
-    name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None)
-    return str(name) if name else type(target).__name__
-
-
-def dynamo_nodes(gm: Any, prefix: str = "") -> dict[str, dict[str, Any]]:
-    """Dynamo's FX graph as plain data: node name -> op, source frame, ``nn.Module`` entry;
-    with the nodes of the subgraphs a higher-order op runs (a checkpointed region's
-    ``wrap_body_0``, a ``cond`` branch), named ``wrap_body_0/linear``: their lines are there."""
-    out: dict[str, dict[str, Any]] = {}
-    for name, sub in gm.named_children():
-        if hasattr(getattr(sub, "graph", None), "nodes"):
-            out.update(dynamo_nodes(sub, f"{prefix}{name}/"))
-    for n in gm.graph.nodes:
-        if n.op not in ("call_function", "call_method", "call_module"):
-            continue
-        rec: dict[str, Any] = {"op": f"{n.op}:{_target_name(n.target)}"}
-        frame = user_frame(n.meta.get("stack_trace"))
-        if frame:
-            rec["frame"] = frame
-        mod = module_entry(n.meta)
-        if mod:
-            rec["module"] = mod
-        out[prefix + n.name] = rec
-    return out
-
-
-def compile_key(frame_id: Any, frame_compile_id: Any, compiled_autograd_id: Any = None) -> str:
-    """A compile's id as the structured trace's metadata gives it (and ``CompileId``)."""
-    return f"{compiled_autograd_id}/{frame_id}/{frame_compile_id}"
-
-
-class DynamoGraphs:
-    """The dynamo graph each compile of this process handed to Inductor, by compile id
-    (``compile_key``), recorded by a wrapper around ``compile_fx`` (see the module doc)."""
-
-    WRAPPED = "_inductor_bench_sources"
-
-    def __init__(self) -> None:
-        self.by_compile: dict[str, dict[str, dict[str, Any]]] = {}
-        self._local = threading.local()
-        self.installed = False
-
-    def install(self) -> None:
-        """Wrap ``compile_fx`` (once; importing Inductor, which a compile does anyway)."""
-        if self.installed:
-            return
-        self.installed = True
-        import torch._inductor.compile_fx as cfx
-
-        inner = cfx.compile_fx
-        if getattr(inner, self.WRAPPED, False):
-            return
-
-        @functools.wraps(inner)
-        def compile_fx(model_: Any, *args: Any, **kwargs: Any) -> Any:
-            depth = getattr(self._local, "depth", 0)
-            if depth == 0:  # compile_fx calls itself (config patches): the outer graph is dynamo's
-                self._record(model_)
-            self._local.depth = depth + 1
-            try:
-                return inner(model_, *args, **kwargs)
-            finally:
-                self._local.depth = depth
-
-        setattr(compile_fx, self.WRAPPED, True)
-        cfx.compile_fx = compile_fx
-
-    def _record(self, gm: Any) -> None:
-        try:
-            from torch._guards import CompileContext
-
-            cid = CompileContext.current_compile_id()
-            if cid is not None and hasattr(gm, "graph"):
-                autograd_id = getattr(cid, "compiled_autograd_id", None)  # 2.5: not there
-                key = compile_key(cid.frame_id, cid.frame_compile_id, autograd_id)
-                self.by_compile[key] = dynamo_nodes(gm)
-        except Exception:  # never disturb the compile
-            pass
 
 
 def inductor_cache_dir() -> str | None:
