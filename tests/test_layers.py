@@ -207,6 +207,8 @@ def test_only_commands_print():
 
 
 DEVICE_TABLE = {"inductor_bench.core.devices", "inductor_bench.core.classify"}
+# a string that is a device's name but names something else there: the cgroup controller "cpu"
+NOT_A_DEVICE = {"inductor_bench.core.cgroup": [(25, "cpu")]}
 
 
 def device_literals(path: Path) -> list[tuple[int, str]]:
@@ -234,7 +236,7 @@ def device_literals(path: Path) -> list[tuple[int, str]]:
 
 @pytest.mark.parametrize("name", sorted(set(GRAPH) - DEVICE_TABLE))
 def test_no_device_named_outside_the_device_table(name):
-    assert device_literals(modules()[name]) == []
+    assert device_literals(modules()[name]) == NOT_A_DEVICE.get(name, [])
 
 
 def test_the_device_literal_check_finds_them(tmp_path):

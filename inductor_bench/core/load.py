@@ -22,11 +22,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from .cgroup import CpuLimit
+
 # Other processes keeping half a core busy, or a 5% steal, slow a measurement measurably
 # (a single-threaded kernel loses its core part of the time; OpenMP kernels wait on the
 # slowest thread).
 DISTURBED_OTHERS_CORES = 0.5
 DISTURBED_STEAL = 0.05
+# A cgroup's CPU quota (core/cgroup.py) that throttled the process in this share of its
+# enforcement periods: each throttled period stops every thread until the next one.
+DISTURBED_THROTTLED = 0.05
 
 # /proc/stat "cpu" line fields, in order (man 5 proc); guest time is already in user.
 _FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
@@ -53,9 +58,11 @@ class CpuCounters:
     own_s: float  # user + system time of our process (all its threads)
     wall_s: float  # a monotonic clock
     cpus: int = 1  # CPUs the counters cover
+    limit: CpuLimit | None = None  # the cgroup's CPU quota over us, and its throttle counters
 
     @classmethod
-    def parse(cls, proc_stat: str, ticks_per_s: float, own_s: float, wall_s: float) -> CpuCounters:
+    def parse(cls, proc_stat: str, ticks_per_s: float, own_s: float, wall_s: float,
+              limit: CpuLimit | None = None) -> CpuCounters:
         """From the text of ``/proc/stat`` (its first, all-CPU line)."""
         lines = proc_stat.splitlines()
         if not lines or not _ALL_CPUS.match(lines[0]):
@@ -70,6 +77,7 @@ class CpuCounters:
             own_s=own_s,
             wall_s=wall_s,
             cpus=max(1, cpus),
+            limit=limit,
         )
 
 
@@ -84,6 +92,10 @@ class Load:
     # the slowdowns the device reported (None: not read, as on the host)
     gpu_others: int | None = None
     gpu_slowdown: str | None = None
+    # a cgroup's CPU quota over the process (core/cgroup.py): the cores it allows, and the % of
+    # its periods in the measurement in which it throttled us (None: no quota)
+    cpu_limit: float | None = None
+    throttled_pct: float | None = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> Load | None:
@@ -93,14 +105,18 @@ class Load:
         return cls(**{k: v for k, v in d.items() if k in _LOAD_FIELDS})
 
     def to_dict(self) -> dict[str, Any]:
-        """Its saved form; the GPU fields only where they were read."""
+        """Its saved form; the GPU and quota fields only where they were read."""
         return {f.name: getattr(self, f.name) for f in fields(self)
-                if getattr(self, f.name) is not None or f.name not in _GPU_FIELDS}
+                if getattr(self, f.name) is not None or f.name not in _READ_WHERE_THERE}
+
+    @property
+    def throttled(self) -> bool:
+        return (self.throttled_pct or 0.0) >= 100 * DISTURBED_THROTTLED
 
     @property
     def disturbed(self) -> bool:
         return (self.others_cores >= DISTURBED_OTHERS_CORES or self.steal_pct >= 100 * DISTURBED_STEAL
-                or bool(self.gpu_others) or bool(self.gpu_slowdown))
+                or bool(self.gpu_others) or bool(self.gpu_slowdown) or self.throttled)
 
     def describe(self) -> str:
         parts = []
@@ -108,6 +124,9 @@ class Load:
             parts.append(f"other processes kept {self.others_cores:.1f} of {self.cores} cores busy")
         if self.steal_pct >= 100 * DISTURBED_STEAL:
             parts.append(f"the hypervisor took {self.steal_pct:.0f}% of the CPU time (steal)")
+        if self.throttled and self.cpu_limit is not None:
+            parts.append(f"the cgroup's CPU limit ({self.cpu_limit:.2g} cores) throttled the process "
+                         f"in {self.throttled_pct:.0f}% of its periods")
         if self.gpu_others:
             n = self.gpu_others
             parts.append(f"{n} other process{'es' if n > 1 else ''} used the GPU")
@@ -126,7 +145,7 @@ class Load:
 
 
 _LOAD_FIELDS = {f.name for f in fields(Load)}
-_GPU_FIELDS = {"gpu_others", "gpu_slowdown"}
+_READ_WHERE_THERE = {"gpu_others", "gpu_slowdown", "cpu_limit", "throttled_pct"}
 
 
 def load_between(before: CpuCounters, after: CpuCounters) -> Load | None:
@@ -141,13 +160,25 @@ def load_between(before: CpuCounters, after: CpuCounters) -> Load | None:
         others_cores=max(0.0, others / wall),
         steal_pct=100.0 * max(0.0, after.steal_s - before.steal_s) / total,
         cores=after.cpus,
+        cpu_limit=after.limit.cores if after.limit is not None else None,
+        throttled_pct=throttled_pct(before.limit, after.limit),
     )
 
 
+def throttled_pct(before: CpuLimit | None, after: CpuLimit | None) -> float | None:
+    """The % of the quota's periods between two readings in which it throttled us: 0 when none
+    passed (the cgroup ran nothing); None without a quota, or when the two readings are not of
+    the same cgroup."""
+    if before is None or after is None or before.where != after.where:
+        return None
+    periods = after.periods - before.periods
+    return 100.0 * max(0, after.throttled - before.throttled) / periods if periods > 0 else 0.0
+
+
 def worst(loads: list[Load | None]) -> Load | None:
-    """The most disturbed of several loads (by cores taken, then steal)."""
+    """The most disturbed of several loads (by cores taken, then steal, then throttling)."""
     known = [x for x in loads if x is not None]
-    return max(known, key=lambda x: (x.others_cores, x.steal_pct)) if known else None
+    return max(known, key=lambda x: (x.others_cores, x.steal_pct, x.throttled_pct or 0.0)) if known else None
 
 
 # -- the GPU: other processes on the device, and its clock ---------------------------------------

@@ -162,19 +162,28 @@ def disturbances(r: BreakdownResult) -> list[str]:
 
 
 def oversubscribed(r: BreakdownResult) -> str | None:
-    """A hint where the host's kernels ran more intra-op threads than the cores other processes
-    left free while a reported window ran: every parallel region then waits for the thread that
-    shares a core with them, which slows every iteration alike, so that no iteration stands out
-    to be left out (docs/statistics.md, "The limit of any per-iteration rule"). None elsewhere."""
+    """A hint where the host's kernels ran more intra-op threads than the cores left to them
+    while a reported window ran, by other processes or by a cgroup's CPU limit: every parallel
+    region then waits for the thread that shares a core with them (or for the quota's next
+    period), which slows every iteration alike, so that no iteration stands out to be left out
+    (docs/statistics.md, "The limit of any per-iteration rule"). None elsewhere."""
     measured = r.roofline.measured if r.roofline is not None else None
     threads = measured.threads if measured is not None else None
     loads = [g.kept_load for g in r.measured() if g.kept_load is not None]
     if backend(r.device).timeline != HOST or not threads or threads < 2 or not loads:
         return None
     worst = max(loads, key=lambda load: load.others_cores)
-    free = worst.cores - worst.others_cores
-    if worst.others_cores < DISTURBED_OTHERS_CORES or threads <= free + DISTURBED_OTHERS_CORES:
+    limited = min((x.cpu_limit for x in loads if x.cpu_limit is not None), default=None)
+    busy = worst.others_cores >= DISTURBED_OTHERS_CORES
+    left = worst.cores - worst.others_cores if busy else worst.cores
+    if threads <= min(left, limited if limited is not None else left) + DISTURBED_OTHERS_CORES:
         return None
+    if limited is not None and limited < left:
+        return (f"the kernels ran {threads} intra-op threads while a cgroup limits the process to "
+                f"{limited:.2g} cores: once they have spent the quota of a period, every thread waits "
+                "for the next, and each parallel region for the last of them; with OMP_NUM_THREADS "
+                "at or below the limit (the workers inherit it) the kernels run at the speed the "
+                "limit allows (docs/statistics.md)")
     return (f"the kernels ran {threads} intra-op threads while other processes kept "
             f"{worst.others_cores:.1f} of the {worst.cores} cores busy: each parallel region waits "
             "for the thread that shares a core with them, which slows every iteration alike, beyond "

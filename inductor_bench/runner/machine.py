@@ -5,6 +5,7 @@ installed; and the processes below one (psutil), which the tool stops."""
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -15,24 +16,60 @@ from typing import Any
 
 import psutil
 
+from ..core import cgroup
+from ..core.cgroup import CpuLimit
 from ..core.devices import backend
 from ..core.load import CpuCounters, GpuReading, Load, load_between
 from . import nvml as nvml_reader
 
 PROC_STAT = Path("/proc/stat")
+PROC_MOUNTINFO = Path("/proc/self/mountinfo")
+PROC_CGROUP = Path("/proc/self/cgroup")
 
 
 def cpu_counters() -> CpuCounters | None:
-    """The machine's CPU time counters and this process's own; None where the OS has no
-    ``/proc/stat`` (macOS, Windows)."""
+    """The machine's CPU time counters, this process's own and its cgroup's CPU quota; None
+    where the OS has no ``/proc/stat`` (macOS, Windows)."""
     try:
         import resource
 
         text = PROC_STAT.read_text()
         ru = resource.getrusage(resource.RUSAGE_SELF)
-        return CpuCounters.parse(text, os.sysconf("SC_CLK_TCK"), ru.ru_utime + ru.ru_stime, time.monotonic())
+        own_s, now = ru.ru_utime + ru.ru_stime, time.monotonic()
+        return CpuCounters.parse(text, os.sysconf("SC_CLK_TCK"), own_s, now, limit=cpu_limit())
     except (ImportError, OSError, ValueError):
         return None
+
+
+def cpu_limit() -> CpuLimit | None:
+    """The tightest CPU quota over this process's cgroup and its ancestors, with its throttle
+    counters now (``core/cgroup.py``); None without a quota or where cgroups cannot be read."""
+    version, dirs = _cgroup_dirs()
+    names = ("cpu.max",) if version == 2 else ("cpu.cfs_quota_us", "cpu.cfs_period_us")
+    limits = []
+    for d in map(Path, dirs):
+        cores = cgroup.limit_of(version, {n: _text(d / n) for n in names})
+        counts = cgroup.throttle_counts(_text(d / "cpu.stat")) if cores is not None else None
+        if cores is not None and counts is not None:
+            limits.append(CpuLimit(cores, counts[0], counts[1], where=str(d)))
+    return cgroup.tightest(limits)
+
+
+@functools.lru_cache(maxsize=1)
+def _cgroup_dirs() -> tuple[int, tuple[str, ...]]:
+    """(hierarchy version, the directories of our cgroup and its ancestors), read once."""
+    mount = cgroup.cpu_mount(_text(PROC_MOUNTINFO))
+    path = cgroup.own_path(_text(PROC_CGROUP), mount.version) if mount is not None else None
+    if mount is None or path is None:
+        return 0, ()
+    return mount.version, tuple(cgroup.cgroup_dirs(mount, path))
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text()
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def descendants(pid: int) -> list[int]:
