@@ -8,7 +8,10 @@ quarter for seconds at a time. Both show in the kernel's CPU accounting (``/proc
 
 - **others** = the CPU time every process spent, less our own process's, over the wall time
   of the measurement: how many cores other processes kept busy meanwhile;
-- **steal** = the share of the machine's CPU time the hypervisor gave to someone else.
+- **steal** = the share of the machine's CPU time the hypervisor gave to someone else;
+- **throttled** = the share of a cgroup CPU quota's periods in which the quota stopped our
+  process (a container's CPU limit; its cgroup's ``cpu.stat``, ``core/cgroup.py``), which
+  neither of the above sees.
 
 The torch side reads the counters around each measurement (``CpuCounters``); this module
 turns two readings into a ``Load`` and says when it could have moved the figures. Pure
@@ -107,7 +110,7 @@ class Load:
     def to_dict(self) -> dict[str, Any]:
         """Its saved form; the GPU and quota fields only where they were read."""
         return {f.name: getattr(self, f.name) for f in fields(self)
-                if getattr(self, f.name) is not None or f.name not in _READ_WHERE_THERE}
+                if getattr(self, f.name) is not None or f.name not in _ONLY_WHERE_READ}
 
     @property
     def throttled(self) -> bool:
@@ -145,7 +148,7 @@ class Load:
 
 
 _LOAD_FIELDS = {f.name for f in fields(Load)}
-_READ_WHERE_THERE = {"gpu_others", "gpu_slowdown", "cpu_limit", "throttled_pct"}
+_ONLY_WHERE_READ = {"gpu_others", "gpu_slowdown", "cpu_limit", "throttled_pct"}
 
 
 def load_between(before: CpuCounters, after: CpuCounters) -> Load | None:
