@@ -196,3 +196,16 @@ def test_a_real_quota_is_read_and_its_throttling_measured():
     limit, share = float(out[0]), float(out[1])
     assert limit == pytest.approx(0.3)
     assert share >= 50.0
+
+
+def test_the_host_names_a_limit_below_its_cores(monkeypatch):
+    """The device line (and the ceilings' cache key) of a process under a quota names it."""
+    from inductor_bench.runner import device, machine
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(machine, "cpu_limit", lambda: CpuLimit(0.6, 10, 3, "/sys/fs/cgroup/cpu/q"))
+    assert device._host_name().endswith(" threads, limited to 0.6 cores)")
+    monkeypatch.setattr(machine, "cpu_limit", lambda: CpuLimit(4.0, 10, 0, "/sys/fs/cgroup/cpu/q"))
+    assert device._host_name().endswith(" threads)")  # a limit above the cores limits nothing
+    monkeypatch.setattr(machine, "cpu_limit", lambda: None)
+    assert device._host_name().endswith(" threads)")
