@@ -135,6 +135,19 @@ def test_the_report_warns_of_throttling_and_hints_at_the_threads(limit, throttle
     assert (warning in disturbances(r)) is warned
     assert ("hint: the kernels ran 2 intra-op threads while a cgroup limits the process to 0.6 cores"
             in text) is hint
+    assert "other processes kept" not in text  # none did
+
+
+def test_more_threads_than_cores_on_a_quiet_machine_without_a_limit_gets_no_hint():
+    """Synthetic: 4 intra-op threads on 2 cores, nobody else busy, no quota: nothing the load
+    readings know of took the cores, so there is nothing to blame."""
+    from inductor_bench.core.ceilings import Ceilings, Roofline
+
+    r = _result([1.0, 1.0], 0.0)
+    r.device = "cpu"
+    r.graphs[0].window_load = [None, Load(others_cores=0.1, steal_pct=0.0, cores=2)]
+    r.roofline = Roofline(measured=Ceilings(device_name="x", gbps=10.0, threads=4))
+    assert "hint: " not in render_breakdown(r)
 
 
 QUOTA_CHILD = """

@@ -176,14 +176,14 @@ def oversubscribed(r: BreakdownResult) -> str | None:
     limited = min((x.cpu_limit for x in loads if x.cpu_limit is not None), default=None)
     busy = worst.others_cores >= DISTURBED_OTHERS_CORES
     left = worst.cores - worst.others_cores if busy else worst.cores
-    if threads <= min(left, limited if limited is not None else left) + DISTURBED_OTHERS_CORES:
-        return None
-    if limited is not None and limited < left:
+    if limited is not None and limited < left and threads > limited + DISTURBED_OTHERS_CORES:
         return (f"the kernels ran {threads} intra-op threads while a cgroup limits the process to "
                 f"{limited:.2g} cores: once they have spent the quota of a period, every thread waits "
                 "for the next, and each parallel region for the last of them; with OMP_NUM_THREADS "
                 "at or below the limit (the workers inherit it) the kernels run at the speed the "
                 "limit allows (docs/statistics.md)")
+    if not busy or threads <= left + DISTURBED_OTHERS_CORES:
+        return None
     return (f"the kernels ran {threads} intra-op threads while other processes kept "
             f"{worst.others_cores:.1f} of the {worst.cores} cores busy: each parallel region waits "
             "for the thread that shares a core with them, which slows every iteration alike, beyond "
