@@ -130,6 +130,11 @@ class CpuLimit:
     where: str  # the cgroup directory that holds the quota
 
 
+def cores_text(cores: float) -> str:
+    """A limit as every report line writes it: ``0.6 cores``."""
+    return f"{cores:.2g} cores"
+
+
 def tightest(limits: list[CpuLimit]) -> CpuLimit | None:
     """The limit that binds: the fewest cores (the innermost of equal ones)."""
     return min(limits, key=lambda x: x.cores) if limits else None

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from .cgroup import CpuLimit
+from .cgroup import CpuLimit, cores_text
 
 # Other processes keeping half a core busy, or a 5% steal, slow a measurement measurably
 # (a single-threaded kernel loses its core part of the time; OpenMP kernels wait on the
@@ -128,7 +128,7 @@ class Load:
         if self.steal_pct >= 100 * DISTURBED_STEAL:
             parts.append(f"the hypervisor took {self.steal_pct:.0f}% of the CPU time (steal)")
         if self.throttled and self.cpu_limit is not None:
-            parts.append(f"the cgroup's CPU limit ({self.cpu_limit:.2g} cores) throttled the process "
+            parts.append(f"the cgroup's CPU limit ({cores_text(self.cpu_limit)}) throttled the process "
                          f"in {self.throttled_pct:.0f}% of its periods")
         if self.gpu_others:
             n = self.gpu_others

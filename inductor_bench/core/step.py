@@ -25,8 +25,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .cgroup import cores_text
 from .devices import HOST, backend
-from .load import DISTURBED_OTHERS_CORES, SPEED_SLOW
+from .load import DISTURBED_OTHERS_CORES, SPEED_SLOW, worst
 from .results import BreakdownResult, GraphResult, StepTurns
 from .steady import steady_iterations, steady_mean
 
@@ -172,20 +173,20 @@ def oversubscribed(r: BreakdownResult) -> str | None:
     loads = [g.kept_load for g in r.measured() if g.kept_load is not None]
     if backend(r.device).timeline != HOST or not threads or threads < 2 or not loads:
         return None
-    worst = max(loads, key=lambda load: load.others_cores)
+    most = worst(loads)
     limited = min((x.cpu_limit for x in loads if x.cpu_limit is not None), default=None)
-    busy = worst.others_cores >= DISTURBED_OTHERS_CORES
-    left = worst.cores - worst.others_cores if busy else worst.cores
+    busy = most.others_cores >= DISTURBED_OTHERS_CORES
+    left = most.cores - most.others_cores if busy else most.cores
     if limited is not None and limited < left and threads > limited + DISTURBED_OTHERS_CORES:
         return (f"the kernels ran {threads} intra-op threads while a cgroup limits the process to "
-                f"{limited:.2g} cores: once they have spent the quota of a period, every thread waits "
+                f"{cores_text(limited)}: once they have spent the quota of a period, every thread waits "
                 "for the next, and each parallel region for the last of them; with OMP_NUM_THREADS "
                 "at or below the limit (the workers inherit it) the kernels run at the speed the "
                 "limit allows (docs/statistics.md)")
     if not busy or threads <= left + DISTURBED_OTHERS_CORES:
         return None
     return (f"the kernels ran {threads} intra-op threads while other processes kept "
-            f"{worst.others_cores:.1f} of the {worst.cores} cores busy: each parallel region waits "
+            f"{most.others_cores:.1f} of the {most.cores} cores busy: each parallel region waits "
             "for the thread that shares a core with them, which slows every iteration alike, beyond "
             "what leaving iterations out can remove; with OMP_NUM_THREADS set below the free cores "
             "(the workers inherit it) the figures hold beside other work (docs/statistics.md)")

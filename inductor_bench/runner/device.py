@@ -127,11 +127,12 @@ def _limited() -> str:
     """``, limited to 0.6 cores`` where a cgroup's CPU quota allows fewer cores than the machine
     has (a container's CPU limit, ``core/cgroup.py``): the host's capacity for this process,
     and so part of the name its ceilings are cached under."""
+    from ..core.cgroup import cores_text
     from .machine import cpu_limit
 
     limit = cpu_limit()
     cores = os.cpu_count() or 0
-    return f", limited to {limit.cores:.2g} cores" if limit is not None and limit.cores < cores else ""
+    return f", limited to {cores_text(limit.cores)}" if limit is not None and limit.cores < cores else ""
 
 
 def timing_events(name: str, count: int) -> list[tuple[Any, Any]]:

@@ -48,8 +48,8 @@ def cpu_limit() -> CpuLimit | None:
     names = ("cpu.max",) if version == 2 else ("cpu.cfs_quota_us", "cpu.cfs_period_us")
     limits = []
     for d in map(Path, dirs):
-        cores = cgroup.limit_of(version, {n: _text(d / n) for n in names})
-        counts = cgroup.throttle_counts(_text(d / "cpu.stat")) if cores is not None else None
+        cores = cgroup.limit_of(version, {n: file_text(d / n) for n in names})
+        counts = cgroup.throttle_counts(file_text(d / "cpu.stat")) if cores is not None else None
         if cores is not None and counts is not None:
             limits.append(CpuLimit(cores, counts[0], counts[1], where=str(d)))
     return cgroup.tightest(limits)
@@ -58,14 +58,15 @@ def cpu_limit() -> CpuLimit | None:
 @functools.lru_cache(maxsize=1)
 def _cgroup_dirs() -> tuple[int, tuple[str, ...]]:
     """(hierarchy version, the directories of our cgroup and its ancestors), read once."""
-    mount = cgroup.cpu_mount(_text(PROC_MOUNTINFO))
-    path = cgroup.own_path(_text(PROC_CGROUP), mount.version) if mount is not None else None
+    mount = cgroup.cpu_mount(file_text(PROC_MOUNTINFO))
+    path = cgroup.own_path(file_text(PROC_CGROUP), mount.version) if mount is not None else None
     if mount is None or path is None:
         return 0, ()
     return mount.version, tuple(cgroup.cgroup_dirs(mount, path))
 
 
-def _text(path: Path) -> str:
+def file_text(path: Path) -> str:
+    """A small file the kernel keeps (``/proc``, ``/sys``); "" where it is absent or unreadable."""
     try:
         return path.read_text()
     except (OSError, UnicodeDecodeError):

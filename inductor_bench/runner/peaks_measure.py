@@ -33,7 +33,7 @@ from ..core.ceilings import Ceilings, cache_key, higher_of
 from ..core.devices import DEVICE, HOST, HOST_BACKEND, backend
 from ..core.peaks import FP8, FP16, FP32, TF32
 from .device import accelerator, device_name, synchronize
-from .machine import cpu_counters, load_since
+from .machine import cpu_counters, file_text, load_since
 from .worker import worker_main
 
 REPS = 7
@@ -260,6 +260,9 @@ def measure(device: str, reps: int = REPS) -> Ceilings:
     return c
 
 
+MAX_FREQ = Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq")
+
+
 def machine_key(device: str) -> dict[str, Any]:
     """What the cached ceilings depend on: the device's name, torch, the driver, clocks and
     threads; and the measurement method."""
@@ -268,20 +271,13 @@ def machine_key(device: str) -> dict[str, Any]:
     key: dict[str, Any] = {"device": device_name(device), "torch": torch.__version__, "method": METHOD}
     if backend(device).torch_module is None:
         key["threads"] = torch.get_num_threads()
-        key["max_khz"] = _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq")
+        key["max_khz"] = file_text(MAX_FREQ).strip() or None
     else:
         key["runtime"] = getattr(torch.version, backend(device).torch_module or "", None)
-        key["driver"] = (_read("/proc/driver/nvidia/version") or "").splitlines()[:1]
+        key["driver"] = file_text(Path("/proc/driver/nvidia/version")).strip().splitlines()[:1]
         props = accelerator(backend(device)).get_device_properties(0)
         key["clock_khz"] = getattr(props, "clock_rate", None)
     return key
-
-
-def _read(path: str) -> str | None:
-    try:
-        return Path(path).read_text().strip()
-    except OSError:
-        return None
 
 
 def read_cached(path: Path | None) -> Ceilings | None:
