@@ -222,3 +222,8 @@ def test_the_host_names_a_limit_below_its_cores(monkeypatch):
     assert device._host_name().endswith(" threads)")  # a limit above the cores limits nothing
     monkeypatch.setattr(machine, "cpu_limit", lambda: None)
     assert device._host_name().endswith(" threads)")
+
+
+def test_a_limit_is_written_to_the_hundredth():
+    assert [cgroup.cores_text(x) for x in (0.6, 1.25, 12.5, 16.0, 2 / 3)] == [
+        "0.6 cores", "1.25 cores", "12.5 cores", "16 cores", "0.67 cores"]

@@ -131,8 +131,9 @@ class CpuLimit:
 
 
 def cores_text(cores: float) -> str:
-    """A limit as every report line writes it: ``0.6 cores``."""
-    return f"{cores:.2g} cores"
+    """A limit as every report line writes it, to the hundredth: ``0.6 cores``, ``12.5 cores``
+    (two significant digits would write a 12.5-core limit as 12)."""
+    return f"{round(cores, 2):g} cores"
 
 
 def tightest(limits: list[CpuLimit]) -> CpuLimit | None:
