@@ -11,6 +11,7 @@ import pytest
 
 from inductor_bench.core import graph_breaks as gb
 from inductor_bench.core.results import BreakdownResult
+from inductor_bench.core.workload import factory_lookalikes
 from inductor_bench.render.breakdown import render_breakdown
 
 FIXTURE = Path(__file__).parent / "fixtures" / "graph_breaks" / "recorded.json"
@@ -83,11 +84,29 @@ def test_nothing_compiled_says_why_for_a_factory_and_for_a_script():
     assert line.endswith("(Dynamo's hint: Avoid calling builtin `print` with argument types ['str']. Consider "
                          "using an equivalent alternative function/method to `print`.)")
     assert gb.nothing_compiled("s.py", True, []) == (
-        "s.py: nothing was compiled — the script never ran a torch.compile'd function")
+        "s.py: nothing was compiled — the script never ran a torch.compile'd function (a file without "
+        "make_workload() runs as a script; to profile a model, name its factory make_workload(device, "
+        "dtype, batch_size), returning (model, args))")
     assert "reported no graph break" in gb.nothing_compiled("m.py", False, [])
     assert gb.nothing_compiled("s.py", True, [], 0) == gb.nothing_compiled("s.py", True, [])
     assert gb.nothing_compiled("s.py", True, [], 2).startswith(
         "s.py: nothing was compiled by Inductor — Dynamo captured 2 graph(s), and another backend compiled them")
+
+
+def test_a_script_that_compiled_nothing_names_the_factory_it_may_have_meant(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("import torch\n\ndef get_model(device='cpu'):\n    return torch.nn.Linear(4, 4), ()\n\n"
+                 "def helper():\n    pass\n\nclass Net:\n    def make_model(self):\n        pass\n\n"
+                 "async def build_net():\n    pass\n")
+    assert factory_lookalikes(f) == ["get_model", "build_net"]
+    line = gb.nothing_compiled(str(f), True, [], None, factory_lookalikes(f))
+    assert line == (f"{f}: nothing was compiled — the script never ran a torch.compile'd function (a file "
+                    "without make_workload() runs as a script: it defines get_model(), build_net(), which "
+                    "the tool does not call; to profile a model, name its factory make_workload(device, "
+                    "dtype, batch_size), returning (model, args))")
+    assert factory_lookalikes(tmp_path / "gone.py") == []
+    (tmp_path / "bad.py").write_text("def get_model(:\n")
+    assert factory_lookalikes(tmp_path / "bad.py") == []
 
 
 def test_the_breaks_are_saved_with_the_result_and_shown_in_every_format():

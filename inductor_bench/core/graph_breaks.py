@@ -115,10 +115,11 @@ def summary_line(breaks: list[dict[str, Any]], shown: int = 3) -> str:
     return f"graph breaks: {len(breaks)} — " + " · ".join(parts) + more
 
 
-def nothing_compiled(path: str, script: bool, breaks: list[dict[str, Any]], dynamo_graphs: int | None = None
-                     ) -> str:
+def nothing_compiled(path: str, script: bool, breaks: list[dict[str, Any]], dynamo_graphs: int | None = None,
+                     lookalikes: list[str] | None = None) -> str:
     """Why a run has no graph to profile, as one line. ``dynamo_graphs``: the graphs Dynamo
-    captured, whichever backend then compiled them."""
+    captured, whichever backend then compiled them; ``lookalikes``: a script's top-level
+    functions named like a model factory (``get_model``), which the tool does not call."""
     if script and dynamo_graphs:
         return (f"{path}: nothing was compiled by Inductor — Dynamo captured {dynamo_graphs} graph(s), "
                 "and another backend compiled them: this tool profiles torch.compile's default "
@@ -132,8 +133,16 @@ def nothing_compiled(path: str, script: bool, breaks: list[dict[str, Any]], dyna
         hint = f" (Dynamo's hint: {breaks[0]['hint']})" if breaks[0].get("hint") else ""
         return f"{head}; {summary_line(breaks, shown=1)}{hint}"
     if script:
-        return head
+        return head + _no_factory(lookalikes or [])
     return head + " and reported no graph break (torch.compiler.disable, or a backend other than inductor?)"
+
+
+def _no_factory(lookalikes: list[str]) -> str:
+    """For a script that compiled nothing: the convention it may have meant to follow."""
+    named = ", ".join(f"{n}()" for n in lookalikes[:3])
+    meant = f": it defines {named}, which the tool does not call" if lookalikes else ""
+    return (f" (a file without make_workload() runs as a script{meant}; to profile a model, name its "
+            "factory make_workload(device, dtype, batch_size), returning (model, args))")
 
 
 def _place(text: str) -> tuple[str, int]:

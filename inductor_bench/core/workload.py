@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import shlex
 import stat
 from dataclasses import asdict, dataclass, field
@@ -126,8 +127,8 @@ def check_model_file(p: Path) -> None:
         raise UsageError(f"{p}: {size}, too large for a model file (at most {cap})")
 
 
-def file_kind(path: Path) -> str:
-    """'factory' if the file defines make_workload at top level, else 'script'."""
+def _top_functions(path: Path) -> list[str]:
+    """The names of the functions the file defines at top level."""
     try:
         with open(path, "rb") as f:  # at most the cap: the file may have grown since it was checked
             text = f.read(MAX_MODEL_BYTES + 1).decode(errors="replace")
@@ -139,7 +140,22 @@ def file_kind(path: Path) -> str:
         raise UsageError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
     except ValueError as e:  # a NUL byte
         raise UsageError(f"{path}: not Python source ({e})") from None
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == FACTORY:
-            return FACTORY_KIND
-    return SCRIPT_KIND
+    return [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def file_kind(path: Path) -> str:
+    """'factory' if the file defines make_workload at top level, else 'script'."""
+    return FACTORY_KIND if FACTORY in _top_functions(path) else SCRIPT_KIND
+
+
+# A top-level function named like a factory under another name: get_model, build_workload ...
+_LOOKALIKE = re.compile(r"^_?(make|get|build|create|load|init)_?\w*(model|workload|net)\w*$", re.IGNORECASE)
+
+
+def factory_lookalikes(path: str | Path) -> list[str]:
+    """Top-level functions of a script that look like a model factory under another name than
+    ``make_workload`` (none where the file cannot be read again)."""
+    try:
+        return [name for name in _top_functions(Path(path)) if _LOOKALIKE.match(name)]
+    except UsageError:
+        return []

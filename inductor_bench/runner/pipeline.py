@@ -19,7 +19,7 @@ from ..core.results import BreakdownResult, CompileCache, GraphResult, PeakMemor
 from ..core.rundir import CACHE_DIR, LOGS_DIR, MODULES_LOG, SOURCES_LOG, STEP_TRACE_FILE
 from ..core.step_totals import listed_categories
 from ..core.vocab import CompileMode, Status
-from ..core.workload import SCRIPT_KIND, WorkloadOptions
+from ..core.workload import SCRIPT_KIND, WorkloadOptions, factory_lookalikes
 from . import cudagraph_log, stop
 from .batch import Standby
 from .cache import run_cache
@@ -246,7 +246,8 @@ def breakdown_from_outcome(
         sources = []  # nothing profiled at sizes other than the ones asked for
     if not sources and first_error is None:
         first_error = errors.WorkloadError(
-            graph_breaks.nothing_compiled(opts.path, result.script, result.graph_breaks, comp.dynamo_graphs))
+            graph_breaks.nothing_compiled(opts.path, result.script, result.graph_breaks, comp.dynamo_graphs,
+                                          factory_lookalikes(opts.path) if result.script else None))
         result.errors.append(str(first_error))
     if result.script and sources:
         result.device = sources[0].graph.device
