@@ -213,17 +213,23 @@ def test_a_real_quota_is_read_and_its_throttling_measured():
 
 def test_the_host_names_a_limit_below_its_cores(monkeypatch):
     """The device line (and the ceilings' cache key) of a process under a quota names it."""
+    import torch
+
     from inductor_bench.runner import device, machine
 
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
     monkeypatch.setattr(machine, "cpu_limit", lambda: CpuLimit(0.6, 10, 3, "/sys/fs/cgroup/cpu/q"))
-    assert device._host_name().endswith(" threads, limited to 0.6 cores)")
+    assert device._host_name().endswith(" (2 cores, 2 threads, limited to 0.6 cores)")
+    monkeypatch.setattr(machine, "cpu_limit", lambda: CpuLimit(1.0, 10, 3, "/sys/fs/cgroup/cpu/q"))
+    assert device._host_name().endswith(" (2 cores, 2 threads, limited to 1 core)")
     monkeypatch.setattr(machine, "cpu_limit", lambda: CpuLimit(4.0, 10, 0, "/sys/fs/cgroup/cpu/q"))
-    assert device._host_name().endswith(" threads)")  # a limit above the cores limits nothing
+    assert device._host_name().endswith(" (2 cores, 2 threads)")  # a limit above the cores limits nothing
     monkeypatch.setattr(machine, "cpu_limit", lambda: None)
-    assert device._host_name().endswith(" threads)")
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
+    assert device._host_name().endswith(" (2 cores, 1 thread)")
 
 
 def test_a_limit_is_written_to_the_hundredth():
-    assert [cgroup.cores_text(x) for x in (0.6, 1.25, 12.5, 16.0, 2 / 3)] == [
-        "0.6 cores", "1.25 cores", "12.5 cores", "16 cores", "0.67 cores"]
+    assert [cgroup.cores_text(x) for x in (0.6, 1.25, 12.5, 16.0, 2 / 3, 1.0, 1.001)] == [
+        "0.6 cores", "1.25 cores", "12.5 cores", "16 cores", "0.67 cores", "1 core", "1 core"]

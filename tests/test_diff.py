@@ -825,3 +825,27 @@ def test_merge_gate_gives_no_verdict_when_a_graph_was_lost(gate_lost_graph):
     assert "0-inference" not in proc.stdout.split("**NOT COMPARABLE**: default: ")[1].split(
         "the kernels listed are those of the graphs measured on both sides")[1]
     assert (out / "gate.md").read_text() == proc.stdout
+
+
+def test_a_run_recorded_with_the_old_plural_compares_with_one_recorded_now():
+    """Records made before the device line said "1 thread" said "1 threads" (the recorded
+    fixture below); read now, they name the host as a run made now does, so a stored baseline
+    still gates a new run."""
+    from inductor_bench.core.ceilings import Ceilings
+    from inductor_bench.core.comparable import comparability
+    from inductor_bench.core.devices import canonical_name, host_name
+
+    fixture = Path(__file__).parent / "fixtures" / "results" / "cpu_mlp_train_autotune" / "breakdown.json"
+    raw = json.loads(fixture.read_text())
+    assert raw["device_name"].endswith("(2 cores, 1 threads)")
+    old = BreakdownResult.from_dict(raw)
+    assert old.device_name == raw["device_name"][: -len("1 threads)")] + "1 thread)"
+    now = BreakdownResult.from_dict(dict(raw, device_name=host_name("AMD EPYC", 2, 1)))
+    assert now.device_name == old.device_name
+    assert comparability(old, now)[0] == []
+    assert comparability(old, BreakdownResult.from_dict(dict(raw, device_name="AMD EPYC (2 cores, 2 threads)")))[0]
+    assert [canonical_name(n) for n in ("X (1 cores, 1 threads, limited to 1 cores)", "X (11 cores, 21 threads)",
+                                        "X (2 cores, 2 threads, limited to 0.1 cores)")] == [
+        "X (1 core, 1 thread, limited to 1 core)", "X (11 cores, 21 threads)",
+        "X (2 cores, 2 threads, limited to 0.1 cores)"]
+    assert Ceilings.from_dict({"device_name": "X (2 cores, 1 threads)", "gbps": None}).device_name == "X (2 cores, 1 thread)"

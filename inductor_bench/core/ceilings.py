@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from . import other_ops
-from .devices import DEVICE, HOST, backend
+from .devices import DEVICE, HOST, backend, canonical_name
 from .peaks import COMPUTE_TYPES, FP32, lookup
 
 PEAKS_FILE = "peaks.json"  # in the run directory: what the roofline figures are held against
@@ -54,7 +54,8 @@ class Ceilings:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Ceilings:
         names = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in d.items() if k in names})
+        kw = {k: v for k, v in d.items() if k in names}
+        return cls(**{**kw, "device_name": canonical_name(str(kw.get("device_name") or ""))})
 
 
 def higher_of(a: Ceilings, b: Ceilings | None) -> Ceilings:

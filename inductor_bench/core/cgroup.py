@@ -133,7 +133,8 @@ class CpuLimit:
 def cores_text(cores: float) -> str:
     """A limit as every report line writes it, to the hundredth: ``0.6 cores``, ``12.5 cores``
     (two significant digits would write a 12.5-core limit as 12)."""
-    return f"{round(cores, 2):g} cores"
+    n = round(cores, 2)
+    return f"{n:g} core{'' if n == 1 else 's'}"
 
 
 def tightest(limits: list[CpuLimit]) -> CpuLimit | None:

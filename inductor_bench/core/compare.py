@@ -13,7 +13,7 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from .devices import HOST_BACKEND, backend
+from .devices import HOST_BACKEND, backend, canonical_name
 from .errors import ResultError, UsageError
 from .load import Load
 from .modes import check_name as check_mode_name
@@ -180,6 +180,7 @@ class CompareResult:
             )
         names = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in names and k != "modes"}
+        kw["device_name"] = canonical_name(str(kw.get("device_name") or ""))
         return cls(modes=[ModeResult.from_dict(m) for m in d.get("modes", [])], **kw)
 
 

@@ -9,6 +9,7 @@ row here, plus classification rules for its library kernels in ``classify.py``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # Where a backend's kernels are measured in a trace.
@@ -153,3 +154,24 @@ def device_help() -> str:
     names = [b.name for b in BACKENDS]
     first = accelerators()[0].name.upper()
     return f"{AUTO} ({first} when available), {', '.join(names[:-1])} or {names[-1]}."
+
+
+def counted(n: int, noun: str) -> str:
+    """``1 thread``, ``2 threads``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def host_name(model: str, cores: int, threads: int, limited: str = "") -> str:
+    """How a run names its host, as its device name: ``AMD EPYC (2 cores, 1 thread)``;
+    ``limited``: the cgroup's limit (``, limited to 0.6 cores``)."""
+    return f"{model} ({counted(cores, 'core')}, {counted(threads, 'thread')}{limited})"
+
+
+# Records written before the singular was used say "1 threads", "limited to 1 cores".
+_ONE_PLURAL = re.compile(r"(?<![\d.])1 (core|thread)s\b")
+
+
+def canonical_name(name: str) -> str:
+    """A saved device name as this version writes it, so that a run recorded before compares
+    with one recorded now (``1 threads`` -> ``1 thread``)."""
+    return _ONE_PLURAL.sub(r"1 \1", name)

@@ -21,7 +21,7 @@ from .autotune_records import KernelRetuning as KernelRetuning
 from .autotune_records import Recompile as Recompile
 from .autotune_records import RetunedKernel as RetunedKernel
 from .ceilings import Roofline, kernel_roof
-from .devices import HOST_BACKEND
+from .devices import HOST_BACKEND, canonical_name
 from .errors import ResultError
 from .load import Load
 from .outside import OutsideProfile
@@ -344,7 +344,7 @@ class BreakdownResult:
                 f"breakdown schema version {d.get('schema_version')} is not supported "
                 f"(this inductor-bench reads versions {', '.join(map(str, READABLE_VERSIONS))})"
             )
-        d = dict(d)
+        d = dict(d, device_name=canonical_name(str(d.get("device_name") or "")))
         d.pop("totals", None)
         graphs = [_graph_from_dict(g) for g in d.pop("graphs", [])]
         extras = dict(d.pop("extras", None) or {})

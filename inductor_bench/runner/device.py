@@ -13,7 +13,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from ..core.devices import AUTO, BACKENDS, HOST_BACKEND, Backend, backend
+from ..core.devices import AUTO, BACKENDS, HOST_BACKEND, Backend, backend, host_name
 from ..core.errors import DeviceError
 from ..core.vocab import CompileMode
 
@@ -120,7 +120,7 @@ def _host_name() -> str:
                 break
     except OSError:
         pass
-    return f"{name} ({os.cpu_count()} cores, {torch.get_num_threads()} threads{_limited()})"
+    return host_name(name, os.cpu_count() or 1, torch.get_num_threads(), _limited())
 
 
 def _limited() -> str:
