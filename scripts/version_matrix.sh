@@ -53,7 +53,11 @@ no_constraints="$out/no-constraints.txt"
 
 # The project's own requirements but torch, read from pyproject.toml (one list to keep).
 mapfile -t deps < <("$py" - "$root/pyproject.toml" <<'EOF'
-import sys, tomllib
+import sys
+try:
+    import tomllib
+except ImportError:  # Python 3.10: the copy pip carries
+    from pip._vendor import tomli as tomllib
 for d in tomllib.load(open(sys.argv[1], "rb"))["project"]["dependencies"]:
     if not d.replace(" ", "").startswith(("torch>", "torch=", "torch<", "triton")):
         print(d)

@@ -137,8 +137,9 @@ def test_a_decorators_wrapper_is_named_by_the_function_it_wraps():
     exec(compile(DYNAMO_2_14, "/t/torch/_dynamo/convert_frame.py", "exec"), ns14)
     free = dict(zip(wrapper.__code__.co_freevars, (c.cell_contents for c in wrapper.__closure__), strict=True))
     inner = {"name": "decorated", "file": __file__, "line": decorated_line()}
-    for frame in (ns5["_compile"](wrapper.__code__, {}, free),
-                  ns14["_compile"](wrapper.__code__, {}, {}, {}, wrapper.__closure__)):
+    g = wrapper.__globals__  # as Dynamo passes them: the compiled frame's globals
+    for frame in (ns5["_compile"](wrapper.__code__, g, free),
+                  ns14["_compile"](wrapper.__code__, g, {}, {}, wrapper.__closure__)):
         found = compiled_code(frame)
         assert found["name"] == "logged.<locals>.wrapper" and found["wraps"] == inner
     label = code_label(found)
@@ -179,7 +180,7 @@ def test_dynamos_own_wrapper_of_a_module_is_named_by_the_modules_forward():
     inner = ns["wrap_inline"](Net())
     dyn: dict = {}
     exec(compile(DYNAMO_2_14, "/t/torch/_dynamo/convert_frame.py", "exec"), dyn)
-    found = compiled_code(dyn["_compile"](inner.__code__, {}, {}, {}, inner.__closure__))
+    found = compiled_code(dyn["_compile"](inner.__code__, inner.__globals__, {}, {}, inner.__closure__))
     assert found == {"name": "Net.forward", "file": __file__, "line": Net.forward.__code__.co_firstlineno}
 
 
@@ -201,9 +202,40 @@ def test_a_wrapper_holding_a_tensor_still_names_the_function_it_wraps():
     dyn: dict = {}
     exec(compile(DYNAMO_2_5, "/t/torch/_dynamo/convert_frame.py", "exec"), dyn)
     free = dict(zip(wrapper.__code__.co_freevars, (c.cell_contents for c in wrapper.__closure__), strict=True))
-    found = compiled_code(dyn["_compile"](wrapper.__code__, {}, free))
+    found = compiled_code(dyn["_compile"](wrapper.__code__, wrapper.__globals__, free))
     assert found["wraps"]["name"] == "user_function"
     assert code_label(found).endswith(", through its decorator with_a_tensor")
+
+
+class Holder:
+    def method(self):
+        pass
+
+    @staticmethod
+    def static():
+        pass
+
+    @classmethod
+    def klass(cls):
+        pass
+
+
+def test_python_3_10_finds_the_qualified_name_in_the_frames_globals():
+    """Python 3.10's code objects have no ``co_qualname``: the name is found in the globals
+    Dynamo compiles the frame with. Checked here against the interpreter's own qualified names
+    (3.11 on), and the graph still names its function where the globals do not hold it."""
+    from inductor_bench.runner.dynamo_frame import globals_qualname, qualname
+
+    g = globals()
+    codes = [Holder.method.__code__, Holder.static.__code__, Holder.klass.__code__, user_function.__code__,
+             decorated.__code__, with_a_tensor(user_function, 1).__code__, Net.forward.__code__]
+    truth = ["Holder.method", "Holder.static", "Holder.klass", "user_function", "logged.<locals>.wrapper",
+             "with_a_tensor.<locals>.wrapper", "Net.forward"]
+    assert [globals_qualname(c, g) for c in codes] == truth
+    if sys.version_info >= (3, 11):
+        assert truth == [c.co_qualname for c in codes]
+    assert globals_qualname(user_function.__code__, {}) is None
+    assert qualname(user_function.__code__, None) == getattr(user_function.__code__, "co_qualname", "user_function")
 
 
 def test_compiles_of_the_same_frame_are_said_to_run_one_at_a_time():

@@ -34,18 +34,18 @@ def compiled_code(frame: types.FrameType | None) -> dict[str, Any] | None:
             f_locals = frame.f_locals
             code = f_locals.get("code")
             if isinstance(code, types.CodeType):  # torch's own too: nn.Sequential, an optimizer's step
-                out = _describe(code)
-                wrapped = _safely_wrapped(code, f_locals) if NESTED in out["name"] else None
+                out = _describe(code, qualname(code, f_locals.get("globals")))
+                wrapped = _safely_wrapped(code, f_locals) if _nested(code, out["name"]) else None
                 if wrapped is not None and DYNAMO_DIR in _path(code.co_filename):
-                    return _describe(wrapped)  # Dynamo's own wrapper (wrap_inline), not the model's
+                    return _describe_function(wrapped)  # Dynamo's own wrapper (wrap_inline), not the model's
                 if wrapped is not None:
-                    out["wraps"] = _describe(wrapped)
+                    out["wraps"] = _describe_function(wrapped)
                 return out
         frame = frame.f_back
     return None
 
 
-def _safely_wrapped(code: types.CodeType, f_locals: dict[str, Any]) -> types.CodeType | None:
+def _safely_wrapped(code: types.CodeType, f_locals: dict[str, Any]) -> types.FunctionType | None:
     """``_wrapped``, or None where the wrapper's free variables hold something that fails to
     be looked at (evidence only: never the reason a module's record is lost)."""
     try:
@@ -54,7 +54,7 @@ def _safely_wrapped(code: types.CodeType, f_locals: dict[str, Any]) -> types.Cod
         return None
 
 
-def _wrapped(code: types.CodeType, f_locals: dict[str, Any]) -> types.CodeType | None:
+def _wrapped(code: types.CodeType, f_locals: dict[str, Any]) -> types.FunctionType | None:
     """The code of the one user function among ``code``'s free variables, read from the
     compiled frame's locals or closure as ``_compile`` holds them; None unless exactly one."""
     values: list[Any] = []
@@ -69,7 +69,7 @@ def _wrapped(code: types.CodeType, f_locals: dict[str, Any]) -> types.CodeType |
             break
         inner = _unwrap(fn)
         fn = inner if inner is not fn else _one_function([_cell(c) for c in fn.__closure__ or ()])
-    return fn.__code__ if fn is not None else None
+    return fn
 
 
 def _one_function(values: list[Any]) -> types.FunctionType | None:
@@ -105,12 +105,52 @@ def _cell(cell: Any) -> Any:
         return None
 
 
-def _describe(code: types.CodeType) -> dict[str, Any]:
-    return {
-        "name": getattr(code, "co_qualname", code.co_name),  # 3.11 on: Class.method
-        "file": code.co_filename,
-        "line": code.co_firstlineno,
-    }
+def _describe(code: types.CodeType, name: str) -> dict[str, Any]:
+    return {"name": name, "file": code.co_filename, "line": code.co_firstlineno}
+
+
+def _describe_function(fn: types.FunctionType) -> dict[str, Any]:
+    return _describe(fn.__code__, fn.__qualname__)
+
+
+def _nested(code: types.CodeType, name: str) -> bool:
+    """A function defined inside another (a decorator's wrapper): by its qualified name, or on
+    Python 3.10, where a name not found in the globals is bare, by its free variables."""
+    return NESTED in name or (not hasattr(code, "co_qualname") and bool(code.co_freevars))
+
+
+def qualname(code: types.CodeType, frame_globals: Any) -> str:
+    """``Class.method``, ``outer.<locals>.wrapper``: the code's own (Python 3.11 on), else as
+    found in the globals of the frame Dynamo compiles, else the bare name."""
+    own = getattr(code, "co_qualname", None)
+    if own:
+        return own
+    found = globals_qualname(code, frame_globals) if isinstance(frame_globals, dict) else None
+    return found or code.co_name
+
+
+def globals_qualname(code: types.CodeType, frame_globals: dict[str, Any]) -> str | None:
+    """Python 3.10's code objects have no qualified name: the one of the module-level function
+    whose code this is, of the class method, or of the function defined directly inside a
+    module-level function (its code among that function's constants); None if none is."""
+    for value in list(frame_globals.values()):
+        fn = _plain(value)
+        if fn is not None and fn.__code__ is code:
+            return fn.__qualname__
+        if fn is not None and any(c is code for c in fn.__code__.co_consts):
+            return f"{fn.__qualname__}.{NESTED}.{code.co_name}"
+        if isinstance(value, type):
+            for attr in list(vars(value).values()):
+                method = _plain(attr)
+                if method is not None and method.__code__ is code:
+                    return method.__qualname__
+    return None
+
+
+def _plain(value: Any) -> types.FunctionType | None:
+    """The function itself, or the one a staticmethod or classmethod holds."""
+    value = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
+    return value if isinstance(value, types.FunctionType) else None
 
 
 def _in_torch(code: types.CodeType) -> bool:
