@@ -16,7 +16,9 @@
 # profiles fewer iterations (CI). A machine-wide pip constraints file (PIP_CONSTRAINT, or one in
 # /etc/xdg/pip) that caps torch would keep the newest release out: the matrix's own pip calls
 # read an empty constraints file it writes into --out instead, which lifts such a cap for those
-# calls alone. Exit status: 0 every version passed, 1 one failed, 2 bad
+# calls alone. PYTHON (default python3) is the interpreter that makes the environments:
+# `PYTHON=python3.10 scripts/version_matrix.sh --venvs DIR 2.5.1` checks a torch on another
+# Python (give each Python its own --venvs). Exit status: 0 every version passed, 1 one failed, 2 bad
 # arguments or an environment that could not be installed.
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -33,7 +35,7 @@ while [ $# -gt 0 ]; do
     --venv-only) venv_only=1 ;;
     --venvs) venvs="${2:?--venvs needs a directory}"; shift ;;
     --out) out="${2:?--out needs a directory}"; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     -*) echo "version_matrix: unknown option $1" >&2; exit 2 ;;
     *) wanted+=("$1") ;;
   esac
