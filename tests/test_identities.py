@@ -118,7 +118,14 @@ def test_the_iterations_the_workers_clock_found_slow_are_left_out_and_counted(re
         shown = re.search(re.escape(f"{gid} {len(g.left_out)} of ") + r"\d+ " + re.escape(line) + r"[^)]*\)", text)
         assert shown, gid
         assert (f"; {len(slow)} slow by the worker's clock" in shown.group(0)) == bool(slow), shown.group(0)
+        # every left-out iteration is accounted for: the rest were left out by one of their parts
+        walls = marker_walls(gid)
+        over = {i for i, w in enumerate(walls) if w > limit(walls)}
+        by_part = set(range(len(walls))) - set(kept_iterations(walls, parts(g), clock)) - over - slow
+        assert by_part == set(g.left_out) - over - slow
+        assert (f"; {len(by_part)} others by one kernel or idle gap" in shown.group(0)) == bool(by_part), shown.group(0)
     assert len({i for i, c in enumerate(worker_clock("0-forward")) if c > limit(worker_clock("0-forward"))}) == 14
+    assert "0-backward 25 of 47 (0 over the wall limit 15.843 ms, up to 12.148 ms; 25 others by one kernel or idle gap;" in text
 
 
 def test_a_clock_not_recorded_or_not_aligned_is_not_used():

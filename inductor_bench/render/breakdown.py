@@ -112,25 +112,27 @@ def _steady_note(r: BreakdownResult) -> str:
     for g in r.measured():
         if not g.left_out:
             continue
-        by_wall = sum(1 for i in g.left_out if g.limit_ms is not None and g.wall_samples_ms[i] > g.limit_ms)
+        wall = {i for i in g.left_out if g.limit_ms is not None and g.wall_samples_ms[i] > g.limit_ms}
+        clock = _slow_by_clock(g)
+        parts = len(set(g.left_out) - wall - clock)  # the rest: left out by one part of the iteration
         load = g.kept_load
         why = f"; meanwhile {load.describe()}" if load is not None and load.disturbed else ""
         out.append(
-            f"{g.id} {len(g.left_out)} of {len(g.wall_samples_ms)} ({by_wall} over the wall limit "
+            f"{g.id} {len(g.left_out)} of {len(g.wall_samples_ms)} ({len(wall)} over the wall limit "
             f"{fmt.ms(g.limit_ms or 0.0)} ms, up to {fmt.ms(max(g.wall_samples_ms))} ms"
-            f"{_by_clock(g)}{why})"
+            + (f"; {len(clock)} slow by the worker's clock" if clock else "")
+            + (f"; {parts} others by one kernel or idle gap" if parts else "") + f"{why})"
         )
     if not out:
         return head + "; none was."
     return head + ": " + "; ".join(out) + "."
 
 
-def _by_clock(g: GraphResult) -> str:
-    """How many of the left-out iterations the worker's clock found slow ("" where none)."""
+def _slow_by_clock(g: GraphResult) -> set[int]:
+    """The left-out iterations the worker's clock found slow."""
     if not g.clock_samples_ms or len(g.clock_samples_ms) != len(g.wall_samples_ms):
-        return ""
-    n = len(set(steady.steady(g.clock_samples_ms).left_out) & set(g.left_out))
-    return f"; {n} slow by the worker's clock" if n else ""
+        return set()
+    return set(steady.steady(g.clock_samples_ms).left_out) & set(g.left_out)
 
 
 def _category_table(
