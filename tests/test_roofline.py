@@ -28,7 +28,8 @@ from inductor_bench.core.kernelfile import read_kernel_file
 from inductor_bench.core.modparse import parse_module, read_module
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
 from inductor_bench.core.roofline import category_far_below_ms, count_work
-from inductor_bench.core.work import FROM_INDUCTOR, call_work
+from inductor_bench.core.work import FROM_BUFFERS, FROM_INDUCTOR, RANDOM_NOTE, call_work, with_random_note
+from inductor_bench.render.roofline import bound_words
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "gpu-artifacts"
@@ -247,6 +248,46 @@ def test_triton_kernel_files_are_counted_by_inductors_own_estimate(tmp_path, nam
 def test_a_triton_template_file_gives_its_flops():
     kf = read_kernel_file(FIXTURES / "triton_kernels" / "cpu" / "triton_tem_fused_mm_0.py")
     assert kf.flop == 2 * 256 * 256 * 256
+
+
+def test_a_kernel_that_draws_random_numbers_says_so_beside_its_count():
+    """A generated kernel's random numbers (dropout's mask) are arithmetic no count holds: the
+    recorded H100 module's kernel that draws them (``tl.rand``) says so, the kernel that only
+    reads the mask it wrote does not; and the verdict says it beside "memory"."""
+    path = FIXTURES / "gpu_modules" / "h100_torch2.6_dropout_customop__simple.log.1.py"
+    works = {c.name: w for c, w in call_work(read_module(path), path.read_text())}
+    assert works["triton_poi_fused_native_dropout_0"].source == f"{FROM_BUFFERS}; {RANDOM_NOTE}"
+    assert works["triton_poi_fused_baz_gelu_native_dropout_1"].source == FROM_BUFFERS
+    # torch 2.15's C++ codegen of a dropout mask (a small BERT's training step on CPU), and the
+    # other generators Inductor writes: C++ randn and randint64, Triton randn and randint64
+    cpp = "result[offset_idx] = normalized_rand_cpu(tmp0, offset[offset_idx]);"
+    for src in (cpp, "randn_cpu(tmp0, x0)", "randint64_cpu(tmp0, x0, 0L, 10L)", "tmp2 = tl.randn(tmp0, (tmp1).to(tl.uint32))",
+                "tmp2 = triton_helpers.randint64(tmp0, (tmp1).to(tl.uint32), 0, 10)"):
+        assert with_random_note(FROM_BUFFERS, src) == f"{FROM_BUFFERS}; {RANDOM_NOTE}", src
+    for src in ("primals_1 = rand_strided((4, 64), (64, 1))", "tmp0 = tl.load(in_ptr0 + x0)", "my_rand(x)"):
+        assert with_random_note(FROM_BUFFERS, src) == FROM_BUFFERS, src
+    k = KernelStat("cpp_fused_native_dropout_0", "cpp_reduction", 1.0, 0.6, bytes=562e3,
+                   work_from=f"{FROM_BUFFERS}; {RANDOM_NOTE}")
+    roof = kernel_roof(k, Ceilings("cpu", gbps=38.5), "cpu")
+    assert roof.bound == "memory" and roof.pct == pytest.approx(100 * 562e3 / 0.6e-3 / 1e9 / 38.5)
+    assert bound_words(roof, k) == "memory (and random numbers: not counted)"
+    assert bound_words(roof, replace(k, work_from=FROM_BUFFERS)) == bound_words(roof) == "memory"
+
+
+def test_the_note_stays_where_inductors_own_estimate_counts_the_bytes(tmp_path):
+    """Synthetic module around a recorded kernel file that has ``kernel_num_gb``: the bytes are
+    Inductor's, and the note, read from the kernel's source in the module, stays."""
+    name = "triton_poi_fused_add_sin_0"
+    (tmp_path / "k").mkdir()
+    (tmp_path / "k" / f"{name}.py").write_text((FIXTURES / "triton_kernels" / "cpu" / f"{name}.py").read_text())
+    k = KernelStat(name, "triton_pointwise", 1.0, 0.01, file=f"k/{name}.py")
+    g = GraphResult("0-forward", "forward", device="cuda", kernels=[k])
+    module = (f"{name} = async_compile.triton('{name}', '''\n@triton.jit\ndef {name}(in_ptr0, out_ptr0, "
+              f"load_seed_offset, xnumel, XBLOCK : tl.constexpr):\n    tmp2 = tl.rand(tmp0, (tmp1).to(tl.uint32))\n"
+              f"''')\n\nclass Runner:\n    def call(self, args):\n        {name}.run(buf0, 4096, stream=s)\n")
+    count_work(g, parse_module(module), module, tmp_path)
+    assert k.bytes == pytest.approx(2 * 4096 * 4, abs=0.5)
+    assert k.work_from == f"{FROM_INDUCTOR}; {RANDOM_NOTE}"
 
 
 # -- the verdicts ------------------------------------------------------------------------------

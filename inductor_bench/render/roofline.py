@@ -33,6 +33,7 @@ from ..core.roofline import (
     weighted_pct,
 )
 from ..core.views import Unit
+from ..core.work import draws_random
 from . import format as fmt
 from .doc import Doc
 from .roofline_svg import Point, Roof, Scatter
@@ -224,11 +225,14 @@ def _above_ceiling(pts: list[tuple[str, KernelStat, KernelRoof]], c: Ceilings | 
             "during this run; --refresh-peaks measures it again"]
 
 
-def bound_words(roof: KernelRoof) -> str:
+def bound_words(roof: KernelRoof, k: KernelStat | None = None) -> str:
     """The verdict in words; a memory-bound kernel above the measured bandwidth is served
-    from a cache (its data fits in one), which the DRAM ceiling does not bound."""
+    from a cache (its data fits in one), which the DRAM ceiling does not bound; one that
+    draws random numbers spends time on them that its count does not hold (core/work.py)."""
     if roof.bound == "memory" and roof.pct is not None and roof.pct > 100:
         return "memory (in cache: above the DRAM ceiling)"
+    if roof.bound == "memory" and k is not None and draws_random(k.work_from):
+        return "memory (and random numbers: not counted)"
     return BOUND_WORDS.get(roof.bound or "", fmt.DASH)
 
 
@@ -237,7 +241,7 @@ def _row(doc: Doc, gid: str, k: KernelStat, roof: KernelRoof) -> list[str]:
         gid, doc.named(fmt.kernel_label(k.name), k.name), fmt.ms(k.ms), _si(k.bytes, "B"),
         _si(k.flops, "FLOP") if k.flops else fmt.DASH,
         fmt.number(roof.gbps, ".3g"), fmt.number(roof.tflops, ".3g"), fmt.number(roof.intensity, ".3g"),
-        fmt.pct(roof.pct), bound_words(roof), k.work_from or "",
+        fmt.pct(roof.pct), bound_words(roof, k), (k.work_from or "").split("; ")[0],
     ]
 
 
@@ -263,7 +267,7 @@ def roofline_chart(r: BreakdownResult) -> Scatter | None:
         tip = (f"{gid} · {k.name}\n"
                f"{fmt.ms(k.ms)} ms · {fmt.number(roof.gbps, '.3g')} GB/s · "
                f"{fmt.number(roof.tflops, '.3g')} TFLOP/s · {fmt.pct(roof.pct)} of peak · "
-               f"{bound_words(roof)}")
+               f"{bound_words(roof, k)}")
         pts.append(Point(tip, k.category, k.ms, roof.intensity, roof.tflops, roof.pct))
     return Scatter(
         "Roofline: each kernel against the measured ceilings (datasheet dashed)",
