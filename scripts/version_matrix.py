@@ -14,7 +14,8 @@ Then ``report`` and ``diff`` of the first run (and, but with ``--compact``, ``co
 and default on models/mlp.py). It checks each ``breakdown.json`` as plain JSON (this file imports nothing of
 ``inductor_bench``, so a check never rests on the code it checks): exit status 0, run status
 ``ok``, the expected graphs each ``ok``, kernels found, categories summing to the kernel time,
-the categories a CPU run must have (C++ kernels; the GEMM for mlp), busy % within [0, 100]. It
+the categories a CPU run must have (C++ kernels; the GEMM for mlp), busy % within [0, 100], the
+graph-break script's break reported at its line. It
 prints one line per version and writes ``DIR/summary.json``; ``--table`` turns summaries into the
 markdown table of ``docs/version-matrix.md``. Exit status: 0 every check passed, 1 a check failed.
 """
@@ -46,12 +47,14 @@ class Case:
     roles: tuple[str, ...]  # graph roles that must be among the graphs found
     min_graphs: int
     categories: tuple[str, ...]  # each must be non-zero
+    break_at: str | None = None  # the text of the model file's line a graph break must be reported at
 
 
 CASES = [
     Case("mlp --train", "models/mlp.py", ["--train"], ("forward", "backward"), 2,
          ("extern_gemm", "cpp_pointwise")),
-    Case("graph breaks", "models/graph_break_script.py", [], (), 2, ("cpp_reduction",)),
+    Case("graph breaks", "models/graph_break_script.py", [], (), 2, ("cpp_reduction",),
+         'print("graph break here")'),
 ]
 
 
@@ -107,7 +110,19 @@ def check_breakdown(bd: dict[str, Any], case: Case) -> tuple[list[str], dict[str
         for k, v in (g.get("categories") or {}).items():
             cats[k] = cats.get(k, 0.0) + v
     failures += [f"no {c} time" for c in case.categories if not cats.get(c)]
-    return failures, cats
+    return failures + check_break(bd, case), cats
+
+
+def check_break(bd: dict[str, Any], case: Case) -> list[str]:
+    """The graph break is reported at its place: the model file's line that holds ``break_at``."""
+    if case.break_at is None:
+        return []
+    lines = (ROOT / case.model).read_text().splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if case.break_at in text)
+    breaks = (bd.get("extras") or {}).get("graph_breaks", [])
+    places = [(Path(b.get("file") or "").name, b.get("line")) for b in breaks]
+    want = (Path(case.model).name, line)
+    return [] if want in places else [f"no graph break reported at {want[0]}:{line} (breaks at: {places})"]
 
 
 def run_case(python: str, case: Case, out_dir: Path, compact: bool) -> Outcome:

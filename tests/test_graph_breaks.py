@@ -14,6 +14,8 @@ from inductor_bench.core.results import BreakdownResult
 from inductor_bench.core.workload import factory_lookalikes
 from inductor_bench.render.breakdown import render_breakdown
 
+from .conftest import ROOT
+
 FIXTURE = Path(__file__).parent / "fixtures" / "graph_breaks" / "recorded.json"
 RECORDED = json.loads(FIXTURE.read_text())
 MEASURED = Path(__file__).parent / "fixtures" / "results" / "cpu_mlp_train_autotune" / "breakdown.json"
@@ -204,3 +206,58 @@ def test_torch_2_15_resumes_after_the_same_break_and_names_what_it_called():
 ])
 def test_dynamos_names_read_as_the_models_code(source, name):
     assert gb._python_name(source) == name
+
+
+LOGGED = json.loads((FIXTURE.parent / "recorded_log.json").read_text())
+
+
+def _from_records(case: str) -> list[dict]:
+    rec = LOGGED[case]
+    return gb.with_counts([gb.from_log(r["message"], r["error"]) for r in rec["records"]], rec["counters"])
+
+
+def test_torch_2_5s_logged_breaks_give_their_place_and_dynamos_count():
+    """Torch 2.5 writes no break record to the structured trace; its graph_breaks logging
+    artifact has the user's stack: the place, with the count Dynamo's counters keep (the
+    recompile met the break twice, the log names it once), and the GRU's skip, which the
+    counters do not hold at all."""
+    script_line = next(i for i, ln in enumerate((ROOT / "models" / "graph_break_script.py").read_text().splitlines(), 1)
+                       if ln.lstrip().startswith("print("))
+    print_reason = "builtin: print [<class 'torch._dynamo.variables.constant.ConstantVariable'>] False"
+    assert _from_records("graph_break_script.py") == [
+        {"file": "graph_break_script.py", "line": script_line, "reason": print_reason, "skipped": False, "count": 1}]
+    assert _from_records("log_recompile.py") == [
+        {"file": "log_recompile.py", "line": 7, "reason": print_reason, "skipped": False, "count": 2}]
+    assert LOGGED["log_gru.py"]["counters"] == {}
+    assert _from_records("log_gru.py") == [
+        {"file": "log_gru.py", "line": 7, "reason": "TorchDynamo purposely graph breaks on RNN, GRU, LSTMs",
+         "skipped": True, "count": 1}]
+
+
+def test_a_counted_reason_no_record_names_is_kept_without_a_place():
+    logged = [gb.from_log('Graph break: from user code at:\n  File "m.py", line 3, in f\n', "a")]
+    assert gb.with_counts(logged, {"'b'": 4, "a": 3}) == [
+        {"file": "m.py", "line": 3, "reason": "a", "skipped": False, "count": 3},
+        {"file": "", "line": 0, "reason": "b", "skipped": False, "count": 4}]
+
+
+def test_the_worker_reads_the_logging_artifact_and_keeps_it_off_the_console(caplog):
+    """The compile worker's recorder takes each record of the logging artifact (as torch 2.5
+    logs it, with the exception) and does not pass it on to the console's handlers."""
+    import logging
+
+    from inductor_bench.runner.dynamo_counts import BREAK_LOGGERS, attach_break_recorder
+
+    rec = attach_break_recorder()
+    try:
+        case = LOGGED["log_recompile.py"]["records"][0]
+        err = RuntimeError(case["error"])
+        with caplog.at_level(logging.DEBUG):
+            logging.getLogger(case["logger"]).debug("%s", case["message"], exc_info=(RuntimeError, err, None))
+        assert rec.logged == [(case["message"], case["error"])]
+        assert not [r for r in caplog.records if r.name in BREAK_LOGGERS]
+        assert gb.from_log(*rec.logged[0])["line"] == 7
+    finally:
+        for name in BREAK_LOGGERS:
+            logging.getLogger(name).removeHandler(rec)
+        logging.getLogger("torch.__trace").removeHandler(rec)

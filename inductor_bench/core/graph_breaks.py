@@ -26,8 +26,10 @@ or, for a break Dynamo cannot resume after but has a place to compile up to (tor
     Graph Break Reason: Encountered graph break that we cannot resume from. Compiling up to the
     previous resumable state, then skipping the rest of the function. Graph break encountered:
 
-Where a torch writes no such artifact, the worker falls back on Dynamo's
-``counters["graph_break"]`` (the reason alone, with a count; no place). A break whose
+Where a torch writes no such artifact (2.5), the worker reads Dynamo's ``graph_breaks`` logging
+artifact, whose records hold the user's stack (``from_log``), with the counts of Dynamo's
+``counters["graph_break"]``; and where neither says anything, those counters alone (the reason,
+with a count; no place). A break whose
 function was skipped ran that function eagerly, and one after which the rest of its function was
 skipped ran that rest eagerly: the time it took is in no compiled graph.
 """
@@ -67,6 +69,34 @@ def parse(payload: str) -> dict[str, Any]:
     return {"file": file, "line": line, "reason": _reason(why), "skipped": any(s in text for s in _SKIPS),
             "count": 1, **({"rest": True} if _REST in text else {}),
             **({"hint": " ".join(hint.split())} if hint else {})}
+
+
+_LOG_SKIP = "Graph break: skip:"
+
+
+def from_log(message: str, error: str) -> dict[str, Any]:
+    """One record of Dynamo's ``graph_breaks`` logging artifact where the structured trace has
+    no break record (torch 2.5): "Graph break: from user code at:" and the user's stack,
+    innermost frame last (``skip:`` where Dynamo skipped the frame), with the text of the
+    exception Dynamo raised."""
+    b = parse(f"{message}\nGraph Break Reason: {error}")
+    b["skipped"] = b["skipped"] or _LOG_SKIP in message
+    return b
+
+
+def with_counts(logged: list[dict[str, Any]], counter: dict[str, int]) -> list[dict[str, Any]]:
+    """The logged breaks (Dynamo logs a place once, however often it breaks there) with the
+    count its ``counters["graph_break"]`` holds for their reason, and each counted reason no
+    record names, without a place."""
+    counts = {from_counter(k, 0)["reason"]: int(n) for k, n in counter.items()}
+    out = collect(logged)
+    for reason, n in counts.items():
+        same = [b for b in out if b["reason"] == reason]
+        if not same:
+            out.append({"file": "", "line": 0, "reason": reason, "skipped": False, "count": n})
+        else:  # the breaks no record names go to the first place of that reason
+            same[0]["count"] += max(0, n - sum(b["count"] for b in same))
+    return out
 
 
 def from_counter(reason: str, count: int) -> dict[str, Any]:

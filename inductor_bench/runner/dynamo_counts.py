@@ -32,14 +32,27 @@ def dynamo_graph_count() -> int | None:
     return int(counters.get("stats", {}).get("unique_graphs", 0))
 
 
+# Dynamo's ``graph_breaks`` logging artifact: the user's stack and the exception of each break,
+# where the structured trace has no break record (torch 2.5); off unless asked for.
+BREAK_LOGGERS = ("torch._dynamo.symbolic_convert.__graph_breaks",
+                 "torch._dynamo.convert_frame.__graph_breaks")
+
+
 class BreakRecorder(logging.Handler):
-    """Keeps the text of each ``dynamo_graph_break_reason`` record of the structured trace."""
+    """Keeps the text of each ``dynamo_graph_break_reason`` record of the structured trace, and
+    of each record of the ``graph_breaks`` logging artifact."""
 
     def __init__(self) -> None:
         super().__init__(level=logging.DEBUG)
         self.payloads: list[str] = []
+        self.logged: list[tuple[str, str]] = []  # (message, the exception's text)
 
     def emit(self, record: logging.LogRecord) -> None:
+        if record.name in BREAK_LOGGERS:
+            with contextlib.suppress(Exception):  # evidence only
+                error = record.exc_info[1] if record.exc_info else None
+                self.logged.append((record.getMessage(), str(error) if error is not None else ""))
+            return
         md = getattr(record, "metadata", None)
         if isinstance(md, dict) and (md.get("artifact") or {}).get("name") == BREAK_ARTIFACT:
             payload = getattr(record, "payload", None)
@@ -47,19 +60,28 @@ class BreakRecorder(logging.Handler):
                 self.payloads.append(payload)
 
     def found(self) -> list[dict[str, Any]]:
-        """The breaks met so far: from the records, else from Dynamo's counters (a torch
-        that writes no such record)."""
+        """The breaks met so far: from the structured trace's records, else from the logging
+        artifact's with Dynamo's counts, else from Dynamo's counters alone (no place)."""
         with contextlib.suppress(Exception):  # evidence only: never fails a run
             if self.payloads:
                 return graph_breaks.collect(graph_breaks.parse(p) for p in self.payloads)
             from torch._dynamo.utils import counters
 
-            return graph_breaks.collect(
-                graph_breaks.from_counter(str(k), n) for k, n in counters.get("graph_break", {}).items())
+            counted = dict(counters.get("graph_break", {}))
+            if self.logged:
+                logged = [graph_breaks.from_log(m, e) for m, e in self.logged]
+                return graph_breaks.with_counts(logged, counted)
+            return graph_breaks.collect(graph_breaks.from_counter(str(k), n) for k, n in counted.items())
         return []
 
 
 def attach_break_recorder() -> BreakRecorder:
     rec = BreakRecorder()
     trace_log.attach(rec)
+    for name in BREAK_LOGGERS:
+        log = logging.getLogger(name)
+        if not log.isEnabledFor(logging.DEBUG):  # not asked for (TORCH_LOGS): kept off the console
+            log.propagate = False
+        log.setLevel(logging.DEBUG)
+        log.addHandler(rec)
     return rec
