@@ -28,10 +28,10 @@ or, for a break Dynamo cannot resume after but has a place to compile up to (tor
 
 Where a torch writes no such artifact (2.5), the worker reads Dynamo's ``graph_breaks`` logging
 artifact, whose records hold the user's stack (``from_log``), with the counts of Dynamo's
-``counters["graph_break"]``; and where neither says anything, those counters alone (the reason,
-with a count; no place). A break whose
-function was skipped ran that function eagerly, and one after which the rest of its function was
-skipped ran that rest eagerly: the time it took is in no compiled graph.
+``counters["graph_break"]``; where neither says anything, those counters alone (the reason,
+with a count; no place). A break whose function was skipped ran that function eagerly, and one
+after which the rest of its function was skipped ran that rest eagerly: the time it took is in
+no compiled graph.
 """
 
 from __future__ import annotations

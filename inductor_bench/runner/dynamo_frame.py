@@ -55,8 +55,8 @@ def _safely_wrapped(code: types.CodeType, f_locals: dict[str, Any]) -> types.Fun
 
 
 def _wrapped(code: types.CodeType, f_locals: dict[str, Any]) -> types.FunctionType | None:
-    """The code of the one user function among ``code``'s free variables, read from the
-    compiled frame's locals or closure as ``_compile`` holds them; None unless exactly one."""
+    """The one user function among ``code``'s free variables, read from the compiled frame's
+    locals or closure as ``_compile`` holds them; None unless exactly one."""
     values: list[Any] = []
     frame_locals, closure = f_locals.get("locals"), f_locals.get("closure")
     if isinstance(frame_locals, dict):
