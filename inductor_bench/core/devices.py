@@ -156,7 +156,7 @@ def device_help() -> str:
     return f"{AUTO} ({first} when available), {', '.join(names[:-1])} or {names[-1]}."
 
 
-def counted(n: int, noun: str) -> str:
+def _how_many(n: int, noun: str) -> str:
     """``1 thread``, ``2 threads``."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
@@ -164,7 +164,7 @@ def counted(n: int, noun: str) -> str:
 def host_name(model: str, cores: int, threads: int, limited: str = "") -> str:
     """How a run names its host, as its device name: ``AMD EPYC (2 cores, 1 thread)``;
     ``limited``: the cgroup's limit (``, limited to 0.6 cores``)."""
-    return f"{model} ({counted(cores, 'core')}, {counted(threads, 'thread')}{limited})"
+    return f"{model} ({_how_many(cores, 'core')}, {_how_many(threads, 'thread')}{limited})"
 
 
 # Records written before the singular was used say "1 threads", "limited to 1 cores".

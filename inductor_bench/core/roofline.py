@@ -45,7 +45,7 @@ from .modparse import ModuleInfo
 from .results import BreakdownResult, GraphResult, KernelStat
 from .sources import CallSite
 from .views import units
-from .work import FROM_INDUCTOR, RANDOM_NOTE, Work, call_work, draws_random
+from .work import FROM_INDUCTOR, Work, call_work, draws_random, noted
 
 
 def far_below(k: KernelStat, roof: KernelRoof) -> bool:
@@ -248,7 +248,7 @@ def _from_kernel_file(k: KernelStat, work: Work, run_dir: Path) -> Work:
         return work
     launches = max(round(k.calls), 1)
     flops = float(kf.flop) * launches if kf.flop else work.flops
-    source = f"{FROM_INDUCTOR}; {RANDOM_NOTE}" if draws_random(work.source) else FROM_INDUCTOR
+    source = noted(FROM_INDUCTOR, draws_random(work.source))
     return Work(kf.num_gb * 1e9 * launches, flops, kf.compute_type or work.compute, source)
 
 

@@ -31,6 +31,7 @@ A count is per iteration: the sum over the kernel's (or the op's) calls in ``cal
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -78,11 +79,27 @@ _DRAWS_RANDOM = re.compile(  # Inductor's C++ and Triton codegen of rand, randn,
 
 def with_random_note(source: str, kernel_source: str) -> str:
     """``source``, with ``RANDOM_NOTE`` after it where the kernel draws random numbers."""
-    return f"{source}; {RANDOM_NOTE}" if _DRAWS_RANDOM.search(kernel_source) else source
+    return noted(source, _draws_random_source(kernel_source))
+
+
+@functools.lru_cache(maxsize=512)
+def _draws_random_source(kernel_source: str) -> bool:
+    """Searched once per kernel however often the module calls it (a layer's kernel, per layer)."""
+    return _DRAWS_RANDOM.search(kernel_source) is not None
+
+
+def noted(source: str, random: bool) -> str:
+    """How a count was made, as ``KernelStat.work_from`` holds it: ``source``, and the note."""
+    return f"{source}; {RANDOM_NOTE}" if random else source
 
 
 def draws_random(work_from: str | None) -> bool:
     return RANDOM_NOTE in (work_from or "")
+
+
+def counted_from(work_from: str | None) -> str:
+    """How the count was made, without the note (the roofline table's column)."""
+    return (work_from or "").split("; ")[0]
 
 
 @dataclass

@@ -33,7 +33,7 @@ from ..core.roofline import (
     weighted_pct,
 )
 from ..core.views import Unit
-from ..core.work import draws_random
+from ..core.work import counted_from, draws_random
 from . import format as fmt
 from .doc import Doc
 from .roofline_svg import Point, Roof, Scatter
@@ -241,7 +241,7 @@ def _row(doc: Doc, gid: str, k: KernelStat, roof: KernelRoof) -> list[str]:
         gid, doc.named(fmt.kernel_label(k.name), k.name), fmt.ms(k.ms), _si(k.bytes, "B"),
         _si(k.flops, "FLOP") if k.flops else fmt.DASH,
         fmt.number(roof.gbps, ".3g"), fmt.number(roof.tflops, ".3g"), fmt.number(roof.intensity, ".3g"),
-        fmt.pct(roof.pct), bound_words(roof, k), (k.work_from or "").split("; ")[0],
+        fmt.pct(roof.pct), bound_words(roof, k), counted_from(k.work_from),
     ]
 
 
