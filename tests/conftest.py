@@ -42,6 +42,19 @@ def _cuda() -> bool:
     return torch.cuda.is_available()
 
 
+def skip_unless_kernel_files_load() -> None:
+    """Skip where the installed torch cannot import the recorded Triton kernel files
+    (``fixtures/triton_kernels``, written by torch 2.13): their first lines call
+    ``triton_helpers.set_driver_to_cpu`` / ``set_driver_to_gpu``, which torch 2.5 lacks."""
+    pytest.importorskip("torch")
+    import torch
+    from torch._inductor.runtime import triton_helpers
+
+    if not hasattr(triton_helpers, "set_driver_to_cpu"):
+        pytest.skip(f"torch {torch.__version__} cannot import the kernel files torch 2.13 wrote "
+                    "(no triton_helpers.set_driver_to_cpu)")
+
+
 def pytest_addoption(parser):
     parser.addoption("--slow", action="store_true",
                      help="also run the tests marked slow (left out by default; CI runs them)")

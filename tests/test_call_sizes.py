@@ -30,8 +30,8 @@ MODULE = textwrap.dedent('''
         arg0_1, arg1_1, arg2_1 = args
         args.clear()
         s77 = arg1_1
-        assert_size_stride(arg0_1, (8, 4), (4, 1), 'input')
-        assert_size_stride(arg2_1, (s77, 8), (8, 1), 'input')
+        assert_size_stride(arg0_1, (8, 4), (4, 1))
+        assert_size_stride(arg2_1, (s77, 8), (8, 1))
         return (arg2_1 @ arg0_1,)
 
     def get_args():

@@ -9,7 +9,7 @@ import pytest
 from inductor_bench.core import modes
 from inductor_bench.core.autotune import BASELINE, MAX_AUTOTUNE
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, skip_unless_kernel_files_load
 from .mode_spaces import WIDENING_SWITCHES, expected_space_size, switch_sizes
 from .test_autotune import SPACES
 from .test_modes import TABLE_2_5, TABLE_2_11
@@ -46,7 +46,7 @@ def test_the_widest_switch_the_mode_sets_decides():
 @pytest.mark.parametrize("folder", ["cpu", "synthetic_cuda"])
 @pytest.mark.parametrize("stem", GPU_KERNELS)
 def test_the_expectation_equals_the_listed_space(folder, stem, tmp_path):
-    pytest.importorskip("torch")
+    skip_unless_kernel_files_load()
     from inductor_bench.core.kernelfile import read_kernel_file
     from inductor_bench.runner.kernelbench import config_space, installed_patch
 

@@ -61,12 +61,32 @@ def test_the_profile_request_carries_the_plan_made_from_torchs_recorded_state(tm
     assert profile_request(graphed, RunSettings(), mode="default")["replay_plan"] is None
 
 
+def _has_output_code() -> bool:
+    """Whether this torch has ``torch._inductor.output_code`` (2.6 on; 2.5 has none)."""
+    pytest.importorskip("torch")
+    import importlib.util
+
+    return importlib.util.find_spec("torch._inductor.output_code") is not None
+
+
+def test_a_torch_without_compiled_graphs_post_compile_is_not_hooked(tmp_path):
+    """Torch 2.5: no ``CompiledFxGraph.post_compile`` to wrap; the hook says so and writes nothing."""
+    if _has_output_code():
+        pytest.skip("this torch has torch._inductor.output_code")
+    from inductor_bench.runner import cudagraph_state
+
+    assert cudagraph_state.attach(tmp_path / "modules.jsonl") is False
+    assert not (tmp_path / "modules.jsonl").exists()
+
+
 @pytest.mark.e2e
 def test_the_compile_workers_hook_records_torchs_state_of_a_real_compile(tmp_path, monkeypatch):
     """torch 2.13 on the CPU: the wrapped ``post_compile`` sees the compiled graph and its
     kwargs; the state is keyed by the module text Inductor wrote."""
     import json
 
+    if not _has_output_code():
+        pytest.skip("this torch has no torch._inductor.output_code (2.5)")
     import torch
 
     from inductor_bench.runner import cudagraph_state
