@@ -154,6 +154,24 @@ def test_a_best_config_file_cannot_pin_the_space(tmp_path):
     assert len(ours.configs) == 5
 
 
+
+def test_a_kernel_file_this_torch_cannot_import_is_one_line(tmp_path, monkeypatch):
+    """A file another torch wrote calls what the installed one lacks at its top level (torch
+    2.5 has no ``set_driver_to_cpu``): a usage error naming both, not the worker's traceback."""
+    torch = pytest.importorskip("torch")
+    from torch._inductor.runtime import triton_helpers
+
+    from inductor_bench.runner.kernelbench import config_space
+
+    monkeypatch.delattr(triton_helpers, "set_driver_to_cpu", raising=False)
+    kf = read_kernel_file(KERNELS / "cpu" / "triton_red_fused_sum_0.py")
+    with pytest.raises(UsageError) as caught:
+        config_space(kf, BASELINE, tmp_path)
+    assert str(caught.value) == (
+        f"{kf.path}: torch {torch.__version__} cannot import it (AttributeError: module "
+        "'torch._inductor.runtime.triton_helpers' has no attribute 'set_driver_to_cpu'); "
+        "benchmark a kernel file with the torch version that generated it")
+
 # --- verdict ---------------------------------------------------------------------------------
 
 BASE = [1.00, 1.01, 0.99, 1.00, 1.02, 0.98, 1.00]

@@ -228,8 +228,22 @@ def load_kernel(kf: KernelFile, patch: dict[str, Any], work_dir: Path, tag: str,
         if listing_only and not hasattr(torch._C, "_cuda_getCurrentRawStream"):
             stack.enter_context(mock.patch.object(torch._C, "_cuda_getCurrentRawStream",
                                                   lambda device: 0, create=True))
-        spec.loader.exec_module(module)
+        _import(spec, module, kf)
     return module, getattr(module, kf.name)
+
+
+def _import(spec: Any, module: Any, kf: KernelFile) -> None:
+    """Run the kernel file's top level; what this torch lacks of it (a file written by another
+    torch version) is a usage error of one line."""
+    try:
+        spec.loader.exec_module(module)
+    except BenchError:
+        raise
+    except Exception as e:
+        import torch
+
+        raise UsageError(f"{kf.path}: torch {torch.__version__} cannot import it ({type(e).__name__}: {e}); "
+                         "benchmark a kernel file with the torch version that generated it") from e
 
 
 def installed_patch(mode: str = autotune.MAX_AUTOTUNE) -> modes.KernelPatch:
