@@ -82,15 +82,16 @@ def load_module(path: str):
 def profile_module(path: str, trace_path: Path) -> None:
     from torch.profiler import ProfilerActivity, profile, record_function
 
-    mod = load_module(path)
-    args = mod.get_args()
+    from inductor_bench.runner.harness_inputs import harness
+
+    run = harness(load_module(path))  # get_args(), or before torch 2.11 the harness's closure
     for _ in range(WARMUP):
-        mod.call(list(args))  # call() clears the list it is given
+        run()
     with profile(activities=[ProfilerActivity.CPU]) as prof:
-        mod.call(list(args))  # unmarked: the profiler's own start-up cost lands here
+        run()  # unmarked: the profiler's own start-up cost lands here
         for _ in range(ITERATIONS):
             with record_function(MARKER):
-                mod.call(list(args))
+                run()
     plain = trace_path.with_suffix("")  # trace.json
     prof.export_chrome_trace(str(plain))
     with open(plain, "rb") as src, gzip.open(trace_path, "wb", compresslevel=9) as dst:

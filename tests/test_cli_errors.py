@@ -235,9 +235,13 @@ def test_a_factory_whose_model_compiles_to_no_graph_is_told_why(tmp_path):
     assert p.returncode == 3
     line = one_error_line(p)
     assert "nothing was compiled — make_workload()'s model ran without a single Inductor graph" in line
+    assert "no make_workload" not in line
+    if torch.__version__.startswith("2.5."):  # its own words, and no hint
+        assert line.endswith("graph breaks: 1 — rnn.py:10: TorchDynamo purposely graph breaks on RNN, GRU, "
+                             "LSTMs (its function ran eagerly, outside any compiled graph)"), line
+        return
     assert "graph breaks: 1 — rnn.py:10: Dynamo does not support RNN, GRU, or LSTM." in line, line
     assert "(Dynamo's hint: Set torch._dynamo.config.allow_rnn=True" in line
-    assert "no make_workload" not in line
 
 
 @pytest.mark.e2e

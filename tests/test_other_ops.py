@@ -522,3 +522,35 @@ def test_the_magnitude_of_a_complex_spectrum_is_counted_at_its_real_type():
     n = 16 * 124 * 129
     assert work["abs"].bytes == n * COMPLEX64 + n * FP32
     assert work["_fft_r2c"].bytes == 16 * 124 * 256 * FP32 + n * COMPLEX64
+
+
+# synthetic, in the shapes torch 2.13 and 2.5 gave a model file's custom op (``x * 2`` of a
+# 256 x 256 float32 tensor): 2.13 asserts the result after the call, 2.5 asserts none
+CUSTOM_OP_CALL = '''
+def call(args):
+    arg0_1, = args
+    args.clear()
+    assert_size_stride(arg0_1, (256, 256), (256, 1))
+    buf0 = empty_strided_cpu((256, 256), (256, 1), torch.float32)
+    buf1 = torch.ops.inductor_bench_test.twice.default(buf0)
+    del buf0
+%s    return (buf1, )
+'''
+ASSERTED = "    assert_size_stride(buf1, (256, 256), (256, 1), 'torch.ops.inductor_bench_test.twice.default')\n"
+
+
+def test_an_extern_result_of_unstated_size_gives_no_byte_count_rather_than_half_of_one():
+    (_, stated), = call_work(parse_module(CUSTOM_OP_CALL % ASSERTED), CUSTOM_OP_CALL % ASSERTED)
+    assert stated.bytes == 2 * 256 * 256 * 4  # what it reads and what it returns
+    (_, unstated), = call_work(parse_module(CUSTOM_OP_CALL % ""), CUSTOM_OP_CALL % "")
+    assert unstated.bytes is None and unstated.flops is None
+
+
+def test_a_recorded_gpu_modules_custom_op_has_no_byte_count():
+    """torch 2.6 on an H100 (``fixtures/gpu_modules``): ``buf3 = torch.ops.test.baz.default(buf2)``
+    with nothing said of buf3's size; the (1, 320, 128, 128) float32 kernel output it reads is known."""
+    path = FIXTURES / "gpu_modules" / "h100_torch2.6_dropout_customop__simple.log.1.py"
+    text = path.read_text()
+    (baz, work), = [(c, w) for c, w in call_work(parse_module(text), text) if "baz" in c.name and c.extern]
+    assert baz.result == "buf3" and baz.tensors[0].shape == (1, 320, 128, 128)
+    assert work.bytes is None

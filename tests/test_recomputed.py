@@ -140,6 +140,12 @@ def test_a_fresh_compile_records_and_reports_the_recomputed_work(tmp_path_factor
     settings = RunSettings(timeout=600, on_saved=write_report, fresh_cache=True, windows=1, iterations=5)
     result, run_dir, err = run_breakdown(opts, settings, root=tmp_path_factory.mktemp("ckpt"))
     assert err is None
+    if not recomputes_known(result):  # torch 2.5's partitioner tags no node autograd_backward
+        import torch
+
+        assert torch.__version__.startswith("2.5.") and recomputed(result) == []
+        assert "recomputed in the backward" not in (run_dir / "report.txt").read_text()
+        return
     (found,) = recomputed(result)
     assert found.graph.role == "backward" and found.count >= 2
     assert "recomputed in the backward: 0-backward" in (run_dir / "report.txt").read_text()

@@ -18,7 +18,8 @@ from the run directory's files alone (pure; no torch), so ``report --reanalyze``
   ``convolution_backward`` that once per gradient asked for, scaled-dot-product attention
   4·B·H·L·S·E forward and the five products of its backward; bytes are every tensor argument and
   the result once (attention's: its output and float32 logsumexp, or the three gradients;
-  another op's: the tensor it returns, as the module asserts it after the call). The oneDNN and
+  another op's: the tensor it returns, as the module asserts it after the call; none where the
+  module says nothing of its size, as torch 2.5 and 2.6 for a custom op). The oneDNN and
   MKL ops of CPU freezing likewise: ``mkldnn._convolution_pointwise`` (and its fused ``binary``
   forms) as a convolution, ``mkldnn._linear_pointwise`` and ``mkl._mkl_linear`` as 2·M·N·K, the
   latter's weight read as much as the original weight holds (its packed copy is a padded buffer
@@ -304,16 +305,21 @@ def extern_work(call: CallArgs) -> Work:
     if not returned and call.out is None:
         returned = _returned_bytes(call)  # written once: what the call returns
     if moved is not None:
-        moved += returned
+        moved = None if returned is None else moved + returned
     return Work(moved, flops, INT8 if op == "_int_mm" else compute_type(kinds), FROM_SHAPES)
 
 
-def _returned_bytes(call: CallArgs) -> float:
+def _returned_bytes(call: CallArgs) -> float | None:
     """What an extern call's result holds, as the module asserts it: the tensor, or the elements
-    of a tuple result that the module takes (those of unstated type left out)."""
+    of a tuple result that the module takes (those of unstated type left out); None where the
+    call returns a tensor whose size the module does not state (a custom op's in torch 2.5 and
+    2.6): no byte count rather than one without its output."""
     if call.returned is not None:
-        return float(_nbytes(call.returned) or 0)
-    return float(sum(n for t in call.returned_items.values() if (n := _nbytes(t)) is not None))
+        n = _nbytes(call.returned)
+        return None if n is None else float(n)
+    if call.returned_items:
+        return float(sum(n for t in call.returned_items.values() if (n := _nbytes(t)) is not None))
+    return None if call.result else 0.0
 
 
 def call_work(module: ModuleInfo, text: str,
