@@ -564,8 +564,8 @@ def test_the_models_precision_settings_are_recorded_and_reported(tmp_path):
     ts = result.torch_settings
     import torch
 
-    # what the model's steps ran with: torch 2.5's compile, restoring allow_tf32 after its first
-    # call, turns "medium" into "high" (a plain torch.compile of the same model does)
+    # what the model's steps ran with: torch 2.5's Dynamo sets cuBLAS's allow_tf32 back after
+    # compiling a frame, which turns "medium" into "high" (a plain torch.compile of it does)
     precision = "high" if torch.__version__.startswith("2.5.") else "medium"
     assert ts.values["float32_matmul_precision"] == precision
     assert {"float32_matmul_precision", "backends.cudnn.benchmark"} <= set(ts.changed)
