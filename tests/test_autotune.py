@@ -170,7 +170,7 @@ def test_a_kernel_file_this_torch_cannot_import_is_one_line(tmp_path, monkeypatc
     assert str(caught.value) == (
         f"{kf.path}: torch {torch.__version__} cannot import it (AttributeError: module "
         "'torch._inductor.runtime.triton_helpers' has no attribute 'set_driver_to_cpu'); "
-        "benchmark a kernel file with the torch version that generated it")
+        "a file another torch version generated needs that version")
 
 # --- verdict ---------------------------------------------------------------------------------
 

@@ -243,7 +243,7 @@ def _import(spec: Any, module: Any, kf: KernelFile) -> None:
         import torch
 
         raise UsageError(f"{kf.path}: torch {torch.__version__} cannot import it ({type(e).__name__}: {e}); "
-                         "benchmark a kernel file with the torch version that generated it") from e
+                         "a file another torch version generated needs that version") from e
 
 
 def installed_patch(mode: str = autotune.MAX_AUTOTUNE) -> modes.KernelPatch:
