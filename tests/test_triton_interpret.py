@@ -193,7 +193,8 @@ def test_a100_persistent_reduction_gelu_layer_norm_fp16(tmp_path):
 
 def test_h100_dropout_file_needs_the_triton_it_was_generated_for(tmp_path):
     """torch 2.6's kernel files import ``triton.compiler.compiler.AttrsDescriptor``, which newer
-    Triton removed: loading one fails in the file's own import line, before any launch."""
+    Triton removed: loading one fails in the file's own import line, before any launch, with
+    one line that says so."""
     import triton.compiler.compiler as compiler
 
     from inductor_bench.core.autotune import BASELINE
@@ -202,7 +203,10 @@ def test_h100_dropout_file_needs_the_triton_it_was_generated_for(tmp_path):
     kf = read_kernel_file(GPU / "h100__triton_poi_fused_native_dropout_0.py")
     if hasattr(compiler, "AttrsDescriptor"):
         pytest.skip("this Triton still has AttrsDescriptor")
-    with pytest.raises(ImportError, match="AttrsDescriptor"):
+    from inductor_bench.core.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"cannot import it \(ImportError: cannot import name 'AttrsDescriptor'"
+                                         r".*needs that version and its Triton$"):
         load_interpreted(kf, BASELINE, tmp_path, "dropout")
 
 

@@ -233,17 +233,28 @@ def load_kernel(kf: KernelFile, patch: dict[str, Any], work_dir: Path, tag: str,
 
 
 def _import(spec: Any, module: Any, kf: KernelFile) -> None:
-    """Run the kernel file's top level; what this torch lacks of it (a file written by another
-    torch version) is a usage error of one line."""
+    """Run the kernel file's top level; what the installed torch or Triton lacks of it (a file
+    another torch version wrote) is a usage error of one line."""
     try:
         spec.loader.exec_module(module)
     except BenchError:
         raise
     except Exception as e:
-        import torch
+        raise UsageError(f"{kf.path}: {_installed()} cannot import it ({type(e).__name__}: {e}); a kernel "
+                         "file another torch version wrote needs that version and its Triton") from e
 
-        raise UsageError(f"{kf.path}: torch {torch.__version__} cannot import it ({type(e).__name__}: {e}); "
-                         "a file another torch version generated needs that version") from e
+
+def _installed() -> str:
+    """``torch 2.14.1+cu130 and triton 3.5.0``, as installed (``no triton`` where it is not)."""
+    from importlib import metadata
+
+    def version(name: str) -> str:
+        try:
+            return f"{name} {metadata.version(name)}"
+        except metadata.PackageNotFoundError:
+            return f"no {name}"
+
+    return f"{version('torch')} and {version('triton')}"
 
 
 def installed_patch(mode: str = autotune.MAX_AUTOTUNE) -> modes.KernelPatch:
