@@ -245,16 +245,15 @@ def _import(spec: Any, module: Any, kf: KernelFile) -> None:
 
 
 def _installed() -> str:
-    """``torch 2.14.1+cu130 and triton 3.5.0``, as installed (``no triton`` where it is not)."""
-    from importlib import metadata
+    """``torch 2.14.1+cu130 and triton 3.5.0``, as the report names them (``no triton`` where
+    it cannot be imported)."""
+    import torch
 
-    def version(name: str) -> str:
-        try:
-            return f"{name} {metadata.version(name)}"
-        except metadata.PackageNotFoundError:
-            return f"no {name}"
-
-    return f"{version('torch')} and {version('triton')}"
+    try:
+        import triton
+    except ImportError:
+        return f"torch {torch.__version__} and no triton"
+    return f"torch {torch.__version__} and triton {triton.__version__}"
 
 
 def installed_patch(mode: str = autotune.MAX_AUTOTUNE) -> modes.KernelPatch:
