@@ -42,6 +42,13 @@ def _cuda() -> bool:
     return torch.cuda.is_available()
 
 
+def torch_2_5() -> bool:
+    """Whether the installed torch is a 2.5 release: the oldest the tool supports, where some of
+    what the tests check reads otherwise (``docs/version-matrix.md``)."""
+    torch = pytest.importorskip("torch")
+    return torch.__version__.startswith("2.5.")
+
+
 def skip_unless_kernel_files_load() -> None:
     """Skip where the installed torch cannot import the recorded Triton kernel files
     (``fixtures/triton_kernels``, written by torch 2.13): their first lines call

@@ -16,7 +16,7 @@ from inductor_bench.core.errors import UsageError
 from inductor_bench.runner.pipeline import new_run_dir
 from inductor_bench.runner.presence import absent
 
-from .conftest import MODELS
+from .conftest import MODELS, torch_2_5
 from .yardstick import seconds_to_import_torch
 
 
@@ -236,7 +236,7 @@ def test_a_factory_whose_model_compiles_to_no_graph_is_told_why(tmp_path):
     line = one_error_line(p)
     assert "nothing was compiled — make_workload()'s model ran without a single Inductor graph" in line
     assert "no make_workload" not in line
-    if torch.__version__.startswith("2.5."):  # its own words, and no hint
+    if torch_2_5():  # its own words, and no hint
         assert line.endswith("graph breaks: 1 — rnn.py:10: TorchDynamo purposely graph breaks on RNN, GRU, "
                              "LSTMs (its function ran eagerly, outside any compiled graph)"), line
         return

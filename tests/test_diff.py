@@ -25,6 +25,8 @@ from inductor_bench.core.vocab import Outcome, StepSource
 from inductor_bench.render.diff import render_diff, verdict_line
 from inductor_bench.render.doc import TextDoc
 
+from .conftest import torch_2_5
+
 # Relative jitter of 7 per-iteration samples: mean and median 1.0, MAD 0.01 -> robust sigma 1.5%.
 JITTER = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.0]
 
@@ -690,17 +692,12 @@ def gate_slow(gate_repo):
     return _gate("-p", "10", "-a", ONE_PROCESS_TRAIN, "-o", str(out), "models/mlp.py", base, head, cwd=repo), out
 
 
-def _torch_2_5() -> bool:
-    """Torch 2.5.1's Inductor fails on mlp_slow.py's training step on the CPU (softmax then
-    cumsum: ``AssertionError: buf6`` in its code generation, as a plain torch.compile does)."""
-    torch = pytest.importorskip("torch")
-    return torch.__version__.startswith("2.5.")
-
-
 @pytest.mark.slow
 @pytest.mark.e2e
 def test_a_head_that_torch_cannot_compile_gets_no_verdict(gate_slow):
-    if not _torch_2_5():
+    """Torch 2.5.1's Inductor fails on mlp_slow.py's training step on the CPU (softmax then
+    cumsum: ``AssertionError: buf6`` in its code generation, as a plain torch.compile does)."""
+    if not torch_2_5():
         pytest.skip("this torch compiles the slower revision")
     proc, _ = gate_slow
     assert proc.returncode == 5, proc.stderr[-3000:]
@@ -711,7 +708,7 @@ def test_a_head_that_torch_cannot_compile_gets_no_verdict(gate_slow):
 @pytest.mark.slow
 @pytest.mark.e2e
 def test_merge_gate_fails_on_the_slower_revision_and_names_kernels(gate_slow):
-    if _torch_2_5():
+    if torch_2_5():
         pytest.skip("torch 2.5.1 cannot compile the slower revision's training step")
     proc, out = gate_slow
     assert proc.returncode == 1, proc.stderr[-3000:]

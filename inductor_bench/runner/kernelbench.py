@@ -245,15 +245,15 @@ def _import(spec: Any, module: Any, kf: KernelFile) -> None:
 
 
 def _installed() -> str:
-    """``torch 2.14.1+cu130 and triton 3.5.0``, as the report names them (``no triton`` where
-    it cannot be imported)."""
-    import torch
-
+    """``torch 2.14.1+cu130 and triton 3.5.0``, as the report names them (``_versions``;
+    ``no triton`` where it cannot be imported)."""
     try:
-        import triton
+        v = _versions()
     except ImportError:
+        import torch
+
         return f"torch {torch.__version__} and no triton"
-    return f"torch {torch.__version__} and triton {triton.__version__}"
+    return f"torch {v['torch']} and triton {v['triton']}"
 
 
 def installed_patch(mode: str = autotune.MAX_AUTOTUNE) -> modes.KernelPatch:
