@@ -202,6 +202,19 @@ def test_a_nested_compile_regions_kernels_have_lines_and_modules(tmp_path_factor
     assert [s.index for s in addmm] == [0, 1, 2]
     assert [s.origin.modules for s in addmm] == [["layers.0.fc"], ["layers.1.fc"], ["layers.2.fc"]]
     assert all(k.origin is not None and k.origin.modules for k in fwd.kernels)
+    # the forward does nothing again (its region subgraph holds a node tagged backward)
+    assert not [k.name for k in fwd.kernels if k.origin.recomputed]
+    assert not [s.index for s in fwd.sites if s.origin is not None and s.origin.recomputed]
+    traced = tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 12)
     for g in result.measured():
         for k in g.kernels:
-            assert [(ln.file, ln.line) for ln in k.origin.lines] == [(str(model), line)], (g.id, k.name)
+            lines = [(ln.file, ln.line) for ln in k.origin.lines]
+            if not lines and not traced:
+                # before torch 2.12 the node a pattern replacement puts in a region's backward
+                # (``addmm_default``) takes no stack trace (``pattern_matcher.py`` transfers no
+                # meta to it): the report says so rather than guessing a line
+                assert (g.id, k.name) == ("0-backward", "aten::addmm"), (g.id, k.name)
+                assert all(n.split("/")[-1] == "addmm_default" for n in k.origin.nodes), k.origin.nodes
+                assert k.origin.missing.startswith("its FX nodes carry no stack trace"), k.origin.missing
+                continue
+            assert lines == [(str(model), line)], (g.id, k.name)

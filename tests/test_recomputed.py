@@ -1,7 +1,6 @@
 """Forward work a backward graph does again (activation checkpointing, or ops AOTAutograd's
 partitioner recomputes rather than saves): the compile worker marks such nodes of the lowering
-record (``recomputed``: in the backward graph, traced as the backward's but tagged forward by
-the partitioner); a kernel or extern call made only of them is marked "(recomputed)", and the
+record (``recomputed``: in the backward graph, tagged as traced for the forward); a kernel or extern call made only of them is marked "(recomputed)", and the
 report says how much of each backward graph they take (core/views.recomputed). On the real run
 of tests/fixtures/runs/cpu_checkpoint_train (two MLP blocks under torch.utils.checkpoint),
 hand-built origins, and, end to end, a fresh compile of the same model."""
@@ -23,9 +22,16 @@ from inductor_bench.render.breakdown import render_breakdown
 from inductor_bench.render.execution import recomputed_line
 from inductor_bench.render.views import where
 
-from .conftest import FIXTURES, torch_2_5
+from .conftest import FIXTURES
 
 RUN = FIXTURES / "runs" / "cpu_checkpoint_train"
+
+
+def _torch_tags_forward() -> bool:
+    """Whether the installed torch's AOTAutograd tags the forward's nodes (from 2.10, read in
+    each wheel's ``graph_capture_wrappers.py``)."""
+    torch = pytest.importorskip("torch")
+    return tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 10)
 
 
 def _record(graph: str) -> dict:
@@ -45,6 +51,39 @@ def test_the_record_marks_the_forward_ops_the_backward_runs_again():
     assert not any(r.get(RECOMPUTED) for r in _record("0-forward")["nodes"].values())
     # the backward's record could mark them (its nodes say which are the backward's)
     assert _record("0-backward")[RECOMPUTE_MARKED] is True
+
+
+def test_the_worker_marks_forward_tagged_nodes_of_a_backward_graph(monkeypatch):
+    """The compile worker's marks on hand-built nodes (synthetic), tagged as torch tags them: in
+    a backward graph a node traced for the forward is recomputed, whether or not it also carries
+    ``autograd_backward`` (torch 2.13 sets it on the recomputed copies, 2.12 does not); a
+    backward node and an untagged one (a pass's) are not. A forward graph marks nothing, though
+    it holds a node tagged backward (a nested region's forward subgraph does), nor a lowering
+    that does not say it is a backward one; below torch 2.10, which tags no forward node, the
+    marks are not known."""
+    torch = pytest.importorskip("torch")
+    from types import SimpleNamespace
+
+    from inductor_bench.runner.sources import _recompute_marks
+
+    metas = [{"partitioner_tag": "is_forward"},  # 2.10 to 2.12's recomputed copy
+             {"partitioner_tag": "is_forward", "autograd_backward": True},  # 2.13's
+             {"partitioner_tag": "is_backward", "autograd_backward": True}, {}]
+
+    def marks(is_backward, version):
+        monkeypatch.setattr(torch, "__version__", version)
+        fx_nodes = [SimpleNamespace(name=f"n{i}", meta=m) for i, m in enumerate(metas)]
+        graph = SimpleNamespace(module=SimpleNamespace(graph=SimpleNamespace(nodes=fx_nodes)))
+        if is_backward is not None:
+            graph.is_backward = is_backward
+        nodes = {n.name: {} for n in fx_nodes}
+        known = _recompute_marks(graph, nodes)[RECOMPUTE_MARKED]
+        return known, [n for n, rec in nodes.items() if rec.get(RECOMPUTED)]
+
+    assert marks(True, "2.11.0+cu130") == (True, ["n0", "n1"])
+    assert marks(True, "2.9.1") == (False, ["n0", "n1"])
+    assert marks(False, "2.13.0") == (False, [])  # a forward graph
+    assert marks(None, "2.13.0") == (False, [])
 
 
 def test_a_saved_run_analysed_again_marks_the_two_recomputed_gemms(tmp_path):
@@ -140,8 +179,8 @@ def test_a_fresh_compile_records_and_reports_the_recomputed_work(tmp_path_factor
     settings = RunSettings(timeout=600, on_saved=write_report, fresh_cache=True, windows=1, iterations=5)
     result, run_dir, err = run_breakdown(opts, settings, root=tmp_path_factory.mktemp("ckpt"))
     assert err is None
-    if not recomputes_known(result):  # torch 2.5's partitioner tags no node autograd_backward
-        assert torch_2_5() and recomputed(result) == []
+    if not recomputes_known(result):  # AOTAutograd tags the forward's nodes from torch 2.10
+        assert not _torch_tags_forward() and recomputed(result) == []
         assert "recomputed in the backward" not in (run_dir / "report.txt").read_text()
         return
     (found,) = recomputed(result)

@@ -42,8 +42,8 @@ MODULE_LOST = "module_lost"  # why its module path could not be
 # again (AOTAutograd's partitioner recomputes it there rather than saving its result:
 # activation checkpointing, or ops cheaper to recompute than to keep).
 RECOMPUTED = "recomputed"
-# A key of a backward graph's record whose nodes say which are the backward's (torch marks them
-# ``autograd_backward`` since 2.13 or before; 2.5 does not): only there can the marks be set.
+# A key of a backward graph's record whose nodes say which are the forward's (AOTAutograd tags
+# them ``partitioner_tag = "is_forward"`` from torch 2.10): only there can the marks be set.
 RECOMPUTE_MARKED = "recompute_marked"
 
 

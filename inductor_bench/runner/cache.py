@@ -39,7 +39,9 @@ APP = "inductor-bench"
 # (runner/sources.py): a record made before is read as before, so it would keep the old lines.
 # v5: a node named as a pass's (``addmm_default``) is a pass's on any line. v6: a backward
 # graph's nodes that recompute the forward's work are marked (a record made before has none).
-LAYOUT = "v6"
+# v7: those marks read from the partitioner's tags alone (runner/sources.py): a record made
+# before under torch 2.10 to 2.12 has none, or says nothing was recomputed.
+LAYOUT = "v7"
 
 
 def user_cache_root() -> Path:

@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from ..core.errors import WorkloadError
 
 OLDEST = (2, 5)
+# AOTAutograd tags the nodes it traces for the forward `partitioner_tag = "is_forward"` from
+# this version (runner/sources.py: a backward graph's recomputed forward work).
+FORWARD_TAGGED_FROM = (2, 10)
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,11 @@ DIFFERENCES = (
     Difference("2.10", "`inductor_output_code` records carry `file_path` (`filename` only before)",
                "runner/trace_log.py", 'info.get("file_path") or info.get("filename")',
                "tests/test_compat.py::test_a_module_record_without_file_path_is_found"),
+    Difference("2.10", "AOTAutograd tags the nodes it traces for the forward `partitioner_tag = "
+               "\"is_forward\"` (untagged before; the backward's are `\"is_backward\"` in every "
+               "version): a backward graph's nodes tagged forward are the work it recomputes, "
+               "unknown before", "runner/sources.py", "compat.FORWARD_TAGGED_FROM",
+               "tests/test_recomputed.py::test_the_worker_marks_forward_tagged_nodes_of_a_backward_graph"),
     Difference("2.11", "compiled modules write `get_args()` and `benchmark_compiled_module(args, times, "
                "repeat)`; before, `benchmark_compiled_module(times, repeat)` builds the inputs itself "
                "and hands `print_performance` a closure", "runner/harness_inputs.py", "HARNESS_2_5 = ",

@@ -41,7 +41,7 @@ from typing import Any
 from ..core import source_store
 from ..core.source_store import top_level_lines
 from ..core.sources import module_path, path_order
-from . import trace_log
+from . import compat, trace_log
 from .dynamo_graphs import DynamoGraphs, compile_key, module_entry, user_frame
 from .subgraph_records import merge_subgraph, subgraph_lowerings
 
@@ -135,14 +135,31 @@ def _lowering_record(graph: Any) -> dict[str, Any]:
                                              "which keeps no module path")
         if n.meta.get("partitioner_tag") == "is_backward" or n.meta.get("autograd_backward"):
             rec["backward"] = True
-        if n.meta.get("autograd_backward") and n.meta.get("partitioner_tag") == "is_forward":
-            rec[source_store.RECOMPUTED] = True  # forward work the backward graph does again
         nodes[n.name] = rec
-    marks = {source_store.RECOMPUTE_MARKED: any(n.meta.get("autograd_backward") for n in fx_graph.nodes)}
-    record = {"nodes": nodes, "ops": [_op_record(s, order) for s in graph.scheduler.nodes], **marks}
+    record = {"nodes": nodes, "ops": [_op_record(s, order) for s in graph.scheduler.nodes],
+              **_recompute_marks(graph, nodes)}
     for name, lowering in subgraph_lowerings(graph):
         merge_subgraph(record, name, _lowering_record(lowering))
     return record
+
+
+def _recompute_marks(graph: Any, nodes: dict[str, Any]) -> dict[str, bool]:
+    """Mark the forward's work a backward graph does again: AOTAutograd tags every node it
+    traces for the forward ``partitioner_tag = "is_forward"`` (from torch 2.10; untagged before)
+    and the backward's ``"is_backward"``; a node of a backward graph tagged forward is a copy the
+    partitioner put there to recompute it. Whether the graph is a backward one is the lowering's
+    own flag, which a subgraph's lowering takes from its parent's: a forward graph holds nodes
+    tagged backward that the partitioner moved there (a nested region's weight ``permute``). The
+    record says whether its marks could be set: in a backward graph under a torch that tags the
+    forward (``RECOMPUTE_MARKED``)."""
+    import torch
+
+    if not getattr(graph, "is_backward", False):
+        return {source_store.RECOMPUTE_MARKED: False}
+    for n in graph.module.graph.nodes:
+        if n.name in nodes and n.meta.get("partitioner_tag") == "is_forward":
+            nodes[n.name][source_store.RECOMPUTED] = True
+    return {source_store.RECOMPUTE_MARKED: compat.parse(torch.__version__) >= compat.FORWARD_TAGGED_FROM}
 
 
 def fused_from(node: Any) -> Any:
