@@ -75,6 +75,11 @@ DIFFERENCES = (
                "graphs (\"complex memory overlap\" before): without torch's state the overlap is "
                "checked only for older torches", "core/replay_plan.py", "OVERLAP_UNCHECKED_FROM = (2, 13)",
                "tests/test_replay_plan.py::test_complex_memory_overlap_from_the_harness_strides"),
+    Difference("2.14", "a `torch.library.custom_op` with a Python kernel is called through a path that "
+               "skips the dispatcher and the profiler's record of the op (its ATen ops showed at the "
+               "top level, the module's call of it never found): the workers turn that path off, "
+               "about 1 µs a call", "runner/custom_ops.py", "OpOverload._enable_pyobj_dispatch = off_only",
+               "tests/test_custom_ops.py::test_the_profiler_records_a_custom_op_made_after_it_as_its_own_call"),
     Difference("2.15", "a Triton kernel's `inductor_meta` writes `autotune_hints` as a tuple, `()` "
                "(`set()` before): the kernel-file reader evaluates both without running the file",
                "core/kernelfile.py", 'if node.func.id == "set" and not node.args and not node.keywords:',

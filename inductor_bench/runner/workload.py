@@ -29,10 +29,14 @@ def run_model_file(path: str, run_name: str = LOADED_NAME) -> dict[str, Any]:
     """Run the model file as ``python path`` would: its directory first on ``sys.path``, so that
     it imports the modules beside it (a model package's own files) wherever the tool runs. A
     script (``run_name`` ``__main__``) runs as Python runs it; a model file imported for its
-    factory becomes a module of its own (``_load_as_module``)."""
+    factory becomes a module of its own (``_load_as_module``). The custom ops it makes stay
+    visible to the profiler (``custom_ops.py``)."""
     import runpy
     import sys
 
+    from .custom_ops import keep_custom_ops_visible
+
+    keep_custom_ops_visible()
     here = os.path.dirname(os.path.abspath(path))
     if not sys.path or sys.path[0] != here:
         sys.path.insert(0, here)
