@@ -42,11 +42,18 @@ def _cuda() -> bool:
     return torch.cuda.is_available()
 
 
+def torch_minor() -> tuple[int, int]:
+    """(major, minor) of the installed torch ('2.11.0+cu130' -> (2, 11)): what a test's
+    expectation of a version-dependent behaviour is keyed on (``docs/version-matrix.md``)."""
+    torch = pytest.importorskip("torch")
+    major, minor = torch.__version__.split(".")[:2]
+    return int(major), int(minor)
+
+
 def torch_2_5() -> bool:
     """Whether the installed torch is a 2.5 release: the oldest the tool supports, where some of
     what the tests check reads otherwise (``docs/version-matrix.md``)."""
-    torch = pytest.importorskip("torch")
-    return torch.__version__.startswith("2.5.")
+    return torch_minor() == (2, 5)
 
 
 def skip_unless_kernel_files_load() -> None:

@@ -27,7 +27,7 @@ from inductor_bench.core.modes import kernel_patch
 from inductor_bench.core.peaks import Peak
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat, RetunedKernel
 
-from .conftest import FIXTURES, skip_unless_kernel_files_load
+from .conftest import FIXTURES, skip_unless_kernel_files_load, torch_minor
 
 KERNELS = FIXTURES / "triton_kernels"
 
@@ -60,9 +60,7 @@ THREE_D_CONFIGS = [
 
 def expected_space(stem: str) -> tuple[int, int]:
     """SPACES' sizes of a kernel under the installed torch's heuristics."""
-    import torch
-
-    minor = tuple(int(p) for p in torch.__version__.split(".")[:2])
+    minor = torch_minor()
     if stem != "triton_poi_fused_add_permute_0" or minor >= (2, 12):
         return SPACES[stem]
     return THREE_D_BEFORE_2_12.get(minor, THREE_D_BEFORE_2_12["older"])

@@ -16,7 +16,7 @@ from inductor_bench.core.errors import UsageError
 from inductor_bench.runner.pipeline import new_run_dir
 from inductor_bench.runner.presence import absent
 
-from .conftest import MODELS, torch_2_5
+from .conftest import MODELS, torch_2_5, torch_minor
 from .yardstick import seconds_to_import_torch
 
 
@@ -225,9 +225,7 @@ def test_a_factory_whose_model_compiles_to_no_graph_is_told_why(tmp_path):
         "def make_workload(device):\n    return M().to(device), (torch.randn(2, 5, 8, device=device),)\n"
     )
     p = cli("breakdown", str(f), "--device", "cpu", "--runs-dir", str(tmp_path / "runs"))
-    import torch
-
-    if tuple(int(x) for x in torch.__version__.split(".")[:2]) >= (2, 15):
+    if torch_minor() >= (2, 15):
         assert p.returncode == 0, p.stderr[-2000:]
         assert "graph origins: 1-inference from forward after its graph break at line 10 (rnn.py:10)" in p.stdout
         assert "graph breaks: 1 — rnn.py:10: Dynamo does not support RNN, GRU, or LSTM." in p.stdout

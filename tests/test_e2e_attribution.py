@@ -15,7 +15,7 @@ from inductor_bench.core.rundir import SOURCES_FILE, SOURCES_LOG, load_any
 from inductor_bench.core.views import by_line, by_module, units
 from inductor_bench.render.breakdown import render_breakdown
 
-from .conftest import FIXTURES, run_breakdown_cached
+from .conftest import FIXTURES, run_breakdown_cached, torch_minor
 
 pytestmark = pytest.mark.e2e
 
@@ -205,7 +205,7 @@ def test_a_nested_compile_regions_kernels_have_lines_and_modules(tmp_path_factor
     # the forward does nothing again (its region subgraph holds a node tagged backward)
     assert not [k.name for k in fwd.kernels if k.origin.recomputed]
     assert not [s.index for s in fwd.sites if s.origin is not None and s.origin.recomputed]
-    traced = tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 12)
+    traced = torch_minor() >= (2, 12)
     for g in result.measured():
         for k in g.kernels:
             lines = [(ln.file, ln.line) for ln in k.origin.lines]

@@ -1,8 +1,9 @@
 """Forward work a backward graph does again (activation checkpointing, or ops AOTAutograd's
 partitioner recomputes rather than saves): the compile worker marks such nodes of the lowering
-record (``recomputed``: in the backward graph, tagged as traced for the forward); a kernel or extern call made only of them is marked "(recomputed)", and the
-report says how much of each backward graph they take (core/views.recomputed). On the real run
-of tests/fixtures/runs/cpu_checkpoint_train (two MLP blocks under torch.utils.checkpoint),
+record (``recomputed``: in the backward graph, tagged as traced for the forward); a kernel or
+extern call made only of them is marked "(recomputed)", and the report says how much of each
+backward graph they take (core/views.recomputed). On the real run of
+tests/fixtures/runs/cpu_checkpoint_train (two MLP blocks under torch.utils.checkpoint),
 hand-built origins, and, end to end, a fresh compile of the same model."""
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from inductor_bench.render.breakdown import render_breakdown
 from inductor_bench.render.execution import recomputed_line
 from inductor_bench.render.views import where
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, torch_minor
 
 RUN = FIXTURES / "runs" / "cpu_checkpoint_train"
 
@@ -30,8 +31,7 @@ RUN = FIXTURES / "runs" / "cpu_checkpoint_train"
 def _torch_tags_forward() -> bool:
     """Whether the installed torch's AOTAutograd tags the forward's nodes (from 2.10, read in
     each wheel's ``graph_capture_wrappers.py``)."""
-    torch = pytest.importorskip("torch")
-    return tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 10)
+    return torch_minor() >= (2, 10)
 
 
 def _record(graph: str) -> dict:

@@ -14,7 +14,7 @@ import pytest
 from inductor_bench.core import subgraphs
 from inductor_bench.core.modparse import read_module
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, torch_minor
 
 FIX = FIXTURES / "autotune_subgraphs"
 SPLIT2 = "ib_fixture::mm_autotuned_split_k_k_splits__2_0"
@@ -168,9 +168,7 @@ def _installed_torchs_name(choice: str) -> str:
     """A choice's name as the installed torch writes it: torch 2.11 joins a parameter's value as
     it is (``k_splits_2``); from 2.12 a value that starts with a digit takes a ``_`` first
     (``k_splits__2``, ``codegen/subgraph.py``: ``_generate_variant_name``), as the fixture has."""
-    import torch
-
-    if tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 12):
+    if torch_minor() >= (2, 12):
         return choice
     return choice.replace("k_splits__", "k_splits_")
 
