@@ -52,6 +52,12 @@ DIFFERENCES = (
                "neither recorded nor applied", "runner/torch_settings.py",
                "except (AttributeError, RuntimeError",
                "tests/test_compat.py::test_settings_a_torch_lacks_are_left_out"),
+    Difference("2.9", "importing `torch._inductor.compile_fx` no longer starts the compile pool (2.6 to "
+               "2.8 start it there, and it writes a structured record before `compile_fx` exists): the "
+               "wrapper that records each compile's dynamo graph is put on at the first record after it "
+               "does", "runner/dynamo_graphs.py", 'getattr(cfx, "compile_fx", None)',
+               "tests/test_compile_fx_wrapper.py::"
+               "test_a_call_during_compile_fx_s_import_leaves_the_wrapping_to_the_next"),
     Difference("2.10", "`inductor_output_code` records carry `file_path` (`filename` only before)",
                "runner/trace_log.py", 'info.get("file_path") or info.get("filename")',
                "tests/test_compat.py::test_a_module_record_without_file_path_is_found"),

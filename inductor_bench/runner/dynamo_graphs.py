@@ -102,13 +102,18 @@ class DynamoGraphs:
         self.installed = False
 
     def install(self) -> None:
-        """Wrap ``compile_fx`` (once; importing Inductor, which a compile does anyway)."""
+        """Wrap ``compile_fx`` (once; importing Inductor, which a compile does anyway). A call
+        made while ``compile_fx``'s module is still being imported wraps nothing and leaves
+        the next call to: torch 2.8's import of it warms the compile pool, which writes a
+        structured record (the recorder's first) before the function exists."""
         if self.installed:
             return
-        self.installed = True
         import torch._inductor.compile_fx as cfx
 
-        inner = cfx.compile_fx
+        inner = getattr(cfx, "compile_fx", None)
+        if inner is None:  # the module's import is under way (its own records call here)
+            return
+        self.installed = True
         if getattr(inner, self.WRAPPED, False):
             return
 
