@@ -59,14 +59,24 @@ def torch_2_5() -> bool:
 def skip_unless_kernel_files_load() -> None:
     """Skip where the installed torch cannot import the recorded Triton kernel files
     (``fixtures/triton_kernels``, written by torch 2.13): their first lines call
-    ``triton_helpers.set_driver_to_cpu`` / ``set_driver_to_gpu``, which torch 2.5 lacks."""
+    ``triton_helpers.set_driver_to_cpu`` / ``set_driver_to_gpu``, which torch 2.5 lacks, and
+    give ``DeviceProperties`` fields that torch 2.6 to 2.9 lack (``max_threads_per_block``)."""
     pytest.importorskip("torch")
+    import re
+
     import torch
     from torch._inductor.runtime import triton_helpers
+    from torch._inductor.runtime.hints import DeviceProperties
 
     if not hasattr(triton_helpers, "set_driver_to_cpu"):
         pytest.skip(f"torch {torch.__version__} cannot import the kernel files torch 2.13 wrote "
                     "(no triton_helpers.set_driver_to_cpu)")
+    text = (FIXTURES / "triton_kernels" / "cpu" / "triton_red_fused_sum_0.py").read_text()
+    given = re.findall(r"(\w+)=", re.search(r"DeviceProperties\(([^)]*)\)", text).group(1))
+    missing = [f for f in given if f not in DeviceProperties._fields]
+    if missing:
+        pytest.skip(f"torch {torch.__version__} cannot import the kernel files torch 2.13 wrote "
+                    f"(its DeviceProperties has no {', '.join(missing)})")
 
 
 def pytest_addoption(parser):

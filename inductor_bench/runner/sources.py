@@ -133,8 +133,6 @@ def _lowering_record(graph: Any) -> dict[str, Any]:
         elif frame and _made_by_a_pass(n.target):
             rec[source_store.MODULE_LOST] = ("made by an Inductor pass (a pattern replacement), "
                                              "which keeps no module path")
-        if n.meta.get("partitioner_tag") == "is_backward" or n.meta.get("autograd_backward"):
-            rec["backward"] = True
         nodes[n.name] = rec
     record = {"nodes": nodes, "ops": [_op_record(s, order) for s in graph.scheduler.nodes],
               **_recompute_marks(graph, nodes)}
