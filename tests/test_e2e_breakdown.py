@@ -23,7 +23,7 @@ from inductor_bench.render.breakdown import render_breakdown
 from inductor_bench.runner.profile import AGREE_WINDOWS, DEFAULT_WINDOWS, windows_agree
 from inductor_bench.runner.settings import DEFAULT_PROCESSES
 
-from .conftest import MODELS, run_breakdown_cached, torch_2_5
+from .conftest import MODELS, run_breakdown_cached, torch_minor
 from .steady_rule import kept_iterations, limit
 
 pytestmark = pytest.mark.e2e
@@ -562,9 +562,10 @@ def test_the_models_precision_settings_are_recorded_and_reported(tmp_path):
     result, run_dir, err = run_breakdown(opts, RunSettings(timeout=600, iterations=10, windows=1), root=tmp_path)
     assert err is None, err
     ts = result.torch_settings
-    # what the model's steps ran with: torch 2.5's Dynamo sets cuBLAS's allow_tf32 back after
-    # compiling a frame, which turns "medium" into "high" (a plain torch.compile of it does)
-    precision = "high" if torch_2_5() else "medium"
+    # what the model's steps ran with: up to torch 2.8 Dynamo sets cuBLAS's allow_tf32 back after
+    # compiling a frame, which turns "medium" into "high" (a plain torch.compile of it does);
+    # from 2.9 it restores the fp32 precision setting itself
+    precision = "high" if torch_minor() < (2, 9) else "medium"
     assert ts.values["float32_matmul_precision"] == precision
     assert {"float32_matmul_precision", "backends.cudnn.benchmark"} <= set(ts.changed)
     text = render_breakdown(result)
