@@ -211,3 +211,22 @@ def test_the_worker_captures_a_module_without_partitions_whole_and_copies_what_t
     rec.log.clear()
     assert launch() == ["out"]
     assert rec.log == ["copy x -> static x", "replay"]  # the weight is static: never copied
+
+
+def test_torch_2_6_and_2_7s_post_compile_arguments_give_the_same_state():
+    """Synthetic: torch 2.6 and 2.7 hand ``post_compile`` (example_inputs, cudagraphs,
+    constants), the flag itself, and keep ``static_input_idxs`` in the graph's ``fx_kwargs``;
+    2.8 and later hand it ``graph_kwargs``. Both read as the same state."""
+    from types import SimpleNamespace
+
+    from inductor_bench.runner import cudagraph_state
+
+    compiled = SimpleNamespace(fx_kwargs={"static_input_idxs": [2, 0]}, device_types={"cuda"})
+    old = cudagraph_state.handed(compiled, {"self": compiled, "example_inputs": [], "cudagraphs": True,
+                                            "constants": object()})
+    new = cudagraph_state.handed(compiled, {"self": compiled, "example_inputs": [], "constants": object(),
+                                            "graph_kwargs": {"cudagraphs": True, "static_input_idxs": [0, 2]}})
+    for given in (old, new):
+        state = cudagraph_state.state_of(compiled, given)
+        assert state["cudagraphs_requested"] is True and state["static_input_idxs"] == [0, 2]
+        assert state["device_types"] == ["cuda"]

@@ -44,6 +44,10 @@ DIFFERENCES = (
                "module records, named `benchmark_<choice>` (from 2.10 through "
                "`_compile_for_benchmarking`); none before", "core/subgraphs.py", "GRAPH_NAME_PREFIX = ",
                "tests/test_subgraphs.py::test_without_the_workers_evidence_the_graph_name_or_the_module_text_tells"),
+    Difference("2.8", "`CompiledFxGraph.post_compile` is handed `graph_kwargs` (the CUDA-graph flag, "
+               "`static_input_idxs`); 2.6 and 2.7 hand it the flag itself and keep `static_input_idxs` in "
+               "the graph's `fx_kwargs`", "runner/cudagraph_state.py", "def handed(",
+               "tests/test_replay_worker.py::test_torch_2_6_and_2_7s_post_compile_arguments_give_the_same_state"),
     Difference("2.9", "each compiled-graph call runs inside a `## Call CompiledFxGraph <key> ##` "
                "record function (none before: kernels sit under the harness's own ops)",
                "core/breakdown.py", "CompiledFxGraph",

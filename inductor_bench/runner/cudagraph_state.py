@@ -13,6 +13,7 @@ module's text, which is how ``states_by_sha`` joins it to the module file.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 from pathlib import Path
 from typing import Any
@@ -58,19 +59,32 @@ def attach(log_path: Path) -> bool:
     if real is None or getattr(real, "_inductor_bench_state", False):
         return real is not None
 
-    def post_compile(self: Any, example_inputs: Any, constants: Any, graph_kwargs: Any) -> Any:
+    signature = inspect.signature(real)
+
+    def post_compile(self: Any, *args: Any, **kwargs: Any) -> Any:
         try:
-            line = {STATE_KEY: state_of(self, dict(graph_kwargs)),
+            given = signature.bind(self, *args, **kwargs).arguments
+            line = {STATE_KEY: state_of(self, handed(self, given)),
                     SHA_KEY: text_sha(getattr(self, "source_code", "") or "")}
             with open(log_path, "a") as f:
                 f.write(json.dumps(line) + "\n")
         except Exception:  # the record must never break the compile
             pass
-        return real(self, example_inputs, constants, graph_kwargs)
+        return real(self, *args, **kwargs)
 
     post_compile._inductor_bench_state = True  # type: ignore[attr-defined]
     CompiledFxGraph.post_compile = post_compile
     return True
+
+
+def handed(compiled: Any, given: dict[str, Any]) -> dict[str, Any]:
+    """What ``post_compile`` was handed that decides, by its parameter names: from torch 2.8 its
+    ``graph_kwargs``; torch 2.6 and 2.7 hand it the ``cudagraphs`` flag itself and keep
+    ``static_input_idxs`` in the graph's ``fx_kwargs``."""
+    if given.get("graph_kwargs") is not None:
+        return dict(given["graph_kwargs"])
+    fx_kwargs = getattr(compiled, "fx_kwargs", None) or {}
+    return {"cudagraphs": given.get("cudagraphs"), "static_input_idxs": fx_kwargs.get("static_input_idxs")}
 
 
 def states_by_sha(lines: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
