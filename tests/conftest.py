@@ -4,6 +4,7 @@ that needs a breakdown shares the session-scoped runs below."""
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import shutil
 import tempfile
@@ -62,21 +63,27 @@ def skip_unless_kernel_files_load() -> None:
     ``triton_helpers.set_driver_to_cpu`` / ``set_driver_to_gpu``, which torch 2.5 lacks, and
     give ``DeviceProperties`` fields that torch 2.6 to 2.9 lack (``max_threads_per_block``)."""
     pytest.importorskip("torch")
-    import re
+    reason = _kernel_files_unloadable()
+    if reason:
+        pytest.skip(reason)
 
+
+@functools.cache
+def _kernel_files_unloadable() -> str | None:
+    """Why the installed torch cannot import the recorded kernel files, or None; the device
+    properties a file gives are read by the tool's own kernel-file reader."""
     import torch
     from torch._inductor.runtime import triton_helpers
     from torch._inductor.runtime.hints import DeviceProperties
 
+    from inductor_bench.core.kernelfile import read_kernel_file
+
+    cannot = f"torch {torch.__version__} cannot import the kernel files torch 2.13 wrote"
     if not hasattr(triton_helpers, "set_driver_to_cpu"):
-        pytest.skip(f"torch {torch.__version__} cannot import the kernel files torch 2.13 wrote "
-                    "(no triton_helpers.set_driver_to_cpu)")
-    text = (FIXTURES / "triton_kernels" / "cpu" / "triton_red_fused_sum_0.py").read_text()
-    given = re.findall(r"(\w+)=", re.search(r"DeviceProperties\(([^)]*)\)", text).group(1))
-    missing = [f for f in given if f not in DeviceProperties._fields]
-    if missing:
-        pytest.skip(f"torch {torch.__version__} cannot import the kernel files torch 2.13 wrote "
-                    f"(its DeviceProperties has no {', '.join(missing)})")
+        return f"{cannot} (no triton_helpers.set_driver_to_cpu)"
+    device = read_kernel_file(FIXTURES / "triton_kernels" / "cpu" / "triton_red_fused_sum_0.py").triton_meta["device"]
+    missing = [f for f in device if f != "_type" and f not in DeviceProperties._fields]
+    return f"{cannot} (its DeviceProperties has no {', '.join(missing)})" if missing else None
 
 
 def pytest_addoption(parser):
