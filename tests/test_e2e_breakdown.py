@@ -568,7 +568,11 @@ def test_the_models_precision_settings_are_recorded_and_reported(tmp_path):
     precision = "high" if torch_minor() < (2, 9) else "medium"
     assert ts.values["float32_matmul_precision"] == precision
     assert {"float32_matmul_precision", "backends.cudnn.benchmark"} <= set(ts.changed)
+    # as the factory left them (setting the precision also sets the backends' own switches)
+    assert ts.model_set["float32_matmul_precision"] == "medium"
+    assert ts.model_set["backends.cudnn.benchmark"] is True
     text = render_breakdown(result)
-    assert f"float32_matmul_precision {precision} (set by the model)" in text
+    said = "set by the model" if precision == "medium" else "the model set medium, changed while it ran"
+    assert f"float32_matmul_precision {precision} ({said})" in text
     assert "backends.cudnn.benchmark True (set by the model)" in text
     assert load_result(run_dir).torch_settings == ts

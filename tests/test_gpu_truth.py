@@ -397,6 +397,25 @@ def test_turns_reach_the_result_by_graph_id():
     assert step_turns({"paths": ["/a"], "blocks": [[[1.0]]]}, {"/a": "g"}).error
 
 
+def test_the_settings_line_says_who_set_each_value():
+    """Synthetic settings: what the factory set and torch then changed (before 2.9 Dynamo's
+    compile turns "medium" into "high"), what changed only while the model ran, what the
+    factory set and kept, and an older result that read no factory snapshot."""
+    r = result_with([2.0], [0.5, 1.0])
+    values = {"float32_matmul_precision": "high", "backends.cudnn.benchmark": True, "num_threads": 1}
+    r.torch_settings = TorchSettings(values, changed=[*values],
+                                     model_set={"float32_matmul_precision": "medium", "num_threads": 1})
+    text = render_breakdown(r)
+    assert ("float32_matmul_precision high (the model set medium, changed while it ran) · "
+            "backends.cudnn.benchmark True (changed while the model ran) · num_threads 1 (set by the model)"
+            ) in text
+    back = BreakdownResult.from_dict(json.loads(r.to_json()))
+    assert back.torch_settings == r.torch_settings
+    older = TorchSettings(values, changed=["backends.cudnn.benchmark"])
+    assert [older.origin(k) for k in values] == ["", "set by the model", ""]
+    assert "model_set" not in older.to_dict()
+
+
 def test_the_report_says_how_it_ran_and_the_json_round_trips():
     r = result_with([2.0], [0.5, 1.0])
     r.torch_settings = TorchSettings({"float32_matmul_precision": "high", "backends.cudnn.benchmark": True},

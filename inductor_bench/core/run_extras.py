@@ -5,7 +5,7 @@ Plain data; pure, no torch."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
@@ -42,14 +42,34 @@ class TorchSettings:
 
     values: dict[str, Any]
     changed: list[str] = field(default_factory=list)
+    # Those the model's factory had changed when it returned, as it left them (None: not
+    # read, a script's run or an older result). torch may change one again while the model
+    # runs: before 2.9 Dynamo's compile turns matmul precision "medium" into "high".
+    model_set: dict[str, Any] | None = None
 
     # Shown in every report, changed or not: they decide which matmul kernels run.
     HEADLINE = ("float32_matmul_precision",)
 
     def shown(self) -> dict[str, Any]:
         keys = [k for k in self.HEADLINE if k in self.values]
-        keys += [k for k in self.changed if k not in keys and k in self.values]
+        keys += [k for k in [*self.changed, *(self.model_set or ())] if k not in keys and k in self.values]
         return {k: self.values[k] for k in keys}
+
+    def origin(self, key: str) -> str:
+        """How a shown setting came to have its value ("" for torch's own default)."""
+        if self.model_set and key in self.model_set and self.model_set[key] != self.values[key]:
+            return f"the model set {self.model_set[key]}, changed while it ran"
+        if key not in self.changed:
+            return ""
+        if self.model_set is not None and key not in self.model_set:
+            return "changed while the model ran"
+        return "set by the model"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        if self.model_set is None:
+            del d["model_set"]
+        return d
 
 
 @dataclass

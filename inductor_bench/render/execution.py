@@ -64,8 +64,8 @@ def _settings(doc: Doc, r: BreakdownResult) -> None:
     shown = r.torch_settings.shown()
     if not shown:
         return
-    changed = set(r.torch_settings.changed)
-    parts = [f"{k} {v}" + (" (set by the model)" if k in changed else "") for k, v in shown.items()]
+    how = {k: r.torch_settings.origin(k) for k in shown}
+    parts = [f"{k} {v}" + (f" ({how[k]})" if how[k] else "") for k, v in shown.items()]
     doc.paragraph(
         "settings (read after the model ran, applied when profiling): " + " · ".join(parts)
     )

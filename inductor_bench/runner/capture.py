@@ -254,6 +254,7 @@ def _run_factory(
     the step and every graph in ``modules`` (the recorder's, filled by the compile) in turns
     (``turns.py``)."""
     one = timed_step(opts, device)
+    built = torch_settings.snapshot()  # as the factory left them, before torch.compile ran
     compile_ms = one()  # the first call: compilation (and autotuning) timed on its own
     _phase(f"first step (the compile) took {compile_ms / 1e3:.1f} s")
     stop_compile_workers()
@@ -277,6 +278,7 @@ def _run_factory(
         "peak_memory_kind": peak_kind,
         "graph_calls": graph_calls,
         "graph_sizes": call_inputs.size_counts(),
+        "model_settings": built,
     }
     if modules and backend(device).split_in_turns:
         out["step_turns"] = turns.time_in_turns(one, [m["path"] for m in modules], device, timing.budget_s)
@@ -354,7 +356,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         err.partial = partial()  # type: ignore[attr-defined]
         raise err from e
     stop_compile_workers()  # a script's compiles too: none of its pool outlives this worker
-    out.update(_settings(before))
+    out.update(_settings(before, out.pop("model_settings", None)))
     out["fx_cache"] = fx_cache_counts()
     out["dynamo_graphs"] = dynamo_graph_count()
     out["graph_breaks"] = breaks.found()
@@ -362,11 +364,14 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _settings(before: dict[str, Any]) -> dict[str, Any]:
-    """The settings after the model ran (its steps all ran with them) and those it changed."""
+def _settings(before: dict[str, Any], built: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The settings after the model ran (its steps all ran with them), those that changed
+    while it ran, and (``built``: read when its factory returned) those its factory set."""
     after = torch_settings.snapshot()
-    changed = [k for k, v in after.items() if before.get(k) != v]
-    return {"torch_settings": {"values": after, "changed": changed}}
+    out: dict[str, Any] = {"values": after, "changed": [k for k, v in after.items() if before.get(k) != v]}
+    if built is not None:
+        out["model_set"] = {k: v for k, v in built.items() if before.get(k) != v}
+    return {"torch_settings": out}
 
 
 if __name__ == "__main__":
