@@ -1,5 +1,5 @@
 """Graph breaks, read from what torch recorded of them (tests/fixtures/graph_breaks/: the
-artifacts of torch 2.13.0 and 2.14.1, the counters of 2.5.1, recorded on this project's CPU
+artifacts of torch 2.6.0, 2.13.0 and 2.14.1, the counters of 2.5.1, recorded on this project's CPU
 machine), saved with the result and shown in the report."""
 
 from __future__ import annotations
@@ -43,6 +43,17 @@ def test_the_artifacts_give_each_break_its_place_reason_and_whether_it_ran_eager
         "reason": "User-inserted graph break. Message: None",
         "hint": "Remove the `torch._dynamo.graph_break()` call.",
     }
+
+
+def test_torch_2_6s_artifacts_give_the_place_and_dynamos_exception_as_the_reason():
+    """2.6 writes "Reason: Unsupported: ..." where later versions write "Graph Break Reason:"
+    and an explanation (before, every 2.6 break read "Graph break in user code at ...")."""
+    cm, brk = (gb.parse(p) for p in RECORDED["2.6.0+cu124"]["payloads"])
+    assert (cm["file"], cm["line"]) == (RECORD_PY, _line_of("with cm():"))
+    assert cm["reason"] == "Unsupported: 'skip function cm in file /root/.pyenv/versions/3.11.7/lib/python3.11/contextlib.py'"
+    assert (brk["file"], brk["line"]) == (RECORD_PY, _line_of("torch._dynamo.graph_break()"))
+    assert brk["reason"].startswith("Unsupported: 'skip function graph_break in file ")
+    assert "hint" not in cm and "hint" not in brk
 
 
 def test_without_artifacts_the_counters_give_the_reasons_without_a_place():

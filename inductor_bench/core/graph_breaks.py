@@ -20,6 +20,9 @@ or, for a frame Dynamo cannot resume after the break (a skip)::
       File "/path/model.py", line 14, in f
     ...
 
+Torch 2.6 writes the same first line, then ``Reason: Unsupported: ...`` (Dynamo's exception)
+and the user code's traceback; whether it skipped the function it does not say.
+
 or, for a break Dynamo cannot resume after but has a place to compile up to (torch 2.13 and
 2.14; 2.15 resumes after the same break)::
 
@@ -46,7 +49,7 @@ _AT = re.compile(r"Graph break in user code at (?P<file>.+?):(?P<line>\d+)\s*$",
 _FILE_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.M)
 _EXPLANATION = re.compile(r"^\s*Explanation:\s*(?P<text>.+)$", re.M)
 _HINT = re.compile(r"^\s*Hint:\s*(?P<text>.+)$", re.M)
-_REASON = re.compile(r"^Graph Break Reason:\s*(?P<text>.*)$", re.M)
+_REASON = re.compile(r"^(?:Graph Break )?Reason:\s*(?P<text>.*)$", re.M)  # 2.6: "Reason:"
 _WONT = re.compile(r"^WON'T CONVERT \S+ (?P<file>\S+) line (?P<line>\d+)", re.M)  # older torch
 _REST = "skipping the rest of the function"
 _SKIPS = ("Skipping the function and falling back to eager", "results in a skip",
