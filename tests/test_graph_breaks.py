@@ -245,6 +245,25 @@ def test_torch_2_5s_logged_breaks_give_their_place_and_dynamos_count():
          "skipped": True, "count": 1}]
 
 
+LOGGED_2_6 = json.loads((FIXTURE.parent / "recorded_log_2_6.json").read_text())
+
+
+def test_torch_2_6s_skip_gives_the_exception_that_ends_its_traceback_as_the_reason():
+    """2.6's record of a skip (a GRU) says only "Graph break: skip:" and the user's stack
+    before Python's traceback; the reason is the exception that ends it. Every script's breaks
+    read as 2.5's logging artifact gave them (its reason words aside: 2.6 says "Unsupported:")."""
+    def parsed(case: str) -> list[dict]:
+        return gb.collect(gb.parse(p) for p in LOGGED_2_6[case]["artifacts"])
+
+    assert parsed("log_gru.py") == _from_records("log_gru.py") == [
+        {"file": "log_gru.py", "line": 7, "reason": "TorchDynamo purposely graph breaks on RNN, GRU, LSTMs",
+         "skipped": True, "count": 1}]
+    for case in ("graph_break_script.py", "log_recompile.py"):
+        (old,), (new,) = _from_records(case), parsed(case)
+        assert new == {**old, "reason": f"Unsupported: {old['reason']}"}
+    assert len(LOGGED_2_6["log_recompile.py"]["artifacts"]) == 2  # met twice, counted twice
+
+
 def test_a_counted_reason_no_record_names_is_kept_without_a_place():
     logged = [gb.from_log('Graph break: from user code at:\n  File "m.py", line 3, in f\n', "a")]
     assert gb.with_counts(logged, {"'b'": 4, "a": 3}) == [

@@ -21,7 +21,8 @@ or, for a frame Dynamo cannot resume after the break (a skip)::
     ...
 
 Torch 2.6 writes the same first line, then ``Reason: Unsupported: ...`` (Dynamo's exception)
-and the user code's traceback; whether it skipped the function it does not say.
+and the user code's traceback; for a skip, ``Graph break: skip: from user code at:``, the
+user's stack, and the reason only as the exception that ends Python's traceback.
 
 or, for a break Dynamo cannot resume after but has a place to compile up to (torch 2.13 and
 2.14; 2.15 resumes after the same break)::
@@ -53,7 +54,9 @@ _REASON = re.compile(r"^(?:Graph Break )?Reason:\s*(?P<text>.*)$", re.M)  # 2.6:
 _WONT = re.compile(r"^WON'T CONVERT \S+ (?P<file>\S+) line (?P<line>\d+)", re.M)  # older torch
 _REST = "skipping the rest of the function"
 _SKIPS = ("Skipping the function and falling back to eager", "results in a skip",
-          "skip tracing the frame", "WON'T CONVERT", _REST)
+          "skip tracing the frame", "WON'T CONVERT", "Graph break: skip:", _REST)
+# 2.6's skip says why only in the traceback that ends it: the exception Dynamo raised
+_RAISED = re.compile(r"^torch\._dynamo\.exc\.\w+: (?P<text>.+)$", re.M)
 # torch 2.15's delayed break names what it was calling and why in one explanation
 _CALLING = re.compile(r"^Dynamo determined that a graph break should occur when calling `(?P<what>[^`]+)`\. "
                       r"Reason: (?P<why>.+?\.)(?:\s+(?P<hint>.+))?$")
@@ -68,13 +71,12 @@ def parse(payload: str) -> dict[str, Any]:
     file, line = _place(text)
     # a skip's own lines say only that it skipped: Dynamo's explanation ends its traceback
     why = text if _EXPLANATION.search(text) or not _EXPLANATION.search(payload) else payload
+    if not (_EXPLANATION.search(why) or _REASON.search(why)) and (raised := _RAISED.findall(payload)):
+        why = f"Reason: {raised[-1]}"
     hint = _hint(why)
     return {"file": file, "line": line, "reason": _reason(why), "skipped": any(s in text for s in _SKIPS),
             "count": 1, **({"rest": True} if _REST in text else {}),
             **({"hint": " ".join(hint.split())} if hint else {})}
-
-
-_LOG_SKIP = "Graph break: skip:"
 
 
 def from_log(message: str, error: str) -> dict[str, Any]:
@@ -82,9 +84,7 @@ def from_log(message: str, error: str) -> dict[str, Any]:
     no break record (torch 2.5): "Graph break: from user code at:" and the user's stack,
     innermost frame last (``skip:`` where Dynamo skipped the frame), with the text of the
     exception Dynamo raised."""
-    b = parse(f"{message}\nGraph Break Reason: {error}")
-    b["skipped"] = b["skipped"] or _LOG_SKIP in message
-    return b
+    return parse(f"{message}\nGraph Break Reason: {error}")
 
 
 def with_counts(logged: list[dict[str, Any]], counter: dict[str, int]) -> list[dict[str, Any]]:

@@ -40,6 +40,11 @@ DIFFERENCES = (
                "exists too): the modes are read from the installed torch's own table",
                "runner/compile_modes.py", "list_mode_options",
                "tests/test_autotune.py::test_the_worker_reads_the_installed_torchs_mode_table"),
+    Difference("2.7", "a graph break's structured-trace record gives its reason as `Graph Break Reason:` "
+               "and Dynamo's explanation; 2.6, the first to write the record, as `Reason:` and the "
+               "exception", "core/graph_breaks.py", "(?:Graph Break )?Reason:",
+               "tests/test_graph_breaks.py::"
+               "test_torch_2_6s_artifacts_give_the_place_and_dynamos_exception_as_the_reason"),
     Difference("2.8", "max-autotune compiles some autotuning choices as subgraphs that emit their own "
                "module records, named `benchmark_<choice>` (from 2.10 through "
                "`_compile_for_benchmarking`); none before", "core/subgraphs.py", "GRAPH_NAME_PREFIX = ",
