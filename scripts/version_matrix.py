@@ -15,7 +15,7 @@ and default on models/mlp.py). It checks each ``breakdown.json`` as plain JSON (
 ``inductor_bench``, so a check never rests on the code it checks): exit status 0, run status
 ``ok``, the expected graphs each ``ok``, kernels found, categories summing to the kernel time,
 the categories a CPU run must have (C++ kernels; the GEMM for mlp), busy % within [0, 100], the
-graph-break script's break reported at its line. It
+graph-break script's break reported at its line, with a reason that names the call. It
 prints one line per version and writes ``DIR/summary.json``; ``--table`` turns summaries into the
 markdown table of ``docs/version-matrix.md``. Exit status: 0 every check passed, 1 a check failed.
 """
@@ -48,13 +48,14 @@ class Case:
     min_graphs: int
     categories: tuple[str, ...]  # each must be non-zero
     break_at: str | None = None  # the text of the model file's line a graph break must be reported at
+    break_why: str | None = None  # a word that break's reason must hold (torch's words, not its place)
 
 
 CASES = [
     Case("mlp --train", "models/mlp.py", ["--train"], ("forward", "backward"), 2,
          ("extern_gemm", "cpp_pointwise")),
     Case("graph breaks", "models/graph_break_script.py", [], (), 2, ("cpp_reduction",),
-         'print("graph break here")'),
+         'print("graph break here")', "print"),
 ]
 
 
@@ -114,15 +115,23 @@ def check_breakdown(bd: dict[str, Any], case: Case) -> tuple[list[str], dict[str
 
 
 def check_break(bd: dict[str, Any], case: Case) -> list[str]:
-    """The graph break is reported at its place: the model file's line that holds ``break_at``."""
+    """The graph break is reported at its place, the model file's line that holds ``break_at``,
+    with a reason that holds ``break_why``."""
     if case.break_at is None:
         return []
     lines = (ROOT / case.model).read_text().splitlines()
     line = next(i for i, text in enumerate(lines, 1) if case.break_at in text)
     breaks = (bd.get("extras") or {}).get("graph_breaks", [])
-    places = [(Path(b.get("file") or "").name, b.get("line")) for b in breaks]
     want = (Path(case.model).name, line)
-    return [] if want in places else [f"no graph break reported at {want[0]}:{line} (breaks at: {places})"]
+    there = [b for b in breaks if (Path(b.get("file") or "").name, b.get("line")) == want]
+    if not there:
+        places = [(Path(b.get("file") or "").name, b.get("line")) for b in breaks]
+        return [f"no graph break reported at {want[0]}:{line} (breaks at: {places})"]
+    reasons = [str(b.get("reason", "")) for b in there]
+    if case.break_why and not any(case.break_why in r for r in reasons):
+        return [f"the graph break at {want[0]}:{line} does not say {case.break_why!r} "
+                f"(its reason: {reasons[0]!r})"]
+    return []
 
 
 def run_case(python: str, case: Case, out_dir: Path, compact: bool) -> Outcome:
