@@ -51,9 +51,8 @@ class TorchSettings:
     HEADLINE = ("float32_matmul_precision",)
 
     def shown(self) -> dict[str, Any]:
-        keys = [k for k in self.HEADLINE if k in self.values]
-        keys += [k for k in [*self.changed, *(self.model_set or ())] if k not in keys and k in self.values]
-        return {k: self.values[k] for k in keys}
+        keys = dict.fromkeys([*self.HEADLINE, *self.changed, *(self.model_set or ())])  # in order, once
+        return {k: self.values[k] for k in keys if k in self.values}
 
     def origin(self, key: str) -> str:
         """How a shown setting came to have its value ("" for torch's own default)."""
