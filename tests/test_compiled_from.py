@@ -236,18 +236,3 @@ def test_python_3_10_finds_the_qualified_name_in_the_frames_globals():
         assert truth == [c.co_qualname for c in codes]
     assert globals_qualname(user_function.__code__, {}) is None
     assert qualname(user_function.__code__, None) == getattr(user_function.__code__, "co_qualname", "user_function")
-
-
-def test_compiles_of_the_same_frame_are_said_to_run_one_at_a_time():
-    from inductor_bench.core.compiled_from import recompiles_line
-
-    def g(gid: str, frame: int, compile_id: int) -> GraphResult:
-        return GraphResult(id=gid, role=gid.rsplit("-", 1)[1], frame_id=frame, frame_compile_id=compile_id)
-
-    r = _result(g("0-forward", 0, 0), g("0-backward", 0, 0), g("0.1-forward", 0, 1), g("0.1-backward", 0, 1),
-                g("1-forward", 1, 0))
-    assert recompiles_line(r) == (
-        "recompiles: 0-forward and 0.1-forward; 0-backward and 0.1-backward are compiles of the same code, "
-        "made again when one of Dynamo's guards failed (another size, dtype or grad mode): a call runs one "
-        "of them; the step row adds them all, once each")
-    assert recompiles_line(_result(g("0-forward", 0, 0), g("1-forward", 1, 0))) is None

@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from . import step_totals
 from .results import BreakdownResult, GraphResult
 
 # Dynamo names the code it resumes a function with after a graph break this way
@@ -56,24 +55,6 @@ def origins_line(r: BreakdownResult) -> str | None:
     if not groups:
         return None
     return "graph origins: " + "; ".join(f"{', '.join(ids)} from {label}" for label, ids in groups.items())
-
-
-def recompiles_line(r: BreakdownResult) -> str | None:
-    """The graphs that are compiles of the same frame (Dynamo compiled it again when a guard
-    failed): a call runs one of them; the step row adds each by its calls where they were counted."""
-    frames: dict[tuple[int, str], list[GraphResult]] = {}
-    for g in r.graphs:
-        if g.frame_id is not None:
-            frames.setdefault((g.frame_id, g.role), []).append(g)
-    groups = [gs for gs in frames.values() if len({g.frame_compile_id or 0 for g in gs}) > 1]
-    if not groups:
-        return None
-    each = "; ".join(" and ".join(g.id for g in gs) for gs in groups)
-    row = f"the {step_totals.whole(r.script)} row"
-    adds = (f"{row} adds each as often as it was called" if step_totals.counted(r.measured())
-            else f"{row} adds them all, once each")
-    return (f"recompiles: {each} are compiles of the same code, made again when one of Dynamo's guards "
-            f"failed (another size, dtype or grad mode): a call runs one of them; {adds}")
 
 
 def _identity(code: dict[str, Any]) -> tuple[str, str]:

@@ -27,6 +27,7 @@ from .diff_records import ADDED, FASTER, REMOVED, SLOWER, CategoryDiff, Diff, Ke
 from .errors import UsageError
 from .graph_breaks import one_side_only
 from .match import KernelRef, match_kernels
+from .recompiles import limits_one_side_only
 from .results import BreakdownResult, GraphResult
 from .roofline import roofline_moves
 from .stats import Change, Summary, compare_samples, judge
@@ -135,6 +136,7 @@ def breakdown_section(
     if any(again) and recomputes_known(base) and recomputes_known(head):
         section.recomputed_ms = (recomputed_step_ms(base, again[0]), recomputed_step_ms(head, again[1]))
     section.breaks_added, section.breaks_removed = one_side_only(base.graph_breaks, head.graph_breaks)
+    section.limits_added, section.limits_removed = limits_one_side_only(base.recompiles, head.recompiles)
     return _withhold_verdicts(section) if gaps else section
 
 

@@ -88,6 +88,9 @@ class SectionDiff:
     # graph breaks (core/graph_breaks.py) met on one side only: a new one is a classic slowdown
     breaks_added: list[dict[str, Any]] = field(default_factory=list)
     breaks_removed: list[dict[str, Any]] = field(default_factory=list)
+    # functions that hit Dynamo's recompile limit on one side only (core/recompiles.py)
+    limits_added: list[str] = field(default_factory=list)
+    limits_removed: list[str] = field(default_factory=list)
     # (graph, base calls, head calls) of graphs the model called a different number of times
     # (per step, or in the script): the step adds each graph's calls, so it moves with them
     calls_changed: list[tuple[str, float, float]] = field(default_factory=list)
@@ -116,7 +119,8 @@ class SectionDiff:
             d["roofline_ceilings"] = dict(zip(("base", "head", "shared"), (
                 None if c is None else {"gbps": c.gbps, "tflops": c.tflops} for c in self.roofline_ceilings),
                 strict=True))
-        for k in ("breaks_added", "breaks_removed", "calls_changed", "same_code"):
+        for k in ("breaks_added", "breaks_removed", "limits_added", "limits_removed", "calls_changed",
+                  "same_code"):
             if getattr(self, k):
                 d[k] = getattr(self, k)
         return d

@@ -289,6 +289,8 @@ def _graph_note(s: SectionDiff) -> str:
         parts.append("graphs only in base: " + ", ".join(s.graphs_removed))
     parts += [f"graph break new in head: {describe(b)}" for b in s.breaks_added]
     parts += [f"graph break gone in head: {describe(b)}" for b in s.breaks_removed]
+    parts += [f"recompile limit hit new in head: {x}: its calls past it ran eagerly" for x in s.limits_added]
+    parts += [f"recompile limit hit gone in head: {x}" for x in s.limits_removed]
     if s.calls_changed:
         each = ", ".join(f"{g} {fmt_calls(b)} -> {fmt_calls(h)}" for g, b, h in s.calls_changed)
         parts.append(f"calls changed: {each} (the step adds each graph's calls: it moves with them)")

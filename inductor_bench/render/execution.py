@@ -3,8 +3,8 @@ accelerator (busy and launch-bound), and the time spent outside the graphs."""
 
 from __future__ import annotations
 
-from ..core import call_sizes, static_twin, step_totals, views
-from ..core.compiled_from import origins_line, recompiles_line
+from ..core import call_sizes, recompiles, static_twin, step_totals, views
+from ..core.compiled_from import origins_line
 from ..core.graph_breaks import summary_line
 from ..core.pipelined import LAUNCH_BOUND_IDLE
 from ..core.results import BreakdownResult, GraphResult
@@ -27,7 +27,7 @@ def render_execution(doc: Doc, r: BreakdownResult) -> None:
     if hint:
         doc.paragraph(f"hint: {hint}")
     _settings(doc, r)
-    for line in (origins_line(r), recompiles_line(r), recomputed_line(r)):
+    for line in (origins_line(r), *recompiles.lines(r), recomputed_line(r)):
         if line:
             doc.paragraph(line)
     if r.graph_breaks:

@@ -1,5 +1,6 @@
 """What Dynamo and Inductor counted in the compile worker: the FX graph cache's hits and
-misses, and each graph break (``core/graph_breaks.py`` reads their text)."""
+misses, each graph break (``core/graph_breaks.py`` reads their text), and each recompile with
+its reasons and recompile limit hit (``core/recompiles.py``)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import contextlib
 import logging
 from typing import Any
 
-from ..core import graph_breaks
+from ..core import graph_breaks, recompiles
 from . import trace_log
 
 BREAK_ARTIFACT = "dynamo_graph_break_reason"
+RECOMPILE_ARTIFACT = "recompile_reasons"
+LIMIT_LOGGER = "torch._dynamo.convert_frame"  # where Dynamo warns of a recompile limit hit
 
 
 def fx_cache_counts() -> dict[str, int] | None:
@@ -84,4 +87,46 @@ def attach_break_recorder() -> BreakRecorder:
             log.propagate = False
         log.setLevel(logging.DEBUG)
         log.addHandler(rec)
+    return rec
+
+
+class RecompileRecorder(logging.Handler):
+    """Keeps each ``recompile_reasons`` record of the structured trace with its compile id, and
+    each recompile limit hit Dynamo warns of, with the compile that met it."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.DEBUG)
+        self.records: list[dict[str, Any]] = []
+        self.limits: list[tuple[Any, Any, dict[str, Any]]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(Exception):  # evidence only: never fails a compile
+            if record.name == LIMIT_LOGGER:
+                if str(record.msg).startswith(recompiles.LIMIT_WARNING):
+                    hit = recompiles.limit_hit(record.args if isinstance(record.args, tuple) else ())
+                    if hit is not None:
+                        self.limits.append((*_current_compile(), hit))
+                return
+            md, payload = getattr(record, "metadata", None), getattr(record, "payload", None)
+            if (isinstance(md, dict) and (md.get("artifact") or {}).get("name") == RECOMPILE_ARTIFACT
+                    and isinstance(payload, str)):
+                ids = md.get("frame_id"), md.get("frame_compile_id")
+                self.records.append(recompiles.record(*ids, payload))
+
+    def found(self) -> list[dict[str, Any]]:
+        return recompiles.merge(self.records, self.limits)
+
+
+def _current_compile() -> tuple[Any, Any]:
+    """(frame id, frame compile id) of the compile under way, (None, None) outside one."""
+    from torch._guards import CompileContext
+
+    cid = CompileContext.current_compile_id()
+    return (cid.frame_id, cid.frame_compile_id) if cid is not None else (None, None)
+
+
+def attach_recompile_recorder() -> RecompileRecorder:
+    rec = RecompileRecorder()
+    trace_log.attach(rec)
+    logging.getLogger(LIMIT_LOGGER).addHandler(rec)  # its level and propagation stay torch's
     return rec

@@ -1,0 +1,155 @@
+"""Why Dynamo compiled a function again, and when it stopped compiling it, read from torch's own
+records (pure; no torch).
+
+Each recompile is a ``recompile_reasons`` artifact of the structured trace (torch 2.5 to
+2.15), under the compile id of the new compile, with one reason for each earlier compile of
+the function: why its guards failed, ``0/0: tensor 'x' requires_grad mismatch. expected
+requires_grad=0``. Torch writes one reason as it is and several as a JSON list, one per line,
+the newest compile first (2.5 writes a list always).
+
+After ``torch._dynamo.config.recompile_limit`` compiles of one function (``cache_size_limit``
+before torch 2.6), Dynamo compiles it no more: it logs ``torch._dynamo hit
+config.recompile_limit (8)`` with the function and the last reason, and a later call that
+fails the guards of every compile runs eagerly, outside any compiled graph
+(``torch/_dynamo/convert_frame.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from . import step_totals
+from .compiled_from import code_label
+from .results import BreakdownResult, GraphResult
+
+REASON_CHARS = 200
+LIMIT_WARNING = "torch._dynamo hit config."
+_TORCH_ID = re.compile(r"^(?P<frame>\d+)/(?P<compile>\d+): ")
+_LINE = re.compile(r":\d+\)$")
+_FUNCTION = re.compile(r"^'?(?P<name>[^']+)'? \((?P<file>.+):(?P<line>\d+)\)$")
+
+
+def reasons(payload: str) -> list[str]:
+    """One artifact's payload -> its reasons, the oldest compile's first, each cut to
+    ``REASON_CHARS``."""
+    text = payload.strip()
+    found: Any = text
+    if text.startswith("["):
+        try:
+            found = json.loads(text)
+        except ValueError:
+            found = text
+    items = [str(x) for x in found] if isinstance(found, list) else [str(found)]
+    return [_cut(x) for x in reversed(items) if x.strip()]
+
+
+def record(frame_id: Any, frame_compile_id: Any, payload: str) -> dict[str, Any]:
+    """A recompile: the compile it made and why (``reasons``)."""
+    return {"frame_id": frame_id, "frame_compile_id": frame_compile_id, "reasons": reasons(payload)}
+
+
+def limit_hit(args: Sequence[Any]) -> dict[str, Any] | None:
+    """The arguments of Dynamo's ``hit config.%s (%s)`` warning (the limit's name, its value,
+    the function, the last reason, a link; 2.5 to 2.15) -> {"name", "value", "function"};
+    None when they are not that."""
+    if len(args) < 3:
+        return None
+    fn = _FUNCTION.match(str(args[2]).strip())
+    function = f"{fn['name']} ({Path(fn['file']).name}:{fn['line']})" if fn else str(args[2])
+    return {"name": str(args[0]), "value": str(args[1]), "function": function}
+
+
+def merge(records: list[dict[str, Any]], limits: list[tuple[Any, Any, dict[str, Any]]]
+          ) -> list[dict[str, Any]]:
+    """The recompiles with each limit hit (frame id, compile id, ``limit_hit``) on the compile
+    that met it; a hit whose compile has no reasons record stands alone."""
+    out = [dict(r) for r in records]
+    for frame, compile_id, hit in limits:
+        same = [r for r in out if (r["frame_id"], r["frame_compile_id"]) == (frame, compile_id)]
+        if same:
+            same[-1]["limit"] = hit
+        else:
+            out.append({"frame_id": frame, "frame_compile_id": compile_id, "reasons": [], "limit": hit})
+    return out
+
+
+def limits_one_side_only(base: list[dict[str, Any]], head: list[dict[str, Any]]
+                         ) -> tuple[list[str], list[str]]:
+    """(the functions that hit their recompile limit only in head, those only in base), as
+    ``f (m.py:3) (recompile_limit 8)``; the same function on both sides by its name and file (a
+    change above it moves its line)."""
+    def hits(side: list[dict[str, Any]]) -> dict[str, str]:
+        return {_LINE.sub(")", x["limit"]["function"]): f"{x['limit']['function']} ({x['limit']['name']} "
+                f"{x['limit']['value']})" for x in side if x.get("limit")}
+    b, h = hits(base), hits(head)
+    return [v for k, v in h.items() if k not in b], [v for k, v in b.items() if k not in h]
+
+
+def compile_name(frame: Any, compile_id: Any) -> str:
+    """The compile's name as graph ids start with it: ``0``, ``0.1``."""
+    return f"{frame}.{compile_id}" if compile_id else str(frame)
+
+
+def failed(said: list[str]) -> str:
+    """``on 0.1: tensor 'x' ...; on 0: ...``: each compile whose guard failed, as this report
+    names compiles (torch writes ``0/1: ...``), those that failed alike together."""
+    alike: dict[str, list[str]] = {}
+    for reason in said:
+        m = _TORCH_ID.match(reason)
+        name = compile_name(int(m["frame"]), int(m["compile"])) if m else ""
+        alike.setdefault(reason[m.end():] if m else reason, []).append(name)
+    return "; ".join(f"on {_and([n for n in names if n])}: {text}" if any(names) else text
+                     for text, names in alike.items())
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _cut(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 1] + "…"
+
+
+def lines(r: BreakdownResult) -> list[str]:
+    """One line per function Dynamo compiled more than once, and a warning for each that hit
+    the recompile limit."""
+    frames: dict[Any, dict[Any, list[GraphResult]]] = {}
+    for g in r.graphs:
+        if g.frame_id is not None:
+            frames.setdefault(g.frame_id, {}).setdefault(g.frame_compile_id or 0, []).append(g)
+    why = {(x.get("frame_id"), x.get("frame_compile_id") or 0): x for x in r.recompiles}
+    out = [_frame_line(r, frame, compiles, why) for frame, compiles in frames.items() if len(compiles) > 1]
+    return out + [_limit_line(x, frames.get(x.get("frame_id"), {})) for x in r.recompiles if x.get("limit")]
+
+
+def _frame_line(r: BreakdownResult, frame: Any, compiles: dict[Any, list[GraphResult]],
+                why: dict[tuple[Any, Any], dict[str, Any]]) -> str:
+    graphs = [g for gs in compiles.values() for g in gs]
+    label = next((code_label(g.compiled_from) for g in graphs if g.compiled_from), None)
+    each = []
+    for cid, gs in sorted(compiles.items()):
+        text = f"{compile_name(frame, cid)} ({', '.join(g.id for g in gs)})"
+        said = (why.get((frame, cid)) or {}).get("reasons") or []
+        if said:
+            text += f" after a guard failed {failed(said)}"
+        each.append(text)
+    row = f"the {step_totals.whole(r.script)} row"
+    adds = (f"{row} adds each as often as it was called" if step_totals.counted(r.measured())
+            else f"{row} adds them all, once each")
+    known = "" if r.recompiles else " (another size, dtype or grad mode)"
+    return (f"recompiles: {label or f'frame {frame}'} was compiled {len(compiles)} times, again each time "
+            f"one of Dynamo's guards failed{known}: {'; '.join(each)}. A call runs one of them; {adds}")
+
+
+def _limit_line(x: dict[str, Any], compiles: dict[Any, list[GraphResult]]) -> str:
+    hit = x["limit"]
+    n = f" {len(compiles)}" if compiles else ""
+    last = f" (the call that met it: a guard failed {failed(x['reasons'])})" if x.get("reasons") else ""
+    return (f"WARNING: {hit['function']} hit torch._dynamo.config.{hit['name']} ({hit['value']}): Dynamo "
+            f"compiled it no more, and a call that failed the guards of all{n} of its compiles ran eagerly, "
+            f"outside any compiled graph{last}; remove what makes it recompile, or raise the limit")

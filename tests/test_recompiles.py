@@ -1,0 +1,184 @@
+"""Why Dynamo compiled a function again, and where it hit its recompile limit
+(``core/recompiles.py``, ``runner/dynamo_counts.py``).
+
+The records are ``tests/fixtures/recompiles/recorded.json``, recorded with each torch named
+there by ``record.py`` in that folder: a function compiled four times, each time for another
+reason (a tensor that requires grad, a new size, a new dtype), under a recompile limit of 3.
+The results the lines are rendered from are synthetic, built by hand in the tests."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from inductor_bench.core import recompiles
+from inductor_bench.core.results import BreakdownResult, GraphResult
+from inductor_bench.core.shape import check
+from inductor_bench.render.breakdown import render_breakdown
+
+RECORDED = json.loads((Path(__file__).parent / "fixtures" / "recompiles" / "recorded.json").read_text())
+TORCHES = [k for k in RECORDED if not k.startswith("_")]
+
+# What each compile of record.py's f met, in torch's words (the oldest compile's reason first):
+# 0/1 was made for a tensor that requires grad, 0/2 for a new size, 0/3 (over the limit) for float64.
+# Torch 2.5 names the tensor by its source, 'L['x']'.
+REQUIRES_GRAD = "tensor 'x' requires_grad mismatch. expected requires_grad={}"
+SIZE = "tensor 'x' size mismatch at index 0. expected 4, actual 8"
+DTYPE = "tensor 'x' dtype mismatch. expected Float, actual Double"
+
+
+def truth(torch_version: str) -> dict[int, list[str]]:
+    name = "'L['x']'" if torch_version.startswith("2.5") else "'x'"
+    grad, size, dtype = (s.replace("'x'", name) for s in (REQUIRES_GRAD, SIZE, DTYPE))
+    return {1: [f"0/0: {grad.format(0)}"], 2: [f"0/0: {size}", f"0/1: {grad.format(1)}"],
+            3: [f"0/0: {dtype}", f"0/1: {dtype}", f"0/2: {dtype}"]}
+
+
+@pytest.mark.parametrize("torch_version", TORCHES)
+def test_each_recorded_recompile_is_read_with_its_reasons_oldest_compile_first(torch_version):
+    recorded = RECORDED[torch_version]["records"]
+    read = [recompiles.record(x["frame_id"], x["frame_compile_id"], x["payload"]) for x in recorded]
+    assert read == [{"frame_id": 0, "frame_compile_id": n, "reasons": truth(torch_version)[n]} for n in (1, 2, 3)]
+
+
+@pytest.mark.parametrize("torch_version", TORCHES)
+def test_the_recorded_limit_warning_lands_on_the_compile_that_met_it(torch_version):
+    (warning,) = RECORDED[torch_version]["warnings"]
+    assert warning["msg"].startswith(recompiles.LIMIT_WARNING)
+    hit = recompiles.limit_hit(warning["args"])
+    name = "cache_size_limit" if torch_version.startswith("2.5") else "recompile_limit"  # renamed in 2.6
+    assert hit == {"name": name, "value": "3", "function": "f (record.py:46)"}
+    records = [recompiles.record(x["frame_id"], x["frame_compile_id"], x["payload"])
+               for x in RECORDED[torch_version]["records"]]
+    merged = recompiles.merge(records, [(warning["frame_id"], warning["frame_compile_id"], hit)])
+    assert [x.get("limit") for x in merged] == [None, None, hit]
+
+
+def test_a_payload_is_one_reason_or_a_json_list_and_each_is_cut_to_size():
+    assert recompiles.reasons("0/0: a") == ["0/0: a"]
+    assert recompiles.reasons('[\n"0/1: b",\n"0/0: a"\n]') == ["0/0: a", "0/1: b"]
+    assert recompiles.reasons("[\n]") == []
+    assert recompiles.reasons("[not json") == ["[not json"]
+    long = recompiles.reasons("0/0: " + "x" * 500)[0]
+    assert len(long) == recompiles.REASON_CHARS and long.endswith("…")
+    assert recompiles.limit_hit(["recompile_limit"]) is None
+    assert recompiles.limit_hit(["recompile_limit", 8, "somewhere"])["function"] == "somewhere"
+
+
+def test_a_limit_hit_without_a_reasons_record_stands_alone():
+    hit = {"name": "recompile_limit", "value": "8", "function": "f (m.py:1)"}
+    assert recompiles.merge([], [(2, 8, hit)]) == [
+        {"frame_id": 2, "frame_compile_id": 8, "reasons": [], "limit": hit}]
+
+
+def _g(gid: str, frame: int, compile_id: int, calls: float | None = None) -> GraphResult:
+    return GraphResult(id=gid, role=gid.rsplit("-", 1)[1], frame_id=frame, frame_compile_id=compile_id,
+                       calls=calls, compiled_from={"name": "f", "file": "/m/record.py", "line": 46})
+
+
+def _recorded_run() -> BreakdownResult:
+    """record.py's run as a breakdown would have it: three compiles measured, the fourth over the
+    limit; a script, each graph's calls counted."""
+    rec = RECORDED["2.13.0+cpu"]
+    records = [recompiles.record(x["frame_id"], x["frame_compile_id"], x["payload"]) for x in rec["records"]]
+    (w,) = rec["warnings"]
+    found = recompiles.merge(records, [(w["frame_id"], w["frame_compile_id"], recompiles.limit_hit(w["args"]))])
+    graphs = [_g("0-inference", 0, 0, 1), _g("0.1-forward", 0, 1, 1), _g("0.2-inference", 0, 2, 1),
+              _g("1-inference", 1, 0, 1)]
+    return BreakdownResult(model="record", script=True, graphs=graphs, recompiles=found)
+
+
+def test_the_report_says_why_each_compile_was_made_in_the_reports_names():
+    first, warning = recompiles.lines(_recorded_run())
+    assert first == (
+        "recompiles: f (record.py:46) was compiled 3 times, again each time one of Dynamo's guards failed: "
+        "0 (0-inference); "
+        f"0.1 (0.1-forward) after a guard failed on 0: {REQUIRES_GRAD.format(0)}; "
+        f"0.2 (0.2-inference) after a guard failed on 0: {SIZE}; on 0.1: {REQUIRES_GRAD.format(1)}. "
+        "A call runs one of them; the script row adds each as often as it was called")
+    assert warning == (
+        "WARNING: f (record.py:46) hit torch._dynamo.config.recompile_limit (3): Dynamo compiled it no more, "
+        "and a call that failed the guards of all 3 of its compiles ran eagerly, outside any compiled graph "
+        f"(the call that met it: a guard failed on 0, 0.1 and 0.2: {DTYPE}); remove what makes it "
+        "recompile, or raise the limit")
+    text = render_breakdown(_recorded_run())
+    assert first in text and warning in text
+
+
+def test_without_records_the_compiles_are_still_named_and_a_single_compile_gets_no_line():
+    r = BreakdownResult(model="m", graphs=[_g("0-forward", 0, 0), _g("0-backward", 0, 0), _g("0.1-forward", 0, 1),
+                                           _g("0.1-backward", 0, 1), _g("1-forward", 1, 0)])
+    assert recompiles.lines(r) == [
+        "recompiles: f (record.py:46) was compiled 2 times, again each time one of Dynamo's guards failed "
+        "(another size, dtype or grad mode): 0 (0-forward, 0-backward); 0.1 (0.1-forward, 0.1-backward). "
+        "A call runs one of them; the step row adds them all, once each"]
+    assert recompiles.lines(BreakdownResult(model="m", graphs=[_g("0-forward", 0, 0), _g("1-forward", 1, 0)])) == []
+
+
+def test_the_markdown_report_keeps_the_reasons_readable():
+    text = render_breakdown(_recorded_run(), "markdown")
+    line = next(ln for ln in text.splitlines() if "recompile_limit" in ln)
+    assert "dtype mismatch. expected Float, actual Double" in line and "<" not in line
+
+
+def test_the_recompiles_are_saved_with_the_result_and_read_back():
+    r = _recorded_run()
+    saved = json.loads(r.to_json())
+    check(BreakdownResult, saved)
+    assert saved["extras"]["recompiles"] == r.recompiles
+    assert BreakdownResult.from_dict(saved).recompiles == r.recompiles
+
+
+def test_the_compile_worker_recorder_hears_this_torchs_recompiles_and_its_limit():
+    """Dynamo itself (the eager backend: no Inductor compile needed for its guards) recompiling
+    a function three times under a limit of 3, heard by the compile worker's recorder."""
+    torch = pytest.importorskip("torch")
+    from inductor_bench.runner import dynamo_counts, trace_log
+
+    def f(x):
+        return x.sin() + 1
+
+    torch._dynamo.reset()
+    rec = dynamo_counts.attach_recompile_recorder()
+    limit = "recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit") else "cache_size_limit"
+    try:
+        with torch._dynamo.config.patch(**{limit: 3}):
+            fc = torch.compile(f, backend="eager")
+            for x in (torch.randn(4), torch.randn(4, requires_grad=True), torch.randn(8),
+                      torch.randn(8, dtype=torch.float64)):
+                fc(x)
+    finally:
+        logging.getLogger(trace_log.TRACE_LOGGER).removeHandler(rec)
+        logging.getLogger(dynamo_counts.LIMIT_LOGGER).removeHandler(rec)
+        torch._dynamo.reset()
+    found = rec.found()
+    want = truth(torch.__version__)
+    assert [(x["frame_compile_id"], x["reasons"]) for x in found] == [(n, want[n]) for n in (1, 2, 3)]
+    assert found[-1]["limit"]["name"] == limit and found[-1]["limit"]["value"] == "3"
+    assert found[-1]["limit"]["function"].startswith("f (test_recompiles.py:")
+
+
+def test_diff_names_a_recompile_limit_hit_new_in_head_though_its_line_moved():
+    from inductor_bench.core.diff import diff_results
+    from inductor_bench.render.diff import render_diff
+
+    from .test_graph_breaks import MEASURED
+
+    base = BreakdownResult.from_dict(json.loads(MEASURED.read_text()))
+    head = BreakdownResult.from_dict(json.loads(MEASURED.read_text()))
+    hit = {"name": "recompile_limit", "value": "8", "function": "f (m.py:3)"}
+    moved = {"name": "recompile_limit", "value": "8", "function": "g (m.py:20)"}
+    base.recompiles = [{"frame_id": 1, "frame_compile_id": 8, "reasons": [], "limit": {**moved, "function": "g (m.py:12)"}}]
+    head.recompiles = [{"frame_id": 0, "frame_compile_id": 8, "reasons": [], "limit": hit},
+                       {"frame_id": 1, "frame_compile_id": 8, "reasons": [], "limit": moved}]
+    d = diff_results(base, head)
+    (s,) = d.sections
+    assert (s.limits_added, s.limits_removed) == (["f (m.py:3) (recompile_limit 8)"], [])
+    assert d.to_dict()["sections"][0]["limits_added"] == ["f (m.py:3) (recompile_limit 8)"]
+    assert "recompile limit hit new in head: f (m.py:3) (recompile_limit 8): its calls past it ran eagerly" in (
+        render_diff(d))
+    d = diff_results(head, base)
+    assert "recompile limit hit gone in head: f (m.py:3) (recompile_limit 8)" in render_diff(d)
