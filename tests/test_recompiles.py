@@ -49,7 +49,7 @@ def test_the_recorded_limit_warning_lands_on_the_compile_that_met_it(torch_versi
     (warning,) = RECORDED[torch_version]["warnings"]
     assert warning["msg"].startswith(recompiles.LIMIT_WARNING)
     hit = recompiles.limit_hit(warning["args"])
-    name = "cache_size_limit" if torch_version.startswith("2.5") else "recompile_limit"  # renamed in 2.6
+    name = "cache_size_limit" if torch_version.startswith(("2.5", "2.6")) else "recompile_limit"  # renamed in 2.7
     assert hit == {"name": name, "value": "3", "function": "f (record.py:46)"}
     records = [recompiles.record(x["frame_id"], x["frame_compile_id"], x["payload"])
                for x in RECORDED[torch_version]["records"]]
@@ -72,6 +72,11 @@ def test_a_limit_hit_without_a_reasons_record_stands_alone():
     hit = {"name": "recompile_limit", "value": "8", "function": "f (m.py:1)"}
     assert recompiles.merge([], [(2, 8, hit)]) == [
         {"frame_id": 2, "frame_compile_id": 8, "reasons": [], "limit": hit}]
+    r = BreakdownResult(model="m", recompiles=recompiles.merge([], [(2, 8, hit)]))
+    assert recompiles.lines(r) == [
+        "WARNING: f (m.py:1) hit torch._dynamo.config.recompile_limit (8): Dynamo compiled it no more, and a "
+        "call that failed the guards of all its compiles ran eagerly, outside any compiled graph; remove what "
+        "makes it recompile, or raise the limit"]
 
 
 def _g(gid: str, frame: int, compile_id: int, calls: float | None = None) -> GraphResult:
@@ -182,3 +187,19 @@ def test_diff_names_a_recompile_limit_hit_new_in_head_though_its_line_moved():
         render_diff(d))
     d = diff_results(head, base)
     assert "recompile limit hit gone in head: f (m.py:3) (recompile_limit 8)" in render_diff(d)
+
+
+def test_compare_names_the_columns_whose_model_hit_the_recompile_limit():
+    from inductor_bench.core.compare import CompareResult
+    from inductor_bench.render.compare import render_compare
+
+    path = Path(__file__).parent / "fixtures" / "results" / "cpu_mlp_compare" / "compare.json"
+    result = CompareResult.from_dict(json.loads(path.read_text()))
+    compiled = [m for m in result.modes if m.breakdown is not None]
+    assert "recompile_limit" not in render_compare(result)
+    hit = {"name": "recompile_limit", "value": "8", "function": "MLP.forward (mlp.py:19)"}
+    compiled[-1].breakdown.recompiles = [{"frame_id": 0, "frame_compile_id": 8, "reasons": [], "limit": hit}]
+    text = " ".join(render_compare(result).split())
+    assert (f"{compiled[-1].label}: WARNING: MLP.forward (mlp.py:19) hit torch._dynamo.config.recompile_limit (8): "
+            "Dynamo compiled it no more, and a call that failed the guards of its compile ran eagerly"
+            ) in text

@@ -8,7 +8,7 @@ requires_grad=0``. Torch writes one reason as it is and several as a JSON list, 
 the newest compile first (2.5 writes a list always).
 
 After ``torch._dynamo.config.recompile_limit`` compiles of one function (``cache_size_limit``
-before torch 2.6), Dynamo compiles it no more: it logs ``torch._dynamo hit
+before torch 2.7), Dynamo compiles it no more: it logs ``torch._dynamo hit
 config.recompile_limit (8)`` with the function and the last reason, and a later call that
 fails the guards of every compile runs eagerly, outside any compiled graph
 (``torch/_dynamo/convert_frame.py``).
@@ -124,7 +124,15 @@ def lines(r: BreakdownResult) -> list[str]:
             frames.setdefault(g.frame_id, {}).setdefault(g.frame_compile_id or 0, []).append(g)
     why = {(x.get("frame_id"), x.get("frame_compile_id") or 0): x for x in r.recompiles}
     out = [_frame_line(r, frame, compiles, why) for frame, compiles in frames.items() if len(compiles) > 1]
-    return out + [_limit_line(x, frames.get(x.get("frame_id"), {})) for x in r.recompiles if x.get("limit")]
+    return out + limit_lines(r)
+
+
+def limit_lines(r: BreakdownResult) -> list[str]:
+    """A warning for each function that hit the recompile limit."""
+    compiles: dict[Any, set[Any]] = {}
+    for g in r.graphs:
+        compiles.setdefault(g.frame_id, set()).add(g.frame_compile_id or 0)
+    return [_limit_line(x, len(compiles.get(x.get("frame_id"), ()))) for x in r.recompiles if x.get("limit")]
 
 
 def _frame_line(r: BreakdownResult, frame: Any, compiles: dict[Any, list[GraphResult]],
@@ -146,10 +154,10 @@ def _frame_line(r: BreakdownResult, frame: Any, compiles: dict[Any, list[GraphRe
             f"one of Dynamo's guards failed{known}: {'; '.join(each)}. A call runs one of them; {adds}")
 
 
-def _limit_line(x: dict[str, Any], compiles: dict[Any, list[GraphResult]]) -> str:
+def _limit_line(x: dict[str, Any], compiles: int) -> str:
     hit = x["limit"]
-    n = f" {len(compiles)}" if compiles else ""
+    of = {0: "all its compiles", 1: "its compile"}.get(compiles, f"all {compiles} of its compiles")
     last = f" (the call that met it: a guard failed {failed(x['reasons'])})" if x.get("reasons") else ""
     return (f"WARNING: {hit['function']} hit torch._dynamo.config.{hit['name']} ({hit['value']}): Dynamo "
-            f"compiled it no more, and a call that failed the guards of all{n} of its compiles ran eagerly, "
+            f"compiled it no more, and a call that failed the guards of {of} ran eagerly, "
             f"outside any compiled graph{last}; remove what makes it recompile, or raise the limit")
