@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from pathlib import Path
 
 import pytest
@@ -203,3 +204,47 @@ def test_compare_names_the_columns_whose_model_hit_the_recompile_limit():
     assert (f"{compiled[-1].label}: WARNING: MLP.forward (mlp.py:19) hit torch._dynamo.config.recompile_limit (8): "
             "Dynamo compiled it no more, and a call that failed the guards of its compile ran eagerly"
             ) in text
+
+
+LIMITED_SCRIPT = '''
+import torch
+
+for limit in ("recompile_limit", "cache_size_limit"):  # the first from torch 2.7
+    if hasattr(torch._dynamo.config, limit):
+        setattr(torch._dynamo.config, limit, 2)
+
+
+def f(x):
+    return x.sin() + 1
+
+
+fc = torch.compile(f)
+for _ in range(2):
+    fc(torch.randn(4))
+    fc(torch.randn(4, requires_grad=True))
+    fc(torch.randn(4, dtype=torch.float64))  # over the limit of 2: eager
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+def test_a_script_past_its_recompile_limit_is_warned_of_end_to_end(tmp_path):
+    """A real script whose function is compiled twice (the second time for a tensor that
+    requires grad) and then called in float64 past a limit of 2: the report names both compiles
+    and why the second was made, and warns that the float64 calls ran eagerly."""
+    from .test_dynamic_shapes import breakdown
+
+    script = tmp_path / "limited.py"
+    script.write_text(LIMITED_SCRIPT)
+    p = breakdown(script, tmp_path, "run")
+    assert p.returncode == 0, p.stderr
+    report = " ".join((tmp_path / "run" / "report.txt").read_text().split())
+    assert re.search(r"recompiles: f \(limited\.py:\d+\) was compiled 2 times, again each time one of Dynamo's "
+                     r"guards failed: 0 \(0-inference\); 0\.1 \(0\.1-forward\) after a guard failed on 0: tensor "
+                     r"'.+?' requires_grad mismatch\. expected requires_grad=0\. A call runs one of them", report)
+    assert re.search(r"WARNING: f \(limited\.py:\d+\) hit torch\._dynamo\.config\.(recompile|cache_size)_limit "
+                     r"\(2\): Dynamo compiled it no more, and a call that failed the guards of all 2 of its "
+                     r"compiles ran eagerly, outside any compiled graph \(the call that met it: a guard failed on "
+                     r"0 and 0\.1: tensor '.+?' dtype mismatch\. expected Float, actual Double\)", report)
+    (hit,) = [x for x in json.loads((tmp_path / "run.json").read_text())["extras"]["recompiles"] if "limit" in x]
+    assert (hit["frame_id"], hit["frame_compile_id"], hit["limit"]["value"]) == (0, 2, "2")
