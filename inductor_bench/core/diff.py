@@ -22,12 +22,12 @@ from .categories import order as category_order
 from .comparable import comparability, sizes_differ, unmeasured_modes
 from .compare import CompareResult, ModeResult
 from .compiled_from import graph_codes
+from .compiles import limits_one_side_only
 from .devices import backend
 from .diff_records import ADDED, FASTER, REMOVED, SLOWER, CategoryDiff, Diff, KernelDiff, SectionDiff
 from .errors import UsageError
 from .graph_breaks import one_side_only
 from .match import KernelRef, match_kernels
-from .recompiles import limits_one_side_only
 from .results import BreakdownResult, GraphResult
 from .roofline import roofline_moves
 from .stats import Change, Summary, compare_samples, judge
@@ -136,7 +136,7 @@ def breakdown_section(
     if any(again) and recomputes_known(base) and recomputes_known(head):
         section.recomputed_ms = (recomputed_step_ms(base, again[0]), recomputed_step_ms(head, again[1]))
     section.breaks_added, section.breaks_removed = one_side_only(base.graph_breaks, head.graph_breaks)
-    section.limits_added, section.limits_removed = limits_one_side_only(base.recompiles, head.recompiles)
+    section.limits_added, section.limits_removed = limits_one_side_only(base.compiles, head.compiles)
     return _withhold_verdicts(section) if gaps else section
 
 

@@ -88,7 +88,7 @@ class SectionDiff:
     # graph breaks (core/graph_breaks.py) met on one side only: a new one is a classic slowdown
     breaks_added: list[dict[str, Any]] = field(default_factory=list)
     breaks_removed: list[dict[str, Any]] = field(default_factory=list)
-    # functions that hit Dynamo's recompile limit on one side only (core/recompiles.py)
+    # functions that hit Dynamo's recompile limit on one side only (core/compiles.py)
     limits_added: list[str] = field(default_factory=list)
     limits_removed: list[str] = field(default_factory=list)
     # (graph, base calls, head calls) of graphs the model called a different number of times

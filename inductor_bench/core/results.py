@@ -236,7 +236,7 @@ _GRAPH_OPTIONAL: dict[str, Any] = {
 # What a run adds beside its graphs; saved under "extras" in that order, each only when set.
 EXTRAS = ("compile_s", "step_samples_ms", "step_turns", "peak_memory", "elapsed_s", "autotune",
           "torch_settings", "subgraphs_left_out", "compile_cache", "roofline", "graph_breaks", "outside",
-          "recompiles")
+          "compiles")
 
 
 @dataclass
@@ -278,8 +278,8 @@ class BreakdownResult:
     roofline: Roofline | None = None
     # Where Dynamo broke the graph (core/graph_breaks.py): each {file, line, reason, skipped, count}.
     graph_breaks: list[dict[str, Any]] = field(default_factory=list)
-    # Why Dynamo compiled a function again, and where it hit its recompile limit (core/recompiles.py).
-    recompiles: list[dict[str, Any]] = field(default_factory=list)
+    # Dynamo's compiles: why each was made, where one hit the recompile limit (core/compiles.py).
+    compiles: list[dict[str, Any]] = field(default_factory=list)
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 

@@ -4,7 +4,7 @@ share of kernel time per category. Returns strings."""
 
 from __future__ import annotations
 
-from ..core import recompiles
+from ..core import compiles
 from ..core.categories import label
 from ..core.categories import order as category_order
 from ..core.compare import (
@@ -279,7 +279,7 @@ def _break_notes(result: CompareResult) -> list[str]:
     for m in result.modes:
         if m.breakdown is not None and m.breakdown.graph_breaks:
             seen.setdefault(summary_line(m.breakdown.graph_breaks), []).append(m.label)
-        for line in recompiles.limit_lines(m.breakdown) if m.breakdown is not None else []:
+        for line in compiles.limit_lines(m.breakdown) if m.breakdown is not None else []:
             seen.setdefault(line, []).append(m.label)
     return [f"{', '.join(cols)}: {line}" for line, cols in seen.items()]
 

@@ -3,7 +3,7 @@ accelerator (busy and launch-bound), and the time spent outside the graphs."""
 
 from __future__ import annotations
 
-from ..core import call_sizes, recompiles, static_twin, step_totals, views
+from ..core import call_sizes, compiles, static_twin, step_totals, views
 from ..core.compiled_from import origins_line
 from ..core.graph_breaks import summary_line
 from ..core.pipelined import LAUNCH_BOUND_IDLE
@@ -27,7 +27,7 @@ def render_execution(doc: Doc, r: BreakdownResult) -> None:
     if hint:
         doc.paragraph(f"hint: {hint}")
     _settings(doc, r)
-    for line in (origins_line(r), *recompiles.lines(r), recomputed_line(r)):
+    for line in (origins_line(r), *compiles.lines(r), recomputed_line(r)):
         if line:
             doc.paragraph(line)
     if r.graph_breaks:

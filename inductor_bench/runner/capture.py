@@ -42,7 +42,7 @@ from . import device as dev
 from .cudagraph_state import attach as attach_cudagraph_state
 from .dynamo_counts import (
     attach_break_recorder,
-    attach_recompile_recorder,
+    attach_compile_recorder,
     dynamo_graph_count,
     fx_cache_counts,
 )
@@ -330,7 +330,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     opts = WorkloadOptions(**request["options"])
     log = Path(request["modules_log"])
     recorder = _attach_recorder(log)
-    breaks, again = attach_break_recorder(), attach_recompile_recorder()
+    breaks, again = attach_break_recorder(), attach_compile_recorder()
     sources.attach(Path(request.get("sources_log") or log.parent / SOURCES_LOG))
     call_inputs.attach(log.parent / CALL_INPUTS_DIR)
     cudagraph_log.attach(log, recorder.modules)
@@ -344,7 +344,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
 
     def partial() -> dict[str, Any]:  # what an error keeps of the run so far
         return {**out, **_settings(before), "modules": recorder.modules, "graph_breaks": breaks.found(),
-                "recompiles": again.found(), "graph_sizes": call_inputs.size_counts(),
+                "compiles": again.found(), "graph_sizes": call_inputs.size_counts(),
                 **({"graph_calls": call_inputs.call_counts()} if kind == SCRIPT_KIND else {})}
 
     try:
@@ -364,7 +364,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     out.update(_settings(before, out.pop("model_settings", None)))
     out["fx_cache"] = fx_cache_counts()
     out["dynamo_graphs"] = dynamo_graph_count()
-    out["graph_breaks"], out["recompiles"] = breaks.found(), again.found()
+    out["graph_breaks"], out["compiles"] = breaks.found(), again.found()
     out["modules"] = recorder.modules
     return out
 

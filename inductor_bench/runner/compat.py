@@ -47,8 +47,8 @@ DIFFERENCES = (
                "test_torch_2_6s_artifacts_give_the_place_and_dynamos_exception_as_the_reason"),
     Difference("2.7", "Dynamo's limit on compiles of one function is `recompile_limit` (`cache_size_limit` "
                "before, its alias since); the warning of a hit names the one the torch has, and the report "
-               "takes the name from it", "core/recompiles.py", '"name": str(args[0])',
-               "tests/test_recompiles.py::test_the_recorded_limit_warning_lands_on_the_compile_that_met_it"),
+               "takes the name from it", "core/compiles.py", '"name": str(args[0])',
+               "tests/test_compiles.py::test_the_recorded_limit_warning_lands_on_the_compile_that_met_it"),
     Difference("2.8", "max-autotune compiles some autotuning choices as subgraphs that emit their own "
                "module records, named `benchmark_<choice>` (from 2.10 through "
                "`_compile_for_benchmarking`); none before", "core/subgraphs.py", "GRAPH_NAME_PREFIX = ",

@@ -1,6 +1,6 @@
 """What Dynamo and Inductor counted in the compile worker: the FX graph cache's hits and
-misses, each graph break (``core/graph_breaks.py`` reads their text), and each recompile with
-its reasons and recompile limit hit (``core/recompiles.py``)."""
+misses, each graph break (``core/graph_breaks.py`` reads their text), and each compile: its
+times, a recompile's reasons, a recompile limit hit (``core/compiles.py``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import contextlib
 import logging
 from typing import Any
 
-from ..core import graph_breaks, recompiles
+from ..core import compiles, graph_breaks
 from . import trace_log
 
 BREAK_ARTIFACT = "dynamo_graph_break_reason"
@@ -90,31 +90,36 @@ def attach_break_recorder() -> BreakRecorder:
     return rec
 
 
-class RecompileRecorder(logging.Handler):
-    """Keeps each ``recompile_reasons`` record of the structured trace with its compile id, and
-    each recompile limit hit Dynamo warns of, with the compile that met it."""
+class CompileRecorder(logging.Handler):
+    """Keeps each ``recompile_reasons`` record of the structured trace and each record of a
+    compile's times, with its compile id, and each recompile limit hit Dynamo warns of, with the
+    compile that met it."""
 
     def __init__(self) -> None:
         super().__init__(level=logging.DEBUG)
         self.records: list[dict[str, Any]] = []
         self.limits: list[tuple[Any, Any, dict[str, Any]]] = []
+        self.timed: list[tuple[Any, Any, dict[str, float]]] = []
 
     def emit(self, record: logging.LogRecord) -> None:
         with contextlib.suppress(Exception):  # evidence only: never fails a compile
             if record.name == LIMIT_LOGGER:
-                if str(record.msg).startswith(recompiles.LIMIT_WARNING):
-                    hit = recompiles.limit_hit(record.args if isinstance(record.args, tuple) else ())
+                if str(record.msg).startswith(compiles.LIMIT_WARNING):
+                    hit = compiles.limit_hit(record.args if isinstance(record.args, tuple) else ())
                     if hit is not None:
                         self.limits.append((*_current_compile(), hit))
                 return
             md, payload = getattr(record, "metadata", None), getattr(record, "payload", None)
-            if (isinstance(md, dict) and (md.get("artifact") or {}).get("name") == RECOMPILE_ARTIFACT
-                    and isinstance(payload, str)):
-                ids = md.get("frame_id"), md.get("frame_compile_id")
-                self.records.append(recompiles.record(*ids, payload))
+            if not isinstance(md, dict):
+                return
+            ids = md.get("frame_id"), md.get("frame_compile_id")
+            if (md.get("artifact") or {}).get("name") == RECOMPILE_ARTIFACT and isinstance(payload, str):
+                self.records.append(compiles.record(*ids, payload))
+            for name in compiles.METRICS.keys() & md.keys():
+                self.timed.append((*ids, compiles.seconds(name, md[name])))
 
     def found(self) -> list[dict[str, Any]]:
-        return recompiles.merge(self.records, self.limits)
+        return compiles.merge(self.records, self.limits, self.timed)
 
 
 def _current_compile() -> tuple[Any, Any]:
@@ -125,8 +130,8 @@ def _current_compile() -> tuple[Any, Any]:
     return (cid.frame_id, cid.frame_compile_id) if cid is not None else (None, None)
 
 
-def attach_recompile_recorder() -> RecompileRecorder:
-    rec = RecompileRecorder()
+def attach_compile_recorder() -> CompileRecorder:
+    rec = CompileRecorder()
     trace_log.attach(rec)
     logging.getLogger(LIMIT_LOGGER).addHandler(rec)  # its level and propagation stay torch's
     return rec

@@ -56,7 +56,7 @@ class CompileOutcome:
     graph_calls: dict[str, float] | None = None
     graph_sizes: dict[str, list[dict[str, Any]]] | None = None  # module name -> GraphResult.call_sizes
     graph_breaks: list[dict[str, Any]] = field(default_factory=list)  # core/graph_breaks.py
-    recompiles: list[dict[str, Any]] = field(default_factory=list)  # core/recompiles.py
+    compiles: list[dict[str, Any]] = field(default_factory=list)  # core/compiles.py
     cache_dir: str = ""
     cache_shared: bool = False
     error: errors.BenchError | None = None
@@ -71,7 +71,7 @@ class CompileOutcome:
 _REPORTED = (
     "device", "device_name", "versions", "script", "compile_s", "step_samples_ms",
     "peak_memory_bytes", "peak_memory_kind", "torch_settings", "step_load", "step_turns",
-    "step_profile", "fx_cache", "dynamo_graphs", "graph_breaks", "recompiles", "graph_calls", "graph_sizes"
+    "step_profile", "fx_cache", "dynamo_graphs", "graph_breaks", "compiles", "graph_calls", "graph_sizes"
 )
 
 
@@ -183,7 +183,7 @@ def _take_outcome(result: BreakdownResult, opts: WorkloadOptions, comp: CompileO
     result.device = comp.device or result.device
     result.device_name, result.versions, result.script = comp.device_name, comp.versions, comp.script
     result.compile_s = comp.compile_s
-    result.graph_breaks, result.recompiles = list(comp.graph_breaks or []), list(comp.recompiles or [])
+    result.graph_breaks, result.compiles = list(comp.graph_breaks or []), list(comp.compiles or [])
     result.step_samples_ms = list(comp.step_samples_ms)
     if comp.step_profile:
         result.outside = outside_of(comp.step_profile)

@@ -1,7 +1,7 @@
 """Why Dynamo compiled a function again, and where it hit its recompile limit
-(``core/recompiles.py``, ``runner/dynamo_counts.py``).
+(``core/compiles.py``, ``runner/dynamo_counts.py``).
 
-The records are ``tests/fixtures/recompiles/recorded.json``, recorded with each torch named
+The records are ``tests/fixtures/compiles/recorded.json``, recorded with each torch named
 there by ``record.py`` in that folder: a function compiled four times, each time for another
 reason (a tensor that requires grad, a new size, a new dtype), under a recompile limit of 3.
 The results the lines are rendered from are synthetic, built by hand in the tests."""
@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.core import recompiles
+from inductor_bench.core import compiles
 from inductor_bench.core.results import BreakdownResult, GraphResult
 from inductor_bench.core.shape import check
 from inductor_bench.render.breakdown import render_breakdown
 
-RECORDED = json.loads((Path(__file__).parent / "fixtures" / "recompiles" / "recorded.json").read_text())
+RECORDED = json.loads((Path(__file__).parent / "fixtures" / "compiles" / "recorded.json").read_text())
 TORCHES = [k for k in RECORDED if not k.startswith("_")]
 
 # What each compile of record.py's f met, in torch's words (the oldest compile's reason first):
@@ -41,72 +41,92 @@ def truth(torch_version: str) -> dict[int, list[str]]:
 @pytest.mark.parametrize("torch_version", TORCHES)
 def test_each_recorded_recompile_is_read_with_its_reasons_oldest_compile_first(torch_version):
     recorded = RECORDED[torch_version]["records"]
-    read = [recompiles.record(x["frame_id"], x["frame_compile_id"], x["payload"]) for x in recorded]
+    read = [compiles.record(x["frame_id"], x["frame_compile_id"], x["payload"]) for x in recorded]
     assert read == [{"frame_id": 0, "frame_compile_id": n, "reasons": truth(torch_version)[n]} for n in (1, 2, 3)]
 
 
 @pytest.mark.parametrize("torch_version", TORCHES)
 def test_the_recorded_limit_warning_lands_on_the_compile_that_met_it(torch_version):
     (warning,) = RECORDED[torch_version]["warnings"]
-    assert warning["msg"].startswith(recompiles.LIMIT_WARNING)
-    hit = recompiles.limit_hit(warning["args"])
+    assert warning["msg"].startswith(compiles.LIMIT_WARNING)
+    hit = compiles.limit_hit(warning["args"])
     name = "cache_size_limit" if torch_version.startswith(("2.5", "2.6")) else "recompile_limit"  # renamed in 2.7
-    assert hit == {"name": name, "value": "3", "function": "f (record.py:46)"}
-    records = [recompiles.record(x["frame_id"], x["frame_compile_id"], x["payload"])
+    assert hit == {"name": name, "value": "3", "function": "f (record.py:55)"}
+    records = [compiles.record(x["frame_id"], x["frame_compile_id"], x["payload"])
                for x in RECORDED[torch_version]["records"]]
-    merged = recompiles.merge(records, [(warning["frame_id"], warning["frame_compile_id"], hit)])
+    merged = compiles.merge(records, [(warning["frame_id"], warning["frame_compile_id"], hit)])
     assert [x.get("limit") for x in merged] == [None, None, hit]
 
 
 def test_a_payload_is_one_reason_or_a_json_list_and_each_is_cut_to_size():
-    assert recompiles.reasons("0/0: a") == ["0/0: a"]
-    assert recompiles.reasons('[\n"0/1: b",\n"0/0: a"\n]') == ["0/0: a", "0/1: b"]
-    assert recompiles.reasons("[\n]") == []
-    assert recompiles.reasons("[not json") == ["[not json"]
-    long = recompiles.reasons("0/0: " + "x" * 500)[0]
-    assert len(long) == recompiles.REASON_CHARS and long.endswith("…")
-    assert recompiles.limit_hit(["recompile_limit"]) is None
-    assert recompiles.limit_hit(["recompile_limit", 8, "somewhere"])["function"] == "somewhere"
+    assert compiles.reasons("0/0: a") == ["0/0: a"]
+    assert compiles.reasons('[\n"0/1: b",\n"0/0: a"\n]') == ["0/0: a", "0/1: b"]
+    assert compiles.reasons("[\n]") == []
+    assert compiles.reasons("[not json") == ["[not json"]
+    long = compiles.reasons("0/0: " + "x" * 500)[0]
+    assert len(long) == compiles.REASON_CHARS and long.endswith("…")
+    assert compiles.limit_hit(["recompile_limit"]) is None
+    assert compiles.limit_hit(["recompile_limit", 8, "somewhere"])["function"] == "somewhere"
 
 
 def test_a_limit_hit_without_a_reasons_record_stands_alone():
     hit = {"name": "recompile_limit", "value": "8", "function": "f (m.py:1)"}
-    assert recompiles.merge([], [(2, 8, hit)]) == [
-        {"frame_id": 2, "frame_compile_id": 8, "reasons": [], "limit": hit}]
-    r = BreakdownResult(model="m", recompiles=recompiles.merge([], [(2, 8, hit)]))
-    assert recompiles.lines(r) == [
+    assert compiles.merge([], [(2, 8, hit)]) == [{"frame_id": 2, "frame_compile_id": 8, "limit": hit}]
+    r = BreakdownResult(model="m", compiles=compiles.merge([], [(2, 8, hit)]))
+    assert compiles.lines(r) == [
         "WARNING: f (m.py:1) hit torch._dynamo.config.recompile_limit (8): Dynamo compiled it no more, and a "
         "call that failed the guards of all its compiles ran eagerly, outside any compiled graph; remove what "
         "makes it recompile, or raise the limit"]
 
 
+@pytest.mark.parametrize("torch_version", TORCHES)
+def test_each_compiles_recorded_times_are_kept_under_its_ids(torch_version):
+    rec = RECORDED[torch_version]
+    timed = [(m["frame_id"], m["frame_compile_id"], compiles.seconds(m["name"], m["metrics"])) for m in rec["metrics"]]
+    merged = compiles.merge([], [], timed)
+    fwd = {m["frame_compile_id"]: m["metrics"] for m in rec["metrics"] if m["name"] == "compilation_metrics"}
+    bwd = {m["frame_compile_id"]: m["metrics"] for m in rec["metrics"] if m["name"] == "bwd_compilation_metrics"}
+    assert sorted(bwd) == [1]  # the only compile whose graph ran a backward
+    want = []
+    for n in sorted(fwd):
+        secs = {"frame": fwd[n]["entire_frame_compile_time_s"]}
+        if fwd[n].get("inductor_compile_time_s") is not None:
+            secs["inductor"] = fwd[n]["inductor_compile_time_s"]
+        if n in bwd:
+            secs["backward"] = bwd[n]["inductor_compile_time_s"]
+        want.append({"frame_id": 0, "frame_compile_id": n, "seconds": secs})
+    assert merged == want
+    assert compiles.seconds("compilation_metrics_runtime", fwd[0]) == {} and compiles.seconds("x", None) == {}
+
+
 def _g(gid: str, frame: int, compile_id: int, calls: float | None = None) -> GraphResult:
     return GraphResult(id=gid, role=gid.rsplit("-", 1)[1], frame_id=frame, frame_compile_id=compile_id,
-                       calls=calls, compiled_from={"name": "f", "file": "/m/record.py", "line": 46})
+                       calls=calls, compiled_from={"name": "f", "file": "/m/record.py", "line": 55})
 
 
 def _recorded_run() -> BreakdownResult:
     """record.py's run as a breakdown would have it: three compiles measured, the fourth over the
     limit; a script, each graph's calls counted."""
     rec = RECORDED["2.13.0+cpu"]
-    records = [recompiles.record(x["frame_id"], x["frame_compile_id"], x["payload"]) for x in rec["records"]]
+    records = [compiles.record(x["frame_id"], x["frame_compile_id"], x["payload"]) for x in rec["records"]]
     (w,) = rec["warnings"]
-    found = recompiles.merge(records, [(w["frame_id"], w["frame_compile_id"], recompiles.limit_hit(w["args"]))])
-    graphs = [_g("0-inference", 0, 0, 1), _g("0.1-forward", 0, 1, 1), _g("0.2-inference", 0, 2, 1),
-              _g("1-inference", 1, 0, 1)]
-    return BreakdownResult(model="record", script=True, graphs=graphs, recompiles=found)
+    timed = [(m["frame_id"], m["frame_compile_id"], compiles.seconds(m["name"], m["metrics"])) for m in rec["metrics"]]
+    found = compiles.merge(records, [(w["frame_id"], w["frame_compile_id"], compiles.limit_hit(w["args"]))], timed)
+    graphs = [_g("0-inference", 0, 0, 1), _g("0.1-forward", 0, 1, 1), _g("0.1-backward", 0, 1, 1),
+              _g("0.2-inference", 0, 2, 1), _g("1-inference", 1, 0, 1)]
+    return BreakdownResult(model="record", script=True, graphs=graphs, compiles=found)
 
 
 def test_the_report_says_why_each_compile_was_made_in_the_reports_names():
-    first, warning = recompiles.lines(_recorded_run())
+    first, warning = compiles.lines(_recorded_run())
     assert first == (
-        "recompiles: f (record.py:46) was compiled 3 times, again each time one of Dynamo's guards failed: "
+        "recompiles: f (record.py:55) was compiled 3 times, again each time one of Dynamo's guards failed: "
         "0 (0-inference); "
-        f"0.1 (0.1-forward) after a guard failed on 0: {REQUIRES_GRAD.format(0)}; "
+        f"0.1 (0.1-forward, 0.1-backward) after a guard failed on 0: {REQUIRES_GRAD.format(0)}; "
         f"0.2 (0.2-inference) after a guard failed on 0: {SIZE}; on 0.1: {REQUIRES_GRAD.format(1)}. "
         "A call runs one of them; the script row adds each as often as it was called")
     assert warning == (
-        "WARNING: f (record.py:46) hit torch._dynamo.config.recompile_limit (3): Dynamo compiled it no more, "
+        "WARNING: f (record.py:55) hit torch._dynamo.config.recompile_limit (3): Dynamo compiled it no more, "
         "and a call that failed the guards of all 3 of its compiles ran eagerly, outside any compiled graph "
         f"(the call that met it: a guard failed on 0, 0.1 and 0.2: {DTYPE}); remove what makes it "
         "recompile, or raise the limit")
@@ -114,14 +134,34 @@ def test_the_report_says_why_each_compile_was_made_in_the_reports_names():
     assert first in text and warning in text
 
 
+def test_the_report_gives_each_graphs_compile_time_as_torch_recorded_it():
+    m = {(x["frame_compile_id"], x["name"]): x["metrics"] for x in RECORDED["2.13.0+cpu"]["metrics"]}
+    f0, f1, b1, f2, f3 = (m[k] for k in ((0, "compilation_metrics"), (1, "compilation_metrics"),
+                                          (1, "bwd_compilation_metrics"), (2, "compilation_metrics"),
+                                          (3, "compilation_metrics")))
+    frame = "entire_frame_compile_time_s"
+    total = f0[frame] + f1[frame] + b1["inductor_compile_time_s"] + f2[frame] + f3[frame]
+    line = compiles.time_line(_recorded_run())
+    assert line == (
+        "compile times (torch's record of each compile: a forward's is its whole frame's, Dynamo, AOTAutograd "
+        "and Inductor; a backward's is Inductor's): "
+        f"0-inference {f0[frame]:.2f} s (Inductor {f0['inductor_compile_time_s']:.2f} s); "
+        f"0.1-forward {f1[frame]:.2f} s (Inductor {f1['inductor_compile_time_s']:.2f} s), "
+        f"0.1-backward {b1['inductor_compile_time_s']:.2f} s; "
+        f"0.2-inference {f2[frame]:.2f} s (Inductor {f2['inductor_compile_time_s']:.2f} s); "
+        f"{total:.2f} s in all (4 compiles)")  # 0.3, over the limit, made no graph
+    assert compiles.time_line(BreakdownResult(model="m")) is None
+    assert line in " ".join(render_breakdown(_recorded_run()).split())
+
+
 def test_without_records_the_compiles_are_still_named_and_a_single_compile_gets_no_line():
     r = BreakdownResult(model="m", graphs=[_g("0-forward", 0, 0), _g("0-backward", 0, 0), _g("0.1-forward", 0, 1),
                                            _g("0.1-backward", 0, 1), _g("1-forward", 1, 0)])
-    assert recompiles.lines(r) == [
-        "recompiles: f (record.py:46) was compiled 2 times, again each time one of Dynamo's guards failed "
+    assert compiles.lines(r) == [
+        "recompiles: f (record.py:55) was compiled 2 times, again each time one of Dynamo's guards failed "
         "(another size, dtype or grad mode): 0 (0-forward, 0-backward); 0.1 (0.1-forward, 0.1-backward). "
         "A call runs one of them; the step row adds them all, once each"]
-    assert recompiles.lines(BreakdownResult(model="m", graphs=[_g("0-forward", 0, 0), _g("1-forward", 1, 0)])) == []
+    assert compiles.lines(BreakdownResult(model="m", graphs=[_g("0-forward", 0, 0), _g("1-forward", 1, 0)])) == []
 
 
 def test_the_markdown_report_keeps_the_reasons_readable():
@@ -134,13 +174,14 @@ def test_the_recompiles_are_saved_with_the_result_and_read_back():
     r = _recorded_run()
     saved = json.loads(r.to_json())
     check(BreakdownResult, saved)
-    assert saved["extras"]["recompiles"] == r.recompiles
-    assert BreakdownResult.from_dict(saved).recompiles == r.recompiles
+    assert saved["extras"]["compiles"] == r.compiles
+    assert BreakdownResult.from_dict(saved).compiles == r.compiles
 
 
 def test_the_compile_worker_recorder_hears_this_torchs_recompiles_and_its_limit():
     """Dynamo itself (the eager backend: no Inductor compile needed for its guards) recompiling
-    a function three times under a limit of 3, heard by the compile worker's recorder."""
+    a function three times under a limit of 3, heard by the compile worker's recorder, with the
+    time of each compile."""
     torch = pytest.importorskip("torch")
     from inductor_bench.runner import dynamo_counts, trace_log
 
@@ -148,7 +189,7 @@ def test_the_compile_worker_recorder_hears_this_torchs_recompiles_and_its_limit(
         return x.sin() + 1
 
     torch._dynamo.reset()
-    rec = dynamo_counts.attach_recompile_recorder()
+    rec = dynamo_counts.attach_compile_recorder()
     limit = "recompile_limit" if hasattr(torch._dynamo.config, "recompile_limit") else "cache_size_limit"
     try:
         with torch._dynamo.config.patch(**{limit: 3}):
@@ -162,9 +203,11 @@ def test_the_compile_worker_recorder_hears_this_torchs_recompiles_and_its_limit(
         torch._dynamo.reset()
     found = rec.found()
     want = truth(torch.__version__)
-    assert [(x["frame_compile_id"], x["reasons"]) for x in found] == [(n, want[n]) for n in (1, 2, 3)]
+    assert [(x["frame_compile_id"], x.get("reasons")) for x in found] == [(0, None)] + [(n, want[n]) for n in (1, 2, 3)]
+    # each compile that made a graph timed (the eager backend: no Inductor, no backward compile)
+    assert all(x["seconds"]["frame"] > 0 and set(x["seconds"]) == {"frame"} for x in found[:3])
     assert found[-1]["limit"]["name"] == limit and found[-1]["limit"]["value"] == "3"
-    assert found[-1]["limit"]["function"].startswith("f (test_recompiles.py:")
+    assert found[-1]["limit"]["function"].startswith("f (test_compiles.py:")
 
 
 def test_diff_names_a_recompile_limit_hit_new_in_head_though_its_line_moved():
@@ -177,8 +220,8 @@ def test_diff_names_a_recompile_limit_hit_new_in_head_though_its_line_moved():
     head = BreakdownResult.from_dict(json.loads(MEASURED.read_text()))
     hit = {"name": "recompile_limit", "value": "8", "function": "f (m.py:3)"}
     moved = {"name": "recompile_limit", "value": "8", "function": "g (m.py:20)"}
-    base.recompiles = [{"frame_id": 1, "frame_compile_id": 8, "reasons": [], "limit": {**moved, "function": "g (m.py:12)"}}]
-    head.recompiles = [{"frame_id": 0, "frame_compile_id": 8, "reasons": [], "limit": hit},
+    base.compiles = [{"frame_id": 1, "frame_compile_id": 8, "reasons": [], "limit": {**moved, "function": "g (m.py:12)"}}]
+    head.compiles = [{"frame_id": 0, "frame_compile_id": 8, "reasons": [], "limit": hit},
                        {"frame_id": 1, "frame_compile_id": 8, "reasons": [], "limit": moved}]
     d = diff_results(base, head)
     (s,) = d.sections
@@ -199,7 +242,7 @@ def test_compare_names_the_columns_whose_model_hit_the_recompile_limit():
     compiled = [m for m in result.modes if m.breakdown is not None]
     assert "recompile_limit" not in render_compare(result)
     hit = {"name": "recompile_limit", "value": "8", "function": "MLP.forward (mlp.py:19)"}
-    compiled[-1].breakdown.recompiles = [{"frame_id": 0, "frame_compile_id": 8, "reasons": [], "limit": hit}]
+    compiled[-1].breakdown.compiles = [{"frame_id": 0, "frame_compile_id": 8, "reasons": [], "limit": hit}]
     text = " ".join(render_compare(result).split())
     assert (f"{compiled[-1].label}: WARNING: MLP.forward (mlp.py:19) hit torch._dynamo.config.recompile_limit (8): "
             "Dynamo compiled it no more, and a call that failed the guards of its compile ran eagerly"
@@ -246,5 +289,5 @@ def test_a_script_past_its_recompile_limit_is_warned_of_end_to_end(tmp_path):
                      r"\(2\): Dynamo compiled it no more, and a call that failed the guards of all 2 of its "
                      r"compiles ran eagerly, outside any compiled graph \(the call that met it: a guard failed on "
                      r"0 and 0\.1: tensor '.+?' dtype mismatch\. expected Float, actual Double\)", report)
-    (hit,) = [x for x in json.loads((tmp_path / "run.json").read_text())["extras"]["recompiles"] if "limit" in x]
+    (hit,) = [x for x in json.loads((tmp_path / "run.json").read_text())["extras"]["compiles"] if "limit" in x]
     assert (hit["frame_id"], hit["frame_compile_id"], hit["limit"]["value"]) == (0, 2, "2")
