@@ -139,7 +139,7 @@ def test_mlp_train(mlp_train):
     assert "calls per step" not in render_breakdown(result)
     # torch's record of its one compile fits inside the first call, which the tool timed on its own
     # (the forward's frame and the backward's Inductor compile; Inductor's part of the forward's)
-    ((compiled,),) = [[x for x in result.compiles if x.get("seconds")]]
+    (compiled,) = [x for x in result.compiles if x.get("seconds")]
     secs = compiled["seconds"]
     assert (compiled["frame_id"], compiled["frame_compile_id"]) == (0, 0)
     assert 0 < secs["frame"] + secs.get("backward", 0.0) <= result.compile_s
