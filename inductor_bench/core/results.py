@@ -278,7 +278,7 @@ class BreakdownResult:
     roofline: Roofline | None = None
     # Where Dynamo broke the graph (core/graph_breaks.py): each {file, line, reason, skipped, count}.
     graph_breaks: list[dict[str, Any]] = field(default_factory=list)
-    # Dynamo's compiles: why each was made, where one hit the recompile limit (core/compiles.py).
+    # Dynamo's compiles: why each was made, its times, a recompile limit hit (core/compiles.py).
     compiles: list[dict[str, Any]] = field(default_factory=list)
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION

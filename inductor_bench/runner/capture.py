@@ -330,7 +330,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     opts = WorkloadOptions(**request["options"])
     log = Path(request["modules_log"])
     recorder = _attach_recorder(log)
-    breaks, again = attach_break_recorder(), attach_compile_recorder()
+    breaks, compile_log = attach_break_recorder(), attach_compile_recorder()
     sources.attach(Path(request.get("sources_log") or log.parent / SOURCES_LOG))
     call_inputs.attach(log.parent / CALL_INPUTS_DIR)
     cudagraph_log.attach(log, recorder.modules)
@@ -344,7 +344,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
 
     def partial() -> dict[str, Any]:  # what an error keeps of the run so far
         return {**out, **_settings(before), "modules": recorder.modules, "graph_breaks": breaks.found(),
-                "compiles": again.found(), "graph_sizes": call_inputs.size_counts(),
+                "compiles": compile_log.found(), "graph_sizes": call_inputs.size_counts(),
                 **({"graph_calls": call_inputs.call_counts()} if kind == SCRIPT_KIND else {})}
 
     try:
@@ -364,7 +364,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     out.update(_settings(before, out.pop("model_settings", None)))
     out["fx_cache"] = fx_cache_counts()
     out["dynamo_graphs"] = dynamo_graph_count()
-    out["graph_breaks"], out["compiles"] = breaks.found(), again.found()
+    out["graph_breaks"], out["compiles"] = breaks.found(), compile_log.found()
     out["modules"] = recorder.modules
     return out
 
