@@ -291,3 +291,22 @@ def test_a_script_past_its_recompile_limit_is_warned_of_end_to_end(tmp_path):
                      r"0 and 0\.1: tensor '.+?' dtype mismatch\. expected Float, actual Double\)", report)
     (hit,) = [x for x in json.loads((tmp_path / "run.json").read_text())["extras"]["compiles"] if "limit" in x]
     assert (hit["frame_id"], hit["frame_compile_id"], hit["limit"]["value"]) == (0, 2, "2")
+
+
+def test_the_recorder_keeps_evidence_only_and_never_fails_the_compile():
+    """Synthetic records: one it cannot order (a frame id that is not a number beside one that is)
+    leaves it with nothing rather than an exception; a record of another name is not kept."""
+    from inductor_bench.runner.dynamo_counts import CompileRecorder
+
+    def record(md: dict, payload: str | None = None) -> logging.LogRecord:
+        r = logging.LogRecord("torch.__trace", logging.DEBUG, "", 0, "", (), None)
+        r.metadata, r.payload = md, payload
+        return r
+
+    rec = CompileRecorder()
+    rec.emit(record({"compilation_metrics": {"entire_frame_compile_time_s": 1.5}, "frame_id": 0,
+                     "frame_compile_id": 0}))
+    rec.emit(record({"artifact": {"name": "something_else"}, "frame_id": 0, "frame_compile_id": 1}, "0/0: x"))
+    assert rec.found() == [{"frame_id": 0, "frame_compile_id": 0, "seconds": {"frame": 1.5}}]
+    rec.emit(record({"artifact": {"name": "recompile_reasons"}, "frame_id": "a", "frame_compile_id": 1}, "0/0: x"))
+    assert rec.found() == []
