@@ -1,10 +1,11 @@
-"""Why Dynamo compiled a function again, and where it hit its recompile limit
-(``core/compiles.py``, ``runner/dynamo_counts.py``).
+"""Dynamo's compiles: why a function was compiled again, how long each compile took, and where
+it hit its recompile limit (``core/compiles.py``, ``runner/dynamo_counts.py``).
 
 The records are ``tests/fixtures/compiles/recorded.json``, recorded with each torch named
-there by ``record.py`` in that folder: a function compiled four times, each time for another
-reason (a tensor that requires grad, a new size, a new dtype), under a recompile limit of 3.
-The results the lines are rendered from are synthetic, built by hand in the tests."""
+there by ``record.py`` in that folder, each in a new empty Inductor cache: a function compiled
+four times, each time for another reason (a tensor that requires grad, with a backward; a new
+size; a new dtype), under a recompile limit of 3. The results the lines are rendered from are
+synthetic, built by hand in the tests around those records."""
 
 from __future__ import annotations
 
