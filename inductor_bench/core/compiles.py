@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from . import step_totals
 from .compiled_from import code_label
+from .graph_breaks import one_line
 from .results import BreakdownResult, GraphResult
 
 REASON_CHARS = 200
@@ -49,7 +51,7 @@ def reasons(payload: str) -> list[str]:
         except ValueError:
             found = text
     items = [str(x) for x in found] if isinstance(found, list) else [str(found)]
-    return [_cut(x) for x in reversed(items) if x.strip()]
+    return [one_line(x, REASON_CHARS) for x in reversed(items) if x.strip()]
 
 
 def record(frame_id: Any, frame_compile_id: Any, payload: str) -> dict[str, Any]:
@@ -141,18 +143,21 @@ def _and(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def _cut(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 1] + "…"
+def _by_compile(r: BreakdownResult) -> dict[Ids, list[GraphResult]]:
+    """The run's graphs by the compile that made them (those Dynamo named a frame for)."""
+    out: dict[Ids, list[GraphResult]] = {}
+    for g in r.graphs:
+        if g.frame_id is not None:
+            out.setdefault((g.frame_id, g.frame_compile_id or 0), []).append(g)
+    return out
 
 
 def lines(r: BreakdownResult) -> list[str]:
     """One line per function Dynamo compiled more than once, and a warning for each that hit
     the recompile limit."""
     frames: dict[Any, dict[Any, list[GraphResult]]] = {}
-    for g in r.graphs:
-        if g.frame_id is not None:
-            frames.setdefault(g.frame_id, {}).setdefault(g.frame_compile_id or 0, []).append(g)
+    for (frame, compile_id), gs in _by_compile(r).items():
+        frames.setdefault(frame, {})[compile_id] = gs
     why = {(x.get("frame_id"), x.get("frame_compile_id") or 0): x for x in r.compiles}
     out = [_frame_line(r, frame, compiles, why) for frame, compiles in frames.items() if len(compiles) > 1]
     return out + limit_lines(r)
@@ -160,10 +165,8 @@ def lines(r: BreakdownResult) -> list[str]:
 
 def limit_lines(r: BreakdownResult) -> list[str]:
     """A warning for each function that hit the recompile limit."""
-    compiles: dict[Any, set[Any]] = {}
-    for g in r.graphs:
-        compiles.setdefault(g.frame_id, set()).add(g.frame_compile_id or 0)
-    return [_limit_line(x, len(compiles.get(x.get("frame_id"), ()))) for x in r.compiles if x.get("limit")]
+    per_frame = Counter(frame for frame, _ in _by_compile(r))
+    return [_limit_line(x, per_frame[x.get("frame_id")]) for x in r.compiles if x.get("limit")]
 
 
 def _frame_line(r: BreakdownResult, frame: Any, compiles: dict[Any, list[GraphResult]],
@@ -200,9 +203,7 @@ def time_line(r: BreakdownResult) -> str | None:
     timed = [x for x in r.compiles if x.get("seconds")]
     if not timed:
         return None
-    graphs: dict[Ids, list[GraphResult]] = {}
-    for g in r.graphs:
-        graphs.setdefault((g.frame_id, g.frame_compile_id or 0), []).append(g)
+    graphs = _by_compile(r)
     each, total = [], 0.0
     for x in timed:
         secs = x["seconds"]

@@ -193,7 +193,13 @@ def _reason(text: str) -> str:
     calling = _CALLING.match(first)
     if calling:
         first = f"{calling['why']} (calling {_python_name(calling['what'])})"
-    return first if len(first) <= REASON_CHARS else first[: REASON_CHARS - 1] + "…"
+    return one_line(first)
+
+
+def one_line(text: str, chars: int = REASON_CHARS) -> str:
+    """Torch's words on one line, cut to ``chars`` with an ellipsis."""
+    text = " ".join(text.split())
+    return text if len(text) <= chars else text[: chars - 1] + "…"
 
 
 def _hint(text: str) -> str | None:

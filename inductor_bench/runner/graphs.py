@@ -13,6 +13,7 @@ from typing import Any
 from ..core import errors, subgraphs
 from ..core.analysis import analyze_profile, save_profile
 from ..core.call_sizes import chosen
+from ..core.compiles import compile_name
 from ..core.devices import DEVICE, backend
 from ..core.modparse import ModuleInfo, read_module
 from ..core.processes import merge_responses, share_windows
@@ -163,9 +164,8 @@ def _save_record(record: dict[str, Any] | None, gdir: Path) -> dict[str, Any] | 
 
 def _graph_id(m: dict[str, Any], info: ModuleInfo, used: set[str]) -> str:
     frame = m.get("frame_id")
-    head = str(frame) if frame is not None else info.aot_id.split("_", 1)[0] or "g"
-    if m.get("frame_compile_id"):
-        head += f".{m['frame_compile_id']}"
+    head = compile_name(frame if frame is not None else info.aot_id.split("_", 1)[0] or "g",
+                        m.get("frame_compile_id"))
     gid = f"{head}-{info.role}"
     n = 2
     while gid in used:
