@@ -3,7 +3,10 @@ second run of a model really compiles from it."""
 
 from __future__ import annotations
 
+import json
+import logging
 import os
+import re
 import stat
 
 import pytest
@@ -95,6 +98,67 @@ def test_describe():
         "warm cache reused across runs: a cache hit (2 FX graph cache hits, 0 misses)")
     assert CompileCache("/c", False, 0, 2).describe() == (
         "fresh cache (cold compile): a cache miss (0 FX graph cache hits, 2 misses)")
+
+
+def test_a_graph_the_fx_cache_bypassed_is_said_so_with_torchs_reason():
+    why = "Can't cache HigherOrderOperator: cond"
+    assert CompileCache("/c", True, 0, 0, 1, [why]).describe() == (
+        "warm cache reused across runs: bypassed, compiled anew on every run (0 FX graph cache hits, "
+        "0 misses, 1 bypassed); bypassed because: Can't cache HigherOrderOperator: cond")
+    assert CompileCache("/c", True, 2, 0, 1, [why]).describe().startswith(
+        "warm cache reused across runs: partly a cache hit (2 FX graph cache hits, 0 misses, 1 bypassed);")
+    assert CompileCache("/c", False, 0, 1, 1, [why]).describe().startswith(
+        "fresh cache (cold compile): a cache miss (0 FX graph cache hits, 1 misses, 1 bypassed);")
+    # a result saved before bypasses were counted reads as it did
+    assert CompileCache("/c", True, 0, 0).describe() == (
+        "warm cache reused across runs: a cache miss (0 FX graph cache hits, 0 misses)")
+
+
+def _trace_record(name: str, payload: dict) -> logging.LogRecord:
+    r = logging.LogRecord("torch.__trace", logging.DEBUG, "", 0, "", (), None)
+    r.metadata, r.payload = {"artifact": {"name": name, "encoding": "json"}}, json.dumps(payload)
+    return r
+
+
+def test_the_recorder_keeps_each_bypass_reason_once_from_either_record_torch_writes():
+    """Synthetic records as torch writes them: ``fx_graph_cache_bypass`` (2.6 on), and 2.5's
+    ``fx_graph_cache_hash`` whose ``cache_state`` says bypass; a miss gives no reason."""
+    from inductor_bench.runner.dynamo_counts import CompileRecorder
+
+    rec = CompileRecorder()
+    rec.emit(_trace_record("fx_graph_cache_bypass", {"cache_state": "bypass",
+                                                     "cache_bypass_reason": "Can't cache HigherOrderOperator: cond"}))
+    rec.emit(_trace_record("fx_graph_cache_hash", {"cache_state": "miss", "key": "f123"}))
+    rec.emit(_trace_record("fx_graph_cache_hash", {"cache_state": "bypass",
+                                                   "cache_bypass_reason": "Can't cache\n HigherOrderOperators."}))
+    rec.emit(_trace_record("fx_graph_cache_bypass", {"cache_state": "bypass",
+                                                     "cache_bypass_reason": "Can't cache HigherOrderOperator: cond"}))
+    assert rec.bypass_reasons == ["Can't cache HigherOrderOperator: cond", "Can't cache HigherOrderOperators."]
+
+
+def test_this_torchs_fx_cache_bypass_of_a_cond_is_heard_with_its_reason(tmp_path, monkeypatch):
+    """Inductor itself compiling a ``torch.cond`` (a higher-order op its FX graph cache does not
+    keep) in a cache of its own: counted as bypassed, with torch's reason."""
+    torch = pytest.importorskip("torch")
+    from inductor_bench.runner import dynamo_counts, trace_log
+
+    def f(x):
+        return torch.cond(x.sum() > 0, lambda y: y.sin(), lambda y: y.cos(), (x,))
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    rec = dynamo_counts.attach_compile_recorder()
+    try:
+        with torch._inductor.config.patch(fx_graph_cache=True):
+            torch.compile(f)(torch.randn(8))
+    finally:
+        logging.getLogger(trace_log.TRACE_LOGGER).removeHandler(rec)
+        logging.getLogger(dynamo_counts.LIMIT_LOGGER).removeHandler(rec)
+        torch._dynamo.reset()
+    assert dynamo_counts.fx_cache_counts() == {"hits": 0, "misses": 0, "bypassed": 1}
+    (why,) = rec.bypass_reasons
+    assert re.fullmatch(r"Can't cache HigherOrderOperator(: cond|s\.)", why)
 
 
 @pytest.mark.slow

@@ -25,14 +25,29 @@ class CompileCache:
     shared: bool  # the private cache reused across runs (else a fresh one, --fresh-cache)
     fx_hits: int | None = None
     fx_misses: int | None = None
+    # graphs the FX graph cache would not keep (a higher-order op, a custom pass ...), and why,
+    # in torch's words; None: not counted (a result from before they were)
+    fx_bypassed: int | None = None
+    bypass_reasons: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
         where = "warm cache reused across runs" if self.shared else "fresh cache (cold compile)"
         if self.fx_hits is None:
             return where
-        hit = "a cache hit" if self.fx_hits and not self.fx_misses else (
-            "a cache miss" if not self.fx_hits else "partly a cache hit")
-        return f"{where}: {hit} ({self.fx_hits} FX graph cache hits, {self.fx_misses} misses)"
+        bypassed = self.fx_bypassed or 0
+        if self.fx_hits and not (self.fx_misses or bypassed):
+            hit = "a cache hit"
+        elif self.fx_hits:
+            hit = "partly a cache hit"
+        elif self.fx_misses or not bypassed:
+            hit = "a cache miss"
+        else:
+            hit = "bypassed, compiled anew on every run"
+        counts = f"{self.fx_hits} FX graph cache hits, {self.fx_misses} misses"
+        if bypassed:
+            counts += f", {bypassed} bypassed"
+        why = f"; bypassed because: {'; '.join(self.bypass_reasons)}" if self.bypass_reasons else ""
+        return f"{where}: {hit} ({counts}){why}"
 
 
 @dataclass

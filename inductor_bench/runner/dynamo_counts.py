@@ -5,6 +5,7 @@ times, a recompile's reasons, a recompile limit hit (``core/compiles.py``)."""
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 from typing import Any
 
@@ -12,6 +13,9 @@ from ..core import compiles, graph_breaks
 from . import trace_log
 
 BREAK_ARTIFACT = "dynamo_graph_break_reason"
+# the FX graph cache's verdict on a graph: ``fx_graph_cache_bypass`` from torch 2.6, before it
+# ``fx_graph_cache_hash`` whose ``cache_state`` says so; the payload holds torch's reason
+BYPASS_ARTIFACTS = ("fx_graph_cache_bypass", "fx_graph_cache_hash")
 RECOMPILE_ARTIFACT = "recompile_reasons"
 LIMIT_LOGGER = "torch._dynamo.convert_frame"  # where Dynamo warns of a recompile limit hit
 
@@ -23,7 +27,8 @@ def fx_cache_counts() -> dict[str, int] | None:
     except ImportError:
         return None
     c = counters.get("inductor", {})
-    return {"hits": int(c.get("fxgraph_cache_hit", 0)), "misses": int(c.get("fxgraph_cache_miss", 0))}
+    return {"hits": int(c.get("fxgraph_cache_hit", 0)), "misses": int(c.get("fxgraph_cache_miss", 0)),
+            "bypassed": int(c.get("fxgraph_cache_bypass", 0))}
 
 
 def dynamo_graph_count() -> int | None:
@@ -100,6 +105,7 @@ class CompileRecorder(logging.Handler):
         self.records: list[dict[str, Any]] = []
         self.limits: list[tuple[Any, Any, dict[str, Any]]] = []
         self.timed: list[tuple[Any, Any, dict[str, float]]] = []
+        self.bypass_reasons: list[str] = []  # each once, in the order met
 
     def emit(self, record: logging.LogRecord) -> None:
         with contextlib.suppress(Exception):  # evidence only: never fails a compile
@@ -113,10 +119,18 @@ class CompileRecorder(logging.Handler):
             if not isinstance(md, dict):
                 return
             ids = md.get("frame_id"), md.get("frame_compile_id")
-            if (md.get("artifact") or {}).get("name") == RECOMPILE_ARTIFACT and isinstance(payload, str):
+            artifact = (md.get("artifact") or {}).get("name")
+            if artifact == RECOMPILE_ARTIFACT and isinstance(payload, str):
                 self.records.append(compiles.record(*ids, payload))
+            if artifact in BYPASS_ARTIFACTS and isinstance(payload, str):
+                self._bypassed(json.loads(payload))
             for name in compiles.METRICS.keys() & md.keys():
                 self.timed.append((*ids, compiles.seconds(name, md[name])))
+
+    def _bypassed(self, info: dict[str, Any]) -> None:
+        reason = info.get("cache_bypass_reason") if info.get("cache_state") == "bypass" else None
+        if isinstance(reason, str) and (reason := graph_breaks.one_line(reason)) not in self.bypass_reasons:
+            self.bypass_reasons.append(reason)
 
     def found(self) -> list[dict[str, Any]]:
         with contextlib.suppress(Exception):  # evidence only: never fails a run

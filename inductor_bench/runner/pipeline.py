@@ -50,7 +50,7 @@ class CompileOutcome:
     step_load: dict[str, Any] | None = None  # load from other processes while steps were timed
     step_turns: dict[str, Any] | None = None  # the step and each module in turns (runner/turns.py)
     step_profile: dict[str, Any] | None = None  # a few steps profiled (runner/step_profile.py)
-    fx_cache: dict[str, int] | None = None  # Inductor's FX graph cache: hits, misses
+    fx_cache: dict[str, Any] | None = None  # Inductor's FX graph cache: hits, misses, bypasses
     dynamo_graphs: int | None = None  # the graphs Dynamo captured, whichever backend compiled them
     # module name -> calls of it: per timed step (a factory model), in the whole run (a script)
     graph_calls: dict[str, float] | None = None
@@ -193,9 +193,9 @@ def _take_outcome(result: BreakdownResult, opts: WorkloadOptions, comp: CompileO
         result.torch_settings = TorchSettings(**comp.torch_settings)
     if comp.cache_dir:
         fx = comp.fx_cache or {}
-        result.compile_cache = CompileCache(
-            comp.cache_dir, comp.cache_shared, fx.get("hits"), fx.get("misses")
-        )
+        result.compile_cache = CompileCache(comp.cache_dir, comp.cache_shared, fx.get("hits"),
+                                            fx.get("misses"), fx.get("bypassed"),
+                                            list(fx.get("bypass_reasons") or []))
     if comp.error:
         result.errors.append(str(comp.error))
 
