@@ -39,3 +39,25 @@ def test_a_call_during_compile_fx_s_import_leaves_the_wrapping_to_the_next(monke
     (nodes,) = graphs.by_compile.values()
     assert [rec["op"] for rec in nodes.values()] == ["call_function:_VariableFunctionsClass.sin",
                                                      "call_function:add"]
+
+
+def _stack(*frames: tuple[str, int, str, str]) -> str:
+    """A synthetic FX ``stack_trace``: each frame as Python prints it, outermost first."""
+    return "".join(f'  File "{f}", line {n}, in {fn}\n    {code}\n' for f, n, fn, code in frames)
+
+
+def test_a_nodes_line_is_the_models_never_dynamos_own_wrapper():
+    """Synthetic stack traces under this torch's own directory: the model's innermost frame
+    wins; where every frame is torch's, the innermost outside Dynamo (an ``nn`` layer's line);
+    Dynamo's wrapper of a compiled module (torch 2.5 writes ``external_utils.py``'s
+    ``return fn(*args, **kwargs)`` as the only frame of an ``nn.Sequential``'s nodes) is no line."""
+    pytest.importorskip("torch")
+    from inductor_bench.runner.dynamo_graphs import _torch_dir, user_frame
+
+    wrapper = (f"{_torch_dir()}_dynamo/external_utils.py", 40, "inner", "return fn(*args, **kwargs)")
+    linear = (f"{_torch_dir()}nn/modules/linear.py", 125, "forward", "return F.linear(input, self.weight, self.bias)")
+    model = ("/home/me/model.py", 12, "forward", "return self.fc(x)")
+    assert user_frame(_stack(wrapper, model, linear)) == ["/home/me/model.py", 12, "forward", "return self.fc(x)"]
+    assert user_frame(_stack(wrapper, linear)) == [linear[0], 125, "forward", linear[3]]
+    assert user_frame(_stack(wrapper)) is None
+    assert user_frame(None) is None

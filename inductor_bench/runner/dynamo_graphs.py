@@ -18,6 +18,7 @@ from typing import Any
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^\n]+)\n(?P<code>[^\n]*)')
 _TORCH_DIR: str | None = None
+DYNAMO_DIR = "_dynamo" + os.sep  # under torch's own directory
 
 
 def _torch_dir() -> str:
@@ -31,15 +32,22 @@ def _torch_dir() -> str:
 
 def user_frame(stack_trace: str | None) -> list[Any] | None:
     """``[file, line, function, code]`` of the innermost frame of an FX stack trace that is
-    not inside torch itself (``nn.Conv2d.forward`` is not the model's line); None without one."""
+    not inside torch itself (``nn.Conv2d.forward`` is not the model's line); where every frame
+    is torch's (an ``nn.Sequential`` compiled whole), the innermost one outside Dynamo, whose
+    own frames are its machinery (torch 2.5's ``external_utils.py`` wrapper of a compiled
+    module) and no line of a model; None without one."""
     if not stack_trace:
         return None
     frames = [m for m in _FRAME.finditer(stack_trace)]
     if not frames:
         return None
     inside = _torch_dir()
-    user = [m for m in frames if not os.path.abspath(m.group("file")).startswith(inside)]
-    m = (user or frames)[-1]
+    where = [os.path.abspath(m.group("file")) for m in frames]
+    user = [m for m, f in zip(frames, where, strict=True) if not f.startswith(inside)]
+    torchs = [m for m, f in zip(frames, where, strict=True) if not f.startswith(inside + DYNAMO_DIR)]
+    if not (user or torchs):
+        return None
+    m = (user or torchs)[-1]
     return [m.group("file"), int(m.group("line")), m.group("func").strip(), m.group("code").strip()]
 
 
