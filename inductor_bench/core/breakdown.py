@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 from . import categories
 from .classify import classify
+from .cppwrapper import shim_op
 from .devices import HOST, backend
 from .errors import TraceError
 from .modparse import KernelInfo, ModuleInfo
@@ -305,6 +306,8 @@ def op_name(callee: str) -> str | None:
     """The profiler name of an extern call: ``extern_kernels.mm`` -> ``aten::mm``,
     ``aten.convolution_backward.default`` -> ``aten::convolution_backward``,
     ``torch.ops.mkldnn._linear_pointwise.default`` -> ``mkldnn::_linear_pointwise``."""
+    if shim_op(callee) is not None:  # a C++ wrapper's C shim records under its own name
+        return callee
     m = _CALLEE.match(callee)
     if m is None:
         return None

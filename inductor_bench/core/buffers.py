@@ -157,6 +157,14 @@ class BufferTable:
             return Tensor(shape, self.tensors[base].dtype, _stored(shape, strides))
         return self.tensors[base]
 
+    def bind(self, call: CallArgs) -> None:
+        """Give ``call`` the tensors of its arguments as they stand now, the integer sizes of
+        the others, and the tensor of its ``out=``."""
+        call.tensors = [self.of_arg(a) for a in call.args]
+        call.values = [None if t is not None else eval_size(a, self.env)
+                       for a, t in zip(call.args, call.tensors, strict=True)]
+        call.out = self.of_arg(call.kwargs["out"]) if "out" in call.kwargs else None
+
     def read_line(self, line: str) -> None:
         if (stated := asserted(line)) is not None:
             for name, shape, _, dtype in stated:
@@ -286,10 +294,7 @@ def module_calls(text: str, module: ModuleInfo,
             table.read_line(ln)
             _follow_result(ln, table, returning)
             continue
-        call.tensors = [table.of_arg(a) for a in call.args]
-        call.values = [None if t is not None else eval_size(a, table.env)
-                       for a, t in zip(call.args, call.tensors, strict=True)]
-        call.out = table.of_arg(call.kwargs["out"]) if "out" in call.kwargs else None
+        table.bind(call)
         calls.append(call)
         returning = {call.result: (call, None)} if call.result and call.out is None else {}
         if call.result:

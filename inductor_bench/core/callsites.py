@@ -16,10 +16,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .modparse import KernelInfo, ModuleInfo, extern_line, partition_names, run_order_via
+from . import cppwrapper
+from .modparse import CPP_SIGNATURE, KernelInfo, ModuleInfo, extern_line, partition_names, run_order_via
 
 _KERNEL = re.compile(r"^\s+(?P<name>\w+)(?:\.run)?\((?P<args>.*)$")
-_CPP_SIGNATURE = re.compile(r'extern\s+"C"\s+void\s+kernel\((?P<params>[^)]*)\)', re.S)
+# a C++ wrapper's arguments: a kernel's ``(float*)(buf5.data_ptr())``, an op's result handle
+# ``&buf3_handle`` (written), ``RAIIAtenTensorHandle(tmp_x)`` or a buffer's own name
+_CPP_DATA = re.compile(r"^\([^()]*\)\((?P<buf>\w+)\.data_ptr\(\)\)$")
+_CPP_HANDLE_OUT = re.compile(r"^&(?P<buf>\w+?)_handle$")
 _NAME = re.compile(r"^[A-Za-z_]\w*$")
 _WRAPPED = re.compile(r"^(?:reinterpret_tensor|c_void_p|as_strided)\(\s*(?P<inner>[\w.()]+?)\s*[,)]")
 
@@ -71,7 +75,7 @@ def output_positions(k: KernelInfo) -> list[int] | None:
     """Which positional parameters of a generated kernel it writes; None when its signature
     is not found in its source."""
     if k.kind == "cpp":
-        m = _CPP_SIGNATURE.search(k.source)
+        m = CPP_SIGNATURE.search(k.source)
         if m is None:
             return None
         params = [p.strip() for p in m.group("params").split(",") if p.strip()]
@@ -88,7 +92,9 @@ def output_positions(k: KernelInfo) -> list[int] | None:
 def parse_calls(text: str, module: ModuleInfo) -> list[Call]:
     """Every kernel and extern call the module's ``call()`` makes, in the order it makes them:
     with graph partitions, those of each ``partition_N`` it runs and its own eager calls
-    between them (``modparse.run_order``)."""
+    between them (``modparse.run_order``); in a C++ wrapper module, ``inductor_entry_impl``'s."""
+    if cppwrapper.is_cpp_wrapper(text):
+        return cpp_calls(text, module)
     out: list[Call] = []
     n_extern = 0
     positions = {name: output_positions(k) for name, k in module.kernels.items()}
@@ -112,3 +118,37 @@ def parse_calls(text: str, module: ModuleInfo) -> list[Call]:
             written = None if pos is None else [b for i in pos if i < len(args) and (b := buffer_of(args[i]))]
             out.append(Call(name, False, -1, written, part, via))
     return out
+
+
+def cpp_calls(text: str, module: ModuleInfo) -> list[Call]:
+    """``parse_calls`` of a C++ wrapper module (``core/cppwrapper.py``): an op's ``out=``
+    overload (``aoti_torch_cpu_mm_out(buf0, ...)``, torch 2.5's ``at::addmm_out(buf0, ...)``)
+    writes its first argument, another op the handles it is given to fill (``&buf3_handle``)."""
+    out: list[Call] = []
+    positions = {name: output_positions(k) for name, k in module.kernels.items()}
+    for ln in cppwrapper.entry_lines(text):
+        if ln.lstrip().startswith("//"):
+            continue
+        if (ext := cppwrapper.extern_call(ln)) is not None:
+            args = split_args(ext.args)
+            written = [m.group("buf") for a in args if (m := _CPP_HANDLE_OUT.match(a))]
+            if ext.out and args:
+                written = [b for b in [_cpp_buffer(args[0])] if b]
+            out.append(Call(ext.callee, True, sum(c.extern for c in out), written))
+            continue
+        km = _KERNEL.match(ln)
+        if km and km.group("name") in module.kernels:
+            pos = positions[km.group("name")]
+            args = split_args(km.group("args"))
+            written = None if pos is None else [
+                b for i in pos if i < len(args) and (b := _cpp_buffer(args[i]))]
+            out.append(Call(km.group("name"), False, -1, written))
+    return out
+
+
+def _cpp_buffer(arg: str) -> str | None:
+    """The buffer a C++ wrapper's argument names: ``(float*)(buf5.data_ptr())`` -> ``buf5``."""
+    arg = arg.strip()
+    if (m := _CPP_DATA.match(arg)) is not None:
+        return m.group("buf")
+    return arg if _NAME.match(arg) else None

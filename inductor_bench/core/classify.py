@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .cppwrapper import shim_op
 from .modparse import KernelInfo
 
 Ops = tuple[str, ...]  # CPU ops around a device event's launch, innermost first
@@ -60,6 +61,18 @@ def _source(kind: str, *heuristics: str) -> Predicate:
 def _name(pattern: str, flags: int = re.IGNORECASE) -> Predicate:
     rx = re.compile(pattern, flags)
     return lambda name, info, ops: rx.search(name) is not None
+
+
+def _host_op(pattern: str) -> Predicate:
+    """Matches a host op by name, or a C++ wrapper's C shim by the ATen op it runs
+    (``aoti_torch_cpu_mm_out``: ``aten::mm``, ``core/cppwrapper.py``)."""
+    rx = re.compile(pattern)
+
+    def test(name: str, info: KernelInfo | None, ops: Ops) -> bool:
+        op = shim_op(name) or name
+        return rx.search(op) is not None
+
+    return test
 
 
 # Every pattern a _launched_by row matches: an op matching one of them is "recognised".
@@ -178,9 +191,10 @@ RULES: list[Rule] = [
     Rule(_launched_by(_COMM_OPS), "communication",
          "launched by nccl:* / c10d::* / record_param_comms"),
     # -- 5. CPU ATen / mkldnn ops: on the host timeline the op is the event -------------
-    Rule(_name(_GEMM_OPS, 0), "extern_gemm", "aten::mm / addmm / bmm / linear, mkl, mkldnn linear"),
-    Rule(_name(_CONV_OPS, 0), "extern_conv", "aten::convolution / mkldnn convolution"),
-    Rule(_name(_ATTENTION_OPS, 0), "extern_attention",
+    #    (a C++ wrapper's C shim by its op: aoti_torch_cpu_mm_out is aten::mm)
+    Rule(_host_op(_GEMM_OPS), "extern_gemm", "aten::mm / addmm / bmm / linear, mkl, mkldnn linear"),
+    Rule(_host_op(_CONV_OPS), "extern_conv", "aten::convolution / mkldnn convolution"),
+    Rule(_host_op(_ATTENTION_OPS), "extern_attention",
          "aten::scaled_dot_product_* / flash / efficient"),
     # -- 5. host record functions that wrap other ops (CPU-only traces of a compiled model):
     #    Inductor's C++ kernels are no op of their own there, so a compiled graph's time

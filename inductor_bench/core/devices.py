@@ -66,7 +66,7 @@ _DEVICE_BUSY = (
 )
 _HOST_BUSY = (
     "busy = time inside C++ kernels and extern ops ÷ wall time of the same profiled "
-    "iterations; the rest is the Python wrapper (allocation, launch, bookkeeping). The host "
+    "iterations; the rest is the wrapper, Python or C++ (allocation, launch, bookkeeping). The host "
     "runs each op as it is called, so there is no separate pipelined figure."
 )
 
@@ -85,7 +85,7 @@ BACKENDS: tuple[Backend, ...] = (
         cuda_graphs=True,
         monitor="nvidia-smi",
         times_triton_kernels=True,
-        module_markers=("device_str='cuda'",),
+        module_markers=("device_str='cuda'", "cached_torch_device_type_cuda"),  # the C++ wrapper's last
         call_markers=("empty_strided_cuda(",),
         # ROCm builds run "cuda" through HIP, whose driver is not checked here
         torch_builds=(("cuda", Driver("libcuda.so.1", "cuInit", "cuDeviceGetCount")), ("hip", None)),
@@ -107,7 +107,7 @@ BACKENDS: tuple[Backend, ...] = (
         min_rel_change=0.10,
         busy_note=_HOST_BUSY,
         hardware="a CPU",
-        module_markers=("empty_strided_cpu(", "cpp_pybinding"),
+        module_markers=("empty_strided_cpu(", "cpp_pybinding", "cached_torch_device_type_cpu"),
     ),
 )
 

@@ -22,11 +22,22 @@ its kernels twice), and both branches of a ``cond`` in the order they are writte
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from . import cppwrapper
 from .devices import device_of_module
-from .vocab import Role
+from .module_types import (  # the types every reader of a module names from here
+    RECORD,
+    EagerCall,
+    ExternCall,
+    KernelInfo,
+    ModuleInfo,
+    Partitioning,
+    cpp_heuristic,
+    fused_ops_from_name,
+    role_of,
+)
 
 _AOT_ID = re.compile(r"^# AOT ID: \['([^']*)'\]", re.M)
 _KERNEL_DEF = re.compile(
@@ -39,7 +50,6 @@ _ORIGIN = re.compile(
 )
 _KERNEL_PATH = re.compile(r"^# kernel path: (?P<path>\S+)\s*$")
 _HEURISTIC = re.compile(r"@triton_heuristics\.(\w+)\(")
-_RECORD = re.compile(r'RAIIAtenRecordFunctionHandle\s+\w+\(\s*"([^"]+)"')
 _EXTERN_CALL = re.compile(
     r"^\s+(?:(?P<lhs>\w+)\s*=\s*)?(?P<callee>extern_kernels\.\w+|aten\.[\w.]+|torch\.ops\.[\w.]+)"
     r"\((?P<args>.*)$"
@@ -55,27 +65,10 @@ _CALL_SITE = re.compile(r"^\s+(\w+)(?:\.run)?\(")
 # ``buf3 = true_graph_0(true_graph_0_args)``: a call of a subgraph function of the module
 SUBGRAPH_CALL = re.compile(r"^\s+(?:(?P<into>\w+)\s*=\s*)?(?P<fn>\w+)\((?P=fn)_args\)\s*$")
 _SUBGRAPH_DEPTH = 8  # subgraphs inside subgraphs, at most
-
-
-@dataclass
-class KernelInfo:
-    """A kernel as its module defines it."""
-
-    name: str
-    kind: str  # "triton" | "cpp" | other async_compile kinds
-    heuristic: str | None = None  # triton decorator, or cpp: pointwise/reduction/template
-    aten_ops: list[str] = field(default_factory=list)
-    source_nodes: list[str] = field(default_factory=list)
-    kernel_path: str | None = None  # Triton: the per-kernel file Inductor wrote
-    record_names: list[str] = field(default_factory=list)  # profiler names inside C++ source
-    source: str = ""
-
-
-@dataclass
-class ExternCall:
-    callee: str  # e.g. "extern_kernels.addmm", "aten.convolution_backward"
-    aten_ops: list[str] = field(default_factory=list)
-    source_nodes: list[str] = field(default_factory=list)
+# a C++ kernel's own signature: named ``kernel`` in a Python module's source, by its name in a
+# C++ wrapper's
+CPP_SIGNATURE = re.compile(r'extern\s+"C"\s+void\s+\w+\((?P<params>[^)]*)\)', re.S)
+CPP_WRAPPER_MARK = "cpp_wrapper_src"  # the C++ string of a C++ wrapper module (core/cppwrapper.py)
 
 
 @dataclass(frozen=True)
@@ -95,57 +88,6 @@ def extern_line(line: str) -> ExternLine | None:
     if (m := _COPY_INTO.match(line)) is not None:
         return ExternLine(COPY_CALLEE, f"{m.group('into')}, {m.group('args')}", into=m.group("into"))
     return None
-
-
-@dataclass
-class EagerCall:
-    """A kernel or extern call ``Runner.call`` makes itself, outside every partition."""
-
-    callee: str  # the kernel's name or the extern callee
-    after: int  # how many partitions ``call`` has run before it (0: before the first)
-
-
-@dataclass
-class Partitioning:
-    """How a module's ``call`` is split into graph partitions (count 0: not at all, every
-    launch is in ``call`` itself)."""
-
-    count: int = 0  # the partition functions the Runner holds
-    order: list[int] = field(default_factory=list)  # the partitions ``call`` runs, in order
-    eager: list[EagerCall] = field(default_factory=list)  # with partitions: the calls between them
-
-
-@dataclass
-class ModuleInfo:
-    aot_id: str
-    role: str  # forward | backward | inference | unknown
-    kernels: dict[str, KernelInfo]
-    externs: list[ExternCall]  # in the order they run (``run_order``)
-    device: str | None  # a backend name (core/devices.py), None when the module says nothing
-    partitions: Partitioning = field(default_factory=Partitioning)
-
-    def kernel_for_record(self, record_name: str) -> KernelInfo | None:
-        """Map a profiler event name to the kernel that emitted it.
-
-        C++ kernels record ``graph_<i>_<name>``; CPU GEMM templates record names such as
-        ``graph_0_gemm_m128n512k256_kernel`` that are found in the kernel's source.
-        """
-        if record_name in self.kernels:
-            return self.kernels[record_name]
-        for k in self.kernels.values():
-            if record_name in k.record_names:
-                return k
-        m = re.match(r"graph_\d+_(\w+)$", record_name)
-        if m and m.group(1) in self.kernels:
-            return self.kernels[m.group(1)]
-        return None
-
-
-def role_of(aot_id: str) -> str:
-    for role in Role.ALL:
-        if aot_id.endswith(role):
-            return role
-    return Role.UNKNOWN
 
 
 def _split_list(s: str) -> list[str]:
@@ -168,18 +110,6 @@ def _string_body(text: str, start: int) -> str:
     return text[body_start:end] if end != -1 else text[body_start:]
 
 
-def cpp_heuristic(source: str) -> str:
-    """Category of a C++ kernel from its source: attention (the flex attention template, which
-    also calls micro GEMMs), template, reduction or pointwise."""
-    if "kvBlockSize" in source and "qSplitSize" in source:
-        return "attention"
-    if "micro_gemm" in source or "cpp_template" in source or "GemmMicro" in source:
-        return "template"
-    if re.search(r"\btmp_acc\d+", source) or "Welford<" in source:
-        return "reduction"
-    return "pointwise"
-
-
 def _comment_block_above(lines: list[str], idx: int) -> list[str]:
     out: list[str] = []
     j = idx - 1
@@ -190,6 +120,8 @@ def _comment_block_above(lines: list[str], idx: int) -> list[str]:
 
 
 def parse_module(text: str) -> ModuleInfo:
+    if CPP_WRAPPER_MARK in text and cppwrapper.is_cpp_wrapper(text):
+        return cppwrapper.parse(text)
     m = _AOT_ID.search(text)
     aot_id = m.group(1) if m else ""
     lines = text.splitlines()
@@ -215,7 +147,7 @@ def parse_module(text: str) -> ModuleInfo:
             info.heuristic = hm.group(1) if hm else None
         elif kind == "cpp":
             info.heuristic = cpp_heuristic(source)
-            info.record_names = _RECORD.findall(source)
+            info.record_names = RECORD.findall(source)
         kernels[name] = info
 
     names = partition_names(text)
@@ -363,16 +295,11 @@ def partitioning(lines: list[str], names: list[str], kernels: dict[str, KernelIn
     return Partitioning(len(names), order, eager)
 
 
-def fused_ops_from_name(name: str) -> list[str]:
-    """Fallback origin for kernels with no ``Original ATen`` comment:
-    ``cpp_fused_gelu_native_layer_norm_0`` -> ``["fused: gelu_native_layer_norm"]``."""
-    m = re.search(r"fused_(\w+?)(?:_\d+)?$", name)
-    return [f"fused: {m.group(1)}"] if m else []
-
-
 def read_module(path: str | Path) -> ModuleInfo:
     return parse_module(Path(path).read_text(errors="replace"))
 
 
 def is_compiled_module(text: str) -> bool:
-    return "def call(" in text and ("benchmark_compiled_module" in text or "# AOT ID" in text)
+    if "def call(" in text and ("benchmark_compiled_module" in text or "# AOT ID" in text):
+        return True
+    return CPP_WRAPPER_MARK in text and "inductor_entry_impl" in text

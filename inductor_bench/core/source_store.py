@@ -45,6 +45,9 @@ RECOMPUTED = "recomputed"
 # A key of a backward graph's record whose nodes say which are the forward's (AOTAutograd tags
 # them ``partitioner_tag = "is_forward"`` from torch 2.10): only there can the marks be set.
 RECOMPUTE_MARKED = "recompute_marked"
+# The graph's name as AOTAutograd gave it to its compiler (``0_forward``): what says the role of
+# a module whose text does not (a C++ wrapper's, ``core/cppwrapper.py``).
+AOT_ID = "aot_id"
 
 
 def text_key(text: str) -> str:
@@ -158,7 +161,8 @@ def carry_over(stored: dict[str, Any], now: dict[str, dict[str, Any]]) -> dict[s
         nodes[name] = node
     carried = {"nodes": len(nodes), "lost": lost, **({"by": "position"} if aligned is not None else {})}
     marked = {RECOMPUTE_MARKED: True} if stored.get(RECOMPUTE_MARKED) else {}
-    return {"nodes": nodes, "ops": stored.get("ops") or [], "carried": carried, **marked}
+    named = {AOT_ID: stored[AOT_ID]} if stored.get(AOT_ID) else {}
+    return {"nodes": nodes, "ops": stored.get("ops") or [], "carried": carried, **marked, **named}
 
 
 def _by_position(then: dict[str, dict[str, Any]], now: dict[str, dict[str, Any]]) -> dict[str, Any] | None:

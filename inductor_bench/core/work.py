@@ -47,9 +47,11 @@ from .conv_attention import (
     elem_bytes,
     ints,
 )
+from .cpp_buffers import cpp_module_calls
+from .cppwrapper import is_cpp_wrapper, shim_op
 from .dtypes import dtype_bytes, float_kind
 from .kernel_space import elements_reached, reach
-from .modparse import KernelInfo, ModuleInfo
+from .modparse import CPP_SIGNATURE, KernelInfo, ModuleInfo
 from .other_ops import (
     GATHERS,
     GEMM_OPERANDS,
@@ -130,7 +132,6 @@ def _nbytes(t: Tensor | None, dtype: str | None = None) -> int | None:
 
 # -- generated kernels -------------------------------------------------------------------------
 
-_CPP_SIGNATURE = re.compile(r'extern\s+"C"\s+void\s+kernel\((?P<params>[^)]*)\)', re.S)
 _TRITON_SIGNATURE = re.compile(r"'signature':\s*\{(?P<body>[^}]*)\}")
 _TRITON_PARAM = re.compile(r"'(?P<name>\w+)':\s*'(?P<type>[^']+)'")
 _GEMM_NAME = re.compile(r"gemm_m(?P<m>\d+)n(?P<n>\d+)k(?P<k>\d+)")
@@ -140,7 +141,7 @@ def kernel_params(k: KernelInfo) -> list[tuple[str, str]] | None:
     """(name, element type) of a generated kernel's pointer parameters, in order, with the
     non-pointer ones as (name, "") so positions match the call; None: signature not found."""
     if k.kind == "cpp":
-        m = _CPP_SIGNATURE.search(k.source)
+        m = CPP_SIGNATURE.search(k.source)
         if m is None:
             return None
         out = []
@@ -201,6 +202,8 @@ def extern_op(callee: str) -> str:
     ``convolution_backward``; ``aten.view.dtype`` -> ``view``;
     ``torch.ops.aten._scaled_dot_product_flash_attention.default`` ->
     ``_scaled_dot_product_flash_attention``."""
+    if (shim := shim_op(callee)) is not None:  # a C++ wrapper's C shim: aoti_torch_cpu_mm_out
+        return shim.split("::", 1)[1]
     parts = callee.split(".")
     if parts[:2] == ["torch", "ops"] and len(parts) >= 4:  # torch.ops.<namespace>.<op>[.<overload>]
         return parts[3]
@@ -327,7 +330,9 @@ def call_work(module: ModuleInfo, text: str,
     """Every call of ``call()`` with what it moves and computes (at ``fixed``'s sizes where given)."""
     out = []
     reached: dict[tuple, tuple[int | None, dict[str, int]]] = {}  # per kernel and sizes, however often called
-    for c in module_calls(text, module, result_shape=onednn_output, fixed=fixed):
+    calls = (cpp_module_calls(text, module, fixed) if is_cpp_wrapper(text)
+             else module_calls(text, module, result_shape=onednn_output, fixed=fixed))
+    for c in calls:
         if c.extern:
             out.append((c, extern_work(c)))
             continue

@@ -40,6 +40,11 @@ DIFFERENCES = (
                "exists too): the modes are read from the installed torch's own table",
                "runner/compile_modes.py", "list_mode_options",
                "tests/test_autotune.py::test_the_worker_reads_the_installed_torchs_mode_table"),
+    Difference("2.6", "a C++ wrapper module (`cpp_wrapper = True`) calls an extern op through its C "
+               "shim, `aoti_torch_cpu_addmm_out(buf0, ...)`, which the profiler records under the shim's "
+               "name; torch 2.5 calls ATen, `at::addmm_out(buf0, ...)`, recorded as `aten::addmm`",
+               "core/cppwrapper.py", '_ATEN_CALL = re.compile(r"^\\s*at::(?P<op>\\w+)\\(")',
+               "tests/test_cppwrapper.py::test_the_forwards_extern_calls_are_counted_from_their_shapes"),
     Difference("2.7", "a graph break's structured-trace record gives its reason as `Graph Break Reason:` "
                "and Dynamo's explanation; 2.6, the first to write the record, as `Reason:` and the "
                "exception", "core/graph_breaks.py", "(?:Graph Break )?Reason:",
@@ -99,6 +104,11 @@ DIFFERENCES = (
                "top level, the module's call of it never found): the workers turn that path off, "
                "about 1 µs a call", "runner/custom_ops.py", "OpOverload._enable_pyobj_dispatch = off_only",
                "tests/test_custom_ops.py::test_the_profiler_records_a_custom_op_made_after_it_as_its_own_call"),
+    Difference("2.15", "a C++ wrapper's record of a C shim call is given the call's inputs, in a vector "
+               "named after the shim (`aoti_torch_cpu_mm_out_inputs_`): only the call the module checks, "
+               "`AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu_mm_out(...))`, is read as one",
+               "core/cppwrapper.py", r'_SHIM_CALL = re.compile(r"\bAOTI_TORCH_ERROR_CODE_CHECK',
+               "tests/test_cppwrapper.py::test_a_cpp_wrapper_module_reads_as_its_python_twin"),
     Difference("2.15", "a Triton kernel's `inductor_meta` writes `autotune_hints` as a tuple, `()` "
                "(`set()` before): the kernel-file reader evaluates both without running the file",
                "core/kernelfile.py", 'if node.func.id == "set" and not node.args and not node.keywords:',

@@ -15,7 +15,7 @@ from ..core.analysis import analyze_profile, save_profile
 from ..core.call_sizes import chosen
 from ..core.compiles import compile_name
 from ..core.devices import DEVICE, backend
-from ..core.modparse import ModuleInfo, read_module
+from ..core.modparse import ModuleInfo, read_module, role_of
 from ..core.processes import merge_responses, share_windows
 from ..core.replay_plan import plan as replay_plan
 from ..core.results import GraphResult
@@ -34,7 +34,7 @@ from ..core.rundir import (
     TRACE_FILE,
     graph_dir,
 )
-from ..core.source_store import read_log
+from ..core.source_store import AOT_ID, read_log
 from ..core.vocab import Role, Status
 from . import cudagraph_state
 from . import device as dev
@@ -85,9 +85,10 @@ def collect_graphs(
             if left_out is not None:
                 left_out.append(marked)
             continue
-        sources.append(_collect(m, run_dir, default_device, used))
+        record = records.get(m["path"])
+        sources.append(_collect(m, run_dir, default_device, used, record))
         sources[-1].cudagraph_state = states.get(cudagraph_state.text_sha(path.read_text(errors="replace")))
-        sources[-1].sources = _save_record(records.get(m["path"]), sources[-1].module_path.parent)
+        sources[-1].sources = _save_record(record, sources[-1].module_path.parent)
     sources.sort(
         key=lambda s: (
             s.graph.frame_id if s.graph.frame_id is not None else 1 << 30,
@@ -108,9 +109,12 @@ def _share_code(graphs: list[GraphResult]) -> None:
             g.compiled_from = code.get((g.frame_id, g.frame_compile_id))
 
 
-def _collect(m: dict[str, Any], run_dir: Path, default_device: str, used: set[str]) -> GraphSource:
+def _collect(m: dict[str, Any], run_dir: Path, default_device: str, used: set[str],
+             record: dict[str, Any] | None = None) -> GraphSource:
     src = Path(m["path"])
     info = read_module(src)
+    if info.role == Role.UNKNOWN and (record or {}).get(AOT_ID):  # a C++ wrapper's module
+        info.role = role_of(str(record[AOT_ID]))  # type: ignore[index]
     gid = _graph_id(m, info, used)
     gdir = graph_dir(run_dir, gid)
     (gdir / KERNELS_DIR).mkdir(parents=True, exist_ok=True)

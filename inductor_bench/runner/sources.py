@@ -274,7 +274,7 @@ class SourceRecorder(logging.Handler):
         now = self.dynamo.by_compile.get(cid)
         graph = V.graph
         if getattr(graph, "scheduler", None) is not None and getattr(graph, "module", None) is not None:
-            snap = snapshot(graph, now)
+            snap = {**snapshot(graph, now), **_aot_id()}
             if now is not None and self.cache_dir:
                 source_store.save(self.cache_dir, key, {**snap, "dynamo": now})
             return snap
@@ -284,6 +284,19 @@ class SourceRecorder(logging.Handler):
         if now is None:
             return {"error": NO_GRAPH}
         return source_store.carry_over(stored, now)
+
+
+def _aot_id() -> dict[str, str]:
+    """The graph's name as AOTAutograd gave it to its compiler (``0_forward``), which a C++
+    wrapper module does not write (``core/cppwrapper.py``); kept in the store, so that a hit
+    has it too."""
+    with contextlib.suppress(Exception):  # evidence only
+        from torch._guards import TracingContext
+
+        name = TracingContext.try_get().aot_graph_name
+        if name:
+            return {source_store.AOT_ID: str(name[0])}
+    return {}
 
 
 def attach(log_path: Path, cache_dir: str | None = None) -> SourceRecorder:

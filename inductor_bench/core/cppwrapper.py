@@ -1,0 +1,140 @@
+"""Read a compiled module Inductor wrote with its C++ wrapper (``torch._inductor.config.
+cpp_wrapper = True``; pure text, no torch import).
+
+Such a module is Python only around one C++ string, ``cpp_wrapper_src``: the graph's C++
+kernels, each ``extern "C" void cpp_fused_...(...) { ... }``, and ``inductor_entry_impl``,
+which runs them and the extern calls in order, each under the ``// Topologically Sorted
+Source Nodes: [...], Original ATen: [...]`` comment its Python twin writes with ``#``. Python's
+``call`` is ``_wrap_func(inductor_entry)``, and no ``# AOT ID`` line says the graph's role: the
+compile worker records it (``runner/sources.py``).
+
+An extern call is written two ways. Torch 2.5 calls ATen itself, ``at::addmm_out(buf0, ...)``,
+which the profiler records as ``aten::addmm``. Later versions call the C shim of the op,
+``AOTI_TORCH_ERROR_CODE_CHECK(aoti_torch_cpu_mm_out(buf0, ...))``, which bypasses the
+dispatcher; with C++ kernel profiling on (as the tool compiles) the module records each such call
+under the shim's own name, ``aoti_torch_cpu_mm_out``, and ``shim_op`` says which ATen op
+that is (``aten::mm``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .devices import device_of_module
+from .module_types import RECORD, ExternCall, KernelInfo, ModuleInfo, cpp_heuristic, fused_ops_from_name
+from .vocab import Role
+
+_ENTRY = re.compile(r"^\s*void inductor_entry_impl\(", re.M)
+_ENTRY_END = "} // inductor_entry_impl"
+_KERNEL_DEF = re.compile(r'^extern "C"\s+(?:\w+\s+)*?void\s+(?P<name>\w+)\([^)]*\)\s*\{', re.M)
+_ORIGIN = re.compile(
+    r"//\s*(?:Topologically Sorted|Unsorted) Source Nodes: \[(?P<nodes>[^\]]*)\], "
+    r"Original ATen: \[(?P<aten>[^\]]*)\]"
+)
+_CALL = re.compile(r"^\s*(?P<name>\w+)\(")
+# a call of the C shim of an op on a device (aoti_torch_cpu_mm_out, aoti_torch_cuda_convolution),
+# checked as every shim call is; not a variable named after it (torch 2.15's inputs vector)
+_SHIM_CALL = re.compile(r"\bAOTI_TORCH_ERROR_CODE_CHECK\((?P<shim>aoti_torch_(?:cpu|cuda|xpu|mps)_\w+)\(")
+_SHIM = re.compile(r"^aoti_torch_(?:cpu|cuda|xpu|mps)_(?P<op>\w+)$")
+_ATEN_CALL = re.compile(r"^\s*at::(?P<op>\w+)\(")  # torch 2.5: at::addmm_out(buf0, ...)
+_OUT = "_out"
+
+
+def is_cpp_wrapper(text: str) -> bool:
+    """Whether ``text`` is a compiled module of Inductor's C++ wrapper."""
+    return "cpp_wrapper_src" in text and _ENTRY.search(text) is not None
+
+
+def shim_op(name: str) -> str | None:
+    """The ATen op a C shim runs, as the profiler names ATen ops: ``aoti_torch_cpu_mm_out`` ->
+    ``aten::mm``, ``aoti_torch_cpu_convolution`` -> ``aten::convolution``; None for another
+    name. The shim of an ``out=`` overload ends in ``_out``, which is not the op's name."""
+    m = _SHIM.match(name)
+    if m is None:
+        return None
+    op = m.group("op")
+    return f"aten::{op[: -len(_OUT)] if op.endswith(_OUT) and len(op) > len(_OUT) else op}"
+
+
+def _body_end(text: str, open_brace: int) -> int:
+    """The index just past the ``}`` that closes the brace at ``open_brace``."""
+    depth = 0
+    for i in range(open_brace, len(text)):
+        c = text[i]
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return len(text)
+
+
+def _kernels(text: str) -> dict[str, KernelInfo]:
+    kernels: dict[str, KernelInfo] = {}
+    for m in _KERNEL_DEF.finditer(text):
+        source = text[m.start(): _body_end(text, m.end() - 1)]
+        kernels[m.group("name")] = KernelInfo(
+            name=m.group("name"), kind="cpp", heuristic=cpp_heuristic(source),
+            record_names=RECORD.findall(source), source=source)
+    return kernels
+
+
+def entry_lines(text: str) -> list[str]:
+    """The lines of ``inductor_entry_impl``'s body, in the order they run."""
+    m = _ENTRY.search(text)
+    if m is None:
+        return []
+    end = text.find(_ENTRY_END, m.end())
+    return text[m.end(): end if end != -1 else len(text)].splitlines()
+
+
+@dataclass(frozen=True)
+class CppExtern:
+    """An extern call on a line of ``inductor_entry_impl``."""
+
+    callee: str  # the shim's name, or ``aten.<op>`` for a torch 2.5 ATen call
+    args: str  # the text after its opening parenthesis
+    out: bool  # an ``out=`` overload: its first argument is what it writes
+
+
+def extern_call(line: str) -> CppExtern | None:
+    """The extern call ``line`` makes, or None (the profiler records torch 2.5's
+    ``at::addmm_out`` as ``aten::addmm``, a shim under its own name)."""
+    if (m := _SHIM_CALL.search(line)) is not None:
+        return CppExtern(m.group("shim"), line[m.end():], m.group("shim").endswith(_OUT))
+    if (m := _ATEN_CALL.match(line)) is not None:
+        op = m.group("op")
+        out = op.endswith(_OUT)
+        return CppExtern(f"aten.{op[: -len(_OUT)] if out else op}", line[m.end():], out)
+    return None
+
+
+def _split(s: str) -> list[str]:
+    return [x.strip() for x in s.split(",") if x.strip()]
+
+
+def parse(text: str) -> ModuleInfo:
+    """The module's kernels and extern calls, in the order ``inductor_entry_impl`` runs them,
+    each with the source nodes and ATen ops of its comment; its role unknown (the text says
+    none)."""
+    kernels = _kernels(text)
+    externs: list[ExternCall] = []
+    pending: tuple[list[str], list[str]] | None = None
+    for line in entry_lines(text):
+        if (om := _ORIGIN.search(line)) is not None:
+            pending = (_split(om.group("nodes")), _split(om.group("aten")))
+        elif (ext := extern_call(line)) is not None:
+            nodes, aten = pending or ([], [])
+            externs.append(ExternCall(callee=ext.callee, aten_ops=aten, source_nodes=nodes))
+            pending = None
+        elif (cm := _CALL.match(line)) is not None and cm.group("name") in kernels:
+            k = kernels[cm.group("name")]
+            if pending and not k.aten_ops:
+                k.source_nodes, k.aten_ops = pending
+            pending = None
+    for k in kernels.values():
+        if not k.aten_ops:
+            k.aten_ops = fused_ops_from_name(k.name)
+    return ModuleInfo("", Role.UNKNOWN, kernels, externs, device_of_module(text, text))
