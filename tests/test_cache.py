@@ -186,3 +186,17 @@ def test_a_second_run_compiles_from_the_warm_cache(tmp_path, monkeypatch):
     cold, _, _ = run_breakdown(opts, RunSettings(timeout=600, iterations=5, windows=1, fresh_cache=True),
                                root=tmp_path / "runs")
     assert not cold.compile_cache.shared and cold.compile_cache.fx_hits == 0
+
+
+def test_the_bypasses_are_saved_with_the_result_and_an_older_result_reads_back_as_saved():
+    from inductor_bench.core.results import BreakdownResult
+
+    why = "Can't cache HigherOrderOperator: cond"
+    r = BreakdownResult(model="m", compile_cache=CompileCache("/c", True, 0, 0, 1, [why]))
+    saved = json.loads(r.to_json())["extras"]["compile_cache"]
+    assert saved == {"dir": "/c", "shared": True, "fx_hits": 0, "fx_misses": 0, "fx_bypassed": 1,
+                     "bypass_reasons": [why]}
+    assert BreakdownResult.from_dict(json.loads(r.to_json())).compile_cache == r.compile_cache
+    older = BreakdownResult(model="m", compile_cache=CompileCache("/c", True, 2, 0))
+    assert json.loads(older.to_json())["extras"]["compile_cache"] == {
+        "dir": "/c", "shared": True, "fx_hits": 2, "fx_misses": 0}

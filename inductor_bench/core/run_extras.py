@@ -49,6 +49,16 @@ class CompileCache:
         why = f"; bypassed because: {'; '.join(self.bypass_reasons)}" if self.bypass_reasons else ""
         return f"{where}: {hit} ({counts}){why}"
 
+    def to_dict(self) -> dict[str, Any]:
+        """As ``asdict``, without the bypass fields where they were not counted (a result saved
+        before they were reads back as it was saved)."""
+        d = asdict(self)
+        if self.fx_bypassed is None:
+            del d["fx_bypassed"]
+        if not self.bypass_reasons:
+            del d["bypass_reasons"]
+        return d
+
 
 @dataclass
 class TorchSettings:
