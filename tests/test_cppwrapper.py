@@ -96,6 +96,11 @@ def test_a_c_shim_is_named_and_classified_by_the_aten_op_it_runs():
                                   "aoti_torch_cpu_cumsum")] == [
         "extern_gemm", "extern_gemm", "extern_conv", "extern_attention", "extern_other"]
     assert (op_name("aoti_torch_cpu_mm_out"), extern_op("aoti_torch_cpu_mm_out")) == ("aoti_torch_cpu_mm_out", "mm")
+    # on a device timeline, a library kernel a shim launched is the shim's op's (synthetic names)
+    assert classify("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32", None,
+                    ("aoti_torch_cuda_mm_out",)) == "extern_gemm"
+    assert classify("void at::native::vectorized_elementwise_kernel<4>", None,
+                    ("aoti_torch_cuda_convolution",)) == "extern_conv"
 
 
 def test_the_graphs_name_is_kept_with_its_record_and_carried_to_a_cache_hit():

@@ -96,8 +96,10 @@ def _launched_by(pattern: str) -> Predicate:
 
 @lru_cache(maxsize=4096)
 def deciding_op(ops: Ops) -> str | None:
-    """The innermost op of a launch stack that a ``_launched_by`` row recognises, or None."""
+    """The innermost op of a launch stack that a ``_launched_by`` row recognises, or None; a
+    C++ wrapper's C shim as the ATen op it runs (``aoti_torch_cuda_mm_out``: ``aten::mm``)."""
     for op in ops:
+        op = shim_op(op) or op
         if any(rx.search(op) for rx in _RECOGNISED):
             return op
     return None
