@@ -3,8 +3,8 @@ True``, ``core/cppwrapper.py``, ``core/cpp_buffers.py``).
 
 The fixtures (``tests/fixtures/cppwrapper/<torch>/``, recorded by its ``record.py`` on the
 2-core AMD EPYC CPU machine, 2026-12-01, with torch 2.5.1, 2.13.0 and 2.15.0, each in a fresh
-cache) are one training step of one small model compiled twice, with the C++ wrapper and with
-the Python one. The Python module is read by the rules every other test checks; the C++ one
+cache) are a training step and a frozen inference step of one small model, each compiled twice,
+with the C++ wrapper and with the Python one. The Python module is read by the rules every other test checks; the C++ one
 must give the same kernels, extern calls, buffers written and counts, and the counts are also
 worked out here by hand.
 """
@@ -27,7 +27,9 @@ from inductor_bench.core.work import call_work, extern_op
 
 FIXTURES = Path(__file__).parent / "fixtures" / "cppwrapper"
 VERSIONS = ("2.5.1", "2.13.0", "2.15.0")
-ROLES = ("forward", "backward")
+# the steps recorded, and the role of each graph: a training step's forward and backward, and
+# an inference step with its weights frozen (oneDNN's and MKL's packed linears)
+ROLES = {"forward": Role.FORWARD, "backward": Role.BACKWARD, "frozen": Role.INFERENCE}
 
 
 def _read(version: str, wrapper: str, role: str) -> tuple[str, object]:
@@ -53,9 +55,9 @@ def test_a_cpp_wrapper_module_reads_as_its_python_twin(version, role):
     py_text, py = _read(version, "py", role)
     assert is_cpp_wrapper(cpp_text) and not is_cpp_wrapper(py_text) and is_compiled_module(cpp_text)
     assert _seen(cpp_text, cpp) == _seen(py_text, py)
-    assert cpp.kernels and cpp.externs and all(k.heuristic == "reduction" for k in cpp.kernels.values())
+    assert cpp.kernels and cpp.externs and all(work.bytes for _, work in call_work(cpp, cpp_text))
     # the role is the one thing its text does not say (the compile worker records it)
-    assert (cpp.role, py.role) == (Role.UNKNOWN, role)
+    assert (cpp.role, py.role) == (Role.UNKNOWN, ROLES[role])
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -71,6 +73,11 @@ def test_the_forwards_extern_calls_are_counted_from_their_shapes(version):
     # how the profiler names each: torch 2.5 calls ATen (aten::addmm), later ones its C shim
     want = "aten::addmm" if version == "2.5.1" else "aoti_torch_cpu_addmm_out"
     assert [op_name(e.callee) for e in module.externs] == [want, want]
+    # frozen: torch 2.5 calls MKL's linear through the dispatcher, later ones through its shim
+    _, frozen = _read(version, "cpp", "frozen")
+    want = "mkl::_mkl_linear" if version == "2.5.1" else "aoti_torch_cpu__mkl_linear"
+    assert [op_name(e.callee) for e in frozen.externs] == [want, want]
+    assert [classify(op_name(e.callee) or "") for e in frozen.externs] == ["extern_gemm"] * 2
 
 
 @pytest.mark.parametrize("version", ("2.13.0", "2.15.0"))

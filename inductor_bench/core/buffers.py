@@ -292,7 +292,7 @@ def module_calls(text: str, module: ModuleInfo,
         call = _call_of(ln, module)
         if call is None:
             table.read_line(ln)
-            _follow_result(ln, table, returning)
+            follow_result(ln, table, returning)
             continue
         table.bind(call)
         calls.append(call)
@@ -323,7 +323,7 @@ def result_dtype(call: CallArgs) -> str | None:
     return first
 
 
-def _follow_result(line: str, table: BufferTable, returning: Returning) -> None:
+def follow_result(line: str, table: BufferTable, returning: Returning) -> None:
     """An extern call's result as the lines after it say: an alias of it (``buf2 = buf1``) or an
     element of its tuple result (``buf3 = buf1[0]``) joins ``returning``; the assert of its
     shape (``assert_size_stride(buf2, (256, 128), ...)``) gives the call its ``returned`` tensor,

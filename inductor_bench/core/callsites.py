@@ -123,15 +123,18 @@ def parse_calls(text: str, module: ModuleInfo) -> list[Call]:
 def cpp_calls(text: str, module: ModuleInfo) -> list[Call]:
     """``parse_calls`` of a C++ wrapper module (``core/cppwrapper.py``): an op's ``out=``
     overload (``aoti_torch_cpu_mm_out(buf0, ...)``, torch 2.5's ``at::addmm_out(buf0, ...)``)
-    writes its first argument, another op the handles it is given to fill (``&buf3_handle``)."""
+    writes its first argument, another op the handles it is given to fill (``&buf3_handle``) or
+    what it returns (torch 2.5's ``auto buf0 = op_x.call(...)``)."""
     out: list[Call] = []
     positions = {name: output_positions(k) for name, k in module.kernels.items()}
+    dispatched = cppwrapper.dispatched_ops(text)
     for ln in cppwrapper.entry_lines(text):
         if ln.lstrip().startswith("//"):
             continue
-        if (ext := cppwrapper.extern_call(ln)) is not None:
+        if (ext := cppwrapper.extern_call(ln, dispatched)) is not None:
             args = split_args(ext.args)
             written = [m.group("buf") for a in args if (m := _CPP_HANDLE_OUT.match(a))]
+            written += [ext.result] if ext.result else []
             if ext.out and args:
                 written = [b for b in [_cpp_buffer(args[0])] if b]
             out.append(Call(ext.callee, True, sum(c.extern for c in out), written))

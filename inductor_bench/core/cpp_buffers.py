@@ -24,10 +24,11 @@ becomes its ``out``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-from .buffers import BufferTable, CallArgs, input_tensors
+from .buffers import BufferTable, CallArgs, Returning, follow_result, input_tensors, result_dtype
 from .callsites import split_args
-from .cppwrapper import entry_lines, extern_call
+from .cppwrapper import dispatched_ops, entry_lines, extern_call
 from .modparse import ModuleInfo
 from .symbols import sizes
 
@@ -36,7 +37,7 @@ _AOTI_ALLOC = re.compile(r"aoti_torch_empty_strided\(\d+, (?P<size>\w+), (?P<str
                          r"cached_torch_dtype_(?P<dtype>\w+),.*&(?P<buf>\w+?)_handle\)")
 _AT_ALLOC = re.compile(r"^\s*at::Tensor (?P<buf>\w+) = at::detail::empty_strided_\w+\("
                        r"\{(?P<size>[^}]*)\}, \{(?P<stride>[^}]*)\}, at::k(?P<dtype>\w+)\)")
-_ASSERT = re.compile(r"^\s*assert_size_stride\((?P<name>\w+), \{(?P<size>[^}]*)\}")
+_ASSERT = re.compile(r"^\s*assert_size_stride\(\w+, \{")
 _MOVE = re.compile(r"^\s*auto (?P<lhs>\w+) = std::move\((?P<rhs>\w+)\);")
 _NEW_HANDLE = re.compile(r"aoti_torch_new_tensor_handle\((?P<of>\w+), &(?P<name>\w+)\)")
 _VIEW = re.compile(r"^\s*(?:auto|decltype\(auto\)) (?P<lhs>\w+) = (?P<rhs>[^;]*);")
@@ -76,30 +77,42 @@ def py_arg(arg: str, arrays: dict[str, str]) -> str:
     return _INT.sub(r"\g<n>", arg)
 
 
-def cpp_module_calls(text: str, module: ModuleInfo, fixed: dict[str, int] | None = None) -> list[CallArgs]:
+def cpp_module_calls(text: str, module: ModuleInfo,
+                     result_shape: Callable[[CallArgs], tuple[int, ...] | None] | None = None,
+                     fixed: dict[str, int] | None = None) -> list[CallArgs]:
     """``buffers.module_calls`` of a C++ wrapper module: every kernel and extern call
-    ``inductor_entry_impl`` makes, in order, with the tensors of its arguments."""
+    ``inductor_entry_impl`` makes, in order, with the tensors of its arguments; each line that
+    calls nothing is read as the Python line it stands for (``py_line``)."""
     table = BufferTable(sizes(text, fixed))
     for name, t in input_tensors(text).items():
         table.put(name, t.shape, t.dtype)
     arrays: dict[str, str] = {}
     calls: list[CallArgs] = []
+    returning: Returning = {}  # the last extern call's result and its aliases
+    dispatched = dispatched_ops(text)
     for ln in entry_lines(text):
         if ln.lstrip().startswith("//"):
             continue
-        call = _call_of(ln, module, arrays)
+        call = _call_of(ln, module, arrays, dispatched)
         if call is None:
-            _read(ln, table, arrays)
+            if (py := py_line(ln, arrays)) is not None:
+                table.read_line(py)
+                follow_result(py, table, returning)
             continue
         table.bind(call)
         calls.append(call)
+        returning = {call.result: (call, None)} if call.result else {}
+        if call.result:
+            table.put(call.result, result_shape(call) if result_shape else None, result_dtype(call))
     return calls
 
 
-def _call_of(line: str, module: ModuleInfo, arrays: dict[str, str]) -> CallArgs | None:
-    if (ext := extern_call(line)) is not None:
+def _call_of(line: str, module: ModuleInfo, arrays: dict[str, str],
+             dispatched: dict[str, str]) -> CallArgs | None:
+    if (ext := extern_call(line, dispatched)) is not None:
         args = [py_arg(a, arrays) for a in split_args(ext.args)]
-        results = [a[1:-len("_handle")] for a in args if a.startswith("&") and a.endswith("_handle")]
+        results = [ext.result] if ext.result else []
+        results += [a[1:-len("_handle")] for a in args if a.startswith("&") and a.endswith("_handle")]
         args = [a for a in args if not a.startswith("&")]
         if ext.out and args:
             return CallArgs(ext.callee, True, args[1:], {"out": args[0]})
@@ -111,20 +124,25 @@ def _call_of(line: str, module: ModuleInfo, arrays: dict[str, str]) -> CallArgs 
     return None
 
 
-def _read(line: str, table: BufferTable, arrays: dict[str, str]) -> None:
-    """What a line that calls nothing says of the buffers: an array of sizes, an allocation, an
-    input's asserted shape, a reuse or a view."""
+def py_line(line: str, arrays: dict[str, str]) -> str | None:
+    """The Python line a C++ line that calls nothing stands for, as ``call()`` would write it
+    (an allocation, an asserted shape, a reuse, a view); None for another line. An array of
+    sizes it declares is kept in ``arrays``."""
     if (m := _INT_ARRAY.search(line)) is not None:
         arrays[m.group("name")] = _tuple(m.group("items"))
-    elif (m := _AOTI_ALLOC.search(line)) is not None and m.group("size") in arrays:
-        table.put(m.group("buf"), table.shape(arrays[m.group("size")]), m.group("dtype"))
-    elif (m := _AT_ALLOC.match(line)) is not None:
-        table.put(m.group("buf"), table.shape(_tuple(m.group("size"))), _AT_TYPES.get(m.group("dtype")))
-    elif (m := _ASSERT.match(line)) is not None:
-        table.put(m.group("name"), table.shape(_tuple(m.group("size"))), None)
-    elif (m := _MOVE.match(line)) is not None and m.group("rhs") in table.tensors:
-        table.tensors[m.group("lhs")] = table.tensors[m.group("rhs")]
-    elif (m := _NEW_HANDLE.search(line)) is not None and m.group("of") in table.tensors:
-        table.tensors[m.group("name")] = table.tensors[m.group("of")]
-    elif (m := _VIEW.match(line)) is not None and (t := table.of_arg(py_arg(m.group("rhs"), arrays))):
-        table.tensors[m.group("lhs")] = t
+        return None
+    if (m := _AOTI_ALLOC.search(line)) is not None and m.group("size") in arrays:
+        size, stride = arrays[m.group("size")], arrays.get(m.group("stride"), "()")
+        return f"    {m.group('buf')} = empty_strided({size}, {stride}, torch.{m.group('dtype')})"
+    if (m := _AT_ALLOC.match(line)) is not None and m.group("dtype") in _AT_TYPES:
+        size, stride = _tuple(m.group("size")), _tuple(m.group("stride"))
+        return f"    {m.group('buf')} = empty_strided({size}, {stride}, torch.{_AT_TYPES[m.group('dtype')]})"
+    if _ASSERT.match(line) is not None:
+        return "    " + re.sub(r"\{([^}]*)\}", lambda b: _tuple(b.group(1)), line.strip().rstrip(";"))
+    if (m := _MOVE.match(line)) is not None:
+        return f"    {m.group('lhs')} = {m.group('rhs')}"
+    if (m := _NEW_HANDLE.search(line)) is not None:
+        return f"    {m.group('name')} = {m.group('of')}"
+    if (m := _VIEW.match(line)) is not None:
+        return f"    {m.group('lhs')} = {py_arg(m.group('rhs'), arrays)}"
+    return None

@@ -37,7 +37,13 @@ _CALL = re.compile(r"^\s*(?P<name>\w+)\(")
 # checked as every shim call is; not a variable named after it (torch 2.15's inputs vector)
 _SHIM_CALL = re.compile(r"\bAOTI_TORCH_ERROR_CODE_CHECK\((?P<shim>aoti_torch_(?:cpu|cuda|xpu|mps)_\w+)\(")
 _SHIM = re.compile(r"^aoti_torch_(?:cpu|cuda|xpu|mps)_(?P<op>\w+)$")
-_ATEN_CALL = re.compile(r"^\s*at::(?P<op>\w+)\(")  # torch 2.5: at::addmm_out(buf0, ...)
+_ATEN_CALL = re.compile(r"^\s*at::(?P<op>[a-z_]\w*)\(")  # torch 2.5: at::addmm_out(buf0, ...)
+# torch 2.5's call of an op without an ATen function (a custom op, MKL's linear): the op found
+# in the dispatcher once, ``static auto op_x = c10::Dispatcher::singleton().findSchemaOrThrow(
+# "mkl::_mkl_linear", "")``, then ``auto buf0 = op_x.call(...)``, recorded as ``mkl::_mkl_linear``
+_DISPATCHED = re.compile(r"static auto (?P<var>\w+) = c10::Dispatcher::singleton\(\)\s*"
+                         r'\.findSchemaOrThrow\("(?P<ns>\w+)::(?P<op>\w+)", "(?P<overload>\w*)"\)')
+_DISPATCHED_CALL = re.compile(r"^\s*(?:auto (?P<lhs>\w+) = )?(?P<var>\w+)\.call\(")
 _OUT = "_out"
 
 
@@ -94,20 +100,31 @@ def entry_lines(text: str) -> list[str]:
 class CppExtern:
     """An extern call on a line of ``inductor_entry_impl``."""
 
-    callee: str  # the shim's name, or ``aten.<op>`` for a torch 2.5 ATen call
+    callee: str  # the shim's name; for torch 2.5 ``aten.<op>`` or ``torch.ops.<ns>.<op>.<overload>``
     args: str  # the text after its opening parenthesis
     out: bool  # an ``out=`` overload: its first argument is what it writes
+    result: str | None = None  # ``auto buf0 = op_x.call(...)``: the buffer it returns
 
 
-def extern_call(line: str) -> CppExtern | None:
+def dispatched_ops(text: str) -> dict[str, str]:
+    """Torch 2.5: each op a module finds in the dispatcher, by the variable that holds it, as
+    the callee ``torch.ops.<ns>.<op>.<overload>`` (see ``_DISPATCHED``)."""
+    return {m.group("var"): f"torch.ops.{m.group('ns')}.{m.group('op')}.{m.group('overload') or 'default'}"
+            for m in _DISPATCHED.finditer(text)}
+
+
+def extern_call(line: str, dispatched: dict[str, str] | None = None) -> CppExtern | None:
     """The extern call ``line`` makes, or None (the profiler records torch 2.5's
-    ``at::addmm_out`` as ``aten::addmm``, a shim under its own name)."""
+    ``at::addmm_out`` as ``aten::addmm``, a shim under its own name). ``dispatched``: the
+    module's ``dispatched_ops``."""
     if (m := _SHIM_CALL.search(line)) is not None:
         return CppExtern(m.group("shim"), line[m.end():], m.group("shim").endswith(_OUT))
     if (m := _ATEN_CALL.match(line)) is not None:
         op = m.group("op")
         out = op.endswith(_OUT)
         return CppExtern(f"aten.{op[: -len(_OUT)] if out else op}", line[m.end():], out)
+    if (m := _DISPATCHED_CALL.match(line)) is not None and m.group("var") in (dispatched or {}):
+        return CppExtern(dispatched[m.group("var")], line[m.end():], False, m.group("lhs"))  # type: ignore[index]
     return None
 
 
@@ -122,10 +139,11 @@ def parse(text: str) -> ModuleInfo:
     kernels = _kernels(text)
     externs: list[ExternCall] = []
     pending: tuple[list[str], list[str]] | None = None
+    dispatched = dispatched_ops(text)
     for line in entry_lines(text):
         if (om := _ORIGIN.search(line)) is not None:
             pending = (_split(om.group("nodes")), _split(om.group("aten")))
-        elif (ext := extern_call(line)) is not None:
+        elif (ext := extern_call(line, dispatched)) is not None:
             nodes, aten = pending or ([], [])
             externs.append(ExternCall(callee=ext.callee, aten_ops=aten, source_nodes=nodes))
             pending = None

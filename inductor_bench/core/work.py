@@ -330,8 +330,8 @@ def call_work(module: ModuleInfo, text: str,
     """Every call of ``call()`` with what it moves and computes (at ``fixed``'s sizes where given)."""
     out = []
     reached: dict[tuple, tuple[int | None, dict[str, int]]] = {}  # per kernel and sizes, however often called
-    calls = (cpp_module_calls(text, module, fixed) if is_cpp_wrapper(text)
-             else module_calls(text, module, result_shape=onednn_output, fixed=fixed))
+    read = cpp_module_calls if is_cpp_wrapper(text) else module_calls
+    calls = read(text, module, result_shape=onednn_output, fixed=fixed)
     for c in calls:
         if c.extern:
             out.append((c, extern_work(c)))
