@@ -42,8 +42,9 @@ DIFFERENCES = (
                "tests/test_autotune.py::test_the_worker_reads_the_installed_torchs_mode_table"),
     Difference("2.6", "a C++ wrapper module (`cpp_wrapper = True`) calls an extern op through its C "
                "shim, `aoti_torch_cpu_addmm_out(buf0, ...)`, which the profiler records under the shim's "
-               "name; torch 2.5 calls ATen, `at::addmm_out(buf0, ...)`, recorded as `aten::addmm`",
-               "core/cppwrapper.py", '_ATEN_CALL = re.compile(r"^\\s*at::(?P<op>\\w+)\\(")',
+               "name; torch 2.5 calls ATen, `at::addmm_out(buf0, ...)`, recorded as `aten::addmm`, or the op "
+               "it finds in the dispatcher (`op_mkl__mkl_linear_.call(...)`: `mkl::_mkl_linear`)",
+               "core/cppwrapper.py", '_DISPATCHED_CALL = re.compile(',
                "tests/test_cppwrapper.py::test_the_forwards_extern_calls_are_counted_from_their_shapes"),
     Difference("2.7", "a graph break's structured-trace record gives its reason as `Graph Break Reason:` "
                "and Dynamo's explanation; 2.6, the first to write the record, as `Reason:` and the "
