@@ -356,3 +356,62 @@ def test_the_time_outside_the_graphs_agrees_with_a_known_sleep(sleepy_compare):
         assert 1e3 * seconds - 0.05 <= s.outside_ms <= slept + bound, (m.label, s, slept, bound)
         assert 1e3 * seconds <= s.step_ms <= slept + bound, (m.label, s, slept, bound)  # the step it is a share of
         assert m.breakdown.step_turns.graphs == [g.id for g in m.breakdown.graphs]
+
+
+SETTINGS_MODEL = '''
+import torch
+import torch._inductor.config
+
+{at_import}
+
+
+class Seen(torch.nn.Module):
+    def forward(self, x):
+        with open({log!r}, "a") as f:
+            f.write(f"{name} threads={{torch.get_num_threads()}}\\n")
+        return x + 1
+
+
+def make_workload(device, dtype):
+    with open({log!r}, "a") as f:
+        f.write(f"{name} built: cpp_wrapper={{torch._inductor.config.cpp_wrapper}}\\n")
+    {in_factory}
+    return Seen(), (torch.ones(4),)
+'''
+
+
+def test_each_side_is_built_and_timed_with_its_own_process_wide_settings(tmp_path):
+    """Two eager sides in the timing worker, in this process: the second takes one thread in
+    its factory and turns the C++ wrapper on at import. The first is still built with the
+    Inductor config the process started with, the second is not built with the first's, and
+    every call of each runs with the threads its own factory left."""
+    torch = pytest.importorskip("torch")
+    import torch._inductor.config as inductor_config
+
+    from inductor_bench.core.workload import WorkloadOptions
+    from inductor_bench.runner import timer
+
+    log = tmp_path / "seen.log"
+    files = {"b": ("torch._inductor.config.cpp_wrapper = True", "torch.set_num_threads(1)"),
+             "a": ("", "pass")}
+    sides = []
+    for name in ("b", "a"):
+        at_import, in_factory = files[name]
+        path = tmp_path / f"{name}.py"
+        path.write_text(SETTINGS_MODEL.format(at_import=at_import, log=str(log), name=name, in_factory=in_factory))
+        sides.append({"options": WorkloadOptions(str(path), device="cpu", mode="eager").to_dict()})
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        out = timer.handle({"sides": sides, "device": "cpu", "budget_s": None, "max_steps": 12,
+                            "min_steps": 1, "exact": True})
+    finally:
+        torch.set_num_threads(threads)
+        inductor_config.cpp_wrapper = False
+    lines = log.read_text().splitlines()
+    assert lines[0] == "b built: cpp_wrapper=True"
+    assert "a built: cpp_wrapper=False" in lines  # b's import-time config undone before a is built
+    calls = [ln for ln in lines if "threads" in ln]
+    assert {ln for ln in calls if ln.startswith("b")} == {"b threads=1"}
+    assert {ln for ln in calls if ln.startswith("a")} == {"a threads=2"}
+    assert [sum(len(b) for b in side) for side in out["blocks"]] == [12, 12]

@@ -8,6 +8,14 @@ then timed in rounds: in each round a block of calls of every side, the order re
 other round, so that drift falls on all sides alike and cancels in the per-round ratios
 (``core/stats.py`` ``judge_paired``).
 
+Each side runs with its own process-wide settings, as its breakdown's processes do: every side
+is built from the torch settings and Inductor config the process started with, whatever an
+earlier side's file set (``torch.set_num_threads(1)``, ``torch.set_float32_matmul_precision``,
+``torch._inductor.config.cpp_wrapper = True`` at import), and a side's torch settings as it left
+them are put back before each of its blocks (``torch_settings``), outside the calls' timing.
+Without that, the last side built set them for all: a file that turned TF32 on, or took one
+thread, timed every column so, and its change read as no change.
+
 Where the device table says ``split_in_turns`` (the host), each side's step is then timed
 once more in turns with each of its compiled graphs' own calls (``turns.py``, as the compile
 worker does for a breakdown), in this same process: the time a column spends outside its
@@ -18,6 +26,7 @@ Run as ``python -m inductor_bench.runner.timer request.json response.json`` (see
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from typing import Any
@@ -25,7 +34,7 @@ from typing import Any
 from ..core.devices import backend
 from ..core.workload import WorkloadOptions
 from . import device as dev
-from . import machine, turns
+from . import machine, torch_settings, turns
 from .capture import stop_compile_workers, timed_step
 from .dynamo_counts import fx_cache_counts
 from .rounds import Plan, block_steps, interleave
@@ -51,14 +60,60 @@ def _side(spec: dict[str, Any], device: str) -> Callable[[], float]:
     return one
 
 
+Built = list[tuple[Callable[[], float], dict[str, Any]]]  # each side's timed call and its settings
+
+
+def _build(sides: list[dict[str, Any]], device: str) -> Built:
+    """Each side built and compiled from the torch settings and Inductor config this process
+    started with, as its own compile worker built it, with the torch settings it left."""
+    import torch._inductor.config as inductor_config
+
+    start, config = torch_settings.snapshot(), inductor_config.get_config_copy()
+    built: Built = []
+    for spec in sides:
+        torch_settings.apply(start)
+        _restore(inductor_config, config)
+        one = _side(spec, device)
+        built.append((one, torch_settings.snapshot()))
+    return built
+
+
+def _restore(config: Any, saved: dict[str, Any]) -> None:
+    """Put back each config value that differs from ``saved``."""
+    for key, value in config.get_config_copy().items():
+        with contextlib.suppress(Exception):  # a value that cannot be compared or set stays
+            if key in saved and value != saved[key]:
+                setattr(config, key, saved[key])
+
+
+def _own_settings(built: Built) -> list[Callable[[], float]]:
+    """Each side's timed call, its settings put back first when another side ran last (once a
+    block: a block is one side's calls), outside the time the call measures."""
+    last = [-1]
+
+    def wrapped(i: int, one: Callable[[], float], values: dict[str, Any]) -> Callable[[], float]:
+        def call() -> float:
+            if last[0] != i:
+                torch_settings.apply(values)
+                last[0] = i
+            return one()
+
+        return call
+
+    return [wrapped(i, one, values) for i, (one, values) in enumerate(built)]
+
+
 def _turns(sides: list[dict[str, Any]], calls: list[Callable[[], float]], device: str) -> list[Any]:
     """Per side: its step and its graphs' own calls in turns (``turns.time_in_turns``), or
-    None where the side names no graphs or the device times graphs pipelined."""
+    None where the side names no graphs or the device times graphs pipelined. ``calls``:
+    ``_own_settings``'s, so the graphs' calls run under the side's settings too."""
     if not backend(device).split_in_turns:
         return [None] * len(sides)
     out: list[Any] = []
     for spec, one in zip(sides, calls, strict=True):
         paths = list(spec.get("modules") or [])
+        if paths:
+            one()  # its settings in place before its graphs' first call
         out.append(turns.time_in_turns(one, paths, device, TURNS_BUDGET_S) if paths else None)
     return out
 
@@ -76,7 +131,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     sides = request["sides"]
     device = dev.resolve(request.get("device") or "auto")
     _raise_recompile_limit(len(sides))
-    calls = [_side(s, device) for s in sides]
+    calls = _own_settings(_build(sides, device))
     for one in calls:  # settle: allocator, caches, CUDA graph trees (warm up, then record)
         for _ in range(WARMUP_CALLS):
             one()
