@@ -22,7 +22,15 @@ import re
 from dataclasses import dataclass
 
 from .devices import device_of_module
-from .module_types import RECORD, ExternCall, KernelInfo, ModuleInfo, cpp_heuristic, fused_ops_from_name
+from .module_types import (
+    RECORD,
+    ExternCall,
+    KernelInfo,
+    ModuleInfo,
+    cpp_heuristic,
+    fused_ops_from_name,
+    split_list,
+)
 from .vocab import Role
 
 _ENTRY = re.compile(r"^\s*void inductor_entry_impl\(", re.M)
@@ -117,19 +125,16 @@ def extern_call(line: str, dispatched: dict[str, str] | None = None) -> CppExter
     """The extern call ``line`` makes, or None (the profiler records torch 2.5's
     ``at::addmm_out`` as ``aten::addmm``, a shim under its own name). ``dispatched``: the
     module's ``dispatched_ops``."""
+    dispatched = dispatched or {}
     if (m := _SHIM_CALL.search(line)) is not None:
         return CppExtern(m.group("shim"), line[m.end():], m.group("shim").endswith(_OUT))
     if (m := _ATEN_CALL.match(line)) is not None:
         op = m.group("op")
         out = op.endswith(_OUT)
         return CppExtern(f"aten.{op[: -len(_OUT)] if out else op}", line[m.end():], out)
-    if (m := _DISPATCHED_CALL.match(line)) is not None and m.group("var") in (dispatched or {}):
-        return CppExtern(dispatched[m.group("var")], line[m.end():], False, m.group("lhs"))  # type: ignore[index]
+    if (m := _DISPATCHED_CALL.match(line)) is not None and m.group("var") in dispatched:
+        return CppExtern(dispatched[m.group("var")], line[m.end():], False, m.group("lhs"))
     return None
-
-
-def _split(s: str) -> list[str]:
-    return [x.strip() for x in s.split(",") if x.strip()]
 
 
 def parse(text: str) -> ModuleInfo:
@@ -142,7 +147,7 @@ def parse(text: str) -> ModuleInfo:
     dispatched = dispatched_ops(text)
     for line in entry_lines(text):
         if (om := _ORIGIN.search(line)) is not None:
-            pending = (_split(om.group("nodes")), _split(om.group("aten")))
+            pending = (split_list(om.group("nodes")), split_list(om.group("aten")))
         elif (ext := extern_call(line, dispatched)) is not None:
             nodes, aten = pending or ([], [])
             externs.append(ExternCall(callee=ext.callee, aten_ops=aten, source_nodes=nodes))

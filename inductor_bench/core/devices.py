@@ -85,7 +85,8 @@ BACKENDS: tuple[Backend, ...] = (
         cuda_graphs=True,
         monitor="nvidia-smi",
         times_triton_kernels=True,
-        module_markers=("device_str='cuda'", "cached_torch_device_type_cuda"),  # the C++ wrapper's last
+        # the Python wrapper's, and the C++ wrapper's (core/cppwrapper.py)
+        module_markers=("device_str='cuda'", "cached_torch_device_type_cuda"),
         call_markers=("empty_strided_cuda(",),
         # ROCm builds run "cuda" through HIP, whose driver is not checked here
         torch_builds=(("cuda", Driver("libcuda.so.1", "cuInit", "cuDeviceGetCount")), ("hip", None)),

@@ -37,6 +37,7 @@ from .module_types import (  # the types every reader of a module names from her
     cpp_heuristic,
     fused_ops_from_name,
     role_of,
+    split_list,
 )
 
 _AOT_ID = re.compile(r"^# AOT ID: \['([^']*)'\]", re.M)
@@ -90,10 +91,6 @@ def extern_line(line: str) -> ExternLine | None:
     return None
 
 
-def _split_list(s: str) -> list[str]:
-    return [x.strip() for x in s.split(",") if x.strip()]
-
-
 def _string_body(text: str, start: int) -> str:
     """The triple-quoted string literal that starts at or after ``start``."""
     best = None
@@ -140,8 +137,8 @@ def parse_module(text: str) -> ModuleInfo:
             if (pm := _KERNEL_PATH.match(c)) is not None:
                 info.kernel_path = pm.group("path")
             elif (om := _ORIGIN.search(c)) is not None:
-                info.source_nodes = _split_list(om.group("nodes"))
-                info.aten_ops = _split_list(om.group("aten"))
+                info.source_nodes = split_list(om.group("nodes"))
+                info.aten_ops = split_list(om.group("aten"))
         if kind == "triton":
             hm = _HEURISTIC.search(source)
             info.heuristic = hm.group(1) if hm else None
@@ -156,7 +153,7 @@ def parse_module(text: str) -> ModuleInfo:
     for ln in (lines[i] for i in scan_order(lines, names)):
         om = _ORIGIN.search(ln)
         if om:
-            pending = (_split_list(om.group("nodes")), _split_list(om.group("aten")))
+            pending = (split_list(om.group("nodes")), split_list(om.group("aten")))
             continue
         if (em := extern_line(ln)) is not None:
             nodes, aten = (pending or ([], [])) if em.into is None else ([], [])

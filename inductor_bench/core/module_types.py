@@ -103,3 +103,8 @@ def fused_ops_from_name(name: str) -> list[str]:
     ``cpp_fused_gelu_native_layer_norm_0`` -> ``["fused: gelu_native_layer_norm"]``."""
     m = re.search(r"fused_(\w+?)(?:_\d+)?$", name)
     return [f"fused: {m.group(1)}"] if m else []
+
+
+def split_list(s: str) -> list[str]:
+    """The items of a comment's list: ``aten.t, aten.addmm`` -> ``["aten.t", "aten.addmm"]``."""
+    return [x.strip() for x in s.split(",") if x.strip()]

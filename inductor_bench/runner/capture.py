@@ -362,9 +362,8 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         raise err from e
     stop_compile_workers()  # a script's compiles too: none of its pool outlives this worker
     out.update(_settings(before, out.pop("model_settings", None)))
-    out["fx_cache"] = fx_cache_counts()
-    if out["fx_cache"] is not None:
-        out["fx_cache"]["bypass_reasons"] = compile_log.bypass_reasons
+    counts = fx_cache_counts()
+    out["fx_cache"] = None if counts is None else {**counts, "bypass_reasons": compile_log.bypass_reasons}
     out["dynamo_graphs"] = dynamo_graph_count()
     out["graph_breaks"], out["compiles"] = breaks.found(), compile_log.found()
     out["modules"] = recorder.modules

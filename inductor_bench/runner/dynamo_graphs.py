@@ -44,10 +44,10 @@ def user_frame(stack_trace: str | None) -> list[Any] | None:
     inside = _torch_dir()
     where = [os.path.abspath(m.group("file")) for m in frames]
     user = [m for m, f in zip(frames, where, strict=True) if not f.startswith(inside)]
-    torchs = [m for m, f in zip(frames, where, strict=True) if not f.startswith(inside + DYNAMO_DIR)]
-    if not (user or torchs):
+    not_dynamo = [m for m, f in zip(frames, where, strict=True) if not f.startswith(inside + DYNAMO_DIR)]
+    if not (user or not_dynamo):
         return None
-    m = (user or torchs)[-1]
+    m = (user or not_dynamo)[-1]
     return [m.group("file"), int(m.group("line")), m.group("func").strip(), m.group("code").strip()]
 
 
