@@ -68,7 +68,7 @@ def _build(sides: list[dict[str, Any]], device: str) -> Built:
     started with, as its own compile worker built it, with the torch settings it left."""
     import torch._inductor.config as inductor_config
 
-    start, config = torch_settings.snapshot(), inductor_config.get_config_copy()
+    start, config = torch_settings.snapshot(), _config_copy(inductor_config)
     built: Built = []
     for spec in sides:
         torch_settings.apply(start)
@@ -78,9 +78,18 @@ def _build(sides: list[dict[str, Any]], device: str) -> Built:
     return built
 
 
+def _config_copy(config: Any) -> dict[str, Any]:
+    """The config's values; empty where they cannot be copied (torch 2.5 deep-copies them, and
+    a value a model set may refuse that): nothing is put back then."""
+    try:
+        return config.get_config_copy()
+    except Exception:
+        return {}
+
+
 def _restore(config: Any, saved: dict[str, Any]) -> None:
     """Put back each config value that differs from ``saved``."""
-    for key, value in config.get_config_copy().items():
+    for key, value in _config_copy(config).items():
         with contextlib.suppress(Exception):  # a value that cannot be compared or set stays
             if key in saved and value != saved[key]:
                 setattr(config, key, saved[key])
