@@ -20,10 +20,6 @@ from . import cppwrapper
 from .modparse import CPP_SIGNATURE, KernelInfo, ModuleInfo, extern_line, partition_names, run_order_via
 
 _KERNEL = re.compile(r"^\s+(?P<name>\w+)(?:\.run)?\((?P<args>.*)$")
-# a C++ wrapper's arguments: a kernel's ``(float*)(buf5.data_ptr())``, an op's result handle
-# ``&buf3_handle`` (written), ``RAIIAtenTensorHandle(tmp_x)`` or a buffer's own name
-_CPP_DATA = re.compile(r"^\([^()]*\)\((?P<buf>\w+)\.data_ptr\(\)\)$")
-_CPP_HANDLE_OUT = re.compile(r"^&(?P<buf>\w+?)_handle$")
 _NAME = re.compile(r"^[A-Za-z_]\w*$")
 _WRAPPED = re.compile(r"^(?:reinterpret_tensor|c_void_p|as_strided)\(\s*(?P<inner>[\w.()]+?)\s*[,)]")
 
@@ -132,11 +128,7 @@ def cpp_calls(text: str, module: ModuleInfo) -> list[Call]:
         if ln.lstrip().startswith("//"):
             continue
         if (ext := cppwrapper.extern_call(ln, dispatched)) is not None:
-            args = split_args(ext.args)
-            written = [m.group("buf") for a in args if (m := _CPP_HANDLE_OUT.match(a))]
-            written += [ext.result] if ext.result else []
-            if ext.out and args:
-                written = [b for b in [_cpp_buffer(args[0])] if b]
+            written = [b for a in ext.writes(split_args(ext.args)) if (b := _cpp_buffer(a))]
             out.append(Call(ext.callee, True, sum(c.extern for c in out), written))
             continue
         km = _KERNEL.match(ln)
@@ -152,6 +144,6 @@ def cpp_calls(text: str, module: ModuleInfo) -> list[Call]:
 def _cpp_buffer(arg: str) -> str | None:
     """The buffer a C++ wrapper's argument names: ``(float*)(buf5.data_ptr())`` -> ``buf5``."""
     arg = arg.strip()
-    if (m := _CPP_DATA.match(arg)) is not None:
+    if (m := cppwrapper.DATA_PTR.match(arg)) is not None:
         return m.group("buf")
     return arg if _NAME.match(arg) else None

@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 from .buffers import BufferTable, CallArgs, Returning, follow_result, input_tensors, result_dtype
 from .callsites import split_args
-from .cppwrapper import dispatched_ops, entry_lines, extern_call
+from .cppwrapper import DATA_PTR, dispatched_ops, entry_lines, extern_call
 from .modparse import ModuleInfo
 from .symbols import sizes
 
@@ -42,7 +42,6 @@ _MOVE = re.compile(r"^\s*auto (?P<lhs>\w+) = std::move\((?P<rhs>\w+)\);")
 _NEW_HANDLE = re.compile(r"aoti_torch_new_tensor_handle\((?P<of>\w+), &(?P<name>\w+)\)")
 _VIEW = re.compile(r"^\s*(?:auto|decltype\(auto\)) (?P<lhs>\w+) = (?P<rhs>[^;]*);")
 _KERNEL_CALL = re.compile(r"^\s*(?P<name>\w+)\((?P<args>.*)$")
-_DATA_PTR = re.compile(r"^\([^()]*\)\((?P<buf>\w+)\.data_ptr\(\)\)$")
 _WRAPPED = re.compile(r"^(?:wrap_with_raii_handle_if_needed|RAIIAtenTensorHandle)\((?P<inner>.*)\)$")
 _VIEW_WRAPPER = re.compile(r"^reinterpret_tensor_wrapper\((?P<args>.*)\)$")
 _VIEW_AT = re.compile(r"^reinterpret_tensor\((?P<args>.*)\)$")
@@ -59,10 +58,15 @@ def _tuple(items: str) -> str:
     return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
 
 
+def _braces_as_tuples(text: str) -> str:
+    """Each C++ list in ``text`` as a Python tuple: ``{16L, 1L}`` -> ``(16, 1)``."""
+    return re.sub(r"\{([^}]*)\}", lambda b: _tuple(b.group(1)), text)
+
+
 def py_arg(arg: str, arrays: dict[str, str]) -> str:
     """A C++ wrapper's argument as the Python wrapper writes it (see the module doc)."""
     arg = arg.strip()
-    if (m := _DATA_PTR.match(arg)) is not None:
+    if (m := DATA_PTR.match(arg)) is not None:
         return m.group("buf")
     if (m := _WRAPPED.match(arg)) is not None:
         return py_arg(m.group("inner"), arrays)
@@ -72,7 +76,7 @@ def py_arg(arg: str, arrays: dict[str, str]) -> str:
             size, stride = arrays.get(parts[2]), arrays.get(parts[3])
             return f"reinterpret_tensor({parts[0]}, {size}, {stride}, {py_arg(parts[4], arrays)})"
     if (m := _VIEW_AT.match(arg)) is not None:  # torch 2.5: (base, {sizes}, {strides}, offset)
-        inner = re.sub(r"\{([^}]*)\}", lambda b: _tuple(b.group(1)), m.group("args"))
+        inner = _braces_as_tuples(m.group("args"))
         return f"reinterpret_tensor({', '.join(py_arg(p, arrays) for p in split_args(inner))})"
     return _INT.sub(r"\g<n>", arg)
 
@@ -111,12 +115,11 @@ def _call_of(line: str, module: ModuleInfo, arrays: dict[str, str],
              dispatched: dict[str, str]) -> CallArgs | None:
     if (ext := extern_call(line, dispatched)) is not None:
         args = [py_arg(a, arrays) for a in split_args(ext.args)]
-        results = [ext.result] if ext.result else []
-        results += [a[1:-len("_handle")] for a in args if a.startswith("&") and a.endswith("_handle")]
-        args = [a for a in args if not a.startswith("&")]
+        written = ext.writes(args)
+        args = [a for a in args if not a.startswith("&")]  # a handle to fill is no input
         if ext.out and args:
             return CallArgs(ext.callee, True, args[1:], {"out": args[0]})
-        return CallArgs(ext.callee, True, args, {}, results[0] if results else None)
+        return CallArgs(ext.callee, True, args, {}, written[0] if written else None)
     km = _KERNEL_CALL.match(line)
     if km is not None and km.group("name") in module.kernels:
         args = [py_arg(a, arrays) for a in split_args(km.group("args"))]
@@ -138,7 +141,7 @@ def py_line(line: str, arrays: dict[str, str]) -> str | None:
         size, stride = _tuple(m.group("size")), _tuple(m.group("stride"))
         return f"    {m.group('buf')} = empty_strided({size}, {stride}, torch.{_AT_TYPES[m.group('dtype')]})"
     if _ASSERT.match(line) is not None:
-        return "    " + re.sub(r"\{([^}]*)\}", lambda b: _tuple(b.group(1)), line.strip().rstrip(";"))
+        return "    " + _braces_as_tuples(line.strip().rstrip(";"))
     if (m := _MOVE.match(line)) is not None:
         return f"    {m.group('lhs')} = {m.group('rhs')}"
     if (m := _NEW_HANDLE.search(line)) is not None:

@@ -53,6 +53,9 @@ _DISPATCHED = re.compile(r"static auto (?P<var>\w+) = c10::Dispatcher::singleton
                          r'\.findSchemaOrThrow\("(?P<ns>\w+)::(?P<op>\w+)", "(?P<overload>\w*)"\)')
 _DISPATCHED_CALL = re.compile(r"^\s*(?:auto (?P<lhs>\w+) = )?(?P<var>\w+)\.call\(")
 _OUT = "_out"
+# a kernel's argument: ``(float*)(buf5.data_ptr())`` passes buffer ``buf5``
+DATA_PTR = re.compile(r"^\([^()]*\)\((?P<buf>\w+)\.data_ptr\(\)\)$")
+_HANDLE = "_handle"  # ``&buf3_handle``: the handle an op fills with buffer ``buf3``
 
 
 def is_cpp_wrapper(text: str) -> bool:
@@ -112,6 +115,15 @@ class CppExtern:
     args: str  # the text after its opening parenthesis
     out: bool  # an ``out=`` overload: its first argument is what it writes
     result: str | None = None  # ``auto buf0 = op_x.call(...)``: the buffer it returns
+
+    def writes(self, args: list[str]) -> list[str]:
+        """What the call writes, of its arguments ``args`` (split): an ``out=`` overload its
+        first, as written; another op what it returns and the buffers of the handles it is
+        given to fill (``&buf3_handle``: ``buf3``)."""
+        if self.out:
+            return args[:1]
+        filled = [a[1:-len(_HANDLE)] for a in args if a.startswith("&") and a.endswith(_HANDLE)]
+        return [self.result, *filled] if self.result else filled
 
 
 def dispatched_ops(text: str) -> dict[str, str]:

@@ -69,7 +69,6 @@ _SUBGRAPH_DEPTH = 8  # subgraphs inside subgraphs, at most
 # a C++ kernel's own signature: named ``kernel`` in a Python module's source, by its name in a
 # C++ wrapper's
 CPP_SIGNATURE = re.compile(r'extern\s+"C"\s+void\s+\w+\((?P<params>[^)]*)\)', re.S)
-CPP_WRAPPER_MARK = "cpp_wrapper_src"  # the C++ string of a C++ wrapper module (core/cppwrapper.py)
 
 
 @dataclass(frozen=True)
@@ -117,7 +116,7 @@ def _comment_block_above(lines: list[str], idx: int) -> list[str]:
 
 
 def parse_module(text: str) -> ModuleInfo:
-    if CPP_WRAPPER_MARK in text and cppwrapper.is_cpp_wrapper(text):
+    if cppwrapper.is_cpp_wrapper(text):
         return cppwrapper.parse(text)
     m = _AOT_ID.search(text)
     aot_id = m.group(1) if m else ""
@@ -299,4 +298,4 @@ def read_module(path: str | Path) -> ModuleInfo:
 def is_compiled_module(text: str) -> bool:
     if "def call(" in text and ("benchmark_compiled_module" in text or "# AOT ID" in text):
         return True
-    return CPP_WRAPPER_MARK in text and "inductor_entry_impl" in text
+    return cppwrapper.is_cpp_wrapper(text)

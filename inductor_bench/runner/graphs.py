@@ -113,8 +113,9 @@ def _collect(m: dict[str, Any], run_dir: Path, default_device: str, used: set[st
              record: dict[str, Any] | None = None) -> GraphSource:
     src = Path(m["path"])
     info = read_module(src)
-    if info.role == Role.UNKNOWN and (record or {}).get(AOT_ID):  # a C++ wrapper's module
-        info.role = role_of(str(record[AOT_ID]))  # type: ignore[index]
+    aot_id = (record or {}).get(AOT_ID)
+    if info.role == Role.UNKNOWN and aot_id:  # a C++ wrapper's module says none
+        info.role = role_of(str(aot_id))
     gid = _graph_id(m, info, used)
     gdir = graph_dir(run_dir, gid)
     (gdir / KERNELS_DIR).mkdir(parents=True, exist_ok=True)

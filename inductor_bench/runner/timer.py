@@ -95,34 +95,42 @@ def _restore(config: Any, saved: dict[str, Any]) -> None:
                 setattr(config, key, saved[key])
 
 
-def _own_settings(built: Built) -> list[Callable[[], float]]:
-    """Each side's timed call, its settings put back first when another side ran last (once a
-    block: a block is one side's calls), outside the time the call measures."""
-    last = [-1]
+class _SideSettings:
+    """Each side's torch settings, put back when another side ran last: once a block (a block
+    is one side's calls), outside the time its calls measure."""
 
-    def wrapped(i: int, one: Callable[[], float], values: dict[str, Any]) -> Callable[[], float]:
-        def call() -> float:
-            if last[0] != i:
-                torch_settings.apply(values)
-                last[0] = i
-            return one()
+    def __init__(self, per_side: list[dict[str, Any]]) -> None:
+        self.per_side, self.last = per_side, -1
 
-        return call
+    def enter(self, i: int) -> None:
+        if self.last != i:
+            torch_settings.apply(self.per_side[i])
+            self.last = i
 
-    return [wrapped(i, one, values) for i, (one, values) in enumerate(built)]
+    def calls(self, built: Built) -> list[Callable[[], float]]:
+        """Each side's timed call, its settings entered first."""
+
+        def wrapped(i: int, one: Callable[[], float]) -> Callable[[], float]:
+            def call() -> float:
+                self.enter(i)
+                return one()
+
+            return call
+
+        return [wrapped(i, one) for i, (one, _) in enumerate(built)]
 
 
-def _turns(sides: list[dict[str, Any]], calls: list[Callable[[], float]], device: str) -> list[Any]:
-    """Per side: its step and its graphs' own calls in turns (``turns.time_in_turns``), or
-    None where the side names no graphs or the device times graphs pipelined. ``calls``:
-    ``_own_settings``'s, so the graphs' calls run under the side's settings too."""
+def _turns(sides: list[dict[str, Any]], calls: list[Callable[[], float]], settings: _SideSettings,
+           device: str) -> list[Any]:
+    """Per side: its step and its graphs' own calls in turns (``turns.time_in_turns``), under
+    its own settings, or None where the side names no graphs or the device times graphs
+    pipelined."""
     if not backend(device).split_in_turns:
         return [None] * len(sides)
     out: list[Any] = []
-    for spec, one in zip(sides, calls, strict=True):
+    for i, (spec, one) in enumerate(zip(sides, calls, strict=True)):
         paths = list(spec.get("modules") or [])
-        if paths:
-            one()  # its settings in place before its graphs' first call
+        settings.enter(i)
         out.append(turns.time_in_turns(one, paths, device, TURNS_BUDGET_S) if paths else None)
     return out
 
@@ -140,7 +148,9 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     sides = request["sides"]
     device = dev.resolve(request.get("device") or "auto")
     _raise_recompile_limit(len(sides))
-    calls = _own_settings(_build(sides, device))
+    built = _build(sides, device)
+    settings = _SideSettings([values for _, values in built])
+    calls = settings.calls(built)
     for one in calls:  # settle: allocator, caches, CUDA graph trees (warm up, then record)
         for _ in range(WARMUP_CALLS):
             one()
@@ -163,7 +173,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     return {
         "device": device,
         "blocks": blocks,
-        "turns": _turns(sides, calls, device),
+        "turns": _turns(sides, calls, settings, device),
         "block_steps": sizes,
         "load": load.to_dict() if load is not None else None,
         "fx_cache": fx_cache_counts(),  # building the columns again: hits, as a rule
