@@ -291,3 +291,38 @@ def test_the_worker_reads_the_logging_artifact_and_keeps_it_off_the_console(capl
         for name in BREAK_LOGGERS:
             logging.getLogger(name).removeHandler(rec)
         logging.getLogger("torch.__trace").removeHandler(rec)
+
+
+def test_a_script_that_compiled_nothing_is_told_what_it_asked_for():
+    """What the script asked of the compiler (runner/script_compiles.py) says why nothing came
+    of it: an AOTInductor package, nn.Module.compile() of a torch module before 2.14, or a
+    torch.compile'd function that never compiled a frame."""
+    aot = {"torch_compile": [], "module_compile_eager": [], "aot_compiles": 2}
+    assert gb.nothing_compiled("s.py", True, [], 0, [], aot) == (
+        "s.py: nothing for breakdown to profile — the script compiled with AOTInductor (2 ahead-of-time "
+        "compile(s): aoti_compile_and_package, aot_compile), whose package runs outside torch.compile, "
+        "and breakdown profiles the graphs torch.compile makes: compile the model with torch.compile to "
+        "break it down, or profile the package's runs with torch.profiler and read the trace with "
+        "`inductor-bench analyze`")
+    eager = {"torch_compile": ["Sequential (nn.Module.compile())"],
+             "module_compile_eager": ["Sequential (nn.Module.compile())"], "aot_compiles": 0}
+    said = ("before torch 2.14 Dynamo skips nn.Module.compile() of a module whose forward is torch's own "
+            "(nn.Sequential, nn.Linear; pytorch/pytorch#150915); compile it with model = "
+            "torch.compile(model) instead")
+    skips = gb.module_compile_skips(eager["module_compile_eager"] * 2)
+    assert gb.nothing_compiled("s.py", True, skips, 0, [], eager) == (
+        f"s.py: nothing was compiled — the script compiled Sequential (nn.Module.compile()), which this "
+        f"torch leaves eager: {said}")
+    assert skips == [{"file": "", "line": 0, "reason": f"Sequential (nn.Module.compile()) compiled nothing: {said}",
+                      "skipped": True, "count": 1}]
+    assert gb.describe(skips[0]).endswith("instead (its function ran eagerly, outside any compiled graph)")
+    called = {"torch_compile": ["f", "Net", "g", "h"], "module_compile_eager": [], "aot_compiles": 0}
+    assert gb.nothing_compiled("s.py", True, [], 0, ["get_model"], called) == (
+        "s.py: nothing was compiled — the script called torch.compile 4 time(s) (f, Net, g), but Dynamo "
+        "compiled no frame: the compiled function never ran, or Dynamo skipped it (TORCH_LOGS=+dynamo "
+        "says why)")
+    # torch.export's Dynamo graphs (strict export, torch 2.5) are not another backend's; nothing
+    # asked leaves the factory hint
+    assert gb.nothing_compiled("s.py", True, [], 1, [], aot) == gb.nothing_compiled("s.py", True, [], 0, [], aot)
+    assert "another backend compiled them" in gb.nothing_compiled("s.py", True, [], 1, [], called)
+    assert gb.nothing_compiled("s.py", True, [], 0, [], {}) == gb.nothing_compiled("s.py", True, [])

@@ -149,10 +149,18 @@ def summary_line(breaks: list[dict[str, Any]], shown: int = 3) -> str:
 
 
 def nothing_compiled(path: str, script: bool, breaks: list[dict[str, Any]], dynamo_graphs: int | None = None,
-                     lookalikes: list[str] | None = None) -> str:
+                     lookalikes: list[str] | None = None, asked: dict[str, Any] | None = None) -> str:
     """Why a run has no graph to profile, as one line. ``dynamo_graphs``: the graphs Dynamo
     captured, whichever backend then compiled them; ``lookalikes``: a script's top-level
-    functions named like a model factory (``get_model``), which the tool does not call."""
+    functions named like a model factory (``get_model``), which the tool does not call;
+    ``asked``: what a script asked to compile (``runner/script_compiles.py``)."""
+    asked = asked or {}
+    if script and asked.get("aot_compiles"):
+        return (f"{path}: nothing for breakdown to profile — the script compiled with AOTInductor "
+                f"({asked['aot_compiles']} ahead-of-time compile(s): aoti_compile_and_package, aot_compile), "
+                "whose package runs outside torch.compile, and breakdown profiles the graphs torch.compile "
+                "makes: compile the model with torch.compile to break it down, or profile the package's "
+                "runs with torch.profiler and read the trace with `inductor-bench analyze`")
     if script and dynamo_graphs:
         return (f"{path}: nothing was compiled by Inductor — Dynamo captured {dynamo_graphs} graph(s), "
                 "and another backend compiled them: this tool profiles torch.compile's default "
@@ -162,12 +170,32 @@ def nothing_compiled(path: str, script: bool, breaks: list[dict[str, Any]], dyna
     else:
         head = (f"{path}: nothing was compiled — make_workload()'s model ran without a single "
                 "Inductor graph (Dynamo ran all of it eagerly)")
+    if script and asked.get("module_compile_eager"):
+        return (f"{path}: nothing was compiled — the script compiled {asked['module_compile_eager'][0]}, "
+                f"which this torch leaves eager: {MODULE_COMPILE_EAGER}")
     if breaks:
         hint = f" (Dynamo's hint: {breaks[0]['hint']})" if breaks[0].get("hint") else ""
         return f"{head}; {summary_line(breaks, shown=1)}{hint}"
+    if script and asked.get("torch_compile"):
+        named = ", ".join(asked["torch_compile"][:3])
+        return (f"{path}: nothing was compiled — the script called torch.compile "
+                f"{len(asked['torch_compile'])} time(s) ({named}), but Dynamo compiled no frame: the "
+                "compiled function never ran, or Dynamo skipped it (TORCH_LOGS=+dynamo says why)")
     if script:
         return head + _no_factory(lookalikes or [])
     return head + " and reported no graph break (torch.compiler.disable, or a backend other than inductor?)"
+
+
+MODULE_COMPILE_EAGER = ("before torch 2.14 Dynamo skips nn.Module.compile() of a module whose forward is "
+                       "torch's own (nn.Sequential, nn.Linear; pytorch/pytorch#150915); compile it with "
+                       "model = torch.compile(model) instead")
+
+
+def module_compile_skips(names: list[str]) -> list[dict[str, Any]]:
+    """A skipped-function entry (as Dynamo's own skips are listed) for each module a script
+    compiled with ``nn.Module.compile()`` that this torch left eager."""
+    return [{"file": "", "line": 0, "reason": f"{n} compiled nothing: {MODULE_COMPILE_EAGER}",
+             "skipped": True, "count": 1} for n in dict.fromkeys(names)]
 
 
 def _no_factory(lookalikes: list[str]) -> str:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..core import subgraphs
+from ..core import graph_breaks, subgraphs
 from ..core.devices import backend
 from ..core.errors import UsageError, WorkloadError
 from ..core.rundir import CALL_INPUTS_DIR, SOURCES_LOG
@@ -33,6 +33,7 @@ from . import (
     compile_modes,
     cudagraph_log,
     machine,
+    script_compiles,
     sources,
     torch_settings,
     trace_log,
@@ -300,21 +301,10 @@ def _phase(what: str) -> None:
 
 
 def _run_script(opts: WorkloadOptions) -> dict[str, Any]:
-    import functools
-
-    import torch
-
     _check_torch(opts.mode)
-    if opts.mode not in (CompileMode.DEFAULT, CompileMode.EAGER):
-        # The script's own torch.compile calls get our mode unless they name one.
-        orig = torch.compile
-
-        @functools.wraps(orig)
-        def compile_with_mode(*a, **kw):
-            kw.setdefault("mode", opts.mode)
-            return orig(*a, **kw)
-
-        torch.compile = compile_with_mode
+    # The script's own torch.compile calls get our mode unless they name one.
+    keep = opts.mode not in (CompileMode.DEFAULT, CompileMode.EAGER)
+    asked = script_compiles.attach(opts.mode if keep else None)
     sys.argv = [opts.path, *opts.script_args]
     t0 = time.perf_counter()
     try:
@@ -323,7 +313,7 @@ def _run_script(opts: WorkloadOptions) -> dict[str, Any]:
         if e.code not in (None, 0):
             raise WorkloadError(f"the script exited with status {e.code}") from None
     return {"script_s": time.perf_counter() - t0, "graph_calls": call_inputs.call_counts(),
-            "graph_sizes": call_inputs.size_counts()}
+            "graph_sizes": call_inputs.size_counts(), "script_compiles": asked.found()}
 
 
 def handle(request: dict[str, Any]) -> dict[str, Any]:
@@ -365,7 +355,9 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     counts = fx_cache_counts()
     out["fx_cache"] = None if counts is None else {**counts, "bypass_reasons": compile_log.bypass_reasons}
     out["dynamo_graphs"] = dynamo_graph_count()
-    out["graph_breaks"], out["compiles"] = breaks.found(), compile_log.found()
+    eager = (out.get("script_compiles") or {}).get("module_compile_eager") or []
+    out["graph_breaks"] = breaks.found() + graph_breaks.module_compile_skips(eager)
+    out["compiles"] = compile_log.found()
     out["modules"] = recorder.modules
     return out
 

@@ -52,6 +52,7 @@ class CompileOutcome:
     step_profile: dict[str, Any] | None = None  # a few steps profiled (runner/step_profile.py)
     fx_cache: dict[str, Any] | None = None  # Inductor's FX graph cache: hits, misses, bypasses
     dynamo_graphs: int | None = None  # the graphs Dynamo captured, whichever backend compiled them
+    script_compiles: dict[str, Any] | None = None  # what a script asked to compile (runner/script_compiles)
     # module name -> calls of it: per timed step (a factory model), in the whole run (a script)
     graph_calls: dict[str, float] | None = None
     graph_sizes: dict[str, list[dict[str, Any]]] | None = None  # module name -> GraphResult.call_sizes
@@ -69,10 +70,9 @@ class CompileOutcome:
 
 
 _REPORTED = (
-    "device", "device_name", "versions", "script", "compile_s", "step_samples_ms",
-    "peak_memory_bytes", "peak_memory_kind", "torch_settings", "step_load", "step_turns",
-    "step_profile", "fx_cache", "dynamo_graphs", "graph_breaks", "compiles", "graph_calls", "graph_sizes"
-)
+    "device", "device_name", "versions", "script", "compile_s", "step_samples_ms", "peak_memory_bytes",
+    "peak_memory_kind", "torch_settings", "step_load", "step_turns", "step_profile", "fx_cache",
+    "dynamo_graphs", "graph_breaks", "compiles", "graph_calls", "graph_sizes", "script_compiles")
 
 
 def compile_workload(
@@ -248,7 +248,8 @@ def breakdown_from_outcome(
     if not sources and first_error is None:
         first_error = errors.WorkloadError(
             graph_breaks.nothing_compiled(opts.path, result.script, result.graph_breaks, comp.dynamo_graphs,
-                                          factory_lookalikes(opts.path) if result.script else None))
+                                          factory_lookalikes(opts.path) if result.script else None,
+                                          comp.script_compiles))
         result.errors.append(str(first_error))
     if result.script and sources:
         result.device = sources[0].graph.device
