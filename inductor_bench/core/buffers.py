@@ -309,13 +309,16 @@ _REAL_OF = {c: r for r, c in _COMPLEX_OF.items()}
 
 def result_dtype(call: CallArgs) -> str | None:
     """The element type an extern call returns: its ``out_dtype=``, a search's positions
-    (``searchsorted``: int64, or int32 with ``out_int32=True``), a real FFT's complex type (or
-    back), the real type of a complex's ``abs`` or ``angle``, else its first tensor's."""
+    (``searchsorted``: int64, or int32 with ``out_int32=True``; ``nonzero``'s indices: int64), a
+    real FFT's complex type (or back), the real type of a complex's ``abs`` or ``angle``, else
+    its first tensor's."""
     if (m := _DTYPE.search(call.kwargs.get("out_dtype", ""))) is not None:
         return m.group(1)
     first = next((t.dtype for t in call.tensors if t is not None), None)
     if re.search(r"\b(?:searchsorted|bucketize)\b", call.name):  # the positions it finds
         return "int32" if call.kwargs.get("out_int32") == "True" else "int64"
+    if re.search(r"\b(?:nonzero|nonzero_static|argwhere)\b", call.name):  # the indices it finds
+        return "int64"
     if "_fft_r2c" in call.name:
         return _COMPLEX_OF.get(first or "", first)
     if "_fft_c2r" in call.name or re.search(r"\b(?:abs|angle)\b", call.name):  # a complex's magnitude

@@ -129,9 +129,11 @@ class GraphResult:
     # (``CallSite.index``; schema 4, core/work.py): a call site's own % of peak.
     site_counts: list[list[float | None]] = field(default_factory=list)
     # Dynamic shapes (core/symbols.py; empty: static): each size symbol -> the value profiled
-    # at, and where ``--size`` set it, the module's own size hint; nn.Module path -> its class.
+    # at, and where ``--size`` set it, the module's own size hint; each data-dependent size (u0)
+    # -> its value in the profiled call (runner/unbacked.py); nn.Module path -> its class.
     sizes: dict[str, int] = field(default_factory=dict)
     size_hints: dict[str, int] = field(default_factory=dict)
+    unbacked: dict[str, int] = field(default_factory=dict)
     # The sizes the model called it at, in the order met: [{"sizes": {symbol: value}, "calls": n}]
     # (core/call_sizes.py; empty: static, or not counted).
     call_sizes: list[dict[str, Any]] = field(default_factory=list)

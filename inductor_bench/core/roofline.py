@@ -179,14 +179,16 @@ def has_counts(result: BreakdownResult) -> bool:
 
 
 def count_work(graph: GraphResult, module: ModuleInfo, text: str, run_dir: Path,
-               fixed: dict[str, int] | None = None) -> GraphResult:
+               fixed: dict[str, int] | None = None, unbacked: dict[str, int] | None = None) -> GraphResult:
     """Fill ``bytes`` / ``flops`` / ``compute`` / ``work_from`` of the graph's kernels from its
     compiled module (and the Triton kernel files saved beside it, whose own counts are at the
-    harness's sizes: not used where ``fixed`` gives other sizes, ``breakdown --size``)."""
+    harness's sizes: not used where ``fixed`` gives other sizes, ``breakdown --size``, nor where
+    ``unbacked`` gives the data-dependent sizes of the call profiled, which they hold at a guess)."""
     per_kernel: dict[str, Work] = {}
     per_op: dict[str, Work] = {}
     graph.site_counts = []
-    for call, work in call_work(module, text, fixed):
+    at = {**(fixed or {}), **(unbacked or {})}
+    for call, work in call_work(module, text, at or None):
         if call.extern:
             graph.site_counts.append([work.bytes, work.flops])
             key = _profiler_op(call.name)
@@ -198,7 +200,7 @@ def count_work(graph: GraphResult, module: ModuleInfo, text: str, run_dir: Path,
     for k in graph.kernels:
         work = per_kernel.get(k.name)
         if work is not None:
-            work = work if fixed else _from_kernel_file(k, work, run_dir)
+            work = work if at else _from_kernel_file(k, work, run_dir)
         elif on_host:
             work = per_op.get(k.name)
         else:

@@ -89,6 +89,10 @@ def _dynamic(doc: Doc, r: BreakdownResult) -> None:
             "cache)" + ("" if all(_all_calls_at(g) for g in hinted) else
                         ", not every size the model ran; other sizes run the same kernels on more or "
                         "less data: --size SYMBOL=N profiles at another (docs/breakdown.md)"))
+    if data := [g for g in r.graphs if g.unbacked]:
+        lines.append("data-dependent sizes, as the call profiled had them on its inputs (its bytes, FLOPs "
+                     "and extern calls' inputs are read at them): "
+                     + "; ".join(f"{g.id} {sizes_text(g.unbacked)}" for g in data))
     lines += [_twin_line(t) for t in static_twin.twins(r)]
     if several := [g for g in dynamic if len(call_sizes.counts(g.call_sizes)) > 1]:
         lines.append("calls by size: " + "; ".join(f"{g.id} {_by_size(g)}" for g in several))

@@ -130,14 +130,14 @@ def graph_units(doc: Doc, r: BreakdownResult, top: int) -> None:
             us = sorted(by_cat[cat], key=lambda u: -u.ms)
             with_inputs = any(u.site and u.site.shapes for u in us)
             with_file = any(u.kernel.file for u in us)
-            rows = []
+            rows, at = [], {**g.sizes, **g.unbacked}
             for u in us[:top]:
                 share = fmt.pct(fmt.share(u.ms, g.kernel_ms))
                 row = [_kernel_cell(doc, u), fmt.count(u.calls), fmt.ms(u.ms), share]
                 row += [unit_pct_cell(r, u)] if roof else []
                 row.append(where(u.origin, g.attribution, g.module_types))
                 if with_inputs:
-                    row.append(", ".join(shapes_at(u.site.shapes, g.sizes)) if u.site else "")
+                    row.append(", ".join(shapes_at(u.site.shapes, at)) if u.site else "")
                 rows.append(row + ([u.kernel.file or ""] if with_file else []))
             headers = ["kernel", "calls", "ms", "% graph"] + ([PCT_HEADER] if roof else []) + ["source"]
             headers += (["inputs"] if with_inputs else []) + (["file"] if with_file else [])

@@ -42,7 +42,7 @@ from ..core.devices import DEVICE, backend
 from ..core.pipelined import PIPELINED_ITERATION, PIPELINED_RUN, time_back_to_back
 from ..core.steady import steady_mean
 from . import device as dev
-from . import machine, torch_settings
+from . import machine, torch_settings, unbacked
 from . import replay as replay_mod
 from .harness_inputs import HarnessCall, harness, load_module
 from .speed import SpeedWatch
@@ -218,6 +218,11 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         restore()
         launch_eager()
         dev.synchronize(device)
+    data_sizes: dict[str, int] = {}  # a data-dependent size (u0) as the profiled inputs give it
+    if unbacked.has_unbacked(Path(request["module"]).read_text(errors="replace")):
+        restore()
+        data_sizes = unbacked.values(launch_eager, request["module"])
+        dev.synchronize(device)
     replayed, replay_error = False, None
     if request.get("cuda_graph"):
         # the kernels' launching ops, from one iteration launched kernel by kernel: replayed
@@ -324,6 +329,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         "replay_error": replay_error,
         "settings_not_applied": not_applied,
         "sizes": request.get("sizes") or {},
+        "unbacked": data_sizes,
     }
 
 
