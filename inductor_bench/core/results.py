@@ -231,7 +231,7 @@ _GRAPH_OPTIONAL: dict[str, Any] = {
     "calls": None,
     "call_sizes": [],
     "input_shapes": [],
-    **{name: {} for name in ("sizes", "size_hints", "module_types")},
+    **{name: {} for name in ("sizes", "size_hints", "unbacked", "module_types")},
 }
 
 
