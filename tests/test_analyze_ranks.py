@@ -152,7 +152,7 @@ def test_text_report_names_the_straggler(capsys):
     assert out.startswith("inductor-bench analyze: 4 ranks")
     line = next(ln for ln in out.splitlines() if ln.startswith("ProfilerStep#5") and "rank 3" in ln)
     assert "+80.000" in line  # excess, all of it idle
-    assert "Steps per rank" in out and "communication (NCCL)" in out
+    assert "Steps per rank" in out and "communication (collectives)" in out
 
 
 def test_in_process_and_in_workers_agree():

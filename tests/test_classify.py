@@ -224,7 +224,9 @@ NAME_CASES = [
     ("quantized::linear_dynamic", FALLBACK),
     ("profiler::_record_function_enter_new", FALLBACK),
     ("inductor_bench::iteration", FALLBACK),  # this tool's own iteration marker
-    ("c10d::allreduce_", FALLBACK),  # (a device kernel under it is communication: below)
+    ("c10d::allreduce_", "communication"),  # on the host the op is the collective (gloo); on a device:
+    ("_c10d_functional::all_reduce_", "communication"),  # the kernel under it is (below)
+    ("record_param_comms", "communication"),
     ("mylib::op: a label", FALLBACK),  # a record function a user named with "::"
 ]
 

@@ -22,7 +22,7 @@ CATEGORIES: dict[str, str] = {
     # an op of a namespace not torch's own (core/classify.py): torch.library custom ops, and
     # those of libraries that register their own (torchvision::nms)
     "extern_custom": "custom op (extern)",
-    "communication": "communication (NCCL)",
+    "communication": "communication (collectives)",
     "memcpy": "memcpy",
     "memset": "memset",
     "extern_other": "other ATen (extern)",

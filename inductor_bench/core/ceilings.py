@@ -160,9 +160,13 @@ ARITHMETIC = "arithmetic not counted"
 # ``other_ops.COMPARISON_OPS``): its bytes would call it memory-bound, or above the bandwidth
 # for a search that reads a few elements of what it is passed. No %.
 COMPARISONS = "comparisons not counted"
+# A collective (an all-reduce, over NCCL or gloo) moves its bytes between processes, over links
+# no ceiling was measured for: held against the memory bandwidth it would read as slow. No %.
+COLLECTIVE = "communication, no ceiling"
 # Categories whose kernels get no % without a FLOP count: (verdict, what the limit line says).
 NOT_JUDGED = {**{c: (UNCOUNTED, "its FLOPs, not counted") for c in FLOP_TEMPLATES},
-              "extern_custom": (OPAQUE, "its work, not known")}
+              "extern_custom": (OPAQUE, "its work, not known"),
+              "communication": (COLLECTIVE, "the links between processes, not measured")}
 # ... and ATen ops, by what their uncounted time is spent on (``other_ops.uncounted_work``).
 NOT_JUDGED_OPS = {other_ops.ARITHMETIC_WORK: (ARITHMETIC, "its FLOPs, not counted"),
                   other_ops.COMPARISON_WORK: (COMPARISONS, "its comparisons, not counted")}

@@ -198,6 +198,8 @@ RULES: list[Rule] = [
     Rule(_host_op(_CONV_OPS), "extern_conv", "aten::convolution / mkldnn convolution"),
     Rule(_host_op(_ATTENTION_OPS), "extern_attention",
          "aten::scaled_dot_product_* / flash / efficient"),
+    Rule(_host_op(_COMM_OPS), "communication",
+         "_c10d_functional::all_reduce_ / c10d:: / record_param_comms (gloo, on the host)"),
     # -- 5. host record functions that wrap other ops (CPU-only traces of a compiled model):
     #    Inductor's C++ kernels are no op of their own there, so a compiled graph's time
     #    outside its extern ops is its C++ kernels and wrapper

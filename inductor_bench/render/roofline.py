@@ -8,6 +8,7 @@ from __future__ import annotations
 from ..core.categories import label, order
 from ..core.ceilings import (
     ARITHMETIC,
+    COLLECTIVE,
     COMPARISONS,
     NO_CEILING,
     NO_DATA,
@@ -46,7 +47,8 @@ BOUND_WORDS = {"memory": "memory", "compute": "compute", LATENCY: "latency (too 
                OPAQUE: "- (a custom op: its work is not known)", NO_DATA: "- (a view: moves no data)",
                NO_CEILING: "- (no ceiling for its compute type)",
                ARITHMETIC: "- (its arithmetic: FLOPs not counted)",
-               COMPARISONS: "- (sorting or searching: comparisons not counted)"}
+               COMPARISONS: "- (sorting or searching: comparisons not counted)",
+               COLLECTIVE: "- (a collective: no ceiling for its links)"}
 
 
 def shows_roofline(r: BreakdownResult) -> bool:

@@ -33,6 +33,7 @@ from . import (
     compile_modes,
     cudagraph_log,
     machine,
+    process_group,
     script_compiles,
     sources,
     torch_settings,
@@ -322,6 +323,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     recorder = _attach_recorder(log)
     breaks, compile_log = attach_break_recorder(), attach_compile_recorder()
     sources.attach(Path(request.get("sources_log") or log.parent / SOURCES_LOG))
+    process_group.watch()
     call_inputs.attach(log.parent / CALL_INPUTS_DIR)
     cudagraph_log.attach(log, recorder.modules)
     attach_cudagraph_state(log)

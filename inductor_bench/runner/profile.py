@@ -42,7 +42,7 @@ from ..core.devices import DEVICE, backend
 from ..core.pipelined import PIPELINED_ITERATION, PIPELINED_RUN, time_back_to_back
 from ..core.steady import steady_mean
 from . import device as dev
-from . import machine, torch_settings, unbacked
+from . import machine, process_group, torch_settings, unbacked
 from . import replay as replay_mod
 from .harness_inputs import HarnessCall, harness, load_module
 from .speed import SpeedWatch
@@ -198,6 +198,8 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     device = request["device"]
     print(f"inductor-bench: profiling {request['module']}", flush=True)  # a header in the log
     not_applied = torch_settings.apply(request.get("torch_settings"))
+    process_group.check(Path(request["module"]).read_text(errors="replace"),
+                        (request.get("torch_settings") or {}).get("process_group"), not_applied)
     _preload(request.get("preload"))
     t0 = time.perf_counter()
     mod = load_module(request["module"])

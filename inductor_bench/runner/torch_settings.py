@@ -1,6 +1,7 @@
 """The process-wide settings that change which kernels run and how fast: TF32 and reduced
 precision reductions in matmuls, cuDNN's autotuner and determinism, the scaled-dot-product
-attention backends, deterministic algorithms, intra-op threads.
+attention backends, deterministic algorithms, intra-op threads, the process group a compiled
+collective runs in.
 
 A model file or script sets them (``torch.set_float32_matmul_precision("high")``,
 ``torch.backends.cudnn.benchmark = True``, ...) in the process that runs the model; the
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.devices import accelerators
+from . import process_group
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,8 @@ SETTINGS: tuple[Setting, ...] = (
         lambda t, v: t.use_deterministic_algorithms(bool(v)),
     ),
     Setting("num_threads", lambda t: t.get_num_threads(), lambda t, v: t.set_num_threads(int(v))),
+    # the group a compiled collective runs in (runner/process_group.py)
+    Setting("process_group", process_group.current, process_group.join),
 )
 _BY_KEY = {s.key: s for s in SETTINGS}
 
