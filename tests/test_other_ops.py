@@ -143,10 +143,11 @@ def test_a_result_s_type_is_its_out_dtype_where_the_call_names_one():
                                  tensors=[Tensor((64, 128), "bfloat16")])) == "bfloat16"
 
 
-def test_an_int8_gemm_counts_2mnk_operations_and_gets_no_float_verdict():
+def test_an_int8_gemm_counts_2mnk_operations_held_against_the_int8_ceiling_only():
     """``_int_mm`` of an int8 (64, 256) by an int8 (256, 256) into int32: 2·M·N·K integer
-    operations; held against the fp32 ceiling, or judged on its bytes, it would be called
-    0.2% of a limit it does not have."""
+    operations, held against the measured int8 ceiling; held against the fp32 ceiling, or judged
+    on its bytes, it would be called 0.2% of a limit it does not have, so without an int8
+    ceiling it gets no %."""
     text = (HERE / "int8_inference.py").read_text()
     module = parse_module(text)
     gemms = [w for c, w in call_work(module, text) if c.name == "extern_kernels._int_mm"]
@@ -159,6 +160,12 @@ def test_an_int8_gemm_counts_2mnk_operations_and_gets_no_float_verdict():
     assert (roof.pct, roof.bound) == (None, NO_CEILING)
     assert roof.tflops == pytest.approx(2.0 * m * n * k / 4.2e-3 / 1e12)
     assert bound_words(roof) == "- (no ceiling for its compute type)"
+    int8 = Ceilings("test device", gbps=15.8, tflops={"fp32": 0.08, "int8": 0.8})
+    roof = kernel_roof(stat, int8, "cpu")
+    intensity = 2.0 * m * n * k / (m * k + k * n + m * n * INT32)
+    assert intensity * 15.8 / 1e3 > 0.8  # past the ridge: the int8 ceiling is its roof
+    assert roof.pct == pytest.approx(100.0 * (2.0 * m * n * k / 4.2e-3 / 1e12) / 0.8)
+    assert roof.bound == "compute"
 
 
 @pytest.mark.parametrize("callee, op", [

@@ -67,6 +67,23 @@ for _ in range(reps):
     t = time.perf_counter(); f(); out.append(time.perf_counter() - t)
 print(json.dumps(2.0 * n**3 / min(out) / 1e12))
 """
+# int8 (``_int_mm``, into int32): no library outside torch runs it, so the reference times
+# torch's own op in a process that imports none of the tool's code: the tool's size, layout,
+# best-of and operation count are what it checks.
+INT8_SIDE = r"""
+import json, sys, time
+import torch
+torch.set_num_threads(1)
+n, reps = (int(x) for x in sys.argv[1:3])
+a = torch.randint(-128, 128, (n, n), dtype=torch.int8)
+b = torch.randint(-128, 128, (n, n), dtype=torch.int8)
+f = lambda: torch._int_mm(a, b)
+f()
+out = []
+for _ in range(reps):
+    t = time.perf_counter(); f(); out.append(time.perf_counter() - t)
+print(json.dumps(2.0 * n**3 / min(out) / 1e12))
+"""
 TOLERANCE = 0.10
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 ROUNDS = 3
@@ -79,9 +96,9 @@ def _busy_jiffies() -> tuple[float, float]:
     return sum(fields[:8]) - idle, time.monotonic()
 
 
-def _numpy_side(n: int, nbytes: int, reps: int) -> dict[str, float]:
+def _numpy_side(n: int, nbytes: int, reps: int, n_int8: int | None = None) -> dict[str, float]:
     """numpy's figures, and the matmul's as the faster of OpenBLAS's and oneDNN's (where this
-    torch has oneDNN)."""
+    torch has oneDNN); int8's at ``n_int8`` (where the tool measured it)."""
     env = {**os.environ, **ONE_THREAD}
     out = subprocess.run([sys.executable, "-c", NUMPY_SIDE, str(n), str(nbytes), str(reps)],
                          env=env, capture_output=True, text=True, timeout=300, check=True)
@@ -92,6 +109,10 @@ def _numpy_side(n: int, nbytes: int, reps: int) -> dict[str, float]:
                              env=env, capture_output=True, text=True, timeout=300, check=True)
         ref["onednn"] = json.loads(out.stdout)
         ref["tflops"] = max(ref["tflops"], ref["onednn"])
+    if n_int8:
+        out = subprocess.run([sys.executable, "-c", INT8_SIDE, str(n_int8), str(reps)],
+                             env=env, capture_output=True, text=True, timeout=300, check=True)
+        ref["int8"] = json.loads(out.stdout)
     return ref
 
 
@@ -109,7 +130,7 @@ def test_the_measured_host_ceilings_agree_with_numpy(tmp_path, monkeypatch):
         c = measure_ceilings("cpu", refresh=True, cache_dir=tmp_path / "cache")
         assert c.threads == 1 and c.array_bytes and c.matmul_n.get("fp32")
         tool.append(c)
-        ref.append(_numpy_side(c.matmul_n["fp32"], c.array_bytes, c.reps))
+        ref.append(_numpy_side(c.matmul_n["fp32"], c.array_bytes, c.reps, c.matmul_n.get("int8")))
         busy1, t1 = _busy_jiffies()
         kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         ours = (kids1.ru_utime + kids1.ru_stime) - (kids0.ru_utime + kids0.ru_stime)
@@ -129,13 +150,15 @@ def _verdicts(tool: list, ref: list[dict], others_s: float, wall_s: float) -> li
     bound = TOLERANCE + (1.0 / share - 1.0)
     sides = {"GB/s": ([c.gbps for c in tool], [r["gbps"] for r in ref]),
              "GFLOP/s": ([c.tflops["fp32"] * 1e3 for c in tool], [r["tflops"] * 1e3 for r in ref])}
+    if "int8" in ref[0]:
+        sides["int8 GOP/s"] = ([c.tflops["int8"] * 1e3 for c in tool], [r["int8"] * 1e3 for r in ref])
     out = []
     for unit, (ours_, theirs) in sides.items():
         # A machine whose memory or cores are shared with other guests moves between rounds
         # by more than /proc/stat shows; the reference's own spread between its rounds is
         # that noise, measured, and widens the bound by as much.
         spread = max(max(v) / min(v) - 1.0 for v in (ours_, theirs))
-        who = "numpy" if unit == "GB/s" else "the faster of OpenBLAS (numpy) and oneDNN"
+        who = {"GB/s": "numpy", "GFLOP/s": "the faster of OpenBLAS (numpy) and oneDNN"}.get(unit, "torch._int_mm")
         why = (f"tool {max(ours_):.2f} {unit} (rounds {[round(x, 2) for x in ours_]}), {who} "
                f"{max(theirs):.2f} (rounds {[round(x, 2) for x in theirs]}); other processes kept "
                f"{others:.2f} of {cores} cores busy; bound {100 * bound:.0f}% + spread {100 * spread:.0f}%")

@@ -31,7 +31,8 @@ FP32 = "fp32"  # FMA units, no tensor cores
 TF32 = "tf32"
 FP16 = "fp16/bf16"
 FP8 = "fp8"
-COMPUTE_TYPES = (FP32, TF32, FP16, FP8)
+INT8 = "int8"  # integer multiply-adds (``_int_mm``), counted as operations: TOP/s; measured only
+COMPUTE_TYPES = (FP32, TF32, FP16, FP8, INT8)
 
 
 class Row(NamedTuple):

@@ -62,13 +62,12 @@ from .other_ops import (
     other_flops,
     typed_alike,
 )
-from .peaks import compute_type
+from .peaks import INT8, compute_type  # INT8: ``_int_mm``'s integer multiply-adds
 
 # How a count was made, as the report says it.
 FROM_INDUCTOR = "Inductor's kernel_num_gb"
 FROM_BUFFERS = "its buffers"
 FROM_SHAPES = "its shapes"
-INT8 = "int8"  # ``_int_mm``'s operations: integer multiply-adds, held against no ceiling
 # A generated kernel that draws random numbers (dropout, rand, bernoulli): a counter-based
 # generator's rounds per element that no FLOP count holds. On the host they are its time: a
 # small BERT's training kernel of add, dropout and LayerNorm moved 562 kB in 0.6 ms (0.9 GB/s,

@@ -17,7 +17,7 @@ from ..core.ceilings import (
     Ceilings,
     Roofline,
 )
-from ..core.peaks import COMPUTE_TYPES
+from ..core.peaks import COMPUTE_TYPES, INT8
 from ..core.results import BreakdownResult, GraphResult, KernelStat
 from ..core.roofline import (
     FAR_BELOW_PCT,
@@ -129,8 +129,10 @@ def _si(v: float | None, unit: str) -> str:
 
 
 def tflops_words(c: Ceilings) -> str:
-    """``fp32 0.22, fp16/bf16 0.727``: the measured TFLOP/s per compute type."""
-    return ", ".join(f"{k} {c.tflops[k]:.3g}" for k in COMPUTE_TYPES if k in c.tflops)
+    """``fp32 0.22, fp16/bf16 0.727, int8 0.862 TOP/s``: the measured TFLOP/s per compute type
+    (int8's: its integer operations)."""
+    return ", ".join(f"{k} {c.tflops[k]:.3g}" + (" TOP/s" if k == INT8 else "")
+                     for k in COMPUTE_TYPES if k in c.tflops)
 
 
 def figures_words(c: Ceilings) -> str:

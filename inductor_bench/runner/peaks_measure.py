@@ -8,7 +8,8 @@ Memory bandwidth: on an accelerator, a device-to-device copy of ``DEVICE_COPY_BY
 2·n³ FLOPs each, in the operand layout that runs fastest (``fastest_layout``; on the host
 oneDNN's linear too, beside aten's mm), grown until
 one takes ``MIN_CALL_S`` (so the fixed cost of a call is small
-beside it), in fp32 (TF32 off), tf32 (accelerators), bf16/fp16 and fp8 where the device has it.
+beside it), in fp32 (TF32 off), tf32 (accelerators), bf16/fp16, int8 (``_int_mm``, into int32:
+its integer operations per second) and fp8 where the device has it.
 
 Every figure is the BEST of ``REPS`` repetitions: on a loaded machine a repetition is only ever
 slowed by the other work, never sped up, so the fastest is the closest to what the device can
@@ -31,7 +32,7 @@ from typing import Any
 
 from ..core.ceilings import Ceilings, cache_key, higher_of
 from ..core.devices import DEVICE, HOST, HOST_BACKEND, backend
-from ..core.peaks import FP8, FP16, FP32, TF32
+from ..core.peaks import FP8, FP16, FP32, INT8, TF32
 from .device import accelerator, device_name, synchronize
 from .machine import cpu_counters, file_text, load_since
 from .worker import worker_main
@@ -45,7 +46,7 @@ MIN_CALL_S = 0.02  # a matmul size is big enough once one call takes this long
 MIN_N = {HOST: 1024, DEVICE: 4096}
 MAX_N = {HOST: 4096, DEVICE: 16384}
 MATMUL_BUDGET_S = 1.5  # per compute type: the sizes tried and the repetitions together
-METHOD = 7  # bump when the measurement changes: cached figures of an older method are not reused
+METHOD = 8  # bump when the measurement changes: cached figures of an older method are not reused
 
 
 def best_seconds(fn: Any, device: str, reps: int = REPS) -> float:
@@ -129,7 +130,7 @@ def device_bandwidth(device: str, reps: int) -> float:
 # The operands' layouts a matmul can meet, in the order tried: both row-major, the second
 # transposed (a linear layer's weight), the first transposed (a weight gradient), both.
 LAYOUTS = ("a @ b", "a @ b.T", "a.T @ b", "a.T @ b.T")
-FP8_LAYOUT = "a @ b.T"  # the one layout _scaled_mm takes
+FP8_LAYOUT = "a @ b.T"  # the one layout _scaled_mm takes; and _int_mm's fast one on a GPU (cuBLASLt)
 # On the host, oneDNN's linear on its own blocked operands is tried beside aten's mm (MKL): on
 # an AMD EPYC with AVX-512 (torch 2.13, one thread, 2026-11-29) MKL's fp32 GEMM ran at 107
 # GFLOP/s in every layout, numpy's OpenBLAS at 125 and oneDNN's at 242. A ceiling measured
@@ -146,6 +147,11 @@ def _operands(kind: str, n: int, device: str, layout: str = LAYOUTS[0]) -> Any:
         b = torch.randn(n, n, device=device).to(torch.float8_e4m3fn).t()
         one = torch.ones((), device=device)
         return lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+    if kind == INT8:  # int8 by int8 into int32
+        a = torch.randint(-128, 128, (n, n), device=device, dtype=torch.int8)
+        b = torch.randint(-128, 128, (n, n), device=device, dtype=torch.int8)
+        b = b.t() if layout.endswith("b.T") else b
+        return lambda: torch._int_mm(a, b)
     dtype = {FP32: torch.float32, TF32: torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[kind]
     a = torch.randn(n, n, device=device, dtype=dtype)
     b = torch.randn(n, n, device=device, dtype=dtype)
@@ -173,10 +179,10 @@ def fastest_layout(kind: str, device: str, n: int = 256) -> tuple[str, float]:
     bf16 ``a @ b`` took 0.7 s at n = 1024 and ``a.T @ b`` 0.09 s, and a model's linear layers
     run ``a @ b.T``; a ceiling measured in one layout would sit below the model's own GEMMs. A
     route the CPU lacks (oneDNN's fp16 without AVX512-FP16) is passed over."""
-    if kind == FP8:
-        return FP8_LAYOUT, best_seconds(_operands(kind, n, device), device, 2)
+    if kind == FP8 or (kind == INT8 and backend(device).timeline == DEVICE):
+        return FP8_LAYOUT, best_seconds(_operands(kind, n, device, FP8_LAYOUT), device, 2)
     times = {}
-    for lay in routes(device):
+    for lay in (LAYOUTS[:2] if kind == INT8 else routes(device)):  # int8: b as stored, or transposed
         try:
             times[lay] = best_seconds(_operands(kind, n, device, lay), device, 2)
         except RuntimeError:
@@ -219,13 +225,19 @@ def matmul_tflops(kind: str, device: str, reps: int) -> tuple[float, int, str]:
 
 def compute_kinds(device: str) -> list[str]:
     """What to measure on this device: fp32 everywhere; bf16 on the host; tf32, fp16, bf16 on
-    an accelerator; fp8 from compute capability 8.9."""
+    an accelerator; int8 (``_int_mm``) on the host and from compute capability 8.0; fp8 from 8.9."""
+    import torch
+
+    int8 = [INT8] if hasattr(torch, "_int_mm") else []
     b = backend(device)
     if b.torch_module is None:
-        return [FP32, "bf16"]
+        return [FP32, "bf16", *int8]
     kinds = [FP32, TF32, "fp16", "bf16"]
     ns = accelerator(b)
-    if hasattr(ns, "get_device_capability") and tuple(ns.get_device_capability()) >= (8, 9):
+    capability = tuple(ns.get_device_capability()) if hasattr(ns, "get_device_capability") else ()
+    if capability >= (8, 0):
+        kinds += int8
+    if capability >= (8, 9):
         kinds.append(FP8)
     return kinds
 
