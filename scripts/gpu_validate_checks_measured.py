@@ -231,7 +231,7 @@ def check_peaks(ctx: Any, run: Run) -> list[Check]:
     except MeasureError as e:
         return [Check(f"peaks vs do_bench {run.label}", FAIL, f"do_bench run failed: {e}")]
     pairs = [("bandwidth GB/s", num(peaks.get("gbps")), num(ref.get("gbps")))]
-    for kind in ("fp32", "fp16/bf16"):
+    for kind in ("fp32", "fp16/bf16", "int8"):
         pairs.append((f"{kind} TFLOP/s", num((peaks.get("tflops") or {}).get(kind)),
                       num((ref.get("tflops") or {}).get(kind))))
     out = []

@@ -237,7 +237,8 @@ PEAKS_COPY_BYTES = 512 * 1024**2  # as the tool's device copy
 PEAKS_MATMUL_N = 8192
 
 def measure_peaks(a: argparse.Namespace) -> dict[str, Any]:
-    """A device copy and fp32 (TF32 off) and bf16 matmuls, each the best of do_bench's runs."""
+    """A device copy, fp32 (TF32 off) and bf16 matmuls and an int8 ``_int_mm``, each the best of
+    do_bench's runs."""
     import torch
     import triton.testing
 
@@ -256,6 +257,9 @@ def measure_peaks(a: argparse.Namespace) -> dict[str, Any]:
         x = torch.randn(n, n, device=a.device, dtype=dtype)
         y = torch.randn(n, n, device=a.device, dtype=dtype)
         tflops[kind] = 2.0 * n**3 / best_ms(lambda x=x, y=y: x @ y) / 1e9
+    xi = torch.randint(-128, 128, (n, n), device=a.device, dtype=torch.int8)
+    yi = torch.randint(-128, 128, (n, n), device=a.device, dtype=torch.int8).t()  # cuBLASLt's layout
+    tflops["int8"] = 2.0 * n**3 / best_ms(lambda: torch._int_mm(xi, yi)) / 1e9  # TOP/s
     return {"gbps": gbps, "tflops": tflops}
 
 
