@@ -168,6 +168,23 @@ def test_an_int8_gemm_counts_2mnk_operations_held_against_the_int8_ceiling_only(
     assert roof.bound == "compute"
 
 
+def test_a_quantized_onednn_linear_counts_2mnk_integer_operations_from_its_input_and_result():
+    """PT2E's int8 linear on CPU (``onednn.qlinear_pointwise``): M·K from its uint8 input, N from
+    the result the module asserts (the packed weight's own shape is oneDNN's), held against the
+    int8 ceiling: before, it had bytes alone and was called "12%, memory"."""
+    gemms = _gemms("qlinear_inference.py", "torch.ops.onednn.qlinear_pointwise.tensor")
+    assert [(w.flops, w.compute) for w in gemms] == [(2.0 * 64 * 512 * 1024, INT8), (2.0 * 64 * 1024 * 512, INT8)]
+    # the first: a uint8 (64, 512) in, its float32 scale and int32 zero point (0-d), the packed
+    # int8 (512, 1024), the weight's 1024 float32 scales and int32 zero points, a float32 bias;
+    # a uint8 (64, 1024) out
+    assert gemms[0].bytes == 64 * 512 + 4 + 4 + 512 * 1024 + 1024 * (4 + 4 + 4) + 64 * 1024
+    stat = KernelStat("onednn::qlinear_pointwise", "extern_gemm", 1.0, 0.133, bytes=gemms[0].bytes,
+                      flops=gemms[0].flops, compute=INT8)
+    roof = kernel_roof(stat, Ceilings("test device", gbps=39.0, tflops={"fp32": 0.218, "int8": 0.828}), "cpu")
+    assert roof.pct == pytest.approx(100.0 * (2.0 * 64 * 512 * 1024 / 0.133e-3 / 1e12) / 0.828)
+    assert roof.bound == "compute"
+
+
 @pytest.mark.parametrize("callee, op", [
     ("extern_kernels.addmm", "addmm"), ("aten.convolution_backward.default", "convolution_backward"),
     ("aten.copy_", "copy_"), ("aten.view.dtype", "view"), ("torch.ops.aten._fft_c2c.default", "_fft_c2c"),

@@ -225,6 +225,9 @@ _ONEDNN_LINEAR = {
     ("_mkl_linear", "default"): (0, 2),
 }
 _MKL_PACKED = 1  # the position of _mkl_linear's MKL_W
+# oneDNN's quantized linear (PT2E quantization for CPU, frozen): x (M, K) of uint8 or int8 by a
+# packed int8 weight, into the asserted (M, N) result; integer multiply-adds, as _int_mm's
+INT8_GEMMS = ("_int_mm", "qlinear_pointwise")
 
 
 def op_overload(callee: str) -> tuple[str, str]:
@@ -302,13 +305,25 @@ def extern_work(call: CallArgs) -> Work:
         flops, returned = conv_backward_work(call)
     elif "attention" in op:
         flops, returned = attention_work(op, call.tensors)
+    elif op == "qlinear_pointwise":
+        flops = qlinear_flops(call)
     else:
         flops = other_flops(op, call)
     if not returned and call.out is None:
         returned = _returned_bytes(call)  # written once: what the call returns
     if moved is not None:
         moved = None if returned is None else moved + returned
-    return Work(moved, flops, INT8 if op == "_int_mm" else compute_type(kinds), FROM_SHAPES)
+    return Work(moved, flops, INT8 if op in INT8_GEMMS else compute_type(kinds), FROM_SHAPES)
+
+
+def qlinear_flops(call: CallArgs) -> float | None:
+    """2·M·N·K of oneDNN's quantized linear: M·K from its input, N from the result the module
+    asserts (the packed weight's shape is oneDNN's, not (N, K)); None where either is unknown."""
+    x = call.tensors[0] if call.tensors else None
+    out = call.returned
+    if x is None or x.shape is None or not x.shape or out is None or out.shape is None:
+        return None
+    return 2.0 * math.prod(out.shape) * x.shape[-1]
 
 
 def _returned_bytes(call: CallArgs) -> float | None:
