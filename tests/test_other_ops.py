@@ -185,6 +185,14 @@ def test_a_quantized_onednn_linear_counts_2mnk_integer_operations_from_its_input
     assert roof.bound == "compute"
 
 
+def test_a_quantized_onednn_convolution_counts_its_integer_operations_per_output_element():
+    """``onednn.qconv_pointwise``: 2·(output elements)·(C_in/groups·kh·kw), from the asserted
+    result and the packed weight's logical shape; the second convolution has 4 groups."""
+    convs = _gemms("qconv_inference.py", "torch.ops.onednn.qconv_pointwise.tensor")
+    out = 8 * 32 * 28 * 28
+    assert [(w.flops, w.compute) for w in convs] == [(2.0 * out * 16 * 3 * 3, INT8), (2.0 * out * 8 * 3 * 3, INT8)]
+
+
 @pytest.mark.parametrize("callee, op", [
     ("extern_kernels.addmm", "addmm"), ("aten.convolution_backward.default", "convolution_backward"),
     ("aten.copy_", "copy_"), ("aten.view.dtype", "view"), ("torch.ops.aten._fft_c2c.default", "_fft_c2c"),

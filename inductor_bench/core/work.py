@@ -225,9 +225,11 @@ _ONEDNN_LINEAR = {
     ("_mkl_linear", "default"): (0, 2),
 }
 _MKL_PACKED = 1  # the position of _mkl_linear's MKL_W
-# oneDNN's quantized linear (PT2E quantization for CPU, frozen): x (M, K) of uint8 or int8 by a
-# packed int8 weight, into the asserted (M, N) result; integer multiply-adds, as _int_mm's
-INT8_GEMMS = ("_int_mm", "qlinear_pointwise")
+# oneDNN's quantized linear and convolution (PT2E quantization for CPU, frozen): an input of
+# uint8 or int8 by a packed int8 weight, into the result the module asserts; integer
+# multiply-adds, as _int_mm's
+QUANT_CONVS = ("qconv_pointwise", "qconv2d_pointwise")
+INT8_GEMMS = ("_int_mm", "qlinear_pointwise", *QUANT_CONVS)
 
 
 def op_overload(callee: str) -> tuple[str, str]:
@@ -307,6 +309,8 @@ def extern_work(call: CallArgs) -> Work:
         flops, returned = attention_work(op, call.tensors)
     elif op == "qlinear_pointwise":
         flops = qlinear_flops(call)
+    elif op in QUANT_CONVS:
+        flops = qconv_flops(call)
     else:
         flops = other_flops(op, call)
     if not returned and call.out is None:
@@ -324,6 +328,17 @@ def qlinear_flops(call: CallArgs) -> float | None:
     if x is None or x.shape is None or not x.shape or out is None or out.shape is None:
         return None
     return 2.0 * math.prod(out.shape) * x.shape[-1]
+
+
+def qconv_flops(call: CallArgs) -> float | None:
+    """2·(output elements)·(weight elements per output channel) of oneDNN's quantized
+    convolution: the result the module asserts, and the packed weight (its fourth argument in
+    every overload), which keeps its logical (C_out, C_in/groups, kh, kw) shape."""
+    w = call.tensors[3] if len(call.tensors) > 3 else None
+    out = call.returned
+    if w is None or w.shape is None or len(w.shape) < 3 or out is None or out.shape is None:
+        return None
+    return 2.0 * math.prod(out.shape) * math.prod(w.shape[1:])
 
 
 def _returned_bytes(call: CallArgs) -> float | None:
