@@ -193,6 +193,18 @@ def test_a_quantized_onednn_convolution_counts_its_integer_operations_per_output
     assert [(w.flops, w.compute) for w in convs] == [(2.0 * out * 16 * 3 * 3, INT8), (2.0 * out * 8 * 3 * 3, INT8)]
 
 
+def test_a_weight_only_int8_gemm_is_a_gemm_of_its_activations_type():
+    """torchao's int8 weight-only linear (``_weight_int8pack_mm``): 2·M·N·K, held against the
+    bfloat16 ceiling of its activations; before, "other ATen" with bytes alone."""
+    from inductor_bench.core.classify import classify
+
+    gemms = _gemms("weight_int8_inference.py", "extern_kernels._weight_int8pack_mm")
+    assert [(w.flops, w.compute) for w in gemms] == [(2.0 * 16 * 512 * 1024, "fp16/bf16")] * 2
+    # bf16 (16, 512) in, int8 (1024, 512) weight, 1024 bf16 scales, bf16 (16, 1024) out
+    assert gemms[0].bytes == 16 * 512 * 2 + 1024 * 512 + 1024 * 2 + 16 * 1024 * 2
+    assert classify("aten::_weight_int8pack_mm") == classify("aten::_weight_int4pack_mm_for_cpu") == "extern_gemm"
+
+
 @pytest.mark.parametrize("callee, op", [
     ("extern_kernels.addmm", "addmm"), ("aten.convolution_backward.default", "convolution_backward"),
     ("aten.copy_", "copy_"), ("aten.view.dtype", "view"), ("torch.ops.aten._fft_c2c.default", "_fft_c2c"),

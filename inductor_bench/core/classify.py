@@ -107,7 +107,8 @@ def deciding_op(ops: Ops) -> str | None:
 
 # ATen / library op families, shared by the launching-op rows and the CPU op-name rows.
 _GEMM_OPS = (r"^aten::(?:mm|addmm|_addmm_activation|bmm|baddbmm|addbmm|matmul|linear"
-             r"|_mkl_linear|mkldnn_linear|_int_mm|_scaled_mm|_scaled_grouped_mm|_grouped_mm)$"
+             r"|_mkl_linear|mkldnn_linear|_int_mm|_scaled_mm|_scaled_grouped_mm|_grouped_mm"
+             r"|_weight_int8pack_mm|_weight_int4pack_mm\w*|_dyn_quant_matmul_4bit)$"
              r"|^mkl::_mkl_linear$|^mkldnn::_linear_pointwise|^onednn::qlinear")
 _CONV_OPS = (r"^aten::(?:convolution|_convolution|mkldnn_convolution|convolution_backward"
              r"|conv(?:\d|_|olution)\w*|cudnn_convolution\w*|miopen_(?:depthwise_)?convolution\w*"

@@ -7,6 +7,10 @@
   among them, by offsets known only at run time, but their sum is the tensor's: a 2-D by 3-D
   one (tokens sorted by expert, one weight per expert) does 2·(all tokens)·K·N, a 2-D by 2-D
   one (groups along K) 2·M·(all of K)·N, a 3-D by 2-D one 2·M·K·(all of N).
+- **Weight-only quantized GEMMs** (torchao's int8 and int4 weight-only linears:
+  ``_weight_int8pack_mm``, ``_weight_int4pack_mm`` and its CPU and scaled forms): activations
+  (M, K) of a float type by a packed integer weight, 2·M·N·K with N from the result (the packed
+  int4 weight's shape is a tiling, not (N, K)), held against the activations' type.
 - **Views** (``view_as_real``, ``view_as_complex``, ``as_strided`` ...) move no data: Inductor
   calls one where it cannot express the view itself (a complex tensor's), and its time is the
   call's own cost. Counted as 0 bytes, they get no % of a limit (``core/ceilings.py``).
@@ -114,8 +118,28 @@ def gemm_flops(op: str, ts: list[Tensor | None]) -> float | None:
     return None
 
 
+WEIGHT_ONLY_GEMMS = frozenset({"_weight_int8pack_mm", "_weight_int4pack_mm", "_weight_int4pack_mm_for_cpu",
+                               "_weight_int4pack_mm_with_scales_and_zeros", "_dyn_quant_matmul_4bit"})
+
+
+def weight_only_flops(op: str, call: CallArgs) -> float | None:
+    """2·M·N·K of a weight-only quantized GEMM: M·K the activations' elements, N the result's last
+    dimension as the module asserts it (``_weight_int8pack_mm``: else its (N, K) weight's)."""
+    ts = call.tensors
+    x = ts[0] if ts else None
+    if x is None or x.numel is None:
+        return None
+    out = call.returned.shape if call.returned is not None else None
+    w = ts[1].shape if len(ts) > 1 and ts[1] is not None else None
+    n = out[-1] if out else (w[0] if op == "_weight_int8pack_mm" and w and len(w) == 2 else None)
+    return None if n is None else 2.0 * x.numel * n
+
+
 def other_flops(op: str, call: CallArgs) -> float | None:
-    """An FFT's, a fused layer's or a linear-algebra op's FLOPs; None for other ops."""
+    """An FFT's, a fused layer's, a linear-algebra op's or a weight-only GEMM's FLOPs; None for
+    other ops."""
+    if op in WEIGHT_ONLY_GEMMS:
+        return weight_only_flops(op, call)
     if op in _FFT_RATE:
         return fft_flops(op, call)
     if op in _FUSED_LAYERS:
