@@ -232,3 +232,29 @@ def test_ranks_in_one_process_hold_one_rank_at_a_time(monkeypatch):
     monkeypatch.setattr(ranks_module, "load_columns", reading)
     result = analyze_ranks(RANK_FILES[:4], workers=1)
     assert len(read) == 4 and [r.rank for r in result.ranks] == [0, 1, 2, 3]
+
+
+CPU_GLOO = sorted((RANKS / "cpu_gloo").glob("rank-*.json.gz"))
+
+
+@pytest.mark.parametrize("path", CPU_GLOO, ids=[p.name for p in CPU_GLOO])
+def test_a_cpu_only_rank_counts_its_collectives_inside_other_ops_as_communication(path):
+    """A gloo DDP step on the CPU: the all-reduce is an op inside autograd's node on the main
+    thread. Its time is the rank's comm, the rest of the busy time its compute, no overlap on
+    one thread (read independently: the union of the thread's c10d::allreduce_ events that
+    start in each step, from the raw JSON)."""
+    evs = raw_events(path)
+    steps = [e for e in evs if re.fullmatch(r"ProfilerStep#\d+", e["name"])]
+    main = steps[0]["tid"]
+    result = rank_summary(path, 0)
+    assert [s.step for s in result.steps] == [s["name"] for s in sorted(steps, key=lambda e: e["ts"])]
+    for s in result.steps:
+        marker = next(e for e in steps if e["name"] == s.step)
+        lo, hi = marker["ts"], marker["ts"] + s.wall_ms * 1e3
+        comm = merged_length([(max(e["ts"], lo), min(e["ts"] + e["dur"], hi)) for e in evs
+                              if e["name"] == "c10d::allreduce_" and e["tid"] == main and lo <= e["ts"] < hi])
+        assert comm > 0
+        assert s.comm_ms == pytest.approx(comm / 1e3, abs=1e-6)  # raw µs near 1.8e15: ulps of 0.25 ns
+        assert s.compute_ms + s.comm_ms == pytest.approx(s.busy_ms, abs=1e-6)
+        assert (s.overlap_ms, s.exposed_comm_ms) == (0.0, pytest.approx(s.comm_ms))
+        assert s.categories["communication"] == pytest.approx(s.comm_ms, abs=1e-6)

@@ -159,10 +159,19 @@ def _rank_step(split: StepEvents, k: int, device: str) -> RankStep:
     comm: list[tuple[float, float]] = []
     compute: list[tuple[float, float]] = []
     ts, dur = split.events.ts, split.events.dur
+
+    def clipped(j: int) -> tuple[float, float]:
+        return max(ts[j], start), min(ts[j] + dur[j], end)
+
     for j in split.per_step[k]:
         if split.device(j) == device:
-            iv = (max(ts[j], start), min(ts[j] + dur[j], end))
-            (comm if split.category(j) == COMM else compute).append(iv)
+            (comm if split.category(j) == COMM and split.shares is None else compute).append(clipped(j))
+    if split.shares is not None:
+        # a CPU thread: its collectives are ops inside others (DDP's all-reduce inside autograd's
+        # node), on the same thread, so what they cover is communication and the rest compute
+        comm = [clipped(j) for j, _ in split.shares[k]
+                if split.device(j) == device and split.category(j) == COMM]
+        compute = subtracted(merged(compute), merged(comm))
     dev = res.device(device)
     busy = dev.busy_ms if dev else 0.0
     return RankStep(
@@ -186,6 +195,21 @@ def merged(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]
         else:
             out.append([a, b])
     return [(a, b) for a, b in out]
+
+
+def subtracted(xs: list[tuple[float, float]], ys: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """``xs`` less ``ys`` (both disjoint and sorted), as disjoint sorted intervals."""
+    out: list[tuple[float, float]] = []
+    for a, b in xs:
+        for c, d in ys:
+            if d <= a or c >= b:
+                continue
+            if c > a:
+                out.append((a, c))
+            a = max(a, d)
+        if b > a:
+            out.append((a, b))
+    return out
 
 
 def intersection_length(xs: list[tuple[float, float]], ys: list[tuple[float, float]]) -> float:
