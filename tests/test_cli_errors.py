@@ -49,6 +49,13 @@ def test_not_a_python_file(tmp_path):
     p = cli("breakdown", str(f))
     assert p.returncode == 2
     assert "not a Python file" in one_error_line(p)
+    (tmp_path / "model.pt2").write_bytes(b"PK")  # what torch.export.save / aoti_compile_and_package write
+    p = cli("breakdown", str(tmp_path / "model.pt2"))
+    assert p.returncode == 2
+    assert one_error_line(p) == (
+        f"inductor-bench: error: {tmp_path / 'model.pt2'}: a torch.export or AOTInductor package, not a model "
+        "file: breakdown compiles a model file (.py) with torch.compile; to see where the package's runs spend "
+        "their time, profile them with torch.profiler and read the trace with `inductor-bench analyze`")
 
 
 def test_syntax_error(tmp_path):

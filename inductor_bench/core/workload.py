@@ -118,6 +118,11 @@ def check_model_file(p: Path) -> None:
         raise UsageError(f"{p}: no such file") from None
     except OSError as e:
         raise UsageError(f"{p}: cannot read it ({e.strerror or e})") from None
+    if p.suffix == ".pt2" and not stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"{p}: a torch.export or AOTInductor package, not a model file: breakdown "
+                         "compiles a model file (.py) with torch.compile; to see where the package's runs "
+                         "spend their time, profile them with torch.profiler and read the trace with "
+                         "`inductor-bench analyze`")
     if stat.S_ISDIR(st.st_mode) or p.suffix != ".py":
         raise UsageError(f"{p}: not a Python file (expected a model file ending in .py)")
     if not stat.S_ISREG(st.st_mode):
