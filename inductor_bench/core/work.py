@@ -23,7 +23,10 @@ from the run directory's files alone (pure; no torch), so ``report --reanalyze``
   MKL ops of CPU freezing likewise: ``mkldnn._convolution_pointwise`` (and its fused ``binary``
   forms) as a convolution, ``mkldnn._linear_pointwise`` and ``mkl._mkl_linear`` as 2·M·N·K, the
   latter's weight read as much as the original weight holds (its packed copy is a padded buffer
-  of MKL's layout). FFTs by the FFT benchmarks' convention, the fused layers of
+  of MKL's layout); and of PT2E's int8 quantization, ``onednn.qlinear_pointwise`` as 2·M·N·K and
+  ``onednn.qconv_pointwise`` as a convolution, in integer operations (their N and output from
+  the result the module asserts). Weight-only quantized GEMMs (``_weight_int8pack_mm``, the
+  int4 ones) 2·M·N·K in their activations' type. FFTs by the FFT benchmarks' convention, the fused layers of
   ``nn.Transformer*`` inference, views as no bytes (``core/other_ops.py``). Other ops, custom
   ops among them: no FLOP count.
 

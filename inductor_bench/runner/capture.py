@@ -304,8 +304,8 @@ def _phase(what: str) -> None:
 def _run_script(opts: WorkloadOptions) -> dict[str, Any]:
     _check_torch(opts.mode)
     # The script's own torch.compile calls get our mode unless they name one.
-    keep = opts.mode not in (CompileMode.DEFAULT, CompileMode.EAGER)
-    asked = script_compiles.attach(opts.mode if keep else None)
+    ours = opts.mode not in (CompileMode.DEFAULT, CompileMode.EAGER)
+    asked = script_compiles.attach(opts.mode if ours else None)
     sys.argv = [opts.path, *opts.script_args]
     t0 = time.perf_counter()
     try:

@@ -9,9 +9,9 @@ under the name 0``). The compile worker therefore notes the default group the mo
 (``runner/torch_settings.py``: ``gloo, world size 1``), and a profiling worker joins a group of
 its own of that backend, alone (``join``), so the graph runs as it ran. Only a group of one
 process can be stood up this way: the collectives of a one-process run are what the model ran,
-while a group of several needs its other processes, and the setting is then reported as not
-applied (profile such a run on each rank with torch.profiler and read the traces with
-``inductor-bench analyze DIR``). Groups made after the default one (``new_group``, a device
+while a group of several needs its other processes, and a graph calling a collective then fails
+with a line saying so (``check``: profile such a run on each rank with torch.profiler and read
+the traces with ``inductor-bench analyze DIR``). Groups made after the default one (``new_group``, a device
 mesh's) are not stood up.
 """
 from __future__ import annotations
