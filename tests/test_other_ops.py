@@ -185,6 +185,16 @@ def test_a_quantized_onednn_linear_counts_2mnk_integer_operations_from_its_input
     assert roof.bound == "compute"
 
 
+def test_an_int8_cpp_gemm_template_is_held_against_the_int8_ceiling_not_its_scales_fp32():
+    """Under max-autotune Inductor writes its own C++ GEMM for PT2E's int8 linear, ``X`` uint8 by
+    ``W`` int8 with float32 scales and bias after them: its operands' type is int8, where the
+    widest input (float32) would have held it against the fp32 ceiling, at 360-400%."""
+    text = (HERE / "qlinear_template_inference.py").read_text()
+    work = {c.name: w for c, w in call_work(parse_module(text), text)}
+    templates = [w for name, w in work.items() if name.startswith("cpp_fused") and w.flops]
+    assert sorted((w.flops, w.compute) for w in templates) == [(2.0 * 64 * 1024 * 512, INT8)] * 2
+
+
 def test_a_quantized_onednn_convolution_counts_its_integer_operations_per_output_element():
     """``onednn.qconv_pointwise``: 2·(output elements)·(C_in/groups·kh·kw), from the asserted
     result and the packed weight's logical shape; the second convolution has 4 groups."""

@@ -11,6 +11,7 @@ from inductor_bench.core.peaks import (
     FP8,
     FP16,
     FP32,
+    INT8,
     MEASURED,
     TF32,
     UNKNOWN,
@@ -69,7 +70,11 @@ def test_datasheet_peaks_per_compute_type(name, fp32, tf32, fp16, fp8):
     (["fp8e4nv", "bf16"], False, FP16),  # mixed: the wider input sets the rate
     (["bf16", "fp32"], False, FP32),
     (["fp64", "fp64"], False, None),  # no fp64 peak quoted
-    (["i8", "i8"], False, None),
+    (["i8", "i8"], False, INT8),  # an int8 GEMM's operands (Triton's *i8; C++'s int8_t, uint8_t)
+    (["*u8", "*i8", "*fp32", "*fp32"], False, INT8),  # whatever float scales follow
+    (["uint8_t", "int8_t", "float"], False, INT8),
+    (["fp32", "i8", "i8"], False, FP32),  # not its operands: a float kernel
+    (["i8", "fp32"], False, FP32),
     (["fp32", "i64"], False, FP32),  # integer index tensors do not count
     ([], False, None),
 ])

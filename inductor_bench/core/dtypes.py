@@ -32,6 +32,16 @@ def dtype_bytes(dtype: str | None) -> int | None:
     return DTYPE_BYTES.get(t)
 
 
+INT8_TYPES = frozenset({"int8", "int8_t", "i8", "uint8", "uint8_t", "u8"})
+
+
+def int8_operands(dtypes: list[str]) -> bool:
+    """The first two are 8-bit integer types: a GEMM template's operands (C++: ``X`` and ``W``;
+    Triton: ``arg_A`` and ``arg_B``) of an int8 product, whatever float scales follow."""
+    return len(dtypes) >= 2 and all(d.removeprefix("torch.").lstrip("*").strip() in INT8_TYPES
+                                    for d in dtypes[:2])
+
+
 def float_kind(dtype: str | None) -> str | None:
     """``fp32``, ``bf16``, ``fp8e4nv`` ...: the name ``peaks.compute_type`` reads; None for
     integer and unknown types."""

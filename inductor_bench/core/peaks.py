@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from .dtypes import int8_operands
 from .errors import UsageError
 
 # Compute types a FLOP peak is quoted for.
@@ -190,10 +191,17 @@ _WIDTH = {FP8: 1, FP16: 2, TF32: 4, FP32: 4}
 
 
 def compute_type(input_types: list[str], *, allow_tf32: bool = False) -> str | None:
-    """The compute type whose peak a kernel's FLOP/s is measured against: that of its widest
-    floating-point input (a mixed-precision GEMM runs at the wider type's rate); fp32 inputs
-    with TF32 allowed count as tf32. None when no input is a float type with a quoted peak
-    (fp64, integers)."""
+    """The compute type whose peak a kernel's FLOP/s is measured against: int8 where its first
+    two inputs are 8-bit integers (an int8 GEMM template's operands, whatever float scales
+    follow); else that of its widest floating-point input (a mixed-precision GEMM runs at the
+    wider type's rate), fp32 inputs with TF32 allowed counting as tf32. None when no input is a
+    float type with a quoted peak (fp64, other integers)."""
+    if int8_operands(input_types):
+        return INT8
+    return _float_compute_type(input_types, allow_tf32)
+
+
+def _float_compute_type(input_types: list[str], allow_tf32: bool) -> str | None:
     types = set()
     for t in input_types:
         t = t.lstrip("*")

@@ -52,7 +52,7 @@ from .conv_attention import (
 )
 from .cpp_buffers import cpp_module_calls
 from .cppwrapper import is_cpp_wrapper, shim_op
-from .dtypes import dtype_bytes, float_kind
+from .dtypes import dtype_bytes, float_kind, int8_operands
 from .kernel_space import elements_reached, reach
 from .modparse import CPP_SIGNATURE, KernelInfo, ModuleInfo
 from .other_ops import (
@@ -168,6 +168,7 @@ def generated_work(k: KernelInfo, call: CallArgs, params: list[tuple[str, str]] 
         return Work(None, None, None, source)
     total = 0
     types: list[str] = []
+    read: list[str] = []  # the element types of what it reads, in order
     space, indexes = reached
     for (name, dtype), t in zip(params, call.tensors, strict=False):
         if not dtype:
@@ -178,9 +179,12 @@ def generated_work(k: KernelInfo, call: CallArgs, params: list[tuple[str, str]] 
         if t is not None and t.held:
             n = n // t.held * elements_reached(t.held, space, indexes.get(name, 1))
         total += n * (2 if name.startswith("in_out_ptr") else 1)
-        if not name.startswith("out_ptr") and (kind := float_kind(dtype)):
-            types.append(kind)
-    return Work(float(total), _template_flops(k), compute_type(types), source)
+        if not name.startswith("out_ptr") and dtype:
+            read.append(dtype)
+            if kind := float_kind(dtype):
+                types.append(kind)
+    compute = INT8 if int8_operands(read) else compute_type(types)
+    return Work(float(total), _template_flops(k), compute, source)
 
 
 def kernel_values(params: list[tuple[str, str]] | None, call: CallArgs) -> dict[str, int]:
