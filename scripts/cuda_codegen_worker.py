@@ -293,7 +293,10 @@ def record(name: str, config: tuple, out: Path) -> None:
         functorch_config, "force_non_lazy_backward_lowering") else {}
     for frame, (gm, inputs) in enumerate(graphs):
         first = len(texts)
-        mode = FakeTensorMode(allow_non_fake_inputs=True)
+        # a graph whose sizes depend on its data makes unbacked symbols: they need Dynamo's own
+        # shape environment, which its nodes' bindings name
+        own = _dynamo_fake_mode(gm) if kwargs.get("unbacked") else None
+        mode = own or FakeTensorMode(allow_non_fake_inputs=True)
         fakes = fake_inputs(inputs, mode)
         route_sdpa(gm)
         with inductor_config.patch(patches), functorch_config.patch(fc_patches), (
@@ -309,6 +312,15 @@ def record(name: str, config: tuple, out: Path) -> None:
                          "mode": "reduce-overhead" if cudagraphs else "default",
                          "graph": frame, "role": role, "cudagraph_state": state})
     (out / f".{name}.rows.json").write_text(json.dumps(rows))
+
+
+def _dynamo_fake_mode(gm: Any) -> Any:
+    """The fake mode Dynamo traced ``gm`` in (its placeholders' values), or None."""
+    for n in gm.graph.nodes:
+        val = (n.meta.get("val") or n.meta.get("example_value")) if n.op == "placeholder" else None
+        if getattr(val, "fake_mode", None) is not None:
+            return val.fake_mode
+    return None
 
 
 def _role(text: str) -> str:

@@ -16,6 +16,10 @@ the same shapes and strides (``FakeTensorMode``), and hands each graph to
 state of the result (``disabled_cudagraphs_reason``, ``cudagraph_info.cudagraph_fail_reasons``,
 the partition maps' static and mutated inputs) in the manifest.
 
+A graph with a data-dependent size (``unbacked_infer_nocg``: a captured ``nonzero``) gets its fake
+inputs in Dynamo's own fake mode, whose shape environment holds the unbacked symbols its nodes
+are bound to; the other graphs in a fresh one.
+
 Faked, in Python (``scripts/cuda_codegen_worker.py``; the same set for torch 2.11, 2.14.1 and
 2.15): the ``torch.cuda`` queries (available, count, current device, capability, properties,
 rng state, device exchange) and Dynamo's ``CudaInterface``, which bound the real ones at import;
@@ -63,6 +67,8 @@ CONFIGS: dict[str, tuple[str, bool, bool, int, dict]] = {
     "block_train_cg": ("models/transformer_block.py", True, True, 2, {}),
     "graphbreak_infer_cg": ("models/graph_break_script.py", False, True, 0, {}),
     "split_infer_cg": ("tests/fixtures/models/partition_split.py", False, True, 8, {}),
+    # a data-dependent size (a captured nonzero): its fake inputs need a shape environment
+    "unbacked_infer_nocg": ("tests/fixtures/models/unbacked_script.py", False, False, 0, {"unbacked": True}),
 }
 
 
@@ -161,6 +167,8 @@ WHAT = {
     "graphbreak_infer_cg": "`models/graph_break_script.py` (a graph break: two graphs), CUDA graphs on",
     "split_infer_cg": "`tests/fixtures/models/partition_split.py`: a custom op tagged "
                       "`cudagraph_unsafe` between two partitions, CUDA graphs on",
+    "unbacked_infer_nocg": "`tests/fixtures/models/unbacked_script.py`: rows picked by a captured "
+                           "`nonzero`, then a matmul (a data-dependent size, `u0`), CUDA graphs off",
 }
 
 

@@ -2,7 +2,8 @@
 counted at the value that size took in the call profiled: the worker reads it as the graph runs
 (runner/unbacked.py), and the bytes, FLOPs and inputs are read at it (core/symbols.py). The
 modules: ``tests/fixtures/unbacked/<torch>/nonzero_inference.py`` (recorded by its record.py
-with torch 2.5.1, 2.13.0 and 2.15.0 on this project's CPU machine, 2026-12-01)."""
+with torch 2.5.1, 2.13.0 and 2.15.0 on this project's CPU machine, 2026-12-01), and
+``cuda_nonzero_inference.py`` for CUDA (torch 2.14.1 and 2.15.0, generated without a GPU)."""
 from __future__ import annotations
 
 import json
@@ -47,6 +48,31 @@ def test_the_module_reads_an_unbacked_size_and_its_extern_calls_are_counted_at_i
     # and u0 rows of x, and writes them
     assert known["torch.ops.aten.nonzero.default"] == (ROWS + 8 * u0, None)
     assert known["cpp_fused_index_squeeze_1"] == (8 * u0 + 2 * u0 * COLS * 4, None)
+
+
+CUDA_VERSIONS = ("2.14.1", "2.15.0")
+
+
+@pytest.mark.parametrize("version", CUDA_VERSIONS)
+def test_a_cuda_module_generated_without_a_gpu_is_counted_at_its_unbacked_size(version):
+    """The same graph for CUDA (``cuda_nonzero_inference.py``, generated without a GPU by
+    scripts/record_cuda_codegen.py, config ``unbacked_infer_nocg``): ``u0`` is read inside
+    ``Runner.call``'s device guard; its Triton gather's ``xnumel = 64*u0`` and the reduction's
+    ``u0`` argument are read at the value, as are the matmul's operands."""
+    from inductor_bench.runner.unbacked import has_unbacked
+
+    text = (FIXTURES / version / "cuda_nonzero_inference.py").read_text()
+    assert has_unbacked(text)
+    u0 = 200
+    module = parse_module(text)
+    unknown = {c.name: (w.bytes, w.flops) for c, w in call_work(module, text, None)}
+    known = {c.name: (w.bytes, w.flops) for c, w in call_work(module, text, {"u0": u0})}
+    assert unknown["extern_kernels.mm"] == unknown["triton_poi_fused_index_squeeze_1"] == (None, None)
+    assert known["extern_kernels.mm"] == ((u0 * COLS + COLS * OUT + u0 * OUT) * 4, 2 * u0 * COLS * OUT)
+    assert known["torch.ops.aten.nonzero.default"] == (ROWS + 8 * u0, None)
+    assert known["triton_poi_fused_index_squeeze_1"] == (8 * u0 + 2 * u0 * COLS * 4, None)
+    # relu of the u0 x 64 product summed into the 64 outputs (read and written), plus x.sum()'s scalar
+    assert known["triton_red_fused_add_relu_sum_4"] == (u0 * OUT * 4 + 4 + 2 * OUT * 4, None)
 
 
 def test_a_module_without_a_data_dependent_size_has_none():
