@@ -10,7 +10,8 @@
 - **Weight-only quantized GEMMs** (torchao's int8 and int4 weight-only linears:
   ``_weight_int8pack_mm``, ``_weight_int4pack_mm`` and its CPU and scaled forms): activations
   (M, K) of a float type by a packed integer weight, 2·M·N·K with N from the result (the packed
-  int4 weight's shape is a tiling, not (N, K)), held against the activations' type.
+  int4 weight's shape is a tiling, not (N, K)), held against the activations' type; oneDNN's
+  int8 linear (``qlinear_pointwise``) the same way, in integer operations (``core/work.py``).
 - **Views** (``view_as_real``, ``view_as_complex``, ``as_strided`` ...) move no data: Inductor
   calls one where it cannot express the view itself (a complex tensor's), and its time is the
   call's own cost. Counted as 0 bytes, they get no % of a limit (``core/ceilings.py``).
@@ -120,11 +121,14 @@ def gemm_flops(op: str, ts: list[Tensor | None]) -> float | None:
 
 WEIGHT_ONLY_GEMMS = frozenset({"_weight_int8pack_mm", "_weight_int4pack_mm", "_weight_int4pack_mm_for_cpu",
                                "_weight_int4pack_mm_with_scales_and_zeros", "_dyn_quant_matmul_4bit"})
+# linears whose packed weight's shape is a library's own, not (N, K): their N is the result's
+PACKED_LINEARS = WEIGHT_ONLY_GEMMS | {"qlinear_pointwise"}
 
 
-def weight_only_flops(op: str, call: CallArgs) -> float | None:
-    """2·M·N·K of a weight-only quantized GEMM: M·K the activations' elements, N the result's last
-    dimension as the module asserts it (``_weight_int8pack_mm``: else its (N, K) weight's)."""
+def packed_linear_flops(op: str, call: CallArgs) -> float | None:
+    """2·M·N·K of a linear by a packed weight (weight-only quantized, oneDNN's int8 linear): M·K
+    the input's elements, N the result's last dimension as the module asserts it
+    (``_weight_int8pack_mm``: else its (N, K) weight's)."""
     ts = call.tensors
     x = ts[0] if ts else None
     if x is None or x.numel is None:
@@ -136,10 +140,10 @@ def weight_only_flops(op: str, call: CallArgs) -> float | None:
 
 
 def other_flops(op: str, call: CallArgs) -> float | None:
-    """An FFT's, a fused layer's, a linear-algebra op's or a weight-only GEMM's FLOPs; None for
+    """An FFT's, a fused layer's, a linear-algebra op's or a packed linear's FLOPs; None for
     other ops."""
-    if op in WEIGHT_ONLY_GEMMS:
-        return weight_only_flops(op, call)
+    if op in PACKED_LINEARS:
+        return packed_linear_flops(op, call)
     if op in _FFT_RATE:
         return fft_flops(op, call)
     if op in _FUSED_LAYERS:

@@ -314,8 +314,6 @@ def extern_work(call: CallArgs) -> Work:
         flops, returned = conv_backward_work(call)
     elif "attention" in op:
         flops, returned = attention_work(op, call.tensors)
-    elif op == "qlinear_pointwise":
-        flops = qlinear_flops(call)
     elif op in QUANT_CONVS:
         flops = qconv_flops(call)
     else:
@@ -325,16 +323,6 @@ def extern_work(call: CallArgs) -> Work:
     if moved is not None:
         moved = None if returned is None else moved + returned
     return Work(moved, flops, INT8 if op in INT8_GEMMS else compute_type(kinds), FROM_SHAPES)
-
-
-def qlinear_flops(call: CallArgs) -> float | None:
-    """2·M·N·K of oneDNN's quantized linear: M·K from its input, N from the result the module
-    asserts (the packed weight's shape is oneDNN's, not (N, K)); None where either is unknown."""
-    x = call.tensors[0] if call.tensors else None
-    out = call.returned
-    if x is None or x.shape is None or not x.shape or out is None or out.shape is None:
-        return None
-    return 2.0 * math.prod(out.shape) * x.shape[-1]
 
 
 def qconv_flops(call: CallArgs) -> float | None:

@@ -198,8 +198,8 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     device = request["device"]
     print(f"inductor-bench: profiling {request['module']}", flush=True)  # a header in the log
     not_applied = torch_settings.apply(request.get("torch_settings"))
-    process_group.check(Path(request["module"]).read_text(errors="replace"),
-                        (request.get("torch_settings") or {}).get("process_group"), not_applied)
+    text = Path(request["module"]).read_text(errors="replace")
+    process_group.check(text, (request.get("torch_settings") or {}).get("process_group"), not_applied)
     _preload(request.get("preload"))
     t0 = time.perf_counter()
     mod = load_module(request["module"])
@@ -221,7 +221,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         launch_eager()
         dev.synchronize(device)
     data_sizes: dict[str, int] = {}  # a data-dependent size (u0) as the profiled inputs give it
-    if unbacked.has_unbacked(Path(request["module"]).read_text(errors="replace")):
+    if unbacked.has_unbacked(text):
         restore()
         data_sizes = unbacked.values(launch_eager, request["module"])
         dev.synchronize(device)

@@ -17,6 +17,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from . import compat
+
 # The first torch whose Dynamo compiles nn.Module.compile() of torch's own modules.
 MODULE_COMPILE_FIXED = (2, 14)
 
@@ -63,10 +65,9 @@ def _torch_forward(cls: type) -> bool:
 
 
 def _fixed(version: str) -> bool:
-    parts = version.split("+")[0].split(".")
     try:
-        return (int(parts[0]), int(parts[1])) >= MODULE_COMPILE_FIXED
-    except (IndexError, ValueError):
+        return compat.parse(version) >= MODULE_COMPILE_FIXED
+    except ValueError:
         return True  # a version this cannot read: claim nothing
 
 
