@@ -250,6 +250,11 @@ def test_calls_and_their_written_buffers():
         ("L['args'][0].model.layers.0.self_attn", "model.layers.0.self_attn"),
         ("L['args'][0]", ""),
         ("L['mods'][0].fc", "0.fc"),  # a list of modules passed as an argument keeps its index
+        # a module reached through its __dict__, as Dynamo names it through a decorated forward
+        # (diffusers 0.42's UNet2DConditionModel under @apply_lora_scale, recorded with torch 2.13.0)
+        ("L['self'].__dict__['_modules']['up_blocks'].1.attentions.1.__dict__['_modules']"
+         "['transformer_blocks'].0.attn1", "up_blocks.1.attentions.1.transformer_blocks.0.attn1"),
+        ("L['self'].__dict__['_modules']['conv_in']", "conv_in"),
     ],
 )
 def test_module_path(raw, path):

@@ -214,6 +214,8 @@ def test_torch_2_15_resumes_after_the_same_break_and_names_what_it_called():
     ("L['self']._modules['blocks']._modules['0']._parameters['weight']", "self.blocks.0.weight"),
     ("G['torch'].nn.functional.relu", "torch.nn.functional.relu"),
     ("L['x']", "x"),
+    # through a decorated forward (diffusers 0.42's UNet2DConditionModel, torch 2.13.0)
+    ("L['self'].__dict__['_modules']['up_blocks'].1.__dict__['_modules']['resnets']", "self.up_blocks.1.resnets"),
 ])
 def test_dynamos_names_read_as_the_models_code(source, name):
     assert gb._python_name(source) == name

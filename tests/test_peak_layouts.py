@@ -16,6 +16,7 @@ from inductor_bench.runner import peaks_measure
 from inductor_bench.runner.peaks_measure import (
     LAYOUTS,
     ONEDNN,
+    ONEDNN_INT8,
     _operands,
     fastest_layout,
     matmul_tflops,
@@ -36,8 +37,27 @@ def test_each_layout_is_the_product_it_names(layout, monkeypatch):
     assert torch.allclose(got.to_dense() if got.is_mkldnn else got, want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("layout", routes("cpu", "int8"))
+def test_each_int8_route_is_the_integer_product_it_names(layout):
+    """``_int_mm`` with ``b`` as stored or transposed, and oneDNN's quantized linear (``a`` as
+    uint8 at zero point 128, ``b`` packed as a weight, ``a @ b.T``): each the int8 product. (Small
+    values: without VNNI, uint8 x int8 pairs add up in int16, which saturates for full-range
+    operands in oneDNN's route and in torch 2.5's ``_int_mm``; the operation count, what the
+    ceiling times, is the same.)"""
+    torch.manual_seed(0)
+    a = torch.randint(-8, 8, (32, 32), dtype=torch.int8)
+    b = torch.randint(-8, 8, (32, 32), dtype=torch.int8)
+    got = peaks_measure._int8_product(a, b, layout)()
+    a64, b64 = a.to(torch.int64), b.to(torch.int64)
+    assert torch.equal(got.to(torch.int64), a64 @ (b64.t() if "b.T" in layout else b64))
+
+
 def test_on_the_host_onednn_is_tried_beside_the_layouts():
     assert routes("cpu") == LAYOUTS + ((ONEDNN,) if torch.backends.mkldnn.is_available() else ())
+    int8 = routes("cpu", "int8")
+    assert int8[:2] == LAYOUTS[:2]
+    assert (ONEDNN_INT8 in int8) == (torch.backends.mkldnn.is_available()
+                                     and hasattr(torch.ops.onednn, "qlinear_prepack"))
 
 
 def test_the_fastest_layout_is_chosen(monkeypatch):
@@ -59,7 +79,7 @@ def test_a_route_the_cpu_lacks_is_passed_over(monkeypatch):
             raise RuntimeError("mkldnn_linear: fp16 path needs the cpu support avx_ne_convert or avx512_fp16")
         return seconds[fn]
 
-    monkeypatch.setattr(peaks_measure, "routes", lambda device: LAYOUTS + (ONEDNN,))
+    monkeypatch.setattr(peaks_measure, "routes", lambda device, kind: LAYOUTS + (ONEDNN,))
     monkeypatch.setattr(peaks_measure, "_operands", lambda kind, n, device, layout="a @ b": layout)
     monkeypatch.setattr(peaks_measure, "best_seconds", timed)
     assert fastest_layout("fp16", "cpu") == ("a.T @ b", 0.09)

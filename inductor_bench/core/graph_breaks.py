@@ -242,6 +242,7 @@ def _hint(text: str) -> str | None:
 
 def _python_name(source: str) -> str:
     """Dynamo's name of what a frame called, as the model's code names it:
-    ``L['self']._modules['gru']`` -> ``self.gru``."""
+    ``L['self']._modules['gru']`` and ``L['self'].__dict__['_modules']['gru']`` ->
+    ``self.gru``."""
     name = re.sub(r"^[LG]\['([^']+)'\]", r"\1", source)
-    return re.sub(r"\._(?:modules|parameters|buffers)\['([^']+)'\]", r".\1", name)
+    return re.sub(r"\.(?:__dict__\[')?_(?:modules|parameters|buffers)(?:'\])?\['([^']+)'\]", r".\1", name)

@@ -121,12 +121,16 @@ def merge(origins: list[Origin | None], missing: str | None = None) -> Origin | 
 _LEAD = re.compile(r"^(?:L\['args'\]\.\d+(?=\.|$)|L\['[^']*'\]|L__self__|self)\.?")
 
 
+_DICT_MODULES = re.compile(r"\.__dict__\['_modules'\]")
+
+
 def module_path(raw: str) -> str:
     """An ``nn_module_stack`` path as the model names it: ``L['self'].features.denseblock3``,
-    ``L['self']._modules['features']``, ``getattr(L['self'].layers, '0')`` and
-    ``L['args'][0].model.norm`` -> ``features.denseblock3``, ``features``, ``layers.0``,
-    ``model.norm``."""
-    s = raw
+    ``L['self']._modules['features']``, ``getattr(L['self'].layers, '0')``,
+    ``L['args'][0].model.norm`` and ``L['self'].__dict__['_modules']['conv_in']`` (a module
+    reached through its ``__dict__``, as Dynamo names it through a decorated ``forward``) ->
+    ``features.denseblock3``, ``features``, ``layers.0``, ``model.norm``, ``conv_in``."""
+    s = _DICT_MODULES.sub("._modules", raw)
     while (m := re.search(r"getattr\(([^()]*?),\s*'([^']+)'\)", s)) is not None:
         s = s[: m.start()] + f"{m.group(1)}.{m.group(2)}" + s[m.end() :]
     s = re.sub(r"\._modules\['([^']+)'\]", r".\1", s)

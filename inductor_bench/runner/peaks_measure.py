@@ -8,8 +8,9 @@ Memory bandwidth: on an accelerator, a device-to-device copy of ``DEVICE_COPY_BY
 2·n³ FLOPs each, in the operand layout that runs fastest (``fastest_layout``; on the host
 oneDNN's linear too, beside aten's mm), grown until
 one takes ``MIN_CALL_S`` (so the fixed cost of a call is small
-beside it), in fp32 (TF32 off), tf32 (accelerators), bf16/fp16, int8 (``_int_mm``, into int32:
-its integer operations per second) and fp8 where the device has it.
+beside it), in fp32 (TF32 off), tf32 (accelerators), bf16/fp16, int8 (``_int_mm``, into int32,
+and on the host oneDNN's quantized linear too: its integer operations per second) and fp8 where
+the device has it.
 
 Every figure is the BEST of ``REPS`` repetitions: on a loaded machine a repetition is only ever
 slowed by the other work, never sped up, so the fastest is the closest to what the device can
@@ -46,7 +47,7 @@ MIN_CALL_S = 0.02  # a matmul size is big enough once one call takes this long
 MIN_N = {HOST: 1024, DEVICE: 4096}
 MAX_N = {HOST: 4096, DEVICE: 16384}
 MATMUL_BUDGET_S = 1.5  # per compute type: the sizes tried and the repetitions together
-METHOD = 8  # bump when the measurement changes: cached figures of an older method are not reused
+METHOD = 9  # bump when the measurement changes: cached figures of an older method are not reused
 
 
 def best_seconds(fn: Any, device: str, reps: int = REPS) -> float:
@@ -136,6 +137,9 @@ FP8_LAYOUT = "a @ b.T"  # the one layout _scaled_mm takes; and _int_mm's fast on
 # GFLOP/s in every layout, numpy's OpenBLAS at 125 and oneDNN's at 242. A ceiling measured
 # through MKL alone was half the machine's, and any fp32 kernel faster than MKL read over 100%.
 ONEDNN = "a @ b.T (oneDNN linear)"
+# For int8, oneDNN's quantized linear beside ``_int_mm``: on an AMD EPYC with AVX2, no VNNI
+# (torch 2.13) ``_int_mm`` ran at 2-6 GOP/s and oneDNN's at 170-300 (n = 256-1024).
+ONEDNN_INT8 = "a @ b.T (oneDNN int8 linear)"
 
 
 def _operands(kind: str, n: int, device: str, layout: str = LAYOUTS[0]) -> Any:
@@ -150,8 +154,7 @@ def _operands(kind: str, n: int, device: str, layout: str = LAYOUTS[0]) -> Any:
     if kind == INT8:  # int8 by int8 into int32
         a = torch.randint(-128, 128, (n, n), device=device, dtype=torch.int8)
         b = torch.randint(-128, 128, (n, n), device=device, dtype=torch.int8)
-        b = b.t() if layout.endswith("b.T") else b
-        return lambda: torch._int_mm(a, b)
+        return _int8_product(a, b, layout)
     dtype = {FP32: torch.float32, TF32: torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[kind]
     a = torch.randn(n, n, device=device, dtype=dtype)
     b = torch.randn(n, n, device=device, dtype=dtype)
@@ -164,13 +167,31 @@ def _operands(kind: str, n: int, device: str, layout: str = LAYOUTS[0]) -> Any:
     return lambda: torch.mm(a, b, out=out)
 
 
-def routes(device: str) -> tuple[str, ...]:
-    """The ways of running the matmul that are tried: the four layouts through ``torch.mm``,
-    and on the host oneDNN's linear where this torch has oneDNN."""
+def _int8_product(a: Any, b: Any, layout: str) -> Any:
+    """The int8 matmul of ``a`` and ``b`` by the route the layout names."""
     import torch
 
-    host = backend(device).torch_module is None
-    return LAYOUTS + ((ONEDNN,) if host and torch.backends.mkldnn.is_available() else ())
+    if layout == ONEDNN_INT8:  # a @ b.T, a as uint8 at zero point 128, b packed as a weight
+        x = (a.to(torch.int16) + 128).to(torch.uint8)
+        w = torch.ops.onednn.qlinear_prepack(b, x.shape)
+        ws, wz = torch.ones(b.shape[0]), torch.zeros(b.shape[0], dtype=torch.int64)
+        return lambda: torch.ops.onednn.qlinear_pointwise(x, 1.0, 128, w, ws, wz, None, 1.0, 0, torch.float32,
+                                                          "none", [], "")
+    b = b.t() if layout.endswith("b.T") else b
+    return lambda: torch._int_mm(a, b)
+
+
+def routes(device: str, kind: str = FP32) -> tuple[str, ...]:
+    """The ways of running the matmul that are tried: the four layouts through ``torch.mm``
+    (int8: ``_int_mm`` with ``b`` as stored or transposed), and on the host oneDNN's linear (its
+    quantized one for int8) where this torch has oneDNN."""
+    import torch
+
+    onednn = backend(device).torch_module is None and torch.backends.mkldnn.is_available()
+    if kind == INT8:
+        quantized = onednn and hasattr(torch.ops.onednn, "qlinear_prepack")
+        return LAYOUTS[:2] + ((ONEDNN_INT8,) if quantized else ())
+    return LAYOUTS + ((ONEDNN,) if onednn else ())
 
 
 def fastest_layout(kind: str, device: str, n: int = 256) -> tuple[str, float]:
@@ -182,10 +203,10 @@ def fastest_layout(kind: str, device: str, n: int = 256) -> tuple[str, float]:
     if kind == FP8 or (kind == INT8 and backend(device).timeline == DEVICE):
         return FP8_LAYOUT, best_seconds(_operands(kind, n, device, FP8_LAYOUT), device, 2)
     times = {}
-    for lay in (LAYOUTS[:2] if kind == INT8 else routes(device)):  # int8: b as stored, or transposed
+    for lay in routes(device, kind):
         try:
             times[lay] = best_seconds(_operands(kind, n, device, lay), device, 2)
-        except RuntimeError:
+        except (RuntimeError, TypeError):
             if lay in LAYOUTS:  # torch.mm itself failing is the type's error, said by the caller
                 raise
     lay = min(times, key=lambda k: times[k])
@@ -266,7 +287,7 @@ def measure(device: str, reps: int = REPS) -> Ceilings:
         key = FP16 if kind in ("bf16", "fp16") else kind
         if rate > c.tflops.get(key, 0.0):
             c.tflops[key], c.matmul_n[key], c.matmul_layout[key] = rate, n, layout
-    via = " (aten's mm or oneDNN's linear)" if ONEDNN in routes(device) else ""
+    via = " (aten's mm or oneDNN's linear, int8 its quantized one)" if ONEDNN in routes(device) else ""
     c.how = (f"{where}; square matmuls (2n³ FLOPs) in each type's fastest operand layout{via}; "
              f"the best of {reps} repetitions each")
     return c
