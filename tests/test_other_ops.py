@@ -18,9 +18,11 @@ import pytest
 
 from inductor_bench.core.analysis import reanalyze
 from inductor_bench.core.attribution import call_origins
+from inductor_bench.core.buffers import CallArgs, Tensor
 from inductor_bench.core.callsites import parse_calls
 from inductor_bench.core.ceilings import NO_CEILING, NO_DATA, Ceilings, kernel_roof
 from inductor_bench.core.modparse import COPY_CALLEE, extern_line, parse_module
+from inductor_bench.core.other_ops import typed_alike
 from inductor_bench.core.results import KernelStat
 from inductor_bench.core.work import INT8, call_work
 from inductor_bench.render.roofline import bound_words
@@ -565,6 +567,81 @@ def test_a_gemm_operand_of_unsaid_type_takes_the_type_its_partner_has():
     assert bmm.flops == 2 * 16 * 3 * 2 * 1024 and bmm.compute == "fp32"
     images, grid = 16 * 16 * 32 * 32, 16 * 32 * 32 * 2
     assert backward.bytes == (images + images + grid + images) * FP32  # grad, input, grid; grad_input
+
+
+# Synthetic, in the layout of torch 2.13's CPU backward module of a diffusers UNet block
+# (diffusers 0.42, 2026-12-01): attention's backward returns the gradients of Q, K and V as a
+# tuple whose elements' type the module does not say; a buffer reused from one is the gradient
+# a convolution_backward reads; and that call's own gradients are elements of its tuple result.
+UNSAID_MODULE = '''# AOT ID: ['0_backward']
+class Runner:
+    def call(self, args):
+        grad, q, k, v, out, lse, x, w = args
+        assert_size_stride(grad, (2, 8, 256, 4), (8192, 4, 32, 1), 'input')
+        assert_size_stride(q, (2, 8, 256, 4), (8192, 4, 32, 1), 'input')
+        assert_size_stride(k, (2, 8, 256, 4), (8192, 4, 32, 1), 'input')
+        assert_size_stride(v, (2, 8, 256, 4), (8192, 4, 32, 1), 'input')
+        assert_size_stride(out, (2, 8, 256, 4), (8192, 4, 32, 1), 'input')
+        assert_size_stride(lse, (2, 8, 256), (2048, 256, 1), 'input')
+        assert_size_stride(x, (2, 64, 16, 16), (16384, 1, 1024, 64), 'input')
+        assert_size_stride(w, (32, 64, 3, 3), (576, 1, 192, 64), 'input')
+        buf0 = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward.default(grad, q, k, v, out, lse, 0.0, False)
+        buf1 = buf0[0]
+        assert_size_stride(buf1, (2, 8, 256, 4), (8192, 4, 32, 1), 'torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward.default')
+        buf2 = buf0[1]
+        assert_size_stride(buf2, (2, 8, 256, 4), (8192, 4, 32, 1), 'torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward.default')
+        buf3 = buf0[2]
+        assert_size_stride(buf3, (2, 8, 256, 4), (8192, 4, 32, 1), 'torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward.default')
+        del buf0
+        buf4 = reinterpret_tensor(buf2, (2, 32, 16, 16), (8192, 1, 512, 32), 0); del buf2  # reuse
+        buf5 = torch.ops.aten.convolution_backward.default(buf4, x, w, [32], (1, 1), (1, 1), (1, 1), False, (0, 0), 1, [True, True, True])
+        buf6 = buf5[0]
+        assert_size_stride(buf6, (2, 64, 16, 16), (16384, 1, 1024, 64), 'torch.ops.aten.convolution_backward.default')
+        buf7 = buf5[1]
+        assert_size_stride(buf7, (32, 64, 3, 3), (576, 1, 192, 64), 'torch.ops.aten.convolution_backward.default')
+        del buf5
+        return (buf1, buf3, buf6, buf7, )
+
+def get_args():
+    from torch._dynamo.testing import rand_strided
+    grad = rand_strided((2, 8, 256, 4), (8192, 4, 32, 1), device='cpu', dtype=torch.float32)
+    q = rand_strided((2, 8, 256, 4), (8192, 4, 32, 1), device='cpu', dtype=torch.float32)
+    k = rand_strided((2, 8, 256, 4), (8192, 4, 32, 1), device='cpu', dtype=torch.float32)
+    v = rand_strided((2, 8, 256, 4), (8192, 4, 32, 1), device='cpu', dtype=torch.float32)
+    out = rand_strided((2, 8, 256, 4), (8192, 4, 32, 1), device='cpu', dtype=torch.float32)
+    lse = rand_strided((2, 8, 256), (2048, 256, 1), device='cpu', dtype=torch.float32)
+    x = rand_strided((2, 64, 16, 16), (16384, 1, 1024, 64), device='cpu', dtype=torch.float32)
+    w = rand_strided((32, 64, 3, 3), (576, 1, 192, 64), device='cpu', dtype=torch.float32)
+    return [grad, q, k, v, out, lse, x, w]
+'''
+
+
+def test_a_convolution_and_attention_take_one_type_for_tensors_of_unsaid_type():
+    """A convolution's tensors, and attention's 4-D ones, share one type (torch refuses mixed
+    ones): the convolution_backward reading a buffer reused from an element of attention's tuple result after the first had no
+    byte count (the diffusers UNet's up_blocks.1.resnets.1.conv1 showed no %), and would have
+    counted its gradients at 0 bytes an element."""
+    text = UNSAID_MODULE
+    attn, conv = (w for _, w in call_work(parse_module(text), text))
+    grad, x, w = 2 * 32 * 16 * 16, 2 * 64 * 16 * 16, 32 * 64 * 3 * 3
+    assert conv.bytes == (grad + x + w + x + w) * FP32  # reads grad, input, weight; writes dx, dw
+    assert conv.flops == 2 * (2 * 32 * 16 * 16) * (64 * 3 * 3) * 2 and conv.compute == "fp32"
+    q, kv, lse = 2 * 8 * 256 * 4, 2 * 8 * 256 * 4, 2 * 8 * 256
+    assert attn.bytes == (q + q + kv + kv + q + lse + q + kv + kv) * FP32  # grad, q, k, v, out, lse; dq, dk, dv
+
+
+def test_attention_gives_its_4d_tensors_of_unsaid_type_the_type_of_the_others():
+    """Synthetic: a bfloat16 attention backward whose key is of unsaid type gets bfloat16 for it
+    and for its gradients, and its float32 logsumexp (3-D) keeps its own type; an op outside
+    the rules (a custom op) is left as it is."""
+    q, lse = Tensor((2, 8, 64, 16), "bfloat16"), Tensor((2, 8, 64), "float32")
+    k = Tensor((2, 8, 64, 16), None)
+    call = CallArgs("torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward.default", True, [], {},
+                    tensors=[q, q, k, q, q, lse], returned_items={1: Tensor((2, 8, 64, 16), None)})
+    typed = typed_alike("_scaled_dot_product_flash_attention_for_cpu_backward", call)
+    assert [t.dtype for t in typed.tensors] == ["bfloat16"] * 5 + ["float32"]
+    assert typed.returned_items[1].dtype == "bfloat16"
+    assert typed_alike("twice", call) is call
 
 
 def test_the_magnitude_of_a_complex_spectrum_is_counted_at_its_real_type():

@@ -48,7 +48,7 @@ import re
 from dataclasses import replace
 
 from .buffers import CallArgs, Tensor
-from .dtypes import dtype_bytes
+from .dtypes import dtype_bytes, float_kind
 
 VIEW_OPS = frozenset({
     "view", "_unsafe_view", "view_as", "view_as_real", "view_as_complex", "as_strided", "alias",
@@ -83,19 +83,31 @@ def is_view(op: str) -> bool:
     return op in VIEW_OPS
 
 
-# GEMMs whose tensors are all of one type (torch refuses mixed ones; ``out=`` too)
-_ONE_TYPE = ("mm", "bmm", "addmm", "baddbmm")
+# Ops whose tensors are all of one type (torch refuses mixed ones; ``out=`` too): GEMMs, and a
+# convolution's input, weight and bias and its backward's gradients
+_ONE_TYPE = ("mm", "bmm", "addmm", "baddbmm", "convolution", "convolution_backward")
 
 
 def typed_alike(op: str, call: CallArgs) -> CallArgs:
-    """``call`` with a GEMM's tensors of unsaid type (an element of a tuple result, in torch
-    before 2.14) given the type of the others, which torch requires them to share."""
-    ts = [*call.tensors, call.out]
-    known = next((t.dtype for t in ts if t is not None and t.dtype), None)
-    if op not in _ONE_TYPE or known is None or all(t is None or t.dtype for t in ts):
+    """``call`` with tensors of unsaid type (an element of a tuple result, in torch before
+    2.14, or a buffer reused as one) given the type of the others, which torch requires them to
+    share: all of a ``_ONE_TYPE`` op's, and attention's query, key, value, output and their
+    gradients (4-D; its logsumexp is float32 whatever they are)."""
+    alike = _attention_operand if "attention" in op else (lambda t: True) if op in _ONE_TYPE else None
+    ts = [*call.tensors, call.out, call.returned, *call.returned_items.values()]
+    known = next((t.dtype for t in ts if t is not None and alike and alike(t) and float_kind(t.dtype)), None)
+    if known is None or all(t is None or t.dtype or not alike(t) for t in ts):
         return call
-    fill = [replace(t, dtype=known) if t is not None and not t.dtype else t for t in ts]
-    return replace(call, tensors=fill[:-1], out=fill[-1])
+
+    def fill(t: Tensor | None) -> Tensor | None:
+        return replace(t, dtype=known) if t is not None and not t.dtype and alike(t) else t
+    items = {i: fill(t) for i, t in call.returned_items.items()}
+    return replace(call, tensors=[fill(t) for t in call.tensors], out=fill(call.out),
+                   returned=fill(call.returned), returned_items=items)
+
+
+def _attention_operand(t: Tensor) -> bool:
+    return t.shape is not None and len(t.shape) == 4
 
 
 def gemm_operands(op: str, ts: list[Tensor | None]) -> list[Tensor | None]:
