@@ -602,12 +602,15 @@ def test_an_extern_op_called_at_several_places_is_judged_call_by_call():
 FLEX = FIXTURES / "cpp_kernels" / "flex_attention_module.py"
 
 
-def test_the_cpu_flex_attention_template_is_attention_and_no_memory_verdict_without_its_flops():
-    """Inductor's C++ flex attention template (micro GEMMs inside) is attention, not a GEMM; its
-    FLOPs are not counted (its mask skips blocks at run time), so its bytes alone do not call
-    it memory-bound: no % and no such verdict. Its bytes: q, k, v and the output (4, 4, 128, 16)
-    float32, and the mask's two one-element int32 buffers."""
-    from inductor_bench.core.ceilings import UNCOUNTED
+FLEX_MASKED = FIXTURES / "cpp_kernels" / "flex_attention_masked_module.py"
+
+
+def test_the_cpu_flex_attention_template_is_attention_counted_where_one_block_covers_all():
+    """Inductor's C++ flex attention template (micro GEMMs inside) is attention, not a GEMM.
+    Under flex attention's default mask (one block of 1073741824 over the 128 queries and keys)
+    it computes every score: 2·B·H·L·S·(E + Ev) FLOPs, judged as any kernel with a count. Its
+    bytes: q, k, v and the output (4, 4, 128, 16) float32, and the mask's two one-element int32
+    buffers."""
     from inductor_bench.core.classify import classify
 
     module = read_module(FLEX)
@@ -615,7 +618,25 @@ def test_the_cpu_flex_attention_template_is_attention_and_no_memory_verdict_with
     assert cats == {"_0": "cpp_pointwise", "_1": "cpp_attention_template", "_2": "cpp_pointwise"}
     text = FLEX.read_text()
     (call, work), = [(c, w) for c, w in call_work(module, text) if c.name.endswith("_1")]
-    assert work.bytes == 4 * (4 * 4 * 128 * 16 * 4) + 2 * 4 and work.flops is None
+    assert work.bytes == 4 * (4 * 4 * 128 * 16 * 4) + 2 * 4
+    assert work.flops == 2 * 4 * 4 * 128 * 128 * (16 + 16) and work.compute == "fp32"
+    k = KernelStat(call.name, "cpp_attention_template", 1.0, 1.0, bytes=work.bytes, flops=work.flops,
+                   compute=work.compute)
+    roof = kernel_roof(k, CEIL, "cpu")
+    assert roof.pct is not None and roof.bound == COMPUTE
+
+
+def test_a_flex_attention_template_whose_mask_has_several_blocks_gets_no_memory_verdict():
+    """``tests/fixtures/models/flex_masked.py``: a causal block mask of 64 x 64 blocks over 256
+    queries and keys, whose skipped blocks are known only at run time: no FLOP count, so its
+    bytes alone do not call it memory-bound: no % and no such verdict."""
+    from inductor_bench.core.ceilings import UNCOUNTED
+
+    module = read_module(FLEX_MASKED)
+    text = FLEX_MASKED.read_text()
+    (call, work), = [(c, w) for c, w in call_work(module, text) if c.name.endswith("_1")]
+    mask = (4 + 16 + 4 + 16) * 4  # its blocks and indices, partial and full: (1, 1, 4), (1, 1, 4, 4) int32
+    assert work.flops is None and work.bytes == 4 * (4 * 4 * 256 * 16 * 4) + mask
     k = KernelStat(call.name, "cpp_attention_template", 1.0, 1.0, bytes=work.bytes)
     roof = kernel_roof(k, CEIL, "cpu")
     assert roof.gbps == pytest.approx(work.bytes / 1e-3 / 1e9)

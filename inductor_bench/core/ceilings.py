@@ -141,7 +141,8 @@ class Roofline:
 MEMORY, COMPUTE, LATENCY = "memory", "compute", "latency"
 # A template (a GEMM's, flex attention's) whose FLOPs the files do not give: its time is its
 # arithmetic, so its bytes alone would call it memory-bound far below the bandwidth. It gets
-# no % and this verdict. (Flex attention skips the blocks its mask leaves out, at run time.)
+# no % and this verdict. (Flex attention under a mask of several blocks skips the ones the mask
+# leaves out, at run time.)
 UNCOUNTED = "FLOPs not counted"
 FLOP_TEMPLATES = frozenset({"cpp_template", "cpp_attention_template", "triton_template"})
 # A custom op (``mylib::scaled_tanh``) does work no file shows, memory or arithmetic: judged on

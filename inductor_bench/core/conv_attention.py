@@ -2,7 +2,8 @@
 shapes of their arguments (pure; no torch): ``core/work.py`` counts their extern calls with it.
 A convolution does 2 × output elements × weight elements per output channel (transposed: per
 input element and input channel), as torch's ``flop_counter`` counts; its backward that much per
-gradient asked for. Attention does 4·B·H·L·S·E forward, and the five products of its backward."""
+gradient asked for. Attention does 4·B·H·L·S·E forward, and the five products of its backward;
+Inductor's C++ flex attention template as much where one block covers every query and key."""
 
 from __future__ import annotations
 
@@ -121,3 +122,24 @@ def attention_work(op: str, ts: list[Tensor | None]) -> tuple[float | None, floa
         return 2.0 * b * h * lq * s * (e + ev), float(b * h * lq * (ev * elem + 4))
     returned = (math.prod(q) + math.prod(k) + math.prod(v)) * elem
     return 2.0 * b * h * lq * s * (3 * e + 2 * ev), float(returned)  # scores again, dP, dV, dQ, dK
+
+
+# The sizes Inductor's C++ flex attention template writes into its source as literals:
+# ``int64_t qSize = static_cast<int64_t>(128L);``, ``int64_t qBlockSize = 1073741824;``
+_FLEX_SIZE = re.compile(r"int64_t (\w+) = (?:static_cast<int64_t>\()?(\d+)L?\)?;")
+_FLEX_NEEDS = ("batchSize", "num_head", "qSize", "kvSize", "headSize", "headSize_v",
+               "qBlockSize", "kvBlockSize")
+
+
+def flex_template_flops(source: str) -> float | None:
+    """Q·Kᵀ and P·V of the C++ flex attention template, 2·B·H·L·S·(E + Ev), where its block
+    mask is one block over all queries and keys (flex attention's default mask, or blocks as
+    large as the sequences): it computes every score of that block. Where the mask has several
+    blocks, the ones it skips are known only at run time: None, as where a size is symbolic."""
+    sizes = {name: int(v) for name, v in _FLEX_SIZE.findall(source)}
+    if any(name not in sizes for name in _FLEX_NEEDS):
+        return None
+    if sizes["qBlockSize"] < sizes["qSize"] or sizes["kvBlockSize"] < sizes["kvSize"]:
+        return None
+    return (2.0 * sizes["batchSize"] * sizes["num_head"] * sizes["qSize"] * sizes["kvSize"]
+            * (sizes["headSize"] + sizes["headSize_v"]))

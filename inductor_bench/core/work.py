@@ -9,8 +9,10 @@ from the run directory's files alone (pure; no torch), so ``report --reanalyze``
   kernel's iteration space (a slice; an embedding table, a KV cache written at one position)
   only the part it reaches (``core/kernel_space.py``): the rules Inductor's own
   ``estimate_kernel_num_bytes`` follows. A C++ GEMM template (``gemm_m64n512k256``) does
-  2·M·N·K FLOPs. Other generated kernels: no FLOP count (their arithmetic is a few operations
-  per element; the memory side is what bounds them).
+  2·M·N·K FLOPs, the C++ flex attention template with one block over all queries and keys
+  2·B·H·L·S·(E + Ev) (``conv_attention.flex_template_flops``). Other generated kernels: no
+  FLOP count (their arithmetic is a few operations per element; the memory side is what bounds
+  them).
 - **extern calls** from their argument shapes: GEMMs (``mm``, ``bmm``, ``_int_mm``'s integer
   operations, fp8 ``_scaled_mm``, grouped) 2·M·N·K per product (``core/other_ops.py``),
   ``convolution`` 2·(output elements)·(weight elements per output channel) (transposed: 2·(input
@@ -48,6 +50,7 @@ from .conv_attention import (
     conv_work,
     dims,
     elem_bytes,
+    flex_template_flops,
     ints,
 )
 from .cpp_buffers import cpp_module_calls
@@ -198,7 +201,7 @@ def _template_flops(k: KernelInfo) -> float | None:
     for name in (k.name, *k.record_names):
         if (m := _GEMM_NAME.search(name)) is not None:
             return 2.0 * int(m.group("m")) * int(m.group("n")) * int(m.group("k"))
-    return None
+    return flex_template_flops(k.source) if "kvBlockSize" in k.source else None
 
 
 # -- extern calls ------------------------------------------------------------------------------
