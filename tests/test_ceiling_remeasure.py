@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pytest
 
-from inductor_bench.core.ceilings import Ceilings, Roofline
+from inductor_bench.core.ceilings import Ceilings, Roofline, kernel_roof, widened
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
 from inductor_bench.core.roofline import chart_points, to_measure_again
 from inductor_bench.render.breakdown import render_breakdown
@@ -225,3 +225,31 @@ def test_diff_of_two_thread_counts_or_two_devices_says_which_and_keeps_each_side
     text = " ".join(render_diff(diff_results(base, head, allow_mismatch=True)).split())
     assert "% of peak: base and head ran on different devices (test device: " in text
     assert "other device: 100 GB/s, TFLOP/s fp32 1), each held against its own ceilings" in text
+
+
+def test_a_hosts_half_precision_ceiling_is_no_lower_than_its_fp32_one():
+    """Synthetic figures in the proportions of an AMD EPYC with AVX2 (torch 2.13): bf16's own
+    routes at 0.024 TFLOP/s, fp32's at 0.171. A CPU can widen bf16 to fp32 and multiply at
+    fp32's rate (Inductor's bf16 GEMM templates ran at 0.055 there, 220% of 0.024): the bf16
+    ceiling is fp32's, and says so. Faster half-precision routes (native bf16), or an
+    accelerator, are left as they were."""
+    slow = Ceilings("cpu", gbps=30.0, tflops={"fp32": 0.171, "fp16/bf16": 0.024, "int8": 0.3},
+                    matmul_n={"fp32": 2048, "fp16/bf16": 512}, matmul_layout={"fp32": "a @ b.T (oneDNN linear)",
+                                                                              "fp16/bf16": "a.T @ b"})
+    got = widened(Ceilings.from_dict(slow.to_dict()), host=True)
+    assert got.tflops == {"fp32": 0.171, "fp16/bf16": 0.171, "int8": 0.3} and got.matmul_n["fp16/bf16"] == 2048
+    assert got.matmul_layout["fp16/bf16"] == ("widened to fp32 (a @ b.T (oneDNN linear): its own fastest, "
+                                              "a.T @ b, 0.024 TFLOP/s)")
+    assert widened(Ceilings.from_dict(got.to_dict()), host=True).to_dict() == got.to_dict()  # once is enough
+    assert widened(Ceilings.from_dict(slow.to_dict()), host=False).to_dict() == slow.to_dict()
+    native = replace(slow, tflops={"fp32": 0.171, "fp16/bf16": 0.6})
+    assert widened(Ceilings.from_dict(native.to_dict()), host=True).tflops["fp16/bf16"] == 0.6
+    k = KernelStat("cpp_fused_addmm_0", "cpp_template", 1.0, 1.0, bytes=361e3, flops=55e6, compute="fp16/bf16")
+    assert kernel_roof(k, slow, "cpu").pct > 200 and kernel_roof(k, got, "cpu").pct == pytest.approx(32.2, abs=0.1)
+
+
+def test_the_worker_holds_a_bf16_kernel_against_no_less_than_the_fp32_rate(tmp_path):
+    """The real worker, one thread: whatever this CPU's bf16 routes do, the bf16 ceiling is at
+    least the fp32 one it measured beside it."""
+    got = roofline.measure_ceilings("cpu", cache_dir=tmp_path, reps=2, threads=1)
+    assert got.tflops["fp16/bf16"] >= got.tflops["fp32"] > 1e-3

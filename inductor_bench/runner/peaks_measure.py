@@ -31,7 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..core.ceilings import Ceilings, cache_key, higher_of
+from ..core.ceilings import Ceilings, cache_key, higher_of, widened
 from ..core.devices import DEVICE, HOST, HOST_BACKEND, backend
 from ..core.peaks import FP8, FP16, FP32, INT8, TF32
 from .device import accelerator, device_name, synchronize
@@ -47,7 +47,7 @@ MIN_CALL_S = 0.02  # a matmul size is big enough once one call takes this long
 MIN_N = {HOST: 1024, DEVICE: 4096}
 MAX_N = {HOST: 4096, DEVICE: 16384}
 MATMUL_BUDGET_S = 1.5  # per compute type: the sizes tried and the repetitions together
-METHOD = 9  # bump when the measurement changes: cached figures of an older method are not reused
+METHOD = 10  # bump when the measurement changes: cached figures of an older method are not reused
 
 
 def best_seconds(fn: Any, device: str, reps: int = REPS) -> float:
@@ -290,7 +290,7 @@ def measure(device: str, reps: int = REPS) -> Ceilings:
     via = " (aten's mm or oneDNN's linear, int8 its quantized one)" if ONEDNN in routes(device) else ""
     c.how = (f"{where}; square matmuls (2n³ FLOPs) in each type's fastest operand layout{via}; "
              f"the best of {reps} repetitions each")
-    return c
+    return widened(c, backend(device).torch_module is None)
 
 
 MAX_FREQ = Path("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq")
@@ -342,7 +342,7 @@ def measure_again(device: str, old: Ceilings, want: dict[str, float], reps: int)
             c.tflops[key], c.matmul_n[key], c.matmul_layout[key] = rate, n, layout
         c.checked_against[key] = max(want[key], c.checked_against.get(key, 0.0))
     c.measured_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    return c
+    return widened(c, backend(device).torch_module is None)
 
 
 def _write_cache(cache: Path | None, c: Ceilings) -> None:
