@@ -26,6 +26,16 @@ def test_labels_name_the_function_its_file_and_line():
     assert code_label(None) is None and code_label({}) is None
 
 
+def test_a_graphmodules_generated_forward_is_named_so_and_the_same_code_in_every_run():
+    """An exported or PT2E-quantized model is a GraphModule whose ``forward`` torch.fx generated
+    (``<eval_with_key>.15``, recorded with torch 2.13 and torchao 0.18): named so, and the same
+    code in a run whose process generated another number of modules first."""
+    fx = {"name": "forward", "file": "<eval_with_key>.15", "line": 4}
+    assert code_label(fx) == "forward of a torch.fx GraphModule (its generated code, <eval_with_key>.15:4)"
+    assert same_code(_graph("0-inference", fx), _graph("0-inference", {**fx, "file": "<eval_with_key>.9"}))
+    assert not same_code(_graph("0-inference", fx), _graph("0-inference", {**fx, "file": "/m/eval.py"}))
+
+
 def _graph(gid: str, code: dict | None, frame: int = 0) -> GraphResult:
     return GraphResult(id=gid, role=gid.split("-")[1], frame_id=frame, frame_compile_id=0, iterations=4,
                        wall_ms=1.0, wall_samples_ms=[1.0] * 4, compiled_from=code)

@@ -28,9 +28,17 @@ def code_label(code: dict[str, Any] | None) -> str | None:
     return _one_label(code)
 
 
+# The file torch.fx gives the code it generates for a GraphModule (an exported or PT2E-quantized
+# model's ``forward``): its number counts the modules a process has generated, so it differs
+# between runs of one model.
+FX_CODE = re.compile(r"^<eval_with_key>\.\d+$")
+
+
 def _one_label(code: dict[str, Any]) -> str:
     name, file = str(code["name"]), _base(str(code.get("file") or ""))
     where = f"{file}:{code['line']}" if code.get("line") else file
+    if FX_CODE.match(file):
+        return f"{name} of a torch.fx GraphModule (its generated code, {where})"
     resumed = RESUME.match(name.rsplit(".", 1)[-1])
     if resumed:
         name = f"{resumed['function']} after its graph break at line {resumed['line']}"
@@ -59,7 +67,8 @@ def origins_line(r: BreakdownResult) -> str | None:
 
 def _identity(code: dict[str, Any]) -> tuple[str, str]:
     code = code.get("wraps") or code
-    return str(code.get("name")), _base(str(code.get("file") or ""))
+    file = _base(str(code.get("file") or ""))
+    return str(code.get("name")), "<eval_with_key>" if FX_CODE.match(file) else file
 
 
 def _base(path: str) -> str:
