@@ -94,9 +94,10 @@ def typed_alike(op: str, call: CallArgs) -> CallArgs:
     share: all of a ``_ONE_TYPE`` op's, and attention's query, key, value, output and their
     gradients (4-D; its logsumexp is float32 whatever they are)."""
     alike = _attention_operand if "attention" in op else (lambda t: True) if op in _ONE_TYPE else None
-    ts = [*call.tensors, call.out, call.returned, *call.returned_items.values()]
-    known = next((t.dtype for t in ts if t is not None and alike and alike(t) and float_kind(t.dtype)), None)
-    if known is None or all(t is None or t.dtype or not alike(t) for t in ts):
+    ts = [t for t in (*call.tensors, call.out, call.returned, *call.returned_items.values())
+          if t is not None and alike is not None and alike(t)]
+    known = next((t.dtype for t in ts if t.dtype and (op in _ONE_TYPE or float_kind(t.dtype))), None)
+    if known is None or all(t.dtype for t in ts):
         return call
 
     def fill(t: Tensor | None) -> Tensor | None:
