@@ -53,11 +53,16 @@ def same_code(a: GraphResult, b: GraphResult) -> bool:
     return _identity(a.compiled_from) == _identity(b.compiled_from)
 
 
+# Compiled autograd's graph: Dynamo compiles the GraphModule compiled autograd traced of the
+# backward (its ``forward``, in torch.fx's generated code), not a function of the model
+AUTOGRAD_LABEL = "the backward, as compiled autograd captured it"
+
+
 def origins_line(r: BreakdownResult) -> str | None:
     """``graph origins: 0-forward, 0-backward from MLP.forward (mlp.py:30); ...``."""
     groups: dict[str, list[str]] = {}
     for g in r.graphs:
-        label = code_label(g.compiled_from)
+        label = AUTOGRAD_LABEL if g.compiled_autograd else code_label(g.compiled_from)
         if label is not None:
             groups.setdefault(label, []).append(g.id)
     if not groups:

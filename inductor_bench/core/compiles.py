@@ -217,8 +217,9 @@ def time_line(r: BreakdownResult) -> str | None:
 
 
 def _graph_times(gs: list[GraphResult], secs: dict[str, float]) -> list[str]:
-    forward = next((g for g in gs if g.role != "backward"), None)
-    backward = next((g for g in gs if g.role == "backward"), None)
+    # compiled autograd's backward is its own frame's graph, compiled as a forward is
+    forward = next((g for g in gs if g.role != "backward" or g.compiled_autograd), None)
+    backward = next((g for g in gs if g.role == "backward" and not g.compiled_autograd), None)
     out = []
     if forward is not None and "frame" in secs:
         inductor = f" (Inductor {secs['inductor']:.2f} s)" if "inductor" in secs else ""

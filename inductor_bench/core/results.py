@@ -74,6 +74,7 @@ class GraphResult:
     id: str  # unique in the run, e.g. "0-forward", "1-inference"
     role: str  # forward | backward | inference
     aot_id: str = ""  # Inductor's AOT ID, e.g. "0_forward"
+    compiled_autograd: bool = False  # compiled autograd's backward (AOT's inference graph)
     frame_id: int | None = None
     frame_compile_id: int | None = None
     module: str | None = None  # compiled module, relative to the run directory
@@ -224,7 +225,7 @@ _GRAPH_OPTIONAL: dict[str, Any] = {
     "pipelined_trace": None,
     "sites": [],
     "attribution": None,
-    "recompute_marked": False,
+    "recompute_marked": False, "compiled_autograd": False,
     "site_counts": [],
     "compiled_from": None,
     "first_call_inputs": [],
@@ -304,9 +305,8 @@ class BreakdownResult:
         return step_totals.kernel_summary(self.measured(), category)
 
     def graph(self, graph_id: str) -> GraphResult:
-        for g in self.graphs:
-            if g.id == graph_id:
-                return g
+        if (g := next((g for g in self.graphs if g.id == graph_id), None)) is not None:
+            return g
         raise ResultError(f"no graph {graph_id!r} in this result")
 
     # -- JSON ----------------------------------------------------------------------

@@ -134,6 +134,8 @@ class _ModuleRecorder(logging.Handler):
             "attempt": md.get("attempt"),
             "order": len(self.modules) + len(self.subgraphs),
         }
+        if trace_log.of_compiled_autograd(md):
+            entry[trace_log.COMPILED_AUTOGRAD] = True
         # evidence only: a surprise in the stack must not break the compile
         with contextlib.suppress(Exception):
             entry.update(self._how_compiled())

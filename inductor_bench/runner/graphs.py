@@ -44,6 +44,7 @@ from .dynamo_frame import CODE_KEY
 from .profile import DEFAULT_WINDOWS, MAX_WINDOWS_S
 from .rundir import copy_atomic, link_or_copy, record_digests
 from .settings import RunSettings
+from .trace_log import COMPILED_AUTOGRAD
 
 PROFILE_WORKER = "inductor_bench.runner.profile"
 ROLE_ORDER = {Role.FORWARD: 0, Role.INFERENCE: 1, Role.BACKWARD: 2}
@@ -116,6 +117,8 @@ def _collect(m: dict[str, Any], run_dir: Path, default_device: str, used: set[st
     aot_id = (record or {}).get(AOT_ID)
     if info.role == Role.UNKNOWN and aot_id:  # a C++ wrapper's module says none
         info.role = role_of(str(aot_id))
+    autograd = bool(m.get(COMPILED_AUTOGRAD))  # compiled autograd's backward: AOT's inference
+    info.role = Role.BACKWARD if autograd and info.role == Role.INFERENCE else info.role
     gid = _graph_id(m, info, used)
     gdir = graph_dir(run_dir, gid)
     (gdir / KERNELS_DIR).mkdir(parents=True, exist_ok=True)
@@ -142,6 +145,7 @@ def _collect(m: dict[str, Any], run_dir: Path, default_device: str, used: set[st
         frame_id=m.get("frame_id"),
         frame_compile_id=m.get("frame_compile_id"),
         compiled_from=m.get(CODE_KEY),
+        compiled_autograd=autograd,
         module=str(dst.relative_to(run_dir)),
         device=info.device or default_device,
     )
@@ -171,8 +175,7 @@ def _graph_id(m: dict[str, Any], info: ModuleInfo, used: set[str]) -> str:
     frame = m.get("frame_id")
     head = compile_name(frame if frame is not None else info.aot_id.split("_", 1)[0] or "g",
                         m.get("frame_compile_id"))
-    gid = f"{head}-{info.role}"
-    n = 2
+    gid, n = f"{head}-{info.role}", 2
     while gid in used:
         gid = f"{head}-{info.role}-{n}"
         n += 1

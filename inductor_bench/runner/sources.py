@@ -231,6 +231,17 @@ NO_GRAPH = ("the module came from Inductor's cache, and this compile's dynamo gr
             "to carry its lines over")
 
 
+# torch gives the nodes of the graph compiled autograd captured of a backward no stack trace
+# (torch 2.13: none of the nodes Inductor lowers has one)
+AUTOGRAD_NO_LINES = "compiled autograd's backward: torch gives its nodes no line"
+
+
+def _no_lines_in_autograd(nodes: dict[str, Any]) -> None:
+    for rec in nodes.values():
+        if not rec.get("frame"):
+            rec.setdefault(source_store.LOST, AUTOGRAD_NO_LINES)
+
+
 class SourceRecorder(logging.Handler):
     """Receives ``torch.__trace`` records; at each new compiled module, appends what it was
     made from to ``log_path``, keeping fresh records in (and reading hits from) the store
@@ -257,6 +268,8 @@ class SourceRecorder(logging.Handler):
         entry: dict[str, Any] = {"path": path, "frame_id": md.get("frame_id")}
         try:
             entry.update(self._record(path, md, getattr(record, "payload", None)))
+            if trace_log.of_compiled_autograd(md):  # a fresh lowering's record and a cache hit's
+                _no_lines_in_autograd(entry.get("nodes") or {})
         except Exception as e:  # never disturb the compile
             entry["error"] = f"recording failed: {type(e).__name__}: {e}"[:300]
         try:

@@ -6,9 +6,27 @@ attached. It reports modules on cache hits too, and carries ``file_path`` from t
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Any
 
 TRACE_LOGGER = "torch.__trace"
+# The modules log's mark of a module of the graph compiled autograd captured of a backward
+COMPILED_AUTOGRAD = "compiled_autograd"
+
+
+def of_compiled_autograd(md: dict[str, Any]) -> bool:
+    """Whether a compiled module is of the graph compiled autograd captured of a backward: its
+    compile's id says so (``compiled_autograd_id``), or, where torch's compile ids do not carry
+    one (2.5), compiled autograd's region is open, as it is when its graph compiles at its
+    first call."""
+    if md.get("compiled_autograd_id") is not None:
+        return True
+    guards, ca = sys.modules.get("torch._guards"), sys.modules.get("torch._dynamo.compiled_autograd")
+    cid = getattr(guards, "CompileId", None)
+    if ca is None or cid is None or "compiled_autograd_id" in (
+            getattr(cid, "_fields", None) or getattr(cid, "__dataclass_fields__", {})):
+        return False
+    return bool(getattr(ca, "in_compiled_autograd_region", False))
 
 
 def compiled_module(record: logging.LogRecord) -> tuple[str, dict[str, Any]] | None:
