@@ -134,19 +134,22 @@ def test_breakdown_of_a_compiled_autograd_script(tmp_path):
 
 def _check(r: dict) -> None:
     steps = int(re.search(r"^STEPS = (\d+)$", SCRIPT.read_text(), re.M).group(1))
-    graphs = [(g["id"], g["role"], g["aot_id"], g.get("compiled_autograd", False), g["calls"]) for g in r["graphs"]]
-    assert graphs == [("0-forward", "forward", "0_forward", False, steps),
-                      ("1-backward", "backward", "1_inference", True, steps)]
+    # the captured graph's frame number differs between torch versions (1 in 2.13, 2 in 2.15)
+    fwd, bwd = r["graphs"]
+    assert (fwd["id"], fwd["role"], fwd["aot_id"], fwd.get("compiled_autograd", False), fwd["calls"]) == (
+        "0-forward", "forward", "0_forward", False, steps)
+    assert (bwd["id"], bwd["role"], bwd.get("compiled_autograd"), bwd["calls"]) == (
+        f"{bwd['frame_id']}-backward", "backward", True, steps)
+    assert bwd["aot_id"].endswith("_inference")  # as AOTAutograd compiled it
     report = (Path(r["run_dir"]) / "report.txt").read_text()
     assert "training step (forward + backward)" in report
-    assert f"1-backward from {AUTOGRAD_LABEL}" in report
+    assert f"{bwd['id']} from {AUTOGRAD_LABEL}" in report
     batch, d_in, hidden, classes = 64, 128, 256, 10
-    bwd = r["graphs"][1]
     mms = sorted(tuple(s["shapes"]) for s in bwd["sites"] if s["kernel"] == "aten::mm")
     assert mms == sorted([(f"{classes}x{batch}", f"{batch}x{hidden}"),  # the last linear's weight grad
                           (f"{batch}x{classes}", f"{classes}x{hidden}"),  # its input's grad
                           (f"{hidden}x{batch}", f"{batch}x{d_in}")])  # the first linear's weight grad
     assert all(k["origin"]["missing"] == AUTOGRAD_NO_LINES for k in bwd["kernels"])
     loss_line = next(i for i, ln in enumerate(SCRIPT.read_text().splitlines(), 1) if "cross_entropy" in ln)
-    fwd_lines = {ln["line"] for k in r["graphs"][0]["kernels"] for ln in (k.get("origin") or {}).get("lines", [])}
+    fwd_lines = {ln["line"] for k in fwd["kernels"] for ln in (k.get("origin") or {}).get("lines", [])}
     assert fwd_lines == {loss_line}  # the forward's kernels keep their line
