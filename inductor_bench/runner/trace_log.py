@@ -21,12 +21,16 @@ def of_compiled_autograd(md: dict[str, Any]) -> bool:
     first call."""
     if md.get("compiled_autograd_id") is not None:
         return True
-    guards, ca = sys.modules.get("torch._guards"), sys.modules.get("torch._dynamo.compiled_autograd")
-    cid = getattr(guards, "CompileId", None)
-    if ca is None or cid is None or "compiled_autograd_id" in (
-            getattr(cid, "_fields", None) or getattr(cid, "__dataclass_fields__", {})):
-        return False
-    return bool(getattr(ca, "in_compiled_autograd_region", False))
+    region = getattr(sys.modules.get("torch._dynamo.compiled_autograd"), "in_compiled_autograd_region", False)
+    return _ids_lack_compiled_autograd() and bool(region)
+
+
+def _ids_lack_compiled_autograd() -> bool:
+    """Whether this torch's ``CompileId`` has no ``compiled_autograd_id`` (2.5's is a NamedTuple
+    of ``frame_id`` and ``frame_compile_id``; later ones, dataclasses with it)."""
+    cid = getattr(sys.modules.get("torch._guards"), "CompileId", None)
+    fields = getattr(cid, "_fields", None) or getattr(cid, "__dataclass_fields__", None)
+    return fields is not None and "compiled_autograd_id" not in fields
 
 
 def compiled_module(record: logging.LogRecord) -> tuple[str, dict[str, Any]] | None:
