@@ -144,6 +144,10 @@ def _check(r: dict) -> None:
     report = (Path(r["run_dir"]) / "report.txt").read_text()
     assert "training step (forward + backward)" in report
     assert f"{bwd['id']} from {AUTOGRAD_LABEL}" in report
+    backward_line = next(i for i, ln in enumerate(SCRIPT.read_text().splitlines(), 1) if ln.strip() == "loss.backward()")
+    assert [(b["line"], b["count"]) for b in r["extras"]["graph_breaks"]] == [(backward_line, 1)]
+    assert f"compiled_autograd.py:{backward_line}: " in report
+    assert f"by design under compiled autograd: Dynamo leaves the call to it, and it compiled the backward as {bwd['id']}" in report
     batch, d_in, hidden, classes = 64, 128, 256, 10
     mms = sorted(tuple(s["shapes"]) for s in bwd["sites"] if s["kernel"] == "aten::mm")
     assert mms == sorted([(f"{classes}x{batch}", f"{batch}x{hidden}"),  # the last linear's weight grad

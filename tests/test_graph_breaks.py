@@ -328,3 +328,98 @@ def test_a_script_that_compiled_nothing_is_told_what_it_asked_for():
     assert gb.nothing_compiled("s.py", True, [], 1, [], aot) == gb.nothing_compiled("s.py", True, [], 0, [], aot)
     assert "another backend compiled them" in gb.nothing_compiled("s.py", True, [], 1, [], called)
     assert gb.nothing_compiled("s.py", True, [], 0, [], {}) == gb.nothing_compiled("s.py", True, [])
+
+
+# two breaks torch makes itself, as torch 2.5.1, 2.13.0 and 2.15.0 recorded them
+TORCH_OWN = json.loads((FIXTURE.parent / "recorded_torch_own.json").read_text())
+OWN_VERSIONS = [v for v in TORCH_OWN if not v.startswith("_")]
+# the line of ``torch._dynamo.graph_break()`` in ``_use_grad``, read in each version's torch/optim/optimizer.py
+OPTIMIZER_BREAK_LINE = {"2.5.1+cu124": 90, "2.13.0+cpu": 79, "2.15.0+cu132": 78}
+
+
+def _own(version: str, script: str, torch_dir: str | None = None) -> list[dict]:
+    """The breaks as the compile worker reads them: the structured trace's records where there
+    are any, else the logging artifact's with the counters (2.5)."""
+    rec = TORCH_OWN[version][script]
+    where = rec["torch_dir"] if torch_dir is None else torch_dir
+    if rec["artifacts"]:
+        return gb.collect(gb.parse(p, where) for p in rec["artifacts"])
+    return gb.with_counts([gb.from_log(r["message"], r["error"], where) for r in rec["records"]], rec["counters"])
+
+
+@pytest.mark.parametrize("version", OWN_VERSIONS)
+def test_a_break_in_torchs_own_code_names_the_models_line_that_reached_it(version):
+    """The graph_break() inside Optimizer.step: its place is torch's file, which the user cannot
+    change; the break names the line of the model that called into it, and says why torch breaks
+    there in place of Dynamo's hint (to remove the call). Met twice in one compile (the step's
+    frame, then the frame resumed after the break), as Dynamo counts it."""
+    step_line = next(i for i, ln in enumerate((FIXTURE.parent / "log_optim.py").read_text().splitlines(), 1)
+                     if "opt.step()" in ln)
+    (brk,) = _own(version, "log_optim.py")
+    assert (brk["in_torch"], brk["line"], brk["count"]) == ("torch/optim/optimizer.py", OPTIMIZER_BREAK_LINE[version], 2)
+    assert brk["file"] == TORCH_OWN[version]["log_optim.py"]["torch_dir"] + "/optim/optimizer.py"
+    assert (Path(brk["reached_from"]["file"]).name, brk["reached_from"]["line"]) == ("log_optim.py", step_line)
+    assert brk["on_purpose"] == gb.BY_DESIGN[0][2] and "hint" not in brk
+    assert gb.describe(brk).startswith(
+        f"torch/optim/optimizer.py:{OPTIMIZER_BREAK_LINE[version]} (torch's own code, reached from log_optim.py:"
+        f"{step_line}): ")
+    assert gb.describe(brk).endswith(f"(2 times) — {gb.BY_DESIGN[0][2]}")
+
+
+def test_torch_2_5s_logged_and_counted_reason_are_one_break_with_installed_paths_cut():
+    """2.5 quotes the reason of a skipped call in both its log record and its counters; read
+    alike, they are one break met twice, not two (before: the quoted and unquoted reason stood
+    as two breaks), and the path of torch's file inside it is cut to the package's own."""
+    (brk,) = _own("2.5.1+cu124", "log_optim.py")
+    assert brk["reason"] == "skip function graph_break in file torch/_dynamo/decorators.py"
+    (counted,) = TORCH_OWN["2.5.1+cu124"]["log_optim.py"]["counters"]
+    assert counted.startswith("'skip function graph_break in file /") and "site-packages/torch/" in counted
+
+
+def test_without_torchs_folder_a_break_is_where_dynamo_says():
+    (brk,) = _own("2.13.0+cpu", "log_optim.py", torch_dir="")
+    assert "in_torch" not in brk and "on_purpose" not in brk and brk["hint"].startswith("Remove the")
+    assert gb.describe(brk).startswith("optimizer.py:79: User-inserted graph break.")
+    elsewhere = _own("2.13.0+cpu", "log_optim.py", torch_dir="/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/to")
+    assert "in_torch" not in elsewhere[0]  # a folder whose name only starts the same is not torch's
+
+
+def _backward_line() -> int:
+    script = ROOT / "tests" / "fixtures" / "models" / "compiled_autograd.py"
+    return next(i for i, ln in enumerate(script.read_text().splitlines(), 1) if ln.strip() == "loss.backward()")
+
+
+@pytest.mark.parametrize("version", OWN_VERSIONS)
+def test_the_break_at_backward_under_compiled_autograd_says_it_is_by_design(version):
+    """Dynamo breaks at ``loss.backward()`` and compiled autograd compiles the backward: where
+    the run has such a graph, the break says so and names it; where it has none, the break is
+    as Dynamo gave it."""
+    (brk,) = _own(version, "compiled_autograd.py")
+    assert (Path(brk["file"]).name, brk["line"], "in_torch" in brk) == ("compiled_autograd.py", _backward_line(), False)
+    assert gb.noted([brk], []) == [brk]
+    (noted,) = gb.noted([brk], ["1-backward"])
+    assert noted["on_purpose"] == ("by design under compiled autograd: Dynamo leaves the call to it, and it "
+                                   "compiled the backward as 1-backward")
+    (other,) = _own(version, "log_optim.py")
+    assert gb.noted([other], ["1-backward"]) == [other]  # its own reason kept
+
+
+def test_the_report_and_compare_say_the_backward_break_is_by_design_where_compiled_autograd_ran():
+    from inductor_bench.core.compare import CompareResult
+    from inductor_bench.core.results import GraphResult
+    from inductor_bench.render.compare import render_compare
+
+    (brk,) = _own("2.13.0+cpu", "compiled_autograd.py")
+    r = BreakdownResult(model="m", graph_breaks=[brk],
+                        graphs=[GraphResult(id="0-forward", role="forward"),
+                                GraphResult(id="1-backward", role="backward", compiled_autograd=True)])
+    line = f"compiled_autograd.py:{_backward_line()}: " + brk["reason"] + (
+        " — by design under compiled autograd: Dynamo leaves the call to it, and it compiled the backward as 1-backward")
+    assert line in render_breakdown(r)
+    compare = CompareResult.from_dict(json.loads(
+        (Path(__file__).parent / "fixtures" / "results" / "cpu_mlp_compare" / "compare.json").read_text()))
+    compiled = next(m for m in compare.modes if m.breakdown is not None)
+    compiled.breakdown = r
+    assert f"{compiled.label}: graph breaks: 1 — {line}" in render_compare(compare)
+    r.graphs[1].compiled_autograd = False
+    assert "by design" not in render_breakdown(r)

@@ -61,12 +61,24 @@ _RAISED = re.compile(r"^torch\._dynamo\.exc\.\w+: (?P<text>.+)$", re.M)
 _CALLING = re.compile(r"^Dynamo determined that a graph break should occur when calling `(?P<what>[^`]+)`\. "
                       r"Reason: (?P<why>.+?\.)(?:\s+(?P<hint>.+))?$")
 _TRACE_START = "\nTraceback (most recent call last):"
+_USER_TRACE = "User code traceback:"
+_QUOTES = "'\""
+_BACKWARD_CALL = "Tensor.backward"  # torch 2.5's reason, and in each later one's words
+# where an installed package's file is named in torch's words: the package's own path is enough
+_INSTALLED = re.compile(r"(?:[A-Za-z]:)?[/\\][^\s'\"]*[/\\](?:site|dist)-packages[/\\]")
+# torch's own breaks that are there by design: (its file within torch, words of the reason, why)
+BY_DESIGN = (
+    ("torch/optim/optimizer.py", ("graph_break", "graph break"),
+     "torch breaks the graph inside Optimizer.step by design, so that the update compiles as a graph "
+     "of its own, under no_grad, changing the parameters in place; nothing to change in the model"),
+)
 
 
-def parse(payload: str) -> dict[str, Any]:
+def parse(payload: str, torch_dir: str = "") -> dict[str, Any]:
     """One artifact's text -> {"file", "line", "reason", "skipped", "count": 1}, "rest": True
-    where Dynamo compiled up to the break and skipped only the rest of the function, and "hint":
-    Dynamo's first hint, when it gave one."""
+    where Dynamo compiled up to the break and skipped only the rest of the function, "hint":
+    Dynamo's first hint, when it gave one, and for a break inside torch's own code (its files
+    under ``torch_dir``) what ``_torch_side`` adds."""
     text = payload.split(_TRACE_START, 1)[0]
     file, line = _place(text)
     # a skip's own lines say only that it skipped: Dynamo's explanation ends its traceback
@@ -74,17 +86,18 @@ def parse(payload: str) -> dict[str, Any]:
     if not (_EXPLANATION.search(why) or _REASON.search(why)) and (raised := _RAISED.findall(payload)):
         why = f"Reason: {raised[-1]}"
     hint = _hint(why)
-    return {"file": file, "line": line, "reason": _reason(why), "skipped": any(s in text for s in _SKIPS),
-            "count": 1, **({"rest": True} if _REST in text else {}),
-            **({"hint": " ".join(hint.split())} if hint else {})}
+    out = {"file": file, "line": line, "reason": _reason(why), "skipped": any(s in text for s in _SKIPS),
+           "count": 1, **({"rest": True} if _REST in text else {}),
+           **({"hint": " ".join(hint.split())} if hint else {})}
+    return _torch_side(out, text, torch_dir)
 
 
-def from_log(message: str, error: str) -> dict[str, Any]:
+def from_log(message: str, error: str, torch_dir: str = "") -> dict[str, Any]:
     """One record of Dynamo's ``graph_breaks`` logging artifact where the structured trace has
     no break record (torch 2.5): "Graph break: from user code at:" and the user's stack,
     innermost frame last (``skip:`` where Dynamo skipped the frame), with the text of the
-    exception Dynamo raised."""
-    return parse(f"{message}\nGraph Break Reason: {error}")
+    exception Dynamo raised (quoted as its counters quote it: the same reason either way)."""
+    return parse(f"{message}\nGraph Break Reason: {error.strip(_QUOTES)}", torch_dir)
 
 
 def with_counts(logged: list[dict[str, Any]], counter: dict[str, int]) -> list[dict[str, Any]]:
@@ -104,15 +117,15 @@ def with_counts(logged: list[dict[str, Any]], counter: dict[str, int]) -> list[d
 
 def from_counter(reason: str, count: int) -> dict[str, Any]:
     """One ``counters["graph_break"]`` entry: the reason, no place."""
-    text = _reason(reason.strip("'\""))
+    text = _reason(reason.strip(_QUOTES))
     return {"file": "", "line": 0, "reason": text, "skipped": False, "count": int(count)}
 
 
 def collect(breaks: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """The same break (place and reason) met several times counted once, first seen first."""
-    out: dict[tuple[str, int, str], dict[str, Any]] = {}
+    out: dict[tuple[str, int, str, str], dict[str, Any]] = {}
     for b in breaks:
-        key = (b["file"], b["line"], b["reason"])
+        key = (b["file"], b["line"], b["reason"], str(b.get("reached_from", "")))
         if key in out:
             out[key]["count"] += b["count"]
             out[key]["skipped"] = out[key]["skipped"] or b["skipped"]
@@ -132,13 +145,36 @@ def one_side_only(base: list[dict[str, Any]], head: list[dict[str, Any]]) -> tup
     return [b for b in head if key(b) not in bk], [b for b in base if key(b) not in hk]
 
 
+def noted(breaks: list[dict[str, Any]], autograd_graphs: list[str]) -> list[dict[str, Any]]:
+    """The breaks, where compiled autograd captured a backward (``autograd_graphs``: its graphs),
+    with each break at ``Tensor.backward()`` saying so: Dynamo leaves the call to compiled
+    autograd, which compiled the backward as a graph of its own."""
+    if not autograd_graphs:
+        return breaks
+    why = (f"by design under compiled autograd: Dynamo leaves the call to it, and it compiled the "
+           f"backward as {', '.join(autograd_graphs)}")
+    return [{**b, "on_purpose": why} if _BACKWARD_CALL in b.get("reason", "") and "on_purpose" not in b
+            else b for b in breaks]
+
+
 def describe(b: dict[str, Any]) -> str:
-    """``model.py:16: Dynamo does not support RNN, GRU, or LSTM. (its function ran eagerly)``"""
-    where = f"{Path(b['file']).name}:{b['line']}: " if b.get("file") else ""
+    """``model.py:16: Dynamo does not support RNN, GRU, or LSTM. (its function ran eagerly)``;
+    a break in torch's own code also says from which line of the model it was reached, and why
+    torch breaks there where it does so by design."""
+    where = f"{_where(b)}: " if b.get("file") else ""
     times = f" ({b['count']} times)" if b.get("count", 1) > 1 else ""
     eager = (" (the rest of its function ran eagerly, outside any compiled graph)" if b.get("rest") else
              " (its function ran eagerly, outside any compiled graph)" if b.get("skipped") else "")
-    return f"{where}{b['reason']}{times}{eager}"
+    why = f" — {b['on_purpose']}" if b.get("on_purpose") else ""
+    return f"{where}{b['reason']}{times}{eager}{why}"
+
+
+def _where(b: dict[str, Any]) -> str:
+    if not b.get("in_torch"):
+        return f"{Path(b['file']).name}:{b['line']}"
+    src = b.get("reached_from")
+    via = f", reached from {Path(src['file']).name}:{src['line']}" if src else ""
+    return f"{b['in_torch']}:{b['line']} (torch's own code{via})"
 
 
 def summary_line(breaks: list[dict[str, Any]], shown: int = 3) -> str:
@@ -221,7 +257,7 @@ def _reason(text: str) -> str:
     calling = _CALLING.match(first)
     if calling:
         first = f"{calling['why']} (calling {_python_name(calling['what'])})"
-    return one_line(first)
+    return one_line(_INSTALLED.sub("", first))
 
 
 def one_line(text: str, chars: int = REASON_CHARS) -> str:
@@ -246,3 +282,34 @@ def _python_name(source: str) -> str:
     ``self.gru``."""
     name = re.sub(r"^[LG]\['([^']+)'\]", r"\1", source)
     return re.sub(r"\.(?:__dict__\[')?_(?:modules|parameters|buffers)(?:'\])?\['([^']+)'\]", r".\1", name)
+
+
+def _torch_side(b: dict[str, Any], text: str, torch_dir: str) -> dict[str, Any]:
+    """A break whose place is in torch's own code (under ``torch_dir``) gets ``in_torch``, its
+    file within torch, and ``reached_from``, the innermost frame of the model's stack outside
+    torch (the line the user can change); where torch breaks there by design, ``on_purpose``
+    says why, in place of Dynamo's hint (to remove the call)."""
+    inside = _within(b["file"], torch_dir)
+    if not inside:
+        return b
+    b["in_torch"] = inside
+    stack = text.split(_USER_TRACE, 1)[-1]
+    user = [(f, int(n)) for f, n in _FILE_LINE.findall(stack)
+            if not f.startswith("<") and not _within(f, torch_dir)]
+    if user:
+        b["reached_from"] = {"file": user[-1][0], "line": user[-1][1]}
+    for file, words, why in BY_DESIGN:
+        if inside == file and any(w in b["reason"].lower() for w in words):
+            b.pop("hint", None)
+            b["on_purpose"] = why
+    return b
+
+
+def _within(file: str, torch_dir: str) -> str:
+    """``torch/optim/optimizer.py`` for a file under ``torch_dir`` (torch's package folder),
+    else ``""``."""
+    root = torch_dir.replace("\\", "/").rstrip("/")
+    path = file.replace("\\", "/")
+    if not root or not path.startswith(root + "/"):
+        return ""
+    return f"{Path(root).name}/{path[len(root) + 1:]}"

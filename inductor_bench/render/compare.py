@@ -21,11 +21,11 @@ from ..core.compare import (
     timed,
 )
 from ..core.devices import backend
-from ..core.graph_breaks import summary_line
 from ..core.stats import MIN_SAMPLES, TOO_FEW, Change
 from ..core.step import StepSplit, disturbances, oversubscribed, pipelined_busy_pct, replayed_count
 from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
+from .execution import breaks_line
 from .format import interval_x, mib, ms_precise, optional, seconds, spread
 from .roofline import roofline_rows
 
@@ -278,7 +278,7 @@ def _break_notes(result: CompareResult) -> list[str]:
     seen: dict[str, list[str]] = {}
     for m in result.modes:
         if m.breakdown is not None and m.breakdown.graph_breaks:
-            seen.setdefault(summary_line(m.breakdown.graph_breaks), []).append(m.label)
+            seen.setdefault(breaks_line(m.breakdown), []).append(m.label)
         for line in compiles.limit_lines(m.breakdown) if m.breakdown is not None else []:
             seen.setdefault(line, []).append(m.label)
     return [f"{', '.join(cols)}: {line}" for line, cols in seen.items()]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..core import call_sizes, compiles, static_twin, step_totals, views
 from ..core.compiled_from import origins_line
-from ..core.graph_breaks import summary_line
+from ..core.graph_breaks import noted, summary_line
 from ..core.pipelined import LAUNCH_BOUND_IDLE
 from ..core.results import BreakdownResult, GraphResult
 from ..core.stats import TOO_FEW, WITHIN_NOISE
@@ -31,7 +31,7 @@ def render_execution(doc: Doc, r: BreakdownResult) -> None:
         if line:
             doc.paragraph(line)
     if r.graph_breaks:
-        doc.paragraph(summary_line(r.graph_breaks))
+        doc.paragraph(breaks_line(r))
     _dynamic(doc, r)
     _first_call_inputs(doc, r)
     line = calls_line(r)
@@ -43,6 +43,12 @@ def render_execution(doc: Doc, r: BreakdownResult) -> None:
     _pipelined(doc, r)
     _outside(doc, r)
     render_outside_ops(doc, r)
+
+
+def breaks_line(r: BreakdownResult) -> str:
+    """The graph breaks' line, each break at ``loss.backward()`` of a run whose backward compiled
+    autograd captured saying so."""
+    return summary_line(noted(r.graph_breaks, [g.id for g in r.graphs if g.compiled_autograd]))
 
 
 def recomputed_line(r: BreakdownResult) -> str | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 from typing import Any
 
 from ..core import compiles, graph_breaks
@@ -71,13 +72,16 @@ class BreakRecorder(logging.Handler):
         """The breaks met so far: from the structured trace's records, else from the logging
         artifact's with Dynamo's counts, else from Dynamo's counters alone (no place)."""
         with contextlib.suppress(Exception):  # evidence only: never fails a run
+            import torch
+
+            where = os.path.dirname(torch.__file__)  # torch's own code: its breaks say whence
             if self.payloads:
-                return graph_breaks.collect(graph_breaks.parse(p) for p in self.payloads)
+                return graph_breaks.collect(graph_breaks.parse(p, where) for p in self.payloads)
             from torch._dynamo.utils import counters
 
             counted = dict(counters.get("graph_break", {}))
             if self.logged:
-                logged = [graph_breaks.from_log(m, e) for m, e in self.logged]
+                logged = [graph_breaks.from_log(m, e, where) for m, e in self.logged]
                 return graph_breaks.with_counts(logged, counted)
             return graph_breaks.collect(graph_breaks.from_counter(str(k), n) for k, n in counted.items())
         return []
