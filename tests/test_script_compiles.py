@@ -10,7 +10,10 @@ from .test_cli_errors import cli, one_error_line
 
 torch = pytest.importorskip("torch")
 
-from inductor_bench.runner.script_compiles import describe  # noqa: E402
+import json  # noqa: E402
+
+from inductor_bench.core.modes import of_script  # noqa: E402
+from inductor_bench.runner.script_compiles import describe, with_mode  # noqa: E402
 
 
 class Own(torch.nn.Module):
@@ -108,3 +111,58 @@ def test_a_script_that_compiled_an_aotinductor_package_is_pointed_to_analyze(tmp
         f"inductor-bench: error: {tmp_path / 'aot.py'}: nothing for breakdown to profile — the script compiled "
         "with AOTInductor (1 ahead-of-time compile(s)")
     assert "torch.Size([4, 16])" in (next((tmp_path / "runs").iterdir()) / "logs" / "compile-default.log").read_text()
+
+
+def test_a_call_naming_no_mode_gets_the_runs_and_one_with_options_gets_its_options_under_its_own():
+    """torch.compile takes a mode or options, never both: a call with options of its own gets the
+    run's mode as options, its own applied over them, as torch applies a mode's then a call's."""
+    from torch._inductor import list_mode_options
+
+    kw: dict = {}
+    assert with_mode(kw, "max-autotune-no-cudagraphs") == "max-autotune-no-cudagraphs"
+    assert kw == {"mode": "max-autotune-no-cudagraphs"}
+    kw = {"mode": "reduce-overhead"}
+    assert with_mode(kw, "max-autotune") == "reduce-overhead" and kw == {"mode": "reduce-overhead"}
+    kw = {"options": {"coordinate_descent_tuning": False, "epilogue_fusion": True}}
+    assert with_mode(kw, "max-autotune-no-cudagraphs") == "max-autotune-no-cudagraphs"
+    assert kw == {"options": {**list_mode_options("max-autotune-no-cudagraphs"),
+                              "coordinate_descent_tuning": False, "epilogue_fusion": True}}
+    assert kw["options"]["max_autotune"] is True and "mode" not in kw
+    kw = {"options": {"epilogue_fusion": True}}
+    assert with_mode(kw, None) == "default" and kw == {"options": {"epilogue_fusion": True}}
+
+
+def test_a_scripts_mode_is_the_mode_its_calls_compiled_in():
+    assert of_script({"modes": ["max-autotune", "default", "max-autotune"]}, "default") == "max-autotune + default"
+    assert of_script({"modes": ["default"]}, "max-autotune") == "default"
+    assert of_script({"modes": []}, "max-autotune") == of_script(None, "max-autotune") == "max-autotune"
+
+
+OWN_MODES = """
+import torch
+
+lin = torch.nn.Linear(32, 32)
+with_options = torch.compile(lambda x: torch.relu(lin(x)), options={"epilogue_fusion": True})
+own_mode = torch.compile(lambda x: torch.sigmoid(lin(x)), mode="default")
+with torch.no_grad():
+    for _ in range(3):
+        with_options(torch.randn(8, 32))
+        own_mode(torch.randn(8, 32))
+"""
+
+
+@pytest.mark.e2e
+def test_a_scripts_own_options_and_mode_under_mode(tmp_path):
+    """Under --mode, a call with options of its own compiles (before: torch's RuntimeError, the
+    run failed), a call naming its own mode keeps it, and the run says in what mode its graphs
+    compiled: in the report, the JSON, and a note that --mode did not reach every call."""
+    (tmp_path / "own.py").write_text(OWN_MODES)
+    p = cli("breakdown", str(tmp_path / "own.py"), "--mode", "max-autotune-no-cudagraphs", "--runs-dir",
+            str(tmp_path / "runs"), "--iterations", "5", "--windows", "1", "--processes", "1", "--summary",
+            "--json", str(tmp_path / "own.json"))
+    assert p.returncode == 0, p.stderr[-2000:]
+    r = json.loads((tmp_path / "own.json").read_text())
+    assert r["mode"] == "max-autotune-no-cudagraphs + default" and len(r["graphs"]) == 2
+    assert "inference · mode max-autotune-no-cudagraphs + default" in p.stdout
+    assert ("note: the script's torch.compile calls compiled in mode max-autotune-no-cudagraphs + default; "
+            "--mode max-autotune-no-cudagraphs applies only to a call that names no mode") in p.stderr

@@ -3,6 +3,7 @@ busy %, ranked kernels."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -95,6 +96,9 @@ def breakdown(
             result, f, top=top, details=not summary, by=by.value, depth=module_depth, width=terminal_width()
         )
 
+    if result.script and result.mode != opts.mode:
+        print(f"note: the script's torch.compile calls compiled in mode {result.mode}; --mode {opts.mode} "
+              "applies only to a call that names no mode", file=sys.stderr)
     emit(result.to_json(), document, fmt, json_out, html_out, links=run_dir)
     if json_out == "-" or fmt in (o.Format.json, o.Format.html):
         note_run_dir(run_dir)

@@ -125,3 +125,12 @@ def unknown_mode(mode: str, torch_version: str, modes: list[str]) -> UsageError:
     """The one line for a mode the installed torch does not list."""
     return UsageError(f"torch.compile mode {mode!r}: torch {torch_version} has no such mode "
                       f"(its modes: {', '.join(modes)})")
+
+
+def of_script(asked: dict[str, Any] | None, requested: str) -> str:
+    """The mode a script's graphs compiled in: the mode of each of its ``torch.compile`` calls
+    that compiled with Inductor (its own, or ``requested`` where it named none;
+    ``runner/script_compiles.py``), in the order first met, joined by `` + ``; ``requested``
+    where no such call was seen."""
+    named = list(dict.fromkeys((asked or {}).get("modes") or []))
+    return " + ".join(named) if named else requested

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core import errors, graph_breaks, resize, subgraphs
+from ..core import errors, graph_breaks, modes, resize, subgraphs
 from ..core.devices import HOST_BACKEND
 from ..core.outside import outside_of
 from ..core.results import BreakdownResult, CompileCache, GraphResult, PeakMemory, StepTurns, TorchSettings
@@ -184,6 +184,7 @@ def _take_outcome(result: BreakdownResult, opts: WorkloadOptions, comp: CompileO
     result.device_name, result.versions, result.script = comp.device_name, comp.versions, comp.script
     result.compile_s = comp.compile_s
     result.graph_breaks, result.compiles = list(comp.graph_breaks or []), list(comp.compiles or [])
+    result.mode = modes.of_script(comp.script_compiles, result.mode) if result.script else result.mode
     result.step_samples_ms = list(comp.step_samples_ms)
     if comp.step_profile:
         result.outside = outside_of(comp.step_profile)

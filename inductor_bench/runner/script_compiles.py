@@ -28,19 +28,23 @@ class ScriptCompiles:
 
     def __init__(self) -> None:
         self.targets: list[str] = []  # what each torch.compile call was given, in order
+        self.modes: list[str] = []  # the mode each call that compiles with Inductor compiled in
         self.eager_modules: list[str] = []  # nn.Module.compile() targets this torch leaves eager
         self.aot = 0
 
     def found(self) -> dict[str, Any]:
         """The counts a run keeps (``CompileOutcome.script_compiles``)."""
         return {"torch_compile": list(self.targets), "module_compile_eager": list(self.eager_modules),
-                "aot_compiles": self.aot}
+                "aot_compiles": self.aot, "modes": list(self.modes)}
 
-    def note_target(self, target: Any) -> None:
+    def note_target(self, target: Any, mode: str | None) -> None:
+        """``mode``: the mode the call compiles in; None for a backend other than Inductor."""
         name, eager = describe(target)
         self.targets.append(name)
         if eager:
             self.eager_modules.append(name)
+        if mode is not None:
+            self.modes.append(mode)
 
 
 def describe(target: Any, version: str | None = None) -> tuple[str, bool]:
@@ -82,11 +86,11 @@ def attach(mode: str | None) -> ScriptCompiles:
 
     @functools.wraps(orig)
     def compile_watched(*a: Any, **kw: Any) -> Any:
-        if mode is not None:
-            kw.setdefault("mode", mode)
+        inductor = kw.get("backend", "inductor") == "inductor"  # another backend has no modes
+        compiled_in = with_mode(kw, mode) if inductor else None
         target = a[0] if a else kw.get("model")
         if target is not None:  # with arguments alone it returns a decorator, which calls it again
-            seen.note_target(target)
+            seen.note_target(target, compiled_in)
         return orig(*a, **kw)
 
     torch.compile = compile_watched
@@ -99,3 +103,21 @@ def attach(mode: str | None) -> ScriptCompiles:
 
     cfx.compile_fx_aot = aot_watched
     return seen
+
+
+def with_mode(kw: dict[str, Any], mode: str | None) -> str:
+    """A ``torch.compile`` call's keywords given ``mode`` (None: none) where the call names none;
+    returns the mode the call compiles in. torch takes a mode or options, never both
+    (RuntimeError): a call with options of its own gets the mode's options under them
+    (``list_mode_options``), as torch applies a mode's and then a call's."""
+    if kw.get("mode") is not None:
+        return str(kw["mode"])
+    if mode is None:
+        return "default"
+    if kw.get("options") is None:
+        kw["mode"] = mode
+    else:
+        from torch._inductor import list_mode_options
+
+        kw["options"] = {**list_mode_options(mode, kw.get("dynamic")), **kw["options"]}
+    return mode
