@@ -255,6 +255,12 @@ def test_calls_and_their_written_buffers():
         ("L['self'].__dict__['_modules']['up_blocks'].1.attentions.1.__dict__['_modules']"
          "['transformer_blocks'].0.attn1", "up_blocks.1.attentions.1.transformer_blocks.0.attn1"),
         ("L['self'].__dict__['_modules']['conv_in']", "conv_in"),
+        # a module a script holds in a global and calls in a compiled function: the global's name
+        # (as torch 2.13.0 and 2.15.0 name it, and 2.5.1)
+        ("G['model'].3", "model.3"),
+        ("G['model']._modules['0']", "model.0"),
+        ("G['model']", "model"),
+        ("getattr(G['net'].layers, '0').fc", "net.layers.0.fc"),
     ],
 )
 def test_module_path(raw, path):

@@ -122,6 +122,7 @@ _LEAD = re.compile(r"^(?:L\['args'\]\.\d+(?=\.|$)|L\['[^']*'\]|L__self__|self)\.
 
 
 _DICT_MODULES = re.compile(r"\.__dict__\['_modules'\]")
+_GLOBAL = re.compile(r"(?<![\w.\]])G\['([^']+)'\]")
 
 
 def module_path(raw: str) -> str:
@@ -129,8 +130,9 @@ def module_path(raw: str) -> str:
     ``L['self']._modules['features']``, ``getattr(L['self'].layers, '0')``,
     ``L['args'][0].model.norm`` and ``L['self'].__dict__['_modules']['conv_in']`` (a module
     reached through its ``__dict__``, as Dynamo names it through a decorated ``forward``) ->
-    ``features.denseblock3``, ``features``, ``layers.0``, ``model.norm``, ``conv_in``."""
-    s = _DICT_MODULES.sub("._modules", raw)
+    ``features.denseblock3``, ``features``, ``layers.0``, ``model.norm``, ``conv_in``. A module
+    a script holds in a global (``G['model'].0``) keeps the global's name: ``model.0``."""
+    s = _GLOBAL.sub(r"\1", _DICT_MODULES.sub("._modules", raw))
     while (m := re.search(r"getattr\(([^()]*?),\s*'([^']+)'\)", s)) is not None:
         s = s[: m.start()] + f"{m.group(1)}.{m.group(2)}" + s[m.end() :]
     s = re.sub(r"\._modules\['([^']+)'\]", r".\1", s)
