@@ -166,3 +166,27 @@ def test_a_scripts_own_options_and_mode_under_mode(tmp_path):
     assert "inference · mode max-autotune-no-cudagraphs + default" in p.stdout
     assert ("note: the script's torch.compile calls compiled in mode max-autotune-no-cudagraphs + default; "
             "--mode max-autotune-no-cudagraphs applies only to a call that names no mode") in p.stderr
+
+
+OWN_MAX_AUTOTUNE = """
+import torch
+
+lin = torch.nn.Linear(32, 32)
+f = torch.compile(lambda x: torch.relu(lin(x)), mode="max-autotune")
+with torch.no_grad():
+    for _ in range(3):
+        f(torch.randn(8, 32))
+"""
+
+
+@pytest.mark.e2e
+def test_autotune_top_on_cpu_refuses_a_script_that_compiled_in_max_autotune_itself(tmp_path):
+    """On CPU --autotune-top recompiles in mode max-autotune; a script whose calls name it
+    already compiled so (before: a second run of the same code, every kernel "same kernel")."""
+    (tmp_path / "mat.py").write_text(OWN_MAX_AUTOTUNE)
+    p = cli("breakdown", str(tmp_path / "mat.py"), "--autotune-top", "1", "--runs-dir", str(tmp_path / "runs"),
+            "--iterations", "5", "--windows", "1", "--processes", "1", "--summary")
+    assert p.returncode == 2, p.stderr[-2000:]
+    assert one_error_line(p) == ("inductor-bench: error: --autotune-top on CPU recompiles with mode max-autotune: "
+                                 "this run already uses it")
+    assert "inference · mode max-autotune" in p.stdout  # the run itself is reported

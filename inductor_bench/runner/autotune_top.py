@@ -57,7 +57,7 @@ def _retune(result: BreakdownResult, run_dir: Path, n: int, settings: RunSetting
 def _recompile(
     result: BreakdownResult, run_dir: Path, opts: WorkloadOptions, n: int, settings: RunSettings
 ) -> tuple[Recompile, errors.BenchError | None]:
-    if opts.mode == CompileMode.MAX_AUTOTUNE:
+    if result.mode == CompileMode.MAX_AUTOTUNE:  # a script's: the mode its calls compiled in
         raise errors.UsageError(
             "--autotune-top on CPU recompiles with mode max-autotune: this run already uses it"
         )
@@ -65,6 +65,9 @@ def _recompile(
     tuned, tuned_dir, err = run_breakdown(
         dataclasses.replace(opts, mode=CompileMode.MAX_AUTOTUNE), settings, out=run_dir / AUTOTUNE_DIR
     )
+    if tuned.mode != CompileMode.MAX_AUTOTUNE:
+        settings.progress.note(f"the script's torch.compile calls that name a mode keep it: the recompile "
+                               f"compiled in mode {tuned.mode}")
     base_t, tuned_t = result.totals(), tuned.totals()
     rec = Recompile(
         n=n,
