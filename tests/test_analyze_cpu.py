@@ -232,3 +232,43 @@ def test_an_eager_loops_backward_gemms_are_gemm_time_not_their_autograd_nodes():
     # the forward's 2 linears (their addmm inside them) and the backward's mm (2 per linear,
     # the first linear's input grad not needed: 3), per step
     assert rows["aten::mm"].calls == 3 * 3 and rows["aten::linear"].calls == 2 * 3
+
+
+# -- a serving loop: the compiled model's forward under no_grad ---------------------------------
+# tests/fixtures/cpu_loop/inference-torch-*.json.gz: record.py --inference on this project's CPU
+# machine on 2026-12-02 with torch 2.5.1, 2.13.0+cpu and 2.15.0 (3 ProfilerStep#N);
+# unscheduled-inference-torch-2.13.0.json.gz: record.py --inference --unscheduled (no steps,
+# record_shapes=True: the graph's call record is a user annotation there, an op in the others).
+INFERENCE_LOOPS = sorted((FIXTURES / "cpu_loop").glob("*inference-torch-*.json.gz"))
+CALL = re.compile(r"## Call CompiledFxGraph \S+ ##")
+
+
+def compiled_call_expected(path: Path) -> float:
+    """µs of the whole trace in the compiled graphs' call records outside the ops directly
+    inside them: each record's length less its children's (containment on its thread)."""
+    evs = [e for e in raw_events(path) if e.get("cat") in ("cpu_op", "user_annotation")
+           and not STEP.fullmatch(e["name"])]
+    calls = [e for e in evs if CALL.fullmatch(e["name"])]
+    ops = [e for e in evs if e.get("cat") == "cpu_op" or CALL.fullmatch(e["name"])]
+    return sum(c["dur"] - sum(o["dur"] for o in ops if _parent(o, ops) is c) for c in calls)
+
+
+@pytest.mark.parametrize("path", INFERENCE_LOOPS, ids=lambda p: p.name.split(".json")[0])
+def test_an_inference_loops_cpp_kernels_are_the_compiled_graphs_time_not_the_frameworks(path):
+    """Under no_grad no CompiledFunction wraps the graph, and Inductor's C++ kernels (the ReLU
+    and LayerNorm here) are no op in a user's trace: torch 2.9+ wraps each graph's call in a
+    record of its own, whose time outside its extern ops is those kernels and the graph's
+    wrapper. That is the compiled graph's time (before: Torch-Compiled Region's, framework).
+    Torch 2.5 writes no such record: its Region keeps the time, as framework."""
+    r = analyze_trace(load_for_analysis(path))
+    cats: dict[str, float] = {}
+    for s in r.steps:
+        for k, ms in s.devices[0].categories.items():
+            cats[k] = cats.get(k, 0.0) + ms
+    want = compiled_call_expected(path) / 1000
+    if "2.5.1" in path.name:
+        assert want == 0 and "host_compiled" not in cats and cats["host_framework"] > 0
+        return
+    assert want > 0.05  # the kernels of 3 calls of the graph
+    assert cats["host_compiled"] == pytest.approx(want, abs=1e-9)
+    assert cats["host_compiled"] > cats["host_framework"] * 0.3

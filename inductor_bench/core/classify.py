@@ -204,8 +204,8 @@ RULES: list[Rule] = [
     # -- 5. host record functions that wrap other ops (CPU-only traces of a compiled model):
     #    Inductor's C++ kernels are no op of their own there, so a compiled graph's time
     #    outside its extern ops is its C++ kernels and wrapper
-    Rule(_name(r"^CompiledFunction(?:Backward)?$", 0), "host_compiled",
-         "CompiledFunction / CompiledFunctionBackward (host)"),
+    Rule(_name(r"^CompiledFunction(?:Backward)?$|^## Call CompiledFxGraph \S+ ##$", 0), "host_compiled",
+         "CompiledFunction / CompiledFunctionBackward / ## Call CompiledFxGraph <key> ## (host)"),
     Rule(_name(r"^Torch-Compiled Region\b|^autograd::engine::evaluate_function: |^TorchDynamo Cache Lookup$"
                r"|^Pregraph bytecode$|^AOTDispatcher |^[A-Z]\w*Backward\d*$|^torch::autograd::\w+$", 0),
          "host_framework",

@@ -39,6 +39,7 @@ from .trace import (
     ANALYSIS_ARGS,
     ANALYSIS_CATEGORIES,
     CHUNK_BYTES,
+    COMPILED_CALL,
     CPU_OP,
     DEVICE_CATEGORIES,
     LAUNCH_CATEGORIES,
@@ -217,6 +218,7 @@ class ColumnFiller:
             _ids(out.names, [a.name for a in anns])  # a step's name is known as one
             out.first = min(out.first, min([a.ts for a in anns]))
             out.last = max(out.last, max([a.ts + a.dur for a in anns]))
+            cats = _compiled_calls_as_ops(xs, cats)
         dev = list(compress(xs, map(DEVICE_CATEGORIES.__contains__, cats)))
         if dev:
             where = _ids(self.pid_device, [x.pid for x in dev])
@@ -336,3 +338,10 @@ def load_columns(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> TraceColum
     out.device_properties = device_properties(top.get("deviceProperties"))
     out.base_time_ns = base_time(top.get("baseTimeNanoseconds"))
     return out
+
+
+def _compiled_calls_as_ops(xs: list[Any], cats: list[str]) -> list[str]:
+    """``cats`` with each compiled graph's call record (``## Call CompiledFxGraph <key> ##``)
+    an op, as most traces have it, where this one wrote it as a user annotation."""
+    return [CPU_OP if c == USER_ANNOTATION and COMPILED_CALL.match(x.name) else c
+            for x, c in zip(xs, cats, strict=True)]

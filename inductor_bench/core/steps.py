@@ -7,6 +7,7 @@ trace); nothing here builds an object per event but the per-step index lists.
 
 from __future__ import annotations
 
+import re
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
@@ -17,7 +18,7 @@ from .classify import classify
 from .columns import STEP_NAME, Events, Table, TraceColumns
 from .errors import TraceError
 from .launches import link_launches
-from .trace import MODULE_CALL
+from .trace import COMPILED_CALL, MODULE_CALL
 
 WHOLE_TRACE = "whole trace"
 HOST_THREAD = "CPU thread "  # a CPU-only trace's rows: one per thread, "CPU thread 1234"
@@ -73,12 +74,19 @@ def split_steps(c: TraceColumns) -> StepEvents:
                       c.devices.values, kind, kinds)
 
 
+_CPP_KERNEL = re.compile(r"^(?:graph_\d+_)?cpp_")  # an Inductor C++ kernel's record function
+
+
 def _host_steps(c: TraceColumns) -> StepEvents:
     names = c.names.values
-    # a compiled module's call record stands aside: its time outside the ops inside it is the
-    # module's Python wrapper (idle, as breakdown counts the host)
-    skip = {i for i, n in enumerate(names) if STEP_NAME.match(n) or MODULE_CALL.match(n)}
     op = c.op
+    # a compiled graph's call record stands aside where its C++ kernels are ops of their own
+    # (kernel profiling on, as breakdown traces): its time outside them is the Python wrapper,
+    # idle as breakdown counts the host. Where they are not (a user's trace), it wraps its
+    # ops: its time outside them is those kernels and the wrapper.
+    kernels_seen = any(_CPP_KERNEL.match(names[n]) for n in set(op.name))
+    skip = {i for i, n in enumerate(names) if STEP_NAME.match(n) or (
+        MODULE_CALL.match(n) and (kernels_seen or not COMPILED_CALL.match(n)))}
     ops = [j for j, n in enumerate(op.name) if n not in skip]
     if not ops:
         raise TraceError(

@@ -38,6 +38,9 @@ except ImportError:  # pragma: no cover
 # The record function torch (>= 2.9) wraps each compiled module's call in
 # ("## Call CompiledFxGraph <key> ##"): it only wraps, the ops and kernels inside it are the call's.
 MODULE_CALL = re.compile(r"^## .* ##$")
+# That record of a compiled graph's call: a cpu_op in most traces, a user_annotation in some
+# (an inference loop profiled without a schedule, torch 2.13).
+COMPILED_CALL = re.compile(r"^## Call CompiledFxGraph \S+ ##$")
 
 # Category names as kineto writes them since torch 2.0, and older spellings mapped to them.
 CPU_OP = "cpu_op"
