@@ -356,7 +356,7 @@ def test_a_break_in_torchs_own_code_names_the_models_line_that_reached_it(versio
     step_line = next(i for i, ln in enumerate((FIXTURE.parent / "log_optim.py").read_text().splitlines(), 1)
                      if "opt.step()" in ln)
     (brk,) = _own(version, "log_optim.py")
-    assert (brk["in_torch"], brk["line"], brk["count"]) == ("torch/optim/optimizer.py", OPTIMIZER_BREAK_LINE[version], 2)
+    assert (brk["in_library"], brk["line"], brk["count"]) == ("torch/optim/optimizer.py", OPTIMIZER_BREAK_LINE[version], 2)
     assert brk["file"] == TORCH_OWN[version]["log_optim.py"]["torch_dir"] + "/optim/optimizer.py"
     assert (Path(brk["reached_from"]["file"]).name, brk["reached_from"]["line"]) == ("log_optim.py", step_line)
     assert brk["on_purpose"] == gb.BY_DESIGN[0][2] and "hint" not in brk
@@ -376,12 +376,48 @@ def test_torch_2_5s_logged_and_counted_reason_are_one_break_with_installed_paths
     assert counted.startswith("'skip function graph_break in file /") and "site-packages/torch/" in counted
 
 
-def test_without_torchs_folder_a_break_is_where_dynamo_says():
-    (brk,) = _own("2.13.0+cpu", "log_optim.py", torch_dir="")
-    assert "in_torch" not in brk and "on_purpose" not in brk and brk["hint"].startswith("Remove the")
-    assert gb.describe(brk).startswith("optimizer.py:79: User-inserted graph break.")
-    elsewhere = _own("2.13.0+cpu", "log_optim.py", torch_dir="/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/to")
-    assert "in_torch" not in elsewhere[0]  # a folder whose name only starts the same is not torch's
+def test_torch_built_from_source_is_known_by_its_folder_and_an_installed_one_by_site_packages():
+    """A torch built from a checkout is no installed package: its folder (``torch.__file__``'s)
+    says its files are torch's. Without it, one under ``site-packages`` is known all the same."""
+    (installed,) = _own("2.13.0+cpu", "log_optim.py", torch_dir="")
+    assert installed["in_library"] == "torch/optim/optimizer.py" and "on_purpose" in installed
+    rec = TORCH_OWN["2.13.0+cpu"]["log_optim.py"]
+    # synthetic: the recorded text with torch's folder moved to a source checkout
+    moved = [p.replace(rec["torch_dir"], "/home/u/pytorch/torch") for p in rec["artifacts"]]
+    (built,) = gb.collect(gb.parse(p, "/home/u/pytorch/torch") for p in moved)
+    assert (built["in_library"], built["on_purpose"]) == ("torch/optim/optimizer.py", gb.BY_DESIGN[0][2])
+    (unknown,) = gb.collect(gb.parse(p, "/home/u/pytorch/to") for p in moved)  # a name that only starts alike
+    assert "in_library" not in unknown and "on_purpose" not in unknown and unknown["hint"].startswith("Remove the")
+    assert gb.describe(unknown).startswith("optimizer.py:79: User-inserted graph break.")
+
+
+# synthetic: a break inside an installed package, in torch 2.13's words (tests/fixtures/graph_breaks/
+# recorded_torch_own.json has torch's own), reached from the model's line 40
+IN_PACKAGE = """Graph break in user code at /venv/lib/python3.11/site-packages/transformers/models/llama/modeling_llama.py:120
+Graph Break Reason: Encountered graph break when attempting to trace CALL: a function call, e.g. f(x, y):
+
+Unsupported builtin
+  Explanation: Dynamo does not know how to trace builtin operator `print`.
+  Hint: Avoid calling builtin `print`.
+
+User code traceback:
+  File "/work/train.py", line 40, in <module>
+    out = model(batch)
+  File "/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1780, in _call_impl
+    return forward_call(*args, **kwargs)
+  File "/venv/lib/python3.11/site-packages/transformers/models/llama/modeling_llama.py", line 120, in forward
+    print("here")
+"""
+
+
+def test_a_break_in_an_installed_package_names_the_models_line_that_reached_it():
+    brk = gb.parse(IN_PACKAGE, "/venv/lib/python3.11/site-packages/torch")
+    assert brk["in_library"] == "transformers/models/llama/modeling_llama.py"
+    assert brk["reached_from"] == {"file": "/work/train.py", "line": 40}  # torch's frame between is no one's line
+    assert "on_purpose" not in brk and brk["hint"] == "Avoid calling builtin `print`."
+    assert gb.describe(brk) == ("transformers/models/llama/modeling_llama.py:120 (an installed package's code, "
+                                "reached from train.py:40): Dynamo does not know how to trace builtin operator "
+                                "`print`.")
 
 
 def _backward_line() -> int:
@@ -395,7 +431,7 @@ def test_the_break_at_backward_under_compiled_autograd_says_it_is_by_design(vers
     the run has such a graph, the break says so and names it; where it has none, the break is
     as Dynamo gave it."""
     (brk,) = _own(version, "compiled_autograd.py")
-    assert (Path(brk["file"]).name, brk["line"], "in_torch" in brk) == ("compiled_autograd.py", _backward_line(), False)
+    assert (Path(brk["file"]).name, brk["line"], "in_library" in brk) == ("compiled_autograd.py", _backward_line(), False)
     assert gb.noted([brk], []) == [brk]
     (noted,) = gb.noted([brk], ["1-backward"])
     assert noted["on_purpose"] == ("by design under compiled autograd: Dynamo leaves the call to it, and it "

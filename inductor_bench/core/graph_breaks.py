@@ -77,8 +77,8 @@ BY_DESIGN = (
 def parse(payload: str, torch_dir: str = "") -> dict[str, Any]:
     """One artifact's text -> {"file", "line", "reason", "skipped", "count": 1}, "rest": True
     where Dynamo compiled up to the break and skipped only the rest of the function, "hint":
-    Dynamo's first hint, when it gave one, and for a break inside torch's own code (its files
-    under ``torch_dir``) what ``_torch_side`` adds."""
+    Dynamo's first hint, when it gave one, and for a break inside a library's code (torch's,
+    its files under ``torch_dir``, or an installed package's) what ``_library_side`` adds."""
     text = payload.split(_TRACE_START, 1)[0]
     file, line = _place(text)
     # a skip's own lines say only that it skipped: Dynamo's explanation ends its traceback
@@ -89,7 +89,7 @@ def parse(payload: str, torch_dir: str = "") -> dict[str, Any]:
     out = {"file": file, "line": line, "reason": _reason(why), "skipped": any(s in text for s in _SKIPS),
            "count": 1, **({"rest": True} if _REST in text else {}),
            **({"hint": " ".join(hint.split())} if hint else {})}
-    return _torch_side(out, text, torch_dir)
+    return _library_side(out, text, torch_dir)
 
 
 def from_log(message: str, error: str, torch_dir: str = "") -> dict[str, Any]:
@@ -170,11 +170,13 @@ def describe(b: dict[str, Any]) -> str:
 
 
 def _where(b: dict[str, Any]) -> str:
-    if not b.get("in_torch"):
+    library = b.get("in_library")
+    if not library:
         return f"{Path(b['file']).name}:{b['line']}"
     src = b.get("reached_from")
     via = f", reached from {Path(src['file']).name}:{src['line']}" if src else ""
-    return f"{b['in_torch']}:{b['line']} (torch's own code{via})"
+    whose = "torch's own code" if library.startswith("torch/") else "an installed package's code"
+    return f"{library}:{b['line']} ({whose}{via})"
 
 
 def summary_line(breaks: list[dict[str, Any]], shown: int = 3) -> str:
@@ -284,18 +286,19 @@ def _python_name(source: str) -> str:
     return re.sub(r"\.(?:__dict__\[')?_(?:modules|parameters|buffers)(?:'\])?\['([^']+)'\]", r".\1", name)
 
 
-def _torch_side(b: dict[str, Any], text: str, torch_dir: str) -> dict[str, Any]:
-    """A break whose place is in torch's own code (under ``torch_dir``) gets ``in_torch``, its
-    file within torch, and ``reached_from``, the innermost frame of the model's stack outside
-    torch (the line the user can change); where torch breaks there by design, ``on_purpose``
-    says why, in place of Dynamo's hint (to remove the call)."""
-    inside = _within(b["file"], torch_dir)
+def _library_side(b: dict[str, Any], text: str, torch_dir: str) -> dict[str, Any]:
+    """A break whose place is in a library's code, torch's own (under ``torch_dir``) or an
+    installed package's, gets ``in_library``, its file within the library's folder, and
+    ``reached_from``, the innermost frame of the model's stack outside every library (the line
+    the user can change); where torch breaks there by design, ``on_purpose`` says why, in
+    place of Dynamo's hint (to remove the call)."""
+    inside = _library_path(b["file"], torch_dir)
     if not inside:
         return b
-    b["in_torch"] = inside
+    b["in_library"] = inside
     stack = text.split(_USER_TRACE, 1)[-1]
     user = [(f, int(n)) for f, n in _FILE_LINE.findall(stack)
-            if not f.startswith("<") and not _within(f, torch_dir)]
+            if not f.startswith("<") and not _library_path(f, torch_dir)]
     if user:
         b["reached_from"] = {"file": user[-1][0], "line": user[-1][1]}
     for file, words, why in BY_DESIGN:
@@ -305,11 +308,13 @@ def _torch_side(b: dict[str, Any], text: str, torch_dir: str) -> dict[str, Any]:
     return b
 
 
-def _within(file: str, torch_dir: str) -> str:
-    """``torch/optim/optimizer.py`` for a file under ``torch_dir`` (torch's package folder),
-    else ``""``."""
+def _library_path(file: str, torch_dir: str) -> str:
+    """``torch/optim/optimizer.py`` for a file under ``torch_dir`` (torch's package folder,
+    wherever torch was built), ``transformers/models/llama/modeling_llama.py`` for one under a
+    ``site-packages`` or ``dist-packages`` folder; ``""`` for the model's own."""
     root = torch_dir.replace("\\", "/").rstrip("/")
     path = file.replace("\\", "/")
-    if not root or not path.startswith(root + "/"):
-        return ""
-    return f"{Path(root).name}/{path[len(root) + 1:]}"
+    if root and path.startswith(root + "/"):
+        return f"{Path(root).name}/{path[len(root) + 1:]}"
+    installed = _INSTALLED.match(path)
+    return path[installed.end():] if installed else ""
