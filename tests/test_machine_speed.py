@@ -179,3 +179,80 @@ def test_compare_gives_the_hint_once():
     text = render_compare(CompareResult(model="m", device="cpu", modes=modes))
     assert text.count("hint: ") == 1
     assert "hint: default: the kernels ran 2 intra-op threads while other processes kept 1.0" in text
+
+
+def test_a_slow_parallel_probe_is_a_disturbance_and_names_its_factor_in_the_hint():
+    """Synthetic: the kept window's parallel probe (runner/parallel_probe.py) read 18.4: a
+    parallel op took 18.4x as long on the run's 2 threads as on one. The warning and the hint
+    say so, with others' load below its own floor too (a busy core the counters do not charge
+    to others: another tenant's, a process of higher priority)."""
+    from inductor_bench.core.ceilings import Ceilings, Roofline
+
+    r = _result([1.0, 1.0], 0.0)
+    r.device = "cpu"
+    r.roofline = Roofline(measured=Ceilings(device_name="x", gbps=10.0, threads=2))
+    r.graphs[0].window_load = [None, Load(others_cores=0.3, steal_pct=0.0, cores=2, parallel_x=18.4)]
+    assert disturbances(r) == ["0-backward was measured while parallel work took 18.4x as long on all the "
+                               "threads as on one (each parallel region waits for a thread whose core is "
+                               "taken): its times may be inflated"]
+    text = render_breakdown(r)
+    assert ("hint: the kernels ran 2 intra-op threads while other work held their cores (a parallel op took "
+            "18.4x as long on them as on one thread): each parallel region waits") in text
+    r.graphs[0].window_load = [None, Load(others_cores=1.2, steal_pct=0.0, cores=2, parallel_x=18.4)]
+    assert ("hint: the kernels ran 2 intra-op threads while other processes kept 1.2 of the 2 cores busy "
+            "(a parallel op took 18.4x as long on them as on one thread)") in render_breakdown(r)
+    # the threads sharing the work, as on a quiet machine: nothing to say
+    r.graphs[0].window_load = [None, Load(others_cores=0.0, steal_pct=0.0, cores=2, parallel_x=0.56)]
+    assert disturbances(r) == [] and "hint: the kernels ran" not in render_breakdown(r)
+    back = Load.from_dict(Load(others_cores=0.0, steal_pct=0.0, cores=2, parallel_x=0.56).to_dict())
+    assert back.parallel_x == 0.56
+    assert "parallel_x" not in Load(others_cores=0.0, steal_pct=0.0, cores=2).to_dict()  # not read: not saved
+
+
+def test_the_parallel_probe_times_all_threads_against_one_and_puts_the_threads_back():
+    """The probe's figure is the add's time on the threads over its time on one: under 1 where
+    the threads share the work, far over 1 where a thread waits for a core (not asserted here:
+    that is the machine's state, not the probe's mechanism); with one thread there is nothing
+    to compare."""
+    torch = pytest.importorskip("torch")
+    from inductor_bench.runner import parallel_probe
+
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        x = parallel_probe.parallel_x()
+        assert x is not None and x > 0 and torch.get_num_threads() == 2
+        torch.set_num_threads(1)
+        assert parallel_probe.parallel_x() is None and torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(threads)
+    assert parallel_probe.slower(0.5, 18.4) == 18.4 and parallel_probe.slower(None, 0.561) == 0.56
+    assert parallel_probe.slower(None, None) is None
+
+
+@pytest.mark.slow
+def test_the_parallel_probe_reads_slow_while_other_processes_hold_every_core():
+    """Real: as many busy processes as the machine has cores, then the probe, on the host's
+    threads (at least 2): each parallel region waits for a thread whose core a busy process
+    holds, and the add takes longer on the threads than on one."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    torch = pytest.importorskip("torch")
+    from inductor_bench.core.load import PARALLEL_SLOW
+    from inductor_bench.runner import parallel_probe
+
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(max(2, threads))
+        time.sleep(0.5)  # every busy process running
+        readings = [parallel_probe.parallel_x() for _ in range(3)]
+    finally:
+        torch.set_num_threads(threads)
+        for p in busy:
+            p.kill()
+            p.wait()
+    assert max(readings) >= PARALLEL_SLOW, readings

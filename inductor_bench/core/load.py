@@ -35,6 +35,10 @@ DISTURBED_STEAL = 0.05
 # A cgroup's CPU quota (core/cgroup.py) that throttled the process in this share of its
 # enforcement periods: each throttled period stops every thread until the next one.
 DISTURBED_THROTTLED = 0.05
+# A parallel op that took this much longer on all the intra-op threads than on one
+# (runner/parallel_probe.py): a quiet machine reads under 1 (the threads share the work), one
+# whose cores other processes hold 15-20 on this project's 2-core machine.
+PARALLEL_SLOW = 1.5
 
 # /proc/stat "cpu" line fields, in order (man 5 proc); guest time is already in user.
 _FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
@@ -99,6 +103,9 @@ class Load:
     # its periods in the measurement in which it throttled us (None: no quota)
     cpu_limit: float | None = None
     throttled_pct: float | None = None
+    # the host: a parallel op's time on all the intra-op threads over its time on one, read
+    # after the measurement (runner/parallel_probe.py; None: not read, one thread, a GPU)
+    parallel_x: float | None = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> Load | None:
@@ -117,9 +124,13 @@ class Load:
         return (self.throttled_pct or 0.0) >= 100 * DISTURBED_THROTTLED
 
     @property
+    def parallel_slow(self) -> bool:
+        return (self.parallel_x or 0.0) >= PARALLEL_SLOW
+
+    @property
     def disturbed(self) -> bool:
         return (self.others_cores >= DISTURBED_OTHERS_CORES or self.steal_pct >= 100 * DISTURBED_STEAL
-                or bool(self.gpu_others) or bool(self.gpu_slowdown) or self.throttled)
+                or bool(self.gpu_others) or bool(self.gpu_slowdown) or self.throttled or self.parallel_slow)
 
     def describe(self) -> str:
         parts = []
@@ -130,6 +141,9 @@ class Load:
         if self.throttled and self.cpu_limit is not None:
             parts.append(f"the cgroup's CPU limit ({cores_text(self.cpu_limit)}) throttled the process "
                          f"in {self.throttled_pct:.0f}% of its periods")
+        if self.parallel_slow:
+            parts.append(f"parallel work took {self.parallel_x:.1f}x as long on all the threads as on one "
+                         "(each parallel region waits for a thread whose core is taken)")
         if self.gpu_others:
             n = self.gpu_others
             parts.append(f"{n} other process{'es' if n > 1 else ''} used the GPU")
@@ -148,7 +162,7 @@ class Load:
 
 
 _LOAD_FIELDS = {f.name for f in fields(Load)}
-_ONLY_WHERE_READ = {"gpu_others", "gpu_slowdown", "cpu_limit", "throttled_pct"}
+_ONLY_WHERE_READ = {"gpu_others", "gpu_slowdown", "cpu_limit", "throttled_pct", "parallel_x"}
 
 
 def load_between(before: CpuCounters, after: CpuCounters) -> Load | None:

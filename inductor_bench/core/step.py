@@ -183,10 +183,14 @@ def oversubscribed(r: BreakdownResult) -> str | None:
                 "for the next, and each parallel region for the last of them; with OMP_NUM_THREADS "
                 "at or below the limit (the workers inherit it) the kernels run at the speed the "
                 "limit allows (docs/statistics.md)")
-    if not busy or threads <= left + DISTURBED_OTHERS_CORES:
+    slowest = max((x.parallel_x for x in loads if x.parallel_slow), default=None)
+    if (not busy or threads <= left + DISTURBED_OTHERS_CORES) and slowest is None:
         return None
-    return (f"the kernels ran {threads} intra-op threads while other processes kept "
-            f"{most.others_cores:.1f} of the {most.cores} cores busy: each parallel region waits "
-            "for the thread that shares a core with them, which slows every iteration alike, beyond "
+    held = (f"other processes kept {most.others_cores:.1f} of the {most.cores} cores busy" if busy
+            else "other work held their cores")
+    probe = (f" (a parallel op took {slowest:.1f}x as long on them as on one thread)"
+             if slowest is not None else "")
+    return (f"the kernels ran {threads} intra-op threads while {held}{probe}: each parallel region "
+            "waits for the thread that shares a core with them, which slows every iteration alike, beyond "
             "what leaving iterations out can remove; with OMP_NUM_THREADS set below the free cores "
             "(the workers inherit it) the figures hold beside other work (docs/statistics.md)")

@@ -31,6 +31,7 @@ Run as ``python -m inductor_bench.runner.profile request.json response.json``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -42,7 +43,7 @@ from ..core.devices import DEVICE, backend
 from ..core.pipelined import PIPELINED_ITERATION, PIPELINED_RUN, time_back_to_back
 from ..core.steady import steady_mean
 from . import device as dev
-from . import machine, process_group, torch_settings, unbacked
+from . import machine, parallel_probe, process_group, torch_settings, unbacked
 from . import replay as replay_mod
 from .harness_inputs import HarnessCall, harness, load_module
 from .speed import SpeedWatch
@@ -263,6 +264,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         times = []
         start, wait = _SPEED.before_window()
         waited += wait
+        parallel0 = None if on_device else parallel_probe.parallel_x()
         rewarm(once, warm)
         counters, gpu0 = machine.cpu_counters(), machine.device_reading(device, device_id)
         with profile(activities=activities) as prof:
@@ -278,6 +280,9 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         probes.append(max(start, _SPEED.read()))  # the slower of before and after
         gpu1 = machine.device_reading(device, device_id)
         load = machine.with_device(machine.load_since(counters), gpu0, gpu1)
+        if load is not None and not on_device:  # the host's kernels: how parallel work fared
+            after = parallel_probe.parallel_x()
+            load = dataclasses.replace(load, parallel_x=parallel_probe.slower(parallel0, after))
         loads.append(load.to_dict() if load is not None else None)
         samples_ms.append([t * 1e3 for t in times])
         window_ms.append(steady_mean(samples_ms[-1]))
