@@ -159,8 +159,8 @@ def noted(breaks: list[dict[str, Any]], autograd_graphs: list[str]) -> list[dict
 
 def describe(b: dict[str, Any]) -> str:
     """``model.py:16: Dynamo does not support RNN, GRU, or LSTM. (its function ran eagerly)``;
-    a break in torch's own code also says from which line of the model it was reached, and why
-    torch breaks there where it does so by design."""
+    a break in a library's code (torch's, an installed package's) also says from which line of
+    the model it was reached, and why torch breaks there where it does so by design."""
     where = f"{_where(b)}: " if b.get("file") else ""
     times = f" ({b['count']} times)" if b.get("count", 1) > 1 else ""
     eager = (" (the rest of its function ran eagerly, outside any compiled graph)" if b.get("rest") else

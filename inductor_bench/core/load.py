@@ -104,7 +104,8 @@ class Load:
     cpu_limit: float | None = None
     throttled_pct: float | None = None
     # the host: a parallel op's time on all the intra-op threads over its time on one, read
-    # after the measurement (runner/parallel_probe.py; None: not read, one thread, a GPU)
+    # before and after the measurement, the higher kept (runner/parallel_probe.py; None: not
+    # read, one thread, a GPU)
     parallel_x: float | None = None
 
     @classmethod
