@@ -218,7 +218,8 @@ class ColumnFiller:
             _ids(out.names, [a.name for a in anns])  # a step's name is known as one
             out.first = min(out.first, min([a.ts for a in anns]))
             out.last = max(out.last, max([a.ts + a.dur for a in anns]))
-            cats = _compiled_calls_as_ops(xs, cats)
+            if any(COMPILED_CALL.match(a.name) for a in anns):  # rare: the chunk is walked only then
+                cats = _compiled_calls_as_ops(xs, cats)
         dev = list(compress(xs, map(DEVICE_CATEGORIES.__contains__, cats)))
         if dev:
             where = _ids(self.pid_device, [x.pid for x in dev])

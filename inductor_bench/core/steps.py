@@ -7,7 +7,6 @@ trace); nothing here builds an object per event but the per-step index lists.
 
 from __future__ import annotations
 
-import re
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
@@ -74,17 +73,15 @@ def split_steps(c: TraceColumns) -> StepEvents:
                       c.devices.values, kind, kinds)
 
 
-_CPP_KERNEL = re.compile(r"^(?:graph_\d+_)?cpp_")  # an Inductor C++ kernel's record function
-
-
 def _host_steps(c: TraceColumns) -> StepEvents:
     names = c.names.values
     op = c.op
+    kinds, kind = _kinds(c, ((n, 0) for n in op.name), [()])
     # a compiled graph's call record stands aside where its C++ kernels are ops of their own
     # (kernel profiling on, as breakdown traces): its time outside them is the Python wrapper,
     # idle as breakdown counts the host. Where they are not (a user's trace), it wraps its
     # ops: its time outside them is those kernels and the wrapper.
-    kernels_seen = any(_CPP_KERNEL.match(names[n]) for n in set(op.name))
+    kernels_seen = any(category in categories.CPP_CATEGORIES for category, _ in kinds)
     skip = {i for i, n in enumerate(names) if STEP_NAME.match(n) or (
         MODULE_CALL.match(n) and (kernels_seen or not COMPILED_CALL.match(n)))}
     ops = [j for j, n in enumerate(op.name) if n not in skip]
@@ -94,7 +91,6 @@ def _host_steps(c: TraceColumns) -> StepEvents:
             "and no CPU ops (cpu_op events): nothing to analyse"
         )
     windows = _step_windows(c)
-    kinds, kind = _kinds(c, ((n, 0) for n in op.name), [()])
     wraps = {i for i, (category, _) in enumerate(kinds) if category in categories.WRAPPER_CATEGORIES}
     per_step, _ = _by_step(windows, ops, op.ts)
     wrapping = [k in wraps for k in kind] if wraps else None

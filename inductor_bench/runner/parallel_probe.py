@@ -1,4 +1,4 @@
-"""How long parallel work takes on the host's intra-op threads against one thread, read after
+"""How long parallel work takes on the host's intra-op threads against one thread, read around
 each window on the host (``runner/profile.py``).
 
 Inductor's C++ kernels and ATen's ops run their loops in OpenMP parallel regions, and a region
@@ -13,8 +13,9 @@ reads under 1.
 
 The probe is one parallel op, timed on all the threads and then on one (the fastest of a few
 repetitions each); the ratio of the two is the figure, read before and after each window and
-the higher kept (as the speed probe's slower reading is). Between windows only: nothing of it
-runs beside a measurement.
+the higher kept (as the speed probe's slower reading is); a window's reading after it is the
+next one's before, unless the speed watch waited between them. Between windows only: nothing
+of it runs beside a measurement.
 """
 
 from __future__ import annotations

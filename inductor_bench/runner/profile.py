@@ -260,11 +260,13 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     probes: list[float] = []  # the machine's speed reading around each window (runner/speed.py)
     waited = 0.0
     _SPEED.know(request.get("speed_reference_s"))  # the fastest reading of the run's workers before
+    probe = None if on_device else parallel_probe.parallel_x  # how parallel work fares on the host
+    after = None  # the probe after a window: the next one's before, where nothing waited between
     for w in range(windows):
         times = []
         start, wait = _SPEED.before_window()
         waited += wait
-        parallel0 = None if on_device else parallel_probe.parallel_x()
+        before = after if after is not None and not wait else probe and probe()
         rewarm(once, warm)
         counters, gpu0 = machine.cpu_counters(), machine.device_reading(device, device_id)
         with profile(activities=activities) as prof:
@@ -280,9 +282,9 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         probes.append(max(start, _SPEED.read()))  # the slower of before and after
         gpu1 = machine.device_reading(device, device_id)
         load = machine.with_device(machine.load_since(counters), gpu0, gpu1)
-        if load is not None and not on_device:  # the host's kernels: how parallel work fared
-            after = parallel_probe.parallel_x()
-            load = dataclasses.replace(load, parallel_x=parallel_probe.slower(parallel0, after))
+        after = probe and probe()
+        if load is not None and probe:
+            load = dataclasses.replace(load, parallel_x=parallel_probe.slower(before, after))
         loads.append(load.to_dict() if load is not None else None)
         samples_ms.append([t * 1e3 for t in times])
         window_ms.append(steady_mean(samples_ms[-1]))
