@@ -246,3 +246,51 @@ def test_python_3_10_finds_the_qualified_name_in_the_frames_globals():
         assert truth == [c.co_qualname for c in codes]
     assert globals_qualname(user_function.__code__, {}) is None
     assert qualname(user_function.__code__, None) == getattr(user_function.__code__, "co_qualname", "user_function")
+
+
+ADAM = {"name": "Adam.step", "file": "/venv/lib/python3.11/site-packages/torch/optim/adam.py", "line": 214}
+STEP = {"name": "step", "file": "/m/trainstep.py", "line": 7}
+
+
+def test_the_top_level_of_each_function_is_named_where_the_graphs_come_from_several():
+    """Synthetic, after a real run (torch 2.13.0): ``@torch.compile def step(): loss.backward();
+    opt.step()`` compiles ``step`` and ``Adam.step`` (the optimizer's graph after torch's own
+    graph break): neither's code is in an nn.Module, and the two are named apart."""
+    from inductor_bench.core.compiled_from import top_levels
+
+    fwd, bwd, opt = _graph("0-forward", STEP), _graph("0-backward", STEP), _graph("3-inference", ADAM, 3)
+    assert top_levels([fwd, bwd, opt]) == {"0-forward": "(top level of step)", "0-backward": "(top level of step)",
+                                           "3-inference": "(top level of Adam.step)"}
+    # one function: its code is simply the top level; a graph of unknown code changes nothing
+    assert top_levels([fwd, bwd]) == {} and top_levels([fwd, _graph("1-forward", None, 1)]) == {}
+    # a method resumed after a graph break is the same function: its code names no class
+    resumed = {"name": "torch_dynamo_resume_in_forward_at_25", "file": "/m/transformer_block.py", "line": 25}
+    assert top_levels([_graph("1-forward", resumed, 1), _graph("0-forward", FORWARD)]) == {}
+    ca = _graph("2-inference", FORWARD, 2)
+    ca.compiled_autograd = True
+    assert top_levels([fwd, ca]) == {"0-forward": "(top level of step)",
+                                     "2-inference": "(compiled autograd's backward)"}
+
+
+def test_the_views_keep_the_top_level_of_each_function_apart():
+    """Synthetic: the loss's kernel in ``step`` and the optimizer's update in ``Adam.step``, both
+    outside every nn.Module, are two groups of the view by module, each named in the kernel
+    tables (as ``report --by module`` showed them merged into one "(top level)" before)."""
+    from inductor_bench.core.results import KernelStat
+    from inductor_bench.core.sources import Origin, SourceLine
+
+    def kernel(name: str, ms: float, file: str, line: int) -> KernelStat:
+        origin = Origin(nodes=["n"], lines=[SourceLine(file, line)], modules=[""])
+        return KernelStat(name=name, category="cpp_pointwise", calls=1, ms=ms, samples_ms=[ms] * 4, origin=origin)
+
+    fwd, opt = _graph("0-forward", STEP), _graph("3-inference", ADAM, 3)
+    fwd.kernels, fwd.kernel_ms = [kernel("cpp_fused_mse_loss_0", 0.01, STEP["file"], 9)], 0.01
+    opt.kernels, opt.kernel_ms = [kernel("cpp_fused_add_lerp_0", 0.25, ADAM["file"], 414)], 0.25
+    text = render_breakdown(_result(fwd, opt), by="module")
+    rows = [ln for ln in text.splitlines() if ln.rstrip().endswith(("(top level of Adam.step)", "(top level of step)"))]
+    assert [ln.split()[1] for ln in rows] == ["0.250", "0.010"], rows  # two groups, their own times
+    assert "(top level of F) = the code of the compiled function F itself" in text
+    assert "(top level of Adam.step) · adam.py:414" in render_breakdown(_result(fwd, opt))
+    # one function: the plain top level, as always
+    alone = render_breakdown(_result(fwd), by="module")
+    assert "(top level)" in alone and "top level of" not in alone

@@ -45,6 +45,38 @@ def _one_label(code: dict[str, Any]) -> str:
     return f"{name} ({where})" if where else name
 
 
+def top_levels(graphs: list[GraphResult]) -> dict[str, str]:
+    """Graph id -> the name its own code (the module path ``""``: no ``nn.Module``) goes by,
+    where the graphs come from several functions: ``(top level of Adam.step)``, so that a train
+    step's loss and the optimizer update it calls are not one "top level"; {} where they come
+    from one (or are not known), whose code is simply the top level."""
+    ids: dict[str, tuple[str, str]] = {}
+    names: dict[tuple[str, str], str] = {}
+    for g in graphs:
+        code = g.compiled_from
+        if g.compiled_autograd:
+            ids[g.id] = key = ("", "")
+            names[key] = ""
+        elif code and code.get("name"):
+            name, resumed = _function(code)
+            file = _base(str((code.get("wraps") or code).get("file") or ""))
+            ids[g.id] = key = (file, name.rsplit(".", 1)[-1])
+            if not resumed or key not in names:  # a method's resumed code names no class
+                names[key] = name
+    if len(set(ids.values())) < 2:
+        return {}
+    return {gid: f"(top level of {names[key]})" if names[key] else "(compiled autograd's backward)"
+            for gid, key in ids.items()}
+
+
+def _function(code: dict[str, Any]) -> tuple[str, bool]:
+    """The function's name (a resumed one's and a decorator's wrapper's by the function
+    itself), and whether this code is its resumption after a graph break."""
+    name = str((code.get("wraps") or code)["name"])
+    resumed = RESUME.match(name.rsplit(".", 1)[-1])
+    return (resumed["function"], True) if resumed else (name, False)
+
+
 def same_code(a: GraphResult, b: GraphResult) -> bool:
     """Whether two graphs (of two runs) were compiled from the same function, as far as both
     runs know: its name and file (lines move with edits)."""

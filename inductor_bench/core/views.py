@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .results import BreakdownResult, GraphResult, KernelStat
-from .sources import CallSite, Origin, SourceLine, at_depth, path_order
+from .sources import ROOT_MODULE, CallSite, Origin, SourceLine, at_depth, path_order
 from .vocab import Role
 
 
@@ -118,11 +118,13 @@ def by_line(us: list[Unit]) -> list[Group]:
     return _ordered(groups)
 
 
-def by_module(us: list[Unit], depth: int | None = None) -> list[Group]:
-    """Units grouped by the set of ``nn.Module`` paths (cut to ``depth`` parts) they ran in."""
+def by_module(us: list[Unit], depth: int | None = None, roots: dict[str, str] | None = None) -> list[Group]:
+    """Units grouped by the set of ``nn.Module`` paths (cut to ``depth`` parts) they ran in; a
+    graph's own code by its name in ``roots`` (``compiled_from.top_levels``) where it has one."""
     groups: dict[tuple[str, ...], Group] = {}
     for u in us:
-        mods = sorted({at_depth(m, depth) for m in u.origin.modules}, key=path_order) if u.origin else []
+        mods = sorted({named_root(at_depth(m, depth), u.graph.id, roots) for m in u.origin.modules},
+                      key=path_order) if u.origin else []
         if mods:
             key = tuple(mods)
             g = groups.setdefault(key, Group(key))
@@ -131,6 +133,11 @@ def by_module(us: list[Unit], depth: int | None = None) -> list[Group]:
             g = groups.setdefault(("", why), Group((), missing=why))
         g.units.append(u)
     return _ordered(groups)
+
+
+def named_root(path: str, graph_id: str, roots: dict[str, str] | None) -> str:
+    """``path``, or for the graph's own code (``ROOT_MODULE``) its name in ``roots``."""
+    return (roots or {}).get(graph_id, path) if path == ROOT_MODULE else path
 
 
 def _ordered(groups: dict[tuple[str, ...], Group]) -> list[Group]:

@@ -8,6 +8,7 @@ from operator import itemgetter
 from pathlib import PurePath
 
 from ..core.categories import label, order
+from ..core.compiled_from import top_levels
 from ..core.results import BreakdownResult
 from ..core.sources import ROOT_MODULE, Origin, SourceLine
 from ..core.step import gain_frame
@@ -41,13 +42,15 @@ def lines_text(lines: list[SourceLine], limit: int | None = None) -> str:
     return text + (f" +{len(picked) - len(cut)} lines" if len(cut) < len(picked) else "")
 
 
-def where(origin: Origin | None, note: str | None = None, types: dict[str, str] | None = None) -> str:
+def where(origin: Origin | None, note: str | None = None, types: dict[str, str] | None = None,
+          root: str = ROOT_MODULE) -> str:
     """A kernel's source cell: ``blocks.0.conv1 · net.py:16``, or why there is none; with no
     line, each module with its class where ``types`` knows it, once for modules of one class
-    in a row (``0, 2 (Linear) · no line``)."""
+    in a row (``0, 2 (Linear) · no line``); the graph's own code as ``root`` names it
+    (``compiled_from.top_levels``)."""
     if origin is None:
         return f"no source: {note}" if note else ""
-    named = origin.modules[:MODULES_SHOWN]
+    named = [root if m == ROOT_MODULE else m for m in origin.modules[:MODULES_SHOWN]]
     kinds = [(types or {}).get(m) if not origin.lines else None for m in named]
     mods = [module_name(m) + (f" ({k})" if k and (i + 1 == len(named) or kinds[i + 1] != k) else "")
             for i, (m, k) in enumerate(zip(named, kinds, strict=True))]  # a class once per run of it
@@ -69,6 +72,7 @@ def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
     gain_wall = gain_frame(r).wall_ms
     us = top_step_units(r)
     roof = shows_roofline(r)
+    roots = top_levels(r.measured())
     rows = [
         [
             str(i),
@@ -80,7 +84,7 @@ def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
             fmt.pct(fmt.share(u.ms, t.kernel_ms)),
             fmt.pct(fmt.share(u.ms, gain_wall)),
         ] + ([unit_pct_cell(r, u)] if roof else [])
-        + [where(u.origin, u.graph.attribution, u.graph.module_types)]
+        + [where(u.origin, u.graph.attribution, u.graph.module_types, roots.get(u.graph.id, ROOT_MODULE))]
         for i, u in enumerate(us[:top], 1)
     ]
     doc.heading(f"Top {min(top, len(us))} of {len(us)} kernels and extern calls (whole {whole(r.script)})")
@@ -119,6 +123,7 @@ def graph_units(doc: Doc, r: BreakdownResult, top: int) -> None:
     """Each graph's kernels by category, extern ops one row per call site (each with its own
     % peak where the call was counted)."""
     roof = shows_roofline(r)
+    roots = top_levels(r.measured())
     for g in r.measured():
         by_cat: dict[str, list[Unit]] = {}
         for u in units([g]):
@@ -135,7 +140,7 @@ def graph_units(doc: Doc, r: BreakdownResult, top: int) -> None:
                 share = fmt.pct(fmt.share(u.ms, g.kernel_ms))
                 row = [_kernel_cell(doc, u), fmt.count(u.calls), fmt.ms(u.ms), share]
                 row += [unit_pct_cell(r, u)] if roof else []
-                row.append(where(u.origin, g.attribution, g.module_types))
+                row.append(where(u.origin, g.attribution, g.module_types, roots.get(g.id, ROOT_MODULE)))
                 if with_inputs:
                     row.append(", ".join(shapes_at(u.site.shapes, at)) if u.site else "")
                 rows.append(row + ([u.kernel.file or ""] if with_file else []))
@@ -152,7 +157,8 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     """Time per source line (groups of lines a kernel fuses) or per module (cut to ``depth``)."""
     us = step_units(r, kernel_calls=True)
     total = sum(u.ms for u in us)
-    groups = by_line(us) if by == By.LINE else by_module(us, depth)
+    roots = top_levels(r.measured())
+    groups = by_line(us) if by == By.LINE else by_module(us, depth, roots)
     types = {path: kind for g in r.measured() for path, kind in g.module_types.items()}
     two_roles = any(g.role == Role.BACKWARD for g in r.measured())
     roof = shows_roofline(r)
@@ -184,7 +190,7 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     doc.table(rows, headers, tuple(["right"] * (len(headers) - (2 if by == By.LINE else 1))) + (
         ("left", "left") if by == By.LINE else ("left",)))
     reused = any(u.site is not None and not u.site.extern for u in us)
-    doc.paragraph(_view_note(by) + (f" {REUSED}" if reused else ""))
+    doc.paragraph(_view_note(by, bool(roots)) + (f" {REUSED}" if reused else ""))
 
 
 def _role_ms(grp: Group, backward: bool, ms: float) -> str:
@@ -216,7 +222,7 @@ REUSED = ("A kernel called at several places (one code for the same work in each
           "call where that call comes from.")
 
 
-def _view_note(by: str) -> str:
+def _view_note(by: str, named_roots: bool = False) -> str:
     if by == By.LINE:
         return (
             "A kernel that fuses operations of several lines is counted once, in the group of all "
@@ -225,5 +231,7 @@ def _view_note(by: str) -> str:
         )
     return (
         "A kernel that ran in several modules is counted once, in the group of all of them (+ rows); "
-        f"{TOP_LEVEL} = the compiled function's own code. kernels = kernels and extern calls in the group."
+        + (f"{TOP_LEVEL} = the compiled function's own code. " if not named_roots else
+           "(top level of F) = the code of the compiled function F itself, outside every nn.Module. ")
+        + "kernels = kernels and extern calls in the group."
     )
