@@ -230,6 +230,30 @@ def test_the_parallel_probe_times_all_threads_against_one_and_puts_the_threads_b
     assert parallel_probe.slower(None, None) is None
 
 
+def test_the_parallel_probe_figure_is_the_ops_time_on_the_threads_over_its_time_on_one(monkeypatch):
+    """Against known times: an add that takes 6 ms on the threads and 2 ms on one (a sleep of
+    each length, which another process's load can only lengthen a little, and the fastest of
+    the probe's tries is kept) reads 3, as the report's "N x slower on the threads" says."""
+    torch = pytest.importorskip("torch")
+    import time
+
+    from inductor_bench.runner import parallel_probe
+
+    def add(a, b, out):
+        time.sleep(0.006 if torch.get_num_threads() > 1 else 0.002)
+        return out
+
+    threads = torch.get_num_threads()
+    monkeypatch.setattr(torch, "add", add)
+    monkeypatch.setattr(parallel_probe, "ELEMENTS", 8)  # the op is the sleep, not the tensors
+    try:
+        torch.set_num_threads(2)
+        x = parallel_probe.parallel_x()
+    finally:
+        torch.set_num_threads(threads)
+    assert x == pytest.approx(3.0, rel=0.1)
+
+
 @pytest.mark.slow
 def test_the_parallel_probe_reads_slow_while_other_processes_hold_every_core():
     """Real: as many busy processes as the machine has cores, then the probe, on the host's
