@@ -294,3 +294,77 @@ def test_the_views_keep_the_top_level_of_each_function_apart():
     # one function: the plain top level, as always
     alone = render_breakdown(_result(fwd), by="module")
     assert "(top level)" in alone and "top level of" not in alone
+
+
+LIBRARY_LIKE = '''
+def step(compile_it, code, look):
+    return compile_it(code, look)
+'''
+DYNAMO_LOOKS = '''
+import sys
+def _compile(code, look):
+    return look(sys._getframe())  # while the stack is live, as Inductor writes the module
+'''
+HARNESS_LIKE = '''
+def run(fn, *args):
+    return fn(*args)
+'''
+
+
+def test_a_library_function_is_named_with_the_models_line_that_called_it():
+    """Synthetic frames: Dynamo compiling a function of torch's (an optimizer's ``step``) that
+    the model called: the innermost frame outside every library, inside the tool's harness,
+    is the model's line, recorded as ``called_from``; the model's own function records none."""
+    from inductor_bench.runner import dynamo_frame
+
+    dynamo, library, harness = {}, {}, {}
+    exec(compile(DYNAMO_LOOKS, "/venv/site-packages/torch/_dynamo/convert_frame.py", "exec"), dynamo)
+    exec(compile(LIBRARY_LIKE, "/venv/lib/python3.11/site-packages/torch/optim/optimizer.py", "exec"), library)
+    exec(compile(HARNESS_LIKE, dynamo_frame.OWN_DIR + "runner/harness.py", "exec"), harness)
+    adam = compile("0", "/venv/lib/python3.11/site-packages/torch/optim/adam.py", "eval")
+
+    def train(code):  # the model's code, which the harness runs (a script's module, a factory's step)
+        return library["step"](dynamo["_compile"], code, compiled_code)
+
+    found = harness["run"](train, adam)
+    line = train.__code__.co_firstlineno + 1
+    assert found["called_from"] == {"file": __file__, "line": line}
+    mine = harness["run"](library["step"], dynamo["_compile"], user_function.__code__, compiled_code)
+    assert "called_from" not in mine
+    # the harness called the library's function itself (a factory's model): no line of the model
+    called = harness["run"](dynamo["_compile"], adam, compiled_code)
+    assert called["name"] == "<module>" and "called_from" not in called
+    # said in the graph origins
+    code = {"name": "Adam.step", "file": "/v/torch/optim/adam.py", "line": 214,
+            "called_from": {"file": "/m/train.py", "line": 11}}
+    assert origins_line(_result(_graph("3-inference", code))) == (
+        "graph origins: 3-inference from Adam.step (adam.py:214), called from train.py:11")
+
+
+SEQUENTIAL_SCRIPT = '''import torch
+model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU())
+compiled = torch.compile(model)
+for _ in range(2):
+    compiled(torch.randn(4, 8))
+'''
+
+
+def test_a_compiled_torch_module_names_the_scripts_line_that_called_it(tmp_path):
+    """Real (CPU): ``torch.compile(nn.Sequential(...))`` compiles torch's own
+    ``Sequential.forward``; the graph origins name the script's line that called it."""
+    import json
+    import subprocess
+
+    script = tmp_path / "seq.py"
+    script.write_text(SEQUENTIAL_SCRIPT)
+    p = subprocess.run(
+        [sys.executable, "-m", "inductor_bench.cli", "breakdown", str(script), "--device", "cpu",
+         "--iterations", "5", "--windows", "1", "--processes", "1", "--out", str(tmp_path / "run"),
+         "--json", str(tmp_path / "r.json")], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    (g,) = json.loads((tmp_path / "r.json").read_text())["graphs"]
+    assert g["compiled_from"]["name"] == "Sequential.forward"
+    assert g["compiled_from"]["called_from"] == {"file": str(script), "line": 5}
+    report = (tmp_path / "run" / "report.txt").read_text()
+    assert f"graph origins: {g['id']} from Sequential.forward (container.py:" in report
+    assert "), called from seq.py:5" in report

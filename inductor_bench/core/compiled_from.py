@@ -91,10 +91,14 @@ AUTOGRAD_LABEL = "the backward, as compiled autograd captured it"
 
 
 def origins_line(r: BreakdownResult) -> str | None:
-    """``graph origins: 0-forward, 0-backward from MLP.forward (mlp.py:30); ...``."""
+    """``graph origins: 0-forward, 0-backward from MLP.forward (mlp.py:30); ...``; a function
+    of a library's (torch's ``Adam.step``, a Hugging Face model's ``forward``) with the model's
+    line that called it, where the compile recorded one (``called_from``)."""
     groups: dict[str, list[str]] = {}
     for g in r.graphs:
         label = AUTOGRAD_LABEL if g.compiled_autograd else code_label(g.compiled_from)
+        if label is not None and (caller := (g.compiled_from or {}).get("called_from")):
+            label += f", called from {_base(str(caller.get('file') or ''))}:{caller.get('line')}"
         if label is not None:
             groups.setdefault(label, []).append(g.id)
     if not groups:

@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import inspect
 import types
+from pathlib import Path
 from typing import Any
 
 CODE_KEY = "compiled_from"  # in the modules log and GraphResult
 CONVERT_FRAME = "/torch/_dynamo/convert_frame.py"
 DYNAMO_DIR = "/torch/_dynamo/"
 TORCH_DIR = "/torch/"
+INSTALLED_DIRS = ("site-packages", "dist-packages")
+# the tool's own code (its harness, which calls a factory's model)
+OWN_DIR = str(Path(__file__).resolve().parent.parent).replace("\\", "/") + "/"
 NESTED = "<locals>"  # in the qualified name of a function defined inside another
 MAX_WRAPPERS = 8  # wrappers followed inward, at most
 
@@ -37,12 +41,38 @@ def compiled_code(frame: types.FrameType | None) -> dict[str, Any] | None:
                 out = _describe(code, qualname(code, f_locals.get("globals")))
                 wrapped = _safely_wrapped(code, f_locals) if _nested(code, out["name"]) else None
                 if wrapped is not None and DYNAMO_DIR in _path(code.co_filename):
-                    return _describe_function(wrapped)  # Dynamo's own wrapper (wrap_inline), not the model's
-                if wrapped is not None:
+                    out = _describe_function(wrapped)  # Dynamo's own wrapper (wrap_inline), not the model's
+                elif wrapped is not None:
                     out["wraps"] = _describe_function(wrapped)
-                return out
+                return _with_caller(out, frame)
         frame = frame.f_back
     return None
+
+
+def _with_caller(out: dict[str, Any], frame: types.FrameType) -> dict[str, Any]:
+    """``out``, and where its function is a library's, the model's line that called it."""
+    caller = _user_caller(frame.f_back) if _in_library(str((out.get("wraps") or out)["file"])) else None
+    return {**out, "called_from": caller} if caller is not None else out
+
+
+def _user_caller(frame: types.FrameType | None) -> dict[str, Any] | None:
+    """The innermost frame outside every library, from ``frame`` outwards: the model's line
+    that called a library's compiled function (``opt.step()``); None where this tool's
+    harness called it (a factory's model) before any of the model's code."""
+    while frame is not None:
+        file = frame.f_code.co_filename
+        if _path(file).startswith(OWN_DIR):
+            return None
+        if not file.startswith("<") and not _in_library(file):
+            return {"file": file, "line": frame.f_lineno}
+        frame = frame.f_back
+    return None
+
+
+def _in_library(file: str) -> bool:
+    """torch's own file, or an installed package's."""
+    path = _path(file)
+    return TORCH_DIR in path or any(f"/{d}/" in path for d in INSTALLED_DIRS)
 
 
 def _safely_wrapped(code: types.CodeType, f_locals: dict[str, Any]) -> types.FunctionType | None:
