@@ -432,7 +432,7 @@ def test_the_break_at_backward_under_compiled_autograd_says_it_is_by_design(vers
     as Dynamo gave it."""
     (brk,) = _own(version, "compiled_autograd.py")
     assert (Path(brk["file"]).name, brk["line"], "in_library" in brk) == ("compiled_autograd.py", _backward_line(), False)
-    assert gb.noted([brk], []) == [brk]
+    assert gb.noted([brk], []) == [brk] and gb.noted([brk], [], []) == [brk]
     (noted,) = gb.noted([brk], ["1-backward"])
     assert noted["on_purpose"] == ("by design under compiled autograd: Dynamo leaves the call to it, and it "
                                    "compiled the backward as 1-backward")
@@ -459,3 +459,9 @@ def test_the_report_and_compare_say_the_backward_break_is_by_design_where_compil
     assert f"{compiled.label}: graph breaks: 1 — {line}" in render_compare(compare)
     r.graphs[1].compiled_autograd = False
     assert "by design" not in render_breakdown(r)
+    # AOTAutograd's backward, compiled with the forward, is what autograd runs at the break
+    assert (f"compiled_autograd.py:{_backward_line()}: " + brk["reason"] + " — expected in a compiled "
+            "training step: Dynamo leaves the call to autograd, which runs the backward compiled with the "
+            "forward (1-backward); nothing to change in the model") in render_breakdown(r)
+    r.graphs[1].role = "inference"  # no backward graph: the break as Dynamo gave it
+    assert brk["reason"] + " —" not in render_breakdown(r) and brk["reason"] in render_breakdown(r)

@@ -145,14 +145,21 @@ def one_side_only(base: list[dict[str, Any]], head: list[dict[str, Any]]) -> tup
     return [b for b in head if key(b) not in bk], [b for b in base if key(b) not in hk]
 
 
-def noted(breaks: list[dict[str, Any]], autograd_graphs: list[str]) -> list[dict[str, Any]]:
-    """The breaks, where compiled autograd captured a backward (``autograd_graphs``: its graphs),
-    with each break at ``Tensor.backward()`` saying so: Dynamo leaves the call to compiled
-    autograd, which compiled the backward as a graph of its own."""
-    if not autograd_graphs:
+def noted(breaks: list[dict[str, Any]], autograd_graphs: list[str],
+          backward_graphs: list[str] | None = None) -> list[dict[str, Any]]:
+    """The breaks, each at ``Tensor.backward()`` saying why it costs nothing: where compiled
+    autograd captured the backward (``autograd_graphs``: its graphs), Dynamo leaves the call to
+    it, which compiled the backward as a graph of its own; else, where AOTAutograd compiled
+    backward graphs with their forwards (``backward_graphs``), autograd runs those."""
+    if autograd_graphs:
+        why = (f"by design under compiled autograd: Dynamo leaves the call to it, and it compiled the "
+               f"backward as {', '.join(autograd_graphs)}")
+    elif backward_graphs:
+        why = (f"expected in a compiled training step: Dynamo leaves the call to autograd, which runs "
+               f"the backward compiled with the forward ({', '.join(backward_graphs)}); nothing to "
+               "change in the model")
+    else:
         return breaks
-    why = (f"by design under compiled autograd: Dynamo leaves the call to it, and it compiled the "
-           f"backward as {', '.join(autograd_graphs)}")
     return [{**b, "on_purpose": why} if _BACKWARD_CALL in b.get("reason", "") and "on_purpose" not in b
             else b for b in breaks]
 

@@ -12,6 +12,7 @@ from ..core.stats import TOO_FEW, WITHIN_NOISE
 from ..core.step import StepSplit, disturbances, oversubscribed, split_step
 from ..core.subgraphs import left_out_line
 from ..core.symbols import sizes_text
+from ..core.vocab import Role
 from . import format as fmt
 from .doc import Doc
 from .outside import render_outside_ops
@@ -46,9 +47,10 @@ def render_execution(doc: Doc, r: BreakdownResult) -> None:
 
 
 def breaks_line(r: BreakdownResult) -> str:
-    """The graph breaks' line, each break at ``loss.backward()`` of a run whose backward compiled
-    autograd captured saying so."""
-    return summary_line(noted(r.graph_breaks, [g.id for g in r.graphs if g.compiled_autograd]))
+    """The graph breaks' line, each break at ``loss.backward()`` saying which compiled graphs ran
+    the backward (compiled autograd's, else AOTAutograd's)."""
+    return summary_line(noted(r.graph_breaks, [g.id for g in r.graphs if g.compiled_autograd],
+                              [g.id for g in r.graphs if g.role == Role.BACKWARD]))
 
 
 def recomputed_line(r: BreakdownResult) -> str | None:
