@@ -372,3 +372,21 @@ def test_a_script_compiled_by_another_backend_or_failing_at_its_end(tmp_path):
     assert one_error_line(p) == "inductor-bench: error: the script raised: RuntimeError: dataset missing at the end"
     r = json.loads((tmp_path / "r.json").read_text())
     assert (r["status"], r["script"], [g["status"] for g in r["graphs"]]) == ("partial", True, ["ok"])
+
+
+def test_a_compile_failure_whose_first_line_only_introduces_its_cause_names_the_cause():
+    """torch 2.5.1 compiling flex attention for the CPU, as it failed: Dynamo's
+    ``BackendCompilerFailed`` says ``backend='inductor' raised:`` on its first line and the
+    cause on the next, which the one error line now carries."""
+    from inductor_bench.runner.capture import _describe
+
+    class BackendCompilerFailed(Exception):
+        __module__ = "torch._dynamo.exc"
+
+    text = ("backend='inductor' raised:\nLoweringException: RuntimeError: Found no NVIDIA driver on your "
+            "system.\n  target: flex_attention\n")
+    assert _describe(BackendCompilerFailed(text)) == (
+        "torch.compile failed: BackendCompilerFailed: backend='inductor' raised: LoweringException: "
+        "RuntimeError: Found no NVIDIA driver on your system.")
+    assert _describe(ValueError("bad shape\nmore")) == "the model raised: ValueError: bad shape"
+    assert _describe(ValueError("")) == "the model raised: ValueError: "

@@ -117,7 +117,7 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
         g.attribution = f"source attribution failed: {type(e).__name__}: {e}"[:300]
     fixed = applicable(text, response.get("sizes") or {})  # breakdown --size
     g.unbacked = {str(k): int(v) for k, v in (response.get("unbacked") or {}).items()}
-    count_kernel_work(g, info, text, run_dir, fixed, g.unbacked)
+    count_kernel_work(g, info, text, run_dir, fixed, g.unbacked, response.get("flex_blocks"))
     g.sizes = dynamic_sizes(text, fixed)
     g.size_hints = dynamic_sizes(text) if fixed else {}
     try:  # an addition to the measurement, as above
@@ -132,11 +132,12 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
 
 
 def count_kernel_work(g: GraphResult, info: ModuleInfo, text: str, run_dir: Path,
-                      fixed: dict[str, int] | None = None, unbacked: dict[str, int] | None = None) -> None:
+                      fixed: dict[str, int] | None = None, unbacked: dict[str, int] | None = None,
+                      blocks: dict[str, list[int | None]] | None = None) -> None:
     """Bytes and FLOPs of each kernel (``core/roofline.py``); a count is an addition to the
     measurement: a module it cannot read leaves the kernels uncounted, never loses the graph."""
     try:
-        count_work(g, info, text, run_dir, fixed, unbacked)
+        count_work(g, info, text, run_dir, fixed, unbacked, blocks)
     except Exception:
         for k in g.kernels:
             k.bytes = k.flops = None

@@ -289,7 +289,7 @@ def module_calls(text: str, module: ModuleInfo,
         ln = lines[i]
         if ln.lstrip().startswith("#") or not ln.strip():
             continue
-        call = _call_of(ln, module)
+        call = call_of(ln, module)
         if call is None:
             table.read_line(ln)
             follow_result(ln, table, returning)
@@ -354,7 +354,9 @@ def follow_result(line: str, table: BufferTable, returning: Returning) -> None:
                 returning[m.group("lhs")] = (call, int(item["index"]))
 
 
-def _call_of(line: str, module: ModuleInfo) -> CallArgs | None:
+def call_of(line: str, module: ModuleInfo) -> CallArgs | None:
+    """The call a line of ``call()`` makes, of an extern op or of one of the module's kernels,
+    with its arguments as written; None for any other line."""
     if (em := extern_line(line)) is not None:
         args, kwargs = _split_kw(split_args(em.args))
         return CallArgs(em.callee, True, args, kwargs, em.lhs)

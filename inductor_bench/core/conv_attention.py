@@ -143,3 +143,37 @@ def flex_template_flops(source: str) -> float | None:
         return None
     return (2.0 * sizes["batchSize"] * sizes["num_head"] * sizes["qSize"] * sizes["kvSize"]
             * (sizes["headSize"] + sizes["headSize_v"]))
+
+
+# The block mask's parameters of the C++ flex attention template whose values say how many
+# key/value blocks each query block computes: its partial blocks and its full ones
+FLEX_BLOCK_COUNTS = ("kv_num_blocks", "full_kv_num_blocks")
+_FLEX_MASK_NEEDS = (*_FLEX_NEEDS, "batchSize_kvi", "num_head_kvi")
+
+
+def flex_masked_flops(source: str, blocks: int) -> float | None:
+    """Q·Kᵀ and P·V of the C++ flex attention template under a block mask of several blocks,
+    given ``blocks``, the sum of the mask's ``kv_num_blocks`` and ``full_kv_num_blocks`` in
+    the call (``runner/flex_blocks.py``): each of those blocks is a tile of qBlockSize queries
+    by kvBlockSize keys that the template computes, for every batch and head the mask
+    broadcasts over (its batch and head sizes, ``batchSize_kvi`` and ``num_head_kvi``), and
+    the blocks the mask skips it does not. None where a size is symbolic, or the sequences are
+    not whole blocks (a last, shorter block the sum cannot place)."""
+    sizes = {name: int(v) for name, v in _FLEX_SIZE.findall(source)}
+    if any(name not in sizes for name in _FLEX_MASK_NEEDS):
+        return None
+    q_block, kv_block = min(sizes["qBlockSize"], sizes["qSize"]), min(sizes["kvBlockSize"], sizes["kvSize"])
+    if sizes["qSize"] % q_block or sizes["kvSize"] % kv_block:
+        return None
+    spread = (sizes["batchSize"] // sizes["batchSize_kvi"]) * (sizes["num_head"] // sizes["num_head_kvi"])
+    return 2.0 * blocks * spread * q_block * kv_block * (sizes["headSize"] + sizes["headSize_v"])
+
+
+def flex_block_args(params: list[str], args: list[str]) -> list[str] | None:
+    """The arguments, as written, that a call of the C++ flex attention template (``params``:
+    its parameters' names) passes as its block mask's counts (``FLEX_BLOCK_COUNTS``); None
+    where its signature does not name them."""
+    if any(p not in params for p in FLEX_BLOCK_COUNTS):
+        return None
+    at = [params.index(p) for p in FLEX_BLOCK_COUNTS]
+    return [args[i] for i in at] if max(at) < len(args) else None

@@ -179,16 +179,18 @@ def has_counts(result: BreakdownResult) -> bool:
 
 
 def count_work(graph: GraphResult, module: ModuleInfo, text: str, run_dir: Path,
-               fixed: dict[str, int] | None = None, unbacked: dict[str, int] | None = None) -> GraphResult:
+               fixed: dict[str, int] | None = None, unbacked: dict[str, int] | None = None,
+               blocks: dict[str, list[int | None]] | None = None) -> GraphResult:
     """Fill ``bytes`` / ``flops`` / ``compute`` / ``work_from`` of the graph's kernels from its
     compiled module (and the Triton kernel files saved beside it, whose own counts are at the
     harness's sizes: not used where ``fixed`` gives other sizes, ``breakdown --size``, nor where
-    ``unbacked`` gives the data-dependent sizes of the call profiled, which they hold at a guess)."""
+    ``unbacked`` gives the data-dependent sizes of the call profiled, which they hold at a guess;
+    ``blocks``: a masked flex attention's blocks in each call, ``runner/flex_blocks.py``)."""
     per_kernel: dict[str, Work] = {}
     per_op: dict[str, Work] = {}
     graph.site_counts = []
     at = {**(fixed or {}), **(unbacked or {})}
-    for call, work in call_work(module, text, at or None):
+    for call, work in call_work(module, text, at or None, blocks):
         if call.extern:
             graph.site_counts.append([work.bytes, work.flops])
             key = _profiler_op(call.name)

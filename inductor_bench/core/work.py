@@ -10,7 +10,8 @@ from the run directory's files alone (pure; no torch), so ``report --reanalyze``
   only the part it reaches (``core/kernel_space.py``): the rules Inductor's own
   ``estimate_kernel_num_bytes`` follows. A C++ GEMM template (``gemm_m64n512k256``) does
   2·M·N·K FLOPs, the C++ flex attention template with one block over all queries and keys
-  2·B·H·L·S·(E + Ev) (``conv_attention.flex_template_flops``). Other generated kernels: no
+  2·B·H·L·S·(E + Ev) (``conv_attention.flex_template_flops``), under a block mask of several
+  blocks the blocks the run gave it (``flex_masked_flops``). Other generated kernels: no
   FLOP count (their arithmetic is a few operations per element; the memory side is what bounds
   them).
 - **extern calls** from their argument shapes: GEMMs (``mm``, ``bmm``, ``_int_mm``'s integer
@@ -50,6 +51,7 @@ from .conv_attention import (
     conv_work,
     dims,
     elem_bytes,
+    flex_masked_flops,
     flex_template_flops,
     ints,
 )
@@ -162,10 +164,11 @@ def kernel_params(k: KernelInfo) -> list[tuple[str, str]] | None:
 
 
 def generated_work(k: KernelInfo, call: CallArgs, params: list[tuple[str, str]] | None,
-                   reached: tuple[int | None, dict[str, int]]) -> Work:
+                   reached: tuple[int | None, dict[str, int]], blocks: int | None = None) -> Work:
     """A generated kernel's bytes from the buffers of one call (see the module docstring);
     ``params``: its ``kernel_params``; ``reached``: its ``kernel_space.reach`` at this call's
-    sizes (a slice or gather of a larger buffer)."""
+    sizes (a slice or gather of a larger buffer); ``blocks``: a masked flex attention's blocks
+    in this call, as the run gave them (``conv_attention.flex_masked_flops``)."""
     source = with_random_note(FROM_BUFFERS, k.source)
     if params is None:
         return Work(None, None, None, source)
@@ -187,7 +190,7 @@ def generated_work(k: KernelInfo, call: CallArgs, params: list[tuple[str, str]] 
             if kind := float_kind(dtype):
                 types.append(kind)
     compute = INT8 if int8_operands(read) else compute_type(types)
-    return Work(float(total), _template_flops(k), compute, source)
+    return Work(float(total), _template_flops(k, blocks), compute, source)
 
 
 def kernel_values(params: list[tuple[str, str]] | None, call: CallArgs) -> dict[str, int]:
@@ -197,11 +200,19 @@ def kernel_values(params: list[tuple[str, str]] | None, call: CallArgs) -> dict[
             if not dtype and v is not None}
 
 
-def _template_flops(k: KernelInfo) -> float | None:
+def _template_flops(k: KernelInfo, blocks: int | None = None) -> float | None:
     for name in (k.name, *k.record_names):
         if (m := _GEMM_NAME.search(name)) is not None:
             return 2.0 * int(m.group("m")) * int(m.group("n")) * int(m.group("k"))
-    return flex_template_flops(k.source) if "kvBlockSize" in k.source else None
+    if not is_cpp_flex(k):
+        return None
+    whole = flex_template_flops(k.source)
+    return whole if whole is not None or blocks is None else flex_masked_flops(k.source, blocks)
+
+
+def is_cpp_flex(k: KernelInfo) -> bool:
+    """Inductor's C++ flex attention template."""
+    return k.kind == "cpp" and "kvBlockSize" in k.source
 
 
 # -- extern calls ------------------------------------------------------------------------------
@@ -352,10 +363,13 @@ def _returned_bytes(call: CallArgs) -> float | None:
     return None if call.result else 0.0
 
 
-def call_work(module: ModuleInfo, text: str,
-              fixed: dict[str, int] | None = None) -> list[tuple[CallArgs, Work]]:
-    """Every call of ``call()`` with what it moves and computes (at ``fixed``'s sizes where given)."""
+def call_work(module: ModuleInfo, text: str, fixed: dict[str, int] | None = None,
+              blocks: dict[str, list[int | None]] | None = None) -> list[tuple[CallArgs, Work]]:
+    """Every call of ``call()`` with what it moves and computes (at ``fixed``'s sizes where
+    given; a masked flex attention's calls at ``blocks``, kernel -> the blocks of each of its
+    calls in order, ``runner/flex_blocks.py``)."""
     out = []
+    met: dict[str, int] = {}  # calls of each kernel so far
     reached: dict[tuple, tuple[int | None, dict[str, int]]] = {}  # per kernel and sizes, however often called
     read = cpp_module_calls if is_cpp_wrapper(text) else module_calls
     calls = read(text, module, result_shape=onednn_output, fixed=fixed)
@@ -369,5 +383,8 @@ def call_work(module: ModuleInfo, text: str,
         key = (c.name, *sorted(values.items()))
         if key not in reached:
             reached[key] = reach(k.source, k.kind, values)
-        out.append((c, generated_work(k, c, params, reached[key])))
+        nth = met[c.name] = met.get(c.name, -1) + 1
+        of_kernel = (blocks or {}).get(c.name) or []
+        mask = of_kernel[nth] if nth < len(of_kernel) else None
+        out.append((c, generated_work(k, c, params, reached[key], mask)))
     return out

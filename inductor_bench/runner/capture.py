@@ -183,8 +183,12 @@ def _attach_recorder(log_path: Path) -> _ModuleRecorder:
 
 
 def _describe(e: BaseException, what: str = "the model") -> str:
-    msg = str(e).strip().splitlines()
+    """One line: where it failed, the exception and its first line; where that line only
+    introduces the cause (``backend='inductor' raised:``), the cause's line after it."""
+    msg = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
     first = msg[0] if msg else ""
+    if first.endswith(":") and len(msg) > 1:
+        first = f"{first} {msg[1]}"
     mod = type(e).__module__ or ""
     where = (
         "torch.compile failed" if mod.startswith(("torch._dynamo", "torch._inductor")) else f"{what} raised"

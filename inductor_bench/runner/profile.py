@@ -43,7 +43,7 @@ from ..core.devices import DEVICE, backend
 from ..core.pipelined import PIPELINED_ITERATION, PIPELINED_RUN, time_back_to_back
 from ..core.steady import steady_mean
 from . import device as dev
-from . import machine, parallel_probe, process_group, torch_settings, unbacked
+from . import flex_blocks, machine, parallel_probe, process_group, torch_settings, unbacked
 from . import replay as replay_mod
 from .harness_inputs import HarnessCall, harness, load_module
 from .speed import SpeedWatch
@@ -226,6 +226,8 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         restore()
         data_sizes = unbacked.values(launch_eager, request["module"])
         dev.synchronize(device)
+    # a masked flex attention's blocks, as the profiled inputs give them ({} for other modules)
+    mask_blocks = flex_blocks.read(lambda: (restore(), launch_eager()), request["module"], text)
     replayed, replay_error = False, None
     if request.get("cuda_graph"):
         # the kernels' launching ops, from one iteration launched kernel by kernel: replayed
@@ -339,6 +341,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         "settings_not_applied": not_applied,
         "sizes": request.get("sizes") or {},
         "unbacked": data_sizes,
+        "flex_blocks": mask_blocks,
     }
 
 

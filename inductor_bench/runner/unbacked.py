@@ -38,10 +38,17 @@ def values(call: Callable[[], Any], module_file: str) -> dict[str, int]:
                 if type(v) is int and UNBACKED_NAME.fullmatch(name):
                     seen.setdefault(name, v)
 
-    before = sys.getprofile()
-    sys.setprofile(hook)
+    hooked(call, hook)
+    return dict(sorted(seen.items(), key=lambda kv: int(kv[0][1:])))
+
+
+def hooked(call: Callable[[], Any], hook: Callable[..., Any], trace: bool = False) -> None:
+    """Call ``call`` once with ``hook`` as the interpreter's profile function (``trace``: its
+    trace function, which sees lines), the one before put back after."""
+    get, put = (sys.gettrace, sys.settrace) if trace else (sys.getprofile, sys.setprofile)
+    before = get()
+    put(hook)
     try:
         call()
     finally:
-        sys.setprofile(before)
-    return dict(sorted(seen.items(), key=lambda kv: int(kv[0][1:])))
+        put(before)
