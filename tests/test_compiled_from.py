@@ -266,6 +266,12 @@ def test_the_top_level_of_each_function_is_named_where_the_graphs_come_from_seve
     # a method resumed after a graph break is the same function: its code names no class
     resumed = {"name": "torch_dynamo_resume_in_forward_at_25", "file": "/m/transformer_block.py", "line": 25}
     assert top_levels([_graph("1-forward", resumed, 1), _graph("0-forward", FORWARD)]) == {}
+    # two classes' forwards of one file (regional compilation) are two functions
+    head = {"name": "Head.forward", "file": "/m/transformer_block.py", "line": 40}
+    assert top_levels([_graph("0-forward", FORWARD), _graph("1-forward", head, 1)]) == {
+        "0-forward": "(top level of Block.forward)", "1-forward": "(top level of Head.forward)"}
+    assert top_levels([_graph("0-forward", FORWARD), _graph("1-forward", head, 1),
+                       _graph("2-forward", resumed, 2)])["2-forward"] == "(top level of forward)"  # which one: unknown
     ca = _graph("2-inference", FORWARD, 2)
     ca.compiled_autograd = True
     assert top_levels([fwd, ca]) == {"0-forward": "(top level of step)",

@@ -50,23 +50,28 @@ def top_levels(graphs: list[GraphResult]) -> dict[str, str]:
     where the graphs come from several functions: ``(top level of Adam.step)``, so that a train
     step's loss and the optimizer update it calls are not one "top level"; {} where they come
     from one (or are not known), whose code is simply the top level."""
-    ids: dict[str, tuple[str, str]] = {}
-    names: dict[tuple[str, str], str] = {}
+    named: dict[str, tuple[str, str, bool]] = {}  # graph id -> file, function, resumed
     for g in graphs:
-        code = g.compiled_from
         if g.compiled_autograd:
-            ids[g.id] = key = ("", "")
-            names[key] = ""
-        elif code and code.get("name"):
-            name, resumed = _function(code)
-            file = _base(str((code.get("wraps") or code).get("file") or ""))
-            ids[g.id] = key = (file, name.rsplit(".", 1)[-1])
-            if not resumed or key not in names:  # a method's resumed code names no class
-                names[key] = name
+            named[g.id] = ("", "", False)
+        elif g.compiled_from and g.compiled_from.get("name"):
+            name, resumed = _function(g.compiled_from)
+            named[g.id] = (_base(str((g.compiled_from.get("wraps") or g.compiled_from).get("file") or "")),
+                           name, resumed)
+    whole = {(file, name) for file, name, resumed in named.values() if not resumed}
+    ids = {gid: (file, _resumed_as(file, name, whole) if resumed else name)
+           for gid, (file, name, resumed) in named.items()}
     if len(set(ids.values())) < 2:
         return {}
-    return {gid: f"(top level of {names[key]})" if names[key] else "(compiled autograd's backward)"
-            for gid, key in ids.items()}
+    return {gid: f"(top level of {name})" if name else "(compiled autograd's backward)"
+            for gid, (_, name) in ids.items()}
+
+
+def _resumed_as(file: str, function: str, whole: set[tuple[str, str]]) -> str:
+    """The function a resumed code object continues: its code names no class (``forward``),
+    so the one function of the run in its file by that name (``Block.forward``), if one."""
+    same = [name for f, name in whole if f == file and name.rsplit(".", 1)[-1] == function]
+    return same[0] if len(same) == 1 else function
 
 
 def _function(code: dict[str, Any]) -> tuple[str, bool]:
