@@ -50,8 +50,11 @@ def blocks(call: Callable[[], Any], module_file: str, text: str,
 
     def on_line(frame: Any, event: str, _arg: Any) -> Any:
         if event == "line" and 0 < frame.f_lineno <= len(lines):
-            c = call_of(lines[frame.f_lineno - 1], module)
-            exprs = flex_block_args(flex[c.name], c.args) if c is not None and c.name in flex else None
+            try:  # whatever fails here would be raised in the module's own frame
+                c = call_of(lines[frame.f_lineno - 1], module)
+                exprs = flex_block_args(flex[c.name], c.args) if c is not None and c.name in flex else None
+            except Exception:
+                return on_line
             if exprs:
                 seen.setdefault(c.name, []).append(_total(exprs, frame))
         return on_line
