@@ -299,13 +299,13 @@ def _library_side(b: dict[str, Any], text: str, torch_dir: str) -> dict[str, Any
     ``reached_from``, the innermost frame of the model's stack outside every library (the line
     the user can change); where torch breaks there by design, ``on_purpose`` says why, in
     place of Dynamo's hint (to remove the call)."""
-    inside = _library_path(b["file"], torch_dir)
+    inside = library_path(b["file"], torch_dir)
     if not inside:
         return b
     b["in_library"] = inside
     stack = text.split(_USER_TRACE, 1)[-1]
     user = [(f, int(n)) for f, n in _FILE_LINE.findall(stack)
-            if not f.startswith("<") and not _library_path(f, torch_dir)]
+            if not f.startswith("<") and not library_path(f, torch_dir)]
     if user:
         b["reached_from"] = {"file": user[-1][0], "line": user[-1][1]}
     for file, words, why in BY_DESIGN:
@@ -315,7 +315,7 @@ def _library_side(b: dict[str, Any], text: str, torch_dir: str) -> dict[str, Any
     return b
 
 
-def _library_path(file: str, torch_dir: str) -> str:
+def library_path(file: str, torch_dir: str) -> str:
     """``torch/optim/optimizer.py`` for a file under ``torch_dir`` (torch's package folder,
     wherever torch was built), ``transformers/models/llama/modeling_llama.py`` for one under a
     ``site-packages`` or ``dist-packages`` folder; ``""`` for the model's own."""

@@ -18,11 +18,12 @@ import types
 from pathlib import Path
 from typing import Any
 
+from ..core.graph_breaks import library_path
+
 CODE_KEY = "compiled_from"  # in the modules log and GraphResult
 CONVERT_FRAME = "/torch/_dynamo/convert_frame.py"
 DYNAMO_DIR = "/torch/_dynamo/"
 TORCH_DIR = "/torch/"
-INSTALLED_DIRS = ("site-packages", "dist-packages")
 # the tool's own code (its harness, which calls a factory's model)
 OWN_DIR = str(Path(__file__).resolve().parent.parent).replace("\\", "/") + "/"
 NESTED = "<locals>"  # in the qualified name of a function defined inside another
@@ -70,9 +71,8 @@ def _user_caller(frame: types.FrameType | None) -> dict[str, Any] | None:
 
 
 def _in_library(file: str) -> bool:
-    """torch's own file, or an installed package's."""
-    path = _path(file)
-    return TORCH_DIR in path or any(f"/{d}/" in path for d in INSTALLED_DIRS)
+    """torch's own file, or an installed package's (``graph_breaks.library_path``)."""
+    return TORCH_DIR in _path(file) or bool(library_path(file, ""))
 
 
 def _safely_wrapped(code: types.CodeType, f_locals: dict[str, Any]) -> types.FunctionType | None:
