@@ -101,6 +101,9 @@ def test_nothing_compiled_says_why_for_a_factory_and_for_a_script():
         "make_workload() runs as a script; to profile a model, name its factory make_workload(device, "
         "dtype, batch_size), returning (model, args))")
     assert "reported no graph break" in gb.nothing_compiled("m.py", False, [])
+    assert gb.nothing_compiled("s.py", True, br).startswith(
+        "s.py: nothing was compiled — the script ran a torch.compile'd function, and Dynamo ran it eagerly "
+        f"at a graph break; graph breaks: 1 — record.py:{br[0]['line']}: Dynamo does not know how to trace")
     assert gb.nothing_compiled("s.py", True, [], 0) == gb.nothing_compiled("s.py", True, [])
     assert gb.nothing_compiled("s.py", True, [], 2).startswith(
         "s.py: nothing was compiled by Inductor — Dynamo captured 2 graph(s), and another backend compiled them")

@@ -194,12 +194,17 @@ def summary_line(breaks: list[dict[str, Any]], shown: int = 3) -> str:
 
 
 def nothing_compiled(path: str, script: bool, breaks: list[dict[str, Any]], dynamo_graphs: int | None = None,
-                     lookalikes: list[str] | None = None, asked: dict[str, Any] | None = None) -> str:
+                     lookalikes: list[str] | None = None, asked: dict[str, Any] | None = None,
+                     stopped_s: float | None = None) -> str:
     """Why a run has no graph to profile, as one line. ``dynamo_graphs``: the graphs Dynamo
     captured, whichever backend then compiled them; ``lookalikes``: a script's top-level
     functions named like a model factory (``get_model``), which the tool does not call;
-    ``asked``: what a script asked to compile (``runner/script_compiles.py``)."""
+    ``asked``: what a script asked to compile (``runner/script_compiles.py``); ``stopped_s``:
+    when ``--script-seconds`` stopped the script."""
     asked = asked or {}
+    if script and stopped_s is not None:
+        return (f"{path}: nothing was compiled — the script was stopped after {stopped_s:.1f} s "
+                "(--script-seconds), before it had compiled a graph: give it more seconds")
     if script and asked.get("aot_compiles"):
         return (f"{path}: nothing for breakdown to profile — the script compiled with AOTInductor "
                 f"({asked['aot_compiles']} ahead-of-time compile(s): aoti_compile_and_package, aot_compile), "
@@ -210,7 +215,10 @@ def nothing_compiled(path: str, script: bool, breaks: list[dict[str, Any]], dyna
         return (f"{path}: nothing was compiled by Inductor — Dynamo captured {dynamo_graphs} graph(s), "
                 "and another backend compiled them: this tool profiles torch.compile's default "
                 "backend, inductor (torch.compile(..., backend='inductor'))")
-    if script:
+    if script and breaks:
+        head = (f"{path}: nothing was compiled — the script ran a torch.compile'd function, and Dynamo "
+                "ran it eagerly at a graph break")
+    elif script:
         head = f"{path}: nothing was compiled — the script never ran a torch.compile'd function"
     else:
         head = (f"{path}: nothing was compiled — make_workload()'s model ran without a single "
