@@ -71,6 +71,19 @@ def test_both_branches_of_a_cond_are_read_after_the_predicate():
     ]
 
 
+def test_a_call_in_one_branch_of_a_cond_says_why_its_events_are_fewer():
+    """The predicate's addmm runs every iteration, the true branch's only when the predicate
+    holds: two addmm calls, one event per iteration (here it did not hold)."""
+    from inductor_bench.core.attribution import _sites
+
+    _, calls = _calls("cond_inference.py")
+    addmm = [(i, c) for i, c in enumerate(calls) if c.name == "extern_kernels.addmm"]
+    sites, notes = _sites({"aten::addmm": addmm}, {"aten::addmm": [[5.0], [6.0]]}, None, 2, None)
+    assert sites == [] and notes == [
+        "aten::addmm: 1 event per iteration for 2 calls (some in subgraph functions, a torch.cond's "
+        "branches or a loop's body, which run as the model's values decide), not split by call site"]
+
+
 def test_subgraph_lowerings_are_found_once_and_their_nodes_named_after_them():
     """On stand-ins for Inductor's objects: an InvokeSubgraph node twice for one region, a
     Conditional's two branches, and a subgraph never lowered (no scheduler)."""

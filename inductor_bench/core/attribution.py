@@ -359,7 +359,11 @@ def _sites(
         counts = sorted({len(d) for d in events[key]})
         if counts != [len(cs)]:
             got = "/".join(str(c) for c in counts) or "0"
-            notes.append(f"{key}: {got} events per iteration for {len(cs)} calls, not split by call site")
+            events_word = "event" if counts == [1] else "events"
+            branch = (" (some in subgraph functions, a torch.cond's branches or a loop's body, which run "
+                      "as the model's values decide)") if any(c.via for _, c in cs) else ""
+            notes.append(f"{key}: {got} {events_word} per iteration for {len(cs)} calls{branch}, "
+                         "not split by call site")
             continue
         for j, (i, c) in enumerate(cs):
             samples = [d[j] / US_PER_MS for d in events[key]]
