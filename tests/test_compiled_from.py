@@ -297,6 +297,9 @@ def test_the_views_keep_the_top_level_of_each_function_apart():
     assert [ln.split()[1] for ln in rows] == ["0.250", "0.010"], rows  # two groups, their own times
     assert "(top level of F) = the code of the compiled function F itself" in text
     assert "(top level of Adam.step) · adam.py:414" in render_breakdown(_result(fwd, opt))
+    # by line: torch's line by its path within the package, the model's by its file's name
+    by_line = render_breakdown(_result(fwd, opt), by="line")
+    assert "torch/optim/adam.py:414" in by_line and "trainstep.py:9" in by_line and "/venv" not in by_line
     # one function: the plain top level, as always
     alone = render_breakdown(_result(fwd), by="module")
     assert "(top level)" in alone and "top level of" not in alone

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
+from .graph_breaks import library_path
+
 ROOT_MODULE = ""  # the module path of code in the compiled model's own forward
 
 
@@ -35,8 +37,9 @@ class SourceLine:
 
     @property
     def short(self) -> str:
-        """``densenet.py:21``."""
-        return f"{PurePath(self.file).name}:{self.line}"
+        """``densenet.py:21``; a file of an installed package by its path within the package
+        (``torch/optim/adam.py:414``), so that a line the user cannot edit reads as one."""
+        return f"{library_path(self.file, '') or PurePath(self.file).name}:{self.line}"
 
 
 @dataclass
