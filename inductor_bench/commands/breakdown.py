@@ -36,6 +36,15 @@ ScriptArgs = Annotated[
         show_default=False,
     ),
 ]
+ScriptSeconds = Annotated[
+    float | None,
+    typer.Option(
+        "--script-seconds", metavar="S",
+        help="A script: stop it after S seconds (a long training loop); the graphs it compiled by then "
+        "are profiled, and its calls counted up to then.",
+        show_default=False,
+    ),
+]
 AutotuneTop = Annotated[
     int,
     typer.Option(
@@ -80,9 +89,14 @@ def breakdown(
     module_depth: o.ModuleDepth = None,
     refresh_peaks: RefreshPeaks = False,
     size: o.Size = None,
+    script_seconds: ScriptSeconds = None,
 ) -> None:
     """Compile MODEL, profile every graph it compiles, and report where the time goes."""
-    opts = o.workload_options(model, device, train, dtype, autocast, mode, batch_size, freezing, script_args)
+    opts = o.workload_options(model, device, train, dtype, autocast, mode, batch_size, freezing, script_args,
+                              script_seconds)
+    if script_seconds is not None and script_seconds >= timeout:
+        raise o.UsageError(f"--script-seconds {script_seconds:g} must be under --timeout {timeout:g}, the "
+                           "compile worker's time, or the worker is stopped before the script")
     settings = o.run_settings(ctx, iterations, windows, timeout, fresh_cache=fresh_cache, processes=processes,
                               sizes=o.sizes_of(size))
     result, run_dir, err = run_breakdown(opts, settings, out=out, root=runs_dir)

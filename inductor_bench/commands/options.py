@@ -186,6 +186,7 @@ def workload_options(
     batch_size: int | None,
     freezing: bool = False,
     script_args: list[str] | None = None,
+    script_seconds: float | None = None,
 ) -> WorkloadOptions:
     return WorkloadOptions(
         path=str(model),
@@ -197,6 +198,7 @@ def workload_options(
         batch_size=batch_size,
         freezing=freezing,
         script_args=list(script_args or []),
+        script_seconds=script_seconds,
     ).validate()
 
 

@@ -43,10 +43,18 @@ def comparability(base: Result, head: Result) -> tuple[list[str], list[str]]:
         notes += recategorized(base, head)
         if base.script_args != head.script_args:
             notes.append(f"the script ran with other arguments: base {_args(base)}, head {_args(head)}")
+        if (base.script_stopped_s is None) != (head.script_stopped_s is None):
+            notes.append(f"the script was stopped (--script-seconds) on one side only: base "
+                         f"{_stopped(base)}, head {_stopped(head)}; its graphs' calls are counted over "
+                         "other spans")
     bt, ht = base.versions.get("torch"), head.versions.get("torch")
     if bt and ht and bt != ht:
         notes.append(f"torch versions differ: base {bt}, head {ht}")
     return problems, notes
+
+
+def _stopped(r: BreakdownResult) -> str:
+    return "ran to its end" if r.script_stopped_s is None else f"stopped after {r.script_stopped_s:.1f} s"
 
 
 def other_inputs(base: BreakdownResult, head: BreakdownResult) -> list[str]:

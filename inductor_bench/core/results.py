@@ -235,11 +235,10 @@ _GRAPH_OPTIONAL: dict[str, Any] = {
     **{name: {} for name in ("sizes", "size_hints", "unbacked", "module_types")},
 }
 
-
 # What a run adds beside its graphs; saved under "extras" in that order, each only when set.
 EXTRAS = ("compile_s", "step_samples_ms", "step_turns", "peak_memory", "elapsed_s", "autotune",
           "torch_settings", "subgraphs_left_out", "compile_cache", "roofline", "graph_breaks", "outside",
-          "compiles")
+          "compiles", "script_stopped_s")
 
 
 @dataclass
@@ -256,6 +255,7 @@ class BreakdownResult:
     batch_size: int | None = None
     script: bool = False  # the file ran as a script (no factory)
     script_args: list[str] = field(default_factory=list)  # its sys.argv after the file (given after --)
+    script_stopped_s: float | None = None  # the script was stopped this long after it started
     versions: dict[str, str] = field(default_factory=dict)  # torch, triton, python, tool
     created: str = ""
     run_dir: str = ""

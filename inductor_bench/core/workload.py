@@ -19,6 +19,7 @@ This module is pure (no torch): it validates options and looks at the file's syn
 from __future__ import annotations
 
 import ast
+import math
 import os
 import re
 import shlex
@@ -52,6 +53,7 @@ class WorkloadOptions:
     freezing: bool = False  # inference only: weights become constants (CPU GEMM templates need it)
     # A script's command-line arguments (its sys.argv after the file), given after ``--``.
     script_args: list[str] = field(default_factory=list)
+    script_seconds: float | None = None  # a script: stopped after this long (a long training loop)
 
     def validate(self) -> WorkloadOptions:
         """Checked before any worker starts; ``path`` made absolute (workers keep finding the
@@ -79,6 +81,12 @@ class WorkloadOptions:
                 f"inputs and chooses whether it trains and in which dtype: {', '.join(factory_only)} "
                 "needs the factory"
             )
+        if self.script_seconds is not None and not 0 < self.script_seconds < math.inf:
+            raise UsageError(f"--script-seconds must be a number of seconds above 0, not "
+                             f"{self.script_seconds}")
+        if kind == FACTORY_KIND and self.script_seconds is not None:
+            raise UsageError(f"{self.path} defines {FACTORY}(), whose model runs one step: --script-seconds "
+                             "stops a script that would run longer than its graphs need")
         if kind == FACTORY_KIND and self.script_args:
             raise UsageError(
                 f"{self.path} defines {FACTORY}(): the arguments after -- ({' '.join(self.script_args)}) are "

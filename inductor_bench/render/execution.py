@@ -214,7 +214,9 @@ def calls_line(r: BreakdownResult) -> str | None:
         parts = [f"{g.id} {fmt.count(g.calls or 0.0)} x {fmt.ms(g.wall_ms)} ms = {fmt.ms(total[g.id])} ms "
                  f"({fmt.pct(fmt.share(total[g.id], whole))})"
                  for g in sorted(gs, key=lambda g: -total[g.id])]
-        return (f"calls in the script: {', '.join(parts)}; {fmt.ms(whole)} ms in its compiled graphs "
+        until = (f" (in the {r.script_stopped_s:.1f} s before it was stopped)"
+                 if r.script_stopped_s is not None else "")
+        return (f"calls in the script{until}: {', '.join(parts)}; {fmt.ms(whole)} ms in its compiled graphs "
                 f"in all ({weighed})")
     odd = [g for g in gs if step_totals.other_than_once(g.calls)]
     if not odd:

@@ -49,6 +49,7 @@ from .dynamo_counts import (
     fx_cache_counts,
 )
 from .dynamo_frame import CODE_KEY, compiled_code
+from .script_stop import stopped_after
 from .step_profile import StepTiming, profile_steps, profiled_steps
 from .workload import build_step, call_factory, load_factory, run_model_file
 
@@ -315,12 +316,14 @@ def _run_script(opts: WorkloadOptions) -> dict[str, Any]:
     sys.argv = [opts.path, *opts.script_args]
     t0 = time.perf_counter()
     try:
-        run_model_file(opts.path, "__main__")
+        with stopped_after(opts.script_seconds) as stop:
+            run_model_file(opts.path, "__main__")
     except SystemExit as e:
         if e.code not in (None, 0):
             raise WorkloadError(f"the script exited with status {e.code}") from None
     return {"script_s": time.perf_counter() - t0, "graph_calls": call_inputs.call_counts(),
-            "graph_sizes": call_inputs.size_counts(), "script_compiles": asked.found()}
+            "graph_sizes": call_inputs.size_counts(), "script_compiles": asked.found(),
+            "script_stopped_s": stop["stopped_s"]}
 
 
 def handle(request: dict[str, Any]) -> dict[str, Any]:

@@ -53,6 +53,7 @@ class CompileOutcome:
     fx_cache: dict[str, Any] | None = None  # Inductor's FX graph cache: hits, misses, bypasses
     dynamo_graphs: int | None = None  # the graphs Dynamo captured, whichever backend compiled them
     script_compiles: dict[str, Any] | None = None  # what a script asked to compile (runner/script_compiles)
+    script_stopped_s: float | None = None  # --script-seconds stopped the script this long after it started
     # module name -> calls of it: per timed step (a factory model), in the whole run (a script)
     graph_calls: dict[str, float] | None = None
     graph_sizes: dict[str, list[dict[str, Any]]] | None = None  # module name -> GraphResult.call_sizes
@@ -72,7 +73,8 @@ class CompileOutcome:
 _REPORTED = (
     "device", "device_name", "versions", "script", "compile_s", "step_samples_ms", "peak_memory_bytes",
     "peak_memory_kind", "torch_settings", "step_load", "step_turns", "step_profile", "fx_cache",
-    "dynamo_graphs", "graph_breaks", "compiles", "graph_calls", "graph_sizes", "script_compiles")
+    "dynamo_graphs", "graph_breaks", "compiles", "graph_calls", "graph_sizes", "script_compiles",
+    "script_stopped_s")
 
 
 def compile_workload(
@@ -182,7 +184,7 @@ def _take_outcome(result: BreakdownResult, opts: WorkloadOptions, comp: CompileO
     """What the compile worker measured, into the result."""
     result.device = comp.device or result.device
     result.device_name, result.versions, result.script = comp.device_name, comp.versions, comp.script
-    result.compile_s = comp.compile_s
+    result.compile_s, result.script_stopped_s = comp.compile_s, comp.script_stopped_s
     result.graph_breaks, result.compiles = list(comp.graph_breaks or []), list(comp.compiles or [])
     result.mode = modes.of_script(comp.script_compiles, result.mode) if result.script else result.mode
     result.step_samples_ms = list(comp.step_samples_ms)
@@ -250,7 +252,7 @@ def breakdown_from_outcome(
         first_error = errors.WorkloadError(
             graph_breaks.nothing_compiled(opts.path, result.script, result.graph_breaks, comp.dynamo_graphs,
                                           factory_lookalikes(opts.path) if result.script else None,
-                                          comp.script_compiles))
+                                          comp.script_compiles, comp.script_stopped_s))
         result.errors.append(str(first_error))
     if result.script and sources:
         result.device = sources[0].graph.device
@@ -305,11 +307,8 @@ def _profile_all(
     def on_done(src: GraphSource, g: GraphResult) -> None:
         nonlocal first_error
         cm, ph = open_phases.pop(g.id, (None, {}))
-        ph["done"] = (
-            f"{len(g.windows_ms) or 1} x {g.iterations} iterations, {_kernels(g)}"
-            if g.ok
-            else f"{g.status}: {g.error}"
-        )
+        ph["done"] = (f"{len(g.windows_ms) or 1} x {g.iterations} iterations, {_kernels(g)}" if g.ok
+                      else f"{g.status}: {g.error}")
         if cm is not None:
             cm.__exit__(None, None, None)
         if any(old.id == g.id for old in result.graphs):  # measured again in another process

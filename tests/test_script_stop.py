@@ -1,0 +1,137 @@
+"""``breakdown SCRIPT --script-seconds S``: a script that would run long (a training loop) is
+stopped after S seconds; what it compiled by then is profiled, its calls counted up to then,
+and the report, JSON and diff say so."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from inductor_bench.core import graph_breaks
+from inductor_bench.core.diff import diff_results
+from inductor_bench.core.errors import UsageError
+from inductor_bench.core.results import BreakdownResult, GraphResult
+from inductor_bench.core.workload import WorkloadOptions
+from inductor_bench.render.breakdown import render_breakdown
+from inductor_bench.runner.script_stop import ScriptStopped, stopped_after
+
+MODELS = Path(__file__).parent.parent / "models"
+
+
+def test_a_body_that_runs_on_is_stopped_and_one_that_ends_is_not():
+    with stopped_after(0.2) as stop:
+        while True:
+            time.sleep(0.01)
+    assert stop["stopped_s"] >= 0.2
+    with stopped_after(5.0) as done:
+        pass
+    assert done["stopped_s"] is None
+    with stopped_after(None) as unlimited:
+        time.sleep(0.01)
+    assert unlimited["stopped_s"] is None
+
+
+def test_a_script_that_catches_the_stop_is_stopped_again():
+    """Its own ``except BaseException`` (a checkpoint on the way out) goes on looping: the stop
+    comes again a second later, and the script's ``except Exception`` never sees it."""
+    caught = []
+    with stopped_after(0.1) as stop:
+        while True:
+            try:
+                while True:
+                    try:
+                        time.sleep(0.01)
+                    except Exception:  # a script's own handler: not for the stop
+                        caught.append("exception")
+            except BaseException as e:  # noqa: BLE001 - the script's, not ours
+                caught.append(type(e).__name__)
+                if len(caught) == 2:
+                    raise
+    assert caught == ["ScriptStopped", "ScriptStopped"] and stop["stopped_s"] >= 1.0
+
+
+def test_no_stop_comes_after_the_body():
+    with stopped_after(0.05):
+        pass
+    time.sleep(0.2)  # were the timer left running, ScriptStopped would be raised here
+    assert not issubclass(ScriptStopped, Exception)
+
+
+def test_the_option_is_checked():
+    with pytest.raises(UsageError, match=r"whose model runs one step: --script-seconds stops a script"):
+        WorkloadOptions(path=str(MODELS / "mlp.py"), script_seconds=3.0).validate()
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(UsageError, match="--script-seconds must be a number of seconds above 0"):
+            WorkloadOptions(path=str(MODELS / "graph_break_script.py"), script_seconds=bad).validate()
+    ok = WorkloadOptions(path=str(MODELS / "graph_break_script.py"), script_seconds=2.5).validate()
+    assert WorkloadOptions(**json.loads(json.dumps(ok.to_dict()))).script_seconds == 2.5
+
+
+def _result(stopped: float | None, calls: float = 24.0) -> BreakdownResult:
+    g = GraphResult(id="0-forward", role="forward", iterations=4, wall_ms=0.5, wall_samples_ms=[0.5] * 4,
+                    calls=calls)
+    return BreakdownResult(model="train", model_path="/x/train.py", script=True, script_stopped_s=stopped,
+                           graphs=[g])
+
+
+def test_the_report_says_the_script_was_stopped_and_the_json_keeps_it():
+    text = render_breakdown(_result(5.04))
+    assert ("ran as a script, stopped after 5.0 s (--script-seconds): every graph it compiled by then, "
+            "its calls counted up to then") in text
+    assert "calls in the script (in the 5.0 s before it was stopped): 0-forward 24 x 0.500 ms = 12.000 ms" in text
+    d = _result(5.04).to_dict()
+    assert d["extras"]["script_stopped_s"] == 5.04 and BreakdownResult.from_dict(d).script_stopped_s == 5.04
+    plain = _result(None)
+    assert "script_stopped_s" not in plain.to_dict()["extras"] and "stopped" not in render_breakdown(plain)
+
+
+def test_diff_notes_a_stop_on_one_side_only():
+    warnings = diff_results(_result(5.0), _result(None, 200.0)).warnings
+    assert ("the script was stopped (--script-seconds) on one side only: base stopped after 5.0 s, head ran "
+            "to its end; its graphs' calls are counted over other spans") in warnings
+    assert not [w for w in diff_results(_result(5.0), _result(6.0)).warnings if "stopped" in w]
+
+
+def test_a_script_stopped_before_it_compiled_is_told_to_give_it_more_time():
+    assert graph_breaks.nothing_compiled("s.py", True, [], 0, [], {}, 2.04) == (
+        "s.py: nothing was compiled — the script was stopped after 2.0 s (--script-seconds), before it had "
+        "compiled a graph: give it more seconds")
+
+
+FOREVER = '''
+import torch
+
+model = torch.compile(torch.nn.Sequential(torch.nn.Linear(32, 32), torch.nn.ReLU()))
+x = torch.randn(4, 32)
+while True:  # a training loop with no end
+    try:
+        model(x)
+    except Exception:  # the script's own handler: the stop is not an Exception
+        pass
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+def test_a_script_that_never_ends_is_stopped_and_its_graph_profiled(tmp_path):
+    script = tmp_path / "forever.py"
+    script.write_text(FOREVER)
+    p = subprocess.run(
+        [sys.executable, "-m", "inductor_bench.cli", "breakdown", str(script), "--device", "cpu",
+         "--script-seconds", "8", "--iterations", "5", "--windows", "1", "--processes", "1",
+         "--out", str(tmp_path / "run"), "--json", str(tmp_path / "r.json")],
+        capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    r = json.loads((tmp_path / "r.json").read_text())
+    stopped = r["extras"]["script_stopped_s"]
+    assert 8.0 <= stopped < 60.0
+    (g,) = r["graphs"]
+    assert g["status"] == "ok" and g["calls"] >= 1  # called in the loop, counted up to the stop
+    report = (tmp_path / "run" / "report.txt").read_text()
+    assert f"ran as a script, stopped after {stopped:.1f} s (--script-seconds)" in report
+    assert f"calls in the script (in the {stopped:.1f} s before it was stopped): {g['id']} " in report
