@@ -123,7 +123,8 @@ def test_the_iterations_the_workers_clock_found_slow_are_left_out_and_counted(re
         over = {i for i, w in enumerate(walls) if w > limit(walls)}
         by_part = set(range(len(walls))) - set(kept_iterations(walls, parts(g), clock)) - over - slow
         assert by_part == set(g.left_out) - over - slow
-        assert (f"; {len(by_part)} others by one kernel or idle gap" in shown.group(0)) == bool(by_part), shown.group(0)
+        others = "other" if len(by_part) == 1 else "others"
+        assert (f"; {len(by_part)} {others} by one kernel or idle gap" in shown.group(0)) == bool(by_part), shown.group(0)
     assert len({i for i, c in enumerate(worker_clock("0-forward")) if c > limit(worker_clock("0-forward"))}) == 14
     assert "0-backward 25 of 47 (0 over the wall limit 15.843 ms, up to 12.148 ms; 25 others by one kernel or idle gap;" in text
 
@@ -295,3 +296,15 @@ def test_reanalysis_rejudges_a_result_saved_with_other_figures(tmp_path):
     assert new.schema_version == 4
     assert new.graph("0-forward").wall_ms == pytest.approx(load_breakdown(RUN).graph("0-forward").wall_ms)
     assert new.graph("0-forward").wall_ms < old.graph("0-forward").wall_ms
+
+
+def test_one_iteration_left_out_by_one_part_is_one_other():
+    """Synthetic: four iterations under the wall limit, the third left out by one of its parts."""
+    from inductor_bench.core.results import BreakdownResult, GraphResult
+    from inductor_bench.render.breakdown import _steady_note
+
+    g = GraphResult(id="0-forward", role="forward", frame_id=0, frame_compile_id=0, iterations=4, wall_ms=1.0,
+                    wall_samples_ms=[1.0, 1.0, 1.02, 1.0], left_out=[2], limit_ms=1.1)
+    note = _steady_note(BreakdownResult(model="m", graphs=[g]))
+    assert note.endswith("0-forward 1 of 4 (0 over the wall limit 1.100 ms, up to 1.020 ms; 1 other by one kernel "
+                         "or idle gap).")

@@ -47,7 +47,10 @@ def _header(doc: Doc, r: BreakdownResult) -> None:
     if r.script:
         line = script_line(r.model_path or f"{r.model}.py", r.script_args)
         ran = f", {doc.code(line)}" if r.script_args else ""
-        facts.insert(0, f"ran as a script{ran}: every graph it compiled")
+        if r.script_stopped_s is not None:
+            ran += f", stopped after {r.script_stopped_s:.1f} s (--script-seconds)"
+        facts.insert(0, f"ran as a script{ran}: every graph it compiled" + (
+            " by then, its calls counted up to then" if r.script_stopped_s is not None else ""))
     doc.paragraph(*(doc.item(f) for f in facts if f))
     if r.status != Status.OK or r.errors:
         doc.paragraph(doc.alert(f"Status: {r.status}"), *(f"- {e.splitlines()[0]}" for e in r.errors))
@@ -121,7 +124,8 @@ def _steady_note(r: BreakdownResult) -> str:
             f"{g.id} {len(g.left_out)} of {len(g.wall_samples_ms)} ({len(wall)} over the wall limit "
             f"{fmt.ms(g.limit_ms or 0.0)} ms, up to {fmt.ms(max(g.wall_samples_ms))} ms"
             + (f"; {len(clock)} slow by the worker's clock" if clock else "")
-            + (f"; {parts} others by one kernel or idle gap" if parts else "") + f"{why})"
+            + (f"; {parts} {'other' if parts == 1 else 'others'} by one kernel or idle gap" if parts else "")
+            + f"{why})"
         )
     if not out:
         return head + "; none was."
