@@ -16,6 +16,7 @@ from inductor_bench.core import graph_breaks
 from inductor_bench.core.diff import diff_results
 from inductor_bench.core.errors import UsageError
 from inductor_bench.core.results import BreakdownResult, GraphResult
+from inductor_bench.core.vocab import Outcome
 from inductor_bench.core.workload import WorkloadOptions
 from inductor_bench.render.breakdown import render_breakdown
 from inductor_bench.runner.script_stop import ScriptStopped, stopped_after
@@ -90,11 +91,22 @@ def test_the_report_says_the_script_was_stopped_and_the_json_keeps_it():
     assert "script_stopped_s" not in plain.to_dict()["extras"] and "stopped" not in render_breakdown(plain)
 
 
-def test_diff_notes_a_stop_on_one_side_only():
-    warnings = diff_results(_result(5.0), _result(None, 200.0)).warnings
-    assert ("the script was stopped (--script-seconds) on one side only: base stopped after 5.0 s, head ran "
-            "to its end; its graphs' calls are counted over other spans") in warnings
-    assert not [w for w in diff_results(_result(5.0), _result(6.0)).warnings if "stopped" in w]
+def test_diff_does_not_judge_sums_whose_calls_count_the_time_it_ran():
+    """Head: the graph 10% faster, but called 200 times (it ran to its end) against the base's
+    24 (stopped): its sums weigh the calls, and are not judged; the graph's own table is."""
+    base, head = _result(5.0), _result(None, 200.0)
+    head.graphs[0].wall_samples_ms = [0.45] * 4
+    head.graphs[0].wall_ms = 0.45
+    d = diff_results(base, head)
+    assert ("the script was stopped (--script-seconds): base stopped after 5.0 s, head ran to its end; its "
+            "graphs' calls count how long it ran, not what it does, so the sums over its graphs (step, kernel "
+            "time, categories) are not judged") in d.warnings
+    (s,) = d.sections
+    assert s.step.verdict == Outcome.NOT_COMPARABLE and s.calls_changed == [("0-forward", 24.0, 200.0)]
+    # stopped on both sides after as many calls: the sums are judged as ever
+    same = diff_results(_result(5.0), _result(6.0))
+    assert same.sections[0].step.verdict != Outcome.NOT_COMPARABLE
+    assert not [w for w in same.warnings if "stopped" in w]
 
 
 def test_a_script_stopped_before_it_compiled_is_told_to_give_it_more_time():

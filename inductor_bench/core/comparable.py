@@ -12,7 +12,7 @@ from .compiled_from import code_label, same_code
 from .match import match_kernels
 from .results import BreakdownResult
 from .symbols import sizes_text
-from .unmeasured import Unmeasured
+from .unmeasured import Unmeasured, calls_changed
 
 Result = BreakdownResult | CompareResult
 
@@ -43,14 +43,21 @@ def comparability(base: Result, head: Result) -> tuple[list[str], list[str]]:
         notes += recategorized(base, head)
         if base.script_args != head.script_args:
             notes.append(f"the script ran with other arguments: base {_args(base)}, head {_args(head)}")
-        if (base.script_stopped_s is None) != (head.script_stopped_s is None):
-            notes.append(f"the script was stopped (--script-seconds) on one side only: base "
-                         f"{_stopped(base)}, head {_stopped(head)}; its graphs' calls are counted over "
-                         "other spans")
+        if stopped_apart(base, head):
+            notes.append(f"the script was stopped (--script-seconds): base {_stopped(base)}, head "
+                         f"{_stopped(head)}; its graphs' calls count how long it ran, not what it does, so "
+                         "the sums over its graphs (step, kernel time, categories) are not judged")
     bt, ht = base.versions.get("torch"), head.versions.get("torch")
     if bt and ht and bt != ht:
         notes.append(f"torch versions differ: base {bt}, head {ht}")
     return problems, notes
+
+
+def stopped_apart(base: BreakdownResult, head: BreakdownResult) -> bool:
+    """A script stopped by ``--script-seconds`` on either side, whose graphs were called a
+    different number of times on each: the calls measure the time it ran, not its work."""
+    stopped = base.script_stopped_s is not None or head.script_stopped_s is not None
+    return stopped and bool(calls_changed(base, head))
 
 
 def _stopped(r: BreakdownResult) -> str:

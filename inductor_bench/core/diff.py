@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .categories import order as category_order
-from .comparable import comparability, sizes_differ, unmeasured_modes
+from .comparable import comparability, sizes_differ, stopped_apart, unmeasured_modes
 from .compare import CompareResult, ModeResult
 from .compiled_from import graph_codes
 from .compiles import limits_one_side_only
@@ -137,7 +137,7 @@ def breakdown_section(
         section.recomputed_ms = (recomputed_step_ms(base, again[0]), recomputed_step_ms(head, again[1]))
     section.breaks_added, section.breaks_removed = one_side_only(base.graph_breaks, head.graph_breaks)
     section.limits_added, section.limits_removed = limits_one_side_only(base.compiles, head.compiles)
-    return _withhold_verdicts(section) if gaps else section
+    return _withhold_verdicts(section) if gaps or stopped_apart(base, head) else section
 
 
 def compiled_alike(base: BreakdownResult, head: BreakdownResult, s: SectionDiff,
