@@ -19,16 +19,30 @@ from inductor_bench.core.results import BreakdownResult, GraphResult
 from inductor_bench.core.vocab import Outcome
 from inductor_bench.core.workload import WorkloadOptions
 from inductor_bench.render.breakdown import render_breakdown
-from inductor_bench.runner.script_stop import ScriptStopped, stopped_after
+from inductor_bench.runner.script_stop import ScriptStopped, after_graph_call, stopped_after
 
 MODELS = Path(__file__).parent.parent / "models"
 
 
-def test_a_body_that_runs_on_is_stopped_and_one_that_ends_is_not():
+def test_the_stop_comes_as_a_graph_call_returns_or_when_as_long_again_has_passed():
+    """A loop that calls a compiled graph stops as a call returns once the time is up (the
+    call counted); one that calls none is stopped wherever it is after twice the time."""
+    calls, at_call = [], []
     with stopped_after(0.2) as stop:
         while True:
             time.sleep(0.01)
-    assert stop["stopped_s"] >= 0.2
+            calls.append(time.perf_counter())
+            try:
+                after_graph_call()  # as the wrapper of every compiled module's call() does
+            except ScriptStopped:
+                at_call.append(len(calls))
+                raise
+    assert at_call == [len(calls)] and stop["stopped_s"] >= 0.2 and calls[-1] - calls[0] >= 0.15
+    with stopped_after(0.2) as eager:
+        while True:
+            time.sleep(0.01)
+    assert eager["stopped_s"] >= 0.4
+    after_graph_call()  # outside a stopped script: nothing
     with stopped_after(5.0) as done:
         pass
     assert done["stopped_s"] is None
@@ -39,7 +53,8 @@ def test_a_body_that_runs_on_is_stopped_and_one_that_ends_is_not():
 
 def test_a_script_that_catches_the_stop_is_stopped_again():
     """Its own ``except BaseException`` (a checkpoint on the way out) goes on looping: the stop
-    comes again a second later, and the script's ``except Exception`` never sees it."""
+    (at twice the time: this loop calls no graph) comes again a second later, and the script's
+    ``except Exception`` never sees it."""
     caught = []
     with stopped_after(0.1) as stop:
         while True:
@@ -53,7 +68,7 @@ def test_a_script_that_catches_the_stop_is_stopped_again():
                 caught.append(type(e).__name__)
                 if len(caught) == 2:
                     raise
-    assert caught == ["ScriptStopped", "ScriptStopped"] and stop["stopped_s"] >= 1.0
+    assert caught == ["ScriptStopped", "ScriptStopped"] and stop["stopped_s"] >= 1.2
 
 
 def test_no_stop_comes_after_the_body():

@@ -55,6 +55,7 @@ from ..core.devices import HOST_BACKEND
 from ..core.rundir import CALL_INPUTS_FILE
 from . import call_constants
 from .call_constants import recordable
+from .script_stop import after_graph_call
 
 MAX_TENSOR_BYTES = 64 << 20  # a larger input keeps the harness's draw
 MAX_MODULE_BYTES = 256 << 20
@@ -95,6 +96,11 @@ def _wrap_call(mod: Any, record: Path, held: dict[str, Any] | None = None) -> No
     sizes = _SIZES.setdefault(name, CallSizes(Path(mod.__file__)))
 
     def recording_call(args: Any) -> Any:
+        out = record_call(args)
+        after_graph_call()  # a script whose time is up stops here (--script-seconds)
+        return out
+
+    def record_call(args: Any) -> Any:
         nonlocal done
         _CALLS[name] = _CALLS.get(name, 0) + 1
         new = sizes.count(args)
