@@ -390,3 +390,46 @@ def test_a_compile_failure_whose_first_line_only_introduces_its_cause_names_the_
         "RuntimeError: Found no NVIDIA driver on your system.")
     assert _describe(ValueError("bad shape\nmore")) == "the model raised: ValueError: bad shape"
     assert _describe(ValueError("")) == "the model raised: ValueError: "
+
+
+# Dynamo's error at a break under fullgraph=True, as torch raised it for `print("value",
+# y.sum().item())` at line 6 of a function compiled with fullgraph=True (recorded on this
+# project's CPU machine, 2026-12-02; the texts cut after their first hint).
+FULLGRAPH_2_5_1 = ('Tensor.item\n\nfrom user code:\n   File "/tmp/ex/fg.py", line 6, in f\n    print("value", '
+                   'y.sum().item())\n\nSet TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information\n')
+FULLGRAPH_2_15_0 = ("Failed to trace builtin operator\n  Explanation: Dynamo does not know how to trace builtin "
+                    "operator `print` with argument types ['str', 'float'] (has_kwargs False)\n  Hint: Avoid "
+                    "calling builtin `print` with argument types ['str', 'float']. Consider using an equivalent "
+                    "alternative function/method to `print`.\n\nfrom user code:\n   File \"/tmp/ex/fg.py\", line 6, "
+                    "in f\n    print(\"value\", y.sum().item())\n")
+
+
+def test_a_break_under_fullgraph_names_its_line_and_what_dynamo_could_not_trace():
+    """It said `torch.compile failed: Unsupported: Failed to trace builtin operator`: neither
+    where nor what."""
+    from inductor_bench.runner.capture import _describe
+
+    class Unsupported(Exception):
+        __module__ = "torch._dynamo.exc"
+
+    assert _describe(Unsupported(FULLGRAPH_2_15_0)) == (
+        "torch.compile failed: a graph break, which fullgraph=True makes an error, at fg.py:6: Dynamo does not "
+        "know how to trace builtin operator `print` with argument types ['str', 'float'] (has_kwargs False) "
+        "(Dynamo's hint: Avoid calling builtin `print` with argument types ['str', 'float']. Consider using an "
+        "equivalent alternative function/method to `print`.)")
+    assert _describe(Unsupported(FULLGRAPH_2_5_1)) == (
+        "torch.compile failed: a graph break, which fullgraph=True makes an error, at fg.py:6: Tensor.item")
+    assert _describe(Unsupported("no place named")) == "torch.compile failed: Unsupported: no place named"
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+def test_a_script_breaking_under_fullgraph_is_told_where(tmp_path):
+    f = tmp_path / "fg.py"
+    f.write_text("import torch\n\n\n@torch.compile(fullgraph=True)\ndef f(x):\n    y = x.sin()\n"
+                 "    print('value', y.sum().item())\n    return y.cos()\n\n\nf(torch.randn(8))\n")
+    p = cli("breakdown", str(f), "--device", "cpu", "--runs-dir", str(tmp_path / "runs"))
+    assert p.returncode == 3
+    line = one_error_line(p)
+    assert line.startswith("inductor-bench: error: torch.compile failed: a graph break, which fullgraph=True "
+                           "makes an error, at fg.py:7: "), line

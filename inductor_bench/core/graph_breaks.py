@@ -92,6 +92,17 @@ def parse(payload: str, torch_dir: str = "") -> dict[str, Any]:
     return _library_side(out, text, torch_dir)
 
 
+def fullgraph_error(text: str) -> str | None:
+    """The line for the error Dynamo raises at a break it may not make (``fullgraph=True``):
+    ``fg.py:6: Dynamo does not know how to trace builtin operator `print` ... (Dynamo's hint:
+    ...)``; None where its text names no place."""
+    b = parse(text)
+    if not b["file"]:
+        return None
+    hint = f" (Dynamo's hint: {b['hint']})" if b.get("hint") else ""
+    return f"a graph break, which fullgraph=True makes an error, at {describe(b)}{hint}"
+
+
 def from_log(message: str, error: str, torch_dir: str = "") -> dict[str, Any]:
     """One record of Dynamo's ``graph_breaks`` logging artifact where the structured trace has
     no break record (torch 2.5): "Graph break: from user code at:" and the user's stack,

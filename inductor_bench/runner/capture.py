@@ -191,6 +191,9 @@ def _describe(e: BaseException, what: str = "the model") -> str:
     if first.endswith(":") and len(msg) > 1:
         first = f"{first} {msg[1]}"
     mod = type(e).__module__ or ""
+    if mod == "torch._dynamo.exc" and type(e).__name__ == "Unsupported" and (
+            line := graph_breaks.fullgraph_error(str(e))):
+        return f"torch.compile failed: {line}"[:600]
     where = (
         "torch.compile failed" if mod.startswith(("torch._dynamo", "torch._inductor")) else f"{what} raised"
     )
