@@ -413,12 +413,12 @@ def test_a_break_under_fullgraph_names_its_line_and_what_dynamo_could_not_trace(
         __module__ = "torch._dynamo.exc"
 
     assert _describe(Unsupported(FULLGRAPH_2_15_0)) == (
-        "torch.compile failed: a graph break, which fullgraph=True makes an error, at fg.py:6: Dynamo does not "
+        "torch.compile failed: a graph break, an error under fullgraph=True (or error_on_graph_break), at fg.py:6: Dynamo does not "
         "know how to trace builtin operator `print` with argument types ['str', 'float'] (has_kwargs False) "
         "(Dynamo's hint: Avoid calling builtin `print` with argument types ['str', 'float']. Consider using an "
         "equivalent alternative function/method to `print`.)")
     assert _describe(Unsupported(FULLGRAPH_2_5_1)) == (
-        "torch.compile failed: a graph break, which fullgraph=True makes an error, at fg.py:6: Tensor.item")
+        "torch.compile failed: a graph break, an error under fullgraph=True (or error_on_graph_break), at fg.py:6: Tensor.item")
     assert _describe(Unsupported("no place named")) == "torch.compile failed: Unsupported: no place named"
 
 
@@ -431,5 +431,5 @@ def test_a_script_breaking_under_fullgraph_is_told_where(tmp_path):
     p = cli("breakdown", str(f), "--device", "cpu", "--runs-dir", str(tmp_path / "runs"))
     assert p.returncode == 3
     line = one_error_line(p)
-    assert line.startswith("inductor-bench: error: torch.compile failed: a graph break, which fullgraph=True "
-                           "makes an error, at fg.py:7: "), line
+    assert line.startswith("inductor-bench: error: torch.compile failed: a graph break, an error under "
+                           "fullgraph=True (or error_on_graph_break), at fg.py:7: "), line

@@ -100,7 +100,7 @@ def fullgraph_error(text: str) -> str | None:
     if not b["file"]:
         return None
     hint = f" (Dynamo's hint: {b['hint']})" if b.get("hint") else ""
-    return f"a graph break, which fullgraph=True makes an error, at {describe(b)}{hint}"
+    return f"a graph break, an error under fullgraph=True (or error_on_graph_break), at {describe(b)}{hint}"
 
 
 def from_log(message: str, error: str, torch_dir: str = "") -> dict[str, Any]:
