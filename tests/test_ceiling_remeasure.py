@@ -241,6 +241,16 @@ def test_a_hosts_half_precision_ceiling_is_no_lower_than_its_fp32_one():
     assert got.matmul_layout["fp16/bf16"] == ("widened to fp32 (a @ b.T (oneDNN linear): its own fastest, "
                                               "a.T @ b, 0.024 TFLOP/s)")
     assert widened(Ceilings.from_dict(got.to_dict()), host=True).to_dict() == got.to_dict()  # once is enough
+    # fp32 measured again, faster (a run's kernels beat it): bf16 follows it, its own figure kept once
+    again = Ceilings.from_dict(got.to_dict())
+    again.tflops["fp32"], again.matmul_layout["fp32"] = 0.174, "a.T @ b.T"
+    again = widened(again, host=True)
+    assert again.tflops["fp16/bf16"] == 0.174 and again.matmul_layout["fp16/bf16"] == (
+        "widened to fp32 (a.T @ b.T: its own fastest, a.T @ b, 0.024 TFLOP/s)")
+    unmeasured = Ceilings("cpu", gbps=30.0, tflops={"fp32": 0.171}, matmul_layout={"fp32": "a.T @ b"})
+    twice = widened(widened(unmeasured, host=True), host=True)
+    twice.tflops["fp32"] = 0.2
+    assert widened(twice, host=True).matmul_layout["fp16/bf16"] == "widened to fp32 (a.T @ b)"
     assert widened(Ceilings.from_dict(slow.to_dict()), host=False).to_dict() == slow.to_dict()
     native = replace(slow, tflops={"fp32": 0.171, "fp16/bf16": 0.6})
     assert widened(Ceilings.from_dict(native.to_dict()), host=True).tflops["fp16/bf16"] == 0.6

@@ -78,6 +78,9 @@ def higher_of(a: Ceilings, b: Ceilings | None) -> Ceilings:
     return c
 
 
+_WIDENED, _OWN = "widened to fp32 (", ": its own fastest, "
+
+
 def widened(c: Ceilings, host: bool) -> Ceilings:
     """``c`` with a host's half-precision ceiling no lower than its fp32 one: a CPU can always
     widen bf16 or fp16 to fp32 and multiply at fp32's rate, as Inductor's C++ GEMM template does
@@ -88,8 +91,12 @@ def widened(c: Ceilings, host: bool) -> Ceilings:
     fp32, half = c.tflops.get(FP32), c.tflops.get(FP16)
     if not host or fp32 is None or (half is not None and half >= fp32):
         return c
-    own = f": its own fastest, {c.matmul_layout.get(FP16)}, {half:.3g} TFLOP/s" if half is not None else ""
-    c.tflops[FP16], c.matmul_layout[FP16] = fp32, f"widened to fp32 ({c.matmul_layout.get(FP32)}{own})"
+    layout = c.matmul_layout.get(FP16) or ""
+    if layout.startswith(_WIDENED):  # widened before, and fp32 measured faster since: its own kept
+        own = layout[layout.find(_OWN):-1] if _OWN in layout else ""
+    else:
+        own = f"{_OWN}{layout}, {half:.3g} TFLOP/s" if half is not None else ""
+    c.tflops[FP16], c.matmul_layout[FP16] = fp32, f"{_WIDENED}{c.matmul_layout.get(FP32)}{own})"
     if FP32 in c.matmul_n:
         c.matmul_n[FP16] = c.matmul_n[FP32]
     return c
