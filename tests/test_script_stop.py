@@ -162,3 +162,4 @@ def test_a_script_that_never_ends_is_stopped_and_its_graph_profiled(tmp_path):
     report = (tmp_path / "run" / "report.txt").read_text()
     assert f"ran as a script, stopped after {stopped:.1f} s (--script-seconds)" in report
     assert f"calls in the script (in the {stopped:.1f} s before it was stopped): {g['id']} " in report
+    assert "compiling forever.py (a script, device cpu, mode default, stopped after 8 s) ..." in p.stderr

@@ -137,8 +137,9 @@ def _preload_path(opts: WorkloadOptions) -> str | None:
 
 def _describe(opts: WorkloadOptions) -> str:
     if opts.kind == SCRIPT_KIND:  # it chooses the rest itself
+        stop = [f"stopped after {opts.script_seconds:g} s"] if opts.script_seconds else []
         return ", ".join(["a script", f"device {opts.device}", f"mode {opts.mode}"]
-                         + (["freezing"] if opts.freezing else []))
+                         + (["freezing"] if opts.freezing else []) + stop)
     parts = [
         "train" if opts.train else "inference",
         f"device {opts.device}",
