@@ -86,6 +86,10 @@ def test_the_same_break_met_again_is_counted_not_repeated():
     assert [x["count"] for x in found] == [3, 1]
     assert gb.describe(found[0]) == (
         f"record.py:{a['line']}: {a['reason']} (3 times) (its function ran eagerly, outside any compiled graph)")
+    # the line counts the breaks, and the places where there are fewer
+    assert gb.summary_line(found).startswith(f"graph breaks: 4 at 2 places — record.py:{a['line']}: ")
+    assert gb.summary_line(found[:1]).startswith("graph breaks: 3 at 1 place — ")
+    assert gb.summary_line(found[1:]).startswith(f"graph breaks: 1 — record.py:{b['line']}: ")
 
 
 def test_nothing_compiled_says_why_for_a_factory_and_for_a_script():

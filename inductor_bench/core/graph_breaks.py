@@ -201,7 +201,9 @@ def summary_line(breaks: list[dict[str, Any]], shown: int = 3) -> str:
     """The report's line: how many breaks, the first few described."""
     parts = [describe(b) for b in breaks[:shown]]
     more = f" · and {len(breaks) - shown} more (JSON: extras.graph_breaks)" if len(breaks) > shown else ""
-    return f"graph breaks: {len(breaks)} — " + " · ".join(parts) + more
+    met = sum(max(1, int(b.get("count", 1))) for b in breaks)
+    places = f" at {len(breaks)} place{'' if len(breaks) == 1 else 's'}" if met > len(breaks) else ""
+    return f"graph breaks: {met}{places} — " + " · ".join(parts) + more
 
 
 def nothing_compiled(path: str, script: bool, breaks: list[dict[str, Any]], dynamo_graphs: int | None = None,
