@@ -163,3 +163,26 @@ def test_a_script_that_never_ends_is_stopped_and_its_graph_profiled(tmp_path):
     assert f"ran as a script, stopped after {stopped:.1f} s (--script-seconds)" in report
     assert f"calls in the script (in the {stopped:.1f} s before it was stopped): {g['id']} " in report
     assert "compiling forever.py (a script, device cpu, mode default, stopped after 8 s) ..." in p.stderr
+
+
+def test_the_compile_workers_wrapper_stops_a_script_whose_time_is_up_after_the_call(tmp_path):
+    """The wrapper every compiled module's ``call`` gets in the compile worker: the call runs and
+    is counted, then the stop comes; outside a stopped script it never does."""
+    pytest.importorskip("torch")
+    from inductor_bench.runner import call_inputs
+
+    ran = []
+    mod = type(sys)("compiled_module")
+    mod.__file__ = str(tmp_path / "cstop.py")
+    (tmp_path / "cstop.py").write_text("def call(args):\n    return args\n")
+    mod.call = lambda args: ran.append(len(args)) or args
+    call_inputs._wrap_call(mod, tmp_path / "record" / "cstop.pt")
+    mod.call([1])
+    with stopped_after(0.05) as stop:
+        time.sleep(0.1)  # the time is up: the next call to return stops the script
+        mod.call([1, 2])
+        ran.append("after")  # never reached
+    assert ran == [1, 2] and stop["stopped_s"] is not None
+    assert call_inputs.call_counts()["cstop"] == 2
+    mod.call([1, 2, 3])  # after the script: no stop
+    assert ran == [1, 2, 3]
