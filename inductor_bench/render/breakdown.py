@@ -47,10 +47,11 @@ def _header(doc: Doc, r: BreakdownResult) -> None:
     if r.script:
         line = script_line(r.model_path or f"{r.model}.py", r.script_args)
         ran = f", {doc.code(line)}" if r.script_args else ""
+        whole = ": every graph it compiled"
         if r.script_stopped_s is not None:
             ran += f", stopped after {r.script_stopped_s:.1f} s (--script-seconds)"
-        facts.insert(0, f"ran as a script{ran}: every graph it compiled" + (
-            " by then, its calls counted up to then" if r.script_stopped_s is not None else ""))
+            whole += " by then, its calls counted up to then"
+        facts.insert(0, f"ran as a script{ran}{whole}")
     doc.paragraph(*(doc.item(f) for f in facts if f))
     if r.status != Status.OK or r.errors:
         doc.paragraph(doc.alert(f"Status: {r.status}"), *(f"- {e.splitlines()[0]}" for e in r.errors))

@@ -96,17 +96,18 @@ def _wrap_call(mod: Any, record: Path, held: dict[str, Any] | None = None) -> No
     sizes = _SIZES.setdefault(name, CallSizes(Path(mod.__file__)))
 
     def recording_call(args: Any) -> Any:
-        out = record_call(args)
-        after_graph_call()  # a script whose time is up stops here (--script-seconds)
-        return out
-
-    def record_call(args: Any) -> Any:
         nonlocal done
         _CALLS[name] = _CALLS.get(name, 0) + 1
         new = sizes.count(args)
-        if done:
-            return call(args) if new is None else _sized_call(call, args, sizes, record, new)
-        done = True
+        if not done:
+            done = True
+            out = first_call(args)
+        else:
+            out = call(args) if new is None else _sized_call(call, args, sizes, record, new)
+        after_graph_call()  # a script whose time is up stops here (--script-seconds)
+        return out
+
+    def first_call(args: Any) -> Any:
         sizes.first_shapes = {i: tuple(a.shape) for i, a in enumerate(args) if recordable(a)}
         kept: dict[int, Any] = {}
         scales: dict[int, Any] = {}
