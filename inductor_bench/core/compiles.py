@@ -86,14 +86,34 @@ def seconds(name: str, metrics: Any) -> dict[str, float]:
     return {key: float(metrics[f]) for key, f in fields.items() if isinstance(metrics.get(f), (int, float))}
 
 
+def frame_facts(name: str, metrics: Any) -> dict[str, Any]:
+    """A frame compile's ``compilation_metrics`` record (2.5 to 2.15) -> what is kept beside its
+    times: ``code``, the function compiled (as ``GraphResult.compiled_from`` names one), ``ops``,
+    its graph's op count, and ``failed``, torch's error on one line where the compile raised and
+    Dynamo went on (``torch._dynamo.config.suppress_errors``); {} for another record."""
+    if name != "compilation_metrics" or not isinstance(metrics, dict):
+        return {}
+    out: dict[str, Any] = {}
+    if metrics.get("co_name") and metrics.get("co_filename"):
+        out["code"] = {"name": str(metrics["co_name"]), "file": str(metrics["co_filename"]),
+                       "line": int(metrics.get("co_firstlineno") or 0)}
+    if isinstance(metrics.get("graph_op_count"), int):
+        out["ops"] = metrics["graph_op_count"]
+    if metrics.get("fail_type"):
+        out["failed"] = one_line(f"{metrics['fail_type']}: {metrics.get('fail_reason') or ''}".rstrip(": "),
+                                 REASON_CHARS)
+    return out
+
+
 Ids = tuple[Any, Any]  # (frame id, frame compile id)
 
 
 def merge(records: list[dict[str, Any]], limits: list[tuple[Any, Any, dict[str, Any]]],
-          timed: list[tuple[Any, Any, dict[str, float]]] = ()) -> list[dict[str, Any]]:
+          timed: Sequence[tuple[Any, Any, dict[str, float]]] = (),
+          facts: Sequence[tuple[Any, Any, dict[str, Any]]] = ()) -> list[dict[str, Any]]:
     """One entry per compile: its ids, and what was heard of it: ``reasons`` (a recompile's
-    ``record``), ``limit`` (the hit it met, ``limit_hit``), ``seconds`` (its times); ordered
-    by frame and compile."""
+    ``record``), ``limit`` (the hit it met, ``limit_hit``), ``seconds`` (its times), ``code``,
+    ``ops`` and ``failed`` (``frame_facts``); ordered by frame and compile."""
     out: dict[Ids, dict[str, Any]] = {}
 
     def entry(frame: Any, compile_id: Any) -> dict[str, Any]:
@@ -107,6 +127,9 @@ def merge(records: list[dict[str, Any]], limits: list[tuple[Any, Any, dict[str, 
         if secs:
             e = entry(frame, compile_id)
             e["seconds"] = {**e.get("seconds", {}), **secs}
+    for frame, compile_id, known in facts:
+        if known:
+            entry(frame, compile_id).update(known)
     return [out[k] for k in sorted(out, key=lambda k: (k[0] is None, k[0] or 0, k[1] or 0))]
 
 
@@ -160,7 +183,45 @@ def lines(r: BreakdownResult) -> list[str]:
         frames.setdefault(frame, {})[compile_id] = gs
     why = {(x.get("frame_id"), x.get("frame_compile_id") or 0): x for x in r.compiles}
     out = [_frame_line(r, frame, compiles, why) for frame, compiles in frames.items() if len(compiles) > 1]
-    return out + limit_lines(r)
+    return out + limit_lines(r) + unprofiled_lines(r)
+
+
+def unprofiled(r: BreakdownResult) -> list[dict[str, Any]]:
+    """The compiles Dynamo made that left no graph in the run: one that failed (``failed``:
+    torch's error, where Dynamo went on and ran the function eagerly), and one whose graph of
+    ops another backend compiled (no Inductor time: ``torch.compile(f, backend="aot_eager")``).
+    [] where a graph of the run names no compile to match them against."""
+    if any(g.frame_id is None for g in r.graphs):
+        return []
+    made = _by_compile(r)
+    return [x for x in r.compiles if (x.get("frame_id"), x.get("frame_compile_id") or 0) not in made
+            and (x.get("failed") or (x.get("ops") and "inductor" not in x.get("seconds", {})))]
+
+
+def unprofiled_lines(r: BreakdownResult) -> list[str]:
+    """A warning for each compile that failed and ran eagerly, and one line for the graphs that
+    another backend compiled (``unprofiled``)."""
+    found = unprofiled(r)
+    out = [f"WARNING: the compile of {first_failure([x])}; Dynamo went on (torch._dynamo.config."
+           "suppress_errors) and ran its calls eagerly, outside any compiled graph"
+           for x in found if x.get("failed")]
+    other = [f"{_label(x)}, {x['ops']} op{'' if x['ops'] == 1 else 's'}"
+             for x in found if not x.get("failed")]
+    if other:
+        out.append(f"not profiled: {len(other)} graph{'' if len(other) == 1 else 's'} that a backend other "
+                   f"than Inductor compiled (torch.compile(..., backend=...)), whose calls are in no table "
+                   f"here: {'; '.join(other)}")
+    return out
+
+
+def first_failure(found: list[dict[str, Any]]) -> str | None:
+    """``f (m.py:3) failed: InductorError: ...``: the first compile that failed (``frame_facts``)."""
+    x = next((x for x in found if x.get("failed")), None)
+    return f"{_label(x)} failed: {x['failed']}" if x else None
+
+
+def _label(x: dict[str, Any]) -> str:
+    return code_label(x.get("code")) or f"frame {compile_name(x.get('frame_id'), x.get('frame_compile_id'))}"
 
 
 def limit_lines(r: BreakdownResult) -> list[str]:

@@ -208,16 +208,20 @@ def summary_line(breaks: list[dict[str, Any]], shown: int = 3) -> str:
 
 def nothing_compiled(path: str, script: bool, breaks: list[dict[str, Any]], dynamo_graphs: int | None = None,
                      lookalikes: list[str] | None = None, asked: dict[str, Any] | None = None,
-                     stopped_s: float | None = None) -> str:
+                     stopped_s: float | None = None, failed: str | None = None) -> str:
     """Why a run has no graph to profile, as one line. ``dynamo_graphs``: the graphs Dynamo
     captured, whichever backend then compiled them; ``lookalikes``: a script's top-level
     functions named like a model factory (``get_model``), which the tool does not call;
     ``asked``: what a script asked to compile (``runner/script_compiles.py``); ``stopped_s``:
-    when ``--script-seconds`` stopped the script."""
+    when ``--script-seconds`` stopped the script; ``failed``: a compile that failed and ran
+    eagerly, ``f (m.py:3) failed: InductorError: ...`` (``core/compiles.first_failure``)."""
     asked = asked or {}
     if script and stopped_s is not None:
         return (f"{path}: nothing was compiled — the script was stopped after {stopped_s:.1f} s "
                 "(--script-seconds), before it had compiled a graph: give it more seconds")
+    if failed:
+        return (f"{path}: nothing was compiled — the compile of {failed}; Dynamo went on "
+                "(torch._dynamo.config.suppress_errors) and ran its calls eagerly")
     if script and asked.get("aot_compiles"):
         return (f"{path}: nothing for breakdown to profile — the script compiled with AOTInductor "
                 f"({asked['aot_compiles']} ahead-of-time compile(s): aoti_compile_and_package, aot_compile), "

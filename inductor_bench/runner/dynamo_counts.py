@@ -109,6 +109,7 @@ class CompileRecorder(logging.Handler):
         self.records: list[dict[str, Any]] = []
         self.limits: list[tuple[Any, Any, dict[str, Any]]] = []
         self.timed: list[tuple[Any, Any, dict[str, float]]] = []
+        self.facts: list[tuple[Any, Any, dict[str, Any]]] = []  # each compile's function, ops, failure
         self.bypass_reasons: list[str] = []  # each once, in the order met
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -130,6 +131,10 @@ class CompileRecorder(logging.Handler):
                 self._bypassed(json.loads(payload))
             for name in compiles.METRICS.keys() & md.keys():
                 self.timed.append((*ids, compiles.seconds(name, md[name])))
+                facts = compiles.frame_facts(name, md[name])
+                if facts.get("failed") and _graph_break(md[name].get("fail_type")):
+                    del facts["failed"]  # a break that skipped the frame: the break recorder has it
+                self.facts.append((*ids, facts))
 
     def _bypassed(self, info: dict[str, Any]) -> None:
         reason = info.get("cache_bypass_reason") if info.get("cache_state") == "bypass" else None
@@ -138,8 +143,23 @@ class CompileRecorder(logging.Handler):
 
     def found(self) -> list[dict[str, Any]]:
         with contextlib.suppress(Exception):  # evidence only: never fails a run
-            return compiles.merge(self.records, self.limits, self.timed)
+            return compiles.merge(self.records, self.limits, self.timed, self.facts)
         return []
+
+
+# Dynamo's exceptions it breaks a graph (or skips a frame) at, rather than fails: it runs the
+# function eagerly whatever ``suppress_errors`` says (``torch/_dynamo/convert_frame.py``)
+SOFT_FAILURES = ("Unsupported", "UserError", "SkipFrame", "RecompileLimitExceeded", "CacheLimitExceeded",
+                 "FailOnRecompileLimitHit", "SkipCodeRecursiveException")
+
+
+def _graph_break(fail_type: Any) -> bool:
+    """Whether a compile's ``fail_type`` names one of ``SOFT_FAILURES`` (or a subclass)."""
+    import torch._dynamo.exc as exc
+
+    cls = getattr(exc, str(fail_type), None)
+    soft = tuple(c for c in (getattr(exc, n, None) for n in SOFT_FAILURES) if isinstance(c, type))
+    return isinstance(cls, type) and issubclass(cls, soft)
 
 
 def _current_compile() -> tuple[Any, Any]:

@@ -1,8 +1,6 @@
 """One breakdown run, end to end: compile (worker) → profile each graph (worker per graph)
-→ analyse (in process, pure) → saved in a fresh run directory (``core/rundir.py``).
-
-Whatever happens in the user's model, what was measured before the failure is saved.
-"""
+→ analyse (in process, pure) → saved in a fresh run directory (``core/rundir.py``). Whatever
+happens in the user's model, what was measured before the failure is saved."""
 
 from __future__ import annotations
 
@@ -12,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core import errors, graph_breaks, modes, resize, subgraphs
+from ..core import compiles, errors, graph_breaks, modes, resize, subgraphs
 from ..core.devices import HOST_BACKEND
 from ..core.outside import outside_of
 from ..core.results import BreakdownResult, CompileCache, GraphResult, PeakMemory, StepTurns, TorchSettings
@@ -253,7 +251,8 @@ def breakdown_from_outcome(
         first_error = errors.WorkloadError(
             graph_breaks.nothing_compiled(opts.path, result.script, result.graph_breaks, comp.dynamo_graphs,
                                           factory_lookalikes(opts.path) if result.script else None,
-                                          comp.script_compiles, comp.script_stopped_s))
+                                          comp.script_compiles, comp.script_stopped_s,
+                                          compiles.first_failure(result.compiles)))
         result.errors.append(str(first_error))
     if result.script and sources:
         result.device = sources[0].graph.device
