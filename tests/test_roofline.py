@@ -666,6 +666,9 @@ def test_a_time_weighted_percent_over_little_of_the_kernel_time_says_how_little(
     assert section.to_dict()["roofline_judged_share"] == pytest.approx([25.0, 25.0])
     g.kernels = [copy]  # all of the time judged: the % alone
     assert roofline_rows([r])[0] == ["% of peak (time-weighted)", "50.0%"]
+    g.kernels = [template, KernelStat("cpp_fused_add_2", "cpp_pointwise", 1.0, 1e-4, bytes=64)]  # 0.1 us: latency
+    assert kernel_roof(g.kernels[1], CEIL, "cpu").bound == LATENCY and judged_share(r) == 0.0
+    assert roofline_rows([r])[0] == ["% of peak (time-weighted)", "- (each kernel latency-bound or uncounted)"]
 
 
 def test_a_view_rows_percent_says_how_little_of_its_time_it_judges():

@@ -113,7 +113,9 @@ def roofline_rows(breakdowns: list[BreakdownResult | None]) -> list[list[str]]:
 def weighted_cell(pct: float | None, share: float | None) -> str:
     """A time-weighted % of peak, and the share of kernel time it is over where that is short
     of ``JUDGED_SHOWN`` (templates and custom ops without a FLOP count, latency-bound kernels
-    left out)."""
+    left out); where kernels ran and none of them is judged, says why there is no %."""
+    if pct is None and share == 0:
+        return f"{fmt.DASH} (each kernel latency-bound or uncounted)"
     if pct is None or share is None or share >= JUDGED_SHOWN:
         return fmt.pct(pct)
     return f"{fmt.pct(pct)} (over {share:.0f}% of kernel time)"
