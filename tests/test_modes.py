@@ -95,3 +95,21 @@ def test_the_worker_checks_the_installed_torchs_table():
     assert compile_modes.uses_cuda_graphs("max-autotune-no-cudagraphs") is False
     assert compile_modes.uses_cuda_graphs("default") is False
     assert compile_modes.uses_cuda_graphs("eager") is False
+
+
+def test_reduce_overhead_on_the_host_says_it_ran_as_default():
+    """mode reduce-overhead's one option is CUDA graphs: on the host its graphs are default's,
+    and the report says so; on CUDA, or in another mode, it says nothing of the kind."""
+    from inductor_bench.core.results import BreakdownResult, GraphResult
+    from inductor_bench.render.breakdown import render_breakdown
+
+    def run(mode: str, device: str) -> str:
+        g = GraphResult(id="0-inference", role="inference", device=device, iterations=3, wall_ms=1.0,
+                        wall_samples_ms=[1.0, 1.0, 1.0])
+        return render_breakdown(BreakdownResult(model="m", mode=mode, device=device, graphs=[g]))
+
+    said = ("mode reduce-overhead on CPU: the mode's one option is CUDA graphs, which need a CUDA device, "
+            "so its graphs compiled and ran as mode default's do")
+    assert said in run("reduce-overhead", "cpu")
+    assert "the mode's one option is CUDA graphs" not in run("default", "cpu")
+    assert "the mode's one option is CUDA graphs" not in run("reduce-overhead", "cuda")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..core import call_sizes, compiles, static_twin, step_totals, views
 from ..core.compiled_from import origins_line
+from ..core.devices import backend
 from ..core.graph_breaks import noted, summary_line
 from ..core.pipelined import LAUNCH_BOUND_IDLE
 from ..core.results import BreakdownResult, GraphResult
@@ -12,7 +13,7 @@ from ..core.stats import TOO_FEW, WITHIN_NOISE
 from ..core.step import StepSplit, disturbances, oversubscribed, split_step
 from ..core.subgraphs import left_out_line
 from ..core.symbols import sizes_text
-from ..core.vocab import Role
+from ..core.vocab import CompileMode, Role
 from . import format as fmt
 from .doc import Doc
 from .outside import render_outside_ops
@@ -266,6 +267,9 @@ def _given(gid: str, copied: int, total: int, scaled: int) -> str:
 
 def _cuda_graphs(doc: Doc, r: BreakdownResult) -> None:
     gs = [g for g in r.graphs if g.cuda_graphs is not None]
+    if not gs and r.mode in CompileMode.CUDA_GRAPHS_ONLY and r.graphs and not backend(r.device).cuda_graphs:
+        doc.paragraph(f"mode {r.mode} on {backend(r.device).label}: the mode's one option is CUDA graphs, "
+                      "which need a CUDA device, so its graphs compiled and ran as mode default's do")
     if not gs:
         return
     replayed = [g.id for g in gs if g.replayed]

@@ -307,7 +307,8 @@ def _profile_all(
     def on_done(src: GraphSource, g: GraphResult) -> None:
         nonlocal first_error
         cm, ph = open_phases.pop(g.id, (None, {}))
-        ph["done"] = (f"{len(g.windows_ms) or 1} x {g.iterations} iterations, {_kernels(g)}" if g.ok
+        within = f" in {n} processes" if (n := len(set(g.window_process))) > 1 else ""  # all so far
+        ph["done"] = (f"{len(g.windows_ms) or 1} x {g.iterations} iterations{within}, {_kernels(g)}" if g.ok
                       else f"{g.status}: {g.error}")
         if cm is not None:
             cm.__exit__(None, None, None)
