@@ -67,3 +67,20 @@ def test_a_trace_nested_100000_deep_is_one_line(tmp_path, where):
     trace = tmp_path / "trace.json"
     trace.write_text('{"traceEvents": ' + (deep if where == "events" else f'[{{"ph": "X", "args": {deep}}}]') + "}")
     assert one_line(cli("analyze", str(trace))) == "inductor-bench: error: input nested too deeply to read"
+
+
+@pytest.mark.parametrize("command", [
+    ["breakdown", str(MODELS / "mlp.py"), "--device", "cpu"],
+    ["compare", str(MODELS / "mlp.py"), "--device", "cpu"],
+    ["diff", str(SAVED), str(SAVED)],
+    ["analyze", str(FIXTURES / "hta_small")],
+    ["kernel", str(SAVED.parent), "triton_poi_fused_0"],
+    ["sweep", str(MODELS / "mlp.py"), "--out", "sweep"],
+])
+@pytest.mark.parametrize("fmt", ["markdown", "html"])
+def test_json_on_stdout_beside_a_report_on_stdout_is_refused_before_any_work(tmp_path, command, fmt):
+    """Before: --json - with --format markdown printed the JSON alone, after the whole run."""
+    p = cli(*command, "--json", "-", "--format", fmt, cwd=tmp_path)
+    assert one_line(p) == (f"inductor-bench: error: --json - and --format {fmt} both write to stdout: give "
+                           "--json a file (--json result.json), or leave out --format")
+    assert list(tmp_path.iterdir()) == []  # no run directory, nothing written

@@ -36,6 +36,7 @@ def analyze(
     time by kernel category, and the top kernels with the op that launched them. Given
     several ranks' traces: per rank and step, compute, communication and their overlap,
     and the straggler of each step."""
+    o.one_stdout(fmt, json_out)
     if len(traces) == 1 and not traces[0].is_dir():
         result = analyze_file(traces[0])
         emit(result.to_json(), lambda f: render_analyze(result, f, top=top), fmt, json_out, html_out)

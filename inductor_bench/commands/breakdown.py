@@ -92,6 +92,7 @@ def breakdown(
     script_seconds: ScriptSeconds = None,
 ) -> None:
     """Compile MODEL, profile every graph it compiles, and report where the time goes."""
+    o.one_stdout(fmt, json_out)
     opts = o.workload_options(model, device, train, dtype, autocast, mode, batch_size, freezing, script_args,
                               script_seconds)
     if script_seconds is not None and script_seconds >= timeout:

@@ -83,6 +83,7 @@ def diff(
     out, or missing from an interrupted or partial run: not comparable, no verdict); 2 for
     unreadable or incomparable results.
     """
+    o.one_stdout(fmt, json_out)
     d = diff_results(
         _load(base, "BASE"),
         _load(head, "HEAD"),

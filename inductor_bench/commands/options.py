@@ -134,6 +134,16 @@ JsonOut = Annotated[
     str | None,
     typer.Option("--json", parser=a_target, help="Also write the JSON here ('-' = stdout)."),
 ]
+
+
+def one_stdout(fmt: Format, json_out: str | None) -> None:
+    """Refuses ``--json -`` beside ``--format markdown|html``: both would be written to stdout,
+    and one of them lost; said before any work."""
+    if json_out == "-" and fmt in (Format.markdown, Format.html):
+        raise UsageError(f"--json - and --format {fmt.value} both write to stdout: give --json a file "
+                         f"(--json result.json), or leave out --format")
+
+
 FormatOpt = Annotated[
     Format,
     typer.Option(
