@@ -472,3 +472,15 @@ def test_the_report_and_compare_say_the_backward_break_is_by_design_where_compil
             "forward (1-backward); nothing to change in the model") in render_breakdown(r)
     r.graphs[1].role = "inference"  # no backward graph: the break as Dynamo gave it
     assert brk["reason"] + " —" not in render_breakdown(r) and brk["reason"] in render_breakdown(r)
+
+
+def test_a_script_that_exited_before_compiling_says_so_and_offers_no_factory():
+    """``breakdown train.py -- --help``: argparse printed its usage and called sys.exit(0)."""
+    line = gb.nothing_compiled("s.py", True, [], 0, ["get_model"], {"torch_compile": [], "exited": True})
+    assert line == ("s.py: nothing was compiled — the script called sys.exit() before it ran a torch.compile'd "
+                    "function (argparse's --help does; what it printed is in the run directory's logs/)")
+    line = gb.nothing_compiled("s.py", True, [], 0, [], {"torch_compile": ["f"], "exited": True})
+    assert line.endswith("(f), but Dynamo compiled no frame: the script called sys.exit() before it called the "
+                         "compiled function")
+    assert gb.nothing_compiled("s.py", True, [], 0, [], {"torch_compile": ["f"], "exited": False}).endswith(
+        "the compiled function never ran, or Dynamo skipped it (TORCH_LOGS=+dynamo says why)")

@@ -130,3 +130,23 @@ def test_a_factory_imports_the_modules_beside_it_from_any_directory(tmp_path):
     p = subprocess.run([sys.executable, "-c", code, str(tmp_path / "pkg" / "model.py")],
                        capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert (p.returncode, p.stdout.strip()) == (0, "(48, ())"), p.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+def test_a_script_asked_for_its_help_says_it_exited_before_compiling(tmp_path):
+    """``breakdown widths.py -- --help``: argparse prints its usage and calls sys.exit(0) before
+    the script compiles anything; the one error line says so (before: "never ran a
+    torch.compile'd function", and a hint at make_workload)."""
+    script = tmp_path / "widths.py"
+    script.write_text(ARGS_SCRIPT)
+    (tmp_path / "widths_lib.py").write_text(LIB)
+    p = subprocess.run(
+        [sys.executable, "-m", "inductor_bench.cli", "breakdown", str(script), "--device", "cpu",
+         "--out", str(tmp_path / "run"), "--", "--help"], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 3, p.stderr
+    assert p.stderr.splitlines()[-1] == (
+        f"inductor-bench: error: {script}: nothing was compiled — the script called sys.exit() before it ran a "
+        "torch.compile'd function (argparse's --help does; what it printed is in the run directory's logs/)")
+    assert "usage: widths.py [-h] [--width WIDTH] [--tag TAG]" in (tmp_path / "run" / "logs" / "compile-default.log"
+                                                                   ).read_text()

@@ -235,6 +235,10 @@ def nothing_compiled(path: str, script: bool, breaks: list[dict[str, Any]], dyna
     if script and breaks:
         head = (f"{path}: nothing was compiled — the script ran a torch.compile'd function, and Dynamo "
                 "ran it eagerly at a graph break")
+    elif script and asked.get("exited"):
+        head = (f"{path}: nothing was compiled — the script called sys.exit() before it ran a "
+                "torch.compile'd function (argparse's --help does; what it printed is in the run "
+                "directory's logs/)")
     elif script:
         head = f"{path}: nothing was compiled — the script never ran a torch.compile'd function"
     else:
@@ -248,11 +252,12 @@ def nothing_compiled(path: str, script: bool, breaks: list[dict[str, Any]], dyna
         return f"{head}; {summary_line(breaks, shown=1)}{hint}"
     if script and asked.get("torch_compile"):
         named = ", ".join(asked["torch_compile"][:3])
+        why = ("the script called sys.exit() before it called the compiled function" if asked.get("exited")
+               else "the compiled function never ran, or Dynamo skipped it (TORCH_LOGS=+dynamo says why)")
         return (f"{path}: nothing was compiled — the script called torch.compile "
-                f"{len(asked['torch_compile'])} time(s) ({named}), but Dynamo compiled no frame: the "
-                "compiled function never ran, or Dynamo skipped it (TORCH_LOGS=+dynamo says why)")
+                f"{len(asked['torch_compile'])} time(s) ({named}), but Dynamo compiled no frame: {why}")
     if script:
-        return head + _no_factory(lookalikes or [])
+        return head + ("" if asked.get("exited") else _no_factory(lookalikes or []))
     return head + " and reported no graph break (torch.compiler.disable, or a backend other than inductor?)"
 
 

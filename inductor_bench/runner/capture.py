@@ -317,15 +317,16 @@ def _run_script(opts: WorkloadOptions) -> dict[str, Any]:
     ours = opts.mode not in (CompileMode.DEFAULT, CompileMode.EAGER)
     asked = script_compiles.attach(opts.mode if ours else None)
     sys.argv = [opts.path, *opts.script_args]
-    t0 = time.perf_counter()
+    t0, exited = time.perf_counter(), False
     try:
         with stopped_after(opts.script_seconds) as stop:
             run_model_file(opts.path, "__main__")
     except SystemExit as e:
         if e.code not in (None, 0):
             raise WorkloadError(f"the script exited with status {e.code}") from None
+        exited = True  # sys.exit(0): argparse's --help, or a script's own early end
     return {"script_s": time.perf_counter() - t0, "graph_calls": call_inputs.call_counts(),
-            "graph_sizes": call_inputs.size_counts(), "script_compiles": asked.found(),
+            "graph_sizes": call_inputs.size_counts(), "script_compiles": {**asked.found(), "exited": exited},
             "script_stopped_s": stop["stopped_s"]}
 
 
