@@ -56,6 +56,12 @@ def test_not_a_python_file(tmp_path):
         f"inductor-bench: error: {tmp_path / 'model.pt2'}: a torch.export or AOTInductor package, not a model "
         "file: breakdown compiles a model file (.py) with torch.compile; to see where the package's runs spend "
         "their time, profile them with torch.profiler and read the trace with `inductor-bench analyze`")
+    (tmp_path / "train.ipynb").write_text('{"cells": []}')
+    p = cli("breakdown", str(tmp_path / "train.ipynb"))
+    assert p.returncode == 2
+    assert one_error_line(p) == (
+        f"inductor-bench: error: {tmp_path / 'train.ipynb'}: a Jupyter notebook, not a model file: export it as "
+        f"a script (jupyter nbconvert --to script {tmp_path / 'train.ipynb'}) and break down the .py it writes")
 
 
 def test_syntax_error(tmp_path):

@@ -131,6 +131,9 @@ def check_model_file(p: Path) -> None:
                          "compiles a model file (.py) with torch.compile; to see where the package's runs "
                          "spend their time, profile them with torch.profiler and read the trace with "
                          "`inductor-bench analyze`")
+    if p.suffix == ".ipynb" and not stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"{p}: a Jupyter notebook, not a model file: export it as a script "
+                         f"(jupyter nbconvert --to script {p}) and break down the .py it writes")
     if stat.S_ISDIR(st.st_mode) or p.suffix != ".py":
         raise UsageError(f"{p}: not a Python file (expected a model file ending in .py)")
     if not stat.S_ISREG(st.st_mode):
