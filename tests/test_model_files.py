@@ -92,3 +92,22 @@ def test_a_model_that_changes_directory_and_starts_a_daemon(tmp_path):
     started = [int(x) for x in pids.read_text().split()]
     assert len(started) >= 2  # the compile worker and the profiling worker imported the model
     assert not [p for p in started if alive(p)]
+
+
+def test_train_on_a_model_with_nothing_to_differentiate_says_what_to_do():
+    """A model without parameters (a ReLU and a softmax) under --train: its output needs no grad,
+    so there is no backward; the one line says why and what to do."""
+    import torch
+
+    from inductor_bench.core.errors import WorkloadError
+    from inductor_bench.runner.workload import scalar_loss
+
+    x = torch.randn(4, 8)
+    with pytest.raises(WorkloadError) as e:
+        scalar_loss(torch.nn.Sequential(torch.nn.ReLU(), torch.nn.Softmax(-1))(x))
+    assert str(e.value) == (
+        "--train: the model's output has no floating tensor that requires grad (a model without trainable "
+        "parameters, or one run under no_grad, has no backward to profile: leave out --train, or give the "
+        "factory's inputs requires_grad=True)")
+    out = torch.nn.Softmax(-1)(x.requires_grad_())
+    assert scalar_loss({"y": out, "n": 3}).item() == pytest.approx(out.sum().item())

@@ -116,7 +116,9 @@ def scalar_loss(out: Any):
         t for t in _flatten(out) if isinstance(t, torch.Tensor) and t.is_floating_point() and t.requires_grad
     ]
     if not tensors:
-        raise WorkloadError("--train: the model's output has no floating tensor that requires grad")
+        raise WorkloadError("--train: the model's output has no floating tensor that requires grad (a "
+                            "model without trainable parameters, or one run under no_grad, has no backward "
+                            "to profile: leave out --train, or give the factory's inputs requires_grad=True)")
     loss = tensors[0].float().sum()
     for t in tensors[1:]:
         loss = loss + t.float().sum()
