@@ -12,7 +12,7 @@ from ..core.results import STEADY_SINCE, BreakdownResult, GraphResult, KernelRet
 from ..core.step import gain_frame
 from ..core.step_totals import listed_categories, reweighed, whole
 from ..core.views import By, has_sources, top_step_units
-from ..core.vocab import Role, Status
+from ..core.vocab import Role, Status, Verdict
 from ..core.workload import script_line
 from . import charts
 from . import format as fmt
@@ -283,7 +283,9 @@ def _step_change(a: Recompile) -> str:
     ch = a.step_change()
     if ch is None:
         speed = f"{base / tuned:.2f}x" if tuned > 0 else "n/a"
-        return f"{base:.3f} ms -> {tuned:.3f} ms ({speed}; {a.step_note or 'not timed interleaved'})"
+        same = ("; every kernel the same code on both sides: the two processes differ, not the kernels"
+                if a.rows and all(r.verdict == Verdict.SAME_CODE for r in a.rows) else "")
+        return f"{base:.3f} ms -> {tuned:.3f} ms ({speed}; {a.step_note or 'not timed interleaved'}{same})"
     ci = ch.speedup_ci
     x = f"{ch.speedup:.2f}x" + (f" {fmt.interval_x(ci)}" if ci else "") if ch.speedup else "n/a"
     return (f"{base:.3f} ms -> {tuned:.3f} ms ({x}, {ch.verdict}; both timed interleaved in one "

@@ -8,6 +8,7 @@ from typing import Any
 from ..core.autotune import KernelReport, Timing, config_label, verdict_sentence
 from ..core.categories import label
 from ..core.results import KernelMatch, RetunedKernel
+from ..core.vocab import Verdict
 from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
 from .format import DASH, duration, number, optional
@@ -181,3 +182,7 @@ def render_matches(doc: Doc, rows: list[KernelMatch], *, top: int | None = None)
     doc.table(table, headers)
     if len(shown) < len(rows):
         doc.paragraph(f"({len(rows) - len(shown)} more not shown: smaller changes)")
+    if any(r.verdict == Verdict.SAME_CODE for r in shown):
+        doc.paragraph("same code: the two kernels are one code (one source; an extern op called as often on "
+                      "the same bytes and FLOPs), timed in two processes one after the other: what differs "
+                      "is the processes, not max-autotune")

@@ -1,0 +1,78 @@
+"""``breakdown --autotune-top N`` on CPU recompiles with max-autotune in other processes: a
+kernel both runs compiled to one code is judged ``same code``, never faster or slower, however
+the two processes' times differ; a kernel max-autotune changed is judged as before."""
+
+from __future__ import annotations
+
+from inductor_bench.core.autotune import match_kernels, same_code_rows
+from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat, Recompile
+from inductor_bench.core.vocab import Verdict
+from inductor_bench.render.breakdown import render_breakdown
+
+# synthetic: a compiled module's kernel definitions as Inductor writes them on CPU
+MODULE = """
+from torch._inductor.codecache import AsyncCompile
+async_compile = AsyncCompile()
+
+cpp_fused_relu_0 = async_compile.cpp_pybinding(['float*'], r'''
+extern "C"  void  kernel(float* in_out_ptr0)
+{{
+    for(int64_t x0=0L; x0<{relu}L; x0+=1L) {{ in_out_ptr0[x0] = std::max(in_out_ptr0[x0], 0.0f); }}
+}}
+''')
+
+cpp_fused_sum_1 = async_compile.cpp_pybinding(['const float*', 'float*'], r'''
+extern "C"  void  kernel(const float* in_ptr0, float* out_ptr0)
+{{
+    float acc = 0; for(int64_t x0=0L; x0<{total}L; x0+=1L) {{ acc += in_ptr0[x0]; }} out_ptr0[0] = acc;
+}}
+''')
+"""
+
+
+def _k(name: str, category: str, ms: float, **kw) -> KernelStat:
+    return KernelStat(name=name, category=category, calls=kw.pop("calls", 1), ms=ms,
+                      samples_ms=[ms * f for f in (1.0, 1.01, 0.99, 1.0, 1.0, 1.0, 0.995, 1.005)], **kw)
+
+
+def _run(mode: str, slow: float) -> BreakdownResult:
+    """One graph: an extern GEMM, a relu and a sum; ``slow`` times each (the other process)."""
+    g = GraphResult(id="0-inference", role="inference", frame_id=0, iterations=8, kernels=[
+        _k("aten::addmm", "extern_gemm", 0.050 * slow, calls=2, bytes=225576.0, flops=2260992.0),
+        _k("cpp_fused_relu_0", "cpp_pointwise", 0.003 * slow, bytes=65536.0),
+        _k("cpp_fused_sum_1", "cpp_reduction", 0.002 * slow, bytes=1024.0)])
+    return BreakdownResult(model="m", mode=mode, graphs=[g])
+
+
+def test_kernels_of_one_code_are_same_code_however_their_times_differ():
+    base, tuned = _run("default", 1.0), _run("max-autotune", 1.25)  # the second process 25% slower
+    rows = match_kernels(base, tuned)
+    assert {r.base_name: r.verdict for r in rows}["aten::addmm"] == "slower"  # what two processes said
+    same = {"0-inference": MODULE.format(relu=4096, total=256)}
+    other = {"0-inference": MODULE.format(relu=4096, total=512)}  # max-autotune changed the sum
+    judged = {r.base_name: r.verdict for r in same_code_rows(rows, base, tuned, same, other)}
+    assert judged == {"aten::addmm": Verdict.SAME_CODE, "cpp_fused_relu_0": Verdict.SAME_CODE,
+                      "cpp_fused_sum_1": "slower"}
+    # an extern op on other bytes (another shape) is other work: judged as measured
+    tuned.graphs[0].kernels[0].bytes = 1.0
+    judged = {r.base_name: r.verdict for r in same_code_rows(rows, base, tuned, same, same)}
+    assert judged["aten::addmm"] == "slower" and judged["cpp_fused_sum_1"] == Verdict.SAME_CODE
+    # no module to read: nothing claimed
+    assert [r.verdict for r in same_code_rows(rows, base, _run("max-autotune", 1.25), {}, {})][:1] == ["slower"]
+
+
+def test_the_report_says_a_recompile_of_one_code_differs_by_its_processes():
+    base, tuned = _run("default", 1.0), _run("max-autotune", 1.25)
+    mods = {"0-inference": MODULE.format(relu=4096, total=256)}
+    rows = same_code_rows(match_kernels(base, tuned), base, tuned, mods, mods)
+    base.autotune = Recompile(n=3, tuned_run="runs/m/max-autotune", tuned_status="ok", base_step_ms=0.661,
+                              tuned_step_ms=0.755, base_kernel_ms=0.055, tuned_kernel_ms=0.069, rows=rows,
+                              step_note="the two runs' graph walls added up (no interleaved timing: a "
+                                        "script is not timed step by step)")
+    text = render_breakdown(base)
+    assert ("max-autotune recompile (CPU): step 0.661 ms -> 0.755 ms (0.88x; the two runs' graph walls added "
+            "up (no interleaved timing: a script is not timed step by step); every kernel the same code on "
+            "both sides: the two processes differ, not the kernels)") in text
+    assert "same code: the two kernels are one code (one source; an extern op called as often on the same " \
+           "bytes and FLOPs), timed in two processes one after the other" in text
+    assert "slower" not in text.split("Default vs max-autotune, kernel by kernel")[1].split("same code:")[0]
