@@ -224,3 +224,24 @@ def test_a_stall_in_one_graphs_block_leaves_its_round_out_of_the_split():
     assert s.step_ms == pytest.approx(math.fsum(step[i] for i in kept) / 11)
     assert s.outside_ms == pytest.approx(math.fsum(step[i] - first[i] - second[i] for i in kept) / 11)
     assert 0 < s.outside_ms < s.step_ms
+
+
+def test_calls_are_counted_unless_torch_replayed_the_graph_from_a_cuda_graph(tmp_path):
+    """A max-autotune script on the host: torch asked for CUDA graphs and skipped them (its
+    state says why), so every call went through the counted call; only a graph that runs under
+    CUDA graphs goes uncounted (before: a warm-cache max-autotune script lost its call counts)."""
+    from inductor_bench.core.modparse import parse_module
+    from inductor_bench.runner.graphs import GraphSource
+    from inductor_bench.runner.pipeline import counted_calls
+
+    def src(state):
+        return GraphSource(GraphResult(id="0-inference", role="inference"), tmp_path / "m.py", parse_module(""),
+                           {}, cudagraph_state=state, origin="/cache/kp/ckpjpu.py")
+
+    counts = {"ckpjpu": 5}
+    skipped = {"cudagraphs_requested": True, "disabled_cudagraphs_reason": "skipping cudagraphs due to cpu device"}
+    assert counted_calls(counts, src(skipped)) == 5
+    assert counted_calls(counts, src(None)) == 5 and counted_calls(counts, src({"cudagraphs_requested": False})) == 5
+    assert counted_calls(counts, src({"cudagraphs_requested": True, "disabled_cudagraphs_reason": None})) is None
+    assert counted_calls(None, src(None)) is None
+    assert counted_calls({}, src(None)) == 0.0

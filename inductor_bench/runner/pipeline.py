@@ -52,8 +52,7 @@ class CompileOutcome:
     dynamo_graphs: int | None = None  # the graphs Dynamo captured, whichever backend compiled them
     script_compiles: dict[str, Any] | None = None  # what a script asked to compile (runner/script_compiles)
     script_stopped_s: float | None = None  # --script-seconds stopped the script this long after it started
-    # module name -> calls of it: per timed step (a factory model), in the whole run (a script)
-    graph_calls: dict[str, float] | None = None
+    graph_calls: dict[str, float] | None = None  # module -> its calls: per timed step (factory), all (script)
     graph_sizes: dict[str, list[dict[str, Any]]] | None = None  # module name -> GraphResult.call_sizes
     graph_breaks: list[dict[str, Any]] = field(default_factory=list)  # core/graph_breaks.py
     compiles: list[dict[str, Any]] = field(default_factory=list)  # core/compiles.py
@@ -269,8 +268,9 @@ def breakdown_from_outcome(
 def counted_calls(counts: dict[str, float] | None, src: GraphSource) -> float | None:
     """How many times the model called the graph (``runner/call_inputs.py``); None where not
     counted, or where torch ran it under CUDA graphs, whichever mode asked for them (a replay
-    bypasses the call that is counted)."""
-    if counts is None or (src.cudagraph_state or {}).get("cudagraphs_requested"):
+    bypasses the call that is counted), not where it skipped them (on the host: its device)."""
+    state = src.cudagraph_state or {}
+    if counts is None or (state.get("cudagraphs_requested") and not state.get("disabled_cudagraphs_reason")):
         return None
     return counts.get(Path(src.origin).stem, 0.0)
 
