@@ -27,7 +27,7 @@ from .kernelfile import KernelFile
 from .match import KernelRef
 from .match import match_kernels as _match_graph_kernels
 from .modes import KernelPatch
-from .modparse import parse_module
+from .one_code import RunKernels, one_code
 from .peaks import Peak
 from .results import BreakdownResult, KernelMatch, RetunedKernel
 from .stats import Change, Summary, compare_samples, interval_x_text, judge, summarize
@@ -170,33 +170,14 @@ def match_kernels(base: BreakdownResult, tuned: BreakdownResult) -> list[KernelM
 
 def same_code_rows(rows: list[KernelMatch], base: BreakdownResult, tuned: BreakdownResult,
                    base_modules: dict[str, str], tuned_modules: dict[str, str]) -> list[KernelMatch]:
-    """The rows whose two kernels are one code, judged ``same code`` (``Verdict.SAME_CODE``):
-    a kernel both graphs' modules (graph id -> its text) define with one source, or an extern
-    op called as often on the same bytes and FLOPs. Their two times come from two processes,
-    one after the other, and differ by those alone: neither is faster."""
-    sources = {side: {gid: {n: k.source for n, k in parse_module(text).kernels.items()}
-                      for gid, text in mods.items()} for side, mods in (("base", base_modules),
-                                                                        ("tuned", tuned_modules))}
-    stats = {side: {(g.id, k.name): k for g in r.measured() for k in g.kernels}
-             for side, r in (("base", base), ("tuned", tuned))}
-    out = []
-    for row in rows:
-        read = row.graph in sources["base"] and row.graph in sources["tuned"]  # else nothing claimed
-        if read and row.change == KernelChange.SAME_KERNEL and row.base_name and row.tuned_name:
-            b = sources["base"].get(row.graph, {}).get(row.base_name)
-            t = sources["tuned"].get(row.graph, {}).get(row.tuned_name)
-            bk = stats["base"].get((row.graph, row.base_name))
-            tk = stats["tuned"].get((row.graph, row.tuned_name))
-            if (b is not None and b and b == t) or (b is None and t is None and _same_work(bk, tk)):
-                row = dataclasses.replace(row, verdict=Verdict.SAME_CODE)
-        out.append(row)
-    return out
-
-
-def _same_work(b: Any, t: Any) -> bool:
-    """Two extern ops' stats: called as often, on the same counted bytes and FLOPs."""
-    return (b is not None and t is not None and b.bytes is not None and b.flops is not None
-            and (b.calls, b.bytes, b.flops) == (t.calls, t.bytes, t.flops))
+    """The rows whose two kernels are one code (``core/one_code.py``; graph id -> module text),
+    judged ``same code`` (``Verdict.SAME_CODE``): their two times come from two processes, one
+    after the other, and differ by those alone: neither is faster."""
+    b, t = RunKernels(base, base_modules), RunKernels(tuned, tuned_modules)
+    return [dataclasses.replace(row, verdict=Verdict.SAME_CODE)
+            if row.change == KernelChange.SAME_KERNEL and row.base_name and row.tuned_name
+            and one_code(b, (row.graph, row.base_name), t, (row.graph, row.tuned_name)) else row
+            for row in rows]
 
 
 def _matched(b: KernelRef, t: KernelRef, how: str) -> KernelMatch:

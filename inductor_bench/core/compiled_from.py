@@ -141,3 +141,16 @@ def graph_codes(result: BreakdownResult, run_dir: Path | None = None) -> dict[st
         return {g.id: code_digest((where / str(g.module)).read_text()) for g in gs}
     except (OSError, UnicodeDecodeError):
         return {}
+
+
+def module_texts(result: BreakdownResult, run_dir: Path | None = None) -> dict[str, str]:
+    """Graph id -> its module's text, read from ``run_dir`` (default: the run's own), for the
+    measured graphs whose module is there."""
+    where = run_dir or (Path(result.run_dir) if result.run_dir else None)
+    out: dict[str, str] = {}
+    for g in (g for g in result.measured() if g.module and where is not None):
+        try:
+            out[g.id] = (where / str(g.module)).read_text()
+        except (OSError, UnicodeDecodeError):
+            continue
+    return out

@@ -21,13 +21,14 @@ from pathlib import Path
 from .categories import order as category_order
 from .comparable import comparability, sizes_differ, stopped_apart, unmeasured_modes
 from .compare import CompareResult, ModeResult
-from .compiled_from import graph_codes
+from .compiled_from import graph_codes, module_texts
 from .compiles import limits_one_side_only
 from .devices import backend
 from .diff_records import ADDED, FASTER, REMOVED, SLOWER, CategoryDiff, Diff, KernelDiff, SectionDiff
 from .errors import UsageError
 from .graph_breaks import one_side_only
 from .match import KernelRef, match_kernels
+from .one_code import RunKernels, one_code
 from .results import BreakdownResult, GraphResult
 from .roofline import roofline_moves
 from .stats import Change, Summary, compare_samples, judge
@@ -163,6 +164,22 @@ def same_code_section(s: SectionDiff) -> SectionDiff:
     return s
 
 
+def one_code_kernels(s: SectionDiff, base: RunKernels, head: RunKernels) -> SectionDiff:
+    """Each paired kernel both runs compiled to one code (``core/one_code.py``) marked ``same
+    code``, whatever its two processes' times say; the rest of the section as judged."""
+    s.kernels = [_same_kernel(k) if k.change is not None and k.status not in (ADDED, REMOVED)
+                 and one_code(base, (k.base_graph or k.graph, k.base_name or k.name), head, (k.graph, k.name))
+                 else k for k in s.kernels]
+    same = {k.category for k in s.kernels if k.status == Verdict.SAME_CODE}
+    same -= {k.category for k in s.kernels if k.status != Verdict.SAME_CODE}  # a category all one code
+    s.categories = [CategoryDiff(c.category, replace(c.change, verdict=Verdict.SAME_CODE))
+                    if c.category in same else c for c in s.categories]
+    if s.kernel_time is not None and s.kernels and not (s.graphs_added or s.graphs_removed) and all(
+            k.status == Verdict.SAME_CODE for k in s.kernels):
+        s.kernel_time = replace(s.kernel_time, verdict=Verdict.SAME_CODE)
+    return s
+
+
 def _same_kernel(k: KernelDiff) -> KernelDiff:
     return replace(k, status=Verdict.SAME_CODE, change=replace(k.change, verdict=Verdict.SAME_CODE))
 
@@ -248,6 +265,9 @@ def diff_results(
         section = breakdown_section(base, head, min_rel)
         if compiled_alike(base, head, section, code_dirs):
             section = same_code_section(section)
+        else:
+            section = one_code_kernels(section, *(RunKernels(r, module_texts(r, d))
+                                                  for r, d in zip((base, head), code_dirs, strict=True)))
         sections, skipped = [section], []
     disturbed: list[str] = []
     for side, r in (("base", base), ("head", head)):

@@ -275,6 +275,9 @@ def _quiet_counts(s: SectionDiff) -> str:
     text = f"{noise} {MATCHED} within noise"
     if few:
         text += f", {few} with too few samples to judge"
+    same = len(s.kernels_with(Verdict.SAME_CODE))
+    if same:
+        text += f"; {same} the same code on both sides (their times differ by the processes alone)"
     renamed = sum(1 for k in s.kernels if k.renamed)
     if renamed:
         text += f"; {renamed} matched under a new name"

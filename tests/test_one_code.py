@@ -1,6 +1,7 @@
-"""``breakdown --autotune-top N`` on CPU recompiles with max-autotune in other processes: a
-kernel both runs compiled to one code is judged ``same code``, never faster or slower, however
-the two processes' times differ; a kernel max-autotune changed is judged as before."""
+"""Two runs' times of one kernel come from two processes: a kernel both compiled to one code
+(``core/one_code.py``) is judged ``same code``, never faster or slower, however the two
+processes' times differ, in ``breakdown --autotune-top N`` on CPU (max-autotune recompiled in
+other processes) and in ``diff``; a kernel that changed is judged as before."""
 
 from __future__ import annotations
 
@@ -76,3 +77,41 @@ def test_the_report_says_a_recompile_of_one_code_differs_by_its_processes():
     assert "same code: the two kernels are one code (one source; an extern op called as often on the same " \
            "bytes and FLOPs), timed in two processes one after the other" in text
     assert "slower" not in text.split("Default vs max-autotune, kernel by kernel")[1].split("same code:")[0]
+
+
+def _saved(tmp_path, name: str, result: BreakdownResult, module: str) -> BreakdownResult:
+    d = tmp_path / name
+    (d / "graphs" / "0-inference").mkdir(parents=True)
+    (d / "graphs" / "0-inference" / "module.py").write_text(module)
+    result.run_dir, result.graphs[0].module = str(d), "graphs/0-inference/module.py"
+    g = result.graphs[0]
+    g.wall_ms, g.wall_samples_ms = 0.1, [0.1] * 8
+    g.categories = {k.category: k.ms for k in g.kernels}
+    g.kernel_ms = sum(k.ms for k in g.kernels)
+    return result
+
+
+def test_diff_judges_kernels_of_one_code_same_code_and_a_changed_kernel_as_measured(tmp_path):
+    """default against reduce-overhead on the host (its wrapper differs, its kernels do not),
+    the head's process 25% slower: the GEMM and the relu are the same code, the sum (changed)
+    is slower; a category all of one code says so, and the kernel time too where every kernel is."""
+    from inductor_bench.core.diff import diff_results
+    from inductor_bench.render.diff import render_diff
+
+    base = _saved(tmp_path, "base", _run("default", 1.0), MODULE.format(relu=4096, total=256))
+    head = _saved(tmp_path, "head", _run("reduce-overhead", 1.25), MODULE.format(relu=4096, total=512))
+    (s,) = diff_results(base, head, allow_mismatch=True).sections
+    assert {k.name: k.status for k in s.kernels} == {
+        "aten::addmm": Verdict.SAME_CODE, "cpp_fused_relu_0": Verdict.SAME_CODE, "cpp_fused_sum_1": "slower"}
+    assert {c.category: c.change.verdict for c in s.categories} == {
+        "extern_gemm": Verdict.SAME_CODE, "cpp_pointwise": Verdict.SAME_CODE, "cpp_reduction": "significant"}
+    assert s.kernel_time.verdict == "significant" and not s.same_code
+    text = render_diff(diff_results(base, head, allow_mismatch=True))
+    assert "2 the same code on both sides (their times differ by the processes alone)" in text
+    head = _saved(tmp_path, "head2", _run("reduce-overhead", 1.25), MODULE.format(relu=4096, total=256))
+    (s,) = diff_results(base, head, allow_mismatch=True).sections
+    assert all(k.status == Verdict.SAME_CODE for k in s.kernels) and s.kernel_time.verdict == Verdict.SAME_CODE
+    # the modules not there to read: judged as measured
+    head.run_dir = str(tmp_path / "gone")
+    (s,) = diff_results(base, head, allow_mismatch=True).sections
+    assert {k.name: k.status for k in s.kernels}["aten::addmm"] == "slower"
