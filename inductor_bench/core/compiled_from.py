@@ -130,17 +130,16 @@ def code_digest(module_text: str) -> str:
     return hashlib.sha256(_CACHE_PATH_LINE.sub("", module_text).encode()).hexdigest()
 
 
-def graph_codes(result: BreakdownResult, run_dir: Path | None = None) -> dict[str, str]:
+def graph_codes(result: BreakdownResult, run_dir: Path | None = None,
+                texts: dict[str, str] | None = None) -> dict[str, str]:
     """Graph id -> ``code_digest`` of its module, read from ``run_dir`` (default: the run's
-    own); {} unless every graph was measured and its module is there to read."""
-    where = run_dir or (Path(result.run_dir) if result.run_dir else None)
+    own) or taken from ``texts`` (``module_texts`` already read); {} unless every graph was
+    measured and its module is there to read."""
     gs = result.graphs
-    if where is None or not gs or not all(g.ok and g.module for g in gs):
+    if not gs or not all(g.ok and g.module for g in gs):
         return {}
-    try:
-        return {g.id: code_digest((where / str(g.module)).read_text()) for g in gs}
-    except (OSError, UnicodeDecodeError):
-        return {}
+    texts = module_texts(result, run_dir) if texts is None else texts
+    return {g.id: code_digest(texts[g.id]) for g in gs} if all(g.id in texts for g in gs) else {}
 
 
 def module_texts(result: BreakdownResult, run_dir: Path | None = None) -> dict[str, str]:

@@ -142,11 +142,11 @@ def breakdown_section(
 
 
 def compiled_alike(base: BreakdownResult, head: BreakdownResult, s: SectionDiff,
-                   code_dirs: tuple[Path | None, Path | None]) -> bool:
-    """Both runs compiled the same code for every graph (``compiled_from.graph_codes``), the
-    model called each as often and it was profiled at the same sizes: the harness step's
-    work is the same on both sides."""
-    codes = [graph_codes(r, d) for r, d in zip((base, head), code_dirs, strict=True)]
+                   texts: tuple[dict[str, str], dict[str, str]]) -> bool:
+    """Both runs compiled the same code for every graph (``compiled_from.graph_codes`` of each
+    side's module texts), the model called each as often and it was profiled at the same
+    sizes: the harness step's work is the same on both sides."""
+    codes = [graph_codes(r, texts=t) for r, t in zip((base, head), texts, strict=True)]
     return bool(codes[0]) and codes[0] == codes[1] and not (
         s.unmeasured or s.calls_changed or sizes_differ(base, head))
 
@@ -263,11 +263,11 @@ def diff_results(
         gaps = unmeasured_modes(base, head)
     else:
         section = breakdown_section(base, head, min_rel)
-        if compiled_alike(base, head, section, code_dirs):
+        texts = (module_texts(base, code_dirs[0]), module_texts(head, code_dirs[1]))  # each read once
+        if compiled_alike(base, head, section, texts):
             section = same_code_section(section)
         else:
-            section = one_code_kernels(section, *(RunKernels(r, module_texts(r, d))
-                                                  for r, d in zip((base, head), code_dirs, strict=True)))
+            section = one_code_kernels(section, RunKernels(base, texts[0]), RunKernels(head, texts[1]))
         sections, skipped = [section], []
     disturbed: list[str] = []
     for side, r in (("base", base), ("head", head)):

@@ -11,12 +11,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from pathlib import Path
 
 from ..core import errors
 from ..core.autotune import match_kernels, same_code_rows
+from ..core.compiled_from import module_texts
 from ..core.devices import backend
 from ..core.results import BreakdownResult, KernelRetuning, Recompile
 from ..core.rundir import AUTOTUNE_DIR
@@ -78,21 +78,12 @@ def _recompile(
         tuned_step_ms=tuned_t.wall_ms,
         base_kernel_ms=base_t.kernel_ms,
         tuned_kernel_ms=tuned_t.kernel_ms,
-        rows=same_code_rows(match_kernels(result, tuned), result, tuned, _modules(result, run_dir),
-                            _modules(tuned, tuned_dir)) if tuned.measured() else [],
+        rows=same_code_rows(match_kernels(result, tuned), result, tuned, module_texts(result, run_dir),
+                            module_texts(tuned, tuned_dir)) if tuned.measured() else [],
         min_rel=backend(result.device).min_rel_change,
     )
     _time_both(rec, result, tuned, opts, run_dir, settings)
     return rec, err
-
-
-def _modules(r: BreakdownResult, run_dir: Path) -> dict[str, str]:
-    """Graph id -> its compiled module's text, for the measured graphs whose module is there."""
-    out = {}
-    for g in (g for g in r.measured() if g.module):
-        with contextlib.suppress(OSError, UnicodeDecodeError):
-            out[g.id] = (run_dir / str(g.module)).read_text()
-    return out
 
 
 def _time_both(
