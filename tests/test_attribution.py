@@ -673,3 +673,69 @@ def test_a_kernels_modules_are_named_most_nodes_first():
     other = Origin(["x"], [], ["bert", "bert.encoder.layer.0.attention.self"])
     assert merge([o, other]).modules == ["bert", "bert.encoder.layer.0.attention.self",  # in both; first in one
                                          "bert.encoder.layer.1.attention.self"]
+
+
+# Where the SEQUENTIAL_NODES modules were built, as runner/module_sites.py records them
+# (synthetic: a model file /m/seq.py building Linear and GELU on line 6, the last Linear on 7).
+SEQUENTIAL_SITES = {
+    "0": ["/m/seq.py", 6, "make_workload", "nn.Linear(256, 512), nn.GELU(),"],
+    "1": ["/m/seq.py", 6, "make_workload", "nn.Linear(256, 512), nn.GELU(),"],
+    "2": ["/m/seq.py", 7, "make_workload", "nn.Linear(512, 256),"],
+}
+
+
+def test_a_module_with_no_line_names_the_line_that_built_it():
+    from inductor_bench.core.attribution import module_types, origin_of
+    from inductor_bench.core.sources import Origin, SourceLine
+    from inductor_bench.core.views import built_lines
+    from inductor_bench.render.views import where
+
+    types = module_types(SEQUENTIAL_NODES)
+    both = origin_of(["addmm", "addmm_1"], SEQUENTIAL_NODES)
+    assert [(ln.line, ln.code) for ln in built_lines(both, SEQUENTIAL_SITES)] == [
+        (6, "nn.Linear(256, 512), nn.GELU(),"), (7, "nn.Linear(512, 256),")]
+    assert where(both, types=types, sites=SEQUENTIAL_SITES) == "0, 2 (Linear) · built at seq.py:6,7"
+    fused = origin_of(["addmm", "mul"], SEQUENTIAL_NODES)  # two modules built on one line: once
+    assert where(fused, types=types, sites=SEQUENTIAL_SITES) == "0 (Linear), 1 (GELU) · built at seq.py:6"
+    # a module whose site is not known keeps "no line"; a kernel with a line of its own keeps it
+    assert where(both, types=types, sites={}) == "0, 2 (Linear) · no line"
+    lined = Origin(nodes=["addmm"], lines=[SourceLine("/m/net.py", 3)], modules=["0"])
+    assert where(lined, sites=SEQUENTIAL_SITES) == "0 · net.py:3" and built_lines(lined, SEQUENTIAL_SITES) == []
+
+
+def _sequential_graph(sites: dict) -> GraphResult:
+    from inductor_bench.core.attribution import module_types, origin_of
+    from inductor_bench.core.results import KernelStat
+
+    g = GraphResult(id="0-inference", role="inference", iterations=1, wall_ms=2.0, wall_samples_ms=[2.0],
+                    module_types=module_types(SEQUENTIAL_NODES), module_sites=sites)
+    for name, ms, nodes in (("aten::addmm", 1.5, ["addmm_1"]), ("cpp_fused_gelu_0", 0.25, ["mul", "erf"]),
+                            ("cpp_fused_addmm_0", 0.125, ["addmm"])):
+        g.kernels.append(KernelStat(name=name, category="extern_gemm", calls=1, ms=ms,
+                                    origin=origin_of(nodes, SEQUENTIAL_NODES)))
+    return g
+
+
+def test_the_line_view_counts_torch_modules_at_the_lines_that_built_them():
+    """--by line: kernels of torch's own modules group under the line that built each module,
+    marked "(built there)"; without sites (a run saved before them) they stay "(no source line)"."""
+    from inductor_bench.core.views import by_line, units
+    from inductor_bench.render.breakdown import render_breakdown
+
+    g = _sequential_graph(SEQUENTIAL_SITES)
+    groups = by_line(units([g]))
+    # line 7 built the Linear of 1.5 ms; line 6 the GELU (0.25 ms) and the first Linear (0.125 ms)
+    assert [(grp.key, grp.ms, grp.built) for grp in groups] == [
+        (("built", "/m/seq.py:7"), 1.5, True), (("built", "/m/seq.py:6"), 0.375, True)]
+    text = render_breakdown(BreakdownResult(model="m.py", graphs=[g]), by="line")
+    assert "seq.py:7 (built there)  nn.Linear(512, 256)," in text
+    assert "seq.py:6 (built there)  nn.Linear(256, 512), nn.GELU()," in text
+    assert "(built there): the kernels of torch's own modules" in text
+    old = render_breakdown(BreakdownResult(model="m.py", graphs=[_sequential_graph({})]), by="line")
+    assert "built" not in old and "(no source line)" in old
+    # the module view adds where each was built to its class; JSON keeps the sites and reads them back
+    text = render_breakdown(BreakdownResult(model="m.py", graphs=[g]), by="module")
+    assert "2 (Linear, built at seq.py:7)" in text and "1 (GELU, built at seq.py:6)" in text
+    again = BreakdownResult.from_dict(BreakdownResult(model="m.py", graphs=[g]).to_dict())
+    assert again.graphs[0].module_sites == SEQUENTIAL_SITES
+    assert "module_sites" not in _sequential_graph({}).to_dict()

@@ -360,7 +360,8 @@ for _ in range(2):
 
 def test_a_compiled_torch_module_names_the_scripts_line_that_called_it(tmp_path):
     """Real (CPU): ``torch.compile(nn.Sequential(...))`` compiles torch's own
-    ``Sequential.forward``; the graph origins name the script's line that called it."""
+    ``Sequential.forward``; the graph origins name the script's line that called it, and each
+    kernel the line that built its module."""
     import json
     import subprocess
 
@@ -377,3 +378,6 @@ def test_a_compiled_torch_module_names_the_scripts_line_that_called_it(tmp_path)
     report = (tmp_path / "run" / "report.txt").read_text()
     assert f"graph origins: {g['id']} from Sequential.forward (container.py:" in report
     assert "), called from seq.py:5" in report
+    # its kernels ran torch's code alone: each names the script's line that built its module
+    assert g["module_sites"]["0"][:2] == [str(script), 2] and g["module_sites"]["1"][1] == 2
+    assert "0 (Linear) · built at seq.py:2" in report and "1 (ReLU) · built at seq.py:2" in report

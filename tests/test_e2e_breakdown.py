@@ -466,6 +466,12 @@ def test_modules_are_found_on_a_warm_cache(tmp_path):
     assert sorted(m["path"] for m in warm.modules) == sorted(m["path"] for m in cold.modules)
     log = (tmp_path / "logs" / "compile-default.log").read_text()
     assert log.count("Compiled module path") == 2  # printed by the cold compile only
+    # torch's own modules, no line of the model: each module's record names the factory's line
+    # that built it, on the hits too (read in each compile, never from the store)
+    records = [json.loads(line) for line in (tmp_path / "sources.jsonl").read_text().splitlines()]
+    assert len(records) == 4 and all(r.get("error") is None for r in records)
+    assert [{p: site[:2] for p, site in r["built"].items()} for r in records] == [
+        {"0": [str(model), 3], "1": [str(model), 3]}] * 4
 
 
 CUSTOM_OP_MODEL = '''

@@ -26,7 +26,7 @@ from .devices import HOST, backend
 from .modparse import ModuleInfo
 from .own_nodes import own_extern_nodes, own_origins
 from .results import GraphResult
-from .source_store import LOST, MODULE_LOST, RECOMPUTE_MARKED, RECOMPUTED
+from .source_store import BUILT, LOST, MODULE_LOST, RECOMPUTE_MARKED, RECOMPUTED
 from .sources import ROOT_MODULE, CallSite, Origin, SourceLine, merge, module_path, path_order
 from .subgraph_modules import rerooted
 from .timeline import launch_stacks
@@ -184,6 +184,8 @@ def attribute(
     graph.recompute_marked = bool(record.get(RECOMPUTE_MARKED))
     graph.module_types = types = module_types(record.get("nodes") or {})
     types.update({new: types[old] for new, old in made.items() if old in types})
+    graph.module_sites = sites = dict(record.get(BUILT) or {})
+    sites.update({new: sites[old] for new, old in made.items() if old in sites})
     per_kernel: dict[str, list[Origin | None]] = {}
     for i, c in enumerate(calls):
         if not c.extern:

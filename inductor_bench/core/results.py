@@ -110,9 +110,8 @@ class GraphResult:
     window_load: list[Load | None] = field(default_factory=list)
     status: str = Status.OK  # ok | failed | timeout | skipped
     error: str | None = None
-    # CUDA graphs: whether the run's mode put this graph under CUDA graphs (None: the mode
-    # does not use them, or the device has none), whether the profile replayed it from one
-    # (the times above are then replays), and why not where it was not.
+    # CUDA graphs: whether the mode put this graph under them (None: it does not, or the device
+    # has none), whether the profile replayed it from one (its times), and why not where not.
     cuda_graphs: bool | None = None
     replayed: bool = False
     cuda_graphs_note: str | None = None
@@ -121,8 +120,8 @@ class GraphResult:
     # Accelerators: the same iterations launched back to back with one sync at the end.
     pipelined: PipelinedRun | None = None
     pipelined_trace: str | None = None
-    # Source attribution (schema 2): the extern calls of call() one by one (their times add up
-    # to their op's kernel row), and a note where attribution is missing or partial.
+    # Source attribution (schema 2): extern calls of call() one by one (their times add up to
+    # their op's row), and a note where attribution is missing or partial.
     sites: list[CallSite] = field(default_factory=list)
     attribution: str | None = None
     recompute_marked: bool = False  # its record marks recomputed nodes (core/source_store.py)
@@ -135,12 +134,13 @@ class GraphResult:
     sizes: dict[str, int] = field(default_factory=dict)
     size_hints: dict[str, int] = field(default_factory=dict)
     unbacked: dict[str, int] = field(default_factory=dict)
-    # The sizes the model called it at, in the order met: [{"sizes": {symbol: value}, "calls": n}]
-    # (core/call_sizes.py; empty: static, or not counted).
+    # The sizes it was called at, in order met: [{"sizes": {symbol: value}, "calls": n}] (core/call_sizes.py).
     call_sizes: list[dict[str, Any]] = field(default_factory=list)
     # Each tensor input's shape where it was profiled (core/static_twin.py; []: not known).
     input_shapes: list[list[int]] = field(default_factory=list)
     module_types: dict[str, str] = field(default_factory=dict)
+    # A module with no line of the model -> [file, line, function, code] of the line that built it.
+    module_sites: dict[str, list[Any]] = field(default_factory=dict)
     # The user function it was compiled from (runner/dynamo_frame.py): {name, file, line}.
     compiled_from: dict[str, Any] | None = None
     # [inputs set to the model's first call's integer/boolean values, of them those put back
@@ -230,9 +230,8 @@ _GRAPH_OPTIONAL: dict[str, Any] = {
     "compiled_from": None,
     "first_call_inputs": [],
     "calls": None,
-    "call_sizes": [],
-    "input_shapes": [],
-    **{name: {} for name in ("sizes", "size_hints", "unbacked", "module_types")},
+    "call_sizes": [], "input_shapes": [],
+    **{name: {} for name in ("sizes", "size_hints", "unbacked", "module_types", "module_sites")},
 }
 
 # What a run adds beside its graphs; saved under "extras" in that order, each only when set.

@@ -48,6 +48,9 @@ RECOMPUTE_MARKED = "recompute_marked"
 # The graph's name as AOTAutograd gave it to its compiler (``0_forward``): what says the role of
 # a module whose text does not (a C++ wrapper's, ``core/cppwrapper.py``).
 AOT_ID = "aot_id"
+# A record's module path -> [file, line, function, code] of the line that built the module, for
+# the modules whose nodes have no line of the model (runner/module_sites.py); never stored.
+BUILT = "built"
 
 
 def text_key(text: str) -> str:

@@ -9,6 +9,7 @@ spans several lines (or modules) is put in the group of all of them, never split
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from .results import BreakdownResult, GraphResult, KernelStat
 from .sources import ROOT_MODULE, CallSite, Origin, SourceLine, at_depth, path_order
@@ -50,6 +51,7 @@ class Group:
     lines: list[SourceLine] = field(default_factory=list)
     missing: str | None = None  # why the group's units have no line / module
     units: list[Unit] = field(default_factory=list)
+    built: bool = False  # ``lines`` built the units' modules: none of their own ran (built_lines)
 
     @property
     def ms(self) -> float:
@@ -103,14 +105,26 @@ def _missing(u: Unit, what: str) -> str:
     return u.origin.missing or f"no {what} recorded for this kernel"
 
 
+def built_lines(origin: Origin | None, sites: dict[str, list[Any]]) -> list[SourceLine]:
+    """For a kernel with no line of the model, the lines that built its modules (an
+    ``nn.Sequential`` of torch's own layers; ``runner/module_sites.py``), by file and line."""
+    if origin is None or origin.lines:
+        return []
+    found = {(s[0], int(s[1])): SourceLine(str(s[0]), int(s[1]), str(s[2]), str(s[3]))
+             for m in origin.modules if len(s := sites.get(m) or []) == 4}
+    return [found[k] for k in sorted(found)]
+
+
 def by_line(us: list[Unit]) -> list[Group]:
-    """Units grouped by the set of model source lines they come from, largest first."""
+    """Units grouped by the set of model source lines they come from, largest first; a unit
+    with none, by the lines that built its modules (``built``) where known."""
     groups: dict[tuple[str, ...], Group] = {}
     for u in us:
         lines = u.origin.lines if u.origin else []
-        if lines:
-            key = tuple(f"{ln.file}:{ln.line}" for ln in lines)
-            g = groups.setdefault(key, Group(key, list(lines)))
+        built = built_lines(u.origin, u.graph.module_sites)
+        if lines or built:
+            key = (*(("built",) if built else ()), *(f"{ln.file}:{ln.line}" for ln in lines or built))
+            g = groups.setdefault(key, Group(key, list(lines or built), built=bool(built)))
         else:
             why = _missing(u, "source line")
             g = groups.setdefault(("", why), Group((), missing=why))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from itertools import groupby
 from operator import itemgetter
 from pathlib import PurePath
+from typing import Any
 
 from ..core.categories import label, order
 from ..core.compiled_from import top_levels
@@ -14,7 +15,7 @@ from ..core.sources import ROOT_MODULE, Origin, SourceLine
 from ..core.step import gain_frame
 from ..core.step_totals import reweighed, whole
 from ..core.symbols import shapes_at
-from ..core.views import By, Group, Unit, by_line, by_module, step_units, top_step_units, units
+from ..core.views import By, Group, Unit, built_lines, by_line, by_module, step_units, top_step_units, units
 from ..core.vocab import Role
 from . import charts
 from . import format as fmt
@@ -43,10 +44,11 @@ def lines_text(lines: list[SourceLine], limit: int | None = None) -> str:
 
 
 def where(origin: Origin | None, note: str | None = None, types: dict[str, str] | None = None,
-          root: str = ROOT_MODULE) -> str:
+          root: str = ROOT_MODULE, sites: dict[str, list[Any]] | None = None) -> str:
     """A kernel's source cell: ``blocks.0.conv1 · net.py:16``, or why there is none; with no
     line, each module with its class where ``types`` knows it, once for modules of one class
-    in a row (``0, 2 (Linear) · no line``); the graph's own code as ``root`` names it
+    in a row, and the lines that built them where ``sites`` knows them (``0, 2 (Linear) ·
+    built at seq.py:6,8``; else ``· no line``); the graph's own code as ``root`` names it
     (``compiled_from.top_levels``)."""
     if origin is None:
         return f"no source: {note}" if note else ""
@@ -57,7 +59,9 @@ def where(origin: Origin | None, note: str | None = None, types: dict[str, str] 
     more = len(origin.modules) - MODULES_SHOWN
     shown = ", ".join(mods) + (f" +{more}" if more > 0 else "")
     if not origin.lines:  # the module alone, where Dynamo recorded it but no line
-        return f"{shown} · no line" if shown else f"no source: {origin.missing or 'unknown'}"
+        built = built_lines(origin, sites or {})
+        said = f"built at {lines_text(built, LINES_SHOWN)}" if built else "no line"
+        return f"{shown} · {said}" if shown else f"no source: {origin.missing or 'unknown'}"
     text = lines_text(origin.lines, LINES_SHOWN) + (" (recomputed)" if origin.recomputed else "")
     return f"{shown} · {text}" if shown else text
 
@@ -84,7 +88,8 @@ def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
             fmt.pct(fmt.share(u.ms, t.kernel_ms)),
             fmt.pct(fmt.share(u.ms, gain_wall)),
         ] + ([unit_pct_cell(r, u)] if roof else [])
-        + [where(u.origin, u.graph.attribution, u.graph.module_types, roots.get(u.graph.id, ROOT_MODULE))]
+        + [where(u.origin, u.graph.attribution, u.graph.module_types, roots.get(u.graph.id, ROOT_MODULE),
+                 u.graph.module_sites)]
         for i, u in enumerate(us[:top], 1)
     ]
     doc.heading(f"Top {min(top, len(us))} of {len(us)} kernels and extern calls (whole {whole(r.script)})")
@@ -140,7 +145,8 @@ def graph_units(doc: Doc, r: BreakdownResult, top: int) -> None:
                 share = fmt.pct(fmt.share(u.ms, g.kernel_ms))
                 row = [_kernel_cell(doc, u), fmt.count(u.calls), fmt.ms(u.ms), share]
                 row += [unit_pct_cell(r, u)] if roof else []
-                row.append(where(u.origin, g.attribution, g.module_types, roots.get(g.id, ROOT_MODULE)))
+                row.append(where(u.origin, g.attribution, g.module_types, roots.get(g.id, ROOT_MODULE),
+                                 g.module_sites))
                 if with_inputs:
                     row.append(", ".join(shapes_at(u.site.shapes, at)) if u.site else "")
                 rows.append(row + ([u.kernel.file or ""] if with_file else []))
@@ -160,6 +166,10 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     roots = top_levels(r.measured())
     groups = by_line(us) if by == By.LINE else by_module(us, depth, roots)
     types = {path: kind for g in r.measured() for path, kind in g.module_types.items()}
+    sites = {path: site for g in r.measured() for path, site in g.module_sites.items()}
+    for path in sites:  # a module with no line of the model: where it was built
+        built = f"built at {lines_text(built_lines(Origin(modules=[path]), sites))}"
+        types[path] = f"{types[path]}, {built}" if path in types else built
     two_roles = any(g.role == Role.BACKWARD for g in r.measured())
     roof = shows_roofline(r)
     rows: list[list[str]] = []
@@ -190,7 +200,8 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     doc.table(rows, headers, tuple(["right"] * (len(headers) - (2 if by == By.LINE else 1))) + (
         ("left", "left") if by == By.LINE else ("left",)))
     reused = any(u.site is not None and not u.site.extern for u in us)
-    doc.paragraph(_view_note(by, bool(roots)) + (f" {REUSED}" if reused else ""))
+    built = BUILT if by == By.LINE and any(g.built for g in shown) else ""
+    doc.paragraph(_view_note(by, bool(roots)) + (f" {REUSED}" if reused else "") + built)
 
 
 def _role_ms(grp: Group, backward: bool, ms: float) -> str:
@@ -205,7 +216,8 @@ def _entries(grp: Group, by: str, types: dict[str, str]) -> list[list[str]]:
         cells = ["(no source line)", grp.missing] if by == By.LINE else [f"(no module) {grp.missing}"]
         return [cells]
     if by == By.LINE:
-        return [[("+ " if i else "") + ln.short, ln.code] for i, ln in enumerate(grp.lines)]
+        built = " (built there)" if grp.built else ""
+        return [[("+ " if i else "") + ln.short + built, ln.code] for i, ln in enumerate(grp.lines)]
     return [[("+ " if i else "") + module_name(m) + (f" ({types[m]})" if m in types else "")]
             for i, m in enumerate(grp.key)]
 
@@ -218,6 +230,8 @@ def _total_row(total: float, us: list[Unit], two_roles: bool, by: str) -> list[s
     return row + [str(len(us))] + (["", ""] if by == By.LINE else [""])
 
 
+BUILT = (" (built there): the kernels of torch's own modules run by torch's own code (an nn.Sequential "
+         "of torch layers) ran no line of the model; they count at the line that built their module.")
 REUSED = ("A kernel called at several places (one code for the same work in each layer) counts each "
           "call where that call comes from.")
 

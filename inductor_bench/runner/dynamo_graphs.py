@@ -16,6 +16,8 @@ import re
 import threading
 from typing import Any
 
+from . import module_sites
+
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^\n]+)\n(?P<code>[^\n]*)')
 _TORCH_DIR: str | None = None
 DYNAMO_DIR = "_dynamo" + os.sep  # under torch's own directory
@@ -106,6 +108,7 @@ class DynamoGraphs:
 
     def __init__(self) -> None:
         self.by_compile: dict[str, dict[str, dict[str, Any]]] = {}
+        self.built: dict[str, dict[str, list[Any]]] = {}  # compile -> module path -> its site
         self._local = threading.local()
         self.installed = False
 
@@ -147,6 +150,7 @@ class DynamoGraphs:
             if cid is not None and hasattr(gm, "graph"):
                 autograd_id = getattr(cid, "compiled_autograd_id", None)  # 2.5: not there
                 key = compile_key(cid.frame_id, cid.frame_compile_id, autograd_id)
-                self.by_compile[key] = dynamo_nodes(gm)
+                self.by_compile[key] = nodes = dynamo_nodes(gm)
+                self.built[key] = module_sites.built_sites(nodes)
         except Exception:  # never disturb the compile
             pass

@@ -41,7 +41,7 @@ from typing import Any
 from ..core import source_store
 from ..core.source_store import top_level_lines
 from ..core.sources import module_path, path_order
-from . import compat, trace_log
+from . import compat, module_sites, trace_log
 from .dynamo_graphs import DynamoGraphs, compile_key, module_entry, user_frame
 from .subgraph_records import merge_subgraph, subgraph_lowerings
 
@@ -268,6 +268,7 @@ class SourceRecorder(logging.Handler):
         entry: dict[str, Any] = {"path": path, "frame_id": md.get("frame_id")}
         try:
             entry.update(self._record(path, md, getattr(record, "payload", None)))
+            entry.update(self._built(md))
             if trace_log.of_compiled_autograd(md):  # a fresh lowering's record and a cache hit's
                 _no_lines_in_autograd(entry.get("nodes") or {})
         except Exception as e:  # never disturb the compile
@@ -277,6 +278,13 @@ class SourceRecorder(logging.Handler):
                 f.write(json.dumps(entry) + "\n")
         except OSError:
             pass
+
+    def _built(self, md: dict[str, Any]) -> dict[str, Any]:
+        """Where the modules with no line of the model were built (``runner/module_sites.py``):
+        this compile's, seen afresh on a cache hit too, so never kept in the store."""
+        cid = compile_key(md.get("frame_id"), md.get("frame_compile_id"), md.get("compiled_autograd_id"))
+        built = self.dynamo.built.get(cid)
+        return {source_store.BUILT: built} if built else {}
 
     def _record(self, path: str, md: dict[str, Any], payload: Any) -> dict[str, Any]:
         from torch._inductor.virtualized import V
@@ -316,5 +324,7 @@ def attach(log_path: Path, cache_dir: str | None = None) -> SourceRecorder:
     """The recorder on the ``torch.__trace`` logger; its store is in ``cache_dir`` (default:
     this process's Inductor cache)."""
     rec = SourceRecorder(log_path, cache_dir or inductor_cache_dir())
+    with contextlib.suppress(Exception):  # evidence only
+        module_sites.install()
     trace_log.attach(rec)
     return rec

@@ -1,0 +1,150 @@
+"""Where each ``nn.Module`` of the compile worker was built: the model's line that made it.
+
+A kernel of torch's own modules run by torch's own code (an ``nn.Sequential`` of ``Linear``,
+``GELU``, ``LayerNorm``; a compiled ``nn.TransformerEncoderLayer``) has no line of the model:
+Dynamo keeps only the frames outside torch in a node's stack trace, and there are none. The
+line that built the module is then the model's line to point at (``nn.Linear(256, 512),``).
+
+``install`` wraps ``nn.Module.__init__`` as Dynamo itself does (``mutation_guard``; Dynamo
+traces the unwrapped original when a compiled function builds a module, and the wrapper does
+nothing while compiling), noting for each module the innermost frame that is neither torch's
+nor the module's own ``__init__`` chain: for a layer torch's ``TransformerEncoderLayer`` builds,
+the model's line that built that layer. ``built_sites`` resolves, while Dynamo compiles a frame,
+the module paths its graph's nodes ran in (``L['self'].seq.0``, ``G['model'].0``) against that
+frame's locals and globals, and returns their sites by module path (``core/sources.module_path``).
+Best effort throughout: a module copied (``deepcopy``) or loaded has no site, and nothing
+here ever disturbs the model or its compile.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import re
+import sys
+import weakref
+from typing import Any
+
+from ..core.sources import module_path
+
+_SITES: dict[int, tuple[weakref.ref[Any], list[Any]]] = {}  # id(module) -> (it, [file, line, func, code])
+_ROOT = re.compile(r"^(?:(?P<scope>[LG])\['(?P<name>[^']+)'\]|(?P<self>L__self__|self)(?=\.|$))")
+_GETATTR = re.compile(r"getattr\(([^()]*?),\s*'([^']+)'\)")
+_installed = False
+
+
+def install() -> None:
+    """Note the site of every module built from now on in this process (once)."""
+    global _installed
+    if _installed:
+        return
+    import torch
+    import torch._dynamo  # noqa: F401  Dynamo's own wrapper first: it keeps the original to trace
+
+    init = torch.nn.Module.__init__
+
+    def built_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        if not torch.compiler.is_compiling():
+            _note(self)
+
+    torch.nn.Module.__init__ = built_init  # type: ignore[method-assign]
+    _installed = True
+
+
+def _torch_dir() -> str:
+    import torch
+
+    return os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+
+
+def _note(module: Any) -> None:
+    try:
+        site = builder_frame(module, sys._getframe(2), _torch_dir())
+        if site is not None:
+            key = id(module)
+            _SITES[key] = (weakref.ref(module, lambda _r, k=key: _SITES.pop(k, None)), site)
+    except Exception:  # never disturb the model
+        pass
+
+
+def builder_frame(module: Any, frame: Any, skip_dir: str) -> list[Any] | None:
+    """``[file, line, function, code]`` of the innermost frame from ``frame`` outward that is
+    not under ``skip_dir`` (torch) and not an ``__init__`` of ``module`` itself (a model's
+    ``super().__init__()`` is not where it was built)."""
+    while frame is not None:
+        code = frame.f_code
+        file = code.co_filename
+        own_init = code.co_name == "__init__" and code.co_varnames[:1] == ("self",) and \
+            frame.f_locals.get("self") is module
+        if not own_init and not os.path.abspath(file).startswith(skip_dir) and file != __file__:
+            line = frame.f_lineno
+            return [file, line, code.co_name, linecache.getline(file, line).strip()]
+        frame = frame.f_back
+    return None
+
+
+def site_of(module: Any) -> list[Any] | None:
+    entry = _SITES.get(id(module))
+    return entry[1] if entry is not None and entry[0]() is module else None
+
+
+def resolve(raw: str, f_locals: dict[str, Any], f_globals: dict[str, Any]) -> Any:
+    """The module an ``nn_module_stack`` path names, in the frame with these locals and globals;
+    None where a step is not there."""
+    while (g := _GETATTR.search(raw)) is not None:  # getattr(L['self'].layers, '0')
+        raw = f"{raw[: g.start()]}{g.group(1)}.{g.group(2)}{raw[g.end():]}"
+    m = _ROOT.match(raw)
+    if m is None:
+        return None
+    if m.group("self"):
+        obj, rest = f_locals.get("self"), module_path(raw)
+    elif m.group("scope") == "G":
+        obj, rest = f_globals, module_path(raw)  # keeps the global's name as its first part
+    else:
+        obj, rest = f_locals.get(m.group("name")), module_path(raw)
+        if m.group("name") == "args":  # L['args'][0].model: module_path drops the index too
+            index = re.match(r"^L\['args'\](?:\[(\d+)\]|\.(\d+))", raw)
+            obj = _step(obj, next(g for g in index.groups() if g)) if index else None
+    for part in [p for p in rest.split(".") if p]:
+        obj = _step(obj, part)
+    return obj
+
+
+def _step(obj: Any, part: str) -> Any:
+    if obj is None:
+        return None
+    if isinstance(obj, dict):
+        return obj.get(part)
+    modules = getattr(obj, "_modules", None)
+    if isinstance(modules, dict) and part in modules:
+        return modules[part]
+    if part.isdigit() and isinstance(obj, (list, tuple)):
+        return obj[int(part)] if int(part) < len(obj) else None
+    return getattr(obj, part, None)
+
+
+def built_sites(nodes: dict[str, dict[str, Any]]) -> dict[str, list[Any]]:
+    """For the Dynamo graph being compiled now (its nodes as ``dynamo_graphs.dynamo_nodes``
+    reads them): each module path some node with no line of the model ran in -> the site that
+    built the module. Empty outside a Dynamo compile or where none is known."""
+    raws = {str(r["module"][0]) for r in nodes.values() if r.get("module") and not r.get("frame")}
+    if not raws or not _SITES:
+        return {}
+    try:
+        from torch._dynamo.symbolic_convert import InstructionTranslator
+
+        tx = InstructionTranslator.current_tx()
+        tx = getattr(getattr(tx, "output", None), "root_tx", None) or tx  # the compiled frame's
+        f_locals, f_globals = dict(tx.f_locals), tx.f_globals
+    except Exception:
+        return {}
+    out: dict[str, list[Any]] = {}
+    for raw in sorted(raws):
+        try:
+            site = site_of(resolve(raw, f_locals, f_globals))
+        except Exception:
+            site = None
+        if site is not None:
+            out.setdefault(module_path(raw), site)
+    return out
