@@ -515,14 +515,47 @@ def test_gemms_on_attentions_tuple_output_and_attention_itself_count_their_bytes
     b, h, seq, e = 8, 4, 64, 32
     qkv = 3 * b * h * seq * e * 4  # three float32 views of the input
     assert attention.bytes == qkv + b * h * seq * e * 4 + b * h * seq * 4  # + output + logsumexp
-    assert attention.flops == 2 * b * h * seq * seq * (e + e)
+    kept = seq * (seq + 1) // 2  # is_causal=True: the scores on and below the diagonal
+    assert attention.flops == 2 * b * h * kept * (e + e)
     assert addmm.bytes == (128 + 512 * 128 + 128 * 128 + 512 * 128) * 4
     assert addmm.flops == 2 * 512 * 128 * 128
     assert mm.bytes == (512 * 128 + 128 * 128 + 512 * 128) * 4  # buf12: a view of buf6 reused
     # reads grad_out, q, k, v, out (a view of buf6) and logsumexp (buf5[1]: float32 in
     # torch, its type unsaid in the module, so unknown here): no byte count rather than a guess
     assert backward.bytes is None
-    assert backward.flops == 2 * b * h * seq * seq * (3 * e + 2 * e)
+    assert backward.flops == 2 * b * h * kept * (3 * e + 2 * e)
+
+
+def test_causal_attention_counts_the_scores_its_mask_keeps():
+    """is_causal, read where each op's schema has it or by name: with as many queries as keys
+    the L(L+1)/2 scores on and below the diagonal; otherwise (no mask, or L != S, whose
+    alignment differs between kernels) every score. Synthetic calls."""
+    from inductor_bench.core.buffers import CallArgs, Tensor
+    from inductor_bench.core.conv_attention import attention_work, is_causal
+
+    def call(op, *args, **kwargs):
+        return CallArgs(f"torch.ops.aten.{op}.default", True, list(args), kwargs)
+
+    flash, cudnn = "_scaled_dot_product_flash_attention", "_scaled_dot_product_cudnn_attention"
+    assert is_causal(flash, call(flash, "q", "k", "v", "0.0", "True"))
+    assert not is_causal(flash, call(flash, "q", "k", "v", scale="0.125"))  # the default: False
+    assert is_causal(flash, call(flash, "q", "k", "v", is_causal="True"))
+    assert is_causal(cudnn, call(cudnn, "q", "k", "v", "None", "True", "0.0", "1"))  # a C shim's int
+    assert not is_causal(cudnn, call(cudnn, "q", "k", "v", "None", "True", "0.0", "False"))
+    assert not is_causal("mm", call("mm", "a", "b"))
+
+    def t(*shape):
+        return Tensor(tuple(shape), "float16")
+
+    q = t(2, 8, 128, 64)
+    full, _ = attention_work(flash, [q, q, q])
+    assert full == 4 * 2 * 8 * 128 * 128 * 64
+    assert attention_work(flash, [q, q, q], causal=True)[0] == 4 * 2 * 8 * (128 * 129 // 2) * 64
+    kv = t(2, 8, 512, 64)  # a prefill against a longer cache: every score counted
+    assert attention_work(flash, [q, kv, kv], causal=True)[0] == 4 * 2 * 8 * 128 * 512 * 64
+    # the ops whose tensors are (B, L, H, E)
+    blhe = t(2, 128, 8, 64)
+    assert attention_work("_flash_attention_forward", [blhe, blhe, blhe])[0] == full
 
 
 def test_inputs_that_share_a_storage_take_their_view_shape_and_the_storages_type():

@@ -2,7 +2,8 @@
 shapes of their arguments (pure; no torch): ``core/work.py`` counts their extern calls with it.
 A convolution does 2 × output elements × weight elements per output channel (transposed: per
 input element and input channel), as torch's ``flop_counter`` counts; its backward that much per
-gradient asked for. Attention does 4·B·H·L·S·E forward, and the five products of its backward;
+gradient asked for. Attention does 4·B·H·L·S·E forward, and the five products of its backward
+(under the causal mask, of the scores it keeps);
 Inductor's C++ flex attention template as much where one block covers every query and key."""
 
 from __future__ import annotations
@@ -106,22 +107,50 @@ def elem_bytes(t: Tensor | None) -> int:
     return (dtype_bytes(t.dtype) or 0) if t is not None else 0
 
 
-def attention_work(op: str, ts: list[Tensor | None]) -> tuple[float | None, float]:
+# Where each attention op takes ``is_causal`` (its schema, the same in torch 2.5 to 2.15)
+CAUSAL_AT = {
+    "_scaled_dot_product_flash_attention_for_cpu": 4,
+    "_scaled_dot_product_flash_attention_for_cpu_backward": 7,
+    "_scaled_dot_product_flash_attention": 4, "_scaled_dot_product_flash_attention_backward": 11,
+    "_scaled_dot_product_efficient_attention": 6, "_scaled_dot_product_efficient_attention_backward": 11,
+    "_scaled_dot_product_cudnn_attention": 6, "_scaled_dot_product_cudnn_attention_backward": 14,
+    "_scaled_dot_product_fused_attention_overrideable": 5,
+    "_scaled_dot_product_fused_attention_overrideable_backward": 13,
+    "_flash_attention_forward": 8, "_flash_attention_backward": 11,
+}
+# The ops whose Q, K and V are (B, L, H, E), not (B, H, L, E)
+TOKENS_FIRST = ("_flash_attention_forward", "_flash_attention_backward", "_efficient_attention_forward",
+                "_efficient_attention_backward")
+
+
+def is_causal(op: str, call: CallArgs) -> bool:
+    """Whether the call asks for the causal mask (positionally or by name)."""
+    at = CAUSAL_AT.get(op)
+    if at is None:
+        return False
+    return _is_true(call.kwargs.get("is_causal") or (call.args[at] if at < len(call.args) else None))
+
+
+def attention_work(op: str, ts: list[Tensor | None], causal: bool = False) -> tuple[float | None, float]:
     """(FLOPs, bytes of what it returns) of scaled-dot-product attention: forward, the output
     (B, H, L, Ev) at the query's type and the logsumexp (B, H, L) in float32; backward, the
-    gradients of Q, K and V."""
+    gradients of Q, K and V. Under the causal mask with as many queries as keys, the L(L+1)/2
+    scores of the L² it keeps (the fused kernels skip the blocks above the diagonal)."""
     backward = "backward" in op
     q_at = 1 if backward else 0  # the backward's first argument is the output's gradient
     q, k, v = (dims(t) for t in (ts[q_at:q_at + 3] + [None, None, None])[:3])
     if q is None or k is None or v is None or len(q) != 4 or len(k) != 4 or len(v) != 4:
         return None, 0.0
+    if op in TOKENS_FIRST:
+        q, k, v = ((t[0], t[2], t[1], t[3]) for t in (q, k, v))
     b, h, lq, e = q
     s, ev = k[2], v[3]
+    kept = (lq + 1) / (2 * lq) if causal and lq == s else 1.0
     elem = elem_bytes(ts[q_at])
     if not backward:  # Q·Kᵀ and P·V
-        return 2.0 * b * h * lq * s * (e + ev), float(b * h * lq * (ev * elem + 4))
+        return 2.0 * b * h * lq * s * (e + ev) * kept, float(b * h * lq * (ev * elem + 4))
     returned = (math.prod(q) + math.prod(k) + math.prod(v)) * elem
-    return 2.0 * b * h * lq * s * (3 * e + 2 * ev), float(returned)  # scores again, dP, dV, dQ, dK
+    return 2.0 * b * h * lq * s * (3 * e + 2 * ev) * kept, float(returned)  # scores again, dP, dV, dQ, dK
 
 
 # The sizes Inductor's C++ flex attention template writes into its source as literals:

@@ -19,7 +19,8 @@ from the run directory's files alone (pure; no torch), so ``report --reanalyze``
   ``convolution`` 2·(output elements)·(weight elements per output channel) (transposed: 2·(input
   elements)·(weight elements per input channel), as torch's ``flop_counter``),
   ``convolution_backward`` that once per gradient asked for, scaled-dot-product attention
-  4·B·H·L·S·E forward and the five products of its backward; bytes are every tensor argument and
+  4·B·H·L·S·E forward and the five products of its backward (causal, with L = S: of the
+  L(L+1)/2 scores the mask keeps); bytes are every tensor argument and
   the result once (attention's: its output and float32 logsumexp, or the three gradients;
   another op's: the tensor it returns, as the module asserts it after the call; none where the
   module says nothing of its size, as torch 2.5 and 2.6 for a custom op). The oneDNN and
@@ -54,6 +55,7 @@ from .conv_attention import (
     flex_masked_flops,
     flex_template_flops,
     ints,
+    is_causal,
 )
 from .cpp_buffers import cpp_module_calls
 from .cppwrapper import is_cpp_wrapper, shim_op
@@ -327,7 +329,7 @@ def extern_work(call: CallArgs) -> Work:
     elif op == "convolution_backward":
         flops, returned = conv_backward_work(call)
     elif "attention" in op:
-        flops, returned = attention_work(op, call.tensors)
+        flops, returned = attention_work(op, call.tensors, is_causal(op, call))
     elif op in QUANT_CONVS:
         flops = qconv_flops(call)
     else:
