@@ -109,3 +109,27 @@ def test_sites_are_found_while_dynamo_compiles(noting):
     # outside a compile there is no frame to resolve against
     nodes = {"n": {"op": "call_module:0", "module": ["L['fn'].0", "Linear"]}}
     assert noting.built_sites(nodes) == {}
+
+
+def test_the_wrapper_is_never_compiled_under_compiled_autograd(noting):
+    """Compiled autograd builds its graph's module in the compiled function's eager part, where
+    Dynamo compiles every frame outside torch: the wrapper must not be one (it was, and broke
+    the graph 10 times more, at its own lines). The one break is the model's backward()."""
+    from torch._dynamo.utils import counters
+
+    model = nn.Sequential(nn.Linear(8, 8))
+
+    def step(x):
+        loss = model(x).sum()
+        loss.backward()
+        return loss
+
+    torch._dynamo.reset()
+    counters.clear()
+    with torch._dynamo.config.patch(compiled_autograd=True):
+        compiled = torch.compile(step, backend="eager")
+        for _ in range(2):
+            compiled(torch.randn(2, 8))
+    breaks = dict(counters["graph_break"])
+    torch._dynamo.reset()
+    assert sum(breaks.values()) == 1 and "backward" in next(iter(breaks)), breaks

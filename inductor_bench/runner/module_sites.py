@@ -6,12 +6,13 @@ Dynamo keeps only the frames outside torch in a node's stack trace, and there ar
 line that built the module is then the model's line to point at (``nn.Linear(256, 512),``).
 
 ``install`` wraps ``nn.Module.__init__`` as Dynamo itself does (``mutation_guard``; Dynamo
-traces the unwrapped original when a compiled function builds a module, and the wrapper does
-nothing while compiling), noting for each module the innermost frame that is neither torch's
-nor the module's own ``__init__`` chain: for a layer torch's ``TransformerEncoderLayer`` builds,
-the model's line that built that layer. ``built_sites`` resolves, while Dynamo compiles a frame,
-the module paths its graph's nodes ran in (``L['self'].seq.0``, ``G['model'].0``) against that
-frame's locals and globals, and returns their sites by module path (``core/sources.module_path``).
+traces the unwrapped original when a compiled function builds a module; the wrapper is
+``torch._dynamo.disable``'d, so no frame of it is ever compiled), noting for each module the
+innermost frame that is neither torch's nor the module's own ``__init__`` chain: for a layer
+torch's ``TransformerEncoderLayer`` builds, the model's line that built that layer.
+``built_sites`` resolves, while Dynamo compiles a frame, the module paths its graph's nodes
+ran in (``L['self'].seq.0``, ``G['model'].0``) against that frame's locals and globals, and
+returns their sites by module path (``core/sources.module_path``).
 Best effort throughout: a module copied (``deepcopy``) or loaded has no site, and nothing
 here ever disturbs the model or its compile.
 """
@@ -48,7 +49,9 @@ def install() -> None:
         if not torch.compiler.is_compiling():
             _note(self)
 
-    torch.nn.Module.__init__ = built_init  # type: ignore[method-assign]
+    # Never a frame Dynamo compiles: under a compiled function's eager parts (its code after a
+    # graph break, compiled autograd's backward) every frame outside torch is one it tries
+    torch.nn.Module.__init__ = torch._dynamo.disable(built_init)  # type: ignore[method-assign]
     _installed = True
 
 
