@@ -739,3 +739,34 @@ def test_the_line_view_counts_torch_modules_at_the_lines_that_built_them():
     again = BreakdownResult.from_dict(BreakdownResult(model="m.py", graphs=[g]).to_dict())
     assert again.graphs[0].module_sites == SEQUENTIAL_SITES
     assert "module_sites" not in _sequential_graph({}).to_dict()
+
+
+def test_the_module_view_keeps_apart_two_models_modules_of_one_path():
+    """Two nn.Sequential compiled one after the other (an encoder and a decoder) both have a
+    module "0" and a "1": the module view keeps each apart by the line that built it, with its
+    own class (before, one row "1 (Tanh)" held the encoder's ReLU too). Synthetic graphs."""
+    from inductor_bench.core.results import KernelStat
+    from inductor_bench.core.sources import Origin
+    from inductor_bench.core.views import by_module, units
+    from inductor_bench.render.breakdown import render_breakdown
+
+    graphs = []
+    for gid, line, act, ms in (("0-inference", 3, "ReLU", 1.0), ("0.1-inference", 4, "Tanh", 0.5)):
+        sites = {p: ["/m/two.py", line, "<module>", "x = torch.compile(...)"] for p in ("0", "1")}
+        g = GraphResult(id=gid, role="inference", iterations=1, wall_ms=2.0, wall_samples_ms=[2.0],
+                        module_types={"0": "Linear", "1": act}, module_sites=sites)
+        g.kernels = [KernelStat(name="aten::addmm", category="extern_gemm", calls=1, ms=ms, origin=Origin(modules=["0"])),
+                     KernelStat(name=f"cpp_{act}", category="cpp_pointwise", calls=1, ms=ms / 4,
+                                origin=Origin(modules=["1"]))]
+        graphs.append(g)
+    assert [(grp.key, grp.ms) for grp in by_module(units(graphs))] == [
+        (("0 @ /m/two.py:3",), 1.0), (("0 @ /m/two.py:4",), 0.5), (("1 @ /m/two.py:3",), 0.25),
+        (("1 @ /m/two.py:4",), 0.125)]
+    text = render_breakdown(BreakdownResult(model="two.py", graphs=graphs), by="module")
+    for row in ("0 (Linear, built at two.py:3)", "0 (Linear, built at two.py:4)", "1 (ReLU, built at two.py:3)",
+                "1 (Tanh, built at two.py:4)"):
+        assert row in text
+    # a run saved before sites: one row per path, as before
+    for g in graphs:
+        g.module_sites = {}
+    assert [grp.key for grp in by_module(units(graphs))] == [("0",), ("1",)]

@@ -132,13 +132,26 @@ def by_line(us: list[Unit]) -> list[Group]:
     return _ordered(groups)
 
 
+# Between a module path and the line that built the module, in a module view's group key
+BUILT_AT = " @ "
+
+
+def module_key(path: str, sites: dict[str, list[Any]]) -> str:
+    """A module path as the module view groups it: with the line that built the module where
+    known (``0 @ /m/two.py:3``), so that the ``0`` of two compiled ``nn.Sequential``s stay apart."""
+    site = sites.get(path) or []
+    return f"{path}{BUILT_AT}{site[0]}:{site[1]}" if len(site) == 4 else path
+
+
 def by_module(us: list[Unit], depth: int | None = None, roots: dict[str, str] | None = None) -> list[Group]:
-    """Units grouped by the set of ``nn.Module`` paths (cut to ``depth`` parts) they ran in; a
-    graph's own code by its name in ``roots`` (``compiled_from.top_levels``) where it has one."""
+    """Units grouped by the set of ``nn.Module`` paths (cut to ``depth`` parts) they ran in, each
+    with the line that built it where known (``module_key``); a graph's own code by its name in
+    ``roots`` (``compiled_from.top_levels``) where it has one."""
     groups: dict[tuple[str, ...], Group] = {}
     for u in us:
-        mods = sorted({named_root(at_depth(m, depth), u.graph.id, roots) for m in u.origin.modules},
-                      key=path_order) if u.origin else []
+        mods = sorted({module_key(named_root(at_depth(m, depth), u.graph.id, roots), u.graph.module_sites)
+                       for m in u.origin.modules},
+                      key=lambda k: (path_order(k.split(BUILT_AT)[0]), k)) if u.origin else []
         if mods:
             key = tuple(mods)
             g = groups.setdefault(key, Group(key))

@@ -15,7 +15,19 @@ from ..core.sources import ROOT_MODULE, Origin, SourceLine
 from ..core.step import gain_frame
 from ..core.step_totals import reweighed, whole
 from ..core.symbols import shapes_at
-from ..core.views import By, Group, Unit, built_lines, by_line, by_module, step_units, top_step_units, units
+from ..core.views import (
+    BUILT_AT,
+    By,
+    Group,
+    Unit,
+    built_lines,
+    by_line,
+    by_module,
+    module_key,
+    step_units,
+    top_step_units,
+    units,
+)
 from ..core.vocab import Role
 from . import charts
 from . import format as fmt
@@ -165,11 +177,7 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     total = sum(u.ms for u in us)
     roots = top_levels(r.measured())
     groups = by_line(us) if by == By.LINE else by_module(us, depth, roots)
-    types = {path: kind for g in r.measured() for path, kind in g.module_types.items()}
-    sites = {path: site for g in r.measured() for path, site in g.module_sites.items()}
-    for path in sites:  # a module with no line of the model: where it was built
-        built = f"built at {lines_text(built_lines(Origin(modules=[path]), sites))}"
-        types[path] = f"{types[path]}, {built}" if path in types else built
+    types = module_labels(r)
     two_roles = any(g.role == Role.BACKWARD for g in r.measured())
     roof = shows_roofline(r)
     rows: list[list[str]] = []
@@ -204,6 +212,19 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     doc.paragraph(_view_note(by, bool(roots)) + (f" {REUSED}" if reused else "") + built)
 
 
+def module_labels(r: BreakdownResult) -> dict[str, str]:
+    """Each module as the module view keys it (``core/views.module_key``) -> its class, and for
+    one none of whose kernels ran a line of the model, the line that built it
+    (``Linear, built at two.py:3``)."""
+    labels: dict[str, str] = {}
+    for g in r.measured():
+        for path in {*g.module_types, *g.module_sites}:
+            built = built_lines(Origin(modules=[path]), g.module_sites)
+            said = [g.module_types.get(path, "")] + ([f"built at {lines_text(built)}"] if built else [])
+            labels[module_key(path, g.module_sites)] = ", ".join(x for x in said if x)
+    return labels
+
+
 def _role_ms(grp: Group, backward: bool, ms: float) -> str:
     """The group's time in one role; a dash where none of its kernels ran in that role."""
     return fmt.ms(ms) if any(u.backward == backward for u in grp.units) else fmt.DASH
@@ -218,8 +239,9 @@ def _entries(grp: Group, by: str, types: dict[str, str]) -> list[list[str]]:
     if by == By.LINE:
         built = " (built there)" if grp.built else ""
         return [[("+ " if i else "") + ln.short + built, ln.code] for i, ln in enumerate(grp.lines)]
-    return [[("+ " if i else "") + module_name(m) + (f" ({types[m]})" if m in types else "")]
-            for i, m in enumerate(grp.key)]
+    named = [(module_name(m.split(BUILT_AT)[0]), types.get(m)) for m in grp.key]
+    return [[("+ " if i else "") + name + (f" ({kind})" if kind else "")]
+            for i, (name, kind) in enumerate(named)]
 
 
 def _total_row(total: float, us: list[Unit], two_roles: bool, by: str) -> list[str]:
