@@ -129,6 +129,20 @@ def test_names_that_are_gone_or_other_ops_are_never_guessed(change, why):
     assert nodes["relu"]["frame"] == frame(B, 14, "return torch.relu(y)")
 
 
+def test_one_op_spelled_another_way_still_carries_its_line():
+    """A cache another model file filled with ``x.sin() * 2`` (``call_method:sin``) serves
+    ``torch.sin(x) * 2`` (``call_function:_VariableFunctionsClass.sin``): one post-grad graph,
+    one op, so the line is this file's (it was lost: "sin is call_function:... now")."""
+    then = {"sin": {"op": "call_method:sin", "frame": frame(A, 6, "return x.sin() * 2")},
+            "mul": {"op": "call_function:mul", "frame": frame(A, 6, "return x.sin() * 2")}}
+    now = {"sin": {"op": "call_function:_VariableFunctionsClass.sin", "frame": frame(B, 3, "return torch.sin(x) * 2")},
+           "mul": {"op": "call_function:mul", "frame": frame(B, 3, "return torch.sin(x) * 2")}}
+    stored = {"nodes": {"sin": {"op": "aten.sin.default", "frame": then["sin"]["frame"]}}, "ops": [], "dynamo": then}
+    assert source_store.carry_over(stored, now)["nodes"]["sin"]["frame"] == now["sin"]["frame"]
+    assert source_store.op_stem("call_function:_VariableFunctionsClass.sin") == source_store.op_stem("call_method:sin")
+    assert source_store.op_stem("call_function:linear") != source_store.op_stem("call_function:conv2d")
+
+
 def test_an_unknown_module_is_dropped_not_made_top_level():
     now = json.loads(json.dumps(THEN))
     now["y"]["module"] = ["L['self'].x", "Conv2d"]

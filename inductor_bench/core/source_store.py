@@ -109,6 +109,12 @@ def _where(frame: Any) -> str:
     return f"{Path(str(frame[0])).name}:{frame[1]}"
 
 
+def op_stem(op: Any) -> str:
+    """A dynamo node's op as the same op reads however the model spelled it: ``torch.sin(x)``
+    (``call_function:_VariableFunctionsClass.sin``), ``x.sin()`` (``call_method:sin``) -> ``sin``."""
+    return str(op).split(":", 1)[-1].rsplit(".", 1)[-1]
+
+
 def _translation(
     then: dict[str, dict[str, Any]], now: dict[str, dict[str, Any]], field: str, key: Any
 ) -> tuple[dict[Any, Any], dict[Any, str]]:
@@ -128,7 +134,7 @@ def _translation(
             if cur is None:
                 why[k] = f"its dynamo node {n} is not in this compile's graph"
                 break
-            if cur.get("op") != then[n].get("op"):
+            if op_stem(cur.get("op")) != op_stem(then[n].get("op")):
                 why[k] = f"its dynamo node {n} is {cur.get('op')} now, {then[n].get('op')} when cached"
                 break
             values[key(cur.get(field))] = cur.get(field)
@@ -175,7 +181,7 @@ def _by_position(then: dict[str, dict[str, Any]], now: dict[str, dict[str, Any]]
     None otherwise: the names decide."""
     if all(n in now for n in then) or len(then) != len(now):
         return None
-    if [r.get("op") for r in then.values()] != [r.get("op") for r in now.values()]:
+    if [op_stem(r.get("op")) for r in then.values()] != [op_stem(r.get("op")) for r in now.values()]:
         return None
     return dict(zip(then, now.values(), strict=True))
 
