@@ -40,6 +40,11 @@ class Block(nn.Module):
         return torch.relu(self.fc(x))
 
 
+class Terse(nn.Module):
+    def __init__(s):  # noqa: N805
+        super().__init__()
+
+
 def test_each_module_is_noted_at_the_line_that_built_it(noting):
     here = __file__
     seq = nn.Sequential(nn.Linear(4, 8),
@@ -52,6 +57,8 @@ def test_each_module_is_noted_at_the_line_that_built_it(noting):
     block = Block(); block_line = _line()  # noqa: E702
     assert noting.site_of(block)[:2] == [here, block_line]
     assert noting.site_of(block.fc)[:3] == [here, block.fc_line, "__init__"]
+    terse = Terse(); terse_line = _line()  # noqa: E702  (its __init__ names its self "s")
+    assert noting.site_of(terse)[:2] == [here, terse_line]
     # torch builds a TransformerEncoderLayer's layers: each is the model's line that built it
     layer = nn.TransformerEncoderLayer(8, 2, 16); layer_line = _line()  # noqa: E702
     assert noting.site_of(layer.linear1)[:2] == noting.site_of(layer.self_attn)[:2] == [here, layer_line]

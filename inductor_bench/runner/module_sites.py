@@ -78,8 +78,8 @@ def builder_frame(module: Any, frame: Any, skip_dir: str) -> list[Any] | None:
     while frame is not None:
         code = frame.f_code
         file = code.co_filename
-        own_init = code.co_name == "__init__" and code.co_varnames[:1] == ("self",) and \
-            frame.f_locals.get("self") is module
+        own_init = code.co_name == "__init__" and code.co_argcount > 0 and \
+            frame.f_locals.get(code.co_varnames[0]) is module  # its first argument, however named
         if not own_init and not os.path.abspath(file).startswith(skip_dir) and file != __file__:
             line = frame.f_lineno
             return [file, line, code.co_name, linecache.getline(file, line).strip()]
