@@ -128,6 +128,13 @@ _DICT_MODULES = re.compile(r"\.__dict__\['_modules'\]")
 _GLOBAL = re.compile(r"(?<![\w.\]])G\['([^']+)'\]")
 
 
+def getattr_as_dots(raw: str) -> str:
+    """``getattr(L['self'].layers, '0')`` -> ``L['self'].layers.0``, nested ones too."""
+    while (m := re.search(r"getattr\(([^()]*?),\s*'([^']+)'\)", raw)) is not None:
+        raw = raw[: m.start()] + f"{m.group(1)}.{m.group(2)}" + raw[m.end() :]
+    return raw
+
+
 def module_path(raw: str) -> str:
     """An ``nn_module_stack`` path as the model names it: ``L['self'].features.denseblock3``,
     ``L['self']._modules['features']``, ``getattr(L['self'].layers, '0')``,
@@ -135,9 +142,7 @@ def module_path(raw: str) -> str:
     reached through its ``__dict__``, as Dynamo names it through a decorated ``forward``) ->
     ``features.denseblock3``, ``features``, ``layers.0``, ``model.norm``, ``conv_in``. A module
     a script holds in a global (``G['model'].0``) keeps the global's name: ``model.0``."""
-    s = _GLOBAL.sub(r"\1", _DICT_MODULES.sub("._modules", raw))
-    while (m := re.search(r"getattr\(([^()]*?),\s*'([^']+)'\)", s)) is not None:
-        s = s[: m.start()] + f"{m.group(1)}.{m.group(2)}" + s[m.end() :]
+    s = getattr_as_dots(_GLOBAL.sub(r"\1", _DICT_MODULES.sub("._modules", raw)))
     s = re.sub(r"\._modules\['([^']+)'\]", r".\1", s)
     s = re.sub(r"\[(\d+)\]", r".\1", s)
     s = re.sub(r"(?<!^L)\['([^']+)'\]", r".\1", s)

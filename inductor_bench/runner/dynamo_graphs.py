@@ -17,19 +17,10 @@ import threading
 from typing import Any
 
 from . import module_sites
+from .module_sites import torch_dir as _torch_dir
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^\n]+)\n(?P<code>[^\n]*)')
-_TORCH_DIR: str | None = None
 DYNAMO_DIR = "_dynamo" + os.sep  # under torch's own directory
-
-
-def _torch_dir() -> str:
-    global _TORCH_DIR
-    if _TORCH_DIR is None:
-        import torch
-
-        _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
-    return _TORCH_DIR
 
 
 def user_frame(stack_trace: str | None) -> list[Any] | None:

@@ -26,12 +26,12 @@ import sys
 import weakref
 from typing import Any
 
-from ..core.sources import module_path
+from ..core.sources import getattr_as_dots, module_path
 
 _SITES: dict[int, tuple[weakref.ref[Any], list[Any]]] = {}  # id(module) -> (it, [file, line, func, code])
 _ROOT = re.compile(r"^(?:(?P<scope>[LG])\['(?P<name>[^']+)'\]|(?P<self>L__self__|self)(?=\.|$))")
-_GETATTR = re.compile(r"getattr\(([^()]*?),\s*'([^']+)'\)")
 _installed = False
+_TORCH_DIR: str | None = None
 
 
 def install() -> None:
@@ -55,15 +55,19 @@ def install() -> None:
     _installed = True
 
 
-def _torch_dir() -> str:
-    import torch
+def torch_dir() -> str:
+    """torch's own directory, with a trailing separator (read once)."""
+    global _TORCH_DIR
+    if _TORCH_DIR is None:
+        import torch
 
-    return os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+        _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+    return _TORCH_DIR
 
 
 def _note(module: Any) -> None:
     try:
-        site = builder_frame(module, sys._getframe(2), _torch_dir())
+        site = builder_frame(module, sys._getframe(2), torch_dir())
         if site is not None:
             key = id(module)
             _SITES[key] = (weakref.ref(module, lambda _r, k=key: _SITES.pop(k, None)), site)
@@ -95,17 +99,17 @@ def site_of(module: Any) -> list[Any] | None:
 def resolve(raw: str, f_locals: dict[str, Any], f_globals: dict[str, Any]) -> Any:
     """The module an ``nn_module_stack`` path names, in the frame with these locals and globals;
     None where a step is not there."""
-    while (g := _GETATTR.search(raw)) is not None:  # getattr(L['self'].layers, '0')
-        raw = f"{raw[: g.start()]}{g.group(1)}.{g.group(2)}{raw[g.end():]}"
+    raw = getattr_as_dots(raw)
     m = _ROOT.match(raw)
     if m is None:
         return None
+    rest = module_path(raw)  # a global's keeps its name as its first part
     if m.group("self"):
-        obj, rest = f_locals.get("self"), module_path(raw)
+        obj = f_locals.get("self")
     elif m.group("scope") == "G":
-        obj, rest = f_globals, module_path(raw)  # keeps the global's name as its first part
+        obj = f_globals
     else:
-        obj, rest = f_locals.get(m.group("name")), module_path(raw)
+        obj = f_locals.get(m.group("name"))
         if m.group("name") == "args":  # L['args'][0].model: module_path drops the index too
             index = re.match(r"^L\['args'\](?:\[(\d+)\]|\.(\d+))", raw)
             obj = _step(obj, next(g for g in index.groups() if g)) if index else None

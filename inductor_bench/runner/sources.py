@@ -267,8 +267,10 @@ class SourceRecorder(logging.Handler):
         self.seen.add(path)
         entry: dict[str, Any] = {"path": path, "frame_id": md.get("frame_id")}
         try:
-            entry.update(self._record(path, md, getattr(record, "payload", None)))
-            entry.update(self._built(md))
+            cid = compile_key(md.get("frame_id"), md.get("frame_compile_id"), md.get("compiled_autograd_id"))
+            entry.update(self._record(path, cid, getattr(record, "payload", None)))
+            if built := self.dynamo.built.get(cid):  # this compile's, seen afresh on a hit too: never stored
+                entry[source_store.BUILT] = built
             if trace_log.of_compiled_autograd(md):  # a fresh lowering's record and a cache hit's
                 _no_lines_in_autograd(entry.get("nodes") or {})
         except Exception as e:  # never disturb the compile
@@ -279,19 +281,11 @@ class SourceRecorder(logging.Handler):
         except OSError:
             pass
 
-    def _built(self, md: dict[str, Any]) -> dict[str, Any]:
-        """Where the modules with no line of the model were built (``runner/module_sites.py``):
-        this compile's, seen afresh on a cache hit too, so never kept in the store."""
-        cid = compile_key(md.get("frame_id"), md.get("frame_compile_id"), md.get("compiled_autograd_id"))
-        built = self.dynamo.built.get(cid)
-        return {source_store.BUILT: built} if built else {}
-
-    def _record(self, path: str, md: dict[str, Any], payload: Any) -> dict[str, Any]:
+    def _record(self, path: str, cid: str, payload: Any) -> dict[str, Any]:
         from torch._inductor.virtualized import V
 
         text = payload if isinstance(payload, str) else Path(path).read_text(errors="replace")
         key = source_store.text_key(text)
-        cid = compile_key(md.get("frame_id"), md.get("frame_compile_id"), md.get("compiled_autograd_id"))
         now = self.dynamo.by_compile.get(cid)
         graph = V.graph
         if getattr(graph, "scheduler", None) is not None and getattr(graph, "module", None) is not None:
