@@ -10,7 +10,8 @@ import typer
 
 from ..core.analyze import analyze_file
 from ..core.ranks import analyze_ranks, trace_files
-from ..render.analyze import DEFAULT_TOP, render_analyze
+from ..core.trace_sets import analyze_cycles, one_process
+from ..render.analyze import DEFAULT_TOP, render_analyze, render_cycles
 from ..render.ranks import render_ranks
 from . import options as o
 from .output import emit
@@ -20,7 +21,8 @@ TraceFiles = Annotated[
     typer.Argument(
         parser=o.a_path,
         help="A kineto chrome trace (.json or .json.gz) written by torch.profiler; several (one "
-        "per rank), or a directory holding them, for the per-rank view and the stragglers."
+        "per rank), or a directory holding them, for the per-rank view and the stragglers; one "
+        "process's profiler cycles (a tensorboard_trace_handler directory): each cycle in turn."
     ),
 ]
 
@@ -35,11 +37,18 @@ def analyze(
     """Break down any profiler trace, no torch needed: per step, busy and idle per device,
     time by kernel category, and the top kernels with the op that launched them. Given
     several ranks' traces: per rank and step, compute, communication and their overlap,
-    and the straggler of each step."""
+    and the straggler of each step. Several traces of one process (a profiler schedule's
+    cycles, as tensorboard_trace_handler writes them to a directory): each cycle in turn;
+    a cycle with nothing profiled is skipped and named."""
     o.one_stdout(fmt, json_out)
     if len(traces) == 1 and not traces[0].is_dir():
         result = analyze_file(traces[0])
         emit(result.to_json(), lambda f: render_analyze(result, f, top=top), fmt, json_out, html_out)
         return
-    ranks = analyze_ranks(trace_files(traces))
+    files = trace_files(traces)
+    if one_process(files):
+        cycles = analyze_cycles(files)
+        emit(cycles.to_json(), lambda f: render_cycles(cycles, f, top=top), fmt, json_out, html_out)
+        return
+    ranks = analyze_ranks(files)
     emit(ranks.to_json(), lambda f: render_ranks(ranks, f), fmt, json_out, html_out)

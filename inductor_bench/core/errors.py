@@ -43,6 +43,11 @@ class TraceError(BenchError):
     exit_code = 2
 
 
+class NothingProfiled(TraceError):
+    """A trace that holds no device activity and no CPU op: a profiler cycle that stopped
+    before its active steps (``tensorboard_trace_handler`` writes one as the profiler exits)."""
+
+
 class ResultError(BenchError):
     """A result file is missing, unreadable, or of an unknown schema."""
 

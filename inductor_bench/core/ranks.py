@@ -26,12 +26,12 @@ import os
 import re
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from .analyze import step_result
 from .columns import load_columns
-from .errors import UsageError
+from .errors import NothingProfiled, UsageError
 from .steps import StepEvents, split_steps
 
 SCHEMA = "inductor-bench/analyze-ranks"
@@ -93,6 +93,7 @@ class Straggler:
 class RanksResult:
     ranks: list[RankResult]
     stragglers: list[Straggler]
+    skipped: list[str] = field(default_factory=list)  # traces with nothing profiled
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -120,15 +121,20 @@ def trace_files(paths: Iterable[Path]) -> list[Path]:
 def rank_of(path: Path) -> int | None:
     """The rank a trace names: ``distributedInfo.rank`` in its header, else ``rank<N>`` in
     its file name; None when neither says."""
+    m = _RANK_IN_HEADER.search(trace_head(path)) or _RANK_IN_NAME.search(path.name)
+    return int(m.group(1)) if m else None
+
+
+def trace_head(path: Path) -> str:
+    """The first ``HEADER_CHARS`` characters of a trace, gzipped or not ("" where unreadable):
+    its header, and the first of its events."""
     try:
         with open(path, "rb") as f:
             gzipped = f.read(2) == b"\x1f\x8b"
         with (gzip.open if gzipped else open)(path, "rt", encoding="utf-8", errors="replace") as f:
-            head = f.read(HEADER_CHARS)
+            return f.read(HEADER_CHARS)
     except (OSError, EOFError):
-        head = ""
-    m = _RANK_IN_HEADER.search(head) or _RANK_IN_NAME.search(path.name)
-    return int(m.group(1)) if m else None
+        return ""
 
 
 # ---- one rank ---------------------------------------------------------------------------
@@ -234,17 +240,35 @@ def _length(ivs: list[tuple[float, float]]) -> float:
 
 def analyze_ranks(paths: list[Path], workers: int | None = None) -> RanksResult:
     """Each trace in its own process (at most ``workers``, default the CPU count), then the
-    stragglers. A trace's rank comes from ``rank_of``, else its place in ``paths``."""
-    ranks = _assign_ranks(paths)
+    stragglers. A trace's rank comes from ``rank_of``, else its place among the traces that
+    hold something: one with nothing profiled (a profiler cycle that stopped before its
+    active steps) is left out and named in ``skipped``."""
+    _assign_ranks(paths)  # a rank named twice fails before any trace is read
     n = max(1, min(len(paths), workers or os.cpu_count() or 1))
     if n == 1:
-        results = [rank_summary(p, r) for p, r in zip(paths, ranks, strict=True)]
+        read = [_summary_or_none(p) for p in paths]
     else:
         ctx = multiprocessing.get_context("spawn")  # no fork of a threaded parent
         with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
-            results = list(pool.map(rank_summary, paths, ranks))
+            read = list(pool.map(_summary_or_none, paths))
+    kept = [(p, r) for p, r in zip(paths, read, strict=True) if r is not None]
+    if not kept:
+        raise NothingProfiled(
+            f"none of the {len(paths)} traces holds GPU activity or CPU ops: nothing to analyse"
+        )
+    ranks = _assign_ranks([p for p, _ in kept])
+    results = [replace(r, rank=k) for (_, r), k in zip(kept, ranks, strict=True)]
     results.sort(key=lambda r: r.rank)
-    return RanksResult(ranks=results, stragglers=stragglers(results))
+    skipped = [str(p) for p, r in zip(paths, read, strict=True) if r is None]
+    return RanksResult(ranks=results, stragglers=stragglers(results), skipped=skipped)
+
+
+def _summary_or_none(path: Path) -> RankResult | None:
+    """``rank_summary`` (its rank set by the caller), None for a trace with nothing profiled."""
+    try:
+        return rank_summary(path, -1)
+    except NothingProfiled:
+        return None
 
 
 def _assign_ranks(paths: list[Path]) -> list[int]:
@@ -254,7 +278,8 @@ def _assign_ranks(paths: list[Path]) -> list[int]:
     seen: dict[int, Path] = {}
     for p, r in zip(paths, named, strict=True):
         if r in seen:
-            raise UsageError(f"{p}: rank {r} again (also {seen[r]}); give each rank's trace once")
+            raise UsageError(f"{p}: rank {r} again (also {seen[r]}); give each rank's trace once "
+                             "(of a profiler schedule's cycles, one cycle's traces)")
         seen[r] = p
     return [int(r) for r in named]  # type: ignore[arg-type]
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from . import categories
 from .classify import classify
 from .columns import STEP_NAME, Events, Table, TraceColumns
-from .errors import TraceError
+from .errors import NothingProfiled
 from .launches import link_launches
 from .trace import COMPILED_CALL, MODULE_CALL
 
@@ -86,9 +86,10 @@ def _host_steps(c: TraceColumns) -> StepEvents:
         MODULE_CALL.match(n) and (kernels_seen or not COMPILED_CALL.match(n)))}
     ops = [j for j, n in enumerate(op.name) if n not in skip]
     if not ops:
-        raise TraceError(
+        raise NothingProfiled(
             f"{c.path or 'trace'}: no GPU activity (kernel / gpu_memcpy / gpu_memset events) "
-            "and no CPU ops (cpu_op events): nothing to analyse"
+            "and no CPU ops (cpu_op events): nothing to analyse (a profiler cycle that stopped "
+            "before its active steps holds none)"
         )
     windows = _step_windows(c)
     wraps = {i for i, (category, _) in enumerate(kinds) if category in categories.WRAPPER_CATEGORIES}

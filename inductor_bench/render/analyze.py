@@ -15,6 +15,7 @@ from ..core.analyze import (
     steady_wall,
 )
 from ..core.categories import label
+from ..core.trace_sets import CyclesResult
 from . import charts
 from . import format as fmt
 from .doc import TEXT, Doc, new_doc
@@ -32,6 +33,10 @@ STEP_HEADERS = [
     "queued",
     "nothing launched",
 ]
+SKIPPED_WHY = (
+    "nothing profiled in it (no device activity, no CPU op): a profiler cycle that stopped "
+    "before its active steps, as tensorboard_trace_handler writes one when the profiler exits"
+)
 STEP_ALIGN = ("left", "left", *("right",) * 7)
 
 
@@ -147,16 +152,48 @@ def _top(doc: Doc, r: AnalyzeResult, top: int) -> None:
 
 def render_analyze(r: AnalyzeResult, fmt_name: str = TEXT, *, top: int = DEFAULT_TOP) -> str:
     doc = new_doc(fmt_name)
-    doc.title(f"inductor-bench analyze: {Path(r.trace).name}")
-    steps = (
-        f"{len(r.steps)} profiler steps (ProfilerStep#)"
-        if r.steps[0].name != WHOLE_TRACE
-        else "no ProfilerStep# markers: the whole trace is one window"
-    )
+    _analysis(doc, r, top, f"inductor-bench analyze: {Path(r.trace).name}")
+    return doc.render()
+
+
+def render_cycles(c: CyclesResult, fmt_name: str = TEXT, *, top: int = DEFAULT_TOP) -> str:
+    """One process's profiler cycles, each analysed alone, one after another; the cycles with
+    nothing profiled named first."""
+    doc = new_doc(fmt_name)
+    skipped = [f"{Path(s).name}: skipped, {SKIPPED_WHY}" for s in c.skipped]
+    n = len(c.cycles)
+    if n == 1:
+        _analysis(doc, c.cycles[0], top, f"inductor-bench analyze: {Path(c.cycles[0].trace).name}", skipped)
+        return doc.render()
+    doc.title(f"inductor-bench analyze: {n} profiler cycles of one process")
+    cycles = [f"cycle {i}: {Path(r.trace).name}, {_step_span(r)}" for i, r in enumerate(c.cycles, 1)]
+    doc.paragraph(*(doc.item(f) for f in cycles + skipped))
+    for i, r in enumerate(c.cycles, 1):
+        _analysis(doc, r, top, f"Profiler cycle {i} of {n}: {Path(r.trace).name}")
+    return doc.render()
+
+
+def _step_span(r: AnalyzeResult) -> str:
+    first, last = r.steps[0].name, r.steps[-1].name
+    if first == WHOLE_TRACE:
+        return "no ProfilerStep# markers"
+    return first if len(r.steps) == 1 else f"{len(r.steps)} steps, {first} to {last}"
+
+
+def _steps_fact(r: AnalyzeResult) -> str:
+    if r.steps[0].name == WHOLE_TRACE:
+        return "no ProfilerStep# markers: the whole trace is one window"
+    return f"{len(r.steps)} profiler steps (ProfilerStep#)"
+
+
+def _analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str] | None = None) -> None:
+    doc.title(title)
+    steps = _steps_fact(r)
     which = "CPU threads (no device activity): " if _on_host(r) else "devices: "
     facts = [steps, which + ", ".join(_device_label(r, d) for d in r.devices)]
     if r.outside_steps:
         facts.append(f"{r.outside_steps} device events launched outside every step were left out")
+    facts += notes or []
     doc.paragraph(*(doc.item(f) for f in facts))
     typical = {dev: m for dev in r.devices if (m := steady_step(r, dev))}
     _steps(doc, r, typical)
@@ -166,4 +203,3 @@ def render_analyze(r: AnalyzeResult, fmt_name: str = TEXT, *, top: int = DEFAULT
     _top(doc, r, top)
     doc.chart(charts.analyze_top(r, top))
     doc.links("The trace", [(r.trace, r.trace)], charts.PERFETTO_HOW)
-    return doc.render()

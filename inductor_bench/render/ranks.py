@@ -4,10 +4,13 @@ time by category per rank in its typical step."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..core.categories import label, order
 from ..core.ranks import RankResult, RanksResult
 from ..core.steady import mean, steady
 from . import format as fmt
+from .analyze import SKIPPED_WHY
 from .doc import TEXT, Doc, new_doc
 
 STEP_HEADERS = [
@@ -129,6 +132,7 @@ def render_ranks(r: RanksResult, fmt_name: str = TEXT) -> str:
         f"rank {rank.rank}: {rank.trace} (device {rank.device or 'none'}, {len(rank.steps)} steps)"
         for rank in r.ranks
     ]
+    facts += [f"{Path(t).name}: skipped, {SKIPPED_WHY}" for t in r.skipped]
     doc.paragraph(*(doc.item(f) for f in facts))
     _stragglers(doc, r)
     _steps(doc, r)

@@ -1,0 +1,93 @@
+"""Several traces of one process. torch.profiler with a ``schedule`` and
+``tensorboard_trace_handler`` writes one file per profiler cycle
+(``<host>_<pid>.<ns>.pt.trace.json``), and one more, with no op in it, when the profiler exits
+between cycles. Such files are one process's cycles, one after another, not ranks: none names
+a rank, and all name one host and one process. Each is analysed as the single trace it is."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .analyze import AnalyzeResult, analyze_file
+from .errors import NothingProfiled
+from .ranks import rank_of, trace_head
+
+SCHEMA = "inductor-bench/analyze-cycles"
+SCHEMA_VERSION = 1
+_PID = re.compile(r'"pid"\s*:\s*"?(\d+)')
+_HOST = re.compile(r'"host_name"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_BASE_NS = re.compile(r'"baseTimeNanoseconds"\s*:\s*(\d+)')
+_HANDLER_NAME = re.compile(r"^(?P<host>.+)_(?P<pid>\d+)\.(?P<ns>\d+)\.pt\.trace\.json(?:\.gz)?$")
+
+
+@dataclass(frozen=True)
+class Origin:
+    """The process a trace was recorded in, and when its profiler cycle began."""
+
+    host: str | None
+    pid: int | None
+    began_ns: int | None  # the trace's baseTimeNanoseconds, else the handler's file-name time
+
+
+def origin_of(path: Path) -> Origin:
+    """From the trace's header and first event (kineto writes the process's metadata first),
+    else from the file name ``tensorboard_trace_handler`` gives it."""
+    head = trace_head(path)
+    named = _HANDLER_NAME.match(path.name)
+    host, pid, base = _HOST.search(head), _PID.search(head), _BASE_NS.search(head)
+    return Origin(
+        host=host.group(1) if host else named and named["host"],
+        pid=int(pid.group(1)) if pid else named and int(named["pid"]),
+        began_ns=int(base.group(1)) if base else named and int(named["ns"]),
+    )
+
+
+def one_process(paths: list[Path]) -> bool:
+    """True for two traces or more that name no rank and come from one host and process."""
+    if len(paths) < 2 or any(rank_of(p) is not None for p in paths):
+        return False
+    origins = [origin_of(p) for p in paths]
+    return all(o.pid is not None for o in origins) and len({(o.host, o.pid) for o in origins}) == 1
+
+
+@dataclass
+class CyclesResult:
+    """One process's profiler cycles in the order they ran, each analysed alone; ``skipped``:
+    the cycles with nothing profiled."""
+
+    cycles: list[AnalyzeResult]
+    skipped: list[str] = field(default_factory=list)
+    schema: str = SCHEMA
+    schema_version: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": self.schema,
+            "schema_version": self.schema_version,
+            "cycles": [c.to_dict() for c in self.cycles],
+            "skipped": self.skipped,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1)
+
+
+def analyze_cycles(paths: list[Path]) -> CyclesResult:
+    """Each cycle's analysis, in the order the cycles began (then by file name)."""
+    ordered = sorted(paths, key=lambda p: (origin_of(p).began_ns or 0, p.name))
+    cycles: list[AnalyzeResult] = []
+    skipped: list[str] = []
+    for p in ordered:
+        try:
+            cycles.append(analyze_file(p))
+        except NothingProfiled:
+            skipped.append(str(p))
+    if not cycles:
+        raise NothingProfiled(
+            f"none of the {len(paths)} traces holds GPU activity or CPU ops: nothing to analyse"
+        )
+    return CyclesResult(cycles=cycles, skipped=skipped)
