@@ -156,3 +156,12 @@ def test_a_real_tensorboard_trace_handler_directory(capsys, tmp_path):
             assert busy.keys() == expected.keys()
             for thread, intervals in expected.items():  # each thread's ops' union (children inside parents)
                 assert busy[thread] == pytest.approx(merged_length(intervals) / 1000, rel=1e-6)
+
+
+def test_a_directory_of_one_trace_reads_as_that_trace(capsys, tmp_path):
+    handler_file(tmp_path, 7, 1, CYCLE_A)
+    code, out, err = run_cli(capsys, str(tmp_path))
+    assert code == 0, err
+    assert out.startswith("inductor-bench analyze: box_7.1.pt.trace.json\n") and "rank" not in out
+    code, out, _ = run_cli(capsys, str(tmp_path), "--format", "json")
+    assert json.loads(out)["schema"] == "inductor-bench/analyze"

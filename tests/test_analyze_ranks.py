@@ -185,7 +185,10 @@ def _one_line_exit_2(capsys, *argv: str, words: str) -> None:
 
 def test_bad_rank_sets(capsys, tmp_path):
     _one_line_exit_2(capsys, str(tmp_path), words="no trace files")
-    _one_line_exit_2(capsys, str(RANK_FILES[0]), str(RANK_FILES[0]), words="rank 0 again")
+    _one_line_exit_2(capsys, str(RANK_FILES[0]), str(RANK_FILES[0]), words="given twice")
+    shutil.copy(RANK_FILES[0], tmp_path / "again-rank0.json.gz")
+    _one_line_exit_2(capsys, str(RANK_FILES[0]), str(tmp_path / "again-rank0.json.gz"), words="rank 0 again")
+    (tmp_path / "again-rank0.json.gz").unlink()
     shutil.copy(RANK_FILES[1], tmp_path / "rank-1.json.gz")
     (tmp_path / "rank-2.json.gz").write_bytes(gzip.compress(b'{"traceEvents": [{"ph": "X", "ts": '))
     _one_line_exit_2(capsys, str(tmp_path), words="rank-2.json.gz")

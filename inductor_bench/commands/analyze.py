@@ -41,11 +41,11 @@ def analyze(
     cycles, as tensorboard_trace_handler writes them to a directory): each cycle in turn;
     a cycle with nothing profiled is skipped and named."""
     o.one_stdout(fmt, json_out)
-    if len(traces) == 1 and not traces[0].is_dir():
-        result = analyze_file(traces[0])
+    files = trace_files(traces)
+    if len(files) == 1:  # a file, or a directory holding one trace
+        result = analyze_file(files[0])
         emit(result.to_json(), lambda f: render_analyze(result, f, top=top), fmt, json_out, html_out)
         return
-    files = trace_files(traces)
     if one_process(files):
         cycles = analyze_cycles(files)
         emit(cycles.to_json(), lambda f: render_cycles(cycles, f, top=top), fmt, json_out, html_out)

@@ -115,6 +115,11 @@ def trace_files(paths: Iterable[Path]) -> list[Path]:
             out += found
         else:
             out.append(p)
+    seen: set[Path] = set()
+    for p in out:
+        if p.resolve() in seen:
+            raise UsageError(f"{p}: given twice; give each trace once")
+        seen.add(p.resolve())
     return out
 
 
