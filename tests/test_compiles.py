@@ -311,3 +311,94 @@ def test_the_recorder_keeps_evidence_only_and_never_fails_the_compile():
     assert rec.found() == [{"frame_id": 0, "frame_compile_id": 0, "seconds": {"frame": 1.5}}]
     rec.emit(record({"artifact": {"name": "recompile_reasons"}, "frame_id": "a", "frame_compile_id": 1}, "0/0: x"))
     assert rec.found() == []
+
+
+# a failed value guard as torch 2.13.0+cpu wrote it: the recompile_reasons payloads of a
+# TORCH_TRACE of rc.py (a function reading c.lr, called again after c.lr changed, then with
+# another size), recorded on this project's CPU machine on 2026-12-02
+VALUE_GUARD = ("0/0: not ___dict_contains('lr', G['c'].__dict__)                   # return x * c.lr  "
+               "# mp/ex3/rc.py:7 in f\nUser stack trace:\n  File \"/tmp/ex3/rc.py\", line 7, in f\n"
+               "    return x * c.lr")
+VALUE_GUARD_LIST = ('[\n"0/1: tensor \'x\' size mismatch at index 0. expected 4, actual 5",\n"0/0: not '
+                    '___dict_contains(\'lr\', G[\'c\'].__dict__)                   # return x * c.lr  # mp/ex3/rc'
+                    '.py:7 in f\\nUser stack trace:\\n  File \\"/tmp/ex3/rc.py\\", line 7, in f\\n    return x * '
+                    'c.lr"\n]')
+SHORT = "0/0: not ___dict_contains('lr', G['c'].__dict__) (rc.py:7 in f: return x * c.lr)"
+
+
+def test_a_value_guard_reads_as_the_guard_and_its_line_not_its_stack():
+    assert compiles.reasons(VALUE_GUARD) == [SHORT]
+    assert compiles.reasons(VALUE_GUARD_LIST) == [SHORT, "0/1: tensor 'x' size mismatch at index 0. expected 4, actual 5"]
+    # no stack: the file from torch's comment; no comment: as it is
+    assert compiles.guard_text("0/0: L['n'] == 3  # y = x * n  # a/b/m.py:9 in g") == "0/0: L['n'] == 3 (m.py:9 in g: y = x * n)"
+    assert compiles.guard_text("0/0: tensor 'x' size mismatch") == "0/0: tensor 'x' size mismatch"
+
+
+def test_a_learning_rate_guard_gets_the_tensor_learning_rate_hint():
+    lr = ("3/0: self.param_groups[0]['lr'] == 0.001  # for group in self.param_groups:  # optim/adam.py:229 in step"
+          "\nUser stack trace:\n  File \"/x/torch/optim/adam.py\", line 229, in step\n    for group in self.param_groups:")
+    graphs = [_g("3-inference", 3, 0, 3), _g("3.1-inference", 3, 1, 9)]
+    run = BreakdownResult(model="m", script=True, graphs=graphs, compiles=[compiles.record(3, 1, lr)])
+    (line,) = compiles.lines(run)
+    assert "after a guard failed on 3: self.param_groups[0]['lr'] == 0.001 (adam.py:229 in step: for group in " \
+           "self.param_groups:)" in line and line.endswith(compiles.LR_HINT)
+    other = BreakdownResult(model="m", script=True, graphs=graphs, compiles=[compiles.record(3, 1, VALUE_GUARD)])
+    assert compiles.LR_HINT not in compiles.lines(other)[0]
+
+
+def test_this_torchs_value_guard_is_heard_with_its_line():
+    """Dynamo (eager backend) recompiling a function after a float it read changed: the reason
+    the compile worker's recorder keeps names the guard and the line, not the stack."""
+    torch = pytest.importorskip("torch")
+    from inductor_bench.runner import dynamo_counts, trace_log
+
+    groups = [{"lr": 0.1}]
+
+    def f(x):
+        return x * groups[0]["lr"]
+
+    line = f.__code__.co_firstlineno + 1
+    torch._dynamo.reset()
+    rec = dynamo_counts.attach_compile_recorder()
+    try:
+        fc = torch.compile(f, backend="eager")
+        fc(torch.randn(4))
+        groups[0]["lr"] = 0.2
+        fc(torch.randn(4))
+    finally:
+        logging.getLogger(trace_log.TRACE_LOGGER).removeHandler(rec)
+        logging.getLogger(dynamo_counts.LIMIT_LOGGER).removeHandler(rec)
+        torch._dynamo.reset()
+    said = [r for x in rec.found() for r in x.get("reasons") or []]
+    assert said and all("User stack trace" not in r for r in said), said
+    assert any(r.endswith(f"(test_compiles.py:{line} in f: return x * groups[0][\"lr\"])") for r in said), said
+
+
+@pytest.mark.parametrize("tensor_lr", [False, True])
+def test_the_learning_rate_hint_holds_on_this_torch(tensor_lr):
+    """The hint's claim, on this torch: a compiled Adam step under an LR scheduler compiles again
+    at a new float learning rate (a guard on param_groups[0]['lr']), and once with a tensor one."""
+    torch = pytest.importorskip("torch")
+    from inductor_bench.runner import dynamo_counts, trace_log
+
+    model = torch.nn.Linear(8, 2)
+    opt = torch.optim.Adam(model.parameters(), lr=torch.tensor(1e-3) if tensor_lr else 1e-3)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    step = torch.compile(opt.step, backend="eager")
+    torch._dynamo.reset()
+    rec = dynamo_counts.attach_compile_recorder()
+    try:
+        for _ in range(3):
+            model(torch.randn(4, 8)).sum().backward()
+            step()
+            opt.zero_grad()
+            sched.step()
+    finally:
+        logging.getLogger(trace_log.TRACE_LOGGER).removeHandler(rec)
+        logging.getLogger(dynamo_counts.LIMIT_LOGGER).removeHandler(rec)
+        torch._dynamo.reset()
+    said = [r for x in rec.found() for r in x.get("reasons") or []]
+    if tensor_lr:
+        assert not any(compiles._LR_GUARD.search(r) for r in said), said
+    else:
+        assert any(compiles._LR_GUARD.search(r) for r in said), said

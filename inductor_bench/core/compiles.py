@@ -51,7 +51,32 @@ def reasons(payload: str) -> list[str]:
         except ValueError:
             found = text
     items = [str(x) for x in found] if isinstance(found, list) else [str(found)]
-    return [one_line(x, REASON_CHARS) for x in reversed(items) if x.strip()]
+    return [one_line(guard_text(x), REASON_CHARS) for x in reversed(items) if x.strip()]
+
+
+# a failed guard on a value, as torch 2.13 writes it: the guard, the line it came from and
+# where, then the frame's stack:
+#   0/0: not ___dict_contains('lr', G['c'].__dict__)      # return x * c.lr  # mp/ex3/rc.py:7 in f
+#   User stack trace:
+#     File "/tmp/ex3/rc.py", line 7, in f
+#       return x * c.lr
+_GUARD = re.compile(r"^(?P<guard>.*?)\s+#\s+(?P<code>.*)\s+#\s+"
+                    r"(?P<where>\S+:\d+) in (?P<fn>[\w<>.]+)\s*$", re.S)
+_STACK = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>[\w<>.]+)')
+
+
+def guard_text(reason: str) -> str:
+    """A failed guard's reason with its line, short: ``0/0: not ___dict_contains('lr', ...)
+    (rc.py:7 in f: return x * c.lr)``; the file named by its stack's last frame (torch cuts the
+    path in its comment), the stack itself left out. Any other reason as it is."""
+    head, _, stack = reason.partition("User stack trace:")
+    m = _GUARD.match(head.strip())
+    if m is None:
+        return reason
+    frames = list(_STACK.finditer(stack))
+    where = (f"{Path(frames[-1]['file']).name}:{frames[-1]['line']}" if frames
+             else Path(m["where"]).name)
+    return f"{m['guard'].strip()} ({where} in {m['fn']}: {' '.join(m['code'].split())})"
 
 
 def record(frame_id: Any, frame_compile_id: Any, payload: str) -> dict[str, Any]:
@@ -245,8 +270,19 @@ def _frame_line(r: BreakdownResult, frame: Any, compiles: dict[Any, list[GraphRe
     adds = (f"{row} adds each as often as it was called" if step_totals.counted(r.measured())
             else f"{row} adds them all, once each")
     known = "" if r.compiles else " (another size, dtype or grad mode)"
+    said = [x for cid in compiles for x in (why.get((frame, cid)) or {}).get("reasons") or []]
+    lr = LR_HINT if any(_LR_GUARD.search(x) for x in said) else ""
     return (f"recompiles: {label or f'frame {frame}'} was compiled {len(compiles)} times, again each time "
-            f"one of Dynamo's guards failed{known}: {'; '.join(each)}. A call runs one of them; {adds}")
+            f"one of Dynamo's guards failed{known}: {'; '.join(each)}. A call runs one of them; {adds}{lr}")
+
+
+# a guard on an optimizer's learning rate as a Python float: a scheduler's new value compiles
+# the step again, where a tensor learning rate is read as a tensor (PyTorch's recipe for a
+# compiled optimizer with an LR scheduler)
+_LR_GUARD = re.compile(r"\['lr'\] == [-+0-9.e]+")
+LR_HINT = (". hint: the guard is on the optimizer's learning rate, a Python float, so a new value (an LR "
+           "scheduler's step) compiles its step again; a tensor learning rate, lr=torch.tensor(0.001), "
+           "does not")
 
 
 def _limit_line(x: dict[str, Any], compiles: int) -> str:
