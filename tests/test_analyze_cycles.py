@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from inductor_bench.core.ranks import analyze_ranks
-from inductor_bench.core.trace_sets import analyze_cycles, one_process, origin_of
+from inductor_bench.core.trace_sets import Origin, analyze_cycles, one_process, origin_of
 
 from .test_analyze import merged_length, raw_events, run_cli
 from .test_analyze_ranks import RANK_FILES
@@ -165,3 +165,13 @@ def test_a_directory_of_one_trace_reads_as_that_trace(capsys, tmp_path):
     assert out.startswith("inductor-bench analyze: box_7.1.pt.trace.json\n") and "rank" not in out
     code, out, _ = run_cli(capsys, str(tmp_path), "--format", "json")
     assert json.loads(out)["schema"] == "inductor-bench/analyze"
+
+
+def test_without_a_header_the_handlers_file_name_says_the_process_and_time(tmp_path):
+    bare = tmp_path / "node1_42.1764700000123456789.pt.trace.json.gz"
+    bare.write_bytes(b"")  # unreadable as gzip: nothing from the header
+    assert origin_of(bare) == Origin(host="node1", pid=42, began_ns=1764700000123456789)
+    # a date and a pid in a name are not the handler's host_pid.time
+    other = tmp_path / "trace_rank-0.Apr_03_18_51_38.1102.pt.trace.json"
+    other.write_text("{}")
+    assert origin_of(other) == Origin(host=None, pid=None, began_ns=None)

@@ -21,7 +21,7 @@ SCHEMA_VERSION = 1
 _PID = re.compile(r'"pid"\s*:\s*"?(\d+)')
 _HOST = re.compile(r'"host_name"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _BASE_NS = re.compile(r'"baseTimeNanoseconds"\s*:\s*(\d+)')
-_HANDLER_NAME = re.compile(r"^(?P<host>.+)_(?P<pid>\d+)\.(?P<ns>\d+)\.pt\.trace\.json(?:\.gz)?$")
+_HANDLER_NAME = re.compile(r"^(?P<host>.+)_(?P<pid>\d+)\.(?P<ns>\d{10,})\.pt\.trace\.json(?:\.gz)?$")
 
 
 @dataclass(frozen=True)
