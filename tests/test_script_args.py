@@ -50,6 +50,20 @@ def test_the_header_shows_the_arguments_in_every_format():
     assert BreakdownResult.from_dict(r.to_dict()).script_args == ["--tag", "a|b"]
 
 
+def test_a_script_trains_only_where_a_backward_graph_was_called():
+    def run(*calls: float | None) -> str:
+        graphs = [GraphResult(id="0-forward", role="forward", iterations=4, wall_ms=1.0, calls=3)]
+        graphs += [GraphResult(id=f"{i}-backward", role="backward", iterations=4, wall_ms=1.0, calls=c)
+                   for i, c in enumerate(calls)]
+        return render_breakdown(BreakdownResult(model="s", model_path="/x/s.py", script=True, graphs=graphs))
+
+    # a dynamic-shape graph's backward is compiled with its forward, whether called or not
+    assert "inference (a backward graph compiled, never called) · mode" in run(0)
+    assert "training step (forward + backward) · mode" in run(0, 2)
+    assert "training step (forward + backward) · mode" in run(None)  # not counted: maybe called
+    assert "\ninference · mode" in run()
+
+
 def test_a_result_saved_before_script_arguments_reads_as_none():
     d = _result(["--n", "1"]).to_dict()
     del d["script_args"]

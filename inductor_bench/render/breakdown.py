@@ -31,10 +31,19 @@ def _ops(k: KernelStat) -> str:
     return fmt.truncate(", ".join(k.aten_ops) or (k.launched_by or ""), ATEN_WIDTH)
 
 
+def _what_ran(r: BreakdownResult) -> str:
+    """A script runs what it runs: its graphs' roles and calls say so, not --train."""
+    if not r.script:
+        return "training step (forward + backward)" if r.train else "inference"
+    backward = [g for g in r.graphs if g.role == Role.BACKWARD]
+    if any(g.calls != 0 for g in backward):  # None: not counted, so maybe called
+        return "training step (forward + backward)"
+    # Dynamo compiles a dynamic-shape graph's backward with its forward, called or not
+    return "inference (a backward graph compiled, never called)" if backward else "inference"
+
+
 def _header(doc: Doc, r: BreakdownResult) -> None:
-    # a script runs what it runs: its graphs' roles say so, not --train
-    train = any(g.role == Role.BACKWARD for g in r.graphs) if r.script else r.train
-    how = ["training step (forward + backward)" if train else "inference", f"mode {r.mode}"]
+    how = [_what_ran(r), f"mode {r.mode}"]
     if not r.script:  # a script chooses its own dtype: the option's default says nothing of it
         how.append(r.dtype + (" (autocast)" if r.autocast else ""))
     how += (["freezing"] if r.freezing else []) + ([f"batch {r.batch_size}"] if r.batch_size else [])
