@@ -33,6 +33,7 @@ from typing import Any
 
 from . import categories
 from .columns import STEP_NAME, TraceColumns, columns_of_events, load_columns
+from .regions import Region, TypicalRegion, regions
 from .steady import mean, steady
 from .steps import (
     HOST_THREAD,
@@ -95,6 +96,7 @@ class AnalyzeResult:
     kernels: list[TraceKernel]  # by total time, descending
     device_names: dict[str, str] = field(default_factory=dict)  # device id -> GPU name
     outside_steps: int = 0  # device events launched outside every step (left out)
+    regions: list[Region] = field(default_factory=list)  # record_function ranges (core/regions.py)
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -112,8 +114,20 @@ class AnalyzeResult:
 def steady_steps(result: AnalyzeResult) -> list[StepResult]:
     """The steps the statistics policy keeps by their wall time (``core/steady.py``): a step
     far slower than the median is left out of the typical step, as an iteration is."""
-    kept = steady([s.wall_ms for s in result.steps])
-    return [result.steps[i] for i in kept.kept]
+    return [result.steps[i] for i in steady_indices(result)]
+
+
+def steady_indices(result: AnalyzeResult) -> list[int]:
+    return list(steady([s.wall_ms for s in result.steps]).kept)
+
+
+def steady_regions(result: AnalyzeResult) -> list[TypicalRegion]:
+    """Each range name in the typical step: its figures the mean over the steady steps (0
+    where it did not run), by wall, longest first."""
+    kept = steady_indices(result)
+    rows = [TypicalRegion(r.name, *(mean([v[i] for i in kept]) for v in (r.calls, r.wall_ms, r.work_ms)))
+            for r in result.regions]
+    return sorted((r for r in rows if r.calls), key=lambda r: (-r.wall_ms, r.name))
 
 
 def steady_wall(result: AnalyzeResult) -> float:
@@ -167,6 +181,7 @@ def analyze_columns(c: TraceColumns) -> AnalyzeResult:
         kernels=_kernels(split),
         device_names=_device_names(c.device_properties),
         outside_steps=split.outside,
+        regions=regions(c, split),
     )
 
 

@@ -178,6 +178,9 @@ class TraceColumns:
     launch: Events = field(default_factory=Events)
     op: Events = field(default_factory=Events)
     markers: list[tuple[str, float, float]] = field(default_factory=list)  # file order
+    # the other user annotations (record_function ranges: a loop's "forward", torch's
+    # "Optimizer.step#SGD.step"): (name index, start, end), file order
+    regions: list[tuple[int, float, float]] = field(default_factory=list)
     first: float = math.inf  # the earliest start of the events not in the columns
     last: float = -math.inf  # their latest end
     kept: int = 0
@@ -215,7 +218,9 @@ class ColumnFiller:
         has_annotations = USER_ANNOTATION in cats
         if has_annotations:  # the span of the other kinds is read from their columns
             anns = list(compress(xs, map(USER_ANNOTATION.__eq__, cats)))
-            _ids(out.names, [a.name for a in anns])  # a step's name is known as one
+            names = _ids(out.names, [a.name for a in anns])  # a step's name is known as one
+            out.regions += [(n, a.ts, a.ts + a.dur) for n, a in zip(names, anns, strict=True)
+                            if n not in out.names.steps and not COMPILED_CALL.match(a.name)]
             out.first = min(out.first, min([a.ts for a in anns]))
             out.last = max(out.last, max([a.ts + a.dur for a in anns]))
             if any(COMPILED_CALL.match(a.name) for a in anns):  # rare: the chunk is walked only then

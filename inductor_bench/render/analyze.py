@@ -10,6 +10,7 @@ from ..core.analyze import (
     AnalyzeResult,
     DeviceStep,
     is_host,
+    steady_regions,
     steady_step,
     steady_steps,
     steady_wall,
@@ -120,6 +121,30 @@ def _categories(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> N
         doc.table(rows, ["category", "ms", "% kernel", "% wall"], ("left", "right", "right", "right"))
 
 
+def _regions(doc: Doc, r: AnalyzeResult, top: int) -> None:
+    """The trace's record_function ranges in the typical step (core/regions.py)."""
+    typical = steady_regions(r)
+    if not typical:
+        return
+    wall, host = steady_wall(r), _on_host(r)
+    rows = [[doc.code(fmt.truncate(g.name, NAME_CHARS)), fmt.count(round(g.calls, 2)), fmt.ms(g.wall_ms),
+             fmt.pct(fmt.share(g.wall_ms, wall)), fmt.ms(g.work_ms)] for g in typical[:top]]
+    which = "steady mean step" if len(r.steps) > 1 else r.steps[0].name
+    shown = f"top {top} of {len(typical)}, " if len(typical) > top else ""
+    doc.heading(f"Named ranges: record_function ({shown}{which})")
+    work = "ops ms" if host else "launched ms"
+    doc.table(rows, ["range", "calls", "wall ms", "% step", work], ("left", *("right",) * 4))
+    doc.fine_print(
+        "wall = the union of the range's calls on the CPU; % step of the step's wall; " + (
+            "ops ms = the time of the top-level ops that started in it (as the steps table gives them), "
+            if host else
+            "launched ms = the device work (kernels, memcpy, memset) launched while it was open, however "
+            "late it ran, "
+        ) + "from any thread (autograd runs a backward's ops on its own thread while the loop waits "
+        "in its backward range). A range inside another counts in both (docs/analyze.md)."
+    )
+
+
 def _top(doc: Doc, r: AnalyzeResult, top: int) -> None:
     n = len(r.steps)
     total = sum(k.total_ms for k in r.kernels)
@@ -200,6 +225,7 @@ def _analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str]
     doc.chart(charts.analyze_steps(r))
     _categories(doc, r, typical)
     doc.chart(charts.analyze_categories(r))
+    _regions(doc, r, top)
     _top(doc, r, top)
     doc.chart(charts.analyze_top(r, top))
     doc.links("The trace", [(r.trace, r.trace)], charts.PERFETTO_HOW)

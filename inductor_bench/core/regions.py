@@ -1,0 +1,97 @@
+"""A trace's own named ranges (``record_function``: a loop's "forward", "backward", "data";
+torch's "Optimizer.step#SGD.step", "DistributedDataParallel.forward", "nccl:all_reduce") per
+profiler step; pure, no torch.
+
+Per step and name, over the ranges of that name that start in the step:
+
+- **calls**: how many there are;
+- **wall**: the length of their union on the CPU (a range inside another of its name counts
+  once);
+- **work**: what they launched, the step's timed events (``StepEvents.timed``) whose launch
+  was issued while one of them was open, on any thread of the trace: device kernels, memcpys
+  and memsets, each its duration; on a CPU-only trace the top-level ops starting in them,
+  each the time the step gives it. Any thread, because autograd runs a backward's kernels on
+  its own thread while the loop's thread waits in its "backward" range.
+
+A range is the same name's wherever it is nested: "forward" and the "DistributedDataParallel
+.forward" inside it each count the work inside both.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+from itertools import accumulate
+
+from .columns import TraceColumns
+from .steps import US_PER_MS, StepEvents
+
+
+@dataclass
+class Region:
+    """One range name, per step (0 where it did not run). Times in ms."""
+
+    name: str
+    calls: list[int]
+    wall_ms: list[float]
+    work_ms: list[float]  # device work launched in it; a CPU-only trace's ops in it
+
+
+@dataclass
+class TypicalRegion:
+    """One range name in the typical step (the mean over the steady steps)."""
+
+    name: str
+    calls: float
+    wall_ms: float
+    work_ms: float
+
+
+def regions(c: TraceColumns, split: StepEvents) -> list[Region]:
+    """Every range name that starts in a step, by name."""
+    if not c.regions:
+        return []
+    n = len(split.windows)
+    starts = [w[1] for w in split.windows]
+    ends = [w[2] for w in split.windows]
+    spans: dict[tuple[int, int], list[tuple[float, float]]] = {}
+    for name, t, end in c.regions:
+        k = bisect_right(starts, t) - 1
+        if k >= 0 and t <= ends[k]:
+            spans.setdefault((name, k), []).append((t, end))
+    when, prefix = _timeline(split)
+    found: dict[int, Region] = {}
+    for (name, k), ranges in spans.items():
+        region = found.get(name)
+        if region is None:
+            region = found[name] = Region(c.names.values[name], [0] * n, [0.0] * n, [0.0] * n)
+        region.calls[k] = len(ranges)
+        for t, end in _union(ranges):
+            region.wall_ms[k] += (end - t) / US_PER_MS
+            lo, hi = bisect_left(when, t), bisect_right(when, end)
+            region.work_ms[k] += (prefix[hi] - prefix[lo]) / US_PER_MS
+    return sorted(found.values(), key=lambda r: r.name)
+
+
+def _timeline(split: StepEvents) -> tuple[array, list[float]]:
+    """When each timed event was issued, in order, and the prefix sums of their µs."""
+    issued, when, took = split.issued, array("d"), array("d")  # columns: a trace has millions
+    for k in range(len(split.windows)):
+        for j, us in split.timed(k):
+            when.append(issued[j])
+            took.append(us)
+    order = sorted(range(len(when)), key=when.__getitem__)
+    return array("d", map(when.__getitem__, order)), [0.0, *accumulate(map(took.__getitem__, order))]
+
+
+def _union(ranges: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Overlapping ranges merged, by start."""
+    out: list[tuple[float, float]] = []
+    for t, end in sorted(ranges):
+        if out and t <= out[-1][1]:
+            if end > out[-1][1]:
+                out[-1] = (out[-1][0], end)
+        else:
+            out.append((t, end))
+    return out
