@@ -13,7 +13,10 @@ from pathlib import Path
 import pytest
 
 from inductor_bench.core.analyze import analyze_file, steady_indices, steady_regions
+from inductor_bench.core.ranks import analyze_ranks
+from inductor_bench.core.steady import steady
 from inductor_bench.render.analyze import render_analyze
+from inductor_bench.render.ranks import typical_regions
 
 from .conftest import FIXTURES
 from .test_analyze import merged_length, raw_events, run_cli
@@ -171,3 +174,34 @@ def test_a_real_profiled_loop(capsys, tmp_path):
     assert regions["data"]["work_ms"] == pytest.approx(muls, rel=1e-9)
     code, out, err = run_cli(capsys, str(path))
     assert code == 0 and "Named ranges: record_function (steady mean step)" in out
+
+
+def test_ranks_each_range_on_its_fastest_and_slowest_rank(capsys):
+    """Two real gloo DDP ranks on the CPU (tests/fixtures/ranks/cpu_gloo): each range's wall
+    in each rank's typical step, read independently from the raw JSON (the union of its calls
+    that start in each step, their mean over the rank's steady steps), and the report's row of
+    DistributedDataParallel.forward from those figures."""
+    paths = sorted((FIXTURES / "ranks" / "cpu_gloo").glob("rank-*.json.gz"))
+    result = analyze_ranks(paths, workers=1)
+    walls: dict[str, dict[int, float]] = {}
+    for rank, path in zip(result.ranks, paths, strict=True):
+        evs = raw_events(path)
+        steps = {e["name"]: (e["ts"], e["ts"] + e["dur"]) for e in evs if STEP.fullmatch(e["name"])}
+        kept = [rank.steps[i].step for i in steady([s.wall_ms for s in rank.steps]).kept]
+        names = {e["name"] for e in evs if e.get("cat") == "user_annotation" and not STEP.fullmatch(e["name"])}
+        for name in names:
+            per_step = [merged_length([(e["ts"], e["ts"] + e["dur"]) for e in evs if e["name"] == name
+                                       and e.get("cat") == "user_annotation"
+                                       and steps[s][0] <= e["ts"] <= steps[s][1]]) / 1000 for s in kept]
+            walls.setdefault(name, {})[rank.rank] = sum(per_step) / len(per_step)
+        assert typical_regions(rank).keys() == names
+        for name, (_, wall) in typical_regions(rank).items():
+            assert wall == pytest.approx(walls[name][rank.rank], abs=1e-6), name  # µs near 1.8e15
+    ddp = walls["DistributedDataParallel.forward"]
+    fast, slow = min(ddp, key=ddp.get), max(ddp, key=ddp.get)
+    code, out, err = run_cli(capsys, *map(str, paths))
+    assert code == 0, err
+    section = out.split("Named ranges per rank: record_function (steady mean step, wall ms)")[1]
+    row = next(line for line in section.splitlines() if line.startswith("DistributedDataParallel.forward"))
+    assert row.split()[1:] == ["2", "rank", f"{fast}:", f"{ddp[fast]:.3f}", f"{ddp[fast]:.3f}",
+                               "rank", f"{slow}:", f"{ddp[slow]:.3f}", f"+{ddp[slow] - ddp[fast]:.4f}"]

@@ -32,6 +32,7 @@ from pathlib import Path
 from .analyze import step_result
 from .columns import load_columns
 from .errors import NothingProfiled, UsageError
+from .regions import Region, regions
 from .steps import StepEvents, split_steps
 
 SCHEMA = "inductor-bench/analyze-ranks"
@@ -68,6 +69,7 @@ class RankResult:
     trace: str
     device: str  # the device (or CPU thread) its figures are of
     steps: list[RankStep]
+    regions: list[Region] = field(default_factory=list)  # its record_function ranges, per step
 
     def step(self, name: str) -> RankStep | None:
         return next((s for s in self.steps if s.step == name), None)
@@ -147,10 +149,11 @@ def trace_head(path: Path) -> str:
 
 def rank_summary(path: Path, rank: int) -> RankResult:
     """Read one rank's trace (into columns) and keep only its per-step figures."""
-    split = split_steps(load_columns(path))
+    columns = load_columns(path)
+    split = split_steps(columns)
     device = _main_device(split)
     steps = [_rank_step(split, k, device) for k in range(len(split.windows))]
-    return RankResult(rank=rank, trace=str(path), device=device, steps=steps)
+    return RankResult(rank=rank, trace=str(path), device=device, steps=steps, regions=regions(columns, split))
 
 
 def _main_device(split: StepEvents) -> str:

@@ -37,6 +37,8 @@ STRAGGLER_HEADERS = [
     "idle",
 ]
 TOP_CATEGORIES = 6
+TOP_REGIONS = 15
+NAME_CHARS = 70
 
 
 def _steps(doc: Doc, r: RanksResult) -> None:
@@ -121,6 +123,39 @@ def _categories(doc: Doc, r: RanksResult) -> None:
     doc.fine_print("Summed kernel durations (concurrent streams can exceed busy).")
 
 
+def typical_regions(rank: RankResult) -> dict[str, tuple[float, float]]:
+    """Range name -> (calls, wall ms) in the rank's typical step: the mean over its steady steps."""
+    kept = steady([s.wall_ms for s in rank.steps]).kept
+    out = {g.name: (mean([g.calls[i] for i in kept]), mean([g.wall_ms[i] for i in kept]))
+           for g in rank.regions}
+    return {name: v for name, v in out.items() if v[0]}
+
+
+def _regions(doc: Doc, r: RanksResult, top: int = TOP_REGIONS) -> None:
+    """Each record_function range across the ranks: which rank spends longest in it."""
+    per_rank = {rank.rank: typical_regions(rank) for rank in r.ranks if rank.steps}
+    names = sorted({n for v in per_rank.values() for n in v},
+                   key=lambda n: (-max(v.get(n, (0, 0.0))[1] for v in per_rank.values()), n))
+    if not names:
+        return
+    rows = []
+    for n in names[:top]:
+        walls = sorted((v[n][1], rank) for rank, v in per_rank.items() if n in v)
+        (low, fast), (high, slow) = walls[0], walls[-1]
+        rows.append([doc.code(fmt.truncate(n, NAME_CHARS)), str(len(walls)),
+                     f"rank {fast}: {fmt.ms(low)}", fmt.ms(walls[(len(walls) - 1) // 2][0]),
+                     f"rank {slow}: {fmt.ms(high)}", fmt.signed_ms(high - low)])
+    shown = f"top {top} of {len(names)}, " if len(names) > top else ""
+    doc.heading(f"Named ranges per rank: record_function ({shown}steady mean step, wall ms)")
+    doc.table(rows, ["range", "ranks", "fastest", "median", "slowest", "spread"],
+              ("left", *("right",) * 5))
+    doc.fine_print(
+        "wall = the union of the range's calls on the CPU in the rank's typical step (the mean over "
+        "its steady steps); median = the middle rank's (the lower middle of an even count); spread = "
+        "slowest - fastest: a phase that one rank spends longer in than the others (docs/analyze.md).",
+    )
+
+
 def _step_names(r: RanksResult) -> list[str]:
     return list(dict.fromkeys(s.step for rank in r.ranks for s in rank.steps))
 
@@ -137,4 +172,5 @@ def render_ranks(r: RanksResult, fmt_name: str = TEXT) -> str:
     _stragglers(doc, r)
     _steps(doc, r)
     _categories(doc, r)
+    _regions(doc, r)
     return doc.render()
