@@ -41,7 +41,7 @@ EXIT_CYCLE = [x("ProfilerStep#9", 0, 10, 7, "user_annotation")]
 
 @pytest.fixture
 def cycles_dir(tmp_path):
-    # file names sort against the order the cycles began: the header's time orders them
+    # file names sort against the order the cycles began: the time in them orders them
     handler_file(tmp_path, 7, 3_000, CYCLE_B)
     handler_file(tmp_path, 7, 20_000, CYCLE_A)  # "box_7.20000..." sorts before "box_7.3000..."
     handler_file(tmp_path, 7, 9_000, EXIT_CYCLE)

@@ -9,10 +9,11 @@ from typing import Annotated
 import typer
 
 from ..core.analyze import analyze_file
+from ..core.rank_cycles import analyze_rank_cycles, repeats_ranks
 from ..core.ranks import analyze_ranks, trace_files
 from ..core.trace_sets import analyze_cycles, one_process
 from ..render.analyze import DEFAULT_TOP, render_analyze, render_cycles
-from ..render.ranks import render_ranks
+from ..render.ranks import render_rank_cycles, render_ranks
 from . import options as o
 from .output import emit
 
@@ -22,7 +23,8 @@ TraceFiles = Annotated[
         parser=o.a_path,
         help="A kineto chrome trace (.json or .json.gz) written by torch.profiler; several (one "
         "per rank), or a directory holding them, for the per-rank view and the stragglers; one "
-        "process's profiler cycles (a tensorboard_trace_handler directory): each cycle in turn."
+        "process's profiler cycles (a tensorboard_trace_handler directory): each cycle in turn; "
+        "several ranks' cycles: each cycle's ranks in turn."
     ),
 ]
 
@@ -39,7 +41,8 @@ def analyze(
     several ranks' traces: per rank and step, compute, communication and their overlap,
     and the straggler of each step. Several traces of one process (a profiler schedule's
     cycles, as tensorboard_trace_handler writes them to a directory): each cycle in turn;
-    a cycle with nothing profiled is skipped and named."""
+    a cycle with nothing profiled is skipped and named. Several ranks' cycles (each rank
+    once per cycle): each cycle's ranks in turn."""
     o.one_stdout(fmt, json_out)
     files = trace_files(traces)
     if len(files) == 1:  # a file, or a directory holding one trace
@@ -49,6 +52,10 @@ def analyze(
     if one_process(files):
         cycles = analyze_cycles(files)
         emit(cycles.to_json(), lambda f: render_cycles(cycles, f, top=top), fmt, json_out, html_out)
+        return
+    if repeats_ranks(files):
+        rank_cycles = analyze_rank_cycles(files)
+        emit(rank_cycles.to_json(), lambda f: render_rank_cycles(rank_cycles, f), fmt, json_out, html_out)
         return
     ranks = analyze_ranks(files)
     emit(ranks.to_json(), lambda f: render_ranks(ranks, f), fmt, json_out, html_out)

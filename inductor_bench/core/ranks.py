@@ -252,13 +252,22 @@ def analyze_ranks(paths: list[Path], workers: int | None = None) -> RanksResult:
     hold something: one with nothing profiled (a profiler cycle that stopped before its
     active steps) is left out and named in ``skipped``."""
     _assign_ranks(paths)  # a rank named twice fails before any trace is read
+    return ranks_result(paths, read_summaries(paths, workers))
+
+
+def read_summaries(paths: list[Path], workers: int | None = None) -> list[RankResult | None]:
+    """Each trace's ``rank_summary`` (None: nothing profiled), in its own process (at most
+    ``workers``, default the CPU count; one: in this one, one trace after another)."""
     n = max(1, min(len(paths), workers or os.cpu_count() or 1))
     if n == 1:
-        read = [_summary_or_none(p) for p in paths]
-    else:
-        ctx = multiprocessing.get_context("spawn")  # no fork of a threaded parent
-        with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
-            read = list(pool.map(_summary_or_none, paths))
+        return [_summary_or_none(p) for p in paths]
+    ctx = multiprocessing.get_context("spawn")  # no fork of a threaded parent
+    with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
+        return list(pool.map(_summary_or_none, paths))
+
+
+def ranks_result(paths: list[Path], read: list[RankResult | None]) -> RanksResult:
+    """The ranks of the traces ``read`` from ``paths``, their stragglers and the traces skipped."""
     kept = [(p, r) for p, r in zip(paths, read, strict=True) if r is not None]
     if not kept:
         raise NothingProfiled(

@@ -30,19 +30,22 @@ class Origin:
 
     host: str | None
     pid: int | None
-    began_ns: int | None  # the trace's baseTimeNanoseconds, else the handler's file-name time
+    began_ns: int | None  # the handler's file-name time, else the trace's baseTimeNanoseconds
 
 
 def origin_of(path: Path) -> Origin:
-    """From the trace's header and first event (kineto writes the process's metadata first),
-    else from the file name ``tensorboard_trace_handler`` gives it."""
+    """The host and process from the trace's header and first event (kineto writes the
+    process's metadata first), else from the file name ``tensorboard_trace_handler`` gives it;
+    when the cycle began from that name, else from the header (whose baseTimeNanoseconds
+    every cycle of a process shares)."""
     head = trace_head(path)
     named = _HANDLER_NAME.match(path.name)
     host, pid, base = _HOST.search(head), _PID.search(head), _BASE_NS.search(head)
     return Origin(
         host=host.group(1) if host else named and named["host"],
         pid=int(pid.group(1)) if pid else named and int(named["pid"]),
-        began_ns=int(base.group(1)) if base else named and int(named["ns"]),
+        # the handler's time first: a process's cycles share one baseTimeNanoseconds
+        began_ns=int(named["ns"]) if named else base and int(base.group(1)),
     )
 
 

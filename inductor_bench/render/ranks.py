@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.categories import label, order
+from ..core.rank_cycles import RankCyclesResult
 from ..core.ranks import RankResult, RanksResult
 from ..core.steady import mean, steady
 from . import format as fmt
@@ -162,7 +163,31 @@ def _step_names(r: RanksResult) -> list[str]:
 
 def render_ranks(r: RanksResult, fmt_name: str = TEXT) -> str:
     doc = new_doc(fmt_name)
-    doc.title(f"inductor-bench analyze: {len(r.ranks)} ranks")
+    _ranks(doc, r, f"inductor-bench analyze: {len(r.ranks)} ranks")
+    return doc.render()
+
+
+def render_rank_cycles(c: RankCyclesResult, fmt_name: str = TEXT) -> str:
+    """Several ranks' profiler cycles: each cycle's ranks in turn, the traces with nothing
+    profiled named first."""
+    doc = new_doc(fmt_name)
+    n, ranks = len(c.cycles), len(c.cycles[0].ranks)
+    doc.title(f"inductor-bench analyze: {ranks} ranks, {n} profiler cycles")
+    facts = [f"cycle {i}: {_steps_span(r)}" for i, r in enumerate(c.cycles, 1)]
+    facts += [f"{Path(t).name}: skipped, {SKIPPED_WHY}" for t in c.skipped]
+    doc.paragraph(*(doc.item(f) for f in facts))
+    for i, r in enumerate(c.cycles, 1):
+        _ranks(doc, r, f"Profiler cycle {i} of {n}: {_steps_span(r)}")
+    return doc.render()
+
+
+def _steps_span(r: RanksResult) -> str:
+    names = _step_names(r)
+    return names[0] if len(names) == 1 else f"{len(names)} steps, {names[0]} to {names[-1]}"
+
+
+def _ranks(doc: Doc, r: RanksResult, title: str) -> None:
+    doc.title(title)
     facts = [
         f"rank {rank.rank}: {rank.trace} (device {rank.device or 'none'}, {len(rank.steps)} steps)"
         for rank in r.ranks
@@ -173,4 +198,3 @@ def render_ranks(r: RanksResult, fmt_name: str = TEXT) -> str:
     _steps(doc, r)
     _categories(doc, r)
     _regions(doc, r)
-    return doc.render()

@@ -1,0 +1,79 @@
+"""Several ranks' profiler cycles. A distributed run profiled under a ``schedule`` with
+``tensorboard_trace_handler`` writes, per rank, one trace per cycle into one directory
+(``<host>_<pid>.<ns>.pt.trace.json``, the rank in each trace's ``distributedInfo`` header):
+each rank appears once per cycle. The ranks' cycles are matched by their order in each rank
+(by the first ``ProfilerStep#N`` they hold, then when they were written), and each cycle is
+analysed as the set of ranks it is (``ranks.py``)."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .columns import STEP_NAME
+from .errors import NothingProfiled, UsageError
+from .ranks import RankResult, RanksResult, rank_of, ranks_result, read_summaries
+from .trace_sets import origin_of
+
+SCHEMA = "inductor-bench/analyze-rank-cycles"
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class RankCyclesResult:
+    """Each profiler cycle's ranks, in the order the cycles ran; ``skipped``: the traces
+    with nothing profiled (the cycle each rank's profiler writes when it exits)."""
+
+    cycles: list[RanksResult]
+    skipped: list[str] = field(default_factory=list)
+    schema: str = SCHEMA
+    schema_version: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=1)
+
+
+def repeats_ranks(paths: list[Path]) -> bool:
+    """True where every trace names its rank, two ranks at least, and some rank is named
+    twice: cycles."""
+    named = [rank_of(p) for p in paths]
+    return None not in named and 1 < len(set(named)) < len(named)
+
+
+def analyze_rank_cycles(paths: list[Path], workers: int | None = None) -> RankCyclesResult:
+    """Each trace read once (``read_summaries``); per rank its cycles in order; cycle ``i``
+    the ``i``-th of every rank. UsageError where the ranks hold different numbers of cycles."""
+    read = read_summaries(paths, workers)
+    skipped = [str(p) for p, r in zip(paths, read, strict=True) if r is None]
+    by_rank: dict[int, list[tuple[Path, RankResult]]] = {}
+    for p, r in zip(paths, read, strict=True):
+        if r is not None:
+            by_rank.setdefault(int(rank_of(p)), []).append((p, r))  # type: ignore[arg-type]
+    if not by_rank:
+        raise NothingProfiled(
+            f"none of the {len(paths)} traces holds GPU activity or CPU ops: nothing to analyse"
+        )
+    for traces in by_rank.values():
+        traces.sort(key=lambda pr: (_first_step(pr[1]), origin_of(pr[0]).began_ns or 0, pr[0].name))
+    counts = {rank: len(traces) for rank, traces in sorted(by_rank.items())}
+    if len(set(counts.values())) > 1:
+        held = ", ".join(f"rank {rank} {n}" for rank, n in counts.items())
+        raise UsageError(f"the ranks hold different numbers of profiler cycles ({held}; traces with "
+                         "nothing profiled left out): give the traces of whole cycles, or one cycle's")
+    cycles = []
+    for i in range(next(iter(counts.values()))):
+        cycle = [by_rank[rank][i] for rank in counts]
+        cycles.append(ranks_result([p for p, _ in cycle], [r for _, r in cycle]))
+    return RankCyclesResult(cycles=cycles, skipped=skipped)
+
+
+def _first_step(r: RankResult) -> float:
+    """The number of the first ``ProfilerStep#N`` a rank's cycle holds (inf: none)."""
+    numbers = [int(m.group(1)) for s in r.steps if (m := STEP_NAME.match(s.step))]
+    return min(numbers) if numbers else math.inf
