@@ -94,3 +94,11 @@ def test_ranks_with_different_numbers_of_cycles_are_one_line_exit_2(capsys):
     assert err.strip().splitlines() == [
         "inductor-bench: error: the ranks hold different numbers of profiler cycles (rank 0 2, rank 1 1; "
         "traces with nothing profiled left out): give the traces of whole cycles, or one cycle's"]
+
+
+def test_one_ranks_cycles_read_as_its_process_cycles(capsys):
+    code, out, err = run_cli(capsys, *map(str, TRACES[:2]), "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["schema"] == "inductor-bench/analyze-cycles"
+    assert [[s["name"] for s in c["steps"]] for c in doc["cycles"]] == [_steps(p) for p in TRACES[:2]]

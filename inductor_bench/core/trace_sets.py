@@ -50,10 +50,14 @@ def origin_of(path: Path) -> Origin:
 
 
 def one_process(paths: list[Path]) -> bool:
-    """True for two traces or more that name no rank and come from one host and process."""
-    if len(paths) < 2 or any(rank_of(p) is not None for p in paths):
+    """True for two traces or more from one host and process that name no rank, or one rank
+    and were written at different times (one rank's cycles, not one trace given twice)."""
+    ranks = {rank_of(p) for p in paths}
+    if len(paths) < 2 or len(ranks) > 1:
         return False
     origins = [origin_of(p) for p in paths]
+    if ranks != {None} and len(set(origins)) < len(origins):
+        return False
     return all(o.pid is not None for o in origins) and len({(o.host, o.pid) for o in origins}) == 1
 
 
