@@ -102,3 +102,15 @@ def test_one_ranks_cycles_read_as_its_process_cycles(capsys):
     doc = json.loads(out)
     assert doc["schema"] == "inductor-bench/analyze-cycles"
     assert [[s["name"] for s in c["steps"]] for c in doc["cycles"]] == [_steps(p) for p in TRACES[:2]]
+
+
+def test_ranks_of_two_different_cycles_are_warned_of(capsys):
+    rank0_first, rank1_second = TRACES[0], TRACES[3]
+    code, out, err = run_cli(capsys, str(rank0_first), str(rank1_second))
+    assert code == 0, err
+    assert ("WARNING: no step is held by two ranks (rank 0: ProfilerStep#2 to ProfilerStep#3; rank 1: "
+            "ProfilerStep#6 to ProfilerStep#7): the traces come from different profiler cycles or runs, "
+            "so no step has a straggler") in out
+    assert "Straggler per step" not in out
+    code, out, err = run_cli(capsys, str(TRACES[0]), str(TRACES[2]))  # one cycle of both: no warning
+    assert code == 0 and "WARNING: no step" not in out and "Straggler per step" in out

@@ -186,6 +186,11 @@ def _steps_span(r: RanksResult) -> str:
     return names[0] if len(names) == 1 else f"{len(names)} steps, {names[0]} to {names[-1]}"
 
 
+def _rank_span(rank: RankResult) -> str:
+    first, last = rank.steps[0].step, rank.steps[-1].step
+    return first if first == last else f"{first} to {last}"
+
+
 def _ranks(doc: Doc, r: RanksResult, title: str) -> None:
     doc.title(title)
     facts = [
@@ -194,6 +199,11 @@ def _ranks(doc: Doc, r: RanksResult, title: str) -> None:
     ]
     facts += [f"{Path(t).name}: skipped, {SKIPPED_WHY}" for t in r.skipped]
     doc.paragraph(*(doc.item(f) for f in facts))
+    apart = [rank for rank in r.ranks if rank.steps]
+    if not r.stragglers and len(apart) > 1:
+        spans = "; ".join(f"rank {rank.rank}: {_rank_span(rank)}" for rank in apart)
+        doc.paragraph(f"WARNING: no step is held by two ranks ({spans}): the traces come from "
+                      "different profiler cycles or runs, so no step has a straggler")
     _stragglers(doc, r)
     _steps(doc, r)
     _categories(doc, r)
