@@ -33,7 +33,7 @@ from typing import Any
 
 from . import categories
 from .columns import STEP_NAME, TraceColumns, columns_of_events, load_columns
-from .regions import Region, TypicalRegion, regions
+from .regions import Region, TypicalRegion, regions, typical
 from .steady import mean, steady
 from .steps import (
     HOST_THREAD,
@@ -122,12 +122,8 @@ def steady_indices(result: AnalyzeResult) -> list[int]:
 
 
 def steady_regions(result: AnalyzeResult) -> list[TypicalRegion]:
-    """Each range name in the typical step: its figures the mean over the steady steps (0
-    where it did not run), by wall, longest first."""
-    kept = steady_indices(result)
-    rows = [TypicalRegion(r.name, *(mean([v[i] for i in kept]) for v in (r.calls, r.wall_ms, r.work_ms)))
-            for r in result.regions]
-    return sorted((r for r in rows if r.calls), key=lambda r: (-r.wall_ms, r.name))
+    """Each range name in the typical step, the mean over the steady steps (``regions.typical``)."""
+    return typical(result.regions, steady_indices(result))
 
 
 def steady_wall(result: AnalyzeResult) -> float:

@@ -219,11 +219,12 @@ class ColumnFiller:
         if has_annotations:  # the span of the other kinds is read from their columns
             anns = list(compress(xs, map(USER_ANNOTATION.__eq__, cats)))
             names = _ids(out.names, [a.name for a in anns])  # a step's name is known as one
-            out.regions += [(n, a.ts, a.ts + a.dur) for n, a in zip(names, anns, strict=True)
-                            if n not in out.names.steps and not COMPILED_CALL.match(a.name)]
+            calls = [COMPILED_CALL.match(a.name) is not None for a in anns]
+            out.regions += [(n, a.ts, a.ts + a.dur) for n, a, call in zip(names, anns, calls, strict=True)
+                            if not call and n not in out.names.steps]
             out.first = min(out.first, min([a.ts for a in anns]))
             out.last = max(out.last, max([a.ts + a.dur for a in anns]))
-            if any(COMPILED_CALL.match(a.name) for a in anns):  # rare: the chunk is walked only then
+            if any(calls):  # rare: the chunk is walked only then
                 cats = _compiled_calls_as_ops(xs, cats)
         dev = list(compress(xs, map(DEVICE_CATEGORIES.__contains__, cats)))
         if dev:

@@ -47,6 +47,11 @@ class NothingProfiled(TraceError):
     """A trace that holds no device activity and no CPU op: a profiler cycle that stopped
     before its active steps (``tensorboard_trace_handler`` writes one as the profiler exits)."""
 
+    @classmethod
+    def in_any_of(cls, n: int) -> NothingProfiled:
+        """The error where none of ``n`` traces holds anything."""
+        return cls(f"none of the {n} traces holds GPU activity or CPU ops: nothing to analyse")
+
 
 class ResultError(BenchError):
     """A result file is missing, unreadable, or of an unknown schema."""

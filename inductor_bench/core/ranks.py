@@ -34,6 +34,7 @@ from .columns import load_columns
 from .errors import NothingProfiled, UsageError
 from .regions import Region, regions
 from .steps import StepEvents, split_steps
+from .timeline import merged
 
 SCHEMA = "inductor-bench/analyze-ranks"
 SCHEMA_VERSION = 1
@@ -200,17 +201,6 @@ def _rank_step(split: StepEvents, k: int, device: str) -> RankStep:
     )
 
 
-def merged(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
-    """The union of half-open intervals as disjoint sorted intervals (empty ones dropped)."""
-    out: list[list[float]] = []
-    for a, b in sorted(iv for iv in intervals if iv[1] > iv[0]):
-        if out and a <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], b)
-        else:
-            out.append([a, b])
-    return [(a, b) for a, b in out]
-
-
 def subtracted(xs: list[tuple[float, float]], ys: list[tuple[float, float]]) -> list[tuple[float, float]]:
     """``xs`` less ``ys`` (both disjoint and sorted), as disjoint sorted intervals."""
     out: list[tuple[float, float]] = []
@@ -270,9 +260,7 @@ def ranks_result(paths: list[Path], read: list[RankResult | None]) -> RanksResul
     """The ranks of the traces ``read`` from ``paths``, their stragglers and the traces skipped."""
     kept = [(p, r) for p, r in zip(paths, read, strict=True) if r is not None]
     if not kept:
-        raise NothingProfiled(
-            f"none of the {len(paths)} traces holds GPU activity or CPU ops: nothing to analyse"
-        )
+        raise NothingProfiled.in_any_of(len(paths))
     ranks = _assign_ranks([p for p, _ in kept])
     results = [replace(r, rank=k) for (_, r), k in zip(kept, ranks, strict=True)]
     results.sort(key=lambda r: r.rank)

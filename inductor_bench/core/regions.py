@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from .columns import TraceColumns
+from .steady import mean
 from .steps import US_PER_MS, StepEvents
+from .timeline import merged
 
 
 @dataclass
@@ -48,6 +50,14 @@ class TypicalRegion:
     work_ms: float
 
 
+def typical(regions: list[Region], kept: list[int]) -> list[TypicalRegion]:
+    """Each range name in the typical step: its figures the mean over the steps ``kept``
+    (the steady ones; 0 where it did not run), those that ran, by wall, longest first."""
+    rows = [TypicalRegion(r.name, *(mean([v[i] for i in kept]) for v in (r.calls, r.wall_ms, r.work_ms)))
+            for r in regions]
+    return sorted((r for r in rows if r.calls), key=lambda r: (-r.wall_ms, r.name))
+
+
 def regions(c: TraceColumns, split: StepEvents) -> list[Region]:
     """Every range name that starts in a step, by name."""
     if not c.regions:
@@ -67,7 +77,7 @@ def regions(c: TraceColumns, split: StepEvents) -> list[Region]:
         if region is None:
             region = found[name] = Region(c.names.values[name], [0] * n, [0.0] * n, [0.0] * n)
         region.calls[k] = len(ranges)
-        for t, end in _union(ranges):
+        for t, end in merged(ranges):
             region.wall_ms[k] += (end - t) / US_PER_MS
             lo, hi = bisect_left(when, t), bisect_right(when, end)
             region.work_ms[k] += (prefix[hi] - prefix[lo]) / US_PER_MS
@@ -78,20 +88,13 @@ def _timeline(split: StepEvents) -> tuple[array, list[float]]:
     """When each timed event was issued, in order, and the prefix sums of their µs."""
     issued, when, took = split.issued, array("d"), array("d")  # columns: a trace has millions
     for k in range(len(split.windows)):
-        for j, us in split.timed(k):
-            when.append(issued[j])
-            took.append(us)
+        if split.shares is None:  # each device event its own duration: C-level maps, no frame each
+            js = split.per_step[k]
+            when.extend(map(issued.__getitem__, js))
+            took.extend(map(split.events.dur.__getitem__, js))
+        else:
+            for j, us in split.shares[k]:
+                when.append(issued[j])
+                took.append(us)
     order = sorted(range(len(when)), key=when.__getitem__)
     return array("d", map(when.__getitem__, order)), [0.0, *accumulate(map(took.__getitem__, order))]
-
-
-def _union(ranges: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """Overlapping ranges merged, by start."""
-    out: list[tuple[float, float]] = []
-    for t, end in sorted(ranges):
-        if out and t <= out[-1][1]:
-            if end > out[-1][1]:
-                out[-1] = (out[-1][0], end)
-        else:
-            out.append((t, end))
-    return out

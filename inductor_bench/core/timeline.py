@@ -28,6 +28,17 @@ def union_length(intervals: Iterable[tuple[float, float]]) -> float:
     return total
 
 
+def merged(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The union of half-open intervals as disjoint sorted intervals (empty ones dropped)."""
+    out: list[list[float]] = []
+    for a, b in sorted(iv for iv in intervals if iv[1] > iv[0]):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return [(a, b) for a, b in out]
+
+
 # -- device event -> launching CPU op ----------------------------------------------------
 
 

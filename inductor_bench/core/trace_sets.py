@@ -94,7 +94,5 @@ def analyze_cycles(paths: list[Path]) -> CyclesResult:
         except NothingProfiled:
             skipped.append(str(p))
     if not cycles:
-        raise NothingProfiled(
-            f"none of the {len(paths)} traces holds GPU activity or CPU ops: nothing to analyse"
-        )
+        raise NothingProfiled.in_any_of(len(paths))
     return CyclesResult(cycles=cycles, skipped=skipped)

@@ -9,6 +9,7 @@ from pathlib import Path
 from ..core.categories import label, order
 from ..core.rank_cycles import RankCyclesResult
 from ..core.ranks import RankResult, RanksResult
+from ..core.regions import typical
 from ..core.steady import mean, steady
 from . import format as fmt
 from .analyze import SKIPPED_WHY
@@ -126,10 +127,8 @@ def _categories(doc: Doc, r: RanksResult) -> None:
 
 def typical_regions(rank: RankResult) -> dict[str, tuple[float, float]]:
     """Range name -> (calls, wall ms) in the rank's typical step: the mean over its steady steps."""
-    kept = steady([s.wall_ms for s in rank.steps]).kept
-    out = {g.name: (mean([g.calls[i] for i in kept]), mean([g.wall_ms[i] for i in kept]))
-           for g in rank.regions}
-    return {name: v for name, v in out.items() if v[0]}
+    kept = list(steady([s.wall_ms for s in rank.steps]).kept)
+    return {g.name: (g.calls, g.wall_ms) for g in typical(rank.regions, kept)}
 
 
 def _regions(doc: Doc, r: RanksResult, top: int = TOP_REGIONS) -> None:
