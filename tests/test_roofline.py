@@ -17,6 +17,7 @@ from inductor_bench.core.ceilings import (
     COMPUTE,
     LATENCY,
     MEMORY,
+    NOT_ITS_DATA,
     Ceilings,
     Roofline,
     datasheet_for,
@@ -332,6 +333,28 @@ def test_a_short_ideal_that_took_long_is_slow_not_short():
     r = BreakdownResult("m", graphs=[GraphResult("0-inference", "inference", kernels=[slow])],
                         roofline=Roofline(ceil))
     assert category_far_below_ms(r) == {"cpp_pointwise": pytest.approx(0.376)}
+
+
+def test_a_kernel_far_under_the_bandwidth_is_not_its_data():
+    """The block mask create_block_mask builds in a compiled graph: Inductor's C++ reduction
+    evaluates the causal rule over 256 x 256 indices and writes 32 B, in 141 µs (a real CPU
+    run, torch 2.13, 27.4 GB/s measured). "Memory-bound at 0.0%" would misname it: its time is
+    the rule it computes, not its bytes. It keeps its % and stays far below its limit; a
+    kernel at just over 1% of the bandwidth keeps the memory verdict."""
+    ceil = replace(CEIL, gbps=27.4)
+    mask = KernelStat("cpp_fused_arange_expand_ge_permute_sum_view_0", "cpp_reduction", 1.0,
+                      0.141, bytes=32)
+    roof = kernel_roof(mask, ceil, "cpu")
+    assert roof.bound == NOT_ITS_DATA and roof.pct == pytest.approx(100 * 32 / 0.141e-3 / 27.4e9)
+    assert bound_words(roof, mask) == "not its data (under 1% of the bandwidth: uncounted work)"
+    r = BreakdownResult("m", graphs=[GraphResult("0-inference", "inference", kernels=[mask])],
+                        roofline=Roofline(ceil))
+    assert category_far_below_ms(r) == {"cpp_reduction": pytest.approx(0.141)}
+    edge_bytes = 0.01 * 27.4e9 * 0.141e-3  # exactly 1% of the bandwidth in 141 µs
+    assert kernel_roof(replace(mask, bytes=edge_bytes * 0.99), ceil, "cpu").bound == NOT_ITS_DATA
+    assert kernel_roof(replace(mask, bytes=edge_bytes * 1.01), ceil, "cpu").bound == MEMORY
+    counted = replace(mask, flops=1e3, compute="fp32")  # with a FLOP count the roofline judges
+    assert kernel_roof(counted, ceil, "cpu").bound == MEMORY
 
 
 def test_the_category_table_counts_time_far_below_the_limit_but_not_latency_bound():

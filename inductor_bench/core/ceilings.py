@@ -195,6 +195,13 @@ NOT_JUDGED = {**{c: (UNCOUNTED, "its FLOPs, not counted") for c in FLOP_TEMPLATE
 # ... and ATen ops, by what their uncounted time is spent on (``other_ops.uncounted_work``).
 NOT_JUDGED_OPS = {other_ops.ARITHMETIC_WORK: (ARITHMETIC, "its FLOPs, not counted"),
                   other_ops.COMPARISON_WORK: (COMPARISONS, "its comparisons, not counted")}
+# A kernel without a FLOP count that moved its bytes at under this % of the bandwidth, and is
+# not too short to: no access pattern slows memory traffic that much (a gather that wastes a
+# cache line per element still reaches several %), so its time is not its data but work no
+# count holds (a mask computed from indices, atomics on a few addresses, a serial loop). It
+# keeps its %, and is far from its limit, under this verdict instead of "memory".
+NOT_DATA_PCT = 1.0
+NOT_ITS_DATA = "not its data"
 # The share of its limit below which a kernel is called far from it (the category table).
 FAR_BELOW_PCT = 30.0
 # A launch whose ideal time at the ceilings is below this cannot get near them: a GPU kernel
@@ -213,7 +220,7 @@ class KernelRoof:
     tflops: float | None
     intensity: float | None  # FLOP per byte
     pct: float | None  # % of its limit (the roofline at its intensity), measured ceilings
-    bound: str | None  # MEMORY | COMPUTE | LATENCY; None: not counted or no ceilings
+    bound: str | None  # MEMORY | COMPUTE | LATENCY | NOT_ITS_DATA | why no %; None: no count or ceilings
     limit: str = ""  # what it is held against, in words
 
     def to_dict(self) -> dict[str, Any]:
@@ -253,6 +260,8 @@ def kernel_roof(k: Any, ceilings: Ceilings | None, device: str) -> KernelRoof:
     ideal_us, took_us = (x * 1e6 / max(k.calls, 1e-9) for x in (ideal_s, seconds))  # per launch
     if ideal_us < floor and took_us < LATENCY_SLACK * (floor + ideal_us):
         bound = LATENCY
+    elif bound == MEMORY and tflops is None and pct < NOT_DATA_PCT:
+        bound = NOT_ITS_DATA
     return KernelRoof(gbps, tflops, intensity, pct, bound, limit)
 
 

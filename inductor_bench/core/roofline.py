@@ -15,7 +15,9 @@ held against the bandwidth alone. The verdict:
   (a launch, or a parallel region's start and join, costs about that much on its own), and it
   took less than ``LATENCY_SLACK`` times that cost plus its ideal time, so its % of peak says
   how short it is, not how slow. A launch that took longer is slow for another reason (a
-  transcendental per element, a strided access) and keeps its memory or compute verdict.
+  transcendental per element, a strided access) and keeps its memory or compute verdict;
+- **not its data**: without a FLOP count, under ``NOT_DATA_PCT`` of the bandwidth and not too
+  short: its time is work no count holds (a mask computed from indices).
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ from ..core.ceilings import (
     COMPARISONS,
     NO_CEILING,
     NO_DATA,
+    NOT_DATA_PCT,
+    NOT_ITS_DATA,
     OPAQUE,
     UNCOUNTED,
     Ceilings,
@@ -48,7 +50,8 @@ BOUND_WORDS = {"memory": "memory", "compute": "compute", LATENCY: "latency (too 
                NO_CEILING: "- (no ceiling for its compute type)",
                ARITHMETIC: "- (its arithmetic: FLOPs not counted)",
                COMPARISONS: "- (sorting or searching: comparisons not counted)",
-               COLLECTIVE: "- (a collective: no ceiling for its links)"}
+               COLLECTIVE: "- (a collective: no ceiling for its links)",
+               NOT_ITS_DATA: f"not its data (under {NOT_DATA_PCT:g}% of the bandwidth: uncounted work)"}
 
 
 def shows_roofline(r: BreakdownResult) -> bool:
