@@ -275,7 +275,7 @@ def _run_factory(
     compile_ms = one()  # the first call: compilation (and autotuning) timed on its own
     _phase(f"first step (the compile) took {compile_ms / 1e3:.1f} s")
     stop_compile_workers()
-    dev.reset_peak_memory(device)  # the steady state's peak, not compile-time autotuning's
+    reset = dev.reset_peak_memory(device)  # the steady state's peak, not the compiler's
     _phase(f"waited {wait_ready(ready):.1f} s for the profiling worker to be ready; timing steps")
     device_id = dev.monitor_id(device)
     standby = (int(ready["pid"]),) if ready else ()  # the run's profiling worker is no other
@@ -286,7 +286,7 @@ def _run_factory(
     _phase(f"timed {len(samples)} steps")
     gpu1 = machine.device_reading(device, device_id, standby)
     load = machine.with_device(machine.load_since(counters), gpu0, gpu1)
-    peak, peak_kind = dev.peak_memory(device)
+    peak, peak_kind = dev.peak_memory(device, reset)
     out = {
         "compile_s": compile_ms / 1e3,
         "step_samples_ms": samples,

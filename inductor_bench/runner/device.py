@@ -74,20 +74,49 @@ def uses_cuda_graphs(name: str, mode: str) -> bool:
     return backend(name).cuda_graphs and mode in CompileMode.WITH_CUDA_GRAPHS
 
 
-def reset_peak_memory(name: str) -> None:
+# On the host, what the peak counts when the kernel could not reset it after the first call.
+HOST_PEAK_SINCE_START = "process peak RSS, compilation included"
+HOST_PEAK_STEADY = "peak RSS after the first call"
+
+
+def reset_peak_memory(name: str) -> bool:
+    """Start the peak over: the allocator's on an accelerator; on the host the process's
+    high-water mark (Linux 4.0+: ``clear_refs`` 5 sets ``VmHWM`` to the resident set now), so
+    that the compiler's transient memory does not count. False where it could not."""
     b = backend(name)
     if b.torch_module is not None:
         accelerator(b).reset_peak_memory_stats()
+        return True
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return _vm_hwm() is not None
 
 
-def peak_memory(name: str) -> tuple[int, str]:
-    """(bytes, what was counted): the allocator's peak on an accelerator, else peak RSS."""
+def peak_memory(name: str, reset: bool = True) -> tuple[int, str]:
+    """(bytes, what was counted): the allocator's peak on an accelerator, else the host's peak
+    resident set since ``reset_peak_memory`` (``reset``: it succeeded), or since the start."""
     import resource
 
     b = backend(name)
     if b.torch_module is not None:
         return int(accelerator(b).max_memory_allocated()), b.peak_memory_kind
-    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024, b.peak_memory_kind
+    hwm = _vm_hwm() if reset else None
+    if hwm is not None:
+        return hwm, HOST_PEAK_STEADY
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024, HOST_PEAK_SINCE_START
+
+
+def _vm_hwm() -> int | None:
+    """The process's resident high-water mark in bytes (``/proc/self/status``), None without."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def device_name(name: str) -> str:
