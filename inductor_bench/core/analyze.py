@@ -86,7 +86,8 @@ class TraceKernel:
     calls: int  # launches in all steps
     total_ms: float
     per_step_ms: list[float]  # its time in each step (0 where it did not run)
-    launched_by: str | None = None  # innermost op(s) of its launch stack
+    launched_by: str | None = None  # innermost op(s) of its launch stack; on the host, what a
+    # compiled graph's call record ran as (core/compiled_calls.py)
 
 
 @dataclass
@@ -217,6 +218,7 @@ def _kernels(split: StepEvents) -> list[TraceKernel]:
             kern = found.get(key)
             if kern is None:
                 category, launched_by = kinds[kind[j]]
+                launched_by = split.contexts.get(key[1], launched_by)
                 kern = found[key] = TraceKernel(
                     device=rows[key[0]], name=names[key[1]], category=category, calls=0,
                     total_ms=0.0, per_step_ms=[0.0] * n_steps, launched_by=launched_by,

@@ -10,11 +10,12 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import categories
 from .classify import classify
 from .columns import STEP_NAME, Events, Table, TraceColumns
+from .compiled_calls import call_contexts
 from .errors import NothingProfiled
 from .launches import link_launches
 from .trace import COMPILED_CALL, MODULE_CALL
@@ -43,6 +44,8 @@ class StepEvents:
     # others keeps only what they leave uncovered); None on device traces (an event's own
     # duration)
     shares: list[list[tuple[int, float]]] | None = None
+    # CPU-only traces: name id of a compiled graph's call record -> what it ran as ("backward")
+    contexts: dict[int, str] = field(default_factory=dict)
 
     def timed(self, k: int) -> Iterable[tuple[int, float]]:
         """(event, µs it is given) of step ``k``: a CPU-only trace's shares, else each event's
@@ -100,7 +103,7 @@ def _host_steps(c: TraceColumns) -> StepEvents:
     thread_row = [rows[f"{HOST_THREAD}{tid}"] for _, tid in c.threads.values]
     row = [thread_row[t] for t in op.where]
     return StepEvents(windows, [top for top, _ in split], 0, op, names, op.ts, row, rows.values, kind,
-                      kinds, [shares for _, shares in split])
+                      kinds, [shares for _, shares in split], call_contexts(op, names, ops))
 
 
 def host_shares(js: Sequence[int], op: Events,

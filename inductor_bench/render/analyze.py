@@ -162,7 +162,9 @@ def _top(doc: Doc, r: AnalyzeResult, top: int) -> None:
         for i, k in enumerate(r.kernels[:top], 1)
     ]
     shown = f"Top {min(top, len(r.kernels))} of {len(r.kernels)}"
-    if _on_host(r):  # the host's ops, each its own time; no launcher
+    if _on_host(r):  # the host's ops, each its own time; no launcher, but what a graph call ran as
+        for row, k in zip(rows, r.kernels, strict=False):
+            row[2] += f" ({k.launched_by})" if k.launched_by else ""
         doc.heading(f"{shown} ops (per step, all steps)")
         doc.table([row[:-1] for row in rows], ["#", "thread", "op", "category", "calls", "ms", "% kernel"],
                   ("right", "left", "left", "left", "right", "right", "right"))
