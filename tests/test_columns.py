@@ -178,14 +178,18 @@ def test_links_equal_the_event_reading(path):
 
 @pytest.mark.parametrize("path", ALL_TRACES, ids=lambda p: p.name)
 def test_reading_into_columns_equals_reading_events(path):
-    """The trace read straight into columns and the same trace's Events give one result."""
+    """The trace read straight into columns and the same trace's Events give one result, but
+    for profile_memory's instant events: a ``Trace`` holds complete events only."""
     try:
         expected = analyze_trace(load_for_analysis(path)).to_dict()
     except Exception as e:  # noqa: BLE001 - the same error either way
         with pytest.raises(type(e), match=None):
             analyze_file(path)
         return
-    assert analyze_file(path).to_dict() == expected
+    got = analyze_file(path).to_dict()
+    assert expected.pop("memory") == []
+    got.pop("memory")
+    assert got == expected
 
 
 def launch_groups(n: int) -> list[dict]:

@@ -33,6 +33,7 @@ from typing import Any
 
 from . import categories
 from .columns import STEP_NAME, TraceColumns, columns_of_events, load_columns
+from .memory import DeviceMemory, step_memory
 from .regions import Region, TypicalRegion, regions, typical
 from .steady import mean, steady
 from .steps import (
@@ -98,6 +99,7 @@ class AnalyzeResult:
     device_names: dict[str, str] = field(default_factory=dict)  # device id -> GPU name
     outside_steps: int = 0  # device events launched outside every step (left out)
     regions: list[Region] = field(default_factory=list)  # record_function ranges (core/regions.py)
+    memory: list[DeviceMemory] = field(default_factory=list)  # profile_memory's, per step (core/memory.py)
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -156,7 +158,8 @@ def steady_step(result: AnalyzeResult, device: str) -> DeviceStep | None:
 
 
 def analyze_trace(trace: Trace) -> AnalyzeResult:
-    """The breakdown of a loaded ``trace`` (as ``load_for_analysis`` reads it)."""
+    """The breakdown of a loaded ``trace`` (as ``load_for_analysis`` reads it): a ``Trace``
+    holds complete events only, so profile_memory's figures come from ``analyze_file`` alone."""
     cols = columns_of_events(trace.events, trace.path)
     cols.device_properties = trace.device_properties
     return analyze_columns(cols)
@@ -179,6 +182,7 @@ def analyze_columns(c: TraceColumns) -> AnalyzeResult:
         device_names=_device_names(c.device_properties),
         outside_steps=split.outside,
         regions=regions(c, split),
+        memory=step_memory(c.memory, split.windows),
     )
 
 

@@ -35,6 +35,7 @@ from typing import Any, Union
 
 import msgspec
 
+from .memory import INSTANT_CATEGORY, MEMORY_EVENT, MemoryColumns
 from .trace import (
     ANALYSIS_ARGS,
     ANALYSIS_CATEGORIES,
@@ -181,6 +182,7 @@ class TraceColumns:
     # the other user annotations (record_function ranges: a loop's "forward", torch's
     # "Optimizer.step#SGD.step"): (name index, start, end), file order
     regions: list[tuple[int, float, float]] = field(default_factory=list)
+    memory: MemoryColumns = field(default_factory=MemoryColumns)  # profile_memory's events
     first: float = math.inf  # the earliest start of the events not in the columns
     last: float = -math.inf  # their latest end
     kept: int = 0
@@ -226,6 +228,8 @@ class ColumnFiller:
             out.last = max(out.last, max([a.ts + a.dur for a in anns]))
             if any(calls):  # rare: the chunk is walked only then
                 cats = _compiled_calls_as_ops(xs, cats)
+        if INSTANT_CATEGORY in cats:  # only a trace recorded with profile_memory has them
+            _memory(out.memory, list(compress(xs, map(INSTANT_CATEGORY.__eq__, cats))))
         dev = list(compress(xs, map(DEVICE_CATEGORIES.__contains__, cats)))
         if dev:
             where = _ids(self.pid_device, [x.pid for x in dev])
@@ -314,11 +318,21 @@ def _decoder() -> tuple[msgspec.json.Decoder, type]:
          ("pid", int | str, 0), ("tid", int | str, 0), ("args", raw_args, raw_args())],
         tag_field="ph", tag="X", gc=False,
     )
+    memory_args = msgspec.defstruct(
+        "MemoryArgs", [(f"a{i}", Any, MISSING) for i in range(4)],
+        rename={"a0": "Device Type", "a1": "Device Id", "a2": "Bytes", "a3": "Total Allocated"},
+        frozen=True, gc=False,
+    )
+    instant = msgspec.defstruct(  # profile_memory's "[memory]" events (core/memory.py)
+        "AnalysisInstant", [("ts", Any, MISSING), ("cat", str, ""), ("name", str, ""),
+                            ("args", memory_args, memory_args())],
+        tag_field="ph", tag="i", gc=False,
+    )
     # the other phases' events build nothing; their category reads "" (a class attribute)
     others = [msgspec.defstruct(f"AnalysisPhase{i}", [], tag_field="ph", tag=ph, gc=False,
                                 namespace={"cat": ""})
-              for i, ph in enumerate(OTHER_PHASES)]
-    return msgspec.json.Decoder(list[Union[(complete, *others)]], strict=False), complete  # noqa: UP007
+              for i, ph in enumerate(OTHER_PHASES) if ph != "i"]
+    return msgspec.json.Decoder(list[Union[(complete, instant, *others)]], strict=False), complete  # noqa: UP007
 
 
 def load_columns(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> TraceColumns:
@@ -327,7 +341,7 @@ def load_columns(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> TraceColum
     p = Path(path)
     out = TraceColumns(path=str(p))
     decoder, _ = _decoder()
-    canon = category_map(ANALYSIS_CATEGORIES)
+    canon = category_map(ANALYSIS_CATEGORIES) | {INSTANT_CATEGORY: INSTANT_CATEGORY}
     filler = ColumnFiller(out, lambda xs: [x.args.a0 for x in xs], lambda xs: [x.args.a1 for x in xs])
     odd, odd_filler = EventMaker(p, ANALYSIS_CATEGORIES, ANALYSIS_ARGS, None), event_filler(out)
 
@@ -336,6 +350,8 @@ def load_columns(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> TraceColum
         filler.add(list(compress(raws, cats)), list(filter(None, cats)))
 
     def one(raw: Any) -> None:
+        if isinstance(raw, dict) and raw.get("ph") == "i" and raw.get("name") == MEMORY_EVENT:
+            out.memory.add_raw(raw)
         odd.one(raw)
         kept = odd.events[:]
         odd.events.clear()
@@ -352,3 +368,11 @@ def _compiled_calls_as_ops(xs: list[Any], cats: list[str]) -> list[str]:
     an op, as most traces have it, where this one wrote it as a user annotation."""
     return [CPU_OP if c == USER_ANNOTATION and COMPILED_CALL.match(x.name) else c
             for x, c in zip(xs, cats, strict=True)]
+
+
+def _memory(m: MemoryColumns, xs: list[Any]) -> None:
+    """The ``[memory]`` events among a run's instant events (decoded as ``AnalysisInstant``)."""
+    xs = [x for x in xs if x.name == MEMORY_EVENT]
+    args = [x.args for x in xs]
+    m.add([x.ts for x in xs], [a.a0 for a in args], [a.a1 for a in args], [a.a2 for a in args],
+          [a.a3 for a in args])

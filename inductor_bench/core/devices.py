@@ -58,6 +58,8 @@ class Backend:
     # (runner/device.py): the ``torch.version`` attributes a torch build with it sets (all
     # None: built without it), each with the driver it needs (None: left to torch).
     torch_builds: tuple[tuple[str, Driver | None], ...] = ()
+    # c10's DeviceType number, as a profile_memory trace's [memory] events give it
+    c10_type: int | None = None
 
 
 _DEVICE_BUSY = (
@@ -90,6 +92,7 @@ BACKENDS: tuple[Backend, ...] = (
         call_markers=("empty_strided_cuda(",),
         # ROCm builds run "cuda" through HIP, whose driver is not checked here
         torch_builds=(("cuda", Driver("libcuda.so.1", "cuInit", "cuDeviceGetCount")), ("hip", None)),
+        c10_type=1,
     ),
     Backend(
         name="cpu",
@@ -109,6 +112,7 @@ BACKENDS: tuple[Backend, ...] = (
         busy_note=_HOST_BUSY,
         hardware="a CPU",
         module_markers=("empty_strided_cpu(", "cpp_pybinding", "cached_torch_device_type_cpu"),
+        c10_type=0,
     ),
 )
 

@@ -19,6 +19,7 @@ from ..core.categories import label
 from ..core.trace_sets import CyclesResult
 from . import charts
 from . import format as fmt
+from .analyze_memory import memory_section
 from .doc import TEXT, Doc, new_doc
 
 DEFAULT_TOP = 15
@@ -228,6 +229,7 @@ def _analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str]
     _categories(doc, r, typical)
     doc.chart(charts.analyze_categories(r))
     _regions(doc, r, top)
+    memory_section(doc, r)
     _top(doc, r, top)
     doc.chart(charts.analyze_top(r, top))
     doc.links("The trace", [(r.trace, r.trace)], charts.PERFETTO_HOW)
