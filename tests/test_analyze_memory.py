@@ -129,3 +129,17 @@ def test_events_the_typed_decoder_refuses_are_still_read(tmp_path):
         StepMemory(100 * MIB, 160 * MIB, 110 * MIB), StepMemory(110 * MIB, 150 * MIB, 120 * MIB)]
     assert json.loads(r.to_json())["memory"][0]["steps"][0] == {"start": 100 * MIB, "peak": 160 * MIB,
                                                                  "end": 110 * MIB}
+
+
+def test_a_run_with_an_absent_or_odd_field_is_read_event_by_event(tmp_path):
+    """An event without Bytes reads 0 bytes; a Device Type that is a list, "device ?"; the
+    other events of the same run are read as before."""
+    path = synthetic_trace(tmp_path)
+    doc = json.loads(path.read_text())
+    evs = doc["traceEvents"]
+    del evs[0]["args"]["Bytes"]  # the 100 MiB before step 1: its start is then its total
+    evs.append(_mem(20, 8, 8) | {"args": {"Total Allocated": 8, "Bytes": 8, "Device Type": [1], "Device Id": 0}})
+    path.write_text(json.dumps(doc))
+    got = {d.device: d.steps for d in analyze_file(path).memory}
+    assert got["cuda:0"][0] == StepMemory(100 * MIB, 160 * MIB, 110 * MIB)
+    assert got["device ?"] == [StepMemory(0, 8, 8), StepMemory(8, 8, 8)]

@@ -375,4 +375,4 @@ def _memory(m: MemoryColumns, xs: list[Any]) -> None:
     xs = [x for x in xs if x.name == MEMORY_EVENT]
     args = [x.args for x in xs]
     m.add([x.ts for x in xs], [a.a0 for a in args], [a.a1 for a in args], [a.a2 for a in args],
-          [a.a3 for a in args])
+          [a.a3 for a in args], absent=MISSING)

@@ -20,6 +20,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import Any
 
 from .devices import BACKENDS, HOST
@@ -40,6 +41,21 @@ def device_label(kind: Any, index: Any) -> str:
     return f"{b.name if b else f'device type {kind}'}:{index}"
 
 
+class _DeviceIndex(dict):
+    """(Device Type, Device Id) -> the index of its label in ``labels`` (a new one appended)."""
+
+    def __init__(self, labels: list[str]) -> None:
+        super().__init__()
+        self.labels = labels
+
+    def __missing__(self, key: tuple[Any, Any]) -> int:
+        label = device_label(*key)
+        if label not in self.labels:
+            self.labels.append(label)
+        self[key] = i = self.labels.index(label)
+        return i
+
+
 @dataclass
 class MemoryColumns:
     """The ``[memory]`` events of a trace, in file order: when, on which device (an index in
@@ -51,28 +67,51 @@ class MemoryColumns:
     bytes: array = field(default_factory=lambda: array("d"))
     total: array = field(default_factory=lambda: array("d"))
 
+    def __post_init__(self) -> None:
+        self._index = _DeviceIndex(self.devices)
+
     def __len__(self) -> int:
         return len(self.ts)
 
-    def add(self, ts: Sequence[float], kinds: Sequence[Any], ids: Sequence[Any],
-            nbytes: Sequence[Any], totals: Sequence[Any]) -> None:
-        """Events as the decoder gives their fields; one whose total is not a number is left out."""
-        for t, kind, i, b, total in zip(ts, kinds, ids, nbytes, totals, strict=True):
-            if not _number(total) or not _number(t):
-                continue
-            label = device_label(kind, i)
-            if label not in self.devices:
-                self.devices.append(label)
-            self.ts.append(float(t))
-            self.device.append(self.devices.index(label))
-            self.bytes.append(float(b) if _number(b) else 0.0)
-            self.total.append(float(total))
+    def add(self, ts: Sequence[Any], kinds: Sequence[Any], ids: Sequence[Any],
+            nbytes: Sequence[Any], totals: Sequence[Any], absent: Any = None) -> None:
+        """Events as the decoder gives their fields (``absent``: what it gives for an absent
+        one); one whose time or total is not a number is left out, absent bytes read 0. Every
+        column is converted at C level; a run holding anything else is read event by event."""
+        try:
+            if absent in nbytes or absent in totals or absent in ts:
+                raise TypeError
+            cols = [array("d", ts), array("d", nbytes), array("d", totals)]
+            where = array("i", map(self._index.__getitem__, zip(kinds, ids, strict=True)))
+        except (TypeError, OverflowError):
+            for one in zip(ts, kinds, ids, nbytes, totals, strict=True):
+                self._add_one(*one)
+            return
+        for col, values in zip((self.ts, self.bytes, self.total), cols, strict=True):
+            col.extend(values)
+        self.device.extend(where)
+
+    def _add_one(self, t: Any, kind: Any, index: Any, nbytes: Any, total: Any) -> None:
+        if not _number(total) or not _number(t):
+            return
+        self.ts.append(float(t))
+        self.device.append(self._index[(kind, index) if _hashable(kind, index) else (None, None)])
+        self.bytes.append(float(nbytes) if _number(nbytes) else 0.0)
+        self.total.append(float(total))
 
     def add_raw(self, raw: dict[str, Any]) -> None:
         """One event as ``json.loads`` read it (one the typed decoder refused)."""
         args = raw.get("args") if isinstance(raw.get("args"), dict) else {}
-        self.add([raw.get("ts")], [args.get("Device Type")], [args.get("Device Id")],
-                 [args.get("Bytes")], [args.get("Total Allocated")])
+        self._add_one(raw.get("ts"), args.get("Device Type"), args.get("Device Id"), args.get("Bytes"),
+                      args.get("Total Allocated"))
+
+
+def _hashable(*xs: Any) -> bool:
+    try:
+        hash(xs)
+    except TypeError:
+        return False
+    return True
 
 
 def _number(x: Any) -> bool:
@@ -96,24 +135,21 @@ class DeviceMemory:
 
 def step_memory(m: MemoryColumns, windows: Sequence[tuple[str, float, float]]) -> list[DeviceMemory]:
     """Each device's memory in each step window (name, start, end)."""
-    per_device: list[list[int]] = [[] for _ in m.devices]
-    for j, d in enumerate(m.device):
-        per_device[d].append(j)
+    order = sorted(range(len(m)), key=m.ts.__getitem__)  # stable: file order at equal times
+    devs = list(map(m.device.__getitem__, order))
     out = []
-    for label, js in zip(m.devices, per_device, strict=True):
-        js.sort(key=m.ts.__getitem__)
-        ts = [m.ts[j] for j in js]
-        totals = [m.total[j] for j in js]
-        before = [m.total[j] - m.bytes[j] for j in js]
-        out.append(DeviceMemory(label, [_one(ts, totals, before, s, e) for _, s, e in windows]))
+    for d, label in enumerate(m.devices):
+        js = order if len(m.devices) == 1 else list(compress(order, map(d.__eq__, devs)))
+        ts, totals = list(map(m.ts.__getitem__, js)), list(map(m.total.__getitem__, js))
+        first = totals[0] - m.bytes[js[0]]  # before the first event
+        out.append(DeviceMemory(label, [_one(ts, totals, first, s, e) for _, s, e in windows]))
     return out
 
 
-def _one(ts: list[float], totals: list[float], before: list[float], start: float, end: float
-         ) -> StepMemory | None:
+def _one(ts: list[float], totals: list[float], first: float, start: float, end: float) -> StepMemory | None:
     a, b = bisect_left(ts, start), bisect_right(ts, end)
     if a == 0 and b == 0:
         return None  # nothing allocated yet
-    at_start = totals[a - 1] if a > 0 else before[0]
+    at_start = totals[a - 1] if a > 0 else first
     at_end = totals[b - 1] if b > 0 else at_start
     return StepMemory(at_start, max([at_start, *totals[a:b]]), at_end)
