@@ -14,7 +14,9 @@ import pytest
 
 from inductor_bench.core.analyze import analyze_file
 from inductor_bench.core.memory import StepMemory, device_label
+from inductor_bench.core.ranks import analyze_ranks
 from inductor_bench.render.analyze import render_analyze
+from inductor_bench.render.ranks import render_ranks
 
 from .conftest import FIXTURES
 from .test_analyze import run_cli
@@ -143,3 +145,25 @@ def test_a_run_with_an_absent_or_odd_field_is_read_event_by_event(tmp_path):
     got = {d.device: d.steps for d in analyze_file(path).memory}
     assert got["cuda:0"][0] == StepMemory(100 * MIB, 160 * MIB, 110 * MIB)
     assert got["device ?"] == [StepMemory(0, 8, 8), StepMemory(8, 8, 8)]
+
+
+def test_ranks_each_have_their_memory(tmp_path):
+    """Two ranks of the synthetic trace, rank 1 allocating twice what rank 0 does: a row per rank
+    and device, and each rank's own warning."""
+    doc = json.loads(synthetic_trace(tmp_path).read_text())
+    paths = []
+    for rank in (0, 1):
+        for e in doc["traceEvents"]:
+            if e.get("name") == "[memory]" and rank == 1:
+                e["args"]["Total Allocated"] *= 2
+                e["args"]["Bytes"] *= 2
+        paths.append(tmp_path / f"rank{rank}.json")
+        paths[-1].write_text(json.dumps(doc | {"distributedInfo": {"rank": rank}}))
+    result = analyze_ranks(paths, workers=1)
+    assert [(r.rank, {d.device: d.steps[0] for d in r.memory}["cuda:0"]) for r in result.ranks] == [
+        (0, StepMemory(100 * MIB, 160 * MIB, 110 * MIB)), (1, StepMemory(200 * MIB, 320 * MIB, 220 * MIB))]
+    text = render_ranks(result)
+    rows = [line.split() for line in text.splitlines() if line.startswith("rank ") and "cuda:0" in line]
+    assert [row[:5] for row in rows] == [["rank", "0", "cuda:0", "100.0", "160.0"],
+                                         ["rank", "1", "cuda:0", "200.0", "320.0"]]
+    assert "WARNING: rank 1 cuda:0: the memory allocated grew in every one of the 2 steps, +20.0 MiB" in text

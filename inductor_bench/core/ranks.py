@@ -32,6 +32,7 @@ from pathlib import Path
 from .analyze import step_result
 from .columns import load_columns
 from .errors import NothingProfiled, UsageError
+from .memory import DeviceMemory, step_memory
 from .regions import Region, regions
 from .steps import StepEvents, split_steps
 from .timeline import merged
@@ -71,6 +72,7 @@ class RankResult:
     device: str  # the device (or CPU thread) its figures are of
     steps: list[RankStep]
     regions: list[Region] = field(default_factory=list)  # its record_function ranges, per step
+    memory: list[DeviceMemory] = field(default_factory=list)  # profile_memory's, per step
 
     def step(self, name: str) -> RankStep | None:
         return next((s for s in self.steps if s.step == name), None)
@@ -154,7 +156,8 @@ def rank_summary(path: Path, rank: int) -> RankResult:
     split = split_steps(columns)
     device = _main_device(split)
     steps = [_rank_step(split, k, device) for k in range(len(split.windows))]
-    return RankResult(rank=rank, trace=str(path), device=device, steps=steps, regions=regions(columns, split))
+    return RankResult(rank=rank, trace=str(path), device=device, steps=steps, regions=regions(columns, split),
+                      memory=step_memory(columns.memory, split.windows))
 
 
 def _main_device(split: StepEvents) -> str:

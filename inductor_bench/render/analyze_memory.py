@@ -4,7 +4,8 @@ per device (``core/memory.py``)."""
 from __future__ import annotations
 
 from ..core.analyze import AnalyzeResult
-from ..core.memory import StepMemory
+from ..core.memory import DeviceMemory, StepMemory
+from ..core.ranks import RankResult
 from .doc import Doc
 
 MIB = float(1 << 20)
@@ -15,21 +16,37 @@ HELD_MIB = 1.0
 def memory_section(doc: Doc, r: AnalyzeResult) -> None:
     """Per device: the allocated total at the first step's start, the highest peak and its step,
     the largest rise within one step, the total at the last step's end and the mean change a step."""
+    names = [s.name for s in r.steps]
+    _section(doc, [([], names, d) for d in r.memory], [], "per device")
+
+
+def ranks_memory_section(doc: Doc, ranks: list[RankResult]) -> None:
+    """The same, one row per rank and device: which rank needs the most memory."""
+    found = [([f"rank {rank.rank}"], [s.step for s in rank.steps], d) for rank in ranks for d in rank.memory]
+    _section(doc, found, ["rank"], "per rank")
+
+
+Found = list[tuple[list[str], list[str], DeviceMemory]]  # (lead cells, step names, a device's memory)
+
+
+def _section(doc: Doc, found: Found, lead: list[str], what: str) -> None:
     rows, notes = [], []
-    for d in r.memory:
-        steps = [(r.steps[k].name, s) for k, s in enumerate(d.steps) if s is not None]
+    for cells, names, d in found:
+        steps = [(names[k], s) for k, s in enumerate(d.steps) if s is not None]
         if not steps:
             continue
-        rows.append(_row(d.device, steps))
+        rows.append(cells + _row(d.device, steps))
         if (held := _held(steps)) is not None:
-            notes.append(f"WARNING: {d.device}: the memory allocated grew in every one of the {len(steps)} "
+            who = " ".join([*cells, d.device])
+            notes.append(f"WARNING: {who}: the memory allocated grew in every one of the {len(steps)} "
                          f"steps, {_mib(held, '+')} MiB a step: held across steps (a leak, a cache "
                          "filling, losses or outputs kept with their graphs)")
     if not rows:
         return
-    doc.heading("Memory (profile_memory: allocated, per device)")
-    doc.table(rows, ["device", "at start MiB", "peak MiB", "peak in", "step's own MiB", "at end MiB",
-                     "change a step MiB"], ("left", *("right",) * 2, "left", *("right",) * 3))
+    doc.heading(f"Memory (profile_memory: allocated, {what})")
+    doc.table(rows, [*lead, "device", "at start MiB", "peak MiB", "peak in", "step's own MiB", "at end MiB",
+                     "change a step MiB"], (*("left",) * len(lead), "left", "right", "right", "left",
+                                            *("right",) * 3))
     for line in notes:
         doc.paragraph(line)
     doc.fine_print(

@@ -13,6 +13,7 @@ from ..core.regions import typical
 from ..core.steady import mean, steady
 from . import format as fmt
 from .analyze import SKIPPED_WHY
+from .analyze_memory import ranks_memory_section
 from .doc import TEXT, Doc, new_doc
 
 STEP_HEADERS = [
@@ -207,3 +208,4 @@ def _ranks(doc: Doc, r: RanksResult, title: str) -> None:
     _steps(doc, r)
     _categories(doc, r)
     _regions(doc, r)
+    ranks_memory_section(doc, r.ranks)
