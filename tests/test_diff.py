@@ -866,3 +866,18 @@ def test_a_run_recorded_with_the_old_plural_compares_with_one_recorded_now():
         "X (1 core, 1 thread, limited to 1 core)", "X (11 cores, 21 threads)",
         "X (2 cores, 2 threads, limited to 0.1 cores)"]
     assert Ceilings.from_dict({"device_name": "X (2 cores, 1 threads)", "gbps": None}).device_name == "X (2 cores, 1 thread)"
+
+
+def test_peak_memory_counted_two_ways_is_said():
+    """A run whose host peak included compilation against one reset after the first call: the
+    diff says the row compares the counting; counted alike, nothing is said."""
+    def counted(kind: str) -> CompareResult:
+        r = compare_result(10.0)
+        r.modes[1].peak_memory_kind = kind
+        return r
+
+    old, new = counted("process peak RSS"), counted("peak RSS after the first call")
+    d = diff_results(old, new)
+    assert d.warnings == ["peak memory was counted another way: base process peak RSS, head peak RSS "
+                          "after the first call; its row compares the counting as much as the model"]
+    assert diff_results(new, counted("peak RSS after the first call")).warnings == []

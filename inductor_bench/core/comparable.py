@@ -47,10 +47,22 @@ def comparability(base: Result, head: Result) -> tuple[list[str], list[str]]:
             notes.append(f"the script was stopped (--script-seconds): base {_stopped(base)}, head "
                          f"{_stopped(head)}; its graphs' calls count how long it ran, not what it does, so "
                          "the sums over its graphs (step, kernel time, categories) are not judged")
+    if isinstance(base, CompareResult) and isinstance(head, CompareResult):
+        notes += memory_kinds_differ(base, head)
     bt, ht = base.versions.get("torch"), head.versions.get("torch")
     if bt and ht and bt != ht:
         notes.append(f"torch versions differ: base {bt}, head {ht}")
     return problems, notes
+
+
+def memory_kinds_differ(base: CompareResult, head: CompareResult) -> list[str]:
+    """Peak memory counted two ways (a run whose host peak included compilation, against one
+    reset after the first call): its row compares the counting, not the model."""
+    kinds = [{m.peak_memory_kind for m in r.modes if m.peak_memory_kind} for r in (base, head)]
+    if not all(kinds) or kinds[0] == kinds[1]:
+        return []
+    return [f"peak memory was counted another way: base {', '.join(sorted(kinds[0]))}, head "
+            f"{', '.join(sorted(kinds[1]))}; its row compares the counting as much as the model"]
 
 
 def stopped_apart(base: BreakdownResult, head: BreakdownResult) -> bool:
