@@ -1,7 +1,8 @@
-"""A compute ceiling is measured in the operand layout that runs fastest
-(``runner/peaks_measure.fastest_layout``): the layouts are the products they say, the fastest
-is the one chosen, and on this host the bf16 ceiling is no lower than a linear layer's bf16
-GEMM timed in a separate process that uses none of the tool's code."""
+"""A compute ceiling is the best rate of any route (operand layout, oneDNN's linear) at any size
+(``runner/peaks_matmul.py``): the layouts are the products they say, the routes near the fastest
+probe are grown and the best rate of any of them at any size is the ceiling, and on this host
+the bf16 ceiling is no lower than a linear layer's bf16 GEMM timed in a separate process that
+uses none of the tool's code."""
 
 from __future__ import annotations
 
@@ -12,14 +13,15 @@ import sys
 import pytest
 import torch
 
-from inductor_bench.runner import peaks_measure
-from inductor_bench.runner.peaks_measure import (
+from inductor_bench.runner import peaks_matmul
+from inductor_bench.runner.peaks_matmul import (
     LAYOUTS,
     ONEDNN,
     ONEDNN_INT8,
     _operands,
-    fastest_layout,
+    candidates,
     matmul_tflops,
+    route_probes,
     routes,
 )
 
@@ -47,7 +49,7 @@ def test_each_int8_route_is_the_integer_product_it_names(layout):
     torch.manual_seed(0)
     a = torch.randint(-8, 8, (32, 32), dtype=torch.int8)
     b = torch.randint(-8, 8, (32, 32), dtype=torch.int8)
-    got = peaks_measure._int8_product(a, b, layout)()
+    got = peaks_matmul._int8_product(a, b, layout)()
     a64, b64 = a.to(torch.int64), b.to(torch.int64)
     assert torch.equal(got.to(torch.int64), a64 @ (b64.t() if "b.T" in layout else b64))
 
@@ -60,18 +62,9 @@ def test_on_the_host_onednn_is_tried_beside_the_layouts():
                                      and hasattr(torch.ops.onednn, "qlinear_prepack"))
 
 
-def test_the_fastest_layout_is_chosen(monkeypatch):
-    """Synthetic timings per layout: the one with the fewest seconds is chosen, with them."""
-    seconds = {"a @ b": 0.7, "a @ b.T": 0.2, "a.T @ b": 0.09, "a.T @ b.T": 0.8, ONEDNN: 0.1}
-    monkeypatch.setattr(peaks_measure, "_operands", lambda kind, n, device, layout="a @ b": layout)
-    monkeypatch.setattr(peaks_measure, "best_seconds", lambda fn, device, reps: seconds[fn])
-    assert fastest_layout("bf16", "cpu") == ("a.T @ b", 0.09)
-    seconds[ONEDNN] = 0.04
-    assert fastest_layout("fp32", "cpu") == (ONEDNN, 0.04)
-
-
-def test_a_route_the_cpu_lacks_is_passed_over(monkeypatch):
-    """oneDNN refuses fp16 on a CPU without AVX512-FP16: the layouts through mm still measure."""
+def test_each_route_is_probed_and_a_route_the_cpu_lacks_is_passed_over(monkeypatch):
+    """Synthetic timings per route: each probed; oneDNN refusing fp16 on a CPU without
+    AVX512-FP16 leaves the layouts through mm."""
     seconds = {"a @ b": 0.7, "a @ b.T": 0.2, "a.T @ b": 0.09, "a.T @ b.T": 0.8}
 
     def timed(fn, device, reps):
@@ -79,10 +72,77 @@ def test_a_route_the_cpu_lacks_is_passed_over(monkeypatch):
             raise RuntimeError("mkldnn_linear: fp16 path needs the cpu support avx_ne_convert or avx512_fp16")
         return seconds[fn]
 
-    monkeypatch.setattr(peaks_measure, "routes", lambda device, kind: LAYOUTS + (ONEDNN,))
-    monkeypatch.setattr(peaks_measure, "_operands", lambda kind, n, device, layout="a @ b": layout)
-    monkeypatch.setattr(peaks_measure, "best_seconds", timed)
-    assert fastest_layout("fp16", "cpu") == ("a.T @ b", 0.09)
+    monkeypatch.setattr(peaks_matmul, "routes", lambda device, kind: LAYOUTS + (ONEDNN,))
+    monkeypatch.setattr(peaks_matmul, "_operands", lambda kind, n, device, layout="a @ b": layout)
+    monkeypatch.setattr(peaks_matmul, "best_seconds", timed)
+    assert route_probes("fp16", "cpu") == seconds
+
+
+def test_the_routes_near_the_fastest_probe_are_grown_fastest_first():
+    """Within 4x of the fastest probe (0.09 s): 0.09, 0.1, 0.2, 0.36; not 0.37 or 0.8."""
+    probes = {"a @ b": 0.37, "a @ b.T": 0.2, "a.T @ b": 0.09, "a.T @ b.T": 0.8, ONEDNN: 0.1, "x": 0.36}
+    assert candidates(probes) == ["a.T @ b", ONEDNN, "a @ b.T", "x"]
+
+
+class _Clock:
+    """A synthetic ``time`` whose ``perf_counter`` moves only by the synthetic calls' seconds."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self):
+        return self.now
+
+
+def _synthetic_rates(monkeypatch, rates):
+    """``best_seconds`` of a (route, n) matmul: 2n³ / its rate (FLOP/s) in ``rates``, each call
+    (the warm-up's too) moving a synthetic clock by as much; the probe's at n = 256. Records
+    each (route, n) timed."""
+    timed, clock = [], _Clock()
+
+    def seconds(fn, device, reps):
+        timed.append(fn)
+        one = 2.0 * fn[1] ** 3 / rates[fn]
+        clock.now += one * (reps + peaks_matmul.WARMUP)
+        return one
+
+    monkeypatch.setattr(peaks_matmul, "time", clock)
+    monkeypatch.setattr(peaks_matmul, "routes", lambda device, kind: LAYOUTS + (ONEDNN,))
+    monkeypatch.setattr(peaks_matmul, "_operands", lambda kind, n, device, layout="a @ b": (layout, n))
+    monkeypatch.setattr(peaks_matmul, "best_seconds", seconds)
+    return timed
+
+
+def test_the_ceiling_is_the_best_rate_of_any_route_at_any_size(monkeypatch):
+    """Synthetic rates (GFLOP/s): oneDNN fastest at n = 1024 (980) and slower at 2048 (580),
+    where a call first takes 20 ms; ``a @ b`` probes 5x slower than the fastest and is never
+    grown. The ceiling is oneDNN's 980 at 1024, not its rate at the size where growing stops."""
+    g = 1e9
+    rates = {("a @ b", 256): 50 * g, ("a @ b.T", 256): 200 * g, ("a.T @ b", 256): 240 * g,
+             ("a.T @ b.T", 256): 230 * g, (ONEDNN, 256): 250 * g,
+             (ONEDNN, 1024): 980 * g, (ONEDNN, 2048): 580 * g,
+             ("a @ b.T", 1024): 330 * g, ("a @ b.T", 2048): 620 * g,
+             ("a.T @ b", 1024): 400 * g, ("a.T @ b", 2048): 430 * g,
+             ("a.T @ b.T", 1024): 810 * g, ("a.T @ b.T", 2048): 430 * g}
+    timed = _synthetic_rates(monkeypatch, rates)
+    rate, n, layout = matmul_tflops("bf16", "cpu", 5)
+    assert (layout, n) == (ONEDNN, 1024) and rate == pytest.approx(0.98)
+    assert ("a @ b", 1024) not in timed and ("a @ b", 2048) not in timed
+    assert {k for k in timed if k[1] == 4096} == set()  # 2048 takes over 20 ms in every route
+
+
+def test_an_emulated_type_starts_smaller_and_keeps_to_its_budget(monkeypatch):
+    """Synthetic: every route at 1 GFLOP/s. The five probes (3 calls and a warm-up each, 34 ms
+    a call) take 0.67 s of the 1.5 s budget; each route's share of the rest is 0.17 s, and a
+    call at n = 1024 (2.1 s) or 512 (0.27 s) would take more than a quarter of it: each route is
+    timed at 256 only, once and then as often as its share allows, and the whole stays near the
+    budget."""
+    rates = {(lay, n): 1e9 for lay in LAYOUTS + (ONEDNN,) for n in (256, 512, 1024)}
+    timed = _synthetic_rates(monkeypatch, rates)
+    rate, n, _ = matmul_tflops("bf16", "cpu", 5)
+    assert n == 256 and rate == pytest.approx(1e-3)
+    assert max(k[1] for k in timed) == 256
+    assert peaks_matmul.time.perf_counter() < 1.5 + 2 * 0.034
 
 
 LINEAR_SIDE = r"""
@@ -102,8 +162,10 @@ print(json.dumps(2.0 * 512 * 1024 * 1024 / (best[2] - best[0]) / 1e12))
 def test_the_bf16_ceiling_is_no_lower_than_a_linear_layers_gemm():
     """Measured: on a CPU without native bf16 (AVX2), the square ``a @ b`` the ceiling was
     measured with ran at 1.4 GFLOP/s and a linear layer's ``x @ w.T`` at 10 GFLOP/s, so the
-    model's GEMMs showed at 850-1,100% of peak. The ceiling is a best of repetitions and so is
-    the reference; other work slows either, so the bound is half (before: a tenth)."""
+    model's GEMMs showed at 850-1,100% of peak. On a Xeon with AMX, the ceiling measured at
+    n = 2048 alone read 0.31 TFLOP/s and the linear 0.82 (oneDNN's bf16 linear ran at 0.98 at
+    n = 1024). The ceiling is a best of repetitions and so is the reference; other work slows
+    either, so the bound is half (before: a tenth)."""
     threads = torch.get_num_threads()
     rate, n, layout = matmul_tflops("bf16", "cpu", 5)
     out = subprocess.run([sys.executable, "-c", LINEAR_SIDE, str(threads)], capture_output=True,

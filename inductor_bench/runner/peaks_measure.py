@@ -5,12 +5,10 @@ Memory bandwidth: on an accelerator, a device-to-device copy of ``DEVICE_COPY_BY
 (2 x bytes per copy); on the host, STREAM's copy (``b = a``, 2 x bytes) and triad
 (``a = b + s*c``, 3 x bytes) over arrays four times the last-level cache (at least
 ``HOST_ARRAY_BYTES``), with the intra-op threads the run uses. Throughput: square matmuls,
-2·n³ FLOPs each, in the operand layout that runs fastest (``fastest_layout``; on the host
-oneDNN's linear too, beside aten's mm), grown until
-one takes ``MIN_CALL_S`` (so the fixed cost of a call is small
-beside it), in fp32 (TF32 off), tf32 (accelerators), bf16/fp16, int8 (``_int_mm``, into int32,
-and on the host oneDNN's quantized linear too: its integer operations per second) and fp8 where
-the device has it.
+2·n³ FLOPs each, the best rate of any route (operand layout; on the host oneDNN's linear too,
+beside aten's mm) at any size (``runner/peaks_matmul.py``), in fp32 (TF32 off), tf32
+(accelerators), bf16/fp16, int8 (``_int_mm``, into int32, and on the host oneDNN's quantized
+linear too: its integer operations per second) and fp8 where the device has it.
 
 Every figure is the BEST of ``REPS`` repetitions: on a loaded machine a repetition is only ever
 slowed by the other work, never sped up, so the fastest is the closest to what the device can
@@ -25,52 +23,23 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from ..core.ceilings import Ceilings, cache_key, higher_of, widened
-from ..core.devices import DEVICE, HOST, HOST_BACKEND, backend
+from ..core.devices import HOST_BACKEND, backend
 from ..core.peaks import FP8, FP16, FP32, INT8, TF32
-from .device import accelerator, device_name, synchronize
+from .device import accelerator, device_name
 from .machine import cpu_counters, file_text, load_since
+from .peaks_matmul import ONEDNN, REPS, best_seconds, matmul_tflops, routes
 from .worker import worker_main
 
-REPS = 7
-WARMUP = 1
 DEVICE_COPY_BYTES = 512 * 1024**2  # far beyond any L2 (126 MB on a B200)
 HOST_ARRAY_BYTES = 128 * 1024**2
 HOST_ARRAY_MAX = 1024**3
-MIN_CALL_S = 0.02  # a matmul size is big enough once one call takes this long
-MIN_N = {HOST: 1024, DEVICE: 4096}
-MAX_N = {HOST: 4096, DEVICE: 16384}
-MATMUL_BUDGET_S = 1.5  # per compute type: the sizes tried and the repetitions together
-METHOD = 10  # bump when the measurement changes: cached figures of an older method are not reused
-
-
-def best_seconds(fn: Any, device: str, reps: int = REPS) -> float:
-    """The fastest of ``reps`` timed calls (after ``WARMUP`` untimed ones)."""
-    b = backend(device)
-    for _ in range(WARMUP):
-        fn()
-    synchronize(device)
-    if b.torch_module is None:
-        times = []
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-        return min(times)
-    ns = accelerator(b)
-    pairs = [(ns.Event(enable_timing=True), ns.Event(enable_timing=True)) for _ in range(reps)]
-    for start, end in pairs:
-        start.record()
-        fn()
-        end.record()
-    ns.synchronize()
-    return min(s.elapsed_time(e) for s, e in pairs) / 1e3
+METHOD = 11  # bump when the measurement changes: cached figures of an older method are not reused
 
 
 def last_level_cache_bytes() -> int:
@@ -128,122 +97,6 @@ def device_bandwidth(device: str, reps: int) -> float:
     return 2 * DEVICE_COPY_BYTES / seconds / 1e9
 
 
-# The operands' layouts a matmul can meet, in the order tried: both row-major, the second
-# transposed (a linear layer's weight), the first transposed (a weight gradient), both.
-LAYOUTS = ("a @ b", "a @ b.T", "a.T @ b", "a.T @ b.T")
-FP8_LAYOUT = "a @ b.T"  # the one layout _scaled_mm takes; and _int_mm's fast one on a GPU (cuBLASLt)
-# On the host, oneDNN's linear on its own blocked operands is tried beside aten's mm (MKL): on
-# an AMD EPYC with AVX-512 (torch 2.13, one thread, 2026-11-29) MKL's fp32 GEMM ran at 107
-# GFLOP/s in every layout, numpy's OpenBLAS at 125 and oneDNN's at 242. A ceiling measured
-# through MKL alone was half the machine's, and any fp32 kernel faster than MKL read over 100%.
-ONEDNN = "a @ b.T (oneDNN linear)"
-# For int8, oneDNN's quantized linear beside ``_int_mm``: on an AMD EPYC with AVX2, no VNNI
-# (torch 2.13) ``_int_mm`` ran at 2-6 GOP/s and oneDNN's at 170-300 (n = 256-1024).
-ONEDNN_INT8 = "a @ b.T (oneDNN int8 linear)"
-
-
-def _operands(kind: str, n: int, device: str, layout: str = LAYOUTS[0]) -> Any:
-    """A zero-argument matmul of n x n operands of the compute type, in the layout."""
-    import torch
-
-    if kind == FP8:
-        a = torch.randn(n, n, device=device).to(torch.float8_e4m3fn)
-        b = torch.randn(n, n, device=device).to(torch.float8_e4m3fn).t()
-        one = torch.ones((), device=device)
-        return lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
-    if kind == INT8:  # int8 by int8 into int32
-        a = torch.randint(-128, 128, (n, n), device=device, dtype=torch.int8)
-        b = torch.randint(-128, 128, (n, n), device=device, dtype=torch.int8)
-        return _int8_product(a, b, layout)
-    dtype = {FP32: torch.float32, TF32: torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[kind]
-    a = torch.randn(n, n, device=device, dtype=dtype)
-    b = torch.randn(n, n, device=device, dtype=dtype)
-    if layout == ONEDNN:
-        am, bm = a.to_mkldnn(), b.to_mkldnn()
-        return lambda: torch._C._nn.mkldnn_linear(am, bm)
-    a = a.t() if layout.startswith("a.T") else a
-    b = b.t() if layout.endswith("b.T") else b
-    out = torch.empty(n, n, device=device, dtype=dtype)  # a new result each call: page faults on the host
-    return lambda: torch.mm(a, b, out=out)
-
-
-def _int8_product(a: Any, b: Any, layout: str) -> Any:
-    """The int8 matmul of ``a`` and ``b`` by the route the layout names."""
-    import torch
-
-    if layout == ONEDNN_INT8:  # a @ b.T, a as uint8 at zero point 128, b packed as a weight
-        x = (a.to(torch.int16) + 128).to(torch.uint8)
-        w = torch.ops.onednn.qlinear_prepack(b, x.shape)
-        ws, wz = torch.ones(b.shape[0]), torch.zeros(b.shape[0], dtype=torch.int64)
-        return lambda: torch.ops.onednn.qlinear_pointwise(x, 1.0, 128, w, ws, wz, None, 1.0, 0, torch.float32,
-                                                          "none", [], "")
-    b = b.t() if layout.endswith("b.T") else b
-    return lambda: torch._int_mm(a, b)
-
-
-def routes(device: str, kind: str = FP32) -> tuple[str, ...]:
-    """The ways of running the matmul that are tried: the four layouts through ``torch.mm``
-    (int8: ``_int_mm`` with ``b`` as stored or transposed), and on the host oneDNN's linear (its
-    quantized one for int8) where this torch has oneDNN."""
-    import torch
-
-    onednn = backend(device).torch_module is None and torch.backends.mkldnn.is_available()
-    if kind == INT8:
-        quantized = onednn and hasattr(torch.ops.onednn, "qlinear_prepack")
-        return LAYOUTS[:2] + ((ONEDNN_INT8,) if quantized else ())
-    return LAYOUTS + ((ONEDNN,) if onednn else ())
-
-
-def fastest_layout(kind: str, device: str, n: int = 256) -> tuple[str, float]:
-    """The layout (or route) whose n x n matmul of the kind runs fastest, and its seconds per
-    call. The layout can matter more than anything: on a CPU without native bf16 (AVX2), torch's
-    bf16 ``a @ b`` took 0.7 s at n = 1024 and ``a.T @ b`` 0.09 s, and a model's linear layers
-    run ``a @ b.T``; a ceiling measured in one layout would sit below the model's own GEMMs. A
-    route the CPU lacks (oneDNN's fp16 without AVX512-FP16) is passed over."""
-    if kind == FP8 or (kind == INT8 and backend(device).timeline == DEVICE):
-        return FP8_LAYOUT, best_seconds(_operands(kind, n, device, FP8_LAYOUT), device, 2)
-    times = {}
-    for lay in routes(device, kind):
-        try:
-            times[lay] = best_seconds(_operands(kind, n, device, lay), device, 2)
-        except (RuntimeError, TypeError):
-            if lay in LAYOUTS:  # torch.mm itself failing is the type's error, said by the caller
-                raise
-    lay = min(times, key=lambda k: times[k])
-    return lay, times[lay]
-
-
-def matmul_tflops(kind: str, device: str, reps: int) -> tuple[float, int, str]:
-    """Dense TFLOP/s of square matmuls of the kind (``FP32``, ``TF32``, ``bf16``, ``fp16``,
-    ``FP8``), with the n and the operand layout it was measured at. A probe at n = 256 in each
-    layout picks the fastest layout (``fastest_layout``) and predicts the rate. From ``MIN_N``
-    the size doubles until a call takes ``MIN_CALL_S`` (small calls measure a launch, or the
-    threads' start and join, not the units); a type so slow that a call would take more than a
-    quarter of the budget (one the device only emulates) starts smaller."""
-    import torch
-
-    timeline = backend(device).timeline
-    old = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = kind == TF32
-    try:
-        started = time.perf_counter()
-        layout, probe = fastest_layout(kind, device)
-        rate = 2.0 * 256**3 / max(probe, 1e-9)  # FLOP/s, a low estimate
-        n = MIN_N[timeline]
-        while n > 256 and 2.0 * n**3 / rate > MATMUL_BUDGET_S / 4:
-            n //= 2
-        fn = _operands(kind, n, device, layout)
-        one = best_seconds(fn, device, 1)
-        while one < MIN_CALL_S and n < MAX_N[timeline] and time.perf_counter() - started < MATMUL_BUDGET_S:
-            n *= 2
-            fn = _operands(kind, n, device, layout)
-            one = best_seconds(fn, device, 1)
-        seconds = best_seconds(fn, device, max(2, min(reps, int(MATMUL_BUDGET_S / max(one, 1e-6)))))
-        return 2.0 * n**3 / min(one, seconds) / 1e12, n, layout
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = old
-
-
 def compute_kinds(device: str) -> list[str]:
     """What to measure on this device: fp32 everywhere; bf16 on the host; tf32, fp16, bf16 on
     an accelerator; int8 (``_int_mm``) on the host and from compute capability 8.0; fp8 from 8.9."""
@@ -288,8 +141,8 @@ def measure(device: str, reps: int = REPS) -> Ceilings:
         if rate > c.tflops.get(key, 0.0):
             c.tflops[key], c.matmul_n[key], c.matmul_layout[key] = rate, n, layout
     via = " (aten's mm or oneDNN's linear, int8 its quantized one)" if ONEDNN in routes(device) else ""
-    c.how = (f"{where}; square matmuls (2n³ FLOPs) in each type's fastest operand layout{via}; "
-             f"the best of {reps} repetitions each")
+    c.how = (f"{where}; square matmuls (2n³ FLOPs) by each type's routes{via}, "
+             f"the best rate at any size and route; the best of up to {reps} repetitions each")
     return widened(c, backend(device).torch_module is None)
 
 
