@@ -33,6 +33,7 @@ from typing import Any
 
 from . import categories
 from .columns import STEP_NAME, TraceColumns, columns_of_events, load_columns
+from .gemms import GemmShape, TypicalGemm, gemm_shapes, typical_gemms
 from .memory import DeviceMemory, step_memory
 from .regions import Region, TypicalRegion, regions, typical
 from .steady import mean, steady
@@ -100,6 +101,7 @@ class AnalyzeResult:
     outside_steps: int = 0  # device events launched outside every step (left out)
     regions: list[Region] = field(default_factory=list)  # record_function ranges (core/regions.py)
     memory: list[DeviceMemory] = field(default_factory=list)  # profile_memory's, per step (core/memory.py)
+    gemms: list[GemmShape] = field(default_factory=list)  # record_shapes' GEMM calls by shape (core/gemms.py)
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -127,6 +129,11 @@ def steady_indices(result: AnalyzeResult) -> list[int]:
 def steady_regions(result: AnalyzeResult) -> list[TypicalRegion]:
     """Each range name in the typical step, the mean over the steady steps (``regions.typical``)."""
     return typical(result.regions, steady_indices(result))
+
+
+def steady_gemms(result: AnalyzeResult) -> list[TypicalGemm]:
+    """The GEMMs by shape in the typical step, by time (``gemms.typical_gemms``)."""
+    return typical_gemms(result.gemms, steady_indices(result), result.device_names)
 
 
 def steady_wall(result: AnalyzeResult) -> float:
@@ -183,6 +190,7 @@ def analyze_columns(c: TraceColumns) -> AnalyzeResult:
         outside_steps=split.outside,
         regions=regions(c, split),
         memory=step_memory(c.memory, split.windows),
+        gemms=gemm_shapes(c, split),
     )
 
 

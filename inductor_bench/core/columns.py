@@ -10,7 +10,8 @@ C-level ``map`` / ``compress`` calls, so memory is about 40 bytes per event kept
 - ``device``: kernel, gpu_memcpy and gpu_memset events (name, ts, dur, device, correlation,
   External id);
 - ``launch``: cuda_runtime and cuda_driver events (ts, dur, thread, correlation);
-- ``op``: cpu_op events (name, ts, dur, thread, External id);
+- ``op``: cpu_op events (name, ts, dur, thread, External id); of a GEMM op (``gemms.GEMM_OPS``)
+  recorded with ``record_shapes``, its input shapes and types too (``gemm_args``);
 - ``markers``: the ``ProfilerStep#N`` ranges (user_annotation or cpu_op); ``span()`` is that
   of every event kept (the window of a trace without steps).
 
@@ -25,8 +26,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import add, attrgetter, not_
@@ -35,6 +35,7 @@ from typing import Any, Union
 
 import msgspec
 
+from .column_types import MISSING, Events, Table
 from .memory import INSTANT_CATEGORY, MEMORY_EVENT, MemoryColumns
 from .trace import (
     ANALYSIS_ARGS,
@@ -55,23 +56,9 @@ from .trace import (
 )
 
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
-MISSING = -(1 << 63)  # an absent correlation / External id (the value itself goes to ``odd``)
 _TS, _DUR = attrgetter("ts"), attrgetter("dur")
 _HOST = frozenset({CPU_OP}) | LAUNCH_CATEGORIES
 _MARKER_CATEGORIES = frozenset({CPU_OP, USER_ANNOTATION})
-
-
-class Table(dict):
-    """value -> its index in ``values``; a new value is appended."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.values: list[Any] = []
-
-    def __missing__(self, value: Any) -> int:
-        self[value] = i = len(self.values)
-        self.values.append(value)
-        return i
 
 
 class _Devices(dict):
@@ -103,73 +90,6 @@ class _Names(Table):
 
 
 @dataclass
-class Column:
-    """Integer ids (correlation, External id): ``MISSING`` where absent or not an int64,
-    the value itself in ``odd`` for the latter."""
-
-    ids: array = field(default_factory=lambda: array("q"))
-    odd: dict[int, Any] = field(default_factory=dict)
-
-    def extend(self, values: list[Any]) -> None:
-        ids, start = self.ids, len(self.ids)
-        try:
-            ids.fromlist(values)  # all or nothing
-        except (TypeError, OverflowError):
-            pass
-        else:
-            if not values or min(ids[start:]) != MISSING or not _sentinel_values(values):
-                return
-            del ids[start:]
-        for v in values:
-            if type(v) is int and v != MISSING and -(1 << 63) < v < (1 << 63):
-                ids.append(v)
-            else:
-                if v is not MISSING:
-                    self.odd[len(ids)] = v
-                ids.append(MISSING)
-
-    def keys(self, absent: Any = None) -> Sequence[Any]:
-        """The values as a dict of them would be looked up in (``absent`` where absent)."""
-        if not self.odd and absent is None:
-            return self.ids  # MISSING stands for absent: never a key of ``index``
-        odd = self.odd
-        return [odd.get(j, absent) if v == MISSING else v for j, v in enumerate(self.ids)]
-
-    def index(self) -> dict[Any, int]:
-        """value -> the position of its last occurrence (absent values left out)."""
-        if not self.odd:
-            out = dict(zip(self.ids, range(len(self.ids)), strict=True))
-            out.pop(MISSING, None)
-            return out
-        return {v: j for j, v in enumerate(self.keys(MISSING)) if v is not MISSING}
-
-    def present(self) -> list[int]:
-        """The positions of the values present."""
-        odd = self.odd
-        return [j for j, v in enumerate(self.ids) if v != MISSING or j in odd]
-
-
-def _sentinel_values(values: list[Any]) -> bool:
-    """Whether a value equal to MISSING was really written (not the decoder's default)."""
-    return any(v == MISSING and v is not MISSING for v in values)
-
-
-@dataclass
-class Events:
-    """One kind of event in file order (a column left empty where the kind has none)."""
-
-    name: array = field(default_factory=lambda: array("i"))  # index in TraceColumns.names
-    ts: array = field(default_factory=lambda: array("d"))
-    dur: array = field(default_factory=lambda: array("d"))
-    where: array = field(default_factory=lambda: array("i"))  # device or thread index
-    corr: Column = field(default_factory=Column)
-    ext: Column = field(default_factory=Column)
-
-    def __len__(self) -> int:
-        return len(self.ts)
-
-
-@dataclass
 class TraceColumns:
     path: str = ""
     names: _Names = field(default_factory=_Names)  # name -> index
@@ -183,6 +103,9 @@ class TraceColumns:
     # "Optimizer.step#SGD.step"): (name index, start, end), file order
     regions: list[tuple[int, float, float]] = field(default_factory=list)
     memory: MemoryColumns = field(default_factory=MemoryColumns)  # profile_memory's events
+    # op index -> (Input Dims, Input type) of a GEMM op recorded with record_shapes, as tuples,
+    # each distinct pair held once (a loop repeats its shapes every step)
+    gemm_args: dict[int, tuple[Any, Any]] = field(default_factory=dict)
     first: float = math.inf  # the earliest start of the events not in the columns
     last: float = -math.inf  # their latest end
     kept: int = 0
@@ -200,16 +123,20 @@ class TraceColumns:
 
 
 Getter = Callable[[list[Any]], list[Any]]  # events -> each one's correlation (or External id)
+GEMM_OPS = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"})
 
 
 class ColumnFiller:
     """Kept events (raw structs or ``Event``s) -> the columns of ``out``. Each field of a
     run is taken with one C-level ``map`` and appended with ``array.fromlist``."""
 
-    def __init__(self, out: TraceColumns, corr: Getter, ext: Getter) -> None:
+    def __init__(self, out: TraceColumns, corr: Getter, ext: Getter, shapes: Getter) -> None:
         self.out = out
-        self.corr, self.ext = corr, ext
+        self.corr, self.ext, self.shapes = corr, ext, shapes
         self.pid_device = _Devices(out.devices)
+        self.gemm_names: set[int] = set()  # name ids of GEMM_OPS
+        self.named: set[int] = set()  # name ids already looked at
+        self.pairs: dict[tuple[Any, Any], tuple[Any, Any]] = {}  # GEMM shapes and types, each once
 
     def add(self, xs: list[Any], cats: list[str]) -> None:
         """``xs``: events of the analysis' categories, ``cats`` their categories."""
@@ -251,7 +178,9 @@ class ColumnFiller:
         ops = list(compress(host, is_op))
         names: list[int] = []
         if ops:
+            first = len(out.op)
             names = self._extend(out.op, ops, list(compress(threads, is_op)), corr=False, ext=True)
+            self._gemm_args(ops, names, first)
         if len(ops) < len(host):
             is_launch = list(map(not_, is_op))
             launches = list(compress(host, is_launch))
@@ -260,6 +189,21 @@ class ColumnFiller:
             out.launch.where.fromlist(list(compress(threads, is_launch)))
             out.launch.corr.extend(self.corr(launches))
         return names
+
+    def _gemm_args(self, ops: list[Any], names: list[int], first: int) -> None:
+        """The shapes and types of the GEMM ops among ``ops`` (the op column's from ``first``)."""
+        new = set(names) - self.named
+        if new:
+            self.named |= new
+            values = self.out.names.values
+            self.gemm_names |= {n for n in new if values[n] in GEMM_OPS}
+        if not self.gemm_names or self.gemm_names.isdisjoint(names):
+            return
+        at = list(compress(range(len(ops)), map(self.gemm_names.__contains__, names)))
+        for i, (dims, types) in zip(at, self.shapes([ops[i] for i in at]), strict=True):
+            if isinstance(dims, tuple) and isinstance(types, tuple):
+                pair = (dims, types)
+                self.out.gemm_args[first + i] = self.pairs.setdefault(pair, pair)
 
     def _extend(self, evs: Events, xs: list[Any], where: list[int], *, corr: bool, ext: bool) -> list[int]:
         names = _ids(self.out.names, [x.name for x in xs])
@@ -294,7 +238,9 @@ def _ids(table: dict[Any, int], values: list[Any]) -> list[int]:
 def event_filler(out: TraceColumns) -> ColumnFiller:
     """A filler of ``out`` from ``Event``s (their args a dict)."""
     return ColumnFiller(out, lambda evs: [ev.args.get("correlation", MISSING) for ev in evs],
-                        lambda evs: [ev.args.get("External id", MISSING) for ev in evs])
+                        lambda evs: [ev.args.get("External id", MISSING) for ev in evs],
+                        lambda evs: [(_frozen(ev.args.get("Input Dims")), _frozen(ev.args.get("Input type")))
+                                     for ev in evs])
 
 
 def columns_of_events(events: list[Event], path: str = "") -> TraceColumns:
@@ -308,9 +254,11 @@ def columns_of_events(events: list[Event], path: str = "") -> TraceColumns:
 def _decoder() -> tuple[msgspec.json.Decoder, type]:
     """As ``trace``'s decoder with ``args=ANALYSIS_ARGS``, but an absent args object is an
     args struct of absent values (``MISSING``), so that ``args.a0`` always reads."""
-    raw_args = msgspec.defstruct(
-        "AnalysisArgs", [("a0", Any, MISSING), ("a1", Any, MISSING)],
-        rename={"a0": "correlation", "a1": "External id"}, frozen=True, gc=False,
+    raw_args = msgspec.defstruct(  # a GEMM op's shapes and types: raw, decoded for GEMM ops alone
+        "AnalysisArgs", [("a0", Any, MISSING), ("a1", Any, MISSING), ("a2", msgspec.Raw, msgspec.Raw()),
+                         ("a3", msgspec.Raw, msgspec.Raw())],
+        rename={"a0": "correlation", "a1": "External id", "a2": "Input Dims", "a3": "Input type"},
+        frozen=True, gc=False,
     )
     complete = msgspec.defstruct(
         "AnalysisEvent",
@@ -342,7 +290,8 @@ def load_columns(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> TraceColum
     out = TraceColumns(path=str(p))
     decoder, _ = _decoder()
     canon = category_map(ANALYSIS_CATEGORIES) | {INSTANT_CATEGORY: INSTANT_CATEGORY}
-    filler = ColumnFiller(out, lambda xs: [x.args.a0 for x in xs], lambda xs: [x.args.a1 for x in xs])
+    filler = ColumnFiller(out, lambda xs: [x.args.a0 for x in xs], lambda xs: [x.args.a1 for x in xs],
+                          lambda xs: [(_raw(bytes(x.args.a2)), _raw(bytes(x.args.a3))) for x in xs])
     odd, odd_filler = EventMaker(p, ANALYSIS_CATEGORIES, ANALYSIS_ARGS, None), event_filler(out)
 
     def run(raws: list[Any]) -> None:
@@ -361,6 +310,23 @@ def load_columns(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> TraceColum
     out.device_properties = device_properties(top.get("deviceProperties"))
     out.base_time_ns = base_time(top.get("baseTimeNanoseconds"))
     return out
+
+
+def _frozen(value: Any) -> Any:
+    """Lists as tuples, all the way down (hashable)."""
+    return tuple(map(_frozen, value)) if isinstance(value, list) else value
+
+
+@functools.lru_cache(maxsize=4096)
+def _raw(value: bytes) -> Any:
+    """A raw JSON value decoded, lists as tuples; None where it is absent or not JSON. A loop
+    repeats its shapes every step: each distinct one is decoded once."""
+    if not value:
+        return None
+    try:
+        return _frozen(msgspec.json.decode(value))
+    except msgspec.DecodeError:
+        return None
 
 
 def _compiled_calls_as_ops(xs: list[Any], cats: list[str]) -> list[str]:

@@ -19,6 +19,7 @@ FLOAT_KINDS = {  # element type -> the compute-type name core/peaks.py knows (it
     "float16": "fp16", "half": "fp16", "at::Half": "fp16", "fp16": "fp16",
     "bfloat16": "bf16", "at::BFloat16": "bf16", "bf16": "bf16",
     "complex32": "fp16", "complex64": "fp32", "complex128": "fp64",  # their parts' type
+    "c10::Half": "fp16", "c10::BFloat16": "bf16",  # as a profiler trace's "Input type" says them
 }
 
 

@@ -46,6 +46,8 @@ class StepEvents:
     shares: list[list[tuple[int, float]]] | None = None
     # CPU-only traces: name id of a compiled graph's call record -> what it ran as ("backward")
     contexts: dict[int, str] = field(default_factory=dict)
+    # device traces with GEMM shapes: event -> its launch's index in TraceColumns.launch (-1 none)
+    launch: Sequence[int] | None = None
 
     def timed(self, k: int) -> Iterable[tuple[int, float]]:
         """(event, µs it is given) of step ``k``: a CPU-only trace's shares, else each event's
@@ -71,9 +73,9 @@ def split_steps(c: TraceColumns) -> StepEvents:
     links = link_launches(c)
     dev = c.device
     kinds, kind = _kinds(c, zip(dev.name, links.stack, strict=True), links.stacks.values)
-    per_step, outside = _by_step(windows, range(len(dev)), links.issued)
+    per_step, outside = by_step(windows, range(len(dev)), links.issued)
     return StepEvents(windows, per_step, outside, dev, c.names.values, links.issued, dev.where,
-                      c.devices.values, kind, kinds)
+                      c.devices.values, kind, kinds, launch=links.launch)
 
 
 def _host_steps(c: TraceColumns) -> StepEvents:
@@ -96,7 +98,7 @@ def _host_steps(c: TraceColumns) -> StepEvents:
         )
     windows = _step_windows(c)
     wraps = {i for i, (category, _) in enumerate(kinds) if category in categories.WRAPPER_CATEGORIES}
-    per_step, _ = _by_step(windows, ops, op.ts)
+    per_step, _ = by_step(windows, ops, op.ts)
     wrapping = [k in wraps for k in kind] if wraps else None
     split = [host_shares(js, op, wrapping) for js in per_step]
     rows = Table()
@@ -173,7 +175,7 @@ def _launcher(name: str, stack: tuple[str, ...]) -> str | None:
     return next((op for op in stack if op != name), None)
 
 
-def _by_step(windows, events, when: Sequence[float]) -> tuple[list[Sequence[int]], int]:
+def by_step(windows, events, when: Sequence[float]) -> tuple[list[Sequence[int]], int]:
     """``events`` by the last window starting at or before ``when[event]``, and how many
     fell outside every window."""
     per_step: list[Sequence[int]] = [array("i") for _ in windows]  # 4 bytes an event

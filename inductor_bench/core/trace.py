@@ -63,7 +63,8 @@ DEVICE_CATEGORIES = frozenset({KERNEL, GPU_MEMCPY, GPU_MEMSET})
 LAUNCH_CATEGORIES = frozenset({CUDA_RUNTIME, CUDA_DRIVER})
 # What the breakdown reads; everything else (python_function, Trace, ...) can be dropped.
 ANALYSIS_CATEGORIES = frozenset({CPU_OP, USER_ANNOTATION}) | DEVICE_CATEGORIES | LAUNCH_CATEGORIES
-ANALYSIS_ARGS = ("correlation", "External id")  # the args the launch links read
+# the args the launch links read, and a GEMM op's shapes and types (record_shapes: core/gemms.py)
+ANALYSIS_ARGS = ("correlation", "External id", "Input Dims", "Input type")
 
 # Bytes read per chunk: large enough that runs are long, small next to a trace.
 CHUNK_BYTES = 8 << 20

@@ -1,0 +1,91 @@
+"""The column types a trace is read into (``columns.py``): interned values, integer ids with
+their odd values aside, and one kind of event's columns. Pure, no torch."""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+MISSING = -(1 << 63)  # an absent correlation / External id (the value itself goes to ``odd``)
+
+
+class Table(dict):
+    """value -> its index in ``values``; a new value is appended."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.values: list[Any] = []
+
+    def __missing__(self, value: Any) -> int:
+        self[value] = i = len(self.values)
+        self.values.append(value)
+        return i
+
+
+@dataclass
+class Column:
+    """Integer ids (correlation, External id): ``MISSING`` where absent or not an int64,
+    the value itself in ``odd`` for the latter."""
+
+    ids: array = field(default_factory=lambda: array("q"))
+    odd: dict[int, Any] = field(default_factory=dict)
+
+    def extend(self, values: list[Any]) -> None:
+        ids, start = self.ids, len(self.ids)
+        try:
+            ids.fromlist(values)  # all or nothing
+        except (TypeError, OverflowError):
+            pass
+        else:
+            if not values or min(ids[start:]) != MISSING or not _sentinel_values(values):
+                return
+            del ids[start:]
+        for v in values:
+            if type(v) is int and v != MISSING and -(1 << 63) < v < (1 << 63):
+                ids.append(v)
+            else:
+                if v is not MISSING:
+                    self.odd[len(ids)] = v
+                ids.append(MISSING)
+
+    def keys(self, absent: Any = None) -> Sequence[Any]:
+        """The values as a dict of them would be looked up in (``absent`` where absent)."""
+        if not self.odd and absent is None:
+            return self.ids  # MISSING stands for absent: never a key of ``index``
+        odd = self.odd
+        return [odd.get(j, absent) if v == MISSING else v for j, v in enumerate(self.ids)]
+
+    def index(self) -> dict[Any, int]:
+        """value -> the position of its last occurrence (absent values left out)."""
+        if not self.odd:
+            out = dict(zip(self.ids, range(len(self.ids)), strict=True))
+            out.pop(MISSING, None)
+            return out
+        return {v: j for j, v in enumerate(self.keys(MISSING)) if v is not MISSING}
+
+    def present(self) -> list[int]:
+        """The positions of the values present."""
+        odd = self.odd
+        return [j for j, v in enumerate(self.ids) if v != MISSING or j in odd]
+
+
+def _sentinel_values(values: list[Any]) -> bool:
+    """Whether a value equal to MISSING was really written (not the decoder's default)."""
+    return any(v == MISSING and v is not MISSING for v in values)
+
+
+@dataclass
+class Events:
+    """One kind of event in file order (a column left empty where the kind has none)."""
+
+    name: array = field(default_factory=lambda: array("i"))  # index in TraceColumns.names
+    ts: array = field(default_factory=lambda: array("d"))
+    dur: array = field(default_factory=lambda: array("d"))
+    where: array = field(default_factory=lambda: array("i"))  # device or thread index
+    corr: Column = field(default_factory=Column)
+    ext: Column = field(default_factory=Column)
+
+    def __len__(self) -> int:
+        return len(self.ts)

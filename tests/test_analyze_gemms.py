@@ -1,0 +1,205 @@
+"""`analyze` of a trace recorded with ``record_shapes=True``: each GEMM op's calls by shape, their
+FLOPs (2·M·N·K), the time of the work they ran and the TFLOP/s reached, with % of the datasheet
+peak of the trace's GPU. Checked on hand-built traces worked out by hand (synthetic), on a real
+A100 trace (HTA's test data) and a recorded CPU training loop (``tests/fixtures/cpu_memory``)
+against an independent reading of the raw JSON."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from inductor_bench.core.analyze import analyze_file, steady_gemms
+from inductor_bench.core.gemms import compute_type
+from inductor_bench.core.peaks import FP16, FP32, TF32
+from inductor_bench.render.analyze import render_analyze
+
+from .conftest import FIXTURES
+from .test_analyze import run_cli
+from .test_analyze_regions import _x
+
+A100 = FIXTURES / "hta" / "negative_queue_length_values_check_rank0.json.gz"
+CPU_LOOP = FIXTURES / "cpu_memory" / "train-torch-2.13.0.json.gz"
+GEMMS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm")
+
+
+def _op(name: str, ts: float, dur: float, dims: list, types: list, tid: int = 1) -> dict:
+    return _x("cpu_op", name, ts, dur, tid=tid, **{"Input Dims": dims, "Input type": types})
+
+
+def _launched(kernel: str, at: float, ts: float, dur: float, corr: int) -> list[dict]:
+    return [_x("cuda_runtime", "cudaLaunchKernel", at, 1, correlation=corr),
+            _x("kernel", kernel, ts, dur, tid=7, pid=0, correlation=corr)]
+
+
+BF16 = ["c10::BFloat16"] * 3 + ["Scalar", "Scalar"]
+
+
+def _step(t: float, gemm_us: float, corr: int) -> list[dict]:
+    """Synthetic: one step at ``t``: a bf16 addmm (64x128 @ 128x256) whose GEMM kernel takes
+    ``gemm_us`` and its split-K reduction 2 µs; an fp32 mm (64x128 @ 128x32) inside an
+    aten::matmul, a layout copy of an operand of 1 µs then an sgemm of 4 µs; an elementwise kernel
+    launched outside every GEMM."""
+    return [
+        _x("user_annotation", f"ProfilerStep#{corr}", t, 100),
+        _op("aten::addmm", t + 10, 20, [[256], [64, 128], [128, 256], [], []], BF16),
+        *_launched("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n", t + 12, t + 40, gemm_us, corr * 10 + 1),
+        *_launched("splitKreduce_kernel", t + 14, t + 40 + gemm_us, 2, corr * 10 + 2),
+        _x("cpu_op", "aten::matmul", t + 35, 20),
+        _op("aten::mm", t + 36, 15, [[64, 128], [128, 32]], ["float", "float"]),
+        *_launched("elementwise_kernel<direct_copy_kernel_cuda>", t + 38, t + 55, 1, corr * 10 + 5),
+        *_launched("ampere_sgemm_64x64_nn", t + 40, t + 60, 4, corr * 10 + 3),
+        _x("cpu_op", "aten::add", t + 60, 5),
+        *_launched("vectorized_elementwise_kernel", t + 61, t + 70, 3, corr * 10 + 4),
+    ]
+
+
+def synthetic(tmp_path: Path) -> Path:
+    events = _step(0, 8, 1) + _step(1000, 10, 2)
+    path = tmp_path / "gemms.json"
+    path.write_text(json.dumps({"traceEvents": events, "deviceProperties": [
+        {"id": 0, "name": "NVIDIA H100 80GB HBM3"}]}))
+    return path
+
+
+def test_gemms_worked_out_by_hand(tmp_path):
+    r = analyze_file(synthetic(tmp_path))
+    rows = {(g.op, g.shapes): g for g in r.gemms}
+    assert set(rows) == {("aten::addmm", "64x128 @ 128x256"), ("aten::mm", "64x128 @ 128x32")}
+    addmm, mm = rows["aten::addmm", "64x128 @ 128x256"], rows["aten::mm", "64x128 @ 128x32"]
+    assert (addmm.dtype, addmm.calls, addmm.flops) == ("bf16", [1, 1], 2 * 64 * 128 * 256)
+    assert addmm.ms == pytest.approx([0.010, 0.012])  # the GEMM kernel and its reduction
+    assert addmm.kernel == "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n"
+    assert (mm.dtype, mm.flops, mm.ms) == ("fp32", 2 * 64 * 128 * 32, pytest.approx([0.005, 0.005]))
+    assert mm.kernel == "ampere_sgemm_64x64_nn"  # the GEMM kernel, not the copy
+    typical = {t.row.op: t for t in steady_gemms(r)}
+    t = typical["aten::addmm"]
+    assert (t.calls, t.ms, t.compute, t.peak_tflops) == (1, pytest.approx(0.011), FP16, 989.0)
+    assert t.tflops == pytest.approx(2 * 2 * 64 * 128 * 256 / 22e-6 / 1e12)
+    assert t.pct == pytest.approx(100 * t.tflops / 989.0)
+    assert t.other_pct == 0.0
+    t = typical["aten::mm"]
+    assert (t.compute, t.peak_tflops) == (FP32, 67.0)
+    assert t.tflops == pytest.approx(2 * 64 * 128 * 32 / 5e-6 / 1e12)
+    assert t.other_pct == pytest.approx(20.0)
+
+
+def test_the_section_and_json(tmp_path, capsys):
+    path = synthetic(tmp_path)
+    text = render_analyze(analyze_file(path))
+    section = text[text.index("GEMMs by shape: record_shapes (steady mean step)"):]
+    addmm = next(line for line in section.splitlines() if "aten::addmm" in line)
+    tflops = 2 * 2 * 64 * 128 * 256 / 22e-6 / 1e12
+    assert f"{tflops:.3g}" in addmm and f"{100 * tflops / 989:.1f}%" in addmm
+    assert "datasheet: H100 SXM" in section
+    code, _, _ = run_cli(capsys, str(path), "--json", str(tmp_path / "r.json"))
+    assert code == 0
+    saved = json.loads((tmp_path / "r.json").read_text())["gemms"]
+    assert {(g["op"], g["shapes"], tuple(g["calls"])) for g in saved} == {
+        ("aten::addmm", "64x128 @ 128x256", (1, 1)), ("aten::mm", "64x128 @ 128x32", (1, 1))}
+
+
+def test_a_trace_without_shapes_has_no_section(tmp_path):
+    events = [e for e in json.loads(synthetic(tmp_path).read_text())["traceEvents"]]
+    for e in events:
+        e["args"].pop("Input Dims", None)
+    path = tmp_path / "plain.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    r = analyze_file(path)
+    assert r.gemms == [] and "GEMMs by shape" not in render_analyze(r)
+
+
+def test_on_the_host_each_gemm_is_its_own_time_and_a_nested_one_is_its_own(tmp_path):
+    """Synthetic, CPU only: an addmm of 100 µs with an mm of 20 µs inside it (no GEMM does this;
+    the rule is that neither counts the other's time)."""
+    events = [_x("user_annotation", "ProfilerStep#1", 0, 200),
+              _op("aten::addmm", 10, 100, [[8], [4, 16], [16, 8], [], []], ["float"] * 3 + ["Scalar"] * 2),
+              _op("aten::mm", 30, 20, [[4, 16], [16, 8]], ["float", "float"])]
+    path = tmp_path / "host.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    r = analyze_file(path)
+    got = {g.op: (g.device, g.ms, g.flops, g.kernel) for g in r.gemms}
+    assert got == {"aten::addmm": ("CPU thread 1", [pytest.approx(0.080)], 2 * 4 * 16 * 8, None),
+                   "aten::mm": ("CPU thread 1", [pytest.approx(0.020)], 2 * 4 * 16 * 8, None)}
+    text = render_analyze(r)
+    assert "GEMMs by shape" in text and "% peak" not in text[text.index("GEMMs by shape"):]
+
+
+@pytest.mark.parametrize(("kernel", "dtype", "want"), [
+    ("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_32x6_nn_align4>", "fp32", TF32),
+    ("sm80_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x16", "fp32", TF32),
+    ("ampere_sgemm_128x64_nn", "fp32", FP32),
+    ("nvjet_tst_128x64_64x8_2x1_v_bz_TNN", "fp32", None),  # says neither: no peak
+    ("nvjet_hsh_128x64_64x8_2x1_v_bz_TNN", "bf16", FP16),
+    ("anything", "fp64", None),
+])
+def test_the_compute_type_a_gemm_is_held_against(kernel, dtype, want):
+    assert compute_type(dtype, kernel) == want
+
+
+def _raw(path: Path) -> dict:
+    with gzip.open(path, "rt") as f:
+        return json.load(f)
+
+
+def _steps(events: list[dict]) -> list[tuple[float, float]]:
+    return [(e["ts"], e["ts"] + e["dur"]) for e in events
+            if e.get("ph") == "X" and e["name"].startswith("ProfilerStep#")]
+
+
+def _in_steps(ts: float, steps: list[tuple[float, float]]) -> bool:
+    return any(a <= ts <= b for a, b in steps)
+
+
+def test_the_a100_trace_against_its_raw_events():
+    """Each GEMM op with shapes that started in a step: the kernels, memcpys and memsets whose
+    launch (same correlation) was made on the op's thread while it was open, read from the raw
+    JSON by hand."""
+    events = _raw(A100)["traceEvents"]
+    steps = _steps(events)
+    launches = {e["args"]["correlation"]: e for e in events
+                if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {})}
+    kernels = [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    want: dict[tuple[str, str], list[float]] = {}
+    for op in events:
+        if op.get("cat") != "cpu_op" or op["name"] not in GEMMS or not _in_steps(op["ts"], steps):
+            continue
+        dims = op["args"]["Input Dims"]
+        a, b = (dims[0], dims[1]) if op["name"] in ("aten::mm", "aten::bmm") else (dims[1], dims[2])
+        key = (op["name"], f"{'x'.join(map(str, a))} @ {'x'.join(map(str, b))}")
+        us = sum(k["dur"] for k in kernels if (la := launches.get(k["args"].get("correlation")))
+                 and la["tid"] == op["tid"] and op["ts"] <= la["ts"] <= op["ts"] + op["dur"])
+        flops = 2.0 * a[0] * a[1] * b[1]
+        got = want.setdefault(key, [0, 0.0, flops])
+        got[0] += 1
+        got[1] += us
+    r = analyze_file(A100)
+    assert want and {(g.op, g.shapes) for g in r.gemms} == set(want)
+    for g in r.gemms:
+        calls, us, flops = want[g.op, g.shapes]
+        assert (sum(g.calls), g.flops) == (calls, flops)
+        assert sum(g.ms) == pytest.approx(us / 1e3, rel=1e-12)
+    sgemm = next(t for t in steady_gemms(r) if t.row.kernel == "ampere_sgemm_128x64_nn")
+    assert (sgemm.compute, sgemm.peak_tflops, sgemm.peak_source) == (FP32, 19.5, "datasheet: A100 SXM 80GB")
+
+
+def test_the_recorded_cpu_loop_against_its_raw_events():
+    """On the host each GEMM op is its own duration; FLOPs 2·M·N·K of the loop's own layers
+    (Linear(256, 1024), Linear(1024, 256), batch 128)."""
+    events = _raw(CPU_LOOP)["traceEvents"]
+    steps = _steps(events)
+    want: dict[tuple[str, str], float] = {}
+    for op in events:
+        if op.get("cat") == "cpu_op" and op["name"] in GEMMS and _in_steps(op["ts"], steps):
+            dims = op["args"]["Input Dims"]
+            a, b = (dims[0], dims[1]) if op["name"] == "aten::mm" else (dims[1], dims[2])
+            key = (op["name"], f"{'x'.join(map(str, a))} @ {'x'.join(map(str, b))}")
+            want[key] = want.get(key, 0.0) + op["dur"]
+    r = analyze_file(CPU_LOOP)
+    assert len(want) == 5 and {(g.op, g.shapes) for g in r.gemms} == set(want)
+    for g in r.gemms:
+        assert g.flops == 2 * 128 * 256 * 1024 and sum(g.calls) == 4
+        assert sum(g.ms) == pytest.approx(want[g.op, g.shapes] / 1e3, rel=1e-12)
