@@ -103,7 +103,7 @@ def test_the_section_and_json(tmp_path, capsys):
 
 
 def test_a_trace_without_shapes_has_no_section(tmp_path):
-    events = [e for e in json.loads(synthetic(tmp_path).read_text())["traceEvents"]]
+    events = json.loads(synthetic(tmp_path).read_text())["traceEvents"]
     for e in events:
         e["args"].pop("Input Dims", None)
     path = tmp_path / "plain.json"

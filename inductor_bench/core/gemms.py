@@ -12,9 +12,9 @@ and the TFLOP/s it reached, grouped by op, operand shapes and type; pure, no tor
   outer one keeping what it launched outside it.
 - **Which steps**: a call belongs to the step its op started in; the typical step is the mean
   over the steady steps (as every other figure of ``analyze``).
-- **Other work**: the share of that time in kernels no GEMM library's name (``GEMM_KERNEL``):
-  a layout copy of an operand before the GEMM, a memset. The kernel shown is the GEMM kernel
-  that took the most time.
+- **Other work**: the share of that time (in the same steady steps) in kernels no GEMM
+  library's name (``GEMM_KERNEL``): a layout copy of an operand before the GEMM, a memset. The
+  kernel shown is the GEMM kernel that took the most time.
 - **% of peak**: against the datasheet's dense peak (``core/peaks.py``) of the GPU the trace
   names, for the compute type: bf16/fp16 inputs the tensor-core peak; fp32 the TF32 peak where
   the kernel's name says TF32 (``tf32``, cutlass ``tensorop_s1688``), the fp32 one where it is a
@@ -56,8 +56,9 @@ class GemmShape:
     flops: float  # per call
     calls: list[int]  # per step
     ms: list[float]  # per step: the time of the work its calls ran
+    other_ms: list[float]  # per step: of that, the time in kernels no GEMM library's (GEMM_KERNEL)
     kernel: str | None = None  # the GEMM kernel that took most of that time (device traces)
-    kernel_ms: dict[str, float] = field(default_factory=dict, repr=False)
+    kernel_ms: dict[str, float] = field(default_factory=dict, repr=False)  # over all steps
 
 
 @dataclass
@@ -68,18 +69,10 @@ class TypicalGemm:
     calls: float
     ms: float
     tflops: float | None  # the steady steps' FLOPs over their time
+    other_pct: float | None  # of the steady steps' time, the share in other kernels; None on the host
     compute: str | None  # the compute type its peak is quoted for; None: not known
     peak_tflops: float | None
     peak_source: str | None
-
-    @property
-    def other_pct(self) -> float | None:
-        """The share of its device time in kernels that are no GEMM library's (``GEMM_KERNEL``),
-        over all steps; None on the host."""
-        total = sum(self.row.kernel_ms.values())
-        if not total:
-            return None
-        return 100.0 * sum(ms for k, ms in self.row.kernel_ms.items() if not GEMM_KERNEL.search(k)) / total
 
     @property
     def pct(self) -> float | None:
@@ -96,41 +89,43 @@ def gemm_shapes(c: TraceColumns, split: StepEvents) -> list[GemmShape]:
     if not calls:
         return []
     if split.shares is not None:  # a CPU-only trace: each op its own duration
-        timed = _host_times(c, split, [g for g, _ in calls])
+        timed = _host_times(c, split, list(calls))
     else:
-        timed = _launched(c, split, calls)
-    per_step, _ = by_step(split.windows, [g for g in (g for g, _ in calls) if g in timed], c.op.ts)
-    flops = dict(calls)
+        timed = _launched(c, split, list(calls))
+    per_step, _ = by_step(split.windows, [g for g in calls if g in timed], c.op.ts)
     groups: dict[tuple[str, str, str, str], GemmShape] = {}
     n = len(split.windows)
     for k, gs in enumerate(per_step):
         for g in gs:
             device, us, kernels = timed[g]
-            op, shapes, dtype = _describe(c, g)
+            op, shapes, dtype, flops = calls[g]
             key = (device, op, shapes, dtype)
             row = groups.get(key)
             if row is None:
-                row = groups[key] = GemmShape(device, op, shapes, dtype, flops[g], [0] * n, [0.0] * n)
+                row = groups[key] = GemmShape(device, op, shapes, dtype, flops, [0] * n, [0.0] * n, [0.0] * n)
             row.calls[k] += 1
             row.ms[k] += us / 1e3
             for name, kus in kernels.items():
                 row.kernel_ms[name] = row.kernel_ms.get(name, 0.0) + kus / 1e3
+                if not GEMM_KERNEL.search(name):
+                    row.other_ms[k] += kus / 1e3
     for row in groups.values():
         gemm = [k for k in row.kernel_ms if GEMM_KERNEL.search(k)] or list(row.kernel_ms)
         row.kernel = max(gemm, key=lambda name: row.kernel_ms[name]) if gemm else None
     return sorted(groups.values(), key=lambda r: (-sum(r.ms), r.device, r.op, r.shapes))
 
 
-def _calls(c: TraceColumns) -> list[tuple[int, float]]:
-    """(op index, FLOPs) of every GEMM op whose shapes give a count."""
-    out = []
-    names = c.names.values
-    for g, (dims, types) in c.gemm_args.items():
-        op = names[c.op.name[g]].removeprefix("aten::")
-        tensors = [_tensor(d, types[i] if i < len(types) else None) for i, d in enumerate(dims)]
-        flops = gemm_flops(op, tensors)
-        if flops is not None:
-            out.append((g, flops))
+def _calls(c: TraceColumns) -> dict[int, tuple[str, str, str, float]]:
+    """GEMM op -> (op, "MxK @ KxN", the operands' type, FLOPs) of every GEMM op whose shapes give
+    a count; each distinct op and shapes described once (a loop repeats them every step)."""
+    out: dict[int, tuple[str, str, str, float]] = {}
+    described: dict[tuple[int, Any], tuple[str, str, str, float] | None] = {}
+    for g, pair in c.gemm_args.items():
+        key = (c.op.name[g], pair)
+        if key not in described:
+            described[key] = _describe(c.names.values[key[0]], *pair)
+        if (found := described[key]) is not None:
+            out[g] = found
     return out
 
 
@@ -140,20 +135,23 @@ def _tensor(dims: Any, dtype: Any) -> Tensor | None:
     return Tensor(tuple(dims), dtype if isinstance(dtype, str) else None)
 
 
-def _describe(c: TraceColumns, g: int) -> tuple[str, str, str]:
-    """(op, "MxK @ KxN", the operands' type) of GEMM op ``g``."""
-    name = c.names.values[c.op.name[g]]
-    dims, types = c.gemm_args[g]
-    a, b = GEMM_OPERANDS[name.removeprefix("aten::")]
+def _describe(name: str, dims: Any, types: Any) -> tuple[str, str, str, float] | None:
+    """(op, "MxK @ KxN", the operands' type, FLOPs) of a GEMM op's call; None where its shapes
+    give no count."""
+    op = name.removeprefix("aten::")
+    flops = gemm_flops(op, [_tensor(d, types[i] if i < len(types) else None) for i, d in enumerate(dims)])
+    if flops is None:
+        return None
+    a, b = GEMM_OPERANDS[op]
     shapes = " @ ".join("x".join(map(str, dims[i])) for i in (a, b))
     kinds = {float_kind(types[i]) or str(types[i]) for i in (a, b) if i < len(types)}
-    return name, shapes, "/".join(sorted(kinds))
+    return name, shapes, "/".join(sorted(kinds)), flops
 
 
 def _launched(c: TraceColumns, split: StepEvents,
-              calls: list[tuple[int, float]]) -> dict[int, tuple[str, float, dict[str, float]]]:
+              gemms: list[int]) -> dict[int, tuple[str, float, dict[str, float]]]:
     """GEMM op -> (device, µs, kernel name -> µs) of the device events launched inside it."""
-    by_thread = _by_thread(c, [g for g, _ in calls])
+    by_thread = _by_thread(c, gemms)
     out: dict[int, tuple[str, float, dict[str, float]]] = {}
     launch = split.launch or ()
     l_ts, l_where = c.launch.ts, c.launch.where
@@ -239,6 +237,8 @@ def typical_gemms(rows: Sequence[GemmShape], steady: Sequence[int],
         compute = compute_type(r.dtype, r.kernel)
         peak = lookup(device_names[r.device]) if r.device in device_names else None
         peak_tflops = peak.flops_for(compute) if peak is not None else None
-        out.append(TypicalGemm(r, calls / n, ms / n, r.flops * calls / (ms * 1e9) if ms > 0 else None,
-                               compute, peak_tflops, peak.source if peak_tflops else None))
+        tflops = r.flops * calls / (ms * 1e9) if ms > 0 else None
+        other = 100.0 * sum(r.other_ms[k] for k in steady) / ms if ms > 0 and r.kernel_ms else None
+        out.append(TypicalGemm(r, calls / n, ms / n, tflops, other, compute, peak_tflops,
+                               peak.source if peak_tflops else None))
     return sorted(out, key=lambda t: (-t.ms, t.row.device, t.row.op, t.row.shapes))
