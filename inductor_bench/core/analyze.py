@@ -33,9 +33,9 @@ from typing import Any
 
 from . import categories
 from .columns import STEP_NAME, TraceColumns, columns_of_events, load_columns
-from .gemms import GemmShape, TypicalGemm, gemm_shapes, typical_gemms
 from .memory import DeviceMemory, step_memory
 from .regions import Region, TypicalRegion, regions, typical
+from .shaped_ops import ShapedOp, TypicalShapedOp, shaped_ops, typical_shaped_ops
 from .steady import mean, steady
 from .steps import (
     HOST_THREAD,
@@ -101,7 +101,8 @@ class AnalyzeResult:
     outside_steps: int = 0  # device events launched outside every step (left out)
     regions: list[Region] = field(default_factory=list)  # record_function ranges (core/regions.py)
     memory: list[DeviceMemory] = field(default_factory=list)  # profile_memory's, per step (core/memory.py)
-    gemms: list[GemmShape] = field(default_factory=list)  # record_shapes' GEMM calls by shape (core/gemms.py)
+    # record_shapes' GEMM, convolution and attention calls by shape (core/shaped_ops.py)
+    shaped_ops: list[ShapedOp] = field(default_factory=list)
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -131,9 +132,10 @@ def steady_regions(result: AnalyzeResult) -> list[TypicalRegion]:
     return typical(result.regions, steady_indices(result))
 
 
-def steady_gemms(result: AnalyzeResult) -> list[TypicalGemm]:
-    """The GEMMs by shape in the typical step, by time (``gemms.typical_gemms``)."""
-    return typical_gemms(result.gemms, steady_indices(result), result.device_names)
+def steady_shaped_ops(result: AnalyzeResult) -> list[TypicalShapedOp]:
+    """The GEMMs, convolutions and attention by shape in the typical step, by time
+    (``shaped_ops.typical_shaped_ops``)."""
+    return typical_shaped_ops(result.shaped_ops, steady_indices(result), result.device_names)
 
 
 def steady_wall(result: AnalyzeResult) -> float:
@@ -190,7 +192,7 @@ def analyze_columns(c: TraceColumns) -> AnalyzeResult:
         outside_steps=split.outside,
         regions=regions(c, split),
         memory=step_memory(c.memory, split.windows),
-        gemms=gemm_shapes(c, split),
+        shaped_ops=shaped_ops(c, split),
     )
 
 

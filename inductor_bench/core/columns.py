@@ -10,8 +10,9 @@ C-level ``map`` / ``compress`` calls, so memory is about 40 bytes per event kept
 - ``device``: kernel, gpu_memcpy and gpu_memset events (name, ts, dur, device, correlation,
   External id);
 - ``launch``: cuda_runtime and cuda_driver events (ts, dur, thread, correlation);
-- ``op``: cpu_op events (name, ts, dur, thread, External id); of a GEMM op (``gemms.GEMM_OPS``)
-  recorded with ``record_shapes``, its input shapes and types too (``gemm_args``);
+- ``op``: cpu_op events (name, ts, dur, thread, External id); of a GEMM, convolution or attention
+  op (``recorded_shapes.SHAPED_OPS``) recorded with ``record_shapes``, its input shapes, types and
+  scalar values too (``shape_args``);
 - ``markers``: the ``ProfilerStep#N`` ranges (user_annotation or cpu_op); ``span()`` is that
   of every event kept (the window of a trace without steps).
 
@@ -37,6 +38,7 @@ import msgspec
 
 from .column_types import MISSING, Events, Table
 from .memory import INSTANT_CATEGORY, MEMORY_EVENT, MemoryColumns
+from .recorded_shapes import SHAPED_OPS
 from .trace import (
     ANALYSIS_ARGS,
     ANALYSIS_CATEGORIES,
@@ -103,9 +105,9 @@ class TraceColumns:
     # "Optimizer.step#SGD.step"): (name index, start, end), file order
     regions: list[tuple[int, float, float]] = field(default_factory=list)
     memory: MemoryColumns = field(default_factory=MemoryColumns)  # profile_memory's events
-    # op index -> (Input Dims, Input type) of a GEMM op recorded with record_shapes, as tuples,
-    # each distinct pair held once (a loop repeats its shapes every step)
-    gemm_args: dict[int, tuple[Any, Any]] = field(default_factory=dict)
+    # op index -> (Input Dims, Input type, Concrete Inputs) of a shaped op recorded with
+    # record_shapes, as tuples, each distinct triple held once (a loop repeats them every step)
+    shape_args: dict[int, tuple[Any, Any, Any]] = field(default_factory=dict)
     first: float = math.inf  # the earliest start of the events not in the columns
     last: float = -math.inf  # their latest end
     kept: int = 0
@@ -123,7 +125,6 @@ class TraceColumns:
 
 
 Getter = Callable[[list[Any]], list[Any]]  # events -> each one's correlation (or External id)
-GEMM_OPS = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"})
 
 
 class ColumnFiller:
@@ -134,9 +135,9 @@ class ColumnFiller:
         self.out = out
         self.corr, self.ext, self.shapes = corr, ext, shapes
         self.pid_device = _Devices(out.devices)
-        self.gemm_names: set[int] = set()  # name ids of GEMM_OPS
+        self.shaped_names: set[int] = set()  # name ids of SHAPED_OPS
         self.named: set[int] = set()  # name ids already looked at
-        self.pairs: dict[tuple[Any, Any], tuple[Any, Any]] = {}  # GEMM shapes and types, each once
+        self.triples: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # shapes, types, values: each once
 
     def add(self, xs: list[Any], cats: list[str]) -> None:
         """``xs``: events of the analysis' categories, ``cats`` their categories."""
@@ -180,7 +181,7 @@ class ColumnFiller:
         if ops:
             first = len(out.op)
             names = self._extend(out.op, ops, list(compress(threads, is_op)), corr=False, ext=True)
-            self._gemm_args(ops, names, first)
+            self._shape_args(ops, names, first)
         if len(ops) < len(host):
             is_launch = list(map(not_, is_op))
             launches = list(compress(host, is_launch))
@@ -190,20 +191,20 @@ class ColumnFiller:
             out.launch.corr.extend(self.corr(launches))
         return names
 
-    def _gemm_args(self, ops: list[Any], names: list[int], first: int) -> None:
-        """The shapes and types of the GEMM ops among ``ops`` (the op column's from ``first``)."""
+    def _shape_args(self, ops: list[Any], names: list[int], first: int) -> None:
+        """The recorded arguments of the shaped ops among ``ops`` (the op column's from ``first``)."""
         new = set(names) - self.named
         if new:
             self.named |= new
             values = self.out.names.values
-            self.gemm_names |= {n for n in new if values[n] in GEMM_OPS}
-        if not self.gemm_names or self.gemm_names.isdisjoint(names):
+            self.shaped_names |= {n for n in new if values[n] in SHAPED_OPS}
+        if not self.shaped_names or self.shaped_names.isdisjoint(names):
             return
-        at = list(compress(range(len(ops)), map(self.gemm_names.__contains__, names)))
-        for i, (dims, types) in zip(at, self.shapes([ops[i] for i in at]), strict=True):
+        at = list(compress(range(len(ops)), map(self.shaped_names.__contains__, names)))
+        for i, (dims, types, concrete) in zip(at, self.shapes([ops[i] for i in at]), strict=True):
             if isinstance(dims, tuple) and isinstance(types, tuple):
-                pair = (dims, types)
-                self.out.gemm_args[first + i] = self.pairs.setdefault(pair, pair)
+                triple = (dims, types, concrete)
+                self.out.shape_args[first + i] = self.triples.setdefault(triple, triple)
 
     def _extend(self, evs: Events, xs: list[Any], where: list[int], *, corr: bool, ext: bool) -> list[int]:
         names = _ids(self.out.names, [x.name for x in xs])
@@ -239,8 +240,8 @@ def event_filler(out: TraceColumns) -> ColumnFiller:
     """A filler of ``out`` from ``Event``s (their args a dict)."""
     return ColumnFiller(out, lambda evs: [ev.args.get("correlation", MISSING) for ev in evs],
                         lambda evs: [ev.args.get("External id", MISSING) for ev in evs],
-                        lambda evs: [(_frozen(ev.args.get("Input Dims")), _frozen(ev.args.get("Input type")))
-                                     for ev in evs])
+                        lambda evs: [(_frozen(ev.args.get("Input Dims")), _frozen(ev.args.get("Input type")),
+                                      _frozen(ev.args.get("Concrete Inputs"))) for ev in evs])
 
 
 def columns_of_events(events: list[Event], path: str = "") -> TraceColumns:
@@ -254,10 +255,11 @@ def columns_of_events(events: list[Event], path: str = "") -> TraceColumns:
 def _decoder() -> tuple[msgspec.json.Decoder, type]:
     """As ``trace``'s decoder with ``args=ANALYSIS_ARGS``, but an absent args object is an
     args struct of absent values (``MISSING``), so that ``args.a0`` always reads."""
-    raw_args = msgspec.defstruct(  # a GEMM op's shapes and types: raw, decoded for GEMM ops alone
+    raw_args = msgspec.defstruct(  # recorded shapes, types, values: raw, decoded for shaped ops alone
         "AnalysisArgs", [("a0", Any, MISSING), ("a1", Any, MISSING), ("a2", msgspec.Raw, msgspec.Raw()),
-                         ("a3", msgspec.Raw, msgspec.Raw())],
-        rename={"a0": "correlation", "a1": "External id", "a2": "Input Dims", "a3": "Input type"},
+                         ("a3", msgspec.Raw, msgspec.Raw()), ("a4", msgspec.Raw, msgspec.Raw())],
+        rename={"a0": "correlation", "a1": "External id", "a2": "Input Dims", "a3": "Input type",
+                "a4": "Concrete Inputs"},
         frozen=True, gc=False,
     )
     complete = msgspec.defstruct(
@@ -291,7 +293,8 @@ def load_columns(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> TraceColum
     decoder, _ = _decoder()
     canon = category_map(ANALYSIS_CATEGORIES) | {INSTANT_CATEGORY: INSTANT_CATEGORY}
     filler = ColumnFiller(out, lambda xs: [x.args.a0 for x in xs], lambda xs: [x.args.a1 for x in xs],
-                          lambda xs: [(_raw(bytes(x.args.a2)), _raw(bytes(x.args.a3))) for x in xs])
+                          lambda xs: [(_raw(bytes(x.args.a2)), _raw(bytes(x.args.a3)), _raw(bytes(x.args.a4)))
+                                      for x in xs])
     odd, odd_filler = EventMaker(p, ANALYSIS_CATEGORIES, ANALYSIS_ARGS, None), event_filler(out)
 
     def run(raws: list[Any]) -> None:

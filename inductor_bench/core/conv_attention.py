@@ -65,7 +65,7 @@ def _is_true(text: str | None) -> bool:
     return (text or "").strip() in ("True", "1")
 
 
-def _conv_out(call: CallArgs) -> tuple[int, ...] | None:
+def conv_output(call: CallArgs) -> tuple[int, ...] | None:
     x, w = (dims(t) for t in (call.tensors + [None, None])[:2])
     if x is None or w is None or len(x) != len(w):
         return None
@@ -80,7 +80,7 @@ def conv_work(call: CallArgs) -> tuple[float | None, float]:
     """(FLOPs, bytes of the result it returns) of a forward convolution: each output element
     (each input element, transposed) times the weight's elements per output (input) channel,
     twice, as torch's own ``flop_counter`` counts."""
-    out, w = _conv_out(call), dims(call.tensors[1]) if len(call.tensors) > 1 else None
+    out, w = conv_output(call), dims(call.tensors[1]) if len(call.tensors) > 1 else None
     if out is None or w is None:
         return None, 0.0
     x = dims(call.tensors[0])

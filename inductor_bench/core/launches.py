@@ -32,8 +32,8 @@ class Launches:
     issued: array  # when its launch was issued (its own start when none is recorded)
     stack: array  # index in ``stacks``
     stacks: Table  # tuple of op names, innermost first -> index; () for none
-    # its launch's index in ``TraceColumns.launch`` (-1: none); kept only for a trace with GEMM
-    # shapes (``core/gemms.py`` finds the op the launch was made in)
+    # its launch's index in ``TraceColumns.launch`` (-1: none); kept only for a trace with
+    # recorded shapes (``core/shaped_ops.py`` finds the op the launch was made in)
     launch: array | None = None
 
 
@@ -48,7 +48,7 @@ def link_launches(c: TraceColumns) -> Launches:
     del at  # room for the sweep's sorting
     lts = launch.ts
     issued = array("d", [t if i is None else lts[i] for i, t in zip(found, dev.ts, strict=True)])
-    launch_of = array("q", [-1 if i is None else i for i in found]) if c.gemm_args else None
+    launch_of = array("q", [-1 if i is None else i for i in found]) if c.shape_args else None
     per_launch, swept = _sweep(c, stacks, todo)
     if unique:
         # every correlation launched once: a device event's stack is its launch's

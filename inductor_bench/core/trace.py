@@ -63,8 +63,9 @@ DEVICE_CATEGORIES = frozenset({KERNEL, GPU_MEMCPY, GPU_MEMSET})
 LAUNCH_CATEGORIES = frozenset({CUDA_RUNTIME, CUDA_DRIVER})
 # What the breakdown reads; everything else (python_function, Trace, ...) can be dropped.
 ANALYSIS_CATEGORIES = frozenset({CPU_OP, USER_ANNOTATION}) | DEVICE_CATEGORIES | LAUNCH_CATEGORIES
-# the args the launch links read, and a GEMM op's shapes and types (record_shapes: core/gemms.py)
-ANALYSIS_ARGS = ("correlation", "External id", "Input Dims", "Input type")
+# the args the launch links read, and a shaped op's recorded arguments (record_shapes:
+# core/recorded_shapes.py)
+ANALYSIS_ARGS = ("correlation", "External id", "Input Dims", "Input type", "Concrete Inputs")
 
 # Bytes read per chunk: large enough that runs are long, small next to a trace.
 CHUNK_BYTES = 8 << 20

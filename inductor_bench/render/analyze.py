@@ -1,7 +1,7 @@
 """An ``AnalyzeResult`` as a document: the trace's steps (wall, busy and idle per device),
 time by category in the typical step (the steady mean), the top kernels with the op that launched
 them, and where the trace holds them its memory (``analyze_memory``) and GEMMs by shape
-(``analyze_gemms``)."""
+(``analyze_shaped_ops``)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from ..core.categories import label
 from ..core.trace_sets import CyclesResult
 from . import charts
 from . import format as fmt
-from .analyze_gemms import gemms_section
 from .analyze_memory import memory_section
+from .analyze_shaped_ops import shaped_ops_section
 from .doc import TEXT, Doc, new_doc
 
 DEFAULT_TOP = 15
@@ -235,5 +235,5 @@ def _analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str]
     memory_section(doc, r)
     _top(doc, r, top)
     doc.chart(charts.analyze_top(r, top))
-    gemms_section(doc, r, top)
+    shaped_ops_section(doc, r, top)
     doc.links("The trace", [(r.trace, r.trace)], charts.PERFETTO_HOW)

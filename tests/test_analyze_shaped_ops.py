@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.core.analyze import analyze_file, steady_gemms
-from inductor_bench.core.gemms import compute_type
+from inductor_bench.core.analyze import analyze_file, steady_shaped_ops
 from inductor_bench.core.peaks import FP16, FP32, TF32
+from inductor_bench.core.shaped_ops import compute_type
 from inductor_bench.render.analyze import render_analyze
 
 from .conftest import FIXTURES
@@ -67,7 +67,7 @@ def synthetic(tmp_path: Path) -> Path:
 
 def test_gemms_worked_out_by_hand(tmp_path):
     r = analyze_file(synthetic(tmp_path))
-    rows = {(g.op, g.shapes): g for g in r.gemms}
+    rows = {(g.op, g.shapes): g for g in r.shaped_ops}
     assert set(rows) == {("aten::addmm", "64x128 @ 128x256"), ("aten::mm", "64x128 @ 128x32")}
     addmm, mm = rows["aten::addmm", "64x128 @ 128x256"], rows["aten::mm", "64x128 @ 128x32"]
     assert (addmm.dtype, addmm.calls, addmm.flops) == ("bf16", [1, 1], 2 * 64 * 128 * 256)
@@ -75,7 +75,7 @@ def test_gemms_worked_out_by_hand(tmp_path):
     assert addmm.kernel == "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n"
     assert (mm.dtype, mm.flops, mm.ms) == ("fp32", 2 * 64 * 128 * 32, pytest.approx([0.005, 0.005]))
     assert mm.kernel == "ampere_sgemm_64x64_nn"  # the GEMM kernel, not the copy
-    typical = {t.row.op: t for t in steady_gemms(r)}
+    typical = {t.row.op: t for t in steady_shaped_ops(r)}
     t = typical["aten::addmm"]
     assert (t.calls, t.ms, t.compute, t.peak_tflops) == (1, pytest.approx(0.011), FP16, 989.0)
     assert t.tflops == pytest.approx(2 * 2 * 64 * 128 * 256 / 22e-6 / 1e12)
@@ -97,7 +97,7 @@ def test_the_section_and_json(tmp_path, capsys):
     assert "datasheet: H100 SXM" in section
     code, _, _ = run_cli(capsys, str(path), "--json", str(tmp_path / "r.json"))
     assert code == 0
-    saved = json.loads((tmp_path / "r.json").read_text())["gemms"]
+    saved = json.loads((tmp_path / "r.json").read_text())["shaped_ops"]
     assert {(g["op"], g["shapes"], tuple(g["calls"])) for g in saved} == {
         ("aten::addmm", "64x128 @ 128x256", (1, 1)), ("aten::mm", "64x128 @ 128x32", (1, 1))}
 
@@ -109,7 +109,7 @@ def test_a_trace_without_shapes_has_no_section(tmp_path):
     path = tmp_path / "plain.json"
     path.write_text(json.dumps({"traceEvents": events}))
     r = analyze_file(path)
-    assert r.gemms == [] and "GEMMs by shape" not in render_analyze(r)
+    assert r.shaped_ops == [] and "GEMMs by shape" not in render_analyze(r)
 
 
 def test_on_the_host_each_gemm_is_its_own_time_and_a_nested_one_is_its_own(tmp_path):
@@ -121,7 +121,7 @@ def test_on_the_host_each_gemm_is_its_own_time_and_a_nested_one_is_its_own(tmp_p
     path = tmp_path / "host.json"
     path.write_text(json.dumps({"traceEvents": events}))
     r = analyze_file(path)
-    got = {g.op: (g.device, g.ms, g.flops, g.kernel) for g in r.gemms}
+    got = {g.op: (g.device, g.ms, g.flops, g.kernel) for g in r.shaped_ops}
     assert got == {"aten::addmm": ("CPU thread 1", [pytest.approx(0.080)], 2 * 4 * 16 * 8, None),
                    "aten::mm": ("CPU thread 1", [pytest.approx(0.020)], 2 * 4 * 16 * 8, None)}
     text = render_analyze(r)
@@ -177,12 +177,12 @@ def test_the_a100_trace_against_its_raw_events():
         got[0] += 1
         got[1] += us
     r = analyze_file(A100)
-    assert want and {(g.op, g.shapes) for g in r.gemms} == set(want)
-    for g in r.gemms:
+    assert want and {(g.op, g.shapes) for g in r.shaped_ops} == set(want)
+    for g in r.shaped_ops:
         calls, us, flops = want[g.op, g.shapes]
         assert (sum(g.calls), g.flops) == (calls, flops)
         assert sum(g.ms) == pytest.approx(us / 1e3, rel=1e-12)
-    sgemm = next(t for t in steady_gemms(r) if t.row.kernel == "ampere_sgemm_128x64_nn")
+    sgemm = next(t for t in steady_shaped_ops(r) if t.row.kernel == "ampere_sgemm_128x64_nn")
     assert (sgemm.compute, sgemm.peak_tflops, sgemm.peak_source) == (FP32, 19.5, "datasheet: A100 SXM 80GB")
 
 
@@ -199,7 +199,7 @@ def test_the_recorded_cpu_loop_against_its_raw_events():
             key = (op["name"], f"{'x'.join(map(str, a))} @ {'x'.join(map(str, b))}")
             want[key] = want.get(key, 0.0) + op["dur"]
     r = analyze_file(CPU_LOOP)
-    assert len(want) == 5 and {(g.op, g.shapes) for g in r.gemms} == set(want)
-    for g in r.gemms:
+    assert len(want) == 5 and {(g.op, g.shapes) for g in r.shaped_ops} == set(want)
+    for g in r.shaped_ops:
         assert g.flops == 2 * 128 * 256 * 1024 and sum(g.calls) == 4
         assert sum(g.ms) == pytest.approx(want[g.op, g.shapes] / 1e3, rel=1e-12)

@@ -1,0 +1,140 @@
+"""What an op's call computes, from what ``record_shapes=True`` wrote of it into a profiler
+trace: its arguments' ``Input Dims`` and ``Input type``, and the values of its scalar
+arguments, ``Concrete Inputs`` (torch writes the lists as ``"[2, 2]"``, the flags as
+``"False"``); pure, no torch.
+
+The FLOPs are counted as ``breakdown`` counts an extern call (``core/work.py``), with the same
+functions, so that the two commands agree on one op:
+
+- a **GEMM** (``aten::mm``, ``addmm``, ``bmm``, ``baddbmm``): 2·M·N·K a product
+  (``other_ops.gemm_flops``);
+- a **convolution** (``aten::convolution``, the op every ``conv*d`` and Inductor's extern
+  convolution call) and its backward (``aten::convolution_backward``):
+  ``conv_attention.conv_work`` / ``conv_backward_work``. The forward's output size needs its
+  stride, padding and dilation, the backward's count the flags of what it computes: a call
+  whose ``Concrete Inputs`` are not in the trace is not counted (guessing a stride of 1 would
+  count a strided convolution's FLOPs several times over);
+- **scaled-dot-product attention**, the op that does the work (the flash / efficient / cuDNN /
+  CPU flash ops and their backward, not the ``scaled_dot_product_attention`` that dispatches
+  to them): ``conv_attention.attention_work``, under the causal mask where its ``is_causal``
+  says so (not counted where the trace does not say).
+
+The ops that compute through others (``aten::conv2d``, ``aten::_convolution``,
+``aten::linear``, ``aten::matmul``) are not counted, so no call is counted twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .buffers import CallArgs, Tensor
+from .conv_attention import CAUSAL_AT, attention_work, conv_backward_work, conv_output, conv_work, is_causal
+from .dtypes import float_kind
+from .other_ops import GEMM_OPERANDS, gemm_flops
+
+GEMM_OPS = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"})
+CONV_OPS = frozenset({"aten::convolution", "aten::convolution_backward"})
+# the _flash_attention_* ops run inside the _scaled_dot_product_flash_attention ones: not
+# counted, so that a call is counted once
+ATTENTION_OPS = frozenset(f"aten::{op}" for op in CAUSAL_AT if op.startswith("_scaled_dot_product"))
+SHAPED_OPS = GEMM_OPS | CONV_OPS | ATTENTION_OPS
+# the arguments shown of each: a GEMM's two operands, a convolution's input and weight (its
+# backward's come after the output's gradient), attention's query, key and value
+_CONV_SHOWN = {"aten::convolution": (0, 1), "aten::convolution_backward": (1, 2)}
+_GRADIENTS = ("input", "weight", "bias")
+
+
+@dataclass(frozen=True)
+class Described:
+    """One call of a shaped op, as a row of the section names it."""
+
+    op: str  # "aten::addmm"
+    shapes: str  # "128x256 @ 256x1024"; "8x64x56x56 * 64x64x3x3 -> 8x64x56x56"
+    dtype: str  # the shown arguments' type: "fp32", "bf16" ...
+    flops: float  # per call
+
+
+def describe(name: str, dims: Any, types: Any, concrete: Any) -> Described | None:
+    """The call of op ``name`` with these recorded arguments; None where they give no count."""
+    if not isinstance(dims, tuple) or not isinstance(types, tuple):
+        return None
+    ts = [_tensor(d, types[i] if i < len(types) else None) for i, d in enumerate(dims)]
+    if name in GEMM_OPS:
+        return _gemm(name, ts)
+    values = _values(concrete, len(dims))
+    if values is None:
+        return None
+    call = CallArgs(name, True, values, {}, tensors=ts)
+    if name in CONV_OPS:
+        return _conv(name, call)
+    if name in ATTENTION_OPS:
+        return _attention(name, call)
+    return None
+
+
+def _tensor(dims: Any, dtype: Any) -> Tensor | None:
+    if not isinstance(dims, tuple) or not dims or not all(isinstance(d, int) for d in dims):
+        return None
+    return Tensor(tuple(dims), dtype if isinstance(dtype, str) else None)
+
+
+def _values(concrete: Any, n: int) -> list[str] | None:
+    """The scalar arguments' values as written ("" for a tensor); None where not recorded."""
+    if not isinstance(concrete, tuple) or len(concrete) < n:
+        return None
+    return [v if isinstance(v, str) else "" for v in concrete]
+
+
+def _shape(t: Tensor | None) -> str:
+    return "x".join(map(str, t.shape)) if t is not None and t.shape is not None else "?"
+
+
+def _kinds(ts: list[Tensor | None], at: tuple[int, ...]) -> str:
+    kinds = {float_kind(t.dtype) or str(t.dtype) for i in at if i < len(ts) and (t := ts[i]) is not None}
+    return "/".join(sorted(kinds))
+
+
+def _gemm(name: str, ts: list[Tensor | None]) -> Described | None:
+    op = name.removeprefix("aten::")
+    flops = gemm_flops(op, ts)
+    if flops is None:
+        return None
+    at = GEMM_OPERANDS[op]
+    return Described(name, " @ ".join(_shape(ts[i]) for i in at), _kinds(ts, at), flops)
+
+
+def _conv(name: str, call: CallArgs) -> Described | None:
+    forward = name == "aten::convolution"
+    flops, _ = conv_work(call) if forward else conv_backward_work(call)
+    if flops is None or len(call.args) < (9 if forward else 11):
+        return None
+    if forward:
+        groups, transposed, out, note = call.args[8], call.args[6], _conv_output(call), ""
+    else:
+        groups, transposed, out = call.args[9], call.args[7], _shape(call.tensors[0])
+        asked = [g for g, v in zip(_GRADIENTS, call.args[10].split(","), strict=False) if "True" in v]
+        note = f", grad of {', '.join(asked)}" if asked else ""
+    at = _CONV_SHOWN[name]
+    extra = "".join(part for part, on in ((f", groups {groups}", groups.strip() not in ("", "1")),
+                                          (", transposed", transposed.strip() == "True")) if on)
+    shapes = f"{_shape(call.tensors[at[0]])} * {_shape(call.tensors[at[1]])} -> {out}{extra}{note}"
+    return Described(name, shapes, _kinds(call.tensors, at), flops)
+
+
+def _conv_output(call: CallArgs) -> str:
+    """The output shape a forward convolution's FLOPs were counted for."""
+    out = conv_output(call)
+    return "x".join(map(str, out)) if out is not None else "?"
+
+
+def _attention(name: str, call: CallArgs) -> Described | None:
+    op = name.removeprefix("aten::")
+    causal = is_causal(op, call)
+    flops, _ = attention_work(op, call.tensors, causal)
+    if flops is None:
+        return None
+    at = (1, 2, 3) if "backward" in op else (0, 1, 2)
+    q, k, v = (_shape(call.tensors[i]) for i in at)
+    shapes = f"q {q}, kv {k}" if k == v else f"q {q}, k {k}, v {v}"
+    return Described(name, shapes + (", causal" if causal else ""), _kinds(call.tensors, at), flops)

@@ -1,0 +1,71 @@
+"""The by-shape section of ``analyze``: what a trace recorded with ``record_shapes=True`` says of
+its GEMMs, convolutions and attention, shape by shape, in the typical step
+(``core/shaped_ops.py``)."""
+
+from __future__ import annotations
+
+from ..core.analyze import AnalyzeResult, steady_shaped_ops
+from ..core.recorded_shapes import ATTENTION_OPS, CONV_OPS, GEMM_OPS
+from ..core.shaped_ops import TypicalShapedOp
+from . import format as fmt
+from .doc import Doc
+
+KERNEL_CHARS = 48
+
+
+def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
+    """The GEMM, convolution and attention shapes taking the most time: calls and ms in the
+    typical step, GFLOP a call, the TFLOP/s reached and, where the trace names a GPU the
+    datasheet has, its % of that peak."""
+    typical = steady_shaped_ops(r)
+    if not typical:
+        return
+    host = all(t.row.device.startswith("CPU thread") for t in typical)
+    rows = [_row(doc, t, host) for t in typical[:top]]
+    which = "steady mean step" if len(r.steps) > 1 else r.steps[0].name
+    shown = f"top {top} of {len(typical)}, " if len(typical) > top else ""
+    doc.heading(f"{_title(typical)} by shape: record_shapes ({shown}{which})")
+    headers = ["thread" if host else "device", "op", "shapes", "type", "calls", "ms", "GFLOP a call",
+               "TFLOP/s"]
+    if not host:
+        headers += ["% peak", "% other work", "library kernel"]
+    doc.table(rows, headers, ("left", "left", "left", "left", *("right",) * 6, "left")[:len(headers)])
+    sources = sorted({t.peak_source for t in typical[:top] if t.peak_source})
+    doc.fine_print(
+        "FLOPs, from the recorded shapes: 2·M·N·K a GEMM product (a bias's additions not counted), a "
+        "convolution's 2 × output elements × weight elements per output channel (its backward that much "
+        "per gradient but the bias's), attention's Q·Kᵀ and P·V (of the scores the causal mask keeps); "
+        + ("ms = the op's own time on the CPU thread; " if host else
+           "ms = the device work launched while the op was open (its library kernels, a split-K "
+           "reduction, a bias copy, a layout transpose), however late it ran; ")
+        + "TFLOP/s = the steady steps' FLOPs over that time."
+        + ("" if host else
+           " % other work: of that time, the share in kernels that are not the library's (a layout "
+           "copy or transpose of an operand, a memset). % peak: of the datasheet's dense peak for the "
+           "compute type "
+           "(bf16/fp16: tensor cores; fp32: TF32 where the kernel's name says so, the fp32 units for "
+           "a SIMT sgemm; none where it says neither, or the GPU is not in the table)"
+           + (f": {', '.join(sources)}" if sources else "") + ".")
+        + " (docs/analyze.md)"
+    )
+
+
+def _row(doc: Doc, t: TypicalShapedOp, host: bool) -> list[str]:
+    r = t.row
+    cells = [r.device, doc.code(r.op), r.shapes, r.dtype, fmt.count(round(t.calls, 2)), fmt.ms(t.ms),
+             f"{r.flops / 1e9:.3g}", fmt.number(t.tflops, ".3g")]
+    if host:
+        return cells
+    kernel = doc.named(doc.code(fmt.kernel_label(r.kernel, KERNEL_CHARS)), r.kernel) if r.kernel else ""
+    return [*cells, fmt.pct(t.pct), fmt.pct(t.other_pct), kernel]
+
+
+_KINDS = ((GEMM_OPS, "GEMMs"), (CONV_OPS, "convolutions"), (ATTENTION_OPS, "attention"))
+
+
+def _title(typical: list[TypicalShapedOp]) -> str:
+    """"GEMMs", "GEMMs and convolutions" ...: the kinds of op the section holds."""
+    ops = {t.row.op for t in typical}
+    kinds = [name for names, name in _KINDS if not ops.isdisjoint(names)]
+    text = ", ".join(kinds[:-1]) + (" and " if len(kinds) > 1 else "") + kinds[-1]
+    return text[0].upper() + text[1:]
