@@ -14,6 +14,10 @@ functions, so that the two commands agree on one op:
   stride, padding and dilation, the backward's count the flags of what it computes: a call
   whose ``Concrete Inputs`` are not in the trace is not counted (guessing a stride of 1 would
   count a strided convolution's FLOPs several times over);
+- the **oneDNN and MKL ops of CPU freezing** (``mkldnn::_convolution_pointwise`` and its fused
+  binary forms, ``mkldnn::_linear_pointwise``, ``mkl::_mkl_linear``): ``work.onednn_work``, a
+  convolution's count and 2·M·N·K. The trace names no overload: the number of arguments tells a
+  binary form (13 for a convolution, 5 for a linear) from the default;
 - **scaled-dot-product attention**, the op that does the work (the flash / efficient / cuDNN /
   CPU flash ops and their backward, not the ``scaled_dot_product_attention`` that dispatches
   to them): ``conv_attention.attention_work``, under the causal mask where its ``is_causal``
@@ -32,9 +36,19 @@ from .buffers import CallArgs, Tensor
 from .conv_attention import CAUSAL_AT, attention_work, conv_backward_work, conv_output, conv_work, is_causal
 from .dtypes import float_kind
 from .other_ops import GEMM_OPERANDS, gemm_flops
+from .work import ONEDNN_CONV, ONEDNN_LINEAR, onednn_output, onednn_work, op_overload
 
-GEMM_OPS = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"})
-CONV_OPS = frozenset({"aten::convolution", "aten::convolution_backward"})
+# the oneDNN and MKL ops of CPU freezing: op -> {number of arguments: overload}
+ONEDNN = {
+    "mkldnn::_convolution_pointwise": {10: "default", 13: "binary"},
+    "mkldnn::_convolution_pointwise_": {13: "binary"},
+    "mkldnn::_linear_pointwise": {6: "default", 5: "binary"},
+    "mkl::_mkl_linear": {5: "default"},
+}
+GEMM_OPS = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "mkldnn::_linear_pointwise",
+                      "mkl::_mkl_linear"})
+CONV_OPS = frozenset({"aten::convolution", "aten::convolution_backward", "mkldnn::_convolution_pointwise",
+                      "mkldnn::_convolution_pointwise_"})
 # the _flash_attention_* ops run inside the _scaled_dot_product_flash_attention ones: not
 # counted, so that a call is counted once
 ATTENTION_OPS = frozenset(f"aten::{op}" for op in CAUSAL_AT if op.startswith("_scaled_dot_product"))
@@ -60,6 +74,8 @@ def describe(name: str, dims: Any, types: Any, concrete: Any) -> Described | Non
     if not isinstance(dims, tuple) or not isinstance(types, tuple):
         return None
     ts = [_tensor(d, types[i] if i < len(types) else None) for i, d in enumerate(dims)]
+    if name in ONEDNN:
+        return _onednn(name, ts, _values(concrete, len(dims)) or [""] * len(dims))
     if name in GEMM_OPS:
         return _gemm(name, ts)
     values = _values(concrete, len(dims))
@@ -138,3 +154,27 @@ def _attention(name: str, call: CallArgs) -> Described | None:
     q, k, v = (_shape(call.tensors[i]) for i in at)
     shapes = f"q {q}, kv {k}" if k == v else f"q {q}, k {k}, v {v}"
     return Described(name, shapes + (", causal" if causal else ""), _kinds(call.tensors, at), flops)
+
+
+def _onednn(name: str, ts: list[Tensor | None], values: list[str]) -> Described | None:
+    """A oneDNN convolution or linear of CPU freezing, counted as ``breakdown`` counts its call."""
+    overload = ONEDNN[name].get(len(ts))
+    if overload is None:
+        return None
+    namespace, op = name.split("::")
+    call = CallArgs(f"torch.ops.{namespace}.{op}.{overload}", True, values, {}, tensors=ts)
+    work, out = onednn_work(call), onednn_output(call)
+    key = op_overload(call.name)
+    places = ONEDNN_CONV.get(key) or ONEDNN_LINEAR[key]
+    if work is None or work.flops is None or out is None:
+        return None
+    x, w = (ts[i] for i in places[:2])
+    shown = "x".join(map(str, out))
+    if key in ONEDNN_CONV:
+        shapes = f"{_shape(x)} * {_shape(w)} -> {shown}"
+        groups = values[places[2] + 3] if places[2] + 3 < len(values) else ""
+        shapes += f", groups {groups}" if groups.strip() not in ("", "1") else ""
+    else:  # the weight is (N, K): shown as the product's second operand, K x N
+        n, k = w.shape if w is not None and w.shape is not None and len(w.shape) == 2 else (0, 0)
+        shapes = f"{_shape(x)} @ {k}x{n}"
+    return Described(name, shapes, _kinds(ts, places[:2]), work.flops)

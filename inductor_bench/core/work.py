@@ -234,7 +234,7 @@ def extern_op(callee: str) -> str:
 
 # The oneDNN and MKL ops CPU freezing writes (``torch.ops.mkldnn._convolution_pointwise.default``
 # ...), by (op, overload): the positions of X and W, and of padding (stride and dilation follow).
-_ONEDNN_CONV = {
+ONEDNN_CONV = {
     ("_convolution_pointwise", "default"): (0, 1, 3),
     ("_convolution_pointwise", "binary"): (0, 2, 4),
     ("_convolution_pointwise_", "binary"): (1, 2, 4),  # in place into its first argument
@@ -242,7 +242,7 @@ _ONEDNN_CONV = {
 # X and the weight that gives N and K: mkl's packed copy (MKL_W, a flat buffer of MKL's own
 # layout, padded far beyond the weight) is what it reads, as much as the original weight (ORI_W)
 # holds, so ORI_W stands for it and MKL_W is left out of the bytes
-_ONEDNN_LINEAR = {
+ONEDNN_LINEAR = {
     ("_linear_pointwise", "default"): (0, 1),
     ("_linear_pointwise", "binary"): (0, 2),
     ("_mkl_linear", "default"): (0, 2),
@@ -269,13 +269,13 @@ def onednn_output(call: CallArgs) -> tuple[int, ...] | None:
     None for other ops, or where its shapes are unknown."""
     key = op_overload(call.name)
     ts = call.tensors
-    if key in _ONEDNN_CONV:
-        xi, wi, pi = _ONEDNN_CONV[key]
+    if key in ONEDNN_CONV:
+        xi, wi, pi = ONEDNN_CONV[key]
         x, w = (dims(ts[i]) if i < len(ts) else None for i in (xi, wi))
         geometry = [ints(call.args[i]) if i < len(call.args) else [] for i in (pi + 1, pi, pi + 2)]
         return conv_output_shape(x, w, *geometry) if x and w and len(x) == len(w) else None
-    if key in _ONEDNN_LINEAR:
-        xi, wi = _ONEDNN_LINEAR[key]
+    if key in ONEDNN_LINEAR:
+        xi, wi = ONEDNN_LINEAR[key]
         x, w = (dims(ts[i]) if i < len(ts) else None for i in (xi, wi))
         return (*x[:-1], w[0]) if x and w and len(w) == 2 else None
     return None
@@ -285,7 +285,7 @@ def onednn_work(call: CallArgs) -> Work | None:
     """A oneDNN convolution or linear (CPU freezing): 2·(output elements)·(weight elements per
     output channel) and 2·M·N·K; bytes: its tensors and its result once. None for other ops."""
     key = op_overload(call.name)
-    places = _ONEDNN_CONV.get(key) or _ONEDNN_LINEAR.get(key)
+    places = ONEDNN_CONV.get(key) or ONEDNN_LINEAR.get(key)
     if places is None:
         return None
     ts = call.tensors
