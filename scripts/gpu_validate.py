@@ -19,7 +19,7 @@ prints them with the device call each needs):
     disturbance benchmark (``scripts/bench_disturbance.py``) on the GPU;
  4. every other example model, training and inference, default and reduce-overhead;
  5. ``pytest -m gpu`` (tests/test_gpu_breakdown.py, tests/test_kernel_gpu.py,
-    tests/test_call_inputs.py).
+    tests/test_call_inputs.py, tests/test_gpu_analyze_shapes.py).
 
 Each step runs within its own cap; the caps of a part add up to its budget less what starting
 and finishing take, so every step of a part gets its whole share. A step that crashes or

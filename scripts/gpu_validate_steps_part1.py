@@ -14,7 +14,8 @@ from gpu_validate_checks import FAIL, PASS, SKIPPED, Check, Run
 from gpu_validate_commands import ROOT, Deadline, SkipStep, last_line, read_json, run_cmd
 from gpu_validate_context import MAIN_RUNS, MODELS, Ctx, StepRecord, label_of
 
-GPU_TESTS = ["tests/test_gpu_breakdown.py", "tests/test_kernel_gpu.py", "tests/test_call_inputs.py"]
+GPU_TESTS = ["tests/test_gpu_breakdown.py", "tests/test_kernel_gpu.py", "tests/test_call_inputs.py",
+             "tests/test_gpu_analyze_shapes.py"]
 # Profiling options per run: (GPU, dry run). The main runs are the reference figures.
 PROFILE_MAIN = (["--iterations", "20", "--windows", "3"], ["--iterations", "3", "--windows", "1"])
 # The main mlp run profiles in the default two fresh processes (what users get); the other
