@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from inductor_bench.core.analyze import analyze_file, steady_shaped_ops
-from inductor_bench.core.peaks import FP16, FP32, TF32
+from inductor_bench.core.peaks import FP8, FP16, FP32, INT8, TF32
 from inductor_bench.core.shaped_ops import compute_type
 from inductor_bench.render.analyze import render_analyze
 
@@ -203,3 +203,35 @@ def test_the_recorded_cpu_loop_against_its_raw_events():
     for g in r.shaped_ops:
         assert g.flops == 2 * 128 * 256 * 1024 and sum(g.calls) == 4
         assert sum(g.ms) == pytest.approx(want[g.op, g.shapes] / 1e3, rel=1e-12)
+
+
+def test_int8_fp8_and_grouped_gemms():
+    """Synthetic calls as torch 2.13's profiler records them (CPU): ``_int_mm`` of int8 ("signed
+    char"), ``_scaled_mm`` of fp8 with its scales, ``_grouped_mm`` of 40 ragged rows by 4 experts'
+    64x32 weights (each row meets one expert: 2 x 40 x 64 x 32)."""
+    from inductor_bench.core.recorded_shapes import describe
+
+    d = describe("aten::_int_mm", ((32, 64), (64, 32)), ("signed char",) * 2, ("", ""))
+    assert (d.shapes, d.dtype, d.flops) == ("32x64 @ 64x32", "int8", 2 * 32 * 64 * 32)
+    fp8 = ("c10::Float8_e4m3fn",) * 2 + ("float", "float", "", "", "Scalar", "Scalar")
+    d = describe("aten::_scaled_mm", ((32, 64), (64, 32), (), (), (), (), (), ()), fp8, ("",) * 8)
+    assert (d.shapes, d.dtype, d.flops) == ("32x64 @ 64x32", "fp8", 2 * 32 * 64 * 32)
+    d = describe("aten::_grouped_mm", ((40, 64), (4, 64, 32), (4,), (), ()), (BF16[0],) * 2 + ("int", "", ""),
+                 ("",) * 5)
+    assert (d.shapes, d.dtype, d.flops) == ("40x64 @ 4x64x32", "bf16", 2 * 40 * 64 * 32)
+    assert compute_type("fp8", "sm90_xmma_gemm_e4m3bf16_e4m3f32_f32_tn_n") == FP8
+    assert compute_type("int8", None) == INT8
+
+
+def test_an_fp8_gemm_is_held_against_the_fp8_peak(tmp_path):
+    """Synthetic, H100: a _scaled_mm of 4096x4096 @ 4096x4096 in fp8 whose kernel takes 200 µs."""
+    dims = [[4096, 4096], [4096, 4096], [], [], [], [], [], []]
+    types = ["c10::Float8_e4m3fn"] * 2 + ["float", "float", "", "", "Scalar", "Scalar"]
+    events = [_x("user_annotation", "ProfilerStep#1", 0, 400),
+              _op("aten::_scaled_mm", 10, 20, dims, types),
+              *_launched("sm90_xmma_gemm_e4m3bf16_e4m3f32_f32_tn_n", 12, 30, 200, 1)]
+    path = tmp_path / "fp8.json"
+    path.write_text(json.dumps({"traceEvents": events, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}]}))
+    (t,) = steady_shaped_ops(analyze_file(path))
+    assert (t.row.dtype, t.compute, t.peak_tflops) == ("fp8", FP8, 1979.0)
+    assert t.tflops == pytest.approx(2 * 4096**3 / 200e-6 / 1e12) and t.pct == pytest.approx(100 * t.tflops / 1979)

@@ -6,7 +6,9 @@ arguments, ``Concrete Inputs`` (torch writes the lists as ``"[2, 2]"``, the flag
 The FLOPs are counted as ``breakdown`` counts an extern call (``core/work.py``), with the same
 functions, so that the two commands agree on one op:
 
-- a **GEMM** (``aten::mm``, ``addmm``, ``bmm``, ``baddbmm``): 2·M·N·K a product
+- a **GEMM** (``aten::mm``, ``addmm``, ``bmm``, ``baddbmm``; int8's ``_int_mm``, fp8's
+  ``_scaled_mm``, a mixture of experts' ``_grouped_mm`` and ``_scaled_grouped_mm``): 2·M·N·K a
+  product, each row of a grouped product's ragged input by its group's weight
   (``other_ops.gemm_flops``);
 - a **convolution** (``aten::convolution``, the op every ``conv*d`` and Inductor's extern
   convolution call) and its backward (``aten::convolution_backward``):
@@ -45,8 +47,9 @@ ONEDNN = {
     "mkldnn::_linear_pointwise": {6: "default", 5: "binary"},
     "mkl::_mkl_linear": {5: "default"},
 }
-GEMM_OPS = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "mkldnn::_linear_pointwise",
-                      "mkl::_mkl_linear"})
+GEMM_OPS = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::_int_mm",
+                      "aten::_scaled_mm", "aten::_grouped_mm", "aten::_scaled_grouped_mm",
+                      "mkldnn::_linear_pointwise", "mkl::_mkl_linear"})
 CONV_OPS = frozenset({"aten::convolution", "aten::convolution_backward", "mkldnn::_convolution_pointwise",
                       "mkldnn::_convolution_pointwise_"})
 # the _flash_attention_* ops run inside the _scaled_dot_product_flash_attention ones: not
@@ -106,8 +109,13 @@ def _shape(t: Tensor | None) -> str:
     return "x".join(map(str, t.shape)) if t is not None and t.shape is not None else "?"
 
 
+# the integer types a trace names as C++ does
+_INTEGER = {"signed char": "int8", "unsigned char": "uint8"}
+
+
 def _kinds(ts: list[Tensor | None], at: tuple[int, ...]) -> str:
-    kinds = {float_kind(t.dtype) or str(t.dtype) for i in at if i < len(ts) and (t := ts[i]) is not None}
+    kinds = {float_kind(t.dtype) or _INTEGER.get(str(t.dtype)) or str(t.dtype)
+             for i in at if i < len(ts) and (t := ts[i]) is not None}
     return "/".join(sorted(kinds))
 
 

@@ -19,7 +19,8 @@ ran and the TFLOP/s it reached, grouped by op, shapes and type; pure, no torch.
   layout copy or transpose of an operand, a memset, a fill. The kernel shown is the library
   kernel that took the most time.
 - **% of peak**: against the datasheet's dense peak (``core/peaks.py``) of the GPU the trace
-  names, for the compute type: bf16/fp16 inputs the tensor-core peak; fp32 the TF32 peak where
+  names, for the compute type: bf16/fp16 inputs the tensor-core peak, fp8 the fp8 one (int8 has
+  no datasheet figure in the table: none); fp32 the TF32 peak where
   the kernel's name says TF32 (``tf32``, cutlass ``tensorop_s1688``), the fp32 one where it is a
   SIMT ``sgemm`` (cuDNN's ``implicit_convolve_sgemm`` too), none where it says neither.
 """
@@ -34,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .columns import TraceColumns
-from .peaks import FP16, FP32, TF32, lookup
+from .peaks import FP8, FP16, FP32, INT8, TF32, lookup
 from .recorded_shapes import Described, describe
 from .steps import StepEvents, by_step
 
@@ -210,6 +211,10 @@ def compute_type(dtype: str, kernel: str | None) -> str | None:
     """The compute type whose peak the op is held against (see the module docstring)."""
     if dtype in ("bf16", "fp16"):
         return FP16
+    if dtype == "fp8":  # either format, and e4m3 by e5m2
+        return FP8
+    if dtype in ("int8", "int8/uint8", "uint8"):
+        return INT8
     if dtype != "fp32" or not kernel:
         return None
     if _TF32_KERNEL.search(kernel):

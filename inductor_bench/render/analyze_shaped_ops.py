@@ -43,7 +43,8 @@ def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
            " % other work: of that time, the share in kernels that are not the library's (a layout "
            "copy or transpose of an operand, a memset). % peak: of the datasheet's dense peak for the "
            "compute type "
-           "(bf16/fp16: tensor cores; fp32: TF32 where the kernel's name says so, the fp32 units for "
+           "(bf16/fp16: tensor cores; fp8: its tensor-core peak; fp32: TF32 where the kernel's name says so, "
+           "the fp32 units for "
            "a SIMT sgemm; none where it says neither, or the GPU is not in the table)"
            + (f": {', '.join(sources)}" if sources else "") + ".")
         + " (docs/analyze.md)"
