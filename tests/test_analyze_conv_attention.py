@@ -232,3 +232,11 @@ def _shown(e: dict) -> str:
 
 def _frozen(value):
     return tuple(map(_frozen, value)) if isinstance(value, list) else value
+
+
+def test_impossible_recorded_values_give_no_count():
+    """Synthetic: a stride of 0, a kernel larger than its unpadded input, an empty batch."""
+    assert _conv((4, 3, 32, 32), (16, 3, 3, 3), stride="[0, 0]") is None
+    assert _conv((1, 3, 2, 2), (16, 3, 5, 5)) is None
+    assert _conv((0, 3, 8, 8), (16, 3, 3, 3)) is None
+    assert describe("aten::convolution", ((4, 3, 8, 8), (16, 3, 3, 3)), CONV_TYPES, ("",) * 3) is None

@@ -73,15 +73,25 @@ class Described:
 
 
 def describe(name: str, dims: Any, types: Any, concrete: Any) -> Described | None:
-    """The call of op ``name`` with these recorded arguments; None where they give no count."""
+    """The call of op ``name`` with these recorded arguments; None where they give no count
+    (a trace written by hand or cut short may hold a stride of 0, a kernel larger than its
+    padded input: no count rather than a failure or a negative one)."""
     if not isinstance(dims, tuple) or not isinstance(types, tuple):
         return None
     ts = [_tensor(d, types[i] if i < len(types) else None) for i, d in enumerate(dims)]
+    try:
+        found = _described(name, ts, concrete, len(dims))
+    except (ArithmeticError, IndexError, ValueError):
+        return None
+    return found if found is not None and found.flops > 0 else None
+
+
+def _described(name: str, ts: list[Tensor | None], concrete: Any, n: int) -> Described | None:
     if name in ONEDNN:
-        return _onednn(name, ts, _values(concrete, len(dims)) or [""] * len(dims))
+        return _onednn(name, ts, _values(concrete, n) or [""] * n)
     if name in GEMM_OPS:
         return _gemm(name, ts)
-    values = _values(concrete, len(dims))
+    values = _values(concrete, n)
     if values is None:
         return None
     call = CallArgs(name, True, values, {}, tensors=ts)
@@ -133,6 +143,8 @@ def _conv(name: str, call: CallArgs) -> Described | None:
     flops, _ = conv_work(call) if forward else conv_backward_work(call)
     if flops is None or len(call.args) < (9 if forward else 11):
         return None
+    if forward and not _positive(conv_output(call)):
+        return None
     if forward:
         groups, transposed, out, note = call.args[8], call.args[6], _conv_output(call), ""
     else:
@@ -144,6 +156,11 @@ def _conv(name: str, call: CallArgs) -> Described | None:
                                           (", transposed", transposed.strip() == "True")) if on)
     shapes = f"{_shape(call.tensors[at[0]])} * {_shape(call.tensors[at[1]])} -> {out}{extra}{note}"
     return Described(name, shapes, _kinds(call.tensors, at), flops)
+
+
+def _positive(shape: tuple[int, ...] | None) -> bool:
+    """Whether a shape worked out from recorded values is one (no size of 0 or below)."""
+    return shape is not None and min(shape, default=0) > 0
 
 
 def _conv_output(call: CallArgs) -> str:
@@ -174,7 +191,7 @@ def _onednn(name: str, ts: list[Tensor | None], values: list[str]) -> Described 
     work, out = onednn_work(call), onednn_output(call)
     key = op_overload(call.name)
     places = ONEDNN_CONV.get(key) or ONEDNN_LINEAR[key]
-    if work is None or work.flops is None or out is None:
+    if work is None or work.flops is None or not _positive(out):
         return None
     x, w = (ts[i] for i in places[:2])
     shown = "x".join(map(str, out))
