@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from inductor_bench.core import compile_phases
 from inductor_bench.core.categories import CPP_CATEGORIES
 from inductor_bench.core.processes import share_windows
 from inductor_bench.core.rundir import load_breakdown as load_result
@@ -145,6 +146,12 @@ def test_mlp_train(mlp_train):
     assert 0 < secs["frame"] + secs.get("backward", 0.0) <= result.compile_s
     assert secs.get("inductor", 0.0) <= secs["frame"]
     assert "compile times (torch's record of each compile" in render_breakdown(result)
+    # torch's compile timers, by phase, cover the same compile as its record of it
+    timers = [compiled["timers"]]
+    total = compile_phases.timed_total(timers)
+    assert sum(compile_phases.phase_seconds(timers).values()) == pytest.approx(total)
+    assert total == pytest.approx(secs["frame"] + secs.get("backward", 0.0), rel=0.05, abs=0.05)
+    assert "compile time by phase (torch's own compile timers, 1 compile" in render_breakdown(result)
 
 
 @pytest.mark.slow

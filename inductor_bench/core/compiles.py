@@ -135,10 +135,12 @@ Ids = tuple[Any, Any]  # (frame id, frame compile id)
 
 def merge(records: list[dict[str, Any]], limits: list[tuple[Any, Any, dict[str, Any]]],
           timed: Sequence[tuple[Any, Any, dict[str, float]]] = (),
-          facts: Sequence[tuple[Any, Any, dict[str, Any]]] = ()) -> list[dict[str, Any]]:
+          facts: Sequence[tuple[Any, Any, dict[str, Any]]] = (),
+          timers: dict[Ids, list[Any]] | None = None) -> list[dict[str, Any]]:
     """One entry per compile: its ids, and what was heard of it: ``reasons`` (a recompile's
     ``record``), ``limit`` (the hit it met, ``limit_hit``), ``seconds`` (its times), ``code``,
-    ``ops`` and ``failed`` (``frame_facts``); ordered by frame and compile."""
+    ``ops`` and ``failed`` (``frame_facts``), ``timers`` (torch's compile timers as spans,
+    ``compile_phases.spans``); ordered by frame and compile."""
     out: dict[Ids, dict[str, Any]] = {}
 
     def entry(frame: Any, compile_id: Any) -> dict[str, Any]:
@@ -155,6 +157,8 @@ def merge(records: list[dict[str, Any]], limits: list[tuple[Any, Any, dict[str, 
     for frame, compile_id, known in facts:
         if known:
             entry(frame, compile_id).update(known)
+    for (frame, compile_id), spans in (timers or {}).items():
+        entry(frame, compile_id)["timers"] = spans
     return [out[k] for k in sorted(out, key=lambda k: (k[0] is None, k[0] or 0, k[1] or 0))]
 
 

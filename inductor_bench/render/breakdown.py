@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..core import compiles, steady
+from ..core import compile_phases, compiles, steady
 from ..core.categories import label, order
 from ..core.devices import backend
 from ..core.results import STEADY_SINCE, BreakdownResult, GraphResult, KernelRetuning, KernelStat, Recompile
@@ -267,9 +267,9 @@ def _autotune(doc: Doc, r: BreakdownResult) -> None:
     if r.compile_s is not None:
         cache = f"; {r.compile_cache.describe()}" if r.compile_cache else ""
         doc.paragraph(f"compile (first call, timed on its own): {r.compile_s:.1f} s{cache}")
-    times = compiles.time_line(r)
-    if times:
-        doc.paragraph(times)
+    for line in (compiles.time_line(r), compile_phases.phase_line(r.compiles)):
+        if line:
+            doc.paragraph(line)
     if isinstance(r.autotune, KernelRetuning):
         render_retuning(doc, r.autotune.rows, r.autotune.total_bound)
     elif isinstance(r.autotune, Recompile):

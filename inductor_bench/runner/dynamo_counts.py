@@ -10,7 +10,7 @@ import logging
 import os
 from typing import Any
 
-from ..core import compiles, graph_breaks
+from ..core import compile_phases, compiles, graph_breaks
 from . import trace_log
 
 BREAK_ARTIFACT = "dynamo_graph_break_reason"
@@ -111,6 +111,7 @@ class CompileRecorder(logging.Handler):
         self.timed: list[tuple[Any, Any, dict[str, float]]] = []
         self.facts: list[tuple[Any, Any, dict[str, Any]]] = []  # each compile's function, ops, failure
         self.bypass_reasons: list[str] = []  # each once, in the order met
+        self.timers: list[compile_phases.Event] = []  # torch's compile timers (core/compile_phases.py)
 
     def emit(self, record: logging.LogRecord) -> None:
         with contextlib.suppress(Exception):  # evidence only: never fails a compile
@@ -124,6 +125,11 @@ class CompileRecorder(logging.Handler):
             if not isinstance(md, dict):
                 return
             ids = md.get("frame_id"), md.get("frame_compile_id")
+            if "chromium_event" in md and payload:  # one of torch's compile timers
+                timer = compile_phases.event(md, json.loads(payload) if isinstance(payload, str) else payload)
+                if timer is not None:
+                    self.timers.append(timer)
+                return
             artifact = (md.get("artifact") or {}).get("name")
             if artifact == RECOMPILE_ARTIFACT and isinstance(payload, str):
                 self.records.append(compiles.record(*ids, payload))
@@ -143,7 +149,8 @@ class CompileRecorder(logging.Handler):
 
     def found(self) -> list[dict[str, Any]]:
         with contextlib.suppress(Exception):  # evidence only: never fails a run
-            return compiles.merge(self.records, self.limits, self.timed, self.facts)
+            return compiles.merge(self.records, self.limits, self.timed, self.facts,
+                                  compile_phases.spans(self.timers))
         return []
 
 

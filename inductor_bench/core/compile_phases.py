@@ -1,0 +1,162 @@
+"""Where a compile's time went, by phase, from torch's own compile timers (pure; no torch).
+
+Torch times each step of a compile with ``dynamo_timed`` and writes each timer's start and end
+into the structured trace as a ``chromium_event`` record (a ``B`` and an ``E`` event, or one
+``X`` with its duration; torch 2.5 to 2.15), with the compile's ``frame_id`` and
+``frame_compile_id`` in the record's metadata: ``entire_frame_compile`` around a frame's whole
+compile, ``backend_compile`` around AOTAutograd and Inductor, ``GraphLowering.run``,
+``Scheduler.codegen``, ``compile_file`` (a C++ kernel's compiler), ``async_compile.wait`` ...
+``spans`` pairs them into spans.
+
+Each moment of a compile goes to the innermost timer running then (the latest to start of
+those open), to the phase its name belongs to (``PHASES``), or, for a name not listed (torch
+adds timers from version to version), to the phase of the timer it started in; a timer in no
+listed one is ``other``. The phases therefore add up to the time in which any timer ran, each
+second counted once. Only the compiling process's timers are seen: a kernel compiled in
+Inductor's worker processes is not, but the time the compile waited for it is
+(``async_compile.wait``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+DYNAMO = "Dynamo (tracing Python, guards)"
+AOT = "AOTAutograd (the joint graph, its partition)"
+LOWERING = "Inductor graph passes and lowering"
+CODEGEN = "Inductor fusion and code generation"
+KERNELS = "compiling kernels (C++ compiler, Triton)"
+AUTOTUNE = "autotuning (timing kernel choices)"
+LOADING = "loading modules, cache keys and lookups"
+OTHER = "other"
+# phase -> the timers' names (exact) and name prefixes (ending in "*") that are its own
+PHASES: dict[str, tuple[str, ...]] = {
+    DYNAMO: ("dynamo", "_compile.compile_inner", "entire_frame_compile", "compile_attempt_*",
+             "bytecode_tracing", "build_guards", "gc", "insert_deferred_runtime_asserts",
+             "OutputGraph.call_user_compiler"),
+    AOT: ("backend_compile", "create_aot_dispatcher_function", "aot_*", "_recursive_joint_graph_passes",
+          "entire_backward_compile", "compile_fx.<locals>.fw_compiler_base",
+          "compile_fx.<locals>.bw_compiler", "min_cut_rematerialization_partition"),
+    LOWERING: ("inductor_compile", "compile_fx_inner", "fx_codegen_and_compile", "_recursive_pre_grad_passes",
+               "_recursive_post_grad_passes", "pass.*", "additional_fake_tensor_prop", "GraphLowering.run"),
+    CODEGEN: ("GraphLowering.compile_to_fn", "GraphLowering.compile_to_module", "code_gen",
+              "GraphLowering.codegen", "Scheduler.*", "PythonWrapperCodegen.*", "CppWrapperCpu.*",
+              "TritonBundler.*"),
+    KERNELS: ("compile_file", "async_compile.*", "CachingAutotuner.precompile", "triton_compile*"),
+    AUTOTUNE: ("CachingAutotuner.benchmark_all_configs", "select_algorithm*", "AlgorithmSelectorCache.*",
+               "autotune*", "coordinate_descent*"),
+    LOADING: ("PyCodeCache.load_by_key_path", "AOTAutogradCache.*", "FxGraphCache.*", "inductor_codecache_*",
+              "CacheBase.*", "TritonBundler.read_and_emit", "load_by_key_path"),
+}
+_EXACT = {name: phase for phase, names in PHASES.items() for name in names if not name.endswith("*")}
+_PREFIX = [(name[:-1], phase) for phase, names in PHASES.items() for name in names if name.endswith("*")]
+
+Event = tuple[Any, Any, str, str, float, Any]  # frame id, frame compile id, name, ph, ts (µs), thread
+Span = list[Any]  # [name, start s from the compile's first timer, duration s]
+
+
+def phase_of(name: str) -> str | None:
+    """The phase a timer's name belongs to; None for a name not listed."""
+    if name in _EXACT:
+        return _EXACT[name]
+    return next((phase for prefix, phase in _PREFIX if name.startswith(prefix)), None)
+
+
+def event(md: dict[str, Any], payload: Any) -> Event | None:
+    """A ``chromium_event`` record (its metadata and decoded payload) -> what ``spans`` reads."""
+    if not isinstance(payload, dict) or payload.get("ph") not in ("B", "E", "X"):
+        return None
+    ts = payload.get("ts")
+    if not isinstance(ts, (int, float)) or not isinstance(payload.get("name"), str):
+        return None
+    ph = payload["ph"]
+    if ph == "X":  # a complete event: its end follows at once
+        ph = f"X{float(payload.get('dur') or 0.0)}"
+    return md.get("frame_id"), md.get("frame_compile_id"), payload["name"], ph, float(ts), payload.get("tid")
+
+
+def spans(events: Sequence[Event]) -> dict[tuple[Any, Any], list[Span]]:
+    """The timers paired into spans, per compile: an end closes the latest open start of the
+    same name (torch writes every timer with thread 0, so the timers of threads that compile
+    kernels side by side interleave). A span without the compile's ids takes those of the
+    latest span still open when it started. An end without its start, or a start never ended
+    (a compile that raised), is left out."""
+    open_: dict[tuple[Any, str], list[tuple[float, Any]]] = {}
+    latest: list[tuple[float, float, Any]] = []  # (start, end, ids) of the spans found, for ids
+    found: list[tuple[Any, float, float, str]] = []  # (ids, start µs, end µs, name)
+    for frame, compile_id, name, ph, ts, tid in sorted(events, key=lambda e: e[4]):
+        ids = (frame, compile_id) if frame is not None else None
+        if ph == "B":
+            open_.setdefault((tid, name), []).append((ts, ids))
+        elif ph == "E" and open_.get((tid, name)):
+            start, start_ids = open_[(tid, name)].pop()
+            found.append((start_ids, start, ts, name))
+        elif ph.startswith("X"):
+            found.append((ids, ts, ts + float(ph[1:]), name))
+    found.sort(key=lambda f: (f[1], -f[2]))
+    out: dict[tuple[Any, Any], list[Span]] = {}
+    for ids, start, end, name in found:
+        if ids is None:  # the latest span open at its start that has ids
+            ids = next((i for s, e, i in reversed(latest) if s <= start < e and i is not None), None)
+        latest.append((start, end, ids))
+        if ids is not None:
+            out.setdefault(ids, []).append([name, start, end - start])
+    for rows in out.values():
+        first = min(r[1] for r in rows)
+        for r in rows:
+            r[1], r[2] = round((r[1] - first) / 1e6, 6), round(r[2] / 1e6, 6)
+    return out
+
+
+def phase_seconds(compiles: Iterable[Sequence[Span]]) -> dict[str, float]:
+    """Seconds per phase over the compiles' spans (see the module docstring), largest first."""
+    out: dict[str, float] = {}
+    for rows in compiles:
+        for phase, own in _own_times(rows).items():
+            out[phase] = out.get(phase, 0.0) + own
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def _own_times(rows: Sequence[Span]) -> dict[str, float]:
+    """A sweep over the spans' starts and ends: each moment goes to the phase of the latest
+    span to start of those open then; a span of a name not listed takes the phase of the latest
+    open span it started in."""
+    marks: list[tuple[float, int, int]] = []  # (time, 0 end / 1 start, span)
+    for i, (_, start, dur) in enumerate(rows):
+        marks += [(start, 1, i), (start + dur, 0, i)]
+    marks.sort()
+    out: dict[str, float] = {}
+    active: list[int] = []  # open spans, by start
+    phases: dict[int, str] = {}
+    last = 0.0
+    for t, is_start, i in marks:
+        if active:
+            phase = phases[active[-1]]
+            out[phase] = out.get(phase, 0.0) + (t - last)
+        last = t
+        if is_start:
+            phases[i] = phase_of(rows[i][0]) or (phases[active[-1]] if active else OTHER)
+            active.append(i)
+        elif i in active:
+            active.remove(i)
+    return out
+
+
+def timed_total(compiles: Iterable[Sequence[Span]]) -> float:
+    """The seconds in which any of a compile's timers ran (the union of its spans), added up."""
+    return sum(sum(_own_times(rows).values()) for rows in compiles)
+
+
+def phase_line(compiles: Sequence[dict[str, Any]]) -> str | None:
+    """``compile time by phase (...): compiling kernels (C++ compiler, Triton) 9.50 s (74%), ...``
+    over every compile of a run that kept its timers (``compiles.merge``); None where none did."""
+    timed = [x["timers"] for x in compiles if x.get("timers")]
+    total = timed_total(timed)
+    if total <= 0:
+        return None
+    parts = [f"{phase} {s:.2f} s ({100 * s / total:.0f}%)" for phase, s in phase_seconds(timed).items()
+             if s >= 0.005]
+    n = "1 compile" if len(timed) == 1 else f"{len(timed)} compiles"
+    return (f"compile time by phase (torch's own compile timers, {n}, {total:.2f} s; each timer's own time "
+            f"to its phase, docs/breakdown.md): {', '.join(parts)}")

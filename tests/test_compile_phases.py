@@ -1,0 +1,84 @@
+"""Compile time by phase from torch's own compile timers (``core/compile_phases.py``): synthetic
+timers worked out by hand, and the timers torch 2.13.0 and 2.5.1 wrote for one cold compile of
+an MLP's training step (``tests/fixtures/compile_events``), against torch's own record of the
+same compiles (``compilation_metrics``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from inductor_bench.core import compile_phases as cp
+from inductor_bench.core.compiles import merge
+
+from .conftest import FIXTURES
+
+IDS = {"frame_id": 0, "frame_compile_id": 0}
+
+
+def _ev(name: str, ph: str, ts_s: float, ids: dict | None = None, **extra) -> cp.Event:
+    return cp.event(IDS if ids is None else ids, {"name": name, "ph": ph, "ts": ts_s * 1e6, "tid": 0, **extra})
+
+
+def test_each_moment_goes_to_the_innermost_timer():
+    """Synthetic: a 10 s frame compile; backend_compile from 1 to 9 s; Inductor's codegen from 2
+    to 8 s with a C++ compile from 3 to 7 s inside it; a timer torch might add (not listed) from
+    7.5 to 8 s inside the codegen: codegen's phase."""
+    events = [_ev("entire_frame_compile", "B", 0), _ev("backend_compile", "B", 1), _ev("code_gen", "B", 2),
+              _ev("compile_file", "B", 3), _ev("compile_file", "E", 7), _ev("some_new_timer", "B", 7.5),
+              _ev("some_new_timer", "E", 8), _ev("code_gen", "E", 8), _ev("backend_compile", "E", 9),
+              _ev("entire_frame_compile", "E", 10)]
+    (rows,) = cp.spans(events).values()
+    assert cp.phase_seconds([rows]) == pytest.approx({cp.KERNELS: 4.0, cp.AOT: 2.0, cp.DYNAMO: 2.0, cp.CODEGEN: 2.0})
+    assert cp.timed_total([rows]) == pytest.approx(10.0)
+
+
+def test_interleaved_timers_of_one_name_pair_with_their_own_start():
+    """Synthetic: torch writes every timer on thread 0; two C++ compiles on two threads overlap
+    (1-6 s and 2-4 s, or 1-4 s and 2-6 s: the timers cannot tell) inside a wait of 0-8 s, and an end never started, a start never ended and
+    a complete (X) event of 1 s from 8 s. The overlap counts once."""
+    events = [_ev("async_compile.wait", "B", 0), _ev("compile_file", "B", 1), _ev("compile_file", "B", 2),
+              _ev("compile_file", "E", 4), _ev("compile_file", "E", 6), _ev("async_compile.wait", "E", 8),
+              _ev("GraphLowering.run", "E", 8.5), _ev("Scheduler.codegen", "B", 9.5),
+              _ev("GraphLowering.run", "X", 8, dur=1e6)]
+    (rows,) = cp.spans(events).values()
+    assert sorted((r[0], r[1], r[2]) for r in rows) == [
+        ("GraphLowering.run", 8.0, 1.0), ("async_compile.wait", 0.0, 8.0), ("compile_file", 1.0, 5.0),
+        ("compile_file", 2.0, 2.0)]  # the latest start of the name is closed first: the union is the same
+    assert cp.phase_seconds([rows]) == pytest.approx({cp.KERNELS: 8.0, cp.LOWERING: 1.0})
+
+
+def test_a_timer_without_ids_belongs_to_the_compile_it_ran_in():
+    events = [_ev("entire_frame_compile", "B", 0), _ev("compile_file", "B", 1, ids={}),
+              _ev("compile_file", "E", 2, ids={}), _ev("entire_frame_compile", "E", 3),
+              _ev("entire_frame_compile", "B", 4, ids={"frame_id": 1, "frame_compile_id": 0}),
+              _ev("entire_frame_compile", "E", 5, ids={"frame_id": 1, "frame_compile_id": 0})]
+    got = cp.spans(events)
+    assert {ids: [r[0] for r in rows] for ids, rows in got.items()} == {
+        (0, 0): ["entire_frame_compile", "compile_file"], (1, 0): ["entire_frame_compile"]}
+    entries = merge([], [], timers=got)
+    assert [x["timers"] for x in entries] == [got[0, 0], got[1, 0]]
+    assert cp.phase_line(entries).startswith(
+        "compile time by phase (torch's own compile timers, 2 compiles, 4.00 s; each timer's own time to its "
+        "phase, docs/breakdown.md): Dynamo (tracing Python, guards) 3.00 s (75%), compiling kernels (C++ "
+        "compiler, Triton) 1.00 s (25%)")
+    assert cp.phase_line([{"frame_id": 0}]) is None
+
+
+@pytest.mark.parametrize("version", ["2.13.0", "2.5.1"])
+def test_a_recorded_cold_compile_against_torchs_record_of_it(version):
+    """torch's compilation_metrics time the frame's compile (Dynamo, AOTAutograd, Inductor's
+    forward) and the backward's Inductor compile: the timers' union covers the same seconds."""
+    data = json.loads((FIXTURES / "compile_events" / f"mlp-train-torch-{version}.json").read_text())
+    events = [e for x in data["events"] if (e := cp.event(x["metadata"], x["payload"])) is not None]
+    compiles = cp.spans(events)
+    assert list(compiles) == [(0, 0)]
+    frame, backward = (m.get("entire_frame_compile_time_s") or m["inductor_compile_time_s"] for m in data["metrics"])
+    total = cp.timed_total(compiles.values())
+    assert total == pytest.approx(frame + backward, rel=0.01)
+    phases = cp.phase_seconds(compiles.values())
+    assert sum(phases.values()) == pytest.approx(total)
+    assert {cp.DYNAMO, cp.AOT, cp.LOWERING, cp.CODEGEN, cp.KERNELS} <= {p for p, s in phases.items() if s > 0}
+    assert next(iter(phases)) == cp.KERNELS  # a cold CPU compile: the C++ compiler takes the most
+    assert phases.get(cp.OTHER, 0.0) < 0.01 * total
