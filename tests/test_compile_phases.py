@@ -82,3 +82,26 @@ def test_a_recorded_cold_compile_against_torchs_record_of_it(version):
     assert {cp.DYNAMO, cp.AOT, cp.LOWERING, cp.CODEGEN, cp.KERNELS} <= {p for p, s in phases.items() if s > 0}
     assert next(iter(phases)) == cp.KERNELS  # a cold CPU compile: the C++ compiler takes the most
     assert phases.get(cp.OTHER, 0.0) < 0.01 * total
+
+
+def test_torchs_timer_names_and_the_autotuning_outside_any_compile():
+    """Names torch 2.13 times (``dynamo_timed``): a template's autotuning by its suffix, Triton's
+    precompile; a first run's autotuning, which ran in no compile (no ids, no compile open),
+    kept apart and counted in the line."""
+    assert cp.phase_of("mm_template_autotuning") == cp.AUTOTUNE
+    assert cp.phase_of("mm_template_precompiling") == cp.KERNELS
+    assert cp.phase_of("CachingAutotuner.benchmark_all_configs") == cp.AUTOTUNE
+    assert cp.phase_of("GraphLowering.codegen_subgraph") == cp.CODEGEN
+    assert cp.phase_of("TritonBundler.load_cached_static_autotuners") == cp.LOADING
+    assert cp.phase_of("something_new") is None
+    events = [_ev("entire_frame_compile", "B", 0), _ev("entire_frame_compile", "E", 2),
+              _ev("CachingAutotuner.benchmark_all_configs", "B", 3, ids={}),
+              _ev("CachingAutotuner.benchmark_all_configs", "E", 4, ids={})]
+    got = cp.spans(events)
+    assert {ids: [r[0] for r in rows] for ids, rows in got.items()} == {
+        (0, 0): ["entire_frame_compile"], cp.NO_COMPILE: ["CachingAutotuner.benchmark_all_configs"]}
+    entries = merge([], [], timers=got)
+    assert [x["frame_id"] for x in entries] == [0, None]
+    assert cp.phase_line(entries).startswith(
+        "compile time by phase (torch's own compile timers, 1 compile and the timers that ran outside them "
+        "(autotuning at a kernel's first run), 3.00 s;")

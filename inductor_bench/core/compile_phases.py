@@ -30,37 +30,46 @@ KERNELS = "compiling kernels (C++ compiler, Triton)"
 AUTOTUNE = "autotuning (timing kernel choices)"
 LOADING = "loading modules, cache keys and lookups"
 OTHER = "other"
-# phase -> the timers' names (exact) and name prefixes (ending in "*") that are its own
+# phase -> the timers' names (exact), name prefixes ("name*") and suffixes ("*name") that are its own
+# (torch 2.13's ``dynamo_timed`` names)
 PHASES: dict[str, tuple[str, ...]] = {
     DYNAMO: ("dynamo", "_compile.compile_inner", "entire_frame_compile", "compile_attempt_*",
              "bytecode_tracing", "build_guards", "gc", "insert_deferred_runtime_asserts",
-             "OutputGraph.call_user_compiler"),
+             "OutputGraph.call_user_compiler", "fullgraph_capture", "precompile_*", "compiler_collective"),
     AOT: ("backend_compile", "create_aot_dispatcher_function", "aot_*", "_recursive_joint_graph_passes",
           "entire_backward_compile", "compile_fx.<locals>.fw_compiler_base",
           "compile_fx.<locals>.bw_compiler", "min_cut_rematerialization_partition"),
     LOWERING: ("inductor_compile", "compile_fx_inner", "fx_codegen_and_compile", "_recursive_pre_grad_passes",
                "_recursive_post_grad_passes", "pass.*", "additional_fake_tensor_prop", "GraphLowering.run"),
     CODEGEN: ("GraphLowering.compile_to_fn", "GraphLowering.compile_to_module", "code_gen",
-              "GraphLowering.codegen", "Scheduler.*", "PythonWrapperCodegen.*", "CppWrapperCpu.*",
-              "TritonBundler.*"),
-    KERNELS: ("compile_file", "async_compile.*", "CachingAutotuner.precompile", "triton_compile*"),
-    AUTOTUNE: ("CachingAutotuner.benchmark_all_configs", "select_algorithm*", "AlgorithmSelectorCache.*",
-               "autotune*", "coordinate_descent*"),
+              "GraphLowering.codegen*", "Scheduler.*", "PythonWrapperCodegen.*", "CppWrapperCpu.*",
+              "CppWrapperGpu.*", "TritonBundler.*", "generate_kernel_code_from_nodes"),
+    KERNELS: ("compile_file", "async_compile.*", "CachingAutotuner.precompile",
+              "CachingAutotuner.slow_precompile*", "StaticAutotunerFuture.warm_precompile",
+              "reload_kernel_in_parent", "aoti_compile_*", "aoti_precompile_*", "*_template_precompiling"),
+    AUTOTUNE: ("CachingAutotuner.benchmark_all_configs", "CachingAutotuner.coordinate_descent_tuning",
+               "CachingAutotuner.combo_sequential_autotune", "*_template_autotuning",
+               "benchmark_codegened_module", "select_algorithm*", "AlgorithmSelectorCache.*"),
     LOADING: ("PyCodeCache.load_by_key_path", "AOTAutogradCache.*", "FxGraphCache.*", "inductor_codecache_*",
-              "CacheBase.*", "TritonBundler.read_and_emit", "load_by_key_path"),
+              "CacheBase.*", "TritonBundler.read_and_emit", "TritonBundler.load_cached_static_autotuners",
+              "CompiledArtifact.*"),
 }
-_EXACT = {name: phase for phase, names in PHASES.items() for name in names if not name.endswith("*")}
+_EXACT = {name: phase for phase, names in PHASES.items() for name in names if "*" not in name}
 _PREFIX = [(name[:-1], phase) for phase, names in PHASES.items() for name in names if name.endswith("*")]
+_SUFFIX = [(name[1:], phase) for phase, names in PHASES.items() for name in names if name.startswith("*")]
 
 Event = tuple[Any, Any, str, str, float, Any]  # frame id, frame compile id, name, ph, ts (µs), thread
 Span = list[Any]  # [name, start s from the compile's first timer, duration s]
+# the ids of timers that ran in no compile: Triton's autotuning at a kernel's first run (on a GPU)
+NO_COMPILE = (None, None)
 
 
 def phase_of(name: str) -> str | None:
     """The phase a timer's name belongs to; None for a name not listed."""
     if name in _EXACT:
         return _EXACT[name]
-    return next((phase for prefix, phase in _PREFIX if name.startswith(prefix)), None)
+    found = next((phase for prefix, phase in _PREFIX if name.startswith(prefix)), None)
+    return found or next((phase for suffix, phase in _SUFFIX if name.endswith(suffix)), None)
 
 
 def event(md: dict[str, Any], payload: Any) -> Event | None:
@@ -80,8 +89,8 @@ def spans(events: Sequence[Event]) -> dict[tuple[Any, Any], list[Span]]:
     """The timers paired into spans, per compile: an end closes the latest open start of the
     same name (torch writes every timer with thread 0, so the timers of threads that compile
     kernels side by side interleave). A span without the compile's ids takes those of the
-    latest span still open when it started. An end without its start, or a start never ended
-    (a compile that raised), is left out."""
+    latest span still open when it started, and one in no compile ``NO_COMPILE``. An end
+    without its start, or a start never ended (a compile that raised), is left out."""
     open_: dict[tuple[Any, str], list[tuple[float, Any]]] = {}
     latest: list[tuple[float, float, Any]] = []  # (start, end, ids) of the spans found, for ids
     found: list[tuple[Any, float, float, str]] = []  # (ids, start µs, end µs, name)
@@ -97,11 +106,10 @@ def spans(events: Sequence[Event]) -> dict[tuple[Any, Any], list[Span]]:
     found.sort(key=lambda f: (f[1], -f[2]))
     out: dict[tuple[Any, Any], list[Span]] = {}
     for ids, start, end, name in found:
-        if ids is None:  # the latest span open at its start that has ids
-            ids = next((i for s, e, i in reversed(latest) if s <= start < e and i is not None), None)
-        latest.append((start, end, ids))
-        if ids is not None:
-            out.setdefault(ids, []).append([name, start, end - start])
+        if ids is None:  # the latest span open at its start that has ids; else no compile's
+            ids = next((i for s, e, i in reversed(latest) if s <= start < e and i is not None), NO_COMPILE)
+        latest.append((start, end, ids if ids != NO_COMPILE else None))
+        out.setdefault(ids, []).append([name, start, end - start])
     for rows in out.values():
         first = min(r[1] for r in rows)
         for r in rows:
@@ -155,8 +163,10 @@ def phase_line(compiles: Sequence[dict[str, Any]]) -> str | None:
     total = timed_total(timed)
     if total <= 0:
         return None
+    outside = sum(1 for x in compiles if x.get("timers") and x.get("frame_id") is None)
     parts = [f"{phase} {s:.2f} s ({100 * s / total:.0f}%)" for phase, s in phase_seconds(timed).items()
              if s >= 0.005]
-    n = "1 compile" if len(timed) == 1 else f"{len(timed)} compiles"
+    n = "1 compile" if len(timed) - outside == 1 else f"{len(timed) - outside} compiles"
+    n += " and the timers that ran outside them (autotuning at a kernel's first run)" if outside else ""
     return (f"compile time by phase (torch's own compile timers, {n}, {total:.2f} s; each timer's own time "
             f"to its phase, docs/breakdown.md): {', '.join(parts)}")
