@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from inductor_bench import cli
+from inductor_bench.core import compile_phases
 from inductor_bench.core.compare import (
     COMPARE_SCHEMA,
     CompareResult,
@@ -471,6 +472,10 @@ def test_compare_mlp_prints_the_table_and_keeps_the_samples(mlp_compare):
         assert 0 < m.breakdown.totals().busy_pct <= 100
         assert m.breakdown.mode == m.mode
         assert (Path(m.run_dir) / "breakdown.json").exists()
+        # torch's compile timers by phase: within the first call, which the tool timed on its own
+        phases = compile_phases.of_compiles(m.breakdown.compiles)
+        assert phases and 0 < sum(phases.values()) <= m.compile_s * 1.02 + 0.05
+    assert "  compile: " in proc.stdout
     assert ro.status == Status.SKIPPED and "CUDA graphs need a CUDA device" in ro.reason
     # --repeat 20: exactly 20 interleaved calls per column that ran, in the same rounds
     for m in (eager, default, autotune):

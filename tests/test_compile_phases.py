@@ -105,3 +105,25 @@ def test_torchs_timer_names_and_the_autotuning_outside_any_compile():
     assert cp.phase_line(entries).startswith(
         "compile time by phase (torch's own compile timers, 1 compile and the timers that ran outside them "
         "(autotuning at a kernel's first run), 3.00 s;")
+
+
+def test_compares_rows_per_phase():
+    """Synthetic: default compiled in 10 s, 6 of them compiling kernels; max-autotune in 40 s,
+    30 of them autotuning; eager compiled nothing. A phase is a row where it took a tenth of
+    some column's compile (Dynamo's 0.5 s in each: no row)."""
+    from inductor_bench.core.compare import ModeResult
+    from inductor_bench.core.results import BreakdownResult
+    from inductor_bench.render.compare import _compile_phase_rows
+
+    def mode(name: str, spans: list) -> ModeResult:
+        compiles = [{"frame_id": 0, "frame_compile_id": 0, "timers": spans}]
+        return ModeResult(mode=name, breakdown=BreakdownResult("m", compiles=compiles))
+
+    default = mode("default", [["entire_frame_compile", 0.0, 10.0], ["code_gen", 0.5, 9.5],
+                               ["compile_file", 1.0, 6.0]])
+    autotune = mode("max-autotune", [["entire_frame_compile", 0.0, 40.0], ["code_gen", 0.5, 39.5],
+                                     ["mm_template_autotuning", 1.0, 30.0], ["compile_file", 31.0, 6.0]])
+    rows = _compile_phase_rows([ModeResult(mode="eager"), default, autotune])
+    assert rows == [["  compile: code generation", "-", "3.50 s", "3.50 s"],
+                    ["  compile: compiling kernels", "-", "6.00 s", "6.00 s"],
+                    ["  compile: autotuning", "-", "0.00 s", "30.00 s"]]

@@ -156,6 +156,16 @@ def timed_total(compiles: Iterable[Sequence[Span]]) -> float:
     return sum(sum(_own_times(rows).values()) for rows in compiles)
 
 
+# the phases as a table's row names them
+SHORT = {DYNAMO: "Dynamo", AOT: "AOTAutograd", LOWERING: "lowering", CODEGEN: "code generation",
+         KERNELS: "compiling kernels", AUTOTUNE: "autotuning", LOADING: "loading, caches", OTHER: "other"}
+
+
+def of_compiles(compiles: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Seconds per phase over every compile of a run that kept its timers; {} where none did."""
+    return phase_seconds([x["timers"] for x in compiles if x.get("timers")])
+
+
 def phase_line(compiles: Sequence[dict[str, Any]]) -> str | None:
     """``compile time by phase (...): compiling kernels (C++ compiler, Triton) 9.50 s (74%), ...``
     over every compile of a run that kept its timers (``compiles.merge``); None where none did."""

@@ -4,7 +4,7 @@ share of kernel time per category. Returns strings."""
 
 from __future__ import annotations
 
-from ..core import compiles
+from ..core import compile_phases, compiles
 from ..core.categories import label
 from ..core.categories import order as category_order
 from ..core.compare import (
@@ -81,6 +81,7 @@ def _rows(result: CompareResult) -> list[list[str]]:
     rows = [
         ["status"] + [m.status for m in ms],
         ["compile (first call)"] + [seconds(m.compile_s) if m.ok else "-" for m in ms],
+        *_compile_phase_rows(ms),
         ["step time, ms (steady mean ± spread)"] + [_step_cell(m) for m in ms],
         ["samples"] + [str(len(m.samples)) if m.ok else "-" for m in ms],
     ]
@@ -112,6 +113,16 @@ def _rows(result: CompareResult) -> list[list[str]]:
     for cat in _categories(result):
         rows.append([f"% {label(cat)}"] + [_share(m, cat) for m in ms])
     return rows
+
+
+def _compile_phase_rows(ms: list[ModeResult]) -> list[list[str]]:
+    """A row per compile phase that took a tenth of some column's compile (torch's own timers,
+    ``core/compile_phases.py``)."""
+    each = [compile_phases.of_compiles(m.breakdown.compiles) if m.breakdown else {} for m in ms]
+    shown = [p for p in compile_phases.SHORT
+             if any(ph.get(p, 0.0) >= 0.1 * sum(ph.values()) > 0 for ph in each)]
+    return [[f"  compile: {compile_phases.SHORT[p]}",
+             *(seconds(ph.get(p, 0.0)) if ph else "-" for ph in each)] for p in shown]
 
 
 def _outside(s: StepSplit | None) -> str:
