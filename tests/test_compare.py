@@ -475,7 +475,7 @@ def test_compare_mlp_prints_the_table_and_keeps_the_samples(mlp_compare):
         # torch's compile timers by phase: within the first call, which the tool timed on its own
         phases = compile_phases.of_compiles(m.breakdown.compiles)
         assert phases and 0 < sum(phases.values()) <= m.compile_s * 1.02 + 0.05
-    assert "  compile: " in proc.stdout
+    assert "\ncompile: " in proc.stdout  # a row per phase (the table strips the indent)
     assert ro.status == Status.SKIPPED and "CUDA graphs need a CUDA device" in ro.reason
     # --repeat 20: exactly 20 interleaved calls per column that ran, in the same rounds
     for m in (eager, default, autotune):
