@@ -169,13 +169,13 @@ def of_compiles(compiles: Sequence[dict[str, Any]]) -> dict[str, float]:
 def phase_line(compiles: Sequence[dict[str, Any]]) -> str | None:
     """``compile time by phase (...): compiling kernels (C++ compiler, Triton) 9.50 s (74%), ...``
     over every compile of a run that kept its timers (``compiles.merge``); None where none did."""
-    timed = [x["timers"] for x in compiles if x.get("timers")]
-    total = timed_total(timed)
+    phases = of_compiles(compiles)
+    total = sum(phases.values())  # the phases cover each timed second once: the timers' union
     if total <= 0:
         return None
-    outside = sum(1 for x in compiles if x.get("timers") and x.get("frame_id") is None)
-    parts = [f"{phase} {s:.2f} s ({100 * s / total:.0f}%)" for phase, s in phase_seconds(timed).items()
-             if s >= 0.005]
+    timed = [x for x in compiles if x.get("timers")]
+    outside = sum(1 for x in timed if x.get("frame_id") is None)
+    parts = [f"{phase} {s:.2f} s ({100 * s / total:.0f}%)" for phase, s in phases.items() if s >= 0.005]
     n = "1 compile" if len(timed) - outside == 1 else f"{len(timed) - outside} compiles"
     n += " and the timers that ran outside them (autotuning at a kernel's first run)" if outside else ""
     return (f"compile time by phase (torch's own compile timers, {n}, {total:.2f} s; each timer's own time "

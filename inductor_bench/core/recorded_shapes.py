@@ -38,7 +38,7 @@ from .buffers import CallArgs, Tensor
 from .conv_attention import CAUSAL_AT, attention_work, conv_backward_work, conv_output, conv_work, is_causal
 from .dtypes import float_kind
 from .other_ops import GEMM_OPERANDS, gemm_flops
-from .work import ONEDNN_CONV, ONEDNN_LINEAR, onednn_output, onednn_work, op_overload
+from .work import ONEDNN_CONV, ONEDNN_LINEAR, onednn_output, onednn_work
 
 # the oneDNN and MKL ops of CPU freezing: op -> {number of arguments: overload}
 ONEDNN = {
@@ -115,8 +115,12 @@ def _values(concrete: Any, n: int) -> list[str] | None:
     return [v if isinstance(v, str) else "" for v in concrete]
 
 
+def _dims(shape: tuple[int, ...] | None) -> str:
+    return "x".join(map(str, shape)) if shape is not None else "?"
+
+
 def _shape(t: Tensor | None) -> str:
-    return "x".join(map(str, t.shape)) if t is not None and t.shape is not None else "?"
+    return _dims(t.shape if t is not None else None)
 
 
 # the integer types a trace names as C++ does
@@ -143,10 +147,11 @@ def _conv(name: str, call: CallArgs) -> Described | None:
     flops, _ = conv_work(call) if forward else conv_backward_work(call)
     if flops is None or len(call.args) < (9 if forward else 11):
         return None
-    if forward and not _positive(conv_output(call)):
-        return None
     if forward:
-        groups, transposed, out, note = call.args[8], call.args[6], _conv_output(call), ""
+        shape = conv_output(call)
+        if not _positive(shape):
+            return None
+        groups, transposed, out, note = call.args[8], call.args[6], _dims(shape), ""
     else:
         groups, transposed, out = call.args[9], call.args[7], _shape(call.tensors[0])
         asked = [g for g, v in zip(_GRADIENTS, call.args[10].split(","), strict=False) if "True" in v]
@@ -161,12 +166,6 @@ def _conv(name: str, call: CallArgs) -> Described | None:
 def _positive(shape: tuple[int, ...] | None) -> bool:
     """Whether a shape worked out from recorded values is one (no size of 0 or below)."""
     return shape is not None and min(shape, default=0) > 0
-
-
-def _conv_output(call: CallArgs) -> str:
-    """The output shape a forward convolution's FLOPs were counted for."""
-    out = conv_output(call)
-    return "x".join(map(str, out)) if out is not None else "?"
 
 
 def _attention(name: str, call: CallArgs) -> Described | None:
@@ -189,12 +188,12 @@ def _onednn(name: str, ts: list[Tensor | None], values: list[str]) -> Described 
     namespace, op = name.split("::")
     call = CallArgs(f"torch.ops.{namespace}.{op}.{overload}", True, values, {}, tensors=ts)
     work, out = onednn_work(call), onednn_output(call)
-    key = op_overload(call.name)
+    key = (op, overload)
     places = ONEDNN_CONV.get(key) or ONEDNN_LINEAR[key]
     if work is None or work.flops is None or not _positive(out):
         return None
     x, w = (ts[i] for i in places[:2])
-    shown = "x".join(map(str, out))
+    shown = _dims(out)
     if key in ONEDNN_CONV:
         shapes = f"{_shape(x)} * {_shape(w)} -> {shown}"
         groups = values[places[2] + 3] if places[2] + 3 < len(values) else ""
