@@ -358,6 +358,25 @@ def test_the_time_outside_the_graphs_agrees_with_a_known_sleep(sleepy_compare):
         assert m.breakdown.step_turns.graphs == [g.id for g in m.breakdown.graphs]
 
 
+@pytest.mark.slow
+@pytest.mark.e2e
+def test_the_sleep_is_the_model_s_python_in_the_profiled_steps(sleepy_compare):
+    """The time in no op split by whose Python it is (core/host_python.py): the sleep is the
+    model's own function's, ``_sleep`` in sleepy.py (``time.sleep``, a built-in, counts for the
+    frame that called it), and holds at least the sleep in each step profiled with Python's
+    calls, no more than that step."""
+    proc, run, _ = sleepy_compare
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    r = CompareResult.from_dict(json.loads((run / "compare.json").read_text()))
+    for m, seconds in zip(r.modes, (sleepy.SLEEP_S, sleepy_slow.SLEEP_S), strict=True):
+        p = m.breakdown.outside
+        assert p is not None and (p.error, p.python_error) == ("", ""), m.label
+        model = next(x for x in p.python if x.name == "the model and its libraries")
+        assert model is p.python[0] and model.top.startswith("sleepy.py(") and model.top.endswith("): _sleep")
+        in_python_steps = model.ms * p.python_uncovered_ms / p.uncovered_ms  # the shares' own figure
+        assert 1e3 * seconds - 0.05 <= in_python_steps <= p.python_step_ms, (m.label, p)
+
+
 SETTINGS_MODEL = '''
 import torch
 import torch._inductor.config

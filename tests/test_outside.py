@@ -21,7 +21,7 @@ from inductor_bench.core.outside import (
     outside_of_trace,
     outside_profile,
 )
-from inductor_bench.core.rundir import STEP_TRACE_FILE, load_breakdown
+from inductor_bench.core.rundir import STEP_PYTHON_TRACE_FILE, STEP_TRACE_FILE, load_breakdown
 from inductor_bench.core.step import gain_frame, split_step
 from inductor_bench.core.views import top_step_units
 from inductor_bench.render import format as fmt
@@ -154,5 +154,15 @@ def test_a_breakdown_profiles_its_steps_and_splits_them(mlp_train):
         by_name = {o.name: o for o in p.ops}
         if guards:
             assert by_name["TorchDynamo Cache Lookup"].ms == pytest.approx(math.fsum(guards) / p.steps / 1000, abs=1e-6)
+    # whose Python the time in no op is: from as many more steps, each in the step function
+    # the analysis looks for, the layers adding up to the time in no op
+    assert (p.python_error, p.python_steps) == ("", p.steps)
+    assert sum(x.ms for x in p.python) == pytest.approx(p.uncovered_ms, abs=1e-9)
+    with gzip.open(Path(run_dir) / STEP_PYTHON_TRACE_FILE, "rt") as f:
+        calls = [e for e in json.load(f)["traceEvents"] if e.get("cat") == "python_function"]
+    windows = [e for e in calls if e["name"].endswith("): _profiled_step")]
+    assert len(windows) == p.python_steps
+    assert p.python_step_ms * p.python_steps <= math.fsum(e["dur"] for e in windows) / 1000 + 1e-6
+    assert {x.name for x in p.python} >= {"Dynamo (frame entry, guards, its wrappers)"}
     assert load_breakdown(run_dir).outside == p  # saved with the result
     assert reanalyze(run_dir)[0].outside == p  # and split again from the run directory alone

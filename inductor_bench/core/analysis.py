@@ -36,6 +36,7 @@ from .rundir import (
     MODULE_FILE,
     PIPELINED_TRACE_FILE,
     SOURCES_FILE,
+    STEP_PYTHON_TRACE_FILE,
     STEP_TRACE_FILE,
     TRACE_FILE,
     load_breakdown,
@@ -162,7 +163,8 @@ def reanalyze(run_dir: str | Path) -> tuple[BreakdownResult, list[str]]:
                           "the run predates them, or none was measured")
     result.iterations = max((g.iterations for g in result.graphs), default=0)
     if (run / STEP_TRACE_FILE).exists():  # the profiled steps, split again
-        result.outside = outside_of_trace(run / STEP_TRACE_FILE)
+        python = run / STEP_PYTHON_TRACE_FILE
+        result.outside = outside_of_trace(run / STEP_TRACE_FILE, python if python.exists() else None)
     if all(g.id in done for g in result.measured()):
         result.schema_version = SCHEMA_VERSION  # every figure now made by this analysis
     return result, done

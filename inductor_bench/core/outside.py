@@ -18,23 +18,26 @@ start), the first op met that is not inside another counted one is:
   prologue): its whole duration, the ops inside it included, is its own.
 
 What no thread spends in a counted op or graph (Python between ops, Dynamo's frame itself)
-is counted apart. Every figure is the
-policy's (``core/steady.py``) mean over the steps whose wall it keeps.
+is counted apart, and where the trace holds Python's calls, split by whose Python it is
+(``core/host_python.py``). Every figure is the policy's (``core/steady.py``) mean over the
+steps whose wall it keeps.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from . import host_python
 from .columns import STEP_NAME, TraceColumns, load_columns
 from .errors import TraceError
+from .host_python import PythonLayer
 from .steady import steady
-from .timeline import union_length
-from .trace import MODULE_CALL
+from .timeline import merged
+from .trace import MODULE_CALL, Event
 
 FRAME = re.compile(r"^Torch-Compiled Region")
 GRAPH = re.compile(r"^(CompiledFunction|CompiledFunctionBackward|"
@@ -60,6 +63,13 @@ class OutsideProfile:
     uncovered_ms: float = 0.0  # no thread in an op or a graph (Python between ops)
     ops: list[OutsideOp] = field(default_factory=list)  # the most time first
     error: str = ""
+    # uncovered_ms by whose Python it is (the most first), from python_steps more steps profiled
+    # with Python's calls, python_step_ms a step, python_uncovered_ms of it in no op
+    python: list[PythonLayer] = field(default_factory=list)
+    python_steps: int = 0
+    python_step_ms: float = 0.0
+    python_uncovered_ms: float = 0.0
+    python_error: str = ""
 
     @property
     def outside_ms(self) -> float:
@@ -74,7 +84,9 @@ class OutsideProfile:
         if not d:
             return None
         ops = [OutsideOp(**o) for o in d.get("ops") or []]
-        return cls(**{**{k: v for k, v in d.items() if k in cls.__dataclass_fields__}, "ops": ops})
+        python = [PythonLayer(**p) for p in d.get("python") or []]
+        kept = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
+        return cls(**{**kept, "ops": ops, "python": python})
 
 
 @dataclass
@@ -83,17 +95,15 @@ class _Step:
     graphs: float = 0.0
     uncovered: float = 0.0
     ops: dict[str, list[float]] = field(default_factory=dict)  # name -> [calls, µs]
+    gaps: list[tuple[float, float]] = field(default_factory=list)  # the uncovered time
 
 
 def outside_profile(c: TraceColumns) -> OutsideProfile:
     """The split of every ``ProfilerStep#N`` of a host trace (see the module docstring)."""
-    windows = sorted((m for m in c.markers if STEP_NAME.match(m[0])), key=lambda m: m[1])
+    windows = sorted((m[:3] for m in c.markers if STEP_NAME.match(m[0])), key=lambda m: m[1])
     if not windows:
         return OutsideProfile(error=f"{c.path or 'the trace'}: no profiled step in it")
-    by_start = sorted(range(len(c.op)), key=c.op.ts.__getitem__)
-    starts = [c.op.ts[j] for j in by_start]
-    steps = [_split(c, by_start[bisect_left(starts, start):bisect_right(starts, end)], start, end)
-             for _, start, end in windows]
+    steps = _steps(c, windows)
     kept = steady([s.wall for s in steps])
     names = {n for s in steps for n in s.ops}
     ops = [OutsideOp(n, kept.mean([s.ops.get(n, [0, 0.0])[0] for s in steps]),
@@ -107,18 +117,58 @@ def outside_profile(c: TraceColumns) -> OutsideProfile:
     )
 
 
-def outside_of_trace(path: str | Path) -> OutsideProfile:
-    """``outside_profile`` of the trace at ``path``; its error where it cannot be read."""
+def _steps(c: TraceColumns, windows: list[tuple[str, float, float]]) -> list[_Step]:
+    by_start = sorted(range(len(c.op)), key=c.op.ts.__getitem__)
+    starts = [c.op.ts[j] for j in by_start]
+    return [_split(c, by_start[bisect_left(starts, start):bisect_right(starts, end)], start, end)
+            for _, start, end in windows]
+
+
+def with_python(p: OutsideProfile, c: TraceColumns, calls: list[Event]) -> OutsideProfile:
+    """``p`` with its time in no op split by whose Python it is: the shares of each layer in
+    the steps of ``c`` (profiled with Python's calls, ``calls``), applied to ``p``'s time in
+    no op (the Python tracer's own cost per call makes those steps' Python slower)."""
+    windows = host_python.step_windows(calls)
+    if not windows:
+        return replace(p, python_error=f"{c.path or 'the trace'}: no profiled step with Python's calls in it")
+    steps = _steps(c, [w[:3] for w in windows])
+    kept = steady([s.wall for s in steps])
+    per_step = [host_python.attribute(_on_thread(calls, w[3], w[1], w[2]), s.gaps)
+                for w, s in zip(windows, steps, strict=True)]
+    layers = host_python.layers(per_step, kept.mean)
+    total = sum(x.ms for x in layers)
+    scale = p.uncovered_ms / total if total > 0 else 0.0
+    return replace(
+        p, python=[replace(x, ms=x.ms * scale, top_ms=x.top_ms * scale) for x in layers],
+        python_steps=len(steps), python_step_ms=kept.mean([s.wall for s in steps]) / US_PER_MS,
+        python_uncovered_ms=total)
+
+
+def _on_thread(calls: list[Event], tid: int | str, start: float, end: float) -> list[Event]:
+    return [e for e in calls if e.tid == tid and e.ts < end and e.end > start]
+
+
+def outside_of_trace(path: str | Path, python_path: str | Path | None = None) -> OutsideProfile:
+    """``outside_profile`` of the trace at ``path``, split ``with_python`` of the trace at
+    ``python_path`` (if any); an error where one cannot be read."""
     try:
-        return outside_profile(load_columns(path))
+        p = outside_profile(load_columns(path))
     except (TraceError, OSError) as e:
         return OutsideProfile(error=str(e))
+    if p.error or not python_path:
+        return p
+    try:
+        return with_python(p, load_columns(python_path), host_python.python_calls(python_path))
+    except (TraceError, OSError) as e:
+        return replace(p, python_error=str(e))
 
 
 def outside_of(step_profile: dict[str, Any]) -> OutsideProfile:
-    """The compile worker's ``step_profile`` (its trace's path, or the error that stopped it)."""
+    """The compile worker's ``step_profile`` (its traces' paths, or the error that stopped it)."""
     if step_profile.get("trace"):
-        return outside_of_trace(step_profile["trace"])
+        p = outside_of_trace(step_profile["trace"], step_profile.get("python_trace"))
+        error = step_profile.get("python_error")
+        return replace(p, python_error=str(error)) if error and not p.error else p
     return OutsideProfile(error=str(step_profile.get("error") or "no profiled step"))
 
 
@@ -151,5 +201,18 @@ def _split(c: TraceColumns, inside: list[int], start: float, end: float) -> _Ste
             calls_us = out.ops.setdefault(name, [0, 0.0])
             calls_us[0] += 1
             calls_us[1] += e - t
-    out.uncovered = max(out.wall - union_length(covered), 0.0)  # no thread in a counted op
+    out.gaps = _complement(merged(covered), start, end)  # no thread in a counted op
+    out.uncovered = sum(b - a for a, b in out.gaps)
     return out
+
+
+def _complement(spans: list[tuple[float, float]], start: float, end: float) -> list[tuple[float, float]]:
+    """``[start, end)`` less the disjoint sorted ``spans``."""
+    out, cur = [], start
+    for a, b in spans:
+        if a > cur:
+            out.append((cur, min(a, end)))
+        cur = max(cur, b)
+    if end > cur:
+        out.append((cur, end))
+    return [(a, b) for a, b in out if b > a]

@@ -50,6 +50,7 @@ MODULE_FILE = "module.py"
 TRACE_FILE = "trace.json.gz"
 PIPELINED_TRACE_FILE = "pipelined.json.gz"  # accelerators: iterations launched back to back
 STEP_TRACE_FILE = "steps.json.gz"  # a few model steps profiled on the host (core/outside.py)
+STEP_PYTHON_TRACE_FILE = "steps_python.json.gz"  # as many more, with Python's calls (core/host_python.py)
 LAUNCH_TRACE_FILE = "launch.json.gz"  # CUDA-graph replays: one iteration launched kernel by kernel
 KERNELS_DIR = "kernels"
 AUTOTUNE_DIR = "max-autotune"  # breakdown --autotune-top on CPU: the recompiled run

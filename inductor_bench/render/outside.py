@@ -4,6 +4,7 @@ model split by ``core/outside.py``."""
 from __future__ import annotations
 
 from ..core.devices import HOST_BACKEND
+from ..core.host_python import short_frame
 from ..core.outside import OutsideProfile
 from ..core.results import BreakdownResult
 from ..core.step import StepSplit, split_step
@@ -52,6 +53,30 @@ def render_outside_ops(doc: Doc, r: BreakdownResult) -> None:
     rows.append(["total (profiled)", "", fmt.ms(total), fmt.pct(100.0)])
     doc.table(rows, ["op", "calls", "ms", "% outside"], ("left", "right", "right", "right"))
     doc.paragraph(_note(p, s))
+    _python(doc, p)
+
+
+def _python(doc: Doc, p: OutsideProfile) -> None:
+    """The time in no op by whose Python it is (``core/host_python.py``)."""
+    if p.python_error:
+        doc.paragraph(f"Python between ops, by whose it is: not profiled ({p.python_error}).")
+    if not p.python or p.uncovered_ms <= 0:
+        return
+    doc.heading("Python between ops, by whose it is (profiled steps)")
+    rows = [[x.name, fmt.ms(x.ms), fmt.pct(fmt.share(x.ms, p.uncovered_ms)),
+             f"{short_frame(x.top)} {fmt.ms(x.top_ms)}" if x.top else ""] for x in p.python]
+    rows.append(["total (in no op)", fmt.ms(p.uncovered_ms), fmt.pct(100.0), ""])
+    doc.table(rows, ["whose Python", "ms", "% in no op", "its frame with the most time, ms"],
+              ("left", "right", "right", "left"))
+    doc.paragraph(
+        f"Each moment in no op goes to the innermost Python frame then running on the step's "
+        f"thread with a source file of its own (a built-in or the standard library counts for "
+        f"the frame that called it), and its file to a layer. The shares come from "
+        f"{p.python_steps} more steps profiled with Python's calls recorded "
+        f"({fmt.ms(p.python_step_ms)} ms a step, {fmt.ms(p.python_uncovered_ms)} ms of it in no "
+        f"op; the tracer adds its own cost to every call), applied to the {fmt.ms(p.uncovered_ms)} ms in no "
+        "op above (docs/breakdown.md)."
+    )
 
 
 def _row(name: str, calls: str, ms: float, total: float) -> list[str]:

@@ -5,7 +5,10 @@ ran outside the compiled graphs.
 Only the host's ops are recorded (no device activity: the question is which eager code
 between the graphs takes the step's time); each step is a ``ProfilerStep#N`` range. The
 profiler adds its own cost to every op, so these steps run slower than the timed ones; the
-report shows the split as such, beside the step timed without it.
+report shows the split as such, beside the step timed without it. As many steps again are
+then profiled with Python's calls recorded (``with_stack``), for whose Python the time
+between ops is (``core/host_python.py``): the tracer's cost per call would weigh on the ops'
+split, so it has steps of its own, each the ``python_function`` event of ``_profiled_step``.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.rundir import STEP_PYTHON_TRACE_FILE as PYTHON_TRACE_FILE
 from .trace_export import export_trace
 
 
@@ -64,18 +68,42 @@ def profiled_steps(per_step_ms: float) -> int:
 
 
 def profile_steps(one: Callable[[], float], trace: Path, steps: int) -> dict[str, Any]:
-    """Profile ``steps`` calls of ``one`` (a timed step) into ``trace`` (``.json.gz``). Returns
-    what the result keeps of it: the trace's path and the steps, or the error that stopped it."""
-    from torch.profiler import ProfilerActivity, profile, record_function
-
+    """Profile ``steps`` calls of ``one`` (a timed step) into ``trace`` (``.json.gz``), then
+    as many more with Python's calls recorded into ``python_trace_of(trace)``. Returns what
+    the result keeps of it: the traces' paths and the steps, or the errors that stopped them."""
     t0 = time.perf_counter()
     try:
-        trace.parent.mkdir(parents=True, exist_ok=True)
-        with profile(activities=[ProfilerActivity.CPU]) as prof:
-            for i in range(steps):
-                with record_function(f"ProfilerStep#{i}"):
-                    one()
-        export_trace(prof, trace)
+        _profile(one, trace, steps, with_stack=False)
     except Exception as e:  # evidence only: the breakdown goes on without it
         return {"error": f"{type(e).__name__}: {e}"}
-    return {"trace": str(trace), "steps": steps, "s": time.perf_counter() - t0}
+    out: dict[str, Any] = {"trace": str(trace), "steps": steps}
+    python_trace = python_trace_of(trace)
+    try:
+        _profile(one, python_trace, steps, with_stack=True)
+        out["python_trace"] = str(python_trace)
+    except Exception as e:  # the split of the Python time only
+        out["python_error"] = f"{type(e).__name__}: {e}"
+    return {**out, "s": time.perf_counter() - t0}
+
+
+def python_trace_of(trace: Path) -> Path:
+    """Where the steps profiled with Python's calls go, beside ``trace``."""
+    return trace.with_name(PYTHON_TRACE_FILE)
+
+
+def _profile(one: Callable[[], float], trace: Path, steps: int, *, with_stack: bool) -> None:
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    trace.parent.mkdir(parents=True, exist_ok=True)
+    with profile(activities=[ProfilerActivity.CPU], with_stack=with_stack) as prof:
+        for i in range(steps):
+            with record_function(f"ProfilerStep#{i}"):
+                _profiled_step(one)
+    export_trace(prof, trace)
+
+
+def _profiled_step(one: Callable[[], float]) -> None:
+    """One profiled step: its ``python_function`` event is the step's window (the name
+    ``core/host_python.py`` looks for: under the Python tracer torch 2.5 writes the
+    ``ProfilerStep#N`` range at the step's end, not around it)."""
+    one()
