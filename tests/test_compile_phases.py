@@ -127,3 +127,46 @@ def test_compares_rows_per_phase():
     assert rows == [["  compile: code generation", "-", "3.50 s", "3.50 s"],
                     ["  compile: compiling kernels", "-", "6.00 s", "6.00 s"],
                     ["  compile: autotuning", "-", "0.00 s", "30.00 s"]]
+
+
+def test_the_cpu_isa_probe_is_timed_and_counts_as_compiling_kernels(monkeypatch):
+    """The tool's timer around Inductor's probe of the CPU's vector instruction sets (C++
+    programs compiled and loaded, untimed by torch beyond the compiler): a probe of 20 ms
+    under a lowering of 50 ms, its calls after the first answered at once and not kept. The
+    probe here is a stand-in that sleeps (synthetic); the real one is what
+    ``pick_vec_isa`` calls through the module."""
+    import time
+
+    torch = pytest.importorskip("torch")
+    from torch._inductor import cpu_vec_isa
+
+    from inductor_bench.runner.dynamo_counts import CompileRecorder, time_isa_probe
+
+    calls = []
+
+    def probe() -> list:
+        if not calls:
+            time.sleep(0.02)
+        calls.append(1)
+        return []
+
+    monkeypatch.setattr(cpu_vec_isa, "valid_vec_isa_list", probe)
+    rec = CompileRecorder()
+    time_isa_probe(rec)
+    time_isa_probe(rec)  # a second attach wraps nothing again
+    t0 = time.time_ns() / 1e3
+    assert cpu_vec_isa.pick_vec_isa() is cpu_vec_isa.invalid_vec_isa  # through the wrapped probe
+    cpu_vec_isa.pick_vec_isa()
+    assert len(calls) == 2 and len(rec.timers) == 1
+    ids, compile_id, name, ph, ts, _ = rec.timers[0]
+    assert (ids, compile_id, name) == (None, None, cp.ISA_PROBE) and ts >= t0
+    assert 20e3 <= float(ph[1:]) < 2e6  # µs
+    assert torch.__version__  # the real module, patched and restored by monkeypatch
+    # in a compile: torch's GraphLowering.run of 50 ms around it
+    start = ts - 10e3
+    events = [_ev("GraphLowering.run", "B", start / 1e6), _ev("GraphLowering.run", "E", (start + 50e3) / 1e6),
+              rec.timers[0]]
+    (rows,) = cp.spans(events).values()
+    probe_s = float(ph[1:]) / 1e6
+    got = cp.phase_seconds([rows])  # spans keep microseconds
+    assert got == pytest.approx({cp.LOWERING: 0.05 - probe_s, cp.KERNELS: probe_s}, abs=2e-6)

@@ -14,7 +14,8 @@ adds timers from version to version), to the phase of the timer it started in; a
 listed one is ``other``. The phases therefore add up to the time in which any timer ran, each
 second counted once. Only the compiling process's timers are seen: a kernel compiled in
 Inductor's worker processes is not, but the time the compile waited for it is
-(``async_compile.wait``).
+(``async_compile.wait``). One timer is the tool's own, ``ISA_PROBE``: Inductor's probe of the
+CPU's vector instruction sets, which torch times only in part (``runner/dynamo_counts.py``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ KERNELS = "compiling kernels (C++ compiler, Triton)"
 AUTOTUNE = "autotuning (timing kernel choices)"
 LOADING = "loading modules, cache keys and lookups"
 OTHER = "other"
+# the tool's own timer around Inductor's probe of the CPU's vector instruction sets: C++ programs
+# compiled and loaded (runner/dynamo_counts.py)
+ISA_PROBE = "cpu_vec_isa.valid_vec_isa_list"
 # phase -> the timers' names (exact), name prefixes ("name*") and suffixes ("*name") that are its own
 # (torch 2.13's ``dynamo_timed`` names)
 PHASES: dict[str, tuple[str, ...]] = {
@@ -44,7 +48,7 @@ PHASES: dict[str, tuple[str, ...]] = {
     CODEGEN: ("GraphLowering.compile_to_fn", "GraphLowering.compile_to_module", "code_gen",
               "GraphLowering.codegen*", "Scheduler.*", "PythonWrapperCodegen.*", "CppWrapperCpu.*",
               "CppWrapperGpu.*", "TritonBundler.*", "generate_kernel_code_from_nodes"),
-    KERNELS: ("compile_file", "async_compile.*", "CachingAutotuner.precompile",
+    KERNELS: ("compile_file", ISA_PROBE, "async_compile.*", "CachingAutotuner.precompile",
               "CachingAutotuner.slow_precompile*", "StaticAutotunerFuture.warm_precompile",
               "reload_kernel_in_parent", "aoti_compile_*", "aoti_precompile_*", "*_template_precompiling"),
     AUTOTUNE: ("CachingAutotuner.benchmark_all_configs", "CachingAutotuner.coordinate_descent_tuning",

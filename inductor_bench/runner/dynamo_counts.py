@@ -8,6 +8,7 @@ import contextlib
 import json
 import logging
 import os
+import time
 from typing import Any
 
 from ..core import compile_phases, compiles, graph_breaks
@@ -181,4 +182,36 @@ def attach_compile_recorder() -> CompileRecorder:
     rec = CompileRecorder()
     trace_log.attach(rec)
     logging.getLogger(LIMIT_LOGGER).addHandler(rec)  # its level and propagation stay torch's
+    time_isa_probe(rec)
     return rec
+
+
+def time_isa_probe(rec: CompileRecorder) -> None:
+    """Inductor probes which vector instruction sets the CPU has once per process, by compiling
+    and loading small C++ programs (``cpu_vec_isa.valid_vec_isa_list``, torch 2.5 to 2.15; the
+    first C++ GEMM template or kernel asks): torch times the compiler runs, not the loads, each a
+    process of its own; seconds that read as lowering under max-autotune. The probe becomes one
+    more timer, ``compile_phases.ISA_PROBE``, in torch's clock (``time.time_ns``); its calls
+    after the first return the cached answer and are not kept."""
+    with contextlib.suppress(Exception):  # evidence only: never in the compile's way
+        from torch._inductor import cpu_vec_isa
+
+        probe = cpu_vec_isa.valid_vec_isa_list
+        if getattr(probe, "timed_by_inductor_bench", False):
+            return
+
+        def timed() -> Any:
+            t0 = time.time_ns()
+            try:
+                return probe()
+            finally:
+                us = (time.time_ns() - t0) / 1e3
+                if us >= ISA_PROBE_MIN_US:
+                    rec.timers.append((None, None, compile_phases.ISA_PROBE, f"X{us}", t0 / 1e3, None))
+
+        timed.cache_clear = getattr(probe, "cache_clear", lambda: None)  # type: ignore[attr-defined]
+        timed.timed_by_inductor_bench = True  # type: ignore[attr-defined]
+        cpu_vec_isa.valid_vec_isa_list = timed
+
+
+ISA_PROBE_MIN_US = 1000.0  # a probe answered from its cache takes microseconds: not a timer
