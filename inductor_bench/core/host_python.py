@@ -46,7 +46,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("AOTAutograd (runtime wrappers)", ("torch/_functorch/",)),
     (INDUCTOR, ("torch/_inductor/",)),
     ("autograd (backward entry, its engine, Function.apply)", ("torch/autograd/",)),
-    ("torch.nn (module calls, hooks)", ("torch/nn/",)),
+    ("torch.nn (module calls and hooks, parameters)", ("torch/nn/",)),
     ("the optimizer", ("torch/optim/",)),
     ("torch.cuda (its synchronize waits for the device)", ("torch/cuda/",)),
     ("the tool's step harness (the loss, the backward call)", ("inductor_bench/",)),

@@ -50,7 +50,7 @@ from .dynamo_counts import (
 )
 from .dynamo_frame import CODE_KEY, compiled_code
 from .script_stop import stopped_after
-from .step_profile import StepTiming, profile_steps, profiled_steps
+from .step_profile import PYTHON_BUDGET_S, StepTiming, profile_steps, profiled_steps
 from .workload import build_step, call_factory, load_factory, run_model_file
 
 # Inductor flags every compile of ours runs with: unique kernel names, benchmark harnesses in
@@ -300,9 +300,10 @@ def _run_factory(
     if modules and backend(device).split_in_turns:
         out["step_turns"] = turns.time_in_turns(one, [m["path"] for m in modules], device, timing.budget_s)
     if timing.trace:
-        steps = profiled_steps(steady_mean(samples))
-        _phase(f"profiling {steps} more step(s) on the host")
-        out["step_profile"] = profile_steps(one, Path(timing.trace), steps)
+        per_step_ms = steady_mean(samples)
+        steps, python_steps = profiled_steps(per_step_ms), profiled_steps(per_step_ms, PYTHON_BUDGET_S)
+        _phase(f"profiling {steps} more step(s) on the host, then {python_steps} with Python's calls")
+        out["step_profile"] = profile_steps(one, Path(timing.trace), steps, python_steps)
     return out
 
 

@@ -5,7 +5,7 @@ ran outside the compiled graphs.
 Only the host's ops are recorded (no device activity: the question is which eager code
 between the graphs takes the step's time); each step is a ``ProfilerStep#N`` range. The
 profiler adds its own cost to every op, so these steps run slower than the timed ones; the
-report shows the split as such, beside the step timed without it. As many steps again are
+report shows the split as such, beside the step timed without it. A few more steps are
 then profiled with Python's calls recorded (``with_stack``), for whose Python the time
 between ops is (``core/host_python.py``): the tracer's cost per call would weigh on the ops'
 split, so it has steps of its own, each the ``python_function`` event of ``_profiled_step``.
@@ -61,16 +61,21 @@ STEPS = 3  # profiled steps, at most
 BUDGET_S = 5.0  # no more steps than fit in this time at the timed steps' pace (one at least)
 
 
-def profiled_steps(per_step_ms: float) -> int:
-    """How many steps are profiled: up to ``STEPS``, those that fit in ``BUDGET_S`` at the
+PYTHON_BUDGET_S = 1.0  # the same for the steps with Python's calls (an event per call: a long
+# step of eager Python makes a trace of millions)
+
+
+def profiled_steps(per_step_ms: float, budget_s: float = BUDGET_S) -> int:
+    """How many steps are profiled: up to ``STEPS``, those that fit in ``budget_s`` at the
     unprofiled ``per_step_ms``, one at least."""
-    return max(1, min(STEPS, int(BUDGET_S * 1e3 / max(per_step_ms, 1e-3))))
+    return max(1, min(STEPS, int(budget_s * 1e3 / max(per_step_ms, 1e-3))))
 
 
-def profile_steps(one: Callable[[], float], trace: Path, steps: int) -> dict[str, Any]:
+def profile_steps(one: Callable[[], float], trace: Path, steps: int, python_steps: int) -> dict[str, Any]:
     """Profile ``steps`` calls of ``one`` (a timed step) into ``trace`` (``.json.gz``), then
-    as many more with Python's calls recorded into ``python_trace_of(trace)``. Returns what
-    the result keeps of it: the traces' paths and the steps, or the errors that stopped them."""
+    ``python_steps`` more with Python's calls recorded into ``python_trace_of(trace)``. Returns
+    what the result keeps of it: the traces' paths and the steps, or the errors that stopped
+    them."""
     t0 = time.perf_counter()
     try:
         _profile(one, trace, steps, with_stack=False)
@@ -79,7 +84,7 @@ def profile_steps(one: Callable[[], float], trace: Path, steps: int) -> dict[str
     out: dict[str, Any] = {"trace": str(trace), "steps": steps}
     python_trace = python_trace_of(trace)
     try:
-        _profile(one, python_trace, steps, with_stack=True)
+        _profile(one, python_trace, python_steps, with_stack=True)
         out["python_trace"] = str(python_trace)
     except Exception as e:  # the split of the Python time only
         out["python_error"] = f"{type(e).__name__}: {e}"
