@@ -16,7 +16,13 @@ from inductor_bench.core.analyze import analyze_file, analyze_trace
 from inductor_bench.core.columns import MISSING, columns_of_events, load_columns
 from inductor_bench.core.launches import link_launches
 from inductor_bench.core.timeline import launch_stacks
-from inductor_bench.core.trace import DEVICE_CATEGORIES, load_for_analysis
+from inductor_bench.core.trace import (
+    ANALYSIS_ARGS,
+    COLUMN_CATEGORIES,
+    DEVICE_CATEGORIES,
+    load_for_analysis,
+    load_trace,
+)
 
 from .conftest import FIXTURES
 
@@ -64,8 +70,11 @@ def test_columns_of_hand_built_events(tmp_path):
     assert (c.launch.ts, c.launch.dur) == (array("d", [10, 42]), array("d", [2, 3]))
     assert c.launch.corr.ids == array("q", [21, 22])
     assert c.markers == [("ProfilerStep#4", 0.0, 100.0)]
-    assert c.span() == (0.0, 100.0)  # the Python event is not read
-    assert c.kept == 7
+    assert c.span() == (0.0, 100.0)  # the Python event is not in the span
+    assert [name[i] for i in c.python.name] == ["python_fn"]  # a Python call (with_stack)
+    assert (c.python.ts, c.python.dur) == (array("d", [1]), array("d", [90]))
+    assert [c.threads.values[t] for t in c.python.where] == [(1, 1)]
+    assert c.kept == 8
     links = link_launches(c)
     assert links.issued == array("d", [10, 42])
     assert [links.stacks.values[s] for s in links.stack] == [("aten::mm",), ("aten::copy_",)]
@@ -178,10 +187,11 @@ def test_links_equal_the_event_reading(path):
 
 @pytest.mark.parametrize("path", ALL_TRACES, ids=lambda p: p.name)
 def test_reading_into_columns_equals_reading_events(path):
-    """The trace read straight into columns and the same trace's Events give one result, but
-    for profile_memory's instant events: a ``Trace`` holds complete events only."""
+    """The trace read straight into columns and the same trace's Events (those the columns
+    read: with_stack's Python calls too) give one result, but for profile_memory's instant
+    events: a ``Trace`` holds complete events only."""
     try:
-        expected = analyze_trace(load_for_analysis(path)).to_dict()
+        expected = analyze_trace(load_trace(path, categories=COLUMN_CATEGORIES, args=ANALYSIS_ARGS)).to_dict()
     except Exception as e:  # noqa: BLE001 - the same error either way
         with pytest.raises(type(e), match=None):
             analyze_file(path)
@@ -208,7 +218,7 @@ def launch_groups(n: int) -> list[dict]:
 
 def test_columns_take_under_48_bytes_per_event(tmp_path):
     """What stays in memory after reading is the columns: under 48 bytes per event kept
-    (three kinds of 28-40 bytes each, names interned), where the Event objects take over
+    (four kinds of 24-40 bytes each, names interned), where the Event objects take over
     four times as much."""
     path = write(tmp_path, launch_groups(20_000))
     tracemalloc.start()
@@ -216,10 +226,10 @@ def test_columns_take_under_48_bytes_per_event(tmp_path):
         before = tracemalloc.get_traced_memory()[0]
         c = load_columns(path)
         columns = tracemalloc.get_traced_memory()[0] - before
-        trace = load_for_analysis(path)
+        trace = load_trace(path, categories=COLUMN_CATEGORIES, args=ANALYSIS_ARGS)
         events = tracemalloc.get_traced_memory()[0] - before - columns
     finally:
         tracemalloc.stop()
-    assert c.kept == len(trace.events) == 60_001
+    assert c.kept == len(trace.events) == 80_001
     assert columns < 48 * c.kept
     assert events > 4 * columns

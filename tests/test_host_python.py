@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from inductor_bench.core import host_python as hp
+from inductor_bench.core.analyze import analyze_file, steady_host_python
 from inductor_bench.core.host_python import INDUCTOR, MODEL, NO_FRAME, PythonLayer
 from inductor_bench.core.outside import OutsideProfile, outside_of, outside_of_trace
 from inductor_bench.core.rundir import load_breakdown
 from inductor_bench.core.steady import steady
 from inductor_bench.core.trace import Event
+from inductor_bench.render.analyze import render_analyze
 from inductor_bench.render.breakdown import render_breakdown
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -173,16 +176,22 @@ def _events(path: Path) -> list[dict]:
         return [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
 
 
-def _independent(path: Path) -> tuple[list[float], list[dict[str, float]]]:
+def _independent(path: Path, markers: bool = False) -> tuple[list[float], list[dict[str, float]]]:
     """Each step's wall and µs per layer in no op, from the JSON: the moments no op but
     Dynamo's frame covers (any thread), each given to the latest-starting Python call over it
-    on the step's thread, then up its ``Python parent id``s to the first with a layer."""
+    on the step's thread, then up its ``Python parent id``s to the first with a layer. The
+    steps: the ``_profiled_step`` calls, or with ``markers`` the ``ProfilerStep#N`` ranges on
+    the thread with the most calls."""
     events = _events(path)
     calls = [e for e in events if e.get("cat") == hp.PYTHON_FUNCTION]
     by_id = {e["args"]["Python id"]: e for e in calls}
     ops = [e for e in events if e.get("cat") == "cpu_op" and not e["name"].startswith("Torch-Compiled Region")]
+    windows = sorted((c for c in calls if c["name"].endswith("): _profiled_step")), key=lambda c: c["ts"])
+    if markers:
+        main = Counter(c["tid"] for c in calls).most_common(1)[0][0]
+        windows = [{**e, "tid": main} for e in events if e["name"].startswith("ProfilerStep#")]
     walls, out = [], []
-    for w in sorted((c for c in calls if c["name"].endswith("): _profiled_step")), key=lambda c: c["ts"]):
+    for w in windows:
         start, end = w["ts"], w["ts"] + w["dur"]
         covered = [(o["ts"], min(o["ts"] + o["dur"], end)) for o in ops if start <= o["ts"] <= end]
         mine = [c for c in calls if c["tid"] == w["tid"] and c["ts"] < end and c["ts"] + c["dur"] > start]
@@ -222,3 +231,54 @@ def test_the_recorded_steps_split_as_an_independent_count_does(version):
     # the autograd engine between the backward's nodes
     assert {DYNAMO, "AOTAutograd (runtime wrappers)",
             "autograd (backward entry, its engine, Function.apply)"} <= set(got)
+
+
+def test_analyze_splits_a_recorded_loop_s_host_python_as_an_independent_count_does():
+    """``analyze`` of a trace recorded with with_stack (torch 2.13.0's: its ``ProfilerStep#N``
+    ranges are around the steps): the typical step's time in no op by layer, as counted here."""
+    path = RECORDED / "torch-2.13.0" / "steps_python.json.gz"
+    r = analyze_file(path)
+    layers, total = steady_host_python(r)
+    walls, per_step = _independent(path, markers=True)
+    kept = steady(walls)
+    assert kept.kept == steady([s.wall_ms for s in r.steps]).kept  # the same steps
+    want = {n: kept.mean([s.get(n, 0.0) for s in per_step]) / 1e3 for s in per_step for n in s}
+    assert {x.name: x.ms for x in layers} == pytest.approx(want, rel=1e-6, abs=1e-9)
+    assert total == pytest.approx(sum(want.values()), rel=1e-9)
+    text = render_analyze(r)
+    assert f"Host Python between ops, by whose it is (steady mean, {r.host_python_thread})" in text
+    assert r.host_python_thread.startswith("thread ") and r.host_python_thread != "thread 0"
+
+
+def test_analyze_without_python_s_calls_has_no_such_section():
+    r = analyze_file(RECORDED / "torch-2.13.0" / "steps.json.gz")
+    assert r.host_python == [] and steady_host_python(r) == ([], 0.0)
+    assert "Host Python" not in render_analyze(r)
+
+
+@pytest.mark.parametrize("order", ["as begun", "reversed"])
+def test_analyze_s_host_python_on_a_synthetic_gpu_loop(tmp_path, order):
+    """Synthetic: two steps of 1000 µs on thread 1 (the most calls); in each an op of 200 µs,
+    a runtime call (a launch) of 100 µs, Dynamo's frame (not counted itself) and a kernel; the
+    tracer's frame of a thread begun before it (thread 0, the whole trace) and one call on
+    thread 2. In no op: 700 µs a step, Dynamo's 300 and the loop's 400."""
+    events = [_py("threading.py(1002): _bootstrap", -10.0, 5000.0) | {"tid": 0},
+              _py("torch/_dynamo/x.py(1): g", 100.0, 50.0) | {"tid": 2}]
+    for k, t0 in enumerate((0.0, 2000.0)):
+        events += [
+            _op(f"ProfilerStep#{k}", t0, 1000.0, "user_annotation"),
+            _py("train.py(10): loop", t0, 1000.0),
+            _py("torch/_dynamo/eval_frame.py(1): _fn", t0 + 100, 500.0),
+            _op("Torch-Compiled Region: 0/0", t0 + 100, 500.0),
+            _op("aten::mm", t0 + 200, 200.0),
+            {**_op("cudaLaunchKernel", t0 + 450, 100.0, "cuda_runtime"), "args": {"correlation": k + 1}},
+            {"ph": "X", "cat": "kernel", "name": "k", "ts": t0 + 460, "dur": 50.0, "pid": 0, "tid": 7,
+             "args": {"correlation": k + 1}},
+        ]
+    path = tmp_path / "loop.json"  # a file whose calls are not in the order they began: sorted
+    path.write_text(json.dumps({"traceEvents": events[::-1] if order == "reversed" else events}))
+    r = analyze_file(path)
+    layers, total = steady_host_python(r)
+    assert r.host_python_thread == "thread 1" and total == pytest.approx(0.7)
+    # Dynamo: [100, 200) + [400, 450) + [550, 600); the loop: [0, 100) + [600, 1000)
+    assert {x.name: x.ms for x in layers} == pytest.approx({DYNAMO: 0.2, MODEL: 0.5})

@@ -31,8 +31,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import categories
+from . import categories, host_python
 from .columns import STEP_NAME, TraceColumns, columns_of_events, load_columns
+from .host_python import PythonFrame, PythonLayer
 from .memory import DeviceMemory, step_memory
 from .regions import Region, TypicalRegion, regions, typical
 from .shaped_ops import ShapedOp, TypicalShapedOp, shaped_ops, typical_shaped_ops
@@ -103,6 +104,9 @@ class AnalyzeResult:
     memory: list[DeviceMemory] = field(default_factory=list)  # profile_memory's, per step (core/memory.py)
     # record_shapes' GEMM, convolution and attention calls by shape (core/shaped_ops.py)
     shaped_ops: list[ShapedOp] = field(default_factory=list)
+    # with_stack's Python calls: per step, the time in no op by whose Python (core/host_python.py)
+    host_python: list[list[PythonFrame]] = field(default_factory=list)
+    host_python_thread: str = ""  # the thread whose Python it is
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -136,6 +140,15 @@ def steady_shaped_ops(result: AnalyzeResult) -> list[TypicalShapedOp]:
     """The GEMMs, convolutions and attention by shape in the typical step, by time
     (``shaped_ops.typical_shaped_ops``)."""
     return typical_shaped_ops(result.shaped_ops, steady_indices(result), result.device_names)
+
+
+def steady_host_python(result: AnalyzeResult) -> tuple[list[PythonLayer], float]:
+    """The typical step's time in no op by whose Python it is, and that time (ms)."""
+    kept = steady_indices(result)
+    if not result.host_python:
+        return [], 0.0
+    layers = host_python.typical([result.host_python[i] for i in kept], mean)
+    return layers, sum(x.ms for x in layers)
 
 
 def steady_wall(result: AnalyzeResult) -> float:
@@ -184,6 +197,7 @@ def analyze_columns(c: TraceColumns) -> AnalyzeResult:
     """Per device, or per CPU thread for a trace with no device activity. TraceError when
     it holds neither."""
     split = split_steps(c)
+    thread, python = host_python.trace_python(c, split.windows)
     return AnalyzeResult(
         trace=c.path,
         steps=[step_result(split, k) for k in range(len(split.windows))],
@@ -193,6 +207,8 @@ def analyze_columns(c: TraceColumns) -> AnalyzeResult:
         regions=regions(c, split),
         memory=step_memory(c.memory, split.windows),
         shaped_ops=shaped_ops(c, split),
+        host_python=python,
+        host_python_thread=thread,
     )
 
 

@@ -41,13 +41,14 @@ from .memory import INSTANT_CATEGORY, MEMORY_EVENT, MemoryColumns
 from .recorded_shapes import SHAPED_OPS
 from .trace import (
     ANALYSIS_ARGS,
-    ANALYSIS_CATEGORIES,
     CHUNK_BYTES,
+    COLUMN_CATEGORIES,
     COMPILED_CALL,
     CPU_OP,
     DEVICE_CATEGORIES,
     LAUNCH_CATEGORIES,
     OTHER_PHASES,
+    PYTHON_FUNCTION,
     USER_ANNOTATION,
     Event,
     EventMaker,
@@ -58,6 +59,7 @@ from .trace import (
 )
 
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
+BUILTIN = "<built-in>"
 _TS, _DUR = attrgetter("ts"), attrgetter("dur")
 _HOST = frozenset({CPU_OP}) | LAUNCH_CATEGORIES
 _MARKER_CATEGORIES = frozenset({CPU_OP, USER_ANNOTATION})
@@ -100,6 +102,7 @@ class TraceColumns:
     device: Events = field(default_factory=Events)
     launch: Events = field(default_factory=Events)
     op: Events = field(default_factory=Events)
+    python: Events = field(default_factory=Events)  # python_function calls (a built-in's name: BUILTIN)
     markers: list[tuple[str, float, float]] = field(default_factory=list)  # file order
     # the other user annotations (record_function ranges: a loop's "forward", torch's
     # "Optimizer.step#SGD.step"): (name index, start, end), file order
@@ -156,6 +159,8 @@ class ColumnFiller:
             out.last = max(out.last, max([a.ts + a.dur for a in anns]))
             if any(calls):  # rare: the chunk is walked only then
                 cats = _compiled_calls_as_ops(xs, cats)
+        if PYTHON_FUNCTION in cats:  # only a trace recorded with with_stack has them
+            self._python(list(compress(xs, map(PYTHON_FUNCTION.__eq__, cats))))
         if INSTANT_CATEGORY in cats:  # only a trace recorded with profile_memory has them
             _memory(out.memory, list(compress(xs, map(INSTANT_CATEGORY.__eq__, cats))))
         dev = list(compress(xs, map(DEVICE_CATEGORIES.__contains__, cats)))
@@ -191,6 +196,16 @@ class ColumnFiller:
             out.launch.corr.extend(self.corr(launches))
         return names
 
+    def _python(self, calls: list[Any]) -> None:
+        """Python's calls; a built-in's name (which holds an object's address) as ``BUILTIN``:
+        it only ever stands for its caller (``host_python.layer_of``)."""
+        names = [BUILTIN if x.name.startswith("<built-in") else x.name for x in calls]
+        py = self.out.python
+        py.name.fromlist(_ids(self.out.names, names))
+        py.ts.fromlist([x.ts for x in calls])
+        py.dur.fromlist([x.dur for x in calls])
+        py.where.fromlist(_ids(self.out.threads, [(x.pid, x.tid) for x in calls]))
+
     def _shape_args(self, ops: list[Any], names: list[int], first: int) -> None:
         """The recorded arguments of the shaped ops among ``ops`` (the op column's from ``first``)."""
         new = set(names) - self.named
@@ -224,7 +239,7 @@ class ColumnFiller:
             return
         self.out.first = min(self.out.first, min(map(_TS, events)))
         self.out.last = max(self.out.last, max(map(add, map(_TS, events), map(_DUR, events))))
-        kept = [ev for ev in events if ev.cat in ANALYSIS_CATEGORIES]
+        kept = [ev for ev in events if ev.cat in COLUMN_CATEGORIES]
         self.add(kept, [ev.cat for ev in kept])
 
 
@@ -291,11 +306,11 @@ def load_columns(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> TraceColum
     p = Path(path)
     out = TraceColumns(path=str(p))
     decoder, _ = _decoder()
-    canon = category_map(ANALYSIS_CATEGORIES) | {INSTANT_CATEGORY: INSTANT_CATEGORY}
+    canon = category_map(COLUMN_CATEGORIES) | {INSTANT_CATEGORY: INSTANT_CATEGORY}
     filler = ColumnFiller(out, lambda xs: [x.args.a0 for x in xs], lambda xs: [x.args.a1 for x in xs],
                           lambda xs: [(_raw(bytes(x.args.a2)), _raw(bytes(x.args.a3)), _raw(bytes(x.args.a4)))
                                       for x in xs])
-    odd, odd_filler = EventMaker(p, ANALYSIS_CATEGORIES, ANALYSIS_ARGS, None), event_filler(out)
+    odd, odd_filler = EventMaker(p, COLUMN_CATEGORIES, ANALYSIS_ARGS, None), event_filler(out)
 
     def run(raws: list[Any]) -> None:
         cats = [canon.get(x.cat) for x in raws]  # None: not read

@@ -20,20 +20,27 @@ the ``ProfilerStep#N`` range of ``record_function`` at the step's end, not aroun
 
 from __future__ import annotations
 
+import functools
+import math
 import re
 import sys
+from array import array
 from bisect import bisect_right
-from collections.abc import Callable, Generator, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import compress
 from pathlib import Path
 
-from .trace import Event, load_trace
+from .columns import STEP_NAME, TraceColumns
+from .timeline import complement, merged
+from .trace import PYTHON_FUNCTION, Event, load_trace
 
-PYTHON_FUNCTION = "python_function"
 STEP_FUNCTION = "_profiled_step"  # runner/step_profile.py: one call per profiled step
 STEP_FILE = "step_profile.py"
 NO_FRAME = "(no Python frame of its own)"
 FRAME = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<func>.+)$")
+DYNAMO_FRAME = re.compile(r"^Torch-Compiled Region")  # Dynamo's frame: its ops count, not it
 _MODULE = re.compile(r"(^|/)c[a-z0-9]{40,}\.py$")  # a module Inductor wrote (its hash's name)
 _STDLIB = frozenset(sys.stdlib_module_names)
 
@@ -54,7 +61,17 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 MODEL = "the model and its libraries"
 Owner = tuple[str, str] | None  # (layer, frame) of the innermost call with a layer; None: no call
-Pieces = Generator[tuple[float, float, Owner], None, float]  # (start, end, owner); returns the end
+Gaps = list[tuple[float, float]]  # disjoint, sorted [start, end) in µs
+Split = dict[tuple[str, str], float]  # (layer, frame) -> µs
+
+
+@dataclass(frozen=True)
+class PythonFrame:
+    """A frame's time in no op in one step of a trace (``trace_python``)."""
+
+    layer: str
+    frame: str
+    ms: float
 
 
 @dataclass(frozen=True)
@@ -73,6 +90,7 @@ def frame_file(name: str) -> str | None:
     return m.group("file") if m else None
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def layer_of(name: str) -> str | None:
     """The layer of a frame (see the module docstring); None where its caller stands for it
     (a built-in, the standard library)."""
@@ -120,49 +138,64 @@ def _is_step(name: str) -> bool:
     return bool(m) and m.group("func") == STEP_FUNCTION and m.group("file").endswith(STEP_FILE)
 
 
-def attribute(calls: list[Event], gaps: list[tuple[float, float]]) -> dict[tuple[str, str], float]:
+Call = tuple[float, float, str]  # a Python call: start, end (µs), its frame's name
+
+
+def attribute(calls: list[Event], gaps: Gaps) -> Split:
     """µs of ``gaps`` (disjoint, sorted) per (layer, owning frame): the innermost call of
     ``calls`` (one thread's) with a layer at each moment (``NO_FRAME`` where none)."""
-    out: dict[tuple[str, str], float] = {}
-    for a, b, owner in _segments(calls, gaps[0][0], gaps[-1][1]) if gaps else ():
-        for g0, g1 in _overlapping(gaps, a, b):
-            key = owner or (NO_FRAME, "")
-            out[key] = out.get(key, 0.0) + min(b, g1) - max(a, g0)
-    return out
+    ordered = sorted(((c.ts, c.end, c.name) for c in calls), key=lambda c: (c[0], c[0] - c[1]))
+    return attribute_steps(ordered, [gaps])[0]
 
 
-def _segments(calls: list[Event], start: float, end: float) -> Pieces:
-    """``(a, b, owner)`` pieces of ``[start, end)``: who owned each piece (the innermost
-    call with a layer, as ``(layer, frame)``; None: no call)."""
-    stack: list[tuple[float, Owner]] = []  # (end, owner)
+def attribute_steps(calls: Iterable[Call], gaps: list[Gaps]) -> list[Split]:
+    """``attribute`` for several steps' gaps (disjoint across steps), in one pass over
+    ``calls`` (by start, the longer first at one start): a stack of the calls open, each
+    piece of time between two starts or ends given to the top of the stack."""
+    flat = sorted((a, b, k) for k, step in enumerate(gaps) for a, b in step if b > a)
+    acc = _Gaps(flat, [{} for _ in gaps])
+    if not flat:
+        return acc.out
+    start, end = flat[0][0], max(b for _, b, _ in flat)
+    stack: list[tuple[float, Owner]] = []  # (end, owner) of the calls open
     cur = start
-    for c in sorted(calls, key=lambda c: (c.ts, -c.dur)):
-        if c.end <= start or c.ts >= end:
+    for ts, c_end, name in calls:
+        if c_end <= start or ts >= end:
             continue
-        while stack and stack[-1][0] <= c.ts:
-            cur = yield from _piece(cur, *stack.pop())
-        cur = yield from _piece(cur, c.ts, stack[-1][1] if stack else None)
-        c_end = min(c.end, stack[-1][0]) if stack else c.end  # a child ends with its caller
-        layer = layer_of(c.name)
-        stack.append((c_end, (layer, c.name) if layer else (stack[-1][1] if stack else None)))
+        while stack and stack[-1][0] <= ts:
+            cur = acc.add(cur, *stack.pop())
+        cur = acc.add(cur, ts, stack[-1][1] if stack else None)
+        if stack:
+            c_end = min(c_end, stack[-1][0])  # a child ends with its caller
+        layer = layer_of(name)
+        stack.append((c_end, (layer, name) if layer else (stack[-1][1] if stack else None)))
     while stack:
-        cur = yield from _piece(cur, *stack.pop())
-    return (yield from _piece(cur, end, None))
+        cur = acc.add(cur, *stack.pop())
+    acc.add(cur, end, None)
+    return acc.out
 
 
-def _piece(cur: float, until: float, owner: Owner) -> Pieces:
-    if until > cur:
-        yield cur, until, owner
+class _Gaps:
+    """Adds pieces of time, in increasing order, to the steps whose gaps they overlap."""
+
+    def __init__(self, flat: list[tuple[float, float, int]], out: list[Split]) -> None:
+        self.flat, self.out, self.i = flat, out, 0
+
+    def add(self, cur: float, until: float, owner: Owner) -> float:
+        """Give ``[cur, until)`` to ``owner``; returns where the next piece starts."""
+        if until <= cur:
+            return cur
+        flat, i = self.flat, self.i
+        while i < len(flat) and flat[i][1] <= cur:
+            i += 1
+        self.i = i
+        key = owner or (NO_FRAME, "")
+        while i < len(flat) and flat[i][0] < until:
+            g0, g1, k = flat[i]
+            step = self.out[k]
+            step[key] = step.get(key, 0.0) + min(until, g1) - max(cur, g0)
+            i += 1
         return until
-    return cur
-
-
-def _overlapping(gaps: list[tuple[float, float]], a: float, b: float) -> Iterator[tuple[float, float]]:
-    i = max(bisect_right(gaps, (a, float("inf"))) - 1, 0)
-    while i < len(gaps) and gaps[i][0] < b:
-        if gaps[i][1] > a:
-            yield gaps[i]
-        i += 1
 
 
 def layers(per_step: list[dict[tuple[str, str], float]],
@@ -178,3 +211,66 @@ def layers(per_step: list[dict[tuple[str, str], float]],
         out.append(PythonLayer(name, sum(ms.values()), top, ms[top]))
     return sorted(out, key=lambda p: (-p.ms, p.name))
 
+
+
+Window = tuple[str, float, float]  # a step: name, start and end on the CPU (µs)
+
+
+def trace_python(c: TraceColumns, windows: list[Window]) -> tuple[str, list[list[PythonFrame]]]:
+    """A trace's steps: in each, the time no thread spends in an op (Dynamo's frame and the
+    steps' own ranges aside) or a runtime call, by the Python running then on the thread with
+    the most calls (the loop's: the tracer also writes a few long frames of threads begun
+    before it, as thread 0), and that thread (``thread <tid>``); nothing where the trace holds
+    no Python calls."""
+    py = c.python
+    if not len(py) or not windows:
+        return "", []
+    main = Counter(py.where).most_common(1)[0][0]
+    steps = attribute_steps(_thread_calls(c, main), _gaps(_busy(c), windows))
+    frames = [[PythonFrame(layer, frame, us / 1e3) for (layer, frame), us in sorted(d.items())]
+              for d in steps]
+    return f"thread {c.threads.values[main][1]}", frames
+
+
+def _thread_calls(c: TraceColumns, thread: int) -> Iterable[Call]:
+    """The Python calls of ``thread`` by start, the longer first at one start: the file's
+    order where it is that (kineto writes a thread's calls as they began), else sorted."""
+    py, names = c.python, c.names.values
+    mine = array("q", compress(range(len(py)), map(thread.__eq__, py.where)))
+    if not _in_order(py.ts, py.dur, mine):
+        mine = array("q", sorted(mine, key=lambda j: (py.ts[j], -py.dur[j])))
+    return ((py.ts[j], py.ts[j] + py.dur[j], names[py.name[j]]) for j in mine)
+
+
+def _in_order(ts: array, dur: array, mine: array) -> bool:
+    prev_t, prev_d = -math.inf, math.inf
+    for j in mine:
+        t, d = ts[j], dur[j]
+        if t < prev_t or (t == prev_t and d > prev_d):
+            return False
+        prev_t, prev_d = t, d
+    return True
+
+
+def _busy(c: TraceColumns) -> Gaps:
+    """Where some thread is in an op or a runtime call: disjoint, sorted."""
+    names = c.names.values
+    skip = {i for i, n in enumerate(names) if STEP_NAME.match(n) or DYNAMO_FRAME.match(n)}
+    op, launch = c.op, c.launch
+    return merged([(op.ts[j], op.ts[j] + op.dur[j]) for j in range(len(op)) if op.name[j] not in skip]
+                  + [(t, t + d) for t, d in zip(launch.ts, launch.dur, strict=True)])
+
+
+def _gaps(busy: Gaps, windows: list[Window]) -> list[Gaps]:
+    """Each window less ``busy``."""
+    ends = [b for _, b in busy]
+    out = []
+    for _, start, end in windows:
+        near = busy[bisect_right(ends, start):bisect_right(ends, end) + 1]
+        out.append(complement([(a, b) for a, b in near if a < end], start, end))
+    return out
+
+
+def typical(steps: list[list[PythonFrame]], mean: Callable[[list[float]], float]) -> list[PythonLayer]:
+    """``layers`` of ``trace_python``'s steps (those to average: the policy's)."""
+    return layers([{(f.layer, f.frame): f.ms * 1e3 for f in step} for step in steps], mean)

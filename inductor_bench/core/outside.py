@@ -36,10 +36,10 @@ from .columns import STEP_NAME, TraceColumns, load_columns
 from .errors import TraceError
 from .host_python import PythonLayer
 from .steady import steady
-from .timeline import merged
+from .timeline import complement, merged
 from .trace import MODULE_CALL, Event
 
-FRAME = re.compile(r"^Torch-Compiled Region")
+FRAME = host_python.DYNAMO_FRAME
 GRAPH = re.compile(r"^(CompiledFunction|CompiledFunctionBackward|"
                    r"autograd::engine::evaluate_function: CompiledFunctionBackward)$")
 US_PER_MS = 1000.0
@@ -201,18 +201,7 @@ def _split(c: TraceColumns, inside: list[int], start: float, end: float) -> _Ste
             calls_us = out.ops.setdefault(name, [0, 0.0])
             calls_us[0] += 1
             calls_us[1] += e - t
-    out.gaps = _complement(merged(covered), start, end)  # no thread in a counted op
+    out.gaps = complement(merged(covered), start, end)  # no thread in a counted op
     out.uncovered = sum(b - a for a, b in out.gaps)
     return out
 
-
-def _complement(spans: list[tuple[float, float]], start: float, end: float) -> list[tuple[float, float]]:
-    """``[start, end)`` less the disjoint sorted ``spans``."""
-    out, cur = [], start
-    for a, b in spans:
-        if a > cur:
-            out.append((cur, min(a, end)))
-        cur = max(cur, b)
-    if end > cur:
-        out.append((cur, end))
-    return [(a, b) for a, b in out if b > a]

@@ -39,6 +39,18 @@ def merged(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]
     return [(a, b) for a, b in out]
 
 
+def complement(spans: list[tuple[float, float]], start: float, end: float) -> list[tuple[float, float]]:
+    """``[start, end)`` less the disjoint sorted ``spans``."""
+    out, cur = [], start
+    for a, b in spans:
+        if a > cur:
+            out.append((cur, min(a, end)))
+        cur = max(cur, b)
+    if end > cur:
+        out.append((cur, end))
+    return [(a, b) for a, b in out if b > a]
+
+
 # -- device event -> launching CPU op ----------------------------------------------------
 
 

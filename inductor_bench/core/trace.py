@@ -63,6 +63,9 @@ DEVICE_CATEGORIES = frozenset({KERNEL, GPU_MEMCPY, GPU_MEMSET})
 LAUNCH_CATEGORIES = frozenset({CUDA_RUNTIME, CUDA_DRIVER})
 # What the breakdown reads; everything else (python_function, Trace, ...) can be dropped.
 ANALYSIS_CATEGORIES = frozenset({CPU_OP, USER_ANNOTATION}) | DEVICE_CATEGORIES | LAUNCH_CATEGORIES
+PYTHON_FUNCTION = "python_function"  # a Python call, recorded with with_stack=True
+# What analyze's columns read: the breakdown's, and Python's calls (core/host_python.py)
+COLUMN_CATEGORIES = ANALYSIS_CATEGORIES | {PYTHON_FUNCTION}
 # the args the launch links read, and a shaped op's recorded arguments (record_shapes:
 # core/recorded_shapes.py)
 ANALYSIS_ARGS = ("correlation", "External id", "Input Dims", "Input type", "Concrete Inputs")

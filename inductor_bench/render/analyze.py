@@ -12,6 +12,7 @@ from ..core.analyze import (
     AnalyzeResult,
     DeviceStep,
     is_host,
+    steady_host_python,
     steady_regions,
     steady_step,
     steady_steps,
@@ -24,6 +25,7 @@ from . import format as fmt
 from .analyze_memory import memory_section
 from .analyze_shaped_ops import shaped_ops_section
 from .doc import TEXT, Doc, new_doc
+from .outside import python_table
 
 DEFAULT_TOP = 15
 NAME_CHARS = 70
@@ -149,6 +151,23 @@ def _regions(doc: Doc, r: AnalyzeResult, top: int) -> None:
     )
 
 
+def _host_python(doc: Doc, r: AnalyzeResult) -> None:
+    """A trace recorded with ``with_stack``: the typical step's host time in no op by whose
+    Python it is (core/host_python.py)."""
+    layers, total = steady_host_python(r)
+    if not layers or total <= 0:
+        return
+    doc.heading(f"Host Python between ops, by whose it is ({_typical(r)}, {r.host_python_thread})")
+    python_table(doc, layers, total)
+    doc.paragraph(
+        "Recorded with with_stack=True: each moment of a step in which no thread is in an op or a "
+        "runtime call goes to the innermost Python frame then running on the loop's thread (the one "
+        "with the most calls) with a source file of its own (a built-in or the standard library "
+        "counts for the frame that called it), and its file to a layer (docs/analyze.md). The "
+        "profiler's Python tracer adds its own cost to every call: the shares are the guide."
+    )
+
+
 def _top(doc: Doc, r: AnalyzeResult, top: int) -> None:
     n = len(r.steps)
     total = sum(k.total_ms for k in r.kernels)
@@ -232,6 +251,7 @@ def _analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str]
     _categories(doc, r, typical)
     doc.chart(charts.analyze_categories(r))
     _regions(doc, r, top)
+    _host_python(doc, r)
     memory_section(doc, r)
     _top(doc, r, top)
     doc.chart(charts.analyze_top(r, top))

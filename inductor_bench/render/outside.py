@@ -4,7 +4,7 @@ model split by ``core/outside.py``."""
 from __future__ import annotations
 
 from ..core.devices import HOST_BACKEND
-from ..core.host_python import short_frame
+from ..core.host_python import PythonLayer, short_frame
 from ..core.outside import OutsideProfile
 from ..core.results import BreakdownResult
 from ..core.step import StepSplit, split_step
@@ -63,11 +63,7 @@ def _python(doc: Doc, p: OutsideProfile) -> None:
     if not p.python or p.uncovered_ms <= 0:
         return
     doc.heading("Python between ops, by whose it is (profiled steps)")
-    rows = [[x.name, fmt.ms(x.ms), fmt.pct(fmt.share(x.ms, p.uncovered_ms)),
-             f"{short_frame(x.top)} {fmt.ms(x.top_ms)}" if x.top else ""] for x in p.python]
-    rows.append(["total (in no op)", fmt.ms(p.uncovered_ms), fmt.pct(100.0), ""])
-    doc.table(rows, ["whose Python", "ms", "% in no op", "its frame with the most time, ms"],
-              ("left", "right", "right", "left"))
+    python_table(doc, p.python, p.uncovered_ms)
     doc.paragraph(
         f"Each moment in no op goes to the innermost Python frame then running on the step's "
         f"thread with a source file of its own (a built-in or the standard library counts for "
@@ -94,3 +90,12 @@ def _note(p: OutsideProfile, s: StepSplit | None) -> str:
         "evaluation; calls and ms per step."
     )
 
+
+
+def python_table(doc: Doc, layers: list[PythonLayer], total_ms: float) -> None:
+    """The time in no op by whose Python it is (``core/host_python.py``), the most first."""
+    rows = [[x.name, fmt.ms(x.ms), fmt.pct(fmt.share(x.ms, total_ms)),
+             f"{short_frame(x.top)} {fmt.ms(x.top_ms)}" if x.top else ""] for x in layers]
+    rows.append(["total (in no op)", fmt.ms(total_ms), fmt.pct(100.0), ""])
+    doc.table(rows, ["whose Python", "ms", "% in no op", "its frame with the most time, ms"],
+              ("left", "right", "right", "left"))
