@@ -16,6 +16,10 @@ exactly.
 Each step's window is the ``python_function`` event of the function around it
 (``runner/step_profile.py``'s ``_profiled_step``): under the Python tracer, torch 2.5 writes
 the ``ProfilerStep#N`` range of ``record_function`` at the step's end, not around it.
+
+``trace_python`` does the same for any trace recorded with ``with_stack`` (``analyze``): its
+``ProfilerStep#N`` ranges, the moments no thread spends in an op or a runtime call, the thread
+with the most Python calls; read from the trace's columns, an event at a time.
 """
 
 from __future__ import annotations
