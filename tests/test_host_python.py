@@ -27,7 +27,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 RECORDED = FIXTURES / "cpu_step_python"
 STALLED = FIXTURES / "runs" / "cpu_mlp_train_stalled"
 DYNAMO = "Dynamo (frame entry, guards, its wrappers)"
-HARNESS = "the tool's step harness (the loss, the backward call)"
+HARNESS = "the tool's step harness (its calls around the model)"
 NN = "torch.nn (module calls and hooks, parameters)"
 STEP = "inductor_bench/runner/step_profile.py(105): _profiled_step"
 

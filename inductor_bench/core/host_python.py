@@ -60,7 +60,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("torch.nn (module calls and hooks, parameters)", ("torch/nn/",)),
     ("the optimizer", ("torch/optim/",)),
     ("torch.cuda (its synchronize waits for the device)", ("torch/cuda/",)),
-    ("the tool's step harness (the loss, the backward call)", ("inductor_bench/",)),
+    ("the tool's step harness (its calls around the model)", ("inductor_bench/",)),
     ("other torch Python", ("torch/",)),
 )
 MODEL = "the model and its libraries"
