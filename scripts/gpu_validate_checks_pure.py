@@ -61,6 +61,30 @@ def check_busy(ctx: Any, run: Run) -> list[Check]:
     return [Check(f"busy<=100% {run.label}", verdict(not bad), numbers)]
 
 
+def check_outside_python(ctx: Any, run: Run) -> list[Check]:
+    """The profiled steps' time in no op, split by whose Python it is (core/host_python.py):
+    the layers add up to it; on a GPU the harness's synchronize (``torch.cuda``) is among
+    them: the step waits there for the device."""
+    name = f"python between ops {run.label}"
+    outside = ((run.bd or {}).get("extras") or {}).get("outside")
+    if not isinstance(outside, dict) or outside.get("error"):
+        why = outside.get("error") if isinstance(outside, dict) else "no extras.outside in breakdown.json"
+        return [Check(name, SKIPPED, f"no profiled steps: {why}")]
+    layers = [x for x in outside.get("python") or [] if isinstance(x, dict)]
+    total, in_no_op = sum(num(x.get("ms")) or 0.0 for x in layers), num(outside.get("uncovered_ms")) or 0.0
+    bad = [outside["python_error"]] if outside.get("python_error") else []
+    if not layers:
+        bad.append("no layers")
+    elif abs(total - in_no_op) > 1e-6 + 1e-9 * in_no_op:
+        bad.append(f"the layers sum to {total:.6g} ms, not {in_no_op:.6g}")
+    cuda = [x for x in layers if str(x.get("name", "")).startswith("torch.cuda")]
+    if (run.bd or {}).get("device", "").startswith("cuda") and not cuda:
+        bad.append("no torch.cuda layer (the harness's synchronize) on a GPU run")
+    top = ", ".join(f"{x.get('name')} {_fmt(num(x.get('ms')))}" for x in layers[:4])
+    numbers = f"{_fmt(in_no_op)} in no op: {top}" + (f"; {'; '.join(bad)}" if bad else "")
+    return [Check(name, verdict(not bad), numbers)]
+
+
 # The unprofiled pipelined run against the profiled one: the profiler only adds cost, so the
 # plain wall and launch time per iteration must not exceed the profiled ones beyond the spread
 # of two runs (10%) and a few microseconds of clock reads.

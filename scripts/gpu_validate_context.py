@@ -177,7 +177,7 @@ class Ctx:
             run.cli_error = f"stopped at its time limit, {t:.0f} s" if r.timed_out else last_line(r.log)
         with self._lock:
             self.runs[label] = run
-        for c in ck.check_run_ok(self, run) + ck.check_busy(self, run):
+        for c in ck.check_run_ok(self, run) + ck.check_busy(self, run) + ck.check_outside_python(self, run):
             self.record(c)
         return run
 

@@ -77,6 +77,28 @@ def test_busy_check_reads_what_breakdown_json_has():
     assert ck.check_busy(None, _run({}))[0].status == "SKIPPED"
 
 
+def test_the_python_check_reads_the_profiled_steps_split():
+    """Synthetic results: the layers must add up to the time in no op, and a GPU run must have
+    the harness's synchronize among them."""
+    layers = [{"name": "Dynamo (frame entry, guards, its wrappers)", "ms": 0.3, "top": "f", "top_ms": 0.3},
+              {"name": "torch.cuda (its synchronize waits for the device)", "ms": 0.2, "top": "g", "top_ms": 0.2}]
+    outside = {"uncovered_ms": 0.5, "python": layers, "python_error": "", "error": ""}
+    bd = {"device": "cuda", "extras": {"outside": outside}}
+    [c] = ck.check_outside_python(None, _run(bd))
+    assert c.status == "PASS" and "Dynamo" in c.numbers, c.numbers
+    outside["uncovered_ms"] = 0.6
+    [c] = ck.check_outside_python(None, _run(bd))
+    assert c.status == "FAIL" and "the layers sum to 0.5 ms, not 0.6" in c.numbers
+    outside["uncovered_ms"], outside["python"] = 0.3, layers[:1]
+    [c] = ck.check_outside_python(None, _run(bd))
+    assert c.status == "FAIL" and "no torch.cuda layer" in c.numbers
+    bd["device"] = "cpu"
+    assert ck.check_outside_python(None, _run(bd))[0].status == "PASS"
+    outside["python_error"] = "RuntimeError: tracer"
+    assert ck.check_outside_python(None, _run(bd))[0].status == "FAIL"
+    assert ck.check_outside_python(None, _run({}))[0].status == "SKIPPED"
+
+
 def test_the_unprofiled_pipelined_run_is_never_slower_than_the_profiled_one():
     def bd(plain_wall: float, plain_launch: float) -> dict:
         pipe = {"wall_ms": 0.10, "busy_ms": 0.058, "launch_ms": 0.010,
@@ -418,6 +440,7 @@ def test_dry_run_of_part_1_on_cpu(tmp_path):
     for line in (
         "| PASS | run mlp-train-default |",
         "| PASS | busy<=100% mlp-train-default |",
+        "| PASS | python between ops mlp-train-default |",
         "| SKIPPED | kernel vs do_bench mlp-train-default |",
         "| SKIPPED | step time mlp-train-default | needs CUDA events",
         "| SKIPPED | graph kernel time mlp-train-default/0-forward | needs CUDA for a verdict",
