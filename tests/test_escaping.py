@@ -49,6 +49,18 @@ def test_text_keeps_every_name_on_one_line():
     assert "k<img src=x onerror=alert(1)>|`x` # injected ===" in text
 
 
+def test_control_characters_in_a_name_cannot_reach_the_terminal():
+    """A name with a terminal escape sequence (clear the screen), a tab and the freed bytes
+    torch 2.5's Python tracer writes for some frames: each shows as U+FFFD, in text and
+    markdown alike."""
+    r = hostile_result()
+    r.graphs[0].kernels[0].name = "k\x1b[2J\tx\x10\x0f|\x7f"
+    for fmt_name in ("text", "markdown"):
+        out = render_breakdown(r, fmt_name)
+        assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", out), fmt_name
+        assert "k\ufffd[2J\ufffdx\ufffd\ufffd" in out, fmt_name
+
+
 @pytest.mark.parametrize("name,span", [
     ("plain", "`plain`"), ("a`b", "``a`b``"), ("``x", "``` ``x ```"), ("a\nb", "`a b`"),
 ])

@@ -529,3 +529,14 @@ def test_launching_ops_on_the_synthetic_cuda_fixture():
         "Memset (Device)": {"aten::zero_"},
         "void at::native::vectori": {"aten::add"},
     }
+
+
+def test_a_raw_control_character_in_a_name_is_read_not_refused(tmp_path):
+    """torch 2.5.1's Python tracer (with_stack) writes some frame names as freed bytes, raw
+    control characters inside a JSON string, which strict JSON refuses: the event is read
+    with its name as written, the rest of the trace with it. (Bytes as that trace held them.)"""
+    events = [x("aten::mm", ts=0.0), x("py", cat="python_function", ts=1.0), x("aten::add", ts=2.0)]
+    text = kineto_text(events).replace('"py"', '"\x10x\x0f|\x7f(0): module"')
+    got = load_trace(write(tmp_path / "t.json", text)).events
+    assert [e.name for e in got] == ["aten::mm", "\x10x\x0f|\x7f(0): module", "aten::add"]
+    assert [e.cat for e in got] == ["cpu_op", "python_function", "cpu_op"]

@@ -111,8 +111,9 @@ class Source:
             if self.eof:
                 raise self.error(what)
             self.more()
-        try:
-            obj = json.loads(self.buf[self.pos : end])
+        try:  # strict=False: a raw control character inside a string is kept (torch 2.5's
+            # Python tracer writes some frame names as freed bytes)
+            obj = json.loads(self.buf[self.pos : end], strict=False)
         except json.JSONDecodeError as e:
             raise self.error(what, f" ({e.msg})") from None
         self.pos = end

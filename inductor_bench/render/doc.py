@@ -178,18 +178,22 @@ class Doc:
 
 # -- escaping: names come from the user's model and from traces (module, model and kernel
 # names), and may hold anything. One policy per format: text keeps every line a line (a
-# newline in a name is a space), markdown also keeps tables whole (``|`` escaped), code spans
-# closed (fenced with more backticks than the name holds) and HTML tags inert (``<`` as
-# ``&lt;`` outside code spans, where GitHub would render them); HTML escapes everything
-# (``render/html.py``).
+# newline in a name is a space, another control character U+FFFD), markdown also keeps
+# tables whole (``|`` escaped), code spans closed (fenced with more backticks than the name
+# holds) and HTML tags inert (``<`` as ``&lt;`` outside code spans, where GitHub would render
+# them); HTML escapes everything (``render/html.py``).
 
 _NEWLINES = re.compile(r"[\r\n\u2028\u2029]+")
+# the other control characters (a terminal's escape sequences, a tab, freed bytes a tracer wrote)
+_CONTROLS = re.compile(r"[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
 
 
 def one_line(s: str) -> str:
-    """``s`` with its line breaks as spaces: a name cannot start a line of its own."""
-    return _NEWLINES.sub(" ", s)
+    """``s`` with its line breaks as spaces (a name cannot start a line of its own) and its
+    other control characters as U+FFFD (nor move the cursor, clear the screen or shift a
+    column)."""
+    return _CONTROLS.sub("\ufffd", _NEWLINES.sub(" ", s))
 
 
 def md_inert(s: str) -> str:
