@@ -282,3 +282,44 @@ def test_analyze_s_host_python_on_a_synthetic_gpu_loop(tmp_path, order):
     assert r.host_python_thread == "thread 1" and total == pytest.approx(0.7)
     # Dynamo: [100, 200) + [400, 450) + [550, 600); the loop: [0, 100) + [600, 1000)
     assert {x.name: x.ms for x in layers} == pytest.approx({DYNAMO: 0.2, MODEL: 0.5})
+
+
+MODULE = "/tmp/torchinductor_root/ab/cab" + "c" * 49 + ".py(10): call"
+AOT = "AOTAutograd (runtime wrappers)"
+
+
+def test_the_graphs_wrappers_split_by_whose_python_they_are(tmp_path):
+    """Synthetic: two steps of 1000 µs, a graph's call of 500 µs (``CompiledFunction``, the
+    compiled module's own record inside it, which covers nothing) holding a C++ kernel and an
+    extern ``mm`` of 100 µs each: 300 µs of wrapper a step, 500 outside the graph. In the Python
+    steps, AOTAutograd's wrapper holds the compiled module's ``call``: the wrapper's moments
+    [100, 150) and [580, 600) are AOTAutograd's, [150, 200), [300, 350) and [450, 580) Inductor's."""
+    ops_path, py_path = tmp_path / "steps.json", tmp_path / "steps_python.json"
+
+    def graph(t0: float) -> list[dict]:
+        return [_op("CompiledFunction", t0 + 100, 500.0), _op("## Call CompiledFxGraph abc ##", t0 + 110, 480.0),
+                _op("cpp_fused_k_0", t0 + 200, 100.0), _op("aten::mm", t0 + 350, 100.0)]
+
+    ops, py = [], []
+    for k, t0 in enumerate((0.0, 1000.0)):
+        ops += [_op(f"ProfilerStep#{k}", t0, 1000.0, "user_annotation"), *graph(t0)]
+    for k, t0 in enumerate((5000.0, 7000.0)):
+        py += [_op(f"ProfilerStep#{k}", t0, 1000.0, "user_annotation"), _py(STEP, t0, 1000.0),
+               _py("torch/_functorch/_aot_autograd/runtime_wrappers.py(1): runtime_wrapper", t0 + 100, 500.0),
+               _py(MODULE, t0 + 150, 430.0), *graph(t0)]
+    ops_path.write_text(json.dumps({"traceEvents": ops}))
+    py_path.write_text(json.dumps({"traceEvents": py}))
+    p = outside_of_trace(ops_path, py_path)
+    assert (p.graphs_ms, p.graphs_uncovered_ms, p.uncovered_ms) == pytest.approx((0.5, 0.3, 0.5))
+    assert p.python_graphs_uncovered_ms == pytest.approx(0.3)
+    got = {x.name: (x.ms, x.top) for x in p.graph_python}
+    assert got == {INDUCTOR: (pytest.approx(0.23), MODULE),
+                   AOT: (pytest.approx(0.07), "torch/_functorch/_aot_autograd/runtime_wrappers.py(1): runtime_wrapper")}
+    assert OutsideProfile.from_dict(json.loads(json.dumps(p.to_dict()))) == p
+    r = load_breakdown(STALLED)
+    r.outside = p
+    text = render_breakdown(r)
+    section = text.split("The graphs' wrappers, by whose Python (profiled steps)")[1].split("\n\n")[1]
+    rows = section.splitlines()[2:]
+    assert rows[0].startswith(INDUCTOR) and "cabcccc… (a compiled module)(10): call 0.230" in rows[0]
+    assert rows[-1].split()[-2:] == ["0.300", "100.0%"]

@@ -134,6 +134,24 @@ def test_a_small_outside_share_is_one_line(synthetic):
     assert "outside the graphs, by op (profiled steps" in text and "aten::lstm 0.240 ms" in text
 
 
+def _wrappers_us(events: list[dict]) -> float:
+    outer = [e for e in events if e["name"] in ("CompiledFunction", BACKWARD + "CompiledFunctionBackward")]
+    total = 0.0
+    for g in outer:
+        t0, t1 = g["ts"], g["ts"] + g["dur"]
+        inner = sorted((e["ts"], min(e["ts"] + e["dur"], t1)) for e in events
+                       if e is not g and e["tid"] == g["tid"] and t0 <= e["ts"] < t1
+                       and not e["name"].startswith(("CompiledFunction", "## ", "ProfilerStep#"))
+                       and e["name"] != BACKWARD + "CompiledFunctionBackward")
+        covered, cur = 0.0, t0
+        for a, b in inner:
+            a = max(a, cur)
+            if b > a:
+                covered, cur = covered + b - a, b
+        total += g["dur"] - covered
+    return total
+
+
 @pytest.mark.e2e
 def test_a_breakdown_profiles_its_steps_and_splits_them(mlp_train):
     result, run_dir, err = mlp_train
@@ -164,5 +182,12 @@ def test_a_breakdown_profiles_its_steps_and_splits_them(mlp_train):
     assert len(windows) == p.python_steps
     assert p.python_step_ms * p.python_steps <= math.fsum(e["dur"] for e in windows) / 1000 + 1e-6
     assert {x.name for x in p.python} >= {"Dynamo (frame entry, guards, its wrappers)"}
+    # the graphs' wrappers: each graph call's time in none of the ops it holds on its thread
+    # (its kernels, extern calls; the compiled module's own record and the backward's node
+    # aside), from the JSON alone
+    assert sum(x.ms for x in p.graph_python) == pytest.approx(p.graphs_uncovered_ms, abs=1e-9)
+    assert 0 < p.graphs_uncovered_ms < p.graphs_ms
+    if p.kept == p.steps:
+        assert p.graphs_uncovered_ms == pytest.approx(_wrappers_us(events) / p.steps / 1000, abs=1e-6)
     assert load_breakdown(run_dir).outside == p  # saved with the result
     assert reanalyze(run_dir)[0].outside == p  # and split again from the run directory alone

@@ -70,6 +70,11 @@ class OutsideProfile:
     python_step_ms: float = 0.0
     python_uncovered_ms: float = 0.0
     python_error: str = ""
+    # inside the graphs' calls, in none of the ops they hold (their kernels, extern calls): the
+    # graphs' wrappers; by whose Python it is as above (python_graphs_uncovered_ms in those steps)
+    graphs_uncovered_ms: float = 0.0
+    graph_python: list[PythonLayer] = field(default_factory=list)
+    python_graphs_uncovered_ms: float = 0.0
 
     @property
     def outside_ms(self) -> float:
@@ -85,8 +90,9 @@ class OutsideProfile:
             return None
         ops = [OutsideOp(**o) for o in d.get("ops") or []]
         python = [PythonLayer(**p) for p in d.get("python") or []]
+        graph_python = [PythonLayer(**p) for p in d.get("graph_python") or []]
         kept = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
-        return cls(**{**kept, "ops": ops, "python": python})
+        return cls(**{**kept, "ops": ops, "python": python, "graph_python": graph_python})
 
 
 @dataclass
@@ -96,6 +102,8 @@ class _Step:
     uncovered: float = 0.0
     ops: dict[str, list[float]] = field(default_factory=dict)  # name -> [calls, µs]
     gaps: list[tuple[float, float]] = field(default_factory=list)  # the uncovered time
+    graph_uncovered: float = 0.0  # inside the graphs' calls, in none of their ops: the wrapper
+    graph_gaps: list[tuple[float, float]] = field(default_factory=list)
 
 
 def outside_profile(c: TraceColumns) -> OutsideProfile:
@@ -114,6 +122,7 @@ def outside_profile(c: TraceColumns) -> OutsideProfile:
         graphs_ms=kept.mean([s.graphs for s in steps]) / US_PER_MS,
         uncovered_ms=kept.mean([s.uncovered for s in steps]) / US_PER_MS,
         ops=sorted(ops, key=lambda o: (-o.ms, o.name)),
+        graphs_uncovered_ms=kept.mean([s.graph_uncovered for s in steps]) / US_PER_MS,
     )
 
 
@@ -133,15 +142,21 @@ def with_python(p: OutsideProfile, c: TraceColumns, calls: list[Event]) -> Outsi
         return replace(p, python_error=f"{c.path or 'the trace'}: no profiled step with Python's calls in it")
     steps = _steps(c, [w[:3] for w in windows])
     kept = steady([s.wall for s in steps])
-    per_step = [host_python.attribute(_on_thread(calls, w[3], w[1], w[2]), s.gaps)
-                for w, s in zip(windows, steps, strict=True)]
-    layers = host_python.layers(per_step, kept.mean)
-    total = sum(x.ms for x in layers)
-    scale = p.uncovered_ms / total if total > 0 else 0.0
+    mine = [_on_thread(calls, w[3], w[1], w[2]) for w in windows]
+    pairs = list(zip(mine, steps, strict=True))
+    outside = host_python.layers([host_python.attribute(m, s.gaps) for m, s in pairs], kept.mean)
+    inside = host_python.layers([host_python.attribute(m, s.graph_gaps) for m, s in pairs], kept.mean)
     return replace(
-        p, python=[replace(x, ms=x.ms * scale, top_ms=x.top_ms * scale) for x in layers],
+        p, python=_scaled(outside, p.uncovered_ms), graph_python=_scaled(inside, p.graphs_uncovered_ms),
         python_steps=len(steps), python_step_ms=kept.mean([s.wall for s in steps]) / US_PER_MS,
-        python_uncovered_ms=total)
+        python_uncovered_ms=sum(x.ms for x in outside), python_graphs_uncovered_ms=sum(x.ms for x in inside))
+
+
+def _scaled(layers: list[PythonLayer], to_ms: float) -> list[PythonLayer]:
+    """``layers`` brought to add up to ``to_ms``: their shares applied to it."""
+    total = sum(x.ms for x in layers)
+    scale = to_ms / total if total > 0 else 0.0
+    return [replace(x, ms=x.ms * scale, top_ms=x.top_ms * scale) for x in layers]
 
 
 def _on_thread(calls: list[Event], tid: int | str, start: float, end: float) -> list[Event]:
@@ -174,7 +189,8 @@ def outside_of(step_profile: dict[str, Any]) -> OutsideProfile:
 
 def _split(c: TraceColumns, inside: list[int], start: float, end: float) -> _Step:
     """One step: ``inside`` (the ops that start in it) by thread, then by start (the longer
-    first), walked as above."""
+    first), walked as above; inside a graph's call, the ops it holds on its thread (its
+    kernels, its extern calls) are what leaves the call's own time, its wrapper, uncovered."""
     op, names = c.op, c.names.values
     js = [j for j in inside if not STEP_NAME.match(names[op.name[j]])]
     js.sort(key=lambda j: (op.where[j], op.ts[j], -op.dur[j]))
@@ -182,12 +198,17 @@ def _split(c: TraceColumns, inside: list[int], start: float, end: float) -> _Ste
     covered: list[tuple[float, float]] = []  # the counted ops' and graphs' spans, every thread
     open_until, thread = -float("inf"), None  # the end of the counted op (or graph) last met
     frames: list[float] = []  # the ends of the frames open around the walk
+    graph: list[tuple[float, float]] = []  # the graph call open, and the ops in it so far
     for j in js:
         t, e, name = op.ts[j], min(op.ts[j] + op.dur[j], end), names[op.name[j]]
         if op.where[j] != thread:
             thread, open_until, frames = op.where[j], -float("inf"), []
-        if t < open_until:
-            continue  # inside a counted op or a graph
+        is_graph = bool(GRAPH.match(name) or MODULE_CALL.match(name))
+        if t < open_until:  # inside a counted op or a graph
+            if graph and t < graph[0][1] and not is_graph and not FRAME.match(name):
+                graph.append((t, min(e, graph[0][1])))
+            continue
+        _close(out, graph)
         while frames and t >= frames[-1]:
             frames.pop()
         if FRAME.match(name):
@@ -195,13 +216,25 @@ def _split(c: TraceColumns, inside: list[int], start: float, end: float) -> _Ste
             continue
         covered.append((t, e))
         open_until = e
-        if GRAPH.match(name) or MODULE_CALL.match(name):
+        if is_graph:
             out.graphs += e - t
+            graph = [(t, e)]
         else:
             calls_us = out.ops.setdefault(name, [0, 0.0])
             calls_us[0] += 1
             calls_us[1] += e - t
+    _close(out, graph)
     out.gaps = complement(merged(covered), start, end)  # no thread in a counted op
     out.uncovered = sum(b - a for a, b in out.gaps)
+    out.graph_gaps = merged(out.graph_gaps)
+    out.graph_uncovered = sum(b - a for a, b in out.graph_gaps)
     return out
 
+
+def _close(out: _Step, graph: list[tuple[float, float]]) -> None:
+    """A graph call's time in none of the ops it holds, into ``out.graph_gaps``; ``graph``
+    emptied (its call first, then its ops)."""
+    if graph:
+        (t, e), ops = graph[0], graph[1:]
+        out.graph_gaps += complement(merged(ops), t, e)
+        graph.clear()

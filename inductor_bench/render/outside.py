@@ -24,11 +24,16 @@ def op_label(name: str) -> str:
 
 
 def render_outside_ops(doc: Doc, r: BreakdownResult) -> None:
-    """The table of the ops outside the graphs, the most time first; a line where the steps
-    could not be profiled."""
+    """The table of the ops outside the graphs, the most time first (a line where the steps
+    could not be profiled), and the graphs' wrappers by whose Python they are."""
     p = r.outside
     if p is None:
         return
+    _outside_ops(doc, r, p)
+    _graph_python(doc, p)
+
+
+def _outside_ops(doc: Doc, r: BreakdownResult, p: OutsideProfile) -> None:
     if p.error:
         doc.paragraph(f"outside the graphs, by op: not profiled ({p.error}).")
         return
@@ -90,6 +95,24 @@ def _note(p: OutsideProfile, s: StepSplit | None) -> str:
         "evaluation; calls and ms per step."
     )
 
+
+
+def _graph_python(doc: Doc, p: OutsideProfile) -> None:
+    """Inside the graphs' calls, the time in none of their ops (their wrappers), by whose
+    Python it is (``core/outside.py``)."""
+    if p.error or not p.graph_python or p.graphs_uncovered_ms <= 0:
+        return
+    doc.heading("The graphs' wrappers, by whose Python (profiled steps)")
+    python_table(doc, p.graph_python, p.graphs_uncovered_ms)
+    doc.paragraph(
+        f"Inside the compiled graphs' calls ({fmt.ms(p.graphs_ms)} ms a profiled step), the time in "
+        f"none of the ops they hold (their kernels, their extern calls), {fmt.ms(p.graphs_uncovered_ms)} "
+        "ms: the wrappers around the kernels (allocation, checks, launches, AOTAutograd's saving "
+        "and restoring), split as the time outside them is, with the shares of the steps "
+        f"profiled with Python's calls ({fmt.ms(p.python_graphs_uncovered_ms)} ms there), by the "
+        "Python of the step's thread: where autograd runs the backward on a thread of its own (on "
+        "a GPU), its wrapper's time reads as autograd, where the step's thread waits for it."
+    )
 
 
 def python_table(doc: Doc, layers: list[PythonLayer], total_ms: float) -> None:
