@@ -61,25 +61,6 @@ def _outside_ops(doc: Doc, r: BreakdownResult, p: OutsideProfile) -> None:
     _python(doc, p)
 
 
-def _python(doc: Doc, p: OutsideProfile) -> None:
-    """The time in no op by whose Python it is (``core/host_python.py``)."""
-    if p.python_error:
-        doc.paragraph(f"Python between ops, by whose it is: not profiled ({p.python_error}).")
-    if not p.python or p.uncovered_ms <= 0:
-        return
-    doc.heading("Python between ops, by whose it is (profiled steps)")
-    python_table(doc, p.python, p.uncovered_ms)
-    doc.paragraph(
-        f"Each moment in no op goes to the innermost Python frame then running on the step's "
-        f"thread with a source file of its own (a built-in or the standard library counts for "
-        f"the frame that called it), and its file to a layer. The shares come from "
-        f"{p.python_steps} more steps profiled with Python's calls recorded "
-        f"({fmt.ms(p.python_step_ms)} ms a step, {fmt.ms(p.python_uncovered_ms)} ms of it in no "
-        f"op; the tracer adds its own cost to every call), applied to the {fmt.ms(p.uncovered_ms)} ms in no "
-        "op above (docs/breakdown.md)."
-    )
-
-
 def _row(name: str, calls: str, ms: float, total: float) -> list[str]:
     return [name, calls, fmt.ms(ms), fmt.pct(fmt.share(ms, total))]
 
@@ -96,23 +77,42 @@ def _note(p: OutsideProfile, s: StepSplit | None) -> str:
     )
 
 
+def _python(doc: Doc, p: OutsideProfile) -> None:
+    """The time in no op by whose Python it is (``core/host_python.py``)."""
+    if p.python_error:
+        doc.paragraph(f"Python between ops, by whose it is: not profiled ({p.python_error}).")
+    _python_section(
+        doc, "Python between ops, by whose it is (profiled steps)", p.python, p.uncovered_ms,
+        "Each moment in no op goes to the innermost Python frame then running on the step's thread "
+        "with a source file of its own (a built-in or the standard library counts for the frame "
+        f"that called it), and its file to a layer. The shares come from {p.python_steps} more "
+        f"steps profiled with Python's calls recorded ({fmt.ms(p.python_step_ms)} ms a step, "
+        f"{fmt.ms(p.python_uncovered_ms)} ms of it in no op; the tracer adds its own cost to every "
+        f"call), applied to the {fmt.ms(p.uncovered_ms)} ms in no op above (docs/breakdown.md).")
+
 
 def _graph_python(doc: Doc, p: OutsideProfile) -> None:
     """Inside the graphs' calls, the time in none of their ops (their wrappers), by whose
     Python it is (``core/outside.py``)."""
-    if p.error or not p.graph_python or p.graphs_uncovered_ms <= 0:
+    if p.error:
         return
-    doc.heading("The graphs' wrappers, by whose Python (profiled steps)")
-    python_table(doc, p.graph_python, p.graphs_uncovered_ms)
-    doc.paragraph(
+    _python_section(
+        doc, "The graphs' wrappers, by whose Python (profiled steps)", p.graph_python, p.graphs_uncovered_ms,
         f"Inside the compiled graphs' calls ({fmt.ms(p.graphs_ms)} ms a profiled step), the time in "
         f"none of the ops they hold (their kernels, their extern calls), {fmt.ms(p.graphs_uncovered_ms)} "
         "ms: the wrappers around the kernels (allocation, checks, launches, AOTAutograd's saving "
         "and restoring), split as the time outside them is, with the shares of the steps "
         f"profiled with Python's calls ({fmt.ms(p.python_graphs_uncovered_ms)} ms there), by the "
         "Python of the step's thread: where autograd runs the backward on a thread of its own (on "
-        "a GPU), its wrapper's time reads as autograd, where the step's thread waits for it."
-    )
+        "a GPU), its wrapper's time reads as autograd, where the step's thread waits for it.")
+
+
+def _python_section(doc: Doc, title: str, layers: list[PythonLayer], total_ms: float, note: str) -> None:
+    if not layers or total_ms <= 0:
+        return
+    doc.heading(title)
+    python_table(doc, layers, total_ms)
+    doc.paragraph(note)
 
 
 def python_table(doc: Doc, layers: list[PythonLayer], total_ms: float) -> None:
