@@ -13,7 +13,7 @@ named like a module of the standard library, ``test.py``, counts for its caller 
 moment with no such frame is ``NO_FRAME``. The layers of a step sum to its time in no op
 exactly.
 
-Each step's window is the ``python_function`` event of the function around it
+Each step's window is the Python call of the function around it
 (``runner/step_profile.py``'s ``_profiled_step``): under the Python tracer, torch 2.5 writes
 the ``ProfilerStep#N`` range of ``record_function`` at the step's end, not around it.
 
@@ -34,11 +34,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import compress
-from pathlib import Path
 
 from .columns import STEP_NAME, TraceColumns
 from .timeline import complement, merged
-from .trace import PYTHON_FUNCTION, Event, load_trace
+from .trace import PYTHON_FUNCTION as PYTHON_FUNCTION  # the category of its events
+from .trace import Event
 
 STEP_FUNCTION = "_profiled_step"  # runner/step_profile.py: one call per profiled step
 STEP_FILE = "step_profile.py"
@@ -124,17 +124,13 @@ def short_frame(name: str) -> str:
     return f"{file}({m.group('line')}): {m.group('func')}"
 
 
-def python_calls(path: str | Path) -> list[Event]:
-    """The ``python_function`` events of the trace at ``path`` (none: recorded without
-    Python's calls). Raises ``TraceError`` as ``load_trace`` does."""
-    return load_trace(path, categories=(PYTHON_FUNCTION,), args=()).events
-
-
-def step_windows(calls: list[Event]) -> list[tuple[str, float, float, int | str]]:
-    """The profiled steps as ``(name, start, end, thread)``, by start: the calls of
-    ``STEP_FUNCTION``."""
-    steps = sorted((c for c in calls if _is_step(c.name)), key=lambda c: c.ts)
-    return [(f"ProfilerStep#{i}", c.ts, c.end, c.tid) for i, c in enumerate(steps)]
+def step_windows(c: TraceColumns) -> list[tuple[str, float, float, int]]:
+    """The profiled steps as ``(name, start, end, thread index)``, by start: the calls of
+    ``STEP_FUNCTION`` among the trace's Python calls."""
+    py, names = c.python, c.names.values
+    step = {i for i in set(py.name) if _is_step(names[i])}
+    at = sorted((py.ts[j], j) for j in range(len(py)) if py.name[j] in step)
+    return [(f"ProfilerStep#{k}", t, t + py.dur[j], py.where[j]) for k, (t, j) in enumerate(at)]
 
 
 def _is_step(name: str) -> bool:
@@ -230,13 +226,13 @@ def trace_python(c: TraceColumns, windows: list[Window]) -> tuple[str, list[list
     if not len(py) or not windows:
         return "", []
     main = Counter(py.where).most_common(1)[0][0]
-    steps = attribute_steps(_thread_calls(c, main), _gaps(_busy(c), windows))
+    steps = attribute_steps(thread_calls(c, main), _gaps(_busy(c), windows))
     frames = [[PythonFrame(layer, frame, us / 1e3) for (layer, frame), us in sorted(d.items())]
               for d in steps]
     return f"thread {c.threads.values[main][1]}", frames
 
 
-def _thread_calls(c: TraceColumns, thread: int) -> Iterable[Call]:
+def thread_calls(c: TraceColumns, thread: int) -> Iterable[Call]:
     """The Python calls of ``thread`` by start, the longer first at one start: the file's
     order where it is that (kineto writes a thread's calls as they began), else sorted."""
     py, names = c.python, c.names.values

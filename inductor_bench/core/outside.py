@@ -37,7 +37,7 @@ from .errors import TraceError
 from .host_python import PythonLayer
 from .steady import steady
 from .timeline import complement, merged
-from .trace import MODULE_CALL, Event
+from .trace import MODULE_CALL
 
 FRAME = host_python.DYNAMO_FRAME
 GRAPH = re.compile(r"^(CompiledFunction|CompiledFunctionBackward|"
@@ -133,19 +133,22 @@ def _steps(c: TraceColumns, windows: list[tuple[str, float, float]]) -> list[_St
             for _, start, end in windows]
 
 
-def with_python(p: OutsideProfile, c: TraceColumns, calls: list[Event]) -> OutsideProfile:
+def with_python(p: OutsideProfile, c: TraceColumns) -> OutsideProfile:
     """``p`` with its time in no op split by whose Python it is: the shares of each layer in
-    the steps of ``c`` (profiled with Python's calls, ``calls``), applied to ``p``'s time in
-    no op (the Python tracer's own cost per call makes those steps' Python slower)."""
-    windows = host_python.step_windows(calls)
+    the steps of ``c`` (profiled with Python's calls), applied to ``p``'s time in no op (the
+    Python tracer's own cost per call makes those steps' Python slower)."""
+    windows = host_python.step_windows(c)
     if not windows:
         return replace(p, python_error=f"{c.path or 'the trace'}: no profiled step with Python's calls in it")
     steps = _steps(c, [w[:3] for w in windows])
     kept = steady([s.wall for s in steps])
-    mine = [_on_thread(calls, w[3], w[1], w[2]) for w in windows]
-    pairs = list(zip(mine, steps, strict=True))
-    outside = host_python.layers([host_python.attribute(m, s.gaps) for m, s in pairs], kept.mean)
-    inside = host_python.layers([host_python.attribute(m, s.graph_gaps) for m, s in pairs], kept.mean)
+    thread = windows[0][3]  # the worker's: every step's call is made there
+
+    def split(gaps: list[list[tuple[float, float]]]) -> list[PythonLayer]:
+        return host_python.layers(host_python.attribute_steps(host_python.thread_calls(c, thread), gaps),
+                                  kept.mean)
+
+    outside, inside = split([s.gaps for s in steps]), split([s.graph_gaps for s in steps])
     return replace(
         p, python=_scaled(outside, p.uncovered_ms), graph_python=_scaled(inside, p.graphs_uncovered_ms),
         python_steps=len(steps), python_step_ms=kept.mean([s.wall for s in steps]) / US_PER_MS,
@@ -159,10 +162,6 @@ def _scaled(layers: list[PythonLayer], to_ms: float) -> list[PythonLayer]:
     return [replace(x, ms=x.ms * scale, top_ms=x.top_ms * scale) for x in layers]
 
 
-def _on_thread(calls: list[Event], tid: int | str, start: float, end: float) -> list[Event]:
-    return [e for e in calls if e.tid == tid and e.ts < end and e.end > start]
-
-
 def outside_of_trace(path: str | Path, python_path: str | Path | None = None) -> OutsideProfile:
     """``outside_profile`` of the trace at ``path``, split ``with_python`` of the trace at
     ``python_path`` (if any); an error where one cannot be read."""
@@ -173,7 +172,7 @@ def outside_of_trace(path: str | Path, python_path: str | Path | None = None) ->
     if p.error or not python_path:
         return p
     try:
-        return with_python(p, load_columns(python_path), host_python.python_calls(python_path))
+        return with_python(p, load_columns(python_path))
     except (TraceError, OSError) as e:
         return replace(p, python_error=str(e))
 
