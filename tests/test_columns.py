@@ -69,7 +69,7 @@ def test_columns_of_hand_built_events(tmp_path):
     assert c.op.ext.ids == array("q", [11, 12])
     assert (c.launch.ts, c.launch.dur) == (array("d", [10, 42]), array("d", [2, 3]))
     assert c.launch.corr.ids == array("q", [21, 22])
-    assert c.markers == [("ProfilerStep#4", 0.0, 100.0)]
+    assert [(*m[:3], c.threads.values[m[3]]) for m in c.markers] == [("ProfilerStep#4", 0.0, 100.0, (1, 1))]
     assert c.span() == (0.0, 100.0)  # the Python event is not in the span
     assert [name[i] for i in c.python.name] == ["python_fn"]  # a Python call (with_stack)
     assert (c.python.ts, c.python.dur) == (array("d", [1]), array("d", [90]))

@@ -107,6 +107,8 @@ class AnalyzeResult:
     # with_stack's Python calls: per step, the time in no op by whose Python (core/host_python.py)
     host_python: list[list[PythonFrame]] = field(default_factory=list)
     host_python_thread: str = ""  # the thread whose Python it is
+    # ranges (steps included) the trace wrote at their end, their start restored (core/range_starts.py)
+    restarted_ranges: list[str] = field(default_factory=list)
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -209,6 +211,7 @@ def analyze_columns(c: TraceColumns) -> AnalyzeResult:
         shaped_ops=shaped_ops(c, split),
         host_python=python,
         host_python_thread=thread,
+        restarted_ranges=c.restarted_ranges,
     )
 
 

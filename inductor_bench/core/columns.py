@@ -38,6 +38,7 @@ import msgspec
 
 from .column_types import MISSING, Events, Table
 from .memory import INSTANT_CATEGORY, MEMORY_EVENT, MemoryColumns
+from .range_starts import RANGE_ENTER, Ranges, restore_range_starts
 from .recorded_shapes import SHAPED_OPS
 from .trace import (
     ANALYSIS_ARGS,
@@ -103,10 +104,11 @@ class TraceColumns:
     launch: Events = field(default_factory=Events)
     op: Events = field(default_factory=Events)
     python: Events = field(default_factory=Events)  # python_function calls (a built-in's name: BUILTIN)
-    markers: list[tuple[str, float, float]] = field(default_factory=list)  # file order
+    # (name, start, end, thread index), file order
+    markers: list[tuple[str, float, float, int]] = field(default_factory=list)
     # the other user annotations (record_function ranges: a loop's "forward", torch's
-    # "Optimizer.step#SGD.step"): (name index, start, end), file order
-    regions: list[tuple[int, float, float]] = field(default_factory=list)
+    # "Optimizer.step#SGD.step"): (name index, start, end, thread index), file order
+    regions: list[tuple[int, float, float, int]] = field(default_factory=list)
     memory: MemoryColumns = field(default_factory=MemoryColumns)  # profile_memory's events
     # op index -> (Input Dims, Input type, Concrete Inputs) of a shaped op recorded with
     # record_shapes, as tuples, each distinct triple held once (a loop repeats them every step)
@@ -114,6 +116,8 @@ class TraceColumns:
     first: float = math.inf  # the earliest start of the events not in the columns
     last: float = -math.inf  # their latest end
     kept: int = 0
+    # the names of the ranges written at their end, their start restored (range_starts.py)
+    restarted_ranges: list[str] = field(default_factory=list)
     device_properties: list[dict[str, Any]] = field(default_factory=list)
     base_time_ns: int | None = None
 
@@ -153,7 +157,9 @@ class ColumnFiller:
             anns = list(compress(xs, map(USER_ANNOTATION.__eq__, cats)))
             names = _ids(out.names, [a.name for a in anns])  # a step's name is known as one
             calls = [COMPILED_CALL.match(a.name) is not None for a in anns]
-            out.regions += [(n, a.ts, a.ts + a.dur) for n, a, call in zip(names, anns, calls, strict=True)
+            threads = _ids(out.threads, [(a.pid, a.tid) for a in anns])
+            out.regions += [(n, a.ts, a.ts + a.dur, t)
+                            for n, a, call, t in zip(names, anns, calls, threads, strict=True)
                             if not call and n not in out.names.steps]
             out.first = min(out.first, min([a.ts for a in anns]))
             out.last = max(out.last, max([a.ts + a.dur for a in anns]))
@@ -172,7 +178,7 @@ class ColumnFiller:
         if any(host_mask):
             op_names = self._host(list(compress(xs, host_mask)), list(compress(cats, host_mask)))
         if has_annotations or not out.names.steps.isdisjoint(op_names):
-            out.markers += [(r.name, r.ts, r.ts + r.dur) for r in
+            out.markers += [(r.name, r.ts, r.ts + r.dur, out.threads[(r.pid, r.tid)]) for r in
                             compress(xs, map(_MARKER_CATEGORIES.__contains__, cats))
                             if r.name in out.names.step_names]
 
@@ -198,8 +204,10 @@ class ColumnFiller:
 
     def _python(self, calls: list[Any]) -> None:
         """Python's calls; a built-in's name (which holds an object's address) as ``BUILTIN``:
-        it only ever stands for its caller (``host_python.layer_of``)."""
-        names = [BUILTIN if x.name.startswith("<built-in") else x.name for x in calls]
+        it only ever stands for its caller (``host_python.layer_of``); the one that opens a
+        ``record_function`` range as ``RANGE_ENTER``."""
+        names = [(RANGE_ENTER if "_record_function_enter" in x.name else BUILTIN)
+                 if x.name.startswith("<built-in") else x.name for x in calls]
         py = self.out.python
         py.name.fromlist(_ids(self.out.names, names))
         py.ts.fromlist([x.ts for x in calls])
@@ -263,7 +271,7 @@ def columns_of_events(events: list[Event], path: str = "") -> TraceColumns:
     """The columns of a loaded trace's events."""
     out = TraceColumns(path=path)
     event_filler(out).add_events(events)
-    return out
+    return _restored(out)
 
 
 @functools.lru_cache(maxsize=1)
@@ -327,6 +335,13 @@ def load_columns(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> TraceColum
     top = stream_trace(p, decoder, run, one, chunk_bytes)
     out.device_properties = device_properties(top.get("deviceProperties"))
     out.base_time_ns = base_time(top.get("baseTimeNanoseconds"))
+    return _restored(out)
+
+
+def _restored(out: TraceColumns) -> TraceColumns:
+    """``out`` with the starts of its ranges written at their end restored (``range_starts.py``)."""
+    ranges = Ranges(out.names, out.python, out.op, out.markers, out.regions)
+    out.restarted_ranges = restore_range_starts(ranges)
     return out
 
 

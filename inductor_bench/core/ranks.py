@@ -73,6 +73,7 @@ class RankResult:
     steps: list[RankStep]
     regions: list[Region] = field(default_factory=list)  # its record_function ranges, per step
     memory: list[DeviceMemory] = field(default_factory=list)  # profile_memory's, per step
+    restarted_ranges: int = 0  # ranges written at their end, their start restored (core/range_starts.py)
 
     def step(self, name: str) -> RankStep | None:
         return next((s for s in self.steps if s.step == name), None)
@@ -157,7 +158,8 @@ def rank_summary(path: Path, rank: int) -> RankResult:
     device = _main_device(split)
     steps = [_rank_step(split, k, device) for k in range(len(split.windows))]
     return RankResult(rank=rank, trace=str(path), device=device, steps=steps, regions=regions(columns, split),
-                      memory=step_memory(columns.memory, split.windows))
+                      memory=step_memory(columns.memory, split.windows),
+                      restarted_ranges=len(columns.restarted_ranges))
 
 
 def _main_device(split: StepEvents) -> str:

@@ -66,7 +66,7 @@ def regions(c: TraceColumns, split: StepEvents) -> list[Region]:
     starts = [w[1] for w in split.windows]
     ends = [w[2] for w in split.windows]
     spans: dict[tuple[int, int], list[tuple[float, float]]] = {}
-    for name, t, end in c.regions:
+    for name, t, end, _ in c.regions:
         k = bisect_right(starts, t) - 1
         if k >= 0 and t <= ends[k]:
             spans.setdefault((name, k), []).append((t, end))

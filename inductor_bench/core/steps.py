@@ -196,7 +196,7 @@ def _step_windows(c: TraceColumns) -> list[tuple[str, float, float]]:
     """(name, start, end) of each ProfilerStep on the CPU, by start; the whole trace when
     there are none."""
     if c.markers:
-        return sorted(c.markers, key=lambda m: m[1])
+        return sorted((m[:3] for m in c.markers), key=lambda m: m[1])
     return [(WHOLE_TRACE, *c.span())]
 
 

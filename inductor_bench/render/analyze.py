@@ -236,6 +236,13 @@ def _steps_fact(r: AnalyzeResult) -> str:
     return f"{len(r.steps)} profiler steps (ProfilerStep#)"
 
 
+def _restarted(names: list[str], shown: int = 4) -> str:
+    """The fact line of the ranges whose start was restored (``core/range_starts.py``)."""
+    listed = ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+    return (f"{len(names)} ranges were written with the start of the Python call that closed them "
+            f"(torch 2.5's Python tracer): {listed}; each starts here where the call that opened it began")
+
+
 def _analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str] | None = None) -> None:
     doc.title(title)
     steps = _steps_fact(r)
@@ -243,6 +250,8 @@ def _analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str]
     facts = [steps, which + ", ".join(_device_label(r, d) for d in r.devices)]
     if r.outside_steps:
         facts.append(f"{r.outside_steps} device events launched outside every step were left out")
+    if r.restarted_ranges:
+        facts.append(_restarted(r.restarted_ranges))
     facts += notes or []
     doc.paragraph(*(doc.item(f) for f in facts))
     typical = {dev: m for dev in r.devices if (m := steady_step(r, dev))}

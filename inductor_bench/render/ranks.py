@@ -191,12 +191,18 @@ def _rank_span(rank: RankResult) -> str:
     return first if first == last else f"{first} to {last}"
 
 
+def _restarted(rank: RankResult) -> str:
+    """How many of the rank's ranges were written at their end (``core/range_starts.py``)."""
+    if not rank.restarted_ranges:
+        return ""
+    return (f"; {rank.restarted_ranges} ranges written with the start of the Python call that closed "
+            "them, each started where the call that opened it began")
+
+
 def _ranks(doc: Doc, r: RanksResult, title: str) -> None:
     doc.title(title)
-    facts = [
-        f"rank {rank.rank}: {rank.trace} (device {rank.device or 'none'}, {len(rank.steps)} steps)"
-        for rank in r.ranks
-    ]
+    facts = [f"rank {rank.rank}: {rank.trace} (device {rank.device or 'none'}, "
+             f"{len(rank.steps)} steps{_restarted(rank)})" for rank in r.ranks]
     facts += [f"{Path(t).name}: skipped, {SKIPPED_WHY}" for t in r.skipped]
     doc.paragraph(*(doc.item(f) for f in facts))
     apart = [rank for rank in r.ranks if rank.steps]
