@@ -60,6 +60,8 @@ def fixture_items(ctx: Any, top: str) -> list[tuple[Path, str]]:
                 items.append((run.dir / name, f"{top}/{run.label}/{name}"))
     for p in sorted(ctx.cli.glob("*")):
         items.append((p, f"{top}/cli/{p.name}"))
+    for p in sorted(ctx.gpu_test_traces.glob("*")):  # what the GPU tests recorded (pytest -m gpu)
+        items.append((p, f"{top}/gpu_tests/{p.name}"))
     return [(p, a) for p, a in items if p.is_file()]
 
 
@@ -98,7 +100,8 @@ def fixture_readme(ctx: Any, top: str, kept: list[tuple[Path, str]], left: list[
         "`report.txt`, each graph's `module.py` and traces, and the slowest Triton kernel files (paths in "
         "breakdown.json that point to files not kept here dangle on purpose);",
         "- `compare/compare.json`: `compare --modes default,reduce-overhead`;",
-        "- `cli/`: what the commands printed (`breakdown`, `report`, `kernel`, `compare`, `pytest -m gpu`).",
+        "- `cli/`: what the commands printed (`breakdown`, `report`, `kernel`, `compare`, `pytest -m gpu`);",
+        "- `gpu_tests/`: traces the GPU tests recorded, with what `analyze` made of them.",
         "",
         "Files:",
         "",

@@ -68,7 +68,8 @@ class Ctx:
         # never inside OUT_DIR: a device machine returns at most 8 files from there
         self.work = Path(a.work).resolve() if a.work else Path(tempfile.mkdtemp(prefix="gpu-validate-"))
         self.logs, self.cli, self.runs_dir = self.work / "logs", self.work / "cli", self.work / "runs"
-        for d in (self.out, self.logs, self.cli, self.runs_dir):
+        self.gpu_test_traces = self.work / "gpu-test-traces"  # what pytest -m gpu keeps (bundled)
+        for d in (self.out, self.logs, self.cli, self.runs_dir, self.gpu_test_traces):
             d.mkdir(parents=True, exist_ok=True)
         self.budget = Budget(a.budget, t0=a.t0)
         self.started = datetime.datetime.now(datetime.timezone.utc)

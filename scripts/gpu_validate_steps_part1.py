@@ -15,7 +15,7 @@ from gpu_validate_commands import ROOT, Deadline, SkipStep, last_line, read_json
 from gpu_validate_context import MAIN_RUNS, MODELS, Ctx, StepRecord, label_of
 
 GPU_TESTS = ["tests/test_gpu_breakdown.py", "tests/test_kernel_gpu.py", "tests/test_call_inputs.py",
-             "tests/test_gpu_analyze_shapes.py"]
+             "tests/test_gpu_analyze_shapes.py", "tests/test_gpu_analyze_stack.py"]
 # Profiling options per run: (GPU, dry run). The main runs are the reference figures.
 PROFILE_MAIN = (["--iterations", "20", "--windows", "3"], ["--iterations", "3", "--windows", "1"])
 # The main mlp run profiles in the default two fresh processes (what users get); the other
@@ -216,7 +216,8 @@ def step_pytest(ctx: Ctx, rec: StepRecord, dl: Deadline) -> None:
         str(ctx.work / "pytest-tmp"),
         *GPU_TESTS,
     ]
-    r = run_cmd(cmd, timeout=t, log=ctx.logs / "pytest-gpu.log", env=ctx.env, stdout=out)
+    env = {**ctx.env, "INDUCTOR_BENCH_GPU_TRACES": str(ctx.gpu_test_traces)}  # the traces tests keep
+    r = run_cmd(cmd, timeout=t, log=ctx.logs / "pytest-gpu.log", env=env, stdout=out)
     res = parse_pytest(out.read_text(errors="replace") if out.exists() else "")
     ctx.pytest = {**res, "rc": r.rc, "timed_out": r.timed_out, "seconds": r.seconds}
     ctx.record(check_pytest(res, r.rc, r.timed_out, r.seconds))

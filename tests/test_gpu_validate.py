@@ -495,3 +495,24 @@ def test_the_independent_graph_timing_runs_on_the_recorded_values(tmp_path):
     assert args[0].tolist() == [5, 7] and args[2].tolist() == [0.0] * 4
     assert args[1].mean().item() == pytest.approx(3.0, abs=0.1) and args[1].std().item() == pytest.approx(0.5, rel=0.1)
     assert m._frozen_param0.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_the_traces_the_gpu_tests_keep_are_bundled(tmp_path):
+    """What ``pytest -m gpu`` left in the traces directory (``INDUCTOR_BENCH_GPU_TRACES``) goes
+    into the fixtures under ``gpu_tests/``, after the commands' output."""
+    import types
+
+    import gpu_validate_bundles as bundles
+
+    cli, kept = tmp_path / "cli", tmp_path / "gpu-test-traces"
+    for d in (cli, kept):
+        d.mkdir()
+    (cli / "pytest-gpu.txt").write_text("1 passed")
+    (kept / "stack-loop.pt.trace.json.gz").write_bytes(b"\x1f\x8b")
+    (kept / "stack-loop.analyze.txt").write_text("ranges restored: none")
+    ctx = types.SimpleNamespace(runs={}, main_labels=[], runs_dir=tmp_path / "runs", cli=cli, gpu_test_traces=kept)
+    assert [a for _, a in bundles.fixture_items(ctx, "cuda_validate")] == [
+        "cuda_validate/cli/pytest-gpu.txt",
+        "cuda_validate/gpu_tests/stack-loop.analyze.txt",
+        "cuda_validate/gpu_tests/stack-loop.pt.trace.json.gz",
+    ]
