@@ -1,12 +1,13 @@
 """The start of a ``record_function`` range that a trace recorded with ``with_stack=True``
 wrote at its end; pure, no torch.
 
-Under the Python tracer, torch 2.5 writes a range that is opened in one call and closed in
-another, both called from a frame that ran before the profiler started (``prof.step()``'s
-``ProfilerStep#N``, opened at the end of one ``step()`` and closed in the next; a
-``record_function`` entered and exited by a loop in such a frame), with the start of the
-Python call that closed it. The range then covers that call alone (a step of 5 ms reads
-70 µs), and everything that ran in the step falls between steps.
+Under the Python tracer, torch 2.5 writes each ``ProfilerStep#N`` range (``prof.step()``'s,
+opened at the end of one ``step()`` call and closed in the next, or a ``record_function`` of
+that name) with the start of the Python call that closed it. The range then covers that call
+alone (a step of 5 ms reads 70 µs), and everything that ran in the step falls between steps.
+The loop's other ranges, opened and closed the same way, are written right (seen on torch
+2.5.1: ``tests/fixtures/cpu_loop/stack-torch-2.5.1.json.gz``); the rule below does not lean on
+the name.
 
 Such a range is known by its start: it is the start of a call of the profiler's own Python
 (``torch/profiler/``, ``torch/autograd/profiler``), to the nanosecond, and that call holds
