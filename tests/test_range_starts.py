@@ -161,3 +161,14 @@ def test_each_rank_of_torch_25_restores_its_steps(tmp_path):
         assert rank.restarted_ranges == len(want) == 3
         assert [(s.step, s.wall_ms) for s in rank.steps] == [(s.name, s.wall_ms) for s in single.steps]
     assert render_ranks(r, "text").count("; 3 ranges written with the start of the Python call that closed them") == 2
+
+
+def test_steps_that_hold_nothing_say_so(tmp_path):
+    """Synthetic: one step 0-10 µs and an op at 20 µs, outside it: the header says the steps
+    hold nothing rather than listing no device."""
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps({"traceEvents": [_x("ProfilerStep#0", "user_annotation", 0, 10),
+                                             _x("aten::mm", "cpu_op", 20, 5)]}))
+    text = render_analyze(analyze_file(f), "text")
+    assert "1 profiler step (ProfilerStep#)" in text
+    assert "devices: none: no op, runtime call or device event is inside a step" in text

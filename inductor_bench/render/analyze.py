@@ -233,7 +233,10 @@ def _step_span(r: AnalyzeResult) -> str:
 def _steps_fact(r: AnalyzeResult) -> str:
     if r.steps[0].name == WHOLE_TRACE:
         return "no ProfilerStep# markers: the whole trace is one window"
-    return f"{len(r.steps)} profiler steps (ProfilerStep#)"
+    return f"{len(r.steps)} profiler step{'' if len(r.steps) == 1 else 's'} (ProfilerStep#)"
+
+
+NOTHING_IN_STEPS = "none: no op, runtime call or device event is inside a step"
 
 
 def _restarted(names: list[str], shown: int = 4) -> str:
@@ -247,7 +250,8 @@ def _analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str]
     doc.title(title)
     steps = _steps_fact(r)
     which = "CPU threads (no device activity): " if _on_host(r) else "devices: "
-    facts = [steps, which + ", ".join(_device_label(r, d) for d in r.devices)]
+    seen = ", ".join(_device_label(r, d) for d in r.devices) or NOTHING_IN_STEPS
+    facts = [steps, which + seen]
     if r.outside_steps:
         facts.append(f"{r.outside_steps} device events launched outside every step were left out")
     if r.restarted_ranges:
