@@ -127,6 +127,9 @@ def _do_bench(kernel: str, module: str, index: int) -> dict[str, Any]:
     path = original or copy
     pinned = original is not None and path.with_suffix(".best_config").exists()
     mod = _load(str(path), f"gpu_validate_kernel_{index}")
+    tuners = [v for v in vars(mod).values() if hasattr(v, "launchers") and hasattr(v, "configs")]
+    # read before the first call: torch 2.11's autotuner drops its configs (None) once it has launchers
+    candidates = len(tuners[0].configs) if tuners and tuners[0].configs is not None else None
     args = mod.get_args()
     mod.call(args)
     torch.cuda.synchronize()
@@ -136,7 +139,6 @@ def _do_bench(kernel: str, module: str, index: int) -> dict[str, Any]:
     except TypeError:  # older triton: no return_mode
         ms = bench(lambda: mod.call(args), warmup=25, rep=200, quantiles=[0.5])
         ms = ms[0] if isinstance(ms, (list, tuple)) else ms
-    tuners = [v for v in vars(mod).values() if hasattr(v, "launchers") and hasattr(v, "configs")]
     config = None
     with contextlib.suppress(Exception):  # the autotuner's internals vary between versions
         cfg = tuners[0].launchers[0].config
@@ -148,7 +150,7 @@ def _do_bench(kernel: str, module: str, index: int) -> dict[str, Any]:
         "path": str(path),
         "pinned": pinned,
         "config": config,
-        "candidates": len(tuners[0].configs) if tuners else None,
+        "candidates": candidates,
     }
 
 

@@ -63,11 +63,17 @@ def trace(tmp_path_factory):
 
 
 def _raw(path: Path) -> list[dict]:
-    with open(path) as f:
+    with (gzip.open if path.suffix == ".gz" else open)(path, "rt") as f:
         return [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
 
 
 def test_each_step_holds_the_loops_step_and_its_data(trace):
+    r, restarted = check_loop(trace)
+    _keep(trace, r, restarted)
+
+
+def check_loop(trace: Path):
+    """The checks of this module on a recorded loop's trace; its analysis and the ranges it restored."""
     events = _raw(trace)
     calls = [(e["ts"], e["ts"] + e["dur"]) for e in events
              if e.get("cat") == "python_function" and e["name"].endswith(": train_step")]
@@ -82,7 +88,7 @@ def test_each_step_holds_the_loops_step_and_its_data(trace):
     assert [s.wall_ms > 0 and s.devices and s.devices[0].busy_ms > 0 for s in r.steps] == [True] * ACTIVE
     layers = {f.layer for step in r.host_python for f in step}
     assert CUDA in layers, layers
-    _keep(trace, r, c.restarted_ranges)
+    return r, c.restarted_ranges
 
 
 def _keep(trace: Path, r, restarted: list[str]) -> None:

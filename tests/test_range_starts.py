@@ -172,3 +172,12 @@ def test_steps_that_hold_nothing_say_so(tmp_path):
     text = render_analyze(analyze_file(f), "text")
     assert "1 profiler step (ProfilerStep#)" in text
     assert "devices: none: no op, runtime call or device event is inside a step" in text
+
+
+def test_the_cuda_loop_recorded_on_an_h200_reads_as_the_loops_steps():
+    """The trace ``tests/test_gpu_analyze_stack.py`` recorded on an H200 (torch 2.11, written
+    right): the same checks on CPU; nothing restored."""
+    from .test_gpu_analyze_stack import ACTIVE, check_loop
+
+    r, restarted = check_loop(FIXTURES / "cuda_h200_stack_loop" / "stack-loop.pt.trace.json.gz")
+    assert restarted == [] and len(r.steps) == ACTIVE
