@@ -6,7 +6,6 @@ traces check nesting, threads and what is not such a range, each figure worked o
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 
@@ -19,15 +18,11 @@ from inductor_bench.render.analyze import render_analyze
 from inductor_bench.render.ranks import render_ranks
 
 from .conftest import FIXTURES
+from .test_gpu_analyze_stack import ACTIVE, _raw, check_loop
 
 LOOP = FIXTURES / "cpu_loop"
 STEPS = FIXTURES / "cpu_step_python"
 OPENER = {"step": "step", "__exit__": "__enter__"}  # the call that closes a range -> the one that opened it
-
-
-def _raw(path: Path) -> list[dict]:
-    with gzip.open(path, "rt") as f:
-        return [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
 
 
 def _opened_at(events: list[dict], ann: dict) -> float:
@@ -177,7 +172,5 @@ def test_steps_that_hold_nothing_say_so(tmp_path):
 def test_the_cuda_loop_recorded_on_an_h200_reads_as_the_loops_steps():
     """The trace ``tests/test_gpu_analyze_stack.py`` recorded on an H200 (torch 2.11, written
     right): the same checks on CPU; nothing restored."""
-    from .test_gpu_analyze_stack import ACTIVE, check_loop
-
     r, restarted = check_loop(FIXTURES / "cuda_h200_stack_loop" / "stack-loop.pt.trace.json.gz")
     assert restarted == [] and len(r.steps) == ACTIVE

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from itertools import compress
 
 from .columns import STEP_NAME, TraceColumns
+from .range_starts import PROFILER_FILES
 from .timeline import complement, merged
 from .trace import PYTHON_FUNCTION as PYTHON_FUNCTION  # the category of its events
 from .trace import Event
@@ -52,7 +53,7 @@ INDUCTOR = "Inductor (the compiled modules' Python)"
 # (layer, the file prefixes that name it), the first match wins; paths as the tracer writes
 # them: relative to the sys.path entry they were found under.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("the profiler itself", ("torch/profiler/", "torch/autograd/profiler")),
+    ("the profiler itself", PROFILER_FILES),
     ("Dynamo (frame entry, guards, its wrappers)", ("torch/_dynamo/",)),
     ("AOTAutograd (runtime wrappers)", ("torch/_functorch/",)),
     (INDUCTOR, ("torch/_inductor/",)),

@@ -33,7 +33,7 @@ from .trace import COMPILED_CALL
 # the built-in that opens a range, as the columns name it (apart from the other built-ins)
 RANGE_ENTER = "<built-in: _record_function_enter>"
 SAME_TIME_US = 0.005  # two clocks' readings of one moment, as the trace writes them (ns)
-PROFILER_FILES = ("torch/profiler/", "torch/autograd/profiler")
+PROFILER_FILES = ("torch/profiler/", "torch/autograd/profiler")  # the profiler's own Python
 
 
 @dataclass

@@ -236,14 +236,16 @@ def _steps_fact(r: AnalyzeResult) -> str:
     return f"{len(r.steps)} profiler step{'' if len(r.steps) == 1 else 's'} (ProfilerStep#)"
 
 
+# how a trace wrote the ranges restored (core/range_starts.py)
+CLOSED = "with the start of the Python call that closed them"
 NOTHING_IN_STEPS = "none: no op, runtime call or device event is inside a step"
 
 
 def _restarted(names: list[str], shown: int = 4) -> str:
     """The fact line of the ranges whose start was restored (``core/range_starts.py``)."""
     listed = ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
-    return (f"{len(names)} ranges were written with the start of the Python call that closed them "
-            f"(torch 2.5's Python tracer): {listed}; each starts here where the call that opened it began")
+    return (f"{len(names)} ranges were written {CLOSED} (torch 2.5's Python tracer): {listed}; "
+            "each starts here where the call that opened it began")
 
 
 def _analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str] | None = None) -> None:

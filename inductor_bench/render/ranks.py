@@ -12,7 +12,7 @@ from ..core.ranks import RankResult, RanksResult
 from ..core.regions import typical
 from ..core.steady import mean, steady
 from . import format as fmt
-from .analyze import SKIPPED_WHY
+from .analyze import CLOSED, SKIPPED_WHY
 from .analyze_memory import ranks_memory_section
 from .doc import TEXT, Doc, new_doc
 
@@ -195,8 +195,8 @@ def _restarted(rank: RankResult) -> str:
     """How many of the rank's ranges were written at their end (``core/range_starts.py``)."""
     if not rank.restarted_ranges:
         return ""
-    return (f"; {rank.restarted_ranges} ranges written with the start of the Python call that closed "
-            "them, each started where the call that opened it began")
+    return (f"; {rank.restarted_ranges} ranges written {CLOSED}, "
+            "each started where the call that opened it began")
 
 
 def _ranks(doc: Doc, r: RanksResult, title: str) -> None:
