@@ -14,6 +14,7 @@ import pytest
 
 from inductor_bench.cli import main
 from inductor_bench.core.analyze import WHOLE_TRACE, analyze_trace
+from inductor_bench.core.timeline import Covered
 from inductor_bench.core.trace import load_for_analysis
 
 from .conftest import FIXTURES, ROOT
@@ -43,8 +44,9 @@ def merged_length(intervals: list[tuple[float, float]]) -> float:
     return total + (cur[1] - cur[0] if cur else 0.0)
 
 
-def independent(path: Path) -> dict[tuple[str, str], tuple[float, float, float]]:
-    """(step, device) -> (wall µs, busy µs, summed duration µs), from the raw JSON."""
+def independent(path: Path) -> dict[tuple[str, str], tuple[float, float, float, float]]:
+    """(step, device) -> (wall µs, busy µs, summed duration µs, other steps' work µs), from the
+    raw JSON."""
     evs = raw_events(path)
     steps = sorted(
         (
@@ -76,39 +78,47 @@ def independent(path: Path) -> dict[tuple[str, str], tuple[float, float, float]]
         owner = [s for s in steps if s[1] <= t <= s[2]]
         if owner:
             members[owner[-1][0]].append(e)
+    devs = {str(e["pid"]) for es in members.values() for e in es}
+    every = [e for e in evs if e.get("cat") in DEVICE]  # launched in a step or not
     out = {}
     for name, start, end in steps:
         ends = [float(e["ts"]) + float(e["dur"]) for e in members[name]]
         stop = max([end, *ends])
-        for dev in {str(e["pid"]) for e in members[name]}:
+        for dev in devs:  # every device with work in any step, idle where this step had none
             mine = [e for e in members[name] if str(e["pid"]) == dev]
             busy = merged_length(
                 [(max(float(e["ts"]), start), min(float(e["ts"]) + float(e["dur"]), stop)) for e in mine]
             )
-            out[name, dev] = (stop - start, busy, sum(float(e["dur"]) for e in mine))
+            anyone = merged_length(
+                [(max(float(e["ts"]), start), min(float(e["ts"]) + float(e["dur"]), stop))
+                 for e in every if str(e["pid"]) == dev]
+            )
+            out[name, dev] = (stop - start, busy, sum(float(e["dur"]) for e in mine), anyone - busy)
     return out
 
 
 @pytest.mark.parametrize("name", sorted(TRACES))
 def test_per_step_busy_equals_an_independent_union(name):
+    """Wall, busy and summed durations per step and device, and the other steps' work in its
+    idle: the union of every event of the device in the window less the step's own."""
     path = TRACES[name]
     r = analyze_trace(load_for_analysis(path))
     expected = independent(path)
     got = {
-        (s.name, d.device): (s.wall_ms * 1e3, d.busy_ms * 1e3, d.kernel_ms * 1e3)
+        (s.name, d.device): (s.wall_ms * 1e3, d.busy_ms * 1e3, d.kernel_ms * 1e3, d.other_work_ms * 1e3)
         for s in r.steps
         for d in s.devices
     }
     assert got.keys() == expected.keys()
-    for key, (wall, busy, dur) in expected.items():
-        assert got[key] == pytest.approx((wall, busy, dur), rel=1e-9, abs=1e-6), key
+    for key, figures in expected.items():
+        assert got[key] == pytest.approx(figures, rel=1e-9, abs=1e-6), key
     for s in r.steps:
         for d in s.devices:
             assert d.busy_ms <= s.wall_ms + 1e-9
             assert sum(d.categories.values()) == pytest.approx(d.kernel_ms, rel=1e-12)
-            idle = d.waiting_on_cpu_ms + d.queued_ms + d.nothing_launched_ms
+            idle = d.other_work_ms + d.waiting_on_cpu_ms + d.queued_ms + d.nothing_launched_ms
             assert idle == pytest.approx(s.wall_ms - d.busy_ms, rel=1e-9, abs=1e-9)
-            assert min(d.waiting_on_cpu_ms, d.queued_ms, d.nothing_launched_ms) >= 0
+            assert min(d.other_work_ms, d.waiting_on_cpu_ms, d.queued_ms, d.nothing_launched_ms) >= 0
 
 
 @pytest.mark.parametrize("name", sorted(TRACES))
@@ -151,6 +161,38 @@ def test_idle_split_on_a_hand_built_timeline(tmp_path):
     assert d.waiting_on_cpu_ms * 1e3 == pytest.approx(10 + 10)
     assert d.queued_ms * 1e3 == pytest.approx(10 + 20 + 5)
     assert d.nothing_launched_ms * 1e3 == pytest.approx(20)
+
+
+def test_other_steps_work_and_a_step_without_work(tmp_path, capsys):
+    """A pipelined loop, by hand (µs). Step 1 (0..100) launches A at 10; A runs 20..150, past
+    the step, whose window it extends to 150. Step 2 (100..200) launches B at 110; B waits for
+    A and runs 150..180. Step 3 (200..250) launches nothing. Step 2's idle before B is the
+    device running step 1's A (100..150: other steps' work, none of it waiting or queued);
+    180..200 nothing launched. Step 3 has a row: all 50 µs nothing launched."""
+    evs = [{"ph": "X", "name": f"ProfilerStep#{k}", "cat": "user_annotation", "ts": a, "dur": b - a,
+            "pid": 1, "tid": 1} for k, (a, b) in enumerate([(0, 100), (100, 200), (200, 250)], 1)]
+    for k, (issue, start, dur) in enumerate([(10, 20, 130), (110, 150, 30)]):
+        evs += [
+            {"ph": "X", "name": "cudaLaunchKernel", "cat": "cuda_runtime", "ts": issue, "dur": 2,
+             "pid": 1, "tid": 1, "args": {"correlation": k}},
+            {"ph": "X", "name": f"k{k}", "cat": "kernel", "ts": start, "dur": dur, "pid": 0, "tid": 7,
+             "args": {"correlation": k}},
+        ]
+    f = tmp_path / "pipelined.json"
+    f.write_text(json.dumps({"traceEvents": evs}))
+    steps = analyze_trace(load_for_analysis(f)).steps
+    got = [(s.wall_ms * 1e3, d.busy_ms * 1e3, d.other_work_ms * 1e3, d.waiting_on_cpu_ms * 1e3,
+            d.queued_ms * 1e3, d.nothing_launched_ms * 1e3) for s in steps for d in s.devices]
+    expected = [(150, 130, 0, 10, 10, 0), (100, 30, 50, 0, 0, 20), (50, 0, 0, 0, 0, 50)]
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected, strict=True):
+        assert g == pytest.approx(e, abs=1e-9)
+    # the typical step: steps 1 and 2 (step 3 holds nothing): wall 125, own busy 80 (64.0%),
+    # other steps' work 25 (20.0%), busy with any step's work 84.0%
+    code, out, _ = run_cli(capsys, str(f))
+    assert code == 0 and "ProfilerStep#3 held nothing of its own" in out
+    assert ("device 0 is pipelined: besides its own 64.0% it ran other steps' work 20.0% of the steady "
+            "mean step's wall, busy with any step's work 84.0%") in out
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
@@ -224,3 +266,13 @@ def test_bad_traces_give_one_line_and_exit_2(capsys, tmp_path, case):
     assert out == "" and "Traceback" not in err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("inductor-bench: error: ") and words in lines[0]
+
+
+def test_covered_measures_a_union_inside_any_window():
+    """Synthetic intervals 0..10, 5..15 (merged 0..15), 20..30, 30..35 (touching: 20..35)."""
+    c = Covered([(5, 15), (0, 10), (30, 35), (20, 30), (40, 40)])
+    cases = {(0, 100): 30, (-5, 0): 0, (15, 20): 0, (12, 22): 5, (3, 4): 1, (14, 31): 12, (35, 50): 0,
+             (7, 7): 0, (34, 36): 1}
+    for (a, b), length in cases.items():
+        assert c.within(a, b) == length, (a, b)
+    assert Covered([]).within(0, 10) == 0

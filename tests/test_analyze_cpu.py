@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.core.analyze import WHOLE_TRACE, analyze_trace
+from inductor_bench.core.analyze import WHOLE_TRACE, analyze_trace, steady_step, steady_wall
 from inductor_bench.core.trace import load_for_analysis
 
 from .conftest import FIXTURES
@@ -108,11 +108,13 @@ def test_hand_built_steps_and_threads(tmp_path):
         for d in s.devices
     }
     # times in µs / 1000: thread 1 busy 20+10+10, gaps 0..10, 30..40, 50..60, then 70..100;
-    # thread 2 busy 20..45, gap 0..20, then 45..100; step 2: 100..230, gap 100..150.
+    # thread 2 busy 20..45, gap 0..20, then 45..100; step 2: 100..230, gap 100..150; thread 2
+    # has nothing in step 2: all of its 130 µs idle, nothing launched.
     expected = {
         ("ProfilerStep#1", "CPU thread 1"): (0.100, 0.040, 0.040, 0.030, 0.0, 0.030),
         ("ProfilerStep#1", "CPU thread 2"): (0.100, 0.025, 0.025, 0.020, 0.0, 0.055),
         ("ProfilerStep#2", "CPU thread 1"): (0.130, 0.080, 0.080, 0.050, 0.0, 0.0),
+        ("ProfilerStep#2", "CPU thread 2"): (0.130, 0.0, 0.0, 0.0, 0.0, 0.130),
     }
     assert got.keys() == expected.keys()  # pytest.approx compares no dict of tuples (pytest >= 9.2)
     for key, figures in expected.items():
@@ -272,3 +274,26 @@ def test_an_inference_loops_cpp_kernels_are_the_compiled_graphs_time_not_the_fra
     assert want > 0.05  # the kernels of 3 calls of the graph
     assert cats["host_compiled"] == pytest.approx(want, abs=1e-9)
     assert cats["host_compiled"] > cats["host_framework"] * 0.3
+
+
+def test_a_step_that_holds_nothing_is_left_out_of_the_steady_mean(tmp_path, capsys):
+    """Synthetic: three steps with an op each, then the step the profiler stopped in (15 µs,
+    no op). The typical step is the mean of the three: wall (100+120+140)/3 = 120 µs, busy
+    (60+60+90)/3 = 70; the empty step still has its row, all of it nothing launched."""
+    evs = []
+    for k, (start, wall, busy) in enumerate([(0, 100, 60), (100, 120, 60), (220, 140, 90)], 1):
+        evs += [x(f"ProfilerStep#{k}", start, wall, cat="user_annotation"), x("aten::mm", start + 10, busy)]
+    evs.append(x("ProfilerStep#4", 360, 15, cat="user_annotation"))
+    f = tmp_path / "stopped.json"
+    f.write_text(json.dumps({"traceEvents": evs}))
+    r = analyze_trace(load_for_analysis(f))
+    last = r.steps[-1].device("CPU thread 1")
+    assert (r.steps[-1].wall_ms, last.busy_ms, last.nothing_launched_ms) == pytest.approx((0.015, 0.0, 0.015))
+    assert steady_wall(r) == pytest.approx(0.120)
+    typical = steady_step(r, "CPU thread 1")
+    assert (typical.busy_ms, typical.waiting_on_cpu_ms) == pytest.approx((0.070, 0.010))
+    assert typical.busy_ms + typical.waiting_on_cpu_ms + typical.nothing_launched_ms == pytest.approx(0.120)
+    code, out, _ = run_cli(capsys, str(f))
+    assert code == 0
+    assert "ProfilerStep#4 held nothing of its own" in out
+    assert re.search(r"steady mean \(1 left out\) +CPU thread 1 +0\.120 +0\.070 +58\.3%", out)

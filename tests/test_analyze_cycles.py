@@ -85,6 +85,15 @@ def test_cli_on_a_cycles_directory(capsys, cycles_dir):
     assert [Path(s).name for s in doc["skipped"]] == ["box_7.9000.pt.trace.json"]
 
 
+def test_a_copy_of_a_cycle_is_refused_not_read_as_another_cycle(capsys, cycles_dir):
+    """A cycle's file copied under another name shares its process and its header's time:
+    only its bytes tell it apart from another cycle of the process."""
+    shutil.copy(cycles_dir / "box_7.20000.pt.trace.json", cycles_dir / "copy.json")
+    code, out, err = run_cli(capsys, str(cycles_dir))
+    assert (code, out) == (2, "") and len(err.strip().splitlines()) == 1
+    assert "the same trace as" in err and "copy.json" in err and "box_7.20000.pt.trace.json" in err
+
+
 def test_one_cycle_beside_the_exits_empty_one_reads_as_that_trace(capsys, tmp_path):
     handler_file(tmp_path, 7, 1, CYCLE_A)
     handler_file(tmp_path, 7, 2, EXIT_CYCLE)

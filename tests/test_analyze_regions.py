@@ -205,3 +205,27 @@ def test_ranks_each_range_on_its_fastest_and_slowest_rank(capsys):
     row = next(line for line in section.splitlines() if line.startswith("DistributedDataParallel.forward"))
     assert row.split()[1:] == ["2", "rank", f"{fast}:", f"{ddp[fast]:.3f}", f"{ddp[fast]:.3f}",
                                "rank", f"{slow}:", f"{ddp[slow]:.3f}", f"+{ddp[slow] - ddp[fast]:.4f}"]
+
+
+def test_a_range_only_in_left_out_steps_is_named_not_dropped(tmp_path):
+    """Synthetic: six 100 µs steps with an op each, the fourth 500 µs long with an `eval` range
+    in it: the slow step is left out of the steady mean, and the range with it; the section
+    says so rather than vanish."""
+    evs, t = [], 0
+    for k in range(1, 7):
+        wall = 500 if k == 4 else 100
+        evs += [{"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{k}", "ts": t, "dur": wall,
+                 "pid": 1, "tid": 1},
+                {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": t + 10, "dur": 50, "pid": 1, "tid": 1}]
+        if k == 4:
+            evs.append({"ph": "X", "cat": "user_annotation", "name": "eval", "ts": t + 70, "dur": 400,
+                        "pid": 1, "tid": 1})
+        t += wall
+    f = tmp_path / "eval.json"
+    f.write_text(json.dumps({"traceEvents": evs}))
+    r = analyze_file(f)
+    assert 3 not in steady_indices(r) and steady_regions(r) == []
+    out = render_analyze(r)
+    assert "Named ranges: record_function (steady mean step)" in out
+    assert ("ranges that ran only in steps left out of the steady mean, so not in its figures: "
+            "eval (ProfilerStep#4)") in out

@@ -12,10 +12,12 @@ loading, optimizer steps) are read as they are:
   CPU or the last device event it launched; its **wall** is that length.
 - **Busy**, per device: the union of its events' intervals in the window (never above the
   wall). **Kernel time** sums durations (concurrent streams can exceed busy).
-- **Idle** = wall − busy, split by what the device was waiting for at each gap: the next
-  event's launch had not been issued yet (**waiting on the CPU**), it had been issued but
-  had not started (**queued**: launch latency, a stream or event dependency, a CUDA-graph
-  replay's earlier nodes), or the step launched nothing more (**nothing launched**).
+- **Idle** = wall − busy. Where the device ran work other steps launched (a pipelined loop's
+  previous step still running) it is **other steps' work**; elsewhere it is split by what
+  the device was waiting for at each gap: the next event's launch had not been issued yet
+  (**waiting on the CPU**), it had been issued but had not started (**queued**: launch
+  latency, a stream or event dependency, a CUDA-graph replay's earlier nodes), or the step
+  launched nothing more (**nothing launched**).
 - **Categories** come from ``classify``: a library kernel by the op that launched it, then
   by its name; Triton kernels by Inductor's name prefixes.
 - **CPU-only traces** (no device events): each CPU thread is a row ("CPU thread 1234"), its
@@ -67,6 +69,9 @@ class DeviceStep:
     nothing_launched_ms: float
     events: int
     categories: dict[str, float] = field(default_factory=dict)  # category -> ms (summed durations)
+    # idle of the step's own work while the device ran work other steps launched (a pipelined
+    # loop: the previous step's kernels still running); the other idle parts exclude it
+    other_work_ms: float = 0.0
 
 
 @dataclass
@@ -130,12 +135,34 @@ def steady_steps(result: AnalyzeResult) -> list[StepResult]:
 
 
 def steady_indices(result: AnalyzeResult) -> list[int]:
-    return list(steady([s.wall_ms for s in result.steps]).kept)
+    """The steps the typical step is the mean of: of those that hold anything (a step the
+    profiler stopped in as it opened holds nothing, and is no step of the loop's), the steady."""
+    held = [i for i, s in enumerate(result.steps) if not empty(s)] or list(range(len(result.steps)))
+    return [held[i] for i in steady([result.steps[i].wall_ms for i in held]).kept]
+
+
+def empty(step: StepResult) -> bool:
+    """A step in which no device (or host thread) had an event of its own."""
+    return not any(d.events for d in step.devices)
+
+
+def empty_steps(result: AnalyzeResult) -> list[str]:
+    """The steps left out of the typical step for holding nothing, when others hold something."""
+    names = [s.name for s in result.steps if empty(s)]
+    return names if len(names) < len(result.steps) else []
 
 
 def steady_regions(result: AnalyzeResult) -> list[TypicalRegion]:
     """Each range name in the typical step, the mean over the steady steps (``regions.typical``)."""
     return typical(result.regions, steady_indices(result))
+
+
+def regions_left_out(result: AnalyzeResult) -> list[tuple[str, list[str]]]:
+    """The range names that ran only in steps left out of the typical step (a periodic eval
+    or checkpoint, slower than the steps around it), with the steps they ran in."""
+    kept = set(steady_indices(result))
+    return [(g.name, [result.steps[i].name for i, n in enumerate(g.calls) if n])
+            for g in result.regions if any(g.calls) and not any(g.calls[i] for i in kept)]
 
 
 def steady_shaped_ops(result: AnalyzeResult) -> list[TypicalShapedOp]:
@@ -171,6 +198,7 @@ def steady_step(result: AnalyzeResult, device: str) -> DeviceStep | None:
         waiting_on_cpu_ms=mean([r.waiting_on_cpu_ms for r in rows]),
         queued_ms=mean([r.queued_ms for r in rows]),
         nothing_launched_ms=mean([r.nothing_launched_ms for r in rows]),
+        other_work_ms=mean([r.other_work_ms for r in rows]),
         events=round(mean([r.events for r in rows])),
         categories={
             c: mean([r.categories.get(c, 0.0) for r in rows]) for c in sorted(cats, key=categories.order)
@@ -226,6 +254,7 @@ def step_result(split: StepEvents, k: int) -> StepResult:
             waiting_on_cpu_ms=f.waiting_on_cpu / US_PER_MS,
             queued_ms=f.queued / US_PER_MS,
             nothing_launched_ms=f.nothing_launched / US_PER_MS,
+            other_work_ms=f.other_work / US_PER_MS,
             events=f.events,
             categories=f.categories,
         )

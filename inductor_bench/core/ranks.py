@@ -20,6 +20,7 @@ small ``RankResult`` comes back, so memory does not grow with the number of rank
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import multiprocessing
 import os
@@ -43,6 +44,7 @@ COMM = "communication"
 US_PER_MS = 1000.0
 HEADER_CHARS = 1 << 16  # distributedInfo is written before traceEvents
 _RANK_IN_HEADER = re.compile(r'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*(\d+)')
+_WORLD_IN_HEADER = re.compile(r'"distributedInfo"\s*:\s*\{[^{}]*?"world_size"\s*:\s*(\d+)')
 _RANK_IN_NAME = re.compile(r"rank[-_]?(\d+)", re.IGNORECASE)
 TRACE_SUFFIXES = (".json", ".json.gz")
 
@@ -74,6 +76,7 @@ class RankResult:
     regions: list[Region] = field(default_factory=list)  # its record_function ranges, per step
     memory: list[DeviceMemory] = field(default_factory=list)  # profile_memory's, per step
     restarted_ranges: int = 0  # ranges written at their end, their start restored (core/range_starts.py)
+    world_size: int | None = None  # distributedInfo's, where the trace's header has it
 
     def step(self, name: str) -> RankStep | None:
         return next((s for s in self.steps if s.step == name), None)
@@ -122,11 +125,28 @@ def trace_files(paths: Iterable[Path]) -> list[Path]:
         else:
             out.append(p)
     seen: set[Path] = set()
+    prints: dict[tuple[int, bytes], Path] = {}
     for p in out:
         if p.resolve() in seen:
             raise UsageError(f"{p}: given twice; give each trace once")
         seen.add(p.resolve())
+        if len(out) > 1 and (same := prints.setdefault(_fingerprint(p), p)) != p:
+            raise UsageError(f"{p}: the same trace as {same} (a copy: the same bytes); give each trace once")
     return out
+
+
+def _fingerprint(path: Path, edge: int = 1 << 16) -> tuple[int, bytes]:
+    """A trace file's size and a hash of its first and last ``edge`` bytes: two cycles or
+    ranks differ there (their events' times, gzipped or not); a copy does not."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            head = f.read(edge)
+            f.seek(max(size - edge, len(head)))
+            tail = f.read(edge)
+    except OSError:
+        return (-1, str(path).encode())  # unreadable: left to the reader's own error
+    return size, hashlib.blake2b(head + tail, digest_size=16).digest()
 
 
 def rank_of(path: Path) -> int | None:
@@ -156,10 +176,29 @@ def rank_summary(path: Path, rank: int) -> RankResult:
     columns = load_columns(path)
     split = split_steps(columns)
     device = _main_device(split)
-    steps = [_rank_step(split, k, device) for k in range(len(split.windows))]
+    ranges = _comm_ranges(columns) if split.shares is not None else []
+    steps = [_rank_step(split, k, device, ranges) for k in range(len(split.windows))]
     return RankResult(rank=rank, trace=str(path), device=device, steps=steps, regions=regions(columns, split),
                       memory=step_memory(columns.memory, split.windows),
-                      restarted_ranges=len(columns.restarted_ranges))
+                      restarted_ranges=len(columns.restarted_ranges), world_size=world_size_of(path))
+
+
+def world_size_of(path: Path) -> int | None:
+    """The world size a trace's ``distributedInfo`` names (None where it names none)."""
+    m = _WORLD_IN_HEADER.search(trace_head(path))
+    return int(m.group(1)) if m else None
+
+
+# a collective's own range on the thread that runs it (gloo's worker threads), as
+# record_function writes it: ``gloo:all_reduce``, ``nccl:all_reduce``
+COMM_RANGE = re.compile(r"^(?:gloo|nccl):")
+
+
+def _comm_ranges(columns) -> list[tuple[float, float]]:
+    """A CPU-only trace's collectives as they ran, on whichever thread: the main thread's
+    ``c10d::allreduce_`` only hands the work to gloo's thread, whose range lasts until it is done."""
+    names = columns.names.values
+    return [(a, b) for n, a, b, _ in columns.regions if COMM_RANGE.match(names[n])]
 
 
 def _main_device(split: StepEvents) -> str:
@@ -172,7 +211,7 @@ def _main_device(split: StepEvents) -> str:
     return max(sorted(total), key=lambda d: total[d]) if total else ""
 
 
-def _rank_step(split: StepEvents, k: int, device: str) -> RankStep:
+def _rank_step(split: StepEvents, k: int, device: str, comm_ranges: list[tuple[float, float]]) -> RankStep:
     res = step_result(split, k)
     start = split.windows[k][1]
     end = start + res.wall_ms * US_PER_MS
@@ -186,14 +225,17 @@ def _rank_step(split: StepEvents, k: int, device: str) -> RankStep:
     for j in split.per_step[k]:
         if split.device(j) == device:
             (comm if split.category(j) == COMM and split.shares is None else compute).append(clipped(j))
+    dev = res.device(device)
+    busy = dev.busy_ms if dev else 0.0
     if split.shares is not None:
         # a CPU thread: its collectives are ops inside others (DDP's all-reduce inside autograd's
-        # node), on the same thread, so what they cover is communication and the rest compute
+        # node), on the same thread, so what they cover is communication and the rest compute;
+        # the collective itself runs on gloo's thread, its range communication too
         comm = [clipped(j) for j, _ in split.shares[k]
                 if split.device(j) == device and split.category(j) == COMM]
         compute = subtracted(merged(compute), merged(comm))
-    dev = res.device(device)
-    busy = dev.busy_ms if dev else 0.0
+        comm += [(max(a, start), min(b, end)) for a, b in comm_ranges if a < end and b > start]
+        busy = _length(merged(compute + comm)) / US_PER_MS
     return RankStep(
         step=res.name,
         wall_ms=res.wall_ms,

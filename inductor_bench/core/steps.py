@@ -18,6 +18,7 @@ from .columns import STEP_NAME, Events, Table, TraceColumns
 from .compiled_calls import call_contexts
 from .errors import NothingProfiled
 from .launches import link_launches
+from .timeline import Covered
 from .trace import COMPILED_CALL, MODULE_CALL
 
 WHOLE_TRACE = "whole trace"
@@ -48,6 +49,28 @@ class StepEvents:
     contexts: dict[int, str] = field(default_factory=dict)
     # device traces with GEMM shapes: event -> its launch's index in TraceColumns.launch (-1 none)
     launch: Sequence[int] | None = None
+    _covered: dict[int, Covered] = field(default_factory=dict, repr=False)
+    _step_rows: list[int] | None = field(default=None, repr=False)
+
+    def step_rows(self) -> list[int]:
+        """The rows (devices, host threads) with an event in any step: every step has a
+        figure for each, zero where it had nothing of its own."""
+        if self._step_rows is None:
+            row = self.row
+            self._step_rows = sorted({row[j] for js in self.per_step for j in js})
+        return self._step_rows
+
+    def covered(self, r: int) -> Covered:
+        """Row ``r``'s busy time over the whole trace, whichever step launched its work (on a
+        device trace work launched outside every step too)."""
+        if not self._covered:
+            ts, dur, row = self.events.ts, self.events.dur, self.row
+            js = range(len(ts)) if self.shares is None else (j for js in self.per_step for j in js)
+            spans: dict[int, list[tuple[float, float]]] = {}
+            for j in js:
+                spans.setdefault(row[j], []).append((ts[j], ts[j] + dur[j]))
+            self._covered.update((k, Covered(v)) for k, v in spans.items())
+        return self._covered.get(r) or Covered(())
 
     def timed(self, k: int) -> Iterable[tuple[int, float]]:
         """(event, µs it is given) of step ``k``: a CPU-only trace's shares, else each event's
@@ -210,6 +233,7 @@ class DeviceFigures:
     device: str
     busy: float
     kernel_ms: float  # the categories' sum (in the order they were met)
+    other_work: float  # idle of its own work, busy with work other steps (or none) launched
     waiting_on_cpu: float
     queued: float
     nothing_launched: float
@@ -232,13 +256,15 @@ def step_devices(split: StepEvents, k: int, end: float) -> list[DeviceFigures]:
     if rows:  # several devices
         for j in js:
             by_row.setdefault(row[j], array("i")).append(j)
+    for r in split.step_rows():  # a device with nothing of its own in this step: idle, not absent
+        by_row.setdefault(r, ())
     labels = {split.rows[r]: r for r in by_row}
     shares: dict[int, list[tuple[int, float]]] | None = None  # a CPU-only trace's, by thread
     if split.shares is not None:
         shares = {}
         for j, us in split.shares[k]:
             shares.setdefault(row[j], []).append((j, us))
-    return [_device(split, d, start, end, by_row[labels[d]],
+    return [_device(split, d, start, end, by_row[labels[d]], split.covered(labels[d]),
                     shares.get(labels[d], []) if shares is not None else None)
             for d in sorted(labels, key=device_order)]
 
@@ -248,7 +274,7 @@ def device_order(d: str) -> tuple[int, str]:
 
 
 def _device(split: StepEvents, device: str, start: float, end: float, js: Sequence[int],
-            shares: list[tuple[int, float]] | None) -> DeviceFigures:
+            covered: Covered, shares: list[tuple[int, float]] | None) -> DeviceFigures:
     """One device's (or thread's) figures: ``js`` its events (a thread's top-level ops);
     ``shares`` the time each op of a thread is given (``StepEvents.shares``; None: an event
     its own duration)."""
@@ -259,33 +285,51 @@ def _device(split: StepEvents, device: str, start: float, end: float, js: Sequen
     for j, us in zip(js, map(dur.__getitem__, js), strict=True) if shares is None else shares:
         c = kinds[kind[j]][0]
         cats[c] = cats.get(c, 0.0) + us / US_PER_MS
-    busy, cpu, queued, none = _busy_and_idle(sorted(js, key=ts.__getitem__), start, end, split)
+    busy, idle = _busy_and_idle(sorted(js, key=ts.__getitem__), start, end, split, covered)
     return DeviceFigures(
-        device=device, busy=busy, kernel_ms=sum(cats.values()), waiting_on_cpu=cpu, queued=queued,
-        nothing_launched=none,
+        device=device, busy=busy, kernel_ms=sum(cats.values()), other_work=idle.other,
+        waiting_on_cpu=idle.cpu, queued=idle.queued, nothing_launched=idle.none,
         events=len(js), categories={c: cats[c] for c in sorted(cats, key=categories.order)},
     )
 
 
-def _busy_and_idle(js: list[int], start: float, end: float,
-                   split: StepEvents) -> tuple[float, float, float, float]:
-    """(busy, waiting on the CPU, queued, nothing launched) in µs, in one pass over the events
-    by start. Busy is the union of the events clipped to the window (``union_length``'s blocks,
-    added in the same order). Idle: each gap before an event is waiting on the CPU until that
-    event's launch was issued, queued after; the gap after the last event is nothing launched."""
+class _Idle:
+    """A step's idle time on one device, split by cause (µs): each gap in its own work is
+    first the device running work of other steps (``covered``), the rest by what the step's
+    next event waited for."""
+
+    def __init__(self, covered: Covered):
+        self.covered = covered
+        self.other = self.cpu = self.queued = self.none = 0.0
+
+    def gap(self, a: float, b: float) -> float:
+        """The part of ``[a, b)`` the device ran nothing in (the rest is other work)."""
+        other = self.covered.within(a, b)
+        self.other += other
+        return (b - a) - other
+
+
+def _busy_and_idle(js: list[int], start: float, end: float, split: StepEvents,
+                   covered: Covered) -> tuple[float, _Idle]:
+    """(busy, idle) in µs, in one pass over the events by start. Busy is the union of the
+    events clipped to the window (``union_length``'s blocks, added in the same order). Idle:
+    where the device ran other steps' work, other work; elsewhere each gap before an event is
+    waiting on the CPU until that event's launch was issued, queued after; the gap after the
+    last event is nothing launched."""
     ts, dur, issued = split.events.ts, split.events.dur, split.issued
-    busy = cpu = queued = 0.0
-    covered = start
+    idle = _Idle(covered)
+    busy = 0.0
+    covered_to = start
     block_start = block_end = None  # the block of the union being built
     for j in js:
         t = ts[j]
         e = t + dur[j]
-        if t > covered:
-            cut = min(max(issued[j], covered), t)
-            cpu += cut - covered
-            queued += t - cut
-        if e > covered:
-            covered = e
+        if t > covered_to:
+            cut = min(max(issued[j], covered_to), t)
+            idle.cpu += idle.gap(covered_to, cut)
+            idle.queued += idle.gap(cut, t)
+        if e > covered_to:
+            covered_to = e
         s, f = (t if t > start else start), (e if e < end else end)
         if f > s:
             if block_end is None or s > block_end:
@@ -296,4 +340,6 @@ def _busy_and_idle(js: list[int], start: float, end: float,
                 block_end = f
     if block_end is not None:
         busy += block_end - block_start
-    return busy, cpu, queued, max(end - covered, 0.0)
+    if end > covered_to:
+        idle.none += idle.gap(covered_to, end)
+    return busy, idle

@@ -3,7 +3,7 @@ launched each device event; pure, no torch."""
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
 from typing import Any
 
@@ -37,6 +37,30 @@ def merged(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]
         else:
             out.append([a, b])
     return [(a, b) for a, b in out]
+
+
+class Covered:
+    """The union of intervals, asked how much of ``[a, b)`` it covers in O(log n): its
+    disjoint sorted spans and the length before each."""
+
+    def __init__(self, intervals: Iterable[tuple[float, float]]):
+        spans = merged(intervals)
+        self.starts = [a for a, _ in spans]
+        self.ends = [b for _, b in spans]
+        self.before = [0.0]
+        for a, b in spans:
+            self.before.append(self.before[-1] + (b - a))
+
+    def within(self, a: float, b: float) -> float:
+        """The length of the union inside ``[a, b)``."""
+        if b <= a:
+            return 0.0
+        i = bisect_right(self.ends, a)  # the first span ending after a
+        j = bisect_left(self.starts, b)  # the spans from i up to j start before b
+        if i >= j:
+            return 0.0
+        total = self.before[j] - self.before[i]
+        return total - max(0.0, a - self.starts[i]) - max(0.0, self.ends[j - 1] - b)
 
 
 def complement(spans: list[tuple[float, float]], start: float, end: float) -> list[tuple[float, float]]:

@@ -11,7 +11,9 @@ from ..core.analyze import (
     WHOLE_TRACE,
     AnalyzeResult,
     DeviceStep,
+    empty_steps,
     is_host,
+    regions_left_out,
     steady_host_python,
     steady_regions,
     steady_step,
@@ -36,6 +38,7 @@ STEP_HEADERS = [
     "busy ms",
     "busy",
     "kernel ms",
+    "other steps' work",
     "waiting on CPU",
     "queued",
     "nothing launched",
@@ -44,7 +47,7 @@ SKIPPED_WHY = (
     "nothing profiled in it (no device activity, no CPU op): a profiler cycle that stopped "
     "before its active steps, as tensorboard_trace_handler writes one when the profiler exits"
 )
-STEP_ALIGN = ("left", "left", *("right",) * 7)
+STEP_ALIGN = ("left", "left", *("right",) * 8)
 
 
 HOST_NOTES = (
@@ -54,8 +57,9 @@ HOST_NOTES = (
     "CompiledFunction, Torch-Compiled Region; autograd's evaluate_function) gives its time to the "
     "ops inside it and keeps what they leave: a compiled graph's C++ kernels, which are no op here, "
     "are in its CompiledFunction's own time (docs/analyze.md).",
-    "idle = wall - busy: waiting on CPU (between ops: Python, the framework, data loading), "
-    "nothing launched (after the thread's last op); queued is always 0 on the host.",
+    "idle = wall - busy: other steps' work (an op of another step still running), waiting on CPU "
+    "(between ops: Python, the framework, data loading), nothing launched (after the thread's last "
+    "op); queued is always 0 on the host.",
 )
 
 
@@ -76,6 +80,7 @@ def _step_row(step: str, device: str, wall: float, d: DeviceStep) -> list[str]:
         fmt.ms(d.busy_ms),
         fmt.pct(fmt.share(d.busy_ms, wall)),
         fmt.ms(d.kernel_ms),
+        fmt.ms(d.other_work_ms),
         fmt.ms(d.waiting_on_cpu_ms),
         fmt.ms(d.queued_ms),
         fmt.ms(d.nothing_launched_ms),
@@ -96,10 +101,36 @@ def _steps(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> None:
         "wall = the step on the CPU, extended to the end of the last device work it launched; busy = "
         "union of the device's kernel, memcpy and memset intervals (never above wall); kernel ms sums "
         "them (concurrent streams can exceed busy).",
-        "idle = wall - busy: waiting on CPU (the next launch was not issued yet), queued (issued, not "
-        "started: launch latency, stream or event dependencies, CUDA-graph replays), nothing launched "
-        "(the step issued no more device work).",
+        "idle = wall - busy: other steps' work (the device ran work another step launched: a "
+        "pipelined loop's earlier step still running), and where it ran nothing, waiting on CPU (the "
+        "next launch was not issued yet), queued (issued, not started: launch latency, stream or event "
+        "dependencies, CUDA-graph replays), nothing launched (the step issued no more device work).",
+        *_pipelined(r, typical),
     )
+
+
+PIPELINED_SHARE = 1.0  # % of the wall in other steps' work above which the loop is said pipelined
+
+
+def _pipelined(r: AnalyzeResult, typical: dict[str, DeviceStep]) -> list[str]:
+    """A line per device whose typical step spends a share of its wall running other steps'
+    work: its busy counts the step's own work alone, so say how busy the device was with any."""
+    wall = steady_wall(r) if len(r.steps) > 1 else r.steps[0].wall_ms
+    lines = []
+    for dev, m in typical.items():
+        if fmt.share(m.other_work_ms, wall) > PIPELINED_SHARE:
+            lines.append(
+                f"device {dev} is pipelined: besides its own {fmt.pct(fmt.share(m.busy_ms, wall))} it ran "
+                f"other steps' work {fmt.pct(fmt.share(m.other_work_ms, wall))} of the {_which(r)}'s wall, "
+                f"busy with any step's work {fmt.pct(fmt.share(m.busy_ms + m.other_work_ms, wall))} (the CPU "
+                "runs ahead of the device)."
+            )
+    return lines
+
+
+def _which(r: AnalyzeResult) -> str:
+    """The step the typical figures are of: the steady mean, or the only step."""
+    return "steady mean step" if len(r.steps) > 1 else r.steps[0].name
 
 
 def _typical(r: AnalyzeResult) -> str:
@@ -109,7 +140,7 @@ def _typical(r: AnalyzeResult) -> str:
 
 
 def _categories(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> None:
-    which = "steady mean step" if len(r.steps) > 1 else r.steps[0].name
+    which = _which(r)
     for dev in r.devices:
         m = typical.get(dev)
         if m is None:
@@ -129,13 +160,17 @@ def _categories(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> N
 
 def _regions(doc: Doc, r: AnalyzeResult, top: int) -> None:
     """The trace's record_function ranges in the typical step (core/regions.py)."""
-    typical = steady_regions(r)
+    typical, left_out = steady_regions(r), regions_left_out(r)
+    if not typical and not left_out:
+        return
     if not typical:
+        doc.heading(f"Named ranges: record_function ({_which(r)})")
+        doc.fine_print(_left_out_line(left_out))
         return
     wall, host = steady_wall(r), _on_host(r)
     rows = [[doc.code(fmt.truncate(g.name, NAME_CHARS)), fmt.count(round(g.calls, 2)), fmt.ms(g.wall_ms),
              fmt.pct(fmt.share(g.wall_ms, wall)), fmt.ms(g.work_ms)] for g in typical[:top]]
-    which = "steady mean step" if len(r.steps) > 1 else r.steps[0].name
+    which = _which(r)
     shown = f"top {top} of {len(typical)}, " if len(typical) > top else ""
     doc.heading(f"Named ranges: record_function ({shown}{which})")
     work = "ops ms" if host else "launched ms"
@@ -147,8 +182,15 @@ def _regions(doc: Doc, r: AnalyzeResult, top: int) -> None:
             "launched ms = the device work (kernels, memcpy, memset) launched while it was open, however "
             "late it ran, "
         ) + "from any thread (autograd runs a backward's ops on its own thread while the loop waits "
-        "in its backward range). A range inside another counts in both (docs/analyze.md)."
+        "in its backward range). A range inside another counts in both (docs/analyze.md).",
+        *([_left_out_line(left_out)] if left_out else []),
     )
+
+
+def _left_out_line(left_out: list[tuple[str, list[str]]], shown: int = 8) -> str:
+    ranges = "; ".join(f"{name} ({_listed(steps)})" for name, steps in left_out[:shown])
+    more = f"; and {len(left_out) - shown} more" if len(left_out) > shown else ""
+    return f"ranges that ran only in steps left out of the steady mean, so not in its figures: {ranges}{more}"
 
 
 def _host_python(doc: Doc, r: AnalyzeResult) -> None:
@@ -241,10 +283,13 @@ CLOSED = "with the start of the Python call that closed them"
 NOTHING_IN_STEPS = "none: no op, runtime call or device event is inside a step"
 
 
-def _restarted(names: list[str], shown: int = 4) -> str:
+def _listed(names: list[str], shown: int = 4) -> str:
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
+def _restarted(names: list[str]) -> str:
     """The fact line of the ranges whose start was restored (``core/range_starts.py``)."""
-    listed = ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
-    return (f"{len(names)} ranges were written {CLOSED} (torch 2.5's Python tracer): {listed}; "
+    return (f"{len(names)} ranges were written {CLOSED} (torch 2.5's Python tracer): {_listed(names)}; "
             "each starts here where the call that opened it began")
 
 
@@ -258,6 +303,9 @@ def _analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str]
         facts.append(f"{r.outside_steps} device events launched outside every step were left out")
     if r.restarted_ranges:
         facts.append(_restarted(r.restarted_ranges))
+    if held_nothing := empty_steps(r):
+        facts.append(f"{_listed(held_nothing)} held nothing of its own (no device event, or on a "
+                     "CPU-only trace no op; as the step a profiler stops in): left out of the steady mean")
     facts += notes or []
     doc.paragraph(*(doc.item(f) for f in facts))
     typical = {dev: m for dev in r.devices if (m := steady_step(r, dev))}

@@ -33,6 +33,7 @@ class Series:
 
     BUSY = "busy"
     IDLE = "idle"
+    OTHER_WORK = "other steps' work"
     WAITING = "waiting on CPU"
     QUEUED = "queued"
     NOTHING = "nothing launched"

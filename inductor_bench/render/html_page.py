@@ -48,6 +48,7 @@ UNKNOWN_COLOUR = "#a0a4aa"
 SERIES_COLOURS: dict[str, str] = {
     Series.BUSY: "#5e60ce",
     Series.IDLE: "var(--idle)",
+    Series.OTHER_WORK: "#b3b4ee",  # busy's hue, paler: the device busy, not with this step's work
     Series.WAITING: "#f4a261",
     Series.QUEUED: "#9d8df1",
     Series.NOTHING: "var(--idle)",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..core.analyze import is_host
 from ..core.categories import label, order
 from ..core.rank_cycles import RankCyclesResult
 from ..core.ranks import RankResult, RanksResult
@@ -64,12 +65,20 @@ def _steps(doc: Doc, r: RanksResult) -> None:
     ]
     doc.heading("Steps per rank")
     doc.table(rows, STEP_HEADERS, ("left", *("right",) * 9))
-    doc.fine_print(
+    doc.fine_print(HOST_STEPS_NOTE if all(is_host(rank.device) for rank in r.ranks) else (
         "Figures are of each rank's busiest device. busy = union of its kernel, memcpy and memset "
         "intervals in the step; idle = wall - busy; comm = union of its communication kernels (NCCL, "
         "c10d); compute = union of everything else; overlap = the part of comm during which compute "
-        "also ran; exposed comm = comm - overlap. compute + exposed comm + idle = wall.",
-    )
+        "also ran; exposed comm = comm - overlap. compute + exposed comm + idle = wall."))
+
+
+HOST_STEPS_NOTE = (
+    "CPU-only ranks: figures are of each rank's busiest thread. comm = union of its collectives: "
+    "their ops on that thread (c10d::allreduce_, which hands the work over) and their ranges on "
+    "whichever thread ran them (gloo:all_reduce on gloo's worker threads); compute = the thread's "
+    "other op time; busy = union of compute and comm; idle = wall - busy; overlap = the part of comm "
+    "during which compute also ran; exposed comm = comm - overlap. compute + exposed comm + idle = wall."
+)
 
 
 def _stragglers(doc: Doc, r: RanksResult) -> None:
@@ -199,11 +208,24 @@ def _restarted(rank: RankResult) -> str:
             "each started where the call that opened it began")
 
 
+def _world(ranks: list[RankResult]) -> list[str]:
+    """What the traces' world sizes say of the set: ranks of different runs, or some left out."""
+    sizes = {rank.rank: rank.world_size for rank in ranks if rank.world_size is not None}
+    if len(set(sizes.values())) > 1:
+        named = ", ".join(f"rank {k}: {w}" for k, w in sizes.items())
+        return [f"WARNING: the traces name different world sizes ({named}): they come from different "
+                "runs, and their steps are compared as if they were one run's"]
+    if sizes and (world := next(iter(sizes.values()))) > len(ranks):
+        return [f"{len(ranks)} of the run's {world} ranks (its world size): the straggler is of these"]
+    return []
+
+
 def _ranks(doc: Doc, r: RanksResult, title: str) -> None:
     doc.title(title)
     facts = [f"rank {rank.rank}: {rank.trace} (device {rank.device or 'none'}, "
              f"{len(rank.steps)} steps{_restarted(rank)})" for rank in r.ranks]
     facts += [f"{Path(t).name}: skipped, {SKIPPED_WHY}" for t in r.skipped]
+    facts += _world(r.ranks)
     doc.paragraph(*(doc.item(f) for f in facts))
     apart = [rank for rank in r.ranks if rank.steps]
     if not r.stragglers and len(apart) > 1:
