@@ -283,6 +283,34 @@ def test_train_vs_inference_is_refused():
         diff_results(base_result(), inf)
 
 
+def script_run(backward_calls: float | None) -> BreakdownResult:
+    """A script's run (saved with ``train`` false: a script takes no --train), its backward
+    graph called ``backward_calls`` times."""
+    fwd, bwd = graph("0-forward", fwd_kernels()), graph("0-backward", bwd_kernels())
+    fwd.calls, bwd.calls = (8, backward_calls) if backward_calls is not None else (None, None)
+    return result([fwd, bwd], script=True)
+
+
+@pytest.mark.parametrize("calls", [8, None])  # None: not counted, so maybe called
+def test_a_script_that_ran_a_backward_graph_is_training(calls):
+    inference = result([graph("0-inference", fwd_kernels())])
+    with pytest.raises(UsageError, match="base is inference, head is training"):
+        diff_results(inference, script_run(calls))
+    trained = base_result()
+    trained.train = True
+    assert diff_results(trained, script_run(calls)).sections  # training against training
+
+
+def test_a_script_whose_backward_graph_was_never_called_is_inference():
+    """Dynamo compiles a dynamic-shape graph's backward with its forward, called or not."""
+    inference = result([graph("0-inference", fwd_kernels())])
+    assert diff_results(inference, script_run(0), allow_mismatch=False).sections
+    trained = base_result()
+    trained.train = True
+    with pytest.raises(UsageError, match="base is training .* head is inference"):
+        diff_results(trained, script_run(0))
+
+
 def test_different_model_names_are_a_warning_only():
     other = base_result()
     other.model = "mlp_slow"
@@ -348,6 +376,33 @@ def test_compare_results_diff_mode_by_mode_on_the_model_call():
     ]
     assert d.regressions(40.0) == [default]
     assert d.regressions(60.0) == []
+
+
+def test_compares_with_no_column_in_common_are_not_comparable(tmp_path, capsys):
+    """A compare of one model's modes against a compare of two model files: their columns are
+    named apart (``default`` against ``mlp:default``), so nothing can be judged, and the gate
+    fails rather than passing on no verdict."""
+    base = compare_result(10.0)
+    head = CompareResult(model="mlp vs mlp_slow25", device_name="Test CPU (2 cores)", modes=[
+        ModeResult(mode="default", model="mlp", step_samples_ms=samples(10.0)),
+        ModeResult(mode="default", model="mlp_slow25", step_samples_ms=samples(12.5))])
+    d = diff_results(base, head)
+    assert d.sections == [] and d.unmeasured == []
+    assert d.status() == Outcome.NOT_COMPARABLE and d.regressions(0.0) == []
+    why = ("no column ran in both runs (base has eager, default, reduce-overhead (skipped); head "
+           "has mlp:default, mlp_slow25:default)")
+    assert d.nothing_compared() == why
+    assert d.to_dict()["nothing_compared"] == why
+    assert d.to_dict()["columns"] == {"base": ["eager", "default", "reduce-overhead (skipped)"],
+                                      "head": ["mlp:default", "mlp_slow25:default"]}
+    assert verdict_line(d, TextDoc(), 10.0) == (
+        f"NOT COMPARABLE, so the 10% gate fails: nothing could be compared: {why} - no step-time verdict")
+    b, h = write(tmp_path / "base.json", base), write(tmp_path / "head.json", head)
+    assert run_cli([str(b), str(h)]) == 0  # no gate: the report is the answer
+    assert capsys.readouterr().out.startswith(f"NOT COMPARABLE: nothing could be compared: {why}")
+    assert run_cli([str(b), str(h), "--fail-on-regression", "10"]) == 5
+    assert capsys.readouterr().err == f"inductor-bench: error: not comparable, no verdict: {why}\n"
+    assert diff_results(base, base).nothing_compared() is None
 
 
 # ---- rendering ------------------------------------------------------------------------------

@@ -22,7 +22,14 @@ from inductor_bench.core.steady import steady_mean
 from inductor_bench.core.step import split_step
 from inductor_bench.render.compare import model_verdicts, render_compare
 from inductor_bench.runner.compare import CompareRun, model_names
-from inductor_bench.runner.rounds import MAX_BLOCK_STEPS, block_steps
+from inductor_bench.runner.rounds import (
+    CALL_LIMIT,
+    MAX_BLOCK_STEPS,
+    TIME_BUDGET,
+    block_steps,
+    charged_s,
+    stop_reasons,
+)
 from inductor_bench.runner.timer import BLOCK_S, Plan, interleave
 
 from .conftest import FIXTURES, MODELS
@@ -81,6 +88,48 @@ def test_a_side_that_is_done_sits_out_the_later_rounds():
     # side 0 reaches max_steps after 3 rounds; side 1 reaches the budget after 2
     assert blocks[0] == [[1.0], [1.0], [1.0]]
     assert blocks[1] == [[50.0], [50.0], []]
+
+
+class Stalls:
+    """Stand-in sides whose calls take their times in turn: side i's n-th call ``times_ms[i][n %
+    len]``."""
+
+    def __init__(self, times_ms: list[list[float]]) -> None:
+        self.times_ms, self.made = times_ms, [0] * len(times_ms)
+
+    def call(self, i: int):
+        def one() -> float:
+            t = self.times_ms[i][self.made[i] % len(self.times_ms[i])]
+            self.made[i] += 1
+            return t
+
+        return one
+
+
+def test_a_budget_is_charged_the_calls_times_their_median():
+    assert charged_s([4.0, 4.0, 150.0, 4.0, 5.0]) == pytest.approx(5 * 4.0 / 1e3)
+    assert charged_s([2.0, 6.0]) == pytest.approx(2 * 4.0 / 1e3)
+    assert charged_s([]) == 0.0
+
+
+def test_stalled_calls_do_not_use_up_a_columns_budget():
+    """Side 0's every fifth call stalls 150 ms (another process took its core); side 1's never
+    does. Both take 4 ms a call otherwise, so both have the same budget of calls: 25 each, five
+    rounds of 5. Charged their sum, side 0 would stop after its first block (166 ms)."""
+    clock = Stalls([[4.0, 4.0, 150.0, 4.0, 4.0], [4.0]])
+    plan = Plan(budget_s=0.1, max_steps=1000, min_steps=1)
+    blocks = interleave([clock.call(0), clock.call(1)], [5, 5], plan)
+    assert [len(side) for side in blocks] == [5, 5]
+    assert blocks[0] == [[4.0, 4.0, 150.0, 4.0, 4.0]] * 5 and blocks[1] == [[4.0] * 5] * 5
+    assert stop_reasons(blocks, plan) == [TIME_BUDGET, TIME_BUDGET]
+
+
+def test_stop_reasons_tell_the_call_limit_from_the_budget():
+    clock = Clock([1.0, 50.0])
+    plan = Plan(budget_s=0.1, max_steps=3, min_steps=1)
+    blocks = interleave([clock.call(0), clock.call(1)], [1, 1], plan)
+    assert stop_reasons(blocks, plan) == [CALL_LIMIT, TIME_BUDGET]  # 3 calls of 1 ms; 2 of 50 ms
+    assert stop_reasons(interleave([Clock([1.0]).call(0)], [1], plan, max_rounds=2), plan) == [None]
 
 
 def test_exact_runs_exactly_max_steps_each():
@@ -159,19 +208,27 @@ def test_the_report_labels_columns_by_model_and_explains_the_rounds():
     assert text.index("slow against mlp, default: 0.80x") < text.index("inductor-bench compare:")
 
 
-def test_the_rounds_a_faster_column_sat_out_are_said_and_left_out_of_its_ratios():
-    """A column that reached its call limit first runs no block in the later rounds: the
-    report says on how many rounds the speedups stand, and the ratios use only those."""
+def test_the_rounds_a_column_sat_out_are_said_with_why_and_left_out_of_its_ratios():
+    """A column that stopped first (its call limit, or its time budget) runs no block in the
+    later rounds: the report says on how many rounds the speedups stand, which column stopped
+    and why, and the ratios use only those rounds."""
     r = two_models()
     assert r.rounds_with_every_column() == 12
     assert "the median of the rounds' ratios" in render_compare(r)
     r.modes[1].paired_ms = rounds(4.0)[:9] + [[], [], []]
     assert r.rounds_with_every_column() == 9
-    assert ("a speedup is the median of the ratios of the rounds both its columns ran in (every column "
-            "ran in 9 of the 12: a faster column reached its call limit first and sat out the rest)"
+    words = "a speedup is the median of the ratios of the rounds both its columns ran in (every column ran in 9 of the 12: "
+    assert (words + "mlp-2:default stopped after 9, and sat out the rest)") in " ".join(render_compare(r).split())
+    r.interleaved["stopped"] = {"mlp:default": TIME_BUDGET, "mlp-2:default": TIME_BUDGET, "slow:default": TIME_BUDGET}
+    assert (words + "mlp-2:default stopped after 9, having used up its time budget (--step-budget), and sat out "
+            "the rest)") in " ".join(render_compare(r).split())
+    r.modes[2].paired_ms = rounds(5.0)[:7] + [[]] * 5
+    r.interleaved["stopped"]["slow:default"] = CALL_LIMIT
+    assert ("(every column ran in 7 of the 12: mlp-2:default stopped after 9, having used up its time budget "
+            "(--step-budget); slow:default stopped after 7, having reached its call limit, and sat out the rest)"
             ) in " ".join(render_compare(r).split())
     assert len(stats.round_ratios(r.modes[0].paired_ms, r.modes[1].paired_ms)) == 9
-    assert len(stats.round_ratios(r.modes[0].paired_ms, r.modes[2].paired_ms)) == 12
+    assert len(stats.round_ratios(r.modes[0].paired_ms, r.modes[2].paired_ms)) == 7
 
 
 def test_columns_without_paired_samples_fall_back_to_their_own():

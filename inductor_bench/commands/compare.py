@@ -65,7 +65,8 @@ Names = Annotated[
 ]
 StepBudget = Annotated[
     float,
-    typer.Option("--step-budget", min=0.0, help="Seconds of steady-state step timing per mode."),
+    typer.Option("--step-budget", min=0.0, help="Seconds of steady-state step timing per mode (its calls "
+                 "times their median, so calls stalled by other processes do not use it up)."),
 ]
 
 

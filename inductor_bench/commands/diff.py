@@ -63,6 +63,8 @@ def _gate(diff: Diff, threshold: float | None) -> None:
         raise RegressionFound(f"significant step-time regression above {threshold:g}%: {what}")
     if diff.unmeasured:
         raise NotComparable(no_verdict_line(diff.unmeasured))
+    if why := diff.nothing_compared():
+        raise NotComparable(f"not comparable, no verdict: {why}")
 
 
 def diff(
@@ -80,8 +82,8 @@ def diff(
 
     Exit status: 0, or with --fail-on-regression 1 when a significant step-time regression
     exceeds PCT and 5 when a graph or a mode was measured on one side only (failed, timed
-    out, or missing from an interrupted or partial run: not comparable, no verdict); 2 for
-    unreadable or incomparable results.
+    out, or missing from an interrupted or partial run) or two compares have no column in
+    both (not comparable, no verdict); 2 for unreadable or incomparable results.
     """
     o.one_stdout(fmt, json_out)
     d = diff_results(

@@ -50,11 +50,27 @@ def report(
     if not run.exists():
         raise UsageError(f"{run}: no such run directory or file")
     result = reanalyzed(run) if again else load_any(run)
-    kw = {} if isinstance(result, CompareResult) else {"top": top, "details": not summary}
-    if not isinstance(result, CompareResult):
-        kw |= {"by": by.value, "depth": module_depth, "width": terminal_width()}
+    if isinstance(result, CompareResult):
+        views(run, by, module_depth)
+        kw = {}
+    else:
+        kw = {"top": top, "details": not summary, "by": by.value, "depth": module_depth,
+              "width": terminal_width()}
     run_dir = run if run.is_dir() else run.parent
     emit(result.to_json(), lambda f: render_result(result, f, **kw), fmt, None, html_out, links=run_dir)
+
+
+def views(run: Path, by: o.View, module_depth: int | None) -> None:
+    """Refuse the views of a breakdown (--by, --module-depth) asked of a compare run."""
+    asked = [f"--by {by.value}"] if by != o.View.kernel else []
+    asked += [f"--module-depth {module_depth}"] if module_depth is not None else []
+    if not asked:
+        return
+    where = run if run.is_dir() else run.parent
+    columns = sorted(p for p in where.iterdir() if (p / BREAKDOWN_FILE).is_file())
+    eg = f" ({columns[0]})" if columns else ""
+    raise UsageError(f"{' and '.join(asked)}: the views apply to breakdown runs, and {run} is a compare run: "
+                     f"report one of its columns' breakdown directories instead{eg}")
 
 
 def reanalyzed(run: Path) -> BreakdownResult:

@@ -13,6 +13,7 @@ from .match import match_kernels
 from .results import BreakdownResult
 from .symbols import sizes_text
 from .unmeasured import Unmeasured, calls_changed
+from .vocab import Role
 
 Result = BreakdownResult | CompareResult
 
@@ -25,12 +26,14 @@ def comparability(base: Result, head: Result) -> tuple[list[str], list[str]]:
         problems.append(f"base ran on {base.device}, head on {head.device}")
     elif base.device_name and head.device_name and base.device_name != head.device_name:
         problems.append(f"base ran on {base.device_name!r}, head on {head.device_name!r}")
-    if base.train != head.train:
+    if trains(base) != trains(head):
         problems.append(f"base is {_step_kind(base)}, head is {_step_kind(head)}")
     if base.model != head.model:
         notes.append(f"different models: base {base.model!r}, head {head.model!r}")
     for attr in ("dtype", "autocast", "batch_size"):
         b, h = getattr(base, attr), getattr(head, attr)
+        if attr == "batch_size" and None in (b, h):
+            continue  # a script's, or a run saved before the factory's default was recorded
         if b != h:
             notes.append(f"{attr} differs: base {b}, head {h}")
     both_breakdowns = isinstance(base, BreakdownResult) and isinstance(head, BreakdownResult)
@@ -139,8 +142,18 @@ def _sizes(sizes: dict[str, int]) -> str:
     return sizes_text(sizes) or "static shapes"
 
 
+def trains(r: Result) -> bool:
+    """Whether the run's step trains. A factory model's does with --train; a script runs what
+    it runs, so its does when it called a backward graph (one whose calls were not counted
+    may have been called). Dynamo compiles a dynamic-shape graph's backward with its forward,
+    called or not: one compiled and never called does not train."""
+    if not (isinstance(r, BreakdownResult) and r.script):
+        return r.train
+    return any(g.calls != 0 for g in r.graphs if g.role == Role.BACKWARD)
+
+
 def _step_kind(r: Result) -> str:
-    return "training (forward + backward)" if r.train else "inference"
+    return "training (forward + backward)" if trains(r) else "inference"
 
 
 def unmeasured_modes(base: CompareResult, head: CompareResult) -> list[Unmeasured]:

@@ -33,6 +33,7 @@ from .results import BreakdownResult, GraphResult
 from .roofline import roofline_moves
 from .stats import Change, Summary, compare_samples, judge
 from .step import disturbances
+from .step_totals import same_calls
 from .unmeasured import Unmeasured, calls_changed, measured_on_both, uncounted_calls, unmeasured_graphs
 from .views import recomputed, recomputed_step_ms, recomputes_known
 from .vocab import Outcome, StepSource, Verdict
@@ -43,8 +44,12 @@ __all__ = ["ADDED", "FASTER", "REMOVED", "SLOWER", "CategoryDiff", "Diff", "Kern
 Result = BreakdownResult | CompareResult
 
 
-def _kernel_change(b: KernelRef, h: KernelRef, how: str, min_rel: float) -> KernelDiff:
-    ch = judge(_kernel_summary(b), _kernel_summary(h), min_rel)
+Weights = dict[str, float]  # graph id -> its calls (``BreakdownResult.weights``)
+
+
+def _kernel_change(b: KernelRef, h: KernelRef, how: str, min_rel: float,
+                   w: tuple[Weights, Weights]) -> KernelDiff:
+    ch = judge(_kernel_summary(b, w[0]), _kernel_summary(h, w[1]), min_rel)
     status = SLOWER if ch.slower else FASTER if ch.faster else ch.verdict
     return KernelDiff(
         status=status,
@@ -61,8 +66,8 @@ def _kernel_change(b: KernelRef, h: KernelRef, how: str, min_rel: float) -> Kern
     )
 
 
-def _lone_kernel(r: KernelRef, status: str) -> KernelDiff:
-    ms = _kernel_summary(r).ms
+def _lone_kernel(r: KernelRef, status: str, w: Weights) -> KernelDiff:
+    ms = _kernel_summary(r, w).ms
     return KernelDiff(
         status=status,
         graph=r.graph.id,
@@ -74,17 +79,21 @@ def _lone_kernel(r: KernelRef, status: str) -> KernelDiff:
     )
 
 
-def _kernel_summary(r: KernelRef) -> Summary:
-    """The kernel's figure as its report shows it: over its graph's steady iterations."""
-    return r.graph.summary(r.kernel.samples_ms, r.kernel.ms)
+def _kernel_summary(r: KernelRef, w: Weights) -> Summary:
+    """The kernel's figure per step (or in the script), as the top kernels of its report: over
+    its graph's steady iterations, times the graph's calls (1 where there is no weight)."""
+    return r.graph.summary(r.kernel.samples_ms, r.kernel.ms).scaled(w.get(r.graph.id, 1.0))
 
 
-def kernel_diffs(base: list[GraphResult], head: list[GraphResult], min_rel: float) -> list[KernelDiff]:
-    """Every kernel of both sides, biggest absolute change first."""
+def kernel_diffs(base: list[GraphResult], head: list[GraphResult], min_rel: float,
+                 weights: tuple[Weights, Weights] = ({}, {})) -> list[KernelDiff]:
+    """Every kernel of both sides, biggest absolute change first. ``weights`` (each side's
+    ``BreakdownResult.weights``) weigh each kernel by its graph's calls, as the step and the
+    categories are, so that the kernels' changes add up to theirs; without, per call."""
     pairs, removed, added = match_kernels(base, head)
-    out = [_kernel_change(b, h, how, min_rel) for b, h, how in pairs]
-    out += [_lone_kernel(r, REMOVED) for r in removed]
-    out += [_lone_kernel(r, ADDED) for r in added]
+    out = [_kernel_change(b, h, how, min_rel, weights) for b, h, how in pairs]
+    out += [_lone_kernel(r, REMOVED, weights[0]) for r in removed]
+    out += [_lone_kernel(r, ADDED, weights[1]) for r in added]
     return sorted(out, key=lambda k: (-abs(k.delta_ms), k.graph, k.name))
 
 
@@ -126,7 +135,8 @@ def breakdown_section(
         kernel_time=judge(base.kernel_summary(), head.kernel_summary(), min_rel),
         busy_pct=(bt.busy_pct, ht.busy_pct),
         categories=category_diffs(base, head, min_rel),
-        kernels=kernel_diffs(*paired, min_rel),  # with gaps, of graphs measured on both sides
+        # with gaps, of graphs measured on both sides; each weighed by its graph's calls
+        kernels=kernel_diffs(*paired, min_rel, (base.weights(), head.weights())),
         graphs_added=[g for g in hids if g not in bids and g not in gap_ids],
         graphs_removed=[g for g in bids if g not in hids and g not in gap_ids],
         unmeasured=gaps,
@@ -164,20 +174,38 @@ def same_code_section(s: SectionDiff) -> SectionDiff:
     return s
 
 
-def one_code_kernels(s: SectionDiff, base: RunKernels, head: RunKernels) -> SectionDiff:
+def one_code_kernels(s: SectionDiff, base: RunKernels, head: RunKernels,
+                     weights: tuple[Weights, Weights] = ({}, {})) -> SectionDiff:
     """Each paired kernel both runs compiled to one code (``core/one_code.py``) marked ``same
-    code``, whatever its two processes' times say; the rest of the section as judged."""
-    s.kernels = [_same_kernel(k) if k.change is not None and k.status not in (ADDED, REMOVED)
+    code``, whatever its two processes' times say, or ``calls changed`` where its graph was
+    called another number of times (``weights``: each side's calls per graph), which then moves
+    its time per step; a category or the kernel time all of whose kernels are one code, the
+    same; the rest of the section as judged."""
+    s.kernels = [_one_code_kernel(k, weights) if k.change is not None and k.status not in (ADDED, REMOVED)
                  and one_code(base, (k.base_graph or k.graph, k.base_name or k.name), head, (k.graph, k.name))
                  else k for k in s.kernels]
-    same = {k.category for k in s.kernels if k.status == Verdict.SAME_CODE}
-    same -= {k.category for k in s.kernels if k.status != Verdict.SAME_CODE}  # a category all one code
-    s.categories = [CategoryDiff(c.category, replace(c.change, verdict=Verdict.SAME_CODE))
-                    if c.category in same else c for c in s.categories]
-    if s.kernel_time is not None and s.kernels and not (s.graphs_added or s.graphs_removed) and all(
-            k.status == Verdict.SAME_CODE for k in s.kernels):
-        s.kernel_time = replace(s.kernel_time, verdict=Verdict.SAME_CODE)
+    one = (Verdict.SAME_CODE, Verdict.CALLS_CHANGED)
+    judged = {k.category for k in s.kernels if k.status not in one}
+    by_cat = {k.category: _one_verdict(s, k.category) for k in s.kernels if k.category not in judged}
+    s.categories = [CategoryDiff(c.category, replace(c.change, verdict=by_cat[c.category]))
+                    if c.category in by_cat else c for c in s.categories]
+    if s.kernel_time is not None and s.kernels and not (s.graphs_added or s.graphs_removed) and not judged:
+        s.kernel_time = replace(s.kernel_time, verdict=_one_verdict(s))
     return s
+
+
+def _one_code_kernel(k: KernelDiff, weights: tuple[Weights, Weights]) -> KernelDiff:
+    b, h = weights[0].get(k.base_graph or k.graph, 1.0), weights[1].get(k.graph, 1.0)
+    if same_calls(b, h):
+        return _same_kernel(k)
+    return replace(k, status=Verdict.CALLS_CHANGED, change=replace(k.change, verdict=Verdict.CALLS_CHANGED))
+
+
+def _one_verdict(s: SectionDiff, category: str | None = None) -> str:
+    """``calls changed`` where a kernel (of ``category``) of one code was called another number
+    of times, else ``same code``."""
+    moved = any(k.status == Verdict.CALLS_CHANGED for k in s.kernels if category in (None, k.category))
+    return Verdict.CALLS_CHANGED if moved else Verdict.SAME_CODE
 
 
 def _same_kernel(k: KernelDiff) -> KernelDiff:
@@ -258,16 +286,19 @@ def diff_results(
     if min_rel is None:
         min_rel = backend(head.device).min_rel_change
     gaps: list[Unmeasured] = []
+    columns = None
     if isinstance(base, CompareResult) and isinstance(head, CompareResult):
         sections, skipped = _mode_sections(base, head, min_rel)
         gaps = unmeasured_modes(base, head)
+        columns = (_columns(base), _columns(head))
     else:
         section = breakdown_section(base, head, min_rel)
         texts = (module_texts(base, code_dirs[0]), module_texts(head, code_dirs[1]))  # each read once
         if compiled_alike(base, head, section, texts):
             section = same_code_section(section)
         else:
-            section = one_code_kernels(section, RunKernels(base, texts[0]), RunKernels(head, texts[1]))
+            section = one_code_kernels(section, RunKernels(base, texts[0]), RunKernels(head, texts[1]),
+                                       (base.weights(), head.weights()))
         sections, skipped = [section], []
     disturbed: list[str] = []
     for side, r in (("base", base), ("head", head)):
@@ -288,7 +319,13 @@ def diff_results(
         head_label=head_label,
         columns_unmeasured=gaps,
         disturbed=disturbed,
+        columns=columns,
     )
+
+
+def _columns(r: CompareResult) -> list[str]:
+    """The columns of a compare result, each that did not run with its status."""
+    return [m.label if m.ok else f"{m.label} ({m.status})" for m in r.modes]
 
 
 def _breakdowns(r: Result) -> list[BreakdownResult]:

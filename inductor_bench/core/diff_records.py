@@ -20,7 +20,8 @@ FASTER = KernelChange.FASTER
 
 @dataclass
 class KernelDiff:
-    status: str  # added | removed | slower | faster | within noise | too few samples
+    # added | removed | slower | faster | within noise | too few samples | same code | calls changed
+    status: str
     graph: str  # graph id in head (base for removed kernels)
     name: str  # name in head (base for removed kernels)
     category: str
@@ -154,11 +155,22 @@ class Diff:
     columns_unmeasured: list[Unmeasured] = field(default_factory=list)  # compare modes
     # the sides ("base", "head") whose figures came from a busy or slow machine (the warnings)
     disturbed: list[str] = field(default_factory=list)
+    # of two compares: each side's columns (a column that did not run with its status)
+    columns: tuple[list[str], list[str]] | None = None
 
     @property
     def unmeasured(self) -> list[Unmeasured]:
         """Every graph or column measured on one side only."""
         return self.columns_unmeasured + [u for s in self.sections for u in s.unmeasured]
+
+    def nothing_compared(self) -> str | None:
+        """Why no section could be judged and nothing was lost on one side (two compares with no
+        column in both); None where something was compared."""
+        if self.sections or self.unmeasured:
+            return None
+        b, h = self.columns or ([], [])
+        return (f"no column ran in both runs (base has {', '.join(b) or 'none'}; head has "
+                f"{', '.join(h) or 'none'})")
 
     def regressions(self, threshold_pct: float = 0.0) -> list[SectionDiff]:
         """Sections whose step time rose significantly and by more than threshold_pct %."""
@@ -170,22 +182,22 @@ class Diff:
 
     def status(self) -> str:
         """regression | not comparable | same code | faster | within noise | inconclusive,
-        over all sections' step time."""
+        over all sections' step time; not comparable as well where there is no section."""
         steps = [s.step for s in self.sections]
         if any(c.slower for c in steps):
             return Outcome.REGRESSION
-        if self.unmeasured:
+        if self.unmeasured or not self.sections:
             return Outcome.NOT_COMPARABLE
-        if self.sections and all(s.same_code for s in self.sections):
+        if all(s.same_code for s in self.sections):
             return Outcome.SAME_CODE
         if any(c.faster for c in steps):
             return Outcome.FASTER
-        if not steps or all(c.verdict == Verdict.TOO_FEW for c in steps):
+        if all(c.verdict == Verdict.TOO_FEW for c in steps):
             return Outcome.INCONCLUSIVE
         return Outcome.NO_CHANGE
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d = {
             "schema": "inductor-bench/diff",
             "schema_version": 1,
             "kind": self.kind,
@@ -200,3 +212,8 @@ class Diff:
             "warnings": self.warnings,
             "disturbed": self.disturbed,
         }
+        if why := self.nothing_compared():
+            d["nothing_compared"] = why
+            if self.columns is not None:
+                d["columns"] = {"base": self.columns[0], "head": self.columns[1]}
+        return d

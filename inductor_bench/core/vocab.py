@@ -26,6 +26,8 @@ class Verdict:
     WITHIN_NOISE = "within noise"
     TOO_FEW = "too few samples"
     SAME_CODE = "same code"  # both sides compiled the same code: a change is the processes'
+    # the same code, its graph called more or fewer times: a change per step is the calls'
+    CALLS_CHANGED = "calls changed"
 
 
 class Change:
@@ -47,6 +49,13 @@ class Outcome:
     INCONCLUSIVE = "inconclusive"
     NOT_COMPARABLE = "not comparable"  # a graph or a mode measured on one side only
     SAME_CODE = Verdict.SAME_CODE  # every graph compiled to the same code, run as often, at the same sizes
+
+
+class Stop:
+    """Why a column of the interleaved timing stopped (``runner/rounds.py``)."""
+
+    CALL_LIMIT = "call limit"  # it ran its most calls
+    TIME_BUDGET = "time budget"  # its calls used up --step-budget
 
 
 class CompileMode:

@@ -7,6 +7,7 @@ from collections import Counter
 
 from ..core import compile_phases, compiles, steady
 from ..core.categories import label, order
+from ..core.comparable import trains
 from ..core.devices import backend
 from ..core.results import STEADY_SINCE, BreakdownResult, GraphResult, KernelRetuning, KernelStat, Recompile
 from ..core.step import gain_frame
@@ -33,12 +34,10 @@ def _ops(k: KernelStat) -> str:
 
 def _what_ran(r: BreakdownResult) -> str:
     """A script runs what it runs: its graphs' roles and calls say so, not --train."""
-    if not r.script:
-        return "training step (forward + backward)" if r.train else "inference"
-    backward = [g for g in r.graphs if g.role == Role.BACKWARD]
-    if any(g.calls != 0 for g in backward):  # None: not counted, so maybe called
+    if trains(r):
         return "training step (forward + backward)"
     # Dynamo compiles a dynamic-shape graph's backward with its forward, called or not
+    backward = r.script and any(g.role == Role.BACKWARD for g in r.graphs)
     return "inference (a backward graph compiled, never called)" if backward else "inference"
 
 

@@ -23,6 +23,7 @@ from ..core.compare import (
 from ..core.devices import backend
 from ..core.stats import MIN_SAMPLES, TOO_FEW, Change
 from ..core.step import StepSplit, disturbances, oversubscribed, pipelined_busy_pct, replayed_count
+from ..core.vocab import Stop
 from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
 from .execution import breaks_line
@@ -202,12 +203,30 @@ def _title(result: CompareResult) -> str:
 
 
 def _rounds_words(result: CompareResult, rounds: int) -> str:
-    """Which rounds' ratios a speedup is the median of."""
+    """Which rounds' ratios a speedup is the median of, and why a column sat out the rest."""
     every = result.rounds_with_every_column()
     if every in (0, rounds):
         return "the rounds' ratios"
+    stopped = (result.interleaved or {}).get("stopped") or {}
+    early = [(m.label, _rounds_run(m.paired_ms), stopped.get(m.label)) for m in result.modes
+             if m.paired_ms and _rounds_run(m.paired_ms) < rounds]
+    why = "; ".join(f"{label} stopped after {n}{_STOPPED_WORDS.get(reason, '')}"
+                    for label, n, reason in early)
     return (f"the ratios of the rounds both its columns ran in (every column ran in {every} of the "
-            f"{rounds}: a faster column reached its call limit first and sat out the rest)")
+            f"{rounds}" + (f": {why}, and sat out the rest)" if why else ")"))
+
+
+# Why a column stopped before the others (``runner/rounds.py``); a result saved without the
+# reason says only when.
+_STOPPED_WORDS = {
+    Stop.CALL_LIMIT: ", having reached its call limit",
+    Stop.TIME_BUDGET: ", having used up its time budget (--step-budget)",
+}
+
+
+def _rounds_run(blocks: list[list[float]]) -> int:
+    """How many rounds a column ran a block in: up to its last non-empty block."""
+    return max((i + 1 for i, b in enumerate(blocks) if b), default=0)
 
 
 def _same_code_words(labels: list[str]) -> str:

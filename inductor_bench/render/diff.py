@@ -34,6 +34,7 @@ KERNEL_GROUPS = (
     (ADDED, "Added kernels"),
     (FASTER, "Faster kernels (significant)"),
     (REMOVED, "Removed kernels"),
+    (Verdict.CALLS_CHANGED, "The same code, its graph called another number of times"),
 )
 
 
@@ -73,14 +74,22 @@ def _moved_phrase(s: SectionDiff) -> str:
 
 def _responsible_phrase(s: SectionDiff, doc: Doc) -> str:
     ks = s.responsible(VERDICT_KERNELS)
-    if not ks:
-        return ""
     names = ", ".join(f"{doc.code(k.name)} {signed_ms(k.delta_ms)} ms ({k.status})" for k in ks)
-    return f"; kernels responsible: {names}"
+    return (f"; kernels responsible: {names}" if ks else "") + _calls_phrase(s)
+
+
+def _calls_phrase(s: SectionDiff) -> str:
+    """The graphs the model called another number of times: the step moves with their calls."""
+    if not s.calls_changed:
+        return ""
+    each = ", ".join(f"{g} {fmt_calls(b)} -> {fmt_calls(h)}" for g, b, h in s.calls_changed)
+    return f"; calls changed: {each}"
 
 
 def _not_comparable_line(diff: Diff, doc: Doc, threshold_pct: float | None) -> str:
     head = "NOT COMPARABLE" + (f", so the {threshold_pct:g}% gate fails" if threshold_pct is not None else "")
+    if why := diff.nothing_compared():
+        return f"{doc.strong(head)}: nothing could be compared: {why} - no step-time verdict"
     judged = [_step_phrase(s) for s in diff.sections if not s.unmeasured]
     return (
         f"{doc.strong(head)}: " + "; ".join(u.describe() for u in diff.unmeasured)
@@ -117,7 +126,7 @@ def verdict_line(diff: Diff, doc: Doc, threshold_pct: float | None = None) -> st
                 "often at the same sizes: nothing of theirs changed, and no change below is significant; "
                 + " | ".join(_moved_phrase(s) for s in diff.sections))
     if status == Outcome.FASTER:
-        parts = [_step_phrase(s) for s in diff.sections if s.step.faster]
+        parts = [_step_phrase(s) + _calls_phrase(s) for s in diff.sections if s.step.faster]
         return f"{doc.strong('FASTER')}: " + " | ".join(parts) + _disturbed_phrase(diff)
     if status == Outcome.INCONCLUSIVE:
         return f"{doc.strong('INCONCLUSIVE')}: too few step-time samples to judge (record more with --repeat)"
@@ -278,6 +287,10 @@ def _quiet_counts(s: SectionDiff) -> str:
     same = len(s.kernels_with(Verdict.SAME_CODE))
     if same:
         text += f"; {same} the same code on both sides (their times differ by the processes alone)"
+    moved = len(s.kernels_with(Verdict.CALLS_CHANGED))
+    if moved:
+        text += (f"; {moved} the same code on both sides, their graphs called another number of times "
+                 "(their times per step move with the calls)")
     renamed = sum(1 for k in s.kernels if k.renamed)
     if renamed:
         text += f"; {renamed} matched under a new name"
@@ -305,9 +318,11 @@ def _kernel_blocks(s: SectionDiff, top: int, doc: Doc) -> None:
         ks = s.kernels_with(status)
         if not ks:
             continue
-        # biggest change first: increases for slower/added, decreases for faster/removed
+        # biggest change first: increases for slower/added, decreases for faster/removed, either
+        # for kernels whose calls changed
         sign = -1 if status in (SLOWER, ADDED) else 1
-        ks = sorted(ks, key=lambda k: sign * k.delta_ms)
+        either = status == Verdict.CALLS_CHANGED
+        ks = sorted(ks, key=lambda k: -abs(k.delta_ms) if either else sign * k.delta_ms)
         rows = _kernel_rows(ks[:top], doc)
         headers = KERNEL_HEADERS
         if not any(r[-1] for r in rows):  # nothing was matched under another name or graph

@@ -5,14 +5,23 @@ that a process's drift falls on all sides alike. The timing worker of ``compare`
 (``timer.py``) stops each side on its own budget (``Plan``); the compile worker's step and
 graphs (``turns.py``) run a fixed number of rounds. Pure scheduling: the calls time
 themselves and return ms.
+
+A side's budget is charged its calls times their median time (``charged_s``), not their sum:
+on a shared machine a call stalled by another process (100 ms and more against a 4 ms step)
+would otherwise use up its side's budget in a round or two, and the side would sit out the
+rounds the others still run for no reason of its own.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Callable
 
+from ..core.vocab import Stop
+
 MAX_BLOCK_STEPS = 25
+CALL_LIMIT, TIME_BUDGET = Stop.CALL_LIMIT, Stop.TIME_BUDGET
 
 
 def block_steps(per_call_s: float, block_s: float) -> int:
@@ -24,21 +33,42 @@ def block_steps(per_call_s: float, block_s: float) -> int:
 
 class Plan:
     """When to stop: every side has ``min_steps`` calls and has either run for ``budget_s``
-    (the sum of its own calls) or reached ``max_steps``; with ``exact``, exactly
+    (its calls charged by ``charged_s``) or reached ``max_steps``; with ``exact``, exactly
     ``max_steps`` each."""
 
     def __init__(self, budget_s: float | None, max_steps: int, min_steps: int, exact: bool = False) -> None:
         self.budget_s, self.max_steps, self.min_steps, self.exact = budget_s, max_steps, min_steps, exact
 
-    def side_done(self, steps: int, spent_s: float) -> bool:
+    def stop_reason(self, steps: int, spent_s: float) -> str | None:
+        """CALL_LIMIT or TIME_BUDGET where a side with ``steps`` calls, charged ``spent_s``, is
+        done; None while it runs on."""
         if steps >= self.max_steps:
-            return True
+            return CALL_LIMIT
         if self.exact or steps < self.min_steps:
-            return False
-        return self.budget_s is not None and spent_s >= self.budget_s
+            return None
+        return TIME_BUDGET if self.budget_s is not None and spent_s >= self.budget_s else None
+
+    def side_done(self, steps: int, spent_s: float) -> bool:
+        return self.stop_reason(steps, spent_s) is not None
 
     def left(self, steps: int) -> int:
         return max(0, self.max_steps - steps)
+
+
+def charged_s(times_ms: list[float]) -> float:
+    """What a side's calls (ms each) use of its budget, in seconds: their number times their
+    median, so that a few calls stalled by other work cost no more than typical ones."""
+    return len(times_ms) * statistics.median(times_ms) / 1e3 if times_ms else 0.0
+
+
+def stop_reasons(blocks: list[list[list[float]]], plan: Plan) -> list[str | None]:
+    """Why each side of ``interleave``'s blocks stopped: CALL_LIMIT, TIME_BUDGET, or None
+    (the rounds ran out first)."""
+    out = []
+    for side in blocks:
+        times = [t for blk in side for t in blk]
+        out.append(plan.stop_reason(len(times), charged_s(times)))
+    return out
 
 
 def interleave(
@@ -47,8 +77,10 @@ def interleave(
     """Rounds of blocks, one block per side per round (``sizes[i]`` calls of ``calls[i]``,
     each returning its time in ms), forward and backward order alternating, until ``plan``
     says every side is done or ``max_rounds`` have run. Returns blocks[side][round]; a side
-    that is done runs no more blocks, so later rounds pair only the sides still running."""
+    that is done runs no more blocks, so later rounds pair only the sides still running. Each
+    side's budget is charged by ``charged_s``."""
     blocks: list[list[list[float]]] = [[] for _ in calls]
+    times: list[list[float]] = [[] for _ in calls]
     steps = [0] * len(calls)
     spent = [0.0] * len(calls)
     r = 0
@@ -64,6 +96,7 @@ def interleave(
             blk = [calls[i]() for _ in range(n)]
             blocks[i].append(blk)
             steps[i] += n
-            spent[i] += sum(blk) / 1e3
+            times[i] += blk
+            spent[i] = charged_s(times[i])
         r += 1
     return blocks

@@ -37,7 +37,7 @@ from . import device as dev
 from . import machine, torch_settings, turns
 from .capture import stop_compile_workers, timed_step
 from .dynamo_counts import fx_cache_counts
-from .rounds import Plan, block_steps, interleave
+from .rounds import Plan, block_steps, interleave, stop_reasons
 
 WARMUP_CALLS = 3
 BLOCK_S = 0.05  # aim of each block's length: short, so that drift within a round is small
@@ -175,6 +175,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         "blocks": blocks,
         "turns": _turns(sides, calls, settings, device),
         "block_steps": sizes,
+        "stopped": stop_reasons(blocks, plan),  # why each side stopped: call limit | time budget
         "load": load.to_dict() if load is not None else None,
         "fx_cache": fx_cache_counts(),  # building the columns again: hits, as a rule
     }
