@@ -267,6 +267,33 @@ def test_factory_raises(tmp_path):
     assert "make_workload() raised ValueError: no weights here" in one_error_line(p)
 
 
+ARGPARSE_SCRIPT = """
+import argparse
+
+p = argparse.ArgumentParser()
+p.add_argument("--hidden", type=int, default=64)
+p.parse_args()
+print("never reached: torch.compile would follow")
+"""
+
+
+@pytest.mark.e2e
+def test_a_script_that_exits_failing_is_quoted_with_its_log(tmp_path):
+    """A script's own failure before it compiles (argparse refusing an argument: status 2) is
+    the line it wrote last on stderr, with the log that keeps the rest; exit 3, status failed."""
+    (tmp_path / "args.py").write_text(ARGPARSE_SCRIPT)
+    p = cli("breakdown", str(tmp_path / "args.py"), "--runs-dir", str(tmp_path / "runs"),
+            "--json", str(tmp_path / "r.json"), "--", "--hidden", "abc")
+    assert p.returncode == 3
+    r = json.loads((tmp_path / "r.json").read_text())
+    log = Path(r["run_dir"]) / "logs" / "compile-default.log"
+    said = "args.py: error: argument --hidden: invalid int value: 'abc'"
+    assert one_error_line(p) == (
+        f"inductor-bench: error: the script exited with status 2, its last line on stderr: {said} (log: {log})")
+    assert (r["status"], r["errors"]) == ("failed", [one_error_line(p).removeprefix("inductor-bench: error: ")])
+    assert said in log.read_text()
+
+
 @pytest.mark.slow
 @pytest.mark.e2e
 def test_crash_after_a_graph_keeps_it(tmp_path):
@@ -375,8 +402,9 @@ def test_a_script_compiled_by_another_backend_or_failing_at_its_end(tmp_path):
     p = cli("breakdown", str(tmp_path / "late.py"), "--runs-dir", str(tmp_path / "runs"), "--iterations", "5",
             "--windows", "1", "--processes", "1", "--json", str(tmp_path / "r.json"))
     assert p.returncode == 3
-    assert one_error_line(p) == "inductor-bench: error: the script raised: RuntimeError: dataset missing at the end"
     r = json.loads((tmp_path / "r.json").read_text())
+    assert one_error_line(p) == ("inductor-bench: error: the script raised: RuntimeError: dataset missing at the "
+                                 f"end (log: {r['run_dir']}/logs/compile-default.log)")
     assert (r["status"], r["script"], [g["status"] for g in r["graphs"]]) == ("partial", True, ["ok"])
 
 

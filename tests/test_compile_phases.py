@@ -170,3 +170,31 @@ def test_the_cpu_isa_probe_is_timed_and_counts_as_compiling_kernels(monkeypatch)
     probe_s = float(ph[1:]) / 1e6
     got = cp.phase_seconds([rows])  # spans keep microseconds
     assert got == pytest.approx({cp.LOWERING: 0.05 - probe_s, cp.KERNELS: probe_s}, abs=2e-6)
+
+
+def test_the_timers_total_says_how_it_stands_to_torchs_record_of_the_same_compiles():
+    """The two totals of a report: the compile times' (torch's record: the frame's compile,
+    4.19 s, and the backward's Inductor compile, 1.45 s) and the timers' union, which also holds
+    Dynamo's outermost timer (0.01 s before the frame's) and AOTAutograd's around the backward's
+    Inductor compile (0.01 s more): 5.66 s, said to be the record's 5.64 s and 0.02 s around it."""
+    from inductor_bench.core.compiles import time_line
+    from inductor_bench.core.results import BreakdownResult
+
+    timers = [["dynamo", 0.0, 4.2], ["entire_frame_compile", 0.01, 4.19],
+              ["entire_backward_compile", 5.0, 1.46], ["inductor_compile", 5.01, 1.45]]
+    run = BreakdownResult("m", compiles=[{**IDS, "seconds": {"frame": 4.19, "backward": 1.45}, "timers": timers}])
+    assert time_line(run).endswith("5.64 s in all (1 compile)")
+    assert cp.phase_line(run.compiles) == (
+        "compile time by phase (torch's own compile timers, 1 compile, 5.66 s: the 5.64 s of torch's record "
+        "of them (the compile times) and 0.02 s its timers ran around that record (Dynamo's outermost around a "
+        "frame's compile, AOTAutograd's around a backward's Inductor compile); each timer's own time to its "
+        "phase, docs/breakdown.md): Dynamo (tracing Python, guards) 4.20 s (74%), Inductor graph passes and "
+        "lowering 1.45 s (26%), AOTAutograd (the joint graph, its partition) 0.01 s (0%)")
+    # timers that agree with the record to the hundredth: one figure, nothing to say
+    same = [{**IDS, "seconds": {"frame": 4.2}, "timers": [["entire_frame_compile", 0.0, 4.2]]}]
+    assert cp.phase_line(same).startswith("compile time by phase (torch's own compile timers, 1 compile, 4.20 s; ")
+    # a timer that never ended (a compile that raised) is left out: the timers fall short of the record
+    short = [{**IDS, "seconds": {"frame": 3.0}, "timers": [["entire_frame_compile", 0.0, 2.0]]}]
+    assert cp.phase_line(short).startswith(
+        "compile time by phase (torch's own compile timers, 1 compile, 2.00 s, 1.00 s less than torch's record "
+        "of them (the compile times, 3.00 s): a timer that never ended (a compile that raised) is left out; ")

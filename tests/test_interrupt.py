@@ -13,6 +13,7 @@ after Ctrl-C took 1 to 4.4 s while other processes kept both cores busy."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -106,6 +107,8 @@ def test_ctrl_c_mid_profile_keeps_the_finished_graph(mid_profile):
     run = run_dir_of(runs)
     assert (run / "graphs" / "0-forward" / TRACE_FILE).is_file()  # finished before Ctrl-C
     assert not (run / "graphs" / "0-backward" / TRACE_FILE).exists()  # stopped, not waited for
+    # its progress line says it was cut short, not done
+    assert re.search(r"^profiling graph 0-backward \[2/2\]: interrupted \(\d+\.\d s\)$", r.err, re.M), r.err
     assert json.loads((run / "meta.json").read_text())["status"] == "interrupted"
     result = json.loads((run / "breakdown.json").read_text())
     assert result["status"] == "interrupted"

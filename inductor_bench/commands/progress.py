@@ -14,7 +14,8 @@ from ..core.progress import Progress
 
 class TerminalProgress(Progress):
     """``with progress.phase("compiling mlp.py"): ...`` prints the phase, then its outcome
-    and duration. On a terminal a spinner shows while the phase runs."""
+    (``failed`` where it raised, ``interrupted`` where a stop cut it short) and duration. On a
+    terminal a spinner shows while the phase runs."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
@@ -27,13 +28,15 @@ class TerminalProgress(Progress):
     def phase(self, msg: str, follow: str | None = None) -> Iterator[dict[str, str]]:
         outcome: dict[str, str] = {}
         t0 = time.perf_counter()
-        failed = True
+        word = "failed"
         try:
             with self._showing(msg, follow):
                 yield outcome
-            failed = False
+            word = outcome.get("done", "done")
+        except KeyboardInterrupt:  # Ctrl-C, or a stop signal (runner/stop.py): cut short, not done
+            word = "interrupted"
+            raise
         finally:
-            word = "failed" if failed else outcome.get("done", "done")
             print(f"{msg}: {word} ({time.perf_counter() - t0:.1f} s)", file=self.stream, flush=True)
 
     @contextlib.contextmanager

@@ -170,6 +170,13 @@ def of_compiles(compiles: Sequence[dict[str, Any]]) -> dict[str, float]:
     return phase_seconds([x["timers"] for x in compiles if x.get("timers")])
 
 
+def recorded_seconds(compile_: dict[str, Any]) -> float:
+    """A compile's time as torch's record of it gives it (``compiles.time_line`` adds these up):
+    its frame's whole compile and, where Inductor compiled its backward, that compile."""
+    secs = compile_.get("seconds") or {}
+    return secs.get("frame", 0.0) + secs.get("backward", 0.0)
+
+
 def phase_line(compiles: Sequence[dict[str, Any]]) -> str | None:
     """``compile time by phase (...): compiling kernels (C++ compiler, Triton) 9.50 s (74%), ...``
     over every compile of a run that kept its timers (``compiles.merge``); None where none did."""
@@ -182,5 +189,27 @@ def phase_line(compiles: Sequence[dict[str, Any]]) -> str | None:
     parts = [f"{phase} {s:.2f} s ({100 * s / total:.0f}%)" for phase, s in phases.items() if s >= 0.005]
     n = "1 compile" if len(timed) - outside == 1 else f"{len(timed) - outside} compiles"
     n += " and the timers that ran outside them (autotuning at a kernel's first run)" if outside else ""
-    return (f"compile time by phase (torch's own compile timers, {n}, {total:.2f} s; each timer's own time "
-            f"to its phase, docs/breakdown.md): {', '.join(parts)}")
+    against = _against_record(timed, total)
+    return (f"compile time by phase (torch's own compile timers, {n}, {total:.2f} s{against}; each timer's "
+            f"own time to its phase, docs/breakdown.md): {', '.join(parts)}")
+
+
+def _against_record(timed: Sequence[dict[str, Any]], total: float) -> str:
+    """How the timers' total stands to torch's record of the same compiles (the compile times'
+    total): the timers run a little longer, Dynamo's outermost (``dynamo``) around the frame's
+    recorded compile and AOTAutograd's (``entire_backward_compile``) around a backward's
+    recorded Inductor compile; "" where they agree to the hundredth or a compile has no record."""
+    compiled = [x for x in timed if x.get("frame_id") is not None]
+    if not compiled or not all(x.get("seconds") for x in compiled):
+        return ""
+    recorded = round(sum(recorded_seconds(x) for x in compiled), 2)
+    gap = round(round(total, 2) - recorded, 2)  # of the figures as shown, so that they add up
+    if gap > 0:
+        return (f": the {recorded:.2f} s of torch's record of them (the compile times) and {gap:.2f} s its "
+                "timers ran around that record (Dynamo's outermost around a frame's compile, AOTAutograd's "
+                "around a backward's Inductor compile"
+                + (", and those outside any compile)" if len(compiled) < len(timed) else ")"))
+    if gap < 0:
+        return (f", {-gap:.2f} s less than torch's record of them (the compile times, {recorded:.2f} s): "
+                "a timer that never ended (a compile that raised) is left out")
+    return ""

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from . import step_totals
+from .compile_phases import recorded_seconds
 from .compiled_from import code_label
 from .graph_breaks import one_line
 from .results import BreakdownResult, GraphResult
@@ -308,7 +309,7 @@ def time_line(r: BreakdownResult) -> str | None:
     each, total = [], 0.0
     for x in timed:
         secs = x["seconds"]
-        total += secs.get("frame", 0.0) + secs.get("backward", 0.0)
+        total += recorded_seconds(x)
         gs = graphs.get((x.get("frame_id"), x.get("frame_compile_id") or 0), [])
         each += _graph_times(gs, secs)
     shown = f"{'; '.join(each)}; " if each else ""

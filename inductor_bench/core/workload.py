@@ -145,6 +145,11 @@ def check_model_file(p: Path) -> None:
 
 def _top_functions(path: Path) -> list[str]:
     """The names of the functions the file defines at top level."""
+    return [n.name for n in _top_defs(path)]
+
+
+def _top_defs(path: Path) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The functions the file defines at top level, as parsed."""
     try:
         with open(path, "rb") as f:  # at most the cap: the file may have grown since it was checked
             text = f.read(MAX_MODEL_BYTES + 1).decode(errors="replace")
@@ -156,7 +161,28 @@ def _top_functions(path: Path) -> list[str]:
         raise UsageError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
     except ValueError as e:  # a NUL byte
         raise UsageError(f"{path}: not Python source ({e})") from None
-    return [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def default_batch_size(path: str | Path) -> int | None:
+    """The batch size the factory runs at when none is asked for: the default of its
+    ``batch_size`` parameter, where the file writes it as a whole number (``batch_size: int =
+    64``). None for a script, a factory without that parameter or without a default, and a
+    default only running the file would compute (``batch_size=BATCH``)."""
+    try:
+        factory = next((n for n in _top_defs(Path(path)) if n.name == FACTORY), None)
+    except UsageError:  # not readable again: it says so where it is run
+        return None
+    if factory is None:
+        return None
+    a = factory.args
+    positional = [x.arg for x in a.posonlyargs + a.args]  # the defaults belong to the last of them
+    defaults = dict(zip(positional[len(positional) - len(a.defaults):], a.defaults, strict=True))
+    defaults.update((x.arg, d) for x, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None)
+    value = defaults.get("batch_size")
+    if isinstance(value, ast.Constant) and type(value.value) is int and value.value >= 1:
+        return value.value
+    return None
 
 
 def file_kind(path: Path) -> str:

@@ -49,6 +49,7 @@ from .dynamo_counts import (
     fx_cache_counts,
 )
 from .dynamo_frame import CODE_KEY, compiled_code
+from .script_stderr import exit_error, kept_stderr, with_log
 from .script_stop import stopped_after
 from .step_profile import PYTHON_BUDGET_S, StepTiming, profile_steps, profiled_steps
 from .workload import build_step, call_factory, load_factory, run_model_file
@@ -312,7 +313,7 @@ def _phase(what: str) -> None:
     print(f"inductor-bench: {what}", flush=True)
 
 
-def _run_script(opts: WorkloadOptions) -> dict[str, Any]:
+def _run_script(opts: WorkloadOptions, log: str | None) -> dict[str, Any]:
     _check_torch(opts.mode)
     # The script's own torch.compile calls get our mode unless they name one.
     ours = opts.mode not in (CompileMode.DEFAULT, CompileMode.EAGER)
@@ -320,11 +321,11 @@ def _run_script(opts: WorkloadOptions) -> dict[str, Any]:
     sys.argv = [opts.path, *opts.script_args]
     t0, exited = time.perf_counter(), False
     try:
-        with stopped_after(opts.script_seconds) as stop:
+        with stopped_after(opts.script_seconds) as stop, kept_stderr() as said:
             run_model_file(opts.path, "__main__")
     except SystemExit as e:
         if e.code not in (None, 0):
-            raise WorkloadError(f"the script exited with status {e.code}") from None
+            raise WorkloadError(with_log(exit_error(e.code, said.last_line()), log)) from None
         exited = True  # sys.exit(0): argparse's --help, or a script's own early end
     return {"script_s": time.perf_counter() - t0, "graph_calls": call_inputs.call_counts(),
             "graph_sizes": call_inputs.size_counts(), "script_compiles": {**asked.found(), "exited": exited},
@@ -358,12 +359,13 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
             timing = StepTiming.from_request(request)
             out.update(_run_factory(opts, device, timing, request.get("wait_ready"), recorder.modules))
         else:  # a script picks its own devices; each module says which it ran on
-            out.update(_run_script(opts))
+            out.update(_run_script(opts, request.get("log")))
     except (UsageError, WorkloadError) as e:
         e.partial = partial()  # type: ignore[attr-defined]
         raise
     except Exception as e:
-        err = WorkloadError(_describe(e, "the script" if kind == SCRIPT_KIND else "the model"))
+        err = WorkloadError(_describe(e, "the model") if kind == FACTORY_KIND
+                            else with_log(_describe(e, "the script"), request.get("log")))
         err.partial = partial()  # type: ignore[attr-defined]
         raise err from e
     stop_compile_workers()  # a script's compiles too: none of its pool outlives this worker

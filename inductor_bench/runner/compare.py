@@ -15,7 +15,7 @@ from ..core.errors import BenchError, DeviceError, Interrupted, UsageError, Work
 from ..core.load import Load
 from ..core.rundir import LOGS_DIR
 from ..core.vocab import CompileMode, Status
-from ..core.workload import FACTORY_KIND, WorkloadOptions
+from ..core.workload import FACTORY_KIND, WorkloadOptions, default_batch_size
 from . import compile_modes
 from .capture import inductor_env
 from .pipeline import CompileOutcome, breakdown_from_outcome, compile_workload, step_turns
@@ -222,6 +222,8 @@ def run_compare(
     if len(files) > 1:
         result.models = names
         result.model = " vs ".join(names)
+        if opts.batch_size is None and len({default_batch_size(f.path) for f in files}) > 1:
+            result.batch_size = None  # the factories' defaults differ: no one batch to name
     first_err: Exception | None = None
     try:
         sides: list[tuple[ModeResult, dict[str, Any]]] = []
@@ -325,6 +327,8 @@ def _time_interleaved(
     result.interleaved = {
         "rounds": max(len(b) for b in data["blocks"]),
         "block_steps": data.get("block_steps"),
+        # why each column stopped: call limit | time budget | None (the rounds ran out)
+        "stopped": {m.label: why for (m, _), why in zip(sides, data.get("stopped") or [], strict=False)},
         "load": data.get("load"),
         "fx_cache": data.get("fx_cache"),
     }

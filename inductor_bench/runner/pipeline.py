@@ -83,10 +83,10 @@ def compile_workload(
     With ``profile_after``, the profiling worker starts now, on standby (``outcome.standby``;
     ``outcome.close()`` stops it if unused), and the compile worker waits for it to be ready
     before timing steps."""
-    modules_log = run_dir / MODULES_LOG
+    modules_log, log_path = run_dir / MODULES_LOG, run_dir / LOGS_DIR / f"compile-{opts.mode}.log"
     request = {
         "options": opts.to_dict(),
-        "modules_log": str(modules_log),
+        "modules_log": str(modules_log), "log": str(log_path),  # the log: quoted by a script's error
         "sources_log": str(run_dir / SOURCES_LOG),
         "steps": settings.steps,
         "step_budget_s": settings.step_budget_s,
@@ -101,7 +101,6 @@ def compile_workload(
         request["wait_ready"] = {"file": str(out.standby.ready_file), "pid": out.standby.proc.pid}
     label = "running" if opts.mode == CompileMode.EAGER else "compiling"
     try:
-        log_path = run_dir / LOGS_DIR / f"compile-{opts.mode}.log"
         # a script's own output: what a terminal shows meanwhile
         follow = str(log_path) if opts.kind == SCRIPT_KIND else None
         with settings.progress.phase(f"{label} {opts.file_and_args()} ({_describe(opts)})", follow) as ph:
@@ -333,9 +332,10 @@ def _profile_all(
             cache_dir=Path(comp.cache_dir) if comp.cache_dir else run_dir / CACHE_DIR,
             standby=comp.standby,
         )
-    finally:
-        for cm, _ in open_phases.values():  # interrupted mid-graph
-            cm.__exit__(None, None, None)
+    except BaseException as e:  # interrupted mid-graph: the phase ends as its graph did, not "done"
+        _ = [cm.__exit__(type(e), e, e.__traceback__) for cm, _ in open_phases.values()]
+        raise
+    _ = [cm.__exit__(None, None, None) for cm, _ in open_phases.values()]  # started, never reported
     return first_error
 
 

@@ -27,7 +27,7 @@ from ..core.rundir import (
     file_digest,
     read_digests,
 )
-from ..core.workload import WorkloadOptions
+from ..core.workload import WorkloadOptions, default_batch_size
 
 # (run directory, result) after the result was saved there: the command writes its documents.
 OnSaved = Callable[[Path, Result], None]
@@ -135,7 +135,8 @@ def header(opts: WorkloadOptions, run_dir: Path) -> dict[str, Any]:
         "train": opts.train,
         "dtype": opts.dtype,
         "autocast": opts.autocast,
-        "batch_size": opts.batch_size,
+        # where none was asked for, the factory's own default: the batch it ran at
+        "batch_size": opts.batch_size if opts.batch_size is not None else default_batch_size(opts.path),
         "created": now(),
         "run_dir": str(run_dir),
     }
