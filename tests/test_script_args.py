@@ -74,6 +74,9 @@ def test_diff_notes_other_arguments():
     warnings = diff_results(_result(["--width", "48"]), _result([])).warnings
     assert "the script ran with other arguments: base --width 48, head none" in warnings
     assert not [w for w in diff_results(_result(["-v"]), _result(["-v"])).warnings if "arguments" in w]
+    factory = _result([])
+    factory.script = False  # a factory model takes no arguments: no note of the script's
+    assert not [w for w in diff_results(_result(["--width", "48"]), factory).warnings if "arguments" in w]
 
 
 ARGS_SCRIPT = '''

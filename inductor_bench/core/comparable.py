@@ -44,7 +44,7 @@ def comparability(base: Result, head: Result) -> tuple[list[str], list[str]]:
         notes += other_code(base, head)
         notes += other_inputs(base, head)
         notes += recategorized(base, head)
-        if base.script_args != head.script_args:
+        if base.script and head.script and base.script_args != head.script_args:
             notes.append(f"the script ran with other arguments: base {_args(base)}, head {_args(head)}")
         if stopped_apart(base, head):
             notes.append(f"the script was stopped (--script-seconds): base {_stopped(base)}, head "

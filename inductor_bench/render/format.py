@@ -42,6 +42,11 @@ def duration(v_ms: float) -> str:
     return f"{v_ms * 1e3:.4g} µs" if v_ms < 1 else f"{v_ms:.4g} ms"
 
 
+def signed_duration(v_ms: float) -> str:
+    """A change of a kernel time, in the unit ``duration`` gives its size, with its sign."""
+    return ("+" if v_ms > 0 else "-" if v_ms < 0 else "") + duration(abs(v_ms))
+
+
 def pct(x: float | None, signed: bool = False) -> str:
     if x is None:
         return DASH

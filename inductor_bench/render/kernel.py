@@ -11,7 +11,7 @@ from ..core.results import KernelMatch, RetunedKernel
 from ..core.vocab import Verdict
 from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
-from .format import DASH, duration, number, optional
+from .format import DASH, duration, number, optional, signed_duration
 
 
 def _spread(t: Timing) -> str:
@@ -175,9 +175,9 @@ def render_matches(doc: Doc, rows: list[KernelMatch], *, top: int | None = None)
     table = [[r.graph, r.base_name or DASH, r.tuned_name or DASH, r.change,
               duration(r.base_ms) if r.base_name else DASH,
               duration(r.tuned_ms) if r.tuned_name else DASH,
-              f"{r.delta_ms:+.4f}", r.verdict] for r in shown]
+              signed_duration(r.delta_ms), r.verdict] for r in shown]
     headers = ["graph", "default kernel", "max-autotune kernel", "what changed", "default",
-               "max-autotune", "delta ms", "verdict"]
+               "max-autotune", "delta", "verdict"]
     doc.heading("Default vs max-autotune, kernel by kernel")
     doc.table(table, headers)
     if len(shown) < len(rows):
