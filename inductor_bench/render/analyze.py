@@ -206,7 +206,9 @@ def _host_python(doc: Doc, r: AnalyzeResult) -> None:
         "runtime call goes to the innermost Python frame then running on the loop's thread (the one "
         "with the most calls) with a source file of its own (a built-in or the standard library "
         "counts for the frame that called it), and its file to a layer (docs/analyze.md). The "
-        "profiler's Python tracer adds its own cost to every call: the shares are the guide."
+        "profiler's Python tracer adds its own cost to every call: the shares are the guide. Dynamo's "
+        "frame (Torch-Compiled Region) is no op here, while the steps table counts its own time as an op "
+        "(framework time): this total can exceed that table's idle by it."
     )
 
 
