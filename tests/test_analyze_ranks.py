@@ -292,3 +292,37 @@ def test_world_sizes_tell_ranks_of_other_runs_and_ranks_left_out(capsys, tmp_pat
     a, b = _distributed(tmp_path / "a.json", 1, 8), _distributed(tmp_path / "b.json", 3, 8)
     code, out, _ = run_cli(capsys, str(a), str(b))
     assert "2 of the run's 8 ranks (its world size)" in out and "WARNING" not in out
+
+
+def _ranked(path: Path, rank: int, kernels: list[tuple[int, int, int]]) -> Path:
+    """Synthetic rank: steps 0..100 and 100..200 (µs), kernels (launched at, start, duration)."""
+    evs = [{"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{k}", "ts": a, "dur": 100, "pid": 1,
+            "tid": 1} for k, a in ((1, 0), (2, 100))]
+    for c, (issue, start, dur) in enumerate(kernels):
+        evs += [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": issue, "dur": 2, "pid": 1,
+                 "tid": 1, "args": {"correlation": c}},
+                {"ph": "X", "cat": "kernel", "name": f"k{c}", "ts": start, "dur": dur, "pid": 0, "tid": 7,
+                 "args": {"correlation": c}}]
+    path.write_text(json.dumps({"distributedInfo": {"rank": rank, "world_size": 2}, "traceEvents": evs}))
+    return path
+
+
+def test_a_pipelined_ranks_other_steps_work_is_not_idle(tmp_path):
+    """Rank 1 is pipelined: step 1's kernel runs 20..150, past its step; step 2's kernel,
+    launched at 110, waits for it and runs 150..180. Its step 2 (100..200): busy 30, other
+    steps' work 50 (100..150), idle 20. Rank 0 runs each step's kernel in its step: step 2 busy
+    30 (120..150), idle 70. Rank 1 is step 2's straggler by nothing (walls equal, the later
+    rank) and its split is busy 0, other +50, idle -50."""
+    r0 = _ranked(tmp_path / "r0.json", 0, [(10, 20, 30), (110, 120, 30)])
+    r1 = _ranked(tmp_path / "r1.json", 1, [(10, 20, 130), (110, 150, 30)])
+    result = analyze_ranks([r0, r1], workers=1)
+    one = result.ranks[1].step("ProfilerStep#2")
+    assert (one.wall_ms, one.busy_ms, one.other_work_ms, one.idle_ms) == pytest.approx((0.1, 0.03, 0.05, 0.02))
+    zero = result.ranks[0].step("ProfilerStep#2")
+    assert (zero.busy_ms, zero.other_work_ms, zero.idle_ms) == pytest.approx((0.03, 0.0, 0.07))
+    for rank in result.ranks:
+        for s in rank.steps:
+            assert s.compute_ms + s.exposed_comm_ms + s.other_work_ms + s.idle_ms == pytest.approx(s.wall_ms)
+    g = next(g for g in result.stragglers if g.step == "ProfilerStep#2")
+    assert (g.rank, g.median_rank) == (1, 0)
+    assert (g.compute_ms, g.other_work_ms, g.idle_ms) == pytest.approx((0.0, 0.05, -0.05))

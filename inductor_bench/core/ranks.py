@@ -11,10 +11,12 @@ small ``RankResult`` comes back, so memory does not grow with the number of rank
   ``record_param_comms``). **Compute**: every other event of the device.
 - **comm** / **compute** ms: the length of the union of their intervals in the step's
   window; **overlap**: the length of (union of comm) ∩ (union of compute) on the device;
-  **exposed comm** = comm − overlap. compute + exposed comm + idle = wall.
+  **exposed comm** = comm − overlap; **other steps' work**: the device running work other
+  steps launched (``steps.py``). compute + exposed comm + other steps' work + idle = wall.
 - The **straggler** of a step is the rank with the longest wall; it is compared with the
   **median rank**, the rank at the middle of the ranks sorted by wall (the lower middle for
-  an even count), so that its excess splits exactly into compute, exposed comm and idle.
+  an even count), so that its excess splits exactly into compute, exposed comm, other
+  steps' work and idle.
 """
 
 from __future__ import annotations
@@ -56,11 +58,13 @@ class RankStep:
     step: str
     wall_ms: float
     busy_ms: float
-    idle_ms: float  # wall - busy
+    idle_ms: float  # wall - busy - other_work
     compute_ms: float  # union of the non-communication events
     comm_ms: float  # union of the communication events
     overlap_ms: float  # |union(comm) ∩ union(compute)|
     categories: dict[str, float] = field(default_factory=dict)  # summed durations
+    # the device running other steps' work where this step's own was not (a pipelined loop)
+    other_work_ms: float = 0.0
 
     @property
     def exposed_comm_ms(self) -> float:
@@ -96,6 +100,7 @@ class Straggler:
     compute_ms: float  # its compute minus the median rank's
     exposed_comm_ms: float
     idle_ms: float
+    other_work_ms: float = 0.0
 
 
 @dataclass
@@ -227,6 +232,7 @@ def _rank_step(split: StepEvents, k: int, device: str, comm_ranges: list[tuple[f
             (comm if split.category(j) == COMM and split.shares is None else compute).append(clipped(j))
     dev = res.device(device)
     busy = dev.busy_ms if dev else 0.0
+    other = dev.other_work_ms if dev and split.shares is None else 0.0
     if split.shares is not None:
         # a CPU thread: its collectives are ops inside others (DDP's all-reduce inside autograd's
         # node), on the same thread, so what they cover is communication and the rest compute;
@@ -240,7 +246,8 @@ def _rank_step(split: StepEvents, k: int, device: str, comm_ranges: list[tuple[f
         step=res.name,
         wall_ms=res.wall_ms,
         busy_ms=busy,
-        idle_ms=res.wall_ms - busy,
+        idle_ms=res.wall_ms - busy - other,
+        other_work_ms=other,
         compute_ms=_length(merged(compute)) / US_PER_MS,
         comm_ms=_length(merged(comm)) / US_PER_MS,
         overlap_ms=intersection_length(merged(comm), merged(compute)) / US_PER_MS,
@@ -359,6 +366,7 @@ def stragglers(ranks: list[RankResult]) -> list[Straggler]:
                 compute_ms=slow.compute_ms - mid.compute_ms,
                 exposed_comm_ms=slow.exposed_comm_ms - mid.exposed_comm_ms,
                 idle_ms=slow.idle_ms - mid.idle_ms,
+                other_work_ms=slow.other_work_ms - mid.other_work_ms,
             )
         )
     return out

@@ -22,6 +22,7 @@ STEP_HEADERS = [
     "rank",
     "wall ms",
     "busy ms",
+    "other steps' work",
     "idle ms",
     "compute ms",
     "comm ms",
@@ -38,6 +39,7 @@ STRAGGLER_HEADERS = [
     "excess ms",
     "compute",
     "exposed comm",
+    "other steps' work",
     "idle",
 ]
 TOP_CATEGORIES = 6
@@ -52,6 +54,7 @@ def _steps(doc: Doc, r: RanksResult) -> None:
             str(rank.rank),
             fmt.ms(s.wall_ms),
             fmt.ms(s.busy_ms),
+            fmt.ms(s.other_work_ms),
             fmt.ms(s.idle_ms),
             fmt.ms(s.compute_ms),
             fmt.ms(s.comm_ms),
@@ -64,12 +67,14 @@ def _steps(doc: Doc, r: RanksResult) -> None:
         if (s := rank.step(name))
     ]
     doc.heading("Steps per rank")
-    doc.table(rows, STEP_HEADERS, ("left", *("right",) * 9))
+    doc.table(rows, STEP_HEADERS, ("left", *("right",) * 10))
     doc.fine_print(HOST_STEPS_NOTE if all(is_host(rank.device) for rank in r.ranks) else (
         "Figures are of each rank's busiest device. busy = union of its kernel, memcpy and memset "
-        "intervals in the step; idle = wall - busy; comm = union of its communication kernels (NCCL, "
-        "c10d); compute = union of everything else; overlap = the part of comm during which compute "
-        "also ran; exposed comm = comm - overlap. compute + exposed comm + idle = wall."))
+        "intervals in the step; other steps' work = the device running work other steps launched (a "
+        "pipelined loop); idle = wall - busy - other steps' work; comm = union of its communication "
+        "kernels (NCCL, c10d); compute = union of everything else; overlap = the part of comm during "
+        "which compute also ran; exposed comm = comm - overlap. compute + exposed comm + other steps' "
+        "work + idle = wall."))
 
 
 HOST_STEPS_NOTE = (
@@ -94,16 +99,18 @@ def _stragglers(doc: Doc, r: RanksResult) -> None:
             fmt.signed_ms(g.excess_ms),
             fmt.signed_ms(g.compute_ms),
             fmt.signed_ms(g.exposed_comm_ms),
+            fmt.signed_ms(g.other_work_ms),
             fmt.signed_ms(g.idle_ms),
         ]
         for g in r.stragglers
     ]
     doc.heading("Straggler per step")
-    doc.table(rows, STRAGGLER_HEADERS, ("left", "left", "right", "left", *("right",) * 5))
+    doc.table(rows, STRAGGLER_HEADERS, ("left", "left", "right", "left", *("right",) * 6))
     doc.fine_print(
         "straggler = the rank with the longest step; median rank = the middle rank by wall (the lower "
         "middle of an even count); excess = the straggler's wall - the median rank's, split into its "
-        "extra compute, exposed communication and idle time (they add up to the excess).",
+        "extra compute, exposed communication, other steps' work and idle time (they add up to the "
+        "excess).",
     )
 
 
