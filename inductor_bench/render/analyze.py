@@ -118,7 +118,7 @@ def _pipelined(r: AnalyzeResult, typical: dict[str, DeviceStep]) -> list[str]:
     wall = steady_wall(r) if len(r.steps) > 1 else r.steps[0].wall_ms
     lines = []
     for dev, m in typical.items():
-        if fmt.share(m.other_work_ms, wall) > PIPELINED_SHARE:
+        if not is_host(dev) and fmt.share(m.other_work_ms, wall) > PIPELINED_SHARE:
             lines.append(
                 f"device {dev} is pipelined: besides its own {fmt.pct(fmt.share(m.busy_ms, wall))} it ran "
                 f"other steps' work {fmt.pct(fmt.share(m.other_work_ms, wall))} of the {_which(r)}'s wall, "

@@ -143,7 +143,7 @@ def analyze_steps(r: AnalyzeResult) -> Chart | None:
         for d in s.devices:
             segs = [
                 Segment(d.busy_ms, Series.BUSY, "busy"),
-                Segment(d.other_work_ms, Series.OTHER_WORK, "idle: other steps' work"),
+                Segment(d.other_work_ms, Series.OTHER_WORK, "other steps' work"),
                 Segment(d.waiting_on_cpu_ms, Series.WAITING, "idle: waiting on CPU"),
                 Segment(d.queued_ms, Series.QUEUED, "idle: queued"),
                 Segment(d.nothing_launched_ms, Series.NOTHING, "idle: nothing launched"),
@@ -155,7 +155,7 @@ def analyze_steps(r: AnalyzeResult) -> Chart | None:
     more = f" (the first {MAX_STEPS} of {len(r.steps)})" if len(r.steps) > MAX_STEPS else ""
     legend = {
         Series.BUSY: "busy",
-        Series.OTHER_WORK: "idle: other steps' work",
+        Series.OTHER_WORK: "other steps' work",
         Series.WAITING: "idle: waiting on CPU",
         Series.QUEUED: "idle: queued",
         Series.NOTHING: "idle: nothing launched",
