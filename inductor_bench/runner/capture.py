@@ -49,6 +49,7 @@ from .dynamo_counts import (
     fx_cache_counts,
 )
 from .dynamo_frame import CODE_KEY, compiled_code
+from .failures import describe as _describe
 from .script_stderr import exit_error, kept_stderr, with_log
 from .script_stop import stopped_after
 from .step_profile import PYTHON_BUDGET_S, StepTiming, profile_steps, profiled_steps
@@ -182,23 +183,6 @@ def _attach_recorder(log_path: Path) -> _ModuleRecorder:
     rec = _ModuleRecorder(log_path)
     trace_log.attach(rec)
     return rec
-
-
-def _describe(e: BaseException, what: str = "the model") -> str:
-    """One line: where it failed, the exception and its first line; where that line only
-    introduces the cause (``backend='inductor' raised:``), the cause's line after it."""
-    msg = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
-    first = msg[0] if msg else ""
-    if first.endswith(":") and len(msg) > 1:
-        first = f"{first} {msg[1]}"
-    mod = type(e).__module__ or ""
-    if mod == "torch._dynamo.exc" and type(e).__name__ == "Unsupported" and (
-            line := graph_breaks.fullgraph_error(str(e))):
-        return f"torch.compile failed: {line}"[:600]
-    where = (
-        "torch.compile failed" if mod.startswith(("torch._dynamo", "torch._inductor")) else f"{what} raised"
-    )
-    return f"{where}: {type(e).__name__}: {first}"[:600]
 
 
 def _check_torch(mode: str) -> None:
@@ -364,8 +348,8 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         e.partial = partial()  # type: ignore[attr-defined]
         raise
     except Exception as e:
-        err = WorkloadError(_describe(e, "the model") if kind == FACTORY_KIND
-                            else with_log(_describe(e, "the script"), request.get("log")))
+        err = WorkloadError(with_log(_describe(e, "the model" if kind == FACTORY_KIND else "the script"),
+                                     request.get("log")))
         err.partial = partial()  # type: ignore[attr-defined]
         raise err from e
     stop_compile_workers()  # a script's compiles too: none of its pool outlives this worker
