@@ -139,10 +139,17 @@ def test_compare_measures_again_once_for_every_column_and_each_column_holds_the_
 
     fake = FakeWorker(again_to=1.6)
     monkeypatch.setattr(roofline, "measure_ceilings", fake)
-    cols = [ModeResult("default", breakdown=run_of(gemm("gemm", 1.2))),
-            ModeResult("max-autotune", breakdown=run_of(gemm("gemm", 1.5)))]
+    dirs = [tmp_path / "default", tmp_path / "max-autotune"]
+    for d in dirs:
+        d.mkdir()
+    cols = [ModeResult("default", breakdown=run_of(gemm("gemm", 1.2)), run_dir=str(dirs[0])),
+            ModeResult("max-autotune", breakdown=run_of(gemm("gemm", 1.5)), run_dir=str(dirs[1]))]
     result = CompareResult("m", modes=cols)
     roofline.add_compare_roofline(result, tmp_path, RunSettings())
+    # each column's own breakdown directory holds its result with the same ceilings
+    for d in dirs:
+        saved = json.loads((d / "breakdown.json").read_text())
+        assert saved["extras"]["roofline"]["measured"]["tflops"] == {"fp32": 1.6}
     assert [c.get("again") for c in fake.calls] == [None, {"fp32": pytest.approx(1.5)}]
     assert cols[0].breakdown.roofline is cols[1].breakdown.roofline
     assert cols[0].breakdown.roofline.measured.tflops == {"fp32": 1.6}
