@@ -20,7 +20,7 @@ from inductor_bench.core.diff import diff_results
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat, StepTurns
 from inductor_bench.core.rundir import load_breakdown
 from inductor_bench.core.stats import summarize_steady
-from inductor_bench.core.step import split_in_turns, split_step
+from inductor_bench.core.step import gain_frame, split_in_turns, split_step, turns_slowdown
 from inductor_bench.core.views import by_line, by_module, step_units, units
 from inductor_bench.render import format as fmt
 from inductor_bench.render.breakdown import render_breakdown
@@ -181,6 +181,30 @@ def test_the_step_split_subtracts_each_graph_times_its_calls():
                       blocks=[[[10.0]] * 5, [[1.0]] * 5, [[0.5]] * 5])
     s = split_in_turns(turns, {"0-inference": 1.0, "0.1-inference": 12.0})
     assert (s.step_ms, s.graphs_ms, s.outside_ms) == (10.0, pytest.approx(7.0), pytest.approx(3.0))
+
+
+def test_turns_at_another_speed_than_the_profile_give_max_gain_the_outside_at_the_profiles_speed():
+    """Synthetic: the graphs' own calls in the turns took 22x their profiled 8.5 ms (the prefill
+    41.8 ms, the decode 12.1 ms a call, 12 calls: 187 ms) of a 220 ms step: 33 ms outside them.
+    At the profile's speed that is 33 / 22 = 1.5 ms, which max gain adds to the graphs' 8.5."""
+    r = _script()
+    r.script = False
+    r.step_samples_ms = [220.0] * 6
+    r.step_turns = StepTurns(graphs=["0-inference", "0.1-inference"],
+                             blocks=[[[220.0]] * 5, [[41.8]] * 5, [[12.1]] * 5])
+    s = split_step(r)
+    assert (s.graphs_ms, s.outside_ms) == (pytest.approx(187.0), pytest.approx(33.0))
+    assert turns_slowdown(r, s) == pytest.approx(22.0)
+    frame = gain_frame(r)
+    assert (frame.graphs_ms, frame.outside_ms) == (pytest.approx(8.5), pytest.approx(1.5))
+    assert ("WARNING: the graphs' own calls took 22.0x their profiled 8.500 ms in these turns (the machine "
+            "busier while the step was timed): max gain takes the time outside the graphs at the profile's "
+            "speed, 1.500 ms.") in render_breakdown(r)
+    # at the profile's speed (within 1.5x either way) the turns' own figure stands
+    r.step_turns = StepTurns(graphs=["0-inference", "0.1-inference"],
+                             blocks=[[[12.0]] * 5, [[2.0]] * 5, [[0.6]] * 5])
+    s = split_step(r)
+    assert turns_slowdown(r, s) is None and gain_frame(r).outside_ms == pytest.approx(12.0 - 2.0 - 12 * 0.6)
 
 
 def test_diff_says_when_calls_changed_and_withholds_a_verdict_when_one_side_was_not_counted():

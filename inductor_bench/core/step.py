@@ -113,12 +113,31 @@ class GainFrame:
         return self.graphs_ms + self.outside_ms
 
 
+# The graphs' own calls in the step's turns against their profiled time: beyond this factor
+# either way the turns ran at another speed than the profile (the machine busier, or quieter,
+# while the step was timed), and their time outside the graphs is taken at the profile's speed.
+TURNS_SPEED_LIMIT = 1.5
+
+
+def turns_slowdown(r: BreakdownResult, s: StepSplit) -> float | None:
+    """How many times their profiled wall the graphs' own calls took in the step's turns, where
+    that is beyond ``TURNS_SPEED_LIMIT`` either way; None where the two agree (or no turns)."""
+    profiled = r.totals().wall_ms
+    if not s.rounds or profiled <= 0 or s.graphs_ms <= 0:
+        return None
+    ratio = s.graphs_ms / profiled
+    return ratio if not 1 / TURNS_SPEED_LIMIT <= ratio <= TURNS_SPEED_LIMIT else None
+
+
 def gain_frame(r: BreakdownResult) -> GainFrame:
     """The graphs' wall per step (``totals``), plus the time outside them where the step was
-    measured and that time is positive (``split_step``); a script's graphs alone."""
+    measured and that time is positive (``split_step``), at the profile's speed
+    (``turns_slowdown``); a script's graphs alone."""
     graphs = r.totals().wall_ms
     s = None if r.script else split_step(r)
-    return GainFrame(graphs, s.outside_ms if s is not None and s.outside_ms > 0 else 0.0)
+    if s is None or s.outside_ms <= 0:
+        return GainFrame(graphs)
+    return GainFrame(graphs, s.outside_ms / (turns_slowdown(r, s) or 1.0))
 
 
 def pipelined_busy_pct(r: BreakdownResult) -> float | None:

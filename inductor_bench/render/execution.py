@@ -10,7 +10,7 @@ from ..core.graph_breaks import noted, summary_line
 from ..core.pipelined import LAUNCH_BOUND_IDLE
 from ..core.results import BreakdownResult, GraphResult
 from ..core.stats import TOO_FEW, WITHIN_NOISE
-from ..core.step import StepSplit, disturbances, oversubscribed, split_step
+from ..core.step import StepSplit, disturbances, gain_frame, oversubscribed, split_step, turns_slowdown
 from ..core.subgraphs import left_out_line
 from ..core.symbols import sizes_text
 from ..core.vocab import CompileMode, Role
@@ -354,6 +354,18 @@ def _rounds(s: StepSplit) -> str:
     return f"{s.rounds} steady rounds of {s.rounds + s.left_out}, {s.left_out} left out as disturbed"
 
 
+def _turns_speed(r: BreakdownResult, s: StepSplit) -> str:
+    """Where the turns ran at another speed than the profile: what max gain takes instead."""
+    ratio = turns_slowdown(r, s)
+    if ratio is None:
+        return ""
+    frame = gain_frame(r)
+    return (f" WARNING: the graphs' own calls took {ratio:.1f}x their profiled {fmt.ms(frame.graphs_ms)} ms "
+            f"in these turns (the machine {'busier' if ratio > 1 else 'quieter'} while the step was timed): "
+            "max gain takes the time outside the graphs at the profile's speed, "
+            f"{fmt.ms(frame.outside_ms)} ms.")
+
+
 def _outside(doc: Doc, r: BreakdownResult) -> None:
     s = split_step(r)
     if s is None:
@@ -365,7 +377,7 @@ def _outside(doc: Doc, r: BreakdownResult) -> None:
             f"the {fmt.ms(s.step_ms)} ms step, less its graphs' own calls, {fmt.ms(s.graphs_ms)} "
             f"ms; the step and each graph timed in turns in one process, {_rounds(s)}): "
             "guards, the AOT autograd wrapper and all eager code between graphs (an optimizer "
-            "step included)."
+            "step included)." + _turns_speed(r, s)
         )
     elif s.rounds:
         doc.paragraph(

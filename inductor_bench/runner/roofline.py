@@ -110,8 +110,9 @@ def add_compare_roofline(result: CompareResult, run_dir: Path, settings: RunSett
     with _saved_when_stopped(result, run_dir, settings):
         measure_again_if_beaten(bds, roof, run_dir, settings)
     for m in result.modes:  # each column's own breakdown directory gets the ceilings too
-        if m.breakdown is not None and m.breakdown.roofline is not None and m.run_dir and Path(m.run_dir).is_dir():
-            save_result(Path(m.run_dir), m.breakdown, settings.on_saved)
+        b = m.breakdown
+        if b is not None and b.roofline is not None and m.run_dir and Path(m.run_dir).is_dir():
+            save_result(Path(m.run_dir), b, settings.on_saved)
     save_result(run_dir, result, settings.on_saved)
 
 
