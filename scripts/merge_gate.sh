@@ -33,7 +33,18 @@
 #                          meant to catch
 set -euo pipefail
 
-usage() { sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+# usage [STATUS]: the synopsis above; on stdout and exit 0 when asked for (-h, --help),
+# else on stderr and exit 2 (bad arguments)
+usage() {
+  if [ "${1:-2}" -eq 0 ]; then sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0; fi
+  sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2
+}
+for arg in "$@"; do
+  case "$arg" in
+    --help) usage 0 ;;
+    --) break ;;
+  esac
+done
 
 pct=10
 out=""
@@ -45,6 +56,7 @@ while getopts "p:o:m:a:h" opt; do
     o) out="$OPTARG" ;;
     m) mode="$OPTARG" ;;
     a) bench_args="$OPTARG" ;;
+    h) usage 0 ;;
     *) usage ;;
   esac
 done
@@ -67,6 +79,27 @@ else
 fi
 
 die() { echo "merge_gate: $*" >&2; exit 2; }
+
+# The arguments are checked before any revision is exported: a percentage, and a mode name as
+# the CLI checks it (its form, then, for a name that is not a common mode, the installed
+# torch's list; skipped where this interpreter has no inductor_bench: compare checks it then).
+[[ "$pct" =~ ^[0-9]+([.][0-9]*)?$|^[.][0-9]+$ ]] || die "-p $pct: not a percentage (e.g. 10 or 2.5)"
+mode_check='import sys
+try:
+    from inductor_bench.core.errors import UsageError
+    from inductor_bench.core.modes import COMMON, check_name
+except ImportError:
+    sys.exit(0)
+try:
+    check_name(sys.argv[1], "-m")
+    if sys.argv[1] not in COMMON:
+        from inductor_bench.runner.compile_modes import check
+        check(sys.argv[1])
+except ImportError:
+    sys.exit(0)
+except UsageError as e:
+    sys.exit(f"merge_gate: {e}")'
+"${INDUCTOR_BENCH_PYTHON:-python3}" -c "$mode_check" "$mode" || exit 2
 
 [ -f "$model" ] || die "$model: no such model file"
 model_dir="$(cd "$(dirname "$model")" && pwd)"

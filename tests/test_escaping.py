@@ -75,3 +75,38 @@ def test_markdown_table_cells_and_headings():
     out = doc.render()
     assert out.splitlines()[0] == "## m # x"
     assert "| a\\|b | &lt;b> | `c\\|d` |" in out
+
+
+def _html(markdown: str) -> str:
+    markdown_it = pytest.importorskip("markdown_it")
+    return markdown_it.MarkdownIt("commonmark").enable("table").render(markdown)
+
+
+def test_markdown_lines_and_quotes_keep_their_line_breaks():
+    doc = new_doc("markdown")
+    doc.paragraph("baseline config: XBLOCK=1", "max-autotune config: XBLOCK=2")
+    doc.paragraph("`inductor-bench diff` a vs b", "> warning: one", "> warning: two")
+    doc.paragraph("- a", "- b", "run directory: r")
+    md = doc.render()
+    assert md == (
+        "baseline config: XBLOCK=1  \nmax-autotune config: XBLOCK=2\n\n"
+        "`inductor-bench diff` a vs b  \n> warning: one  \n> warning: two\n\n"
+        "- a\n- b  \nrun directory: r\n"
+    )
+    assert _html(md) == (
+        "<p>baseline config: XBLOCK=1<br />\nmax-autotune config: XBLOCK=2</p>\n"
+        "<p><code>inductor-bench diff</code> a vs b</p>\n"
+        "<blockquote>\n<p>warning: one<br />\nwarning: two</p>\n</blockquote>\n"
+        "<ul>\n<li>a</li>\n<li>b<br />\nrun directory: r</li>\n</ul>\n"
+    )
+
+
+def test_source_lines_in_a_markdown_table_are_code():
+    doc = new_doc("markdown")
+    doc.table([[doc.code('h = self.layers["a|b"](x)')], [doc.code("y = x**2 + z**2")]], ["source"])
+    md = doc.render()
+    assert md.splitlines()[2:] == ['| `h = self.layers["a\\|b"](x)` |', "| `y = x**2 + z**2`            |"]
+    html = _html(md)
+    assert '<td><code>h = self.layers[&quot;a|b&quot;](x)</code></td>' in html
+    assert "<td><code>y = x**2 + z**2</code></td>" in html
+    assert "<a " not in html and "<strong>" not in html

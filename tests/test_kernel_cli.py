@@ -338,7 +338,7 @@ def test_template_runs_baseline_only_and_says_why(capsys, fake_worker):
     assert [c.strip() for c in row.strip("|").split("|")] == [
         "baseline", "1", "1", "20 µs", "±0.7%", "39.3", "2.0", "1.68", "3.3", "32", "0", "64"]
     assert ("peak: 2000 GB/s, 51.0 TFLOP/s dense fp32 (the kernel's compute type) (datasheet: "
-            "H100 PCIe)  ") in out.splitlines()
+            "H100 PCIe)") in out.splitlines()  # the block's last line: no hard break
 
 
 def test_all_configs_table():

@@ -72,11 +72,26 @@ def test_resume_keeps_the_done_cells_and_refuses_another_sweep():
     again = resume(_sweep(executor="ray"), old, "DIR")
     assert again is old and again.executor == "ray"
     assert [c.model for c in again.unfinished()] == ["b"]
-    with pytest.raises(UsageError, match="DIR holds another sweep \\(its modes differ\\)"):
+    with pytest.raises(UsageError) as e:
         resume(_sweep(modes=("default",)), old, "DIR")
-    with pytest.raises(UsageError, match="its models, shard differ"):
+    assert str(e.value) == (
+        "DIR holds another sweep (modes: default,max-autotune there, default here): "
+        "give another --out, or the same options to resume it"
+    )
+    with pytest.raises(UsageError, match=r"\(models: /m/a.py,/m/b.py there, /m/a.py here; shard: none there, 1/2 here\)"):
         resume(_sweep(models=("/m/a.py",), shard=[1, 2]), old, "DIR")
     assert resume(old, None, "DIR") is old
+
+
+def test_resume_compares_the_devices_the_values_run_on():
+    old = _sweep(device="cpu")
+    on_cpu = {"auto": "cpu"}.get
+    assert resume(_sweep(device="auto"), old, "DIR", lambda d: on_cpu(d, d)) is old
+    assert old.device == "cpu"  # the saved sweep's value is kept
+    with pytest.raises(UsageError, match=r"\(device: cpu there, auto here\)"):
+        resume(_sweep(device="auto"), old, "DIR")  # a cluster: each node resolves auto itself
+    with pytest.raises(UsageError, match=r"\(device: cuda there, cpu here\)"):
+        resume(_sweep(device="cpu"), _sweep(device="cuda"), "DIR", lambda d: on_cpu(d, d))
 
 
 def test_attempts_get_directories_of_their_own():

@@ -12,11 +12,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from inductor_bench.commands.sweep import _plan
 from inductor_bench.commands.sweep_options import compare_args
 from inductor_bench.core.sweep import CellStatus
 from inductor_bench.runner.compare import STEP_BUDGET_S
 from inductor_bench.runner.profile import DEFAULT_WINDOWS
+from inductor_bench.runner.sweep_exec import local_device
 from inductor_bench.runner.worker import DEFAULT_TIMEOUT_S
 
 from .sweep_helpers import FIXTURE
@@ -118,7 +121,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
         ("--fail-on-regression", "5"): "--fail-on-regression needs --baseline OLD_DIR",
         ("--shard", "3/2"): "--shard 3/2: I must be from 1 to N",
         ("--baseline", str(tmp_path)): f"--baseline {tmp_path}: not a sweep's directory",
-        ("--train",): "holds another sweep (its compare_args differ)",
+        ("--train",): "holds another sweep (compare_args: --dtype float32 --windows 5 --timeout 900 "
+        "--step-budget 1 there, --dtype float32 --windows 5 --timeout 900 --step-budget 1 --train here)",
     }
     for more, line in cases.items():
         r = _cli(*_argv(d, *more), cwd=tmp_path)
@@ -130,6 +134,32 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert r.returncode == 2 and "not empty and holds no sweep" in r.stderr
     r = _cli(str(MODELS[0]), str(MODELS[0]), "--out", str(tmp_path / "twice"), cwd=tmp_path)
     assert r.returncode == 2 and "a model file is given twice" in r.stderr
+
+
+NO_GPU = pytest.mark.skipif(local_device("auto") != "cpu", reason="a GPU is visible here")
+
+
+@NO_GPU
+def test_a_bad_mode_or_an_absent_device_is_refused_before_anything_is_written(tmp_path):
+    out = tmp_path / "s"
+    r = _cli(str(MODELS[0]), "--modes", "bogus", "--device", "cpu", "--out", str(out), cwd=tmp_path)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert r.stderr.startswith("inductor-bench: error: torch.compile mode 'bogus': torch ")
+    assert not out.exists()
+    r = _cli(str(MODELS[0]), "--modes", "default", "--device", "cuda", "--out", str(out), cwd=tmp_path)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert r.stderr.startswith("inductor-bench: error: --device cuda: CUDA is not available here")
+    assert not out.exists()
+
+
+@NO_GPU
+def test_auto_resumes_a_cpu_sweep_on_a_machine_without_a_gpu(tmp_path):
+    d = _done_sweep(tmp_path / "s")
+    argv = _argv(d)
+    argv[argv.index("--device") : argv.index("--device") + 2] = []
+    r = _cli(*argv, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads((d / "sweep.json").read_text())["device"] == "cpu"
 
 
 def test_ray_and_submitit_missing_name_the_extra(tmp_path):

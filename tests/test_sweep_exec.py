@@ -19,7 +19,7 @@ import pytest
 from inductor_bench.core.errors import DeviceError, UsageError
 from inductor_bench.core.sweep import CellStatus
 from inductor_bench.core.sweep_table import build_table
-from inductor_bench.runner.sweep_exec import LocalExecutor, local_slots, visible_gpus
+from inductor_bench.runner.sweep_exec import LocalExecutor, local_device, local_slots, visible_gpus
 from inductor_bench.runner.sweep_job import Job, run_job, unpack
 from inductor_bench.runner.sweep_run import load_results, load_sweep, run_sweep
 
@@ -48,6 +48,13 @@ def test_slots_come_from_cuda_visible_devices():
     assert local_slots("auto", {"CUDA_VISIBLE_DEVICES": ""}) == [None]
     with pytest.raises(DeviceError, match="--device cuda: no GPU visible"):
         local_slots("cuda", {"CUDA_VISIBLE_DEVICES": ""})
+
+
+def test_the_local_device_is_checked_and_auto_resolved():
+    assert local_device("cpu", {"CUDA_VISIBLE_DEVICES": "0"}) == "cpu"
+    assert local_device("auto", {"CUDA_VISIBLE_DEVICES": ""}) == "cpu"
+    with pytest.raises(DeviceError, match="--device cuda: "):
+        local_device("cuda", {"CUDA_VISIBLE_DEVICES": ""})
 
 
 def test_each_gpu_slot_runs_one_job_at_once_pinned_to_its_gpu(tmp_path):

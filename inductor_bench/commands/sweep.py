@@ -14,7 +14,7 @@ from ..core.compare import DEFAULT_MODES, parse_modes
 from ..core.devices import AUTO, HOST_BACKEND
 from ..core.errors import BenchError, Interrupted, NotComparable, RegressionFound, UsageError, WorkerError
 from ..core.rundir import HTML_REPORT_FILE, REPORT_FILE
-from ..core.sweep import Cell, CellStatus, Sweep, grid_size, new_sweep, parse_shard, progress_line
+from ..core.sweep import SWEEP_FILE, Cell, CellStatus, Sweep, grid_size, new_sweep, parse_shard, progress_line
 from ..core.sweep_table import SweepTable, build_table, gate
 from ..core.vocab import CompileMode
 from ..core.workload import FACTORY_KIND
@@ -23,9 +23,10 @@ from ..render.format import pct
 from ..render.sweep import render_sweep
 from ..render.sweep_html import render_sweep_html
 from ..runner.compare import STEP_BUDGET_S, model_names
+from ..runner.compile_modes import check_before_running
 from ..runner.profile import DEFAULT_WINDOWS
 from ..runner.rundir import now, write_atomic
-from ..runner.sweep_exec import Executor, LocalExecutor, local_slots
+from ..runner.sweep_exec import Executor, LocalExecutor, local_device, local_slots
 from ..runner.sweep_run import load_results, load_sweep, run_sweep
 from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
@@ -124,6 +125,8 @@ def sweep(
         shard,
         executor.value,
     )
+    resolve_device = _check_device(executor, slurm_cluster, device, out)
+    check_before_running(plan.modes)
     make = _executor_factory(
         executor, device, out, ray_address, slurm_cluster, (slurm_partition, slurm_time, slurm_opt or [])
     )
@@ -138,6 +141,7 @@ def sweep(
             ),
             timeout_s=job_timeout,
             shared_marker=executor is not ExecutorKind.local,
+            resolve_device=resolve_device,
         )
     except KeyboardInterrupt as e:
         stopped, done = e, load_sweep(out.absolute())
@@ -199,6 +203,21 @@ def _plan(
         executor=executor,
         created=now(),
     )
+
+
+def _check_device(kind: ExecutorKind, cluster: SlurmCluster, device: str, out: Path):
+    """Where the jobs run on this machine: DeviceError, before anything is written, when
+    ``device`` cannot run here and a cell is left to run (a finished sweep only renders, on
+    any machine); then the function telling which device a ``--device`` value runs on here
+    (``auto`` and ``cpu`` are the same sweep on a machine without a GPU). On a cluster each
+    node resolves ``auto`` itself: None, the values must match."""
+    if kind is ExecutorKind.ray or (kind is ExecutorKind.slurm and cluster is not SlurmCluster.local):
+        return None
+    saved = load_sweep(out.absolute()) if (out / SWEEP_FILE).is_file() else None
+    if saved is None or saved.unfinished():
+        local_device(device)
+    auto = local_device(AUTO)
+    return lambda d: auto if d == AUTO else d
 
 
 def _executor_factory(

@@ -13,6 +13,7 @@ their results.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -176,19 +177,43 @@ def new_sweep(
     )
 
 
-def resume(new: Sweep, old: Sweep | None, where: str) -> Sweep:
+def resume(new: Sweep, old: Sweep | None, where: str, resolve: Callable[[str], str] | None = None) -> Sweep:
     """The sweep to run: ``new`` in a fresh directory; ``old`` again where it is the same sweep
-    (its done cells kept, the others to be retried); another sweep is refused."""
+    (its done cells kept, the others to be retried); another sweep is refused, naming each
+    setting that differs with its value there and here. ``resolve``: the device each
+    ``--device`` value runs on (``auto`` -> ``cpu`` on a machine without a GPU), so that two
+    values that run on the same device are the same sweep; without it the values must match."""
     if old is None:
         return new
-    if old.identity() != new.identity():
-        what = [k for k, v in new.identity().items() if old.identity()[k] != v]
+
+    def identity(s: Sweep) -> dict[str, Any]:
+        return {**s.identity(), "device": resolve(s.device) if resolve else s.device}
+
+    there, here = identity(old), identity(new)
+    what = [
+        f"{k}: {_setting(k, old.identity()[k])} there, {_setting(k, new.identity()[k])} here"
+        for k, v in here.items()
+        if there[k] != v
+    ]
+    if what:
         raise UsageError(
-            f"{where} holds another sweep (its {', '.join(what)} differ): "
+            f"{where} holds another sweep ({'; '.join(what)}): "
             "give another --out, or the same options to resume it"
         )
     old.executor = new.executor
     return old
+
+
+def _setting(key: str, value: Any) -> str:
+    """A setting of a sweep's identity as the refusal names it: ``default,max-autotune``,
+    ``--dtype float32 --train``, ``2/4``, ``none``."""
+    if not value:
+        return "none"
+    if key == "shard":
+        return f"{value[0]}/{value[1]}"
+    if isinstance(value, list):
+        return (" " if key == "compare_args" else ",").join(str(x) for x in value)
+    return str(value)
 
 
 def attempt_dir(cell: Cell) -> str:

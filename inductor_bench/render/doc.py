@@ -120,7 +120,7 @@ class Doc:
 
     def lines(self, *lines: str) -> None:
         """Lines that must stay on lines of their own, in every format."""
-        raise NotImplementedError
+        self.paragraph(*lines)
 
     def sentences(self, *lines: str) -> None:
         """Short statements, one per line or paragraph."""
@@ -222,6 +222,16 @@ def md_cell(s: str) -> str:
     return md_inert(s).replace("|", "\\|")
 
 
+def hard_breaks(text: str, brk: str = "  ") -> str:
+    """Markdown lines, each that the next would join (not blank, nor before a list item) ending
+    in a hard break (``brk``: two spaces, for CommonMark and GitHub): kept apart when rendered."""
+    rows = text.split("\n")
+    for i in range(len(rows) - 1):
+        if rows[i].strip() and not rows[i].endswith(brk) and not rows[i + 1].startswith("- "):
+            rows[i] += brk
+    return "\n".join(rows)
+
+
 def md_code(s: str) -> str:
     """``s`` as one markdown code span, whatever backticks it holds."""
     s = one_line(s)
@@ -273,9 +283,6 @@ class TextDoc(Doc):
     def details(self, summary: str, body: str) -> None:
         self.captioned(summary, body)
 
-    def lines(self, *lines: str) -> None:
-        self.paragraph(*lines)
-
     def sentences(self, *lines: str) -> None:
         self.paragraph(*lines)
 
@@ -315,7 +322,8 @@ class MarkdownDoc(Doc):
         return super().table_text(rows, [md_cell(h) for h in headers], align)
 
     def paragraph(self, *lines: str) -> None:
-        self.blocks.append("\n".join(md_lines(ln) for ln in lines))
+        """Each line on its own (CommonMark would join a paragraph's or a quote's lines)."""
+        self.blocks.append(hard_breaks("\n".join(md_lines(ln) for ln in lines)))
 
     def title(self, s: str) -> None:
         self.blocks.append(f"## {md_inert(s)}")
@@ -328,9 +336,6 @@ class MarkdownDoc(Doc):
 
     def details(self, summary: str, body: str) -> None:
         self.blocks += [f"<details><summary>{md_inert(summary)}</summary>", body, "</details>"]
-
-    def lines(self, *lines: str) -> None:
-        self.paragraph(*(ln + "  " for ln in lines))  # two trailing spaces: a line break
 
     def sentences(self, *lines: str) -> None:
         self.blocks += [md_inert(ln) + "." for ln in lines]

@@ -185,7 +185,7 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
         times = [fmt.ms(grp.ms), fmt.pct(fmt.share(grp.ms, total))]
         if two_roles:
             times += [_role_ms(grp, False, grp.forward_ms), _role_ms(grp, True, grp.backward_ms)]
-        entries = _entries(grp, by, types)
+        entries = _entries(doc, grp, by, types)
         peak = [group_pct_cell(r, [unit_member(u) for u in grp.units])] if roof else []
         rows.append([str(i), *times, str(len(grp.units)), *peak, *entries[0]])
         blank = [""] * (2 + len(times) + len(peak))
@@ -230,15 +230,15 @@ def _role_ms(grp: Group, backward: bool, ms: float) -> str:
     return fmt.ms(ms) if any(u.backward == backward for u in grp.units) else fmt.DASH
 
 
-def _entries(grp: Group, by: str, types: dict[str, str]) -> list[list[str]]:
-    """The group's cells: one entry per line (module, with its class where known: ``features.3
-    (Conv2d)``), the first on the group's row."""
+def _entries(doc: Doc, grp: Group, by: str, types: dict[str, str]) -> list[list[str]]:
+    """The group's cells: one entry per line, its source as code (module, with its class where
+    known: ``features.3 (Conv2d)``), the first on the group's row."""
     if grp.missing is not None:
         cells = ["(no source line)", grp.missing] if by == By.LINE else [f"(no module) {grp.missing}"]
         return [cells]
     if by == By.LINE:
         built = " (built there)" if grp.built else ""
-        return [[("+ " if i else "") + ln.short + built, ln.code] for i, ln in enumerate(grp.lines)]
+        return [[("+ " if i else "") + ln.short + built, doc.code(ln.code)] for i, ln in enumerate(grp.lines)]
     named = [(module_name(m.split(BUILT_AT)[0]), types.get(m)) for m in grp.key]
     return [[("+ " if i else "") + name + (f" ({kind})" if kind else "")]
             for i, (name, kind) in enumerate(named)]

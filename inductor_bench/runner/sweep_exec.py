@@ -20,8 +20,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Protocol
 
-from ..core.devices import AUTO, HOST_BACKEND
+from ..core.devices import AUTO, HOST_BACKEND, accelerators
 from ..core.errors import DeviceError
+from .presence import absent, check_requested
 from .sweep_job import Job, JobOutcome, run_job
 
 POLL_S = 0.1
@@ -144,6 +145,19 @@ def local_slots(device: str, environ: dict[str, str] | None = None) -> list[str 
     if not gpus and device != AUTO:
         raise DeviceError(f"--device {device}: no GPU visible to this process (nvidia-smi lists none)")
     return list(gpus) or [None]
+
+
+def local_device(device: str, environ: dict[str, str] | None = None) -> str:
+    """The device ``--device`` gives jobs run on this machine, checked before the sweep writes
+    anything: DeviceError where it cannot run here; ``auto`` resolved as each job's compare
+    would resolve it (the first accelerator where a GPU is visible and torch has that backend,
+    else the CPU)."""
+    check_requested(device)
+    slots = local_slots(device, environ)
+    if device != AUTO:
+        return device
+    gpu = accelerators()[0].name
+    return gpu if slots != [None] and absent(gpu) is None else HOST_BACKEND.name
 
 
 def visible_gpus(environ: dict[str, str]) -> list[str]:

@@ -82,16 +82,18 @@ def run_sweep(
     timeout_s: float | None = None,
     command: Command = compare_command,
     shared_marker: bool = False,
+    resolve_device: Callable[[str], str] | None = None,
 ) -> Sweep:
     """Run every unfinished cell of ``new`` (or of the same sweep already in ``sweep_dir``)
     on the executor ``executor()`` makes (only when a cell is left to run), and return the
     sweep as saved. ``on_event("plan", None, sweep)`` comes first. ``shared_marker``: write a
     marker the jobs read to tell whether they share this file system (executors on other
-    machines). KeyboardInterrupt
+    machines). ``resolve_device``: the device a ``--device`` value runs on, for telling whether
+    the sweep in ``sweep_dir`` is this one (``core.sweep.resume``). KeyboardInterrupt
     stops the running jobs, saves their cells as interrupted, and is raised again."""
     sweep_dir = sweep_dir.absolute()
     with _claimed(sweep_dir):
-        sweep = resume(new, load_sweep(sweep_dir), str(sweep_dir))
+        sweep = resume(new, load_sweep(sweep_dir), str(sweep_dir), resolve_device)
         save(sweep_dir, sweep)
         marker = _write_marker(sweep_dir) if shared_marker else None
         jobs = {}
