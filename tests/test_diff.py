@@ -813,6 +813,35 @@ def test_merge_gate_rejects_bad_arguments(gate_repo, tmp_path):
     assert _gate(str(outside), cwd=tmp_path).returncode == 2
 
 
+def test_merge_gate_help_is_usage_on_stdout_and_exit_0(tmp_path):
+    for flag in ("--help", "-h"):
+        r = _gate(flag, cwd=tmp_path)
+        assert (r.returncode, r.stderr) == (0, ""), flag
+        assert r.stdout.splitlines()[1] == (
+            '  scripts/merge_gate.sh [-p PCT] [-o OUT_DIR] [-m MODE] [-a "COMPARE ARGS"] '
+            "MODEL_FILE [BASE_REV [HEAD_REV]]"
+        )
+    bad = _gate("-x", cwd=tmp_path)
+    assert bad.returncode == 2 and bad.stdout == "" and "MODEL_FILE" in bad.stderr
+
+
+def test_merge_gate_checks_pct_and_mode_before_exporting(gate_repo, tmp_path):
+    repo, base, _ = gate_repo
+    out = tmp_path / "out"
+    cases = {
+        ("-p", "abc"): "merge_gate: -p abc: not a percentage (e.g. 10 or 2.5)",
+        ("-m", "Bad Mode"): "merge_gate: -m: 'Bad Mode' is not a torch.compile mode name (common modes: "
+        "default, reduce-overhead, max-autotune, max-autotune-no-cudagraphs)",
+    }
+    for args, line in cases.items():
+        r = _gate(*args, "-o", str(out), "models/mlp.py", base, cwd=repo)
+        assert (r.returncode, r.stderr.strip()) == (2, line)
+    r = _gate("-m", "bogus", "-o", str(out), "models/mlp.py", base, cwd=repo)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1
+    assert r.stderr.startswith("merge_gate: torch.compile mode 'bogus': torch ")
+    assert not out.exists()
+
+
 # A model of two graphs (a graph break between them); with KILL_IN_PROFILER the first calls an
 # op that SIGKILLs its process inside the profiling worker, as the OOM killer would end it (the
 # op recognises the worker by the module it runs as; elsewhere it copies its input).

@@ -217,14 +217,14 @@ def test_the_rounds_a_column_sat_out_are_said_with_why_and_left_out_of_its_ratio
     assert "the median of the rounds' ratios" in render_compare(r)
     r.modes[1].paired_ms = rounds(4.0)[:9] + [[], [], []]
     assert r.rounds_with_every_column() == 9
-    words = "a speedup is the median of the ratios of the rounds both its columns ran in (every column ran in 9 of the 12: "
+    words = "a speedup is the median of the ratios of the rounds every column ran in (9 of the 12: "
     assert (words + "mlp-2:default stopped after 9, and sat out the rest)") in " ".join(render_compare(r).split())
     r.interleaved["stopped"] = {"mlp:default": TIME_BUDGET, "mlp-2:default": TIME_BUDGET, "slow:default": TIME_BUDGET}
     assert (words + "mlp-2:default stopped after 9, having used up its time budget (--step-budget), and sat out "
             "the rest)") in " ".join(render_compare(r).split())
     r.modes[2].paired_ms = rounds(5.0)[:7] + [[]] * 5
     r.interleaved["stopped"]["slow:default"] = CALL_LIMIT
-    assert ("(every column ran in 7 of the 12: mlp-2:default stopped after 9, having used up its time budget "
+    assert ("every column ran in (7 of the 12: mlp-2:default stopped after 9, having used up its time budget "
             "(--step-budget); slow:default stopped after 7, having reached its call limit, and sat out the rest)"
             ) in " ".join(render_compare(r).split())
     assert len(stats.round_ratios(r.modes[0].paired_ms, r.modes[1].paired_ms)) == 9

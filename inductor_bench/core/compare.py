@@ -151,13 +151,33 @@ class CompareResult:
         blocks = [m.paired_ms for m in self.modes if m.paired_ms]
         return sum(1 for r in zip(*blocks, strict=False) if all(r)) if blocks else 0
 
+    def common_blocks(self, m: ModeResult) -> list[list[float]]:
+        """``m``'s interleaved blocks with those of the rounds some timed column sat out emptied:
+        the rounds its step time and its speedups are judged on (``rounds_with_every_column``)."""
+        blocks = [x.paired_ms for x in self.modes if x.paired_ms]
+        if not m.paired_ms:
+            return []
+        rounds = list(zip(*blocks, strict=False))
+        return [list(blk) if i < len(rounds) and all(rounds[i]) else [] for i, blk in enumerate(m.paired_ms)]
+
+    def step_samples(self, m: ModeResult) -> list[float]:
+        """The step times a column's figure comes from: those of the rounds every timed column
+        ran when it was timed interleaved, else all its samples."""
+        if m.paired_ms:
+            return [x for blk in self.common_blocks(m) for x in blk]
+        return m.step_samples_ms
+
+    def step(self, m: ModeResult) -> Summary:
+        """A column's step time as the table shows it (``step_samples``)."""
+        return summarize(self.step_samples(m))
+
     def speedup(self, mode: str, over: str) -> float | None:
         """step(over) / step(mode), the policy's figures; None when either is missing."""
         a, b = self.mode(mode), self.mode(over)
         if not (timed(a) and timed(b)):
             return None
-        head = a.step().ms
-        return b.step().ms / head if head > 0 else None
+        head = self.step(a).ms
+        return self.step(b).ms / head if head > 0 else None
 
     def to_dict(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "modes"}
@@ -199,13 +219,29 @@ def same_code_groups(codes: dict[str, dict[str, str]]) -> list[list[str]]:
 # ---- verdicts --------------------------------------------------------------------------------
 
 
+def step_disturbances(result: CompareResult) -> list[str]:
+    """What disturbed the timing of the steps, by ``Load.disturbed``: the interleaved timing's
+    load, else each column timed on its own (its compile worker's). Empty: nothing did."""
+    load = result.interleaved_load()
+    out = [f"steps timed while {load.describe()}: the step times may be inflated"] if (
+        load is not None and load.disturbed) else []
+    return out + column_disturbances(result)
+
+
+def column_disturbances(result: CompareResult) -> list[str]:
+    """The columns not timed interleaved whose own step timing was disturbed."""
+    return [f"{m.label}: steps timed while {m.step_load.describe()}: its step time may be inflated"
+            for m in result.modes if not m.paired_ms and m.step_load is not None and m.step_load.disturbed]
+
+
 def judge(result: CompareResult, ref: ModeResult, mode: ModeResult) -> Change:
     """ref -> mode step time, with the significance floor of the result's device: round by
-    round when both were timed interleaved (``stats.judge_paired``), else their samples."""
+    round over the rounds every timed column ran when both were timed interleaved
+    (``stats.judge_paired``), else their samples."""
     floor = backend(result.device).min_rel_change
     if ref.paired_ms and mode.paired_ms:
-        return judge_paired(ref.paired_ms, mode.paired_ms, min_rel=floor)
-    return compare_samples(ref.samples, mode.samples, min_rel=floor)
+        return judge_paired(result.common_blocks(ref), result.common_blocks(mode), min_rel=floor)
+    return compare_samples(result.step_samples(ref), result.step_samples(mode), min_rel=floor)
 
 
 def against_first(result: CompareResult) -> list[tuple[ModeResult, ModeResult, Change]]:
@@ -280,7 +316,7 @@ def timed(m: ModeResult | None) -> bool:
 def fastest(result: CompareResult) -> ModeResult | None:
     """The mode with the lowest step time, of those that ran."""
     ran = [m for m in result.modes if timed(m)]
-    return min(ran, key=lambda m: m.step().ms) if ran else None
+    return min(ran, key=lambda m: result.step(m).ms) if ran else None
 
 
 def payback_steps(ref: ModeResult, best: ModeResult, ch: Change) -> int | None:

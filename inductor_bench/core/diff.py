@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .categories import order as category_order
 from .comparable import comparability, sizes_differ, stopped_apart, unmeasured_modes
-from .compare import CompareResult, ModeResult
+from .compare import CompareResult, ModeResult, step_disturbances
 from .compiled_from import graph_codes, module_texts
 from .compiles import limits_one_side_only
 from .devices import backend
@@ -234,7 +234,7 @@ def mode_section(base: ModeResult, head: ModeResult, min_rel: float) -> SectionD
 
 
 def _mode_sections(
-    base: CompareResult, head: CompareResult, min_rel: float
+    base: CompareResult, head: CompareResult, min_rel: float, code_dirs: tuple[Path | None, Path | None]
 ) -> tuple[list[SectionDiff], list[str]]:
     names = [m.label for m in base.modes] + [m.label for m in head.modes if not base.mode(m.label)]
     sections: list[SectionDiff] = []
@@ -251,8 +251,42 @@ def _mode_sections(
             )
             skipped.append(f"{name}: {why}")
         else:
-            sections.append(mode_section(b, h, min_rel))
+            sections.append(_column_code(mode_section(b, h, min_rel), b, h, code_dirs))
     return sections, skipped
+
+
+def _column_code(s: SectionDiff, base: ModeResult, head: ModeResult,
+                 code_dirs: tuple[Path | None, Path | None]) -> SectionDiff:
+    """A compare column's section judged on its breakdowns' code as a breakdown diff is
+    (``_code_judged``), the modules read from each column's directory under ``code_dirs``.
+    Its step stays judged: it is the real model call, whose code outside the compiled graphs
+    their modules do not show; the section is ``same code`` only where that step is not a
+    significant change either."""
+    if not (base.breakdown and head.breakdown):
+        return s
+    step = s.step
+    dirs = (_column_dir(base, code_dirs[0]), _column_dir(head, code_dirs[1]))
+    s = _code_judged(s, base.breakdown, head.breakdown, dirs)
+    if s.same_code:
+        s.step, s.same_code = step, not step.significant
+    return s
+
+
+def _column_dir(m: ModeResult, code_dir: Path | None) -> Path | None:
+    """Where a compare column's modules are: its directory under the compare's (as read)."""
+    where = (m.breakdown.run_dir if m.breakdown else "") or m.run_dir
+    return code_dir / Path(where).name if code_dir is not None and where else None
+
+
+def _code_judged(s: SectionDiff, base: BreakdownResult, head: BreakdownResult,
+                 code_dirs: tuple[Path | None, Path | None]) -> SectionDiff:
+    """The same code for every graph: ``same_code_section``; else each kernel of one code on
+    both sides marked so (``one_code_kernels``)."""
+    texts = (module_texts(base, code_dirs[0]), module_texts(head, code_dirs[1]))  # each read once
+    if compiled_alike(base, head, s, texts):
+        return same_code_section(s)
+    return one_code_kernels(s, RunKernels(base, texts[0]), RunKernels(head, texts[1]),
+                            (base.weights(), head.weights()))
 
 
 def diff_results(
@@ -288,22 +322,16 @@ def diff_results(
     gaps: list[Unmeasured] = []
     columns = None
     if isinstance(base, CompareResult) and isinstance(head, CompareResult):
-        sections, skipped = _mode_sections(base, head, min_rel)
+        sections, skipped = _mode_sections(base, head, min_rel, code_dirs)
         gaps = unmeasured_modes(base, head)
         columns = (_columns(base), _columns(head))
     else:
-        section = breakdown_section(base, head, min_rel)
-        texts = (module_texts(base, code_dirs[0]), module_texts(head, code_dirs[1]))  # each read once
-        if compiled_alike(base, head, section, texts):
-            section = same_code_section(section)
-        else:
-            section = one_code_kernels(section, RunKernels(base, texts[0]), RunKernels(head, texts[1]),
-                                       (base.weights(), head.weights()))
-        sections, skipped = [section], []
+        sections, skipped = [_code_judged(breakdown_section(base, head, min_rel), base, head, code_dirs)], []
     disturbed: list[str] = []
     for side, r in (("base", base), ("head", head)):
         warnings += [f"{side}: {e}" for e in r.errors]
         lines = [d for b in _breakdowns(r) for d in disturbances(b)]
+        lines += step_disturbances(r) if isinstance(r, CompareResult) else []
         warnings += [f"{side}: {d}" for d in lines]
         disturbed += [side] if lines else []
     return Diff(

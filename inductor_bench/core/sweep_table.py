@@ -91,7 +91,7 @@ def mode_figures(result: CompareResult, model: str, mode: str, ref: str) -> Figu
         return Figures(model=model, mode=mode, status="not run", reason="not in the compare result")
     f = Figures(model=model, mode=mode, status=m.status, reason=m.reason, compile_s=m.compile_s)
     if timed(m):
-        f.step_ms = m.step().ms
+        f.step_ms = result.step(m).ms
     _speedup(f, result, result.mode(ref), m)
     if m.breakdown is not None:
         t = m.breakdown.totals()

@@ -32,7 +32,7 @@ def compare_step(result: CompareResult) -> Chart | None:
     for m in result.modes:
         if not timed(m):
             continue
-        s = m.step()
+        s = result.step(m)
         bars.append(
             Bar(
                 m.label,

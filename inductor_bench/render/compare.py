@@ -13,6 +13,7 @@ from ..core.compare import (
     CompareResult,
     ModeResult,
     against_first,
+    column_disturbances,
     fastest,
     judge,
     not_measured,
@@ -53,10 +54,10 @@ def _speedup_cell(result: CompareResult, mode: ModeResult, ref: ModeResult | Non
     return f"{ch.speedup:.2f}x {ci} ({ch.verdict})".replace("  ", " ")
 
 
-def _step_cell(m: ModeResult) -> str:
-    if not m.samples:
+def _step_cell(result: CompareResult, m: ModeResult) -> str:
+    if not result.step_samples(m):
         return "-"
-    s = m.step()
+    s = result.step(m)
     return f"{ms_precise(s.ms)} {spread(s.spread_pct)}".strip()
 
 
@@ -83,8 +84,8 @@ def _rows(result: CompareResult) -> list[list[str]]:
         ["status"] + [m.status for m in ms],
         ["compile (first call)"] + [seconds(m.compile_s) if m.ok else "-" for m in ms],
         *_compile_phase_rows(ms),
-        ["step time, ms (steady mean ± spread)"] + [_step_cell(m) for m in ms],
-        ["samples"] + [str(len(m.samples)) if m.ok else "-" for m in ms],
+        ["step time, ms (steady mean ± spread)"] + [_step_cell(result, m) for m in ms],
+        ["samples"] + [str(len(result.step_samples(m))) if m.ok else "-" for m in ms],
     ]
     for over in (EAGER, DEFAULT):
         refs = [_same_model(result, m, over) for m in ms]
@@ -187,7 +188,7 @@ def verdict_line(result: CompareResult, doc: Doc) -> str:
         return doc.strong("NO MODE RAN") + ": " + "; ".join(result.errors or ["nothing was measured"])
     parts = [_versus(result, best, _same_model(result, best, o), o) for o in (EAGER, DEFAULT)]
     detail = "; ".join(p for p in parts if p)
-    head = doc.strong(f"Fastest steady state: {best.label}") + f" {ms_precise(best.step().ms)} ms"
+    head = doc.strong(f"Fastest steady state: {best.label}") + f" {ms_precise(result.step(best).ms)} ms"
     return head + (f" ({detail})" if detail else "")
 
 
@@ -212,8 +213,9 @@ def _rounds_words(result: CompareResult, rounds: int) -> str:
              if m.paired_ms and _rounds_run(m.paired_ms) < rounds]
     why = "; ".join(f"{label} stopped after {n}{_STOPPED_WORDS.get(reason, '')}"
                     for label, n, reason in early)
-    return (f"the ratios of the rounds both its columns ran in (every column ran in {every} of the "
-            f"{rounds}" + (f": {why}, and sat out the rest)" if why else ")"))
+    return (f"the ratios of the rounds every column ran in ({every} of the "
+            f"{rounds}" + (f": {why}, and sat out the rest" if why else "") + "), and each column's "
+            "step time and samples come from those rounds too (compare.json keeps all its rounds)")
 
 
 # Why a column stopped before the others (``runner/rounds.py``); a result saved without the
@@ -274,12 +276,14 @@ def _notes(result: CompareResult) -> list[str]:
     elif caches:
         notes.append("compile times may come from inductor-bench's warm cache (--warm-cache): "
                      "not cold compiles")
-    if result.step_budget_s:
+    if result.step_budget_s and rounds:
         notes.append(f"each column's steps were timed for {result.step_budget_s:g} s (10 to 200 calls)")
+    alone = [f"{m.label} ({len(m.step_samples_ms)} calls)"
+             for m in result.modes if timed(m) and not m.paired_ms]
+    if alone:
+        notes.append(f"steps timed in each column's compile worker, not interleaved: {', '.join(alone)}")
+    notes += [f"warning: {line}" for line in column_disturbances(result)]
     for m in result.modes:
-        if not m.paired_ms and m.step_load is not None and m.step_load.disturbed:
-            notes.append(f"warning: {m.label}: steps timed while {m.step_load.describe()}: "
-                         "its step time may be inflated")
         for line in disturbances(m.breakdown) if m.breakdown else []:
             notes.append(f"warning: {m.label}: {line}")
     # the threads and the cores are the machine's, not a column's: the first column's hint, once

@@ -309,14 +309,15 @@ def _time_interleaved(
     sides: list[tuple[ModeResult, dict[str, Any]]], run: CompareRun, run_dir: Path, result: CompareResult
 ) -> None:
     """Time every column that ran in one worker, interleaved (``runner/timer.py``), into
-    ``ModeResult.paired_ms``. If it fails, each column keeps its compile worker's samples
-    and the comparison says why."""
-    if len(sides) < 2:
+    ``ModeResult.paired_ms``; a single column too, so that it gets the same budget of calls.
+    If it fails, each column keeps its compile worker's samples and the comparison says why."""
+    if not sides:
         return
     budget = f"{run.repeat} calls" if run.repeat is not None else f"{run.step_budget_s:g} s"
     try:
         data = run.time_sides([spec for _, spec in sides], result.device, run_dir,
-                              f"timing {len(sides)} columns interleaved ({budget} each)")
+                              f"timing {len(sides)} columns interleaved ({budget} each)" if len(sides) > 1
+                              else f"timing its steps ({budget})")
     except BenchError as e:
         result.errors.append(f"interleaved timing: {_first_line(e)}; each column's own samples are used")
         return

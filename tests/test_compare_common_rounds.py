@@ -1,0 +1,70 @@
+"""A column that stopped before the others: its step time, its samples, the speedups and the
+fastest pick all stand on the rounds every column ran, while compare.json keeps every round."""
+
+from __future__ import annotations
+
+import pytest
+
+from inductor_bench.core.compare import CompareResult, ModeResult, fastest, judge
+from inductor_bench.core.sweep_table import mode_figures
+from inductor_bench.core.vocab import Stop
+from inductor_bench.render.compare import render_compare, verdict_line
+from inductor_bench.render.doc import new_doc
+
+EAGER_MS, DEFAULT_EARLY_MS, DEFAULT_LATE_MS = 0.5, 0.6, 0.9
+CALLS = 4  # calls per block
+
+
+def stopped_early() -> CompareResult:
+    """Eager ran 10 of 20 rounds (its call limit); default ran all 20, slower in the last 10."""
+    eager = [[EAGER_MS] * CALLS] * 10 + [[]] * 10
+    default = [[DEFAULT_EARLY_MS] * CALLS] * 10 + [[DEFAULT_LATE_MS] * CALLS] * 10
+    return CompareResult(
+        model="mlp", device="cpu", device_name="Test CPU",
+        interleaved={"rounds": 20, "block_steps": [CALLS, CALLS], "load": None, "stopped": {"eager": Stop.CALL_LIMIT}},
+        modes=[
+            ModeResult(mode="eager", compile_s=0.0, paired_ms=eager),
+            ModeResult(mode="default", compile_s=1.0, paired_ms=default),
+        ],
+    )
+
+
+def test_each_column_s_step_time_comes_from_the_rounds_every_column_ran():
+    r = stopped_early()
+    eager, default = r.modes
+    assert r.rounds_with_every_column() == 10
+    assert r.step_samples(eager) == [EAGER_MS] * (10 * CALLS)
+    assert r.step_samples(default) == [DEFAULT_EARLY_MS] * (10 * CALLS)
+    assert r.step(default).ms == pytest.approx(DEFAULT_EARLY_MS)
+    # all its rounds would give a slower figure than the rounds the speedup is judged on
+    assert default.step().ms > DEFAULT_EARLY_MS
+    ch = judge(r, eager, default)
+    assert ch.paired.rounds == 10
+    assert ch.head.ms == pytest.approx(r.step(default).ms)
+    assert ch.speedup == pytest.approx(EAGER_MS / DEFAULT_EARLY_MS)
+    assert r.speedup("eager", "default") == pytest.approx(DEFAULT_EARLY_MS / EAGER_MS)
+
+
+def test_the_table_the_fastest_pick_and_the_sweep_agree_with_the_speedups():
+    r = stopped_early()
+    assert fastest(r) is r.modes[0]
+    ratio = DEFAULT_EARLY_MS / EAGER_MS
+    line = verdict_line(r, new_doc("text"))
+    assert line.startswith(f"Fastest steady state: eager {EAGER_MS:.4f} ms ({ratio:.2f}x [{ratio:.2f}x-{ratio:.2f}x] "
+                           "over default (significant)")
+    rows = {ln.split("  ")[0]: ln.split() for ln in render_compare(r).splitlines() if "  " in ln}
+    assert rows["step time, ms (steady mean ± spread)"][-4:] == [f"{EAGER_MS:.4f}", "±0.0%", f"{DEFAULT_EARLY_MS:.4f}",
+                                                                 "±0.0%"]
+    assert rows["samples"][-2:] == [str(10 * CALLS), str(10 * CALLS)]
+    text = " ".join(render_compare(r).split())
+    assert ("a speedup is the median of the ratios of the rounds every column ran in (10 of the 20: eager "
+            "stopped after 10, having reached its call limit, and sat out the rest), and each column's step "
+            "time and samples come from those rounds too (compare.json keeps all its rounds)") in text
+    assert mode_figures(r, "mlp", "default", "eager").step_ms == pytest.approx(DEFAULT_EARLY_MS)
+
+
+def test_compare_json_keeps_every_round():
+    r = stopped_early()
+    back = CompareResult.from_dict(r.to_dict())
+    assert back.modes[1].paired_ms == [[DEFAULT_EARLY_MS] * CALLS] * 10 + [[DEFAULT_LATE_MS] * CALLS] * 10
+    assert back.step(back.modes[1]).ms == pytest.approx(DEFAULT_EARLY_MS)

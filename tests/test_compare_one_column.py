@@ -1,0 +1,41 @@
+"""A compare of one column times it like several (the timing worker, for the step budget),
+and a column timed only by its compile worker is said to be, with its count of calls."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from inductor_bench.core.compare import CompareResult, ModeResult
+from inductor_bench.render.compare import render_compare
+from inductor_bench.runner.compare import CompareRun, _time_interleaved
+
+
+class StandInTimer(CompareRun):
+    """Records the sides it is asked to time and answers with fixed blocks."""
+
+    def time_sides(self, sides: list[dict[str, Any]], device: str, run_dir: Path, label: str) -> dict[str, Any]:
+        self.asked = (sides, label)
+        return {"blocks": [[[2.0] * 5] * 12], "block_steps": [5], "stopped": ["time budget"], "load": None}
+
+
+def test_a_single_column_is_timed_by_the_timing_worker(tmp_path):
+    run = StandInTimer(repeat=None, step_budget_s=1.0)
+    m = ModeResult(mode="default", step_samples_ms=[3.0] * 7, run_dir=str(tmp_path))
+    result = CompareResult(model="mlp", device="cpu", step_budget_s=1.0, modes=[m])
+    _time_interleaved([(m, {"options": {}})], run, tmp_path, result)
+    assert run.asked == ([{"options": {}}], "timing its steps (1 s)")
+    assert m.paired_ms == [[2.0] * 5] * 12
+    assert result.interleaved["rounds"] == 12
+    assert result.interleaved["stopped"] == {"default": "time budget"}
+    text = " ".join(render_compare(result).split())
+    assert "each column's steps were timed for 1 s (10 to 200 calls)" in text
+    assert "compile worker" not in text
+
+
+def test_a_column_without_the_timing_worker_says_how_it_was_timed():
+    m = ModeResult(mode="default", step_samples_ms=[3.0] * 7)
+    result = CompareResult(model="mlp", device="cpu", step_budget_s=1.0, modes=[m])
+    text = " ".join(render_compare(result).split())
+    assert "steps timed in each column's compile worker, not interleaved: default (7 calls)" in text
+    assert "10 to 200 calls" not in text
