@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from inductor_bench.core.compare import CompareResult, ModeResult, fastest, judge
+from inductor_bench.core.diff import diff_results
 from inductor_bench.core.sweep_table import mode_figures
 from inductor_bench.core.vocab import Stop
 from inductor_bench.render.compare import render_compare, verdict_line
@@ -68,3 +69,12 @@ def test_compare_json_keeps_every_round():
     back = CompareResult.from_dict(r.to_dict())
     assert back.modes[1].paired_ms == [[DEFAULT_EARLY_MS] * CALLS] * 10 + [[DEFAULT_LATE_MS] * CALLS] * 10
     assert back.step(back.modes[1]).ms == pytest.approx(DEFAULT_EARLY_MS)
+
+
+def test_diff_of_two_such_compares_shows_the_compares_own_step_times():
+    """diff's step row of a column is the figure each compare printed: the common rounds'."""
+    base, head = stopped_early(), stopped_early()
+    head.modes[1].paired_ms = [[0.7] * CALLS] * 10 + [[1.2] * CALLS] * 10
+    section = next(s for s in diff_results(base, head).sections if s.mode == "default")
+    assert (section.step.base.ms, section.step.head.ms) == (pytest.approx(DEFAULT_EARLY_MS), pytest.approx(0.7))
+    assert section.step.head.ms == pytest.approx(head.step(head.modes[1]).ms)

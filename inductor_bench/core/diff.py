@@ -222,8 +222,11 @@ def _withhold_verdicts(s: SectionDiff) -> SectionDiff:
     return s
 
 
-def mode_section(base: ModeResult, head: ModeResult, min_rel: float) -> SectionDiff:
-    step = compare_samples(base.samples, head.samples, min_rel=min_rel)
+def mode_section(base: ModeResult, head: ModeResult, min_rel: float,
+                 samples: tuple[list[float], list[float]]) -> SectionDiff:
+    """One column of two compares; ``samples``: each side's step times as its compare shows
+    them (``CompareResult.step_samples``), so that the diff's step is the compares' own."""
+    step = compare_samples(*samples, min_rel=min_rel)
     if base.breakdown and head.breakdown:
         sec = breakdown_section(base.breakdown, head.breakdown, min_rel, mode=head.label, step=step)
     else:
@@ -251,7 +254,8 @@ def _mode_sections(
             )
             skipped.append(f"{name}: {why}")
         else:
-            sections.append(_column_code(mode_section(b, h, min_rel), b, h, code_dirs))
+            section = mode_section(b, h, min_rel, (base.step_samples(b), head.step_samples(h)))
+            sections.append(_column_code(section, b, h, code_dirs))
     return sections, skipped
 
 
