@@ -72,6 +72,15 @@ def test_syntax_error(tmp_path):
     assert "syntax error" in one_error_line(p)
 
 
+def test_a_mode_the_installed_torch_lacks_is_refused_before_a_run_directory(tmp_path):
+    runs = tmp_path / "runs"
+    p = cli("breakdown", str(MODELS / "mlp.py"), "--mode", "bogus", "--device", "cpu",
+            "--runs-dir", str(runs), cwd=tmp_path)
+    assert p.returncode == 2
+    assert one_error_line(p).startswith("inductor-bench: error: torch.compile mode 'bogus': torch ")
+    assert not runs.exists()
+
+
 def test_unknown_option_is_a_usage_error_not_an_internal_one(tmp_path):
     # typer 0.2x raises its own copy of click's exceptions: both must read as usage errors
     p = cli("breakdown", "--bogus", cwd=tmp_path)

@@ -217,7 +217,10 @@ def run_dir(tmp_path):
     ("triton_poi_fused_add_sin", ("no kernel triton_poi_fused_add_sin in {run}; close matches: "
      "triton_poi_fused_add_sin_0")),
     ("1-forward/triton_red_fused_sum_0", ("no kernel triton_red_fused_sum_0 in graph 1-forward "
-     "in {run}; close matches: triton_red_fused_sum_0")),
+     "in {run}; it is in: 0-forward/triton_red_fused_sum_0")),
+    ("2-forward/triton_red_fused_sum_0", "no graph 2-forward in {run}; its graphs: 0-forward, 1-forward"),
+    ("1-forward/triton_red_fused_sum", ("no kernel triton_red_fused_sum in graph 1-forward in {run}; "
+     "close matches: triton_red_fused_sum_0")),
     ("cpp_fused_gelu_0", ("0-forward/cpp_fused_gelu_0 has no Triton kernel file (category "
      "cpp_pointwise): C++ kernels are re-tuned by recompiling: inductor-bench breakdown "
      "MODEL.py --autotune-top N")),

@@ -218,3 +218,22 @@ def test_a_failed_measurement_costs_the_roofline_only(tmp_path, monkeypatch):
         {"graph": "0-forward", "kernel": "cpp_fused_relu_0", "gbps": 2.0, "tflops": None, "intensity": None,
          "pct": None, "bound": None, "limit": ""}]
     assert f"\n{r.errors[0]}\n" in render_breakdown(r)
+
+
+@pytest.mark.parametrize("disturbed", [False, True])
+def test_refresh_keeps_the_higher_figures_only_when_its_own_measurement_was_disturbed(tmp_path, monkeypatch,
+                                                                                       disturbed):
+    """Synthetic: the cache holds 40 GB/s and 0.2 TFLOP/s; --refresh-peaks measures 30 and 0.15.
+    Measured undisturbed, the new figures replace the cached ones (the machine may have changed);
+    measured beside other work, each figure is the higher of the two, as every other run's."""
+    from inductor_bench.core.ceilings import Ceilings, cache_key
+    from inductor_bench.runner import peaks_measure as pm
+
+    key = {"device": "test cpu", "threads": 2}
+    monkeypatch.setattr(pm, "machine_key", lambda device: key)
+    monkeypatch.setattr(pm, "measure", lambda device, reps: Ceilings("test cpu", 30.0, {"fp32": 0.15}))
+    monkeypatch.setattr(pm, "_disturbance", lambda before: "others kept 1.5 of 2 cores busy" if disturbed else None)
+    pm._write_cache(tmp_path / f"{cache_key(key)}.json", Ceilings("test cpu", 40.0, {"fp32": 0.2}, key=key))
+    got = Ceilings.from_dict(pm.handle({"device": "cpu", "cache_dir": str(tmp_path), "refresh": True})["ceilings"])
+    assert (got.gbps, got.tflops) == ((40.0, {"fp32": 0.2}) if disturbed else (30.0, {"fp32": 0.15}))
+    assert not got.from_cache

@@ -14,6 +14,7 @@ from ..core.errors import Interrupted
 from ..core.vocab import CompileMode
 from ..render.breakdown import DEFAULT_TOP
 from ..runner.autotune_top import add_autotune_top
+from ..runner.compile_modes import check_before_running
 from ..runner.pipeline import run_breakdown
 from ..runner.profile import DEFAULT_WINDOWS
 from ..runner.roofline import add_roofline
@@ -100,6 +101,7 @@ def breakdown(
                            "compile worker's time, or the worker is stopped before the script")
     settings = o.run_settings(ctx, iterations, windows, timeout, fresh_cache=fresh_cache, processes=processes,
                               sizes=o.sizes_of(size))
+    check_before_running([opts.mode])  # a mode the installed torch lacks: refused before a run directory
     result, run_dir, err = run_breakdown(opts, settings, out=out, root=runs_dir)
     if not isinstance(err, Interrupted):  # stopped: no more work
         add_roofline(result, run_dir, settings, refresh=refresh_peaks)

@@ -46,6 +46,13 @@ def find_kernel(result: BreakdownResult, name: str, where: str) -> tuple[str, Ke
     if found:
         choices = ", ".join(f"{gid}/{k.name}" for gid, k in found)
         raise UsageError(f"{kname} is in {len(found)} graphs of {where}; name one: {choices}")
+    graphs = [g.id for g in result.graphs]
+    if graph_id and graph_id not in graphs:
+        raise UsageError(f"no graph {graph_id} in {where}; its graphs: {', '.join(graphs)}")
+    elsewhere = [f"{g.id}/{k.name}" for g in result.graphs for k in g.kernels if k.name == kname]
+    if elsewhere:  # the graph named has no such kernel, another has
+        raise UsageError(f"no kernel {kname} in graph {graph_id} in {where}; "
+                         f"it is in: {', '.join(elsewhere)}")
     names = sorted({k.name for g in result.graphs for k in g.kernels})
     close = difflib.get_close_matches(kname, names, n=CLOSE_MATCHES)
     hint = f"; close matches: {', '.join(close)}" if close else ""
