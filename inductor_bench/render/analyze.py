@@ -115,7 +115,7 @@ PIPELINED_SHARE = 1.0  # % of the wall in other steps' work above which the loop
 def _pipelined(r: AnalyzeResult, typical: dict[str, DeviceStep]) -> list[str]:
     """A line per device whose typical step spends a share of its wall running other steps'
     work: its busy counts the step's own work alone, so say how busy the device was with any."""
-    wall = steady_wall(r) if len(r.steps) > 1 else r.steps[0].wall_ms
+    wall = steady_wall(r)
     lines = []
     for dev, m in typical.items():
         if not is_host(dev) and fmt.share(m.other_work_ms, wall) > PIPELINED_SHARE:

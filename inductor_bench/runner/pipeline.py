@@ -5,6 +5,7 @@ happens in the user's model, what was measured before the failure is saved."""
 from __future__ import annotations
 
 import json
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -332,10 +333,9 @@ def _profile_all(
             cache_dir=Path(comp.cache_dir) if comp.cache_dir else run_dir / CACHE_DIR,
             standby=comp.standby,
         )
-    except BaseException as e:  # interrupted mid-graph: the phase ends as its graph did, not "done"
-        _ = [cm.__exit__(type(e), e, e.__traceback__) for cm, _ in open_phases.values()]
-        raise
-    _ = [cm.__exit__(None, None, None) for cm, _ in open_phases.values()]  # started, never reported
+    finally:  # a phase still open (interrupted mid-graph, or never reported) ends as the call did
+        for cm, _ in open_phases.values():
+            cm.__exit__(*sys.exc_info())
     return first_error
 
 
