@@ -95,7 +95,7 @@ def test_cpu_top_level_ops_per_iteration():
     addmm, gelu, unknown = g.kernels
     assert addmm == KernelStat(
         name="aten::addmm", category="extern_gemm", calls=approx(2 / 3), ms=approx(0.05 / 3),
-        samples_ms=approx([0.03, 0.02, 0.0]), aten_ops=["aten.t", "aten.addmm"],
+        samples_ms=approx([0.03, 0.02, 0.0]), aten_ops=["aten.addmm"],
         source_nodes=["linear", "linear_1"], file=None, launched_by=None)
     assert gelu == KernelStat(
         name="cpp_fused_gelu_0", category="cpp_pointwise", calls=approx(2 / 3),
@@ -294,7 +294,7 @@ def test_op_name(callee, op):
 
 def test_extern_origins_merge_repeated_calls():
     assert extern_origins(CPU_MODULE) == {
-        "aten::addmm": (["aten.t", "aten.addmm"], ["linear", "linear_1"])}
+        "aten::addmm": (["aten.addmm"], ["linear", "linear_1"])}  # its own op; the transpose's nodes kept
     assert extern_origins(None) == {}
 
 
@@ -351,10 +351,9 @@ def test_synthetic_cuda_kernels(cuda_graph):
     assert red.samples_ms == approx([0.020, 0.022, 0.024])
     assert (red.aten_ops, red.source_nodes) == (["aten.sum"], ["sum_1"])
     assert red.file == "graphs/0-forward/kernels/triton_red_fused_sum_3.py"
-    assert by_name["sm90_xmma_gemm_bf16bf16_"].aten_ops == ["aten.view", "aten.t", "aten.mm"]
+    assert by_name["sm90_xmma_gemm_bf16bf16_"].aten_ops == ["aten.mm"]  # the module: view, t, mm
     flash = by_name["void pytorch_flash::flas"]
-    assert flash.aten_ops == [
-        "aten.view", "aten.permute", "aten._scaled_dot_product_flash_attention"]
+    assert flash.aten_ops == ["aten._scaled_dot_product_flash_attention"]  # the module: view, permute, it
     assert flash.source_nodes == ["q", "k", "v", "scaled_dot_product_attention"]
     assert by_name["sm90_xmma_fprop_implicit"].source_nodes == ["transpose", "conv1d"]
     assert by_name["Memcpy HtoD (Pageable ->"].aten_ops == []
@@ -414,7 +413,7 @@ def test_recorded_cpu_kernels():
         "cpp_fused_gelu_native_layer_norm_0": ("cpp_reduction", 1.0),
     }
     addmm = next(k for k in fwd.kernels if k.name == "aten::addmm")
-    assert addmm.aten_ops == ["aten.t", "aten.addmm"]
+    assert addmm.aten_ops == ["aten.addmm"]  # the module lists aten.t with it
     assert addmm.source_nodes == ["input_1", "input_4"]
     bwd = _analyze_recorded(CPU_TRAIN / "0-backward")
     assert {k.name: (k.category, k.calls) for k in bwd.kernels} == {
@@ -424,7 +423,7 @@ def test_recorded_cpu_kernels():
         "cpp_fused_sum_1": ("cpp_reduction", 1.0),
     }
     mm = next(k for k in bwd.kernels if k.name == "aten::mm")
-    assert mm.aten_ops == ["aten.t", "aten.mm"]
+    assert mm.aten_ops == ["aten.mm"]
 
 
 @pytest.mark.slow

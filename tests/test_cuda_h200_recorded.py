@@ -297,3 +297,28 @@ def test_each_call_of_a_reused_triton_kernel_gets_its_own_time_and_line():
         assert [[ln.line for ln in s.origin.lines] for s in sites] == [
             [_model_line("self.fc2(")], [_model_line("self.proj(")]]
         assert [s.origin.modules for s in sites] == [["fc2"], ["proj"]]
+
+
+def test_an_extern_kernel_names_its_own_aten_op_not_those_lowered_beside_it(result):
+    """The H200 backward's module writes ``Original ATen: [aten.view, aten.gelu,
+    aten.gelu_backward, aten.t, aten.mm]`` above one of its extern ``mm`` calls: the GELU's
+    backward is a Triton kernel of its own. cuBLAS's kernels of every ``mm`` read as ``aten.mm``
+    (the saved record had them all as the ops of every ``mm`` call merged); the attention's
+    kernels as its own op."""
+    module = (RUN / "graphs" / "0-backward" / "module.py").read_text()
+    assert "Original ATen: [aten.view, aten.gelu, aten.gelu_backward, aten.t, aten.mm]" in module
+    by_op: dict[tuple[str, ...], int] = {}
+    for k in result.graph("0-backward").kernels:
+        if k.category.startswith("extern"):
+            by_op[tuple(k.aten_ops)] = by_op.get(tuple(k.aten_ops), 0) + 1
+    assert by_op == {("aten.mm",): 5, ("aten._scaled_dot_product_efficient_attention_backward",): 4}
+
+
+def test_an_extern_op_that_fuses_its_neighbours_keeps_all_of_them():
+    from inductor_bench.core.breakdown import own_aten_ops
+
+    listed = ["aten.native_layer_norm", "aten.t", "aten.addmm", "aten.gelu"]
+    assert own_aten_ops("aten::addmm", listed) == ["aten.addmm"]
+    assert own_aten_ops("aten::convolution_backward", ["aten.convolution_backward.default"]) == [
+        "aten.convolution_backward.default"]
+    assert own_aten_ops("mkldnn::_linear_pointwise", listed) == listed  # oneDNN's fused linear + GELU

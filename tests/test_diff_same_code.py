@@ -70,3 +70,40 @@ def test_without_its_modules_a_result_claims_nothing(tmp_path):
     base = write(tmp_path / "base.json", base_result())
     head = write(tmp_path / "head.json", _slow())
     assert run_cli([str(base), str(head), "--fail-on-regression", "5"]) == 1
+
+
+def test_another_torch_is_not_the_same_code_however_alike_its_modules(tmp_path, capsys):
+    """One module text under torch 2.5.1 and 2.14.1: each ran its own ATen and its own compiler,
+    so the 25% slower step is judged as measured, and the note says why nothing is same code."""
+    b, h = base_result(), _slow()
+    b.versions, h.versions = {"torch": "2.5.1"}, {"torch": "2.14.1"}
+    base, head = _run(tmp_path, "base", b), _run(tmp_path, "head", h, cache="cache-b")
+    assert run_cli([str(base), str(head), "--fail-on-regression", "5"]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert not out.startswith("SAME CODE") and "same code" not in out.split("warning")[0]
+    assert ("torch versions differ: base 2.5.1, head 2.14.1; the same source runs each one's own ATen and "
+            "compiler, so no kernel is judged the same code") in out
+    h.versions = {"torch": "2.5.1"}  # the same torch: the same code again
+    write(head / "breakdown.json", h)
+    assert run_cli([str(base), str(head), "--fail-on-regression", "5"]) == 0
+
+
+# synthetic, in the form torch 2.5 writes a C++ kernel: its prefix header by its path in the cache
+MODULE_25 = ("cpp_fused_gelu_0 = async_compile.cpp_pybinding(['float*'], '''\n"
+             '#include "/tmp/{cache}/vu/cvuvp4i7roujum4xemrf.h"\n'
+             'extern "C"  void  kernel(float* in_out_ptr0) {{ }}\n'
+             "''')\n\n\ndef call(args):\n    # kernel path: /tmp/{cache}/ab/cabc.py\n"
+             "    cpp_fused_gelu_0(buf0, buf1)\n")
+
+
+def test_a_torch_25_kernel_including_its_header_from_another_cache_is_the_same_code(tmp_path):
+    from inductor_bench.core.compiled_from import code_digest
+    from inductor_bench.core.rundir import load_breakdown
+
+    a, b = MODULE_25.format(cache="cache-a"), MODULE_25.format(cache="runs/other/cache")
+    assert a != b and code_digest(a) == code_digest(b)
+    assert code_digest(a) != code_digest(a.replace("cvuvp4i7", "dxxxp4i7"))  # another header: other code
+    base = _run(tmp_path, "base", base_result(), module=MODULE_25)
+    head = _run(tmp_path, "head", _slow(), module=MODULE_25, cache="runs/other/cache")
+    d = diff_results(load_breakdown(base), load_breakdown(head), code_dirs=(base, head))
+    assert d.status() == Outcome.SAME_CODE

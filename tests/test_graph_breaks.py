@@ -484,3 +484,29 @@ def test_a_script_that_exited_before_compiling_says_so_and_offers_no_factory():
                          "compiled function")
     assert gb.nothing_compiled("s.py", True, [], 0, [], {"torch_compile": ["f"], "exited": False}).endswith(
         "the compiled function never ran, or Dynamo skipped it (TORCH_LOGS=+dynamo says why)")
+
+
+def test_diff_across_torch_versions_takes_a_reworded_break_at_one_line_for_the_same_break():
+    """The same script's print under torch 2.5.1 (its logging artifact) and 2.6.0 (its
+    record): one break at one line, which each torch words its own way. Across the versions
+    diff lists it neither as new nor as gone; between two runs of one torch, a reason that
+    changed at one line is a change, and is listed."""
+    from inductor_bench.core.diff import diff_results
+    from inductor_bench.render.diff import render_diff
+
+    (old,) = _from_records("graph_break_script.py")
+    (new,) = gb.collect(gb.parse(p) for p in LOGGED_2_6["graph_break_script.py"]["artifacts"])
+    assert (old["file"], old["line"]) == (new["file"], new["line"]) and old["reason"] != new["reason"]
+    base = BreakdownResult.from_dict(json.loads(MEASURED.read_text()))
+    head = BreakdownResult.from_dict(json.loads(MEASURED.read_text()))
+    base.graph_breaks, head.graph_breaks = [old], [new]
+    base.versions, head.versions = {"torch": "2.5.1"}, {"torch": "2.6.0"}
+    (s,) = diff_results(base, head).sections
+    assert s.breaks_added == [] and s.breaks_removed == []
+    head.graph_breaks = [new, {**new, "line": new["line"] + 3}]  # one more break, at another line
+    (s,) = diff_results(base, head).sections
+    assert s.breaks_added == [head.graph_breaks[1]] and s.breaks_removed == []
+    head.versions = dict(base.versions)  # one torch: the reason at that line changed
+    d = diff_results(base, head)
+    assert d.sections[0].breaks_removed == [old] and len(d.sections[0].breaks_added) == 2
+    assert "graph break gone in head: graph_break_script.py" in render_diff(d)

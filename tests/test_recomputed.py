@@ -200,3 +200,21 @@ def test_a_cache_hit_keeps_the_mark():
     assert carried["nodes"]["addmm"][RECOMPUTED] is True and carried[RECOMPUTE_MARKED] is True
     assert RECOMPUTE_MARKED not in carry_over({**stored, RECOMPUTE_MARKED: False}, {})
     assert origin_of(["addmm"], carried["nodes"]).recomputed
+
+
+def test_the_views_say_a_kernel_called_at_several_places_counts_once_per_place():
+    """The recorded run calls two C++ kernels at two places each: the module view's kernels
+    column counts each call site (the rows' kernels add up to its total), and the note says so."""
+    from inductor_bench.core.results import BreakdownResult
+    from inductor_bench.render.breakdown import render_breakdown
+
+    r = BreakdownResult.from_dict(json.loads((RUN / "breakdown.json").read_text()))
+    places = sum(1 for g in r.measured() for s in g.sites if not s.extern)
+    assert places == 4
+    text = render_breakdown(r, by="module")
+    view = text.split("Time by module")[1].split("\n\n")[1]
+    rows = [ln for ln in view.splitlines() if ln.strip()[:1].isdigit()]
+    total = next(ln for ln in view.splitlines() if ln.startswith("total"))
+    assert sum(int(ln.split()[5]) for ln in rows) == int(total.split()[5]) == 24
+    assert ("counts each call where that call comes from: its time there, and one in that group's kernels "
+            "(the column's total counts it once per place).") in " ".join(text.split())

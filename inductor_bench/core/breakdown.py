@@ -297,9 +297,20 @@ def extern_origins(module: ModuleInfo | None) -> dict[str, tuple[list[str], list
         if op is None:
             continue
         aten, nodes = out.setdefault(op, ([], []))
-        aten.extend(a for a in call.aten_ops if a not in aten)
+        aten.extend(a for a in own_aten_ops(op, call.aten_ops) if a not in aten)
         nodes.extend(n for n in call.source_nodes if n not in nodes)
     return out
+
+
+def own_aten_ops(op: str, aten_ops: list[str]) -> list[str]:
+    """An extern call's own ATen ops: Inductor's ``Original ATen:`` comment above it lists those
+    of the nodes it was lowered with (torch 2.13: ``aten.native_layer_norm, aten.view, aten.t,
+    aten.addmm, aten.gelu`` above one GEMM, the layer norm and the GELU being other kernels), so
+    where the op it calls is among them, that op alone; else (a oneDNN op that fuses its
+    neighbours, ``mkldnn::_linear_pointwise``) all of them."""
+    own = op.replace("::", ".")
+    mine = [a for a in aten_ops if a == own or a.startswith(own + ".")]
+    return mine or list(aten_ops)
 
 
 def op_name(callee: str) -> str | None:

@@ -52,10 +52,21 @@ def comparability(base: Result, head: Result) -> tuple[list[str], list[str]]:
                          "the sums over its graphs (step, kernel time, categories) are not judged")
     if isinstance(base, CompareResult) and isinstance(head, CompareResult):
         notes += memory_kinds_differ(base, head)
-    bt, ht = base.versions.get("torch"), head.versions.get("torch")
-    if bt and ht and bt != ht:
-        notes.append(f"torch versions differ: base {bt}, head {ht}")
+    notes += [f"{d}; the same source runs each one's own ATen and compiler, so no kernel is "
+              "judged the same code" for d in runtimes_differ(base, head)]
     return problems, notes
+
+
+def runtimes_differ(base: Result, head: Result) -> list[str]:
+    """What of the torch and Triton each side ran differs (``torch versions differ: base 2.5.1,
+    head 2.14.1``): where it does, one source is not one code (its ATen, its compiler, the
+    headers a C++ kernel is built against are each side's own)."""
+    out = []
+    for lib in ("torch", "triton"):
+        b, h = base.versions.get(lib), head.versions.get(lib)
+        if b and h and b != h:
+            out.append(f"{lib} versions differ: base {b}, head {h}")
+    return out
 
 
 def memory_kinds_differ(base: CompareResult, head: CompareResult) -> list[str]:

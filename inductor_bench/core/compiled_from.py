@@ -122,12 +122,21 @@ def _base(path: str) -> str:
 
 
 _CACHE_PATH_LINE = re.compile(r"^\s*# kernel path: .*$", re.M)
+# torch 2.5's C++ kernels include their prefix header by its path in the cache
+# (``#include "/tmp/torchinductor_me/vu/cvuvp4i7....h"``); the file's name is its content's hash.
+_INCLUDE_DIR = re.compile(r'^(\s*#include\s+")/[^"\n]*/([^/"\n]+")', re.M)
+
+
+def cache_neutral(text: str) -> str:
+    """Compiled code less what names the cache it was written in: its ``# kernel path:``
+    comments, and the directories of the headers its C++ kernels include by absolute path."""
+    return _INCLUDE_DIR.sub(r"\1\2", _CACHE_PATH_LINE.sub("", text))
 
 
 def code_digest(module_text: str) -> str:
-    """A compiled module's code, less what names the cache it was written in (its ``# kernel
-    path:`` comments): two cold caches that generated the same code give the same digest."""
-    return hashlib.sha256(_CACHE_PATH_LINE.sub("", module_text).encode()).hexdigest()
+    """A compiled module's code, less what names the cache it was written in
+    (``cache_neutral``): two cold caches that generated the same code give the same digest."""
+    return hashlib.sha256(cache_neutral(module_text).encode()).hexdigest()
 
 
 def graph_codes(result: BreakdownResult, run_dir: Path | None = None,

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .categories import order as category_order
-from .comparable import comparability, sizes_differ, stopped_apart, unmeasured_modes
+from .comparable import comparability, runtimes_differ, sizes_differ, stopped_apart, unmeasured_modes
 from .compare import CompareResult, ModeResult, step_disturbances
 from .compiled_from import graph_codes, module_texts
 from .compiles import limits_one_side_only
@@ -146,7 +146,8 @@ def breakdown_section(
     again = recomputed(base), recomputed(head)
     if any(again) and recomputes_known(base) and recomputes_known(head):
         section.recomputed_ms = (recomputed_step_ms(base, again[0]), recomputed_step_ms(head, again[1]))
-    section.breaks_added, section.breaks_removed = one_side_only(base.graph_breaks, head.graph_breaks)
+    section.breaks_added, section.breaks_removed = one_side_only(base.graph_breaks, head.graph_breaks,
+                                                                  reworded=bool(runtimes_differ(base, head)))
     section.limits_added, section.limits_removed = limits_one_side_only(base.compiles, head.compiles)
     return _withhold_verdicts(section) if gaps or stopped_apart(base, head) else section
 
@@ -285,7 +286,10 @@ def _column_dir(m: ModeResult, code_dir: Path | None) -> Path | None:
 def _code_judged(s: SectionDiff, base: BreakdownResult, head: BreakdownResult,
                  code_dirs: tuple[Path | None, Path | None]) -> SectionDiff:
     """The same code for every graph: ``same_code_section``; else each kernel of one code on
-    both sides marked so (``one_code_kernels``)."""
+    both sides marked so (``one_code_kernels``); nothing so where the sides ran another torch
+    or Triton (``comparable.runtimes_differ``)."""
+    if runtimes_differ(base, head):
+        return s
     texts = (module_texts(base, code_dirs[0]), module_texts(head, code_dirs[1]))  # each read once
     if compiled_alike(base, head, s, texts):
         return same_code_section(s)

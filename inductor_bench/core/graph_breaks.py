@@ -2,7 +2,7 @@
 no torch).
 
 Each break Dynamo meets is a ``dynamo_graph_break_reason`` artifact of the structured trace
-(torch 2.13 and 2.14; the compile worker keeps their text), which reads::
+(torch 2.6 and later; the compile worker keeps their text), which reads::
 
     Graph break in user code at /path/model.py:16
     Graph Break Reason: Failed to handle graph break gracefully. Skipping the function and
@@ -147,13 +147,24 @@ def collect(breaks: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(out.values())
 
 
-def one_side_only(base: list[dict[str, Any]], head: list[dict[str, Any]]) -> tuple[list, list]:
+def one_side_only(base: list[dict[str, Any]], head: list[dict[str, Any]],
+                  reworded: bool = False) -> tuple[list, list]:
     """(the breaks only in head, those only in base). A break is the same on both sides when its
-    file's name and its reason are: a change above it moves its line."""
+    file's name and its reason are: a change above it moves its line. ``reworded``: the sides ran
+    other torch versions, which word one break otherwise (2.5's ``builtin: print [...]`` is
+    2.14's ``Dynamo does not know how to trace builtin operator `print```), so a break at the
+    same file and line is the same one too."""
     def key(b: dict[str, Any]) -> tuple[str, str]:
         return Path(b.get("file") or "").name, b.get("reason", "")
+
+    def at(b: dict[str, Any]) -> tuple[str, Any]:
+        return Path(b.get("file") or "").name, b.get("line")
     bk, hk = {key(b) for b in base}, {key(b) for b in head}
-    return [b for b in head if key(b) not in bk], [b for b in base if key(b) not in hk]
+    added, gone = [b for b in head if key(b) not in bk], [b for b in base if key(b) not in hk]
+    if not reworded:
+        return added, gone
+    a_at, g_at = {at(b) for b in added if b.get("file")}, {at(b) for b in gone if b.get("file")}
+    return [b for b in added if at(b) not in g_at], [b for b in gone if at(b) not in a_at]
 
 
 def noted(breaks: list[dict[str, Any]], autograd_graphs: list[str],

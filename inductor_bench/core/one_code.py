@@ -3,7 +3,8 @@
 Two runs' times of one kernel come from two processes, one after the other: where both ran one
 code, what differs is the processes (the machine's state, other work), never the kernel, and
 no verdict says faster or slower. A kernel is one code when both compiled modules define it
-with one source (a C++ kernel's source names no kernel, so a renamed one counts too), or, for
+with one source (a C++ kernel's source names no kernel, so a renamed one counts too; where it
+includes a header by its path in the cache, the header's name counts, not the cache's), or, for
 an extern op (``aten::addmm``: no source of its own in the module), when both graphs call it as
 often on the same counted bytes and FLOPs. Where a module is not there to read, nothing is
 claimed.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .compiled_from import cache_neutral
 from .modparse import parse_module
 from .results import BreakdownResult, KernelStat
 
@@ -22,7 +24,7 @@ class RunKernels:
     its measured kernel stats, by graph and name."""
 
     def __init__(self, result: BreakdownResult, module_texts: dict[str, str]) -> None:
-        self.sources = {gid: {n: k.source for n, k in parse_module(text).kernels.items()}
+        self.sources = {gid: {n: cache_neutral(k.source) for n, k in parse_module(text).kernels.items()}
                         for gid, text in module_texts.items()}
         self.stats = {(g.id, k.name): k for g in result.measured() for k in g.kernels}
 

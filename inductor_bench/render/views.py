@@ -255,7 +255,8 @@ def _total_row(total: float, us: list[Unit], two_roles: bool, by: str) -> list[s
 BUILT = (" (built there): the kernels of torch's own modules run by torch's own code (an nn.Sequential "
          "of torch layers) ran no line of the model; they count at the line that built their module.")
 REUSED = ("A kernel called at several places (one code for the same work in each layer) counts each "
-          "call where that call comes from.")
+          "call where that call comes from: its time there, and one in that group's kernels (the "
+          "column's total counts it once per place).")
 
 
 def _view_note(by: str, named_roots: bool = False) -> str:
