@@ -261,6 +261,9 @@ def test_calls_and_their_written_buffers():
         ("G['model']._modules['0']", "model.0"),
         ("G['model']", "model"),
         ("getattr(G['net'].layers, '0').fc", "net.layers.0.fc"),
+        # a name holding both quotes, as its repr quotes it (synthetic: Dynamo's getattr form)
+        ("getattr(L['self'].blocks, 'fc<1>&\"q\\'|s*_u_').inner", 'blocks.fc<1>&"q\'|s*_u_.inner'),
+        ("getattr(L['self'], \"it's\")", "it's"),
     ],
 )
 def test_module_path(raw, path):

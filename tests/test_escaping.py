@@ -110,3 +110,26 @@ def test_source_lines_in_a_markdown_table_are_code():
     assert '<td><code>h = self.layers[&quot;a|b&quot;](x)</code></td>' in html
     assert "<td><code>y = x**2 + z**2</code></td>" in html
     assert "<a " not in html and "<strong>" not in html
+
+
+def test_markdown_shows_names_as_written_not_as_emphasis():
+    """A frame's ``__getattr__``, an op's ``_scaled_dot_product...``, a module's ``a*b*c``, a
+    backslash, a ``~`` before each of two figures and an entity-like ``&lt;``: rendered as
+    CommonMark with GitHub's strikethrough, each reads as written; names inside a word keep
+    their underscores unescaped (``triton_poi_fused_add_0``)."""
+    names = ["torch/utils/_config_module.py(436): __getattr__", "fused: _scaled_dot_product_for_…",
+             "fc<1>&q'\\s*a*b*", "~35% ~40%", "x &lt; y", "triton_poi_fused_add_0"]
+    doc = new_doc("markdown")
+    doc.table([[n] for n in names], ["name"])
+    doc.paragraph(*names)
+    md = doc.render()
+    assert "| triton_poi_fused_add_0" in md
+    markdown_it = pytest.importorskip("markdown_it")
+    html = markdown_it.MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(md)
+    for tag in ("<strong>", "<em>", "<s>", "<del>"):
+        assert tag not in html, tag
+    import html as html_lib
+
+    cells = [html_lib.unescape(c) for c in re.findall(r"<td>(.*?)</td>", html)]
+    assert cells == names
+    assert html_lib.unescape(html).count("torch/utils/_config_module.py(436): __getattr__") == 2

@@ -58,6 +58,15 @@ def test_a_new_out_directory_is_claimed_by_one_run_only(tmp_path):
         new_run_dir("m", "default", out=out)
 
 
+def test_the_claim_of_an_out_directory_is_json_until_the_run_writes_its_own(tmp_path):
+    """compare writes no meta.json of its own: the claim it leaves is valid JSON saying what
+    claimed the directory, not an empty file."""
+    out = tmp_path / "cmp"
+    new_run_dir("m", "compare", out=out)
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["tool"] == "inductor-bench" and meta["status"] == "claimed" and meta["pid"] == os.getpid()
+
+
 def test_runs_started_together_never_share_a_directory(tmp_path):
     """Six processes claim one --out at once: exactly one gets it."""
     script = ("import sys\nfrom inductor_bench.runner.rundir import new_run_dir\n"

@@ -12,6 +12,7 @@ analysis time from what the compile worker recorded (``runner/sources.py``) and 
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -128,10 +129,24 @@ _DICT_MODULES = re.compile(r"\.__dict__\['_modules'\]")
 _GLOBAL = re.compile(r"(?<![\w.\]])G\['([^']+)'\]")
 
 
+# A name as Python's repr quotes it: in single quotes, or in double quotes where it holds a
+# single quote, with backslash escapes (a module named ``a'b"c`` is ``'a\\'b"c'``).
+_PY_STR = r"""('(?:[^'\\]|\\.)+'|"(?:[^"\\]|\\.)+")"""
+_GETATTR = re.compile(r"getattr\(([^()]*?),\s*" + _PY_STR + r"\)")
+
+
+def _unquoted(literal: str) -> str:
+    try:
+        return str(ast.literal_eval(literal))
+    except (ValueError, SyntaxError):
+        return literal[1:-1]
+
+
 def getattr_as_dots(raw: str) -> str:
-    """``getattr(L['self'].layers, '0')`` -> ``L['self'].layers.0``, nested ones too."""
-    while (m := re.search(r"getattr\(([^()]*?),\s*'([^']+)'\)", raw)) is not None:
-        raw = raw[: m.start()] + f"{m.group(1)}.{m.group(2)}" + raw[m.end() :]
+    """``getattr(L['self'].layers, '0')`` -> ``L['self'].layers.0``, nested ones too; a name
+    holding quotes as its repr writes it (``getattr(L['self'], 'fc"q\\'s')`` -> ``fc"q's``)."""
+    while (m := _GETATTR.search(raw)) is not None:
+        raw = raw[: m.start()] + f"{m.group(1)}.{_unquoted(m.group(2))}" + raw[m.end() :]
     return raw
 
 

@@ -181,8 +181,9 @@ class Doc:
 # names), and may hold anything. One policy per format: text keeps every line a line (a
 # newline in a name is a space, another control character U+FFFD), markdown also keeps
 # tables whole (``|`` escaped), code spans closed (fenced with more backticks than the name
-# holds) and HTML tags inert (``<`` as ``&lt;`` outside code spans, where GitHub would render
-# them); HTML escapes everything (``render/html.py``).
+# holds), and HTML tags, entities, emphasis and strikethrough inert outside code spans, where
+# GitHub would render them (``<`` as ``&lt;``; ``\\``, ``*``, ``~`` and a ``_`` at a word's edge
+# backslash-escaped); HTML escapes everything (``render/html.py``).
 
 _NEWLINES = re.compile(r"[\r\n\u2028\u2029]+")
 # the other control characters (a terminal's escape sequences, a tab, freed bytes a tracer wrote)
@@ -198,13 +199,32 @@ def one_line(s: str) -> str:
 
 
 def md_inert(s: str) -> str:
-    """Markdown text on one line with HTML tags inert; code spans kept as they are."""
+    """Markdown text on one line, read as written: HTML tags, entities, emphasis and
+    strikethrough inert (a frame's ``__getattr__``, a kernel's ``_scaled_dot...``, a model's
+    ``a*b``); code spans kept as they are."""
     out, at = [], 0
     for m in _CODE_SPAN.finditer(s):
-        out += [one_line(s[at : m.start()]).replace("<", "&lt;"), one_line(m[0])]
+        out += [_md_text(one_line(s[at : m.start()])), one_line(m[0])]
         at = m.end()
-    out.append(one_line(s[at:]).replace("<", "&lt;"))
+    out.append(_md_text(one_line(s[at:])))
     return "".join(out)
+
+
+# What markdown would read as markup in plain text: a backslash, emphasis (``*``; a run of
+# ``_`` but inside a word, where CommonMark takes it as letters: ``fused__relu``),
+# strikethrough, an entity.
+_MD_SPECIAL = re.compile(r"[\\\\*~]|_+")
+_ENTITY = re.compile(r"&(?=#?[0-9A-Za-z]+;)")
+_STRONG = ("\ue000", "\ue001")  # MarkdownDoc.strong's marks, ``**`` once rendered
+
+
+def _md_text(s: str) -> str:
+    def escaped(m: re.Match[str]) -> str:
+        before, after = s[m.start() - 1 : m.start()], s[m.end() : m.end() + 1]
+        if m[0][0] == "_" and before.isalnum() and after.isalnum():
+            return m[0]
+        return "".join("\\" + c for c in m[0])
+    return _ENTITY.sub("&amp;", _MD_SPECIAL.sub(escaped, s)).replace("<", "&lt;")
 
 
 _BLOCK_START = re.compile(r"^(\s*)(#|=+\s*$|-+\s*$)", re.M)
@@ -345,10 +365,15 @@ class MarkdownDoc(Doc):
         self.blocks.append("\n".join(f"<sub>{md_inert(ln)}</sub>{brk}" for ln in lines))
 
     def strong(self, s: str) -> str:
-        return f"**{s}**"
+        """Bold, marked by two private-use characters that escaping leaves alone and ``render``
+        writes as ``**``: the text inside is escaped as any other (``md_inert``)."""
+        return f"{_STRONG[0]}{s}{_STRONG[1]}"
 
     def alert(self, s: str) -> str:
         return self.strong(s)
+
+    def render(self) -> str:
+        return super().render().replace(_STRONG[0], "**").replace(_STRONG[1], "**")
 
     def code(self, s: str) -> str:
         return md_code(s)

@@ -62,7 +62,8 @@ def new_run_dir(name: str, mode: str, *, root: Path | str = "runs", out: Path | 
 
 def _claim(d: Path) -> Path:
     """``d`` made, or an empty ``d`` taken by creating its meta.json exclusively: of two runs
-    given the same --out at the same time, one gets it and the other is refused."""
+    given the same --out at the same time, one gets it and the other is refused. The claim is
+    JSON (``status: claimed``) until the run writes its own meta over it."""
     taken = errors.UsageError(f"--out {d}: already exists and is not empty (runs are never overwritten)")
     try:
         d.mkdir(parents=True)
@@ -71,12 +72,20 @@ def _claim(d: Path) -> Path:
             raise taken from None
     except OSError as e:
         raise WriteError(f"--out {d}: cannot create it ({e.strerror or e})") from None
+    claim = json.dumps({"tool": "inductor-bench", "status": "claimed", "pid": os.getpid(),
+                        "created": _dt.datetime.now().astimezone().isoformat(timespec="seconds")}, indent=1)
     try:
-        os.close(os.open(d / META_FILE, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        fd = os.open(d / META_FILE, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
     except FileExistsError:
         raise taken from None
     except OSError as e:
         raise WriteError(f"--out {d}: cannot write there ({e.strerror or e})") from None
+    try:  # valid JSON from the start: a run that writes no meta of its own (compare) keeps it
+        os.write(fd, claim.encode())
+    except OSError as e:
+        raise WriteError(f"--out {d}: cannot write there ({e.strerror or e})") from None
+    finally:
+        os.close(fd)
     return d
 
 
