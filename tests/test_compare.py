@@ -282,6 +282,13 @@ def recorded_default() -> dict:
     return next(m for m in json.loads(RECORDED.read_text())["modes"] if m["mode"] == "default")
 
 
+def _gate_md(r, gate_line) -> str:
+    """The gate's line as a markdown document renders it (its bold written out)."""
+    doc = new_doc("markdown")
+    doc.paragraph(gate_line(r, 10, doc))
+    return doc.render().strip()
+
+
 @pytest.mark.parametrize(
     "head_default, errors, why",
     [
@@ -310,7 +317,7 @@ def test_the_gate_gives_no_verdict_on_a_column_not_measured(head_default, errors
     line = f"head:default: {why}"
     assert [u.describe() for u in not_measured(r)] == [line]
     assert regressions(r, 0.0) == []
-    assert gate_line(r, 10, new_doc("markdown")) == f"{GATE_FAILS}{line} - no verdict without them"
+    assert _gate_md(r, gate_line) == f"{GATE_FAILS}{line} - no verdict without them"
     verdicts = model_verdicts(r)
     assert verdicts[-1] == f"not comparable: {line}"
     assert [v.split(":")[0] for v in verdicts] == ["head against base, eager", "not comparable"]
@@ -334,7 +341,7 @@ def test_the_gate_judges_columns_measured_on_both_sides():
 
     r = two_files({})
     assert not_measured(r) == []
-    assert gate_line(r, 10, new_doc("markdown")) == "**NO REGRESSION above the 10% gate**"
+    assert _gate_md(r, gate_line) == "**NO REGRESSION above the 10% gate**"
     assert exit_error(r, None, 10.0) is None
 
 

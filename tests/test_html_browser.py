@@ -274,3 +274,75 @@ def test_the_roofline_chart_draws_every_counted_kernel(browser, tmp_path):
     shot = tmp_path / "roofline.png"
     browser.screenshot(shot)
     assert shot.stat().st_size > 10_000
+
+
+GROUPS_JS = """
+return Array.from(document.querySelectorAll('table.g tbody')).map(function (b) {
+  return Array.from(b.rows).map(function (r) { return r.cells[0].textContent + '|' +
+    r.cells[r.cells.length - 1].textContent; }); });
+"""
+
+
+@needs_browser
+def test_sorting_moves_a_groups_rows_together(browser, tmp_path):
+    """`--by module`: sorting by "ms" reorders the groups, each with its "+ module" rows right
+    after its first row, and the total stays last."""
+    from selenium.webdriver.common.by import By
+
+    from .test_html import run
+
+    page = tmp_path / "by-module.html"
+    run(["report", str(RUNS / "cpu_checkpoint_train"), "--by", "module", "--html", str(page)])
+    browser.open(page)
+    d = browser.driver
+    before = d.execute_script(GROUPS_JS)
+    assert sum(len(g) > 1 for g in before) == 5 and sum(map(len, before)) == 12 + 6
+    table = d.find_element(By.CSS_SELECTOR, "table.g")
+    header = table.find_elements(By.CSS_SELECTOR, "thead th")[1]
+    header.click()
+    header.click()  # ascending: the smallest group first
+    after = d.execute_script(GROUPS_JS)
+    assert sorted(after) == sorted(before) and after != before
+    ms = [float(td.text) for td in table.find_elements(By.CSS_SELECTOR, "tbody tr:first-child td:nth-child(2)")]
+    assert ms == sorted(ms)
+    rows = [r.text for r in table.find_elements(By.CSS_SELECTOR, "tbody tr")]
+    for group in after:  # in the page's row order, each member right after its group's rows
+        at = next(i for i, r in enumerate(rows) if r.startswith(group[0].split("|")[0] + " "))
+        assert [r.split()[-1] for r in rows[at:at + len(group)]] == [g.split()[-1] for g in group]
+    assert table.find_element(By.CSS_SELECTOR, "tfoot td").text == "total"
+
+
+RUNS = ROOFLINE.parent.parent / "runs"
+CLIPPED_JS = """
+return Array.from(document.querySelectorAll('svg.chart')).filter(function (s) {
+  return !s.querySelector('circle'); }).map(function (s) {
+  var w = s.viewBox.baseVal.width, out = [];
+  s.querySelectorAll('text').forEach(function (t) { var q = t.getBBox();
+    if (q.x < 0 || q.x + q.width > w) out.push(t.textContent); });
+  return out; }).reduce(function (a, b) { return a.concat(b); }, []);
+"""
+SCROLLED_JS = """
+return Array.from(document.querySelectorAll('div.scroll')).filter(function (d) {
+  return d.scrollWidth > d.clientWidth + 1; }).length;
+"""
+
+
+@needs_browser
+def test_labels_fit_their_charts_and_tables_use_the_window(browser, tmp_path):
+    """A 42-character Triton name is drawn whole inside its chart; in a 1400 px window the
+    H200 breakdown's tables (kernel names, sources, files) need no horizontal scrolling."""
+    from .test_html import run
+
+    trace = ROOFLINE.parent.parent / "hta" / "negative_queue_length_values_check_rank0.json.gz"
+    pages = {"analyze": ["analyze", str(trace)], "h200": ["report", str(RUNS / "cuda_h200_transformer_train")]}
+    for name, argv in pages.items():
+        run([*argv, "--html", str(tmp_path / f"{name}.html")])
+    browser.driver.set_window_size(1400, 900)
+    try:
+        browser.open(tmp_path / "analyze.html")
+        assert "</title>triton__0d1d2d3d4d5d6d7d8d9d10d11d12d13d14</text>" in (tmp_path / "analyze.html").read_text()
+        assert browser.driver.execute_script(CLIPPED_JS) == []
+        browser.open(tmp_path / "h200.html")
+        assert browser.driver.execute_script(SCROLLED_JS) == 0
+    finally:
+        browser.driver.set_window_size(1100, 900)

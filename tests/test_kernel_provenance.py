@@ -127,4 +127,4 @@ def test_a_relative_file_inside_is_linked():
     k = KernelStat(name=NAME, category="triton_pointwise", calls=1, ms=0.5, file=REL)
     g = GraphResult(id="0-forward", role="forward", frame_id=0, kernels=[k], wall_ms=1.0, kernel_ms=0.5)
     page = render_breakdown(BreakdownResult(model="m", device="cuda", graphs=[g]), "html")
-    assert f'<a href="{REL}">{REL}</a>' in page
+    assert f'<a href="{REL}">{REL}</a>' in page.replace("<wbr>", "")  # a long cell may break at its /

@@ -86,7 +86,7 @@ def _kernel_bar(u: Unit, step_wall: float, kernel_total: float) -> Bar:
         full=k.name + u.site_mark,
         note=f"max gain {fmt.pct(fmt.share(u.ms, step_wall))}",
         tip=(
-            f"graph {u.graph.id} · {fmt.count(u.calls)} calls · {fmt.pct(fmt.share(u.ms, kernel_total))} of "
+            f"graph {u.graph.id} · {fmt.calls(u.calls)} · {fmt.pct(fmt.share(u.ms, kernel_total))} of "
             f"kernel time" + (f"\n{_ops(k)}" if _ops(k) else "")
         ),
     )
@@ -186,7 +186,7 @@ def analyze_top(r: AnalyzeResult, top: int) -> Chart | None:
             [Segment(k.total_ms / n, k.category, label(k.category))],
             full=k.name,
             note=fmt.pct(fmt.share(k.total_ms, total)),
-            tip=f"{k.device} · {fmt.count(round(k.calls / n, 2))} calls per step"
+            tip=f"{k.device} · {fmt.calls(round(k.calls / n, 2))} per step"
             + (f"\nlaunched by {k.launched_by}" if k.launched_by else ""),
         )
         for k in r.kernels[:top]

@@ -76,6 +76,11 @@ def count(c: float) -> str:
     return f"{c:g}" if c == int(c) else f"{c:.2f}"
 
 
+def calls(c: float) -> str:
+    """``1 call``, ``3 calls``, ``0.50 calls``."""
+    return f"{count(c)} call" + ("" if c == 1 else "s")
+
+
 def number(v: float | None, spec: str) -> str:
     return DASH if v is None else format(v, spec)
 

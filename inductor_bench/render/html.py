@@ -19,12 +19,28 @@ from .roofline_svg import Scatter, scatter_figure
 
 _OPEN, _CLOSE = "\ue000", "\ue001"
 _PLACEHOLDER = re.compile(f"{_OPEN}(\\d+){_CLOSE}")
-# Trailing rows that sum up the rows above stay at the foot of a table when it is sorted.
-FOOT_ROWS = ("total", "step", "median")
+# Trailing rows that sum up the rows above (``total``, ``total (profiled)``, ``steady mean (2 left
+# out)``, the ``step`` or ``script`` of a breakdown) or stand for what the table leaves out (``(in no
+# op: Python between ops)``, ``12 other ops``, ``… 3 more groups``) stay at the foot of a table when
+# it is sorted. Matched against the row's first cell, or any cell for the ``…`` of a cut table.
+FOOT_ROWS = re.compile(r"^(total|steady mean)\b|^(step|script|median)$|^\(in no op\b|^\d+ other \w+$")
+CUT_ROW = "… "
+# A group's further members (by-module and by-line views): "+ name", the other leading cells empty.
+MEMBER = "+ "
 # Longer cells (fused kernel names, op lists) may wrap; the others keep to one line.
 LONG_CELL = 40
-# A cell that is a number (with a sign, a unit or a percent) is right-aligned.
-_NUMBER = re.compile(r"^[+\-±]?\d[\d,]*(\.\d+)?(e[+-]?\d+)?( ?(%|x|ms|µs|s|MiB|GB|MB|pp))?(\s.*)?$|^-$")
+# A cell that is a number is right-aligned: a value (``~`` for an estimate), a fraction (``27/34``)
+# or a change (``1 -> 14``), a unit, then a spread (``±2.1%``), an interval (``[1.1x-1.2x]``) and a
+# word in brackets. A shape list (``512, 64x512``) or a name with a number (``0 (FFTMix)``) is text.
+_VALUE = r"[~≈<>]?[+\-±]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[+-]?\d+)?"
+_UNIT = r" ?(?:%|x|pp|ms|µs|us|ns|s|[kKMGT]i?B|[kMGT]?FLOP(?:/s)?|GB/s|FLOP/B)"
+_ANNOT = r" (?:±\S+|\[[^\]]*\])"
+_NUMBER = re.compile(
+    rf"^{_VALUE}(?:/\d+| -> {_VALUE})?(?:(?:{_UNIT}|{_ANNOT})(?:{_ANNOT})*(?: \(.*\))?)?$|^-$")
+# A word where a number column has no number (``ok``, ``skipped``, ``new``) keeps it right-aligned.
+_WORD = re.compile(r"^[a-z][a-z/ -]{0,11}$")
+# Where a long identifier may break: after ``_ . / , :`` (``triton_poi_fused_add_0``, ``blocks.0.up``).
+_BREAK = re.compile(r"(?<=[_./,:])(?=[^\s_./,:])")
 _URL = re.compile(r"https://[\w.-]+(/[\w./%#?=&;-]*)?(?<![.;])")
 
 
@@ -78,14 +94,9 @@ class HtmlDoc(Doc):
 
     def _table(self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None) -> str:
         width = max([len(headers)] + [len(r) for r in rows])
+        plain = [[self._plain(c) for c in r] for r in rows]
         if align is None:
-            align = tuple(
-                "right"
-                if any(r[i : i + 1] and r[i] for r in rows)
-                and all(_NUMBER.match(self._plain(r[i])) for r in rows if i < len(r) and r[i])
-                else "left"
-                for i in range(width)
-            )
+            align = tuple(_column_align([r[i] for r in plain if i < len(r) and r[i]]) for i in range(width))
         cls = ["" if a != "right" else ' class="r"' for a in align] + [""] * width
 
         def cells(row: list[str], tag: str) -> str:
@@ -93,16 +104,21 @@ class HtmlDoc(Doc):
             for i, c in enumerate(row):
                 wraps = tag == "td" and not cls[i] and len(self._plain(c)) > LONG_CELL
                 attr = ' class="w"' if wraps else cls[i]
-                out.append(f"<{tag}{attr}>{self._html(c)}</{tag}>")
+                out.append(f"<{tag}{attr}>{_breakable(self._html(c)) if wraps else self._html(c)}</{tag}>")
             return "".join(out)
 
         foot = len(rows)
-        while foot > 1 and rows[foot - 1] and self._plain(rows[foot - 1][0]) in FOOT_ROWS:
+        while foot > 1 and _foot_row(plain[foot - 1]):
             foot -= 1
-        out = ['<div class="scroll"><table>']
-        out.append(f"<thead><tr>{cells(headers, 'th')}</tr></thead><tbody>")
-        out += [f"<tr>{cells(r, 'td')}</tr>" for r in rows[:foot]]
-        out.append("</tbody>")
+        groups = _groups(plain[:foot])
+        grouped = any(len(g) > 1 for g in groups)
+        out = ['<div class="scroll"><table class="g">' if grouped else '<div class="scroll"><table>']
+        out.append(f"<thead><tr>{cells(headers, 'th')}</tr></thead>")
+        if grouped:  # one body per group: sorting moves a group's rows together
+            out += ["<tbody>" + "".join(f"<tr>{cells(rows[i], 'td')}</tr>" for i in g) + "</tbody>"
+                    for g in groups]
+        else:
+            out += ["<tbody>", *(f"<tr>{cells(r, 'td')}</tr>" for r in rows[:foot]), "</tbody>"]
         if foot < len(rows):
             out.append("<tfoot>" + "".join(f"<tr>{cells(r, 'td')}</tr>" for r in rows[foot:]) + "</tfoot>")
         out.append("</table></div>")
@@ -187,6 +203,36 @@ class HtmlDoc(Doc):
         if not plain_file_path(href):
             return self._frag(self._html(text), self._plain(text))
         return self._frag(f'<a href="{html.escape(url_of(href))}">{self._html(text)}</a>', self._plain(text))
+
+
+def _column_align(texts: list[str]) -> str:
+    """Right for a column of numbers (a dash or a word such as ``ok`` among them), else left."""
+    numbers = [t for t in texts if _NUMBER.match(t)]
+    if numbers and all(_NUMBER.match(t) or _WORD.match(t) for t in texts):
+        return "right"
+    return "left"
+
+
+def _foot_row(row: list[str]) -> bool:
+    return bool(row) and (bool(FOOT_ROWS.match(row[0])) or any(c.startswith(CUT_ROW) for c in row))
+
+
+def _groups(rows: list[list[str]]) -> list[list[int]]:
+    """Row numbers by group: a member row ("+ name" after empty cells) goes with the row above."""
+    groups: list[list[int]] = []
+    for i, row in enumerate(rows):
+        lead = next((c for c in row if c), "")
+        if groups and not row[0] and lead.startswith(MEMBER):
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
+def _breakable(markup: str) -> str:
+    """A wrapping cell's text with break opportunities (``<wbr>``) after the separators of long
+    identifiers, so it wraps between their parts and not inside one; tags are left alone."""
+    return re.sub(r"(<[^>]*>)|([^<]+)", lambda m: m[1] or _BREAK.sub("<wbr>", m[2]), markup)
 
 
 FORMATS[HTML] = HtmlDoc

@@ -90,7 +90,8 @@ STYLE = """
 *{box-sizing:border-box}
 body{margin:0;background:var(--bg);color:var(--fg);font:14px/1.45 system-ui,-apple-system,
 "Segoe UI",Roboto,"DejaVu Sans",sans-serif}
-main{max-width:1100px;margin:0 auto;padding:16px 24px 48px}
+main{max-width:2400px;margin:0 auto;padding:16px 24px 48px}
+p:not(.lines){max-width:75em}
 h1{font-size:22px;margin:8px 0 12px}h2{font-size:17px;margin:28px 0 8px;
 border-bottom:1px solid var(--line);padding-bottom:4px}
 p,ul{margin:8px 0}a{color:var(--link)}
@@ -103,9 +104,12 @@ display:inline-block}.caption{margin:16px 0 4px;font-weight:600}
 .scroll{overflow-x:auto;margin:6px 0}
 table{border-collapse:collapse;font-size:13px}
 th,td{padding:3px 10px;border-bottom:1px solid var(--line);text-align:left;white-space:nowrap}
-td.w{white-space:normal;overflow-wrap:anywhere;min-width:18em}
+td.w{white-space:normal;overflow-wrap:break-word;min-width:18em}
 th{font-weight:600;position:relative}td.r,th.r{text-align:right;font-variant-numeric:tabular-nums}
-tbody tr:nth-child(even){background:var(--row)}tfoot td{font-weight:600;border-top:2px solid var(--line)}
+tbody tr:nth-child(even){background:var(--row)}
+.g tbody tr:nth-child(even){background:none}.g tbody:nth-of-type(even) tr{background:var(--row)}
+.g tbody tr:not(:last-child) td{border-bottom-color:transparent}
+tfoot td{font-weight:600;border-top:2px solid var(--line)}
 .js th{cursor:pointer;user-select:none}.js th:hover{color:var(--link)}
 th[aria-sort=ascending]::after{content:" \\25B4"}th[aria-sort=descending]::after{content:" \\25BE"}
 figure{margin:18px 0 10px}figcaption{font-weight:600;margin-bottom:4px}
@@ -124,7 +128,8 @@ footer{margin-top:32px;color:var(--muted);font-size:12px}
 """
 
 # Sort a table by a header click (numbers by value, units µs/ms/s understood; a third click
-# restores the order); show a bar's <title> as a tooltip at once. The page reads the same
+# restores the order; a table of groups, one <tbody> each, sorts its groups by their first
+# rows); show a bar's <title> as a tooltip at once. The page reads the same
 # without it: the tables are plain HTML and the charts plain SVG with native <title> tips.
 SCRIPT = r"""
 (function(){
@@ -133,16 +138,18 @@ var U={'µs':1e-3,'us':1e-3,'ms':1,'s':1e3};
 function key(t){var m=/^\s*([+-]?\d[\d,]*\.?\d*(?:e[+-]?\d+)?)\s*(µs|us|ms|s)?\b/i.exec(t);
  if(!m)return null;var v=parseFloat(m[1].replace(/,/g,''));return m[2]?v*U[m[2]]:v;}
 document.querySelectorAll('table').forEach(function(tb){
- var body=tb.tBodies[0];if(!body)return;var orig=Array.prototype.slice.call(body.rows);
+ var body=tb.tBodies[0];if(!body)return;var g=tb.tBodies.length>1;
+ var orig=Array.prototype.slice.call(g?tb.tBodies:body.rows);
  tb.querySelectorAll('thead th').forEach(function(th,i){th.addEventListener('click',function(){
   var s=th.getAttribute('aria-sort'),next=s==='descending'?'ascending':s==='ascending'?'':'descending';
   tb.querySelectorAll('thead th').forEach(function(h){h.removeAttribute('aria-sort');});
   var rows=orig.slice();
+  function cell(r){r=g?r.rows[0]:r;return r.cells[i]?r.cells[i].textContent:'';}
   if(next){th.setAttribute('aria-sort',next);var d=next==='ascending'?1:-1;
-   rows.sort(function(a,b){var x=a.cells[i]?a.cells[i].textContent:'',y=b.cells[i]?b.cells[i].textContent:'';
+   rows.sort(function(a,b){var x=cell(a),y=cell(b);
     var p=key(x),q=key(y);if(p!==null&&q!==null)return d*(p-q);if(p!==null)return -1;if(q!==null)return 1;
     return d*x.localeCompare(y);});}
-  rows.forEach(function(r){body.appendChild(r);});});});});
+  rows.forEach(function(r){if(g)tb.insertBefore(r,tb.tFoot);else body.appendChild(r);});});});});
 var tip=document.createElement('div');tip.id='tip';document.body.appendChild(tip);
 document.querySelectorAll('svg.chart [data-tip], svg.chart title').forEach(function(t){
  if(t.tagName==='title'){t.parentNode.setAttribute('data-tip',t.textContent);t.remove();}});

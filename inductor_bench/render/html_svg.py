@@ -9,7 +9,7 @@ import html
 import math
 
 from .doc import Bar, Chart
-from .format import shorten
+from .format import ms, shorten
 from .html_page import series_class
 
 WIDTH = 760  # px; the SVG scales down on a narrower screen
@@ -17,10 +17,19 @@ ROW = 18  # bar height
 GAP = 6  # between bars
 TOP = 6
 AXIS = 38  # tick labels and the axis title under the bars
-CHAR = 7.0  # px per character of 12 px sans-serif text, a safe average
-MAX_LABEL = 300  # px of row label, longer ones cut in the middle (the tooltip has them whole)
+FONT = 12  # px, the charts' text
+MAX_LABEL = 320  # px of row label, longer ones cut in the middle (the tooltip has them whole)
 MAX_NOTE = 170
 TICKS = 5
+# The advance of each printable ASCII character (space to ~) in DejaVu Sans, in hundredths of
+# an em: the widest of the usual sans-serif faces (what system-ui is on Linux), so a label sized
+# with it fits in any of them. Any other character counts as a whole em.
+_ADVANCE = (
+    32, 40, 46, 84, 64, 95, 78, 27, 39, 39, 50, 84, 32, 36, 32, 34, 64, 64, 64, 64, 64, 64, 64, 64,
+    64, 64, 34, 34, 84, 84, 84, 53, 100, 68, 69, 70, 77, 63, 58, 77, 75, 29, 29, 66, 56, 86, 75, 79,
+    60, 79, 69, 63, 61, 73, 68, 99, 69, 61, 69, 39, 34, 39, 84, 50, 50, 61, 63, 55, 63, 62, 35, 63,
+    63, 28, 28, 58, 28, 97, 63, 61, 63, 63, 41, 52, 39, 63, 59, 82, 59, 59, 52, 64, 34, 64, 84,
+)
 
 
 def _e(s: str) -> str:
@@ -29,6 +38,33 @@ def _e(s: str) -> str:
 
 def _num(v: float) -> str:
     return f"{v:.1f}".rstrip("0").rstrip(".")
+
+
+def text_width(s: str, px: float = FONT) -> float:
+    """The width of ``s`` in px, at ``px`` px, by the widest common face (``_ADVANCE``)."""
+    return sum(_ADVANCE[o - 32] if 32 <= (o := ord(c)) < 127 else 100 for c in s) * px / 100
+
+
+def fit(s: str, px: float) -> str:
+    """``s``, cut in the middle (``format.shorten``) until it is at most ``px`` wide."""
+    n = len(s)
+    while n > 4 and text_width(shorten(s, n)) > px:
+        n -= 1
+    return shorten(s, n)
+
+
+def value_text(v: float, unit: str) -> str:
+    """A value as the tables print it, by the chart's unit: ms as in the breakdown tables
+    (``format.ms``), seconds with two decimals, anything else to 4 significant figures; never
+    in scientific notation."""
+    first = unit.split()[0] if unit else ""
+    sign = "-" if v < 0 else ""
+    if first == "ms":
+        return sign + ms(abs(v))
+    if first in ("s", "seconds"):
+        return f"{v:.2f}"
+    digits = 3 - math.floor(math.log10(abs(v))) if v else 0
+    return f"{v:,.{max(digits, 0)}f}"
 
 
 def nice_step(span: float, n: int = TICKS) -> float:
@@ -85,9 +121,9 @@ def legend(c: Chart) -> str:
 
 
 def svg(c: Chart) -> str:
-    chars = min(int(MAX_LABEL / CHAR), max((len(b.label) for b in c.bars), default=4))
-    label_w = chars * CHAR + 10
-    note_w = min(MAX_NOTE, max((len(b.note) for b in c.bars), default=0) * CHAR + 8)
+    names = [fit(b.label, MAX_LABEL) for b in c.bars]
+    label_w = max((text_width(n) for n in names), default=0.0) + 12  # 6 px either side
+    note_w = min(MAX_NOTE, max((text_width(b.note) for b in c.bars), default=0.0) + 8)
     x0, x1 = label_w, WIDTH - note_w - 8
     lo, hi, step = _domain(c)
 
@@ -109,7 +145,7 @@ def svg(c: Chart) -> str:
         out.append(_text(xv, bottom + 13, _tick_label(v, step), "tick", "middle"))
     out.append(_text(_num((x0 + x1) / 2), bottom + 31, _e(c.unit), "tick", "middle"))
     for i, b in enumerate(c.bars):
-        out.append(_row(b, c, TOP + i * (ROW + GAP), x, x0, x1, chars))
+        out.append(_row(b, names[i], c, TOP + i * (ROW + GAP), x, x0, x1))
     out.append("</svg>")
     return "".join(out)
 
@@ -120,9 +156,8 @@ def _text(x: str | float, y: str | float, content: str, cls: str = "", anchor: s
     return f'<text x="{x}" y="{y}" dy="0.35em"{attrs}>{content}</text>'
 
 
-def _row(b: Bar, c: Chart, y: float, x, x0: float, x1: float, chars: int) -> str:
+def _row(b: Bar, name: str, c: Chart, y: float, x, x0: float, x1: float) -> str:
     mid = _num(y + ROW / 2)
-    name = shorten(b.label, chars)
     tip = (b.full or b.label) + (f"\n{b.tip}" if b.tip else "")
     parts = ['<g class="faint">' if b.faint else "<g>"]
     parts.append(_text(_num(x0 - 6), mid, f"<title>{_e(tip)}</title>{_e(name)}", "", "end"))
@@ -134,7 +169,8 @@ def _row(b: Bar, c: Chart, y: float, x, x0: float, x1: float, chars: int) -> str
         else:
             a, neg = neg, neg + s.value
             left, right = x(neg), x(a)
-        what = f"{b.label}\n{s.label or s.series}: {s.value:,.4g} {c.unit}" + (f"\n{b.tip}" if b.tip else "")
+        value = f"{value_text(s.value, c.unit)} {c.unit}"
+        what = f"{b.full or b.label}\n{s.label or s.series}: {value}" + (f"\n{b.tip}" if b.tip else "")
         parts.append(
             f'<rect class="b {series_class(s.series)}" x="{_num(left)}" y="{_num(y)}" '
             f'width="{_num(max(right - left, 0.0))}" height="{ROW}"><title>{_e(what)}</title></rect>'
@@ -144,8 +180,8 @@ def _row(b: Bar, c: Chart, y: float, x, x0: float, x1: float, chars: int) -> str
         top, bot = _num(y + 3), _num(y + ROW - 3)
         parts.append(
             f'<path class="wh" d="M{lo} {mid}H{hi}M{lo} {top}V{bot}M{hi} {top}V{bot}" fill="none">'
-            f"<title>{_e(c.whisker or 'spread')}: {b.spread[0]:,.4g} to {b.spread[1]:,.4g} "
-            f"{_e(c.unit)}</title></path>"
+            f"<title>{_e(c.whisker or 'spread')}: {value_text(b.spread[0], c.unit)} to "
+            f"{value_text(b.spread[1], c.unit)} {_e(c.unit)}</title></path>"
         )
     if b.note:
         parts.append(_text(_num(x1 + 8), mid, _e(b.note)))

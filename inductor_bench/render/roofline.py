@@ -266,6 +266,15 @@ def _roofs(c: Ceilings | None, roof: Roofline) -> list[Roof]:
     return out
 
 
+def roofline_title(roofs: list[Roof]) -> str:
+    """The chart's caption, naming the ceilings it draws: measured (solid), datasheet (dashed)."""
+    measured, datasheet = any(not x.dashed for x in roofs), any(x.dashed for x in roofs)
+    if measured:
+        dashed = " (datasheet dashed)" if datasheet else ""
+        return f"Roofline: each kernel against the measured ceilings{dashed}"
+    return "Roofline: each kernel against the datasheet's ceilings (dashed)" if datasheet else "Roofline"
+
+
 def roofline_chart(r: BreakdownResult) -> Scatter | None:
     if r.roofline is None:
         return None
@@ -278,11 +287,14 @@ def roofline_chart(r: BreakdownResult) -> Scatter | None:
                f"{fmt.number(roof.tflops, '.3g')} TFLOP/s · {fmt.pct(roof.pct)} of peak · "
                f"{bound_words(roof, k)}")
         pts.append(Point(tip, k.category, k.ms, roof.intensity, roof.tflops, roof.pct))
+    roofs = _roofs(ceilings_of(r), r.roofline)
     return Scatter(
-        "Roofline: each kernel against the measured ceilings (datasheet dashed)",
+        roofline_title(roofs),
         pts,
-        _roofs(ceilings_of(r), r.roofline),
-        note="A circle's area is the kernel's time. Hollow circles at the left: kernels without "
-        "a FLOP count, at their share of the bandwidth ceiling.",
+        roofs,
+        note="A circle's area is the kernel's time." + (
+            " Pale circles in the strip at the left: kernels without a FLOP count, at their share of the "
+            "bandwidth ceiling." if any(p.intensity is None and p.pct for p in pts)
+            and any(not x.dashed for x in roofs) else ""),
         legend={c: label(c) for c in sorted(cats, key=lambda c: (order(c), c))},
     )

@@ -2,7 +2,7 @@
 log-log axes (arithmetic intensity in FLOP/byte across, TFLOP/s up), the measured ceilings as
 solid lines and the datasheet's dashed, each kernel a circle whose area is its time, coloured by
 its category, with a tooltip. Kernels without a FLOP count (generated pointwise and reduction
-kernels) have no intensity: they stand in a strip at the left edge, drawn hollow, at the height
+kernels) have no intensity: they stand in a strip at the left edge, drawn pale (filled at 30%), at the height
 of their share of the bandwidth ceiling, so a point's distance below the roof is still its
 % of peak."""
 

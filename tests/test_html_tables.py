@@ -1,0 +1,192 @@
+"""The HTML page's tables and chart labels, without a browser: a group's rows (by-module and
+by-line views) share one ``<tbody>`` so sorting moves them together, summary rows stay in the
+``<tfoot>``, a column is aligned by what its cells are, long names wrap between their parts,
+chart tooltips print numbers as the tables do, and the roofline's caption and note say what is
+drawn. ``test_html_browser.py`` checks the same pages in Chromium."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from inductor_bench.render.doc import Bar, Chart, Segment, new_doc
+from inductor_bench.render.html_page import STYLE
+from inductor_bench.render.html_svg import MAX_LABEL, svg, text_width
+from inductor_bench.render.roofline import roofline_title
+from inductor_bench.render.roofline_svg import Roof
+
+from .conftest import FIXTURES
+from .test_html import run
+
+RUNS = FIXTURES / "runs"
+TAG = re.compile(r"<[^>]+>")
+
+
+def text(markup: str) -> str:
+    return html.unescape(TAG.sub("", markup)).strip()
+
+
+def cells(row: str) -> list[str]:
+    return [text(c) for c in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row, re.S)]
+
+
+def table_after(page: str, heading: str) -> str:
+    """The first table after the heading that starts with ``heading``."""
+    at = page.index(f"<h2>{heading}")
+    return re.search(r"<table[^>]*>.*?</table>", page[at:], re.S)[0]
+
+
+def foot(table: str) -> list[list[str]]:
+    part = re.search(r"<tfoot>(.*?)</tfoot>", table, re.S)
+    return [cells(r) for r in re.findall(r"<tr>(.*?)</tr>", part[1], re.S)] if part else []
+
+
+def one_table(rows: list[list[str]], headers: list[str]) -> str:
+    doc = new_doc("html")
+    doc.table(rows, headers)
+    return doc.render().split("<main>")[1]
+
+
+# -- groups ------------------------------------------------------------------------------------
+
+
+def test_a_groups_member_rows_share_its_body(tmp_path):
+    """`--by module`: each "+ module" row is in the <tbody> of its group's first row, one body
+    per group, so a sort (which moves bodies) cannot split a group."""
+    page = run(["report", str(RUNS / "cpu_checkpoint_train"), "--by", "module", "--format", "html"])
+    table = table_after(page, "Time by module")
+    assert table.startswith('<table class="g">')
+    bodies = re.findall(r"<tbody>(.*?)</tbody>", table, re.S)
+    groups = [[cells(r) for r in re.findall(r"<tr>(.*?)</tr>", b, re.S)] for b in bodies]
+    assert [g[0][0] for g in groups] == [str(i) for i in range(1, 13)]  # one body per numbered group
+    members = [row for g in groups for row in g[1:]]
+    assert len(members) == 6 and all(m[0] == "" and m[-1].startswith("+ ") for m in members)
+    assert all(row[0] for g in groups for row in g[:1])  # no body starts with a member row
+    five = groups[4]
+    assert [r[-1] for r in five] == ["blocks.1 (Block)", "+ blocks.1.up (Linear)"]
+    assert foot(table)[0][:2] == ["total", "17.872"]
+
+
+def test_a_table_without_groups_keeps_one_body():
+    table = one_table([["a", "1"], ["", "2"], ["total", "3"]], ["name", "ms"])
+    assert "<table>" in table and table.count("<tbody>") == 1
+
+
+# -- summary rows ------------------------------------------------------------------------------
+
+
+def test_summary_rows_stay_at_the_foot():
+    table = one_table(
+        [
+            ["aten::mm", "3", "1.000", "40.0%"],
+            ["total_kernel_x", "1", "0.500", "20.0%"],  # a data row that only starts like one
+            ["12 other ops", "40", "0.200", "8.0%"],
+            ["(in no op: Python between ops)", "", "0.800", "32.0%"],
+            ["total (profiled)", "", "2.500", "100.0%"],
+        ],
+        ["op", "calls", "ms", "% outside"],
+    )
+    assert [r[0] for r in foot(table)] == ["12 other ops", "(in no op: Python between ops)", "total (profiled)"]
+    body = re.search(r"<tbody>(.*?)</tbody>", table, re.S)[1]
+    assert "total_kernel_x" in body
+
+
+def test_the_steady_mean_of_the_steps_stays_at_the_foot():
+    page = run(["analyze", str(FIXTURES / "hta" / "negative_queue_length_values_check_rank0.json.gz"),
+                "--format", "html"])
+    steps = table_after(page, "Steps (per device)")
+    assert [r[:2] for r in foot(steps)] == [["steady mean", "0"]]
+    assert steps.count("ProfilerStep#") == 5 and "ProfilerStep#" not in steps.split("<tfoot>")[1]
+
+
+def test_the_outside_ops_and_the_in_no_op_rows_stay_at_the_foot():
+    page = run(["report", str(RUNS / "cpu_fft_inference"), "--format", "html"])
+    ops = table_after(page, "Outside the graphs, by op")
+    assert [r[0] for r in foot(ops)][-2:] == ["(in no op: Python between ops)", "total (profiled)"]
+    python = one_table([["the model", "0.600", "75.0%", "fwd 0.5"], ["torch", "0.200", "25.0%", ""],
+                        ["total (in no op)", "0.800", "100.0%", ""]], ["whose Python", "ms", "% in no op", "frame"])
+    assert [r[0] for r in foot(python)] == ["total (in no op)"]
+
+
+# -- alignment and wrapping --------------------------------------------------------------------
+
+
+def aligned(rows: list[list[str]]) -> list[bool]:
+    """Whether each column of a one-table page is right-aligned."""
+    head = re.search(r"<thead><tr>(.*?)</tr>", one_table(rows, [f"c{i}" for i in range(len(rows[0]))]))[1]
+    return ['class="r"' in th for th in re.findall(r"<th[^>]*>", head)]
+
+
+def test_a_column_is_aligned_by_what_its_cells_are():
+    # shapes are text whatever their count; an estimate "~45%" is a number; so is a fraction, a
+    # change, a spread and an interval; a word ("ok", "new") among numbers keeps them right
+    assert aligned([["512, 64x512, 512x512", "~45%", "27/34", "1 -> 14", "2.813 ±1.9%", "0 (FFTMix)"],
+                    ["64x512", "38%", "30/36", "2 -> 2", "1.11x [1.06x-1.17x] (significant)", "1 (FFTMix)"]]
+                   ) == [False, True, True, True, True, False]
+    assert aligned([["512, 64x512, 512x512"]]) == [False]  # alone, not right-aligned by its "512"
+    assert aligned([["+289.5% [+278.5%..+300.7%]", "ok", "blocks.0"], ["new", "9.92 s", "stem"]]) == [
+        True, True, False]
+
+
+def test_long_names_wrap_between_their_parts():
+    name = "cpp_fused_gelu_gelu_backward_native_layer_norm_native_layer_norm_backward_sum_1"
+    table = one_table([[name, "1"]], ["kernel", "ms"])
+    cell = re.search(r'<td class="w">(.*?)</td>', table)[1]
+    assert cell.startswith("cpp_<wbr>fused_<wbr>gelu_<wbr>") and cell.replace("<wbr>", "") == name
+    assert "overflow-wrap:anywhere" not in STYLE  # a name breaks at its parts, not anywhere
+    assert "max-width:1100px" not in STYLE
+
+
+# -- charts ------------------------------------------------------------------------------------
+
+
+def titles(s: str) -> list[str]:
+    return [html.unescape(t) for t in re.findall(r"<title>(.*?)</title>", s, re.S)]
+
+
+def test_tooltips_print_times_as_the_tables_do():
+    c = Chart("t", "ms per step", [
+        Bar("step", [Segment(0.7356, "busy", "busy"), Segment(12345.678, "idle", "idle")],
+            spread=(0.00012, 23456.7)),
+        Bar("small", [Segment(-0.0123, "x")]),
+    ])
+    tips = "\n".join(titles(svg(c)))
+    assert "busy: 0.736 ms per step" in tips and "idle: 12345.7 ms per step" in tips
+    assert "x: -0.012 ms per step" in tips
+    assert "spread: 0.0001 to 23456.7 ms per step" in tips
+    assert "e+" not in tips and "e-" not in tips
+    seconds = svg(Chart("c", "seconds", [Bar("default", [Segment(9.921, "default")])]))
+    assert "default: 9.92 seconds" in titles(seconds)[-1]
+
+
+def test_a_kernel_called_once_is_one_call():
+    page = run(["report", str(RUNS / "cpu_checkpoint_train"), "--format", "html"])
+    tips = " ".join(titles(page))
+    assert " · 1 call · " in tips and "1 calls" not in tips
+
+
+def test_a_long_label_is_cut_to_the_label_column_with_its_name_whole_in_the_tooltip():
+    name = "triton__0d1d2d3d4d5d6d7d8d9d10d11d12d13d14"
+    s = svg(Chart("t", "ms", [Bar(name, [Segment(1.0, "triton_other")]), Bar("short", [Segment(2.0, "x")])]))
+    bar_x = float(re.search(r'<rect class="b[^"]*" x="([\d.]+)"', s)[1])
+    shown = re.search(r'text-anchor="end"><title>[^<]*</title>([^<]*)</text>', s)[1]
+    assert shown == name and bar_x - 6 >= text_width(name) + 6  # ends 6 px before the bars, 6 px in
+    long = "at::native::" + "x" * 300
+    s = svg(Chart("t", "ms", [Bar(long, [Segment(1.0, "x")])]))
+    label = re.search(r'text-anchor="end"><title>[^<]*</title>([^<]*)</text>', s)[1]
+    assert "..." in label and text_width(html.unescape(label)) <= MAX_LABEL
+    assert long in titles(s)[0]
+
+
+def test_the_roofline_caption_and_note_say_what_is_drawn():
+    page = run(["report", str(FIXTURES / "results" / "cpu_mlp_train_roofline"), "--format", "html"])
+    fig = re.search(r"<figure><figcaption>Roofline.*?</figure>", page, re.S)[0]
+    caption = text(re.search(r"<figcaption>(.*?)</figcaption>", fig)[1])
+    assert caption == "Roofline: each kernel against the measured ceilings"  # no datasheet line here
+    assert "stroke-dasharray=\"6 4\"" not in fig
+    note = text(re.search(r'<p class="fine">(.*?)</p>', fig)[1])
+    assert "Hollow" not in note and "Pale circles in the strip at the left" in note
+    assert re.search(r'<circle[^>]*fill-opacity="0.3"', fig)  # the strip's circles, drawn pale
+    measured, sheet = Roof("measured fp32", 100.0, 1.0), Roof("datasheet fp32", 200.0, 2.0, dashed=True)
+    assert roofline_title([measured, sheet]).endswith("(datasheet dashed)")
+    assert roofline_title([sheet]) == "Roofline: each kernel against the datasheet's ceilings (dashed)"
