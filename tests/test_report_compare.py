@@ -36,3 +36,28 @@ def test_report_views_of_a_compare_run_are_refused(tmp_path, capsys, args, asked
     assert e.value.code == 2 and capsys.readouterr().err.startswith(f"inductor-bench: error: {asked}: ")
     main(["report", str(run)])  # without a view: the comparison's table
     assert capsys.readouterr().out.startswith("Fastest steady state: ")
+
+
+BREAKDOWN_RESULT = COMPARE_RESULT.parent.parent / "cpu_mlp_train_autotune" / "breakdown.json"
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--module-depth", "2"], "--module-depth 2 cuts the module paths of --by module; add --by module "
+                              "(here --by kernel)"),
+    (["--by", "line", "--module-depth", "1"], "--module-depth 1 cuts the module paths of --by module; add "
+                                              "--by module (here --by line)"),
+    (["--by", "line", "--format", "json"], "--by line: the JSON holds what every view is made from (each "
+                                           "kernel's origin), not the view; ask the view of --format text, "
+                                           "markdown or html"),
+])
+def test_a_view_option_that_would_change_nothing_is_refused(capsys, args, said):
+    """--module-depth without --by module, and a view asked of the JSON, were ignored without a
+    word (the default table, or the same JSON byte for byte): one line and exit 2 now; the
+    breakdown command refuses them before it compiles anything."""
+    for command in (["report", str(BREAKDOWN_RESULT)], ["breakdown", "no-such-model.py"]):
+        with pytest.raises(SystemExit) as e:
+            main([*command, *args])
+        assert e.value.code == 2
+        assert capsys.readouterr().err == f"inductor-bench: error: {said}\n"
+    main(["report", str(BREAKDOWN_RESULT), "--by", "module", "--module-depth", "1"])
+    assert "Time by module" in capsys.readouterr().out

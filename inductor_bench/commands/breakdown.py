@@ -94,6 +94,7 @@ def breakdown(
 ) -> None:
     """Compile MODEL, profile every graph it compiles, and report where the time goes."""
     o.one_stdout(fmt, json_out)
+    o.check_views(by, module_depth, fmt)
     opts = o.workload_options(model, device, train, dtype, autocast, mode, batch_size, freezing, script_args,
                               script_seconds)
     if script_seconds is not None and script_seconds >= timeout:

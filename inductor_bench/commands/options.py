@@ -186,6 +186,18 @@ ModuleDepth = Annotated[
 ]
 
 
+def check_views(by: View, module_depth: int | None, fmt: Format) -> None:
+    """Refuses view options that would change nothing, before any work: ``--module-depth``
+    without ``--by module``, and a ``--by`` view asked of the JSON, which holds what every view
+    is made from (each kernel's origin) and no view."""
+    if module_depth is not None and by != View.module:
+        raise UsageError(f"--module-depth {module_depth} cuts the module paths of --by module; "
+                         f"add --by module (here --by {by.value})")
+    if fmt == Format.json and (by != View.kernel or module_depth is not None):
+        raise UsageError(f"--by {by.value}: the JSON holds what every view is made from (each kernel's "
+                         "origin), not the view; ask the view of --format text, markdown or html")
+
+
 def workload_options(
     model: Path,
     device: str,

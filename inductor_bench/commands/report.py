@@ -54,6 +54,7 @@ def report(
         views(run, by, module_depth)
         kw = {}
     else:
+        o.check_views(by, module_depth, fmt)
         kw = {"top": top, "details": not summary, "by": by.value, "depth": module_depth,
               "width": terminal_width()}
     run_dir = run if run.is_dir() else run.parent
