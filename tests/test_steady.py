@@ -150,3 +150,29 @@ def test_the_clocks_verdict_with_the_parts_cannot_leave_fewer_than_five():
     assert steady.steady_iterations(walls, [part]).left_out == (0,)
     assert steady.steady_iterations(walls, [], clock).left_out == (5, 6, 7)
     assert steady.steady_iterations(walls, [part], clock).left_out == ()  # four would stay: the walls decide
+
+
+def test_a_graph_whose_parts_rule_found_too_many_says_its_kernels_hold_the_stalls():
+    """Synthetic: 20 iterations; one kernel stalls (+3 ms) in iterations 0-7, the other in 8-15.
+    Each kernel's median is its quiet time, so the parts' rule finds 16 disturbed and 4 would be
+    left, under MIN_STEADY: the walls alone decide (they spread too widely to leave any out),
+    which the result keeps as ``abandoned`` and the report warns of, naming the count."""
+    from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
+    from inductor_bench.core.step import disturbances, parts_rule_abandoned
+
+    a = [1.0 + (3.0 if i < 8 else 0.0) for i in range(20)]
+    b = [1.0 + (3.0 if 8 <= i < 16 else 0.0) for i in range(20)]
+    walls = [x + y + 0.2 for x, y in zip(a, b, strict=True)]
+    busy = [x + y for x, y in zip(a, b, strict=True)]
+    kept = steady.steady_iterations(walls, [a, b, [w - u for w, u in zip(walls, busy, strict=True)]])
+    assert kept.abandoned == tuple(range(16)) and kept.kept == tuple(range(20))
+    assert steady.steady_iterations(walls, [a, [1.0] * 20]).abandoned == ()  # 12 left: the rule holds
+    g = GraphResult(id="0-forward", role="forward", frame_id=0, iterations=20, wall_samples_ms=walls,
+                    busy_samples_ms=busy, kernels=[KernelStat(name="k_a", category="cpp_pointwise", calls=1,
+                                                              ms=0.0, samples_ms=a),
+                                                   KernelStat(name="k_b", category="cpp_pointwise", calls=1,
+                                                              ms=0.0, samples_ms=b)])
+    assert parts_rule_abandoned(g) == 16
+    (line,) = disturbances(BreakdownResult(model="m", device="cpu", graphs=[g]))
+    assert line.startswith("0-forward was measured while 16 of its 20 iterations had a kernel or an idle gap "
+                           "far slower than its median, too many to leave out")

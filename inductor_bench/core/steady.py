@@ -61,6 +61,9 @@ class Steady:
     n: int
     kept: tuple[int, ...]
     limit: float | None
+    # where the rule for profiled iterations found so many disturbed that fewer than
+    # MIN_STEADY would remain, and the walls alone decided: the iterations it had found
+    abandoned: tuple[int, ...] = ()
 
     @property
     def left_out(self) -> tuple[int, ...]:
@@ -122,7 +125,9 @@ def steady_iterations(walls: Sequence[float], parts: Sequence[Sequence[float]],
     if clock and len(clock) == len(walls):
         bad |= set(steady(clock).left_out)
     kept = tuple(i for i in range(len(walls)) if i not in bad)
-    return Steady(len(walls), kept, by_wall.limit) if len(kept) >= MIN_STEADY else by_wall
+    if len(kept) >= MIN_STEADY:
+        return Steady(len(walls), kept, by_wall.limit)
+    return Steady(by_wall.n, by_wall.kept, by_wall.limit, abandoned=tuple(sorted(bad)))
 
 
 def from_left_out(n: int, left_out: Sequence[int], limit: float | None = None) -> Steady:

@@ -170,9 +170,25 @@ def disturbed_graphs(r: BreakdownResult) -> list[tuple[str, list[str]]]:
         if speed is not None and 0 < speed < 1 - SPEED_SLOW:
             why.append(f"the machine ran at {100 * speed:.0f}% of its full speed (fixed work took "
                        f"{1 / speed:.2f}x the fastest time of the run)")
+        if found := parts_rule_abandoned(g):
+            why.append(f"{found} of its {g.iterations} iterations had a kernel or an idle gap far slower "
+                       "than its median, too many to leave out (the walls alone chose the steady "
+                       "iterations, and its kernels' means hold those stalls)")
         if why:
             out.append((g.id, why))
     return out
+
+
+def parts_rule_abandoned(g: GraphResult) -> int:
+    """How many iterations the rule for profiled iterations (``steady.steady_iterations``) found
+    disturbed in ``g`` where they were so many that it fell back on the walls alone; 0 where it
+    did not (the saved samples judged again as the analysis judged them)."""
+    walls, busy = g.wall_samples_ms, g.busy_samples_ms
+    if not walls or len(busy) != len(walls):
+        return 0
+    idle = [w - b for w, b in zip(walls, busy, strict=True)]
+    parts = [k.samples_ms for k in g.kernels] + [idle]
+    return len(steady_iterations(walls, parts, g.clock_samples_ms).abandoned)
 
 
 def disturbances(r: BreakdownResult) -> list[str]:
