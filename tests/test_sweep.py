@@ -270,6 +270,8 @@ def test_the_markdown_and_json_reports():
     assert re.search(r"^\| mlp2 +\| max-autotune +\| 0\.\d\dx +\| \[", md, re.M)
     assert md.startswith("**REGRESSION above the 10% gate**: mlp2:max-autotune +50.0% [")
     data = json.loads(render_sweep(table, "json"))
+    assert (data["schema"], data["schema_version"]) == ("inductor-bench/sweep-table", 1)  # at the top, as every JSON
+    assert data["sweep"]["schema"] == "inductor-bench/sweep"
     assert data["reference"] == "eager" and len(data["cells"]) == 6
     assert data["gate"]["regressions"][0]["model"] == "mlp2"
     assert data["sweep"]["cells"][0]["status"] == "done"

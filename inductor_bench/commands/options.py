@@ -67,7 +67,8 @@ Mode = Annotated[str, typer.Option("--mode", "-m", help=MODE_HELP)]
 # -- how it is measured ------------------------------------------------------------------------
 Iterations = Annotated[
     int | None,
-    typer.Option("--iterations", "-n", min=1, help="Profiled iterations per window (default: auto, 10-200)."),
+    typer.Option("--iterations", "-n", min=1,
+                 help="Profiled iterations per window (default: auto, 20-100, about 0.25 s)."),
 ]
 Windows = Annotated[int, typer.Option("--windows", "-w", min=1, help=WINDOWS_HELP)]
 PROCESSES_HELP = (

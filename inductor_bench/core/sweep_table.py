@@ -19,6 +19,11 @@ from .errors import UsageError
 from .stats import MIN_SAMPLES, TOO_FEW
 from .sweep import Sweep
 
+# The table a sweep prints (``--format json``, ``--json PATH``): its cells, geomeans and gate,
+# with the sweep it was made from (``inductor-bench/sweep``) under ``sweep``.
+TABLE_SCHEMA = "inductor-bench/sweep-table"
+TABLE_SCHEMA_VERSION = 1
+
 
 @dataclass
 class Figures:
@@ -72,6 +77,8 @@ class SweepTable:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "schema": TABLE_SCHEMA,
+            "schema_version": TABLE_SCHEMA_VERSION,
             "sweep": self.sweep.to_dict(),
             "reference": self.reference,
             "cells": [asdict(f) for row in self.rows.values() for f in row.values()],
