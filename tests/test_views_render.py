@@ -81,3 +81,19 @@ def test_report_shows_the_views_without_torch(by, heading):
     assert p.returncode == 0, p.stderr
     assert heading in p.stdout
     assert ("blocks.1" if by == "module" else "attr_net.py:16    y = self.conv1(x)") in p.stdout
+
+
+def test_a_graph_the_step_never_called_has_no_line_or_module_in_the_views():
+    """A script's graph compiled and then left for a recompile's is called 0 times per step:
+    its kernels are no time of any line or module (they were listed at 0.0000 ms, beside the
+    line whose time the recompiled graph's kernels hold). Here the recorded training run's
+    backward is made such a graph: the views keep only the forward's rows."""
+    r = load_any(FIXTURES / "results" / "attr_net_train" / "breakdown.json")
+    r.graphs[0].calls, r.graphs[1].calls = 1.0, 0.0
+    assert r.weights() == {"0-forward": 1.0, "0-backward": 0.0}
+    for by in ("line", "module"):
+        view = render_breakdown(r, by=by).split(f"Time by {'source line' if by == 'line' else 'module'}")[1]
+        table = view.split("\n\n")[1]
+        assert table.splitlines()[0].split()[:6] == ["#", "ms", "%", "kernel", "kernels", "line" if by == "line"
+                                                    else "module"], by  # no fwd/bwd columns: one role ran
+        assert "0.0000" not in table

@@ -172,13 +172,16 @@ def graph_units(doc: Doc, r: BreakdownResult, top: int) -> None:
 
 
 def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | None) -> None:
-    """Time per source line (groups of lines a kernel fuses) or per module (cut to ``depth``)."""
-    us = step_units(r, kernel_calls=True)
+    """Time per source line (groups of lines a kernel fuses) or per module (cut to ``depth``);
+    the kernels of a graph the step never called (compiled, then left for a recompile's) are
+    no time of any line or module, and not listed."""
+    weights = r.weights()
+    us = [u for u in step_units(r, kernel_calls=True) if weights.get(u.graph.id, 1.0) > 0]
     total = sum(u.ms for u in us)
     roots = top_levels(r.measured())
     groups = by_line(us) if by == By.LINE else by_module(us, depth, roots)
     types = module_labels(r)
-    two_roles = any(g.role == Role.BACKWARD for g in r.measured())
+    two_roles = any(g.role == Role.BACKWARD and weights.get(g.id, 1.0) > 0 for g in r.measured())
     roof = shows_roofline(r)
     rows: list[list[str]] = []
     for i, grp in enumerate(groups[:top], 1):
