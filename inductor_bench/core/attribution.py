@@ -42,7 +42,7 @@ def origin_of(names: list[str], nodes: dict[str, Any]) -> Origin:
     """The source lines and module paths of some FX nodes of the record."""
     lines: set[SourceLine] = set()
     modules: Counter[str] = Counter()  # module path -> how many of the nodes ran in it
-    for n in names:
+    for n in placed_by(names, nodes):
         rec = nodes.get(n) or {}
         mod = rec.get("module")
         if rec.get("frame"):
@@ -70,6 +70,19 @@ def origin_of(names: list[str], nodes: dict[str, Any]) -> Origin:
     most = sorted(modules, key=lambda m: (-modules[m], path_order(m)))  # most of its nodes first
     again = bool(names) and all((nodes.get(n) or {}).get(RECOMPUTED) for n in names)
     return Origin(list(names), sorted(lines, key=lambda ln: ln.key), most, missing, again)
+
+
+# Ops that make a tensor from no input (``where(x <= 0, 0, grad)``'s zero in a ReLU's backward):
+# one such node, deduplicated across the graph, is fused into kernels of every layer, and names
+# the place of the first layer that made it.
+CONSTANT_OPS = frozenset(f"aten.{op}.default" for op in ("full", "zeros", "ones", "scalar_tensor"))
+
+
+def placed_by(names: list[str], nodes: dict[str, Any]) -> list[str]:
+    """The nodes whose lines and modules are a kernel's: its nodes but the constants it reads
+    (``CONSTANT_OPS``), where it has others."""
+    kept = [n for n in names if str((nodes.get(n) or {}).get("op")) not in CONSTANT_OPS]
+    return kept or names
 
 
 def call_origins(calls: list[Call], record: dict[str, Any]) -> tuple[dict[int, Origin], dict[int, list[str]]]:
