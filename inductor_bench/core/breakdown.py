@@ -38,7 +38,7 @@ from .devices import HOST, backend
 from .errors import TraceError
 from .modparse import KernelInfo, ModuleInfo
 from .results import GraphResult, KernelStat
-from .steady import steady_iterations
+from .steady import steady_profiled
 from .timeline import launch_stacks, launch_times, union_length
 from .trace import CPU_OP, DEVICE_CATEGORIES, MODULE_CALL, USER_ANNOTATION, Event, Trace
 
@@ -99,10 +99,9 @@ def analyze_graph(
     graph.iterations = len(markers)
     graph.wall_samples_ms = [m.dur / US_PER_MS for m in markers]
     graph.busy_samples_ms = [b / US_PER_MS for b in _busy_us(per_iter, markers, per_device=not on_host)]
-    idle = [w - b for w, b in zip(graph.wall_samples_ms, graph.busy_samples_ms, strict=True)]
     graph.clock_samples_ms = list(clock) if len(clock) == len(markers) else []
-    kept = steady_iterations(graph.wall_samples_ms, [k.samples_ms for k in stats] + [idle],
-                             graph.clock_samples_ms)
+    kept = steady_profiled(graph.wall_samples_ms, graph.busy_samples_ms, [k.samples_ms for k in stats],
+                           graph.clock_samples_ms)
     graph.left_out, graph.limit_ms = list(kept.left_out), kept.limit
     for k in stats:
         k.ms = kept.mean(k.samples_ms)

@@ -130,6 +130,14 @@ def steady_iterations(walls: Sequence[float], parts: Sequence[Sequence[float]],
     return Steady(by_wall.n, by_wall.kept, by_wall.limit, abandoned=tuple(sorted(bad)))
 
 
+def steady_profiled(walls: Sequence[float], busy: Sequence[float], kernels: Sequence[Sequence[float]],
+                    clock: Sequence[float] = ()) -> Steady:
+    """``steady_iterations`` of one graph's profiled iterations: its parts are each kernel's
+    time and the idle time between kernels (wall less busy) in each iteration."""
+    idle = [w - b for w, b in zip(walls, busy, strict=True)]
+    return steady_iterations(walls, [*kernels, idle], clock)
+
+
 def from_left_out(n: int, left_out: Sequence[int], limit: float | None = None) -> Steady:
     """The set of ``n`` samples less those recorded as left out (a saved result)."""
     out = set(left_out)

@@ -29,7 +29,7 @@ from .cgroup import cores_text
 from .devices import HOST, backend
 from .load import DISTURBED_OTHERS_CORES, SPEED_SLOW, worst
 from .results import BreakdownResult, GraphResult, StepTurns
-from .steady import steady_iterations, steady_mean
+from .steady import steady_iterations, steady_mean, steady_profiled
 
 
 @dataclass(frozen=True)
@@ -186,9 +186,7 @@ def parts_rule_abandoned(g: GraphResult) -> int:
     walls, busy = g.wall_samples_ms, g.busy_samples_ms
     if not walls or len(busy) != len(walls):
         return 0
-    idle = [w - b for w, b in zip(walls, busy, strict=True)]
-    parts = [k.samples_ms for k in g.kernels] + [idle]
-    return len(steady_iterations(walls, parts, g.clock_samples_ms).abandoned)
+    return len(steady_profiled(walls, busy, [k.samples_ms for k in g.kernels], g.clock_samples_ms).abandoned)
 
 
 def disturbances(r: BreakdownResult) -> list[str]:
