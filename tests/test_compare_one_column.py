@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from inductor_bench.core.compare import CompareResult, ModeResult
+from inductor_bench.core.results import BreakdownResult, GraphResult, StepTurns
 from inductor_bench.render.compare import render_compare
 from inductor_bench.runner.compare import CompareRun, _time_interleaved
 
@@ -39,3 +40,23 @@ def test_a_column_without_the_timing_worker_says_how_it_was_timed():
     text = " ".join(render_compare(result).split())
     assert "steps timed in each column's compile worker, not interleaved: default (7 calls)" in text
     assert "10 to 200 calls" not in text
+
+
+def test_the_time_outside_the_graphs_is_the_turns_share_of_the_column_s_step():
+    """Synthetic, after a loaded compare: the column's interleaved steps took 4.0 ms, the turns
+    after them ran in a busier stretch, their step 8.0 ms and its graph's own calls 2.0 ms: 6.0
+    ms outside the graph, above the step the table shows. The row shows its share, 75%, of the
+    column's 4.0 ms step: 3.000."""
+    b = BreakdownResult(model="mlp", device="cpu", step_samples_ms=[4.0] * 5,
+                        graphs=[GraphResult(id="0-forward", role="forward", device="cpu", wall_ms=1.0,
+                                            iterations=5)])
+    m = ModeResult(mode="default", paired_ms=[[4.0] * 5] * 6, breakdown=b,
+                   step_turns=StepTurns(graphs=["0-forward"], blocks=[[[8.0]] * 5, [[2.0]] * 5]))
+    assert m.split().outside_ms == 6.0 and m.outside_ms() == 0.75 * 4.0
+    result = CompareResult(model="mlp", device="cpu", step_budget_s=1.0, modes=[m])
+    row = next(ln for ln in render_compare(result).splitlines() if ln.startswith("outside graphs, ms"))
+    assert row.split()[-1] == "3.000"
+    m.step_turns = StepTurns(graphs=["0-forward"], blocks=[[[1.5]] * 5, [[2.0]] * 5])  # graphs took longer
+    assert m.outside_ms() == -0.5
+    row = next(ln for ln in render_compare(result).splitlines() if ln.startswith("outside graphs, ms"))
+    assert row.split()[-1] == "n/m"

@@ -17,10 +17,11 @@ import math
 import pytest
 
 from inductor_bench.core.diff import diff_results
+from inductor_bench.core.outside import OutsideOp, OutsideProfile
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat, StepTurns
 from inductor_bench.core.rundir import load_breakdown
 from inductor_bench.core.stats import summarize_steady
-from inductor_bench.core.step import gain_frame, split_in_turns, split_step, turns_slowdown
+from inductor_bench.core.step import gain_frame, split_in_turns, split_step, turns_slowdown, turns_step_off
 from inductor_bench.core.views import by_line, by_module, step_units, units
 from inductor_bench.render import format as fmt
 from inductor_bench.render.breakdown import render_breakdown
@@ -201,10 +202,42 @@ def test_turns_at_another_speed_than_the_profile_give_max_gain_the_outside_at_th
             "busier while the step was timed): max gain takes the time outside the graphs at the profile's "
             "speed, 1.500 ms.") in render_breakdown(r)
     # at the profile's speed (within 1.5x either way) the turns' own figure stands
+    r.step_samples_ms = [12.0] * 6
     r.step_turns = StepTurns(graphs=["0-inference", "0.1-inference"],
                              blocks=[[[12.0]] * 5, [[2.0]] * 5, [[0.6]] * 5])
     s = split_step(r)
     assert turns_slowdown(r, s) is None and gain_frame(r).outside_ms == pytest.approx(12.0 - 2.0 - 12 * 0.6)
+
+
+def test_a_step_slower_in_the_turns_than_just_before_them_gives_max_gain_the_profiled_outside():
+    """Synthetic, after a loaded run of resnet18's training step: the same process timed the step
+    at 44 ms, then in the turns at 105 ms (2.4x; 1.5x is the limit) while the graphs' own calls
+    kept their profiled speed (2.0 + 12 x 0.6 = 9.2 ms against 8.5): 95.8 ms outside the graphs
+    by the turns, where the steps profiled afterwards had 4.5 ms outside them (the ops' 4.0 and
+    0.5 in no op). Max gain takes the profiled figure and says why; without profiled steps, none."""
+    r = _script()
+    r.script = False
+    r.step_samples_ms = [44.0] * 6
+    r.step_turns = StepTurns(graphs=["0-inference", "0.1-inference"],
+                             blocks=[[[105.0]] * 5, [[2.0]] * 5, [[0.6]] * 5])
+    r.outside = OutsideProfile(steps=3, kept=3, step_ms=20.0, graphs_ms=15.5, uncovered_ms=0.5,
+                               ops=[OutsideOp("torch::autograd::AccumulateGrad", 62.0, 4.0)])
+    s = split_step(r)
+    assert s.outside_ms == pytest.approx(105.0 - 9.2) and turns_slowdown(r, s) is None
+    assert turns_step_off(r, s) == pytest.approx(105.0 / 44.0)
+    frame = gain_frame(r)
+    assert (frame.graphs_ms, frame.outside_ms) == (pytest.approx(8.5), pytest.approx(4.0 + 0.5))
+    assert ("WARNING: the step took 2.4x as long in these turns as the 44.000 ms it took just before them "
+            "in the same process (the machine busier while they ran): max gain takes as the time outside "
+            "the graphs the profiled steps' 4.500 ms (the profiler's own cost included).") in render_breakdown(r)
+    r.outside = None
+    assert gain_frame(r).outside_ms == 0.0
+    assert "max gain takes as the time outside the graphs none (no step was profiled)." in render_breakdown(r)
+    # 105 / 80 = 1.31x: within the limit; 105 / 300: the turns ran in a quieter stretch: their
+    # figure stands
+    for before in (80.0, 300.0):
+        r.step_samples_ms = [before] * 6
+        assert turns_step_off(r, split_step(r)) is None and gain_frame(r).outside_ms == pytest.approx(95.8)
 
 
 def test_diff_says_when_calls_changed_and_withholds_a_verdict_when_one_side_was_not_counted():

@@ -82,6 +82,17 @@ class ModeResult:
         in_timer = split_in_turns(self.step_turns, b.weights()) if all(g.ok for g in b.graphs) else None
         return in_timer or split_step(b)
 
+    def outside_ms(self) -> float | None:
+        """The time outside the graphs in a step of this column: the share of the split's own step
+        outside them (``split``) times the column's step figure, so that it never exceeds the step
+        the comparison shows (the turns and the compile worker timed steps of their own, at the
+        machine's speed then); negative where the graphs' own calls took longer than the split's
+        step; None without a split."""
+        s = self.split()
+        if s is None or s.step_ms <= 0:
+            return None
+        return s.outside_ms / s.step_ms * self.step().ms if s.outside_ms >= 0 else s.outside_ms
+
     def kernel_count(self) -> int | None:
         return self.breakdown.totals().kernel_count if self.breakdown else None
 

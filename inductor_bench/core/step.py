@@ -125,18 +125,45 @@ def turns_slowdown(r: BreakdownResult, s: StepSplit) -> float | None:
     profiled = r.totals().wall_ms
     if not s.rounds or profiled <= 0 or s.graphs_ms <= 0:
         return None
-    ratio = s.graphs_ms / profiled
+    return _beyond_limit(s.graphs_ms / profiled)
+
+
+def turns_step_off(r: BreakdownResult, s: StepSplit) -> float | None:
+    """How many times the step the same process timed just before them (``step_samples_ms``,
+    the policy's figure) the step took in the turns, where that is over ``TURNS_SPEED_LIMIT``:
+    the machine grew busier while the turns ran, and a block of the step may have met it where
+    the graphs' blocks did not (their own check, ``turns_slowdown``, then passes while the time
+    outside the graphs is off by as much). None where the two agree, where the turns ran faster
+    (a quieter stretch: their figure is the better one), or without turns."""
+    if not s.rounds or not r.step_samples_ms or s.step_ms <= 0:
+        return None
+    before = steady_mean(r.step_samples_ms)
+    return s.step_ms / before if before > 0 and s.step_ms > TURNS_SPEED_LIMIT * before else None
+
+
+def _beyond_limit(ratio: float) -> float | None:
     return ratio if not 1 / TURNS_SPEED_LIMIT <= ratio <= TURNS_SPEED_LIMIT else None
+
+
+def profiled_outside_ms(r: BreakdownResult) -> float | None:
+    """The time outside the graphs in the steps profiled after the timed ones (``r.outside``: its
+    ops and the time in no op, the profiler's own cost included); None where none were."""
+    p = r.outside
+    return p.outside_ms if p is not None and not p.error and p.steps else None
 
 
 def gain_frame(r: BreakdownResult) -> GainFrame:
     """The graphs' wall per step (``totals``), plus the time outside them where the step was
     measured and that time is positive (``split_step``), at the profile's speed
-    (``turns_slowdown``); a script's graphs alone."""
+    (``turns_slowdown``); where the turns' own step disagrees with the step timed before them
+    (``turns_step_off``), the profiled steps' time outside the graphs, or none where there is
+    none; a script's graphs alone."""
     graphs = r.totals().wall_ms
     s = None if r.script else split_step(r)
     if s is None or s.outside_ms <= 0:
         return GainFrame(graphs)
+    if turns_step_off(r, s) is not None:
+        return GainFrame(graphs, profiled_outside_ms(r) or 0.0)
     return GainFrame(graphs, s.outside_ms / (turns_slowdown(r, s) or 1.0))
 
 

@@ -23,7 +23,7 @@ from ..core.compare import (
 )
 from ..core.devices import backend
 from ..core.stats import MIN_SAMPLES, TOO_FEW, Change
-from ..core.step import StepSplit, disturbances, oversubscribed, pipelined_busy_pct, replayed_count
+from ..core.step import disturbances, oversubscribed, pipelined_busy_pct, replayed_count
 from ..core.vocab import Stop
 from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
@@ -105,9 +105,9 @@ def _rows(result: CompareResult) -> list[list[str]]:
     replays = [replayed_count(b) if b else None for b in bds]
     if any(replays):
         rows.append(["CUDA graphs (replayed)"] + [f"{x[0]}/{x[1]}" if x else "-" for x in replays])
-    splits = [m.split() for m in ms]
-    if any(splits):
-        rows.append(["outside graphs, ms"] + [_outside(s) for s in splits])
+    outside = [m.outside_ms() for m in ms]
+    if any(x is not None for x in outside):
+        rows.append(["outside graphs, ms"] + [_outside(x) for x in outside])
     rows.append(["graphs"] + [optional(m.breakdown.totals().graphs if m.breakdown else None) for m in ms])
     if any(b is not None and b.graph_breaks for b in bds):
         rows.append(["graph breaks"] + [optional(len(b.graph_breaks) if b else None) for b in bds])
@@ -127,10 +127,10 @@ def _compile_phase_rows(ms: list[ModeResult]) -> list[list[str]]:
              *(seconds(ph.get(p, 0.0)) if ph else "-" for ph in each)] for p in shown]
 
 
-def _outside(s: StepSplit | None) -> str:
-    if s is None:
+def _outside(ms: float | None) -> str:
+    if ms is None:
         return "-"
-    return f"{s.outside_ms:.3f}" if s.outside_ms >= 0 else "n/m"
+    return f"{ms:.3f}" if ms >= 0 else "n/m"
 
 
 def _busy(m: ModeResult) -> str:
@@ -300,8 +300,8 @@ def _notes(result: CompareResult) -> list[str]:
             else "the sum of its graphs' times"
         )
         notes.append(
-            f"outside graphs = the step time less {how} (guards, the AOT wrapper, eager code "
-            "between graphs); n/m: the graphs' own harnesses took longer"
+            f"outside graphs = the share of a step not in {how} (guards, the AOT wrapper, eager "
+            "code between graphs), times the step time above; n/m: the graphs' own harnesses took longer"
         )
     return notes
 

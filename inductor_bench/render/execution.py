@@ -10,13 +10,13 @@ from ..core.graph_breaks import noted, summary_line
 from ..core.pipelined import LAUNCH_BOUND_IDLE
 from ..core.results import BreakdownResult, GraphResult
 from ..core.stats import TOO_FEW, WITHIN_NOISE
-from ..core.step import StepSplit, disturbances, gain_frame, oversubscribed, split_step, turns_slowdown
+from ..core.step import disturbances, oversubscribed
 from ..core.subgraphs import left_out_line
 from ..core.symbols import sizes_text
 from ..core.vocab import CompileMode, Role
 from . import format as fmt
 from .doc import Doc
-from .outside import render_outside_ops
+from .outside import render_outside_ops, render_outside_split
 
 LAUNCH_BOUND = "launch-bound"
 DEVICE_BOUND = "device-bound"
@@ -43,7 +43,7 @@ def render_execution(doc: Doc, r: BreakdownResult) -> None:
         doc.paragraph(left_out_line(len(r.subgraphs_left_out)))
     _cuda_graphs(doc, r)
     _pipelined(doc, r)
-    _outside(doc, r)
+    render_outside_split(doc, r)
     render_outside_ops(doc, r)
 
 
@@ -346,54 +346,3 @@ def _pipelined(doc: Doc, r: BreakdownResult) -> None:
             "or fewer, larger kernels would keep the device busy."
         )
     doc.paragraph(text)
-
-
-def _rounds(s: StepSplit) -> str:
-    if not s.left_out:
-        return f"{s.rounds} rounds"
-    return f"{s.rounds} steady rounds of {s.rounds + s.left_out}, {s.left_out} left out as disturbed"
-
-
-def _turns_speed(r: BreakdownResult, s: StepSplit) -> str:
-    """Where the turns ran at another speed than the profile: what max gain takes instead."""
-    ratio = turns_slowdown(r, s)
-    if ratio is None:
-        return ""
-    frame = gain_frame(r)
-    return (f" WARNING: the graphs' own calls took {ratio:.1f}x their profiled {fmt.ms(frame.graphs_ms)} ms "
-            f"in these turns (the machine {'busier' if ratio > 1 else 'quieter'} while the step was timed): "
-            "max gain takes the time outside the graphs at the profile's speed, "
-            f"{fmt.ms(frame.outside_ms)} ms.")
-
-
-def _outside(doc: Doc, r: BreakdownResult) -> None:
-    s = split_step(r)
-    if s is None:
-        return
-    frame = "pipelined graph times" if s.pipelined else "graph wall times"
-    if s.rounds and s.outside_ms >= 0:
-        doc.paragraph(
-            f"outside the graphs: {fmt.ms(s.outside_ms)} ms per step ({fmt.pct(s.outside_pct)} of "
-            f"the {fmt.ms(s.step_ms)} ms step, less its graphs' own calls, {fmt.ms(s.graphs_ms)} "
-            f"ms; the step and each graph timed in turns in one process, {_rounds(s)}): "
-            "guards, the AOT autograd wrapper and all eager code between graphs (an optimizer "
-            "step included)." + _turns_speed(r, s)
-        )
-    elif s.rounds:
-        doc.paragraph(
-            f"outside the graphs: not measurable: the graphs' own calls took {fmt.ms(s.graphs_ms)} "
-            f"ms, more than the {fmt.ms(s.step_ms)} ms step timed in turns with them."
-        )
-    elif s.outside_ms >= 0:
-        doc.paragraph(
-            f"outside the graphs: {fmt.ms(s.outside_ms)} ms per step ({fmt.pct(s.outside_pct)} of "
-            f"the {fmt.ms(s.step_ms)} ms step timed on the model, less the sum of {frame}, "
-            f"{fmt.ms(s.graphs_ms)} ms): guards, the AOT autograd wrapper and all eager code "
-            "between graphs (an optimizer step included)."
-        )
-    else:
-        doc.paragraph(
-            f"outside the graphs: not measurable: the {frame} sum to {fmt.ms(s.graphs_ms)} ms, more "
-            f"than the {fmt.ms(s.step_ms)} ms step timed on the model (the graphs' own harnesses "
-            "ran slower than inside the model)."
-        )

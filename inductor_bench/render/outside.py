@@ -7,7 +7,7 @@ from ..core.devices import HOST_BACKEND
 from ..core.host_python import PythonLayer, short_frame
 from ..core.outside import OutsideProfile
 from ..core.results import BreakdownResult
-from ..core.step import StepSplit, split_step
+from ..core.step import StepSplit, gain_frame, split_step, turns_slowdown, turns_step_off
 from . import format as fmt
 from .doc import Doc
 
@@ -122,3 +122,62 @@ def python_table(doc: Doc, layers: list[PythonLayer], total_ms: float) -> None:
     rows.append(["total (in no op)", fmt.ms(total_ms), fmt.pct(100.0), ""])
     doc.table(rows, ["whose Python", "ms", "% in no op", "its frame with the most time, ms"],
               ("left", "right", "right", "left"))
+
+
+def _rounds(s: StepSplit) -> str:
+    if not s.left_out:
+        return f"{s.rounds} rounds"
+    return f"{s.rounds} steady rounds of {s.rounds + s.left_out}, {s.left_out} left out as disturbed"
+
+
+def _turns_speed(r: BreakdownResult, s: StepSplit) -> str:
+    """Where the turns ran at another speed than the profile, or their step at another than the
+    step timed before them: what max gain takes instead."""
+    frame = gain_frame(r)
+    if (off := turns_step_off(r, s)) is not None:
+        took = (f"the profiled steps' {fmt.ms(frame.outside_ms)} ms (the profiler's own cost included)"
+                if frame.outside_ms > 0 else "none (no step was profiled)")
+        return (f" WARNING: the step took {off:.1f}x as long in these turns as the {fmt.ms(s.step_ms / off)} "
+                f"ms it took just before them in the same process (the machine busier while they ran): "
+                f"max gain takes as the time outside the graphs {took}.")
+    if (ratio := turns_slowdown(r, s)) is None:
+        return ""
+    return (f" WARNING: the graphs' own calls took {ratio:.1f}x their profiled {fmt.ms(frame.graphs_ms)} ms "
+            f"in these turns (the machine {'busier' if ratio > 1 else 'quieter'} while the step was timed): "
+            "max gain takes the time outside the graphs at the profile's speed, "
+            f"{fmt.ms(frame.outside_ms)} ms.")
+
+
+def render_outside_split(doc: Doc, r: BreakdownResult) -> None:
+    """The step against its graphs: the time outside them, how it was timed, and what max gain
+    takes where the timing disagreed with the profile."""
+    s = split_step(r)
+    if s is None:
+        return
+    frame = "pipelined graph times" if s.pipelined else "graph wall times"
+    if s.rounds and s.outside_ms >= 0:
+        doc.paragraph(
+            f"outside the graphs: {fmt.ms(s.outside_ms)} ms per step ({fmt.pct(s.outside_pct)} of "
+            f"the {fmt.ms(s.step_ms)} ms step, less its graphs' own calls, {fmt.ms(s.graphs_ms)} "
+            f"ms; the step and each graph timed in turns in one process, {_rounds(s)}): "
+            "guards, the AOT autograd wrapper and all eager code between graphs (an optimizer "
+            "step included)." + _turns_speed(r, s)
+        )
+    elif s.rounds:
+        doc.paragraph(
+            f"outside the graphs: not measurable: the graphs' own calls took {fmt.ms(s.graphs_ms)} "
+            f"ms, more than the {fmt.ms(s.step_ms)} ms step timed in turns with them."
+        )
+    elif s.outside_ms >= 0:
+        doc.paragraph(
+            f"outside the graphs: {fmt.ms(s.outside_ms)} ms per step ({fmt.pct(s.outside_pct)} of "
+            f"the {fmt.ms(s.step_ms)} ms step timed on the model, less the sum of {frame}, "
+            f"{fmt.ms(s.graphs_ms)} ms): guards, the AOT autograd wrapper and all eager code "
+            "between graphs (an optimizer step included)."
+        )
+    else:
+        doc.paragraph(
+            f"outside the graphs: not measurable: the {frame} sum to {fmt.ms(s.graphs_ms)} ms, more "
+            f"than the {fmt.ms(s.step_ms)} ms step timed on the model (the graphs' own harnesses "
+            "ran slower than inside the model)."
+        )
