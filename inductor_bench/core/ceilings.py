@@ -265,6 +265,17 @@ def kernel_roof(k: Any, ceilings: Ceilings | None, device: str) -> KernelRoof:
     return KernelRoof(gbps, tflops, intensity, pct, bound, limit)
 
 
+def no_distance(roof: KernelRoof) -> str:
+    """Why the kernel's % of peak is no distance to its limit, "" where it is one: a latency-bound
+    kernel's % says how short it is; a memory-bound one above the DRAM ceiling is served from a
+    cache (its data fits in one), which that ceiling does not bound."""
+    if roof.bound == LATENCY:
+        return "latency-bound"
+    if roof.bound == MEMORY and roof.pct is not None and roof.pct > 100:
+        return "in cache"
+    return ""
+
+
 def cache_key(key: dict[str, Any]) -> str:
     """The file name of a machine's cached peaks: a digest of what makes them differ (device
     name, driver, torch, clocks, threads)."""

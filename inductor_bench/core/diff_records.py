@@ -35,6 +35,9 @@ class KernelDiff:
     # % of its limit on each side (core/roofline.py), where that side has ceilings and a count
     base_pct: float | None = None
     head_pct: float | None = None
+    # why a side's % is no distance to its limit ("latency-bound in base", "in cache in head"):
+    # its move is not one toward the limit (core/ceilings.no_distance)
+    no_distance: str = ""
 
     @property
     def delta_ms(self) -> float:
@@ -46,7 +49,8 @@ class KernelDiff:
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in _KERNEL_KEYS}
-        d.update({k: getattr(self, k) for k in ("base_pct", "head_pct") if getattr(self, k) is not None})
+        d.update({k: getattr(self, k) for k in ("base_pct", "head_pct", "no_distance") if getattr(self, k)
+                  not in (None, "")})
         return {**d, "change": self.change.to_dict() if self.change else None}
 
 

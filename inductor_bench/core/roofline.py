@@ -37,6 +37,7 @@ from .ceilings import (
     KernelRoof,
     Roofline,
     kernel_roof,
+    no_distance,
     same_figures,
     shared_ceilings,
 )
@@ -106,16 +107,16 @@ def site_stat(g: GraphResult, k: KernelStat, site: CallSite) -> KernelStat:
     return replace(k, ms=site.ms, calls=site.calls, bytes=moved, flops=flops)
 
 
-def kernel_pcts(result: BreakdownResult, c: Ceilings | None = None) -> dict[tuple[str, str], float]:
-    """(graph, kernel) -> % of its limit, for the counted kernels of a result with ceilings
-    (its own, or ``c``)."""
+def kernel_pcts(result: BreakdownResult, c: Ceilings | None = None) -> dict[tuple[str, str], KernelRoof]:
+    """(graph, kernel) -> its figures against the ceilings, for the kernels of a result with
+    ceilings (its own, or ``c``) that have a % of their limit."""
     c = c or ceilings_of(result)
     out = {}
     for g in result.measured():
         for k in g.kernels:
-            pct = kernel_roof(k, c, g.device).pct
-            if pct is not None:
-                out[(g.id, k.name)] = pct
+            roof = kernel_roof(k, c, g.device)
+            if roof.pct is not None:
+                out[(g.id, k.name)] = roof
     return out
 
 
@@ -161,8 +162,10 @@ def roofline_moves(section: SectionDiff, base: BreakdownResult, head: BreakdownR
     shared = shared_ceilings(cb, ch)  # one device measured twice: both against the higher figures
     bp, hp = kernel_pcts(base, shared), kernel_pcts(head, shared)
     for k in section.kernels:
-        k.base_pct = bp.get((k.base_graph or k.graph, k.base_name or k.name))
-        k.head_pct = hp.get((k.graph, k.name))
+        b, h = bp.get((k.base_graph or k.graph, k.base_name or k.name)), hp.get((k.graph, k.name))
+        k.base_pct, k.head_pct = (r.pct if r is not None else None for r in (b, h))
+        k.no_distance = ", ".join(f"{why} in {side}" for side, r in (("base", b), ("head", h))
+                                  if r is not None and (why := no_distance(r)))
     (bp_pct, bp_share), (hp_pct, hp_share) = weighted_pct(base, shared), weighted_pct(head, shared)
     section.roofline_pct, section.roofline_share = (bp_pct, hp_pct), (bp_share, hp_share)
     if cb is not None and ch is not None and not same_figures(cb, ch):

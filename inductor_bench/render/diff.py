@@ -8,16 +8,16 @@ removed, or significantly slower or faster.
 from __future__ import annotations
 
 from ..core.categories import label
-from ..core.ceilings import Ceilings
 from ..core.diff import ADDED, FASTER, REMOVED, SLOWER, Diff, KernelDiff, SectionDiff
 from ..core.graph_breaks import describe
 from ..core.stats import MEAN_CONFIDENCE, MIN_SAMPLES, PAIR_CONFIDENCE, TOO_FEW, WITHIN_NOISE, Change
 from ..core.vocab import Outcome, Verdict
 from . import charts_compare as charts
+from .diff_roofline import roofline_block
 from .doc import TEXT, Doc, new_doc
 from .format import count as fmt_calls
 from .format import interval_pct, kernel_label, mib, ms_precise, pct, seconds, signed_ms, spread, truncate
-from .roofline import figures_words, weighted_cell
+from .roofline import weighted_cell
 
 # Kernel rows shown per table; the rest are counted. Enough for the kernels that matter in
 # a PR comment without burying the verdict.
@@ -159,46 +159,6 @@ def _summary_rows(s: SectionDiff) -> list[list[str]]:
         moved = f"{h - b:+.1f} pp" if b is not None and h is not None else ""
         rows.append(["% of peak (time-weighted)", weighted_cell(b, sb), weighted_cell(h, sh), moved, ""])
     return rows
-
-
-def _roofline_block(s: SectionDiff, top: int, doc: Doc) -> None:
-    """The kernels with a % of peak on both sides, the longest in head first: how the change
-    moved each toward its limit."""
-    ks = [k for k in s.kernels if k.base_pct is not None and k.head_pct is not None]
-    if s.roofline_ceilings is not None:
-        doc.paragraph(ceilings_note(*s.roofline_ceilings))
-    if not ks:
-        return
-    ks = sorted(ks, key=lambda k: -k.head_ms)
-    rows = [[k.graph, _name(doc, k.name), ms_precise(k.head_ms), pct(k.base_pct),
-             pct(k.head_pct), f"{k.head_pct - k.base_pct:+.1f} pp"] for k in ks[:top]]
-    more = f" (top {top} of {len(ks)})" if len(ks) > top else f" ({len(ks)})"
-    doc.captioned(doc.strong("Toward the limit: % of peak, base and head" + more),
-                  doc.table_text(rows, ["graph", "kernel", "head ms", "base % peak", "head % peak", "moved"]))
-
-
-def ceilings_note(base: Ceilings, head: Ceilings, shared: Ceilings | None) -> str:
-    """How the two sides' kernels are held against ceilings that were measured apart."""
-    if shared is None:
-        return (f"% of peak: {_apart(base, head)} ({_side_words(base, head)}; {_side_words(head, base)}), "
-                "each held against its own ceilings")
-    return (f"% of peak: the two runs measured this device's ceilings apart (base: {figures_words(base)}; "
-            f"head: {figures_words(head)}); both are held against the higher of each figure "
-            f"({figures_words(shared)}), so a move is the kernel's, not the measurement's")
-
-
-def _apart(base: Ceilings, head: Ceilings) -> str:
-    """Why the two sides keep their own ceilings: another device, or the same one run with
-    another number of host threads (a CPU's ceilings scale with the threads)."""
-    if base.device_name == head.device_name:
-        return "base and head ran on this device with different numbers of threads"
-    return "base and head ran on different devices"
-
-
-def _side_words(c: Ceilings, other: Ceilings) -> str:
-    """One side's ceilings, named by what tells them from the other side's."""
-    who = c.device_name if c.device_name != other.device_name else f"{c.threads} thread(s)"
-    return f"{who}: {figures_words(c)}"
 
 
 def _change_row(name: str, ch: Change) -> list[str]:
@@ -361,7 +321,7 @@ def _section(doc: Doc, s: SectionDiff, top: int) -> None:
             doc.chart(charts.diff_categories(s))
     _kernel_blocks(s, top, doc)
     doc.chart(charts.diff_kernels(s, top))
-    _roofline_block(s, top, doc)
+    roofline_block(s, top, doc, _name)
     notes = [f"not comparable: {u.describe()}" for u in s.unmeasured]
     if s.unmeasured:
         notes.append("the kernels listed are those of the graphs measured on both sides")

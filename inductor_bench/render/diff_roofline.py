@@ -1,0 +1,74 @@
+"""diff's section on how a change moved each kernel toward its limit: the kernels' % of peak on
+both sides, against ceilings that may have been measured apart."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..core.ceilings import Ceilings
+from ..core.diff import KernelDiff, SectionDiff
+from .doc import Doc
+from .format import ms_precise, pct
+from .roofline import figures_words
+
+
+def roofline_block(s: SectionDiff, top: int, doc: Doc, name: Callable[[Doc, str], str]) -> None:
+    """The kernels with a % of peak on both sides that is a distance to their limit, the
+    longest in head first: how the change moved each toward it."""
+    both = [k for k in s.kernels if k.base_pct is not None and k.head_pct is not None]
+    ks = [k for k in both if not k.no_distance]
+    if s.roofline_ceilings is not None:
+        doc.paragraph(ceilings_note(*s.roofline_ceilings))
+    if ks:
+        ks = sorted(ks, key=lambda k: -k.head_ms)
+        rows = [[k.graph, name(doc, k.name), ms_precise(k.head_ms), pct(k.base_pct),
+                 pct(k.head_pct), f"{k.head_pct - k.base_pct:+.1f} pp"] for k in ks[:top]]
+        more = f" (top {top} of {len(ks)})" if len(ks) > top else f" ({len(ks)})"
+        doc.captioned(doc.strong("Toward the limit: % of peak, base and head" + more),
+                      doc.table_text(rows, ["graph", "kernel", "head ms", "base % peak", "head % peak",
+                                            "moved"]))
+    if left := len(both) - len(ks):
+        counts = _no_distance_counts(both)
+        why = "; ".join(WHY[reason] for reason in WHY if any(key.startswith(reason) for key in counts))
+        doc.paragraph(f"{left} kernel(s) with a % of peak on both sides are not moves toward a limit "
+                      f"({', '.join(f'{n} {key}' for key, n in counts.items())}): {why}")
+
+
+def ceilings_note(base: Ceilings, head: Ceilings, shared: Ceilings | None) -> str:
+    """How the two sides' kernels are held against ceilings that were measured apart."""
+    if shared is None:
+        return (f"% of peak: {_apart(base, head)} ({_side_words(base, head)}; {_side_words(head, base)}), "
+                "each held against its own ceilings")
+    return (f"% of peak: the two runs measured this device's ceilings apart (base: {figures_words(base)}; "
+            f"head: {figures_words(head)}); both are held against the higher of each figure "
+            f"({figures_words(shared)}), so a move is the kernel's, not the measurement's")
+
+
+def _apart(base: Ceilings, head: Ceilings) -> str:
+    """Why the two sides keep their own ceilings: another device, or the same one run with
+    another number of host threads (a CPU's ceilings scale with the threads)."""
+    if base.device_name == head.device_name:
+        return "base and head ran on this device with different numbers of threads"
+    return "base and head ran on different devices"
+
+
+def _side_words(c: Ceilings, other: Ceilings) -> str:
+    """One side's ceilings, named by what tells them from the other side's."""
+    who = c.device_name if c.device_name != other.device_name else f"{c.threads} thread(s)"
+    return f"{who}: {figures_words(c)}"
+
+
+# why a % that ``core/ceilings.no_distance`` names is no distance to a limit
+WHY = {
+    "latency-bound": "a latency-bound kernel's % says how short it is",
+    "in cache": "one above the DRAM ceiling is served from a cache, which that ceiling does not bound",
+}
+
+
+def _no_distance_counts(ks: list[KernelDiff]) -> dict[str, int]:
+    """("in cache in head" -> how many kernels), each reason and side as the records name them."""
+    counts: dict[str, int] = {}
+    for k in ks:
+        for key in filter(None, k.no_distance.split(", ")):
+            counts[key] = counts.get(key, 0) + 1
+    return counts
