@@ -31,6 +31,7 @@ from .sources import ROOT_MODULE, CallSite, Origin, SourceLine, merge, module_pa
 from .subgraph_modules import rerooted
 from .timeline import launch_stacks
 from .trace import Trace
+from .unplaced import mostly_unplaced
 
 NO_RECORD = "no record of the lowering: the run predates source attribution or its compile worker wrote none"
 
@@ -193,6 +194,7 @@ def attribute(
         return graph
     calls = parse_calls(text, module)
     origins, shapes = call_origins(calls, record)
+    origins = mostly_unplaced(origins, calls, record, text, module)
     origins, made = rerooted(origins, calls, record)
     graph.recompute_marked = bool(record.get(RECOMPUTE_MARKED))
     graph.module_types = types = module_types(record.get("nodes") or {})

@@ -1,0 +1,93 @@
+"""A generated kernel made mostly from no FX node, placed where its bytes are (pure; no torch).
+
+Inductor's layout optimization copies graph inputs into the layout its kernels use (a
+convolution's weights into channels-last, every training step): scheduler operations made
+from no FX node. The scheduler fuses such copies with whatever else reads or writes nearby; in
+a resnet18 training step, one C++ kernel copies the 18 convolution weights (about 45 MB) and
+also bumps the 20 BatchNorms' ``num_batches_tracked`` (20 scalars). Its origins are then those
+20 BatchNorm nodes alone, and every view charged the copy, 8.9% of that step, to them.
+
+Where the buffers the kernel writes for operations with no FX node hold more bytes than those
+it writes for operations with one, its origin keeps its nodes but no line and no module:
+``MOSTLY_UNPLACED`` says why, and the views put it beside the kernels made from no node at
+all. The bytes come from the compiled module alone (``core/buffers.py``); where a size is not
+known the origin is left as it is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .buffers import CallArgs, module_calls
+from .callsites import Call
+from .dtypes import dtype_bytes
+from .modparse import ModuleInfo
+from .own_nodes import own_origins
+from .sources import Origin
+
+MOSTLY_UNPLACED = ("made mostly from no FX node (it copies graph inputs into the layout the kernels "
+                   "use; its nodes write fewer bytes)")
+
+
+def mostly_unplaced(
+    origins: dict[int, Origin], calls: list[Call], record: dict[str, Any], text: str, module: ModuleInfo
+) -> dict[int, Origin]:
+    """``origins`` (call position -> Origin) with each generated kernel that writes more bytes
+    for operations made from no FX node than for those made from some given no line and no
+    module (see the module docstring)."""
+    mixed = [i for i, c in enumerate(calls) if not c.extern and (o := origins.get(i)) is not None and o.nodes]
+    out = dict(origins)
+    for i, (unplaced, placed) in placement_bytes(calls, record, text, module, mixed).items():
+        if unplaced > placed:
+            o = origins[i]
+            out[i] = Origin(o.nodes, [], [], MOSTLY_UNPLACED, o.recomputed)
+    return out
+
+
+def placement_bytes(calls: list[Call], record: dict[str, Any], text: str, module: ModuleInfo,
+                    among: list[int] | None = None) -> dict[int, tuple[int, int]]:
+    """Call position -> (bytes it writes for operations made from no FX node, bytes it writes for
+    those made from some), for the generated kernels (of ``among``, call positions) that write
+    for both kinds and whose buffers' sizes the module gives."""
+    ops = record.get("ops") or []
+    own = own_origins(ops)
+    first: dict[str, int] = {}  # buffer -> the first operation writing it
+    for k, op in enumerate(ops):
+        for b in op.get("written", []):
+            first.setdefault(b, k)
+    kinds = {i: [(b, not own[first[b]]) for b in dict.fromkeys(calls[i].written or []) if b in first]
+             for i in (range(len(calls)) if among is None else among) if not calls[i].extern}
+    kinds = {i: ws for i, ws in kinds.items() if len({unplaced for _, unplaced in ws}) == 2}
+    if not kinds:
+        return {}
+    sizes = _call_bytes(calls, module_calls(text, module))
+    out = {}
+    for i, ws in kinds.items():
+        size = [sizes.get(i, {}).get(b) for b, _ in ws]
+        if all(n is not None for n in size):
+            unplaced = sum(n for (_, u), n in zip(ws, size, strict=True) if u)
+            out[i] = (unplaced, sum(size) - unplaced)
+    return out
+
+
+def _call_bytes(calls: list[Call], args: list[CallArgs]) -> dict[int, dict[str, int | None]]:
+    """Call position -> each buffer argument's bytes at that call: ``calls`` and the module's
+    calls with their arguments (``module_calls``) matched as the k-th call of each name."""
+    by_name: dict[str, list[CallArgs]] = {}
+    for a in args:
+        by_name.setdefault(a.name, []).append(a)
+    seen: dict[str, int] = {}
+    out: dict[int, dict[str, int | None]] = {}
+    for i, c in enumerate(calls):
+        nth = seen[c.name] = seen.get(c.name, -1) + 1
+        same = by_name.get(c.name, [])
+        if not c.extern and nth < len(same):
+            out[i] = {name: _bytes(t) for name, t in zip(same[nth].args, same[nth].tensors, strict=False)}
+    return out
+
+
+def _bytes(t: Any) -> int | None:
+    if t is None or t.held is None:
+        return None
+    size = dtype_bytes(t.dtype)
+    return t.held * size if size is not None else None
