@@ -36,6 +36,17 @@ def test_a_timeout_that_is_not_seconds_above_zero_is_refused(tmp_path, value, sh
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.parametrize("command,option", [("compare", "--step-budget"), ("sweep", "--step-budget"),
+                                            ("sweep", "--job-timeout")])
+@pytest.mark.parametrize("value,shown", [("0", "0"), ("-1", "-1"), ("nan", "nan")])
+def test_a_time_option_that_is_not_seconds_above_zero_is_refused(tmp_path, command, option, value, shown):
+    """--step-budget 0 timed only the minimum calls; --job-timeout 0 would stop every job at once."""
+    out = ["--out", str(tmp_path / "sweep")] if command == "sweep" else []
+    p = cli(command, str(MODELS / "mlp.py"), "--device", "cpu", *out, option, value, cwd=tmp_path)
+    assert one_line(p) == f"inductor-bench: error: {option} must be a number of seconds above 0, not {shown}"
+    assert not any(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize("number,why", [
     ("NaN", "NaN is not a number a result holds (JSON has no NaN or Infinity)"),
     ("-Infinity", "-Infinity is not a number a result holds (JSON has no NaN or Infinity)"),

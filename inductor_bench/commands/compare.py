@@ -65,8 +65,9 @@ Names = Annotated[
 ]
 StepBudget = Annotated[
     float,
-    typer.Option("--step-budget", min=0.0, help="Seconds of steady-state step timing per mode (its calls "
-                 "times their median, so calls stalled by other processes do not use it up)."),
+    typer.Option("--step-budget",
+                 help="Seconds of steady-state step timing per mode, above 0 (its calls times their "
+                 "median, so calls stalled by other processes do not use it up)."),
 ]
 
 
@@ -100,6 +101,7 @@ def compare(
     kernels and the per-category breakdown, side by side. The step times of every column are
     taken in one process, their calls interleaved, so that verdicts hold on a noisy machine."""
     o.one_stdout(fmt, json_out)
+    o.check_seconds("--step-budget", step_budget)
     mode_list = parse_modes(modes, eager=not no_eager)
     if fail_on_regression is not None and len(model) < 2:
         raise UsageError("--fail-on-regression needs two or more model files: the first is the base")

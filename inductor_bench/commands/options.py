@@ -228,9 +228,15 @@ def workload_options(
 def check_timeout(timeout: float) -> float:
     """--timeout: a finite number of seconds above zero (nan would mean none, 0 would start a
     worker only to kill it)."""
-    if not (math.isfinite(timeout) and timeout > 0):
-        raise UsageError(f"--timeout must be a number of seconds above 0, not {timeout:g}")
-    return timeout
+    return check_seconds("--timeout", timeout)
+
+
+def check_seconds(option: str, seconds: float | None) -> float | None:
+    """A time option (None: not given) that must be a finite number of seconds above zero:
+    ``--step-budget 0`` would time no call, ``--job-timeout 0`` stop every job at once."""
+    if seconds is not None and not (math.isfinite(seconds) and seconds > 0):
+        raise UsageError(f"{option} must be a number of seconds above 0, not {seconds:g}")
+    return seconds
 
 
 def run_settings(

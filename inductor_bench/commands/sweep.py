@@ -96,6 +96,8 @@ def sweep(
     if fail_on_regression is not None and baseline is None:
         raise UsageError("--fail-on-regression needs --baseline OLD_DIR (the sweep to judge against)")
     o.check_timeout(timeout)
+    o.check_seconds("--step-budget", step_budget)
+    o.check_seconds("--job-timeout", job_timeout)
     old = _baseline(baseline)
     args = compare_args(
         train,

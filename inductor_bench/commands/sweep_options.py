@@ -61,7 +61,6 @@ JobTimeout = Annotated[
     typer.Option(
         "--job-timeout",
         metavar="S",
-        min=0.0,
         help="Kill a job (one model's compare) after S seconds [default: no limit].",
     ),
 ]
