@@ -326,3 +326,18 @@ def test_a_pipelined_ranks_other_steps_work_is_not_idle(tmp_path):
     g = next(g for g in result.stragglers if g.step == "ProfilerStep#2")
     assert (g.rank, g.median_rank) == (1, 0)
     assert (g.compute_ms, g.other_work_ms, g.idle_ms) == pytest.approx((0.0, 0.05, -0.05))
+
+
+def test_a_rank_s_step_that_holds_nothing_is_left_out_of_its_typical_step():
+    """Synthetic: five steps of 2.0 ms of GEMM each and a last one the profiler stopped in as it
+    opened (0.01 ms, no event). Its typical step is the mean over the five, 2.0 ms of GEMM, not
+    10 / 6; a rank whose every step is empty keeps them all."""
+    from inductor_bench.core.ranks import RankResult, RankStep
+    from inductor_bench.render.ranks import typical_categories
+
+    full = [RankStep(f"ProfilerStep#{k}", 2.5, 2.0, 0.5, 2.0, 0.0, 0.0, {"extern_gemm": 2.0}) for k in range(5)]
+    empty = RankStep("ProfilerStep#5", 0.01, 0.0, 0.01, 0.0, 0.0, 0.0)
+    rank = RankResult(0, "rank-0.json", "GPU 0", [*full, empty])
+    assert rank.steady_indices() == [0, 1, 2, 3, 4]
+    assert typical_categories(rank) == {"extern_gemm": 2.0}
+    assert RankResult(1, "rank-1.json", "GPU 0", [empty, empty]).steady_indices() == [0, 1]

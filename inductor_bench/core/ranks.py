@@ -37,6 +37,7 @@ from .columns import load_columns
 from .errors import NothingProfiled, UsageError
 from .memory import DeviceMemory, step_memory
 from .regions import Region, regions
+from .steady import steady
 from .steps import StepEvents, split_steps
 from .timeline import merged
 
@@ -84,6 +85,14 @@ class RankResult:
 
     def step(self, name: str) -> RankStep | None:
         return next((s for s in self.steps if s.step == name), None)
+
+    def steady_indices(self) -> list[int]:
+        """The steps its typical step is the mean of: of those that hold anything (a step the
+        profiler stopped in as it opened holds nothing, and is no step of the loop's), the
+        steady ones (``core/steady.py``), as for one trace (``analyze.steady_indices``)."""
+        held = [i for i, s in enumerate(self.steps) if s.busy_ms > 0 or s.categories]
+        held = held or list(range(len(self.steps)))
+        return [held[i] for i in steady([self.steps[i].wall_ms for i in held]).kept]
 
 
 @dataclass
