@@ -42,6 +42,8 @@ CASES: dict[str, tuple[list[str], str | None, int]] = {
     "diff": (["diff", str(BREAKDOWN), str(RESULTS / "cpu_mlp_slow_train")], None, 3),
     "diff-compare": (["diff", *[str(RESULTS / "cpu_mlp_compare")] * 2], None, 3),
     "analyze": (["analyze", str(FIXTURES / "hta_small" / "event_sync_trace.json.gz")], None, 3),
+    # several ranks: their steps, and time by category per rank
+    "analyze-ranks": (["analyze", str(FIXTURES / "ranks")], None, 2),
     "kernel-all-configs": (
         ["kernel", str(KERNELS / "triton_red_fused_sum_0.py"), "--max-autotune", "--all-configs"],
         "max_autotune",

@@ -329,18 +329,25 @@ return Array.from(document.querySelectorAll('div.scroll')).filter(function (d) {
 
 @needs_browser
 def test_labels_fit_their_charts_and_tables_use_the_window(browser, tmp_path):
-    """A 42-character Triton name is drawn whole inside its chart; in a 1400 px window the
-    H200 breakdown's tables (kernel names, sources, files) need no horizontal scrolling."""
+    """A 42-character Triton name is drawn whole inside its chart, and so is every label of the
+    ranks' charts (``ProfilerStep#4 · rank 6``, ``wall 173.0 ms · straggler``); in a 1400 px
+    window the H200 breakdown's tables (kernel names, sources, files) need no horizontal
+    scrolling."""
     from .test_html import run
 
     trace = ROOFLINE.parent.parent / "hta" / "negative_queue_length_values_check_rank0.json.gz"
-    pages = {"analyze": ["analyze", str(trace)], "h200": ["report", str(RUNS / "cuda_h200_transformer_train")]}
+    pages = {"analyze": ["analyze", str(trace)], "h200": ["report", str(RUNS / "cuda_h200_transformer_train")],
+             "ranks": ["analyze", str(ROOFLINE.parent.parent / "ranks")]}
     for name, argv in pages.items():
         run([*argv, "--html", str(tmp_path / f"{name}.html")])
     browser.driver.set_window_size(1400, 900)
     try:
         browser.open(tmp_path / "analyze.html")
         assert "</title>triton__0d1d2d3d4d5d6d7d8d9d10d11d12d13d14</text>" in (tmp_path / "analyze.html").read_text()
+        assert browser.driver.execute_script(CLIPPED_JS) == []
+        load = browser.open(tmp_path / "ranks.html")
+        assert load.errors == [] and len(browser.charts()) == 2
+        assert "straggler</text>" in (tmp_path / "ranks.html").read_text()
         assert browser.driver.execute_script(CLIPPED_JS) == []
         browser.open(tmp_path / "h200.html")
         assert browser.driver.execute_script(SCROLLED_JS) == 0

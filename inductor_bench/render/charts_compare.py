@@ -44,7 +44,8 @@ def compare_step(result: CompareResult) -> Chart | None:
         )
     if not bars:
         return None
-    return Chart("Step time per mode (steady mean)", "ms per step", bars, whisker=SIGMA)
+    return Chart("Step time per mode (steady mean)", "ms per step", bars, whisker=SIGMA,
+                 value_format=fmt.ms_precise)
 
 
 def compare_compile(result: CompareResult) -> Chart | None:
@@ -103,6 +104,7 @@ def diff_step(s: SectionDiff) -> Chart:
         f"ms per step ({s.step_source})",
         bars,
         whisker=SIGMA,
+        value_format=fmt.ms_precise,
     )
 
 
@@ -125,6 +127,7 @@ def diff_categories(s: SectionDiff) -> Chart | None:
         "ms per step",
         bars,
         note="pale: within noise (or too few samples to judge); the table above has the numbers.",
+        value_format=fmt.signed_ms,
     )
 
 
@@ -160,6 +163,7 @@ def diff_kernels(s: SectionDiff, top: int) -> Chart | None:
         "ms per step",
         bars,
         note="right of zero: slower in head; grey: within noise (or too few samples to judge).",
+        value_format=fmt.signed_ms,
     )
 
 

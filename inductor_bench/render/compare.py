@@ -203,6 +203,14 @@ def _title(result: CompareResult) -> str:
     return f"{result.model}: {step}, {dtype}{batch}, on {where}"
 
 
+def _heading(result: CompareResult) -> str:
+    """The page's heading: the model and its columns, or the model files and their modes."""
+    if len(result.models) > 1:
+        modes = ", ".join(dict.fromkeys(m.mode for m in result.modes))
+        return f"inductor-bench compare: {' vs '.join(result.models)}: {modes}"
+    return f"inductor-bench compare: {result.model}: {' vs '.join(m.label for m in result.modes)}"
+
+
 def _rounds_words(result: CompareResult, rounds: int) -> str:
     """Which rounds' ratios a speedup is the median of, and why a column sat out the rest."""
     every = result.rounds_with_every_column()
@@ -321,6 +329,7 @@ def _break_notes(result: CompareResult) -> list[str]:
 def render_compare(result: CompareResult, fmt_name: str = TEXT, threshold_pct: float | None = None) -> str:
     """The document; with ``threshold_pct`` (several model files), the gate's verdict first."""
     doc = new_doc(fmt_name)
+    doc.headline(_heading(result))
     if threshold_pct is not None and len(result.models) > 1:
         doc.paragraph(gate_line(result, threshold_pct, doc))
     doc.paragraph(verdict_line(result, doc))

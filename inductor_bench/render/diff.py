@@ -294,11 +294,13 @@ def _kernel_blocks(s: SectionDiff, top: int, doc: Doc) -> None:
 # ---- the document ---------------------------------------------------------------------------
 
 
+def _model(diff: Diff) -> str:
+    same = diff.base_model == diff.head_model
+    return diff.head_model if same else f"{diff.base_model} -> {diff.head_model}"
+
+
 def _title(diff: Diff) -> str:
-    model = (
-        diff.head_model if diff.base_model == diff.head_model else f"{diff.base_model} -> {diff.head_model}"
-    )
-    return f"{model} on {diff.device}: {diff.base_label} (base) vs {diff.head_label} (head)"
+    return f"{_model(diff)} on {diff.device}: {diff.base_label} (base) vs {diff.head_label} (head)"
 
 
 def _rule_text(diff: Diff) -> str:
@@ -336,6 +338,7 @@ def render_diff(
     diff: Diff, fmt_name: str = TEXT, *, threshold_pct: float | None = None, top: int = DEFAULT_TOP
 ) -> str:
     doc = new_doc(fmt_name)
+    doc.headline(f"inductor-bench diff: {_model(diff)}: {diff.base_label} vs {diff.head_label}")
     doc.paragraph(verdict_line(diff, doc, threshold_pct))
     doc.paragraph(
         doc.byline("inductor-bench diff", _title(diff)),

@@ -13,6 +13,7 @@ tables already hold the same numbers and their footers name the same files.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tabulate import tabulate
@@ -78,6 +79,9 @@ class Chart:
     max_value: float | None = None  # a fixed end of the axis (100 for a percentage)
     whisker: str = ""  # what the whisker is, for the legend ("± robust sigma")
     legend: dict[str, str] = field(default_factory=dict)  # series -> label; from segments if empty
+    # how a value reads in a tooltip: the formatter of the table the chart draws (``format.py``),
+    # so that a number reads the same in both; None: by the unit (``html_svg.value_text``)
+    value_format: Callable[[float], str] | None = None
 
 
 class Doc:
@@ -110,6 +114,11 @@ class Doc:
 
     def heading(self, s: str) -> None:
         raise NotImplementedError
+
+    def headline(self, s: str) -> None:
+        """The title of a report that opens with its verdict (compare, diff): a page's heading;
+        text and markdown leave it out, their first line is the verdict and their byline names
+        what they are."""
 
     def captioned(self, caption: str, body: str) -> None:
         """A caption directly above a table or text it names."""

@@ -128,6 +128,9 @@ class HtmlDoc(Doc):
         self.page_title = self.page_title or self._plain(s)
         self.blocks.append(f"<h1>{self._html(s)}</h1>")
 
+    def headline(self, s: str) -> None:
+        self.title(s)
+
     def heading(self, s: str) -> None:
         self.blocks.append(f"<h2>{self._html(s)}</h2>")
 

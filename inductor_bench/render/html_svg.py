@@ -67,6 +67,11 @@ def value_text(v: float, unit: str) -> str:
     return f"{v:,.{max(digits, 0)}f}"
 
 
+def _value(c: Chart, v: float) -> str:
+    """A value of ``c`` as its table prints it (``Chart.value_format``), else by its unit."""
+    return c.value_format(v) if c.value_format else value_text(v, c.unit)
+
+
 def nice_step(span: float, n: int = TICKS) -> float:
     """A round tick spacing (1, 2, 2.5 or 5 times a power of ten) giving about ``n`` ticks."""
     raw = span / n
@@ -169,7 +174,7 @@ def _row(b: Bar, name: str, c: Chart, y: float, x, x0: float, x1: float) -> str:
         else:
             a, neg = neg, neg + s.value
             left, right = x(neg), x(a)
-        value = f"{value_text(s.value, c.unit)} {c.unit}"
+        value = f"{_value(c, s.value)} {c.unit}"
         what = f"{b.full or b.label}\n{s.label or s.series}: {value}" + (f"\n{b.tip}" if b.tip else "")
         parts.append(
             f'<rect class="b {series_class(s.series)}" x="{_num(left)}" y="{_num(y)}" '
@@ -180,8 +185,8 @@ def _row(b: Bar, name: str, c: Chart, y: float, x, x0: float, x1: float) -> str:
         top, bot = _num(y + 3), _num(y + ROW - 3)
         parts.append(
             f'<path class="wh" d="M{lo} {mid}H{hi}M{lo} {top}V{bot}M{hi} {top}V{bot}" fill="none">'
-            f"<title>{_e(c.whisker or 'spread')}: {value_text(b.spread[0], c.unit)} to "
-            f"{value_text(b.spread[1], c.unit)} {_e(c.unit)}</title></path>"
+            f"<title>{_e(c.whisker or 'spread')}: {_value(c, b.spread[0])} to "
+            f"{_value(c, b.spread[1])} {_e(c.unit)}</title></path>"
         )
     if b.note:
         parts.append(_text(_num(x1 + 8), mid, _e(b.note)))

@@ -11,7 +11,8 @@ from ..core.categories import label, order
 from ..core.rank_cycles import RankCyclesResult
 from ..core.ranks import RankResult, RanksResult
 from ..core.regions import typical
-from ..core.steady import mean, steady
+from ..core.steady import mean
+from . import charts_ranks as charts
 from . import format as fmt
 from .analyze import CLOSED, SKIPPED_WHY
 from .analyze_memory import ranks_memory_section
@@ -75,6 +76,7 @@ def _steps(doc: Doc, r: RanksResult) -> None:
         "kernels (NCCL, c10d); compute = union of everything else; overlap = the part of comm during "
         "which compute also ran; exposed comm = comm - overlap. compute + exposed comm + other steps' "
         "work + idle = wall."))
+    doc.chart(charts.ranks_steps(r, _step_names(r)))
 
 
 HOST_STEPS_NOTE = (
@@ -116,7 +118,7 @@ def _stragglers(doc: Doc, r: RanksResult) -> None:
 
 def typical_categories(rank: RankResult) -> dict[str, float]:
     """Category -> ms in the rank's typical step: the mean over its steady steps."""
-    kept = [rank.steps[i] for i in steady([s.wall_ms for s in rank.steps]).kept]
+    kept = [rank.steps[i] for i in rank.steady_indices()]
     cats = {c for s in kept for c in s.categories}
     return {c: mean([s.categories.get(c, 0.0) for s in kept]) for c in sorted(cats, key=order)}
 
@@ -140,11 +142,12 @@ def _categories(doc: Doc, r: RanksResult) -> None:
     doc.heading("Time by category per rank (steady mean step, ms)")
     doc.table(rows, headers, ("left", *("right",) * (len(headers) - 1)))
     doc.fine_print("Summed kernel durations (concurrent streams can exceed busy).")
+    doc.chart(charts.ranks_categories(per_rank))
 
 
 def typical_regions(rank: RankResult) -> dict[str, tuple[float, float]]:
     """Range name -> (calls, wall ms) in the rank's typical step: the mean over its steady steps."""
-    kept = list(steady([s.wall_ms for s in rank.steps]).kept)
+    kept = rank.steady_indices()
     return {g.name: (g.calls, g.wall_ms) for g in typical(rank.regions, kept)}
 
 

@@ -1,0 +1,163 @@
+"""What the compare, diff and multi-rank analyze pages say, checked on recorded results: one
+``<h1>`` naming what the page is, tooltips that read a number as the table beside the chart
+prints it, and the ranks' charts, their numbers read again from the raw traces."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+from inductor_bench.core.rundir import load_any
+from inductor_bench.render.compare import render_compare
+from inductor_bench.render.format import ms
+
+from .test_analyze_ranks import COMM_NAME, DEVICE, RANK_FILES, RANKS, independent, raw_events
+from .test_html import BREAKDOWN, RESULTS, run
+
+SLOW = RESULTS / "cpu_mlp_slow_train"
+COMPARE = RESULTS / "cpu_mlp_compare"
+
+
+@pytest.fixture(scope="module")
+def diff_page(tmp_path_factory) -> str:
+    path = tmp_path_factory.mktemp("diff") / "diff.html"
+    run(["diff", str(BREAKDOWN), str(SLOW), "--html", str(path)])
+    return path.read_text()
+
+
+@pytest.fixture(scope="module")
+def ranks_page(tmp_path_factory) -> str:
+    path = tmp_path_factory.mktemp("ranks") / "ranks.html"
+    run(["analyze", str(RANKS), "--html", str(path)])
+    return path.read_text()
+
+
+def headings(page: str) -> list[str]:
+    return [html.unescape(h) for h in re.findall(r"<h1>(.*?)</h1>", page)]
+
+
+def tips(page: str) -> list[str]:
+    """Every bar's tooltip, as the reader sees it."""
+    return [html.unescape(t) for t in re.findall(r'<rect class="b [^>]*><title>(.*?)</title>', page, re.S)]
+
+
+def tip_value(page: str, bar: str, segment: str, unit: str = "ms") -> str:
+    """The number a bar's segment's tooltip prints (``bar\\nsegment: VALUE unit...``), on the
+    one chart whose unit starts with ``unit``."""
+    head = re.compile(f"{re.escape(bar)}\n{re.escape(segment)}: (\\S+) {re.escape(unit)}")
+    found = [m[1] for t in tips(page) if (m := head.match(t))]
+    assert len(found) == 1, (bar, segment, found)
+    return found[0]
+
+
+def row_cells(page: str, first: str) -> list[list[str]]:
+    """The cells of every table row whose first cell is ``first``."""
+    rows = [re.findall(r"<td[^>]*>(.*?)</td>", r) for r in re.findall(r"<tr>(.*?)</tr>", page)]
+    return [[html.unescape(re.sub(r"<[^>]*>", "", c)) for c in r] for r in rows if r and r[0] == first]
+
+
+# -- one heading -------------------------------------------------------------------------------
+
+
+def test_compare_page_is_headed_by_the_model_and_its_columns():
+    page = render_compare(load_any(COMPARE), "html")
+    title = "inductor-bench compare: mlp: eager vs default vs max-autotune vs reduce-overhead"
+    assert headings(page) == [title]
+    assert f"<title>{title}</title>" in page
+
+
+def test_compare_of_model_files_is_headed_by_the_models_and_modes():
+    result = load_any(COMPARE)
+    result.models = ["before", "after"]
+    for m, model in zip(result.modes, ("before", "before", "after", "after"), strict=True):
+        m.model = model
+    page = render_compare(result, "html")
+    assert headings(page) == ["inductor-bench compare: before vs after: eager, default, max-autotune, "
+                              "reduce-overhead"]
+
+
+def test_diff_page_is_headed_by_base_and_head(diff_page):
+    assert headings(diff_page) == [f"inductor-bench diff: mlp -> mlp_slow: {BREAKDOWN} vs {SLOW}"]
+
+
+# -- tooltips read as the tables ---------------------------------------------------------------
+
+
+def test_compare_step_tooltip_reads_as_its_table_cell():
+    """Under 1 ms the step time's table cell has 4 decimals: so has the bar's tooltip."""
+    result = load_any(COMPARE)
+    for m in result.modes:
+        m.step_samples_ms = [x / 10 for x in m.step_samples_ms]
+    page = render_compare(result, "html")
+    [cells] = row_cells(page, "step time, ms (steady mean ± spread)")
+    for mode, cell in zip(("eager", "default", "max-autotune"), cells[1:], strict=False):
+        assert tip_value(page, mode, mode) == cell.split()[0]
+    assert cells[1].split()[0] == "0.2813"
+
+
+def test_diff_tooltips_read_as_the_table_cells(diff_page):
+    [pointwise] = row_cells(diff_page, "C++ pointwise")  # base ms, head ms, change ms, ...
+    assert pointwise[3] == "+0.1242"
+    assert tip_value(diff_page, "C++ pointwise", "C++ pointwise") == pointwise[3]
+    [added] = [r for r in row_cells(diff_page, "0-forward") if r[1] == "cpp_fused__softmax_gelu_1"]
+    assert tip_value(diff_page, "cpp_fused__softmax_gelu_1", "added") == added[5] == "+0.6573"
+
+
+def test_breakdown_tooltips_read_as_the_table_cells(tmp_path):
+    path = tmp_path / "breakdown.html"
+    run(["report", str(SLOW), "--html", str(path)])
+    page = path.read_text()
+    step = row_cells(page, "C++ pointwise")[0]  # the whole step's category table comes first
+    assert tip_value(page, "step", "C++ pointwise") == step[2]
+
+
+# -- the ranks' charts -------------------------------------------------------------------------
+
+
+def test_ranks_page_draws_each_ranks_steps_and_categories(ranks_page):
+    figures = re.findall(r"<figcaption>(.*?)</figcaption>", ranks_page)
+    assert [html.unescape(f) for f in figures] == [
+        "Steps per rank: where the wall time goes",
+        "Time by category per rank (steady mean step)",
+    ]
+
+
+def test_ranks_step_bars_split_each_wall_as_the_raw_traces_do(ranks_page):
+    """Each (step, rank) bar: compute, exposed communication and idle, as read again from the
+    raw JSON (these ranks run no other steps' work), as the steps table prints them."""
+    for r, path in enumerate(RANK_FILES):
+        for step, e in independent(path).items():
+            bar = f"{step} · rank {r}"
+            parts = {"compute": e["compute"], "exposed communication": e["comm"] - e["overlap"],
+                     "idle": e["wall"] - e["busy"]}
+            for name, us in parts.items():
+                assert tip_value(ranks_page, bar, name) == ms(us / 1e3), (bar, name)
+            [row] = [c for c in row_cells(ranks_page, step) if c[1] == str(r)]
+            assert tip_value(ranks_page, bar, "compute") == row[6]
+            assert tip_value(ranks_page, bar, "idle") == row[5]
+
+
+def test_ranks_step_bars_mark_each_steps_slowest_rank(ranks_page):
+    walls = {r: {step: e["wall"] for step, e in independent(path).items()} for r, path in enumerate(RANK_FILES)}
+    slowest = {(step, max(walls, key=lambda r: walls[r][step])) for step in walls[0]}
+    rows = re.findall(r"<g>(.*?)</g>", ranks_page, re.S)
+    marked = {html.unescape(re.search(r"</title>([^<]*)</text>", g)[1]) for g in rows if "· straggler</text>" in g}
+    assert marked == {f"{step} · rank {r}" for step, r in slowest} == {"ProfilerStep#4 · rank 6",
+                                                                       "ProfilerStep#5 · rank 3"}
+
+
+def test_ranks_communication_per_rank_is_its_collectives_summed(ranks_page):
+    """The communication segment of each rank's bar: its NCCL kernels' durations summed over
+    each step (those starting in it), the mean of its two steps."""
+    for r, path in enumerate(RANK_FILES):
+        evs = raw_events(path)
+        steps = [(e["ts"], e["ts"] + e["dur"]) for e in evs if re.fullmatch(r"ProfilerStep#\d+", e["name"])]
+        sums = [sum(e["dur"] for e in evs if e.get("cat") in DEVICE and COMM_NAME.match(e["name"])
+                    and a <= e["ts"] <= b) for a, b in steps]
+        got = tip_value(ranks_page, f"rank {r}", "communication (collectives)")
+        assert got == ms(sum(sums) / len(sums) / 1e3)
+        [row] = row_cells(ranks_page, str(r))
+        assert got in row[1:]
+
