@@ -276,3 +276,36 @@ def test_covered_measures_a_union_inside_any_window():
     for (a, b), length in cases.items():
         assert c.within(a, b) == length, (a, b)
     assert Covered([]).within(0, 10) == 0
+
+
+def test_events_unfinished_when_the_profiler_stopped_are_left_out_and_counted(tmp_path, capsys):
+    """Synthetic: kineto writes a duration of -1 for a CPU event still open when the profiler
+    stopped. Step 2's marker (at 100, -1) and an op (at 300, -1) are such events: step 2 is no
+    window (its wall read -0.001 ms before), the op no time; step 1 and its kernel stand. A
+    trace whose only op is unfinished has nothing to analyse."""
+
+    def x(name, cat, ts, dur, **args):
+        dev = cat == "kernel"
+        return {"ph": "X", "name": name, "cat": cat, "ts": ts, "dur": dur, "pid": 0 if dev else 1,
+                "tid": 7 if dev else 1, "args": args}
+
+    evs = [x("ProfilerStep#1", "user_annotation", 0, 100), x("cudaLaunchKernel", "cuda_runtime", 10, 2, correlation=1),
+           x("k1", "kernel", 20, 30, correlation=1),
+           x("ProfilerStep#2", "user_annotation", 100, -1), x("aten::add", "cpu_op", 300, -1)]
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps({"traceEvents": evs}))
+    for r in (analyze_trace(load_for_analysis(f)), None):
+        if r is None:  # the CLI reads the file straight into columns
+            code, out, err = run_cli(capsys, str(f), "--format", "json")
+            assert code == 0, err
+            r = json.loads(out)
+            steps, unfinished = [s["name"] for s in r["steps"]], r["unfinished"]
+        else:
+            steps, unfinished = [s.name for s in r.steps], r.unfinished
+        assert steps == ["ProfilerStep#1"] and unfinished == {"ProfilerStep#2": 1, "aten::add": 1}
+    code, out, _ = run_cli(capsys, str(f))
+    assert code == 0 and ("2 event(s) with a negative duration were left out (unfinished when the profiler "
+                          "stopped: their end is not known): ProfilerStep#2, aten::add") in out
+    f.write_text(json.dumps({"traceEvents": [x("aten::mm", "cpu_op", 100, -5)]}))
+    code, _, err = run_cli(capsys, str(f))
+    assert code == 2 and err.strip().endswith("1 event(s) with a negative duration (unfinished) were left out")

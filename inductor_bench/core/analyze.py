@@ -114,6 +114,8 @@ class AnalyzeResult:
     host_python_thread: str = ""  # the thread whose Python it is
     # ranges (steps included) the trace wrote at their end, their start restored (core/range_starts.py)
     restarted_ranges: list[str] = field(default_factory=list)
+    # name -> its events left out for a negative duration (unfinished when the profiler stopped)
+    unfinished: dict[str, int] = field(default_factory=dict)
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -240,6 +242,7 @@ def analyze_columns(c: TraceColumns) -> AnalyzeResult:
         host_python=python,
         host_python_thread=thread,
         restarted_ranges=c.restarted_ranges,
+        unfinished=dict(c.unfinished),
     )
 
 

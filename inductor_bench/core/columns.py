@@ -120,6 +120,9 @@ class TraceColumns:
     restarted_ranges: list[str] = field(default_factory=list)
     device_properties: list[dict[str, Any]] = field(default_factory=list)
     base_time_ns: int | None = None
+    # name -> how many of its events were left out for a negative duration: unfinished when
+    # the profiler stopped (kineto writes -1 for such a CPU event); file order
+    unfinished: dict[str, int] = field(default_factory=dict)
 
     def span(self) -> tuple[float, float]:
         """The earliest start and the latest end of every event kept."""
@@ -151,6 +154,8 @@ class ColumnFiller:
         if not xs:
             return
         out = self.out
+        if min(map(_DUR, xs)) < 0:  # one pass in C per run; rare
+            xs, cats = self._finished(xs, cats)
         out.kept += len(xs)
         has_annotations = USER_ANNOTATION in cats
         if has_annotations:  # the span of the other kinds is read from their columns
@@ -229,6 +234,16 @@ class ColumnFiller:
                 triple = (dims, types, concrete)
                 self.out.shape_args[first + i] = self.triples.setdefault(triple, triple)
 
+    def _finished(self, xs: list[Any], cats: list[str]) -> tuple[list[Any], list[str]]:
+        """``xs`` and their ``cats`` less the events with a negative duration, counted by name in
+        ``unfinished``: their end is not known, and a window or an op ending before it starts
+        would count as negative time."""
+        keep = [x.dur >= 0 for x in xs]
+        for x, kept in zip(xs, keep, strict=True):
+            if not kept:
+                self.out.unfinished[x.name] = self.out.unfinished.get(x.name, 0) + 1
+        return list(compress(xs, keep)), list(compress(cats, keep))
+
     def _extend(self, evs: Events, xs: list[Any], where: list[int], *, corr: bool, ext: bool) -> list[int]:
         names = _ids(self.out.names, [x.name for x in xs])
         evs.name.fromlist(names)
@@ -299,7 +314,7 @@ def _decoder() -> tuple[msgspec.json.Decoder, type]:
     instant = msgspec.defstruct(  # profile_memory's "[memory]" events (core/memory.py)
         "AnalysisInstant", [("ts", Any, MISSING), ("cat", str, ""), ("name", str, ""),
                             ("args", memory_args, memory_args())],
-        tag_field="ph", tag="i", gc=False,
+        tag_field="ph", tag="i", gc=False, namespace={"dur": 0.0},  # an instant lasts nothing
     )
     # the other phases' events build nothing; their category reads "" (a class attribute)
     others = [msgspec.defstruct(f"AnalysisPhase{i}", [], tag_field="ph", tag=ph, gc=False,

@@ -117,7 +117,7 @@ def _host_steps(c: TraceColumns) -> StepEvents:
         raise NothingProfiled(
             f"{c.path or 'trace'}: no GPU activity (kernel / gpu_memcpy / gpu_memset events) "
             "and no CPU ops (cpu_op events): nothing to analyse (a profiler cycle that stopped "
-            "before its active steps holds none)"
+            "before its active steps holds none)" + _unfinished_words(c)
         )
     windows = _step_windows(c)
     wraps = {i for i, (category, _) in enumerate(kinds) if category in categories.WRAPPER_CATEGORIES}
@@ -129,6 +129,11 @@ def _host_steps(c: TraceColumns) -> StepEvents:
     row = [thread_row[t] for t in op.where]
     return StepEvents(windows, [top for top, _ in split], 0, op, names, op.ts, row, rows.values, kind,
                       kinds, [shares for _, shares in split], call_contexts(op, names, ops))
+
+
+def _unfinished_words(c: TraceColumns) -> str:
+    n = sum(c.unfinished.values())
+    return f"; {n} event(s) with a negative duration (unfinished) were left out" if n else ""
 
 
 def host_shares(js: Sequence[int], op: Events,

@@ -289,6 +289,14 @@ def _listed(names: list[str], shown: int = 4) -> str:
     return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
+def unfinished_fact(unfinished: dict[str, int]) -> str:
+    """The fact line of the events left out for a negative duration."""
+    n = sum(unfinished.values())
+    named = _listed([f"{name} x{k}" if k > 1 else name for name, k in unfinished.items()])
+    return (f"{n} event(s) with a negative duration were left out (unfinished when the profiler "
+            f"stopped: their end is not known): {named}")
+
+
 def _restarted(names: list[str]) -> str:
     """The fact line of the ranges whose start was restored (``core/range_starts.py``)."""
     return (f"{len(names)} ranges were written {CLOSED} (torch 2.5's Python tracer): {_listed(names)}; "
@@ -305,6 +313,8 @@ def _analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str]
         facts.append(f"{r.outside_steps} device events launched outside every step were left out")
     if r.restarted_ranges:
         facts.append(_restarted(r.restarted_ranges))
+    if r.unfinished:
+        facts.append(unfinished_fact(r.unfinished))
     if held_nothing := empty_steps(r):
         facts.append(f"{_listed(held_nothing)} held nothing of its own (no device event, or on a "
                      "CPU-only trace no op; as the step a profiler stops in): left out of the steady mean")
