@@ -341,3 +341,18 @@ def test_a_rank_s_step_that_holds_nothing_is_left_out_of_its_typical_step():
     assert rank.steady_indices() == [0, 1, 2, 3, 4]
     assert typical_categories(rank) == {"extern_gemm": 2.0}
     assert RankResult(1, "rank-1.json", "GPU 0", [empty, empty]).steady_indices() == [0, 1]
+
+
+def test_a_rank_s_unfinished_events_are_counted_in_its_line(capsys, tmp_path):
+    """Synthetic: rank 1's trace holds a second step marker still open when its profiler
+    stopped (a duration of -1): left out, and said on that rank's line alone."""
+    a, b = _distributed(tmp_path / "a.json", 0, 2), _distributed(tmp_path / "b.json", 1, 2)
+    trace = json.loads(b.read_text())
+    trace["traceEvents"].append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "ts": 100,
+                                 "dur": -1, "pid": 1, "tid": 1})
+    b.write_text(json.dumps(trace))
+    code, out, _ = run_cli(capsys, str(a), str(b))
+    lines = {ln.split(":")[0].strip("- *"): ln for ln in out.splitlines() if ln.lstrip("- *").startswith("rank ")}
+    assert code == 0 and "1 steps; 1 event(s) with a negative duration left out (unfinished when the profiler " \
+        "stopped)" in lines["rank 1"]
+    assert "negative duration" not in lines["rank 0"]

@@ -81,6 +81,7 @@ class RankResult:
     regions: list[Region] = field(default_factory=list)  # its record_function ranges, per step
     memory: list[DeviceMemory] = field(default_factory=list)  # profile_memory's, per step
     restarted_ranges: int = 0  # ranges written at their end, their start restored (core/range_starts.py)
+    unfinished: int = 0  # events left out for a negative duration (unfinished when the profiler stopped)
     world_size: int | None = None  # distributedInfo's, where the trace's header has it
 
     def step(self, name: str) -> RankStep | None:
@@ -194,7 +195,8 @@ def rank_summary(path: Path, rank: int) -> RankResult:
     steps = [_rank_step(split, k, device, ranges) for k in range(len(split.windows))]
     return RankResult(rank=rank, trace=str(path), device=device, steps=steps, regions=regions(columns, split),
                       memory=step_memory(columns.memory, split.windows),
-                      restarted_ranges=len(columns.restarted_ranges), world_size=world_size_of(path))
+                      restarted_ranges=len(columns.restarted_ranges), world_size=world_size_of(path),
+                      unfinished=sum(columns.unfinished.values()))
 
 
 def world_size_of(path: Path) -> int | None:

@@ -211,11 +211,14 @@ def _rank_span(rank: RankResult) -> str:
 
 
 def _restarted(rank: RankResult) -> str:
-    """How many of the rank's ranges were written at their end (``core/range_starts.py``)."""
+    """How many of the rank's ranges were written at their end (``core/range_starts.py``), and
+    of its events left out unfinished."""
+    unfinished = (f"; {rank.unfinished} event(s) with a negative duration left out (unfinished when "
+                  "the profiler stopped)" if rank.unfinished else "")
     if not rank.restarted_ranges:
-        return ""
+        return unfinished
     return (f"; {rank.restarted_ranges} ranges written {CLOSED}, "
-            "each started where the call that opened it began")
+            "each started where the call that opened it began" + unfinished)
 
 
 def _world(ranks: list[RankResult]) -> list[str]:
