@@ -1,5 +1,5 @@
-"""The time outside the compiled graphs, by the ops that took it: a few profiled steps of the
-model split by ``core/outside.py``."""
+"""The time outside the compiled graphs: the step against its graphs (``core/step.py``), and by
+the ops that took it, a few profiled steps of the model split by ``core/outside.py``."""
 
 from __future__ import annotations
 
