@@ -357,6 +357,18 @@ def test_a_kernel_far_under_the_bandwidth_is_not_its_data():
     assert kernel_roof(counted, ceil, "cpu").bound == MEMORY
 
 
+def test_the_latency_verdict_is_judged_on_the_fastest_iteration():
+    """Synthetic: the same 100 kB kernel at two places of a graph, 4 µs an iteration in each,
+    but one place met a stall in two of its five iterations (60 µs): its steady mean, 26.4
+    µs, passes the 2 x (10 + 1) µs a launch that makes it short; its fastest iteration does
+    not. Both are latency-bound, each % from its own time; without samples the mean judges."""
+    calm = KernelStat("k", "cpp_pointwise", 1.0, 0.004, bytes=100e3, samples_ms=[0.004] * 5)
+    stalled = replace(calm, ms=0.0264, samples_ms=[0.004, 0.06, 0.004, 0.06, 0.004])
+    assert [kernel_roof(k, CEIL, "cpu").bound for k in (calm, stalled)] == [LATENCY, LATENCY]
+    assert kernel_roof(stalled, CEIL, "cpu").pct == pytest.approx(100 * 100e3 / 0.0264e-3 / 100e9)
+    assert kernel_roof(replace(stalled, samples_ms=[]), CEIL, "cpu").bound == MEMORY
+
+
 def test_the_category_table_counts_time_far_below_the_limit_but_not_latency_bound():
     slow = KernelStat("slow", "cpp_pointwise", 1.0, 2.0, bytes=20e6)  # 10 GB/s: 10%
     short = KernelStat("short", "cpp_pointwise", 1.0, 0.004, bytes=100e3)  # latency
