@@ -356,3 +356,18 @@ def test_a_rank_s_unfinished_events_are_counted_in_its_line(capsys, tmp_path):
     assert code == 0 and "1 steps; 1 event(s) with a negative duration left out (unfinished when the profiler " \
         "stopped)" in lines["rank 1"]
     assert "negative duration" not in lines["rank 0"]
+
+
+def test_ranks_that_tie_name_no_straggler(capsys, tmp_path):
+    """Synthetic: two ranks whose one step takes 100 µs each (the step marker outlasts their
+    kernels): no rank straggles, the table says so and the chart marks none."""
+    from inductor_bench.render.ranks import render_ranks
+
+    a, b = _distributed(tmp_path / "a.json", 0, 2), _distributed(tmp_path / "b.json", 1, 2)
+    r = analyze_ranks([a, b], workers=1)
+    (g,) = r.stragglers
+    assert g.excess_ms == 0 and g.tied
+    text = render_ranks(r)
+    row = next(ln for ln in text.splitlines() if ln.startswith("ProfilerStep#1"))
+    assert "none (tied)" in row and "rank 1" not in row.split("none (tied)")[0]
+    assert "straggler" not in render_ranks(r, "html").split("Steps per rank")[1].split("</svg>")[0]

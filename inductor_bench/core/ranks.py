@@ -112,6 +112,12 @@ class Straggler:
     idle_ms: float
     other_work_ms: float = 0.0
 
+    @property
+    def tied(self) -> bool:
+        """The slowest rank took no longer than the median rank: the top half of the ranks (or
+        all of them) tie, and none straggles."""
+        return self.excess_ms <= 0
+
 
 @dataclass
 class RanksResult:

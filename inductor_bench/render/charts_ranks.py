@@ -41,7 +41,7 @@ def _step_bar(s: RankStep, rank: int, straggler: bool) -> Bar:
 def ranks_steps(r: RanksResult, names: list[str]) -> Chart | None:
     """Each step (``names``, in order) on each rank, one bar whose length is its wall time."""
     shown = names[: max(1, MAX_BARS // max(len(r.ranks), 1))]
-    late = {(g.step, g.rank) for g in r.stragglers}
+    late = {(g.step, g.rank) for g in r.stragglers if not g.tied}
     bars = [_step_bar(s, rank.rank, (name, rank.rank) in late)
             for name in shown for rank in r.ranks if (s := rank.step(name))]
     if not bars:

@@ -94,7 +94,7 @@ def _stragglers(doc: Doc, r: RanksResult) -> None:
     rows = [
         [
             g.step,
-            f"rank {g.rank}",
+            f"rank {g.rank}" if not g.tied else "none (tied)",
             fmt.ms(g.wall_ms),
             f"rank {g.median_rank}",
             fmt.ms(g.median_wall_ms),
@@ -109,10 +109,10 @@ def _stragglers(doc: Doc, r: RanksResult) -> None:
     doc.heading("Straggler per step")
     doc.table(rows, STRAGGLER_HEADERS, ("left", "left", "right", "left", *("right",) * 6))
     doc.fine_print(
-        "straggler = the rank with the longest step; median rank = the middle rank by wall (the lower "
-        "middle of an even count); excess = the straggler's wall - the median rank's, split into its "
-        "extra compute, exposed communication, other steps' work and idle time (they add up to the "
-        "excess).",
+        "straggler = the rank with the longest step (none where it ties with the median rank); median "
+        "rank = the middle rank by wall (the lower middle of an even count); excess = the straggler's "
+        "wall - the median rank's, split into its extra compute, exposed communication, other steps' "
+        "work and idle time (they add up to the excess).",
     )
 
 
