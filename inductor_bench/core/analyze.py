@@ -39,7 +39,7 @@ from .host_python import PythonFrame, PythonLayer
 from .memory import DeviceMemory, step_memory
 from .regions import Region, TypicalRegion, regions, typical
 from .shaped_ops import ShapedOp, TypicalShapedOp, shaped_ops, typical_shaped_ops
-from .steady import mean, steady
+from .steady import mean, steady_held
 from .steps import (
     HOST_THREAD,
     US_PER_MS,
@@ -139,8 +139,7 @@ def steady_steps(result: AnalyzeResult) -> list[StepResult]:
 def steady_indices(result: AnalyzeResult) -> list[int]:
     """The steps the typical step is the mean of: of those that hold anything (a step the
     profiler stopped in as it opened holds nothing, and is no step of the loop's), the steady."""
-    held = [i for i, s in enumerate(result.steps) if not empty(s)] or list(range(len(result.steps)))
-    return [held[i] for i in steady([result.steps[i].wall_ms for i in held]).kept]
+    return steady_held([s.wall_ms for s in result.steps], [not empty(s) for s in result.steps])
 
 
 def empty(step: StepResult) -> bool:

@@ -259,8 +259,8 @@ def kernel_roof(k: Any, ceilings: Ceilings | None, device: str) -> KernelRoof:
     floor = LATENCY_FLOOR_US.get(backend(device).timeline, 5.0)
     # per launch; the verdict on its fastest iteration: a call stalled by other work is not a
     # kernel that could reach its limit (the same GEMM at two places gets one verdict)
-    samples = getattr(k, "samples_ms", None)
-    fastest_s = min(samples) / 1e3 if samples and min(samples) > 0 else seconds
+    fastest_ms = min(getattr(k, "samples_ms", None) or [0.0])
+    fastest_s = fastest_ms / 1e3 if fastest_ms > 0 else seconds
     ideal_us, took_us = (x * 1e6 / max(k.calls, 1e-9) for x in (ideal_s, fastest_s))
     if ideal_us < floor and took_us < LATENCY_SLACK * (floor + ideal_us):
         bound = LATENCY

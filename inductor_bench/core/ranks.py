@@ -37,7 +37,7 @@ from .columns import load_columns
 from .errors import NothingProfiled, UsageError
 from .memory import DeviceMemory, step_memory
 from .regions import Region, regions
-from .steady import steady
+from .steady import steady_held
 from .steps import StepEvents, split_steps
 from .timeline import merged
 
@@ -90,10 +90,9 @@ class RankResult:
     def steady_indices(self) -> list[int]:
         """The steps its typical step is the mean of: of those that hold anything (a step the
         profiler stopped in as it opened holds nothing, and is no step of the loop's), the
-        steady ones (``core/steady.py``), as for one trace (``analyze.steady_indices``)."""
-        held = [i for i, s in enumerate(self.steps) if s.busy_ms > 0 or s.categories]
-        held = held or list(range(len(self.steps)))
-        return [held[i] for i in steady([self.steps[i].wall_ms for i in held]).kept]
+        steady ones (``steady.steady_held``), as for one trace (``analyze.steady_indices``)."""
+        held = [s.busy_ms > 0 or bool(s.categories) for s in self.steps]
+        return steady_held([s.wall_ms for s in self.steps], held)
 
 
 @dataclass

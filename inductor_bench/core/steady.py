@@ -138,6 +138,14 @@ def steady_profiled(walls: Sequence[float], busy: Sequence[float], kernels: Sequ
     return steady_iterations(walls, [*kernels, idle], clock)
 
 
+def steady_held(walls: Sequence[float], held: Sequence[bool]) -> list[int]:
+    """The steps a typical step is the mean of: of those that hold anything (``held``; a step the
+    profiler stopped in as it opened holds nothing, and is no step of the loop's; all where none
+    does), the steady ones by their wall."""
+    among = [i for i, h in enumerate(held) if h] or list(range(len(walls)))
+    return [among[i] for i in steady([walls[i] for i in among]).kept]
+
+
 def from_left_out(n: int, left_out: Sequence[int], limit: float | None = None) -> Steady:
     """The set of ``n`` samples less those recorded as left out (a saved result)."""
     out = set(left_out)

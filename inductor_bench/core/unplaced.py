@@ -22,7 +22,6 @@ from .buffers import CallArgs, module_calls
 from .callsites import Call
 from .dtypes import dtype_bytes
 from .modparse import ModuleInfo
-from .own_nodes import own_origins
 from .sources import Origin
 
 MOSTLY_UNPLACED = ("made mostly from no FX node (it copies graph inputs into the layout the kernels "
@@ -49,13 +48,13 @@ def placement_bytes(calls: list[Call], record: dict[str, Any], text: str, module
     """Call position -> (bytes it writes for operations made from no FX node, bytes it writes for
     those made from some), for the generated kernels (of ``among``, call positions) that write
     for both kinds and whose buffers' sizes the module gives."""
-    ops = record.get("ops") or []
-    own = own_origins(ops)
-    first: dict[str, int] = {}  # buffer -> the first operation writing it
-    for k, op in enumerate(ops):
+    # buffer -> whether the first operation writing it was made from no FX node (an operation
+    # with no origins: its own origins, ``own_nodes.own_origins``, are then none too)
+    unplaced_of: dict[str, bool] = {}
+    for op in record.get("ops") or []:
         for b in op.get("written", []):
-            first.setdefault(b, k)
-    kinds = {i: [(b, not own[first[b]]) for b in dict.fromkeys(calls[i].written or []) if b in first]
+            unplaced_of.setdefault(b, not op.get("origins"))
+    kinds = {i: [(b, unplaced_of[b]) for b in dict.fromkeys(calls[i].written or []) if b in unplaced_of]
              for i in (range(len(calls)) if among is None else among) if not calls[i].extern}
     kinds = {i: ws for i, ws in kinds.items() if len({unplaced for _, unplaced in ws}) == 2}
     if not kinds:

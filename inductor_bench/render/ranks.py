@@ -210,7 +210,7 @@ def _rank_span(rank: RankResult) -> str:
     return first if first == last else f"{first} to {last}"
 
 
-def _restarted(rank: RankResult) -> str:
+def _trace_notes(rank: RankResult) -> str:
     """How many of the rank's ranges were written at their end (``core/range_starts.py``), and
     of its events left out unfinished."""
     unfinished = (f"; {rank.unfinished} event(s) with a negative duration left out (unfinished when "
@@ -236,7 +236,7 @@ def _world(ranks: list[RankResult]) -> list[str]:
 def _ranks(doc: Doc, r: RanksResult, title: str) -> None:
     doc.title(title)
     facts = [f"rank {rank.rank}: {rank.trace} (device {rank.device or 'none'}, "
-             f"{len(rank.steps)} steps{_restarted(rank)})" for rank in r.ranks]
+             f"{len(rank.steps)} steps{_trace_notes(rank)})" for rank in r.ranks]
     facts += [f"{Path(t).name}: skipped, {SKIPPED_WHY}" for t in r.skipped]
     facts += _world(r.ranks)
     doc.paragraph(*(doc.item(f) for f in facts))
