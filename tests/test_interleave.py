@@ -413,6 +413,15 @@ def test_the_time_outside_the_graphs_agrees_with_a_known_sleep(sleepy_compare):
         assert 1e3 * seconds - 0.05 <= s.outside_ms <= slept + bound, (m.label, s, slept, bound)
         assert 1e3 * seconds <= s.step_ms <= slept + bound, (m.label, s, slept, bound)  # the step it is a share of
         assert m.breakdown.step_turns.graphs == [g.id for g in m.breakdown.graphs]
+    # the table's row: the split's share outside the graphs times the column's own step, which
+    # holds the sleep and the one small graph (its share of the step under a tenth here)
+    row = next(ln for ln in proc.stdout.splitlines() if ln.startswith("outside graphs, ms"))
+    cells = row.split()[3:]
+    assert len(cells) == 2, row
+    for m, seconds, cell in zip(r.modes, (sleepy.SLEEP_S, sleepy_slow.SLEEP_S), cells, strict=True):
+        step, outside = m.step().ms, m.outside_ms()
+        assert cell == f"{outside:.3f}", (row, outside)
+        assert 0.9 * 1e3 * seconds <= outside <= step, (m.label, outside, step)
 
 
 @pytest.mark.slow

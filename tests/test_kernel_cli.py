@@ -356,6 +356,25 @@ def test_all_configs_table():
     assert rows[1][4:6] == ["20", "µs"] and rows[1][-1] == "0"
 
 
+def test_the_kernel_pages_tooltips_read_each_time_as_its_table_does():
+    """The HTML page's charts are in µs where every time is under 1 ms: a bar's tooltip says
+    ``12 µs`` as the config table does, not ``12.00 µs`` (or ``0.012 ms``)."""
+    import html
+    import re
+
+    kf = read_kernel_file(RED)
+    r = build_report(kf, canned_response(True, True), Peak(2000.0, None, "x"), max_autotune=True)
+    page = render_kernel(r, "html")
+    tips = [html.unescape(t) for t in re.findall(r'<rect class="b [^>]*><title>(.*?)</title>', page, re.S)]
+    configs = {t.splitlines()[0]: t.splitlines()[1] for t in tips if t.startswith("XBLOCK=")}
+    rows = re.findall(r"<tr><td[^>]*>(.*?)</td><td[^>]*>(.*?)</td>", page.replace("<wbr>", ""))
+    cells = {html.unescape(c): html.unescape(t) for c, t in rows if c.startswith("XBLOCK=")}
+    assert len(configs) == 2 and cells.keys() == configs.keys()
+    for config, line in configs.items():
+        assert line.endswith(f": {cells[config]}"), (config, line, cells[config])
+    assert sorted(cells.values()) == ["12 µs", "20 µs"]
+
+
 def test_fmt_time():
     assert [fmt_time(x) for x in (0.0012345, 0.02, 1.5, 123.456)] == [
         "1.234 µs", "20 µs", "1.5 ms", "123.5 ms"]

@@ -433,6 +433,21 @@ def _halved():
     return base, head
 
 
+def _mean_over_dram_bound(r: BreakdownResult) -> float:
+    """The time-weighted % of peak recomputed here: a sum over the judged kernels (every graph
+    runs once a step in this run) leaving out memory-bound ones above 100 % (in cache)."""
+    from inductor_bench.core.roofline import ceilings_of, judged
+
+    num = den = 0.0
+    for g in r.measured():
+        for k in judged(g):
+            roof = kernel_roof(k, ceilings_of(r), g.device)
+            assert r.weights()[g.id] == 1.0 and roof.bound != LATENCY
+            if not (roof.bound == "memory" and roof.pct > 100):
+                num, den = num + roof.pct * k.ms, den + k.ms
+    return num / den
+
+
 def test_diff_shows_each_kernel_moving_toward_its_limit():
     """Every kernel twice as fast with the same counts and ceilings: twice the % of peak."""
     from inductor_bench.core.diff import diff_results
@@ -446,7 +461,8 @@ def test_diff_shows_each_kernel_moving_toward_its_limit():
     for k in paired:
         assert k.head_pct == pytest.approx(2 * k.base_pct)
     b, h = section.roofline_pct
-    assert b == pytest.approx(step_pct(base)) and h == pytest.approx(2 * b)
+    assert b == pytest.approx(step_pct(base)) and h == pytest.approx(step_pct(head))
+    assert (b, h) == pytest.approx((_mean_over_dram_bound(base), _mean_over_dram_bound(head)))
     text = render_diff(diff_results(base, head))
     # cpp_fused_sum_2 ran above the DRAM ceiling on both sides (220.7% in base: 133120 bytes in
     # 0.0123 ms against 4.917 GB/s), cpp_fused_gelu_gelu_backward_sum_0's 81.2% doubles past
@@ -746,7 +762,28 @@ def test_a_time_weighted_percent_over_little_of_the_kernel_time_says_how_little(
     assert roofline_rows([r])[0] == ["% of peak (time-weighted)", "50.0%"]
     g.kernels = [template, KernelStat("cpp_fused_add_2", "cpp_pointwise", 1.0, 1e-4, bytes=64)]  # 0.1 us: latency
     assert kernel_roof(g.kernels[1], CEIL, "cpu").bound == LATENCY and judged_share(r) == 0.0
-    assert roofline_rows([r])[0] == ["% of peak (time-weighted)", "- (each kernel latency-bound or uncounted)"]
+    assert roofline_rows([r])[0] == ["% of peak (time-weighted)", "- (each kernel latency-bound, in cache or uncounted)"]
+
+
+def test_kernels_served_from_a_cache_are_no_part_of_the_time_weighted_percent():
+    """Synthetic: a copy at 40 % of the 100 GB/s bandwidth (2 ms: 80 MB) beside one that moved
+    its 1.2 MB in 4 us, 300 % of the DRAM ceiling (served from a cache, 0.004 ms of 2.004): the
+    step's % is the DRAM-bound copy's 40 %, not the 40.5 % mean of both, and is over 99.8 % of
+    the kernel time; a group of in-cache kernels alone has no %."""
+    from inductor_bench.core.roofline import judged_share, step_pct
+    from inductor_bench.render.roofline import group_pct_cell
+
+    slow = KernelStat("cpp_fused_copy_0", "cpp_pointwise", 1.0, 2.0, bytes=80e6)
+    cached = KernelStat("cpp_fused_copy_1", "cpp_pointwise", 1.0, 0.004, bytes=1.2e6)
+    g = GraphResult("0-inference", "inference", kernels=[slow, cached], iterations=1)
+    r = BreakdownResult("m", graphs=[g], roofline=Roofline(CEIL))
+    assert kernel_roof(slow, CEIL, "cpu").pct == pytest.approx(40.0)
+    cached_roof = kernel_roof(cached, CEIL, "cpu")
+    assert cached_roof.pct == pytest.approx(300.0) and cached_roof.bound != LATENCY
+    assert step_pct(r) == pytest.approx(40.0)
+    assert judged_share(r) == pytest.approx(100 * 2.0 / 2.004)
+    assert group_pct_cell(r, [(g, cached, 0.004)]) == "-"
+    assert group_pct_cell(r, [(g, slow, 2.0), (g, cached, 0.004)]) == "40.0%"
 
 
 def test_a_view_rows_percent_says_how_little_of_its_time_it_judges():

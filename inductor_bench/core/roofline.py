@@ -122,14 +122,15 @@ def kernel_pcts(result: BreakdownResult, c: Ceilings | None = None) -> dict[tupl
 
 def step_pct(result: BreakdownResult, c: Ceilings | None = None) -> float | None:
     """The time-weighted mean % of peak of the step's counted kernels (each graph's times its
-    calls), the latency-bound ones left out (their % says how short they are); None without
-    ceilings or counts. Against the result's own ceilings, or ``c``."""
+    calls), those whose % is no distance to a limit left out (``no_distance``: a latency-bound
+    one's says how short it is, an in-cache one's is above the DRAM ceiling that does not bound
+    it); None without ceilings or counts. Against the result's own ceilings, or ``c``."""
     return weighted_pct(result, c)[0]
 
 
 def judged_share(result: BreakdownResult, c: Ceilings | None = None) -> float | None:
     """The share (%) of the step's kernel time that ``step_pct`` is a mean over: the kernels
-    with a % that are not latency-bound (a template without a FLOP count has none)."""
+    with a % that is a distance to their limit (a template without a FLOP count has none)."""
     return weighted_pct(result, c)[1]
 
 
@@ -142,12 +143,14 @@ def weighted_pct(result: BreakdownResult, c: Ceilings | None = None) -> tuple[fl
 
 
 def pct_over_time(members: Iterable[tuple[KernelRoof, float]]) -> tuple[float | None, float | None]:
-    """The time-weighted mean % of peak of kernels (each with its time), the latency-bound ones
-    and those without a % left out, and the share (%) of all their time it is a mean over."""
+    """The time-weighted mean % of peak of kernels (each with its time), those without a % and
+    those whose % is no distance to a limit left out (latency-bound, in cache: a mean of 300 %
+    cache-served kernels and 40 % DRAM-bound ones would read as near the limit), and the share
+    (%) of all their time it is a mean over."""
     num = den = total = 0.0
     for roof, ms in members:
         total += ms
-        if roof.pct is not None and roof.bound != LATENCY:
+        if roof.pct is not None and not no_distance(roof):
             num += roof.pct * ms
             den += ms
     return (num / den if den > 0 else None), (100.0 * den / total if total > 0 else None)

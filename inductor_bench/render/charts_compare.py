@@ -174,6 +174,12 @@ def _time_unit(values: list[float]) -> tuple[str, float]:
     return ("µs", 1e3) if max(values, default=0.0) < 1 else ("ms", 1.0)
 
 
+def _as_duration(v: float) -> str:
+    """A kernel chart's value (in its unit, µs or ms) with the 4 significant digits the kernel
+    table prints it with (``fmt.duration``): ``20``, not ``20.00``."""
+    return f"{v:.4g}"
+
+
 def kernel_runs(r: KernelReport) -> Chart | None:
     if not r.runs:
         return None
@@ -188,7 +194,8 @@ def kernel_runs(r: KernelReport) -> Chart | None:
         )
         for run in r.runs
     ]
-    return Chart("Kernel time per mode (steady mean)", unit, bars, whisker=SIGMA)
+    return Chart("Kernel time per mode (steady mean)", unit, bars, whisker=SIGMA,
+                 value_format=_as_duration)
 
 
 def kernel_configs(r: KernelReport) -> Chart | None:
@@ -218,4 +225,5 @@ def kernel_configs(r: KernelReport) -> Chart | None:
                 spread=_sigma(t.summary, scale),
             )
         )
-    return Chart(f"Time per config ({r.all_configs_mode} space)", unit, bars, whisker=SIGMA)
+    return Chart(f"Time per config ({r.all_configs_mode} space)", unit, bars, whisker=SIGMA,
+                 value_format=_as_duration)

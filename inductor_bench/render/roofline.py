@@ -81,8 +81,9 @@ def unit_pct_cell(r: BreakdownResult, u: Unit) -> str:
 
 def group_pct_cell(r: BreakdownResult, members: list[tuple[GraphResult, KernelStat, float]]) -> str:
     """The time-weighted % of peak of a group of kernels (a module's, a source line's), each
-    with its time in the group; the latency-bound ones and those not counted left out, and the
-    share of the group's time it is over said where that is short (``weighted_cell``)."""
+    with its time in the group; those not counted and those whose % is no distance to a limit
+    (latency-bound, in cache) left out, and the share of the group's time it is over said where
+    that is short (``weighted_cell``)."""
     c = ceilings_of(r)
     pct, share = pct_over_time((kernel_roof(k, c, g.device), ms) for g, k, ms in members)
     return fmt.DASH if pct is None else weighted_cell(pct, share)
@@ -115,10 +116,10 @@ def roofline_rows(breakdowns: list[BreakdownResult | None]) -> list[list[str]]:
 
 def weighted_cell(pct: float | None, share: float | None) -> str:
     """A time-weighted % of peak, and the share of kernel time it is over where that is short
-    of ``JUDGED_SHOWN`` (templates and custom ops without a FLOP count, latency-bound kernels
-    left out); where kernels ran and none of them is judged, says why there is no %."""
+    of ``JUDGED_SHOWN`` (templates and custom ops without a FLOP count, latency-bound and
+    in-cache kernels left out); where kernels ran and none of them is judged, says why there is no %."""
     if pct is None and share == 0:
-        return f"{fmt.DASH} (each kernel latency-bound or uncounted)"
+        return f"{fmt.DASH} (each kernel latency-bound, in cache or uncounted)"
     if pct is None or share is None or share >= JUDGED_SHOWN:
         return fmt.pct(pct)
     return f"{fmt.pct(pct)} (over {share:.0f}% of kernel time)"
