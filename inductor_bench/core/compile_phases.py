@@ -15,7 +15,8 @@ listed one is ``other``. The phases therefore add up to the time in which any ti
 second counted once. Only the compiling process's timers are seen: a kernel compiled in
 Inductor's worker processes is not, but the time the compile waited for it is
 (``async_compile.wait``). One timer is the tool's own, ``ISA_PROBE``: Inductor's probe of the
-CPU's vector instruction sets, which torch times only in part (``runner/dynamo_counts.py``).
+CPU's vector instruction sets, which torch times only in part (``runner/dynamo_counts.py``), a
+phase of its own (``VEC_ISA``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ AOT = "AOTAutograd (the joint graph, its partition)"
 LOWERING = "Inductor graph passes and lowering"
 CODEGEN = "Inductor fusion and code generation"
 KERNELS = "compiling kernels (C++ compiler, Triton)"
+# the probe compiles and runs small C++ programs once in every process that compiles for the
+# CPU, a cache hit's too: apart from the kernels, so that a hit's time does not read as kernels
+# compiled again
+VEC_ISA = "probing the CPU's vector instructions (C++ programs, once per process)"
 AUTOTUNE = "autotuning (timing kernel choices)"
 LOADING = "loading modules, cache keys and lookups"
 OTHER = "other"
@@ -48,7 +53,8 @@ PHASES: dict[str, tuple[str, ...]] = {
     CODEGEN: ("GraphLowering.compile_to_fn", "GraphLowering.compile_to_module", "code_gen",
               "GraphLowering.codegen*", "Scheduler.*", "PythonWrapperCodegen.*", "CppWrapperCpu.*",
               "CppWrapperGpu.*", "TritonBundler.*", "generate_kernel_code_from_nodes"),
-    KERNELS: ("compile_file", ISA_PROBE, "async_compile.*", "CachingAutotuner.precompile",
+    VEC_ISA: (ISA_PROBE,),
+    KERNELS: ("compile_file", "async_compile.*", "CachingAutotuner.precompile",
               "CachingAutotuner.slow_precompile*", "StaticAutotunerFuture.warm_precompile",
               "reload_kernel_in_parent", "aoti_compile_*", "aoti_precompile_*", "*_template_precompiling"),
     AUTOTUNE: ("CachingAutotuner.benchmark_all_configs", "CachingAutotuner.coordinate_descent_tuning",
@@ -64,7 +70,8 @@ _SUFFIX = [(name[1:], phase) for phase, names in PHASES.items() for name in name
 
 Event = tuple[Any, Any, str, str, float, Any]  # frame id, frame compile id, name, ph, ts (µs), thread
 Span = list[Any]  # [name, start s from the compile's first timer, duration s]
-# the ids of timers that ran in no compile: Triton's autotuning at a kernel's first run (on a GPU)
+# the ids of timers that ran in no compile: Triton's autotuning at a kernel's first run (on a GPU),
+# a wait for a kernel compiled in a worker, a module loaded at its first call
 NO_COMPILE = (None, None)
 
 
@@ -162,7 +169,8 @@ def timed_total(compiles: Iterable[Sequence[Span]]) -> float:
 
 # the phases as a table's row names them
 SHORT = {DYNAMO: "Dynamo", AOT: "AOTAutograd", LOWERING: "lowering", CODEGEN: "code generation",
-         KERNELS: "compiling kernels", AUTOTUNE: "autotuning", LOADING: "loading, caches", OTHER: "other"}
+         KERNELS: "compiling kernels", VEC_ISA: "CPU vector probe",
+         AUTOTUNE: "autotuning", LOADING: "loading, caches", OTHER: "other"}
 
 
 def of_compiles(compiles: Sequence[dict[str, Any]]) -> dict[str, float]:
@@ -188,10 +196,18 @@ def phase_line(compiles: Sequence[dict[str, Any]]) -> str | None:
     outside = sum(1 for x in timed if x.get("frame_id") is None)
     parts = [f"{phase} {s:.2f} s ({100 * s / total:.0f}%)" for phase, s in phases.items() if s >= 0.005]
     n = "1 compile" if len(timed) - outside == 1 else f"{len(timed) - outside} compiles"
-    n += " and the timers that ran outside them (autotuning at a kernel's first run)" if outside else ""
+    n += f" and the timers that ran outside them ({_outside_words(timed)})" if outside else ""
     against = _against_record(timed, total)
     return (f"compile time by phase (torch's own compile timers, {n}, {total:.2f} s{against}; each timer's "
             f"own time to its phase, docs/breakdown.md): {', '.join(parts)}")
+
+
+def _outside_words(timed: Sequence[dict[str, Any]]) -> str:
+    """What the timers that ran in no compile were, by phase: Triton's autotuning at a kernel's
+    first run on a GPU; waits for C++ kernels compiled in Inductor's workers, a module loaded
+    at its first call, on the host."""
+    phases = phase_seconds([x["timers"] for x in timed if x.get("frame_id") is None])
+    return ", ".join(f"{SHORT.get(p, p)} {s:.2f} s" for p, s in phases.items())
 
 
 def _against_record(timed: Sequence[dict[str, Any]], total: float) -> str:
