@@ -105,6 +105,11 @@ def test_torchs_timer_names_and_the_autotuning_outside_any_compile():
     assert cp.phase_line(entries).startswith(
         "compile time by phase (torch's own compile timers, 1 compile and the timers that ran outside them "
         "(autotuning 1.00 s), 3.00 s;")
+    # a timer of no length outside any compile: counted, with no phase to name
+    entries[1]["timers"] = [["async_compile.wait", 0.0, 0.0]]
+    assert cp.phase_line(entries).startswith(
+        "compile time by phase (torch's own compile timers, 1 compile and the timers that ran outside them, "
+        "2.00 s;")
 
 
 def test_compares_rows_per_phase():

@@ -196,7 +196,7 @@ def phase_line(compiles: Sequence[dict[str, Any]]) -> str | None:
     outside = sum(1 for x in timed if x.get("frame_id") is None)
     parts = [f"{phase} {s:.2f} s ({100 * s / total:.0f}%)" for phase, s in phases.items() if s >= 0.005]
     n = "1 compile" if len(timed) - outside == 1 else f"{len(timed) - outside} compiles"
-    n += f" and the timers that ran outside them ({_outside_words(timed)})" if outside else ""
+    n += f" and the timers that ran outside them{_outside_words(timed)}" if outside else ""
     against = _against_record(timed, total)
     return (f"compile time by phase (torch's own compile timers, {n}, {total:.2f} s{against}; each timer's "
             f"own time to its phase, docs/breakdown.md): {', '.join(parts)}")
@@ -207,7 +207,8 @@ def _outside_words(timed: Sequence[dict[str, Any]]) -> str:
     first run on a GPU; waits for C++ kernels compiled in Inductor's workers, a module loaded
     at its first call, on the host."""
     phases = phase_seconds([x["timers"] for x in timed if x.get("frame_id") is None])
-    return ", ".join(f"{SHORT.get(p, p)} {s:.2f} s" for p, s in phases.items())
+    words = ", ".join(f"{SHORT.get(p, p)} {s:.2f} s" for p, s in phases.items())
+    return f" ({words})" if words else ""
 
 
 def _against_record(timed: Sequence[dict[str, Any]], total: float) -> str:
