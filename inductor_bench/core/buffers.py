@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .callsites import buffer_of, split_args
+from .dtypes import dtype_bytes
 from .modparse import SUBGRAPH_CALL, ModuleInfo, extern_line, partition_names, run_order, string_lines
 from .symbols import eval_shape, eval_size, sizes
 
@@ -57,6 +58,12 @@ class Tensor:
     def held(self) -> int | None:
         """The elements its memory holds: ``stored`` for a broadcast view, else ``numel``."""
         return self.stored if self.stored is not None else self.numel
+
+    def nbytes(self, dtype: str | None = None) -> int | None:
+        """The bytes its memory holds (``held``), of its dtype or ``dtype``; None where its
+        shape or the dtype's size is not known."""
+        size = dtype_bytes(dtype or self.dtype)
+        return None if self.numel is None or size is None else self.held * size
 
 
 @dataclass

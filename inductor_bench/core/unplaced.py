@@ -20,7 +20,6 @@ from typing import Any
 
 from .buffers import CallArgs, module_calls
 from .callsites import Call
-from .dtypes import dtype_bytes
 from .modparse import ModuleInfo
 from .sources import Origin
 
@@ -81,12 +80,6 @@ def _call_bytes(calls: list[Call], args: list[CallArgs]) -> dict[int, dict[str, 
         nth = seen[c.name] = seen.get(c.name, -1) + 1
         same = by_name.get(c.name, [])
         if not c.extern and nth < len(same):
-            out[i] = {name: _bytes(t) for name, t in zip(same[nth].args, same[nth].tensors, strict=False)}
+            out[i] = {name: t.nbytes() if t is not None else None
+                      for name, t in zip(same[nth].args, same[nth].tensors, strict=False)}
     return out
-
-
-def _bytes(t: Any) -> int | None:
-    if t is None or t.held is None:
-        return None
-    size = dtype_bytes(t.dtype)
-    return t.held * size if size is not None else None

@@ -59,7 +59,7 @@ from .conv_attention import (
 )
 from .cpp_buffers import cpp_module_calls
 from .cppwrapper import is_cpp_wrapper, shim_op
-from .dtypes import dtype_bytes, float_kind, int8_operands
+from .dtypes import float_kind, int8_operands
 from .kernel_space import elements_reached, reach
 from .modparse import CPP_SIGNATURE, KernelInfo, ModuleInfo
 from .other_ops import (
@@ -133,10 +133,7 @@ def _add(a: float | None, b: float | None) -> float | None:
 
 
 def _nbytes(t: Tensor | None, dtype: str | None = None) -> int | None:
-    if t is None or t.numel is None:
-        return None
-    size = dtype_bytes(dtype or t.dtype)
-    return None if size is None else t.held * size
+    return None if t is None else t.nbytes(dtype)
 
 
 # -- generated kernels -------------------------------------------------------------------------
