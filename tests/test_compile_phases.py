@@ -110,6 +110,11 @@ def test_torchs_timer_names_and_the_autotuning_outside_any_compile():
     assert cp.phase_line(entries).startswith(
         "compile time by phase (torch's own compile timers, 1 compile and the timers that ran outside them, "
         "2.00 s;")
+    # one that rounds to 0.00 s: not named either (as the phase list leaves such a phase out)
+    entries[1]["timers"] = [["async_compile.wait", 0.0, 0.004]]
+    assert cp.phase_line(entries).startswith(
+        "compile time by phase (torch's own compile timers, 1 compile and the timers that ran outside them, "
+        "2.00 s;")
 
 
 def test_compares_rows_per_phase():

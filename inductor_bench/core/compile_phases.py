@@ -205,9 +205,9 @@ def phase_line(compiles: Sequence[dict[str, Any]]) -> str | None:
 def _outside_words(timed: Sequence[dict[str, Any]]) -> str:
     """What the timers that ran in no compile were, by phase: Triton's autotuning at a kernel's
     first run on a GPU; waits for C++ kernels compiled in Inductor's workers, a module loaded
-    at its first call, on the host."""
+    at its first call, on the host. A phase under the line's precision (0.00 s) is not named."""
     phases = phase_seconds([x["timers"] for x in timed if x.get("frame_id") is None])
-    words = ", ".join(f"{SHORT.get(p, p)} {s:.2f} s" for p, s in phases.items())
+    words = ", ".join(f"{SHORT.get(p, p)} {s:.2f} s" for p, s in phases.items() if s >= 0.005)
     return f" ({words})" if words else ""
 
 
