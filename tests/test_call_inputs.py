@@ -257,7 +257,7 @@ def test_a_static_cache_decode_script_is_profiled_on_its_real_inputs(tmp_path):
     walls = {g["id"]: g["wall_ms"] for g in r["graphs"]}
     assert f"calls in the script: {ids[1]} 4 x " in report or f"calls in the script: {ids[0]} 1 x " in report
     assert f"{ids[1]} 4 x {fmt.ms(walls[ids[1]])} ms = {fmt.ms(4 * walls[ids[1]])} ms" in report
-    # the script row and the JSON totals: each graph's per-call wall times its calls
+    # the all-graphs row and the JSON totals: each graph's per-call wall times its calls
     script_row = next(ln for ln in report.splitlines() if ln.startswith("script "))
     assert fmt.ms(walls[ids[0]] + 4 * walls[ids[1]]) in script_row.split()
     assert r["totals"]["wall_ms"] == pytest.approx(walls[ids[0]] + 4 * walls[ids[1]])
@@ -307,7 +307,7 @@ def test_a_scripts_calls_of_each_graph_weigh_its_time():
 
     assert calls_line(_counted(True, [1, 12])) == (
         "calls in the script: 1-inference 12 x 0.500 ms = 6.000 ms (75.0%), 0-inference 1 x 2.000 ms = "
-        "2.000 ms (25.0%); 8.000 ms in its compiled graphs in all (the script row, the time by category, "
+        "2.000 ms (25.0%); 8.000 ms in its compiled graphs in all (the all-graphs row, the time by category, "
         "the top kernels and the views add each graph's calls; a graph's own table is one call)")
     assert calls_line(_counted(True, [None, None])) is None  # not counted (CUDA-graph replays)
 
@@ -317,7 +317,7 @@ def test_a_factory_models_graph_called_other_than_once_per_step_is_named():
 
     assert calls_line(_counted(False, [1.0, 1.0])) is None
     assert calls_line(_counted(False, [1.0, 3.0])) == (
-        "calls per step: 1-inference 3 (the step row, the time by category, the top kernels and the views add "
+        "calls per step: 1-inference 3 (the all-graphs row, the time by category, the top kernels and the views add "
         "each graph's calls; a graph's own table is one call)")
     r = _counted(False, [1.0, 2.5])
     from inductor_bench.core.results import BreakdownResult

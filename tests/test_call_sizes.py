@@ -89,7 +89,7 @@ def test_the_report_says_where_the_calls_went_and_what_was_profiled():
     assert ("dynamic shapes: profiled 0.1-forward at s77=32 (7 of its 8 calls; its harness's: s77=8): the "
             "sizes most of its calls ran at, not its harness's (those of the call that compiled it)") in text
     assert "calls by size: 0.1-forward s77=8 x1, s77=32 x7" in text
-    assert ("the script row counts every call of a dynamic graph at the size profiled: 0.1-forward 8 calls "
+    assert ("the all-graphs row counts every call of a dynamic graph at the size profiled: 0.1-forward 8 calls "
             "(7 of them at that size)") in text
     assert "as --size asked" not in text
     back = BreakdownResult.from_dict(r.to_dict())

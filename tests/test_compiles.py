@@ -125,7 +125,7 @@ def test_the_report_says_why_each_compile_was_made_in_the_reports_names():
         "0 (0-inference); "
         f"0.1 (0.1-forward, 0.1-backward) after a guard failed on 0: {REQUIRES_GRAD.format(0)}; "
         f"0.2 (0.2-inference) after a guard failed on 0: {SIZE}; on 0.1: {REQUIRES_GRAD.format(1)}. "
-        "A call runs one of them; the script row adds each as often as it was called")
+        "A call runs one of them; the all-graphs row adds each as often as it was called")
     assert warning == (
         "WARNING: f (record.py:55) hit torch._dynamo.config.recompile_limit (3): Dynamo compiled it no more, "
         "and a call that failed the guards of all 3 of its compiles ran eagerly, outside any compiled graph "
@@ -161,7 +161,7 @@ def test_without_records_the_compiles_are_still_named_and_a_single_compile_gets_
     assert compiles.lines(r) == [
         "recompiles: f (record.py:55) was compiled 2 times, again each time one of Dynamo's guards failed "
         "(another size, dtype or grad mode): 0 (0-forward, 0-backward); 0.1 (0.1-forward, 0.1-backward). "
-        "A call runs one of them; the step row adds them all, once each"]
+        "A call runs one of them; the all-graphs row adds them all, once each"]
     assert compiles.lines(BreakdownResult(model="m", graphs=[_g("0-forward", 0, 0), _g("1-forward", 1, 0)])) == []
 
 

@@ -645,7 +645,7 @@ def test_cli_lists_the_graph_and_fails_the_gate_with_exit_5(head, why, tmp_path,
     out = capsys.readouterr().out
     assert out.splitlines()[0] == f"NOT COMPARABLE: {line} - no step-time verdict without them"
     assert "FASTER" not in out and "SLOWER" not in out and f"not comparable: {line}" in out
-    step_row = next(r for r in out.splitlines() if r.startswith("step time, ms (harness)"))
+    step_row = next(r for r in out.splitlines() if r.startswith("step time, ms (all graphs' harness calls)"))
     assert step_row.split()[-3:] == ["-", "not", "comparable"]
     for argv, gate_side in (([base, cut], "head"), ([cut, base], "base")):
         assert run_cli([*argv, "--fail-on-regression", "10"]) == 5

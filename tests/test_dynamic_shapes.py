@@ -139,7 +139,7 @@ def test_the_report_and_json_say_which_sizes_were_measured():
     assert "counts every call of a dynamic graph" not in text  # calls not counted
     r.script = True
     r.graphs[0].calls, r.graphs[1].calls = 1.0, 3.0  # the dynamic graph ran 3 times, at other sizes too
-    assert ("the script row counts every call of a dynamic graph at the size profiled: 0.1-inference 3 "
+    assert ("the all-graphs row counts every call of a dynamic graph at the size profiled: 0.1-inference 3 "
             "calls") in render_breakdown(r)
 
 

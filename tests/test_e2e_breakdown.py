@@ -344,7 +344,7 @@ def test_report_rerenders_without_torch(mlp_train):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert "Time by category (whole step)" in out.stdout
+    assert "Time by category (all graphs)" in out.stdout
     assert "0-forward" in out.stdout and "0-backward" in out.stdout
 
 

@@ -109,8 +109,8 @@ def test_breakdown_tooltips_read_as_the_table_cells(tmp_path):
     path = tmp_path / "breakdown.html"
     run(["report", str(SLOW), "--html", str(path)])
     page = path.read_text()
-    step = row_cells(page, "C++ pointwise")[0]  # the whole step's category table comes first
-    assert tip_value(page, "step", "C++ pointwise") == step[2]
+    step = row_cells(page, "C++ pointwise")[0]  # the all-graphs category table comes first
+    assert tip_value(page, "all graphs", "C++ pointwise") == step[2]
 
 
 # -- the ranks' charts -------------------------------------------------------------------------

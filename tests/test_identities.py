@@ -181,7 +181,7 @@ def test_the_report_shows_one_figure_per_graph_in_every_section(result):
         assert f"{g.id} {fmt.ms(g.wall_ms)} ms, the others" in text  # the windows line
         assert f"Graph {g.id}: {fmt.ms(g.wall_ms)} ms wall" in render_breakdown(result, by="op")
     assert "21/39" in text and f"0-forward {LEFT_OUT} of 39" in text
-    step_row = next(ln for ln in text.splitlines() if ln.startswith("step "))
+    step_row = next(ln for ln in text.splitlines() if ln.startswith("all graphs "))
     assert fmt.ms(result.totals().wall_ms) in step_row.split()
 
 
@@ -206,7 +206,7 @@ def test_every_kernels_count_is_the_rows_the_kernel_tables_list(result, capsys):
         row = next(ln for ln in text.splitlines() if ln.startswith(gid + " "))
         assert row.split()[-2] == str(n), row
     total = sum(want.values())
-    step_row = next(ln for ln in text.splitlines() if ln.startswith("step "))
+    step_row = next(ln for ln in text.splitlines() if ln.startswith("all graphs "))
     assert step_row.split()[-1] == str(total)
     cats = text[text.index("Time by category"):text.index("Top ")].splitlines()
     assert [ln.split()[:3] for ln in cats if ln.startswith(("GEMM", "total"))] == [

@@ -1,7 +1,7 @@
 """The whole step (or script) weighs each graph by how often the model called it.
 
 A script that calls its prefill graph once and its decode graph forty times spends its time in
-the decode graph; a step that calls a graph twice pays it twice. The step row, the time by
+the decode graph; a step that calls a graph twice pays it twice. The all-graphs row, the time by
 category, the top kernels, the views, the step split, diff and compare add each graph's
 per-call figures times its calls (``core/step_totals.py``); every expected figure below is
 computed here from the graphs' own per-call figures. Graphs whose calls were not counted
@@ -87,15 +87,15 @@ def test_the_views_add_up_to_the_weighed_kernel_time(weighed):
 def test_the_report_weighs_the_step_and_keeps_each_graphs_own_tables_per_call(weighed):
     t = weighed.totals()
     text = render_breakdown(weighed)
-    assert "Graphs (times per call; the step row: each graph times its calls)" in text
-    step_row = next(ln for ln in text.splitlines() if ln.startswith("step "))
-    assert [fmt.ms(t.wall_ms), fmt.ms(t.kernel_ms), "4"] == [step_row.split()[i] for i in (4, 5, 3)]
+    assert "Graphs (times per call; the all-graphs row: each graph times its calls)" in text
+    step_row = next(ln for ln in text.splitlines() if ln.startswith("all graphs "))
+    assert [fmt.ms(t.wall_ms), fmt.ms(t.kernel_ms), "4"] == [step_row.split()[i] for i in (5, 6, 4)]
     bwd_row = next(ln for ln in text.splitlines() if ln.startswith("0-backward "))
     assert bwd_row.split()[2] == "3"  # its calls column
     top = max(step_units(weighed), key=lambda u: u.ms)
     first = next(ln for ln in text.splitlines() if ln.lstrip().startswith("1  "))
     assert fmt.ms(top.ms) in first.split() and top.graph.id in first.split()
-    assert "calls per step: 0-backward 3 (the step row, the time by category" in text
+    assert "calls per step: 0-backward 3 (the all-graphs row, the time by category" in text
     # a graph's own section is one call of it
     g = weighed.graph("0-backward")
     assert f"Graph 0-backward: {fmt.ms(g.wall_ms)} ms wall" in render_breakdown(weighed, by="op")
@@ -157,17 +157,17 @@ def test_a_script_ranks_its_kernels_by_their_time_in_all_calls():
     assert t.kernel_ms == pytest.approx(1.8 + 12 * 0.45)
     assert t.categories == pytest.approx({"extern_gemm": 1.5 + 12 * 0.4, "cpp_pointwise": 0.3 + 12 * 0.05})
     text = render_breakdown(r)
-    assert "Top 4 of 4 kernels (whole script)" in text and "Time by category (whole script)" in text
+    assert "Top 4 of 4 kernels (all graphs)" in text and "Time by category (all graphs)" in text
     first = next(ln for ln in text.splitlines() if ln.lstrip().startswith("1  ")).split()
     assert first[1] == "0.1-inference" and "12" in first and "4.800" in first
     assert f"{fmt.pct(100 * 4.8 / 8.5)}" in first  # max gain: of the script's time in its graphs
-    script_row = next(ln for ln in text.splitlines() if ln.startswith("script "))
-    assert script_row.split()[3:6] == ["13", "8.500", "7.200"]
+    script_row = next(ln for ln in text.splitlines() if ln.startswith("all graphs "))
+    assert script_row.split()[4:7] == ["13", "8.500", "7.200"]
     assert "max gain = the kernel's share of the script's time in its compiled graphs" in text
     once = render_breakdown(_script(None))
     first = next(ln for ln in once.splitlines() if ln.lstrip().startswith("1  ")).split()
     assert first[1] == "0-inference" and "1.500" in first
-    assert "Graphs (one call each)" in once and "script " in once
+    assert "Graphs (one call each)" in once and "\nall graphs " in once
 
 
 def test_the_step_split_subtracts_each_graph_times_its_calls():

@@ -6,7 +6,7 @@ harness holds one value per size symbol: those of the call that compiled it
 than the others recompiles for that batch with dynamic shapes (automatic dynamic shapes), and
 the new graph then runs every later full batch: compiled at 8, called 7 times at 32 and once
 at 8. Profiled at the harness's 8, its kernels are timed on a quarter of the data most calls
-move, and the script row counts every call at that size.
+move, and the all-graphs row counts every call at that size.
 
 So the compile worker counts each graph's calls by the values of its size symbols
 (``runner/call_inputs.py``, ``GraphResult.call_sizes``), and ``breakdown`` profiles each graph

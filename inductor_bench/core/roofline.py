@@ -58,7 +58,7 @@ def far_below(k: KernelStat, roof: KernelRoof) -> bool:
 
 def category_far_below_ms(result: BreakdownResult,
                           graphs: list[GraphResult] | None = None) -> dict[str, float]:
-    """Category -> ms of its kernels under ``FAR_BELOW_PCT`` of their limit: in the whole step
+    """Category -> ms of its kernels under ``FAR_BELOW_PCT`` of their limit: in all the graphs
     (each graph times its calls), or in one call of each of ``graphs``."""
     c = ceilings_of(result)
     w = result.weights() if graphs is None else {g.id: 1.0 for g in graphs}

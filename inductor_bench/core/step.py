@@ -168,7 +168,7 @@ def gain_frame(r: BreakdownResult) -> GainFrame:
 
 
 def pipelined_busy_pct(r: BreakdownResult) -> float | None:
-    """Busy % of the whole step launched back to back: the graphs' pipelined busy time over
+    """Busy % of all the graphs launched back to back: the graphs' pipelined busy time over
     their pipelined time; None when no graph has a pipelined run (the host, an old result)."""
     runs = [g.pipelined for g in r.measured() if g.pipelined is not None]
     wall = sum(p.wall_ms for p in runs)

@@ -1,10 +1,10 @@
-"""The whole step (of a factory model) or the whole script from its graphs, each graph weighed
-by how often it ran.
+"""All the graphs of a step (of a factory model) or of a script together, each graph weighed
+by how often it ran (the graph table's all-graphs row).
 
 Every figure of a graph is per call of its compiled module. A factory model's step may call a
 graph more than once (a block compiled once and called per layer, a graph break inside a loop),
 and a script calls its graphs as often as it does: a decode graph forty times beside a prefill
-graph once. The step row, the time by category, the top kernels, the views by op, module and
+graph once. The all-graphs row, the time by category, the top kernels, the views by op, module and
 line, ``diff`` and ``compare`` therefore weigh each graph by its calls: per timed step for a
 factory model, in the whole run for a script (``GraphResult.calls``, counted by the compile
 worker). Where one measured graph's calls were not counted (CUDA-graph replays bypass the
@@ -47,9 +47,10 @@ def graph_weights(graphs: list[MeasuredGraph]) -> dict[str, float]:
     return {g.id: 1.0 for g in graphs}
 
 
-def whole(script: bool) -> str:
-    """What the graphs together make: a factory model's step, or the script's run."""
-    return "script" if script else "step"
+# The row of the graph table (and the heading of each section) that adds up every graph: the
+# graphs' own calls, never the step, which also holds the time outside them.
+ALL_GRAPHS = "all graphs"
+ALL_GRAPHS_ROW = "the all-graphs row"
 
 
 def counted(graphs: list[MeasuredGraph]) -> bool:

@@ -11,7 +11,7 @@ from ..core.comparable import trains
 from ..core.devices import backend
 from ..core.results import STEADY_SINCE, BreakdownResult, GraphResult, KernelRetuning, KernelStat, Recompile
 from ..core.step import gain_frame
-from ..core.step_totals import listed_categories, reweighed, whole
+from ..core.step_totals import ALL_GRAPHS, ALL_GRAPHS_ROW, listed_categories, reweighed
 from ..core.views import By, has_sources, top_step_units
 from ..core.vocab import Role, Status, Verdict
 from ..core.workload import script_line
@@ -77,10 +77,10 @@ def _graph_table(doc: Doc, r: BreakdownResult) -> None:
         else:
             rows.append([g.id, g.role, *n, "", "", "", "", "", f"{g.status}: {(g.error or '')[:60]}"])
     n = [fmt.count(sum(t.weights.values()))] if calls else []
-    rows.append([whole(r.script), f"{t.graphs} graph(s)", *n, "", fmt.ms(t.wall_ms), fmt.ms(t.kernel_ms),
+    rows.append([ALL_GRAPHS, f"{t.graphs} graph(s)", *n, "", fmt.ms(t.wall_ms), fmt.ms(t.kernel_ms),
                  fmt.pct(t.busy_pct), str(t.kernel_count), ""])
     if calls:
-        heading = f"Graphs (times per call; the {whole(r.script)} row: each graph times its calls)"
+        heading = f"Graphs (times per call; {ALL_GRAPHS_ROW}: each graph times its calls)"
     else:
         heading = "Graphs (one call each)" if r.script else "Graphs (one call each per step)"
     doc.heading(heading)
@@ -201,7 +201,7 @@ def _top_kernels(doc: Doc, r: BreakdownResult, top: int) -> None:
         ] + ([pct_cell(r, u.graph, u.kernel)] if roof else []) + [_ops(u.kernel)]
         for i, u in enumerate(us[:top], 1)
     ]
-    doc.heading(f"Top {min(top, len(us))} of {len(us)} kernels (whole {whole(r.script)})")
+    doc.heading(f"Top {min(top, len(us))} of {len(us)} kernels ({ALL_GRAPHS})")
     doc.table(
         rows,
         ["#", "graph", "kernel", "category", "calls", "ms", "% kernel", "max gain"]
@@ -326,7 +326,7 @@ def render_breakdown(
             t.categories,
             [c for g in r.measured() for c in listed_categories(g)],
             t.wall_ms,
-            f"Time by category (whole {whole(r.script)})",
+            f"Time by category ({ALL_GRAPHS})",
             far_below_cells(r, t.categories),
         )
         doc.chart(charts.breakdown_categories(r))

@@ -9,7 +9,7 @@ from ..core.analyze import AnalyzeResult, steady_step
 from ..core.categories import label, order
 from ..core.results import BreakdownResult, KernelStat
 from ..core.step import gain_frame
-from ..core.step_totals import reweighed, whole
+from ..core.step_totals import ALL_GRAPHS, ALL_GRAPHS_ROW, reweighed
 from ..core.views import Unit, top_step_units
 from . import format as fmt
 from .doc import Bar, Chart, Segment, Series
@@ -38,18 +38,17 @@ def _ops(k: KernelStat) -> str:
 
 
 def breakdown_categories(r: BreakdownResult) -> Chart | None:
-    """Kernel time by category: the whole step, then each graph, stacked."""
+    """Kernel time by category: all graphs, then each graph, stacked."""
     gs = r.measured()
     if not gs:
         return None
     t = r.totals()
-    step = whole(r.script)
-    bars = [Bar(step, category_segments(t.categories), note=f"{fmt.ms(t.kernel_ms)} ms")]
+    bars = [Bar(ALL_GRAPHS, category_segments(t.categories), note=f"{fmt.ms(t.kernel_ms)} ms")]
     if len(gs) > 1:
         bars += [Bar(g.id, category_segments(g.categories), note=f"{fmt.ms(g.kernel_ms)} ms") for g in gs]
     each = ("the whole bar: each graph times its calls; a graph's bar: one call" if reweighed(t.weights)
-            else f"each graph runs once per {step}")
-    return Chart(f"Kernel time by category: the {step} and each graph", f"ms (kernel time; {each})", bars)
+            else "each graph runs once" + ("" if r.script else " per step"))
+    return Chart(f"Kernel time by category: {ALL_GRAPHS} and each graph", f"ms (kernel time; {each})", bars)
 
 
 def _busy_bar(name: str, wall: float, busy: float) -> Bar:
@@ -69,10 +68,9 @@ def breakdown_busy(r: BreakdownResult, note: str = "") -> Chart | None:
         return None
     t = r.totals()
     bars = [_busy_bar(g.id, g.wall_ms, g.busy_ms) for g in gs]
-    step = whole(r.script)
     if len(gs) > 1:
-        bars.insert(0, _busy_bar(step, t.wall_ms, t.busy_ms))
-    weighed = f" (the {step}: each graph times its calls)" if reweighed(t.weights) else ""
+        bars.insert(0, _busy_bar(ALL_GRAPHS, t.wall_ms, t.busy_ms))
+    weighed = f" ({ALL_GRAPHS}: each graph times its calls)" if reweighed(t.weights) else ""
     unit = "ms of wall time per call" + weighed
     return Chart("Busy vs idle, per graph", unit, bars, note=note)
 
@@ -106,11 +104,10 @@ def breakdown_top_units(r: BreakdownResult, us: list[Unit], what: str = "kernels
     t = r.totals()
     frame = gain_frame(r)
     bars = [_kernel_bar(u, frame.wall_ms, t.kernel_ms) for u in us]
-    step = whole(r.script)
-    outside = (f" (the {fmt.ms(frame.outside_ms)} ms outside the graphs included)"
+    outside = (f" and the {fmt.ms(frame.outside_ms)} ms outside the graphs"
                if frame.outside_ms > 0 else "")
-    note = (f"max gain: the kernel's share of {step} wall time{outside}, the most the {step} can gain "
-            "if it took none.")
+    note = (f"max gain: the kernel's share of {ALL_GRAPHS_ROW}'s wall time{outside}, the most the "
+            f"{'script' if r.script else 'step'} can gain if it took none.")
     unit = ("ms in the script" if r.script else "ms per step") + (
         " (all its graph's calls)" if reweighed(t.weights) else "")
     return Chart(f"Top {len(us)} {what}", unit, bars, note=note)

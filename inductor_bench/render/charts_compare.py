@@ -101,7 +101,7 @@ def diff_step(s: SectionDiff) -> Chart:
     change = fmt.pct(ch.rel_pct, signed=True) if ch.rel_pct is not None else "-"
     return Chart(
         f"Step time, {s.mode}: {change}, {ch.verdict}",
-        f"ms per step ({s.step_source})",
+        f"ms per step ({fmt.step_source(s.step_source)})",
         bars,
         whisker=SIGMA,
         value_format=fmt.ms_precise,

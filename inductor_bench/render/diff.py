@@ -16,7 +16,18 @@ from . import charts_compare as charts
 from .diff_roofline import roofline_block
 from .doc import TEXT, Doc, new_doc
 from .format import count as fmt_calls
-from .format import interval_pct, kernel_label, mib, ms_precise, pct, seconds, signed_ms, spread, truncate
+from .format import (
+    interval_pct,
+    kernel_label,
+    mib,
+    ms_precise,
+    pct,
+    seconds,
+    signed_ms,
+    spread,
+    step_source,
+    truncate,
+)
 from .roofline import weighted_cell
 
 # Kernel rows shown per table; the rest are counted. Enough for the kernels that matter in
@@ -138,7 +149,7 @@ def verdict_line(diff: Diff, doc: Doc, threshold_pct: float | None = None) -> st
 
 
 def _summary_rows(s: SectionDiff) -> list[list[str]]:
-    rows = [_change_row(f"step time, ms ({s.step_source})", s.step)]
+    rows = [_change_row(f"step time, ms ({step_source(s.step_source)})", s.step)]
     if s.kernel_time is not None:
         rows.append(_change_row("kernel time, ms", s.kernel_time))
     if s.busy_pct is not None:

@@ -107,8 +107,8 @@ def _dynamic(doc: Doc, r: BreakdownResult) -> None:
         lines.append("calls by size: " + "; ".join(f"{g.id} {_by_size(g)}" for g in several))
     many = [g for g in dynamic if step_totals.other_than_once(g.calls) and not _all_calls_at(g)]
     if many and step_totals.counted(r.measured()):
-        row = step_totals.whole(r.script)
-        lines.append(f"the {row} row counts every call of a dynamic graph at the size profiled: "
+        lines.append(f"{step_totals.ALL_GRAPHS_ROW} counts every call of a dynamic graph at the size "
+                     "profiled: "
                      + ", ".join(f"{g.id} {fmt.count(g.calls or 0.0)} calls{_of_them(g)}" for g in many))
     if lines:
         doc.paragraph(*lines)
@@ -206,7 +206,7 @@ def calls_line(r: BreakdownResult) -> str | None:
     gs = r.measured()
     if not step_totals.counted(gs):
         return None
-    weighed = (f"the {step_totals.whole(r.script)} row, the time by category, the top kernels and the "
+    weighed = (f"{step_totals.ALL_GRAPHS_ROW}, the time by category, the top kernels and the "
                "views add each graph's calls; a graph's own table is one call")
     if r.script:
         w = r.weights()

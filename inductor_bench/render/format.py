@@ -9,6 +9,7 @@ milliseconds, 4 significant figures).
 from __future__ import annotations
 
 from ..core.stats import beside_mark, interval_x_text
+from ..core.vocab import StepSource
 
 DASH = "-"
 
@@ -177,3 +178,9 @@ def interval_pct(ratio_ci: tuple[float, float] | None) -> str:
 def interval_x(speedup_ci: tuple[float, float] | None) -> str:
     """A speedup interval: ``[1.41x-1.58x]``; "" without one (``core.stats.interval_x_text``)."""
     return interval_x_text(speedup_ci)
+
+
+def step_source(source: str) -> str:
+    """Where a diff's step time comes from, in words: a breakdown's graphs (the all-graphs row,
+    outside time not included) or compare's real model call."""
+    return "all graphs' harness calls" if source == StepSource.HARNESS else source

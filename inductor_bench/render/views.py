@@ -13,7 +13,7 @@ from ..core.compiled_from import top_levels
 from ..core.results import BreakdownResult
 from ..core.sources import ROOT_MODULE, Origin, SourceLine
 from ..core.step import gain_frame
-from ..core.step_totals import reweighed, whole
+from ..core.step_totals import ALL_GRAPHS, ALL_GRAPHS_ROW, reweighed
 from ..core.symbols import shapes_at
 from ..core.views import (
     BUILT_AT,
@@ -104,7 +104,7 @@ def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
                  u.graph.module_sites)]
         for i, u in enumerate(us[:top], 1)
     ]
-    doc.heading(f"Top {min(top, len(us))} of {len(us)} kernels and extern calls (whole {whole(r.script)})")
+    doc.heading(f"Top {min(top, len(us))} of {len(us)} kernels and extern calls ({ALL_GRAPHS})")
     doc.table(
         rows,
         ["#", "graph", "kernel", "category", "calls", "ms", "% kernel", "max gain"]
@@ -123,13 +123,12 @@ def max_gain_note(r: BreakdownResult, more: str) -> str:
         text = ("max gain = the kernel's share of the script's time in its compiled graphs: the most "
                 "that time can shrink if this kernel took no time at all (Amdahl).")
     elif (frame := gain_frame(r)).outside_ms > 0:
-        text = (f"max gain = the kernel's share of the step's wall time, {fmt.ms(frame.wall_ms)} ms: "
-                f"its graphs' {fmt.ms(frame.graphs_ms)} ms and the {fmt.ms(frame.outside_ms)} ms "
-                "outside them; the most the step can speed up if this kernel took no time at all "
-                "(Amdahl).")
+        text = (f"max gain = the kernel's share of {fmt.ms(frame.wall_ms)} ms, {ALL_GRAPHS_ROW}'s "
+                f"{fmt.ms(frame.graphs_ms)} ms and the {fmt.ms(frame.outside_ms)} ms outside the graphs: "
+                "the most the step can speed up if this kernel took no time at all (Amdahl).")
     else:
-        text = ("max gain = the kernel's share of step wall time: the most the step can speed up "
-                "if this kernel took no time at all (Amdahl).")
+        text = (f"max gain = the kernel's share of {ALL_GRAPHS_ROW}'s wall time: the most the step "
+                "can speed up if this kernel took no time at all (Amdahl).")
     if reweighed(r.weights()):
         text += (" calls and ms: in all its graph's calls in the script (each graph's own table: one call)."
                  if r.script else " calls and ms: per step, in all its graph's calls.")
@@ -204,7 +203,7 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
         total_row.insert(6 if two_roles else 4, group_pct_cell(r, [unit_member(u) for u in us]))
     rows.append(total_row)
     what = "source line" if by == By.LINE else "module" + (f" (depth {depth})" if depth else "")
-    doc.heading(f"Time by {what} (whole {whole(r.script)}): {len(shown)} of {len(groups)} groups")
+    doc.heading(f"Time by {what} ({ALL_GRAPHS}): {len(shown)} of {len(groups)} groups")
     headers = ["#", "ms", "% kernel"] + (["fwd ms", "bwd ms"] if two_roles else []) + ["kernels"]
     headers += [PCT_HEADER] if roof else []
     headers += ["line", "source"] if by == By.LINE else ["module"]
