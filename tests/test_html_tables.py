@@ -91,6 +91,13 @@ def test_summary_rows_stay_at_the_foot():
     assert "total_kernel_x" in body
 
 
+def test_the_all_graphs_row_stays_at_the_foot_of_the_graph_table():
+    page = run(["report", str(RUNS / "cpu_mlp_train_stalled"), "--format", "html"])
+    graphs = table_after(page, "Graphs")
+    assert [r[:2] for r in foot(graphs)] == [["all graphs", "2 graph(s)"]]
+    assert "all graphs" not in re.search(r"<tbody>(.*?)</tbody>", graphs, re.S)[1]
+
+
 def test_the_steady_mean_of_the_steps_stays_at_the_foot():
     page = run(["analyze", str(FIXTURES / "hta" / "negative_queue_length_values_check_rank0.json.gz"),
                 "--format", "html"])

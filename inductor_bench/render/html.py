@@ -20,10 +20,10 @@ from .roofline_svg import Scatter, scatter_figure
 _OPEN, _CLOSE = "\ue000", "\ue001"
 _PLACEHOLDER = re.compile(f"{_OPEN}(\\d+){_CLOSE}")
 # Trailing rows that sum up the rows above (``total``, ``total (profiled)``, ``steady mean (2 left
-# out)``, the ``step`` or ``script`` of a breakdown) or stand for what the table leaves out (``(in no
+# out)``, a breakdown's ``all graphs``) or stand for what the table leaves out (``(in no
 # op: Python between ops)``, ``12 other ops``, ``… 3 more groups``) stay at the foot of a table when
 # it is sorted. Matched against the row's first cell, or any cell for the ``…`` of a cut table.
-FOOT_ROWS = re.compile(r"^(total|steady mean)\b|^(step|script|median)$|^\(in no op\b|^\d+ other \w+$")
+FOOT_ROWS = re.compile(r"^(total|steady mean)\b|^(all graphs|median)$|^\(in no op\b|^\d+ other \w+$")
 CUT_ROW = "… "
 # A group's further members (by-module and by-line views): "+ name", the other leading cells empty.
 MEMBER = "+ "
