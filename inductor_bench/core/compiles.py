@@ -271,7 +271,7 @@ def _frame_line(r: BreakdownResult, frame: Any, compiles: dict[Any, list[GraphRe
         if said:
             text += f" after a guard failed {failed(said)}"
         each.append(text)
-    row = f"{step_totals.ALL_GRAPHS_ROW}"
+    row = step_totals.ALL_GRAPHS_ROW
     adds = (f"{row} adds each as often as it was called" if step_totals.counted(r.measured())
             else f"{row} adds them all, once each")
     known = "" if r.compiles else " (another size, dtype or grad mode)"
