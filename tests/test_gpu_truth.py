@@ -374,7 +374,7 @@ def test_outside_graphs_from_turns_is_the_mean_over_steady_rounds_of_step_less_g
     assert s.graphs_ms == approx(step - outside) and not s.pipelined
     text = render_breakdown(r)
     assert (f"outside the graphs: {outside:.3f} ms per step ({100 * outside / step:.1f}% of the "
-            f"{step:.3f} ms step, less its graphs' own calls, {step - outside:.3f} ms; the step and "
+            f"{step:.3f} ms step, its graphs' own calls the other {step - outside:.3f} ms; the step and "
             "each graph timed in turns in one process, 3 rounds)") in text
     back = BreakdownResult.from_dict(json.loads(r.to_json()))
     assert back.step_turns == r.step_turns and split_step(back) == s

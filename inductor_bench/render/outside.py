@@ -158,7 +158,7 @@ def render_outside_split(doc: Doc, r: BreakdownResult) -> None:
     if s.rounds and s.outside_ms >= 0:
         doc.paragraph(
             f"outside the graphs: {fmt.ms(s.outside_ms)} ms per step ({fmt.pct(s.outside_pct)} of "
-            f"the {fmt.ms(s.step_ms)} ms step, less its graphs' own calls, {fmt.ms(s.graphs_ms)} "
+            f"the {fmt.ms(s.step_ms)} ms step, its graphs' own calls the other {fmt.ms(s.graphs_ms)} "
             f"ms; the step and each graph timed in turns in one process, {_rounds(s)}): "
             "guards, the AOT autograd wrapper and all eager code between graphs (an optimizer "
             "step included)." + _turns_speed(r, s)
