@@ -1,10 +1,13 @@
-"""The README's screenshot of a breakdown page: the real CPU breakdown of ``models/mlp.py``
-(``tests/fixtures/results/cpu_mlp_train_autotune``) rendered as HTML, opened in headless
-Chromium the way ``tests/test_html_browser.py`` opens it, and its top (facts, graphs, busy vs
-idle, categories, top kernels) saved as ``docs/html-breakdown.png``.
+"""The README's screenshot of a breakdown page: a real CPU breakdown of ``models/mlp.py``
+(``tests/fixtures/results/cpu_mlp_train_quiet``, or the result or run directory given with
+``--result``) rendered as HTML, opened in headless Chromium the way
+``tests/test_html_browser.py`` opens it, and its top (facts, graphs, busy vs idle, categories,
+top kernels) saved as ``docs/html-breakdown.png``: from the time by category down to the top
+kernels' chart, the part a reader looks at first.
 
-Usage: ``python scripts/html_screenshot.py [--dark] [OUT.png]`` from the repository root
-(needs ``apt-get install chromium chromium-driver`` and ``pip install -e '.[test]'``).
+Usage: ``python scripts/html_screenshot.py [--dark] [--result DIR] [OUT.png]`` from the
+repository root (needs ``apt-get install chromium chromium-driver`` and
+``pip install -e '.[test]'``).
 """
 
 from __future__ import annotations
@@ -18,16 +21,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.test_html import BREAKDOWN, run  # noqa: E402
+from tests.test_html import RESULTS, run  # noqa: E402
 from tests.test_html_browser import Browser, find_browser  # noqa: E402
 
-WIDTH = 960
+WIDTH = 1280  # the top kernels' table whole: its % peak and source columns
+FIRST = "Time by category"  # from this section's heading
 CHARTS_SHOWN = 3  # down to the end of the third chart (the top kernels)
+QUIET = RESULTS / "cpu_mlp_train_quiet"
 
 
 def main(argv: list[str]) -> int:
     dark = "--dark" in argv
     args = [a for a in argv if a != "--dark"]
+    result = QUIET
+    if "--result" in args:
+        at = args.index("--result")
+        result = Path(args[at + 1])
+        del args[at:at + 2]
     name = "html-breakdown-dark.png" if dark else "html-breakdown.png"
     out = Path(args[0]) if args else ROOT / "docs" / name
     found = find_browser()
@@ -36,18 +46,20 @@ def main(argv: list[str]) -> int:
         return 2
     with tempfile.TemporaryDirectory() as tmp:
         page = Path(tmp) / "breakdown.html"
-        run(["report", str(BREAKDOWN), "--html", str(page)])
+        run(["report", str(result), "--html", str(page)])
         b = Browser(*found, width=WIDTH, height=1000)
         try:
             if dark:
                 b.dark()
             load = b.open(page)
             assert not load.errors, load.errors
-            bottom = b.driver.execute_script(
-                f"return document.querySelectorAll('figure')[{CHARTS_SHOWN - 1}]"
-                ".getBoundingClientRect().bottom + window.scrollY"
+            top, bottom = b.driver.execute_script(
+                "const h = [...document.querySelectorAll('h2')].find(e => e.textContent.startsWith("
+                f"'{FIRST}'));"
+                f"return [h.getBoundingClientRect().top + window.scrollY, document.querySelectorAll('figure')"
+                f"[{CHARTS_SHOWN - 1}].getBoundingClientRect().bottom + window.scrollY]"
             )
-            b.screenshot(out, clip=(0, 0, WIDTH, int(bottom) + 12))
+            b.screenshot(out, clip=(0, int(top) - 12, WIDTH, int(bottom - top) + 24))
         finally:
             b.quit()
     if shutil.which("pngquant"):  # 256 colours: a third of the size, no visible change

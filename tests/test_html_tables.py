@@ -7,7 +7,9 @@ drawn. ``test_html_browser.py`` checks the same pages in Chromium."""
 from __future__ import annotations
 
 import html
+import json
 import re
+import statistics
 
 from inductor_bench.render.doc import Bar, Chart, Segment, new_doc
 from inductor_bench.render.html_page import STYLE
@@ -16,7 +18,7 @@ from inductor_bench.render.roofline import roofline_title
 from inductor_bench.render.roofline_svg import Roof
 
 from .conftest import FIXTURES
-from .test_html import run
+from .test_html import RESULTS, run
 
 RUNS = FIXTURES / "runs"
 TAG = re.compile(r"<[^>]+>")
@@ -96,6 +98,22 @@ def test_the_all_graphs_row_stays_at_the_foot_of_the_graph_table():
     graphs = table_after(page, "Graphs")
     assert [r[:2] for r in foot(graphs)] == [["all graphs", "2 graph(s)"]]
     assert "all graphs" not in re.search(r"<tbody>(.*?)</tbody>", graphs, re.S)[1]
+
+
+def test_the_screenshots_result_shows_the_steady_means_of_its_samples():
+    """The README's screenshot (real: a quiet CPU breakdown of ``models/mlp.py``): its all-graphs
+    row is the sum of each graph's mean over the iterations it kept, computed here from the raw
+    samples; each top kernel has its % of peak and a source line."""
+    result = RESULTS / "cpu_mlp_train_quiet"
+    data = json.loads((result / "breakdown.json").read_text())
+    means = [statistics.fmean(x for i, x in enumerate(g["wall_samples_ms"]) if i not in set(g["left_out"]))
+             for g in data["graphs"]]
+    page = run(["report", str(result), "--format", "html"])
+    graphs = table_after(page, "Graphs")
+    assert [foot(graphs)[0][i] for i in (0, 1, 3)] == ["all graphs", "2 graph(s)", f"{sum(means):.3f}"]
+    top = table_after(page, "Top 13 of 13 kernels")
+    rows = [cells(r) for r in re.findall(r"<tr>(.*?)</tr>", top, re.S)][1:]
+    assert len(rows) == 13 and all(r[8].endswith("%") and ".py:" in r[9] for r in rows)
 
 
 def test_the_steady_mean_of_the_steps_stays_at_the_foot():
