@@ -1,9 +1,8 @@
 """The README's screenshot of a breakdown page: a real CPU breakdown of ``models/mlp.py``
 (``tests/fixtures/results/cpu_mlp_train_quiet``, or the result or run directory given with
 ``--result``) rendered as HTML, opened in headless Chromium the way
-``tests/test_html_browser.py`` opens it, and its top (facts, graphs, busy vs idle, categories,
-top kernels) saved as ``docs/html-breakdown.png``: from the time by category down to the top
-kernels' chart, the part a reader looks at first.
+``tests/test_html_browser.py`` opens it, and the part a reader looks at first saved as
+``docs/html-breakdown.png``: from the time by category down to the top kernels' chart.
 
 Usage: ``python scripts/html_screenshot.py [--dark] [--result DIR] [OUT.png]`` from the
 repository root (needs ``apt-get install chromium chromium-driver`` and
@@ -12,6 +11,7 @@ repository root (needs ``apt-get install chromium chromium-driver`` and
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import subprocess
 import sys
@@ -31,15 +31,13 @@ QUIET = RESULTS / "cpu_mlp_train_quiet"
 
 
 def main(argv: list[str]) -> int:
-    dark = "--dark" in argv
-    args = [a for a in argv if a != "--dark"]
-    result = QUIET
-    if "--result" in args:
-        at = args.index("--result")
-        result = Path(args[at + 1])
-        del args[at:at + 2]
-    name = "html-breakdown-dark.png" if dark else "html-breakdown.png"
-    out = Path(args[0]) if args else ROOT / "docs" / name
+    parser = argparse.ArgumentParser(description="The README's screenshot of a breakdown page.")
+    parser.add_argument("--dark", action="store_true", help="the page in the dark colour scheme")
+    parser.add_argument("--result", type=Path, default=QUIET, help="a result or run directory")
+    parser.add_argument("out", type=Path, nargs="?", help="the PNG (default: docs/html-breakdown[-dark].png)")
+    args = parser.parse_args(argv)
+    dark, result = args.dark, args.result
+    out = args.out or ROOT / "docs" / ("html-breakdown-dark.png" if dark else "html-breakdown.png")
     found = find_browser()
     if isinstance(found, str):
         print(f"no browser: {found}", file=sys.stderr)

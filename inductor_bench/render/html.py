@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import re
 
+from ..core.step_totals import ALL_GRAPHS
 from .doc import FORMATS, HTML, Chart, Doc
 from .html_page import page, plain_file_path, url_of
 from .html_svg import figure
@@ -23,7 +24,8 @@ _PLACEHOLDER = re.compile(f"{_OPEN}(\\d+){_CLOSE}")
 # out)``, a breakdown's ``all graphs``) or stand for what the table leaves out (``(in no
 # op: Python between ops)``, ``12 other ops``, ``… 3 more groups``) stay at the foot of a table when
 # it is sorted. Matched against the row's first cell, or any cell for the ``…`` of a cut table.
-FOOT_ROWS = re.compile(r"^(total|steady mean)\b|^(all graphs|median)$|^\(in no op\b|^\d+ other \w+$")
+FOOT_ROWS = re.compile(
+    rf"^(total|steady mean)\b|^({re.escape(ALL_GRAPHS)}|median)$|^\(in no op\b|^\d+ other \w+$")
 CUT_ROW = "… "
 # A group's further members (by-module and by-line views): "+ name", the other leading cells empty.
 MEMBER = "+ "
