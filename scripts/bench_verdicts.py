@@ -37,9 +37,10 @@ ROOT = Path(__file__).resolve().parent.parent
 IDENTICAL, SLOWER = "identical", "slower"
 GOALS = {IDENTICAL: "within noise (breakdowns: same code)", SLOWER: "significant, slower"}
 # the diff's first line, per section:
-# "default: step time 2.655 -> 3.301 ms (+24.3% [+21.0%..+27.9%], significant)"; where the two
+# "default: all graphs 2.655 -> 3.301 ms (+24.3% [+21.0%..+27.9%], significant)" (a diff of
+# compares says "step time" where a diff of breakdowns says "all graphs"); where the two
 # runs compiled the same code, "(+1.2% [-0.4%..+2.9%]) between ..." (the verdict: same code)
-STEP_PHRASE = r"{mode}: step time ([\d.]+) -> ([\d.]+) ms \(([^ ]+) (\[[^\]]+\])(?:, ([^)]+))?\)"
+STEP_PHRASE = r"{mode}: (?:all graphs|step time) ([\d.]+) -> ([\d.]+) ms \(([^ ]+) (\[[^\]]+\])(?:, ([^)]+))?\)"
 
 
 class RunFailed(Exception):
@@ -95,7 +96,7 @@ def judge(
     step = section["step"]
     printed = re.search(STEP_PHRASE.format(mode=re.escape(opts.mode)), p.stdout.splitlines()[0])
     if printed is None:
-        raise RunFailed(f"no step-time verdict for {opts.mode} on the diff's first line (log: {name}.log)")
+        raise RunFailed(f"no verdict for {opts.mode} on the diff's first line (log: {name}.log)")
     met = goal_met(scenario, step["verdict"], step["delta_ms"] > 0)
     return Row(n, scenario, step["base"]["median"], step["head"]["median"], printed[3], printed[4],
                printed[5] or step["verdict"], len(d["warnings"]), met)

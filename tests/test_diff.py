@@ -376,6 +376,11 @@ def test_compare_results_diff_mode_by_mode_on_the_model_call():
     ]
     assert d.regressions(40.0) == [default]
     assert d.regressions(60.0) == []
+    # a compare's figure is the step itself: the headline and the row call it so
+    text = render_diff(d)
+    assert "default: step time 10.000 -> 15.000 ms (+50.0%" in text.splitlines()[0]
+    assert "all graphs" not in text
+    assert any(r.startswith("step time, ms (model call)") for r in text.splitlines())
 
 
 def test_compares_with_no_column_in_common_are_not_comparable(tmp_path, capsys):
@@ -396,7 +401,7 @@ def test_compares_with_no_column_in_common_are_not_comparable(tmp_path, capsys):
     assert d.to_dict()["columns"] == {"base": ["eager", "default", "reduce-overhead (skipped)"],
                                       "head": ["mlp:default", "mlp_slow25:default"]}
     assert verdict_line(d, TextDoc(), 10.0) == (
-        f"NOT COMPARABLE, so the 10% gate fails: nothing could be compared: {why} - no step-time verdict")
+        f"NOT COMPARABLE, so the 10% gate fails: nothing could be compared: {why} - no verdict")
     b, h = write(tmp_path / "base.json", base), write(tmp_path / "head.json", head)
     assert run_cli([str(b), str(h)]) == 0  # no gate: the report is the answer
     assert capsys.readouterr().out.startswith(f"NOT COMPARABLE: nothing could be compared: {why}")
@@ -437,14 +442,14 @@ def test_verdict_line_names_the_regression_and_the_kernel():
     head = result([graph("0-forward", fwd_kernels(gelu_ms=3.0)), graph("0-backward", bwd_kernels())])
     (b_lo, b_hi), (h_lo, h_hi) = step_interval(base_result()), step_interval(head)
     interval = f"[{100 * (h_lo / b_hi - 1):+.1f}%..{100 * (h_hi / b_lo - 1):+.1f}%]"
-    assert f"step time 8.400 -> 10.400 ms (+23.8% {interval}, significant)" in line
+    assert f"default: all graphs 8.400 -> 10.400 ms (+23.8% {interval}, significant)" in line
     assert "kernels responsible: cpp_fused_gelu_0 +2.000 ms (slower)" in line
     assert "(below the 30% gate)" in verdict_line(slow_diff(), TextDoc(), threshold_pct=30)
 
 
 def test_text_report_lists_tables_and_counts():
     text = render_diff(slow_diff())
-    assert text.splitlines()[0].startswith("REGRESSION: default: step time")
+    assert text.splitlines()[0].startswith("REGRESSION: default: all graphs 8.400 -> 10.400 ms")
     assert "Slower kernels (significant) (1)" in text
     assert "4 matched kernel(s) and extern op(s) within noise" in text
     assert "C++ pointwise" in text
@@ -512,14 +517,14 @@ def test_load_any_reads_files_and_run_directories(files, tmp_path):
 def test_cli_same_results_exit_0(files, capsys):
     assert run_cli([files["base_dir"], files["same"], "--fail-on-regression", "5"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("NO SIGNIFICANT CHANGE: default: step time 8.400 -> 8.400 ms")
+    assert out.startswith("NO SIGNIFICANT CHANGE: default: all graphs 8.400 -> 8.400 ms")
 
 
 def test_cli_regression_exits_1_above_the_gate_only(files, capsys):
     assert run_cli([files["base"], files["slow"], "--fail-on-regression", "10"]) == 1
     captured = capsys.readouterr()
     assert "cpp_fused_gelu_0" in captured.out
-    assert "significant step-time regression above 10%: default +23.8%" in captured.err
+    assert captured.err == "inductor-bench: error: significant regression above 10%: default all graphs +23.8%\n"
     assert run_cli([files["base"], files["slow"], "--fail-on-regression", "30"]) == 0
     assert run_cli([files["base"], files["slow"]]) == 0  # no gate asked for
 
@@ -643,9 +648,9 @@ def test_cli_lists_the_graph_and_fails_the_gate_with_exit_5(head, why, tmp_path,
     line = f"default: graph 0-backward not measured in head ({why})"
     assert run_cli([base, cut]) == 0  # no gate asked for: a report, no verdict
     out = capsys.readouterr().out
-    assert out.splitlines()[0] == f"NOT COMPARABLE: {line} - no step-time verdict without them"
+    assert out.splitlines()[0] == f"NOT COMPARABLE: {line} - no verdict without them"
     assert "FASTER" not in out and "SLOWER" not in out and f"not comparable: {line}" in out
-    step_row = next(r for r in out.splitlines() if r.startswith("step time, ms (all graphs' harness calls)"))
+    step_row = next(r for r in out.splitlines() if r.startswith("all graphs, ms (their harness calls)"))
     assert step_row.split()[-3:] == ["-", "not", "comparable"]
     for argv, gate_side in (([base, cut], "head"), ([cut, base], "base")):
         assert run_cli([*argv, "--fail-on-regression", "10"]) == 5
@@ -661,7 +666,7 @@ def test_markdown_verdict_says_the_gate_fails(tmp_path, capsys):
     assert run_cli([str(RECORDED), cut, "--format", "markdown", "--fail-on-regression", "10"]) == 5
     assert capsys.readouterr().out.splitlines()[0] == (
         "**NOT COMPARABLE, so the 10% gate fails**: default: graph 0-backward not measured in head "
-        "(missing from the interrupted run) - no step-time verdict without them"
+        "(missing from the interrupted run) - no verdict without them"
     )
 
 

@@ -39,7 +39,7 @@ def test_the_same_code_slower_by_a_quarter_is_no_regression_and_says_why(tmp_pat
     out = " ".join(capsys.readouterr().out.split())
     assert out.startswith("SAME CODE: base and head compiled the same code for every graph, called as often "
                           "at the same sizes: nothing of theirs changed, and no change below is significant; "
-                          "default: step time ")
+                          "default: all graphs ")
     assert "between the two runs' profiling processes, the machine's doing" in out
     assert "5 matched kernel(s) and extern op(s), the same code on both sides" in out
     d = json.loads((tmp_path / "d.json").read_text())

@@ -241,7 +241,7 @@ def test_diff_html_json_and_compare_show_the_same_figures(result, capsys):
     for kd in s.kernels:
         assert kd.base_ms == pytest.approx(by_name[(kd.graph, kd.name)]) == kd.head_ms
     diff_text = render_diff(d)
-    assert f"step time {fmt.ms_precise(t.wall_ms)} -> {fmt.ms_precise(t.wall_ms)} ms" in diff_text
+    assert f"default: all graphs {fmt.ms_precise(t.wall_ms)} -> {fmt.ms_precise(t.wall_ms)} ms" in diff_text
 
     html = render_breakdown(result, "html")
     for g in result.measured():

@@ -14,7 +14,7 @@ from ..core.errors import NotComparable, RegressionFound, UsageError
 from ..core.rundir import Result, load_any
 from ..core.unmeasured import no_verdict_line
 from ..render.diff import DEFAULT_TOP, render_diff
-from ..render.format import pct
+from ..render.format import pct, step_figure
 from . import options as o
 from .output import emit
 
@@ -25,7 +25,8 @@ Base = Annotated[
     typer.Argument(parser=o.a_path, help="Base result: breakdown.json / compare.json or a run directory."),
 ]
 Head = Annotated[Path, typer.Argument(parser=o.a_path, help="Head result, of the same kind as BASE.")]
-FailOnRegression = Annotated[float | None, o.fail_on_regression("a step time of HEAD (against BASE)")]
+FailOnRegression = Annotated[float | None, o.fail_on_regression(
+    "HEAD's time (a breakdown's all-graphs row, a compare's step time, against BASE's)")]
 MinChange = Annotated[
     float | None,
     typer.Option(
@@ -59,8 +60,9 @@ def _gate(diff: Diff, threshold: float | None) -> None:
         return
     bad = diff.regressions(threshold)
     if bad:
-        what = ", ".join(f"{s.mode} {pct(s.step.rel_pct, signed=True)}" for s in bad)
-        raise RegressionFound(f"significant step-time regression above {threshold:g}%: {what}")
+        what = ", ".join(f"{s.mode} {step_figure(s.step_source)} {pct(s.step.rel_pct, signed=True)}"
+                         for s in bad)
+        raise RegressionFound(f"significant regression above {threshold:g}%: {what}")
     if diff.unmeasured:
         raise NotComparable(no_verdict_line(diff.unmeasured))
     if why := diff.nothing_compared():
@@ -80,10 +82,11 @@ def diff(
 ) -> None:
     """Compare two results of the same model (two breakdowns, or two compares, mode by mode).
 
-    Exit status: 0, or with --fail-on-regression 1 when a significant step-time regression
-    exceeds PCT and 5 when a graph or a mode was measured on one side only (failed, timed
-    out, or missing from an interrupted or partial run) or two compares have no column in
-    both (not comparable, no verdict); 2 for unreadable or incomparable results.
+    Exit status: 0, or with --fail-on-regression 1 when a significant regression of the
+    all-graphs row (two breakdowns) or a step time (two compares) exceeds PCT, and 5 when a
+    graph or a mode was measured on one side only (failed, timed out, or missing from an
+    interrupted or partial run) or two compares have no column in both (not comparable, no
+    verdict); 2 for unreadable or incomparable results.
     """
     o.one_stdout(fmt, json_out)
     d = diff_results(

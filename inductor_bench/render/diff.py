@@ -25,6 +25,7 @@ from .format import (
     seconds,
     signed_ms,
     spread,
+    step_figure,
     step_source,
     truncate,
 )
@@ -70,7 +71,7 @@ def _change_cell(ch: Change) -> str:
 
 def _step_times(s: SectionDiff) -> str:
     ch = s.step
-    return f"{s.mode}: step time {ms_precise(ch.base.ms)} -> {ms_precise(ch.head.ms)} ms"
+    return f"{s.mode}: {step_figure(s.step_source)} {ms_precise(ch.base.ms)} -> {ms_precise(ch.head.ms)} ms"
 
 
 def _step_phrase(s: SectionDiff) -> str:
@@ -100,11 +101,11 @@ def _calls_phrase(s: SectionDiff) -> str:
 def _not_comparable_line(diff: Diff, doc: Doc, threshold_pct: float | None) -> str:
     head = "NOT COMPARABLE" + (f", so the {threshold_pct:g}% gate fails" if threshold_pct is not None else "")
     if why := diff.nothing_compared():
-        return f"{doc.strong(head)}: nothing could be compared: {why} - no step-time verdict"
+        return f"{doc.strong(head)}: nothing could be compared: {why} - no verdict"
     judged = [_step_phrase(s) for s in diff.sections if not s.unmeasured]
     return (
         f"{doc.strong(head)}: " + "; ".join(u.describe() for u in diff.unmeasured)
-        + " - no step-time verdict without them"
+        + " - no verdict without them"
         + (" | " + " | ".join(judged) if judged else "")
     )
 
@@ -140,7 +141,7 @@ def verdict_line(diff: Diff, doc: Doc, threshold_pct: float | None = None) -> st
         parts = [_step_phrase(s) + _calls_phrase(s) for s in diff.sections if s.step.faster]
         return f"{doc.strong('FASTER')}: " + " | ".join(parts) + _disturbed_phrase(diff)
     if status == Outcome.INCONCLUSIVE:
-        return f"{doc.strong('INCONCLUSIVE')}: too few step-time samples to judge (record more with --repeat)"
+        return f"{doc.strong('INCONCLUSIVE')}: too few samples to judge (record more with --repeat)"
     parts = [_step_phrase(s) for s in diff.sections]
     return f"{doc.strong('NO SIGNIFICANT CHANGE')}: " + " | ".join(parts)
 
@@ -149,7 +150,7 @@ def verdict_line(diff: Diff, doc: Doc, threshold_pct: float | None = None) -> st
 
 
 def _summary_rows(s: SectionDiff) -> list[list[str]]:
-    rows = [_change_row(f"step time, ms ({step_source(s.step_source)})", s.step)]
+    rows = [_change_row(f"{step_figure(s.step_source)}, ms ({step_source(s.step_source)})", s.step)]
     if s.kernel_time is not None:
         rows.append(_change_row("kernel time, ms", s.kernel_time))
     if s.busy_pct is not None:

@@ -9,6 +9,7 @@ milliseconds, 4 significant figures).
 from __future__ import annotations
 
 from ..core.stats import beside_mark, interval_x_text
+from ..core.step_totals import ALL_GRAPHS
 from ..core.vocab import StepSource
 
 DASH = "-"
@@ -180,7 +181,12 @@ def interval_x(speedup_ci: tuple[float, float] | None) -> str:
     return interval_x_text(speedup_ci)
 
 
+def step_figure(source: str) -> str:
+    """What a diff's first figure is: a breakdown's all-graphs row (its graphs' own calls, the
+    time outside them not included) or compare's step time (the real model call)."""
+    return ALL_GRAPHS if source == StepSource.HARNESS else "step time"
+
+
 def step_source(source: str) -> str:
-    """Where a diff's step time comes from, in words: a breakdown's graphs (the all-graphs row,
-    outside time not included) or compare's real model call."""
-    return "all graphs' harness calls" if source == StepSource.HARNESS else source
+    """Where a diff's first figure comes from, in words."""
+    return "their harness calls" if source == StepSource.HARNESS else source
