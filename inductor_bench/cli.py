@@ -22,6 +22,7 @@ except ImportError:  # older typer runs on click itself
 
 from .commands import analyze, breakdown, compare, diff, kernel, report, sweep
 from .commands.options import Settings
+from .commands.version import version_text
 from .core.errors import BenchError, Interrupted, UsageError
 from .runner import stop
 from .runner.rundir import WriteError
@@ -51,11 +52,21 @@ for command, short in SHORT_HELP.items():
     app.command(short_help=short)(command)
 
 
+def _print_version(asked: bool) -> None:
+    if asked:
+        typer.echo(version_text())
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
     ctx: typer.Context,
     verbose: bool = typer.Option(
         False, "--verbose", "-v", help="Show worker logs and full tracebacks on errors."
+    ),
+    _version: bool = typer.Option(
+        False, "--version", is_eager=True, callback=_print_version,
+        help="Show the tool's version, torch's (and its CUDA or ROCm), Triton's and Python's, and exit.",
     ),
 ) -> None:
     ctx.obj.verbose = verbose

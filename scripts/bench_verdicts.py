@@ -40,7 +40,8 @@ GOALS = {IDENTICAL: "within noise (breakdowns: same code)", SLOWER: "significant
 # "default: all graphs 2.655 -> 3.301 ms (+24.3% [+21.0%..+27.9%], significant)" (a diff of
 # compares says "step time" where a diff of breakdowns says "all graphs"); where the two
 # runs compiled the same code, "(+1.2% [-0.4%..+2.9%]) between ..." (the verdict: same code)
-STEP_PHRASE = r"{mode}: (?:all graphs|step time) ([\d.]+) -> ([\d.]+) ms \(([^ ]+) (\[[^\]]+\])(?:, ([^)]+))?\)"
+STEP_PHRASE = (r"{mode}: (?:all graphs|step time) ([\d.]+) -> ([\d.]+) ms "
+               r"\(([^ ]+) (\[[^\]]+\])(?:, ([^)]+))?\)")
 
 
 class RunFailed(Exception):
