@@ -18,7 +18,7 @@ def _expected() -> str:
     import torch
 
     own = re.search(r'(?m)^version = "([^"]+)"$', (ROOT / "pyproject.toml").read_text())[1]
-    builds = [f"{name} {v}" for name, v in (("CUDA", torch.version.cuda), ("ROCm", torch.version.hip)) if v]
+    builds = [f"{name} {v}" for name, v in (("cuda", torch.version.cuda), ("hip", torch.version.hip)) if v]
     torch_part = f"torch {torch.__version__}" + (f" ({', '.join(builds)})" if builds else "")
     try:
         import triton

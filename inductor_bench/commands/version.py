@@ -1,12 +1,14 @@
-"""``inductor-bench --version``: the tool's version and what it would measure with (torch, its
-CUDA or ROCm build, Triton, Python), read from the installed packages without importing torch
-(a fraction of a second, where importing torch takes seconds)."""
+"""``inductor-bench --version``: the tool's version and what it would measure with (torch and
+the accelerator toolkit it was built with, as ``torch.version`` names it; Triton; Python), read
+from the installed packages without importing torch (a fraction of a second, where importing
+torch takes seconds)."""
 
 from __future__ import annotations
 
 import platform
 from importlib import metadata
 
+from ..core.devices import BACKENDS
 from ..runner.presence import torch_build
 
 # The distributions Triton ships as: upstream, and torch's own builds of it.
@@ -24,8 +26,7 @@ def _torch_part() -> str:
     build = torch_build()
     if build is None:
         return "torch not found"
-    backends = [f"{label} {build[attr]}" for attr, label in (("cuda", "CUDA"), ("hip", "ROCm"))
-                if build.get(attr)]
+    backends = [f"{attr} {build[attr]}" for b in BACKENDS for attr, _ in b.torch_builds if build.get(attr)]
     return f"torch {build.get('__version__', '?')}" + (f" ({', '.join(backends)})" if backends else "")
 
 
@@ -37,7 +38,7 @@ def _triton_part() -> str:
 
 
 def version_text() -> str:
-    """One line: ``inductor-bench 0.1.0 · torch 2.14.1+cu130 (CUDA 13.0) · triton 3.8.0 ·
+    """One line: ``inductor-bench 0.1.0 · torch 2.14.1+cu130 (cuda 13.0) · triton 3.8.0 ·
     Python 3.11.7``."""
     own = _dist_version("inductor-bench") or "(not installed)"
     return " · ".join([f"inductor-bench {own}", _torch_part(), _triton_part(),
