@@ -15,6 +15,8 @@ from inductor_bench.core.errors import UsageError
 from inductor_bench.core.results import CompileCache
 from inductor_bench.runner import cache
 
+SHARED_CACHE = "inductor-bench's private cache (reused across runs)"  # as the compile line says it
+
 
 def test_the_shared_cache_is_private_and_linked_from_the_run(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
@@ -95,7 +97,7 @@ def test_a_cache_of_another_user_is_refused(tmp_path, monkeypatch):
 
 def test_describe():
     assert CompileCache("/c", True, 2, 0).describe() == (
-        "warm cache reused across runs: a cache hit (2 FX graph cache hits, 0 misses)")
+        f"{SHARED_CACHE}: a cache hit (2 FX graph cache hits, 0 misses)")
     assert CompileCache("/c", False, 0, 2).describe() == (
         "fresh cache (cold compile): a cache miss (0 FX graph cache hits, 2 misses)")
 
@@ -103,15 +105,15 @@ def test_describe():
 def test_a_graph_the_fx_cache_bypassed_is_said_so_with_torchs_reason():
     why = "Can't cache HigherOrderOperator: cond"
     assert CompileCache("/c", True, 0, 0, 1, [why]).describe() == (
-        "warm cache reused across runs: bypassed, compiled anew on every run (0 FX graph cache hits, "
+        f"{SHARED_CACHE}: bypassed, compiled anew on every run (0 FX graph cache hits, "
         "0 misses, 1 bypassed); bypassed because: Can't cache HigherOrderOperator: cond")
     assert CompileCache("/c", True, 2, 0, 1, [why]).describe().startswith(
-        "warm cache reused across runs: partly a cache hit (2 FX graph cache hits, 0 misses, 1 bypassed);")
+        f"{SHARED_CACHE}: partly a cache hit (2 FX graph cache hits, 0 misses, 1 bypassed);")
     assert CompileCache("/c", False, 0, 1, 1, [why]).describe().startswith(
         "fresh cache (cold compile): a cache miss (0 FX graph cache hits, 1 misses, 1 bypassed);")
     # a result saved before bypasses were counted reads as it did
     assert CompileCache("/c", True, 0, 0).describe() == (
-        "warm cache reused across runs: a cache miss (0 FX graph cache hits, 0 misses)")
+        f"{SHARED_CACHE}: a cache miss (0 FX graph cache hits, 0 misses)")
 
 
 def _trace_record(name: str, payload: dict) -> logging.LogRecord:

@@ -17,6 +17,9 @@ class PeakMemory:
     kind: str  # "cuda max allocated" | "process peak RSS"
 
 
+SHARED_CACHE = "inductor-bench's private cache (reused across runs)"
+
+
 @dataclass
 class CompileCache:
     """The Inductor cache a run compiled in, and what Inductor's FX graph cache found there."""
@@ -31,7 +34,7 @@ class CompileCache:
     bypass_reasons: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
-        where = "warm cache reused across runs" if self.shared else "fresh cache (cold compile)"
+        where = SHARED_CACHE if self.shared else "fresh cache (cold compile)"
         if self.fx_hits is None:
             return where
         bypassed = self.fx_bypassed or 0
