@@ -66,7 +66,8 @@ def _root(
     ),
     _version: bool = typer.Option(
         False, "--version", is_eager=True, callback=_print_version,
-        help="Show the tool's version, torch's (and its CUDA or ROCm), Triton's and Python's, and exit.",
+        help="Show the versions of the tool, torch (and the CUDA or ROCm it was built with), Triton "
+        "and Python, and exit.",
     ),
 ) -> None:
     ctx.obj.verbose = verbose
