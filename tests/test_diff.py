@@ -383,6 +383,20 @@ def test_compare_results_diff_mode_by_mode_on_the_model_call():
     assert any(r.startswith("step time, ms (model call)") for r in text.splitlines())
 
 
+def test_a_disturbed_column_of_a_compare_is_named_in_the_diffs_warning():
+    """Synthetic: head's default column kept a window taken at 55% of the machine's speed; its
+    warning names the side, the column and the graph, as compare's own report does."""
+    slow = base_result()
+    slow.graphs[0].window, slow.graphs[0].window_speed = 0, [0.55]
+    head = compare_result(10.0)
+    head.modes[1].breakdown = slow
+    d = diff_results(compare_result(10.0), head)
+    (alone,) = diff_results(base_result(), slow).warnings  # the same breakdown diffed alone
+    assert alone.startswith("head: 0-forward was measured while ")
+    assert d.warnings == ["head: default: " + alone.removeprefix("head: ")]
+    assert d.disturbed == ["head"]
+
+
 def test_compares_with_no_column_in_common_are_not_comparable(tmp_path, capsys):
     """A compare of one model's modes against a compare of two model files: their columns are
     named apart (``default`` against ``mlp:default``), so nothing can be judged, and the gate

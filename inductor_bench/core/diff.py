@@ -338,7 +338,7 @@ def diff_results(
     disturbed: list[str] = []
     for side, r in (("base", base), ("head", head)):
         warnings += [f"{side}: {e}" for e in r.errors]
-        lines = [d for b in _breakdowns(r) for d in disturbances(b)]
+        lines = [f"{where}{d}" for where, b in _breakdowns(r) for d in disturbances(b)]
         lines += step_disturbances(r) if isinstance(r, CompareResult) else []
         warnings += [f"{side}: {d}" for d in lines]
         disturbed += [side] if lines else []
@@ -364,10 +364,11 @@ def _columns(r: CompareResult) -> list[str]:
     return [m.label if m.ok else f"{m.label} ({m.status})" for m in r.modes]
 
 
-def _breakdowns(r: Result) -> list[BreakdownResult]:
+def _breakdowns(r: Result) -> list[tuple[str, BreakdownResult]]:
+    """A result's breakdowns, each with what names it in a line: a compare's column label."""
     if isinstance(r, CompareResult):
-        return [m.breakdown for m in r.modes if m.breakdown is not None]
-    return [r]
+        return [(f"{m.label}: ", m.breakdown) for m in r.modes if m.breakdown is not None]
+    return [("", r)]
 
 
 def _kind(r: Result) -> str:
