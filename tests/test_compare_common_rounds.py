@@ -56,7 +56,7 @@ def test_the_table_the_fastest_pick_and_the_sweep_agree_with_the_speedups():
     rows = {ln.split("  ")[0]: ln.split() for ln in render_compare(r).splitlines() if "  " in ln}
     assert rows["step time, ms (steady mean ± spread)"][-4:] == [f"{EAGER_MS:.4f}", "±0.0%", f"{DEFAULT_EARLY_MS:.4f}",
                                                                  "±0.0%"]
-    assert rows["samples"][-2:] == [str(10 * CALLS), str(10 * CALLS)]
+    assert rows["steady samples"][-2:] == [f"{10 * CALLS}/{10 * CALLS}"] * 2  # equal calls: none left out
     text = " ".join(render_compare(r).split())
     assert ("a speedup is the median of the ratios of the rounds every column ran in (10 of the 20: eager "
             "stopped after 10, having reached its call limit, and sat out the rest), and each column's step "
@@ -78,3 +78,13 @@ def test_diff_of_two_such_compares_shows_the_compares_own_step_times():
     section = next(s for s in diff_results(base, head).sections if s.mode == "default")
     assert (section.step.base.ms, section.step.head.ms) == (pytest.approx(DEFAULT_EARLY_MS), pytest.approx(0.7))
     assert section.step.head.ms == pytest.approx(head.step(head.modes[1]).ms)
+
+
+def test_the_samples_row_counts_the_steady_calls_the_step_time_is_the_mean_of():
+    """Synthetic: 19 calls of 1 ms and one stalled call of 5 ms; the stall is left out, so the
+    step time is 1 ms and the row reads 19 of 20."""
+    r = CompareResult(model="mlp", modes=[ModeResult(mode="eager", compile_s=0.0,
+                                                     step_samples_ms=[1.0] * 19 + [5.0])])
+    rows = {ln.split("  ")[0]: ln.split() for ln in render_compare(r).splitlines() if "  " in ln}
+    assert rows["steady samples"][-1] == "19/20"
+    assert rows["step time, ms (steady mean ± spread)"][-2] == "1.000"

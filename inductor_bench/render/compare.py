@@ -61,6 +61,12 @@ def _step_cell(result: CompareResult, m: ModeResult) -> str:
     return f"{ms_precise(s.ms)} {spread(s.spread_pct)}".strip()
 
 
+def _samples_cell(result: CompareResult, m: ModeResult) -> str:
+    """How many of the column's timed calls its step time is the mean of: ``kept/timed``."""
+    samples = result.step_samples(m)
+    return f"{result.step(m).n}/{len(samples)}" if samples else "0"
+
+
 def _categories(result: CompareResult) -> list[str]:
     cats = {c for m in result.modes if m.breakdown for c in m.breakdown.totals().categories}
     return sorted(cats, key=lambda c: (category_order(c), c))
@@ -85,7 +91,7 @@ def _rows(result: CompareResult) -> list[list[str]]:
         ["compile (first call)"] + [seconds(m.compile_s) if m.ok else "-" for m in ms],
         *_compile_phase_rows(ms),
         ["step time, ms (steady mean ± spread)"] + [_step_cell(result, m) for m in ms],
-        ["samples"] + [str(len(result.step_samples(m))) if m.ok else "-" for m in ms],
+        ["steady samples"] + [_samples_cell(result, m) if m.ok else "-" for m in ms],
     ]
     for over in (EAGER, DEFAULT):
         refs = [_same_model(result, m, over) for m in ms]
