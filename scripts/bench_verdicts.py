@@ -31,6 +31,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from inductor_bench.core.compare import CompareResult
 from inductor_bench.core.vocab import Verdict
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,7 +100,7 @@ def judge(
     if printed is None:
         raise RunFailed(f"no verdict for {opts.mode} on the diff's first line (log: {name}.log)")
     met = goal_met(scenario, step["verdict"], step["delta_ms"] > 0)
-    return Row(n, scenario, step["base"]["median"], step["head"]["median"], printed[3], printed[4],
+    return Row(n, scenario, step["base"]["ms"], step["head"]["ms"], printed[3], printed[4],
                printed[5] or step["verdict"], len(d["warnings"]), met)
 
 
@@ -116,12 +117,10 @@ MODEL_PHRASE = r"^{model} against {base}, {mode}: ([\d.]+x) (\[[^\]]+\]) \(([^),
 
 def compare_rows(opts: argparse.Namespace, n: int, out: Path, stdout: str) -> list[Row]:
     """The two verdicts of a round's compare of MODEL, MODEL again and SLOWER, as printed."""
-    d = json.loads((out / "compare.json").read_text())
-    base_name, again_name, slow_name = d["models"]
-    medians = {}
-    for m in d["modes"]:
-        samples = sorted(x for blk in m.get("paired_ms") or [] for x in blk)
-        medians[m["model"]] = samples[len(samples) // 2] if samples else float("nan")
+    r = CompareResult.from_dict(json.loads((out / "compare.json").read_text()))
+    base_name, again_name, slow_name = r.models
+    # each column's step time as the compare's table shows it (the steady mean of its rounds)
+    means = {m.model: r.step(m).ms if r.step_samples(m) else float("nan") for m in r.modes}
     rows = []
     for scenario, name in ((IDENTICAL, again_name), (SLOWER, slow_name)):
         phrase = MODEL_PHRASE.format(
@@ -131,7 +130,7 @@ def compare_rows(opts: argparse.Namespace, n: int, out: Path, stdout: str) -> li
         if printed is None:
             raise RunFailed(f"no verdict for {name} against {base_name} in the compare (log: {out}.log)")
         verdict, slower = printed[3], printed[4] == ", slower"
-        rows.append(Row(n, scenario, medians[base_name], medians[name], printed[1], printed[2], verdict,
+        rows.append(Row(n, scenario, means[base_name], means[name], printed[1], printed[2], verdict,
                         stdout.count("warning:"), goal_met(scenario, verdict, slower)))
     return rows
 
