@@ -12,6 +12,7 @@ Usage: ``python scripts/bench_html.py [N ...]`` (default: 150 1000) from the rep
 
 from __future__ import annotations
 
+import argparse
 import random
 import statistics
 import sys
@@ -90,7 +91,10 @@ def synthetic(n: int, seed: int = 0) -> BreakdownResult:
 
 
 def main(argv: list[str]) -> int:
-    sizes = [int(a) for a in argv] or [150, 1000]
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("sizes", nargs="*", type=int, default=[150, 1000], metavar="N",
+                    help="kernels in each synthetic breakdown (default: 150 1000)")
+    sizes = ap.parse_args(argv).sizes
     found = find_browser()
     browser = None if isinstance(found, str) else Browser(*found)
     if browser is None:
@@ -126,10 +130,10 @@ def main(argv: list[str]) -> int:
                                 "return p ? p.startTime : -1;"
                             )
                         )
-                    print(
-                        row + f" {statistics.median(loads):.0f} ms | {statistics.median(paints):.0f} ms |"
-                        f" {statistics.median(gets):.0f} ms |"
-                    )
+                    painted = [p for p in paints if p >= 0]  # -1: the browser reported no paint entry
+                    paint = f"{statistics.median(painted):.0f} ms" if painted else "-"
+                    load_ms, get_ms = statistics.median(loads), statistics.median(gets)
+                    print(row + f" {load_ms:.0f} ms | {paint} | {get_ms:.0f} ms |")
     finally:
         if browser is not None:
             browser.quit()
