@@ -8,6 +8,7 @@ from __future__ import annotations
 import platform
 from importlib import metadata
 
+from .. import __version__
 from ..core.devices import BACKENDS
 from ..runner.presence import torch_build
 
@@ -39,7 +40,6 @@ def _triton_part() -> str:
 
 def version_text() -> str:
     """One line: ``inductor-bench 0.1.0 · torch 2.14.1+cu130 (cuda 13.0) · triton 3.8.0 ·
-    Python 3.11.7``."""
-    own = _dist_version("inductor-bench") or "(not installed)"
-    return " · ".join([f"inductor-bench {own}", _torch_part(), _triton_part(),
+    Python 3.11.7``; the tool's version is the one every run records (``runner/compat.py``)."""
+    return " · ".join([f"inductor-bench {__version__}", _torch_part(), _triton_part(),
                        f"Python {platform.python_version()}"])

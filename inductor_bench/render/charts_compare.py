@@ -11,7 +11,6 @@ from ..core.compare import CompareResult, timed
 from ..core.diff import ADDED, REMOVED, KernelDiff, SectionDiff
 from ..core.rundir import HTML_REPORT_FILE
 from ..core.stats import SIGNIFICANT, Summary
-from ..core.vocab import StepSource
 from . import format as fmt
 from .charts import category_segments
 from .doc import Bar, Chart, Segment, Series
@@ -102,8 +101,7 @@ def diff_step(s: SectionDiff) -> Chart:
     change = fmt.pct(ch.rel_pct, signed=True) if ch.rel_pct is not None else "-"
     return Chart(
         f"{fmt.step_figure(s.step_source).capitalize()}, {s.mode}: {change}, {ch.verdict}",
-        f"ms per step ({fmt.step_source(s.step_source)})" if s.step_source == StepSource.MODEL
-        else f"ms ({fmt.step_source(s.step_source)})",
+        fmt.step_axis(s.step_source),
         bars,
         whisker=SIGMA,
         value_format=fmt.ms_precise,

@@ -190,3 +190,8 @@ def step_figure(source: str) -> str:
 def step_source(source: str) -> str:
     """Where a diff's first figure comes from, in words."""
     return "their harness calls" if source == StepSource.HARNESS else source
+
+
+def step_axis(source: str) -> str:
+    """A chart's axis for a diff's first figure: per step only where it is the step."""
+    return f"ms per step ({source})" if source == StepSource.MODEL else f"ms ({step_source(source)})"
