@@ -1,8 +1,9 @@
 """The measured host ceilings against an independent measurement: numpy's copy and STREAM
 "add" bandwidth and its BLAS (OpenBLAS) fp32 matmul rate, in a separate process that imports no
-torch and none of the tool's code; and, for the matmul, oneDNN's fp32 linear in another process
-that imports torch but none of the tool's code. The matmul reference is the faster of the two
-libraries: on an AMD EPYC with AVX-512 (2026-11-29, one thread) OpenBLAS ran at 125 GFLOP/s,
+torch and none of the tool's code; and, in other processes that import torch but none of the
+tool's code, torch's copy_ and add for the bandwidth and oneDNN's fp32 linear for the matmul.
+Each reference is the faster of its two libraries (see ``TORCH_BW_SIDE`` for the bandwidth's
+figures); for the matmul, on an AMD EPYC with AVX-512 (2026-11-29, one thread) OpenBLAS ran at 125 GFLOP/s,
 torch's MKL at 107 and oneDNN at 242, and a test against numpy alone passed a ceiling at half
 the machine's (MKL's) and would fail the machine's own.
 
@@ -34,17 +35,19 @@ import torch
 
 from inductor_bench.runner.roofline import measure_ceilings
 
-NUMPY_SIDE = r"""
-import json, sys, time
-import numpy as np
-n, nbytes, reps = (int(x) for x in sys.argv[1:4])
+BEST_OF = r"""
 def best(fn):
     fn()
     out = []
     for _ in range(reps):
         t = time.perf_counter(); fn(); out.append(time.perf_counter() - t)
     return min(out)
-m = nbytes // 4
+"""  # the best of ``reps`` timed calls after one untimed
+NUMPY_SIDE = r"""
+import json, sys, time
+import numpy as np
+n, nbytes, reps = (int(x) for x in sys.argv[1:4])
+""" + BEST_OF + r"""m = nbytes // 4
 a, b, c = (np.ones(m, dtype=np.float32) for _ in range(3))
 copy = 2 * m * 4 / best(lambda: np.copyto(b, a)) / 1e9
 add = 3 * m * 4 / best(lambda: np.add(a, b, out=c)) / 1e9
@@ -94,6 +97,22 @@ for f in ways:
     best.append(min(out))
 print(json.dumps(2.0 * n**3 / min(best) / 1e12))
 """
+# Bandwidth: the same STREAM copy and add in torch, in a process that imports none of the tool's
+# code. Libraries reach different shares of the memory's limit: on an AMD EPYC (2026-12-05, one
+# thread, 128 MiB arrays) memcpy and numpy's copyto moved 21 GB/s, numpy's add 29-32, torch's
+# copy_ 30 and its add 33, and on the machine CI ran on the tool's 35.7 against numpy's 28.7.
+# A ceiling is the fastest any library gets, so the reference is the faster of the two.
+TORCH_BW_SIDE = r"""
+import json, sys, time
+import torch
+torch.set_num_threads(1)
+nbytes, reps = (int(x) for x in sys.argv[1:3])
+m = nbytes // 4
+a, b, c = (torch.ones(m) for _ in range(3))
+""" + BEST_OF + r"""copy = 2 * m * 4 / best(lambda: b.copy_(a)) / 1e9
+add = 3 * m * 4 / best(lambda: torch.add(a, b, out=c)) / 1e9
+print(json.dumps(max(copy, add)))
+"""
 TOLERANCE = 0.10
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 ROUNDS = 3
@@ -107,13 +126,19 @@ def _busy_jiffies() -> tuple[float, float]:
 
 
 def _numpy_side(n: int, nbytes: int, reps: int, n_int8: int | None = None) -> dict[str, float]:
-    """numpy's figures, and the matmul's as the faster of OpenBLAS's and oneDNN's (where this
-    torch has oneDNN); int8's at ``n_int8`` (where the tool measured it)."""
+    """numpy's figures, the bandwidth as the faster of numpy's and torch's, the matmul's as the
+    faster of OpenBLAS's and oneDNN's (where this torch has oneDNN); int8's at ``n_int8`` (where
+    the tool measured it)."""
     env = {**os.environ, **ONE_THREAD}
     out = subprocess.run([sys.executable, "-c", NUMPY_SIDE, str(n), str(nbytes), str(reps)],
                          env=env, capture_output=True, text=True, timeout=300, check=True)
     ref = json.loads(out.stdout)
     ref["openblas"] = ref["tflops"]
+    ref["numpy"] = ref["gbps"]
+    out = subprocess.run([sys.executable, "-c", TORCH_BW_SIDE, str(nbytes), str(reps)],
+                         env=env, capture_output=True, text=True, timeout=300, check=True)
+    ref["torch"] = json.loads(out.stdout)
+    ref["gbps"] = max(ref["gbps"], ref["torch"])
     if torch.backends.mkldnn.is_available():
         out = subprocess.run([sys.executable, "-c", ONEDNN_SIDE, str(n), str(reps)],
                              env=env, capture_output=True, text=True, timeout=300, check=True)
@@ -168,13 +193,14 @@ def _verdicts(tool: list, ref: list[dict], others_s: float, wall_s: float) -> li
         # by more than /proc/stat shows; the reference's own spread between its rounds is
         # that noise, measured, and widens the bound by as much.
         spread = max(max(v) / min(v) - 1.0 for v in (ours_, theirs))
-        who = {"GB/s": "numpy", "GFLOP/s": "the faster of OpenBLAS (numpy) and oneDNN"}.get(unit, "the faster of torch._int_mm and oneDNN's qlinear")
+        who = {"GB/s": "the faster of numpy and torch's copy_ and add", "GFLOP/s": "the faster of OpenBLAS (numpy) and oneDNN"}.get(unit, "the faster of torch._int_mm and oneDNN's qlinear")
         why = (f"tool {max(ours_):.2f} {unit} (rounds {[round(x, 2) for x in ours_]}), {who} "
                f"{max(theirs):.2f} (rounds {[round(x, 2) for x in theirs]}); other processes kept "
                f"{others:.2f} of {cores} cores busy; bound {100 * bound:.0f}% + spread {100 * spread:.0f}%")
-        if unit == "GFLOP/s":
-            libs = {k: max(r[k] for r in ref) * 1e3 for k in ("openblas", "onednn") if k in ref[0]}
-            why += "; " + ", ".join(f"{k} {v:.2f}" for k, v in libs.items())
+        libs = {"GB/s": {k: max(r[k] for r in ref) for k in ("numpy", "torch")},
+                "GFLOP/s": {k: max(r[k] for r in ref) * 1e3 for k in ("openblas", "onednn") if k in ref[0]}}
+        if unit in libs:
+            why += "; " + ", ".join(f"{k} {v:.2f}" for k, v in libs[unit].items())
         out.append((abs(max(ours_) / max(theirs) - 1) <= bound + spread, why))
     return out
 
