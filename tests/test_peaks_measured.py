@@ -1,6 +1,6 @@
 """The measured host ceilings against an independent measurement: numpy's copy and STREAM
-"add" bandwidth and its BLAS (OpenBLAS) fp32 matmul rate, in a separate process that imports no
-torch and none of the tool's code; and, in other processes that import torch but none of the
+"add" bandwidth (and the C library's memmove of its arrays) and its BLAS (OpenBLAS) fp32 matmul
+rate, in a separate process that imports no torch and none of the tool's code; and, in other processes that import torch but none of the
 tool's code, torch's copy_ and add for the bandwidth and oneDNN's fp32 linear for the matmul.
 Each reference is the faster of its two libraries (see ``TORCH_BW_SIDE`` for the bandwidth's
 figures); for the matmul, on an AMD EPYC with AVX-512 (2026-11-29, one thread) OpenBLAS ran at 125 GFLOP/s,
@@ -44,17 +44,18 @@ def best(fn):
     return min(out)
 """  # the best of ``reps`` timed calls after one untimed
 NUMPY_SIDE = r"""
-import json, sys, time
+import ctypes, json, sys, time
 import numpy as np
 n, nbytes, reps = (int(x) for x in sys.argv[1:4])
 """ + BEST_OF + r"""m = nbytes // 4
 a, b, c = (np.ones(m, dtype=np.float32) for _ in range(3))
 copy = 2 * m * 4 / best(lambda: np.copyto(b, a)) / 1e9
+memmove = 2 * m * 4 / best(lambda: ctypes.memmove(b.ctypes.data, a.ctypes.data, m * 4)) / 1e9
 add = 3 * m * 4 / best(lambda: np.add(a, b, out=c)) / 1e9
 x = np.random.rand(n, n).astype(np.float32)
 y = np.random.rand(n, n).astype(np.float32)
 mm = 2.0 * n**3 / best(lambda: x @ y) / 1e12
-print(json.dumps({"gbps": max(copy, add), "copy": copy, "add": add, "tflops": mm}))
+print(json.dumps({"gbps": max(copy, memmove, add), "copy": copy, "add": add, "tflops": mm}))
 """
 ONEDNN_SIDE = r"""
 import json, sys, time
@@ -101,7 +102,9 @@ print(json.dumps(2.0 * n**3 / min(best) / 1e12))
 # code. Libraries reach different shares of the memory's limit: on an AMD EPYC (2026-12-05, one
 # thread, 128 MiB arrays) memcpy and numpy's copyto moved 21 GB/s, numpy's add 29-32, torch's
 # copy_ 30 and its add 33, and on the machine CI ran on the tool's 35.7 against numpy's 28.7.
-# A ceiling is the fastest any library gets, so the reference is the faster of the two.
+# A ceiling is the fastest any library gets, so the reference is the faster of the two. torch's
+# allocator asks for huge pages only with THP_MEM_ALLOC_ENABLE=1 (numpy asks by itself): on
+# 4 KiB pages the same copy_ and add moved 23-26 and 26-27 GB/s, on huge pages 28-30 and 33-35.
 TORCH_BW_SIDE = r"""
 import json, sys, time
 import torch
@@ -136,7 +139,7 @@ def _numpy_side(n: int, nbytes: int, reps: int, n_int8: int | None = None) -> di
     ref["openblas"] = ref["tflops"]
     ref["numpy"] = ref["gbps"]
     out = subprocess.run([sys.executable, "-c", TORCH_BW_SIDE, str(nbytes), str(reps)],
-                         env=env, capture_output=True, text=True, timeout=300, check=True)
+                         env={**env, "THP_MEM_ALLOC_ENABLE": "1"}, capture_output=True, text=True, timeout=300, check=True)
     ref["torch"] = json.loads(out.stdout)
     ref["gbps"] = max(ref["gbps"], ref["torch"])
     if torch.backends.mkldnn.is_available():
