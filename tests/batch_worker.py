@@ -26,10 +26,11 @@ def handle(request: dict) -> dict:
 
 def prepare(spec: dict) -> None:
     """On standby: take a while (as importing torch does), or fail as a broken import would."""
+    started = time.time()
     time.sleep(spec.get("sleep", 0))
     if spec.get("fail"):
         raise ImportError("no module named broken")
-    PREPARED.update(spec, at=time.time())
+    PREPARED.update(spec, started=started, at=time.time())
 
 
 if __name__ == "__main__":

@@ -113,3 +113,36 @@ def test_an_unused_standby_is_killed_by_close(tmp_path):
     assert _wait(sb.ready_file)
     sb.close()
     assert sb.proc.poll() is not None and not sb.wdir.exists()
+
+
+def test_a_standby_after_another_prepares_once_that_one_is_ready(tmp_path):
+    """Two standbys never import at once: the second starts preparing after the first made
+    its ready file, and the first's batch does not wait for the second."""
+    first = Standby(WORKER, {"sleep": 1.0, "tag": "first"}, log_path=tmp_path / "w.log")
+    second = Standby(WORKER, {"sleep": 0.5, "tag": "second"}, log_path=tmp_path / "w.log", after=first)
+    try:
+        assert _wait(first.ready_file)
+        one = run_batch(WORKER, items("ok"), timeout=60, log_path=tmp_path / "w.log", standby=first)
+        assert _wait(second.ready_file)
+        two = run_batch(WORKER, items("ok"), timeout=60, log_path=tmp_path / "w.log", standby=second)
+    finally:
+        first.close()
+        second.close()
+    a, b = one["g0"]["prepared"], two["g0"]["prepared"]
+    assert (a["tag"], b["tag"]) == ("first", "second") and "after_ready" not in b
+    assert b["started"] >= a["at"]  # prepared after the first had prepared
+    assert one["g0"]["pid"] == first.proc.pid and two["g0"]["pid"] == second.proc.pid
+
+
+def test_a_standby_after_one_that_died_prepares_all_the_same(tmp_path):
+    first = Standby(WORKER, {"sleep": 30}, log_path=tmp_path / "w.log")
+    second = Standby(WORKER, {"tag": "second"}, log_path=tmp_path / "w.log", after=first)
+    try:
+        first.proc.kill()
+        first.proc.wait()
+        assert _wait(second.ready_file)  # not 30 s later, nor never
+        out = run_batch(WORKER, items("ok"), timeout=60, log_path=tmp_path / "w.log", standby=second)
+    finally:
+        first.close()
+        second.close()
+    assert out["g0"]["prepared"]["tag"] == "second"

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from inductor_bench.runner import graphs as graphs_mod
+from inductor_bench.runner import standbys as standbys_mod
 from inductor_bench.runner.capture import measuring_env
 from inductor_bench.runner.machine import descendants
 from inductor_bench.runner.settings import RunSettings
@@ -94,13 +95,23 @@ def test_the_profiling_worker_runs_without_a_compile_pool(tmp_path, monkeypatch)
     envs = {}
 
     class FakeStandby:
-        def __init__(self, worker, spec, *, env, log_path, echo):
-            envs["standby"] = env
+        def __init__(self, worker, spec, *, env, log_path, echo, after):
+            envs["standby"], self.after = env, after
 
-    monkeypatch.setattr(graphs_mod, "Standby", FakeStandby)
+    monkeypatch.setattr(standbys_mod, "Standby", FakeStandby)
     monkeypatch.setattr(graphs_mod, "run_batch", lambda *a, env, **kw: envs.setdefault("batch", env))
-    graphs_mod.profile_standby(tmp_path, RunSettings(), tmp_path / "cache", None)
+    first, second = standbys_mod.profile_standbys(tmp_path, RunSettings(), tmp_path / "cache", None, cores=4)
+    assert first.after is None and second.after is first  # one per process, each after the one before
+    assert len(standbys_mod.profile_standbys(tmp_path, RunSettings(), tmp_path / "cache", None, cores=2)) == 1
     graphs_mod.profile_graphs([], tmp_path, RunSettings(), cache_dir=tmp_path / "cache")
     assert envs["standby"] == envs["batch"] == measuring_env(tmp_path / "cache")
     assert envs["batch"]["TORCHINDUCTOR_COMPILE_THREADS"] == "1"
     assert envs["batch"]["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "cache")
+
+
+@pytest.mark.parametrize(("processes", "cores", "want"), [
+    (2, 1, 1), (2, 2, 1), (2, 3, 1), (2, 4, 2), (2, 16, 2), (5, 6, 3), (5, 64, 5), (1, 64, 1)])
+def test_a_further_standby_needs_two_cores_to_spare(processes, cores, want):
+    """The first worker is always started on standby; each further one only where two more
+    cores let its imports run beside the compile without slowing its timed first call."""
+    assert standbys_mod.standby_count(processes, cores) == want

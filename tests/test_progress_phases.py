@@ -48,7 +48,7 @@ def _profile_all(monkeypatch, tmp_path: Path, out: io.StringIO, fake_profile_gra
     """The runner's profiling of one graph, with ``fake_profile_graphs`` for the workers."""
     monkeypatch.setattr(pipeline, "profile_graphs", fake_profile_graphs)
     sources = [SimpleNamespace(graph=SimpleNamespace(id="0-inference"))]
-    comp = SimpleNamespace(script=True, cache_dir="", standby=None)
+    comp = SimpleNamespace(script=True, cache_dir="", standbys=[])
     result = SimpleNamespace(torch_settings=None, graphs=[], errors=[])
     pipeline._profile_all(SimpleNamespace(mode="default"), tmp_path, comp, sources, result,
                           SimpleNamespace(progress=TerminalProgress(out)))

@@ -1,5 +1,5 @@
-"""The compile worker waits for the standby profiling worker to finish importing before it
-times steps (runner/capture.py ``wait_ready``), so the two never measure at the same time.
+"""The compile worker waits for the standby profiling workers to finish importing before it
+times steps (runner/worker.py ``wait_ready``), so they never measure at the same time.
 
 Each wait is checked against this test's own clock around the call and against its limit,
 never against a fixed number of seconds: on a busy machine a thread's timer or a process's
@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 
-from inductor_bench.runner.capture import wait_ready
+from inductor_bench.runner.worker import wait_ready
 
 LIMIT_S = 20.0  # the wait's limit where the test wants it to end for another reason
 WORKER_S = 30  # how long the stand-in worker lives
@@ -69,3 +69,28 @@ def test_stops_waiting_at_the_limit(tmp_path):
 
 def test_no_standby_means_no_wait():
     assert wait_ready(None) == 0.0
+
+
+def test_waits_for_every_worker_of_a_list(tmp_path):
+    """One file made at once, the other later: the wait ends after the later one."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.touch()
+    made_at: list[float] = []
+
+    def make() -> None:
+        made_at.append(time.perf_counter())
+        second.touch()
+
+    procs = [stand_in_worker(), stand_in_worker()]
+    try:
+        t0 = time.perf_counter()
+        threading.Timer(0.4, make).start()
+        waited = wait_ready([{"file": str(f), "pid": p.pid} for f, p in zip((first, second), procs, strict=True)],
+                            limit_s=LIMIT_S)
+        t1 = time.perf_counter()
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    assert made_at and t0 <= made_at[0] <= t1
+    assert 0 <= waited <= t1 - t0 and t1 - made_at[0] < LIMIT_S / 2

@@ -30,6 +30,7 @@ from typing import Any
 
 from ..core import errors
 from .worker import (
+    AFTER,
     READY,
     describe_exit,
     exited,
@@ -65,7 +66,11 @@ class Standby:
         env: dict[str, str] | None = None,
         log_path: Path | None = None,
         echo: bool = False,
+        after: Standby | None = None,
     ) -> None:
+        """With ``after``, the worker prepares once that one is ready (``worker.wait_ready``)."""
+        if after is not None:
+            prepare = {**prepare, AFTER: after.ready_spec}
         self._tmp = tempfile.TemporaryDirectory(prefix="inductor-bench-batch-")
         self.wdir = Path(self._tmp.name) / "1"
         self.wdir.mkdir()
@@ -88,6 +93,11 @@ class Standby:
     def ready_file(self) -> Path:
         """Created once the worker has prepared (or failed to: its first request will say)."""
         return self.wdir / READY
+
+    @property
+    def ready_spec(self) -> dict[str, Any]:
+        """What ``worker.wait_ready`` waits on: the ready file and the process."""
+        return {"file": str(self.ready_file), "pid": self.proc.pid}
 
     def take(self) -> Any:
         """The process, for the batch about to be written; None if it is used or gone."""

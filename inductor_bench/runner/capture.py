@@ -53,6 +53,7 @@ from .failures import describe as _describe
 from .script_stderr import exit_error, kept_stderr, with_log
 from .script_stop import stopped_after
 from .step_profile import PYTHON_BUDGET_S, StepTiming, profile_steps, profiled_steps
+from .worker import wait_ready
 from .workload import build_step, call_factory, load_factory, run_model_file
 
 # Inductor flags every compile of ours runs with: unique kernel names, benchmark harnesses in
@@ -195,31 +196,6 @@ def _check_torch(mode: str) -> None:
     compile_modes.check(mode)
 
 
-# Longest wait for the standby profiling worker to finish importing before steps are timed.
-READY_WAIT_S = 120.0
-
-
-def wait_ready(spec: dict[str, Any] | None, limit_s: float = READY_WAIT_S) -> float:
-    """Wait until the standby profiling worker (``runner/batch.py``) has prepared, so that its
-    imports do not share the machine with the timed steps; returns the seconds waited. Stops
-    waiting when the worker is gone or after ``limit_s``."""
-    if not spec:
-        return 0.0
-    import os
-
-    ready, pid = Path(spec["file"]), int(spec["pid"])
-    t0 = time.perf_counter()
-    while not ready.exists() and time.perf_counter() - t0 < limit_s:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        except PermissionError:
-            pass
-        time.sleep(0.01)
-    return time.perf_counter() - t0
-
-
 def timed_step(opts: WorkloadOptions, device: str, **compile_kw: Any) -> Callable[[], float]:
     """The workload built and (unless eager) wrapped in ``torch.compile`` in its mode; returns
     one timed call of its step, in ms (a CUDA-graph mode's step marked as a new one first)."""
@@ -249,7 +225,7 @@ def _run_factory(
     opts: WorkloadOptions,
     device: str,
     timing: StepTiming,
-    ready: dict[str, Any] | None = None,
+    ready: list[dict[str, Any]] | None = None,
     modules: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Compile, then time the steady state; where the device table says ``split_in_turns``,
@@ -261,9 +237,9 @@ def _run_factory(
     _phase(f"first step (the compile) took {compile_ms / 1e3:.1f} s")
     stop_compile_workers()
     reset = dev.reset_peak_memory(device)  # the steady state's peak, not the compiler's
-    _phase(f"waited {wait_ready(ready):.1f} s for the profiling worker to be ready; timing steps")
+    _phase(f"waited {wait_ready(ready):.1f} s for the profiling workers to be ready; timing steps")
     device_id = dev.monitor_id(device)
-    standby = (int(ready["pid"]),) if ready else ()  # the run's profiling worker is no other
+    standby = tuple(int(r["pid"]) for r in ready or ())  # the run's profiling workers are no others
     counters, gpu0 = machine.cpu_counters(), machine.device_reading(device, device_id, standby)
     calls0 = call_inputs.call_counts()
     samples = timing.run(one)

@@ -44,9 +44,9 @@ from .dynamo_frame import CODE_KEY
 from .profile import DEFAULT_WINDOWS, MAX_WINDOWS_S
 from .rundir import copy_atomic, link_or_copy, record_digests
 from .settings import RunSettings
+from .standbys import PROFILE_WORKER
 from .trace_log import COMPILED_AUTOGRAD
 
-PROFILE_WORKER = "inductor_bench.runner.profile"
 ROLE_ORDER = {Role.FORWARD: 0, Role.INFERENCE: 1, Role.BACKWARD: 2}
 
 
@@ -233,18 +233,6 @@ def take_response(src: GraphSource, run_dir: Path, data: dict[str, Any] | errors
     return g
 
 
-def profile_standby(run_dir: Path, settings: RunSettings, cache_dir: Path, preload: str | None) -> Standby:
-    """The profiling worker, started before the compile so that importing torch and the
-    model file overlaps it; ``profile_graphs(..., standby=...)`` hands it the graphs."""
-    return Standby(
-        PROFILE_WORKER,
-        {"preload": preload},
-        env=measuring_env(cache_dir),
-        log_path=run_dir / LOGS_DIR / "profile.log",
-        echo=settings.echo,
-    )
-
-
 def profile_graphs(
     sources: list[GraphSource],
     run_dir: Path,
@@ -256,7 +244,7 @@ def profile_graphs(
     on_start: Callable[[GraphSource, int], None] = lambda s, p: None,
     on_done: Callable[[GraphSource, GraphResult], None] = lambda s, g: None,
     cache_dir: Path | None = None,
-    standby: Standby | None = None,
+    standbys: list[Standby] | tuple[()] = (),
 ) -> list[GraphResult]:
     """Profile every graph in ONE worker (torch and the model file imported once), each
     analysed as soon as its response lands. A graph that crashes or hangs the worker is
@@ -276,10 +264,10 @@ def profile_graphs(
     passes = _Passes(sources, run_dir, on_done)  # after the requests labelled each graph
     env = measuring_env(cache_dir or run_dir / CACHE_DIR)
     for p, windows in enumerate(shares):
-        reference = passes.speed_reference()  # the fastest machine-speed reading of the workers before
+        # the fastest machine-speed reading of the workers before; the run's own workers on standby
+        extra = {"speed_reference_s": passes.speed_reference(), "ours": [s.proc.pid for s in standbys]}
         items = [
-            BatchItem(gid, {**_request_for(requests[gid], p, windows, sum(shares), passes.first(gid)),
-                            "speed_reference_s": reference})
+            BatchItem(gid, _request_for(requests[gid], p, windows, sum(shares), passes.first(gid)) | extra)
             for gid in requests
             if p == 0 or passes.first(gid) is not None
         ]
@@ -295,7 +283,7 @@ def profile_graphs(
                 echo=settings.echo,
                 on_start=lambda key, p=p: on_start(passes.by_id[key], p),
                 on_done=lambda key, data, p=p: passes.take(key, p, data),
-                standby=standby if p == 0 else None,
+                standby=standbys[p] if p < len(standbys) else None,
             )
         finally:
             if p > 0:

@@ -23,10 +23,11 @@ from . import cudagraph_log, stop
 from .batch import Standby
 from .cache import run_cache
 from .capture import inductor_env
-from .graphs import GraphSource, collect_graphs, profile_graphs, profile_standby
+from .graphs import GraphSource, collect_graphs, profile_graphs
 from .presence import check_requested
 from .rundir import header, new_run_dir, save_meta, save_result
 from .settings import RunSettings
+from .standbys import profile_standbys
 from .worker import run_worker
 
 COMPILE_WORKER = "inductor_bench.runner.capture"
@@ -60,12 +61,12 @@ class CompileOutcome:
     cache_dir: str = ""
     cache_shared: bool = False
     error: errors.BenchError | None = None
-    standby: Standby | None = None  # the profiling worker, started before the compile
+    standbys: list[Standby] = field(default_factory=list)  # the profiling workers, started before the compile
 
     def close(self) -> None:
-        """Stop the standby profiling worker if nothing used it."""
-        if self.standby is not None:
-            self.standby.close()
+        """Stop the standby profiling workers, those nothing used."""
+        for standby in self.standbys:
+            standby.close()
 
 
 _REPORTED = (
@@ -81,8 +82,8 @@ def compile_workload(
     """Run the compile worker. Errors are kept in ``outcome.error`` with whatever modules
     were captured before them (read back from ``modules.jsonl``).
 
-    With ``profile_after``, the profiling worker starts now, on standby (``outcome.standby``;
-    ``outcome.close()`` stops it if unused), and the compile worker waits for it to be ready
+    With ``profile_after``, the profiling workers start now, on standby (``outcome.standbys``;
+    ``outcome.close()`` stops those unused), and the compile worker waits for them to be ready
     before timing steps."""
     modules_log, log_path = run_dir / MODULES_LOG, run_dir / LOGS_DIR / f"compile-{opts.mode}.log"
     request = {
@@ -98,8 +99,8 @@ def compile_workload(
     cache, shared = run_cache(run_dir, fresh=settings.fresh_cache, freezing=opts.freezing)
     out.cache_dir, out.cache_shared = str(cache), shared
     if profile_after:
-        out.standby = profile_standby(run_dir, settings, cache, _preload_path(opts))
-        request["wait_ready"] = {"file": str(out.standby.ready_file), "pid": out.standby.proc.pid}
+        out.standbys = profile_standbys(run_dir, settings, cache, _preload_path(opts))
+        request["wait_ready"] = [s.ready_spec for s in out.standbys]
     label = "running" if opts.mode == CompileMode.EAGER else "compiling"
     try:
         # a script's own output: what a terminal shows meanwhile
@@ -331,7 +332,7 @@ def _profile_all(
             on_start=on_start,
             on_done=on_done,
             cache_dir=Path(comp.cache_dir) if comp.cache_dir else run_dir / CACHE_DIR,
-            standby=comp.standby,
+            standbys=comp.standbys,
         )
     finally:  # a phase still open (interrupted mid-graph, or never reported) ends as the call did
         for cm, _ in open_phases.values():

@@ -253,6 +253,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
 
     activities = dev.profiler_activities(device)
     device_id = dev.monitor_id(device)
+    ours = request.get("ours") or ()  # the run's other profiling workers, on standby: not others
     window_ms: list[float] = []
     samples_ms: list[list[float]] = []
     faults: list[float | None] = []
@@ -270,7 +271,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         waited += wait
         before = after if after is not None and not wait else probe and probe()
         rewarm(once, warm)
-        counters, gpu0 = machine.cpu_counters(), machine.device_reading(device, device_id)
+        counters, gpu0 = machine.cpu_counters(), machine.device_reading(device, device_id, ours)
         with profile(activities=activities) as prof:
             f0 = _minor_faults()  # inside the session: its start and stop do not count
             for _ in range(n):
@@ -282,7 +283,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
                     times.append(time.perf_counter() - t0)
             f1 = _minor_faults()
         probes.append(max(start, _SPEED.read()))  # the slower of before and after
-        gpu1 = machine.device_reading(device, device_id)
+        gpu1 = machine.device_reading(device, device_id, ours)
         load = machine.with_device(machine.load_since(counters), gpu0, gpu1)
         after = probe and probe()
         if load is not None and probe:

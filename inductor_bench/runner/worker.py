@@ -288,16 +288,43 @@ def _stacks_on_request() -> None:
 
 
 READY = "ready"  # created beside a standby worker's progress file once it has prepared
+AFTER = "after_ready"  # in a standby's prepare spec: the standby it prepares after (wait_ready)
 STANDBY_POLL_S = 0.02
+READY_WAIT_S = 120.0  # the longest wait for standby workers to finish preparing
+
+
+def wait_ready(spec: dict[str, Any] | list[dict[str, Any]] | None, limit_s: float = READY_WAIT_S) -> float:
+    """Wait until each standby worker of ``spec`` (``{"file": its ready file, "pid": its
+    process}``, or a list of them) has prepared, so that its imports do not share the machine
+    with what is measured next; returns the seconds waited. Stops waiting for one when it is
+    gone, for all after ``limit_s``."""
+    specs = spec if isinstance(spec, list) else [spec] if spec else []
+    if not specs:
+        return 0.0
+    t0 = time.perf_counter()
+    for one in specs:
+        ready, pid = Path(one["file"]), int(one["pid"])
+        while not ready.exists() and time.perf_counter() - t0 < limit_s:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            except PermissionError:
+                pass
+            time.sleep(0.01)
+    return time.perf_counter() - t0
 
 
 def _standby(
     prepare: Callable[[dict[str, Any]], None] | None, spec: Path, batch: Path, progress: Path
 ) -> None:
-    """Prepare, say so, then wait for the batch; leave if the parent is gone."""
+    """Prepare (after the standby the spec names, if any, is ready: two never import at once),
+    say so, then wait for the batch; leave if the parent is gone."""
     try:
+        request = json.loads(spec.read_text())
+        wait_ready(request.pop(AFTER, None))
         if prepare is not None:
-            prepare(json.loads(spec.read_text()))
+            prepare(request)
     except BaseException:  # the first request meets the same failure and reports it
         traceback.print_exc()
     finally:
