@@ -36,7 +36,7 @@ def test_waits_until_the_ready_file_appears(tmp_path):
     try:
         t0 = time.perf_counter()
         threading.Timer(0.4, make).start()
-        waited = wait_ready({"file": str(ready), "pid": proc.pid}, limit_s=LIMIT_S)
+        waited = wait_ready([{"file": str(ready), "pid": proc.pid}], limit_s=LIMIT_S)
         t1 = time.perf_counter()
     finally:
         proc.kill()
@@ -50,7 +50,7 @@ def test_stops_waiting_when_the_worker_is_gone(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     t0 = time.perf_counter()
-    waited = wait_ready({"file": str(tmp_path / "never"), "pid": proc.pid}, limit_s=LIMIT_S)
+    waited = wait_ready([{"file": str(tmp_path / "never"), "pid": proc.pid}], limit_s=LIMIT_S)
     assert waited <= time.perf_counter() - t0 < LIMIT_S / 2  # not at the limit
 
 
@@ -58,7 +58,7 @@ def test_stops_waiting_at_the_limit(tmp_path):
     proc = stand_in_worker()
     try:
         t0 = time.perf_counter()
-        waited = wait_ready({"file": str(tmp_path / "never"), "pid": proc.pid}, limit_s=0.3)
+        waited = wait_ready([{"file": str(tmp_path / "never"), "pid": proc.pid}], limit_s=0.3)
         t1 = time.perf_counter()
         assert proc.poll() is None  # the worker still lives: the limit ended the wait
     finally:

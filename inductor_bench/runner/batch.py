@@ -70,7 +70,7 @@ class Standby:
     ) -> None:
         """With ``after``, the worker prepares once that one is ready (``worker.wait_ready``)."""
         if after is not None:
-            prepare = {**prepare, AFTER: after.ready_spec}
+            prepare = {**prepare, AFTER: [after.ready_spec]}
         self._tmp = tempfile.TemporaryDirectory(prefix="inductor-bench-batch-")
         self.wdir = Path(self._tmp.name) / "1"
         self.wdir.mkdir()

@@ -16,7 +16,7 @@ from ..core.call_sizes import chosen
 from ..core.compiles import compile_name
 from ..core.devices import DEVICE, backend
 from ..core.modparse import ModuleInfo, read_module, role_of
-from ..core.processes import merge_responses, share_windows
+from ..core.processes import merge_responses
 from ..core.replay_plan import plan as replay_plan
 from ..core.results import GraphResult
 from ..core.rundir import (
@@ -41,10 +41,10 @@ from . import device as dev
 from .batch import BatchItem, Standby, run_batch
 from .capture import measuring_env
 from .dynamo_frame import CODE_KEY
-from .profile import DEFAULT_WINDOWS, MAX_WINDOWS_S
+from .profile import MAX_WINDOWS_S
 from .rundir import copy_atomic, link_or_copy, record_digests
 from .settings import RunSettings
-from .standbys import PROFILE_WORKER
+from .standbys import PROFILE_WORKER, process_shares
 from .trace_log import COMPILED_AUTOGRAD
 
 ROLE_ORDER = {Role.FORWARD: 0, Role.INFERENCE: 1, Role.BACKWARD: 2}
@@ -256,7 +256,7 @@ def profile_graphs(
     that were measured again, for as many iterations, and a graph is analysed again from the
     fastest window of all. ``on_start(source, process)`` counts processes from 0; ``on_done``
     runs once per graph and process, with the graph's figures so far."""
-    shares = share_windows(settings.windows or DEFAULT_WINDOWS, settings.processes)
+    shares = process_shares(settings)
     requests = {
         s.graph.id: profile_request(s, settings, preload=preload, mode=mode, torch_values=torch_values)
         for s in sources

@@ -24,12 +24,16 @@ def profile_standbys(run_dir: Path, settings: RunSettings, cache: Path, preload:
     as many as the machine has a core for beside the compile's (``standby_count``);
     ``profile_graphs(..., standbys=...)`` hands them the graphs, and starts the others later."""
     out: list[Standby] = []
-    processes = len(share_windows(settings.windows or DEFAULT_WINDOWS, settings.processes))
-    for _ in range(standby_count(processes, cores)):
+    for _ in range(standby_count(len(process_shares(settings)), cores)):
         out.append(Standby(PROFILE_WORKER, {"preload": preload}, env=measuring_env(cache),
                            log_path=run_dir / LOGS_DIR / "profile.log", echo=settings.echo,
                            after=out[-1] if out else None))
     return out
+
+
+def process_shares(settings: RunSettings) -> list[int]:
+    """The profiling windows of each fresh process, in turn (``core/processes.py``)."""
+    return share_windows(settings.windows or DEFAULT_WINDOWS, settings.processes)
 
 
 def standby_count(processes: int, cores: int | None = None) -> int:

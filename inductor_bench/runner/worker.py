@@ -288,17 +288,16 @@ def _stacks_on_request() -> None:
 
 
 READY = "ready"  # created beside a standby worker's progress file once it has prepared
-AFTER = "after_ready"  # in a standby's prepare spec: the standby it prepares after (wait_ready)
+AFTER = "after_ready"  # in a standby's prepare spec: the standbys it prepares after (wait_ready)
 STANDBY_POLL_S = 0.02
 READY_WAIT_S = 120.0  # the longest wait for standby workers to finish preparing
 
 
-def wait_ready(spec: dict[str, Any] | list[dict[str, Any]] | None, limit_s: float = READY_WAIT_S) -> float:
-    """Wait until each standby worker of ``spec`` (``{"file": its ready file, "pid": its
-    process}``, or a list of them) has prepared, so that its imports do not share the machine
-    with what is measured next; returns the seconds waited. Stops waiting for one when it is
-    gone, for all after ``limit_s``."""
-    specs = spec if isinstance(spec, list) else [spec] if spec else []
+def wait_ready(specs: list[dict[str, Any]] | None, limit_s: float = READY_WAIT_S) -> float:
+    """Wait until each standby worker of ``specs`` (``{"file": its ready file, "pid": its
+    process}``) has prepared, so that its imports do not share the machine with what is
+    measured next; returns the seconds waited. Stops waiting for one when it is gone, for all
+    after ``limit_s``."""
     if not specs:
         return 0.0
     t0 = time.perf_counter()
