@@ -15,7 +15,7 @@ import pytest
 from inductor_bench.core.ceilings import PEAKS_FILE
 from inductor_bench.core.rundir import load_breakdown
 from inductor_bench.render.breakdown import render_breakdown
-from inductor_bench.runner.roofline import add_roofline
+from inductor_bench.runner.roofline import add_roofline, recorded_machine_key
 from inductor_bench.runner.settings import RunSettings
 
 from .no_torch import CLI_WITHOUT_TORCH
@@ -48,6 +48,17 @@ def test_every_cpp_kernel_and_gemm_has_its_percent_of_peak(mlp_with_roofline):
         assert by_name[(gid, k.name)]["pct"] is not None, (gid, k.name)
     text = render_breakdown(result, "text", width=250)
     assert "% peak" in text and "How far from the limit (roofline)" in text
+
+
+@pytest.mark.e2e
+def test_the_profiling_worker_records_the_key_the_ceilings_are_cached_under(mlp_with_roofline):
+    """The key each graph's saved answer records (the profiling worker's, with the run's threads)
+    is the one the ceilings worker measured or read them under: the next run reads the machine's
+    cache itself instead of starting a worker (``runner/roofline.py`` ``cached_ceilings``)."""
+    result, run_dir = mlp_with_roofline
+    key = recorded_machine_key(run_dir)
+    assert key is not None and key == result.roofline.measured.key
+    assert key["threads"] == result.roofline.measured.threads
 
 
 @pytest.mark.e2e

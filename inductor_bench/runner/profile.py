@@ -46,6 +46,7 @@ from . import device as dev
 from . import flex_blocks, machine, parallel_probe, process_group, torch_settings, unbacked
 from . import replay as replay_mod
 from .harness_inputs import HarnessCall, harness, load_module
+from .peaks_measure import machine_key
 from .speed import SpeedWatch
 from .trace_export import export_trace
 from .workload import run_model_file
@@ -343,7 +344,17 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         "sizes": request.get("sizes") or {},
         "unbacked": data_sizes,
         "flex_blocks": mask_blocks,
+        # what the device's cached ceilings are keyed by, as this process ran (its threads):
+        # the run reads them from the cache without a worker of its own (runner/roofline.py)
+        "machine_key": _ceilings_key(device),
     }
+
+
+def _ceilings_key(device: str) -> dict[str, Any] | None:
+    try:
+        return machine_key(device)
+    except Exception:  # the run measures its ceilings in a worker of its own instead
+        return None
 
 
 def _replay(request: dict[str, Any], mod: Any, run_once: HarnessCall, device: str

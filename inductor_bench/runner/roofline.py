@@ -7,15 +7,20 @@ in the result. A measurement that fails costs the roofline figures only, never t
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ..core import errors
-from ..core.ceilings import PEAKS_FILE, Ceilings, Roofline, datasheet_for
+from ..core.analysis import PROFILE_FILE
+from ..core.ceilings import PEAKS_FILE, Ceilings, Roofline, cache_key, datasheet_for
 from ..core.compare import CompareResult
 from ..core.results import BreakdownResult
 from ..core.roofline import chart_points, to_measure_again
+from ..core.rundir import GRAPHS_DIR
 from .cache import user_cache_root
+from .peaks_measure import read_cached
 from .rundir import save_result, write_atomic
 from .settings import RunSettings
 from .worker import run_worker, worker_env
@@ -54,6 +59,34 @@ def measure_ceilings(device: str, *, refresh: bool = False, cache_dir: Path | No
     return Ceilings.from_dict(response["ceilings"])
 
 
+def recorded_machine_key(run_dir: Path) -> dict[str, Any] | None:
+    """What the ceilings' cache is keyed by, as the run's profiling worker computed it (each
+    graph's saved answer, ``profile.json``); None where no graph recorded it."""
+    for path in sorted((run_dir / GRAPHS_DIR).glob(f"*/{PROFILE_FILE}")):
+        try:
+            key = json.loads(path.read_text()).get("response", {}).get("machine_key")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(key, dict) and key:
+            return key
+    return None
+
+
+def cached_ceilings(run_dir: Path, cache_dir: Path | None = None) -> Ceilings | None:
+    """The machine's cached ceilings under the key the run's profiling worker recorded, read
+    here: no worker to start, no torch to import (1.2-1.6 s a run on 2 cores). None where the
+    run recorded no key, nothing is cached under it, or the entry was measured beside other
+    work (a worker measures again and keeps the higher figures)."""
+    key = recorded_machine_key(run_dir)
+    if key is None:
+        return None
+    c = read_cached((cache_dir if cache_dir is not None else peaks_cache_dir()) / f"{cache_key(key)}.json")
+    if c is None or c.load is not None or c.key != key:
+        return None
+    c.from_cache = True
+    return c
+
+
 def run_threads(result: BreakdownResult) -> int | None:
     """The intra-op threads the run's graphs were profiled with (its model's setting, applied
     in every profiling worker); None where the run did not record it."""
@@ -63,14 +96,19 @@ def run_threads(result: BreakdownResult) -> int | None:
 
 
 def measured_roofline(device: str, device_name: str, run_dir: Path, settings: RunSettings, *,
-                      refresh: bool = False, threads: int | None = None) -> Roofline:
-    """The ceilings with the datasheet's beside them, written to ``peaks.json``; a failed
-    measurement is recorded in them (``error``), never raised."""
+                      refresh: bool = False, threads: int | None = None,
+                      profiled_in: Path | None = None) -> Roofline:
+    """The ceilings with the datasheet's beside them, written to ``peaks.json``: from the
+    machine's cache under the key the profiling recorded (in ``profiled_in``, the run directory
+    by default), else from a worker; a failed measurement is recorded in them (``error``),
+    never raised."""
     roof = Roofline(datasheet=datasheet_for(device_name))
     try:
         with settings.progress.phase("measuring the device's ceilings (bandwidth, matmul)") as ph:
-            roof.measured = measure_ceilings(device, refresh=refresh, threads=threads,
-                                             log_path=run_dir / "logs" / "peaks.log", echo=settings.echo)
+            cached = None if refresh else cached_ceilings(profiled_in or run_dir)
+            roof.measured = cached or measure_ceilings(device, refresh=refresh, threads=threads,
+                                                       log_path=run_dir / "logs" / "peaks.log",
+                                                       echo=settings.echo)
             ph["done"] = "cached" if roof.measured.from_cache else "measured"
     except errors.BenchError as e:
         roof.error = f"the ceilings could not be measured: {e}"[:300]
@@ -101,8 +139,9 @@ def add_compare_roofline(result: CompareResult, run_dir: Path, settings: RunSett
     if not bds:
         return
     with _saved_when_stopped(result, run_dir, settings):
+        first = next((Path(m.run_dir) for m in result.modes if m.breakdown is bds[0] and m.run_dir), None)
         roof = measured_roofline(bds[0].device, bds[0].device_name, run_dir, settings, refresh=refresh,
-                                 threads=run_threads(bds[0]))
+                                 threads=run_threads(bds[0]), profiled_in=first)
     if roof.error:
         result.errors.append(roof.error)
     for b in bds:
