@@ -127,6 +127,7 @@ def main() -> None:
             rows,
             headers=["approach", "median wall s", "x recipe (cold)", "modules"],
             tablefmt="github" if a.markdown else "simple",
+            disable_numparse=True,  # the figures as written ("1.00", "30.0"), not reformatted
         )
     )
 
