@@ -28,7 +28,8 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-APP, PEAKS_DIR = "inductor-bench", "peaks"  # the tool's cache: $XDG_CACHE_HOME/inductor-bench/peaks
+from inductor_bench.runner.cache import APP  # the tool's cache: $XDG_CACHE_HOME/<APP>
+from inductor_bench.runner.roofline import PEAKS_CACHE_DIR as PEAKS_DIR  # the machine's ceilings in it
 
 COMPILE_SNIPPET = """
 import runpy, sys, torch

@@ -20,7 +20,7 @@ from ..core.results import BreakdownResult
 from ..core.roofline import chart_points, to_measure_again
 from ..core.rundir import GRAPHS_DIR
 from .cache import user_cache_root
-from .peaks_measure import read_cached
+from .peaks_measure import read_cached, usable
 from .rundir import save_result, write_atomic
 from .settings import RunSettings
 from .worker import run_worker, worker_env
@@ -80,11 +80,8 @@ def cached_ceilings(run_dir: Path, cache_dir: Path | None = None) -> Ceilings | 
     key = recorded_machine_key(run_dir)
     if key is None:
         return None
-    c = read_cached((cache_dir if cache_dir is not None else peaks_cache_dir()) / f"{cache_key(key)}.json")
-    if c is None or c.load is not None or c.key != key:
-        return None
-    c.from_cache = True
-    return c
+    return usable(read_cached((cache_dir if cache_dir is not None else peaks_cache_dir())
+                              / f"{cache_key(key)}.json"), key)
 
 
 def run_threads(result: BreakdownResult) -> int | None:
