@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -29,6 +30,10 @@ from .stop import PARENT_ENV, die_with_parent
 # the parent's values never reach a worker unless the caller sets them on purpose.
 _SCRUBBED_PREFIXES = ("TORCHINDUCTOR_", "TORCH_COMPILE_", "TRITON_CACHE_DIR", "TORCH_TRACE")
 _LOG_TAIL_LINES = 12
+# Kineto (torch 2.13+) writes one such line at every profiler session's start and stop; a
+# profiling worker runs dozens of sessions, so they would fill the tail an error shows. The log
+# file keeps them.
+_PROFILER_MARKER = re.compile(r"^USDT:.*\] profiler_(start|stop)$")
 # Seconds a worker may run before it is killed, unless --timeout says otherwise: compiling a
 # large model, or autotuning a max-autotune space, can take many minutes.
 DEFAULT_TIMEOUT_S = 900.0
@@ -69,11 +74,12 @@ def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def tail(path: Path, n: int = _LOG_TAIL_LINES) -> str:
+    """The log's last ``n`` lines, less the profiler's session markers."""
     try:
         lines = path.read_text(errors="replace").splitlines()
     except OSError:
         return ""
-    return "\n".join(lines[-n:])
+    return "\n".join([line for line in lines if not _PROFILER_MARKER.match(line)][-n:])
 
 
 def last_output(log: Path, log_path: Path | None) -> str:
