@@ -30,6 +30,8 @@ TURNS_FIELDS = {f.name for f in fields(StepTurns)}
 EAGER = CompileMode.EAGER
 DEFAULT = CompileMode.DEFAULT
 DEFAULT_MODES = (DEFAULT, CompileMode.MAX_AUTOTUNE)
+# Why a column of an interrupted compare has nothing: it had not started, or was cut short.
+NOT_RUN_INTERRUPTED = "not run: the compare was interrupted before this column finished"
 
 
 @dataclass
@@ -37,7 +39,7 @@ class ModeResult:
     """One compile mode of one model."""
 
     mode: str
-    status: str = Status.OK  # ok | skipped | failed | timeout
+    status: str = Status.OK  # ok | skipped | failed | timeout | interrupted
     reason: str | None = None  # why skipped / failed
     compile_s: float | None = None  # first call, timed on its own; 0 for eager
     step_samples_ms: list[float] = field(default_factory=list)  # real model call, steady state

@@ -24,7 +24,7 @@ from ..core.compare import (
 from ..core.devices import backend
 from ..core.stats import MIN_SAMPLES, TOO_FEW, Change
 from ..core.step import disturbances, oversubscribed, pipelined_busy_pct, replayed_count
-from ..core.vocab import Stop
+from ..core.vocab import Status, Stop
 from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
 from .execution import breaks_line
@@ -332,12 +332,29 @@ def _break_notes(result: CompareResult) -> list[str]:
     return [f"{', '.join(cols)}: {line}" for line, cols in seen.items()]
 
 
+def _interrupted_lines(result: CompareResult) -> list[str]:
+    """What an interrupted compare lacks: the columns it did not finish, and the interleaved
+    timing when it stopped before it."""
+    lines = []
+    cut = [m.label for m in result.modes if m.status == Status.INTERRUPTED]
+    if cut:
+        lines.append(f"- not run: {', '.join(cut)}")
+    alone = [m.label for m in result.modes if timed(m) and not m.paired_ms]
+    if alone:
+        lines.append(f"- not timed interleaved: {', '.join(alone)}: their step times and speedups come "
+                     "from each column's own compile worker, separate processes (unpaired)")
+    return lines
+
+
 def render_compare(result: CompareResult, fmt_name: str = TEXT, threshold_pct: float | None = None) -> str:
-    """The document; with ``threshold_pct`` (several model files), the gate's verdict first."""
+    """The document; with ``threshold_pct`` (several model files), the gate's verdict first,
+    then an interrupted run's status."""
     doc = new_doc(fmt_name)
     doc.headline(_heading(result))
     if threshold_pct is not None and len(result.models) > 1:
         doc.paragraph(gate_line(result, threshold_pct, doc))
+    if Status.INTERRUPTED in result.errors:
+        doc.paragraph(doc.alert(f"Status: {Status.INTERRUPTED}"), *_interrupted_lines(result))
     doc.paragraph(verdict_line(result, doc))
     models = model_verdicts(result)
     if models:

@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.compare import EAGER, CompareResult, ModeResult, same_code_groups, skip_reason
+from ..core.compare import (
+    EAGER,
+    NOT_RUN_INTERRUPTED,
+    CompareResult,
+    ModeResult,
+    same_code_groups,
+    skip_reason,
+)
 from ..core.compiled_from import graph_codes
 from ..core.devices import AUTO
 from ..core.errors import BenchError, DeviceError, Interrupted, UsageError, WorkerTimeout, WorkloadError
@@ -234,6 +241,7 @@ def run_compare(
         _time_interleaved(sides, run, run_dir, result)
     except KeyboardInterrupt:
         result.errors.append("interrupted")
+        _columns_not_run(result, modes, names, files)
         first_err = Interrupted(f"interrupted; what was measured is saved in {run_dir}")
     finally:
         order = {m: i for i, m in enumerate(modes)}
@@ -241,6 +249,20 @@ def run_compare(
         result.modes.sort(key=lambda m: (models.get(m.model, 0), order[m.mode]))
         save_result(run_dir, result, run.settings.on_saved)
     return result, run_dir, first_err
+
+
+def _columns_not_run(
+    result: CompareResult, modes: list[str], names: list[str], files: list[WorkloadOptions]
+) -> None:
+    """A column the interruption kept from running (or cut short) is shown as such, not
+    left out of the table."""
+    have = {m.label for m in result.modes}
+    for name, f in zip(names, files, strict=True):
+        for mode in modes:
+            if (f"{name}:{mode}" if name else mode) not in have:
+                column = ModeResult(mode=mode, status=Status.INTERRUPTED, reason=NOT_RUN_INTERRUPTED)
+                column.model, column.model_path = name, f.path
+                result.modes.append(column)
 
 
 def _graph_modules(m: ModeResult, side_dir: Path) -> dict[str, str]:
