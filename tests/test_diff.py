@@ -984,3 +984,34 @@ def test_peak_memory_counted_two_ways_is_said():
     assert d.warnings == ["peak memory was counted another way: base process peak RSS, head peak RSS "
                           "after the first call; its row compares the counting as much as the model"]
     assert diff_results(new, counted("peak RSS after the first call")).warnings == []
+
+
+def interrupted_in_compile() -> dict:
+    """The recorded run's header as Ctrl-C during the compile leaves a run (the shape of a
+    real one, runner/pipeline.py): no graph, and the device still ``auto``, the compile
+    worker having never said where it ran."""
+    d = recorded()
+    keep = ("model", "model_path", "mode", "train", "dtype", "autocast", "freezing", "batch_size", "script",
+            "created", "run_dir", "schema", "schema_version")
+    d = {k: d[k] for k in keep if k in d}
+    d.update(device="auto", device_name="", versions={}, iterations=0, graphs=[], status="interrupted",
+             errors=["interrupted"], extras={"elapsed_s": 3.43})
+    return d
+
+
+def test_a_run_interrupted_before_its_device_was_known_is_not_comparable(tmp_path, capsys):
+    """Not refused as run on another device (exit 2): every graph it lacks is listed, judged
+    with the floor of the device the other side ran on, and the gate fails with exit 5."""
+    base, cut = str(RECORDED), save(tmp_path / "cut.json", interrupted_in_compile())
+    d = diff_results(load_any(base), load_any(cut))
+    assert d.device == "cpu" and d.min_rel == 0.10
+    assert d.status() == Outcome.NOT_COMPARABLE and d.regressions(0.0) == []
+    assert [u.describe() for u in d.unmeasured] == [
+        f"default: graph {g} not measured in head (missing from the interrupted run)"
+        for g in ("0-forward", "0-backward")
+    ]
+    assert "head stopped before its device was known" in d.warnings
+    assert run_cli([base, cut, "--fail-on-regression", "10"]) == 5
+    assert capsys.readouterr().err.startswith(
+        "inductor-bench: error: not comparable, no verdict: default: graph 0-forward not measured in head"
+    )

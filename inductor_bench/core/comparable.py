@@ -9,6 +9,7 @@ import shlex
 from .categories import label
 from .compare import CompareResult, unmeasured_columns
 from .compiled_from import code_label, same_code
+from .devices import AUTO
 from .match import match_kernels
 from .results import BreakdownResult
 from .symbols import sizes_text
@@ -22,7 +23,10 @@ def comparability(base: Result, head: Result) -> tuple[list[str], list[str]]:
     """(problems, notes): problems make the numbers meaningless, notes are worth a line."""
     problems: list[str] = []
     notes: list[str] = []
-    if base.device != head.device:
+    if AUTO in (base.device, head.device):  # a run stopped before its worker said where it ran
+        sides = (("base", base), ("head", head))
+        notes += [f"{side} stopped before its device was known" for side, r in sides if r.device == AUTO]
+    elif base.device != head.device:
         problems.append(f"base ran on {base.device}, head on {head.device}")
     elif base.device_name and head.device_name and base.device_name != head.device_name:
         problems.append(f"base ran on {base.device_name!r}, head on {head.device_name!r}")

@@ -23,7 +23,7 @@ from .comparable import comparability, runtimes_differ, sizes_differ, stopped_ap
 from .compare import CompareResult, ModeResult, step_disturbances
 from .compiled_from import graph_codes, module_texts
 from .compiles import limits_one_side_only
-from .devices import backend
+from .devices import AUTO, backend
 from .diff_records import ADDED, FASTER, REMOVED, SLOWER, CategoryDiff, Diff, KernelDiff, SectionDiff
 from .errors import UsageError
 from .graph_breaks import one_side_only
@@ -325,8 +325,9 @@ def diff_results(
             + " (pass --allow-mismatch to diff them anyway)"
         )
     warnings = problems + notes
+    device = base.device if head.device == AUTO else head.device  # AUTO: stopped before it knew
     if min_rel is None:
-        min_rel = backend(head.device).min_rel_change
+        min_rel = backend(device).min_rel_change
     gaps: list[Unmeasured] = []
     columns = None
     if isinstance(base, CompareResult) and isinstance(head, CompareResult):
@@ -346,7 +347,7 @@ def diff_results(
         kind=_kind(head),
         base_model=base.model,
         head_model=head.model,
-        device=head.device,
+        device=device,
         min_rel=min_rel,
         sections=sections,
         skipped=skipped,

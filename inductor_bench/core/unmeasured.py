@@ -53,7 +53,10 @@ def unmeasured_graphs(
 def uncounted_calls(base: BreakdownResult, head: BreakdownResult, section: str,
                     sides: tuple[str, str] = (BASE, HEAD)) -> list[Unmeasured]:
     """The side whose graphs' calls were not counted where the other's were: its step adds
-    each graph once, the other's each as often as it was called (``step_totals.py``)."""
+    each graph once, the other's each as often as it was called (``step_totals.py``). A side
+    that measured no graph has no calls to count: its graphs are listed as unmeasured."""
+    if not (base.measured() and head.measured()):
+        return []
     counted = [step_totals.counted(r.measured()) for r in (base, head)]
     if counted[0] == counted[1]:
         return []
