@@ -19,7 +19,7 @@ from inductor_bench.core.compare import COMPARE_SCHEMA
 from inductor_bench.core.results import SCHEMA as BREAKDOWN_SCHEMA
 from inductor_bench.core.rundir import load_any
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, MODELS
 
 BREAKDOWN_RUN = FIXTURES / "results" / "cpu_mlp_train_autotune"
 COMPARE_RUN = FIXTURES / "results" / "cpu_mlp_compare"
@@ -79,6 +79,17 @@ def test_no_saved_result_is_refused():
 
 
 # -- not JSON ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [("report",), ("diff", "RUN")])
+def test_a_model_file_given_for_a_run(capsys, command):
+    """A model file where a saved run goes: said so, with the command that makes a run."""
+    model = str(MODELS / "mlp.py")
+    argv = [a if a != "RUN" else model for a in command]
+    assert one_line(*run_cli(capsys, *argv, model)) == (
+        f"{model}: a Python file, not a saved result: give a run directory (or its compare.json or "
+        f"breakdown.json); `inductor-bench breakdown {model}` makes one"
+    )
+
 
 @pytest.mark.parametrize("fixture,name", [(BREAKDOWN_RUN, "breakdown.json"), (COMPARE_RUN, "compare.json")])
 @pytest.mark.parametrize(

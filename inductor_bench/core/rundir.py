@@ -69,6 +69,9 @@ def read_result_json(path: str | Path, names: tuple[str, ...]) -> tuple[Path, An
         p = found[0]
     if not p.exists():
         raise ResultError(f"{p}: no such result file")
+    if p.suffix == ".py":
+        raise ResultError(f"{p}: a Python file, not a saved result: give a run directory (or its "
+                          f"{' or '.join(names)}); `inductor-bench breakdown {p}` makes one")
     try:
         return p, json.loads(p.read_text(), parse_constant=_non_finite, parse_float=_finite)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
