@@ -15,6 +15,8 @@ from inductor_bench.core.errors import UsageError
 from inductor_bench.core.results import CompileCache
 from inductor_bench.runner import cache
 
+from .conftest import FIXTURES
+
 SHARED_CACHE = "inductor-bench's private cache (reused across runs)"  # as the compile line says it
 
 
@@ -202,3 +204,21 @@ def test_the_bypasses_are_saved_with_the_result_and_an_older_result_reads_back_a
     older = BreakdownResult(model="m", compile_cache=CompileCache("/c", True, 2, 0))
     assert json.loads(older.to_json())["extras"]["compile_cache"] == {
         "dir": "/c", "shared": True, "fx_hits": 2, "fx_misses": 0}
+
+
+def test_a_script_run_says_whether_its_compile_hit_the_cache():
+    """A script's compiles happen inside its own run (no first call timed apart, no
+    ``compile_s``): the report still says what the cache gave it. The recorded quiet mlp
+    run, made a script's."""
+    import dataclasses
+
+    from inductor_bench.core.rundir import load_breakdown
+    from inductor_bench.render.breakdown import render_breakdown
+
+    recorded = load_breakdown(FIXTURES / "results" / "cpu_mlp_train_quiet")
+    for kept, words in ((CompileCache("/c", True, 2, 0), "a cache hit (2 FX graph cache hits, 0 misses)"),
+                         (CompileCache("/c", True, 0, 2), "a cache miss (0 FX graph cache hits, 2 misses)")):
+        r = dataclasses.replace(recorded, script=True, compile_s=None, compile_cache=kept)
+        lines = render_breakdown(r).splitlines()
+        assert f"compile: {SHARED_CACHE}: {words}" in lines
+        assert not any(line.startswith("compile (first call") for line in lines)

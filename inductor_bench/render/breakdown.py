@@ -266,6 +266,8 @@ def _autotune(doc: Doc, r: BreakdownResult) -> None:
     if r.compile_s is not None:
         cache = f"; {r.compile_cache.describe()}" if r.compile_cache else ""
         doc.paragraph(f"compile (first call, timed on its own): {r.compile_s:.1f} s{cache}")
+    elif r.compile_cache:  # a script: its compiles happen inside its own run, not timed apart
+        doc.paragraph(f"compile: {r.compile_cache.describe()}")
     for line in (compiles.time_line(r), compile_phases.phase_line(r.compiles)):
         if line:
             doc.paragraph(line)
