@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -59,7 +60,7 @@ class Origin:
     def from_dict(cls, d: dict[str, Any]) -> Origin:
         return cls(
             nodes=list(d.get("nodes", [])),
-            lines=[SourceLine(**ln) for ln in d.get("lines", [])],
+            lines=distinct_lines(SourceLine(**ln) for ln in d.get("lines", [])),
             modules=list(d.get("modules", [])),
             missing=d.get("missing"),
             recomputed=bool(d.get("recomputed")),
@@ -94,6 +95,16 @@ class CallSite:
         return cls(origin=Origin.from_dict(o) if o else None, **{k: v for k, v in d.items() if k in names})
 
 
+def distinct_lines(lines: Iterable[SourceLine]) -> list[SourceLine]:
+    """Each file and line once, in file and line order: one line reached through two frames (a
+    list comprehension's and the ``forward`` around it) is one line of the model. Of its frames,
+    the first by function name, so that the choice does not depend on the order met."""
+    first: dict[tuple[str, int], SourceLine] = {}
+    for ln in sorted(lines, key=lambda ln: (ln.key, ln.function, ln.code)):
+        first.setdefault(ln.key, ln)
+    return list(first.values())
+
+
 def path_order(path: str) -> list[tuple[int, int | str]]:
     """A module path's sort key: its numbered parts by number (``blocks.2`` before ``blocks.10``)."""
     return [(0, int(p)) if p.isdigit() else (1, p) for p in path.split(".")]
@@ -108,7 +119,7 @@ def merge(origins: list[Origin | None], missing: str | None = None) -> Origin | 
     nodes: list[str] = []
     for o in present:
         nodes += [n for n in o.nodes if n not in nodes]
-    lines = sorted({ln for o in present for ln in o.lines}, key=lambda ln: ln.key)
+    lines = distinct_lines(ln for o in present for ln in o.lines)
     rank: dict[str, tuple[int, int]] = {}  # module -> (origins naming it, its best place in one)
     for o in present:
         for i, m in enumerate(o.modules):
