@@ -25,6 +25,7 @@ import pytest
 from inductor_bench.cli import main
 from inductor_bench.core.analysis import kept_clock
 from inductor_bench.core.breakdown import analyze_graph
+from inductor_bench.core.categories import label
 from inductor_bench.core.compare import CompareResult, ModeResult
 from inductor_bench.core.devices import canonical_name
 from inductor_bench.core.diff import diff_results
@@ -180,6 +181,13 @@ def test_the_report_shows_one_figure_per_graph_in_every_section(result):
         assert fmt.ms(g.wall_ms) in row.split() and fmt.ms(g.kernel_ms) in row.split()
         assert f"{g.id} {fmt.ms(g.wall_ms)} ms, the others" in text  # the windows line
         assert f"Graph {g.id}: {fmt.ms(g.wall_ms)} ms wall" in render_breakdown(result, by="op")
+        # the kernel view's graph section: the same wall, busy and kernel time, and each
+        # category's time, summed here from its kernels' rows
+        assert f"{fmt.ms(g.wall_ms)} ms wall, busy {fmt.pct(g.busy_pct)}, {fmt.ms(g.kernel_ms)} ms of kernels" in text
+        for cat in g.categories:
+            cat_ms = math.fsum(k.ms for k in g.kernels if k.category == cat)
+            heading = f"{g.id} · {label(cat)}: {fmt.ms(cat_ms)} ms, {fmt.pct(100 * cat_ms / g.kernel_ms)} of"
+            assert heading in text, heading
     assert "21/39" in text and f"0-forward {LEFT_OUT} of 39" in text
     step_row = next(ln for ln in text.splitlines() if ln.startswith("all graphs "))
     assert fmt.ms(result.totals().wall_ms) in step_row.split()

@@ -145,6 +145,8 @@ def graph_units(doc: Doc, r: BreakdownResult, top: int) -> None:
         for u in units([g]):
             by_cat.setdefault(u.kernel.category, []).append(u)
         doc.heading(f"Graph {g.id}: kernels and extern calls")
+        doc.paragraph(f"{fmt.ms(g.wall_ms)} ms wall, busy {fmt.pct(g.busy_pct)}, "
+                      f"{fmt.ms(g.kernel_ms)} ms of kernels")
         if g.attribution:
             doc.paragraph(f"source attribution: {g.attribution}")
         for cat in sorted(by_cat, key=lambda c: (-g.categories.get(c, 0.0), order(c))):
@@ -163,7 +165,9 @@ def graph_units(doc: Doc, r: BreakdownResult, top: int) -> None:
                 rows.append(row + ([u.kernel.file or ""] if with_file else []))
             headers = ["kernel", "calls", "ms", "% graph"] + ([PCT_HEADER] if roof else []) + ["source"]
             headers += (["inputs"] if with_inputs else []) + (["file"] if with_file else [])
-            doc.paragraph(doc.strong(f"{g.id} · {label(cat)}"))
+            cat_ms = g.categories.get(cat, 0.0)
+            doc.paragraph(doc.strong(f"{g.id} · {label(cat)}") + f": {fmt.ms(cat_ms)} ms, "
+                          f"{fmt.pct(fmt.share(cat_ms, g.kernel_ms))} of its kernel time")
             doc.table(rows, headers)
             if len(us) > top:
                 rest = us[top:]
