@@ -42,7 +42,12 @@ def probe(name: str, e2e: bool = False) -> Callable[[Probe], Probe]:
 
 
 def cli(*args: str, **kw) -> subprocess.CompletedProcess:
+    """The tool run as a user runs it, in an environment without the Inductor variables it
+    would note it does not pass on (a line before the one each probe judges)."""
+    from inductor_bench.runner.worker import scrubbed_variables
+
     kw.setdefault("stdout", subprocess.PIPE)
+    kw.setdefault("env", {k: v for k, v in os.environ.items() if k not in scrubbed_variables()})
     return subprocess.run([sys.executable, "-m", "inductor_bench.cli", *args], stderr=subprocess.PIPE,
                           text=True, cwd=kw.pop("cwd", ROOT), timeout=kw.pop("timeout", 120), **kw)
 
@@ -51,7 +56,8 @@ def one_line(p: subprocess.CompletedProcess, code: int, *words: str) -> tuple[bo
     lines = p.stderr.strip().splitlines()
     last = lines[-1] if lines else ""
     ok = p.returncode == code and len(lines) == 1 and all(w in last for w in words)
-    return ok, f"exit {p.returncode}: {last[:160]}"
+    more = f" (and {len(lines) - 1} line(s) before it, the first: {lines[0][:120]})" if len(lines) > 1 else ""
+    return ok, f"exit {p.returncode}: {last[:160]}{more}"
 
 
 @contextlib.contextmanager

@@ -27,16 +27,7 @@ from .modparse import ModuleInfo
 from .own_nodes import own_extern_nodes, own_origins
 from .results import GraphResult
 from .source_store import BUILT, LOST, MODULE_LOST, RECOMPUTE_MARKED, RECOMPUTED
-from .sources import (
-    ROOT_MODULE,
-    CallSite,
-    Origin,
-    SourceLine,
-    distinct_lines,
-    merge,
-    module_path,
-    path_order,
-)
+from .sources import ROOT_MODULE, CallSite, Origin, SourceLine, merge, module_path, path_order
 from .subgraph_modules import rerooted
 from .timeline import launch_stacks
 from .trace import Trace
@@ -79,7 +70,7 @@ def origin_of(names: list[str], nodes: dict[str, Any]) -> Origin:
             missing = missing or f"its FX nodes carry no stack trace ({', '.join(ops)[:80]})"
     most = sorted(modules, key=lambda m: (-modules[m], path_order(m)))  # most of its nodes first
     again = bool(names) and all((nodes.get(n) or {}).get(RECOMPUTED) for n in names)
-    return Origin(list(names), distinct_lines(lines), most, missing, again)
+    return Origin(list(names), sorted(lines, key=lambda ln: ln.key), most, missing, again)
 
 
 # Ops that make a tensor from no input (``where(x <= 0, 0, grad)``'s zero in a ReLU's backward):

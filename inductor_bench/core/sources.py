@@ -56,11 +56,14 @@ class Origin:
     # all its nodes are the forward's work that a backward graph does again (core/source_store.py)
     recomputed: bool = False
 
+    def __post_init__(self) -> None:
+        self.lines = distinct_lines(self.lines)  # however it was made: read, merged, or built
+
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Origin:
         return cls(
             nodes=list(d.get("nodes", [])),
-            lines=distinct_lines(SourceLine(**ln) for ln in d.get("lines", [])),
+            lines=[SourceLine(**ln) for ln in d.get("lines", [])],
             modules=list(d.get("modules", [])),
             missing=d.get("missing"),
             recomputed=bool(d.get("recomputed")),
@@ -119,7 +122,7 @@ def merge(origins: list[Origin | None], missing: str | None = None) -> Origin | 
     nodes: list[str] = []
     for o in present:
         nodes += [n for n in o.nodes if n not in nodes]
-    lines = distinct_lines(ln for o in present for ln in o.lines)
+    lines = [ln for o in present for ln in o.lines]
     rank: dict[str, tuple[int, int]] = {}  # module -> (origins naming it, its best place in one)
     for o in present:
         for i, m in enumerate(o.modules):
