@@ -71,10 +71,14 @@ def independent(path: Path) -> dict[tuple[str, str], tuple[float, float, float, 
         if e.get("cat") in LAUNCH and "correlation" in e.get("args", {})
     }
     members: dict[str, list[dict]] = {s[0]: [] for s in steps}
+    first = min((c for c in issued if isinstance(c, int) and c > 0), default=None)
     for e in evs:
         if e.get("cat") not in DEVICE:
             continue
-        t = issued.get(e.get("args", {}).get("correlation"), float(e["ts"]))
+        corr = e.get("args", {}).get("correlation")
+        if corr not in issued and first is not None and isinstance(corr, int) and 0 < corr < first:
+            continue  # launched before the profiler started: no step's own
+        t = issued.get(corr, float(e["ts"]))
         owner = [s for s in steps if s[1] <= t <= s[2]]
         if owner:
             members[owner[-1][0]].append(e)

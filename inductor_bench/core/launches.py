@@ -23,6 +23,7 @@ from typing import Any
 from .columns import MISSING, Events, Table, TraceColumns
 
 NO_STACK = ()
+LAUNCHED_BEFORE = float("-inf")  # the launch time of work launched before the trace began
 
 
 @dataclass
@@ -48,6 +49,7 @@ def link_launches(c: TraceColumns) -> Launches:
     del at  # room for the sweep's sorting
     lts = launch.ts
     issued = array("d", [t if i is None else lts[i] for i, t in zip(found, dev.ts, strict=True)])
+    _before_the_trace(issued, found, dev.corr.ids, launch.corr.ids)
     launch_of = array("q", [-1 if i is None else i for i in found]) if c.shape_args else None
     per_launch, swept = _sweep(c, stacks, todo)
     if unique:
@@ -61,6 +63,19 @@ def link_launches(c: TraceColumns) -> Launches:
     if None in sids:
         sids = _by_external_id(c, sids, stacks)
     return Launches(issued=issued, stack=array("i", sids), stacks=stacks, launch=launch_of)
+
+
+def _before_the_trace(issued: array, found: list[int | None], dev_ids: array, launch_ids: array) -> None:
+    """Device events without a launch whose correlation is below every recorded launch's
+    (correlations count up in a process) were launched before the profiler started: their
+    launch is set before every step (``LAUNCHED_BEFORE``), so that the step they run in counts
+    them as other work, not as its own."""
+    first = min((v for v in launch_ids if v > 0), default=None)
+    if first is None:
+        return
+    for j, i in enumerate(found):
+        if i is None and 0 < dev_ids[j] < first:
+            issued[j] = LAUNCHED_BEFORE
 
 
 def _by_external_id(c: TraceColumns, sids: list[int | None], stacks: Table) -> list[int]:

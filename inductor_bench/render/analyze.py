@@ -310,7 +310,8 @@ def _analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str]
     seen = ", ".join(_device_label(r, d) for d in r.devices) or NOTHING_IN_STEPS
     facts = [steps, which + seen]
     if r.outside_steps:
-        facts.append(f"{r.outside_steps} device events launched outside every step were left out")
+        facts.append(f"{r.outside_steps} device events launched outside every step (or before the profiler "
+                     "started) are no step's own work: in a step they ran in, they are other steps' work")
     if r.restarted_ranges:
         facts.append(_restarted(r.restarted_ranges))
     if r.unfinished:
