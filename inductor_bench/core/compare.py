@@ -326,6 +326,11 @@ def timed(m: ModeResult | None) -> bool:
     return m is not None and m.ok and bool(m.samples)
 
 
+def unpaired(result: CompareResult) -> list[ModeResult]:
+    """The timed columns whose steps were not timed interleaved: their compile worker's own."""
+    return [m for m in result.modes if timed(m) and not m.paired_ms]
+
+
 def fastest(result: CompareResult) -> ModeResult | None:
     """The mode with the lowest step time, of those that ran."""
     ran = [m for m in result.modes if timed(m)]

@@ -70,6 +70,8 @@ def _before_the_trace(issued: array, found: list[int | None], dev_ids: array, la
     (correlations count up in a process) were launched before the profiler started: their
     launch is set before every step (``LAUNCHED_BEFORE``), so that the step they run in counts
     them as other work, not as its own."""
+    if None not in found:  # every device event's launch is in the trace
+        return
     first = min((v for v in launch_ids if v > 0), default=None)
     if first is None:
         return

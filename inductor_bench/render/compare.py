@@ -20,6 +20,7 @@ from ..core.compare import (
     payback_steps,
     regressions,
     timed,
+    unpaired,
 )
 from ..core.devices import backend
 from ..core.stats import MIN_SAMPLES, TOO_FEW, Change
@@ -292,8 +293,7 @@ def _notes(result: CompareResult) -> list[str]:
                      "not cold compiles")
     if result.step_budget_s and rounds:
         notes.append(f"each column's steps were timed for {result.step_budget_s:g} s (10 to 200 calls)")
-    alone = [f"{m.label} ({len(m.step_samples_ms)} calls)"
-             for m in result.modes if timed(m) and not m.paired_ms]
+    alone = [f"{m.label} ({len(m.step_samples_ms)} calls)" for m in unpaired(result)]
     if alone:
         notes.append(f"steps timed in each column's compile worker, not interleaved: {', '.join(alone)}")
     notes += [f"warning: {line}" for line in column_disturbances(result)]
@@ -339,7 +339,7 @@ def _interrupted_lines(result: CompareResult) -> list[str]:
     cut = [m.label for m in result.modes if m.status == Status.INTERRUPTED]
     if cut:
         lines.append(f"- not run: {', '.join(cut)}")
-    alone = [m.label for m in result.modes if timed(m) and not m.paired_ms]
+    alone = [m.label for m in unpaired(result)]
     if alone:
         lines.append(f"- not timed interleaved: {', '.join(alone)}: their step times and speedups come "
                      "from each column's own compile worker, separate processes (unpaired)")

@@ -259,9 +259,9 @@ def _columns_not_run(
     have = {m.label for m in result.modes}
     for name, f in zip(names, files, strict=True):
         for mode in modes:
-            if (f"{name}:{mode}" if name else mode) not in have:
-                column = ModeResult(mode=mode, status=Status.INTERRUPTED, reason=NOT_RUN_INTERRUPTED)
-                column.model, column.model_path = name, f.path
+            column = ModeResult(mode=mode, status=Status.INTERRUPTED, reason=NOT_RUN_INTERRUPTED)
+            column.model, column.model_path = name, f.path
+            if column.label not in have:
                 result.modes.append(column)
 
 
