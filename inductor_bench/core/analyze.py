@@ -94,8 +94,9 @@ class TraceKernel:
     calls: int  # launches in all steps
     total_ms: float
     per_step_ms: list[float]  # its time in each step (0 where it did not run)
-    launched_by: str | None = None  # innermost op(s) of its launch stack; on the host, what a
-    # compiled graph's call record ran as (core/compiled_calls.py)
+    launched_by: str | None = None  # ``launchers`` joined by ", "; on the host, what a compiled
+    # graph's call record ran as (core/compiled_calls.py)
+    launchers: list[str] = field(default_factory=list)  # each launch's innermost op, the most time first
 
 
 @dataclass
@@ -270,28 +271,38 @@ def is_host(device: str) -> bool:
 
 
 def _kernels(split: StepEvents) -> list[TraceKernel]:
-    """Per (device, kernel name): calls and time in every step, its category and launcher
-    those of its first launch."""
+    """Per (device, kernel name, category): calls and time in every step, and every op that
+    launched it, the most time first (a kernel some launches of which classify apart, a GEMM
+    both ``aten::mm``'s and a convolution's backward's, is one row per category: the rows add
+    up to the category table)."""
     names, name, row, rows = split.names, split.events.name, split.row, split.rows
     kind, kinds = split.kind, split.kinds
-    found: dict[tuple[int, int], TraceKernel] = {}
+    found: dict[tuple[int, int, str], TraceKernel] = {}
+    launchers: dict[tuple[int, int, str], dict[str, float]] = {}
     n_steps = len(split.per_step)
     for k in range(n_steps):
         for j, us in split.timed(k):
-            key = (row[j], name[j])
+            category, launched_by = kinds[kind[j]]
+            key = (row[j], name[j], category)
             kern = found.get(key)
             if kern is None:
-                category, launched_by = kinds[kind[j]]
-                launched_by = split.contexts.get(key[1], launched_by)
                 kern = found[key] = TraceKernel(
                     device=rows[key[0]], name=names[key[1]], category=category, calls=0,
-                    total_ms=0.0, per_step_ms=[0.0] * n_steps, launched_by=launched_by,
+                    total_ms=0.0, per_step_ms=[0.0] * n_steps,
                 )
+                launchers[key] = {}
             ms = us / US_PER_MS
             kern.calls += 1
             kern.total_ms += ms
             kern.per_step_ms[k] += ms
-    return sorted(found.values(), key=lambda x: (-x.total_ms, x.device, x.name))
+            if launched_by is not None:
+                by = launchers[key]
+                by[launched_by] = by.get(launched_by, 0.0) + ms
+    for key, kern in found.items():
+        by = launchers[key]
+        kern.launchers = sorted(by, key=lambda op: (-by[op], op))
+        kern.launched_by = split.contexts.get(key[1], ", ".join(kern.launchers) or None)
+    return sorted(found.values(), key=lambda x: (-x.total_ms, x.device, x.name, x.category))
 
 
 def _device_names(properties: list[dict[str, Any]]) -> dict[str, str]:

@@ -5,12 +5,14 @@ them, and where the trace holds them its memory (``analyze_memory``) and GEMMs b
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 from ..core.analyze import (
     WHOLE_TRACE,
     AnalyzeResult,
     DeviceStep,
+    TraceKernel,
     empty_steps,
     is_host,
     regions_left_out,
@@ -31,6 +33,7 @@ from .outside import python_table
 
 DEFAULT_TOP = 15
 NAME_CHARS = 70
+LAUNCHERS_SHOWN = 2  # a top-kernels row's launchers named in text, markdown and HTML
 STEP_HEADERS = [
     "step",
     "device",
@@ -224,7 +227,7 @@ def _top(doc: Doc, r: AnalyzeResult, top: int) -> None:
             fmt.count(round(k.calls / n, 2)),
             fmt.ms(k.total_ms / n),
             fmt.pct(fmt.share(k.total_ms, total)),
-            k.launched_by or "",
+            _launchers(k),
         ]
         for i, k in enumerate(r.kernels[:top], 1)
     ]
@@ -242,6 +245,24 @@ def _top(doc: Doc, r: AnalyzeResult, top: int) -> None:
         ["#", "device", "kernel", "category", "calls", "ms", "% kernel", "launched by"],
         ("right", "left", "left", "left", "right", "right", "right", "left"),
     )
+    if _split(r.kernels, top):
+        doc.paragraph(
+            "A kernel whose launches classify apart (a GEMM launched by aten::mm and by a "
+            "convolution's backward) is one row per category, so the rows add up to the category "
+            "table; launched by: every op that launched it, the most time first."
+        )
+
+
+def _launchers(k: TraceKernel, shown: int = LAUNCHERS_SHOWN) -> str:
+    """The first ``shown`` of a row's launchers, and how many more (the JSON holds them all)."""
+    more = len(k.launchers) - shown
+    return ", ".join(k.launchers[:shown]) + (f" (+{more} more)" if more > 0 else "")
+
+
+def _split(kernels: list[TraceKernel], top: int) -> bool:
+    """Whether a kernel among the first ``top`` rows has a row of another category."""
+    rows = Counter((k.device, k.name) for k in kernels)
+    return any(rows[k.device, k.name] > 1 for k in kernels[:top])
 
 
 def render_analyze(r: AnalyzeResult, fmt_name: str = TEXT, *, top: int = DEFAULT_TOP) -> str:
