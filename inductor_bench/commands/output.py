@@ -16,7 +16,7 @@ from ..core.errors import UsageError
 from ..core.rundir import HTML_REPORT_FILE, REPORT_FILE, Result
 from ..render.breakdown import render_breakdown
 from ..render.compare import render_compare
-from ..render.doc import HTML, TEXT
+from ..render.doc import HTML, TEXT, for_terminal
 from ..render.html_page import with_base
 from ..runner.rundir import WriteError, write_atomic
 
@@ -99,7 +99,8 @@ def emit(
     elif fmt is Format.html:
         to_stdout(with_base(document(HTML), _relative(links, Path.cwd())))
     else:
-        to_stdout(document(fmt.value))
+        with for_terminal(terminal_width()):  # text on a terminal fits it
+            to_stdout(document(fmt.value))
 
 
 def _relative(links: Path | None, page_dir: Path) -> str:

@@ -13,7 +13,11 @@ tables already hold the same numbers and their footers name the same files.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+import textwrap
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from tabulate import tabulate
@@ -216,6 +220,19 @@ class TextDoc(Doc):
         rows = [[middle(c, caps[j]) if j < len(caps) else c for j, c in enumerate(r)] for r in rows]
         return super().table_text(rows, [middle(h, caps[j]) for j, h in enumerate(headers)], align)
 
+    def paragraph(self, *lines: str) -> None:
+        """Lines kept together; for a terminal (``width`` set) each wrapped to it, at most
+        ``WRAP`` columns (a word, a path or a kernel's name is never cut). A file or a pipe gets
+        a line per paragraph, whole, for grep and diff."""
+        if self.width is None:
+            super().paragraph(*lines)
+            return
+        wrap = min(self.width, WRAP)
+        self.blocks.append("\n".join(wrapped(part, wrap) for line in lines for part in line.split("\n")))
+
+    def lines(self, *lines: str) -> None:
+        self.blocks.append("\n".join(lines))
+
     def title(self, s: str) -> None:
         s = one_line(s)
         self.blocks.append(f"{s}\n{'=' * len(s)}")
@@ -319,6 +336,18 @@ class MarkdownDoc(Doc):
 
 
 MIN_CELL = 20  # a cell is never shortened below this many characters
+WRAP = 100  # the widest a text report's prose runs on a terminal (tables fit the terminal)
+_BULLET = re.compile(r"\s*(?:[-*] |\d+[.)] )?")
+
+
+def wrapped(line: str, width: int = WRAP) -> str:
+    """``line`` broken at spaces to lines of at most ``width`` characters where its words allow;
+    the lines after the first indented under its text (past any indent and ``- `` bullet)."""
+    if len(line) <= width:
+        return line
+    indent = " " * len(_BULLET.match(line).group(0))
+    return textwrap.fill(line, width, subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False, drop_whitespace=True, replace_whitespace=False)
 
 
 def _widest(text: str) -> int:
@@ -339,10 +368,26 @@ def middle(s: str, width: int) -> str:
 FORMATS: dict[str, type[Doc]] = {TEXT: TextDoc, MARKDOWN: MarkdownDoc}
 
 
+# The terminal's width while a command renders its report for it (``for_terminal``); None:
+# a file or a pipe.
+_TERMINAL: ContextVar[int | None] = ContextVar("terminal_width", default=None)
+
+
+@contextmanager
+def for_terminal(width: int | None) -> Iterator[None]:
+    """Text documents made inside fit a terminal ``width`` wide (None: no terminal)."""
+    token = _TERMINAL.set(width)
+    try:
+        yield
+    finally:
+        _TERMINAL.reset(token)
+
+
 def new_doc(fmt: str = TEXT, width: int | None = None) -> Doc:
     """An empty document of the format named ``fmt`` (``text``, ``markdown`` or ``html``);
-    ``width``: the terminal's, which text tables fit (other formats keep full names)."""
+    ``width``: the terminal's (by default ``for_terminal``'s), which a text document's tables
+    fit and its prose wraps to (other formats keep full names and lines)."""
     doc = FORMATS[fmt]()
     if isinstance(doc, TextDoc):
-        doc.width = width
+        doc.width = width if width is not None else _TERMINAL.get()
     return doc
