@@ -216,7 +216,7 @@ def test_tables_show_the_h200_kernels_by_names_that_fit_and_json_keeps_them_whol
     assert len(set(labels.values())) == len(names)  # no two kernels look alike
     assert labels[next(n for n in names if n.startswith("fmha_cutlassF"))] == "fmha_cutlassF_f32_aligned_64x64_rf_sm80"
     reduce = next(n for n in names if n.startswith("void at::native::reduce_kernel<512"))
-    assert labels[reduce] == "at::native::reduce_kernel<512, 1, at::native::ReduceOp<…> >"
+    assert labels[reduce] == "reduce_kernel<…sum_functor<…>::{lambda}>, unsigned int, float, 4, 4> >"
     sgemm = next(n for n in names if "sgemm_64x64_8x5_tn" in n)
     assert labels[sgemm] == "cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_tn_align1>"
     for fmt_name in ("text", "markdown"):

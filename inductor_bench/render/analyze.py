@@ -218,11 +218,12 @@ def _host_python(doc: Doc, r: AnalyzeResult) -> None:
 def _top(doc: Doc, r: AnalyzeResult, top: int) -> None:
     n = len(r.steps)
     total = sum(k.total_ms for k in r.kernels)
+    labels = fmt.kernel_labels([k.name for k in r.kernels[:top]], NAME_CHARS)
     rows = [
         [
             str(i),
             k.device,
-            doc.named(doc.code(fmt.kernel_label(k.name, NAME_CHARS)), k.name),
+            doc.named(doc.code(labels[i - 1]), k.name),
             label(k.category),
             fmt.count(round(k.calls / n, 2)),
             fmt.ms(k.total_ms / n),

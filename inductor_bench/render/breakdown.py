@@ -188,11 +188,12 @@ def _top_kernels(doc: Doc, r: BreakdownResult, top: int) -> None:
     gain_wall = gain_frame(r).wall_ms
     us = top_step_units(r, split=False)
     roof = shows_roofline(r)
+    labels = fmt.kernel_labels([u.kernel.name for u in us[:top]])
     rows = [
         [
             str(i),
             u.graph.id,
-            doc.named(fmt.kernel_label(u.kernel.name), u.kernel.name),
+            doc.named(labels[i - 1], u.kernel.name),
             label(u.kernel.category),
             fmt.count(u.calls),
             fmt.ms(u.ms),
@@ -231,9 +232,9 @@ def _graph_sections(doc: Doc, r: BreakdownResult, top: int) -> None:
             ks = sorted(by_cat[cat], key=lambda k: -k.ms)
             with_file = any(k.file for k in ks)
             rows = []
-            for k in ks[:top]:
+            for k, name in zip(ks[:top], fmt.kernel_labels([k.name for k in ks[:top]]), strict=True):
                 row = [
-                    doc.named(fmt.kernel_label(k.name), k.name),
+                    doc.named(name, k.name),
                     fmt.count(k.calls),
                     fmt.ms(k.ms),
                     fmt.pct(fmt.share(k.ms, g.kernel_ms)),

@@ -75,11 +75,12 @@ def breakdown_busy(r: BreakdownResult, note: str = "") -> Chart | None:
     return Chart("Busy vs idle, per graph", unit, bars, note=note)
 
 
-def _kernel_bar(u: Unit, step_wall: float, kernel_total: float) -> Bar:
-    """One kernel's bar, or one extern call site's (``u.site``) with its own time."""
+def _kernel_bar(u: Unit, name: str, step_wall: float, kernel_total: float) -> Bar:
+    """One kernel's bar, or one extern call site's (``u.site``) with its own time; ``name``: its
+    kernel's label."""
     k = u.kernel
     return Bar(
-        fmt.kernel_label(k.name) + u.site_mark,
+        name + u.site_mark,
         [Segment(u.ms, k.category, label(k.category))],
         full=k.name + u.site_mark,
         note=f"max gain {fmt.pct(fmt.share(u.ms, step_wall))}",
@@ -103,7 +104,8 @@ def breakdown_top_units(r: BreakdownResult, us: list[Unit], what: str = "kernels
         return None
     t = r.totals()
     frame = gain_frame(r)
-    bars = [_kernel_bar(u, frame.wall_ms, t.kernel_ms) for u in us]
+    labels = fmt.kernel_labels([u.kernel.name for u in us])
+    bars = [_kernel_bar(u, name, frame.wall_ms, t.kernel_ms) for u, name in zip(us, labels, strict=True)]
     outside = (f" and the {fmt.ms(frame.outside_ms)} ms outside the graphs"
                if frame.outside_ms > 0 else "")
     note = (f"max gain: the kernel's share of {ALL_GRAPHS_ROW}'s wall time{outside}, the most the "
@@ -177,16 +179,17 @@ def analyze_categories(r: AnalyzeResult) -> Chart | None:
 def analyze_top(r: AnalyzeResult, top: int) -> Chart | None:
     n = max(len(r.steps), 1)
     total = sum(k.total_ms for k in r.kernels)
+    labels = fmt.kernel_labels([k.name for k in r.kernels[:top]])
     bars = [
         Bar(
-            fmt.kernel_label(k.name),
+            name,
             [Segment(k.total_ms / n, k.category, label(k.category))],
             full=k.name,
             note=fmt.pct(fmt.share(k.total_ms, total)),
             tip=f"{k.device} · {fmt.calls(round(k.calls / n, 2))} per step"
             + (f"\nlaunched by {k.launched_by}" if k.launched_by else ""),
         )
-        for k in r.kernels[:top]
+        for k, name in zip(r.kernels[:top], labels, strict=True)
     ]
     if not bars:
         return None

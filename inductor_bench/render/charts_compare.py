@@ -147,16 +147,17 @@ def diff_kernels(s: SectionDiff, top: int) -> Chart | None:
     ks = sorted((k for k in s.kernels if k.delta_ms), key=lambda k: -abs(k.delta_ms))[:top]
     if not ks:
         return None
+    labels = fmt.kernel_labels([k.name for k in ks])
     bars = [
         Bar(
-            fmt.kernel_label(k.name),
+            name,
             [Segment(k.delta_ms, k.status, k.status)],
             full=k.name,
             note=_kernel_note(k),
             tip=f"graph {k.graph} · {label(k.category)} · {fmt.ms_precise(k.base_ms)} -> "
             f"{fmt.ms_precise(k.head_ms)} ms",
         )
-        for k in ks
+        for k, name in zip(ks, labels, strict=True)
     ]
     return Chart(
         f"The {len(ks)} biggest kernel changes, {s.mode} (head - base)",

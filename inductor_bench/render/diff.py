@@ -19,6 +19,7 @@ from .format import count as fmt_calls
 from .format import (
     interval_pct,
     kernel_label,
+    kernel_labels,
     mib,
     ms_precise,
     pct,
@@ -215,10 +216,11 @@ def _match_cell(k: KernelDiff, doc: Doc) -> str:
 
 
 def _kernel_rows(ks: list[KernelDiff], doc: Doc) -> list[list[str]]:
+    labels = kernel_labels([k.name for k in ks], NAME_CHARS)
     return [
         [
             k.graph,
-            _name(doc, k.name),
+            doc.named(doc.code(name), k.name),
             label(k.category),
             ms_precise(k.base_ms) if k.status != ADDED else "-",
             ms_precise(k.head_ms) if k.status != REMOVED else "-",
@@ -226,7 +228,7 @@ def _kernel_rows(ks: list[KernelDiff], doc: Doc) -> list[list[str]]:
             _origin(k),
             _match_cell(k, doc),
         ]
-        for k in ks
+        for k, name in zip(ks, labels, strict=True)
     ]
 
 

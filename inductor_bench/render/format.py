@@ -12,6 +12,12 @@ from ..core.stats import beside_mark, interval_x_text
 from ..core.step_totals import ALL_GRAPHS
 from ..core.vocab import StepSource
 
+# Kernel names cut to a table's width (render/kernel_names.py), with the other formats here.
+from .kernel_names import KERNEL_CHARS as KERNEL_CHARS
+from .kernel_names import kernel_label as kernel_label
+from .kernel_names import kernel_labels as kernel_labels
+from .kernel_names import shorten as shorten
+
 DASH = "-"
 
 
@@ -94,78 +100,6 @@ def optional(v: int | None) -> str:
 def truncate(s: str, width: int, mark: str = "…") -> str:
     """Cut the end off a long cell, marking the cut."""
     return s if len(s) <= width else s[: width - len(mark)] + mark
-
-
-def shorten(name: str, width: int) -> str:
-    """Cut the middle out of a long name, keeping both ends: ``cpp_fused_a_b_..._sum_2``."""
-    if len(name) <= width:
-        return name
-    keep = width - 3
-    return name[: keep - keep // 3] + "..." + name[len(name) - keep // 3 :]
-
-
-# The widest a kernel's name is shown in a table (JSON keeps the whole name): room for Inductor's
-# longest fused names (``triton_per_fused_add_native_layer_norm_native_layer_norm_backward_view_8``).
-KERNEL_CHARS = 80
-
-
-def kernel_label(name: str, width: int = KERNEL_CHARS) -> str:
-    """A kernel's name as a table shows it. A C++ kernel's demangled name (up to 800 characters
-    for ``at::native`` kernels on an H200) loses its ``void ``, then its parameter list, then its
-    nested template arguments from the innermost out (the outermost level stays), and last its
-    middle, until it fits: ``at::native::reduce_kernel<512, 1, at::native::ReduceOp<…> >``.
-    Names that fit are shown whole."""
-    if len(name) <= width:
-        return name
-    s = name.removeprefix("void ")
-    s = _without_parameters(s)
-    depth = _template_depth(s)
-    while len(s) > width and depth > 1:
-        depth -= 1
-        s = _templates_to_depth(s, depth)
-    return shorten(s, width)
-
-
-def _without_parameters(s: str) -> str:
-    """``f<T>(A, B)`` -> ``f<T>``: the trailing balanced parenthesis group taken off."""
-    if not s.endswith(")"):
-        return s
-    depth = 0
-    for i in range(len(s) - 1, -1, -1):
-        depth += {")": 1, "(": -1}.get(s[i], 0)
-        if depth == 0:
-            return s[:i].rstrip() or s
-    return s
-
-
-def _template_depth(s: str) -> int:
-    depth = deepest = 0
-    for c in s:
-        if c == "<":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif c == ">" and depth > 0:
-            depth -= 1
-    return deepest
-
-
-def _templates_to_depth(s: str, keep: int) -> str:
-    """Template arguments nested deeper than ``keep`` levels replaced by one ``…``."""
-    out, depth = [], 0
-    for c in s:
-        if c == "<":
-            depth += 1
-            if depth == keep + 1:
-                out.append("<…")
-            elif depth <= keep:
-                out.append(c)
-        elif c == ">" and depth > 0:
-            if depth <= keep + 1:
-                out.append(c)
-            depth -= 1
-        elif depth <= keep:
-            out.append(c)
-    return "".join(out)
 
 
 def interval_pct(ratio_ci: tuple[float, float] | None) -> str:

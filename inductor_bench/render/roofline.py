@@ -196,7 +196,8 @@ def roofline_section(doc: Doc, r: BreakdownResult, top: int) -> None:
     if not pts:
         doc.paragraph("no kernel of this run has a byte count")
         return
-    rows = [_row(doc, gid, k, roof) for gid, k, roof in pts[:top]]
+    labels = fmt.kernel_labels([k.name for _, k, _ in pts[:top]])
+    rows = [_row(doc, gid, k, roof, name) for (gid, k, roof), name in zip(pts[:top], labels, strict=True)]
     doc.table(
         rows,
         ["graph", "kernel", "ms", "bytes", "FLOPs", "GB/s", "TFLOP/s", "FLOP/B", PCT_HEADER, "bound",
@@ -246,9 +247,9 @@ def bound_words(roof: KernelRoof, k: KernelStat | None = None) -> str:
     return BOUND_WORDS.get(roof.bound or "", fmt.DASH)
 
 
-def _row(doc: Doc, gid: str, k: KernelStat, roof: KernelRoof) -> list[str]:
+def _row(doc: Doc, gid: str, k: KernelStat, roof: KernelRoof, name: str) -> list[str]:
     return [
-        gid, doc.named(fmt.kernel_label(k.name), k.name), fmt.ms(k.ms), _si(k.bytes, "B"),
+        gid, doc.named(name, k.name), fmt.ms(k.ms), _si(k.bytes, "B"),
         _si(k.flops, "FLOP") if k.flops else fmt.DASH,
         fmt.number(roof.gbps, ".3g"), fmt.number(roof.tflops, ".3g"), fmt.number(roof.intensity, ".3g"),
         fmt.pct(roof.pct), bound_words(roof, k), counted_from(k.work_from),

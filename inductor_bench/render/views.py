@@ -78,8 +78,9 @@ def where(origin: Origin | None, note: str | None = None, types: dict[str, str] 
     return f"{shown} · {text}" if shown else text
 
 
-def _kernel_cell(doc: Doc, u: Unit) -> str:
-    return doc.named(fmt.kernel_label(u.kernel.name), u.kernel.name) + u.site_mark
+def _kernel_cell(doc: Doc, u: Unit, name: str) -> str:
+    """A unit's kernel by ``name``, its label (the whole name on hover in HTML)."""
+    return doc.named(name, u.kernel.name) + u.site_mark
 
 
 def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
@@ -89,11 +90,12 @@ def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
     us = top_step_units(r)
     roof = shows_roofline(r)
     roots = top_levels(r.measured())
+    labels = fmt.kernel_labels([u.kernel.name for u in us[:top]])
     rows = [
         [
             str(i),
             u.graph.id,
-            _kernel_cell(doc, u),
+            _kernel_cell(doc, u, labels[i - 1]),
             label(u.kernel.category),
             fmt.count(u.calls),
             fmt.ms(u.ms),
@@ -154,9 +156,10 @@ def graph_units(doc: Doc, r: BreakdownResult, top: int) -> None:
             with_inputs = any(u.site and u.site.shapes for u in us)
             with_file = any(u.kernel.file for u in us)
             rows, at = [], {**g.sizes, **g.unbacked}
-            for u in us[:top]:
+            labels = fmt.kernel_labels([u.kernel.name for u in us[:top]])
+            for u, name in zip(us[:top], labels, strict=True):
                 share = fmt.pct(fmt.share(u.ms, g.kernel_ms))
-                row = [_kernel_cell(doc, u), fmt.count(u.calls), fmt.ms(u.ms), share]
+                row = [_kernel_cell(doc, u, name), fmt.count(u.calls), fmt.ms(u.ms), share]
                 row += [unit_pct_cell(r, u)] if roof else []
                 row.append(where(u.origin, g.attribution, g.module_types, roots.get(g.id, ROOT_MODULE),
                                  g.module_sites))

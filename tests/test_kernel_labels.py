@@ -1,0 +1,102 @@
+"""Kernel names as tables show them (render/kernel_names.py): a long C++ name keeps what tells
+its kernel from others (its functor, the function its lambda is defined in), and a column of
+labels is distinct wherever its names are."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from inductor_bench.cli import app
+from inductor_bench.commands.options import Settings
+from inductor_bench.render.format import kernel_label, kernel_labels
+
+from .conftest import FIXTURES
+
+NS_TRACE = FIXTURES / "hta" / "ns_resolution_trace_rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
+NAME_CHARS = 70  # render/analyze.py's kernel column
+
+ADD = ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+       "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)")
+_THRESHOLD = ("at::native::BinaryFunctor<float, float, float, at::native::(anonymous namespace)::"
+              "threshold_kernel_impl<float>(at::TensorIteratorBase&, float, float)::{lambda(float, float)#1}>")
+THRESHOLD = (f"void at::native::vectorized_elementwise_kernel<4, {_THRESHOLD}, at::detail::Array<char*, 3> >"
+             f"(int, {_THRESHOLD}, at::detail::Array<char*, 3>)")
+_CLAMP = ("at::native::(anonymous namespace)::launch_clamp_scalar(at::TensorIteratorBase&, c10::Scalar, "
+          "c10::Scalar, at::native::detail::ClampLimits)::{lambda()#1}::operator()() const::{lambda()#7}::"
+          "operator()() const::{lambda(float)#1}")
+CLAMP = (f"void at::native::vectorized_elementwise_kernel<4, {_CLAMP}, at::detail::Array<char*, 2> >"
+         f"(int, {_CLAMP}, at::detail::Array<char*, 2>)")
+_FOO = ("<128, at::native::SomeFunctor<float, float, float>, at::detail::Array<char*, 3> >"
+        "(int, at::native::SomeFunctor<float, float, float>, at::detail::Array<char*, 3>)")
+FOO_NATIVE = "void at::native::foo_kernel" + _FOO
+FOO_CUDA = "void at::cuda::foo_kernel" + _FOO
+_MUL = ("at::native::BinaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float> >")
+MUL = (f"void at::native::vectorized_elementwise_kernel<4, {_MUL}, std::array<char*, 3ul> >"
+       f"(int, {_MUL}, std::array<char*, 3ul>)")
+TRITON = "triton_per_fused_add_native_layer_norm_native_layer_norm_backward_view_8"
+
+
+@pytest.mark.parametrize(("name", "label"), [
+    (ADD, "vectorized_elementwise_kernel<4, CUDAFunctor_add<float>, Array<…> >"),
+    (THRESHOLD, "vectorized_elementwise_kernel<…threshold_kernel_impl<float>::{lambda}…"),
+    (CLAMP, "vectorized_elementwise_kernel<…launch_clamp_scalar::{lambda}, …"),
+    (FOO_NATIVE, "foo_kernel<128, SomeFunctor<float, float, float>, Array<char*, 3> >"),
+], ids=["add", "threshold", "clamp", "namespaced"])
+def test_a_long_name_loses_namespaces_parameters_and_lambdas_before_its_arguments(name, label):
+    assert kernel_label(name, NAME_CHARS) == label
+    assert len(label) <= NAME_CHARS
+
+
+def test_at_the_default_width_more_of_each_name_is_shown():
+    assert [kernel_label(n) for n in (ADD, THRESHOLD, CLAMP)] == [
+        "vectorized_elementwise_kernel<4, CUDAFunctor_add<float>, Array<char*, 3> >",
+        "vectorized_elementwise_kernel<…threshold_kernel_impl<…>::{lambda}>, Array<…> >",
+        "vectorized_elementwise_kernel<4, launch_clamp_scalar::{lambda}, Array<…> >",
+    ]
+
+
+def test_a_column_of_labels_tells_apart_names_that_differ_only_by_namespace():
+    assert kernel_label(FOO_NATIVE, NAME_CHARS) == kernel_label(FOO_CUDA, NAME_CHARS)
+    assert kernel_labels([FOO_NATIVE, FOO_CUDA, FOO_NATIVE], NAME_CHARS) == [
+        "at::native::foo_kernel<128, SomeFunctor<…>, Array<…> >",
+        "at::cuda::foo_kernel<128, SomeFunctor<float, float, float>, Array<…> >",
+        "at::native::foo_kernel<128, SomeFunctor<…>, Array<…> >",
+    ]
+
+
+def test_names_cut_to_one_label_are_shown_where_they_differ():
+    names = [MUL, MUL.replace("MulFunctor", "AddFunctor"), MUL.replace("MulFunctor", "DivFunctor")]
+    assert len({kernel_label(n, NAME_CHARS) for n in names}) == 1
+    assert kernel_labels(names, NAME_CHARS) == [
+        f"vectorized_elementwise_kernel<…{op}<float> >, array<…> >"
+        for op in ("MulFunctor", "AddFunctor", "DivFunctor")
+    ]
+
+
+@pytest.mark.parametrize("width", [30, 40, 60, 70, 80])
+def test_labels_are_distinct_and_fit_at_any_width(width):
+    names = [ADD, THRESHOLD, CLAMP, FOO_NATIVE, FOO_CUDA, MUL, MUL.replace("Mul", "Add"), TRITON]
+    labels = kernel_labels(names, width)
+    assert len(set(labels)) == len(names)
+    assert all(len(x) <= width for x in labels)
+
+
+def test_names_that_fit_are_shown_whole():
+    """Inductor's kernel names are short: they keep every character, in a column with long ones."""
+    labels = kernel_labels([TRITON, ADD, THRESHOLD, CLAMP], 80)
+    assert labels[0] == kernel_label(TRITON, 80) == TRITON
+    assert labels[1:] == [kernel_label(n, 80) for n in (ADD, THRESHOLD, CLAMP)]
+
+
+def test_the_analyze_report_names_its_three_elementwise_kernels_apart():
+    """The V100 trace's add, threshold_backward and clamp_min_ run one template kernel each: the
+    text report's kernel column shows three different labels for them."""
+    result = CliRunner().invoke(app, ["analyze", str(NS_TRACE)], obj=Settings())
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.output.splitlines() if "vectorized_elementwise_kernel<" in line]
+    labels = {line.split("vectorized_elementwise_kernel<")[1].split("  ")[0] for line in rows}
+    assert len(rows) == len(labels) == 3
+    assert any("CUDAFunctor_add<float>" in x for x in labels)
+    assert any("threshold_kernel_impl" in x for x in labels)
+    assert any("launch_clamp_scalar" in x for x in labels)
