@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import gzip
 import json
+import re
 import tracemalloc
 import zlib
 from pathlib import Path
@@ -326,15 +327,27 @@ def test_runs_cut_inside_strings_and_nested_values(tmp_path, chunk):
 
 
 def test_events_the_typed_decoder_refuses_are_read_alone(tmp_path):
-    odd = [x("bool ts") | {"ts": True}, x("name 5") | {"name": 5}, x("cat null") | {"cat": None},
-           x("pid float", pid=1.5), x("huge ts", ts=1e400), x("dur str", dur="0.5"),
+    odd = [x("bool ts") | {"ts": True}, x("cat null") | {"cat": None},
+           x("pid float", pid=1.5), x("dur str", dur="0.5"),
            x("args null") | {"args": None}, x("ts space") | {"ts": " 12"}]
     events = []
     for i in range(400):
         events += [x(f"op{i}", ts=i, correlation=i), odd[i % len(odd)]]
-    doc = json.loads(json.dumps({"traceEvents": events}))  # 1e400 -> inf, as in the file
+    doc = json.loads(json.dumps({"traceEvents": events}))
     path = write(tmp_path / "t.json", kineto_text(events))
     assert load_trace(path, chunk_chars=1 << 16).events == expected_events(doc)
+
+
+@pytest.mark.parametrize("bad, words", [
+    ({"name": 5}, "complete event 5 has no numeric ts/dur or a name that is not a string"),
+    ({"ts": 1e400}, "complete event 'bad' has a ts or dur that is not finite (ts inf"),
+    ({"dur": "NaN"}, "complete event 'bad' has a ts or dur that is not finite (ts 0.0, dur nan"),
+], ids=["name-a-number", "ts-overflows", "dur-nan"])
+def test_events_the_typed_decoder_refuses_and_no_reader_can_use_are_named(tmp_path, bad, words):
+    events = [x(f"op{i}", ts=i, correlation=i) for i in range(50)] + [x("bad", ts=0) | bad]
+    path = write(tmp_path / "t.json", kineto_text(events))
+    with pytest.raises(TraceError, match=re.escape(f"{path}: {words}")):
+        load_trace(path, chunk_chars=1 << 16)
 
 
 def test_a_trace_cut_anywhere_raises_instead_of_returning_part(tmp_path):

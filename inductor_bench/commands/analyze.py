@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -10,7 +11,8 @@ import typer
 
 from ..core.analyze import analyze_file
 from ..core.rank_cycles import analyze_rank_cycles, repeats_ranks
-from ..core.ranks import analyze_ranks, trace_files
+from ..core.ranks import analyze_ranks
+from ..core.trace_files import trace_files
 from ..core.trace_sets import analyze_cycles, one_process
 from ..render.analyze import DEFAULT_TOP, render_analyze, render_cycles
 from ..render.ranks import render_rank_cycles, render_ranks
@@ -44,7 +46,10 @@ def analyze(
     a cycle with nothing profiled is skipped and named. Several ranks' cycles (each rank
     once per cycle): each cycle's ranks in turn."""
     o.one_stdout(fmt, json_out)
-    files = trace_files(traces)
+    found = trace_files(traces)
+    for f in found.not_traces:
+        print(f"analyze: skipped {f}: not a profiler trace (no traceEvents)", file=sys.stderr)
+    files = found.files
     if len(files) == 1:  # a file, or a directory holding one trace
         result = analyze_file(files[0])
         emit(result.to_json(), lambda f: render_analyze(result, f, top=top), fmt, json_out, html_out)

@@ -45,7 +45,10 @@ def emit_json(text: str, dest: str | Path) -> None:
         raise UsageError(f"--json {p}: already exists (results are never overwritten)")
     make_parent(p)
     tmp = p.with_name(f".{p.name}.{os.getpid()}.json")
-    write_atomic(tmp, text)
+    try:
+        write_atomic(tmp, text)
+    except WriteError as e:  # named by the file asked for, not the one written first
+        raise WriteError(str(e).replace(str(tmp), str(p), 1)) from None
     try:
         os.link(tmp, p)
     except FileExistsError:

@@ -9,8 +9,9 @@ and the start of the next. That guess can be wrong (such a ``}`` may lie inside 
 a nested value), but then msgspec rejects the run: a prefix of a valid JSON list decodes
 only when it is cut between two elements. A rejected run is retried shorter; an element no
 run gets past (malformed, or of a shape the typed decoder refuses, such as a ``ts`` that is
-an object) is read alone by the stdlib ``json``, which accepts what the previous,
-stdlib-only reader accepted or names the error.
+an object) is read alone by the stdlib ``json``; what no reader can use there (a time that
+is not a finite number, a name that is not a string, an id that is an object) is named in
+one error.
 
 The file is read into one reused buffer, and a run is decoded where it lies: the byte
 before it and the byte after it (a ``,``, ``[`` or whitespace) are turned into ``[`` and

@@ -21,13 +21,10 @@ small ``RankResult`` comes back, so memory does not grow with the number of rank
 
 from __future__ import annotations
 
-import gzip
-import hashlib
 import json
 import multiprocessing
 import os
 import re
-from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -40,16 +37,15 @@ from .regions import Region, regions
 from .steady import steady_held
 from .steps import StepEvents, split_steps
 from .timeline import merged
+from .trace_files import trace_head
 
 SCHEMA = "inductor-bench/analyze-ranks"
 SCHEMA_VERSION = 1
 COMM = "communication"
 US_PER_MS = 1000.0
-HEADER_CHARS = 1 << 16  # distributedInfo is written before traceEvents
 _RANK_IN_HEADER = re.compile(r'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*(\d+)')
 _WORLD_IN_HEADER = re.compile(r'"distributedInfo"\s*:\s*\{[^{}]*?"world_size"\s*:\s*(\d+)')
 _RANK_IN_NAME = re.compile(r"rank[-_]?(\d+)", re.IGNORECASE)
-TRACE_SUFFIXES = (".json", ".json.gz")
 
 
 @dataclass
@@ -133,59 +129,11 @@ class RanksResult:
 # ---- inputs -----------------------------------------------------------------------------
 
 
-def trace_files(paths: Iterable[Path]) -> list[Path]:
-    """The trace files named, a directory standing for the traces directly in it."""
-    out: list[Path] = []
-    for p in paths:
-        if p.is_dir():
-            found = sorted(f for f in p.iterdir() if f.is_file() and f.name.endswith(TRACE_SUFFIXES))
-            if not found:
-                raise UsageError(f"{p}: no trace files (*.json, *.json.gz) in this directory")
-            out += found
-        else:
-            out.append(p)
-    seen: set[Path] = set()
-    prints: dict[tuple[int, bytes], Path] = {}
-    for p in out:
-        if p.resolve() in seen:
-            raise UsageError(f"{p}: given twice; give each trace once")
-        seen.add(p.resolve())
-        if len(out) > 1 and (same := prints.setdefault(_fingerprint(p), p)) != p:
-            raise UsageError(f"{p}: the same trace as {same} (a copy: the same bytes); give each trace once")
-    return out
-
-
-def _fingerprint(path: Path, edge: int = 1 << 16) -> tuple[int, bytes]:
-    """A trace file's size and a hash of its first and last ``edge`` bytes: two cycles or
-    ranks differ there (their events' times, gzipped or not); a copy does not."""
-    try:
-        size = path.stat().st_size
-        with open(path, "rb") as f:
-            head = f.read(edge)
-            f.seek(max(size - edge, len(head)))
-            tail = f.read(edge)
-    except OSError:
-        return (-1, str(path).encode())  # unreadable: left to the reader's own error
-    return size, hashlib.blake2b(head + tail, digest_size=16).digest()
-
-
 def rank_of(path: Path) -> int | None:
     """The rank a trace names: ``distributedInfo.rank`` in its header, else ``rank<N>`` in
     its file name; None when neither says."""
     m = _RANK_IN_HEADER.search(trace_head(path)) or _RANK_IN_NAME.search(path.name)
     return int(m.group(1)) if m else None
-
-
-def trace_head(path: Path) -> str:
-    """The first ``HEADER_CHARS`` characters of a trace, gzipped or not ("" where unreadable):
-    its header, and the first of its events."""
-    try:
-        with open(path, "rb") as f:
-            gzipped = f.read(2) == b"\x1f\x8b"
-        with (gzip.open if gzipped else open)(path, "rt", encoding="utf-8", errors="replace") as f:
-            return f.read(HEADER_CHARS)
-    except (OSError, EOFError):
-        return ""
 
 
 # ---- one rank ---------------------------------------------------------------------------

@@ -161,8 +161,22 @@ def _build(cls: type[BreakdownResult] | type[CompareResult], p: Path, data: Any)
         raise ResultError(f"{p}: damaged, not the shape of a result ({type(e).__name__}: {e})") from None
     if isinstance(result, BreakdownResult):
         _check_file_paths(result, p)
+    _check_left_out(result, p)
     _relocate(result, p.parent)
     return result
+
+
+def _check_left_out(result: Result, p: Path) -> None:
+    """Each graph's ``left_out`` names iterations its ``wall_samples_ms`` holds (every figure is
+    derived from the samples less those)."""
+    runs = [m.breakdown for m in result.modes if m.breakdown is not None] \
+        if isinstance(result, CompareResult) else [result]
+    for g in (g for b in runs for g in b.graphs):
+        n = len(g.wall_samples_ms)
+        bad = next((i for i in g.left_out if not isinstance(i, int) or not 0 <= i < n), None)
+        if bad is not None:
+            raise ResultError(f"{p}: damaged: graphs[{g.id}].left_out: {bad!r} is no iteration of "
+                              f"its {n} wall_samples_ms")
 
 
 def _relocate(result: Result, here: Path) -> None:

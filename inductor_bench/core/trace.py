@@ -16,6 +16,8 @@ from __future__ import annotations
 import functools
 import gc
 import gzip
+import json
+import math
 import re
 import zlib
 from collections.abc import Callable, Collection
@@ -44,6 +46,7 @@ COMPILED_CALL = re.compile(r"^## Call CompiledFxGraph \S+ ##$")
 
 # Category names as kineto writes them since torch 2.0, and older spellings mapped to them.
 CPU_OP = "cpu_op"
+ID_ARGS = ("correlation", "External id")  # args that match launches, kernels and ops: numbers or strings
 USER_ANNOTATION = "user_annotation"
 GPU_USER_ANNOTATION = "gpu_user_annotation"
 KERNEL = "kernel"
@@ -298,11 +301,18 @@ class EventMaker:
             name = self.strings.setdefault(name, name)
         except TypeError:  # a name or category that is a list or an object
             raise self._bad(name) from None
+        if not isinstance(name, str):
+            raise self._bad(name)
         args = raw.get("args")
         if not isinstance(args, dict):
             args = {}
         elif self.keys is not None:
             args = {k: args[k] for k in self.keys if k in args}
+        for key in ID_ARGS:  # ids that launches and kernels are matched by
+            if isinstance(args.get(key), (dict, list)):
+                raise TraceError(f"{self.path}: event {name!r}: args.{key} is not an id "
+                                 f"(a number or a string) but {type(args[key]).__name__} "
+                                 f"{json.dumps(args[key])[:40]}")
         ts, dur = self._numbers(name, raw.get("ts"), raw.get("dur", 0.0))
         ev = Event(name, cat, ts, dur, raw.get("pid", 0), raw.get("tid", 0), args)
         if self.keep is None or self.keep(ev):
@@ -310,9 +320,13 @@ class EventMaker:
 
     def _numbers(self, name: Any, ts: Any, dur: Any) -> tuple[float, float]:
         try:
-            return float(ts), float(dur)
+            ts, dur = float(ts), float(dur)
         except (TypeError, ValueError):
             raise self._bad(name) from None
+        if not (math.isfinite(ts) and math.isfinite(dur)):  # "inf", "NaN", 1e999
+            raise TraceError(f"{self.path}: complete event {name!r} has a ts or dur that is not "
+                             f"finite (ts {ts}, dur {dur}; after {len(self.events)} events kept)")
+        return ts, dur
 
     def _bad(self, name: Any) -> TraceError:
         return TraceError(

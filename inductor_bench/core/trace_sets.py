@@ -14,7 +14,8 @@ from typing import Any
 
 from .analyze import AnalyzeResult, analyze_file
 from .errors import NothingProfiled
-from .ranks import rank_of, trace_head
+from .ranks import rank_of
+from .trace_files import trace_head
 
 SCHEMA = "inductor-bench/analyze-cycles"
 SCHEMA_VERSION = 1

@@ -1,0 +1,104 @@
+"""The trace files ``analyze`` is given: files named, or the traces directly in a directory.
+
+A directory's ``*.json`` that is no profiler trace (a config, metrics, an inductor-bench
+result) is skipped and named, not read as one; a directory holding an inductor-bench run is
+pointed to ``report``; a directory or file that cannot be read is bad input, named."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import UsageError
+from .rundir import BREAKDOWN_FILE, COMPARE_FILE
+
+HEADER_CHARS = 1 << 16  # distributedInfo is written before traceEvents
+TRACE_SUFFIXES = (".json", ".json.gz")
+# What a chrome trace's top-level object holds near its start (kineto writes its header keys
+# first; a trace of another tool opens with traceEvents)
+_TRACE_KEYS = re.compile(r'"(?:traceEvents|schemaVersion|deviceProperties|displayTimeUnit|'
+                         r'baseTimeNanoseconds|distributedInfo|traceName)"\s*:')
+
+
+@dataclass
+class TraceFiles:
+    files: list[Path]
+    not_traces: list[Path] = field(default_factory=list)  # a directory's JSON files skipped
+
+
+def trace_files(paths: Iterable[Path]) -> TraceFiles:
+    """The trace files named, a directory standing for the traces directly in it."""
+    out = TraceFiles([])
+    for p in paths:
+        if p.is_dir():
+            _directory(p, out)
+        else:
+            out.files.append(p)
+    seen: set[Path] = set()
+    prints: dict[tuple[int, bytes], Path] = {}
+    for p in out.files:
+        if p.resolve() in seen:
+            raise UsageError(f"{p}: given twice; give each trace once")
+        seen.add(p.resolve())
+        if len(out.files) > 1 and (same := prints.setdefault(_fingerprint(p), p)) != p:
+            raise UsageError(f"{p}: the same trace as {same} (a copy: the same bytes); give each trace once")
+    return out
+
+
+def _directory(p: Path, out: TraceFiles) -> None:
+    """The traces directly in ``p`` into ``out``; its JSON files that are no trace set aside."""
+    for result in (BREAKDOWN_FILE, COMPARE_FILE):
+        if (p / result).is_file():
+            raise UsageError(f"{p}: an inductor-bench run directory ({result}), not profiler traces: "
+                             f"`inductor-bench report {p}` shows it; its graphs' traces are in "
+                             f"{p}/graphs/<graph>/")
+    try:
+        found = sorted(f for f in p.iterdir() if f.is_file() and f.name.endswith(TRACE_SUFFIXES))
+    except OSError as e:
+        raise UsageError(f"{p}: cannot read this directory ({e.strerror or e})") from None
+    traces = [f for f in found if is_trace(f)]
+    if not traces:
+        names = ", ".join(f.name for f in found[:3]) + (", ..." if len(found) > 3 else "")
+        what = f" ({names}: no traceEvents)" if found else ""
+        raise UsageError(f"{p}: no trace files (*.json, *.json.gz) in this directory{what}")
+    out.files += traces
+    out.not_traces += [f for f in found if f not in traces]
+
+
+def is_trace(path: Path) -> bool:
+    """Whether ``path`` opens as a chrome trace does: a top-level object with one of its keys
+    (an unreadable file counts as one, for its reader to name the error)."""
+    head = trace_head(path, missing=None)
+    if head is None:
+        return True
+    return head.lstrip().startswith("{") and _TRACE_KEYS.search(head) is not None
+
+
+def _fingerprint(path: Path, edge: int = 1 << 16) -> tuple[int, bytes]:
+    """A trace file's size and a hash of its first and last ``edge`` bytes: two cycles or
+    ranks differ there (their events' times, gzipped or not); a copy does not."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            head = f.read(edge)
+            f.seek(max(size - edge, len(head)))
+            tail = f.read(edge)
+    except OSError:
+        return (-1, str(path).encode())  # unreadable: left to the reader's own error
+    return size, hashlib.blake2b(head + tail, digest_size=16).digest()
+
+
+def trace_head(path: Path, missing: str | None = "") -> str | None:
+    """The first ``HEADER_CHARS`` characters of a trace, gzipped or not (``missing`` where
+    unreadable): its header, and the first of its events."""
+    try:
+        with open(path, "rb") as f:
+            gzipped = f.read(2) == b"\x1f\x8b"
+        with (gzip.open if gzipped else open)(path, "rt", encoding="utf-8", errors="replace") as f:
+            return f.read(HEADER_CHARS)
+    except (OSError, EOFError):
+        return missing
