@@ -100,3 +100,20 @@ def test_the_analyze_report_names_its_three_elementwise_kernels_apart():
     assert any("CUDAFunctor_add<float>" in x for x in labels)
     assert any("threshold_kernel_impl" in x for x in labels)
     assert any("launch_clamp_scalar" in x for x in labels)
+
+
+UNROLLED = (
+    "void at::native::unrolled_elementwise_kernel<at::native::CUDAFunctor_add<double>, "
+    "at::detail::Array<char*, 3>, TrivialOffsetCalculator<2, unsigned int>, TrivialOffsetCalculator<1, "
+    "unsigned int>, at::native::memory::LoadWithCast<2>, at::native::memory::StoreWithCast<1> >(int, "
+    "at::native::CUDAFunctor_add<double>, at::detail::Array<char*, 3>, TrivialOffsetCalculator<2, "
+    "unsigned int>, TrivialOffsetCalculator<1, unsigned int>, at::native::memory::LoadWithCast<2>, "
+    "at::native::memory::StoreWithCast<1>)"
+)  # HTA's negative_queue_length trace (tests/fixtures/hta/README.md)
+
+
+def test_too_many_arguments_keep_the_first_whole_and_end_in_an_ellipsis():
+    """Six template arguments that do not fit even collapsed: the first ones whole, never a cut
+    through the middle of one."""
+    assert kernel_label(UNROLLED, 80) == "unrolled_elementwise_kernel<CUDAFunctor_add<double>, Array<char*, 3>, …"
+    assert kernel_label(UNROLLED, 70) == "unrolled_elementwise_kernel<CUDAFunctor_add<double>, Array<char*, 3>…"

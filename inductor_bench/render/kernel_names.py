@@ -56,7 +56,19 @@ def kernel_label(name: str, width: int = KERNEL_CHARS) -> str:
         return t
     if key:
         return _around(s, key[0], width)
+    if 0 < t.find("<") <= width // 2:
+        return _leading_arguments(s, width)
     return shorten(t, width)
+
+
+def _leading_arguments(s: str, width: int) -> str:
+    """The outer name and the first of its template arguments that fit whole, the least
+    collapsed, then ``…``: ``unrolled_elementwise_kernel<CUDAFunctor_add<double>, Array<char*, 3>, …``."""
+    stages = [s]
+    while (w := _collapse_one(stages[-1], 2, None)) is not None:
+        stages.append(w)
+    cuts = [_cut(w, width) for w in stages]
+    return next((c for c in cuts if _whole_arguments(c[: -len(CUT)], 1)), cuts[-1])
 
 
 def kernel_labels(names: list[str], width: int = KERNEL_CHARS) -> list[str]:
