@@ -231,7 +231,8 @@ class TextDoc(Doc):
         self.blocks.append("\n".join(wrapped(part, wrap) for line in lines for part in line.split("\n")))
 
     def lines(self, *lines: str) -> None:
-        self.blocks.append("\n".join(lines))
+        """Lines that stay as they are, on a terminal too (a command to copy, a header)."""
+        Doc.paragraph(self, *lines)
 
     def title(self, s: str) -> None:
         s = one_line(s)
