@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from inductor_bench.runner import rundir as runner_rundir
 
-from .test_saved_run_faults import run_cli
+from .test_saved_run_faults import one_line, run_cli
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RUN = FIXTURES / "runs" / "cpu_mlp_train_stalled"
@@ -48,7 +51,7 @@ def test_a_kernel_named_by_a_number_is_refused(capsys, tmp_path):
     path = _trace(tmp_path, '"name": 12, "ts": 10, "dur": 5, "args": {"correlation": 5}')
     code, _, err = run_cli(capsys, "analyze", str(path))
     assert code == 2
-    assert f"{path}: complete event 12 has no numeric ts/dur or a name that is not a string" in err
+    assert f"{path}: a complete event's name is not a string but int 12" in err
 
 
 @pytest.mark.parametrize("value", ['{"a": 1}', "[1, 2]"])
@@ -127,3 +130,155 @@ def test_a_json_file_that_is_no_trace_is_skipped_and_named(capsys, tmp_path):
     code, _, err = run_cli(capsys, "analyze", str(tmp_path))
     assert code == 2
     assert "no trace files (*.json, *.json.gz) in this directory (config.json: no traceEvents)" in err
+
+
+# -- the typed decoder's runs: a trace of thousands of events is read run by run, where
+# "inf" and "NaN" written as strings read as numbers and an id may be any JSON value --------
+
+
+def _kernels(n: int, **bad) -> list[dict]:
+    """Synthetic: one step, ``n`` kernel events, the middle one with the fields of ``bad``."""
+    evs = [{"ph": "X", "cat": "kernel", "name": f"k{i % 3}", "pid": 0, "tid": 7, "ts": 10 + i, "dur": 0.5,
+            "args": {"correlation": i}} for i in range(n)]
+    evs[n // 2] = evs[n // 2] | {"name": "bad"} | bad
+    return [json.loads(STEP) | {"dur": 10 + n}] + evs
+
+
+def _write(tmp_path: Path, events: list[dict], **top) -> Path:
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({**top, "traceEvents": events}).replace('"LIT"', "1e999"))
+    return path
+
+
+@pytest.mark.parametrize("bad, shown", [
+    ({"dur": "inf"}, "dur inf"), ({"ts": "NaN"}, "ts nan"), ({"dur": "-Infinity"}, "dur -inf"),
+    ({"dur": "LIT"}, "dur inf"), ({"cat": "cpu_op", "dur": "Infinity"}, "dur inf"),
+    ({"cat": "cuda_runtime", "ts": "inf"}, "ts inf"),
+], ids=["dur-inf", "ts-nan", "dur-minus-inf", "dur-1e999", "op", "launch"])
+def test_a_time_that_is_not_finite_is_refused_in_a_long_trace(capsys, tmp_path, bad, shown):
+    path = _write(tmp_path, _kernels(3000, **bad))
+    line = one_line(*run_cli(capsys, "analyze", str(path)))
+    assert line.startswith(f"{path}: complete event 'bad' has a ts or dur that is not finite (")
+    assert shown in line
+
+
+@pytest.mark.parametrize("bad, field", [
+    ({"args": {"correlation": {"a": 1}}}, "args.correlation"),
+    ({"cat": "cpu_op", "args": {"External id": [1, 2]}}, "args.External id"),
+    ({"cat": "cuda_runtime", "args": {"correlation": {"a": 1}}}, "args.correlation"),
+    ({"pid": {"a": 1}}, "pid"), ({"cat": "cpu_op", "tid": [1]}, "tid"),
+], ids=["kernel-correlation", "op-external-id", "launch-correlation", "pid", "tid"])
+@pytest.mark.parametrize("n", [1, 3000], ids=["short", "long"])
+def test_an_id_that_is_an_object_is_refused_in_any_trace(capsys, tmp_path, bad, field, n):
+    path = _write(tmp_path, _kernels(n, **bad))
+    line = one_line(*run_cli(capsys, "analyze", str(path)))
+    assert line.startswith(f"{path}: event 'bad': {field} is not an id (a number or a string) but ")
+
+
+def test_a_time_past_a_float_is_refused(capsys, tmp_path):
+    path = _trace(tmp_path, '"name": "k", "ts": 1' + "0" * 400 + ', "dur": 5, "args": {"correlation": 5}')
+    assert one_line(*run_cli(capsys, "analyze", str(path))).startswith(f"{path}: complete event 'k' has no numeric")
+
+
+def test_a_base_time_that_is_not_finite_is_no_base_time(capsys, tmp_path):
+    path = _write(tmp_path, _kernels(10), baseTimeNanoseconds="LIT")
+    code, out, err = run_cli(capsys, "analyze", str(path), "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["kernels"]
+
+
+def _memory(ts: float, total) -> dict:
+    return {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": ts, "s": "t",
+            "args": {"Device Type": 1, "Device Id": 0, "Bytes": 100, "Total Allocated": total}}
+
+
+@pytest.mark.parametrize("total", ["LIT", "inf", "NaN", "BIG"])
+@pytest.mark.parametrize("n", [2, 3000], ids=["short", "long"])
+def test_a_memory_total_that_is_not_finite_is_left_out(capsys, tmp_path, total, n):
+    """A total that is no finite number is left out, as one that is no number is."""
+    events = _kernels(4) + [_memory(2 + i / n, 1000 + i) for i in range(n)] + [_memory(3, total)]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": events}).replace('"LIT"', "1e999").replace('"BIG"', "1" + "0" * 400))
+    code, out, err = run_cli(capsys, "analyze", str(path), "--format", "json")
+    assert code == 0, err
+    (memory,) = json.loads(out)["memory"]
+    assert memory["steps"] == [{"start": 900.0, "peak": 1000.0 + n - 1, "end": 1000.0 + n - 1}]
+
+
+# -- a directory that cannot be searched (chmod 000): reading, not writing, fails --------------
+
+
+def _unsearchable(monkeypatch, d: Path) -> None:
+    """``d`` as chmod 000 leaves it to a user other than root: it is there, but neither listed
+    nor looked into."""
+    stat, iterdir = Path.stat, Path.iterdir
+
+    def no_stat(self, *a, **k):
+        if d in self.parents:
+            raise PermissionError(errno.EACCES, "Permission denied", str(self))
+        return stat(self, *a, **k)
+
+    def no_listing(self):
+        if self == d:
+            raise PermissionError(errno.EACCES, "Permission denied", str(self))
+        return iterdir(self)
+
+    monkeypatch.setattr(Path, "stat", no_stat)
+    monkeypatch.setattr(Path, "iterdir", no_listing)
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["analyze", "{d}"], "{d}: cannot read this directory (Permission denied)"),
+    (["analyze", "{d}/t.json"], "{d}/t.json: cannot read (Permission denied)"),
+    (["report", "{d}"], "{d}: cannot read (Permission denied)"),
+    (["report", "{d}/breakdown.json"], "{d}/breakdown.json: cannot read (Permission denied)"),
+    (["diff", str(RUN), "{d}"], "{d}: cannot read (Permission denied)"),
+    (["kernel", "{d}/k.py"], "{d}/k.py: cannot read (Permission denied)"),
+], ids=["analyze-dir", "analyze-file", "report-dir", "report-file", "diff", "kernel"])
+def test_a_path_that_cannot_be_searched_is_bad_input(capsys, tmp_path, monkeypatch, argv, named):
+    d = tmp_path / "locked"
+    shutil.copytree(RUN, d)
+    _unsearchable(monkeypatch, d)
+    line = one_line(*run_cli(capsys, *(a.format(d=d) for a in argv)))
+    assert line == named.format(d=d)
+
+
+def test_a_directory_that_cannot_be_searched_is_bad_input_for_real(tmp_path):
+    """The same with the permission itself: a user other than root, or root without the
+    capability that overrides permissions."""
+    d = tmp_path / "locked"
+    d.mkdir()
+    (d / "t.json").write_text(_kernels_text())
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("root reads a directory chmod 000; setpriv, to drop that, is not installed")
+        prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"]
+        if subprocess.run([*prefix, "true"], capture_output=True).returncode != 0:
+            pytest.skip("setpriv may not drop the capability here")
+    d.chmod(0)
+    try:
+        for argv in (["analyze", str(d)], ["analyze", str(d / "t.json")], ["report", str(d)]):
+            done = subprocess.run([*prefix, sys.executable, "-m", "inductor_bench.cli", *argv],
+                                  capture_output=True, text=True, timeout=120,
+                                  env=os.environ | {"PYTHONPATH": str(Path(__file__).parent.parent)})
+            assert done.returncode == 2, done.stderr
+            assert done.stderr.startswith(f"inductor-bench: error: {argv[1]}: cannot read"), done.stderr
+    finally:
+        d.chmod(0o755)
+
+
+def _kernels_text() -> str:
+    return json.dumps({"traceEvents": _kernels(4)})
+
+
+# -- a saved run or result given to analyze ---------------------------------------------------
+
+
+def test_a_compare_run_or_a_result_file_is_pointed_to_report(capsys, tmp_path):
+    compare = FIXTURES / "results" / "cpu_mlp_compare"
+    line = one_line(*run_cli(capsys, "analyze", str(compare)))
+    assert f"`inductor-bench report {compare}` shows it; its graphs' traces are in {compare}/<mode>/graphs/" in line
+    for result in (RUN / "breakdown.json", compare / "compare.json"):
+        line = one_line(*run_cli(capsys, "analyze", str(result)))
+        assert line == f"{result}: an inductor-bench result, not a profiler trace: `inductor-bench report {result}` shows it"

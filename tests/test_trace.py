@@ -339,7 +339,7 @@ def test_events_the_typed_decoder_refuses_are_read_alone(tmp_path):
 
 
 @pytest.mark.parametrize("bad, words", [
-    ({"name": 5}, "complete event 5 has no numeric ts/dur or a name that is not a string"),
+    ({"name": 5}, "a complete event's name is not a string but int 5"),
     ({"ts": 1e400}, "complete event 'bad' has a ts or dur that is not finite (ts inf"),
     ({"dur": "NaN"}, "complete event 'bad' has a ts or dur that is not finite (ts 0.0, dur nan"),
 ], ids=["name-a-number", "ts-overflows", "dur-nan"])

@@ -45,7 +45,7 @@ AllowMismatch = Annotated[
 
 
 def _load(path: Path, side: str) -> Result:
-    if not path.exists():
+    if not o.exists(path):
         raise UsageError(f"{side} {path}: no such result file or run directory")
     return load_any(path)
 

@@ -61,7 +61,7 @@ def find_kernel(result: BreakdownResult, name: str, where: str) -> tuple[str, Ke
 
 
 def _from_run_dir(run_dir: Path, name: str | None) -> KernelFile:
-    if not (run_dir / BREAKDOWN_FILE).exists():
+    if not o.exists(run_dir / BREAKDOWN_FILE):
         raise UsageError(f"{run_dir}: a directory without breakdown.json (not a run directory)")
     if not name:
         raise UsageError(
@@ -80,7 +80,7 @@ def _from_run_dir(run_dir: Path, name: str | None) -> KernelFile:
 
 def resolve_kernel_file(path: Path, name: str | None) -> KernelFile:
     """A kernel file named directly, or by name from a run directory; validated."""
-    if path.is_dir():
+    if o.exists(path) and path.is_dir():
         kf = _from_run_dir(path, name)
     else:
         kf = read_kernel_file(path)

@@ -120,6 +120,15 @@ def a_path(value: str | Path) -> Path:
     return Path(value)
 
 
+def exists(path: Path) -> bool:
+    """``path.exists()``, where a directory on its way that cannot be searched (no permission)
+    is bad input, named: a path that cannot be read, not one that cannot be written."""
+    try:
+        return path.exists()
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read ({e.strerror or e})") from None
+
+
 def a_target(value: str) -> str:
     """``a_path`` for an output that may also be '-' (stdout)."""
     return str(a_path(value))

@@ -47,7 +47,7 @@ def report(
     again: Reanalyze = False,
 ) -> None:
     """Re-render a saved breakdown or comparison without torch or a GPU."""
-    if not run.exists():
+    if not o.exists(run):
         raise UsageError(f"{run}: no such run directory or file")
     result = reanalyzed(run) if again else load_any(run)
     if isinstance(result, CompareResult):

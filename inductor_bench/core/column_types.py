@@ -11,6 +11,15 @@ from typing import Any
 MISSING = -(1 << 63)  # an absent correlation / External id (the value itself goes to ``odd``)
 
 
+class NotAnId(ValueError):
+    """A correlation or External id that is an object or a list (unhashable: nothing can be
+    matched by it); ``at``: its index in the values given."""
+
+    def __init__(self, at: int, value: Any) -> None:
+        super().__init__(at, value)
+        self.at, self.value = at, value
+
+
 class Table(dict):
     """value -> its index in ``values``; a new value is appended."""
 
@@ -33,6 +42,7 @@ class Column:
     odd: dict[int, Any] = field(default_factory=dict)
 
     def extend(self, values: list[Any]) -> None:
+        """``values`` appended; ``NotAnId`` for one that is an object or a list."""
         ids, start = self.ids, len(self.ids)
         try:
             ids.fromlist(values)  # all or nothing
@@ -42,10 +52,12 @@ class Column:
             if not values or min(ids[start:]) != MISSING or not _sentinel_values(values):
                 return
             del ids[start:]
-        for v in values:
+        for i, v in enumerate(values):
             if type(v) is int and v != MISSING and -(1 << 63) < v < (1 << 63):
                 ids.append(v)
             else:
+                if isinstance(v, dict | list):
+                    raise NotAnId(i, v)
                 if v is not MISSING:
                     self.odd[len(ids)] = v
                 ids.append(MISSING)

@@ -56,6 +56,8 @@ from .trace import (
     base_time,
     category_map,
     device_properties,
+    extend_ids,
+    finite_times,
     stream_trace,
 )
 
@@ -154,6 +156,9 @@ class ColumnFiller:
         if not xs:
             return
         out = self.out
+        # times first (a dur of "-inf" would read as unfinished); an instant's ts is memory.py's
+        finite_times(out.path, xs if INSTANT_CATEGORY not in cats
+                     else [x for x, c in zip(xs, cats, strict=True) if c != INSTANT_CATEGORY])
         if min(map(_DUR, xs)) < 0:  # one pass in C per run; rare
             xs, cats = self._finished(xs, cats)
         out.kept += len(xs)
@@ -204,7 +209,7 @@ class ColumnFiller:
             out.launch.ts.fromlist([x.ts for x in launches])
             out.launch.dur.fromlist([x.dur for x in launches])
             out.launch.where.fromlist(list(compress(threads, is_launch)))
-            out.launch.corr.extend(self.corr(launches))
+            extend_ids(out.path, out.launch.corr, launches, self.corr(launches), "correlation")
         return names
 
     def _python(self, calls: list[Any]) -> None:
@@ -251,9 +256,9 @@ class ColumnFiller:
         evs.dur.fromlist([x.dur for x in xs])
         evs.where.fromlist(where)
         if corr:
-            evs.corr.extend(self.corr(xs))
+            extend_ids(self.out.path, evs.corr, xs, self.corr(xs), "correlation")
         if ext:
-            evs.ext.extend(self.ext(xs))
+            extend_ids(self.out.path, evs.ext, xs, self.ext(xs), "External id")
         return names
 
     def add_events(self, events: list[Event]) -> None:

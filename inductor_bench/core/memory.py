@@ -16,6 +16,7 @@ memory held across steps.
 
 from __future__ import annotations
 
+import math
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
@@ -76,12 +77,15 @@ class MemoryColumns:
     def add(self, ts: Sequence[Any], kinds: Sequence[Any], ids: Sequence[Any],
             nbytes: Sequence[Any], totals: Sequence[Any], absent: Any = None) -> None:
         """Events as the decoder gives their fields (``absent``: what it gives for an absent
-        one); one whose time or total is not a number is left out, absent bytes read 0. Every
-        column is converted at C level; a run holding anything else is read event by event."""
+        one); one whose time or total is not a finite number is left out, absent bytes read 0.
+        Every column is converted at C level; a run holding anything else (a value that is no
+        number, or "inf" or "NaN": a sum tells) is read event by event."""
         try:
             if absent in nbytes or absent in totals or absent in ts:
                 raise TypeError
             cols = [array("d", ts), array("d", nbytes), array("d", totals)]
+            if not math.isfinite(sum(map(sum, cols))):
+                raise TypeError
             where = array("i", map(self._index.__getitem__, zip(kinds, ids, strict=True)))
         except (TypeError, OverflowError):
             for one in zip(ts, kinds, ids, nbytes, totals, strict=True):
@@ -115,7 +119,14 @@ def _hashable(*xs: Any) -> bool:
 
 
 def _number(x: Any) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool) and x == x
+    """A finite number, no bool (an infinite total or time would make every figure of its step
+    one; an int past a float's range is none either)."""
+    if not isinstance(x, int | float) or isinstance(x, bool):
+        return False
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
 
 
 @dataclass

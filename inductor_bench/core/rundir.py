@@ -62,13 +62,16 @@ Result = BreakdownResult | CompareResult
 def read_result_json(path: str | Path, names: tuple[str, ...]) -> tuple[Path, Any]:
     """Read a result: a JSON file, or a run directory holding one of ``names``."""
     p = Path(path)
-    if p.is_dir():
-        found = [p / n for n in names if (p / n).exists()]
-        if not found:
-            raise ResultError(f"{p}: no {' or '.join(names)} in this directory{_runs_inside(p, names)}")
-        p = found[0]
-    if not p.exists():
-        raise ResultError(f"{p}: no such result file")
+    try:
+        if p.is_dir():
+            found = [p / n for n in names if (p / n).exists()]
+            if not found:
+                raise ResultError(f"{p}: no {' or '.join(names)} in this directory{_runs_inside(p, names)}")
+            p = found[0]
+        if not p.exists():
+            raise ResultError(f"{p}: no such result file")
+    except OSError as e:  # a directory on the way that cannot be searched
+        raise ResultError(f"{p}: cannot read ({e.strerror or e})") from None
     if p.suffix == ".py":
         raise ResultError(f"{p}: a Python file, not a saved result: give a run directory (or its "
                           f"{' or '.join(names)}); `inductor-bench breakdown {p}` makes one")

@@ -22,11 +22,13 @@ import re
 import zlib
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, BinaryIO, Union
 
 import msgspec
 
+from .column_types import Column, NotAnId
 from .errors import TraceError
 from .jsonstream import OneSink, RunSink, Source, walk_document
 
@@ -43,6 +45,7 @@ MODULE_CALL = re.compile(r"^## .* ##$")
 # That record of a compiled graph's call: a cpu_op in most traces, a user_annotation in some
 # (an inference loop profiled without a schedule, torch 2.13).
 COMPILED_CALL = re.compile(r"^## Call CompiledFxGraph \S+ ##$")
+_TS, _DUR = attrgetter("ts"), attrgetter("dur")
 
 # Category names as kineto writes them since torch 2.0, and older spellings mapped to them.
 CPU_OP = "cpu_op"
@@ -205,6 +208,8 @@ def device_properties(value: Any) -> list[dict[str, Any]]:
 def base_time(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
+    if isinstance(value, float) and not math.isfinite(value):  # 1e999 in the file
+        return None
     return int(value)
 
 
@@ -250,6 +255,38 @@ def category_map(categories: Collection[str]) -> dict[str, str]:
     """Each raw spelling of ``categories`` (old ones included) -> the name kept for it."""
     return {c: c for c in categories} | {
         old: new for old, new in _CATEGORY_ALIASES.items() if new in categories}
+
+
+def not_finite(path: Any, name: Any, ts: float, dur: float) -> TraceError:
+    """An event whose time is no finite number: every sum over it would be one too."""
+    return TraceError(f"{path}: complete event {name!r} has a ts or dur that is not finite "
+                      f"(ts {ts}, dur {dur})")
+
+
+def not_an_id(path: Any, name: Any, field: str, value: Any) -> TraceError:
+    """An event whose id ``field`` (a correlation, an External id, a pid or tid) is an object
+    or a list: nothing can be matched by it."""
+    return TraceError(f"{path}: event {name!r}: {field} is not an id (a number or a string) "
+                      f"but {type(value).__name__} {json.dumps(value)[:40]}")
+
+
+def finite_times(path: Any, xs: list[Any]) -> None:
+    """``not_finite`` for the first of ``xs`` (complete events) whose ts or dur is no finite
+    number ("inf" and "NaN" read as numbers): one C-level sum per field finds whether one is."""
+    if math.isfinite(sum(map(_TS, xs)) + sum(map(_DUR, xs))):
+        return
+    for x in xs:
+        if not (math.isfinite(x.ts) and math.isfinite(x.dur)):
+            raise not_finite(path, x.name, x.ts, x.dur)
+
+
+def extend_ids(path: Any, column: Column, xs: list[Any], values: list[Any], key: str) -> None:
+    """``values`` (the ``key`` arg of each of ``xs``) appended to ``column``; ``not_an_id``
+    for one that is an object or a list."""
+    try:
+        column.extend(values)
+    except NotAnId as e:
+        raise not_an_id(path, xs[e.at].name, f"args.{key}", e.value) from None
 
 
 class EventMaker:
@@ -298,11 +335,12 @@ class EventMaker:
             if self.categories is not None and cat not in self.canon:
                 return
             cat = self.canon[cat]
-            name = self.strings.setdefault(name, name)
-        except TypeError:  # a name or category that is a list or an object
+        except TypeError:  # a category that is a list or an object
             raise self._bad(name) from None
-        if not isinstance(name, str):
-            raise self._bad(name)
+        if not isinstance(name, str):  # a number, a list, an object: no kernel or op is named so
+            raise TraceError(f"{self.path}: a complete event's name is not a string but "
+                             f"{type(name).__name__} {json.dumps(name)[:40]}")
+        name = self.strings.setdefault(name, name)
         args = raw.get("args")
         if not isinstance(args, dict):
             args = {}
@@ -310,22 +348,23 @@ class EventMaker:
             args = {k: args[k] for k in self.keys if k in args}
         for key in ID_ARGS:  # ids that launches and kernels are matched by
             if isinstance(args.get(key), (dict, list)):
-                raise TraceError(f"{self.path}: event {name!r}: args.{key} is not an id "
-                                 f"(a number or a string) but {type(args[key]).__name__} "
-                                 f"{json.dumps(args[key])[:40]}")
+                raise not_an_id(self.path, name, f"args.{key}", args[key])
+        ids = {key: raw.get(key, 0) for key in ("pid", "tid")}  # a device, a thread
+        for key, value in ids.items():
+            if isinstance(value, (dict, list)):
+                raise not_an_id(self.path, name, key, value)
         ts, dur = self._numbers(name, raw.get("ts"), raw.get("dur", 0.0))
-        ev = Event(name, cat, ts, dur, raw.get("pid", 0), raw.get("tid", 0), args)
+        ev = Event(name, cat, ts, dur, ids["pid"], ids["tid"], args)
         if self.keep is None or self.keep(ev):
             self.events.append(ev)
 
     def _numbers(self, name: Any, ts: Any, dur: Any) -> tuple[float, float]:
         try:
             ts, dur = float(ts), float(dur)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: an int past a float's range
             raise self._bad(name) from None
         if not (math.isfinite(ts) and math.isfinite(dur)):  # "inf", "NaN", 1e999
-            raise TraceError(f"{self.path}: complete event {name!r} has a ts or dur that is not "
-                             f"finite (ts {ts}, dur {dur}; after {len(self.events)} events kept)")
+            raise not_finite(self.path, name, ts, dur)
         return ts, dur
 
     def _bad(self, name: Any) -> TraceError:

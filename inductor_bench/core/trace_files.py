@@ -34,10 +34,16 @@ def trace_files(paths: Iterable[Path]) -> TraceFiles:
     """The trace files named, a directory standing for the traces directly in it."""
     out = TraceFiles([])
     for p in paths:
-        if p.is_dir():
-            _directory(p, out)
-        else:
-            out.files.append(p)
+        try:
+            if p.is_dir():
+                _directory(p, out)
+            elif p.name in (BREAKDOWN_FILE, COMPARE_FILE) and not is_trace(p):
+                raise UsageError(f"{p}: an inductor-bench result, not a profiler trace: "
+                                 f"`inductor-bench report {p}` shows it")
+            else:
+                out.files.append(p)
+        except OSError as e:  # a directory on the way that cannot be read or searched
+            raise UsageError(f"{e.filename or p}: cannot read ({e.strerror or e})") from None
     seen: set[Path] = set()
     prints: dict[tuple[int, bytes], Path] = {}
     for p in out.files:
@@ -51,15 +57,15 @@ def trace_files(paths: Iterable[Path]) -> TraceFiles:
 
 def _directory(p: Path, out: TraceFiles) -> None:
     """The traces directly in ``p`` into ``out``; its JSON files that are no trace set aside."""
-    for result in (BREAKDOWN_FILE, COMPARE_FILE):
-        if (p / result).is_file():
-            raise UsageError(f"{p}: an inductor-bench run directory ({result}), not profiler traces: "
-                             f"`inductor-bench report {p}` shows it; its graphs' traces are in "
-                             f"{p}/graphs/<graph>/")
     try:
         found = sorted(f for f in p.iterdir() if f.is_file() and f.name.endswith(TRACE_SUFFIXES))
     except OSError as e:
         raise UsageError(f"{p}: cannot read this directory ({e.strerror or e})") from None
+    for result, where in ((BREAKDOWN_FILE, "graphs/<graph>"), (COMPARE_FILE, "<mode>/graphs/<graph>")):
+        if p / result in found:
+            raise UsageError(f"{p}: an inductor-bench run directory ({result}), not profiler traces: "
+                             f"`inductor-bench report {p}` shows it; its graphs' traces are in "
+                             f"{p}/{where}/")
     traces = [f for f in found if is_trace(f)]
     if not traces:
         names = ", ".join(f.name for f in found[:3]) + (", ..." if len(found) > 3 else "")
