@@ -30,7 +30,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import compress
-from operator import add, attrgetter, not_
+from operator import add, not_
 from pathlib import Path
 from typing import Any, Union
 
@@ -47,6 +47,8 @@ from .trace import (
     COMPILED_CALL,
     CPU_OP,
     DEVICE_CATEGORIES,
+    EVENT_DUR,
+    EVENT_TS,
     LAUNCH_CATEGORIES,
     OTHER_PHASES,
     PYTHON_FUNCTION,
@@ -63,7 +65,6 @@ from .trace import (
 
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
 BUILTIN = "<built-in>"
-_TS, _DUR = attrgetter("ts"), attrgetter("dur")
 _HOST = frozenset({CPU_OP}) | LAUNCH_CATEGORIES
 _MARKER_CATEGORIES = frozenset({CPU_OP, USER_ANNOTATION})
 
@@ -159,7 +160,7 @@ class ColumnFiller:
         # times first (a dur of "-inf" would read as unfinished); an instant's ts is memory.py's
         finite_times(out.path, xs if INSTANT_CATEGORY not in cats
                      else [x for x, c in zip(xs, cats, strict=True) if c != INSTANT_CATEGORY])
-        if min(map(_DUR, xs)) < 0:  # one pass in C per run; rare
+        if min(map(EVENT_DUR, xs)) < 0:  # one pass in C per run; rare
             xs, cats = self._finished(xs, cats)
         out.kept += len(xs)
         has_annotations = USER_ANNOTATION in cats
@@ -265,8 +266,8 @@ class ColumnFiller:
         """``Event``s (every category: the span covers them all, as a trace's window)."""
         if not events:
             return
-        self.out.first = min(self.out.first, min(map(_TS, events)))
-        self.out.last = max(self.out.last, max(map(add, map(_TS, events), map(_DUR, events))))
+        self.out.first = min(self.out.first, min(map(EVENT_TS, events)))
+        self.out.last = max(self.out.last, max(map(add, map(EVENT_TS, events), map(EVENT_DUR, events))))
         kept = [ev for ev in events if ev.cat in COLUMN_CATEGORIES]
         self.add(kept, [ev.cat for ev in kept])
 

@@ -45,7 +45,7 @@ MODULE_CALL = re.compile(r"^## .* ##$")
 # That record of a compiled graph's call: a cpu_op in most traces, a user_annotation in some
 # (an inference loop profiled without a schedule, torch 2.13).
 COMPILED_CALL = re.compile(r"^## Call CompiledFxGraph \S+ ##$")
-_TS, _DUR = attrgetter("ts"), attrgetter("dur")
+EVENT_TS, EVENT_DUR = attrgetter("ts"), attrgetter("dur")  # an event's start and duration
 
 # Category names as kineto writes them since torch 2.0, and older spellings mapped to them.
 CPU_OP = "cpu_op"
@@ -273,7 +273,7 @@ def not_an_id(path: Any, name: Any, field: str, value: Any) -> TraceError:
 def finite_times(path: Any, xs: list[Any]) -> None:
     """``not_finite`` for the first of ``xs`` (complete events) whose ts or dur is no finite
     number ("inf" and "NaN" read as numbers): one C-level sum per field finds whether one is."""
-    if math.isfinite(sum(map(_TS, xs)) + sum(map(_DUR, xs))):
+    if math.isfinite(sum(map(EVENT_TS, xs)) + sum(map(EVENT_DUR, xs))):
         return
     for x in xs:
         if not (math.isfinite(x.ts) and math.isfinite(x.dur)):
