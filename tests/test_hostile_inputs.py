@@ -119,14 +119,47 @@ def test_a_run_directory_is_pointed_to_report(capsys):
     assert f"`inductor-bench report {RUN}` shows it" in err
 
 
-def test_a_json_file_that_is_no_trace_is_skipped_and_named(capsys, tmp_path):
-    shutil.copy(TRACE, tmp_path / TRACE.name)
+RANKS = FIXTURES / "ranks"
+
+
+@pytest.mark.parametrize("traces, schema", [
+    ([TRACE], "inductor-bench/analyze"),
+    (sorted(RANKS.glob("rank-[01].json.gz")), "inductor-bench/analyze-ranks"),
+    (sorted((RANKS / "cpu_gloo_cycles").glob("*.json.gz")), "inductor-bench/analyze-rank-cycles"),
+])
+def test_a_json_file_that_is_no_trace_is_skipped_and_named_in_the_report(capsys, tmp_path, traces, schema):
+    """The report and its JSON name the file left out, whichever shape the traces beside it
+    take (one trace, ranks, ranks' cycles); nothing is said of it on stderr alone."""
+    for t in traces:
+        shutil.copy(t, tmp_path / t.name)
     (tmp_path / "config.json").write_text('{"lr": 0.1}')
     code, out, err = run_cli(capsys, "analyze", str(tmp_path), "--format", "json")
-    assert code == 0
-    assert json.loads(out)["trace"] == str(tmp_path / TRACE.name)  # the one trace, read alone
-    assert f"analyze: skipped {tmp_path / 'config.json'}: not a profiler trace (no traceEvents)" in err
-    (tmp_path / TRACE.name).unlink()
+    assert code == 0 and err == ""
+    doc = json.loads(out)
+    assert doc["schema"] == schema and doc["not_traces"] == [str(tmp_path / "config.json")]
+    assert doc.get("trace", str(tmp_path / TRACE.name)) == str(tmp_path / TRACE.name)  # one trace: read alone
+    for fmt, bullet in (("text", ""), ("markdown", "- ")):
+        code, out, _ = run_cli(capsys, "analyze", str(tmp_path), "--format", fmt)
+        assert code == 0
+        assert f"{bullet}config.json: skipped, not a profiler trace (no traceEvents)" in out.splitlines()
+
+
+def test_a_json_file_that_is_no_trace_is_named_beside_profiler_cycles(capsys, tmp_path):
+    from .test_analyze_cycles import CYCLE_A, CYCLE_B, handler_file
+
+    handler_file(tmp_path, 7, 3_000, CYCLE_B)
+    handler_file(tmp_path, 7, 20_000, CYCLE_A)
+    (tmp_path / "metrics.json").write_text("[1, 2]")
+    code, out, err = run_cli(capsys, "analyze", str(tmp_path), "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and err == "" and doc["schema"] == "inductor-bench/analyze-cycles"
+    assert doc["not_traces"] == [str(tmp_path / "metrics.json")] and len(doc["cycles"]) == 2
+    code, out, _ = run_cli(capsys, "analyze", str(tmp_path))
+    assert "metrics.json: skipped, not a profiler trace (no traceEvents)" in out.splitlines()
+
+
+def test_a_directory_of_no_trace_is_refused_naming_what_it_holds(capsys, tmp_path):
+    (tmp_path / "config.json").write_text('{"lr": 0.1}')
     code, _, err = run_cli(capsys, "analyze", str(tmp_path))
     assert code == 2
     assert "no trace files (*.json, *.json.gz) in this directory (config.json: no traceEvents)" in err

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -47,20 +46,22 @@ def analyze(
     once per cycle): each cycle's ranks in turn."""
     o.one_stdout(fmt, json_out)
     found = trace_files(traces)
-    for f in found.not_traces:
-        print(f"analyze: skipped {f}: not a profiler trace (no traceEvents)", file=sys.stderr)
-    files = found.files
+    files, not_traces = found.files, [str(f) for f in found.not_traces]
     if len(files) == 1:  # a file, or a directory holding one trace
         result = analyze_file(files[0])
+        result.not_traces = not_traces
         emit(result.to_json(), lambda f: render_analyze(result, f, top=top), fmt, json_out, html_out)
         return
     if one_process(files):
         cycles = analyze_cycles(files)
+        cycles.not_traces = not_traces
         emit(cycles.to_json(), lambda f: render_cycles(cycles, f, top=top), fmt, json_out, html_out)
         return
     if repeats_ranks(files):
         rank_cycles = analyze_rank_cycles(files)
+        rank_cycles.not_traces = not_traces
         emit(rank_cycles.to_json(), lambda f: render_rank_cycles(rank_cycles, f), fmt, json_out, html_out)
         return
     ranks = analyze_ranks(files)
+    ranks.not_traces = not_traces
     emit(ranks.to_json(), lambda f: render_ranks(ranks, f), fmt, json_out, html_out)

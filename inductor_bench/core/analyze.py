@@ -117,6 +117,7 @@ class AnalyzeResult:
     restarted_ranges: list[str] = field(default_factory=list)
     # name -> its events left out for a negative duration (unfinished when the profiler stopped)
     unfinished: dict[str, int] = field(default_factory=dict)
+    not_traces: list[str] = field(default_factory=list)  # a directory's JSON files that are no trace
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 

@@ -29,6 +29,7 @@ class RankCyclesResult:
 
     cycles: list[RanksResult]
     skipped: list[str] = field(default_factory=list)
+    not_traces: list[str] = field(default_factory=list)  # a directory's JSON files that are no trace
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 

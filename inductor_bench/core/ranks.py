@@ -119,6 +119,7 @@ class RanksResult:
     ranks: list[RankResult]
     stragglers: list[Straggler]
     skipped: list[str] = field(default_factory=list)  # traces with nothing profiled
+    not_traces: list[str] = field(default_factory=list)  # a directory's JSON files that are no trace
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 

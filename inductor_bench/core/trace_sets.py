@@ -69,6 +69,7 @@ class CyclesResult:
 
     cycles: list[AnalyzeResult]
     skipped: list[str] = field(default_factory=list)
+    not_traces: list[str] = field(default_factory=list)  # a directory's JSON files that are no trace
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -78,6 +79,7 @@ class CyclesResult:
             "schema_version": self.schema_version,
             "cycles": [c.to_dict() for c in self.cycles],
             "skipped": self.skipped,
+            "not_traces": self.not_traces,
         }
 
     def to_json(self) -> str:

@@ -50,7 +50,15 @@ SKIPPED_WHY = (
     "nothing profiled in it (no device activity, no CPU op): a profiler cycle that stopped "
     "before its active steps, as tensorboard_trace_handler writes one when the profiler exits"
 )
+NOT_A_TRACE = "not a profiler trace (no traceEvents)"
 STEP_ALIGN = ("left", "left", *("right",) * 8)
+
+
+def skipped_facts(skipped: list[str], not_traces: list[str]) -> list[str]:
+    """The traces with nothing profiled, and a directory's JSON files that are no trace: each
+    named with why it was left out."""
+    return ([f"{Path(s).name}: skipped, {SKIPPED_WHY}" for s in skipped]
+            + [f"{Path(s).name}: skipped, {NOT_A_TRACE}" for s in not_traces])
 
 
 HOST_NOTES = (
@@ -276,7 +284,7 @@ def render_cycles(c: CyclesResult, fmt_name: str = TEXT, *, top: int = DEFAULT_T
     """One process's profiler cycles, each analysed alone, one after another; the cycles with
     nothing profiled named first."""
     doc = new_doc(fmt_name)
-    skipped = [f"{Path(s).name}: skipped, {SKIPPED_WHY}" for s in c.skipped]
+    skipped = skipped_facts(c.skipped, c.not_traces)
     n = len(c.cycles)
     if n == 1:
         _analysis(doc, c.cycles[0], top, f"inductor-bench analyze: {Path(c.cycles[0].trace).name}", skipped)
@@ -341,7 +349,7 @@ def _analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str]
     if held_nothing := empty_steps(r):
         facts.append(f"{_listed(held_nothing)} held nothing of its own (no device event, or on a "
                      "CPU-only trace no op; as the step a profiler stops in): left out of the steady mean")
-    facts += notes or []
+    facts += (notes or []) + skipped_facts([], r.not_traces)
     doc.paragraph(*(doc.item(f) for f in facts))
     typical = {dev: m for dev in r.devices if (m := steady_step(r, dev))}
     _steps(doc, r, typical)

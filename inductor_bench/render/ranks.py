@@ -4,8 +4,6 @@ time by category per rank in its typical step."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ..core.analyze import is_host
 from ..core.categories import label, order
 from ..core.rank_cycles import RankCyclesResult
@@ -14,7 +12,7 @@ from ..core.regions import typical
 from ..core.steady import mean
 from . import charts_ranks as charts
 from . import format as fmt
-from .analyze import CLOSED, SKIPPED_WHY
+from .analyze import CLOSED, skipped_facts
 from .analyze_memory import ranks_memory_section
 from .doc import TEXT, Doc, new_doc
 
@@ -193,7 +191,7 @@ def render_rank_cycles(c: RankCyclesResult, fmt_name: str = TEXT) -> str:
     n, ranks = len(c.cycles), len(c.cycles[0].ranks)
     doc.title(f"inductor-bench analyze: {ranks} ranks, {n} profiler cycles")
     facts = [f"cycle {i}: {_steps_span(r)}" for i, r in enumerate(c.cycles, 1)]
-    facts += [f"{Path(t).name}: skipped, {SKIPPED_WHY}" for t in c.skipped]
+    facts += skipped_facts(c.skipped, c.not_traces)
     doc.paragraph(*(doc.item(f) for f in facts))
     for i, r in enumerate(c.cycles, 1):
         _ranks(doc, r, f"Profiler cycle {i} of {n}: {_steps_span(r)}")
@@ -237,7 +235,7 @@ def _ranks(doc: Doc, r: RanksResult, title: str) -> None:
     doc.title(title)
     facts = [f"rank {rank.rank}: {rank.trace} (device {rank.device or 'none'}, "
              f"{len(rank.steps)} steps{_trace_notes(rank)})" for rank in r.ranks]
-    facts += [f"{Path(t).name}: skipped, {SKIPPED_WHY}" for t in r.skipped]
+    facts += skipped_facts(r.skipped, r.not_traces)
     facts += _world(r.ranks)
     doc.paragraph(*(doc.item(f) for f in facts))
     apart = [rank for rank in r.ranks if rank.steps]
