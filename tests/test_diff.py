@@ -464,7 +464,7 @@ def test_verdict_line_names_the_regression_and_the_kernel():
 def test_text_report_lists_tables_and_counts():
     text = render_diff(slow_diff())
     assert text.splitlines()[0].startswith("REGRESSION: default: all graphs 8.400 -> 10.400 ms")
-    assert "Slower kernels (significant) (1)" in text
+    assert "Slower kernels, significant (1)" in text
     assert "4 matched kernel(s) and extern op(s) within noise" in text
     assert "C++ pointwise" in text
 

@@ -327,3 +327,31 @@ def test_an_interval_that_excludes_one_never_prints_as_reaching_it():
         assert high < 1.0 and low <= high, (lo, hi)
         pct_hi = float(interval_pct((lo, hi)).split("..")[1].rstrip("%]"))
         assert pct_hi < 0, (lo, hi)
+
+
+@pytest.mark.parametrize("ratio", [1.1076, 1.0 / 1.1076])
+def test_the_verdict_is_the_same_whichever_side_is_the_base(ratio):
+    """1.1076x one way is 0.9029x the other: 10.8% slower, or 9.7% less time. Both are one
+    change beyond a 10% floor (a ratio above 1.10 or below 1/1.10), paired or not."""
+    base, head = _drifting_rounds(20, ratio, jitter=0.0)
+    forward = stats.judge_paired(base, head, min_rel=0.10)
+    backward = stats.judge_paired(head, base, min_rel=0.10)
+    assert forward.verdict == backward.verdict == stats.SIGNIFICANT
+    assert forward.paired.ratio == pytest.approx(1.0 / backward.paired.ratio)
+    a, b = [10.0] * 5, [10.0 * ratio] * 5
+    assert compare_samples(a, b, min_rel=0.10).verdict == compare_samples(b, a, min_rel=0.10).verdict == SIGNIFICANT
+
+
+@pytest.mark.parametrize("ratio", [1.10, 1.09])
+def test_a_ratio_within_the_floor_either_way_is_within_noise(ratio):
+    """At or inside the floor in either direction (1.10 and 1/1.10; 1.09 and 1/1.09)."""
+    for base, head in ((10.0, 10.0 * ratio), (10.0 * ratio, 10.0)):
+        assert compare_samples([base] * 5, [head] * 5, min_rel=0.10).verdict == WITHIN_NOISE
+        b, h = _drifting_rounds(20, head / base, jitter=0.0)
+        assert stats.judge_paired(b, h, min_rel=0.10).verdict == stats.WITHIN_NOISE
+
+
+def test_a_change_of_points_that_rounds_to_nothing_has_no_sign():
+    from inductor_bench.render.format import points
+
+    assert [points(d) for d in (-0.04, 0.0, 0.04, -1.26, 2.35)] == ["0.0 pp", "0.0 pp", "0.0 pp", "-1.3 pp", "+2.4 pp"]

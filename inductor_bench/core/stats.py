@@ -7,8 +7,10 @@ tails the rule has cut (a mean's interval is only as good as its tails).
 
 The rule, in one sentence: a change is **significant** when both sides have at least
 ``MIN_SAMPLES`` steady samples, the intervals of the two figures do not overlap, and the
-difference exceeds a minimum relative change of the base (the device's floor for run-to-run
-drift, ``Backend.min_rel_change``). Otherwise it is **within noise**, or **too few samples**
+ratio head / base lies beyond a minimum relative change (the device's floor for run-to-run
+drift, ``Backend.min_rel_change``): above ``1 + min_rel`` or below ``1 / (1 + min_rel)``, so
+that the verdict does not depend on which side is the base (1.11x faster one way is 0.90x the
+other). Otherwise it is **within noise**, or **too few samples**
 when a side has fewer than ``MIN_SAMPLES``. Two intervals at 97.5% each hold both true values
 with probability at least 95% (Bonferroni), so non-overlapping intervals mean a difference at
 that confidence; the ratio head / base then lies within ``Change.ratio_ci``, which reports print.
@@ -24,7 +26,7 @@ blocks of a round alike and cancels in the ratio. The change is the median of th
 ratios, its interval the distribution-free ``PAIR_CONFIDENCE`` interval of that median (order
 statistics ``x_(k)``, ``x_(n-k+1)`` with ``k`` the largest rank for which a Binomial(n, 1/2)
 leaves at most the tail outside), and it is significant when the interval excludes 1 and the
-median ratio is further than the minimum relative change from 1. A ratio is a verdict, not a
+median ratio lies beyond the minimum relative change, the same symmetric test. A ratio is a verdict, not a
 time: no round is left out of it.
 
 Pure Python; no torch.
@@ -312,7 +314,7 @@ def judge_paired(
     k = median_ci_rank(n, PAIR_CONFIDENCE)
     paired = Paired(rounds=n, ratio=statistics.median(ratios), low=ratios[k - 1], high=ratios[n - k])
     apart = paired.low > 1.0 or paired.high < 1.0
-    verdict = SIGNIFICANT if apart and abs(paired.ratio - 1.0) > min_rel else WITHIN_NOISE
+    verdict = SIGNIFICANT if apart and beyond(paired.ratio, min_rel) else WITHIN_NOISE
     return Change(base=base, head=head, min_change_ms=min_change, verdict=verdict, paired=paired)
 
 
@@ -321,11 +323,23 @@ def judge(base: Summary, head: Summary, min_rel: float = MIN_REL_CHANGE) -> Chan
     min_change = min_rel * base.ms
     if base.n < MIN_SAMPLES or head.n < MIN_SAMPLES:
         verdict = TOO_FEW
-    elif not _overlap(base, head) and abs(head.ms - base.ms) > min_change:
+    elif not _overlap(base, head) and _apart_by(base.ms, head.ms, min_rel):
         verdict = SIGNIFICANT
     else:
         verdict = WITHIN_NOISE
     return Change(base=base, head=head, min_change_ms=min_change, verdict=verdict)
+
+
+def beyond(ratio: float, min_rel: float) -> bool:
+    """Whether the ratio head / base is further from 1 than ``min_rel``, judged alike in both
+    directions: above ``1 + min_rel`` or below ``1 / (1 + min_rel)``."""
+    return ratio > 1.0 + min_rel or ratio * (1.0 + min_rel) < 1.0
+
+
+def _apart_by(base_ms: float, head_ms: float, min_rel: float) -> bool:
+    if base_ms <= 0.0 or head_ms <= 0.0:  # no ratio: the difference against the base's share
+        return abs(head_ms - base_ms) > min_rel * base_ms
+    return beyond(head_ms / base_ms, min_rel)
 
 
 def _overlap(base: Summary, head: Summary) -> bool:

@@ -23,6 +23,7 @@ from .format import (
     mib,
     ms_precise,
     pct,
+    points,
     seconds,
     signed_ms,
     spread,
@@ -43,9 +44,9 @@ ORIGIN_CHARS = 60
 NAME_CHARS = 60
 
 KERNEL_GROUPS = (
-    (SLOWER, "Slower kernels (significant)"),
+    (SLOWER, "Slower kernels, significant"),
     (ADDED, "Added kernels"),
-    (FASTER, "Faster kernels (significant)"),
+    (FASTER, "Faster kernels, significant"),
     (REMOVED, "Removed kernels"),
     (Verdict.CALLS_CHANGED, "The same code, its graph called another number of times"),
 )
@@ -156,7 +157,7 @@ def _summary_rows(s: SectionDiff) -> list[list[str]]:
         rows.append(_change_row("kernel time, ms", s.kernel_time))
     if s.busy_pct is not None:
         b, h = s.busy_pct
-        rows.append(["busy %", pct(b), pct(h), f"{h - b:+.1f} pp", ""])
+        rows.append(["busy %", pct(b), pct(h), points(h - b), ""])
     if s.compile_s is not None:
         b, h = s.compile_s
         rows.append(["compile (first call)", seconds(b), seconds(h), "", "one sample"])
@@ -169,7 +170,7 @@ def _summary_rows(s: SectionDiff) -> list[list[str]]:
     if s.roofline_pct is not None:
         b, h = s.roofline_pct
         sb, sh = s.roofline_share or (None, None)
-        moved = f"{h - b:+.1f} pp" if b is not None and h is not None else ""
+        moved = points(h - b) if b is not None and h is not None else ""
         rows.append(["% of peak (time-weighted)", weighted_cell(b, sb), weighted_cell(h, sh), moved, ""])
     return rows
 
@@ -321,9 +322,10 @@ def _rule_text(diff: Diff) -> str:
     return (
         "times = means over the steady iterations (those far slower than the median left out as "
         f"disturbed: docs/statistics.md); significant = at least {MIN_SAMPLES} samples per side, a "
-        f"change above {100 * diff.min_rel:g}%, and the two times' {100 * MEAN_CONFIDENCE:g}% "
+        f"change above {100 * diff.min_rel:g}% either way (head / base above {1 + diff.min_rel:g} or below "
+        f"1/{1 + diff.min_rel:g}), and the two times' {100 * MEAN_CONFIDENCE:g}% "
         f"confidence intervals apart (a {100 * PAIR_CONFIDENCE:g}% interval of the ratio, shown as "
-        "[low-high]); spreads are shown as ± robust sigma (1.4826 x MAD) in % of the time"
+        "[low..high]); spreads are shown as ± robust sigma (1.4826 x MAD) in % of the time"
     )
 
 

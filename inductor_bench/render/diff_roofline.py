@@ -8,7 +8,7 @@ from collections.abc import Callable
 from ..core.ceilings import Ceilings
 from ..core.diff import KernelDiff, SectionDiff
 from .doc import Doc
-from .format import ms_precise, pct
+from .format import ms_precise, pct, points
 from .roofline import figures_words
 
 
@@ -22,7 +22,7 @@ def roofline_block(s: SectionDiff, top: int, doc: Doc, name: Callable[[Doc, str]
     if ks:
         ks = sorted(ks, key=lambda k: -k.head_ms)
         rows = [[k.graph, name(doc, k.name), ms_precise(k.head_ms), pct(k.base_pct),
-                 pct(k.head_pct), f"{k.head_pct - k.base_pct:+.1f} pp"] for k in ks[:top]]
+                 pct(k.head_pct), points(k.head_pct - k.base_pct)] for k in ks[:top]]
         more = f" (top {top} of {len(ks)})" if len(ks) > top else f" ({len(ks)})"
         doc.captioned(doc.strong("Toward the limit: % of peak, base and head" + more),
                       doc.table_text(rows, ["graph", "kernel", "head ms", "base % peak", "head % peak",

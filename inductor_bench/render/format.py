@@ -102,6 +102,13 @@ def truncate(s: str, width: int, mark: str = "…") -> str:
     return s if len(s) <= width else s[: width - len(mark)] + mark
 
 
+def points(d: float) -> str:
+    """A change of a percentage, in percentage points: ``+2.4 pp``; one that rounds to nothing
+    reads ``0.0 pp``, never ``-0.0 pp``."""
+    text = f"{d:+.1f}"
+    return f"{'0.0' if float(text) == 0.0 else text} pp"
+
+
 def interval_pct(ratio_ci: tuple[float, float] | None) -> str:
     """A time-ratio interval as signed percent changes: ``[+8.1%..+15.0%]``; "" without one."""
     if ratio_ci is None:
