@@ -108,7 +108,8 @@ def test_every_figure_of_a_graph_is_the_mean_over_the_same_steady_iterations(res
 
 def test_the_iterations_the_workers_clock_found_slow_are_left_out_and_counted(result):
     """The windows are ranked by the worker's clock; the figures leave out what it found slow
-    too, and the report says how many of the left-out iterations that was."""
+    too, and the report says how many of the left-out iterations that was: the counts (over the
+    wall limit, then the others slow by the clock, then the rest) add up to those left out."""
     text = render_breakdown(result, "text")
     for gid in ("0-forward", "0-backward"):
         g, clock = result.graph(gid), worker_clock(gid)
@@ -118,16 +119,18 @@ def test_the_iterations_the_workers_clock_found_slow_are_left_out_and_counted(re
         line = f"({sum(1 for i in g.left_out if g.wall_samples_ms[i] > g.limit_ms)} over the wall limit"
         shown = re.search(re.escape(f"{gid} {len(g.left_out)} of ") + r"\d+ " + re.escape(line) + r"[^)]*\)", text)
         assert shown, gid
-        assert (f"; {len(slow)} slow by the worker's clock" in shown.group(0)) == bool(slow), shown.group(0)
+        slow_only = slow - {i for i in g.left_out if g.wall_samples_ms[i] > g.limit_ms}
+        assert (f"; {len(slow_only)} more slow by the worker's clock" in shown.group(0)) == bool(slow_only), shown.group(0)
         # every left-out iteration is accounted for: the rest were left out by one of their parts
         walls = marker_walls(gid)
         over = {i for i, w in enumerate(walls) if w > limit(walls)}
         by_part = set(range(len(walls))) - set(kept_iterations(walls, parts(g), clock)) - over - slow
         assert by_part == set(g.left_out) - over - slow
-        others = "other" if len(by_part) == 1 else "others"
-        assert (f"; {len(by_part)} {others} by one kernel or idle gap" in shown.group(0)) == bool(by_part), shown.group(0)
+        assert (f"; {len(by_part)} more by one kernel or idle gap" in shown.group(0)) == bool(by_part), shown.group(0)
+        counts = [int(n) for n in re.findall(r"(?:\(|; )(\d+) (?:over the wall|more)", shown.group(0))]
+        assert sum(counts) == len(g.left_out), shown.group(0)
     assert len({i for i, c in enumerate(worker_clock("0-forward")) if c > limit(worker_clock("0-forward"))}) == 14
-    assert "0-backward 25 of 47 (0 over the wall limit 15.843 ms, up to 12.148 ms; 25 others by one kernel or idle gap;" in text
+    assert "0-backward 25 of 47 (0 over the wall limit 15.843 ms, up to 12.148 ms; 25 more by one kernel or idle gap;" in text
 
 
 def test_a_clock_not_recorded_or_not_aligned_is_not_used():

@@ -125,15 +125,15 @@ def _steady_note(r: BreakdownResult) -> str:
         if not g.left_out:
             continue
         wall = {i for i in g.left_out if g.limit_ms is not None and g.wall_samples_ms[i] > g.limit_ms}
-        clock = _slow_by_clock(g)
+        clock = _slow_by_clock(g) - wall  # the three counts add up to the iterations left out
         parts = len(set(g.left_out) - wall - clock)  # the rest: left out by one part of the iteration
         load = g.kept_load
         why = f"; meanwhile {load.describe()}" if load is not None and load.disturbed else ""
         out.append(
             f"{g.id} {len(g.left_out)} of {len(g.wall_samples_ms)} ({len(wall)} over the wall limit "
             f"{fmt.ms(g.limit_ms or 0.0)} ms, up to {fmt.ms(max(g.wall_samples_ms))} ms"
-            + (f"; {len(clock)} slow by the worker's clock" if clock else "")
-            + (f"; {parts} {'other' if parts == 1 else 'others'} by one kernel or idle gap" if parts else "")
+            + (f"; {len(clock)} more slow by the worker's clock" if clock else "")
+            + (f"; {parts} more by one kernel or idle gap" if parts else "")
             + f"{why})"
         )
     if not out:
