@@ -77,7 +77,7 @@ def test_recorded_cpu_trace_equals_an_independent_reading(path):
             assert d.queued_ms == 0.0
             assert sum(d.categories.values()) == pytest.approx(d.kernel_ms, rel=1e-12)
             assert d.busy_ms + d.waiting_on_cpu_ms + d.nothing_launched_ms == pytest.approx(s.wall_ms, rel=1e-9)
-    assert {k.category for k in r.kernels} == {"extern_gemm", "cpp_pointwise"}
+    assert {k.category for k in r.kernels} == {"extern_gemm", "cpp_kernel"}
 
 
 def x(name, ts, dur, tid=1, cat="cpu_op"):
@@ -120,7 +120,7 @@ def test_hand_built_steps_and_threads(tmp_path):
     for key, figures in expected.items():
         assert got[key] == pytest.approx(figures, rel=1e-12), key
     s1 = r.steps[0].device("CPU thread 1")
-    assert s1.categories == pytest.approx({"extern_gemm": 0.020, "cpp_pointwise": 0.010, "extern_other": 0.010})
+    assert s1.categories == pytest.approx({"extern_gemm": 0.020, "cpp_kernel": 0.010, "extern_other": 0.010})
     # the autograd node wraps the mm: its 25 µs are the mm's 23 and its own 2 (the framework's)
     assert r.steps[0].device("CPU thread 2").categories == pytest.approx(
         {"extern_gemm": 0.023, "host_framework": 0.002})

@@ -16,6 +16,9 @@ CATEGORIES: dict[str, str] = {
     "cpp_reduction": "C++ reduction",
     "cpp_template": "C++ template (GEMM)",
     "cpp_attention_template": "C++ template (attention)",
+    # a C++ kernel known by its name alone (a trace without the module): its name does not say
+    # whether it reduces (cpp_fused_..._sum_0 may, or only follow a reduction), its source does
+    "cpp_kernel": "C++ kernel (kind unknown: no source)",
     "extern_gemm": "GEMM (extern)",
     "extern_conv": "convolution (extern)",
     "extern_attention": "attention (extern)",

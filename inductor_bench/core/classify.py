@@ -181,7 +181,8 @@ RULES: list[Rule] = [
     # -- 3. Inductor C++ kernels by profiler name (graph_<i>_<kernel>) or Python name --
     Rule(_name(r"^graph_\d+_(?:\w*_)?gemm|^graph_\d+_\w+_kernel$|^cpp_\w*gemm", 0),
          "cpp_template", "graph_<i>_gemm_..._kernel"),
-    Rule(_name(r"^(?:graph_\d+_)?cpp_", 0), "cpp_pointwise", "graph_<i>_cpp_ / cpp_"),
+    Rule(_name(r"^(?:graph_\d+_)?cpp_", 0), "cpp_kernel",
+         "graph_<i>_cpp_ / cpp_ without its source: pointwise or reduction unknown"),
     # -- 4. a library kernel by the innermost recognised op that launched it -----------
     Rule(_launched_by(_CONV_OPS), "extern_conv",
          "launched by aten::convolution / cudnn_convolution / convolution_backward"),

@@ -32,6 +32,7 @@ CATEGORY_COLOURS: dict[str, str] = {
     "cpp_reduction": "#ffb870",
     "cpp_template": "#8cd17d",
     "cpp_attention_template": "#e8a0bf",
+    "cpp_kernel": "#c7c7c7",
     "extern_gemm": "#9c755f",
     "extern_conv": "#ff9da7",
     "extern_attention": "#d37295",
