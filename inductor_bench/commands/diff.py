@@ -85,8 +85,9 @@ def diff(
     Exit status: 0, or with --fail-on-regression 1 when a significant regression of the
     all-graphs row (two breakdowns) or a step time (two compares) exceeds PCT, and 5 when a
     graph or a mode was measured on one side only (failed, timed out, or missing from an
-    interrupted or partial run) or two compares have no column in both (not comparable, no
-    verdict); 2 for unreadable or incomparable results.
+    interrupted or partial run), two compares have no column in both, or a step reads slower on
+    a side measured on a busy or slow machine (not comparable, no verdict); 2 for unreadable or
+    incomparable results.
     """
     o.one_stdout(fmt, json_out)
     d = diff_results(

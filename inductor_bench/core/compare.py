@@ -18,7 +18,7 @@ from .errors import ResultError, UsageError
 from .load import Load
 from .modes import check_name as check_mode_name
 from .results import BreakdownResult, StepTurns
-from .stats import Change, Summary, compare_samples, judge_paired, summarize
+from .stats import MIN_SAMPLES, Change, Summary, compare_samples, judge_paired, summarize
 from .step import StepSplit, split_in_turns, split_step
 from .unmeasured import BASE, HEAD, Unmeasured, first_line, unmeasured_graphs
 from .vocab import CompileMode, Status
@@ -332,8 +332,10 @@ def unpaired(result: CompareResult) -> list[ModeResult]:
 
 
 def fastest(result: CompareResult) -> ModeResult | None:
-    """The mode with the lowest step time, of those that ran."""
+    """The mode with the lowest step time, of those that ran with MIN_SAMPLES steady samples
+    or more where any did (a figure of fewer is no headline), else of those that ran."""
     ran = [m for m in result.modes if timed(m)]
+    ran = [m for m in ran if result.step(m).n >= MIN_SAMPLES] or ran
     return min(ran, key=lambda m: result.step(m).ms) if ran else None
 
 

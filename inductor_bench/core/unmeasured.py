@@ -24,14 +24,20 @@ class Unmeasured:
     why: str  # "failed: ...", "timeout", "missing from the interrupted run", "not run"
     graph: str | None = None  # None: the whole column was not measured
     what: str | None = None  # what was not measured, where not a graph or the step
+    # measured, but on a busy or slow machine, and it reads slower there (``why`` says how)
+    disturbed: bool = False
 
     def describe(self) -> str:
         what = self.what or (f"graph {self.graph}" if self.graph else "the step")
+        if self.disturbed:
+            return (f"{self.section}: {what} read slower in {self.side}, measured on a busy or slow machine "
+                    f"({self.why}): measure again, or time both sides in one process (compare)")
         return f"{self.section}: {what} not measured in {self.side} ({self.why})"
 
-    def to_dict(self) -> dict[str, str | None]:
+    def to_dict(self) -> dict[str, str | bool | None]:
         d = {"section": self.section, "graph": self.graph, "side": self.side, "why": self.why}
-        return d | ({"what": self.what} if self.what else {})
+        d |= {"what": self.what} if self.what else {}
+        return d | ({"disturbed": True} if self.disturbed else {})
 
 
 def unmeasured_graphs(

@@ -151,6 +151,8 @@ def _versus(result: CompareResult, best: ModeResult, ref: ModeResult | None, oth
     if ref is None or ref is best or not timed(ref):
         return None
     ch = judge(result, ref, best)
+    if ch.verdict == TOO_FEW:  # no figure to head a report with
+        return f"too few samples to judge it against {other}"
     ci = interval_x(ch.speedup_ci) if min(ch.base.n, ch.head.n) >= MIN_SAMPLES else ""
     text = f"{ch.speedup:.2f}x {ci} over {other} ({ch.verdict})".replace("  ", " ")
     payback = payback_steps(ref, best, ch)

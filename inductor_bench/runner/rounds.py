@@ -9,7 +9,10 @@ themselves and return ms.
 A side's budget is charged its calls times their median time (``charged_s``), not their sum:
 on a shared machine a call stalled by another process (100 ms and more against a 4 ms step)
 would otherwise use up its side's budget in a round or two, and the side would sit out the
-rounds the others still run for no reason of its own.
+rounds the others still run for no reason of its own. Charging by the median still fails where
+most of a side's first block stalled (its median is then a stall), so no side's budget ends it
+before ``MIN_ROUNDS`` rounds, and no block is so large that the call limit would
+(``fit_rounds``): every verdict rests on at least that many rounds of every side.
 """
 
 from __future__ import annotations
@@ -21,6 +24,12 @@ from collections.abc import Callable
 from ..core.vocab import Stop
 
 MAX_BLOCK_STEPS = 25
+# Rounds a side runs before its time budget may end it: a paired verdict needs 5 rounds
+# (stats.MIN_SAMPLES) and from 9 its 95% interval leaves out the most extreme ratio on each
+# side (stats.median_ci_rank), so that one disturbed round sets neither bound. Seen on a loaded
+# 2-core machine: eager's first block of 25 calls, 13 of them stalled at 176 ms, used up its 1 s
+# budget, and every speedup of the compare rested on that one round.
+MIN_ROUNDS = 10
 CALL_LIMIT, TIME_BUDGET = Stop.CALL_LIMIT, Stop.TIME_BUDGET
 
 
@@ -31,25 +40,34 @@ def block_steps(per_call_s: float, block_s: float) -> int:
     return max(1, min(MAX_BLOCK_STEPS, math.ceil(block_s / per_call_s)))
 
 
+def fit_rounds(sizes: list[int], max_steps: int, min_rounds: int = MIN_ROUNDS) -> list[int]:
+    """Calls per block, each cut so that ``max_steps`` calls make at least ``min_rounds``
+    blocks (1 call at least)."""
+    cap = max(1, max_steps // max(1, min_rounds))
+    return [max(1, min(n, cap)) for n in sizes]
+
+
 class Plan:
     """When to stop: every side has ``min_steps`` calls and has either run for ``budget_s``
-    (its calls charged by ``charged_s``) or reached ``max_steps``; with ``exact``, exactly
-    ``max_steps`` each."""
+    (its calls charged by ``charged_s``, and at least ``min_rounds`` rounds run) or reached
+    ``max_steps``; with ``exact``, exactly ``max_steps`` each."""
 
-    def __init__(self, budget_s: float | None, max_steps: int, min_steps: int, exact: bool = False) -> None:
+    def __init__(self, budget_s: float | None, max_steps: int, min_steps: int, exact: bool = False,
+                 min_rounds: int = 0) -> None:
         self.budget_s, self.max_steps, self.min_steps, self.exact = budget_s, max_steps, min_steps, exact
+        self.min_rounds = min_rounds
 
-    def stop_reason(self, steps: int, spent_s: float) -> str | None:
-        """CALL_LIMIT or TIME_BUDGET where a side with ``steps`` calls, charged ``spent_s``, is
-        done; None while it runs on."""
+    def stop_reason(self, steps: int, spent_s: float, rounds: int | None = None) -> str | None:
+        """CALL_LIMIT or TIME_BUDGET where a side with ``steps`` calls in ``rounds`` blocks
+        (None: enough), charged ``spent_s``, is done; None while it runs on."""
         if steps >= self.max_steps:
             return CALL_LIMIT
-        if self.exact or steps < self.min_steps:
+        if self.exact or steps < self.min_steps or (rounds is not None and rounds < self.min_rounds):
             return None
         return TIME_BUDGET if self.budget_s is not None and spent_s >= self.budget_s else None
 
-    def side_done(self, steps: int, spent_s: float) -> bool:
-        return self.stop_reason(steps, spent_s) is not None
+    def side_done(self, steps: int, spent_s: float, rounds: int | None = None) -> bool:
+        return self.stop_reason(steps, spent_s, rounds) is not None
 
     def left(self, steps: int) -> int:
         return max(0, self.max_steps - steps)
@@ -67,7 +85,7 @@ def stop_reasons(blocks: list[list[list[float]]], plan: Plan) -> list[str | None
     out = []
     for side in blocks:
         times = [t for blk in side for t in blk]
-        out.append(plan.stop_reason(len(times), charged_s(times)))
+        out.append(plan.stop_reason(len(times), charged_s(times), sum(1 for blk in side if blk)))
     return out
 
 
@@ -83,15 +101,17 @@ def interleave(
     times: list[list[float]] = [[] for _ in calls]
     steps = [0] * len(calls)
     spent = [0.0] * len(calls)
+    ran = [0] * len(calls)  # blocks each side ran
     r = 0
-    while not all(plan.side_done(steps[i], spent[i]) for i in range(len(calls))):
+    while not all(plan.side_done(steps[i], spent[i], ran[i]) for i in range(len(calls))):
         if max_rounds is not None and r >= max_rounds:
             break
         order = range(len(calls)) if r % 2 == 0 else reversed(range(len(calls)))
         for i in order:
-            if plan.side_done(steps[i], spent[i]):
+            if plan.side_done(steps[i], spent[i], ran[i]):
                 blocks[i].append([])
                 continue
+            ran[i] += 1
             n = min(sizes[i], plan.left(steps[i]))
             blk = [calls[i]() for _ in range(n)]
             blocks[i].append(blk)

@@ -37,7 +37,7 @@ from . import device as dev
 from . import machine, torch_settings, turns
 from .capture import stop_compile_workers, timed_step
 from .dynamo_counts import fx_cache_counts
-from .rounds import Plan, block_steps, interleave, stop_reasons
+from .rounds import MIN_ROUNDS, Plan, block_steps, fit_rounds, interleave, stop_reasons
 
 WARMUP_CALLS = 3
 BLOCK_S = 0.05  # aim of each block's length: short, so that drift within a round is small
@@ -158,14 +158,16 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     per_call = []
     for one in calls:
         per_call.append(min(one() for _ in range(2)) / 1e3)
-    sizes = [block_steps(p, float(request.get("block_s", BLOCK_S))) for p in per_call]
     budget = request.get("budget_s")
     plan = Plan(
         budget_s=float(budget) if budget is not None else None,
         max_steps=int(request["max_steps"]),
         min_steps=int(request.get("min_steps", 1)),
         exact=bool(request.get("exact")),
+        min_rounds=MIN_ROUNDS,
     )
+    block_s = float(request.get("block_s", BLOCK_S))
+    sizes = fit_rounds([block_steps(p, block_s) for p in per_call], plan.max_steps)
     device_id = dev.monitor_id(device)
     counters, gpu0 = machine.cpu_counters(), machine.device_reading(device, device_id)
     blocks = interleave(calls, sizes, plan)

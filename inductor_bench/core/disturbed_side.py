@@ -1,0 +1,52 @@
+"""A step called significantly slower on a side measured on a busy or slow machine: no
+verdict. Load from other processes and a slowed machine only inflate times, so they can make
+the side they fell on read slower, by an amount no figure of that side tells; the section is
+then not comparable (``diff.py``; the gate exits 5, as for a graph measured on one side only).
+A side that reads faster though disturbed keeps its verdict: the disturbance worked against
+it. Pure; no torch."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .compare import CompareResult, column_disturbances
+from .diff_records import SectionDiff
+from .results import BreakdownResult
+from .step import disturbances
+from .unmeasured import Unmeasured
+from .vocab import Outcome, StepSource
+
+Result = BreakdownResult | CompareResult
+
+
+def slower_where_disturbed(s: SectionDiff, base: Result, head: Result) -> SectionDiff:
+    """A step significantly slower on a side whose step figure was measured on a busy or slow
+    machine (``step_disturbances_of``) is not comparable: load and a slowed machine only inflate
+    times, so they can make that side read slower and no figure says by how much. A side
+    that reads faster though disturbed keeps its verdict."""
+    if not s.step.significant:
+        return s
+    side, r = ("head", head) if s.step.slower else ("base", base)
+    lines = step_disturbances_of(r, s.mode)
+    if not lines:
+        return s
+    s.step = replace(s.step, verdict=Outcome.NOT_COMPARABLE)
+    what = f"the {'step time' if s.step_source == StepSource.MODEL else 'all-graphs time'}"
+    s.unmeasured = [*s.unmeasured, Unmeasured(section=s.mode, side=side, what=what, why=lines[0],
+                                              disturbed=True)]
+    return s
+
+
+def step_disturbances_of(r: Result, section: str) -> list[str]:
+    """What disturbed the measurement a section's step figure comes from on one side: a
+    breakdown's graphs; a compare column's interleaved timing, or its own step timing where it
+    was not timed interleaved."""
+    if not isinstance(r, CompareResult):
+        return disturbances(r)
+    m = r.mode(section)
+    if m is None:
+        return []
+    if not m.paired_ms:
+        return [d for d in column_disturbances(r) if d.startswith(f"{m.label}: ")]
+    load = r.interleaved_load()
+    return [f"steps timed while {load.describe()}"] if load is not None and load.disturbed else []
