@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _run(argv: list[str] | None, settings: Settings) -> None:
     try:
-        returned = app(args=argv, standalone_mode=False, obj=settings)
+        returned = app(args=argv, standalone_mode=False, obj=settings, prog_name="inductor-bench")
         if stop.received() is not None or returned == TYPER_INTERRUPTED:
             raise KeyboardInterrupt  # the stop is reported below, with its exit status
     except Interrupted as e:
@@ -106,9 +106,11 @@ def _run(argv: list[str] | None, settings: Settings) -> None:
         _fail(settings, f"error: {e}", e.exit_code)
     except KeyboardInterrupt:
         _fail(Settings(), f"interrupted{_by_signal()}", stop.exit_status(stop.received()))
-    except ClickException as e:  # usage errors: click's own message
-        e.show()
-        sys.exit(e.exit_code)
+    except ClickException as e:  # usage errors: click's message, on one line
+        if type(e).__name__ == "NoArgsIsHelpError":  # no command given: the help itself
+            e.show()
+            sys.exit(e.exit_code)
+        _fail(settings, f"error: {_usage_line(e)}", e.exit_code)
     except typer.Abort:  # click's form of Ctrl-C (or end of input at a prompt)
         _fail(Settings(), f"interrupted{_by_signal()}", stop.exit_status(stop.received()))
     except OSError as e:  # the machine, not the tool: a path it cannot read or write
@@ -119,6 +121,14 @@ def _run(argv: list[str] | None, settings: Settings) -> None:
     except Exception as e:  # anything unexpected: one line, the traceback with --verbose
         msg = f"internal error: {type(e).__name__}: {e} (run with --verbose for the traceback)"
         _fail(settings, msg, INTERNAL_ERROR)
+
+
+def _usage_line(e: ClickException) -> str:
+    """Click's message of a usage error, one line, with where to read the usage: not click's
+    three lines of usage text (``Value error, `` is how typer's parser prefixes a choice)."""
+    message = " ".join(e.format_message().replace("Value error, ", "").split())
+    ctx = getattr(e, "ctx", None)
+    return f"{message} (`{ctx.command_path} --help` shows the usage)" if ctx is not None else message
 
 
 def _settle_stdout() -> None:

@@ -89,6 +89,28 @@ def test_unknown_option_is_a_usage_error_not_an_internal_one(tmp_path):
     assert "internal error" not in p.stderr and "Traceback" not in p.stderr
 
 
+@pytest.mark.parametrize("args, line", [
+    (("analyze", "--format", "foo", "t.json"), "Invalid value for '--format' / '-f': 'foo' is not one of "
+     "'text', 'markdown', 'html', 'json'. (`inductor-bench analyze --help` shows the usage)"),
+    (("analyze", "--top", "x", "t.json"), "Invalid value for '--top': "),
+    (("report",), "Missing argument 'run'. (`inductor-bench report --help` shows the usage)"),
+    (("breakdown", "--bogus"), "No such option: --bogus"),
+    (("nosuchcommand",), "No such command 'nosuchcommand'. (`inductor-bench --help` shows the usage)"),
+])
+def test_a_usage_error_is_one_line_naming_where_the_usage_is(tmp_path, args, line):
+    """Click's message alone, on one line with the documented exit 2: not three lines of usage
+    text, nor the parser's "Value error, " prefix."""
+    p = cli(*args, cwd=tmp_path)
+    assert p.returncode == 2
+    assert p.stderr.startswith(f"inductor-bench: error: {line}") and p.stderr.count("\n") == 1, p.stderr
+    assert "Usage:" not in p.stderr and "Value error" not in p.stderr
+
+
+def test_no_command_shows_the_help(tmp_path):
+    p = cli(cwd=tmp_path)
+    assert p.returncode == 2 and p.stderr.startswith("Usage: ") and "Commands:" in p.stderr
+
+
 @pytest.mark.parametrize("args", [
     ("analyze", ""), ("analyze", "t.json", "--json", ""), ("analyze", "t.json", "--html", ""),
     ("report", ""), ("diff", "", "."), ("diff", ".", ""), ("kernel", ""), ("breakdown", ""),
