@@ -136,17 +136,25 @@ def test_a_slower_kernel_is_a_regression_and_is_named():
 
 
 def test_a_verdict_on_a_side_measured_on_a_slow_machine_says_so():
-    """Synthetic: the head's forward kept a window taken while the machine ran at 55% of its
-    speed. The regression is still reported (the gate still fails on it), with the caveat in
-    its line and the side in the JSON; a quiet pair has neither."""
+    """Synthetic: one side's forward kept a window taken while the machine ran at 55% of its
+    speed. Where that side is the base, head's regression stands (a slowed base can only have
+    hidden it), with the caveat in its line and the side in the JSON; where it is the head, that
+    reads slower, the step gets no verdict: not comparable (the gate exits 5)."""
+    base = base_result()
+    base.graphs[0].window, base.graphs[0].window_speed = 0, [0.55]
+    d = diff_results(base, result([graph("0-forward", fwd_kernels(gelu_ms=3.0)), graph("0-backward", bwd_kernels())]))
+    assert d.status() == Outcome.REGRESSION and d.disturbed == ["base"]
+    line = verdict_line(d, TextDoc())
+    assert line.startswith("REGRESSION: ")
+    assert line.endswith(" - but base was measured on a busy or slow machine (warnings below): "
+                         "measure again, or time both sides in one process (compare)")
+    assert d.to_dict()["disturbed"] == ["base"]
     head = result([graph("0-forward", fwd_kernels(gelu_ms=3.0)), graph("0-backward", bwd_kernels())])
     head.graphs[0].window, head.graphs[0].window_speed = 0, [0.55]
     d = diff_results(base_result(), head)
-    assert d.status() == Outcome.REGRESSION and d.disturbed == ["head"]
-    line = verdict_line(d, TextDoc())
-    assert line.startswith("REGRESSION: ")
-    assert line.endswith(" - but head was measured on a busy or slow machine (warnings below): "
-                         "measure again, or time both sides in one process (compare)")
+    assert d.status() == Outcome.NOT_COMPARABLE and d.regressions(0.0) == [] and d.disturbed == ["head"]
+    assert verdict_line(d, TextDoc()).startswith("NOT COMPARABLE: default: the all-graphs time read slower in "
+                                                 "head, measured on a busy or slow machine (0-forward was measured")
     assert d.to_dict()["disturbed"] == ["head"]
     quiet = diff_results(base_result(), base_result())
     assert quiet.disturbed == [] and "busy or slow" not in verdict_line(quiet, TextDoc())
