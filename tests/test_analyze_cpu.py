@@ -133,7 +133,7 @@ def test_cli_reports_a_cpu_trace(capsys):
     assert code == 0, err
     assert "CPU threads (no device activity): CPU thread " in out
     assert "No device activity in this trace" in out and "Time by category" in out
-    assert " ops (per step, all steps)" in out and "launched by" not in out  # host ops, no launcher
+    assert " ops (whole trace)" in out and "launched by" not in out  # host ops, no launcher
     code, out, _ = run_cli(capsys, str(CPU_TRACES[0]), "--format", "json")
     (step,) = json.loads(out)["steps"]
     assert step["name"] == WHOLE_TRACE and step["devices"][0]["device"].startswith("CPU thread ")

@@ -35,6 +35,7 @@ from typing import Any
 
 from . import categories, host_python
 from .columns import STEP_NAME, TraceColumns, columns_of_events, load_columns
+from .errors import TraceError
 from .host_python import PythonFrame, PythonLayer
 from .memory import DeviceMemory, step_memory
 from .regions import Region, TypicalRegion, regions, typical
@@ -50,6 +51,7 @@ from .steps import (
     step_devices,
     step_end,
 )
+from .top_kernels import TypicalKernel, kernels_left_out, typical_kernels
 from .trace import Trace
 
 SCHEMA = "inductor-bench/analyze"
@@ -94,6 +96,7 @@ class TraceKernel:
     calls: int  # launches in all steps
     total_ms: float
     per_step_ms: list[float]  # its time in each step (0 where it did not run)
+    per_step_calls: list[int] = field(default_factory=list)  # its calls in each step
     launched_by: str | None = None  # ``launchers`` joined by ", "; on the host, what a compiled
     # graph's call record ran as (core/compiled_calls.py)
     launchers: list[str] = field(default_factory=list)  # each launch's innermost op, the most time first
@@ -117,6 +120,10 @@ class AnalyzeResult:
     restarted_ranges: list[str] = field(default_factory=list)
     # name -> its events left out for a negative duration (unfinished when the profiler stopped)
     unfinished: dict[str, int] = field(default_factory=dict)
+    # name -> its device events and launches left out for carrying no time (core/left_out.py)
+    untimed: dict[str, int] = field(default_factory=dict)
+    launches: int = 0  # the launch records (cuda_runtime, cuda_driver events) read
+    steady_steps: list[str] = field(default_factory=list)  # the steps the typical step is the mean of
     not_traces: list[str] = field(default_factory=list)  # a directory's JSON files that are no trace
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
@@ -166,6 +173,17 @@ def regions_left_out(result: AnalyzeResult) -> list[tuple[str, list[str]]]:
     kept = set(steady_indices(result))
     return [(g.name, [result.steps[i].name for i, n in enumerate(g.calls) if n])
             for g in result.regions if any(g.calls) and not any(g.calls[i] for i in kept)]
+
+
+def steady_kernels(result: AnalyzeResult) -> list[TypicalKernel]:
+    """The kernels in the typical step, the most time first: the mean over the steady steps, so
+    that a device's rows of a category add up to the category table's figure."""
+    return typical_kernels(result.kernels, steady_indices(result))
+
+
+def steady_kernels_left_out(result: AnalyzeResult) -> list[tuple[str, list[str]]]:
+    """The kernels that ran only in steps left out of the typical step, with those steps."""
+    return kernels_left_out(result.kernels, steady_indices(result), [s.name for s in result.steps])
 
 
 def steady_shaped_ops(result: AnalyzeResult) -> list[TypicalShapedOp]:
@@ -229,9 +247,10 @@ def analyze_file(path: str | Path) -> AnalyzeResult:
 def analyze_columns(c: TraceColumns) -> AnalyzeResult:
     """Per device, or per CPU thread for a trace with no device activity. TraceError when
     it holds neither."""
+    require_times(c)
     split = split_steps(c)
     thread, python = host_python.trace_python(c, split.windows)
-    return AnalyzeResult(
+    result = AnalyzeResult(
         trace=c.path,
         steps=[step_result(split, k) for k in range(len(split.windows))],
         kernels=_kernels(split),
@@ -244,7 +263,19 @@ def analyze_columns(c: TraceColumns) -> AnalyzeResult:
         host_python_thread=thread,
         restarted_ranges=c.restarted_ranges,
         unfinished=dict(c.unfinished),
+        untimed=dict(c.untimed),
+        launches=len(c.launch),
     )
+    result.steady_steps = [result.steps[i].name for i in steady_indices(result)]
+    return result
+
+
+def require_times(c: TraceColumns) -> None:
+    """TraceError for a trace whose device events all carry no time (core/left_out.py)."""
+    if c.untimed_device and not len(c.device):
+        raise TraceError(
+            f"{c.path}: its {c.untimed_device} device events (kernel, memcpy, memset) all carry no "
+            "times (ts 0, dur 0): the profiler lost them (a session exported after another had started)")
 
 
 def step_result(split: StepEvents, k: int) -> StepResult:
@@ -289,13 +320,14 @@ def _kernels(split: StepEvents) -> list[TraceKernel]:
             if kern is None:
                 kern = found[key] = TraceKernel(
                     device=rows[key[0]], name=names[key[1]], category=category, calls=0,
-                    total_ms=0.0, per_step_ms=[0.0] * n_steps,
+                    total_ms=0.0, per_step_ms=[0.0] * n_steps, per_step_calls=[0] * n_steps,
                 )
                 launchers[key] = {}
             ms = us / US_PER_MS
             kern.calls += 1
             kern.total_ms += ms
             kern.per_step_ms[k] += ms
+            kern.per_step_calls[k] += 1
             if launched_by is not None:
                 by = launchers[key]
                 by[launched_by] = by.get(launched_by, 0.0) + ms

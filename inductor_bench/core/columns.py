@@ -37,6 +37,7 @@ from typing import Any, Union
 import msgspec
 
 from .column_types import MISSING, Events, Table
+from .left_out import finished, timed, untimed
 from .memory import INSTANT_CATEGORY, MEMORY_EVENT, MemoryColumns
 from .range_starts import RANGE_ENTER, Ranges, restore_range_starts
 from .recorded_shapes import SHAPED_OPS
@@ -126,6 +127,9 @@ class TraceColumns:
     # name -> how many of its events were left out for a negative duration: unfinished when
     # the profiler stopped (kineto writes -1 for such a CPU event); file order
     unfinished: dict[str, int] = field(default_factory=dict)
+    # name -> its device events and launches left out for carrying no time (left_out.py)
+    untimed: dict[str, int] = field(default_factory=dict)
+    untimed_device: int = 0  # how many of those were device events
 
     def span(self) -> tuple[float, float]:
         """The earliest start and the latest end of every event kept."""
@@ -161,7 +165,10 @@ class ColumnFiller:
         finite_times(out.path, xs if INSTANT_CATEGORY not in cats
                      else [x for x, c in zip(xs, cats, strict=True) if c != INSTANT_CATEGORY])
         if min(map(EVENT_DUR, xs)) < 0:  # one pass in C per run; rare
-            xs, cats = self._finished(xs, cats)
+            xs, cats = finished(out.unfinished, xs, cats)
+        if 0.0 in map(EVENT_TS, xs):  # likewise: a device event or launch that lost its times
+            xs, cats, device = timed(out.untimed, xs, cats)
+            out.untimed_device += device
         out.kept += len(xs)
         has_annotations = USER_ANNOTATION in cats
         if has_annotations:  # the span of the other kinds is read from their columns
@@ -240,16 +247,6 @@ class ColumnFiller:
                 triple = (dims, types, concrete)
                 self.out.shape_args[first + i] = self.triples.setdefault(triple, triple)
 
-    def _finished(self, xs: list[Any], cats: list[str]) -> tuple[list[Any], list[str]]:
-        """``xs`` and their ``cats`` less the events with a negative duration, counted by name in
-        ``unfinished``: their end is not known, and a window or an op ending before it starts
-        would count as negative time."""
-        keep = [x.dur >= 0 for x in xs]
-        for x, kept in zip(xs, keep, strict=True):
-            if not kept:
-                self.out.unfinished[x.name] = self.out.unfinished.get(x.name, 0) + 1
-        return list(compress(xs, keep)), list(compress(cats, keep))
-
     def _extend(self, evs: Events, xs: list[Any], where: list[int], *, corr: bool, ext: bool) -> list[int]:
         names = _ids(self.out.names, [x.name for x in xs])
         evs.name.fromlist(names)
@@ -263,11 +260,12 @@ class ColumnFiller:
         return names
 
     def add_events(self, events: list[Event]) -> None:
-        """``Event``s (every category: the span covers them all, as a trace's window)."""
-        if not events:
-            return
-        self.out.first = min(self.out.first, min(map(EVENT_TS, events)))
-        self.out.last = max(self.out.last, max(map(add, map(EVENT_TS, events), map(EVENT_DUR, events))))
+        """``Event``s (every category: the span covers them all, as a trace's window, but for
+        those ``add`` leaves out for carrying no time)."""
+        spanned = [ev for ev in events if not untimed(ev, ev.cat)] if 0.0 in map(EVENT_TS, events) else events
+        if spanned:
+            self.out.first = min(self.out.first, min(map(EVENT_TS, spanned)))
+            self.out.last = max(self.out.last, max(map(add, map(EVENT_TS, spanned), map(EVENT_DUR, spanned))))
         kept = [ev for ev in events if ev.cat in COLUMN_CATEGORIES]
         self.add(kept, [ev.cat for ev in kept])
 

@@ -29,7 +29,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from .analyze import step_result
+from .analyze import require_times, step_result
 from .columns import load_columns
 from .errors import NothingProfiled, UsageError
 from .memory import DeviceMemory, step_memory
@@ -143,6 +143,7 @@ def rank_of(path: Path) -> int | None:
 def rank_summary(path: Path, rank: int) -> RankResult:
     """Read one rank's trace (into columns) and keep only its per-step figures."""
     columns = load_columns(path)
+    require_times(columns)
     split = split_steps(columns)
     device = _main_device(split)
     ranges = _comm_ranges(columns) if split.shares is not None else []

@@ -5,14 +5,12 @@ them, and where the trace holds them its memory (``analyze_memory``) and GEMMs b
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 
 from ..core.analyze import (
     WHOLE_TRACE,
     AnalyzeResult,
     DeviceStep,
-    TraceKernel,
     empty_steps,
     is_host,
     regions_left_out,
@@ -28,12 +26,11 @@ from . import charts
 from . import format as fmt
 from .analyze_memory import memory_section
 from .analyze_shaped_ops import shaped_ops_section
+from .analyze_top import NAME_CHARS, left_out_line, listed, top_section
 from .doc import TEXT, Doc, new_doc
 from .outside import python_table
 
 DEFAULT_TOP = 15
-NAME_CHARS = 70
-LAUNCHERS_SHOWN = 2  # a top-kernels row's launchers named in text, markdown and HTML
 STEP_HEADERS = [
     "step",
     "device",
@@ -106,7 +103,7 @@ def _steps(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> None:
     doc.heading("Steps (per device)" if r.steps[0].name != WHOLE_TRACE else "The whole trace (per device)")
     doc.table(rows, STEP_HEADERS, STEP_ALIGN)
     if _on_host(r):
-        doc.fine_print(*HOST_NOTES)
+        doc.fine_print(*HOST_NOTES, *_disturbed(r))
         return
     doc.fine_print(
         "wall = the step on the CPU, extended to the end of the last device work it launched; busy = "
@@ -117,7 +114,19 @@ def _steps(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> None:
         "next launch was not issued yet), queued (issued, not started: launch latency, stream or event "
         "dependencies, CUDA-graph replays), nothing launched (the step issued no more device work).",
         *_pipelined(r, typical),
+        *_disturbed(r),
     )
+
+
+def _disturbed(r: AnalyzeResult) -> list[str]:
+    """The line naming the steps left out of the steady mean as disturbed (those that held
+    nothing are named in the header)."""
+    kept = {s.name for s in steady_steps(r)}
+    left = [s.name for s in r.steps if s.name not in kept and s.name not in empty_steps(r)]
+    if not left:
+        return []
+    return [f"steady mean: the mean over {len(kept)} steps; left out as disturbed (slower than the median "
+            f"step by over 3.5 robust sigmas and 5%, docs/statistics.md): {listed(left, 8)}"]
 
 
 PIPELINED_SHARE = 1.0  # % of the wall in other steps' work above which the loop is said pipelined
@@ -176,7 +185,7 @@ def _regions(doc: Doc, r: AnalyzeResult, top: int) -> None:
         return
     if not typical:
         doc.heading(f"Named ranges: record_function ({_which(r)})")
-        doc.fine_print(_left_out_line(left_out))
+        doc.fine_print(left_out_line("ranges", left_out))
         return
     wall, host = steady_wall(r), _on_host(r)
     rows = [[doc.code(fmt.truncate(g.name, NAME_CHARS)), fmt.count(round(g.calls, 2)), fmt.ms(g.wall_ms),
@@ -194,14 +203,8 @@ def _regions(doc: Doc, r: AnalyzeResult, top: int) -> None:
             "late it ran, "
         ) + "from any thread (autograd runs a backward's ops on its own thread while the loop waits "
         "in its backward range). A range inside another counts in both (docs/analyze.md).",
-        *([_left_out_line(left_out)] if left_out else []),
+        *([left_out_line("ranges", left_out)] if left_out else []),
     )
-
-
-def _left_out_line(left_out: list[tuple[str, list[str]]], shown: int = 8) -> str:
-    ranges = "; ".join(f"{name} ({_listed(steps)})" for name, steps in left_out[:shown])
-    more = f"; and {len(left_out) - shown} more" if len(left_out) > shown else ""
-    return f"ranges that ran only in steps left out of the steady mean, so not in its figures: {ranges}{more}"
 
 
 def _host_python(doc: Doc, r: AnalyzeResult) -> None:
@@ -221,57 +224,6 @@ def _host_python(doc: Doc, r: AnalyzeResult) -> None:
         "frame (Torch-Compiled Region) is no op here, while the steps table counts its own time as an op "
         "(framework time): this total can exceed that table's idle by it."
     )
-
-
-def _top(doc: Doc, r: AnalyzeResult, top: int) -> None:
-    n = len(r.steps)
-    total = sum(k.total_ms for k in r.kernels)
-    labels = fmt.kernel_labels([k.name for k in r.kernels[:top]], NAME_CHARS)
-    rows = [
-        [
-            str(i),
-            k.device,
-            doc.named(doc.code(labels[i - 1]), k.name),
-            label(k.category),
-            fmt.count(round(k.calls / n, 2)),
-            fmt.ms(k.total_ms / n),
-            fmt.pct(fmt.share(k.total_ms, total)),
-            _launchers(k),
-        ]
-        for i, k in enumerate(r.kernels[:top], 1)
-    ]
-    shown = f"Top {min(top, len(r.kernels))} of {len(r.kernels)}"
-    if _on_host(r):  # the host's ops, each its own time; no launcher, but what a graph call ran as
-        for row, k in zip(rows, r.kernels, strict=False):
-            row[2] += f" ({k.launched_by})" if k.launched_by else ""
-        doc.heading(f"{shown} ops (per step, all steps)")
-        doc.table([row[:-1] for row in rows], ["#", "thread", "op", "category", "calls", "ms", "% kernel"],
-                  ("right", "left", "left", "left", "right", "right", "right"))
-        return
-    doc.heading(f"{shown} kernels (per step, all steps)")
-    doc.table(
-        rows,
-        ["#", "device", "kernel", "category", "calls", "ms", "% kernel", "launched by"],
-        ("right", "left", "left", "left", "right", "right", "right", "left"),
-    )
-    if _split(r.kernels, top):
-        doc.paragraph(
-            "A kernel whose launches classify apart (a GEMM launched by aten::mm and by a "
-            "convolution's backward) is one row per category, so the rows add up to the category "
-            "table; launched by: every op that launched it, the most time first."
-        )
-
-
-def _launchers(k: TraceKernel, shown: int = LAUNCHERS_SHOWN) -> str:
-    """The first ``shown`` of a row's launchers, and how many more (the JSON holds them all)."""
-    more = len(k.launchers) - shown
-    return ", ".join(k.launchers[:shown]) + (f" (+{more} more)" if more > 0 else "")
-
-
-def _split(kernels: list[TraceKernel], top: int) -> bool:
-    """Whether a kernel among the first ``top`` rows has a row of another category."""
-    rows = Counter((k.device, k.name) for k in kernels)
-    return any(rows[k.device, k.name] > 1 for k in kernels[:top])
 
 
 def render_analyze(r: AnalyzeResult, fmt_name: str = TEXT, *, top: int = DEFAULT_TOP) -> str:
@@ -315,21 +267,31 @@ CLOSED = "with the start of the Python call that closed them"
 NOTHING_IN_STEPS = "none: no op, runtime call or device event is inside a step"
 
 
-def _listed(names: list[str], shown: int = 4) -> str:
-    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
-
-
 def unfinished_fact(unfinished: dict[str, int]) -> str:
     """The fact line of the events left out for a negative duration."""
     n = sum(unfinished.values())
-    named = _listed([f"{name} x{k}" if k > 1 else name for name, k in unfinished.items()])
+    named = listed([f"{name} x{k}" if k > 1 else name for name, k in unfinished.items()])
     return (f"{n} event(s) with a negative duration were left out (unfinished when the profiler "
             f"stopped: their end is not known): {named}")
 
 
+def untimed_fact(untimed: dict[str, int]) -> str:
+    """The fact line of the device events and launches left out for carrying no time."""
+    named = listed([fmt.truncate(name, NAME_CHARS) + (f" x{k}" if k > 1 else "")
+                    for name, k in untimed.items()])
+    return (f"{sum(untimed.values())} device event(s) and launch(es) at ts 0 with dur 0 were left out (the "
+            f"profiler lost their times; at ts 0 they would stretch the window back to 1970): {named}")
+
+
+NO_LAUNCHES = (
+    "no launch records (cuda_runtime / cuda_driver events): each device event counts for the step it "
+    "starts in, and the split of the device's idle time between waiting on CPU and queued is unknown "
+    "(every gap is counted as waiting on CPU)")
+
+
 def _restarted(names: list[str]) -> str:
     """The fact line of the ranges whose start was restored (``core/range_starts.py``)."""
-    return (f"{len(names)} ranges were written {CLOSED} (torch 2.5's Python tracer): {_listed(names)}; "
+    return (f"{len(names)} ranges were written {CLOSED} (torch 2.5's Python tracer): {listed(names)}; "
             "each starts here where the call that opened it began")
 
 
@@ -346,8 +308,12 @@ def _analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str]
         facts.append(_restarted(r.restarted_ranges))
     if r.unfinished:
         facts.append(unfinished_fact(r.unfinished))
+    if r.untimed:
+        facts.append(untimed_fact(r.untimed))
+    if not r.launches and r.devices and not _on_host(r):
+        facts.append(NO_LAUNCHES)
     if held_nothing := empty_steps(r):
-        facts.append(f"{_listed(held_nothing)} held nothing of its own (no device event, or on a "
+        facts.append(f"{listed(held_nothing)} held nothing of its own (no device event, or on a "
                      "CPU-only trace no op; as the step a profiler stops in): left out of the steady mean")
     facts += (notes or []) + skipped_facts([], r.not_traces)
     doc.paragraph(*(doc.item(f) for f in facts))
@@ -359,7 +325,6 @@ def _analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str]
     _regions(doc, r, top)
     _host_python(doc, r)
     memory_section(doc, r)
-    _top(doc, r, top)
-    doc.chart(charts.analyze_top(r, top))
+    top_section(doc, r, top, _which(r), _on_host(r))
     shaped_ops_section(doc, r, top)
     doc.links("The trace", [(r.trace, r.trace)], charts.PERFETTO_HOW)

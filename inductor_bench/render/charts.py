@@ -10,6 +10,7 @@ from ..core.categories import label, order
 from ..core.results import BreakdownResult, KernelStat
 from ..core.step import gain_frame
 from ..core.step_totals import ALL_GRAPHS, ALL_GRAPHS_ROW, reweighed
+from ..core.top_kernels import TypicalKernel
 from ..core.views import Unit, top_step_units
 from . import format as fmt
 from .doc import Bar, Chart, Segment, Series
@@ -176,20 +177,20 @@ def analyze_categories(r: AnalyzeResult) -> Chart | None:
     return Chart(f"Kernel time by category ({which})", "ms per step", bars)
 
 
-def analyze_top(r: AnalyzeResult, top: int) -> Chart | None:
-    n = max(len(r.steps), 1)
-    total = sum(k.total_ms for k in r.kernels)
-    labels = fmt.kernel_labels([k.name for k in r.kernels[:top]])
+def analyze_top(kernels: list[TypicalKernel], top: int) -> Chart | None:
+    """The typical step's top kernels (``core/top_kernels.py``)."""
+    total = sum(k.ms for k in kernels)
+    labels = fmt.kernel_labels([k.name for k in kernels[:top]])
     bars = [
         Bar(
             name,
-            [Segment(k.total_ms / n, k.category, label(k.category))],
+            [Segment(k.ms, k.category, label(k.category))],
             full=k.name,
-            note=fmt.pct(fmt.share(k.total_ms, total)),
-            tip=f"{k.device} · {fmt.calls(round(k.calls / n, 2))} per step"
+            note=fmt.pct(fmt.share(k.ms, total)),
+            tip=f"{k.device} · {fmt.calls(round(k.calls, 2))} per step"
             + (f"\nlaunched by {k.launched_by}" if k.launched_by else ""),
         )
-        for k, name in zip(r.kernels[:top], labels, strict=True)
+        for k, name in zip(kernels[:top], labels, strict=True)
     ]
     if not bars:
         return None

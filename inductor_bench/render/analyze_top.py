@@ -1,0 +1,70 @@
+"""The top kernels of ``analyze`` (on a CPU-only trace, the top ops) in the typical step: the
+mean over the same steady steps as the category table, so the rows add up to it
+(``core/top_kernels.py``); the kernels that ran only in steps left out, named apart."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ..core.analyze import AnalyzeResult, steady_kernels, steady_kernels_left_out
+from ..core.categories import label
+from ..core.top_kernels import TypicalKernel
+from . import charts
+from . import format as fmt
+from .doc import Doc
+
+NAME_CHARS = 70
+LAUNCHERS_SHOWN = 2  # a top-kernels row's launchers named in text, markdown and HTML
+
+
+def listed(names: list[str], shown: int = 4) -> str:
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
+def left_out_line(what: str, left_out: list[tuple[str, list[str]]], shown: int = 8) -> str:
+    """The ``what`` (ranges, kernels) that ran only in steps left out of the steady mean, each
+    with the steps it ran in."""
+    named = "; ".join(f"{name} ({listed(steps)})" for name, steps in left_out[:shown])
+    more = f"; and {len(left_out) - shown} more" if len(left_out) > shown else ""
+    return f"{what} that ran only in steps left out of the steady mean, so not in its figures: {named}{more}"
+
+
+def top_section(doc: Doc, r: AnalyzeResult, top: int, which: str, on_host: bool) -> None:
+    """The table of the typical step's top kernels (ops), ``which`` the step it is of."""
+    kernels, left_out = steady_kernels(r), steady_kernels_left_out(r)
+    total = sum(k.ms for k in kernels)
+    labels = fmt.kernel_labels([k.name for k in kernels[:top]], NAME_CHARS)
+    rows = [[str(i), k.device, doc.named(doc.code(labels[i - 1]), k.name), label(k.category),
+             fmt.count(round(k.calls, 2)), fmt.ms(k.ms), fmt.pct(fmt.share(k.ms, total)), _launchers(k)]
+            for i, k in enumerate(kernels[:top], 1)]
+    shown = f"Top {min(top, len(kernels))} of {len(kernels)}"
+    notes = [left_out_line("kernels", left_out)] if left_out else []
+    if on_host:  # the host's ops, each its own time; no launcher, but what a graph call ran as
+        for row, k in zip(rows, kernels, strict=False):
+            row[2] += f" ({k.launched_by})" if k.launched_by else ""
+        doc.heading(f"{shown} ops ({which})")
+        doc.table([row[:-1] for row in rows], ["#", "thread", "op", "category", "calls", "ms", "% kernel"],
+                  ("right", "left", "left", "left", "right", "right", "right"))
+    else:
+        doc.heading(f"{shown} kernels ({which})")
+        doc.table(rows, ["#", "device", "kernel", "category", "calls", "ms", "% kernel", "launched by"],
+                  ("right", "left", "left", "left", "right", "right", "right", "left"))
+        if _split(kernels, top):
+            notes.insert(0, "A kernel whose launches classify apart (a GEMM launched by aten::mm and by a "
+                         "convolution's backward) is one row per category, so the rows add up to the "
+                         "category table; launched by: every op that launched it, the most time first.")
+    if notes:
+        doc.paragraph(*notes)
+    doc.chart(charts.analyze_top(kernels, top))
+
+
+def _launchers(k: TypicalKernel, shown: int = LAUNCHERS_SHOWN) -> str:
+    """The first ``shown`` of a row's launchers, and how many more (the JSON holds them all)."""
+    more = len(k.launchers) - shown
+    return ", ".join(k.launchers[:shown]) + (f" (+{more} more)" if more > 0 else "")
+
+
+def _split(kernels: list[TypicalKernel], top: int) -> bool:
+    """Whether a kernel among the first ``top`` rows has a row of another category."""
+    rows = Counter((k.device, k.name) for k in kernels)
+    return any(rows[k.device, k.name] > 1 for k in kernels[:top])
