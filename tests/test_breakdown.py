@@ -112,7 +112,7 @@ def test_cpu_top_level_ops_per_iteration():
 def test_cpu_without_a_module_keeps_profiler_names():
     g = analyze_graph(cpu_trace(), None, graph("cpu"))
     names = {k.name: k.category for k in g.kernels}
-    assert names == {"aten::addmm": "extern_gemm", "graph_0_cpp_fused_gelu_0": "cpp_pointwise",
+    assert names == {"aten::addmm": "extern_gemm", "graph_0_cpp_fused_gelu_0": "cpp_kernel",
                      "aten::unknown_op": "extern_other"}
     assert all(k.aten_ops == [] for k in g.kernels)
 

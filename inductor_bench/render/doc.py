@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from tabulate import tabulate
 
 from .md_escape import STRONG_MARKS, hard_breaks, md_cell, md_code, md_inert, md_lines, one_line
+from .table_align import numeric_align
 
 TEXT = "text"
 MARKDOWN = "markdown"
@@ -109,6 +110,7 @@ class Doc:
         self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None
     ) -> str:
         # Cells are preformatted strings: keep tabulate from re-parsing "1.000" into 1.
+        align = align or numeric_align(rows, len(headers))
         return tabulate(
             rows, headers=headers, tablefmt=self.table_style, disable_numparse=True, colalign=align
         )

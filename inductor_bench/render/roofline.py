@@ -60,11 +60,19 @@ def shows_roofline(r: BreakdownResult) -> bool:
 
 
 def pct_cell(r: BreakdownResult, g: GraphResult, k: KernelStat) -> str:
-    """A kernel's % of its limit, ``~`` before it when it is latency-bound."""
+    """A kernel's % of its limit, ``~`` before it when it is latency-bound, ``^`` when it is
+    served from a cache (memory-bound, above the DRAM ceiling): neither is a % of a limit it
+    could reach."""
     roof = kernel_roof(k, ceilings_of(r), g.device)
     if roof.pct is None:
         return fmt.DASH
-    return ("~" if roof.bound == LATENCY else "") + f"{roof.pct:.0f}%"
+    return pct_mark(roof) + f"{roof.pct:.0f}%"
+
+
+def pct_mark(roof: KernelRoof) -> str:
+    if roof.bound == LATENCY:
+        return "~"
+    return "^" if roof.bound == "memory" and roof.pct is not None and roof.pct > 100 else ""
 
 
 def unit_member(u: Unit) -> tuple[GraphResult, KernelStat, float]:
@@ -214,7 +222,9 @@ def roofline_section(doc: Doc, r: BreakdownResult, top: int) -> None:
         "compute ceiling and intensity x bandwidth), or achieved GB/s over the bandwidth where "
         "it has no FLOP count; against the measured ceilings. latency (too short): even at the "
         "ceilings one launch would take only a few microseconds, so its % says how short it is, "
-        "not how slow (docs/roofline.md)."
+        "not how slow; the kernel tables mark it ~. In cache: a memory-bound kernel above the "
+        "DRAM ceiling, its data served from a cache the ceiling does not bound; the kernel "
+        "tables mark it ^ (docs/roofline.md)."
     )
 
 
@@ -240,7 +250,7 @@ def bound_words(roof: KernelRoof, k: KernelStat | None = None) -> str:
     """The verdict in words; a memory-bound kernel above the measured bandwidth is served
     from a cache (its data fits in one), which the DRAM ceiling does not bound; one that
     draws random numbers spends time on them that its count does not hold (core/work.py)."""
-    if roof.bound == "memory" and roof.pct is not None and roof.pct > 100:
+    if pct_mark(roof) == "^":
         return "memory (in cache: above the DRAM ceiling)"
     if roof.bound == "memory" and k is not None and draws_random(k.work_from):
         return "memory (and random numbers: not counted)"
