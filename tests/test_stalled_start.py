@@ -119,3 +119,31 @@ def test_a_side_that_reads_faster_though_disturbed_keeps_the_verdict():
     d = diff_results(base, head)
     assert [s.mode for s in d.regressions(10.0)] == ["eager", "default"]
     assert d.status() == Outcome.REGRESSION and not d.unmeasured
+
+
+@pytest.mark.parametrize("statuses, changed", [
+    ((), False),  # eager: no kernels, nothing says the code changed
+    (("same code", "calls changed"), False),
+    (("same code", "within noise"), True),  # judged on its times: not shown to be one code
+    (("same code", "added"), True),
+    (("removed",), True),
+])
+def test_a_slower_disturbed_side_is_not_comparable_only_where_no_kernel_changed(statuses, changed):
+    """Synthetic sections: a kernel added, removed or judged on its times is a change of code,
+    and then the slower side's verdict stands with its caveat (a real regression measured on a
+    busy machine still fails the gate); kernels all of one code leave the disturbance alone to
+    explain the step."""
+    from inductor_bench.core.diff_records import KernelDiff, SectionDiff
+    from inductor_bench.core.disturbed_side import code_changed, slower_where_disturbed
+    from inductor_bench.core.stats import compare_samples
+
+    kernels = [KernelDiff(status=s, graph="0-forward", name=f"k{i}", category="cpp_pointwise", aten_ops=[])
+               for i, s in enumerate(statuses)]
+    step = compare_samples([2.0] * 10, [3.0] * 10)
+    section = SectionDiff(mode="eager", step=step, step_source="model", kernels=kernels)
+    assert code_changed([section]) is changed
+    base = synthetic_compare([[2.0, 2.02] * 5] * 12, [[1.0]] * 12)
+    head = synthetic_compare([[3.0, 3.03] * 5] * 12, [[1.5]] * 12, load=0.9)
+    judged = slower_where_disturbed(section, base, head, changed)
+    assert judged.step.verdict == ("significant" if changed else Outcome.NOT_COMPARABLE)
+    assert [u.side for u in judged.unmeasured] == ([] if changed else ["head"])

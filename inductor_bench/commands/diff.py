@@ -86,7 +86,8 @@ def diff(
     all-graphs row (two breakdowns) or a step time (two compares) exceeds PCT, and 5 when a
     graph or a mode was measured on one side only (failed, timed out, or missing from an
     interrupted or partial run), two compares have no column in both, or a step reads slower on
-    a side measured on a busy or slow machine (not comparable, no verdict); 2 for unreadable or
+    a side measured on a busy or slow machine while no kernel changed its code (not comparable,
+    no verdict); 2 for unreadable or
     incomparable results.
     """
     o.one_stdout(fmt, json_out)

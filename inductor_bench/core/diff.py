@@ -25,7 +25,7 @@ from .compiled_from import graph_codes, module_texts
 from .compiles import limits_one_side_only
 from .devices import AUTO, backend
 from .diff_records import ADDED, FASTER, REMOVED, SLOWER, CategoryDiff, Diff, KernelDiff, SectionDiff
-from .disturbed_side import slower_where_disturbed
+from .disturbed_side import code_changed, slower_where_disturbed
 from .errors import UsageError
 from .graph_breaks import one_side_only
 from .match import KernelRef, match_kernels
@@ -344,7 +344,8 @@ def diff_results(
         lines += step_disturbances(r) if isinstance(r, CompareResult) else []
         warnings += [f"{side}: {d}" for d in lines]
         disturbed += [side] if lines else []
-    sections = [slower_where_disturbed(s, base, head) for s in sections]
+    changed = code_changed(sections)
+    sections = [slower_where_disturbed(s, base, head, changed) for s in sections]
     return Diff(
         kind=_kind(head),
         base_model=base.model,

@@ -1,9 +1,11 @@
-"""A step called significantly slower on a side measured on a busy or slow machine: no
-verdict. Load from other processes and a slowed machine only inflate times, so they can make
-the side they fell on read slower, by an amount no figure of that side tells; the section is
-then not comparable (``diff.py``; the gate exits 5, as for a graph measured on one side only).
-A side that reads faster though disturbed keeps its verdict: the disturbance worked against
-it. Pure; no torch."""
+"""A step called significantly slower on a side measured on a busy or slow machine, where
+nothing says the code changed: no verdict. Load from other processes and a slowed machine only
+inflate times, so they can make the side they fell on read slower, by an amount no figure of
+that side tells; the section is then not comparable (``diff.py``; the gate exits 5, as for a
+graph measured on one side only). Where a kernel's code did change (added, removed, or not
+shown to compile alike), the verdict stands with its caveat: a real regression measured on a
+busy machine still fails the gate. A side that reads faster though disturbed keeps its
+verdict: the disturbance worked against it. Pure; no torch."""
 
 from __future__ import annotations
 
@@ -14,17 +16,25 @@ from .diff_records import SectionDiff
 from .results import BreakdownResult
 from .step import disturbances
 from .unmeasured import Unmeasured
-from .vocab import Outcome, StepSource
+from .vocab import Outcome, StepSource, Verdict
 
 Result = BreakdownResult | CompareResult
 
 
-def slower_where_disturbed(s: SectionDiff, base: Result, head: Result) -> SectionDiff:
+def code_changed(sections: list[SectionDiff]) -> bool:
+    """Whether some kernel of the diff is not shown to be one code on both sides: added,
+    removed, or judged on its times (``same code`` and ``calls changed`` are one code)."""
+    one = (Verdict.SAME_CODE, Verdict.CALLS_CHANGED)
+    return any(k.status not in one for s in sections for k in s.kernels)
+
+
+def slower_where_disturbed(s: SectionDiff, base: Result, head: Result, changed: bool) -> SectionDiff:
     """A step significantly slower on a side whose step figure was measured on a busy or slow
-    machine (``step_disturbances_of``) is not comparable: load and a slowed machine only inflate
-    times, so they can make that side read slower and no figure says by how much. A side
-    that reads faster though disturbed keeps its verdict."""
-    if not s.step.significant:
+    machine (``step_disturbances_of``), in a diff whose code did not change (``changed``:
+    ``code_changed``), is not comparable: load and a slowed machine only inflate times, so they
+    can make that side read slower and no figure says by how much. A side that reads faster
+    though disturbed keeps its verdict, as does a change of code."""
+    if not s.step.significant or changed:
         return s
     side, r = ("head", head) if s.step.slower else ("base", base)
     lines = step_disturbances_of(r, s.mode)
