@@ -4,6 +4,8 @@ ran. The watch runs on a synthetic clock and synthetic probe readings; no torch.
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from inductor_bench.core.analysis import window_speeds
@@ -197,10 +199,20 @@ def test_a_slow_parallel_probe_is_a_disturbance_and_names_its_factor_in_the_hint
                                "taken): its times may be inflated"]
     text = render_breakdown(r)
     assert ("hint: the kernels ran 2 intra-op threads while other work held their cores (a parallel op took "
-            "18.4x as long on them as on one thread): each parallel region waits") in text
+            "18.4x as long on them as on one thread, in 0-backward): each parallel region waits") in text
     r.graphs[0].window_load = [None, Load(others_cores=1.2, steal_pct=0.0, cores=2, parallel_x=18.4)]
     assert ("hint: the kernels ran 2 intra-op threads while other processes kept 1.2 of the 2 cores busy "
-            "(a parallel op took 18.4x as long on them as on one thread)") in render_breakdown(r)
+            "(during 0-backward) (a parallel op took 18.4x as long on them as on one thread, in 0-backward)"
+            ) in render_breakdown(r)
+    # two graphs: the busiest cores read in one, the slowest parallel op in the other, each named
+    fwd = copy.deepcopy(r.graphs[0])
+    fwd.id, fwd.role = "0-forward", "forward"
+    fwd.window_load = [None, Load(others_cores=0.1, steal_pct=0.0, cores=2, parallel_x=45.5)]
+    r.graphs[0].window_load = [None, Load(others_cores=0.5, steal_pct=0.0, cores=2, parallel_x=1.0)]
+    r.graphs.insert(0, fwd)
+    assert ("while other processes kept 0.5 of the 2 cores busy (during 0-backward) (a parallel op took 45.5x "
+            "as long on them as on one thread, in 0-forward)") in render_breakdown(r)
+    r.graphs.pop(0)
     # the threads sharing the work, as on a quiet machine: nothing to say
     r.graphs[0].window_load = [None, Load(others_cores=0.0, steal_pct=0.0, cores=2, parallel_x=0.56)]
     assert disturbances(r) == [] and "hint: the kernels ran" not in render_breakdown(r)

@@ -222,6 +222,12 @@ def disturbances(r: BreakdownResult) -> list[str]:
             for gid, why in disturbed_graphs(r)]
 
 
+def _during(r: BreakdownResult, load: object) -> str:
+    """Which graph's window the load was read in: `` (during 0-backward)``."""
+    gid = next((g.id for g in r.measured() if g.kept_load is load), None)
+    return f" (during {gid})" if gid is not None else ""
+
+
 def oversubscribed(r: BreakdownResult) -> str | None:
     """A hint where the host's kernels ran more intra-op threads than the cores left to them
     while a reported window ran, by other processes or by a cgroup's CPU limit: every parallel
@@ -243,13 +249,14 @@ def oversubscribed(r: BreakdownResult) -> str | None:
                 "for the next, and each parallel region for the last of them; with OMP_NUM_THREADS "
                 "at or below the limit (the workers inherit it) the kernels run at the speed the "
                 "limit allows (docs/statistics.md)")
-    slowest = max((x.parallel_x for x in loads if x.parallel_slow), default=None)
-    if (not busy or threads <= left + DISTURBED_OTHERS_CORES) and slowest is None:
+    slow = max(((x.parallel_x, g.id) for g in r.measured()
+                if (x := g.kept_load) is not None and x.parallel_slow), default=None)
+    if (not busy or threads <= left + DISTURBED_OTHERS_CORES) and slow is None:
         return None
-    held = (f"other processes kept {most.others_cores:.1f} of the {most.cores} cores busy" if busy
-            else "other work held their cores")
-    probe = (f" (a parallel op took {slowest:.1f}x as long on them as on one thread)"
-             if slowest is not None else "")
+    held = (f"other processes kept {most.others_cores:.1f} of the {most.cores} cores busy"
+            + _during(r, most) if busy else "other work held their cores")
+    probe = (f" (a parallel op took {slow[0]:.1f}x as long on them as on one thread, in {slow[1]})"
+             if slow is not None else "")
     return (f"the kernels ran {threads} intra-op threads while {held}{probe}: each parallel region "
             "waits for the thread that shares a core with them, which slows every iteration alike, beyond "
             "what leaving iterations out can remove; with OMP_NUM_THREADS set below the free cores "
