@@ -131,8 +131,11 @@ def test_kernel_name_must_match():
      r"x\.py: not an Inductor Triton kernel file \(no @triton_heuristics"),
     ("import triton\n\n@triton.jit\ndef k(x):\n    pass\n",
      r"x\.py: k is a Triton kernel but not one Inductor generated"),
+    ("# AOT ID: ['0_inference']\nimport torch\n# kernel path: /tmp/k.py\n\ndef call(args):\n    pass\n",
+     r"x\.py: this is a compiled module, not a kernel file; pass one of the files its '# kernel path:'"),
+    # a CPU module: its kernels are C++ inside it, no comment names a kernel file to pass
     ("# AOT ID: ['0_inference']\nimport torch\n\ndef call(args):\n    pass\n",
-     r"x\.py: this is a compiled module, not a kernel file"),
+     r"x\.py: this is a compiled module without Triton kernels \(its kernels are C\+\+, compiled into it\)"),
 ])
 def test_not_a_kernel_file(text, message):
     with pytest.raises(UsageError, match=message):

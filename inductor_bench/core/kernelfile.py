@@ -177,10 +177,15 @@ def _is_jit(fn: ast.FunctionDef) -> bool:
 
 
 def _not_a_kernel_file(path: str, text: str, tree: ast.Module) -> UsageError:
-    if is_compiled_module(text):
+    if is_compiled_module(text) and "# kernel path:" in text:
         return UsageError(
             f"{path}: this is a compiled module, not a kernel file; pass one of the files its "
             "'# kernel path:' comments name, or a run directory and a kernel name"
+        )
+    if is_compiled_module(text):  # a CPU module: its C++ kernels are in it, no Triton kernel file
+        return UsageError(
+            f"{path}: this is a compiled module without Triton kernels (its kernels are C++, compiled "
+            "into it): `kernel` benchmarks Inductor's Triton kernels; `breakdown` times these"
         )
     jitted = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and _is_jit(n)]
     if jitted:
