@@ -371,3 +371,23 @@ def test_ranks_that_tie_name_no_straggler(capsys, tmp_path):
     row = next(ln for ln in text.splitlines() if ln.startswith("ProfilerStep#1"))
     assert "none (tied)" in row and "rank 1" not in row.split("none (tied)")[0]
     assert "straggler" not in render_ranks(r, "html").split("Steps per rank")[1].split("</svg>")[0]
+
+
+def test_a_trace_that_names_no_rank_beside_ranked_ones_is_said_to_renumber_them(capsys, tmp_path):
+    """rank-3 and rank-5 name their ranks in their headers; the Triton example names none: every
+    trace is then numbered in the order given, and the report and its JSON say whose ranks
+    were set aside. The ranked traces alone keep their own ranks and no warning."""
+    unnamed = FIXTURES / "hta" / "triton_example_triton_example.json.gz"
+    given = [RANKS / "rank-3.json.gz", RANKS / "rank-5.json.gz", unnamed]
+    assert [rank_of(p) for p in given] == [3, 5, None]
+    code, out, _ = run_cli(capsys, *map(str, given), "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and [r["rank"] for r in doc["ranks"]] == [0, 1, 2]
+    assert doc["renumbered"].startswith("triton_example_triton_example.json.gz names no rank, so every "
+                                        "trace is numbered in the order given, the ranks the others name "
+                                        "set aside (rank-3.json.gz: 3, rank-5.json.gz: 5)")
+    code, out, _ = run_cli(capsys, *map(str, given))
+    assert f"WARNING: {doc['renumbered']}" in out.splitlines()
+    code, out, _ = run_cli(capsys, *map(str, given[:2]), "--format", "json")
+    doc = json.loads(out)
+    assert [r["rank"] for r in doc["ranks"]] == [3, 5] and doc["renumbered"] == ""

@@ -120,6 +120,8 @@ class RanksResult:
     stragglers: list[Straggler]
     skipped: list[str] = field(default_factory=list)  # traces with nothing profiled
     not_traces: list[str] = field(default_factory=list)  # a directory's JSON files that are no trace
+    # where some traces name their rank and some do not: every trace numbered in the order given
+    renumbered: str = ""
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -285,7 +287,20 @@ def ranks_result(paths: list[Path], read: list[RankResult | None]) -> RanksResul
     results = [replace(r, rank=k) for (_, r), k in zip(kept, ranks, strict=True)]
     results.sort(key=lambda r: r.rank)
     skipped = [str(p) for p, r in zip(paths, read, strict=True) if r is None]
-    return RanksResult(ranks=results, stragglers=stragglers(results), skipped=skipped)
+    return RanksResult(ranks=results, stragglers=stragglers(results), skipped=skipped,
+                       renumbered=renumbered([p for p, _ in kept]))
+
+
+def renumbered(paths: list[Path]) -> str:
+    """Why the ranks the traces name were set aside, where some name one and some do not."""
+    named = {p.name: rank_of(p) for p in paths}
+    unnamed = [n for n, r in named.items() if r is None]
+    if not unnamed or len(unnamed) == len(named):
+        return ""
+    own = ", ".join(f"{n}: {r}" for n, r in named.items() if r is not None)
+    return (f"{', '.join(unnamed)} {'names' if len(unnamed) == 1 else 'name'} no rank, so every trace is "
+            f"numbered in the order given, the ranks the others name set aside ({own}): give the "
+            "traces of one run, each naming its rank, or none")
 
 
 def _summary_or_none(path: Path) -> RankResult | None:
