@@ -117,3 +117,17 @@ def test_too_many_arguments_keep_the_first_whole_and_end_in_an_ellipsis():
     through the middle of one."""
     assert kernel_label(UNROLLED, 80) == "unrolled_elementwise_kernel<CUDAFunctor_add<double>, Array<char*, 3>, …"
     assert kernel_label(UNROLLED, 70) == "unrolled_elementwise_kernel<CUDAFunctor_add<double>, Array<char*, 3>…"
+
+
+def test_a_top_kernels_row_shortens_its_launchers_as_kernel_names():
+    """An autograd node's C++ name (from a real fbgemm trace) is shortened as a kernel's name
+    is, an op's name stays whole, and the count of the rest follows (synthetic row)."""
+    from inductor_bench.core.top_kernels import TypicalKernel
+    from inductor_bench.render.analyze_top import LAUNCHER_CHARS, _launchers
+
+    node = "torch::autograd::CppNode<fbgemm_gpu::PermutePooledEmbsFunction<&fbgemm_gpu::permute_pooled_embs_gpu> >"
+    k = TypicalKernel(device="0", name="permute_pooled_embs_kernel<float>", category="extern_other", calls=2,
+                      ms=4.4, launchers=[node, "aten::mm", "fbgemm::permute_pooled_embs_auto_grad"])
+    text = _launchers(k)
+    assert text == "CppNode<PermutePooledEmbsFunction<…> >, aten::mm (+1 more)"
+    assert all(len(part) <= LAUNCHER_CHARS for part in text.split(", "))

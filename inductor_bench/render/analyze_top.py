@@ -15,6 +15,7 @@ from .doc import Doc
 
 NAME_CHARS = 70
 LAUNCHERS_SHOWN = 2  # a top-kernels row's launchers named in text, markdown and HTML
+LAUNCHER_CHARS = 50  # each of them shortened to at most this
 
 
 def listed(names: list[str], shown: int = 4) -> str:
@@ -59,9 +60,12 @@ def top_section(doc: Doc, r: AnalyzeResult, top: int, which: str, on_host: bool)
 
 
 def _launchers(k: TypicalKernel, shown: int = LAUNCHERS_SHOWN) -> str:
-    """The first ``shown`` of a row's launchers, and how many more (the JSON holds them all)."""
+    """The first ``shown`` of a row's launchers, each shortened as a kernel's name is (an
+    autograd node's C++ name runs past 100 characters), and how many more (the JSON holds them
+    all, whole)."""
     more = len(k.launchers) - shown
-    return ", ".join(k.launchers[:shown]) + (f" (+{more} more)" if more > 0 else "")
+    names = [fmt.kernel_label(op, LAUNCHER_CHARS) for op in k.launchers[:shown]]
+    return ", ".join(names) + (f" (+{more} more)" if more > 0 else "")
 
 
 def _split(kernels: list[TypicalKernel], top: int) -> bool:
