@@ -22,10 +22,9 @@ DASH = "-"
 
 
 def ms(v: float) -> str:
-    """Breakdown tables: 1 decimal from 100 ms, 3 from 0.01 ms, else 4."""
-    if v >= 100:
-        return f"{v:.1f}"
-    if v >= 0.01:
+    """Breakdown tables: 3 decimals from 0.01 ms (however long: a sum's parts and its total
+    print to the same microsecond, so they visibly add up), 4 below, and 0 as ``0.000``."""
+    if v >= 0.01 or v == 0:
         return f"{v:.3f}"
     return f"{v:.4f}"
 

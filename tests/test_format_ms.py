@@ -1,0 +1,33 @@
+"""Times in tables print to the microsecond however long they are, so a sum and its parts add
+up as printed; zero reads as the other figures beside it do."""
+
+from __future__ import annotations
+
+import json
+
+from inductor_bench.render import format as fmt
+
+from .test_analyze import run_cli
+from .test_hostile_inputs import FIXTURES
+
+
+def test_milliseconds_keep_three_decimals_above_a_hundred_and_zero_reads_0_000():
+    assert [fmt.ms(v) for v in (101.15125, 4894.5, 2.1675, 0.0123, 0.0028, 0.0)] == [
+        "101.151", "4894.500", "2.167", "0.012", "0.0028", "0.000"]
+
+
+def test_a_steps_idle_parts_add_up_to_its_wall_as_printed(capsys):
+    """The recorded ns-resolution trace (a real A100 run, tests/fixtures/hta): each step's wall
+    is over 100 ms; busy, other steps' work, waiting on CPU, queued and nothing launched, as
+    printed, add up to the printed wall within their rounding (half a microsecond each)."""
+    trace = FIXTURES / "hta" / "ns_resolution_trace_rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
+    _, out, _ = run_cli(capsys, str(trace), "--format", "json")
+    steps = json.loads(out)["steps"]
+    _, text, _ = run_cli(capsys, str(trace))
+    for s in steps:
+        (d,) = s["devices"]
+        parts = [d["busy_ms"], d["other_work_ms"], d["waiting_on_cpu_ms"], d["queued_ms"], d["nothing_launched_ms"]]
+        assert s["wall_ms"] > 100
+        row = next(line.split() for line in text.splitlines() if line.startswith(s["name"] + " "))
+        assert fmt.ms(s["wall_ms"]) in row and all(fmt.ms(p) in row for p in parts)
+        assert abs(sum(float(fmt.ms(p)) for p in parts) - float(fmt.ms(s["wall_ms"]))) <= 0.0005 * 6
