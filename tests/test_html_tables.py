@@ -176,9 +176,9 @@ def test_tooltips_print_times_as_the_tables_do():
         Bar("small", [Segment(-0.0123, "x")]),
     ])
     tips = "\n".join(titles(svg(c)))
-    assert "busy: 0.736 ms per step" in tips and "idle: 12345.7 ms per step" in tips
+    assert "busy: 0.736 ms per step" in tips and "idle: 12345.678 ms per step" in tips
     assert "x: -0.012 ms per step" in tips
-    assert "spread: 0.0001 to 23456.7 ms per step" in tips
+    assert "spread: 0.0001 to 23456.700 ms per step" in tips
     assert "e+" not in tips and "e-" not in tips
     seconds = svg(Chart("c", "seconds", [Bar("default", [Segment(9.921, "default")])]))
     assert "default: 9.92 seconds" in titles(seconds)[-1]
