@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 from . import categories
 from .classify import classify
+from .columns import ITERATION_MARKER
 from .cppwrapper import shim_op
 from .devices import HOST, backend
 from .errors import TraceError
@@ -42,7 +43,7 @@ from .steady import steady_profiled
 from .timeline import launch_stacks, launch_times, union_length
 from .trace import CPU_OP, DEVICE_CATEGORIES, MODULE_CALL, USER_ANNOTATION, Event, Trace
 
-MARKER = "inductor_bench::iteration"
+MARKER = ITERATION_MARKER
 US_PER_MS = 1000.0
 _CALLEE = re.compile(r"^(?:extern_kernels\.(?P<ext>\w+)|aten\.(?P<aten>\w+)(?:\.\w+)?"
                      r"|torch\.ops\.(?P<ns>\w+)\.(?P<op>\w+)(?:\.\w+)?)$")

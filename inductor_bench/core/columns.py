@@ -65,6 +65,7 @@ from .trace import (
 )
 
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
+ITERATION_MARKER = "inductor_bench::iteration"  # each iteration of a breakdown's profile
 BUILTIN = "<built-in>"
 _HOST = frozenset({CPU_OP}) | LAUNCH_CATEGORIES
 _MARKER_CATEGORIES = frozenset({CPU_OP, USER_ANNOTATION})

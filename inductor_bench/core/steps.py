@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from . import categories
 from .classify import classify
-from .columns import STEP_NAME, Events, Table, TraceColumns
+from .columns import ITERATION_MARKER, STEP_NAME, Events, Table, TraceColumns
 from .compiled_calls import call_contexts
 from .errors import NothingProfiled
 from .launches import link_launches
@@ -22,6 +22,7 @@ from .timeline import Covered
 from .trace import COMPILED_CALL, MODULE_CALL
 
 WHOLE_TRACE = "whole trace"
+ITERATION_STEP = "iteration"  # a step of a trace inductor-bench profiled: one iteration it marked
 HOST_THREAD = "CPU thread "  # a CPU-only trace's rows: one per thread, "CPU thread 1234"
 US_PER_MS = 1000.0
 
@@ -221,10 +222,15 @@ def by_step(windows, events, when: Sequence[float]) -> tuple[list[Sequence[int]]
 
 
 def _step_windows(c: TraceColumns) -> list[tuple[str, float, float]]:
-    """(name, start, end) of each ProfilerStep on the CPU, by start; the whole trace when
-    there are none."""
+    """(name, start, end) of each ProfilerStep on the CPU, by start; without them, of each
+    iteration inductor-bench's own profile marked (``ITERATION_MARKER``: a run directory's
+    graph trace); the whole trace when there are neither."""
     if c.markers:
         return sorted((m[:3] for m in c.markers), key=lambda m: m[1])
+    marker = c.names.get(ITERATION_MARKER)
+    runs = sorted((ts, end) for name, ts, end, _ in c.regions if name == marker) if marker is not None else []
+    if runs:
+        return [(f"{ITERATION_STEP} {i}", ts, end) for i, (ts, end) in enumerate(runs, 1)]
     return [(WHOLE_TRACE, *c.span())]
 
 

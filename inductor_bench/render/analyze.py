@@ -21,6 +21,8 @@ from ..core.analyze import (
     steady_wall,
 )
 from ..core.categories import label
+from ..core.columns import ITERATION_MARKER
+from ..core.steps import ITERATION_STEP
 from ..core.trace_sets import CyclesResult
 from . import charts
 from . import format as fmt
@@ -259,6 +261,9 @@ def _step_span(r: AnalyzeResult) -> str:
 def _steps_fact(r: AnalyzeResult) -> str:
     if r.steps[0].name == WHOLE_TRACE:
         return "no ProfilerStep# markers: the whole trace is one window"
+    if r.steps[0].name.startswith(f"{ITERATION_STEP} "):
+        return (f"{len(r.steps)} iterations inductor-bench profiled (its {ITERATION_MARKER} ranges; "
+                "no ProfilerStep# markers): a run directory's graph trace, each iteration a step")
     return f"{len(r.steps)} profiler step{'' if len(r.steps) == 1 else 's'} (ProfilerStep#)"
 
 
