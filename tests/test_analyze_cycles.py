@@ -184,3 +184,24 @@ def test_without_a_header_the_handlers_file_name_says_the_process_and_time(tmp_p
     other = tmp_path / "trace_rank-0.Apr_03_18_51_38.1102.pt.trace.json"
     other.write_text("{}")
     assert origin_of(other) == Origin(host=None, pid=None, began_ns=None)
+
+
+def test_a_cycle_whose_device_times_were_lost_is_skipped_and_named(capsys, tmp_path):
+    """Synthetic: three cycles of one process, the second's kernels all at ts 0 with dur 0 (the
+    profiler lost their times, as a real H200 recording did: tests/fixtures/cuda_h200_mlp_zeroed).
+    The other two are reported; that one is named with why, in the text and the JSON. Alone,
+    it is refused with one line and exit 2."""
+    lost = [x("ProfilerStep#4", 0, 50, 7, "user_annotation"), x("aten::mm", 5, 30, 7),
+            {"ph": "X", "cat": "kernel", "name": "k", "ts": 0, "dur": 0, "pid": 0, "tid": 7}]
+    handler_file(tmp_path, 7, 3_000, CYCLE_A)
+    gone = handler_file(tmp_path, 7, 9_000, lost)
+    handler_file(tmp_path, 7, 20_000, CYCLE_B)
+    code, out, err = run_cli(capsys, str(tmp_path), "--format", "json")
+    doc = json.loads(out)
+    assert code == 0, err
+    assert len(doc["cycles"]) == 2 and doc["times_lost"] == [str(gone)]
+    code, out, _ = run_cli(capsys, str(tmp_path))
+    assert (f"{gone.name}: skipped, its device events all carry no times (ts 0, dur 0): the profiler lost "
+            "them, as when a session is exported after another has started") in out.splitlines()
+    code, _, err = run_cli(capsys, str(gone))
+    assert code == 2 and "all carry no times (ts 0, dur 0)" in err and err.count("\n") == 1

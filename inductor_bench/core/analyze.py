@@ -36,7 +36,7 @@ from typing import Any
 
 from . import categories, host_python
 from .columns import STEP_NAME, TraceColumns, columns_of_events, load_columns
-from .errors import TraceError
+from .errors import TimesLost
 from .host_python import PythonFrame, PythonLayer
 from .memory import DeviceMemory, step_memory
 from .regions import Region, TypicalRegion, regions, typical
@@ -272,9 +272,9 @@ def analyze_columns(c: TraceColumns) -> AnalyzeResult:
 
 
 def require_times(c: TraceColumns) -> None:
-    """TraceError for a trace whose device events all carry no time (core/left_out.py)."""
+    """TimesLost for a trace whose device events all carry no time (core/left_out.py)."""
     if c.untimed_device and not len(c.device):
-        raise TraceError(
+        raise TimesLost(
             f"{c.path}: its {c.untimed_device} device events (kernel, memcpy, memset) all carry no "
             "times (ts 0, dur 0): the profiler lost them (a session exported after another had started)")
 

@@ -53,6 +53,11 @@ class NothingProfiled(TraceError):
         return cls(f"none of the {n} traces holds GPU activity or CPU ops: nothing to analyse")
 
 
+class TimesLost(TraceError):
+    """A trace whose device events all carry no time (ts 0, dur 0): the profiler lost them
+    (``core/left_out.py``)."""
+
+
 class ResultError(BenchError):
     """A result file is missing, unreadable, or of an unknown schema."""
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .analyze import AnalyzeResult, analyze_file
-from .errors import NothingProfiled
+from .errors import NothingProfiled, TimesLost
 from .ranks import rank_of
 from .trace_files import trace_head
 
@@ -70,6 +70,7 @@ class CyclesResult:
     cycles: list[AnalyzeResult]
     skipped: list[str] = field(default_factory=list)
     not_traces: list[str] = field(default_factory=list)  # a directory's JSON files that are no trace
+    times_lost: list[str] = field(default_factory=list)  # cycles whose device events carry no times
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -80,6 +81,7 @@ class CyclesResult:
             "cycles": [c.to_dict() for c in self.cycles],
             "skipped": self.skipped,
             "not_traces": self.not_traces,
+            "times_lost": self.times_lost,
         }
 
     def to_json(self) -> str:
@@ -91,11 +93,16 @@ def analyze_cycles(paths: list[Path]) -> CyclesResult:
     ordered = sorted(paths, key=lambda p: (origin_of(p).began_ns or 0, p.name))
     cycles: list[AnalyzeResult] = []
     skipped: list[str] = []
+    lost: list[tuple[str, TimesLost]] = []
     for p in ordered:
         try:
             cycles.append(analyze_file(p))
         except NothingProfiled:
             skipped.append(str(p))
+        except TimesLost as e:  # a cycle the profiler lost the times of: the others stand
+            lost.append((str(p), e))
+    if not cycles and lost:
+        raise lost[0][1]
     if not cycles:
         raise NothingProfiled.in_any_of(len(paths))
-    return CyclesResult(cycles=cycles, skipped=skipped)
+    return CyclesResult(cycles=cycles, skipped=skipped, times_lost=[p for p, _ in lost])

@@ -50,14 +50,18 @@ SKIPPED_WHY = (
     "before its active steps, as tensorboard_trace_handler writes one when the profiler exits"
 )
 NOT_A_TRACE = "not a profiler trace (no traceEvents)"
+TIMES_LOST = ("its device events all carry no times (ts 0, dur 0): the profiler lost them, as when a "
+              "session is exported after another has started")
 STEP_ALIGN = ("left", "left", *("right",) * 8)
 
 
-def skipped_facts(skipped: list[str], not_traces: list[str]) -> list[str]:
-    """The traces with nothing profiled, and a directory's JSON files that are no trace: each
-    named with why it was left out."""
+def skipped_facts(skipped: list[str], not_traces: list[str],
+                  times_lost: list[str] | None = None) -> list[str]:
+    """The traces with nothing profiled, a directory's JSON files that are no trace, and the
+    cycles whose device events lost their times: each named with why it was left out."""
     return ([f"{Path(s).name}: skipped, {SKIPPED_WHY}" for s in skipped]
-            + [f"{Path(s).name}: skipped, {NOT_A_TRACE}" for s in not_traces])
+            + [f"{Path(s).name}: skipped, {NOT_A_TRACE}" for s in not_traces]
+            + [f"{Path(s).name}: skipped, {TIMES_LOST}" for s in times_lost or []])
 
 
 HOST_NOTES = (
@@ -238,7 +242,7 @@ def render_cycles(c: CyclesResult, fmt_name: str = TEXT, *, top: int = DEFAULT_T
     """One process's profiler cycles, each analysed alone, one after another; the cycles with
     nothing profiled named first."""
     doc = new_doc(fmt_name)
-    skipped = skipped_facts(c.skipped, c.not_traces)
+    skipped = skipped_facts(c.skipped, c.not_traces, c.times_lost)
     n = len(c.cycles)
     if n == 1:
         _analysis(doc, c.cycles[0], top, f"inductor-bench analyze: {Path(c.cycles[0].trace).name}", skipped)
