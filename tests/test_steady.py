@@ -179,3 +179,15 @@ def test_a_graph_whose_parts_rule_found_too_many_says_its_kernels_hold_the_stall
     (line,) = disturbances(BreakdownResult(model="m", device="cpu", graphs=[g]))
     assert line.startswith("0-forward was measured while 16 of its 20 iterations had a kernel or an idle gap "
                            "far slower than its median, too many to leave out")
+
+
+def test_a_loop_of_alternating_steps_keeps_both_kinds_a_repeated_call_does_not():
+    """Synthetic: ten steps alternating 1 ms and 3 ms (an optimizer step every other micro-batch).
+    As a loop's steps (analyze) both kinds are the loop's own work: all kept, a 2 ms typical step.
+    As one call repeated (a step time), a slower half is a stall: the faster half is kept."""
+    from inductor_bench.core.steady import mean, steady, steady_held
+
+    walls = [1.0, 3.0] * 5
+    kept = steady_held(walls, [True] * 10)
+    assert kept == list(range(10)) and mean([walls[i] for i in kept]) == 2.0
+    assert steady(walls).kept == (0, 2, 4, 6, 8)
