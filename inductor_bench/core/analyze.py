@@ -124,7 +124,6 @@ class AnalyzeResult:
     # name -> its device events and launches left out for carrying no time (core/left_out.py)
     untimed: dict[str, int] = field(default_factory=dict)
     launches: int = 0  # the launch records (cuda_runtime, cuda_driver events) read
-    steady_steps: list[str] = field(default_factory=list)  # the steps the typical step is the mean of
     not_traces: list[str] = field(default_factory=list)  # a directory's JSON files that are no trace
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
@@ -134,7 +133,8 @@ class AnalyzeResult:
         return sorted({d.device for s in self.steps for d in s.devices}, key=device_order)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Every field, and the steps the typical step is the mean of (``steady_indices``)."""
+        return asdict(self) | {"steady_steps": [self.steps[i].name for i in steady_indices(self)]}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1)
@@ -251,7 +251,7 @@ def analyze_columns(c: TraceColumns) -> AnalyzeResult:
     require_times(c)
     split = split_steps(c)
     thread, python = host_python.trace_python(c, split.windows)
-    result = AnalyzeResult(
+    return AnalyzeResult(
         trace=c.path,
         steps=[step_result(split, k) for k in range(len(split.windows))],
         kernels=_kernels(split),
@@ -267,8 +267,6 @@ def analyze_columns(c: TraceColumns) -> AnalyzeResult:
         untimed=dict(c.untimed),
         launches=len(c.launch),
     )
-    result.steady_steps = [result.steps[i].name for i in steady_indices(result)]
-    return result
 
 
 def require_times(c: TraceColumns) -> None:

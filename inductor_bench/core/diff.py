@@ -24,7 +24,17 @@ from .compare import CompareResult, ModeResult, step_disturbances
 from .compiled_from import graph_codes, module_texts
 from .compiles import limits_one_side_only
 from .devices import AUTO, backend
-from .diff_records import ADDED, FASTER, REMOVED, SLOWER, CategoryDiff, Diff, KernelDiff, SectionDiff
+from .diff_records import (
+    ADDED,
+    FASTER,
+    ONE_CODE,
+    REMOVED,
+    SLOWER,
+    CategoryDiff,
+    Diff,
+    KernelDiff,
+    SectionDiff,
+)
 from .disturbed_side import code_changed, slower_where_disturbed
 from .errors import UsageError
 from .graph_breaks import one_side_only
@@ -186,8 +196,7 @@ def one_code_kernels(s: SectionDiff, base: RunKernels, head: RunKernels,
     s.kernels = [_one_code_kernel(k, weights) if k.change is not None and k.status not in (ADDED, REMOVED)
                  and one_code(base, (k.base_graph or k.graph, k.base_name or k.name), head, (k.graph, k.name))
                  else k for k in s.kernels]
-    one = (Verdict.SAME_CODE, Verdict.CALLS_CHANGED)
-    judged = {k.category for k in s.kernels if k.status not in one}
+    judged = {k.category for k in s.kernels if k.status not in ONE_CODE}
     by_cat = {k.category: _one_verdict(s, k.category) for k in s.kernels if k.category not in judged}
     s.categories = [CategoryDiff(c.category, replace(c.change, verdict=by_cat[c.category]))
                     if c.category in by_cat else c for c in s.categories]

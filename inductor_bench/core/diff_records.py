@@ -16,6 +16,8 @@ ADDED = KernelChange.ADDED
 REMOVED = KernelChange.REMOVED
 SLOWER = KernelChange.SLOWER
 FASTER = KernelChange.FASTER
+# a paired kernel both sides compiled to one code (called as often, or not)
+ONE_CODE = frozenset({Verdict.SAME_CODE, Verdict.CALLS_CHANGED})
 
 
 @dataclass

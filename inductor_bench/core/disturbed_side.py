@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .compare import CompareResult, column_disturbances
-from .diff_records import SectionDiff
+from .diff_records import ONE_CODE, SectionDiff
 from .results import BreakdownResult
 from .step import disturbances
 from .unmeasured import Unmeasured
-from .vocab import Outcome, StepSource, Verdict
+from .vocab import Outcome, StepSource
 
 Result = BreakdownResult | CompareResult
 
@@ -24,8 +24,7 @@ Result = BreakdownResult | CompareResult
 def code_changed(sections: list[SectionDiff]) -> bool:
     """Whether some kernel of the diff is not shown to be one code on both sides: added,
     removed, or judged on its times (``same code`` and ``calls changed`` are one code)."""
-    one = (Verdict.SAME_CODE, Verdict.CALLS_CHANGED)
-    return any(k.status not in one for s in sections for k in s.kernels)
+    return any(k.status not in ONE_CODE for s in sections for k in s.kernels)
 
 
 def slower_where_disturbed(s: SectionDiff, base: Result, head: Result, changed: bool) -> SectionDiff:

@@ -283,21 +283,23 @@ def ranks_result(paths: list[Path], read: list[RankResult | None]) -> RanksResul
     kept = [(p, r) for p, r in zip(paths, read, strict=True) if r is not None]
     if not kept:
         raise NothingProfiled.in_any_of(len(paths))
-    ranks = _assign_ranks([p for p, _ in kept])
+    kept_paths = [p for p, _ in kept]
+    named = [rank_of(p) for p in kept_paths]  # each header read once
+    ranks = _assign_ranks(kept_paths, named)
     results = [replace(r, rank=k) for (_, r), k in zip(kept, ranks, strict=True)]
     results.sort(key=lambda r: r.rank)
     skipped = [str(p) for p, r in zip(paths, read, strict=True) if r is None]
     return RanksResult(ranks=results, stragglers=stragglers(results), skipped=skipped,
-                       renumbered=renumbered([p for p, _ in kept]))
+                       renumbered=renumbered(kept_paths, named))
 
 
-def renumbered(paths: list[Path]) -> str:
-    """Why the ranks the traces name were set aside, where some name one and some do not."""
-    named = {p.name: rank_of(p) for p in paths}
-    unnamed = [n for n, r in named.items() if r is None]
-    if not unnamed or len(unnamed) == len(named):
+def renumbered(paths: list[Path], named: list[int | None]) -> str:
+    """Why the ranks the traces name (``named``: ``rank_of`` each) were set aside, where some
+    name one and some do not."""
+    unnamed = [p.name for p, r in zip(paths, named, strict=True) if r is None]
+    if not unnamed or len(unnamed) == len(paths):
         return ""
-    own = ", ".join(f"{n}: {r}" for n, r in named.items() if r is not None)
+    own = ", ".join(f"{p.name}: {r}" for p, r in zip(paths, named, strict=True) if r is not None)
     return (f"{', '.join(unnamed)} {'names' if len(unnamed) == 1 else 'name'} no rank, so every trace is "
             f"numbered in the order given, the ranks the others name set aside ({own}): give the "
             "traces of one run, each naming its rank, or none")
@@ -311,8 +313,10 @@ def _summary_or_none(path: Path) -> RankResult | None:
         return None
 
 
-def _assign_ranks(paths: list[Path]) -> list[int]:
-    named = [rank_of(p) for p in paths]
+def _assign_ranks(paths: list[Path], named: list[int | None] | None = None) -> list[int]:
+    """Each trace's rank: the one it names (``named``, else ``rank_of`` each), or where any names
+    none, its place in ``paths``; UsageError for a rank named twice."""
+    named = [rank_of(p) for p in paths] if named is None else named
     if any(r is None for r in named):
         named = list(range(len(paths)))
     seen: dict[int, Path] = {}
