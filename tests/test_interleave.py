@@ -28,6 +28,7 @@ from inductor_bench.runner.rounds import (
     TIME_BUDGET,
     block_steps,
     charged_s,
+    sized_by_fastest,
     stop_reasons,
 )
 from inductor_bench.runner.timer import BLOCK_S, Plan, interleave
@@ -122,6 +123,38 @@ def test_stalled_calls_do_not_use_up_a_columns_budget():
     assert [len(side) for side in blocks] == [5, 5]
     assert blocks[0] == [[4.0, 4.0, 150.0, 4.0, 4.0]] * 5 and blocks[1] == [[4.0] * 5] * 5
     assert stop_reasons(blocks, plan) == [TIME_BUDGET, TIME_BUDGET]
+
+
+class StalledStart:
+    """A stand-in side whose first ``stalled`` calls take ``stall_ms`` and the rest ``ms``."""
+
+    def __init__(self, stalled: int, stall_ms: float, ms: float) -> None:
+        self.stalled, self.stall_ms, self.ms, self.made = stalled, stall_ms, ms, 0
+
+    def __call__(self) -> float:
+        self.made += 1
+        return self.stall_ms if self.made <= self.stalled else self.ms
+
+
+def test_a_side_sized_on_stalled_calls_gets_full_blocks_once_it_runs_fast():
+    """The sizing calls of side 0 both stalled (176 ms against 2 ms), so it starts with 1-call
+    blocks; after its first fast call (round 4), its blocks hold ceil(50 ms / 2 ms) = 25 calls, as many
+    as side 1's. Without resizing it would end with 10 calls against side 1's 250."""
+    side0, side1 = StalledStart(3, 176.0, 2.0), StalledStart(0, 2.0, 2.0)
+    sizes = [block_steps(0.176, BLOCK_S), block_steps(0.002, BLOCK_S)]
+    assert sizes == [1, 25]
+    plan = Plan(budget_s=None, max_steps=1000, min_steps=1)
+    blocks = interleave([side0, side1], sizes, plan, max_rounds=10,
+                        resize=sized_by_fastest(BLOCK_S, plan.max_steps))
+    assert [len(b) for b in blocks[0]] == [1, 1, 1, 1] + [25] * 6  # 3 stalled, then 1 fast
+    assert [len(b) for b in blocks[1]] == [25] * 10
+    assert sizes == [25, 25]
+
+
+def test_resized_blocks_keep_the_rounds_the_call_limit_asks_for():
+    """``fit_rounds`` still cuts a resized block: 100 calls in at least 10 rounds."""
+    assert sized_by_fastest(BLOCK_S, 100)([176.0, 2.0]) == 10
+    assert sized_by_fastest(BLOCK_S, 1000)([176.0, 5.0]) == 10  # ceil(50 / 5)
 
 
 def test_stop_reasons_tell_the_call_limit_from_the_budget():

@@ -40,6 +40,17 @@ def block_steps(per_call_s: float, block_s: float) -> int:
     return max(1, min(MAX_BLOCK_STEPS, math.ceil(block_s / per_call_s)))
 
 
+def sized_by_fastest(block_s: float, max_steps: int) -> Callable[[list[float]], int]:
+    """A block size from a side's calls so far (ms): ``block_steps`` of its fastest call, cut
+    by ``fit_rounds``. The size set before the rounds rests on two calls; where both stalled
+    (176 ms against a 2 ms step, seen on a loaded machine) the side would run 1-call blocks
+    to the end, a tenth of the samples of the others."""
+    def size(times_ms: list[float]) -> int:
+        return fit_rounds([block_steps(min(times_ms) / 1e3, block_s)], max_steps)[0]
+
+    return size
+
+
 def fit_rounds(sizes: list[int], max_steps: int, min_rounds: int = MIN_ROUNDS) -> list[int]:
     """Calls per block, each cut so that ``max_steps`` calls make at least ``min_rounds``
     blocks (1 call at least)."""
@@ -90,13 +101,15 @@ def stop_reasons(blocks: list[list[list[float]]], plan: Plan) -> list[str | None
 
 
 def interleave(
-    calls: list[Callable[[], float]], sizes: list[int], plan: Plan, max_rounds: int | None = None
+    calls: list[Callable[[], float]], sizes: list[int], plan: Plan, max_rounds: int | None = None,
+    resize: Callable[[list[float]], int] | None = None,
 ) -> list[list[list[float]]]:
     """Rounds of blocks, one block per side per round (``sizes[i]`` calls of ``calls[i]``,
     each returning its time in ms), forward and backward order alternating, until ``plan``
     says every side is done or ``max_rounds`` have run. Returns blocks[side][round]; a side
     that is done runs no more blocks, so later rounds pair only the sides still running. Each
-    side's budget is charged by ``charged_s``."""
+    side's budget is charged by ``charged_s``. With ``resize``, a side's later blocks take the
+    size it gives for the side's calls so far, and ``sizes`` is updated in place."""
     blocks: list[list[list[float]]] = [[] for _ in calls]
     times: list[list[float]] = [[] for _ in calls]
     steps = [0] * len(calls)
@@ -118,5 +131,7 @@ def interleave(
             steps[i] += n
             times[i] += blk
             spent[i] = charged_s(times[i])
+            if resize is not None and times[i]:
+                sizes[i] = resize(times[i])
         r += 1
     return blocks

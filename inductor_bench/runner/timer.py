@@ -37,7 +37,7 @@ from . import device as dev
 from . import machine, torch_settings, turns
 from .capture import stop_compile_workers, timed_step
 from .dynamo_counts import fx_cache_counts
-from .rounds import MIN_ROUNDS, Plan, block_steps, fit_rounds, interleave, stop_reasons
+from .rounds import MIN_ROUNDS, Plan, block_steps, fit_rounds, interleave, sized_by_fastest, stop_reasons
 
 WARMUP_CALLS = 3
 BLOCK_S = 0.05  # aim of each block's length: short, so that drift within a round is small
@@ -170,13 +170,13 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     sizes = fit_rounds([block_steps(p, block_s) for p in per_call], plan.max_steps)
     device_id = dev.monitor_id(device)
     counters, gpu0 = machine.cpu_counters(), machine.device_reading(device, device_id)
-    blocks = interleave(calls, sizes, plan)
+    blocks = interleave(calls, sizes, plan, resize=sized_by_fastest(block_s, plan.max_steps))
     load = machine.with_device(machine.load_since(counters), gpu0, machine.device_reading(device, device_id))
     return {
         "device": device,
         "blocks": blocks,
         "turns": _turns(sides, calls, settings, device),
-        "block_steps": sizes,
+        "block_steps": sizes,  # each side's last block size
         "stopped": stop_reasons(blocks, plan),  # why each side stopped: call limit | time budget
         "load": load.to_dict() if load is not None else None,
         "fx_cache": fx_cache_counts(),  # building the columns again: hits, as a rule
