@@ -358,6 +358,28 @@ def test_a_rank_s_unfinished_events_are_counted_in_its_line(capsys, tmp_path):
     assert "negative duration" not in lines["rank 0"]
 
 
+def test_a_rank_s_events_left_out_are_named_in_its_json_as_in_one_trace_s(capsys, tmp_path):
+    """Synthetic: rank 1's second step marker is unfinished (dur -1), rank 0 holds a kernel
+    whose times were lost (ts 0, dur 0). Each rank's JSON names them as one trace's JSON does
+    (name: count), and the lost kernel is said on rank 0's line."""
+    a, b = _distributed(tmp_path / "a.json", 0, 2), _distributed(tmp_path / "b.json", 1, 2)
+    for path, ev in ((b, {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "ts": 100, "dur": -1,
+                          "pid": 1, "tid": 1}),
+                     (a, {"ph": "X", "cat": "kernel", "name": "lost", "ts": 0, "dur": 0, "pid": 0, "tid": 7})):
+        trace = json.loads(path.read_text())
+        trace["traceEvents"].append(ev)
+        path.write_text(json.dumps(trace))
+    code, out, _ = run_cli(capsys, str(a), str(b), "--format", "json")
+    ranks = {r["rank"]: r for r in json.loads(out)["ranks"]}
+    assert code == 0
+    assert (ranks[0]["unfinished"], ranks[0]["untimed"], ranks[0]["restarted_ranges"]) == ({}, {"lost": 1}, [])
+    assert (ranks[1]["unfinished"], ranks[1]["untimed"]) == ({"ProfilerStep#2": 1}, {})
+    assert ranks[0]["steps"][0]["busy_ms"] == 0.05  # the lost kernel is not counted: k's 50 µs
+    code, out, _ = run_cli(capsys, str(a), str(b))
+    line = next(ln for ln in out.splitlines() if ln.lstrip("- *").startswith("rank 0"))
+    assert "1 device event(s) and launch(es) at ts 0 with dur 0 left out (their times lost)" in line
+
+
 def test_ranks_that_tie_name_no_straggler(capsys, tmp_path):
     """Synthetic: two ranks whose one step takes 100 µs each (the step marker outlasts their
     kernels): no rank straggles, the table says so and the chart marks none."""

@@ -76,8 +76,12 @@ class RankResult:
     steps: list[RankStep]
     regions: list[Region] = field(default_factory=list)  # its record_function ranges, per step
     memory: list[DeviceMemory] = field(default_factory=list)  # profile_memory's, per step
-    restarted_ranges: int = 0  # ranges written at their end, their start restored (core/range_starts.py)
-    unfinished: int = 0  # events left out for a negative duration (unfinished when the profiler stopped)
+    # as one trace's (core/analyze.py AnalyzeResult): the ranges written at their end, their start
+    # restored (core/range_starts.py); the events left out, by name, for a negative duration
+    # (unfinished when the profiler stopped) and for carrying no time (ts 0, dur 0)
+    restarted_ranges: list[str] = field(default_factory=list)
+    unfinished: dict[str, int] = field(default_factory=dict)
+    untimed: dict[str, int] = field(default_factory=dict)
     world_size: int | None = None  # distributedInfo's, where the trace's header has it
 
     def step(self, name: str) -> RankStep | None:
@@ -152,8 +156,8 @@ def rank_summary(path: Path, rank: int) -> RankResult:
     steps = [_rank_step(split, k, device, ranges) for k in range(len(split.windows))]
     return RankResult(rank=rank, trace=str(path), device=device, steps=steps, regions=regions(columns, split),
                       memory=step_memory(columns.memory, split.windows),
-                      restarted_ranges=len(columns.restarted_ranges), world_size=world_size_of(path),
-                      unfinished=sum(columns.unfinished.values()))
+                      restarted_ranges=list(columns.restarted_ranges), world_size=world_size_of(path),
+                      unfinished=dict(columns.unfinished), untimed=dict(columns.untimed))
 
 
 def world_size_of(path: Path) -> int | None:

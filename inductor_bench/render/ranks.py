@@ -210,13 +210,16 @@ def _rank_span(rank: RankResult) -> str:
 
 def _trace_notes(rank: RankResult) -> str:
     """How many of the rank's ranges were written at their end (``core/range_starts.py``), and
-    of its events left out unfinished."""
-    unfinished = (f"; {rank.unfinished} event(s) with a negative duration left out (unfinished when "
-                  "the profiler stopped)" if rank.unfinished else "")
-    if not rank.restarted_ranges:
-        return unfinished
-    return (f"; {rank.restarted_ranges} ranges written {CLOSED}, "
-            "each started where the call that opened it began" + unfinished)
+    of its events left out unfinished or untimed (named in its JSON)."""
+    notes = []
+    if rank.restarted_ranges:
+        notes.append(f"{len(rank.restarted_ranges)} ranges written {CLOSED}, "
+                     "each started where the call that opened it began")
+    if n := sum(rank.unfinished.values()):
+        notes.append(f"{n} event(s) with a negative duration left out (unfinished when the profiler stopped)")
+    if n := sum(rank.untimed.values()):
+        notes.append(f"{n} device event(s) and launch(es) at ts 0 with dur 0 left out (their times lost)")
+    return "".join(f"; {n}" for n in notes)
 
 
 def _world(ranks: list[RankResult]) -> list[str]:
