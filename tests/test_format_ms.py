@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from inductor_bench.core import stats
 from inductor_bench.render import format as fmt
 
 from .test_analyze import run_cli
@@ -31,3 +34,31 @@ def test_a_steps_idle_parts_add_up_to_its_wall_as_printed(capsys):
         row = next(line.split() for line in text.splitlines() if line.startswith(s["name"] + " "))
         assert fmt.ms(s["wall_ms"]) in row and all(fmt.ms(p) in row for p in parts)
         assert abs(sum(float(fmt.ms(p)) for p in parts) - float(fmt.ms(s["wall_ms"]))) <= 0.0005 * 6
+
+
+# ---- a change beside the verdict's minimum --------------------------------------------------
+
+
+def _paired(base_ms: float, head_ms: float) -> stats.Change:
+    """Synthetic: 10 rounds of 3 calls each side, every round the same ratio."""
+    return stats.judge_paired([[base_ms] * 3] * 10, [[head_ms] * 3] * 10, min_rel=0.10)
+
+
+def test_a_speedup_under_the_floor_never_prints_as_reaching_it():
+    """1.0973x is under the 10% minimum: within noise, and printed ``1.097x``, not ``1.10x``
+    beside "within noise" (seen in a compare headline)."""
+    ch = _paired(1.0973, 1.0)
+    assert ch.verdict == stats.WITHIN_NOISE and ch.speedup == pytest.approx(1.0973)
+    assert fmt.speedup_x(ch) == "1.097x"
+    assert fmt.speedup_x(_paired(1.2, 1.0)) == "1.20x"
+    slower = _paired(1.0, 1.102)  # 0.9074x: beyond the floor 1 / 1.1 = 0.90909 on this side
+    assert slower.verdict == stats.SIGNIFICANT and fmt.speedup_x(slower) == "0.907x"
+    assert fmt.speedup_x(_paired(1.0, 1.0985)) == "0.91x"  # 0.9103x: within noise, and reads so
+
+
+def test_a_change_under_the_floor_never_prints_as_reaching_it():
+    ch = _paired(1.0, 1.0996)  # +9.96% against a 10% minimum
+    assert ch.verdict == stats.WITHIN_NOISE and fmt.change_pct(ch) == "+9.96%"
+    assert fmt.change_pct(_paired(1.0, 1.12)) == "+12.0%"
+    faster = _paired(1.0, 0.9092)  # -9.08%; the floor on this side is 1 / 1.1 - 1 = -9.0909%
+    assert faster.verdict == stats.WITHIN_NOISE and fmt.change_pct(faster) == "-9.08%"

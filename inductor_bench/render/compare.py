@@ -29,7 +29,7 @@ from ..core.vocab import Status, Stop
 from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
 from .execution import breaks_line
-from .format import interval_x, mib, ms_precise, optional, seconds, spread
+from .format import interval_x, mib, ms_precise, optional, seconds, speedup_x, spread
 from .roofline import roofline_rows
 
 
@@ -52,7 +52,7 @@ def _speedup_cell(result: CompareResult, mode: ModeResult, ref: ModeResult | Non
     if ch.speedup is None:
         return "-"
     ci = interval_x(ch.speedup_ci) if min(ch.base.n, ch.head.n) >= MIN_SAMPLES else ""
-    return f"{ch.speedup:.2f}x {ci} ({ch.verdict})".replace("  ", " ")
+    return f"{speedup_x(ch)} {ci} ({ch.verdict})".replace("  ", " ")
 
 
 def _step_cell(result: CompareResult, m: ModeResult) -> str:
@@ -154,7 +154,7 @@ def _versus(result: CompareResult, best: ModeResult, ref: ModeResult | None, oth
     if ch.verdict == TOO_FEW:  # no figure to head a report with
         return f"too few samples to judge it against {other}"
     ci = interval_x(ch.speedup_ci) if min(ch.base.n, ch.head.n) >= MIN_SAMPLES else ""
-    text = f"{ch.speedup:.2f}x {ci} over {other} ({ch.verdict})".replace("  ", " ")
+    text = f"{speedup_x(ch)} {ci} over {other} ({ch.verdict})".replace("  ", " ")
     payback = payback_steps(ref, best, ch)
     if payback is not None:
         text += f", its extra compile time pays back after {payback:,} steps"
@@ -165,8 +165,8 @@ def _model_verdict(base: ModeResult, m: ModeResult, ch: Change) -> str:
     """``mlp_slow25 against mlp, default: 0.80x [0.78x-0.81x] (significant, slower)``."""
     ci = interval_x(ch.speedup_ci) if ch.verdict != TOO_FEW else ""
     how = ", slower" if ch.slower else ", faster" if ch.faster else ""
-    speed = f"{ch.speedup:.2f}x" if ch.speedup is not None else "-"
-    return f"{m.model} against {base.model}, {m.mode}: {speed} {ci} ({ch.verdict}{how})".replace("  ", " ")
+    text = f"{m.model} against {base.model}, {m.mode}: {speedup_x(ch)} {ci} ({ch.verdict}{how})"
+    return text.replace("  ", " ")
 
 
 def model_verdicts(result: CompareResult) -> list[str]:

@@ -15,8 +15,8 @@ from ..core.vocab import Outcome, Verdict
 from . import charts_compare as charts
 from .diff_roofline import roofline_block
 from .doc import TEXT, Doc, new_doc
-from .format import count as fmt_calls
 from .format import (
+    change_pct,
     interval_pct,
     kernel_label,
     kernel_labels,
@@ -31,6 +31,7 @@ from .format import (
     step_source,
     truncate,
 )
+from .format import count as fmt_calls
 from .roofline import weighted_cell
 
 # Kernel rows shown per table; the rest are counted. Enough for the kernels that matter in
@@ -64,7 +65,7 @@ def _change_cell(ch: Change) -> str:
         return "-"
     if ch.rel_pct is not None:
         judged = min(ch.base.n, ch.head.n) >= MIN_SAMPLES
-        return f"{pct(ch.rel_pct, signed=True)} {interval_pct(ch.ratio_ci) if judged else ''}".strip()
+        return f"{change_pct(ch)} {interval_pct(ch.ratio_ci) if judged else ''}".strip()
     return "new" if ch.head.ms > 0 else "-"
 
 

@@ -8,7 +8,7 @@ milliseconds, 4 significant figures).
 
 from __future__ import annotations
 
-from ..core.stats import beside_mark, interval_x_text
+from ..core.stats import Change, beside_mark, interval_x_text
 from ..core.step_totals import ALL_GRAPHS
 from ..core.vocab import StepSource
 
@@ -106,6 +106,40 @@ def points(d: float) -> str:
     reads ``0.0 pp``, never ``-0.0 pp``."""
     text = f"{d:+.1f}"
     return f"{'0.0' if float(text) == 0.0 else text} pp"
+
+
+def across_floor(v: float, marks: tuple[float, ...], places: int, sign: str = "") -> str:
+    """``v`` at ``places`` decimals, or at more where those would put it on the other side of a
+    mark: a change under the verdict's minimum never reads as reaching it (``1.097x`` under a
+    1.10x floor, not ``1.10x ... within noise``)."""
+    text = f"{v:{sign}.{places}f}"
+    while places < 6 and any((float(text) >= m) != (v >= m) for m in marks):
+        places += 1
+        text = f"{v:{sign}.{places}f}"
+    return text
+
+
+def _min_rel(ch: Change) -> float | None:
+    """The minimum relative change ``ch`` was judged by (None where its base is 0)."""
+    return ch.min_change_ms / ch.base.ms if ch.base.ms > 0 else None
+
+
+def speedup_x(ch: Change) -> str:
+    """``ch``'s speedup (base / head): ``1.42x``, at more decimals beside the floors of its
+    verdict (1 + min_rel and its inverse); "-" without one."""
+    if ch.speedup is None:
+        return DASH
+    m = _min_rel(ch)
+    return across_floor(ch.speedup, (1 + m, 1 / (1 + m)) if m else (), 2) + "x"
+
+
+def change_pct(ch: Change) -> str:
+    """``ch``'s change in % of the base, signed: ``+9.73%`` where ``+9.7%`` would do but
+    ``+10.0%`` would not (a 10% floor); "-" without one."""
+    if ch.rel_pct is None:
+        return DASH
+    m = _min_rel(ch)
+    return across_floor(ch.rel_pct, (100 * m, 100 * (1 / (1 + m) - 1)) if m else (), 1, "+") + "%"
 
 
 def interval_pct(ratio_ci: tuple[float, float] | None) -> str:
