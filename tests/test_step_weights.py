@@ -184,6 +184,18 @@ def test_the_step_split_subtracts_each_graph_times_its_calls():
     assert (s.step_ms, s.graphs_ms, s.outside_ms) == (10.0, pytest.approx(7.0), pytest.approx(3.0))
 
 
+def test_turns_whose_step_stalled_in_most_rounds_are_judged_by_the_faster_half():
+    """Synthetic, after a loaded run: the step's block read 2.2 ms in 5 of 12 rounds and 10 ms
+    (stalled) in 7, the graph's block 1.0 ms in all. The median round is a stall, so the median's
+    own margin would keep every round (a 6.75 ms step, 5.75 ms outside the graph); the faster
+    half's limit keeps the 5 at 2.2 ms: 1.2 ms outside."""
+    step = [[2.2]] * 5 + [[10.0]] * 7
+    turns = StepTurns(graphs=["0-forward"], blocks=[step, [[1.0]] * 12])
+    s = split_in_turns(turns, {"0-forward": 1.0})
+    assert (s.rounds, s.left_out) == (5, 7)
+    assert (s.step_ms, s.outside_ms) == (pytest.approx(2.2), pytest.approx(1.2))
+
+
 def test_turns_at_another_speed_than_the_profile_give_max_gain_the_outside_at_the_profiles_speed():
     """Synthetic: the graphs' own calls in the turns took 22x their profiled 8.5 ms (the prefill
     41.8 ms, the decode 12.1 ms a call, 12 calls: 187 ms) of a 220 ms step: 33 ms outside them.
@@ -198,9 +210,12 @@ def test_turns_at_another_speed_than_the_profile_give_max_gain_the_outside_at_th
     assert turns_slowdown(r, s) == pytest.approx(22.0)
     frame = gain_frame(r)
     assert (frame.graphs_ms, frame.outside_ms) == (pytest.approx(8.5), pytest.approx(1.5))
-    assert ("WARNING: the graphs' own calls took 22.0x their profiled 8.500 ms in these turns (the machine "
-            "busier while the step was timed): max gain takes the time outside the graphs at the profile's "
-            "speed, 1.500 ms.") in render_breakdown(r)
+    text = render_breakdown(r)
+    assert ("outside the graphs: 1.500 ms per step, at the profile's speed. WARNING: the graphs' own calls "
+            "took 22.0x their profiled 8.500 ms in the step's turns (the machine busier while the step was "
+            "timed): the turns' 33.000 ms outside the graphs (of a 220.000 ms step, 5 rounds) is set aside, "
+            "and taken at the profile's speed (33.000 / 22.0).") in text
+    assert "outside the graphs: 33.000" not in text  # the figure set aside never leads
     # at the profile's speed (within 1.5x either way) the turns' own figure stands
     r.step_samples_ms = [12.0] * 6
     r.step_turns = StepTurns(graphs=["0-inference", "0.1-inference"],
@@ -227,12 +242,14 @@ def test_a_step_slower_in_the_turns_than_just_before_them_gives_max_gain_the_pro
     assert turns_step_off(r, s) == pytest.approx(105.0 / 44.0)
     frame = gain_frame(r)
     assert (frame.graphs_ms, frame.outside_ms) == (pytest.approx(8.5), pytest.approx(4.0 + 0.5))
-    assert ("WARNING: the step took 2.4x as long in these turns as the 44.000 ms it took just before them "
-            "in the same process (the machine busier while they ran): max gain takes as the time outside "
-            "the graphs the profiled steps' 4.500 ms (the profiler's own cost included).") in render_breakdown(r)
+    assert ("outside the graphs: 4.500 ms per step, the profiled steps' (the profiler's own cost included). "
+            "WARNING: the step took 2.4x as long in its turns with the graphs as the 44.000 ms it took just "
+            "before them in the same process (the machine busier while they ran): the turns' 95.800 ms "
+            "outside the graphs (of a 105.000 ms step, 5 rounds) is set aside.") in render_breakdown(r)
     r.outside = None
     assert gain_frame(r).outside_ms == 0.0
-    assert "max gain takes as the time outside the graphs none (no step was profiled)." in render_breakdown(r)
+    assert ("outside the graphs: not measured (no step was profiled), none counted in max gain. WARNING: "
+            "the step took 2.4x") in render_breakdown(r)
     # 105 / 80 = 1.31x: within the limit; 105 / 300: the turns ran in a quieter stretch: their
     # figure stands
     for before in (80.0, 300.0):

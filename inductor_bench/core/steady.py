@@ -134,22 +134,24 @@ def steady(values: Sequence[float], limit: Callable[[Sequence[float]], float | N
     return Steady(n=len(values), kept=kept, limit=lim)
 
 
-def steady_iterations(walls: Sequence[float], parts: Sequence[Sequence[float]],
-                      clock: Sequence[float] = ()) -> Steady:
+def steady_iterations(walls: Sequence[float], parts: Sequence[Sequence[float]], clock: Sequence[float] = (),
+                      limit: Callable[[Sequence[float]], float | None] = plain_limit_of) -> Steady:
     """The rule for profiled iterations: a wall beyond its limit, or a part (one series per
     kernel, aligned with ``walls``) beyond its own limit by more than EXCESS_FLOOR of the median
     wall, or an iteration the rule leaves out of ``clock`` (the worker's own reading of each
     iteration, aligned with ``walls``; the windows are ranked by it): on a window split between
     two speeds the rule's verdict on the two readings can differ, and the figure must be of the
     iterations its window was chosen by. Should fewer than MIN_STEADY iterations pass, the
-    walls alone decide."""
-    by_wall = steady(walls, plain_limit_of)
+    walls alone decide. ``limit`` judges the walls and the parts: the median's own margin
+    (``plain_limit_of``), or ``limit_of`` for rounds of one call repeated, of which a stalled
+    majority is no work of their own."""
+    by_wall = steady(walls, limit)
     if by_wall.limit is None:
         return by_wall
     floor = EXCESS_FLOOR * statistics.median(walls)
     bad = set(by_wall.left_out)
     for xs in parts:
-        lim = plain_limit_of(xs)
+        lim = limit(xs)
         if lim is None:
             continue
         med = statistics.median(xs)

@@ -29,7 +29,7 @@ from .cgroup import cores_text
 from .devices import HOST, backend
 from .load import DISTURBED_OTHERS_CORES, SPEED_SLOW, worst
 from .results import BreakdownResult, GraphResult, StepTurns
-from .steady import steady_iterations, steady_mean, steady_profiled
+from .steady import limit_of, steady_iterations, steady_mean, steady_profiled
 
 
 @dataclass(frozen=True)
@@ -88,8 +88,10 @@ def split_in_turns(t: StepTurns | None, weights: dict[str, float]) -> StepSplit 
         return None
     # a round is left out when its step is disturbed, or one graph's block is (the parts rule
     # of the profiled iterations): a stall in a graph's block alone would make its round's
-    # outside time negative, and the mean of the rounds' less than the truth
-    kept = steady_iterations([x[0] for x in rounds], [[c * x[i] for x in rounds] for i, c in enumerate(w, 1)])
+    # outside time negative, and the mean of the rounds' less than the truth. The rounds repeat
+    # one step, so a stalled majority of them is judged by the faster half's limit (limit_of)
+    kept = steady_iterations([x[0] for x in rounds], [[c * x[i] for x in rounds] for i, c in enumerate(w, 1)],
+                             limit=limit_of)
     step_ms = kept.mean([x[0] for x in rounds])
     outside_ms = kept.mean([x[0] - math.fsum(c * y for c, y in zip(w, x[1:], strict=True)) for x in rounds])
     return StepSplit(

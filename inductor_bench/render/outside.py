@@ -130,22 +130,32 @@ def _rounds(s: StepSplit) -> str:
     return f"{s.rounds} steady rounds of {s.rounds + s.left_out}, {s.left_out} left out as disturbed"
 
 
-def _turns_speed(r: BreakdownResult, s: StepSplit) -> str:
+def _eager_work(r: BreakdownResult) -> str:
+    """What runs outside the graphs in the tool's step of a model file (``runner/workload.py``)."""
+    own = " and the step's own eager work (the loss's sum, zero_grad)" if r.train else ""
+    return f"guards, the AOT autograd wrapper, all eager code between graphs{own}"
+
+
+def _set_aside(r: BreakdownResult, s: StepSplit) -> str | None:
     """Where the turns ran at another speed than the profile, or their step at another than the
-    step timed before them: what max gain takes instead."""
+    step timed before them: the line that leads with what max gain takes instead, and says why
+    the turns' own figure was set aside. None where the turns' figure stands."""
     frame = gain_frame(r)
+    turns = (f"the turns' {fmt.ms(s.outside_ms)} ms outside the graphs (of a {fmt.ms(s.step_ms)} ms "
+             f"step, {_rounds(s)}) is set aside")
     if (off := turns_step_off(r, s)) is not None:
-        took = (f"the profiled steps' {fmt.ms(frame.outside_ms)} ms (the profiler's own cost included)"
-                if frame.outside_ms > 0 else "none (no step was profiled)")
-        return (f" WARNING: the step took {off:.1f}x as long in these turns as the {fmt.ms(s.step_ms / off)} "
-                f"ms it took just before them in the same process (the machine busier while they ran): "
-                f"max gain takes as the time outside the graphs {took}.")
+        lead = (f"outside the graphs: {fmt.ms(frame.outside_ms)} ms per step, the profiled steps' (the "
+                "profiler's own cost included)" if frame.outside_ms > 0 else
+                "outside the graphs: not measured (no step was profiled), none counted in max gain")
+        return (f"{lead}. WARNING: the step took {off:.1f}x as long in its turns with the graphs as the "
+                f"{fmt.ms(s.step_ms / off)} ms it took just before them in the same process (the machine "
+                f"busier while they ran): {turns}.")
     if (ratio := turns_slowdown(r, s)) is None:
-        return ""
-    return (f" WARNING: the graphs' own calls took {ratio:.1f}x their profiled {fmt.ms(frame.graphs_ms)} ms "
-            f"in these turns (the machine {'busier' if ratio > 1 else 'quieter'} while the step was timed): "
-            "max gain takes the time outside the graphs at the profile's speed, "
-            f"{fmt.ms(frame.outside_ms)} ms.")
+        return None
+    return (f"outside the graphs: {fmt.ms(frame.outside_ms)} ms per step, at the profile's speed. WARNING: "
+            f"the graphs' own calls took {ratio:.1f}x their profiled {fmt.ms(frame.graphs_ms)} ms in the "
+            f"step's turns (the machine {'busier' if ratio > 1 else 'quieter'} while the step was timed): "
+            f"{turns}, and taken at the profile's speed ({fmt.ms(s.outside_ms)} / {ratio:.1f}).")
 
 
 def render_outside_split(doc: Doc, r: BreakdownResult) -> None:
@@ -156,13 +166,11 @@ def render_outside_split(doc: Doc, r: BreakdownResult) -> None:
         return
     frame = "pipelined graph times" if s.pipelined else "graph wall times"
     if s.rounds and s.outside_ms >= 0:
-        doc.paragraph(
+        doc.paragraph(_set_aside(r, s) or (
             f"outside the graphs: {fmt.ms(s.outside_ms)} ms per step ({fmt.pct(s.outside_pct)} of "
             f"the {fmt.ms(s.step_ms)} ms step, its graphs' own calls the other {fmt.ms(s.graphs_ms)} "
             f"ms; the step and each graph timed in turns in one process, {_rounds(s)}): "
-            "guards, the AOT autograd wrapper and all eager code between graphs (an optimizer "
-            "step included)." + _turns_speed(r, s)
-        )
+            f"{_eager_work(r)}."))
     elif s.rounds:
         doc.paragraph(
             f"outside the graphs: not measurable: the graphs' own calls took {fmt.ms(s.graphs_ms)} "
@@ -172,8 +180,7 @@ def render_outside_split(doc: Doc, r: BreakdownResult) -> None:
         doc.paragraph(
             f"outside the graphs: {fmt.ms(s.outside_ms)} ms per step ({fmt.pct(s.outside_pct)} of "
             f"the {fmt.ms(s.step_ms)} ms step timed on the model, less the sum of {frame}, "
-            f"{fmt.ms(s.graphs_ms)} ms): guards, the AOT autograd wrapper and all eager code "
-            "between graphs (an optimizer step included)."
+            f"{fmt.ms(s.graphs_ms)} ms): {_eager_work(r)}."
         )
     else:
         doc.paragraph(
