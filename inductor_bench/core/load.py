@@ -152,6 +152,23 @@ class Load:
             parts.append(f"the GPU slowed its clock ({self.gpu_slowdown})")
         return " and ".join(parts) or "quiet"
 
+    def brief(self) -> str:
+        """``describe`` in a few words each, for a list: ``parallel work 110x slower on all threads``."""
+        parts = []
+        if self.others_cores >= DISTURBED_OTHERS_CORES:
+            parts.append(f"{self.others_cores:.1f} of {self.cores} cores busy with other processes")
+        if self.steal_pct >= 100 * DISTURBED_STEAL:
+            parts.append(f"{self.steal_pct:.0f}% steal")
+        if self.throttled:
+            parts.append(f"throttled by its cgroup in {self.throttled_pct:.0f}% of periods")
+        if self.parallel_slow:
+            parts.append(f"parallel work {self.parallel_x:.1f}x slower on all threads than on one")
+        if self.gpu_others:
+            parts.append("other processes on the GPU")
+        if self.gpu_slowdown:
+            parts.append(f"GPU clock slowed ({self.gpu_slowdown})")
+        return ", ".join(parts) or "quiet"
+
     def with_gpu(self, before: GpuReading | None, after: GpuReading | None) -> Load:
         """This load, plus what two readings of the GPU around the measurement say."""
         readings = [r for r in (before, after) if r is not None]

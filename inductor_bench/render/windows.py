@@ -7,8 +7,13 @@ from ..core.load import SPEED_SLOW
 from ..core.results import BreakdownResult, GraphResult
 from . import format as fmt
 
-# A window this much slower than the kept one has its page faults named.
+# A window this much slower than the kept one has its cause named: the load on the machine
+# while it ran, where that was disturbed, and its page faults, where they can account for
+# FAULTS_SHARE of the slowdown or more at FAULT_MS each (docs/breakdown.md: about 256 faults,
+# each a fresh page the kernel zeroes, made a session 0.5-0.8 ms slower per iteration).
 WINDOW_SPREAD = 0.10
+FAULT_MS = 0.003
+FAULTS_SHARE = 0.10
 
 
 def windows_note(r: BreakdownResult) -> str | None:
@@ -58,7 +63,7 @@ def _graph_windows(g: GraphResult) -> str:
     ``0-forward 0.801 ms in process 2, the others +12%, +13% in process 1, +1% in process 2``."""
     kept = g.windows_ms[g.window or 0]
     others = {
-        i: f"+{100 * (w / kept - 1):.0f}%" + _faults(g, i)
+        i: f"+{100 * (w / kept - 1):.0f}%" + _cause(g, i)
         for i, w in enumerate(g.windows_ms)
         if i != g.window and kept > 0
     }
@@ -74,9 +79,17 @@ def _graph_windows(g: GraphResult) -> str:
     return f"{head}, the others {', '.join(by_process)}"
 
 
-def _faults(g: GraphResult, i: int) -> str:
-    """Page faults per iteration of a window far slower than the kept one (their usual cause)."""
+def _cause(g: GraphResult, i: int) -> str:
+    """What made a window far slower than the kept one: the load on the machine while it ran,
+    where that was disturbed, and its page faults per iteration, where they are enough to
+    account for FAULTS_SHARE of the slowdown (one or two faults are no cause of a 4x window)."""
     kept = g.windows_ms[g.window or 0]
+    excess = g.windows_ms[i] - kept
+    if kept <= 0 or excess <= kept * WINDOW_SPREAD:
+        return ""
+    load = g.window_load[i] if i < len(g.window_load) else None
+    causes = [load.brief()] if load is not None and load.disturbed else []
     faults = g.window_faults[i] if i < len(g.window_faults) else None
-    slow = kept > 0 and g.windows_ms[i] > kept * (1 + WINDOW_SPREAD)
-    return f" ({faults:.0f} page faults per iteration)" if slow and faults and faults >= 0.5 else ""
+    if faults and faults * FAULT_MS >= FAULTS_SHARE * excess:
+        causes.append(f"{faults:.0f} page fault{'' if round(faults) == 1 else 's'} per iteration")
+    return f" ({'; '.join(causes)})" if causes else ""
