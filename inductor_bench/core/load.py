@@ -134,40 +134,37 @@ class Load:
                 or bool(self.gpu_others) or bool(self.gpu_slowdown) or self.throttled or self.parallel_slow)
 
     def describe(self) -> str:
-        parts = []
-        if self.others_cores >= DISTURBED_OTHERS_CORES:
-            parts.append(f"other processes kept {self.others_cores:.1f} of {self.cores} cores busy")
-        if self.steal_pct >= 100 * DISTURBED_STEAL:
-            parts.append(f"the hypervisor took {self.steal_pct:.0f}% of the CPU time (steal)")
-        if self.throttled and self.cpu_limit is not None:
-            parts.append(f"the cgroup's CPU limit ({cores_text(self.cpu_limit)}) throttled the process "
-                         f"in {self.throttled_pct:.0f}% of its periods")
-        if self.parallel_slow:
-            parts.append(f"parallel work took {self.parallel_x:.1f}x as long on all the threads as on one "
-                         "(each parallel region waits for a thread whose core is taken)")
-        if self.gpu_others:
-            n = self.gpu_others
-            parts.append(f"{n} other process{'es' if n > 1 else ''} used the GPU")
-        if self.gpu_slowdown:
-            parts.append(f"the GPU slowed its clock ({self.gpu_slowdown})")
-        return " and ".join(parts) or "quiet"
+        return " and ".join(long for long, _ in self._causes()) or "quiet"
 
     def brief(self) -> str:
         """``describe`` in a few words each, for a list: ``parallel work 110x slower on all threads``."""
-        parts = []
+        return ", ".join(short for _, short in self._causes()) or "quiet"
+
+    def _causes(self) -> list[tuple[str, str]]:
+        """What disturbed the measurement, each said in full and briefly."""
+        out = []
         if self.others_cores >= DISTURBED_OTHERS_CORES:
-            parts.append(f"{self.others_cores:.1f} of {self.cores} cores busy with other processes")
+            out.append((f"other processes kept {self.others_cores:.1f} of {self.cores} cores busy",
+                        f"{self.others_cores:.1f} of {self.cores} cores busy with other processes"))
         if self.steal_pct >= 100 * DISTURBED_STEAL:
-            parts.append(f"{self.steal_pct:.0f}% steal")
-        if self.throttled:
-            parts.append(f"throttled by its cgroup in {self.throttled_pct:.0f}% of periods")
+            out.append((f"the hypervisor took {self.steal_pct:.0f}% of the CPU time (steal)",
+                        f"{self.steal_pct:.0f}% steal"))
+        if self.throttled and self.cpu_limit is not None:
+            out.append((f"the cgroup's CPU limit ({cores_text(self.cpu_limit)}) throttled the process "
+                        f"in {self.throttled_pct:.0f}% of its periods",
+                        f"throttled by its cgroup in {self.throttled_pct:.0f}% of periods"))
         if self.parallel_slow:
-            parts.append(f"parallel work {self.parallel_x:.1f}x slower on all threads than on one")
+            out.append((f"parallel work took {self.parallel_x:.1f}x as long on all the threads as on one "
+                        "(each parallel region waits for a thread whose core is taken)",
+                        f"parallel work {self.parallel_x:.1f}x slower on all threads than on one"))
         if self.gpu_others:
-            parts.append("other processes on the GPU")
+            n = self.gpu_others
+            out.append((f"{n} other process{'es' if n > 1 else ''} used the GPU",
+                        "other processes on the GPU"))
         if self.gpu_slowdown:
-            parts.append(f"GPU clock slowed ({self.gpu_slowdown})")
-        return ", ".join(parts) or "quiet"
+            out.append((f"the GPU slowed its clock ({self.gpu_slowdown})",
+                        f"GPU clock slowed ({self.gpu_slowdown})"))
+        return out
 
     def with_gpu(self, before: GpuReading | None, after: GpuReading | None) -> Load:
         """This load, plus what two readings of the GPU around the measurement say."""
