@@ -380,6 +380,35 @@ def test_a_rank_s_events_left_out_are_named_in_its_json_as_in_one_trace_s(capsys
     assert "1 device event(s) and launch(es) at ts 0 with dur 0 left out (their times lost)" in line
 
 
+def test_traces_of_different_runs_are_said_to_be_no_ranks_of_one(capsys, tmp_path):
+    """Synthetic: two traces that name no rank, one step each, the second 12 s after the first
+    (two runs of one loop, given as if ranks): a warning says their steps overlap in no rank's
+    time; in the JSON too (``apart``). The same traces with overlapping steps say nothing; the
+    same timestamps under time bases 12 s apart (baseTimeNanoseconds) are apart again."""
+    def trace(path: Path, ts: int, base_ns: int | None = None) -> Path:
+        pid = len(path.stem)  # a process each: one process's traces are its profiler cycles
+        evs = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "ts": ts, "dur": 100, "pid": pid,
+                "tid": 1},
+               {"ph": "X", "cat": "kernel", "name": "k", "ts": ts + 10, "dur": 50, "pid": 0, "tid": 7}]
+        head = {"baseTimeNanoseconds": base_ns} if base_ns is not None else {}
+        path.write_text(json.dumps(head | {"traceEvents": evs}))
+        return path
+
+    a, b = trace(tmp_path / "a.json", 1_000), trace(tmp_path / "bb.json", 12_001_000)
+    code, out, _ = run_cli(capsys, str(a), str(b))
+    assert code == 0
+    assert ("WARNING: the steps of ranks 0, 1 overlap no other rank's in time (the traces span 12.0 s): "
+            "traces of different runs, or of one process at different times, not the ranks of one run") in out
+    code, out, _ = run_cli(capsys, str(a), str(b), "--format", "json")
+    assert json.loads(out)["apart"].startswith("the steps of ranks 0, 1 overlap no other rank's in time")
+    b = trace(tmp_path / "bb.json", 1_050)
+    code, out, _ = run_cli(capsys, str(a), str(b))
+    assert code == 0 and "2 ranks" in out and "overlap no other" not in out
+    a, b = trace(tmp_path / "a.json", 1_000, 0), trace(tmp_path / "bb.json", 1_000, 12_000_000_000)
+    code, out, _ = run_cli(capsys, str(a), str(b))
+    assert "(the traces span 12.0 s)" in out
+
+
 def test_ranks_that_tie_name_no_straggler(capsys, tmp_path):
     """Synthetic: two ranks whose one step takes 100 µs each (the step marker outlasts their
     kernels): no rank straggles, the table says so and the chart marks none."""

@@ -82,6 +82,9 @@ class RankResult:
     restarted_ranges: list[str] = field(default_factory=list)
     unfinished: dict[str, int] = field(default_factory=dict)
     untimed: dict[str, int] = field(default_factory=dict)
+    # the start of its first step and the end of its last, in µs since the epoch where the
+    # trace's header gives its time base (baseTimeNanoseconds), else on the trace's own clock
+    span_us: list[float] = field(default_factory=list)
     world_size: int | None = None  # distributedInfo's, where the trace's header has it
 
     def step(self, name: str) -> RankStep | None:
@@ -126,6 +129,8 @@ class RanksResult:
     not_traces: list[str] = field(default_factory=list)  # a directory's JSON files that are no trace
     # where some traces name their rank and some do not: every trace numbered in the order given
     renumbered: str = ""
+    # where some rank's steps overlap no other's in time: traces of different runs
+    apart: str = ""
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -157,7 +162,14 @@ def rank_summary(path: Path, rank: int) -> RankResult:
     return RankResult(rank=rank, trace=str(path), device=device, steps=steps, regions=regions(columns, split),
                       memory=step_memory(columns.memory, split.windows),
                       restarted_ranges=list(columns.restarted_ranges), world_size=world_size_of(path),
-                      unfinished=dict(columns.unfinished), untimed=dict(columns.untimed))
+                      unfinished=dict(columns.unfinished), untimed=dict(columns.untimed),
+                      span_us=_span_us(split.windows, columns.base_time_ns))
+
+
+def _span_us(windows: list[tuple[str, float, float]], base_ns: int | None) -> list[float]:
+    """[start of the first step, end of the last] (``RankResult.span_us``); [] without steps."""
+    base = (base_ns or 0) / 1e3
+    return [windows[0][1] + base, windows[-1][2] + base] if windows else []
 
 
 def world_size_of(path: Path) -> int | None:
@@ -294,7 +306,22 @@ def ranks_result(paths: list[Path], read: list[RankResult | None]) -> RanksResul
     results.sort(key=lambda r: r.rank)
     skipped = [str(p) for p, r in zip(paths, read, strict=True) if r is None]
     return RanksResult(ranks=results, stragglers=stragglers(results), skipped=skipped,
-                       renumbered=renumbered(kept_paths, named))
+                       renumbered=renumbered(kept_paths, named), apart=apart(results))
+
+
+def apart(ranks: list[RankResult]) -> str:
+    """Which ranks' steps overlap no other rank's in time (the ranks of one run step together):
+    the traces come from different runs, or from one process at different times."""
+    spans = {r.rank: r.span_us for r in ranks if len(r.span_us) == 2}
+    alone = [k for k, (a, b) in spans.items()
+             if not any(a < d and c < b for j, (c, d) in spans.items() if j != k)]
+    if len(spans) < 2 or not alone:
+        return ""
+    first, last = min(a for a, _ in spans.values()), max(b for _, b in spans.values())
+    which = f"rank {alone[0]}" if len(alone) == 1 else "ranks " + ", ".join(map(str, alone))
+    return (f"the steps of {which} overlap no other rank's in time (the traces span "
+            f"{(last - first) / 1e6:.1f} s): traces of different runs, or of one process at different "
+            "times, not the ranks of one run; their steps are compared as if they were")
 
 
 def renumbered(paths: list[Path], named: list[int | None]) -> str:

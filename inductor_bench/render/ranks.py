@@ -240,6 +240,7 @@ def _ranks(doc: Doc, r: RanksResult, title: str) -> None:
              f"{len(rank.steps)} steps{_trace_notes(rank)})" for rank in r.ranks]
     facts += skipped_facts(r.skipped, r.not_traces)
     facts += [f"WARNING: {r.renumbered}"] if r.renumbered else []
+    facts += [f"WARNING: {r.apart}"] if r.apart else []
     facts += _world(r.ranks)
     doc.paragraph(*(doc.item(f) for f in facts))
     apart = [rank for rank in r.ranks if rank.steps]
