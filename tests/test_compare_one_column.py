@@ -30,7 +30,8 @@ def test_a_single_column_is_timed_by_the_timing_worker(tmp_path):
     assert result.interleaved["rounds"] == 12
     assert result.interleaved["stopped"] == {"default": "time budget"}
     text = " ".join(render_compare(result).split())
-    assert "each column's steps were timed for 1 s (10 to 200 calls)" in text
+    assert ("each column's steps were timed until 1 s of them or its call limit, whichever came first: "
+            "default 60 calls (its time budget)") in text
     assert "compile worker" not in text
 
 
@@ -39,7 +40,17 @@ def test_a_column_without_the_timing_worker_says_how_it_was_timed():
     result = CompareResult(model="mlp", device="cpu", step_budget_s=1.0, modes=[m])
     text = " ".join(render_compare(result).split())
     assert "steps timed in each column's compile worker, not interleaved: default (7 calls)" in text
-    assert "10 to 200 calls" not in text
+    assert "were timed until" not in text
+
+
+def test_the_budget_note_says_which_limit_ended_each_column(tmp_path):
+    """A column that reached its 200 calls before its 1 s is said to, not to have run 1 s."""
+    m, e = (ModeResult(mode=x, step_samples_ms=[3.0] * 7, run_dir=str(tmp_path)) for x in ("default", "eager"))
+    m.paired_ms, e.paired_ms = [[1.5] * 20] * 10, [[1.4] * 20] * 10
+    result = CompareResult(model="mlp", device="cpu", step_budget_s=1.0, modes=[e, m])
+    result.interleaved = {"rounds": 10, "stopped": {"eager": "call limit", "default": "call limit"}}
+    text = " ".join(render_compare(result).split())
+    assert "whichever came first: eager 200 calls (its call limit), default 200 calls (its call limit)" in text
 
 
 def test_the_time_outside_the_graphs_is_the_turns_share_of_the_column_s_step():

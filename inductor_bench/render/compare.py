@@ -243,6 +243,17 @@ _STOPPED_WORDS = {
 }
 
 
+def _budget_words(result: CompareResult) -> str:
+    """Each column's calls timed and what ended them: its time budget or its call limit."""
+    stopped = (result.interleaved or {}).get("stopped") or {}
+    ended = {Stop.CALL_LIMIT: "its call limit", Stop.TIME_BUDGET: "its time budget"}
+    each = [f"{m.label} {sum(len(b) for b in m.paired_ms)} calls"
+            + (f" ({ended[stopped[m.label]]})" if stopped.get(m.label) in ended else "")
+            for m in result.modes if m.paired_ms]
+    return (f"each column's steps were timed until {result.step_budget_s:g} s of them or its call limit, "
+            f"whichever came first: {', '.join(each)}")
+
+
 def _rounds_run(blocks: list[list[float]]) -> int:
     """How many rounds a column ran a block in: up to its last non-empty block."""
     return max((i + 1 for i, b in enumerate(blocks) if b), default=0)
@@ -294,7 +305,7 @@ def _notes(result: CompareResult) -> list[str]:
         notes.append("compile times may come from inductor-bench's warm cache (--warm-cache): "
                      "not cold compiles")
     if result.step_budget_s and rounds:
-        notes.append(f"each column's steps were timed for {result.step_budget_s:g} s (10 to 200 calls)")
+        notes.append(_budget_words(result))
     alone = [f"{m.label} ({len(m.step_samples_ms)} calls)" for m in unpaired(result)]
     if alone:
         notes.append(f"steps timed in each column's compile worker, not interleaved: {', '.join(alone)}")
