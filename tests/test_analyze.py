@@ -313,3 +313,21 @@ def test_events_unfinished_when_the_profiler_stopped_are_left_out_and_counted(tm
     f.write_text(json.dumps({"traceEvents": [x("aten::mm", "cpu_op", 100, -5)]}))
     code, _, err = run_cli(capsys, str(f))
     assert code == 2 and err.strip().endswith("1 event(s) with a negative duration (unfinished) were left out")
+
+
+def test_categories_above_the_wall_are_said_to_overlap(capsys, tmp_path):
+    """Synthetic: two kernels on two streams, 80 and 70 µs, overlapping inside a 100 µs step: the
+    categories sum 0.150 ms, 150% of the wall, and a line under the table says why, with busy,
+    their union (10 to 90 µs: 0.080 ms). One kernel alone: no such line."""
+    evs = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 100, "pid": 1, "tid": 1},
+           {"ph": "X", "cat": "kernel", "name": "a", "ts": 10, "dur": 80, "pid": 0, "tid": 7},
+           {"ph": "X", "cat": "kernel", "name": "b", "ts": 20, "dur": 70, "pid": 0, "tid": 8}]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": evs}))
+    code, out, _ = run_cli(capsys, str(path))
+    assert code == 0
+    assert ("the categories sum the events' durations, 0.150 ms, more than the 0.100 ms wall: events on "
+            "concurrent streams overlap (busy, their union, 0.080 ms, never exceeds the wall)") in " ".join(out.split())
+    path.write_text(json.dumps({"traceEvents": evs[:2]}))
+    code, out, _ = run_cli(capsys, str(path))
+    assert code == 0 and "more than the" not in out

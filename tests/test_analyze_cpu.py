@@ -141,8 +141,11 @@ def test_cli_reports_a_cpu_trace(capsys):
     assert " ops (steady mean step)" in out and "launched by" not in out  # host ops, no launcher
     assert "iterations inductor-bench profiled (its inductor_bench::iteration ranges" in out
     code, out, _ = run_cli(capsys, str(CPU_TRACES[0]), "--format", "json")
-    step = json.loads(out)["steps"][0]
+    data = json.loads(out)
+    step = data["steps"][0]
     assert step["name"] == "iteration 1" and step["devices"][0]["device"].startswith("CPU thread ")
+    # the marker whose ranges are the steps is no named range of them (as no ProfilerStep is)
+    assert "inductor_bench::iteration" not in [g["name"] for g in data["regions"]]
 
 
 # -- a user's own training loop around a compiled model, traced with CPU activity only --------

@@ -24,9 +24,9 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 
-from .columns import TraceColumns
+from .columns import ITERATION_MARKER, TraceColumns
 from .steady import mean
-from .steps import US_PER_MS, StepEvents
+from .steps import ITERATION_STEP, US_PER_MS, StepEvents
 from .timeline import merged
 
 
@@ -59,14 +59,18 @@ def typical(regions: list[Region], kept: list[int]) -> list[TypicalRegion]:
 
 
 def regions(c: TraceColumns, split: StepEvents) -> list[Region]:
-    """Every range name that starts in a step, by name."""
+    """Every range name that starts in a step, by name; not the iteration marker whose ranges
+    are the steps (a run directory's graph trace), as no ProfilerStep is."""
     if not c.regions:
         return []
     n = len(split.windows)
     starts = [w[1] for w in split.windows]
     ends = [w[2] for w in split.windows]
+    steps = c.names.get(ITERATION_MARKER) if split.windows[0][0].startswith(f"{ITERATION_STEP} ") else None
     spans: dict[tuple[int, int], list[tuple[float, float]]] = {}
     for name, t, end, _ in c.regions:
+        if name == steps and steps is not None:
+            continue
         k = bisect_right(starts, t) - 1
         if k >= 0 and t <= ends[k]:
             spans.setdefault((name, k), []).append((t, end))

@@ -182,6 +182,10 @@ def _categories(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> N
         )
         doc.heading(f"Time by category, device {_device_label(r, dev)} ({which})")
         doc.table(rows, ["category", "ms", "% kernel", "% wall"], ("left", "right", "right", "right"))
+        if total > wall > 0:
+            doc.fine_print(f"the categories sum the events' durations, {fmt.ms(total)} ms, more than "
+                           f"the {fmt.ms(wall)} ms wall: events on concurrent streams overlap (busy, their "
+                           f"union, {fmt.ms(m.busy_ms)} ms, never exceeds the wall)")
 
 
 def _regions(doc: Doc, r: AnalyzeResult, top: int) -> None:
