@@ -13,12 +13,17 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+# the verdicts, here for the modules that import them from this one
+from .compare_summary import fastest as fastest
+from .compare_summary import judge as judge
+from .compare_summary import summary
+from .compare_summary import timed as timed
 from .devices import HOST_BACKEND, backend, canonical_name
 from .errors import ResultError, UsageError
 from .load import Load
 from .modes import check_name as check_mode_name
 from .results import BreakdownResult, StepTurns
-from .stats import MIN_SAMPLES, Change, Summary, compare_samples, judge_paired, summarize
+from .stats import Change, Summary, summarize
 from .step import StepSplit, split_in_turns, split_step
 from .unmeasured import BASE, HEAD, Unmeasured, first_line, unmeasured_graphs
 from .vocab import CompileMode, Status
@@ -197,6 +202,7 @@ class CompareResult:
         if self.step_budget_s is None:
             del d["step_budget_s"]
         d["modes"] = [m.to_dict() for m in self.modes]
+        d["summary"] = summary(self)  # derived for scripts, never read back (from_dict)
         return d
 
     def to_json(self) -> str:
@@ -245,16 +251,6 @@ def column_disturbances(result: CompareResult) -> list[str]:
     """The columns not timed interleaved whose own step timing was disturbed."""
     return [f"{m.label}: steps timed while {m.step_load.describe()}: its step time may be inflated"
             for m in result.modes if not m.paired_ms and m.step_load is not None and m.step_load.disturbed]
-
-
-def judge(result: CompareResult, ref: ModeResult, mode: ModeResult) -> Change:
-    """ref -> mode step time, with the significance floor of the result's device: round by
-    round over the rounds every timed column ran when both were timed interleaved
-    (``stats.judge_paired``), else their samples."""
-    floor = backend(result.device).min_rel_change
-    if ref.paired_ms and mode.paired_ms:
-        return judge_paired(result.common_blocks(ref), result.common_blocks(mode), min_rel=floor)
-    return compare_samples(result.step_samples(ref), result.step_samples(mode), min_rel=floor)
 
 
 def against_first(result: CompareResult) -> list[tuple[ModeResult, ModeResult, Change]]:
@@ -322,21 +318,9 @@ def regressions(result: CompareResult, threshold_pct: float) -> list[tuple[ModeR
     ]
 
 
-def timed(m: ModeResult | None) -> bool:
-    return m is not None and m.ok and bool(m.samples)
-
-
 def unpaired(result: CompareResult) -> list[ModeResult]:
     """The timed columns whose steps were not timed interleaved: their compile worker's own."""
     return [m for m in result.modes if timed(m) and not m.paired_ms]
-
-
-def fastest(result: CompareResult) -> ModeResult | None:
-    """The mode with the lowest step time, of those that ran with MIN_SAMPLES steady samples
-    or more where any did (a figure of fewer is no headline), else of those that ran."""
-    ran = [m for m in result.modes if timed(m)]
-    ran = [m for m in ran if result.step(m).n >= MIN_SAMPLES] or ran
-    return min(ran, key=lambda m: result.step(m).ms) if ran else None
 
 
 def payback_steps(ref: ModeResult, best: ModeResult, ch: Change) -> int | None:

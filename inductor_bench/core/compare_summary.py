@@ -1,0 +1,77 @@
+"""A comparison's verdicts and the figures its report shows, for a script reading its JSON
+(``summary`` in ``compare.json`` and ``--format json``): each timed column's step time and every
+speedup the table shows, each with its interval and verdict. The report's cells come from the
+same functions (``judge``, ``fastest``), so the two never differ. The summary is derived on
+writing and never read back: the samples stay the record.
+
+Its functions take a ``core.compare.CompareResult`` and its ``ModeResult`` columns, which
+import them (``Any`` here: no import back)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .devices import backend
+from .stats import MIN_SAMPLES, Change, compare_samples, judge_paired
+from .vocab import CompileMode
+
+
+def judge(result: Any, ref: Any, mode: Any) -> Change:
+    """ref -> mode step time, with the significance floor of the result's device: round by
+    round over the rounds every timed column ran when both were timed interleaved
+    (``stats.judge_paired``), else their samples."""
+    floor = backend(result.device).min_rel_change
+    if ref.paired_ms and mode.paired_ms:
+        return judge_paired(result.common_blocks(ref), result.common_blocks(mode), min_rel=floor)
+    return compare_samples(result.step_samples(ref), result.step_samples(mode), min_rel=floor)
+
+
+def timed(m: Any) -> bool:
+    """A column that ran and has step samples."""
+    return m is not None and m.ok and bool(m.samples)
+
+
+def fastest(result: Any) -> Any:
+    """The mode with the lowest step time, of those that ran with MIN_SAMPLES steady samples
+    or more where any did (a figure of fewer is no headline), else of those that ran."""
+    ran = [m for m in result.modes if timed(m)]
+    ran = [m for m in ran if result.step(m).n >= MIN_SAMPLES] or ran
+    return min(ran, key=lambda m: result.step(m).ms) if ran else None
+
+
+def summary(result: Any) -> dict[str, Any]:
+    """``step_ms``: column label -> its step time (the statistics policy's figure, its interval
+    and sample counts); ``speedups``: each against eager and default of its model and, with
+    several model files, against the first model's same mode; ``fastest``: the headline's
+    column (None where none was timed)."""
+    best = fastest(result)
+    return {
+        "step_ms": {m.label: result.step(m).to_dict() for m in result.modes if timed(m)},
+        "speedups": [_speedup(result, m, ref) for m, ref in _pairs(result)],
+        "fastest": best.label if best is not None else None,
+    }
+
+
+def _pairs(result: Any) -> list[tuple[Any, Any]]:
+    """(column, the column it is judged against), as the report's speedup rows pair them."""
+    out = []
+    for m in result.modes:
+        refs = [result.mode(f"{m.model}:{over}" if m.model else over)
+                for over in (CompileMode.EAGER, CompileMode.DEFAULT)]
+        if len(result.models) > 1:
+            refs.append(result.mode(f"{result.models[0]}:{m.mode}"))
+        labels = {ref.label: ref for ref in refs if ref is not None}  # one pair per column judged against
+        out += [(m, ref) for ref in labels.values() if ref is not m and timed(ref) and timed(m)]
+    return out
+
+
+def _speedup(result: Any, m: Any, ref: Any) -> dict[str, Any]:
+    ch = judge(result, ref, m)
+    return {
+        "column": m.label,
+        "over": ref.label,
+        "speedup": ch.speedup,  # ref's step / the column's: above 1 is faster
+        "interval": list(ch.speedup_ci) if ch.speedup_ci else None,
+        "verdict": ch.verdict,
+        "change": ch.to_dict(),
+    }
