@@ -593,6 +593,37 @@ def test_page_faults_per_iteration_match_the_pages_written(tmp_path):
         assert pages <= faults <= 1.1 * pages, (faults, pages)
 
 
+_STALLED_START_MODULE = '''
+import time
+
+CALLS = [0]
+
+
+def get_args():
+    return []
+
+
+def call(args):
+    CALLS[0] += 1
+    time.sleep(0.06 if CALLS[0] <= 6 else 0.001)  # its 3 eager warm-up and 3 sizing calls stall
+'''
+
+
+def test_windows_planned_on_stalled_warm_up_calls_are_planned_again(tmp_path):
+    """A harness whose six warm-up and sizing calls stall at 60 ms, and then run 1 ms: planned
+    on them, 20 iterations (0.25 s / 60 ms, at least 20); the first window's fastest iteration
+    (about 1 ms) asks for 100 (at most), so that window is left out and both windows run 100."""
+    from inductor_bench.runner.worker import run_worker
+
+    module = tmp_path / "stalled_start.py"
+    module.write_text(_STALLED_START_MODULE)
+    request = {"module": str(module), "device": "cpu", "windows": 2, "trace": str(tmp_path / "trace.json.gz")}
+    data = run_worker("inductor_bench.runner.profile", request, timeout=300, log_path=tmp_path / "log")
+    assert data["warmup_per_call_ms"] < 30  # the first window's fastest, not the stalled 60 ms
+    assert (data["planned_iterations"], data["iterations"]) == (20, 100)
+    assert [len(w) for w in data["window_samples_ms"]] == [100, 100]
+
+
 @pytest.mark.slow
 def test_the_models_precision_settings_are_recorded_and_reported(tmp_path):
     """A factory that sets TF32-level matmul precision and cuDNN's autotuner: the result

@@ -20,6 +20,20 @@ from inductor_bench.runner.profile import (
     plan_windows,
     windows_agree,
 )
+from inductor_bench.runner.window_plan import replanned
+
+
+def test_a_first_window_much_faster_than_the_warm_up_calls_plans_the_windows_again():
+    """Seen on a loaded machine: the fastest of three warm-up calls at 103.9 ms for a 0.43 ms
+    graph planned 20 iterations; the first window's fastest, 0.42 ms, asks for 100 (at most).
+    Not for a count the user fixed, nor where the first window is no more than twice as many."""
+    assert auto_iterations(0.1039) == 20
+    assert replanned(20, [0.103, 0.00042, 0.0005], fixed=False) == 100
+    assert replanned(20, [0.00042], fixed=True) is None
+    assert replanned(20, [0.02], fixed=False) is None  # 13 iterations: no more than planned
+    assert replanned(20, [0.0065], fixed=False) is None  # ceil(0.25 / 0.0065) = 39 < 40
+    assert replanned(20, [0.006], fixed=False) == 42
+    assert replanned(20, [], fixed=False) is None
 
 
 def test_fastest_window_is_the_lowest_median_and_the_first_on_a_tie():

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import math
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -49,70 +48,26 @@ from .harness_inputs import HarnessCall, harness, load_module
 from .peaks_measure import machine_key
 from .speed import SpeedWatch
 from .trace_export import export_trace
+
+# the plan of the windows, here for the modules that import it from this one
+from .window_plan import AGREE_REL as AGREE_REL
+from .window_plan import AGREE_WINDOWS as AGREE_WINDOWS
+from .window_plan import DEFAULT_WINDOWS as DEFAULT_WINDOWS
+from .window_plan import MAX_ITERATIONS as MAX_ITERATIONS
+from .window_plan import MAX_WINDOWS_S as MAX_WINDOWS_S
+from .window_plan import MIN_ITERATIONS as MIN_ITERATIONS
+from .window_plan import REWARM_CALLS as REWARM_CALLS
+from .window_plan import REWARM_S as REWARM_S
+from .window_plan import TARGET_PROFILED_S as TARGET_PROFILED_S
+from .window_plan import auto_iterations as auto_iterations
+from .window_plan import fastest_window as fastest_window
+from .window_plan import plan_windows as plan_windows
+from .window_plan import replanned as replanned
+from .window_plan import rewarm_calls as rewarm_calls
+from .window_plan import windows_agree as windows_agree
 from .workload import run_model_file
 
 WARMUP_CALLS = 3
-# Auto iteration count: aim for this much profiled time per module, within these bounds.
-# 20 iterations give the policy (core/steady.py) a median and a spread to find disturbed
-# iterations by; past 100 the trace grows with little gain.
-TARGET_PROFILED_S = 0.25
-MIN_ITERATIONS = 20
-MAX_ITERATIONS = 100
-# Profiler windows per graph; fewer when they would take longer than MAX_WINDOWS_S in all.
-DEFAULT_WINDOWS = 5
-MAX_WINDOWS_S = 30.0
-# ... and fewer when the first AGREE_WINDOWS agree: their times within AGREE_REL of each
-# other. A slow session (about one in three on CPU, see docs/breakdown.md) stands out by far
-# more than that, and then every window asked for runs.
-AGREE_WINDOWS = 3
-AGREE_REL = 0.03
-# Untimed calls before each window, after the waits between windows (the speed watch's polls,
-# the load reading's idle): measured here after an 80 ms idle, the first call of a window ran
-# 25-70% slower and the second up to 15%, from the third on as a loop that never paused; a
-# 20-iteration window read 8% slow. A model's own loop does not pause between iterations.
-# Fewer for a slow graph: as many as take REWARM_S (one at least; the slowdown was over within
-# 4 ms of the wake).
-REWARM_CALLS = 5
-REWARM_S = 0.02
-
-
-def auto_iterations(per_call_s: float) -> int:
-    if per_call_s <= 0:
-        return MAX_ITERATIONS
-    return max(MIN_ITERATIONS, min(MAX_ITERATIONS, math.ceil(TARGET_PROFILED_S / per_call_s)))
-
-
-def plan_windows(requested: int, iterations: int, per_call_s: float, budget_s: float = MAX_WINDOWS_S) -> int:
-    """Windows to profile: as requested, but no more than fit in ``budget_s`` (one at least)."""
-    requested = max(1, requested)
-    per_window = iterations * max(per_call_s, 0.0)
-    if per_window <= 0:
-        return requested
-    return max(1, min(requested, int(budget_s // per_window)))
-
-
-def windows_agree(times: list[float]) -> bool:
-    """At least AGREE_WINDOWS windows, all within AGREE_REL of the fastest: more would
-    change nothing."""
-    if len(times) < AGREE_WINDOWS or min(times) <= 0:
-        return False
-    return max(times) / min(times) - 1.0 <= AGREE_REL
-
-
-def fastest_window(times: list[float]) -> int:
-    """Index of the window with the lowest time (the first on a tie)."""
-    if not times:
-        raise ValueError("no windows")
-    return min(range(len(times)), key=lambda i: (times[i], i))
-
-
-def rewarm_calls(per_call_s: float) -> int:
-    """Untimed calls before a window: REWARM_CALLS, or as many as take REWARM_S (one at least)."""
-    if per_call_s <= 0:
-        return REWARM_CALLS
-    return max(1, min(REWARM_CALLS, math.ceil(REWARM_S / per_call_s)))
-
-
 def rewarm(call: Callable[[], None], calls: int) -> None:
     """Run ``call`` ``calls`` times, untimed: a window then starts as the loop it stands for
     runs, its caches and clocks warm."""
@@ -266,7 +221,9 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     _SPEED.know(request.get("speed_reference_s"))  # the fastest reading of the run's workers before
     probe = None if on_device else parallel_probe.parallel_x  # how parallel work fares on the host
     after = None  # the probe after a window: the next one's before, where nothing waited between
-    for w in range(windows):
+    planned = n  # the count planned on the warm-up calls, before any window (replanned)
+    w = 0
+    while w < windows:
         times = []
         start, wait = _SPEED.before_window()
         waited += wait
@@ -303,6 +260,16 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         del prof
         if windows_agree(window_ms):
             break
+        if w == 0 and n == planned and (again := replanned(n, times, bool(request.get("iterations")))):
+            # the warm-up calls stalled: this window is left out, the windows planned again
+            n, per_call = again, min(times)
+            warm = rewarm_calls(per_call)
+            windows = plan_windows(int(request.get("windows") or DEFAULT_WINDOWS), n, per_call, budget)
+            for per_window in (window_ms, samples_ms, faults, loads, probes):
+                per_window.clear()
+            kept, kept_at = None, 0
+            continue
+        w += 1
     if kept is not None:  # on the host: the fastest session, exported once
         export_trace(kept, Path(request["trace"]))
     del kept
@@ -328,6 +295,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         "iterations": n,
         "load_s": load_s,
         "warmup_per_call_ms": per_call * 1e3,
+        "planned_iterations": planned,  # on the warm-up calls; iterations differs where replanned
         "windows_ms": window_ms,
         "window_samples_ms": samples_ms,
         "window_faults": faults,
