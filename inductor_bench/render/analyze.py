@@ -73,7 +73,7 @@ HOST_NOTES = (
     "are in its CompiledFunction's own time (docs/analyze.md).",
     "idle = wall - busy: other steps' work (an op of another step still running), waiting on CPU "
     "(between ops: Python, the framework, data loading), nothing launched (after the thread's last "
-    "op); queued is always 0 on the host.",
+    "op); no queued column: the host runs its ops as it issues them (the JSON's queued_ms is 0).",
 )
 
 
@@ -107,10 +107,13 @@ def _steps(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> None:
         wall = steady_wall(r)
         rows += [_step_row(_typical(r), dev, wall, m) for dev, m in typical.items()]
     doc.heading("Steps (per device)" if r.steps[0].name != WHOLE_TRACE else "The whole trace (per device)")
-    doc.table(rows, STEP_HEADERS, STEP_ALIGN)
-    if _on_host(r):
+    if _on_host(r):  # the host runs its ops as it issues them: nothing is queued
+        q = STEP_HEADERS.index("queued")
+        doc.table([x[:q] + x[q + 1:] for x in rows], STEP_HEADERS[:q] + STEP_HEADERS[q + 1:],
+                  STEP_ALIGN[:q] + STEP_ALIGN[q + 1:])
         doc.fine_print(*HOST_NOTES, *_disturbed(r))
         return
+    doc.table(rows, STEP_HEADERS, STEP_ALIGN)
     doc.fine_print(
         "wall = the step on the CPU, extended to the end of the last device work it launched; busy = "
         "union of the device's kernel, memcpy and memset intervals (never above wall); kernel ms sums "
