@@ -62,3 +62,11 @@ def test_a_change_under_the_floor_never_prints_as_reaching_it():
     assert fmt.change_pct(_paired(1.0, 1.12)) == "+12.0%"
     faster = _paired(1.0, 0.9092)  # -9.08%; the floor on this side is 1 / 1.1 - 1 = -9.0909%
     assert faster.verdict == stats.WITHIN_NOISE and fmt.change_pct(faster) == "-9.08%"
+
+
+def test_precise_times_keep_fixed_decimals_below_a_microsecond():
+    """A diff's change of half a microsecond read ``-5.00e-04`` and turned its column to text
+    (left-aligned); it reads ``-0.0005``, and a change under 50 ns at the nanosecond."""
+    assert [fmt.ms_precise(x) for x in (2.5, 0.0123, -0.0005, 0.00003, 0.0)] == [
+        "2.500", "0.0123", "-0.0005", "0.000030", "0.000"]
+    assert fmt.signed_ms(0.0005) == "+0.0005"

@@ -276,6 +276,47 @@ def test_the_roofline_chart_draws_every_counted_kernel(browser, tmp_path):
     assert shot.stat().st_size > 10_000
 
 
+def _value(cell: str) -> float:
+    """A cell's number as the tool printed it, the test's own reading: a mark (^ in cache,
+    ~ latency) aside, scaled by its unit (kB, MB; MFLOP)."""
+    import re
+
+    m = re.match(r"\s*[\^~]?([\d.]+)\s*([kMG]?)(B|FLOP)?", cell)
+    return float(m[1]) * {"": 1, "k": 1e3, "M": 1e6, "G": 1e9}[m[2]]
+
+
+def test_sorting_reads_marks_and_units_and_leaves_tables_of_quantities(browser, pages, tmp_path):
+    """The roofline table sorts "bytes" (kB beside MB) and the kernel table "% peak" (^221%
+    beside 160%) by value, descending on the first click; compare's table of quantities (a row
+    per quantity, a column per mode) does not sort on a click."""
+    from selenium.webdriver.common.by import By
+
+    from .test_html import run
+
+    page = tmp_path / "roofline-sort.html"
+    run(["report", str(ROOFLINE), "--html", str(page)])
+    browser.open(page)
+    d = browser.driver
+    for table in d.find_elements(By.CSS_SELECTOR, "table"):
+        heads = [h.text for h in table.find_elements(By.CSS_SELECTOR, "thead th")]
+        for name in ("bytes", "% peak"):
+            if name not in heads:
+                continue
+            i = heads.index(name) + 1
+            table.find_elements(By.CSS_SELECTOR, "thead th")[i - 1].click()
+            cells = [td.text for td in table.find_elements(By.CSS_SELECTOR, f"tbody td:nth-child({i})")
+                     if td.text.strip() not in ("", "-")]
+            assert [_value(c) for c in cells] == sorted(map(_value, cells), reverse=True), cells
+    marked = d.execute_script("return Array.from(document.querySelectorAll('td')).filter("
+                              "function (t) { return /^\\^\\d/.test(t.textContent); }).length")
+    assert marked > 0  # the page has in-cache marks to sort by
+    browser.open(pages["compare"])
+    table = d.find_element(By.CSS_SELECTOR, "table.fixed")
+    before = [r.text for r in table.find_elements(By.CSS_SELECTOR, "tbody tr")]
+    table.find_elements(By.CSS_SELECTOR, "thead th")[1].click()
+    assert [r.text for r in table.find_elements(By.CSS_SELECTOR, "tbody tr")] == before
+
+
 GROUPS_JS = """
 return Array.from(document.querySelectorAll('table.g tbody')).map(function (b) {
   return Array.from(b.rows).map(function (r) { return r.cells[0].textContent + '|' +

@@ -30,14 +30,14 @@ def ms(v: float) -> str:
 
 
 def ms_precise(x: float | None) -> str:
-    """Diffs and comparisons: 3 decimals from 1 ms, 4 from 1 µs, else scientific."""
+    """Diffs and comparisons: 3 decimals from 1 ms, else 4, or 6 (to the nanosecond) where 4
+    would read 0: fixed decimals throughout, so that a column lines up and reads as numbers
+    (``-0.0005``, not ``-5.00e-04``)."""
     if x is None:
         return DASH
     if abs(x) >= 1 or x == 0:
         return f"{x:.3f}"
-    if abs(x) >= 0.001:
-        return f"{x:.4f}"
-    return f"{x:.2e}"
+    return f"{x:.4f}" if abs(x) >= 0.00005 else f"{x:.6f}"
 
 
 def signed_ms(x: float) -> str:

@@ -114,7 +114,10 @@ class HtmlDoc(Doc):
             foot -= 1
         groups = _groups(plain[:foot])
         grouped = any(len(g) > 1 for g in groups)
-        out = ['<div class="scroll"><table class="g">' if grouped else '<div class="scroll"><table>']
+        # rows of quantities under columns of the things compared (a first header left empty):
+        # no sorting, its order is the reading order
+        kind = ' class="g"' if grouped else ' class="fixed"' if headers and not headers[0] else ""
+        out = [f'<div class="scroll"><table{kind}>']
         out.append(f"<thead><tr>{cells(headers, 'th')}</tr></thead>")
         if grouped:  # one body per group: sorting moves a group's rows together
             out += ["<tbody>" + "".join(f"<tr>{cells(rows[i], 'td')}</tr>" for i in g) + "</tbody>"

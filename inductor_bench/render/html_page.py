@@ -128,17 +128,24 @@ border-radius:4px;font-size:12px;white-space:pre;display:none;z-index:9}
 footer{margin-top:32px;color:var(--muted);font-size:12px}
 """
 
-# Sort a table by a header click (numbers by value, units µs/ms/s understood; a third click
-# restores the order; a table of groups, one <tbody> each, sorts its groups by their first
-# rows); show a bar's <title> as a tooltip at once. The page reads the same
+# Sort a table by a header click (numbers by value: a mark before one (^ in cache, ~ latency)
+# aside, times in µs/ms/s, bytes in B/kB/MB/GB/TB/KiB/MiB/GiB and FLOPs in kFLOP/MFLOP/...
+# by their units; a third click restores the order; a table of groups, one <tbody> each, sorts
+# its groups by their first rows; a table whose rows are quantities, columns the things
+# compared (its first header empty: class "fixed"), does not sort); show a bar's <title> as a
+# tooltip at once. The page reads the same
 # without it: the tables are plain HTML and the charts plain SVG with native <title> tips.
 SCRIPT = r"""
 (function(){
 document.documentElement.classList.add('js');
-var U={'µs':1e-3,'us':1e-3,'ms':1,'s':1e3};
-function key(t){var m=/^\s*([+-]?\d[\d,]*\.?\d*(?:e[+-]?\d+)?)\s*(µs|us|ms|s)?\b/i.exec(t);
- if(!m)return null;var v=parseFloat(m[1].replace(/,/g,''));return m[2]?v*U[m[2]]:v;}
-document.querySelectorAll('table').forEach(function(tb){
+var U={'µs':1e-3,'us':1e-3,'ms':1,'s':1e3},P={'':1,k:1e3,K:1e3,M:1e6,G:1e9,T:1e12,P:1e15,
+ Ki:1024,Mi:1048576,Gi:1073741824,Ti:1099511627776};
+var R=new RegExp('^\\s*[\\^~]?\\s*([+-]?\\d[\\d,]*\\.?\\d*(?:e[+-]?\\d+)?)\\s*'+
+ '(µs|us|ms|s\\b|([kKMGTP]i?)?(?:B|FLOP)\\b)?');
+function key(t){var m=R.exec(t);
+ if(!m)return null;var v=parseFloat(m[1].replace(/,/g,''));
+ return !m[2]?v:U[m[2]]?v*U[m[2]]:v*P[m[3]||''];}
+document.querySelectorAll('table:not(.fixed)').forEach(function(tb){
  var body=tb.tBodies[0];if(!body)return;var g=tb.tBodies.length>1;
  var orig=Array.prototype.slice.call(g?tb.tBodies:body.rows);
  tb.querySelectorAll('thead th').forEach(function(th,i){th.addEventListener('click',function(){

@@ -5,8 +5,8 @@ One policy per format: text keeps every line a line (a
 newline in a name is a space, another control character U+FFFD), markdown also keeps
 tables whole (``|`` escaped), code spans closed (fenced with more backticks than the name
 holds), and HTML tags, entities, emphasis and strikethrough inert outside code spans, where
-GitHub would render them (``<`` as ``&lt;``; ``\\``, ``*``, ``~`` and a run of ``_`` at a word's
-edge backslash-escaped); HTML escapes everything (``render/html.py``).
+GitHub would render them (``<`` as ``&lt;``; ``\\``, ``*``, ``~``, a run of ``_`` at a word's
+edge and the ``]`` of ``](`` backslash-escaped); HTML escapes everything (``render/html.py``).
 """
 
 from __future__ import annotations
@@ -40,8 +40,9 @@ def md_inert(s: str) -> str:
 
 # What markdown would read as markup in plain text: a backslash, emphasis (``*``; a run of
 # ``_`` but inside a word, where CommonMark takes it as letters: ``fused__relu``),
-# strikethrough, an entity.
-_MD_SPECIAL = re.compile(r"[\\*~]|_+")
+# strikethrough, a link (only ``](`` makes one of brackets: a C++ frame's
+# ``c10::str[abi:cxx11](int)`` would link "abi:cxx11" to ``int``), an entity.
+_MD_SPECIAL = re.compile(r"[\\*~]|_+|\](?=\()")
 _ENTITY = re.compile(r"&(?=#?[0-9A-Za-z]+;)")
 STRONG_MARKS = ("\ue010", "\ue011")  # MarkdownDoc.strong's marks, ``**`` once rendered
 
