@@ -236,6 +236,10 @@ def test_added_and_removed_kernels():
         0.0,
     )
     assert [k.name for k in s.responsible()] == ["cpp_fused_mul_sin_3"]
+    # the chart's tooltips say the side a kernel is missing from as the table does: "-"
+    page = render_diff(diff_results(base_result(), head), "html")
+    assert "C++ pointwise · - -&gt; 0.7000 ms" in page and "0.000 -&gt; 0.7000" not in page
+    assert "-&gt; - ms" in page  # the removed one
 
 
 def test_equal_keys_pair_in_program_order():
@@ -1027,3 +1031,15 @@ def test_a_run_interrupted_before_its_device_was_known_is_not_comparable(tmp_pat
     assert capsys.readouterr().err.startswith(
         "inductor-bench: error: not comparable, no verdict: default: graph 0-forward not measured in head"
     )
+
+
+def test_a_cut_list_of_origin_ops_shows_whole_on_hover():
+    """An origin cut to the column's width ends in "..." in every format; the HTML page holds
+    the whole list on hover, as it does a kernel's whole name."""
+    ops = [f"aten.op_number_{i}" for i in range(8)]
+    head_fwd = fwd_kernels(cpp_fused_mul_sin_3=kernel("cpp_fused_mul_sin_3", "cpp_pointwise", 0.7, ops))
+    head = result([graph("0-forward", head_fwd), graph("0-backward", bwd_kernels())])
+    d = diff_results(base_result(), head)
+    full = ", ".join(ops)
+    assert "aten.op_number_0, aten.op_number_1" in render_diff(d) and full not in render_diff(d)
+    assert f'<span title="{full}">' in render_diff(d, "html")

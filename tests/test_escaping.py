@@ -135,3 +135,12 @@ def test_markdown_shows_names_as_written_not_as_emphasis():
     cells = [html_lib.unescape(c) for c in re.findall(r"<td>(.*?)</td>", html)]
     assert cells == names
     assert html_lib.unescape(html).count("torch/utils/_config_module.py(436): __getattr__") == 2
+
+
+def test_a_kernel_s_cut_origin_ops_show_whole_on_hover():
+    """A breakdown's origin ATen cell cut to its width holds the whole list on hover (HTML)."""
+    ops = [f"aten.op_number_{i}" for i in range(8)]
+    k = KernelStat(name="cpp_fused_x_0", category="cpp_pointwise", calls=1, ms=0.5, aten_ops=ops)
+    g = GraphResult(id="0-forward", role="forward", frame_id=0, kernels=[k], wall_ms=1.0, kernel_ms=0.5)
+    page = render_breakdown(BreakdownResult(model="m", device="cpu", graphs=[g]), "html")
+    assert f'<span title="{", ".join(ops)}">' in page

@@ -28,8 +28,10 @@ DEFAULT_TOP = 15
 ATEN_WIDTH = 48  # characters of origin ATen ops shown per row
 
 
-def _ops(k: KernelStat) -> str:
-    return fmt.truncate(", ".join(k.aten_ops) or (k.launched_by or ""), ATEN_WIDTH)
+def _ops(doc: Doc, k: KernelStat) -> str:
+    """The kernel's origin ATen ops (or its launcher), cut to ATEN_WIDTH: all of them on hover."""
+    full = ", ".join(k.aten_ops) or (k.launched_by or "")
+    return doc.named(fmt.truncate(full, ATEN_WIDTH), full)
 
 
 def _what_ran(r: BreakdownResult) -> str:
@@ -199,7 +201,7 @@ def _top_kernels(doc: Doc, r: BreakdownResult, top: int) -> None:
             fmt.ms(u.ms),
             fmt.pct(fmt.share(u.ms, t.kernel_ms)),
             fmt.pct(fmt.share(u.ms, gain_wall)),
-        ] + ([pct_cell(r, u.graph, u.kernel)] if roof else []) + [_ops(u.kernel)]
+        ] + ([pct_cell(r, u.graph, u.kernel)] if roof else []) + [_ops(doc, u.kernel)]
         for i, u in enumerate(us[:top], 1)
     ]
     doc.heading(f"Top {min(top, len(us))} of {len(us)} kernels ({ALL_GRAPHS})")
@@ -238,7 +240,7 @@ def _graph_sections(doc: Doc, r: BreakdownResult, top: int) -> None:
                     fmt.count(k.calls),
                     fmt.ms(k.ms),
                     fmt.pct(fmt.share(k.ms, g.kernel_ms)),
-                ] + ([pct_cell(r, g, k)] if roof else []) + [_ops(k)]
+                ] + ([pct_cell(r, g, k)] if roof else []) + [_ops(doc, k)]
                 rows.append(row + ([doc.link(k.file, k.file) if k.file else ""] if with_file else []))
             headers = ["kernel", "calls", "ms", "% graph"] + ([PCT_HEADER] if roof else [])
             headers += ["origin ATen ops"] + (["file"] if with_file else [])

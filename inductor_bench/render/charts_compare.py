@@ -141,6 +141,13 @@ def _kernel_note(k: KernelDiff) -> str:
     return f"{_rel(k.change.rel_pct)} {k.status}"
 
 
+def kernel_sides(k: KernelDiff) -> tuple[str, str]:
+    """A kernel's base and head ms as the diff's table prints them: "-" for the side it is
+    missing from (added: no base; removed: no head)."""
+    return (fmt.ms_precise(k.base_ms) if k.status != ADDED else fmt.DASH,
+            fmt.ms_precise(k.head_ms) if k.status != REMOVED else fmt.DASH)
+
+
 def diff_kernels(s: SectionDiff, top: int) -> Chart | None:
     """The biggest per-kernel changes, coloured by what they are: significantly slower or
     faster, added, removed, or within noise."""
@@ -154,8 +161,7 @@ def diff_kernels(s: SectionDiff, top: int) -> Chart | None:
             [Segment(k.delta_ms, k.status, k.status)],
             full=k.name,
             note=_kernel_note(k),
-            tip=f"graph {k.graph} · {label(k.category)} · {fmt.ms_precise(k.base_ms)} -> "
-            f"{fmt.ms_precise(k.head_ms)} ms",
+            tip=f"graph {k.graph} · {label(k.category)} · {' -> '.join(kernel_sides(k))} ms",
         )
         for k, name in zip(ks, labels, strict=True)
     ]

@@ -200,8 +200,10 @@ def _category_rows(s: SectionDiff) -> list[list[str]]:
     ]
 
 
-def _origin(k: KernelDiff) -> str:
-    return truncate(", ".join(k.aten_ops), ORIGIN_CHARS, "...")
+def _origin(doc: Doc, k: KernelDiff) -> str:
+    """The kernel's origin ATen ops, cut to ORIGIN_CHARS: all of them on hover."""
+    full = ", ".join(k.aten_ops)
+    return doc.named(truncate(full, ORIGIN_CHARS, "..."), full)
 
 
 def _name(doc: Doc, name: str) -> str:
@@ -224,10 +226,9 @@ def _kernel_rows(ks: list[KernelDiff], doc: Doc) -> list[list[str]]:
             k.graph,
             doc.named(doc.code(name), k.name),
             label(k.category),
-            ms_precise(k.base_ms) if k.status != ADDED else "-",
-            ms_precise(k.head_ms) if k.status != REMOVED else "-",
+            *charts.kernel_sides(k),
             signed_ms(k.delta_ms),
-            _origin(k),
+            _origin(doc, k),
             _match_cell(k, doc),
         ]
         for k, name in zip(ks, labels, strict=True)
