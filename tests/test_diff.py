@@ -21,11 +21,11 @@ from inductor_bench.core.match import match_kernels, name_stem
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
 from inductor_bench.core.rundir import load_any
 from inductor_bench.core.stats import TOO_FEW, WITHIN_NOISE
-from inductor_bench.core.vocab import Outcome, StepSource
+from inductor_bench.core.vocab import Outcome, StepSource, Verdict
 from inductor_bench.render.diff import render_diff, verdict_line
 from inductor_bench.render.doc import TextDoc
 
-from .conftest import torch_2_5
+from .conftest import FIXTURES, torch_2_5
 
 # Relative jitter of 7 per-iteration samples: mean and median 1.0, MAD 0.01 -> robust sigma 1.5%.
 JITTER = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.0]
@@ -1043,3 +1043,38 @@ def test_a_cut_list_of_origin_ops_shows_whole_on_hover():
     full = ", ".join(ops)
     assert "aten.op_number_0, aten.op_number_1" in render_diff(d) and full not in render_diff(d)
     assert f'<span title="{full}">' in render_diff(d, "html")
+
+
+def test_an_interrupted_run_dir_against_its_complete_self_keeps_its_sums_not_comparable(tmp_path, capsys):
+    """Two run directories of one model, the head interrupted before its backward: the
+    forward's kernels compiled to one code on both sides ("same code"), but the kernel time and
+    the categories sum over graphs the head lacks: not comparable, with no change (before, they
+    read -61.6% "same code")."""
+    base, head = tmp_path / "base", tmp_path / "head"
+    for d in (base, head):
+        shutil.copytree(FIXTURES / "runs" / "cpu_mlp_train_stalled", d)
+    data = json.loads((head / "breakdown.json").read_text())
+    data["graphs"] = [g for g in data["graphs"] if g["id"] != "0-backward"]
+    data["status"], data["errors"] = "interrupted", ["interrupted"]
+    (head / "breakdown.json").write_text(json.dumps(data))
+    assert run_cli([str(base), str(head), "--format", "json"]) == 0
+    (s,) = json.loads(capsys.readouterr().out)["sections"]
+    assert s["kernel_time"]["verdict"] == Outcome.NOT_COMPARABLE
+    assert {c["verdict"] for c in s["categories"]} == {Outcome.NOT_COMPARABLE}
+    assert {k["status"] for k in s["kernels"]} == {Verdict.SAME_CODE}  # the forward's, one code each
+
+
+def test_a_side_without_ceilings_has_no_percent_of_peak_and_says_so(tmp_path, capsys):
+    """The head stopped before its ceilings were measured (no roofline): its time-weighted % of
+    peak reads "not measured", not "each kernel latency-bound, in cache or uncounted", and is
+    not made against the base's ceilings."""
+    src = FIXTURES / "results" / "cpu_mlp_train_roofline" / "breakdown.json"
+    data = json.loads(src.read_text())
+    del data["extras"]["roofline"]
+    head = save(tmp_path / "head.json", data)
+    assert run_cli([str(src), head]) == 0
+    row = next(r for r in capsys.readouterr().out.splitlines() if r.startswith("% of peak (time-weighted)"))
+    assert "- (not measured)" in row and "latency-bound" not in row
+    assert run_cli([str(src), head, "--format", "json"]) == 0
+    (s,) = json.loads(capsys.readouterr().out)["sections"]
+    assert s["roofline_pct"][1] is None and s["roofline_pct"][0] > 0

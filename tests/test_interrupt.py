@@ -113,5 +113,10 @@ def test_ctrl_c_mid_profile_keeps_the_finished_graph(mid_profile):
     result = json.loads((run / "breakdown.json").read_text())
     assert result["status"] == "interrupted"
     assert [g["id"] for g in result["graphs"]] == ["0-forward"] and result["graphs"][0]["kernels"]
+    assert "not profiled: 0-backward" in result["errors"]  # the graph it lacks, named
+    report = (run / "report.txt").read_text()
+    assert "not profiled: 0-backward" in report
+    # the step holds the backward it lacks: no "outside the graphs" that counts it as such
+    assert "outside the graphs: not measured: the run was interrupted before every graph" in report
     assert "Status: interrupted" in (run / "report.txt").read_text() or "STATUS: INTERRUPTED" in (
         run / "report.txt").read_text()

@@ -184,6 +184,21 @@ def test_the_step_split_subtracts_each_graph_times_its_calls():
     assert (s.step_ms, s.graphs_ms, s.outside_ms) == (10.0, pytest.approx(7.0), pytest.approx(3.0))
 
 
+def test_a_run_interrupted_before_a_graph_was_profiled_has_no_outside_split():
+    """Synthetic: the step was timed (10 ms) and its turns ran, but the run was stopped before
+    its second graph was profiled: the step less the one graph it has would count the other as
+    time outside the graphs. No split; the line says why; max gain takes the graphs alone."""
+    r = _script()
+    r.script = False
+    r.step_samples_ms = [10.0] * 6
+    r.status, r.errors = "interrupted", ["not profiled: 0-backward", "interrupted"]
+    assert split_step(r) is None and gain_frame(r).outside_ms == 0.0
+    assert ("outside the graphs: not measured: the run was interrupted before every graph was profiled"
+            in render_breakdown(r))
+    r.errors = ["interrupted"]  # stopped later (measuring its ceilings): every graph profiled
+    assert split_step(r) is not None
+
+
 def test_turns_whose_step_stalled_in_most_rounds_are_judged_by_the_faster_half():
     """Synthetic, after a loaded run: the step's block read 2.2 ms in 5 of 12 rounds and 10 ms
     (stalled) in 7, the graph's block 1.0 ms in all. The median round is a stall, so the median's

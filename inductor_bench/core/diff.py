@@ -192,10 +192,13 @@ def one_code_kernels(s: SectionDiff, base: RunKernels, head: RunKernels,
     code``, whatever its two processes' times say, or ``calls changed`` where its graph was
     called another number of times (``weights``: each side's calls per graph), which then moves
     its time per step; a category or the kernel time all of whose kernels are one code, the
-    same; the rest of the section as judged."""
+    same, but in a section that lacks a graph on one side (its sums stay not comparable); the
+    rest of the section as judged."""
     s.kernels = [_one_code_kernel(k, weights) if k.change is not None and k.status not in (ADDED, REMOVED)
                  and one_code(base, (k.base_graph or k.graph, k.base_name or k.name), head, (k.graph, k.name))
                  else k for k in s.kernels]
+    if s.unmeasured:  # its sums over graphs lack a graph on one side: not comparable, and said so
+        return s
     judged = {k.category for k in s.kernels if k.status not in ONE_CODE}
     by_cat = {k.category: _one_verdict(s, k.category) for k in s.kernels if k.category not in judged}
     s.categories = [CategoryDiff(c.category, replace(c.change, verdict=by_cat[c.category]))

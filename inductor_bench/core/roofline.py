@@ -169,7 +169,10 @@ def roofline_moves(section: SectionDiff, base: BreakdownResult, head: BreakdownR
         k.base_pct, k.head_pct = (r.pct if r is not None else None for r in (b, h))
         k.no_distance = ", ".join(f"{why} in {side}" for side, r in (("base", b), ("head", h))
                                   if r is not None and (why := no_distance(r)))
-    (bp_pct, bp_share), (hp_pct, hp_share) = weighted_pct(base, shared), weighted_pct(head, shared)
+    # a side without a roofline of its own (a run stopped before its ceilings were measured)
+    # has no %: none is made for it against the other side's ceilings
+    (bp_pct, bp_share), (hp_pct, hp_share) = (
+        weighted_pct(r, shared) if r.roofline is not None else (None, None) for r in (base, head))
     section.roofline_pct, section.roofline_share = (bp_pct, hp_pct), (bp_share, hp_share)
     if cb is not None and ch is not None and not same_figures(cb, ch):
         section.roofline_ceilings = (cb, ch, shared)

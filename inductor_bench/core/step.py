@@ -30,6 +30,7 @@ from .devices import HOST, backend
 from .load import DISTURBED_OTHERS_CORES, SPEED_SLOW, worst
 from .results import BreakdownResult, GraphResult, StepTurns
 from .steady import limit_of, steady_iterations, steady_mean, steady_profiled
+from .vocab import Status
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,16 @@ class StepSplit:
         return 100.0 * self.outside_ms / self.step_ms if self.step_ms > 0 else 0.0
 
 
+# the error line of a run stopped before every graph it compiled was profiled, naming those
+# (``runner/graphs.not_profiled``); they are missing from its graphs
+NOT_PROFILED = "not profiled: "
+
+
+def not_all_profiled(r: BreakdownResult) -> bool:
+    """A run interrupted before every graph it compiled was profiled."""
+    return r.status == Status.INTERRUPTED and any(e.startswith(NOT_PROFILED) for e in r.errors)
+
+
 def graph_step_ms(g: GraphResult) -> float:
     """A graph's time per call as a real step sees it (see the module docstring)."""
     return g.pipelined.wall_ms if g.pipelined is not None else g.wall_ms
@@ -56,8 +67,9 @@ def graph_step_ms(g: GraphResult) -> float:
 
 def split_step(r: BreakdownResult) -> StepSplit | None:
     """None when there is no real step time or a graph was not measured (a script run, a
-    failed graph): the split would then mean nothing."""
-    if not r.step_samples_ms or not r.graphs or not all(g.ok for g in r.graphs):
+    failed graph, a run interrupted before every graph was profiled): the split would then
+    count the graph's time as outside the graphs."""
+    if not r.step_samples_ms or not r.graphs or not all(g.ok for g in r.graphs) or not_all_profiled(r):
         return None
     w = r.weights()
     turns = split_in_turns(r.step_turns, w)

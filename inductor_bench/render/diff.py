@@ -16,6 +16,7 @@ from . import charts_compare as charts
 from .diff_roofline import roofline_block
 from .doc import TEXT, Doc, new_doc
 from .format import (
+    DASH,
     change_pct,
     interval_pct,
     kernel_label,
@@ -172,7 +173,11 @@ def _summary_rows(s: SectionDiff) -> list[list[str]]:
         b, h = s.roofline_pct
         sb, sh = s.roofline_share or (None, None)
         moved = points(h - b) if b is not None and h is not None else ""
-        rows.append(["% of peak (time-weighted)", weighted_cell(b, sb), weighted_cell(h, sh), moved, ""])
+        # neither a % nor a share: no ceilings or no counted kernel on that side (a run stopped
+        # before its ceilings were measured), not kernels all latency-bound or in cache
+        cells = [weighted_cell(x, share) if (x, share) != (None, None) else f"{DASH} (not measured)"
+                 for x, share in ((b, sb), (h, sh))]
+        rows.append(["% of peak (time-weighted)", *cells, moved, ""])
     return rows
 
 

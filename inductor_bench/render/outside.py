@@ -7,7 +7,7 @@ from ..core.devices import HOST_BACKEND
 from ..core.host_python import PythonLayer, short_frame
 from ..core.outside import OutsideProfile
 from ..core.results import BreakdownResult
-from ..core.step import StepSplit, gain_frame, split_step, turns_slowdown, turns_step_off
+from ..core.step import StepSplit, gain_frame, not_all_profiled, split_step, turns_slowdown, turns_step_off
 from . import format as fmt
 from .doc import Doc
 
@@ -163,6 +163,9 @@ def render_outside_split(doc: Doc, r: BreakdownResult) -> None:
     takes where the timing disagreed with the profile."""
     s = split_step(r)
     if s is None:
+        if not_all_profiled(r) and r.step_samples_ms:
+            doc.paragraph("outside the graphs: not measured: the run was interrupted before every graph "
+                          "was profiled, and the step holds the graphs it lacks")
         return
     frame = "pipelined graph times" if s.pipelined else "graph wall times"
     if s.rounds and s.outside_ms >= 0:

@@ -35,6 +35,7 @@ from ..core.rundir import (
     graph_dir,
 )
 from ..core.source_store import AOT_ID, read_log
+from ..core.step import NOT_PROFILED
 from ..core.vocab import Role, Status
 from . import cudagraph_state
 from . import device as dev
@@ -386,3 +387,11 @@ def _cuda_graph_plan(g: GraphResult, mode: str, skip: str | None, text: str | No
         unlogged = "" if p.logged else " (torch logged nothing)"
         g.cuda_graphs_note = f"torch.compile left it out of CUDA graphs: {p.reason}{unlogged}"
     return p.request()
+
+
+def not_profiled(sources: list[GraphSource], graphs: list[GraphResult]) -> str | None:
+    """The line a run stopped before some of its graphs were profiled keeps in its errors,
+    naming them (``not profiled: 0-backward``); None where every graph was."""
+    done = {g.id for g in graphs}
+    left = [s.graph.id for s in sources if s.graph.id not in done]
+    return NOT_PROFILED + ", ".join(left) if left else None

@@ -23,7 +23,7 @@ from . import cudagraph_log, stop
 from .batch import Standby
 from .cache import run_cache
 from .capture import inductor_env
-from .graphs import GraphSource, collect_graphs, profile_graphs
+from .graphs import GraphSource, collect_graphs, not_profiled, profile_graphs
 from .presence import check_requested
 from .rundir import header, new_run_dir, save_meta, save_result
 from .settings import RunSettings
@@ -203,9 +203,8 @@ def _take_outcome(result: BreakdownResult, opts: WorkloadOptions, comp: CompileO
 
 
 def step_turns(raw: dict[str, Any] | None, graph_of: dict[str, str]) -> StepTurns | None:
-    """The compile worker's turns (blocks per module path, the step's first) as the result
-    keeps them: per graph id, for the modules that became graphs (an autotuning subgraph
-    found only now is dropped: the step never runs it)."""
+    """The compile worker's turns (blocks per module path, the step's first) per graph id, for
+    the modules that became graphs (an autotuning subgraph found only now: the step never runs it)."""
     if not raw:
         return None
     if raw.get("error"):
@@ -290,9 +289,9 @@ def _profile_all(
     result: BreakdownResult,
     settings: RunSettings,
 ) -> errors.BenchError | None:
-    """Profile every graph (one worker for all, then the same again in each further process,
-    ``graphs.profile_graphs``) into ``result.graphs``, each kept the moment it is analysed and
-    replaced when a later process measured it faster; the first error met, if any."""
+    """Profile every graph (``graphs.profile_graphs``: one worker for all, then again in each
+    further process) into ``result.graphs``, each kept when analysed, replaced when measured
+    faster; the first error met, if any; interrupted, the graphs not profiled named in errors."""
     prefix = f"{opts.mode}: " if opts.mode != CompileMode.DEFAULT else ""
     preload = None if comp.script else _preload_path(opts)
     first_error: errors.BenchError | None = None
@@ -337,6 +336,7 @@ def _profile_all(
     finally:  # a phase still open (interrupted mid-graph, or never reported) ends as the call did
         for cm, _ in open_phases.values():
             cm.__exit__(*sys.exc_info())
+        result.errors += [x] if sys.exc_info()[0] and (x := not_profiled(sources, result.graphs)) else []
     return first_error
 
 
