@@ -188,6 +188,26 @@ def test_the_table_holds_compares_speedup_busy_and_top_category():
     assert table.geomeans["default"] == (pytest.approx(table.rows["mlp"]["default"].speedup), 1)
 
 
+def test_a_cell_profiled_on_a_disturbed_machine_is_marked_and_said_why():
+    """The default column's graphs were profiled while other processes kept 1.5 of 2 cores busy
+    (its windows' loads): its busy % and top category carry the mark and a note under the table
+    says why; the undisturbed max-autotune column carries none."""
+    from inductor_bench.core.load import Load
+
+    result = load_compare(FIXTURE)
+    for g in result.mode("default").breakdown.graphs:
+        g.window_load = [Load(others_cores=1.5, steal_pct=0.0, cores=2)] * max(1, len(g.windows_ms))
+    sweep = _done(_sweep(models=("/m/mlp.py",)), ["mlp"])
+    table = build_table(sweep, {"mlp": result})
+    assert table.rows["mlp"]["default"].disturbed and not table.rows["mlp"]["max-autotune"].disturbed
+    text = render_sweep(table)
+    row = next(ln for ln in text.splitlines() if ln.startswith("mlp") and " default " in ln)
+    assert row.count("(!)") == 2
+    assert not [ln for ln in text.splitlines() if ln.startswith("mlp") and "max-autotune" in ln and "(!)" in ln]
+    assert ("(!) mlp default: profiled disturbed, its busy % and top category may be off: 0-forward was "
+            "measured while other processes kept 1.5 of 2 cores busy") in " ".join(text.split())
+
+
 def test_the_geomean_is_over_the_models_that_were_timed():
     assert geomean([2.0, 0.5, 4.0]) == pytest.approx(math.exp((math.log(2) + math.log(0.5) + math.log(4)) / 3))
     assert geomean([]) is None

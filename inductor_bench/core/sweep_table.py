@@ -17,6 +17,7 @@ from .compare import EAGER, CompareResult, ModeResult, judge, timed
 from .diff import diff_results
 from .errors import UsageError
 from .stats import MIN_SAMPLES, TOO_FEW
+from .step import disturbances, oversubscribed
 from .sweep import Sweep
 
 # The table a sweep prints (``--format json``, ``--json PATH``): its cells, geomeans and gate,
@@ -42,6 +43,9 @@ class Figures:
     top_share_pct: float | None = None  # its share of kernel time
     compile_s: float | None = None
     graph_breaks: int | None = None  # distinct breaks Dynamo met compiling it (core/graph_breaks.py)
+    # what disturbed its breakdown's profile (core/step.py: a graph measured on a busy machine,
+    # its threads oversubscribed): busy % and the top category may then be off
+    disturbed: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -103,6 +107,7 @@ def mode_figures(result: CompareResult, model: str, mode: str, ref: str) -> Figu
     if m.breakdown is not None:
         t = m.breakdown.totals()
         f.busy_pct, f.graph_breaks = t.busy_pct, len(m.breakdown.graph_breaks)
+        f.disturbed = disturbances(m.breakdown) + [h for h in [oversubscribed(m.breakdown)] if h]
         if t.categories and t.kernel_ms > 0:
             top = max(t.categories, key=lambda c: t.categories[c])
             f.top_category, f.top_share_pct = top, 100.0 * t.categories[top] / t.kernel_ms

@@ -27,6 +27,10 @@ HEADERS = [
 ]
 
 
+# beside the busy % and top category of a cell whose breakdown was profiled disturbed
+DISTURBED_MARK = " (!)"
+
+
 def speedup_text(f: Figures) -> str:
     return f"{f.speedup:.2f}x" if f.speedup is not None else "-"
 
@@ -51,8 +55,8 @@ def row(f: Figures, ref: str) -> list[str]:
         "1.00x (reference)" if is_ref and f.speedup is not None else speedup_text(f),
         interval_x(f.speedup_ci) or "-",
         f.verdict or "-",
-        f"{f.busy_pct:.1f}%" if f.busy_pct is not None else "-",
-        top_text(f),
+        (f"{f.busy_pct:.1f}%" + DISTURBED_MARK * bool(f.disturbed)) if f.busy_pct is not None else "-",
+        top_text(f) + DISTURBED_MARK * bool(f.disturbed and f.top_category),
         seconds(f.compile_s) if f.compile_s is not None and not is_ref else "-",
         str(f.graph_breaks) if f.graph_breaks is not None else "-",
         _status(f),
@@ -111,6 +115,9 @@ def notes(table: SweepTable) -> list[str]:
         "call, timed on its own; graph breaks: the distinct breaks Dynamo met compiling it (each one's "
         "place and reason: that model's compare report)",
     ]
+    for f in (f for r in table.rows.values() for f in r.values() if f.disturbed):
+        out.append(f"{DISTURBED_MARK.strip()} {f.model} {f.mode}: profiled disturbed, its busy % and top "
+                   f"category may be off: {'; '.join(f.disturbed)}")
     if table.reference != "eager":
         out.append(f"no eager column (--no-eager): speedups are over the first mode, {table.reference}")
     for c in s.cells:
