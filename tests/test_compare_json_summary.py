@@ -62,3 +62,12 @@ def test_the_summary_is_derived_on_writing_never_read_back(recorded):
     data["summary"]["fastest"] = "max-autotune"  # a hand-edited summary changes nothing
     again = CompareResult.from_dict(data)
     assert json.loads(again.to_json())["summary"]["fastest"] == "eager"
+
+
+def test_each_column_s_time_outside_the_graphs_is_the_report_s_row(recorded):
+    result, data = recorded
+    outside = data["summary"]["outside_ms"]
+    text = render_compare(result)
+    row = next(ln for ln in text.splitlines() if ln.startswith("outside graphs, ms"))
+    assert outside and all(f"{v:.3f}" in row for v in outside.values())
+    assert outside == {m.label: m.outside_ms() for m in result.modes if m.outside_ms() is not None}

@@ -40,7 +40,7 @@ from inductor_bench.render.diff import render_diff
 
 from .conftest import FIXTURES, ROOT
 from .no_torch import CLI_WITHOUT_TORCH
-from .steady_rule import kept_iterations, limit
+from .steady_rule import kept_iterations, kept_rounds, limit, limit_of_repeats
 
 RUN = FIXTURES / "runs" / "cpu_mlp_train_stalled"
 LEFT_OUT = 18  # of the forward graph's 39 iterations
@@ -319,3 +319,28 @@ def test_one_iteration_left_out_by_one_part_is_counted_so():
     note = _steady_note(BreakdownResult(model="m", graphs=[g]))
     assert note.endswith("0-forward 1 of 4 (0 over the wall limit 1.100 ms, up to 1.020 ms; 1 more by one kernel "
                          "or idle gap).")
+
+
+def test_the_json_s_step_block_holds_the_report_s_outside_and_max_gain_figures(result, capsys):
+    """The step's figures the report's lines show (the outside line, the max gain note) are in
+    the JSON's ``step`` block, each the same figure: recomputed here from the saved turns by the
+    rule written out again (tests/steady_rule.py: a round kept where its step and each graph's
+    block are within their limits), and read in the text at the printed precision."""
+    main(["report", str(RUN), "--format", "json"])
+    step = json.loads(capsys.readouterr().out)["step"]
+    t = result.step_turns
+    def figure(block: list[float]) -> float:  # its steady mean (fewer than 5 calls: all kept)
+        return statistics.fmean([x for x in block if len(block) < 5 or x <= limit_of_repeats(block)])
+
+    rounds = [[figure(side[r]) for side in t.blocks] for r in range(len(t.blocks[0]))]
+    walls, graphs = [x[0] for x in rounds], [[x[i] for x in rounds] for i in range(1, len(t.blocks))]
+    kept = kept_rounds(walls, graphs)
+    assert (step["rounds"], step["rounds_left_out"]) == (len(kept), len(walls) - len(kept))
+    assert step["step_ms"] == pytest.approx(statistics.fmean(walls[i] for i in kept), rel=1e-9)
+    assert step["outside_ms"] == pytest.approx(
+        statistics.fmean(walls[i] - sum(g[i] for g in graphs) for i in kept), rel=1e-9)
+    text = " ".join(render_breakdown(result).split())
+    assert (f"outside the graphs: {step['outside_ms']:.3f} ms per step ({100 * step['outside_ms'] / step['step_ms']:.1f}% "
+            f"of the {step['step_ms']:.3f} ms step, its graphs' own calls the other {step['graphs_ms']:.3f} ms") in text
+    frame = step["max_gain_of"]
+    assert f"max gain = the kernel's share of {frame['wall_ms']:.3f} ms, the all-graphs row's {frame['graphs_ms']:.3f} ms" in text

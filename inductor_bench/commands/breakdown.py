@@ -11,6 +11,7 @@ import typer
 
 from ..core.devices import AUTO
 from ..core.errors import Interrupted
+from ..core.result_json import result_json
 from ..core.vocab import CompileMode
 from ..render.breakdown import DEFAULT_TOP
 from ..runner.autotune_top import add_autotune_top
@@ -117,7 +118,7 @@ def breakdown(
     if result.script and result.mode != opts.mode:
         print(f"note: the script's torch.compile calls compiled in mode {result.mode}; --mode {opts.mode} "
               "applies only to a call that names no mode", file=sys.stderr)
-    emit(result.to_json(), document, fmt, json_out, html_out, links=run_dir)
+    emit(result_json(result), document, fmt, json_out, html_out, links=run_dir)
     if json_out == "-" or fmt in (o.Format.json, o.Format.html):
         note_run_dir(run_dir)
     if err is not None:

@@ -11,6 +11,7 @@ from ..core.compare import DEFAULT_MODES, CompareResult, not_measured, parse_mod
 from ..core.devices import AUTO
 from ..core.errors import BenchError, Interrupted, NotComparable, RegressionFound, UsageError
 from ..core.modes import COMMON as COMMON_MODES
+from ..core.result_json import result_json
 from ..core.unmeasured import no_verdict_line
 from ..core.vocab import CompileMode
 from ..render.compare import render_compare
@@ -123,7 +124,7 @@ def compare(
     if not isinstance(err, Interrupted):  # stopped: no more work
         add_compare_roofline(result, run_dir, run.settings)
     emit(
-        result.to_json(),
+        result_json(result),
         lambda f: render_compare(result, f, threshold_pct=fail_on_regression),
         fmt,
         json_out,

@@ -12,6 +12,7 @@ import typer
 from ..core.analysis import reanalyze
 from ..core.compare import CompareResult
 from ..core.errors import UsageError
+from ..core.result_json import result_json
 from ..core.results import BreakdownResult
 from ..core.rundir import BREAKDOWN_FILE, load_any
 from ..render.breakdown import DEFAULT_TOP
@@ -58,7 +59,7 @@ def report(
         kw = {"top": top, "details": not summary, "by": by.value, "depth": module_depth,
               "width": terminal_width()}
     run_dir = run if run.is_dir() else run.parent
-    emit(result.to_json(), lambda f: render_result(result, f, **kw), fmt, None, html_out, links=run_dir)
+    emit(result_json(result), lambda f: render_result(result, f, **kw), fmt, None, html_out, links=run_dir)
 
 
 def views(run: Path, by: o.View, module_depth: int | None) -> None:
@@ -83,7 +84,7 @@ def reanalyzed(run: Path) -> BreakdownResult:
     kept = run / KEPT_FILE
     if not kept.exists():
         os.replace(run / BREAKDOWN_FILE, kept)
-    (run / BREAKDOWN_FILE).write_text(result.to_json())
+    (run / BREAKDOWN_FILE).write_text(result_json(result))
     write_report(run, result)
     print(f"re-analysed {len(done)} graph(s) from their saved profiles; {run / BREAKDOWN_FILE} rebuilt "
           f"(the result it replaced: {kept})", file=sys.stderr)

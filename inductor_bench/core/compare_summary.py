@@ -41,12 +41,15 @@ def fastest(result: Any) -> Any:
 
 def summary(result: Any) -> dict[str, Any]:
     """``step_ms``: column label -> its step time (the statistics policy's figure, its interval
-    and sample counts); ``speedups``: each against eager and default of its model and, with
-    several model files, against the first model's same mode; ``fastest``: the headline's
-    column (None where none was timed)."""
+    and sample counts); ``outside_ms``: its time outside the graphs, where measured;
+    ``speedups``: each against eager and default of its model and, with several model files,
+    against the first model's same mode; ``fastest``: the headline's column (None where none
+    was timed)."""
     best = fastest(result)
     return {
         "step_ms": {m.label: result.step(m).to_dict() for m in result.modes if timed(m)},
+        # the "outside graphs, ms" row: the turns' share of the step times the column's step
+        "outside_ms": {m.label: m.outside_ms() for m in result.modes if m.outside_ms() is not None},
         "speedups": [_speedup(result, m, ref) for m, ref in _pairs(result)],
         "fastest": best.label if best is not None else None,
     }

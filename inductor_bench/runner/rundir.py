@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import errors
+from ..core.result_json import result_json
 from ..core.results import BreakdownResult
 from ..core.rundir import (
     BREAKDOWN_FILE,
@@ -155,7 +156,7 @@ def save_result(run_dir: Path, result: Result, on_saved: OnSaved | None = None) 
     """Write the result's JSON (breakdown.json or compare.json), then let the command write
     its documents."""
     name = BREAKDOWN_FILE if isinstance(result, BreakdownResult) else COMPARE_FILE
-    write_atomic(run_dir / name, result.to_json())
+    write_atomic(run_dir / name, result_json(result))
     if on_saved is not None:
         on_saved(run_dir, result)
 

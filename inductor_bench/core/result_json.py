@@ -1,0 +1,48 @@
+"""A result's JSON as the commands write it (``breakdown.json``, ``compare.json``,
+``--format json``): its record (``to_dict``: the raw samples and what they were made from) and,
+for a breakdown, the step's figures its report shows (``step``), made by the functions the
+report's own lines are made by, on writing, and never read back: a reader of the file judges
+again from the samples (``BreakdownResult.from_dict`` leaves the block out)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .compare import CompareResult
+from .results import BreakdownResult
+from .step import gain_frame, split_step, turns_slowdown, turns_step_off
+
+
+def step_figures(r: BreakdownResult) -> dict[str, Any]:
+    """The wall a kernel's max gain is a share of (``step.gain_frame``: the graphs' profiled
+    wall per step and the time outside them it takes) and, where the report splits the real
+    step against its graphs (``step.split_step``, its "outside the graphs" line), that split:
+    the step, its graphs' own calls, the time outside them, how it was timed, and which check
+    set the turns' own figure aside for max gain (``set_aside``)."""
+    frame = gain_frame(r)
+    out: dict[str, Any] = {"max_gain_of": {
+        "graphs_ms": frame.graphs_ms, "outside_ms": frame.outside_ms, "wall_ms": frame.wall_ms}}
+    s = None if r.script else split_step(r)
+    if s is None:
+        return out
+    aside = ("step_slower_than_before" if turns_step_off(r, s) is not None
+             else "graphs_at_another_speed" if turns_slowdown(r, s) is not None else None)
+    return out | {
+        "step_ms": s.step_ms,
+        "graphs_ms": s.graphs_ms,
+        "outside_ms": s.outside_ms,
+        "timed_in_turns": bool(s.rounds),  # else the step timed alone less the graphs' profiled times
+        "rounds": s.rounds,
+        "rounds_left_out": s.left_out,
+        "pipelined": s.pipelined,
+        "set_aside": aside if s.rounds else None,
+    }
+
+
+def result_json(result: BreakdownResult | CompareResult) -> str:
+    """The result's JSON with the figures derived for scripts."""
+    d = result.to_dict()
+    if isinstance(result, BreakdownResult):
+        d["step"] = step_figures(result)
+    return json.dumps(d, indent=1)
