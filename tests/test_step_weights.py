@@ -21,7 +21,14 @@ from inductor_bench.core.outside import OutsideOp, OutsideProfile
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat, StepTurns
 from inductor_bench.core.rundir import load_breakdown
 from inductor_bench.core.stats import summarize_steady
-from inductor_bench.core.step import gain_frame, split_in_turns, split_step, turns_slowdown, turns_step_off
+from inductor_bench.core.step import (
+    gain_frame,
+    split_in_turns,
+    split_step,
+    turns_outside_off,
+    turns_slowdown,
+    turns_step_off,
+)
 from inductor_bench.core.views import by_line, by_module, step_units, units
 from inductor_bench.render import format as fmt
 from inductor_bench.render.breakdown import render_breakdown
@@ -239,19 +246,27 @@ def test_turns_at_another_speed_than_the_profile_give_max_gain_the_outside_at_th
     assert turns_slowdown(r, s) is None and gain_frame(r).outside_ms == pytest.approx(12.0 - 2.0 - 12 * 0.6)
 
 
+def _turned(before_ms: float, step_ms: float, op: str):
+    """Synthetic: ``_script``'s graphs as a model file's, its step timed at ``before_ms`` and in
+    five rounds of turns at ``step_ms``, its graphs' blocks at 2.0 and 0.6 ms (9.2 ms a step);
+    steps profiled after them hold ``op`` (4.0 ms) and 0.5 ms in no op."""
+    r = _script()
+    r.script = False
+    r.step_samples_ms = [before_ms] * 6
+    r.step_turns = StepTurns(graphs=["0-inference", "0.1-inference"],
+                             blocks=[[[step_ms]] * 5, [[2.0]] * 5, [[0.6]] * 5])
+    r.outside = OutsideProfile(steps=3, kept=3, step_ms=20.0, graphs_ms=15.5, uncovered_ms=0.5,
+                               ops=[OutsideOp(op, 62.0, 4.0)])
+    return r
+
+
 def test_a_step_slower_in_the_turns_than_just_before_them_gives_max_gain_the_profiled_outside():
     """Synthetic, after a loaded run of resnet18's training step: the same process timed the step
     at 44 ms, then in the turns at 105 ms (2.4x; 1.5x is the limit) while the graphs' own calls
     kept their profiled speed (2.0 + 12 x 0.6 = 9.2 ms against 8.5): 95.8 ms outside the graphs
     by the turns, where the steps profiled afterwards had 4.5 ms outside them (the ops' 4.0 and
     0.5 in no op). Max gain takes the profiled figure and says why; without profiled steps, none."""
-    r = _script()
-    r.script = False
-    r.step_samples_ms = [44.0] * 6
-    r.step_turns = StepTurns(graphs=["0-inference", "0.1-inference"],
-                             blocks=[[[105.0]] * 5, [[2.0]] * 5, [[0.6]] * 5])
-    r.outside = OutsideProfile(steps=3, kept=3, step_ms=20.0, graphs_ms=15.5, uncovered_ms=0.5,
-                               ops=[OutsideOp("torch::autograd::AccumulateGrad", 62.0, 4.0)])
+    r = _turned(44.0, 105.0, "torch::autograd::AccumulateGrad")
     s = split_step(r)
     assert s.outside_ms == pytest.approx(105.0 - 9.2) and turns_slowdown(r, s) is None
     assert turns_step_off(r, s) == pytest.approx(105.0 / 44.0)
@@ -270,6 +285,28 @@ def test_a_step_slower_in_the_turns_than_just_before_them_gives_max_gain_the_pro
     for before in (80.0, 300.0):
         r.step_samples_ms = [before] * 6
         assert turns_step_off(r, split_step(r)) is None and gain_frame(r).outside_ms == pytest.approx(95.8)
+
+
+def test_turns_far_more_outside_the_graphs_than_the_profiled_steps_give_max_gain_the_profiled():
+    """Synthetic, after a loaded run of mlp's training step: the machine stayed slow through the
+    step's timing, before the turns and in them (28 and 30 ms: no 1.5x between them), while the
+    graphs' own blocks kept their profiled speed (9.2 ms against 8.5): 20.8 ms "outside the
+    graphs" against the profiled steps' 4.5 ms (the profiler's own cost included), 4.6x. The
+    line leads with the profiled figure, and max gain takes it; within 1.5x, or above it by
+    less than a tenth of the step, the turns' figure stands."""
+    r = _turned(28.0, 30.0, "aten::sum")
+    s = split_step(r)
+    assert s.outside_ms == pytest.approx(20.8) and turns_step_off(r, s) is None and turns_slowdown(r, s) is None
+    assert turns_outside_off(r, s) == pytest.approx(20.8 / 4.5)
+    assert gain_frame(r).outside_ms == pytest.approx(4.5)
+    assert ("outside the graphs: 4.500 ms per step, the profiled steps' (the profiler's own cost included). "
+            "WARNING: the turns' time outside the graphs was 4.6x the profiled steps'") in render_breakdown(r)
+    r.step_turns.blocks[0], r.step_samples_ms = [[13.5]] * 5, [13.5] * 6  # 4.3 ms: within 1.5x
+    assert turns_outside_off(r, split_step(r)) is None and gain_frame(r).outside_ms == pytest.approx(4.3)
+    # 0.4 ms against the profiled 0.2: 2x, but by 0.2 ms, under a tenth of the 9.6 ms step
+    r.step_turns.blocks[0], r.step_samples_ms = [[9.6]] * 5, [9.6] * 6
+    r.outside = OutsideProfile(steps=3, kept=3, step_ms=20.0, graphs_ms=15.5, uncovered_ms=0.2, ops=[])
+    assert turns_outside_off(r, split_step(r)) is None and gain_frame(r).outside_ms == pytest.approx(0.4)
 
 
 def test_diff_says_when_calls_changed_and_withholds_a_verdict_when_one_side_was_not_counted():

@@ -11,7 +11,7 @@ from typing import Any
 
 from .compare import CompareResult
 from .results import BreakdownResult
-from .step import gain_frame, split_step, turns_slowdown, turns_step_off
+from .step import gain_frame, split_step, turns_outside_off, turns_slowdown, turns_step_off
 
 
 def step_figures(r: BreakdownResult) -> dict[str, Any]:
@@ -27,6 +27,7 @@ def step_figures(r: BreakdownResult) -> dict[str, Any]:
     if s is None:
         return out
     aside = ("step_slower_than_before" if turns_step_off(r, s) is not None
+             else "outside_above_profiled" if turns_outside_off(r, s) is not None
              else "graphs_at_another_speed" if turns_slowdown(r, s) is not None else None)
     return out | {
         "step_ms": s.step_ms,

@@ -7,7 +7,15 @@ from ..core.devices import HOST_BACKEND
 from ..core.host_python import PythonLayer, short_frame
 from ..core.outside import OutsideProfile
 from ..core.results import BreakdownResult
-from ..core.step import StepSplit, gain_frame, not_all_profiled, split_step, turns_slowdown, turns_step_off
+from ..core.step import (
+    StepSplit,
+    gain_frame,
+    not_all_profiled,
+    split_step,
+    turns_outside_off,
+    turns_slowdown,
+    turns_step_off,
+)
 from . import format as fmt
 from .doc import Doc
 
@@ -150,6 +158,11 @@ def _set_aside(r: BreakdownResult, s: StepSplit) -> str | None:
         return (f"{lead}. WARNING: the step took {off:.1f}x as long in its turns with the graphs as the "
                 f"{fmt.ms(s.step_ms / off)} ms it took just before them in the same process (the machine "
                 f"busier while they ran): {turns}.")
+    if (over := turns_outside_off(r, s)) is not None:
+        return (f"outside the graphs: {fmt.ms(frame.outside_ms)} ms per step, the profiled steps' (the "
+                f"profiler's own cost included). WARNING: the turns' time outside the graphs was {over:.1f}x "
+                "the profiled steps' (the step's blocks met stalls the graphs' blocks missed): "
+                f"{turns}.")
     if (ratio := turns_slowdown(r, s)) is None:
         return None
     return (f"outside the graphs: {fmt.ms(frame.outside_ms)} ms per step, at the profile's speed. WARNING: "
