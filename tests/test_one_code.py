@@ -5,6 +5,8 @@ other processes) and in ``diff``; a kernel that changed is judged as before."""
 
 from __future__ import annotations
 
+import statistics
+
 from inductor_bench.core.autotune import match_kernels, same_code_rows
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat, Recompile
 from inductor_bench.core.vocab import Verdict
@@ -115,3 +117,21 @@ def test_diff_judges_kernels_of_one_code_same_code_and_a_changed_kernel_as_measu
     head.run_dir = str(tmp_path / "gone")
     (s,) = diff_results(base, head, allow_mismatch=True).sections
     assert {k.name: k.status for k in s.kernels}["aten::addmm"] == "slower"
+
+
+def test_the_recompile_headline_says_its_means_pool_the_rounds_and_its_speedup_is_their_median():
+    """Synthetic, as seen on a drifting machine: the tuned side's rounds ran slow in a stretch
+    that stalled it and not the base (a call at 0.7 ms in two rounds), so the pooled means read
+    0.550 -> 0.558 ms while eight of ten rounds' ratios are 1.0: the speedup, their median,
+    reads 1.00x, and the line says which figure is which."""
+    base, tuned = _run("default", 1.0), _run("max-autotune", 1.25)
+    rows = same_code_rows(match_kernels(base, tuned), base, tuned, {}, {})
+    b = [[0.55] * 4] * 10
+    t = [[0.55] * 4] * 8 + [[0.55, 0.55, 0.55, 0.7]] * 2
+    pooled = statistics.fmean(x for blk in t for x in blk)  # every call kept: 0.5575 ms
+    base.autotune = Recompile(n=3, tuned_run="runs/m/max-autotune", tuned_status="ok", base_step_ms=0.55,
+                              tuned_step_ms=pooled, base_kernel_ms=0.055,
+                              tuned_kernel_ms=0.069, rows=rows, base_paired_ms=b, tuned_paired_ms=t)
+    text = " ".join(render_breakdown(base).split())
+    assert f"step 0.550 ms -> {pooled:.3f} ms (each side's steady mean over all its calls); 1.00x [" in text
+    assert "round by round (within noise: the median of 10 rounds' ratios, both timed interleaved in one process)" in text
