@@ -164,6 +164,23 @@ def test_a_closed_stdout_is_one_line():
     assert only_line(p.stderr) == "inductor-bench: error: stdout: cannot write the report (stdout is closed)"
 
 
+@pytest.mark.parametrize("unbuffered", ["", "1"], ids=["buffered", "PYTHONUNBUFFERED"])
+def test_a_reader_that_closes_its_pipe_early_is_one_line_and_exit_74(unbuffered):
+    """A reader that takes 10 bytes of a 115 KB JSON and closes its end: the write fails, and
+    says so with exit 74, whether Python buffers stdout or not (unbuffered, its text layer
+    wrote once and dropped what a partial write left: exit 0, the output cut at 64 KiB)."""
+    run = FIXTURES / "runs" / "cuda_h200_transformer_train"
+    env = dict(os.environ, PYTHONUNBUFFERED=unbuffered) if unbuffered else {
+        k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    p = subprocess.Popen([sys.executable, "-m", "inductor_bench.cli", "report", str(run), "--format", "json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env=env)
+    assert len(p.stdout.read(10)) == 10
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=120) == WRITE_ERROR, err
+    assert only_line(err) == "inductor-bench: error: stdout: cannot write the report (Broken pipe)"
+
+
 def test_json_is_never_overwritten(tmp_path):
     """--json never overwrites a file, and leaves no temporary beside it."""
     from inductor_bench.commands.output import emit_json

@@ -67,14 +67,33 @@ def make_parent(path: Path) -> None:
 
 
 def to_stdout(text: str) -> None:
-    """``text`` on stdout, flushed: a closed stdout or one on a full disk is a WriteError."""
+    """``text`` on stdout, flushed: a closed stdout or one on a full disk is a WriteError. The
+    bytes go to the binary stream beneath, written until all are taken: with PYTHONUNBUFFERED
+    that stream is the file itself, and Python's text layer writes once and drops what a
+    partial write left (a reader that closed its pipe after 10 bytes got 64 KiB of 141 KiB,
+    and exit 0)."""
     try:
         if sys.stdout is None:
             raise OSError(errno.EBADF, "stdout is closed")
-        sys.stdout.write(text)
+        out = getattr(sys.stdout, "buffer", None)
+        if out is None:  # a text stream with no bytes beneath
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            return
         sys.stdout.flush()
+        _write_all(out, text.encode(sys.stdout.encoding or "utf-8", sys.stdout.errors or "strict"))
     except OSError as e:
         raise WriteError(f"stdout: cannot write the report ({e.strerror or e})") from None
+
+
+def _write_all(out, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = out.write(view)
+        if not n:  # a non-blocking stream that took nothing
+            raise OSError(errno.EAGAIN, "stdout took none of the report")
+        view = view[n:]
+    out.flush()
 
 
 def emit(
