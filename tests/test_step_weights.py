@@ -133,7 +133,7 @@ def test_uncounted_calls_weigh_each_graph_once(weighed):
     assert t.weights == {} and weighed.weights() == {"0-forward": 1.0, "0-backward": 1.0}
     assert t.wall_ms == pytest.approx(math.fsum(g.wall_ms for g in weighed.measured()), rel=1e-12)
     text = render_breakdown(weighed)
-    assert "Graphs (one call each per step)" in text and "calls per step" not in text
+    assert "Graphs (each taken once: their calls were not counted)" in text and "calls per step" not in text
 
 
 # ---- a script: a prefill graph once, a decode graph 12 times (synthetic, hand-built) -----------
@@ -174,7 +174,7 @@ def test_a_script_ranks_its_kernels_by_their_time_in_all_calls():
     once = render_breakdown(_script(None))
     first = next(ln for ln in once.splitlines() if ln.lstrip().startswith("1  ")).split()
     assert first[1] == "0-inference" and "1.500" in first
-    assert "Graphs (one call each)" in once and "\nall graphs " in once
+    assert "Graphs (each taken once: their calls were not counted)" in once and "\nall graphs " in once
 
 
 def test_the_step_split_subtracts_each_graph_times_its_calls():

@@ -11,7 +11,7 @@ from ..core.comparable import trains
 from ..core.devices import backend
 from ..core.results import STEADY_SINCE, BreakdownResult, GraphResult, KernelRetuning, KernelStat, Recompile
 from ..core.step import gain_frame
-from ..core.step_totals import ALL_GRAPHS, ALL_GRAPHS_ROW, listed_categories, reweighed
+from ..core.step_totals import ALL_GRAPHS, ALL_GRAPHS_ROW, counted, listed_categories, reweighed
 from ..core.views import By, has_sources, top_step_units
 from ..core.vocab import Role, Status, Verdict
 from ..core.workload import script_line
@@ -83,6 +83,8 @@ def _graph_table(doc: Doc, r: BreakdownResult) -> None:
                  fmt.pct(t.busy_pct), str(t.kernel_count), ""])
     if calls:
         heading = f"Graphs (times per call; {ALL_GRAPHS_ROW}: each graph times its calls)"
+    elif not counted(r.measured()):  # a run recorded before calls were counted, or without them
+        heading = "Graphs (each taken once: their calls were not counted)"
     else:
         heading = "Graphs (one call each)" if r.script else "Graphs (one call each per step)"
     doc.heading(heading)
