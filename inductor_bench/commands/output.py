@@ -10,6 +10,7 @@ import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from ..core.compare import CompareResult
 from ..core.errors import UsageError
@@ -86,7 +87,8 @@ def to_stdout(text: str) -> None:
         raise WriteError(f"stdout: cannot write the report ({e.strerror or e})") from None
 
 
-def _write_all(out, data: bytes) -> None:
+def _write_all(out: BinaryIO, data: bytes) -> None:
+    """``data`` written to ``out`` until all of it is taken, then flushed."""
     view = memoryview(data)
     while view:
         n = out.write(view)

@@ -145,9 +145,10 @@ def _eager_work(r: BreakdownResult) -> str:
 
 
 def _set_aside(r: BreakdownResult, s: StepSplit) -> str | None:
-    """Where the turns ran at another speed than the profile, or their step at another than the
-    step timed before them: the line that leads with what max gain takes instead, and says why
-    the turns' own figure was set aside. None where the turns' figure stands."""
+    """Where the turns' step ran at another speed than the step timed before them, their time
+    outside the graphs far above the profiled steps', or their graphs' calls at another speed
+    than the profile: the line that leads with what max gain takes instead, and says why the
+    turns' own figure was set aside. None where the turns' figure stands."""
     frame = gain_frame(r)
     turns = (f"the turns' {fmt.ms(s.outside_ms)} ms outside the graphs (of a {fmt.ms(s.step_ms)} ms "
              f"step, {_rounds(s)}) is set aside")
