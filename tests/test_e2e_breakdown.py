@@ -23,8 +23,8 @@ from inductor_bench.core.step import split_step
 from inductor_bench.render import format as fmt
 from inductor_bench.render.breakdown import render_breakdown
 from inductor_bench.runner.capture import measuring_env
-from inductor_bench.runner.profile import AGREE_WINDOWS, DEFAULT_WINDOWS, windows_agree
 from inductor_bench.runner.settings import DEFAULT_PROCESSES
+from inductor_bench.runner.window_plan import AGREE_WINDOWS, DEFAULT_WINDOWS, windows_agree
 from inductor_bench.runner.worker import worker_env
 
 from .conftest import MODELS, run_breakdown_cached, torch_minor

@@ -9,18 +9,18 @@ import pytest
 
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
 from inductor_bench.render.breakdown import render_breakdown
-from inductor_bench.runner.profile import (
+from inductor_bench.runner.profile import per_call_estimate
+from inductor_bench.runner.window_plan import (
     AGREE_REL,
     AGREE_WINDOWS,
     DEFAULT_WINDOWS,
     MAX_WINDOWS_S,
     auto_iterations,
     fastest_window,
-    per_call_estimate,
     plan_windows,
+    replanned,
     windows_agree,
 )
-from inductor_bench.runner.window_plan import replanned
 
 
 def test_a_first_window_much_faster_than_the_warm_up_calls_plans_the_windows_again():

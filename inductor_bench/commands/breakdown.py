@@ -17,9 +17,9 @@ from ..render.breakdown import DEFAULT_TOP
 from ..runner.autotune_top import add_autotune_top
 from ..runner.compile_modes import check_before_running
 from ..runner.pipeline import run_breakdown
-from ..runner.profile import DEFAULT_WINDOWS
 from ..runner.roofline import add_roofline
 from ..runner.settings import DEFAULT_PROCESSES
+from ..runner.window_plan import DEFAULT_WINDOWS
 from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
 from .output import emit, note_run_dir, render_result, terminal_width

@@ -17,9 +17,9 @@ from ..core.vocab import CompileMode
 from ..render.compare import render_compare
 from ..render.format import pct
 from ..runner.compare import DEFAULT_REPEAT, STEP_BUDGET_S, CompareRun, run_compare
-from ..runner.profile import DEFAULT_WINDOWS
 from ..runner.roofline import add_compare_roofline
 from ..runner.settings import DEFAULT_PROCESSES
+from ..runner.window_plan import DEFAULT_WINDOWS
 from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
 from .output import emit, note_run_dir

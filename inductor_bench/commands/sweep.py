@@ -24,10 +24,10 @@ from ..render.sweep import render_sweep
 from ..render.sweep_html import render_sweep_html
 from ..runner.compare import STEP_BUDGET_S, model_names
 from ..runner.compile_modes import check_before_running
-from ..runner.profile import DEFAULT_WINDOWS
 from ..runner.rundir import now, write_atomic
 from ..runner.sweep_exec import Executor, LocalExecutor, local_device, local_slots
 from ..runner.sweep_run import load_results, load_sweep, run_sweep
+from ..runner.window_plan import DEFAULT_WINDOWS
 from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
 from .compare import MODES_HELP, NoEager, Repeat, StepBudget, WarmCache

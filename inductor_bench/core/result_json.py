@@ -11,7 +11,7 @@ from typing import Any
 
 from .compare import CompareResult
 from .results import BreakdownResult
-from .step import gain_frame, split_step, turns_outside_off, turns_slowdown, turns_step_off
+from .step import gain_frame, set_aside, split_step
 
 
 def step_figures(r: BreakdownResult) -> dict[str, Any]:
@@ -26,9 +26,7 @@ def step_figures(r: BreakdownResult) -> dict[str, Any]:
     s = None if r.script else split_step(r)
     if s is None:
         return out
-    aside = ("step_slower_than_before" if turns_step_off(r, s) is not None
-             else "outside_above_profiled" if turns_outside_off(r, s) is not None
-             else "graphs_at_another_speed" if turns_slowdown(r, s) is not None else None)
+    aside = set_aside(r, s)
     return out | {
         "step_ms": s.step_ms,
         "graphs_ms": s.graphs_ms,
@@ -37,7 +35,7 @@ def step_figures(r: BreakdownResult) -> dict[str, Any]:
         "rounds": s.rounds,
         "rounds_left_out": s.left_out,
         "pipelined": s.pipelined,
-        "set_aside": aside if s.rounds else None,
+        "set_aside": aside[0] if aside is not None else None,
     }
 
 

@@ -174,6 +174,25 @@ def turns_outside_off(r: BreakdownResult, s: StepSplit) -> float | None:
     return s.outside_ms / p if high else None
 
 
+# Which check set the turns' own time outside the graphs aside (``set_aside``), in the order
+# they are asked: the first two put the profiled steps' figure in its place, the last the
+# turns' figure at the profile's speed
+STEP_SLOWER = "step_slower_than_before"  # turns_step_off
+OUTSIDE_ABOVE = "outside_above_profiled"  # turns_outside_off
+GRAPHS_SPEED = "graphs_at_another_speed"  # turns_slowdown
+
+
+def set_aside(r: BreakdownResult, s: StepSplit) -> tuple[str, float] | None:
+    """(which check, its ratio) of the first check that sets the turns' time outside the graphs
+    aside, or None where it stands: the one order ``gain_frame``, the report's outside line and
+    the JSON's ``step`` block all read."""
+    for why, check in ((STEP_SLOWER, turns_step_off), (OUTSIDE_ABOVE, turns_outside_off),
+                       (GRAPHS_SPEED, turns_slowdown)):
+        if (ratio := check(r, s)) is not None:
+            return why, ratio
+    return None
+
+
 def _beyond_limit(ratio: float) -> float | None:
     return ratio if not 1 / TURNS_SPEED_LIMIT <= ratio <= TURNS_SPEED_LIMIT else None
 
@@ -196,9 +215,11 @@ def gain_frame(r: BreakdownResult) -> GainFrame:
     s = None if r.script else split_step(r)
     if s is None or s.outside_ms <= 0:
         return GainFrame(graphs)
-    if turns_step_off(r, s) is not None or turns_outside_off(r, s) is not None:
-        return GainFrame(graphs, profiled_outside_ms(r) or 0.0)
-    return GainFrame(graphs, s.outside_ms / (turns_slowdown(r, s) or 1.0))
+    aside = set_aside(r, s)
+    if aside is None:
+        return GainFrame(graphs, s.outside_ms)
+    why, ratio = aside
+    return GainFrame(graphs, s.outside_ms / ratio if why == GRAPHS_SPEED else profiled_outside_ms(r) or 0.0)
 
 
 def pipelined_busy_pct(r: BreakdownResult) -> float | None:

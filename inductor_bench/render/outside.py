@@ -8,13 +8,13 @@ from ..core.host_python import PythonLayer, short_frame
 from ..core.outside import OutsideProfile
 from ..core.results import BreakdownResult
 from ..core.step import (
+    OUTSIDE_ABOVE,
+    STEP_SLOWER,
     StepSplit,
     gain_frame,
     not_all_profiled,
+    set_aside,
     split_step,
-    turns_outside_off,
-    turns_slowdown,
-    turns_step_off,
 )
 from . import format as fmt
 from .doc import Doc
@@ -145,27 +145,29 @@ def _eager_work(r: BreakdownResult) -> str:
 
 
 def _set_aside(r: BreakdownResult, s: StepSplit) -> str | None:
-    """Where the turns' step ran at another speed than the step timed before them, their time
-    outside the graphs far above the profiled steps', or their graphs' calls at another speed
-    than the profile: the line that leads with what max gain takes instead, and says why the
-    turns' own figure was set aside. None where the turns' figure stands."""
+    """Where a check set the turns' own time outside the graphs aside (``step.set_aside``: their
+    step at another speed than the step timed before them, their time outside the graphs far
+    above the profiled steps', their graphs' calls at another speed than the profile): the line
+    that leads with what max gain takes instead, and says why. None where the turns' figure
+    stands."""
+    aside = set_aside(r, s)
+    if aside is None:
+        return None
+    why, ratio = aside
     frame = gain_frame(r)
     turns = (f"the turns' {fmt.ms(s.outside_ms)} ms outside the graphs (of a {fmt.ms(s.step_ms)} ms "
              f"step, {_rounds(s)}) is set aside")
-    if (off := turns_step_off(r, s)) is not None:
-        lead = (f"outside the graphs: {fmt.ms(frame.outside_ms)} ms per step, the profiled steps' (the "
-                "profiler's own cost included)" if frame.outside_ms > 0 else
-                "outside the graphs: not measured (no step was profiled), none counted in max gain")
-        return (f"{lead}. WARNING: the step took {off:.1f}x as long in its turns with the graphs as the "
-                f"{fmt.ms(s.step_ms / off)} ms it took just before them in the same process (the machine "
+    profiled = (f"outside the graphs: {fmt.ms(frame.outside_ms)} ms per step, the profiled steps' (the "
+                "profiler's own cost included)")
+    if why == STEP_SLOWER:
+        lead = profiled if frame.outside_ms > 0 else (
+            "outside the graphs: not measured (no step was profiled), none counted in max gain")
+        return (f"{lead}. WARNING: the step took {ratio:.1f}x as long in its turns with the graphs as the "
+                f"{fmt.ms(s.step_ms / ratio)} ms it took just before them in the same process (the machine "
                 f"busier while they ran): {turns}.")
-    if (over := turns_outside_off(r, s)) is not None:
-        return (f"outside the graphs: {fmt.ms(frame.outside_ms)} ms per step, the profiled steps' (the "
-                f"profiler's own cost included). WARNING: the turns' time outside the graphs was {over:.1f}x "
-                "the profiled steps' (the step's blocks met stalls the graphs' blocks missed): "
-                f"{turns}.")
-    if (ratio := turns_slowdown(r, s)) is None:
-        return None
+    if why == OUTSIDE_ABOVE:
+        return (f"{profiled}. WARNING: the turns' time outside the graphs was {ratio:.1f}x the profiled "
+                f"steps' (the step's blocks met stalls the graphs' blocks missed): {turns}.")
     return (f"outside the graphs: {fmt.ms(frame.outside_ms)} ms per step, at the profile's speed. WARNING: "
             f"the graphs' own calls took {ratio:.1f}x their profiled {fmt.ms(frame.graphs_ms)} ms in the "
             f"step's turns (the machine {'busier' if ratio > 1 else 'quieter'} while the step was timed): "

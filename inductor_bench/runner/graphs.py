@@ -42,11 +42,11 @@ from . import device as dev
 from .batch import BatchItem, Standby, run_batch
 from .capture import measuring_env
 from .dynamo_frame import CODE_KEY
-from .profile import MAX_WINDOWS_S
 from .rundir import copy_atomic, link_or_copy, record_digests
 from .settings import RunSettings
 from .standbys import PROFILE_WORKER, process_shares
 from .trace_log import COMPILED_AUTOGRAD
+from .window_plan import MAX_WINDOWS_S
 
 ROLE_ORDER = {Role.FORWARD: 0, Role.INFERENCE: 1, Role.BACKWARD: 2}
 

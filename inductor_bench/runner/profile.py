@@ -48,23 +48,16 @@ from .harness_inputs import HarnessCall, harness, load_module
 from .peaks_measure import machine_key
 from .speed import SpeedWatch
 from .trace_export import export_trace
-
-# the plan of the windows, here for the modules that import it from this one
-from .window_plan import AGREE_REL as AGREE_REL
-from .window_plan import AGREE_WINDOWS as AGREE_WINDOWS
-from .window_plan import DEFAULT_WINDOWS as DEFAULT_WINDOWS
-from .window_plan import MAX_ITERATIONS as MAX_ITERATIONS
-from .window_plan import MAX_WINDOWS_S as MAX_WINDOWS_S
-from .window_plan import MIN_ITERATIONS as MIN_ITERATIONS
-from .window_plan import REWARM_CALLS as REWARM_CALLS
-from .window_plan import REWARM_S as REWARM_S
-from .window_plan import TARGET_PROFILED_S as TARGET_PROFILED_S
-from .window_plan import auto_iterations as auto_iterations
-from .window_plan import fastest_window as fastest_window
-from .window_plan import plan_windows as plan_windows
-from .window_plan import replanned as replanned
-from .window_plan import rewarm_calls as rewarm_calls
-from .window_plan import windows_agree as windows_agree
+from .window_plan import (
+    DEFAULT_WINDOWS,
+    MAX_WINDOWS_S,
+    auto_iterations,
+    fastest_window,
+    plan_windows,
+    replanned,
+    rewarm_calls,
+    windows_agree,
+)
 from .workload import run_model_file
 
 WARMUP_CALLS = 3

@@ -11,8 +11,8 @@ from ..core.processes import share_windows
 from ..core.rundir import LOGS_DIR
 from .batch import Standby
 from .capture import measuring_env
-from .profile import DEFAULT_WINDOWS
 from .settings import RunSettings
+from .window_plan import DEFAULT_WINDOWS
 
 PROFILE_WORKER = "inductor_bench.runner.profile"
 
