@@ -222,7 +222,7 @@ def test_cli_json_and_markdown(capsys, tmp_path):
     code, out, _ = run_cli(capsys, str(path), "--format", "json")
     assert code == 0 and json.loads(out)["schema"] == "inductor-bench/analyze"
     code, out, _ = run_cli(capsys, str(path), "--format", "markdown")
-    assert code == 0 and out.startswith("## inductor-bench analyze:") and "|---" in out
+    assert code == 0 and out.startswith("## inductor-bench analyze:") and "|:---" in out
 
 
 def _no_ops(tmp_path: Path) -> Path:

@@ -226,7 +226,7 @@ def test_markdown_is_a_github_table_after_a_bold_verdict():
         "reduce-overhead",
         "",
     ]
-    assert lines[5].startswith("|---")
+    assert lines[5].startswith("|:---")
     assert "| busy %" in md
 
 

@@ -36,3 +36,13 @@ def test_the_percent_of_peak_marks_latency_bound_and_in_cache_kernels():
     assert pct_mark(roof("memory", 521.0)) == "^"
     assert pct_mark(roof("memory", 80.0)) == ""
     assert pct_mark(roof("compute", 120.0)) == ""  # a low ceiling, said apart
+
+
+def test_a_markdown_table_names_its_alignment_in_the_delimiter_row():
+    # GFM reads a delimiter cell ending in ':' as right-aligned and one starting with ':' as left:
+    # without the colons GitHub renders every column, numbers included, left-aligned.
+    doc = new_doc("markdown")
+    doc.table([["a", "1", "0.5"], ["bbbb", "100", "12.25"]], ["kernel", "calls", "ms"])
+    delimiter = doc.render().splitlines()[1]
+    cells = [c.strip() for c in delimiter.strip("|").split("|")]
+    assert [(c.startswith(":"), c.endswith(":")) for c in cells] == [(True, False), (False, True), (False, True)]

@@ -280,7 +280,10 @@ class TextDoc(Doc):
 
 class MarkdownDoc(Doc):
     format = MARKDOWN
-    table_style = "github"
+    # "pipe" writes each column's alignment into the delimiter row (``|----:|``), so that a
+    # renderer (GitHub's included) right-aligns the columns of numbers as the text table does;
+    # "github" leaves it out and every column reads left-aligned.
+    table_style = "pipe"
 
     def table_text(
         self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None
