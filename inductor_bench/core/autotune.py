@@ -175,7 +175,7 @@ def same_code_rows(rows: list[KernelMatch], base: BreakdownResult, tuned: Breakd
     after the other, and differ by those alone: neither is faster."""
     b, t = RunKernels(base, base_modules), RunKernels(tuned, tuned_modules)
     return [dataclasses.replace(row, verdict=Verdict.SAME_CODE)
-            if row.change == KernelChange.SAME_KERNEL and row.base_name and row.tuned_name
+            if row.base_name and row.tuned_name and row.base_category == row.tuned_category
             and one_code(b, (row.graph, row.base_name), t, (row.graph, row.tuned_name)) else row
             for row in rows]
 

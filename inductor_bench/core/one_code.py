@@ -3,8 +3,9 @@
 Two runs' times of one kernel come from two processes, one after the other: where both ran one
 code, what differs is the processes (the machine's state, other work), never the kernel, and
 no verdict says faster or slower. A kernel is one code when both compiled modules define it
-with one source (a C++ kernel's source names no kernel, so a renamed one counts too; where it
-includes a header by its path in the cache, the header's name counts, not the cache's), or, for
+with one source, less its own name (a C++ kernel names itself only in its profiler range,
+``graph_0_cpp_fused_sum_2``, so one renamed by its counter alone counts too; where it includes a
+header by its path in the cache, the header's name counts, not the cache's), or, for
 an extern op (``aten::addmm``: no source of its own in the module), when both graphs call it as
 often on the same counted bytes and FLOPs. Where a module is not there to read, nothing is
 claimed.
@@ -12,6 +13,7 @@ claimed.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .compiled_from import cache_neutral
@@ -42,8 +44,14 @@ def one_code(base: RunKernels, base_at: tuple[str, str], head: RunKernels, head_
         return False
     (bs, bk), (hs, hk) = b, h
     if bs is not None or hs is not None:
-        return bool(bs) and bs == hs
-    return _same_work(bk, hk)
+        return bool(bs) and bool(hs) and _unnamed(bs, base_at[1]) == _unnamed(hs, head_at[1])
+    return base_at[1] == head_at[1] and _same_work(bk, hk)
+
+
+def _unnamed(source: str, name: str) -> str:
+    """A kernel's source with its own name (not a longer one: ``cpp_fused_sum_21`` for
+    ``cpp_fused_sum_2``) put out."""
+    return re.sub(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![0-9])", "<kernel>", source)
 
 
 def _same_work(b: Any, t: Any) -> bool:
