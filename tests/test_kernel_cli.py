@@ -226,6 +226,12 @@ def run_dir(tmp_path):
      "MODEL.py --autotune-top N")),
     ("sm90_xmma_gemm_bf16", ("0-forward/sm90_xmma_gemm_bf16 has no Triton kernel file (category "
      "extern_gemm): only Triton kernels can be benchmarked")),
+    # an extern call as the report's tables number it: its op
+    ("sm90_xmma_gemm_bf16 #1", ("0-forward/sm90_xmma_gemm_bf16 has no Triton kernel file (category "
+     "extern_gemm): only Triton kernels can be benchmarked")),
+    # part of a name (difflib alone finds nothing as close as 0.6 to it)
+    ("fused_sum", "no kernel fused_sum in {run}; close matches: triton_red_fused_sum_0"),
+    ("xmma", "no kernel xmma in {run}; close matches: sm90_xmma_gemm_bf16"),
 ])
 def test_run_dir_lookup_errors(capsys, fake_worker, run_dir, name, message):
     code, _, err = run_cli(capsys, str(run_dir), *([name] if name else []))

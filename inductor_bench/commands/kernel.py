@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -32,9 +33,28 @@ from .output import emit
 CLOSE_MATCHES = 5  # names suggested for an unknown kernel name
 
 
+def close_names(wanted: str, names: list[str]) -> list[str]:
+    """Names like ``wanted``: those holding it (less an extern call's ``#n``, as the report
+    numbers it: ``aten::mm #2``), shortest first, as a demangled GPU kernel's name holds what
+    a user types (``fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::...)``);
+    then difflib's close matches."""
+    part = _op_of(wanted)
+    holding = sorted((n for n in names if part and part in n), key=lambda n: (len(n), n))
+    close = difflib.get_close_matches(wanted, names, n=CLOSE_MATCHES)
+    return list(dict.fromkeys(holding + close))[:CLOSE_MATCHES]
+
+
+def _op_of(name: str) -> str:
+    """An extern call as the report numbers it (``aten::mm #2``): its op (``aten::mm``)."""
+    return re.sub(r" #\d+$", "", name)
+
+
 def find_kernel(result: BreakdownResult, name: str, where: str) -> tuple[str, KernelStat]:
     """(graph id, kernel) for NAME or GRAPH_ID/NAME; UsageError listing the choices."""
     graph_id, _, kname = name.rpartition("/")
+    names = {k.name for g in result.graphs for k in g.kernels}
+    if kname not in names and _op_of(kname) in names:
+        kname = _op_of(kname)
     found = [
         (g.id, k)
         for g in result.graphs
@@ -53,8 +73,7 @@ def find_kernel(result: BreakdownResult, name: str, where: str) -> tuple[str, Ke
     if elsewhere:  # the graph named has no such kernel, another has
         raise UsageError(f"no kernel {kname} in graph {graph_id} in {where}; "
                          f"it is in: {', '.join(elsewhere)}")
-    names = sorted({k.name for g in result.graphs for k in g.kernels})
-    close = difflib.get_close_matches(kname, names, n=CLOSE_MATCHES)
+    close = close_names(kname, sorted(names))
     hint = f"; close matches: {', '.join(close)}" if close else ""
     in_graph = f" in graph {graph_id}" if graph_id else ""
     raise UsageError(f"no kernel {kname}{in_graph} in {where}{hint}")
