@@ -329,3 +329,31 @@ def test_the_table_counts_each_cells_graph_breaks():
     rows = [ln.split() for ln in render_sweep(table).splitlines() if ln.startswith("mlp ")]
     assert [r[1] for r in rows] == ["eager", "default", "max-autotune"]
     assert [r[-2] for r in rows] == ["-", "0", "2"]  # the column before the status
+
+
+def test_a_speedup_under_the_floor_never_prints_as_reaching_it():
+    """default timed exactly 1.097 times as fast as eager on the CPU (a 10% floor): two decimals
+    would print 1.10x, the floor itself, beside "within noise"; the sweep prints 1.097x as
+    compare does, in the row, the geomean, the heatmap cell and the markdown table."""
+    d = json.loads(FIXTURE.read_text())
+    d["modes"][1]["step_samples_ms"] = [x / 1.097 for x in d["modes"][0]["step_samples_ms"]]
+    result = load_compare_dict(d)
+    table = build_table(_done(_sweep(models=("/m/mlp.py",)), ["mlp"]), {"mlp": result})
+    f = table.rows["mlp"]["default"]
+    assert f.speedup == pytest.approx(1.097, rel=1e-12) and f.verdict == "within noise"
+    assert "1.097x" in render_compare(result)  # compare's own precision
+    text = render_sweep(table)
+    row = next(ln for ln in text.splitlines() if ln.startswith("mlp") and " default " in ln)
+    assert row.split()[2] == "1.097x" and "1.10x" not in text
+    assert "default 1.097x (1 of 1 models)" in text
+    assert re.search(r"^\| mlp +\| default +\| 1\.097x +\|", render_sweep(table, "markdown"), re.M)
+    page = render_sweep_html(table)
+    assert 'data-speedup="' in page and ">1.097x<small>" in page and "<strong>1.097x</strong>" in page
+    # away from the floor, two decimals as before
+    assert row_speedup(table, "max-autotune") == f"{table.rows['mlp']['max-autotune'].speedup:.2f}x"
+    assert f.min_rel == pytest.approx(0.10)
+
+
+def row_speedup(table, mode: str) -> str:
+    line = next(ln for ln in render_sweep(table).splitlines() if ln.startswith("mlp") and f" {mode} " in ln)
+    return line.split()[2]

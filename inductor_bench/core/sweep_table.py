@@ -38,6 +38,9 @@ class Figures:
     speedup: float | None = None  # over the reference mode (eager), reference / this
     speedup_ci: tuple[float, float] | None = None
     verdict: str | None = None  # compare's verdict on the speedup
+    # the minimum relative change that verdict was judged by (the device's floor): the speedup
+    # prints at the decimals compare gives it beside 1 + min_rel and its inverse
+    min_rel: float | None = None
     busy_pct: float | None = None
     top_category: str | None = None  # the category with the most kernel time
     top_share_pct: float | None = None  # its share of kernel time
@@ -78,6 +81,11 @@ class SweepTable:
     rows: dict[str, dict[str, Figures]]  # model -> mode -> figures
     geomeans: dict[str, tuple[float | None, int]]  # mode -> (geomean speedup, models in it)
     gate: Gate | None = None
+
+    def min_rel(self, mode: str) -> float | None:
+        """The floor the mode's speedups were judged by (the device's: one per sweep), for its
+        geomean to print as its cells do; None where none was judged."""
+        return next((r[mode].min_rel for r in self.rows.values() if r[mode].min_rel is not None), None)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -122,6 +130,7 @@ def _speedup(f: Figures, result: CompareResult, ref: ModeResult | None, m: ModeR
         return
     ch = judge(result, ref, m)
     f.speedup, f.verdict = ch.speedup, ch.verdict
+    f.min_rel = ch.min_change_ms / ch.base.ms if ch.base.ms > 0 else None
     if ch.verdict != TOO_FEW and min(ch.base.n, ch.head.n) >= MIN_SAMPLES:
         f.speedup_ci = ch.speedup_ci
 

@@ -127,10 +127,16 @@ def _min_rel(ch: Change) -> float | None:
 def speedup_x(ch: Change) -> str:
     """``ch``'s speedup (base / head): ``1.42x``, at more decimals beside the floors of its
     verdict (1 + min_rel and its inverse); "-" without one."""
-    if ch.speedup is None:
+    return speedup_at(ch.speedup, _min_rel(ch))
+
+
+def speedup_at(v: float | None, min_rel: float | None) -> str:
+    """A speedup judged with the minimum relative change ``min_rel``: ``1.42x``, at more
+    decimals beside 1 + min_rel and its inverse (``1.097x`` under a 10% floor, not ``1.10x``);
+    "-" for none."""
+    if v is None:
         return DASH
-    m = _min_rel(ch)
-    return across_floor(ch.speedup, (1 + m, 1 / (1 + m)) if m else (), 2) + "x"
+    return across_floor(v, (1 + min_rel, 1 / (1 + min_rel)) if min_rel else (), 2) + "x"
 
 
 def change_pct(ch: Change) -> str:

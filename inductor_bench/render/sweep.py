@@ -11,7 +11,7 @@ from ..core.categories import label
 from ..core.sweep import CellStatus, grid_size, progress_line
 from ..core.sweep_table import Figures, Gate, SweepTable
 from .doc import TEXT, Bar, Chart, Doc, Segment, new_doc
-from .format import interval_pct, interval_x, pct, seconds
+from .format import interval_pct, interval_x, pct, seconds, speedup_at
 
 HEADERS = [
     "model",
@@ -32,7 +32,13 @@ DISTURBED_MARK = " (!)"
 
 
 def speedup_text(f: Figures) -> str:
-    return f"{f.speedup:.2f}x" if f.speedup is not None else "-"
+    """As compare prints it: more decimals where two would reach the verdict's floor."""
+    return speedup_at(f.speedup, f.min_rel)
+
+
+def geomean_text(table: SweepTable, mode: str) -> str:
+    """The mode's geomean, at the decimals its cells' floor asks (``speedup_text``)."""
+    return speedup_at(table.geomeans[mode][0], table.min_rel(mode))
 
 
 def top_text(f: Figures) -> str:
@@ -66,13 +72,14 @@ def row(f: Figures, ref: str) -> list[str]:
 def geomean_rows(table: SweepTable) -> list[list[str]]:
     n = len(table.rows)
     return [
-        [mode, f"{g:.2f}x" if g is not None else "-", f"{k}/{n}"] for mode, (g, k) in table.geomeans.items()
+        [mode, geomean_text(table, mode), f"{k}/{n}"] for mode, (_, k) in table.geomeans.items()
     ]
 
 
 def geomean_line(table: SweepTable) -> str:
+    n = len(table.rows)
     parts = [
-        f"{mode} {g:.2f}x ({k} of {len(table.rows)} models)" if g is not None else f"{mode} -"
+        f"{mode} {geomean_text(table, mode)} ({k} of {n} models)" if g is not None else f"{mode} -"
         for mode, (g, k) in table.geomeans.items()
     ]
     return f"Geomean speedup over {table.reference}: " + ", ".join(parts)
@@ -131,7 +138,7 @@ def notes(table: SweepTable) -> list[str]:
 
 def speedup_chart(table: SweepTable) -> Chart | None:
     bars = [
-        Bar(mode, [Segment(g, mode)], note=f"{g:.2f}x over {table.reference} ({k} models)")
+        Bar(mode, [Segment(g, mode)], note=f"{geomean_text(table, mode)} over {table.reference} ({k} models)")
         for mode, (g, k) in table.geomeans.items()
         if g is not None
     ]

@@ -13,7 +13,7 @@ from ..core.stats import SIGNIFICANT, TOO_FEW
 from ..core.sweep_table import Figures, SweepTable
 from .doc import HTML, new_doc
 from .format import interval_x, seconds
-from .sweep import fill, speedup_text, top_text
+from .sweep import fill, geomean_text, speedup_text, top_text
 
 FASTER_RGB = "45,164,78"
 SLOWER_RGB = "215,58,73"
@@ -73,8 +73,10 @@ def heatmap(table: SweepTable) -> str:
         cells = "".join(_cell(figs[m], table.reference) for m in modes)
         rows.append(f"<tr><th>{html.escape(model)}</th>{cells}</tr>")
     geo = "".join(
-        f'<td class="h"><strong>{g:.2f}x</strong></td>' if g is not None else '<td class="h">-</td>'
-        for g, _ in (table.geomeans.get(m, (None, 0)) for m in modes)
+        f'<td class="h"><strong>{geomean_text(table, m)}</strong></td>'
+        if table.geomeans.get(m, (None, 0))[0] is not None
+        else '<td class="h">-</td>'
+        for m in modes
     )
     caption = (
         f"Speedup over {html.escape(table.reference)}: green faster, red slower (full colour "
