@@ -246,6 +246,27 @@ def test_turns_at_another_speed_than_the_profile_give_max_gain_the_outside_at_th
     assert turns_slowdown(r, s) is None and gain_frame(r).outside_ms == pytest.approx(12.0 - 2.0 - 12 * 0.6)
 
 
+def test_turns_far_faster_than_a_disturbed_profile_print_their_ratio_not_zero():
+    """Synthetic, after a breakdown beside other work: the profile ran 200x slow (two intra-op
+    threads waiting on taken cores) while the step's turns ran quiet. The graphs' calls in the
+    turns (0.02 + 12 x 0.005 = 0.08 ms) are 0.08 / 8.5 = 0.0094x their profiled 8.5 ms, and the
+    line says so; it read "0.0x" and "(0.020 / 0.0)", a division by zero, before."""
+    r = _script()
+    r.script = False
+    r.step_samples_ms = [0.1] * 6
+    r.step_turns = StepTurns(graphs=["0-inference", "0.1-inference"],
+                             blocks=[[[0.1]] * 5, [[0.02]] * 5, [[0.005]] * 5])
+    s = split_step(r)
+    ratio = (0.02 + 12 * 0.005) / 8.5
+    assert turns_slowdown(r, s) == pytest.approx(ratio)
+    assert gain_frame(r).outside_ms == pytest.approx((0.1 - 0.08) / ratio)
+    text = render_breakdown(r)
+    assert ("the graphs' own calls took 0.0094x their profiled 8.500 ms in the step's turns (the machine "
+            "quieter while the step was timed)") in text
+    assert "and taken at the profile's speed (0.020 / 0.0094)." in text
+    assert "0.0x" not in text and "/ 0.0)" not in text
+
+
 def _turned(before_ms: float, step_ms: float, op: str):
     """Synthetic: ``_script``'s graphs as a model file's, its step timed at ``before_ms`` and in
     five rounds of turns at ``step_ms``, its graphs' blocks at 2.0 and 0.6 ms (9.2 ms a step);

@@ -168,10 +168,11 @@ def _set_aside(r: BreakdownResult, s: StepSplit) -> str | None:
     if why == OUTSIDE_ABOVE:
         return (f"{profiled}. WARNING: the turns' time outside the graphs was {ratio:.1f}x the profiled "
                 f"steps' (the step's blocks met stalls the graphs' blocks missed): {turns}.")
+    times = f"{ratio:.1f}" if ratio >= 1 else f"{ratio:.2g}"  # quieter turns: 0.0094, not 0.0
     return (f"outside the graphs: {fmt.ms(frame.outside_ms)} ms per step, at the profile's speed. WARNING: "
-            f"the graphs' own calls took {ratio:.1f}x their profiled {fmt.ms(frame.graphs_ms)} ms in the "
+            f"the graphs' own calls took {times}x their profiled {fmt.ms(frame.graphs_ms)} ms in the "
             f"step's turns (the machine {'busier' if ratio > 1 else 'quieter'} while the step was timed): "
-            f"{turns}, and taken at the profile's speed ({fmt.ms(s.outside_ms)} / {ratio:.1f}).")
+            f"{turns}, and taken at the profile's speed ({fmt.ms(s.outside_ms)} / {times}).")
 
 
 def render_outside_split(doc: Doc, r: BreakdownResult) -> None:
