@@ -107,3 +107,19 @@ def test_a_torch_25_kernel_including_its_header_from_another_cache_is_the_same_c
     head = _run(tmp_path, "head", _slow(), module=MODULE_25, cache="runs/other/cache")
     d = diff_results(load_breakdown(base), load_breakdown(head), code_dirs=(base, head))
     assert d.status() == Outcome.SAME_CODE
+
+
+def test_a_result_diffed_against_itself_says_so_once_on_stderr(tmp_path, capsys):
+    """`diff RUN RUN` (or RUN and RUN/breakdown.json) diffs one result against itself: a note on
+    stderr says every change is zero by construction; the report and the exit status are as
+    before. Two runs of the same code get no note."""
+    base = _run(tmp_path, "base", base_result())
+    head = _run(tmp_path, "head", base_result())
+    note = f"note: BASE and HEAD are one result ({base}): each figure is diffed against itself"
+    for other in (base, base / "breakdown.json", base / "graphs" / ".."):
+        assert run_cli([str(base), str(other), "--fail-on-regression", "5"]) == 0
+        captured = capsys.readouterr()
+        assert captured.err.count(note) == 1
+        assert captured.out.startswith("SAME CODE")
+    assert run_cli([str(base), str(head)]) == 0
+    assert "note:" not in capsys.readouterr().err

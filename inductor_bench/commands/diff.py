@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -55,6 +56,13 @@ def _where(path: Path) -> Path:
     return path if path.is_dir() else path.parent
 
 
+def _one_result(base: Path, head: Path) -> bool:
+    """BASE and HEAD name one result: the same run directory, or it and its result file."""
+    if _where(base).resolve() != _where(head).resolve():
+        return False
+    return base.is_dir() or head.is_dir() or base.name == head.name
+
+
 def _gate(diff: Diff, threshold: float | None) -> None:
     if threshold is None:
         return
@@ -91,6 +99,10 @@ def diff(
     incomparable results.
     """
     o.one_stdout(fmt, json_out)
+    if o.exists(base) and o.exists(head) and _one_result(base, head):
+        print(f"note: BASE and HEAD are one result ({_where(base)}): each figure is diffed against itself, "
+              "so every change is zero; diff two runs, or time one model twice with compare",
+              file=sys.stderr, flush=True)
     d = diff_results(
         _load(base, "BASE"),
         _load(head, "HEAD"),
