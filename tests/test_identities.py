@@ -344,3 +344,21 @@ def test_the_json_s_step_block_holds_the_report_s_outside_and_max_gain_figures(r
             f"of the {step['step_ms']:.3f} ms step, its graphs' own calls the other {step['graphs_ms']:.3f} ms") in text
     frame = step["max_gain_of"]
     assert f"max gain = the kernel's share of {frame['wall_ms']:.3f} ms, the all-graphs row's {frame['graphs_ms']:.3f} ms" in text
+
+
+def test_a_second_reanalysis_keeps_the_runs_own_result_and_says_which_it_kept(tmp_path, capsys):
+    """The first re-analysis keeps the result the run wrote as breakdown.before-reanalysis.json;
+    a second keeps that one (not the first re-analysis's) and says it is the run's own."""
+    from inductor_bench.cli import main
+
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    saved = (RUN / "breakdown.json").read_text()
+    kept = run / "breakdown.before-reanalysis.json"
+    for said in (f"(the result it replaced: {kept})", f"(the run's own result, before any re-analysis: {kept})"):
+        try:
+            main(["report", str(run), "--reanalyze", "--format", "json"])
+        except SystemExit as e:
+            assert not e.code
+        assert said in capsys.readouterr().err
+        assert kept.read_text() == saved

@@ -82,10 +82,12 @@ def reanalyzed(run: Path) -> BreakdownResult:
         raise UsageError(f"{run}: --reanalyze takes a breakdown run directory (with {BREAKDOWN_FILE})")
     result, done = reanalyze(run)
     kept = run / KEPT_FILE
-    if not kept.exists():
+    first = not kept.exists()
+    if first:
         os.replace(run / BREAKDOWN_FILE, kept)
     (run / BREAKDOWN_FILE).write_text(result_json(result))
     write_report(run, result)
+    where = "the result it replaced" if first else "the run's own result, before any re-analysis"
     print(f"re-analysed {len(done)} graph(s) from their saved profiles; {run / BREAKDOWN_FILE} rebuilt "
-          f"(the result it replaced: {kept})", file=sys.stderr)
+          f"({where}: {kept})", file=sys.stderr)
     return result
