@@ -30,7 +30,8 @@ from inductor_bench.core.sweep import (
 )
 from inductor_bench.core.sweep_table import build_table, gate, geomean
 from inductor_bench.render.compare import render_compare
-from inductor_bench.render.sweep import render_sweep
+from inductor_bench.render.doc import new_doc
+from inductor_bench.render.sweep import gate_line, render_sweep
 from inductor_bench.render.sweep_html import cell_colour, render_sweep_html
 
 from .steady_rule import limit
@@ -260,6 +261,22 @@ def test_the_gate_finds_a_slowdown_and_names_what_it_could_not_judge():
     assert not g.passed
     calm = gate({"a": base}, {"a": _slowed(1.5)}, 60.0)
     assert calm.passed and calm.judged == 3  # eager, default, max-autotune (reduce-overhead skipped on both)
+
+
+def test_a_baseline_without_a_gate_is_worded_without_one():
+    """``--baseline`` alone (threshold None): every significant slowdown named, as diff names
+    them without ``--fail-on-regression``; no gate said to pass or fail."""
+    base = load_compare(FIXTURE)
+    doc = new_doc("text")
+    slow = gate({"a": base}, {"a": _slowed(1.5)}, None)
+    assert slow.threshold_pct is None and [r.mode for r in slow.regressions] == ["max-autotune"]
+    assert gate_line(slow, doc).startswith("REGRESSION: a:max-autotune +50.0% [")
+    assert gate_line(gate({"a": base}, {"a": base}, None), doc) == (
+        "NO REGRESSION against the baseline (3 model-modes judged)"
+    )
+    assert gate_line(gate({}, {"a": base}, None), doc) == (
+        "NOT COMPARABLE: a: no result in the baseline - no verdict without them"
+    )
 
 
 # ---- the report -----------------------------------------------------------------------------

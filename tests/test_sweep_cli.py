@@ -100,8 +100,12 @@ def test_the_gate_fails_on_a_regression_against_the_baseline(tmp_path):
         *_argv(new, "--baseline", str(old), "--fail-on-regression", "60", "--format", "json"), cwd=tmp_path
     )
     assert calm.returncode == 0 and json.loads(calm.stdout)["gate"]["judged"] == 6
-    shown = _cli(*_argv(new, "--baseline", str(old)), cwd=tmp_path)  # a report, not a gate
-    assert shown.returncode == 0 and shown.stdout.startswith("REGRESSION ABOVE THE 0% GATE: mlp:max-autotune +50.0%")
+    # a report, not a gate: worded as diff words it without one, no "0% gate" beside exit 0
+    shown = _cli(*_argv(new, "--baseline", str(old)), cwd=tmp_path)
+    assert shown.returncode == 0 and shown.stdout.startswith("REGRESSION: mlp:max-autotune +50.0% [")
+    assert "GATE" not in shown.stdout.splitlines()[0]
+    data = _cli(*_argv(new, "--baseline", str(old), "--format", "json"), cwd=tmp_path)
+    assert json.loads(data.stdout)["gate"]["threshold_pct"] is None
 
 
 def test_a_model_missing_from_the_baseline_is_not_comparable(tmp_path):

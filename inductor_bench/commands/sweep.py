@@ -154,7 +154,7 @@ def sweep(
         table.gate = gate(
             load_results(baseline.absolute(), old),
             load_results(out.absolute(), done),
-            fail_on_regression if fail_on_regression is not None else 0.0,
+            fail_on_regression,
         )
     _write_reports(out, table)
     emit(render_sweep(table, "json"), lambda f: document(table, f), fmt, json_out, html_out, links=out)

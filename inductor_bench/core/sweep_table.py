@@ -63,7 +63,7 @@ class Regression:
 class Gate:
     """``--baseline OLD --fail-on-regression PCT``: every model and mode against the old sweep."""
 
-    threshold_pct: float
+    threshold_pct: float | None  # None: --baseline alone, a report judged at 0%, no gate
     regressions: list[Regression] = field(default_factory=list)
     unmeasured: list[str] = field(default_factory=list)  # what could not be judged, and why
     judged: int = 0  # model-mode pairs judged
@@ -164,12 +164,13 @@ def _geomean_of(rows: dict[str, dict[str, Figures]], mode: str) -> tuple[float |
 
 
 def gate(
-    old: dict[str, CompareResult | None], new: dict[str, CompareResult | None], threshold_pct: float
+    old: dict[str, CompareResult | None], new: dict[str, CompareResult | None], threshold_pct: float | None
 ) -> Gate:
     """Every model of the new sweep against the same model in the old one, mode by mode, by
     ``diff``'s rule for two compare results (each mode's steps judged against noise with the
     device's floor): a significant slowdown above ``threshold_pct`` is a regression; a model or
-    a mode measured on one side only cannot be judged, and is listed."""
+    a mode measured on one side only cannot be judged, and is listed. ``threshold_pct`` None
+    (``--baseline`` alone): every significant slowdown is listed, and there is no gate."""
     g = Gate(threshold_pct=threshold_pct)
     for model, head in new.items():
         base = old.get(model)
@@ -184,7 +185,7 @@ def gate(
             continue
         g.judged += len(d.sections)
         g.unmeasured += [f"{model}: {u.describe()}" for u in d.unmeasured]
-        for s in d.regressions(threshold_pct):
+        for s in d.regressions(threshold_pct or 0.0):
             g.regressions.append(
                 Regression(model=model, mode=s.mode, rel_pct=s.step.rel_pct or 0.0, ratio_ci=s.step.ratio_ci)
             )

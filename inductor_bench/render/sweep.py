@@ -86,23 +86,25 @@ def geomean_line(table: SweepTable) -> str:
 
 
 def gate_line(gate: Gate, doc: Doc) -> str:
+    """The verdict against the baseline: the gate's with ``--fail-on-regression``; with
+    ``--baseline`` alone, as ``diff`` words it without a gate (every significant slowdown)."""
+    t = gate.threshold_pct
     if gate.regressions:
         what = "; ".join(
             f"{r.model}:{r.mode} {pct(r.rel_pct, signed=True)} {interval_pct(r.ratio_ci)}".rstrip()
             for r in gate.regressions
         )
-        return doc.alert(f"REGRESSION above the {gate.threshold_pct:g}% gate") + f": {what}"
+        return doc.alert("REGRESSION" + (f" above the {t:g}% gate" if t is not None else "")) + f": {what}"
     if gate.unmeasured:
         return (
-            doc.alert(f"NOT COMPARABLE, so the {gate.threshold_pct:g}% gate fails")
+            doc.alert("NOT COMPARABLE" + (f", so the {t:g}% gate fails" if t is not None else ""))
             + ": "
             + "; ".join(gate.unmeasured)
             + " - no verdict without them"
         )
-    return (
-        doc.strong(f"NO REGRESSION above the {gate.threshold_pct:g}% gate")
-        + f" ({gate.judged} model-modes judged)"
-    )
+    if t is None:
+        return doc.strong("NO REGRESSION") + f" against the baseline ({gate.judged} model-modes judged)"
+    return doc.strong(f"NO REGRESSION above the {t:g}% gate") + f" ({gate.judged} model-modes judged)"
 
 
 def _what(table: SweepTable) -> str:
