@@ -28,9 +28,18 @@ from .runner import stop
 from .runner.rundir import WriteError
 from .runner.worker import scrubbed_variables
 
+# What each exit status means, in every command (README.md's table says more).
+EXIT_STATUS = (
+    "Exit status: 0 ok; 1 a significant regression (--fail-on-regression); 2 bad input or device; "
+    "3 the model or its compilation failed; 4 a worker crashed or timed out; 5 not comparable, no "
+    "verdict; 70 a bug in inductor-bench (-v shows the traceback); 74 a file or stdout could not be "
+    "written; 128 + the signal when stopped (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)."
+)
+
 app = typer.Typer(
     name="inductor-bench",
     help="Where a TorchInductor-compiled model spends its time, kernel by kernel.",
+    epilog=EXIT_STATUS,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

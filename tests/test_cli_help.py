@@ -48,3 +48,20 @@ def test_every_options_help_is_there_whole(name):
     for p in cmd.params:
         if p.help:
             assert _flat(p.help) in flat, p.name
+
+
+def test_the_top_level_help_lists_every_exit_status_the_errors_carry():
+    """`inductor-bench --help` ends with what each exit status means: every code an error of the
+    tool exits with (core/errors.py, a write that failed), the internal error, and 128 + signal."""
+    from inductor_bench.core import errors
+    from inductor_bench.runner.rundir import WriteError
+
+    text = _flat(_help(GROUP, "inductor-bench")).split("Commands:")[1]
+    codes = {c.exit_code for c in vars(errors).values() if isinstance(c, type) and hasattr(c, "exit_code")}
+    assert codes | {WriteError.exit_code} == {1, 2, 3, 4, 5, 74, 130}
+    for phrase in ("Exit status: 0 ok;", "; 1 a significant regression (--fail-on-regression);",
+                   "; 2 bad input or device;", "; 3 the model or its compilation failed;",
+                   "; 4 a worker crashed or timed out;", "; 5 not comparable, no verdict;",
+                   "; 70 a bug in inductor-bench", "; 74 a file or stdout could not be written;",
+                   "; 128 + the signal when stopped (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)."):
+        assert phrase in text
