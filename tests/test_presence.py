@@ -101,3 +101,23 @@ def test_check_requested_speaks_as_the_worker_does(monkeypatch):
     assert str(e.value) == (
         "--device cuda: CUDA is not available here (torch 9.1.0+test was built without CUDA); "
         "use --device cpu or run on a CUDA machine")
+
+
+def test_a_progress_line_names_auto_as_the_host_where_no_accelerator_can_be(tmp_path, monkeypatch):
+    """`--device auto` on a torch built without CUDA or ROCm runs on the CPU, and the compile's
+    progress line says so (`device cpu (auto)`); where torch's build cannot be read, or a device
+    is asked for, the line keeps the words given."""
+    from inductor_bench.core.workload import WorkloadOptions
+    from inductor_bench.runner.pipeline import _describe
+
+    from .conftest import ROOT
+
+    model = str(ROOT / "models" / "mlp.py")
+
+    monkeypatch.setattr(presence, "_installed_version_file", lambda: version_file(tmp_path, cuda=None))
+    assert presence.device_words("auto") == "cpu (auto)"
+    assert presence.device_words("cpu") == "cpu"
+    assert _describe(WorkloadOptions(path=model, train=True)) == "train, device cpu (auto), mode default, float32"
+    monkeypatch.setattr(presence, "_installed_version_file", lambda: None)
+    assert presence.device_words("auto") == "auto"
+    assert _describe(WorkloadOptions(path=model)) == "inference, device auto, mode default, float32"

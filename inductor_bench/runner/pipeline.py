@@ -24,7 +24,7 @@ from .batch import Standby
 from .cache import run_cache
 from .capture import inductor_env
 from .graphs import GraphSource, collect_graphs, not_profiled, profile_graphs
-from .presence import check_requested
+from .presence import check_requested, device_words
 from .rundir import header, new_run_dir, save_meta, save_result
 from .settings import RunSettings
 from .standbys import profile_standbys
@@ -136,11 +136,11 @@ def _preload_path(opts: WorkloadOptions) -> str | None:
 def _describe(opts: WorkloadOptions) -> str:
     if opts.kind == SCRIPT_KIND:  # it chooses the rest itself
         stop = [f"stopped after {opts.script_seconds:g} s"] if opts.script_seconds else []
-        return ", ".join(["a script", f"device {opts.device}", f"mode {opts.mode}"]
+        return ", ".join(["a script", f"device {device_words(opts.device)}", f"mode {opts.mode}"]
                          + (["freezing"] if opts.freezing else []) + stop)
     parts = [
         "train" if opts.train else "inference",
-        f"device {opts.device}",
+        f"device {device_words(opts.device)}",
         f"mode {opts.mode}",
         opts.dtype + (" autocast" if opts.autocast else ""),
     ]

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..core.devices import AUTO, HOST_BACKEND, Driver, backend
+from ..core.devices import AUTO, BACKENDS, HOST_BACKEND, Driver, backend
 from ..core.errors import DeviceError
 
 
@@ -38,6 +38,14 @@ def check_requested(requested: str) -> None:
             f"--device {b.name}: {b.name.upper()} is not available here ({why}); "
             f"use --device {HOST_BACKEND.name} or run on a {b.name.upper()} machine"
         )
+
+
+def device_words(requested: str) -> str:
+    """``--device`` as a progress line names it: ``auto`` as the host (``cpu (auto)``) where every
+    accelerator is certainly absent, so the line says where the run goes; else as asked."""
+    if requested == AUTO and all(absent(b.name) for b in BACKENDS if b.torch_module is not None):
+        return f"{HOST_BACKEND.name} ({AUTO})"
+    return requested
 
 
 def absent(requested: str, version_file: Path | None = None) -> str | None:
