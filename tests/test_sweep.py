@@ -122,6 +122,18 @@ def test_a_job_s_end_sets_its_cell(code, timed_out, status):
     assert (c.reason is None) == (status == CellStatus.DONE)
 
 
+@pytest.mark.parametrize(("code", "said", "reason"), [
+    (130, "interrupted", "stopped by SIGINT"),  # compare's bare line: not "interrupted: interrupted"
+    (143, None, "stopped by SIGTERM"),
+    (129, "interrupted", "stopped by SIGHUP"),
+    (130, "the model raised", "the model raised"),
+])
+def test_an_interrupted_cell_says_what_stopped_it(code, said, reason):
+    c = Cell(model="m", model_path="/m.py")
+    ended(c, code, timed_out=False, reason=said)
+    assert (c.status, c.reason) == (CellStatus.INTERRUPTED, reason)
+
+
 def test_the_progress_line_counts_every_way_a_cell_ended():
     s = _sweep(models=[f"/m/{i}.py" for i in range(7)])
     for c, st in zip(s.cells, ["done", "done", "failed", "killed", "running", "pending", "done"], strict=True):
@@ -207,6 +219,14 @@ def test_a_cell_profiled_on_a_disturbed_machine_is_marked_and_said_why():
     assert not [ln for ln in text.splitlines() if ln.startswith("mlp") and "max-autotune" in ln and "(!)" in ln]
     assert ("(!) mlp default: profiled disturbed, its busy % and top category may be off: 0-forward was "
             "measured while other processes kept 1.5 of 2 cores busy") in " ".join(text.split())
+    # the heatmap's tooltip marks them as the table does
+    from inductor_bench.render.sweep_html import cell_tip
+
+    tip = cell_tip(table.rows["mlp"]["default"], "eager").splitlines()
+    f = table.rows["mlp"]["default"]
+    assert tip[1:3] == [f"busy {f.busy_pct:.1f}% (!)", f"top category GEMM (extern) {f.top_share_pct:.0f}% (!)"]
+    assert tip[-1].startswith("(!) profiled disturbed: 0-forward was measured while other processes kept 1.5")
+    assert "(!)" not in cell_tip(table.rows["mlp"]["max-autotune"], "eager")
 
 
 def test_the_geomean_is_over_the_models_that_were_timed():

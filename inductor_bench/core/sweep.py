@@ -13,6 +13,7 @@ their results.
 from __future__ import annotations
 
 import json
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -232,7 +233,11 @@ def ended(cell: Cell, exit_code: int | None, *, timed_out: bool, reason: str | N
     elif exit_code == 0:
         cell.status, cell.reason = CellStatus.DONE, None
     elif exit_code is not None and exit_code in _STOP_CODES:
-        cell.status, cell.reason = CellStatus.INTERRUPTED, reason or "stopped by a signal"
+        # compare's own line when stopped is the bare word ("interrupted"): no reason beside
+        # the status of that name, the signal is
+        said = reason if reason and reason != CellStatus.INTERRUPTED else None
+        cell.status = CellStatus.INTERRUPTED
+        cell.reason = said or f"stopped by {signal.Signals(exit_code - 128).name}"
     elif exit_code is not None and exit_code < 0:
         cell.status, cell.reason = CellStatus.KILLED, reason or f"killed by signal {-exit_code}"
     else:
