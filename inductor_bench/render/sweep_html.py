@@ -13,7 +13,7 @@ from ..core.stats import SIGNIFICANT, TOO_FEW
 from ..core.sweep_table import Figures, SweepTable
 from .doc import HTML, new_doc
 from .format import interval_x, seconds
-from .sweep import fill, geomean_text, speedup_text, top_text
+from .sweep import DISTURBED_MARK, fill, geomean_text, speedup_text, top_text
 
 FASTER_RGB = "45,164,78"
 SLOWER_RGB = "215,58,73"
@@ -42,16 +42,19 @@ def cell_tip(f: Figures, ref: str) -> str:
         parts[0] += f" {interval_x(f.speedup_ci)}"
     if f.verdict:
         parts[0] += f" ({f.verdict})"
+    mark = DISTURBED_MARK * bool(f.disturbed)  # as the table marks them
     if f.busy_pct is not None:
-        parts.append(f"busy {f.busy_pct:.1f}%")
+        parts.append(f"busy {f.busy_pct:.1f}%{mark}")
     if f.top_category is not None:
-        parts.append(f"top category {top_text(f)}")
+        parts.append(f"top category {top_text(f)}{mark}")
     if f.compile_s is not None:
         parts.append(f"compile {seconds(f.compile_s)}")
     if f.graph_breaks:
         parts.append(f"graph breaks {f.graph_breaks}")
     if f.status != "ok":
         parts.append(f"{f.status}: {f.reason}" if f.reason else f.status)
+    if f.disturbed:
+        parts.append(f"{mark.strip()} profiled disturbed: {'; '.join(f.disturbed)}")
     return "\n".join(parts)
 
 
