@@ -229,6 +229,22 @@ def test_a_cell_profiled_on_a_disturbed_machine_is_marked_and_said_why():
     assert "(!)" not in cell_tip(table.rows["mlp"]["max-autotune"], "eager")
 
 
+def test_compares_warning_that_its_steps_were_timed_on_a_busy_machine_is_kept():
+    """default's steps timed while other processes kept 1.5 of 2 cores busy: compare warns that
+    its step time may be inflated; the sweep's notes and JSON say the same of that model."""
+    from inductor_bench.core.load import Load
+
+    result = load_compare(FIXTURE)
+    result.mode("default").step_load = Load(others_cores=1.5, steal_pct=0.0, cores=2)
+    table = build_table(_done(_sweep(models=("/m/mlp.py",)), ["mlp"]), {"mlp": result})
+    line = "default: steps timed while other processes kept 1.5 of 2 cores busy: its step time may be inflated"
+    assert f"warning: {line}" in " ".join(render_compare(result).split())
+    assert f"warning: mlp: {line}" in " ".join(render_sweep(table).split())
+    assert json.loads(render_sweep(table, "json"))["step_disturbed"] == {"mlp": [line]}
+    quiet = build_table(_done(_sweep(models=("/m/mlp.py",)), ["mlp"]), {"mlp": load_compare(FIXTURE)})
+    assert quiet.step_disturbed == {} and "warning" not in render_sweep(quiet)
+
+
 def test_the_geomean_is_over_the_models_that_were_timed():
     assert geomean([2.0, 0.5, 4.0]) == pytest.approx(math.exp((math.log(2) + math.log(0.5) + math.log(4)) / 3))
     assert geomean([]) is None

@@ -13,7 +13,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .compare import EAGER, CompareResult, ModeResult, judge, timed
+from .compare import EAGER, CompareResult, ModeResult, judge, step_disturbances, timed
 from .diff import diff_results
 from .errors import UsageError
 from .stats import MIN_SAMPLES, TOO_FEW
@@ -81,6 +81,8 @@ class SweepTable:
     rows: dict[str, dict[str, Figures]]  # model -> mode -> figures
     geomeans: dict[str, tuple[float | None, int]]  # mode -> (geomean speedup, models in it)
     gate: Gate | None = None
+    # model -> what disturbed the timing of its steps (compare's warnings: a busy machine)
+    step_disturbed: dict[str, list[str]] = field(default_factory=dict)
 
     def min_rel(self, mode: str) -> float | None:
         """The floor the mode's speedups were judged by (the device's: one per sweep), for its
@@ -96,6 +98,7 @@ class SweepTable:
             "cells": [asdict(f) for row in self.rows.values() for f in row.values()],
             "geomean_speedup": {m: {"geomean": g, "models": n} for m, (g, n) in self.geomeans.items()},
             "gate": asdict(self.gate) if self.gate is not None else None,
+            "step_disturbed": self.step_disturbed,
         }
 
 
@@ -155,7 +158,8 @@ def build_table(sweep: Sweep, results: dict[str, CompareResult | None]) -> Sweep
         else:
             rows[cell.model] = {m: mode_figures(r, cell.model, m, ref) for m in modes}
     geo = {m: _geomean_of(rows, m) for m in modes if m != ref}
-    return SweepTable(sweep=sweep, reference=ref, modes=modes, rows=rows, geomeans=geo)
+    load = {model: lines for model, r in results.items() if r is not None and (lines := step_disturbances(r))}
+    return SweepTable(sweep=sweep, reference=ref, modes=modes, rows=rows, geomeans=geo, step_disturbed=load)
 
 
 def _geomean_of(rows: dict[str, dict[str, Figures]], mode: str) -> tuple[float | None, int]:

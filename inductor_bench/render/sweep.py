@@ -127,6 +127,7 @@ def notes(table: SweepTable) -> list[str]:
     for f in (f for r in table.rows.values() for f in r.values() if f.disturbed):
         out.append(f"{DISTURBED_MARK.strip()} {f.model} {f.mode}: profiled disturbed, its busy % and top "
                    f"category may be off: {'; '.join(f.disturbed)}")
+    out += [f"warning: {model}: {line}" for model, lines in table.step_disturbed.items() for line in lines]
     if table.reference != "eager":
         out.append(f"no eager column (--no-eager): speedups are over the first mode, {table.reference}")
     for c in s.cells:
