@@ -265,6 +265,7 @@ def test_a_signal_mid_compile_ends_the_standby_worker_too(tmp_path, sig):
     bound = stop_bound_s()
     assert p.returncode == 128 + sig and took < bound, (p.returncode, took, bound, err[-2000:])
     assert err.splitlines()[-1].endswith(f"(by {signal.Signals(sig).name})"), err
+    assert "interrupted; no graph was measured; see " in err.splitlines()[-1], err
     assert not [w for w in below if alive(w)] and not group_members(below)
     assert not any(d.exists() for d in standby_dirs)
     assert json.loads((the_run(tmp_path) / "meta.json").read_text())["status"] == "interrupted"

@@ -374,7 +374,8 @@ def run_breakdown(
         result, first_error = breakdown_from_outcome(opts, run_dir, comp, settings, result, save=False)
     except KeyboardInterrupt:
         result.errors.append("interrupted")
-        first_error = errors.Interrupted(f"interrupted; what was measured is saved in {run_dir}")
+        kept = "what was measured is saved in" if result.measured() else "no graph was measured; see"
+        first_error = errors.Interrupted(f"interrupted; {kept} {run_dir}")
     finally:  # saved once, here, whatever happened; a stop signal meanwhile waits for it
         with stop.shielded():
             if comp is not None:
@@ -394,7 +395,6 @@ def _status(result: BreakdownResult, err: errors.BenchError | None) -> str:
     return Status.PARTIAL if err is not None or any(not g.ok for g in result.graphs) else Status.OK
 
 
-def _kernels(g: GraphResult) -> str:
-    """``3 kernels and extern calls``: the rows the graph's kernel tables will list."""
+def _kernels(g: GraphResult) -> str:  # the rows the graph's kernel tables will list
     n = len(listed_categories(g))
     return f"{n} " + ("kernel or extern call" if n == 1 else "kernels and extern calls")
