@@ -156,6 +156,21 @@ def test_a_damaged_sweep_file_is_refused():
     assert Sweep.from_dict(json.loads(json.dumps(d))).to_dict() == d
 
 
+def test_a_sweeps_directory_given_as_one_run_says_how_to_render_it(tmp_path):
+    """``report DIR`` / ``diff DIR ...`` of a sweep's directory: one line naming its report and
+    the sweep command, and the runs inside, not a bare "no compare.json"."""
+    (tmp_path / "sweep.json").write_text(_sweep(models=("/m/mlp.py",)).to_json())
+    (tmp_path / "mlp").mkdir()
+    (tmp_path / "mlp" / "compare.json").write_text(FIXTURE.read_text())
+    with pytest.raises(ResultError) as e:
+        load_compare(tmp_path)
+    assert str(e.value) == (
+        f"{tmp_path}: a sweep's directory, not one run: its report is {tmp_path}/report.txt (the same "
+        "`inductor-bench sweep` command renders it again, with --baseline OLD_DIR against another "
+        f"sweep); the runs in it, newest first: {tmp_path}/mlp"
+    )
+
+
 # ---- the table ------------------------------------------------------------------------------
 
 

@@ -32,6 +32,7 @@ from .errors import ResultError
 from .results import READABLE_VERSIONS, BreakdownResult, Recompile
 from .results import SCHEMA as BREAKDOWN_SCHEMA
 from .shape import check
+from .sweep import SWEEP_FILE
 
 BREAKDOWN_FILE = "breakdown.json"
 COMPARE_FILE = "compare.json"
@@ -65,6 +66,10 @@ def read_result_json(path: str | Path, names: tuple[str, ...]) -> tuple[Path, An
     try:
         if p.is_dir():
             found = [p / n for n in names if (p / n).exists()]
+            if not found and (p / SWEEP_FILE).is_file():
+                raise ResultError(f"{p}: a sweep's directory, not one run: its report is {p / REPORT_FILE} "
+                                  "(the same `inductor-bench sweep` command renders it again, with "
+                                  f"--baseline OLD_DIR against another sweep){_runs_inside(p, names)}")
             if not found:
                 raise ResultError(f"{p}: no {' or '.join(names)} in this directory{_runs_inside(p, names)}")
             p = found[0]
