@@ -176,3 +176,26 @@ def test_a_kernel_renamed_by_its_counter_alone_is_same_code():
     t = RunKernels(tuned, {"0-inference": mods("cpp_fused_sum_2")["0-inference"].replace(
         '"graph_0_cpp_fused_sum_2"', '"graph_0_cpp_fused_sum_21"')})
     assert not one_code(b, ("0-inference", "cpp_fused_sum_1"), t, ("0-inference", "cpp_fused_sum_2"))
+
+
+def test_the_top_rows_of_a_recompile_are_its_changes_not_its_processes():
+    """`--autotune-top 1`: the GEMM's 12.5 us between the two processes (one code) ranked above
+    the sum max-autotune changed (0.5 us), so the one row shown was the processes'."""
+    from inductor_bench.render.doc import TextDoc
+    from inductor_bench.render.kernel import render_matches
+
+    base, tuned = _run("default", 1.0), _run("max-autotune", 1.25)
+    rows = same_code_rows(match_kernels(base, tuned), base, tuned, {"0-inference": MODULE.format(relu=4096, total=256)},
+                          {"0-inference": MODULE.format(relu=4096, total=512)})
+    assert [(r.base_name, round(r.delta_ms * 1e3, 3), r.verdict) for r in rows] == [
+        ("aten::addmm", 12.5, Verdict.SAME_CODE), ("cpp_fused_relu_0", 0.75, Verdict.SAME_CODE),
+        ("cpp_fused_sum_1", 0.5, "slower")]
+    doc = TextDoc()
+    render_matches(doc, rows, top=1)
+    text = doc.render()
+    table = text.split("verdict")[1].split("(2 more")[0]
+    assert "cpp_fused_sum_1" in table and "aten::addmm" not in table
+    assert "(2 more not shown: 2 the same code on both sides)" in text
+    doc = TextDoc()
+    render_matches(doc, rows, top=2)
+    assert "(1 more not shown: 1 the same code on both sides)" in doc.render()

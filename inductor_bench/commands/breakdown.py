@@ -50,7 +50,9 @@ ScriptSeconds = Annotated[
 AutotuneTop = Annotated[
     int,
     typer.Option(
-        "--autotune-top", min=0, help="Re-benchmark the N most expensive kernels under max-autotune."
+        "--autotune-top", min=0, help="Re-benchmark the N most expensive Triton kernels under "
+        "max-autotune; on CPU, recompile with mode max-autotune and show the N biggest changes, "
+        "kernel by kernel."
     ),
 ]
 RefreshPeaks = Annotated[

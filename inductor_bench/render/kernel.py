@@ -170,7 +170,10 @@ def _retuned_row(r: RetunedKernel) -> list[str]:
 
 
 def render_matches(doc: Doc, rows: list[KernelMatch], *, top: int | None = None) -> None:
-    """Rows of ``autotune.match_kernels``: the biggest changes first."""
+    """Rows of ``autotune.match_kernels``: the biggest changes first, then the kernels of one
+    code on both sides (their deltas are the two processes'), ``top`` of them shown."""
+    rows = ([r for r in rows if r.verdict != Verdict.SAME_CODE]
+            + [r for r in rows if r.verdict == Verdict.SAME_CODE])
     shown = rows[:top] if top is not None else rows
     table = [[r.graph, r.base_name or DASH, r.tuned_name or DASH, r.change,
               duration(r.base_ms) if r.base_name else DASH,
@@ -180,8 +183,14 @@ def render_matches(doc: Doc, rows: list[KernelMatch], *, top: int | None = None)
                "max-autotune", "delta", "verdict"]
     doc.heading("Default vs max-autotune, kernel by kernel")
     doc.table(table, headers)
-    if len(shown) < len(rows):
-        doc.paragraph(f"({len(rows) - len(shown)} more not shown: smaller changes)")
+    hidden = rows[len(shown):]
+    if hidden:
+        same = sum(1 for r in hidden if r.verdict == Verdict.SAME_CODE)
+        changed = len(hidden) - same
+        why = "smaller changes" if not same else ", ".join(
+            part for n, part in ((changed, f"{changed} smaller change{'s' * (changed > 1)}"),
+                                 (same, f"{same} the same code on both sides")) if n)
+        doc.paragraph(f"({len(hidden)} more not shown: {why})")
     if any(r.verdict == Verdict.SAME_CODE for r in shown):
         doc.paragraph("same code: the two kernels are one code (one source; an extern op called as often on "
                       "the same bytes and FLOPs), timed in two processes one after the other: what differs "
