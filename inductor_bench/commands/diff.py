@@ -99,13 +99,14 @@ def diff(
     incomparable results.
     """
     o.one_stdout(fmt, json_out)
-    if o.exists(base) and o.exists(head) and _one_result(base, head):
+    base_result, head_result = _load(base, "BASE"), _load(head, "HEAD")
+    if _one_result(base, head):  # said once both read as results
         print(f"note: BASE and HEAD are one result ({_where(base)}): each figure is diffed against itself, "
               "so every change is zero; diff two runs, or time one model twice with compare",
               file=sys.stderr, flush=True)
     d = diff_results(
-        _load(base, "BASE"),
-        _load(head, "HEAD"),
+        base_result,
+        head_result,
         min_rel=None if min_change is None else min_change / 100.0,
         allow_mismatch=allow_mismatch,
         base_label=str(base),
