@@ -218,15 +218,23 @@ def test_turns_whose_step_stalled_in_most_rounds_are_judged_by_the_faster_half()
     assert (s.step_ms, s.outside_ms) == (pytest.approx(2.2), pytest.approx(1.2))
 
 
+def _in_turns(step_ms: float, prefill_ms: float, decode_ms: float, before_ms: float | None = None):
+    """Synthetic: ``_script``'s graphs as a model file's, its step timed at ``before_ms`` (else
+    ``step_ms``) and in five rounds of turns at ``step_ms``, the prefill's blocks at
+    ``prefill_ms`` and the decode's at ``decode_ms`` a call."""
+    r = _script()
+    r.script = False
+    r.step_samples_ms = [step_ms if before_ms is None else before_ms] * 6
+    r.step_turns = StepTurns(graphs=["0-inference", "0.1-inference"],
+                             blocks=[[[step_ms]] * 5, [[prefill_ms]] * 5, [[decode_ms]] * 5])
+    return r
+
+
 def test_turns_at_another_speed_than_the_profile_give_max_gain_the_outside_at_the_profiles_speed():
     """Synthetic: the graphs' own calls in the turns took 22x their profiled 8.5 ms (the prefill
     41.8 ms, the decode 12.1 ms a call, 12 calls: 187 ms) of a 220 ms step: 33 ms outside them.
     At the profile's speed that is 33 / 22 = 1.5 ms, which max gain adds to the graphs' 8.5."""
-    r = _script()
-    r.script = False
-    r.step_samples_ms = [220.0] * 6
-    r.step_turns = StepTurns(graphs=["0-inference", "0.1-inference"],
-                             blocks=[[[220.0]] * 5, [[41.8]] * 5, [[12.1]] * 5])
+    r = _in_turns(220.0, 41.8, 12.1)
     s = split_step(r)
     assert (s.graphs_ms, s.outside_ms) == (pytest.approx(187.0), pytest.approx(33.0))
     assert turns_slowdown(r, s) == pytest.approx(22.0)
@@ -239,9 +247,7 @@ def test_turns_at_another_speed_than_the_profile_give_max_gain_the_outside_at_th
             "and taken at the profile's speed (33.000 / 22.0).") in text
     assert "outside the graphs: 33.000" not in text  # the figure set aside never leads
     # at the profile's speed (within 1.5x either way) the turns' own figure stands
-    r.step_samples_ms = [12.0] * 6
-    r.step_turns = StepTurns(graphs=["0-inference", "0.1-inference"],
-                             blocks=[[[12.0]] * 5, [[2.0]] * 5, [[0.6]] * 5])
+    r = _in_turns(12.0, 2.0, 0.6)
     s = split_step(r)
     assert turns_slowdown(r, s) is None and gain_frame(r).outside_ms == pytest.approx(12.0 - 2.0 - 12 * 0.6)
 
@@ -251,11 +257,7 @@ def test_turns_far_faster_than_a_disturbed_profile_print_their_ratio_not_zero():
     threads waiting on taken cores) while the step's turns ran quiet. The graphs' calls in the
     turns (0.02 + 12 x 0.005 = 0.08 ms) are 0.08 / 8.5 = 0.0094x their profiled 8.5 ms, and the
     line says so; it read "0.0x" and "(0.020 / 0.0)", a division by zero, before."""
-    r = _script()
-    r.script = False
-    r.step_samples_ms = [0.1] * 6
-    r.step_turns = StepTurns(graphs=["0-inference", "0.1-inference"],
-                             blocks=[[[0.1]] * 5, [[0.02]] * 5, [[0.005]] * 5])
+    r = _in_turns(0.1, 0.02, 0.005)
     s = split_step(r)
     ratio = (0.02 + 12 * 0.005) / 8.5
     assert turns_slowdown(r, s) == pytest.approx(ratio)
@@ -271,11 +273,7 @@ def _turned(before_ms: float, step_ms: float, op: str):
     """Synthetic: ``_script``'s graphs as a model file's, its step timed at ``before_ms`` and in
     five rounds of turns at ``step_ms``, its graphs' blocks at 2.0 and 0.6 ms (9.2 ms a step);
     steps profiled after them hold ``op`` (4.0 ms) and 0.5 ms in no op."""
-    r = _script()
-    r.script = False
-    r.step_samples_ms = [before_ms] * 6
-    r.step_turns = StepTurns(graphs=["0-inference", "0.1-inference"],
-                             blocks=[[[step_ms]] * 5, [[2.0]] * 5, [[0.6]] * 5])
+    r = _in_turns(step_ms, 2.0, 0.6, before_ms)
     r.outside = OutsideProfile(steps=3, kept=3, step_ms=20.0, graphs_ms=15.5, uncovered_ms=0.5,
                                ops=[OutsideOp(op, 62.0, 4.0)])
     return r

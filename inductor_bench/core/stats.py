@@ -198,6 +198,11 @@ class Change:
     paired: Paired | None = None  # set when the sides were timed interleaved (judge_paired)
 
     @property
+    def min_rel(self) -> float | None:
+        """The minimum relative change the verdict was judged by (None where the base is 0)."""
+        return self.min_change_ms / self.base.ms if self.base.ms > 0 else None
+
+    @property
     def ratio_ci(self) -> tuple[float, float] | None:
         """PAIR_CONFIDENCE interval of head / base (the time ratio; below 1 is faster): the
         paired ratios' interval, else from the two figures' intervals; None when the base

@@ -133,7 +133,7 @@ def _speedup(f: Figures, result: CompareResult, ref: ModeResult | None, m: ModeR
         return
     ch = judge(result, ref, m)
     f.speedup, f.verdict = ch.speedup, ch.verdict
-    f.min_rel = ch.min_change_ms / ch.base.ms if ch.base.ms > 0 else None
+    f.min_rel = ch.min_rel
     if ch.verdict != TOO_FEW and min(ch.base.n, ch.head.n) >= MIN_SAMPLES:
         f.speedup_ci = ch.speedup_ci
 

@@ -119,15 +119,10 @@ def across_floor(v: float, marks: tuple[float, ...], places: int, sign: str = ""
     return text
 
 
-def _min_rel(ch: Change) -> float | None:
-    """The minimum relative change ``ch`` was judged by (None where its base is 0)."""
-    return ch.min_change_ms / ch.base.ms if ch.base.ms > 0 else None
-
-
 def speedup_x(ch: Change) -> str:
     """``ch``'s speedup (base / head): ``1.42x``, at more decimals beside the floors of its
     verdict (1 + min_rel and its inverse); "-" without one."""
-    return speedup_at(ch.speedup, _min_rel(ch))
+    return speedup_at(ch.speedup, ch.min_rel)
 
 
 def speedup_at(v: float | None, min_rel: float | None) -> str:
@@ -144,7 +139,7 @@ def change_pct(ch: Change) -> str:
     ``+10.0%`` would not (a 10% floor); "-" without one."""
     if ch.rel_pct is None:
         return DASH
-    m = _min_rel(ch)
+    m = ch.min_rel
     return across_floor(ch.rel_pct, (100 * m, 100 * (1 / (1 + m) - 1)) if m else (), 1, "+") + "%"
 
 
