@@ -5,18 +5,16 @@ BatchNorms' ``num_batches_tracked``. Without torch."""
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 import re
 
 from inductor_bench.core.attribution import call_origins
-from inductor_bench.core.callsites import parse_calls
 from inductor_bench.core.modparse import parse_module
 from inductor_bench.core.sources import Origin
 from inductor_bench.core.unplaced import MOSTLY_UNPLACED, mostly_unplaced, placement_bytes
 
 from .conftest import FIXTURES
+from .recorded_graph import recorded_graph
 
 RESNET = FIXTURES / "attribution" / "timm-resnet18-train-torch-2.13" / "0-forward"
 COPY = "cpp_fused_add_copy__0"
@@ -24,10 +22,7 @@ ALLOC = re.compile(r"^\s+(buf\d+) = empty_strided_cpu\(\(([\d, ]+)\)", re.M)
 
 
 def _recorded():
-    text = gzip.decompress((RESNET / "module.py.gz").read_bytes()).decode()
-    record = json.loads(gzip.decompress((RESNET / "sources.json.gz").read_bytes()))
-    module = parse_module(text)
-    return text, record, module, parse_calls(text, module)
+    return recorded_graph(RESNET)
 
 
 def test_the_weight_copies_outweigh_the_batchnorm_counters_and_take_the_kernel_from_their_modules():

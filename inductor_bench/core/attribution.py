@@ -24,6 +24,7 @@ from .breakdown import US_PER_MS, cpu_kernel_events, device_kernel_events, find_
 from .callsites import Call, parse_calls
 from .devices import HOST, backend
 from .modparse import ModuleInfo
+from .module_bytes import heaviest_first
 from .own_nodes import own_extern_nodes, own_origins
 from .results import GraphResult
 from .source_store import BUILT, LOST, MODULE_LOST, RECOMPUTE_MARKED, RECOMPUTED
@@ -195,6 +196,8 @@ def attribute(
     calls = parse_calls(text, module)
     origins, shapes = call_origins(calls, record)
     origins = mostly_unplaced(origins, calls, record, text, module)
+    nodes = record.get("nodes") or {}
+    origins = heaviest_first(origins, calls, record, text, module, lambda ns: origin_of(ns, nodes).modules)
     origins, made = rerooted(origins, calls, record)
     graph.recompute_marked = bool(record.get(RECOMPUTE_MARKED))
     graph.module_types = types = module_types(record.get("nodes") or {})

@@ -50,7 +50,8 @@ class Origin:
 
     nodes: list[str] = field(default_factory=list)  # FX nodes of the lowered graph, in graph order
     lines: list[SourceLine] = field(default_factory=list)  # distinct, by file and line
-    # distinct nn.Module paths ("" = the model itself), the one most of its nodes ran in first
+    # distinct nn.Module paths ("" = the model itself), the one most of its nodes ran in first (a
+    # generated kernel's: the one it writes the most bytes for, where known: core/module_bytes.py)
     modules: list[str] = field(default_factory=list)
     missing: str | None = None  # why there is no source line, or (with lines) no module
     # all its nodes are the forward's work that a backward graph does again (core/source_store.py)

@@ -58,7 +58,7 @@ def placement_bytes(calls: list[Call], record: dict[str, Any], text: str, module
     kinds = {i: ws for i, ws in kinds.items() if len({unplaced for _, unplaced in ws}) == 2}
     if not kinds:
         return {}
-    sizes = _call_bytes(calls, module_calls(text, module))
+    sizes = call_bytes(calls, module_calls(text, module))
     out = {}
     for i, ws in kinds.items():
         size = [sizes.get(i, {}).get(b) for b, _ in ws]
@@ -68,7 +68,7 @@ def placement_bytes(calls: list[Call], record: dict[str, Any], text: str, module
     return out
 
 
-def _call_bytes(calls: list[Call], args: list[CallArgs]) -> dict[int, dict[str, int | None]]:
+def call_bytes(calls: list[Call], args: list[CallArgs]) -> dict[int, dict[str, int | None]]:
     """Call position -> each buffer argument's bytes at that call: ``calls`` and the module's
     calls with their arguments (``module_calls``) matched as the k-th call of each name."""
     by_name: dict[str, list[CallArgs]] = {}
