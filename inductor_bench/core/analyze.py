@@ -100,7 +100,9 @@ class TraceKernel:
     per_step_calls: list[int] = field(default_factory=list)  # its calls in each step
     launched_by: str | None = None  # ``launchers`` joined by ", "; on the host, what a compiled
     # graph's call record ran as (core/compiled_calls.py)
-    launchers: list[str] = field(default_factory=list)  # each launch's innermost op, the most time first
+    # each launch's innermost op, the most time first; where no op encloses a launch, the
+    # range it was made in ("no op, in Optimizer.step#FusedAdam.step")
+    launchers: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -7,7 +7,9 @@ last one in the file when several share it); a sweep over each thread's ops, sor
 start (longest first), keeps the stack of open ops at each launch whose correlation a
 device event has (the other runtime calls are passed over); a device event whose
 correlation no launch has takes the ``cpu_op`` with its ``External id`` as a one-op stack,
-and its own start as its launch time.
+and its own start as its launch time. A launch no op encloses (an extension's kernel called
+from Python through its own bindings, as apex's fused optimizers are) is placed by the
+innermost ``record_function`` range open around it on its thread (``Launches.around``).
 """
 
 from __future__ import annotations
@@ -15,12 +17,12 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import compress, islice
 from operator import eq
 from typing import Any
 
-from .columns import MISSING, Events, Table, TraceColumns
+from .columns import ITERATION_MARKER, MISSING, Events, Table, TraceColumns
 
 NO_STACK = ()
 LAUNCHED_BEFORE = float("-inf")  # the launch time of work launched before the trace began
@@ -36,6 +38,9 @@ class Launches:
     # its launch's index in ``TraceColumns.launch`` (-1: none); kept only for a trace with
     # recorded shapes (``core/shaped_ops.py`` finds the op the launch was made in)
     launch: array | None = None
+    # a device event whose launch no op encloses -> the name id of the innermost
+    # record_function range open around that launch on its thread (none: absent)
+    around: dict[int, int] = field(default_factory=dict)
 
 
 def link_launches(c: TraceColumns) -> Launches:
@@ -59,10 +64,43 @@ def link_launches(c: TraceColumns) -> Launches:
         launch_keys = launch.corr.keys()
         by_corr = {launch_keys[i]: per_launch[i] for i in swept}
         sids = list(map(by_corr.get, keys))
+    bare = {j: i for j, (i, s) in enumerate(zip(found, sids, strict=True)) if i is not None and not s}
+    around = _ranges_around(c, bare)
     del found, swept
     if None in sids:
         sids = _by_external_id(c, sids, stacks)
-    return Launches(issued=issued, stack=array("i", sids), stacks=stacks, launch=launch_of)
+    return Launches(issued=issued, stack=array("i", sids), stacks=stacks, launch=launch_of, around=around)
+
+
+def _ranges_around(c: TraceColumns, bare: dict[int, int]) -> dict[int, int]:
+    """For each device event of ``bare`` (-> its launch, which no op encloses): the name id
+    of the latest-opened ``record_function`` range still open at the launch on the launch's
+    thread (``Optimizer.step#FusedAdam.step`` around apex's ``multi_tensor_apply_kernel``);
+    not the iteration marker, which only says which step it is."""
+    if not bare or not c.regions:
+        return {}
+    marker = c.names.get(ITERATION_MARKER)
+    ranges: dict[int, list[tuple[float, float, int]]] = {}
+    for name, start, end, thread in c.regions:
+        if name != marker:
+            ranges.setdefault(thread, []).append((start, -end, name))
+    lts, lwhere = c.launch.ts, c.launch.where
+    out: dict[int, int] = {}
+    by_thread: dict[int, list[tuple[float, int]]] = {}
+    for j, i in bare.items():
+        by_thread.setdefault(lwhere[i], []).append((lts[i], j))
+    for thread, launches in by_thread.items():
+        spans = sorted(ranges.get(thread, ()))
+        open_: list[tuple[float, int]] = []  # (end, name id), the latest opened last
+        p = 0
+        for t, j in sorted(launches):
+            while p < len(spans) and spans[p][0] <= t:
+                open_.append((-spans[p][1], spans[p][2]))
+                p += 1
+            open_ = [r for r in open_ if r[0] >= t]
+            if open_:
+                out[j] = open_[-1][1]
+    return out
 
 
 def _before_the_trace(issued: array, found: list[int | None], dev_ids: array, launch_ids: array) -> None:

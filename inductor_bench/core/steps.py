@@ -11,6 +11,7 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 
 from . import categories
 from .classify import classify
@@ -25,6 +26,7 @@ WHOLE_TRACE = "whole trace"
 ITERATION_STEP = "iteration"  # a step of a trace inductor-bench profiled: one iteration it marked
 HOST_THREAD = "CPU thread "  # a CPU-only trace's rows: one per thread, "CPU thread 1234"
 US_PER_MS = 1000.0
+NO_OP_IN = "no op, in "  # a launcher where no op encloses the launch: the range it was made in
 
 
 @dataclass
@@ -96,7 +98,8 @@ def split_steps(c: TraceColumns) -> StepEvents:
     windows = _step_windows(c)
     links = link_launches(c)
     dev = c.device
-    kinds, kind = _kinds(c, zip(dev.name, links.stack, strict=True), links.stacks.values)
+    around = map(links.around.get, range(len(dev)), repeat(-1))
+    kinds, kind = _kinds(c, zip(dev.name, links.stack, around, strict=True), links.stacks.values)
     per_step, outside = by_step(windows, range(len(dev)), links.issued)
     return StepEvents(windows, per_step, outside, dev, c.names.values, links.issued, dev.where,
                       c.devices.values, kind, kinds, launch=links.launch)
@@ -105,7 +108,7 @@ def split_steps(c: TraceColumns) -> StepEvents:
 def _host_steps(c: TraceColumns) -> StepEvents:
     names = c.names.values
     op = c.op
-    kinds, kind = _kinds(c, ((n, 0) for n in op.name), [()])
+    kinds, kind = _kinds(c, ((n, 0, -1) for n in op.name), [()])
     # a compiled graph's call record stands aside where its C++ kernels are ops of their own
     # (kernel profiling on, as breakdown traces): its time outside them is the Python wrapper,
     # idle as breakdown counts the host. Where they are not (a user's trace), it wraps its
@@ -188,20 +191,23 @@ def _close(wrap: list[float], shares: list[tuple[int, float]]) -> None:
 
 
 def _kinds(c: TraceColumns, name_stack, stacks: list[tuple[str, ...]]):
-    """(kinds, kind per event): an event's kind is its (name, launch stack), classified once."""
+    """(kinds, kind per event): an event's kind is its (name, launch stack, range around a
+    launch no op encloses: -1 none), classified once."""
     table = Table()
     kind = array("i", map(table.__getitem__, name_stack))
     names = c.names.values
     kinds = []
-    for n, s in table.values:
+    for n, s, r in table.values:
         name, stack = names[n], stacks[s]
-        kinds.append((classify(name, None, ops=stack), _launcher(name, stack)))
+        kinds.append((classify(name, None, ops=stack), _launcher(name, stack, names[r] if r >= 0 else None)))
     return kinds, kind
 
 
-def _launcher(name: str, stack: tuple[str, ...]) -> str | None:
-    """The innermost op around the launch (a Triton kernel's own record function aside)."""
-    return next((op for op in stack if op != name), None)
+def _launcher(name: str, stack: tuple[str, ...], around: str | None = None) -> str | None:
+    """The innermost op around the launch (a Triton kernel's own record function aside); where
+    no op encloses it, the range it was launched in (``no op, in Optimizer.step#FusedAdam.step``)."""
+    op = next((op for op in stack if op != name), None)
+    return f"{NO_OP_IN}{around}" if op is None and around is not None else op
 
 
 def by_step(windows, events, when: Sequence[float]) -> tuple[list[Sequence[int]], int]:
