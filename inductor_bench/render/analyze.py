@@ -305,6 +305,14 @@ NO_LAUNCHES = (
     "(every gap is counted as waiting on CPU)")
 
 
+def no_device_events(launches: int) -> str:
+    """The fact line of a trace whose CPU called the CUDA runtime but whose device side is absent."""
+    return (f"{launches:,} CUDA runtime / driver calls (launches among them) but no kernel, memcpy or memset "
+            "event: the device's side was not recorded (CUPTI's range-profiler mode writes its kernels as "
+            "cuda_profiler_range events, counters without times, and replays each one inside its launch "
+            "call), so the rows are the CPU threads and their times the host's, launch calls included")
+
+
 def _restarted(names: list[str]) -> str:
     """The fact line of the ranges whose start was restored (``core/range_starts.py``)."""
     return (f"{len(names)} ranges were written {CLOSED} (torch 2.5's Python tracer): {listed(names)}; "
@@ -328,6 +336,8 @@ def _analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str]
         facts.append(untimed_fact(r.untimed))
     if not r.launches and r.devices and not _on_host(r):
         facts.append(NO_LAUNCHES)
+    if r.launches and _on_host(r):
+        facts.append(no_device_events(r.launches))
     if held_nothing := empty_steps(r):
         facts.append(f"{listed(held_nothing)} held nothing of its own (no device event, or on a "
                      "CPU-only trace no op; as the step a profiler stops in): left out of the steady mean")
