@@ -34,6 +34,10 @@ SIN = KERNELS / "synthetic_cuda" / "triton_poi_fused_add_sin_0.py"
 TEM = KERNELS / "synthetic_cuda" / "triton_tem_fused_mm_0.py"
 
 RED_CFG = {"XBLOCK": 1, "R0_BLOCK": 2048, "num_warps": 16, "num_stages": 1}
+# what a refusal tells of RED from its file alone: its decorator's size hints, Inductor's
+# kernel_num_gb (8 x 65536 fp32 read and 8 written: 2,097,184 bytes), its tuning switches (all off)
+RED_SAYS = ("the file says: Triton reduction, size hints x=8 r0_=65536, 2.097 MB a launch (Inductor's "
+            "estimate), generated with no autotuning switch on")
 TUNED_CFG = {"XBLOCK": 8, "R0_BLOCK": 256, "num_warps": 8, "num_stages": 1}
 
 
@@ -143,7 +147,8 @@ def test_no_cuda_exits_with_one_line_before_any_worker():
                        capture_output=True, text=True, timeout=300, check=False)
     assert p.returncode == 2
     assert error_line(p.stderr) == (
-        f"no CUDA device is available here ({why}); benchmarking triton_red_fused_sum_0 needs an NVIDIA GPU")
+        f"no CUDA device is available here ({why}); benchmarking triton_red_fused_sum_0 needs an NVIDIA GPU; "
+        + RED_SAYS)
     assert p.stdout == ""
 
 
@@ -157,7 +162,7 @@ def test_the_worker_says_the_same_where_only_torch_can_tell(monkeypatch):
     with pytest.raises(DeviceError) as e:
         kernelbench.run_kernel_bench(read_kernel_file(RED))
     assert str(e.value) == ("no CUDA device is available here (torch.cuda.is_available() is False); "
-                            "benchmarking triton_red_fused_sum_0 needs an NVIDIA GPU")
+                            "benchmarking triton_red_fused_sum_0 needs an NVIDIA GPU; " + RED_SAYS)
 
 
 def test_worker_timeout_is_one_clear_error(monkeypatch):
@@ -481,7 +486,9 @@ def test_kernel_on_a_foreach_file_without_harness_is_one_line(capsys, fake_worke
     _foreach_without_harness(f)
     code, out, err = run_cli(capsys, str(f))
     assert code == 2
-    assert error_line(err) == f"{f}: {FOREACH_REASON}"
+    # the synthetic file's kernel_num_gb is 2.4e-05: 24,000 bytes
+    assert error_line(err) == (f"{f}: {FOREACH_REASON}; the file says: Triton foreach / combo, 24 kB a "
+                               "launch (Inductor's estimate), generated with no autotuning switch on")
     assert out == "" and fake_worker.calls == []
 
 

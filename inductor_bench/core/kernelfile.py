@@ -15,10 +15,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .categories import label
 from .classify import classify
 from .devices import HOST_BACKEND, kernel_timing_backends
 from .errors import DeviceError, UsageError
-from .modparse import KernelInfo, is_compiled_module
+from .modparse import KernelInfo, is_compiled_module, parse_module
 from .peaks import compute_type
 
 HARNESS = ("get_args", "call")  # what a benchmark needs from the file
@@ -179,8 +180,8 @@ def _is_jit(fn: ast.FunctionDef) -> bool:
 def _not_a_kernel_file(path: str, text: str, tree: ast.Module) -> UsageError:
     if is_compiled_module(text) and "# kernel path:" in text:
         return UsageError(
-            f"{path}: this is a compiled module, not a kernel file; pass one of the files its "
-            "'# kernel path:' comments name, or a run directory and a kernel name"
+            f"{path}: this is a compiled module, not a kernel file{_its_kernels(text)}; pass one of the "
+            "files its '# kernel path:' comments name, or a run directory and a kernel name"
         )
     if is_compiled_module(text):  # a CPU module: its C++ kernels are in it, no Triton kernel file
         return UsageError(
@@ -197,6 +198,24 @@ def _not_a_kernel_file(path: str, text: str, tree: ast.Module) -> UsageError:
         f"{path}: not an Inductor Triton kernel file (no @triton_heuristics.<heuristic>(...) "
         "@triton.jit function)"
     )
+
+
+def _amount(n: float) -> str:
+    """``134.2 M``, ``24 k``, ``17.18 G``: a count with its decimal prefix and a space."""
+    for prefix, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.4g} {prefix}"
+    return f"{n:.4g} "
+
+
+def _its_kernels(text: str) -> str:
+    """``; its 2 Triton kernels: triton_poi_fused_add_0 (Triton pointwise), ...``: a compiled
+    module's Triton kernels, each with its category from its source's heuristic."""
+    kernels = [(name, info) for name, info in parse_module(text).kernels.items() if info.kind == "triton"]
+    if not kernels:
+        return ""
+    listed = ", ".join(f"{name} ({label(classify(name, info))})" for name, info in kernels)
+    return f"; its {len(kernels)} Triton kernel{'s' if len(kernels) > 1 else ''}: {listed}"
 
 
 def _a_count(num_gb: float | None) -> float | None:
@@ -294,6 +313,29 @@ def check_name(kf: KernelFile, wanted: str | None) -> None:
         raise UsageError(f"{kf.path} holds kernel {kf.name}, not {wanted}")
 
 
+def file_says(kf: KernelFile) -> str:
+    """What a refused kernel file tells without running anything: its category, size hints,
+    Inductor's bytes and FLOPs a launch, a template's fixed config, and the tuning switches
+    it was generated with (the candidate configs of the others are built by Inductor's
+    heuristics as the file loads, from these)."""
+    parts = [label(kf.category)]
+    hints = kf.size_hints
+    if isinstance(hints, dict) and hints:
+        parts.append("size hints " + " ".join(f"{k}={v}" for k, v in hints.items()))
+    elif isinstance(hints, (list, tuple)) and hints:
+        parts.append("size hints " + "x".join(str(v) for v in hints))
+    if kf.num_gb is not None:
+        parts.append(f"{_amount(kf.num_gb * 1e9)}B a launch (Inductor's estimate)")
+    if kf.flop:
+        parts.append(f"{_amount(kf.flop)}FLOP a launch")
+    if kf.is_template and kf.compile_config:
+        parts.append("its config fixed at compile time: "
+                     + " ".join(f"{k}={v}" for k, v in kf.compile_config.items()))
+    on = [k for k, v in kf.tuning_flags.items() if v]
+    parts.append(f"generated with {' and '.join(on)} on" if on else "generated with no autotuning switch on")
+    return f"the file says: {', '.join(parts)}"
+
+
 def no_harness_reason(kf: KernelFile) -> str | None:
     """Why the file's own harness cannot launch the kernel (None: it can)."""
     missing = [f for f in HARNESS if f not in kf.functions]
@@ -312,7 +354,7 @@ def require_benchmarkable(kf: KernelFile) -> None:
     """The file can be loaded and launched by its own harness."""
     why = no_harness_reason(kf)
     if why:
-        raise UsageError(f"{kf.path}: {why}")
+        raise UsageError(f"{kf.path}: {why}; {file_says(kf)}")
 
 
 def require_timeable(kf: KernelFile) -> None:

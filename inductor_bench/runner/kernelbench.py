@@ -29,7 +29,7 @@ from ..core import autotune, modes, peaks
 from ..core.categories import TRITON_CATEGORIES
 from ..core.devices import backend
 from ..core.errors import BenchError, DeviceError, ResultError, UsageError
-from ..core.kernelfile import KernelFile, check_name, no_harness_reason, read_kernel_file
+from ..core.kernelfile import KernelFile, check_name, file_says, no_harness_reason, read_kernel_file
 from ..core.results import BreakdownResult, KernelStat, RetunedKernel
 from ..core.rundir import LOGS_DIR, run_file
 from . import device as dev
@@ -58,7 +58,7 @@ def modes_for(kf: KernelFile, max_autotune: bool) -> list[str]:
 def no_device(kf: KernelFile, why: str) -> DeviceError:
     b = backend(kf.device)
     return DeviceError(f"no {b.name.upper()} device is available here ({why}); "
-                       f"benchmarking {kf.name} needs {b.hardware}")
+                       f"benchmarking {kf.name} needs {b.hardware}; {file_says(kf)}")
 
 
 def run_kernel_bench(
