@@ -108,8 +108,8 @@ def test_the_gate_fails_on_a_regression_against_the_baseline(tmp_path):
     assert json.loads(data.stdout)["gate"]["threshold_pct"] is None
 
 
-def test_a_model_missing_from_the_baseline_is_not_comparable(tmp_path):
-    old = _done_sweep(tmp_path / "old", models=MODELS[:1])
+def _not_comparable_against(old: Path, tmp_path: Path) -> None:
+    """A finished sweep gated against ``old``, which has no result of transformer_block: exit 5."""
     new = _done_sweep(tmp_path / "new")
     r = _cli(*_argv(new, "--baseline", str(old), "--fail-on-regression", "10"), cwd=tmp_path)
     assert r.returncode == 5
@@ -117,6 +117,21 @@ def test_a_model_missing_from_the_baseline_is_not_comparable(tmp_path):
         r.stderr.splitlines()[-1]
         == "inductor-bench: error: no verdict: transformer_block: no result in the baseline"
     )
+
+
+def test_a_model_missing_from_the_baseline_is_not_comparable(tmp_path):
+    old = _done_sweep(tmp_path / "old", models=MODELS[:1])
+    _not_comparable_against(old, tmp_path)
+
+
+def test_a_baseline_cell_whose_job_was_stopped_after_its_timing_is_not_judged(tmp_path):
+    """The baseline's transformer_block was interrupted once its compare had saved every
+    column: not a result to judge against (exit 5), though its figures equal this sweep's."""
+    old = _done_sweep(tmp_path / "old")
+    saved = json.loads((old / "sweep.json").read_text())
+    saved["cells"][1].update(status=CellStatus.INTERRUPTED, exit_code=130, reason="stopped by SIGINT")
+    (old / "sweep.json").write_text(json.dumps(saved))
+    _not_comparable_against(old, tmp_path)
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path):

@@ -13,9 +13,18 @@ import typer
 from ..core.compare import DEFAULT_MODES, parse_modes
 from ..core.devices import AUTO, HOST_BACKEND
 from ..core.errors import BenchError, Interrupted, NotComparable, RegressionFound, UsageError, WorkerError
-from ..core.rundir import HTML_REPORT_FILE, REPORT_FILE
-from ..core.sweep import SWEEP_FILE, Cell, CellStatus, Sweep, grid_size, new_sweep, parse_shard, progress_line
-from ..core.sweep_table import SweepTable, build_table, gate
+from ..core.rundir import COMPARE_FILE, HTML_REPORT_FILE, REPORT_FILE
+from ..core.sweep import (
+    SWEEP_FILE,
+    Cell,
+    Sweep,
+    grid_size,
+    how_it_ended,
+    new_sweep,
+    parse_shard,
+    progress_line,
+)
+from ..core.sweep_table import SweepTable, build_table, comparable_results, gate
 from ..core.vocab import CompileMode
 from ..core.workload import FACTORY_KIND
 from ..render.doc import HTML
@@ -88,8 +97,8 @@ def sweep(
     compile time per model and mode, and the geomean speedup per mode. The same command again
     skips the finished cells and retries the others.
 
-    Exit status: 0; 4 when a job failed, timed out or was killed (its cell says why; run the
-    same command again to retry it); with --fail-on-regression, 1 for a regression and 5 when a
+    Exit status: 0; 4 when a job failed, timed out, was killed or was stopped (its cell says
+    why; run the same command again to retry it); with --fail-on-regression, 1 for a regression and 5 when a
     model or mode was measured on one side only; 2 for bad input; 128 + the signal when stopped.
     """
     o.one_stdout(fmt, json_out)
@@ -139,7 +148,7 @@ def sweep(
             plan,
             make,
             on_event=_print_event(
-                executor, queued=executor is ExecutorKind.slurm and slurm_cluster is SlurmCluster.slurm
+                executor, out, queued=executor is ExecutorKind.slurm and slurm_cluster is SlurmCluster.slurm
             ),
             timeout_s=job_timeout,
             shared_marker=executor is not ExecutorKind.local,
@@ -152,8 +161,8 @@ def sweep(
     table = build_table(done, load_results(out.absolute(), done))
     if old is not None:
         table.gate = gate(
-            load_results(baseline.absolute(), old),
-            load_results(out.absolute(), done),
+            comparable_results(old, load_results(baseline.absolute(), old)),
+            comparable_results(done, load_results(out.absolute(), done)),
             fail_on_regression,
         )
     _write_reports(out, table)
@@ -250,7 +259,7 @@ def _executor_factory(
     return make
 
 
-def _print_event(kind: ExecutorKind, *, queued: bool):
+def _print_event(kind: ExecutorKind, out: Path, *, queued: bool):
     """Progress on stderr: a line as the sweep starts, then one per job as it starts (or, on
     Slurm, is submitted to its queue) and ends, with the count."""
     started = "submitted" if queued else "started"
@@ -267,9 +276,10 @@ def _print_event(kind: ExecutorKind, *, queued: bool):
             tries = f" (attempt {cell.attempts})" if cell.attempts > 1 else ""
             line = f"sweep: {cell.model} {started}{where}{tries}; {progress_line(sweep)}"
         else:
-            why = f": {cell.reason}" if cell.reason and cell.status != CellStatus.DONE else ""
-            took = f" in {cell.seconds:.1f} s" if cell.seconds is not None else ""
-            line = f"sweep: {cell.model} {cell.status}{why}{took}; {progress_line(sweep)}"
+            took = f"{cell.seconds:.1f} s" if cell.seconds is not None else None
+            saved = out / cell.run_dir if cell.run_dir else None
+            saved_in = str(saved) if saved is not None and (saved / COMPARE_FILE).is_file() else None
+            line = f"sweep: {cell.model} {how_it_ended(cell, took, saved_in)}; {progress_line(sweep)}"
         print(line, file=sys.stderr, flush=True)
 
     return on_event

@@ -61,6 +61,14 @@ class Cell:
     def done(self) -> bool:
         return self.status == CellStatus.DONE
 
+    @property
+    def comparable(self) -> bool:
+        """Its last attempt's compare ran to its own end (done, or failed with its own error
+        line, a failed mode marked as such): its figures count in the geomeans and the gate. A
+        cell stopped, timed out, killed or not run since holds at most what was measured before
+        its job ended: shown, marked, left out of both."""
+        return self.status in (CellStatus.DONE, CellStatus.FAILED)
+
 
 @dataclass
 class Sweep:
@@ -233,9 +241,9 @@ def ended(cell: Cell, exit_code: int | None, *, timed_out: bool, reason: str | N
     elif exit_code == 0:
         cell.status, cell.reason = CellStatus.DONE, None
     elif exit_code is not None and exit_code in _STOP_CODES:
-        # compare's own line when stopped is the bare word ("interrupted"): no reason beside
-        # the status of that name, the signal is
-        said = reason if reason and reason != CellStatus.INTERRUPTED else None
+        # compare's own line when stopped ("interrupted", "error: interrupted; what was
+        # measured is saved in DIR") only repeats the status: the signal is the reason
+        said = reason if reason and not _says_interrupted(reason) else None
         cell.status = CellStatus.INTERRUPTED
         cell.reason = said or f"stopped by {signal.Signals(exit_code - 128).name}"
     elif exit_code is not None and exit_code < 0:
@@ -243,6 +251,23 @@ def ended(cell: Cell, exit_code: int | None, *, timed_out: bool, reason: str | N
     else:
         cell.status = CellStatus.FAILED
         cell.reason = reason or (f"exited with code {exit_code}" if exit_code is not None else "failed")
+
+
+def _says_interrupted(line: str) -> bool:
+    return line.removeprefix("error: ").startswith(CellStatus.INTERRUPTED)
+
+
+def how_it_ended(cell: Cell, took: str | None, saved_in: str | None = None) -> str:
+    """The cell's status as the progress lines and the notes say it: ``done in 5.0 s``,
+    ``failed: error: ...: the model raised in 5.0 s``, ``interrupted: stopped by SIGINT after
+    9.6 s; what was measured is saved in DIR``. ``took``: its time, formatted; ``saved_in``:
+    where an interrupted job's measurements are (None: not said)."""
+    why = f": {cell.reason}" if cell.reason and not cell.done else ""
+    if cell.status != CellStatus.INTERRUPTED:
+        return f"{cell.status}{why}{f' in {took}' if took else ''}"
+    after = f" after {took}" if took else ""
+    saved = f"; what was measured is saved in {saved_in}" if saved_in else ""
+    return f"{cell.status}{why}{after}{saved}"
 
 
 def progress_line(sweep: Sweep) -> str:

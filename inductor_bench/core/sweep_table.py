@@ -19,6 +19,7 @@ from .errors import UsageError
 from .stats import MIN_SAMPLES, TOO_FEW
 from .step import disturbances, oversubscribed
 from .sweep import Sweep
+from .vocab import Status
 
 # The table a sweep prints (``--format json``, ``--json PATH``): its cells, geomeans and gate,
 # with the sweep it was made from (``inductor-bench/sweep``) under ``sweep``.
@@ -83,6 +84,7 @@ class SweepTable:
     gate: Gate | None = None
     # model -> what disturbed the timing of its steps (compare's warnings: a busy machine)
     step_disturbed: dict[str, list[str]] = field(default_factory=dict)
+    measured: list[str] = field(default_factory=list)  # the models whose run directory holds a result
 
     def min_rel(self, mode: str) -> float | None:
         """The floor the mode's speedups were judged by (the device's: one per sweep), for its
@@ -157,13 +159,42 @@ def build_table(sweep: Sweep, results: dict[str, CompareResult | None]) -> Sweep
             rows[cell.model] = {m: Figures(cell.model, m, status=cell.status, reason=why) for m in modes}
         else:
             rows[cell.model] = {m: mode_figures(r, cell.model, m, ref) for m in modes}
+            if not cell.comparable:
+                for f in rows[cell.model].values():
+                    _left_out(f, cell.status)
     geo = {m: _geomean_of(rows, m) for m in modes if m != ref}
     load = {model: lines for model, r in results.items() if r is not None and (lines := step_disturbances(r))}
-    return SweepTable(sweep=sweep, reference=ref, modes=modes, rows=rows, geomeans=geo, step_disturbed=load)
+    measured = [c.model for c in sweep.cells if results.get(c.model) is not None]
+    return SweepTable(
+        sweep=sweep, reference=ref, modes=modes, rows=rows, geomeans=geo, step_disturbed=load,
+        measured=measured,
+    )
+
+
+# the reason of a mode measured by a job that did not run to its end
+LEFT_OUT = "measured before its job ended: left out of the geomean and the gate"
+
+
+def _left_out(f: Figures, status: str) -> None:
+    """A mode measured by a job that then did not end by itself (stopped, timed out, killed):
+    its figures stay, marked with the cell's status, out of the geomean."""
+    if f.status == Status.OK:
+        f.status, f.reason = status, LEFT_OUT
+
+
+Results = dict[str, CompareResult | None]
+
+
+def comparable_results(sweep: Sweep, results: Results) -> Results:
+    """``results`` with None for each cell whose job did not run to its end (``Cell.comparable``):
+    what the gate judges."""
+    return {c.model: results.get(c.model) if c.comparable else None for c in sweep.cells}
 
 
 def _geomean_of(rows: dict[str, dict[str, Figures]], mode: str) -> tuple[float | None, int]:
-    values = [r[mode].speedup for r in rows.values() if r[mode].speedup is not None]
+    """Over the models where the mode was timed by a job that ran to its end."""
+    figs = [r[mode] for r in rows.values()]
+    values = [f.speedup for f in figs if f.status == Status.OK and f.speedup is not None]
     return geomean(values), len(values)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from ..core.categories import label
-from ..core.sweep import CellStatus, grid_size, progress_line
+from ..core.sweep import grid_size, how_it_ended, progress_line
 from ..core.sweep_table import Figures, Gate, SweepTable
 from .doc import TEXT, Bar, Chart, Doc, Segment, new_doc
 from .format import interval_pct, interval_x, pct, seconds, speedup_at
@@ -131,11 +131,16 @@ def notes(table: SweepTable) -> list[str]:
     if table.reference != "eager":
         out.append(f"no eager column (--no-eager): speedups are over the first mode, {table.reference}")
     for c in s.cells:
-        ran = f" in {seconds(c.seconds)}" if c.seconds is not None else ""
+        ended = how_it_ended(c, seconds(c.seconds) if c.seconds is not None else None)
         where = f" on {c.where}" if c.where else ""
         tries = f", attempt {c.attempts}" if c.attempts > 1 else ""
-        why = f": {c.reason}" if c.reason and c.status != CellStatus.DONE else ""
-        out.append(f"{c.model}: {c.status}{why}{ran}{where}{tries} ({c.run_dir or 'no run directory'})")
+        left_out = (
+            f"; what it measured is shown, marked {c.status}, left out of the geomeans and the gate "
+            "(the same command runs it again)"
+            if c.model in table.measured and not c.comparable
+            else ""
+        )
+        out.append(f"{c.model}: {ended}{where}{tries} ({c.run_dir or 'no run directory'}){left_out}")
     return out
 
 

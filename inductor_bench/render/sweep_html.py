@@ -11,6 +11,7 @@ import math
 
 from ..core.stats import SIGNIFICANT, TOO_FEW
 from ..core.sweep_table import Figures, SweepTable
+from ..core.vocab import Status
 from .doc import HTML, new_doc
 from .format import interval_x, seconds
 from .sweep import DISTURBED_MARK, fill, geomean_text, speedup_text, top_text
@@ -26,8 +27,9 @@ STYLE = (
 
 
 def cell_colour(f: Figures) -> str:
-    """The cell's background: ``rgba(...)``, or "" for none."""
-    if f.speedup is None or f.verdict in (None, TOO_FEW):
+    """The cell's background: ``rgba(...)``, or "" for none (also where its job did not run
+    to its end: its figures are out of the geomean)."""
+    if f.speedup is None or f.verdict in (None, TOO_FEW) or f.status != Status.OK:
         return ""
     if f.verdict != SIGNIFICANT:
         return f"rgba({NOISE_RGB},0.35)"
@@ -63,6 +65,8 @@ def _cell(f: Figures, ref: str) -> str:
     style = f' style="background:{colour}"' if colour else ""
     body = html.escape(speedup_text(f) if f.speedup is not None else f.status)
     ci = f"<small>{html.escape(interval_x(f.speedup_ci))}</small>" if f.speedup_ci is not None else ""
+    if f.speedup is not None and f.status != Status.OK:  # measured, left out of the geomean
+        ci += f"<small>{html.escape(f.status)}: not in the geomean</small>"
     tip = html.escape(cell_tip(f, ref))
     return f'<td class="h"{style} title="{tip}" data-speedup="{f.speedup or ""}">{body}{ci}</td>'
 

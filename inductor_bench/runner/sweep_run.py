@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import secrets
+import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -146,6 +147,9 @@ def record_outcome(sweep_dir: Path, cell: Cell, outcome: JobOutcome) -> None:
         reason = f"compare {describe_exit(outcome.exit_code)}"
     ended(cell, outcome.exit_code, timed_out=outcome.timed_out, reason=reason)
     if outcome.stopped and not cell.done:
+        # stopped with the sweep: by the signal the sweep got (its jobs get SIGINT from it)
+        if cell.status != CellStatus.FAILED:
+            cell.reason = f"stopped by {signal.Signals(stop.received() or signal.SIGINT).name}"
         cell.status = CellStatus.INTERRUPTED
 
 

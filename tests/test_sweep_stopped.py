@@ -1,0 +1,140 @@
+"""A sweep's cells whose jobs did not run to their end (stopped with the sweep or on their own,
+timed out, killed) after they had measured something: the figures are shown, marked with the
+cell's status, and left out of the geomeans and the gate in the text, the JSON and the page;
+how such a cell ended reads as one phrase. The compare results are the recorded CPU compare of
+models/mlp.py; a copy with max-autotune's steps x3 is synthetic. No job runs here."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import re
+import signal
+import statistics
+from pathlib import Path
+
+import pytest
+
+from inductor_bench.core.compare import CompareResult
+from inductor_bench.core.rundir import load_compare
+from inductor_bench.core.sweep import Cell, CellStatus, ended, how_it_ended, new_sweep
+from inductor_bench.core.sweep_table import build_table, comparable_results, gate
+from inductor_bench.render.sweep import render_sweep
+from inductor_bench.render.sweep_html import heatmap
+from inductor_bench.runner import stop
+from inductor_bench.runner.sweep_job import JobOutcome
+from inductor_bench.runner.sweep_run import record_outcome
+
+from .steady_rule import limit
+
+FIXTURE = Path(__file__).parent / "fixtures" / "results" / "cpu_mlp_compare" / "compare.json"
+
+
+def _steady_mean(xs: list[float]) -> float:
+    return statistics.fmean([x for x in xs if x <= limit(xs)])
+
+
+def _slowed(factor: float) -> CompareResult:
+    d = copy.deepcopy(json.loads(FIXTURE.read_text()))
+    d["modes"][2]["step_samples_ms"] = [x * factor for x in d["modes"][2]["step_samples_ms"]]
+    return CompareResult.from_dict(d)
+
+
+def _sweep(stopped: str) -> tuple:
+    """Cell ``a`` done; cell ``b`` ended ``stopped`` after its compare saved every column's
+    timing (max-autotune x3 slower)."""
+    s = new_sweep(["/m/a.py", "/m/b.py"], ["a", "b"], ["default", "max-autotune"], [], device="cpu",
+                  shard=None, executor="local", created="")
+    a, b = s.cells
+    a.status, a.run_dir, a.attempts, a.seconds = CellStatus.DONE, "a", 1, 60.0
+    b.status, b.run_dir, b.attempts, b.seconds = stopped, "b", 1, 9.6
+    b.reason = "stopped by SIGINT" if stopped == CellStatus.INTERRUPTED else "ran past --job-timeout and was killed"
+    return s, {"a": load_compare(FIXTURE), "b": _slowed(3.0)}
+
+
+@pytest.mark.parametrize("stopped", [CellStatus.INTERRUPTED, CellStatus.TIMEOUT, CellStatus.KILLED])
+def test_a_cell_stopped_after_its_timing_is_marked_and_left_out_of_the_geomean(stopped):
+    sweep, results = _sweep(stopped)
+    raw = json.loads(FIXTURE.read_text())
+    eager = _steady_mean(raw["modes"][0]["step_samples_ms"])
+    a_default = eager / _steady_mean(raw["modes"][1]["step_samples_ms"])
+    a_max = eager / _steady_mean(raw["modes"][2]["step_samples_ms"])
+    b_max = eager / _steady_mean([3.0 * x for x in raw["modes"][2]["step_samples_ms"]])
+    table = build_table(sweep, results)
+    # the geomeans are cell a's alone
+    assert table.geomeans["default"] == (pytest.approx(a_default, rel=1e-12), 1)
+    assert table.geomeans["max-autotune"] == (pytest.approx(a_max, rel=1e-12), 1)
+    # b's figures stay, marked with its status
+    fb = table.rows["b"]["max-autotune"]
+    assert fb.speedup == pytest.approx(b_max, rel=1e-12)
+    assert fb.status == stopped and "left out of the geomean" in fb.reason
+    assert [f.status for f in table.rows["a"].values()] == ["ok"] * 3
+    # text: the geomean line, the row's status, the note on the cell
+    text = render_sweep(table)
+    assert f"max-autotune {a_max:.2f}x (1 of 2 models)" in text
+    row = next(ln for ln in text.splitlines() if ln.startswith("b ") and "max-autotune" in ln)
+    assert f"{b_max:.2f}x" in row and f"{stopped}: measured before its job ended" in row
+    note = next(ln for ln in text.splitlines() if ln.startswith("b: "))
+    assert f"what it measured is shown, marked {stopped}, left out of the geomeans and the gate" in note
+    # JSON: the same statuses, and the geomean recomputed from its cells with status ok
+    d = json.loads(render_sweep(table, "json"))
+    ok_max = [c["speedup"] for c in d["cells"] if c["mode"] == "max-autotune" and c["status"] == "ok"]
+    assert ok_max == [pytest.approx(a_max, rel=1e-12)]
+    assert d["geomean_speedup"]["max-autotune"] == {"geomean": pytest.approx(a_max, rel=1e-12), "models": 1}
+    # the page: b's cells uncoloured and marked, the geomean cell a's
+    page = heatmap(table)
+    b_row = re.search(r"<tr><th>b</th>(.*?)</tr>", page, re.S).group(1)
+    assert "background" not in b_row and b_row.count(f"{stopped}: not in the geomean") == 2
+    a_row = re.search(r"<tr><th>a</th>(.*?)</tr>", page, re.S).group(1)
+    assert a_row.count("background") == 2
+    assert f"<strong>{a_max:.2f}x</strong>" in page
+
+
+def test_the_gate_judges_only_cells_whose_jobs_ran_to_their_end():
+    """b's job was interrupted after timing a 3x slower max-autotune: not a regression to name,
+    a model with no result (the gate fails as not comparable)."""
+    sweep, results = _sweep(CellStatus.INTERRUPTED)
+    base = {"a": load_compare(FIXTURE), "b": load_compare(FIXTURE)}
+    g = gate(base, comparable_results(sweep, results), 10.0)
+    assert g.regressions == [] and g.unmeasured == ["b: no result in this sweep"]
+    assert comparable_results(sweep, results)["a"] is results["a"]
+
+
+def test_a_failed_cell_keeps_its_timed_modes_in_the_geomean():
+    """A compare that exited with its own error (one mode failed) ran to its end: the modes it
+    timed count."""
+    sweep, results = _sweep(CellStatus.INTERRUPTED)
+    sweep.cells[1].status, sweep.cells[1].reason = CellStatus.FAILED, "error: max-autotune failed"
+    table = build_table(sweep, results)
+    raw = json.loads(FIXTURE.read_text())
+    eager = _steady_mean(raw["modes"][0]["step_samples_ms"])
+    a_max = eager / _steady_mean(raw["modes"][2]["step_samples_ms"])
+    b_max = eager / _steady_mean([3.0 * x for x in raw["modes"][2]["step_samples_ms"]])
+    assert table.geomeans["max-autotune"] == (pytest.approx(math.sqrt(a_max * b_max), rel=1e-12), 2)
+
+
+@pytest.mark.parametrize("said", [
+    "interrupted",
+    "error: interrupted; what was measured is saved in /s/mlp",
+    "error: interrupted; what was measured is saved in /s/mlp (by SIGTERM)",
+])
+def test_compares_own_stop_line_is_not_the_reason(said):
+    c = Cell(model="mlp", model_path="/m/mlp.py", run_dir="mlp", seconds=9.6)
+    ended(c, 130, timed_out=False, reason=said)
+    assert (c.status, c.reason) == (CellStatus.INTERRUPTED, "stopped by SIGINT")
+    assert how_it_ended(c, "9.6 s", "/s/mlp") == (
+        "interrupted: stopped by SIGINT after 9.6 s; what was measured is saved in /s/mlp"
+    )
+    assert how_it_ended(c, "9.6 s") == "interrupted: stopped by SIGINT after 9.6 s"
+
+
+def test_a_job_stopped_with_the_sweep_names_the_sweeps_signal(tmp_path, monkeypatch):
+    """SIGTERM to the sweep: each job is stopped as Ctrl-C stops compare (SIGINT, exit 130);
+    the cell says what stopped the sweep."""
+    monkeypatch.setattr(stop, "received", lambda: signal.SIGTERM)
+    c = Cell(model="mlp", model_path="/m/mlp.py", run_dir="mlp")
+    log = "running ...\ninductor-bench: error: interrupted; what was measured is saved in /s/mlp\n"
+    record_outcome(tmp_path, c, JobOutcome(exit_code=130, stopped=True, seconds=9.64, log=log))
+    assert (c.status, c.reason, c.seconds) == (CellStatus.INTERRUPTED, "stopped by SIGTERM", 9.64)
+    assert (tmp_path / "logs" / "mlp.log").read_text() == log
