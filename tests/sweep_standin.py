@@ -4,7 +4,7 @@ to test the executors' mechanism without compiling: it records where it ran, the
 ACTION:
   ok FIXTURE          copy FIXTURE (a compare.json) into --out, exit 0
   fail                print compare's kind of error line, exit 3
-  hang                sleep until killed (or stopped: SIGINT exits 130, as compare does)
+  hang                sleep until killed (or stopped: a KeyboardInterrupt exits 130, as compare)
 Options before ACTION: --meet DIR N (write a file in DIR and wait until N jobs wrote one:
 proves they ran at once), --started DIR (write this process's pid to DIR/<name>.pid), --hold S
 (sleep S seconds first). ``where.json`` in --out: CUDA_VISIBLE_DEVICES, pid, start and end
@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import sys
 import time
 from pathlib import Path
@@ -60,10 +59,12 @@ def main(argv: list[str]) -> int:
     if action == "fail":
         print("inductor-bench: error: the stand-in model raised", flush=True)
         return 3
-    if action == "hang":
-        signal.signal(signal.SIGINT, lambda *_: sys.exit(130))
-        while True:
-            time.sleep(1)
+    if action == "hang":  # Ctrl-C as Python takes it, as compare does: exit 130
+        try:
+            while True:
+                time.sleep(1)
+        except KeyboardInterrupt:
+            return 130
     _record(out)
     shutil.copy(args[-1], out / "compare.json")
     return 0

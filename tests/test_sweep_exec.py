@@ -20,7 +20,7 @@ from inductor_bench.core.errors import DeviceError, UsageError
 from inductor_bench.core.sweep import CellStatus
 from inductor_bench.core.sweep_table import build_table
 from inductor_bench.runner.sweep_exec import LocalExecutor, local_device, local_slots, visible_gpus
-from inductor_bench.runner.sweep_job import Job, run_job, unpack
+from inductor_bench.runner.sweep_job import STOP_GRACE_S, Job, run_job, unpack
 from inductor_bench.runner.sweep_run import load_results, load_sweep, run_sweep
 
 from .sweep_helpers import Events, alive, grid, kill_when_started, ok, standin, where
@@ -122,10 +122,35 @@ def test_a_failed_job_keeps_the_commands_error_line(tmp_path):
 def ctrl_c_raises():
     """Ctrl-C raises KeyboardInterrupt in this process, and the jobs it starts take SIGINT at
     its default, as in a terminal: a suite run as a background job of a non-interactive shell
-    starts with SIGINT ignored, which the tool and its jobs rightly keep."""
+    starts with SIGINT ignored, which the tool rightly keeps (its jobs do not: below)."""
     old = signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     signal.signal(signal.SIGINT, old)
+
+
+def test_a_sweep_started_ignoring_sigint_still_stops_its_jobs_as_ctrl_c_does(tmp_path):
+    """A sweep run as a script's background job starts with SIGINT ignored (and keeps it so);
+    its jobs take SIGINT at its default all the same: the sweep's stop (SIGINT) makes them save
+    and exit 130 at once, not be killed past the grace with nothing saved."""
+    pids = tmp_path / "pids"
+    job = Job(model="a", argv=["tests.sweep_standin", "--started", str(pids), "hang"], out_dir=str(tmp_path / "a"))
+    stop = threading.Event()
+
+    def stop_when_started() -> None:
+        deadline = time.monotonic() + 120
+        while not (pids / "a.pid").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # past the stand-in's start
+        stop.set()
+
+    threading.Thread(target=stop_when_started, daemon=True).start()
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        outcome = run_job(job, stop)
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert (outcome.exit_code, outcome.stopped) == (130, True)
+    assert outcome.seconds < STOP_GRACE_S
 
 
 def test_ctrl_c_stops_the_running_jobs_saves_them_and_starts_no_other(tmp_path, ctrl_c_raises):

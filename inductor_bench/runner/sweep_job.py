@@ -95,8 +95,17 @@ def _start(args: list[str], logf: object, env: dict[str, str]) -> subprocess.Pop
         stderr=subprocess.STDOUT,
         env=worker_env(env),
         start_new_session=True,
-        preexec_fn=lambda: _set_parent_death_signal(signal.SIGTERM),
+        preexec_fn=_in_job,
     )
+
+
+def _in_job() -> None:
+    """In the job's process, before the compare starts: it dies with the thread that started
+    it, and Ctrl-C (SIGINT, which ``stop_job`` sends) stops it, even where the sweep was started
+    ignoring SIGINT (a script's background job): in its own session no terminal's Ctrl-C reaches
+    it, and a job deaf to the sweep's SIGINT would be killed past the grace, nothing saved."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    _set_parent_death_signal(signal.SIGTERM)
 
 
 def _wait(
