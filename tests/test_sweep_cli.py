@@ -134,6 +134,33 @@ def test_a_baseline_cell_whose_job_was_stopped_after_its_timing_is_not_judged(tm
     _not_comparable_against(old, tmp_path)
 
 
+def test_a_sweeps_files_given_to_report_say_what_they_are(tmp_path):
+    """``report`` of a sweep's report.txt, index.html, sweep.json or the table it printed as
+    JSON: one line saying what the file is and where the runs are (exit 2), not 'not readable
+    as JSON' or 'not a breakdown or compare result'."""
+    d = _done_sweep(tmp_path / "s")
+    r = _cli(*_argv(d, "--json", str(tmp_path / "table.json")), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    runs = f"; the runs in it, newest first: {d}/"
+    said = {
+        "report.txt": f"the report of the sweep in {d} (read it as it is), not one run's result (the same",
+        "index.html": f"the report of the sweep in {d} (read it as it is), not one run's result (the same",
+        "sweep.json": f"the record of the sweep in {d}, not one run: its report is {d}/report.txt (the same",
+    }
+    for name, words in said.items():
+        out = subprocess.run([sys.executable, "-m", "inductor_bench", "report", str(d / name)],
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 2 and out.stdout == "" and len(out.stderr.splitlines()) == 1, out.stderr
+        assert out.stderr.startswith(f"inductor-bench: error: {d / name}: {words}") and runs in out.stderr
+    table = subprocess.run([sys.executable, "-m", "inductor_bench", "report", str(tmp_path / "table.json")],
+                           capture_output=True, text=True, timeout=120)
+    assert table.returncode == 2 and table.stderr == (
+        f"inductor-bench: error: {tmp_path / 'table.json'}: a sweep's record, not one run: `inductor-bench "
+        "sweep` renders it; report and diff read each model's compare run directory inside the sweep's "
+        "directory\n"
+    )
+
+
 def test_bad_input_is_one_line_and_exit_2(tmp_path):
     d = _done_sweep(tmp_path / "s")
     cases = {

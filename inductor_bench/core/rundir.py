@@ -32,7 +32,7 @@ from .errors import ResultError
 from .results import READABLE_VERSIONS, BreakdownResult, Recompile
 from .results import SCHEMA as BREAKDOWN_SCHEMA
 from .shape import check
-from .sweep import SWEEP_FILE
+from .sweep import SWEEP_FILE, SWEEP_SCHEMA, TABLE_SCHEMA
 
 BREAKDOWN_FILE = "breakdown.json"
 COMPARE_FILE = "compare.json"
@@ -67,14 +67,15 @@ def read_result_json(path: str | Path, names: tuple[str, ...]) -> tuple[Path, An
         if p.is_dir():
             found = [p / n for n in names if (p / n).exists()]
             if not found and (p / SWEEP_FILE).is_file():
-                raise ResultError(f"{p}: a sweep's directory, not one run: its report is {p / REPORT_FILE} "
-                                  "(the same `inductor-bench sweep` command renders it again, with "
-                                  f"--baseline OLD_DIR against another sweep){_runs_inside(p, names)}")
+                raise ResultError(_sweep_dir(p, p, names))
             if not found:
                 raise ResultError(f"{p}: no {' or '.join(names)} in this directory{_runs_inside(p, names)}")
             p = found[0]
         if not p.exists():
             raise ResultError(f"{p}: no such result file")
+        sweeps = {SWEEP_FILE, REPORT_FILE, HTML_REPORT_FILE} - set(names)  # sweep.json: the sweep reads it
+        if p.name in sweeps and (p.parent / SWEEP_FILE).is_file():
+            raise ResultError(_sweep_dir(p, p.parent, names))
     except OSError as e:  # a directory on the way that cannot be searched
         raise ResultError(f"{p}: cannot read ({e.strerror or e})") from None
     if p.suffix == ".py":
@@ -88,6 +89,19 @@ def read_result_json(path: str | Path, names: tuple[str, ...]) -> tuple[Path, An
         raise ResultError(f"{p}: damaged: {e}") from None
     except RecursionError:
         raise ResultError(f"{p}: damaged: JSON nested too deeply to be a result") from None
+
+
+def _sweep_dir(p: Path, sweep_dir: Path, names: tuple[str, ...]) -> str:
+    """The refusal of a sweep's directory (or its sweep.json, report.txt, index.html) given
+    where one run is read."""
+    if p == sweep_dir:
+        what = f"a sweep's directory, not one run: its report is {p / REPORT_FILE}"
+    elif p.name == SWEEP_FILE:
+        what = f"the record of the sweep in {sweep_dir}, not one run: its report is {sweep_dir / REPORT_FILE}"
+    else:
+        what = f"the report of the sweep in {sweep_dir} (read it as it is), not one run's result"
+    return (f"{p}: {what} (the same `inductor-bench sweep` command renders it again, with --baseline "
+            f"OLD_DIR against another sweep){_runs_inside(sweep_dir, names)}")
 
 
 def _runs_inside(p: Path, names: tuple[str, ...], shown: int = 3) -> str:
@@ -139,6 +153,9 @@ def load_any(path: str | Path) -> Result:
         return _build(CompareResult, p, data)
     if schema == BREAKDOWN_SCHEMA:
         return _build(BreakdownResult, p, data)
+    if schema in (SWEEP_SCHEMA, TABLE_SCHEMA):
+        raise ResultError(f"{p}: a sweep's record, not one run: `inductor-bench sweep` renders it; report "
+                          "and diff read each model's compare run directory inside the sweep's directory")
     raise ResultError(f"{p}: not an inductor-bench breakdown or compare result")
 
 

@@ -24,6 +24,8 @@ SWEEP_SCHEMA = "inductor-bench/sweep"
 SWEEP_SCHEMA_VERSION = 1
 SWEEP_FILE = "sweep.json"
 LOGS_DIR = "logs"  # each attempt's console output: logs/<run dir>.log
+# The table a sweep prints (``--format json``, ``--json PATH``: core/sweep_table.py)
+TABLE_SCHEMA = "inductor-bench/sweep-table"
 
 
 class CellStatus:

@@ -18,12 +18,11 @@ from .diff import diff_results
 from .errors import UsageError
 from .stats import MIN_SAMPLES, TOO_FEW
 from .step import disturbances, oversubscribed
-from .sweep import Sweep
+from .sweep import TABLE_SCHEMA, Sweep
 from .vocab import Status
 
 # The table a sweep prints (``--format json``, ``--json PATH``): its cells, geomeans and gate,
 # with the sweep it was made from (``inductor-bench/sweep``) under ``sweep``.
-TABLE_SCHEMA = "inductor-bench/sweep-table"
 TABLE_SCHEMA_VERSION = 1
 
 
