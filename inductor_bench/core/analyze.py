@@ -37,6 +37,7 @@ from typing import Any
 from . import categories, host_python
 from .columns import STEP_NAME, TraceColumns, columns_of_events, load_columns
 from .errors import TimesLost
+from .graph_replays import GraphReplays, graph_replays
 from .host_python import PythonFrame, PythonLayer
 from .memory import DeviceMemory, step_memory
 from .regions import Region, TypicalRegion, regions, typical
@@ -126,6 +127,8 @@ class AnalyzeResult:
     # name -> its device events and launches left out for carrying no time (core/left_out.py)
     untimed: dict[str, int] = field(default_factory=dict)
     launches: int = 0  # the launch records (cuda_runtime, cuda_driver events) read
+    # CUDA-graph replays per device, per step (core/graph_replays.py)
+    graph_replays: list[GraphReplays] = field(default_factory=list)
     not_traces: list[str] = field(default_factory=list)  # a directory's JSON files that are no trace
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
@@ -268,6 +271,7 @@ def analyze_columns(c: TraceColumns) -> AnalyzeResult:
         unfinished=dict(c.unfinished),
         untimed=dict(c.untimed),
         launches=len(c.launch),
+        graph_replays=graph_replays(c, split),
     )
 
 

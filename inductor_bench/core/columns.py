@@ -218,6 +218,7 @@ class ColumnFiller:
             out.launch.ts.fromlist([x.ts for x in launches])
             out.launch.dur.fromlist([x.dur for x in launches])
             out.launch.where.fromlist(list(compress(threads, is_launch)))
+            out.launch.name.fromlist(_ids(out.names, [x.name for x in launches]))
             extend_ids(out.path, out.launch.corr, launches, self.corr(launches), "correlation")
         return names
 

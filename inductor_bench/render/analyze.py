@@ -15,6 +15,7 @@ from ..core.analyze import (
     is_host,
     regions_left_out,
     steady_host_python,
+    steady_indices,
     steady_regions,
     steady_step,
     steady_steps,
@@ -22,6 +23,7 @@ from ..core.analyze import (
 )
 from ..core.categories import label
 from ..core.columns import ITERATION_MARKER
+from ..core.steady import mean
 from ..core.steps import ITERATION_STEP
 from ..core.trace_sets import CyclesResult
 from . import charts
@@ -305,6 +307,22 @@ NO_LAUNCHES = (
     "(every gap is counted as waiting on CPU)")
 
 
+def _replays(r: AnalyzeResult) -> list[str]:
+    """A fact line per device that replayed CUDA graphs in the steady steps: the typical step's
+    graph launches, the device events they replayed and those events' time."""
+    kept, out = steady_indices(r), []
+    for g in r.graph_replays:
+        launches, events, ms = (mean([v[i] for i in kept]) for v in (g.launches, g.events, g.ms))
+        typical = steady_step(r, g.device)
+        if not launches or typical is None:
+            continue
+        out.append(f"CUDA-graph replays on device {g.device} ({_which(r)}): {fmt.count(round(launches, 2))} "
+                   f"graph launches replaying {fmt.count(round(events, 2))} device events, {fmt.ms(ms)} ms, "
+                   f"{fmt.pct(fmt.share(ms, typical.kernel_ms))} of its kernel time (the op around a "
+                   "graph launch is its replayed kernels' launching op)")
+    return out
+
+
 def no_device_events(launches: int) -> str:
     """The fact line of a trace whose CPU called the CUDA runtime but whose device side is absent."""
     return (f"{launches:,} CUDA runtime / driver calls (launches among them) but no kernel, memcpy or memset "
@@ -338,6 +356,7 @@ def _analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str]
         facts.append(NO_LAUNCHES)
     if r.launches and _on_host(r):
         facts.append(no_device_events(r.launches))
+    facts += _replays(r)
     if held_nothing := empty_steps(r):
         facts.append(f"{listed(held_nothing)} held nothing of its own (no device event, or on a "
                      "CPU-only trace no op; as the step a profiler stops in): left out of the steady mean")
