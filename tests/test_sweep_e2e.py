@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -146,9 +147,14 @@ def test_ctrl_c_stops_the_running_compare_and_saves_the_sweep(tmp_path):
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert err.splitlines()[-1] == (
-        f"inductor-bench: error: sweep stopped; the finished cells are saved in "
-        f"{out} (the same command resumes it)"
+        f"inductor-bench: error: sweep stopped (0/2 done, 1 interrupted); what was measured is saved in "
+        f"{out}, and the same command resumes it"
     )
+    assert re.fullmatch(
+        r"sweep: mlp interrupted: stopped by SIGINT after \d+\.\d s; what was measured is saved in "
+        + re.escape(str(out / "mlp")) + "; 0/2 done, 1 interrupted",
+        err.splitlines()[-2],
+    ), err
     cells = json.loads((out / "sweep.json").read_text())["cells"]
     assert [(c["status"], c["exit_code"]) for c in cells] == [("interrupted", 130), ("pending", None)]
     assert "interrupted" in json.loads((out / "mlp" / "compare.json").read_text())["errors"]

@@ -300,7 +300,8 @@ def _exit_error(
 ) -> BenchError | None:
     if stopped is not None:
         return Interrupted(
-            f"sweep stopped; the finished cells are saved in {out} (the same command resumes it)"
+            f"sweep stopped ({progress_line(table.sweep)}); what was measured is saved in {out}, "
+            "and the same command resumes it"
         )
     g = table.gate if threshold is not None else None  # --baseline alone: a report, not a gate
     if g is not None and g.regressions:
