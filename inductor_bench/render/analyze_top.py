@@ -49,7 +49,8 @@ def top_section(doc: Doc, r: AnalyzeResult, top: int, which: str, on_host: bool)
     else:
         doc.heading(f"{shown} kernels ({which})")
         doc.table(rows, ["#", "device", "kernel", "category", "calls", "ms", "% kernel", "launched by"],
-                  ("right", "left", "left", "left", "right", "right", "right", "left"))
+                  ("right", "left", "left", "left", "right", "right", "right", "left"),
+                  optional=("#", "calls"))
         if _split(kernels, top):
             notes.insert(0, "A kernel whose launches classify apart (a GEMM launched by aten::mm and by a "
                          "convolution's backward) is one row per category, so the rows add up to the "

@@ -21,7 +21,7 @@ from .doc import TEXT, Doc, new_doc
 from .execution import render_execution
 from .kernel import render_matches, render_retuning
 from .roofline import FAR_HEADER, PCT_HEADER, far_below_cells, pct_cell, roofline_section, shows_roofline
-from .views import graph_units, max_gain_note, source_view, top_units
+from .views import GRAPH_OPTIONAL, TOP_OPTIONAL, graph_units, max_gain_note, source_view, top_units
 from .windows import windows_note
 
 DEFAULT_TOP = 15
@@ -213,6 +213,7 @@ def _top_kernels(doc: Doc, r: BreakdownResult, top: int) -> None:
         + ([PCT_HEADER] if roof else []) + ["origin ATen ops"],
         ("right", "left", "left", "left", "right", "right", "right", "right")
         + (("right",) if roof else ()) + ("left",),
+        optional=TOP_OPTIONAL,
     )
     doc.chart(charts.breakdown_top(r, top))
     doc.paragraph(max_gain_note(r, ""))
@@ -247,7 +248,7 @@ def _graph_sections(doc: Doc, r: BreakdownResult, top: int) -> None:
             headers = ["kernel", "calls", "ms", "% graph"] + ([PCT_HEADER] if roof else [])
             headers += ["origin ATen ops"] + (["file"] if with_file else [])
             doc.paragraph(doc.strong(f"{g.id} · {label(cat)}"))
-            doc.table(rows, headers)
+            doc.table(rows, headers, optional=GRAPH_OPTIONAL)
             if len(ks) > top:
                 rest = ks[top:]
                 doc.paragraph(f"… and {len(rest)} more ({fmt.ms(sum(k.ms for k in rest))} ms)")

@@ -250,6 +250,7 @@ KERNEL_HEADERS = [
     "origin ATen",
     "matched",
 ]
+KERNEL_OPTIONAL = ("origin ATen", "category")  # what a narrow terminal leaves out (table_fit)
 SUMMARY_HEADERS = ["", "base", "head", "change", "verdict"]
 CATEGORY_HEADERS = ["category", "base ms", "head ms", "change ms", "change", "verdict"]
 
@@ -310,7 +311,7 @@ def _kernel_blocks(s: SectionDiff, top: int, doc: Doc) -> None:
         if not any(r[-1] for r in rows):  # nothing was matched under another name or graph
             rows, headers = [r[:-1] for r in rows], headers[:-1]
         more = f" (top {top} of {len(ks)})" if len(ks) > top else f" ({len(ks)})"
-        doc.captioned(doc.strong(title + more), doc.table_text(rows, headers))
+        doc.captioned(doc.strong(title + more), doc.table_text(rows, headers, None, KERNEL_OPTIONAL))
 
 
 # ---- the document ---------------------------------------------------------------------------

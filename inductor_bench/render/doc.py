@@ -24,6 +24,8 @@ from tabulate import tabulate
 
 from .md_escape import STRONG_MARKS, hard_breaks, md_cell, md_code, md_inert, md_lines, one_line
 from .table_align import numeric_align
+from .table_fit import fitted
+from .table_fit import middle as middle
 
 TEXT = "text"
 MARKDOWN = "markdown"
@@ -103,11 +105,17 @@ class Doc:
         """Lines kept together in one block (a terminal shows each on its own line)."""
         self.blocks.append("\n".join(lines))
 
-    def table(self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None) -> None:
-        self.blocks.append(self.table_text(rows, headers, align))
+    def table(
+        self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None,
+        optional: tuple[str, ...] = (),
+    ) -> None:
+        """``optional``: the headers of columns a terminal too narrow for the table may leave out,
+        in that order (``table_fit``); every other format keeps them."""
+        self.blocks.append(self.table_text(rows, headers, align, optional))
 
     def table_text(
-        self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None
+        self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None,
+        optional: tuple[str, ...] = (),
     ) -> str:
         # Cells are preformatted strings: keep tabulate from re-parsing "1.000" into 1.
         align = align or numeric_align(rows, len(headers))
@@ -196,31 +204,22 @@ class Doc:
 class TextDoc(Doc):
     format = TEXT
     table_style = "simple"
-    # The widest a table may be (the terminal's width): long cells are shortened in the middle,
-    # with an ellipsis, until it fits. None: no limit. Markdown and HTML keep full cells (kernel
-    # names come shortened to at most 80 characters by format.kernel_label).
+    # The widest a table may be (the terminal's width), which it is fitted to (``table_fit``:
+    # long text cells cut in the middle, optional columns left out). None: no limit. Markdown and
+    # HTML keep full cells (kernel names come shortened to at most 80 characters by
+    # format.kernel_label).
     width: int | None = None
 
     def table_text(
-        self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None
+        self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None,
+        optional: tuple[str, ...] = (),
     ) -> str:
         rows = [[one_line(c) for c in r] for r in rows]
         headers = [one_line(h) for h in headers]
-        out = super().table_text(rows, headers, align)
         if self.width is None:
-            return out
-        caps = [max([len(h)] + [len(r[i]) for r in rows if i < len(r)]) for i, h in enumerate(headers)]
-        over = _widest(out) - self.width
-        while over > 0:  # take from the widest column, down to the next widest, until it fits
-            i = max(range(len(caps)), key=lambda c: caps[c])
-            if caps[i] <= MIN_CELL:
-                break
-            rest = sorted(caps)[-2] if len(caps) > 1 else MIN_CELL
-            cut = min(over, max(caps[i] - max(rest, MIN_CELL), 1))
-            caps[i] -= cut
-            over -= cut
-        rows = [[middle(c, caps[j]) if j < len(caps) else c for j, c in enumerate(r)] for r in rows]
-        return super().table_text(rows, [middle(h, caps[j]) for j, h in enumerate(headers)], align)
+            return super().table_text(rows, headers, align)
+        return fitted(rows, headers, align or numeric_align(rows, len(headers)), self.width, optional,
+                      lambda r, h, a: Doc.table_text(self, r, h, a))
 
     def paragraph(self, *lines: str) -> None:
         """Lines kept together; for a terminal (``width`` set) each wrapped to it, at most
@@ -286,7 +285,8 @@ class MarkdownDoc(Doc):
     table_style = "pipe"
 
     def table_text(
-        self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None
+        self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None,
+        optional: tuple[str, ...] = (),
     ) -> str:
         rows = [[md_cell(c) for c in r] for r in rows]
         return super().table_text(rows, [md_cell(h) for h in headers], align)
@@ -341,7 +341,6 @@ class MarkdownDoc(Doc):
         return f"{self.code(command)} {rest}"
 
 
-MIN_CELL = 20  # a cell is never shortened below this many characters
 WRAP = 100  # the widest a text report's prose runs on a terminal (tables fit the terminal)
 _BULLET = re.compile(r"\s*(?:[-*] |\d+[.)] )?")
 
@@ -354,19 +353,6 @@ def wrapped(line: str, width: int = WRAP) -> str:
     indent = " " * len(_BULLET.match(line).group(0))
     return textwrap.fill(line, width, subsequent_indent=indent, break_long_words=False,
                          break_on_hyphens=False, drop_whitespace=True, replace_whitespace=False)
-
-
-def _widest(text: str) -> int:
-    return max((len(ln) for ln in text.splitlines()), default=0)
-
-
-def middle(s: str, width: int) -> str:
-    """``s`` cut to ``width`` characters by taking out its middle: ``cpp_fused_a…_sum_2``."""
-    if len(s) <= width:
-        return s
-    keep = width - 1
-    head = keep - keep // 2
-    return s[:head] + "…" + s[len(s) - keep // 2 :]
 
 
 # ``render/html.py`` adds ``HTML: HtmlDoc`` when the ``render`` package is imported (the HTML

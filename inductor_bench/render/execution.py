@@ -321,6 +321,7 @@ def _pipelined(doc: Doc, r: BreakdownResult) -> None:
             ["graph", "ms / iter", "busy ms", "busy", "launch ms", "profiled ms / iter",
              "profiler's launch ms", "busy (synced)", "verdict"],
             ("left", "right", "right", "right", "right", "right", "right", "right", "left"),
+            optional=("profiler's launch ms", "profiled ms / iter", "busy (synced)"),
         )
     else:
         doc.table(

@@ -86,11 +86,15 @@ class HtmlDoc(Doc):
         else:
             self.blocks.append("<p>" + "<br>\n".join(self._html(ln) for ln in lines) + "</p>")
 
-    def table(self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None) -> None:
+    def table(
+        self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None,
+        optional: tuple[str, ...] = (),
+    ) -> None:
         self.blocks.append(self._table(rows, headers, align))
 
     def table_text(
-        self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None
+        self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None,
+        optional: tuple[str, ...] = (),
     ) -> str:
         return self._frag(self._table(rows, headers, align), "(table)")
 

@@ -149,7 +149,8 @@ def render_retuning(doc: Doc, rows: list[RetunedKernel], total: float) -> None:
         return
     headers = ["graph", "kernel", "share of model", "baseline", "max-autotune", "speedup",
                "configs tried", "verdict", "model time saved at most"]
-    doc.table([_retuned_row(r) for r in rows], headers)
+    doc.table([_retuned_row(r) for r in rows], headers,
+              optional=("configs tried", "share of model", "speedup"))
     doc.paragraph(f"Together at most {100 * total:.2f}% of model time (Amdahl: share x "
                   "(1 - 1/speedup) per kernel, 0 where max-autotune is not faster).")
 
@@ -182,7 +183,7 @@ def render_matches(doc: Doc, rows: list[KernelMatch], *, top: int | None = None)
     headers = ["graph", "default kernel", "max-autotune kernel", "what changed", "default",
                "max-autotune", "delta", "verdict"]
     doc.heading("Default vs max-autotune, kernel by kernel")
-    doc.table(table, headers)
+    doc.table(table, headers, optional=("what changed",))
     hidden = rows[len(shown):]
     if hidden:
         same = sum(1 for r in hidden if r.verdict == Verdict.SAME_CODE)

@@ -211,6 +211,7 @@ def roofline_section(doc: Doc, r: BreakdownResult, top: int) -> None:
         ["graph", "kernel", "ms", "bytes", "FLOPs", "GB/s", "TFLOP/s", "FLOP/B", PCT_HEADER, "bound",
          "counted from"],
         ("left", "left", "right", "right", "right", "right", "right", "right", "right", "left", "left"),
+        optional=("counted from", "FLOP/B", "bytes", "FLOPs"),  # a narrow terminal's table
     )
     if len(pts) > top:
         doc.paragraph(f"… and {len(pts) - top} more counted kernels")

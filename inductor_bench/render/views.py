@@ -37,6 +37,10 @@ from .roofline import PCT_HEADER, group_pct_cell, shows_roofline, unit_member, u
 TOP_LEVEL = "(top level)"  # code of the compiled function itself, or a node with no module stack
 MODULES_SHOWN = 2  # module paths named in a kernel's source cell before "+N"
 LINES_SHOWN = 6  # source lines named there before "+N lines" (the views by line list them all)
+# The columns of the kernel tables a terminal too narrow for them leaves out, in this order
+# (``table_fit``): what the row's other cells or the category table already say.
+TOP_OPTIONAL = ("% kernel", "calls", "#", "category")
+GRAPH_OPTIONAL = ("file", "inputs", "calls")
 
 
 def module_name(path: str) -> str:
@@ -113,6 +117,7 @@ def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
         + ([PCT_HEADER] if roof else []) + ["source"],
         ("right", "left", "left", "left", "right", "right", "right", "right")
         + (("right",) if roof else ()) + ("left",),
+        optional=TOP_OPTIONAL,
     )
     doc.chart(charts.breakdown_top_units(r, us[:top]))
     doc.paragraph(max_gain_note(r, " Extern ops are one row per call in the compiled module (#n: its "
@@ -171,7 +176,7 @@ def graph_units(doc: Doc, r: BreakdownResult, top: int) -> None:
             cat_ms = g.categories.get(cat, 0.0)
             doc.paragraph(doc.strong(f"{g.id} · {label(cat)}") + f": {fmt.ms(cat_ms)} ms, "
                           f"{fmt.pct(fmt.share(cat_ms, g.kernel_ms))} of its kernel time")
-            doc.table(rows, headers)
+            doc.table(rows, headers, optional=GRAPH_OPTIONAL)
             if len(us) > top:
                 rest = us[top:]
                 doc.paragraph(f"… and {len(rest)} more ({fmt.ms(sum(u.ms for u in rest))} ms)")

@@ -1,0 +1,216 @@
+"""A text table made to fit a terminal narrower than it (``TextDoc`` with a width). A file, a
+pipe, markdown and HTML never come here: they keep every column and every cell whole.
+
+In this order, each step only while the table is still too wide:
+
+1. the two spaces tabulate pads each header with are left out, and a header wider than its
+   column's cells is broken onto two lines at a space;
+2. the widest text cells (kernel names, module paths, source lines) lose their middle to a
+   ``…``, the widest column first, down to ``ROOM`` characters;
+3. the columns the table names as optional are left out, in its order, and a line under the
+   table names them;
+4. the text cells lose their middle down to ``MIN_CELL`` characters.
+
+A column's cells that differ stay different when cut (``distinct_cut``): those a middle cut
+makes alike show where they differ, or keep more, until no two read alike. A column of numbers
+(right-aligned) is never cut; one whose cells lead with a figure (an interval, a verdict after
+it) loses whole words from their end (``_start``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import textwrap
+from collections.abc import Callable, Sequence
+
+import tabulate as _tabulate
+
+ROOM = 32  # names are cut to this before an optional column is left out
+MIN_CELL = 20  # a cell is never shortened below this many characters
+CUT = "…"
+_FIGURE = re.compile(r"\s*[~^<>≈±+\-−]?\d")
+
+# (rows, headers, align) -> the table's text
+Draw = Callable[[list[list[str]], list[str], "tuple[str, ...] | None"], str]
+
+
+def fitted(
+    rows: list[list[str]],
+    headers: list[str],
+    align: tuple[str, ...] | None,
+    width: int,
+    optional: Sequence[str],
+    draw: Draw,
+) -> str:
+    """The table ``draw`` makes of ``rows``, fitted to ``width`` columns as the module says."""
+    out = draw(rows, headers, align)
+    if _widest(out) <= width:
+        return out
+    n = max([len(headers)] + [len(r) for r in rows])
+    keep = list(range(n))
+    left_out: list[str] = []
+    out = _attempt(rows, headers, align, keep, width, ROOM, draw)
+    for name in optional:
+        if _widest(out) <= width:
+            break
+        if name in headers and headers.index(name) in keep and len(keep) > 1:
+            keep.remove(headers.index(name))
+            left_out.append(name)
+            out = _attempt(rows, headers, align, keep, width, ROOM, draw)
+    if _widest(out) > width:
+        out = _attempt(rows, headers, align, keep, width, MIN_CELL, draw)
+    if left_out:
+        note = (f"({', '.join(left_out)}: left out to fit {width} columns; a file, a pipe or "
+                "--format markdown has every column)")
+        out += "\n" + textwrap.fill(note, width, break_long_words=False, break_on_hyphens=False)
+    return out
+
+
+def _attempt(
+    rows: list[list[str]],
+    headers: list[str],
+    align: tuple[str, ...] | None,
+    keep: list[int],
+    width: int,
+    floor: int,
+    draw: Draw,
+) -> str:
+    """The kept columns drawn without header padding, their text cells cut to fit ``width``
+    where they can, none below ``floor``."""
+    rs = [[r[i] if i < len(r) else "" for i in keep] for r in rows]
+    hs = [headers[i] if i < len(headers) else "" for i in keep]
+    al = tuple(align[i] for i in keep) if align is not None else None
+    out = _unpadded(draw, rs, hs, al)
+    if _widest(out) > width:  # a header wider than its cells on two lines
+        hs = [_two_lines(h, max((len(r[j]) for r in rs), default=0)) for j, h in enumerate(hs)]
+        out = _unpadded(draw, rs, hs, al)
+    caps = [max([_widest(h)] + [len(r[j]) for r in rs]) for j, h in enumerate(hs)]
+    cuttable = [al is None or al[j] != "right" for j in range(len(hs))]
+    over = _widest(out) - width
+    if over <= 0:
+        return out
+    full = list(caps)
+    while True:
+        cut = _caps(caps, cuttable, over, floor)
+        if cut == full:
+            return out
+        cut_rs, cut_hs = [list(r) for r in rs], list(hs)
+        wider = False
+        for j in range(len(hs)):
+            if cut[j] < full[j]:
+                whole = "\n" not in hs[j]  # a header on two lines is no wider than its cells
+                cells = [r[j] for r in rs] + ([hs[j]] if whole else [])
+                column = ([_start(c, cut[j]) for c in cells] if _figures(cells)
+                          else distinct_cut(cells, cut[j]))
+                for r, c in zip(cut_rs, column, strict=False):
+                    r[j] = c
+                cut_hs[j] = column[-1] if whole else hs[j]
+                # kept apart, it needs more; cut at a word, less: the others are cut more or less
+                if cuttable[j] and (got := max(len(c) for c in column)) != cut[j]:
+                    over, caps[j], cuttable[j] = over - caps[j] + got, got, False
+                    wider = True
+        out = _unpadded(draw, cut_rs, cut_hs, al)
+        if not wider:
+            return out
+
+
+def _caps(caps: list[int], cuttable: list[bool], over: int, floor: int) -> list[int]:
+    """Each column's width, ``over`` characters taken from the widest text columns, down to the
+    next widest, none below ``floor``."""
+    cut = list(caps)
+    while over > 0:
+        text = [j for j in range(len(cut)) if cuttable[j] and cut[j] > floor]
+        if not text:
+            break
+        i = max(text, key=lambda c: cut[c])
+        rest = max([cut[j] for j in text if j != i], default=floor)
+        step = min(over, max(cut[i] - max(rest, floor), 1))
+        cut[i] -= step
+        over -= step
+    return cut
+
+
+def _two_lines(header: str, cells: int) -> str:
+    """``header``, wider than its column's ``cells``, broken at the space that leaves its longer
+    line shortest: ``other steps'`` over ``work``."""
+    spaces = [i for i, ch in enumerate(header) if ch == " "]
+    if len(header) <= cells or not spaces:
+        return header
+    at = min(spaces, key=lambda i: max(i, len(header) - i - 1))
+    return header[:at] + "\n" + header[at + 1:]
+
+
+def _unpadded(draw: Draw, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None) -> str:
+    saved = _tabulate.MIN_PADDING
+    _tabulate.MIN_PADDING = 0
+    try:
+        return draw(rows, headers, align)
+    finally:
+        _tabulate.MIN_PADDING = saved
+
+
+def _figures(cells: list[str]) -> bool:
+    """Whether most of a column's cells lead with a figure (``+85.7% [+70.9%..+100.6%]``,
+    ``0.90x [0.86x-0.94x] (significant)``): cut, they keep it, losing their end."""
+    filled = [c for c in cells if c.strip() not in ("", "-")]
+    return sum(bool(_FIGURE.match(c)) for c in filled) * 2 > len(filled)
+
+
+def _start(s: str, width: int) -> str:
+    """``s`` in ``width`` characters: its first whole words, then ``…`` (never part of a figure:
+    ``0.90x [0.86x-0.94x] …``); a first word too long, cut."""
+    if len(s) <= width:
+        return s
+    head = s[: width - 2]
+    if s[width - 2] != " ":
+        head = head.rsplit(" ", 1)[0] if " " in head else ""
+    return head.rstrip() + " " + CUT if head.strip() else s[: width - 1] + CUT
+
+
+def middle(s: str, width: int, head: int | None = None) -> str:
+    """``s`` cut to ``width`` characters by taking out its middle: ``cpp_fused_a…_sum_2``;
+    ``head``: how many of its first characters to keep (by default half, rounded up)."""
+    if len(s) <= width:
+        return s
+    keep = width - 1
+    head = keep - keep // 2 if head is None else head
+    return s[:head] + CUT + s[len(s) - (keep - head):]
+
+
+def distinct_cut(cells: list[str], width: int) -> list[str]:
+    """``cells`` cut to ``width`` (``middle``), two that differ never cut alike: those a middle
+    cut makes look alike each keep their start, the part from where each differs from the one
+    most like it and their end (``sm80_…2_tn_n_tilesize…cublas``); where even that does not tell
+    them apart, a wider cut."""
+    distinct = sorted(set(cells))
+    longest = max((len(c) for c in distinct), default=0)
+    for w in range(width, longest + 1):
+        short = {c: middle(c, w) for c in distinct}
+        alike: dict[str, list[str]] = {}
+        for c in distinct:
+            alike.setdefault(short[c], []).append(c)
+        for group in alike.values():
+            for c in group if len(group) > 1 else ():  # from where it differs from the closest
+                short[c] = _from(c, w, max(len(os.path.commonprefix([c, o])) for o in group if o != c))
+        if len(set(short.values())) == len(distinct):
+            return [short[c] for c in cells]
+    return cells
+
+
+def _from(s: str, width: int, at: int) -> str:
+    """``s`` in ``width`` characters: its start, the part from a little before ``at`` (where it
+    differs from the one most like it) and its end (a kernel's number), ``…`` between them:
+    ``trito…l_add_convol…ard_1``."""
+    head = tail = max((width - 2) // 4, 1)
+    start = max(at - 2, head)
+    room = width - head - tail - 2
+    if start + room >= len(s) - tail:  # the difference is near the end: the start and the end
+        return middle(s, width, head)
+    if start == head:  # ... or near the start: the start, then the end
+        return middle(s, width, width - 1 - tail)
+    return s[:head] + CUT + s[start : start + room] + CUT + s[len(s) - tail:]
+
+
+def _widest(text: str) -> int:
+    return max((len(ln) for ln in text.splitlines()), default=0)

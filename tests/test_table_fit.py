@@ -1,0 +1,153 @@
+"""Tables on a terminal narrower than them (``render/table_fit.py``): they fit it, long names
+cut in the middle stay distinct, the optional columns go in their order with a line that names
+them; a file, a pipe and markdown keep every column and every name whole. Checked on a table
+of long Inductor names and on every recorded breakdown (tests/fixtures/runs,
+tests/fixtures/results)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from tabulate import tabulate
+
+from inductor_bench.commands.output import render_result
+from inductor_bench.core.rundir import load_any
+from inductor_bench.render.doc import for_terminal, new_doc
+from inductor_bench.render.table_fit import distinct_cut
+from inductor_bench.render.views import TOP_OPTIONAL
+
+FIXTURES = Path(__file__).parent / "fixtures"
+BREAKDOWNS = sorted(p for d in ("runs", "results") for p in (FIXTURES / d).iterdir()
+                    if (p / "breakdown.json").exists())
+
+# A ResNet's backward: names alike at both ends, told apart in their middle or their last digit.
+STEM = "triton_per_fused__native_batch_norm_legit_functional_{}convolution_backward_native_batch_norm_backward_threshold_backward_{}"
+RULE = re.compile(r"-+( +-+)+")  # a text table's rule under its headers
+NAMES = [STEM.format("", 0), STEM.format("", 1), STEM.format("add_", 0), STEM.format("add_", 1),
+         STEM.format("add_mul_", 0), "triton_poi_fused_relu_2", "aten::convolution_backward #3"]
+HEADERS = ["#", "graph", "kernel", "category", "calls", "ms", "% kernel", "max gain", "% peak", "source"]
+ALIGN = ("right", "left", "left", "left", "right", "right", "right", "right", "right", "left")
+
+
+def _rows() -> list[list[str]]:
+    return [[str(i), "0-backward", n, "Triton persistent reduction", "1", f"0.{9 - i}12", f"{20 - i}.0%",
+             f"{10 - i}.5%", f"{40 + i}%", f"layer{i}.0.bn1, layer{i}.0.conv1 · torchvision/models/resnet.py:92,93"]
+            for i, n in enumerate(NAMES, 1)]
+
+
+def _columns(table: str) -> dict[str, list[str]]:
+    """A text table's cells by header, cut where its rule of dashes says (headers on two lines
+    joined by a space)."""
+    lines = table.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("--"))
+    spans, x = [], 0
+    for part in lines[at].split("  "):
+        if part:
+            spans.append((x, x + len(part)))
+        x += len(part) + 2
+    head = [" ".join(ln[a:b].strip() for ln in lines[:at]).strip() for a, b in spans]
+    body = _body(lines[at + 1:])
+    return {h: [ln[a:b].strip() for ln in body] for h, (a, b) in zip(head, spans, strict=True)}
+
+
+def _body(lines: list[str]) -> list[str]:
+    """A table's rows: its lines up to the note of the columns it left out."""
+    end = next((i for i, ln in enumerate(lines) if ln.startswith("(")), len(lines))
+    return lines[:end]
+
+
+def test_a_cut_keeps_names_apart_that_differ_only_in_their_middle():
+    cut = distinct_cut(NAMES, 24)
+    assert all(len(c) <= 24 for c in cut)
+    assert len(set(cut)) == len(NAMES)
+    # the plain middle cut would show the first two (and the next two) alike
+    assert NAMES[0][:11] + "…" + NAMES[0][-12:] == NAMES[2][:11] + "…" + NAMES[2][-12:]
+    assert distinct_cut(["a" * 30, "a" * 30, "b"], 20) == ["a" * 10 + "…" + "a" * 9] * 2 + ["b"]
+
+
+def test_at_100_columns_a_kernel_table_fits_its_names_stay_distinct_and_says_what_it_left_out():
+    doc = new_doc(width=100)
+    doc.table(_rows(), HEADERS, ALIGN, optional=TOP_OPTIONAL)
+    out = doc.render()
+    assert max(len(ln) for ln in out.splitlines()) <= 100
+    cols = _columns(out)
+    # "% kernel", "calls" and "#" go (in that order), then "category"; the rest stays
+    assert list(cols) == ["graph", "kernel", "ms", "max gain", "% peak", "source"]
+    assert "(% kernel, calls, #, category: left out to fit 100 columns" in out
+    kernels = cols["kernel"]
+    assert len(set(kernels)) == len(NAMES)
+    assert kernels[-2:] == ["triton_poi_fused_relu_2", "aten::convolution_backward #3"]  # short names whole
+    assert all(k[:7] == n[:7] and k[-2:] == n[-2:] for k, n in zip(kernels, NAMES, strict=True))  # both ends
+    assert cols["ms"] == [f"0.{9 - i}12" for i in range(1, 8)]  # numbers never cut
+
+
+@pytest.mark.parametrize("width", [100, 120])
+def test_a_file_and_markdown_keep_every_column_and_name(width):
+    rows = _rows()
+    doc = new_doc()
+    doc.table(rows, HEADERS, ALIGN, optional=TOP_OPTIONAL)
+    assert doc.render() == tabulate(rows, HEADERS, "simple", disable_numparse=True, colalign=ALIGN) + "\n"
+    md_plain, md_term = new_doc("markdown"), new_doc("markdown", width=width)
+    for d in (md_plain, md_term):
+        d.table(rows, HEADERS, ALIGN, optional=TOP_OPTIONAL)
+    assert md_term.render() == md_plain.render()
+    assert all(n.replace("_", "\\_") in md_term.render() or n in md_term.render() for n in NAMES)
+
+
+def test_a_table_that_fits_is_drawn_as_for_a_file():
+    rows = [r[:3] for r in _rows()[5:]]
+    doc, plain = new_doc(width=100), new_doc()
+    for d in (doc, plain):
+        d.table(rows, HEADERS[:3], ALIGN[:3], optional=("#",))
+    assert doc.render() == plain.render()
+
+
+def _kernel_cells(text: str) -> list[list[str]]:
+    """Each text table's cells under a header ``kernel`` (on either line of headers on two; the
+    line above a one-line header may be a caption), in order."""
+    out = []
+    for block in text.split("\n\n"):
+        lines = block.splitlines()
+        rule = next((i for i, ln in enumerate(lines) if i and RULE.fullmatch(ln)), None)
+        if rule is None:
+            continue
+        spans = [m.span() for m in re.finditer(r"-+", lines[rule])]
+        for a, b in spans:
+            last, above = lines[rule - 1][a:b].strip(), lines[rule - 2][a:b].strip() if rule > 1 else ""
+            if (last, above) in (("kernel", ""), ("", "kernel")) or (last == "kernel" and rule == 2):
+                out.append([ln[a:b].strip() for ln in _body(lines[rule + 1:])])
+    return out
+
+
+@pytest.mark.parametrize("run", BREAKDOWNS, ids=[p.name for p in BREAKDOWNS])
+@pytest.mark.parametrize("width", [100, 120])
+def test_every_recorded_breakdown_fits_a_terminal_its_kernels_told_apart(run, width):
+    loaded = load_any(run)
+    result = loaded[0] if isinstance(loaded, tuple) else loaded
+    whole = render_result(result)
+    with for_terminal(width):
+        shown = render_result(result)
+    assert max(len(ln) for ln in shown.splitlines()) <= width < max(len(ln) for ln in whole.splitlines())
+    fitted, full = _kernel_cells(shown), _kernel_cells(whole)
+    assert len(fitted) == len(full) > 0
+    for cut, names in zip(fitted, full, strict=True):
+        assert len(cut) == len(names) and len(set(cut)) == len(set(names))
+        assert all(c == n or "…" in c for c, n in zip(cut, names, strict=True))
+
+
+def test_a_cell_that_leads_with_a_figure_loses_whole_words_from_its_end():
+    changes = ["+85.7% [+72.4%..+100.6%]", "+185.0% [+175.4%..+195.1%]", "0.90x [0.86x-0.94x] (significant)", "new"]
+    rows = [[f"category {i} with a name long enough to be cut", "0.7749", "2.208", c, "significant"]
+            for i, c in enumerate(changes)]
+    headers = ["category", "base ms", "head ms", "change", "verdict"]
+    doc = new_doc(width=60)
+    doc.table(rows, headers)
+    out = doc.render()
+    assert max(len(ln) for ln in out.splitlines()) <= 60
+    cut = _columns(out)["change"]
+    assert cut != changes
+    for c, whole in zip(cut, changes, strict=True):  # a figure is never cut through
+        assert c == whole or (c.endswith(" …") and whole.startswith(c[:-2]) and whole[len(c) - 2] == " ")
+    assert _columns(out)["base ms"] == ["0.7749"] * 4
