@@ -6,12 +6,16 @@ tests/fixtures/results)."""
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
 from tabulate import tabulate
 
+from inductor_bench.cli import main
+from inductor_bench.commands import output
 from inductor_bench.commands.output import render_result
 from inductor_bench.core.rundir import load_any
 from inductor_bench.render.doc import for_terminal, new_doc
@@ -151,3 +155,30 @@ def test_a_cell_that_leads_with_a_figure_loses_whole_words_from_its_end():
     for c, whole in zip(cut, changes, strict=True):  # a figure is never cut through
         assert c == whole or (c.endswith(" …") and whole.startswith(c[:-2]) and whole[len(c) - 2] == " ")
     assert _columns(out)["base ms"] == ["0.7749"] * 4
+
+
+TRACES = FIXTURES / "hta" / "ns_resolution_trace_rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
+COMMANDS = {
+    "diff": ("diff", str(FIXTURES / "runs" / "cpu_mlp_train_stalled"), str(FIXTURES / "results" / "cpu_mlp_slow_train")),
+    "compare": ("report", str(FIXTURES / "results" / "cpu_mlp_compare")),
+    "analyze": ("analyze", str(TRACES)),
+    "analyze-ranks": ("analyze", str(FIXTURES / "ranks")),
+    "analyze-shapes": ("analyze", str(FIXTURES / "cpu_shapes")),
+}
+
+
+@pytest.mark.parametrize("argv", list(COMMANDS.values()), ids=list(COMMANDS))
+def test_each_command_fits_a_100_column_terminal_and_a_pipe_keeps_it_whole(capsys, monkeypatch, argv):
+    def run() -> str:
+        try:
+            main(list(argv))
+        except SystemExit as e:
+            assert not e.code
+        return capsys.readouterr().out
+
+    piped = run()
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)  # capsys's stdout, as a terminal
+    monkeypatch.setattr(output.shutil, "get_terminal_size", lambda *a: os.terminal_size((100, 24)))
+    shown = run()
+    assert max(len(ln) for ln in shown.splitlines()) <= 100 < max(len(ln) for ln in piped.splitlines())
+    assert "left out to fit" not in piped  # a pipe keeps every column

@@ -29,6 +29,9 @@ STEP_HEADERS = [
     "comm overlapped",
     "exposed comm ms",
 ]
+# what a terminal too narrow for the table leaves out, in this order (``table_fit``): the share
+# overlapped and the overlap itself read from comm and exposed comm
+STEP_OPTIONAL = ("comm overlapped", "overlap ms")
 STRAGGLER_HEADERS = [
     "step",
     "straggler",
@@ -66,7 +69,7 @@ def _steps(doc: Doc, r: RanksResult) -> None:
         if (s := rank.step(name))
     ]
     doc.heading("Steps per rank")
-    doc.table(rows, STEP_HEADERS, ("left", *("right",) * 10))
+    doc.table(rows, STEP_HEADERS, ("left", *("right",) * 10), optional=STEP_OPTIONAL)
     doc.fine_print(HOST_STEPS_NOTE if all(is_host(rank.device) for rank in r.ranks) else (
         "Figures are of each rank's busiest device. busy = union of its kernel, memcpy and memset "
         "intervals in the step; other steps' work = the device running work other steps launched (a "
