@@ -5,6 +5,7 @@ ACTION:
   ok FIXTURE          copy FIXTURE (a compare.json) into --out, exit 0
   fail                print compare's kind of error line, exit 3
   hang                sleep until killed (or stopped: a KeyboardInterrupt exits 130, as compare)
+  deaf                sleep, ignoring SIGINT, until killed
 Options before ACTION: --meet DIR N (write a file in DIR and wait until N jobs wrote one:
 proves they ran at once), --started DIR (write this process's pid to DIR/<name>.pid), --hold S
 (sleep S seconds first). ``where.json`` in --out: CUDA_VISIBLE_DEVICES, pid, start and end
@@ -59,6 +60,12 @@ def main(argv: list[str]) -> int:
     if action == "fail":
         print("inductor-bench: error: the stand-in model raised", flush=True)
         return 3
+    if action == "deaf":  # ignores Ctrl-C
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        while True:
+            time.sleep(1)
     if action == "hang":  # Ctrl-C as Python takes it, as compare does: exit 130
         try:
             while True:

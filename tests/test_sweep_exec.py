@@ -19,6 +19,7 @@ import pytest
 from inductor_bench.core.errors import DeviceError, UsageError
 from inductor_bench.core.sweep import CellStatus
 from inductor_bench.core.sweep_table import build_table
+from inductor_bench.runner import sweep_job
 from inductor_bench.runner.sweep_exec import LocalExecutor, local_device, local_slots, visible_gpus
 from inductor_bench.runner.sweep_job import STOP_GRACE_S, Job, run_job, unpack
 from inductor_bench.runner.sweep_run import load_results, load_sweep, run_sweep
@@ -104,12 +105,21 @@ def test_a_job_killed_mid_run_marks_its_cell_and_the_same_sweep_retries_it(tmp_p
     assert {n: where(tmp_path / "sweep" / n)["pid"] for n in ("a", "c")} == first_pids
 
 
-def test_a_job_past_its_time_limit_is_killed(tmp_path):
+def test_a_job_past_its_time_limit_is_stopped_as_ctrl_c_stops_it(tmp_path):
+    """Stopped as Ctrl-C stops compare (exit 130: what it measured is saved), not killed."""
     t0 = time.monotonic()
     s, _ = _run(tmp_path, ["a", "b"], {"a": ["hang"], "b": ok()}, [None], timeout_s=1.0)
     assert s.cell("a").status == CellStatus.TIMEOUT and s.cell("b").status == CellStatus.DONE
-    assert s.cell("a").reason == "ran past --job-timeout and was killed"
+    assert (s.cell("a").reason, s.cell("a").exit_code) == ("ran past --job-timeout and was stopped", 130)
     assert time.monotonic() - t0 < 60  # not the stand-in's hang
+
+
+def test_a_job_deaf_to_ctrl_c_past_its_time_limit_is_killed_after_the_grace(tmp_path, monkeypatch):
+    monkeypatch.setattr(sweep_job, "STOP_GRACE_S", 1.0)
+    t0 = time.monotonic()
+    s, _ = _run(tmp_path, ["a"], {"a": ["deaf"]}, [None], timeout_s=1.0)
+    assert (s.cell("a").status, s.cell("a").exit_code) == (CellStatus.TIMEOUT, -signal.SIGKILL)
+    assert time.monotonic() - t0 < 30
 
 
 def test_a_failed_job_keeps_the_commands_error_line(tmp_path):

@@ -129,6 +129,16 @@ def test_compares_own_stop_line_is_not_the_reason(said):
     assert how_it_ended(c, "9.6 s") == "interrupted: stopped by SIGINT after 9.6 s"
 
 
+def test_a_job_stopped_past_its_time_limit_says_so_once():
+    """compare's own stop line is not the reason of a job stopped past --job-timeout either."""
+    c = Cell(model="mlp", model_path="/m/mlp.py", run_dir="mlp")
+    ended(c, 130, timed_out=True, reason="error: interrupted; what was measured is saved in /s/mlp")
+    assert (c.status, c.reason) == (CellStatus.TIMEOUT, "ran past --job-timeout and was stopped")
+    assert how_it_ended(c, "40.4 s", "/s/mlp") == (
+        "timeout: ran past --job-timeout and was stopped after 40.4 s; what was measured is saved in /s/mlp"
+    )
+
+
 def test_a_job_stopped_with_the_sweep_names_the_sweeps_signal(tmp_path, monkeypatch):
     """SIGTERM to the sweep: each job is stopped as Ctrl-C stops compare (SIGINT, exit 130);
     the cell says what stopped the sweep."""

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from ..runner.sweep_job import STOP_GRACE_S
 from . import options as o
 
 
@@ -61,7 +62,8 @@ JobTimeout = Annotated[
     typer.Option(
         "--job-timeout",
         metavar="S",
-        help="Kill a job (one model's compare) after S seconds [default: no limit].",
+        help="Stop a job (one model's compare) after S seconds, as Ctrl-C stops it (what it measured "
+        f"is saved; killed if it has not ended {STOP_GRACE_S:g} s later) [default: no limit].",
     ),
 ]
 Baseline = Annotated[

@@ -35,12 +35,15 @@ class CellStatus:
     RUNNING = "running"  # started; a sweep that finds it so was itself killed: retried
     DONE = "done"  # the compare exited 0
     FAILED = "failed"  # the compare exited with an error (its one line is the reason)
-    TIMEOUT = "timeout"  # ran past --job-timeout and was killed
+    TIMEOUT = "timeout"  # ran past --job-timeout and was stopped (killed if it did not end)
     KILLED = "killed"  # ended by a signal it did not handle (SIGKILL: the OOM killer, kill -9)
     INTERRUPTED = "interrupted"  # stopped with the sweep (Ctrl-C, SIGTERM), what it measured saved
     UNFINISHED = (PENDING, RUNNING, FAILED, TIMEOUT, KILLED, INTERRUPTED)
 
 
+# A job past --job-timeout is stopped as Ctrl-C stops compare (it saves what it measured), and
+# killed if it has not ended within the grace.
+TIMED_OUT = "ran past --job-timeout and was stopped"
 # A compare stopped by a signal it handles exits 128 + the signal (README's exit table).
 _STOP_CODES = {129, 130, 143}
 
@@ -238,14 +241,14 @@ def ended(cell: Cell, exit_code: int | None, *, timed_out: bool, reason: str | N
     """The cell after its job ended with ``exit_code`` (None: it never started or its
     process could not be waited for)."""
     cell.exit_code = exit_code
+    # compare's own line when stopped ("interrupted", "error: interrupted; what was measured is
+    # saved in DIR") only repeats the status: the signal (or the time limit) is the reason
+    said = reason if reason and not _says_interrupted(reason) else None
     if timed_out:
-        cell.status, cell.reason = CellStatus.TIMEOUT, reason or "ran past --job-timeout and was killed"
+        cell.status, cell.reason = CellStatus.TIMEOUT, said or TIMED_OUT
     elif exit_code == 0:
         cell.status, cell.reason = CellStatus.DONE, None
     elif exit_code is not None and exit_code in _STOP_CODES:
-        # compare's own line when stopped ("interrupted", "error: interrupted; what was
-        # measured is saved in DIR") only repeats the status: the signal is the reason
-        said = reason if reason and not _says_interrupted(reason) else None
         cell.status = CellStatus.INTERRUPTED
         cell.reason = said or f"stopped by {signal.Signals(exit_code - 128).name}"
     elif exit_code is not None and exit_code < 0:
@@ -262,10 +265,10 @@ def _says_interrupted(line: str) -> bool:
 def how_it_ended(cell: Cell, took: str | None, saved_in: str | None = None) -> str:
     """The cell's status as the progress lines and the notes say it: ``done in 5.0 s``,
     ``failed: error: ...: the model raised in 5.0 s``, ``interrupted: stopped by SIGINT after
-    9.6 s; what was measured is saved in DIR``. ``took``: its time, formatted; ``saved_in``:
-    where an interrupted job's measurements are (None: not said)."""
+    9.6 s; what was measured is saved in DIR`` (a job stopped, timed out or killed). ``took``:
+    its time, formatted; ``saved_in``: where such a job's measurements are (None: not said)."""
     why = f": {cell.reason}" if cell.reason and not cell.done else ""
-    if cell.status != CellStatus.INTERRUPTED:
+    if cell.status not in (CellStatus.INTERRUPTED, CellStatus.TIMEOUT, CellStatus.KILLED):
         return f"{cell.status}{why}{f' in {took}' if took else ''}"
     after = f" after {took}" if took else ""
     saved = f"; what was measured is saved in {saved_in}" if saved_in else ""

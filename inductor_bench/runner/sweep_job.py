@@ -118,7 +118,7 @@ def _wait(
             if stop is not None and stop.is_set():
                 return stop_job(proc), False, True
             if deadline is not None and time.monotonic() > deadline:
-                return kill_group(proc), True, False
+                return stop_job(proc), True, False  # what it measured saved, as on Ctrl-C
             time.sleep(END_POLL_S)
     except KeyboardInterrupt:
         return stop_job(proc), False, True
