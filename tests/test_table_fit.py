@@ -182,3 +182,23 @@ def test_each_command_fits_a_100_column_terminal_and_a_pipe_keeps_it_whole(capsy
     shown = run()
     assert max(len(ln) for ln in shown.splitlines()) <= 100 < max(len(ln) for ln in piped.splitlines())
     assert "left out to fit" not in piped  # a pipe keeps every column
+
+
+def test_a_sweep_table_fits_100_columns_leaving_out_compile_then_top_category():
+    from inductor_bench.core.rundir import load_compare
+    from inductor_bench.core.sweep_table import build_table
+    from inductor_bench.render.sweep import HEADERS, render_sweep
+
+    from .test_sweep import FIXTURE, _done, _sweep
+
+    table = build_table(_done(_sweep(models=("/m/mlp.py",)), ["mlp"]), {"mlp": load_compare(FIXTURE)})
+    whole = render_sweep(table)
+    with for_terminal(100):
+        shown = render_sweep(table)
+    assert max(len(ln) for ln in shown.splitlines() if "  " in ln) <= 100
+    cols = _columns(shown[shown.index("model  "):])
+    assert list(cols) == [h for h in HEADERS if h not in ("compile", "top category")]
+    assert cols["speedup"] == ["1.00x (reference)", "0.90x", "0.63x"]
+    assert "(compile, top category: left out to fit 100 columns" in shown
+    header = next(ln for ln in whole.splitlines() if ln.startswith("model  "))
+    assert all(h in header for h in HEADERS) and "left out" not in whole  # a file keeps them

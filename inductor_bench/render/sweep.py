@@ -26,6 +26,9 @@ HEADERS = [
     "status",
 ]
 
+# what a terminal too narrow for the table leaves out, in this order (``table_fit``): each
+# model's compare and breakdown keep them
+OPTIONAL = ("compile", "top category", "busy %")
 
 # beside the busy % and top category of a cell whose breakdown was profiled disturbed
 DISTURBED_MARK = " (!)"
@@ -176,7 +179,7 @@ def fill(doc: Doc, table: SweepTable, heatmap: str | None = None) -> None:
     if heatmap is not None:
         doc.blocks.append(heatmap)
     rows = [row(f, table.reference) for r in table.rows.values() for f in r.values()]
-    doc.table(rows, HEADERS)
+    doc.table(rows, HEADERS, optional=OPTIONAL)
     if table.geomeans:
         doc.table(geomean_rows(table), ["mode", f"geomean speedup over {table.reference}", "models"])
     doc.chart(speedup_chart(table))
