@@ -202,3 +202,15 @@ def test_a_sweep_table_fits_100_columns_leaving_out_compile_then_top_category():
     assert "(compile, top category: left out to fit 100 columns" in shown
     header = next(ln for ln in whole.splitlines() if ln.startswith("model  "))
     assert all(h in header for h in HEADERS) and "left out" not in whole  # a file keeps them
+
+
+def test_a_module_path_that_starts_with_a_digit_is_a_name_cut_in_its_middle():
+    """An nn.Sequential's modules are ``0``, ``1.ff``: their source cells keep their line."""
+    sources = ["0.ff, 1.ff +2 · models/fftnet.py:11,12", "1.norm, 0.ff +1 · models/fftnet.py:11,12",
+               "0 (Linear) · built at models/seq.py:6", "0.norm · models/fftnet.py:11"]
+    rows = [[f"cpp_fused_{i}", "0.226", s] for i, s in enumerate(sources)]
+    doc = new_doc(width=42)
+    doc.table(rows, ["kernel", "ms", "source"])
+    cut = _columns(doc.render())["source"]
+    assert all(len(c) <= 28 for c in cut) and len(set(cut)) == len(sources)
+    assert [c[-5:] for c in cut] == [s[-5:] for s in sources]  # the line stays

@@ -29,7 +29,10 @@ import tabulate as _tabulate
 ROOM = 32  # names are cut to this before an optional column is left out
 MIN_CELL = 20  # a cell is never shortened below this many characters
 CUT = "…"
-_FIGURE = re.compile(r"\s*[~^<>≈±+\-−]?\d")
+# a figure: a number with its unit, or alone before an interval or a spread (``2.813 ±1.9%``);
+# not a module path that starts with a digit (``0.ff · fftnet.py:12``, ``0 (Linear)``)
+_FIGURE = re.compile(r"\s*[~^<>≈±+\-−]?\d[\d,]*(?:\.\d+)?(?:/\d+)?"
+                     r"(?:\s?(?:%|x|pp|ms|µs|us|ns|s|[KMG]i?B|GB/s|TFLOP/s)(?=\s|$)|(?=$|\s[±\[]))")
 
 # (rows, headers, align) -> the table's text
 Draw = Callable[[list[list[str]], list[str], "tuple[str, ...] | None"], str]
