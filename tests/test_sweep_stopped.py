@@ -77,6 +77,7 @@ def test_a_cell_stopped_after_its_timing_is_marked_and_left_out_of_the_geomean(s
     assert f"{b_max:.2f}x" in row and f"{stopped}: measured before its job ended" in row
     note = next(ln for ln in text.splitlines() if ln.startswith("b: "))
     assert f"what it measured is shown, marked {stopped}, left out of the geomeans and the gate" in note
+    assert "geomean over the models where the mode was timed by a job that ran to its end" in " ".join(text.split())
     # JSON: the same statuses, and the geomean recomputed from its cells with status ok
     d = json.loads(render_sweep(table, "json"))
     ok_max = [c["speedup"] for c in d["cells"] if c["mode"] == "max-autotune" and c["status"] == "ok"]

@@ -122,7 +122,8 @@ def notes(table: SweepTable) -> list[str]:
     out = [
         f"speedup = step time of {table.reference} / step time of the mode, from each model's compare "
         "(every column timed in one process, interleaved); its 95% interval and verdict are compare's "
-        "(docs/compare-and-diff.md); geomean over the models where the mode was timed",
+        "(docs/compare-and-diff.md); geomean over the models where the mode was timed by a job that ran to "
+        "its end",
         "busy % and top category (share of kernel time): from each mode's breakdown; compile: the first "
         "call, timed on its own; graph breaks: the distinct breaks Dynamo met compiling it (each one's "
         "place and reason: that model's compare report)",
