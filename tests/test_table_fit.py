@@ -214,3 +214,22 @@ def test_a_module_path_that_starts_with_a_digit_is_a_name_cut_in_its_middle():
     cut = _columns(doc.render())["source"]
     assert all(len(c) <= 28 for c in cut) and len(set(cut)) == len(sources)
     assert [c[-5:] for c in cut] == [s[-5:] for s in sources]  # the line stays
+
+
+def test_the_kernel_commands_config_table_fits_80_columns_without_its_marks():
+    from inductor_bench.render.kernel import render_kernel
+
+    from .test_kernel_cli import RED, Peak, build_report, canned_response, read_kernel_file
+
+    r = build_report(read_kernel_file(RED), canned_response(True, True), Peak(2000.0, None, "x"),
+                     max_autotune=True)
+    with for_terminal(80):
+        shown = render_kernel(r)
+    table = shown[shown.index("config  "):].split("\n\n")[0]
+    assert max(len(ln) for ln in table.splitlines()) <= 80
+    cols = _columns(table)
+    assert list(cols) == ["config", "time", "spread", "GB/s", "% peak BW", "regs", "spills"]
+    assert [c.split(", ")[0] for c in cols["config"]] == ["XBLOCK=8", "XBLOCK=1"]
+    assert cols["time"] == ["12 µs", "20 µs"]
+    assert "(mark, shared B: left out to fit 80 columns" in table
+    assert "fastest, autotuner's pick" in render_kernel(r)  # a file keeps the marks

@@ -112,9 +112,10 @@ def _all_configs(r: KernelReport, doc: Doc) -> None:
                      *_resources(t), ", ".join(m for m, on in marks if on)])
     title = (f"Every candidate config ({r.all_configs_mode} space, {len(rows)} compiled, "
              "each timed alone, no coordinate descent)")
-    headers = ["config", "time", "spread", *_throughput_headers(r), *RESOURCE_HEADERS, ""]
+    headers = ["config", "time", "spread", *_throughput_headers(r), *RESOURCE_HEADERS, "mark"]
     doc.heading(title)
-    doc.table(rows, headers)
+    # a narrow terminal leaves out the marks (the rows run fastest first; the pick is named above)
+    doc.table(rows, headers, optional=("mark", "shared B"))
     doc.chart(charts.kernel_configs(r))
 
 
