@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 # the verdicts, here for the modules that import them from this one
@@ -108,7 +108,7 @@ class ModeResult:
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
         d["breakdown"] = self.breakdown.to_dict() if self.breakdown else None
         if self.step_turns is not None:
-            d["step_turns"] = asdict(self.step_turns)
+            d["step_turns"] = self.step_turns.to_dict()
         if self.step_load is not None:
             d["step_load"] = self.step_load.to_dict()
         return d

@@ -105,11 +105,20 @@ class StepTurns:
     (the compile worker): rounds of one block per side, the order reversed every other round,
     so that the process's drift falls on all alike. ``blocks[0][r]`` holds round r's step
     times, ``blocks[i][r]`` graph ``graphs[i - 1]``'s, in ms per call. ``error``: why there
-    are none (the split then falls back to the profiled graph times)."""
+    are none (the split then falls back to the profiled graph times). ``load``: the load from
+    other processes while the rounds ran (``core/load.Load``'s saved form; None: not read)."""
 
     graphs: list[str] = field(default_factory=list)
     blocks: list[list[list[float]]] = field(default_factory=list)
     error: str | None = None
+    load: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Its saved form; the load only where it was read."""
+        d = asdict(self)
+        if self.load is None:
+            del d["load"]
+        return d
 
 
 @dataclass

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..core.devices import HOST_BACKEND
 from ..core.host_python import PythonLayer, short_frame
+from ..core.load import Load
 from ..core.outside import OutsideProfile
 from ..core.results import BreakdownResult
 from ..core.step import (
@@ -175,6 +176,17 @@ def _set_aside(r: BreakdownResult, s: StepSplit) -> str | None:
             f"{turns}, and taken at the profile's speed ({fmt.ms(s.outside_ms)} / {times}).")
 
 
+def _turns_load(r: BreakdownResult) -> str:
+    """A warning where other processes disturbed the turns: the time outside the graphs is a
+    difference of two times the load slowed, each by its own stalls, and the checks against
+    the profile pass where the profile was as disturbed."""
+    load = Load.from_dict(r.step_turns.load if r.step_turns else None)
+    if load is None or not load.disturbed:
+        return ""
+    return (f" WARNING: the step and its graphs were timed in turns while {load.describe()}: the "
+            "time outside the graphs, a difference of two times, may be far off.")
+
+
 def render_outside_split(doc: Doc, r: BreakdownResult) -> None:
     """The step against its graphs: the time outside them, how it was timed, and what max gain
     takes where the timing disagreed with the profile."""
@@ -190,7 +202,7 @@ def render_outside_split(doc: Doc, r: BreakdownResult) -> None:
             f"outside the graphs: {fmt.ms(s.outside_ms)} ms per step ({fmt.pct(s.outside_pct)} of "
             f"the {fmt.ms(s.step_ms)} ms step, its graphs' own calls the other {fmt.ms(s.graphs_ms)} "
             f"ms; the step and each graph timed in turns in one process, {_rounds(s)}): "
-            f"{_eager_work(r)}."))
+            f"{_eager_work(r)}.{_turns_load(r)}"))
     elif s.rounds:
         doc.paragraph(
             f"outside the graphs: not measurable: the graphs' own calls took {fmt.ms(s.graphs_ms)} "

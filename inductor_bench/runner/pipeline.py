@@ -213,9 +213,8 @@ def step_turns(raw: dict[str, Any] | None, graph_of: dict[str, str]) -> StepTurn
     if len(blocks) != len(paths) + 1:
         return StepTurns(error="the turns do not match the modules timed")
     keep = [i for i, p in enumerate(paths) if p in graph_of]
-    return StepTurns(
-        graphs=[graph_of[paths[i]] for i in keep], blocks=[blocks[0]] + [blocks[i + 1] for i in keep]
-    )
+    graphs, kept = [graph_of[paths[i]] for i in keep], [blocks[0]] + [blocks[i + 1] for i in keep]
+    return StepTurns(graphs=graphs, blocks=kept, load=raw.get("load"))
 
 
 def breakdown_from_outcome(

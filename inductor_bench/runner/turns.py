@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.call_sizes import chosen
-from . import call_inputs
+from . import call_inputs, machine
 from . import device as dev
 from .harness_inputs import HarnessCall, harness, load_module
 from .rounds import Plan, block_steps, interleave
@@ -60,7 +60,8 @@ def time_in_turns(
     step: Callable[[], float], module_paths: list[str], device: str, budget_s: float | None
 ) -> dict[str, Any]:
     """The step (one timed call, in ms) and every module's harness call in turns. Returns
-    ``{"paths": module_paths, "blocks": ...}`` (blocks[0] is the step's), or ``{"error": ...}``
+    ``{"paths": module_paths, "blocks": ..., "load": ...}`` (blocks[0] is the step's; the load
+    from other processes while the rounds ran, where it was read), or ``{"error": ...}``
     when a module cannot be loaded or called: the split then falls back to the profiled
     graph times, and the reason is kept."""
     try:
@@ -74,7 +75,10 @@ def time_in_turns(
         sizes, rounds = plan_rounds(per_call, budget_s)
         every_round = Plan(budget_s=None, max_steps=sys.maxsize, min_steps=0)  # rounds decide
         warm = settled(calls, [warm_calls(pc) for pc in per_call])
-        return {"paths": list(module_paths), "blocks": interleave(warm, sizes, every_round, rounds)}
+        counters = machine.cpu_counters()
+        blocks = interleave(warm, sizes, every_round, rounds)
+        load = machine.load_since(counters)
+        return {"paths": list(module_paths), "blocks": blocks, **({"load": load.to_dict()} if load else {})}
     except Exception as e:  # the step split is an addition: its failure loses nothing else
         return {"error": f"{type(e).__name__}: {e}"[:300]}
 
