@@ -182,6 +182,27 @@ def test_ctrl_c_stops_the_running_jobs_saves_them_and_starts_no_other(tmp_path, 
     assert not any(alive(int(p.read_text())) for p in pids.glob("*.pid"))
 
 
+def test_a_cell_the_stopped_sweep_did_not_reach_keeps_its_last_attempt(tmp_path, ctrl_c_raises):
+    """a and b failed; the same sweep again runs a (one at a time) and is stopped: b, never
+    started, is still the failed cell it was, with its reason, not a pending one."""
+    pids = tmp_path / "pids"
+    _run(tmp_path, ["a", "b"], {"a": ["fail"], "b": ["fail"]}, [None])
+
+    def interrupt() -> None:
+        deadline = time.monotonic() + 120
+        while not (pids / "a.try2.pid").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        _run(tmp_path, ["a", "b"], {"a": ["--started", str(pids), "hang"], "b": ok()}, [None])
+    a, b = load_sweep(tmp_path / "sweep").cells
+    assert (a.status, a.attempts, a.run_dir) == (CellStatus.INTERRUPTED, 2, "a.try2")
+    assert (b.status, b.attempts, b.run_dir) == (CellStatus.FAILED, 1, "b")
+    assert b.reason == "error: the stand-in model raised"
+
+
 def test_a_job_that_cannot_see_the_sweep_sends_its_run_directory_back(tmp_path):
     out = tmp_path / "sweep" / "a"
     job = Job(

@@ -98,6 +98,7 @@ def run_sweep(
         save(sweep_dir, sweep)
         marker = _write_marker(sweep_dir) if shared_marker else None
         jobs = {}
+        before = {c.model: c.status for c in sweep.unfinished()}
         for cell in sweep.unfinished():
             cell.status = CellStatus.PENDING
             run_dir = _free_attempt(sweep_dir, cell)
@@ -127,8 +128,23 @@ def run_sweep(
             save(sweep_dir, sweep)
             on_event("end", cell, sweep)
 
-        run_jobs(executor(), list(jobs.values()), started, finished)
+        try:
+            run_jobs(executor(), list(jobs.values()), started, finished)
+        finally:
+            _not_reached(sweep_dir, sweep, before)
         return sweep
+
+
+def _not_reached(sweep_dir: Path, sweep: Sweep, before: dict[str, str]) -> None:
+    """A cell left pending by a stopped sweep is again what its last attempt was (failed,
+    interrupted, ...), with that attempt's reason and results, not a pending cell that says why
+    an earlier attempt ended."""
+    back = [c for c in sweep.cells if c.status == CellStatus.PENDING
+            and before.get(c.model) not in (None, CellStatus.PENDING, CellStatus.RUNNING)]
+    for c in back:
+        c.status = before[c.model]
+    if back:
+        save(sweep_dir, sweep)
 
 
 def record_outcome(sweep_dir: Path, cell: Cell, outcome: JobOutcome) -> None:
