@@ -160,7 +160,7 @@ def build_table(sweep: Sweep, results: dict[str, CompareResult | None]) -> Sweep
             rows[cell.model] = {m: mode_figures(r, cell.model, m, ref) for m in modes}
             if not cell.comparable:
                 for f in rows[cell.model].values():
-                    _left_out(f, cell.status)
+                    _left_out(f, cell.status, reference=f.mode == ref)
     geo = {m: _geomean_of(rows, m) for m in modes if m != ref}
     load = {model: lines for model, r in results.items() if r is not None and (lines := step_disturbances(r))}
     measured = [c.model for c in sweep.cells if results.get(c.model) is not None]
@@ -171,14 +171,15 @@ def build_table(sweep: Sweep, results: dict[str, CompareResult | None]) -> Sweep
 
 
 # the reason of a mode measured by a job that did not run to its end
-LEFT_OUT = "measured before its job ended: left out of the geomean and the gate"
+LEFT_OUT = "left out of the geomean"
 
 
-def _left_out(f: Figures, status: str) -> None:
+def _left_out(f: Figures, status: str, *, reference: bool) -> None:
     """A mode measured by a job that then did not end by itself (stopped, timed out, killed):
-    its figures stay, marked with the cell's status, out of the geomean."""
+    its figures stay, marked with the cell's status, out of the geomean (where the reference,
+    never in it, is marked alone)."""
     if f.status == Status.OK:
-        f.status, f.reason = status, LEFT_OUT
+        f.status, f.reason = status, None if reference else LEFT_OUT
 
 
 Results = dict[str, CompareResult | None]
