@@ -150,3 +150,30 @@ def test_a_job_stopped_with_the_sweep_names_the_sweeps_signal(tmp_path, monkeypa
     record_outcome(tmp_path, c, JobOutcome(exit_code=130, stopped=True, seconds=9.64, log=log))
     assert (c.status, c.reason, c.seconds) == (CellStatus.INTERRUPTED, "stopped by SIGTERM", 9.64)
     assert (tmp_path / "logs" / "mlp.log").read_text() == log
+
+
+def test_a_job_stopped_before_it_measured_anything_claims_nothing_measured(tmp_path, capsys):
+    """Stopped while its first column ran: the compare saved only columns marked not run. The
+    note and the progress line do not say that what it measured is shown or saved; a job that
+    had measured a column says where."""
+    from inductor_bench.commands.sweep import _print_event
+    from inductor_bench.commands.sweep_options import ExecutorKind
+
+    sweep, results = _sweep(CellStatus.INTERRUPTED)
+    d = json.loads(FIXTURE.read_text())
+    for m in d["modes"]:
+        m["status"] = "interrupted"
+    results["b"] = CompareResult.from_dict(d)
+    note = next(ln for ln in render_sweep(build_table(sweep, results)).splitlines() if ln.startswith("b: "))
+    assert note == "b: interrupted: stopped by SIGINT after 9.60 s (b)"
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "compare.json").write_text(json.dumps(d))
+    say = _print_event(ExecutorKind.local, tmp_path, queued=False)
+    say("end", sweep.cells[1], sweep)
+    (tmp_path / "b" / "compare.json").write_text(FIXTURE.read_text())
+    say("end", sweep.cells[1], sweep)
+    assert capsys.readouterr().err.splitlines() == [
+        "sweep: b interrupted: stopped by SIGINT after 9.6 s; 1/2 done, 1 interrupted",
+        f"sweep: b interrupted: stopped by SIGINT after 9.6 s; what was measured is saved in {tmp_path / 'b'}; "
+        "1/2 done, 1 interrupted",
+    ]

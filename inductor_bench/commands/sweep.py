@@ -12,8 +12,16 @@ import typer
 
 from ..core.compare import DEFAULT_MODES, parse_modes
 from ..core.devices import AUTO, HOST_BACKEND
-from ..core.errors import BenchError, Interrupted, NotComparable, RegressionFound, UsageError, WorkerError
-from ..core.rundir import COMPARE_FILE, HTML_REPORT_FILE, REPORT_FILE
+from ..core.errors import (
+    BenchError,
+    Interrupted,
+    NotComparable,
+    RegressionFound,
+    ResultError,
+    UsageError,
+    WorkerError,
+)
+from ..core.rundir import COMPARE_FILE, HTML_REPORT_FILE, REPORT_FILE, load_compare
 from ..core.sweep import (
     SWEEP_FILE,
     Cell,
@@ -277,12 +285,21 @@ def _print_event(kind: ExecutorKind, out: Path, *, queued: bool):
             line = f"sweep: {cell.model} {started}{where}{tries}; {progress_line(sweep)}"
         else:
             took = f"{cell.seconds:.1f} s" if cell.seconds is not None else None
-            saved = out / cell.run_dir if cell.run_dir else None
-            saved_in = str(saved) if saved is not None and (saved / COMPARE_FILE).is_file() else None
+            saved_in = _measured_in(out, cell)
             line = f"sweep: {cell.model} {how_it_ended(cell, took, saved_in)}; {progress_line(sweep)}"
         print(line, file=sys.stderr, flush=True)
 
     return on_event
+
+
+def _measured_in(out: Path, cell: Cell) -> str | None:
+    """The cell's run directory where its compare saved a column it measured; else None."""
+    path = out / cell.run_dir / COMPARE_FILE if cell.run_dir else None
+    try:
+        r = load_compare(path) if path is not None and path.is_file() else None
+    except ResultError:
+        return None
+    return str(out / cell.run_dir) if r is not None and any(m.ok for m in r.modes) else None
 
 
 def document(table: SweepTable, fmt: str) -> str:

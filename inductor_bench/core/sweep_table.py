@@ -83,7 +83,7 @@ class SweepTable:
     gate: Gate | None = None
     # model -> what disturbed the timing of its steps (compare's warnings: a busy machine)
     step_disturbed: dict[str, list[str]] = field(default_factory=dict)
-    measured: list[str] = field(default_factory=list)  # the models whose run directory holds a result
+    measured: list[str] = field(default_factory=list)  # the models of which a column was measured
 
     def min_rel(self, mode: str) -> float | None:
         """The floor the mode's speedups were judged by (the device's: one per sweep), for its
@@ -163,7 +163,7 @@ def build_table(sweep: Sweep, results: dict[str, CompareResult | None]) -> Sweep
                     _left_out(f, cell.status, reference=f.mode == ref)
     geo = {m: _geomean_of(rows, m) for m in modes if m != ref}
     load = {model: lines for model, r in results.items() if r is not None and (lines := step_disturbances(r))}
-    measured = [c.model for c in sweep.cells if results.get(c.model) is not None]
+    measured = [c.model for c in sweep.cells if any(m.ok for m in getattr(results.get(c.model), "modes", []))]
     return SweepTable(
         sweep=sweep, reference=ref, modes=modes, rows=rows, geomeans=geo, step_disturbed=load,
         measured=measured,
