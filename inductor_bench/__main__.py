@@ -1,5 +1,5 @@
 """`python -m inductor_bench` is `inductor-bench`."""
 
-from .cli import main
+from .entry import main
 
 main()
