@@ -88,10 +88,14 @@ def test_a_column_with_too_few_samples_heads_no_report_and_no_figure_of_too_few_
     r = synthetic_compare([[2.0] * 10] * 3, [[1.0]] * 3)  # 3 rounds: default has 3 samples
     assert fastest(r) is r.modes[0]
     line = verdict_line(r, new_doc("text"))
-    assert line == "Fastest steady state: eager 2.000 ms (too few samples to judge it against default)"
+    assert line == ("Fastest steady state: eager 2.000 ms (too few samples to judge it against default); "
+                    "default read 1.000 ms on 3 steady samples, too few to rank")
     one = synthetic_compare([[2.0]] * 3, [[1.0]] * 3)  # no column with 5: the fastest, no figure
     assert verdict_line(one, new_doc("text")) == ("Fastest steady state: default 1.000 ms (too few samples "
                                                   "to judge it against eager)")
+    slower_on_few = synthetic_compare([[2.0] * 10] * 3, [[3.0]] * 3)  # the column of 3 reads slower
+    assert verdict_line(slower_on_few, new_doc("text")) == ("Fastest steady state: eager 2.000 ms (too few "
+                                                            "samples to judge it against default)")
 
 
 def test_diff_gate_gives_no_verdict_where_the_slower_side_was_timed_on_a_busy_machine():

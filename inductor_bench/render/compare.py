@@ -198,7 +198,17 @@ def verdict_line(result: CompareResult, doc: Doc) -> str:
     parts = [_versus(result, best, _same_model(result, best, o), o) for o in (EAGER, DEFAULT)]
     detail = "; ".join(p for p in parts if p)
     head = doc.strong(f"Fastest steady state: {best.label}") + f" {ms_precise(result.step(best).ms)} ms"
-    return head + (f" ({detail})" if detail else "")
+    return head + (f" ({detail})" if detail else "") + "".join(f"; {t}" for t in _faster_on_few(result, best))
+
+
+def _faster_on_few(result: CompareResult, best: ModeResult) -> list[str]:
+    """The columns that read faster than the headline's on fewer than MIN_SAMPLES steady
+    samples (too few to head a report): named, so the headline does not hide them."""
+    ms = result.step(best).ms
+    few = [m for m in result.modes if timed(m) and m is not best
+           and result.step(m).n < MIN_SAMPLES and result.step(m).ms < ms]
+    return [f"{m.label} read {ms_precise(result.step(m).ms)} ms on {result.step(m).n} steady "
+            f"sample{'s' if result.step(m).n != 1 else ''}, too few to rank" for m in few]
 
 
 # ---- documents ------------------------------------------------------------------------------
