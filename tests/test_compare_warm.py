@@ -1,0 +1,49 @@
+"""compare's timing worker (``runner/timer.py``): a column's first calls after another column's
+run cold, and are not timed.
+
+Synthetic columns whose times follow the effect measured in compares of ``models/mlp.py`` on
+CPU (the first calls of a block took 1.2-2.5x, then 1.05-3x, the median of the rest): here a
+column takes 2.0 and 1.5 ms in its first two calls after another column's call, 1.0 ms (eager)
+or 0.8 ms (default) from the third on. Every timed call then reads the warm time, and every
+round's ratio is 0.8 exactly; timed cold, a block of 10 read 1.15 ms and 0.95 ms (0.826).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from inductor_bench.runner import timer
+from inductor_bench.runner.rounds import Plan
+
+WARM_MS = [1.0, 0.8]
+COLD_EXTRA_MS = [1.0, 0.5]  # a column's 1st and 2nd call after another column's
+
+
+def columns() -> tuple[list, list[str]]:
+    log: list[int] = []
+
+    def column(i: int):
+        def call() -> float:
+            since = 0  # the column's calls since another column's
+            for side in reversed(log):
+                if side != i:
+                    break
+                since += 1
+            cold = len(log) > since and since < len(COLD_EXTRA_MS)  # another column ran before
+            log.append(i)
+            return WARM_MS[i] + (COLD_EXTRA_MS[since] if cold else 0.0)
+
+        return call
+
+    return [column(0), column(1)], log
+
+
+def test_each_block_starts_with_untimed_calls_and_reads_the_warm_time():
+    calls, log = columns()
+    plan = Plan(budget_s=None, max_steps=100, min_steps=1)
+    blocks = timer.timed_rounds(calls, [0.001, 0.0008], [10, 10], plan, block_s=0.01)
+    assert [sum(len(b) for b in side) for side in blocks] == [100, 100]
+    assert all(t == WARM_MS[i] for i, side in enumerate(blocks) for b in side for t in b), blocks
+    ratios = [sum(h) / len(h) / (sum(b) / len(b)) for b, h in zip(*blocks, strict=True)]
+    assert ratios == pytest.approx([WARM_MS[1] / WARM_MS[0]] * len(ratios), rel=1e-12)
+    assert len(log) > 200  # the untimed calls ran: 2 a block where the column before was another
