@@ -157,6 +157,24 @@ def test_a_cell_that_leads_with_a_figure_loses_whole_words_from_its_end():
     assert _columns(out)["base ms"] == ["0.7749"] * 4
 
 
+def test_a_cell_that_leads_with_a_figure_loses_its_interval_before_its_verdict(capsys, monkeypatch):
+    """The recorded compare at 120 columns: each speedup keeps its verdict, its interval goes."""
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)  # capsys's stdout, as a terminal
+    monkeypatch.setattr(output.shutil, "get_terminal_size", lambda *a: os.terminal_size((120, 24)))
+    with pytest.raises(SystemExit) as e:
+        main(["report", str(FIXTURES / "results" / "cpu_mlp_compare")])
+        raise SystemExit(0)
+    assert not e.value.code
+    shown = capsys.readouterr().out
+    assert max(len(ln) for ln in shown.splitlines()) <= 120
+    (row,) = [ln for ln in shown.splitlines() if ln.startswith("speedup vs eager")]
+    assert row.split()[4:] == ["0.90x", "…", "(significant)", "0.63x", "…", "(significant)", "-"]
+    narrow = new_doc(width=30).table_text([["a", "0.90x [0.86x-0.94x] (significant)"], ["b", "2.5 ms"]], ["", "x"])
+    assert "0.90x … (significant)" in narrow
+    narrower = new_doc(width=20).table_text([["a", "0.90x [0.86x-0.94x] (significant)"], ["b", "2.5 ms"]], ["", "x"])
+    assert "0.90x …" in narrower and "signif" not in narrower  # no room for the verdict: the start
+
+
 TRACES = FIXTURES / "hta" / "ns_resolution_trace_rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
 COMMANDS = {
     "diff": ("diff", str(FIXTURES / "runs" / "cpu_mlp_train_stalled"), str(FIXTURES / "results" / "cpu_mlp_slow_train")),

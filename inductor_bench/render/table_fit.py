@@ -161,10 +161,16 @@ def _figures(cells: list[str]) -> bool:
 
 
 def _start(s: str, width: int) -> str:
-    """``s`` in ``width`` characters: its first whole words, then ``…`` (never part of a figure:
+    """``s`` in ``width`` characters: where that makes it fit, its intervals alone as ``…``,
+    keeping the words after them (``0.90x … (significant)``: the verdict says more than its
+    interval); else its first whole words, then ``…`` (never part of a figure:
     ``0.90x [0.86x-0.94x] …``); a first word too long, cut."""
     if len(s) <= width:
         return s
+    words = s.split(" ")
+    bare = " ".join(CUT if w.startswith("[") and w.endswith("]") else w for w in words)
+    if bare != s and len(bare) <= width and not bare.endswith(CUT):
+        return bare
     head = s[: width - 2]
     if s[width - 2] != " ":
         head = head.rsplit(" ", 1)[0] if " " in head else ""
