@@ -21,6 +21,7 @@ from .devices import HOST_BACKEND, kernel_timing_backends
 from .errors import DeviceError, UsageError
 from .modparse import KernelInfo, is_compiled_module, parse_module
 from .peaks import compute_type
+from .si_units import with_prefix
 
 HARNESS = ("get_args", "call")  # what a benchmark needs from the file
 # Autotuning switches Inductor bakes into inductor_meta when it writes the file.
@@ -200,14 +201,6 @@ def _not_a_kernel_file(path: str, text: str, tree: ast.Module) -> UsageError:
     )
 
 
-def _amount(n: float) -> str:
-    """``134.2 M``, ``24 k``, ``17.18 G``: a count with its decimal prefix and a space."""
-    for prefix, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.4g} {prefix}"
-    return f"{n:.4g} "
-
-
 def _its_kernels(text: str) -> str:
     """``; its 2 Triton kernels: triton_poi_fused_add_0 (Triton pointwise), ...``: a compiled
     module's Triton kernels, each with its category from its source's heuristic."""
@@ -325,9 +318,9 @@ def file_says(kf: KernelFile) -> str:
     elif isinstance(hints, (list, tuple)) and hints:
         parts.append("size hints " + "x".join(str(v) for v in hints))
     if kf.num_gb is not None:
-        parts.append(f"{_amount(kf.num_gb * 1e9)}B a launch (Inductor's estimate)")
+        parts.append(f"{with_prefix(kf.num_gb * 1e9, 'B', 4)} a launch (Inductor's estimate)")
     if kf.flop:
-        parts.append(f"{_amount(kf.flop)}FLOP a launch")
+        parts.append(f"{with_prefix(kf.flop, 'FLOP', 4)} a launch")
     if kf.is_template and kf.compile_config:
         parts.append("its config fixed at compile time: "
                      + " ".join(f"{k}={v}" for k, v in kf.compile_config.items()))

@@ -35,6 +35,7 @@ from ..core.roofline import (
     site_stat,
     weighted_pct,
 )
+from ..core.si_units import with_prefix
 from ..core.views import Unit
 from ..core.work import counted_from, draws_random
 from . import format as fmt
@@ -134,12 +135,7 @@ def weighted_cell(pct: float | None, share: float | None) -> str:
 
 
 def _si(v: float | None, unit: str) -> str:
-    if v is None:
-        return fmt.DASH
-    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(v) >= scale:
-            return f"{v / scale:.3g} {prefix}{unit}"
-    return f"{v:.3g} {unit}"
+    return fmt.DASH if v is None else with_prefix(v, unit)
 
 
 def tflops_words(c: Ceilings) -> str:
