@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .breakdown import US_PER_MS, cpu_kernel_events, device_kernel_events, find_markers, op_name
+from .buffers import module_calls
 from .callsites import Call, parse_calls
 from .devices import HOST, backend
 from .modparse import ModuleInfo
@@ -32,7 +33,7 @@ from .sources import ROOT_MODULE, CallSite, Origin, SourceLine, merge, module_pa
 from .subgraph_modules import rerooted
 from .timeline import launch_stacks
 from .trace import Trace
-from .unplaced import mostly_unplaced
+from .unplaced import call_bytes, mostly_unplaced
 
 NO_RECORD = "no record of the lowering: the run predates source attribution or its compile worker wrote none"
 
@@ -87,11 +88,13 @@ def placed_by(names: list[str], nodes: dict[str, Any]) -> list[str]:
     return kept or names
 
 
-def call_origins(calls: list[Call], record: dict[str, Any]) -> tuple[dict[int, Origin], dict[int, list[str]]]:
-    """Per call (by position in ``calls``): its Origin, and for extern calls the input shapes."""
+def call_origins(calls: list[Call], record: dict[str, Any], own: list[list[str]] | None = None,
+                 ) -> tuple[dict[int, Origin], dict[int, list[str]]]:
+    """Per call (by position in ``calls``): its Origin, and for extern calls the input shapes
+    (``own``: the record's ``own_origins``, where the caller has them)."""
     nodes = record.get("nodes") or {}
     all_ops = record.get("ops") or []
-    own, ran = own_origins(all_ops), own_extern_nodes(all_ops)
+    own, ran = own if own is not None else own_origins(all_ops), own_extern_nodes(all_ops)
     by_buffer: dict[str, list[int]] = {}  # the operations writing each buffer, in order
     for k, op in enumerate(all_ops):
         for name in op.get("written", []):
@@ -193,14 +196,15 @@ def attribute(
     if record is None or record.get("error") or "ops" not in record:
         graph.attribution = (record or {}).get("error") or NO_RECORD
         return graph
-    calls = parse_calls(text, module)
-    origins, shapes = call_origins(calls, record)
-    origins = mostly_unplaced(origins, calls, record, text, module)
-    nodes = record.get("nodes") or {}
-    origins = heaviest_first(origins, calls, record, text, module, lambda ns: origin_of(ns, nodes).modules)
+    calls, nodes = parse_calls(text, module), record.get("nodes") or {}
+    own, sizes = own_origins(record["ops"] or []), call_bytes(calls, module_calls(text, module))  # read once
+    origins, shapes = call_origins(calls, record, own)
+    origins = mostly_unplaced(origins, calls, record, text, module, sizes)
+    origins = heaviest_first(origins, calls, record, text, module, lambda ns: origin_of(ns, nodes).modules,
+                             sizes=sizes, own=own)
     origins, made = rerooted(origins, calls, record)
     graph.recompute_marked = bool(record.get(RECOMPUTE_MARKED))
-    graph.module_types = types = module_types(record.get("nodes") or {})
+    graph.module_types = types = module_types(nodes)
     types.update({new: types[old] for new, old in made.items() if old in types})
     graph.module_sites = sites = dict(record.get(BUILT) or {})
     sites.update({new: sites[old] for new, old in made.items() if old in sites})

@@ -21,22 +21,25 @@ from .callsites import Call
 from .modparse import ModuleInfo
 from .own_nodes import own_origins
 from .sources import Origin
-from .unplaced import call_bytes
+from .unplaced import CallSizes, call_bytes
 
 
 def heaviest_first(
     origins: dict[int, Origin], calls: list[Call], record: dict[str, Any], text: str, module: ModuleInfo,
-    modules_of: Callable[[list[str]], list[str]],
+    modules_of: Callable[[list[str]], list[str]], *, sizes: CallSizes | None = None,
+    own: list[list[str]] | None = None,
 ) -> dict[int, Origin]:
     """``origins`` (call position -> Origin) with each generated kernel's modules ordered by the
     bytes written for them (``written_for``), most first; ``modules_of`` gives the module paths
-    of some FX nodes of the record."""
+    of some FX nodes of the record; ``sizes`` and ``own``: ``call_bytes`` of the module and
+    ``own_origins`` of the record, where the caller has read them."""
     fused = [i for i, c in enumerate(calls)
              if not c.extern and (o := origins.get(i)) is not None and len(o.modules) > 1]
     if not fused:
         return origins
     out = dict(origins)
-    for i, weight in written_for(calls, record, text, module, fused, modules_of).items():
+    weights = written_for(calls, record, text, module, fused, modules_of, sizes=sizes, own=own)
+    for i, weight in weights.items():
         o = origins[i]
         order = sorted(o.modules, key=lambda m: -weight.get(m, 0))  # stable: ties keep the nodes' order
         out[i] = Origin(o.nodes, o.lines, order, o.missing, o.recomputed)
@@ -45,7 +48,8 @@ def heaviest_first(
 
 def written_for(
     calls: list[Call], record: dict[str, Any], text: str, module: ModuleInfo, among: list[int],
-    modules_of: Callable[[list[str]], list[str]],
+    modules_of: Callable[[list[str]], list[str]], *, sizes: CallSizes | None = None,
+    own: list[list[str]] | None = None,
 ) -> dict[int, Counter[str]]:
     """Call position (of ``among``) -> module path -> the bytes of the buffers it writes whose
     first writing operation has a node in that module (a buffer counts once per module), for
@@ -55,9 +59,9 @@ def written_for(
     for k, op in enumerate(ops):
         for b in op.get("written", []):
             first.setdefault(b, k)
-    own = own_origins(ops)
+    own = own if own is not None else own_origins(ops)
     mods: dict[int, list[str]] = {}
-    sizes = call_bytes(calls, module_calls(text, module))
+    sizes = sizes if sizes is not None else call_bytes(calls, module_calls(text, module))
     out: dict[int, Counter[str]] = {}
     for i in among:
         written = [b for b in dict.fromkeys(calls[i].written or []) if b in first]

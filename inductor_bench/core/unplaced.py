@@ -23,19 +23,22 @@ from .callsites import Call
 from .modparse import ModuleInfo
 from .sources import Origin
 
+CallSizes = dict[int, dict[str, int | None]]  # call position -> buffer -> its bytes (None: unknown)
+
 MOSTLY_UNPLACED = ("made mostly from no FX node (it copies graph inputs into the layout the kernels "
                    "use; its nodes write fewer bytes)")
 
 
 def mostly_unplaced(
-    origins: dict[int, Origin], calls: list[Call], record: dict[str, Any], text: str, module: ModuleInfo
+    origins: dict[int, Origin], calls: list[Call], record: dict[str, Any], text: str, module: ModuleInfo,
+    sizes: CallSizes | None = None,
 ) -> dict[int, Origin]:
     """``origins`` (call position -> Origin) with each generated kernel that writes more bytes
     for operations made from no FX node than for those made from some given no line and no
-    module (see the module docstring)."""
+    module (see the module docstring); ``sizes``: ``call_bytes`` of the module, where read."""
     mixed = [i for i, c in enumerate(calls) if not c.extern and (o := origins.get(i)) is not None and o.nodes]
     out = dict(origins)
-    for i, (unplaced, placed) in placement_bytes(calls, record, text, module, mixed).items():
+    for i, (unplaced, placed) in placement_bytes(calls, record, text, module, mixed, sizes).items():
         if unplaced > placed:
             o = origins[i]
             out[i] = Origin(o.nodes, [], [], MOSTLY_UNPLACED, o.recomputed)
@@ -43,7 +46,8 @@ def mostly_unplaced(
 
 
 def placement_bytes(calls: list[Call], record: dict[str, Any], text: str, module: ModuleInfo,
-                    among: list[int] | None = None) -> dict[int, tuple[int, int]]:
+                    among: list[int] | None = None, sizes: CallSizes | None = None,
+                    ) -> dict[int, tuple[int, int]]:
     """Call position -> (bytes it writes for operations made from no FX node, bytes it writes for
     those made from some), for the generated kernels (of ``among``, call positions) that write
     for both kinds and whose buffers' sizes the module gives."""
@@ -58,7 +62,7 @@ def placement_bytes(calls: list[Call], record: dict[str, Any], text: str, module
     kinds = {i: ws for i, ws in kinds.items() if len({unplaced for _, unplaced in ws}) == 2}
     if not kinds:
         return {}
-    sizes = call_bytes(calls, module_calls(text, module))
+    sizes = sizes if sizes is not None else call_bytes(calls, module_calls(text, module))
     out = {}
     for i, ws in kinds.items():
         size = [sizes.get(i, {}).get(b) for b, _ in ws]
@@ -68,7 +72,7 @@ def placement_bytes(calls: list[Call], record: dict[str, Any], text: str, module
     return out
 
 
-def call_bytes(calls: list[Call], args: list[CallArgs]) -> dict[int, dict[str, int | None]]:
+def call_bytes(calls: list[Call], args: list[CallArgs]) -> CallSizes:
     """Call position -> each buffer argument's bytes at that call: ``calls`` and the module's
     calls with their arguments (``module_calls``) matched as the k-th call of each name."""
     by_name: dict[str, list[CallArgs]] = {}
