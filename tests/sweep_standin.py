@@ -6,6 +6,7 @@ ACTION:
   fail                print compare's kind of error line, exit 3
   hang                sleep until killed (or stopped: a KeyboardInterrupt exits 130, as compare)
   deaf                sleep, ignoring SIGINT, until killed
+  vanish              kill itself with SIGKILL before making --out
 Options before ACTION: --meet DIR N (write a file in DIR and wait until N jobs wrote one:
 proves they ran at once), --started DIR (write this process's pid to DIR/<name>.pid), --hold S
 (sleep S seconds first). ``where.json`` in --out: CUDA_VISIBLE_DEVICES, pid, start and end
@@ -43,6 +44,8 @@ def main(argv: list[str]) -> int:
     out = Path(argv[argv.index("--out") + 1])
     args = argv[: argv.index("--out")]
     name = out.name
+    if args == ["vanish"]:  # killed before compare claimed its run directory (as torch loads)
+        os.kill(os.getpid(), 9)
     out.mkdir(parents=True, exist_ok=True)  # compare claims its run directory first
     while args[0].startswith("--"):
         if args[0] == "--meet":

@@ -105,6 +105,20 @@ def test_a_job_killed_mid_run_marks_its_cell_and_the_same_sweep_retries_it(tmp_p
     assert {n: where(tmp_path / "sweep" / n)["pid"] for n in ("a", "c")} == first_pids
 
 
+def test_attempt_names_do_not_skip_when_a_job_died_before_writing_anything(tmp_path):
+    """Attempt 1 killed before its compare made its run directory: the sweep made it as the job
+    started, so the retry's b.try2 sits beside b (empty) and each has its log."""
+    s, _ = _run(tmp_path, ["b"], {"b": ["vanish"]}, [None])
+    b = s.cell("b")
+    assert (b.status, b.attempts, b.run_dir, b.exit_code) == (CellStatus.KILLED, 1, "b", -signal.SIGKILL)
+    d = tmp_path / "sweep"
+    assert (d / "b").is_dir() and not any((d / "b").iterdir())
+    s2, _ = _run(tmp_path, ["b"], {"b": ok()}, [None])
+    assert (s2.cell("b").status, s2.cell("b").attempts, s2.cell("b").run_dir) == (CellStatus.DONE, 2, "b.try2")
+    assert sorted(p.name for p in d.iterdir() if p.is_dir()) == ["b", "b.try2", "logs"]
+    assert sorted(p.name for p in (d / "logs").iterdir()) == ["b.log", "b.try2.log"]
+
+
 def test_a_job_past_its_time_limit_is_stopped_as_ctrl_c_stops_it(tmp_path):
     """Stopped as Ctrl-C stops compare (exit 130: what it measured is saved), not killed."""
     t0 = time.monotonic()

@@ -118,6 +118,7 @@ def run_sweep(
             cell = sweep.cell(job.model)
             cell.status, cell.attempts = CellStatus.RUNNING, cell.attempts + 1
             cell.run_dir = Path(job.out_dir).name
+            _claim_attempt(sweep_dir / cell.run_dir)
             cell.where = f"CUDA_VISIBLE_DEVICES={slot}" if slot is not None else ""
             save(sweep_dir, sweep)
             on_event("start", cell, sweep)
@@ -154,8 +155,11 @@ def record_outcome(sweep_dir: Path, cell: Cell, outcome: JobOutcome) -> None:
         log_dir = sweep_dir / LOGS_DIR
         log_dir.mkdir(exist_ok=True)
         write_atomic(log_dir / f"{cell.run_dir}.log", outcome.log)
-        if outcome.archive is not None and not (sweep_dir / cell.run_dir).exists():
-            unpack(outcome.archive, sweep_dir / cell.run_dir)
+        run_dir = sweep_dir / cell.run_dir
+        if outcome.archive is not None and not (run_dir.is_dir() and any(run_dir.iterdir())):
+            if run_dir.is_dir():
+                run_dir.rmdir()  # the empty directory the attempt claimed as it started
+            unpack(outcome.archive, run_dir)
     cell.where = outcome.where or cell.where
     cell.seconds = round(outcome.seconds, 3)
     reason = last_error_line(outcome.log) or outcome.error
@@ -186,6 +190,17 @@ def load_results(sweep_dir: Path, sweep: Sweep) -> dict[str, CompareResult | Non
         except ResultError:
             out[cell.model] = None
     return out
+
+
+def _claim_attempt(run_dir: Path) -> None:
+    """The attempt's directory, made as its job starts (compare claims it empty): every attempt
+    the sweep records has one, so a job killed before its compare wrote anything leaves an empty
+    ``mlp`` beside its log, and the next attempt's ``mlp.try2`` does not follow a name never made."""
+    try:
+        with stop.shielded():
+            run_dir.mkdir(exist_ok=True)
+    except OSError as e:
+        raise WriteError(f"{run_dir}: cannot create the run directory ({e.strerror or e})") from None
 
 
 def _free_attempt(sweep_dir: Path, cell: Cell) -> str:
