@@ -142,7 +142,7 @@ def test_every_recorded_breakdown_fits_a_terminal_its_kernels_told_apart(run, wi
 
 
 def test_a_cell_that_leads_with_a_figure_loses_whole_words_from_its_end():
-    changes = ["+85.7% [+72.4%..+100.6%]", "+185.0% [+175.4%..+195.1%]", "0.90x [0.86x-0.94x] (significant)", "new"]
+    changes = ["+85.7% [+72.4%..+100.6%]", "+185.0% [+175.4%..+195.1%]", "0.90x [0.86x-0.94x] (of the base)", "new"]
     rows = [[f"category {i} with a name long enough to be cut", "0.7749", "2.208", c, "significant"]
             for i, c in enumerate(changes)]
     headers = ["category", "base ms", "head ms", "change", "verdict"]
@@ -172,7 +172,47 @@ def test_a_cell_that_leads_with_a_figure_loses_its_interval_before_its_verdict(c
     narrow = new_doc(width=30).table_text([["a", "0.90x [0.86x-0.94x] (significant)"], ["b", "2.5 ms"]], ["", "x"])
     assert "0.90x … (significant)" in narrow
     narrower = new_doc(width=20).table_text([["a", "0.90x [0.86x-0.94x] (significant)"], ["b", "2.5 ms"]], ["", "x"])
-    assert "0.90x …" in narrower and "signif" not in narrower  # no room for the verdict: the start
+    assert "0.90x (sig)" in narrower and "signif" not in narrower.splitlines()[2]  # the verdict's mark
+
+
+def _terminal_report(capsys, monkeypatch, argv: list[str], width: int | None) -> str:
+    """What ``argv`` prints on a terminal ``width`` wide (None: a pipe)."""
+    if width is not None:
+        monkeypatch.setattr(sys.stdout, "isatty", lambda: True)  # capsys's stdout, as a terminal
+        monkeypatch.setattr(output.shutil, "get_terminal_size", lambda *a: os.terminal_size((width, 24)))
+    try:
+        main(argv)
+    except SystemExit as e:
+        assert not e.code
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_a_compare_keeps_each_speedups_verdict_at_80_and_100_columns(capsys, monkeypatch, width):
+    """The recorded compare's speedups, too wide for their interval and verdict, keep the
+    verdict as a mark a line under the table explains; a pipe has the whole cells."""
+    argv = ["report", str(FIXTURES / "results" / "cpu_mlp_compare")]
+    piped = _terminal_report(capsys, monkeypatch, argv, None)
+    shown = _terminal_report(capsys, monkeypatch, argv, width)
+    assert max(len(ln) for ln in shown.splitlines()) <= width
+    whole = _columns(next(b for b in piped.split("\n\n") if "speedup vs eager" in b))
+    assert whole["default"][4] == "0.90x [0.86x-0.94x] (significant)"
+    cols = _columns(next(b for b in shown.split("\n\n") if "speedup vs eager" in b))
+    assert [c[4:6] for c in cols.values()][1:] == [
+        ["1.00x", "1.11x (sig)"], ["0.90x (sig)", "1.00x"], ["0.63x (sig)", "0.70x (sig)"], ["-", "-"]]
+    assert (f"(sig = significant: verdicts written short, their intervals left out to fit {width} "
+            "columns; a file, a pipe or --format markdown has them whole)") in " ".join(shown.split())
+    assert "(sig)" not in piped
+
+
+def test_each_verdict_has_its_own_mark_named_under_the_table():
+    cells = ["1.02x [0.97x-1.07x] (within noise)", "1.31x (too few samples)", "0.90x [0.86x-0.94x] (significant)"]
+    doc = new_doc(width=40)
+    doc.table([[f"speedup vs mode {i} with a long name", c] for i, c in enumerate(cells)], ["", "x"])
+    out = doc.render()
+    assert max(len(ln) for ln in out.splitlines()) <= 40
+    assert [ln.split("  ")[-1].strip() for ln in out.splitlines()[2:5]] == ["1.02x (noise)", "1.31x (few)", "0.90x (sig)"]
+    assert "(sig = significant, noise = within noise, few = too few samples:" in " ".join(out.split())
 
 
 TRACES = FIXTURES / "hta" / "ns_resolution_trace_rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"

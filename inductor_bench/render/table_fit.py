@@ -14,7 +14,8 @@ In this order, each step only while the table is still too wide:
 A column's cells that differ stay different when cut (``distinct_cut``): those a middle cut
 makes alike show where they differ, or keep more, until no two read alike. A column of numbers
 (right-aligned) is never cut; one whose cells lead with a figure (an interval, a verdict after
-it) loses whole words from their end (``_start``).
+it) loses its intervals first, then writes its verdict short (``0.90x (sig)``, a line under the
+table says what each mark means), then loses whole words from its end (``_start``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from collections.abc import Callable, Sequence
 
 import tabulate as _tabulate
 
+from ..core.vocab import Verdict
+
 ROOM = 32  # names are cut to this before an optional column is left out
 MIN_CELL = 20  # a cell is never shortened below this many characters
 CUT = "…"
@@ -33,6 +36,12 @@ CUT = "…"
 # not a module path that starts with a digit (``0.ff · fftnet.py:12``, ``0 (Linear)``)
 _FIGURE = re.compile(r"\s*[~^<>≈±+\-−]?\d[\d,]*(?:\.\d+)?(?:/\d+)?"
                      r"(?:\s?(?:%|x|pp|ms|µs|us|ns|s|[KMG]i?B|GB/s|TFLOP/s)(?=\s|$)|(?=$|\s[±\[]))")
+
+# A figure cell's closing verdict, and the mark it keeps where the cell must be short (a
+# compare's ``0.90x (sig)``): never lost to a cut while the figure stays.
+SHORT_VERDICTS = {Verdict.SIGNIFICANT: "sig", Verdict.WITHIN_NOISE: "noise", Verdict.TOO_FEW: "few"}
+_VERDICT_END = re.compile(r" \((" + "|".join(map(re.escape, SHORT_VERDICTS)) + r")\)$")
+_INTERVAL = re.compile(r" \[[^\]]*\]")
 
 # (rows, headers, align) -> the table's text
 Draw = Callable[[list[list[str]], list[str], "tuple[str, ...] | None"], str]
@@ -66,6 +75,12 @@ def fitted(
     if left_out:
         note = (f"({', '.join(left_out)}: left out to fit {width} columns; a file, a pipe or "
                 "--format markdown has every column)")
+        out += "\n" + textwrap.fill(note, width, break_long_words=False, break_on_hyphens=False)
+    marks = [f"{short} = {long}" for long, short in SHORT_VERDICTS.items()
+             if re.search(rf"\d\S* \({short}\)(?=\s|$)", out)]
+    if marks:
+        note = (f"({', '.join(marks)}: verdicts written short, their intervals left out to fit "
+                f"{width} columns; a file, a pipe or --format markdown has them whole)")
         out += "\n" + textwrap.fill(note, width, break_long_words=False, break_on_hyphens=False)
     return out
 
@@ -163,14 +178,19 @@ def _figures(cells: list[str]) -> bool:
 def _start(s: str, width: int) -> str:
     """``s`` in ``width`` characters: where that makes it fit, its intervals alone as ``…``,
     keeping the words after them (``0.90x … (significant)``: the verdict says more than its
-    interval); else its first whole words, then ``…`` (never part of a figure:
-    ``0.90x [0.86x-0.94x] …``); a first word too long, cut."""
+    interval); else, a cell that ends with a verdict, its figure and the verdict's mark
+    (``0.90x (sig)``, ``SHORT_VERDICTS``); else its first whole words, then ``…`` (never part
+    of a figure: ``0.90x [0.86x-0.94x] …``); a first word too long, cut."""
     if len(s) <= width:
         return s
     words = s.split(" ")
     bare = " ".join(CUT if w.startswith("[") and w.endswith("]") else w for w in words)
     if bare != s and len(bare) <= width and not bare.endswith(CUT):
         return bare
+    if (end := _VERDICT_END.search(s)) and _FIGURE.match(s):
+        short = _INTERVAL.sub("", s[: end.start()]) + f" ({SHORT_VERDICTS[end.group(1)]})"
+        if len(short) <= width:
+            return short
     head = s[: width - 2]
     if s[width - 2] != " ":
         head = head.rsplit(" ", 1)[0] if " " in head else ""
