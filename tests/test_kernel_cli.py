@@ -26,7 +26,7 @@ from inductor_bench.render.kernel import render_kernel, render_retuning
 from inductor_bench.runner import kernelbench
 from inductor_bench.runner.rundir import record_digests
 
-from .conftest import FIXTURES, ROOT
+from .conftest import FIXTURES, ROOT, skip_unless_kernel_files_load
 
 KERNELS = FIXTURES / "triton_kernels"
 RED = KERNELS / "synthetic_cuda" / "triton_red_fused_sum_0.py"
@@ -38,6 +38,15 @@ RED_CFG = {"XBLOCK": 1, "R0_BLOCK": 2048, "num_warps": 16, "num_stages": 1}
 # kernel_num_gb (8 x 65536 fp32 read and 8 written: 2,097,184 bytes), its tuning switches (all off)
 RED_SAYS = ("the file says: Triton reduction, size hints x=8 r0_=65536, 2.097 MB a launch (Inductor's "
             "estimate), generated with no autotuning switch on")
+# What the refusal adds, listed by torch 2.13's heuristics for this 8 x 65536 reduction (the
+# sizes test_autotune.py asserts: 1 -> 5) and its mode table (max_autotune, coordinate descent).
+RED_WOULD_TUNE = (
+    "it would tune over: 1 config (XBLOCK=1, R0_BLOCK=2048, num_warps=16, num_stages=1) as the file "
+    "stands; with --max-autotune (max-autotune as torch 2.13 defines it: max_autotune, "
+    "coordinate_descent_tuning) 5 configs (XBLOCK=1, R0_BLOCK=2048, num_warps=16, num_stages=1; "
+    "XBLOCK=2, R0_BLOCK=64, num_warps=2, num_stages=1; XBLOCK=8, R0_BLOCK=64, num_warps=2, num_stages=1; "
+    "XBLOCK=8, R0_BLOCK=512, num_warps=4, num_stages=1; XBLOCK=8, R0_BLOCK=4, num_warps=8, num_stages=1), "
+    "then coordinate descent from the best (radius 1)")
 TUNED_CFG = {"XBLOCK": 8, "R0_BLOCK": 256, "num_warps": 8, "num_stages": 1}
 
 
@@ -129,40 +138,60 @@ def test_bad_peak_options(capsys, fake_worker, args, message):
     assert fake_worker.calls == []
 
 
-def test_no_cuda_exits_with_one_line_before_any_worker():
-    """Where torch certainly has no CUDA (runner/presence.py), the command says so in one line
-    after validating the file, without starting a worker."""
+def _torch_2_13_lists_the_spaces() -> None:
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
+    skip_unless_kernel_files_load()
+    if not torch.__version__.startswith("2.13."):
+        pytest.skip("RED_WOULD_TUNE is torch 2.13's config spaces")
+
+
+def test_no_cuda_exits_with_one_line_that_lists_what_it_would_tune():
+    """Where torch certainly has no CUDA (runner/presence.py), the command says so in one line
+    after validating the file: what the file says, and the configs each mode would tune over,
+    listed by a worker without a device."""
+    _torch_2_13_lists_the_spaces()
     from inductor_bench.runner.presence import absent
 
     why = absent("cuda")
     assert why is not None
-    entry = ("import subprocess\n"
-             "def no_process(*a, **k): raise OSError('no process may start')\n"
-             "subprocess.Popen = no_process\n"
-             "from inductor_bench.cli import main; main()")
-    p = subprocess.run([sys.executable, "-c", entry, "kernel", str(RED)],
+    p = subprocess.run([sys.executable, "-m", "inductor_bench", "kernel", str(RED), "--max-autotune"],
                        capture_output=True, text=True, timeout=300, check=False)
     assert p.returncode == 2
     assert error_line(p.stderr) == (
         f"no CUDA device is available here ({why}); benchmarking triton_red_fused_sum_0 needs an NVIDIA GPU; "
-        + RED_SAYS)
+        f"{RED_SAYS}; {RED_WOULD_TUNE}")
     assert p.stdout == ""
+
+
+def test_no_cuda_says_why_the_spaces_could_not_be_listed(monkeypatch):
+    """A listing worker that cannot start costs the refusal its spaces, not its one line."""
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+
+    def no_process(*a, **k):
+        raise OSError("no process may start")
+
+    monkeypatch.setattr(kernelbench, "absent", lambda device: "no CUDA here")
+    monkeypatch.setattr(kernelbench, "run_worker", no_process)
+    with pytest.raises(DeviceError) as e:
+        kernelbench.run_kernel_bench(read_kernel_file(RED))
+    assert str(e.value) == ("no CUDA device is available here (no CUDA here); benchmarking "
+                            f"triton_red_fused_sum_0 needs an NVIDIA GPU; {RED_SAYS}; its config spaces "
+                            "could not be listed here (OSError: no process may start)")
 
 
 def test_the_worker_says_the_same_where_only_torch_can_tell(monkeypatch):
     """Where the parent cannot tell (e.g. a CUDA build whose driver it cannot ask), the real
     worker starts, asks torch, and fails the same way."""
-    torch = pytest.importorskip("torch")
-    if torch.cuda.is_available():
-        pytest.skip("this machine has CUDA")
+    _torch_2_13_lists_the_spaces()
     monkeypatch.setattr(kernelbench, "absent", lambda device: None)
     with pytest.raises(DeviceError) as e:
         kernelbench.run_kernel_bench(read_kernel_file(RED))
     assert str(e.value) == ("no CUDA device is available here (torch.cuda.is_available() is False); "
-                            "benchmarking triton_red_fused_sum_0 needs an NVIDIA GPU; " + RED_SAYS)
+                            f"benchmarking triton_red_fused_sum_0 needs an NVIDIA GPU; {RED_SAYS}; {RED_WOULD_TUNE}")
 
 
 def test_worker_timeout_is_one_clear_error(monkeypatch):

@@ -93,6 +93,11 @@ def test_the_no_device_refusal_is_one_line_with_what_the_file_says():
     assert p.returncode == 2 and p.stdout == ""
     (line,) = p.stderr.splitlines()
     assert line.startswith("inductor-bench: error: no CUDA device is available here (")
-    assert line.endswith("benchmarking triton_poi_fused_add_permute_0 needs an NVIDIA GPU; the file says: "
+    said, _, spaces = line.partition("; it would tune over: ")
+    assert said.endswith("benchmarking triton_poi_fused_add_permute_0 needs an NVIDIA GPU; the file says: "
                          "Triton pointwise, size hints z=256 y=256 x=256, 134.2 MB a launch (Inductor's "
                          "estimate), generated with no autotuning switch on")
+    # then each mode's configs, listed without a device (their counts move between torch
+    # versions: docs/kernel.md); the 3-D tile Inductor starts from, capped by 256^3
+    assert spaces.startswith("1 config (XBLOCK=16, YBLOCK=16, ZBLOCK=16, num_warps=8, num_stages=1) as "
+                             "the file stands; with --max-autotune (max-autotune as torch ")

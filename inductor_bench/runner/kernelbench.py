@@ -17,23 +17,30 @@ flush keeps the device busy while Python issues the call, so launch overhead sta
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
-import shutil
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from ..core import autotune, modes, peaks
+from ..core import autotune, peaks
 from ..core.categories import TRITON_CATEGORIES
 from ..core.devices import backend
 from ..core.errors import BenchError, DeviceError, ResultError, UsageError
 from ..core.kernelfile import KernelFile, check_name, file_says, no_harness_reason, read_kernel_file
+from ..core.modes import KernelPatch
 from ..core.results import BreakdownResult, KernelStat, RetunedKernel
 from ..core.rundir import LOGS_DIR, run_file
+from ..core.tuning_spaces import would_tune
 from . import device as dev
 from .harness_inputs import harness_args
+from .kernel_load import (
+    config_dict,
+    config_space,
+    installed_patch,
+    installed_versions,
+    load_kernel,
+    patch_for,
+)
 from .presence import absent
 from .worker import DEFAULT_TIMEOUT_S, run_worker, worker_main
 
@@ -55,10 +62,33 @@ def modes_for(kf: KernelFile, max_autotune: bool) -> list[str]:
     return [autotune.BASELINE]
 
 
-def no_device(kf: KernelFile, why: str) -> DeviceError:
+def no_device(kf: KernelFile, why: str, listed: dict[str, Any] | None = None) -> DeviceError:
+    """The refusal where the kernel's device is absent: what the file says and, from
+    ``listed`` (``list_spaces``), the configs each mode would tune over."""
     b = backend(kf.device)
+    spaces = ""
+    if listed and listed.get("spaces"):
+        patch = listed.get("max_autotune_patch")
+        said = would_tune(kf, listed["spaces"], KernelPatch.from_dict(patch) if patch else None)
+        spaces = f"; {said}" if said else ""
+    elif listed and listed.get("error"):
+        spaces = f"; its config spaces could not be listed here ({listed['error']})"
     return DeviceError(f"no {b.name.upper()} device is available here ({why}); "
-                       f"benchmarking {kf.name} needs {b.hardware}; {file_says(kf)}")
+                       f"benchmarking {kf.name} needs {b.hardware}; {file_says(kf)}{spaces}")
+
+
+def _listed_here(kf: KernelFile, timeout: float) -> dict[str, Any] | None:
+    """``list_spaces`` run in a worker of this machine (a template's one config needs none)."""
+    if kf.is_template:
+        return None
+    with tempfile.TemporaryDirectory(prefix="inductor-bench-kernel-") as tmp:
+        request = {"kernel_file": str(Path(kf.path).resolve()), "kernel_name": kf.name,
+                   "work_dir": str(Path(tmp) / "work"), "list_only": True}
+        env = {"TORCHINDUCTOR_CACHE_DIR": str(Path(tmp) / "inductor-cache")}
+        try:
+            return run_worker(WORKER_MODULE, request, timeout=timeout, env=env)
+        except (BenchError, OSError) as e:  # a worker that cannot start or answer
+            return {"error": f"{type(e).__name__}: {e}".splitlines()[0]}
 
 
 def run_kernel_bench(
@@ -77,9 +107,9 @@ def run_kernel_bench(
     """Run the worker on one kernel file and return its response (see ``handle``)."""
     if reps < 1 or warmup < 0:
         raise UsageError("--reps must be at least 1 and --warmup at least 0")
-    why = absent(kf.device)  # certain without torch: no worker is started for nothing
+    why = absent(kf.device)  # certain without torch: no worker is started to time nothing
     if why:
-        raise no_device(kf, why)
+        raise no_device(kf, why, _listed_here(kf, timeout))
     with tempfile.TemporaryDirectory(prefix="inductor-bench-kernel-") as tmp:
         request = {
             "kernel_file": str(Path(kf.path).resolve()),
@@ -178,107 +208,6 @@ def _retune(run_dir: Path, gid: str, k: KernelStat, share: float, *,
 # --- worker side (torch) -------------------------------------------------------------------
 
 
-def config_dict(cfg: Any) -> dict[str, Any]:
-    """A triton Config as plain data: block sizes, then num_warps / num_stages."""
-    out = dict(getattr(cfg, "kwargs", None) or {})
-    for k in ("num_warps", "num_stages"):
-        if getattr(cfg, k, None) is not None:
-            out[k] = int(getattr(cfg, k))
-    return out
-
-
-def load_kernel(kf: KernelFile, patch: dict[str, Any], work_dir: Path, tag: str, *,
-                listing_only: bool = False) -> tuple[Any, Any]:
-    """Import a private copy of the kernel file with its heuristic's inductor_meta patched.
-
-    Returns (module, autotuner). ``listing_only`` stubs what a CUDA kernel file needs from a
-    GPU at import time (``triton_helpers.set_driver_to_gpu()``, and the CUDA stream getter a
-    CPU-only torch lacks) so that its config space can be listed on any machine; nothing
-    may be launched from a module loaded that way.
-    """
-    from unittest import mock
-
-    import torch
-    from torch._inductor.runtime import triton_helpers, triton_heuristics
-
-    copy_dir = work_dir / tag
-    copy_dir.mkdir(parents=True, exist_ok=True)
-    copy = copy_dir / Path(kf.path).name
-    shutil.copyfile(kf.path, copy)
-    real = getattr(triton_heuristics, kf.heuristic, None)
-    if real is None:
-        raise UsageError(f"{kf.path}: this torch has no triton_heuristics.{kf.heuristic}; "
-                         "the file was generated by another torch version")
-
-    def heuristic(*args: Any, **kwargs: Any) -> Any:
-        if "inductor_meta" not in kwargs:
-            raise UsageError(f"{kf.path}: the decorator passes no inductor_meta keyword")
-        kwargs["inductor_meta"] = {**(kwargs["inductor_meta"] or {}), **patch}
-        return real(*args, **kwargs)
-
-    spec = importlib.util.spec_from_file_location(f"inductor_bench_kernel_{tag}", copy)
-    if spec is None or spec.loader is None:
-        raise UsageError(f"{kf.path}: cannot be imported")
-    module = importlib.util.module_from_spec(spec)
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(mock.patch.object(triton_heuristics, kf.heuristic, heuristic))
-        if listing_only and hasattr(triton_helpers, "set_driver_to_gpu"):
-            stack.enter_context(mock.patch.object(triton_helpers, "set_driver_to_gpu",
-                                                  lambda: None))
-        if listing_only and not hasattr(torch._C, "_cuda_getCurrentRawStream"):
-            stack.enter_context(mock.patch.object(torch._C, "_cuda_getCurrentRawStream",
-                                                  lambda device: 0, create=True))
-        _import(spec, module, kf)
-    return module, getattr(module, kf.name)
-
-
-def _import(spec: Any, module: Any, kf: KernelFile) -> None:
-    """Run the kernel file's top level; what the installed torch or Triton lacks of it (a file
-    another torch version wrote) is a usage error of one line."""
-    try:
-        spec.loader.exec_module(module)
-    except BenchError:
-        raise
-    except Exception as e:
-        raise UsageError(f"{kf.path}: {_installed()} cannot import it ({type(e).__name__}: {e}); a kernel "
-                         "file another torch version wrote needs that version and its Triton") from e
-
-
-def _installed() -> str:
-    """``torch 2.14.1+cu130 and triton 3.5.0``, as the report names them (``_versions``;
-    ``no triton`` where it cannot be imported)."""
-    try:
-        v = _versions()
-    except ImportError:
-        import torch
-
-        return f"torch {torch.__version__} and no triton"
-    return f"torch {v['torch']} and triton {v['triton']}"
-
-
-def installed_patch(mode: str = autotune.MAX_AUTOTUNE) -> modes.KernelPatch:
-    """What ``torch.compile(mode=mode)`` of this process's torch sets in a kernel file's
-    inductor_meta (``torch._inductor.list_mode_options``)."""
-    import torch
-    from torch._inductor import config, list_mode_options
-
-    cfg = {k: getattr(config, k) for k in modes.COORDESC_SETTINGS if hasattr(config, k)}
-    return modes.kernel_patch(mode, dict(list_mode_options(mode)),
-                              torch_version=torch.__version__, config=cfg)
-
-
-def patch_for(mode: str, *, coordinate_descent: bool = True) -> dict[str, Any]:
-    """The inductor_meta patch of a tuning mode, max-autotune read from the installed torch."""
-    tuned = installed_patch() if mode == autotune.MAX_AUTOTUNE else None
-    return autotune.meta_patch(mode, tuned, coordinate_descent=coordinate_descent)
-
-
-def config_space(kf: KernelFile, mode: str, work_dir: Path) -> list[dict[str, Any]]:
-    """The candidate configs the heuristic builds for ``mode`` (no GPU needed)."""
-    _, tuner = load_kernel(kf, patch_for(mode), work_dir, f"space-{mode}", listing_only=True)
-    return [config_dict(c) for c in tuner.configs]
-
-
 def time_call(fn: Any, device: str, *, warmup: int, reps: int) -> list[float]:
     """Per-repetition device time of ``fn()`` in ms: L2 flush, timing events, no sync inside."""
     import torch
@@ -346,21 +275,29 @@ def bench_all_configs(kf: KernelFile, mode: str, work_dir: Path, *, warmup: int,
     return out
 
 
-def _versions() -> dict[str, str]:
-    import torch
-    import triton
-
-    return {"torch": torch.__version__, "triton": triton.__version__}
+def list_spaces(kf: KernelFile, work_dir: Path) -> dict[str, Any]:
+    """Each mode's candidate configs and what max-autotune sets, listed without a device;
+    ``error``: why they could not be (no Triton, a file another torch wrote)."""
+    if kf.is_template:
+        return {}
+    try:
+        spaces = {m: config_space(kf, m, work_dir) for m in (autotune.BASELINE, autotune.MAX_AUTOTUNE)}
+        return {"spaces": spaces, "max_autotune_patch": installed_patch().to_dict()}
+    except (ImportError, BenchError) as e:
+        return {"error": f"{type(e).__name__}: {e}".splitlines()[0]}
 
 
 def handle(request: dict[str, Any]) -> dict[str, Any]:
-    """The worker: time each mode, optionally every config, and measure the peak if unknown."""
+    """The worker: time each mode, optionally every config, and measure the peak if unknown;
+    with ``list_only``, each mode's config space (``list_spaces``), nothing run."""
     kf = read_kernel_file(request["kernel_file"])
     check_name(kf, request.get("kernel_name"))
+    work_dir = Path(request["work_dir"])
+    if request.get("list_only"):
+        return list_spaces(kf, work_dir)
     b = backend(kf.device)
     if not dev.available(b):
-        raise no_device(kf, f"torch.{b.torch_module}.is_available() is False")
-    work_dir = Path(request["work_dir"])
+        raise no_device(kf, f"torch.{b.torch_module}.is_available() is False", list_spaces(kf, work_dir))
     reps, warmup = int(request["reps"]), int(request["warmup"])
     runs = [bench_mode(kf, m, work_dir, warmup=warmup, reps=reps) for m in request["modes"]]
     mode = request["modes"][-1]
@@ -372,7 +309,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
                                user_table=request.get("peak_table")):
         measured = dev.measure_copy_gbps(kf.device)
     tuned = installed_patch() if autotune.MAX_AUTOTUNE in request["modes"] else None
-    return {"device": device, "versions": _versions(), "runs": runs,
+    return {"device": device, "versions": installed_versions(), "runs": runs,
             "all_configs": all_configs, "all_configs_mode": mode if all_configs else None,
             "measured_copy_gbps": measured,
             "max_autotune_patch": tuned.to_dict() if tuned else None}
