@@ -180,6 +180,9 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert r.returncode == 2 and "not empty and holds no sweep" in r.stderr
     r = _cli(str(MODELS[0]), str(MODELS[0]), "--out", str(tmp_path / "twice"), cwd=tmp_path)
     assert r.returncode == 2 and "a model file is given twice" in r.stderr
+    for out in (other / "notes.txt", other / "notes.txt" / "s"):  # a file, a path under a file
+        r = _cli(*_argv(out), cwd=tmp_path)
+        assert (r.returncode, r.stderr) == (2, f"inductor-bench: error: --out {out}: not a directory\n")
 
 
 NO_GPU = pytest.mark.skipif(local_device("auto") != "cpu", reason="a GPU is visible here")

@@ -223,10 +223,10 @@ def _claimed(sweep_dir: Path) -> Iterator[None]:
     sweep running there at the same time is refused."""
     try:
         sweep_dir.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):  # it, or a folder above it, is a file: bad input
+        raise UsageError(f"--out {sweep_dir}: not a directory") from None
     except OSError as e:
         raise WriteError(f"--out {sweep_dir}: cannot create it ({e.strerror or e})") from None
-    if not sweep_dir.is_dir():
-        raise UsageError(f"--out {sweep_dir}: not a directory")
     known = {SWEEP_FILE, LOCK_FILE}
     if not (sweep_dir / SWEEP_FILE).exists() and any(p.name not in known for p in sweep_dir.iterdir()):
         raise UsageError(f"--out {sweep_dir}: not empty and holds no sweep (results are never overwritten)")
