@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import shutil
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Iterator
@@ -22,7 +24,7 @@ class TerminalProgress(Progress):
         self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
 
     def note(self, msg: str) -> None:
-        print(msg, file=self.stream, flush=True)
+        print(self._fitted(msg), file=self.stream, flush=True)
 
     @contextlib.contextmanager
     def phase(self, msg: str, follow: str | None = None) -> Iterator[dict[str, str]]:
@@ -37,7 +39,17 @@ class TerminalProgress(Progress):
             word = "interrupted"
             raise
         finally:
-            print(f"{msg}: {word} ({time.perf_counter() - t0:.1f} s)", file=self.stream, flush=True)
+            print(self._fitted(f"{msg}: {word} ({time.perf_counter() - t0:.1f} s)"), file=self.stream,
+                  flush=True)
+
+    def _fitted(self, line: str) -> str:
+        """``line``, on a terminal narrower than it, broken at spaces to its width, the lines after
+        the first indented (a path or a name is never cut, and may run past it); a log keeps it whole."""
+        width = shutil.get_terminal_size().columns if self._tty else 0
+        if not width or len(line) <= width:
+            return line
+        return textwrap.fill(line, width, subsequent_indent="  ", break_long_words=False,
+                             break_on_hyphens=False)
 
     @contextlib.contextmanager
     def _showing(self, msg: str, follow: str | None) -> Iterator[None]:

@@ -55,6 +55,10 @@ NOT_A_TRACE = "not a profiler trace (no traceEvents)"
 TIMES_LOST = ("its device events all carry no times (ts 0, dur 0): the profiler lost them, as when a "
               "session is exported after another has started")
 STEP_ALIGN = ("left", "left", *("right",) * 8)
+# what a terminal too narrow for the step table leaves out, in this order (``table_fit``): busy
+# ms reads from wall and busy %, kernel ms from busy where one stream runs, other steps' work is
+# the notes' when the loop is pipelined
+STEP_OPTIONAL = ("busy ms", "kernel ms", "other steps' work")
 
 
 def skipped_facts(skipped: list[str], not_traces: list[str],
@@ -112,10 +116,10 @@ def _steps(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> None:
     if _on_host(r):  # the host runs its ops as it issues them: nothing is queued
         q = STEP_HEADERS.index("queued")
         doc.table([x[:q] + x[q + 1:] for x in rows], STEP_HEADERS[:q] + STEP_HEADERS[q + 1:],
-                  STEP_ALIGN[:q] + STEP_ALIGN[q + 1:])
+                  STEP_ALIGN[:q] + STEP_ALIGN[q + 1:], optional=STEP_OPTIONAL)
         doc.fine_print(*HOST_NOTES, *_disturbed(r))
         return
-    doc.table(rows, STEP_HEADERS, STEP_ALIGN)
+    doc.table(rows, STEP_HEADERS, STEP_ALIGN, optional=STEP_OPTIONAL)
     doc.fine_print(
         "wall = the step on the CPU, extended to the end of the last device work it launched; busy = "
         "union of the device's kernel, memcpy and memset intervals (never above wall); kernel ms sums "

@@ -236,12 +236,16 @@ class TextDoc(Doc):
         Doc.paragraph(self, *lines)
 
     def title(self, s: str) -> None:
-        s = one_line(s)
-        self.blocks.append(f"{s}\n{'=' * len(s)}")
+        self.blocks.append(self._underlined(s, "="))
 
     def heading(self, s: str) -> None:
-        s = one_line(s)
-        self.blocks.append(f"{s}\n{'-' * len(s)}")
+        self.blocks.append(self._underlined(s, "-"))
+
+    def _underlined(self, s: str, rule: str) -> str:
+        """``s`` over a rule as long as it; on a terminal narrower than it, broken at spaces (a
+        file name stays whole, and may run past the terminal) over its longest line's rule."""
+        s = one_line(s) if self.width is None else wrapped(one_line(s), self.width)
+        return f"{s}\n{rule * max(len(ln) for ln in s.splitlines())}"
 
     def captioned(self, caption: str, body: str) -> None:
         self.blocks.append(f"{caption}\n{body}")

@@ -184,7 +184,7 @@ def render_matches(doc: Doc, rows: list[KernelMatch], *, top: int | None = None)
     headers = ["graph", "default kernel", "max-autotune kernel", "what changed", "default",
                "max-autotune", "delta", "verdict"]
     doc.heading("Default vs max-autotune, kernel by kernel")
-    doc.table(table, headers, optional=("what changed",))
+    doc.table(table, headers, optional=("what changed", "delta"))  # delta: default - max-autotune
     hidden = rows[len(shown):]
     if hidden:
         same = sum(1 for r in hidden if r.verdict == Verdict.SAME_CODE)

@@ -30,8 +30,12 @@ STEP_HEADERS = [
     "exposed comm ms",
 ]
 # what a terminal too narrow for the table leaves out, in this order (``table_fit``): the share
-# overlapped and the overlap itself read from comm and exposed comm
-STEP_OPTIONAL = ("comm overlapped", "overlap ms")
+# overlapped and the overlap itself read from comm and exposed comm, busy from wall, idle and
+# other steps' work
+STEP_OPTIONAL = ("comm overlapped", "overlap ms", "busy ms")
+# ... and of the straggler table: the straggler's excess is split into its other steps' work and
+# idle alike, and the median rank's wall is the straggler's wall less its excess
+STRAGGLER_OPTIONAL = ("other steps' work", "its wall ms")
 STRAGGLER_HEADERS = [
     "step",
     "straggler",
@@ -108,7 +112,8 @@ def _stragglers(doc: Doc, r: RanksResult) -> None:
         for g in r.stragglers
     ]
     doc.heading("Straggler per step")
-    doc.table(rows, STRAGGLER_HEADERS, ("left", "left", "right", "left", *("right",) * 6))
+    doc.table(rows, STRAGGLER_HEADERS, ("left", "left", "right", "left", *("right",) * 6),
+              optional=STRAGGLER_OPTIONAL)
     doc.fine_print(
         "straggler = the rank with the longest step (none where it ties with the median rank); median "
         "rank = the middle rank by wall (the lower middle of an even count); excess = the straggler's "

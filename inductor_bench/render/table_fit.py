@@ -9,7 +9,10 @@ In this order, each step only while the table is still too wide:
    ``…``, the widest column first, down to ``ROOM`` characters;
 3. the columns the table names as optional are left out, in its order, and a line under the
    table names them;
-4. the text cells lose their middle down to ``MIN_CELL`` characters.
+4. the text cells lose their middle down to ``MIN_CELL`` characters, then ``LAST_CELL``.
+
+A text cell cut closes with its note's gist first: ``memory (in cache: above the DRAM
+ceiling)`` reads ``memory (in cache)`` (``_gist``).
 
 A column's cells that differ stay different when cut (``distinct_cut``): those a middle cut
 makes alike show where they differ, or keep more, until no two read alike. A column of numbers
@@ -30,7 +33,8 @@ import tabulate as _tabulate
 from ..core.vocab import Verdict
 
 ROOM = 32  # names are cut to this before an optional column is left out
-MIN_CELL = 20  # a cell is never shortened below this many characters
+MIN_CELL = 20  # a cell is shortened below this many characters only where the table is still too wide
+LAST_CELL = 14  # ... and never below this
 CUT = "…"
 # a figure: a number with its unit, or alone before an interval or a spread (``2.813 ±1.9%``);
 # not a module path that starts with a digit (``0.ff · fftnet.py:12``, ``0 (Linear)``)
@@ -41,6 +45,7 @@ _FIGURE = re.compile(r"\s*[~^<>≈±+\-−]?\d[\d,]*(?:\.\d+)?(?:/\d+)?"
 # compare's ``0.90x (sig)``): never lost to a cut while the figure stays.
 SHORT_VERDICTS = {Verdict.SIGNIFICANT: "sig", Verdict.WITHIN_NOISE: "noise", Verdict.TOO_FEW: "few"}
 _VERDICT_END = re.compile(r" \((" + "|".join(map(re.escape, SHORT_VERDICTS)) + r")\)$")
+_NOTE = re.compile(r" \(([^():]+): [^()]+\)$")  # ``(in cache: above the DRAM ceiling)``
 _INTERVAL = re.compile(r" \[[^\]]*\]")
 
 # (rows, headers, align) -> the table's text
@@ -70,8 +75,9 @@ def fitted(
             keep.remove(headers.index(name))
             left_out.append(name)
             out = _attempt(rows, headers, align, keep, width, ROOM, draw)
-    if _widest(out) > width:
-        out = _attempt(rows, headers, align, keep, width, MIN_CELL, draw)
+    for floor in (MIN_CELL, LAST_CELL):
+        if _widest(out) > width:
+            out = _attempt(rows, headers, align, keep, width, floor, draw)
     if left_out:
         note = (f"({', '.join(left_out)}: left out to fit {width} columns; a file, a pipe or "
                 "--format markdown has every column)")
@@ -120,7 +126,7 @@ def _attempt(
                 whole = "\n" not in hs[j]  # a header on two lines is no wider than its cells
                 cells = [r[j] for r in rs] + ([hs[j]] if whole else [])
                 column = ([_start(c, cut[j]) for c in cells] if _figures(cells)
-                          else distinct_cut(cells, cut[j]))
+                          else distinct_cut(_gist(cells, cut[j]), cut[j]))
                 for r, c in zip(cut_rs, column, strict=False):
                     r[j] = c
                 cut_hs[j] = column[-1] if whole else hs[j]
@@ -147,6 +153,14 @@ def _caps(caps: list[int], cuttable: list[bool], over: int, floor: int) -> list[
         cut[i] -= step
         over -= step
     return cut
+
+
+def _gist(cells: list[str], width: int) -> list[str]:
+    """``cells``, each wider than ``width`` that closes with a note in parentheses after a colon
+    without it (``memory (in cache: above the DRAM ceiling)`` -> ``memory (in cache)``; the notes
+    under the table say the rest), where no two then read alike."""
+    short = {c: _NOTE.sub(r" (\1)", c) if len(c) > width else c for c in set(cells)}
+    return [short[c] for c in cells] if len(set(short.values())) == len(short) else cells
 
 
 def _two_lines(header: str, cells: int) -> str:

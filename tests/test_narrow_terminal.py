@@ -1,0 +1,114 @@
+"""Reports on an 80-column terminal (``render/table_fit.py``): the roofline, ``analyze``'s step
+tables and ``--autotune-top``'s kernel-by-kernel table fit it, keeping the figures that matter;
+titles and progress lines wider than it break at spaces. Checked on recorded runs and traces."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from inductor_bench.commands import progress
+
+from .test_table_fit import _columns
+from .test_table_fit import _terminal_report as _shown
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ROOFLINE = FIXTURES / "results" / "cpu_mlp_train_roofline"
+
+
+def _table(text: str, first_header: str, last_header: str = "") -> str:
+    """The text table whose header line starts with ``first_header`` (and ends with
+    ``last_header``), with its notes."""
+    return next(b for b in text.split("\n\n")
+                if b.startswith(first_header) and b.splitlines()[0].rstrip().endswith(last_header))
+
+
+def test_the_roofline_fits_80_columns_with_its_figures_and_verdicts(capsys, monkeypatch):
+    whole = _shown(capsys, monkeypatch, ["report", str(ROOFLINE)], None)
+    assert "memory (in cache: above the DRAM ceiling)" in whole and "memory (in cache)  " not in whole
+    shown = _shown(capsys, monkeypatch, ["report", str(ROOFLINE)], 80)
+    table = _table(shown, "graph       kernel  ", "bound")
+    assert max(len(ln) for ln in table.splitlines()) <= 80
+    cols = _columns(table)
+    assert list(cols) == ["graph", "kernel", "ms", "GB/s", "TFLOP/s", "% peak", "bound"]
+    assert "(counted from, FLOP/B, bytes, FLOPs: left out to fit 80 columns" in table
+    # cpp_fused_sum_2: its bytes over its time, against the measured bandwidth
+    d = json.loads((ROOFLINE / "breakdown.json").read_text())
+    (k,) = [k for g in d["graphs"] if g["id"] == "0-backward" for k in g["kernels"] if k["name"] == "cpp_fused_sum_2"]
+    gbps = k["bytes"] / (k["ms"] * 1e-3) / 1e9
+    pct = 100 * gbps / d["extras"]["roofline"]["measured"]["gbps"]
+    i = cols["kernel"].index("cpp_fused_sum_2")
+    assert [cols[c][i] for c in ("ms", "GB/s", "% peak", "bound")] == [
+        "0.012", f"{gbps:.3g}", f"{pct:.1f}%", "memory (in cache)"]
+    assert f"{pct:.1f}%" == "220.7%"
+    assert cols["bound"].count("compute") == 8 and cols["bound"].count("memory") == 4
+
+
+STEP_TRACES = {
+    "cpu": (FIXTURES / "cpu_loop" / "torch-2.13.0.json.gz",
+            ["step", "device", "wall ms", "busy", "other steps' work", "waiting on CPU", "nothing launched"]),
+    "cuda": (FIXTURES / "cuda_h200_stack_loop" / "stack-loop.pt.trace.json.gz",
+             ["step", "device", "wall ms", "busy", "other steps' work", "waiting on CPU", "queued", "nothing launched"]),
+}
+
+
+@pytest.mark.parametrize("trace,headers", STEP_TRACES.values(), ids=list(STEP_TRACES))
+def test_analyzes_step_table_fits_80_columns_leaving_out_busy_and_kernel_ms(capsys, monkeypatch, trace, headers):
+    whole = _columns(_table(_shown(capsys, monkeypatch, ["analyze", str(trace)], None), "step  "))
+    table = _table(_shown(capsys, monkeypatch, ["analyze", str(trace)], 80), "step  ")
+    assert max(len(ln) for ln in table.splitlines()) <= 80
+    cols = _columns(table)
+    assert list(cols) == headers
+    assert "(busy ms, kernel ms: left out to fit 80 columns" in table
+    assert all(cols[h] == whole[h] for h in headers)  # every figure kept whole
+    # busy ms and kernel ms read from wall and busy %: one stream, kernel ms = busy ms
+    for wall, pct, busy in zip(whole["wall ms"], whole["busy"], whole["busy ms"], strict=True):
+        assert abs(float(wall) * float(pct[:-1]) / 100 - float(busy)) <= 0.0006 * float(wall) + 0.0005
+
+
+def test_the_ranks_tables_fit_80_columns(capsys, monkeypatch):
+    shown = _shown(capsys, monkeypatch, ["analyze", str(FIXTURES / "ranks")], 80)
+    steps, stragglers = _table(shown, "step            rank"), _table(shown, "step            straggler")
+    assert max(len(ln) for t in (steps, stragglers) for ln in t.splitlines()) <= 80
+    assert "(comm overlapped, overlap ms, busy ms: left out to fit 80 columns" in steps
+    assert list(_columns(stragglers)) == ["step", "straggler", "wall ms", "median rank", "excess ms",
+                                          "compute", "exposed comm", "idle"]
+    assert _columns(stragglers)["excess ms"][:2] == ["+55.611", "+78.901"]
+
+
+def test_the_autotune_kernel_table_fits_80_columns(capsys, monkeypatch):
+    run = FIXTURES / "results" / "cpu_mlp_train_autotune"
+    table = _table(_shown(capsys, monkeypatch, ["report", str(run)], 80), "graph       default kernel")
+    assert max(len(ln) for ln in table.splitlines()) <= 80
+    cols = _columns(table)
+    assert list(cols) == ["graph", "default kernel", "max-auto…e kernel", "default", "max-autotune", "verdict"]
+    assert cols["default"][0] == "198.4 µs" and cols["verdict"][:3] == ["removed", "added", "added"]
+
+
+def test_a_title_wider_than_the_terminal_breaks_at_a_space_a_file_name_whole(capsys, monkeypatch):
+    trace = FIXTURES / "hta" / "critical_path_alexnet_benchmark_result_2869224_1695835535_trace.json.gz"
+    piped = _shown(capsys, monkeypatch, ["analyze", str(trace)], None)
+    assert piped.splitlines()[:2] == [f"inductor-bench analyze: {trace.name}", "=" * (24 + len(trace.name))]
+    shown = _shown(capsys, monkeypatch, ["analyze", str(trace)], 80)
+    assert shown.splitlines()[:3] == ["inductor-bench analyze:", trace.name, "=" * len(trace.name)]
+    assert max(len(ln) for ln in shown.splitlines()) <= 80
+
+
+def test_a_progress_line_breaks_at_spaces_on_a_narrow_terminal_and_stays_whole_in_a_log(monkeypatch):
+    monkeypatch.setattr(progress.shutil, "get_terminal_size", lambda *a: os.terminal_size((40, 24)))
+    msg = "profiling graph 0-inference [1/1], again in fresh process 2"
+    line = f"{msg}: 5 x 100 iterations in 2 processes /tmp/a/very/long/path/to/a/run/directory"
+    tty = io.StringIO()
+    tty.isatty = lambda: True  # type: ignore[method-assign]
+    progress.TerminalProgress(tty).note(line)
+    lines = tty.getvalue().splitlines()
+    assert lines[0] == "profiling graph 0-inference [1/1], again" and lines[-1] == "  /tmp/a/very/long/path/to/a/run/directory"
+    assert all(len(ln) <= 40 and ln.startswith("  ") for ln in lines[1:-1]) and len(lines) == 4
+    assert " ".join(ln.strip() for ln in lines) == line  # the path whole, on a line of its own
+    log = io.StringIO()
+    progress.TerminalProgress(log).note(line)
+    assert log.getvalue() == line + "\n"
