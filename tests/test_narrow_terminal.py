@@ -7,10 +7,13 @@ from __future__ import annotations
 import io
 import json
 import os
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 
+from inductor_bench.cli import main
 from inductor_bench.commands import progress
 
 from .test_table_fit import _columns
@@ -112,3 +115,24 @@ def test_a_progress_line_breaks_at_spaces_on_a_narrow_terminal_and_stays_whole_i
     log = io.StringIO()
     progress.TerminalProgress(log).note(line)
     assert log.getvalue() == line + "\n"
+
+
+
+def _err(capsys, argv: list[str]) -> str:
+    try:
+        main(argv)
+    except SystemExit as e:
+        assert not e.code
+    return capsys.readouterr().err
+
+
+def test_a_note_on_stderr_breaks_at_spaces_on_a_narrow_terminal(capsys, monkeypatch):
+    cmp = str(FIXTURES / "results" / "cpu_mlp_compare")
+    note = (f"note: BASE and HEAD are one result ({cmp}): each figure is diffed against itself, so "
+            "every change is zero; diff two runs, or time one model twice with compare")
+    assert _err(capsys, ["diff", cmp, cmp]) == note + "\n"  # a log keeps it whole
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # capsys's stderr, as a terminal
+    monkeypatch.setattr(progress.shutil, "get_terminal_size", lambda *a: os.terminal_size((80, 24)))
+    err = _err(capsys, ["diff", cmp, cmp]).splitlines()
+    assert err == textwrap.wrap(note, 80, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
+    assert len(err) > 1 and max(len(ln) for ln in err) <= 80

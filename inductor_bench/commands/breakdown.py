@@ -3,7 +3,6 @@ busy %, ranked kernels."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -23,6 +22,7 @@ from ..runner.window_plan import DEFAULT_WINDOWS
 from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
 from .output import emit, note_run_dir, render_result, terminal_width
+from .progress import note
 
 Model = Annotated[
     Path,
@@ -118,8 +118,8 @@ def breakdown(
         )
 
     if result.script and result.mode != opts.mode:
-        print(f"note: the script's torch.compile calls compiled in mode {result.mode}; --mode {opts.mode} "
-              "applies only to a call that names no mode", file=sys.stderr)
+        note(f"note: the script's torch.compile calls compiled in mode {result.mode}; --mode {opts.mode} "
+             "applies only to a call that names no mode")
     emit(result_json(result), document, fmt, json_out, html_out, links=run_dir)
     if json_out == "-" or fmt in (o.Format.json, o.Format.html):
         note_run_dir(run_dir)

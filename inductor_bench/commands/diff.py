@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -18,6 +17,7 @@ from ..render.diff import DEFAULT_TOP, render_diff
 from ..render.format import pct, step_figure
 from . import options as o
 from .output import emit
+from .progress import note
 
 _FLOORS = ", ".join(f"{100 * b.min_rel_change:g} on {b.name.upper()}" for b in reversed(BACKENDS))
 
@@ -101,9 +101,8 @@ def diff(
     o.one_stdout(fmt, json_out)
     base_result, head_result = _load(base, "BASE"), _load(head, "HEAD")
     if _one_result(base, head):  # said once both read as results
-        print(f"note: BASE and HEAD are one result ({_where(base)}): each figure is diffed against itself, "
-              "so every change is zero; diff two runs, or time one model twice with compare",
-              file=sys.stderr, flush=True)
+        note(f"note: BASE and HEAD are one result ({_where(base)}): each figure is diffed against itself, "
+             "so every change is zero; diff two runs, or time one model twice with compare")
     d = diff_results(
         base_result,
         head_result,

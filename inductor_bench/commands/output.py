@@ -20,6 +20,7 @@ from ..render.compare import render_compare
 from ..render.doc import HTML, TEXT, for_terminal
 from ..render.html_page import with_base
 from ..runner.rundir import WriteError, write_atomic
+from .progress import note
 
 
 class Format(str, enum.Enum):
@@ -161,4 +162,4 @@ def terminal_width() -> int | None:
 
 
 def note_run_dir(run_dir: Path) -> None:
-    print(f"run directory: {run_dir}", file=sys.stderr)
+    note(f"run directory: {run_dir}")

@@ -24,7 +24,7 @@ class TerminalProgress(Progress):
         self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
 
     def note(self, msg: str) -> None:
-        print(self._fitted(msg), file=self.stream, flush=True)
+        print(fitted(msg, self.stream), file=self.stream, flush=True)
 
     @contextlib.contextmanager
     def phase(self, msg: str, follow: str | None = None) -> Iterator[dict[str, str]]:
@@ -39,17 +39,8 @@ class TerminalProgress(Progress):
             word = "interrupted"
             raise
         finally:
-            print(self._fitted(f"{msg}: {word} ({time.perf_counter() - t0:.1f} s)"), file=self.stream,
-                  flush=True)
-
-    def _fitted(self, line: str) -> str:
-        """``line``, on a terminal narrower than it, broken at spaces to its width, the lines after
-        the first indented (a path or a name is never cut, and may run past it); a log keeps it whole."""
-        width = shutil.get_terminal_size().columns if self._tty else 0
-        if not width or len(line) <= width:
-            return line
-        return textwrap.fill(line, width, subsequent_indent="  ", break_long_words=False,
-                             break_on_hyphens=False)
+            print(fitted(f"{msg}: {word} ({time.perf_counter() - t0:.1f} s)", self.stream),
+                  file=self.stream, flush=True)
 
     @contextlib.contextmanager
     def _showing(self, msg: str, follow: str | None) -> Iterator[None]:
@@ -80,6 +71,22 @@ class TerminalProgress(Progress):
             finally:
                 done.set()
                 shower.join()
+
+
+def fitted(line: str, stream: TextIO) -> str:
+    """``line``, where ``stream`` is a terminal narrower than it, broken at spaces to its width,
+    the lines after the first indented (a path or a name is never cut, and may run past it); a
+    log keeps it whole."""
+    tty = bool(getattr(stream, "isatty", lambda: False)())
+    width = shutil.get_terminal_size().columns if tty else 0
+    if not width or len(line) <= width:
+        return line
+    return textwrap.fill(line, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
+
+
+def note(line: str) -> None:
+    """A line on stderr (a note beside the report), fitted to the terminal it may be."""
+    print(fitted(line, sys.stderr), file=sys.stderr, flush=True)
 
 
 FOLLOW_EVERY_S = 1.0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -18,6 +17,7 @@ from ..core.rundir import BREAKDOWN_FILE, load_any
 from ..render.breakdown import DEFAULT_TOP
 from . import options as o
 from .output import emit, render_result, terminal_width, write_report
+from .progress import note
 
 Reanalyze = Annotated[
     bool,
@@ -88,6 +88,6 @@ def reanalyzed(run: Path) -> BreakdownResult:
     (run / BREAKDOWN_FILE).write_text(result_json(result))
     write_report(run, result)
     where = "the result it replaced" if first else "the run's own result, before any re-analysis"
-    print(f"re-analysed {len(done)} graph(s) from their saved profiles; {run / BREAKDOWN_FILE} rebuilt "
-          f"({where}: {kept})", file=sys.stderr)
+    note(f"re-analysed {len(done)} graph(s) from their saved profiles; {run / BREAKDOWN_FILE} rebuilt "
+         f"({where}: {kept})")
     return result

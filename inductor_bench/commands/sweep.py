@@ -4,7 +4,6 @@ Slurm; one table of speedups, the geomean per mode, and a gate against a baselin
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -49,6 +48,7 @@ from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
 from .compare import MODES_HELP, NoEager, Repeat, StepBudget, WarmCache
 from .output import emit, write_html
+from .progress import note
 from .sweep_options import (
     Baseline,
     ExecutorKind,
@@ -287,7 +287,7 @@ def _print_event(kind: ExecutorKind, out: Path, *, queued: bool):
             took = f"{cell.seconds:.1f} s" if cell.seconds is not None else None
             saved_in = _measured_in(out, cell)
             line = f"sweep: {cell.model} {how_it_ended(cell, took, saved_in)}; {progress_line(sweep)}"
-        print(line, file=sys.stderr, flush=True)
+        note(line)
 
     return on_event
 
