@@ -273,6 +273,30 @@ def test_the_geomean_is_over_the_models_that_were_timed():
     assert table.rows["b"]["default"].reason == "killed by signal 9"
 
 
+def test_an_interleaved_compares_speedup_is_its_median_round_ratio_and_the_note_says_so():
+    """Five rounds (synthetic): compare's speedup is the median of the rounds' ratios, 1 / 0.97,
+    not the ratio of the two columns' step times, 1 / 0.982."""
+    d = json.loads(FIXTURE.read_text())
+    eager_blocks = [[1.0] * 6] * 5
+    mode_blocks = [[0.95] * 6, [0.96] * 6, [0.97] * 6, [1.01] * 6, [1.02] * 6]
+    d["modes"] = [d["modes"][0], d["modes"][1]]
+    d["modes"][0]["paired_ms"], d["modes"][1]["paired_ms"] = eager_blocks, mode_blocks
+    sweep = new_sweep(["/m/mlp.py"], ["mlp"], ["default"], [], device="cpu", shard=None,
+                      executor="local", created="")
+    table = build_table(_done(sweep, ["mlp"]), {"mlp": load_compare_dict(d)})
+    f = table.rows["mlp"]["default"]
+    step = _steady_mean([x for blk in mode_blocks for x in blk])
+    assert step == pytest.approx(0.982) and f.step_ms == pytest.approx(step, rel=1e-12)
+    assert f.speedup == pytest.approx(1 / 0.97, rel=1e-12) and f.speedup_rounds == 5
+    assert ("speedup = compare's median over the model's interleaved rounds of eager's step time / the "
+            "mode's in that round (every column timed in one process), not the ratio of the two step times; "
+            "its 95% interval") in render_sweep(table)
+    plain = build_table(_done(_sweep(models=("/m/mlp.py",)), ["mlp"]), {"mlp": load_compare(FIXTURE)})
+    assert plain.rows["mlp"]["default"].speedup_rounds is None
+    assert ("speedup = step time of eager / step time of the mode, from each model's compare (every column "
+            "timed in one process, interleaved); its 95% interval") in render_sweep(plain)
+
+
 def test_without_eager_the_first_mode_is_the_reference():
     result = load_compare(FIXTURE)
     sweep = new_sweep(["/m/mlp.py"], ["mlp"], ["default", "max-autotune"], ["--no-eager"], device="cpu",

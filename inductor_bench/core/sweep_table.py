@@ -37,6 +37,9 @@ class Figures:
     step_ms: float | None = None
     speedup: float | None = None  # over the reference mode (eager), reference / this
     speedup_ci: tuple[float, float] | None = None
+    # the interleaved rounds the speedup is the median of the ratios of (None: the two columns
+    # were not timed in rounds, and the speedup is the ratio of their step times)
+    speedup_rounds: int | None = None
     verdict: str | None = None  # compare's verdict on the speedup
     # the minimum relative change that verdict was judged by (the device's floor): the speedup
     # prints at the decimals compare gives it beside 1 + min_rel and its inverse
@@ -134,6 +137,7 @@ def _speedup(f: Figures, result: CompareResult, ref: ModeResult | None, m: ModeR
         return
     ch = judge(result, ref, m)
     f.speedup, f.verdict = ch.speedup, ch.verdict
+    f.speedup_rounds = ch.paired.rounds if ch.paired is not None else None
     f.min_rel = ch.min_rel
     if ch.verdict != TOO_FEW and min(ch.base.n, ch.head.n) >= MIN_SAMPLES:
         f.speedup_ci = ch.speedup_ci

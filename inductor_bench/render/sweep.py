@@ -117,11 +117,25 @@ def _what(table: SweepTable) -> str:
     return f"{grid_size(s)}, {step}, --device {s.device}, {s.executor} executor{shard}"
 
 
+def _speedup_is(table: SweepTable) -> str:
+    """What a speedup is: compare's median of its rounds' ratios where its columns were timed
+    in interleaved rounds (not the ratio of the two step times compare's report shows), else
+    that ratio."""
+    ref = table.reference
+    figs = [f for r in table.rows.values() for f in r.values() if f.speedup is not None and f.mode != ref]
+    ratio = f"step time of {ref} / step time of the mode, from each model's compare"
+    if not any(f.speedup_rounds for f in figs):
+        return f"{ratio} (every column timed in one process, interleaved)"
+    out = (f"compare's median over the model's interleaved rounds of {ref}'s step time / the mode's in "
+           "that round (every column timed in one process), not the ratio of the two step times")
+    mixed = any(not f.speedup_rounds for f in figs)
+    return out + (f"; a compare not timed in rounds: {ratio}" if mixed else "")
+
+
 def notes(table: SweepTable) -> list[str]:
     s = table.sweep
     out = [
-        f"speedup = step time of {table.reference} / step time of the mode, from each model's compare "
-        "(every column timed in one process, interleaved); its 95% interval and verdict are compare's "
+        f"speedup = {_speedup_is(table)}; its 95% interval and verdict are compare's "
         "(docs/compare-and-diff.md); geomean over the models where the mode was timed by a job that ran to "
         "its end",
         "busy % and top category (share of kernel time): from each mode's breakdown; compile: the first "
