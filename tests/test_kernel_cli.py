@@ -235,6 +235,7 @@ def run_dir(tmp_path):
             shutil.copyfile(RED, tmp_path / red)
             kernels += [stat("triton_red_fused_sum_0", "triton_reduction", 2.0, red),
                         stat("cpp_fused_gelu_0", "cpp_pointwise", 0.3),
+                        stat("triton_tem_fused_mm_1", "triton_template", 1.0),
                         stat("sm90_xmma_gemm_bf16", "extern_gemm", 4.0)]
         graphs.append(GraphResult(id=gid, role="forward", frame_id=int(gid[0]), kernels=kernels,
                                   wall_ms=10.0, kernel_ms=sum(k.ms for k in kernels)))
@@ -260,6 +261,9 @@ def run_dir(tmp_path):
      "MODEL.py --autotune-top N")),
     ("sm90_xmma_gemm_bf16", ("0-forward/sm90_xmma_gemm_bf16 has no Triton kernel file (category "
      "extern_gemm): only Triton kernels can be benchmarked")),
+    # a Triton kernel whose file the run did not save is not called something else
+    ("triton_tem_fused_mm_1", ("0-forward/triton_tem_fused_mm_1 has no Triton kernel file (category "
+     "triton_template): the run saved no file for this Triton kernel")),
     # an extern call as the report's tables number it: its op
     ("sm90_xmma_gemm_bf16 #1", ("0-forward/sm90_xmma_gemm_bf16 has no Triton kernel file (category "
      "extern_gemm): only Triton kernels can be benchmarked")),

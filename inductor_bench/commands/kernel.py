@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from ..core.autotune import build_report
-from ..core.categories import CPP_CATEGORIES
+from ..core.categories import CPP_CATEGORIES, TRITON_CATEGORIES
 from ..core.errors import UsageError
 from ..core.kernelfile import (
     KernelFile,
@@ -89,7 +89,9 @@ def _from_run_dir(run_dir: Path, name: str | None) -> KernelFile:
     gid, k = find_kernel(load_breakdown(run_dir), name, str(run_dir))
     if not k.file:
         why = "only Triton kernels can be benchmarked"
-        if k.category in CPP_CATEGORIES:
+        if k.category in TRITON_CATEGORIES:
+            why = "the run saved no file for this Triton kernel"
+        elif k.category in CPP_CATEGORIES:
             why = (
                 "C++ kernels are re-tuned by recompiling: inductor-bench breakdown MODEL.py --autotune-top N"
             )
