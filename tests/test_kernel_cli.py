@@ -290,7 +290,20 @@ def test_run_dir_lookup(capsys, fake_worker, run_dir, name):
 def test_directory_without_result(capsys, tmp_path):
     code, _, err = run_cli(capsys, str(tmp_path))
     assert code == 2
-    assert error_line(err).endswith("a directory without breakdown.json (not a run directory)")
+    assert error_line(err) == f"{tmp_path}: no breakdown.json in this directory"
+
+
+def test_a_compare_run_directory_names_its_modes_runs(capsys, run_dir, tmp_path):
+    """compare's directory holds a breakdown run per mode: the refusal names them."""
+    cmp = tmp_path / "cmp"
+    cmp.mkdir()
+    (cmp / "compare.json").write_text("{}")
+    (cmp / "default").mkdir()
+    shutil.copyfile(run_dir / "breakdown.json", cmp / "default" / "breakdown.json")
+    code, _, err = run_cli(capsys, str(cmp), "triton_red_fused_sum_0")
+    assert code == 2
+    assert error_line(err) == (f"{cmp}: no breakdown.json in this directory; the runs in it, newest first: "
+                               f"{cmp / 'default'}")
 
 
 # --- the report ------------------------------------------------------------------------------

@@ -81,7 +81,7 @@ def find_kernel(result: BreakdownResult, name: str, where: str) -> tuple[str, Ke
 
 def _from_run_dir(run_dir: Path, name: str | None) -> KernelFile:
     if not o.exists(run_dir / BREAKDOWN_FILE):
-        raise UsageError(f"{run_dir}: a directory without breakdown.json (not a run directory)")
+        load_breakdown(run_dir)  # refused, naming the runs inside (a compare's modes) or a sweep's report
     if not name:
         raise UsageError(
             f"{run_dir} is a run directory: name the kernel (inductor-bench kernel RUN_DIR KERNEL_NAME)"
