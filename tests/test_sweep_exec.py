@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.core.errors import DeviceError, UsageError
+from inductor_bench.core.errors import DeviceError, ResultError, UsageError
+from inductor_bench.core.rundir import load_any
 from inductor_bench.core.sweep import CellStatus
 from inductor_bench.core.sweep_table import build_table
 from inductor_bench.runner import sweep_job
@@ -113,6 +114,10 @@ def test_attempt_names_do_not_skip_when_a_job_died_before_writing_anything(tmp_p
     assert (b.status, b.attempts, b.run_dir, b.exit_code) == (CellStatus.KILLED, 1, "b", -signal.SIGKILL)
     d = tmp_path / "sweep"
     assert (d / "b").is_dir() and not any((d / "b").iterdir())
+    with pytest.raises(ResultError) as e:  # report and diff, given it, say what it is
+        load_any(d / "b")
+    assert str(e.value) == (f"{d / 'b'}: an attempt of the sweep in {d} that ended before its compare "
+                            f"wrote anything; its console output is {d / 'logs' / 'b.log'}")
     s2, _ = _run(tmp_path, ["b"], {"b": ok()}, [None])
     assert (s2.cell("b").status, s2.cell("b").attempts, s2.cell("b").run_dir) == (CellStatus.DONE, 2, "b.try2")
     assert sorted(p.name for p in d.iterdir() if p.is_dir()) == ["b", "b.try2", "logs"]

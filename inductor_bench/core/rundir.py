@@ -68,6 +68,9 @@ def read_result_json(path: str | Path, names: tuple[str, ...]) -> tuple[Path, An
             found = [p / n for n in names if (p / n).exists()]
             if not found and (p / SWEEP_FILE).is_file():
                 raise ResultError(_sweep_dir(p, p, names))
+            if not found and (p.parent / SWEEP_FILE).is_file() and not any(p.iterdir()):
+                raise ResultError(f"{p}: an attempt of the sweep in {p.parent} that ended before its compare "
+                                  f"wrote anything; its console output is {p.parent / LOGS_DIR / p.name}.log")
             if not found:
                 raise ResultError(f"{p}: no {' or '.join(names)} in this directory{_runs_inside(p, names)}")
             p = found[0]
