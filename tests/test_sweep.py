@@ -306,7 +306,11 @@ def test_without_eager_the_first_mode_is_the_reference():
     expect = _steady_mean(raw["modes"][1]["step_samples_ms"]) / _steady_mean(raw["modes"][2]["step_samples_ms"])
     assert table.reference == "default" and table.modes == ["default", "max-autotune"]
     assert table.rows["mlp"]["max-autotune"].speedup == pytest.approx(expect, rel=1e-12)
-    assert "no eager column (--no-eager): speedups are over the first mode, default" in render_sweep(table)
+    text = render_sweep(table)
+    assert "no eager column (--no-eager): speedups are over the first mode, default" in text
+    # the reference is a compiled mode: its compile time is shown as the others' are
+    (line,) = [ln for ln in text.splitlines() if ln.startswith("mlp ") and " default " in ln]
+    assert "1.00x (reference)" in line and f"{raw['modes'][1]['compile_s']:.2f} s" in line
 
 
 # ---- the gate -------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from ..core.categories import label
+from ..core.compare import EAGER
 from ..core.sweep import grid_size, how_it_ended, progress_line
 from ..core.sweep_table import Figures, Gate, SweepTable
 from .doc import TEXT, Bar, Chart, Doc, Segment, new_doc
@@ -66,7 +67,7 @@ def row(f: Figures, ref: str) -> list[str]:
         f.verdict or "-",
         (f"{f.busy_pct:.1f}%" + DISTURBED_MARK * bool(f.disturbed)) if f.busy_pct is not None else "-",
         top_text(f) + DISTURBED_MARK * bool(f.disturbed and f.top_category),
-        seconds(f.compile_s) if f.compile_s is not None and not is_ref else "-",
+        seconds(f.compile_s) if f.compile_s is not None and f.mode != EAGER else "-",  # nothing to compile
         str(f.graph_breaks) if f.graph_breaks is not None else "-",
         _status(f),
     ]
