@@ -297,6 +297,18 @@ def test_an_interleaved_compares_speedup_is_its_median_round_ratio_and_the_note_
             "timed in one process, interleaved); its 95% interval") in render_sweep(plain)
 
 
+def test_an_empty_shard_says_so():
+    """Four shards of three models: one shard holds none, and its report says why it is empty."""
+    models = ["/m/a.py", "/m/b.py", "/m/c.py"]
+    held = [shard_of(models, [i, 4]) for i in range(1, 5)]
+    assert held == [[], ["/m/a.py"], ["/m/b.py"], ["/m/c.py"]]
+    sweep = new_sweep(models, ["a", "b", "c"], ["default"], [], device="cpu", shard=[1, 4],
+                      executor="local", created="")
+    assert sweep.cells == []
+    text = render_sweep(build_table(sweep, {}))
+    assert "shard 1/4 holds none of the 3 models given: 4 shards of 3 leave 1 empty" in text.splitlines()
+
+
 def test_without_eager_the_first_mode_is_the_reference():
     result = load_compare(FIXTURE)
     sweep = new_sweep(["/m/mlp.py"], ["mlp"], ["default", "max-autotune"], ["--no-eager"], device="cpu",

@@ -149,6 +149,10 @@ def notes(table: SweepTable) -> list[str]:
     out += [f"warning: {model}: {line}" for model, lines in table.step_disturbed.items() for line in lines]
     if table.reference != "eager":
         out.append(f"no eager column (--no-eager): speedups are over the first mode, {table.reference}")
+    if s.shard and not s.cells:
+        n = len(s.models)
+        out.append(f"shard {s.shard[0]}/{s.shard[1]} holds none of the {n} model{'s' if n != 1 else ''} "
+                   f"given: {s.shard[1]} shards of {n} leave {s.shard[1] - n} empty")
     for c in s.cells:
         ended = how_it_ended(c, seconds(c.seconds) if c.seconds is not None else None)
         where = f" on {c.where}" if c.where else ""
