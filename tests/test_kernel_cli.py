@@ -183,6 +183,26 @@ def test_no_cuda_says_why_the_spaces_could_not_be_listed(monkeypatch):
                             "could not be listed here (OSError: no process may start)")
 
 
+def test_no_cuda_says_why_a_file_another_torch_wrote_cannot_be_listed(monkeypatch, tmp_path):
+    """A file calling at its top level what the installed torch lacks: the refusal ends with the
+    import's own one line, as the worker words it on a GPU."""
+    _torch_2_13_lists_the_spaces()
+    old = tmp_path / RED.name
+    text = RED.read_text()
+    assert text.count("\nimport triton\n") == 1
+    old.write_text(text.replace("\nimport triton\n", "\nimport triton\ntriton_helpers_gone()\n"))
+    monkeypatch.setattr(kernelbench, "absent", lambda device: "no CUDA here")
+    with pytest.raises(DeviceError) as e:
+        kernelbench.run_kernel_bench(read_kernel_file(old))
+    import torch
+    import triton
+
+    assert str(e.value).endswith(
+        f"{RED_SAYS}; its config spaces could not be listed here ({old}: torch {torch.__version__} and "
+        f"triton {triton.__version__} cannot import it (NameError: name 'triton_helpers_gone' is not "
+        "defined); a kernel file another torch version wrote needs that version and its Triton)")
+
+
 def test_the_worker_says_the_same_where_only_torch_can_tell(monkeypatch):
     """Where the parent cannot tell (e.g. a CUDA build whose driver it cannot ask), the real
     worker starts, asks torch, and fails the same way."""

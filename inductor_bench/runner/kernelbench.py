@@ -88,7 +88,13 @@ def _listed_here(kf: KernelFile, timeout: float) -> dict[str, Any] | None:
         try:
             return run_worker(WORKER_MODULE, request, timeout=timeout, env=env)
         except (BenchError, OSError) as e:  # a worker that cannot start or answer
-            return {"error": f"{type(e).__name__}: {e}".splitlines()[0]}
+            return {"error": _first_line(e)}
+
+
+def _first_line(e: BaseException) -> str:
+    """The tool's own error as it says it; another with its type (``ImportError: ...``)."""
+    said = str(e) if isinstance(e, BenchError) else f"{type(e).__name__}: {e}"
+    return said.splitlines()[0] if said.strip() else type(e).__name__
 
 
 def run_kernel_bench(
@@ -284,7 +290,7 @@ def list_spaces(kf: KernelFile, work_dir: Path) -> dict[str, Any]:
         spaces = {m: config_space(kf, m, work_dir) for m in (autotune.BASELINE, autotune.MAX_AUTOTUNE)}
         return {"spaces": spaces, "max_autotune_patch": installed_patch().to_dict()}
     except (ImportError, BenchError) as e:
-        return {"error": f"{type(e).__name__}: {e}".splitlines()[0]}
+        return {"error": _first_line(e)}
 
 
 def handle(request: dict[str, Any]) -> dict[str, Any]:
