@@ -61,3 +61,19 @@ def test_a_nodes_line_is_the_models_never_dynamos_own_wrapper():
     assert user_frame(_stack(wrapper, linear)) == [linear[0], 125, "forward", linear[3]]
     assert user_frame(_stack(wrapper)) is None
     assert user_frame(None) is None
+
+
+def test_a_nodes_callers_are_the_frames_outside_torch_around_its_line():
+    """After the node's line, the frames outside torch that called it, innermost first, at most
+    ``CALLERS_KEPT``; torch's own frames between them are skipped, and a line of torch's own
+    layer (every frame torch's) has no callers."""
+    pytest.importorskip("torch")
+    from inductor_bench.runner.dynamo_graphs import CALLERS_KEPT, _torch_dir, user_frames
+
+    linear = (f"{_torch_dir()}nn/modules/linear.py", 125, "forward", "return F.linear(input, self.weight, self.bias)")
+    lib = ("/site/lib/conv1d.py", 119, "forward", "x = torch.addmm(self.bias, x, self.weight)")
+    outer = [("/home/me/model.py", n, "forward", f"x = self.step{n}(x)") for n in range(10, 10 + CALLERS_KEPT + 1)]
+    got = user_frames(_stack(*outer, linear, lib))
+    assert got == [list(lib), *([*f] for f in outer[::-1][:CALLERS_KEPT])]
+    assert [f[1] for f in got] == [119, 13, 12, 11]
+    assert user_frames(_stack(linear)) == [list(linear)] and user_frames(None) == []

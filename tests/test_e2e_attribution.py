@@ -218,3 +218,72 @@ def test_a_nested_compile_regions_kernels_have_lines_and_modules(tmp_path_factor
                 assert k.origin.missing.startswith("its FX nodes carry no stack trace"), k.origin.missing
                 continue
             assert lines == [(str(model), line)], (g.id, k.name)
+
+
+# -- a layer class of another file: its one line told apart by the model's calling lines -----
+
+PROJ_NET = FIXTURES / "models" / "proj_net.py"
+PROJ_LAYERS = FIXTURES / "models" / "proj_layers.py"
+
+
+@pytest.fixture(scope="session")
+def proj_train(tmp_path_factory):
+    """proj_net.py, training: every projection of its two layers runs proj_layers.py's one
+    ``torch.addmm`` line, forward and backward."""
+    return run_breakdown_cached(tmp_path_factory, str(PROJ_NET), train=True)
+
+
+@pytest.fixture(scope="session")
+def proj_train_again(tmp_path_factory, proj_train):
+    """proj_net.py again, after ``proj_train`` filled the session's cache: a cache hit."""
+    return run_breakdown_cached(tmp_path_factory, str(PROJ_NET), train=True)
+
+
+def _at(path, text: str) -> int:
+    return next(i for i, ln in enumerate(path.read_text().splitlines(), 1) if text in ln)
+
+
+def test_a_layer_classs_line_is_one_row_per_calling_line(proj_train):
+    """The addmm line of ``Proj.forward`` is three rows, ``proj_layers.py:N via proj_net.py:M``
+    for the up, down and gate lines; each row holds the kernels and calls all of whose FX nodes
+    the graphs' own records (sources.json) put on that line called from that line."""
+    result, run_dir, err = proj_train
+    assert err is None
+    addmm = (str(PROJ_LAYERS), _at(PROJ_LAYERS, "torch.addmm("))
+    callers = [_at(PROJ_NET, code) for code in ("self.up(x)", "h = self.down(h)", "self.gate(x)")]
+    us = units(result.measured(), kernel_calls=True)
+    groups = {g.key: g for g in by_line(us)}
+    assert not [k for k in groups if f"{addmm[0]}:{addmm[1]}" in k]  # never one row for all three
+    raw = {g.id: json.loads((run_dir / "graphs" / g.id / SOURCES_FILE).read_text())["nodes"] for g in result.graphs}
+
+    def called_from(u) -> set:
+        recs = [raw[u.graph.id][n] for n in (u.origin.nodes if u.origin else [])]
+        return {(*r["frame"][:2], r["callers"][0][1]) if r.get("callers") else None for r in recs}
+
+    for line in callers:
+        grp = groups[(f"{addmm[0]}:{addmm[1]} via {PROJ_NET}:{line}",)]
+        mine = [u for u in us if called_from(u) == {(*addmm, line)}]
+        assert sorted(map(_unit_id, grp.units)) == sorted(map(_unit_id, mine))
+        assert grp.ms == pytest.approx(sum(u.ms for u in mine), rel=1e-12)
+        forward = [u for u in mine if u.graph.role == "forward" and u.kernel.name == "aten::addmm"]
+        assert len(forward) == 2  # one call per layer
+        assert grp.lines[0].via[0].code == next(ln.strip() for ln in PROJ_NET.read_text().splitlines()[line - 1:line])
+    out = render_breakdown(load_any(run_dir), by="line")
+    assert f"proj_layers.py:{addmm[1]} via proj_net.py:{callers[1]}" in out and "h = self.down(h)" in out
+
+
+def _unit_id(u) -> tuple:
+    return (u.graph.id, u.kernel.name, u.site.index if u.site else None, u.site.occurrence if u.site else None)
+
+
+def test_a_cache_hit_keeps_each_calling_line(proj_train, proj_train_again):
+    (first, _, err1), (second, dir2, err2) = proj_train, proj_train_again
+    assert err1 is None and err2 is None
+    assert _fx(dir2)["fx_hits"] > 0 and _fx(dir2)["fx_misses"] == 0
+    def rows(result) -> list[tuple]:  # without times, which differ from run to run
+        return sorted((g.key, sorted(map(_unit_id, g.units))) for g in by_line(units(result.measured(), kernel_calls=True)))
+
+    assert rows(second) == rows(first)
+    assert sum(1 for k, _ in rows(second) if len(k) == 1 and " via " in k[0]) == 3
+    assert all(json.loads((dir2 / "graphs" / g.id / SOURCES_FILE).read_text())["carried"]["lost"] == 0
+               for g in second.graphs)

@@ -336,7 +336,10 @@ def test_a_checkpointed_regions_lines_are_kept_with_dynamos_nodes(tmp_path):
     # carried through those names, the region's line reaches a compile whose file moved
     moved = {n: ({**r, "frame": [str(path), r["frame"][1] + 3, *r["frame"][2:]]} if "frame" in r else r)
              for n, r in nodes.items()}
-    region = next(r["frame"] for r in inner.values() if "frame" in r)
-    stored = {"nodes": {"relu": {"op": "aten.relu.default", "frame": region}}, "ops": [], "dynamo": nodes}
+    region = next(r for r in inner.values() if "frame" in r)  # its line, and the lines calling it
+    assert [f[3] for f in region[source_store.CALLERS]] == ["return checkpoint(self.layer, x, use_reentrant=False) * 2"]
+    relu = {"op": "aten.relu.default", **{k: region[k] for k in ("frame", source_store.CALLERS)}}
+    stored = {"nodes": {"relu": relu}, "ops": [], "dynamo": nodes}
     carried = source_store.carry_over(stored, moved)
     assert carried["nodes"]["relu"]["frame"][1] == line + 3 and carried["carried"]["lost"] == 0
+    assert carried["nodes"]["relu"][source_store.CALLERS] == region[source_store.CALLERS]

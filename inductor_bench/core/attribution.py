@@ -28,6 +28,7 @@ from .modparse import ModuleInfo
 from .module_bytes import heaviest_first
 from .own_nodes import own_extern_nodes, own_origins
 from .results import GraphResult
+from .source_chains import record_line
 from .source_store import BUILT, LOST, MODULE_LOST, RECOMPUTE_MARKED, RECOMPUTED
 from .sources import ROOT_MODULE, CallSite, Origin, SourceLine, merge, module_path, path_order
 from .subgraph_modules import rerooted
@@ -49,8 +50,7 @@ def origin_of(names: list[str], nodes: dict[str, Any]) -> Origin:
         rec = nodes.get(n) or {}
         mod = rec.get("module")
         if rec.get("frame"):
-            file, line, func, code = rec["frame"]
-            lines.add(SourceLine(file, int(line), func, code))
+            lines.add(record_line(rec))  # with the lines that called it
             if mod or not rec.get(MODULE_LOST):  # no module at all: the model's own code
                 modules[module_path(mod[0]) if mod else ROOT_MODULE] += 1
         elif mod:

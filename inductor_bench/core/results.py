@@ -31,7 +31,7 @@ from .run_extras import PeakMemory as PeakMemory
 from .run_extras import StepTurns as StepTurns
 from .run_extras import TorchSettings as TorchSettings
 from .run_extras import Totals
-from .sources import CallSite, Origin
+from .sources import CallSite, Origin, trim_json
 from .stats import Summary, summarize_steady
 from .steady import Steady, from_left_out
 from .vocab import CompileMode, Status
@@ -198,9 +198,8 @@ class GraphResult:
         for s in d.get("sites", []):
             if s["occurrence"] is None:  # an extern call (as before kernels' calls were split)
                 del s["occurrence"]
-        for o in (x.get("origin") for x in [*d["kernels"], *d.get("sites", [])]):
-            if o is not None and not o["recomputed"]:  # said only where it is
-                del o["recomputed"]
+        for o in (x["origin"] for x in [*d["kernels"], *d.get("sites", [])] if x.get("origin")):
+            trim_json(o)  # fields said only where set
         return d
 
 

@@ -26,6 +26,7 @@ _NAMES: dict[Any, str] = {
     str: "a string",
     type(None): "null",
     list: "a list",
+    tuple: "a list",  # a tuple of records (``SourceLine.via``) is saved as a list
     dict: "an object",
 }
 
@@ -55,7 +56,7 @@ def _problem(value: Any, hint: Any, where: str) -> str | None:
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         return _union_problem(value, typing.get_args(hint), where)
-    if origin is list:
+    if origin is list or (origin is tuple and typing.get_args(hint)[1:] == (Ellipsis,)):
         if not isinstance(value, list):
             return _bad(value, hint, where)
         return _first(_problem(v, typing.get_args(hint)[0], f"{where}[{i}]") for i, v in enumerate(value))

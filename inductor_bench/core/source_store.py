@@ -38,6 +38,9 @@ STORE_VERSION = 1
 # Keys of a node record (runner/sources.py: ``snapshot``) set here on a carried-over record.
 LOST = "lost"  # why the node's source line could not be carried over
 MODULE_LOST = "module_lost"  # why its module path could not be
+# A node's lines outside torch that called its own line (``frame``), innermost first, a few
+# deep (runner/dynamo_graphs.py ``user_frames``): carried over with the frame, as one chain.
+CALLERS = "callers"
 # A key runner/sources.py sets on a node of a backward graph that is the forward's work done
 # again (AOTAutograd's partitioner recomputes it there rather than saving its result:
 # activation checkpointing, or ops cheaper to recompute than to keep).
@@ -97,16 +100,34 @@ def load(cache_dir: str | Path, key: str) -> dict[str, Any] | None:
 # -- carrying a record over to the current compile ---------------------------------------------
 
 
-def _frame_key(frame: Any) -> tuple[Any, ...] | None:
-    return tuple(frame) if frame else None
+def _frame_key(chain: Any) -> tuple[Any, ...] | None:
+    """A node's frame with its callers (``_chained``), as one hashable value."""
+    return tuple(tuple(f) for f in chain) if chain else None
+
+
+def _chained(node: dict[str, Any]) -> dict[str, Any]:
+    """``node`` with its ``frame`` the list of it and its ``callers``: a frame is carried over
+    with the lines that called it, or not at all."""
+    if not node.get("frame"):
+        return node
+    out = {k: v for k, v in node.items() if k != CALLERS}
+    out["frame"] = [node["frame"], *(node.get(CALLERS) or [])]
+    return out
+
+
+def _unchained(node: dict[str, Any]) -> dict[str, Any]:
+    if not node.get("frame"):
+        return node
+    frame, *callers = node["frame"]
+    return {**node, "frame": frame, **({CALLERS: callers} if callers else {})}
 
 
 def _module_key(module: Any) -> str | None:
     return str(module[0]) if module else None
 
 
-def _where(frame: Any) -> str:
-    return f"{Path(str(frame[0])).name}:{frame[1]}"
+def _where(chain: Any) -> str:
+    return " via ".join(f"{Path(str(f[0])).name}:{f[1]}" for f in chain)
 
 
 def op_stem(op: Any) -> str:
@@ -152,7 +173,8 @@ def carry_over(stored: dict[str, Any], now: dict[str, dict[str, Any]]) -> dict[s
     dynamo nodes are ``now`` (see the module doc). Nodes whose line (module path) cannot be
     carried over lose it and say why (``lost``, ``module_lost``); ``carried`` counts the nodes
     and those that lost their line."""
-    then = stored.get("dynamo") or {}
+    then = {n: _chained(r) for n, r in (stored.get("dynamo") or {}).items()}
+    now = {n: _chained(r) for n, r in now.items()}
     aligned = _by_position(then, now)
     now = aligned if aligned is not None else now
     fields = [
@@ -163,11 +185,11 @@ def carry_over(stored: dict[str, Any], now: dict[str, dict[str, Any]]) -> dict[s
     nodes: dict[str, Any] = {}
     lost = 0
     for name, node in (stored.get("nodes") or {}).items():
-        node = dict(node)
+        node = _chained(dict(node))
         for carry, found, why in fields:
             if not carry.apply(node, found, why) and carry.field == "frame":
                 lost += 1
-        nodes[name] = node
+        nodes[name] = _unchained(node)
     carried = {"nodes": len(nodes), "lost": lost, **({"by": "position"} if aligned is not None else {})}
     marked = {RECOMPUTE_MARKED: True} if stored.get(RECOMPUTE_MARKED) else {}
     named = {AOT_ID: stored[AOT_ID]} if stored.get(AOT_ID) else {}

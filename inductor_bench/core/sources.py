@@ -32,10 +32,24 @@ class SourceLine:
     line: int
     function: str = ""
     code: str = ""  # the line's text (its first physical line)
+    # the lines outside torch that called this one, innermost first, a few deep (the model's
+    # ``self.c_attn(h)`` that called a library layer's ``forward``); () where not recorded
+    via: tuple[SourceLine, ...] = ()
 
     @property
     def key(self) -> tuple[str, int]:
         return (self.file, self.line)
+
+    @property
+    def chain(self) -> tuple[tuple[str, int], ...]:
+        """Its ``key`` and those of the lines that called it, innermost first."""
+        return (self.key, *(v.key for v in self.via))
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SourceLine:
+        d = dict(d)
+        via = tuple(SourceLine.from_dict(v) for v in d.pop("via", None) or ())
+        return cls(**d, via=via)
 
     @property
     def short(self) -> str:
@@ -64,7 +78,7 @@ class Origin:
     def from_dict(cls, d: dict[str, Any]) -> Origin:
         return cls(
             nodes=list(d.get("nodes", [])),
-            lines=[SourceLine(**ln) for ln in d.get("lines", [])],
+            lines=[SourceLine.from_dict(ln) for ln in d.get("lines", [])],
             modules=list(d.get("modules", [])),
             missing=d.get("missing"),
             recomputed=bool(d.get("recomputed")),
@@ -100,13 +114,24 @@ class CallSite:
 
 
 def distinct_lines(lines: Iterable[SourceLine]) -> list[SourceLine]:
-    """Each file and line once, in file and line order: one line reached through two frames (a
-    list comprehension's and the ``forward`` around it) is one line of the model. Of its frames,
-    the first by function name, so that the choice does not depend on the order met."""
-    first: dict[tuple[str, int], SourceLine] = {}
-    for ln in sorted(lines, key=lambda ln: (ln.key, ln.function, ln.code)):
-        first.setdefault(ln.key, ln)
+    """Each file and line once per chain of calling lines (``SourceLine.chain``), in file and
+    line order: one line reached through two frames (a list comprehension's and the ``forward``
+    around it) is one line of the model. Of its frames, the first by function name, so that the
+    choice does not depend on the order met."""
+    first: dict[tuple[tuple[str, int], ...], SourceLine] = {}
+    for ln in sorted(lines, key=lambda ln: (ln.chain, ln.function, ln.code)):
+        first.setdefault(ln.chain, ln)
     return list(first.values())
+
+
+def trim_json(origin: dict[str, Any]) -> None:
+    """An Origin as ``asdict`` writes it, less what is said only where set: ``recomputed``
+    where false, a line's ``via`` where it has no calling lines (a record made before them)."""
+    if not origin["recomputed"]:
+        del origin["recomputed"]
+    for ln in (x for line in origin["lines"] for x in (line, *line.get("via", ()))):
+        if not ln.get("via"):
+            ln.pop("via", None)
 
 
 def path_order(path: str) -> list[tuple[int, int | str]]:

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .results import BreakdownResult, GraphResult, KernelStat
-from .sources import ROOT_MODULE, CallSite, Origin, SourceLine, at_depth, path_order
+from .source_chains import labels
+from .sources import ROOT_MODULE, CallSite, Origin, SourceLine, at_depth, distinct_lines, path_order
 from .vocab import Role
 
 
@@ -116,20 +117,27 @@ def built_lines(origin: Origin | None, sites: dict[str, list[Any]]) -> list[Sour
 
 
 def by_line(us: list[Unit]) -> list[Group]:
-    """Units grouped by the set of model source lines they come from, largest first; a unit
-    with none, by the lines that built its modules (``built``) where known."""
+    """Units grouped by the set of model source lines they come from, largest first, a line
+    reached from several callers by caller (``source_chains.labels``); a unit with none, by
+    the lines that built its modules (``built``) where known."""
     groups: dict[tuple[str, ...], Group] = {}
+    shown = labels(ln for u in us if u.origin for ln in u.origin.lines)
     for u in us:
-        lines = u.origin.lines if u.origin else []
+        lines = distinct_lines(shown[ln] for ln in u.origin.lines) if u.origin else []
         built = built_lines(u.origin, u.graph.module_sites)
         if lines or built:
-            key = (*(("built",) if built else ()), *(f"{ln.file}:{ln.line}" for ln in lines or built))
+            key = (*(("built",) if built else ()), *(_line_key(ln) for ln in lines or built))
             g = groups.setdefault(key, Group(key, list(lines or built), built=bool(built)))
         else:
             why = _missing(u, "source line")
             g = groups.setdefault(("", why), Group((), missing=why))
         g.units.append(u)
     return _ordered(groups)
+
+
+def _line_key(ln: SourceLine) -> str:
+    """``net.py:16`` as the view keys it (full path), with the callers it is split by."""
+    return " via ".join(f"{x.file}:{x.line}" for x in (ln, *ln.via))
 
 
 # Between a module path and the line that built the module, in a module view's group key

@@ -11,6 +11,7 @@ from typing import Any
 from ..core.categories import label, order
 from ..core.compiled_from import top_levels
 from ..core.results import BreakdownResult
+from ..core.source_chains import label_code, label_text
 from ..core.sources import ROOT_MODULE, Origin, SourceLine
 from ..core.step import gain_frame
 from ..core.step_totals import ALL_GRAPHS, ALL_GRAPHS_ROW, reweighed
@@ -41,6 +42,9 @@ LINES_SHOWN = 6  # source lines named there before "+N lines" (the views by line
 # (``table_fit``): what the row's other cells or the category table already say.
 TOP_OPTIONAL = ("% kernel", "calls", "#", "category")
 GRAPH_OPTIONAL = ("file", "inputs", "calls")
+# ... and of the views by op, module and line: ms holds the forward's and backward's split, the
+# group's kernels are listed by its ``--by`` view's JSON and the graphs' kernel tables
+VIEW_OPTIONAL = ("fwd ms", "bwd ms", "kernels")
 
 
 def module_name(path: str) -> str:
@@ -220,10 +224,11 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     headers += [PCT_HEADER] if roof else []
     headers += ["line", "source"] if by == By.LINE else ["module"]
     doc.table(rows, headers, tuple(["right"] * (len(headers) - (2 if by == By.LINE else 1))) + (
-        ("left", "left") if by == By.LINE else ("left",)))
+        ("left", "left") if by == By.LINE else ("left",)), optional=VIEW_OPTIONAL)
     reused = any(u.site is not None and not u.site.extern for u in us)
     built = BUILT if by == By.LINE and any(g.built for g in shown) else ""
-    doc.paragraph(_view_note(by, bool(roots)) + (f" {REUSED}" if reused else "") + built)
+    via = VIA if by == By.LINE and any(ln.via for g in shown for ln in g.lines) else ""
+    doc.paragraph(_view_note(by, bool(roots)) + (f" {REUSED}" if reused else "") + built + via)
 
 
 def module_labels(r: BreakdownResult) -> dict[str, str]:
@@ -252,7 +257,8 @@ def _entries(doc: Doc, grp: Group, by: str, types: dict[str, str]) -> list[list[
         return [cells]
     if by == By.LINE:
         built = " (built there)" if grp.built else ""
-        return [[("+ " if i else "") + ln.short + built, doc.code(ln.code)] for i, ln in enumerate(grp.lines)]
+        return [[("+ " if i else "") + label_text(ln) + built, doc.code(label_code(ln))]
+                for i, ln in enumerate(grp.lines)]
     named = [(module_name(m.split(BUILT_AT)[0]), types.get(m)) for m in grp.key]
     return [[("+ " if i else "") + name + (f" ({kind})" if kind else "")]
             for i, (name, kind) in enumerate(named)]
@@ -268,6 +274,8 @@ def _total_row(total: float, us: list[Unit], two_roles: bool, by: str) -> list[s
 
 BUILT = (" (built there): the kernels of torch's own modules run by torch's own code (an nn.Sequential "
          "of torch layers) ran no line of the model; they count at the line that built their module.")
+VIA = (" A via B: line A (a layer's own code, reached from several lines) as called from line B, "
+       "whose text is shown (docs/attribution.md).")
 REUSED = ("A kernel called at several places (one code for the same work in each layer) counts each "
           "call where that call comes from: its time there, and one in that group's kernels (the "
           "column's total counts it once per place).")

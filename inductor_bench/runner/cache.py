@@ -40,8 +40,10 @@ APP = "inductor-bench"
 # v5: a node named as a pass's (``addmm_default``) is a pass's on any line. v6: a backward
 # graph's nodes that recompute the forward's work are marked (a record made before has none).
 # v7: those marks read from the partitioner's tags alone (runner/sources.py): a record made
-# before under torch 2.10 to 2.12 has none, or says nothing was recomputed.
-LAYOUT = "v7"
+# before under torch 2.10 to 2.12 has none, or says nothing was recomputed. v8: each node's
+# line with the lines outside torch that called it (``callers``), carried over as one chain: a
+# record made before has none, and its lines would not be carried to a graph whose nodes do.
+LAYOUT = "v8"
 
 
 def user_cache_root() -> Path:

@@ -16,6 +16,7 @@ import re
 import threading
 from typing import Any
 
+from ..core.source_store import CALLERS
 from . import module_sites
 from .module_sites import torch_dir as _torch_dir
 
@@ -29,19 +30,28 @@ def user_frame(stack_trace: str | None) -> list[Any] | None:
     is torch's (an ``nn.Sequential`` compiled whole), the innermost one outside Dynamo, whose
     own frames are its machinery (torch 2.5's ``external_utils.py`` wrapper of a compiled
     module) and no line of a model; None without one."""
+    frames = user_frames(stack_trace)
+    return frames[0] if frames else None
+
+
+CALLERS_KEPT = 3  # frames outside torch kept outward of a node's own line
+
+
+def user_frames(stack_trace: str | None) -> list[list[Any]]:
+    """``user_frame`` and, after it, the frames outside torch that called it, innermost first,
+    at most ``CALLERS_KEPT`` of them: for the ``addmm`` of a library's layer class
+    (``pytorch_utils.py:119``, ``Conv1D.forward``), the model's line that called the layer
+    (``self.c_attn(hidden_states)``), then the one that called that. Empty without a frame."""
     if not stack_trace:
-        return None
+        return []
     frames = [m for m in _FRAME.finditer(stack_trace)]
-    if not frames:
-        return None
     inside = _torch_dir()
     where = [os.path.abspath(m.group("file")) for m in frames]
     user = [m for m, f in zip(frames, where, strict=True) if not f.startswith(inside)]
     not_dynamo = [m for m, f in zip(frames, where, strict=True) if not f.startswith(inside + DYNAMO_DIR)]
-    if not (user or not_dynamo):
-        return None
-    m = (user or not_dynamo)[-1]
-    return [m.group("file"), int(m.group("line")), m.group("func").strip(), m.group("code").strip()]
+    chain = user[::-1][: 1 + CALLERS_KEPT] if user else not_dynamo[-1:]
+    return [[m.group("file"), int(m.group("line")), m.group("func").strip(), m.group("code").strip()]
+            for m in chain]
 
 
 def module_entry(meta: dict[str, Any]) -> list[str] | None:
@@ -76,9 +86,11 @@ def dynamo_nodes(gm: Any, prefix: str = "") -> dict[str, dict[str, Any]]:
         if n.op not in ("call_function", "call_method", "call_module"):
             continue
         rec: dict[str, Any] = {"op": f"{n.op}:{_target_name(n.target)}"}
-        frame = user_frame(n.meta.get("stack_trace"))
+        frame, *callers = user_frames(n.meta.get("stack_trace")) or [None]
         if frame:
             rec["frame"] = frame
+        if callers:
+            rec[CALLERS] = callers
         mod = module_entry(n.meta)
         if mod:
             rec["module"] = mod

@@ -5,8 +5,9 @@ When Inductor reports a module it has just generated (the structured-trace recor
 so the lowering is still ``V.graph``), this handler records, as plain JSON:
 
 - ``nodes``: every ``call_function`` node of the post-grad FX graph that Inductor lowered,
-  with its model source line (the innermost frame of ``node.stack_trace`` outside torch) and
-  its ``nn.Module`` path (``nn_module_stack``; in a backward graph ``fwd_nn_module_stack``,
+  with its model source line (the innermost frame of ``node.stack_trace`` outside torch), the
+  lines outside torch that called it (``callers``, innermost first, a few deep) and its
+  ``nn.Module`` path (``nn_module_stack``; in a backward graph ``fwd_nn_module_stack``,
   which AOTAutograd copies from the forward node the backward node differentiates, as it
   copies ``stack_trace``);
 - ``ops``: the scheduler's operations after fusion, in order: the buffers each writes
@@ -42,7 +43,7 @@ from ..core import source_store
 from ..core.source_store import top_level_lines
 from ..core.sources import module_path, path_order
 from . import compat, module_sites, trace_log
-from .dynamo_graphs import DynamoGraphs, compile_key, module_entry, user_frame
+from .dynamo_graphs import DynamoGraphs, compile_key, module_entry, user_frames
 from .subgraph_records import merge_subgraph, subgraph_lowerings
 
 PASS_MADE = "no module path recorded (a node a graph pass made)"
@@ -124,9 +125,11 @@ def _lowering_record(graph: Any) -> dict[str, Any]:
             continue
         rec: dict[str, Any] = {"op": str(n.target)}
         meta = fused_from(n).meta
-        frame = user_frame(meta.get("stack_trace") or getattr(n, "stack_trace", None))
+        frame, *callers = user_frames(meta.get("stack_trace") or getattr(n, "stack_trace", None)) or [None]
         if frame:
             rec["frame"] = frame
+        if callers:
+            rec[source_store.CALLERS] = callers
         mod = module_entry(meta)
         if mod:
             rec["module"] = mod
