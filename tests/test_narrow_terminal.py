@@ -136,3 +136,17 @@ def test_a_note_on_stderr_breaks_at_spaces_on_a_narrow_terminal(capsys, monkeypa
     err = _err(capsys, ["diff", cmp, cmp]).splitlines()
     assert err == textwrap.wrap(note, 80, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
     assert len(err) > 1 and max(len(ln) for ln in err) <= 80
+
+
+def test_the_view_by_line_fits_80_columns_its_source_whole_where_it_can(capsys, monkeypatch):
+    argv = ["report", str(FIXTURES / "results" / "attr_net_train"), "--by", "line"]
+    whole = _columns(_table(_shown(capsys, monkeypatch, argv, None), "    #  "))
+    table = _table(_shown(capsys, monkeypatch, argv, 80), "    #  ")
+    assert max(len(ln) for ln in table.splitlines()) <= 80
+    cols = _columns(table)
+    assert list(cols) == ["#", "ms", "% kernel", "line", "source"]
+    assert "(fwd ms, bwd ms, kernels: left out to fit 80 columns" in table
+    assert cols["ms"] == whole["ms"] and cols["line"] == whole["line"]
+    assert cols["source"][:5] == ["y = self.conv1(x)", "y = self.conv2(y)", "x = self.stem(x)",
+                                  "return self.head(x)", "y = torch.relu(self.bn(y))"]
+    assert sum(s != w for s, w in zip(cols["source"], whole["source"], strict=True)) == 1  # the one long note
