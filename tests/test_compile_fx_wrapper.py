@@ -77,3 +77,7 @@ def test_a_nodes_callers_are_the_frames_outside_torch_around_its_line():
     assert got == [list(lib), *([*f] for f in outer[::-1][:CALLERS_KEPT])]
     assert [f[1] for f in got] == [119, 13, 12, 11]
     assert user_frames(_stack(linear)) == [list(linear)] and user_frames(None) == []
+    # a list comprehension's frame and the forward it is written in: one line, then its caller
+    comp = [(outer[0][0], 20, "forward", "ys = [f(x) for f in self.fs]"),
+            (outer[0][0], 20, "<listcomp>", "ys = [f(x) for f in self.fs]")]
+    assert [f[1] for f in user_frames(_stack(outer[0], *comp, lib))] == [119, 20, 10]

@@ -41,7 +41,9 @@ def user_frames(stack_trace: str | None) -> list[list[Any]]:
     """``user_frame`` and, after it, the frames outside torch that called it, innermost first,
     at most ``CALLERS_KEPT`` of them: for the ``addmm`` of a library's layer class
     (``pytorch_utils.py:119``, ``Conv1D.forward``), the model's line that called the layer
-    (``self.c_attn(hidden_states)``), then the one that called that. Empty without a frame."""
+    (``self.c_attn(hidden_states)``), then the one that called that. A frame of the same line
+    as the one inside it (a list comprehension's, and the ``forward`` it is written in) is one
+    line, kept once. Empty without a frame."""
     if not stack_trace:
         return []
     frames = [m for m in _FRAME.finditer(stack_trace)]
@@ -49,9 +51,12 @@ def user_frames(stack_trace: str | None) -> list[list[Any]]:
     where = [os.path.abspath(m.group("file")) for m in frames]
     user = [m for m, f in zip(frames, where, strict=True) if not f.startswith(inside)]
     not_dynamo = [m for m, f in zip(frames, where, strict=True) if not f.startswith(inside + DYNAMO_DIR)]
-    chain = user[::-1][: 1 + CALLERS_KEPT] if user else not_dynamo[-1:]
-    return [[m.group("file"), int(m.group("line")), m.group("func").strip(), m.group("code").strip()]
-            for m in chain]
+    chain: list[list[Any]] = []
+    for m in user[::-1] if user else not_dynamo[-1:]:
+        file, line = m.group("file"), int(m.group("line"))
+        if not chain or chain[-1][:2] != [file, line]:
+            chain.append([file, line, m.group("func").strip(), m.group("code").strip()])
+    return chain[: 1 + CALLERS_KEPT]
 
 
 def module_entry(meta: dict[str, Any]) -> list[str] | None:
