@@ -72,7 +72,9 @@ def test_a_result_saved_before_script_arguments_reads_as_none():
 
 def test_diff_notes_other_arguments():
     warnings = diff_results(_result(["--width", "48"]), _result([])).warnings
-    assert "the script ran with other arguments: base --width 48, head none" in warnings
+    assert "the script ran with other arguments: --width 48 in base, not in head" in warnings
+    warnings = diff_results(_result(["--width", "48", "-v", "a b"]), _result(["-v", "a b", "--width", "64", "--fp16"])).warnings
+    assert "the script ran with other arguments: --width 48 in base, 64 in head; --fp16 in head, not in base" in warnings
     assert not [w for w in diff_results(_result(["-v"]), _result(["-v"])).warnings if "arguments" in w]
     factory = _result([])
     factory.script = False  # a factory model takes no arguments: no note of the script's

@@ -76,12 +76,33 @@ def test_resume_keeps_the_done_cells_and_refuses_another_sweep():
     with pytest.raises(UsageError) as e:
         resume(_sweep(modes=("default",)), old, "DIR")
     assert str(e.value) == (
-        "DIR holds another sweep (modes: default,max-autotune there, default here): "
+        "DIR holds another sweep (--modes default,max-autotune there, default here): "
         "give another --out, or the same options to resume it"
     )
-    with pytest.raises(UsageError, match=r"\(models: /m/a.py,/m/b.py there, /m/a.py here; shard: none there, 1/2 here\)"):
+    with pytest.raises(UsageError, match=r"\(models /m/b.py there, not here; --shard 1/2 here, not there\)"):
         resume(_sweep(models=("/m/a.py",), shard=[1, 2]), old, "DIR")
     assert resume(old, None, "DIR") is old
+
+
+def test_another_sweep_is_refused_naming_only_the_options_that_differ():
+    def refusal(old_args, new_args, **kw):
+        old, new = _sweep(), _sweep(**kw)
+        old.compare_args, new.compare_args = old_args, new_args
+        with pytest.raises(UsageError) as e:
+            resume(new, old, "DIR")
+        return str(e.value).removeprefix("DIR holds another sweep (").removesuffix(
+            "): give another --out, or the same options to resume it")
+
+    line = ["--dtype", "float32", "--windows", "5", "--timeout", "900", "--step-budget", "1"]
+    assert refusal(line, [*line, "--train"]) == "--train here, not there"
+    assert refusal([*line, "--repeat", "3"], line) == "--repeat 3 there, not here"
+    assert refusal(line, ["--dtype", "bfloat16", *line[2:]], modes=("default",)) == (
+        "--modes default,max-autotune there, default here; --dtype float32 there, bfloat16 here")
+    assert refusal(line, [*line[2:4], *line[:2], *line[4:]]) == (
+        "--dtype float32 --windows 5 --timeout 900 --step-budget 1 there, "
+        "--windows 5 --dtype float32 --timeout 900 --step-budget 1 here")
+    assert refusal(line, line, models=("/m/a.py", "/m/c.py")) == "models /m/b.py there, not here; models /m/c.py here, not there"
+    assert refusal(line, line, models=("/m/b.py", "/m/a.py")) == "models /m/a.py,/m/b.py there, /m/b.py,/m/a.py here"
 
 
 def test_resume_compares_the_devices_the_values_run_on():
@@ -89,9 +110,9 @@ def test_resume_compares_the_devices_the_values_run_on():
     on_cpu = {"auto": "cpu"}.get
     assert resume(_sweep(device="auto"), old, "DIR", lambda d: on_cpu(d, d)) is old
     assert old.device == "cpu"  # the saved sweep's value is kept
-    with pytest.raises(UsageError, match=r"\(device: cpu there, auto here\)"):
+    with pytest.raises(UsageError, match=r"\(--device cpu there, auto here\)"):
         resume(_sweep(device="auto"), old, "DIR")  # a cluster: each node resolves auto itself
-    with pytest.raises(UsageError, match=r"\(device: cuda there, cpu here\)"):
+    with pytest.raises(UsageError, match=r"\(--device cuda there, cpu here\)"):
         resume(_sweep(device="cpu"), _sweep(device="cuda"), "DIR", lambda d: on_cpu(d, d))
 
 

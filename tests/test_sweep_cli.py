@@ -167,8 +167,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
         ("--fail-on-regression", "5"): "--fail-on-regression needs --baseline OLD_DIR",
         ("--shard", "3/2"): "--shard 3/2: I must be from 1 to N",
         ("--baseline", str(tmp_path)): f"--baseline {tmp_path}: not a sweep's directory",
-        ("--train",): "holds another sweep (compare_args: --dtype float32 --windows 5 --timeout 900 "
-        "--step-budget 1 there, --dtype float32 --windows 5 --timeout 900 --step-budget 1 --train here)",
+        ("--train",): "holds another sweep (--train here, not there): give another --out",
     }
     for more, line in cases.items():
         r = _cli(*_argv(d, *more), cwd=tmp_path)

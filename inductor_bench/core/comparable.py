@@ -4,8 +4,7 @@ one side only; pure, no torch."""
 
 from __future__ import annotations
 
-import shlex
-
+from .arg_changes import arg_changes
 from .categories import label
 from .compare import CompareResult, unmeasured_columns
 from .compiled_from import code_label, same_code
@@ -49,7 +48,9 @@ def comparability(base: Result, head: Result) -> tuple[list[str], list[str]]:
         notes += other_inputs(base, head)
         notes += recategorized(base, head)
         if base.script and head.script and base.script_args != head.script_args:
-            notes.append(f"the script ran with other arguments: base {_args(base)}, head {_args(head)}")
+            changes = arg_changes(base.script_args, head.script_args)
+            notes.append("the script ran with other arguments: "
+                         + "; ".join(c.words("in base", "in head") for c in changes))
         if stopped_apart(base, head):
             notes.append(f"the script was stopped (--script-seconds): base {_stopped(base)}, head "
                          f"{_stopped(head)}; its graphs' calls count how long it ran, not what it does, so "
@@ -147,10 +148,6 @@ def other_code(base: BreakdownResult, head: BreakdownResult) -> list[str]:
             out.append(f"{g.id} was compiled from other code: base {code_label(g.compiled_from)}, "
                        f"head {code_label(h.compiled_from)}: its figures compare two functions")
     return out
-
-
-def _args(r: BreakdownResult) -> str:
-    return shlex.join(r.script_args) or "none"
 
 
 def _sizes(sizes: dict[str, int]) -> str:

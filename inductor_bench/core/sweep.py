@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from .arg_changes import ArgChange, arg_changes
 from .errors import ResultError, UsageError
 
 SWEEP_SCHEMA = "inductor-bench/sweep"
@@ -204,11 +205,8 @@ def resume(new: Sweep, old: Sweep | None, where: str, resolve: Callable[[str], s
         return {**s.identity(), "device": resolve(s.device) if resolve else s.device}
 
     there, here = identity(old), identity(new)
-    what = [
-        f"{k}: {_setting(k, old.identity()[k])} there, {_setting(k, new.identity()[k])} here"
-        for k, v in here.items()
-        if there[k] != v
-    ]
+    said = (old.identity(), new.identity())  # the values as given, not as resolved
+    what = [w for k, v in here.items() if there[k] != v for w in _changes(k, said[0][k], said[1][k])]
     if what:
         raise UsageError(
             f"{where} holds another sweep ({'; '.join(what)}): "
@@ -218,15 +216,30 @@ def resume(new: Sweep, old: Sweep | None, where: str, resolve: Callable[[str], s
     return old
 
 
+_OPTIONS = {"modes": "--modes", "device": "--device", "shard": "--shard"}
+
+
+def _changes(key: str, there: Any, here: Any) -> list[str]:
+    """A setting of a sweep's identity that differs, as the refusal names it: each compare
+    option that differs (``--train here, not there``), ``--modes default,max-autotune there,
+    default here``, ``--shard 2/4 here, not there``, the model files on one side only."""
+    if key == "compare_args":
+        return [c.words() for c in arg_changes(there, here)]
+    if key == "models" and set(there) != set(here):
+        gone, new = [m for m in there if m not in here], [m for m in here if m not in there]
+        return [f"models {_setting(key, ms)} {side}, not {other}" for ms, side, other in
+                ((gone, "there", "here"), (new, "here", "there")) if ms]
+    values = [_setting(key, v) if v else None for v in (there, here)]
+    return [ArgChange(_OPTIONS.get(key, key), *values).words()]
+
+
 def _setting(key: str, value: Any) -> str:
     """A setting of a sweep's identity as the refusal names it: ``default,max-autotune``,
-    ``--dtype float32 --train``, ``2/4``, ``none``."""
-    if not value:
-        return "none"
+    ``2/4``, ``/m/a.py,/m/b.py``."""
     if key == "shard":
         return f"{value[0]}/{value[1]}"
     if isinstance(value, list):
-        return (" " if key == "compare_args" else ",").join(str(x) for x in value)
+        return ",".join(str(x) for x in value)
     return str(value)
 
 
