@@ -172,8 +172,8 @@ def test_a_job_stopped_before_it_measured_anything_claims_nothing_measured(tmp_p
     say("end", sweep.cells[1], sweep)
     (tmp_path / "b" / "compare.json").write_text(FIXTURE.read_text())
     say("end", sweep.cells[1], sweep)
-    assert capsys.readouterr().err.splitlines() == [
-        "sweep: b interrupted: stopped by SIGINT after 9.6 s; 1/2 done, 1 interrupted",
-        f"sweep: b interrupted: stopped by SIGINT after 9.6 s; what was measured is saved in {tmp_path / 'b'}; "
+    assert capsys.readouterr().err.splitlines() == [  # the time as the note says it
+        "sweep: b interrupted: stopped by SIGINT after 9.60 s; 1/2 done, 1 interrupted",
+        f"sweep: b interrupted: stopped by SIGINT after 9.60 s; what was measured is saved in {tmp_path / 'b'}; "
         "1/2 done, 1 interrupted",
     ]

@@ -35,7 +35,7 @@ from ..core.sweep_table import SweepTable, build_table, comparable_results, gate
 from ..core.vocab import CompileMode
 from ..core.workload import FACTORY_KIND
 from ..render.doc import HTML
-from ..render.format import pct
+from ..render.format import pct, seconds
 from ..render.sweep import render_sweep
 from ..render.sweep_html import render_sweep_html
 from ..runner.compare import STEP_BUDGET_S, model_names
@@ -284,7 +284,7 @@ def _print_event(kind: ExecutorKind, out: Path, *, queued: bool):
             tries = f" (attempt {cell.attempts})" if cell.attempts > 1 else ""
             line = f"sweep: {cell.model} {started}{where}{tries}; {progress_line(sweep)}"
         else:
-            took = f"{cell.seconds:.1f} s" if cell.seconds is not None else None
+            took = seconds(cell.seconds) if cell.seconds is not None else None  # as the notes say it
             saved_in = _measured_in(out, cell)
             line = f"sweep: {cell.model} {how_it_ended(cell, took, saved_in)}; {progress_line(sweep)}"
         note(line)

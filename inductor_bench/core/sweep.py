@@ -276,9 +276,9 @@ def _says_interrupted(line: str) -> bool:
 
 
 def how_it_ended(cell: Cell, took: str | None, saved_in: str | None = None) -> str:
-    """The cell's status as the progress lines and the notes say it: ``done in 5.0 s``,
-    ``failed: error: ...: the model raised in 5.0 s``, ``interrupted: stopped by SIGINT after
-    9.6 s; what was measured is saved in DIR`` (a job stopped, timed out or killed). ``took``:
+    """The cell's status as the progress lines and the notes say it: ``done in 5.00 s``,
+    ``failed: error: ...: the model raised in 5.00 s``, ``interrupted: stopped by SIGINT after
+    9.60 s; what was measured is saved in DIR`` (a job stopped, timed out or killed). ``took``:
     its time, formatted; ``saved_in``: where such a job's measurements are (None: not said)."""
     why = f": {cell.reason}" if cell.reason and not cell.done else ""
     if cell.status not in (CellStatus.INTERRUPTED, CellStatus.TIMEOUT, CellStatus.KILLED):
