@@ -345,9 +345,9 @@ def test_text_report_side_by_side(capsys, fake_worker):
     base = next(ln for ln in lines if ln.startswith("baseline "))
     tuned = next(ln for ln in lines if ln.startswith("max-autotune "))
     # 0.002097184 GB in 20 µs = 104.9 GB/s = 5.2 % of 2000 GB/s; 10 µs: 209.7 GB/s, 10.5 %
-    assert base.split() == ["baseline", "1", "1", "20", "µs", "±0.7%", "104.9", "5.2", "32", "0",
+    assert base.split() == ["baseline", "1", "1", "20.00", "µs", "±0.7%", "104.9", "5.2", "32", "0",
                             "64"]
-    assert tuned.split() == ["max-autotune", "5", "12", "10", "µs", "±0.7%", "209.7", "10.5", "28",
+    assert tuned.split() == ["max-autotune", "5", "12", "10.00", "µs", "±0.7%", "209.7", "10.5", "28",
                              "0", "0"]
     assert "baseline config: XBLOCK=1, R0_BLOCK=2048, num_warps=16, num_stages=1" in lines
     assert "max-autotune config: XBLOCK=8, R0_BLOCK=256, num_warps=8, num_stages=1" in lines
@@ -416,7 +416,7 @@ def test_template_runs_baseline_only_and_says_why(capsys, fake_worker):
     # 33,554,432 FLOP in 20 µs = 1.68 TFLOP/s: 3.3 % of the H100 PCIe's 51 TFLOP/s fp32 peak
     # (fp32 inputs, ALLOW_TF32 off), not 0.2 % of its 756 TFLOP/s bf16 one
     assert [c.strip() for c in row.strip("|").split("|")] == [
-        "baseline", "1", "1", "20 µs", "±0.7%", "39.3", "2.0", "1.68", "3.3", "32", "0", "64"]
+        "baseline", "1", "1", "20.00 µs", "±0.7%", "39.3", "2.0", "1.68", "3.3", "32", "0", "64"]
     assert ("peak: 2000 GB/s, 51.0 TFLOP/s dense fp32 (the kernel's compute type) (datasheet: "
             "H100 PCIe)") in out.splitlines()  # the block's last line: no hard break
 
@@ -429,13 +429,13 @@ def test_all_configs_table():
             "coordinate descent)") in text
     rows = [ln.split() for ln in text.splitlines() if ln.startswith("XBLOCK=")]
     assert rows[0][-4:] == ["0", "fastest,", "autotuner's", "pick"]  # 12 µs, and the pick
-    assert rows[0][4:6] == ["12", "µs"]
-    assert rows[1][4:6] == ["20", "µs"] and rows[1][-1] == "0"
+    assert rows[0][4:6] == ["12.00", "µs"]
+    assert rows[1][4:6] == ["20.00", "µs"] and rows[1][-1] == "0"
 
 
 def test_the_kernel_pages_tooltips_read_each_time_as_its_table_does():
     """The HTML page's charts are in µs where every time is under 1 ms: a bar's tooltip says
-    ``12 µs`` as the config table does, not ``12.00 µs`` (or ``0.012 ms``)."""
+    ``12.00 µs`` as the config table does, not ``0.012 ms``."""
     import html
     import re
 
@@ -449,12 +449,13 @@ def test_the_kernel_pages_tooltips_read_each_time_as_its_table_does():
     assert len(configs) == 2 and cells.keys() == configs.keys()
     for config, line in configs.items():
         assert line.endswith(f": {cells[config]}"), (config, line, cells[config])
-    assert sorted(cells.values()) == ["12 µs", "20 µs"]
+    assert sorted(cells.values()) == ["12.00 µs", "20.00 µs"]
 
 
 def test_fmt_time():
-    assert [fmt_time(x) for x in (0.0012345, 0.02, 1.5, 123.456)] == [
-        "1.234 µs", "20 µs", "1.5 ms", "123.5 ms"]
+    """4 significant digits in each row, trailing zeros kept: 20 µs above 10.03 µs reads 20.00."""
+    assert [fmt_time(x) for x in (0.0012345, 0.02, 0.01003, 1.5, 123.456, 0.99996)] == [
+        "1.234 µs", "20.00 µs", "10.03 µs", "1.500 ms", "123.5 ms", "1.000 ms"]
 
 
 # --- breakdown --autotune-top on CUDA: selection and rendering --------------------------------

@@ -183,8 +183,8 @@ def _time_unit(values: list[float]) -> tuple[str, float]:
 
 def _as_duration(v: float) -> str:
     """A kernel chart's value (in its unit, µs or ms) with the 4 significant digits the kernel
-    table prints it with (``fmt.duration``): ``20``, not ``20.00``."""
-    return f"{v:.4g}"
+    table prints it with (``fmt.duration``): ``20.00``, not ``20``."""
+    return fmt.sig_digits(v, 4)
 
 
 def kernel_runs(r: KernelReport) -> Chart | None:

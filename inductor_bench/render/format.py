@@ -8,6 +8,8 @@ milliseconds, 4 significant figures).
 
 from __future__ import annotations
 
+import math
+
 from ..core.stats import Change, beside_mark, interval_x_text
 from ..core.step_totals import ALL_GRAPHS
 from ..core.vocab import StepSource
@@ -45,8 +47,21 @@ def signed_ms(x: float) -> str:
 
 
 def duration(v_ms: float) -> str:
-    """Kernel times span microseconds to milliseconds: 4 significant digits either way."""
-    return f"{v_ms * 1e3:.4g} µs" if v_ms < 1 else f"{v_ms:.4g} ms"
+    """Kernel times span microseconds to milliseconds: 4 significant digits either way, its
+    trailing zeros kept so that every row of a column reads to the same precision (``20.00 µs``
+    above ``10.03 µs``, not ``20 µs``); under 1 ms in µs (after rounding: ``1.000 ms``, not
+    ``1000 µs``)."""
+    v = float(f"{v_ms:.4g}")
+    return f"{sig_digits(v * 1e3, 4)} µs" if abs(v) < 1 else f"{sig_digits(v, 4)} ms"
+
+
+def sig_digits(x: float, sig: int) -> str:
+    """``x`` to ``sig`` significant digits, trailing zeros kept; a whole number past them as is
+    (``12345``)."""
+    if x == 0:
+        return "0"
+    x = float(f"{x:.{sig}g}")
+    return f"{x:.{max(0, sig - 1 - math.floor(math.log10(abs(x))))}f}"
 
 
 def signed_duration(v_ms: float) -> str:
