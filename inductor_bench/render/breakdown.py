@@ -258,9 +258,9 @@ def _footer(doc: Doc, r: BreakdownResult) -> None:
     if r.run_dir:
         traces = [g.trace for g in r.graphs if g.trace]
         doc.paragraph(
-            f"run directory: {r.run_dir}"
+            f"run directory: {doc.code(r.run_dir)}"
             + (
-                f"\ntraces: {r.run_dir}/graphs/<graph>/trace.json.gz (open in https://ui.perfetto.dev)"
+                f"\ntraces: {doc.code(f'{r.run_dir}/graphs/<graph>/trace.json.gz')} (open in https://ui.perfetto.dev)"
                 if traces
                 else ""
             )

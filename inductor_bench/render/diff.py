@@ -322,8 +322,10 @@ def _model(diff: Diff) -> str:
     return diff.head_model if same else f"{diff.base_model} -> {diff.head_model}"
 
 
-def _title(diff: Diff) -> str:
-    return f"{_model(diff)} on {diff.device}: {diff.base_label} (base) vs {diff.head_label} (head)"
+def _title(diff: Diff, doc: Doc) -> str:
+    """The model, the device and the two paths (code spans in markdown)."""
+    return (f"{_model(diff)} on {diff.device}: {doc.code(diff.base_label)} (base) vs "
+            f"{doc.code(diff.head_label)} (head)")
 
 
 def _rule_text(diff: Diff) -> str:
@@ -365,7 +367,7 @@ def render_diff(
     doc.headline(f"inductor-bench diff: {_model(diff)}: {diff.base_label} vs {diff.head_label}")
     doc.paragraph(verdict_line(diff, doc, threshold_pct))
     doc.paragraph(
-        doc.byline("inductor-bench diff", _title(diff)),
+        doc.byline("inductor-bench diff", _title(diff, doc)),
         *(doc.quote(f"warning: {w}") for w in diff.warnings),
         *(doc.quote(f"not compared: {s}") for s in diff.skipped),
         *(doc.quote(f"not comparable: {u.describe()}") for u in diff.columns_unmeasured),
