@@ -510,7 +510,7 @@ def test_a_compare_diffed_with_itself_is_within_noise(mlp_compare, capsys):
     assert code == 0
     out = capsys.readouterr().out
     assert out.startswith("NO SIGNIFICANT CHANGE: ")
-    assert "not compared: reduce-overhead: base skipped" in out
+    assert "not compared: reduce-overhead: both skipped (CUDA graphs need" in out
 
 
 @pytest.mark.e2e

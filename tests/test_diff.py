@@ -1078,3 +1078,13 @@ def test_a_side_without_ceilings_has_no_percent_of_peak_and_says_so(tmp_path, ca
     assert run_cli([str(src), head, "--format", "json"]) == 0
     (s,) = json.loads(capsys.readouterr().out)["sections"]
     assert s["roofline_pct"][1] is None and s["roofline_pct"][0] > 0
+
+
+def test_a_mode_skipped_alike_on_both_sides_is_said_once():
+    r = load_any(FIXTURES / "results" / "cpu_mlp_compare")
+    why = "CUDA graphs need a CUDA device (this run is on cpu); it would repeat default"
+    assert diff_results(r, r).skipped == [f"reduce-overhead: both skipped ({why})"]
+    other = load_any(FIXTURES / "results" / "cpu_mlp_compare")
+    other.mode("reduce-overhead").reason = "another reason"
+    assert diff_results(r, other).skipped == [
+        f"reduce-overhead: base skipped ({why}); head skipped (another reason)"]

@@ -261,9 +261,10 @@ def _mode_sections(
         if b is None or h is None:
             skipped.append(f"{name}: only in {'base' if h is None else 'head'}")
         elif not (b.ok and h.ok):
+            alike = (b.status, b.reason) == (h.status, h.reason)  # said once: both skipped (why)
             why = "; ".join(
                 f"{side} {m.status}" + (f" ({m.reason})" if m.reason else "")
-                for side, m in (("base", b), ("head", h))
+                for side, m in ((("both", b),) if alike else (("base", b), ("head", h)))
                 if not m.ok
             )
             skipped.append(f"{name}: {why}")
