@@ -15,6 +15,7 @@ import pytest
 
 from inductor_bench.cli import main
 from inductor_bench.commands import progress
+from inductor_bench.render.doc import new_doc
 
 from .test_table_fit import _columns
 from .test_table_fit import _terminal_report as _shown
@@ -83,13 +84,85 @@ def test_the_ranks_tables_fit_80_columns(capsys, monkeypatch):
     assert _columns(stragglers)["excess ms"][:2] == ["+55.611", "+78.901"]
 
 
-def test_the_autotune_kernel_table_fits_80_columns(capsys, monkeypatch):
+def test_the_autotune_kernel_table_fits_80_columns_its_headers_never_cut(capsys, monkeypatch):
     run = FIXTURES / "results" / "cpu_mlp_train_autotune"
     table = _table(_shown(capsys, monkeypatch, ["report", str(run)], 80), "graph       default kernel")
     assert max(len(ln) for ln in table.splitlines()) <= 80
+    head = table.splitlines()[:2]  # "max-autotune kernel" over two lines, at its space
+    assert head[1].split() == ["kernel"] and "…" not in "".join(head)
     cols = _columns(table)
-    assert list(cols) == ["graph", "default kernel", "max-auto…e kernel", "default", "max-autotune", "verdict"]
+    assert list(cols) == ["graph", "default kernel", "max-autotune kernel", "default", "max-autotune", "verdict"]
     assert cols["default"][0] == "198.4 µs" and cols["verdict"][:3] == ["removed", "added", "added"]
+    # the names: their start and their end, each told apart from the others
+    assert cols["default kernel"][0] == "cpp_fuse…d_sum_1"
+    assert cols["max-autotune kernel"][1:3] == ["cpp_fuse…ckward_1", "cpp_fuse…rd_sum_2"]
+
+
+def test_a_header_without_a_space_is_never_cut_its_column_no_narrower():
+    rows = [["x" * 40 + str(i), "y" * 40 + str(i)] for i in range(2)]
+    doc = new_doc(width=50)
+    doc.table(rows, ["first-column-named-at-length", "second"])
+    cols = _columns(doc.render())
+    assert list(cols) == ["first-column-named-at-length", "second"]
+    assert [len(c) for c in cols["first-column-named-at-length"]] == [28, 28]
+    assert cols["second"] == ["y" * 10 + "…" + "y" * 8 + str(i) for i in range(2)]  # 50 - 28 - 2
+
+
+def _summary(text: str) -> str:
+    """A diff's summary table, under its mode's ``== default ==``."""
+    return next(b for b in text.split("\n\n") if b.startswith("== default ==")).split("\n", 1)[1]
+
+
+def test_a_diffs_summary_at_80_columns_keeps_figure_and_spread_leaving_out_sample_counts(capsys, monkeypatch):
+    base, head = FIXTURES / "results" / "cpu_mlp_train_quiet", FIXTURES / "results" / "cpu_mlp_train_roofline"
+    argv = ["diff", str(base), str(head)]
+    piped = _columns(_summary(_shown(capsys, monkeypatch, argv, None)))
+    table = _summary(_shown(capsys, monkeypatch, argv, 80))
+    assert max(len(ln) for ln in table.splitlines()) <= 80
+    cols = _columns(table)
+    for side, run in (("base", base), ("head", head)):
+        d = json.loads((run / "breakdown.json").read_text())
+        n = min(len(g["wall_samples_ms"]) - len(g["left_out"]) for g in d["graphs"])  # the steady calls
+        wall, kernel = (f"{d['totals'][k]:.3f}" for k in ("wall_ms", "kernel_ms"))
+        assert [c.split(" ")[0] for c in cols[side][:2]] == [wall, kernel]
+        assert [c + f" (n={n})" for c in cols[side][:2]] == piped[side][:2]  # (n=…) gone whole
+    assert cols["base"][:2] == ["1.954 ±2.4%", "1.850 ±2.0%"]
+    assert cols["head"][:2] == ["11.414 ±36.0%", "10.523 ±38.6%"]
+    assert piped["head"][0] == "11.414 ±36.0% (n=19)"
+    assert "(n=…: sample counts left out to fit 80 columns" in table
+
+
+def test_a_status_cut_keeps_its_word_and_loses_its_end(capsys, monkeypatch):
+    argv = ["report", str(FIXTURES / "results" / "synthetic_cuda_breakdown")]
+    whole = _shown(capsys, monkeypatch, argv, None)
+    shown = _shown(capsys, monkeypatch, argv, 80)
+    graphs, tuned = _table(shown, "graph       role"), _table(shown, "graph      kernel", "model time")
+    assert max(len(ln) for t in (graphs, tuned) for ln in t.splitlines()) <= 80
+    timeout = "timeout: profile worker exceeded --timeout 900s and was killed"
+    assert _columns(_table(whole, "graph       role"))["status"][1] == timeout
+    assert _columns(graphs)["status"] == ["ok", "timeout: profile…", ""]
+    assert _columns(tuned)["verdict"] == ["faster", "failed: kerne…"]
+
+
+@pytest.mark.parametrize("width,kept", [(80, False), (84, True)])
+def test_the_note_under_a_view_explains_its_kernels_column_only_where_shown(capsys, monkeypatch, width, kept):
+    argv = ["report", str(FIXTURES / "results" / "attr_net_train"), "--by", "line"]
+    assert "kernels = kernels and extern calls" in _shown(capsys, monkeypatch, argv, None)
+    shown = _shown(capsys, monkeypatch, argv, width)
+    table = _table(shown, "    #  ")
+    assert ("kernels" in _columns(table)) is kept
+    note = shown.split(table)[1].split("\n\n")[1].replace("\n", " ")
+    assert note.startswith("A kernel that fuses operations of several lines")
+    assert ("kernels = kernels and extern calls in the group." in note) is kept
+
+
+@pytest.mark.parametrize("trace", [t for t, _ in STEP_TRACES.values()], ids=list(STEP_TRACES))
+def test_analyzes_step_notes_leave_out_kernel_ms_with_its_column(capsys, monkeypatch, trace):
+    assert "kernel ms sums them" in _shown(capsys, monkeypatch, ["analyze", str(trace)], None)
+    shown = _shown(capsys, monkeypatch, ["analyze", str(trace)], 80)
+    assert "(busy ms, kernel ms: left out to fit 80 columns" in shown
+    assert "kernel ms sums" not in shown.replace("\n", " ")
+    assert "(never above wall)." in shown.replace("\n", " ") or "not inside another)." in shown.replace("\n", " ")
 
 
 def test_a_title_wider_than_the_terminal_breaks_at_a_space_a_file_name_whole(capsys, monkeypatch):

@@ -70,10 +70,11 @@ def skipped_facts(skipped: list[str], not_traces: list[str],
             + [f"{Path(s).name}: skipped, {TIMES_LOST}" for s in times_lost or []])
 
 
+KERNEL_MS_HOST = "; kernel ms sums them."
 HOST_NOTES = (
     "No device activity in this trace: each CPU thread is a row. wall = the step, extended to the "
     "end of the last op that started in it; busy = union of the thread's top-level ops (cpu_op "
-    "events not inside another); kernel ms sums them. An op that only wraps others (torch.compile's "
+    "events not inside another)" + KERNEL_MS_HOST + " An op that only wraps others (torch.compile's "
     "CompiledFunction, Torch-Compiled Region; autograd's evaluate_function) gives its time to the "
     "ops inside it and keeps what they leave: a compiled graph's C++ kernels, which are no op here, "
     "are in its CompiledFunction's own time (docs/analyze.md).",
@@ -115,15 +116,16 @@ def _steps(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> None:
     doc.heading("Steps (per device)" if r.steps[0].name != WHOLE_TRACE else "The whole trace (per device)")
     if _on_host(r):  # the host runs its ops as it issues them: nothing is queued
         q = STEP_HEADERS.index("queued")
-        doc.table([x[:q] + x[q + 1:] for x in rows], STEP_HEADERS[:q] + STEP_HEADERS[q + 1:],
-                  STEP_ALIGN[:q] + STEP_ALIGN[q + 1:], optional=STEP_OPTIONAL)
-        doc.fine_print(*HOST_NOTES, *_disturbed(r))
+        gone = doc.table([x[:q] + x[q + 1:] for x in rows], STEP_HEADERS[:q] + STEP_HEADERS[q + 1:],
+                         STEP_ALIGN[:q] + STEP_ALIGN[q + 1:], optional=STEP_OPTIONAL)
+        host = HOST_NOTES[0].replace(KERNEL_MS_HOST, ".") if "kernel ms" in gone else HOST_NOTES[0]
+        doc.fine_print(host, *HOST_NOTES[1:], *_disturbed(r))
         return
-    doc.table(rows, STEP_HEADERS, STEP_ALIGN, optional=STEP_OPTIONAL)
-    doc.fine_print(
+    gone = doc.table(rows, STEP_HEADERS, STEP_ALIGN, optional=STEP_OPTIONAL)
+    doc.fine_print(  # the notes explain the columns shown
         "wall = the step on the CPU, extended to the end of the last device work it launched; busy = "
-        "union of the device's kernel, memcpy and memset intervals (never above wall); kernel ms sums "
-        "them (concurrent streams can exceed busy).",
+        "union of the device's kernel, memcpy and memset intervals (never above wall)"
+        + ("." if "kernel ms" in gone else "; kernel ms sums them (concurrent streams can exceed busy)."),
         "idle = wall - busy: other steps' work (the device ran work another step launched: a "
         "pipelined loop's earlier step still running), and where it ran nothing, waiting on CPU (the "
         "next launch was not issued yet), queued (issued, not started: launch latency, stream or event "

@@ -108,10 +108,12 @@ class Doc:
     def table(
         self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None,
         optional: tuple[str, ...] = (),
-    ) -> None:
+    ) -> tuple[str, ...]:
         """``optional``: the headers of columns a terminal too narrow for the table may leave out,
-        in that order (``table_fit``); every other format keeps them."""
+        in that order (``table_fit``); every other format keeps them. Returns the headers left
+        out, so that the notes under the table explain only the columns shown."""
         self.blocks.append(self.table_text(rows, headers, align, optional))
+        return ()
 
     def table_text(
         self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None,
@@ -214,10 +216,19 @@ class TextDoc(Doc):
         self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None,
         optional: tuple[str, ...] = (),
     ) -> str:
-        rows = [[one_line(c) for c in r] for r in rows]
-        headers = [one_line(h) for h in headers]
-        if self.width is None:
-            return super().table_text(rows, headers, align)
+        return self._fitted(rows, headers, align, optional)[0]
+
+    def table(
+        self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None,
+        optional: tuple[str, ...] = (),
+    ) -> tuple[str, ...]:
+        text, left_out = self._fitted(rows, headers, align, optional)
+        self.blocks.append(text)
+        return left_out
+
+    def _fitted(self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None,
+                optional: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+        rows, headers = [[one_line(c) for c in r] for r in rows], [one_line(h) for h in headers]
         return fitted(rows, headers, align or numeric_align(rows, len(headers)), self.width, optional,
                       lambda r, h, a: Doc.table_text(self, r, h, a))
 

@@ -89,8 +89,9 @@ class HtmlDoc(Doc):
     def table(
         self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None,
         optional: tuple[str, ...] = (),
-    ) -> None:
+    ) -> tuple[str, ...]:
         self.blocks.append(self._table(rows, headers, align))
+        return ()
 
     def table_text(
         self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None,

@@ -4,7 +4,8 @@ pipe, markdown and HTML never come here: they keep every column and every cell w
 In this order, each step only while the table is still too wide:
 
 1. the two spaces tabulate pads each header with are left out, and a header wider than its
-   column's cells is broken onto two lines at a space;
+   column's cells is broken onto two lines at a space (a header is never cut: one wider than its
+   column once cut goes on two lines, and the column is no narrower than its longer line);
 2. the widest text cells (kernel names, module paths, source lines) lose their middle to a
    ``…``, the widest column first, down to ``ROOM`` characters;
 3. the columns the table names as optional are left out, in its order, and a line under the
@@ -12,12 +13,14 @@ In this order, each step only while the table is still too wide:
 4. the text cells lose their middle down to ``MIN_CELL`` characters, then ``LAST_CELL``.
 
 A text cell cut closes with its note's gist first: ``memory (in cache: above the DRAM
-ceiling)`` reads ``memory (in cache)`` (``_gist``).
+ceiling)`` reads ``memory (in cache)`` (``_gist``); a status keeps its word and its first words
+(``timeout: profile…``, ``_text_cut``).
 
 A column's cells that differ stay different when cut (``distinct_cut``): those a middle cut
 makes alike show where they differ, or keep more, until no two read alike. A column of numbers
 (right-aligned) is never cut; one whose cells lead with a figure (an interval, a verdict after
-it) loses its intervals first, then writes its verdict short (``0.90x (sig)``, a line under the
+it) loses its sample counts first (``2.689 ±1.7% (n=194)`` reads ``2.689 ±1.7%``, a line under
+the table says so), then its intervals, then writes its verdict short (``0.90x (sig)``, a line under the
 table says what each mark means), then loses whole words from its end (``_start``).
 """
 
@@ -30,7 +33,7 @@ from collections.abc import Callable, Sequence
 
 import tabulate as _tabulate
 
-from ..core.vocab import Verdict
+from ..core.vocab import Status, Verdict
 
 ROOM = 32  # names are cut to this before an optional column is left out
 MIN_CELL = 20  # a cell is shortened below this many characters only where the table is still too wide
@@ -47,6 +50,11 @@ SHORT_VERDICTS = {Verdict.SIGNIFICANT: "sig", Verdict.WITHIN_NOISE: "noise", Ver
 _VERDICT_END = re.compile(r" \((" + "|".join(map(re.escape, SHORT_VERDICTS)) + r")\)$")
 _NOTE = re.compile(r" \(([^():]+): [^()]+\)$")  # ``(in cache: above the DRAM ceiling)``
 _INTERVAL = re.compile(r" \[[^\]]*\]")
+_SAMPLES = re.compile(r" \(n=\d[\d,]*\)")  # a figure's sample count: ``2.689 ±1.7% (n=194)``
+# a status with what happened after it (``timeout: profile worker exceeded …``): cut, it keeps
+# its start
+_STATUS = re.compile("^(?:" + "|".join((Status.FAILED, Status.TIMEOUT, Status.SKIPPED, Status.INTERRUPTED))
+                     + "): ")
 
 # (rows, headers, align) -> the table's text
 Draw = Callable[[list[list[str]], list[str], "tuple[str, ...] | None"], str]
@@ -56,14 +64,16 @@ def fitted(
     rows: list[list[str]],
     headers: list[str],
     align: tuple[str, ...] | None,
-    width: int,
+    width: int | None,
     optional: Sequence[str],
     draw: Draw,
-) -> str:
-    """The table ``draw`` makes of ``rows``, fitted to ``width`` columns as the module says."""
+) -> tuple[str, tuple[str, ...]]:
+    """The table ``draw`` makes of ``rows``, fitted to ``width`` columns (None: as it is) as the
+    module says, and the headers of the columns it left out (a note under a table explains only
+    those shown)."""
     out = draw(rows, headers, align)
-    if _widest(out) <= width:
-        return out
+    if width is None or _widest(out) <= width:
+        return out, ()
     n = max([len(headers)] + [len(r) for r in rows])
     keep = list(range(n))
     left_out: list[str] = []
@@ -88,7 +98,11 @@ def fitted(
         note = (f"({', '.join(marks)}: verdicts written short, their intervals left out to fit "
                 f"{width} columns; a file, a pipe or --format markdown has them whole)")
         out += "\n" + textwrap.fill(note, width, break_long_words=False, break_on_hyphens=False)
-    return out
+    if sum(len(_SAMPLES.findall(c)) for r in rows for c in r) > len(_SAMPLES.findall(out)):
+        note = (f"(n=…: sample counts left out to fit {width} columns; a file, a pipe or --format "
+                "markdown has them)")
+        out += "\n" + textwrap.fill(note, width, break_long_words=False, break_on_hyphens=False)
+    return out, tuple(left_out)
 
 
 def _attempt(
@@ -123,15 +137,17 @@ def _attempt(
         wider = False
         for j in range(len(hs)):
             if cut[j] < full[j]:
-                whole = "\n" not in hs[j]  # a header on two lines is no wider than its cells
-                cells = [r[j] for r in rs] + ([hs[j]] if whole else [])
-                column = ([_start(c, cut[j]) for c in cells] if _figures(cells)
-                          else distinct_cut(_gist(cells, cut[j]), cut[j]))
+                # a header is never cut: wider than the cut, it goes on two lines at a space,
+                # and the column is no narrower than its longer line
+                cut_hs[j] = hs[j] if "\n" in hs[j] else _two_lines(hs[j], cut[j])
+                room = max(cut[j], _widest(cut_hs[j]))
+                cells = [r[j] for r in rs]
+                column = ([_start(c, room) for c in cells] if _figures(cells)
+                          else _text_cut(_gist(cells, room), room))
                 for r, c in zip(cut_rs, column, strict=False):
                     r[j] = c
-                cut_hs[j] = column[-1] if whole else hs[j]
                 # kept apart, it needs more; cut at a word, less: the others are cut more or less
-                if cuttable[j] and (got := max(len(c) for c in column)) != cut[j]:
+                if cuttable[j] and (got := max([_widest(cut_hs[j])] + [len(c) for c in column])) != cut[j]:
                     over, caps[j], cuttable[j] = over - caps[j] + got, got, False
                     wider = True
         out = _unpadded(draw, cut_rs, cut_hs, al)
@@ -197,6 +213,9 @@ def _start(s: str, width: int) -> str:
     of a figure: ``0.90x [0.86x-0.94x] …``); a first word too long, cut."""
     if len(s) <= width:
         return s
+    s = _SAMPLES.sub("", s)  # ``(n=194)`` goes first, whole
+    if len(s) <= width:
+        return s
     words = s.split(" ")
     bare = " ".join(CUT if w.startswith("[") and w.endswith("]") else w for w in words)
     if bare != s and len(bare) <= width and not bare.endswith(CUT):
@@ -209,6 +228,23 @@ def _start(s: str, width: int) -> str:
     if s[width - 2] != " ":
         head = head.rsplit(" ", 1)[0] if " " in head else ""
     return head.rstrip() + " " + CUT if head.strip() else s[: width - 1] + CUT
+
+
+def _text_cut(cells: list[str], width: int) -> list[str]:
+    """A text column's ``cells`` cut to ``width`` (``distinct_cut``), but a status keeps its
+    start, its end cut at a word where one is (``timeout: profile…``, ``_end``), where no two
+    then read alike."""
+    cut = distinct_cut(cells, width)
+    ends = {c: _end(c, width) for c in set(cells) if len(c) > width and _STATUS.match(c)}
+    kept = [ends.get(c, k) for c, k in zip(cells, cut, strict=True)]
+    return kept if len(set(kept)) == len(set(cells)) else cut
+
+
+def _end(s: str, width: int) -> str:
+    """``s`` in ``width`` characters, its end left out: its first whole words, the status word
+    and one at least (``timeout: profile…``), else its first characters, then ``…``."""
+    at = s.rfind(" ", 0, width)
+    return (s[:at] if at > s.index(": ") + 1 else s[: width - 1]) + CUT
 
 
 def middle(s: str, width: int, head: int | None = None) -> str:

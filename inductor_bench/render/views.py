@@ -223,12 +223,14 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     headers = ["#", "ms", "% kernel"] + (["fwd ms", "bwd ms"] if two_roles else []) + ["kernels"]
     headers += [PCT_HEADER] if roof else []
     headers += ["line", "source"] if by == By.LINE else ["module"]
-    doc.table(rows, headers, tuple(["right"] * (len(headers) - (2 if by == By.LINE else 1))) + (
+    gone = doc.table(rows, headers, tuple(["right"] * (len(headers) - (2 if by == By.LINE else 1))) + (
         ("left", "left") if by == By.LINE else ("left",)), optional=VIEW_OPTIONAL)
+    kernels = "kernels" not in gone  # the notes explain the columns shown
     reused = any(u.site is not None and not u.site.extern for u in us)
     built = BUILT if by == By.LINE and any(g.built for g in shown) else ""
     via = VIA if by == By.LINE and any(ln.via for g in shown for ln in g.lines) else ""
-    doc.paragraph(_view_note(by, bool(roots)) + (f" {REUSED}" if reused else "") + built + via)
+    doc.paragraph(_view_note(by, bool(roots), kernels)
+                  + (f" {REUSED}{REUSED_KERNELS if kernels else '.'}" if reused else "") + built + via)
 
 
 def module_labels(r: BreakdownResult) -> dict[str, str]:
@@ -277,20 +279,22 @@ BUILT = (" (built there): the kernels of torch's own modules run by torch's own 
 VIA = (" A via B: line A (a layer's own code, reached from several lines) as called from line B, "
        "whose text is shown (docs/attribution.md).")
 REUSED = ("A kernel called at several places (one code for the same work in each layer) counts each "
-          "call where that call comes from: its time there, and one in that group's kernels (the "
-          "column's total counts it once per place).")
+          "call where that call comes from: its time there")
+REUSED_KERNELS = ", and one in that group's kernels (the column's total counts it once per place)."
 
 
-def _view_note(by: str, named_roots: bool = False) -> str:
+def _view_note(by: str, named_roots: bool = False, kernels: bool = True) -> str:
+    """The note under a view; ``kernels``: whether its kernels column is shown."""
+    column = " kernels = kernels and extern calls in the group." if kernels else ""
     if by == By.LINE:
         return (
             "A kernel that fuses operations of several lines is counted once, in the group of all "
-            "its lines (+ rows); a backward kernel counts at the forward lines it differentiates. "
-            "kernels = kernels and extern calls in the group."
+            "its lines (+ rows); a backward kernel counts at the forward lines it differentiates."
+            + column
         )
     return (
         "A kernel that ran in several modules is counted once, in the group of all of them (+ rows); "
-        + (f"{TOP_LEVEL} = the compiled function's own code. " if not named_roots else
-           "(top level of F) = the code of the compiled function F itself, outside every nn.Module. ")
-        + "kernels = kernels and extern calls in the group."
+        + (f"{TOP_LEVEL} = the compiled function's own code." if not named_roots else
+           "(top level of F) = the code of the compiled function F itself, outside every nn.Module.")
+        + column
     )
