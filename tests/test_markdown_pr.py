@@ -81,3 +81,16 @@ def test_report_markdown_names_its_run_directory_and_traces_as_code(tmp_path, ca
         "traces: `runs/mlp-default-20261204-215507/graphs/<graph>/trace.json.gz` (open in https://ui.perfetto.dev)",
     ]
     assert "| cpp_fused_a\\|b&lt;x>\\_1 |" in md
+
+
+def test_a_column_of_marked_numbers_is_right_aligned_in_markdown_as_in_text(capsys):
+    """``~33%`` (latency-bound) is a number: its column right-aligns though markdown escapes
+    the mark (``\\~33%``)."""
+    code, md = _cli(capsys, "report", str(RUN.parent), "--format", "markdown")
+    assert code == 0
+    lines = md.splitlines()
+    at = lines.index("| kernel           |   calls |    ms |   % graph |   % peak | source                  |")
+    assert lines[at + 1:at + 3] == [
+        "|:-----------------|--------:|------:|----------:|---------:|:------------------------|",
+        "| cpp_fused_gelu_1 |       1 | 0.022 |      3.2% |    \\~33% | (top level) · mlp.py:21 |",
+    ]

@@ -303,8 +303,8 @@ class MarkdownDoc(Doc):
         self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None,
         optional: tuple[str, ...] = (),
     ) -> str:
-        rows = [[md_cell(c) for c in r] for r in rows]
-        return super().table_text(rows, [md_cell(h) for h in headers], align)
+        align = align or numeric_align(rows, len(headers))  # as written: ~33% a number, \~33% not
+        return super().table_text([[md_cell(c) for c in r] for r in rows], list(map(md_cell, headers)), align)
 
     def paragraph(self, *lines: str) -> None:
         """Each line on its own (CommonMark would join a paragraph's or a quote's lines)."""
