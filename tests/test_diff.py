@@ -1088,3 +1088,12 @@ def test_a_mode_skipped_alike_on_both_sides_is_said_once():
     other.mode("reduce-overhead").reason = "another reason"
     assert diff_results(r, other).skipped == [
         f"reduce-overhead: base skipped ({why}); head skipped (another reason)"]
+
+
+def test_a_compare_against_a_breakdown_is_refused_naming_where_its_breakdowns_are(capsys):
+    compare, breakdown = FIXTURES / "results" / "cpu_mlp_compare", FIXTURES / "results" / "cpu_mlp_train_quiet"
+    assert run_cli([str(compare), str(breakdown)]) == 2
+    assert capsys.readouterr().err == (
+        "inductor-bench: error: cannot diff a compare result against a breakdown result: give two "
+        "breakdown results or two compare results (a compare's run directory holds each mode's "
+        "breakdown run directory: RUN/default)\n")

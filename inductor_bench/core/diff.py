@@ -329,7 +329,8 @@ def diff_results(
     if type(base) is not type(head):
         raise UsageError(
             f"cannot diff a {_kind(base)} result against a {_kind(head)} result: "
-            "give two breakdown results or two compare results"
+            "give two breakdown results or two compare results (a compare's run directory holds "
+            "each mode's breakdown run directory: RUN/default)"
         )
     problems, notes = comparability(base, head)
     if problems and not allow_mismatch:
