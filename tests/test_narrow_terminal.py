@@ -223,3 +223,19 @@ def test_the_view_by_line_fits_80_columns_its_source_whole_where_it_can(capsys, 
     assert cols["source"][:5] == ["y = self.conv1(x)", "y = self.conv2(y)", "x = self.stem(x)",
                                   "return self.head(x)", "y = torch.relu(self.bn(y))"]
     assert sum(s != w for s, w in zip(cols["source"], whole["source"], strict=True)) == 1  # the one long note
+
+
+def test_a_name_shortened_before_is_cut_again_at_its_one_gap(capsys, monkeypatch):
+    """A diff shows names of at most 60 characters (``softmax_backward_d...elu_gelu``): cut again
+    to fit 80 columns, the cut takes in that gap, one ``…`` in the name, never ``…...``."""
+    slow = FIXTURES / "results" / "cpu_mlp_slow_train"
+    argv = ["diff", str(FIXTURES / "results" / "cpu_mlp_train_quiet"), str(slow)]
+    shown = _shown(capsys, monkeypatch, argv, 80)
+    table = next(b for b in shown.split("\n\n") if b.startswith("Added kernels")).split("\n", 1)[1]
+    assert max(len(ln) for ln in table.splitlines()) <= 80
+    name = "cpp_fused__softmax__softmax_backward_data_add_flip_gelu_gelu_backward_1"
+    assert f'"name": "{name}"' in (slow / "breakdown.json").read_text()
+    (cell,) = [c for c in _columns(table)["kernel"] if c.startswith("cpp_fused__softmax__so")]
+    assert cell == "cpp_fused__softmax__softm…elu_gelu_backward_1"
+    head, tail = cell.split("…")
+    assert name.startswith(head) and name.endswith(tail) and "..." not in table

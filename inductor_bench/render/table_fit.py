@@ -50,6 +50,7 @@ SHORT_VERDICTS = {Verdict.SIGNIFICANT: "sig", Verdict.WITHIN_NOISE: "noise", Ver
 _VERDICT_END = re.compile(r" \((" + "|".join(map(re.escape, SHORT_VERDICTS)) + r")\)$")
 _NOTE = re.compile(r" \(([^():]+): [^()]+\)$")  # ``(in cache: above the DRAM ceiling)``
 _INTERVAL = re.compile(r" \[[^\]]*\]")
+_DOTS = re.compile(r"(?<=\w)\.\.\.(?=\w)")  # a name's middle cut out before: ``backward_d...elu``
 _SAMPLES = re.compile(r" \(n=\d[\d,]*\)")  # a figure's sample count: ``2.689 ±1.7% (n=194)``
 # a status with what happened after it (``timeout: profile worker exceeded …``): cut, it keeps
 # its start
@@ -234,6 +235,8 @@ def _text_cut(cells: list[str], width: int) -> list[str]:
     """A text column's ``cells`` cut to ``width`` (``distinct_cut``), but a status keeps its
     start, its end cut at a word where one is (``timeout: profile…``, ``_end``), where no two
     then read alike."""
+    # a name shortened before (``…softmax_backward_d...elu_gelu…``) cut again shows one mark
+    cells = [_DOTS.sub(CUT, c) if len(c) > width else c for c in cells]
     cut = distinct_cut(cells, width)
     ends = {c: _end(c, width) for c in set(cells) if len(c) > width and _STATUS.match(c)}
     kept = [ends.get(c, k) for c, k in zip(cells, cut, strict=True)]
@@ -249,11 +252,16 @@ def _end(s: str, width: int) -> str:
 
 def middle(s: str, width: int, head: int | None = None) -> str:
     """``s`` cut to ``width`` characters by taking out its middle: ``cpp_fused_a…_sum_2``;
-    ``head``: how many of its first characters to keep (by default half, rounded up)."""
+    ``head``: how many of its first characters to keep (by default half, rounded up, or where
+    the cut takes in the one ``…`` that ``s`` holds)."""
     if len(s) <= width:
         return s
     keep = width - 1
-    head = keep - keep // 2 if head is None else head
+    if head is None:
+        head = keep - keep // 2
+        if s.count(CUT) == 1:  # a name cut before loses its middle there, not at a second place
+            gap, drop = s.index(CUT), len(s) - keep
+            head = min(max(head, gap - drop + 1), gap)
     return s[:head] + CUT + s[len(s) - (keep - head):]
 
 
