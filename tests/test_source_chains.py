@@ -168,3 +168,29 @@ def test_a_damaged_via_is_named_where_it_is():
         with pytest.raises(ResultError) as e:
             check(BreakdownResult, data)
         assert str(e.value) == f"graphs[0].sites[0].origin.lines[0].{why}"
+
+
+def test_a_narrow_terminal_keeps_the_calling_line_of_a_library_line():
+    """Cut to fit 80 or 100 columns, a line called from others loses its folders, then its
+    start, never its calling line: ``… via modeling_gpt2.py:241`` beside that line's text (a
+    middle cut read ``pytorch_utils.py…ling_gpt2.py:241``, the ``:119 via`` lost)."""
+    site = "/usr/lib/python3.11/site-packages/transformers/"
+    moved = {LIB: site + "pytorch_utils.py", GPT: site + "models/gpt2/modeling_gpt2.py"}
+
+    def move(f: list) -> list:
+        return [moved.get(f[0], f[0]), *f[1:]]
+
+    nodes = {n: {**r, "frame": move(r["frame"]), CALLERS: [move(c) for c in r[CALLERS]]}
+             for n, r in NODES.items()}
+    result = BreakdownResult(model="m.py", graphs=[graph(nodes)])
+    whole = render_breakdown(result, by="line")
+    assert ("transformers/pytorch_utils.py:119 via transformers/models/gpt2/modeling_gpt2.py:187 "
+            "via transformers/models/gpt2/modeling_gpt2.py:280") in whole
+    for width in (80, 100):
+        text = render_breakdown(result, by="line", width=width)
+        rows = text.split("Time by source line")[1].splitlines()
+        cells = {ln.split("  ")[-1].strip(): ln for ln in rows if "… via " in ln}
+        assert sorted(cells) == ["a = self.attn(h)", "a = self.c_proj(a)", "c = self.cross(h)", "h = self.c_fc(h)"]
+        assert "… via modeling_gpt2.py:241  h = self.c_fc(h)" in cells["h = self.c_fc(h)"]
+        assert "… via modeling_gpt2.py:280  c = self.cross(h)" in cells["c = self.cross(h)"]
+        assert max(len(ln) for ln in text.splitlines()) <= width

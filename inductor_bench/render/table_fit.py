@@ -13,8 +13,10 @@ In this order, each step only while the table is still too wide:
 4. the text cells lose their middle down to ``MIN_CELL`` characters, then ``LAST_CELL``.
 
 A text cell cut closes with its note's gist first: ``memory (in cache: above the DRAM
-ceiling)`` reads ``memory (in cache)`` (``_gist``); a status keeps its word and its first words
-(``timeout: profile…``, ``_text_cut``).
+ceiling)`` reads ``memory (in cache)``, and its source lines lose their folders
+(``pytorch_utils.py:119 via modeling_gpt2.py:241``), then a line called from others its start,
+keeping its calling lines (``… via modeling_gpt2.py:241``, ``_gist``); a status keeps its word
+and its first words (``timeout: profile…``, ``_text_cut``).
 
 A column's cells that differ stay different when cut (``distinct_cut``): those a middle cut
 makes alike show where they differ, or keep more, until no two read alike. A column of numbers
@@ -52,6 +54,9 @@ _NOTE = re.compile(r" \(([^():]+): [^()]+\)$")  # ``(in cache: above the DRAM ce
 _INTERVAL = re.compile(r" \[[^\]]*\]")
 _DOTS = re.compile(r"(?<=\w)\.\.\.(?=\w)")  # a name's middle cut out before: ``backward_d...elu``
 _SAMPLES = re.compile(r" \(n=\d[\d,]*\)")  # a figure's sample count: ``2.689 ±1.7% (n=194)``
+# the folders of a source line (``transformers/models/gpt2/modeling_gpt2.py:241``)
+_VIA = " via "  # a source line called from another: ``pytorch_utils.py:119 via modeling_gpt2.py:241``
+_DIRS = re.compile(r"(?<![\w./-])(?:[\w.-]+/)+(?=[\w.-]+\.py:\d+\b)")
 # a status with what happened after it (``timeout: profile worker exceeded …``): cut, it keeps
 # its start
 _STATUS = re.compile("^(?:" + "|".join((Status.FAILED, Status.TIMEOUT, Status.SKIPPED, Status.INTERRUPTED))
@@ -175,9 +180,29 @@ def _caps(caps: list[int], cuttable: list[bool], over: int, floor: int) -> list[
 def _gist(cells: list[str], width: int) -> list[str]:
     """``cells``, each wider than ``width`` that closes with a note in parentheses after a colon
     without it (``memory (in cache: above the DRAM ceiling)`` -> ``memory (in cache)``; the notes
-    under the table say the rest), where no two then read alike."""
-    short = {c: _NOTE.sub(r" (\1)", c) if len(c) > width else c for c in set(cells)}
-    return [short[c] for c in cells] if len(set(short.values())) == len(short) else cells
+    under the table say the rest), then its source lines without their folders
+    (``transformers/pytorch_utils.py:119 via transformers/models/gpt2/modeling_gpt2.py:241`` ->
+    ``pytorch_utils.py:119 via modeling_gpt2.py:241``), then a line called from others its start
+    (``… via modeling_gpt2.py:241``: the calling line tells the rows apart), each where no two
+    then read alike."""
+    out = cells
+    for shorten in (lambda c: _NOTE.sub(r" (\1)", c), lambda c: _DIRS.sub("", c),
+                    lambda c: _chain_end(c, width)):
+        short = {c: shorten(c) if len(c) > width else c for c in set(out)}
+        out = [short[c] for c in out] if len(set(short.values())) == len(short) else out
+    return out
+
+
+def _chain_end(cell: str, width: int) -> str:
+    """A source line called from others (``A via B via C``) in ``width`` characters: the most
+    of its calling lines, from the last, that fit after ``… via`` (``… via C``); unchanged
+    where it fits or where even its last line does not."""
+    parts = cell.split(_VIA)
+    for i in range(1, len(parts)):
+        short = CUT + _VIA + _VIA.join(parts[i:])
+        if len(short) <= width:
+            return short if len(cell) > width else cell
+    return cell
 
 
 def _two_lines(header: str, cells: int) -> str:
