@@ -34,7 +34,9 @@ def tables(text: str) -> list[list[str]]:
 
 def test_markdown_keeps_names_inert():
     md = render_breakdown(hostile_result(), "markdown")
-    assert "<img" not in md and "&lt;img src=x onerror=alert(1)>" in md
+    outside_code = re.sub(r"(`+).+?\1", "", md)  # a code span shows its text as written
+    assert "<img" not in outside_code and "&lt;img src=x onerror=alert(1)>" in md
+    assert "| ``k<img src=x onerror=alert(1)>\\|`x` # injected ===`` |" in md  # a kernel name: code
     assert not [ln for ln in md.splitlines() if re.match(r"\s*(#+ injected|=+\s*$)", ln)], md
     found = tables(md)
     assert len(found) >= 2

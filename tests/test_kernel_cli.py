@@ -410,7 +410,8 @@ def test_template_runs_baseline_only_and_says_why(capsys, fake_worker):
     assert code == 0
     assert fake_worker.calls[0]["max_autotune"] is True
     assert "| max-autotune" not in out
-    assert out.startswith(f"`triton_tem_fused_mm_0`: {label('triton_template')} (@template)  \n")
+    # the heuristic a code span: '@template' in a pull request would mention a user
+    assert out.startswith(f"`triton_tem_fused_mm_0`: {label('triton_template')} (`@template`)  \n")
     assert "note: triton_tem_fused_mm_0 is a template kernel" in out
     row = next(ln for ln in out.splitlines() if ln.startswith("| baseline"))
     # 33,554,432 FLOP in 20 µs = 1.68 TFLOP/s: 3.3 % of the H100 PCIe's 51 TFLOP/s fp32 peak

@@ -80,7 +80,7 @@ def test_report_markdown_names_its_run_directory_and_traces_as_code(tmp_path, ca
         "run directory: `runs/mlp-default-20261204-215507`  ",
         "traces: `runs/mlp-default-20261204-215507/graphs/<graph>/trace.json.gz` (open in https://ui.perfetto.dev)",
     ]
-    assert "| cpp_fused_a\\|b&lt;x>\\_1 |" in md
+    assert "| `cpp_fused_a\\|b<x>_1` |" in md
 
 
 def test_a_column_of_marked_numbers_is_right_aligned_in_markdown_as_in_text(capsys):
@@ -89,8 +89,21 @@ def test_a_column_of_marked_numbers_is_right_aligned_in_markdown_as_in_text(caps
     code, md = _cli(capsys, "report", str(RUN.parent), "--format", "markdown")
     assert code == 0
     lines = md.splitlines()
-    at = lines.index("| kernel           |   calls |    ms |   % graph |   % peak | source                  |")
+    at = lines.index("| kernel             |   calls |    ms |   % graph |   % peak | source                  |")
     assert lines[at + 1:at + 3] == [
-        "|:-----------------|--------:|------:|----------:|---------:|:------------------------|",
-        "| cpp_fused_gelu_1 |       1 | 0.022 |      3.2% |    \\~33% | (top level) · mlp.py:21 |",
+        "|:-------------------|--------:|------:|----------:|---------:|:------------------------|",
+        "| `cpp_fused_gelu_1` |       1 | 0.022 |      3.2% |    \\~33% | (top level) · mlp.py:21 |",
     ]
+
+
+def test_a_kernel_name_is_code_so_that_its_number_links_no_issue(capsys):
+    """``aten::mm #2`` as plain text in a pull request links issue 2; a code span does not."""
+    code, md = _cli(capsys, "report", str(RUN.parent), "--format", "markdown")
+    assert code == 0
+    rows = [_cells(ln) for ln in md.splitlines() if ln.startswith("|") and "aten::mm #2" in ln]
+    assert [r[:3] for r in rows] == [
+        ["1", "0-backward", "`aten::mm #2`"],  # top kernels
+        ["0-backward", "`aten::mm #2`", "0.370"],  # roofline
+        ["`aten::mm #2`", "1", "0.370"],  # the graph's own table
+    ]
+    assert not re.search(r"(^|[\s(|])#\d", re.sub(r"(`+).+?\1", "", md), re.M)

@@ -197,7 +197,7 @@ def _top_kernels(doc: Doc, r: BreakdownResult, top: int) -> None:
         [
             str(i),
             u.graph.id,
-            doc.named(labels[i - 1], u.kernel.name),
+            doc.named(doc.code(labels[i - 1]), u.kernel.name),
             label(u.kernel.category),
             fmt.count(u.calls),
             fmt.ms(u.ms),
@@ -239,7 +239,7 @@ def _graph_sections(doc: Doc, r: BreakdownResult, top: int) -> None:
             rows = []
             for k, name in zip(ks[:top], fmt.kernel_labels([k.name for k in ks[:top]]), strict=True):
                 row = [
-                    doc.named(name, k.name),
+                    doc.named(doc.code(name), k.name),
                     fmt.count(k.calls),
                     fmt.ms(k.ms),
                     fmt.pct(fmt.share(k.ms, g.kernel_ms)),

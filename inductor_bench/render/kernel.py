@@ -40,7 +40,7 @@ def _header(r: KernelReport, doc: Doc) -> list[str]:
     versions = " · ".join(f"{n} {v}" for n, v in r.versions.items())
     flop = f"{k.flop:,} FLOP per launch" if k.flop else "no FLOP count"
     lines = [
-        f"{code(k.name)}: {label(k.category)} (@{k.heuristic})",
+        f"{code(k.name)}: {label(k.category)} ({code('@' + k.heuristic)})",
         f"file: {doc.link(code(k.path), k.path)}",
         f"device: {dev}" + (f" (sm {cap[0]}.{cap[1]})" if cap else "")
         + (f" · {versions}" if versions else ""),

@@ -256,7 +256,7 @@ def bound_words(roof: KernelRoof, k: KernelStat | None = None) -> str:
 
 def _row(doc: Doc, gid: str, k: KernelStat, roof: KernelRoof, name: str) -> list[str]:
     return [
-        gid, doc.named(name, k.name), fmt.ms(k.ms), _si(k.bytes, "B"),
+        gid, doc.named(doc.code(name), k.name), fmt.ms(k.ms), _si(k.bytes, "B"),
         _si(k.flops, "FLOP") if k.flops else fmt.DASH,
         fmt.number(roof.gbps, ".3g"), fmt.number(roof.tflops, ".3g"), fmt.number(roof.intensity, ".3g"),
         fmt.pct(roof.pct), bound_words(roof, k), counted_from(k.work_from),

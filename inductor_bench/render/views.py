@@ -87,8 +87,8 @@ def where(origin: Origin | None, note: str | None = None, types: dict[str, str] 
 
 
 def _kernel_cell(doc: Doc, u: Unit, name: str) -> str:
-    """A unit's kernel by ``name``, its label (the whole name on hover in HTML)."""
-    return doc.named(name, u.kernel.name) + u.site_mark
+    """A unit's kernel by ``name``, its label as code (the whole name on hover in HTML)."""
+    return doc.named(doc.code(name + u.site_mark), u.kernel.name)
 
 
 def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
