@@ -107,3 +107,18 @@ def test_a_kernel_name_is_code_so_that_its_number_links_no_issue(capsys):
         ["`aten::mm #2`", "1", "0.370"],  # the graph's own table
     ]
     assert not re.search(r"(^|[\s(|])#\d", re.sub(r"(`+).+?\1", "", md), re.M)
+
+
+def test_no_recorded_runs_markdown_links_an_issue_or_mentions_a_user(capsys):
+    """Outside code spans, no ``#2`` (an issue link) nor ``@name`` (a mention) in the markdown
+    report of any recorded run; the warning of a kernel above its ceiling names it as code."""
+    outside = {}
+    for d in sorted([*(FIXTURES / "results").iterdir(), *(FIXTURES / "runs").iterdir()]):
+        if d.is_dir():
+            code, md = _cli(capsys, "report", str(d), "--format", "markdown")
+            assert code == 0, d
+            outside[d.name] = re.sub(r"(`+).+?\1", "", md)
+            assert not re.search(r"(^|[\s(|])#\d|(^|\W)@[A-Za-z]", outside[d.name], re.M), d
+    _, md = _cli(capsys, "report", str(FIXTURES / "results" / "cpu_mlp_train_roofline"), "--format", "markdown")
+    assert ("WARNING: 4 compute-bound kernel(s) ran above the measured compute ceiling (up to 160%: "
+            "0-forward `aten::addmm #1`): the ceiling") in md

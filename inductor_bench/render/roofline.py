@@ -196,7 +196,7 @@ def roofline_section(doc: Doc, r: BreakdownResult, top: int) -> None:
         return
     doc.heading("How far from the limit (roofline)")
     pts = chart_points(r)
-    doc.paragraph(*ceilings_lines(r.roofline), *_above_ceiling(pts, r.roofline.measured))
+    doc.paragraph(*ceilings_lines(r.roofline), *_above_ceiling(doc, pts, r.roofline.measured))
     if not pts:
         doc.paragraph("no kernel of this run has a byte count")
         return
@@ -225,7 +225,7 @@ def roofline_section(doc: Doc, r: BreakdownResult, top: int) -> None:
     )
 
 
-def _above_ceiling(pts: list[tuple[str, KernelStat, KernelRoof]], c: Ceilings | None) -> list[str]:
+def _above_ceiling(doc: Doc, pts: list[tuple[str, KernelStat, KernelRoof]], c: Ceilings | None) -> list[str]:
     """A compute-bound kernel above the compute ceiling: the ceiling is low, and says so; or,
     where this run measured it again and the kernel still beat it, that its shape outruns the
     square matmul the ceiling is measured with."""
@@ -234,7 +234,7 @@ def _above_ceiling(pts: list[tuple[str, KernelStat, KernelRoof]], c: Ceilings | 
         return []
     gid, k, roof = max(above, key=lambda p: p[2].pct or 0.0)
     head = (f"WARNING: {len(above)} compute-bound kernel(s) ran above the measured compute ceiling "
-            f"(up to {roof.pct:.0f}%: {gid} {fmt.kernel_label(k.name)})")
+            f"(up to {roof.pct:.0f}%: {gid} {doc.code(fmt.kernel_label(k.name))})")
     if c is not None and k.compute in c.remeasured_from:
         return [f"{head}, even measured again in this run: the square matmul the ceiling is measured "
                 "with runs slower here than this kernel's shape, or the machine slowed down while it "
