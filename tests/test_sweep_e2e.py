@@ -153,7 +153,7 @@ def test_ctrl_c_stops_the_running_compare_and_saves_the_sweep(tmp_path):
     measured = [m for m in json.loads((out / "mlp" / "compare.json").read_text())["modes"] if m["status"] == "ok"]
     saved = f"; what was measured is saved in {out / 'mlp'}" if measured else ""
     assert re.fullmatch(
-        r"sweep: mlp interrupted: stopped by SIGINT after \d+\.\d s" + re.escape(saved) + "; 0/2 done, 1 interrupted",
+        r"sweep: mlp interrupted: stopped by SIGINT after \d+\.\d\d s" + re.escape(saved) + "; 0/2 done, 1 interrupted",
         err.splitlines()[-2],
     ), err
     cells = json.loads((out / "sweep.json").read_text())["cells"]

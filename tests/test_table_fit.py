@@ -288,6 +288,6 @@ def test_the_kernel_commands_config_table_fits_80_columns_without_its_marks():
     cols = _columns(table)
     assert list(cols) == ["config", "time", "spread", "GB/s", "% peak BW", "regs", "spills"]
     assert [c.split(", ")[0] for c in cols["config"]] == ["XBLOCK=8", "XBLOCK=1"]
-    assert cols["time"] == ["12 µs", "20 µs"]
+    assert cols["time"] == ["12.00 µs", "20.00 µs"]
     assert "(mark, shared B: left out to fit 80 columns" in table
     assert "fastest, autotuner's pick" in render_kernel(r)  # a file keeps the marks
