@@ -244,7 +244,7 @@ def test_the_html_page_gives_each_shortened_name_whole_on_hover(result):
     assert shortened
     for name in shortened:
         whole, label = html_mod.escape(name), html_mod.escape(kernel_label(name), quote=False)
-        assert f'<span title="{whole}">{label}</span>' in page, name[:60]
+        assert f'<span title="{whole}"><code>{label}</code></span>' in page, name[:60]
     from inductor_bench.render.charts import breakdown_top
     from inductor_bench.render.html_svg import figure
 
