@@ -239,3 +239,16 @@ def test_a_name_shortened_before_is_cut_again_at_its_one_gap(capsys, monkeypatch
     assert cell == "cpp_fused__softmax__softm…elu_gelu_backward_1"
     head, tail = cell.split("…")
     assert name.startswith(head) and name.endswith(tail) and "..." not in table
+
+
+def test_the_views_forward_and_backward_columns_go_together(capsys, monkeypatch):
+    """At every width where the view by line is too wide for both, ``fwd ms`` and ``bwd ms``
+    are left out together (a table with one of them split a step's time in half)."""
+    argv = ["report", str(FIXTURES / "results" / "attr_net_train"), "--by", "line"]
+    full = _table(_shown(capsys, monkeypatch, argv, None), "    #  ")
+    widest = max(len(ln) for ln in full.splitlines())
+    seen = set()
+    for width in range(81, widest + 1, 3):
+        cols = list(_columns(_table(_shown(capsys, monkeypatch, argv, width), "    #  ")))
+        seen.add(("fwd ms" in cols, "bwd ms" in cols))
+    assert seen == {(True, True), (False, False)}

@@ -24,7 +24,7 @@ from tabulate import tabulate
 
 from .md_escape import STRONG_MARKS, hard_breaks, md_cell, md_code, md_inert, md_lines, one_line
 from .table_align import numeric_align
-from .table_fit import fitted
+from .table_fit import Droppable, fitted
 from .table_fit import middle as middle
 
 TEXT = "text"
@@ -107,7 +107,7 @@ class Doc:
 
     def table(
         self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None,
-        optional: tuple[str, ...] = (),
+        optional: tuple[Droppable, ...] = (),
     ) -> tuple[str, ...]:
         """``optional``: the headers of columns a terminal too narrow for the table may leave out,
         in that order (``table_fit``); every other format keeps them. Returns the headers left
@@ -117,7 +117,7 @@ class Doc:
 
     def table_text(
         self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None,
-        optional: tuple[str, ...] = (),
+        optional: tuple[Droppable, ...] = (),
     ) -> str:
         # Cells are preformatted strings: keep tabulate from re-parsing "1.000" into 1.
         align = align or numeric_align(rows, len(headers))
@@ -214,20 +214,20 @@ class TextDoc(Doc):
 
     def table_text(
         self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None,
-        optional: tuple[str, ...] = (),
+        optional: tuple[Droppable, ...] = (),
     ) -> str:
         return self._fitted(rows, headers, align, optional)[0]
 
     def table(
         self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None,
-        optional: tuple[str, ...] = (),
+        optional: tuple[Droppable, ...] = (),
     ) -> tuple[str, ...]:
         text, left_out = self._fitted(rows, headers, align, optional)
         self.blocks.append(text)
         return left_out
 
     def _fitted(self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None,
-                optional: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+                optional: tuple[Droppable, ...]) -> tuple[str, tuple[str, ...]]:
         rows, headers = [[one_line(c) for c in r] for r in rows], [one_line(h) for h in headers]
         return fitted(rows, headers, align or numeric_align(rows, len(headers)), self.width, optional,
                       lambda r, h, a: Doc.table_text(self, r, h, a))
@@ -301,7 +301,7 @@ class MarkdownDoc(Doc):
 
     def table_text(
         self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None,
-        optional: tuple[str, ...] = (),
+        optional: tuple[Droppable, ...] = (),
     ) -> str:
         align = align or numeric_align(rows, len(headers))  # as written: ~33% a number, \~33% not
         return super().table_text([[md_cell(c) for c in r] for r in rows], list(map(md_cell, headers)), align)

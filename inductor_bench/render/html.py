@@ -17,6 +17,7 @@ from .doc import FORMATS, HTML, Chart, Doc
 from .html_page import page, plain_file_path, url_of
 from .html_svg import figure
 from .roofline_svg import Scatter, scatter_figure
+from .table_fit import Droppable
 
 _OPEN, _CLOSE = "\ue000", "\ue001"
 _PLACEHOLDER = re.compile(f"{_OPEN}(\\d+){_CLOSE}")
@@ -88,14 +89,14 @@ class HtmlDoc(Doc):
 
     def table(
         self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None,
-        optional: tuple[str, ...] = (),
+        optional: tuple[Droppable, ...] = (),
     ) -> tuple[str, ...]:
         self.blocks.append(self._table(rows, headers, align))
         return ()
 
     def table_text(
         self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None,
-        optional: tuple[str, ...] = (),
+        optional: tuple[Droppable, ...] = (),
     ) -> str:
         return self._frag(self._table(rows, headers, align), "(table)")
 

@@ -37,6 +37,8 @@ import tabulate as _tabulate
 
 from ..core.vocab import Status, Verdict
 
+# a column a table too wide may leave out, by its header, or columns that go together
+Droppable = str | tuple[str, ...]
 ROOM = 32  # names are cut to this before an optional column is left out
 MIN_CELL = 20  # a cell is shortened below this many characters only where the table is still too wide
 LAST_CELL = 14  # ... and never below this
@@ -71,7 +73,7 @@ def fitted(
     headers: list[str],
     align: tuple[str, ...] | None,
     width: int | None,
-    optional: Sequence[str],
+    optional: Sequence[Droppable],
     draw: Draw,
 ) -> tuple[str, tuple[str, ...]]:
     """The table ``draw`` makes of ``rows``, fitted to ``width`` columns (None: as it is) as the
@@ -84,12 +86,15 @@ def fitted(
     keep = list(range(n))
     left_out: list[str] = []
     out = _attempt(rows, headers, align, keep, width, ROOM, draw)
-    for name in optional:
+    for entry in optional:  # a name, or names that go together (a view's fwd ms and bwd ms)
         if _widest(out) <= width:
             break
-        if name in headers and headers.index(name) in keep and len(keep) > 1:
-            keep.remove(headers.index(name))
-            left_out.append(name)
+        names = [entry] if isinstance(entry, str) else list(entry)
+        gone = [n for n in names if n in headers and headers.index(n) in keep]
+        if gone and len(keep) > len(gone):
+            for name in gone:
+                keep.remove(headers.index(name))
+            left_out.extend(gone)
             out = _attempt(rows, headers, align, keep, width, ROOM, draw)
     for floor in (MIN_CELL, LAST_CELL):
         if _widest(out) > width:

@@ -44,7 +44,7 @@ TOP_OPTIONAL = ("% kernel", "calls", "#", "category")
 GRAPH_OPTIONAL = ("file", "inputs", "calls")
 # ... and of the views by op, module and line: ms holds the forward's and backward's split, the
 # group's kernels are listed by its ``--by`` view's JSON and the graphs' kernel tables
-VIEW_OPTIONAL = ("fwd ms", "bwd ms", "kernels")
+VIEW_OPTIONAL = (("fwd ms", "bwd ms"), "kernels")  # forward and backward go together
 
 
 def module_name(path: str) -> str:
