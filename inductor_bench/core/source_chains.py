@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .source_store import CALLERS
-from .sources import SourceLine
+from .sources import VIA, SourceLine
 
 
 def record_line(rec: dict[str, Any]) -> SourceLine:
@@ -52,7 +52,7 @@ def labels(lines: Iterable[SourceLine]) -> dict[SourceLine, SourceLine]:
 
 def label_text(ln: SourceLine) -> str:
     """``transformers/pytorch_utils.py:119 via transformers/models/gpt2/modeling_gpt2.py:187``."""
-    return " via ".join(x.short for x in (ln, *ln.via))
+    return VIA.join(x.short for x in (ln, *ln.via))
 
 
 def label_code(ln: SourceLine) -> str:

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .sources import VIA
+
 STORE_DIR = "inductor-bench-sources"
 STORE_VERSION = 1
 # Keys of a node record (runner/sources.py: ``snapshot``) set here on a carried-over record.
@@ -127,7 +129,7 @@ def _module_key(module: Any) -> str | None:
 
 
 def _where(chain: Any) -> str:
-    return " via ".join(f"{Path(str(f[0])).name}:{f[1]}" for f in chain)
+    return VIA.join(f"{Path(str(f[0])).name}:{f[1]}" for f in chain)
 
 
 def op_stem(op: Any) -> str:

@@ -22,6 +22,8 @@ from typing import Any
 from .graph_breaks import library_path
 
 ROOT_MODULE = ""  # the module path of code in the compiled model's own forward
+# between a source line and the line that called it: ``pytorch_utils.py:119 via modeling_gpt2.py:241``
+VIA = " via "
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import Any
 
 from .results import BreakdownResult, GraphResult, KernelStat
 from .source_chains import labels
-from .sources import ROOT_MODULE, CallSite, Origin, SourceLine, at_depth, distinct_lines, path_order
+from .sources import ROOT_MODULE, VIA, CallSite, Origin, SourceLine, at_depth, distinct_lines, path_order
 from .vocab import Role
 
 
@@ -137,7 +137,7 @@ def by_line(us: list[Unit]) -> list[Group]:
 
 def _line_key(ln: SourceLine) -> str:
     """``net.py:16`` as the view keys it (full path), with the callers it is split by."""
-    return " via ".join(f"{x.file}:{x.line}" for x in (ln, *ln.via))
+    return VIA.join(f"{x.file}:{x.line}" for x in (ln, *ln.via))
 
 
 # Between a module path and the line that built the module, in a module view's group key

@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 
 import tabulate as _tabulate
 
+from ..core.sources import VIA
 from ..core.vocab import Status, Verdict
 
 # a column a table too wide may leave out, by its header, or columns that go together
@@ -57,7 +58,6 @@ _INTERVAL = re.compile(r" \[[^\]]*\]")
 _DOTS = re.compile(r"(?<=\w)\.\.\.(?=\w)")  # a name's middle cut out before: ``backward_d...elu``
 _SAMPLES = re.compile(r" \(n=\d[\d,]*\)")  # a figure's sample count: ``2.689 ±1.7% (n=194)``
 # the folders of a source line (``transformers/models/gpt2/modeling_gpt2.py:241``)
-_VIA = " via "  # a source line called from another: ``pytorch_utils.py:119 via modeling_gpt2.py:241``
 _DIRS = re.compile(r"(?<![\w./-])(?:[\w.-]+/)+(?=[\w.-]+\.py:\d+\b)")
 # a status with what happened after it (``timeout: profile worker exceeded …``): cut, it keeps
 # its start
@@ -99,20 +99,19 @@ def fitted(
     for floor in (MIN_CELL, LAST_CELL):
         if _widest(out) > width:
             out = _attempt(rows, headers, align, keep, width, floor, draw)
-    if left_out:
-        note = (f"({', '.join(left_out)}: left out to fit {width} columns; a file, a pipe or "
-                "--format markdown has every column)")
-        out += "\n" + textwrap.fill(note, width, break_long_words=False, break_on_hyphens=False)
     marks = [f"{short} = {long}" for long, short in SHORT_VERDICTS.items()
              if re.search(rf"\d\S* \({short}\)(?=\s|$)", out)]
-    if marks:
-        note = (f"({', '.join(marks)}: verdicts written short, their intervals left out to fit "
-                f"{width} columns; a file, a pipe or --format markdown has them whole)")
-        out += "\n" + textwrap.fill(note, width, break_long_words=False, break_on_hyphens=False)
-    if sum(len(_SAMPLES.findall(c)) for r in rows for c in r) > len(_SAMPLES.findall(out)):
-        note = (f"(n=…: sample counts left out to fit {width} columns; a file, a pipe or --format "
-                "markdown has them)")
-        out += "\n" + textwrap.fill(note, width, break_long_words=False, break_on_hyphens=False)
+    counts_gone = sum(len(_SAMPLES.findall(c)) for r in rows for c in r) > len(_SAMPLES.findall(out))
+    notes = [
+        f"{', '.join(left_out)}: left out to fit {width} columns; a file, a pipe or --format markdown "
+        "has every column" if left_out else "",
+        f"{', '.join(marks)}: verdicts written short, their intervals left out to fit {width} columns; "
+        "a file, a pipe or --format markdown has them whole" if marks else "",
+        f"n=…: sample counts left out to fit {width} columns; a file, a pipe or --format markdown has "
+        "them" if counts_gone else "",
+    ]
+    for note in filter(None, notes):  # each on lines of its own under the table
+        out += "\n" + textwrap.fill(f"({note})", width, break_long_words=False, break_on_hyphens=False)
     return out, tuple(left_out)
 
 
@@ -202,9 +201,9 @@ def _chain_end(cell: str, width: int) -> str:
     """A source line called from others (``A via B via C``) in ``width`` characters: the most
     of its calling lines, from the last, that fit after ``… via`` (``… via C``); unchanged
     where it fits or where even its last line does not."""
-    parts = cell.split(_VIA)
+    parts = cell.split(VIA)
     for i in range(1, len(parts)):
-        short = CUT + _VIA + _VIA.join(parts[i:])
+        short = CUT + VIA + VIA.join(parts[i:])
         if len(short) <= width:
             return short if len(cell) > width else cell
     return cell

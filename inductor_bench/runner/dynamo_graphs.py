@@ -59,6 +59,12 @@ def user_frames(stack_trace: str | None) -> list[list[Any]]:
     return chain[: 1 + CALLERS_KEPT]
 
 
+def frame_fields(stack_trace: str | None) -> dict[str, Any]:
+    """A node record's ``frame`` and ``callers`` (``user_frames``), each where there is one."""
+    frame, *callers = user_frames(stack_trace) or [None]
+    return {**({"frame": frame} if frame else {}), **({CALLERS: callers} if callers else {})}
+
+
 def module_entry(meta: dict[str, Any]) -> list[str] | None:
     """``[path, type]`` of the innermost ``nn.Module`` a node ran in: ``nn_module_stack``, or
     in a backward graph ``fwd_nn_module_stack`` (the forward node's). None when neither."""
@@ -90,12 +96,7 @@ def dynamo_nodes(gm: Any, prefix: str = "") -> dict[str, dict[str, Any]]:
     for n in gm.graph.nodes:
         if n.op not in ("call_function", "call_method", "call_module"):
             continue
-        rec: dict[str, Any] = {"op": f"{n.op}:{_target_name(n.target)}"}
-        frame, *callers = user_frames(n.meta.get("stack_trace")) or [None]
-        if frame:
-            rec["frame"] = frame
-        if callers:
-            rec[CALLERS] = callers
+        rec = {"op": f"{n.op}:{_target_name(n.target)}", **frame_fields(n.meta.get("stack_trace"))}
         mod = module_entry(n.meta)
         if mod:
             rec["module"] = mod

@@ -43,7 +43,7 @@ from ..core import source_store
 from ..core.source_store import top_level_lines
 from ..core.sources import module_path, path_order
 from . import compat, module_sites, trace_log
-from .dynamo_graphs import DynamoGraphs, compile_key, module_entry, user_frames
+from .dynamo_graphs import DynamoGraphs, compile_key, frame_fields, module_entry
 from .subgraph_records import merge_subgraph, subgraph_lowerings
 
 PASS_MADE = "no module path recorded (a node a graph pass made)"
@@ -123,17 +123,13 @@ def _lowering_record(graph: Any) -> dict[str, Any]:
     for n in fx_graph.nodes:
         if n.op != "call_function":
             continue
-        rec: dict[str, Any] = {"op": str(n.target)}
         meta = fused_from(n).meta
-        frame, *callers = user_frames(meta.get("stack_trace") or getattr(n, "stack_trace", None)) or [None]
-        if frame:
-            rec["frame"] = frame
-        if callers:
-            rec[source_store.CALLERS] = callers
+        rec: dict[str, Any] = {"op": str(n.target),
+                               **frame_fields(meta.get("stack_trace") or getattr(n, "stack_trace", None))}
         mod = module_entry(meta)
         if mod:
             rec["module"] = mod
-        elif frame and _made_by_a_pass(n.target):
+        elif rec.get("frame") and _made_by_a_pass(n.target):
             rec[source_store.MODULE_LOST] = ("made by an Inductor pass (a pattern replacement), "
                                              "which keeps no module path")
         nodes[n.name] = rec
