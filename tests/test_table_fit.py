@@ -291,3 +291,24 @@ def test_the_kernel_commands_config_table_fits_80_columns_without_its_marks():
     assert cols["time"] == ["12.00 µs", "20.00 µs"]
     assert "(mark, shared B: left out to fit 80 columns" in table
     assert "fastest, autotuner's pick" in render_kernel(r)  # a file keeps the marks
+
+
+def test_a_label_loses_its_closing_words_in_parentheses_whole_and_a_line_names_them():
+    """A row label cut in its middle read ``all graphs,…ness calls)``: it loses its closing
+    words in parentheses whole, and a ``- (not measured)`` cell reads ``-``."""
+    rows = [["all graphs, ms (their harness calls)", "5.667 ±7.0%", "19.467 ±2.2%", "-", "not comparable"],
+            ["kernel time, ms", "4.948 ±7.7%", "17.872 ±3.0%", "-", "not comparable"],
+            ["% of peak (time-weighted)", "- (not measured)", "68.8%", "", ""]]
+    headers = ["", "base", "head", "change", "verdict"]
+    wide = new_doc(width=None).table_text(rows, headers)
+    assert "all graphs, ms (their harness calls)" in wide and "- (not measured)" in wide
+    out = new_doc(width=66).table_text(rows, headers)
+    assert max(len(ln) for ln in out.splitlines()) <= 66
+    cols = _columns(out.split("\n(")[0])
+    assert cols[""] == ["all graphs, ms", "kernel time, ms", "% of peak"]
+    assert cols["base"] == ["5.667 ±7.0%", "4.948 ±7.7%", "-"]
+    assert ("((not measured), (their harness calls), (time-weighted): left out to fit 66 columns; a file, a "
+            "pipe or --format markdown has them)") in " ".join(out.split())
+    roomy = new_doc(width=75).table_text(rows, headers)  # only the label that must be cut loses its words
+    assert _columns(roomy.split("\n(")[0])["base"][2] == "- (not measured)"
+    assert "(not measured)," not in " ".join(roomy.split())

@@ -13,7 +13,9 @@ In this order, each step only while the table is still too wide:
 4. the text cells lose their middle down to ``MIN_CELL`` characters, then ``LAST_CELL``.
 
 A text cell cut closes with its note's gist first: ``memory (in cache: above the DRAM
-ceiling)`` reads ``memory (in cache)``, and its source lines lose their folders
+ceiling)`` reads ``memory (in cache)``, a label its closing words in parentheses
+(``all graphs, ms (their harness calls)`` reads ``all graphs, ms``; a line under the table
+names them), and its source lines lose their folders
 (``pytorch_utils.py:119 via modeling_gpt2.py:241``), then a line called from others its start,
 keeping its calling lines (``… via modeling_gpt2.py:241``, ``_gist``); a status keeps its word
 and its first words (``timeout: profile…``, ``_text_cut``).
@@ -54,6 +56,7 @@ _FIGURE = re.compile(r"\s*[~^<>≈±+\-−]?\d[\d,]*(?:\.\d+)?(?:/\d+)?"
 SHORT_VERDICTS = {Verdict.SIGNIFICANT: "sig", Verdict.WITHIN_NOISE: "noise", Verdict.TOO_FEW: "few"}
 _VERDICT_END = re.compile(r" \((" + "|".join(map(re.escape, SHORT_VERDICTS)) + r")\)$")
 _NOTE = re.compile(r" \(([^():]+): [^()]+\)$")  # ``(in cache: above the DRAM ceiling)``
+_ASIDE = re.compile(r" \([^():=\[\]]+\)$")  # a label's closing words in parentheses: ``(time-weighted)``
 _INTERVAL = re.compile(r" \[[^\]]*\]")
 _DOTS = re.compile(r"(?<=\w)\.\.\.(?=\w)")  # a name's middle cut out before: ``backward_d...elu``
 _SAMPLES = re.compile(r" \(n=\d[\d,]*\)")  # a figure's sample count: ``2.689 ±1.7% (n=194)``
@@ -99,6 +102,8 @@ def fitted(
     for floor in (MIN_CELL, LAST_CELL):
         if _widest(out) > width:
             out = _attempt(rows, headers, align, keep, width, floor, draw)
+    asides = sorted({m.group(0).strip() for r in rows for c in r
+                     if (m := _ASIDE.search(c)) and c not in out and c[: m.start()] in out})
     marks = [f"{short} = {long}" for long, short in SHORT_VERDICTS.items()
              if re.search(rf"\d\S* \({short}\)(?=\s|$)", out)]
     counts_gone = sum(len(_SAMPLES.findall(c)) for r in rows for c in r) > len(_SAMPLES.findall(out))
@@ -109,6 +114,8 @@ def fitted(
         "a file, a pipe or --format markdown has them whole" if marks else "",
         f"n=…: sample counts left out to fit {width} columns; a file, a pipe or --format markdown has "
         "them" if counts_gone else "",
+        f"{', '.join(asides)}: left out to fit {width} columns; a file, a pipe or --format markdown "
+        "has them" if asides else "",
     ]
     for note in filter(None, notes):  # each on lines of its own under the table
         out += "\n" + textwrap.fill(f"({note})", width, break_long_words=False, break_on_hyphens=False)
@@ -184,13 +191,14 @@ def _caps(caps: list[int], cuttable: list[bool], over: int, floor: int) -> list[
 def _gist(cells: list[str], width: int) -> list[str]:
     """``cells``, each wider than ``width`` that closes with a note in parentheses after a colon
     without it (``memory (in cache: above the DRAM ceiling)`` -> ``memory (in cache)``; the notes
-    under the table say the rest), then its source lines without their folders
+    under the table say the rest), then a label its closing words in parentheses (``% of peak
+    (time-weighted)`` -> ``% of peak``), then its source lines without their folders
     (``transformers/pytorch_utils.py:119 via transformers/models/gpt2/modeling_gpt2.py:241`` ->
     ``pytorch_utils.py:119 via modeling_gpt2.py:241``), then a line called from others its start
     (``… via modeling_gpt2.py:241``: the calling line tells the rows apart), each where no two
     then read alike."""
     out = cells
-    for shorten in (lambda c: _NOTE.sub(r" (\1)", c), lambda c: _DIRS.sub("", c),
+    for shorten in (lambda c: _NOTE.sub(r" (\1)", c), lambda c: _ASIDE.sub("", c), lambda c: _DIRS.sub("", c),
                     lambda c: _chain_end(c, width)):
         short = {c: shorten(c) if len(c) > width else c for c in set(out)}
         out = [short[c] for c in out] if len(set(short.values())) == len(short) else out
@@ -239,8 +247,9 @@ def _start(s: str, width: int) -> str:
     """``s`` in ``width`` characters: where that makes it fit, its intervals alone as ``…``,
     keeping the words after them (``0.90x … (significant)``: the verdict says more than its
     interval); else, a cell that ends with a verdict, its figure and the verdict's mark
-    (``0.90x (sig)``, ``SHORT_VERDICTS``); else its first whole words, then ``…`` (never part
-    of a figure: ``0.90x [0.86x-0.94x] …``); a first word too long, cut."""
+    (``0.90x (sig)``, ``SHORT_VERDICTS``); else, one that closes with words in parentheses,
+    what comes before them (``- (not measured)`` reads ``-``); else its first whole words, then
+    ``…`` (never part of a figure: ``0.90x [0.86x-0.94x] …``); a first word too long, cut."""
     if len(s) <= width:
         return s
     s = _SAMPLES.sub("", s)  # ``(n=194)`` goes first, whole
@@ -254,6 +263,8 @@ def _start(s: str, width: int) -> str:
         short = _INTERVAL.sub("", s[: end.start()]) + f" ({SHORT_VERDICTS[end.group(1)]})"
         if len(short) <= width:
             return short
+    if (aside := _ASIDE.search(s)) and aside.start() <= width:  # ``- (not measured)`` reads ``-``
+        return s[: aside.start()]
     head = s[: width - 2]
     if s[width - 2] != " ":
         head = head.rsplit(" ", 1)[0] if " " in head else ""
