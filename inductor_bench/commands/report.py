@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated
 
@@ -15,6 +14,7 @@ from ..core.result_json import result_json
 from ..core.results import BreakdownResult
 from ..core.rundir import BREAKDOWN_FILE, load_any
 from ..render.breakdown import DEFAULT_TOP
+from ..runner.rundir import copy_atomic, write_atomic
 from . import options as o
 from .output import emit, render_result, terminal_width, write_report
 from .progress import note
@@ -83,9 +83,9 @@ def reanalyzed(run: Path) -> BreakdownResult:
     result, done = reanalyze(run)
     kept = run / KEPT_FILE
     first = not kept.exists()
-    if first:
-        os.replace(run / BREAKDOWN_FILE, kept)
-    (run / BREAKDOWN_FILE).write_text(result_json(result))
+    if first:  # kept whole before the result is replaced: a full disk or a signal loses neither
+        copy_atomic(run / BREAKDOWN_FILE, kept)
+    write_atomic(run / BREAKDOWN_FILE, result_json(result))
     write_report(run, result)
     where = "the result it replaced" if first else "the run's own result, before any re-analysis"
     note(f"re-analysed {len(done)} graph(s) from their saved profiles; {run / BREAKDOWN_FILE} rebuilt "

@@ -107,7 +107,11 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
     if g.replayed and (gdir / LAUNCH_TRACE_FILE).exists():
         hints = launch_stacks_by_name(load_for_analysis(gdir / LAUNCH_TRACE_FILE))
     module_path = gdir / MODULE_FILE
-    text = module_path.read_text(errors="replace")
+    try:
+        text = module_path.read_text(errors="replace")
+    except OSError as e:  # a run directory missing its module (or with a directory there)
+        why = e.strerror or e
+        raise ResultError(f"{module_path}: cannot read the graph's compiled module ({why})") from None
     info = parse_module(text)
     trace = load_for_analysis(trace_path)
     analyze_graph(trace, info, g, kernel_files=kernel_files(run_dir, gdir), stack_hints=hints,

@@ -1,0 +1,73 @@
+"""`report --reanalyze` on a damaged run or a full disk: the saved result is never torn or
+lost, and the refusal is one line with the README's exit status. Built from the recorded run in
+tests/fixtures/runs, no compile needed."""
+
+from __future__ import annotations
+
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+
+from inductor_bench.core.rundir import load_breakdown
+
+from .conftest import FIXTURES, ROOT
+
+RUN = FIXTURES / "runs" / "cpu_fft_inference"
+WRITE_ERROR = 74
+
+
+def reanalyze(run, max_file_bytes: int | None = None) -> subprocess.CompletedProcess:
+    """`report RUN --reanalyze` in a process that cannot write a file past ``max_file_bytes``
+    (a disk that fills up, for any user: RLIMIT_FSIZE, its signal ignored)."""
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (max_file_bytes, max_file_bytes))
+
+    return subprocess.run([sys.executable, "-m", "inductor_bench.cli", "report", str(run), "--reanalyze"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          preexec_fn=limit if max_file_bytes is not None else None)
+
+
+def test_a_disk_full_mid_reanalysis_leaves_the_saved_result_whole(tmp_path):
+    """It moved breakdown.json aside, then wrote the new one in place: a full disk left a torn
+    breakdown.json that every command then refused."""
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    before = (run / "breakdown.json").read_bytes()
+    p = reanalyze(run, max_file_bytes=len(before) // 2)
+    assert p.returncode == WRITE_ERROR, p.stderr
+    assert "Traceback" not in p.stderr
+    (line,) = p.stderr.splitlines()
+    assert line.startswith(f"inductor-bench: error: {run}/breakdown.")
+    assert line.endswith("cannot write (File too large)")
+    assert (run / "breakdown.json").read_bytes() == before
+    assert load_breakdown(run).graphs[0].id == "0-inference"
+    assert not [p.name for p in run.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_second_reanalysis_on_a_full_disk_keeps_both_results(tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    original = (run / "breakdown.json").read_bytes()
+    assert reanalyze(run).returncode == 0
+    rebuilt = (run / "breakdown.json").read_bytes()
+    p = reanalyze(run, max_file_bytes=len(rebuilt) // 2)
+    assert p.returncode == WRITE_ERROR, p.stderr
+    assert (run / "breakdown.json").read_bytes() == rebuilt
+    assert (run / "breakdown.before-reanalysis.json").read_bytes() == original
+
+
+def test_a_run_missing_its_compiled_module_is_bad_input(tmp_path):
+    """A file of the run that cannot be read is the run's damage (exit 2), not a failed write (74)."""
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    module = run / "graphs" / "0-inference" / "module.py"
+    module.unlink()
+    p = reanalyze(run)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.splitlines() == [
+        f"inductor-bench: error: {module}: cannot read the graph's compiled module (No such file or directory)"]
+    assert not (run / "breakdown.before-reanalysis.json").exists()
