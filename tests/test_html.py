@@ -242,3 +242,44 @@ def test_chart_axis_and_bars():
     assert ticks[0] == "-1" and ticks[-2] == "5" and ticks[-1] == "ms per step"
     assert s.count('<rect class="b') == 3 and 'class="zero"' in s
     assert [nice_step(x) for x in (10, 0.37, 4.2e-3, 1)] == [2, 0.1, 1e-3, 0.2]
+
+
+def _colour_rules(page: str) -> set[str]:
+    """The classes the page's style sheet gives a fill."""
+    return set(re.findall(r"\.([A-Za-z0-9_-]+)\{fill:", page))
+
+
+@pytest.mark.parametrize("name", [*CASES, "index"])
+def test_every_bar_has_a_colour(pages, name):
+    page = pages[name].read_text()
+    bars = set(re.findall(r'<rect class="b ([^"]+)"', page))
+    assert bars and bars <= _colour_rules(page)
+
+
+def test_a_diffs_kernels_of_one_code_and_unnamed_series_are_coloured():
+    """A diff's kernels of the same code on both sides (or called another number of times) are
+    grey, as the note says, and a series with no colour of its own (a comparison of two model
+    files names its columns 'mlp:default', 'mlp_slow25:default') gets one of its own: no bar is the SVG's
+    default black, which a dark page would not show at all."""
+    from inductor_bench.core.diff import KernelDiff, SectionDiff
+    from inductor_bench.core.stats import judge, summarize
+    from inductor_bench.core.vocab import Verdict
+    from inductor_bench.render.charts_compare import diff_kernels
+    from inductor_bench.render.html_page import page as html_page
+
+    change = judge(summarize([1.0] * 9), summarize([1.02] * 9))
+    kernels = [KernelDiff(v, "0-forward", f"k{i}", "extern_gemm", [], 1.0, 1.02 + i / 100, change=change)
+               for i, v in enumerate((Verdict.SAME_CODE, Verdict.CALLS_CHANGED))]
+    chart = diff_kernels(SectionDiff("default", change, "harness", kernels=kernels), 10)
+    models = Chart("t", "ms", [Bar(m, [Segment(1.0, m)]) for m in ("mlp:default", "mlp_slow25:default", "lite")])
+    doc = new_doc("html")
+    doc.chart(chart)
+    doc.chart(models)
+    page = html_page("t", doc.render())
+    rules = _colour_rules(page)
+    classes = re.findall(r'<rect class="b ([^"]+)"', page)
+    assert len(classes) == 5 and set(classes) <= rules
+    assert len(set(classes[2:])) == 3  # the three unnamed series: three colours
+    grey = {c: re.search(rf"\.{c}\{{fill:(#[0-9a-f]+)", page).group(1) for c in classes[:2]}
+    assert grey == {"k-same-code": "#b4b8bd", "k-calls-changed": "#7d8590"}
+    assert "or the same code on both sides" in page

@@ -169,7 +169,8 @@ def diff_kernels(s: SectionDiff, top: int) -> Chart | None:
         f"The {len(ks)} biggest kernel changes, {s.mode} (head - base)",
         "ms per step",
         bars,
-        note="right of zero: slower in head; grey: within noise (or too few samples to judge).",
+        note="right of zero: slower in head; grey: within noise, too few samples to judge, or the same "
+        "code on both sides.",
         value_format=fmt.signed_ms,
     )
 

@@ -64,6 +64,8 @@ SERIES_COLOURS: dict[str, str] = {
     Change.REMOVED: "#0a9396",
     Verdict.WITHIN_NOISE: "#a0a4aa",
     Verdict.TOO_FEW: "#c8ccd0",
+    Verdict.SAME_CODE: "#b4b8bd",  # greys too: no change of the code's speed to show
+    Verdict.CALLS_CHANGED: "#7d8590",
     CompileMode.EAGER: "#8c8c8c",
     CompileMode.DEFAULT: "#3b6fb6",
     Tuning.BASELINE: "#3b6fb6",
@@ -73,14 +75,37 @@ SERIES_COLOURS: dict[str, str] = {
 }
 
 
+# A series with no colour of its own (a comparison's column of several model files,
+# "mlp:default", "mlp_slow25:default"; a mode only the installed torch lists): the next of these, in the order
+# the chart meets them, so that no bar is drawn in the SVG's default black.
+EXTRA_COLOURS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#666666")
+
+
 def series_class(key: str) -> str:
     """The CSS class that colours a series: ``k-`` and the key with anything odd as ``-``."""
     return "k-" + re.sub(r"[^A-Za-z0-9_-]", "-", key)
 
 
+def series_classes(keys: list[str]) -> dict[str, str]:
+    """Each series key of one chart -> its class: its own colour's, else the next extra one."""
+    out: dict[str, str] = {}
+    extra = 0
+    for k in keys:
+        if k in out:
+            continue
+        if k in CATEGORIES or k in SERIES_COLOURS:
+            out[k] = series_class(k)
+        else:
+            out[k] = f"x-{extra % len(EXTRA_COLOURS)}"
+            extra += 1
+    return out
+
+
 def _colour_rules() -> str:
     colours = {**{k: CATEGORY_COLOURS.get(k, UNKNOWN_COLOUR) for k in CATEGORIES}, **SERIES_COLOURS}
-    return "\n".join(f".{series_class(k)}{{fill:{c};background:{c}}}" for k, c in colours.items())
+    rules = [f".{series_class(k)}{{fill:{c};background:{c}}}" for k, c in colours.items()]
+    rules += [f".x-{i}{{fill:{c};background:{c}}}" for i, c in enumerate(EXTRA_COLOURS)]
+    return "\n".join(rules)
 
 
 STYLE = """

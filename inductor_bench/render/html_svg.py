@@ -1,7 +1,7 @@
 """A ``Chart`` as inline SVG, drawn here in Python: horizontal bars with a labelled value axis,
 stacked segments, negative values to the left of zero, whiskers, a note per row and an HTML
 legend. No script draws anything: the chart is there without JavaScript, prints, and costs
-about 150 bytes a bar. Colours come from CSS classes (``html_page.series_class``)."""
+about 150 bytes a bar. Colours come from CSS classes (``html_page.series_classes``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import math
 
 from .doc import Bar, Chart
 from .format import ms, shorten
-from .html_page import series_class
+from .html_page import series_classes
 
 WIDTH = 760  # px; the SVG scales down on a narrower screen
 ROW = 18  # bar height
@@ -111,13 +111,19 @@ def _domain(c: Chart) -> tuple[float, float, float]:
     return math.floor(lo / step + 1e-9) * step, math.ceil(hi / step - 1e-9) * step, step
 
 
+def _classes(c: Chart) -> dict[str, str]:
+    """Each series of the chart -> the class that colours it, the legend's and the bars' alike."""
+    return series_classes([*dict(c.legend), *(s.series for b in c.bars for s in b.segments)])
+
+
 def legend(c: Chart) -> str:
     entries = dict(c.legend)
     if not entries:
         for b in c.bars:
             for s in b.segments:
                 entries.setdefault(s.series, s.label or s.series)
-    items = [f'<li><span class="sw {series_class(k)}"></span>{_e(v)}</li>' for k, v in entries.items()]
+    cls = _classes(c)
+    items = [f'<li><span class="sw {cls[k]}"></span>{_e(v)}</li>' for k, v in entries.items()]
     if c.whisker:
         items.append(f'<li><span class="sw whisker"></span>{_e(c.whisker)}</li>')
     if len(items) < 2 and not c.whisker:
@@ -149,8 +155,9 @@ def svg(c: Chart) -> str:
         out.append(f'<line class="{cls}" x1="{xv}" x2="{xv}" y1="{TOP - 2}" y2="{bottom}"/>')
         out.append(_text(xv, bottom + 13, _tick_label(v, step), "tick", "middle"))
     out.append(_text(_num((x0 + x1) / 2), bottom + 31, _e(c.unit), "tick", "middle"))
+    colours = _classes(c)
     for i, b in enumerate(c.bars):
-        out.append(_row(b, names[i], c, TOP + i * (ROW + GAP), x, x0, x1))
+        out.append(_row(b, names[i], c, TOP + i * (ROW + GAP), x, x0, x1, colours))
     out.append("</svg>")
     return "".join(out)
 
@@ -161,7 +168,7 @@ def _text(x: str | float, y: str | float, content: str, cls: str = "", anchor: s
     return f'<text x="{x}" y="{y}" dy="0.35em"{attrs}>{content}</text>'
 
 
-def _row(b: Bar, name: str, c: Chart, y: float, x, x0: float, x1: float) -> str:
+def _row(b: Bar, name: str, c: Chart, y: float, x, x0: float, x1: float, colours: dict[str, str]) -> str:
     mid = _num(y + ROW / 2)
     tip = (b.full or b.label) + (f"\n{b.tip}" if b.tip else "")
     parts = ['<g class="faint">' if b.faint else "<g>"]
@@ -177,7 +184,7 @@ def _row(b: Bar, name: str, c: Chart, y: float, x, x0: float, x1: float) -> str:
         value = f"{_value(c, s.value)} {c.unit}"
         what = f"{b.full or b.label}\n{s.label or s.series}: {value}" + (f"\n{b.tip}" if b.tip else "")
         parts.append(
-            f'<rect class="b {series_class(s.series)}" x="{_num(left)}" y="{_num(y)}" '
+            f'<rect class="b {colours[s.series]}" x="{_num(left)}" y="{_num(y)}" '
             f'width="{_num(max(right - left, 0.0))}" height="{ROW}"><title>{_e(what)}</title></rect>'
         )
     if b.spread:
