@@ -658,6 +658,38 @@ def test_a_kernels_call_moves_its_share_of_the_kernels_bytes():
     assert (one.ms, one.calls, one.bytes, one.flops) == (0.0241, 1.0, 52224.0, None)
 
 
+def test_a_calls_latency_verdict_reads_the_calls_own_iterations():
+    """GPT-2's GELU kernel, called in both layers (Hugging Face transformers 5.25.0, torch
+    2.13.0 CPU, 2 layers, batch 2 x 32 tokens): each call moves 262 kB, 6.27 us at 41.78 GB/s,
+    under the host's 10 us floor, and its fastest iteration took 19.4 us, under 2 x (10 + 6.27)
+    = 32.5 us: latency-bound, as the kernel's row is (39.4 us over its 2 calls). Read against the
+    row's iterations (both calls together, 39.4 us for one call) a call was called
+    memory-bound, and the views by line and module counted its 30% in their % of peak."""
+    from inductor_bench.core.ceilings import LATENCY, Ceilings, kernel_roof
+    from inductor_bench.core.results import KernelStat
+    from inductor_bench.core.roofline import site_stat
+    from inductor_bench.core.sources import CallSite
+
+    c = Ceilings(device_name="cpu", gbps=41.779, tflops={"fp32": 0.46})
+    k = KernelStat(name="cpp_fused_add_mul_pow_tanh_view_6", category="cpp_pointwise", calls=2.0,
+                   ms=0.041431, bytes=524288.0, flops=None, samples_ms=[0.041431, 0.039418, 0.043])
+    g = GraphResult(id="0-forward", role="forward")
+    assert kernel_roof(k, c, "cpu").bound == LATENCY
+    for i, fastest in enumerate((0.019449, 0.019378)):
+        call = CallSite(kernel=k.name, index=-1, callee=k.name, calls=1.0, ms=0.0207,
+                        samples_ms=[0.0207, fastest, 0.022], occurrence=i)
+        one = site_stat(g, k, call)
+        assert one.samples_ms == [0.0207, fastest, 0.022]
+        assert kernel_roof(one, c, "cpu").bound == LATENCY
+    # an extern call: its own iterations too (a 8x32x32 bmm, 9.1 us, of 4 calls 33 us together)
+    bmm = KernelStat(name="aten::bmm", category="extern_gemm", calls=4.0, ms=0.0322,
+                     bytes=4 * 98304.0, flops=4 * 524288.0, compute="fp32", samples_ms=[0.0322, 0.0330])
+    g.site_counts = [(98304.0, 524288.0)]
+    call = CallSite(kernel="aten::bmm", index=0, callee="extern_kernels.bmm", calls=1.0, ms=0.0091,
+                    samples_ms=[0.0091, 0.0088])
+    assert kernel_roof(site_stat(g, bmm, call), c, "cpu").bound == LATENCY
+
+
 def test_a_kernels_modules_are_named_most_nodes_first():
     """A BERT layer's attention softmax also recomputes the mask an earlier layer made (Hugging
     Face transformers 5.24.0, torch 2.13.0 CPU, 2026-11-29; synthetic nodes in its shape): its

@@ -96,15 +96,18 @@ def judged_sites(g: GraphResult) -> list[tuple[KernelStat, str]]:
 def site_stat(g: GraphResult, k: KernelStat, site: CallSite) -> KernelStat:
     """One extern call site as a kernel of its own: its time, calls and counts (its op row's
     compute type), for its own figures; the op row itself where the site was not counted. A
-    generated kernel's call moves and computes its share of the kernel's (one code, one size)."""
+    generated kernel's call moves and computes its share of the kernel's (one code, one size).
+    Its iterations are the site's own: the latency verdict reads the fastest of them, which for
+    the row's are all its calls together."""
+    own = {"samples_ms": list(site.samples_ms)}
     if not site.extern:
         share = site.calls / k.calls if k.calls else 0.0
         scaled = {n: None if getattr(k, n) is None else getattr(k, n) * share for n in ("bytes", "flops")}
-        return replace(k, ms=site.ms, calls=site.calls, **scaled)
+        return replace(k, ms=site.ms, calls=site.calls, **scaled, **own)
     if not 0 <= site.index < len(g.site_counts):
         return k
     moved, flops = g.site_counts[site.index]
-    return replace(k, ms=site.ms, calls=site.calls, bytes=moved, flops=flops)
+    return replace(k, ms=site.ms, calls=site.calls, bytes=moved, flops=flops, **own)
 
 
 def kernel_pcts(result: BreakdownResult, c: Ceilings | None = None) -> dict[tuple[str, str], KernelRoof]:
