@@ -10,6 +10,7 @@ import html
 import json
 import re
 import statistics
+from itertools import pairwise
 
 from inductor_bench.render.doc import Bar, Chart, Segment, new_doc
 from inductor_bench.render.html_page import STYLE
@@ -215,3 +216,30 @@ def test_the_roofline_caption_and_note_say_what_is_drawn():
     measured, sheet = Roof("measured fp32", 100.0, 1.0), Roof("datasheet fp32", 200.0, 2.0, dashed=True)
     assert roofline_title([measured, sheet]).endswith("(datasheet dashed)")
     assert roofline_title([sheet]) == "Roofline: each kernel against the datasheet's ceilings (dashed)"
+
+
+def test_the_names_of_a_gpus_ceilings_do_not_print_over_each_other():
+    """An H200's measured and datasheet ceilings end a few pixels apart (fp8 1400 and int8
+    1450 TFLOP/s: 1 px; datasheet fp32 67 over measured 51: 6 px): each name at least a line
+    (13 px) from the next, in the order of the lines, joined to its line where moved."""
+    from inductor_bench.render.roofline_svg import Point, Scatter, scatter_svg
+
+    measured = {"fp32": 51.0, "tf32": 380.0, "fp16/bf16": 760.0, "fp8": 1400.0, "int8": 1450.0}
+    sheet = {"fp32": 67.0, "tf32": 495.0, "fp16/bf16": 989.0, "fp8": 1979.0}
+    roofs = [Roof(f"measured {k}", 4238.0, v) for k, v in measured.items()]
+    roofs += [Roof(f"datasheet {k}", 4800.0, v, dashed=True) for k, v in sheet.items()]
+    s = scatter_svg(Scatter("r", [Point("k", "extern_gemm", 1.0, 100.0, 300.0, 60.0)], roofs))
+    groups = re.findall(r"<g><title>([^<]*)</title>(.*?)</g>", s)
+    assert [g[0] for g in groups] == [r.label for r in roofs]
+    ends, names = {}, {}
+    for name, body in groups:
+        line = re.search(r'<polyline class="wh" fill="none" points="([^"]*)"( stroke-dasharray)?', body)
+        ends[name] = float(line[1].split()[-1].split(",")[1])  # where the line ends, at the right
+        assert bool(line[2]) == name.startswith("datasheet")  # the datasheet dashed, measured solid
+        names[name] = float(re.search(r'<text class="tick" x="[^"]*" y="([^"]*)"', body)[1])
+        assert (abs(names[name] - ends[name]) > 0.5) == ('stroke-width="0.6"' in body)  # the leader
+    assert abs(ends["measured fp8"] - ends["measured int8"]) < 2.0  # the lines do end that close
+    ys = sorted(names.values())
+    assert min(b - a for a, b in pairwise(ys)) >= 13.0 - 0.05
+    by_end = sorted(names, key=lambda n: (ends[n], names[n]))
+    assert by_end == sorted(names, key=names.get)  # the names in the order of their lines

@@ -4,13 +4,15 @@ solid lines and the datasheet's dashed, each kernel a circle whose area is its t
 its category, with a tooltip. Kernels without a FLOP count (generated pointwise and reduction
 kernels) have no intensity: they stand in a strip at the left edge, drawn pale (filled at 30%), at the height
 of their share of the bandwidth ceiling, so a point's distance below the roof is still its
-% of peak."""
+% of peak. Each ceiling is named at its right end, the names spread a line apart where the
+lines end closer (a GPU's fp8 and int8, measured and datasheet) and joined to them."""
 
 from __future__ import annotations
 
 import html
 import math
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from .html_page import series_class
 
@@ -18,6 +20,7 @@ WIDTH, HEIGHT = 760, 420
 LEFT, RIGHT, TOP, BOTTOM = 64, 150, 12, 44
 STRIP = 46  # px: the strip of kernels without a FLOP count, left of the plot
 MAX_R = 16.0  # px: the radius of the longest kernel
+LABEL_GAP = 13.0  # px between the names of two ceilings (12 px text)
 
 
 @dataclass
@@ -95,8 +98,10 @@ def scatter_svg(s: Scatter) -> str:
     out = [f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '
            f'width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{_e(s.title)}">']
     out += _grid(x, y, (dx0, dx1), (dy0, dy1), px0, px1, py0, py1)
-    for r in s.roofs:
-        out.append(_roof(r, x, y, (dx0, dx1), px1))
+    roofs = [_roof(r, x, y, (dx0, dx1)) for r in s.roofs]
+    label_ys = spread([end for _, end in roofs], py1, py0, LABEL_GAP)
+    for r, (line, end), ly in zip(s.roofs, roofs, label_ys, strict=True):
+        out.append(_roof_label(r, line, end, ly, px1))
     longest = max((p.ms for p in s.points), default=1.0) or 1.0
     order = sorted(range(len(s.points)), key=lambda i: -s.points[i].ms)  # small ones on top
     for i in order:
@@ -128,8 +133,9 @@ def _grid(x, y, xd: tuple[int, int], yd: tuple[int, int], px0: float, px1: float
     return out
 
 
-def _roof(r: Roof, x, y, xd: tuple[int, int], px1: float) -> str:
-    """The bandwidth slope up to the ridge, then flat at the compute ceiling."""
+def _roof(r: Roof, x, y, xd: tuple[int, int]) -> tuple[str, float]:
+    """The bandwidth slope up to the ridge, then flat at the compute ceiling; and the y where
+    it ends, at the plot's right edge."""
     lo, hi = 10.0**xd[0], 10.0**xd[1]
     ridge = r.tflops * 1e3 / r.gbps if r.tflops else hi
     ridge = min(max(ridge, lo), hi)
@@ -138,9 +144,31 @@ def _roof(r: Roof, x, y, xd: tuple[int, int], px1: float) -> str:
         pts.append((hi, r.tflops))
     path = " ".join(f"{_f(x(a))},{_f(y(b))}" for a, b in pts)
     dash = ' stroke-dasharray="6 4"' if r.dashed else ""
-    end_y = _f(y(pts[-1][1]))
-    return (f'<g><title>{_e(r.label)}</title><polyline class="wh" fill="none" points="{path}"{dash}/>'
-            f'<text class="tick" x="{_f(px1 + 6)}" y="{end_y}" dy="0.35em">{_e(r.label)}</text></g>')
+    return f'<polyline class="wh" fill="none" points="{path}"{dash}/>', y(pts[-1][1])
+
+
+def spread(ys: list[float], top: float, bottom: float, gap: float) -> list[float]:
+    """Label heights as near ``ys`` as they can be with ``gap`` between any two, in the same
+    order, within [top, bottom] where they fit: a GPU's ceilings (measured and datasheet, fp8
+    and int8) end a few pixels apart, and their names must not print over each other."""
+    order = sorted(range(len(ys)), key=lambda i: ys[i])
+    out = list(ys)
+    for a, b in pairwise(order):  # down from the top ...
+        out[b] = max(out[b], out[a] + gap)
+    limit = bottom
+    for i in reversed(order):  # ... and back up from the bottom
+        out[i] = max(min(out[i], limit), top)
+        limit = out[i] - gap
+    return out
+
+
+def _roof_label(r: Roof, line: str, end: float, label_y: float, px1: float) -> str:
+    """The roof and its name at ``label_y``; a name moved off its line's end is joined to it."""
+    lead = (f'<polyline class="wh" fill="none" stroke-width="0.6" points="{_f(px1)},{_f(end)} '
+            f'{_f(px1 + 6)},{_f(label_y)}"/>' if abs(label_y - end) > 0.5 else "")
+    x = px1 + (9 if lead else 6)
+    return (f'<g><title>{_e(r.label)}</title>{line}{lead}'
+            f'<text class="tick" x="{_f(x)}" y="{_f(label_y)}" dy="0.35em">{_e(r.label)}</text></g>')
 
 
 def _point(p: Point, height: float | None, x, y, longest: float, px0: float) -> str:
