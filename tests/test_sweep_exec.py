@@ -124,6 +124,26 @@ def test_attempt_names_do_not_skip_when_a_job_died_before_writing_anything(tmp_p
     assert sorted(p.name for p in (d / "logs").iterdir()) == ["b.log", "b.try2.log"]
 
 
+def test_a_done_cell_whose_result_is_torn_or_gone_runs_again(tmp_path):
+    """The same sweep again skipped a done cell whatever its directory then held: a torn
+    compare.json or a removed one showed as done, every figure '-', exit 0."""
+    _run(tmp_path, ["a", "b", "c"], {n: ok() for n in "abc"}, [None])
+    d = tmp_path / "sweep"
+    (d / "a" / "compare.json").write_text('{"schema": ')
+    (d / "b" / "compare.json").rename(d / "b" / "moved.json")
+    said = []
+    s = run_sweep(d, grid(["a", "b", "c"]), lambda: LocalExecutor([None]), command=standin({n: ok() for n in "abc"}),
+                  on_event=lambda what, cell, _: said.append((what, cell and cell.model, cell and cell.reason)))
+    assert [e for e in said if e[0] == "lost"] == [
+        ("lost", "a", f"{d / 'a' / 'compare.json'}: not readable as JSON (Expecting value: line 1 column 12 (char 11))"),
+        ("lost", "b", f"{d / 'b' / 'compare.json'}: its result is gone")]
+    assert [e[1] for e in said if e[0] == "start"] == ["a", "b"]
+    assert [(c.status, c.attempts, c.run_dir, c.reason) for c in s.cells] == [
+        (CellStatus.DONE, 2, "a.try2", None), (CellStatus.DONE, 2, "b.try2", None), (CellStatus.DONE, 1, "c", None)]
+    assert (d / "a" / "compare.json").read_text() == '{"schema": '  # the damaged attempt is kept as it is
+    assert all(r is not None for r in load_results(d, s).values())
+
+
 def test_a_job_past_its_time_limit_is_stopped_as_ctrl_c_stops_it(tmp_path):
     """Stopped as Ctrl-C stops compare (exit 130: what it measured is saved), not killed."""
     t0 = time.monotonic()

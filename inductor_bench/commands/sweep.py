@@ -279,6 +279,8 @@ def _print_event(kind: ExecutorKind, out: Path, *, queued: bool):
                 f"sweep: {grid_size(sweep)}, "
                 f"{len(sweep.cells) - left} done before, {left} to run on the {kind.value} executor"
             )
+        elif what == "lost":  # a done cell whose result cannot be read: measured again
+            line = f"sweep: {cell.model}: {cell.reason}; it runs again"
         elif what == "start":
             where = f" on {cell.where}" if cell.where else ""
             tries = f" (attempt {cell.attempts})" if cell.attempts > 1 else ""

@@ -95,6 +95,10 @@ def run_sweep(
     sweep_dir = sweep_dir.absolute()
     with _claimed(sweep_dir):
         sweep = resume(new, load_sweep(sweep_dir), str(sweep_dir), resolve_device)
+        for cell in sweep.cells:  # a done cell whose result is gone or torn is measured again
+            if cell.done and (lost := _lost_result(sweep_dir, cell)) is not None:
+                cell.status, cell.reason = CellStatus.PENDING, lost
+                on_event("lost", cell, sweep)
         save(sweep_dir, sweep)
         marker = _write_marker(sweep_dir) if shared_marker else None
         jobs = {}
@@ -190,6 +194,19 @@ def load_results(sweep_dir: Path, sweep: Sweep) -> dict[str, CompareResult | Non
         except ResultError:
             out[cell.model] = None
     return out
+
+
+def _lost_result(sweep_dir: Path, cell: Cell) -> str | None:
+    """Why a done cell's compare result cannot be read (its run directory removed, its
+    ``compare.json`` torn); None where it reads."""
+    path = sweep_dir / (cell.run_dir or cell.model) / COMPARE_FILE
+    if not path.is_file():
+        return f"{path}: its result is gone"
+    try:
+        load_compare(path)
+    except ResultError as e:
+        return str(e)
+    return None
 
 
 def _claim_attempt(run_dir: Path) -> None:
