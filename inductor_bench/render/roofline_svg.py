@@ -164,8 +164,8 @@ def spread(ys: list[float], top: float, bottom: float, gap: float) -> list[float
 
 def _roof_label(r: Roof, line: str, end: float, label_y: float, px1: float) -> str:
     """The roof and its name at ``label_y``; a name moved off its line's end is joined to it."""
-    lead = (f'<polyline class="wh" fill="none" stroke-width="0.6" points="{_f(px1)},{_f(end)} '
-            f'{_f(px1 + 6)},{_f(label_y)}"/>' if abs(label_y - end) > 0.5 else "")
+    lead = (f'<line class="wh" stroke-width="0.6" x1="{_f(px1)}" y1="{_f(end)}" x2="{_f(px1 + 6)}" '
+            f'y2="{_f(label_y)}"/>' if abs(label_y - end) > 0.5 else "")
     x = px1 + (9 if lead else 6)
     return (f'<g><title>{_e(r.label)}</title>{line}{lead}'
             f'<text class="tick" x="{_f(x)}" y="{_f(label_y)}" dy="0.35em">{_e(r.label)}</text></g>')
