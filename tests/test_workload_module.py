@@ -51,6 +51,27 @@ def test_a_model_file_that_fails_to_import_leaves_no_module_behind(tmp_path):
     assert {m for m in set(sys.modules) - before if m.startswith(LOADED_NAME)} == set()
 
 
+@pytest.mark.parametrize(("text", "said"), [
+    ("import sys\nsys.exit(2)\n", "{path}: importing the model file raised SystemExit: 2"),
+    ("import argparse\nargparse.ArgumentParser().parse_args(['--x'])\n",
+     "{path}: importing the model file raised SystemExit: 2"),
+    ("import sys\ndef make_workload():\n    sys.exit('no weights')\n", "make_workload() raised SystemExit: no weights"),
+])
+def test_a_model_file_that_calls_sys_exit_is_the_models_failure(tmp_path, text, said):
+    """sys.exit (or argparse) in a model file or its factory left the worker as a crash (exit 4,
+    'SystemExit: 2'); it is the model's failure (exit 3), said as an exception is."""
+    from inductor_bench.core.errors import WorkloadError
+    from inductor_bench.core.workload import WorkloadOptions
+    from inductor_bench.runner.workload import call_factory
+
+    path = tmp_path / "exits.py"
+    path.write_text(text)
+    with pytest.raises(WorkloadError) as e:
+        call_factory(load_factory(str(path)), WorkloadOptions(path=str(path)), "cpu")
+    assert str(e.value) == said.format(path=path)
+    assert WorkloadError.exit_code == 3
+
+
 def test_eager_flex_attention_with_a_score_mod_defined_in_the_model_file_runs():
     """Eager ``flex_attention`` compiles its higher-order op with the eager backend; Dynamo
     then imports the score_mod's module by name. Under ``runpy.run_path`` that module was gone:

@@ -323,7 +323,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     except (UsageError, WorkloadError) as e:
         e.partial = partial()  # type: ignore[attr-defined]
         raise
-    except Exception as e:
+    except (Exception, SystemExit) as e:  # a model that calls sys.exit failed, as one that raises
         err = WorkloadError(with_log(_describe(e, "the model" if kind == FACTORY_KIND else "the script"),
                                      request.get("log")))
         err.partial = partial()  # type: ignore[attr-defined]

@@ -75,7 +75,7 @@ def _load_as_module(path: str) -> dict[str, Any]:
 def load_factory(path: str) -> Callable[..., Any]:
     try:
         ns = run_model_file(path)
-    except Exception as e:
+    except (Exception, SystemExit) as e:  # sys.exit or argparse at its top level: the model's failure
         raise WorkloadError(f"{path}: importing the model file raised {type(e).__name__}: {e}") from e
     fn = ns.get(FACTORY)
     if not callable(fn):
@@ -97,7 +97,7 @@ def call_factory(fn: Callable[..., Any], opts: WorkloadOptions, device: str):
     kwargs = {k: v for k, v in offered.items() if (k in params or takes_kw) and v is not None}
     try:
         out = fn(**kwargs)
-    except Exception as e:
+    except (Exception, SystemExit) as e:
         raise WorkloadError(f"{FACTORY}() raised {type(e).__name__}: {e}") from e
     if not isinstance(out, tuple) or len(out) not in (2, 3):
         raise WorkloadError(f"{FACTORY}() must return (model, args) or (model, args, kwargs)")
