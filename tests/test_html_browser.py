@@ -227,6 +227,30 @@ def test_breakdown_page_reads_without_javascript(pages):
         b.quit()
 
 
+@needs_browser
+@pytest.mark.parametrize("name", ["breakdown-cpu", "breakdown-cuda", "diff"])
+def test_a_page_prints_whole_and_dark_on_light(pages, name):
+    """Printed on A4 (its 718 px between margins) from a system in dark mode: the text is the
+    light theme's, dark on the white paper (a printer leaves the dark background out), and no
+    table is cut at the page's edge (on screen a wide table scrolls; on paper it cannot)."""
+    b = Browser(*FOUND, width=718)
+    try:
+        b.open(pages[name])
+        b.driver.execute_cdp_cmd(
+            "Emulation.setEmulatedMedia",
+            {"media": "print", "features": [{"name": "prefers-color-scheme", "value": "dark"}]},
+        )
+        assert b.driver.execute_script("return getComputedStyle(document.body).color") == "rgb(31, 35, 40)"
+        cut = b.driver.execute_script(
+            "return Array.from(document.querySelectorAll('.scroll')).filter(function (e) {"
+            " return e.scrollWidth > e.clientWidth + 1; }).length"
+        )
+        assert cut == 0
+        assert b.driver.execute_script("return document.documentElement.scrollWidth") <= 718
+    finally:
+        b.quit()
+
+
 ROOFLINE = Path(__file__).resolve().parent / "fixtures" / "results" / "cpu_mlp_train_roofline"
 ROOFLINE_JS = """
 var f = Array.from(document.querySelectorAll('figure')).find(function (x) {

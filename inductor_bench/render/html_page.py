@@ -111,7 +111,7 @@ def _colour_rules() -> str:
 STYLE = """
 :root{color-scheme:light dark;--bg:#fff;--fg:#1f2328;--muted:#59636e;--line:#d0d7de;
 --row:#f6f8fa;--link:#0969da;--alert:#cf222e;--idle:#d5d8dc;--code:#eff1f3}
-@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#9198a1;
+@media screen and (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#9198a1;
 --line:#3d444d;--row:#151b23;--link:#4493f8;--alert:#ff7b72;--idle:#4a5059;--code:#1f242c}}
 *{box-sizing:border-box}
 body{margin:0;background:var(--bg);color:var(--fg);font:14px/1.45 system-ui,-apple-system,
@@ -151,6 +151,10 @@ svg.chart rect.b:hover{stroke:var(--fg);stroke-width:1.5}svg.chart .faint{opacit
 #tip{position:fixed;pointer-events:none;background:var(--fg);color:var(--bg);padding:3px 7px;
 border-radius:4px;font-size:12px;white-space:pre;display:none;z-index:9}
 footer{margin-top:32px;color:var(--muted);font-size:12px}
+@media print{:root{color-scheme:light}main{padding:0;max-width:none}.scroll{overflow:visible}
+table{font-size:10.5px}th,td{white-space:normal;padding:2px 5px}td.r{white-space:nowrap}td.w{min-width:10em}
+code{font-size:10px}td code{overflow-wrap:anywhere}figure,tr{break-inside:avoid}
+h2,.caption{break-after:avoid}#tip{display:none}}
 """
 
 # Sort a table by a header click (numbers by value: a mark before one (^ in cache, ~ latency)
