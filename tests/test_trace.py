@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import gzip
 import json
+import os
 import re
 import tracemalloc
 import zlib
@@ -164,6 +165,16 @@ def _error(path: Path) -> str:
 
 def test_missing_file(tmp_path):
     assert "no such trace file" in _error(tmp_path / "nope.json")
+
+
+def test_a_trace_path_that_is_a_device_or_a_fifo_is_named_as_one_unopened(tmp_path):
+    """/dev/null or a FIFO was 'no such trace file', though there it is."""
+    os.mkfifo(tmp_path / "pipe.json")
+    (tmp_path / "zero.json").symlink_to("/dev/zero")
+    (tmp_path / "dir.json").mkdir()
+    for name in ("pipe.json", "zero.json", "dir.json"):
+        assert _error(tmp_path / name) == (
+            f"{tmp_path / name}: not a regular file (a directory, device, FIFO or socket)")
 
 
 @pytest.mark.parametrize(

@@ -163,8 +163,9 @@ def stream_trace(
     """Stream the ``traceEvents`` of the trace at ``p`` into ``on_run`` (runs decoded by
     ``decoder``) and ``on_one`` (elements it refused); return the other top-level keys.
     The errors of ``load_trace``."""
-    if not p.is_file():
-        raise TraceError(f"{p}: no such trace file")
+    if not p.is_file():  # never opened: a FIFO would wait for a writer, a device never end
+        what = "not a regular file (a directory, device, FIFO or socket)"
+        raise TraceError(f"{p}: {what if p.exists() else 'no such trace file'}")
     top: dict[str, Any] = {}
     # Nothing built here forms a reference cycle (what a ``keep`` predicate leaves is
     # collected afterwards); collecting while a million events and their args dicts are
