@@ -55,7 +55,8 @@ def tip_value(page: str, bar: str, segment: str, unit: str = "ms") -> str:
 def row_cells(page: str, first: str) -> list[list[str]]:
     """The cells of every table row whose first cell is ``first``."""
     rows = [re.findall(r"<td[^>]*>(.*?)</td>", r) for r in re.findall(r"<tr>(.*?)</tr>", page)]
-    return [[html.unescape(re.sub(r"<[^>]*>", "", c)) for c in r] for r in rows if r and r[0] == first]
+    cells = [[html.unescape(re.sub(r"<[^>]*>", "", c)) for c in r] for r in rows]
+    return [r for r in cells if r and r[0] == first]  # a step's name is code: <code>ProfilerStep#4</code>
 
 
 # -- one heading -------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from . import charts
 from . import format as fmt
 from .analyze_memory import memory_section
 from .analyze_shaped_ops import shaped_ops_section
-from .analyze_top import NAME_CHARS, left_out_line, listed, top_section
+from .analyze_top import NAME_CHARS, left_out_line, listed, step_code, top_section
 from .doc import TEXT, Doc, new_doc
 from .outside import python_table
 
@@ -109,7 +109,7 @@ def _step_row(step: str, device: str, wall: float, d: DeviceStep) -> list[str]:
 
 
 def _steps(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> None:
-    rows = [_step_row(s.name, d.device, s.wall_ms, d) for s in r.steps for d in s.devices]
+    rows = [_step_row(step_code(doc, s.name), d.device, s.wall_ms, d) for s in r.steps for d in s.devices]
     if len(r.steps) > 1:
         wall = steady_wall(r)
         rows += [_step_row(_typical(r), dev, wall, m) for dev, m in typical.items()]
@@ -119,7 +119,7 @@ def _steps(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> None:
         gone = doc.table([x[:q] + x[q + 1:] for x in rows], STEP_HEADERS[:q] + STEP_HEADERS[q + 1:],
                          STEP_ALIGN[:q] + STEP_ALIGN[q + 1:], optional=STEP_OPTIONAL)
         host = HOST_NOTES[0].replace(KERNEL_MS_HOST, ".") if "kernel ms" in gone else HOST_NOTES[0]
-        doc.fine_print(host, *HOST_NOTES[1:], *_disturbed(r))
+        doc.fine_print(host, *HOST_NOTES[1:], *_disturbed(doc, r))
         return
     gone = doc.table(rows, STEP_HEADERS, STEP_ALIGN, optional=STEP_OPTIONAL)
     doc.fine_print(  # the notes explain the columns shown
@@ -130,16 +130,16 @@ def _steps(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> None:
         "pipelined loop's earlier step still running), and where it ran nothing, waiting on CPU (the "
         "next launch was not issued yet), queued (issued, not started: launch latency, stream or event "
         "dependencies, CUDA-graph replays), nothing launched (the step issued no more device work).",
-        *_pipelined(r, typical),
-        *_disturbed(r),
+        *_pipelined(doc, r, typical),
+        *_disturbed(doc, r),
     )
 
 
-def _disturbed(r: AnalyzeResult) -> list[str]:
+def _disturbed(doc: Doc, r: AnalyzeResult) -> list[str]:
     """The line naming the steps left out of the steady mean as disturbed (those that held
     nothing are named in the header)."""
     kept = {s.name for s in steady_steps(r)}
-    left = [s.name for s in r.steps if s.name not in kept and s.name not in empty_steps(r)]
+    left = [step_code(doc, s.name) for s in r.steps if s.name not in kept and s.name not in empty_steps(r)]
     if not left:
         return []
     return [f"steady mean: the mean over {len(kept)} steps; left out as disturbed (slower than the median "
@@ -149,25 +149,25 @@ def _disturbed(r: AnalyzeResult) -> list[str]:
 PIPELINED_SHARE = 1.0  # % of the wall in other steps' work above which the loop is said pipelined
 
 
-def _pipelined(r: AnalyzeResult, typical: dict[str, DeviceStep]) -> list[str]:
+def _pipelined(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> list[str]:
     """A line per device whose typical step spends a share of its wall running other steps'
     work: its busy counts the step's own work alone, so say how busy the device was with any."""
-    wall = steady_wall(r)
+    wall, which = steady_wall(r), _which(doc, r)
     lines = []
     for dev, m in typical.items():
         if not is_host(dev) and fmt.share(m.other_work_ms, wall) > PIPELINED_SHARE:
             lines.append(
                 f"device {dev} is pipelined: besides its own {fmt.pct(fmt.share(m.busy_ms, wall))} it ran "
-                f"other steps' work {fmt.pct(fmt.share(m.other_work_ms, wall))} of the {_which(r)}'s wall, "
+                f"other steps' work {fmt.pct(fmt.share(m.other_work_ms, wall))} of the {which}'s wall, "
                 f"busy with any step's work {fmt.pct(fmt.share(m.busy_ms + m.other_work_ms, wall))} (the CPU "
                 "runs ahead of the device)."
             )
     return lines
 
 
-def _which(r: AnalyzeResult) -> str:
+def _which(doc: Doc, r: AnalyzeResult) -> str:
     """The step the typical figures are of: the steady mean, or the only step."""
-    return "steady mean step" if len(r.steps) > 1 else r.steps[0].name
+    return "steady mean step" if len(r.steps) > 1 else step_code(doc, r.steps[0].name)
 
 
 def _typical(r: AnalyzeResult) -> str:
@@ -177,7 +177,7 @@ def _typical(r: AnalyzeResult) -> str:
 
 
 def _categories(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> None:
-    which = _which(r)
+    which = _which(doc, r)
     for dev in r.devices:
         m = typical.get(dev)
         if m is None:
@@ -205,13 +205,13 @@ def _regions(doc: Doc, r: AnalyzeResult, top: int) -> None:
     if not typical and not left_out:
         return
     if not typical:
-        doc.heading(f"Named ranges: record_function ({_which(r)})")
-        doc.fine_print(left_out_line("ranges", left_out))
+        doc.heading(f"Named ranges: record_function ({_which(doc, r)})")
+        doc.fine_print(left_out_line(doc, "ranges", left_out))
         return
     wall, host = steady_wall(r), _on_host(r)
     rows = [[doc.code(fmt.truncate(g.name, NAME_CHARS)), fmt.count(round(g.calls, 2)), fmt.ms(g.wall_ms),
              fmt.pct(fmt.share(g.wall_ms, wall)), fmt.ms(g.work_ms)] for g in typical[:top]]
-    which = _which(r)
+    which = _which(doc, r)
     shown = f"top {top} of {len(typical)}, " if len(typical) > top else ""
     doc.heading(f"Named ranges: record_function ({shown}{which})")
     work = "ops ms" if host else "launched ms"
@@ -224,7 +224,7 @@ def _regions(doc: Doc, r: AnalyzeResult, top: int) -> None:
             "late it ran, "
         ) + "from any thread (autograd runs a backward's ops on its own thread while the loop waits "
         "in its backward range). A range inside another counts in both (docs/analyze.md).",
-        *([left_out_line("ranges", left_out)] if left_out else []),
+        *([left_out_line(doc, "ranges", left_out)] if left_out else []),
     )
 
 
@@ -263,16 +263,16 @@ def render_cycles(c: CyclesResult, fmt_name: str = TEXT, *, top: int = DEFAULT_T
         _analysis(doc, c.cycles[0], top, f"inductor-bench analyze: {Path(c.cycles[0].trace).name}", skipped)
         return doc.render()
     doc.title(f"inductor-bench analyze: {n} profiler cycles of one process")
-    cycles = [f"cycle {i}: {Path(r.trace).name}, {_step_span(r)}" for i, r in enumerate(c.cycles, 1)]
+    cycles = [f"cycle {i}: {Path(r.trace).name}, {_step_span(doc, r)}" for i, r in enumerate(c.cycles, 1)]
     doc.paragraph(*(doc.item(f) for f in cycles + skipped))
     for i, r in enumerate(c.cycles, 1):
         _analysis(doc, r, top, f"Profiler cycle {i} of {n}: {Path(r.trace).name}")
     return doc.render()
 
 
-def _step_span(r: AnalyzeResult) -> str:
-    first, last = r.steps[0].name, r.steps[-1].name
-    if first == WHOLE_TRACE:
+def _step_span(doc: Doc, r: AnalyzeResult) -> str:
+    first, last = step_code(doc, r.steps[0].name), step_code(doc, r.steps[-1].name)
+    if r.steps[0].name == WHOLE_TRACE:
         return "no ProfilerStep# markers"
     return first if len(r.steps) == 1 else f"{len(r.steps)} steps, {first} to {last}"
 
@@ -313,16 +313,16 @@ NO_LAUNCHES = (
     "(every gap is counted as waiting on CPU)")
 
 
-def _replays(r: AnalyzeResult) -> list[str]:
+def _replays(doc: Doc, r: AnalyzeResult) -> list[str]:
     """A fact line per device that replayed CUDA graphs in the steady steps: the typical step's
     graph launches, the device events they replayed and those events' time."""
-    kept, out = steady_indices(r), []
+    kept, out, which = steady_indices(r), [], _which(doc, r)
     for g in r.graph_replays:
         launches, events, ms = (mean([v[i] for i in kept]) for v in (g.launches, g.events, g.ms))
         typical = steady_step(r, g.device)
         if not launches or typical is None:
             continue
-        out.append(f"CUDA-graph replays on device {g.device} ({_which(r)}): {fmt.count(round(launches, 2))} "
+        out.append(f"CUDA-graph replays on device {g.device} ({which}): {fmt.count(round(launches, 2))} "
                    f"graph launches replaying {fmt.count(round(events, 2))} device events, {fmt.ms(ms)} ms, "
                    f"{fmt.pct(fmt.share(ms, typical.kernel_ms))} of its kernel time (the op around a "
                    "graph launch is its replayed kernels' launching op)")
@@ -362,10 +362,11 @@ def _analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str]
         facts.append(NO_LAUNCHES)
     if r.launches and _on_host(r):
         facts.append(no_device_events(r.launches))
-    facts += _replays(r)
+    facts += _replays(doc, r)
     if held_nothing := empty_steps(r):
-        facts.append(f"{listed(held_nothing)} held nothing of its own (no device event, or on a "
-                     "CPU-only trace no op; as the step a profiler stops in): left out of the steady mean")
+        named = listed([step_code(doc, s) for s in held_nothing])
+        facts.append(f"{named} held nothing of its own (no device event, or on a CPU-only trace no op; as "
+                     "the step a profiler stops in): left out of the steady mean")
     facts += (notes or []) + skipped_facts([], r.not_traces)
     doc.paragraph(*(doc.item(f) for f in facts))
     typical = {dev: m for dev in r.devices if (m := steady_step(r, dev))}
@@ -376,6 +377,6 @@ def _analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str]
     _regions(doc, r, top)
     _host_python(doc, r)
     memory_section(doc, r)
-    top_section(doc, r, top, _which(r), _on_host(r))
+    top_section(doc, r, top, _which(doc, r), _on_host(r))
     shaped_ops_section(doc, r, top)
     doc.links("The trace", [(r.trace, r.trace)], charts.PERFETTO_HOW)

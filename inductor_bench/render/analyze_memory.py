@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..core.analyze import AnalyzeResult
 from ..core.memory import DeviceMemory, StepMemory
 from ..core.ranks import RankResult
+from .analyze_top import step_code
 from .doc import Doc
 
 MIB = float(1 << 20)
@@ -16,13 +17,14 @@ HELD_MIB = 1.0
 def memory_section(doc: Doc, r: AnalyzeResult) -> None:
     """Per device: the allocated total at the first step's start, the highest peak and its step,
     the largest rise within one step, the total at the last step's end and the mean change a step."""
-    names = [s.name for s in r.steps]
+    names = [step_code(doc, s.name) for s in r.steps]
     _section(doc, [([], names, d) for d in r.memory], [], "per device")
 
 
 def ranks_memory_section(doc: Doc, ranks: list[RankResult]) -> None:
     """The same, one row per rank and device: which rank needs the most memory."""
-    found = [([f"rank {rank.rank}"], [s.step for s in rank.steps], d) for rank in ranks for d in rank.memory]
+    found = [([f"rank {rank.rank}"], [step_code(doc, s.step) for s in rank.steps], d)
+             for rank in ranks for d in rank.memory]
     _section(doc, found, ["rank"], "per rank")
 
 

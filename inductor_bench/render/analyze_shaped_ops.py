@@ -8,6 +8,7 @@ from ..core.analyze import AnalyzeResult, steady_shaped_ops
 from ..core.recorded_shapes import ATTENTION_OPS, CONV_OPS, GEMM_OPS
 from ..core.shaped_ops import TypicalShapedOp
 from . import format as fmt
+from .analyze_top import step_code
 from .doc import Doc
 
 KERNEL_CHARS = 48
@@ -22,7 +23,7 @@ def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
         return
     host = all(t.row.device.startswith("CPU thread") for t in typical)
     rows = [_row(doc, t, host) for t in typical[:top]]
-    which = "steady mean step" if len(r.steps) > 1 else r.steps[0].name
+    which = "steady mean step" if len(r.steps) > 1 else step_code(doc, r.steps[0].name)
     shown = f"top {top} of {len(typical)}, " if len(typical) > top else ""
     doc.heading(f"{_title(typical)} by shape: record_shapes ({shown}{which})")
     headers = ["thread" if host else "device", "op", "shapes", "type", "calls", "ms", "GFLOP a call",

@@ -8,6 +8,7 @@ from collections import Counter
 
 from ..core.analyze import AnalyzeResult, steady_kernels, steady_kernels_left_out
 from ..core.categories import label
+from ..core.columns import STEP_NAME
 from ..core.top_kernels import TypicalKernel
 from . import charts
 from . import format as fmt
@@ -22,10 +23,18 @@ def listed(names: list[str], shown: int = 4) -> str:
     return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
-def left_out_line(what: str, left_out: list[tuple[str, list[str]]], shown: int = 8) -> str:
+def step_code(doc: Doc, name: str) -> str:
+    """A step as the trace names it (``ProfilerStep#12``) as code, as kernel names are: in
+    markdown a code span, so that a pull request links no issue of it; the windows the tool
+    names itself (``whole trace``, ``iteration 3``) read as words."""
+    return doc.code(name) if STEP_NAME.match(name) else name
+
+
+def left_out_line(doc: Doc, what: str, left_out: list[tuple[str, list[str]]], shown: int = 8) -> str:
     """The ``what`` (ranges, kernels) that ran only in steps left out of the steady mean, each
-    with the steps it ran in."""
-    named = "; ".join(f"{name} ({listed(steps)})" for name, steps in left_out[:shown])
+    with the steps it ran in: names and steps as code, as the tables show them."""
+    named = "; ".join(f"{doc.code(name)} ({listed([step_code(doc, s) for s in steps])})"
+                      for name, steps in left_out[:shown])
     more = f"; and {len(left_out) - shown} more" if len(left_out) > shown else ""
     return f"{what} that ran only in steps left out of the steady mean, so not in its figures: {named}{more}"
 
@@ -39,7 +48,7 @@ def top_section(doc: Doc, r: AnalyzeResult, top: int, which: str, on_host: bool)
              fmt.count(round(k.calls, 2)), fmt.ms(k.ms), fmt.pct(fmt.share(k.ms, total)), _launchers(k)]
             for i, k in enumerate(kernels[:top], 1)]
     shown = f"Top {min(top, len(kernels))} of {len(kernels)}"
-    notes = [left_out_line("kernels", left_out)] if left_out else []
+    notes = [left_out_line(doc, "kernels", left_out)] if left_out else []
     if on_host:  # the host's ops, each its own time; no launcher, but what a graph call ran as
         for row, k in zip(rows, kernels, strict=False):
             row[2] += f" ({k.launched_by})" if k.launched_by else ""

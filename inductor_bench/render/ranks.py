@@ -14,6 +14,7 @@ from . import charts_ranks as charts
 from . import format as fmt
 from .analyze import CLOSED, skipped_facts
 from .analyze_memory import ranks_memory_section
+from .analyze_top import step_code
 from .doc import TEXT, Doc, new_doc
 
 STEP_HEADERS = [
@@ -56,7 +57,7 @@ NAME_CHARS = 70
 def _steps(doc: Doc, r: RanksResult) -> None:
     rows = [
         [
-            s.step,
+            step_code(doc, s.step),
             str(rank.rank),
             fmt.ms(s.wall_ms),
             fmt.ms(s.busy_ms),
@@ -98,7 +99,7 @@ def _stragglers(doc: Doc, r: RanksResult) -> None:
         return
     rows = [
         [
-            g.step,
+            step_code(doc, g.step),
             f"rank {g.rank}" if not g.tied else "none (tied)",
             fmt.ms(g.wall_ms),
             f"rank {g.median_rank}",
@@ -198,21 +199,21 @@ def render_rank_cycles(c: RankCyclesResult, fmt_name: str = TEXT) -> str:
     doc = new_doc(fmt_name)
     n, ranks = len(c.cycles), len(c.cycles[0].ranks)
     doc.title(f"inductor-bench analyze: {ranks} ranks, {n} profiler cycles")
-    facts = [f"cycle {i}: {_steps_span(r)}" for i, r in enumerate(c.cycles, 1)]
+    facts = [f"cycle {i}: {_steps_span(doc, r)}" for i, r in enumerate(c.cycles, 1)]
     facts += skipped_facts(c.skipped, c.not_traces)
     doc.paragraph(*(doc.item(f) for f in facts))
     for i, r in enumerate(c.cycles, 1):
-        _ranks(doc, r, f"Profiler cycle {i} of {n}: {_steps_span(r)}")
+        _ranks(doc, r, f"Profiler cycle {i} of {n}: {_steps_span(doc, r)}")
     return doc.render()
 
 
-def _steps_span(r: RanksResult) -> str:
-    names = _step_names(r)
+def _steps_span(doc: Doc, r: RanksResult) -> str:
+    names = [step_code(doc, n) for n in _step_names(r)]
     return names[0] if len(names) == 1 else f"{len(names)} steps, {names[0]} to {names[-1]}"
 
 
-def _rank_span(rank: RankResult) -> str:
-    first, last = rank.steps[0].step, rank.steps[-1].step
+def _rank_span(doc: Doc, rank: RankResult) -> str:
+    first, last = step_code(doc, rank.steps[0].step), step_code(doc, rank.steps[-1].step)
     return first if first == last else f"{first} to {last}"
 
 
@@ -244,7 +245,7 @@ def _world(ranks: list[RankResult]) -> list[str]:
 
 def _ranks(doc: Doc, r: RanksResult, title: str) -> None:
     doc.title(title)
-    facts = [f"rank {rank.rank}: {rank.trace} (device {rank.device or 'none'}, "
+    facts = [f"rank {rank.rank}: {doc.code(rank.trace)} (device {rank.device or 'none'}, "
              f"{len(rank.steps)} steps{_trace_notes(rank)})" for rank in r.ranks]
     facts += skipped_facts(r.skipped, r.not_traces)
     facts += [f"WARNING: {r.renumbered}"] if r.renumbered else []
@@ -253,7 +254,7 @@ def _ranks(doc: Doc, r: RanksResult, title: str) -> None:
     doc.paragraph(*(doc.item(f) for f in facts))
     apart = [rank for rank in r.ranks if rank.steps]
     if not r.stragglers and len(apart) > 1:
-        spans = "; ".join(f"rank {rank.rank}: {_rank_span(rank)}" for rank in apart)
+        spans = "; ".join(f"rank {rank.rank}: {_rank_span(doc, rank)}" for rank in apart)
         doc.paragraph(f"WARNING: no step is held by two ranks ({spans}): the traces come from "
                       "different profiler cycles or runs, so no step has a straggler")
     _stragglers(doc, r)
