@@ -62,6 +62,26 @@ def test_a_file_over_the_cap_is_refused(tmp_path):
     assert line == f"inductor-bench: error: {big}: 16 MiB, too large for a model file (at most 16 MiB)"
 
 
+def test_a_directory_is_named_as_one_and_a_run_directory_pointed_to_report(tmp_path):
+    """It was 'not a Python file (expected a model file ending in .py)', of a directory named
+    model.py too, and of a run directory given to breakdown in place of report."""
+    from inductor_bench.core.errors import UsageError
+    from inductor_bench.core.workload import check_model_file
+
+    (tmp_path / "model.py").mkdir()
+    run = FIXTURES / "runs" / "cpu_fft_inference"
+    said = {}
+    for p in (tmp_path / "model.py", run):
+        with pytest.raises(UsageError) as e:
+            check_model_file(p)
+        said[p] = str(e.value)
+    assert said == {
+        tmp_path / "model.py": f"{tmp_path / 'model.py'}: a directory, not a model file (a .py file: its factory "
+                               "make_workload, or a script)",
+        run: f"{run}: a run directory, not a model file: `inductor-bench report {run}` shows it",
+    }
+
+
 def test_the_path_workers_get_is_absolute(tmp_path, monkeypatch):
     shutil.copy(MODELS / "mlp.py", tmp_path / "m.py")
     monkeypatch.chdir(tmp_path)

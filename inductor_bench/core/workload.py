@@ -32,6 +32,7 @@ from typing import Any
 from .devices import AUTO, DEVICE_CHOICES
 from .errors import UsageError
 from .modes import check_name as check_mode_name
+from .rundir import BREAKDOWN_FILE, COMPARE_FILE
 from .vocab import CompileMode
 
 FACTORY = "make_workload"
@@ -134,13 +135,22 @@ def check_model_file(p: Path) -> None:
     if p.suffix == ".ipynb" and not stat.S_ISDIR(st.st_mode):
         raise UsageError(f"{p}: a Jupyter notebook, not a model file: export it as a script "
                          f"(jupyter nbconvert --to script {p}) and break down the .py it writes")
-    if stat.S_ISDIR(st.st_mode) or p.suffix != ".py":
+    if stat.S_ISDIR(st.st_mode):
+        raise UsageError(_a_directory(p))
+    if p.suffix != ".py":
         raise UsageError(f"{p}: not a Python file (expected a model file ending in .py)")
     if not stat.S_ISREG(st.st_mode):
         raise UsageError(f"{p}: not a regular file (a device, FIFO or socket): a model file is a .py file")
     if st.st_size > MAX_MODEL_BYTES:
         size, cap = f"{st.st_size / 2**20:.0f} MiB", f"{MAX_MODEL_BYTES >> 20} MiB"
         raise UsageError(f"{p}: {size}, too large for a model file (at most {cap})")
+
+
+def _a_directory(p: Path) -> str:
+    """Why a directory is not a model file; a run directory is pointed to ``report``."""
+    if any((p / name).is_file() for name in (BREAKDOWN_FILE, COMPARE_FILE)):
+        return f"{p}: a run directory, not a model file: `inductor-bench report {p}` shows it"
+    return f"{p}: a directory, not a model file (a .py file: its factory make_workload, or a script)"
 
 
 def _top_functions(path: Path) -> list[str]:
