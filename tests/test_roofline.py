@@ -27,6 +27,7 @@ from inductor_bench.core.conv_attention import conv_output_shape
 from inductor_bench.core.dtypes import dtype_bytes
 from inductor_bench.core.kernelfile import read_kernel_file
 from inductor_bench.core.modparse import parse_module, read_module
+from inductor_bench.core.result_json import result_json
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
 from inductor_bench.core.roofline import category_far_below_ms, count_work
 from inductor_bench.core.work import FROM_BUFFERS, FROM_INDUCTOR, RANDOM_NOTE, call_work, with_random_note
@@ -382,7 +383,7 @@ def test_the_roofline_round_trips_and_its_figures_are_in_the_json():
     k = KernelStat("k", "cpp_pointwise", 1.0, 1.0, bytes=50e6, flops=100e6, compute="fp32")
     r = BreakdownResult("m", graphs=[GraphResult("0-forward", "forward", kernels=[k])],
                         roofline=Roofline(CEIL, datasheet_for("NVIDIA H100 PCIe")))
-    d = json.loads(r.to_json())
+    d = json.loads(result_json(r))
     assert d["schema_version"] == 4
     fig = d["extras"]["roofline"]["kernels"][0]
     assert fig["kernel"] == "k" and fig["pct"] == pytest.approx(50.0) and fig["bound"] == MEMORY
@@ -522,6 +523,35 @@ def test_an_extern_call_site_has_its_own_percent_of_peak():
     # the roofline at its intensity is the fp32 ceiling (far above the ridge)
     expected = 100 * (flops / (fc2.site.ms / 1e3) / 1e12) / r.roofline.measured.tflops["fp32"]
     assert unit_pct_cell(r, fc2) == f"{expected:.0f}%"
+
+
+def test_the_jsons_figures_are_each_extern_call_as_the_tables_show_it():
+    """``extras.roofline.kernels`` (breakdown.json, ``report --format json``, each column of a
+    compare's JSON) holds an extern op called at several places as each call, named as the
+    kernel tables and the roofline chart name it (``aten::mm #2``), with that call's figures:
+    not one figure for the op's five calls that no table shows."""
+    from inductor_bench.core.rundir import load_breakdown, load_compare
+
+    r = load_breakdown(ROOFLINE_RUN)
+    raw = json.loads((ROOFLINE_RUN / "breakdown.json").read_text())
+    (bwd,) = [g for g in raw["graphs"] if g["id"] == "0-backward"]
+    c = raw["extras"]["roofline"]["measured"]
+    expected = {}
+    for site in bwd["sites"]:  # each mm of the backward: its own time, bytes and FLOPs
+        moved, flops = bwd["site_counts"][site["index"]]
+        roof = min(c["tflops"]["fp32"], flops / moved * c["gbps"] / 1e3)
+        expected[f"aten::mm #{site['index']}"] = 100 * flops / (site["ms"] / 1e3) / 1e12 / roof
+    assert len(expected) == 5
+    compare = load_compare(FIXTURES / "results" / "cpu_mlp_compare")
+    (column,) = [m for m in compare.modes if m.mode == "default"]
+    column.breakdown = r
+    cd = json.loads(result_json(compare))
+    (cbd,) = [m["breakdown"] for m in cd["modes"] if m["mode"] == "default"]
+    for figures in (json.loads(result_json(r))["extras"]["roofline"]["kernels"],
+                    cbd["extras"]["roofline"]["kernels"]):
+        got = {k["kernel"]: k["pct"] for k in figures if k["graph"] == "0-backward" and "mm" in k["kernel"]}
+        assert got == pytest.approx(expected)
+        assert len({(k["graph"], k["kernel"]) for k in figures}) == len(figures)
 
 
 def test_a_kernel_sources_own_harness_gives_no_graph_input():

@@ -1,7 +1,8 @@
 """A result's JSON as the commands write it (``breakdown.json``, ``compare.json``,
 ``--format json``): its record (``to_dict``: the raw samples and what they were made from) and,
-for a breakdown, the step's figures its report shows (``step``), made by the functions the
-report's own lines are made by, on writing, and never read back: a reader of the file judges
+for a breakdown, the step's figures its report shows (``step``) and each kernel's against the
+ceilings (``extras.roofline.kernels``), made by the functions the report's own lines are made by,
+on writing, and never read back: a reader of the file judges
 again from the samples (``BreakdownResult.from_dict`` leaves the block out)."""
 
 from __future__ import annotations
@@ -9,8 +10,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .ceilings import kernel_roof
 from .compare import CompareResult
 from .results import BreakdownResult
+from .roofline import judged_sites
 from .step import gain_frame, set_aside, split_step
 
 
@@ -39,9 +42,30 @@ def step_figures(r: BreakdownResult) -> dict[str, Any]:
     }
 
 
+def roofline_kernels(r: BreakdownResult) -> list[dict[str, Any]]:
+    """Each counted kernel's figures against the ceilings (``extras.roofline.kernels``), as
+    the report's tables and chart hold it (``roofline.judged_sites``): an extern op called at
+    several places as each call, named as the tables name it (``aten::mm #2``), its time and
+    counts that call's."""
+    c = r.roofline.measured if r.roofline is not None else None
+    return [{"graph": g.id, "kernel": k.name + mark, **kernel_roof(k, c, g.device).to_dict()}
+            for g in r.measured() for k, mark in judged_sites(g) if k.bytes is not None]
+
+
+def _with_roofline(d: dict[str, Any], r: BreakdownResult) -> dict[str, Any]:
+    if r.roofline is not None:
+        d["extras"]["roofline"]["kernels"] = roofline_kernels(r)
+    return d
+
+
 def result_json(result: BreakdownResult | CompareResult) -> str:
     """The result's JSON with the figures derived for scripts."""
     d = result.to_dict()
     if isinstance(result, BreakdownResult):
+        _with_roofline(d, result)
         d["step"] = step_figures(result)
+    else:
+        for m, md in zip(result.modes, d["modes"], strict=True):
+            if m.breakdown is not None:
+                _with_roofline(md["breakdown"], m.breakdown)
     return json.dumps(d, indent=1)

@@ -20,7 +20,7 @@ from .autotune_records import KernelMatch as KernelMatch  # re-exported: results
 from .autotune_records import KernelRetuning as KernelRetuning
 from .autotune_records import Recompile as Recompile
 from .autotune_records import RetunedKernel as RetunedKernel
-from .ceilings import Roofline, kernel_roof
+from .ceilings import Roofline
 from .devices import HOST_BACKEND, canonical_name
 from .errors import ResultError
 from .load import Load
@@ -327,13 +327,7 @@ class BreakdownResult:
             if v is None or v == []:
                 continue
             out[name] = v.to_dict() if hasattr(v, "to_dict") else _plain(v)
-        if self.roofline is not None:  # each counted kernel's figures, as the reports show them
-            c = self.roofline.measured
-            out["roofline"]["kernels"] = [
-                {"graph": g.id, "kernel": k.name, **kernel_roof(k, c, g.device).to_dict()}
-                for g in self.measured() for k in g.kernels if k.bytes is not None
-            ]
-        return out
+        return out  # the roofline's figures per kernel: added on writing (core/result_json.py)
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1)
