@@ -353,7 +353,7 @@ def test_a_rank_s_unfinished_events_are_counted_in_its_line(capsys, tmp_path):
     b.write_text(json.dumps(trace))
     code, out, _ = run_cli(capsys, str(a), str(b))
     lines = {ln.split(":")[0].strip("- *"): ln for ln in out.splitlines() if ln.lstrip("- *").startswith("rank ")}
-    assert code == 0 and "1 steps; 1 event(s) with a negative duration left out (unfinished when the profiler " \
+    assert code == 0 and "1 step; 1 event(s) with a negative duration left out (unfinished when the profiler " \
         "stopped)" in lines["rank 1"]
     assert "negative duration" not in lines["rank 0"]
 
@@ -442,3 +442,23 @@ def test_a_trace_that_names_no_rank_beside_ranked_ones_is_said_to_renumber_them(
     code, out, _ = run_cli(capsys, *map(str, given[:2]), "--format", "json")
     doc = json.loads(out)
     assert [r["rank"] for r in doc["ranks"]] == [3, 5] and doc["renumbered"] == ""
+
+
+def test_a_rank_s_line_names_its_thread_or_device_and_counts_its_steps(capsys):
+    """The gloo ranks are CPU-only: each line names the busiest thread (the one that holds the
+    ProfilerStep# markers in the raw JSON) as a CPU thread, not as a device; the Triton example
+    holds one step, which its line counts as '1 step'. A CPU-only trace's category table is of
+    that thread."""
+    threads = [next(e["tid"] for e in raw_events(p) if re.fullmatch(r"ProfilerStep#\d+", e["name"]))
+               for p in CPU_GLOO]
+    steps = [len({e["name"] for e in raw_events(p) if re.fullmatch(r"ProfilerStep#\d+", e["name"])})
+             for p in CPU_GLOO]
+    code, out, _ = run_cli(capsys, *map(str, CPU_GLOO))
+    assert code == 0
+    for r, (path, tid, n) in enumerate(zip(CPU_GLOO, threads, steps, strict=True)):
+        assert f"rank {r}: {path} (CPU thread {tid}, {n} steps)" in out.splitlines()
+    one = FIXTURES / "hta" / "triton_example_triton_example.json.gz"
+    code, out, _ = run_cli(capsys, str(RANKS / "rank-3.json.gz"), str(one))
+    assert code == 0 and f"rank 1: {one} (device 0, 1 step)" in out.splitlines()
+    code, out, _ = run_cli(capsys, str(CPU_GLOO[0]))
+    assert code == 0 and f"Time by category, CPU thread {threads[0]} (steady mean step)" in out.splitlines()

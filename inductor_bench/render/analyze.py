@@ -191,7 +191,7 @@ def _categories(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> N
         rows.append(
             ["total", fmt.ms(total), fmt.pct(100.0 if total else 0.0), fmt.pct(fmt.share(total, wall))]
         )
-        doc.heading(f"Time by category, device {_device_label(r, dev)} ({which})")
+        doc.heading(f"Time by category, {'' if is_host(dev) else 'device '}{_device_label(r, dev)} ({which})")
         doc.table(rows, ["category", "ms", "% kernel", "% wall"], ("left", "right", "right", "right"))
         if total > wall > 0:
             doc.fine_print(f"the categories sum the events' durations, {fmt.ms(total)} ms, more than "

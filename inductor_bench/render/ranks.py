@@ -231,6 +231,12 @@ def _trace_notes(rank: RankResult) -> str:
     return "".join(f"; {n}" for n in notes)
 
 
+def _device(device: str | None) -> str:
+    """A rank's device as its line names it: a GPU (``device 0``), or on a CPU-only trace its
+    busiest thread (``CPU thread 846``, no device)."""
+    return device if device and is_host(device) else f"device {device or 'none'}"
+
+
 def _world(ranks: list[RankResult]) -> list[str]:
     """What the traces' world sizes say of the set: ranks of different runs, or some left out."""
     sizes = {rank.rank: rank.world_size for rank in ranks if rank.world_size is not None}
@@ -245,8 +251,9 @@ def _world(ranks: list[RankResult]) -> list[str]:
 
 def _ranks(doc: Doc, r: RanksResult, title: str) -> None:
     doc.title(title)
-    facts = [f"rank {rank.rank}: {doc.code(rank.trace)} (device {rank.device or 'none'}, "
-             f"{len(rank.steps)} steps{_trace_notes(rank)})" for rank in r.ranks]
+    facts = [f"rank {rank.rank}: {doc.code(rank.trace)} ({_device(rank.device)}, "
+             f"{len(rank.steps)} step{'' if len(rank.steps) == 1 else 's'}{_trace_notes(rank)})"
+             for rank in r.ranks]
     facts += skipped_facts(r.skipped, r.not_traces)
     facts += [f"WARNING: {r.renumbered}"] if r.renumbered else []
     facts += [f"WARNING: {r.apart}"] if r.apart else []
