@@ -858,3 +858,26 @@ def test_a_custom_op_counts_what_it_returns_and_gets_no_memory_verdict():
     assert kernel_roof(other, CEIL, "cpu").bound == "memory"
     (addmm,) = [w for c, w in call_work(module, text) if c.name == "extern_kernels.addmm"]
     assert addmm.bytes == 4 * (128 + 128 * 128 + 256 * 128 + 256 * 128)  # bias, W, x, out= once
+
+
+def test_a_gpus_figures_of_a_thousand_or_more_read_whole():
+    """An H200's ceilings and a kernel at 2500 GB/s: written whole in the report (text, HTML
+    tooltip) and the JSON's limit, never in exponent form ('4.24e+03 GB/s')."""
+    from inductor_bench.render.breakdown import render_breakdown
+
+    c = Ceilings("NVIDIA H200", gbps=4238.0, tflops={"fp32": 51.0, "fp8": 1400.0}, copy_gbps=4238.0,
+                 triad_gbps=4100.0)
+    # 25 MB in 10 µs: 2500 GB/s; 12 MFLOP in 10 µs: 1.2 TFLOP/s (0.48 FLOP/B)
+    k = KernelStat("triton_poi_k", "triton_pointwise", 1.0, 0.01, bytes=25e6, flops=12e6, compute="fp32",
+                   samples_ms=[0.01] * 5)
+    r = BreakdownResult("m", device="cuda", graphs=[GraphResult("0-forward", "forward", device="cuda",
+                                                                kernels=[k], wall_ms=0.02, busy_ms=0.01,
+                                                                kernel_ms=0.01)],
+                        roofline=Roofline(c, datasheet_for("NVIDIA H200")))
+    text = render_breakdown(r)
+    assert "measured ceilings: 4238 GB/s (copy 4238, triad 4100); TFLOP/s fp32 51, fp8 1400 (" in text
+    assert "datasheet (H200, dense): 4800 GB/s; TFLOP/s fp32 67, tf32 495, fp16/bf16 989, fp8 1979" in text
+    row = next(line for line in text.splitlines() if line.startswith("0-forward") and " 2500 " in line)
+    assert "1.2" in row.split() and "e+0" not in text
+    fig = json.loads(result_json(r))["extras"]["roofline"]["kernels"][0]
+    assert fig["limit"] == "fp32 51 TFLOP/s, 4238 GB/s" and fig["gbps"] == pytest.approx(2500.0)

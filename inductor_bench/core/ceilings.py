@@ -15,6 +15,7 @@ from typing import Any
 from . import other_ops
 from .devices import DEVICE, HOST, backend, canonical_name
 from .peaks import COMPUTE_TYPES, FP16, FP32, lookup
+from .si_units import sig3
 
 PEAKS_FILE = "peaks.json"  # in the run directory: what the roofline figures are held against
 
@@ -251,11 +252,11 @@ def kernel_roof(k: Any, ceilings: Ceilings | None, device: str) -> KernelRoof:
         bound = COMPUTE if intensity * ceilings.gbps / 1e3 >= peak_flops else MEMORY
         pct = 100.0 * tflops / roof
         ideal_s = max(k.bytes / (ceilings.gbps * 1e9), k.flops / (peak_flops * 1e12))
-        limit = f"{k.compute} {peak_flops:.3g} TFLOP/s, {ceilings.gbps:.3g} GB/s"
+        limit = f"{k.compute} {sig3(peak_flops)} TFLOP/s, {sig3(ceilings.gbps)} GB/s"
     else:
         bound, pct = MEMORY, 100.0 * gbps / ceilings.gbps
         ideal_s = k.bytes / (ceilings.gbps * 1e9)
-        limit = f"{ceilings.gbps:.3g} GB/s"
+        limit = f"{sig3(ceilings.gbps)} GB/s"
     floor = LATENCY_FLOOR_US.get(backend(device).timeline, 5.0)
     # per launch; the verdict on its fastest iteration: a call stalled by other work is not a
     # kernel that could reach its limit (the same GEMM at two places gets one verdict)

@@ -35,7 +35,7 @@ from ..core.roofline import (
     site_stat,
     weighted_pct,
 )
-from ..core.si_units import with_prefix
+from ..core.si_units import sig3, with_prefix
 from ..core.views import Unit
 from ..core.work import counted_from, draws_random
 from . import format as fmt
@@ -141,7 +141,7 @@ def _si(v: float | None, unit: str) -> str:
 def tflops_words(c: Ceilings) -> str:
     """``fp32 0.22, fp16/bf16 0.727, int8 0.862 TOP/s``: the measured TFLOP/s per compute type
     (int8's: its integer operations)."""
-    return ", ".join(f"{k} {c.tflops[k]:.3g}" + (" TOP/s" if k == INT8 else "")
+    return ", ".join(f"{k} {sig3(c.tflops[k])}" + (" TOP/s" if k == INT8 else "")
                      for k in COMPUTE_TYPES if k in c.tflops)
 
 
@@ -150,7 +150,7 @@ def figures_words(c: Ceilings) -> str:
     flops = tflops_words(c)
     if not c.gbps:
         return flops
-    return f"{c.gbps:.3g} GB/s" + (f", TFLOP/s {flops}" if flops else "")
+    return f"{sig3(c.gbps)} GB/s" + (f", TFLOP/s {flops}" if flops else "")
 
 
 def ceilings_lines(roof: Roofline) -> list[str]:
@@ -159,15 +159,15 @@ def ceilings_lines(roof: Roofline) -> list[str]:
     if c is None:
         return [roof.error or "the ceilings were not measured"]
     flops = tflops_words(c)
-    bw = f"{c.gbps:.3g} GB/s" if c.gbps else fmt.DASH
+    bw = f"{sig3(c.gbps)} GB/s" if c.gbps else fmt.DASH
     if c.triad_gbps is not None:
-        bw += f" (copy {c.copy_gbps:.3g}, triad {c.triad_gbps:.3g})"
+        bw += f" (copy {sig3(c.copy_gbps)}, triad {sig3(c.triad_gbps)})"
     cached = f"; cached, measured {c.measured_at}" if c.from_cache else f"; measured {c.measured_at}"
     lay = ", ".join(f"{k} {c.matmul_layout[k]}" for k in COMPUTE_TYPES if k in c.matmul_layout)
     how = c.how + (f"; layouts: {lay}" if lay else "")
     out = [f"measured ceilings: {bw}; TFLOP/s {flops or fmt.DASH} ({how}{cached})"]
     if ds.part:
-        dflops = ", ".join(f"{k} {ds.tflops[k]:.3g}" for k in COMPUTE_TYPES if k in ds.tflops)
+        dflops = ", ".join(f"{k} {sig3(ds.tflops[k])}" for k in COMPUTE_TYPES if k in ds.tflops)
         out.append(f"datasheet ({ds.part}, dense): {ds.gbps:.4g} GB/s; TFLOP/s {dflops}")
     else:
         out.append("datasheet: this device is not in the table (core/peaks.py)")
@@ -183,8 +183,8 @@ def _measured_again(c: Ceilings) -> list[str]:
     """What this run measured again because its kernels ran above a ceiling."""
     if not c.remeasured_from:
         return []
-    moves = ", ".join(f"{k} {old:.3g} -> {c.tflops.get(k, old):.3g}" if c.tflops.get(k, old) > old
-                      else f"{k} {old:.3g} (no higher this time)"
+    moves = ", ".join(f"{k} {sig3(old)} -> {sig3(c.tflops.get(k, old))}" if c.tflops.get(k, old) > old
+                      else f"{k} {sig3(old)} (no higher this time)"
                       for k, old in sorted(c.remeasured_from.items()))
     return [f"measured again, because kernels of this run ran above the ceiling: TFLOP/s {moves} "
             "(the higher figure is kept, here and in the machine's cache)"]
@@ -254,11 +254,15 @@ def bound_words(roof: KernelRoof, k: KernelStat | None = None) -> str:
     return BOUND_WORDS.get(roof.bound or "", fmt.DASH)
 
 
+def _sig3(v: float | None) -> str:
+    return fmt.DASH if v is None else sig3(v)
+
+
 def _row(doc: Doc, gid: str, k: KernelStat, roof: KernelRoof, name: str) -> list[str]:
     return [
         gid, doc.named(doc.code(name), k.name), fmt.ms(k.ms), _si(k.bytes, "B"),
         _si(k.flops, "FLOP") if k.flops else fmt.DASH,
-        fmt.number(roof.gbps, ".3g"), fmt.number(roof.tflops, ".3g"), fmt.number(roof.intensity, ".3g"),
+        _sig3(roof.gbps), _sig3(roof.tflops), _sig3(roof.intensity),
         fmt.pct(roof.pct), bound_words(roof, k), counted_from(k.work_from),
     ]
 
@@ -292,8 +296,8 @@ def roofline_chart(r: BreakdownResult) -> Scatter | None:
     for gid, k, roof in chart_points(r):
         cats.add(k.category)
         tip = (f"{gid} · {k.name}\n"
-               f"{fmt.ms(k.ms)} ms · {fmt.number(roof.gbps, '.3g')} GB/s · "
-               f"{fmt.number(roof.tflops, '.3g')} TFLOP/s · {fmt.pct(roof.pct)} of peak · "
+               f"{fmt.ms(k.ms)} ms · {_sig3(roof.gbps)} GB/s · "
+               f"{_sig3(roof.tflops)} TFLOP/s · {fmt.pct(roof.pct)} of peak · "
                f"{bound_words(roof, k)}")
         pts.append(Point(tip, k.category, k.ms, roof.intensity, roof.tflops, roof.pct))
     roofs = _roofs(ceilings_of(r), r.roofline)
