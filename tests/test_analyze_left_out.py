@@ -169,3 +169,24 @@ def test_several_traces_one_of_which_lost_its_device_times_are_refused(tmp_path,
     write(tmp_path, lost, "rank1.json")
     code, out, err = run_cli(capsys, str(tmp_path))
     assert code == 2 and not out and "rank1.json: its 1 device events" in err
+
+
+def test_a_step_left_out_is_named_though_another_step_shares_its_name(tmp_path, capsys):
+    """Two runs of steps 1 to 3 in one trace (six steps, each name twice), each step 1 ms and
+    its one kernel 0.1 ms, the fifth step (the second ProfilerStep#2) 2 ms: it is left out as
+    disturbed, and the line under the steps table names it, though the first ProfilerStep#2 is
+    kept (the line had compared names, and said nothing)."""
+    evs, corr = [], 1
+    for i in range(6):
+        t = T + i * 10_000
+        evs.append(x(f"ProfilerStep#{1 + i % 3}", "user_annotation", t, 2000 if i == 4 else 1000))
+        evs += launched("k", corr, t + 10, t + 20, 100)
+        corr += 1
+    f = write(tmp_path, evs)
+    code, out, _ = run_cli(capsys, str(f), "--format", "json")
+    j = json.loads(out)
+    assert code == 0 and [s["wall_ms"] for s in j["steps"]] == pytest.approx([1, 1, 1, 1, 2, 1])
+    code, out, _ = run_cli(capsys, str(f))
+    assert code == 0 and "steady mean (1 left out)" in out
+    assert "steady mean: the mean over 5 steps; left out as disturbed (slower than the median step by over " \
+        "3.5 robust sigmas and 5%, docs/statistics.md): ProfilerStep#2" in out

@@ -138,8 +138,8 @@ def _steps(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> None:
 def _disturbed(doc: Doc, r: AnalyzeResult) -> list[str]:
     """The line naming the steps left out of the steady mean as disturbed (those that held
     nothing are named in the header)."""
-    kept = {s.name for s in steady_steps(r)}
-    left = [step_code(doc, s.name) for s in r.steps if s.name not in kept and s.name not in empty_steps(r)]
+    kept, nothing = set(steady_indices(r)), set(empty_steps(r))  # by index: two steps may share a name
+    left = [step_code(doc, s.name) for i, s in enumerate(r.steps) if i not in kept and s.name not in nothing]
     if not left:
         return []
     return [f"steady mean: the mean over {len(kept)} steps; left out as disturbed (slower than the median "
