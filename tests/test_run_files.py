@@ -105,6 +105,38 @@ def test_a_failed_write_keeps_the_file_as_it_was(tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["breakdown.json"]  # no temporary left
 
 
+def test_html_given_a_device_a_fifo_or_a_link_writes_into_it_never_replaces_it(tmp_path):
+    """--html /dev/full, run as root, renamed the page over the device: /dev/full became an
+    HTML file (and /dev/stdout, a link, would have become one). The page is written into what
+    the path is or leads to; a device that cannot take it is one line, exit 74."""
+    import threading
+
+    from inductor_bench.commands.output import write_html
+
+    page = "<!DOCTYPE html><p>page</p>"
+    fifo = tmp_path / "pipe.html"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()), daemon=True)
+    reader.start()
+    write_html(fifo, page)
+    reader.join(10)
+    assert got == [page] and fifo.is_fifo()
+    target = tmp_path / "real.html"
+    target.write_text("old")
+    (tmp_path / "link.html").symlink_to(target)
+    write_html(tmp_path / "link.html", page)
+    assert (tmp_path / "link.html").is_symlink() and target.read_text() == page
+    if Path("/dev/full").exists():
+        (tmp_path / "full.html").symlink_to("/dev/full")
+        with pytest.raises(WriteError) as e:
+            write_html(tmp_path / "full.html", page)
+        assert str(e.value) == f"{tmp_path / 'full.html'}: cannot write (No space left on device)"
+        assert (tmp_path / "full.html").is_symlink() and Path("/dev/full").is_char_device()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["pipe.html", "real.html", "link.html"] + (["full.html"] if Path("/dev/full").exists() else []))
+
+
 @pytest.fixture
 def tiny_disk(tmp_path):
     """A 64 KiB tmpfs (root only), unmounted after the test."""

@@ -137,7 +137,20 @@ def write_html(path: Path, page: str, links: Path | None = None) -> None:
     """An HTML report at ``path`` (rewritten if it exists: it is a view of a result, which is
     never overwritten), its links made to work from where it is."""
     make_parent(path)
-    write_atomic(path, with_base(page, _relative(links, path.parent)))
+    text = with_base(page, _relative(links, path.parent))
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        _write_through(path, text)  # /dev/stdout, a FIFO, a link: renaming over it would replace it
+    else:
+        write_atomic(path, text)
+
+
+def _write_through(path: Path, text: str) -> None:
+    """``text`` written into what ``path`` is or leads to (a device, a FIFO, a link's target)."""
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise WriteError(f"{path}: cannot write ({e.strerror or e})") from None
 
 
 def render_result(result: Result, fmt: str = TEXT, **kw) -> str:
