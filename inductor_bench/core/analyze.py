@@ -5,8 +5,8 @@ loading, optimizer steps) are read as they are:
 
 - **Steps** are the ``ProfilerStep#N`` ranges on the CPU; without them the iterations a
   breakdown's profile marked (``inductor_bench::iteration``); without either the whole trace
-  (the span of its CPU ops, runtime calls and device events) is one window. A device event
-  belongs to the step during which the CPU *launched* it (its ``cuda_runtime`` /
+  (the span of its CPU ops, ``record_function`` ranges, runtime calls and device events) is
+  one window. A device event belongs to the step during which the CPU *launched* it (its ``cuda_runtime`` /
   ``cuda_driver`` call with the same correlation; its own start when no launch is
   recorded), so work that runs late still counts for the step that issued it.
 - A step's **window** runs from the step's start to whichever ends later, the step on the
