@@ -261,16 +261,22 @@ def test_a_diffs_kernels_of_one_code_and_unnamed_series_are_coloured():
     grey, as the note says, and a series with no colour of its own (a comparison of two model
     files names its columns 'mlp:default', 'mlp_slow25:default') gets one of its own: no bar is the SVG's
     default black, which a dark page would not show at all."""
-    from inductor_bench.core.diff import KernelDiff, SectionDiff
+    from dataclasses import replace
+
+    from inductor_bench.core.diff import CategoryDiff, KernelDiff, SectionDiff
     from inductor_bench.core.stats import judge, summarize
     from inductor_bench.core.vocab import Verdict
-    from inductor_bench.render.charts_compare import diff_kernels
+    from inductor_bench.render.charts_compare import diff_categories, diff_kernels
     from inductor_bench.render.html_page import page as html_page
 
     change = judge(summarize([1.0] * 9), summarize([1.02] * 9))
     kernels = [KernelDiff(v, "0-forward", f"k{i}", "extern_gemm", [], 1.0, 1.02 + i / 100, change=change)
                for i, v in enumerate((Verdict.SAME_CODE, Verdict.CALLS_CHANGED))]
-    chart = diff_kernels(SectionDiff("default", change, "harness", kernels=kernels), 10)
+    section = SectionDiff("default", change, "harness", kernels=kernels,
+                          categories=[CategoryDiff("extern_gemm", replace(change, verdict=Verdict.SAME_CODE))])
+    chart = diff_kernels(section, 10)
+    pale = diff_categories(section)
+    assert pale.bars[0].faint and "or the same code on both sides" in pale.note
     models = Chart("t", "ms", [Bar(m, [Segment(1.0, m)]) for m in ("mlp:default", "mlp_slow25:default", "lite")])
     doc = new_doc("html")
     doc.chart(chart)

@@ -126,7 +126,8 @@ def diff_categories(s: SectionDiff) -> Chart | None:
         f"Change per category, {s.mode} (head - base)",
         "ms per step",
         bars,
-        note="pale: within noise (or too few samples to judge); the table above has the numbers.",
+        note="pale: within noise, too few samples to judge, or the same code on both sides; the table "
+        "above has the numbers.",
         value_format=fmt.signed_ms,
     )
 
