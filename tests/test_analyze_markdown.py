@@ -86,3 +86,18 @@ def test_ranks_markdown_names_steps_and_traces_as_code(capsys):
     stragglers = [_cells(ln)[:2] for ln in md.splitlines() if ln.startswith("| `ProfilerStep#")][:2]
     assert stragglers == [["`ProfilerStep#4`", "rank 6"], ["`ProfilerStep#5`", "rank 3"]]
     assert not re.search(r"ProfilerStep#\d", _outside_code(md))
+
+
+def test_the_json_names_each_step_as_the_text_table_does(capsys):
+    """HTA's NCCL trace: the JSON's steps are named, in order, as the raw JSON's ProfilerStep#
+    ranges are and as the text table's first column reads them (docs/analyze.md)."""
+    walls = _walls_ms(NCCL)
+    code, out, _ = run_cli(capsys, str(NCCL), "--format", "json")
+    steps = json.loads(out)["steps"]
+    assert code == 0 and [s["name"] for s in steps] == sorted(walls)
+    assert [round(s["wall_ms"], 3) for s in steps] == [round(walls[n], 3) for n in sorted(walls)]
+    assert set(steps[0]) == {"name", "wall_ms", "devices"}
+    assert set(steps[0]["devices"][0]) == {"device", "busy_ms", "kernel_ms", "other_work_ms", "waiting_on_cpu_ms",
+                                           "queued_ms", "nothing_launched_ms", "events", "categories"}
+    code, text, _ = run_cli(capsys, str(NCCL))
+    assert [ln.split()[0] for ln in text.splitlines() if ln.startswith("ProfilerStep#")] == [s["name"] for s in steps]
