@@ -119,22 +119,27 @@ def test_html_given_a_device_a_fifo_or_a_link_writes_into_it_never_replaces_it(t
     got = []
     reader = threading.Thread(target=lambda: got.append(fifo.read_text()), daemon=True)
     reader.start()
-    write_html(fifo, page)
+    write_html(fifo, page, asked=True)
     reader.join(10)
     assert got == [page] and fifo.is_fifo()
     target = tmp_path / "real.html"
     target.write_text("old")
     (tmp_path / "link.html").symlink_to(target)
-    write_html(tmp_path / "link.html", page)
+    write_html(tmp_path / "link.html", page, asked=True)
     assert (tmp_path / "link.html").is_symlink() and target.read_text() == page
     if Path("/dev/full").exists():
         (tmp_path / "full.html").symlink_to("/dev/full")
         with pytest.raises(WriteError) as e:
-            write_html(tmp_path / "full.html", page)
+            write_html(tmp_path / "full.html", page, asked=True)
         assert str(e.value) == f"{tmp_path / 'full.html'}: cannot write (No space left on device)"
         assert (tmp_path / "full.html").is_symlink() and Path("/dev/full").is_char_device()
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        ["pipe.html", "real.html", "link.html"] + (["full.html"] if Path("/dev/full").exists() else []))
+    inside = tmp_path / "sweep"  # a link in a directory the tool writes its page into is never followed
+    inside.mkdir()
+    (inside / "index.html").symlink_to(target)
+    write_html(inside / "index.html", "<p>sweep</p>")
+    assert not (inside / "index.html").is_symlink() and target.read_text() == page
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["sweep"] + [
+        "pipe.html", "real.html", "link.html"] + (["full.html"] if Path("/dev/full").exists() else []))
 
 
 @pytest.fixture

@@ -116,7 +116,7 @@ def emit(
     if json_out:
         emit_json(json_text, json_out)
     if html_out is not None:
-        write_html(html_out, document(HTML), links)
+        write_html(html_out, document(HTML), links, asked=True)
     if json_out == "-":
         return
     if fmt is Format.json:
@@ -133,12 +133,14 @@ def _relative(links: Path | None, page_dir: Path) -> str:
     return Path(os.path.relpath(Path(links or ".").resolve(), page_dir.resolve())).as_posix()
 
 
-def write_html(path: Path, page: str, links: Path | None = None) -> None:
+def write_html(path: Path, page: str, links: Path | None = None, *, asked: bool = False) -> None:
     """An HTML report at ``path`` (rewritten if it exists: it is a view of a result, which is
-    never overwritten), its links made to work from where it is."""
+    never overwritten), its links made to work from where it is. ``asked``: a path the user
+    gave (``--html``), written into the device, FIFO or link it is; a file of a directory the
+    tool writes is renamed over, a link found there never followed."""
     make_parent(path)
     text = with_base(page, _relative(links, path.parent))
-    if path.is_symlink() or (path.exists() and not path.is_file()):
+    if asked and (path.is_symlink() or (path.exists() and not path.is_file())):
         _write_through(path, text)  # /dev/stdout, a FIFO, a link: renaming over it would replace it
     else:
         write_atomic(path, text)
