@@ -231,8 +231,9 @@ def test_breakdown_page_reads_without_javascript(pages):
 @pytest.mark.parametrize("name", ["breakdown-cpu", "breakdown-cuda", "diff"])
 def test_a_page_prints_whole_and_dark_on_light(pages, name):
     """Printed on A4 (its 718 px between margins) from a system in dark mode: the text is the
-    light theme's, dark on the white paper (a printer leaves the dark background out), and no
-    table is cut at the page's edge (on screen a wide table scrolls; on paper it cannot)."""
+    light theme's, dark on the white paper (a printer leaves the dark background out), no table
+    is cut at the page's edge (on screen a wide table scrolls; on paper it cannot), and a table
+    folded under its chart is printed."""
     b = Browser(*FOUND, width=718)
     try:
         b.open(pages[name])
@@ -247,6 +248,9 @@ def test_a_page_prints_whole_and_dark_on_light(pages, name):
         )
         assert cut == 0
         assert b.driver.execute_script("return document.documentElement.scrollWidth") <= 718
+        # a folded table (a diff's per category, under its chart) is printed unfolded
+        folded = "return Array.from(document.querySelectorAll('details table')).map(function (t) {"
+        assert all(b.driver.execute_script(folded + " return t.checkVisibility(); })"))
     finally:
         b.quit()
 

@@ -154,7 +154,8 @@ footer{margin-top:32px;color:var(--muted);font-size:12px}
 @media print{:root{color-scheme:light}main{padding:0;max-width:none}.scroll{overflow:visible}
 table{font-size:10.5px}th,td{white-space:normal;padding:2px 5px}td.r{white-space:nowrap}td.w{min-width:10em}
 code{font-size:10px}td code{overflow-wrap:anywhere}figure,tr{break-inside:avoid}
-h2,.caption{break-after:avoid}#tip{display:none}}
+h2,.caption{break-after:avoid}#tip{display:none}
+details::details-content{content-visibility:visible;display:block}}
 """
 
 # Sort a table by a header click (numbers by value: a mark before one (^ in cache, ~ latency)
