@@ -71,3 +71,24 @@ def test_a_run_missing_its_compiled_module_is_bad_input(tmp_path):
     assert p.stderr.splitlines() == [
         f"inductor-bench: error: {module}: cannot read the graph's compiled module (No such file or directory)"]
     assert not (run / "breakdown.before-reanalysis.json").exists()
+
+
+def test_a_torn_lowering_record_is_said_as_damage_not_as_a_run_without_one(tmp_path):
+    """It read as 'no record of the lowering: the run predates source attribution', every
+    kernel then 'no source'."""
+    import json
+
+    from inductor_bench.core.analysis import reanalyze as analyse_again
+
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    record = run / "graphs" / "0-inference" / "sources.json"
+    torn = record.read_text()[:200]
+    record.write_text(torn)
+    try:
+        json.loads(torn)
+    except ValueError as e:
+        why = str(e)
+    result, done = analyse_again(run)
+    assert done == ["0-inference"]
+    assert result.graphs[0].attribution == f"source attribution failed: {record}: not readable as JSON ({why})"

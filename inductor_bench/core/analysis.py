@@ -118,6 +118,8 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
                   clock=kept_clock(response))
     try:  # attribution is an addition to the measurement: it never loses a graph
         attribute(g, trace, info, text, load_record(gdir / SOURCES_FILE))
+    except ResultError as e:  # its record damaged: said as it is, never as a run without one
+        g.attribution = f"source attribution failed: {e}"[:300]
     except Exception as e:
         g.attribution = f"source attribution failed: {type(e).__name__}: {e}"[:300]
     fixed = applicable(text, response.get("sizes") or {})  # breakdown --size

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .errors import ResultError
 from .sources import VIA
 
 STORE_DIR = "inductor-bench-sources"
@@ -261,14 +262,15 @@ def top_level_lines(dynamo: dict[str, dict[str, Any]]) -> dict[tuple[str, int], 
 
 
 def load_record(path: str | Path) -> dict[str, Any] | None:
-    """One graph's capture-time record (``graphs/<id>/sources.json``), None when absent."""
+    """One graph's capture-time record (``graphs/<id>/sources.json``), None when absent;
+    ResultError when it is there but cannot be read (torn, not JSON)."""
     p = Path(path)
     if not p.exists():
         return None
     try:
         return json.loads(p.read_text())
-    except (OSError, json.JSONDecodeError):
-        return None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise ResultError(f"{p}: not readable as JSON ({e})") from None
 
 
 def read_log(path: str | Path) -> dict[str, dict[str, Any]]:
