@@ -474,6 +474,22 @@ def test_the_module_view_names_each_modules_class():
     assert "0 (Linear)" in text and "+ 2 (Linear)" in text and "1 (GELU)" in text
 
 
+def test_a_view_cut_to_its_top_groups_counts_what_it_leaves_out_in_words():
+    """Three modules in two groups (the GEMMs of 0 and 2, the GELU of 1): cut to one group, the
+    view's foot reads '… 1 more group' (it read '… 1 more groups'), its 0.500 ms, 25.0%."""
+    from inductor_bench.core.attribution import origin_of
+    from inductor_bench.core.results import KernelStat
+    from inductor_bench.render.breakdown import render_breakdown
+
+    g = GraphResult(id="0-inference", role="inference", iterations=1, wall_ms=2.0, wall_samples_ms=[2.0])
+    for name, ms, nodes in (("aten::addmm", 1.5, ["addmm", "addmm_1"]), ("cpp_fused_gelu_0", 0.5, ["mul", "erf"])):
+        g.kernels.append(KernelStat(name=name, category="extern_gemm", calls=1, ms=ms,
+                                    origin=origin_of(nodes, SEQUENTIAL_NODES)))
+    text = render_breakdown(BreakdownResult(model="m.py", graphs=[g]), by="module", top=1)
+    (foot,) = [line.split() for line in text.splitlines() if "more group" in line]
+    assert foot == ["0.500", "25.0%", "…", "1", "more", "group"]
+
+
 def test_module_paths_sort_by_their_numbers():
     from inductor_bench.core.sources import path_order
 

@@ -213,7 +213,7 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     if rest:
         ms = sum(g.ms for g in rest)
         rows.append(["", fmt.ms(ms), fmt.pct(fmt.share(ms, total))] + [""] * (len(rows[0]) - 3))
-        rows[-1][-2 if by == By.LINE else -1] = f"… {len(rest)} more groups"
+        rows[-1][-2 if by == By.LINE else -1] = f"… {len(rest)} more group{'' if len(rest) == 1 else 's'}"
     total_row = _total_row(total, us, two_roles, by)
     if roof:
         total_row.insert(6 if two_roles else 4, group_pct_cell(r, [unit_member(u) for u in us]))
