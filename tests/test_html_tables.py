@@ -216,6 +216,8 @@ def test_the_roofline_caption_and_note_say_what_is_drawn():
     note = text(re.search(r'<p class="fine">(.*?)</p>', fig)[1])
     assert "Hollow" not in note and "Pale circles in the strip at the left" in note
     assert re.search(r'<circle[^>]*fill-opacity="0.3"', fig)  # the strip's circles, drawn pale
+    strip = re.findall(r'<circle[^>]*fill-opacity="0.3"[^>]*><title>(.*?)</title>', fig, re.S)
+    assert strip and all(" · no FLOP count · " in t and "- TFLOP/s" not in t for t in strip)
     measured, sheet = Roof("measured fp32", 100.0, 1.0), Roof("datasheet fp32", 200.0, 2.0, dashed=True)
     assert roofline_title([measured, sheet]).endswith("(datasheet dashed)")
     assert roofline_title([sheet]) == "Roofline: each kernel against the datasheet's ceilings (dashed)"

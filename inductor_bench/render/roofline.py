@@ -295,9 +295,9 @@ def roofline_chart(r: BreakdownResult) -> Scatter | None:
     cats: set[str] = set()
     for gid, k, roof in chart_points(r):
         cats.add(k.category)
+        flops = f"{sig3(roof.tflops)} TFLOP/s · " if roof.tflops is not None else "no FLOP count · "
         tip = (f"{gid} · {k.name}\n"
-               f"{fmt.ms(k.ms)} ms · {_sig3(roof.gbps)} GB/s · "
-               f"{_sig3(roof.tflops)} TFLOP/s · {fmt.pct(roof.pct)} of peak · "
+               f"{fmt.ms(k.ms)} ms · {_sig3(roof.gbps)} GB/s · {flops}{fmt.pct(roof.pct)} of peak · "
                f"{bound_words(roof, k)}")
         pts.append(Point(tip, k.category, k.ms, roof.intensity, roof.tflops, roof.pct))
     roofs = _roofs(ceilings_of(r), r.roofline)
