@@ -113,6 +113,8 @@ def _steps(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> None:
     if len(r.steps) > 1:
         wall = steady_wall(r)
         rows += [_step_row(_typical(r), dev, wall, m) for dev, m in typical.items()]
+    if not rows:  # nothing inside a step: the header says so, and no table is empty
+        return
     doc.heading("Steps (per device)" if r.steps[0].name != WHOLE_TRACE else "The whole trace (per device)")
     if _on_host(r):  # the host runs its ops as it issues them: nothing is queued
         q = STEP_HEADERS.index("queued")

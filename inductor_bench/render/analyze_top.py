@@ -42,6 +42,8 @@ def left_out_line(doc: Doc, what: str, left_out: list[tuple[str, list[str]]], sh
 def top_section(doc: Doc, r: AnalyzeResult, top: int, which: str, on_host: bool) -> None:
     """The table of the typical step's top kernels (ops), ``which`` the step it is of."""
     kernels, left_out = steady_kernels(r), steady_kernels_left_out(r)
+    if not kernels and not left_out:  # nothing inside a step ("devices: none: ..."): no empty table
+        return
     total = sum(k.ms for k in kernels)
     labels = fmt.kernel_labels([k.name for k in kernels[:top]], NAME_CHARS)
     rows = [[str(i), k.device, doc.named(doc.code(labels[i - 1]), k.name), label(k.category),
