@@ -92,3 +92,19 @@ def test_a_torn_lowering_record_is_said_as_damage_not_as_a_run_without_one(tmp_p
     result, done = analyse_again(run)
     assert done == ["0-inference"]
     assert result.graphs[0].attribution == f"source attribution failed: {record}: not readable as JSON ({why})"
+
+
+def test_a_compiled_module_torn_since_the_run_is_refused_not_read(tmp_path):
+    """Half a module.py was analysed as it was: 8 of 12 kernels, every one 'no source', no
+    roofline, exit 0."""
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    module = run / "graphs" / "0-inference" / "module.py"
+    module.write_bytes(module.read_bytes()[:2000])
+    before = (run / "breakdown.json").read_bytes()
+    p = reanalyze(run)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.splitlines() == [
+        f"inductor-bench: error: {module}: changed since the run wrote it (sha256 differs): its kernels "
+        "would be read from another module; refused"]
+    assert (run / "breakdown.json").read_bytes() == before

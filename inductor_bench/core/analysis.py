@@ -39,7 +39,9 @@ from .rundir import (
     STEP_PYTHON_TRACE_FILE,
     STEP_TRACE_FILE,
     TRACE_FILE,
+    file_digest,
     load_breakdown,
+    read_digests,
 )
 from .source_store import load_record
 from .static_twin import input_shapes
@@ -112,6 +114,7 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
     except OSError as e:  # a run directory missing its module (or with a directory there)
         why = e.strerror or e
         raise ResultError(f"{module_path}: cannot read the graph's compiled module ({why})") from None
+    _check_unchanged(run_dir, module_path)
     info = parse_module(text)
     trace = load_for_analysis(trace_path)
     analyze_graph(trace, info, g, kernel_files=kernel_files(run_dir, gdir), stack_hints=hints,
@@ -136,6 +139,18 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
         g.pipelined = analyze_pipelined(load_for_analysis(pipelined), response.get("pipelined_plain"))
         g.pipelined_trace = str(pipelined.relative_to(run_dir))
     return g
+
+
+def _check_unchanged(run_dir: Path, module_path: Path) -> None:
+    """The compiled module as the run recorded it (``digests.json``), where it did: one torn
+    or edited since would have the graph's kernels read, counted and placed from another text."""
+    try:
+        recorded = read_digests(run_dir).get(module_path.relative_to(run_dir).as_posix())
+    except ResultError:  # digests.json itself damaged: the module is read as it is
+        return
+    if recorded is not None and file_digest(module_path) != recorded:
+        raise ResultError(f"{module_path}: changed since the run wrote it (sha256 differs): its kernels "
+                          "would be read from another module; refused")
 
 
 def count_kernel_work(g: GraphResult, info: ModuleInfo, text: str, run_dir: Path,
