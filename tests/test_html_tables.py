@@ -248,3 +248,16 @@ def test_the_names_of_a_gpus_ceilings_do_not_print_over_each_other():
     assert min(b - a for a, b in pairwise(ys)) >= 13.0 - 0.05
     by_end = sorted(names, key=lambda n: (ends[n], names[n]))
     assert by_end == sorted(names, key=names.get)  # the names in the order of their lines
+
+
+def test_tick_labels_never_print_over_each_other():
+    """A diff's small changes (thousandths of a ms) between long kernel names and long notes
+    leave the axis under 300 px: fewer ticks there, each label at least 6 px from the next
+    ('-0.0010' to '0.0020' every 0.0005 printed over each other)."""
+    bars = [Bar("k" * 59 + str(i), [Segment(v, "x")], note="+" + "9" * 17)
+            for i, v in enumerate((0.001849, 0.000718, 0.000491, 0.001035, -0.000525))]
+    s = svg(Chart("t", "ms per step", bars))
+    ticks = [(float(x), t) for x, t in re.findall(
+        r'<text x="([0-9.]+)" y="[0-9.]+" dy="0.35em" class="tick" text-anchor="middle">([^<]*)</text>', s)][:-1]
+    assert len(ticks) >= 3 and ticks[-1][1] != "ms per step"
+    assert min((b[0] - a[0]) - (text_width(a[1]) + text_width(b[1])) / 2 for a, b in pairwise(ticks)) >= 6 - 0.1

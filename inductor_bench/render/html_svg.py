@@ -101,14 +101,23 @@ def _extent(bars: list[Bar]) -> tuple[float, float]:
     return lo, hi
 
 
-def _domain(c: Chart) -> tuple[float, float, float]:
+def _domain(c: Chart, width: float) -> tuple[float, float, float]:
+    """The axis's ends and tick spacing: about ``TICKS`` ticks, fewer where their labels would
+    not fit ``width`` px a few px apart (a diff's small changes between long kernel names and
+    notes: '-0.00075' every 43 px)."""
     lo, hi = _extent(c.bars)
     if c.max_value is not None:
         hi = max(hi, c.max_value)
     if hi - lo <= 0:
         hi = lo + 1.0
-    step = nice_step(hi - lo)
-    return math.floor(lo / step + 1e-9) * step, math.ceil(hi / step - 1e-9) * step, step
+    for n in range(TICKS, 1, -1):
+        step = nice_step(hi - lo, n)
+        a, b = math.floor(lo / step + 1e-9) * step, math.ceil(hi / step - 1e-9) * step
+        ticks = round((b - a) / step)
+        widest = max(text_width(_tick_label(a + i * step, step)) for i in range(ticks + 1))
+        if width / ticks >= widest + 6:
+            break
+    return a, b, step
 
 
 def _classes(c: Chart) -> dict[str, str]:
@@ -136,7 +145,7 @@ def svg(c: Chart) -> str:
     label_w = max((text_width(n) for n in names), default=0.0) + 12  # 6 px either side
     note_w = min(MAX_NOTE, max((text_width(b.note) for b in c.bars), default=0.0) + 8)
     x0, x1 = label_w, WIDTH - note_w - 8
-    lo, hi, step = _domain(c)
+    lo, hi, step = _domain(c, x1 - x0)
 
     def x(v: float) -> float:
         return x0 + (v - lo) / (hi - lo) * (x1 - x0)
