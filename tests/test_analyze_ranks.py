@@ -447,8 +447,8 @@ def test_a_trace_that_names_no_rank_beside_ranked_ones_is_said_to_renumber_them(
 def test_a_rank_s_line_names_its_thread_or_device_and_counts_its_steps(capsys):
     """The gloo ranks are CPU-only: each line names the busiest thread (the one that holds the
     ProfilerStep# markers in the raw JSON) as a CPU thread, not as a device; the Triton example
-    holds one step, which its line counts as '1 step'. A CPU-only trace's category table is of
-    that thread."""
+    holds one step, which its line counts as '1 step'. A CPU-only trace's steps and category
+    tables are of that thread."""
     threads = [next(e["tid"] for e in raw_events(p) if re.fullmatch(r"ProfilerStep#\d+", e["name"]))
                for p in CPU_GLOO]
     steps = [len({e["name"] for e in raw_events(p) if re.fullmatch(r"ProfilerStep#\d+", e["name"])})
@@ -462,3 +462,6 @@ def test_a_rank_s_line_names_its_thread_or_device_and_counts_its_steps(capsys):
     assert code == 0 and f"rank 1: {one} (device 0, 1 step)" in out.splitlines()
     code, out, _ = run_cli(capsys, str(CPU_GLOO[0]))
     assert code == 0 and f"Time by category, CPU thread {threads[0]} (steady mean step)" in out.splitlines()
+    lines = out.splitlines()
+    at = lines.index("Steps (per CPU thread)")
+    assert lines[at + 3].split()[:2] == ["step", "thread"]

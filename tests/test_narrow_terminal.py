@@ -54,7 +54,7 @@ def test_the_roofline_fits_80_columns_with_its_figures_and_verdicts(capsys, monk
 
 STEP_TRACES = {
     "cpu": (FIXTURES / "cpu_loop" / "torch-2.13.0.json.gz",
-            ["step", "device", "wall ms", "busy", "other steps' work", "waiting on CPU", "nothing launched"]),
+            ["step", "thread", "wall ms", "busy", "other steps' work", "waiting on CPU", "nothing launched"]),
     "cuda": (FIXTURES / "cuda_h200_stack_loop" / "stack-loop.pt.trace.json.gz",
              ["step", "device", "wall ms", "busy", "other steps' work", "waiting on CPU", "queued", "nothing launched"]),
 }

@@ -115,10 +115,11 @@ def _steps(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> None:
         rows += [_step_row(_typical(r), dev, wall, m) for dev, m in typical.items()]
     if not rows:  # nothing inside a step: the header says so, and no table is empty
         return
-    doc.heading("Steps (per device)" if r.steps[0].name != WHOLE_TRACE else "The whole trace (per device)")
+    per = "CPU thread" if _on_host(r) else "device"  # the host's rows are its threads
+    doc.heading(f"Steps (per {per})" if r.steps[0].name != WHOLE_TRACE else f"The whole trace (per {per})")
     if _on_host(r):  # the host runs its ops as it issues them: nothing is queued
-        q = STEP_HEADERS.index("queued")
-        gone = doc.table([x[:q] + x[q + 1:] for x in rows], STEP_HEADERS[:q] + STEP_HEADERS[q + 1:],
+        q, headers = STEP_HEADERS.index("queued"), [h.replace("device", "thread") for h in STEP_HEADERS]
+        gone = doc.table([x[:q] + x[q + 1:] for x in rows], headers[:q] + headers[q + 1:],
                          STEP_ALIGN[:q] + STEP_ALIGN[q + 1:], optional=STEP_OPTIONAL)
         host = HOST_NOTES[0].replace(KERNEL_MS_HOST, ".") if "kernel ms" in gone else HOST_NOTES[0]
         doc.fine_print(host, *HOST_NOTES[1:], *_disturbed(doc, r))
