@@ -12,6 +12,8 @@ import re
 import statistics
 from itertools import pairwise
 
+import pytest
+
 from inductor_bench.render.doc import Bar, Chart, Segment, new_doc
 from inductor_bench.render.html_page import STYLE
 from inductor_bench.render.html_svg import MAX_LABEL, svg, text_width
@@ -261,3 +263,26 @@ def test_tick_labels_never_print_over_each_other():
         r'<text x="([0-9.]+)" y="[0-9.]+" dy="0.35em" class="tick" text-anchor="middle">([^<]*)</text>', s)][:-1]
     assert len(ticks) >= 3 and ticks[-1][1] != "ms per step"
     assert min((b[0] - a[0]) - (text_width(a[1]) + text_width(b[1])) / 2 for a, b in pairwise(ticks)) >= 6 - 0.1
+
+
+def test_a_roofline_circle_is_sized_by_its_time_in_the_script():
+    """Of a script whose first graph ran 5 times and its second once, two kernels of 0.04 ms a
+    call: the first's circle stands for 0.2 ms of the script, the second's for 0.04 ms, so its
+    area is a fifth (radius 16 / sqrt 5), and the tooltip gives both times."""
+    from inductor_bench.core.ceilings import Ceilings, Roofline
+    from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
+    from inductor_bench.render.roofline import roofline_chart
+    from inductor_bench.render.roofline_svg import scatter_svg
+
+    def graph(gid: str, calls: float) -> GraphResult:
+        k = KernelStat(f"cpp_fused_{gid[0]}", "cpp_pointwise", 1.0, 0.04, bytes=1e6, samples_ms=[0.04] * 5)
+        return GraphResult(gid, "inference", kernels=[k], calls=calls, wall_ms=0.05, busy_ms=0.04,
+                           kernel_ms=0.04)
+
+    r = BreakdownResult("s", script=True, graphs=[graph("0-inference", 5.0), graph("1-inference", 1.0)],
+                        roofline=Roofline(Ceilings("cpu", gbps=40.0, tflops={"fp32": 0.2})))
+    chart = roofline_chart(r)
+    radii = [float(x) for x in re.findall(r'<circle[^>]*r="([0-9.]+)"', scatter_svg(chart))]
+    assert radii == [16.0, pytest.approx(16 / 5**0.5, abs=0.05)]
+    assert "0.040 ms a call of its graph, 0.200 ms in the script · " in chart.points[0].label
+    assert chart.note.startswith("A circle's area is the kernel's time in the script (all its graph's calls).")

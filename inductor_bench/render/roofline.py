@@ -36,6 +36,7 @@ from ..core.roofline import (
     weighted_pct,
 )
 from ..core.si_units import sig3, with_prefix
+from ..core.step_totals import reweighed
 from ..core.views import Unit
 from ..core.work import counted_from, draws_random
 from . import format as fmt
@@ -293,19 +294,24 @@ def roofline_chart(r: BreakdownResult) -> Scatter | None:
         return None
     pts = []
     cats: set[str] = set()
+    w = r.weights()
+    where = "the script" if r.script else "the step"
     for gid, k, roof in chart_points(r):
         cats.add(k.category)
         flops = f"{sig3(roof.tflops)} TFLOP/s · " if roof.tflops is not None else "no FLOP count · "
+        calls = f" a call of its graph, {fmt.ms(w[gid] * k.ms)} ms in {where}" if w[gid] != 1 else ""
         tip = (f"{gid} · {k.name}\n"
-               f"{fmt.ms(k.ms)} ms · {_sig3(roof.gbps)} GB/s · {flops}{fmt.pct(roof.pct)} of peak · "
+               f"{fmt.ms(k.ms)} ms{calls} · {_sig3(roof.gbps)} GB/s · {flops}{fmt.pct(roof.pct)} of peak · "
                f"{bound_words(roof, k)}")
-        pts.append(Point(tip, k.category, k.ms, roof.intensity, roof.tflops, roof.pct))
+        # its size: its time in the step (a script: all its graph's calls), as the top kernels
+        pts.append(Point(tip, k.category, w[gid] * k.ms, roof.intensity, roof.tflops, roof.pct))
     roofs = _roofs(ceilings_of(r), r.roofline)
     return Scatter(
         roofline_title(roofs),
         pts,
         roofs,
-        note="A circle's area is the kernel's time." + (
+        note=f"A circle's area is the kernel's time in {where}"
+        + (" (all its graph's calls)." if reweighed(w) else ".") + (
             " Pale circles in the strip at the left: kernels without a FLOP count, at their share of the "
             "bandwidth ceiling." if any(p.intensity is None and p.pct for p in pts)
             and any(not x.dashed for x in roofs) else ""),
