@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 from pathlib import Path
 
 import pytest
@@ -322,3 +323,26 @@ def test_a_run_directorys_graph_trace_reads_as_the_breakdown_measured_it(graph):
     r = analyze_trace(load_for_analysis(run / "graphs" / graph / "trace.json.gz"))
     assert [s.wall_ms for s in r.steps] == pytest.approx(g["wall_samples_ms"], abs=1e-5)
     assert [sum(d.busy_ms for d in s.devices) for s in r.steps] == pytest.approx(g["busy_samples_ms"], abs=1e-5)
+
+
+def test_a_run_directorys_graph_trace_says_its_steady_mean_is_by_the_walls_alone(capsys):
+    """tests/fixtures/runs/cpu_checkpoint_train's forward: analyze's steady mean leaves out the
+    walls far slower than their median (here the first iteration alone), where the breakdown
+    also left out iterations by their kernels, idle gaps and clock (its left_out): the two means
+    differ, each the mean of the saved samples it keeps, and the header says why."""
+    run = FIXTURES / "runs" / "cpu_checkpoint_train"
+    g = next(g for g in json.loads((run / "breakdown.json").read_text())["graphs"] if g["id"] == "0-forward")
+    walls = g["wall_samples_ms"]
+    med = statistics.median(walls)
+    sigma = 1.4826 * statistics.median(abs(w - med) for w in walls)
+    kept = [w for w in walls if not (w - med > 3.5 * sigma and w - med > 0.05 * med)]
+    assert len(walls) == 34 and len(kept) == 33 and walls.index(max(walls)) == 0
+    breakdown_kept = [w for i, w in enumerate(walls) if i not in g["left_out"]]
+    assert len(breakdown_kept) == 27 and g["wall_ms"] == pytest.approx(statistics.fmean(breakdown_kept))
+    code, out, _ = run_cli(capsys, str(run / "graphs" / "0-forward" / "trace.json.gz"))
+    assert code == 0
+    assert re.search(rf"steady mean \(1 left out\) +CPU thread \d+ +{statistics.fmean(kept):.3f} ", out)
+    assert f"{statistics.fmean(kept):.3f}" == "5.730" and f"{g['wall_ms']:.3f}" == "5.642"
+    assert ("each iteration a step; the steady mean here leaves out slow walls alone, where the "
+            "breakdown's (report) also leaves out an iteration with a slow kernel, idle gap or clock "
+            "reading (docs/statistics.md)") in " ".join(out.split())

@@ -285,7 +285,9 @@ def _steps_fact(r: AnalyzeResult) -> str:
         return "no ProfilerStep# markers: the whole trace is one window"
     if r.steps[0].name.startswith(f"{ITERATION_STEP} "):
         return (f"{len(r.steps)} iterations inductor-bench profiled (its {ITERATION_MARKER} ranges; "
-                "no ProfilerStep# markers): a run directory's graph trace, each iteration a step")
+                "no ProfilerStep# markers): a run directory's graph trace, each iteration a step; the "
+                "steady mean here leaves out slow walls alone, where the breakdown's (report) also leaves "
+                "out an iteration with a slow kernel, idle gap or clock reading (docs/statistics.md)")
     return f"{len(r.steps)} profiler step{'' if len(r.steps) == 1 else 's'} (ProfilerStep#)"
 
 
