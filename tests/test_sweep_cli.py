@@ -184,6 +184,21 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
         assert (r.returncode, r.stderr) == (2, f"inductor-bench: error: --out {out}: not a directory\n")
 
 
+def test_an_executors_options_given_for_another_are_refused_before_anything_is_written(tmp_path):
+    """--slurm-opt, --slurm-time or --ray-address with the local executor were ignored: the
+    sweep ran on this machine as though they had not been given."""
+    out = tmp_path / "s"
+    cases = {
+        ("--slurm-opt", "mem_gb=64", "--slurm-time", "5"): "--slurm-time, --slurm-opt: for --executor slurm, not local",
+        ("--executor", "slurm", "--ray-address", "auto"): "--ray-address: for --executor ray, not slurm",
+        ("--executor", "ray", "--slurm-partition", "gpu"): "--slurm-partition: for --executor slurm, not ray",
+    }
+    for more, line in cases.items():
+        r = _cli(str(MODELS[0]), "--modes", "default", "--device", "cpu", "--out", str(out), *more, cwd=tmp_path)
+        assert (r.returncode, r.stderr) == (2, f"inductor-bench: error: {line}\n"), (more, r.stderr)
+        assert not out.exists()
+
+
 NO_GPU = pytest.mark.skipif(local_device("auto") != "cpu", reason="a GPU is visible here")
 
 

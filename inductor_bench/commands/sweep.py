@@ -115,6 +115,8 @@ def sweep(
     o.check_timeout(timeout)
     o.check_seconds("--step-budget", step_budget)
     o.check_seconds("--job-timeout", job_timeout)
+    _check_executor_options(executor, {"--ray-address": ray_address}, {
+        "--slurm-partition": slurm_partition, "--slurm-time": slurm_time, "--slurm-opt": slurm_opt})
     old = _baseline(baseline)
     args = compare_args(
         train,
@@ -178,6 +180,13 @@ def sweep(
     failure = _exit_error(table, stopped, fail_on_regression, out)
     if failure is not None:
         raise failure
+
+
+def _check_executor_options(kind: ExecutorKind, ray: dict[str, object], slurm: dict[str, object]) -> None:
+    """An executor's own options given for another executor are refused, never ignored."""
+    for owner, given in ((ExecutorKind.ray, ray), (ExecutorKind.slurm, slurm)):
+        if kind is not owner and (named := [k for k, v in given.items() if v]):
+            raise UsageError(f"{', '.join(named)}: for --executor {owner.value}, not {kind.value}")
 
 
 def _baseline(path: Path | None) -> Sweep | None:
