@@ -315,3 +315,24 @@ def test_a_compare_run_or_a_result_file_is_pointed_to_report(capsys, tmp_path):
     for result in (RUN / "breakdown.json", compare / "compare.json"):
         line = one_line(*run_cli(capsys, "analyze", str(result)))
         assert line == f"{result}: an inductor-bench result, not a profiler trace: `inductor-bench report {result}` shows it"
+
+
+def test_a_profiler_trace_given_to_report_diff_or_kernel_is_pointed_to_analyze(capsys, tmp_path):
+    """report on a trace said 'not an inductor-bench breakdown or compare result', on a gzipped
+    one 'not readable as JSON ('utf-8' codec can't decode byte 0x8b ...)', on a trace handler's
+    directory 'no compare.json or breakdown.json in this directory'."""
+    gz = FIXTURES / "cpu_mlp_train" / "0-forward" / "trace.json.gz"
+    plain = tmp_path / "host_1.1.pt.trace.json"
+    plain.write_text(_kernels_text())
+    lines = {
+        ("report", str(plain)): f"{plain}: a profiler trace, not an inductor-bench result: "
+                                f"`inductor-bench analyze {plain}` reads it",
+        ("diff", str(plain), str(plain)): f"{plain}: a profiler trace, not an inductor-bench result: "
+                                          f"`inductor-bench analyze {plain}` reads it",
+        ("report", str(gz)): f"{gz}: gzipped, not a saved result: `inductor-bench analyze {gz}` reads a profiler trace",
+        ("report", str(tmp_path)): f"{tmp_path}: no compare.json or breakdown.json in this directory; it holds "
+                                   f"profiler traces ({plain.name}, ...): `inductor-bench analyze {tmp_path}` reads them",
+        ("kernel", str(tmp_path), "k"): f"{tmp_path}: no breakdown.json in this directory; it holds profiler traces "
+                                        f"({plain.name}, ...): `inductor-bench analyze {tmp_path}` reads them",
+    }
+    assert {argv: one_line(*run_cli(capsys, *argv)) for argv in lines} == lines

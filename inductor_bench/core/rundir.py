@@ -34,6 +34,7 @@ from .results import SCHEMA as BREAKDOWN_SCHEMA
 from .shape import check
 from .sweep import SWEEP_FILE, SWEEP_SCHEMA, TABLE_SCHEMA
 
+TRACE_MARK = ".trace.json"  # in the name of each trace torch.profiler's trace handler writes
 BREAKDOWN_FILE = "breakdown.json"
 COMPARE_FILE = "compare.json"
 REPORT_FILE = "report.txt"
@@ -72,7 +73,8 @@ def read_result_json(path: str | Path, names: tuple[str, ...]) -> tuple[Path, An
                 raise ResultError(f"{p}: an attempt of the sweep in {p.parent} that ended before its compare "
                                   f"wrote anything; its console output is {p.parent / LOGS_DIR / p.name}.log")
             if not found:
-                raise ResultError(f"{p}: no {' or '.join(names)} in this directory{_runs_inside(p, names)}")
+                raise ResultError(f"{p}: no {' or '.join(names)} in this directory{_runs_inside(p, names)}"
+                                  f"{_traces_inside(p)}")
             p = found[0]
         if not p.exists():
             raise ResultError(f"{p}: no such result file")
@@ -84,6 +86,14 @@ def read_result_json(path: str | Path, names: tuple[str, ...]) -> tuple[Path, An
     if p.suffix == ".py":
         raise ResultError(f"{p}: a Python file, not a saved result: give a run directory (or its "
                           f"{' or '.join(names)}); `inductor-bench breakdown {p}` makes one")
+    try:
+        with open(p, "rb") as f:
+            gzipped = f.read(2) == b"\x1f\x8b"
+    except OSError as e:
+        raise ResultError(f"{p}: cannot read ({e.strerror or e})") from None
+    if gzipped:  # results are plain JSON; a gzipped one is a trace, most likely
+        raise ResultError(f"{p}: gzipped, not a saved result: `inductor-bench analyze {p}` reads a "
+                          "profiler trace")
     try:
         return p, json.loads(p.read_text(), parse_constant=_non_finite, parse_float=_finite)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -125,6 +135,18 @@ def _runs_inside(p: Path, names: tuple[str, ...], shown: int = 3) -> str:
     return f"; the runs in it, newest first: {', '.join(newest[:shown])}{more}"
 
 
+def _traces_inside(p: Path) -> str:
+    """``; it holds profiler traces ...``: a ``tensorboard_trace_handler`` directory given in
+    place of a run."""
+    try:
+        traces = sorted(f.name for f in p.iterdir() if TRACE_MARK in f.name)
+    except OSError:
+        return ""
+    if not traces:
+        return ""
+    return f"; it holds profiler traces ({traces[0]}, ...): `inductor-bench analyze {p}` reads them"
+
+
 def _non_finite(word: str) -> float:
     raise ValueError(f"{word} is not a number a result holds (JSON has no NaN or Infinity)")
 
@@ -159,6 +181,9 @@ def load_any(path: str | Path) -> Result:
     if schema in (SWEEP_SCHEMA, TABLE_SCHEMA):
         raise ResultError(f"{p}: a sweep's record, not one run: `inductor-bench sweep` renders it; report "
                           "and diff read each model's compare run directory inside the sweep's directory")
+    if isinstance(data, dict) and "traceEvents" in data:
+        raise ResultError(f"{p}: a profiler trace, not an inductor-bench result: "
+                          f"`inductor-bench analyze {p}` reads it")
     raise ResultError(f"{p}: not an inductor-bench breakdown or compare result")
 
 
