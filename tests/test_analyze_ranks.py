@@ -465,3 +465,21 @@ def test_a_rank_s_line_names_its_thread_or_device_and_counts_its_steps(capsys):
     lines = out.splitlines()
     at = lines.index("Steps (per CPU thread)")
     assert lines[at + 3].split()[:2] == ["step", "thread"]
+
+
+def test_a_directory_whose_subdirectories_hold_the_ranks_names_them(capsys, tmp_path):
+    """Ranks written one directory each (jobs/rank0/, jobs/rank1/): the directory given holds
+    no trace itself, and its one line names the subdirectories that do; given those, the two
+    ranks read as the fixture's rank 0 and rank 3 do."""
+    for r in (0, 3):
+        (tmp_path / "jobs" / f"r{r}").mkdir(parents=True)
+        shutil.copy(RANKS / f"rank-{r}.json.gz", tmp_path / "jobs" / f"r{r}" / f"rank-{r}.json.gz")
+    (tmp_path / "jobs" / "empty").mkdir()
+    jobs = tmp_path / "jobs"
+    _one_line_exit_2(capsys, str(jobs), words=(
+        f"{jobs}: no trace files (*.json, *.json.gz) in this directory; its subdirectories {jobs / 'r0'}, "
+        f"{jobs / 'r3'} hold some: give them (a directory is read alone, not the directories in it)"))
+    shutil.rmtree(jobs / "r3")
+    _one_line_exit_2(capsys, str(jobs), words=f"; its subdirectory {jobs / 'r0'} holds some: give it")
+    code, out, _ = run_cli(capsys, str(jobs / "r0"), str(RANKS / "rank-3.json.gz"), "--format", "json")
+    assert code == 0 and [r["rank"] for r in json.loads(out)["ranks"]] == [0, 3]

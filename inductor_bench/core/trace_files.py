@@ -69,10 +69,26 @@ def _directory(p: Path, out: TraceFiles) -> None:
     traces = [f for f in found if is_trace(f)]
     if not traces:
         names = ", ".join(f.name for f in found[:3]) + (", ..." if len(found) > 3 else "")
-        what = f" ({names}: no traceEvents)" if found else ""
+        what = f" ({names}: no traceEvents)" if found else _below(p)
         raise UsageError(f"{p}: no trace files (*.json, *.json.gz) in this directory{what}")
     out.files += traces
     out.not_traces += [f for f in found if f not in traces]
+
+
+def _below(p: Path) -> str:
+    """Where the traces are when a directory holds none itself but its subdirectories do (one
+    per rank or run, as some jobs write them): named, for the user to give."""
+    try:
+        subs = sorted(d for d in p.iterdir() if d.is_dir() and any(
+            f.name.endswith(TRACE_SUFFIXES) and f.is_file() for f in d.iterdir()))
+    except OSError:
+        return ""
+    if not subs:
+        return ""
+    named = ", ".join(str(d) for d in subs[:3]) + (f" and {len(subs) - 3} more" if len(subs) > 3 else "")
+    which = f"subdirectory {named} holds some: give it" if len(subs) == 1 else \
+        f"subdirectories {named} hold some: give them"
+    return f"; its {which} (a directory is read alone, not the directories in it)"
 
 
 def is_trace(path: Path) -> bool:
