@@ -355,8 +355,10 @@ def _analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str]
     seen = ", ".join(_device_label(r, d) for d in r.devices) or NOTHING_IN_STEPS
     facts = [steps, which + seen]
     if r.outside_steps:
-        facts.append(f"{r.outside_steps} device events launched outside every step (or before the profiler "
-                     "started) are no step's own work: in a step they ran in, they are other steps' work")
+        one = r.outside_steps == 1
+        facts.append(f"{r.outside_steps:,} device event{'' if one else 's'} launched outside every step (or "
+                     f"before the profiler started) {'is' if one else 'are'} no step's own work: in a step "
+                     f"{'it' if one else 'they'} ran in, {'it is' if one else 'they are'} other steps' work")
     if r.restarted_ranges:
         facts.append(_restarted(r.restarted_ranges))
     if r.unfinished:
