@@ -95,3 +95,15 @@ def test_json_on_stdout_beside_a_report_on_stdout_is_refused_before_any_work(tmp
     assert one_line(p) == (f"inductor-bench: error: --json - and --format {fmt} both write to stdout: give "
                            "--json a file (--json result.json), or leave out --format")
     assert list(tmp_path.iterdir()) == []  # no run directory, nothing written
+
+
+@pytest.mark.parametrize("command", ["breakdown", "compare", "sweep"])
+def test_a_json_path_already_there_is_refused_before_the_run(tmp_path, command):
+    """--json onto an existing file was refused only after the whole run (a breakdown of 27 s,
+    a compare of minutes, a sweep of hours), exit 2 at its end."""
+    taken = tmp_path / "result.json"
+    taken.write_text("mine")
+    p = cli(command, str(MODELS / "mlp.py"), "--device", "cpu", "--out", str(tmp_path / "run"),
+            "--json", str(taken), cwd=tmp_path)
+    assert one_line(p) == f"inductor-bench: error: --json {taken}: already exists (results are never overwritten)"
+    assert not (tmp_path / "run").exists() and taken.read_text() == "mine"

@@ -43,8 +43,7 @@ def emit_json(text: str, dest: str | Path) -> None:
         to_stdout(text if text.endswith("\n") else text + "\n")
         return
     p = Path(dest)
-    if p.exists():
-        raise UsageError(f"--json {p}: already exists (results are never overwritten)")
+    refuse_taken_json(str(p))
     make_parent(p)
     tmp = p.with_name(f".{p.name}.{os.getpid()}.json")
     try:
@@ -59,6 +58,13 @@ def emit_json(text: str, dest: str | Path) -> None:
         raise WriteError(f"{p}: cannot write ({e.strerror or e})") from None
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def refuse_taken_json(dest: str | None) -> None:
+    """``--json PATH`` where a file already is: refused (results are never overwritten), by
+    every command before its work, and again as the JSON is written."""
+    if dest not in (None, "-") and (Path(dest).exists() or Path(dest).is_symlink()):
+        raise UsageError(f"--json {Path(dest)}: already exists (results are never overwritten)")
 
 
 def make_parent(path: Path) -> None:
