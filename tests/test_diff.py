@@ -691,6 +691,20 @@ def test_cli_lists_the_graph_and_fails_the_gate_with_exit_5(head, why, tmp_path,
         )
 
 
+def test_two_failed_runs_fail_the_gate_not_pass_it(tmp_path, capsys):
+    """Two runs whose model failed before any graph (the head broke it, and the base as well)
+    passed the gate, exit 0: no graph on either side was no graph unmeasured."""
+    failed = recorded()
+    failed["graphs"], failed["status"] = [], "failed"
+    failed["errors"] = ["make_workload() raised ValueError: no weights here\nTraceback ..."]
+    base, head = save(tmp_path / "base.json", failed), save(tmp_path / "head.json", failed)
+    assert run_cli([base, head, "--fail-on-regression", "10"]) == 5
+    why = "make_workload() raised ValueError: no weights here"
+    assert capsys.readouterr().err == (
+        f"inductor-bench: error: not comparable, no verdict: default: the model's graphs not measured in base "
+        f"({why}); default: the model's graphs not measured in head ({why})\n")
+
+
 def test_markdown_verdict_says_the_gate_fails(tmp_path, capsys):
     cut = save(tmp_path / "cut.json", interrupted_run())
     assert run_cli([str(RECORDED), cut, "--format", "markdown", "--fail-on-regression", "10"]) == 5

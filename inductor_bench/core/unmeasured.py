@@ -47,6 +47,9 @@ def unmeasured_graphs(
     timed out, and those missing from a run that did not finish (interrupted, partial, failed,
     running) or that its own step timing names. A run that finished without a graph the other
     has compiled differently: that graph was added or removed, not left unmeasured."""
+    if not (_graph_ids(base) or _graph_ids(head)):  # neither run has a graph: two failed runs
+        return [Unmeasured(section=section, side=side, what="the model's graphs", why=_why_none(r))
+                for side, r in zip(sides, (base, head), strict=True)]
     out = []
     for gid in _graph_ids(base) + [g for g in _graph_ids(head) if g not in _graph_ids(base)]:
         for side, r in zip(sides, (base, head), strict=True):
@@ -98,6 +101,11 @@ def _why_unmeasured(r: BreakdownResult, graph_id: str) -> str | None:
     if r.status != Status.OK or named:
         return f"missing from the {_RUN_WORDS.get(r.status, r.status)} run"
     return None
+
+
+def _why_none(r: BreakdownResult) -> str:
+    """Why a run holds no graph: its first error, else its status."""
+    return first_line(r.errors[0]) if r.errors else f"the {_RUN_WORDS.get(r.status, r.status)} run"
 
 
 def first_line(text: str) -> str:
