@@ -91,16 +91,35 @@ def conv_work(call: CallArgs) -> tuple[float | None, float]:
 def conv_backward_work(call: CallArgs) -> tuple[float | None, float]:
     """(FLOPs, bytes of the gradients it returns): per gradient asked for (grad_input,
     grad_weight), as much as the forward convolution (its arguments: grad_output, input, weight,
-    bias sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask)."""
+    bias sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask); the
+    bias's gradient, where asked for, is written too."""
     ts = call.tensors
     grad, x, w = (dims(t) for t in (ts + [None, None, None])[:3])
     if grad is None or x is None or w is None or len(call.args) < 11:
         return None, 0.0
-    mask = [v == "True" for v in re.findall(r"True|False", call.args[10])] + [False, False]
+    mask = _output_mask(call)
     per = x if _is_true(call.args[7]) else grad  # a transposed forward's input is its "output"
     flops = 2.0 * math.prod(per) * math.prod(w[1:]) * (int(mask[0]) + int(mask[1]))
-    returned = (math.prod(x) if mask[0] else 0) + (math.prod(w) if mask[1] else 0)
+    bias = re.fullmatch(r"\[\s*(\d+)\s*,?\s*\]", str(call.args[3]).strip()) if mask[2] else None
+    returned = ((math.prod(x) if mask[0] else 0) + (math.prod(w) if mask[1] else 0)
+                + (int(bias.group(1)) if bias else 0))
     return flops, float(returned * elem_bytes(ts[0]))
+
+
+def conv_backward_unread(call: CallArgs) -> float:
+    """The bytes of a ``convolution_backward``'s arguments it does not read: the weight, where
+    no grad_input is asked for (the first convolution of a network, whose input needs no
+    gradient: the weight's gradient is made from grad_output and the input alone)."""
+    ts = call.tensors
+    if len(ts) < 3 or ts[2] is None or len(call.args) < 11 or _output_mask(call)[0]:
+        return 0.0
+    w = dims(ts[2])
+    return float(math.prod(w) * elem_bytes(ts[2])) if w is not None else 0.0
+
+
+def _output_mask(call: CallArgs) -> list[bool]:
+    """``convolution_backward``'s output_mask (grad_input, grad_weight, grad_bias)."""
+    return [v == "True" for v in re.findall(r"True|False", call.args[10])] + [False, False, False]
 
 
 def elem_bytes(t: Tensor | None) -> int:

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from .buffers import CallArgs, Tensor, module_calls
 from .conv_attention import (
     attention_work,
+    conv_backward_unread,
     conv_backward_work,
     conv_output_shape,
     conv_work,
@@ -325,6 +326,7 @@ def extern_work(call: CallArgs) -> Work:
         flops, returned = conv_work(call)
     elif op == "convolution_backward":
         flops, returned = conv_backward_work(call)
+        moved = None if moved is None else moved - conv_backward_unread(call)
     elif "attention" in op:
         flops, returned = attention_work(op, call.tensors, is_causal(op, call))
     elif op in QUANT_CONVS:
