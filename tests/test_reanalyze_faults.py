@@ -31,6 +31,15 @@ def reanalyze(run, max_file_bytes: int | None = None) -> subprocess.CompletedPro
                           preexec_fn=limit if max_file_bytes is not None else None)
 
 
+def refused(run, line: str) -> None:
+    """`report RUN --reanalyze` refused in ``line`` alone, exit 2, the saved result untouched."""
+    before = (run / "breakdown.json").read_bytes()
+    p = reanalyze(run)
+    assert (p.returncode, p.stderr.splitlines()) == (2, [f"inductor-bench: error: {line}"]), p.stderr
+    assert (run / "breakdown.json").read_bytes() == before
+    assert not (run / "breakdown.before-reanalysis.json").exists()
+
+
 def test_a_disk_full_mid_reanalysis_leaves_the_saved_result_whole(tmp_path):
     """It moved breakdown.json aside, then wrote the new one in place: a full disk left a torn
     breakdown.json that every command then refused."""
@@ -101,10 +110,26 @@ def test_a_compiled_module_torn_since_the_run_is_refused_not_read(tmp_path):
     shutil.copytree(RUN, run)
     module = run / "graphs" / "0-inference" / "module.py"
     module.write_bytes(module.read_bytes()[:2000])
-    before = (run / "breakdown.json").read_bytes()
-    p = reanalyze(run)
-    assert p.returncode == 2, p.stderr
-    assert p.stderr.splitlines() == [
-        f"inductor-bench: error: {module}: changed since the run wrote it (sha256 differs): its kernels "
-        "would be read from another module; refused"]
-    assert (run / "breakdown.json").read_bytes() == before
+    refused(run, f"{module}: changed since the run wrote it (sha256 differs): its kernels would be read from "
+                 "another module; refused")
+
+
+def test_a_profile_naming_a_module_outside_the_run_is_refused_not_followed(tmp_path):
+    """An absolute module in a saved profile was an internal error (exit 70); one with '..'
+    was read from outside the run and saved into a breakdown.json every command then refused."""
+    import json
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for name in ("module.py", "trace.json.gz"):
+        shutil.copyfile(RUN / "graphs" / "0-inference" / name, outside / name)
+    for named in (str(outside / "module.py"), "graphs/../../outside/module.py"):
+        run = tmp_path / "run"
+        shutil.rmtree(run, ignore_errors=True)
+        shutil.copytree(RUN, run)
+        profile = run / "graphs" / "0-inference" / "profile.json"
+        data = json.loads(profile.read_text())
+        data["graph"]["module"] = named
+        profile.write_text(json.dumps(data))
+        refused(run, f"{profile}: damaged: a profile of graph '0-inference' of module {named!r}, not of the "
+                     "run's graph '0-inference' of 'graphs/0-inference/module.py'")

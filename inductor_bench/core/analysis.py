@@ -206,4 +206,8 @@ def _read_profile(run: Path, g: GraphResult) -> tuple[dict[str, Any], dict[str, 
     response = data.get("response") if isinstance(data, dict) else None
     if not isinstance(head, dict) or not isinstance(response, dict) or "id" not in head:
         raise ResultError(f"{path}: not a saved profile (no graph and response)")
+    if (head["id"], head.get("module")) != (g.id, g.module):  # its files are read where it says
+        theirs = f"graph {head['id']!r} of module {head.get('module')!r}"
+        ours = f"graph {g.id!r} of {g.module!r}"
+        raise ResultError(f"{path}: damaged: a profile of {theirs}, not of the run's {ours}")
     return {k: v for k, v in head.items() if k in names}, response
