@@ -10,6 +10,8 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
 from inductor_bench.core.rundir import load_breakdown
 
 from .conftest import FIXTURES, ROOT
@@ -133,3 +135,23 @@ def test_a_profile_naming_a_module_outside_the_run_is_refused_not_followed(tmp_p
         profile.write_text(json.dumps(data))
         refused(run, f"{profile}: damaged: a profile of graph '0-inference' of module {named!r}, not of the "
                      "run's graph '0-inference' of 'graphs/0-inference/module.py'")
+
+
+@pytest.mark.parametrize(("part", "key", "bad", "said"), [
+    ("response", "window", "x", "graph window: 'x' is not an integer or null"),
+    ("response", "window_faults", "x", "graph window_faults[0]: 'x' is not a number or null"),
+    ("response", "sizes", "x", "AttributeError: 'str' object has no attribute 'items'"),
+    ("response", "windows_ms", -1, "TypeError: 'int' object is not iterable"),
+    ("graph", "iterations", "x", "graph iterations: 'x' is not an integer"),
+])
+def test_a_saved_profile_holding_a_value_of_another_kind_is_damage(tmp_path, part, key, bad, said):
+    """Each was an internal error (exit 70), some only as the rebuilt result was rendered."""
+    import json
+
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    profile = run / "graphs" / "0-inference" / "profile.json"
+    data = json.loads(profile.read_text())
+    data[part][key] = bad
+    profile.write_text(json.dumps(data))
+    refused(run, f"{profile}: damaged: {said}")

@@ -43,6 +43,7 @@ from .rundir import (
     load_breakdown,
     read_digests,
 )
+from .shape import check
 from .source_store import load_record
 from .static_twin import input_shapes
 from .symbols import dynamic_sizes
@@ -177,7 +178,15 @@ def reanalyze(run_dir: str | Path) -> tuple[BreakdownResult, list[str]]:
         if saved is None:
             continue
         head, response = saved
-        result.graphs[i] = analyze_profile(run, GraphResult(**head), response)
+        where = run / Path(str(g.module)).parent / PROFILE_FILE
+        try:
+            again = analyze_profile(run, GraphResult(**head), response)
+            shape = _problem(again)
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as e:  # a value of other kind
+            raise ResultError(f"{where}: damaged: {type(e).__name__}: {e}") from e
+        if shape:
+            raise ResultError(f"{where}: damaged: graph {shape}")
+        result.graphs[i] = again
         done.append(g.id)
     if not done:
         raise ResultError(f"{run}: no graph has a saved profile ({PROFILE_FILE}) to analyse again: "
@@ -189,6 +198,15 @@ def reanalyze(run_dir: str | Path) -> tuple[BreakdownResult, list[str]]:
     if all(g.id in done for g in result.measured()):
         result.schema_version = SCHEMA_VERSION  # every figure now made by this analysis
     return result, done
+
+
+def _problem(g: GraphResult) -> str | None:
+    """What of the graph, made from a saved response, is not the shape a result holds."""
+    try:
+        check(GraphResult, json.loads(json.dumps(g.to_dict())))
+    except ResultError as e:
+        return str(e)
+    return None
 
 
 def _read_profile(run: Path, g: GraphResult) -> tuple[dict[str, Any], dict[str, Any]] | None:
@@ -210,4 +228,9 @@ def _read_profile(run: Path, g: GraphResult) -> tuple[dict[str, Any], dict[str, 
         theirs = f"graph {head['id']!r} of module {head.get('module')!r}"
         ours = f"graph {g.id!r} of {g.module!r}"
         raise ResultError(f"{path}: damaged: a profile of {theirs}, not of the run's {ours}")
-    return {k: v for k, v in head.items() if k in names}, response
+    head = {k: v for k, v in head.items() if k in names}
+    try:
+        check(GraphResult, head)
+    except ResultError as e:
+        raise ResultError(f"{path}: damaged: graph {e}") from None
+    return head, response
