@@ -336,3 +336,14 @@ def test_a_profiler_trace_given_to_report_diff_or_kernel_is_pointed_to_analyze(c
                                         f"({plain.name}, ...): `inductor-bench analyze {tmp_path}` reads them",
     }
     assert {argv: one_line(*run_cli(capsys, *argv)) for argv in lines} == lines
+
+
+@pytest.mark.parametrize("command", ["report", "diff"])
+def test_a_window_the_windows_do_not_hold_is_damage(capsys, tmp_path, command):
+    """windows_ms shorter than the graph's window index was an internal error (IndexError)."""
+    run = _damaged_run(tmp_path, lambda g: g.update(windows_ms=[1.0]))
+    first = json.loads((RUN / "breakdown.json").read_text())["graphs"][0]
+    assert first["window"] == 1 and len(first["windows_ms"]) == 5  # the fixture as assumed
+    argv = ["report", str(run)] if command == "report" else ["diff", str(RUN), str(run)]
+    assert one_line(*run_cli(capsys, *argv)) == (
+        f"{run / 'breakdown.json'}: damaged: graphs[0-forward].window: 1 is no window of its 1 windows_ms")

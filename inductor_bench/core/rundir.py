@@ -221,7 +221,7 @@ def _build(cls: type[BreakdownResult] | type[CompareResult], p: Path, data: Any)
 
 def _check_left_out(result: Result, p: Path) -> None:
     """Each graph's ``left_out`` names iterations its ``wall_samples_ms`` holds (every figure is
-    derived from the samples less those)."""
+    derived from the samples less those), and its ``window`` one of its ``windows_ms``."""
     runs = [m.breakdown for m in result.modes if m.breakdown is not None] \
         if isinstance(result, CompareResult) else [result]
     for g in (g for b in runs for g in b.graphs):
@@ -230,6 +230,9 @@ def _check_left_out(result: Result, p: Path) -> None:
         if bad is not None:
             raise ResultError(f"{p}: damaged: graphs[{g.id}].left_out: {bad!r} is no iteration of "
                               f"its {n} wall_samples_ms")
+        if g.windows_ms and not 0 <= (g.window or 0) < len(g.windows_ms):
+            raise ResultError(f"{p}: damaged: graphs[{g.id}].window: {g.window} is no window of its "
+                              f"{len(g.windows_ms)} windows_ms")
 
 
 def _relocate(result: Result, here: Path) -> None:
