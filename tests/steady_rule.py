@@ -18,7 +18,7 @@ def kept_iterations(walls: list[float], kernels: list[list[float]], clock: list[
     """Iterations kept: the wall within its limit, no part (a kernel's time, the idle time)
     beyond its own limit by more than 2% of the median wall, and the worker's clock reading
     (where given) within its own limit (with fewer than 5 kept, the walls alone decide);
-    ``rule`` gives the walls' and the parts' limits."""
+    ``rule`` gives the walls', the parts' and the clock's limits."""
     by_wall = [i for i, w in enumerate(walls) if w <= rule(walls)]
     floor = 0.02 * statistics.median(walls)
     bad = set(range(len(walls))) - set(by_wall)
@@ -26,7 +26,7 @@ def kept_iterations(walls: list[float], kernels: list[list[float]], clock: list[
         lim, med = rule(xs), statistics.median(xs)
         bad |= {i for i, x in enumerate(xs) if x > lim and x - med > floor}
     if clock:
-        bad |= {i for i, c in enumerate(clock) if c > limit(clock)}
+        bad |= {i for i, c in enumerate(clock) if c > rule(clock)}
     kept = [i for i in range(len(walls)) if i not in bad]
     return kept if len(kept) >= 5 else by_wall
 
@@ -45,3 +45,10 @@ def kept_rounds(steps: list[float], graphs: list[list[float]]) -> list[int]:
     """The rounds of a step's turns kept: as ``kept_iterations``, the step a round's wall and
     each graph's block a part, each judged by ``limit_of_repeats``."""
     return kept_iterations(steps, graphs, rule=limit_of_repeats)
+
+
+def kept_profiled(walls: list[float], kernels: list[list[float]], clock: list[float] | None = None) -> list[int]:
+    """A graph's profiled iterations kept: ``kept_iterations``, every limit ``limit_of_repeats``
+    (each iteration runs the same compiled graph on the same inputs: a stalled majority is no
+    work of its own)."""
+    return kept_iterations(walls, kernels, clock, rule=limit_of_repeats)

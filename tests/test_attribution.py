@@ -21,7 +21,7 @@ from inductor_bench.core.trace import load_trace
 from inductor_bench.core.views import by_line, by_module, units
 
 from .conftest import FIXTURES
-from .steady_rule import kept_iterations
+from .steady_rule import kept_profiled
 
 RECORDED = FIXTURES / "attribution"
 VERSIONS = ["torch-2.13", "torch-2.5"]
@@ -72,7 +72,7 @@ def steady_iterations(version: str, gid: str, g: GraphResult) -> list[int]:
              and e["name"] == "inductor_bench::iteration" and e.get("cat") == "user_annotation"),
              key=lambda e: e["ts"])]
     idle = [w - b for w, b in zip(g.wall_samples_ms, g.busy_samples_ms, strict=True)]
-    return kept_iterations([w / 1000 for w in walls], [k.samples_ms for k in g.kernels] + [idle])
+    return kept_profiled([w / 1000 for w in walls], [k.samples_ms for k in g.kernels] + [idle])
 
 
 @pytest.fixture(scope="module", params=VERSIONS)

@@ -28,7 +28,7 @@ from inductor_bench.runner.window_plan import AGREE_WINDOWS, DEFAULT_WINDOWS, wi
 from inductor_bench.runner.worker import worker_env
 
 from .conftest import MODELS, run_breakdown_cached, torch_minor
-from .steady_rule import kept_iterations, limit
+from .steady_rule import kept_profiled, limit
 
 pytestmark = pytest.mark.e2e
 # How close the tool's kernel time must be to an independent profiler measurement (issue #2).
@@ -107,7 +107,7 @@ def check_breakdown(result, run_dir: Path, err) -> None:
         idle = [w - b for w, b in zip(g.wall_samples_ms, g.busy_samples_ms, strict=True)]
         # the clock readings as saved with the result, which check_kept_window found to be the
         # worker's own record
-        kept = kept_iterations(g.wall_samples_ms, [k.samples_ms for k in g.kernels] + [idle],
+        kept = kept_profiled(g.wall_samples_ms, [k.samples_ms for k in g.kernels] + [idle],
                                g.clock_samples_ms)
         assert g.left_out == sorted(set(range(g.iterations)) - set(kept))
         assert g.wall_ms == pytest.approx(sum(g.wall_samples_ms[i] for i in kept) / len(kept), rel=1e-12)

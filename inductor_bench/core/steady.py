@@ -97,8 +97,8 @@ def robust_sigma(values: Sequence[float], center: float | None = None) -> float:
 
 
 def plain_limit_of(values: Sequence[float]) -> float | None:
-    """The limit of the median and its margin alone: the profiled iterations' rule
-    (``steady_iterations``), whose parts and clock readings judge a stalled majority."""
+    """The limit of the median and its margin alone: the rule for a loop's steps, which may
+    alternate two kinds of work (``steady_held``, ``steady_iterations``'s default)."""
     return None if len(values) < MIN_STEADY else statistics.median(values) + _margin(
         values, statistics.median(values))
 
@@ -142,9 +142,9 @@ def steady_iterations(walls: Sequence[float], parts: Sequence[Sequence[float]], 
     iteration, aligned with ``walls``; the windows are ranked by it): on a window split between
     two speeds the rule's verdict on the two readings can differ, and the figure must be of the
     iterations its window was chosen by. Should fewer than MIN_STEADY iterations pass, the
-    walls alone decide. ``limit`` judges the walls and the parts: the median's own margin
-    (``plain_limit_of``), or ``limit_of`` for rounds of one call repeated, of which a stalled
-    majority is no work of their own."""
+    walls alone decide. ``limit`` judges the walls, the parts and the clock: the median's own
+    margin (``plain_limit_of``), or ``limit_of`` for iterations or rounds of one call repeated,
+    of which a stalled majority is no work of their own."""
     by_wall = steady(walls, limit)
     if by_wall.limit is None:
         return by_wall
@@ -157,7 +157,7 @@ def steady_iterations(walls: Sequence[float], parts: Sequence[Sequence[float]], 
         med = statistics.median(xs)
         bad |= {i for i, x in enumerate(xs) if x > lim and x - med > floor}
     if clock and len(clock) == len(walls):
-        bad |= set(steady(clock, plain_limit_of).left_out)
+        bad |= set(steady(clock, limit).left_out)
     kept = tuple(i for i in range(len(walls)) if i not in bad)
     if len(kept) >= MIN_STEADY:
         return Steady(len(walls), kept, by_wall.limit)
@@ -167,9 +167,11 @@ def steady_iterations(walls: Sequence[float], parts: Sequence[Sequence[float]], 
 def steady_profiled(walls: Sequence[float], busy: Sequence[float], kernels: Sequence[Sequence[float]],
                     clock: Sequence[float] = ()) -> Steady:
     """``steady_iterations`` of one graph's profiled iterations: its parts are each kernel's
-    time and the idle time between kernels (wall less busy) in each iteration."""
+    time and the idle time between kernels (wall less busy) in each iteration. Each iteration
+    runs the same compiled graph on the same inputs, so a stalled majority is judged by the
+    faster half's limit (``limit_of``)."""
     idle = [w - b for w, b in zip(walls, busy, strict=True)]
-    return steady_iterations(walls, [*kernels, idle], clock)
+    return steady_iterations(walls, [*kernels, idle], clock, limit=limit_of)
 
 
 def steady_held(walls: Sequence[float], held: Sequence[bool]) -> list[int]:

@@ -149,7 +149,7 @@ def _slow_by_clock(g: GraphResult) -> set[int]:
     """The left-out iterations the worker's clock found slow."""
     if not g.clock_samples_ms or len(g.clock_samples_ms) != len(g.wall_samples_ms):
         return set()
-    return set(steady.steady(g.clock_samples_ms, steady.plain_limit_of).left_out) & set(g.left_out)
+    return set(steady.steady(g.clock_samples_ms).left_out) & set(g.left_out)
 
 
 def _category_table(
