@@ -44,7 +44,7 @@ def analyze(
     cycles, as tensorboard_trace_handler writes them to a directory): each cycle in turn;
     a cycle with nothing profiled is skipped and named. Several ranks' cycles (each rank
     once per cycle): each cycle's ranks in turn."""
-    o.one_stdout(fmt, json_out)
+    o.one_stdout(fmt, json_out, html_out)
     found = trace_files(traces)
     files, not_traces = found.files, [str(f) for f in found.not_traces]
     if len(files) == 1:  # a file, or a directory holding one trace

@@ -98,7 +98,7 @@ def diff(
     no verdict); 2 for unreadable or
     incomparable results.
     """
-    o.one_stdout(fmt, json_out)
+    o.one_stdout(fmt, json_out, html_out)
     base_result, head_result = _load(base, "BASE"), _load(head, "HEAD")
     if _one_result(base, head):  # said once both read as results
         note(f"note: BASE and HEAD are one result ({_where(base)}): each figure is diffed against itself, "

@@ -151,7 +151,7 @@ def kernel(
 ) -> None:
     """Benchmark one Inductor Triton kernel: ms, GB/s and % of peak, FLOP/s, registers; with
     --max-autotune, baseline and max-autotune side by side."""
-    o.one_stdout(fmt, json_out)
+    o.one_stdout(fmt, json_out, html_out)
     o.check_timeout(timeout)
     kf = resolve_kernel_file(path, kernel_name)
     table = load_peaks_file(peaks_file) if peaks_file else None

@@ -67,6 +67,13 @@ def refuse_taken_json(dest: str | None) -> None:
         raise UsageError(f"--json {Path(dest)}: already exists (results are never overwritten)")
 
 
+def refuse_html_dir(dest: Path | None) -> None:
+    """``--html PATH`` where a directory is: refused by every command before its work (the page
+    could only fail to be written at the run's end)."""
+    if dest is not None and dest.is_dir():
+        raise UsageError(f"--html {dest}: is a directory (give the page's file, as {dest / 'report.html'})")
+
+
 def make_parent(path: Path) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -122,6 +129,7 @@ def emit(
     if json_out:
         emit_json(json_text, json_out)
     if html_out is not None:
+        refuse_html_dir(html_out)
         write_html(html_out, document(HTML), links, asked=True)
     if json_out == "-":
         return

@@ -12,7 +12,7 @@ from ..core.compare import CompareResult
 from ..core.errors import UsageError
 from ..core.result_json import result_json
 from ..core.results import BreakdownResult
-from ..core.rundir import BREAKDOWN_FILE, load_any
+from ..core.rundir import BREAKDOWN_FILE, STEP_TRACE_FILE, load_any
 from ..render.breakdown import DEFAULT_TOP
 from ..runner.rundir import copy_atomic, write_atomic
 from . import options as o
@@ -48,6 +48,7 @@ def report(
     again: Reanalyze = False,
 ) -> None:
     """Re-render a saved breakdown or comparison without torch or a GPU."""
+    o.one_stdout(fmt, None, html_out)  # before a re-analysis, which rewrites the run's files
     if not o.exists(run):
         raise UsageError(f"{run}: no such run directory or file")
     result = reanalyzed(run) if again else load_any(run)
@@ -90,4 +91,8 @@ def reanalyzed(run: Path) -> BreakdownResult:
     where = "the result it replaced" if first else "the run's own result, before any re-analysis"
     note(f"re-analysed {len(done)} graph(s) from their saved profiles; {run / BREAKDOWN_FILE} rebuilt "
          f"({where}: {kept})")
+    if result.outside is not None and not (run / STEP_TRACE_FILE).exists():
+        note(f"the time outside the graphs kept as saved: no {STEP_TRACE_FILE} to split again"
+             + ("" if result.outside.graphs_uncovered_ms is not None
+                else " (the graphs' wrappers' time, which the saved result lacks, left out: null)"))
     return result

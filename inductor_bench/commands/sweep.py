@@ -109,7 +109,7 @@ def sweep(
     why; run the same command again to retry it); with --fail-on-regression, 1 for a regression and 5 when a
     model or mode was measured on one side only; 2 for bad input; 128 + the signal when stopped.
     """
-    o.one_stdout(fmt, json_out)
+    o.one_stdout(fmt, json_out, html_out)
     if fail_on_regression is not None and baseline is None:
         raise UsageError("--fail-on-regression needs --baseline OLD_DIR (the sweep to judge against)")
     o.check_timeout(timeout)

@@ -71,8 +71,9 @@ class OutsideProfile:
     python_uncovered_ms: float = 0.0
     python_error: str = ""
     # inside the graphs' calls, in none of the ops they hold (their kernels, extern calls): the
-    # graphs' wrappers; by whose Python it is as above (python_graphs_uncovered_ms in those steps)
-    graphs_uncovered_ms: float = 0.0
+    # graphs' wrappers; by whose Python it is as above (python_graphs_uncovered_ms in those steps);
+    # None: not derived (a result saved before the figure, re-analysed without its steps' trace)
+    graphs_uncovered_ms: float | None = None
     graph_python: list[PythonLayer] = field(default_factory=list)
     python_graphs_uncovered_ms: float = 0.0
 
@@ -150,7 +151,8 @@ def with_python(p: OutsideProfile, c: TraceColumns) -> OutsideProfile:
 
     outside, inside = split([s.gaps for s in steps]), split([s.graph_gaps for s in steps])
     return replace(
-        p, python=_scaled(outside, p.uncovered_ms), graph_python=_scaled(inside, p.graphs_uncovered_ms),
+        p, python=_scaled(outside, p.uncovered_ms),
+        graph_python=_scaled(inside, p.graphs_uncovered_ms or 0.0),
         python_steps=len(steps), python_step_ms=kept.mean([s.wall for s in steps]) / US_PER_MS,
         python_uncovered_ms=sum(x.ms for x in outside), python_graphs_uncovered_ms=sum(x.ms for x in inside))
 

@@ -95,13 +95,37 @@ def read_result_json(path: str | Path, names: tuple[str, ...]) -> tuple[Path, An
         raise ResultError(f"{p}: gzipped, not a saved result: `inductor-bench analyze {p}` reads a "
                           "profiler trace")
     try:
-        return p, json.loads(p.read_text(), parse_constant=_non_finite, parse_float=_finite)
+        data = json.loads(p.read_text(), parse_constant=_non_finite, parse_float=_finite)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ResultError(f"{p}: not readable as JSON ({e})") from None
     except ValueError as e:  # a number that is not finite
         raise ResultError(f"{p}: damaged: {e}") from None
     except RecursionError:
         raise ResultError(f"{p}: damaged: JSON nested too deeply to be a result") from None
+    absurd = _absurd_number(data)
+    if absurd:
+        raise ResultError(f"{p}: damaged: {absurd}")
+    return p, data
+
+
+# No figure a result holds (milliseconds, bytes, FLOPs, calls, seconds) comes near this: one
+# beyond it is a hand edit, and the reports' sums, products and squares of it would overflow.
+_LARGEST = 1e24
+
+
+def _absurd_number(data: Any) -> str | None:
+    """``graphs[0].calls: 1e+308 is ...``: the first number of ``data`` beyond ``_LARGEST``."""
+    todo: list[tuple[Any, str]] = [(data, "")]
+    while todo:
+        v, where = todo.pop()
+        if isinstance(v, dict):
+            todo += [(x, f"{where}.{k}" if where else str(k)) for k, x in reversed(v.items())]
+        elif isinstance(v, list):
+            todo += [(x, f"{where}[{i}]") for i, x in reversed(list(enumerate(v)))]
+        elif isinstance(v, int | float) and not isinstance(v, bool) and abs(v) > _LARGEST:
+            shown = f"{v:.3g}" if isinstance(v, float) or abs(v) < 10**300 else "an integer of 300+ digits"
+            return f"{where}: {shown} is beyond any figure a result holds (at most {_LARGEST:g} in size)"
+    return None
 
 
 def _sweep_dir(p: Path, sweep_dir: Path, names: tuple[str, ...]) -> str:

@@ -103,7 +103,7 @@ def _python(doc: Doc, p: OutsideProfile) -> None:
 def _graph_python(doc: Doc, p: OutsideProfile) -> None:
     """Inside the graphs' calls, the time in none of their ops (their wrappers), by whose
     Python it is (``core/outside.py``)."""
-    if p.error:
+    if p.error or p.graphs_uncovered_ms is None:  # not derived: nothing to split
         return
     _python_section(
         doc, "The graphs' wrappers, by whose Python (profiled steps)", p.graph_python, p.graphs_uncovered_ms,

@@ -142,7 +142,7 @@ def _si(v: float | None, unit: str) -> str:
 def tflops_words(c: Ceilings) -> str:
     """``fp32 0.22, fp16/bf16 0.727, int8 0.862 TOP/s``: the measured TFLOP/s per compute type
     (int8's: its integer operations)."""
-    return ", ".join(f"{k} {sig3(c.tflops[k])}" + (" TOP/s" if k == INT8 else "")
+    return ", ".join(f"{k} {_sig3(c.tflops[k])}" + (" TOP/s" if k == INT8 else "")
                      for k in COMPUTE_TYPES if k in c.tflops)
 
 
@@ -162,7 +162,7 @@ def ceilings_lines(roof: Roofline) -> list[str]:
     flops = tflops_words(c)
     bw = f"{sig3(c.gbps)} GB/s" if c.gbps else fmt.DASH
     if c.triad_gbps is not None:
-        bw += f" (copy {sig3(c.copy_gbps)}, triad {sig3(c.triad_gbps)})"
+        bw += f" (copy {_sig3(c.copy_gbps)}, triad {_sig3(c.triad_gbps)})"
     cached = f"; cached, measured {c.measured_at}" if c.from_cache else f"; measured {c.measured_at}"
     lay = ", ".join(f"{k} {c.matmul_layout[k]}" for k in COMPUTE_TYPES if k in c.matmul_layout)
     how = c.how + (f"; layouts: {lay}" if lay else "")

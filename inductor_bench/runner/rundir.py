@@ -56,6 +56,8 @@ def new_run_dir(name: str, mode: str, *, root: Path | str = "runs", out: Path | 
             return d
         except FileExistsError:
             continue
+        except NotADirectoryError:  # a file where the directory should be: the user's path
+            raise errors.UsageError(f"--runs-dir {root}: not a directory") from None
         except OSError as e:
             raise WriteError(f"{d}: cannot create the run directory ({e.strerror or e})") from None
     raise errors.UsageError(f"cannot create a run directory under {root}")
