@@ -42,7 +42,7 @@ from .ceilings import (
     shared_ceilings,
 )
 from .devices import HOST, backend
-from .diff_records import SectionDiff
+from .diff_records import ADDED, REMOVED, CallMove, SectionDiff
 from .kernelfile import read_kernel_file
 from .modparse import ModuleInfo
 from .results import BreakdownResult, GraphResult, KernelStat
@@ -170,8 +170,8 @@ def roofline_moves(section: SectionDiff, base: BreakdownResult, head: BreakdownR
     for k in section.kernels:
         b, h = bp.get((k.base_graph or k.graph, k.base_name or k.name)), hp.get((k.graph, k.name))
         k.base_pct, k.head_pct = (r.pct if r is not None else None for r in (b, h))
-        k.no_distance = ", ".join(f"{why} in {side}" for side, r in (("base", b), ("head", h))
-                                  if r is not None and (why := no_distance(r)))
+        k.no_distance = _no_distance_words(b, h)
+    _call_moves(section, base, head, shared)
     # a side without a roofline of its own (a run stopped before its ceilings were measured)
     # has no %: none is made for it against the other side's ceilings
     (bp_pct, bp_share), (hp_pct, hp_share) = (
@@ -179,6 +179,49 @@ def roofline_moves(section: SectionDiff, base: BreakdownResult, head: BreakdownR
     section.roofline_pct, section.roofline_share = (bp_pct, hp_pct), (bp_share, hp_share)
     if cb is not None and ch is not None and not same_figures(cb, ch):
         section.roofline_ceilings = (cb, ch, shared)
+
+
+def _no_distance_words(b: KernelRoof | None, h: KernelRoof | None) -> str:
+    return ", ".join(f"{why} in {side}" for side, r in (("base", b), ("head", h))
+                     if r is not None and (why := no_distance(r)))
+
+
+def _call_moves(section: SectionDiff, base: BreakdownResult, head: BreakdownResult,
+                c: Ceilings | None) -> None:
+    """Each paired extern op's calls, as ``judged_sites`` holds them against their limit,
+    paired by their index where both sides made the same calls (``KernelDiff.calls``); where
+    they did not, why its move stays the op's (``KernelDiff.calls_unpaired``)."""
+    bc, hc = _calls_of(base, c), _calls_of(head, c)
+    w = head.weights()
+    for k in section.kernels:
+        if k.status in (ADDED, REMOVED):
+            continue
+        b, h = bc.get((k.base_graph or k.graph, k.base_name or k.name), {}), hc.get((k.graph, k.name), {})
+        if b and b.keys() == h.keys():
+            k.calls = [CallMove(k.graph, k.name + mark, w.get(k.graph, 1.0) * h[mark][0].ms,
+                                b[mark][1].pct, h[mark][1].pct, _no_distance_words(b[mark][1], h[mark][1]))
+                       for mark in sorted(h, key=lambda m: int(m[2:]))]
+        elif b or h:
+            k.calls_unpaired = f"{_calls_words(b)} in base, {_calls_words(h)} in head"
+
+
+def _calls_of(result: BreakdownResult, c: Ceilings | None
+              ) -> dict[tuple[str, str], dict[str, tuple[KernelStat, KernelRoof]]]:
+    """(graph, op) -> its extern calls by mark (`` #3``), each with its figures against ``c``
+    (or the result's own ceilings)."""
+    c = c or ceilings_of(result)
+    out: dict[tuple[str, str], dict[str, tuple[KernelStat, KernelRoof]]] = {}
+    for g in result.measured():
+        for k, mark in judged_sites(g):
+            if mark.startswith(" #"):
+                out.setdefault((g.id, k.name), {})[mark] = (k, kernel_roof(k, c, g.device))
+    return out
+
+
+def _calls_words(calls: dict[str, tuple[KernelStat, KernelRoof]]) -> str:
+    if not calls:
+        return "one row"
+    return f"{len(calls)} call(s) ({', '.join(m.strip() for m in sorted(calls, key=lambda m: int(m[2:])))})"
 
 
 def ceilings_of(result: BreakdownResult) -> Ceilings | None:

@@ -7,15 +7,18 @@ from collections.abc import Callable
 
 from ..core.ceilings import Ceilings
 from ..core.diff import KernelDiff, SectionDiff
+from ..core.diff_records import CallMove
 from .doc import Doc
 from .format import ms_precise, pct, points
 from .roofline import figures_words
 
 
 def roofline_block(s: SectionDiff, top: int, doc: Doc, name: Callable[[Doc, str], str]) -> None:
-    """The kernels with a % of peak on both sides that is a distance to their limit, the
-    longest in head first: how the change moved each toward it."""
-    both = [k for k in s.kernels if k.base_pct is not None and k.head_pct is not None]
+    """The kernels with a % of peak on both sides that is a distance to their limit (an extern
+    op as each of its calls where both sides made the same ones), the longest in head first:
+    how the change moved each toward it."""
+    moves = [m for k in s.kernels for m in (k.calls or [k])]
+    both = [k for k in moves if k.base_pct is not None and k.head_pct is not None]
     ks = [k for k in both if not k.no_distance]
     if s.roofline_ceilings is not None:
         doc.paragraph(ceilings_note(*s.roofline_ceilings))
@@ -27,6 +30,11 @@ def roofline_block(s: SectionDiff, top: int, doc: Doc, name: Callable[[Doc, str]
         doc.captioned(doc.strong("Toward the limit: % of peak, base and head" + more),
                       doc.table_text(rows, ["graph", "kernel", "head ms", "base % peak", "head % peak",
                                             "moved"]))
+    if unpaired := [k for k in s.kernels if k.calls_unpaired and k.base_pct is not None
+                    and k.head_pct is not None]:
+        doc.paragraph("Each call of an extern op is its own row where both sides made the same calls; "
+                      "these are one row, the op's calls together, as their calls differ: "
+                      + "; ".join(f"{k.graph} {k.name} ({k.calls_unpaired})" for k in unpaired))
     if left := len(both) - len(ks):
         counts = _no_distance_counts(both)
         why = "; ".join(WHY[reason] for reason in WHY if any(key.startswith(reason) for key in counts))
@@ -65,7 +73,7 @@ WHY = {
 }
 
 
-def _no_distance_counts(ks: list[KernelDiff]) -> dict[str, int]:
+def _no_distance_counts(ks: list[KernelDiff | CallMove]) -> dict[str, int]:
     """("in cache in head" -> how many kernels), each reason and side as the records name them."""
     counts: dict[str, int] = {}
     for k in ks:
