@@ -63,10 +63,16 @@ def row_cells(page: str, first: str) -> list[list[str]]:
 
 
 def test_compare_page_is_headed_by_the_model_and_its_columns():
+    """The columns that ran; a skipped one by its status, its reason said once, in the notes,
+    in every format."""
     page = render_compare(load_any(COMPARE), "html")
-    title = "inductor-bench compare: mlp: eager vs default vs max-autotune vs reduce-overhead"
+    title = "inductor-bench compare: mlp: eager vs default vs max-autotune (reduce-overhead skipped)"
     assert headings(page) == [title]
     assert f"<title>{title}</title>" in page
+    why = "reduce-overhead: skipped: CUDA graphs need a CUDA device (this run is on cpu); it would repeat default"
+    for fmt in ("text", "markdown", "html"):
+        assert render_compare(load_any(COMPARE), fmt).count("CUDA graphs need a CUDA device") == 1
+        assert why in render_compare(load_any(COMPARE), fmt)
 
 
 def test_compare_of_model_files_is_headed_by_the_models_and_modes():
@@ -75,8 +81,8 @@ def test_compare_of_model_files_is_headed_by_the_models_and_modes():
     for m, model in zip(result.modes, ("before", "before", "after", "after"), strict=True):
         m.model = model
     page = render_compare(result, "html")
-    assert headings(page) == ["inductor-bench compare: before vs after: eager, default, max-autotune, "
-                              "reduce-overhead"]
+    assert headings(page) == ["inductor-bench compare: before vs after: eager, default, max-autotune "
+                              "(after:reduce-overhead skipped)"]
 
 
 def test_diff_page_is_headed_by_base_and_head(diff_page):

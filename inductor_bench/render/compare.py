@@ -223,11 +223,16 @@ def _title(result: CompareResult) -> str:
 
 
 def _heading(result: CompareResult) -> str:
-    """The page's heading: the model and its columns, or the model files and their modes."""
+    """The page's heading: the model and the columns that ran, or the model files and the
+    modes that ran; the columns that did not, by their status (why: in the notes)."""
+    ran = [m for m in result.modes if m.ok]
+    rest = ", ".join(f"{m.label} {m.status}" for m in result.modes if not m.ok)
+    rest = f" ({rest})" if rest else ""
     if len(result.models) > 1:
-        modes = ", ".join(dict.fromkeys(m.mode for m in result.modes))
-        return f"inductor-bench compare: {' vs '.join(result.models)}: {modes}"
-    return f"inductor-bench compare: {result.model}: {' vs '.join(m.label for m in result.modes)}"
+        modes = ", ".join(dict.fromkeys(m.mode for m in ran)) or "nothing ran"
+        return f"inductor-bench compare: {' vs '.join(result.models)}: {modes}{rest}"
+    columns = " vs ".join(m.label for m in ran) or "nothing ran"
+    return f"inductor-bench compare: {result.model}: {columns}{rest}"
 
 
 def _rounds_words(result: CompareResult, rounds: int) -> str:
