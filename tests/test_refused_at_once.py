@@ -39,13 +39,20 @@ def test_html_onto_a_directory_is_refused_before_any_work(tmp_path, command):
     assert p.stdout == "" and list(d.iterdir()) == [] and not (tmp_path / "run").exists()
 
 
+@pytest.mark.parametrize("command", ["breakdown", "compare"])
 @pytest.mark.parametrize("under", ["", "/deeper"])
-def test_runs_dir_onto_a_file_is_refused_as_not_a_directory(tmp_path, under):
-    """--runs-dir FILE was exit 74 ('cannot create the run directory') where --out FILE is 2."""
+def test_runs_dir_onto_a_file_is_refused_as_not_a_directory(tmp_path, monkeypatch, under, command):
+    """--runs-dir FILE was exit 74 ('cannot create the run directory') where --out FILE is 2;
+    refused before any work, it is the one line on stderr, before the note a run's settings
+    print (an Inductor cache directory in the environment, which the workers set themselves)."""
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "cache"))
     (tmp_path / "f").write_text("mine")
-    p = cli("breakdown", str(MODELS / "mlp.py"), "--device", "cpu", "--runs-dir", f"f{under}", cwd=tmp_path)
+    p = cli(command, str(MODELS / "mlp.py"), "--device", "cpu", "--runs-dir", f"f{under}", cwd=tmp_path)
     assert one_line(p) == f"inductor-bench: error: --runs-dir f{under}: not a directory"
     assert (tmp_path / "f").read_text() == "mine"
+    beside_out = cli(command, str(MODELS / "mlp.py"), "--device", "cpu", "--runs-dir", "f", "--out", "f",
+                     cwd=tmp_path)  # --runs-dir unused beside --out: the refusal is --out's own
+    assert beside_out.returncode == 2 and "--runs-dir" not in beside_out.stderr
 
 
 def _edited(tmp_path, fixture: str, name: str, edit) -> str:

@@ -97,6 +97,7 @@ def breakdown(
 ) -> None:
     """Compile MODEL, profile every graph it compiles, and report where the time goes."""
     o.one_stdout(fmt, json_out, html_out)
+    o.check_runs_dir(runs_dir, out)
     o.check_views(by, module_depth, fmt)
     opts = o.workload_options(model, device, train, dtype, autocast, mode, batch_size, freezing, script_args,
                               script_seconds)

@@ -146,6 +146,18 @@ JsonOut = Annotated[
 ]
 
 
+def check_runs_dir(runs_dir: Path, out: Path | None) -> None:
+    """``--runs-dir`` where a file is, or under one, refused before any work (it is not used
+    beside ``--out``)."""
+    if out is not None:
+        return
+    p = runs_dir
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    if p.exists() and not p.is_dir():
+        raise UsageError(f"--runs-dir {runs_dir}: not a directory")
+
+
 def one_stdout(fmt: Format, json_out: str | None, html_out: Path | None = None) -> None:
     """Refuses ``--json -`` beside ``--format markdown|html``: both would be written to stdout,
     and one of them lost; ``--json PATH`` where a file already is and ``--html PATH`` where a
