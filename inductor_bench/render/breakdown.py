@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 
 from ..core import compile_phases, compiles, steady
@@ -135,7 +136,7 @@ def _steady_note(r: BreakdownResult) -> str:
         why = f"; meanwhile {load.describe()}" if load is not None and load.disturbed else ""
         out.append(
             f"{g.id} {len(g.left_out)} of {len(g.wall_samples_ms)} ({len(wall)} over the wall limit "
-            f"{fmt.ms(g.limit_ms or 0.0)} ms, up to {fmt.ms(max(g.wall_samples_ms))} ms"
+            f"{fmt.ms(g.limit_ms or 0.0)} ms{_faster_half(g)}, up to {fmt.ms(max(g.wall_samples_ms))} ms"
             + (f"; {len(clock)} more slow by the worker's clock" if clock else "")
             + (f"; {parts} more by one kernel or idle gap" if parts else "")
             + f"{why})"
@@ -143,6 +144,13 @@ def _steady_note(r: BreakdownResult) -> str:
     if not out:
         return head + "; none was."
     return head + ": " + "; ".join(out) + "."
+
+
+def _faster_half(g: GraphResult) -> str:
+    """Where the walls' limit lies below their median: whose limit it is."""
+    if g.limit_ms is None or g.limit_ms >= statistics.median(g.wall_samples_ms):
+        return ""
+    return ", the faster half's: most iterations stalled"
 
 
 def _slow_by_clock(g: GraphResult) -> set[int]:
