@@ -200,7 +200,7 @@ def _call_moves(section: SectionDiff, base: BreakdownResult, head: BreakdownResu
         if b and b.keys() == h.keys():
             k.calls = [CallMove(k.graph, k.name + mark, w.get(k.graph, 1.0) * h[mark][0].ms,
                                 b[mark][1].pct, h[mark][1].pct, _no_distance_words(b[mark][1], h[mark][1]))
-                       for mark in sorted(h, key=lambda m: int(m[2:]))]
+                       for mark in _by_index(h)]
         elif b or h:
             k.calls_unpaired = f"{_calls_words(b)} in base, {_calls_words(h)} in head"
 
@@ -221,7 +221,12 @@ def _calls_of(result: BreakdownResult, c: Ceilings | None
 def _calls_words(calls: dict[str, tuple[KernelStat, KernelRoof]]) -> str:
     if not calls:
         return "one row"
-    return f"{len(calls)} call(s) ({', '.join(m.strip() for m in sorted(calls, key=lambda m: int(m[2:])))})"
+    return f"{len(calls)} call(s) ({', '.join(m.strip() for m in _by_index(calls))})"
+
+
+def _by_index(marks: Iterable[str]) -> list[str]:
+    """Extern calls' marks (`` #3``) in the order of their index in the module."""
+    return sorted(marks, key=lambda m: int(m[2:]))
 
 
 def ceilings_of(result: BreakdownResult) -> Ceilings | None:
