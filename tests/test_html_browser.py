@@ -255,6 +255,30 @@ def test_a_page_prints_whole_and_dark_on_light(pages, name):
         b.quit()
 
 
+
+@needs_browser
+@pytest.mark.parametrize("media", ["print", "screen"])
+def test_a_long_run_path_wraps_in_the_heading(tmp_path, media):
+    """The runs' paths head a diff page; from a deep checkout or runs directory they are longer
+    than the page is wide (A4's 718 px between margins, or a narrow window) and, having no
+    space or hyphen to break at, wrap inside the line rather than widen the page past its edge."""
+    from .test_html import BREAKDOWN, RESULTS, run
+
+    deep = tmp_path / ("a_deep_directory_of_runs_" * 3) / ("and_one_more_level_" * 3)
+    base, head = deep / "base", deep / "head"
+    shutil.copytree(BREAKDOWN, base)
+    shutil.copytree(RESULTS / "cpu_mlp_slow_train", head)
+    page = tmp_path / "diff.html"
+    run(["diff", str(base), str(head), "--html", str(page)])
+    b = Browser(*FOUND, width=718)
+    try:
+        b.open(page)
+        b.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": media})
+        assert str(deep) in b.driver.find_element("css selector", "h1").text.replace("\n", "")
+        assert b.driver.execute_script("return document.documentElement.scrollWidth") <= 718
+    finally:
+        b.quit()
+
 ROOFLINE = Path(__file__).resolve().parent / "fixtures" / "results" / "cpu_mlp_train_roofline"
 ROOFLINE_JS = """
 var f = Array.from(document.querySelectorAll('figure')).find(function (x) {

@@ -120,7 +120,7 @@ main{max-width:2400px;margin:0 auto;padding:16px 24px 48px}
 p:not(.lines){max-width:75em}
 h1{font-size:22px;margin:8px 0 12px}h2{font-size:17px;margin:28px 0 8px;
 border-bottom:1px solid var(--line);padding-bottom:4px}
-p,ul{margin:8px 0}a{color:var(--link)}
+p,ul{margin:8px 0}a{color:var(--link)}h1,h2,p,li,figcaption{overflow-wrap:break-word}
 code{font:12.5px ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace;
 background:var(--code);padding:1px 4px;border-radius:4px}
 pre{font:12.5px ui-monospace,Menlo,Consolas,monospace;overflow-x:auto}
