@@ -22,7 +22,7 @@ from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
 from inductor_bench.core.rundir import load_any
 from inductor_bench.core.stats import TOO_FEW, WITHIN_NOISE
 from inductor_bench.core.vocab import Outcome, StepSource, Verdict
-from inductor_bench.render.diff import render_diff, verdict_line
+from inductor_bench.render.diff import ORIGIN_CHARS, render_diff, verdict_line
 from inductor_bench.render.doc import TextDoc
 
 from .conftest import FIXTURES, torch_2_5
@@ -1048,7 +1048,7 @@ def test_a_run_interrupted_before_its_device_was_known_is_not_comparable(tmp_pat
 
 
 def test_a_cut_list_of_origin_ops_shows_whole_on_hover():
-    """An origin cut to the column's width ends in "..." in every format; the HTML page holds
+    """An origin cut to the column's width ends in "…" in every format; the HTML page holds
     the whole list on hover, as it does a kernel's whole name."""
     ops = [f"aten.op_number_{i}" for i in range(8)]
     head_fwd = fwd_kernels(cpp_fused_mul_sin_3=kernel("cpp_fused_mul_sin_3", "cpp_pointwise", 0.7, ops))
@@ -1056,7 +1056,11 @@ def test_a_cut_list_of_origin_ops_shows_whole_on_hover():
     d = diff_results(base_result(), head)
     full = ", ".join(ops)
     assert "aten.op_number_0, aten.op_number_1" in render_diff(d) and full not in render_diff(d)
-    assert f'<span title="{full}">' in render_diff(d, "html")
+    cut = full[: ORIGIN_CHARS - 1] + "…"
+    assert cut in render_diff(d) and cut in render_diff(d, "markdown")
+    page = render_diff(d, "html")
+    start = page.index(f'<span title="{full}">') + len(f'<span title="{full}">')
+    assert page[start : page.index("</span>", start)].replace("<wbr>", "") == cut
 
 
 def test_an_interrupted_run_dir_against_its_complete_self_keeps_its_sums_not_comparable(tmp_path, capsys):

@@ -208,7 +208,7 @@ def _category_rows(s: SectionDiff) -> list[list[str]]:
 def _origin(doc: Doc, k: KernelDiff) -> str:
     """The kernel's origin ATen ops, cut to ORIGIN_CHARS: all of them on hover."""
     full = ", ".join(k.aten_ops)
-    return doc.named(truncate(full, ORIGIN_CHARS, "..."), full)
+    return doc.named(truncate(full, ORIGIN_CHARS), full)
 
 
 def _name(doc: Doc, name: str) -> str:

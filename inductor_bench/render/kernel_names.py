@@ -23,11 +23,11 @@ _LAMBDA = "::{lambda"
 
 
 def shorten(name: str, width: int) -> str:
-    """Cut the middle out of a long name, keeping both ends: ``cpp_fused_a_b_..._sum_2``."""
+    """Cut the middle out of a long name, keeping both ends: ``cpp_fused_a_b_…_sum_2``."""
     if len(name) <= width:
         return name
-    keep = width - 3
-    return name[: keep - keep // 3] + "..." + name[len(name) - keep // 3 :]
+    keep = width - len(CUT)
+    return name[: keep - keep // 3] + CUT + name[len(name) - keep // 3 :]
 
 
 def kernel_label(name: str, width: int = KERNEL_CHARS) -> str:
