@@ -483,3 +483,37 @@ def test_a_directory_whose_subdirectories_hold_the_ranks_names_them(capsys, tmp_
     _one_line_exit_2(capsys, str(jobs), words=f"; its subdirectory {jobs / 'r0'} holds some: give it")
     code, out, _ = run_cli(capsys, str(jobs / "r0"), str(RANKS / "rank-3.json.gz"), "--format", "json")
     assert code == 0 and [r["rank"] for r in json.loads(out)["ranks"]] == [0, 3]
+
+
+def _range_means(path: Path) -> dict[str, float]:
+    """record_function range -> its mean wall (ms) over the trace's steps, from the raw JSON: each
+    of cpu_gloo's ranges is called once a step, and every step is steady."""
+    calls: dict[str, list[float]] = {}
+    for e in raw_events(path):
+        if e.get("cat") == "user_annotation" and not e["name"].startswith("ProfilerStep#"):
+            calls.setdefault(e["name"], []).append(e["dur"] / 1000)
+    return {name: sum(d) / len(d) for name, d in calls.items()}
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "html"])
+def test_top_limits_the_named_ranges_per_rank(capsys, fmt):
+    """--top N keeps the N ranges any rank spends longest in, and the heading counts the rest."""
+    ranks = [_range_means(p) for p in sorted((RANKS / "cpu_gloo").glob("rank-*.json.gz"))]
+    names = sorted({n for r in ranks for n in r}, key=lambda n: -max(r.get(n, 0.0) for r in ranks))
+    assert len(names) == 4
+    code, out, err = run_cli(capsys, str(RANKS / "cpu_gloo"), "--top", "2", "--format", fmt)
+    assert code == 0, err
+    assert "Named ranges per rank: record_function (top 2 of 4, steady mean step, wall ms)" in out
+    section = out.split("Named ranges per rank")[1]
+    assert all(n in section for n in names[:2])
+    assert not any(n in section for n in names[2:])
+    slowest = max(ranks[0]["gloo:all_reduce"], ranks[1]["gloo:all_reduce"])
+    assert f"rank 0: {slowest:.3f}" in section
+
+
+def test_top_limits_the_named_ranges_of_every_rank_cycle(capsys):
+    code, out, err = run_cli(capsys, str(RANKS / "cpu_gloo_cycles"), "--top", "1")
+    assert code == 0, err
+    headings = [line for line in out.splitlines() if line.startswith("Named ranges per rank")]
+    assert len(headings) == 2 and all("(top 1 of " in h for h in headings)
+    assert [len(s.split("\n\n")[1].splitlines()) for s in out.split("Named ranges per rank")[1:]] == [3, 3]

@@ -60,8 +60,9 @@ def analyze(
     if repeats_ranks(files):
         rank_cycles = analyze_rank_cycles(files)
         rank_cycles.not_traces = not_traces
-        emit(rank_cycles.to_json(), lambda f: render_rank_cycles(rank_cycles, f), fmt, json_out, html_out)
+        emit(rank_cycles.to_json(), lambda f: render_rank_cycles(rank_cycles, f, top=top),
+             fmt, json_out, html_out)
         return
     ranks = analyze_ranks(files)
     ranks.not_traces = not_traces
-    emit(ranks.to_json(), lambda f: render_ranks(ranks, f), fmt, json_out, html_out)
+    emit(ranks.to_json(), lambda f: render_ranks(ranks, f, top=top), fmt, json_out, html_out)

@@ -12,7 +12,7 @@ from ..core.regions import typical
 from ..core.steady import mean
 from . import charts_ranks as charts
 from . import format as fmt
-from .analyze import CLOSED, skipped_facts
+from .analyze import CLOSED, DEFAULT_TOP, skipped_facts
 from .analyze_memory import ranks_memory_section
 from .analyze_top import step_code
 from .doc import TEXT, Doc, new_doc
@@ -50,7 +50,6 @@ STRAGGLER_HEADERS = [
     "idle",
 ]
 TOP_CATEGORIES = 6
-TOP_REGIONS = 15
 NAME_CHARS = 70
 
 
@@ -158,7 +157,7 @@ def typical_regions(rank: RankResult) -> dict[str, tuple[float, float]]:
     return {g.name: (g.calls, g.wall_ms) for g in typical(rank.regions, kept)}
 
 
-def _regions(doc: Doc, r: RanksResult, top: int = TOP_REGIONS) -> None:
+def _regions(doc: Doc, r: RanksResult, top: int) -> None:
     """Each record_function range across the ranks: which rank spends longest in it."""
     per_rank = {rank.rank: typical_regions(rank) for rank in r.ranks if rank.steps}
     names = sorted({n for v in per_rank.values() for n in v},
@@ -187,13 +186,13 @@ def _step_names(r: RanksResult) -> list[str]:
     return list(dict.fromkeys(s.step for rank in r.ranks for s in rank.steps))
 
 
-def render_ranks(r: RanksResult, fmt_name: str = TEXT) -> str:
+def render_ranks(r: RanksResult, fmt_name: str = TEXT, *, top: int = DEFAULT_TOP) -> str:
     doc = new_doc(fmt_name)
-    _ranks(doc, r, f"inductor-bench analyze: {len(r.ranks)} ranks")
+    _ranks(doc, r, f"inductor-bench analyze: {len(r.ranks)} ranks", top)
     return doc.render()
 
 
-def render_rank_cycles(c: RankCyclesResult, fmt_name: str = TEXT) -> str:
+def render_rank_cycles(c: RankCyclesResult, fmt_name: str = TEXT, *, top: int = DEFAULT_TOP) -> str:
     """Several ranks' profiler cycles: each cycle's ranks in turn, the traces with nothing
     profiled named first."""
     doc = new_doc(fmt_name)
@@ -203,7 +202,7 @@ def render_rank_cycles(c: RankCyclesResult, fmt_name: str = TEXT) -> str:
     facts += skipped_facts(c.skipped, c.not_traces)
     doc.paragraph(*(doc.item(f) for f in facts))
     for i, r in enumerate(c.cycles, 1):
-        _ranks(doc, r, f"Profiler cycle {i} of {n}: {_steps_span(doc, r)}")
+        _ranks(doc, r, f"Profiler cycle {i} of {n}: {_steps_span(doc, r)}", top)
     return doc.render()
 
 
@@ -249,7 +248,7 @@ def _world(ranks: list[RankResult]) -> list[str]:
     return []
 
 
-def _ranks(doc: Doc, r: RanksResult, title: str) -> None:
+def _ranks(doc: Doc, r: RanksResult, title: str, top: int) -> None:
     doc.title(title)
     facts = [f"rank {rank.rank}: {doc.code(rank.trace)} ({_device(rank.device)}, "
              f"{len(rank.steps)} step{'' if len(rank.steps) == 1 else 's'}{_trace_notes(rank)})"
@@ -267,5 +266,5 @@ def _ranks(doc: Doc, r: RanksResult, title: str) -> None:
     _stragglers(doc, r)
     _steps(doc, r)
     _categories(doc, r)
-    _regions(doc, r)
+    _regions(doc, r, top)
     ranks_memory_section(doc, r.ranks)
