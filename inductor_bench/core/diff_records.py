@@ -22,15 +22,20 @@ ONE_CODE = frozenset({Verdict.SAME_CODE, Verdict.CALLS_CHANGED})
 
 @dataclass
 class CallMove:
-    """One call of an extern op paired with the call of the same index on the other side: its
-    own time in head (per step) and % of its limit on each side."""
+    """One call of an extern op paired with the same call on the other side (``call_pairs.py``:
+    the same op from the same place in the model): its own time in head (per step) and % of its
+    limit on each side."""
 
     graph: str
-    name: str  # the op with the call's mark, as the report names it: ``aten::mm #2``
+    name: str  # the op with the call's mark, as head's report names it: ``aten::mm #2``
     head_ms: float
     base_pct: float | None = None
     head_pct: float | None = None
     no_distance: str = ""
+    base_name: str | None = None  # as base's report names it, where its index differs
+    # each side's input shapes, where they differ: its time is then not the same work's
+    base_shapes: list[str] | None = None
+    head_shapes: list[str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in vars(self).items() if k != "graph" and v not in (None, "")}
@@ -56,11 +61,13 @@ class KernelDiff:
     # why a side's % is no distance to its limit ("latency-bound in base", "in cache in head"):
     # its move is not one toward the limit (core/ceilings.no_distance)
     no_distance: str = ""
-    # an extern op called at several places, its calls paired by index where both sides made
-    # the same calls (``aten::mm #0`` with ``#0``): each call's move, as the report shows each
+    # an extern op called at several places, each call paired with the same call on the other
+    # side (``call_pairs.py``): each call's move, as the report shows each
     calls: list[CallMove] = field(default_factory=list)
     # why its calls were not paired ("5 calls in base, 4 in head"): its move is the op's
     calls_unpaired: str = ""
+    # beside paired calls, those made from a place the other side made none ("#5 in head only")
+    calls_one_side: str = ""
 
     @property
     def delta_ms(self) -> float:
@@ -72,7 +79,8 @@ class KernelDiff:
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in _KERNEL_KEYS}
-        d.update({k: getattr(self, k) for k in ("base_pct", "head_pct", "no_distance", "calls_unpaired")
+        d.update({k: getattr(self, k) for k in ("base_pct", "head_pct", "no_distance", "calls_unpaired",
+                                              "calls_one_side")
                   if getattr(self, k) not in (None, "")})
         if self.calls:
             d["calls"] = [c.to_dict() for c in self.calls]

@@ -29,6 +29,7 @@ from itertools import groupby
 from pathlib import Path
 
 from .breakdown import op_name
+from .call_pairs import Call, call_move, one_side_words, pair_calls
 from .ceilings import (
     COMPUTE,
     FAR_BELOW_PCT,
@@ -42,7 +43,7 @@ from .ceilings import (
     shared_ceilings,
 )
 from .devices import HOST, backend
-from .diff_records import ADDED, REMOVED, CallMove, SectionDiff
+from .diff_records import ADDED, REMOVED, SectionDiff
 from .kernelfile import read_kernel_file
 from .modparse import ModuleInfo
 from .results import BreakdownResult, GraphResult, KernelStat
@@ -82,14 +83,19 @@ def judged(g: GraphResult) -> list[KernelStat]:
 def judged_sites(g: GraphResult) -> list[tuple[KernelStat, str]]:
     """``judged``, each with the mark the tables give a call site (`` #3``; none for a kernel
     or an op row)."""
-    out: list[tuple[KernelStat, str]] = []
+    return [(k, mark) for k, mark, _ in judged_calls(g)]
+
+
+def judged_calls(g: GraphResult) -> list[tuple[KernelStat, str, CallSite | None]]:
+    """``judged_sites``, each with its call site (None for a kernel or an op row)."""
+    out: list[tuple[KernelStat, str, CallSite | None]] = []
     for _, group in groupby(units([g]), key=lambda u: id(u.kernel)):
         us = list(group)
         k = us[0].kernel
-        parts = [(site_stat(g, k, u.site), u.site_mark) for u in us if u.site is not None]
-        whole = (not parts or any(p is k for p, _ in parts)  # site_stat: the op row where not counted
-                 or abs(k.ms - sum(p.ms for p, _ in parts)) > 1e-6 * max(k.ms, 1e-9))
-        out += [(k, "")] if whole else parts
+        parts = [(site_stat(g, k, u.site), u.site_mark, u.site) for u in us if u.site is not None]
+        whole = (not parts or any(p is k for p, _, _ in parts)  # site_stat: the op row where not counted
+                 or abs(k.ms - sum(p.ms for p, _, _ in parts)) > 1e-6 * max(k.ms, 1e-9))
+        out += [(k, "", None)] if whole else parts
     return out
 
 
@@ -188,45 +194,42 @@ def _no_distance_words(b: KernelRoof | None, h: KernelRoof | None) -> str:
 
 def _call_moves(section: SectionDiff, base: BreakdownResult, head: BreakdownResult,
                 c: Ceilings | None) -> None:
-    """Each paired extern op's calls, as ``judged_sites`` holds them against their limit,
-    paired by their index where both sides made the same calls (``KernelDiff.calls``); where
-    they did not, why its move stays the op's (``KernelDiff.calls_unpaired``)."""
+    """Each paired extern op's calls, as ``judged_calls`` holds them against their limit, each
+    paired with the same call on the other side (``call_pairs.pair_calls``: ``KernelDiff.calls``,
+    the calls on one side only in ``calls_one_side``); where none pairs, why its move stays the
+    op's (``KernelDiff.calls_unpaired``)."""
     bc, hc = _calls_of(base, c), _calls_of(head, c)
     w = head.weights()
     for k in section.kernels:
         if k.status in (ADDED, REMOVED):
             continue
-        b, h = bc.get((k.base_graph or k.graph, k.base_name or k.name), {}), hc.get((k.graph, k.name), {})
-        if b and b.keys() == h.keys():
-            k.calls = [CallMove(k.graph, k.name + mark, w.get(k.graph, 1.0) * h[mark][0].ms,
-                                b[mark][1].pct, h[mark][1].pct, _no_distance_words(b[mark][1], h[mark][1]))
-                       for mark in _by_index(h)]
+        b, h = bc.get((k.base_graph or k.graph, k.base_name or k.name), []), hc.get((k.graph, k.name), [])
+        pairs, b_left, h_left = pair_calls(b, h)
+        if pairs:
+            k.calls = [call_move(k.graph, k.name, pb, ph, w.get(k.graph, 1.0)) for pb, ph in pairs]
+            k.calls_one_side = one_side_words(b_left, h_left)
         elif b or h:
-            k.calls_unpaired = f"{_calls_words(b)} in base, {_calls_words(h)} in head"
+            k.calls_unpaired = f"{_calls_words(b)} in base, {_calls_words(h)} in head" + (
+                ", none made from the same module and source line on both sides" if b and h else "")
 
 
-def _calls_of(result: BreakdownResult, c: Ceilings | None
-              ) -> dict[tuple[str, str], dict[str, tuple[KernelStat, KernelRoof]]]:
-    """(graph, op) -> its extern calls by mark (`` #3``), each with its figures against ``c``
-    (or the result's own ceilings)."""
+def _calls_of(result: BreakdownResult, c: Ceilings | None) -> dict[tuple[str, str], list[Call]]:
+    """(graph, op) -> its extern calls in call order, each with its figures against ``c`` (or
+    the result's own ceilings)."""
     c = c or ceilings_of(result)
-    out: dict[tuple[str, str], dict[str, tuple[KernelStat, KernelRoof]]] = {}
+    out: dict[tuple[str, str], list[Call]] = {}
     for g in result.measured():
-        for k, mark in judged_sites(g):
-            if mark.startswith(" #"):
-                out.setdefault((g.id, k.name), {})[mark] = (k, kernel_roof(k, c, g.device))
+        for k, mark, site in judged_calls(g):
+            if site is not None and site.extern:
+                out.setdefault((g.id, k.name), []).append(Call(mark, k, kernel_roof(k, c, g.device), site))
     return out
 
 
-def _calls_words(calls: dict[str, tuple[KernelStat, KernelRoof]]) -> str:
+def _calls_words(calls: list[Call]) -> str:
     if not calls:
         return "one row"
-    return f"{len(calls)} call(s) ({', '.join(m.strip() for m in _by_index(calls))})"
-
-
-def _by_index(marks: Iterable[str]) -> list[str]:
-    """Extern calls' marks (`` #3``) in the order of their index in the module."""
-    return sorted(marks, key=lambda m: int(m[2:]))
+    marks = ", ".join(c.mark.strip() for c in sorted(calls, key=lambda c: c.site.index))
+    return f"{len(calls)} call(s) ({marks})"
 
 
 def ceilings_of(result: BreakdownResult) -> Ceilings | None:

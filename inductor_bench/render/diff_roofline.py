@@ -15,8 +15,8 @@ from .roofline import figures_words
 
 def roofline_block(s: SectionDiff, top: int, doc: Doc, name: Callable[[Doc, str], str]) -> None:
     """The kernels with a % of peak on both sides that is a distance to their limit (an extern
-    op as each of its calls where both sides made the same ones), the longest in head first:
-    how the change moved each toward it."""
+    op as each of its calls paired with the same call on the other side), the longest in head
+    first: how the change moved each toward it."""
     moves = [m for k in s.kernels for m in (k.calls or [k])]
     both = [k for k in moves if k.base_pct is not None and k.head_pct is not None]
     ks = [k for k in both if not k.no_distance]
@@ -24,12 +24,22 @@ def roofline_block(s: SectionDiff, top: int, doc: Doc, name: Callable[[Doc, str]
         doc.paragraph(ceilings_note(*s.roofline_ceilings))
     if ks:
         ks = sorted(ks, key=lambda k: -k.head_ms)
-        rows = [[k.graph, name(doc, k.name), ms_precise(k.head_ms), pct(k.base_pct),
+        rows = [[k.graph, name(doc, k.name) + _call_words(k), ms_precise(k.head_ms), pct(k.base_pct),
                  pct(k.head_pct), points(k.head_pct - k.base_pct)] for k in ks[:top]]
         more = f" (top {top} of {len(ks)})" if len(ks) > top else f" ({len(ks)})"
         doc.captioned(doc.strong("Toward the limit: % of peak, base and head" + more),
                       doc.table_text(rows, ["graph", "kernel", "head ms", "base % peak", "head % peak",
                                             "moved"]))
+    if reshaped := [m for m in ks[:top] if isinstance(m, CallMove) and m.head_shapes is not None]:
+        doc.paragraph("Shapes changed: these calls are the same calls of the model (the same op, module "
+                      "and source line), at other sizes; each side's % is against its limit at its own "
+                      "sizes, so the move is one toward the limit, but its time is not the same work's: "
+                      + "; ".join(f"{m.graph} {m.name}: ({', '.join(m.base_shapes or ['-'])}) in base, "
+                                  f"({', '.join(m.head_shapes)}) in head" for m in reshaped))
+    if one_side := [k for k in s.kernels if k.calls and k.calls_one_side]:
+        doc.paragraph("Calls made on one side only (no call of the op from the same module and source "
+                      "line on the other), not in the table: "
+                      + "; ".join(f"{k.graph} {k.name} {k.calls_one_side}" for k in one_side))
     if unpaired := [k for k in s.kernels if k.calls_unpaired and k.base_pct is not None
                     and k.head_pct is not None]:
         doc.paragraph("Each call of an extern op is its own row where both sides made the same calls; "
@@ -40,6 +50,16 @@ def roofline_block(s: SectionDiff, top: int, doc: Doc, name: Callable[[Doc, str]
         why = "; ".join(WHY[reason] for reason in WHY if any(key.startswith(reason) for key in counts))
         doc.paragraph(f"{left} kernel(s) with a % of peak on both sides are not moves toward a limit "
                       f"({', '.join(f'{n} {key}' for key, n in counts.items())}): {why}")
+
+
+def _call_words(k: KernelDiff | CallMove) -> str:
+    """`` (#2 in base, shapes changed)``: a paired call that base's report names otherwise, or
+    whose inputs changed size; nothing for the others."""
+    if not isinstance(k, CallMove):
+        return ""
+    words = ([f"{k.base_name.rsplit(' ', 1)[-1]} in base"] if k.base_name else []) + (
+        ["shapes changed"] if k.head_shapes is not None else [])
+    return f" ({', '.join(words)})" if words else ""
 
 
 def ceilings_note(base: Ceilings, head: Ceilings, shared: Ceilings | None) -> str:

@@ -1,0 +1,85 @@
+"""Which call of an extern op in one run is which call in the other, for diff's moves toward
+the limit (``roofline.roofline_moves``). Pure; no torch.
+
+A call is known by where the model made it, not by its index in the compiled module (a layer
+added before it shifts every index after): the same op, from the same module path and source
+line (its function and code, not its line number, which an edit above it moves), the n-th such
+call on both sides. A call without a recorded origin is known by its position among the op's
+calls without one. Of the calls left, one at the same index with the same input shapes on
+both sides is the same call still (its line was edited). The shapes of a pair may differ (a
+hidden size of 256 made 512): its % of peak, each side against its limit at its own sizes,
+is still a move toward the limit; its time is not the same work's, and the row says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .ceilings import KernelRoof, no_distance
+from .diff_records import CallMove
+from .results import KernelStat
+from .sources import CallSite
+
+
+@dataclass
+class Call:
+    """One extern call of a run as ``roofline.judged_calls`` holds it against its limit."""
+
+    mark: str  # `` #3``: its index among the module's extern calls
+    stat: KernelStat
+    roof: KernelRoof
+    site: CallSite
+
+
+def site_key(site: CallSite) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """Where the model made the call: its module paths and its source lines (function, code;
+    the line number where the code was not recorded)."""
+    o = site.origin
+    if o is None:
+        return (), ()
+    return tuple(o.modules), tuple((ln.function, ln.code.strip() or str(ln.line)) for ln in o.lines)
+
+
+def pair_calls(base: list[Call], head: list[Call]) -> tuple[list[tuple[Call, Call]], list[Call], list[Call]]:
+    """(the pairs in head's call order, base's calls left, head's calls left)."""
+    bk, hk = _keyed(base), _keyed(head)
+    pairs = [(bk[key], hk[key]) for key in hk if key in bk]
+    taken_b, taken_h = {id(b) for b, _ in pairs}, {id(h) for _, h in pairs}
+    left_b = {c.mark: c for c in base if id(c) not in taken_b}
+    for h in head:
+        b = left_b.get(h.mark)
+        if id(h) not in taken_h and b is not None and b.site.shapes == h.site.shapes:
+            pairs.append((b, h))
+            del left_b[h.mark]
+            taken_h.add(id(h))
+    pairs.sort(key=lambda p: p[1].site.index)
+    left_h = [h for h in head if id(h) not in taken_h]
+    return pairs, sorted(left_b.values(), key=lambda c: c.site.index), left_h
+
+
+def _keyed(calls: list[Call]) -> dict[tuple[object, int], Call]:
+    """Each call by its site key and its position among the calls of that key, in call order."""
+    seen: dict[object, int] = {}
+    out: dict[tuple[object, int], Call] = {}
+    for c in sorted(calls, key=lambda c: c.site.index):
+        key = site_key(c.site)
+        out[(key, seen.get(key, 0))] = c
+        seen[key] = seen.get(key, 0) + 1
+    return out
+
+
+def call_move(graph: str, op: str, b: Call, h: Call, weight: float) -> CallMove:
+    """A pair as its row: named as head's report names the call, with base's mark where it
+    differs and both sides' input shapes where they differ."""
+    shapes = (b.site.shapes, h.site.shapes) if b.site.shapes != h.site.shapes else (None, None)
+    return CallMove(graph, op + h.mark, weight * h.stat.ms, b.roof.pct, h.roof.pct,
+                    ", ".join(f"{why} in {side}" for side, r in (("base", b.roof), ("head", h.roof))
+                              if (why := no_distance(r))),
+                    base_name=op + b.mark if b.mark != h.mark else None,
+                    base_shapes=shapes[0], head_shapes=shapes[1])
+
+
+def one_side_words(base_left: list[Call], head_left: list[Call]) -> str:
+    """``#5 in head only``: the calls made from a place the other side made none of the op's."""
+    return "; ".join(f"{', '.join(c.mark.strip() for c in left)} in {side} only"
+                     for side, left in (("base", base_left), ("head", head_left)) if left)

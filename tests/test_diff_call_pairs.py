@@ -1,0 +1,145 @@
+"""diff's "Toward the limit" pairs an extern op's calls by where the model made them (the same op,
+module and source line, the n-th such call), not by their index in the compiled module: a call
+added before them shifts the indices, a hidden size changes the shapes, and the calls still pair."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+from .test_diff_roofline_calls import RUN, call_pct, run_diff
+
+
+def site(data: dict, graph: str, index: int) -> dict:
+    g = next(g for g in data["graphs"] if g["id"] == graph)
+    return next(s for s in g["sites"] if s["index"] == index)
+
+
+def widen_call(data: dict, graph: str, index: int, shapes: list[str], work: float, time: float) -> dict:
+    """The run with one extern call at other sizes: its shapes, ``work`` times its bytes and
+    FLOPs, ``time`` times its time (its op row's as much more)."""
+    out = copy.deepcopy(data)
+    g = next(g for g in out["graphs"] if g["id"] == graph)
+    s = site(out, graph, index)
+    op = next(k for k in g["kernels"] if k["name"] == s["kernel"])
+    moved, flops = g["site_counts"][index]
+    g["site_counts"][index] = [work * moved, work * flops]
+    op["bytes"] += (work - 1) * moved
+    op["flops"] += (work - 1) * flops
+    op["ms"] += (time - 1) * s["ms"]
+    op["samples_ms"] = [o + (time - 1) * x for o, x in zip(op["samples_ms"], s["samples_ms"], strict=True)]
+    s.update(shapes=shapes, ms=time * s["ms"], samples_ms=[time * x for x in s["samples_ms"]])
+    return out
+
+
+def add_call_first(data: dict, graph: str, module: str, code: str, time: float = 1.0) -> dict:
+    """The run with a new call of the graph's first extern op made first (a copy of its first
+    call from another module and line): every extern call's index after it one more; the call
+    then first at index 1 takes ``time`` times its time."""
+    out = copy.deepcopy(data)
+    g = next(g for g in out["graphs"] if g["id"] == graph)
+    new = copy.deepcopy(g["sites"][0])
+    new["origin"]["lines"][0].update(line=99, code=code)
+    new["origin"]["modules"] = [module]
+    for s in g["sites"]:
+        s["index"] += 1
+    g["sites"].insert(0, new)
+    g["site_counts"].insert(0, list(g["site_counts"][0]))
+    op = next(k for k in g["kernels"] if k["name"] == new["kernel"])
+    op["ms"] += new["ms"]
+    op["samples_ms"] = [o + x for o, x in zip(op["samples_ms"], new["samples_ms"], strict=True)]
+    op["bytes"] += g["site_counts"][0][0]
+    op["flops"] += g["site_counts"][0][1]
+    moved = g["sites"][1]
+    op["ms"] += (time - 1) * moved["ms"]
+    op["samples_ms"] = [o + (time - 1) * x for o, x in zip(op["samples_ms"], moved["samples_ms"], strict=True)]
+    moved.update(ms=time * moved["ms"], samples_ms=[time * x for x in moved["samples_ms"]])
+    return out
+
+
+def rows(out: str) -> dict[str, list[str]]:
+    """The moves table's rows by graph and kernel cell: [base %, head %, moved]."""
+    table = out.split("Toward the limit")[1].split("\n\n")[0]
+    return {line[:74].strip(): line[74:].split()[1:] for line in table.splitlines() if line.startswith("0-")}
+
+
+def kernel(d: dict, name: str) -> dict:
+    return next(k for s in d["sections"] for k in s["kernels"] if k["name"] == name)
+
+
+def test_a_call_at_other_sizes_pairs_and_says_its_shapes_changed(tmp_path, capsys):
+    data = json.loads(RUN.read_text())
+    wide = ["1024", "64x512", "512x1024"]
+    head_data = widen_call(data, "0-forward", 1, wide, work=2.0, time=1.5)
+    head = tmp_path / "head.json"
+    head.write_text(json.dumps(head_data))
+    before, after = call_pct(data, "0-forward", 1), call_pct(head_data, "0-forward", 1)
+    assert round(before, 1) == 160.1 and round(after, 1) == round(before * 2 / 1.5, 1) == 213.4
+    out = run_diff(capsys, str(RUN), str(head))
+    assert rows(out)["0-forward   aten::addmm #1 (shapes changed)"] == [
+        f"{before:.1f}%", f"{after:.1f}%", f"+{after - before:.1f}", "pp"]
+    assert ("its time is not the same work's: 0-forward aten::addmm #1: (512, 64x512, 512x512) in base, "
+            "(1024, 64x512, 512x1024) in head") in out
+    d = json.loads(run_diff(capsys, str(RUN), str(head), "--format", "json"))
+    k = kernel(d, "aten::addmm")
+    call = next(c for c in k["calls"] if c["name"] == "aten::addmm #1")
+    assert call["base_shapes"] == ["512", "64x512", "512x512"] and call["head_shapes"] == wide
+    assert abs(call["head_pct"] - after) < 1e-9 and abs(call["base_pct"] - before) < 1e-9
+    assert abs(call["head_ms"] - 1.5 * site(data, "0-forward", 1)["ms"]) < 1e-12
+    assert "base_shapes" not in next(c for c in k["calls"] if c["name"] == "aten::addmm #0")
+    assert "calls_unpaired" not in k and "calls_one_side" not in k
+    page = run_diff(capsys, str(RUN), str(head), "--format", "html")
+    assert "aten::addmm #1</code> (shapes changed)</td>" in page
+
+
+def test_a_call_added_first_shifts_the_indices_and_the_calls_still_pair(tmp_path, capsys):
+    data = json.loads(RUN.read_text())
+    # a new mm first in the backward; base's #2 (fc2's, now #3) takes half its time
+    head_data = add_call_first(data, "0-backward", "fc4", "return self.fc4(x)")
+    head_data = widen_call(head_data, "0-backward", 3, site(head_data, "0-backward", 3)["shapes"], 1.0, 0.5)
+    head = tmp_path / "head.json"
+    head.write_text(json.dumps(head_data))
+    out = run_diff(capsys, str(RUN), str(head))
+    got = rows(out)
+    for i in range(5):
+        b, h = call_pct(data, "0-backward", i), call_pct(head_data, "0-backward", i + 1)
+        assert got[f"0-backward  aten::mm #{i + 1} (#{i} in base)"][:2] == [f"{b:.1f}%", f"{h:.1f}%"]
+    assert round(call_pct(head_data, "0-backward", 3), 1) == 2 * 41.5  # the move went to fc2's call
+    assert "0-backward  aten::mm #0" not in got
+    assert ("Calls made on one side only (no call of the op from the same module and source line on "
+            "the other), not in the table: 0-backward aten::mm #0 in head only") in out
+    d = json.loads(run_diff(capsys, str(RUN), str(head), "--format", "json"))
+    k = kernel(d, "aten::mm")
+    assert [(c["name"], c.get("base_name")) for c in k["calls"]] == [
+        (f"aten::mm #{i + 1}", f"aten::mm #{i}") for i in range(5)]
+    assert k["calls_one_side"] == "#0 in head only" and "calls_unpaired" not in k
+
+
+def test_calls_from_other_places_at_other_sizes_stay_the_ops_row(tmp_path, capsys):
+    """A call whose line and shapes both changed is no longer known as the same call: where no
+    call pairs, the op is one row, and the line says why."""
+    data = json.loads(RUN.read_text())
+    head_data = widen_call(data, "0-forward", 0, ["1024", "64x256", "256x1024"], 2.0, 2.0)
+    for s in next(g for g in head_data["graphs"] if g["id"] == "0-forward")["sites"]:
+        s["origin"]["lines"][0]["code"] += "  # edited"
+        if s["index"]:
+            s["shapes"] = [*s["shapes"][:-1], "1x1"]
+    head = tmp_path / "head.json"
+    head.write_text(json.dumps(head_data))
+    d = json.loads(run_diff(capsys, str(RUN), str(head), "--format", "json"))
+    k = kernel(d, "aten::addmm")
+    assert "calls" not in k
+    assert k["calls_unpaired"] == ("3 call(s) (#0, #1, #2) in base, 3 call(s) (#0, #1, #2) in head, none "
+                                   "made from the same module and source line on both sides")
+
+
+def test_an_edited_line_at_the_same_index_and_sizes_is_the_same_call(tmp_path, capsys):
+    data = json.loads(RUN.read_text())
+    head_data = copy.deepcopy(data)
+    site(head_data, "0-forward", 2)["origin"]["lines"][0]["code"] = "return self.fc3(x).float()"
+    head = tmp_path / "head.json"
+    head.write_text(json.dumps(head_data))
+    d = json.loads(run_diff(capsys, str(RUN), str(head), "--format", "json"))
+    k = kernel(d, "aten::addmm")
+    assert [c["name"] for c in k["calls"]] == [f"aten::addmm #{i}" for i in range(3)]
+    assert abs(k["calls"][2]["head_pct"] - call_pct(data, "0-forward", 2)) < 1e-9
