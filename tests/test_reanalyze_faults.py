@@ -155,3 +155,37 @@ def test_a_saved_profile_holding_a_value_of_another_kind_is_damage(tmp_path, par
     data[part][key] = bad
     profile.write_text(json.dumps(data))
     refused(run, f"{profile}: damaged: {said}")
+
+
+def test_the_module_analysed_is_the_module_whose_digest_was_checked(tmp_path, monkeypatch):
+    """The module was read twice, once to parse and once for its sha256: a module replaced
+    between the two reads (here the first read sees an edited one, the second the recorded one)
+    was checked as one text and analysed as another, and passed."""
+    import builtins
+    import io
+
+    from inductor_bench.core.analysis import reanalyze as analyse_again
+    from inductor_bench.core.errors import ResultError
+
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    module = run / "graphs" / "0-inference" / "module.py"
+    edited = tmp_path / "edited.py"
+    edited.write_bytes(module.read_bytes()[:2000])
+    opened: list[str] = []
+    real_open = io.open
+
+    def swapping_open(file, *args, **kwargs):
+        if str(file) == str(module):
+            opened.append(str(file))
+            if len(opened) == 1:  # the module as it is at the first read: edited
+                return real_open(edited, *args, **kwargs)
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(io, "open", swapping_open)
+    monkeypatch.setattr(builtins, "open", swapping_open)
+    with pytest.raises(ResultError) as e:
+        analyse_again(run)
+    assert str(e.value) == (f"{module}: changed since the run wrote it (sha256 differs): its kernels would be "
+                            "read from another module; refused")
+    assert len(opened) == 1

@@ -14,6 +14,8 @@ Pure; no torch.
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 from dataclasses import fields
 from pathlib import Path
@@ -39,7 +41,6 @@ from .rundir import (
     STEP_PYTHON_TRACE_FILE,
     STEP_TRACE_FILE,
     TRACE_FILE,
-    file_digest,
     load_breakdown,
     read_digests,
 )
@@ -110,12 +111,13 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
     if g.replayed and (gdir / LAUNCH_TRACE_FILE).exists():
         hints = launch_stacks_by_name(load_for_analysis(gdir / LAUNCH_TRACE_FILE))
     module_path = gdir / MODULE_FILE
-    try:
-        text = module_path.read_text(errors="replace")
+    try:  # read once: the bytes checked against the run's digest are the text analysed
+        data = module_path.read_bytes()
     except OSError as e:  # a run directory missing its module (or with a directory there)
         why = e.strerror or e
         raise ResultError(f"{module_path}: cannot read the graph's compiled module ({why})") from None
-    _check_unchanged(run_dir, module_path)
+    _check_unchanged(run_dir, module_path, data)
+    text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace").read()
     info = parse_module(text)
     trace = load_for_analysis(trace_path)
     analyze_graph(trace, info, g, kernel_files=kernel_files(run_dir, gdir), stack_hints=hints,
@@ -142,14 +144,15 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
     return g
 
 
-def _check_unchanged(run_dir: Path, module_path: Path) -> None:
+def _check_unchanged(run_dir: Path, module_path: Path, data: bytes) -> None:
     """The compiled module as the run recorded it (``digests.json``), where it did: one torn
-    or edited since would have the graph's kernels read, counted and placed from another text."""
+    or edited since would have the graph's kernels read, counted and placed from another text.
+    ``data``: the module's bytes as read for the analysis, never read a second time."""
     try:
         recorded = read_digests(run_dir).get(module_path.relative_to(run_dir).as_posix())
     except ResultError:  # digests.json itself damaged: the module is read as it is
         return
-    if recorded is not None and file_digest(module_path) != recorded:
+    if recorded is not None and hashlib.sha256(data).hexdigest() != recorded:
         raise ResultError(f"{module_path}: changed since the run wrote it (sha256 differs): its kernels "
                           "would be read from another module; refused")
 
