@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -235,3 +236,18 @@ def test_an_fp8_gemm_is_held_against_the_fp8_peak(tmp_path):
     (t,) = steady_shaped_ops(analyze_file(path))
     assert (t.row.dtype, t.compute, t.peak_tflops) == ("fp8", FP8, 1979.0)
     assert t.tflops == pytest.approx(2 * 4096**3 / 200e-6 / 1e12) and t.pct == pytest.approx(100 * t.tflops / 1979)
+
+
+def test_the_footer_names_each_peak_the_rows_are_of(capsys):
+    """A100 SXM4 80GB datasheet: fp32 19.5 TFLOP/s (SIMT sgemm), tf32 156 (s1688 tensor-op GEMMs).
+    The footer names the figures, and each row's % peak is its TFLOP/s over one of them."""
+    code, out, err = run_cli(capsys, str(A100))
+    assert code == 0, err
+    section = out[out.index("GEMMs by shape: record_shapes"):]
+    assert "Peaks used: fp32 19.5 TFLOP/s, tf32 156 TFLOP/s (datasheet: A100 SXM 80GB)." in section
+    row = re.compile(r"^0 .* fp32 +\d+ +[\d.]+ +[\d.]+ +([\d.]+) +([\d.]+)% +[\d.]+% +(\S+)$")
+    rows = [m.groups() for line in section.splitlines() if (m := row.match(line))]
+    assert len(rows) == 5
+    for tflops, pct, kernel in rows:
+        peak = 156.0 if "s1688" in kernel else 19.5
+        assert float(pct) == pytest.approx(100 * float(tflops) / peak, rel=0.01, abs=0.06), kernel

@@ -31,7 +31,7 @@ def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
     if not host:
         headers += ["% peak", "% other work", "library kernel"]
     doc.table(rows, headers, ("left", "left", "left", "left", *("right",) * 6, "left")[:len(headers)])
-    sources = sorted({t.peak_source for t in typical[:top] if t.peak_source})
+    peaks = _peaks_used(typical[:top])
     doc.fine_print(
         "FLOPs, from the recorded shapes: 2·M·N·K a GEMM product (a bias's additions not counted), a "
         "convolution's 2 × output elements × weight elements per output channel (its backward that much "
@@ -47,9 +47,20 @@ def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
            "(bf16/fp16: tensor cores; fp8: its tensor-core peak; fp32: TF32 where the kernel's name says so, "
            "the fp32 units for "
            "a SIMT sgemm; none where it says neither, or the GPU is not in the table)"
-           + (f": {', '.join(sources)}" if sources else "") + ".")
+           + (f". Peaks used: {'; '.join(peaks)}" if peaks else "") + ".")
         + " (docs/analyze.md)"
     )
+
+
+def _peaks_used(shown: list[TypicalShapedOp]) -> list[str]:
+    """Each peak the rows' % peak is of, by compute type, with where it comes from: a part's
+    label (``V100 SXM2 (fp16)``) names no compute type of the rows."""
+    used: dict[str, dict[str, float]] = {}
+    for t in shown:
+        if t.peak_source and t.peak_tflops and t.compute:
+            used.setdefault(t.peak_source, {})[t.compute] = t.peak_tflops
+    return [", ".join(f"{c} {p:g} TFLOP/s" for c, p in sorted(v.items())) + f" ({src})"
+            for src, v in sorted(used.items())]
 
 
 def _row(doc: Doc, t: TypicalShapedOp, host: bool) -> list[str]:
