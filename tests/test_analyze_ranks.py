@@ -517,3 +517,25 @@ def test_top_limits_the_named_ranges_of_every_rank_cycle(capsys):
     headings = [line for line in out.splitlines() if line.startswith("Named ranges per rank")]
     assert len(headings) == 2 and all("(top 1 of " in h for h in headings)
     assert [len(s.split("\n\n")[1].splitlines()) for s in out.split("Named ranges per rank")[1:]] == [3, 3]
+
+
+def test_cpu_ranks_categories_say_their_communication_is_the_ops_alone(capsys):
+    """On CPU-only ranks a category is the busiest thread's top-level ops' time: communication is
+    the c10d::allreduce_ op alone (from the raw JSON, its mean over the steps), not the gloo
+    ranges the steps table's comm also counts; the note says so, not 'kernel durations'."""
+    code, out, err = run_cli(capsys, str(RANKS / "cpu_gloo"))
+    assert code == 0, err
+    section = out[out.index("Time by category per rank"):out.index("Named ranges per rank")]
+    for path in sorted((RANKS / "cpu_gloo").glob("rank-*.json.gz")):
+        evs = raw_events(path)
+        steps = [e for e in evs if re.fullmatch(r"ProfilerStep#\d+", e["name"])]
+        main = steps[0]["tid"]
+        ops = [e["dur"] for e in evs if e.get("cat") == "cpu_op" and e["tid"] == main
+               and e["name"] == "c10d::allreduce_" and any(s["ts"] <= e["ts"] < s["ts"] + s["dur"] for s in steps)]
+        rank = int(path.name.split("-")[1].split(".")[0])
+        row = next(line.split() for line in section.splitlines() if line.startswith(f"{rank} "))
+        assert float(row[3]) == pytest.approx(sum(ops) / len(steps) / 1e3, abs=6e-4)
+    assert "Its communication is its collectives' own ops (c10d::allreduce_)" in section
+    assert "kernel durations" not in section
+    code, out, err = run_cli(capsys, str(RANKS))
+    assert "Summed kernel durations (concurrent streams can exceed busy)." in out

@@ -147,8 +147,17 @@ def _categories(doc: Doc, r: RanksResult) -> None:
     headers = ["rank", *(label(c) for c in shown), *(["the rest"] if rest else [])]
     doc.heading("Time by category per rank (steady mean step, ms)")
     doc.table(rows, headers, ("left", *("right",) * (len(headers) - 1)))
-    doc.fine_print("Summed kernel durations (concurrent streams can exceed busy).")
+    doc.fine_print(HOST_CATEGORIES_NOTE if all(is_host(rank.device) for rank in r.ranks)
+                   else "Summed kernel durations (concurrent streams can exceed busy).")
     doc.chart(charts.ranks_categories(per_rank))
+
+
+HOST_CATEGORIES_NOTE = (
+    "CPU-only ranks: summed durations of the busiest thread's top-level ops, as one trace's category "
+    "table gives them. Its communication is its collectives' own ops (c10d::allreduce_), which hand "
+    "the work to gloo's threads: the steps table's comm also counts those threads' ranges "
+    "(gloo:all_reduce), and reads longer."
+)
 
 
 def typical_regions(rank: RankResult) -> dict[str, tuple[float, float]]:
