@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 
+from .conftest import FIXTURES
 from .test_diff_roofline_calls import RUN, call_pct, run_diff
 
 
@@ -143,3 +144,45 @@ def test_an_edited_line_at_the_same_index_and_sizes_is_the_same_call(tmp_path, c
     k = kernel(d, "aten::addmm")
     assert [c["name"] for c in k["calls"]] == [f"aten::addmm #{i}" for i in range(3)]
     assert abs(k["calls"][2]["head_pct"] - call_pct(data, "0-forward", 2)) < 1e-9
+
+
+def step_pct(data: dict, gbps: float, tflops: float) -> float:
+    """The step's time-weighted % of peak from the raw figures: each extern call and kernel
+    against the roofline at its intensity, those latency-bound (under 10 us at the ceilings, and
+    under twice that plus their ideal time at their fastest) or above the bandwidth (in cache)
+    left out."""
+    num = den = 0.0
+    for g in data["graphs"]:
+        counts = {s["index"]: s for s in g["sites"]}
+        items = [(s["ms"], s["samples_ms"], *g["site_counts"][i]) for i, s in counts.items()]
+        items += [(k["ms"], k["samples_ms"], k["bytes"], k.get("flops")) for k in g["kernels"]
+                  if not k["name"].startswith("aten::")]
+        for ms, samples, moved, flops in items:
+            roof = min(tflops * 1e12, flops / moved * gbps * 1e9) if flops else gbps * 1e9
+            rate = (flops if flops else moved) / (ms / 1e3)
+            ideal = max(moved / (gbps * 1e9), (flops or 0) / (tflops * 1e12)) * 1e6
+            if ideal < 10 and min(samples) * 1e3 < 2 * (10 + ideal) or not flops and rate > roof:
+                continue
+            num, den = num + 100 * rate / roof * ms, den + ms
+    return num / den
+
+
+def test_the_step_percent_against_shared_ceilings_says_so(capsys):
+    """Two runs of one device that measured its ceilings apart: the summary's % of peak is
+    each side's against the higher of each figure, not what each run's own report reads, and
+    its label says so."""
+    quiet = FIXTURES / "results" / "cpu_mlp_train_quiet" / "breakdown.json"
+    base, head = json.loads(RUN.read_text()), json.loads(quiet.read_text())
+    peaks = [d["extras"]["roofline"]["measured"] for d in (base, head)]
+    gbps, tflops = max(p["gbps"] for p in peaks), max(p["tflops"]["fp32"] for p in peaks)
+    b, h = step_pct(base, gbps, tflops), step_pct(head, gbps, tflops)
+    own = step_pct(base, peaks[0]["gbps"], peaks[0]["tflops"]["fp32"])
+    assert (round(b, 1), round(h, 1), round(own, 1)) == (14.0, 80.3, 57.7)
+    out = run_diff(capsys, str(RUN), str(quiet))
+    row = next(r for r in out.splitlines() if r.startswith("% of peak"))
+    assert row.split() == ["%", "of", "peak", "(time-weighted,", "shared", "ceilings)", f"{b:.1f}%",
+                           f"{h:.1f}%", f"+{h - b:.1f}", "pp"]
+    d = json.loads(run_diff(capsys, str(RUN), str(quiet), "--format", "json"))
+    assert [round(x, 9) for x in d["sections"][0]["roofline_pct"]] == [round(b, 9), round(h, 9)]
+    alone = run_diff(capsys, str(RUN), str(RUN))  # one set of ceilings: the plain label
+    assert "% of peak (time-weighted)  " in alone and "shared ceilings" not in alone

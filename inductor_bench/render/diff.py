@@ -177,7 +177,10 @@ def _summary_rows(s: SectionDiff) -> list[list[str]]:
         # before its ceilings were measured), not kernels all latency-bound or in cache
         cells = [weighted_cell(x, share) if (x, share) != (None, None) else f"{DASH} (not measured)"
                  for x, share in ((b, sb), (h, sh))]
-        rows.append(["% of peak (time-weighted)", *cells, moved, ""])
+        # both sides against the higher of each side's ceilings (the note under the section):
+        # not the % each run's own report reads
+        shared = s.roofline_ceilings is not None and s.roofline_ceilings[2] is not None
+        rows.append([f"% of peak (time-weighted{', shared ceilings' if shared else ''})", *cells, moved, ""])
     return rows
 
 
