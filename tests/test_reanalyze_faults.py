@@ -189,3 +189,60 @@ def test_the_module_analysed_is_the_module_whose_digest_was_checked(tmp_path, mo
     assert str(e.value) == (f"{module}: changed since the run wrote it (sha256 differs): its kernels would be "
                             "read from another module; refused")
     assert len(opened) == 1
+
+
+# A `report RUN --reanalyze` that stops once it is about to keep the result it replaces (the
+# copy to breakdown.before-reanalysis.json), until a file named GO appears beside the run.
+_PAUSED = """
+import sys, time
+from pathlib import Path
+import inductor_bench.commands.report as report
+from inductor_bench.cli import main
+run = Path(sys.argv[1])
+real = report.copy_atomic
+def paused(src, dst):
+    (run.parent / "paused").touch()
+    while not (run.parent / "GO").exists():
+        time.sleep(0.05)
+    real(src, dst)
+report.copy_atomic = paused
+sys.argv = ["inductor-bench", "report", str(run), "--reanalyze"]
+sys.exit(main())
+"""
+
+
+def test_two_reanalyses_of_one_run_at_once_take_turns(tmp_path):
+    """Both ran at once: the second kept the first one's rebuilt result as the run's own
+    (breakdown.before-reanalysis.json), and the result the run wrote was lost."""
+    import json
+    import time
+
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURES / "runs" / "cpu_mlp_train_stalled", run)
+    original = (run / "breakdown.json").read_bytes()
+    cmd = [sys.executable, "-m", "inductor_bench.cli", "report", str(run), "--reanalyze"]
+    with open(tmp_path / "a.err", "w") as a_err, open(tmp_path / "b.err", "w") as b_err:
+        a = subprocess.Popen([sys.executable, "-c", _PAUSED, str(run)], cwd=ROOT, stdout=subprocess.DEVNULL,
+                             stderr=a_err)
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "paused").exists() and a.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        b = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=b_err)
+        while b.poll() is None and "waiting" not in (tmp_path / "b.err").read_text() \
+                and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (tmp_path / "GO").touch()
+        assert (a.wait(timeout=60), b.wait(timeout=60)) == (0, 0)
+    kept = run / "breakdown.before-reanalysis.json"
+    assert kept.read_bytes() == original
+    b_lines = (tmp_path / "b.err").read_text().splitlines()
+    assert b_lines == [
+        f"{run}: another re-analysis of this run is under way; waiting for it to end",
+        f"re-analysed 2 graph(s) from their saved profiles; {run}/breakdown.json rebuilt (the run's own "
+        f"result, before any re-analysis: {kept})"]
+    alone = tmp_path / "alone"  # the same run re-analysed with nothing beside it
+    shutil.copytree(FIXTURES / "runs" / "cpu_mlp_train_stalled", alone)
+    assert reanalyze(alone).returncode == 0
+    rebuilt, expected = (json.loads((d / "breakdown.json").read_text()) for d in (run, alone))
+    assert {**rebuilt, "run_dir": ""} == {**expected, "run_dir": ""}
+    assert not [p.name for p in run.iterdir() if p.name.endswith(".tmp")]

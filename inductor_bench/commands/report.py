@@ -14,7 +14,7 @@ from ..core.result_json import result_json
 from ..core.results import BreakdownResult
 from ..core.rundir import BREAKDOWN_FILE, STEP_TRACE_FILE, load_any
 from ..render.breakdown import DEFAULT_TOP
-from ..runner.rundir import copy_atomic, write_atomic
+from ..runner.rundir import copy_atomic, held, write_atomic
 from . import options as o
 from .output import emit, render_result, terminal_width, write_report
 from .progress import note
@@ -28,6 +28,9 @@ Reanalyze = Annotated[
     ),
 ]
 KEPT_FILE = "breakdown.before-reanalysis.json"
+# Held by a re-analysis from reading the run to its last file written: a second one on the
+# same run waits for it, and then reads the run as the first left it.
+LOCK_FILE = ".reanalysis.lock"
 
 Run = Annotated[
     Path,
@@ -78,9 +81,16 @@ def views(run: Path, by: o.View, module_depth: int | None) -> None:
 
 def reanalyzed(run: Path) -> BreakdownResult:
     """The run analysed again (``core/analysis.py``), saved over its derived files: the result
-    and its reports; the result it replaces is kept once as ``KEPT_FILE``."""
+    and its reports; the result it replaces is kept once as ``KEPT_FILE``. Two at once on one
+    run take turns (``LOCK_FILE``): each reads the run whole and writes its files whole."""
     if not run.is_dir() or not (run / BREAKDOWN_FILE).exists():
         raise UsageError(f"{run}: --reanalyze takes a breakdown run directory (with {BREAKDOWN_FILE})")
+    waiting = f"{run}: another re-analysis of this run is under way; waiting for it to end"
+    with held(run / LOCK_FILE, lambda: note(waiting)):
+        return _reanalyzed(run)
+
+
+def _reanalyzed(run: Path) -> BreakdownResult:
     result, done = reanalyze(run)
     kept = run / KEPT_FILE
     first = not kept.exists()

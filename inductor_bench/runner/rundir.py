@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import fcntl
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +111,27 @@ def write_atomic(path: Path, data: str | bytes) -> None:
 def copy_atomic(src: Path | str, dst: Path) -> None:
     """A copy of ``src`` at ``dst``, whole or not at all (``write_atomic``)."""
     write_atomic(dst, Path(src).read_bytes())
+
+
+@contextlib.contextmanager
+def held(lock: Path, on_wait: Callable[[], None]) -> Iterator[None]:
+    """``lock`` (a file, made where it is not there) held by this process alone while the
+    block runs: another process holding it is waited for (``on_wait`` called first, once).
+    The lock ends with the process, however it ends; the file stays (removing it would let
+    two processes hold two files of one name)."""
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise WriteError(f"{lock}: cannot write ({e.strerror or e})") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            on_wait()
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def link_or_copy(src: Path | str, dst: Path) -> None:
