@@ -169,7 +169,7 @@ def step_pct(data: dict, gbps: float, tflops: float) -> float:
 
 def test_the_step_percent_against_shared_ceilings_says_so(capsys):
     """Two runs of one device that measured its ceilings apart: the summary's % of peak is
-    each side's against the higher of each figure, not what each run's own report reads, and
+    each side's against the higher of each figure, not each against its own ceilings, and
     its label says so."""
     quiet = FIXTURES / "results" / "cpu_mlp_train_quiet" / "breakdown.json"
     base, head = json.loads(RUN.read_text()), json.loads(quiet.read_text())

@@ -178,7 +178,7 @@ def _summary_rows(s: SectionDiff) -> list[list[str]]:
         cells = [weighted_cell(x, share) if (x, share) != (None, None) else f"{DASH} (not measured)"
                  for x, share in ((b, sb), (h, sh))]
         # both sides against the higher of each side's ceilings (the note under the section):
-        # not the % each run's own report reads
+        # not the % against each run's own
         shared = s.roofline_ceilings is not None and s.roofline_ceilings[2] is not None
         rows.append([f"% of peak (time-weighted{', shared ceilings' if shared else ''})", *cells, moved, ""])
     return rows
