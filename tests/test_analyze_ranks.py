@@ -539,3 +539,11 @@ def test_cpu_ranks_categories_say_their_communication_is_the_ops_alone(capsys):
     assert "kernel durations" not in section
     code, out, err = run_cli(capsys, str(RANKS))
     assert "Summed kernel durations (concurrent streams can exceed busy)." in out
+
+
+def test_top_help_names_the_tables_it_limits(capsys):
+    code, out, _ = run_cli(capsys, "--help")
+    assert code == 0
+    text = " ".join(out.split())
+    assert "Rows shown per ranked table: the top kernels (a CPU-only trace's ops), the named ranges" in text
+    assert "Kernels shown per table" not in text

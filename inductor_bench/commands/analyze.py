@@ -29,12 +29,17 @@ TraceFiles = Annotated[
     ),
 ]
 
+Top = Annotated[int, typer.Option(
+    "--top", min=1,
+    help="Rows shown per ranked table: the top kernels (a CPU-only trace's ops), the named ranges "
+    "(per rank too) and the GEMMs by shape; the JSON holds them all.")]
+
 
 def analyze(
     traces: TraceFiles,
     fmt: o.FormatOpt = o.Format.text,
     json_out: o.JsonOut = None,
-    top: o.Top = DEFAULT_TOP,
+    top: Top = DEFAULT_TOP,
     html_out: o.HtmlOut = None,
 ) -> None:
     """Break down any profiler trace, no torch needed: per step, busy and idle per device,
