@@ -547,3 +547,20 @@ def test_top_help_names_the_tables_it_limits(capsys):
     text = " ".join(out.split())
     assert "Rows shown per ranked table: the top kernels (a CPU-only trace's ops), the named ranges" in text
     assert "Kernels shown per table" not in text
+
+
+def test_a_step_some_ranks_lack_says_whose_straggler_it_is(tmp_path, capsys):
+    """Ranks 0-2 of the set, rank 2's ProfilerStep#5 marker taken out: step 5's straggler is of
+    ranks 0 and 1 (rank 1, 1.01x, against rank 0, the lower middle of two), and the note says so."""
+    for r in range(3):
+        trace = json.loads(gzip.decompress(RANK_FILES[r].read_bytes()))
+        if r == 2:
+            trace["traceEvents"] = [e for e in trace["traceEvents"] if e.get("name") != "ProfilerStep#5"]
+        (tmp_path / f"rank-{r}.json").write_text(json.dumps(trace))
+    code, out, err = run_cli(capsys, str(tmp_path))
+    assert code == 0, err
+    row = next(line for line in out.splitlines() if line.startswith("ProfilerStep#5  rank"))
+    assert row.split()[1:3] == ["rank", "1"] and "rank 0" in row
+    held = [line for line in out.splitlines() if "held by" in line]
+    assert held == ["ProfilerStep#5: held by 2 of the 3 ranks, not by rank 2: the straggler and median "
+                    "rank are of those that hold it"]

@@ -14,7 +14,7 @@ from . import charts_ranks as charts
 from . import format as fmt
 from .analyze import CLOSED, DEFAULT_TOP, skipped_facts
 from .analyze_memory import ranks_memory_section
-from .analyze_top import step_code
+from .analyze_top import listed, step_code
 from .doc import TEXT, Doc, new_doc
 
 STEP_HEADERS = [
@@ -119,7 +119,22 @@ def _stragglers(doc: Doc, r: RanksResult) -> None:
         "rank = the middle rank by wall (the lower middle of an even count); excess = the straggler's "
         "wall - the median rank's, split into its extra compute, exposed communication, other steps' "
         "work and idle time (they add up to the excess).",
+        *_partial_steps(doc, r),
     )
+
+
+def _partial_steps(doc: Doc, r: RanksResult) -> list[str]:
+    """A line per set of ranks lacking some steps: those steps' straggler and median rank are of
+    the ranks that hold them."""
+    ranks = [rank for rank in r.ranks if rank.steps]
+    lacking: dict[tuple[int, ...], list[str]] = {}
+    for g in r.stragglers:
+        if missing := tuple(rank.rank for rank in ranks if not rank.step(g.step)):
+            lacking.setdefault(missing, []).append(step_code(doc, g.step))
+    return [f"{listed(steps)}: held by {len(ranks) - len(missing)} of the {len(ranks)} ranks, not by "
+            f"{'rank' if len(missing) == 1 else 'ranks'} {', '.join(map(str, missing))}: the straggler and "
+            "median rank are of those that hold it"
+            for missing, steps in lacking.items()]
 
 
 def typical_categories(rank: RankResult) -> dict[str, float]:
