@@ -58,6 +58,25 @@ def add_call_first(data: dict, graph: str, module: str, code: str, time: float =
     return out
 
 
+def add_call_at(data: dict, graph: str, at: int, shapes: list[str]) -> dict:
+    """The run with a new call made from the same place as the graph's extern call ``at``,
+    just before it, at other shapes (as much time and work): the indices from ``at`` one more."""
+    out = copy.deepcopy(data)
+    g = next(g for g in out["graphs"] if g["id"] == graph)
+    new = copy.deepcopy(site(out, graph, at))
+    new["shapes"] = shapes
+    for s in g["sites"]:
+        s["index"] += s["index"] >= at
+    g["sites"].insert(at, new)
+    g["site_counts"].insert(at, list(g["site_counts"][at]))
+    op = next(k for k in g["kernels"] if k["name"] == new["kernel"])
+    op["ms"] += new["ms"]
+    op["samples_ms"] = [o + x for o, x in zip(op["samples_ms"], new["samples_ms"], strict=True)]
+    op["bytes"] += g["site_counts"][at][0]
+    op["flops"] += g["site_counts"][at][1]
+    return out
+
+
 def rows(out: str) -> dict[str, list[str]]:
     """The moves table's rows by graph and kernel cell: [base %, head %, moved]."""
     table = out.split("Toward the limit")[1].split("\n\n")[0]
@@ -107,8 +126,8 @@ def test_a_call_added_first_shifts_the_indices_and_the_calls_still_pair(tmp_path
         assert got[f"0-backward  aten::mm #{i + 1} (#{i} in base)"][:2] == [f"{b:.1f}%", f"{h:.1f}%"]
     assert round(call_pct(head_data, "0-backward", 3), 1) == 2 * 41.5  # the move went to fc2's call
     assert "0-backward  aten::mm #0" not in got
-    assert ("Calls made on one side only (no call of the op from the same module and source line on "
-            "the other), not in the table: 0-backward aten::mm #0 in head only") in out
+    assert ("Calls on one side only (made from a module and source line the other side called the op "
+            "from fewer times, or never), not in the table: 0-backward aten::mm #0 in head only") in out
     d = json.loads(run_diff(capsys, str(RUN), str(head), "--format", "json"))
     k = kernel(d, "aten::mm")
     assert [(c["name"], c.get("base_name")) for c in k["calls"]] == [
@@ -186,3 +205,25 @@ def test_the_step_percent_against_shared_ceilings_says_so(capsys):
     assert [round(x, 9) for x in d["sections"][0]["roofline_pct"]] == [round(b, 9), round(h, 9)]
     alone = run_diff(capsys, str(RUN), str(RUN))  # one set of ceilings: the plain label
     assert "% of peak (time-weighted)  " in alone and "shared ceilings" not in alone
+
+
+def test_a_place_that_makes_one_call_more_pairs_the_calls_most_alike_in_shape(tmp_path, capsys):
+    """fc1's backward made one mm (its weight's gradient, 512x64 @ 64x256); with a layer before it
+    that needs its input's gradient, it makes that one first (64x512 @ 512x256): base's call
+    pairs with the weight's, at its shapes, not with the first call from that line."""
+    data = json.loads(RUN.read_text())
+    assert site(data, "0-backward", 4)["shapes"] == ["512x64", "64x256"]
+    head_data = add_call_at(data, "0-backward", 4, ["64x512", "512x256"])
+    head_data = widen_call(head_data, "0-backward", 5, ["512x64", "64x256"], 1.0, 2.0)
+    head = tmp_path / "head.json"
+    head.write_text(json.dumps(head_data))
+    b, h = call_pct(data, "0-backward", 4), call_pct(head_data, "0-backward", 5)
+    assert round(h, 1) == round(b / 2, 1) == 72.5
+    out = run_diff(capsys, str(RUN), str(head))
+    assert rows(out)["0-backward  aten::mm #5 (#4 in base)"] == [f"{b:.1f}%", f"{h:.1f}%", f"{h - b:.1f}", "pp"]
+    assert "0-backward aten::mm #4 in head only" in out
+    d = json.loads(run_diff(capsys, str(RUN), str(head), "--format", "json"))
+    k = kernel(d, "aten::mm")
+    assert [(c["name"], c.get("base_name")) for c in k["calls"]] == [
+        *((f"aten::mm #{i}", None) for i in range(4)), ("aten::mm #5", "aten::mm #4")]
+    assert k["calls_one_side"] == "#4 in head only"

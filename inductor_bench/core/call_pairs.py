@@ -4,9 +4,10 @@ the limit (``roofline.roofline_moves``). Pure; no torch.
 A call is known by where the model made it, not by its index in the compiled module (a layer
 added before it shifts every index after): the same op, from the same module path and source
 line (its function and code, not its line number, which an edit above it moves), the n-th such
-call on both sides. A call without a recorded origin is known by its position among the op's
-calls without one. Of the calls left, one at the same index with the same input shapes on
-both sides is the same call still (its line was edited). The shapes of a pair may differ (a
+call on both sides (where one side made more from there, those most alike in shape). A call
+without a recorded origin is known by its position among the op's calls without one. Of the
+calls left, one at the same index with the same input shapes on both sides is the same call
+still (its line was edited). The shapes of a pair may differ (a
 hidden size of 256 made 512): its % of peak, each side against its limit at its own sizes,
 is still a move toward the limit; its time is not the same work's, and the row says so.
 """
@@ -42,8 +43,8 @@ def site_key(site: CallSite) -> tuple[tuple[str, ...], tuple[tuple[str, str], ..
 
 def pair_calls(base: list[Call], head: list[Call]) -> tuple[list[tuple[Call, Call]], list[Call], list[Call]]:
     """(the pairs in head's call order, base's calls left, head's calls left)."""
-    bk, hk = _keyed(base), _keyed(head)
-    pairs = [(bk[key], hk[key]) for key in hk if key in bk]
+    bg, hg = _by_site(base), _by_site(head)
+    pairs = [p for key in hg if key in bg for p in _pair_site(bg[key], hg[key])]
     taken_b, taken_h = {id(b) for b, _ in pairs}, {id(h) for _, h in pairs}
     left_b = {c.mark: c for c in base if id(c) not in taken_b}
     for h in head:
@@ -57,15 +58,35 @@ def pair_calls(base: list[Call], head: list[Call]) -> tuple[list[tuple[Call, Cal
     return pairs, sorted(left_b.values(), key=lambda c: c.site.index), left_h
 
 
-def _keyed(calls: list[Call]) -> dict[tuple[object, int], Call]:
-    """Each call by its site key and its position among the calls of that key, in call order."""
-    seen: dict[object, int] = {}
-    out: dict[tuple[object, int], Call] = {}
+def _by_site(calls: list[Call]) -> dict[object, list[Call]]:
+    """The calls by their site key, each list in call order."""
+    out: dict[object, list[Call]] = {}
     for c in sorted(calls, key=lambda c: c.site.index):
-        key = site_key(c.site)
-        out[(key, seen.get(key, 0))] = c
-        seen[key] = seen.get(key, 0) + 1
+        out.setdefault(site_key(c.site), []).append(c)
     return out
+
+
+def _pair_site(base: list[Call], head: list[Call]) -> list[tuple[Call, Call]]:
+    """One place's calls: the n-th with the n-th where both sides made as many; else each call
+    of the side with fewer with the other side's call most alike in shape, the first of those
+    alike (a linear's backward adds its input's gradient once a layer before it needs one:
+    64x1024 @ 1024x256 beside the weight's 1024x64 @ 64x256, which base's 512x64 @ 64x256 is)."""
+    if len(base) == len(head):
+        return list(zip(base, head, strict=True))
+    few, many = (base, head) if len(base) < len(head) else (head, base)
+    free = list(many)
+    out = []
+    for c in few:
+        best = max(free, key=lambda m: (_alike(c.site.shapes, m.site.shapes), -free.index(m)))
+        free.remove(best)
+        out.append((c, best) if few is base else (best, c))
+    return out
+
+
+def _alike(a: list[str], b: list[str]) -> int:
+    """How many dimensions two calls' input shapes share, place by place."""
+    return sum(x == y for sa, sb in zip(a, b, strict=False)
+               for x, y in zip(sa.split("x"), sb.split("x"), strict=False))
 
 
 def call_move(graph: str, op: str, b: Call, h: Call, weight: float) -> CallMove:
@@ -80,6 +101,7 @@ def call_move(graph: str, op: str, b: Call, h: Call, weight: float) -> CallMove:
 
 
 def one_side_words(base_left: list[Call], head_left: list[Call]) -> str:
-    """``#5 in head only``: the calls made from a place the other side made none of the op's."""
+    """``#5 in head only``: the calls with none to pair on the other side (made from a place
+    it called the op from fewer times, or never)."""
     return "; ".join(f"{', '.join(c.mark.strip() for c in left)} in {side} only"
                      for side, left in (("base", base_left), ("head", head_left)) if left)

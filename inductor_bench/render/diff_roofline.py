@@ -37,8 +37,8 @@ def roofline_block(s: SectionDiff, top: int, doc: Doc, name: Callable[[Doc, str]
                       + "; ".join(f"{m.graph} {m.name}: ({', '.join(m.base_shapes or ['-'])}) in base, "
                                   f"({', '.join(m.head_shapes)}) in head" for m in reshaped))
     if one_side := [k for k in s.kernels if k.calls and k.calls_one_side]:
-        doc.paragraph("Calls made on one side only (no call of the op from the same module and source "
-                      "line on the other), not in the table: "
+        doc.paragraph("Calls on one side only (made from a module and source line the other side "
+                      "called the op from fewer times, or never), not in the table: "
                       + "; ".join(f"{k.graph} {k.name} {k.calls_one_side}" for k in one_side))
     if unpaired := [k for k in s.kernels if k.calls_unpaired and k.base_pct is not None
                     and k.head_pct is not None]:
