@@ -227,3 +227,29 @@ def test_a_place_that_makes_one_call_more_pairs_the_calls_most_alike_in_shape(tm
     assert [(c["name"], c.get("base_name")) for c in k["calls"]] == [
         *((f"aten::mm #{i}", None) for i in range(4)), ("aten::mm #5", "aten::mm #4")]
     assert k["calls_one_side"] == "#4 in head only"
+
+
+def test_calls_without_origins_pair_by_their_position_among_the_ops_calls(tmp_path, capsys):
+    """Runs without source lines: an op's calls pair by position; head's extra last call (a copy
+    of its first, from no known place) has none to pair."""
+    data = json.loads(RUN.read_text())
+    for g in data["graphs"]:
+        for s in g["sites"]:
+            s.pop("origin", None)
+    head_data = copy.deepcopy(data)
+    g = next(g for g in head_data["graphs"] if g["id"] == "0-backward")
+    extra = {**copy.deepcopy(g["sites"][0]), "index": 5}
+    g["sites"].append(extra)
+    g["site_counts"].append(list(g["site_counts"][0]))
+    op = next(k for k in g["kernels"] if k["name"] == "aten::mm")
+    op["ms"] += extra["ms"]
+    op["samples_ms"] = [o + x for o, x in zip(op["samples_ms"], extra["samples_ms"], strict=True)]
+    base, head = tmp_path / "base.json", tmp_path / "head.json"
+    base.write_text(json.dumps(data))
+    head.write_text(json.dumps(head_data))
+    d = json.loads(run_diff(capsys, str(base), str(head), "--format", "json"))
+    k = kernel(d, "aten::mm")
+    assert [(c["name"], c.get("base_name")) for c in k["calls"]] == [(f"aten::mm #{i}", None) for i in range(5)]
+    assert [round(c["base_pct"], 9) for c in k["calls"]] == [round(call_pct(data, "0-backward", i), 9)
+                                                          for i in range(5)]
+    assert k["calls_one_side"] == "#5 in head only"
