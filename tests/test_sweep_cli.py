@@ -253,3 +253,48 @@ def test_ray_and_submitit_missing_name_the_extra(tmp_path):
         assert r.returncode == 2, r.stderr
         assert f"pip install 'inductor-bench[{extra}]'" in r.stderr.splitlines()[-1]
     shutil.rmtree(tmp_path / "ray")
+
+
+@pytest.mark.parametrize(("cell", "value", "said"), [
+    ("seconds", "x", "cells[0].seconds: 'x' is not a number or null"),  # exit 70, formatting it
+    ("seconds", -5.0, "cells[0].seconds: -5.0 is below 0"),  # 'mlp: done in -5.00 s'
+    ("attempts", "x", "cells[0].attempts: 'x' is not an integer"),  # exit 70
+    ("attempts", -3, "cells[0].attempts: -3 is below 0"),
+    ("status", "dne", "cells[0].status: 'dne' is not a cell's status (done, pending, running, failed, timeout, "
+                      "killed, interrupted)"),  # run again as though unfinished
+    ("run_dir", "/etc", "cells[0].run_dir: '/etc' is not a directory's name inside the sweep's"),  # read
+    ("run_dir", "../../x", "cells[0].run_dir: '../../x' is not a directory's name inside the sweep's"),
+    ("seconds", 1e308, "cells[0].seconds: 1e+308 is beyond any figure a result holds (at most 1e+24 in size)"),
+    (None, [1, 2, 3], "shard: [1, 2, 3] is no shard I/N (I from 1 to N)"),
+    (None, "x", "shard: 'x' is not a list or null"),  # exit 70, IndexError
+])
+def test_a_damaged_sweep_json_is_refused_as_a_damaged_result_is(tmp_path, cell, value, said):
+    """sweep.json is checked as it is read as breakdown.json and compare.json are: each field's
+    kind and number, and what a report would print as it is."""
+    from inductor_bench.core.errors import ResultError
+    from inductor_bench.runner.sweep_run import load_sweep
+
+    d = _done_sweep(tmp_path / "s")
+    data = json.loads((d / "sweep.json").read_text())
+    if cell is None:
+        data["shard"] = value
+    else:
+        data["cells"][0][cell] = value
+    (d / "sweep.json").write_text(json.dumps(data))
+    with pytest.raises(ResultError) as e:
+        load_sweep(d)
+    assert str(e.value) == f"{d / 'sweep.json'}: damaged: {said}"
+
+
+def test_a_damaged_sweep_or_baseline_is_one_line_and_exit_2_before_any_job(tmp_path):
+    d = _done_sweep(tmp_path / "s")
+    data = json.loads((d / "sweep.json").read_text())
+    data["cells"][0]["seconds"] = -5.0
+    (d / "sweep.json").write_text(json.dumps(data))
+    line = f"inductor-bench: error: {d / 'sweep.json'}: damaged: cells[0].seconds: -5.0 is below 0\n"
+    r = _cli(*_argv(d), cwd=tmp_path)
+    assert (r.returncode, r.stderr, r.stdout) == (2, line, "")
+    assert not (d / "report.txt").exists() and not (d / "logs").exists()
+    new = _done_sweep(tmp_path / "new")
+    r = _cli(*_argv(new, "--baseline", str(d)), cwd=tmp_path)
+    assert (r.returncode, r.stderr, r.stdout) == (2, line, "")

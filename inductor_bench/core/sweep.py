@@ -20,6 +20,7 @@ from typing import Any
 
 from .arg_changes import ArgChange, arg_changes
 from .errors import ResultError, UsageError
+from .shape import check
 
 SWEEP_SCHEMA = "inductor-bench/sweep"
 SWEEP_SCHEMA_VERSION = 1
@@ -130,6 +131,9 @@ class Sweep:
                 f"sweep schema version {d.get('schema_version')} is not supported "
                 f"(this inductor-bench reads version {SWEEP_SCHEMA_VERSION})"
             )
+        problem = _sweep_problem(d)
+        if problem:
+            raise ResultError(f"damaged: {problem}")
         try:
             cell_names = {f.name for f in fields(Cell)}
             cells = [Cell(**{k: v for k, v in c.items() if k in cell_names}) for c in d.get("cells", [])]
@@ -137,6 +141,33 @@ class Sweep:
             return cls(cells=cells, **{k: v for k, v in d.items() if k in names})
         except (TypeError, AttributeError) as e:
             raise ResultError(f"damaged, not the shape of a sweep ({e})") from None
+
+
+_STATUSES = (CellStatus.DONE, *CellStatus.UNFINISHED)
+
+
+def _sweep_problem(d: dict[str, Any]) -> str | None:
+    """The first thing of a saved sweep that no sweep writes, as a breakdown's fields are
+    checked when it is read (``core/shape.py``: each field's kind, ``cells[0].seconds: 'x' is
+    not a number or null``), and the values a report would print as they are: a job's time
+    below 0, a status of no cell, a run directory that is not a name inside the sweep's."""
+    try:
+        check(Sweep, d, ("cells",))
+    except ResultError as e:
+        return str(e)
+    shard = d.get("shard")
+    if shard is not None and (len(shard) != 2 or not 1 <= shard[0] <= shard[1]):
+        return f"shard: {shard} is no shard I/N (I from 1 to N)"
+    for i, c in enumerate(d["cells"]):
+        if c.get("status", CellStatus.PENDING) not in _STATUSES:
+            return f"cells[{i}].status: {c['status']!r} is not a cell's status ({', '.join(_STATUSES)})"
+        if (c.get("seconds") or 0) < 0 or c.get("attempts", 0) < 0:
+            what = "seconds" if (c.get("seconds") or 0) < 0 else "attempts"
+            return f"cells[{i}].{what}: {c[what]} is below 0"
+        run_dir = c.get("run_dir", "")
+        if run_dir and (run_dir in (".", "..") or "/" in run_dir or "\\" in run_dir):
+            return f"cells[{i}].run_dir: {run_dir!r} is not a directory's name inside the sweep's"
+    return None
 
 
 # ---- the grid ----------------------------------------------------------------------------------
