@@ -398,7 +398,8 @@ def test_traces_of_different_runs_are_said_to_be_no_ranks_of_one(capsys, tmp_pat
     code, out, _ = run_cli(capsys, str(a), str(b))
     assert code == 0
     assert ("WARNING: the steps of ranks 0, 1 overlap no other rank's in time (the traces span 12.0 s): "
-            "traces of different runs, or of one process at different times, not the ranks of one run") in out
+            "traces of different runs, or of one process at different times, not the ranks of one run; "
+            "their steps are compared below as if they were one run's\n") in out
     code, out, _ = run_cli(capsys, str(a), str(b), "--format", "json")
     assert json.loads(out)["apart"].startswith("the steps of ranks 0, 1 overlap no other rank's in time")
     b = trace(tmp_path / "bb.json", 1_050)

@@ -321,7 +321,7 @@ def apart(ranks: list[RankResult]) -> str:
     which = f"rank {alone[0]}" if len(alone) == 1 else "ranks " + ", ".join(map(str, alone))
     return (f"the steps of {which} overlap no other rank's in time (the traces span "
             f"{(last - first) / 1e6:.1f} s): traces of different runs, or of one process at different "
-            "times, not the ranks of one run; their steps are compared as if they were")
+            "times, not the ranks of one run; their steps are compared below as if they were one run's")
 
 
 def renumbered(paths: list[Path], named: list[int | None]) -> str:
