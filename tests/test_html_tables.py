@@ -205,7 +205,7 @@ def test_a_long_label_is_cut_to_the_label_column_with_its_name_whole_in_the_tool
     long = "at::native::" + "x" * 300
     s = svg(Chart("t", "ms", [Bar(long, [Segment(1.0, "x")])]))
     label = re.search(r'text-anchor="end"><title>[^<]*</title>([^<]*)</text>', s)[1]
-    assert "..." in label and text_width(html.unescape(label)) <= MAX_LABEL
+    assert "…" in label and text_width(html.unescape(label)) <= MAX_LABEL
     assert long in titles(s)[0]
 
 
