@@ -246,3 +246,25 @@ def test_two_reanalyses_of_one_run_at_once_take_turns(tmp_path):
     rebuilt, expected = (json.loads((d / "breakdown.json").read_text()) for d in (run, alone))
     assert {**rebuilt, "run_dir": ""} == {**expected, "run_dir": ""}
     assert not [p.name for p in run.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize(("key", "bad", "said"), [
+    ("windows_ms", [float("nan")] * 5, "NaN is not a number a result holds (JSON has no NaN or Infinity)"),
+    ("speed_reference_s", float("inf"), "Infinity is not a number a result holds (JSON has no NaN or Infinity)"),
+    ("windows_ms", [1e308] * 5, "response.windows_ms[0]: 1e+308 is beyond any figure a result holds (at most "
+                                "1e+24 in size)"),
+    ("window", -1, "graphs[0-inference].window: -1 is no window of its 5 windows_ms"),
+])
+def test_a_saved_profile_holding_a_number_no_result_holds_is_damage(tmp_path, key, bad, said):
+    """Each was analysed (exit 0, a window 'the others +-34%' slower) into a breakdown.json that
+    every command then refused as damaged: the profile is read as a result is."""
+    import json
+
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    profile = run / "graphs" / "0-inference" / "profile.json"
+    data = json.loads(profile.read_text())
+    assert len(data["response"]["windows_ms"]) == 5
+    data["response"][key] = bad
+    profile.write_text(json.dumps(data))
+    refused(run, f"{profile}: damaged: {said}")

@@ -41,7 +41,9 @@ from .rundir import (
     STEP_PYTHON_TRACE_FILE,
     STEP_TRACE_FILE,
     TRACE_FILE,
+    index_problem,
     load_breakdown,
+    loads_saved,
     read_digests,
 )
 from .shape import check
@@ -189,6 +191,8 @@ def reanalyze(run_dir: str | Path) -> tuple[BreakdownResult, list[str]]:
             raise ResultError(f"{where}: damaged: {type(e).__name__}: {e}") from e
         if shape:
             raise ResultError(f"{where}: damaged: graph {shape}")
+        if index_problem(again):
+            raise ResultError(f"{where}: damaged: {index_problem(again)}")
         result.graphs[i] = again
         done.append(g.id)
     if not done:
@@ -219,9 +223,10 @@ def _read_profile(run: Path, g: GraphResult) -> tuple[dict[str, Any], dict[str, 
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
         raise ResultError(f"{path}: not readable as JSON ({e})") from None
+    data = loads_saved(text, path)  # no NaN, no number beyond any figure, as a result is read
     names = {f.name for f in fields(GraphResult)}
     head = data.get("graph") if isinstance(data, dict) else None
     response = data.get("response") if isinstance(data, dict) else None

@@ -29,7 +29,7 @@ from typing import Any
 
 from .compare import COMPARE_SCHEMA, COMPARE_SCHEMA_VERSION, CompareResult
 from .errors import ResultError
-from .results import READABLE_VERSIONS, BreakdownResult, Recompile
+from .results import READABLE_VERSIONS, BreakdownResult, GraphResult, Recompile
 from .results import SCHEMA as BREAKDOWN_SCHEMA
 from .shape import check
 from .sweep import SWEEP_FILE, SWEEP_SCHEMA, TABLE_SCHEMA
@@ -95,8 +95,19 @@ def read_result_json(path: str | Path, names: tuple[str, ...]) -> tuple[Path, An
         raise ResultError(f"{p}: gzipped, not a saved result: `inductor-bench analyze {p}` reads a "
                           "profiler trace")
     try:
-        data = json.loads(p.read_text(), parse_constant=_non_finite, parse_float=_finite)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        text = p.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ResultError(f"{p}: not readable as JSON ({e})") from None
+    return p, loads_saved(text, p)
+
+
+def loads_saved(text: str, p: Path) -> Any:
+    """The JSON ``text`` of a file the tool saved (``p``: a result, a graph's profile), as every
+    result is read: ResultError naming ``p`` for NaN or Infinity, a number beyond any figure
+    (``_LARGEST``), or nesting too deep to be one."""
+    try:
+        data = json.loads(text, parse_constant=_non_finite, parse_float=_finite)
+    except json.JSONDecodeError as e:
         raise ResultError(f"{p}: not readable as JSON ({e})") from None
     except ValueError as e:  # a number that is not finite
         raise ResultError(f"{p}: damaged: {e}") from None
@@ -105,7 +116,7 @@ def read_result_json(path: str | Path, names: tuple[str, ...]) -> tuple[Path, An
     absurd = _absurd_number(data)
     if absurd:
         raise ResultError(f"{p}: damaged: {absurd}")
-    return p, data
+    return data
 
 
 # No figure a result holds (milliseconds, bytes, FLOPs, calls, seconds) comes near this: one
@@ -249,14 +260,21 @@ def _check_left_out(result: Result, p: Path) -> None:
     runs = [m.breakdown for m in result.modes if m.breakdown is not None] \
         if isinstance(result, CompareResult) else [result]
     for g in (g for b in runs for g in b.graphs):
-        n = len(g.wall_samples_ms)
-        bad = next((i for i in g.left_out if not isinstance(i, int) or not 0 <= i < n), None)
-        if bad is not None:
-            raise ResultError(f"{p}: damaged: graphs[{g.id}].left_out: {bad!r} is no iteration of "
-                              f"its {n} wall_samples_ms")
-        if g.windows_ms and not 0 <= (g.window or 0) < len(g.windows_ms):
-            raise ResultError(f"{p}: damaged: graphs[{g.id}].window: {g.window} is no window of its "
-                              f"{len(g.windows_ms)} windows_ms")
+        problem = index_problem(g)
+        if problem:
+            raise ResultError(f"{p}: damaged: {problem}")
+
+
+def index_problem(g: GraphResult) -> str | None:
+    """``graphs[0-forward].window: -1 is no window of its 5 windows_ms``: an index of the graph
+    (``left_out``, ``window``) into its own lists that points past them; None where none does."""
+    n = len(g.wall_samples_ms)
+    bad = next((i for i in g.left_out if not isinstance(i, int) or not 0 <= i < n), None)
+    if bad is not None:
+        return f"graphs[{g.id}].left_out: {bad!r} is no iteration of its {n} wall_samples_ms"
+    if g.windows_ms and not 0 <= (g.window or 0) < len(g.windows_ms):
+        return f"graphs[{g.id}].window: {g.window} is no window of its {len(g.windows_ms)} windows_ms"
+    return None
 
 
 def _relocate(result: Result, here: Path) -> None:
