@@ -130,6 +130,24 @@ def test_an_empty_path_is_refused_not_read_as_the_current_directory(tmp_path, mo
     assert "an empty path" in err and "Traceback" not in err
     assert sorted(f.name for f in tmp_path.iterdir()) == ["m.py", "t.json"]  # nothing written
 
+@pytest.mark.parametrize("args", [
+    ("analyze", str(Path(__file__).parent / "fixtures" / "hta_small" / "event_sync_trace.json.gz")),
+    ("report", str(Path(__file__).parent / "fixtures" / "runs" / "cpu_checkpoint_train")),
+    ("breakdown", "m.py"),
+])
+def test_html_dash_is_refused_not_written_as_a_file_named_dash(tmp_path, monkeypatch, capsys, args):
+    """`--json -` is stdout; `--html -` wrote a file named '-'. Refused in one line, before work."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text("raise SystemExit('read')\n")
+    with pytest.raises(SystemExit) as e:
+        main([*args, "--html", "-"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert err == ("inductor-bench: error: --html -: the page is written to a file (give its path); "
+                   "--format html prints it on stdout\n")
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["m.py"]
+
+
 def test_malformed_mode_name(tmp_path):
     p = cli("breakdown", str(MODELS / "mlp.py"), "--mode", "Max_Autotune", cwd=tmp_path)
     assert p.returncode == 2

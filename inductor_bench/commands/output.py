@@ -69,7 +69,11 @@ def refuse_taken_json(dest: str | None) -> None:
 
 def refuse_html_dir(dest: Path | None) -> None:
     """``--html PATH`` where a directory is: refused by every command before its work (the page
-    could only fail to be written at the run's end)."""
+    could only fail to be written at the run's end); ``--html -`` too, which ``--json -`` reads
+    as stdout and which would otherwise be a file named ``-``."""
+    if dest is not None and str(dest) == "-":
+        raise UsageError("--html -: the page is written to a file (give its path); --format html "
+                         "prints it on stdout")
     if dest is not None and dest.is_dir():
         raise UsageError(f"--html {dest}: is a directory (give the page's file, as {dest / 'report.html'})")
 
