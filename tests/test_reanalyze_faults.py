@@ -268,3 +268,17 @@ def test_a_saved_profile_holding_a_number_no_result_holds_is_damage(tmp_path, ke
     data["response"][key] = bad
     profile.write_text(json.dumps(data))
     refused(run, f"{profile}: damaged: {said}")
+
+
+def test_a_run_reanalysed_by_a_relative_path_is_saved_under_its_absolute_one(tmp_path):
+    """`report run --reanalyze` saved "run_dir": "run" and a report.txt saying 'run directory:
+    run', relative to wherever it had been run; the breakdown saves the absolute path."""
+    import json
+
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    p = subprocess.run([sys.executable, "-m", "inductor_bench.cli", "report", "run", "--reanalyze"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert json.loads((run / "breakdown.json").read_text())["run_dir"] == str(run)
+    assert f"\nrun directory: {run}\n" in (run / "report.txt").read_text()

@@ -92,6 +92,7 @@ def reanalyzed(run: Path) -> BreakdownResult:
 
 def _reanalyzed(run: Path) -> BreakdownResult:
     result, done = reanalyze(run)
+    result.run_dir = str(run.absolute())  # as the run saved it: read from anywhere, it names the run
     kept = run / KEPT_FILE
     first = not kept.exists()
     if first:  # kept whole before the result is replaced: a full disk or a signal loses neither
