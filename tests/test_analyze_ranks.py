@@ -565,3 +565,21 @@ def test_a_step_some_ranks_lack_says_whose_straggler_it_is(tmp_path, capsys):
     held = [line for line in out.splitlines() if "held by" in line]
     assert held == ["ProfilerStep#5: held by 2 of the 3 ranks, not by rank 2: the straggler and median "
                     "rank are of those that hold it"]
+
+
+def test_a_rank_without_step_markers_is_named_as_why_no_step_is_shared(tmp_path, capsys):
+    """Ranks 0 and 1 of the set, rank 1's ProfilerStep# markers taken out (prof.step() not
+    called): its whole trace is one window, which no step of rank 0 matches; the warning says so
+    rather than only blaming different runs."""
+    for r in range(2):
+        trace = json.loads(gzip.decompress(RANK_FILES[r].read_bytes()))
+        if r == 1:
+            trace["traceEvents"] = [e for e in trace["traceEvents"]
+                                    if not str(e.get("name", "")).startswith("ProfilerStep#")]
+        (tmp_path / f"rank-{r}.json").write_text(json.dumps(trace))
+    code, out, err = run_cli(capsys, str(tmp_path))
+    assert code == 0, err
+    assert ("WARNING: no step is held by two ranks (rank 0: ProfilerStep#4 to ProfilerStep#5; rank 1: "
+            "whole trace): rank 1: no ProfilerStep# markers (prof.step() not called: the whole trace is "
+            "one window), or the traces come from different profiler cycles or runs, so no step has a "
+            "straggler") in out

@@ -4,7 +4,7 @@ time by category per rank in its typical step."""
 
 from __future__ import annotations
 
-from ..core.analyze import is_host
+from ..core.analyze import WHOLE_TRACE, is_host
 from ..core.categories import label, order
 from ..core.rank_cycles import RankCyclesResult
 from ..core.ranks import RankResult, RanksResult
@@ -285,8 +285,12 @@ def _ranks(doc: Doc, r: RanksResult, title: str, top: int) -> None:
     apart = [rank for rank in r.ranks if rank.steps]
     if not r.stragglers and len(apart) > 1:
         spans = "; ".join(f"rank {rank.rank}: {_rank_span(doc, rank)}" for rank in apart)
-        doc.paragraph(f"WARNING: no step is held by two ranks ({spans}): the traces come from "
-                      "different profiler cycles or runs, so no step has a straggler")
+        whole = [str(rank.rank) for rank in apart if rank.steps[0].step == WHOLE_TRACE]
+        why = "the traces come from different profiler cycles or runs"
+        if whole:  # such a trace is one window, which no other rank's step matches
+            why = (f"{'rank' if len(whole) == 1 else 'ranks'} {', '.join(whole)}: no ProfilerStep# "
+                   f"markers (prof.step() not called: the whole trace is one window), or {why}")
+        doc.paragraph(f"WARNING: no step is held by two ranks ({spans}): {why}, so no step has a straggler")
     _stragglers(doc, r)
     _steps(doc, r)
     _categories(doc, r)
