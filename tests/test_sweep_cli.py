@@ -40,8 +40,8 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def _done_sweep(d: Path, slowed: float = 1.0, models=MODELS) -> Path:
-    """A sweep directory as `sweep MODELS --modes default,max-autotune --device cpu` leaves it
-    when every cell is done, each cell's compare the recorded one (max-autotune x ``slowed``)."""
+    """A sweep directory as `sweep MODELS --modes default,max-autotune --device cpu` (``models``)
+    leaves it when every cell is done, each cell's compare the recorded one (max-autotune x ``slowed``)."""
     args = compare_args(
         False,
         "float32",
@@ -56,8 +56,7 @@ def _done_sweep(d: Path, slowed: float = 1.0, models=MODELS) -> Path:
         DEFAULT_TIMEOUT_S,
         False,
     )
-    plan = _plan(list(MODELS), MODES, False, "cpu", False, "float32", False, None, False, args, None, "local")
-    plan.cells = [c for c in plan.cells if Path(c.model_path) in models]
+    plan = _plan(list(models), MODES, False, "cpu", False, "float32", False, None, False, args, None, "local")
     d.mkdir()
     for c in plan.cells:
         c.status, c.run_dir, c.attempts = CellStatus.DONE, c.model, 1
@@ -298,3 +297,26 @@ def test_a_damaged_sweep_or_baseline_is_one_line_and_exit_2_before_any_job(tmp_p
     new = _done_sweep(tmp_path / "new")
     r = _cli(*_argv(new, "--baseline", str(d)), cwd=tmp_path)
     assert (r.returncode, r.stderr, r.stdout) == (2, line, "")
+
+
+@pytest.mark.parametrize(("edit", "said"), [
+    (lambda cells: cells.pop(),  # '1 model x 2 modes ... 1/1 done': transformer_block never run
+     f"cells: none for '{MODELS[1]}', one of the sweep's models"),
+    (lambda cells: cells[1].update(model="mlp"),  # '2/2 done', the geomeans 'of 1 models'
+     "cells[1].model: 'mlp' names another cell too"),
+    (lambda cells: cells[1].update(model_path=str(MODELS[0])), f"cells[1].model_path: '{MODELS[0]}' has a cell "
+                                                               "before it"),
+    (lambda cells: cells[1].update(model_path="/x.py"), "cells[1].model_path: '/x.py' is not one of the sweep's "
+                                                        "models"),
+])
+def test_a_sweep_json_whose_cells_are_not_its_models_is_damaged(tmp_path, edit, said):
+    from inductor_bench.core.errors import ResultError
+    from inductor_bench.runner.sweep_run import load_sweep
+
+    d = _done_sweep(tmp_path / "s")
+    data = json.loads((d / "sweep.json").read_text())
+    edit(data["cells"])
+    (d / "sweep.json").write_text(json.dumps(data))
+    with pytest.raises(ResultError) as e:
+        load_sweep(d)
+    assert str(e.value) == f"{d / 'sweep.json'}: damaged: {said}"

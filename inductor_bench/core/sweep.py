@@ -158,7 +158,30 @@ def _sweep_problem(d: dict[str, Any]) -> str | None:
     shard = d.get("shard")
     if shard is not None and (len(shard) != 2 or not 1 <= shard[0] <= shard[1]):
         return f"shard: {shard} is no shard I/N (I from 1 to N)"
-    for i, c in enumerate(d["cells"]):
+    cells = d["cells"]
+    return _cells_problem(cells, shard_of(d["models"], shard)) or _values_problem(cells)
+
+
+def _cells_problem(cells: list[dict[str, Any]], models: list[str]) -> str | None:
+    """A cell for each of the shard's ``models`` (a cell lost or doubled would have a model
+    never run, or counted twice, while the sweep says all done), each named once."""
+    paths = [c["model_path"] for c in cells]
+    for i, path in enumerate(paths):
+        if path not in models:
+            return f"cells[{i}].model_path: {path!r} is not one of the sweep's models"
+        if path in paths[:i]:
+            return f"cells[{i}].model_path: {path!r} has a cell before it"
+    missing = next((m for m in models if m not in paths), None)
+    if missing:
+        return f"cells: none for {missing!r}, one of the sweep's models"
+    names = [c["model"] for c in cells]
+    twice = next((i for i, n in enumerate(names) if n in names[:i]), None)
+    return f"cells[{twice}].model: {names[twice]!r} names another cell too" if twice is not None else None
+
+
+def _values_problem(cells: list[dict[str, Any]]) -> str | None:
+    """A value of a cell a report would print or a sweep would follow as it is."""
+    for i, c in enumerate(cells):
         if c.get("status", CellStatus.PENDING) not in _STATUSES:
             return f"cells[{i}].status: {c['status']!r} is not a cell's status ({', '.join(_STATUSES)})"
         if (c.get("seconds") or 0) < 0 or c.get("attempts", 0) < 0:
