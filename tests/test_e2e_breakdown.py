@@ -19,7 +19,7 @@ from inductor_bench.core.categories import CPP_CATEGORIES
 from inductor_bench.core.processes import share_windows
 from inductor_bench.core.rundir import load_breakdown as load_result
 from inductor_bench.core.steady import steady, steady_mean
-from inductor_bench.core.step import split_step
+from inductor_bench.core.step import set_aside, split_step
 from inductor_bench.render import format as fmt
 from inductor_bench.render.breakdown import render_breakdown
 from inductor_bench.runner.capture import measuring_env
@@ -377,10 +377,14 @@ def test_the_step_and_every_graph_are_timed_in_turns(mlp_train):
     assert all(ms > 0 for side in turns.blocks for block in side for ms in block)
     s = split_step(result)
     assert s is not None and s.rounds + s.left_out >= 5 and s.rounds >= 3
-    report = (run_dir / "report.txt").read_text()
-    if s.outside_ms >= 0:
-        rounds = (f"{s.rounds} steady rounds of {s.rounds + s.left_out}, {s.left_out} left out as disturbed"
-                  if s.left_out else f"{s.rounds} rounds")
+    report = " ".join((run_dir / "report.txt").read_text().split())
+    rounds = (f"{s.rounds} steady rounds of {s.rounds + s.left_out}, {s.left_out} left out as disturbed"
+              if s.left_out else f"{s.rounds} rounds")
+    if s.outside_ms >= 0 and set_aside(result, s) is not None:
+        # a check found the turns at another speed than the profile (the machine busier while
+        # they ran): the line says their figure, of these rounds, is set aside
+        assert f"step, {rounds}) is set aside" in report
+    elif s.outside_ms >= 0:
         assert f"timed in turns in one process, {rounds})" in report
     else:
         assert f"more than the {fmt.ms(s.step_ms)} ms step timed in turns with them" in report, s
