@@ -43,8 +43,11 @@ SCHEMA = "inductor-bench/analyze-ranks"
 SCHEMA_VERSION = 1
 COMM = "communication"
 US_PER_MS = 1000.0
-_RANK_IN_HEADER = re.compile(r'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*(\d+)')
-_WORLD_IN_HEADER = re.compile(r'"distributedInfo"\s*:\s*\{[^{}]*?"world_size"\s*:\s*(\d+)')
+# the value's whole JSON token: a rank or world size is one only where it is a whole number
+# (``2.5``, ``-1``, ``"2"``, ``2e0`` name none; matching its leading digits read 2.5 as rank 2)
+_RANK_IN_HEADER = re.compile(r'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*([^,{}\[\]\s]+)')
+_WORLD_IN_HEADER = re.compile(r'"distributedInfo"\s*:\s*\{[^{}]*?"world_size"\s*:\s*([^,{}\[\]\s]+)')
+_WHOLE = re.compile(r"\d+", re.ASCII)
 _RANK_IN_NAME = re.compile(r"rank[-_]?(\d+)", re.IGNORECASE)
 
 
@@ -144,7 +147,10 @@ class RanksResult:
 def rank_of(path: Path) -> int | None:
     """The rank a trace names: ``distributedInfo.rank`` in its header, else ``rank<N>`` in
     its file name; None when neither says."""
-    m = _RANK_IN_HEADER.search(trace_head(path)) or _RANK_IN_NAME.search(path.name)
+    m = _RANK_IN_HEADER.search(trace_head(path))
+    if m and _WHOLE.fullmatch(m.group(1)):
+        return int(m.group(1))
+    m = _RANK_IN_NAME.search(path.name)
     return int(m.group(1)) if m else None
 
 
@@ -175,7 +181,7 @@ def _span_us(windows: list[tuple[str, float, float]], base_ns: int | None) -> li
 def world_size_of(path: Path) -> int | None:
     """The world size a trace's ``distributedInfo`` names (None where it names none)."""
     m = _WORLD_IN_HEADER.search(trace_head(path))
-    return int(m.group(1)) if m else None
+    return int(m.group(1)) if m and _WHOLE.fullmatch(m.group(1)) else None
 
 
 # a collective's own range on the thread that runs it (gloo's worker threads), as
