@@ -86,6 +86,29 @@ def test_a_number_beyond_any_figure_is_a_damaged_result(tmp_path, fixture, name,
                                              "any figure a result holds (at most 1e+24 in size)")
 
 
+@pytest.mark.parametrize("field,value,said", [
+    ("wall_ms", -5.0, "graphs[0-forward].wall_ms: -5.0"),  # '-5.0000 ms wall, busy 0.0%'
+    ("windows_ms", [1.0, -2.0], "graphs[0-forward].windows_ms[1]: -2.0"),
+    ("kernels", "ms", "graphs[0-forward].kernels[{k}].ms: -0.5"),
+])
+def test_a_time_below_0_is_a_damaged_result(tmp_path, field, value, said):
+    """A graph's time below 0 was reported as it was, exit 0."""
+    kernel = []
+
+    def edit(d):
+        g = d["graphs"][0]
+        if field == "kernels":
+            g["kernels"][0]["ms"] = -0.5
+            kernel.append(g["kernels"][0]["name"])
+        else:
+            g[field] = value
+            g["window"] = 0
+
+    path = _edited(tmp_path, "cpu_mlp_train_quiet", "breakdown.json", edit)
+    said = said.format(k=kernel[0] if kernel else "")
+    assert one_line(cli("report", path)) == f"inductor-bench: error: {path}: damaged: {said} is below 0, no duration"
+
+
 def test_a_ceiling_figure_left_out_reads_as_a_dash(tmp_path):
     """copy_gbps: null crashed the roofline section (TypeError, exit 70)."""
     def edit(d):

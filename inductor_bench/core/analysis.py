@@ -45,6 +45,7 @@ from .rundir import (
     load_breakdown,
     loads_saved,
     read_digests,
+    time_problem,
 )
 from .shape import check
 from .source_store import load_record
@@ -191,8 +192,8 @@ def reanalyze(run_dir: str | Path) -> tuple[BreakdownResult, list[str]]:
             raise ResultError(f"{where}: damaged: {type(e).__name__}: {e}") from e
         if shape:
             raise ResultError(f"{where}: damaged: graph {shape}")
-        if index_problem(again):
-            raise ResultError(f"{where}: damaged: {index_problem(again)}")
+        if index_problem(again) or time_problem(again):
+            raise ResultError(f"{where}: damaged: {index_problem(again) or time_problem(again)}")
         result.graphs[i] = again
         done.append(g.id)
     if not done:

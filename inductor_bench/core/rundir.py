@@ -260,9 +260,23 @@ def _check_left_out(result: Result, p: Path) -> None:
     runs = [m.breakdown for m in result.modes if m.breakdown is not None] \
         if isinstance(result, CompareResult) else [result]
     for g in (g for b in runs for g in b.graphs):
-        problem = index_problem(g)
+        problem = index_problem(g) or time_problem(g)
         if problem:
             raise ResultError(f"{p}: damaged: {problem}")
+
+
+def time_problem(g: GraphResult) -> str | None:
+    """``graphs[0-forward].wall_ms: -5.0 is below 0, no duration``: the first time of the graph
+    or of its kernels below 0 (a report printed '-5.0000 ms wall'); None where none is."""
+    at = f"graphs[{g.id}]"
+    named = [(f"{at}.{n}", getattr(g, n)) for n in ("wall_ms", "busy_ms", "kernel_ms", "limit_ms")]
+    named += [(f"{at}.{n}[{i}]", x) for n in ("wall_samples_ms", "busy_samples_ms", "clock_samples_ms",
+                                              "windows_ms") for i, x in enumerate(getattr(g, n))]
+    for k in g.kernels:
+        named += [(f"{at}.kernels[{k.name}].ms", k.ms)]
+        named += [(f"{at}.kernels[{k.name}].samples_ms[{i}]", x) for i, x in enumerate(k.samples_ms)]
+    bad = next(((where, x) for where, x in named if x is not None and x < 0), None)
+    return f"{bad[0]}: {bad[1]} is below 0, no duration" if bad else None
 
 
 def index_problem(g: GraphResult) -> str | None:
