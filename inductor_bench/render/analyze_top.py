@@ -17,6 +17,7 @@ from .doc import Doc
 NAME_CHARS = 70
 LAUNCHERS_SHOWN = 2  # a top-kernels row's launchers named in text, markdown and HTML
 LAUNCHER_CHARS = 50  # each of them shortened to at most this
+NO_LAUNCHER = "-"  # a row none of whose launches an op or range encloses (JSON: launched_by null)
 
 
 def listed(names: list[str], shown: int = 4) -> str:
@@ -62,6 +63,8 @@ def top_section(doc: Doc, r: AnalyzeResult, top: int, which: str, on_host: bool)
         doc.table(rows, ["#", "device", "kernel", "category", "calls", "ms", "% kernel", "launched by"],
                   ("right", "left", "left", "left", "right", "right", "right", "left"),
                   optional=("#", "calls"))
+        if any(not k.launchers for k in kernels[:top]):
+            notes.insert(0, _no_launcher_note(r.launches))
         if _split(kernels, top):
             notes.insert(0, "A kernel whose launches classify apart (a GEMM launched by aten::mm and by a "
                          "convolution's backward) is one row per category, so the rows add up to the "
@@ -75,9 +78,22 @@ def _launchers(k: TypicalKernel, shown: int = LAUNCHERS_SHOWN) -> str:
     """The first ``shown`` of a row's launchers, each shortened as a kernel's name is (an
     autograd node's C++ name runs past 100 characters), and how many more (the JSON holds them
     all, whole)."""
+    if not k.launchers:
+        return NO_LAUNCHER
     more = len(k.launchers) - shown
     names = [fmt.kernel_label(op, LAUNCHER_CHARS) for op in k.launchers[:shown]]
     return ", ".join(names) + (f" (+{more} more)" if more > 0 else "")
+
+
+def _no_launcher_note(launches: int) -> str:
+    """What a row's ``-`` under launched by means: no op or range around any of its launches,
+    or (a trace without launch records) no launch to find one around."""
+    if not launches:
+        return (f"launched by {NO_LAUNCHER}: the trace holds no launch records (cuda_runtime / cuda_driver "
+                "events), so no kernel's launching op is known.")
+    return (f"launched by {NO_LAUNCHER}: no op was open on the CPU thread at any of its launches, nor a "
+            "record_function range other than the step's own (or its launch was not recorded: work queued "
+            "before the profiler started); its category comes from its name alone.")
 
 
 def _split(kernels: list[TypicalKernel], top: int) -> bool:
