@@ -68,7 +68,11 @@ def _gate(diff: Diff, threshold: float | None) -> None:
         return
     bad = diff.regressions(threshold)
     if bad:
+        # a call at other sizes still counts (a resize that was not meant is a regression too);
+        # the line says the work changed, for a reader to judge whether it was meant
         what = ", ".join(f"{s.mode} {step_figure(s.step_source)} {pct(s.step.rel_pct, signed=True)}"
+                         + (f" (shapes changed, not the same work: {', '.join(calls)})"
+                            if (calls := s.shapes_changed()) else "")
                          for s in bad)
         raise RegressionFound(f"significant regression above {threshold:g}%: {what}")
     if diff.unmeasured:

@@ -68,6 +68,9 @@ class KernelDiff:
     calls_unpaired: str = ""
     # beside paired calls, those made from a place the other side made none ("#5 in head only")
     calls_one_side: str = ""
+    # its paired calls whose input shapes differ, as head names them (``aten::mm #1``): its time
+    # is then not the same work's on both sides, whatever its verdict says
+    shapes_changed: list[str] = field(default_factory=list)
 
     @property
     def delta_ms(self) -> float:
@@ -84,6 +87,8 @@ class KernelDiff:
                   if getattr(self, k) not in (None, "")})
         if self.calls:
             d["calls"] = [c.to_dict() for c in self.calls]
+        if self.shapes_changed:
+            d["shapes_changed"] = self.shapes_changed
         return {**d, "change": self.change.to_dict() if self.change else None}
 
 
@@ -141,6 +146,11 @@ class SectionDiff:
 
     def kernels_with(self, *statuses: str) -> list[KernelDiff]:
         return [k for k in self.kernels if k.status in statuses]
+
+    def shapes_changed(self) -> list[str]:
+        """The paired extern calls whose inputs changed size (``0-forward aten::mm #1``): the
+        section's work is then not the same on both sides, its step's change the model's too."""
+        return [f"{k.graph} {c}" for k in self.kernels for c in k.shapes_changed]
 
     def responsible(self, limit: int | None = None) -> list[KernelDiff]:
         """Added or significantly slower kernels, the biggest increase first."""

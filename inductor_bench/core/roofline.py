@@ -167,8 +167,10 @@ def pct_over_time(members: Iterable[tuple[KernelRoof, float]]) -> tuple[float | 
 
 def roofline_moves(section: SectionDiff, base: BreakdownResult, head: BreakdownResult) -> None:
     """Each paired kernel's % of peak on both sides, and each side's time-weighted %, where
-    the side has ceilings: how a change or a mode moved the kernels toward their limit."""
+    the side has ceilings: how a change or a mode moved the kernels toward their limit; with
+    or without, each extern op's paired calls whose shapes changed (``shapes_changed``)."""
     if base.roofline is None and head.roofline is None:
+        _call_moves(section, base, head, None, moves=False)  # which calls changed shapes, still
         return
     cb, ch = ceilings_of(base), ceilings_of(head)
     shared = shared_ceilings(cb, ch)  # one device measured twice: both against the higher figures
@@ -193,11 +195,12 @@ def _no_distance_words(b: KernelRoof | None, h: KernelRoof | None) -> str:
 
 
 def _call_moves(section: SectionDiff, base: BreakdownResult, head: BreakdownResult,
-                c: Ceilings | None) -> None:
+                c: Ceilings | None, moves: bool = True) -> None:
     """Each paired extern op's calls, as ``judged_calls`` holds them against their limit, each
     paired with the same call on the other side (``call_pairs.pair_calls``: ``KernelDiff.calls``,
     the calls on one side only in ``calls_one_side``); where none pairs, why its move stays the
-    op's (``KernelDiff.calls_unpaired``)."""
+    op's (``KernelDiff.calls_unpaired``). The pairs whose shapes differ in ``shapes_changed``,
+    alone where not ``moves`` (neither side has ceilings)."""
     bc, hc = _calls_of(base, c), _calls_of(head, c)
     w = head.weights()
     for k in section.kernels:
@@ -205,6 +208,9 @@ def _call_moves(section: SectionDiff, base: BreakdownResult, head: BreakdownResu
             continue
         b, h = bc.get((k.base_graph or k.graph, k.base_name or k.name), []), hc.get((k.graph, k.name), [])
         pairs, b_left, h_left = pair_calls(b, h)
+        k.shapes_changed = [k.name + ph.mark for pb, ph in pairs if pb.site.shapes != ph.site.shapes]
+        if not moves:
+            continue
         if pairs:
             k.calls = [call_move(k.graph, k.name, pb, ph, w.get(k.graph, 1.0)) for pb, ph in pairs]
             k.calls_one_side = one_side_words(b_left, h_left)

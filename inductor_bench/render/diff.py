@@ -95,11 +95,12 @@ def _responsible_phrase(s: SectionDiff, doc: Doc) -> str:
 
 
 def _calls_phrase(s: SectionDiff) -> str:
-    """The graphs the model called another number of times: the step moves with their calls."""
-    if not s.calls_changed:
-        return ""
+    """The graphs the model called another number of times (the step moves with their calls),
+    and the extern calls whose inputs changed size (the step's change is partly the model's)."""
     each = ", ".join(f"{g} {fmt_calls(b)} -> {fmt_calls(h)}" for g, b, h in s.calls_changed)
-    return f"; calls changed: {each}"
+    shapes = ", ".join(s.shapes_changed())
+    return ((f"; calls changed: {each}" if each else "")
+            + (f"; shapes changed, not the same work: {shapes}" if shapes else ""))
 
 
 def _not_comparable_line(diff: Diff, doc: Doc, threshold_pct: float | None) -> str:
@@ -220,11 +221,22 @@ def _name(doc: Doc, name: str) -> str:
 
 
 def _match_cell(k: KernelDiff, doc: Doc) -> str:
-    if k.matched_by is None or k.matched_by == "name" and k.base_graph is None:
+    """How the kernel was matched where not by its name in its graph, and ``shapes changed``
+    where its calls' inputs did: its change is then not one of the same work."""
+    how = ""
+    if k.matched_by is not None and not (k.matched_by == "name" and k.base_graph is None):
+        was = f"was {_name(doc, k.base_name)}" if k.base_name else ""
+        where = f"in {k.base_graph}" if k.base_graph else ""
+        how = " ".join(x for x in (f"by {k.matched_by}:", was, where) if x)
+    return "; ".join(x for x in (how, _shapes_words(k)) if x)
+
+
+def _shapes_words(k: KernelDiff) -> str:
+    """``shapes changed: #1``: the calls of an extern op whose inputs changed size, as the
+    moves toward the limit name them; nothing where none did."""
+    if not k.shapes_changed:
         return ""
-    was = f"was {_name(doc, k.base_name)}" if k.base_name else ""
-    where = f"in {k.base_graph}" if k.base_graph else ""
-    return " ".join(x for x in (f"by {k.matched_by}:", was, where) if x)
+    return f"shapes changed: {', '.join(c.rsplit(' ', 1)[-1] for c in k.shapes_changed)}"
 
 
 def _kernel_rows(ks: list[KernelDiff], doc: Doc) -> list[list[str]]:
@@ -315,6 +327,10 @@ def _kernel_blocks(s: SectionDiff, top: int, doc: Doc) -> None:
             rows, headers = [r[:-1] for r in rows], headers[:-1]
         more = f" (top {top} of {len(ks)})" if len(ks) > top else f" ({len(ks)})"
         doc.captioned(doc.strong(title + more), doc.table_text(rows, headers, None, KERNEL_OPTIONAL))
+    if any(k.shapes_changed for status, _ in KERNEL_GROUPS for k in s.kernels_with(status)):
+        doc.paragraph("shapes changed (matched): the op's calls it names are the same calls of the model "
+                      "(the same op, module and source line) with inputs of other sizes in head: its "
+                      "change is not one of the same work but the model's, whether or not that was meant")
 
 
 # ---- the document ---------------------------------------------------------------------------

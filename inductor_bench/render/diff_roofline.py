@@ -40,8 +40,8 @@ def roofline_block(s: SectionDiff, top: int, doc: Doc, name: Callable[[Doc, str]
         doc.paragraph("Calls on one side only (made from a module and source line the other side "
                       "called the op from fewer times, or never), not in the table: "
                       + "; ".join(f"{k.graph} {k.name} {k.calls_one_side}" for k in one_side))
-    if unpaired := [k for k in s.kernels if k.calls_unpaired and k.base_pct is not None
-                    and k.head_pct is not None]:
+    # the rows of the table alone: an op whose % is no distance to a limit is counted below it
+    if unpaired := [k for k in ks if isinstance(k, KernelDiff) and k.calls_unpaired]:
         doc.paragraph("Each call of an extern op is its own row where both sides made the same calls; "
                       "these are one row, the op's calls together, as their calls differ: "
                       + "; ".join(f"{k.graph} {k.name} ({k.calls_unpaired})" for k in unpaired))
