@@ -12,8 +12,9 @@ from ..core.analyze import analyze_file
 from ..core.rank_cycles import analyze_rank_cycles, repeats_ranks
 from ..core.ranks import analyze_ranks
 from ..core.trace_files import trace_files
-from ..core.trace_sets import analyze_cycles, one_process
-from ..render.analyze import DEFAULT_TOP, render_analyze, render_cycles
+from ..core.trace_sets import analyze_cycles, graph_traces, one_process
+from ..render.analyze import DEFAULT_TOP, render_analyze
+from ..render.analyze_cycles import render_cycles
 from ..render.ranks import render_rank_cycles, render_ranks
 from . import options as o
 from .output import emit
@@ -25,7 +26,8 @@ TraceFiles = Annotated[
         help="A kineto chrome trace (.json or .json.gz) written by torch.profiler; several (one "
         "per rank), or a directory holding them, for the per-rank view and the stragglers; one "
         "process's profiler cycles (a tensorboard_trace_handler directory): each cycle in turn; "
-        "several ranks' cycles: each cycle's ranks in turn."
+        "several ranks' cycles: each cycle's ranks in turn; an inductor-bench run's graph traces "
+        "(RUN/graphs/*/trace.json.gz): each alone."
     ),
 ]
 
@@ -48,7 +50,8 @@ def analyze(
     and the straggler of each step. Several traces of one process (a profiler schedule's
     cycles, as tensorboard_trace_handler writes them to a directory): each cycle in turn;
     a cycle with nothing profiled is skipped and named. Several ranks' cycles (each rank
-    once per cycle): each cycle's ranks in turn."""
+    once per cycle): each cycle's ranks in turn. The graph traces of an inductor-bench run
+    (no ranks: each graph profiled on its own): each alone, in the order given."""
     o.one_stdout(fmt, json_out, html_out)
     found = trace_files(traces)
     files, not_traces = found.files, [str(f) for f in found.not_traces]
@@ -57,8 +60,8 @@ def analyze(
         result.not_traces = not_traces
         emit(result.to_json(), lambda f: render_analyze(result, f, top=top), fmt, json_out, html_out)
         return
-    if one_process(files):
-        cycles = analyze_cycles(files)
+    if (graphs := graph_traces(files)) or one_process(files):
+        cycles = analyze_cycles(files, graphs=graphs)
         cycles.not_traces = not_traces
         emit(cycles.to_json(), lambda f: render_cycles(cycles, f, top=top), fmt, json_out, html_out)
         return

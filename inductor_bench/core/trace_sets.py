@@ -13,11 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from .analyze import AnalyzeResult, analyze_file
+from .columns import ITERATION_MARKER
 from .errors import NothingProfiled, TimesLost
 from .ranks import rank_of
+from .rundir import BREAKDOWN_FILE
 from .trace_files import trace_head
 
 SCHEMA = "inductor-bench/analyze-cycles"
+GRAPHS_SCHEMA = "inductor-bench/analyze-graph-traces"
 SCHEMA_VERSION = 1
 _PID = re.compile(r'"pid"\s*:\s*"?(\d+)')
 _HOST = re.compile(r'"host_name"\s*:\s*"((?:[^"\\]|\\.)*)"')
@@ -62,19 +65,50 @@ def one_process(paths: list[Path]) -> bool:
     return all(o.pid is not None for o in origins) and len({(o.host, o.pid) for o in origins}) == 1
 
 
+def graph_trace(path: Path) -> bool:
+    """Whether inductor-bench's own profile wrote the trace (a run directory's
+    ``graphs/<graph>/trace.json.gz``): its iterations marked with ``ITERATION_MARKER``, whose
+    first range is its first event (the worker opens the profiler, then the loop), and no
+    ``ProfilerStep#``."""
+    head = trace_head(path)
+    return f'"{ITERATION_MARKER}"' in head and '"ProfilerStep#' not in head
+
+
+def graph_traces(paths: list[Path]) -> bool:
+    """True for two traces or more among which one is a graph's trace inductor-bench profiled:
+    each graph is profiled in a profiler session of its own, one after another (a forward, then
+    its backward), so such traces are no ranks of one run, nor one loop's cycles: each is read
+    alone."""
+    return len(paths) > 1 and any(graph_trace(p) for p in paths)
+
+
+def run_dirs(paths: list[Path]) -> list[str]:
+    """The run directories (a ``breakdown.json`` beside ``graphs/``) the traces are graphs of."""
+    found = [p.parents[2] for p in paths if len(p.parents) > 2 and p.parent.parent.name == "graphs"
+             and (p.parents[2] / BREAKDOWN_FILE).is_file()]
+    return list(dict.fromkeys(str(d) for d in found))
+
+
 @dataclass
 class CyclesResult:
     """One process's profiler cycles in the order they ran, each analysed alone; ``skipped``:
-    the cycles with nothing profiled."""
+    the cycles with nothing profiled. With ``graphs``, the traces of graphs inductor-bench
+    profiled (``graph_traces``), in the order given, and the run directories they are of."""
 
     cycles: list[AnalyzeResult]
     skipped: list[str] = field(default_factory=list)
     not_traces: list[str] = field(default_factory=list)  # a directory's JSON files that are no trace
     times_lost: list[str] = field(default_factory=list)  # cycles whose device events carry no times
+    graphs: bool = False
+    run_dirs: list[str] = field(default_factory=list)
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
+        if self.graphs:
+            return {"schema": GRAPHS_SCHEMA, "schema_version": self.schema_version,
+                    "traces": [c.to_dict() for c in self.cycles], "run_dirs": self.run_dirs,
+                    "skipped": self.skipped, "not_traces": self.not_traces, "times_lost": self.times_lost}
         return {
             "schema": self.schema,
             "schema_version": self.schema_version,
@@ -88,9 +122,10 @@ class CyclesResult:
         return json.dumps(self.to_dict(), indent=1)
 
 
-def analyze_cycles(paths: list[Path]) -> CyclesResult:
-    """Each cycle's analysis, in the order the cycles began (then by file name)."""
-    ordered = sorted(paths, key=lambda p: (origin_of(p).began_ns or 0, p.name))
+def analyze_cycles(paths: list[Path], graphs: bool = False) -> CyclesResult:
+    """Each cycle's analysis, in the order the cycles began (then by file name); with
+    ``graphs``, each graph trace's, in the order given."""
+    ordered = list(paths) if graphs else sorted(paths, key=lambda p: (origin_of(p).began_ns or 0, p.name))
     cycles: list[AnalyzeResult] = []
     skipped: list[str] = []
     lost: list[tuple[str, TimesLost]] = []
@@ -105,4 +140,5 @@ def analyze_cycles(paths: list[Path]) -> CyclesResult:
         raise lost[0][1]
     if not cycles:
         raise NothingProfiled.in_any_of(len(paths))
-    return CyclesResult(cycles=cycles, skipped=skipped, times_lost=[p for p, _ in lost])
+    return CyclesResult(cycles=cycles, skipped=skipped, times_lost=[p for p, _ in lost], graphs=graphs,
+                        run_dirs=run_dirs(paths) if graphs else [])

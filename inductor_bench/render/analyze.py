@@ -25,7 +25,6 @@ from ..core.categories import label
 from ..core.columns import ITERATION_MARKER
 from ..core.steady import mean
 from ..core.steps import ITERATION_STEP
-from ..core.trace_sets import CyclesResult
 from . import charts
 from . import format as fmt
 from .analyze_memory import memory_section
@@ -252,32 +251,8 @@ def _host_python(doc: Doc, r: AnalyzeResult) -> None:
 
 def render_analyze(r: AnalyzeResult, fmt_name: str = TEXT, *, top: int = DEFAULT_TOP) -> str:
     doc = new_doc(fmt_name)
-    _analysis(doc, r, top, f"inductor-bench analyze: {Path(r.trace).name}")
+    analysis(doc, r, top, f"inductor-bench analyze: {Path(r.trace).name}")
     return doc.render()
-
-
-def render_cycles(c: CyclesResult, fmt_name: str = TEXT, *, top: int = DEFAULT_TOP) -> str:
-    """One process's profiler cycles, each analysed alone, one after another; the cycles with
-    nothing profiled named first."""
-    doc = new_doc(fmt_name)
-    skipped = skipped_facts(c.skipped, c.not_traces, c.times_lost)
-    n = len(c.cycles)
-    if n == 1:
-        _analysis(doc, c.cycles[0], top, f"inductor-bench analyze: {Path(c.cycles[0].trace).name}", skipped)
-        return doc.render()
-    doc.title(f"inductor-bench analyze: {n} profiler cycles of one process")
-    cycles = [f"cycle {i}: {Path(r.trace).name}, {_step_span(doc, r)}" for i, r in enumerate(c.cycles, 1)]
-    doc.paragraph(*(doc.item(f) for f in cycles + skipped))
-    for i, r in enumerate(c.cycles, 1):
-        _analysis(doc, r, top, f"Profiler cycle {i} of {n}: {Path(r.trace).name}")
-    return doc.render()
-
-
-def _step_span(doc: Doc, r: AnalyzeResult) -> str:
-    first, last = step_code(doc, r.steps[0].name), step_code(doc, r.steps[-1].name)
-    if r.steps[0].name == WHOLE_TRACE:
-        return "no ProfilerStep# markers"
-    return first if len(r.steps) == 1 else f"{len(r.steps)} steps, {first} to {last}"
 
 
 def _steps_fact(r: AnalyzeResult) -> str:
@@ -348,7 +323,8 @@ def _restarted(names: list[str]) -> str:
             "each starts here where the call that opened it began")
 
 
-def _analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str] | None = None) -> None:
+def analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str] | None = None) -> None:
+    """One trace's sections into ``doc`` under ``title``, ``notes`` among its facts."""
     doc.title(title)
     steps = _steps_fact(r)
     which = "CPU threads (no device activity): " if _on_host(r) else "devices: "
