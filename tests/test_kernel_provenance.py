@@ -14,10 +14,12 @@ from pathlib import Path
 import pytest
 
 from inductor_bench.core.errors import ResultError
+from inductor_bench.core.kernelfile import run_kernel_file
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
 from inductor_bench.core.rundir import DIGESTS_FILE, file_digest, run_file
 from inductor_bench.render.breakdown import render_breakdown
 from inductor_bench.runner.graphs import collect_graphs
+from inductor_bench.runner.kernelbench import _listed_here
 from inductor_bench.runner.rundir import record_digests
 
 from .conftest import FIXTURES, ROOT
@@ -61,7 +63,22 @@ def test_the_run_records_the_digest_of_each_file_it_copies(tmp_path):
 
 def test_a_recorded_file_unchanged_is_given(tmp_path):
     run = saved_run(tmp_path)
-    assert run_file(run, REL) == run / REL
+    assert run_file(run, REL) == (run / REL, SIN.read_bytes())
+
+
+def test_a_file_replaced_after_its_check_is_never_imported(tmp_path):
+    """The bytes whose digest was checked are the text the worker imports: a kernel file
+    replaced after the check (here by one that leaves a mark when imported) is not read again.
+    The worker imports the kernel to list its config spaces, as it does on a machine without
+    its GPU."""
+    run = saved_run(tmp_path)
+    kf = run_kernel_file(run, REL)
+    mark = tmp_path / "imported"
+    (run / REL).write_text(SIN.read_text() + f"\nopen({str(mark)!r}, 'w').close()\n")
+    listed = _listed_here(kf, timeout=120)
+    assert listed is not None and "error" not in listed, listed
+    assert set(listed["spaces"]) == {"baseline", "max-autotune"}
+    assert not mark.exists()
 
 
 @pytest.mark.parametrize("file,why", [

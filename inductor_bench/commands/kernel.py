@@ -20,10 +20,11 @@ from ..core.kernelfile import (
     read_kernel_file,
     require_benchmarkable,
     require_timeable,
+    run_kernel_file,
 )
 from ..core.peaks import load_peaks_file, resolve
 from ..core.results import BreakdownResult, KernelStat
-from ..core.rundir import BREAKDOWN_FILE, load_breakdown, run_file
+from ..core.rundir import BREAKDOWN_FILE, load_breakdown
 from ..render.kernel import render_kernel
 from ..runner.kernelbench import DEFAULT_REPS, DEFAULT_WARMUP, run_kernel_bench
 from ..runner.worker import DEFAULT_TIMEOUT_S
@@ -96,7 +97,7 @@ def _from_run_dir(run_dir: Path, name: str | None) -> KernelFile:
                 "C++ kernels are re-tuned by recompiling: inductor-bench breakdown MODEL.py --autotune-top N"
             )
         raise UsageError(f"{gid}/{k.name} has no Triton kernel file (category {k.category}): {why}")
-    return read_kernel_file(run_file(run_dir, k.file))  # as the run wrote it, or refused
+    return run_kernel_file(run_dir, k.file)  # as the run wrote it, or refused
 
 
 def resolve_kernel_file(path: Path, name: str | None) -> KernelFile:

@@ -21,6 +21,7 @@ from .devices import HOST_BACKEND, kernel_timing_backends
 from .errors import DeviceError, UsageError
 from .modparse import KernelInfo, is_compiled_module, parse_module
 from .peaks import compute_type
+from .rundir import run_file
 from .si_units import with_prefix
 
 HARNESS = ("get_args", "call")  # what a benchmark needs from the file
@@ -44,6 +45,8 @@ class KernelFile:
     functions: list[str] = field(default_factory=list)  # module-level functions
     num_gb: float | None = None  # bytes moved per launch, in GB (Inductor's estimate)
     flop: int | None = None  # FLOPs per launch where Inductor counts them (templates)
+    # the text parsed, which is the text a worker imports (never the file read again)
+    text: str = field(default="", repr=False, compare=False)
 
     @property
     def has_harness(self) -> bool:
@@ -91,6 +94,7 @@ class KernelFile:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("triton_meta")  # large, and not JSON-safe (tuple keys)
+        d.pop("text")
         d["size_hints"] = _jsonable(self.size_hints)
         d["inductor_meta"] = _jsonable(self.inductor_meta)
         d["decorator_args"] = _jsonable(self.decorator_args)
@@ -285,6 +289,7 @@ def parse_kernel_source(text: str, path: str = "<kernel>") -> KernelFile:
         functions=[n.name for n in tree.body if isinstance(n, ast.FunctionDef)],
         num_gb=_a_count(num_gb if num_gb is not None else _num_gb_from_main(tree)),
         flop=int(flop) if flop else None,
+        text=text,
     )
 
 
@@ -295,10 +300,26 @@ def read_kernel_file(path: str | Path) -> KernelFile:
     if p.is_dir():
         raise UsageError(f"{p}: is a directory without a breakdown.json")
     try:
-        text = p.read_text()
-    except (OSError, UnicodeDecodeError) as e:
+        data = p.read_bytes()
+    except OSError as e:
         raise UsageError(f"{p}: not readable as text ({e})") from None
-    return parse_kernel_source(text, str(p))
+    return kernel_from_bytes(data, str(p))
+
+
+def run_kernel_file(run_dir: Path, rel: str) -> KernelFile:
+    """A kernel file the run wrote, as checked (``rundir.run_file``) and parsed from the same
+    bytes, or ResultError."""
+    path, data = run_file(run_dir, rel)
+    return kernel_from_bytes(data, str(path))
+
+
+def kernel_from_bytes(data: bytes, path: str) -> KernelFile:
+    """A kernel file's bytes, as read once (and checked, for a run's file), parsed."""
+    try:
+        text = data.decode()
+    except UnicodeDecodeError as e:
+        raise UsageError(f"{path}: not readable as text ({e})") from None
+    return parse_kernel_source(text, path)
 
 
 def check_name(kf: KernelFile, wanted: str | None) -> None:

@@ -377,10 +377,10 @@ def read_digests(run_dir: Path) -> dict[str, str]:
     return data
 
 
-def run_file(run_dir: Path, rel: str) -> Path:
-    """A file the run wrote, checked before anything reads it as code: ``rel`` is a relative
-    path inside the run directory (not absolute, no ``..``, no link out of it), recorded in
-    ``DIGESTS_FILE``, and the file's sha256 is the one recorded. ResultError otherwise."""
+def run_file(run_dir: Path, rel: str) -> tuple[Path, bytes]:
+    """A file the run wrote and its bytes, read once, checked before anything runs them:
+    ``rel`` a relative path inside the run directory (not absolute, no ``..``, no link out of
+    it), recorded in ``DIGESTS_FILE``, the sha256 of the bytes returned the recorded one."""
     where = f"{run_dir}: {rel!r}"
     if not _inside(rel):
         raise ResultError(f"{where} lies outside the run directory: refused")
@@ -391,9 +391,9 @@ def run_file(run_dir: Path, rel: str) -> Path:
     if recorded is None:
         raise ResultError(f"{where} is not a file this run recorded writing: refused")
     try:
-        actual = file_digest(path)
+        data = path.read_bytes()
     except OSError as e:
         raise ResultError(f"{where}: cannot read it ({e.strerror or e})") from None
-    if actual != recorded:
+    if hashlib.sha256(data).hexdigest() != recorded:
         raise ResultError(f"{where} changed since the run wrote it (sha256 differs): refused")
-    return path
+    return path, data

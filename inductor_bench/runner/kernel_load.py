@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +41,7 @@ def load_kernel(kf: KernelFile, patch: dict[str, Any], work_dir: Path, tag: str,
     copy_dir = work_dir / tag
     copy_dir.mkdir(parents=True, exist_ok=True)
     copy = copy_dir / Path(kf.path).name
-    shutil.copyfile(kf.path, copy)
+    copy.write_text(kf.text)  # the text parsed (and checked), not the file read again
     real = getattr(triton_heuristics, kf.heuristic, None)
     if real is None:
         raise UsageError(f"{kf.path}: this torch has no triton_heuristics.{kf.heuristic}; "

@@ -26,10 +26,17 @@ from ..core import autotune, peaks
 from ..core.categories import TRITON_CATEGORIES
 from ..core.devices import backend
 from ..core.errors import BenchError, DeviceError, ResultError, UsageError
-from ..core.kernelfile import KernelFile, check_name, file_says, no_harness_reason, read_kernel_file
+from ..core.kernelfile import (
+    KernelFile,
+    check_name,
+    file_says,
+    kernel_from_bytes,
+    no_harness_reason,
+    run_kernel_file,
+)
 from ..core.modes import KernelPatch
 from ..core.results import BreakdownResult, KernelStat, RetunedKernel
-from ..core.rundir import LOGS_DIR, run_file
+from ..core.rundir import LOGS_DIR
 from ..core.tuning_spaces import would_tune
 from . import device as dev
 from .harness_inputs import harness_args
@@ -82,13 +89,19 @@ def _listed_here(kf: KernelFile, timeout: float) -> dict[str, Any] | None:
     if kf.is_template:
         return None
     with tempfile.TemporaryDirectory(prefix="inductor-bench-kernel-") as tmp:
-        request = {"kernel_file": str(Path(kf.path).resolve()), "kernel_name": kf.name,
+        request = {**_kernel_request(kf), "kernel_name": kf.name,
                    "work_dir": str(Path(tmp) / "work"), "list_only": True}
         env = {"TORCHINDUCTOR_CACHE_DIR": str(Path(tmp) / "inductor-cache")}
         try:
             return run_worker(WORKER_MODULE, request, timeout=timeout, env=env)
         except (BenchError, OSError) as e:  # a worker that cannot start or answer
             return {"error": _first_line(e)}
+
+
+def _kernel_request(kf: KernelFile) -> dict[str, str]:
+    """The kernel as the worker gets it: the text parsed here (for a run's file, the bytes its
+    digest was checked on), never the file read again, and its path to name it by."""
+    return {"kernel_file": str(Path(kf.path).resolve()), "kernel_source": kf.text}
 
 
 def _first_line(e: BaseException) -> str:
@@ -118,7 +131,7 @@ def run_kernel_bench(
         raise no_device(kf, why, _listed_here(kf, timeout))
     with tempfile.TemporaryDirectory(prefix="inductor-bench-kernel-") as tmp:
         request = {
-            "kernel_file": str(Path(kf.path).resolve()),
+            **_kernel_request(kf),
             "kernel_name": kf.name,
             "work_dir": str(Path(tmp) / "work"),
             "modes": modes_for(kf, max_autotune),
@@ -155,7 +168,7 @@ def skip_reason(run_dir: Path, k: KernelStat) -> str | None:
     or no benchmark harness, as foreach/combo kernels have none unless
     ``benchmark_combo_kernel`` was set in the compiling process."""
     try:
-        kf = read_kernel_file(run_file(run_dir, str(k.file)))
+        kf = run_kernel_file(run_dir, str(k.file))
     except ResultError as e:
         return str(e)
     except UsageError:
@@ -194,7 +207,7 @@ def _retune(run_dir: Path, gid: str, k: KernelStat, share: float, *,
             timeout: float, echo: bool) -> RetunedKernel:
     row = _row(gid, k, share)
     try:
-        kf = read_kernel_file(run_file(run_dir, str(k.file)))  # as the run wrote it, or refused
+        kf = run_kernel_file(run_dir, str(k.file))  # as the run wrote it, or refused
         log = run_dir / LOGS_DIR / f"autotune-{gid}-{k.name}.log"
         resp = run_kernel_bench(kf, max_autotune=True, timeout=timeout, log_path=log, echo=echo)
         base, tuned = (autotune.ModeRun.from_dict(r) for r in resp["runs"])
@@ -296,7 +309,7 @@ def list_spaces(kf: KernelFile, work_dir: Path) -> dict[str, Any]:
 def handle(request: dict[str, Any]) -> dict[str, Any]:
     """The worker: time each mode, optionally every config, and measure the peak if unknown;
     with ``list_only``, each mode's config space (``list_spaces``), nothing run."""
-    kf = read_kernel_file(request["kernel_file"])
+    kf = kernel_from_bytes(request["kernel_source"].encode(), request["kernel_file"])
     check_name(kf, request.get("kernel_name"))
     work_dir = Path(request["work_dir"])
     if request.get("list_only"):
