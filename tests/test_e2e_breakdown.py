@@ -107,8 +107,10 @@ def check_breakdown(result, run_dir: Path, err) -> None:
         idle = [w - b for w, b in zip(g.wall_samples_ms, g.busy_samples_ms, strict=True)]
         # the clock readings as saved with the result, which check_kept_window found to be the
         # worker's own record
-        kept = kept_profiled(g.wall_samples_ms, [k.samples_ms for k in g.kernels] + [idle],
-                               g.clock_samples_ms)
+        # the parts: each kernel, each call of a kernel called more than once (its call sites), the idle time
+        calls = [s.samples_ms for s in g.sites]
+        kept = kept_profiled(g.wall_samples_ms, [k.samples_ms for k in g.kernels] + calls + [idle],
+                             g.clock_samples_ms)
         assert g.left_out == sorted(set(range(g.iterations)) - set(kept))
         assert g.wall_ms == pytest.approx(sum(g.wall_samples_ms[i] for i in kept) / len(kept), rel=1e-12)
         with gzip.open(run_dir / g.trace) as f:

@@ -268,7 +268,10 @@ def parts_rule_abandoned(g: GraphResult) -> int:
     walls, busy = g.wall_samples_ms, g.busy_samples_ms
     if not walls or len(busy) != len(walls):
         return 0
-    return len(steady_profiled(walls, busy, [k.samples_ms for k in g.kernels], g.clock_samples_ms).abandoned)
+    # each call of a kernel called more than once is a part of its own, as the analysis judged
+    calls = [s.samples_ms for s in g.sites if len(s.samples_ms) == len(walls)]
+    parts = [k.samples_ms for k in g.kernels] + calls
+    return len(steady_profiled(walls, busy, parts, g.clock_samples_ms).abandoned)
 
 
 def disturbances(r: BreakdownResult) -> list[str]:
