@@ -148,20 +148,33 @@ def steady_iterations(walls: Sequence[float], parts: Sequence[Sequence[float]], 
     by_wall = steady(walls, limit)
     if by_wall.limit is None:
         return by_wall
-    floor = EXCESS_FLOOR * statistics.median(walls)
-    bad = set(by_wall.left_out)
-    for xs in parts:
-        lim = limit(xs)
-        if lim is None:
-            continue
-        med = statistics.median(xs)
-        bad |= {i for i, x in enumerate(xs) if x > lim and x - med > floor}
+    bad = set(by_wall.left_out) | set(parts_over(walls, parts, limit))
     if clock and len(clock) == len(walls):
         bad |= set(steady(clock, limit).left_out)
     kept = tuple(i for i in range(len(walls)) if i not in bad)
     if len(kept) >= MIN_STEADY:
         return Steady(len(walls), kept, by_wall.limit)
     return Steady(by_wall.n, by_wall.kept, by_wall.limit, abandoned=tuple(sorted(bad)))
+
+
+def parts_over(walls: Sequence[float], parts: Sequence[Sequence[float]],
+               limit: Callable[[Sequence[float]], float | None] = limit_of) -> dict[int, dict[int, float]]:
+    """The part rule of ``steady_iterations``: for each iteration some part (a series aligned
+    with ``walls``) put beyond its own limit by more than EXCESS_FLOOR of the median wall, those
+    parts (by their index in ``parts``) and each one's excess over its own median."""
+    if limit(walls) is None:
+        return {}
+    floor = EXCESS_FLOOR * statistics.median(walls)
+    over: dict[int, dict[int, float]] = {}
+    for j, xs in enumerate(parts):
+        lim = limit(xs)
+        if lim is None:
+            continue
+        med = statistics.median(xs)
+        for i, x in enumerate(xs):
+            if x > lim and x - med > floor:
+                over.setdefault(i, {})[j] = x - med
+    return over
 
 
 def steady_profiled(walls: Sequence[float], busy: Sequence[float], kernels: Sequence[Sequence[float]],

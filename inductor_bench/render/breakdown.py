@@ -10,6 +10,7 @@ from ..core import compile_phases, compiles, steady
 from ..core.categories import label, order
 from ..core.comparable import trains
 from ..core.devices import backend
+from ..core.leftout import describe, left_out_why
 from ..core.results import STEADY_SINCE, BreakdownResult, GraphResult, KernelRetuning, KernelStat, Recompile
 from ..core.step import gain_frame
 from ..core.step_totals import ALL_GRAPHS, ALL_GRAPHS_ROW, counted, listed_categories, reweighed
@@ -129,16 +130,15 @@ def _steady_note(r: BreakdownResult) -> str:
     for g in r.measured():
         if not g.left_out:
             continue
-        wall = {i for i in g.left_out if g.limit_ms is not None and g.wall_samples_ms[i] > g.limit_ms}
-        clock = _slow_by_clock(g) - wall  # the three counts add up to the iterations left out
-        parts = len(set(g.left_out) - wall - clock)  # the rest: left out by one part of the iteration
+        why_out = left_out_why(g)  # the three counts add up to the iterations left out
+        wall, clock, parts = why_out.wall, why_out.clock, len(why_out.parts)
         load = g.kept_load
         why = f"; meanwhile {load.describe()}" if load is not None and load.disturbed else ""
         out.append(
             f"{g.id} {len(g.left_out)} of {len(g.wall_samples_ms)} ({len(wall)} over the wall limit "
             f"{fmt.ms(g.limit_ms or 0.0)} ms{_faster_half(g)}, up to {fmt.ms(max(g.wall_samples_ms))} ms"
             + (f"; {len(clock)} more slow by the worker's clock" if clock else "")
-            + (f"; {parts} more by one kernel or idle gap" if parts else "")
+            + (f"; {parts} more by one kernel or idle gap{describe(why_out)}" if parts else "")
             + f"{why})"
         )
     if not out:
@@ -151,13 +151,6 @@ def _faster_half(g: GraphResult) -> str:
     if g.limit_ms is None or g.limit_ms >= statistics.median(g.wall_samples_ms):
         return ""
     return ", the faster half's: most iterations stalled"
-
-
-def _slow_by_clock(g: GraphResult) -> set[int]:
-    """The left-out iterations the worker's clock found slow."""
-    if not g.clock_samples_ms or len(g.clock_samples_ms) != len(g.wall_samples_ms):
-        return set()
-    return set(steady.steady(g.clock_samples_ms).left_out) & set(g.left_out)
 
 
 def _category_table(
