@@ -10,6 +10,7 @@ from inductor_bench.core.leftout import left_out_why
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
 from inductor_bench.core.sources import CallSite
 from inductor_bench.render.breakdown import _steady_note, render_breakdown
+from inductor_bench.render.doc import new_doc
 from tests.steady_rule import kept_profiled
 
 N = 20
@@ -55,11 +56,15 @@ def test_each_iteration_left_out_by_a_part_is_put_down_to_that_part_a_call_rathe
 def test_the_steady_note_names_at_most_three_parts_then_how_many_more_in_every_format():
     g = _graph()
     line = ("0-forward 8 of 20 (1 over the wall limit 1.050 ms, up to 2.000 ms; 7 more by one kernel or idle gap "
-            "(cpp_fused_gelu_1 3, aten::addmm #1 2, cpp_fused_sum_2 1, +1 more))")
+            "({} 3, {} 2, {} 1, +1 more))")
+    names = ("cpp_fused_gelu_1", "aten::addmm #1", "cpp_fused_sum_2")
     r = BreakdownResult(model="m", graphs=[g])
-    assert _steady_note(r).endswith(line + ".")
-    for form in ("text", "markdown", "html"):
-        assert line.replace(">", "&gt;") in render_breakdown(r, form) or line in render_breakdown(r, form), form
+    assert _steady_note(r, new_doc()).endswith(line.format(*names) + ".")
+    # each name a code span where the format has them: in markdown a bare "#1" links an issue
+    code = {"text": "{}", "markdown": "`{}`", "html": "<code>{}</code>"}
+    for form, span in code.items():
+        page = " ".join(render_breakdown(r, form).split())
+        assert line.format(*(span.format(n) for n in names)) in page, form
 
 
 @pytest.mark.parametrize("stalls", [[], [3]])
@@ -70,4 +75,4 @@ def test_no_part_named_where_none_left_an_iteration_out(stalls):
     for k in g.kernels:
         k.samples_ms = [k.samples_ms[0]] * N
     assert left_out_why(g).by_part == []
-    assert "idle gap (" not in _steady_note(BreakdownResult(model="m", graphs=[g]))
+    assert "idle gap (" not in _steady_note(BreakdownResult(model="m", graphs=[g]), new_doc())

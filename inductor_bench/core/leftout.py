@@ -12,6 +12,7 @@ rather than its op's sum where both are over. Pure Python; no torch.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .results import GraphResult
@@ -80,11 +81,12 @@ def _blame(excess: dict[int, float], parent: dict[int, int]) -> int:
     return max(calls, key=lambda j: (excess[j], -j)) if calls else top
 
 
-def describe(lo: LeftOut, shown: int = 3) -> str:
+def describe(lo: LeftOut, shown: int = 3, code: Callable[[str], str] = str) -> str:
     """`` (aten::addmm #1 4, cpp_fused_gelu_1 3, idle 2)``: the parts, most frequent first, at
-    most ``shown`` named; nothing where none was found."""
+    most ``shown`` named, each name as ``code`` writes it (a document's code span: a bare
+    ``#1`` in markdown links an issue); nothing where none was found."""
     if not lo.by_part:
         return ""
-    named = [f"{name} {n}" for name, n in lo.by_part[:shown]]
+    named = [f"{name if name == IDLE else code(name)} {n}" for name, n in lo.by_part[:shown]]
     more = len(lo.by_part) - shown
     return " (" + ", ".join(named) + (f", +{more} more" if more > 0 else "") + ")"

@@ -97,7 +97,7 @@ def _graph_table(doc: Doc, r: BreakdownResult) -> None:
         ("left", "left", *(("right",) if calls else ()), "right", "right", "right", "right", "right", "left"),
     )
     doc.paragraph(backend(r.device).busy_note)
-    doc.paragraph(_steady_note(r))
+    doc.paragraph(_steady_note(r, doc))
     note = windows_note(r)
     if note:
         doc.paragraph(note)
@@ -109,7 +109,7 @@ def _iterations(g: GraphResult) -> str:
     return f"{n - len(g.left_out)}/{n}" if g.left_out else str(n)
 
 
-def _steady_note(r: BreakdownResult) -> str:
+def _steady_note(r: BreakdownResult, doc: Doc) -> str:
     """How every time was made, and which iterations were left out as disturbed."""
     if r.schema_version < STEADY_SINCE:
         return (
@@ -138,7 +138,7 @@ def _steady_note(r: BreakdownResult) -> str:
             f"{g.id} {len(g.left_out)} of {len(g.wall_samples_ms)} ({len(wall)} over the wall limit "
             f"{fmt.ms(g.limit_ms or 0.0)} ms{_faster_half(g)}, up to {fmt.ms(max(g.wall_samples_ms))} ms"
             + (f"; {len(clock)} more slow by the worker's clock" if clock else "")
-            + (f"; {parts} more by one kernel or idle gap{describe(why_out)}" if parts else "")
+            + (f"; {parts} more by one kernel or idle gap{describe(why_out, code=doc.code)}" if parts else "")
             + f"{why})"
         )
     if not out:
