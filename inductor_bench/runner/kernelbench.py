@@ -30,8 +30,8 @@ from ..core.kernelfile import (
     KernelFile,
     check_name,
     file_says,
-    kernel_from_bytes,
     no_harness_reason,
+    parse_kernel_source,
     run_kernel_file,
 )
 from ..core.modes import KernelPatch
@@ -309,7 +309,7 @@ def list_spaces(kf: KernelFile, work_dir: Path) -> dict[str, Any]:
 def handle(request: dict[str, Any]) -> dict[str, Any]:
     """The worker: time each mode, optionally every config, and measure the peak if unknown;
     with ``list_only``, each mode's config space (``list_spaces``), nothing run."""
-    kf = kernel_from_bytes(request["kernel_source"].encode(), request["kernel_file"])
+    kf = parse_kernel_source(request["kernel_source"], request["kernel_file"])
     check_name(kf, request.get("kernel_name"))
     work_dir = Path(request["work_dir"])
     if request.get("list_only"):
