@@ -1,9 +1,10 @@
 """A result's JSON as the commands write it (``breakdown.json``, ``compare.json``,
 ``--format json``): its record (``to_dict``: the raw samples and what they were made from) and,
 for a breakdown, the step's figures its report shows (``step``) and each kernel's against the
-ceilings (``extras.roofline.kernels``), made by the functions the report's own lines are made by,
-on writing, and never read back: a reader of the file judges
-again from the samples (``BreakdownResult.from_dict`` leaves the block out)."""
+ceilings (``extras.roofline.kernels``) and why each graph's left-out iterations were left out
+(``graphs[].left_out_why``), made by the functions the report's own lines are made by, on
+writing, and never read back: a reader of the file judges again from the samples
+(``BreakdownResult.from_dict`` leaves these blocks out)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 from .ceilings import kernel_roof
 from .compare import CompareResult
+from .leftout import left_out_why
 from .results import BreakdownResult
 from .roofline import judged_sites
 from .step import gain_frame, set_aside, split_step
@@ -52,9 +54,27 @@ def roofline_kernels(r: BreakdownResult) -> list[dict[str, Any]]:
             for g in r.measured() for k, mark in judged_sites(g) if k.bytes is not None]
 
 
-def _with_roofline(d: dict[str, Any], r: BreakdownResult) -> dict[str, Any]:
+def left_out_figures(r: BreakdownResult) -> dict[str, dict[str, Any]]:
+    """Each graph with iterations left out: how many by each cause, the figures of the report's
+    steady note (``leftout.left_out_why``): over the wall limit, the rest slow by the worker's
+    clock, the rest by one of their parts; and those by part name (``aten::addmm #1``, a kernel,
+    ``idle``), most first, every part named (the note names three)."""
+    out: dict[str, dict[str, Any]] = {}
+    for g in r.measured():
+        if g.left_out:
+            why = left_out_why(g)
+            out[g.id] = {"over_wall_limit": len(why.wall), "slow_by_clock": len(why.clock),
+                         "by_parts": len(why.parts), "parts": dict(why.by_part)}
+    return out
+
+
+def _with_derived(d: dict[str, Any], r: BreakdownResult) -> dict[str, Any]:
     if r.roofline is not None:
         d["extras"]["roofline"]["kernels"] = roofline_kernels(r)
+    why = left_out_figures(r)
+    for gd in d["graphs"]:
+        if gd.get("id") in why:
+            gd["left_out_why"] = why[gd["id"]]
     return d
 
 
@@ -62,10 +82,10 @@ def result_json(result: BreakdownResult | CompareResult) -> str:
     """The result's JSON with the figures derived for scripts."""
     d = result.to_dict()
     if isinstance(result, BreakdownResult):
-        _with_roofline(d, result)
+        _with_derived(d, result)
         d["step"] = step_figures(result)
     else:
         for m, md in zip(result.modes, d["modes"], strict=True):
             if m.breakdown is not None:
-                _with_roofline(md["breakdown"], m.breakdown)
+                _with_derived(md["breakdown"], m.breakdown)
     return json.dumps(d, indent=1)
