@@ -10,6 +10,11 @@ calls left, one at the same index with the same input shapes on both sides is th
 still (its line was edited). The shapes of a pair may differ (a
 hidden size of 256 made 512): its % of peak, each side against its limit at its own sizes,
 is still a move toward the limit; its time is not the same work's, and the row says so.
+
+A kernel with no extern call recorded on either side (a generated kernel; an op of a run saved
+before calls were) has no shapes of its own: where its graph's inputs changed size
+(``GraphResult.input_shapes``, recorded on both sides), it is put down as changed as a whole
+(``inputs_changed``).
 """
 
 from __future__ import annotations
@@ -17,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .ceilings import KernelRoof, no_distance
-from .diff_records import CallMove
-from .results import KernelStat
+from .diff_records import ADDED, REMOVED, CallMove, SectionDiff
+from .results import BreakdownResult, GraphResult, KernelStat
 from .sources import CallSite
 
 
@@ -105,3 +110,21 @@ def one_side_words(base_left: list[Call], head_left: list[Call]) -> str:
     it called the op from fewer times, or never)."""
     return "; ".join(f"{', '.join(c.mark.strip() for c in left)} in {side} only"
                      for side, left in (("base", base_left), ("head", head_left)) if left)
+
+
+def inputs_changed(section: SectionDiff, base: BreakdownResult, head: BreakdownResult) -> None:
+    """Each paired kernel without extern calls on either side whose graph's inputs changed size:
+    its ``shapes_changed`` names the kernel itself (no call mark), its time not the same work's."""
+    bg, hg = ({g.id: g for g in r.graphs} for r in (base, head))
+    for k in section.kernels:
+        if k.status in (ADDED, REMOVED) or k.shapes_changed:
+            continue
+        b, h = bg.get(k.base_graph or k.graph), hg.get(k.graph)
+        if b is None or h is None or _calls_made(b, k.base_name or k.name) or _calls_made(h, k.name):
+            continue
+        if b.input_shapes and h.input_shapes and b.input_shapes != h.input_shapes:
+            k.shapes_changed = [k.name]
+
+
+def _calls_made(g: GraphResult, name: str) -> bool:
+    return any(s.kernel == name and s.extern for s in g.sites)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from .call_pairs import inputs_changed
 from .categories import order as category_order
 from .comparable import comparability, runtimes_differ, sizes_differ, stopped_apart, unmeasured_modes
 from .compare import CompareResult, ModeResult, step_disturbances
@@ -154,6 +155,7 @@ def breakdown_section(
         calls_changed=calls_changed(base, head),
     )
     roofline_moves(section, base, head)
+    inputs_changed(section, base, head)
     again = recomputed(base), recomputed(head)
     if any(again) and recomputes_known(base) and recomputes_known(head):
         section.recomputed_ms = (recomputed_step_ms(base, again[0]), recomputed_step_ms(head, again[1]))

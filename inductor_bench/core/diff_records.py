@@ -148,9 +148,13 @@ class SectionDiff:
         return [k for k in self.kernels if k.status in statuses]
 
     def shapes_changed(self) -> list[str]:
-        """The paired extern calls whose inputs changed size (``0-forward aten::mm #1``): the
-        section's work is then not the same on both sides, its step's change the model's too."""
-        return [f"{k.graph} {c}" for k in self.kernels for c in k.shapes_changed]
+        """The paired extern calls whose inputs changed size (``0-forward aten::mm #1``), and
+        once each graph whose inputs did where kernels without calls were put down to it
+        (``0-forward's inputs``): the section's work is then not the same on both sides, its
+        step's change the model's too."""
+        out = [f"{k.graph}'s inputs" if c == k.name else f"{k.graph} {c}"
+               for k in self.kernels for c in k.shapes_changed]
+        return list(dict.fromkeys(out))
 
     def responsible(self, limit: int | None = None) -> list[KernelDiff]:
         """Added or significantly slower kernels, the biggest increase first."""

@@ -233,10 +233,12 @@ def _match_cell(k: KernelDiff, doc: Doc) -> str:
 
 def _shapes_words(k: KernelDiff) -> str:
     """``shapes changed: #1``: the calls of an extern op whose inputs changed size, as the
-    moves toward the limit name them; nothing where none did."""
+    moves toward the limit name them; ``shapes changed: graph inputs`` for a kernel without
+    calls whose graph's inputs did; nothing where none did."""
     if not k.shapes_changed:
         return ""
-    return f"shapes changed: {', '.join(c.rsplit(' ', 1)[-1] for c in k.shapes_changed)}"
+    marks = ("graph inputs" if c == k.name else c.rsplit(" ", 1)[-1] for c in k.shapes_changed)
+    return f"shapes changed: {', '.join(marks)}"
 
 
 def _kernel_rows(ks: list[KernelDiff], doc: Doc) -> list[list[str]]:
@@ -329,7 +331,8 @@ def _kernel_blocks(s: SectionDiff, top: int, doc: Doc) -> None:
         doc.captioned(doc.strong(title + more), doc.table_text(rows, headers, None, KERNEL_OPTIONAL))
     if any(k.shapes_changed for status, _ in KERNEL_GROUPS for k in s.kernels_with(status)):
         doc.paragraph("shapes changed (matched): the op's calls it names are the same calls of the model "
-                      "(the same op, module and source line) with inputs of other sizes in head: its "
+                      "(the same op, module and source line) with inputs of other sizes in head, or "
+                      "(graph inputs) the kernel's graph was given inputs of other sizes: its "
                       "change is not one of the same work but the model's, whether or not that was meant")
 
 

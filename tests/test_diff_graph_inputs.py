@@ -1,0 +1,85 @@
+"""diff of a generated kernel whose graph was given inputs of other sizes (a batch of 64 made
+128): the kernel records no shapes of its own, so its row says ``shapes changed: graph inputs``
+from its graph's saved input shapes, and the verdict names the graph; an extern op whose own
+calls kept their shapes is not marked."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+from inductor_bench import cli
+
+from .conftest import ROOT
+
+RUN = ROOT / "tests/fixtures/runs/cpu_mlp_train_stalled/breakdown.json"
+SLOW = "cpp_fused_gelu_native_layer_norm_0"
+
+
+def diff(capsys, *args: str) -> tuple[int, str]:
+    try:
+        cli.main(["diff", *args])
+        code = 0
+    except SystemExit as e:
+        code = e.code or 0
+    return code, capsys.readouterr().out
+
+
+def head_of(data: dict, batch: int | None) -> dict:
+    """The run with ``SLOW`` (0-forward) three times as long in every iteration, its graph's
+    wall and busy as much longer; where ``batch``, the forward's inputs of 64 rows given ``batch``."""
+    out = copy.deepcopy(data)
+    g = out["graphs"][0]
+    k = next(k for k in g["kernels"] if k["name"] == SLOW)
+    extra = [2 * x for x in k["samples_ms"]]
+    k["samples_ms"] = [3 * x for x in k["samples_ms"]]
+    k["ms"] *= 3
+    for key in ("wall_samples_ms", "busy_samples_ms", "clock_samples_ms"):
+        g[key] = [w + e for w, e in zip(g[key], extra, strict=True)]
+    if batch is not None:
+        g["input_shapes"] = [[batch if d == 64 else d for d in s] for s in g["input_shapes"]]
+    return out
+
+
+def run_pair(tmp_path, batch: int | None, base_shapes: bool = True) -> tuple[str, str]:
+    data = json.loads(RUN.read_text())
+    head = head_of(data, batch)
+    if not base_shapes:
+        for g in data["graphs"]:
+            g["input_shapes"] = []
+    paths = []
+    for name, d in (("base.json", data), ("head.json", head)):
+        (tmp_path / name).write_text(json.dumps(d))
+        paths.append(str(tmp_path / name))
+    return paths[0], paths[1]
+
+
+def marked(capsys, base: str, head: str) -> dict[tuple[str, str], list[str]]:
+    code, out = diff(capsys, base, head, "--format", "json")
+    assert code == 0
+    return {(k["graph"], k["name"]): k["shapes_changed"]
+            for s in json.loads(out)["sections"] for k in s["kernels"] if k.get("shapes_changed")}
+
+
+def test_a_generated_kernel_whose_graph_inputs_changed_size_is_marked(tmp_path, capsys):
+    base, head = run_pair(tmp_path, 128)
+    data = json.loads(RUN.read_text())
+    fwd = data["graphs"][0]
+    assert fwd["input_shapes"][2] == [64, 256]  # the batch: x
+    externs = {s["kernel"] for s in fwd["sites"]}
+    generated = [k["name"] for k in fwd["kernels"] if k["name"] not in externs]
+    assert generated == [SLOW, "cpp_fused_gelu_1"]
+    # every generated kernel of the forward, itself named; aten::addmm's calls kept their shapes
+    assert marked(capsys, base, head) == {("0-forward", n): [n] for n in generated}
+    _, out = diff(capsys, base, head)
+    row = next(ln for ln in out.splitlines() if ln.startswith(f"0-forward  {SLOW} "))
+    assert row.rstrip().endswith("shapes changed: graph inputs")
+    assert "shapes changed, not the same work: 0-forward's inputs" in out
+    assert "(graph inputs) the kernel's graph was given inputs of other sizes" in " ".join(out.split())
+
+
+def test_no_mark_where_the_graph_inputs_are_the_same_or_not_saved(tmp_path, capsys):
+    assert marked(capsys, *run_pair(tmp_path, None)) == {}
+    assert marked(capsys, *run_pair(tmp_path, 128, base_shapes=False)) == {}
+    _, out = diff(capsys, *run_pair(tmp_path, None))
+    assert "shapes changed" not in out
