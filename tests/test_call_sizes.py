@@ -197,6 +197,7 @@ def test_a_training_loops_smaller_last_batch(tmp_path):
     from inductor_bench.render import format as fmt
 
     from .test_dynamic_shapes import breakdown
+    from .test_static_twin import twin_x
 
     script = tmp_path / "train.py"
     script.write_text(TRAINING_SCRIPT)
@@ -228,7 +229,7 @@ def test_a_training_loops_smaller_last_batch(tmp_path):
     assert d["input_shapes"] == s["input_shapes"] and [16, 64] in s["input_shapes"]
     assert (f"same shapes, two compiles: 0.1-forward (dynamic) at {symbol}=16 takes {fmt.ms(d['wall_ms'])} ms a "
             f"call, 0-forward (static, compiled for the same input shapes) {fmt.ms(s['wall_ms'])} ms: "
-            f"{d['wall_ms'] / s['wall_ms']:.2f}x") in report
+            f"{twin_x(d['wall_ms'] / s['wall_ms'])}") in report  # measured: 1.097x beside the 1.10x floor
 
 
 def test_a_decode_loops_many_sizes_are_summed_up_with_their_range():

@@ -53,6 +53,16 @@ def run(*graphs: GraphResult) -> BreakdownResult:
     return BreakdownResult(model="train.py", script=True, graphs=list(graphs))
 
 
+def twin_x(ratio: float) -> str:
+    """A dynamic graph's time over its static twin's, as the report writes it: at 2 decimals,
+    at more where those would put it across the 1.10x it is said slower from (1.097x, not
+    1.10x), written out here."""
+    places = 2
+    while round(ratio, places) >= 1.10 > ratio and places < 6:
+        places += 1
+    return f"{ratio:.{places}f}x"
+
+
 def noisy(mid: float, spread: float) -> list[float]:
     """Synthetic iterations around ``mid``: a fixed zigzag of +-spread."""
     return [mid + spread * (1 if i % 2 else -1) * (i % 5) / 4 for i in range(20)]
@@ -62,6 +72,7 @@ def noisy(mid: float, spread: float) -> list[float]:
     (noisy(0.84, 0.01), ": the code for a symbolic size is slower here"),  # 1.59x, apart
     (noisy(0.565, 0.01), ""),  # 1.07x, apart but under 10%: said as it is
     (noisy(0.60, 0.30), " (within noise)"),  # the intervals overlap
+    (noisy(0.5803, 0.01), ""),  # 1.097x, apart but under 10%: never written 1.10x
 ])
 def test_the_report_puts_the_two_side_by_side_and_judges_them_as_diff_does(dynamic, suffix):
     """Synthetic samples, near the figures docs/breakdown.md measured for a small CNN's batch
@@ -78,7 +89,7 @@ def test_the_report_puts_the_two_side_by_side_and_judges_them_as_diff_does(dynam
     assert line.startswith(
         f"same shapes, two compiles: 0.1-forward (dynamic) at s77=16 takes {d.wall_ms:.3f} ms a call, "
         f"0-forward (static, compiled for the same input shapes) {s.wall_ms:.3f} ms: "
-        f"{d.wall_ms / s.wall_ms:.2f}x{suffix}")
+        f"{twin_x(d.wall_ms / s.wall_ms)}{suffix}")
     assert suffix or line.endswith("x")
     back = BreakdownResult.from_dict(run(d).to_dict())
     assert back.graphs[0].input_shapes == [[16, 8]]

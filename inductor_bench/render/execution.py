@@ -119,7 +119,7 @@ def _twin_line(t: static_twin.Twin) -> str:
     d, s = t.dynamic, t.static
     line = (f"same shapes, two compiles: {d.id} (dynamic) at {sizes_text(d.sizes)} takes "
             f"{fmt.ms(d.wall_ms)} ms a call, {s.id} (static, compiled for the same input shapes) "
-            f"{fmt.ms(s.wall_ms)} ms: {t.ratio:.2f}x")
+            f"{fmt.ms(s.wall_ms)} ms: {fmt.across_floor(t.ratio, (static_twin.SLOWER,), 2)}x")
     if t.slower:
         return line + (": the code for a symbolic size is slower here; where the model runs few sizes, "
                        "compiling them static keeps the faster code (torch.compile(dynamic=False), or "
