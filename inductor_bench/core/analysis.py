@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .attribution import attribute
-from .breakdown import analyze_graph, launch_stacks_by_name
+from .breakdown import analyze_graph, launch_stacks_by_name, settle
 from .devices import DEVICE, backend
 from .errors import ResultError
 from .load import Load
@@ -131,6 +131,7 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
         g.attribution = f"source attribution failed: {e}"[:300]
     except Exception as e:
         g.attribution = f"source attribution failed: {type(e).__name__}: {e}"[:300]
+    settle(g)  # judged again by the parts the result now holds: its call sites too (core/parts.py)
     fixed = applicable(text, response.get("sizes") or {})  # breakdown --size
     g.unbacked = {str(k): int(v) for k, v in (response.get("unbacked") or {}).items()}
     count_kernel_work(g, info, text, run_dir, fixed, g.unbacked, response.get("flex_blocks"))

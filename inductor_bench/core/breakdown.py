@@ -18,9 +18,10 @@ Times in a ``GraphResult`` are milliseconds per iteration: every one of them (wa
 kernel, hence each category and the kernel total) is the mean over the same steady
 iterations, those the policy of ``core/steady.py`` keeps by their wall time; the disturbed
 ones are recorded (``GraphResult.left_out``) with the raw samples of every iteration. The
-parts the policy checks an iteration by are its kernels' times and its idle time (wall less
-busy: the wrapper's Python between kernels, where a preemption lands as often as in a kernel),
-and the worker's own clock reading of it (by which the window was chosen).
+policy checks an iteration by its parts (``core/parts.py``: its kernels' times, each call's
+time of a kernel called at several places, its idle time between kernels, where a preemption
+lands as often as in a kernel) and by the worker's own clock reading of it (by which the window
+was chosen): ``settle``, once here and again once attribution has made the call sites.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ from .cppwrapper import shim_op
 from .devices import HOST, backend
 from .errors import TraceError
 from .modparse import KernelInfo, ModuleInfo
+from .parts import judge
 from .results import GraphResult, KernelStat
-from .steady import steady_profiled
 from .timeline import launch_stacks, launch_times, union_length
 from .trace import CPU_OP, DEVICE_CATEGORIES, MODULE_CALL, USER_ANNOTATION, Event, Trace
 
@@ -57,7 +58,6 @@ class _Kernel:
     info: KernelInfo | None
     samples_us: list[float]
     count: int = 0
-    calls_us: list[list[float]] = field(default_factory=list)  # per iteration, each launch's time
     launchers: list[str] = field(default_factory=list)
     origin: tuple[list[str], list[str]] | None = None  # extern (aten_ops, source_nodes)
     by_category_us: dict[str, float] = field(default_factory=dict)  # extern: per launch
@@ -102,16 +102,26 @@ def analyze_graph(
     graph.wall_samples_ms = [m.dur / US_PER_MS for m in markers]
     graph.busy_samples_ms = [b / US_PER_MS for b in _busy_us(per_iter, markers, per_device=not on_host)]
     graph.clock_samples_ms = list(clock) if len(clock) == len(markers) else []
-    parts = [k.samples_ms for k in stats] + [xs for k in kernels.values() for xs in _per_call(k)]
-    kept = steady_profiled(graph.wall_samples_ms, graph.busy_samples_ms, parts, graph.clock_samples_ms)
+    graph.kernels, graph.sites = stats, []  # its call sites are attribution's, made from this trace
+    return settle(graph)
+
+
+def settle(graph: GraphResult) -> GraphResult:
+    """Decide ``graph``'s steady iterations by the parts its result holds (``core/parts.py``:
+    its kernels, its call sites, its idle time; and the worker's clock) and make every figure
+    the mean over them: wall, busy, each kernel and call site, the categories, the kernel total.
+    The analysis settles a graph once its kernels are measured and again once attribution has
+    split them into their call sites: the saved parts are those it was judged by."""
+    kept = judge(graph)
     graph.left_out, graph.limit_ms = list(kept.left_out), kept.limit
-    for k in stats:
+    for k in graph.kernels:
         k.ms = kept.mean(k.samples_ms)
-    stats.sort(key=lambda k: (-k.ms, k.name))
+    graph.kernels.sort(key=lambda k: (-k.ms, k.name))
+    for s in graph.sites:
+        s.ms = kept.mean(s.samples_ms)
     graph.wall_ms = kept.mean(graph.wall_samples_ms)
     graph.busy_ms = kept.mean(graph.busy_samples_ms)
-    graph.kernels = stats
-    graph.categories = summarize_categories(stats)
+    graph.categories = summarize_categories(graph.kernels)
     graph.kernel_ms = math.fsum(graph.categories.values())
     return graph
 
@@ -252,9 +262,8 @@ def _gather(
             name, info = resolved[ev.name]
             k = kernels.get(name)
             if k is None:
-                k = kernels[name] = _Kernel(name, info, [0.0] * iterations, calls_us=[[] for _ in per_iter])
+                k = kernels[name] = _Kernel(name, info, [0.0] * iterations)
             k.samples_us[it] += ev.dur
-            k.calls_us[it].append(ev.dur)
             k.count += 1
             if info is None:
                 stack = stacks.get(i, ())
@@ -327,18 +336,6 @@ def op_name(callee: str) -> str | None:
     if m.group("ns"):
         return f"{m.group('ns')}::{m.group('op')}"
     return f"aten::{m.group('ext') or m.group('aten')}"
-
-
-def _per_call(k: _Kernel) -> list[list[float]]:
-    """Each launch's time, iteration by iteration, of a kernel launched the same number of times
-    (more than once) in every iteration: the k-th launch of each is one series, a part of the
-    iteration of its own. A stall of one call among many (1.5 ms in one of 49 GEMM calls of
-    0.3-1.2 ms each) is far off its own series while the op's sum over its calls hides it in
-    the spread of the others."""
-    counts = {len(c) for c in k.calls_us}
-    if len(counts) != 1 or (n := counts.pop()) < 2:
-        return []
-    return [[c[j] / US_PER_MS for c in k.calls_us] for j in range(n)]
 
 
 def _to_stat(k: _Kernel, iterations: int, kernel_files: dict[str, str]) -> KernelStat:

@@ -1,12 +1,12 @@
 """Why each iteration a graph's figures leave out was left out, from the saved result alone.
 
-The policy (``core/steady.py``, ``steady_profiled``) leaves an iteration out when its wall is
-over the wall limit, when the worker's clock found it slow, or when one of its parts was: a
-kernel's time in it, one call's time of a kernel or extern op called several times (a call
-site, named as the kernel tables name it: ``aten::addmm #1``), or its idle time between
-kernels (``idle``). The parts are judged again here from their saved samples by the same rule
-(``parts_over``); an iteration is put down to the part furthest over its own median, a call
-rather than its op's sum where both are over. Pure Python; no torch.
+The policy (``core/steady.py``) leaves an iteration out when its wall is over the wall limit,
+when the worker's clock found it slow, or when one of its parts was (``core/parts.py``, the
+parts the analysis judged by): a kernel's time in it, one call's time of a kernel or extern op
+called at several places (a call site, named as the kernel tables name it: ``aten::addmm #1``),
+or its idle time between kernels (``idle``). The parts are judged again here from their saved
+samples by the same rule (``parts_over``); an iteration is put down to the part furthest over
+its own median, a call rather than its op's sum where both are over. Pure Python; no torch.
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .parts import IDLE, iteration_parts
 from .results import GraphResult
 from .steady import limit_of, parts_over, steady
-
-IDLE = "idle"
 
 
 @dataclass
@@ -41,36 +40,11 @@ def left_out_why(g: GraphResult) -> LeftOut:
     if g.clock_samples_ms and len(g.clock_samples_ms) == len(walls):
         clock = (set(steady(g.clock_samples_ms, limit_of).left_out) & out) - wall
     rest = out - wall - clock
-    names, series, parent = _parts(g)
-    over = parts_over(walls, series, limit_of) if rest else {}
-    blamed = Counter(names[_blame(over[i], parent)] for i in rest if i in over)
+    parts = iteration_parts(g)  # those the analysis judged by
+    over = parts_over(walls, parts.series, limit_of) if rest else {}
+    blamed = Counter(parts.names[_blame(over[i], parts.parent)] for i in rest if i in over)
     by_part = sorted(blamed.items(), key=lambda kv: (-kv[1], kv[0]))
     return LeftOut(wall=wall, clock=clock, parts=rest, by_part=by_part)
-
-
-def _parts(g: GraphResult) -> tuple[list[str], list[list[float]], dict[int, int]]:
-    """The parts of ``g``'s iterations with their saved samples: each kernel, each call site of
-    a kernel called at several places, the idle time; and each call's index -> its kernel's."""
-    n = len(g.wall_samples_ms)
-    names: list[str] = []
-    series: list[list[float]] = []
-    at: dict[str, int] = {}
-    for k in g.kernels:
-        if len(k.samples_ms) == n:
-            at[k.name] = len(names)
-            names.append(k.name)
-            series.append(list(k.samples_ms))
-    per_kernel = Counter(s.kernel for s in g.sites)
-    parent: dict[int, int] = {}
-    for s in g.sites:
-        if per_kernel[s.kernel] > 1 and len(s.samples_ms) == n and s.kernel in at:
-            parent[len(names)] = at[s.kernel]
-            names.append(f"{s.kernel} #{s.index}" if s.extern else f"{s.kernel} @{s.occurrence}")
-            series.append(list(s.samples_ms))
-    if len(g.busy_samples_ms) == n:
-        names.append(IDLE)
-        series.append([w - b for w, b in zip(g.wall_samples_ms, g.busy_samples_ms, strict=True)])
-    return names, series, parent
 
 
 def _blame(excess: dict[int, float], parent: dict[int, int]) -> int:

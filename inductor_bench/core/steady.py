@@ -5,7 +5,8 @@ A sample (one profiled iteration, one timed step, one round) is **disturbed** wh
 slower than the median of its set by more than ``TAIL_SIGMAS`` robust standard deviations
 (the median absolute deviation scaled to a normal sigma) and by more than ``TAIL_FLOOR`` of the
 median. A profiled iteration is also disturbed when one of its parts (a kernel's time in it,
-or its idle time between kernels) is so much slower than that part's own median, by more than
+a call's of a kernel called at several places, or its idle time between kernels:
+``core/parts.py``) is so much slower than that part's own median, by more than
 ``EXCESS_FLOOR`` of the iteration's median wall time: on a busy machine most iterations lose
 the CPU somewhere, their walls spread, and a stall inside one small kernel hides in the wall's
 spread while it multiplies that kernel's time. And it is disturbed when the worker's own clock

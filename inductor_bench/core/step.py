@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from .cgroup import cores_text
 from .devices import HOST, backend
 from .load import DISTURBED_OTHERS_CORES, SPEED_SLOW, worst
+from .parts import judge
 from .results import BreakdownResult, GraphResult, StepTurns
-from .steady import limit_of, steady_iterations, steady_mean, steady_profiled
+from .steady import limit_of, steady_iterations, steady_mean
 from .vocab import Status
 
 
@@ -268,10 +269,7 @@ def parts_rule_abandoned(g: GraphResult) -> int:
     walls, busy = g.wall_samples_ms, g.busy_samples_ms
     if not walls or len(busy) != len(walls):
         return 0
-    # each call of a kernel called more than once is a part of its own, as the analysis judged
-    calls = [s.samples_ms for s in g.sites if len(s.samples_ms) == len(walls)]
-    parts = [k.samples_ms for k in g.kernels] + calls
-    return len(steady_profiled(walls, busy, parts, g.clock_samples_ms).abandoned)
+    return len(judge(g).abandoned)  # by the parts the analysis judged (core/parts.py)
 
 
 def disturbances(r: BreakdownResult) -> list[str]:
