@@ -103,3 +103,30 @@ def test_the_call_sites_of_an_op_called_at_two_places_are_parts_an_op_called_onc
     assert [s.ms for s in g.sites] == pytest.approx([0.3, 0.2, sum(s2[i] for i in kept) / 9])
     assert sum(s0[i] for i in kept) / 9 == pytest.approx(0.3)
     assert g.wall_ms == pytest.approx(sum(g.wall_samples_ms[i] for i in kept) / 9)
+
+
+def test_a_saved_result_whose_walls_did_not_choose_its_iterations_is_not_said_to_fall_back_on_them():
+    """Synthetic, as a result judged by an earlier rule: 20 iterations, one kernel stalled (+3 ms)
+    in 0-7, the other in 8-15, 0.2 ms idle. Judged again, 16 are disturbed, too many: the walls
+    alone would decide, and they leave none out. A result that left none out was chosen by them,
+    and the report says so; one that left out 3 and 9 (by its parts) was not, and the report's
+    note names those parts instead."""
+    from inductor_bench.core.results import BreakdownResult
+    from inductor_bench.core.step import disturbances
+
+    a = [1.0 + (3.0 if i < 8 else 0.0) for i in range(20)]
+    b = [1.0 + (3.0 if 8 <= i < 16 else 0.0) for i in range(20)]
+    walls = [x + y + 0.2 for x, y in zip(a, b, strict=True)]
+    assert kept_profiled(walls, [a, b, [0.2] * 20]) == list(range(20))  # the walls' own verdict
+
+    def graph(left_out: list[int]) -> GraphResult:
+        return GraphResult(id="0-backward", role="backward", iterations=20, wall_samples_ms=walls,
+                           busy_samples_ms=[w - 0.2 for w in walls], left_out=left_out,
+                           kernels=[KernelStat(name=n, category="cpp_pointwise", calls=1.0, ms=0.0, samples_ms=xs)
+                                    for n, xs in (("k_a", a), ("k_b", b))])
+
+    assert parts_rule_abandoned(graph([])) == 16
+    older = graph([3, 9])
+    assert parts_rule_abandoned(older) == 0
+    assert disturbances(BreakdownResult(model="m", device="cpu", graphs=[older])) == []
+    assert left_out_why(older).by_part == [("k_a", 1), ("k_b", 1)]

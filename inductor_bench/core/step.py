@@ -265,11 +265,15 @@ def disturbed_graphs(r: BreakdownResult) -> list[tuple[str, list[str]]]:
 def parts_rule_abandoned(g: GraphResult) -> int:
     """How many iterations the rule for profiled iterations (``steady.steady_iterations``) found
     disturbed in ``g`` where they were so many that it fell back on the walls alone; 0 where it
-    did not (the saved samples judged again as the analysis judged them)."""
+    did not (the saved samples judged again as the analysis judged them, by the same parts:
+    ``core/parts.py``), and 0 where the saved result's left-out iterations are not those the
+    walls alone leave out: the walls did not choose its steady iterations (a result judged by
+    an earlier rule, whose report names the parts that left them out)."""
     walls, busy = g.wall_samples_ms, g.busy_samples_ms
     if not walls or len(busy) != len(walls):
         return 0
-    return len(judge(g).abandoned)  # by the parts the analysis judged (core/parts.py)
+    kept = judge(g)
+    return len(kept.abandoned) if list(kept.left_out) == sorted(g.left_out) else 0
 
 
 def disturbances(r: BreakdownResult) -> list[str]:
