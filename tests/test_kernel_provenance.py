@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from inductor_bench.core.digests import file_digest, run_file
 from inductor_bench.core.errors import ResultError
 from inductor_bench.core.kernelfile import run_kernel_file
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
-from inductor_bench.core.rundir import DIGESTS_FILE, file_digest, run_file
+from inductor_bench.core.rundir import DIGESTS_FILE
 from inductor_bench.render.breakdown import render_breakdown
 from inductor_bench.runner.graphs import collect_graphs
 from inductor_bench.runner.kernelbench import _listed_here

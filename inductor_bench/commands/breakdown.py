@@ -17,6 +17,7 @@ from ..runner.autotune_top import add_autotune_top
 from ..runner.compile_modes import check_before_running
 from ..runner.pipeline import run_breakdown
 from ..runner.roofline import add_roofline
+from ..runner.rundir import writing
 from ..runner.settings import DEFAULT_PROCESSES
 from ..runner.window_plan import DEFAULT_WINDOWS
 from ..runner.worker import DEFAULT_TIMEOUT_S
@@ -107,11 +108,12 @@ def breakdown(
     settings = o.run_settings(ctx, iterations, windows, timeout, fresh_cache=fresh_cache, processes=processes,
                               sizes=o.sizes_of(size))
     check_before_running([opts.mode])  # a mode the installed torch lacks: refused before a run directory
-    result, run_dir, err = run_breakdown(opts, settings, out=out, root=runs_dir)
-    if not isinstance(err, Interrupted):  # stopped: no more work
-        add_roofline(result, run_dir, settings, refresh=refresh_peaks)
-    if autotune_top and result.measured() and not isinstance(err, Interrupted):  # stopped: no more work
-        err = add_autotune_top(result, run_dir, opts, autotune_top, settings) or err
+    with writing():  # the run directory held as being written until the last result saved in it
+        result, run_dir, err = run_breakdown(opts, settings, out=out, root=runs_dir)
+        if not isinstance(err, Interrupted):  # stopped: no more work
+            add_roofline(result, run_dir, settings, refresh=refresh_peaks)
+        if autotune_top and result.measured() and not isinstance(err, Interrupted):  # stopped: no more work
+            err = add_autotune_top(result, run_dir, opts, autotune_top, settings) or err
 
     def document(f: str) -> str:
         return render_result(

@@ -18,6 +18,7 @@ from ..render.compare import render_compare
 from ..render.format import pct
 from ..runner.compare import DEFAULT_REPEAT, STEP_BUDGET_S, CompareRun, run_compare
 from ..runner.roofline import add_compare_roofline
+from ..runner.rundir import writing
 from ..runner.settings import DEFAULT_PROCESSES
 from ..runner.window_plan import DEFAULT_WINDOWS
 from ..runner.worker import DEFAULT_TIMEOUT_S
@@ -119,11 +120,12 @@ def compare(
         step_budget_s=step_budget,
     )
     labels = [n.strip() for n in names.split(",")] if names is not None else None
-    result, run_dir, err = run_compare(
-        opts, mode_list, run=run, out=out, root=runs_dir, also=also, names=labels
-    )
-    if not isinstance(err, Interrupted):  # stopped: no more work
-        add_compare_roofline(result, run_dir, run.settings)
+    with writing():  # the run directory held as being written until the last result saved in it
+        result, run_dir, err = run_compare(
+            opts, mode_list, run=run, out=out, root=runs_dir, also=also, names=labels
+        )
+        if not isinstance(err, Interrupted):  # stopped: no more work
+            add_compare_roofline(result, run_dir, run.settings)
     emit(
         result_json(result),
         lambda f: render_compare(result, f, threshold_pct=fail_on_regression),

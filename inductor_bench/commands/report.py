@@ -12,9 +12,9 @@ from ..core.compare import CompareResult
 from ..core.errors import UsageError
 from ..core.result_json import result_json
 from ..core.results import BreakdownResult
-from ..core.rundir import BREAKDOWN_FILE, STEP_TRACE_FILE, load_any
+from ..core.rundir import BREAKDOWN_FILE, COMPARE_FILE, DIGESTS_FILE, STEP_TRACE_FILE, load_any
 from ..render.breakdown import DEFAULT_TOP
-from ..runner.rundir import copy_atomic, held, write_atomic
+from ..runner.rundir import being_written, copy_atomic, held, write_atomic
 from . import options as o
 from .output import emit, render_result, terminal_width, write_report
 from .progress import note
@@ -31,6 +31,8 @@ KEPT_FILE = "breakdown.before-reanalysis.json"
 # Held by a re-analysis from reading the run to its last file written: a second one on the
 # same run waits for it, and then reads the run as the first left it.
 LOCK_FILE = ".reanalysis.lock"
+# A run whose breakdown or compare still holds it (``runner/rundir.py`` WRITING_LOCK).
+IN_PROGRESS = "still being written by the breakdown or compare that made it"
 
 Run = Annotated[
     Path,
@@ -54,7 +56,7 @@ def report(
     o.one_stdout(fmt, None, html_out)  # before a re-analysis, which rewrites the run's files
     if not o.exists(run):
         raise UsageError(f"{run}: no such run directory or file")
-    result = reanalyzed(run) if again else load_any(run)
+    result = reanalyzed(run) if again else saved(run)
     if isinstance(result, CompareResult):
         views(run, by, module_depth)
         kw = {}
@@ -64,6 +66,19 @@ def report(
               "width": terminal_width()}
     run_dir = run if run.is_dir() else run.parent
     emit(result_json(result), lambda f: render_result(result, f, **kw), fmt, None, html_out, links=run_dir)
+
+
+def saved(run: Path) -> BreakdownResult | CompareResult:
+    """The result saved in ``run``; of a run still being written, the one saved so far, said
+    on stderr (and none yet said as such)."""
+    where = run if run.is_dir() else run.parent
+    if not being_written(where):
+        return load_any(run)
+    if run.is_dir() and not any((run / n).exists() for n in (BREAKDOWN_FILE, COMPARE_FILE)):
+        raise UsageError(f"{run}: {IN_PROGRESS}, no result saved in it yet: report it once that command "
+                         "has ended")
+    note(f"{where}: {IN_PROGRESS}: this is the result saved so far, not the final one")
+    return load_any(run)
 
 
 def views(run: Path, by: o.View, module_depth: int | None) -> None:
@@ -83,6 +98,8 @@ def reanalyzed(run: Path) -> BreakdownResult:
     """The run analysed again (``core/analysis.py``), saved over its derived files: the result
     and its reports; the result it replaces is kept once as ``KEPT_FILE``. Two at once on one
     run take turns (``LOCK_FILE``): each reads the run whole and writes its files whole."""
+    if being_written(run):  # its result is not the run's yet: it would be kept as the run's own
+        raise UsageError(f"{run}: {IN_PROGRESS}: --reanalyze refused; run it once that command has ended")
     if not run.is_dir() or not (run / BREAKDOWN_FILE).exists():
         raise UsageError(f"{run}: --reanalyze takes a breakdown run directory (with {BREAKDOWN_FILE})")
     waiting = f"{run}: another re-analysis of this run is under way; waiting for it to end"
@@ -102,6 +119,9 @@ def _reanalyzed(run: Path) -> BreakdownResult:
     where = "the result it replaced" if first else "the run's own result, before any re-analysis"
     note(f"re-analysed {len(done)} graph(s) from their saved profiles; {run / BREAKDOWN_FILE} rebuilt "
          f"({where}: {kept})")
+    if not (run / DIGESTS_FILE).exists():  # a run from before they were recorded, or one that lost them
+        note(f"{run}: no {DIGESTS_FILE}: the graphs' modules were analysed as they are, unchecked against "
+             "what the run wrote")
     if result.outside is not None and not (run / STEP_TRACE_FILE).exists():
         note(f"the time outside the graphs kept as saved: no {STEP_TRACE_FILE} to split again"
              + ("" if result.outside.graphs_uncovered_ms is not None

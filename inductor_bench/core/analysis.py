@@ -24,6 +24,7 @@ from typing import Any
 from .attribution import attribute
 from .breakdown import analyze_graph, launch_stacks_by_name, settle
 from .devices import DEVICE, backend
+from .digests import DigestsDamaged, read_digests
 from .errors import ResultError
 from .load import Load
 from .modparse import ModuleInfo, parse_module
@@ -33,6 +34,7 @@ from .resize import applicable
 from .results import SCHEMA_VERSION, BreakdownResult, GraphResult
 from .roofline import count_work
 from .rundir import (
+    DIGESTS_FILE,
     KERNELS_DIR,
     LAUNCH_TRACE_FILE,
     MODULE_FILE,
@@ -44,7 +46,6 @@ from .rundir import (
     index_problem,
     load_breakdown,
     loads_saved,
-    read_digests,
     time_problem,
 )
 from .shape import check
@@ -153,9 +154,16 @@ def _check_unchanged(run_dir: Path, module_path: Path, data: bytes) -> None:
     or edited since would have the graph's kernels read, counted and placed from another text.
     ``data``: the module's bytes as read for the analysis, never read a second time."""
     try:
-        recorded = read_digests(run_dir).get(module_path.relative_to(run_dir).as_posix())
-    except ResultError:  # digests.json itself damaged: the module is read as it is
-        return
+        digests = read_digests(run_dir)
+    except DigestsDamaged as e:  # no module of the run can be checked: none is analysed unchecked
+        raise ResultError(f"{e}: the graphs' modules cannot be checked against what the run wrote, and none "
+                          "is analysed unchecked: refused (`report` without --reanalyze renders the saved "
+                          "result)") from None
+    rel = module_path.relative_to(run_dir).as_posix()
+    recorded = digests.get(rel)
+    if recorded is None and digests:  # a run that records digests records every module it copies
+        raise ResultError(f"{module_path}: not a file the run recorded writing (no sha256 in "
+                          f"{DIGESTS_FILE}): refused")
     if recorded is not None and hashlib.sha256(data).hexdigest() != recorded:
         raise ResultError(f"{module_path}: changed since the run wrote it (sha256 differs): its kernels "
                           "would be read from another module; refused")

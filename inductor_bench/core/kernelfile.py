@@ -18,10 +18,10 @@ from typing import Any
 from .categories import label
 from .classify import classify
 from .devices import HOST_BACKEND, kernel_timing_backends
+from .digests import run_file
 from .errors import DeviceError, UsageError
 from .modparse import KernelInfo, is_compiled_module, parse_module
 from .peaks import compute_type
-from .rundir import run_file
 from .si_units import with_prefix
 
 HARNESS = ("get_args", "call")  # what a benchmark needs from the file

@@ -21,7 +21,6 @@ mode below it. Reading is pure (no torch); writing belongs to the runner and the
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from pathlib import Path, PurePosixPath
@@ -334,7 +333,7 @@ def _moved(recorded: str, old: PurePosixPath, here: Path) -> str:
 
 def _check_file_paths(result: BreakdownResult, p: Path) -> None:
     """Every file a breakdown names is a relative path inside its run directory: reports link
-    to them and ``kernel`` runs them (``run_file`` checks them again, with their digests)."""
+    to them and ``kernel`` runs them (``digests.run_file`` checks them again)."""
     for g in result.graphs:
         named = [("module", g.module), ("trace", g.trace), ("pipelined_trace", g.pipelined_trace)]
         named += [(f"kernel {k.name}", k.file) for k in g.kernels]
@@ -352,48 +351,3 @@ def _inside(rel: str) -> bool:
 
 def graph_dir(run_dir: Path, graph_id: str) -> Path:
     return run_dir / GRAPHS_DIR / graph_id
-
-
-def file_digest(path: Path) -> str:
-    """The file's sha256, hex."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def read_digests(run_dir: Path) -> dict[str, str]:
-    """The digests the run recorded (``DIGESTS_FILE``); {} for a run that recorded none."""
-    p = run_dir / DIGESTS_FILE
-    if not p.exists():
-        return {}
-    try:
-        data = json.loads(p.read_text())
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
-        raise ResultError(f"{p}: not readable as JSON ({e})") from None
-    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-        raise ResultError(f"{p}: damaged, not a map of paths to digests")
-    return data
-
-
-def run_file(run_dir: Path, rel: str) -> tuple[Path, bytes]:
-    """A file the run wrote and its bytes, read once, checked before anything runs them:
-    ``rel`` a relative path inside the run directory (not absolute, no ``..``, no link out of
-    it), recorded in ``DIGESTS_FILE``, the sha256 of the bytes returned the recorded one."""
-    where = f"{run_dir}: {rel!r}"
-    if not _inside(rel):
-        raise ResultError(f"{where} lies outside the run directory: refused")
-    path = run_dir / rel
-    if not path.resolve().is_relative_to(run_dir.resolve()):
-        raise ResultError(f"{where} leads outside the run directory: refused")
-    recorded = read_digests(run_dir).get(PurePosixPath(rel).as_posix())
-    if recorded is None:
-        raise ResultError(f"{where} is not a file this run recorded writing: refused")
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise ResultError(f"{where}: cannot read it ({e.strerror or e})") from None
-    if hashlib.sha256(data).hexdigest() != recorded:
-        raise ResultError(f"{where} changed since the run wrote it (sha256 differs): refused")
-    return path, data

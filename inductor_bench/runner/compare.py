@@ -27,7 +27,7 @@ from . import compile_modes
 from .capture import inductor_env
 from .pipeline import CompileOutcome, breakdown_from_outcome, compile_workload, step_turns
 from .presence import check_requested
-from .rundir import header, new_run_dir, save_result
+from .rundir import header, lock_writing, new_run_dir, save_result, writing
 from .settings import RunSettings
 from .worker import run_worker
 
@@ -130,6 +130,7 @@ def run_mode(
 
     Returns (mode result, the compile worker's outcome, the first error or None)."""
     mode_dir.mkdir(parents=True, exist_ok=True)
+    lock_writing(mode_dir)  # a column is a breakdown run: held as its compare's directory is
     outcome = compile_workload(opts, mode_dir, run.timing(), profile_after=opts.mode != EAGER)
     try:
         return _mode_result(opts, mode_dir, run, outcome)
@@ -189,6 +190,7 @@ def model_names(paths: list[str]) -> list[str]:
     return names
 
 
+@writing()  # its run directory and columns held as being written until it returns (or the command's)
 def run_compare(
     opts: WorkloadOptions,
     modes: list[str],

@@ -25,7 +25,7 @@ from .cache import run_cache
 from .capture import inductor_env
 from .graphs import GraphSource, collect_graphs, not_profiled, profile_graphs
 from .presence import check_requested, device_words
-from .rundir import header, new_run_dir, save_meta, save_result
+from .rundir import header, new_run_dir, save_meta, save_result, writing
 from .settings import RunSettings
 from .standbys import profile_standbys
 from .worker import run_worker
@@ -345,6 +345,7 @@ def _graph_error(graph_id: str, status: str, error: str) -> errors.BenchError:
     return errors.WorkerError(f"graph {graph_id}: {error}")
 
 
+@writing()  # its run directory held as being written until it returns (or the command's block ends)
 def run_breakdown(
     opts: WorkloadOptions,
     settings: RunSettings | None = None,

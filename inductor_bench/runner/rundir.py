@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import errors
+from ..core.digests import file_digest, read_digests
 from ..core.result_json import result_json
 from ..core.results import BreakdownResult
 from ..core.rundir import (
@@ -26,13 +27,15 @@ from ..core.rundir import (
     DIGESTS_FILE,
     META_FILE,
     Result,
-    file_digest,
-    read_digests,
 )
 from ..core.workload import WorkloadOptions, default_batch_size
 
 # (run directory, result) after the result was saved there: the command writes its documents.
 OnSaved = Callable[[Path, Result], None]
+# Held (flock) by the command writing a run directory, from its claim to its last file: a
+# re-analysis refuses a run still being written; the lock ends with the process, however it ends.
+WRITING_LOCK = ".writing.lock"
+_scopes: list[list[int]] = []  # the open ``writing`` blocks' locks (descriptors), innermost last
 
 
 class WriteError(errors.BenchError):
@@ -54,7 +57,7 @@ def new_run_dir(name: str, mode: str, *, root: Path | str = "runs", out: Path | 
         d = base if i == 0 else base.with_name(f"{base.name}-{i}")
         try:
             d.mkdir(parents=True)
-            return d
+            return lock_writing(d)
         except FileExistsError:
             continue
         except NotADirectoryError:  # a file where the directory should be: the user's path
@@ -90,7 +93,61 @@ def _claim(d: Path) -> Path:
         raise WriteError(f"--out {d}: cannot write there ({e.strerror or e})") from None
     finally:
         os.close(fd)
+    return lock_writing(d)
+
+
+@contextlib.contextmanager
+def writing() -> Iterator[None]:
+    """Each run directory claimed in the block (``lock_writing``) is held as being written until
+    it ends; blocks nest: an inner one's locks are held until the outermost ends (the command,
+    which writes its documents after the run has returned). Outside any block none is held."""
+    fds: list[int] = []
+    _scopes.append(fds)
+    try:
+        yield
+    finally:
+        _scopes.remove(fds)
+        if _scopes:
+            _scopes[-1].extend(fds)
+        else:
+            for fd in fds:
+                os.close(fd)
+
+
+def lock_writing(d: Path) -> Path:
+    """``d``, a directory this run has just made or claimed, held as being written
+    (``WRITING_LOCK``) while the ``writing`` block around the call lasts."""
+    if not _scopes:
+        return d
+    try:
+        fd = os.open(d / WRITING_LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise WriteError(f"{d / WRITING_LOCK}: cannot write ({e.strerror or e})") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a fresh directory: no other holds it
+    except BlockingIOError:
+        os.close(fd)
+        raise errors.UsageError(f"--out {d}: another run is writing there") from None
+    _scopes[-1].append(fd)
     return d
+
+
+def being_written(d: Path) -> bool:
+    """Whether a command (this process's or another's) holds ``d`` as being written now. Reads
+    only: a run that never held the lock, or a read-only one, is not being written."""
+    try:
+        fd = os.open(d / WRITING_LOCK, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return False
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:
@@ -145,7 +202,7 @@ def link_or_copy(src: Path | str, dst: Path) -> None:
 
 def record_digests(run_dir: Path, files: list[Path]) -> None:
     """Add the sha256 of ``files`` (inside the run directory) to its ``DIGESTS_FILE``: what
-    ``core.rundir.run_file`` checks before a kernel file is run again."""
+    ``core.digests.run_file`` checks before a kernel file is run again."""
     digests = read_digests(run_dir)
     for f in files:
         digests[f.relative_to(run_dir).as_posix()] = file_digest(f)

@@ -1,0 +1,122 @@
+"""A run directory still being written by its breakdown or compare (compiling, profiling,
+measuring ceilings, re-tuning with --autotune-top) is held as such (``.writing.lock``, an
+flock released however the process ends): `report --reanalyze` refuses it in one line, exit 2,
+where it re-analysed the result saved so far and kept it as the run's own; `report RUN` renders
+what is saved, saying it is not final. Built from the recorded run in tests/fixtures/runs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from inductor_bench.runner.rundir import being_written, new_run_dir, writing
+
+from .conftest import FIXTURES, ROOT
+
+RUN = FIXTURES / "runs" / "cpu_fft_inference"
+MODEL = FIXTURES / "models" / "sleepy.py"
+
+# `inductor-bench breakdown MODEL --out RUN` whose run is the recorded one (copied into the
+# directory the command claimed) and which stops as it measures the ceilings, after the result
+# was first saved, until a file named GO appears beside the run.
+_PAUSED = """
+import shutil, sys, time
+from pathlib import Path
+import inductor_bench.commands.breakdown as breakdown
+from inductor_bench.cli import main
+from inductor_bench.core.rundir import load_breakdown
+from inductor_bench.runner.rundir import new_run_dir
+recorded, run = Path(sys.argv[1]), Path(sys.argv[2])
+def run_breakdown(opts, settings, out, root):
+    d = new_run_dir("m", "default", out=out)
+    shutil.copytree(recorded, d, dirs_exist_ok=True)
+    return load_breakdown(d), d, None
+def add_roofline(*args, **kwargs):
+    (run.parent / "paused").touch()
+    while not (run.parent / "GO").exists():
+        time.sleep(0.05)
+breakdown.run_breakdown = run_breakdown
+breakdown.add_roofline = add_roofline
+sys.argv = ["inductor-bench", "breakdown", sys.argv[3], "--out", str(run)]
+sys.exit(main())
+"""
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "inductor_bench.cli", *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+
+
+def paused_breakdown(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
+    run = tmp_path / "run"
+    p = subprocess.Popen([sys.executable, "-c", _PAUSED, str(RUN), str(run), str(MODEL)], cwd=ROOT,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "paused").exists() and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert (tmp_path / "paused").exists(), p.stderr.read() if p.poll() is not None else "not paused"
+    return p, run
+
+
+def test_reanalysis_of_a_run_still_being_written_is_refused_until_its_command_ends(tmp_path):
+    """It re-analysed the result saved before the ceilings were measured (exit 0) and kept it as
+    the run's own, breakdown.before-reanalysis.json; the breakdown then saved over it."""
+    p, run = paused_breakdown(tmp_path)
+    try:
+        saved = (run / "breakdown.json").read_bytes()
+        r = cli("report", str(run), "--reanalyze")
+        assert (r.returncode, r.stderr.splitlines()) == (2, [
+            f"inductor-bench: error: {run}: still being written by the breakdown or compare that made it: "
+            "--reanalyze refused; run it once that command has ended"]), r.stderr
+        assert (run / "breakdown.json").read_bytes() == saved
+        assert not (run / "breakdown.before-reanalysis.json").exists()
+        shown = cli("report", str(run), "--summary")  # reading it: what is saved, said not final
+        assert shown.returncode == 0, shown.stderr
+        assert shown.stderr.splitlines() == [f"{run}: still being written by the breakdown or compare that "
+                                             "made it: this is the result saved so far, not the final one"]
+        assert "0-inference" in shown.stdout
+        (tmp_path / "GO").touch()
+        assert p.wait(timeout=60) == 0, p.stderr.read()
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert not being_written(run)
+    r = cli("report", str(run), "--reanalyze")
+    assert r.returncode == 0, r.stderr
+    assert (run / "breakdown.before-reanalysis.json").read_bytes() == saved  # the run's own result
+
+
+def test_a_breakdown_killed_outright_leaves_its_run_free(tmp_path):
+    """The lock is the process's, not a file's: SIGKILL mid-run leaves no run locked."""
+    p, run = paused_breakdown(tmp_path)
+    assert being_written(run)
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait(timeout=30)
+    assert (run / ".writing.lock").exists() and not being_written(run)
+    r = cli("report", str(run), "--reanalyze")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines()[-1].startswith("re-analysed 1 graph(s) from their saved profiles")
+
+
+def test_a_run_is_held_until_the_outermost_block_ends_then_free_in_the_same_process(tmp_path):
+    """The command's block holds the run past run_breakdown's own (ceilings, --autotune-top);
+    once it ends, the same process (a test, an API user) may re-analyse its own run."""
+    with writing():
+        with writing():  # run_breakdown's
+            run = new_run_dir("m", "default", out=tmp_path / "run")
+            shutil.copytree(RUN, run, dirs_exist_ok=True)
+        assert being_written(run)
+        r = cli("report", str(run), "--reanalyze")
+        assert r.returncode == 2 and "still being written" in r.stderr
+    assert not being_written(run)
+    outside = new_run_dir("m", "default", out=tmp_path / "free")  # no block: never held
+    assert not being_written(outside)
+    from inductor_bench.commands.report import reanalyzed
+    shutil.copytree(RUN, outside, dirs_exist_ok=True)
+    assert [g.id for g in reanalyzed(outside).graphs] == ["0-inference"]
