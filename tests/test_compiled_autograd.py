@@ -150,9 +150,10 @@ def _check(r: dict) -> None:
     assert f"by design under compiled autograd: Dynamo leaves the call to it, and it compiled the backward as {bwd['id']}" in report
     batch, d_in, hidden, classes = 64, 128, 256, 10
     mms = sorted(tuple(s["shapes"]) for s in bwd["sites"] if s["kernel"] == "aten::mm")
-    assert mms == sorted([(f"{classes}x{batch}", f"{batch}x{hidden}"),  # the last linear's weight grad
+    # a weight's grad multiplies its output's grad transposed: a view with the strides of one
+    assert mms == sorted([(f"{classes}x{batch} (strides 1x{classes})", f"{batch}x{hidden}"),  # the last linear's
                           (f"{batch}x{classes}", f"{classes}x{hidden}"),  # its input's grad
-                          (f"{hidden}x{batch}", f"{batch}x{d_in}")])  # the first linear's weight grad
+                          (f"{hidden}x{batch} (strides 1x{hidden})", f"{batch}x{d_in}")])  # the first linear's
     assert all(k["origin"]["missing"] == AUTOGRAD_NO_LINES for k in bwd["kernels"])
     loss_line = next(i for i, ln in enumerate(SCRIPT.read_text().splitlines(), 1) if "cross_entropy" in ln)
     fwd_lines = {ln["line"] for k in fwd["kernels"] for ln in (k.get("origin") or {}).get("lines", [])}

@@ -30,7 +30,7 @@ from .own_nodes import own_extern_nodes, own_origins
 from .results import GraphResult
 from .source_chains import record_line
 from .source_store import BUILT, LOST, MODULE_LOST, RECOMPUTE_MARKED, RECOMPUTED
-from .sources import ROOT_MODULE, CallSite, Origin, SourceLine, merge, module_path, path_order
+from .sources import ROOT_MODULE, CallSite, Origin, SourceLine, call_shapes, merge, module_path, path_order
 from .subgraph_modules import rerooted
 from .timeline import launch_stacks
 from .trace import Trace
@@ -113,7 +113,7 @@ def call_origins(calls: list[Call], record: dict[str, Any], own: list[list[str]]
             continue
         if c.extern:
             e = _running(c, writers, ks, all_ops)
-            shapes[i] = list(all_ops[e].get("shapes") or [])
+            shapes[i] = call_shapes(all_ops[e])
             origins[i] = module_from_operands(origin_of(_nodes_run(all_ops[e], ran[e], own[e]), nodes),
                                               own[e], nodes)
             continue

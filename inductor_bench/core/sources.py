@@ -115,6 +115,20 @@ class CallSite:
         return cls(origin=Origin.from_dict(o) if o else None, **{k: v for k, v in d.items() if k in names})
 
 
+def call_shapes(op: dict[str, Any]) -> list[str]:
+    """An extern call's input shapes as its lowering record holds them (``64x256``), each with
+    its strides where they are not the contiguous ones (``256x512 (strides 1x256)``: a
+    transposed view; the record's ``strides``, "" for a contiguous input, absent before)."""
+    shapes = [str(s) for s in op.get("shapes") or []]
+    strides = op.get("strides") or []
+    if len(strides) != len(shapes):
+        return shapes
+    return [f"{s}{STRIDES.format(st)}" if st else s for s, st in zip(shapes, strides, strict=True)]
+
+
+STRIDES = " (strides {})"
+
+
 def distinct_lines(lines: Iterable[SourceLine]) -> list[SourceLine]:
     """Each file and line once per chain of calling lines (``SourceLine.chain``), in file and
     line order: one line reached through two frames (a list comprehension's and the ``forward``

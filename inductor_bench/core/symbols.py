@@ -153,7 +153,14 @@ def shapes_at(shapes: list[str], env: dict[str, int]) -> list[str]:
         v = eval_size(d, env) if _SYMBOL_IN.search(d) else None
         return d if v is None else str(v)
 
-    return ["x".join(dim(d) for d in shape.split("x")) for shape in shapes]
+    def at(shape: str) -> str:  # its strides too, where written (``sources.call_shapes``)
+        size, _, strides = shape.partition(" (strides ")
+        dims = "x".join(dim(d) for d in size.split("x"))
+        if not strides:
+            return dims
+        return f"{dims} (strides {'x'.join(dim(d) for d in strides.removesuffix(')').split('x'))})"
+
+    return [at(shape) for shape in shapes]
 
 
 def sizes_text(sizes: dict[str, int]) -> str:

@@ -12,7 +12,8 @@ so the lowering is still ``V.graph``), this handler records, as plain JSON:
   copies ``stack_trace``);
 - ``ops``: the scheduler's operations after fusion, in order: the buffers each writes
   (``bufN`` and the graph inputs it mutates), the FX nodes it was made from (``origins``),
-  and for extern calls the op, the node it implements and its inputs' shapes.
+  and for extern calls the op, the node it implements, its inputs' shapes and, where not the
+  contiguous ones, their strides (``strides``: "" for a contiguous input).
 
 One JSON line per module goes to ``sources.jsonl``; ``core/attribution.py`` joins it with the
 module's text and the trace, with no torch.
@@ -82,7 +83,9 @@ def _op_record(snode: Any, order: dict[str, int]) -> dict[str, Any]:
         on = getattr(node, "origin_node", None)
         mine = [on.name] if on is not None else [n for n in rec["origins"] if n in _by_op(node, str(kernel))]
         rec["nodes"] = mine or rec["origins"]
-        rec["shapes"] = [_shape(i) for i in getattr(node, "inputs", ()) if hasattr(i, "get_size")]
+        tensors = [i for i in getattr(node, "inputs", ()) if hasattr(i, "get_size")]
+        rec["shapes"] = [_shape(i) for i in tensors]
+        rec["strides"] = [_strides(i) for i in tensors]
     return rec
 
 
@@ -105,6 +108,40 @@ def _shape(t: Any) -> str:
         return "x".join(str(s) for s in t.get_size()) or "scalar"
     except Exception:
         return "?"
+
+
+def _strides(t: Any) -> str:
+    """A tensor input's strides (``1x256``: a transposed 256x512 view) where they are not the
+    contiguous ones of its size; "" where they are, or are not known."""
+    try:
+        size, stride = list(t.get_size()), list(t.get_stride())
+    except Exception:
+        return ""
+    if len(size) != len(stride) or contiguous(size, stride):
+        return ""
+    return "x".join(str(s) for s in stride)
+
+
+def contiguous(size: list[Any], stride: list[Any]) -> bool:
+    """Row-major strides for ``size`` (a dimension of size 1 may have any), sizes and strides
+    ints or sympy expressions (dynamic shapes)."""
+    expected: Any = 1
+    for n, st in zip(reversed(size), reversed(stride), strict=True):
+        if not _equal(n, 1) and not _equal(st, expected):
+            return False
+        expected = expected * n
+    return True
+
+
+def _equal(a: Any, b: Any) -> bool:
+    if isinstance(a, int) and isinstance(b, int):
+        return a == b
+    try:
+        import sympy  # a size expression of dynamic shapes: torch's own dependency
+
+        return bool(sympy.expand(a - b) == 0)
+    except Exception:
+        return str(a) == str(b)
 
 
 def snapshot(graph: Any, dynamo: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
