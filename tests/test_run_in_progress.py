@@ -47,9 +47,9 @@ sys.exit(main())
 """
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
+def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "inductor_bench.cli", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
+                          cwd=ROOT, timeout=timeout)
 
 
 def paused_breakdown(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
@@ -120,3 +120,12 @@ def test_a_run_is_held_until_the_outermost_block_ends_then_free_in_the_same_proc
     from inductor_bench.commands.report import reanalyzed
     shutil.copytree(RUN, outside, dirs_exist_ok=True)
     assert [g.id for g in reanalyzed(outside).graphs] == ["0-inference"]
+
+
+def test_a_fifo_in_place_of_the_lock_is_not_waited_on(tmp_path):
+    """`report RUN` of a run holding a FIFO named .writing.lock waited for a writer forever."""
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    os.mkfifo(run / ".writing.lock")
+    assert cli("report", str(run), "--summary", timeout=30).returncode == 0
+    assert not being_written(run)

@@ -134,9 +134,10 @@ def lock_writing(d: Path) -> Path:
 
 def being_written(d: Path) -> bool:
     """Whether a command (this process's or another's) holds ``d`` as being written now. Reads
-    only: a run that never held the lock, or a read-only one, is not being written."""
+    only: a run that never held the lock, or a read-only one, is not being written; a FIFO of
+    that name (a run copied by hand) is opened without waiting for a writer."""
     try:
-        fd = os.open(d / WRITING_LOCK, os.O_RDONLY)
+        fd = os.open(d / WRITING_LOCK, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return False
     try:
