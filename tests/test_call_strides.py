@@ -80,10 +80,9 @@ def test_the_inputs_column_shows_them_in_every_format():
     assert json.loads(result_json(r))["graphs"][0]["sites"][1]["shapes"] == ["512", "64x512", "512x512 (strides 1x512)"]
 
 
-def test_diff_counts_a_change_of_strides_alone_as_shapes_changed(tmp_path, capsys):
-    data = json.loads(RUN.read_text())
+def changed(tmp_path, capsys, base: dict, head: dict) -> dict[tuple[str, str], list[str]]:
     paths = []
-    for name, d in (("base.json", data), ("head.json", with_strides(data, 0, 1, "1x512"))):
+    for name, d in (("base.json", base), ("head.json", head)):
         (tmp_path / name).write_text(json.dumps(d))
         paths.append(str(tmp_path / name))
     try:
@@ -91,6 +90,20 @@ def test_diff_counts_a_change_of_strides_alone_as_shapes_changed(tmp_path, capsy
     except SystemExit as e:
         assert not e.code
     out = json.loads(capsys.readouterr().out)
-    changed = {(k["graph"], k["name"]): k["shapes_changed"]
-               for s in out["sections"] for k in s["kernels"] if k.get("shapes_changed")}
-    assert changed == {("0-forward", "aten::addmm"): ["aten::addmm #1"]}
+    return {(k["graph"], k["name"]): k["shapes_changed"]
+            for s in out["sections"] for k in s["kernels"] if k.get("shapes_changed")}
+
+
+def test_diff_counts_a_change_of_strides_alone_as_shapes_changed(tmp_path, capsys):
+    base = with_strides(json.loads(RUN.read_text()), 0, 0, "1x256")  # fc1's weight, on both sides
+    head = with_strides(base, 0, 1, "1x512")
+    assert changed(tmp_path, capsys, base, head) == {("0-forward", "aten::addmm"): ["aten::addmm #1"]}
+
+
+def test_no_change_where_one_side_recorded_no_strides_at_all(tmp_path, capsys):
+    """A run saved before strides were recorded against one that has them: its transposed
+    weights are no change of shapes."""
+    old = json.loads(RUN.read_text())
+    new = with_strides(with_strides(old, 0, 0, "1x256"), 0, 1, "1x512")
+    assert changed(tmp_path, capsys, old, new) == {}
+    assert changed(tmp_path, capsys, new, old) == {}

@@ -19,12 +19,16 @@ before calls were) has no shapes of its own: where its graph's inputs changed si
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from .ceilings import KernelRoof, no_distance
 from .diff_records import ADDED, REMOVED, CallMove, SectionDiff
 from .results import BreakdownResult, GraphResult, KernelStat
-from .sources import CallSite
+from .sources import STRIDES, CallSite
+
+K = TypeVar("K")
+STRIDES_MARK = STRIDES.split("{")[0]  # " (strides "
 
 
 @dataclass
@@ -110,6 +114,26 @@ def one_side_words(base_left: list[Call], head_left: list[Call]) -> str:
     it called the op from fewer times, or never)."""
     return "; ".join(f"{', '.join(c.mark.strip() for c in left)} in {side} only"
                      for side, left in (("base", base_left), ("head", head_left)) if left)
+
+
+def strides_alike(base: dict[K, list[Call]],
+                  head: dict[K, list[Call]]) -> tuple[dict[K, list[Call]], dict[K, list[Call]]]:
+    """Both sides' calls, their inputs' strides (``sources.call_shapes``) left out of both where
+    one side recorded none at all: a run saved before strides were, or whose modules came from a
+    cache recorded then, says nothing of them, and its transposed inputs are no change."""
+    def any_strides(calls: dict[K, list[Call]]) -> bool:
+        return any(STRIDES_MARK in s for cs in calls.values() for c in cs for s in c.site.shapes)
+
+    def shapes_only(calls: dict[K, list[Call]]) -> dict[K, list[Call]]:
+        return {k: [_shapes_only(c) for c in cs] for k, cs in calls.items()}
+
+    if any_strides(base) == any_strides(head):
+        return base, head
+    return shapes_only(base), shapes_only(head)
+
+
+def _shapes_only(c: Call) -> Call:
+    return replace(c, site=replace(c.site, shapes=[s.split(STRIDES_MARK)[0] for s in c.site.shapes]))
 
 
 def inputs_changed(section: SectionDiff, base: BreakdownResult, head: BreakdownResult) -> None:

@@ -29,7 +29,7 @@ from itertools import groupby
 from pathlib import Path
 
 from .breakdown import op_name
-from .call_pairs import Call, call_move, one_side_words, pair_calls
+from .call_pairs import Call, call_move, one_side_words, pair_calls, strides_alike
 from .ceilings import (
     COMPUTE,
     FAR_BELOW_PCT,
@@ -201,7 +201,7 @@ def _call_moves(section: SectionDiff, base: BreakdownResult, head: BreakdownResu
     the calls on one side only in ``calls_one_side``); where none pairs, why its move stays the
     op's (``KernelDiff.calls_unpaired``). The pairs whose shapes differ in ``shapes_changed``,
     alone where not ``moves`` (neither side has ceilings)."""
-    bc, hc = _calls_of(base, c), _calls_of(head, c)
+    bc, hc = strides_alike(_calls_of(base, c), _calls_of(head, c))
     w = head.weights()
     for k in section.kernels:
         if k.status in (ADDED, REMOVED):
