@@ -129,3 +129,18 @@ def test_a_fifo_in_place_of_the_lock_is_not_waited_on(tmp_path):
     os.mkfifo(run / ".writing.lock")
     assert cli("report", str(run), "--summary", timeout=30).returncode == 0
     assert not being_written(run)
+
+
+def test_a_run_killed_before_saving_anything_says_so(tmp_path):
+    """A breakdown killed outright (SIGKILL, the OOM killer) mid-compile leaves its meta.json
+    'running' and no result: `report` said only 'no compare.json or breakdown.json in this directory'."""
+    run = tmp_path / "run"
+    (run / "logs").mkdir(parents=True)
+    (run / "meta.json").write_text('{"tool": "inductor-bench breakdown", "status": "running"}')
+    (run / ".writing.lock").touch()  # left by the process, held by none
+    said = (f"inductor-bench: error: {run}: the command that made it ended before saving any result (killed "
+            f"outright, or the machine stopped: its meta.json still says it is running); what its workers "
+            f"wrote is in {run}/logs")
+    for args in ([], ["--reanalyze"]):
+        r = cli("report", str(run), *args)
+        assert (r.returncode, r.stderr.splitlines()) == (2, [said]), r.stderr

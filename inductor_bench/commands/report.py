@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -12,7 +13,16 @@ from ..core.compare import CompareResult
 from ..core.errors import UsageError
 from ..core.result_json import result_json
 from ..core.results import BreakdownResult
-from ..core.rundir import BREAKDOWN_FILE, COMPARE_FILE, DIGESTS_FILE, STEP_TRACE_FILE, load_any
+from ..core.rundir import (
+    BREAKDOWN_FILE,
+    COMPARE_FILE,
+    DIGESTS_FILE,
+    LOGS_DIR,
+    META_FILE,
+    STEP_TRACE_FILE,
+    load_any,
+)
+from ..core.vocab import Status
 from ..render.breakdown import DEFAULT_TOP
 from ..runner.rundir import being_written, copy_atomic, held, write_atomic
 from . import options as o
@@ -72,13 +82,29 @@ def saved(run: Path) -> BreakdownResult | CompareResult:
     """The result saved in ``run``; of a run still being written, the one saved so far, said
     on stderr (and none yet said as such)."""
     where = run if run.is_dir() else run.parent
+    none_yet = run.is_dir() and not any((run / n).exists() for n in (BREAKDOWN_FILE, COMPARE_FILE))
     if not being_written(where):
+        if none_yet:
+            _ended_unsaved(run)
         return load_any(run)
-    if run.is_dir() and not any((run / n).exists() for n in (BREAKDOWN_FILE, COMPARE_FILE)):
+    if none_yet:
         raise UsageError(f"{run}: {IN_PROGRESS}, no result saved in it yet: report it once that command "
                          "has ended")
     note(f"{where}: {IN_PROGRESS}: this is the result saved so far, not the final one")
     return load_any(run)
+
+
+def _ended_unsaved(run: Path) -> None:
+    """Refuse ``run``, a directory holding no result and held by no writer, where its
+    ``META_FILE`` still says its run is under way: the command ended without saving anything."""
+    try:
+        meta = json.loads((run / META_FILE).read_text())
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return
+    if isinstance(meta, dict) and meta.get("status") in (Status.RUNNING, "claimed"):
+        raise UsageError(f"{run}: the command that made it ended before saving any result (killed outright, "
+                         f"or the machine stopped: its {META_FILE} still says it is running); what its "
+                         f"workers wrote is in {run / LOGS_DIR}")
 
 
 def views(run: Path, by: o.View, module_depth: int | None) -> None:
@@ -100,6 +126,8 @@ def reanalyzed(run: Path) -> BreakdownResult:
     run take turns (``LOCK_FILE``): each reads the run whole and writes its files whole."""
     if being_written(run):  # its result is not the run's yet: it would be kept as the run's own
         raise UsageError(f"{run}: {IN_PROGRESS}: --reanalyze refused; run it once that command has ended")
+    if run.is_dir() and not (run / BREAKDOWN_FILE).exists():
+        _ended_unsaved(run)
     if not run.is_dir() or not (run / BREAKDOWN_FILE).exists():
         raise UsageError(f"{run}: --reanalyze takes a breakdown run directory (with {BREAKDOWN_FILE})")
     waiting = f"{run}: another re-analysis of this run is under way; waiting for it to end"
