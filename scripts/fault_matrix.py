@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 MLP = ROOT / "models" / "mlp.py"
 SAVED = ROOT / "tests" / "fixtures" / "results" / "cpu_mlp_slow_train" / "breakdown.json"
+RUN = ROOT / "tests" / "fixtures" / "runs" / "cpu_fft_inference"  # a recorded run: profiles, digests
 SIN = ROOT / "tests" / "fixtures" / "triton_kernels" / "synthetic_cuda" / "triton_poi_fused_add_sin_0.py"
 Probe = Callable[[Path], tuple[bool | None, str]]  # (passed, None = skipped; the evidence)
 PROBES: list[tuple[str, Probe]] = []
@@ -145,6 +146,36 @@ def _tampered(tmp: Path):
         f.write(f"\nopen({str(mark)!r}, 'w').close()\n")
     ok, evidence = one_line(cli("kernel", str(tmp), k.name), 2, "changed since the run wrote it")
     return ok and not mark.exists(), evidence
+
+
+@probe("report --reanalyze, the run's digests.json torn")
+def _torn_digests(tmp: Path):
+    run = tmp / "run"
+    shutil.copytree(RUN, run)
+    (run / "digests.json").write_text((run / "digests.json").read_text()[:40])
+    ok, evidence = one_line(cli("report", str(run), "--reanalyze"), 2, "digests.json: damaged",
+                            "none is analysed unchecked")
+    return ok and not (run / "breakdown.before-reanalysis.json").exists(), evidence
+
+
+@probe("report --reanalyze of a run being written, then SIGKILL")
+def _being_written(tmp: Path):
+    run = tmp / "run"
+    holder = ("import sys, time\nfrom pathlib import Path\n"
+              "from inductor_bench.runner.rundir import lock_writing, writing\n"
+              "with writing():\n    lock_writing(Path(sys.argv[1]))\n    print('held', flush=True)\n"
+              "    time.sleep(120)\n")  # a breakdown mid-run, as far as the run directory shows
+    shutil.copytree(RUN, run)
+    p = subprocess.Popen([sys.executable, "-c", holder, str(run)], cwd=ROOT, stdout=subprocess.PIPE,
+                         text=True)
+    try:
+        p.stdout.readline()
+        ok, evidence = one_line(cli("report", str(run), "--reanalyze"), 2, "still being written")
+    finally:
+        p.kill()
+        p.wait()
+    after = cli("report", str(run), "--reanalyze").returncode
+    return ok and after == 0, f"{evidence}; after the SIGKILL: exit {after}"
 
 
 @probe("markdown of a kernel named <img ...>|`x`\\n# h")
