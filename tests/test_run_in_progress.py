@@ -144,3 +144,15 @@ def test_a_run_killed_before_saving_anything_says_so(tmp_path):
     for args in ([], ["--reanalyze"]):
         r = cli("report", str(run), *args)
         assert (r.returncode, r.stderr.splitlines()) == (2, [said]), r.stderr
+
+
+def test_blocks_nest_three_deep_each_lock_kept_until_the_outermost_ends(tmp_path):
+    """An inner block that claimed nothing took an outer one's place: the middle block's run was
+    then kept in the wrong block and its end raised ValueError."""
+    with writing():
+        with writing():
+            with writing():
+                pass
+            run = new_run_dir("m", "default", out=tmp_path / "run")
+        assert being_written(run)
+    assert not being_written(run)

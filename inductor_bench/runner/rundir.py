@@ -106,7 +106,7 @@ def writing() -> Iterator[None]:
     try:
         yield
     finally:
-        _scopes.remove(fds)
+        _scopes.pop()  # blocks nest: this one is the innermost
         if _scopes:
             _scopes[-1].extend(fds)
         else:
