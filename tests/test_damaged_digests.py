@@ -90,3 +90,21 @@ def test_kernel_with_damaged_digests_is_refused_before_importing_it(tmp_path, te
         f"inductor-bench: error: {said}: {REL!r} cannot be checked against what the run wrote, and a kernel file "
         "is never run unchecked: refused"]), p.stderr
     assert not mark.exists()
+
+
+def test_a_kernel_file_edited_since_the_run_is_refused_not_counted(tmp_path):
+    """Its `kernel_num_gb` raised from 0.001315328 to 1000: re-analysis counted the kernel's
+    bytes as 1e12 (1315328 as recorded), exit 0."""
+    run = tmp_path / "run"
+    shutil.copytree(FIXTURES / "runs" / "cuda_h200_transformer_train", run)
+    kernel = run / "graphs" / "0-backward" / "kernels" / \
+        "triton_per_fused_add_native_layer_norm_native_layer_norm_backward_view_5.py"
+    text = kernel.read_text()
+    assert "'kernel_num_gb': 0.001315328," in text
+    kernel.write_text(text.replace("'kernel_num_gb': 0.001315328,", "'kernel_num_gb': 1000.0,"))
+    before = (run / "breakdown.json").read_bytes()
+    p = cli("report", str(run), "--reanalyze")
+    assert (p.returncode, p.stderr.splitlines()) == (2, [
+        f"inductor-bench: error: {kernel}: changed since the run wrote it (sha256 differs): its bytes and FLOPs "
+        "would be read from another kernel; refused"]), p.stderr
+    assert (run / "breakdown.json").read_bytes() == before

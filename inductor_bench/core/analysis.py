@@ -24,7 +24,7 @@ from typing import Any
 from .attribution import attribute
 from .breakdown import analyze_graph, launch_stacks_by_name, settle
 from .devices import DEVICE, backend
-from .digests import DigestsDamaged, read_digests
+from .digests import DigestsDamaged, file_digest, read_digests
 from .errors import ResultError
 from .load import Load
 from .modparse import ModuleInfo, parse_module
@@ -120,11 +120,12 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
     except OSError as e:  # a run directory missing its module (or with a directory there)
         why = e.strerror or e
         raise ResultError(f"{module_path}: cannot read the graph's compiled module ({why})") from None
-    _check_unchanged(run_dir, module_path, data)
+    files = kernel_files(run_dir, gdir)
+    _check_unchanged(run_dir, module_path, data, files)
     text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace").read()
     info = parse_module(text)
     trace = load_for_analysis(trace_path)
-    analyze_graph(trace, info, g, kernel_files=kernel_files(run_dir, gdir), stack_hints=hints,
+    analyze_graph(trace, info, g, kernel_files=files, stack_hints=hints,
                   clock=kept_clock(response))
     try:  # attribution is an addition to the measurement: it never loses a graph
         attribute(g, trace, info, text, load_record(gdir / SOURCES_FILE))
@@ -149,10 +150,11 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
     return g
 
 
-def _check_unchanged(run_dir: Path, module_path: Path, data: bytes) -> None:
-    """The compiled module as the run recorded it (``digests.json``), where it did: one torn
-    or edited since would have the graph's kernels read, counted and placed from another text.
-    ``data``: the module's bytes as read for the analysis, never read a second time."""
+def _check_unchanged(run_dir: Path, module_path: Path, data: bytes, files: dict[str, str]) -> None:
+    """The compiled module and its kernel files (``files``, run-relative) as the run recorded
+    them (``digests.json``), where it did: one torn or edited since would have the graph's
+    kernels read, counted and placed from another text (a kernel file's own byte and FLOP
+    counts among them). ``data``: the module's bytes as read for the analysis, never read again."""
     try:
         digests = read_digests(run_dir)
     except DigestsDamaged as e:  # no module of the run can be checked: none is analysed unchecked
@@ -167,6 +169,14 @@ def _check_unchanged(run_dir: Path, module_path: Path, data: bytes) -> None:
     if recorded is not None and hashlib.sha256(data).hexdigest() != recorded:
         raise ResultError(f"{module_path}: changed since the run wrote it (sha256 differs): its kernels "
                           "would be read from another module; refused")
+    for rel in files.values():
+        path, recorded = run_dir / rel, digests.get(rel)
+        if recorded is None and digests:
+            raise ResultError(f"{path}: not a file the run recorded writing (no sha256 in {DIGESTS_FILE}): "
+                              "refused")
+        if recorded is not None and file_digest(path) != recorded:
+            raise ResultError(f"{path}: changed since the run wrote it (sha256 differs): its bytes and FLOPs "
+                              "would be read from another kernel; refused")
 
 
 def count_kernel_work(g: GraphResult, info: ModuleInfo, text: str, run_dir: Path,
