@@ -59,8 +59,17 @@ def paused_breakdown(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
     deadline = time.monotonic() + 60
     while not (tmp_path / "paused").exists() and p.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert (tmp_path / "paused").exists(), p.stderr.read() if p.poll() is not None else "not paused"
+    if not (tmp_path / "paused").exists():
+        stop(p)
+        raise AssertionError(p.stderr.read() or "not paused")
     return p, run
+
+
+def stop(p: subprocess.Popen) -> None:
+    """Kill the paused breakdown's whole session where it still runs: never left waiting."""
+    if p.poll() is None:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
 
 
 def test_reanalysis_of_a_run_still_being_written_is_refused_until_its_command_ends(tmp_path):
@@ -83,9 +92,7 @@ def test_reanalysis_of_a_run_still_being_written_is_refused_until_its_command_en
         (tmp_path / "GO").touch()
         assert p.wait(timeout=60) == 0, p.stderr.read()
     finally:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
+        stop(p)
     assert not being_written(run)
     r = cli("report", str(run), "--reanalyze")
     assert r.returncode == 0, r.stderr
@@ -95,9 +102,12 @@ def test_reanalysis_of_a_run_still_being_written_is_refused_until_its_command_en
 def test_a_breakdown_killed_outright_leaves_its_run_free(tmp_path):
     """The lock is the process's, not a file's: SIGKILL mid-run leaves no run locked."""
     p, run = paused_breakdown(tmp_path)
-    assert being_written(run)
-    os.killpg(p.pid, signal.SIGKILL)
-    p.wait(timeout=30)
+    try:
+        held = being_written(run)
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait(timeout=30)
+    assert held
     assert (run / ".writing.lock").exists() and not being_written(run)
     r = cli("report", str(run), "--reanalyze")
     assert r.returncode == 0, r.stderr
