@@ -264,10 +264,11 @@ def _unsearchable(monkeypatch, d: Path) -> None:
     (["analyze", "{d}"], "{d}: cannot read this directory (Permission denied)"),
     (["analyze", "{d}/t.json"], "{d}/t.json: cannot read (Permission denied)"),
     (["report", "{d}"], "{d}: cannot read (Permission denied)"),
+    (["report", "{d}", "--reanalyze"], "{d}: cannot read (Permission denied)"),
     (["report", "{d}/breakdown.json"], "{d}/breakdown.json: cannot read (Permission denied)"),
     (["diff", str(RUN), "{d}"], "{d}: cannot read (Permission denied)"),
     (["kernel", "{d}/k.py"], "{d}/k.py: cannot read (Permission denied)"),
-], ids=["analyze-dir", "analyze-file", "report-dir", "report-file", "diff", "kernel"])
+], ids=["analyze-dir", "analyze-file", "report-dir", "reanalyze-dir", "report-file", "diff", "kernel"])
 def test_a_path_that_cannot_be_searched_is_bad_input(capsys, tmp_path, monkeypatch, argv, named):
     d = tmp_path / "locked"
     shutil.copytree(RUN, d)
@@ -291,7 +292,8 @@ def test_a_directory_that_cannot_be_searched_is_bad_input_for_real(tmp_path):
             pytest.skip("setpriv may not drop the capability here")
     d.chmod(0)
     try:
-        for argv in (["analyze", str(d)], ["analyze", str(d / "t.json")], ["report", str(d)]):
+        for argv in (["analyze", str(d)], ["analyze", str(d / "t.json")], ["report", str(d)],
+                     ["report", str(d), "--reanalyze"]):
             done = subprocess.run([*prefix, sys.executable, "-m", "inductor_bench.cli", *argv],
                                   capture_output=True, text=True, timeout=120,
                                   env=os.environ | {"PYTHONPATH": str(Path(__file__).parent.parent)})

@@ -82,7 +82,10 @@ def saved(run: Path) -> BreakdownResult | CompareResult:
     """The result saved in ``run``; of a run still being written, the one saved so far, said
     on stderr (and none yet said as such)."""
     where = run if run.is_dir() else run.parent
-    none_yet = run.is_dir() and not any((run / n).exists() for n in (BREAKDOWN_FILE, COMPARE_FILE))
+    try:
+        none_yet = run.is_dir() and not any((run / n).exists() for n in (BREAKDOWN_FILE, COMPARE_FILE))
+    except OSError:  # a directory that cannot be searched: load_any says so in one line
+        return load_any(run)
     if not being_written(where):
         if none_yet:
             _ended_unsaved(run)
@@ -126,9 +129,13 @@ def reanalyzed(run: Path) -> BreakdownResult:
     run take turns (``LOCK_FILE``): each reads the run whole and writes its files whole."""
     if being_written(run):  # its result is not the run's yet: it would be kept as the run's own
         raise UsageError(f"{run}: {IN_PROGRESS}: --reanalyze refused; run it once that command has ended")
-    if run.is_dir() and not (run / BREAKDOWN_FILE).exists():
+    try:
+        present = (run / BREAKDOWN_FILE).exists()
+    except OSError as e:  # a directory that cannot be searched
+        raise UsageError(f"{run}: cannot read ({e.strerror or e})") from None
+    if run.is_dir() and not present:
         _ended_unsaved(run)
-    if not run.is_dir() or not (run / BREAKDOWN_FILE).exists():
+    if not run.is_dir() or not present:
         raise UsageError(f"{run}: --reanalyze takes a breakdown run directory (with {BREAKDOWN_FILE})")
     waiting = f"{run}: another re-analysis of this run is under way; waiting for it to end"
     with held(run / LOCK_FILE, lambda: note(waiting)):
