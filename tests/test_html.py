@@ -13,6 +13,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
@@ -167,7 +168,7 @@ def test_run_directory_gets_an_index_beside_its_text_report(pages):
 def test_links_resolve_from_where_the_page_is_written(pages, tmp_path):
     page = pages["breakdown-cpu"]
     base = re.search(r'<base href="([^"]*)">', page.read_text())[1]
-    assert (page.parent / base / "breakdown.json").resolve() == (BREAKDOWN / "breakdown.json").resolve()
+    assert (page.parent / unquote(base) / "breakdown.json").resolve() == (BREAKDOWN / "breakdown.json").resolve()
 
 
 def test_kernel_files_are_linked_relative_to_the_run_directory(pages):
@@ -176,7 +177,7 @@ def test_kernel_files_are_linked_relative_to_the_run_directory(pages):
     kernel = pages["kernel-all-configs"].read_text()
     base = re.search(r'<base href="([^"]*)">', kernel)[1]
     href = re.search(r'file: <a href="([^"]*)">', kernel)[1]
-    assert (pages["kernel-all-configs"].parent / base / href).resolve() == (
+    assert (pages["kernel-all-configs"].parent / unquote(base) / unquote(href)).resolve() == (
         KERNELS / "triton_red_fused_sum_0.py"
     ).resolve()
 

@@ -31,6 +31,7 @@ class _Terminal(io.StringIO):
 
 def test_a_terminal_shows_the_followed_files_last_line_while_the_phase_runs(tmp_path, monkeypatch):
     monkeypatch.setattr(progress, "FOLLOW_EVERY_S", 0.02)
+    monkeypatch.setenv("COLUMNS", "200")  # a terminal wide enough for the line whole, whatever the shell's
     log = tmp_path / "compile.log"
     log.write_text("")
     out = _Terminal()
