@@ -62,7 +62,7 @@ def reasons(payload: str) -> list[str]:
 #     File "/tmp/ex3/rc.py", line 7, in f
 #       return x * c.lr
 _GUARD = re.compile(r"^(?P<guard>.*?)\s+#\s+(?P<code>.*)\s+#\s+"
-                    r"(?P<where>\S+:\d+) in (?P<fn>[\w<>.]+)\s*$", re.S)
+                    r"(?P<where>[^#\n]+?:\d+) in (?P<fn>[\w<>.]+)\s*$", re.S)
 _STACK = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>[\w<>.]+)')
 
 
