@@ -25,10 +25,9 @@ from typing import TypeVar
 from .ceilings import KernelRoof, no_distance
 from .diff_records import ADDED, REMOVED, CallMove, SectionDiff
 from .results import BreakdownResult, GraphResult, KernelStat
-from .sources import STRIDES, CallSite
+from .sources import STRIDES_MARK, CallSite
 
 K = TypeVar("K")
-STRIDES_MARK = STRIDES.split("{")[0]  # " (strides "
 
 
 @dataclass

@@ -115,6 +115,10 @@ class CallSite:
         return cls(origin=Origin.from_dict(o) if o else None, **{k: v for k, v in d.items() if k in names})
 
 
+STRIDES_MARK = " (strides "  # what joins an input's shape and its strides: ``256x512 (strides 1x256)``
+STRIDES = STRIDES_MARK + "{})"
+
+
 def call_shapes(op: dict[str, Any]) -> list[str]:
     """An extern call's input shapes as its lowering record holds them (``64x256``), each with
     its strides where they are not the contiguous ones (``256x512 (strides 1x256)``: a
@@ -125,8 +129,6 @@ def call_shapes(op: dict[str, Any]) -> list[str]:
         return shapes
     return [f"{s}{STRIDES.format(st)}" if st else s for s, st in zip(shapes, strides, strict=True)]
 
-
-STRIDES = " (strides {})"
 
 
 def distinct_lines(lines: Iterable[SourceLine]) -> list[SourceLine]:

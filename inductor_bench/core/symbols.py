@@ -17,6 +17,7 @@ import operator
 import re
 
 from .modparse import string_lines
+from .sources import STRIDES, STRIDES_MARK
 
 _ASSIGN = re.compile(r"^\s+(?P<name>[A-Za-z_]\w*)\s*=\s*(?P<expr>[^;#]+?)\s*(?:#.*)?$")
 # a size symbol as Inductor names them: backed (s0, s77), derived (ks0, ps0), unbacked (u0)
@@ -154,11 +155,11 @@ def shapes_at(shapes: list[str], env: dict[str, int]) -> list[str]:
         return d if v is None else str(v)
 
     def at(shape: str) -> str:  # its strides too, where written (``sources.call_shapes``)
-        size, _, strides = shape.partition(" (strides ")
+        size, _, strides = shape.partition(STRIDES_MARK)
         dims = "x".join(dim(d) for d in size.split("x"))
         if not strides:
             return dims
-        return f"{dims} (strides {'x'.join(dim(d) for d in strides.removesuffix(')').split('x'))})"
+        return dims + STRIDES.format("x".join(dim(d) for d in strides.removesuffix(")").split("x")))
 
     return [at(shape) for shape in shapes]
 
