@@ -22,9 +22,10 @@ TORN = '{\n "graphs/0-inference/inputs.pt": "97a01a'
 NOT_JSON = "Unterminated string starting at: line 2 column 34 (char 35)"
 
 
-def cli(*args: str) -> subprocess.CompletedProcess:
+def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``inductor-bench ARGS`` in a process of its own, from the repository's root."""
     return subprocess.run([sys.executable, "-m", "inductor_bench.cli", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=120)
+                          cwd=ROOT, timeout=timeout)
 
 
 def damaged(run, text: str) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 from inductor_bench.runner.rundir import being_written, new_run_dir, writing
 
 from .conftest import FIXTURES, ROOT
+from .test_damaged_digests import cli
 
 RUN = FIXTURES / "runs" / "cpu_fft_inference"
 MODEL = FIXTURES / "models" / "sleepy.py"
@@ -45,11 +46,6 @@ breakdown.add_roofline = add_roofline
 sys.argv = ["inductor-bench", "breakdown", sys.argv[3], "--out", str(run)]
 sys.exit(main())
 """
-
-
-def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "inductor_bench.cli", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=timeout)
 
 
 def paused_breakdown(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
