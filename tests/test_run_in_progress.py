@@ -162,3 +162,26 @@ def test_blocks_nest_three_deep_each_lock_kept_until_the_outermost_ends(tmp_path
             run = new_run_dir("m", "default", out=tmp_path / "run")
         assert being_written(run)
     assert not being_written(run)
+
+
+def test_diff_of_a_run_still_being_written_says_so_and_its_gate_gives_no_verdict(tmp_path):
+    """`diff` read the result saved so far as if final, and `--fail-on-regression` passed it
+    (exit 0): now one line names the side still written, and the gate refuses it (exit 2)."""
+    p, run = paused_breakdown(tmp_path)
+    try:
+        r = cli("diff", str(RUN), str(run))
+        assert r.returncode == 0, r.stderr
+        assert r.stderr.splitlines() == [f"note: HEAD {run}: still being written by the breakdown or compare "
+                                         "that made it: its figures are the result saved so far, not the final ones"]
+        assert "0-inference" in r.stdout
+        gate = cli("diff", str(run / "breakdown.json"), str(RUN), "--fail-on-regression", "5")
+        assert (gate.returncode, gate.stdout, gate.stderr.splitlines()) == (2, "", [
+            f"inductor-bench: error: BASE {run}: still being written by the breakdown or compare that made it: "
+            "--fail-on-regression gives no verdict on a result that is not final; run it once that command "
+            "has ended"]), gate.stderr
+        (tmp_path / "GO").touch()
+        assert p.wait(timeout=60) == 0, p.stderr.read()
+    finally:
+        stop(p)
+    after = cli("diff", str(RUN), str(run), "--fail-on-regression", "5")
+    assert after.returncode == 0 and "still being written" not in after.stderr, after.stderr

@@ -15,9 +15,11 @@ from ..core.rundir import Result, load_any
 from ..core.unmeasured import no_verdict_line
 from ..render.diff import DEFAULT_TOP, render_diff
 from ..render.format import pct, step_figure
+from ..runner.rundir import being_written
 from . import options as o
 from .output import emit
 from .progress import note
+from .report import IN_PROGRESS
 
 _FLOORS = ", ".join(f"{100 * b.min_rel_change:g} on {b.name.upper()}" for b in reversed(BACKENDS))
 
@@ -54,6 +56,14 @@ def _load(path: Path, side: str) -> Result:
 def _where(path: Path) -> Path:
     """The run directory a result was read from: its compiled modules are there."""
     return path if path.is_dir() else path.parent
+
+
+def _in_progress(base: Path, head: Path) -> str | None:
+    """BASE and/or HEAD, named, whose run a breakdown or compare still writes (its lock held by
+    a live process: ``runner/rundir.py`` being_written, as `report` reads it), or None."""
+    sides = [f"{side} {_where(p)}" for side, p in (("BASE", base), ("HEAD", head))
+             if being_written(_where(p))]
+    return " and ".join(sides) or None
 
 
 def _one_result(base: Path, head: Path) -> bool:
@@ -100,10 +110,16 @@ def diff(
     interrupted or partial run), two compares have no column in both, or a step reads slower on
     a side measured on a busy or slow machine while no kernel changed its code (not comparable,
     no verdict); 2 for unreadable or
-    incomparable results.
+    incomparable results, or a gate asked of a run still being written (its result is not final).
     """
     o.one_stdout(fmt, json_out, html_out)
+    writing = _in_progress(base, head)
+    if writing and fail_on_regression is not None:  # no pass or fail on figures not yet final
+        raise UsageError(f"{writing}: {IN_PROGRESS}: --fail-on-regression gives no verdict on a result that "
+                         "is not final; run it once that command has ended")
     base_result, head_result = _load(base, "BASE"), _load(head, "HEAD")
+    if writing:
+        note(f"note: {writing}: {IN_PROGRESS}: its figures are the result saved so far, not the final ones")
     if _one_result(base, head):  # said once both read as results
         note(f"note: BASE and HEAD are one result ({_where(base)}): each figure is diffed against itself, "
              "so every change is zero; diff two runs, or time one model twice with compare")
