@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 # One intra-op thread: CPU timings stay stable when other processes share the two cores
-# (OpenMP barriers under contention turn microseconds into scheduler quanta).
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+# (OpenMP barriers under contention turn microseconds into scheduler quanta). Set, not defaulted:
+# a CI that exports another value would otherwise time the suite with several threads.
+os.environ["OMP_NUM_THREADS"] = "1"
 # inductor-bench's private compile cache (runner/cache.py) in a directory of this test session
 # only: tests never read or fill the user's, and every session starts cold.
 # Removed when this process exits (a pytest session, or a script that imports the tests'

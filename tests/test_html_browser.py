@@ -15,7 +15,9 @@ with JavaScript off. Skipped, with the reason, where selenium, Chromium or chrom
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,14 +89,18 @@ class Browser:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
 
+        # Its profile, crash reports and caches in a directory of its own, removed on quit: a
+        # test run leaves nothing under the user's home.
+        self.home = tempfile.mkdtemp(prefix="inductor-bench-chromium-")
         opts = webdriver.ChromeOptions()
         opts.binary_location = browser
-        for flag in (*FLAGS, f"--window-size={width},{height}"):
+        for flag in (*FLAGS, f"--window-size={width},{height}", f"--user-data-dir={self.home}/profile"):
             opts.add_argument(flag)
         if not javascript:
             opts.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
         opts.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-        self.driver = webdriver.Chrome(service=Service(driver), options=opts)
+        env = {**os.environ, "HOME": self.home, "XDG_CONFIG_HOME": self.home, "XDG_CACHE_HOME": self.home}
+        self.driver = webdriver.Chrome(service=Service(driver, env=env), options=opts)
 
     def open(self, path: Path) -> Load:
         d = self.driver
@@ -143,6 +149,7 @@ class Browser:
 
     def quit(self) -> None:
         self.driver.quit()
+        shutil.rmtree(self.home, ignore_errors=True)
 
 
 FOUND = find_browser()

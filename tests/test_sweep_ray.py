@@ -24,9 +24,13 @@ ray = pytest.importorskip("ray")
 
 @pytest.fixture(scope="module")
 def cluster():
-    ray.init(num_cpus=2, num_gpus=4, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
+    # A cluster of this process alone: no token to guard it, so Ray writes none under the
+    # user's home (``~/.ray/auth_token``).
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("RAY_AUTH_MODE", "disabled")
+        ray.init(num_cpus=2, num_gpus=4, include_dashboard=False, log_to_driver=False)
+        yield
+        ray.shutdown()
 
 
 def _run(tmp, names, actions, device="cuda"):
