@@ -185,3 +185,57 @@ def test_diff_of_a_run_still_being_written_says_so_and_its_gate_gives_no_verdict
         stop(p)
     after = cli("diff", str(RUN), str(run), "--fail-on-regression", "5")
     assert after.returncode == 0 and "still being written" not in after.stderr, after.stderr
+
+
+# A sweep's `unpack` of a job's archive (a compare run: compare.json and its column `default`),
+# stopped once every file is out until a file named GO appears beside the directory.
+_UNPACKING = """
+import sys, tarfile, time
+from pathlib import Path
+from inductor_bench.runner.sweep_job import unpack
+archive, dest = Path(sys.argv[1]), Path(sys.argv[2])
+extract = tarfile.TarFile.extractall
+def extractall(self, *args, **kwargs):
+    extract(self, *args, **kwargs)
+    (dest.parent / "paused").touch()
+    while not (dest.parent / "GO").exists():
+        time.sleep(0.05)
+tarfile.TarFile.extractall = extractall
+unpack(archive.read_bytes(), dest)
+"""
+
+
+def test_a_remote_jobs_run_being_unpacked_is_held_as_being_written(tmp_path):
+    """A sweep unpacked a job's archive holding no lock: `report` of the job meanwhile read it as
+    final and `report --reanalyze` of its column rebuilt a half-written run."""
+    from inductor_bench.runner.sweep_job import pack
+    job = tmp_path / "job"
+    shutil.copytree(RUN, job / "default")
+    shutil.copy(FIXTURES / "results" / "cpu_mlp_compare" / "compare.json", job)
+    for d in (job, job / "default"):
+        (d / ".writing.lock").touch()  # the job's own, held by none once it ended
+    (tmp_path / "job.tar.gz").write_bytes(pack(job))
+    dest = tmp_path / "sweep" / "job"
+    p = subprocess.Popen([sys.executable, "-c", _UNPACKING, str(tmp_path / "job.tar.gz"), str(dest)], cwd=ROOT,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (dest.parent / "paused").exists() and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (dest.parent / "paused").exists(), p.stderr.read()
+        assert being_written(dest) and being_written(dest / "default")
+        shown = cli("report", str(dest), "--summary")
+        assert shown.returncode == 0, shown.stderr
+        assert shown.stderr.splitlines()[0] == (f"{dest}: still being written by the breakdown or compare that "
+                                                "made it: this is the result saved so far, not the final one")
+        r = cli("report", str(dest / "default"), "--reanalyze")
+        assert (r.returncode, r.stderr.splitlines()) == (2, [
+            f"inductor-bench: error: {dest / 'default'}: still being written by the breakdown or compare that "
+            "made it: --reanalyze refused; run it once that command has ended"]), r.stderr
+        (dest.parent / "GO").touch()
+        assert p.wait(timeout=60) == 0, p.stderr.read()
+    finally:
+        stop(p)
+    assert not being_written(dest) and not being_written(dest / "default")
+    assert (dest / "default" / "breakdown.json").read_bytes() == (RUN / "breakdown.json").read_bytes()
+    assert cli("report", str(dest / "default"), "--reanalyze").returncode == 0

@@ -24,8 +24,9 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from .rundir import WRITING_LOCK, lock_writing, writing
 from .stop import _set_parent_death_signal
 from .worker import END_POLL_S, exited, kill_group, worker_env
 
@@ -168,7 +169,17 @@ def pack(run_dir: Path) -> bytes:
 
 def unpack(archive: bytes, dest: Path) -> None:
     """A job's run directory into ``dest``, which must not exist yet; members that would land
-    outside it, links out of it or device files are refused (tarfile's ``data`` filter)."""
+    outside it, links out of it or device files are refused (tarfile's ``data`` filter). It and
+    its columns are held as being written (``rundir.WRITING_LOCK``) until the last file is out:
+    meanwhile `report` says its result is not final and a re-analysis is refused. The job's own
+    lock files, held by no one here, are left in the archive."""
     dest.mkdir(parents=True)
-    with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
-        tar.extractall(dest, filter="data")
+    with writing(), tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
+        lock_writing(dest)
+        members = [m for m in tar.getmembers() if PurePosixPath(m.name).name != WRITING_LOCK]
+        for m in members:  # a column (a directory at the top) held before its files land
+            parts = PurePosixPath(m.name).parts
+            if m.isdir() and len(parts) == 1 and parts[0] != "..":
+                (dest / parts[0]).mkdir(exist_ok=True)
+                lock_writing(dest / parts[0])
+        tar.extractall(dest, members=members, filter="data")
