@@ -226,8 +226,8 @@ def test_a_profiled_cpu_loop_against_the_flop_counter_and_its_raw_events(tmp_pat
 
 
 def _shown(e: dict) -> str:
-    return describe(e["name"], *(_frozen(e["args"][k]) for k in ("Input Dims", "Input type",
-                                                                  "Concrete Inputs"))).shapes
+    return describe(e["name"], *(_frozen(e["args"].get(k)) for k in ("Input Dims", "Input type",
+                                                                      "Concrete Inputs", "Input Strides"))).shapes
 
 
 def _frozen(value):

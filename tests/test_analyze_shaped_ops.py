@@ -21,6 +21,7 @@ from inductor_bench.render.analyze import render_analyze
 from .conftest import FIXTURES
 from .test_analyze import run_cli
 from .test_analyze_regions import _x
+from .test_analyze_strides import shown
 
 A100 = FIXTURES / "hta" / "negative_queue_length_values_check_rank0.json.gz"
 CPU_LOOP = FIXTURES / "cpu_memory" / "train-torch-2.13.0.json.gz"
@@ -195,9 +196,9 @@ def test_the_recorded_cpu_loop_against_its_raw_events():
     want: dict[tuple[str, str], float] = {}
     for op in events:
         if op.get("cat") == "cpu_op" and op["name"] in GEMMS and _in_steps(op["ts"], steps):
-            dims = op["args"]["Input Dims"]
-            a, b = (dims[0], dims[1]) if op["name"] == "aten::mm" else (dims[1], dims[2])
-            key = (op["name"], f"{'x'.join(map(str, a))} @ {'x'.join(map(str, b))}")
+            dims, strides = op["args"]["Input Dims"], op["args"]["Input Strides"]
+            at = (0, 1) if op["name"] == "aten::mm" else (1, 2)
+            key = (op["name"], " @ ".join(shown(dims[i], strides[i]) for i in at))
             want[key] = want.get(key, 0.0) + op["dur"]
     r = analyze_file(CPU_LOOP)
     assert len(want) == 5 and {(g.op, g.shapes) for g in r.shaped_ops} == set(want)

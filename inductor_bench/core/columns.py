@@ -11,8 +11,8 @@ C-level ``map`` / ``compress`` calls, so memory is about 40 bytes per event kept
   External id);
 - ``launch``: cuda_runtime and cuda_driver events (ts, dur, thread, correlation);
 - ``op``: cpu_op events (name, ts, dur, thread, External id); of a GEMM, convolution or attention
-  op (``recorded_shapes.SHAPED_OPS``) recorded with ``record_shapes``, its input shapes, types and
-  scalar values too (``shape_args``);
+  op (``recorded_shapes.SHAPED_OPS``) recorded with ``record_shapes``, its input shapes, types,
+  scalar values and strides too (``shape_args``);
 - ``markers``: the ``ProfilerStep#N`` ranges (user_annotation or cpu_op); ``span()`` is that
   of every event kept (the window of a trace without steps).
 
@@ -115,8 +115,8 @@ class TraceColumns:
     # "Optimizer.step#SGD.step"): (name index, start, end, thread index), file order
     regions: list[tuple[int, float, float, int]] = field(default_factory=list)
     memory: MemoryColumns = field(default_factory=MemoryColumns)  # profile_memory's events
-    # op index -> (Input Dims, Input type, Concrete Inputs) of a shaped op recorded with
-    # record_shapes, as tuples, each distinct triple held once (a loop repeats them every step)
+    # op index -> (Input Dims, Input type, Concrete Inputs, Input Strides) of a shaped op recorded
+    # with record_shapes, as tuples, each distinct one held once (a loop repeats them every step)
     shape_args: dict[int, tuple[Any, Any, Any]] = field(default_factory=dict)
     first: float = math.inf  # the earliest start of the events not in the columns
     last: float = -math.inf  # their latest end
@@ -155,7 +155,7 @@ class ColumnFiller:
         self.pid_device = _Devices(out.devices)
         self.shaped_names: set[int] = set()  # name ids of SHAPED_OPS
         self.named: set[int] = set()  # name ids already looked at
-        self.triples: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # shapes, types, values: each once
+        self.triples: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # shapes, types, values, strides: each once
 
     def add(self, xs: list[Any], cats: list[str]) -> None:
         """``xs``: events of the analysis' categories, ``cats`` their categories."""
@@ -244,10 +244,9 @@ class ColumnFiller:
         if not self.shaped_names or self.shaped_names.isdisjoint(names):
             return
         at = list(compress(range(len(ops)), map(self.shaped_names.__contains__, names)))
-        for i, (dims, types, concrete) in zip(at, self.shapes([ops[i] for i in at]), strict=True):
-            if isinstance(dims, tuple) and isinstance(types, tuple):
-                triple = (dims, types, concrete)
-                self.out.shape_args[first + i] = self.triples.setdefault(triple, triple)
+        for i, args in zip(at, self.shapes([ops[i] for i in at]), strict=True):
+            if isinstance(args[0], tuple) and isinstance(args[1], tuple):  # dims and types
+                self.out.shape_args[first + i] = self.triples.setdefault(args, args)
 
     def _extend(self, evs: Events, xs: list[Any], where: list[int], *, corr: bool, ext: bool) -> list[int]:
         names = _ids(self.out.names, [x.name for x in xs])
@@ -284,8 +283,7 @@ def event_filler(out: TraceColumns) -> ColumnFiller:
     """A filler of ``out`` from ``Event``s (their args a dict)."""
     return ColumnFiller(out, lambda evs: [ev.args.get("correlation", MISSING) for ev in evs],
                         lambda evs: [ev.args.get("External id", MISSING) for ev in evs],
-                        lambda evs: [(_frozen(ev.args.get("Input Dims")), _frozen(ev.args.get("Input type")),
-                                      _frozen(ev.args.get("Concrete Inputs"))) for ev in evs])
+                        lambda evs: [tuple(_frozen(ev.args.get(k)) for k in ANALYSIS_ARGS[2:]) for ev in evs])
 
 
 def columns_of_events(events: list[Event], path: str = "") -> TraceColumns:
@@ -301,9 +299,10 @@ def _decoder() -> tuple[msgspec.json.Decoder, type]:
     args struct of absent values (``MISSING``), so that ``args.a0`` always reads."""
     raw_args = msgspec.defstruct(  # recorded shapes, types, values: raw, decoded for shaped ops alone
         "AnalysisArgs", [("a0", Any, MISSING), ("a1", Any, MISSING), ("a2", msgspec.Raw, msgspec.Raw()),
-                         ("a3", msgspec.Raw, msgspec.Raw()), ("a4", msgspec.Raw, msgspec.Raw())],
+                         ("a3", msgspec.Raw, msgspec.Raw()), ("a4", msgspec.Raw, msgspec.Raw()),
+                         ("a5", msgspec.Raw, msgspec.Raw())],
         rename={"a0": "correlation", "a1": "External id", "a2": "Input Dims", "a3": "Input type",
-                "a4": "Concrete Inputs"},
+                "a4": "Concrete Inputs", "a5": "Input Strides"},
         frozen=True, gc=False,
     )
     complete = msgspec.defstruct(
@@ -337,8 +336,8 @@ def load_columns(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> TraceColum
     decoder, _ = _decoder()
     canon = category_map(COLUMN_CATEGORIES) | {INSTANT_CATEGORY: INSTANT_CATEGORY}
     filler = ColumnFiller(out, lambda xs: [x.args.a0 for x in xs], lambda xs: [x.args.a1 for x in xs],
-                          lambda xs: [(_raw(bytes(x.args.a2)), _raw(bytes(x.args.a3)), _raw(bytes(x.args.a4)))
-                                      for x in xs])
+                          lambda xs: [(_raw(bytes(x.args.a2)), _raw(bytes(x.args.a3)), _raw(bytes(x.args.a4)),
+                                       _raw(bytes(x.args.a5))) for x in xs])
     odd, odd_filler = EventMaker(p, COLUMN_CATEGORIES, ANALYSIS_ARGS, None), event_filler(out)
 
     def run(raws: list[Any]) -> None:

@@ -3,6 +3,12 @@ trace: its arguments' ``Input Dims`` and ``Input type``, and the values of its s
 arguments, ``Concrete Inputs`` (torch writes the lists as ``"[2, 2]"``, the flags as
 ``"False"``); pure, no torch.
 
+An operand shown whose ``Input Strides`` are not the contiguous (row-major) ones of its size is
+shown with them, as ``breakdown`` shows an extern call's input (``sources.STRIDES``):
+``96x128 (strides 1x96) @ 128x32`` is the product of a transposed view, a row of its own beside
+the contiguous ``96x128 @ 128x32``. A dimension of size 1 may have any stride; a trace without
+strides shows the shapes alone.
+
 The FLOPs are counted as ``breakdown`` counts an extern call (``core/work.py``), with the same
 functions, so that the two commands agree on one op:
 
@@ -31,13 +37,14 @@ The ops that compute through others (``aten::conv2d``, ``aten::_convolution``,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .buffers import CallArgs, Tensor
 from .conv_attention import CAUSAL_AT, attention_work, conv_backward_work, conv_output, conv_work, is_causal
 from .dtypes import float_kind
 from .other_ops import GEMM_OPERANDS, gemm_flops
+from .sources import STRIDES
 from .work import ONEDNN_CONV, ONEDNN_LINEAR, onednn_output, onednn_work
 
 # the oneDNN and MKL ops of CPU freezing: op -> {number of arguments: overload}
@@ -70,35 +77,74 @@ class Described:
     shapes: str  # "128x256 @ 256x1024"; "8x64x56x56 * 64x64x3x3 -> 8x64x56x56"
     dtype: str  # the shown arguments' type: "fp32", "bf16" ...
     flops: float  # per call
+    # the shown arguments' recorded strides, as the trace wrote them; None: it wrote none
+    strides: tuple[Any, ...] | None = None
 
 
-def describe(name: str, dims: Any, types: Any, concrete: Any) -> Described | None:
+def describe(name: str, dims: Any, types: Any, concrete: Any, strides: Any = None) -> Described | None:
     """The call of op ``name`` with these recorded arguments; None where they give no count
     (a trace written by hand or cut short may hold a stride of 0, a kernel larger than its
     padded input: no count rather than a failure or a negative one)."""
     if not isinstance(dims, tuple) or not isinstance(types, tuple):
         return None
     ts = [_tensor(d, types[i] if i < len(types) else None) for i, d in enumerate(dims)]
+    marks = [_strides(d, strides[i] if isinstance(strides, tuple) and i < len(strides) else None)
+             for i, d in enumerate(dims)]
     try:
-        found = _described(name, ts, concrete, len(dims))
+        found = _described(name, ts, concrete, len(dims), marks)
     except (ArithmeticError, IndexError, ValueError):
         return None
-    return found if found is not None and found.flops > 0 else None
+    if found is None or found.flops <= 0:
+        return None
+    return found if not isinstance(strides, tuple) else _with_strides(name, found, strides)
 
 
-def _described(name: str, ts: list[Tensor | None], concrete: Any, n: int) -> Described | None:
-    if name in ONEDNN:
+def _with_strides(name: str, found: Described, strides: tuple[Any, ...]) -> Described:
+    """``found`` with its shown arguments' recorded strides (``Described.strides``)."""
+    at = _shown_at(name)
+    return replace(found, strides=tuple(strides[i] if i < len(strides) else None for i in at) or None)
+
+
+def _shown_at(name: str) -> tuple[int, ...]:
+    """The arguments a row of op ``name`` shows; () for the oneDNN ops (a packed weight)."""
+    op = name.removeprefix("aten::")
+    if name in GEMM_OPS and op in GEMM_OPERANDS:
+        return GEMM_OPERANDS[op]
+    if name in CONV_OPS:
+        return _CONV_SHOWN.get(name, ())
+    if name in ATTENTION_OPS:
+        return (1, 2, 3) if "backward" in op else (0, 1, 2)
+    return ()
+
+
+def _strides(dims: Any, strides: Any) -> str:
+    """An argument's strides (``1x96``) where they are not the contiguous ones of its size; ""
+    where they are, or are not recorded."""
+    if not isinstance(dims, tuple) or not isinstance(strides, tuple) or len(dims) != len(strides) \
+            or not all(isinstance(v, int) for v in dims + strides):
+        return ""
+    expected = 1
+    for n, st in zip(reversed(dims), reversed(strides), strict=True):
+        if n != 1 and st != expected:
+            return "x".join(map(str, strides))
+        expected *= n
+    return ""
+
+
+def _described(name: str, ts: list[Tensor | None], concrete: Any, n: int,
+               marks: list[str]) -> Described | None:
+    if name in ONEDNN:  # a packed weight's strides say nothing of the product: shapes alone
         return _onednn(name, ts, _values(concrete, n) or [""] * n)
     if name in GEMM_OPS:
-        return _gemm(name, ts)
+        return _gemm(name, ts, marks)
     values = _values(concrete, n)
     if values is None:
         return None
     call = CallArgs(name, True, values, {}, tensors=ts)
     if name in CONV_OPS:
-        return _conv(name, call)
+        return _conv(name, call, marks)
     if name in ATTENTION_OPS:
-        return _attention(name, call)
+        return _attention(name, call, marks)
     return None
 
 
@@ -123,6 +169,11 @@ def _shape(t: Tensor | None) -> str:
     return _dims(t.shape if t is not None else None)
 
 
+def _operand(ts: list[Tensor | None], marks: list[str], i: int) -> str:
+    """Argument ``i``'s shape, with its strides where they are not the contiguous ones."""
+    return _shape(ts[i]) + (STRIDES.format(marks[i]) if i < len(marks) and marks[i] else "")
+
+
 # the integer types a trace names as C++ does
 _INTEGER = {"signed char": "int8", "unsigned char": "uint8"}
 
@@ -133,16 +184,16 @@ def _kinds(ts: list[Tensor | None], at: tuple[int, ...]) -> str:
     return "/".join(sorted(kinds))
 
 
-def _gemm(name: str, ts: list[Tensor | None]) -> Described | None:
+def _gemm(name: str, ts: list[Tensor | None], marks: list[str]) -> Described | None:
     op = name.removeprefix("aten::")
     flops = gemm_flops(op, ts)
     if flops is None:
         return None
     at = GEMM_OPERANDS[op]
-    return Described(name, " @ ".join(_shape(ts[i]) for i in at), _kinds(ts, at), flops)
+    return Described(name, " @ ".join(_operand(ts, marks, i) for i in at), _kinds(ts, at), flops)
 
 
-def _conv(name: str, call: CallArgs) -> Described | None:
+def _conv(name: str, call: CallArgs, marks: list[str]) -> Described | None:
     forward = name == "aten::convolution"
     flops, _ = conv_work(call) if forward else conv_backward_work(call)
     if flops is None or len(call.args) < (9 if forward else 11):
@@ -159,7 +210,8 @@ def _conv(name: str, call: CallArgs) -> Described | None:
     at = _CONV_SHOWN[name]
     extra = "".join(part for part, on in ((f", groups {groups}", groups.strip() not in ("", "1")),
                                           (", transposed", transposed.strip() == "True")) if on)
-    shapes = f"{_shape(call.tensors[at[0]])} * {_shape(call.tensors[at[1]])} -> {out}{extra}{note}"
+    ts = call.tensors
+    shapes = f"{_operand(ts, marks, at[0])} * {_operand(ts, marks, at[1])} -> {out}{extra}{note}"
     return Described(name, shapes, _kinds(call.tensors, at), flops)
 
 
@@ -168,14 +220,14 @@ def _positive(shape: tuple[int, ...] | None) -> bool:
     return shape is not None and min(shape, default=0) > 0
 
 
-def _attention(name: str, call: CallArgs) -> Described | None:
+def _attention(name: str, call: CallArgs, marks: list[str]) -> Described | None:
     op = name.removeprefix("aten::")
     causal = is_causal(op, call)
     flops, _ = attention_work(op, call.tensors, causal)
     if flops is None:
         return None
-    at = (1, 2, 3) if "backward" in op else (0, 1, 2)
-    q, k, v = (_shape(call.tensors[i]) for i in at)
+    at = _shown_at(name)
+    q, k, v = (_operand(call.tensors, marks, i) for i in at)
     shapes = f"q {q}, kv {k}" if k == v else f"q {q}, k {k}, v {v}"
     return Described(name, shapes + (", causal" if causal else ""), _kinds(call.tensors, at), flops)
 

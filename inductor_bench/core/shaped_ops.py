@@ -1,6 +1,7 @@
 """GEMMs, convolutions and attention by shape in a trace recorded with ``record_shapes=True``:
 each call of such an op (``recorded_shapes.SHAPED_OPS``) with its FLOPs, the time of the work it
-ran and the TFLOP/s it reached, grouped by op, shapes and type; pure, no torch.
+ran and the TFLOP/s it reached, grouped by op, shapes (an operand's strides with them where they
+are not the contiguous ones) and type; pure, no torch.
 
 - **FLOPs** per call: from the arguments' recorded shapes and scalar values
   (``recorded_shapes.describe``), as ``breakdown`` counts an extern call and torch's
@@ -61,7 +62,7 @@ class ShapedOp:
 
     device: str
     op: str  # "aten::addmm"
-    shapes: str  # "128x256 @ 256x1024" (recorded_shapes.Described)
+    shapes: str  # "128x256 @ 256x1024 (strides 1x256)" (recorded_shapes.Described)
     dtype: str  # the shown arguments' type: "fp32", "bf16" ...
     flops: float  # per call
     calls: list[int]  # per step
@@ -69,6 +70,8 @@ class ShapedOp:
     other_ms: list[float]  # per step: of that, the time in kernels not the library's (library_kernel)
     kernel: str | None = None  # the library kernel that took most of that time (device traces)
     kernel_ms: dict[str, float] = field(default_factory=dict, repr=False)  # over all steps
+    # the shown arguments' recorded strides (its first call's); None: the trace recorded none
+    strides: list[Any] | None = None
 
 
 @dataclass
@@ -114,7 +117,7 @@ def shaped_ops(c: TraceColumns, split: StepEvents) -> list[ShapedOp]:
             row = groups.get(key)
             if row is None:
                 row = groups[key] = ShapedOp(device, d.op, d.shapes, d.dtype, d.flops, [0] * n, [0.0] * n,
-                                             [0.0] * n)
+                                             [0.0] * n, strides=_listed(d.strides))
             row.calls[k] += 1
             row.ms[k] += us / 1e3
             for name, kus in kernels.items():
@@ -125,6 +128,11 @@ def shaped_ops(c: TraceColumns, split: StepEvents) -> list[ShapedOp]:
         library = [k for k in row.kernel_ms if library_kernel(k)] or list(row.kernel_ms)
         row.kernel = max(library, key=lambda name: row.kernel_ms[name]) if library else None
     return sorted(groups.values(), key=lambda r: (-sum(r.ms), r.device, r.op, r.shapes))
+
+
+def _listed(value: Any) -> Any:
+    """Tuples as lists, all the way down (as the trace wrote them)."""
+    return list(map(_listed, value)) if isinstance(value, tuple) else value
 
 
 def _calls(c: TraceColumns) -> dict[int, Described]:

@@ -73,8 +73,8 @@ PYTHON_FUNCTION = "python_function"  # a Python call, recorded with with_stack=T
 # What analyze's columns read: the breakdown's, and Python's calls (core/host_python.py)
 COLUMN_CATEGORIES = ANALYSIS_CATEGORIES | {PYTHON_FUNCTION}
 # the args the launch links read, and a shaped op's recorded arguments (record_shapes:
-# core/recorded_shapes.py)
-ANALYSIS_ARGS = ("correlation", "External id", "Input Dims", "Input type", "Concrete Inputs")
+# core/recorded_shapes.py), from the third on in the order of core/columns.py's shape_args
+ANALYSIS_ARGS = ("correlation", "External id", "Input Dims", "Input type", "Concrete Inputs", "Input Strides")
 
 # Bytes read per chunk: large enough that runs are long, small next to a trace.
 CHUNK_BYTES = 8 << 20
