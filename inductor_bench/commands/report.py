@@ -28,6 +28,7 @@ from ..runner.rundir import being_written, copy_atomic, held, write_atomic
 from . import options as o
 from .output import emit, render_result, terminal_width, write_report
 from .progress import note
+from .report_compare import rebuild_compare
 
 Reanalyze = Annotated[
     bool,
@@ -154,6 +155,7 @@ def _reanalyzed(run: Path) -> BreakdownResult:
     where = "the result it replaced" if first else "the run's own result, before any re-analysis"
     note(f"re-analysed {len(done)} graph(s) from their saved profiles; {run / BREAKDOWN_FILE} rebuilt "
          f"({where}: {kept})")
+    rebuild_compare(run, result, LOCK_FILE)  # a compare's column: the compare's result too
     if not (run / DIGESTS_FILE).exists():  # a run from before they were recorded, or one that lost them
         note(f"{run}: no {DIGESTS_FILE}: the graphs' modules were analysed as they are, unchecked against "
              "what the run wrote")

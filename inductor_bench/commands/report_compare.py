@@ -1,0 +1,57 @@
+"""A compare's ``compare.json`` made again from a column re-analysed inside it (`report COLUMN
+--reanalyze`): the compare holds each column's breakdown as well, so its tables agree with the
+column's own result only when both are rebuilt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..core.compare import CompareResult
+from ..core.errors import BenchError
+from ..core.result_json import result_json
+from ..core.results import BreakdownResult
+from ..core.rundir import COMPARE_FILE, load_compare
+from ..runner.rundir import copy_atomic, held, write_atomic
+from .output import write_report
+from .progress import note
+
+# The compare's own result, kept once where a re-analysis of a column first rebuilt it.
+KEPT_COMPARE_FILE = "compare.before-reanalysis.json"
+
+
+def rebuild_compare(column: Path, result: BreakdownResult, lock: str) -> None:
+    """Where ``column`` is a column of the compare in its parent directory, that compare's
+    result saved again with ``result`` as the column's breakdown, and its reports; the result it
+    replaces is kept once (``KEPT_COMPARE_FILE``). Re-analyses of two columns at once take turns
+    on the compare's ``lock`` file. A compare that cannot be read is said, and left as it is."""
+    where = column.absolute().parent
+    if not (where / COMPARE_FILE).is_file():
+        return
+    waiting = f"{where}: another re-analysis of this compare's columns is under way; waiting for it to end"
+    with held(where / lock, lambda: note(waiting)):
+        try:
+            compare = load_compare(where)
+        except BenchError as e:
+            note(f"{where / COMPARE_FILE}: not rebuilt with this column's result: {e}")
+            return
+        if not _replaced(compare, column.absolute().name, result):
+            return
+        kept = where / KEPT_COMPARE_FILE
+        first = not kept.exists()
+        if first:
+            copy_atomic(where / COMPARE_FILE, kept)
+        write_atomic(where / COMPARE_FILE, result_json(compare))
+        write_report(where, compare)
+    said = "the result it replaced" if first else "the compare's own result, before any re-analysis"
+    note(f"{where / COMPARE_FILE} rebuilt with this column's result ({said}: {kept})")
+
+
+def _replaced(compare: CompareResult, name: str, result: BreakdownResult) -> bool:
+    """Whether ``compare`` had one column whose run directory is named ``name`` (the compare
+    may have been moved since: its columns are the directories beside its result), now holding
+    ``result``."""
+    columns = [m for m in compare.modes if m.run_dir and Path(m.run_dir).name == name]
+    if len(columns) != 1:
+        return False
+    columns[0].breakdown = result
+    return True
