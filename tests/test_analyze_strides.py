@@ -86,6 +86,7 @@ def test_every_format_shows_the_layout(recorded, fmt):
     out = render_analyze(analyze_file(recorded), fmt, top=10)
     assert "64x128 @ 128x96 (strides 1x128)" in out
     assert out.count("64x128 @ 128x96") == 2  # the contiguous row, and the transposed one
+    assert "an operand whose recorded strides are not the contiguous ones shows them" in out  # the note
 
 
 def test_json_holds_the_strides(recorded):
@@ -102,6 +103,7 @@ def test_a_trace_without_strides_keeps_one_row(recorded, tmp_path):
     path.write_text(json.dumps(trace))
     rows = [t for t in steady_shaped_ops(analyze_file(path)) if t.row.op == "aten::mm"]
     assert [(t.row.shapes, t.calls, t.row.strides) for t in rows] == [(PLAIN, 3, None)]
+    assert "recorded strides" not in render_analyze(analyze_file(path), "text", top=10)
 
 
 @pytest.mark.parametrize(("dims", "strides", "shown"), [

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..core.analyze import AnalyzeResult, steady_shaped_ops
 from ..core.recorded_shapes import ATTENTION_OPS, CONV_OPS, GEMM_OPS
 from ..core.shaped_ops import TypicalShapedOp
+from ..core.sources import STRIDES_MARK
 from . import format as fmt
 from .analyze_top import step_code
 from .doc import Doc
@@ -32,8 +33,11 @@ def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
         headers += ["% peak", "% other work", "library kernel"]
     doc.table(rows, headers, ("left", "left", "left", "left", *("right",) * 6, "left")[:len(headers)])
     peaks = _peaks_used(typical[:top])
+    strided = any(STRIDES_MARK in t.row.shapes for t in typical[:top])
     doc.fine_print(
-        "FLOPs, from the recorded shapes: 2·M·N·K a GEMM product (a bias's additions not counted), a "
+        ("shapes: an operand whose recorded strides are not the contiguous ones shows them, a row of "
+         "its own (a transposed view: 128x96 (strides 1x128)); " if strided else "")
+        + "FLOPs, from the recorded shapes: 2·M·N·K a GEMM product (a bias's additions not counted), a "
         "convolution's 2 × output elements × weight elements per output channel (its backward that much "
         "per gradient but the bias's), attention's Q·Kᵀ and P·V (of the scores the causal mask keeps); "
         + ("ms = the op's own time on the CPU thread; " if host else
