@@ -239,3 +239,22 @@ def test_a_remote_jobs_run_being_unpacked_is_held_as_being_written(tmp_path):
     assert not being_written(dest) and not being_written(dest / "default")
     assert (dest / "default" / "breakdown.json").read_bytes() == (RUN / "breakdown.json").read_bytes()
     assert cli("report", str(dest / "default"), "--reanalyze").returncode == 0
+
+
+def test_diff_of_a_run_being_written_that_saved_nothing_yet_says_so(tmp_path):
+    """It said only `no compare.json or breakdown.json in this directory`, as of a run that is
+    no run; `report` of it says it is still being written."""
+    run = tmp_path / "run"
+    holder = ("import sys, time\nfrom pathlib import Path\nfrom inductor_bench.runner.rundir import new_run_dir, "
+              "writing\nwith writing():\n    new_run_dir('m', 'default', out=Path(sys.argv[1]))\n"
+              "    print('held', flush=True)\n    time.sleep(120)\n")
+    p = subprocess.Popen([sys.executable, "-c", holder, str(run)], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        assert p.stdout.readline() == "held\n"
+        r = cli("diff", str(RUN), str(run))
+        assert (r.returncode, r.stderr.splitlines()) == (2, [
+            f"inductor-bench: error: HEAD {run}: still being written by the breakdown or compare that made it, "
+            "no result saved in it yet: diff it once that command has ended"]), r.stderr
+    finally:
+        stop(p)

@@ -11,7 +11,7 @@ import typer
 from ..core.devices import BACKENDS
 from ..core.diff import Diff, diff_results
 from ..core.errors import NotComparable, RegressionFound, UsageError
-from ..core.rundir import Result, load_any
+from ..core.rundir import BREAKDOWN_FILE, COMPARE_FILE, Result, load_any
 from ..core.unmeasured import no_verdict_line
 from ..render.diff import DEFAULT_TOP, render_diff
 from ..render.format import pct, step_figure
@@ -48,6 +48,10 @@ AllowMismatch = Annotated[
 
 
 def _load(path: Path, side: str) -> Result:
+    where = _where(path)
+    if being_written(where) and not any((where / n).exists() for n in (BREAKDOWN_FILE, COMPARE_FILE)):
+        raise UsageError(f"{side} {where}: {IN_PROGRESS}, no result saved in it yet: diff it once that "
+                         "command has ended")
     if not o.exists(path):
         raise UsageError(f"{side} {path}: no such result file or run directory")
     return load_any(path)
