@@ -130,3 +130,32 @@ def shown(dims: list[int], strides: list[int]) -> str:
 
 def _tuples(value):
     return tuple(map(_tuples, value)) if isinstance(value, list) else value
+
+
+def test_device_trace_rows_by_layout(tmp_path):
+    """Synthetic, H100, two steps: ``a @ b`` (an sgemm of 10 µs) and ``a @ c.t()`` of the same
+    shapes (a copy of 5 µs, then an sgemm of 30 µs), each kernel launched inside its op."""
+    from .test_analyze_regions import _x
+    from .test_analyze_shaped_ops import _launched
+
+    def mm(ts: float, strides: list) -> dict:
+        return _x("cpu_op", "aten::mm", ts, 20, **{"Input Dims": [[64, 128], [128, 96]],
+                                                     "Input type": ["float", "float"], "Input Strides": strides})
+
+    events = []
+    for k, t in enumerate((0, 1000)):
+        events += [_x("user_annotation", f"ProfilerStep#{k}", t, 200),
+                   mm(t + 10, [[128, 1], [96, 1]]),
+                   *_launched("ampere_sgemm_64x64_nn", t + 12, t + 50, 10, 10 * k + 1),
+                   mm(t + 40, [[128, 1], [1, 128]]),
+                   *_launched("elementwise_kernel<direct_copy_kernel_cuda>", t + 42, t + 70, 5, 10 * k + 2),
+                   *_launched("ampere_sgemm_64x64_nn", t + 44, t + 80, 30, 10 * k + 3)]
+    path = tmp_path / "mm.json"
+    path.write_text(json.dumps({"traceEvents": events, "deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}]}))
+    typical = {t.row.shapes: t for t in steady_shaped_ops(analyze_file(path))}
+    flops = 2 * 64 * 96 * 128
+    plain, transposed = typical[PLAIN], typical[TRANSPOSED]
+    assert (plain.calls, plain.ms, transposed.calls, transposed.ms) == (1, pytest.approx(0.010), 1, pytest.approx(0.035))
+    assert plain.tflops == pytest.approx(flops / 10e-6 / 1e12)
+    assert transposed.tflops == pytest.approx(flops / 35e-6 / 1e12)
+    assert (plain.other_pct, transposed.other_pct) == (0.0, pytest.approx(100 * 5 / 35))
