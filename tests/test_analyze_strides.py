@@ -159,3 +159,14 @@ def test_device_trace_rows_by_layout(tmp_path):
     assert plain.tflops == pytest.approx(flops / 10e-6 / 1e12)
     assert transposed.tflops == pytest.approx(flops / 35e-6 / 1e12)
     assert (plain.other_pct, transposed.other_pct) == (0.0, pytest.approx(100 * 5 / 35))
+
+
+def test_onednn_ops_show_shapes_alone():
+    """The frozen net's oneDNN and MKL ops (``tests/fixtures/cpu_shapes``): the trace records
+    strides, of a packed weight among them; the rows show shapes alone, ``strides`` null."""
+    from .conftest import FIXTURES
+
+    rows = analyze_file(FIXTURES / "cpu_shapes" / "frozen-fp32-torch-2.13.0.json.gz").shaped_ops
+    assert {r.op for r in rows} == {"mkl::_mkl_linear", "mkldnn::_convolution_pointwise",
+                                    "mkldnn::_convolution_pointwise_"}
+    assert [(r.strides, "strides" in r.shapes) for r in rows] == [(None, False)] * len(rows)

@@ -77,7 +77,8 @@ class Described:
     shapes: str  # "128x256 @ 256x1024"; "8x64x56x56 * 64x64x3x3 -> 8x64x56x56"
     dtype: str  # the shown arguments' type: "fp32", "bf16" ...
     flops: float  # per call
-    # the shown arguments' recorded strides, as the trace wrote them; None: it wrote none
+    # the shown arguments' recorded strides, as the trace wrote them; None: it wrote none, or a
+    # oneDNN op (a packed weight)
     strides: tuple[Any, ...] | None = None
 
 

@@ -70,7 +70,8 @@ class ShapedOp:
     other_ms: list[float]  # per step: of that, the time in kernels not the library's (library_kernel)
     kernel: str | None = None  # the library kernel that took most of that time (device traces)
     kernel_ms: dict[str, float] = field(default_factory=dict, repr=False)  # over all steps
-    # the shown arguments' recorded strides (its first call's); None: the trace recorded none
+    # the shown arguments' recorded strides (its first call's); None: the trace recorded none, or
+    # a oneDNN op of CPU freezing (its packed weight's strides say nothing of the product)
     strides: list[Any] | None = None
 
 
