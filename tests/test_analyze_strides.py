@@ -170,3 +170,20 @@ def test_onednn_ops_show_shapes_alone():
     assert {r.op for r in rows} == {"mkl::_mkl_linear", "mkldnn::_convolution_pointwise",
                                     "mkldnn::_convolution_pointwise_"}
     assert [(r.strides, "strides" in r.shapes) for r in rows] == [(None, False)] * len(rows)
+
+
+def test_kernels_of_two_layouts_read_apart():
+    """HTA's A100 trace: the 64x4096 @ 4096x2798 mm ran cutlass's ``..._32x6_nn_align1`` kernel,
+    the 4096x2798 @ 2798x64 addmm its ``..._32x6_tn_align1``, names alike to their last 10
+    characters: the kernel column read the same cut label in both rows."""
+    from .conftest import FIXTURES
+
+    r = analyze_file(FIXTURES / "hta" / "negative_queue_length_values_check_rank0.json.gz")
+    out = render_analyze(r, "markdown", top=10)
+    section = out[out.index("GEMMs by shape"):]
+    cells = [line.split("|")[-2].strip() for line in section.splitlines()[4:]
+             if line.startswith("| 0 ")]
+    kernels = [t.row.kernel for t in steady_shaped_ops(r)]
+    assert len(cells) == len(kernels) == 5 and len(set(kernels)) == 5
+    assert len(set(cells)) == 5, cells
+    assert cells[0].endswith("nn_align1>`") and cells[2].endswith("tn_align1>`")

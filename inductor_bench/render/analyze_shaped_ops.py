@@ -23,7 +23,9 @@ def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
     if not typical:
         return
     host = all(t.row.device.startswith("CPU thread") for t in typical)
-    rows = [_row(doc, t, host) for t in typical[:top]]
+    # distinct kernels read apart (a GEMM's cutlass kernels differ in their layout's ``_nn_``/``_tn_`` alone)
+    labels = fmt.kernel_labels([t.row.kernel or "" for t in typical[:top]], KERNEL_CHARS)
+    rows = [_row(doc, t, host, label) for t, label in zip(typical[:top], labels, strict=True)]
     which = "steady mean step" if len(r.steps) > 1 else step_code(doc, r.steps[0].name)
     shown = f"top {top} of {len(typical)}, " if len(typical) > top else ""
     doc.heading(f"{_title(typical)} by shape: record_shapes ({shown}{which})")
@@ -67,13 +69,13 @@ def _peaks_used(shown: list[TypicalShapedOp]) -> list[str]:
             for src, v in sorted(used.items())]
 
 
-def _row(doc: Doc, t: TypicalShapedOp, host: bool) -> list[str]:
+def _row(doc: Doc, t: TypicalShapedOp, host: bool, label: str) -> list[str]:
     r = t.row
     cells = [r.device, doc.code(r.op), r.shapes, r.dtype, fmt.count(round(t.calls, 2)), fmt.ms(t.ms),
              f"{r.flops / 1e9:.3g}", fmt.number(t.tflops, ".3g")]
     if host:
         return cells
-    kernel = doc.named(doc.code(fmt.kernel_label(r.kernel, KERNEL_CHARS)), r.kernel) if r.kernel else ""
+    kernel = doc.named(doc.code(label), r.kernel) if r.kernel else ""
     return [*cells, fmt.pct(t.pct), fmt.pct(t.other_pct), kernel]
 
 
