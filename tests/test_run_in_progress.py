@@ -258,3 +258,34 @@ def test_diff_of_a_run_being_written_that_saved_nothing_yet_says_so(tmp_path):
             "no result saved in it yet: diff it once that command has ended"]), r.stderr
     finally:
         stop(p)
+
+
+def test_an_attempt_whose_remote_job_has_not_ended_is_not_said_to_have_ended(tmp_path):
+    """A sweep's attempt directory stays empty while its job runs on a machine that cannot see
+    it (its run directory comes back as it ends): `report` and `diff` of it said the job `ended
+    before its compare wrote anything` for as long as it ran."""
+    from inductor_bench.core.sweep import CellStatus
+
+    from .sweep_helpers import FIXTURE, grid
+    sweep = grid(["mlp"])
+    sweep.cells[0].status, sweep.cells[0].run_dir, sweep.cells[0].attempts = CellStatus.RUNNING, "mlp", 1
+    (tmp_path / "sweep.json").write_text(sweep.to_json())
+    (tmp_path / "mlp").mkdir()
+    holder = ("import fcntl, sys, time\nf = open(sys.argv[1], 'a')\nfcntl.flock(f, fcntl.LOCK_EX)\n"
+              "print('held', flush=True)\ntime.sleep(120)\n")
+    p = subprocess.Popen([sys.executable, "-c", holder, str(tmp_path / ".sweep.lock")], stdout=subprocess.PIPE,
+                         text=True, start_new_session=True)
+    running = (f"{tmp_path / 'mlp'}: an attempt of the sweep running in {tmp_path} whose job has not ended: "
+               "no result here yet")
+    try:
+        assert p.stdout.readline() == "held\n"
+        r = cli("report", str(tmp_path / "mlp"))
+        assert (r.returncode, r.stderr.splitlines()) == (
+            2, [f"inductor-bench: error: {running}: report it once the job has ended"]), r.stderr
+        r = cli("diff", FIXTURE, str(tmp_path / "mlp"))
+        assert (r.returncode, r.stderr.splitlines()) == (
+            2, [f"inductor-bench: error: HEAD {running}: diff it once the job has ended"]), r.stderr
+    finally:
+        stop(p)
+    ended = cli("report", str(tmp_path / "mlp"))  # the sweep gone: the job ended with it
+    assert ended.returncode == 2 and "ended before its compare wrote anything" in ended.stderr, ended.stderr

@@ -16,6 +16,7 @@ from ..core.unmeasured import no_verdict_line
 from ..render.diff import DEFAULT_TOP, render_diff
 from ..render.format import pct, step_figure
 from ..runner.rundir import being_written
+from ..runner.sweep_run import job_not_returned
 from . import options as o
 from .output import emit
 from .progress import note
@@ -49,9 +50,12 @@ AllowMismatch = Annotated[
 
 def _load(path: Path, side: str) -> Result:
     where = _where(path)
-    if being_written(where) and not any((where / n).exists() for n in (BREAKDOWN_FILE, COMPARE_FILE)):
-        raise UsageError(f"{side} {where}: {IN_PROGRESS}, no result saved in it yet: diff it once that "
-                         "command has ended")
+    if not any((where / n).exists() for n in (BREAKDOWN_FILE, COMPARE_FILE)):
+        if being_written(where):
+            raise UsageError(f"{side} {where}: {IN_PROGRESS}, no result saved in it yet: diff it once that "
+                             "command has ended")
+        if (line := job_not_returned(where)) is not None:
+            raise UsageError(f"{side} {line}: diff it once the job has ended")
     if not o.exists(path):
         raise UsageError(f"{side} {path}: no such result file or run directory")
     return load_any(path)

@@ -25,6 +25,7 @@ from ..core.rundir import (
 from ..core.vocab import Status
 from ..render.breakdown import DEFAULT_TOP
 from ..runner.rundir import being_written, copy_atomic, held, write_atomic
+from ..runner.sweep_run import job_not_returned
 from . import options as o
 from .output import emit, render_result, terminal_width, write_report
 from .progress import note
@@ -88,6 +89,8 @@ def saved(run: Path) -> BreakdownResult | CompareResult:
     except OSError:  # a directory that cannot be searched: load_any says so in one line
         return load_any(run)
     if not being_written(where):
+        if none_yet and (line := job_not_returned(run)) is not None:
+            raise UsageError(f"{line}: report it once the job has ended")
         if none_yet:
             _ended_unsaved(run)
         return load_any(run)

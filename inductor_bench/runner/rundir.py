@@ -136,8 +136,14 @@ def being_written(d: Path) -> bool:
     """Whether a command (this process's or another's) holds ``d`` as being written now. Reads
     only: a run that never held the lock, or a read-only one, is not being written; a FIFO of
     that name (a run copied by hand) is opened without waiting for a writer."""
+    return lock_held(d / WRITING_LOCK)
+
+
+def lock_held(lock: Path) -> bool:
+    """Whether a live process (this one or another) holds the flock of the file ``lock`` now;
+    one that ended holds none, however it ended. Reads only, and never waits."""
     try:
-        fd = os.open(d / WRITING_LOCK, os.O_RDONLY | os.O_NONBLOCK)
+        fd = os.open(lock, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return False
     try:

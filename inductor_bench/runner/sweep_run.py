@@ -35,7 +35,7 @@ from ..core.sweep import (
     resume,
 )
 from . import stop
-from .rundir import WriteError, write_atomic
+from .rundir import WriteError, lock_held, write_atomic
 from .sweep_exec import Executor, run_jobs
 from .sweep_job import Job, JobOutcome, unpack
 from .worker import describe_exit
@@ -138,6 +138,25 @@ def run_sweep(
         finally:
             _not_reached(sweep_dir, sweep, before)
         return sweep
+
+
+def job_not_returned(run_dir: Path) -> str | None:
+    """Where ``run_dir`` is the attempt of a cell whose job the sweep in its parent directory is
+    running now (the sweep holds its ``LOCK_FILE``; the cell runs in that directory), still
+    empty (a job on a machine that cannot see it returns its run directory as it ends), the
+    line that says so; else None. A sweep's record that cannot be read says nothing here."""
+    sweep_dir = run_dir.absolute().parent
+    if not (sweep_dir / SWEEP_FILE).is_file() or not lock_held(sweep_dir / LOCK_FILE):
+        return None
+    try:
+        sweep = load_sweep(sweep_dir)
+    except ResultError:
+        return None
+    name = run_dir.absolute().name
+    if sweep is None or not any(c.run_dir == name and c.status == CellStatus.RUNNING for c in sweep.cells):
+        return None
+    return (f"{run_dir}: an attempt of the sweep running in {sweep_dir} whose job has not ended: "
+            "no result here yet")
 
 
 def _not_reached(sweep_dir: Path, sweep: Sweep, before: dict[str, str]) -> None:
