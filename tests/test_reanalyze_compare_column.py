@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 
 from inductor_bench.core.compare import CompareResult, ModeResult
 from inductor_bench.core.result_json import result_json
@@ -69,3 +71,16 @@ def test_a_breakdown_run_beside_an_unreadable_compare_is_still_reanalysed(tmp_pa
     assert any(ln.startswith(f"{cmp / 'compare.json'}: not rebuilt with this column's result: ")
                for ln in r.stderr.splitlines()), r.stderr
     assert (cmp / "compare.json").read_text() == "{"
+
+
+def test_a_column_named_from_inside_it_finds_its_compare(tmp_path):
+    """`report .. --reanalyze` from a column's graphs/ looked for the compare in the column."""
+    cmp, column = _compare(tmp_path)
+    recorded = [g["wall_ms"] for g in json.loads((RUN / "breakdown.json").read_text())["graphs"]]
+    r = subprocess.run([sys.executable, "-m", "inductor_bench.cli", "report", "..", "--reanalyze"],
+                       capture_output=True, text=True, cwd=column / "graphs", timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert f"{cmp / 'compare.json'} rebuilt with this column's result (the result it replaced: " \
+           f"{cmp / 'compare.before-reanalysis.json'})" in r.stderr.splitlines()
+    compare = json.loads((cmp / "compare.json").read_text())
+    assert [g["wall_ms"] for g in compare["modes"][0]["breakdown"]["graphs"]] == recorded

@@ -24,7 +24,9 @@ def rebuild_compare(column: Path, result: BreakdownResult, lock: str) -> None:
     result saved again with ``result`` as the column's breakdown, and its reports; the result it
     replaces is kept once (``KEPT_COMPARE_FILE``). Re-analyses of two columns at once take turns
     on the compare's ``lock`` file. A compare that cannot be read is said, and left as it is."""
-    where = column.absolute().parent
+    if column.name in ("", ".."):  # "." or "..": named by where it is
+        column = column.resolve()
+    where = column.parent  # named as the column was: a relative path stays relative
     if not (where / COMPARE_FILE).is_file():
         return
     waiting = f"{where}: another re-analysis of this compare's columns is under way; waiting for it to end"
@@ -34,7 +36,7 @@ def rebuild_compare(column: Path, result: BreakdownResult, lock: str) -> None:
         except BenchError as e:
             note(f"{where / COMPARE_FILE}: not rebuilt with this column's result: {e}")
             return
-        if not _replaced(compare, column.absolute().name, result):
+        if not _replaced(compare, column.name, result):
             return
         kept = where / KEPT_COMPARE_FILE
         first = not kept.exists()
