@@ -24,7 +24,7 @@ from typing import Any
 from .attribution import attribute
 from .breakdown import analyze_graph, launch_stacks_by_name, settle
 from .devices import DEVICE, backend
-from .digests import DigestsDamaged, file_digest, read_digests
+from .digests import DigestsDamaged, check_inputs, file_digest, read_digests
 from .errors import ResultError
 from .load import Load
 from .modparse import ModuleInfo, parse_module
@@ -39,6 +39,7 @@ from .rundir import (
     LAUNCH_TRACE_FILE,
     MODULE_FILE,
     PIPELINED_TRACE_FILE,
+    PROFILE_FILE,
     SOURCES_FILE,
     STEP_PYTHON_TRACE_FILE,
     STEP_TRACE_FILE,
@@ -54,7 +55,6 @@ from .static_twin import input_shapes
 from .symbols import dynamic_sizes
 from .trace import load_for_analysis
 
-PROFILE_FILE = "profile.json"  # graphs/<id>/: the graph as asked for, and the worker's response
 # What a graph is before it is measured: the fields its profile request carries.
 HEADER_FIELDS = ("id", "role", "aot_id", "frame_id", "frame_compile_id", "module", "device",
                  "cuda_graphs", "cuda_graphs_note", "how_it_ran", "compiled_from", "calls",
@@ -155,12 +155,7 @@ def _check_unchanged(run_dir: Path, module_path: Path, data: bytes, files: dict[
     them (``digests.json``), where it did: one torn or edited since would have the graph's
     kernels read, counted and placed from another text (a kernel file's own byte and FLOP
     counts among them). ``data``: the module's bytes as read for the analysis, never read again."""
-    try:
-        digests = read_digests(run_dir)
-    except DigestsDamaged as e:  # no module of the run can be checked: none is analysed unchecked
-        raise ResultError(f"{e}: the graphs' modules cannot be checked against what the run wrote, and none "
-                          "is analysed unchecked: refused (`report` without --reanalyze renders the saved "
-                          "result)") from None
+    digests = checked_digests(run_dir)
     rel = module_path.relative_to(run_dir).as_posix()
     recorded = digests.get(rel)
     if recorded is None and digests:  # a run that records digests records every module it copies
@@ -177,6 +172,17 @@ def _check_unchanged(run_dir: Path, module_path: Path, data: bytes, files: dict[
         if recorded is not None and file_digest(path) != recorded:
             raise ResultError(f"{path}: changed since the run wrote it (sha256 differs): its bytes and FLOPs "
                               "would be read from another kernel; refused")
+
+
+def checked_digests(run_dir: Path) -> dict[str, str]:
+    """The run's digests (``digests.json``); damaged, a refusal: nothing of the run is analysed
+    unchecked."""
+    try:
+        return read_digests(run_dir)
+    except DigestsDamaged as e:  # no module of the run can be checked: none is analysed unchecked
+        raise ResultError(f"{e}: the graphs' modules cannot be checked against what the run wrote, and none "
+                          "is analysed unchecked: refused (`report` without --reanalyze renders the saved "
+                          "result)") from None
 
 
 def count_kernel_work(g: GraphResult, info: ModuleInfo, text: str, run_dir: Path,
@@ -197,6 +203,12 @@ def reanalyze(run_dir: str | Path) -> tuple[BreakdownResult, list[str]]:
     graphs re-analysed. Raises ``ResultError`` when none could be."""
     run = Path(run_dir)
     result = load_breakdown(run)
+    digests = checked_digests(run)
+    check_inputs(run, digests)  # every file read is checked before any is read
+    for g in result.graphs:  # a graph profiled (its answer saved, or recorded as saved)
+        profile = run / Path(g.module or "").parent / PROFILE_FILE
+        if g.module and (profile.exists() or profile.relative_to(run).as_posix() in digests):
+            check_inputs(run, digests, profile.parent)
     done: list[str] = []
     for i, g in enumerate(result.graphs):
         saved = _read_profile(run, g)

@@ -1,6 +1,8 @@
-"""The sha256 of each file a run copied into its graphs (``DIGESTS_FILE``: module, kernels,
-inputs), and the checks made with them before a file of the run is analysed or run again: a
-file changed, unrecorded, outside the run, or whose record cannot be read is never used."""
+"""The sha256 of each file a graph of a run is analysed or run again from (``DIGESTS_FILE``:
+its module, kernels and inputs as copied; its profiling worker's answer, traces and lowering
+record as saved; the run's profiled steps), and the checks made with them before a file of the
+run is analysed or run again: a file changed, unrecorded, outside the run, or whose record
+cannot be read is never used."""
 
 from __future__ import annotations
 
@@ -9,10 +11,26 @@ import json
 import re
 from pathlib import Path, PurePosixPath
 
+from . import rundir as rd
 from .errors import ResultError
-from .rundir import DIGESTS_FILE, _inside
+from .rundir import DIGESTS_FILE, PROFILE_FILE, inside_run_dir
 
 _DIGEST = re.compile(r"[0-9a-f]{64}")
+
+# What ``report --reanalyze`` makes a graph's figures from besides its module and kernel files
+# (each beside them in graphs/<id>/), and what each would change, edited.
+GRAPH_INPUTS = {
+    PROFILE_FILE: "the graph's windows and iteration times would be read from another answer",
+    rd.TRACE_FILE: "its kernels' times would be read from another trace",
+    rd.LAUNCH_TRACE_FILE: "its kernels' launch sites would be read from another trace",
+    rd.PIPELINED_TRACE_FILE: "its pipelined run would be read from another trace",
+    rd.SOURCES_FILE: "its source lines and modules would be read from another record",
+}
+# The same of the run's own files: its profiled steps (the time outside the graphs).
+RUN_INPUTS = {
+    rd.STEP_TRACE_FILE: "the time outside the graphs would be split from another trace",
+    rd.STEP_PYTHON_TRACE_FILE: "the Python outside the graphs would be read from another trace",
+}
 
 
 class DigestsDamaged(ResultError):
@@ -51,7 +69,7 @@ def run_file(run_dir: Path, rel: str) -> tuple[Path, bytes]:
     ``rel`` a relative path inside the run directory (not absolute, no ``..``, no link out of
     it), recorded in ``DIGESTS_FILE``, the sha256 of the bytes returned the recorded one."""
     where = f"{run_dir}: {rel!r}"
-    if not _inside(rel):
+    if not inside_run_dir(rel):
         raise ResultError(f"{where} lies outside the run directory: refused")
     path = run_dir / rel
     if not path.resolve().is_relative_to(run_dir.resolve()):
@@ -70,3 +88,43 @@ def run_file(run_dir: Path, rel: str) -> tuple[Path, bytes]:
     if hashlib.sha256(data).hexdigest() != recorded:
         raise ResultError(f"{where} changed since the run wrote it (sha256 differs): refused")
     return path, data
+
+
+def analysis_inputs(run_dir: Path, gdir: Path | None = None) -> list[Path]:
+    """The files of ``GRAPH_INPUTS`` in the graph directory ``gdir`` (None: of ``RUN_INPUTS``
+    in ``run_dir``) that are there, to record as the run saves them."""
+    where, names = (run_dir, RUN_INPUTS) if gdir is None else (gdir, GRAPH_INPUTS)
+    return [where / n for n in names if (where / n).is_file()]
+
+
+def records_inputs(digests: dict[str, str]) -> bool:
+    """Whether the run recorded the digests of its analysis inputs (a graph's ``PROFILE_FILE``
+    among them); a run recorded before they were kept has its inputs read unchecked."""
+    return any(PurePosixPath(rel).name == PROFILE_FILE for rel in digests)
+
+
+def check_inputs(run_dir: Path, digests: dict[str, str], gdir: Path | None = None) -> None:
+    """The analysis inputs of the graph directory ``gdir`` (None: the run's own) as the run
+    recorded them in ``digests``: ``ResultError`` naming the first one changed since, one there
+    but unrecorded, or (of a graph's) one recorded but gone. Nothing is checked for a run that
+    recorded none (``records_inputs``)."""
+    if not records_inputs(digests):
+        return
+    where, names = (run_dir, RUN_INPUTS) if gdir is None else (gdir, GRAPH_INPUTS)
+    for name, lost in names.items():
+        path = where / name
+        recorded = digests.get(path.relative_to(run_dir).as_posix())
+        if not path.exists():
+            if recorded is not None and gdir is not None:  # the run's steps: kept as saved, said
+                raise ResultError(f"{path}: missing, though the run wrote it (its sha256 is in "
+                                  f"{DIGESTS_FILE}): refused")
+            continue
+        if recorded is None:
+            raise ResultError(f"{path}: not a file the run recorded writing (no sha256 in {DIGESTS_FILE}): "
+                              "refused")
+        try:
+            same = file_digest(path) == recorded
+        except OSError as e:
+            raise ResultError(f"{path}: cannot read it ({e.strerror or e})") from None
+        if not same:
+            raise ResultError(f"{path}: changed since the run wrote it (sha256 differs): {lost}; refused")

@@ -6,10 +6,11 @@ A run directory is made fresh for every run and never overwritten::
       meta.json          options, versions, device, status, errors
       cache/             the private Inductor cache this run compiled into
       modules.jsonl      compiled modules as Inductor reported them
-      digests.json       the sha256 of every module and kernel file copied into graphs/
+      digests.json       the sha256 of every file a graph is analysed or run again from
       sources.jsonl      what each module was made from: FX nodes, source lines, nn.Module paths
       inputs/            each module's first call: its integer and boolean tensor inputs
-      graphs/<id>/       module.py, inputs.pt, kernels/<name>.py, trace.json.gz (in Perfetto)
+      graphs/<id>/       module.py, inputs.pt, kernels/<name>.py, trace.json.gz (in Perfetto),
+                         sources.json, profile.json (the profiling worker's answer)
       logs/              worker logs
       breakdown.json     the result (re-render with `inductor-bench report`)
       report.txt         the text report
@@ -42,6 +43,7 @@ META_FILE = "meta.json"
 MODULES_LOG = "modules.jsonl"
 SOURCES_LOG = "sources.jsonl"  # what each compiled module was made from (runner/sources.py)
 SOURCES_FILE = "sources.json"  # one graph's entry of it, in graphs/<id>/
+PROFILE_FILE = "profile.json"  # graphs/<id>/: the graph as asked for, and the worker's response
 CALL_INPUTS_DIR = "inputs"  # each module's first call: its integer and boolean inputs
 CALL_INPUTS_FILE = "inputs.pt"  # a graph's copy of it, in graphs/<id>/
 CACHE_DIR = "cache"
@@ -338,11 +340,11 @@ def _check_file_paths(result: BreakdownResult, p: Path) -> None:
         named = [("module", g.module), ("trace", g.trace), ("pipelined_trace", g.pipelined_trace)]
         named += [(f"kernel {k.name}", k.file) for k in g.kernels]
         for what, rel in named:
-            if rel is not None and not _inside(rel):
+            if rel is not None and not inside_run_dir(rel):
                 raise ResultError(f"{p}: damaged: graph {g.id} {what}: {rel!r} is outside the run directory")
 
 
-def _inside(rel: str) -> bool:
+def inside_run_dir(rel: str) -> bool:
     """A relative path that stays inside the directory it is relative to (no root, drive,
     scheme or ``..``)."""
     posix = PurePosixPath(rel.replace("\\", "/"))

@@ -42,7 +42,7 @@ from . import device as dev
 from .batch import BatchItem, Standby, run_batch
 from .capture import measuring_env
 from .dynamo_frame import CODE_KEY
-from .rundir import copy_atomic, link_or_copy, record_digests
+from .rundir import copy_atomic, link_or_copy, record_digests, record_inputs
 from .settings import RunSettings
 from .standbys import PROFILE_WORKER, process_shares
 from .trace_log import COMPILED_AUTOGRAD
@@ -78,6 +78,7 @@ def collect_graphs(
     used: set[str] = set()
     records = read_log(run_dir / SOURCES_LOG)
     states = _cudagraph_states(run_dir / MODULES_LOG)
+    record_inputs(run_dir)  # the steps the compile worker profiled
     for m in modules:
         path = Path(m["path"])
         if not path.exists():
@@ -226,6 +227,7 @@ def take_response(src: GraphSource, run_dir: Path, data: dict[str, Any] | errors
         if isinstance(data, errors.BenchError):
             raise data
         save_profile(src.module_path.parent, g, data)
+        record_inputs(run_dir, src.module_path.parent)  # the answer and the traces it names, as kept
         return analyze_profile(run_dir, g, data)
     except errors.WorkerTimeout as e:
         g.status, g.error = Status.TIMEOUT, str(e)

@@ -13,12 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from ..core import errors
-from ..core.analysis import PROFILE_FILE
 from ..core.ceilings import PEAKS_FILE, Ceilings, Roofline, cache_key, datasheet_for
 from ..core.compare import CompareResult
 from ..core.results import BreakdownResult
 from ..core.roofline import chart_points, to_measure_again
-from ..core.rundir import GRAPHS_DIR
+from ..core.rundir import GRAPHS_DIR, PROFILE_FILE
 from .cache import user_cache_root
 from .peaks_measure import read_cached, usable
 from .rundir import save_result, write_atomic

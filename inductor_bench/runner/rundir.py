@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import errors
-from ..core.digests import file_digest, read_digests
+from ..core.digests import analysis_inputs, file_digest, read_digests
 from ..core.result_json import result_json
 from ..core.results import BreakdownResult
 from ..core.rundir import (
@@ -209,11 +209,20 @@ def link_or_copy(src: Path | str, dst: Path) -> None:
 
 def record_digests(run_dir: Path, files: list[Path]) -> None:
     """Add the sha256 of ``files`` (inside the run directory) to its ``DIGESTS_FILE``: what
-    ``core.digests.run_file`` checks before a kernel file is run again."""
+    ``core.digests.run_file`` checks before a kernel file is run again, and a re-analysis before
+    it reads a module, a kernel file or a trace."""
     digests = read_digests(run_dir)
     for f in files:
         digests[f.relative_to(run_dir).as_posix()] = file_digest(f)
     write_atomic(run_dir / DIGESTS_FILE, json.dumps(digests, indent=1, sort_keys=True))
+
+
+def record_inputs(run_dir: Path, gdir: Path | None = None) -> None:
+    """Record the digests of what the graph in ``gdir`` is analysed again from, as saved (None:
+    the run's profiled steps): what ``core.digests.check_inputs`` checks before a re-analysis."""
+    files = analysis_inputs(run_dir, gdir)
+    if files:
+        record_digests(run_dir, files)
 
 
 def _slug(s: str) -> str:
