@@ -29,8 +29,9 @@ from .module_bytes import heaviest_first
 from .own_nodes import own_extern_nodes, own_origins
 from .results import GraphResult
 from .source_chains import record_line
-from .source_store import BUILT, LOST, MODULE_LOST, RECOMPUTE_MARKED, RECOMPUTED
+from .source_store import BUILT, LOST, MODULE_LOST, RECOMPUTE_MARKED, RECOMPUTED, carried_note
 from .sources import ROOT_MODULE, CallSite, Origin, SourceLine, call_shapes, merge, module_path, path_order
+from .stride_rebuild import with_strides
 from .subgraph_modules import rerooted
 from .timeline import launch_stacks
 from .trace import Trace
@@ -197,8 +198,10 @@ def attribute(
         graph.attribution = (record or {}).get("error") or NO_RECORD
         return graph
     calls, nodes = parse_calls(text, module), record.get("nodes") or {}
-    own, sizes = own_origins(record["ops"] or []), call_bytes(calls, module_calls(text, module))  # read once
+    args = module_calls(text, module)  # read once
+    own, sizes = own_origins(record["ops"] or []), call_bytes(calls, args)
     origins, shapes = call_origins(calls, record, own)
+    shapes, unknown = with_strides(shapes, calls, args, record)
     origins = mostly_unplaced(origins, calls, record, text, module, sizes)
     origins = heaviest_first(origins, calls, record, text, module, lambda ns: origin_of(ns, nodes).modules,
                              sizes=sizes, own=own)
@@ -225,7 +228,7 @@ def attribute(
         _device_origins(graph, per_kernel, externs, origins, _device_launchers(trace))
         if externs:
             notes.append("extern kernels are not split by call site on a device timeline")
-    notes += carried_note(record)
+    notes += carried_note(record) + unknown
     graph.attribution = "; ".join(notes) or None
     return graph
 
@@ -272,16 +275,6 @@ def _device_origins(
         ops = launchers.get(k.name, set())
         mine = [origins.get(i) for i, c in externs if op_name(c.name) in ops]
         k.origin = merge(mine) or Origin(missing="no extern call of the module launched it")
-
-
-def carried_note(record: dict[str, Any]) -> list[str]:
-    """What a record carried over from Inductor's cache (``core/source_store.py``) lost."""
-    carried = record.get("carried") or {}
-    if not carried.get("lost"):
-        return []
-    first = next(n[LOST] for n in record["nodes"].values() if LOST in n)
-    return [f"{carried['lost']} of {carried.get('nodes', '?')} FX nodes of the module (a cache hit) "
-            f"lost their source line, e.g. {first}"]
 
 
 def _device_launchers(trace: Trace) -> dict[str, set[str]]:

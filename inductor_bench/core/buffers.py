@@ -44,6 +44,7 @@ class Tensor:
     shape: tuple[int, ...] | None  # None: symbolic or not found
     dtype: str | None  # as the module spells it (``float32``); None: not said
     stored: int | None = None  # a broadcast view's (a stride of 0): the elements its memory holds
+    strides: tuple[int, ...] | None = None  # as the module states them; None: not stated
 
     @property
     def numel(self) -> int | None:
@@ -145,10 +146,13 @@ class BufferTable:
     def get(self, name: str) -> Tensor | None:
         return self.tensors.get(name)
 
-    def put(self, name: str, shape: tuple[int, ...] | None, dtype: str | None) -> None:
+    def put(self, name: str, shape: tuple[int, ...] | None, dtype: str | None,
+            strides: tuple[int, ...] | None = None) -> None:
         old = self.tensors.get(name)
-        self.tensors[name] = Tensor(shape if shape is not None else (old.shape if old else None),
-                                    dtype or (old.dtype if old else None))
+        kept = old if shape is None else None  # its shape and strides as they were
+        strides = strides if strides is not None else (kept.strides if kept else None)
+        self.tensors[name] = Tensor(kept.shape if kept else shape, dtype or (old.dtype if old else None),
+                                    strides=strides)
 
     def of_arg(self, arg: str) -> Tensor | None:
         """The tensor an argument text names: a buffer, or a ``reinterpret_tensor`` view of one
@@ -161,7 +165,7 @@ class BufferTable:
             parts = split_args(arg[len("reinterpret_tensor("):])
             shape = self.shape(parts[1]) if len(parts) > 1 else None
             strides = self.shape(parts[2]) if len(parts) > 2 else None
-            return Tensor(shape, self.tensors[base].dtype, _stored(shape, strides))
+            return Tensor(shape, self.tensors[base].dtype, _stored(shape, strides), strides)
         return self.tensors[base]
 
     def bind(self, call: CallArgs) -> None:
@@ -174,15 +178,16 @@ class BufferTable:
 
     def read_line(self, line: str) -> None:
         if (stated := asserted(line)) is not None:
-            for name, shape, _, dtype in stated:
-                self.put(name, self.shape(shape), dtype)
+            for name, shape, stride, dtype in stated:
+                self.put(name, self.shape(shape), dtype, self.shape(stride) if stride else None)
             return
         if self._subgraph_line(line) or (m := _ASSIGN.match(line)) is None:
             return
         lhs, rhs = m.group("lhs"), m.group("rhs").split(";")[0].strip()
         if (a := _ALLOC.match(rhs)) is not None:
             parts = split_args(a.group("args"))
-            self.put(lhs, self.shape(parts[0]) if parts else None, _dtype_in(parts[2:]))
+            self.put(lhs, self.shape(parts[0]) if parts else None, _dtype_in(parts[2:]),
+                     self.shape(parts[1]) if len(parts) > 1 else None)
         elif rhs.startswith("reinterpret_tensor(") and (t := self.of_arg(rhs)) is not None:
             self.tensors[lhs] = t
         elif re.fullmatch(r"\w+", rhs) and rhs in self.tensors:
@@ -270,7 +275,8 @@ def input_tensors(text: str) -> dict[str, Tensor]:
             continue
         if (m := _RAND_STRIDED.match(ln)) is not None:
             parts = split_args(m.group(2))
-            out[m.group(1)] = Tensor(literal_shape(parts[0]) if parts else None, _dtype_in(parts))
+            out[m.group(1)] = Tensor(literal_shape(parts[0]) if parts else None, _dtype_in(parts),
+                                     strides=literal_shape(parts[1]) if len(parts) > 1 else None)
         elif (m := _AS_STRIDED.match(ln)) is not None:
             parts = split_args(m.group(2))
             base = out.get(parts[0].strip()) if parts else None
@@ -288,7 +294,7 @@ def module_calls(text: str, module: ModuleInfo,
     ``fixed``: size symbols at other values than the harness's (``breakdown --size``)."""
     table = BufferTable(sizes(text, fixed))
     for name, t in input_tensors(text).items():
-        table.put(name, t.shape, t.dtype)
+        table.put(name, t.shape, t.dtype, t.strides)
     lines = text.splitlines()
     calls: list[CallArgs] = []
     returning: Returning = {}  # the last extern call's result, its aliases and its elements

@@ -25,7 +25,7 @@ from typing import TypeVar
 from .ceilings import KernelRoof, no_distance
 from .diff_records import ADDED, REMOVED, CallMove, SectionDiff
 from .results import BreakdownResult, GraphResult, KernelStat
-from .sources import STRIDES_MARK, CallSite
+from .sources import STRIDES_MARK, UNKNOWN_STRIDES, CallSite
 
 K = TypeVar("K")
 
@@ -57,7 +57,7 @@ def pair_calls(base: list[Call], head: list[Call]) -> tuple[list[tuple[Call, Cal
     left_b = {c.mark: c for c in base if id(c) not in taken_b}
     for h in head:
         b = left_b.get(h.mark)
-        if id(h) not in taken_h and b is not None and b.site.shapes == h.site.shapes:
+        if id(h) not in taken_h and b is not None and same_inputs(b, h):
             pairs.append((b, h))
             del left_b[h.mark]
             taken_h.add(id(h))
@@ -100,7 +100,7 @@ def _alike(a: list[str], b: list[str]) -> int:
 def call_move(graph: str, op: str, b: Call, h: Call, weight: float) -> CallMove:
     """A pair as its row: named as head's report names the call, with base's mark where it
     differs and both sides' input shapes where they differ."""
-    shapes = (b.site.shapes, h.site.shapes) if b.site.shapes != h.site.shapes else (None, None)
+    shapes = (b.site.shapes, h.site.shapes) if not same_inputs(b, h) else (None, None)
     return CallMove(graph, op + h.mark, weight * h.stat.ms, b.roof.pct, h.roof.pct,
                     ", ".join(f"{why} in {side}" for side, r in (("base", b.roof), ("head", h.roof))
                               if (why := no_distance(r))),
@@ -129,6 +129,15 @@ def strides_alike(base: dict[K, list[Call]],
     if any_strides(base) == any_strides(head):
         return base, head
     return shapes_only(base), shapes_only(head)
+
+
+def same_inputs(b: Call, h: Call) -> bool:
+    """Whether a pair's inputs are alike: their shapes, and their strides where both sides know
+    them; a call whose strides are not known (``sources.UNKNOWN_STRIDES``: a module from a cache
+    recorded without them) is compared by its shapes alone, never as strides that differ."""
+    if any(UNKNOWN_STRIDES in s for c in (b, h) for s in c.site.shapes):
+        return _shapes_only(b).site.shapes == _shapes_only(h).site.shapes
+    return b.site.shapes == h.site.shapes
 
 
 def _shapes_only(c: Call) -> Call:

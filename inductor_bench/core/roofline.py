@@ -29,7 +29,7 @@ from itertools import groupby
 from pathlib import Path
 
 from .breakdown import op_name
-from .call_pairs import Call, call_move, one_side_words, pair_calls, strides_alike
+from .call_pairs import Call, call_move, one_side_words, pair_calls, same_inputs, strides_alike
 from .ceilings import (
     COMPUTE,
     FAR_BELOW_PCT,
@@ -208,7 +208,7 @@ def _call_moves(section: SectionDiff, base: BreakdownResult, head: BreakdownResu
             continue
         b, h = bc.get((k.base_graph or k.graph, k.base_name or k.name), []), hc.get((k.graph, k.name), [])
         pairs, b_left, h_left = pair_calls(b, h)
-        k.shapes_changed = [k.name + ph.mark for pb, ph in pairs if pb.site.shapes != ph.site.shapes]
+        k.shapes_changed = [k.name + ph.mark for pb, ph in pairs if not same_inputs(pb, ph)]
         if not moves:
             continue
         if pairs:

@@ -54,6 +54,10 @@ RECOMPUTE_MARKED = "recompute_marked"
 # The graph's name as AOTAutograd gave it to its compiler (``0_forward``): what says the role of
 # a module whose text does not (a C++ wrapper's, ``core/cppwrapper.py``).
 AOT_ID = "aot_id"
+# A key of a carried-over record whose extern calls were kept without their inputs' strides
+# (by a version of this tool that recorded none): they are read back from the module's text
+# where it gives them (``core/stride_rebuild.py``), else unknown.
+STRIDES_UNRECORDED = "strides_unrecorded"
 # A record's module path -> [file, line, function, code] of the line that built the module, for
 # the modules whose nodes have no line of the model (runner/module_sites.py); never stored.
 BUILT = "built"
@@ -196,7 +200,19 @@ def carry_over(stored: dict[str, Any], now: dict[str, dict[str, Any]]) -> dict[s
     carried = {"nodes": len(nodes), "lost": lost, **({"by": "position"} if aligned is not None else {})}
     marked = {RECOMPUTE_MARKED: True} if stored.get(RECOMPUTE_MARKED) else {}
     named = {AOT_ID: stored[AOT_ID]} if stored.get(AOT_ID) else {}
-    return {"nodes": nodes, "ops": stored.get("ops") or [], "carried": carried, **marked, **named}
+    ops = stored.get("ops") or []
+    old = {STRIDES_UNRECORDED: True} if any(op.get("extern") and "strides" not in op for op in ops) else {}
+    return {"nodes": nodes, "ops": ops, "carried": carried, **marked, **named, **old}
+
+
+def carried_note(record: dict[str, Any]) -> list[str]:
+    """What a record carried over from Inductor's cache lost."""
+    carried = record.get("carried") or {}
+    if not carried.get("lost"):
+        return []
+    first = next(n[LOST] for n in record["nodes"].values() if LOST in n)
+    return [f"{carried['lost']} of {carried.get('nodes', '?')} FX nodes of the module (a cache hit) "
+            f"lost their source line, e.g. {first}"]
 
 
 def _by_position(then: dict[str, dict[str, Any]], now: dict[str, dict[str, Any]]) -> dict[str, Any] | None:

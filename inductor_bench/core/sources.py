@@ -13,8 +13,9 @@ analysis time from what the compile worker recorded (``runner/sources.py``) and 
 from __future__ import annotations
 
 import ast
+import operator
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -117,6 +118,9 @@ class CallSite:
 
 STRIDES_MARK = " (strides "  # what joins an input's shape and its strides: ``256x512 (strides 1x256)``
 STRIDES = STRIDES_MARK + "{})"
+# an input whose strides are not known: its call's record was kept by a version of this tool
+# that recorded none, and the module's text did not give them back (``core/stride_rebuild.py``)
+UNKNOWN_STRIDES = STRIDES.format("?")
 
 
 def call_shapes(op: dict[str, Any]) -> list[str]:
@@ -128,6 +132,17 @@ def call_shapes(op: dict[str, Any]) -> list[str]:
     if len(strides) != len(shapes):
         return shapes
     return [f"{s}{STRIDES.format(st)}" if st else s for s, st in zip(shapes, strides, strict=True)]
+
+
+def contiguous(size: list[Any], stride: list[Any], equal: Callable[[Any, Any], bool] = operator.eq) -> bool:
+    """Row-major strides for ``size`` (a dimension of size 1 may have any); ``equal``: how two
+    sizes compare (``runner/sources.py``: sympy expressions too, for dynamic shapes)."""
+    expected: Any = 1
+    for n, st in zip(reversed(size), reversed(stride), strict=True):
+        if not equal(n, 1) and not equal(st, expected):
+            return False
+        expected = expected * n
+    return True
 
 
 

@@ -40,7 +40,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..core import source_store
+from ..core import source_store, sources
 from ..core.source_store import top_level_lines
 from ..core.sources import module_path, path_order
 from . import compat, module_sites, trace_log
@@ -125,12 +125,7 @@ def _strides(t: Any) -> str:
 def contiguous(size: list[Any], stride: list[Any]) -> bool:
     """Row-major strides for ``size`` (a dimension of size 1 may have any), sizes and strides
     ints or sympy expressions (dynamic shapes)."""
-    expected: Any = 1
-    for n, st in zip(reversed(size), reversed(stride), strict=True):
-        if not _equal(n, 1) and not _equal(st, expected):
-            return False
-        expected = expected * n
-    return True
+    return sources.contiguous(size, stride, _equal)
 
 
 def _equal(a: Any, b: Any) -> bool:

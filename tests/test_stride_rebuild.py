@@ -1,0 +1,160 @@
+"""A module served from Inductor's cache with an attribution record kept by a version of this
+tool that recorded no input strides: each extern call's strides are read back from the
+module's text, or said to be unknown (``(strides ?)``, and a note on the graph), never shown
+as contiguous; diff compares a call of unknown strides by its shapes alone."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+
+import pytest
+import torch
+
+from inductor_bench.core import source_store
+from inductor_bench.core.attribution import call_origins
+from inductor_bench.core.buffers import module_calls
+from inductor_bench.core.callsites import parse_calls
+from inductor_bench.core.modparse import parse_module
+from inductor_bench.core.stride_rebuild import with_strides
+
+from .conftest import ROOT
+from .test_call_strides import RUN, changed
+from .test_call_strides import with_strides as given_strides
+
+RUNS = ROOT / "tests/fixtures/runs"
+# the recorded graphs (torch 2.13, CPU and CUDA), whose records predate strides: as a record
+# kept by such a version reads on a cache hit
+GRAPHS = sorted(p.parent.relative_to(RUNS).as_posix() for p in RUNS.glob("*/graphs/*/sources.json"))
+
+
+def old_record(graph: str) -> dict:
+    """The graph's record as a cache hit reads one kept without strides: saved into a store and
+    carried over (``source_store.carry_over``), with no dynamo nodes of its own (hand-built)."""
+    rec = json.loads((RUNS / graph / "sources.json").read_text())
+    assert not any("strides" in op for op in rec["ops"])  # recorded before strides were
+    return source_store.carry_over({**rec, "dynamo": {}}, {})
+
+
+def stated(text: str) -> list[list[str]]:
+    """Each extern call's inputs as the module's own ``call()`` states them, read with ``ast``:
+    a name's size and stride from its ``assert_size_stride`` or ``empty_strided_*`` (or the
+    name it is another name for), a view's from its ``reinterpret_tensor``; an input written
+    with strides where torch says a tensor of them is not contiguous."""
+    fn = next(f for f in ast.walk(ast.parse(text)) if isinstance(f, ast.FunctionDef) and f.name == "call")
+    known: dict[str, tuple[tuple, tuple]] = {}
+    out = []
+
+    def tensor(a: ast.expr) -> tuple[tuple, tuple] | None:
+        if isinstance(a, ast.Name):
+            return known.get(a.id)
+        if isinstance(a, ast.Call) and ast.unparse(a.func) == "reinterpret_tensor":
+            return ast.literal_eval(a.args[1]), ast.literal_eval(a.args[2])
+        return None
+
+    for node in sorted((n for n in ast.walk(fn) if isinstance(n, (ast.Call, ast.Assign))),
+                       key=lambda n: (n.lineno, n.col_offset)):
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            name, v = node.targets[0].id, node.value
+            if isinstance(v, ast.Name) and v.id in known:
+                known[name] = known[v.id]
+            elif isinstance(v, ast.Call) and ast.unparse(v.func) == "reinterpret_tensor":
+                known[name] = tensor(v)  # type: ignore[assignment]
+            elif isinstance(v, ast.Call) and ast.unparse(v.func).startswith("empty_strided"):
+                known[name] = ast.literal_eval(v.args[0]), ast.literal_eval(v.args[1])
+        elif isinstance(node, ast.Call):
+            f = ast.unparse(node.func)
+            if f == "assert_size_stride":
+                known[node.args[0].id] = ast.literal_eval(node.args[1]), ast.literal_eval(node.args[2])
+            elif f.startswith(("extern_kernels.", "torch.ops.")) or f.endswith(".copy_"):
+                receiver = [node.func.value] if f.endswith(".copy_") else []  # type: ignore[attr-defined]
+                inputs = [t for a in [*receiver, *node.args] if (t := tensor(a)) is not None]
+                out.append([_written(size, stride) for size, stride in inputs])
+    return out
+
+
+def _written(size: tuple, stride: tuple) -> str:
+    shape = "x".join(map(str, size)) or "scalar"
+    if torch.empty_strided(size, stride).is_contiguous():
+        return shape
+    return f"{shape} (strides {'x'.join(map(str, stride))})"
+
+
+def rebuilt(graph: str, record: dict) -> tuple[list[list[str]], list[str]]:
+    text = (RUNS / graph / "module.py").read_text()
+    module = parse_module(text)
+    calls = parse_calls(text, module)
+    _, shapes = call_origins(calls, record)
+    out, notes = with_strides(shapes, calls, module_calls(text, module), record)
+    return [out[i] for i in sorted(out)], notes
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+def test_an_old_records_strides_are_those_the_module_states(graph):
+    record = old_record(graph)
+    assert record[source_store.STRIDES_UNRECORDED] is True
+    got, notes = rebuilt(graph, record)
+    assert got == stated((RUNS / graph / "module.py").read_text())
+    assert notes == []
+
+
+def test_the_transposed_weights_of_a_checkpointed_backward_are_found():
+    got, _ = rebuilt("cpu_checkpoint_train/graphs/0-backward", old_record("cpu_checkpoint_train/graphs/0-backward"))
+    # extern_kernels.addmm(primals_11, buf4, reinterpret_tensor(primals_10, (256, 1024), (1, 256), 0), ...)
+    assert ["1024", "128x256", "256x1024 (strides 1x256)"] in got
+    # extern_kernels.mm(reinterpret_tensor(buf9, (1024, 128), (1, 1024), 0), buf4, out=buf11)
+    assert ["1024x128 (strides 1x1024)", "128x256"] in got
+    # the six calls given a view: all transposed (grep -c 'extern_kernels.*reinterpret_tensor')
+    assert sum("(strides " in s for call in got for s in call) == 6
+
+
+def test_a_record_with_strides_is_read_as_kept(tmp_path):
+    rec = json.loads((RUNS / "cpu_checkpoint_train/graphs/0-forward/sources.json").read_text())
+    for op in rec["ops"]:
+        if op.get("extern"):
+            op["strides"] = [""] * len(op["shapes"])
+    assert source_store.save(tmp_path, "k", {**rec, "dynamo": {}})
+    carried = source_store.carry_over(source_store.load(tmp_path, "k"), {})
+    assert source_store.STRIDES_UNRECORDED not in carried
+    shapes = {0: ["64x256"]}
+    assert with_strides(shapes, [], [], carried) == (shapes, [])
+
+
+def test_strides_the_text_does_not_give_are_unknown_with_a_note():
+    """A hand-built record whose shapes the module does not state (a size symbol): unknown."""
+    graph = "cpu_checkpoint_train/graphs/0-forward"
+    record = copy.deepcopy(old_record(graph))
+    first = next(op for op in record["ops"] if op.get("extern"))
+    first["shapes"] = ["s0x" + s.split("x", 1)[-1] for s in first["shapes"]]
+    got, notes = rebuilt(graph, record)
+    wanted = stated((RUNS / graph / "module.py").read_text())
+    assert got[0] == [s + " (strides ?)" for s in first["shapes"]]
+    assert got[1:] == wanted[1:]
+    assert notes == ["input strides unknown for 1 of 4 extern calls ('(strides ?)'): the module came from "
+                     "Inductor's cache with an attribution record from an older version of this tool, and "
+                     "its text does not state them; --fresh-cache records them"]
+
+
+def _unknown(data: dict, graph: int, index: int) -> dict:
+    out = copy.deepcopy(data)
+    s = out["graphs"][graph]["sites"][index]
+    s["shapes"] = [x + " (strides ?)" for x in s["shapes"]]
+    return out
+
+
+def test_diff_gives_no_verdict_on_strides_one_side_does_not_know(tmp_path, capsys):
+    known = given_strides(json.loads(RUN.read_text()), 0, 1, "1x512")
+    unknown = _unknown(known, 0, 1)
+    for site in unknown["graphs"][0]["sites"][1:2]:
+        site["shapes"] = [s.replace(" (strides 1x512) (strides ?)", " (strides ?)") for s in site["shapes"]]
+    assert changed(tmp_path, capsys, unknown, known) == {}
+    assert changed(tmp_path, capsys, known, unknown) == {}
+
+
+def test_diff_still_sees_a_change_of_shape_beside_unknown_strides(tmp_path, capsys):
+    known = json.loads(RUN.read_text())
+    unknown = _unknown(known, 0, 1)
+    site = unknown["graphs"][0]["sites"][1]
+    site["shapes"][1] = "32x" + site["shapes"][1].split("x", 1)[1]
+    assert changed(tmp_path, capsys, unknown, known) == {("0-forward", "aten::addmm"): ["aten::addmm #1"]}
