@@ -8,9 +8,10 @@ from typing import Annotated
 
 import typer
 
-from ..core.analysis import reanalyze
+from ..core.analysis import has_profiles, reanalyze
 from ..core.compare import CompareResult
 from ..core.errors import UsageError
+from ..core.judged import other_rules
 from ..core.result_json import result_json
 from ..core.results import BreakdownResult
 from ..core.rundir import (
@@ -77,6 +78,9 @@ def report(
         kw = {"top": top, "details": not summary, "by": by.value, "depth": module_depth,
               "width": terminal_width()}
     run_dir = run if run.is_dir() else run.parent
+    profiled = isinstance(result, BreakdownResult) and has_profiles(run_dir, result)
+    if (line := other_rules(result, str(run_dir), profiled)) is not None:
+        note(line)
     emit(result_json(result), lambda f: render_result(result, f, **kw), fmt, None, html_out, links=run_dir)
 
 

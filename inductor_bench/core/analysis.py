@@ -52,6 +52,7 @@ from .rundir import (
 from .shape import check
 from .source_store import load_record
 from .static_twin import input_shapes
+from .steady import RULES
 from .symbols import dynamic_sizes
 from .trace import load_for_analysis
 
@@ -236,7 +237,13 @@ def reanalyze(run_dir: str | Path) -> tuple[BreakdownResult, list[str]]:
         result.outside = outside_of_trace(run / STEP_TRACE_FILE, python if python.exists() else None)
     if all(g.id in done for g in result.measured()):
         result.schema_version = SCHEMA_VERSION  # every figure now made by this analysis
+        result.rules = RULES  # and judged by these rules
     return result, done
+
+
+def has_profiles(run_dir: Path, result: BreakdownResult) -> bool:
+    """Whether some graph of the run kept its saved profile: whether ``reanalyze`` can run."""
+    return any(g.module and (run_dir / Path(g.module).parent / PROFILE_FILE).exists() for g in result.graphs)
 
 
 def _problem(g: GraphResult) -> str | None:

@@ -9,6 +9,7 @@ from .categories import label
 from .compare import CompareResult, unmeasured_columns
 from .compiled_from import code_label, same_code
 from .devices import AUTO
+from .judged import rules_differ
 from .match import match_kernels
 from .results import BreakdownResult
 from .symbols import sizes_text
@@ -59,6 +60,7 @@ def comparability(base: Result, head: Result) -> tuple[list[str], list[str]]:
         notes += memory_kinds_differ(base, head)
     notes += [f"{d}; the same source runs each one's own ATen and compiler, so no kernel is "
               "judged the same code" for d in runtimes_differ(base, head)]
+    notes += rules_differ(base, head)
     return problems, notes
 
 

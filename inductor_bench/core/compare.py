@@ -24,6 +24,7 @@ from .load import Load
 from .modes import check_name as check_mode_name
 from .results import BreakdownResult, StepTurns
 from .stats import Change, Summary, summarize
+from .steady import RULES
 from .step import StepSplit, split_in_turns, split_step
 from .unmeasured import BASE, HEAD, Unmeasured, first_line, unmeasured_graphs
 from .vocab import CompileMode, Status
@@ -150,6 +151,7 @@ class CompareResult:
     models: list[str] = field(default_factory=list)  # the model names, when several files
     # columns that compiled the same code for every graph (core/compare.same_code_groups)
     same_code: list[list[str]] = field(default_factory=list)
+    rules: int | None = RULES  # the statistics rules that judged it (None: not recorded)
     schema: str = COMPARE_SCHEMA
     schema_version: int = COMPARE_SCHEMA_VERSION
 
@@ -201,6 +203,8 @@ class CompareResult:
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "modes"}
         if self.step_budget_s is None:
             del d["step_budget_s"]
+        if self.rules is None:  # a result saved before the rules were numbered stays so
+            del d["rules"]
         d["modes"] = [m.to_dict() for m in self.modes]
         d["summary"] = summary(self)  # derived for scripts, never read back (from_dict)
         return d
@@ -220,6 +224,7 @@ class CompareResult:
         names = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in names and k != "modes"}
         kw["device_name"] = canonical_name(str(kw.get("device_name") or ""))
+        kw["rules"] = d.get("rules")  # none recorded: not the default, the rules of today
         return cls(modes=[ModeResult.from_dict(m) for m in d.get("modes", [])], **kw)
 
 

@@ -33,7 +33,7 @@ from .run_extras import TorchSettings as TorchSettings
 from .run_extras import Totals
 from .sources import CallSite, Origin, trim_json
 from .stats import Summary, summarize_steady
-from .steady import Steady, from_left_out
+from .steady import RULES, Steady, from_left_out
 from .vocab import CompileMode, Status
 
 SCHEMA = "inductor-bench/breakdown"
@@ -281,6 +281,9 @@ class BreakdownResult:
     graph_breaks: list[dict[str, Any]] = field(default_factory=list)
     # Dynamo's compiles: why each was made, its times, a recompile limit hit (core/compiles.py).
     compiles: list[dict[str, Any]] = field(default_factory=list)
+    # The statistics rules that judged its samples (``steady.RULES``); None: saved before they
+    # were numbered (``core/judged.py``).
+    rules: int | None = RULES
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -315,7 +318,8 @@ class BreakdownResult:
                 d["extras"] = self._extras()
             if f.name == "graphs":
                 d["graphs"] = [g.to_dict() for g in self.graphs]
-            elif f.name not in EXTRAS and not (f.name == "script_args" and not self.script_args):
+            elif f.name not in EXTRAS and not (f.name == "script_args" and not self.script_args) and not (
+                    f.name == "rules" and self.rules is None):  # a result without them stays so
                 d[f.name] = _plain(getattr(self, f.name))
         d["totals"] = asdict(self.totals())
         return d
@@ -351,6 +355,7 @@ class BreakdownResult:
         turns = extras.pop("step_turns", None)
         return cls(
             graphs=graphs,
+            rules=d.pop("rules", None),  # none recorded: not the default, the rules of today
             step_turns=StepTurns(**_known(StepTurns, turns)) if turns else None,
             torch_settings=TorchSettings(**_known(TorchSettings, ts)) if ts else None,
             compile_cache=CompileCache(**_known(CompileCache, cc)) if cc else None,

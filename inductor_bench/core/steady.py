@@ -56,6 +56,12 @@ TAIL_FLOOR = 0.05
 # iteration out for.
 EXCESS_FLOOR = 0.02
 MIN_STEADY = 5
+# The version of the rules of this module and ``core/parts.py`` (which samples are left out,
+# and the parts an iteration is judged by): raised by any change to what they keep. A result
+# records the rules that judged its graphs' iterations (``rules`` in breakdown.json and
+# compare.json; a result without one was saved before they were numbered), and ``report`` and
+# ``diff`` say where that is not these (``core/judged.py``).
+RULES = 1
 # The set's median is a stall where it lies this many margins above the faster half's median.
 # One margin lies 1.5 sigmas above the median of normal samples on average, yet sets of 9 or 10
 # normal samples met it in 1% of draws (3.6% of log-normal ones, sigma 0.3, skewed as timings
