@@ -12,10 +12,11 @@ import pytest
 
 from inductor_bench.cli import main
 from inductor_bench.core import steady
-from inductor_bench.core.compare import CompareResult
+from inductor_bench.core.compare import CompareResult, ModeResult
 from inductor_bench.core.diff import diff_results
+from inductor_bench.core.result_json import result_json
 from inductor_bench.core.results import BreakdownResult
-from inductor_bench.core.rundir import load_any
+from inductor_bench.core.rundir import load_any, load_breakdown
 
 from .conftest import FIXTURES
 
@@ -23,6 +24,7 @@ RESULTS = FIXTURES / "results"
 BREAKDOWN = RESULTS / "cpu_mlp_train_autotune" / "breakdown.json"  # saved before the rules were numbered
 COMPARE = RESULTS / "cpu_mlp_compare" / "compare.json"
 STALLED = FIXTURES / "runs" / "cpu_mlp_train_stalled"  # a run with its graphs' saved profiles
+FFT = FIXTURES / "runs" / "cpu_fft_inference"  # another, of one graph
 
 UNRECORDED = "unrecorded rules (saved before the rules were numbered)"
 AGAIN = "judges them again (docs/statistics.md)"
@@ -72,16 +74,16 @@ def test_report_says_a_result_was_judged_by_other_rules(tmp_path, capsys, monkey
     assert code == 0 and out
     ours = "this inductor-bench's are rules 1"
     # no profiles kept: nothing to re-analyse, and no command suggested that would refuse
-    assert err.splitlines() == [f"note: {run_dir}: {BY} {UNRECORDED}; {ours}: {STAND} (the run kept no "
-                                "graph's profile to judge again)"]
+    assert err.splitlines() == [f"note: {run_dir}: {BY} {UNRECORDED}; {ours}: {STAND} (no graph's profile "
+                                "was kept to judge them again)"]
     with_rules(BREAKDOWN, run_dir / "breakdown.json", steady.RULES)
     assert run(capsys, ["report", str(run_dir), "--summary"])[2] == ""
     # an older version, where this install's rules are version 2
     monkeypatch.setattr(steady, "RULES", 2)
     with_rules(BREAKDOWN, run_dir / "breakdown.json", 1)
     err = run(capsys, ["report", str(run_dir / "breakdown.json"), "--summary"])[2]
-    assert err.splitlines() == [f"note: {run_dir}: {BY} rules 1; this inductor-bench's are rules 2: {STAND} (the run "
-                                "kept no graph's profile to judge again)"]
+    assert err.splitlines() == [f"note: {run_dir}: {BY} rules 1; this inductor-bench's are rules 2: {STAND} (no graph's "
+                                "profile was kept to judge them again)"]
     with_rules(BREAKDOWN, run_dir / "breakdown.json", 3)  # a newer inductor-bench's
     err = run(capsys, ["report", str(run_dir), "--summary"])[2]
     assert err.splitlines() == [f"note: {run_dir}: {BY} rules 3; this inductor-bench's are rules 2 (a newer "
@@ -103,12 +105,37 @@ def test_report_suggests_reanalysis_of_a_run_with_profiles_and_reanalysis_record
 
 
 def test_report_of_a_compare_judged_by_other_rules(tmp_path, capsys):
-    path = with_rules(COMPARE, tmp_path / "cmp" / "compare.json", None)
+    path = with_rules(COMPARE, tmp_path / "cmp" / "compare.json", None)  # no column directories beside it
     err = run(capsys, ["report", str(path)])[2]
     assert err.splitlines() == [f"note: {path.parent}: {BY} {UNRECORDED}; this inductor-bench's are "
-                                f"rules 1: {STAND} (a compare run is not analysed again)"]
+                                f"rules 1: {STAND} (no graph's profile was kept to judge them again)"]
     with_rules(COMPARE, path, 1)
     assert run(capsys, ["report", str(path)])[2] == ""
+
+
+def test_a_compare_names_its_columns_to_reanalyse_and_takes_their_rules_once_all_are(tmp_path, capsys):
+    """A compare of two columns (the recorded fft run twice), saved before the rules were
+    numbered: its report names both columns; one re-analysed, the compare still holds a column
+    of other rules (named alone); both, the compare records rules 1 and says nothing."""
+    cmp = tmp_path / "cmp"
+    columns = [cmp / "default", cmp / "max-autotune"]
+    for column in columns:
+        shutil.copytree(FFT, column)
+        with_rules(FFT / "breakdown.json", column / "breakdown.json", None)
+    result = CompareResult(model="fft", device="cpu", rules=None, modes=[
+        ModeResult(mode=c.name, step_samples_ms=[5.0, 5.2, 4.9, 5.1, 5.0], run_dir=str(c),
+                   breakdown=load_breakdown(c)) for c in columns])
+    (cmp / "compare.json").write_text(result_json(result))
+    lead = f"note: {cmp}: {BY} {UNRECORDED}; this inductor-bench's are rules 1: `inductor-bench report COLUMN "
+    err = run(capsys, ["report", str(cmp)])[2]
+    assert err.splitlines() == [f"{lead}--reanalyze` for each of its columns ({columns[0]}, {columns[1]}) {AGAIN}"]
+    assert run(capsys, ["report", str(columns[0]), "--reanalyze"])[0] == 0
+    assert "rules" not in json.loads((cmp / "compare.json").read_text())  # a column judged by the old rules yet
+    err = run(capsys, ["report", str(cmp)])[2]
+    assert err.splitlines() == [f"{lead}--reanalyze` for each of its columns ({columns[1]}) {AGAIN}"]
+    assert run(capsys, ["report", str(columns[1]), "--reanalyze"])[0] == 0
+    assert json.loads((cmp / "compare.json").read_text())["rules"] == 1
+    assert run(capsys, ["report", str(cmp)])[2] == ""
 
 
 @pytest.mark.parametrize("src", [BREAKDOWN, COMPARE], ids=["breakdown", "compare"])

@@ -23,6 +23,7 @@ from ..core.rundir import (
     STEP_TRACE_FILE,
     load_any,
 )
+from ..core.steady import RULES
 from ..core.vocab import Status
 from ..render.breakdown import DEFAULT_TOP
 from ..runner.rundir import being_written, copy_atomic, held, write_atomic
@@ -78,10 +79,19 @@ def report(
         kw = {"top": top, "details": not summary, "by": by.value, "depth": module_depth,
               "width": terminal_width()}
     run_dir = run if run.is_dir() else run.parent
-    profiled = isinstance(result, BreakdownResult) and has_profiles(run_dir, result)
-    if (line := other_rules(result, str(run_dir), profiled)) is not None:
+    if (line := other_rules(result, str(run_dir), reanalysable(run_dir, result))) is not None:
         note(line)
     emit(result_json(result), lambda f: render_result(result, f, **kw), fmt, None, html_out, links=run_dir)
+
+
+def reanalysable(run_dir: Path, result: BreakdownResult | CompareResult) -> list[str]:
+    """The breakdown runs ``report --reanalyze`` can judge again: the run, where it kept its
+    graphs' profiles; of a compare, its columns' directories that did (beside its result), of
+    those not judged by this install's rules."""
+    if isinstance(result, BreakdownResult):
+        return [str(run_dir)] if has_profiles(run_dir, result) else []
+    columns = [(run_dir / Path(m.run_dir).name, m.breakdown) for m in result.modes if m.run_dir]
+    return [str(d) for d, b in columns if b is not None and b.rules != RULES and has_profiles(d, b)]
 
 
 def saved(run: Path) -> BreakdownResult | CompareResult:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..core.compare import CompareResult
 from ..core.errors import BenchError
+from ..core.judged import compare_rules
 from ..core.result_json import result_json
 from ..core.results import BreakdownResult
 from ..core.rundir import COMPARE_FILE, load_compare
@@ -56,4 +57,5 @@ def _replaced(compare: CompareResult, name: str, result: BreakdownResult) -> boo
     if len(columns) != 1:
         return False
     columns[0].breakdown = result
+    compare.rules = compare_rules(compare)  # the rules of its columns, where one rules all
     return True

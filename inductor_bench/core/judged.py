@@ -28,10 +28,11 @@ def rules_words(rules: int | None) -> str:
     return f"rules {rules}"
 
 
-def other_rules(result: Result, run: str, profiled: bool) -> str | None:
+def other_rules(result: Result, run: str, again: list[str]) -> str | None:
     """The line ``report`` says of a result whose graphs were not judged by this install's rules
-    (``run``: the run directory, named in the command that judges them again where it kept its
-    graphs' saved profiles: ``profiled``), or None."""
+    (``run``: the run directory; ``again``: the breakdown runs that can be re-analysed to judge
+    them again, the run itself or a compare's columns, those with their graphs' saved profiles),
+    or None."""
     if result.rules == steady.RULES:
         return None
     what = (f"note: {run}: its graphs' iterations were judged by the statistics policy's "
@@ -39,11 +40,20 @@ def other_rules(result: Result, run: str, profiled: bool) -> str | None:
     stand = "its graphs' figures stand as they were judged"
     if result.rules is not None and result.rules > steady.RULES:
         return f"{what} (a newer inductor-bench's rules judged them: {stand})"
+    if not again:
+        return f"{what}: {stand} (no graph's profile was kept to judge them again)"
     if isinstance(result, CompareResult):
-        return f"{what}: {stand} (a compare run is not analysed again)"
-    if not profiled:
-        return f"{what}: {stand} (the run kept no graph's profile to judge again)"
+        columns = ", ".join(again)
+        return (f"{what}: `inductor-bench report COLUMN --reanalyze` for each of its columns ({columns}) "
+                "judges them again (docs/statistics.md)")
     return f"{what}: `inductor-bench report {run} --reanalyze` judges them again (docs/statistics.md)"
+
+
+def compare_rules(compare: CompareResult) -> int | None:
+    """The rules of a compare whose columns' breakdowns were judged again: theirs where they all
+    share them, else the compare's own as saved."""
+    rules = {m.breakdown.rules for m in compare.modes if m.breakdown is not None}
+    return rules.pop() if len(rules) == 1 else compare.rules
 
 
 def rules_differ(base: Result, head: Result) -> list[str]:
