@@ -146,16 +146,16 @@ def _shapes_only(c: Call) -> Call:
 
 def inputs_changed(section: SectionDiff, base: BreakdownResult, head: BreakdownResult) -> None:
     """Each paired kernel without extern calls on either side whose graph's inputs changed size:
-    its ``shapes_changed`` names the kernel itself (no call mark), its time not the same work's."""
+    its ``graph_inputs_changed``, its time not the same work's."""
     bg, hg = ({g.id: g for g in r.graphs} for r in (base, head))
     for k in section.kernels:
-        if k.status in (ADDED, REMOVED) or k.shapes_changed:
+        if k.status in (ADDED, REMOVED) or k.other_work:
             continue
         b, h = bg.get(k.base_graph or k.graph), hg.get(k.graph)
         if b is None or h is None or _calls_made(b, k.base_name or k.name) or _calls_made(h, k.name):
             continue
         if b.input_shapes and h.input_shapes and b.input_shapes != h.input_shapes:
-            k.shapes_changed = [k.name]
+            k.graph_inputs_changed = True
 
 
 def _calls_made(g: GraphResult, name: str) -> bool:

@@ -71,6 +71,14 @@ class KernelDiff:
     # its paired calls whose input shapes differ, as head names them (``aten::mm #1``): its time
     # is then not the same work's on both sides, whatever its verdict says
     shapes_changed: list[str] = field(default_factory=list)
+    # a kernel without extern calls whose graph was given inputs of other sizes
+    # (``call_pairs.inputs_changed``): its time not the same work's either
+    graph_inputs_changed: bool = False
+
+    @property
+    def other_work(self) -> bool:
+        """Its time is not the same work's on both sides: its calls' or its graph's inputs changed."""
+        return bool(self.shapes_changed) or self.graph_inputs_changed
 
     @property
     def delta_ms(self) -> float:
@@ -87,8 +95,8 @@ class KernelDiff:
                   if getattr(self, k) not in (None, "")})
         if self.calls:
             d["calls"] = [c.to_dict() for c in self.calls]
-        if self.shapes_changed:
-            d["shapes_changed"] = self.shapes_changed
+        if self.other_work:  # a graph's inputs as the kernel's own name
+            d["shapes_changed"] = self.shapes_changed + ([self.name] if self.graph_inputs_changed else [])
         return {**d, "change": self.change.to_dict() if self.change else None}
 
 
@@ -152,8 +160,9 @@ class SectionDiff:
         once each graph whose inputs did where kernels without calls were put down to it
         (``0-forward's inputs``): the section's work is then not the same on both sides, its
         step's change the model's too."""
-        out = [f"{k.graph}'s inputs" if c == k.name else f"{k.graph} {c}"
-               for k in self.kernels for c in k.shapes_changed]
+        out = [x for k in self.kernels
+               for x in ([f"{k.graph}'s inputs"] if k.graph_inputs_changed else [])
+               + [f"{k.graph} {c}" for c in k.shapes_changed]]
         return list(dict.fromkeys(out))
 
     def responsible(self, limit: int | None = None) -> list[KernelDiff]:

@@ -139,7 +139,7 @@ def _rel(rel_pct: float | None) -> str:
 def _kernel_note(k: KernelDiff) -> str:
     if k.status in (ADDED, REMOVED) or k.change is None:
         return k.status
-    return f"{_rel(k.change.rel_pct)} {k.status}" + (", shapes changed" if k.shapes_changed else "")
+    return f"{_rel(k.change.rel_pct)} {k.status}" + (", shapes changed" if k.other_work else "")
 
 
 def kernel_sides(k: KernelDiff) -> tuple[str, str]:

@@ -235,9 +235,9 @@ def _shapes_words(k: KernelDiff) -> str:
     """``shapes changed: #1``: the calls of an extern op whose inputs changed size, as the
     moves toward the limit name them; ``shapes changed: graph inputs`` for a kernel without
     calls whose graph's inputs did; nothing where none did."""
-    if not k.shapes_changed:
+    if not k.other_work:
         return ""
-    marks = ("graph inputs" if c == k.name else c.rsplit(" ", 1)[-1] for c in k.shapes_changed)
+    marks = ["graph inputs"] * k.graph_inputs_changed + [c.rsplit(" ", 1)[-1] for c in k.shapes_changed]
     return f"shapes changed: {', '.join(marks)}"
 
 
@@ -329,7 +329,7 @@ def _kernel_blocks(s: SectionDiff, top: int, doc: Doc) -> None:
             rows, headers = [r[:-1] for r in rows], headers[:-1]
         more = f" (top {top} of {len(ks)})" if len(ks) > top else f" ({len(ks)})"
         doc.captioned(doc.strong(title + more), doc.table_text(rows, headers, None, KERNEL_OPTIONAL))
-    if any(k.shapes_changed for status, _ in KERNEL_GROUPS for k in s.kernels_with(status)):
+    if any(k.other_work for status, _ in KERNEL_GROUPS for k in s.kernels_with(status)):
         doc.paragraph("shapes changed (matched): the op's calls it names are the same calls of the model "
                       "(the same op, module and source line) with inputs of other sizes in head, or "
                       "(graph inputs) the kernel's graph was given inputs of other sizes: its "
