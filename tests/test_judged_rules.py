@@ -74,16 +74,16 @@ def test_report_says_a_result_was_judged_by_other_rules(tmp_path, capsys, monkey
     assert code == 0 and out
     ours = "this inductor-bench's are rules 1"
     # no profiles kept: nothing to re-analyse, and no command suggested that would refuse
-    assert err.splitlines() == [f"note: {run_dir}: {BY} {UNRECORDED}; {ours}: {STAND} (no graph's profile "
-                                "was kept to judge them again)"]
+    assert err.splitlines() == [f"note: {run_dir}: {BY} {UNRECORDED}; {ours}: {STAND} (not every graph's "
+                                "profile was kept to judge them again)"]
     with_rules(BREAKDOWN, run_dir / "breakdown.json", steady.RULES)
     assert run(capsys, ["report", str(run_dir), "--summary"])[2] == ""
     # an older version, where this install's rules are version 2
     monkeypatch.setattr(steady, "RULES", 2)
     with_rules(BREAKDOWN, run_dir / "breakdown.json", 1)
     err = run(capsys, ["report", str(run_dir / "breakdown.json"), "--summary"])[2]
-    assert err.splitlines() == [f"note: {run_dir}: {BY} rules 1; this inductor-bench's are rules 2: {STAND} (no graph's "
-                                "profile was kept to judge them again)"]
+    assert err.splitlines() == [f"note: {run_dir}: {BY} rules 1; this inductor-bench's are rules 2: {STAND} (not every "
+                                "graph's profile was kept to judge them again)"]
     with_rules(BREAKDOWN, run_dir / "breakdown.json", 3)  # a newer inductor-bench's
     err = run(capsys, ["report", str(run_dir), "--summary"])[2]
     assert err.splitlines() == [f"note: {run_dir}: {BY} rules 3; this inductor-bench's are rules 2 (a newer "
@@ -104,11 +104,26 @@ def test_report_suggests_reanalysis_of_a_run_with_profiles_and_reanalysis_record
     assert run(capsys, ["report", str(run_dir), "--summary"])[2] == ""
 
 
+def test_a_run_missing_one_graphs_profile_is_not_sent_to_a_reanalysis_that_keeps_its_rules(tmp_path, capsys):
+    """Re-analysis of a run one of whose graphs lost its profile judges the other graph alone:
+    the result keeps its unrecorded rules, and report suggests no re-analysis."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(STALLED, run_dir)
+    with_rules(STALLED / "breakdown.json", run_dir / "breakdown.json", None)
+    (run_dir / "graphs" / "0-backward" / "profile.json").unlink()
+    line = (f"note: {run_dir}: {BY} {UNRECORDED}; this inductor-bench's are rules 1: {STAND} (not every "
+            "graph's profile was kept to judge them again)")
+    assert run(capsys, ["report", str(run_dir), "--summary"])[2].splitlines() == [line]
+    code, _, err = run(capsys, ["report", str(run_dir), "--reanalyze", "--summary"])
+    assert code == 0 and line in err.splitlines()
+    assert "rules" not in json.loads((run_dir / "breakdown.json").read_text())
+
+
 def test_report_of_a_compare_judged_by_other_rules(tmp_path, capsys):
     path = with_rules(COMPARE, tmp_path / "cmp" / "compare.json", None)  # no column directories beside it
     err = run(capsys, ["report", str(path)])[2]
     assert err.splitlines() == [f"note: {path.parent}: {BY} {UNRECORDED}; this inductor-bench's are "
-                                f"rules 1: {STAND} (no graph's profile was kept to judge them again)"]
+                                f"rules 1: {STAND} (not every graph's profile was kept to judge them again)"]
     with_rules(COMPARE, path, 1)
     assert run(capsys, ["report", str(path)])[2] == ""
 

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ..core.analysis import has_profiles, reanalyze
+from ..core.analysis import every_graph_profiled, reanalyze
 from ..core.compare import CompareResult
 from ..core.errors import UsageError
 from ..core.judged import other_rules
@@ -85,13 +85,13 @@ def report(
 
 
 def reanalysable(run_dir: Path, result: BreakdownResult | CompareResult) -> list[str]:
-    """The breakdown runs ``report --reanalyze`` can judge again: the run, where it kept its
-    graphs' profiles; of a compare, its columns' directories that did (beside its result), of
-    those not judged by this install's rules."""
+    """The breakdown runs ``report --reanalyze`` judges again whole: the run, where it kept every
+    measured graph's profile; of a compare, its columns' directories that did (beside its
+    result), of those not judged by this install's rules."""
     if isinstance(result, BreakdownResult):
-        return [str(run_dir)] if has_profiles(run_dir, result) else []
+        return [str(run_dir)] if every_graph_profiled(run_dir, result) else []
     columns = [(run_dir / Path(m.run_dir).name, m.breakdown) for m in result.modes if m.run_dir]
-    return [str(d) for d, b in columns if b is not None and b.rules != RULES and has_profiles(d, b)]
+    return [str(d) for d, b in columns if b is not None and b.rules != RULES and every_graph_profiled(d, b)]
 
 
 def saved(run: Path) -> BreakdownResult | CompareResult:

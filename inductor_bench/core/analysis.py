@@ -241,9 +241,12 @@ def reanalyze(run_dir: str | Path) -> tuple[BreakdownResult, list[str]]:
     return result, done
 
 
-def has_profiles(run_dir: Path, result: BreakdownResult) -> bool:
-    """Whether some graph of the run kept its saved profile: whether ``reanalyze`` can run."""
-    return any(g.module and (run_dir / Path(g.module).parent / PROFILE_FILE).exists() for g in result.graphs)
+def every_graph_profiled(run_dir: Path, result: BreakdownResult) -> bool:
+    """Whether every measured graph of the run kept its saved profile: whether ``reanalyze``
+    makes every figure again (and records the rules that judged them)."""
+    graphs = result.measured()
+    return bool(graphs) and all(g.module and (run_dir / Path(g.module).parent / PROFILE_FILE).exists()
+                                for g in graphs)
 
 
 def _problem(g: GraphResult) -> str | None:

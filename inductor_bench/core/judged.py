@@ -30,9 +30,9 @@ def rules_words(rules: int | None) -> str:
 
 def other_rules(result: Result, run: str, again: list[str]) -> str | None:
     """The line ``report`` says of a result whose graphs were not judged by this install's rules
-    (``run``: the run directory; ``again``: the breakdown runs that can be re-analysed to judge
-    them again, the run itself or a compare's columns, those with their graphs' saved profiles),
-    or None."""
+    (``run``: the run directory; ``again``: the breakdown runs whose re-analysis judges them all
+    again, the run itself or a compare's columns: those that kept every graph's profile), or
+    None."""
     if result.rules == steady.RULES:
         return None
     what = (f"note: {run}: its graphs' iterations were judged by the statistics policy's "
@@ -41,7 +41,7 @@ def other_rules(result: Result, run: str, again: list[str]) -> str | None:
     if result.rules is not None and result.rules > steady.RULES:
         return f"{what} (a newer inductor-bench's rules judged them: {stand})"
     if not again:
-        return f"{what}: {stand} (no graph's profile was kept to judge them again)"
+        return f"{what}: {stand} (not every graph's profile was kept to judge them again)"
     if isinstance(result, CompareResult):
         columns = ", ".join(again)
         return (f"{what}: `inductor-bench report COLUMN --reanalyze` for each of its columns ({columns}) "
