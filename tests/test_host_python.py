@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections import Counter
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,18 @@ def test_layers_are_the_policy_s_mean_with_their_top_frame():
     assert [(x.name, x.top) for x in got] == [("L", "f"), ("M", "h")]
     assert [(x.ms, x.top_ms) for x in got] == [pytest.approx((0.35, 0.2)), pytest.approx((0.1, 0.1))]
     assert isinstance(got[0], PythonLayer)
+
+
+def test_a_layers_time_is_the_same_whatever_order_its_frames_come_in():
+    # a frame of 1 ms and four of 1e-16 ms: added to 1.0 one by one each tiny one is lost, added
+    # first they are not; the exact sum, rounded once, is 1 + 2**-51 (the nearest float to 1 + 4e-16)
+    want = float(Fraction(1) + 4 * Fraction(1e-13 / 1e3))
+    assert want == 1 + 2**-51
+    for variant in range(30):  # sets of other names: other orders in this process
+        frames = {f"model.py({variant}): big": 1000.0,
+                  **{f"model.py({variant}): tiny{k}": 1e-13 for k in range(4)}}
+        got = hp.layers([{(MODEL, f): us for f, us in frames.items()}], lambda xs: sum(xs) / len(xs))
+        assert [(x.name, x.ms, x.top_ms) for x in got] == [(MODEL, want, 1.0)]
 
 
 def _op(name: str, ts: float, dur: float, cat: str = "cpu_op") -> dict:

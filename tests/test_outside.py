@@ -8,6 +8,10 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -198,3 +202,20 @@ def test_a_breakdown_profiles_its_steps_and_splits_them(mlp_train):
         assert p.graphs_uncovered_ms == pytest.approx(_wrappers_us(events) / p.steps / 1000, abs=1e-6)
     assert load_breakdown(run_dir).outside == p  # saved with the result
     assert reanalyze(run_dir)[0].outside == p  # and split again from the run directory alone
+
+
+@pytest.mark.e2e
+def test_a_re_analysis_in_another_process_writes_the_run_s_result_byte_for_byte(mlp_train, tmp_path):
+    # another process, another order of its sets' strings (PYTHONHASHSEED): the same figures
+    _, run_dir, err = mlp_train
+    assert err is None
+    copy = tmp_path / "copy"
+    shutil.copytree(run_dir, copy)
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    done = subprocess.run([sys.executable, "-m", "inductor_bench.cli", "report", str(copy), "--reanalyze"],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    before = (Path(run_dir) / "breakdown.json").read_text()
+    after = (copy / "breakdown.json").read_text()
+    assert json.loads(after)["run_dir"] == str(copy)  # where it now is: the one field that moves
+    assert after == before.replace(json.dumps(str(run_dir)), json.dumps(str(copy)))

@@ -209,7 +209,8 @@ def layers(per_step: list[dict[tuple[str, str], float]],
         frames = {f for d in per_step for layer, f in d if layer == name}
         ms = {f: mean([d.get((name, f), 0.0) for d in per_step]) / 1e3 for f in frames}
         top = max(sorted(ms), key=ms.__getitem__)
-        out.append(PythonLayer(name, sum(ms.values()), top, ms[top]))
+        # summed exactly, then rounded once: the same in every process (a set's order is not)
+        out.append(PythonLayer(name, math.fsum(ms.values()), top, ms[top]))
     return sorted(out, key=lambda p: (-p.ms, p.name))
 
 
