@@ -35,10 +35,14 @@ def damaged(run, text: str) -> str:
         json.loads(text)
     except ValueError as e:
         return f"{run}/digests.json: damaged, not readable as JSON ({e})"
+    if text.strip() == "{}":
+        return f"{run}/digests.json: damaged, an empty map (a run records the sha256 of every module it copies)"
     return f"{run}/digests.json: damaged, not a map of paths to sha256 digests"
 
 
-@pytest.mark.parametrize("text", [TORN, '{"graphs/0-inference/module.py": "x"}', "[]"])
+# "{}": it was read as a run that recorded nothing, its modules analysed unchecked without the
+# note a run with no digests.json gets, exit 0
+@pytest.mark.parametrize("text", [TORN, '{"graphs/0-inference/module.py": "x"}', "[]", "{}"])
 def test_reanalysis_with_damaged_digests_is_refused_not_read_unchecked(tmp_path, text):
     run = tmp_path / "run"
     shutil.copytree(RUN, run)
@@ -78,7 +82,7 @@ def test_a_run_without_digests_is_reanalysed_and_says_its_modules_went_unchecked
            "the run wrote" in p.stderr.splitlines()
 
 
-@pytest.mark.parametrize("text", [TORN, '{"' + REL + '": "x"}'])
+@pytest.mark.parametrize("text", [TORN, '{"' + REL + '": "x"}', "{}"])
 def test_kernel_with_damaged_digests_is_refused_before_importing_it(tmp_path, text):
     """It said 'not readable as JSON' without what it meant, or that an intact file 'changed'."""
     run = saved_run(tmp_path)

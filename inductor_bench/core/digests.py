@@ -49,7 +49,8 @@ def file_digest(path: Path) -> str:
 
 def read_digests(run_dir: Path) -> dict[str, str]:
     """The digests the run recorded (``DIGESTS_FILE``); {} for a run that recorded none.
-    ``DigestsDamaged`` where the file is there but not a map of paths to sha256 digests."""
+    ``DigestsDamaged`` where the file is there but not a map of paths to sha256 digests, or an
+    empty one."""
     p = run_dir / DIGESTS_FILE
     if not p.exists():
         return {}
@@ -61,6 +62,9 @@ def read_digests(run_dir: Path) -> dict[str, str]:
     if not isinstance(data, dict) or not all(isinstance(v, str) and _DIGEST.fullmatch(v)
                                              for v in data.values()):
         raise DigestsDamaged(f"{p}: damaged, not a map of paths to sha256 digests")
+    if not data:  # a run records each module it copies, and writes the file only then
+        raise DigestsDamaged(f"{p}: damaged, an empty map (a run records the sha256 of every module it "
+                             "copies)")
     return data
 
 
