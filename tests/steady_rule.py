@@ -16,11 +16,11 @@ def limit(xs: list[float]) -> float:
 def kept_iterations(walls: list[float], kernels: list[list[float]], clock: list[float] | None = None,
                     rule=limit) -> list[int]:
     """Iterations kept: the wall within its limit, no part (a kernel's time, a call's time, the idle time)
-    beyond its own limit by more than 2% of the median wall, and the worker's clock reading
+    beyond its own limit by more than 5% of the median wall, and the worker's clock reading
     (where given) within its own limit (with fewer than 5 kept, the walls alone decide);
     ``rule`` gives the walls', the parts' and the clock's limits."""
     by_wall = [i for i, w in enumerate(walls) if w <= rule(walls)]
-    floor = 0.02 * statistics.median(walls)
+    floor = 0.05 * statistics.median(walls)
     bad = set(range(len(walls))) - set(by_wall)
     for xs in kernels:
         lim, med = rule(xs), statistics.median(xs)

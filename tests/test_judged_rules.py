@@ -57,7 +57,7 @@ def run(capsys, argv: list[str]) -> tuple[int, str, str]:
 def test_a_saved_result_keeps_its_rules_or_their_absence(tmp_path):
     """Read without ``rules``: None (not this install's, which a new result records); written
     back without it; a recorded version read and written as it is."""
-    assert BreakdownResult(model="m").rules == steady.RULES == 1
+    assert BreakdownResult(model="m").rules == steady.RULES
     assert CompareResult(model="m").rules == steady.RULES
     old = load_any(BREAKDOWN)
     assert old.rules is None and "rules" not in old.to_dict()
@@ -72,7 +72,7 @@ def test_report_says_a_result_was_judged_by_other_rules(tmp_path, capsys, monkey
     with_rules(BREAKDOWN, run_dir / "breakdown.json", None)
     code, out, err = run(capsys, ["report", str(run_dir), "--summary"])
     assert code == 0 and out
-    ours = "this inductor-bench's are rules 1"
+    ours = f"this inductor-bench's are rules {steady.RULES}"
     # no profiles kept: nothing to re-analyse, and no command suggested that would refuse
     assert err.splitlines() == [f"note: {run_dir}: {BY} {UNRECORDED}; {ours}: {STAND} (not every graph's "
                                 "profile was kept to judge them again)"]
@@ -96,10 +96,10 @@ def test_report_suggests_reanalysis_of_a_run_with_profiles_and_reanalysis_record
     with_rules(STALLED / "breakdown.json", run_dir / "breakdown.json", None)
     err = run(capsys, ["report", str(run_dir), "--summary"])[2]
     assert err.splitlines() == [f"note: {run_dir}: {BY} {UNRECORDED}; this inductor-bench's are "
-                                f"rules 1: `inductor-bench report {run_dir} --reanalyze` {AGAIN}"]
+                                f"rules {steady.RULES}: `inductor-bench report {run_dir} --reanalyze` {AGAIN}"]
     code, _, err = run(capsys, ["report", str(run_dir), "--reanalyze", "--summary"])
     assert code == 0 and BY not in err
-    assert json.loads((run_dir / "breakdown.json").read_text())["rules"] == 1
+    assert json.loads((run_dir / "breakdown.json").read_text())["rules"] == steady.RULES
     assert "rules" not in json.loads((run_dir / "breakdown.before-reanalysis.json").read_text())
     assert run(capsys, ["report", str(run_dir), "--summary"])[2] == ""
 
@@ -111,7 +111,7 @@ def test_a_run_missing_one_graphs_profile_is_not_sent_to_a_reanalysis_that_keeps
     shutil.copytree(STALLED, run_dir)
     with_rules(STALLED / "breakdown.json", run_dir / "breakdown.json", None)
     (run_dir / "graphs" / "0-backward" / "profile.json").unlink()
-    line = (f"note: {run_dir}: {BY} {UNRECORDED}; this inductor-bench's are rules 1: {STAND} (not every "
+    line = (f"note: {run_dir}: {BY} {UNRECORDED}; this inductor-bench's are rules {steady.RULES}: {STAND} (not every "
             "graph's profile was kept to judge them again)")
     assert run(capsys, ["report", str(run_dir), "--summary"])[2].splitlines() == [line]
     code, _, err = run(capsys, ["report", str(run_dir), "--reanalyze", "--summary"])
@@ -123,15 +123,15 @@ def test_report_of_a_compare_judged_by_other_rules(tmp_path, capsys):
     path = with_rules(COMPARE, tmp_path / "cmp" / "compare.json", None)  # no column directories beside it
     err = run(capsys, ["report", str(path)])[2]
     assert err.splitlines() == [f"note: {path.parent}: {BY} {UNRECORDED}; this inductor-bench's are "
-                                f"rules 1: {STAND} (not every graph's profile was kept to judge them again)"]
-    with_rules(COMPARE, path, 1)
+                                f"rules {steady.RULES}: {STAND} (not every graph's profile was kept to judge them again)"]
+    with_rules(COMPARE, path, steady.RULES)
     assert run(capsys, ["report", str(path)])[2] == ""
 
 
 def test_a_compare_names_its_columns_to_reanalyse_and_takes_their_rules_once_all_are(tmp_path, capsys):
     """A compare of two columns (the recorded fft run twice), saved before the rules were
     numbered: its report names both columns; one re-analysed, the compare still holds a column
-    of other rules (named alone); both, the compare records rules 1 and says nothing."""
+    of other rules (named alone); both, the compare records this install's rules and says nothing."""
     cmp = tmp_path / "cmp"
     columns = [cmp / "default", cmp / "max-autotune"]
     for column in columns:
@@ -141,7 +141,7 @@ def test_a_compare_names_its_columns_to_reanalyse_and_takes_their_rules_once_all
         ModeResult(mode=c.name, step_samples_ms=[5.0, 5.2, 4.9, 5.1, 5.0], run_dir=str(c),
                    breakdown=load_breakdown(c)) for c in columns])
     (cmp / "compare.json").write_text(result_json(result))
-    lead = f"note: {cmp}: {BY} {UNRECORDED}; this inductor-bench's are rules 1: `inductor-bench report COLUMN "
+    lead = f"note: {cmp}: {BY} {UNRECORDED}; this inductor-bench's are rules {steady.RULES}: `inductor-bench report COLUMN "
     err = run(capsys, ["report", str(cmp)])[2]
     assert err.splitlines() == [f"{lead}--reanalyze` for each of its columns ({columns[0]}, {columns[1]}) {AGAIN}"]
     assert run(capsys, ["report", str(columns[0]), "--reanalyze"])[0] == 0
@@ -149,7 +149,7 @@ def test_a_compare_names_its_columns_to_reanalyse_and_takes_their_rules_once_all
     err = run(capsys, ["report", str(cmp)])[2]
     assert err.splitlines() == [f"{lead}--reanalyze` for each of its columns ({columns[1]}) {AGAIN}"]
     assert run(capsys, ["report", str(columns[1]), "--reanalyze"])[0] == 0
-    assert json.loads((cmp / "compare.json").read_text())["rules"] == 1
+    assert json.loads((cmp / "compare.json").read_text())["rules"] == steady.RULES
     assert run(capsys, ["report", str(cmp)])[2] == ""
 
 
@@ -159,7 +159,7 @@ def test_diff_says_when_the_sides_were_judged_by_different_rules(tmp_path, capsy
     one = with_rules(src, tmp_path / "one.json", 1)
     two = with_rules(src, tmp_path / "two.json", 2)
     again = ("(`inductor-bench report RUN --reanalyze` judges a breakdown run's graphs again by this "
-             "inductor-bench's, rules 1)")
+             f"inductor-bench's, rules {steady.RULES})")
     line = f"{DIFFER}: base by {UNRECORDED}, head by rules 1: a graph's figures may differ by the rules alone {again}"
     assert [w for w in diff_results(load_any(none), load_any(one)).warnings if DIFFER in w] == [line]
     older = [w for w in diff_results(load_any(two), load_any(one)).warnings if DIFFER in w]
