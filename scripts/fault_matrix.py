@@ -55,7 +55,10 @@ def cli(*args: str, **kw) -> subprocess.CompletedProcess:
 
 
 def one_line(p: subprocess.CompletedProcess, code: int, *words: str) -> tuple[bool, str]:
-    lines = p.stderr.strip().splitlines()
+    """Whether ``p`` exited ``code`` with one error line on stderr holding ``words``; the notes
+    a command says of its input before it (``note: ...``, e.g. a saved result judged by older
+    statistics rules) are no part of the error."""
+    lines = [ln for ln in p.stderr.strip().splitlines() if not ln.startswith("note:")]
     last = lines[-1] if lines else ""
     ok = p.returncode == code and len(lines) == 1 and all(w in last for w in words)
     more = f" (and {len(lines) - 1} line(s) before it, the first: {lines[0][:120]})" if len(lines) > 1 else ""
