@@ -50,7 +50,11 @@ AllowMismatch = Annotated[
 
 def _load(path: Path, side: str) -> Result:
     where = _where(path)
-    if not any((where / n).exists() for n in (BREAKDOWN_FILE, COMPARE_FILE)):
+    try:
+        none_yet = not any((where / n).exists() for n in (BREAKDOWN_FILE, COMPARE_FILE))
+    except OSError:  # a directory that cannot be searched: load_any says so in one line
+        return load_any(path)
+    if none_yet:
         if being_written(where):
             raise UsageError(f"{side} {where}: {IN_PROGRESS}, no result saved in it yet: diff it once that "
                              "command has ended")
