@@ -117,7 +117,7 @@ class TraceColumns:
     memory: MemoryColumns = field(default_factory=MemoryColumns)  # profile_memory's events
     # op index -> (Input Dims, Input type, Concrete Inputs, Input Strides) of a shaped op recorded
     # with record_shapes, as tuples, each distinct one held once (a loop repeats them every step)
-    shape_args: dict[int, tuple[Any, Any, Any]] = field(default_factory=dict)
+    shape_args: dict[int, tuple[Any, Any, Any, Any]] = field(default_factory=dict)
     first: float = math.inf  # the earliest start of the events not in the columns
     last: float = -math.inf  # their latest end
     kept: int = 0

@@ -44,7 +44,7 @@ from .buffers import CallArgs, Tensor
 from .conv_attention import CAUSAL_AT, attention_work, conv_backward_work, conv_output, conv_work, is_causal
 from .dtypes import float_kind
 from .other_ops import GEMM_OPERANDS, gemm_flops
-from .sources import STRIDES
+from .sources import STRIDES, contiguous
 from .work import ONEDNN_CONV, ONEDNN_LINEAR, onednn_output, onednn_work
 
 # the oneDNN and MKL ops of CPU freezing: op -> {number of arguments: overload}
@@ -124,12 +124,7 @@ def _strides(dims: Any, strides: Any) -> str:
     if not isinstance(dims, tuple) or not isinstance(strides, tuple) or len(dims) != len(strides) \
             or not all(isinstance(v, int) for v in dims + strides):
         return ""
-    expected = 1
-    for n, st in zip(reversed(dims), reversed(strides), strict=True):
-        if n != 1 and st != expected:
-            return "x".join(map(str, strides))
-        expected *= n
-    return ""
+    return "" if contiguous(list(dims), list(strides)) else "x".join(map(str, strides))
 
 
 def _described(name: str, ts: list[Tensor | None], concrete: Any, n: int,
