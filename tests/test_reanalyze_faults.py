@@ -196,16 +196,16 @@ def test_the_module_analysed_is_the_module_whose_digest_was_checked(tmp_path, mo
 _PAUSED = """
 import sys, time
 from pathlib import Path
-import inductor_bench.commands.report as report
+import inductor_bench.commands.output as output
 from inductor_bench.cli import main
 run = Path(sys.argv[1])
-real = report.copy_atomic
+real = output.copy_atomic
 def paused(src, dst):
     (run.parent / "paused").touch()
     while not (run.parent / "GO").exists():
         time.sleep(0.05)
     real(src, dst)
-report.copy_atomic = paused
+output.copy_atomic = paused
 sys.argv = ["inductor-bench", "report", str(run), "--reanalyze"]
 sys.exit(main())
 """

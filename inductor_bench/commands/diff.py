@@ -16,11 +16,10 @@ from ..core.unmeasured import no_verdict_line
 from ..render.diff import DEFAULT_TOP, render_diff
 from ..render.format import pct, step_figure
 from ..runner.rundir import being_written
-from ..runner.sweep_run import job_not_returned
 from . import options as o
 from .output import emit
 from .progress import note
-from .report import IN_PROGRESS
+from .report import IN_PROGRESS, not_yet_saved
 
 _FLOORS = ", ".join(f"{100 * b.min_rel_change:g} on {b.name.upper()}" for b in reversed(BACKENDS))
 
@@ -54,12 +53,8 @@ def _load(path: Path, side: str) -> Result:
         none_yet = not any((where / n).exists() for n in (BREAKDOWN_FILE, COMPARE_FILE))
     except OSError:  # a directory that cannot be searched: load_any says so in one line
         return load_any(path)
-    if none_yet:
-        if being_written(where):
-            raise UsageError(f"{side} {where}: {IN_PROGRESS}, no result saved in it yet: diff it once that "
-                             "command has ended")
-        if (line := job_not_returned(where)) is not None:
-            raise UsageError(f"{side} {line}: diff it once the job has ended")
+    if none_yet and (line := not_yet_saved(where, "diff")) is not None:
+        raise UsageError(f"{side} {line}")
     if not o.exists(path):
         raise UsageError(f"{side} {path}: no such result file or run directory")
     return load_any(path)

@@ -14,12 +14,13 @@ from typing import BinaryIO
 
 from ..core.compare import CompareResult
 from ..core.errors import UsageError
+from ..core.result_json import result_json
 from ..core.rundir import HTML_REPORT_FILE, REPORT_FILE, Result
 from ..render.breakdown import render_breakdown
 from ..render.compare import render_compare
 from ..render.doc import HTML, TEXT, for_terminal
 from ..render.html_page import with_base
-from ..runner.rundir import WriteError, write_atomic
+from ..runner.rundir import WriteError, copy_atomic, write_atomic
 from .progress import note
 
 
@@ -184,6 +185,18 @@ def write_report(run_dir: Path, result: Result) -> None:
     page, ``index.html`` (its links relative to the run directory)."""
     write_atomic(run_dir / REPORT_FILE, render_result(result))
     write_atomic(run_dir / HTML_REPORT_FILE, render_result(result, HTML))
+
+
+def replace_result(run_dir: Path, name: str, kept: str, result: Result) -> bool:
+    """``run_dir``'s result file ``name`` saved again as ``result``, and its reports; the file it
+    replaces copied to ``kept`` first where none was kept before (a full disk or a signal loses
+    neither). Whether this was the first replacement (``kept`` then holds the run's own)."""
+    first = not (run_dir / kept).exists()
+    if first:
+        copy_atomic(run_dir / name, run_dir / kept)
+    write_atomic(run_dir / name, result_json(result))
+    write_report(run_dir, result)
+    return first
 
 
 def terminal_width() -> int | None:

@@ -26,10 +26,10 @@ from ..core.rundir import (
 from ..core.steady import RULES
 from ..core.vocab import Status
 from ..render.breakdown import DEFAULT_TOP
-from ..runner.rundir import being_written, copy_atomic, held, write_atomic
+from ..runner.rundir import being_written, held
 from ..runner.sweep_run import job_not_returned
 from . import options as o
-from .output import emit, render_result, terminal_width, write_report
+from .output import emit, render_result, replace_result, terminal_width
 from .progress import note
 from .report_compare import rebuild_compare
 
@@ -102,17 +102,24 @@ def saved(run: Path) -> BreakdownResult | CompareResult:
         none_yet = run.is_dir() and not any((run / n).exists() for n in (BREAKDOWN_FILE, COMPARE_FILE))
     except OSError:  # a directory that cannot be searched: load_any says so in one line
         return load_any(run)
-    if not being_written(where):
-        if none_yet and (line := job_not_returned(run)) is not None:
-            raise UsageError(f"{line}: report it once the job has ended")
-        if none_yet:
-            _ended_unsaved(run)
-        return load_any(run)
     if none_yet:
-        raise UsageError(f"{run}: {IN_PROGRESS}, no result saved in it yet: report it once that command "
-                         "has ended")
-    note(f"{where}: {IN_PROGRESS}: this is the result saved so far, not the final one")
+        if (line := not_yet_saved(run, "report")) is not None:
+            raise UsageError(line)
+        _ended_unsaved(run)
+    elif being_written(where):
+        note(f"{where}: {IN_PROGRESS}: this is the result saved so far, not the final one")
     return load_any(run)
+
+
+def not_yet_saved(run: Path, verb: str) -> str | None:
+    """Of a run directory holding no result yet, the line that says why, where its command is
+    still under way (a breakdown or compare writing it, or a sweep's job running elsewhere) and
+    when to ``verb`` it; None where none is."""
+    if being_written(run):
+        return f"{run}: {IN_PROGRESS}, no result saved in it yet: {verb} it once that command has ended"
+    if (line := job_not_returned(run)) is not None:
+        return f"{line}: {verb} it once the job has ended"
+    return None
 
 
 def _ended_unsaved(run: Path) -> None:
@@ -164,11 +171,7 @@ def _reanalyzed(run: Path) -> BreakdownResult:
     result, done = reanalyze(run)
     result.run_dir = str(run.absolute())  # as the run saved it: read from anywhere, it names the run
     kept = run / KEPT_FILE
-    first = not kept.exists()
-    if first:  # kept whole before the result is replaced: a full disk or a signal loses neither
-        copy_atomic(run / BREAKDOWN_FILE, kept)
-    write_atomic(run / BREAKDOWN_FILE, result_json(result))
-    write_report(run, result)
+    first = replace_result(run, BREAKDOWN_FILE, KEPT_FILE, result)
     where = "the result it replaced" if first else "the run's own result, before any re-analysis"
     note(f"re-analysed {len(done)} graph(s) from their saved profiles; {run / BREAKDOWN_FILE} rebuilt "
          f"({where}: {kept})")

@@ -9,11 +9,10 @@ from pathlib import Path
 from ..core.compare import CompareResult
 from ..core.errors import BenchError
 from ..core.judged import compare_rules
-from ..core.result_json import result_json
 from ..core.results import BreakdownResult
 from ..core.rundir import COMPARE_FILE, load_compare
-from ..runner.rundir import copy_atomic, held, write_atomic
-from .output import write_report
+from ..runner.rundir import held
+from .output import replace_result
 from .progress import note
 
 # The compare's own result, kept once where a re-analysis of a column first rebuilt it.
@@ -39,12 +38,8 @@ def rebuild_compare(column: Path, result: BreakdownResult, lock: str) -> None:
             return
         if not _replaced(compare, column.name, result):
             return
-        kept = where / KEPT_COMPARE_FILE
-        first = not kept.exists()
-        if first:
-            copy_atomic(where / COMPARE_FILE, kept)
-        write_atomic(where / COMPARE_FILE, result_json(compare))
-        write_report(where, compare)
+        first = replace_result(where, COMPARE_FILE, KEPT_COMPARE_FILE, compare)
+    kept = where / KEPT_COMPARE_FILE
     said = "the result it replaced" if first else "the compare's own result, before any re-analysis"
     note(f"{where / COMPARE_FILE} rebuilt with this column's result ({said}: {kept})")
 

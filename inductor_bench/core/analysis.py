@@ -24,7 +24,7 @@ from typing import Any
 from .attribution import attribute
 from .breakdown import analyze_graph, launch_stacks_by_name, settle
 from .devices import DEVICE, backend
-from .digests import DigestsDamaged, check_inputs, file_digest, read_digests
+from .digests import DigestsDamaged, check_inputs, check_recorded, file_digest, read_digests
 from .errors import ResultError
 from .load import Load
 from .modparse import ModuleInfo, parse_module
@@ -34,7 +34,6 @@ from .resize import applicable
 from .results import SCHEMA_VERSION, BreakdownResult, GraphResult
 from .roofline import count_work
 from .rundir import (
-    DIGESTS_FILE,
     KERNELS_DIR,
     LAUNCH_TRACE_FILE,
     MODULE_FILE,
@@ -157,22 +156,15 @@ def _check_unchanged(run_dir: Path, module_path: Path, data: bytes, files: dict[
     kernels read, counted and placed from another text (a kernel file's own byte and FLOP
     counts among them). ``data``: the module's bytes as read for the analysis, never read again."""
     digests = checked_digests(run_dir)
-    rel = module_path.relative_to(run_dir).as_posix()
-    recorded = digests.get(rel)
-    if recorded is None and digests:  # a run that records digests records every module it copies
-        raise ResultError(f"{module_path}: not a file the run recorded writing (no sha256 in "
-                          f"{DIGESTS_FILE}): refused")
-    if recorded is not None and hashlib.sha256(data).hexdigest() != recorded:
-        raise ResultError(f"{module_path}: changed since the run wrote it (sha256 differs): its kernels "
-                          "would be read from another module; refused")
+    if not digests:  # a run from before they were recorded: read unchecked (report says so)
+        return
+    # a run that records digests records every module and kernel file it copies
+    check_recorded(module_path, digests.get(module_path.relative_to(run_dir).as_posix()),
+                   lambda: hashlib.sha256(data).hexdigest(), "its kernels would be read from another module")
     for rel in files.values():
-        path, recorded = run_dir / rel, digests.get(rel)
-        if recorded is None and digests:
-            raise ResultError(f"{path}: not a file the run recorded writing (no sha256 in {DIGESTS_FILE}): "
-                              "refused")
-        if recorded is not None and file_digest(path) != recorded:
-            raise ResultError(f"{path}: changed since the run wrote it (sha256 differs): its bytes and FLOPs "
-                              "would be read from another kernel; refused")
+        path = run_dir / rel
+        check_recorded(path, digests.get(rel), lambda p=path: file_digest(p),
+                       "its bytes and FLOPs would be read from another kernel")
 
 
 def checked_digests(run_dir: Path) -> dict[str, str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from . import rundir as rd
@@ -123,12 +124,22 @@ def check_inputs(run_dir: Path, digests: dict[str, str], gdir: Path | None = Non
                 raise ResultError(f"{path}: missing, though the run wrote it (its sha256 is in "
                                   f"{DIGESTS_FILE}): refused")
             continue
-        if recorded is None:
-            raise ResultError(f"{path}: not a file the run recorded writing (no sha256 in {DIGESTS_FILE}): "
-                              "refused")
-        try:
-            same = file_digest(path) == recorded
-        except OSError as e:
-            raise ResultError(f"{path}: cannot read it ({e.strerror or e})") from None
-        if not same:
-            raise ResultError(f"{path}: changed since the run wrote it (sha256 differs): {lost}; refused")
+        check_recorded(path, recorded, lambda p=path: _readable_digest(p), lost)
+
+
+def check_recorded(path: Path, recorded: str | None, digest: Callable[[], str], lost: str) -> None:
+    """``path`` as the run recorded it: ``ResultError`` where ``recorded`` (its sha256 in
+    ``DIGESTS_FILE``) is None, or ``digest()`` (its sha256 now, computed only then) differs;
+    ``lost``: what reading the file changed since would do."""
+    if recorded is None:
+        raise ResultError(f"{path}: not a file the run recorded writing (no sha256 in {DIGESTS_FILE}): "
+                          "refused")
+    if digest() != recorded:
+        raise ResultError(f"{path}: changed since the run wrote it (sha256 differs): {lost}; refused")
+
+
+def _readable_digest(path: Path) -> str:
+    try:
+        return file_digest(path)
+    except OSError as e:
+        raise ResultError(f"{path}: cannot read it ({e.strerror or e})") from None

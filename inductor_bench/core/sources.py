@@ -134,6 +134,11 @@ def call_shapes(op: dict[str, Any]) -> list[str]:
     return [f"{s}{STRIDES.format(st)}" if st else s for s, st in zip(shapes, strides, strict=True)]
 
 
+def shape_text(shape: Iterable[Any]) -> str:
+    """A shape as the lowering records it (``runner/sources.py``): ``64x256``; ``scalar``."""
+    return "x".join(str(n) for n in shape) or "scalar"
+
+
 def contiguous(size: list[Any], stride: list[Any], equal: Callable[[Any, Any], bool] = operator.eq) -> bool:
     """Row-major strides for ``size`` (a dimension of size 1 may have any); ``equal``: how two
     sizes compare (``runner/sources.py``: sympy expressions too, for dynamic shapes)."""

@@ -24,7 +24,7 @@ from typing import Any
 from .buffers import CallArgs
 from .callsites import Call
 from .source_store import STRIDES_UNRECORDED
-from .sources import UNKNOWN_STRIDES, call_shapes, contiguous
+from .sources import UNKNOWN_STRIDES, call_shapes, contiguous, shape_text
 
 UNKNOWN_NOTE = ("input strides unknown for {n} of {m} extern calls ('(strides ?)'): the module came "
                 "from Inductor's cache with an attribution record from an older version of this tool, "
@@ -74,7 +74,3 @@ def call_strides(recorded: list[str], call: CallArgs) -> list[str] | None:
         out.append("" if contiguous(list(shape), list(strides)) else "x".join(map(str, strides)))
     return out
 
-
-def shape_text(shape: tuple[int, ...]) -> str:
-    """A shape as the lowering records it (``runner/sources.py``): ``64x256``; ``scalar``."""
-    return "x".join(str(n) for n in shape) or "scalar"

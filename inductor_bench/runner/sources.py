@@ -105,7 +105,7 @@ def _by_op(node: Any, kernel: str) -> set[str]:
 
 def _shape(t: Any) -> str:
     try:
-        return "x".join(str(s) for s in t.get_size()) or "scalar"
+        return sources.shape_text(t.get_size())
     except Exception:
         return "?"
 
