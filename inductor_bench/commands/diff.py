@@ -19,7 +19,7 @@ from ..runner.rundir import being_written
 from . import options as o
 from .output import emit
 from .progress import note
-from .report import IN_PROGRESS, not_yet_saved
+from .run_state import IN_PROGRESS, not_yet_saved
 
 _FLOORS = ", ".join(f"{100 * b.min_rel_change:g} on {b.name.upper()}" for b in reversed(BACKENDS))
 

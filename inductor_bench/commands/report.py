@@ -27,11 +27,11 @@ from ..core.steady import RULES
 from ..core.vocab import Status
 from ..render.breakdown import DEFAULT_TOP
 from ..runner.rundir import being_written, held
-from ..runner.sweep_run import job_not_returned
 from . import options as o
 from .output import emit, render_result, replace_result, terminal_width
 from .progress import note
 from .report_compare import rebuild_compare
+from .run_state import IN_PROGRESS, not_yet_saved
 
 Reanalyze = Annotated[
     bool,
@@ -45,8 +45,6 @@ KEPT_FILE = "breakdown.before-reanalysis.json"
 # Held by a re-analysis from reading the run to its last file written: a second one on the
 # same run waits for it, and then reads the run as the first left it.
 LOCK_FILE = ".reanalysis.lock"
-# A run whose breakdown or compare still holds it (``runner/rundir.py`` WRITING_LOCK).
-IN_PROGRESS = "still being written by the breakdown or compare that made it"
 
 Run = Annotated[
     Path,
@@ -109,17 +107,6 @@ def saved(run: Path) -> BreakdownResult | CompareResult:
     elif being_written(where):
         note(f"{where}: {IN_PROGRESS}: this is the result saved so far, not the final one")
     return load_any(run)
-
-
-def not_yet_saved(run: Path, verb: str) -> str | None:
-    """Of a run directory holding no result yet, the line that says why, where its command is
-    still under way (a breakdown or compare writing it, or a sweep's job running elsewhere) and
-    when to ``verb`` it; None where none is."""
-    if being_written(run):
-        return f"{run}: {IN_PROGRESS}, no result saved in it yet: {verb} it once that command has ended"
-    if (line := job_not_returned(run)) is not None:
-        return f"{line}: {verb} it once the job has ended"
-    return None
 
 
 def _ended_unsaved(run: Path) -> None:
