@@ -104,6 +104,23 @@ def test_report_suggests_reanalysis_of_a_run_with_profiles_and_reanalysis_record
     assert run(capsys, ["report", str(run_dir), "--summary"])[2] == ""
 
 
+def test_report_of_a_run_judged_by_these_rules_does_not_look_for_its_profiles(tmp_path, capsys, monkeypatch):
+    """The graphs' profiles are looked for (a file check per graph, a column's per graph of a
+    compare) only to word the note on other rules: a run judged by these rules says nothing
+    and looks for none."""
+    import inductor_bench.commands.report as report_cmd
+
+    looked: list[Path] = []
+    real = report_cmd.every_graph_profiled
+    monkeypatch.setattr(report_cmd, "every_graph_profiled", lambda d, r: looked.append(d) or real(d, r))
+    run_dir = tmp_path / "run"
+    shutil.copytree(STALLED, run_dir)
+    with_rules(STALLED / "breakdown.json", run_dir / "breakdown.json", steady.RULES)
+    assert run(capsys, ["report", str(run_dir), "--summary"])[2] == "" and looked == []
+    with_rules(STALLED / "breakdown.json", run_dir / "breakdown.json", None)
+    assert BY in run(capsys, ["report", str(run_dir), "--summary"])[2] and looked == [run_dir]
+
+
 def test_a_run_missing_one_graphs_profile_is_not_sent_to_a_reanalysis_that_keeps_its_rules(tmp_path, capsys):
     """Re-analysis of a run one of whose graphs lost its profile judges the other graph alone:
     the result keeps its unrecorded rules, and report suggests no re-analysis."""
