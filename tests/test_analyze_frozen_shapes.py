@@ -29,13 +29,14 @@ CONV = 2 * (2 * 8 * 16 * 16) * (8 * 3 * 3)  # Conv2d(8, 8, 3, padding 1) on 2x8x
 QKV = 2 * 128 * 32 * 96  # Linear(32, 96) on 2 x 64 tokens
 ATTENTION = 4 * 2 * 4 * 8 * (64 * 65 / 2)  # causal, 2 x 4 heads x 64 x 8: the 64·65/2 scores kept
 # the recorded strides of an operand not contiguous (the raw JSON's "Input Strides"): the compiled
-# convolution's channels-last input and weight, the transposed weight of the linear layer and of
-# its input's gradient, attention's q, k and v viewed out of the one qkv projection
+# convolution's channels-last input and weight (and its backward's output gradient), the
+# transposed weight of the linear layer and of its input's gradient, attention's q, k and v
+# viewed out of the one qkv projection
 CL_IN, CL_W, QKV_VIEW = " (strides 2048x1x128x8)", " (strides 72x1x24x8)", " (strides 6144x8x96x1)"
 TRAIN = {
     "aten::convolution": [(f"2x8x16x16{CL_IN} * 8x8x3x3{CL_W} -> 2x8x16x16", CONV)],
     "aten::convolution_backward": [
-        (f"2x8x16x16{CL_IN} * 8x8x3x3{CL_W} -> 2x8x16x16, grad of input, weight, bias", 2 * CONV)],
+        (f"2x8x16x16{CL_IN} * 8x8x3x3{CL_W} -> 2x8x16x16{CL_IN}, grad of input, weight, bias", 2 * CONV)],
     "aten::addmm": [("128x32 @ 32x96 (strides 1x32)", QKV)],
     # the input's and the weight's gradient
     "aten::mm": [("128x96 @ 96x32", QKV), ("96x128 (strides 1x96) @ 128x32", QKV)],

@@ -138,8 +138,13 @@ class AnalyzeResult:
         return sorted({d.device for s in self.steps for d in s.devices}, key=device_order)
 
     def to_dict(self) -> dict[str, Any]:
-        """Every field, and the steps the typical step is the mean of (``steady_indices``)."""
-        return asdict(self) | {"steady_steps": [self.steps[i].name for i in steady_indices(self)]}
+        """Every field, and the steps the typical step is the mean of (``steady_indices``); each
+        shaped op's time a call in those steps (``ms_per_call``: null without a call in them)."""
+        out = asdict(self) | {"steady_steps": [self.steps[i].name for i in steady_indices(self)]}
+        per_call = {id(t.row): t.ms_per_call for t in steady_shaped_ops(self)}
+        for row, shown in zip(self.shaped_ops, out["shaped_ops"], strict=True):
+            shown["ms_per_call"] = per_call.get(id(row))
+        return out
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1)

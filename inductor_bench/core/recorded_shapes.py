@@ -6,8 +6,10 @@ arguments, ``Concrete Inputs`` (torch writes the lists as ``"[2, 2]"``, the flag
 An operand shown whose ``Input Strides`` are not the contiguous (row-major) ones of its size is
 shown with them, as ``breakdown`` shows an extern call's input (``sources.STRIDES``):
 ``96x128 (strides 1x96) @ 128x32`` is the product of a transposed view, a row of its own beside
-the contiguous ``96x128 @ 128x32``. A dimension of size 1 may have any stride; a trace without
-strides shows the shapes alone.
+the contiguous ``96x128 @ 128x32``. A convolution's backward shows its output gradient after the
+arrow, its strides with it: ``2x4x8x8 * 8x4x3x3 -> 2x8x8x8 (strides 512x1x64x8)``, a
+channels-last gradient, is a row apart from the contiguous one. A dimension of size 1 may have
+any stride; a trace without strides shows the shapes alone.
 
 The FLOPs are counted as ``breakdown`` counts an extern call (``core/work.py``), with the same
 functions, so that the two commands agree on one op:
@@ -63,9 +65,10 @@ CONV_OPS = frozenset({"aten::convolution", "aten::convolution_backward", "mkldnn
 # counted, so that a call is counted once
 ATTENTION_OPS = frozenset(f"aten::{op}" for op in CAUSAL_AT if op.startswith("_scaled_dot_product"))
 SHAPED_OPS = GEMM_OPS | CONV_OPS | ATTENTION_OPS
-# the arguments shown of each: a GEMM's two operands, a convolution's input and weight (its
-# backward's come after the output's gradient), attention's query, key and value
-_CONV_SHOWN = {"aten::convolution": (0, 1), "aten::convolution_backward": (1, 2)}
+# the arguments shown of each, in the order a row shows them: a GEMM's two operands, a
+# convolution's input and weight (its backward's, after them, the output's gradient, its first
+# argument: a channels-last gradient a row of its own), attention's query, key and value
+_CONV_SHOWN = {"aten::convolution": (0, 1), "aten::convolution_backward": (1, 2, 0)}
 _GRADIENTS = ("input", "weight", "bias")
 
 
@@ -200,7 +203,7 @@ def _conv(name: str, call: CallArgs, marks: list[str]) -> Described | None:
             return None
         groups, transposed, out, note = call.args[8], call.args[6], _dims(shape), ""
     else:
-        groups, transposed, out = call.args[9], call.args[7], _shape(call.tensors[0])
+        groups, transposed, out = call.args[9], call.args[7], _operand(call.tensors, marks, 0)
         asked = [g for g, v in zip(_GRADIENTS, call.args[10].split(","), strict=False) if "True" in v]
         note = f", grad of {', '.join(asked)}" if asked else ""
     at = _CONV_SHOWN[name]

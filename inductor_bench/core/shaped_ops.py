@@ -89,6 +89,12 @@ class TypicalShapedOp:
     peak_source: str | None
 
     @property
+    def ms_per_call(self) -> float:
+        """The steady steps' time over their calls: the row's ms over its calls, both means over
+        the same steps (a row has a call in them)."""
+        return self.ms / self.calls
+
+    @property
     def pct(self) -> float | None:
         if self.tflops is None or not self.peak_tflops:
             return None

@@ -29,11 +29,11 @@ def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
     which = "steady mean step" if len(r.steps) > 1 else step_code(doc, r.steps[0].name)
     shown = f"top {top} of {len(typical)}, " if len(typical) > top else ""
     doc.heading(f"{_title(typical)} by shape: record_shapes ({shown}{which})")
-    headers = ["thread" if host else "device", "op", "shapes", "type", "calls", "ms", "GFLOP a call",
-               "TFLOP/s"]
+    headers = ["thread" if host else "device", "op", "shapes", "type", "calls", "ms", "ms a call",
+               "GFLOP a call", "TFLOP/s"]
     if not host:
         headers += ["% peak", "% other work", "library kernel"]
-    doc.table(rows, headers, ("left", "left", "left", "left", *("right",) * 6, "left")[:len(headers)])
+    doc.table(rows, headers, ("left", "left", "left", "left", *("right",) * 7, "left")[:len(headers)])
     peaks = _peaks_used(typical[:top])
     strided = any(STRIDES_MARK in t.row.shapes for t in typical[:top])
     doc.fine_print(
@@ -45,7 +45,7 @@ def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
         + ("ms = the op's own time on the CPU thread; " if host else
            "ms = the device work launched while the op was open (its library kernels, a split-K "
            "reduction, a bias copy, a layout transpose), however late it ran; ")
-        + "TFLOP/s = the steady steps' FLOPs over that time."
+        + "ms a call = the steady steps' time over their calls; TFLOP/s = their FLOPs over that time."
         + ("" if host else
            " % other work: of that time, the share in kernels that are not the library's (a layout "
            "copy or transpose of an operand, a memset). % peak: of the datasheet's dense peak for the "
@@ -72,7 +72,7 @@ def _peaks_used(shown: list[TypicalShapedOp]) -> list[str]:
 def _row(doc: Doc, t: TypicalShapedOp, host: bool, label: str) -> list[str]:
     r = t.row
     cells = [r.device, doc.code(r.op), r.shapes, r.dtype, fmt.count(round(t.calls, 2)), fmt.ms(t.ms),
-             f"{r.flops / 1e9:.3g}", fmt.number(t.tflops, ".3g")]
+             fmt.ms(t.ms_per_call), f"{r.flops / 1e9:.3g}", fmt.number(t.tflops, ".3g")]
     if host:
         return cells
     kernel = doc.named(doc.code(label), r.kernel) if r.kernel else ""
