@@ -84,3 +84,40 @@ def test_a_column_named_from_inside_it_finds_its_compare(tmp_path):
            f"{cmp / 'compare.before-reanalysis.json'})" in r.stderr.splitlines()
     compare = json.loads((cmp / "compare.json").read_text())
     assert [g["wall_ms"] for g in compare["modes"][0]["breakdown"]["graphs"]] == recorded
+
+
+def _reanalysed_by_an_older_version(column):
+    """What a re-analysis of ``column`` by an inductor-bench that did not rebuild the compare
+    left: the column's result kept beside it and replaced (here by the recorded one, what the
+    profiles say), the compare's copy of it untouched."""
+    shutil.copy(column / "breakdown.json", column / "breakdown.before-reanalysis.json")
+    shutil.copy(RUN / "breakdown.json", column / "breakdown.json")
+
+
+def test_a_compare_holding_a_columns_result_from_before_its_reanalysis_says_so(tmp_path):
+    cmp, column = _compare(tmp_path)
+    assert cli("report", str(cmp)).stderr == ""  # a compare whose column was never re-analysed
+    _reanalysed_by_an_older_version(column)
+    line = (f"note: {cmp / 'compare.json'}: its column default was re-analysed after it was saved, and it still "
+            f"holds their results from before; `inductor-bench report {column} --reanalyze` rebuilds it with "
+            "their current ones")
+    r = cli("report", str(cmp))
+    assert r.returncode == 0 and r.stderr.splitlines() == [line], r.stderr
+    other = tmp_path / "other"
+    shutil.copytree(cmp, other)
+    d = cli("diff", str(other), str(cmp))
+    assert d.returncode == 0 and f"HEAD {line}" in d.stderr.splitlines(), d.stderr
+    fixed = cli("report", str(column), "--reanalyze")  # as the note says
+    assert fixed.returncode == 0, fixed.stderr
+    assert cli("report", str(cmp)).stderr == ""
+
+
+def test_a_compare_whose_column_differs_without_a_reanalysis_is_not_called_stale(tmp_path):
+    """A column's result that differs from the compare's copy with no result kept from a
+    re-analysis (a compare stopped after the column was saved) is no sign of one."""
+    cmp, column = _compare(tmp_path)
+    shutil.copy(RUN / "breakdown.json", column / "breakdown.json")
+    assert cli("report", str(cmp)).stderr == ""
+    # a re-analysis whose result is the compare's copy: nothing stale either
+    shutil.copy(column / "breakdown.json", column / "breakdown.before-reanalysis.json")
+    assert cli("report", str(cmp)).stderr == ""

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from ..core.compare import CompareResult
 from ..core.devices import BACKENDS
 from ..core.diff import Diff, diff_results
 from ..core.errors import NotComparable, RegressionFound, UsageError
@@ -19,6 +20,7 @@ from ..runner.rundir import being_written
 from . import options as o
 from .output import emit
 from .progress import note
+from .report_compare import stale_columns_line
 from .run_state import IN_PROGRESS, not_yet_saved
 
 _FLOORS = ", ".join(f"{100 * b.min_rel_change:g} on {b.name.upper()}" for b in reversed(BACKENDS))
@@ -57,7 +59,10 @@ def _load(path: Path, side: str) -> Result:
         raise UsageError(f"{side} {line}")
     if not o.exists(path):
         raise UsageError(f"{side} {path}: no such result file or run directory")
-    return load_any(path)
+    result = load_any(path)
+    if isinstance(result, CompareResult) and (line := stale_columns_line(where, result)) is not None:
+        note(f"{side} {line}")
+    return result
 
 
 def _where(path: Path) -> Path:

@@ -30,7 +30,7 @@ from ..runner.rundir import being_written, held
 from . import options as o
 from .output import emit, render_result, replace_result, terminal_width
 from .progress import note
-from .report_compare import rebuild_compare
+from .report_compare import KEPT_FILE, rebuild_compare, stale_columns_line
 from .run_state import IN_PROGRESS, not_yet_saved
 
 Reanalyze = Annotated[
@@ -41,7 +41,6 @@ Reanalyze = Annotated[
         "and rebuild its breakdown.json and reports; the one replaced is kept beside it.",
     ),
 ]
-KEPT_FILE = "breakdown.before-reanalysis.json"
 # Held by a re-analysis from reading the run to its last file written: a second one on the
 # same run waits for it, and then reads the run as the first left it.
 LOCK_FILE = ".reanalysis.lock"
@@ -107,7 +106,10 @@ def saved(run: Path) -> BreakdownResult | CompareResult:
         _ended_unsaved(run)
     elif being_written(where):
         note(f"{where}: {IN_PROGRESS}: this is the result saved so far, not the final one")
-    return load_any(run)
+    result = load_any(run)
+    if isinstance(result, CompareResult) and (line := stale_columns_line(where, result)) is not None:
+        note(line)
+    return result
 
 
 def _ended_unsaved(run: Path) -> None:
