@@ -254,3 +254,33 @@ def test_the_footer_names_each_peak_the_rows_are_of(capsys):
     for (tflops, pct, _), kernel in zip(rows, kernels, strict=True):
         peak = 156.0 if "s1688" in kernel else 19.5
         assert float(pct) == pytest.approx(100 * float(tflops) / peak, rel=0.01, abs=0.06), kernel
+
+
+def _mm(ts: float, dur: float, dims: list) -> dict:
+    return _x("cpu_op", "aten::mm", ts, dur, **{"Input Dims": dims, "Input type": ["float", "float"]})
+
+
+def test_a_shape_only_in_a_step_left_out_is_named(tmp_path):
+    """Synthetic CPU trace: six steps, each two 64x128 @ 128x96 products of 100 µs; the last
+    step 50 times slower (left out of the steady mean) runs a 32x32 @ 32x32 one as well. The
+    kept row reads 2 calls, 0.200 ms, 0.100 ms a call; the other is named with its step, as the
+    kernels that ran only in left-out steps are, and its JSON ``ms_per_call`` is null."""
+    events = []
+    for k in range(6):
+        t = k * 100_000
+        events += [_x("user_annotation", f"ProfilerStep#{k}", t, 50_000 if k == 5 else 1_000),
+                   _mm(t + 10, 100, [[64, 128], [128, 96]]), _mm(t + 200, 100, [[64, 128], [128, 96]])]
+    events.append(_mm(500_400, 300, [[32, 32], [32, 32]]))
+    path = tmp_path / "slow-step.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    r = analyze_file(path)
+    d = json.loads(r.to_json())
+    assert d["steady_steps"] == [f"ProfilerStep#{k}" for k in range(5)]
+    assert {x["shapes"]: x["ms_per_call"] for x in d["shaped_ops"]} == {
+        "64x128 @ 128x96": pytest.approx(0.1), "32x32 @ 32x32": None}
+    out = render_analyze(r, "text", top=10)
+    section = out[out.index("GEMMs by shape"):]
+    row = next(line for line in section.splitlines() if "64x128 @ 128x96" in line)
+    assert re.search(r"fp32 +2 +0\.200 +0\.100 ", row), row
+    assert ("shapes that ran only in steps left out of the steady mean, so not in its figures: "
+            "aten::mm 32x32 @ 32x32, fp32 (ProfilerStep#5)") in section

@@ -41,7 +41,7 @@ from .graph_replays import GraphReplays, graph_replays
 from .host_python import PythonFrame, PythonLayer
 from .memory import DeviceMemory, step_memory
 from .regions import Region, TypicalRegion, regions, typical
-from .shaped_ops import ShapedOp, TypicalShapedOp, shaped_ops, typical_shaped_ops
+from .shaped_ops import ShapedOp, TypicalShapedOp, shaped_ops, shaped_ops_left_out, typical_shaped_ops
 from .steady import mean, steady_held
 from .steps import (
     HOST_THREAD,
@@ -201,6 +201,12 @@ def steady_shaped_ops(result: AnalyzeResult) -> list[TypicalShapedOp]:
     """The GEMMs, convolutions and attention by shape in the typical step, by time
     (``shaped_ops.typical_shaped_ops``)."""
     return typical_shaped_ops(result.shaped_ops, steady_indices(result), result.device_names)
+
+
+def steady_shaped_ops_left_out(result: AnalyzeResult) -> list[tuple[str, list[str]]]:
+    """The GEMM, convolution and attention shapes that ran only in steps left out of the
+    typical step, with those steps (``shaped_ops.shaped_ops_left_out``)."""
+    return shaped_ops_left_out(result.shaped_ops, steady_indices(result), [s.name for s in result.steps])
 
 
 def steady_host_python(result: AnalyzeResult) -> tuple[list[PythonLayer], float]:

@@ -255,3 +255,13 @@ def typical_shaped_ops(rows: Sequence[ShapedOp], steady: Sequence[int],
         out.append(TypicalShapedOp(r, calls / n, ms / n, tflops, other, compute, peak_tflops,
                                peak.source if peak_tflops else None))
     return sorted(out, key=lambda t: (-t.ms, t.row.device, t.row.op, t.row.shapes))
+
+
+def shaped_ops_left_out(rows: Sequence[ShapedOp], kept: Sequence[int],
+                        steps: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """The rows (``op shapes, type``) that ran only in steps left out of the typical step, with
+    those steps (of ``steps``, every step's name), the most time first."""
+    out = set(kept)
+    only = [r for r in rows if any(r.calls) and not any(r.calls[i] for i in out)]
+    only.sort(key=lambda r: -sum(r.ms))
+    return [(f"{r.op} {r.shapes}, {r.dtype}", [steps[i] for i, n in enumerate(r.calls) if n]) for r in only]

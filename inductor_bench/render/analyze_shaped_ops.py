@@ -4,12 +4,12 @@ its GEMMs, convolutions and attention, shape by shape, in the typical step
 
 from __future__ import annotations
 
-from ..core.analyze import AnalyzeResult, steady_shaped_ops
+from ..core.analyze import AnalyzeResult, steady_shaped_ops, steady_shaped_ops_left_out
 from ..core.recorded_shapes import ATTENTION_OPS, CONV_OPS, GEMM_OPS
 from ..core.shaped_ops import TypicalShapedOp
 from ..core.sources import STRIDES_MARK
 from . import format as fmt
-from .analyze_top import step_code
+from .analyze_top import left_out_line, step_code
 from .doc import Doc
 
 KERNEL_CHARS = 48
@@ -19,8 +19,11 @@ def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
     """The GEMM, convolution and attention shapes taking the most time: calls and ms in the
     typical step, GFLOP a call, the TFLOP/s reached and, where the trace names a GPU the
     datasheet has, its % of that peak."""
-    typical = steady_shaped_ops(r)
+    typical, left_out = steady_shaped_ops(r), steady_shaped_ops_left_out(r)
     if not typical:
+        if left_out:  # every call in a step left out: said, as the kernels' section says it
+            doc.heading(f"{_title(r)} by shape: record_shapes")
+            doc.fine_print(left_out_line(doc, "shapes", left_out) + ". (docs/analyze.md)")
         return
     host = all(t.row.device.startswith("CPU thread") for t in typical)
     # distinct kernels read apart (a GEMM's cutlass kernels differ in their layout's ``_nn_``/``_tn_`` alone)
@@ -28,7 +31,7 @@ def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
     rows = [_row(doc, t, host, label) for t, label in zip(typical[:top], labels, strict=True)]
     which = "steady mean step" if len(r.steps) > 1 else step_code(doc, r.steps[0].name)
     shown = f"top {top} of {len(typical)}, " if len(typical) > top else ""
-    doc.heading(f"{_title(typical)} by shape: record_shapes ({shown}{which})")
+    doc.heading(f"{_title(r)} by shape: record_shapes ({shown}{which})")
     headers = ["thread" if host else "device", "op", "shapes", "type", "calls", "ms", "ms a call",
                "GFLOP a call", "TFLOP/s"]
     if not host:
@@ -37,7 +40,8 @@ def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
     peaks = _peaks_used(typical[:top])
     strided = any(STRIDES_MARK in t.row.shapes for t in typical[:top])
     doc.fine_print(
-        ("shapes: an operand whose recorded strides are not the contiguous ones shows them, a row of "
+        (left_out_line(doc, "shapes", left_out) + ". " if left_out else "")
+        + ("shapes: an operand whose recorded strides are not the contiguous ones shows them, a row of "
          "its own (a transposed view: 128x96 (strides 1x128)); " if strided else "")
         + "FLOPs, from the recorded shapes: 2·M·N·K a GEMM product (a bias's additions not counted), a "
         "convolution's 2 × output elements × weight elements per output channel (its backward that much "
@@ -82,9 +86,10 @@ def _row(doc: Doc, t: TypicalShapedOp, host: bool, label: str) -> list[str]:
 _KINDS = ((GEMM_OPS, "GEMMs"), (CONV_OPS, "convolutions"), (ATTENTION_OPS, "attention"))
 
 
-def _title(typical: list[TypicalShapedOp]) -> str:
-    """"GEMMs", "GEMMs and convolutions" ...: the kinds of op the section holds."""
-    ops = {t.row.op for t in typical}
+def _title(r: AnalyzeResult) -> str:
+    """"GEMMs", "GEMMs and convolutions" ...: the kinds of op the section holds (its rows and
+    those that ran only in steps left out)."""
+    ops = {row.op for row in r.shaped_ops}
     kinds = [name for names, name in _KINDS if not ops.isdisjoint(names)]
     text = ", ".join(kinds[:-1]) + (" and " if len(kinds) > 1 else "") + kinds[-1]
     return text[0].upper() + text[1:]
