@@ -14,10 +14,10 @@ import torch
 
 from inductor_bench.core import source_store
 from inductor_bench.core.attribution import call_origins
-from inductor_bench.core.buffers import module_calls
 from inductor_bench.core.callsites import parse_calls
 from inductor_bench.core.modparse import parse_module
 from inductor_bench.core.stride_rebuild import with_strides
+from inductor_bench.core.symbols import shapes_at, sizes
 
 from .conftest import ROOT
 from .test_call_strides import RUN, changed
@@ -67,6 +67,10 @@ def stated(text: str) -> list[list[str]]:
             f = ast.unparse(node.func)
             if f == "assert_size_stride":
                 known[node.args[0].id] = ast.literal_eval(node.args[1]), ast.literal_eval(node.args[2])
+            elif f == "assert_size_stride_grouped":  # torch 2.15: ((a, b), (shapes), (strides))
+                sizes, strides = ast.literal_eval(node.args[1]), ast.literal_eval(node.args[2])
+                for n, size, stride in zip(node.args[0].elts, sizes, strides, strict=True):  # type: ignore[attr-defined]
+                    known[n.id] = size, stride
             elif f.startswith(("extern_kernels.", "torch.ops.")) or f.endswith(".copy_"):
                 receiver = [node.func.value] if f.endswith(".copy_") else []  # type: ignore[attr-defined]
                 inputs = [t for a in [*receiver, *node.args] if (t := tensor(a)) is not None]
@@ -86,7 +90,7 @@ def rebuilt(graph: str, record: dict) -> tuple[list[list[str]], list[str]]:
     module = parse_module(text)
     calls = parse_calls(text, module)
     _, shapes = call_origins(calls, record)
-    out, notes = with_strides(shapes, calls, module_calls(text, module), record)
+    out, notes = with_strides(shapes, calls, text, module, record)
     return [out[i] for i in sorted(out)], notes
 
 
@@ -118,7 +122,7 @@ def test_a_record_with_strides_is_read_as_kept(tmp_path):
     carried = source_store.carry_over(source_store.load(tmp_path, "k"), {})
     assert source_store.STRIDES_UNRECORDED not in carried
     shapes = {0: ["64x256"]}
-    assert with_strides(shapes, [], [], carried) == (shapes, [])
+    assert with_strides(shapes, [], "", parse_module(""), carried) == (shapes, [])
 
 
 def test_strides_the_text_does_not_give_are_unknown_with_a_note():
@@ -158,3 +162,84 @@ def test_diff_still_sees_a_change_of_shape_beside_unknown_strides(tmp_path, caps
     site = unknown["graphs"][0]["sites"][1]
     site["shapes"][1] = "32x" + site["shapes"][1].split("x", 1)[1]
     assert changed(tmp_path, capsys, unknown, known) == {("0-forward", "aten::addmm"): ["aten::addmm #1"]}
+
+
+CPP = ROOT / "tests/fixtures/cppwrapper"
+
+
+@pytest.mark.parametrize("graph", [f"{v}/{g}" for v in ("2.5.1", "2.13.0", "2.15.0") for g in ("forward", "backward")])
+def test_a_cpp_wrapper_modules_strides_are_those_its_python_twin_states(graph):
+    """The C++ wrapper's ``assert_size_stride(x, {16L, 32L}, {32L, 1L}, ...)``,
+    ``aoti_torch_empty_strided`` / ``reinterpret_tensor_wrapper`` of ``int_array_N``, torch
+    2.5's ``at::detail::empty_strided_cpu`` and inputs of the harness alone: the strides the same
+    model's Python wrapper states, read with ``ast``."""
+    version, role = graph.split("/")
+    twin = stated((CPP / version / f"py_{role}.py").read_text())
+    text = (CPP / version / f"cpp_{role}.py").read_text()
+    module = parse_module(text)
+    calls = parse_calls(text, module)
+    externs = [i for i, c in enumerate(calls) if c.extern]
+    assert len(externs) == len(twin) and any("(strides " in s for call in twin for s in call)
+    shapes = {i: [s.split(" (strides ")[0] for s in call] for i, call in zip(externs, twin, strict=True)}
+    out, notes = with_strides(shapes, calls, text, module, {source_store.STRIDES_UNRECORDED: True})
+    assert [out[i] for i in externs] == twin
+    assert notes == []
+
+
+FRESH = ROOT / "tests/fixtures/stride_rebuild"
+
+
+@pytest.mark.parametrize("graph", ["dynamic-forward", "dynamic-backward", "cpp-forward", "cpp-backward"])
+def test_strides_rebuilt_are_those_a_fresh_compile_recorded(graph):
+    """A graph compiled with dynamic shapes (``reinterpret_tensor(arg2_1, (s27, s77), (1, s27),
+    0)``) or with the C++ wrapper: stripped of the strides its compile recorded, the record
+    gets back those very strides, written as the lowering wrote them (``1xs27``)."""
+    fresh = json.loads((FRESH / graph / "sources.json").read_text())
+    stripped = copy.deepcopy(fresh)
+    for op in stripped["ops"]:
+        op.pop("strides", None)
+    record = source_store.carry_over({**stripped, "dynamo": {}}, {})
+    assert record[source_store.STRIDES_UNRECORDED] is True
+    text = (FRESH / graph / "module.py").read_text()
+    module = parse_module(text)
+    calls = parse_calls(text, module)
+    _, recorded = call_origins(calls, fresh)
+    _, shapes = call_origins(calls, record)
+    got, notes = with_strides(shapes, calls, text, module, record)
+    assert got == recorded and notes == []
+    assert sum("(strides " in s for call in got.values() for s in call) == (1 if "backward" in graph else 2)
+
+
+def test_a_stride_that_is_a_size_symbol_is_kept_symbolic():
+    """The forward's ``x.t()`` of a (64, s77) input: strides (1, s27), written as the record
+    writes them, read at the measured sizes where shown."""
+    graph = "dynamic-forward"
+    record = json.loads((FRESH / graph / "sources.json").read_text())
+    for op in record["ops"]:
+        op.pop("strides", None)
+    record = source_store.carry_over({**record, "dynamo": {}}, {})
+    text = (FRESH / graph / "module.py").read_text()
+    module = parse_module(text)
+    calls = parse_calls(text, module)
+    _, shapes = call_origins(calls, record)
+    got, _ = with_strides(shapes, calls, text, module, record)
+    assert got[0] == ["32", "s27xs77 (strides 1xs27)", "s77x32"]
+    assert shapes_at(got[0], sizes(text)) == ["32", "24x64 (strides 1x24)", "64x32"]
+
+
+@pytest.mark.parametrize(("recorded", "shape", "strides", "want"), [
+    ("s0x64", ("s0", "64"), ("64", "1"), ""),
+    ("s1xs0", ("s1", "s0"), ("1", "s1"), "1xs1"),
+    ("64*s0x8", ("s0 * 64", "8"), ("1", "64 * s0"), "1x64*s0"),  # the same size, written otherwise
+    ("1xs0", ("1", "s0"), ("7", "1"), ""),  # a dimension of size 1 may have any stride
+    ("s0xs1", ("s0", "s1"), ("1", "1"), "1x1"),  # contiguous only where s1 is 1
+    ("s0x8", ("s0", "8"), ("1", "s0 + 1"), None),  # a sum: the lowering may write it otherwise
+    ("s0x8", ("s0", "8"), ("1", "(s0 // 2)"), None),
+    ("24x64", ("s0", "64"), ("64", "1"), None),  # a size not the recorded one: never bound
+])
+def test_a_stride_of_dynamic_shapes_is_judged_for_every_size(recorded, shape, strides, want):
+    from inductor_bench.core.buffers import CallArgs, Tensor
+    from inductor_bench.core.stride_rebuild import call_strides
+
+    call = CallArgs("extern_kernels.mm", True, ["a"], {}, tensors=[Tensor(shape, "float32", strides=strides)])
+    assert call_strides([recorded], call) == (None if want is None else [want])

@@ -201,7 +201,7 @@ def attribute(
     args = module_calls(text, module)  # read once
     own, sizes = own_origins(record["ops"] or []), call_bytes(calls, args)
     origins, shapes = call_origins(calls, record, own)
-    shapes, unknown = with_strides(shapes, calls, args, record)
+    shapes, unknown = with_strides(shapes, calls, text, module, record)
     origins = mostly_unplaced(origins, calls, record, text, module, sizes)
     origins = heaviest_first(origins, calls, record, text, module, lambda ns: origin_of(ns, nodes).modules,
                              sizes=sizes, own=own)

@@ -287,12 +287,13 @@ def input_tensors(text: str) -> dict[str, Tensor]:
 
 def module_calls(text: str, module: ModuleInfo,
                  result_shape: Callable[[CallArgs], tuple[int, ...] | None] | None = None,
-                 fixed: dict[str, int] | None = None) -> list[CallArgs]:
+                 fixed: dict[str, int] | None = None, table: BufferTable | None = None) -> list[CallArgs]:
     """Every kernel and extern call ``call()`` makes, in order, each with the tensors of its
     arguments as they stood at that call (a buffer name is reused as ``call()`` goes on).
     ``result_shape``: the shape an extern call returns, where the module asserts none;
-    ``fixed``: size symbols at other values than the harness's (``breakdown --size``)."""
-    table = BufferTable(sizes(text, fixed))
+    ``fixed``: size symbols at other values than the harness's (``breakdown --size``);
+    ``table``: another reading of the shapes than their values (``core/stride_rebuild.py``)."""
+    table = table or BufferTable(sizes(text, fixed))
     for name, t in input_tensors(text).items():
         table.put(name, t.shape, t.dtype, t.strides)
     lines = text.splitlines()

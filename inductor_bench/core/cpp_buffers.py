@@ -83,13 +83,13 @@ def py_arg(arg: str, arrays: dict[str, str]) -> str:
 
 def cpp_module_calls(text: str, module: ModuleInfo,
                      result_shape: Callable[[CallArgs], tuple[int, ...] | None] | None = None,
-                     fixed: dict[str, int] | None = None) -> list[CallArgs]:
+                     fixed: dict[str, int] | None = None, table: BufferTable | None = None) -> list[CallArgs]:
     """``buffers.module_calls`` of a C++ wrapper module: every kernel and extern call
     ``inductor_entry_impl`` makes, in order, with the tensors of its arguments; each line that
     calls nothing is read as the Python line it stands for (``py_line``)."""
-    table = BufferTable(sizes(text, fixed))
+    table = table or BufferTable(sizes(text, fixed))
     for name, t in input_tensors(text).items():
-        table.put(name, t.shape, t.dtype)
+        table.put(name, t.shape, t.dtype, t.strides)
     arrays: dict[str, str] = {}
     calls: list[CallArgs] = []
     returning: Returning = {}  # the last extern call's result and its aliases

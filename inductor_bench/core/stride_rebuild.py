@@ -8,39 +8,54 @@ the strides of every tensor its ``call()`` passes: a graph input's in its
 ``assert_size_stride(primals_1, (1024, 256), (256, 1), 'input')``, a buffer's in its
 ``empty_strided_cpu((128, 1024), (1024, 1), torch.float32)``, a view's in the
 ``reinterpret_tensor(primals_1, (256, 1024), (1, 256), 0)`` passed to the call
-(``core/buffers.py``). A call's tensor arguments, in order, are its inputs as the lowering
-recorded them (Inductor writes an extern call's arguments from its inputs, in order); where
-their shapes are the recorded ones, their strides are taken, written as the lowering would
-have written them (``runner/sources.py``: "" for the contiguous ones). Where they are not (a
-size symbol of dynamic shapes, an argument the text does not resolve, a C++ wrapper), the
-call's strides are unknown and its inputs say so (``UNKNOWN_STRIDES``), never contiguous by
-default; diff compares such a call by its shapes alone (``core/call_pairs.py``).
+(``core/buffers.py``); a C++ wrapper's in its ``assert_size_stride(arg0_1, {64L, 24L}, {24L,
+1L}, "input")``, its ``aoti_torch_empty_strided`` and ``reinterpret_tensor_wrapper`` of the
+``int_array_N`` they name (``core/cpp_buffers.py``). A call's tensor arguments, in order, are
+its inputs as the lowering recorded them (Inductor writes an extern call's arguments from its
+inputs, in order); where their shapes are the recorded ones, their strides are taken, written
+as the lowering would have written them (``runner/sources.py``: "" for the contiguous ones).
+
+Sizes and strides are read as the module writes them, not at the harness's values: a graph
+compiled with dynamic shapes records ``s27xs77 (strides 1xs27)`` with the size symbols its
+module writes (``reinterpret_tensor(arg2_1, (s27, s77), (1, s27), 0)``), and the report reads
+them at the sizes it measured (``symbols.shapes_at``). A shape matches where each dimension is
+the same polynomial of the symbols; the strides are contiguous where they are those of the
+shape for every value of the symbols (as the lowering judges them), not only at the measured
+ones. A stride written other than as a product of integers and symbols (``s0 + 1``,
+``(s0 // 2)``: the lowering's text of it may differ), a shape that is not the recorded one, an
+argument the text does not resolve: the call's strides are unknown and its inputs say so
+(``UNKNOWN_STRIDES``), never contiguous by default; diff compares such a call by its shapes
+alone (``core/call_pairs.py``).
 """
 
 from __future__ import annotations
 
+import ast
 from typing import Any
 
-from .buffers import CallArgs
+from .buffers import BufferTable, CallArgs, module_calls
 from .callsites import Call
+from .cpp_buffers import cpp_module_calls
+from .cppwrapper import is_cpp_wrapper
+from .modparse import ModuleInfo
 from .source_store import STRIDES_UNRECORDED
-from .sources import UNKNOWN_STRIDES, call_shapes, contiguous, shape_text
+from .sources import UNKNOWN_STRIDES, call_shapes, contiguous
 
 UNKNOWN_NOTE = ("input strides unknown for {n} of {m} extern calls ('(strides ?)'): the module came "
                 "from Inductor's cache with an attribution record from an older version of this tool, "
                 "and its text does not state them; --fresh-cache records them")
 
 
-def with_strides(shapes: dict[int, list[str]], calls: list[Call], args: list[CallArgs],
+def with_strides(shapes: dict[int, list[str]], calls: list[Call], text: str, module: ModuleInfo,
                  record: dict[str, Any]) -> tuple[dict[int, list[str]], list[str]]:
     """``shapes`` (call position -> its inputs, ``attribution.call_origins``) with their strides
-    where ``record`` was kept without them, read from ``args`` (``buffers.module_calls``: the
-    k-th call of each name is the k-th of ``calls``), and the graph's note where some are not
-    known. As they are for any other record."""
+    where ``record`` was kept without them, read from the module's ``text`` (the k-th call of
+    each name there is the k-th of ``calls``), and the graph's note where some are not known.
+    As they are for any other record."""
     if not record.get(STRIDES_UNRECORDED):
         return shapes, []
     by_name: dict[str, list[CallArgs]] = {}
-    for a in args:
+    for a in written_calls(text, module):
         by_name.setdefault(a.name, []).append(a)
     nth: dict[int, int] = {}
     seen: dict[str, int] = {}
@@ -59,18 +74,112 @@ def with_strides(shapes: dict[int, list[str]], calls: list[Call], args: list[Cal
     return out, [UNKNOWN_NOTE.format(n=unknown, m=len(shapes))] if unknown else []
 
 
+class WrittenTable(BufferTable):
+    """``buffers.BufferTable`` with each size and stride as the module writes it (``s27``,
+    ``64*s77``, ``256``), not its value."""
+
+    def shape(self, text: str) -> tuple[str, ...] | None:  # type: ignore[override]
+        try:
+            node = ast.parse(text.strip(), mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        elts = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node]
+        return tuple(ast.unparse(e) for e in elts)
+
+
+def written_calls(text: str, module: ModuleInfo) -> list[CallArgs]:
+    """The module's calls (Python or C++ wrapper) with their tensors' sizes and strides as
+    written (``WrittenTable``)."""
+    read = cpp_module_calls if is_cpp_wrapper(text) else module_calls
+    return read(text, module, table=WrittenTable())
+
+
 def call_strides(recorded: list[str], call: CallArgs) -> list[str] | None:
-    """The strides of ``call``'s tensor arguments as the lowering records them (``1x256``; ""
-    for contiguous ones), where those arguments are, in order, of the ``recorded`` shapes;
-    None where not."""
+    """The strides of ``call``'s tensor arguments as the lowering records them (``1x256``,
+    ``1xs27``; "" for contiguous ones), where those arguments are, in order, of the
+    ``recorded`` shapes; None where not, or where a stride is not written as a product."""
     tensors = [t for t in call.tensors if t is not None]
     if len(tensors) != len(recorded):
         return None
     out = []
     for want, t in zip(recorded, tensors, strict=True):
-        shape, strides = t.shape, t.strides
-        if shape is None or strides is None or len(shape) != len(strides) or shape_text(shape) != want:
+        dims = [] if want == "scalar" else want.split("x")
+        if t.shape is None or t.strides is None or not len(t.shape) == len(t.strides) == len(dims):
             return None
-        out.append("" if contiguous(list(shape), list(strides)) else "x".join(map(str, strides)))
+        shape, strides = [_poly(d) for d in t.shape], [_poly(s) for s in t.strides]
+        if None in shape or None in strides or shape != [_poly(d) for d in dims]:
+            return None
+        if contiguous(shape, strides):
+            out.append("")
+        elif all(_product(str(s)) for s in t.strides):
+            out.append("x".join(str(s).replace(" ", "") for s in t.strides))
+        else:
+            return None
     return out
 
+
+class Poly:
+    """A polynomial of size symbols with integer coefficients (monomial -> coefficient): two
+    size expressions are the same size where their polynomials are equal."""
+
+    def __init__(self, terms: dict[tuple[str, ...], int]) -> None:
+        self.terms = {m: c for m, c in terms.items() if c}
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, int):
+            other = Poly({(): other})
+        return isinstance(other, Poly) and self.terms == other.terms
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Poly) -> Poly:
+        terms = dict(self.terms)
+        for m, c in other.terms.items():
+            terms[m] = terms.get(m, 0) + c
+        return Poly(terms)
+
+    def __mul__(self, other: Poly | int) -> Poly:
+        if isinstance(other, int):
+            other = Poly({(): other})
+        terms: dict[tuple[str, ...], int] = {}
+        for m1, c1 in self.terms.items():
+            for m2, c2 in other.terms.items():
+                m = tuple(sorted(m1 + m2))
+                terms[m] = terms.get(m, 0) + c1 * c2
+        return Poly(terms)
+
+    __rmul__ = __mul__
+
+
+def _poly(text: Any) -> Poly | None:
+    """``64*s77``, ``s0 + 1``, ``256`` -> its polynomial; None for anything else (``s0 // 2``)."""
+    try:
+        return _terms(ast.parse(str(text).strip(), mode="eval").body)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _terms(node: ast.AST) -> Poly:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return Poly({(): node.value})
+    if isinstance(node, ast.Name):
+        return Poly({(node.id,): 1})
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _terms(node.operand) * -1
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+        left, right = _terms(node.left), _terms(node.right)
+        if isinstance(node.op, ast.Mult):
+            return left * right
+        return left + (right * -1 if isinstance(node.op, ast.Sub) else right)
+    raise ValueError("not a polynomial of sizes")
+
+
+def _product(text: str) -> bool:
+    """A stride written as integers and symbols multiplied (``64*s77``): the lowering writes it
+    the same way (``runner/sources.py``); a sum or a division it may write otherwise."""
+    node = ast.parse(text, mode="eval").body
+    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        if not isinstance(node.right, (ast.Constant, ast.Name)):
+            return False
+        node = node.left
+    return isinstance(node, ast.Name) or (isinstance(node, ast.Constant) and type(node.value) is int)
