@@ -1,7 +1,8 @@
-"""`analyze`'s by-shape rows of a convolution's backward tell its output gradient's layout apart,
-and every row shows its time a call. Checked on a CPU trace this test records: each step one
-backward of a contiguous gradient and two of a channels-last one (the same shapes), every figure
-of a row worked out from the raw JSON; the FLOPs against torch's ``flop_counter``."""
+"""`analyze`'s by-shape rows of a convolution's and attention's backward tell its output
+gradient's layout apart, and every row shows its time a call. Checked on CPU traces this test
+records: each step one backward of a contiguous gradient and two of a channels-last (attention:
+transposed) one of the same shapes, every figure of a row worked out from the raw JSON; a
+convolution's FLOPs against torch's ``flop_counter``."""
 
 from __future__ import annotations
 
@@ -132,3 +133,60 @@ def test_every_format_shows_the_time_a_call(recorded, fmt):
         assert row["calls"] == f"{want['calls'] // len(steady)}"
         assert row["ms"] == _ms(want["us"] / 1e3 / len(steady))
         assert row["ms a call"] == _ms(want["us"] / 1e3 / want["calls"])
+
+
+ATTENTION_BACKWARD = "aten::_scaled_dot_product_flash_attention_for_cpu_backward"
+B, H, L, E = 2, 4, 32, 8
+
+
+def test_attention_backward_rows_by_the_gradients_layout(tmp_path):
+    """CPU attention, each step once backward of a contiguous gradient and twice of one viewed
+    with heads and tokens transposed (as ``out.transpose(1, 2)`` of a B, L, H, E tensor is):
+    two rows, each one's calls, ms and ms a call worked out from the raw events, its FLOPs
+    the five products of the backward, 2·B·H·L·L·E each (torch's ``flop_counter`` has no
+    formula for the CPU flash ops)."""
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    torch.manual_seed(0)
+    q = torch.randn(B, H, L, E, requires_grad=True)
+    g = torch.randn(B, H, L, E)
+    g_view = torch.randn(B, L, H, E).transpose(1, 2)
+    path = tmp_path / "attention.json"
+
+    def attention():
+        return torch.nn.functional.scaled_dot_product_attention(q, q, q)
+
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True,
+                 schedule=schedule(wait=0, warmup=1, active=STEPS),
+                 on_trace_ready=lambda p: p.export_chrome_trace(str(path))) as prof:
+        for _ in range(STEPS + 1):
+            attention().backward(g)
+            attention().backward(g_view)
+            attention().backward(g_view)
+            prof.step()
+    r = analyze_file(path)
+    steady = json.loads(r.to_json())["steady_steps"]
+    events = json.loads(path.read_text())["traceEvents"]
+    steps = [e for e in events if e.get("ph") == "X" and e["name"] in steady]
+    raw: dict[str, dict] = defaultdict(lambda: {"calls": 0, "us": 0.0})
+    for e in events:
+        if e.get("cat") != "cpu_op" or e["name"] != ATTENTION_BACKWARD:
+            continue
+        if not any(s["ts"] <= e["ts"] < s["ts"] + s["dur"] for s in steps):
+            continue
+        dims, strides = e["args"]["Input Dims"], e["args"]["Input Strides"]
+        text = f"q {shown(dims[1], strides[1])}, kv {shown(dims[2], strides[2])}, grad {shown(dims[0], strides[0])}"
+        raw[text]["calls"] += 1
+        raw[text]["us"] += e["dur"]
+    plain = f"q {B}x{H}x{L}x{E}, kv {B}x{H}x{L}x{E}"
+    assert set(raw) == {f"{plain}, grad {B}x{H}x{L}x{E}",
+                        f"{plain}, grad {B}x{H}x{L}x{E} (strides {L * H * E}x{E}x{H * E}x1)"}
+    typical = {t.row.shapes: t for t in steady_shaped_ops(r) if t.row.op == ATTENTION_BACKWARD}
+    assert set(typical) == set(raw)
+    n = len(steady)
+    for shapes, want in raw.items():
+        t = typical[shapes]
+        assert t.calls == want["calls"] / n == (2 if "strides" in shapes else 1)
+        assert t.ms == pytest.approx(want["us"] / 1e3 / n, rel=1e-9)
+        assert t.ms_per_call == pytest.approx(want["us"] / 1e3 / want["calls"], rel=1e-9)
+        assert t.row.flops == 5 * 2 * B * H * L * L * E

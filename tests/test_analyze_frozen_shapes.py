@@ -33,6 +33,7 @@ ATTENTION = 4 * 2 * 4 * 8 * (64 * 65 / 2)  # causal, 2 x 4 heads x 64 x 8: the 6
 # transposed weight of the linear layer and of its input's gradient, attention's q, k and v
 # viewed out of the one qkv projection
 CL_IN, CL_W, QKV_VIEW = " (strides 2048x1x128x8)", " (strides 72x1x24x8)", " (strides 6144x8x96x1)"
+GRAD_VIEW = " (strides 2048x8x32x1)"  # attention's output gradient, heads and tokens transposed
 TRAIN = {
     "aten::convolution": [(f"2x8x16x16{CL_IN} * 8x8x3x3{CL_W} -> 2x8x16x16", CONV)],
     "aten::convolution_backward": [
@@ -43,7 +44,7 @@ TRAIN = {
     "aten::_scaled_dot_product_flash_attention_for_cpu": [
         (f"q 2x4x64x8{QKV_VIEW}, kv 2x4x64x8{QKV_VIEW}, causal", ATTENTION)],
     "aten::_scaled_dot_product_flash_attention_for_cpu_backward": [
-        (f"q 2x4x64x8{QKV_VIEW}, kv 2x4x64x8{QKV_VIEW}, causal", ATTENTION * 10 / 4)],  # five products to two
+        (f"q 2x4x64x8{QKV_VIEW}, kv 2x4x64x8{QKV_VIEW}, grad 2x4x64x8{GRAD_VIEW}, causal", ATTENTION * 10 / 4)],  # five products to two
 }
 
 

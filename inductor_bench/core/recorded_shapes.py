@@ -8,8 +8,10 @@ shown with them, as ``breakdown`` shows an extern call's input (``sources.STRIDE
 ``96x128 (strides 1x96) @ 128x32`` is the product of a transposed view, a row of its own beside
 the contiguous ``96x128 @ 128x32``. A convolution's backward shows its output gradient after the
 arrow, its strides with it: ``2x4x8x8 * 8x4x3x3 -> 2x8x8x8 (strides 512x1x64x8)``, a
-channels-last gradient, is a row apart from the contiguous one. A dimension of size 1 may have
-any stride; a trace without strides shows the shapes alone.
+channels-last gradient, is a row apart from the contiguous one; attention's backward shows its
+output gradient after them (``q 2x4x64x8, kv 2x4x64x8, grad 2x4x64x8 (strides 2048x8x32x1),
+causal``). A
+dimension of size 1 may have any stride; a trace without strides shows the shapes alone.
 
 The FLOPs are counted as ``breakdown`` counts an extern call (``core/work.py``), with the same
 functions, so that the two commands agree on one op:
@@ -67,7 +69,8 @@ ATTENTION_OPS = frozenset(f"aten::{op}" for op in CAUSAL_AT if op.startswith("_s
 SHAPED_OPS = GEMM_OPS | CONV_OPS | ATTENTION_OPS
 # the arguments shown of each, in the order a row shows them: a GEMM's two operands, a
 # convolution's input and weight (its backward's, after them, the output's gradient, its first
-# argument: a channels-last gradient a row of its own), attention's query, key and value
+# argument: a channels-last gradient a row of its own), attention's query, key and value (its
+# backward's, after them, the output's gradient, its first argument too)
 _CONV_SHOWN = {"aten::convolution": (0, 1), "aten::convolution_backward": (1, 2, 0)}
 _GRADIENTS = ("input", "weight", "bias")
 
@@ -117,7 +120,7 @@ def _shown_at(name: str) -> tuple[int, ...]:
     if name in CONV_OPS:
         return _CONV_SHOWN.get(name, ())
     if name in ATTENTION_OPS:
-        return (1, 2, 3) if "backward" in op else (0, 1, 2)
+        return (1, 2, 3, 0) if "backward" in op else (0, 1, 2)  # a backward's grad_out last
     return ()
 
 
@@ -226,8 +229,10 @@ def _attention(name: str, call: CallArgs, marks: list[str]) -> Described | None:
     if flops is None:
         return None
     at = _shown_at(name)
-    q, k, v = (_operand(call.tensors, marks, i) for i in at)
+    q, k, v = (_operand(call.tensors, marks, i) for i in at[:3])
     shapes = f"q {q}, kv {k}" if k == v else f"q {q}, k {k}, v {v}"
+    if len(at) > 3:  # a backward: its output's gradient, with its strides (a layout apart)
+        shapes += f", grad {_operand(call.tensors, marks, at[3])}"
     return Described(name, shapes + (", causal" if causal else ""), _kinds(call.tensors, at), flops)
 
 
