@@ -189,7 +189,8 @@ def test_a_cpp_wrapper_modules_strides_are_those_its_python_twin_states(graph):
 FRESH = ROOT / "tests/fixtures/stride_rebuild"
 
 
-@pytest.mark.parametrize("graph", ["dynamic-forward", "dynamic-backward", "cpp-forward", "cpp-backward"])
+@pytest.mark.parametrize("graph", ["dynamic-forward", "dynamic-backward", "cpp-forward", "cpp-backward",
+                                   "frozen-inference"])
 def test_strides_rebuilt_are_those_a_fresh_compile_recorded(graph):
     """A graph compiled with dynamic shapes (``reinterpret_tensor(arg2_1, (s27, s77), (1, s27),
     0)``) or with the C++ wrapper: stripped of the strides its compile recorded, the record
@@ -208,6 +209,7 @@ def test_strides_rebuilt_are_those_a_fresh_compile_recorded(graph):
     got, notes = with_strides(shapes, calls, text, module, record)
     assert got == recorded and notes == []
     assert sum("(strides " in s for call in got.values() for s in call) == (1 if "backward" in graph else 2)
+    # the frozen graph's: its input made channels-last, oneDNN's weight (8x3x3x3 (strides 1x0x0x0))
 
 
 def test_a_stride_that_is_a_size_symbol_is_kept_symbolic():
@@ -243,3 +245,16 @@ def test_a_stride_of_dynamic_shapes_is_judged_for_every_size(recorded, shape, st
 
     call = CallArgs("extern_kernels.mm", True, ["a"], {}, tensors=[Tensor(shape, "float32", strides=strides)])
     assert call_strides([recorded], call) == (None if want is None else [want])
+
+
+def test_a_product_is_written_alike_by_the_module_and_the_record_a_sum_not():
+    """Why a stride written as a product is taken and a sum is not: the module's text of a size
+    (Inductor's printer) and the record's (``str`` of the same expression) agree on products
+    and differ on sums."""
+    import sympy
+    from torch.utils._sympy.printers import PythonPrinter
+
+    s0, s1, s10, s77 = sympy.symbols("s0 s1 s10 s77", integer=True, positive=True)
+    for e in (64 * s77, s10 * s1, 2 * s0 * s1 * s10):
+        assert PythonPrinter().doprint(e) == str(e)
+    assert (PythonPrinter().doprint(s0 + 1), str(s0 + 1)) == ("1 + s0", "s0 + 1")
