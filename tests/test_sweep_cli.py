@@ -191,6 +191,9 @@ def test_an_executors_options_given_for_another_are_refused_before_anything_is_w
         ("--slurm-opt", "mem_gb=64", "--slurm-time", "5"): "--slurm-time, --slurm-opt: for --executor slurm, not local",
         ("--executor", "slurm", "--ray-address", "auto"): "--ray-address: for --executor ray, not slurm",
         ("--executor", "ray", "--slurm-partition", "gpu"): "--slurm-partition: for --executor slurm, not ray",
+        # --slurm-cluster local with the local executor ran the jobs here as though not given
+        ("--slurm-cluster", "local"): "--slurm-cluster: for --executor slurm, not local",
+        ("--executor", "ray", "--slurm-cluster", "slurm"): "--slurm-cluster: for --executor slurm, not ray",
     }
     for more, line in cases.items():
         r = _cli(str(MODELS[0]), "--modes", "default", "--device", "cpu", "--out", str(out), *more, cwd=tmp_path)

@@ -116,7 +116,8 @@ def sweep(
     o.check_seconds("--step-budget", step_budget)
     o.check_seconds("--job-timeout", job_timeout)
     _check_executor_options(executor, {"--ray-address": ray_address}, {
-        "--slurm-partition": slurm_partition, "--slurm-time": slurm_time, "--slurm-opt": slurm_opt})
+        "--slurm-partition": slurm_partition, "--slurm-time": slurm_time, "--slurm-opt": slurm_opt,
+        "--slurm-cluster": _given(ctx, "slurm_cluster")})
     old = _baseline(baseline)
     args = compare_args(
         train,
@@ -187,6 +188,11 @@ def _check_executor_options(kind: ExecutorKind, ray: dict[str, object], slurm: d
     for owner, given in ((ExecutorKind.ray, ray), (ExecutorKind.slurm, slurm)):
         if kind is not owner and (named := [k for k, v in given.items() if v]):
             raise UsageError(f"{', '.join(named)}: for --executor {owner.value}, not {kind.value}")
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the option ``name`` was given on the command line (not left at its default)."""
+    return getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"
 
 
 def _baseline(path: Path | None) -> Sweep | None:
