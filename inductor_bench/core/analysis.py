@@ -53,7 +53,7 @@ from .source_store import load_record
 from .static_twin import input_shapes
 from .steady import RULES
 from .symbols import dynamic_sizes
-from .trace import load_for_analysis
+from .trace import Trace, load_for_analysis
 
 # What a graph is before it is measured: the fields its profile request carries.
 HEADER_FIELDS = ("id", "role", "aot_id", "frame_id", "frame_compile_id", "module", "device",
@@ -136,7 +136,7 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
     settle(g)  # judged again by the parts the result now holds: its call sites too (core/parts.py)
     fixed = applicable(text, response.get("sizes") or {})  # breakdown --size
     g.unbacked = {str(k): int(v) for k, v in (response.get("unbacked") or {}).items()}
-    count_kernel_work(g, info, text, run_dir, fixed, g.unbacked, response.get("flex_blocks"))
+    count_kernel_work(g, info, text, run_dir, fixed, g.unbacked, response.get("flex_blocks"), trace)
     g.sizes = dynamic_sizes(text, fixed)
     g.size_hints = dynamic_sizes(text) if fixed else {}
     try:  # an addition to the measurement, as above
@@ -180,11 +180,11 @@ def checked_digests(run_dir: Path) -> dict[str, str]:
 
 def count_kernel_work(g: GraphResult, info: ModuleInfo, text: str, run_dir: Path,
                       fixed: dict[str, int] | None = None, unbacked: dict[str, int] | None = None,
-                      blocks: dict[str, list[int | None]] | None = None) -> None:
+                      blocks: dict[str, list[int | None]] | None = None, trace: Trace | None = None) -> None:
     """Bytes and FLOPs of each kernel (``core/roofline.py``); a count is an addition to the
     measurement: a module it cannot read leaves the kernels uncounted, never loses the graph."""
     try:
-        count_work(g, info, text, run_dir, fixed, unbacked, blocks)
+        count_work(g, info, text, run_dir, fixed, unbacked, blocks, trace)
     except Exception:
         for k in g.kernels:
             k.bytes = k.flops = None

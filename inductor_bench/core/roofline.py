@@ -42,12 +42,14 @@ from .ceilings import (
     same_figures,
     shared_ceilings,
 )
+from .device_calls import call_kernels
 from .devices import HOST, backend
 from .diff_records import ADDED, REMOVED, SectionDiff
 from .kernelfile import read_kernel_file
 from .modparse import ModuleInfo
 from .results import BreakdownResult, GraphResult, KernelStat
 from .sources import CallSite
+from .trace import Trace
 from .views import units
 from .work import FROM_INDUCTOR, Work, call_work, draws_random, noted
 
@@ -251,25 +253,33 @@ def has_counts(result: BreakdownResult) -> bool:
 
 def count_work(graph: GraphResult, module: ModuleInfo, text: str, run_dir: Path,
                fixed: dict[str, int] | None = None, unbacked: dict[str, int] | None = None,
-               blocks: dict[str, list[int | None]] | None = None) -> GraphResult:
+               blocks: dict[str, list[int | None]] | None = None, trace: Trace | None = None) -> GraphResult:
     """Fill ``bytes`` / ``flops`` / ``compute`` / ``work_from`` of the graph's kernels from its
     compiled module (and the Triton kernel files saved beside it, whose own counts are at the
     harness's sizes: not used where ``fixed`` gives other sizes, ``breakdown --size``, nor where
     ``unbacked`` gives the data-dependent sizes of the call profiled, which they hold at a guess;
-    ``blocks``: a masked flex attention's blocks in each call, ``runner/flex_blocks.py``)."""
+    ``blocks``: a masked flex attention's blocks in each call, ``runner/flex_blocks.py``). On a
+    device timeline, ``trace`` (the graph's) says which kernel did each extern call's work."""
     per_kernel: dict[str, Work] = {}
     per_op: dict[str, Work] = {}
+    calls: list[tuple[str, Work]] = []  # each extern call's profiler op and work, in call() order
     graph.site_counts = []
     at = {**(fixed or {}), **(unbacked or {})}
     for call, work in call_work(module, text, at or None, blocks):
         if call.extern:
             graph.site_counts.append([work.bytes, work.flops])
-            key = _profiler_op(call.name)
-            per_op[key] = per_op[key].plus(work) if key in per_op else work
+            calls.append((_profiler_op(call.name), work))
         else:
             per_kernel[call.name] = per_kernel[call.name].plus(work) if call.name in per_kernel else work
     on_host = backend(graph.device).timeline == HOST
-    owners = {} if on_host else _op_owners(graph.kernels)
+    followed = {} if on_host or trace is None else call_kernels(trace, [op for op, _ in calls])
+    by_kernel: dict[str, list[Work]] = {}
+    for i, (op, work) in enumerate(calls):
+        if i in followed:
+            by_kernel.setdefault(followed[i], []).append(work)
+        else:
+            per_op[op] = per_op[op].plus(work) if op in per_op else work
+    owners = {} if on_host else _op_owners(graph.kernels, set(per_op))
     for k in graph.kernels:
         work = per_kernel.get(k.name)
         if work is not None:
@@ -277,7 +287,7 @@ def count_work(graph: GraphResult, module: ModuleInfo, text: str, run_dir: Path,
         elif on_host:
             work = per_op.get(k.name)
         else:
-            work = _sum([per_op[op] for op in owners.get(k.name, []) if op in per_op])
+            work = _sum(by_kernel.get(k.name, []) + [per_op[op] for op in owners.get(k.name, [])])
         if work is not None:
             k.bytes, k.flops, k.compute, k.work_from = work.bytes, work.flops, work.compute, work.source
     return graph
@@ -287,13 +297,14 @@ def _profiler_op(callee: str) -> str:
     return op_name(callee) or callee
 
 
-def _op_owners(kernels: list[KernelStat]) -> dict[str, list[str]]:
-    """Device timelines: each extern op's work goes to the longest kernel it launched (a
-    GEMM's own kernel, not the small reduction or cast beside it)."""
+def _op_owners(kernels: list[KernelStat], ops: set[str]) -> dict[str, list[str]]:
+    """Device timelines, the extern ops (of ``ops``) whose calls could not be followed one by
+    one (``device_calls``): each op's work goes to the longest kernel it launched (a GEMM's own
+    kernel, not the small reduction or cast beside it)."""
     best: dict[str, KernelStat] = {}
     for k in kernels:
         for op in (k.launched_by or "").split(", "):
-            if op and (op not in best or k.ms > best[op].ms):
+            if op in ops and (op not in best or k.ms > best[op].ms):
                 best[op] = k
     out: dict[str, list[str]] = {}
     for op, k in best.items():

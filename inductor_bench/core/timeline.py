@@ -94,7 +94,8 @@ def launch_stacks(trace: Trace) -> dict[int, tuple[str, ...]]:
     for i, ev in enumerate(trace.events):
         if ev.cat not in DEVICE_CATEGORIES:
             continue
-        stack = stacks_by_corr.get(ev.args.get("correlation"))
+        ops = stacks_by_corr.get(ev.args.get("correlation"))
+        stack = None if ops is None else tuple(op.name for op in ops)
         if stack is None:
             if by_external is None:
                 by_external = _ops_by_external_id(trace.events)
@@ -112,6 +113,14 @@ def launch_times(trace: Trace) -> dict[Any, float]:
             if ev.cat in LAUNCH_CATEGORIES and "correlation" in ev.args}
 
 
+def launch_op_events(trace: Trace) -> dict[int, tuple[Event, ...]]:
+    """``launch_stacks`` as the ``cpu_op`` events themselves, innermost first: which call of an
+    op (not only which op) launched each device event; only those found through their launch."""
+    by_corr = _stacks_by_correlation(trace.events)
+    return {i: ops for i, ev in enumerate(trace.events)
+            if ev.cat in DEVICE_CATEGORIES and (ops := by_corr.get(ev.args.get("correlation")))}
+
+
 def launching_ops(trace: Trace) -> dict[int, str]:
     """For each device event (by index in ``trace.events``): the innermost ``cpu_op``
     around its launch (e.g. ``aten::mm`` for a cuBLAS kernel). See ``launch_stacks``."""
@@ -126,7 +135,7 @@ def _ops_by_external_id(events: list[Event]) -> dict[Any, str]:
     }
 
 
-def _stacks_by_correlation(events: list[Event]) -> dict[Any, tuple[str, ...]]:
+def _stacks_by_correlation(events: list[Event]) -> dict[Any, tuple[Event, ...]]:
     threads: dict[tuple[Any, Any], tuple[list[Event], list[Event]]] = {}
     for ev in events:
         if ev.cat == CPU_OP:
@@ -141,10 +150,10 @@ def _stacks_by_correlation(events: list[Event]) -> dict[Any, tuple[str, ...]]:
 
 
 def _enclosing_ops(
-    ops: list[Event], launches: list[Event], out: dict[Any, tuple[str, ...]]
+    ops: list[Event], launches: list[Event], out: dict[Any, tuple[Event, ...]]
 ) -> None:
     """Sweep one thread: ops nest properly, so a stack of open ops gives each launch's
-    enclosing ops. ``out[correlation]`` = their names, innermost first."""
+    enclosing ops. ``out[correlation]`` = those ops, innermost first."""
     ops = sorted(ops, key=lambda e: (e.ts, -e.dur))
     starts = [e.ts for e in ops]
     stack: list[Event] = []
@@ -159,7 +168,7 @@ def _enclosing_ops(
             stack.append(op)
         next_op = upto
         _pop_finished(stack, launch.ts)
-        out[launch.args["correlation"]] = tuple(op.name for op in reversed(stack))
+        out[launch.args["correlation"]] = tuple(reversed(stack))
 
 
 def _pop_finished(stack: list[Event], t: float) -> None:

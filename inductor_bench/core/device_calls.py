@@ -1,0 +1,55 @@
+"""Which device kernel did each extern call's work, on a device timeline (pure; no torch).
+
+An extern op's calls need not run one kernel: cuBLAS picks a kernel per shape (a model's
+backward ``aten::mm`` calls ran four different GEMM kernels on an H200), and one call may
+launch several (a split-K GEMM and the reduction after it). Each call of the compiled module
+is found in the trace as the ``cpu_op`` event that launched its kernels, the n-th call of an op
+in an iteration being the op's n-th extern call in ``call()``; its work then goes to the kernel
+that took the most of that call's time, and each kernel is counted with the calls it did.
+"""
+
+from __future__ import annotations
+
+from .breakdown import device_kernel_events, find_markers
+from .errors import TraceError
+from .timeline import launch_op_events
+from .trace import Event, Trace
+
+
+def call_kernels(trace: Trace, ops: list[str]) -> dict[int, str]:
+    """Extern call index -> the name of the device kernel that took most of its time, for the
+    calls ``ops`` (each extern call's profiler op, in ``call()`` order) whose op could be
+    followed call by call: in every iteration as many distinct launching events of the op as
+    the module has calls of it, at distinct times. An op that cannot be followed (kernels
+    replayed from a CUDA graph share one launch; a trace whose times were zeroed) is absent,
+    and so is every op of a trace that cannot be read so (no iteration markers)."""
+    try:
+        return _call_kernels(trace, ops)
+    except TraceError:
+        return {}
+
+
+def _call_kernels(trace: Trace, ops: list[str]) -> dict[int, str]:
+    markers = find_markers(trace)
+    launched = launch_op_events(trace)
+    at: dict[str, list[int]] = {}
+    for i, op in enumerate(ops):
+        at.setdefault(op, []).append(i)
+    took: dict[int, dict[str, float]] = {}
+    lost: set[str] = set()
+    for evs in device_kernel_events(trace, markers):
+        by_call: dict[str, dict[int, tuple[Event, list[Event]]]] = {}
+        for i, ev in evs:
+            op = next((o for o in launched.get(i, ()) if o.name in at), None)
+            if op is not None:
+                by_call.setdefault(op.name, {}).setdefault(id(op), (op, []))[1].append(ev)
+        for name in at:
+            calls = sorted(by_call.get(name, {}).values(), key=lambda c: c[0].ts)
+            if len(calls) != len(at[name]) or len({c[0].ts for c in calls}) != len(calls):
+                lost.add(name)
+                continue
+            for index, (_, kernels) in zip(at[name], calls, strict=True):
+                mine = took.setdefault(index, {})
+                for ev in kernels:
+                    mine[ev.name] = mine.get(ev.name, 0.0) + ev.dur
+    return {i: max(sorted(t), key=lambda n: t[n]) for i, t in took.items() if ops[i] not in lost}
