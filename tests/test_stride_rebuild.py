@@ -190,7 +190,7 @@ FRESH = ROOT / "tests/fixtures/stride_rebuild"
 
 
 @pytest.mark.parametrize("graph", ["dynamic-forward", "dynamic-backward", "cpp-forward", "cpp-backward",
-                                   "frozen-inference"])
+                                   "cppdyn-forward", "cppdyn-backward", "frozen-inference"])
 def test_strides_rebuilt_are_those_a_fresh_compile_recorded(graph):
     """A graph compiled with dynamic shapes (``reinterpret_tensor(arg2_1, (s27, s77), (1, s27),
     0)``) or with the C++ wrapper: stripped of the strides its compile recorded, the record
@@ -258,3 +258,23 @@ def test_a_product_is_written_alike_by_the_module_and_the_record_a_sum_not():
     for e in (64 * s77, s10 * s1, 2 * s0 * s1 * s10):
         assert PythonPrinter().doprint(e) == str(e)
     assert (PythonPrinter().doprint(s0 + 1), str(s0 + 1)) == ("1 + s0", "s0 + 1")
+
+
+def test_a_cpp_wrapper_of_dynamic_shapes_is_read_at_its_harness_sizes():
+    """``int64_t s77 = primals_1;`` in ``inductor_entry_impl`` (the harness: ``primals_1 = 64``;
+    the step's input is 64x24), its views of ``const int64_t int_array_2[] = {s27, s77};``: the
+    inputs shown at the measured sizes, and the addmm of the 24x64 view by the 64x32 weight
+    counted as such (inputs, bias and 24x32 output of float32; 2*24*64*32 FLOPs)."""
+    from inductor_bench.core.symbols import free_symbols
+    from inductor_bench.core.work import call_work
+
+    text = (FRESH / "cppdyn-forward" / "module.py").read_text()
+    env = sizes(text)
+    assert (free_symbols(text), env["s77"], env["s27"]) == (["s77", "s27"], 64, 24)
+    record = json.loads((FRESH / "cppdyn-forward" / "sources.json").read_text())
+    module = parse_module(text)
+    _, shapes = call_origins(parse_calls(text, module), record)
+    assert shapes_at(shapes[0], env) == ["32", "24x64 (strides 1x24)", "64x32"]
+    work = [w for c, w in call_work(module, text) if c.extern]
+    assert (work[0].bytes, work[0].flops) == ((32 + 24 * 64 + 64 * 32 + 24 * 32) * 4, 2 * 24 * 64 * 32)
+    assert (work[1].bytes, work[1].flops) == ((16 + 24 * 32 + 32 * 16 + 24 * 16) * 4, 2 * 24 * 32 * 16)

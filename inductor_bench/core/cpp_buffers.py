@@ -32,7 +32,8 @@ from .cppwrapper import DATA_PTR, dispatched_ops, entry_lines, extern_call
 from .modparse import ModuleInfo
 from .symbols import sizes
 
-_INT_ARRAY = re.compile(r"static constexpr int64_t (?P<name>\w+)\[\] = \{(?P<items>[^}]*)\};")
+# ``static constexpr``; ``const`` where a size symbol is in it (dynamic shapes: ``{s27, 32L}``)
+_INT_ARRAY = re.compile(r"(?:static constexpr|const) int64_t (?P<name>\w+)\[\] = \{(?P<items>[^}]*)\};")
 _AOTI_ALLOC = re.compile(r"aoti_torch_empty_strided\(\d+, (?P<size>\w+), (?P<stride>\w+), "
                          r"cached_torch_dtype_(?P<dtype>\w+),.*&(?P<buf>\w+?)_handle\)")
 _AT_ALLOC = re.compile(r"^\s*at::Tensor (?P<buf>\w+) = at::detail::empty_strided_\w+\("

@@ -16,11 +16,15 @@ import ast
 import operator
 import re
 
+from .cppwrapper import entry_lines, is_cpp_wrapper
 from .modparse import string_lines
 from .sources import STRIDES, STRIDES_MARK
 
 _ASSIGN = re.compile(r"^\s+(?P<name>[A-Za-z_]\w*)\s*=\s*(?P<expr>[^;#]+?)\s*(?:#.*)?$")
 # a size symbol as Inductor names them: backed (s0, s77), derived (ks0, ps0), unbacked (u0)
+# a C++ wrapper's (``inductor_entry_impl``): ``int64_t s77 = primals_1;``, ``int64_t ps0 = 256L*s77;``
+_CPP_ASSIGN = re.compile(r"^\s*(?:const\s+)?int64_t\s+(?P<name>[A-Za-z_]\w*)\s*=\s*(?P<expr>[^;]+);\s*$")
+_CPP_INT = re.compile(r"\b(\d+)L\b")
 _SIZE_TEXT = re.compile(r"^[\w\s+\-*/%(),]+$")  # what a size expression can be made of
 _SYMBOL = re.compile(r"^(?:s|ks|ps|u)\d+$")
 _SYMBOL_IN = re.compile(r"\b(?:s|ks|ps|u)\d+\b")
@@ -74,8 +78,12 @@ def eval_shape(text: str, env: dict[str, int]) -> tuple[int, ...] | None:
 def _assignments(text: str) -> list[tuple[str, str]]:
     lines = text.splitlines()
     inside = string_lines(lines)  # the kernels' own sources and harnesses: not this module's
-    return [(m["name"], m["expr"]) for i, ln in enumerate(lines)
-            if i not in inside and (m := _ASSIGN.match(ln)) is not None and _SIZE_TEXT.match(m["expr"])]
+    out = [(m["name"], m["expr"]) for i, ln in enumerate(lines)
+           if i not in inside and (m := _ASSIGN.match(ln)) is not None and _SIZE_TEXT.match(m["expr"])]
+    if is_cpp_wrapper(text):  # its sizes are read in the C++ string, not in Python
+        out += [(m["name"], expr) for ln in entry_lines(text) if (m := _CPP_ASSIGN.match(ln)) is not None
+                and _SIZE_TEXT.match(expr := _CPP_INT.sub(r"\1", m["expr"]))]
+    return out
 
 
 def sizes(text: str, fixed: dict[str, int] | None = None) -> dict[str, int]:
