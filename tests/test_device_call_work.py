@@ -59,9 +59,14 @@ def _longest_kernel_of_each_call() -> dict[int, str]:
 
 
 @pytest.fixture(scope="module")
-def backward():
+def result():
     r, _ = reanalyze(RUN)
-    return r.graph("0-backward")
+    return r
+
+
+@pytest.fixture(scope="module")
+def backward(result):
+    return result.graph("0-backward")
 
 
 def test_each_mm_call_is_counted_on_the_gemm_kernel_that_ran_it(backward):
@@ -102,3 +107,16 @@ def test_a_trace_whose_calls_cannot_be_told_apart_leaves_the_op_to_its_longest_k
     # its markers stand, its kernels and launches were zeroed (ts 0): no call has an order
     trace = load_for_analysis(ZEROED / "trace.json.gz")
     assert call_kernels(trace, ["aten::addmm"] * 3) == {}
+
+
+def test_a_split_k_gemm_is_judged_per_call_on_its_own_kernel_not_per_launch_of_the_op(result):
+    # the forward's one mm (512x512 @ 512x128) launched a GEMM and cuBLASLt's split-K reduction:
+    # the GEMM's row has its one launch and the call's count; the reduction's, neither
+    mm = [k for k in result.graph("0-forward").kernels if k.launched_by == MM]
+    gemm, = (k for k in mm if "sgemm" in k.name)
+    reduce, = (k for k in mm if "splitKreduce" in k.name)
+    assert (gemm.calls, gemm.bytes, gemm.flops) == (1.0, *_mm_work(512, 512, 128))
+    assert (reduce.calls, reduce.bytes, reduce.flops) == (1.0, None, None)
+    roof = kernel_roof(gemm, H200, "cuda")
+    assert roof.pct == pytest.approx(100 * 2 * 512 * 512 * 128 / (gemm.ms / 1e3) / 51.3e12, rel=1e-12)
+    assert roof.bound == LATENCY  # 1.3 µs of ideal work in a 6.1 µs launch
