@@ -183,6 +183,18 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
         assert (r.returncode, r.stderr) == (2, f"inductor-bench: error: --out {out}: not a directory\n")
 
 
+def test_every_compare_gets_the_seconds_given_every_digit_kept():
+    """--step-budget 0.1234567 reached each compare as 0.123457 and --timeout 1234567 as
+    1.23457e+06 (1234570 s); a resume with 0.1234568 passed as the same sweep."""
+    def seconds_args(step_budget: float, timeout: float) -> list[str]:
+        a = compare_args(False, "float32", False, None, False, False, None, step_budget, None, 5, timeout, False)
+        return [a[a.index("--step-budget") + 1], a[a.index("--timeout") + 1]]
+
+    assert seconds_args(0.1234567, 1234567.0) == ["0.1234567", "1234567.0"]
+    assert seconds_args(0.1234568, 900.0) == ["0.1234568", "900"]
+    assert seconds_args(1.0, 0.5) == ["1", "0.5"]  # as sweeps already saved spell them
+
+
 def test_an_executors_options_given_for_another_are_refused_before_anything_is_written(tmp_path):
     """--slurm-opt, --slurm-time or --ray-address with the local executor were ignored: the
     sweep ran on this machine as though they had not been given."""

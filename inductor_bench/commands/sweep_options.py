@@ -126,9 +126,9 @@ def compare_args(
         "--windows",
         str(windows),
         "--timeout",
-        f"{timeout:g}",
+        _number(timeout),
         "--step-budget",
-        f"{step_budget:g}",
+        _number(step_budget),
     ]
     flags = {
         "--train": train,
@@ -142,3 +142,10 @@ def compare_args(
         if value is not None:
             args += [name, str(value)]
     return args
+
+
+def _number(x: float) -> str:
+    """``x`` as its compare gets it: short (``300``, ``0.5``), and the value given, every digit
+    kept (``0.1234567``, not ``0.123457``)."""
+    short = f"{x:g}"
+    return short if float(short) == x else repr(x)
