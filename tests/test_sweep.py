@@ -375,6 +375,18 @@ def test_the_gate_finds_a_slowdown_and_names_what_it_could_not_judge():
     assert calm.passed and calm.judged == 3  # eager, default, max-autotune (reduce-overhead skipped on both)
 
 
+def test_a_baseline_run_another_way_is_not_comparable_without_advice_the_sweep_cannot_take():
+    """A baseline model timed on another device (or as a training step against inference here)
+    was named with diff's "(pass --allow-mismatch to diff them anyway)": sweep has no such
+    option."""
+    base = load_compare(FIXTURE)
+    d = json.loads(FIXTURE.read_text())
+    d["device_name"] = "another CPU"
+    g = gate({"a": load_compare_dict(d)}, {"a": base}, 5.0)
+    assert g.unmeasured == [f"a: not comparable: base ran on 'another CPU', head on {base.device_name!r}"]
+    assert g.judged == 0 and not g.regressions
+
+
 def test_a_baseline_without_a_gate_is_worded_without_one():
     """``--baseline`` alone (threshold None): every significant slowdown named, as diff names
     them without ``--fail-on-regression``; no gate said to pass or fail."""

@@ -13,6 +13,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .comparable import comparability
 from .compare import EAGER, CompareResult, ModeResult, judge, step_disturbances, timed
 from .diff import diff_results
 from .errors import UsageError
@@ -216,6 +217,10 @@ def gate(
         if base is None or head is None:
             side = "the baseline" if base is None else "this sweep"
             g.unmeasured.append(f"{model}: no result in {side}")
+            continue
+        problems, _ = comparability(base, head)
+        if problems:  # as diff refuses them, without its --allow-mismatch: the sweep has none
+            g.unmeasured.append(f"{model}: not comparable: {'; '.join(problems)}")
             continue
         try:
             d = diff_results(base, head)
