@@ -85,6 +85,7 @@ class RankResult:
     restarted_ranges: list[str] = field(default_factory=list)
     unfinished: dict[str, int] = field(default_factory=dict)
     untimed: dict[str, int] = field(default_factory=dict)
+    outside_steps: int = 0  # device events launched outside every step, or before the profiler
     # the start of its first step and the end of its last, in µs since the epoch where the
     # trace's header gives its time base (baseTimeNanoseconds), else on the trace's own clock
     span_us: list[float] = field(default_factory=list)
@@ -169,7 +170,7 @@ def rank_summary(path: Path, rank: int) -> RankResult:
                       memory=step_memory(columns.memory, split.windows),
                       restarted_ranges=list(columns.restarted_ranges), world_size=world_size_of(path),
                       unfinished=dict(columns.unfinished), untimed=dict(columns.untimed),
-                      span_us=_span_us(split.windows, columns.base_time_ns))
+                      outside_steps=split.outside, span_us=_span_us(split.windows, columns.base_time_ns))
 
 
 def _span_us(windows: list[tuple[str, float, float]], base_ns: int | None) -> list[float]:

@@ -241,8 +241,9 @@ def _rank_span(doc: Doc, rank: RankResult) -> str:
 
 
 def _trace_notes(rank: RankResult) -> str:
-    """How many of the rank's ranges were written at their end (``core/range_starts.py``), and
-    of its events left out unfinished or untimed (named in its JSON)."""
+    """How many of the rank's ranges were written at their end (``core/range_starts.py``), of
+    its events left out unfinished or untimed (named in its JSON), and of its device events
+    launched outside every step."""
     notes = []
     if rank.restarted_ranges:
         notes.append(f"{len(rank.restarted_ranges)} ranges written {CLOSED}, "
@@ -251,6 +252,9 @@ def _trace_notes(rank: RankResult) -> str:
         notes.append(f"{n} event(s) with a negative duration left out (unfinished when the profiler stopped)")
     if n := sum(rank.untimed.values()):
         notes.append(f"{n} device event(s) and launch(es) at ts 0 with dur 0 left out (their times lost)")
+    if n := rank.outside_steps:
+        notes.append(f"{n:,} device event(s) launched outside every step (or before the profiler started): "
+                     "no step's own work, other steps' work in a step they ran in")
     return "".join(f"; {n}" for n in notes)
 
 
