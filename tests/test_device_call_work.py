@@ -6,6 +6,7 @@ another name. Checked against the trace read here with json alone."""
 
 from __future__ import annotations
 
+import copy
 import gzip
 import json
 import math
@@ -15,7 +16,9 @@ import pytest
 from inductor_bench.core.analysis import reanalyze
 from inductor_bench.core.ceilings import LATENCY, Ceilings, kernel_roof
 from inductor_bench.core.device_calls import call_kernels
-from inductor_bench.core.trace import load_for_analysis
+from inductor_bench.core.modparse import read_module
+from inductor_bench.core.roofline import count_work
+from inductor_bench.core.trace import Trace, load_for_analysis
 
 from .conftest import FIXTURES
 
@@ -120,3 +123,42 @@ def test_a_split_k_gemm_is_judged_per_call_on_its_own_kernel_not_per_launch_of_t
     roof = kernel_roof(gemm, H200, "cuda")
     assert roof.pct == pytest.approx(100 * 2 * 512 * 512 * 128 / (gemm.ms / 1e3) / 51.3e12, rel=1e-12)
     assert roof.bound == LATENCY  # 1.3 µs of ideal work in a 6.1 µs launch
+
+
+def _one_call_without_markers(trace: Trace) -> Trace:
+    """The trace's first iteration alone, its marker dropped: what the run launched kernel by
+    kernel beside a graph's CUDA-graph replays records (one call, no marker)."""
+    mark = min((e for e in trace.events if e.name == "inductor_bench::iteration" and e.cat == "user_annotation"),
+               key=lambda e: e.ts)
+    host = [e for e in trace.events if e.cat != "kernel" and e is not mark and mark.ts <= e.ts <= mark.end]
+    corrs = {e.args["correlation"] for e in host if "correlation" in e.args}
+    device = [e for e in trace.events if e.cat == "kernel" and e.args.get("correlation") in corrs]
+    return Trace(host + device)
+
+
+def test_a_replayed_graphs_calls_are_followed_in_its_one_call_launched_kernel_by_kernel():
+    full = load_for_analysis(RUN / "graphs" / "0-backward" / "trace.json.gz")
+    ops = [op for op, *_ in BACKWARD]
+    assert call_kernels(full, ops) == _longest_kernel_of_each_call()
+    one = _one_call_without_markers(full)
+    assert call_kernels(one, ops) == {}  # no marker: not as iterations
+    assert call_kernels(one, ops, one_call=True) == _longest_kernel_of_each_call()
+
+
+def test_an_op_whose_calls_ran_a_kernel_not_measured_stays_one_count_on_its_longest_kernel(backward):
+    # a kernel the followed calls name but the graph's rows lack (a replay that ran another):
+    # its op's calls are not followed, all of them go to the op's longest kernel, as before
+    owner = _longest_kernel_of_each_call()
+    g = copy.deepcopy(backward)
+    g.kernels = [k for k in g.kernels if k.name != owner[2]]  # the nn GEMM of call #2
+    for k in g.kernels:  # as measured, before any count
+        k.bytes = k.flops = None
+    text = (RUN / "graphs" / "0-backward" / "module.py").read_text()
+    full = load_for_analysis(RUN / "graphs" / "0-backward" / "trace.json.gz")
+    count_work(g, read_module(RUN / "graphs" / "0-backward" / "module.py"), text, RUN, trace=full)
+    mm = sum(f for op, *mkn in BACKWARD if op == MM for f in [_mm_work(*mkn)[1]])
+    longest = max((k for k in g.kernels if k.launched_by == MM), key=lambda k: k.ms)
+    assert longest.flops == mm == 402_653_184
+    assert [k.name for k in g.kernels if k.flops and k.launched_by == MM] == [longest.name]
+    sdpa = next(k for k in g.kernels if k.name == owner[5])
+    assert [sdpa.bytes, sdpa.flops] == backward.site_counts[5]  # still followed

@@ -111,9 +111,10 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
         g.cuda_graphs_note = f"profiled kernel by kernel: capture failed: {response['replay_error']}"
     if g.cuda_graphs and not g.replayed and g.how_it_ran:
         g.how_it_ran = f"kernel by kernel, the capture failed (the mode: {g.how_it_ran})"
-    hints = None
+    hints = launched = None
     if g.replayed and (gdir / LAUNCH_TRACE_FILE).exists():
-        hints = launch_stacks_by_name(load_for_analysis(gdir / LAUNCH_TRACE_FILE))
+        launched = load_for_analysis(gdir / LAUNCH_TRACE_FILE)
+        hints = launch_stacks_by_name(launched)
     module_path = gdir / MODULE_FILE
     try:  # read once: the bytes checked against the run's digest are the text analysed
         data = module_path.read_bytes()
@@ -136,7 +137,8 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
     settle(g)  # judged again by the parts the result now holds: its call sites too (core/parts.py)
     fixed = applicable(text, response.get("sizes") or {})  # breakdown --size
     g.unbacked = {str(k): int(v) for k, v in (response.get("unbacked") or {}).items()}
-    count_kernel_work(g, info, text, run_dir, fixed, g.unbacked, response.get("flex_blocks"), trace)
+    count_kernel_work(g, info, text, run_dir, fixed, g.unbacked, response.get("flex_blocks"),
+                      launched or trace, launched is not None)
     g.sizes = dynamic_sizes(text, fixed)
     g.size_hints = dynamic_sizes(text) if fixed else {}
     try:  # an addition to the measurement, as above
@@ -180,11 +182,12 @@ def checked_digests(run_dir: Path) -> dict[str, str]:
 
 def count_kernel_work(g: GraphResult, info: ModuleInfo, text: str, run_dir: Path,
                       fixed: dict[str, int] | None = None, unbacked: dict[str, int] | None = None,
-                      blocks: dict[str, list[int | None]] | None = None, trace: Trace | None = None) -> None:
+                      blocks: dict[str, list[int | None]] | None = None, trace: Trace | None = None,
+                      one_call: bool = False) -> None:
     """Bytes and FLOPs of each kernel (``core/roofline.py``); a count is an addition to the
     measurement: a module it cannot read leaves the kernels uncounted, never loses the graph."""
     try:
-        count_work(g, info, text, run_dir, fixed, unbacked, blocks, trace)
+        count_work(g, info, text, run_dir, fixed, unbacked, blocks, trace, one_call)
     except Exception:
         for k in g.kernels:
             k.bytes = k.flops = None

@@ -13,31 +13,36 @@ from __future__ import annotations
 from .breakdown import device_kernel_events, find_markers
 from .errors import TraceError
 from .timeline import launch_op_events
-from .trace import Event, Trace
+from .trace import DEVICE_CATEGORIES, Event, Trace
 
 
-def call_kernels(trace: Trace, ops: list[str]) -> dict[int, str]:
+def call_kernels(trace: Trace, ops: list[str], one_call: bool = False) -> dict[int, str]:
     """Extern call index -> the name of the device kernel that took most of its time, for the
     calls ``ops`` (each extern call's profiler op, in ``call()`` order) whose op could be
     followed call by call: in every iteration as many distinct launching events of the op as
     the module has calls of it, at distinct times. An op that cannot be followed (kernels
     replayed from a CUDA graph share one launch; a trace whose times were zeroed) is absent,
-    and so is every op of a trace that cannot be read so (no iteration markers)."""
+    and so is every op of a trace that cannot be read so (no iteration markers). ``one_call``:
+    the trace is one call of the module without markers, the run launched kernel by kernel
+    beside a graph's CUDA-graph replays (whose kernels it launched are the ones replayed)."""
     try:
-        return _call_kernels(trace, ops)
+        return _call_kernels(trace, ops, one_call)
     except TraceError:
         return {}
 
 
-def _call_kernels(trace: Trace, ops: list[str]) -> dict[int, str]:
-    markers = find_markers(trace)
+def _call_kernels(trace: Trace, ops: list[str], one_call: bool) -> dict[int, str]:
     launched = launch_op_events(trace)
+    if one_call:
+        per_iter = [[(i, ev) for i, ev in enumerate(trace.events) if ev.cat in DEVICE_CATEGORIES]]
+    else:
+        per_iter = device_kernel_events(trace, find_markers(trace))
     at: dict[str, list[int]] = {}
     for i, op in enumerate(ops):
         at.setdefault(op, []).append(i)
     took: dict[int, dict[str, float]] = {}
     lost: set[str] = set()
-    for evs in device_kernel_events(trace, markers):
+    for evs in per_iter:
         by_call: dict[str, dict[int, tuple[Event, list[Event]]]] = {}
         for i, ev in evs:
             op = next((o for o in launched.get(i, ()) if o.name in at), None)

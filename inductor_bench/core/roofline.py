@@ -253,13 +253,15 @@ def has_counts(result: BreakdownResult) -> bool:
 
 def count_work(graph: GraphResult, module: ModuleInfo, text: str, run_dir: Path,
                fixed: dict[str, int] | None = None, unbacked: dict[str, int] | None = None,
-               blocks: dict[str, list[int | None]] | None = None, trace: Trace | None = None) -> GraphResult:
+               blocks: dict[str, list[int | None]] | None = None, trace: Trace | None = None,
+               one_call: bool = False) -> GraphResult:
     """Fill ``bytes`` / ``flops`` / ``compute`` / ``work_from`` of the graph's kernels from its
     compiled module (and the Triton kernel files saved beside it, whose own counts are at the
     harness's sizes: not used where ``fixed`` gives other sizes, ``breakdown --size``, nor where
     ``unbacked`` gives the data-dependent sizes of the call profiled, which they hold at a guess;
     ``blocks``: a masked flex attention's blocks in each call, ``runner/flex_blocks.py``). On a
-    device timeline, ``trace`` (the graph's) says which kernel did each extern call's work."""
+    device timeline, ``trace`` says which kernel did each extern call's work: the graph's, or
+    with ``one_call`` the one call launched kernel by kernel beside its CUDA-graph replays."""
     per_kernel: dict[str, Work] = {}
     per_op: dict[str, Work] = {}
     calls: list[tuple[str, Work]] = []  # each extern call's profiler op and work, in call() order
@@ -272,7 +274,10 @@ def count_work(graph: GraphResult, module: ModuleInfo, text: str, run_dir: Path,
         else:
             per_kernel[call.name] = per_kernel[call.name].plus(work) if call.name in per_kernel else work
     on_host = backend(graph.device).timeline == HOST
-    followed = {} if on_host or trace is None else call_kernels(trace, [op for op, _ in calls])
+    followed = {} if on_host or trace is None else call_kernels(trace, [op for op, _ in calls], one_call)
+    rows = {k.name for k in graph.kernels}  # an op any of whose calls ran a kernel not measured: as one
+    strays = {calls[i][0] for i, name in followed.items() if name not in rows}
+    followed = {i: name for i, name in followed.items() if calls[i][0] not in strays}
     by_kernel: dict[str, list[Work]] = {}
     for i, (op, work) in enumerate(calls):
         if i in followed:
