@@ -183,6 +183,16 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
         assert (r.returncode, r.stderr) == (2, f"inductor-bench: error: --out {out}: not a directory\n")
 
 
+def test_a_model_named_as_a_file_of_the_sweeps_own_runs_in_a_directory_of_its_own(tmp_path):
+    """A model file logs.py ran in DIR/logs, the folder of every attempt's console output: the
+    logs of all the models landed in its compare run directory."""
+    for name in ("logs.py", "sweep.json.py"):
+        shutil.copy(MODELS[0], tmp_path / name)
+    models = [tmp_path / "logs.py", MODELS[0], tmp_path / "sweep.json.py"]
+    plan = _plan(models, "default", False, "cpu", False, "float32", False, None, False, [], None, "local")
+    assert [c.model for c in plan.cells] == ["logs-2", "mlp", "sweep.json-2"]
+
+
 def test_every_compare_gets_the_seconds_given_every_digit_kept():
     """--step-budget 0.1234567 reached each compare as 0.123457 and --timeout 1234567 as
     1.23457e+06 (1234570 s); a resume with 0.1234568 passed as the same sweep."""

@@ -22,6 +22,7 @@ from ..core.errors import (
 )
 from ..core.rundir import COMPARE_FILE, HTML_REPORT_FILE, REPORT_FILE, load_compare
 from ..core.sweep import (
+    LOGS_DIR,
     SWEEP_FILE,
     Cell,
     Sweep,
@@ -30,6 +31,7 @@ from ..core.sweep import (
     new_sweep,
     parse_shard,
     progress_line,
+    unreserved,
 )
 from ..core.sweep_table import SweepTable, build_table, comparable_results, gate
 from ..core.vocab import CompileMode
@@ -229,7 +231,7 @@ def _plan(
         raise UsageError("a model file is given twice: each is one cell of the sweep")
     return new_sweep(
         paths,
-        model_names(paths),
+        unreserved(model_names(paths), (LOGS_DIR, SWEEP_FILE, REPORT_FILE, HTML_REPORT_FILE)),
         mode_list,
         args,
         device=device,

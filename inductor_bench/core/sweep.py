@@ -246,6 +246,20 @@ def new_sweep(
     )
 
 
+def unreserved(names: list[str], reserved: tuple[str, ...]) -> list[str]:
+    """``names`` with each that one of the sweep's own files or folders takes (``reserved``)
+    renamed as a second model of that name is (``logs`` -> ``logs-2``), all still unique: a
+    model file logs.py would otherwise hold every attempt's console output in its run directory."""
+    out: list[str] = []
+    for i, name in enumerate(names):
+        stem, k = name, 1
+        while name in reserved or name in out or (k > 1 and name in names[i + 1 :]):
+            k += 1
+            name = f"{stem}-{k}"
+        out.append(name)
+    return out
+
+
 def resume(new: Sweep, old: Sweep | None, where: str, resolve: Callable[[str], str] | None = None) -> Sweep:
     """The sweep to run: ``new`` in a fresh directory; ``old`` again where it is the same sweep
     (its done cells kept, the others to be retried); another sweep is refused, naming each
