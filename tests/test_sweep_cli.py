@@ -107,6 +107,27 @@ def test_the_gate_fails_on_a_regression_against_the_baseline(tmp_path):
     assert json.loads(data.stdout)["gate"]["threshold_pct"] is None
 
 
+def test_the_gate_names_a_workload_the_baseline_ran_otherwise(tmp_path):
+    """A baseline sweep of batch 128 in float16 judged against batch 64 in float32 read "NO
+    REGRESSION" with no word that the two timed different steps."""
+    old = _done_sweep(tmp_path / "old")
+    saved = json.loads((old / "sweep.json").read_text())
+    args = saved["compare_args"]
+    args[args.index("--dtype") + 1] = "float16"
+    saved["compare_args"] = [*args, "--batch-size", "128"]
+    (old / "sweep.json").write_text(json.dumps(saved))
+    new = _done_sweep(tmp_path / "new")
+    r = _cli(*_argv(new, "--baseline", str(old)), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == (
+        "NO REGRESSION against the baseline (6 model-modes judged) (the baseline ran another "
+        "workload: --dtype float16 there, float32 here; --batch-size 128 there, not here)"
+    )
+    data = _cli(*_argv(new, "--baseline", str(old), "--format", "json"), cwd=tmp_path)
+    assert json.loads(data.stdout)["gate"]["settings"] == [
+        "--dtype float16 there, float32 here", "--batch-size 128 there, not here"]
+
+
 def _not_comparable_against(old: Path, tmp_path: Path) -> None:
     """A finished sweep gated against ``old``, which has no result of transformer_block: exit 5."""
     new = _done_sweep(tmp_path / "new")

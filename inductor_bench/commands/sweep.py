@@ -33,7 +33,7 @@ from ..core.sweep import (
     progress_line,
     unreserved,
 )
-from ..core.sweep_table import SweepTable, build_table, comparable_results, gate
+from ..core.sweep_table import SweepTable, build_table, comparable_results, gate, workload_changes
 from ..core.vocab import CompileMode
 from ..core.workload import FACTORY_KIND
 from ..render.doc import HTML
@@ -178,6 +178,7 @@ def sweep(
             comparable_results(done, load_results(out.absolute(), done)),
             fail_on_regression,
         )
+        table.gate.settings = workload_changes(old, done)
     _write_reports(out, table)
     emit(render_sweep(table, "json"), lambda f: document(table, f), fmt, json_out, html_out, links=out)
     failure = _exit_error(table, stopped, fail_on_regression, out)

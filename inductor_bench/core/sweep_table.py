@@ -13,6 +13,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .arg_changes import arg_changes
 from .comparable import comparability
 from .compare import EAGER, CompareResult, ModeResult, judge, step_disturbances, timed
 from .diff import diff_results
@@ -71,6 +72,9 @@ class Gate:
     regressions: list[Regression] = field(default_factory=list)
     unmeasured: list[str] = field(default_factory=list)  # what could not be judged, and why
     judged: int = 0  # model-mode pairs judged
+    # the options of the workload the baseline sweep ran otherwise (``--batch-size 128 there, 64
+    # here``): its steps were of another workload, judged all the same, as diff judges them
+    settings: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -201,6 +205,16 @@ def _geomean_of(rows: dict[str, dict[str, Figures]], mode: str) -> tuple[float |
     figs = [r[mode] for r in rows.values()]
     values = [f.speedup for f in figs if f.status == Status.OK and f.speedup is not None]
     return geomean(values), len(values)
+
+
+# the compare options that change the workload timed (the others change how it is timed)
+WORKLOAD_OPTIONS = ("--train", "--dtype", "--autocast", "--batch-size", "--freezing")
+
+
+def workload_changes(old: Sweep, new: Sweep) -> list[str]:
+    """The workload options the baseline sweep ``old`` ran with otherwise than ``new``."""
+    changes = arg_changes(old.compare_args, new.compare_args)
+    return [c.words() for c in changes if c.option in WORKLOAD_OPTIONS]
 
 
 def gate(

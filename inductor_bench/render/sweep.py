@@ -93,6 +93,11 @@ def gate_line(gate: Gate, doc: Doc) -> str:
     """The verdict against the baseline: the gate's with ``--fail-on-regression``; with
     ``--baseline`` alone, as ``diff`` words it without a gate (every significant slowdown)."""
     t = gate.threshold_pct
+    other = f" (the baseline ran another workload: {'; '.join(gate.settings)})" if gate.settings else ""
+    return _verdict(gate, doc, t) + other
+
+
+def _verdict(gate: Gate, doc: Doc, t: float | None) -> str:
     if gate.regressions:
         what = "; ".join(
             f"{r.model}:{r.mode} {pct(r.rel_pct, signed=True)} {interval_pct(r.ratio_ci)}".rstrip()
