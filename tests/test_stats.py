@@ -276,9 +276,10 @@ def test_paired_rounds_cancel_drift():
     k = stats.median_ci_rank(20, stats.PAIR_CONFIDENCE)
     assert ch.verdict == stats.SIGNIFICANT and ch.slower and not ch.faster
     assert ch.paired.rounds == 20
-    assert ch.paired.ratio == pytest.approx(statistics.median(ratios))
+    assert ch.paired.ratio == pytest.approx(math.sqrt(ratios[9] * ratios[10]))  # the middle two
     assert ch.ratio_ci == (pytest.approx(ratios[k - 1]), pytest.approx(ratios[20 - k]))
-    assert ch.rel_pct == pytest.approx(25.0) and ch.speedup == pytest.approx(0.8)
+    mid = math.sqrt(ratios[9] * ratios[10])
+    assert ch.rel_pct == pytest.approx(100 * (mid - 1)) and ch.speedup == pytest.approx(1 / mid)
 
 
 def test_paired_identical_sides_are_within_noise_however_the_machine_drifts():
@@ -340,6 +341,35 @@ def test_the_verdict_is_the_same_whichever_side_is_the_base(ratio):
     assert forward.paired.ratio == pytest.approx(1.0 / backward.paired.ratio)
     a, b = [10.0] * 5, [10.0 * ratio] * 5
     assert compare_samples(a, b, min_rel=0.10).verdict == compare_samples(b, a, min_rel=0.10).verdict == SIGNIFICANT
+
+
+def test_a_sides_speedup_over_the_other_is_one_over_the_others_with_an_even_number_of_rounds():
+    """Ten rounds whose middle two ratios are 0.5 and 2.0: the median is their geometric mean,
+    1.0 both ways (their arithmetic mean, 1.25, read each side 1.25x the other)."""
+    base = [[1.0]] * 10
+    head = [[r] for r in (0.1, 0.2, 0.3, 0.4, 0.5, 2.0, 3.0, 4.0, 5.0, 6.0)]
+    forward, backward = stats.judge_paired(base, head), stats.judge_paired(head, base)
+    assert forward.paired.ratio == pytest.approx(1.0) and backward.paired.ratio == pytest.approx(1.0)
+    odd = stats.judge_paired(base[:9], head[:9])  # an odd number: the middle one, as before
+    assert odd.paired.ratio == 0.5 and stats.judge_paired(head[:9], base[:9]).paired.ratio == 2.0
+
+
+def test_a_compare_timed_on_a_loaded_machine_reads_the_same_speedup_either_way():
+    """The recorded rounds of a compare timed while five other processes compiled: it read
+    default 0.67x over eager and eager 1.19x over default (0.67 x 1.19 = 0.79). The speedups
+    are now reciprocal, the median of the rounds' ratios taken on their logarithms."""
+    import json
+
+    from .conftest import FIXTURES
+
+    rec = json.loads((FIXTURES / "results" / "loaded_paired_rounds.json").read_text())
+    default_over_eager = stats.judge_paired(rec["eager"], rec["default"])  # base eager, head default
+    eager_over_default = stats.judge_paired(rec["default"], rec["eager"])
+    assert default_over_eager.speedup * eager_over_default.speedup == pytest.approx(1.0, rel=1e-12)
+    logs = sorted(math.log(r) for r in stats.round_ratios(rec["eager"], rec["default"]))
+    assert len(logs) == 10
+    assert default_over_eager.speedup == pytest.approx(1.0 / math.exp((logs[4] + logs[5]) / 2), rel=1e-12)
+    assert default_over_eager.verdict == eager_over_default.verdict == stats.WITHIN_NOISE
 
 
 @pytest.mark.parametrize("ratio", [1.10, 1.09])

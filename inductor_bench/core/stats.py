@@ -18,16 +18,16 @@ that confidence; the ratio head / base then lies within ``Change.ratio_ci``, whi
 A sum of independently measured parts (the graphs of a step, a category over graphs) is
 ``add``: the figures add up exactly, the intervals' half-widths in quadrature.
 
-**Paired** (``judge_paired``): when both sides were timed in one process, their calls
-interleaved in blocks (round r: a block of base calls and a block of head calls, the order
-alternating), each round gives one ratio of the blocks' figures, head / base. Drift of the
-machine (another tenant, a clock, a process that settles at a speed of its own) moves both
-blocks of a round alike and cancels in the ratio. The change is the median of the rounds'
-ratios, its interval the distribution-free ``PAIR_CONFIDENCE`` interval of that median (order
-statistics ``x_(k)``, ``x_(n-k+1)`` with ``k`` the largest rank for which a Binomial(n, 1/2)
-leaves at most the tail outside), and it is significant when the interval excludes 1 and the
-median ratio lies beyond the minimum relative change, the same symmetric test. A ratio is a verdict, not a
-time: no round is left out of it.
+**Paired** (``judge_paired``): when both sides were timed in one process, their calls interleaved in
+blocks (round r: a block of base calls and a block of head calls, the order alternating), each round
+gives one ratio of the blocks' figures, head / base. Drift of the machine (another tenant, a clock, a
+process that settles at a speed of its own) moves both blocks of a round alike and cancels in the ratio.
+The change is the median of the rounds' ratios (of an even number, the geometric mean of the middle
+two), its interval the distribution-free ``PAIR_CONFIDENCE`` interval of that median (order statistics
+``x_(k)``, ``x_(n-k+1)`` with ``k`` the largest rank for which a Binomial(n, 1/2) leaves at most the
+tail outside), and it is significant when the interval excludes 1 and the median ratio lies beyond the
+minimum relative change, the same symmetric test. A ratio is a verdict, not a time: no round is left out
+of it.
 
 Pure Python; no torch.
 """
@@ -305,6 +305,12 @@ def round_ratios(base_blocks: list[list[float]], head_blocks: list[list[float]])
     return out
 
 
+def median_ratio(ratios: Sequence[float]) -> float:
+    """The median of positive ratios on their logarithms (of an even number, the geometric mean
+    of the middle two): the median of the reciprocals is then one over it."""
+    return math.exp(statistics.median(math.log(r) for r in ratios))
+
+
 def judge_paired(
     base_blocks: list[list[float]], head_blocks: list[list[float]], min_rel: float = MIN_REL_CHANGE
 ) -> Change:
@@ -317,7 +323,7 @@ def judge_paired(
         return Change(base=base, head=head, min_change_ms=min_change, verdict=TOO_FEW)
     n = len(ratios)
     k = median_ci_rank(n, PAIR_CONFIDENCE)
-    paired = Paired(rounds=n, ratio=statistics.median(ratios), low=ratios[k - 1], high=ratios[n - k])
+    paired = Paired(rounds=n, ratio=median_ratio(ratios), low=ratios[k - 1], high=ratios[n - k])
     apart = paired.low > 1.0 or paired.high < 1.0
     verdict = SIGNIFICANT if apart and beyond(paired.ratio, min_rel) else WITHIN_NOISE
     return Change(base=base, head=head, min_change_ms=min_change, verdict=verdict, paired=paired)
