@@ -144,6 +144,25 @@ def test_a_model_missing_from_the_baseline_is_not_comparable(tmp_path):
     _not_comparable_against(old, tmp_path)
 
 
+def test_a_baseline_result_that_cannot_be_read_is_named_with_its_cause(tmp_path):
+    """The baseline's transformer_block/compare.json cut in half read "no result in the
+    baseline", as if the model had never run there: the line now says why (exit 5 all the same)."""
+    old = _done_sweep(tmp_path / "old")
+    torn = old / "transformer_block" / "compare.json"
+    text = torn.read_text()
+    torn.write_text(text[: len(text) // 2])
+    try:
+        json.loads(torn.read_text())
+    except json.JSONDecodeError as e:
+        cause = f"{torn}: not readable as JSON ({e})"
+    new = _done_sweep(tmp_path / "new")
+    r = _cli(*_argv(new, "--baseline", str(old), "--fail-on-regression", "10"), cwd=tmp_path)
+    assert r.returncode == 5
+    assert r.stderr.splitlines()[-1] == (
+        f"inductor-bench: error: no verdict: transformer_block: no result in the baseline: {cause}"
+    )
+
+
 def test_a_baseline_cell_whose_job_was_stopped_after_its_timing_is_not_judged(tmp_path):
     """The baseline's transformer_block was interrupted once its compare had saved every
     column: not a result to judge against (exit 5), though its figures equal this sweep's."""

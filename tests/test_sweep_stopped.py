@@ -177,3 +177,42 @@ def test_a_job_stopped_before_it_measured_anything_claims_nothing_measured(tmp_p
         f"sweep: b interrupted: stopped by SIGINT after 9.60 s; what was measured is saved in {tmp_path / 'b'}; "
         "1/2 done, 1 interrupted",
     ]
+
+
+def test_a_cell_stopped_again_shows_the_newest_attempt_that_measured_the_most(tmp_path):
+    """b's first two attempts timed every column (max-autotune x3, then x2) and were stopped;
+    its third was stopped after eager alone. The table showed that third attempt's eager and
+    nothing else, though b.try2 held every figure: it now shows b.try2's (the newest of the
+    attempts that measured the most), marked, and the note names that directory."""
+    from inductor_bench.runner.sweep_run import read_results
+
+    sweep, _ = _sweep(CellStatus.INTERRUPTED)
+    b = sweep.cells[1]
+    b.attempts, b.run_dir = 3, "b.try3"
+    raw = json.loads(FIXTURE.read_text())
+    for run_dir, factor in (("a", 1.0), ("b", 3.0), ("b.try2", 2.0), ("b.try3", None)):
+        d = copy.deepcopy(raw)
+        if factor is None:
+            for m in d["modes"][1:3]:
+                m["status"], m["step_samples_ms"], m["breakdown"] = "interrupted", [], None
+        else:
+            d["modes"][2]["step_samples_ms"] = [x * factor for x in d["modes"][2]["step_samples_ms"]]
+        (tmp_path / run_dir).mkdir()
+        (tmp_path / run_dir / "compare.json").write_text(json.dumps(d))
+    results, unread, shown_from = read_results(tmp_path, sweep)
+    assert (unread, shown_from) == ({}, {"b": "b.try2"})
+    table = build_table(sweep, results, shown_from)
+    eager = _steady_mean(raw["modes"][0]["step_samples_ms"])
+    b_max = eager / _steady_mean([2.0 * x for x in raw["modes"][2]["step_samples_ms"]])
+    fb = table.rows["b"]["max-autotune"]
+    assert fb.speedup == pytest.approx(b_max, rel=1e-12)
+    assert (fb.status, fb.reason) == (CellStatus.INTERRUPTED, "left out of the geomean")
+    assert table.geomeans["max-autotune"][1] == 1
+    note = next(ln for ln in render_sweep(table).splitlines() if ln.startswith("b: "))
+    assert note.endswith("(b.try3); what it measured is shown, marked interrupted, left out of the geomeans "
+                         "and the gate (the same command runs it again); the figures shown are b.try2's, "
+                         "an earlier attempt that measured more columns")
+    assert json.loads(render_sweep(table, "json"))["shown_from"] == {"b": "b.try2"}
+    # a done cell, or one whose last attempt measured as much, shows its last attempt
+    b.status = CellStatus.FAILED
+    assert read_results(tmp_path, sweep)[2] == {}

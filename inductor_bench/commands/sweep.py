@@ -44,7 +44,7 @@ from ..runner.compare import STEP_BUDGET_S, model_names
 from ..runner.compile_modes import check_before_running
 from ..runner.rundir import now, write_atomic
 from ..runner.sweep_exec import Executor, LocalExecutor, local_device, local_slots
-from ..runner.sweep_run import load_results, load_sweep, run_sweep
+from ..runner.sweep_run import load_sweep, read_results, run_sweep
 from ..runner.window_plan import DEFAULT_WINDOWS
 from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
@@ -171,12 +171,15 @@ def sweep(
         stopped, done = e, load_sweep(out.absolute())
         if done is None:  # stopped before the sweep was saved: nothing to report
             raise Interrupted("sweep stopped before any job started") from None
-    table = build_table(done, load_results(out.absolute(), done))
+    results, unread, shown_from = read_results(out.absolute(), done)
+    table = build_table(done, results, shown_from)
     if old is not None:
+        old_results, old_unread, _ = read_results(baseline.absolute(), old)
         table.gate = gate(
-            comparable_results(old, load_results(baseline.absolute(), old)),
-            comparable_results(done, load_results(out.absolute(), done)),
+            comparable_results(old, old_results),
+            comparable_results(done, results),
             fail_on_regression,
+            (old_unread, unread),
         )
         table.gate.settings = workload_changes(old, done)
     _write_reports(out, table)

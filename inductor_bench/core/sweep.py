@@ -314,8 +314,12 @@ def _setting(key: str, value: Any) -> str:
 def attempt_dir(cell: Cell) -> str:
     """The run directory of the cell's next attempt: its name, then ``name.try2``, ... (a
     failed attempt's directory is kept, never overwritten)."""
-    k = cell.attempts + 1
-    return cell.model if k == 1 else f"{cell.model}.try{k}"
+    return attempt_name(cell.model, cell.attempts + 1)
+
+
+def attempt_name(model: str, k: int) -> str:
+    """The run directory of attempt ``k`` (from 1) of ``model``: ``mlp``, ``mlp.try2``, ..."""
+    return model if k == 1 else f"{model}.try{k}"
 
 
 def ended(cell: Cell, exit_code: int | None, *, timed_out: bool, reason: str | None) -> None:

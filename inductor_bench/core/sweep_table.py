@@ -92,6 +92,9 @@ class SweepTable:
     # model -> what disturbed the timing of its steps (compare's warnings: a busy machine)
     step_disturbed: dict[str, list[str]] = field(default_factory=dict)
     measured: list[str] = field(default_factory=list)  # the models of which a column was measured
+    # model -> the earlier attempt whose figures are shown (a cell whose last job did not run to
+    # its end, where that attempt measured more columns than the last one)
+    shown_from: dict[str, str] = field(default_factory=dict)
 
     def min_rel(self, mode: str) -> float | None:
         """The floor the mode's speedups were judged by (the device's: one per sweep), for its
@@ -108,6 +111,7 @@ class SweepTable:
             "geomean_speedup": {m: {"geomean": g, "models": n} for m, (g, n) in self.geomeans.items()},
             "gate": asdict(self.gate) if self.gate is not None else None,
             "step_disturbed": self.step_disturbed,
+            "shown_from": self.shown_from,
         }
 
 
@@ -154,9 +158,11 @@ def geomean(values: list[float]) -> float | None:
     return math.exp(sum(math.log(v) for v in xs) / len(xs)) if xs else None
 
 
-def build_table(sweep: Sweep, results: dict[str, CompareResult | None]) -> SweepTable:
+def build_table(
+    sweep: Sweep, results: dict[str, CompareResult | None], shown_from: dict[str, str] | None = None
+) -> SweepTable:
     """The table of ``sweep``; ``results``: each cell's loaded compare result (None where it
-    has none)."""
+    has none); ``shown_from``: the cells whose result is an earlier attempt's, its run directory."""
     ref = reference_mode(sweep)
     modes = ([EAGER] if ref == EAGER else []) + [m for m in sweep.modes if m != EAGER]
     rows: dict[str, dict[str, Figures]] = {}
@@ -175,7 +181,7 @@ def build_table(sweep: Sweep, results: dict[str, CompareResult | None]) -> Sweep
     measured = [c.model for c in sweep.cells if any(m.ok for m in getattr(results.get(c.model), "modes", []))]
     return SweepTable(
         sweep=sweep, reference=ref, modes=modes, rows=rows, geomeans=geo, step_disturbed=load,
-        measured=measured,
+        measured=measured, shown_from=dict(shown_from or {}),
     )
 
 
@@ -218,19 +224,24 @@ def workload_changes(old: Sweep, new: Sweep) -> list[str]:
 
 
 def gate(
-    old: dict[str, CompareResult | None], new: dict[str, CompareResult | None], threshold_pct: float | None
+    old: dict[str, CompareResult | None],
+    new: dict[str, CompareResult | None],
+    threshold_pct: float | None,
+    unread: tuple[dict[str, str], dict[str, str]] = ({}, {}),
 ) -> Gate:
     """Every model of the new sweep against the same model in the old one, mode by mode, by
     ``diff``'s rule for two compare results (each mode's steps judged against noise with the
     device's floor): a significant slowdown above ``threshold_pct`` is a regression; a model or
     a mode measured on one side only cannot be judged, and is listed. ``threshold_pct`` None
-    (``--baseline`` alone): every significant slowdown is listed, and there is no gate."""
+    (``--baseline`` alone): every significant slowdown is listed, and there is no gate.
+    ``unread``: why a model's result could not be read, in the old sweep and the new one."""
     g = Gate(threshold_pct=threshold_pct)
     for model, head in new.items():
         base = old.get(model)
         if base is None or head is None:
-            side = "the baseline" if base is None else "this sweep"
-            g.unmeasured.append(f"{model}: no result in {side}")
+            side, why = ("the baseline", unread[0]) if base is None else ("this sweep", unread[1])
+            cause = f": {why[model]}" if model in why else ""
+            g.unmeasured.append(f"{model}: no result in {side}{cause}")
             continue
         problems, _ = comparability(base, head)
         if problems:  # as diff refuses them, without its --allow-mismatch: the sweep has none

@@ -168,7 +168,10 @@ def notes(table: SweepTable) -> list[str]:
             if c.model in table.measured and not c.comparable
             else ""
         )
-        out.append(f"{c.model}: {ended}{where}{tries} ({c.run_dir or 'no run directory'}){left_out}")
+        earlier = table.shown_from.get(c.model)
+        shown = (f"; the figures shown are {earlier}'s, an earlier attempt that measured more columns"
+                 if earlier else "")
+        out.append(f"{c.model}: {ended}{where}{tries} ({c.run_dir or 'no run directory'}){left_out}{shown}")
     return out
 
 

@@ -30,6 +30,7 @@ from ..core.sweep import (
     CellStatus,
     Sweep,
     attempt_dir,
+    attempt_name,
     ended,
     last_error_line,
     resume,
@@ -204,15 +205,46 @@ def save(sweep_dir: Path, sweep: Sweep) -> None:
 
 def load_results(sweep_dir: Path, sweep: Sweep) -> dict[str, CompareResult | None]:
     """Each cell's compare result (``core.rundir.load_compare``), None where its run
-    directory holds none or one that cannot be read."""
-    out = {}
+    directory holds none or one that cannot be read (``read_results`` says why)."""
+    return read_results(sweep_dir, sweep)[0]
+
+
+def read_results(
+    sweep_dir: Path, sweep: Sweep
+) -> tuple[dict[str, CompareResult | None], dict[str, str], dict[str, str]]:
+    """Each cell's compare result; why a cell's result could not be read (its ``compare.json``
+    torn or damaged: ``load_compare``'s line); and, for a cell whose last job did not run to
+    its end, the earlier attempt shown instead where one measured more columns (the newest of
+    those that measured the most): its run directory's name."""
+    results: dict[str, CompareResult | None] = {}
+    errors: dict[str, str] = {}
+    earlier: dict[str, str] = {}
     for cell in sweep.cells:
-        path = sweep_dir / cell.run_dir / COMPARE_FILE if cell.run_dir else None
-        try:
-            out[cell.model] = load_compare(path) if path is not None and path.exists() else None
-        except ResultError:
-            out[cell.model] = None
-    return out
+        results[cell.model] = _read(sweep_dir, cell.run_dir, cell.model, errors)
+        if cell.comparable or cell.attempts < 2:
+            continue
+        best, most = cell.run_dir, _measured(results[cell.model])
+        for k in range(cell.attempts, 0, -1):  # newest first: a tie keeps the newer attempt
+            name = attempt_name(cell.model, k)
+            if name != cell.run_dir and (r := _read(sweep_dir, name, cell.model, {})) and _measured(r) > most:
+                best, most, results[cell.model] = name, _measured(r), r
+        if best != cell.run_dir:
+            earlier[cell.model] = best
+    return results, errors, earlier
+
+
+def _read(sweep_dir: Path, run_dir: str, model: str, errors: dict[str, str]) -> CompareResult | None:
+    path = sweep_dir / run_dir / COMPARE_FILE if run_dir else None
+    try:
+        return load_compare(path) if path is not None and path.exists() else None
+    except ResultError as e:
+        errors[model] = str(e)
+        return None
+
+
+def _measured(result: CompareResult | None) -> int:
+    """The columns a compare measured (status ok)."""
+    return sum(m.ok for m in result.modes) if result is not None else 0
 
 
 def _lost_result(sweep_dir: Path, cell: Cell) -> str | None:
