@@ -98,8 +98,8 @@ def test_odd_correlations_match_as_dict_keys(tmp_path):
         x("k5", "kernel", 68, 1, pid=0, correlation=9.5),
     ]
     c = load_columns(write(tmp_path, events))
-    # not int64s, or the value that stands for absent: kept aside
-    assert c.device.corr.odd == {0: 5.0, 1: "9", 3: -(1 << 63), 4: 9.5}
+    # not int64s, or the value that stands for absent: kept aside; 5.0 is the id 5
+    assert c.device.corr.odd == {1: "9", 3: -(1 << 63), 4: 9.5} and c.device.corr.ids[0] == 5
     links = link_launches(c)
     assert links.issued == array("d", [1, 21, 41, 66, 23])
     stacks = [links.stacks.values[s] for s in links.stack]

@@ -36,7 +36,8 @@ class Table(dict):
 @dataclass
 class Column:
     """Integer ids (correlation, External id): ``MISSING`` where absent or not an int64,
-    the value itself in ``odd`` for the latter."""
+    the value itself in ``odd`` for the latter. An integer-valued float (``1482.0``) is the
+    integer's id; another float (``1482.5``) stays odd, matching only itself."""
 
     ids: array = field(default_factory=lambda: array("q"))
     odd: dict[int, Any] = field(default_factory=dict)
@@ -53,6 +54,8 @@ class Column:
                 return
             del ids[start:]
         for i, v in enumerate(values):
+            if type(v) is float and v.is_integer():  # 1482.0: the id 1482, as kineto writes it
+                v = int(v)
             if type(v) is int and v != MISSING and -(1 << 63) < v < (1 << 63):
                 ids.append(v)
             else:
