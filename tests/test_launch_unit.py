@@ -2,11 +2,14 @@
 per iteration. Where a row's launches could do unequal work, what the real modules hold:
 a generated kernel called at several places in the H200 transformer's backward is called at
 one size each time, so the mean launch is each launch; a ``while_loop`` body's kernel, launched
-once per trip, is not counted at all (one trip's bytes over all the trips' time would read
-8 times too slow), rather than counted once."""
+once per trip at the one size the body is compiled for, is counted as one trip's bytes times
+its launches (one trip's bytes over all the trips' time would read 8 times too slow), and not
+at all where the body names a size that could change between trips."""
 
 from __future__ import annotations
 
+import ast
+import math
 import re
 from pathlib import Path
 
@@ -14,7 +17,7 @@ import pytest
 
 from inductor_bench.core.analysis import reanalyze
 from inductor_bench.core.ceilings import LATENCY, Ceilings, kernel_roof
-from inductor_bench.core.modparse import read_module
+from inductor_bench.core.modparse import parse_module
 from inductor_bench.core.results import GraphResult, KernelStat
 from inductor_bench.core.roofline import count_work
 
@@ -41,15 +44,47 @@ def test_a_kernel_called_at_four_places_is_judged_per_launch_at_its_one_size():
     assert fastest_launch_us < 2 * (5.0 + ideal_launch_us) and roof.bound == LATENCY
 
 
-def test_a_while_loop_bodys_kernel_is_not_counted_at_one_trip_for_all_its_launches():
-    text = LOOP.read_text()
-    assert "while should_loop:" in text and "cpp_fused_add_mul_sin_zeros_2(while_loop_body" in text
+def _launch_bytes(text: str, fn: str, kernel: str) -> int:
+    """One launch of ``kernel`` in subgraph function ``fn``: each buffer it is passed, at the
+    shape the function asserts or allocates and the element type of the kernel's signature."""
+    body = text.split(f"def {fn}(args):")[1].split("\n\n")[0]
+    shapes = dict(re.findall(r"assert_size_stride\((\w+), (\([^)]*\))", body))
+    shapes.update(re.findall(r"(\w+) = empty_strided_cpu\((\([^)]*\))", body))
+    args = re.search(rf"\n\s+{kernel}\(([^)]*)\)", body).group(1).split(", ")
+    types = re.search(rf"{kernel} = async_compile\.cpp_pybinding\(\[([^\]]*)\]", text).group(1)
+    size = {"float": 4, "int64_t": 8, "bool": 1}
+    return sum(math.prod(ast.literal_eval(shapes[a])) * size[t]
+               for a, t in zip(args, re.findall(r"'(?:const )?(\w+)\*'", types), strict=True))
+
+
+def _loop_graph(text: str) -> GraphResult:
     g = GraphResult(id="0-inference", role="inference", device="cpu")
     # launches per call of the graph as its profile had them: 8 trips, 9 conditions
     g.kernels = [KernelStat("cpp_fused_add_mul_sin_zeros_2", "cpp_pointwise", 8.0, 0.418),
                  KernelStat("cpp_fused_lt_zeros_1", "cpp_pointwise", 9.0, 0.001),
                  KernelStat("cpp_fused_zeros_0", "cpp_pointwise", 1.0, 0.0002)]
-    count_work(g, read_module(LOOP), text, Path("/nonexistent"))
-    body, cond, zeros = g.kernels
-    assert body.bytes is None and cond.bytes is None and kernel_roof(body, H200, "cpu").pct is None
+    return count_work(g, parse_module(text), text, Path("/nonexistent"))
+
+
+def test_a_while_loop_bodys_kernel_is_counted_at_one_trip_times_its_launches():
+    text = LOOP.read_text()
+    assert "while should_loop:" in text and "cpp_fused_add_mul_sin_zeros_2(while_loop_body_graph_0" in text
+    trip = _launch_bytes(text, "while_loop_body_graph_0", "cpp_fused_add_mul_sin_zeros_2")
+    cond = _launch_bytes(text, "while_loop_cond_graph_0", "cpp_fused_lt_zeros_1")
+    assert (trip, cond) == (2 * 4 * 512 * 1024 + 2 * 8, 8 + 1)  # h in and out, the counter; i < 8
+    body_k, cond_k, zeros = _loop_graph(text).kernels
+    assert (body_k.bytes, cond_k.bytes) == (8 * trip, 9 * cond)
+    assert body_k.compute == "fp32" and body_k.flops is None
+    roof = kernel_roof(body_k, H200, "cpu")
+    assert roof.pct == pytest.approx(100 * 8 * trip / 0.418e-3 / 1e9 / 4240.0, rel=1e-12)
     assert zeros.bytes == 8.0  # the counter's int64, written once at the top level
+
+
+def test_a_while_loop_body_that_names_a_size_symbol_gets_no_count():
+    text = LOOP.read_text()
+    head, body = text.split("def while_loop_body_graph_0(args):")
+    text = head + "def while_loop_body_graph_0(args):" + body.replace("(512, 1024)", "(s0, 1024)", 2)
+    body_k, cond_k, _ = _loop_graph(text).kernels
+    assert body_k.bytes is None and kernel_roof(body_k, H200, "cpu").pct is None
+    cond = _launch_bytes(text, "while_loop_cond_graph_0", "cpp_fused_lt_zeros_1")
+    assert cond_k.bytes == 9 * cond  # the condition names none: still counted

@@ -46,6 +46,7 @@ from .device_calls import call_kernels
 from .devices import HOST, backend
 from .diff_records import ADDED, REMOVED, SectionDiff
 from .kernelfile import read_kernel_file
+from .loop_work import count_loops
 from .modparse import ModuleInfo
 from .results import BreakdownResult, GraphResult, KernelStat
 from .sources import CallSite
@@ -83,8 +84,7 @@ def judged(g: GraphResult) -> list[KernelStat]:
 
 
 def judged_sites(g: GraphResult) -> list[tuple[KernelStat, str]]:
-    """``judged``, each with the mark the tables give a call site (`` #3``; none for a kernel
-    or an op row)."""
+    """``judged``, each with the mark a call site's row has (`` #3``; none for a kernel or op)."""
     return [(k, mark) for k, mark, _ in judged_calls(g)]
 
 
@@ -295,7 +295,7 @@ def count_work(graph: GraphResult, module: ModuleInfo, text: str, run_dir: Path,
             work = _sum(by_kernel.get(k.name, []) + [per_op[op] for op in owners.get(k.name, [])])
         if work is not None:
             k.bytes, k.flops, k.compute, k.work_from = work.bytes, work.flops, work.compute, work.source
-    return graph
+    return count_loops(graph, module, text)
 
 
 def _profiler_op(callee: str) -> str:
