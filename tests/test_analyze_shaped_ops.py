@@ -104,14 +104,60 @@ def test_the_section_and_json(tmp_path, capsys):
         ("aten::addmm", "64x128 @ 128x256", (1, 1)), ("aten::mm", "64x128 @ 128x32", (1, 1))}
 
 
-def test_a_trace_without_shapes_has_no_section(tmp_path):
+def test_a_trace_without_shapes_says_the_section_needs_record_shapes(tmp_path):
+    """Synthetic: the GEMMs' Input Dims removed; the section is one line naming their calls."""
     events = json.loads(synthetic(tmp_path).read_text())["traceEvents"]
     for e in events:
         e["args"].pop("Input Dims", None)
+    want = {}
+    for e in events:
+        if e.get("cat") == "cpu_op" and e["name"] in ("aten::mm", "aten::addmm"):
+            want[e["name"]] = want.get(e["name"], 0) + 1
     path = tmp_path / "plain.json"
     path.write_text(json.dumps({"traceEvents": events}))
     r = analyze_file(path)
-    assert r.shaped_ops == [] and "GEMMs by shape" not in render_analyze(r)
+    assert r.shaped_ops == [] and r.shapes_not_recorded == want == {"aten::addmm": 2, "aten::mm": 2}
+    assert ("Shapes not recorded: the trace holds 2 aten::addmm, 2 aten::mm calls but no shapes "
+            "(Input Dims); this section needs a trace from torch.profiler.profile(record_shapes=True)."
+            ) in render_analyze(r)
+
+
+def _shaped_calls(path: Path) -> dict[str, int]:
+    """Op -> calls of the GEMM/convolution ops among the trace's cpu_op events, from the raw JSON."""
+    out: dict[str, int] = {}
+    with gzip.open(path) as f:
+        events = json.load(f)["traceEvents"]
+    for e in events:
+        if e.get("cat") == "cpu_op" and e["name"] in ("aten::mm", "aten::addmm", "aten::convolution",
+                                                      "aten::convolution_backward"):
+            assert "Input Dims" not in e.get("args", {})
+            out[e["name"]] = out.get(e["name"], 0) + 1
+    return out
+
+
+@pytest.mark.parametrize(("path", "want", "line"), [
+    (FIXTURES / "cuda_h200_stack_loop" / "stack-loop.pt.trace.json.gz", {"aten::addmm": 8, "aten::mm": 12},
+     "8 `aten::addmm`, 12 `aten::mm` calls"),
+    (FIXTURES / "hta_small" / "cupti_profiler_benchmark_result_924719_1679055439_trace.json.gz",
+     {"aten::addmm": 6, "aten::convolution": 10}, "6 `aten::addmm`, 10 `aten::convolution` calls"),
+])
+def test_a_real_gpu_trace_without_record_shapes_says_so(path, want, line):
+    assert _shaped_calls(path) == want
+    r = analyze_file(path)
+    assert r.shaped_ops == [] and r.shapes_not_recorded == want
+    assert json.loads(r.to_json())["shapes_not_recorded"] == want
+    md = render_analyze(r, "markdown")
+    assert f"Shapes not recorded: the trace holds {line} but no shapes" in md
+    assert "`torch.profiler.profile(record_shapes=True)`" in md
+    assert "record_shapes=True" in render_analyze(r, "html")
+
+
+def test_a_trace_with_shapes_or_no_such_op_says_nothing_of_them():
+    with_shapes = analyze_file(A100)
+    assert with_shapes.shaped_ops and with_shapes.shapes_not_recorded == {}
+    none = analyze_file(FIXTURES / "hta_small" / "event_sync_trace.json.gz")
+    assert _shaped_calls(FIXTURES / "hta_small" / "event_sync_trace.json.gz") == {}
+    assert none.shapes_not_recorded == {} and "by shape" not in render_analyze(none)
 
 
 def test_on_the_host_each_gemm_is_its_own_time_and_a_nested_one_is_its_own(tmp_path):

@@ -41,7 +41,14 @@ from .graph_replays import GraphReplays, graph_replays
 from .host_python import PythonFrame, PythonLayer
 from .memory import DeviceMemory, step_memory
 from .regions import Region, TypicalRegion, regions, typical
-from .shaped_ops import ShapedOp, TypicalShapedOp, shaped_ops, shaped_ops_left_out, typical_shaped_ops
+from .shaped_ops import (
+    ShapedOp,
+    TypicalShapedOp,
+    shaped_ops,
+    shaped_ops_left_out,
+    typical_shaped_ops,
+    unrecorded_calls,
+)
 from .steady import mean, steady_held
 from .steps import (
     HOST_THREAD,
@@ -117,6 +124,8 @@ class AnalyzeResult:
     memory: list[DeviceMemory] = field(default_factory=list)  # profile_memory's, per step (core/memory.py)
     # record_shapes' GEMM, convolution and attention calls by shape (core/shaped_ops.py)
     shaped_ops: list[ShapedOp] = field(default_factory=list)
+    # op -> calls of those ops in a trace that recorded no shapes (no record_shapes): {} where it did
+    shapes_not_recorded: dict[str, int] = field(default_factory=dict)
     # with_stack's Python calls: per step, the time in no op by whose Python (core/host_python.py)
     host_python: list[list[PythonFrame]] = field(default_factory=list)
     host_python_thread: str = ""  # the thread whose Python it is
@@ -276,6 +285,7 @@ def analyze_columns(c: TraceColumns) -> AnalyzeResult:
         regions=regions(c, split),
         memory=step_memory(c.memory, split.windows),
         shaped_ops=shaped_ops(c, split),
+        shapes_not_recorded=unrecorded_calls(c),
         host_python=python,
         host_python_thread=thread,
         restarted_ranges=c.restarted_ranges,

@@ -30,14 +30,14 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .columns import TraceColumns
 from .peaks import FP8, FP16, FP32, INT8, TF32, lookup
-from .recorded_shapes import Described, describe
+from .recorded_shapes import SHAPED_OPS, Described, describe
 from .steps import StepEvents, by_step
 
 NESTED_LOOKBACK = 8  # shaped ops before a launch's that may still enclose it (they rarely nest)
@@ -135,6 +135,18 @@ def shaped_ops(c: TraceColumns, split: StepEvents) -> list[ShapedOp]:
         library = [k for k in row.kernel_ms if library_kernel(k)] or list(row.kernel_ms)
         row.kernel = max(library, key=lambda name: row.kernel_ms[name]) if library else None
     return sorted(groups.values(), key=lambda r: (-sum(r.ms), r.device, r.op, r.shapes))
+
+
+def unrecorded_calls(c: TraceColumns) -> dict[str, int]:
+    """Op -> calls of the trace's GEMM, convolution and attention ops where it recorded no shapes
+    (no ``Input Dims``: a profile without ``record_shapes=True``), by name; {} where it did, or
+    holds no such op."""
+    if c.shape_args:
+        return {}
+    values = c.names.values
+    counts = Counter(c.op.name)
+    return {values[i]: n for i, n in sorted(counts.items(), key=lambda kv: values[kv[0]])
+            if values[i] in SHAPED_OPS}
 
 
 def _listed(value: Any) -> Any:

@@ -4,6 +4,8 @@ its GEMMs, convolutions and attention, shape by shape, in the typical step
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ..core.analyze import AnalyzeResult, steady_shaped_ops, steady_shaped_ops_left_out
 from ..core.recorded_shapes import ATTENTION_OPS, CONV_OPS, GEMM_OPS
 from ..core.shaped_ops import TypicalShapedOp
@@ -24,6 +26,12 @@ def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
         if left_out:  # every call in a step left out: said, as the kernels' section says it
             doc.heading(f"{_title(r)} by shape: record_shapes")
             doc.fine_print(left_out_line(doc, "shapes", left_out) + ". (docs/analyze.md)")
+        elif r.shapes_not_recorded:  # the ops ran, their shapes were not recorded: said, not silent
+            doc.heading(f"{_kinds(r.shapes_not_recorded)} by shape")
+            calls = ", ".join(f"{fmt.count(n)} {doc.code(op)}" for op, n in r.shapes_not_recorded.items())
+            profile = doc.code("torch.profiler.profile(record_shapes=True)")
+            doc.fine_print(f"Shapes not recorded: the trace holds {calls} calls but no shapes (Input Dims); "
+                           f"this section needs a trace from {profile}. (docs/analyze.md)")
         return
     host = all(t.row.device.startswith("CPU thread") for t in typical)
     # distinct kernels read apart (a GEMM's cutlass kernels differ in their layout's ``_nn_``/``_tn_`` alone)
@@ -89,7 +97,12 @@ _KINDS = ((GEMM_OPS, "GEMMs"), (CONV_OPS, "convolutions"), (ATTENTION_OPS, "atte
 def _title(r: AnalyzeResult) -> str:
     """"GEMMs", "GEMMs and convolutions" ...: the kinds of op the section holds (its rows and
     those that ran only in steps left out)."""
-    ops = {row.op for row in r.shaped_ops}
+    return _kinds({row.op for row in r.shaped_ops})
+
+
+def _kinds(ops: Iterable[str]) -> str:
+    """"GEMMs", "GEMMs and convolutions" ...: the kinds of op of ``ops`` (names of shaped ops)."""
+    ops = set(ops)
     kinds = [name for names, name in _KINDS if not ops.isdisjoint(names)]
     text = ", ".join(kinds[:-1]) + (" and " if len(kinds) > 1 else "") + kinds[-1]
     return text[0].upper() + text[1:]
