@@ -330,3 +330,16 @@ def test_a_shape_only_in_a_step_left_out_is_named(tmp_path):
     assert re.search(r"fp32 +2 +0\.200 +0\.100 ", row), row
     assert ("shapes that ran only in steps left out of the steady mean, so not in its figures: "
             "aten::mm 32x32 @ 32x32, fp32 (ProfilerStep#5)") in section
+
+
+def test_a_gpu_trace_that_names_no_gpu_says_why_no_row_has_a_peak():
+    """HTA's timeline trace: GEMMs by shape on device 0, and no deviceProperties in the file."""
+    path = FIXTURES / "hta" / "timeline_analysis_sampled_rank-0.json.gz"
+    with gzip.open(path) as f:
+        assert "deviceProperties" not in json.load(f)
+    r = analyze_file(path)
+    rows = steady_shaped_ops(r)
+    assert r.device_names == {} and len(rows) == 166 and {t.pct for t in rows} == {None}
+    note = "the GPU is not in the table; this trace names no GPU (it holds no deviceProperties): no row has a peak)"
+    assert note in render_analyze(r, "text", top=3)
+    assert "names no GPU" not in render_analyze(analyze_file(A100), "text")  # it names its A100s

@@ -64,10 +64,18 @@ def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
            "compute type "
            "(bf16/fp16: tensor cores; fp8: its tensor-core peak; fp32: TF32 where the kernel's name says so, "
            "the fp32 units for "
-           "a SIMT sgemm; none where it says neither, or the GPU is not in the table)"
+           "a SIMT sgemm; none where it says neither, or the GPU is not in the table"
+           + _unnamed(r) + ")"
            + (f". Peaks used: {'; '.join(peaks)}" if peaks else "") + ".")
         + " (docs/analyze.md)"
     )
+
+
+def _unnamed(r: AnalyzeResult) -> str:
+    """Where the trace names no GPU at all (no ``deviceProperties``), so: no row has a peak."""
+    if r.device_names:
+        return ""
+    return "; this trace names no GPU (it holds no deviceProperties): no row has a peak"
 
 
 def _peaks_used(shown: list[TypicalShapedOp]) -> list[str]:
