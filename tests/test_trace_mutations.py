@@ -52,3 +52,59 @@ def test_a_float_id_with_a_fraction_matches_only_itself():
     col.extend([5.0, 5.5, 7, MISSING])
     assert col.ids == array("q", [5, MISSING, 7, MISSING]) and col.odd == {1: 5.5}
     assert col.index() == {5: 0, 5.5: 1, 7: 2}
+
+
+NCCL = HTA / "nccl_parser_config_nccl_data.json.gz"  # a real rank's trace with NCCL kernels
+
+
+def _nccl_kernel(ev: dict) -> bool:
+    return ev.get("ph") == "X" and ev.get("cat") == "kernel" and "nccl" in ev.get("name", "").lower()
+
+
+def test_device_events_with_no_dur_are_left_out_of_every_figure_and_counted(tmp_path):
+    def drop_dur(ev: dict) -> bool:
+        return _nccl_kernel(ev) and ev.pop("dur", None) is not None
+
+    def delete(ev: dict) -> bool:  # the event made into one the reader skips
+        if _nccl_kernel(ev):
+            ev["ph"] = "M"
+            return True
+        return False
+
+    no_dur, without = tmp_path / "no_dur.json", tmp_path / "without.json"
+    n = _rewritten(NCCL, no_dur, drop_dur)
+    assert n == _rewritten(NCCL, without, delete) == 21
+    expected = _figures(without)
+    got = _figures(no_dur)
+    assert sum(got.pop("no_dur").values()) == n and expected.pop("no_dur") == {}
+    assert got == expected
+    # the busy time of the steps is that of the other events (the NCCL kernels' own time unknown)
+    assert [d["busy_ms"] for s in got["steps"] for d in s["devices"]] != \
+        [d["busy_ms"] for s in _figures(NCCL)["steps"] for d in s["devices"]]
+
+
+def test_the_report_says_how_many_device_events_have_no_dur(tmp_path, capsys):
+    from inductor_bench.cli import main
+
+    no_dur = tmp_path / "no_dur.json"
+    _rewritten(NCCL, no_dur, lambda ev: _nccl_kernel(ev) and ev.pop("dur"))
+    main(["analyze", str(no_dur)])  # returns: exit status 0
+    line = [x for x in capsys.readouterr().out.splitlines() if "with no dur" in x]
+    assert len(line) == 1 and line[0].startswith("21 device events (kernel, memcpy, memset) with no dur are left")
+
+
+def test_a_rank_line_says_how_many_device_events_have_no_dur(tmp_path, capsys):
+    from inductor_bench.cli import main
+
+    for rank in (0, 1):
+        def mutate(ev: dict, rank=rank) -> bool:  # a rank of two, its NCCL kernels' dur removed
+            return _nccl_kernel(ev) and ev.pop("dur") is not None
+        path = tmp_path / f"rank{rank}.json"
+        _rewritten(NCCL, path, mutate)
+        doc = json.loads(path.read_text())
+        doc["distributedInfo"] = {"rank": rank, "world_size": 2}
+        path.write_text(json.dumps(doc))
+    main(["analyze", str(tmp_path)])
+    lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("rank ") and "json" in x]
+    assert len(lines) == 2
+    assert all("; 21 device event(s) with no dur left out of every time figure" in x for x in lines)

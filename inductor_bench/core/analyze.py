@@ -135,6 +135,8 @@ class AnalyzeResult:
     unfinished: dict[str, int] = field(default_factory=dict)
     # name -> its device events and launches left out for carrying no time (core/left_out.py)
     untimed: dict[str, int] = field(default_factory=dict)
+    # name -> its device events left out of every time figure for writing no dur (core/left_out.py)
+    no_dur: dict[str, int] = field(default_factory=dict)
     launches: int = 0  # the launch records (cuda_runtime, cuda_driver events) read
     # CUDA-graph replays per device, per step (core/graph_replays.py)
     graph_replays: list[GraphReplays] = field(default_factory=list)
@@ -291,6 +293,7 @@ def analyze_columns(c: TraceColumns) -> AnalyzeResult:
         restarted_ranges=c.restarted_ranges,
         unfinished=dict(c.unfinished),
         untimed=dict(c.untimed),
+        no_dur=dict(c.no_dur),
         launches=len(c.launch),
         graph_replays=graph_replays(c, split),
     )

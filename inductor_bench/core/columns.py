@@ -37,7 +37,7 @@ from typing import Any, Union
 import msgspec
 
 from .column_types import MISSING, Events, Table
-from .left_out import finished, timed, untimed
+from .left_out import finished, timed, undurated, untimed
 from .memory import INSTANT_CATEGORY, MEMORY_EVENT, MemoryColumns
 from .range_starts import RANGE_ENTER, Ranges, restore_range_starts
 from .recorded_shapes import SHAPED_OPS
@@ -51,6 +51,7 @@ from .trace import (
     EVENT_DUR,
     EVENT_TS,
     LAUNCH_CATEGORIES,
+    NO_DUR,
     OTHER_PHASES,
     PYTHON_FUNCTION,
     USER_ANNOTATION,
@@ -128,9 +129,9 @@ class TraceColumns:
     # name -> how many of its events were left out for a negative duration: unfinished when
     # the profiler stopped (kineto writes -1 for such a CPU event); file order
     unfinished: dict[str, int] = field(default_factory=dict)
-    # name -> its device events and launches left out for carrying no time (left_out.py)
-    untimed: dict[str, int] = field(default_factory=dict)
+    untimed: dict[str, int] = field(default_factory=dict)  # name -> device events, launches at ts 0, dur 0
     untimed_device: int = 0  # how many of those were device events
+    no_dur: dict[str, int] = field(default_factory=dict)  # name -> its device events with no dur
 
     def span(self) -> tuple[float, float]:
         """The earliest start and the latest end of every event kept."""
@@ -165,7 +166,9 @@ class ColumnFiller:
         # times first (a dur of "-inf" would read as unfinished); an instant's ts is memory.py's
         finite_times(out.path, xs if INSTANT_CATEGORY not in cats
                      else [x for x, c in zip(xs, cats, strict=True) if c != INSTANT_CATEGORY])
-        if min(map(EVENT_DUR, xs)) < 0:  # one pass in C per run; rare
+        if 0.0 in map(EVENT_DUR, xs):  # a zero dur, or none written (NO_DUR): one pass in C
+            xs, cats = undurated(out.no_dur, xs, cats)
+        if min(map(EVENT_DUR, xs), default=0) < 0:  # one pass in C per run; rare
             xs, cats = finished(out.unfinished, xs, cats)
         if 0.0 in map(EVENT_TS, xs):  # likewise: a device event or launch that lost its times
             xs, cats, device = timed(out.untimed, xs, cats)
@@ -307,7 +310,7 @@ def _decoder() -> tuple[msgspec.json.Decoder, type]:
     )
     complete = msgspec.defstruct(
         "AnalysisEvent",
-        [("ts", float), ("cat", str, ""), ("name", str, ""), ("dur", float, 0.0),
+        [("ts", float), ("cat", str, ""), ("name", str, ""), ("dur", float, NO_DUR),
          ("pid", int | str, 0), ("tid", int | str, 0), ("args", raw_args, raw_args())],
         tag_field="ph", tag="X", gc=False,
     )

@@ -8,12 +8,15 @@
   after another had started: torch's "Profiler clears events at the end of each cycle"). At
   ts 0 it would stretch its step, or the whole trace's window, back to 1970. A synthetic
   trace's step at ts 0 lasts something: only an event at 0 that lasts nothing is untimed.
+- **No dur**: a device event that writes no ``dur`` (read as ``NO_DUR``, a negative zero). Its
+  time is not known: read as 0 ms, it would lower its device's busy time without a word.
 
-Each is counted by name (``TraceColumns.unfinished``, ``.untimed``) for the report.
+Each is counted by name (``TraceColumns.unfinished``, ``.untimed``, ``.no_dur``) for the report.
 """
 
 from __future__ import annotations
 
+import math
 from itertools import compress
 from typing import Any
 
@@ -26,6 +29,13 @@ def finished(counts: dict[str, int], xs: list[Any], cats: list[str]) -> tuple[li
     """``xs`` and their ``cats`` less the events with a negative duration, counted by name in
     ``counts``."""
     return _without([x.dur < 0 for x in xs], counts, xs, cats)
+
+
+def undurated(counts: dict[str, int], xs: list[Any], cats: list[str]) -> tuple[list[Any], list[str]]:
+    """``xs`` and their ``cats`` less the device events that wrote no dur, counted by name in
+    ``counts``."""
+    return _without([x.dur == 0 and math.copysign(1.0, x.dur) < 0 and c in DEVICE_CATEGORIES
+                     for x, c in zip(xs, cats, strict=True)], counts, xs, cats)
 
 
 def untimed(x: Any, cat: str) -> bool:

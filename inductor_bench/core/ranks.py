@@ -81,10 +81,12 @@ class RankResult:
     memory: list[DeviceMemory] = field(default_factory=list)  # profile_memory's, per step
     # as one trace's (core/analyze.py AnalyzeResult): the ranges written at their end, their start
     # restored (core/range_starts.py); the events left out, by name, for a negative duration
-    # (unfinished when the profiler stopped) and for carrying no time (ts 0, dur 0)
+    # (unfinished when the profiler stopped), for carrying no time (ts 0, dur 0) and, of device
+    # events, for writing no dur
     restarted_ranges: list[str] = field(default_factory=list)
     unfinished: dict[str, int] = field(default_factory=dict)
     untimed: dict[str, int] = field(default_factory=dict)
+    no_dur: dict[str, int] = field(default_factory=dict)
     outside_steps: int = 0  # device events launched outside every step, or before the profiler
     # the start of its first step and the end of its last, in µs since the epoch where the
     # trace's header gives its time base (baseTimeNanoseconds), else on the trace's own clock
@@ -170,6 +172,7 @@ def rank_summary(path: Path, rank: int) -> RankResult:
                       memory=step_memory(columns.memory, split.windows),
                       restarted_ranges=list(columns.restarted_ranges), world_size=world_size_of(path),
                       unfinished=dict(columns.unfinished), untimed=dict(columns.untimed),
+                      no_dur=dict(columns.no_dur),
                       outside_steps=split.outside, span_us=_span_us(split.windows, columns.base_time_ns))
 
 

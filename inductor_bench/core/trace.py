@@ -46,6 +46,9 @@ MODULE_CALL = re.compile(r"^## .* ##$")
 # (an inference loop profiled without a schedule, torch 2.13).
 COMPILED_CALL = re.compile(r"^## Call CompiledFxGraph \S+ ##$")
 EVENT_TS, EVENT_DUR = attrgetter("ts"), attrgetter("dur")  # an event's start and duration
+# The dur of a complete event that writes none: zero, but negative zero, so that a device event
+# whose time is not known can be told from one that lasted nothing (core/left_out.py)
+NO_DUR = -0.0
 
 # Category names as kineto writes them since torch 2.0, and older spellings mapped to them.
 CPU_OP = "cpu_op"
@@ -235,7 +238,7 @@ def _decoder(keys: tuple[str, ...] | None) -> tuple[msgspec.json.Decoder, type]:
         args = ("args", raw_args | None, None)
     complete = msgspec.defstruct(
         "RawEvent",
-        [("ts", float), ("cat", str, ""), ("name", str, ""), ("dur", float, 0.0),
+        [("ts", float), ("cat", str, ""), ("name", str, ""), ("dur", float, NO_DUR),
          ("pid", int | str, 0), ("tid", int | str, 0), args],
         tag_field="ph", tag="X", gc=False,
     )
@@ -354,7 +357,7 @@ class EventMaker:
         for key, value in ids.items():
             if isinstance(value, (dict, list)):
                 raise not_an_id(self.path, name, key, value)
-        ts, dur = self._numbers(name, raw.get("ts"), raw.get("dur", 0.0))
+        ts, dur = self._numbers(name, raw.get("ts"), raw.get("dur", NO_DUR))
         ev = Event(name, cat, ts, dur, ids["pid"], ids["tid"], args)
         if self.keep is None or self.keep(ev):
             self.events.append(ev)

@@ -287,6 +287,15 @@ def untimed_fact(untimed: dict[str, int]) -> str:
             f"profiler lost their times; at ts 0 they would stretch the window back to 1970): {named}")
 
 
+def no_dur_fact(no_dur: dict[str, int]) -> str:
+    """The fact line of the device events left out for writing no dur."""
+    named = listed([fmt.truncate(name, NAME_CHARS) + (f" x{k}" if k > 1 else "")
+                    for name, k in no_dur.items()])
+    n = sum(no_dur.values())
+    return (f"{n:,} device event{'' if n == 1 else 's'} (kernel, memcpy, memset) with no dur "
+            f"{'is' if n == 1 else 'are'} left out of every time figure (the time is not known): {named}")
+
+
 NO_LAUNCHES = (
     "no launch records (cuda_runtime / cuda_driver events): each device event counts for the step it "
     "starts in, and the split of the device's idle time between waiting on CPU and queued is unknown "
@@ -341,6 +350,8 @@ def analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str] 
         facts.append(unfinished_fact(r.unfinished))
     if r.untimed:
         facts.append(untimed_fact(r.untimed))
+    if r.no_dur:
+        facts.append(no_dur_fact(r.no_dur))
     if not r.launches and r.devices and not _on_host(r):
         facts.append(NO_LAUNCHES)
     if r.launches and _on_host(r):

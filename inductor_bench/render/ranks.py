@@ -252,6 +252,8 @@ def _trace_notes(rank: RankResult) -> str:
         notes.append(f"{n} event(s) with a negative duration left out (unfinished when the profiler stopped)")
     if n := sum(rank.untimed.values()):
         notes.append(f"{n} device event(s) and launch(es) at ts 0 with dur 0 left out (their times lost)")
+    if n := sum(rank.no_dur.values()):
+        notes.append(f"{n:,} device event(s) with no dur left out of every time figure (time not known)")
     if n := rank.outside_steps:
         notes.append(f"{n:,} device event(s) launched outside every step (or before the profiler started): "
                      "no step's own work, other steps' work in a step they ran in")
