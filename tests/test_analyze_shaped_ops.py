@@ -343,3 +343,26 @@ def test_a_gpu_trace_that_names_no_gpu_says_why_no_row_has_a_peak():
     note = "the GPU is not in the table; this trace names no GPU (it holds no deviceProperties): no row has a peak)"
     assert note in render_analyze(r, "text", top=3)
     assert "names no GPU" not in render_analyze(analyze_file(A100), "text")  # it names its A100s
+
+
+def test_a_gemm_on_cpu_tensors_in_a_gpu_trace_is_a_row_of_its_thread(tmp_path):
+    """Synthetic: the GPU steps of ``synthetic`` plus, in each, an aten::mm of 30 µs on thread 1
+    (32x64 @ 64x16) that launched nothing: before, it was in no row and no note."""
+    events = json.loads(synthetic(tmp_path).read_text())
+    for t in (0, 1000):
+        events["traceEvents"].append(_op("aten::mm", t + 75, 30, [[32, 64], [64, 16]], ["float", "float"]))
+    path = tmp_path / "cpu_mm.json"
+    path.write_text(json.dumps(events))
+    r = analyze_file(path)
+    row = next(g for g in r.shaped_ops if g.shapes == "32x64 @ 64x16")
+    assert (row.device, row.calls, row.ms, row.flops, row.kernel) == (
+        "CPU thread 1", [1, 1], [pytest.approx(0.030)] * 2, 2 * 32 * 64 * 16, None)
+    assert len(r.shaped_ops) == 3  # the GPU rows as before
+    t = next(t for t in steady_shaped_ops(r) if t.row is row)
+    assert (t.ms, t.pct, t.other_pct) == (pytest.approx(0.030), None, None)
+    assert t.tflops == pytest.approx(2 * 32 * 64 * 16 / 30e-6 / 1e12)
+    text = render_analyze(r)
+    line = next(line for line in text.splitlines() if "32x64 @ 64x16" in line)
+    assert line.startswith("CPU thread 1") and "0.030" in line
+    assert "(a row on a CPU thread launched no device work, its tensors on the CPU: the op's own time)" in text
+    assert "a row on a CPU thread" not in render_analyze(analyze_file(synthetic(tmp_path)))

@@ -11,7 +11,9 @@ are not the contiguous ones) and type; pure, no torch.
 - **Time**: on a device trace, the device events launched while the op was open on the
   launching thread (innermost shaped op first): a cuBLAS GEMM's or a cuDNN convolution's
   kernels, a split-K reduction, an ``addmm``'s bias copy, a layout transpose; however late they
-  ran. On a CPU-only trace, the op's own duration (the CPU runs it as it is called). A shaped op
+  ran. On a CPU-only trace, and for an op that launched no device work on a device trace (its
+  tensors on the CPU: a row of its CPU thread), the op's own duration (the CPU runs it as it is
+  called). A shaped op
   inside another is its own call, the outer one keeping what it launched outside it.
 - **Which steps**: a call belongs to the step its op started in; the typical step is the mean
   over the steady steps (as every other figure of ``analyze``).
@@ -38,7 +40,7 @@ from typing import Any
 from .columns import TraceColumns
 from .peaks import FP8, FP16, FP32, INT8, TF32, lookup
 from .recorded_shapes import SHAPED_OPS, Described, describe
-from .steps import StepEvents, by_step
+from .steps import HOST_THREAD, StepEvents, by_step
 
 NESTED_LOOKBACK = 8  # shaped ops before a launch's that may still enclose it (they rarely nest)
 _TF32_KERNEL = re.compile(r"tf32|tensorop_s\d|s16816gemm|s1688gemm", re.IGNORECASE)
@@ -111,8 +113,9 @@ def shaped_ops(c: TraceColumns, split: StepEvents) -> list[ShapedOp]:
         return []
     if split.shares is not None:  # a CPU-only trace: each op its own duration
         timed = _host_times(c, split, list(calls))
-    else:
+    else:  # an op that launched no device work (CPU tensors) a row of its thread, its own duration
         timed = _launched(c, split, list(calls))
+        timed |= _host_times(c, split, [g for g in calls if g not in timed])
     per_step, _ = by_step(split.windows, [g for g in calls if g in timed], c.op.ts)
     groups: dict[tuple[str, str, str, str], ShapedOp] = {}
     n = len(split.windows)
@@ -208,7 +211,7 @@ def _host_times(c: TraceColumns, split: StepEvents,
                 shaped: list[int]) -> dict[int, tuple[str, float, dict[str, float]]]:
     """Shaped op -> (CPU thread, µs of its own duration less that of shaped ops inside it, {})."""
     out: dict[int, tuple[str, float, dict[str, float]]] = {}
-    ts, dur = c.op.ts, c.op.dur
+    ts, dur, threads = c.op.ts, c.op.dur, c.threads.values
     for _, idx in _by_thread(c, shaped).values():
         open_: list[int] = []
         for g in idx:
@@ -217,7 +220,7 @@ def _host_times(c: TraceColumns, split: StepEvents,
             if open_:  # inside another shaped op: its time is its own, not the outer one's
                 outer = open_[-1]
                 out[outer] = (out[outer][0], out[outer][1] - dur[g], {})
-            out[g] = (split.rows[split.row[g]], dur[g], {})
+            out[g] = (f"{HOST_THREAD}{threads[c.op.where[g]][1]}", dur[g], {})
             open_.append(g)
     return out
 

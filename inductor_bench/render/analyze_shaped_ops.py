@@ -10,6 +10,7 @@ from ..core.analyze import AnalyzeResult, steady_shaped_ops, steady_shaped_ops_l
 from ..core.recorded_shapes import ATTENTION_OPS, CONV_OPS, GEMM_OPS
 from ..core.shaped_ops import TypicalShapedOp
 from ..core.sources import STRIDES_MARK
+from ..core.steps import HOST_THREAD
 from . import format as fmt
 from .analyze_top import left_out_line, step_code
 from .doc import Doc
@@ -33,7 +34,7 @@ def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
             doc.fine_print(f"Shapes not recorded: the trace holds {calls} calls but no shapes (Input Dims); "
                            f"this section needs a trace from {profile}. (docs/analyze.md)")
         return
-    host = all(t.row.device.startswith("CPU thread") for t in typical)
+    host = all(t.row.device.startswith(HOST_THREAD) for t in typical)
     # distinct kernels read apart (a GEMM's cutlass kernels differ in their layout's ``_nn_``/``_tn_`` alone)
     labels = fmt.kernel_labels([t.row.kernel or "" for t in typical[:top]], KERNEL_CHARS)
     rows = [_row(doc, t, host, label) for t, label in zip(typical[:top], labels, strict=True)]
@@ -56,7 +57,10 @@ def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
         "per gradient but the bias's), attention's Q·Kᵀ and P·V (of the scores the causal mask keeps); "
         + ("ms = the op's own time on the CPU thread; " if host else
            "ms = the device work launched while the op was open (its library kernels, a split-K "
-           "reduction, a bias copy, a layout transpose), however late it ran; ")
+           "reduction, a bias copy, a layout transpose), however late it ran"
+           + ("" if not any(t.row.device.startswith(HOST_THREAD) for t in typical[:top]) else
+              " (a row on a CPU thread launched no device work, its tensors on the CPU: the op's own time)")
+           + "; ")
         + "ms a call = the steady steps' time over their calls; TFLOP/s = their FLOPs over that time."
         + ("" if host else
            " % other work: of that time, the share in kernels that are not the library's (a layout "
