@@ -70,3 +70,15 @@ def test_precise_times_keep_fixed_decimals_below_a_microsecond():
     assert [fmt.ms_precise(x) for x in (2.5, 0.0123, -0.0005, 0.00003, 0.0)] == [
         "2.500", "0.0123", "-0.0005", "0.000030", "0.000"]
     assert fmt.signed_ms(0.0005) == "+0.0005"
+
+
+def test_a_negative_zero_reads_as_zero():
+    """An event that wrote no dur is read with a negative zero (``core/trace.py`` NO_DUR), so
+    that a device event whose time is not known can be told from one that lasted nothing; a
+    figure made of such durations printed ``-0.000``."""
+    from inductor_bench.core.trace import NO_DUR
+    from inductor_bench.render.format import ms, ms_precise
+
+    assert f"{NO_DUR:.3f}" == "-0.000"  # what Python's own formatting gives
+    assert ms(NO_DUR) == ms(max(NO_DUR, NO_DUR)) == "0.000" == ms(0.0)
+    assert ms_precise(NO_DUR) == "0.000" == ms_precise(0.0)

@@ -25,8 +25,11 @@ DASH = "-"
 
 def ms(v: float) -> str:
     """Breakdown tables: 3 decimals from 0.01 ms (however long: a sum's parts and its total
-    print to the same microsecond, so they visibly add up), 4 below, and 0 as ``0.000``."""
-    if v >= 0.01 or v == 0:
+    print to the same microsecond, so they visibly add up), 4 below, and 0 as ``0.000`` (a
+    negative zero too: the dur of an event that wrote none, ``core/trace.py`` NO_DUR)."""
+    if v == 0:
+        return "0.000"
+    if v >= 0.01:
         return f"{v:.3f}"
     return f"{v:.4f}"
 
@@ -37,7 +40,9 @@ def ms_precise(x: float | None) -> str:
     (``-0.0005``, not ``-5.00e-04``)."""
     if x is None:
         return DASH
-    if abs(x) >= 1 or x == 0:
+    if x == 0:
+        return "0.000"  # a negative zero too
+    if abs(x) >= 1:
         return f"{x:.3f}"
     return f"{x:.4f}" if abs(x) >= 0.00005 else f"{x:.6f}"
 
