@@ -12,6 +12,8 @@ from pathlib import Path
 from inductor_bench.core.analyze import analyze_file
 from inductor_bench.core.column_types import MISSING, Column
 
+from .test_analyze import run_cli
+
 HTA = Path(__file__).resolve().parent / "fixtures" / "hta"
 # a real rank's trace whose steps hold device events launched before the first step
 QUEUE = HTA / "negative_queue_length_values_check_rank0.json.gz"
@@ -108,3 +110,58 @@ def test_a_rank_line_says_how_many_device_events_have_no_dur(tmp_path, capsys):
     lines = [x for x in capsys.readouterr().out.splitlines() if x.startswith("rank ") and "json" in x]
     assert len(lines) == 2
     assert all("; 21 device event(s) with no dur left out of every time figure" in x for x in lines)
+
+
+SYNC = Path(__file__).resolve().parent / "fixtures" / "hta_small" / "event_sync_trace.json.gz"  # 4 kernels, 1 memcpy
+DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+def _drop_device_dur(ev: dict) -> bool:
+    return ev.get("ph") == "X" and ev.get("cat") in DEVICE_CATS and ev.pop("dur", None) is not None
+
+
+def test_a_trace_whose_device_events_all_write_no_dur_is_refused_in_one_line(tmp_path, capsys):
+    """Not read as a trace of the CPU alone whose device side went unrecorded (it was recorded,
+    without times): one line, exit 2. With one device event's dur left, the trace analyses."""
+    all_gone, one_kept = tmp_path / "all_gone.json", tmp_path / "one_kept.json"
+    assert _rewritten(SYNC, all_gone, _drop_device_dur) == 5
+    code, out, err = run_cli(capsys, str(all_gone))
+    assert code == 2 and out == "" and err == (f"inductor-bench: error: {all_gone}: its 5 device events (kernel, memcpy, "
+                                 "memset) all write no dur: their times are not known\n")
+    kept = []
+
+    def all_but_one(ev: dict) -> bool:
+        if ev.get("ph") == "X" and ev.get("cat") == "gpu_memcpy" and not kept:
+            kept.append(ev["dur"])
+            return False
+        return _drop_device_dur(ev)
+
+    assert _rewritten(SYNC, one_kept, all_but_one) == 4
+    code, out, err = run_cli(capsys, str(one_kept), "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert sum(doc["no_dur"].values()) == 4
+    assert [(d["events"], d["kernel_ms"]) for s in doc["steps"] for d in s["devices"]] == [(1, kept[0] / 1e3)]
+
+
+def test_a_cycle_whose_device_events_all_write_no_dur_is_skipped_with_that_reason(tmp_path, capsys):
+    """Three cycles of one process (the handler's file names), the second's device events with
+    no dur: the others are reported, that one named with its own reason, not the profiler's
+    loss of times (ts 0, dur 0)."""
+    names = [tmp_path / f"box_7.{ns}.pt.trace.json" for ns in (3_000, 9_000, 20_000)]
+    for p in names:
+        _rewritten(SYNC, p, _drop_device_dur if p == names[1] else lambda ev: False)
+        doc = json.loads(p.read_text())
+        del doc["distributedInfo"]  # a rank named by each would read as one rank given thrice
+        doc["traceName"] = p.name  # its own bytes: a copy would read as one trace given twice
+        p.write_text(json.dumps(doc))
+    code, out, err = run_cli(capsys, str(tmp_path))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert f"{names[1].name}: skipped, its 5 device events (kernel, memcpy, memset) all write no dur: their " \
+        "times are not known" in lines
+    code, out, _ = run_cli(capsys, str(tmp_path), "--format", "json")
+    doc = json.loads(out)
+    assert len(doc["cycles"]) == 2 and doc["times_lost"] == [str(names[1])]
+    assert doc["times_lost_why"] == {str(names[1]): "its 5 device events (kernel, memcpy, memset) all write "
+                                     "no dur: their times are not known"}

@@ -300,11 +300,20 @@ def analyze_columns(c: TraceColumns) -> AnalyzeResult:
 
 
 def require_times(c: TraceColumns) -> None:
-    """TimesLost for a trace whose device events all carry no time (core/left_out.py)."""
-    if c.untimed_device and not len(c.device):
+    """TimesLost for a trace whose device events all carry no time: at ts 0 with dur 0, or
+    with no dur written (core/left_out.py)."""
+    no_dur = sum(c.no_dur.values())
+    if len(c.device) or not (c.untimed_device or no_dur):
+        return
+    events = "device events (kernel, memcpy, memset)"
+    if not no_dur:
         raise TimesLost(
-            f"{c.path}: its {c.untimed_device} device events (kernel, memcpy, memset) all carry no "
-            "times (ts 0, dur 0): the profiler lost them (a session exported after another had started)")
+            f"{c.path}: its {c.untimed_device} {events} all carry no times (ts 0, dur 0): the "
+            "profiler lost them (a session exported after another had started)")
+    why = (f"its {no_dur} {events} all write no dur: their times are not known" if not c.untimed_device
+           else f"its {no_dur + c.untimed_device} {events} all carry no times: {c.untimed_device} at ts 0 "
+           f"with dur 0 (the profiler lost them), {no_dur} with no dur written")
+    raise TimesLost(f"{c.path}: {why}", why)
 
 
 def step_result(split: StepEvents, k: int) -> StepResult:

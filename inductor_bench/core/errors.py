@@ -54,8 +54,16 @@ class NothingProfiled(TraceError):
 
 
 class TimesLost(TraceError):
-    """A trace whose device events all carry no time (ts 0, dur 0): the profiler lost them
-    (``core/left_out.py``)."""
+    """A trace whose device events all carry no time (ts 0, dur 0: the profiler lost them; or
+    no dur written), ``core/left_out.py``. ``why``: the reason, without the path, where it is
+    not the profiler's loss alone (a trace among others is skipped with it)."""
+
+    def __init__(self, message: str, why: str | None = None) -> None:
+        super().__init__(message)
+        self.why = why
+
+    def __reduce__(self) -> tuple[type, tuple[str, str | None]]:  # from a worker process, whole
+        return type(self), (str(self), self.why)
 
 
 class ResultError(BenchError):

@@ -99,6 +99,8 @@ class CyclesResult:
     skipped: list[str] = field(default_factory=list)
     not_traces: list[str] = field(default_factory=list)  # a directory's JSON files that are no trace
     times_lost: list[str] = field(default_factory=list)  # cycles whose device events carry no times
+    # of those, each whose reason is not the profiler's loss (ts 0, dur 0): path -> the reason
+    times_lost_why: dict[str, str] = field(default_factory=dict)
     graphs: bool = False
     run_dirs: list[str] = field(default_factory=list)
     schema: str = SCHEMA
@@ -108,7 +110,8 @@ class CyclesResult:
         if self.graphs:
             return {"schema": GRAPHS_SCHEMA, "schema_version": self.schema_version,
                     "traces": [c.to_dict() for c in self.cycles], "run_dirs": self.run_dirs,
-                    "skipped": self.skipped, "not_traces": self.not_traces, "times_lost": self.times_lost}
+                    "skipped": self.skipped, "not_traces": self.not_traces, "times_lost": self.times_lost,
+                    "times_lost_why": self.times_lost_why}
         return {
             "schema": self.schema,
             "schema_version": self.schema_version,
@@ -116,6 +119,7 @@ class CyclesResult:
             "skipped": self.skipped,
             "not_traces": self.not_traces,
             "times_lost": self.times_lost,
+            "times_lost_why": self.times_lost_why,
         }
 
     def to_json(self) -> str:
@@ -140,5 +144,6 @@ def analyze_cycles(paths: list[Path], graphs: bool = False) -> CyclesResult:
         raise lost[0][1]
     if not cycles:
         raise NothingProfiled.in_any_of(len(paths))
-    return CyclesResult(cycles=cycles, skipped=skipped, times_lost=[p for p, _ in lost], graphs=graphs,
+    return CyclesResult(cycles=cycles, skipped=skipped, times_lost=[p for p, _ in lost],
+                        times_lost_why={p: e.why for p, e in lost if e.why}, graphs=graphs,
                         run_dirs=run_dirs(paths) if graphs else [])

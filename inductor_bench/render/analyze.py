@@ -60,13 +60,15 @@ STEP_ALIGN = ("left", "left", *("right",) * 8)
 STEP_OPTIONAL = ("busy ms", "kernel ms", "other steps' work")
 
 
-def skipped_facts(skipped: list[str], not_traces: list[str],
-                  times_lost: list[str] | None = None) -> list[str]:
+def skipped_facts(skipped: list[str], not_traces: list[str], times_lost: list[str] | None = None,
+                  times_lost_why: dict[str, str] | None = None) -> list[str]:
     """The traces with nothing profiled, a directory's JSON files that are no trace, and the
-    cycles whose device events lost their times: each named with why it was left out."""
+    cycles whose device events lost their times (why, where it is not the profiler's loss: no
+    dur written): each named with why it was left out."""
+    why = times_lost_why or {}
     return ([f"{Path(s).name}: skipped, {SKIPPED_WHY}" for s in skipped]
             + [f"{Path(s).name}: skipped, {NOT_A_TRACE}" for s in not_traces]
-            + [f"{Path(s).name}: skipped, {TIMES_LOST}" for s in times_lost or []])
+            + [f"{Path(s).name}: skipped, {why.get(s, TIMES_LOST)}" for s in times_lost or []])
 
 
 KERNEL_MS_HOST = "; kernel ms sums them."
