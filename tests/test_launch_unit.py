@@ -9,6 +9,7 @@ at all where the body names a size that could change between trips."""
 from __future__ import annotations
 
 import ast
+import json
 import math
 import re
 from pathlib import Path
@@ -16,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from inductor_bench.core.analysis import reanalyze
+from inductor_bench.core.attribution import _host_origins, call_origins
+from inductor_bench.core.callsites import parse_calls
 from inductor_bench.core.ceilings import LATENCY, Ceilings, kernel_roof
 from inductor_bench.core.modparse import parse_module
 from inductor_bench.core.results import GraphResult, KernelStat
@@ -25,6 +28,7 @@ from .conftest import FIXTURES
 
 RUN = FIXTURES / "runs" / "cuda_h200_transformer_train"
 LOOP = FIXTURES / "subgraphs" / "while_loop_inference.py"
+MM_LOOP = FIXTURES / "subgraphs" / "while_loop_mm_inference.py"  # an mm in call and in the body
 REUSED = "triton_per_fused_add_native_layer_norm_native_layer_norm_backward_view_8"
 H200 = Ceilings("NVIDIA H200", 4240.0, {"fp32": 51.3})  # as measured there (docs/gpu-validation.md)
 
@@ -88,3 +92,34 @@ def test_a_while_loop_body_that_names_a_size_symbol_gets_no_count():
     assert body_k.bytes is None and kernel_roof(body_k, H200, "cpu").pct is None
     cond = _launch_bytes(text, "while_loop_cond_graph_0", "cpp_fused_lt_zeros_1")
     assert cond_k.bytes == 9 * cond  # the condition names none: still counted
+
+
+def _line_of(code: str) -> int:
+    """The line of the model (``while_loop_mm_model.py``) that holds ``code``."""
+    lines = (FIXTURES / "subgraphs" / "while_loop_mm_model.py").read_text().splitlines()
+    return next(n for n, ln in enumerate(lines, 1) if code in ln)
+
+
+def test_a_while_loops_condition_and_body_kernels_name_their_lines():
+    text = MM_LOOP.read_text()
+    record = json.loads(MM_LOOP.with_name("while_loop_mm_inference.sources.json").read_text())
+    module = parse_module(text)
+    calls = parse_calls(text, module)
+    origins, _ = call_origins(calls, record)
+    g = GraphResult(id="0-inference", role="inference", device="cpu")
+    g.kernels = [KernelStat("cpp_fused_add_sin_zeros_2", "cpp_pointwise", 5.0, 0.005),
+                 KernelStat("cpp_fused_lt_zeros_1", "cpp_pointwise", 6.0, 0.0002),
+                 KernelStat("aten::mm", "gemm", 6.0, 0.023)]
+    per_kernel: dict[str, list] = {}
+    for i, c in enumerate(calls):
+        if not c.extern:
+            per_kernel.setdefault(c.name, []).append(origins.get(i))
+    _host_origins(g, per_kernel, [(i, c) for i, c in enumerate(calls) if c.extern], origins, [])
+    body, cond, mm = (sorted(ln.line for ln in k.origin.lines) for k in g.kernels)
+    assert body == [_line_of("(h @ self.w).sin()")]  # the body's i + 1 and sin, fused
+    assert cond == [_line_of("return i < 5")]
+    assert mm == sorted([_line_of("h = x @ self.w"), _line_of("(h @ self.w).sin()")])
+    assert all(k.origin.missing is None for k in g.kernels)
+    # the condition, called before the loop and in it, and the body are read once each
+    assert [c.name for c in calls] == ["extern_kernels.mm", "cpp_fused_zeros_0", "cpp_fused_lt_zeros_1",
+                                       "extern_kernels.mm", "cpp_fused_add_sin_zeros_2"]

@@ -7,8 +7,8 @@ called from a Python ``while`` of ``call``::
         (buf1[0], buf1[1]) = while_loop_body_graph_0(while_loop_body_graph_0_args)
         (buf1_cond_result,) = while_loop_cond_graph_0(while_loop_cond_graph_0_args)
 
-They run a number of times known only at run time, and ``run_order`` does not put them in
-``call``'s order. Each function is compiled for one size: where its lines name no size symbol
+They run a number of times known only at run time; ``run_order`` puts each in ``call``'s order
+once, at its first call. Each function is compiled for one size: where its lines name no size symbol
 (``s0``, ``u0``, ``ks0``: nothing that could change from one trip to the next), one call of it
 is read like ``call``'s (the shapes its asserts and allocations state, the element types of
 the kernel's signature), so each of its kernels moves the same bytes at every launch; the
@@ -21,40 +21,22 @@ outside the loop, it keeps no count.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from .buffers import BufferTable, CallArgs, call_of
 from .kernel_space import reach
-from .modparse import ModuleInfo, function_body, partition_names, run_order
+from .modparse import SUBGRAPH_CALL, ModuleInfo, function_body, loop_functions, partition_names, run_order
 from .results import GraphResult
 from .work import Work, generated_work, kernel_params, kernel_values
 
-_WHILE = re.compile(r"^(?P<indent>\s*)while\b.*:\s*$")
-_FUNCTION_CALL = re.compile(r"^\s+(?:\([^)]*\)|\w+)\s*=\s*(?P<fn>\w+)\((?P=fn)_args\)\s*$")
 _SYMBOL = re.compile(r"\b(?:s|u|ks)\d+\b")
-
-
-def loop_functions(lines: list[str], names: list[str]) -> list[str]:
-    """The subgraph functions ``call`` (or a partition) calls inside a ``while``, in order."""
-    out: list[str] = []
-    for owner in ("call", *names):
-        loop_indent: int | None = None
-        for i in function_body(lines, owner):
-            ln = lines[i]
-            indent = len(ln) - len(ln.lstrip())
-            if loop_indent is not None and ln.strip() and indent <= loop_indent:
-                loop_indent = None
-            if (w := _WHILE.match(ln)) is not None:
-                loop_indent = len(w["indent"])
-            elif loop_indent is not None and (m := _FUNCTION_CALL.match(ln)) and m["fn"] not in out:
-                out.append(m["fn"])
-    return out
 
 
 def per_launch(module: ModuleInfo, lines: list[str], fn: str) -> dict[str, Work | None]:
     """Each kernel one call of ``fn`` launches -> the work of one launch (None where it cannot
     be counted: a size symbol in ``fn``, a nested subgraph, unequal launches)."""
     body = [lines[i] for i in function_body(lines, fn)]
-    fixed = not any(_SYMBOL.search(ln) or _FUNCTION_CALL.match(ln) for ln in body)
+    fixed = not any(_SYMBOL.search(ln) or SUBGRAPH_CALL.match(ln) for ln in body)
     table = BufferTable()
     works: dict[str, list[Work]] = {}
     for ln in body:
@@ -77,16 +59,19 @@ def count_loops(graph: GraphResult, module: ModuleInfo, text: str) -> GraphResul
     one launch's bytes and FLOPs times the kernel's launches per iteration."""
     lines = text.splitlines()
     names = partition_names(text)
+    fns = loop_functions(lines, names)
     launched: dict[str, list[Work | None]] = {}
-    for fn in loop_functions(lines, names):
+    for fn in fns:
         for name, work in per_launch(module, lines, fn).items():
             launched.setdefault(name, []).append(work)
-    outside = {c.name for c in _top_level_calls(module, lines, names)}
+    inside = loop_lines(lines, fns)
+    outside = {c.name for i, c in _calls(module, lines, names) if i not in inside}
+    within = {c.name for i, c in _calls(module, lines, names) if i in inside and not c.extern}
     for k in graph.kernels:
         works = launched.get(k.name)
-        if not works:
+        if k.name not in within:
             continue
-        w = works[0]
+        w = works[0] if works else None
         if w is None or k.name in outside or any(x != w for x in works) or not k.calls:
             k.bytes = k.flops = k.compute = k.work_from = None
             continue
@@ -96,6 +81,38 @@ def count_loops(graph: GraphResult, module: ModuleInfo, text: str) -> GraphResul
     return graph
 
 
-def _top_level_calls(module: ModuleInfo, lines: list[str], names: list[str]) -> list[CallArgs]:
-    """The calls ``call`` makes outside the loop's functions (``run_order`` leaves them out)."""
-    return [c for i, _ in run_order(lines, names) if (c := call_of(lines[i], module)) is not None]
+def loop_lines(lines: list[str], fns: list[str]) -> set[int]:
+    """The lines of the functions ``fns`` and of the subgraph functions they call."""
+    out: set[int] = set()
+    todo, seen = list(fns), set(fns)
+    while todo:
+        for i in function_body(lines, todo.pop()):
+            out.add(i)
+            if (m := SUBGRAPH_CALL.match(lines[i])) is not None and m["fn"] not in seen:
+                seen.add(m["fn"])
+                todo.append(m["fn"])
+    return out
+
+
+def with_trips(pairs: list[tuple[CallArgs, Work]], graph: GraphResult, module: ModuleInfo,
+               text: str) -> list[tuple[CallArgs, Work]]:
+    """``call_work``'s calls, each extern call a loop's functions make counted over the times
+    it runs per iteration: none (bytes and FLOPs unknown) where they are not known."""
+    lines = text.splitlines()
+    names = partition_names(text)
+    inside = loop_lines(lines, loop_functions(lines, names))
+    if not inside:
+        return pairs
+    trips = iter([None if i in inside else 1.0 for i, c in _calls(module, lines, names) if c.extern])
+    out = []
+    for c, w in pairs:
+        if c.extern and (f := next(trips, None)) != 1.0:
+            w = replace(w, bytes=None if f is None or w.bytes is None else w.bytes * f,
+                        flops=None if f is None or w.flops is None else w.flops * f)
+        out.append((c, w))
+    return out
+
+
+def _calls(module: ModuleInfo, lines: list[str], names: list[str]) -> list[tuple[int, CallArgs]]:
+    """The calls of ``run_order``'s lines, with their line indices."""
+    return [(i, c) for i, _ in run_order(lines, names) if (c := call_of(lines[i], module)) is not None]

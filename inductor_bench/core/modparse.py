@@ -16,7 +16,10 @@ Subgraphs (a ``torch.compiler.nested_compile_region``'s ``invoke_subgraph``, ``t
 branches) are module-level functions too, ``def partitioned_fw_subgraph_1_0(args)``, called as
 ``buf2 = partitioned_fw_subgraph_1_0(partitioned_fw_subgraph_1_0_args)``: ``run_order`` puts
 the subgraph's body where each such call is, once per call (a region called for two layers runs
-its kernels twice), and both branches of a ``cond`` in the order they are written.
+its kernels twice), and both branches of a ``cond`` in the order they are written. A
+``while_loop``'s condition and body, called inside a ``while`` of ``call`` as ``(buf1[0],
+buf1[1]) = while_loop_body_graph_0(while_loop_body_graph_0_args)``, run as many times as the
+values decide: each is put in once, at its first call (the condition's, before the loop).
 """
 
 from __future__ import annotations
@@ -63,8 +66,11 @@ _QUOTES = ("'''", "r'''", '"""', 'r"""')
 _PARTITION_CALL = re.compile(r"\bself\.partitions\[(?P<index>\d+)\]\(")
 _PARTITION_LIST = re.compile(r"^\w+\s*=\s*Runner\(partitions=\[(?P<names>[^\]]*)\]\)", re.M)
 _CALL_SITE = re.compile(r"^\s+(\w+)(?:\.run)?\(")
-# ``buf3 = true_graph_0(true_graph_0_args)``: a call of a subgraph function of the module
-SUBGRAPH_CALL = re.compile(r"^\s+(?:(?P<into>\w+)\s*=\s*)?(?P<fn>\w+)\((?P=fn)_args\)\s*$")
+# ``buf3 = true_graph_0(true_graph_0_args)``, a ``while_loop``'s ``(buf1[0], buf1[1]) =
+# while_loop_body_graph_0(while_loop_body_graph_0_args)``: a call of a subgraph function of the module
+SUBGRAPH_CALL = re.compile(
+    r"^\s+(?:(?:(?P<into>\w+)|\(\s*(?P<first>\w+)[^)]*\))\s*=\s*)?(?P<fn>\w+)\((?P=fn)_args\)\s*$")
+_WHILE = re.compile(r"^(?P<indent>\s*)while\b.*:\s*$")
 _SUBGRAPH_DEPTH = 8  # subgraphs inside subgraphs, at most
 # a C++ kernel's own signature: named ``kernel`` in a Python module's source, by its name in a
 # C++ wrapper's
@@ -232,30 +238,54 @@ def run_order(lines: list[str], names: list[str]) -> list[tuple[int, int | None]
 
 def run_order_via(lines: list[str], names: list[str]) -> list[tuple[int, int | None, str | None]]:
     """``run_order`` with, for each line a subgraph function runs, what the call of that
-    subgraph in ``call`` (or a partition) returns into (``buf2`` of ``buf2 = f(f_args)``)."""
+    subgraph in ``call`` (or a partition) returns into (``buf2`` of ``buf2 = f(f_args)``, the
+    first name of a tuple it is unpacked into). A function called inside a ``while`` (a
+    ``while_loop``'s condition and body) is put in once, at its first call."""
     out: list[tuple[int, int | None, str | None]] = []
+    once = set(loop_functions(lines, names))
     for i in function_body(lines, "call"):
         m = _PARTITION_CALL.search(lines[i])
         if m is None:
-            out += [(j, None, via) for j, via in _inlined(lines, i)]
+            out += [(j, None, via) for j, via in _inlined(lines, i, once)]
             continue
         n = int(m.group("index"))
         body = function_body(lines, names[n] if n < len(names) else f"partition_{n}")
-        out += [(j, n, via) for k in body for j, via in _inlined(lines, k)]
+        out += [(j, n, via) for k in body for j, via in _inlined(lines, k, once)]
     return out
 
 
-def _inlined(lines: list[str], i: int, depth: int = 0,
+def loop_functions(lines: list[str], names: list[str]) -> list[str]:
+    """The subgraph functions ``call`` (or a partition) calls inside a ``while``, in order."""
+    out: list[str] = []
+    for owner in ("call", *names):
+        loop_indent: int | None = None
+        for i in function_body(lines, owner):
+            ln = lines[i]
+            indent = len(ln) - len(ln.lstrip())
+            if loop_indent is not None and ln.strip() and indent <= loop_indent:
+                loop_indent = None
+            if (w := _WHILE.match(ln)) is not None:
+                loop_indent = len(w["indent"])
+            elif loop_indent is not None and (m := SUBGRAPH_CALL.match(ln)) and m["fn"] not in out:
+                out.append(m["fn"])
+    return out
+
+
+def _inlined(lines: list[str], i: int, once: set[str], depth: int = 0,
              via: str | None = None) -> list[tuple[int, str | None]]:
     """Line ``i``, or where it calls a subgraph function of the module, that function's body
     (its own subgraph calls inlined too) followed by the calling line; each with what the
-    outermost subgraph call returns into."""
+    outermost subgraph call returns into. A function of ``once`` is put in at its first call
+    only (it is then taken out of ``once``, and marked ``-`` + its name)."""
     m = SUBGRAPH_CALL.match(lines[i])
-    if m is None or depth >= _SUBGRAPH_DEPTH:
+    if m is None or depth >= _SUBGRAPH_DEPTH or "-" + m["fn"] in once:
         return [(i, via)]
-    inner = via if via is not None else m.group("into")
+    if m["fn"] in once:
+        once.discard(m["fn"])
+        once.add("-" + m["fn"])
+    inner = via if via is not None else (m.group("into") or m.group("first"))
     body = function_body(lines, m.group("fn"))
-    return [x for k in body for x in _inlined(lines, k, depth + 1, inner)] + [(i, via)]
+    return [x for k in body for x in _inlined(lines, k, once, depth + 1, inner)] + [(i, via)]
 
 
 def has_subgraphs(lines: list[str]) -> bool:

@@ -46,7 +46,7 @@ from .device_calls import call_kernels
 from .devices import HOST, backend
 from .diff_records import ADDED, REMOVED, SectionDiff
 from .kernelfile import read_kernel_file
-from .loop_work import count_loops
+from .loop_work import count_loops, with_trips
 from .modparse import ModuleInfo
 from .results import BreakdownResult, GraphResult, KernelStat
 from .sources import CallSite
@@ -267,7 +267,7 @@ def count_work(graph: GraphResult, module: ModuleInfo, text: str, run_dir: Path,
     calls: list[tuple[str, Work]] = []  # each extern call's profiler op and work, in call() order
     graph.site_counts = []
     at = {**(fixed or {}), **(unbacked or {})}
-    for call, work in call_work(module, text, at or None, blocks):
+    for call, work in with_trips(call_work(module, text, at or None, blocks), graph, module, text):
         if call.extern:
             graph.site_counts.append([work.bytes, work.flops])
             calls.append((_profiler_op(call.name), work))
