@@ -96,8 +96,7 @@ def test_a_while_loop_body_that_names_a_size_symbol_gets_no_count():
 
 def _line_of(code: str) -> int:
     """The line of the model (``while_loop_mm_model.py``) that holds ``code``."""
-    lines = (FIXTURES / "subgraphs" / "while_loop_mm_model.py").read_text().splitlines()
-    return next(n for n, ln in enumerate(lines, 1) if code in ln)
+    return next(n for n, ln in enumerate(_model_text().splitlines(), 1) if code in ln)
 
 
 def test_a_while_loops_condition_and_body_kernels_name_their_lines():
@@ -123,3 +122,36 @@ def test_a_while_loops_condition_and_body_kernels_name_their_lines():
     # the condition, called before the loop and in it, and the body are read once each
     assert [c.name for c in calls] == ["extern_kernels.mm", "cpp_fused_zeros_0", "cpp_fused_lt_zeros_1",
                                        "extern_kernels.mm", "cpp_fused_add_sin_zeros_2"]
+
+
+def _mm_loop(mm_calls: float, body_calls: float | None = 5.0) -> GraphResult:
+    text = MM_LOOP.read_text()
+    g = GraphResult(id="0-inference", role="inference", device="cpu")
+    # per call of the graph as profiled: the mm in call and one each trip; the body's kernel each trip
+    g.kernels = [KernelStat("aten::mm", "gemm", mm_calls, 0.023),
+                 KernelStat("cpp_fused_lt_zeros_1", "cpp_pointwise", 6.0, 0.0002)]
+    if body_calls is not None:
+        g.kernels.append(KernelStat("cpp_fused_add_sin_zeros_2", "cpp_pointwise", body_calls, 0.005))
+    return count_work(g, parse_module(text), text, Path("/nonexistent"))
+
+
+def test_a_gemm_in_a_while_loops_body_is_counted_once_a_trip():
+    text = MM_LOOP.read_text()
+    trips = int(re.search(r"return i < (\d+)", _model_text()).group(1))
+    body = text.split("def while_loop_body_graph_0(args):")[1].split("\n\n")[0]
+    a, b = re.search(r"extern_kernels\.mm\((\w+), (\w+), out=", body).groups()
+    shapes = dict(re.findall(r"assert_size_stride\((\w+), (\([^)]*\))", body))
+    (m, k), (k2, n) = ast.literal_eval(shapes[a]), ast.literal_eval(shapes[b])
+    assert (m, k, n, k2, trips) == (32, 64, 64, 64, 5)
+    assert len(re.findall(r"^\s+extern_kernels\.mm\(", text, re.M)) == 2  # one in call, one in the body
+    one = (4 * (m * k + k * n + m * n), 2 * m * n * k)  # float32 a, b and the product; a GEMM's FLOPs
+    mm = _mm_loop(1 + trips).kernels[0]
+    assert (mm.bytes, mm.flops) == ((1 + trips) * one[0], (1 + trips) * one[1])
+    # the op's row ran other than 1 + the trips, or no kernel tells the trips: no count at all
+    for g in (_mm_loop(2 + trips), _mm_loop(1 + trips, None)):
+        assert (g.kernels[0].bytes, g.kernels[0].flops) == (None, None)
+        assert kernel_roof(g.kernels[0], H200, "cpu").pct is None
+
+
+def _model_text() -> str:
+    return (FIXTURES / "subgraphs" / "while_loop_mm_model.py").read_text()

@@ -15,15 +15,21 @@ the kernel's signature), so each of its kernels moves the same bytes at every la
 kernel's count per iteration is that launch's times its launches per iteration as profiled
 (``KernelStat.calls``: the trips, and one more for the condition). Where a size symbol is
 named, a kernel is called at unequal sizes within one call, or the kernel is also launched
-outside the loop, it keeps no count.
+outside the loop, it keeps no count. An extern call a loop's function makes (a GEMM in the
+body) is one call's work times the function's calls per iteration: those of a generated kernel
+only it launches over that kernel's launches per call of it (a body without one, or naming a
+size symbol, leaves its op without a count).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import replace
 
+from .breakdown import op_name
 from .buffers import BufferTable, CallArgs, call_of
+from .devices import HOST, backend
 from .kernel_space import reach
 from .modparse import SUBGRAPH_CALL, ModuleInfo, function_body, loop_functions, partition_names, run_order
 from .results import GraphResult
@@ -96,21 +102,70 @@ def loop_lines(lines: list[str], fns: list[str]) -> set[int]:
 
 def with_trips(pairs: list[tuple[CallArgs, Work]], graph: GraphResult, module: ModuleInfo,
                text: str) -> list[tuple[CallArgs, Work]]:
-    """``call_work``'s calls, each extern call a loop's functions make counted over the times
-    it runs per iteration: none (bytes and FLOPs unknown) where they are not known."""
+    """``call_work``'s calls, each extern call a loop's function makes counted as one call's
+    times the function's calls per iteration (``runs_per_iteration``); none (bytes and FLOPs
+    unknown) where those are not known, or where on the host its op's row ran other than the
+    calls so found (its calls outside the loop, one each, and those in it)."""
     lines = text.splitlines()
     names = partition_names(text)
-    inside = loop_lines(lines, loop_functions(lines, names))
+    fns = loop_functions(lines, names)
+    inside = loop_lines(lines, fns)
     if not inside:
         return pairs
-    trips = iter([None if i in inside else 1.0 for i, c in _calls(module, lines, names) if c.extern])
-    out = []
+    own, runs = _own_lines(lines, fns), runs_per_iteration(graph, module, lines, names)
+    factors = [1.0 if i not in inside else runs.get(own.get(i, "")) for i, c in _calls(module, lines, names)
+               if c.extern]
+    ops = [op_name(c.name) or c.name for c, _ in pairs if c.extern]
+    found: dict[str, float | None] = {}
+    for op, f in zip(ops, factors, strict=False):
+        found[op] = None if f is None or (op in found and found[op] is None) else found.get(op, 0.0) + f
+    rows = {k.name: k.calls for k in graph.kernels} if backend(graph.device).timeline == HOST else {}
+    wrong = {op for op, f in zip(ops, factors, strict=False)
+             if f != 1.0 and op in rows and not _same(found[op], rows[op])}
+    out, e = [], 0
     for c, w in pairs:
-        if c.extern and (f := next(trips, None)) != 1.0:
-            w = replace(w, bytes=None if f is None or w.bytes is None else w.bytes * f,
-                        flops=None if f is None or w.flops is None else w.flops * f)
+        if c.extern:
+            f = None if e >= len(factors) or ops[e] in wrong else factors[e]
+            e += 1
+            if f != 1.0:
+                w = replace(w, bytes=None if f is None or w.bytes is None else w.bytes * f,
+                            flops=None if f is None or w.flops is None else w.flops * f)
         out.append((c, w))
     return out
+
+
+def runs_per_iteration(graph: GraphResult, module: ModuleInfo, lines: list[str], names: list[str],
+                       ) -> dict[str, float | None]:
+    """Each function a loop calls -> its calls per iteration: the launches per iteration (as
+    profiled) of a generated kernel no other function or line launches, over its launches per
+    call of the function; None where it has no such kernel, they disagree, or its lines name a
+    size symbol or call another function (a call of it could then do other work)."""
+    own = _own_lines(lines, loop_functions(lines, names))
+    launches: dict[str, dict[str, int]] = {}  # function -> kernel -> its launches per call
+    where: dict[str, set[str]] = {}  # kernel -> the loop's functions launching it, "" for any other line
+    for i, c in _calls(module, lines, names):
+        fn = own.get(i, "")
+        if not c.extern:
+            per = launches.setdefault(fn, {})
+            per[c.name] = per.get(c.name, 0) + 1
+            where.setdefault(c.name, set()).add(fn)
+    calls = {k.name: k.calls for k in graph.kernels}
+    out: dict[str, float | None] = {}
+    for fn in set(own.values()):
+        body = [lines[i] for i in own if own[i] == fn]
+        fixed = not any(_SYMBOL.search(ln) or SUBGRAPH_CALL.match(ln) for ln in body)
+        got = {calls[k] / n for k, n in launches.get(fn, {}).items() if where[k] == {fn} and calls.get(k)}
+        out[fn] = got.pop() if fixed and len(got) == 1 else None
+    return out
+
+
+def _same(a: float | None, b: float) -> bool:
+    return a is not None and math.isclose(a, b, rel_tol=1e-9)
+
+
+def _own_lines(lines: list[str], fns: list[str]) -> dict[int, str]:
+    """Each line of the functions ``fns`` (not of those they call) -> its function."""
+    return {i: fn for fn in fns for i in function_body(lines, fn)}
 
 
 def _calls(module: ModuleInfo, lines: list[str], names: list[str]) -> list[tuple[int, CallArgs]]:
