@@ -32,11 +32,12 @@ from pathlib import Path
 from .analyze import require_times, step_result
 from .columns import load_columns
 from .errors import NothingProfiled, UsageError
+from .graph_replays import GraphReplays, graph_replays
 from .memory import DeviceMemory, step_memory
 from .regions import Region, regions
 from .steady import steady_held
 from .steps import StepEvents, split_steps
-from .timeline import merged
+from .timeline import intersection_length, merged, subtracted
 from .trace_files import trace_head
 
 SCHEMA = "inductor-bench/analyze-ranks"
@@ -92,6 +93,8 @@ class RankResult:
     # trace's header gives its time base (baseTimeNanoseconds), else on the trace's own clock
     span_us: list[float] = field(default_factory=list)
     world_size: int | None = None  # distributedInfo's, where the trace's header has it
+    # CUDA-graph replays per device, per step, as one trace's (core/graph_replays.py)
+    graph_replays: list[GraphReplays] = field(default_factory=list)
 
     def step(self, name: str) -> RankStep | None:
         return next((s for s in self.steps if s.step == name), None)
@@ -172,7 +175,7 @@ def rank_summary(path: Path, rank: int) -> RankResult:
                       memory=step_memory(columns.memory, split.windows),
                       restarted_ranges=list(columns.restarted_ranges), world_size=world_size_of(path),
                       unfinished=dict(columns.unfinished), untimed=dict(columns.untimed),
-                      no_dur=dict(columns.no_dur),
+                      no_dur=dict(columns.no_dur), graph_replays=graph_replays(columns, split),
                       outside_steps=split.outside, span_us=_span_us(split.windows, columns.base_time_ns))
 
 
@@ -247,34 +250,6 @@ def _rank_step(split: StepEvents, k: int, device: str, comm_ranges: list[tuple[f
         overlap_ms=intersection_length(merged(comm), merged(compute)) / US_PER_MS,
         categories=dict(dev.categories) if dev else {},
     )
-
-
-def subtracted(xs: list[tuple[float, float]], ys: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """``xs`` less ``ys`` (both disjoint and sorted), as disjoint sorted intervals."""
-    out: list[tuple[float, float]] = []
-    for a, b in xs:
-        for c, d in ys:
-            if d <= a or c >= b:
-                continue
-            if c > a:
-                out.append((a, c))
-            a = max(a, d)
-        if b > a:
-            out.append((a, b))
-    return out
-
-
-def intersection_length(xs: list[tuple[float, float]], ys: list[tuple[float, float]]) -> float:
-    """Length of the intersection of two disjoint sorted interval lists."""
-    total, i, j = 0.0, 0, 0
-    while i < len(xs) and j < len(ys):
-        lo, hi = max(xs[i][0], ys[j][0]), min(xs[i][1], ys[j][1])
-        total += max(hi - lo, 0.0)
-        if xs[i][1] < ys[j][1]:
-            i += 1
-        else:
-            j += 1
-    return total
 
 
 def _length(ivs: list[tuple[float, float]]) -> float:

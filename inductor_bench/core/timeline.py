@@ -75,6 +75,34 @@ def complement(spans: list[tuple[float, float]], start: float, end: float) -> li
     return [(a, b) for a, b in out if b > a]
 
 
+def subtracted(xs: list[tuple[float, float]], ys: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """``xs`` less ``ys`` (both disjoint and sorted), as disjoint sorted intervals."""
+    out: list[tuple[float, float]] = []
+    for a, b in xs:
+        for c, d in ys:
+            if d <= a or c >= b:
+                continue
+            if c > a:
+                out.append((a, c))
+            a = max(a, d)
+        if b > a:
+            out.append((a, b))
+    return out
+
+
+def intersection_length(xs: list[tuple[float, float]], ys: list[tuple[float, float]]) -> float:
+    """Length of the intersection of two disjoint sorted interval lists."""
+    total, i, j = 0.0, 0, 0
+    while i < len(xs) and j < len(ys):
+        lo, hi = max(xs[i][0], ys[j][0]), min(xs[i][1], ys[j][1])
+        total += max(hi - lo, 0.0)
+        if xs[i][1] < ys[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
 # -- device event -> launching CPU op ----------------------------------------------------
 
 

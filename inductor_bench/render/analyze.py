@@ -313,11 +313,20 @@ def _replays(doc: Doc, r: AnalyzeResult) -> list[str]:
         typical = steady_step(r, g.device)
         if not launches or typical is None:
             continue
-        out.append(f"CUDA-graph replays on device {g.device} ({which}): {fmt.count(round(launches, 2))} "
-                   f"graph launches replaying {fmt.count(round(events, 2))} device events, {fmt.ms(ms)} ms, "
-                   f"{fmt.pct(fmt.share(ms, typical.kernel_ms))} of its kernel time (the op around a "
-                   "graph launch is its replayed kernels' launching op)")
+        out.append(replays_line(g.device, which, (launches, events, ms), typical.kernel_ms)
+                   + " (the op around a graph launch is its replayed kernels' launching op)")
     return out
+
+
+def replays_line(device: str, which: str, typical: tuple[float, float, float],
+                 kernel_ms: float | None) -> str:
+    """One device's CUDA-graph replays in its typical step ``which``: ``typical`` its graph
+    launches, the device events they replayed and those events' ms (``core/graph_replays.py``),
+    with their share of the device's ``kernel_ms`` where it is known."""
+    launches, events, ms = typical
+    share = f", {fmt.pct(fmt.share(ms, kernel_ms))} of its kernel time" if kernel_ms is not None else ""
+    return (f"CUDA-graph replays on device {device} ({which}): {fmt.count(round(launches, 2))} graph "
+            f"launches replaying {fmt.count(round(events, 2))} device events, {fmt.ms(ms)} ms{share}")
 
 
 def no_device_events(launches: int) -> str:

@@ -12,7 +12,7 @@ from ..core.regions import typical
 from ..core.steady import mean
 from . import charts_ranks as charts
 from . import format as fmt
-from .analyze import CLOSED, DEFAULT_TOP, skipped_facts
+from .analyze import CLOSED, DEFAULT_TOP, replays_line, skipped_facts
 from .analyze_memory import ranks_memory_section
 from .analyze_top import listed, step_code
 from .doc import TEXT, Doc, new_doc
@@ -260,6 +260,24 @@ def _trace_notes(rank: RankResult) -> str:
     return "".join(f"; {n}" for n in notes)
 
 
+def _replays(doc: Doc, rank: RankResult) -> list[str]:
+    """A line per device on which the rank replayed CUDA graphs in its typical step, as one
+    trace's header has: graph launches, the device events they replayed, their time and, on the
+    rank's own device, their share of its kernel time."""
+    kept = rank.steady_indices()
+    if not kept:
+        return []
+    which = "steady mean step" if len(rank.steps) > 1 else step_code(doc, rank.steps[0].step)
+    kernel_ms = mean([sum(rank.steps[i].categories.values()) for i in kept])
+    out = []
+    for g in rank.graph_replays:
+        launches, events, ms = (mean([v[i] for i in kept]) for v in (g.launches, g.events, g.ms))
+        if launches:
+            out.append(f"rank {rank.rank}: " + replays_line(
+                g.device, which, (launches, events, ms), kernel_ms if g.device == rank.device else None))
+    return out
+
+
 def _device(device: str | None) -> str:
     """A rank's device as its line names it: a GPU (``device 0``), or on a CPU-only trace its
     busiest thread (``CPU thread 846``, no device)."""
@@ -283,6 +301,7 @@ def _ranks(doc: Doc, r: RanksResult, title: str, top: int) -> None:
     facts = [f"rank {rank.rank}: {doc.code(rank.trace)} ({_device(rank.device)}, "
              f"{len(rank.steps)} step{'' if len(rank.steps) == 1 else 's'}{_trace_notes(rank)})"
              for rank in r.ranks]
+    facts += [line for rank in r.ranks for line in _replays(doc, rank)]
     facts += skipped_facts(r.skipped, r.not_traces)
     facts += [f"WARNING: {r.renumbered}"] if r.renumbered else []
     facts += [f"WARNING: {r.apart}"] if r.apart else []
