@@ -155,3 +155,17 @@ def test_a_gemm_in_a_while_loops_body_is_counted_once_a_trip():
 
 def _model_text() -> str:
     return (FIXTURES / "subgraphs" / "while_loop_mm_model.py").read_text()
+
+
+def test_a_while_loop_inside_a_cond_branch_is_counted_once_a_trip():
+    text = (FIXTURES / "subgraphs" / "cond_while_loop_inference.py").read_text()
+    branch = text.split("def true_graph_0(args):")[1]
+    assert "    while should_loop:" in branch and "= true_graph_0_while_loop_body_graph_0(" in branch
+    g = GraphResult(id="0-inference", role="inference", device="cpu")
+    g.kernels = [KernelStat("aten::mm", "gemm", 5.0, 0.021),  # as profiled: the branch taken, 5 trips
+                 KernelStat("cpp_fused_add_gt_sin_zeros_3", "cpp_pointwise", 5.0, 0.0058)]
+    mm, body = count_work(g, parse_module(text), text, Path("/nonexistent")).kernels
+    one = (4 * (32 * 64 + 64 * 64 + 32 * 64), 2 * 32 * 64 * 64)  # 32 x 64 by 64 x 64, float32
+    assert (mm.bytes, mm.flops) == (5 * one[0], 5 * one[1])
+    assert "kernel(float* in_out_ptr0,\n                       const int64_t* in_ptr0,\n" in text
+    assert body.bytes == 5 * (2 * 4 * 32 * 64 + 8 + 8)  # h read and written in place, i read, i + 1 written

@@ -19,7 +19,8 @@ the subgraph's body where each such call is, once per call (a region called for 
 its kernels twice), and both branches of a ``cond`` in the order they are written. A
 ``while_loop``'s condition and body, called inside a ``while`` of ``call`` as ``(buf1[0],
 buf1[1]) = while_loop_body_graph_0(while_loop_body_graph_0_args)``, run as many times as the
-values decide: each is put in once, at its first call (the condition's, before the loop).
+values decide (also inside a ``while`` of a subgraph function: a loop in a ``cond``'s branch):
+each is put in once, at its first call (the condition's, before the loop).
 """
 
 from __future__ import annotations
@@ -255,9 +256,11 @@ def run_order_via(lines: list[str], names: list[str]) -> list[tuple[int, int | N
 
 
 def loop_functions(lines: list[str], names: list[str]) -> list[str]:
-    """The subgraph functions ``call`` (or a partition) calls inside a ``while``, in order."""
+    """The subgraph functions called inside a ``while`` of ``call``, a partition or a subgraph
+    function they call (a ``while_loop`` in a ``cond``'s branch), in order."""
     out: list[str] = []
-    for owner in ("call", *names):
+    owners, seen = ["call", *names], {"call", *names}
+    for owner in owners:  # grows as it goes
         loop_indent: int | None = None
         for i in function_body(lines, owner):
             ln = lines[i]
@@ -266,8 +269,12 @@ def loop_functions(lines: list[str], names: list[str]) -> list[str]:
                 loop_indent = None
             if (w := _WHILE.match(ln)) is not None:
                 loop_indent = len(w["indent"])
-            elif loop_indent is not None and (m := SUBGRAPH_CALL.match(ln)) and m["fn"] not in out:
-                out.append(m["fn"])
+            elif (m := SUBGRAPH_CALL.match(ln)) is not None and len(owners) < 64:
+                if m["fn"] not in seen:
+                    seen.add(m["fn"])
+                    owners.append(m["fn"])
+                if loop_indent is not None and m["fn"] not in out:
+                    out.append(m["fn"])
     return out
 
 
