@@ -169,3 +169,17 @@ def test_a_while_loop_inside_a_cond_branch_is_counted_once_a_trip():
     assert (mm.bytes, mm.flops) == (5 * one[0], 5 * one[1])
     assert "kernel(float* in_out_ptr0,\n                       const int64_t* in_ptr0,\n" in text
     assert body.bytes == 5 * (2 * 4 * 32 * 64 + 8 + 8)  # h read and written in place, i read, i + 1 written
+
+
+def test_a_kernel_a_cond_branch_makes_from_a_constant_names_its_line():
+    """The counter a branch's while_loop starts from (``torch.zeros``) is an operation of the
+    branch whose record names the parent's ``cond`` and ``gt`` as the branch's own nodes."""
+    cond_loop = FIXTURES / "subgraphs" / "cond_while_loop_inference.py"
+    text = cond_loop.read_text()
+    record = json.loads(cond_loop.with_name("cond_while_loop_inference.sources.json").read_text())
+    calls = parse_calls(text, parse_module(text))
+    origins, _ = call_origins(calls, record)
+    i = next(i for i, c in enumerate(calls) if c.name == "cpp_fused_gt_zeros_1")
+    model = (FIXTURES / "subgraphs" / "cond_while_loop_model.py").read_text().splitlines()
+    line = next(n for n, ln in enumerate(model, 1) if "torch.zeros((), dtype=torch.int64" in ln)
+    assert [ln.line for ln in origins[i].lines] == [line] and origins[i].missing is None

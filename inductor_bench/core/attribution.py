@@ -84,9 +84,12 @@ CONSTANT_OPS = frozenset(f"aten.{op}.default" for op in ("full", "zeros", "ones"
 
 def placed_by(names: list[str], nodes: dict[str, Any]) -> list[str]:
     """The nodes whose lines and modules are a kernel's: its nodes but the constants it reads
-    (``CONSTANT_OPS``), where it has others."""
-    kept = [n for n in names if str((nodes.get(n) or {}).get("op")) not in CONSTANT_OPS]
-    return kept or names
+    (``CONSTANT_OPS``), where it has others; those the record holds, where it holds some (a
+    subgraph's operation names the parent's nodes that called it, ``true_graph_0/cond``, as its
+    own, which its record has not)."""
+    known = [n for n in names if n in nodes] or names
+    kept = [n for n in known if str((nodes.get(n) or {}).get("op")) not in CONSTANT_OPS]
+    return kept or known
 
 
 def call_origins(calls: list[Call], record: dict[str, Any], own: list[list[str]] | None = None,
