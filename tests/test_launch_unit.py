@@ -4,7 +4,9 @@ a generated kernel called at several places in the H200 transformer's backward i
 one size each time, so the mean launch is each launch; a ``while_loop`` body's kernel, launched
 once per trip at the one size the body is compiled for, is counted as one trip's bytes times
 its launches (one trip's bytes over all the trips' time would read 8 times too slow), and not
-at all where the body names a size that could change between trips."""
+at all where the body names a size that could change between trips. A GEMM in the body counts
+once a trip, the trips told by the body's own kernel; a loop in a ``cond``'s branch is read the
+same way, and the loop's kernels name the lines of its condition and body."""
 
 from __future__ import annotations
 
