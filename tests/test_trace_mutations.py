@@ -165,3 +165,17 @@ def test_a_cycle_whose_device_events_all_write_no_dur_is_skipped_with_that_reaso
     assert len(doc["cycles"]) == 2 and doc["times_lost"] == [str(names[1])]
     assert doc["times_lost_why"] == {str(names[1]): "its 5 device events (kernel, memcpy, memset) all write "
                                      "no dur: their times are not known"}
+
+
+def test_ranks_one_of_which_writes_no_dur_on_any_device_event_are_refused_with_its_reason(tmp_path, capsys):
+    """Among ranks, as a trace whose device times were lost (tests/test_analyze_left_out.py): the
+    set is refused in one line naming the trace and why, not read with that rank as CPU-only."""
+    paths = [tmp_path / f"rank{rank}.json" for rank in (0, 1)]
+    for rank, p in enumerate(paths):
+        _rewritten(SYNC, p, _drop_device_dur if rank else lambda ev: False)
+        doc = json.loads(p.read_text())
+        doc["distributedInfo"] = {"rank": rank, "world_size": 2}
+        p.write_text(json.dumps(doc))
+    code, out, err = run_cli(capsys, *map(str, paths))
+    assert code == 2 and out == "" and err == (f"inductor-bench: error: {paths[1]}: its 5 device events (kernel, "
+                                               "memcpy, memset) all write no dur: their times are not known\n")
