@@ -583,3 +583,12 @@ def test_a_rank_without_step_markers_is_named_as_why_no_step_is_shared(tmp_path,
             "whole trace): rank 1: no ProfilerStep# markers (prof.step() not called: the whole trace is "
             "one window), or the traces come from different profiler cycles or runs, so no step has a "
             "straggler") in out
+
+
+def test_one_rank_left_beside_a_trace_with_nothing_profiled_is_one_rank(tmp_path, capsys):
+    shutil.copy(RANK_FILES[0], tmp_path / RANK_FILES[0].name)
+    (tmp_path / "rank-1.json").write_text(json.dumps({"traceEvents": [
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#9", "ts": 0, "dur": 10, "pid": 7, "tid": 1}]}))
+    code, out, err = run_cli(capsys, str(tmp_path))
+    assert code == 0, err
+    assert out.startswith("inductor-bench analyze: 1 rank\n") and "rank-1.json: skipped, nothing profiled" in out

@@ -212,7 +212,8 @@ def _step_names(r: RanksResult) -> list[str]:
 
 def render_ranks(r: RanksResult, fmt_name: str = TEXT, *, top: int = DEFAULT_TOP) -> str:
     doc = new_doc(fmt_name)
-    _ranks(doc, r, f"inductor-bench analyze: {len(r.ranks)} ranks", top)
+    n = len(r.ranks)
+    _ranks(doc, r, f"inductor-bench analyze: {n} rank{'' if n == 1 else 's'}", top)
     return doc.render()
 
 
