@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from . import cppwrapper
 from .devices import device_of_module
@@ -243,7 +244,7 @@ def run_order_via(lines: list[str], names: list[str]) -> list[tuple[int, int | N
     first name of a tuple it is unpacked into). A function called inside a ``while`` (a
     ``while_loop``'s condition and body) is put in once, at its first call."""
     out: list[tuple[int, int | None, str | None]] = []
-    once = set(loop_functions(lines, names))
+    once = Once(set(loop_functions(lines, names)), set())
     for i in function_body(lines, "call"):
         m = _PARTITION_CALL.search(lines[i])
         if m is None:
@@ -278,18 +279,25 @@ def loop_functions(lines: list[str], names: list[str]) -> list[str]:
     return out
 
 
-def _inlined(lines: list[str], i: int, once: set[str], depth: int = 0,
+class Once(NamedTuple):
+    """The subgraph functions put in at their first call only (a ``while_loop``'s), and those
+    of them already put in."""
+
+    functions: set[str]
+    placed: set[str]
+
+
+def _inlined(lines: list[str], i: int, once: Once, depth: int = 0,
              via: str | None = None) -> list[tuple[int, str | None]]:
     """Line ``i``, or where it calls a subgraph function of the module, that function's body
     (its own subgraph calls inlined too) followed by the calling line; each with what the
     outermost subgraph call returns into. A function of ``once`` is put in at its first call
-    only (it is then taken out of ``once``, and marked ``-`` + its name)."""
+    only."""
     m = SUBGRAPH_CALL.match(lines[i])
-    if m is None or depth >= _SUBGRAPH_DEPTH or "-" + m["fn"] in once:
+    if m is None or depth >= _SUBGRAPH_DEPTH or m["fn"] in once.placed:
         return [(i, via)]
-    if m["fn"] in once:
-        once.discard(m["fn"])
-        once.add("-" + m["fn"])
+    if m["fn"] in once.functions:
+        once.placed.add(m["fn"])
     inner = via if via is not None else (m.group("into") or m.group("first"))
     body = function_body(lines, m.group("fn"))
     return [x for k in body for x in _inlined(lines, k, once, depth + 1, inner)] + [(i, via)]
