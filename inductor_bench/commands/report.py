@@ -76,8 +76,7 @@ def report(
         kw = {"top": top, "details": not summary, "by": by.value, "depth": module_depth,
               "width": terminal_width()}
     run_dir = run if run.is_dir() else run.parent
-    # the profiles are looked for only where the note is said: a run judged by these rules needs none
-    if result.rules != RULES and (line := other_rules(result, str(run_dir), reanalysable(run_dir, result))):
+    if (line := other_rules(result, str(run_dir), lambda: reanalysable(run_dir, result))) is not None:
         note(line)
     emit(result_json(result), lambda f: render_result(result, f, **kw), fmt, None, html_out, links=run_dir)
 

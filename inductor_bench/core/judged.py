@@ -13,6 +13,8 @@ Pure Python; no torch.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from . import steady
 from .compare import CompareResult
 from .results import BreakdownResult
@@ -28,13 +30,14 @@ def rules_words(rules: int | None) -> str:
     return f"rules {rules}"
 
 
-def other_rules(result: Result, run: str, again: list[str]) -> str | None:
+def other_rules(result: Result, run: str, reanalysable: Callable[[], list[str]]) -> str | None:
     """The line ``report`` says of a result whose graphs were not judged by this install's rules
-    (``run``: the run directory; ``again``: the breakdown runs whose re-analysis judges them all
-    again, the run itself or a compare's columns: those that kept every graph's profile), or
-    None."""
+    (``run``: the run directory; ``reanalysable()``: the breakdown runs whose re-analysis judges
+    them all again, the run itself or a compare's columns: those that kept every graph's
+    profile, looked for only where the line is said), or None."""
     if result.rules == steady.RULES:
         return None
+    again = reanalysable()
     what = (f"note: {run}: its graphs' iterations were judged by the statistics policy's "
             f"{rules_words(result.rules)}; this inductor-bench's are rules {steady.RULES}")
     stand = "its graphs' figures stand as they were judged"
