@@ -179,13 +179,9 @@ def test_a_job_stopped_before_it_measured_anything_claims_nothing_measured(tmp_p
     ]
 
 
-def test_a_cell_stopped_again_shows_the_newest_attempt_that_measured_the_most(tmp_path):
-    """b's first two attempts timed every column (max-autotune x3, then x2) and were stopped;
-    its third was stopped after eager alone. The table showed that third attempt's eager and
-    nothing else, though b.try2 held every figure: it now shows b.try2's (the newest of the
-    attempts that measured the most), marked, and the note names that directory."""
-    from inductor_bench.runner.sweep_run import read_results
-
+def _stopped_three_times(tmp_path: Path) -> tuple:
+    """Cell ``a`` done; ``b``'s first two attempts timed every column (max-autotune x3, then
+    x2) and were stopped; its third (``b.try3``) was stopped after eager alone."""
     sweep, _ = _sweep(CellStatus.INTERRUPTED)
     b = sweep.cells[1]
     b.attempts, b.run_dir = 3, "b.try3"
@@ -199,6 +195,34 @@ def test_a_cell_stopped_again_shows_the_newest_attempt_that_measured_the_most(tm
             d["modes"][2]["step_samples_ms"] = [x * factor for x in d["modes"][2]["step_samples_ms"]]
         (tmp_path / run_dir).mkdir()
         (tmp_path / run_dir / "compare.json").write_text(json.dumps(d))
+    return sweep, raw
+
+
+def test_the_page_links_each_model_to_the_attempt_whose_figures_it_shows(tmp_path):
+    """b's figures are b.try2's: its link on the page went to b.try3/index.html, the last
+    attempt's page, which holds eager alone. It now goes to b.try2's, and says so; a's, whose
+    last attempt is shown, to its own."""
+    from inductor_bench.render.sweep_html import render_sweep_html
+    from inductor_bench.runner.sweep_run import read_results
+
+    sweep, _ = _stopped_three_times(tmp_path)
+    results, _, shown_from = read_results(tmp_path, sweep)
+    page = render_sweep_html(build_table(sweep, results, shown_from))
+    assert re.findall(r'<a href="([^"]+)"[^>]*>([^<]+)</a>', page) == [
+        ("a/index.html", "a: compare report"),
+        ("b.try2/index.html", "b: compare report of b.try2, whose figures are shown"),
+    ]
+
+
+def test_a_cell_stopped_again_shows_the_newest_attempt_that_measured_the_most(tmp_path):
+    """b's first two attempts timed every column (max-autotune x3, then x2) and were stopped;
+    its third was stopped after eager alone. The table showed that third attempt's eager and
+    nothing else, though b.try2 held every figure: it now shows b.try2's (the newest of the
+    attempts that measured the most), marked, and the note names that directory."""
+    from inductor_bench.runner.sweep_run import read_results
+
+    sweep, raw = _stopped_three_times(tmp_path)
+    b = sweep.cells[1]
     results, unread, shown_from = read_results(tmp_path, sweep)
     assert (unread, shown_from) == ({}, {"b": "b.try2"})
     table = build_table(sweep, results, shown_from)

@@ -212,7 +212,13 @@ def fill(doc: Doc, table: SweepTable, heatmap: str | None = None) -> None:
         doc.table(geomean_rows(table), ["mode", f"geomean speedup over {table.reference}", "models"])
     doc.chart(speedup_chart(table))
     doc.fine_print(*notes(table))
-    links = [
-        (f"{c.model}: compare report", f"{c.run_dir}/index.html") for c in table.sweep.cells if c.run_dir
-    ]
-    doc.links("Each model's compare", links)
+    doc.links("Each model's compare", [_link(c.model, c.run_dir, table.shown_from.get(c.model))
+                                       for c in table.sweep.cells if c.run_dir])
+
+
+def _link(model: str, run_dir: str, shown_from: str | None) -> tuple[str, str]:
+    """The compare page whose figures the table shows: an earlier attempt's where they are its
+    (``shown_from``), named, else the last attempt's."""
+    if shown_from is None:
+        return f"{model}: compare report", f"{run_dir}/index.html"
+    return f"{model}: compare report of {shown_from}, whose figures are shown", f"{shown_from}/index.html"
