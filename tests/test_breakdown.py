@@ -209,6 +209,55 @@ def test_device_events_without_times_are_an_error_not_an_idle_graph():
         analyze_graph(t, None, graph("cuda"))
 
 
+def test_device_events_that_write_no_dur_are_counted_as_analyze_counts_them_not_read_as_0(tmp_path):
+    # Two iterations; iteration 1's second kernel and its memset wrote no dur (NO_DUR, -0.0).
+    # Read as 0 ms, the graph's kernel time would have been (8 + 6 + 0 + 0) / 2 = 7 µs without
+    # a word; analyze's columns leave the two out and count them by name: the graph is refused
+    # in one line that names them as analyze does.
+    no_dur = -0.0
+    events = [
+        marker(0, 35), marker(40, 35),
+        ev("cudaLaunchKernel", "cuda_runtime", 2, 3, correlation=1),
+        ev("cudaLaunchKernel", "cuda_runtime", 42, 3, correlation=2),
+        ev("cudaLaunchKernel", "cuda_runtime", 50, 3, correlation=3),
+        ev("cudaMemsetAsync", "cuda_runtime", 55, 3, correlation=4),
+        ev("triton_poi_fused_add_0", "kernel", 5, 8, pid=0, tid=7, correlation=1),
+        ev("triton_poi_fused_add_0", "kernel", 45, 6, pid=0, tid=7, correlation=2),
+        ev("triton_poi_fused_add_0", "kernel", 55, no_dur, pid=0, tid=7, correlation=3),
+        ev("Memset (Device)", "gpu_memset", 60, no_dur, pid=0, tid=7, correlation=4),
+    ]
+    with pytest.raises(TraceError) as e:
+        analyze_graph(Trace(events=events, path="g.json"), None, graph("cuda"))
+    assert str(e.value) == (
+        "g.json: 2 device events (kernel, memcpy, memset) write no dur: their times are not known, and "
+        "the graph's kernel and busy times would be short of them: triton_poi_fused_add_0, Memset (Device)")
+    from inductor_bench.core.analyze import analyze_trace
+    assert analyze_trace(Trace(events=events)).no_dur == {"triton_poi_fused_add_0": 1, "Memset (Device)": 1}
+    # a dur of 0 that is written is a time: kept, as analyze keeps it
+    events[-2:] = [ev("triton_poi_fused_add_0", "kernel", 55, 0, pid=0, tid=7, correlation=3)]
+    g = analyze_graph(Trace(events=events), None, graph("cuda"))
+    assert g.kernels[0].samples_ms == [approx(0.008), approx(0.006)]
+    assert g.kernels[0].calls == 1.5
+    # the same events written to a file without the dur key read as NO_DUR and are refused too
+    raw = [{"ph": "X", "name": e.name, "cat": e.cat, "ts": e.ts, "pid": e.pid, "tid": e.tid, "args": e.args}
+           | ({} if i == len(events) - 1 else {"dur": e.dur}) for i, e in enumerate(events)]
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": raw}))
+    with pytest.raises(TraceError, match="1 device event .* writes no dur: its time is.*: triton_poi_fused_add_0$"):
+        analyze_graph(load_trace(path), None, graph("cuda"))
+
+
+def test_pipelined_device_events_that_write_no_dur_are_refused():
+    from inductor_bench.core.pipelined import PIPELINED_ITERATION, PIPELINED_RUN, analyze_pipelined
+    t = Trace(events=[
+        ev(PIPELINED_RUN, "user_annotation", 0, 100), ev(PIPELINED_ITERATION, "user_annotation", 0, 10),
+        ev("cudaLaunchKernel", "cuda_runtime", 2, 3, correlation=1),
+        ev("k", "kernel", 20, -0.0, pid=0, tid=7, correlation=1),
+    ], path="p.json")
+    with pytest.raises(TraceError, match="^p.json: 1 device event .* writes no dur.*: k$"):
+        analyze_pipelined(t)
+
+
 def test_device_busy_is_at_most_the_marker_span():
     # Without a launch to go by (hand-built: no runtime events), a device event is the
     # marker's where it starts in it; its busy time is its union, capped by the span.

@@ -38,6 +38,7 @@ from .columns import ITERATION_MARKER
 from .cppwrapper import shim_op
 from .devices import HOST, backend
 from .errors import TraceError
+from .left_out import refuse_undurated
 from .modparse import KernelInfo, ModuleInfo
 from .parts import judge
 from .results import GraphResult, KernelStat
@@ -240,6 +241,7 @@ def _require_device_activity(trace: Trace, module: ModuleInfo | None) -> None:
             f"{trace.path or 'trace'}: its {len(device)} GPU events carry no times (ts 0, dur 0): "
             "a profiler session exported after another session had started loses them"
         )
+    refuse_undurated(trace.path, device)  # as analyze's columns count them (core/left_out.py)
 
 
 # -- aggregation ---------------------------------------------------------------------------

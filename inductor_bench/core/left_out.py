@@ -20,6 +20,7 @@ import math
 from itertools import compress
 from typing import Any
 
+from .errors import TraceError
 from .trace import DEVICE_CATEGORIES, LAUNCH_CATEGORIES
 
 UNTIMED_CATEGORIES = DEVICE_CATEGORIES | LAUNCH_CATEGORIES
@@ -34,8 +35,29 @@ def finished(counts: dict[str, int], xs: list[Any], cats: list[str]) -> tuple[li
 def undurated(counts: dict[str, int], xs: list[Any], cats: list[str]) -> tuple[list[Any], list[str]]:
     """``xs`` and their ``cats`` less the device events that wrote no dur, counted by name in
     ``counts``."""
-    return _without([x.dur == 0 and math.copysign(1.0, x.dur) < 0 and c in DEVICE_CATEGORIES
+    return _without([no_dur(x.dur) and c in DEVICE_CATEGORIES
                      for x, c in zip(xs, cats, strict=True)], counts, xs, cats)
+
+
+def no_dur(dur: float) -> bool:
+    """A dur that was not written (``NO_DUR``, a negative zero), not a 0 that was."""
+    return dur == 0 and math.copysign(1.0, dur) < 0
+
+
+def refuse_undurated(path: str, events: list[Any]) -> None:
+    """``TraceError`` where any of ``events`` (``Event``s) is a device event that wrote no dur,
+    counted by name as the columns count them (``undurated``): a graph's kernel and busy time
+    read from the others would be short of it without a word."""
+    counts: dict[str, int] = {}
+    undurated(counts, events, [e.cat for e in events])
+    if counts:
+        n = sum(counts.values())
+        names = ", ".join(f"{name} x{k}" if k > 1 else name for name, k in counts.items())
+        one = n == 1
+        verb, time, them = ("writes", "its time is", "it") if one else ("write", "their times are", "them")
+        raise TraceError(f"{path or 'trace'}: {n} device event{'' if one else 's'} (kernel, memcpy, memset) "
+                         f"{verb} no dur: {time} not known, and the graph's kernel and busy times would be "
+                         f"short of {them}: {names}")
 
 
 def untimed(x: Any, cat: str) -> bool:

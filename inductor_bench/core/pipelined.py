@@ -39,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .errors import TraceError
+from .left_out import refuse_undurated
 from .steady import steady_mean
 from .timeline import launch_times, union_length
 from .trace import DEVICE_CATEGORIES, USER_ANNOTATION, Event, Trace
@@ -166,6 +167,7 @@ def analyze_pipelined(trace: Trace, plain: dict[str, float] | None = None) -> Pi
             f"marker and {PIPELINED_ITERATION} markers; found {len(runs)} and {len(markers)})"
         )
     run = runs[0]
+    refuse_undurated(trace.path, [e for e in trace.events if e.cat in DEVICE_CATEGORIES])
     att = attribute_by_launch(trace, markers)
     n = len(markers)
     return PipelinedRun(
