@@ -366,3 +366,33 @@ def test_a_gemm_on_cpu_tensors_in_a_gpu_trace_is_a_row_of_its_thread(tmp_path):
     assert line.startswith("CPU thread 1") and "0.030" in line
     assert "(a row on a CPU thread launched no device work, its tensors on the CPU: the op's own time)" in text
     assert "a row on a CPU thread" not in render_analyze(analyze_file(synthetic(tmp_path)))
+
+
+def _a100_with_properties(tmp_path, keep):
+    """HTA's A100 trace (GEMMs by shape on device 0) with its deviceProperties edited by ``keep``."""
+    with gzip.open(A100) as f:
+        doc = json.load(f)
+    doc["deviceProperties"] = keep(doc["deviceProperties"])
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(doc))
+    return analyze_file(path)
+
+
+def test_a_trace_that_names_other_gpus_but_not_a_rows_says_which_device_it_did_not_name(tmp_path):
+    """The trace names devices 1-7 (an A100-SXM4-80GB each), not device 0, where every row ran."""
+    r = _a100_with_properties(tmp_path, lambda props: [p for p in props if p["id"] != 0])
+    rows = steady_shaped_ops(r)
+    assert sorted(r.device_names) == list("1234567") and {t.row.device for t in rows} == {"0"}
+    assert {t.pct for t in rows} == {None}
+    text = " ".join(render_analyze(r, "text", top=3).split())
+    assert ("or the GPU is not in the table; device 0 ran rows here, and this trace does not name it "
+            "(its deviceProperties name device 1, 2, 3, 4, 5, 6, 7 alone): its rows have no peak)") in text
+    assert "names no GPU" not in text
+
+
+def test_a_named_gpu_the_table_lacks_is_named_under_the_by_shape_table(tmp_path):
+    r = _a100_with_properties(tmp_path, lambda props: [p | {"name": "Tesla K80"} for p in props])
+    assert {t.pct for t in steady_shaped_ops(r)} == {None}
+    text = " ".join(render_analyze(r, "text", top=3).split())
+    assert "or the GPU is not in the table; device 0 is Tesla K80, not in the table)" in text
+    assert "does not name" not in " ".join(render_analyze(analyze_file(A100), "text", top=3).split())

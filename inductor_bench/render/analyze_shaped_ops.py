@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..core.analyze import AnalyzeResult, steady_shaped_ops, steady_shaped_ops_left_out
+from ..core.peaks import lookup
 from ..core.recorded_shapes import ATTENTION_OPS, CONV_OPS, GEMM_OPS
 from ..core.shaped_ops import TypicalShapedOp
 from ..core.sources import STRIDES_MARK
@@ -69,17 +70,28 @@ def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
            "(bf16/fp16: tensor cores; fp8: its tensor-core peak; fp32: TF32 where the kernel's name says so, "
            "the fp32 units for "
            "a SIMT sgemm; none where it says neither, or the GPU is not in the table"
-           + _unnamed(r) + ")"
+           + _unnamed(r, typical[:top]) + ")"
            + (f". Peaks used: {'; '.join(peaks)}" if peaks else "") + ".")
         + " (docs/analyze.md)"
     )
 
 
-def _unnamed(r: AnalyzeResult) -> str:
-    """Where the trace names no GPU at all (no ``deviceProperties``), so: no row has a peak."""
-    if r.device_names:
-        return ""
-    return "; this trace names no GPU (it holds no deviceProperties): no row has a peak"
+def _unnamed(r: AnalyzeResult, shown: list[TypicalShapedOp]) -> str:
+    """Why the rows shown that have no peak have none, device by device: the trace names no GPU
+    at all (no ``deviceProperties``), or not the one a row ran on, or one the table lacks."""
+    if not r.device_names:
+        return "; this trace names no GPU (it holds no deviceProperties): no row has a peak"
+    devices = sorted({t.row.device for t in shown if t.peak_tflops is None
+                      and not t.row.device.startswith(HOST_THREAD)}, key=lambda d: (len(d), d))
+    unnamed = [d for d in devices if d not in r.device_names]
+    unknown = [d for d in devices if d in r.device_names and lookup(r.device_names[d]) is None]
+    named = sorted(r.device_names, key=lambda d: (len(d), d))
+    out = ""
+    if unnamed:
+        out += (f"; device {', '.join(unnamed)} ran rows here, and this trace does not name "
+                f"{'it' if len(unnamed) == 1 else 'them'} (its deviceProperties name device "
+                f"{', '.join(named)} alone): {'its' if len(unnamed) == 1 else 'their'} rows have no peak")
+    return out + "".join(f"; device {d} is {r.device_names[d]}, not in the table" for d in unknown)
 
 
 def _peaks_used(shown: list[TypicalShapedOp]) -> list[str]:
