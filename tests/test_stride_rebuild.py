@@ -189,12 +189,10 @@ def test_a_cpp_wrapper_modules_strides_are_those_its_python_twin_states(graph):
 FRESH = ROOT / "tests/fixtures/stride_rebuild"
 
 
-@pytest.mark.parametrize("graph", ["dynamic-forward", "dynamic-backward", "cpp-forward", "cpp-backward",
-                                   "cppdyn-forward", "cppdyn-backward", "frozen-inference"])
-def test_strides_rebuilt_are_those_a_fresh_compile_recorded(graph):
-    """A graph compiled with dynamic shapes (``reinterpret_tensor(arg2_1, (s27, s77), (1, s27),
-    0)``) or with the C++ wrapper: stripped of the strides its compile recorded, the record
-    gets back those very strides, written as the lowering wrote them (``1xs27``)."""
+def fresh_rebuilt(graph: str) -> tuple[dict, dict, list[str], str]:
+    """A fresh compile's record of ``graph`` (``FRESH``): (its calls' inputs as it recorded them,
+    those read back from the module for the record stripped of its strides, the notes, the
+    module's text)."""
     fresh = json.loads((FRESH / graph / "sources.json").read_text())
     stripped = copy.deepcopy(fresh)
     for op in stripped["ops"]:
@@ -207,6 +205,16 @@ def test_strides_rebuilt_are_those_a_fresh_compile_recorded(graph):
     _, recorded = call_origins(calls, fresh)
     _, shapes = call_origins(calls, record)
     got, notes = with_strides(shapes, calls, text, module, record)
+    return recorded, got, notes, text
+
+
+@pytest.mark.parametrize("graph", ["dynamic-forward", "dynamic-backward", "cpp-forward", "cpp-backward",
+                                   "cppdyn-forward", "cppdyn-backward", "frozen-inference"])
+def test_strides_rebuilt_are_those_a_fresh_compile_recorded(graph):
+    """A graph compiled with dynamic shapes (``reinterpret_tensor(arg2_1, (s27, s77), (1, s27),
+    0)``) or with the C++ wrapper: stripped of the strides its compile recorded, the record
+    gets back those very strides, written as the lowering wrote them (``1xs27``)."""
+    recorded, got, notes, _ = fresh_rebuilt(graph)
     assert got == recorded and notes == []
     assert sum("(strides " in s for call in got.values() for s in call) == (1 if "backward" in graph else 2)
     # the frozen graph's: its input made channels-last, oneDNN's weight (8x3x3x3 (strides 1x0x0x0))
@@ -215,16 +223,7 @@ def test_strides_rebuilt_are_those_a_fresh_compile_recorded(graph):
 def test_a_stride_that_is_a_size_symbol_is_kept_symbolic():
     """The forward's ``x.t()`` of a (64, s77) input: strides (1, s27), written as the record
     writes them, read at the measured sizes where shown."""
-    graph = "dynamic-forward"
-    record = json.loads((FRESH / graph / "sources.json").read_text())
-    for op in record["ops"]:
-        op.pop("strides", None)
-    record = source_store.carry_over({**record, "dynamo": {}}, {})
-    text = (FRESH / graph / "module.py").read_text()
-    module = parse_module(text)
-    calls = parse_calls(text, module)
-    _, shapes = call_origins(calls, record)
-    got, _ = with_strides(shapes, calls, text, module, record)
+    _, got, _, text = fresh_rebuilt("dynamic-forward")
     assert got[0] == ["32", "s27xs77 (strides 1xs27)", "s77x32"]
     assert shapes_at(got[0], sizes(text)) == ["32", "24x64 (strides 1x24)", "64x32"]
 
@@ -235,8 +234,10 @@ def test_a_stride_that_is_a_size_symbol_is_kept_symbolic():
     ("64*s0x8", ("s0 * 64", "8"), ("1", "64 * s0"), "1x64*s0"),  # the same size, written otherwise
     ("1xs0", ("1", "s0"), ("7", "1"), ""),  # a dimension of size 1 may have any stride
     ("s0xs1", ("s0", "s1"), ("1", "1"), "1x1"),  # contiguous only where s1 is 1
-    ("s0x8", ("s0", "8"), ("1", "s0 + 1"), None),  # a sum: the lowering may write it otherwise
-    ("s0x8", ("s0", "8"), ("1", "(s0 // 2)"), None),
+    ("s0x8", ("s0", "8"), ("1", "s0 + 1"), "1xs0 + 1"),  # a sum, as the module writes it
+    ("s0x8", ("s0", "8"), ("1", "(s0 // 2)"), "1xs0 // 2"),
+    ("((s0 + 1)//2)x8", ("(1 + s0) // 2", "8"), ("8", "1"), ""),  # the record's text of the size
+    ("s0x8", ("s0", "8"), ("1", "max(s0, 2)"), None),  # no polynomial: unknown
     ("24x64", ("s0", "64"), ("64", "1"), None),  # a size not the recorded one: never bound
 ])
 def test_a_stride_of_dynamic_shapes_is_judged_for_every_size(recorded, shape, strides, want):
@@ -248,9 +249,9 @@ def test_a_stride_of_dynamic_shapes_is_judged_for_every_size(recorded, shape, st
 
 
 def test_a_product_is_written_alike_by_the_module_and_the_record_a_sum_not():
-    """Why a stride written as a product is taken and a sum is not: the module's text of a size
-    (Inductor's printer) and the record's (``str`` of the same expression) agree on products
-    and differ on sums."""
+    """Why a stride read back from the module is compared with a record's as a size, not as
+    text (``sizepoly.same_shape``): the module's text of a size (Inductor's printer) and the
+    record's (``str`` of the same expression) agree on products and differ on sums."""
     import sympy
     from torch.utils._sympy.printers import PythonPrinter
 

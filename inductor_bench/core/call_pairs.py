@@ -25,6 +25,7 @@ from typing import TypeVar
 from .ceilings import KernelRoof, no_distance
 from .diff_records import ADDED, REMOVED, CallMove, SectionDiff
 from .results import BreakdownResult, GraphResult, KernelStat
+from .sizepoly import same_shape
 from .sources import STRIDES_MARK, UNKNOWN_STRIDES, CallSite
 
 K = TypeVar("K")
@@ -134,10 +135,13 @@ def strides_alike(base: dict[K, list[Call]],
 def same_inputs(b: Call, h: Call) -> bool:
     """Whether a pair's inputs are alike: their shapes, and their strides where both sides know
     them; a call whose strides are not known (``sources.UNKNOWN_STRIDES``: a module from a cache
-    recorded without them) is compared by its shapes alone, never as strides that differ."""
+    recorded without them) is compared by its shapes alone, never as strides that differ. A size
+    of dynamic shapes is compared as a size: the record's ``2*s27 + 2`` is the ``2 + 2*s27`` a
+    stride read back from the module's text is (``sizepoly.same_shape``)."""
     if any(UNKNOWN_STRIDES in s for c in (b, h) for s in c.site.shapes):
-        return _shapes_only(b).site.shapes == _shapes_only(h).site.shapes
-    return b.site.shapes == h.site.shapes
+        b, h = _shapes_only(b), _shapes_only(h)
+    return len(b.site.shapes) == len(h.site.shapes) and all(
+        same_shape(x, y) for x, y in zip(b.site.shapes, h.site.shapes, strict=True))
 
 
 def _shapes_only(c: Call) -> Call:

@@ -19,12 +19,14 @@ Sizes and strides are read as the module writes them, not at the harness's value
 compiled with dynamic shapes records ``s27xs77 (strides 1xs27)`` with the size symbols its
 module writes (``reinterpret_tensor(arg2_1, (s27, s77), (1, s27), 0)``), and the report reads
 them at the sizes it measured (``symbols.shapes_at``). A shape matches where each dimension is
-the same polynomial of the symbols; the strides are contiguous where they are those of the
-shape for every value of the symbols (as the lowering judges them), not only at the measured
-ones. A stride written other than as a product of integers and symbols (``s0 + 1``,
-``(s0 // 2)``: the lowering's text of it may differ), a shape that is not the recorded one, an
-argument the text does not resolve: the call's strides are unknown and its inputs say so
-(``UNKNOWN_STRIDES``), never contiguous by default; diff compares such a call by its shapes
+the same polynomial of the symbols and their floor divisions (``core/sizepoly.py``: the
+module's ``(1 + s27) // 2`` is the record's ``((s27 + 1)//2)``); the strides are contiguous
+where they are those of the shape for every value of the symbols (as the lowering judges them),
+not only at the measured ones. Strides are written as the module writes them (``1x2 + 2*s27``,
+where the lowering's record writes ``1x2*s27 + 2``): diff compares them as sizes, not as text
+(``sizepoly.same_shape``). A size that is no such polynomial, a shape that is not the recorded
+one, an argument the text does not resolve: the call's strides are unknown and its inputs say
+so (``UNKNOWN_STRIDES``), never contiguous by default; diff compares such a call by its shapes
 alone (``core/call_pairs.py``).
 """
 
@@ -38,6 +40,7 @@ from .callsites import Call
 from .cpp_buffers import cpp_module_calls
 from .cppwrapper import is_cpp_wrapper
 from .modparse import ModuleInfo
+from .sizepoly import poly, written
 from .source_store import STRIDES_UNRECORDED
 from .sources import UNKNOWN_STRIDES, call_shapes, contiguous
 
@@ -97,7 +100,8 @@ def written_calls(text: str, module: ModuleInfo) -> list[CallArgs]:
 def call_strides(recorded: list[str], call: CallArgs) -> list[str] | None:
     """The strides of ``call``'s tensor arguments as the lowering records them (``1x256``,
     ``1xs27``; "" for contiguous ones), where those arguments are, in order, of the
-    ``recorded`` shapes; None where not, or where a stride is not written as a product."""
+    ``recorded`` shapes; None where not, or where a size is not a polynomial of the symbols
+    and their floor divisions (``sizepoly``)."""
     tensors = [t for t in call.tensors if t is not None]
     if len(tensors) != len(recorded):
         return None
@@ -106,80 +110,8 @@ def call_strides(recorded: list[str], call: CallArgs) -> list[str] | None:
         dims = [] if want == "scalar" else want.split("x")
         if t.shape is None or t.strides is None or not len(t.shape) == len(t.strides) == len(dims):
             return None
-        shape, strides = [_poly(d) for d in t.shape], [_poly(s) for s in t.strides]
-        if None in shape or None in strides or shape != [_poly(d) for d in dims]:
+        shape, strides = [poly(d) for d in t.shape], [poly(s) for s in t.strides]
+        if None in shape or None in strides or shape != [poly(d) for d in dims]:
             return None
-        if contiguous(shape, strides):
-            out.append("")
-        elif all(_product(str(s)) for s in t.strides):
-            out.append("x".join(str(s).replace(" ", "") for s in t.strides))
-        else:
-            return None
+        out.append("" if contiguous(shape, strides) else "x".join(written(str(s)) for s in t.strides))
     return out
-
-
-class Poly:
-    """A polynomial of size symbols with integer coefficients (monomial -> coefficient): two
-    size expressions are the same size where their polynomials are equal."""
-
-    def __init__(self, terms: dict[tuple[str, ...], int]) -> None:
-        self.terms = {m: c for m, c in terms.items() if c}
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, int):
-            other = Poly({(): other})
-        return isinstance(other, Poly) and self.terms == other.terms
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __add__(self, other: Poly) -> Poly:
-        terms = dict(self.terms)
-        for m, c in other.terms.items():
-            terms[m] = terms.get(m, 0) + c
-        return Poly(terms)
-
-    def __mul__(self, other: Poly | int) -> Poly:
-        if isinstance(other, int):
-            other = Poly({(): other})
-        terms: dict[tuple[str, ...], int] = {}
-        for m1, c1 in self.terms.items():
-            for m2, c2 in other.terms.items():
-                m = tuple(sorted(m1 + m2))
-                terms[m] = terms.get(m, 0) + c1 * c2
-        return Poly(terms)
-
-    __rmul__ = __mul__
-
-
-def _poly(text: Any) -> Poly | None:
-    """``64*s77``, ``s0 + 1``, ``256`` -> its polynomial; None for anything else (``s0 // 2``)."""
-    try:
-        return _terms(ast.parse(str(text).strip(), mode="eval").body)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-
-
-def _terms(node: ast.AST) -> Poly:
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return Poly({(): node.value})
-    if isinstance(node, ast.Name):
-        return Poly({(node.id,): 1})
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return _terms(node.operand) * -1
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
-        left, right = _terms(node.left), _terms(node.right)
-        if isinstance(node.op, ast.Mult):
-            return left * right
-        return left + (right * -1 if isinstance(node.op, ast.Sub) else right)
-    raise ValueError("not a polynomial of sizes")
-
-
-def _product(text: str) -> bool:
-    """A stride written as integers and symbols multiplied (``64*s77``): the lowering writes it
-    the same way (``runner/sources.py``); a sum or a division it may write otherwise."""
-    node = ast.parse(text, mode="eval").body
-    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        if not isinstance(node.right, (ast.Constant, ast.Name)):
-            return False
-        node = node.left
-    return isinstance(node, ast.Name) or (isinstance(node, ast.Constant) and type(node.value) is int)

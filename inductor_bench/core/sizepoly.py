@@ -1,0 +1,130 @@
+"""Size expressions of dynamic shapes compared by what they are, not by how they are written
+(pure; no torch).
+
+The same size is written otherwise by the compiled module (Inductor's printer: ``1 + s0``,
+``(1 + s27) // 2``, ``s59*((1 + s94) // 2)``) and by the record of its lowering (``str`` of the
+same sympy expression: ``s0 + 1``, ``((s27 + 1)//2)``, ``s59*(((s94 + 1)//2))``). Each is read
+as a polynomial of the size symbols with integer coefficients, a floor division being one more
+factor of it, in a form of its own: ``(a*k + r) // k`` is ``a + r // k`` (``r``'s coefficients
+in ``0 .. k-1``), reduced by their common divisor, and nothing where ``r`` is a constant. Two
+expressions of the same polynomial are the same size for every value of the symbols.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from typing import Any
+
+from .sources import STRIDES_MARK
+
+Monomial = tuple[str, ...]  # its factors, sorted: symbols and floor divisions (``(1+s27)//2``)
+
+
+class Poly:
+    """A polynomial of size symbols with integer coefficients (monomial -> coefficient)."""
+
+    def __init__(self, terms: dict[Monomial, int]) -> None:
+        self.terms = {m: c for m, c in terms.items() if c}
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, int):
+            other = Poly({(): other})
+        return isinstance(other, Poly) and self.terms == other.terms
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: Poly) -> Poly:
+        terms = dict(self.terms)
+        for m, c in other.terms.items():
+            terms[m] = terms.get(m, 0) + c
+        return Poly(terms)
+
+    def __mul__(self, other: Poly | int) -> Poly:
+        if isinstance(other, int):
+            other = Poly({(): other})
+        terms: dict[Monomial, int] = {}
+        for m1, c1 in self.terms.items():
+            for m2, c2 in other.terms.items():
+                m = tuple(sorted(m1 + m2))
+                terms[m] = terms.get(m, 0) + c1 * c2
+        return Poly(terms)
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, other: Poly) -> Poly:
+        k = other.constant()
+        if k is None or k <= 0:
+            return Poly({(f"({self.key()})//({other.key()})",): 1})
+        whole = Poly({m: c // k for m, c in self.terms.items()})
+        rest = Poly({m: c % k for m, c in self.terms.items()})
+        if rest.constant() is not None:  # 0 <= rest < k
+            return whole
+        g = math.gcd(k, *rest.terms.values())
+        rest, k = Poly({m: c // g for m, c in rest.terms.items()}), k // g
+        return whole + Poly({(f"({rest.key()})//{k}",): 1})
+
+    def constant(self) -> int | None:
+        """Its value where it has no symbol."""
+        if set(self.terms) - {()}:
+            return None
+        return self.terms.get((), 0)
+
+    def key(self) -> str:
+        """One text for every way of writing it."""
+        return " + ".join(f"{c}*{'*'.join(m)}" if m else str(c) for m, c in sorted(self.terms.items())) or "0"
+
+
+def poly(text: Any) -> Poly | None:
+    """``64*s77``, ``s0 + 1``, ``(s0 + 1) // 2``, ``floordiv(s0, 2)``, ``256`` -> its
+    polynomial; None for anything else."""
+    try:
+        return _terms(ast.parse(str(text).strip(), mode="eval").body)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _terms(node: ast.AST) -> Poly:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return Poly({(): node.value})
+    if isinstance(node, ast.Name):
+        return Poly({(node.id,): 1})
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _terms(node.operand) * -1
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+        left, right = _terms(node.left), _terms(node.right)
+        if isinstance(node.op, ast.Mult):
+            return left * right
+        if isinstance(node.op, ast.FloorDiv):
+            return left // right
+        return left + (right * -1 if isinstance(node.op, ast.Sub) else right)
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id in ("floordiv", "FloorDiv") and len(node.args) == 2 and not node.keywords):
+        return _terms(node.args[0]) // _terms(node.args[1])
+    raise ValueError("not a polynomial of sizes")
+
+
+def same_size(a: str, b: str) -> bool:
+    """Two size expressions of the same polynomial (or, where either is not one, the same text)."""
+    pa, pb = poly(a), poly(b)
+    if pa is None or pb is None:
+        return a.replace(" ", "") == b.replace(" ", "")
+    return pa == pb
+
+
+def same_shape(a: str, b: str) -> bool:
+    """Two inputs as a call site records them (``s0x64 (strides 1xs0 + 1)``) alike: each
+    dimension and each stride the same size."""
+    (sa, _, ta), (sb, _, tb) = a.partition(STRIDES_MARK), b.partition(STRIDES_MARK)
+    return all(len(x) == len(y) and all(same_size(p, q) for p, q in zip(x, y, strict=True))
+               for x, y in ((sa.split("x"), sb.split("x")), (ta.removesuffix(")").split("x"),
+                                                            tb.removesuffix(")").split("x"))))
+
+
+def written(text: str) -> str:
+    """A size expression as Inductor's printer writes it (``64*s0``, ``(1 + s27) // 2``)."""
+    try:
+        return re.sub(r" \* ", "*", ast.unparse(ast.parse(text.strip(), mode="eval")))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return text.strip()

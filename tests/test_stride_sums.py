@@ -1,0 +1,86 @@
+"""Strides of dynamic shapes that are sums and floor divisions of the size symbols
+(``2 + 2*s27``, ``(1 + s27) // 2``, ``s59*((1 + s94) // 2)``), read back from a module compiled
+with them (``tests/fixtures/stride_rebuild/record_sums.py``) for a record kept without strides,
+and compared as sizes, not as text, with the lowering's own record of them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from inductor_bench.core.sizepoly import poly, same_shape
+from inductor_bench.core.symbols import shapes_at, sizes
+
+from .test_call_strides import RUN, changed
+from .test_call_strides import with_strides as given_strides
+from .test_stride_rebuild import fresh_rebuilt
+
+
+def eager_inputs(n: int, m: int, k: int, w: int) -> list[list[str]]:
+    """The extern calls' inputs of ``record_sums.py``'s step at x: (n, m), y: (n, k), z: (n, k,
+    w), as eager torch lays them out: shape, and the strides where not contiguous."""
+    x, z = torch.randn(n, m), torch.randn(n, k, w)
+    h = z[:, ::2].relu()
+    args = [[x[:, ::2].relu().t(), torch.randn(n, k)],
+            [torch.cat([x, F.pad(x, (1, 1))], 1).relu().t(), torch.randn(n, k)],
+            [h.transpose(1, 2), h]]
+
+    def text(t: torch.Tensor) -> str:
+        shape = "x".join(map(str, t.shape))
+        return shape if t.is_contiguous() else f"{shape} (strides {'x'.join(map(str, t.stride()))})"
+
+    return [[text(t) for t in call] for call in args]
+
+
+@pytest.mark.parametrize("graph", ["sums-inference"])
+def test_strides_of_sums_and_floor_divisions_are_read_back(graph):
+    recorded, got, notes, text = fresh_rebuilt(graph)
+    env = sizes(text)
+    assert notes == []
+    assert not any("(strides ?)" in s for call in got.values() for s in call)
+    # the harness's sizes: x 8x12, y 8x6, z 8x6x4 (record_sums.py's first call)
+    assert {s: env[s] for s in ("s77", "s27", "s94", "s59")} == {"s77": 8, "s27": 12, "s94": 6, "s59": 4}
+    want = eager_inputs(8, 12, 6, 4)
+    assert [shapes_at(got[i], env) for i in sorted(got)] == want
+    assert [shapes_at(recorded[i], env) for i in sorted(recorded)] == want
+    # as the module writes them: reinterpret_tensor(buf4, (2 + 2*s27, s77), (1, 2 + 2*s27), 0)
+    assert got[sorted(got)[1]][0] == "2*s27 + 2xs77 (strides 1x2 + 2*s27)"
+    # the same sizes as the record's 1x2*s27 + 2, 1x((s27 + 1)//2), s59*(((s94 + 1)//2))x1xs59
+    assert all(same_shape(a, b) for i in got for a, b in zip(got[i], recorded[i], strict=True))
+
+
+@pytest.mark.parametrize(("a", "b", "same"), [
+    ("s0 + 1", "1 + s0", True),
+    ("2*s27 + 2", "2 + 2*s27", True),
+    ("((s27 + 1)//2)", "(1 + s27) // 2", True),
+    ("s59*(((s94 + 1)//2))", "s59*((1 + s94) // 2)", True),
+    ("(s0//2)*s1", "s1*(s0 // 2)", True),
+    ("(2*s0 + 3) // 2", "s0 + 1", True),  # floor((2*s0 + 3)/2) = s0 + 1 for every s0
+    ("(2*s0 + 2) // 4", "(s0 + 1) // 2", True),
+    ("floordiv(1 + s27, 2)", "(s27 + 1) // 2", True),
+    ("(s0 + 1) // 2", "s0 // 2", False),
+    ("s0 + 1", "s0", False),
+    ("(s0 // s1)", "(s0 // s1)", True),
+])
+def test_sizes_are_compared_for_every_value_of_the_symbols(a, b, same):
+    assert (poly(a) == poly(b)) is same
+    for s0 in range(1, 9):  # and agree with their values wherever they are called the same
+        for s1 in range(1, 4):
+            env = {"s0": s0, "s1": s1, "s27": s0, "s59": s1, "s94": s0 + 2, "floordiv": int.__floordiv__}
+            if same:
+                assert eval(a, {}, env) == eval(b, {}, env)
+
+
+def test_diff_sees_no_change_in_a_stride_written_otherwise(tmp_path, capsys):
+    """A record's ``2*s27 + 2`` beside a stride read back from the module, ``2 + 2*s27``: the
+    same inputs; a stride of another size still changed."""
+    data = json.loads(RUN.read_text())
+    for s in data["graphs"][0]["sites"][1:2]:
+        s["shapes"][-1] = "2*s27 + 2x512"
+    base = given_strides(data, 0, 1, "1x2*s27 + 2")
+    assert changed(tmp_path, capsys, base, given_strides(data, 0, 1, "1x2 + 2*s27")) == {}
+    assert changed(tmp_path, capsys, base, given_strides(data, 0, 1, "1x2 + s27")) == {
+        ("0-forward", "aten::addmm"): ["aten::addmm #1"]}
