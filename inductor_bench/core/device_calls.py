@@ -1,19 +1,38 @@
-"""Which device kernel did each extern call's work, on a device timeline (pure; no torch).
+"""Which device kernels did each extern call's work, on a device timeline (pure; no torch).
 
 An extern op's calls need not run one kernel: cuBLAS picks a kernel per shape (a model's
 backward ``aten::mm`` calls ran four different GEMM kernels on an H200), and one call may
-launch several (a split-K GEMM and the reduction after it). Each call of the compiled module
-is found in the trace as the ``cpu_op`` event that launched its kernels, the n-th call of an op
-in an iteration being the op's n-th extern call in ``call()``; its work then goes to the kernel
-that took the most of that call's time, and each kernel is counted with the calls it did.
+launch several (a split-K GEMM and the reduction after it; an attention backward's kernel and
+the small sums and copies beside it). Each call of the compiled module is found in the trace as
+the ``cpu_op`` event that launched its kernels, the n-th call of an op in an iteration being the
+op's n-th extern call in ``call()``; its work then goes to the kernel that took the most of that
+call's time (its main kernel), and the other kernels it launched are its kernels too: the
+roofline holds the call's work against the time of all of them (``call_launches``).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 from .breakdown import device_kernel_events, find_markers
 from .errors import TraceError
 from .timeline import launch_op_events
 from .trace import DEVICE_CATEGORIES, Event, Trace
+
+
+@dataclass
+class CallLaunches:
+    """The device kernels one extern call launched, by name: per iteration of the trace, the
+    sum of their durations (µs), and their launches over all iterations."""
+
+    us: dict[str, list[float]] = field(default_factory=dict)
+    launches: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def main(self) -> str:
+        """The kernel that took the most of the call's time (the first name of a tie)."""
+        took = {name: sum(us) for name, us in self.us.items()}
+        return max(sorted(took), key=lambda n: took[n])
 
 
 def call_kernels(trace: Trace, ops: list[str], one_call: bool = False) -> dict[int, str]:
@@ -25,13 +44,20 @@ def call_kernels(trace: Trace, ops: list[str], one_call: bool = False) -> dict[i
     and so is every op of a trace that cannot be read so (no iteration markers). ``one_call``:
     the trace is one call of the module without markers, the run launched kernel by kernel
     beside a graph's CUDA-graph replays (whose kernels it launched are the ones replayed)."""
+    return {i: c.main for i, c in call_launches(trace, ops, one_call).items()}
+
+
+def call_launches(trace: Trace, ops: list[str], one_call: bool = False) -> dict[int, CallLaunches]:
+    """Extern call index -> every device kernel it launched (``CallLaunches``), for the calls
+    ``call_kernels`` follows; each device event is one call's at most (its innermost op that
+    is one of ``ops``)."""
     try:
-        return _call_kernels(trace, ops, one_call)
+        return _call_launches(trace, ops, one_call)
     except TraceError:
         return {}
 
 
-def _call_kernels(trace: Trace, ops: list[str], one_call: bool) -> dict[int, str]:
+def _call_launches(trace: Trace, ops: list[str], one_call: bool) -> dict[int, CallLaunches]:
     launched = launch_op_events(trace)
     if one_call:
         per_iter = [[(i, ev) for i, ev in enumerate(trace.events) if ev.cat in DEVICE_CATEGORIES]]
@@ -40,9 +66,9 @@ def _call_kernels(trace: Trace, ops: list[str], one_call: bool) -> dict[int, str
     at: dict[str, list[int]] = {}
     for i, op in enumerate(ops):
         at.setdefault(op, []).append(i)
-    took: dict[int, dict[str, float]] = {}
+    out = {i: CallLaunches() for i in range(len(ops))}
     lost: set[str] = set()
-    for evs in per_iter:
+    for it, evs in enumerate(per_iter):
         by_call: dict[str, dict[int, tuple[Event, list[Event]]]] = {}
         for i, ev in evs:
             op = next((o for o in launched.get(i, ()) if o.name in at), None)
@@ -54,7 +80,8 @@ def _call_kernels(trace: Trace, ops: list[str], one_call: bool) -> dict[int, str
                 lost.add(name)
                 continue
             for index, (_, kernels) in zip(at[name], calls, strict=True):
-                mine = took.setdefault(index, {})
+                mine = out[index]
                 for ev in kernels:
-                    mine[ev.name] = mine.get(ev.name, 0.0) + ev.dur
-    return {i: max(sorted(t), key=lambda n: t[n]) for i, t in took.items() if ops[i] not in lost}
+                    mine.us.setdefault(ev.name, [0.0] * len(per_iter))[it] += ev.dur
+                    mine.launches[ev.name] = mine.launches.get(ev.name, 0) + 1
+    return {i: c for i, c in out.items() if c.us and ops[i] not in lost}

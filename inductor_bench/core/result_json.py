@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .call_groups import kernels_a_call
 from .ceilings import kernel_roof
 from .compare import CompareResult
 from .leftout import left_out_why
@@ -48,9 +49,11 @@ def roofline_kernels(r: BreakdownResult) -> list[dict[str, Any]]:
     """Each counted kernel's figures against the ceilings (``extras.roofline.kernels``), as
     the report's tables and chart hold it (``roofline.judged_sites``): an extern op called at
     several places as each call, named as the tables name it (``aten::mm #2``), its time and
-    counts that call's."""
+    counts that call's; on a device, the main kernel of extern calls that ran several kernels
+    with the time of all of them (``ms``), how many a call ran and the others (``call_groups``)."""
     c = r.roofline.measured if r.roofline is not None else None
-    return [{"graph": g.id, "kernel": k.name + mark, **kernel_roof(k, c, g.device).to_dict()}
+    return [{"graph": g.id, "kernel": k.name + mark, **kernel_roof(k, c, g.device).to_dict(),
+             **({"ms": k.ms, "kernels_a_call": kernels_a_call(k), "beside": k.beside} if k.beside else {})}
             for g in r.measured() for k, mark in judged_sites(g) if k.bytes is not None]
 
 

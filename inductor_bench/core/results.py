@@ -65,6 +65,8 @@ class KernelStat:
     flops: float | None = None
     compute: str | None = None
     work_from: str | None = None
+    # device timeline: the other kernels its extern calls launched, name -> [launches, ms] an iteration
+    beside: dict[str, list[float]] | None = None
 
 
 @dataclass
@@ -204,7 +206,7 @@ class GraphResult:
 
 
 # KernelStat fields written only when set (a kernel not counted reads as before schema 4)
-_KERNEL_COUNTS = ("bytes", "flops", "compute", "work_from")
+_KERNEL_COUNTS = ("bytes", "flops", "compute", "work_from", "beside")
 
 # GraphResult fields written only when set (a result without them reads the same).
 _GRAPH_OPTIONAL: dict[str, Any] = {

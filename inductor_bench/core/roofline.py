@@ -29,6 +29,7 @@ from itertools import groupby
 from pathlib import Path
 
 from .breakdown import op_name
+from .call_groups import as_judged, by_category, grouped, op_owners, set_beside
 from .call_pairs import Call, call_move, one_side_words, pair_calls, same_inputs, strides_alike
 from .ceilings import (
     COMPUTE,
@@ -42,7 +43,7 @@ from .ceilings import (
     same_figures,
     shared_ceilings,
 )
-from .device_calls import call_kernels
+from .device_calls import call_launches
 from .devices import HOST, backend
 from .diff_records import ADDED, REMOVED, SectionDiff
 from .kernelfile import read_kernel_file
@@ -69,8 +70,9 @@ def category_far_below_ms(result: BreakdownResult,
     out: dict[str, float] = {}
     for g in result.measured() if graphs is None else graphs:
         for k in judged(g):
-            if far_below(k, kernel_roof(k, c, g.device)):
-                out[k.category] = out.get(k.category, 0.0) + w[g.id] * k.ms
+            if far_below(k, kernel_roof(k, c, g.device)):  # each kernel's time in its own category
+                for cat, ms in by_category(g, k).items():
+                    out[cat] = out.get(cat, 0.0) + w[g.id] * ms
     return out
 
 
@@ -98,7 +100,7 @@ def judged_calls(g: GraphResult) -> list[tuple[KernelStat, str, CallSite | None]
         whole = (not parts or any(p is k for p, _, _ in parts)  # site_stat: the op row where not counted
                  or abs(k.ms - sum(p.ms for p, _, _ in parts)) > 1e-6 * max(k.ms, 1e-9))
         out += [(k, "", None)] if whole else parts
-    return out
+    return grouped(g, out)  # a device's extern call: all the kernels it launched, as one
 
 
 def site_stat(g: GraphResult, k: KernelStat, site: CallSite) -> KernelStat:
@@ -124,8 +126,8 @@ def kernel_pcts(result: BreakdownResult, c: Ceilings | None = None) -> dict[tupl
     c = c or ceilings_of(result)
     out = {}
     for g in result.measured():
-        for k in g.kernels:
-            roof = kernel_roof(k, c, g.device)
+        for k in g.kernels:  # an extern call's kernels on a device as one (``call_groups``)
+            roof = kernel_roof(as_judged(g, k) or k, c, g.device)
             if roof.pct is not None:
                 out[(g.id, k.name)] = roof
     return out
@@ -274,7 +276,8 @@ def count_work(graph: GraphResult, module: ModuleInfo, text: str, run_dir: Path,
         else:
             per_kernel[call.name] = per_kernel[call.name].plus(work) if call.name in per_kernel else work
     on_host = backend(graph.device).timeline == HOST
-    followed = {} if on_host or trace is None else call_kernels(trace, [op for op, _ in calls], one_call)
+    launches = {} if on_host or trace is None else call_launches(trace, [op for op, _ in calls], one_call)
+    followed = {i: c.main for i, c in launches.items()}
     rows = {k.name for k in graph.kernels}  # an op any of whose calls ran a kernel not measured: as one
     strays = {calls[i][0] for i, name in followed.items() if name not in rows}
     followed = {i: name for i, name in followed.items() if calls[i][0] not in strays}
@@ -284,7 +287,7 @@ def count_work(graph: GraphResult, module: ModuleInfo, text: str, run_dir: Path,
             by_kernel.setdefault(followed[i], []).append(work)
         else:
             per_op[op] = per_op[op].plus(work) if op in per_op else work
-    owners = {} if on_host else _op_owners(graph.kernels, set(per_op))
+    owners = {} if on_host else op_owners(graph.kernels, set(per_op))
     for k in graph.kernels:
         work = per_kernel.get(k.name)
         if work is not None:
@@ -295,26 +298,13 @@ def count_work(graph: GraphResult, module: ModuleInfo, text: str, run_dir: Path,
             work = _sum(by_kernel.get(k.name, []) + [per_op[op] for op in owners.get(k.name, [])])
         if work is not None:
             k.bytes, k.flops, k.compute, k.work_from = work.bytes, work.flops, work.compute, work.source
+    if not on_host:  # the other kernels each followed call launched: its main kernel's
+        set_beside(graph, {i: launches[i] for i in followed}, trace, one_call)
     return count_loops(graph, module, text)
 
 
 def _profiler_op(callee: str) -> str:
     return op_name(callee) or callee
-
-
-def _op_owners(kernels: list[KernelStat], ops: set[str]) -> dict[str, list[str]]:
-    """Device timelines, the extern ops (of ``ops``) whose calls could not be followed one by
-    one (``device_calls``): each op's work goes to the longest kernel it launched (a GEMM's own
-    kernel, not the small reduction or cast beside it)."""
-    best: dict[str, KernelStat] = {}
-    for k in kernels:
-        for op in (k.launched_by or "").split(", "):
-            if op in ops and (op not in best or k.ms > best[op].ms):
-                best[op] = k
-    out: dict[str, list[str]] = {}
-    for op, k in best.items():
-        out.setdefault(k.name, []).append(op)
-    return out
 
 
 def _sum(works: list[Work]) -> Work | None:

@@ -5,6 +5,7 @@ before schema 4, or one whose measurement failed, which says why)."""
 
 from __future__ import annotations
 
+from ..core.call_groups import as_judged, kernels_a_call
 from ..core.categories import label, order
 from ..core.ceilings import (
     ARITHMETIC,
@@ -65,7 +66,7 @@ def pct_cell(r: BreakdownResult, g: GraphResult, k: KernelStat) -> str:
     """A kernel's % of its limit, ``~`` before it when it is latency-bound, ``^`` when it is
     served from a cache (memory-bound, above the DRAM ceiling): neither is a % of a limit it
     could reach."""
-    roof = kernel_roof(k, ceilings_of(r), g.device)
+    roof = kernel_roof(as_judged(g, k) or k, ceilings_of(r), g.device)  # an extern call's kernels as one
     if roof.pct is None:
         return fmt.DASH
     return pct_mark(roof) + f"{roof.pct:.0f}%"
@@ -95,7 +96,7 @@ def group_pct_cell(r: BreakdownResult, members: list[tuple[GraphResult, KernelSt
     (latency-bound, in cache) left out, and the share of the group's time it is over said where
     that is short (``weighted_cell``)."""
     c = ceilings_of(r)
-    pct, share = pct_over_time((kernel_roof(k, c, g.device), ms) for g, k, ms in members)
+    pct, share = pct_over_time((kernel_roof(as_judged(g, k) or k, c, g.device), ms) for g, k, ms in members)
     return fmt.DASH if pct is None else weighted_cell(pct, share)
 
 
@@ -203,13 +204,19 @@ def roofline_section(doc: Doc, r: BreakdownResult, top: int) -> None:
         return
     labels = fmt.kernel_labels([k.name for _, k, _ in pts[:top]])
     rows = [_row(doc, gid, k, roof, name) for (gid, k, roof), name in zip(pts[:top], labels, strict=True)]
-    doc.table(
-        rows,
-        ["graph", "kernel", "ms", "bytes", "FLOPs", "GB/s", "TFLOP/s", "FLOP/B", PCT_HEADER, "bound",
-         "counted from"],
-        ("left", "left", "right", "right", "right", "right", "right", "right", "right", "left", "left"),
-        optional=("counted from", "FLOP/B", "bytes", "FLOPs"),  # a narrow terminal's table
-    )
+    headers = ["graph", "kernel", "ms", "bytes", "FLOPs", "GB/s", "TFLOP/s", "FLOP/B", PCT_HEADER, "bound",
+               "counted from"]
+    aligns = ["left", "left", "right", "right", "right", "right", "right", "right", "right", "left", "left"]
+    groups = [(gid, k, name) for (gid, k, _), name in zip(pts[:top], labels, strict=True) if k.beside]
+    if groups:  # a device's extern calls that ran several kernels: how many, each row
+        for row, (_, k, _) in zip(rows, pts[:top], strict=True):
+            row.insert(3, f"{kernels_a_call(k):.3g}")
+        headers.insert(3, "kernels a call")
+        aligns.insert(3, "right")
+    doc.table(rows, headers, tuple(aligns),
+              optional=("counted from", "FLOP/B", "bytes", "FLOPs"))  # a narrow terminal's table
+    if groups:
+        doc.paragraph(_groups_words(doc, groups))
     if len(pts) > top:
         doc.paragraph(f"… and {len(pts) - top} more counted kernels")
     doc.chart(roofline_chart(r))  # type: ignore[arg-type]
@@ -224,6 +231,18 @@ def roofline_section(doc: Doc, r: BreakdownResult, top: int) -> None:
         "DRAM ceiling, its data served from a cache the ceiling does not bound; the kernel "
         "tables mark it ^ (docs/roofline.md)."
     )
+
+
+def _groups_words(doc: Doc, groups: list[tuple[str, KernelStat, str]]) -> str:
+    """What the rows of extern calls that ran several kernels on the device hold."""
+    each = "; ".join(f"{gid} {doc.code(name)} with " + ", ".join(
+        f"{doc.code(fmt.kernel_label(other))} x{launches:.3g}"
+        for other, (launches, _) in (k.beside or {}).items()) for gid, k, name in groups)
+    return ("kernels a call: the device kernels an extern call ran, its main kernel (the one that took "
+            "most of its time, the row's name) and those it launched beside it (a split-K reduction, an "
+            "attention backward's sums and copies); the row's ms is all of theirs, its figures the calls' "
+            f"work over that time, and those kernels have no row of their own here: {each} (launches an "
+            "iteration; docs/roofline.md).")
 
 
 def _above_ceiling(doc: Doc, pts: list[tuple[str, KernelStat, KernelRoof]], c: Ceilings | None) -> list[str]:
