@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .columns import STEP_NAME
-from .errors import NothingProfiled, UsageError
+from .errors import NothingProfiled, TimesLost, UsageError
 from .ranks import RankResult, RanksResult, rank_of, ranks_result, read_summaries
 from .trace_sets import origin_of
 
@@ -51,10 +51,12 @@ def analyze_rank_cycles(paths: list[Path], workers: int | None = None) -> RankCy
     """Each trace read once (``read_summaries``); per rank its cycles in order; cycle ``i``
     the ``i``-th of every rank. UsageError where the ranks hold different numbers of cycles."""
     read = read_summaries(paths, workers)
+    if lost := [r for r in read if isinstance(r, TimesLost)]:  # a rank short of a cycle: refused
+        raise lost[0]
     skipped = [str(p) for p, r in zip(paths, read, strict=True) if r is None]
     by_rank: dict[int, list[tuple[Path, RankResult]]] = {}
     for p, r in zip(paths, read, strict=True):
-        if r is not None:
+        if isinstance(r, RankResult):
             by_rank.setdefault(int(rank_of(p)), []).append((p, r))  # type: ignore[arg-type]
     if not by_rank:
         raise NothingProfiled.in_any_of(len(paths))

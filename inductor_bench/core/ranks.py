@@ -31,7 +31,7 @@ from pathlib import Path
 
 from .analyze import require_times, step_result
 from .columns import load_columns
-from .errors import NothingProfiled, UsageError
+from .errors import NothingProfiled, TimesLost, UsageError
 from .graph_replays import GraphReplays, graph_replays
 from .memory import DeviceMemory, step_memory
 from .regions import Region, regions
@@ -140,6 +140,11 @@ class RanksResult:
     renumbered: str = ""
     # where some rank's steps overlap no other's in time: traces of different runs
     apart: str = ""
+    # traces whose device events all lost their times (``analyze.require_times``): left out, the
+    # other ranks analysed; why, where it is not the profiler's loss (no dur written); the rank each names
+    times_lost: list[str] = field(default_factory=list)
+    times_lost_why: dict[str, str] = field(default_factory=dict)
+    times_lost_rank: dict[str, int] = field(default_factory=dict)
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 
@@ -268,9 +273,10 @@ def analyze_ranks(paths: list[Path], workers: int | None = None) -> RanksResult:
     return ranks_result(paths, read_summaries(paths, workers))
 
 
-def read_summaries(paths: list[Path], workers: int | None = None) -> list[RankResult | None]:
-    """Each trace's ``rank_summary`` (None: nothing profiled), in its own process (at most
-    ``workers``, default the CPU count; one: in this one, one trace after another)."""
+def read_summaries(paths: list[Path], workers: int | None = None) -> list[RankResult | TimesLost | None]:
+    """Each trace's ``rank_summary`` (None: nothing profiled; TimesLost: its device times lost),
+    in its own process (at most ``workers``, default the CPU count; one: in this one, one trace
+    after another)."""
     n = max(1, min(len(paths), workers or os.cpu_count() or 1))
     if n == 1:
         return [_summary_or_none(p) for p in paths]
@@ -279,9 +285,13 @@ def read_summaries(paths: list[Path], workers: int | None = None) -> list[RankRe
         return list(pool.map(_summary_or_none, paths))
 
 
-def ranks_result(paths: list[Path], read: list[RankResult | None]) -> RanksResult:
-    """The ranks of the traces ``read`` from ``paths``, their stragglers and the traces skipped."""
-    kept = [(p, r) for p, r in zip(paths, read, strict=True) if r is not None]
+def ranks_result(paths: list[Path], read: list[RankResult | TimesLost | None]) -> RanksResult:
+    """The ranks of the traces ``read`` from ``paths``, their stragglers, the traces skipped and
+    those whose device times were lost (the other ranks analysed without them)."""
+    kept = [(p, r) for p, r in zip(paths, read, strict=True) if isinstance(r, RankResult)]
+    lost = [(p, r) for p, r in zip(paths, read, strict=True) if isinstance(r, TimesLost)]
+    if not kept and lost:
+        raise lost[0][1]
     if not kept:
         raise NothingProfiled.in_any_of(len(paths))
     kept_paths = [p for p, _ in kept]
@@ -290,8 +300,12 @@ def ranks_result(paths: list[Path], read: list[RankResult | None]) -> RanksResul
     results = [replace(r, rank=k) for (_, r), k in zip(kept, ranks, strict=True)]
     results.sort(key=lambda r: r.rank)
     skipped = [str(p) for p, r in zip(paths, read, strict=True) if r is None]
+    lost_named = {str(p): k for p, _ in lost if (k := rank_of(p)) is not None}
     return RanksResult(ranks=results, stragglers=stragglers(results), skipped=skipped,
-                       renumbered=renumbered(kept_paths, named), apart=apart(results))
+                       renumbered=renumbered(kept_paths, named), apart=apart(results),
+                       times_lost=[str(p) for p, _ in lost],
+                       times_lost_why={str(p): e.why for p, e in lost if e.why},
+                       times_lost_rank=lost_named if None not in named else {})
 
 
 def apart(ranks: list[RankResult]) -> str:
@@ -321,12 +335,15 @@ def renumbered(paths: list[Path], named: list[int | None]) -> str:
             "traces of one run, each naming its rank, or none")
 
 
-def _summary_or_none(path: Path) -> RankResult | None:
-    """``rank_summary`` (its rank set by the caller), None for a trace with nothing profiled."""
+def _summary_or_none(path: Path) -> RankResult | TimesLost | None:
+    """``rank_summary`` (its rank set by the caller), None for a trace with nothing profiled, the
+    error for one whose device times were lost (the other ranks stand without it)."""
     try:
         return rank_summary(path, -1)
     except NothingProfiled:
         return None
+    except TimesLost as e:
+        return e
 
 
 def _assign_ranks(paths: list[Path], named: list[int | None] | None = None) -> list[int]:

@@ -4,6 +4,8 @@ time by category per rank in its typical step."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..core.analyze import WHOLE_TRACE, is_host
 from ..core.categories import label, order
 from ..core.rank_cycles import RankCyclesResult
@@ -12,7 +14,7 @@ from ..core.regions import typical
 from ..core.steady import mean
 from . import charts_ranks as charts
 from . import format as fmt
-from .analyze import CLOSED, DEFAULT_TOP, replays_line, skipped_facts
+from .analyze import CLOSED, DEFAULT_TOP, TIMES_LOST, replays_line, skipped_facts
 from .analyze_memory import ranks_memory_section
 from .analyze_top import listed, step_code
 from .doc import TEXT, Doc, new_doc
@@ -111,7 +113,9 @@ def _stragglers(doc: Doc, r: RanksResult) -> None:
         ]
         for g in r.stragglers
     ]
-    doc.heading("Straggler per step")
+    n = len(r.ranks)
+    of = f" (of {n} rank{'' if n == 1 else 's'}: {', '.join(_lost_names(doc, r))} left out)"
+    doc.heading("Straggler per step" + (of if r.times_lost else ""))
     doc.table(rows, STRAGGLER_HEADERS, ("left", "left", "right", "left", *("right",) * 6),
               optional=STRAGGLER_OPTIONAL)
     doc.fine_print(
@@ -213,7 +217,8 @@ def _step_names(r: RanksResult) -> list[str]:
 def render_ranks(r: RanksResult, fmt_name: str = TEXT, *, top: int = DEFAULT_TOP) -> str:
     doc = new_doc(fmt_name)
     n = len(r.ranks)
-    _ranks(doc, r, f"inductor-bench analyze: {n} rank{'' if n == 1 else 's'}", top)
+    lost = f", {', '.join(_lost_names(doc, r))} left out" if r.times_lost else ""
+    _ranks(doc, r, f"inductor-bench analyze: {n} rank{'' if n == 1 else 's'}{lost}", top)
     return doc.render()
 
 
@@ -297,9 +302,24 @@ def _world(ranks: list[RankResult]) -> list[str]:
     return []
 
 
+def _lost_names(doc: Doc, r: RanksResult) -> list[str]:
+    """Each trace whose device times were lost, by the rank it names (else its file's name)."""
+    return [f"rank {r.times_lost_rank[p]}" if p in r.times_lost_rank else doc.code(Path(p).name)
+            for p in r.times_lost]
+
+
+def _lost_facts(doc: Doc, r: RanksResult) -> list[str]:
+    """A warning per trace left out for its device times lost, and what the figures cover."""
+    n = len(r.ranks)
+    others = f"the other {n} ranks" if n > 1 else f"rank {r.ranks[0].rank}"
+    return [f"WARNING: {name} left out ({doc.code(p)}): {r.times_lost_why.get(p, TIMES_LOST)}; every "
+            f"figure below, the straggler and median rank of each step among them, is of {others} alone"
+            for name, p in zip(_lost_names(doc, r), r.times_lost, strict=True)]
+
+
 def _ranks(doc: Doc, r: RanksResult, title: str, top: int) -> None:
     doc.title(title)
-    facts = [f"rank {rank.rank}: {doc.code(rank.trace)} ({_device(rank.device)}, "
+    facts = _lost_facts(doc, r) + [f"rank {rank.rank}: {doc.code(rank.trace)} ({_device(rank.device)}, "
              f"{len(rank.steps)} step{'' if len(rank.steps) == 1 else 's'}{_trace_notes(rank)})"
              for rank in r.ranks]
     facts += [line for rank in r.ranks for line in _replays(doc, rank)]
