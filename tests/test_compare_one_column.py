@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from inductor_bench.core.compare import CompareResult, ModeResult
+from inductor_bench.core.compare_summary import summary
 from inductor_bench.core.results import BreakdownResult, GraphResult, StepTurns
 from inductor_bench.render.compare import render_compare
 from inductor_bench.runner.compare import CompareRun, _time_interleaved
@@ -68,6 +69,26 @@ def test_the_time_outside_the_graphs_is_the_turns_share_of_the_column_s_step():
     row = next(ln for ln in render_compare(result).splitlines() if ln.startswith("outside graphs, ms"))
     assert row.split()[-1] == "3.000"
     m.step_turns = StepTurns(graphs=["0-forward"], blocks=[[[1.5]] * 5, [[2.0]] * 5])  # graphs took longer
-    assert m.outside_ms() == -0.5
+    assert m.split().outside_ms == -0.5 and m.outside_ms() is None
     row = next(ln for ln in render_compare(result).splitlines() if ln.startswith("outside graphs, ms"))
     assert row.split()[-1] == "n/m"
+
+
+def test_a_stall_that_met_the_turns_step_alone_is_not_read_as_time_outside_the_graphs():
+    """Synthetic, after a compare beside other compiles: the column's interleaved steps took 4.0
+    ms and its graph 1.0 ms profiled; in the turns the graph's own calls kept their 1.0 ms while
+    the step's blocks met stalls, 30.0 ms: 29/30 of a step "outside the graphs" (3.867 ms of
+    the 4.0) where the graph alone takes a quarter of it. The step ran 7.5x its figure and the
+    graph 1.0x: not measurable, in the table and in the JSON's summary."""
+    b = BreakdownResult(model="mlp", device="cpu", step_samples_ms=[4.0] * 5,
+                        graphs=[GraphResult(id="0-forward", role="forward", device="cpu", wall_ms=1.0,
+                                            iterations=5)])
+    m = ModeResult(mode="default", paired_ms=[[4.0] * 5] * 6, breakdown=b,
+                   step_turns=StepTurns(graphs=["0-forward"], blocks=[[[30.0]] * 5, [[1.0]] * 5]))
+    assert m.split().outside_ms == 29.0 and m.outside_ms() is None
+    result = CompareResult(model="mlp", device="cpu", step_budget_s=1.0, modes=[m])
+    row = next(ln for ln in render_compare(result).splitlines() if ln.startswith("outside graphs, ms"))
+    assert row.split()[-1] == "n/m"
+    assert summary(result)["outside_ms"] == {}
+    m.step_turns = StepTurns(graphs=["0-forward"], blocks=[[[5.0]] * 5, [[1.25]] * 5])  # both 1.25x: it stands
+    assert m.outside_ms() == 3.75 / 5.0 * 4.0 and summary(result)["outside_ms"] == {"default": 3.0}

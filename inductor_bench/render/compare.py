@@ -112,9 +112,8 @@ def _rows(result: CompareResult) -> list[list[str]]:
     replays = [replayed_count(b) if b else None for b in bds]
     if any(replays):
         rows.append(["CUDA graphs (replayed)"] + [f"{x[0]}/{x[1]}" if x else "-" for x in replays])
-    outside = [m.outside_ms() for m in ms]
-    if any(x is not None for x in outside):
-        rows.append(["outside graphs, ms"] + [_outside(x) for x in outside])
+    if any(m.split() is not None for m in ms):
+        rows.append(["outside graphs, ms"] + [_outside(m) for m in ms])
     rows.append(["graphs"] + [optional(m.breakdown.totals().graphs if m.breakdown else None) for m in ms])
     if any(b is not None and b.graph_breaks for b in bds):
         rows.append(["graph breaks"] + [optional(len(b.graph_breaks) if b else None) for b in bds])
@@ -134,10 +133,10 @@ def _compile_phase_rows(ms: list[ModeResult]) -> list[list[str]]:
              *(seconds(ph.get(p, 0.0)) if ph else "-" for ph in each)] for p in shown]
 
 
-def _outside(ms: float | None) -> str:
-    if ms is None:
-        return "-"
-    return f"{ms:.3f}" if ms >= 0 else "n/m"
+def _outside(m: ModeResult) -> str:
+    if (ms := m.outside_ms()) is not None:
+        return f"{ms:.3f}"
+    return "n/m" if m.split() is not None else "-"
 
 
 def _busy(m: ModeResult) -> str:
@@ -343,7 +342,8 @@ def _notes(result: CompareResult) -> list[str]:
         )
         notes.append(
             f"outside graphs = the share of a step not in {how} (guards, the AOT wrapper, eager "
-            "code between graphs), times the step time above; n/m: the graphs' own harnesses took longer"
+            "code between graphs), times the step time above; n/m: the graphs' own harnesses took longer, "
+            "or a stall met the step's or the graphs' turns alone"
         )
     return notes
 
