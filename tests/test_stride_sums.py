@@ -16,7 +16,7 @@ from inductor_bench.core.symbols import shapes_at, sizes
 
 from .test_call_strides import RUN, changed
 from .test_call_strides import with_strides as given_strides
-from .test_stride_rebuild import fresh_rebuilt
+from .test_stride_rebuild import FRESH, fresh_rebuilt
 
 
 def eager_inputs(n: int, m: int, k: int, w: int) -> list[list[str]]:
@@ -84,3 +84,47 @@ def test_diff_sees_no_change_in_a_stride_written_otherwise(tmp_path, capsys):
     assert changed(tmp_path, capsys, base, given_strides(data, 0, 1, "1x2 + 2*s27")) == {}
     assert changed(tmp_path, capsys, base, given_strides(data, 0, 1, "1x2 + s27")) == {
         ("0-forward", "aten::addmm"): ["aten::addmm #1"]}
+
+
+def test_a_cpp_wrappers_floor_divisions_are_read_as_its_python_twins():
+    """The C++ wrapper's ``c10::div_floor_integer(static_cast<int64_t>(1L + s27),
+    static_cast<int64_t>(2L))`` in its ``int_array_N``: the strides read back are those of eager
+    torch at the harness's sizes, the same sizes as its compile recorded."""
+    recorded, got, notes, text = fresh_rebuilt("cppsums-inference")
+    env = sizes(text)
+    assert notes == []
+    assert [shapes_at(got[i], env) for i in sorted(got)] == eager_inputs(8, 12, 6, 4)
+    assert got[sorted(got)[0]][0] == "((s27 + 1)//2)xs77 (strides 1x(1 + s27) // 2)"
+    assert all(same_shape(a, b) for i in got for a, b in zip(got[i], recorded[i], strict=True))
+
+
+@pytest.mark.parametrize("graph", ["sums-inference", "cppsums-inference"])
+def test_bytes_and_flops_of_sizes_by_floor_division(graph):
+    """Each kernel's and extern call's bytes (float32: elements read and written x 4) and FLOPs
+    at x 8x12, y 8x6, z 8x6x4, counted by hand; the C++ wrapper's as its Python twin's."""
+    from inductor_bench.core.modparse import parse_module
+    from inductor_bench.core.work import call_work
+
+    text = (FRESH / graph / "module.py").read_text()
+    work = [(w.bytes, w.flops) for _, w in call_work(parse_module(text), text)]
+    half, wide = (12 + 1) // 2, 12 + 12 + 2  # x[:, ::2]'s 6 columns; cat([x, pad(x)])'s 26
+    assert work == [
+        ((8 * half) * 2 * 4, None),  # relu of x[:, ::2]: read, written
+        ((half * 8 + 8 * 6 + half * 6) * 4, 2 * half * 8 * 6),  # mm: (6x8) @ (8x6)
+        ((8 * 12 + 8 * 12 + 8 * 14) * 4, None),  # x read once; relu(x) and relu(pad(x)) written
+        ((wide * 8 + 8 * 6 + wide * 6) * 4, 2 * wide * 8 * 6),  # mm: (26x8) @ (8x6)
+        ((8 * 3 * 4) * 2 * 4, None),  # relu of z[:, ::2]
+        ((8 * 4 * 3 + 8 * 3 * 4 + 8 * 4 * 4) * 4, 2 * 8 * 4 * 3 * 4),  # bmm: (8x4x3) @ (8x3x4)
+    ]
+
+
+def test_a_cpp_size_assigned_by_floor_division_has_its_value():
+    """``int64_t ps0 = c10::div_floor_integer(...);`` (the fixture's own expression, put in an
+    assignment by hand) is evaluated at the harness's sizes: s27 = 12, (12 + 1) // 2."""
+    text = (FRESH / "cppsums-inference" / "module.py").read_text()
+    line = "    int64_t s59 = arg5_1;\n"
+    assert line in text
+    ps0 = ("    int64_t ps0 = c10::div_floor_integer(static_cast<int64_t>(1L + s27), "
+           "static_cast<int64_t>(2L));\n    int64_t ps1 = std::max(static_cast<int64_t>(ps0), 3L*s59);\n")
+    env = sizes(text.replace(line, line + ps0))
+    assert (env["ps0"], env["ps1"]) == (6, 12)

@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 from .buffers import BufferTable, CallArgs, Returning, follow_result, input_tensors, result_dtype
 from .callsites import split_args
-from .cppwrapper import DATA_PTR, dispatched_ops, entry_lines, extern_call
+from .cppwrapper import DATA_PTR, cpp_size, dispatched_ops, entry_lines, extern_call
 from .modparse import ModuleInfo
 from .symbols import sizes
 
@@ -46,7 +46,6 @@ _KERNEL_CALL = re.compile(r"^\s*(?P<name>\w+)\((?P<args>.*)$")
 _WRAPPED = re.compile(r"^(?:wrap_with_raii_handle_if_needed|RAIIAtenTensorHandle)\((?P<inner>.*)\)$")
 _VIEW_WRAPPER = re.compile(r"^reinterpret_tensor_wrapper\((?P<args>.*)\)$")
 _VIEW_AT = re.compile(r"^reinterpret_tensor\((?P<args>.*)\)$")
-_INT = re.compile(r"^(?P<n>-?\d+)L$")
 # torch 2.5's ATen scalar types, as torch names them
 _AT_TYPES = {"Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16",
              "Long": "int64", "Int": "int32", "Short": "int16", "Char": "int8", "Byte": "uint8",
@@ -54,8 +53,9 @@ _AT_TYPES = {"Float": "float32", "Double": "float64", "Half": "float16", "BFloat
 
 
 def _tuple(items: str) -> str:
-    """``16L, 64L`` -> ``(16, 64)``; ``64L, `` -> ``(64,)``."""
-    parts = [_INT.sub(r"\g<n>", p.strip()) for p in items.split(",") if p.strip()]
+    """``16L, 64L`` -> ``(16, 64)``; ``64L, `` -> ``(64,)``; a size of dynamic shapes as Python
+    writes it (``cppwrapper.cpp_size``)."""
+    parts = [cpp_size(p) for p in split_args(items) if p.strip()]
     return f"({parts[0]},)" if len(parts) == 1 else f"({', '.join(parts)})"
 
 
@@ -79,7 +79,7 @@ def py_arg(arg: str, arrays: dict[str, str]) -> str:
     if (m := _VIEW_AT.match(arg)) is not None:  # torch 2.5: (base, {sizes}, {strides}, offset)
         inner = _braces_as_tuples(m.group("args"))
         return f"reinterpret_tensor({', '.join(py_arg(p, arrays) for p in split_args(inner))})"
-    return _INT.sub(r"\g<n>", arg)
+    return cpp_size(arg)
 
 
 def cpp_module_calls(text: str, module: ModuleInfo,

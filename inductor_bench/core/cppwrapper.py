@@ -173,3 +173,21 @@ def parse(text: str) -> ModuleInfo:
         if not k.aten_ops:
             k.aten_ops = fused_ops_from_name(k.name)
     return ModuleInfo("", Role.UNKNOWN, kernels, externs, device_of_module(text, text))
+
+
+# how the C++ printer writes an integer size (torch/utils/_sympy/printers.py's CppPrinter) ->
+# its Python twin: ``c10::div_floor_integer(static_cast<int64_t>(1L + s27),
+# static_cast<int64_t>(2L))`` is ``floordiv((1 + s27), (2))``
+_CPP_SIZE = [(re.compile(r"\bstatic_cast<\s*int64_t\s*>\s*\("), "("),
+             (re.compile(r"\bc10::div_floor_integer\s*\("), "floordiv("),
+             (re.compile(r"\bc10::div_mod\s*\("), "mod("),
+             (re.compile(r"\bstd::(max|min)\s*\("), r"\1("),
+             (re.compile(r"\b(\d+)L{1,2}\b"), r"\1")]
+
+
+def cpp_size(text: str) -> str:
+    """A size the C++ wrapper writes, as the Python wrapper's arithmetic (``2L + 2L*s27`` ->
+    ``2 + 2*s27``; an integer division, ``c10::div_floor_integer``, -> ``floordiv``)."""
+    for pattern, python in _CPP_SIZE:
+        text = pattern.sub(python, text)
+    return text

@@ -123,8 +123,20 @@ def same_shape(a: str, b: str) -> bool:
 
 
 def written(text: str) -> str:
-    """A size expression as Inductor's printer writes it (``64*s0``, ``(1 + s27) // 2``)."""
+    """A size expression as Inductor's Python printer writes it (``64*s0``, ``(1 + s27) // 2``;
+    the C++ wrapper's ``floordiv(1 + s27, 2)``, ``cppwrapper.cpp_size``, too)."""
     try:
-        return re.sub(r" \* ", "*", ast.unparse(ast.parse(text.strip(), mode="eval")))
+        tree = _Infix().visit(ast.parse(text.strip(), mode="eval"))
+        return re.sub(r" \* ", "*", ast.unparse(tree))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return text.strip()
+
+
+class _Infix(ast.NodeTransformer):
+    """``floordiv(a, b)`` -> ``a // b``."""
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id == "floordiv" and len(node.args) == 2:
+            return ast.BinOp(node.args[0], ast.FloorDiv(), node.args[1])
+        return node

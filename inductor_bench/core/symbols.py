@@ -16,7 +16,7 @@ import ast
 import operator
 import re
 
-from .cppwrapper import entry_lines, is_cpp_wrapper
+from .cppwrapper import cpp_size, entry_lines, is_cpp_wrapper
 from .modparse import string_lines
 from .sources import STRIDES, STRIDES_MARK
 
@@ -24,13 +24,13 @@ _ASSIGN = re.compile(r"^\s+(?P<name>[A-Za-z_]\w*)\s*=\s*(?P<expr>[^;#]+?)\s*(?:#
 # a size symbol as Inductor names them: backed (s0, s77), derived (ks0, ps0), unbacked (u0)
 # a C++ wrapper's (``inductor_entry_impl``): ``int64_t s77 = primals_1;``, ``int64_t ps0 = 256L*s77;``
 _CPP_ASSIGN = re.compile(r"^\s*(?:const\s+)?int64_t\s+(?P<name>[A-Za-z_]\w*)\s*=\s*(?P<expr>[^;]+);\s*$")
-_CPP_INT = re.compile(r"\b(\d+)L\b")
 _SIZE_TEXT = re.compile(r"^[\w\s+\-*/%(),]+$")  # what a size expression can be made of
 _SYMBOL = re.compile(r"^(?:s|ks|ps|u)\d+$")
 _SYMBOL_IN = re.compile(r"\b(?:s|ks|ps|u)\d+\b")
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
-_FUNCTIONS = {"max": lambda *a: max(a), "min": lambda *a: min(a), "floordiv": operator.floordiv}
+_FUNCTIONS = {"max": lambda *a: max(a), "min": lambda *a: min(a), "floordiv": operator.floordiv,
+              "mod": operator.mod}
 _MAX_PASSES = 8  # derived symbols chain a few deep at most
 
 
@@ -82,7 +82,7 @@ def _assignments(text: str) -> list[tuple[str, str]]:
            if i not in inside and (m := _ASSIGN.match(ln)) is not None and _SIZE_TEXT.match(m["expr"])]
     if is_cpp_wrapper(text):  # its sizes are read in the C++ string, not in Python
         out += [(m["name"], expr) for ln in entry_lines(text) if (m := _CPP_ASSIGN.match(ln)) is not None
-                and _SIZE_TEXT.match(expr := _CPP_INT.sub(r"\1", m["expr"]))]
+                and _SIZE_TEXT.match(expr := cpp_size(m["expr"]))]
     return out
 
 
