@@ -158,9 +158,12 @@ def _by_signal() -> str:
 
 
 def _fail(settings: Settings, msg: str, code: int) -> None:
-    if settings.verbose:
-        traceback.print_exc()
-    print(f"inductor-bench: {msg}", file=sys.stderr)
+    # a closed stderr (``2>&1 | head``) loses the line, not the exit status: raised here, its
+    # BrokenPipeError would end the process with Python's 1, which reads as a regression
+    with contextlib.suppress(OSError, ValueError):
+        if settings.verbose:
+            traceback.print_exc()
+        print(f"inductor-bench: {msg}", file=sys.stderr, flush=True)
     sys.exit(code)
 
 

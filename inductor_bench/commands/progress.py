@@ -24,7 +24,7 @@ class TerminalProgress(Progress):
         self._tty = bool(getattr(self.stream, "isatty", lambda: False)())
 
     def note(self, msg: str) -> None:
-        print(fitted(msg, self.stream), file=self.stream, flush=True)
+        say(fitted(msg, self.stream), self.stream)
 
     @contextlib.contextmanager
     def phase(self, msg: str, follow: str | None = None) -> Iterator[dict[str, str]]:
@@ -39,13 +39,12 @@ class TerminalProgress(Progress):
             word = "interrupted"
             raise
         finally:
-            print(fitted(f"{msg}: {word} ({time.perf_counter() - t0:.1f} s)", self.stream),
-                  file=self.stream, flush=True)
+            say(fitted(f"{msg}: {word} ({time.perf_counter() - t0:.1f} s)", self.stream), self.stream)
 
     @contextlib.contextmanager
     def _showing(self, msg: str, follow: str | None) -> Iterator[None]:
         if not self._tty:
-            print(f"{msg} ...", file=self.stream, flush=True)
+            say(f"{msg} ...", self.stream)
             yield
             return
         from rich.console import Console
@@ -86,7 +85,15 @@ def fitted(line: str, stream: TextIO) -> str:
 
 def note(line: str) -> None:
     """A line on stderr (a note beside the report), fitted to the terminal it may be."""
-    print(fitted(line, sys.stderr), file=sys.stderr, flush=True)
+    say(fitted(line, sys.stderr), sys.stderr)
+
+
+def say(line: str, stream: TextIO) -> None:
+    """``line`` on ``stream``, or nowhere where it cannot be written (a closed pipe, ``2>&1 |
+    head``): a progress line or a note is no result, and losing it must not stop a run midway,
+    its graphs unprofiled."""
+    with contextlib.suppress(OSError, ValueError):
+        print(line, file=stream, flush=True)
 
 
 FOLLOW_EVERY_S = 1.0
