@@ -292,8 +292,8 @@ def test_the_footer_names_each_peak_the_rows_are_of(capsys):
     assert code == 0, err
     section = out[out.index("GEMMs by shape: record_shapes"):]
     assert "Peaks used: fp32 19.5 TFLOP/s, tf32 156 TFLOP/s (datasheet: A100 SXM 80GB)." in section
-    # calls, ms, ms a call, GFLOP a call, TFLOP/s, % peak, % other work, kernel
-    row = re.compile(r"^0 .* fp32 +\d+ +[\d.]+ +[\d.]+ +[\d.]+ +([\d.]+) +([\d.]+)% +[\d.]+% +(\S+)$")
+    # calls, ms, ms a call, GFLOP a call, TFLOP/s, % peak, % other work, kernels a call, kernel
+    row = re.compile(r"^0 .* fp32 +\d+ +[\d.]+ +[\d.]+ +[\d.]+ +([\d.]+) +([\d.]+)% +[\d.]+% +[\d.]+ +(\S+)$")
     rows = [m.groups() for line in section.splitlines() if (m := row.match(line))]
     assert len(rows) == 5
     kernels = [t.row.kernel for t in steady_shaped_ops(analyze_file(A100))]  # the rows' order

@@ -150,11 +150,14 @@ class AnalyzeResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Every field, and the steps the typical step is the mean of (``steady_indices``); each
-        shaped op's time a call in those steps (``ms_per_call``: null without a call in them)."""
+        shaped op's time a call in those steps (``ms_per_call``: null without a call in them) and
+        the device kernels a call launched (``kernels_a_call``: null on the host)."""
         out = asdict(self) | {"steady_steps": [self.steps[i].name for i in steady_indices(self)]}
-        per_call = {id(t.row): t.ms_per_call for t in steady_shaped_ops(self)}
+        typical = {id(t.row): t for t in steady_shaped_ops(self)}
         for row, shown in zip(self.shaped_ops, out["shaped_ops"], strict=True):
-            shown["ms_per_call"] = per_call.get(id(row))
+            t = typical.get(id(row))
+            shown["ms_per_call"] = t.ms_per_call if t else None
+            shown["kernels_a_call"] = t.kernels_a_call if t else None
         return out
 
     def to_json(self) -> str:

@@ -17,6 +17,9 @@ are not the contiguous ones) and type; pure, no torch.
   inside another is its own call, the outer one keeping what it launched outside it.
 - **Which steps**: a call belongs to the step its op started in; the typical step is the mean
   over the steady steps (as every other figure of ``analyze``).
+- **Kernels a call**: the device events (kernels, a memset, a copy) its calls launched over its
+  calls, in the same steps (2 for a split-K GEMM and its reduction; 4 for an efficient attention
+  backward with its sums and copies): the time above is all of theirs.
 - **Other work**: the share of that time (in the same steady steps) in kernels that are not the
   library's own (``LIBRARY_KERNEL``; ``LAYOUT_KERNEL`` is other work even in cuDNN's name): a
   layout copy or transpose of an operand, a memset, a fill. The kernel shown is the library
@@ -75,6 +78,7 @@ class ShapedOp:
     # the shown arguments' recorded strides (its first call's); None: the trace recorded none, or
     # a oneDNN op of CPU freezing (its packed weight's strides say nothing of the product)
     strides: list[Any] | None = None
+    launches: list[int] = field(default_factory=list)  # per step: the device events its calls launched
 
 
 @dataclass
@@ -89,6 +93,7 @@ class TypicalShapedOp:
     compute: str | None  # the compute type its peak is quoted for; None: not known
     peak_tflops: float | None
     peak_source: str | None
+    kernels_a_call: float | None = None  # the device events a call launched (steady steps); None on the host
 
     @property
     def ms_per_call(self) -> float:
@@ -121,14 +126,15 @@ def shaped_ops(c: TraceColumns, split: StepEvents) -> list[ShapedOp]:
     n = len(split.windows)
     for k, gs in enumerate(per_step):
         for g in gs:
-            device, us, kernels = timed[g]
+            device, us, kernels, launched = timed[g]
             d = calls[g]
             key = (device, d.op, d.shapes, d.dtype)
             row = groups.get(key)
             if row is None:
                 row = groups[key] = ShapedOp(device, d.op, d.shapes, d.dtype, d.flops, [0] * n, [0.0] * n,
-                                             [0.0] * n, strides=_listed(d.strides))
+                                             [0.0] * n, strides=_listed(d.strides), launches=[0] * n)
             row.calls[k] += 1
+            row.launches[k] += launched
             row.ms[k] += us / 1e3
             for name, kus in kernels.items():
                 row.kernel_ms[name] = row.kernel_ms.get(name, 0.0) + kus / 1e3
@@ -173,10 +179,10 @@ def _calls(c: TraceColumns) -> dict[int, Described]:
 
 
 def _launched(c: TraceColumns, split: StepEvents,
-              shaped: list[int]) -> dict[int, tuple[str, float, dict[str, float]]]:
-    """Shaped op -> (device, µs, kernel name -> µs) of the device events launched inside it."""
+              shaped: list[int]) -> dict[int, tuple[str, float, dict[str, float], int]]:
+    """Shaped op -> (device, µs, kernel name -> µs, how many) of the device events launched inside it."""
     by_thread = _by_thread(c, shaped)
-    out: dict[int, tuple[str, float, dict[str, float]]] = {}
+    out: dict[int, tuple[str, float, dict[str, float], int]] = {}
     launch = split.launch or ()
     l_ts, l_where = c.launch.ts, c.launch.where
     dur, name, names = split.events.dur, split.events.name, split.names
@@ -188,10 +194,10 @@ def _launched(c: TraceColumns, split: StepEvents,
             g = _enclosing(ops, l_ts[li], c)
             if g is None:
                 continue
-            device, us, kernels = out.get(g) or (split.device(j), 0.0, {})
+            device, us, kernels, launched = out.get(g) or (split.device(j), 0.0, {}, 0)
             kernel = names[name[j]]
             kernels[kernel] = kernels.get(kernel, 0.0) + dur[j]
-            out[g] = (device, us + dur[j], kernels)
+            out[g] = (device, us + dur[j], kernels, launched + 1)
     return out
 
 
@@ -208,9 +214,9 @@ def _by_thread(c: TraceColumns, shaped: list[int]) -> dict[int, tuple[list[float
 
 
 def _host_times(c: TraceColumns, split: StepEvents,
-                shaped: list[int]) -> dict[int, tuple[str, float, dict[str, float]]]:
-    """Shaped op -> (CPU thread, µs of its own duration less that of shaped ops inside it, {})."""
-    out: dict[int, tuple[str, float, dict[str, float]]] = {}
+                shaped: list[int]) -> dict[int, tuple[str, float, dict[str, float], int]]:
+    """Shaped op -> (CPU thread, µs of its own duration less that of shaped ops inside it, {}, 0)."""
+    out: dict[int, tuple[str, float, dict[str, float], int]] = {}
     ts, dur, threads = c.op.ts, c.op.dur, c.threads.values
     for _, idx in _by_thread(c, shaped).values():
         open_: list[int] = []
@@ -219,8 +225,8 @@ def _host_times(c: TraceColumns, split: StepEvents,
                 open_.pop()
             if open_:  # inside another shaped op: its time is its own, not the outer one's
                 outer = open_[-1]
-                out[outer] = (out[outer][0], out[outer][1] - dur[g], {})
-            out[g] = (f"{HOST_THREAD}{threads[c.op.where[g]][1]}", dur[g], {})
+                out[outer] = (out[outer][0], out[outer][1] - dur[g], {}, 0)
+            out[g] = (f"{HOST_THREAD}{threads[c.op.where[g]][1]}", dur[g], {}, 0)
             open_.append(g)
     return out
 
@@ -267,8 +273,10 @@ def typical_shaped_ops(rows: Sequence[ShapedOp], steady: Sequence[int],
         peak_tflops = peak.flops_for(compute) if peak is not None else None
         tflops = r.flops * calls / (ms * 1e9) if ms > 0 else None
         other = 100.0 * sum(r.other_ms[k] for k in steady) / ms if ms > 0 and r.kernel_ms else None
+        launched = sum(r.launches[k] for k in steady) if r.launches else 0
         out.append(TypicalShapedOp(r, calls / n, ms / n, tflops, other, compute, peak_tflops,
-                               peak.source if peak_tflops else None))
+                                   peak.source if peak_tflops else None,
+                                   launched / calls if launched else None))
     return sorted(out, key=lambda t: (-t.ms, t.row.device, t.row.op, t.row.shapes))
 
 

@@ -45,8 +45,8 @@ def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
     headers = ["thread" if host else "device", "op", "shapes", "type", "calls", "ms", "ms a call",
                "GFLOP a call", "TFLOP/s"]
     if not host:
-        headers += ["% peak", "% other work", "library kernel"]
-    doc.table(rows, headers, ("left", "left", "left", "left", *("right",) * 7, "left")[:len(headers)])
+        headers += ["% peak", "% other work", "kernels a call", "library kernel"]
+    doc.table(rows, headers, ("left", "left", "left", "left", *("right",) * 8, "left")[:len(headers)])
     peaks = _peaks_used(typical[:top])
     strided = any(STRIDES_MARK in t.row.shapes for t in typical[:top])
     doc.fine_print(
@@ -65,8 +65,10 @@ def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
         + "ms a call = the steady steps' time over their calls; TFLOP/s = their FLOPs over that time."
         + ("" if host else
            " % other work: of that time, the share in kernels that are not the library's (a layout "
-           "copy or transpose of an operand, a memset). % peak: of the datasheet's dense peak for the "
-           "compute type "
+           "copy or transpose of an operand, a memset). kernels a call: the device kernels a call "
+           "launched (a memset or copy among them), all in its ms (2: a split-K GEMM and its "
+           "reduction). % peak: of the datasheet's "
+           "dense peak for the compute type "
            "(bf16/fp16: tensor cores; fp8: its tensor-core peak; fp32: TF32 where the kernel's name says so, "
            "the fp32 units for "
            "a SIMT sgemm; none where it says neither, or the GPU is not in the table"
@@ -112,7 +114,7 @@ def _row(doc: Doc, t: TypicalShapedOp, host: bool, label: str) -> list[str]:
     if host:
         return cells
     kernel = doc.named(doc.code(label), r.kernel) if r.kernel else ""
-    return [*cells, fmt.pct(t.pct), fmt.pct(t.other_pct), kernel]
+    return [*cells, fmt.pct(t.pct), fmt.pct(t.other_pct), fmt.number(t.kernels_a_call, ".3g"), kernel]
 
 
 _KINDS = ((GEMM_OPS, "GEMMs"), (CONV_OPS, "convolutions"), (ATTENTION_OPS, "attention"))
