@@ -68,6 +68,26 @@ def test_memory_worked_out_by_hand(tmp_path, capsys):
     assert "WARNING: cuda:0" not in render_analyze(shrunk, "text")  # step 2 gave back what step 1 held
 
 
+def test_a_few_bytes_read_in_decimals_not_in_exponent_form(tmp_path, capsys):
+    """A CPU loop that leaves 4 bytes allocated (a scalar loss) read 3.81e-06 MiB at its end and
+    +9.54e-07 a step; to 3 decimals: 0.000 and +0.000 (4 bytes / 1 MiB, and 4 / 4 steps)."""
+    events = [_mem(102, 131072, 131072, kind=0, index=-1)]  # in the first step, from nothing
+    for k in range(4):
+        t0 = 100 * (k + 1)
+        events += [_x("user_annotation", f"ProfilerStep#{k}", t0, 50), _x("cpu_op", "aten::mm", t0 + 5, 10),
+                   _mem(t0 + 10, 1182728 - 131072 * (k == 0), 1182728, kind=0, index=-1),
+                   _mem(t0 + 20, 4 - 1182728, 4, kind=0, index=-1)]
+    path = tmp_path / "bytes.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    code, out, _ = run_cli(capsys, str(path))
+    assert code == 0
+    row = next(line.split() for line in out.splitlines() if line.startswith("cpu "))
+    # at start 0; peak 1182728 B = 1.128 MiB, first in step 0, and its own rise from 0; at end 4 B;
+    # a step's change (4 + 0 + 0 + 0) / 4 = 1 B
+    assert row == ["cpu", "0", "1.13", "ProfilerStep#0", "1.13", "0.000", "+0.000"]
+    assert "e-0" not in out
+
+
 def test_a_trace_without_memory_events_has_no_memory_section(tmp_path):
     path = tmp_path / "plain.json"
     path.write_text(json.dumps({"traceEvents": [_x("cpu_op", "aten::mm", 0, 10)]}))

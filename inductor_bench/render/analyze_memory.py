@@ -70,9 +70,12 @@ def _row(device: str, steps: list[tuple[str, StepMemory]]) -> list[str]:
 
 
 def _mib(n: float, sign: str = "") -> str:
-    """MiB to 0.1 from 10 MiB up, else to 3 significant digits (a small model's 4 kB reads 0.00391)."""
+    """MiB to 0.1 from 10 MiB up, else to 3 significant digits (a small model's 4 kB reads 0.00391),
+    and under a kB to 3 decimals: a CPU step's 4 bytes left allocated read 0.000, not 3.81e-06."""
     v = n / MIB
-    return f"{v:{sign}.1f}" if abs(v) >= 10 else f"{v:{sign}.3g}"
+    if abs(v) >= 10:
+        return f"{v:{sign}.1f}"
+    return f"{v:{sign}.3f}" if 0 < abs(v) < 0.001 else f"{v:{sign}.3g}"
 
 
 def _held(steps: list[tuple[str, StepMemory]]) -> float | None:
