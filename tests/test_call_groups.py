@@ -137,6 +137,11 @@ def test_the_roofline_table_says_how_many_kernels_a_call_ran(result):
     g = result.graph("0-forward")
     gemm = next(k for k, mark in judged_sites(g) if "sgemm_64x64_8x5_tn" in k.name)
     assert f"{kernel_roof(gemm, H200, 'cuda').pct:.1f}%" in text
+    # the kernel tables' % peak of a main kernel is its calls' (16%, its GEMM alone 21%), and says so
+    top = text[text.index("Top 15"):text.index("How far from the limit")]
+    line = next(x for x in top.splitlines() if "sgemm_64x64_8x5_tn" in x)
+    assert f"~{kernel_roof(gemm, H200, 'cuda').pct:.0f}%" in line
+    assert "% peak of an extern call's main kernel: its calls' work over the time of every kernel" in top
 
 
 def test_a_replayed_graphs_calls_take_each_kernels_share_of_the_one_call_launched_beside_them(result):

@@ -143,6 +143,10 @@ def max_gain_note(r: BreakdownResult, more: str) -> str:
     if reweighed(r.weights()):
         text += (" calls and ms: in all its graph's calls in the script (each graph's own table: one call)."
                  if r.script else " calls and ms: per step, in all its graph's calls.")
+    if shows_roofline(r) and any(k.beside for g in r.measured() for k in g.kernels):
+        text += (f" {PCT_HEADER} of an extern call's main kernel: its calls' work over the time of every "
+                 "kernel they ran (a split-K reduction's too, whose own row reads -; the roofline section "
+                 "names them).")
     return text + more
 
 
