@@ -309,10 +309,17 @@ def require_times(c: TraceColumns) -> None:
     if len(c.device) or not (c.untimed_device or no_dur):
         return
     events = "device events (kernel, memcpy, memset)"
+    one = "device event (kernel, memcpy, memset)"  # the trace's only one
+    if c.untimed_device == 1 and not no_dur:
+        raise TimesLost(f"{c.path}: its one {one} carries no time (ts 0, dur 0): the profiler lost it "
+                        "(a session exported after another had started)")
     if not no_dur:
         raise TimesLost(
             f"{c.path}: its {c.untimed_device} {events} all carry no times (ts 0, dur 0): the "
             "profiler lost them (a session exported after another had started)")
+    if no_dur == 1 and not c.untimed_device:
+        raise TimesLost(f"{c.path}: its one {one} writes no dur: its time is not known",
+                        f"its one {one} writes no dur: its time is not known")
     why = (f"its {no_dur} {events} all write no dur: their times are not known" if not c.untimed_device
            else f"its {no_dur + c.untimed_device} {events} all carry no times: {c.untimed_device} at ts 0 "
            f"with dur 0 (the profiler lost them), {no_dur} with no dur written")
