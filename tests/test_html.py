@@ -277,7 +277,7 @@ def test_a_diffs_kernels_of_one_code_and_unnamed_series_are_coloured():
                           categories=[CategoryDiff("extern_gemm", replace(change, verdict=Verdict.SAME_CODE))])
     chart = diff_kernels(section, 10)
     pale = diff_categories(section)
-    assert pale.bars[0].faint and "or the same code on both sides" in pale.note
+    assert pale.bars[0].faint and "the same code on both sides" in pale.note
     models = Chart("t", "ms", [Bar(m, [Segment(1.0, m)]) for m in ("mlp:default", "mlp_slow25:default", "lite")])
     doc = new_doc("html")
     doc.chart(chart)
@@ -289,4 +289,4 @@ def test_a_diffs_kernels_of_one_code_and_unnamed_series_are_coloured():
     assert len(set(classes[2:])) == 3  # the three unnamed series: three colours
     grey = {c: re.search(rf"\.{c}\{{fill:(#[0-9a-f]+)", page).group(1) for c in classes[:2]}
     assert grey == {"k-same-code": "#b4b8bd", "k-calls-changed": "#7d8590"}
-    assert "or the same code on both sides" in page
+    assert "the same code on both sides" in page

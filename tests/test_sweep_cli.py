@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,7 @@ from inductor_bench.runner.sweep_exec import local_device
 from inductor_bench.runner.window_plan import DEFAULT_WINDOWS
 from inductor_bench.runner.worker import DEFAULT_TIMEOUT_S
 
+from .steady_rule import limit
 from .sweep_helpers import FIXTURE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,9 +41,10 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
-def _done_sweep(d: Path, slowed: float = 1.0, models=MODELS) -> Path:
+def _done_sweep(d: Path, slowed: float = 1.0, models=MODELS, batch_size: int | None = None) -> Path:
     """A sweep directory as `sweep MODELS --modes default,max-autotune --device cpu` (``models``)
-    leaves it when every cell is done, each cell's compare the recorded one (max-autotune x ``slowed``)."""
+    leaves it when every cell is done, each cell's compare the recorded one (max-autotune x
+    ``slowed``; its batch size ``batch_size`` where given)."""
     args = compare_args(
         False,
         "float32",
@@ -63,6 +66,7 @@ def _done_sweep(d: Path, slowed: float = 1.0, models=MODELS) -> Path:
         (d / c.model).mkdir()
         data = json.loads(Path(FIXTURE).read_text())
         data["modes"][2]["step_samples_ms"] = [x * slowed for x in data["modes"][2]["step_samples_ms"]]
+        data["batch_size"] = batch_size if batch_size is not None else data["batch_size"]
         (d / c.model / "compare.json").write_text(json.dumps(data))
     (d / "sweep.json").write_text(plan.to_json())
     return d
@@ -107,25 +111,60 @@ def test_the_gate_fails_on_a_regression_against_the_baseline(tmp_path):
     assert json.loads(data.stdout)["gate"]["threshold_pct"] is None
 
 
-def test_the_gate_names_a_workload_the_baseline_ran_otherwise(tmp_path):
-    """A baseline sweep of batch 128 in float16 judged against batch 64 in float32 read "NO
-    REGRESSION" with no word that the two timed different steps."""
-    old = _done_sweep(tmp_path / "old")
+def test_the_gate_names_the_workload_options_the_baseline_sweep_was_given_otherwise(tmp_path):
+    """A baseline sweep given --batch-size 64 (the factory's default) beside one given none ran
+    the same workload, as their results record it: judged, the options named."""
+    old = _done_sweep(tmp_path / "old", batch_size=64)
     saved = json.loads((old / "sweep.json").read_text())
-    args = saved["compare_args"]
-    args[args.index("--dtype") + 1] = "float16"
-    saved["compare_args"] = [*args, "--batch-size", "128"]
+    saved["compare_args"] = [*saved["compare_args"], "--batch-size", "64"]
     (old / "sweep.json").write_text(json.dumps(saved))
-    new = _done_sweep(tmp_path / "new")
+    new = _done_sweep(tmp_path / "new", batch_size=64)
     r = _cli(*_argv(new, "--baseline", str(old)), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[0] == (
-        "NO REGRESSION against the baseline (6 model-modes judged) (the baseline ran another "
-        "workload: --dtype float16 there, float32 here; --batch-size 128 there, not here)"
+        "NO REGRESSION against the baseline (6 model-modes judged) (the baseline sweep's workload "
+        "options: --batch-size 64 there, not here)"
     )
     data = _cli(*_argv(new, "--baseline", str(old), "--format", "json"), cwd=tmp_path)
-    assert json.loads(data.stdout)["gate"]["settings"] == [
-        "--dtype float16 there, float32 here", "--batch-size 128 there, not here"]
+    gate = json.loads(data.stdout)["gate"]
+    assert (gate["settings"], gate["other_workload"]) == (["--batch-size 64 there, not here"], [])
+
+
+def _steady_ms(xs: list[float]) -> float:
+    """A step figure by docs/statistics.md: the mean of the samples within the limit."""
+    return statistics.fmean([x for x in xs if x <= limit(xs)])
+
+
+def test_a_baseline_of_another_workload_is_not_judged_and_fails_the_gate(tmp_path):
+    """A baseline that ran batch 128 against this sweep's batch 64 was judged faster or slower
+    all the same (its max-autotune x1.5 here read as a regression): it is not comparable, each
+    mode's step times shown side by side, no regression named; the gate fails with one line,
+    exit 5."""
+    old = _done_sweep(tmp_path / "old", batch_size=128)
+    new = _done_sweep(tmp_path / "new", slowed=1.5, batch_size=64)
+    raw = json.loads(Path(FIXTURE).read_text())["modes"]
+    steps = [(m["mode"], _steady_ms(m["step_samples_ms"]), _steady_ms(
+        [x * (1.5 if i == 2 else 1.0) for x in m["step_samples_ms"]])) for i, m in enumerate(raw[:3])]
+    r = _cli(*_argv(new, "--baseline", str(old), "--fail-on-regression", "10"), cwd=tmp_path)
+    assert r.returncode == 5, r.stderr
+    assert r.stderr.splitlines()[-1] == (
+        "inductor-bench: error: no verdict: mlp: the baseline ran another workload: batch size 128 -> 64; "
+        "transformer_block: the baseline ran another workload: batch size 128 -> 64"
+    )
+    side = ", ".join(f"{mode} {b:.4g} -> {h:.4g} ms" for mode, b, h in steps)
+    assert r.stdout.splitlines()[0] == (
+        "NOT COMPARABLE, SO THE 10% GATE FAILS: "
+        f"mlp: the baseline ran another workload: batch size 128 -> 64 ({side}, not judged); "
+        f"transformer_block: the baseline ran another workload: batch size 128 -> 64 ({side}, not judged) "
+        "- no verdict without them"
+    )
+    data = _cli(*_argv(new, "--baseline", str(old), "--format", "json"), cwd=tmp_path)
+    assert data.returncode == 0, data.stderr  # a report, not a gate
+    gate = json.loads(data.stdout)["gate"]
+    assert (gate["regressions"], gate["judged"], gate["unmeasured"]) == ([], 0, [])
+    assert [o["model"] for o in gate["other_workload"]] == ["mlp", "transformer_block"]
+    assert gate["other_workload"][0]["changes"] == ["batch size 128 -> 64"]
+    assert gate["other_workload"][0]["steps"] == [list(x) for x in steps]
 
 
 def _not_comparable_against(old: Path, tmp_path: Path) -> None:

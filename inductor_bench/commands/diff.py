@@ -12,6 +12,7 @@ from ..core.compare import CompareResult
 from ..core.devices import BACKENDS
 from ..core.diff import Diff, diff_results
 from ..core.errors import NotComparable, RegressionFound, UsageError
+from ..core.other_workload import workload_line
 from ..core.rundir import BREAKDOWN_FILE, COMPARE_FILE, Result, load_any
 from ..core.unmeasured import no_verdict_line
 from ..render.diff import DEFAULT_TOP, render_diff
@@ -31,7 +32,8 @@ Base = Annotated[
 ]
 Head = Annotated[Path, typer.Argument(parser=o.a_path, help="Head result, of the same kind as BASE.")]
 FailOnRegression = Annotated[float | None, o.fail_on_regression(
-    "HEAD's time (a breakdown's all-graphs row, a compare's step time, against BASE's)")]
+    "HEAD's time (a breakdown's all-graphs row, a compare's step time, against BASE's)",
+    ", or BASE ran another workload (batch size, dtype, autocast)")]
 MinChange = Annotated[
     float | None,
     typer.Option(
@@ -88,6 +90,8 @@ def _one_result(base: Path, head: Path) -> bool:
 def _gate(diff: Diff, threshold: float | None) -> None:
     if threshold is None:
         return
+    if diff.other_workload:  # its figures are of other work on each side: none is judged
+        raise NotComparable(f"not comparable, no verdict: {workload_line(diff.other_workload)}")
     bad = diff.regressions(threshold)
     if bad:
         # a call at other sizes still counts (a resize that was not meant is a regression too);
@@ -120,8 +124,9 @@ def diff(
     all-graphs row (two breakdowns) or a step time (two compares) exceeds PCT, and 5 when a
     graph or a mode was measured on one side only (failed, timed out, or missing from an
     interrupted or partial run), two compares have no column in both, or a step reads slower on
-    a side measured on a busy or slow machine while no kernel changed its code (not comparable,
-    no verdict); 2 for unreadable or
+    a side measured on a busy or slow machine while no kernel changed its code, or BASE ran
+    another workload (its batch size, dtype or autocast: the figures are shown side by side,
+    none judged) (not comparable, no verdict); 2 for unreadable or
     incomparable results, or a gate asked of a run still being written (its result is not final).
     """
     o.one_stdout(fmt, json_out, html_out)

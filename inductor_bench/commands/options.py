@@ -285,13 +285,14 @@ def run_settings(
     )
 
 
-def fail_on_regression(what: str) -> typer.models.OptionInfo:
+def fail_on_regression(what: str, also: str = "") -> typer.models.OptionInfo:
     """``--fail-on-regression PCT``: exit 1 when ``what`` (a step time) got significantly
-    slower by more than PCT percent, 5 when something was measured on one side only."""
+    slower by more than PCT percent, 5 when something was measured on one side only (or
+    ``also``: what else is not comparable)."""
     return typer.Option(
         "--fail-on-regression",
         metavar="PCT",
         min=0.0,
         help=f"Exit 1 when {what} is significantly slower by more than PCT percent; exit 5 "
-        "(not comparable, no verdict) when a graph or a mode was measured on one side only.",
+        f"(not comparable, no verdict) when a graph or a mode was measured on one side only{also}.",
     )

@@ -109,7 +109,8 @@ def sweep(
 
     Exit status: 0; 4 when a job failed, timed out, was killed or was stopped (its cell says
     why; run the same command again to retry it); with --fail-on-regression, 1 for a regression and 5 when a
-    model or mode was measured on one side only; 2 for bad input; 128 + the signal when stopped.
+    model or mode was measured on one side only, or a model's baseline ran another workload; 2 for bad
+    input; 128 + the signal when stopped.
     """
     o.one_stdout(fmt, json_out, html_out)
     if fail_on_regression is not None and baseline is None:
@@ -347,8 +348,9 @@ def _exit_error(
     if g is not None and g.regressions:
         what = ", ".join(f"{r.model}:{r.mode} {pct(r.rel_pct, signed=True)}" for r in g.regressions)
         return RegressionFound(f"significant step-time regression above {threshold:g}%: {what}")
-    if g is not None and g.unmeasured:
-        return NotComparable(f"no verdict: {'; '.join(g.unmeasured)}")
+    if g is not None and (g.unmeasured or g.other_workload):
+        why = [*g.unmeasured, *(o.describe() for o in g.other_workload)]
+        return NotComparable(f"no verdict: {'; '.join(why)}")
     bad = table.sweep.unfinished()
     if bad:
         return WorkerError(

@@ -76,7 +76,8 @@ Baseline = Annotated[
     ),
 ]
 FailOnRegression = Annotated[
-    float | None, o.fail_on_regression("any model's step time in any mode (against --baseline's)")
+    float | None, o.fail_on_regression("any model's step time in any mode (against --baseline's)",
+                                       ", or a model's baseline ran another workload (batch size, dtype)")
 ]
 RayAddress = Annotated[
     str | None,

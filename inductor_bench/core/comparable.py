@@ -34,12 +34,6 @@ def comparability(base: Result, head: Result) -> tuple[list[str], list[str]]:
         problems.append(f"base is {_step_kind(base)}, head is {_step_kind(head)}")
     if base.model != head.model:
         notes.append(f"different models: base {base.model!r}, head {head.model!r}")
-    for attr in ("dtype", "autocast", "batch_size"):
-        b, h = getattr(base, attr), getattr(head, attr)
-        if attr == "batch_size" and None in (b, h):
-            continue  # a script's, or a run saved before the factory's default was recorded
-        if b != h:
-            notes.append(f"{attr} differs: base {b}, head {h}")
     both_breakdowns = isinstance(base, BreakdownResult) and isinstance(head, BreakdownResult)
     if both_breakdowns and base.mode != head.mode:
         notes.append(f"compile modes differ: base {base.mode}, head {head.mode}")

@@ -41,6 +41,7 @@ from .errors import UsageError
 from .graph_breaks import one_side_only
 from .match import KernelRef, match_kernels
 from .one_code import RunKernels, one_code
+from .other_workload import other_workload, unjudged
 from .results import BreakdownResult, GraphResult
 from .roofline import roofline_moves
 from .stats import Change, Summary, compare_samples, judge
@@ -360,6 +361,8 @@ def diff_results(
         lines += step_disturbances(r) if isinstance(r, CompareResult) else []
         warnings += [f"{side}: {d}" for d in lines]
         disturbed += [side] if lines else []
+    if workload := other_workload(base, head):  # other work on each side: no verdict, figures kept
+        sections = [unjudged(s, workload) for s in sections]
     changed = code_changed(sections)
     sections = [slower_where_disturbed(s, base, head, changed) for s in sections]
     return Diff(
@@ -376,6 +379,7 @@ def diff_results(
         columns_unmeasured=gaps,
         disturbed=disturbed,
         columns=columns,
+        other_workload=workload,
     )
 
 

@@ -151,6 +151,9 @@ class SectionDiff:
     # ms per step of the forward's work the backward graphs do again (core/views.recomputed), on
     # each side; None where neither side recomputes any
     recomputed_ms: tuple[float, float] | None = None
+    # the workload options the two sides ran otherwise (``batch size 8 -> 16``,
+    # core/other_workload.py): its figures are shown, none judged
+    other_workload: list[str] = field(default_factory=list)
 
     def kernels_with(self, *statuses: str) -> list[KernelDiff]:
         return [k for k in self.kernels if k.status in statuses]
@@ -181,7 +184,7 @@ class SectionDiff:
                 None if c is None else {"gbps": c.gbps, "tflops": c.tflops} for c in self.roofline_ceilings),
                 strict=True))
         for k in ("breaks_added", "breaks_removed", "limits_added", "limits_removed", "calls_changed",
-                  "same_code"):
+                  "same_code", "other_workload"):
             if getattr(self, k):
                 d[k] = getattr(self, k)
         return d
@@ -217,6 +220,8 @@ class Diff:
     disturbed: list[str] = field(default_factory=list)
     # of two compares: each side's columns (a column that did not run with its status)
     columns: tuple[list[str], list[str]] | None = None
+    # the workload options base ran otherwise than head (core/other_workload.py): no verdict
+    other_workload: list[str] = field(default_factory=list)
 
     @property
     def unmeasured(self) -> list[Unmeasured]:
@@ -242,11 +247,12 @@ class Diff:
 
     def status(self) -> str:
         """regression | not comparable | same code | faster | within noise | inconclusive,
-        over all sections' step time; not comparable as well where there is no section."""
+        over all sections' step time; not comparable as well where there is no section, or
+        the sides ran other workloads."""
         steps = [s.step for s in self.sections]
         if any(c.slower for c in steps):
             return Outcome.REGRESSION
-        if self.unmeasured or not self.sections:
+        if self.unmeasured or not self.sections or self.other_workload:
             return Outcome.NOT_COMPARABLE
         if all(s.same_code for s in self.sections):
             return Outcome.SAME_CODE
@@ -272,6 +278,8 @@ class Diff:
             "warnings": self.warnings,
             "disturbed": self.disturbed,
         }
+        if self.other_workload:
+            d["other_workload"] = self.other_workload
         if why := self.nothing_compared():
             d["nothing_compared"] = why
             if self.columns is not None:

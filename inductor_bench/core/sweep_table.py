@@ -18,6 +18,7 @@ from .comparable import comparability
 from .compare import EAGER, CompareResult, ModeResult, judge, step_disturbances, timed
 from .diff import diff_results
 from .errors import UsageError
+from .other_workload import workload_line
 from .stats import MIN_SAMPLES, TOO_FEW
 from .step import disturbances, oversubscribed
 from .sweep import TABLE_SCHEMA, Sweep
@@ -65,6 +66,19 @@ class Regression:
 
 
 @dataclass
+class OtherWorkload:
+    """A model the baseline sweep ran as another workload (``batch size 64 -> 128``): each
+    mode's step time on both sides (mode, baseline ms, this sweep's ms), none judged."""
+
+    model: str
+    changes: list[str]
+    steps: list[tuple[str, float, float]] = field(default_factory=list)
+
+    def describe(self) -> str:
+        return f"{self.model}: {workload_line(self.changes)}"
+
+
+@dataclass
 class Gate:
     """``--baseline OLD --fail-on-regression PCT``: every model and mode against the old sweep."""
 
@@ -72,13 +86,15 @@ class Gate:
     regressions: list[Regression] = field(default_factory=list)
     unmeasured: list[str] = field(default_factory=list)  # what could not be judged, and why
     judged: int = 0  # model-mode pairs judged
-    # the options of the workload the baseline sweep ran otherwise (``--batch-size 128 there, 64
-    # here``): its steps were of another workload, judged all the same, as diff judges them
+    # the workload options the baseline sweep was given otherwise (``--batch-size 128 there, not
+    # here``); a model whose results ran other work (their batch size, dtype, autocast) is in
+    # ``other_workload``, not judged
     settings: list[str] = field(default_factory=list)
+    other_workload: list[OtherWorkload] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        return not self.regressions and not self.unmeasured
+        return not self.regressions and not self.unmeasured and not self.other_workload
 
 
 @dataclass
@@ -232,7 +248,8 @@ def gate(
     """Every model of the new sweep against the same model in the old one, mode by mode, by
     ``diff``'s rule for two compare results (each mode's steps judged against noise with the
     device's floor): a significant slowdown above ``threshold_pct`` is a regression; a model or
-    a mode measured on one side only cannot be judged, and is listed. ``threshold_pct`` None
+    a mode measured on one side only cannot be judged, and is listed, as is a model whose
+    baseline ran another workload (its step times kept side by side). ``threshold_pct`` None
     (``--baseline`` alone): every significant slowdown is listed, and there is no gate.
     ``unread``: why a model's result could not be read, in the old sweep and the new one."""
     g = Gate(threshold_pct=threshold_pct)
@@ -252,7 +269,11 @@ def gate(
         except UsageError as e:
             g.unmeasured.append(f"{model}: {e}")
             continue
-        g.judged += len(d.sections)
+        if d.other_workload:  # as diff: the figures side by side, no verdict
+            g.other_workload.append(OtherWorkload(model, d.other_workload, [
+                (s.mode, s.step.base.ms, s.step.head.ms) for s in d.sections]))
+        else:
+            g.judged += len(d.sections)
         g.unmeasured += [f"{model}: {u.describe()}" for u in d.unmeasured]
         for s in d.regressions(threshold_pct or 0.0):
             g.regressions.append(

@@ -28,6 +28,8 @@ class Verdict:
     SAME_CODE = "same code"  # both sides compiled the same code: a change is the processes'
     # the same code, its graph called more or fewer times: a change per step is the calls'
     CALLS_CHANGED = "calls changed"
+    # the two sides ran other workloads (batch size, dtype, autocast): no change is judged
+    OTHER_WORKLOAD = "other workload"
 
 
 class Change:
@@ -47,7 +49,8 @@ class Outcome:
     FASTER = Change.FASTER
     NO_CHANGE = Verdict.WITHIN_NOISE
     INCONCLUSIVE = "inconclusive"
-    NOT_COMPARABLE = "not comparable"  # a graph or a mode measured on one side only
+    # a graph or a mode measured on one side only, or the sides ran other workloads
+    NOT_COMPARABLE = "not comparable"
     SAME_CODE = Verdict.SAME_CODE  # every graph compiled to the same code, run as often, at the same sizes
 
 

@@ -126,8 +126,8 @@ def diff_categories(s: SectionDiff) -> Chart | None:
         f"Change per category, {s.mode} (head - base)",
         "ms per step",
         bars,
-        note="pale: within noise, too few samples to judge, or the same code on both sides; the table "
-        "above has the numbers.",
+        note="pale: within noise, too few samples to judge, the same code on both sides, or another "
+        "workload on each side (not judged); the table above has the numbers.",
         value_format=fmt.signed_ms,
     )
 
@@ -170,8 +170,8 @@ def diff_kernels(s: SectionDiff, top: int) -> Chart | None:
         f"The {len(ks)} biggest kernel changes, {s.mode} (head - base)",
         "ms per step",
         bars,
-        note="right of zero: slower in head; grey: within noise, too few samples to judge, or the same "
-        "code on both sides.",
+        note="right of zero: slower in head; grey: within noise, too few samples to judge, the same "
+        "code on both sides, or another workload on each side (not judged).",
         value_format=fmt.signed_ms,
     )
 

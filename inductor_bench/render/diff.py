@@ -11,14 +11,13 @@ from ..core.categories import label
 from ..core.diff import ADDED, FASTER, REMOVED, SLOWER, Diff, KernelDiff, SectionDiff
 from ..core.graph_breaks import describe
 from ..core.stats import MEAN_CONFIDENCE, MIN_SAMPLES, PAIR_CONFIDENCE, TOO_FEW, WITHIN_NOISE, Change
-from ..core.vocab import Outcome, Verdict
+from ..core.vocab import Verdict
 from . import charts_compare as charts
 from .diff_roofline import roofline_block
+from .diff_verdict import change_cell, verdict_cell, verdict_line
 from .doc import TEXT, Doc, new_doc
 from .format import (
     DASH,
-    change_pct,
-    interval_pct,
     kernel_label,
     kernel_labels,
     mib,
@@ -38,8 +37,6 @@ from .roofline import weighted_cell
 # Kernel rows shown per table; the rest are counted. Enough for the kernels that matter in
 # a PR comment without burying the verdict.
 DEFAULT_TOP = 10
-# Kernels named in the verdict line as responsible for a regression.
-VERDICT_KERNELS = 3
 # Longest origin-op list and kernel name shown in a table cell before they are cut. Fused
 # C++ kernel names run past 80 characters; the cut keeps both ends (the counter is at the end).
 ORIGIN_CHARS = 60
@@ -51,6 +48,7 @@ KERNEL_GROUPS = (
     (FASTER, "Faster kernels, significant"),
     (REMOVED, "Removed kernels"),
     (Verdict.CALLS_CHANGED, "The same code, its graph called another number of times"),
+    (Verdict.OTHER_WORKLOAD, "Matched kernels, another workload on each side: not judged"),
 )
 
 
@@ -60,104 +58,13 @@ def _with_spread(ms: float, spread_pct: float | None, n: int) -> str:
     return f"{ms_precise(ms)} {spread(spread_pct)}".strip() + f" (n={n})"
 
 
-def _change_cell(ch: Change) -> str:
-    """The change of the times, with the interval it rests on when both sides can be judged."""
-    if ch.verdict == Outcome.NOT_COMPARABLE:  # the sides' sums are over different graphs
-        return "-"
-    if ch.rel_pct is not None:
-        judged = min(ch.base.n, ch.head.n) >= MIN_SAMPLES
-        return f"{change_pct(ch)} {interval_pct(ch.ratio_ci) if judged else ''}".strip()
-    return "new" if ch.head.ms > 0 else "-"
-
-
-# ---- the verdict ----------------------------------------------------------------------------
-
-
-def _step_times(s: SectionDiff) -> str:
-    ch = s.step
-    return f"{s.mode}: {step_figure(s.step_source)} {ms_precise(ch.base.ms)} -> {ms_precise(ch.head.ms)} ms"
-
-
-def _step_phrase(s: SectionDiff) -> str:
-    return f"{_step_times(s)} ({_change_cell(s.step)}, {s.step.verdict})"
-
-
-def _moved_phrase(s: SectionDiff) -> str:
-    """How far the step of the same code moved between two runs: the processes' doing."""
-    return (f"{_step_times(s)} ({_change_cell(s.step)}) between the two runs' profiling processes, "
-            "the machine's doing")
-
-
-def _responsible_phrase(s: SectionDiff, doc: Doc) -> str:
-    ks = s.responsible(VERDICT_KERNELS)
-    names = ", ".join(f"{doc.code(k.name)} {signed_ms(k.delta_ms)} ms ({k.status})" for k in ks)
-    return (f"; kernels responsible: {names}" if ks else "") + _calls_phrase(s)
-
-
-def _calls_phrase(s: SectionDiff) -> str:
-    """The graphs the model called another number of times (the step moves with their calls),
-    and the extern calls whose inputs changed size (the step's change is partly the model's)."""
-    each = ", ".join(f"{g} {fmt_calls(b)} -> {fmt_calls(h)}" for g, b, h in s.calls_changed)
-    shapes = ", ".join(s.shapes_changed())
-    return ((f"; calls changed: {each}" if each else "")
-            + (f"; shapes changed, not the same work: {shapes}" if shapes else ""))
-
-
-def _not_comparable_line(diff: Diff, doc: Doc, threshold_pct: float | None) -> str:
-    head = "NOT COMPARABLE" + (f", so the {threshold_pct:g}% gate fails" if threshold_pct is not None else "")
-    if why := diff.nothing_compared():
-        return f"{doc.strong(head)}: nothing could be compared: {why} - no verdict"
-    judged = [_step_phrase(s) for s in diff.sections if not s.unmeasured]
-    return (
-        f"{doc.strong(head)}: " + "; ".join(u.describe() for u in diff.unmeasured)
-        + " - no verdict without them"
-        + (" | " + " | ".join(judged) if judged else "")
-    )
-
-
-def _disturbed_phrase(diff: Diff) -> str:
-    """A verdict's caveat: a side measured on a busy or slow machine (its warnings say how)."""
-    if not diff.disturbed:
-        return ""
-    sides = " and ".join(diff.disturbed)
-    return (f" - but {sides} {'was' if len(diff.disturbed) == 1 else 'were'} measured on a busy or "
-            "slow machine (warnings below): measure again, or time both sides in one process "
-            "(compare)")
-
-
-def verdict_line(diff: Diff, doc: Doc, threshold_pct: float | None = None) -> str:
-    status = diff.status()
-    if status == Outcome.NOT_COMPARABLE:
-        return _not_comparable_line(diff, doc, threshold_pct)
-    if status == Outcome.REGRESSION:
-        gated = diff.regressions(threshold_pct or 0.0)
-        parts = [_step_phrase(s) + _responsible_phrase(s, doc) for s in diff.regressions(0.0)]
-        head = "REGRESSION"
-        if threshold_pct is not None:
-            head += (
-                f" above the {threshold_pct:g}% gate" if gated else f" (below the {threshold_pct:g}% gate)"
-            )
-        return f"{doc.strong(head)}: " + " | ".join(parts) + _disturbed_phrase(diff)
-    if status == Outcome.SAME_CODE:
-        return (f"{doc.strong('SAME CODE')}: base and head compiled the same code for every graph, called as "
-                "often at the same sizes: nothing of theirs changed, and no change below is significant; "
-                + " | ".join(_moved_phrase(s) for s in diff.sections))
-    if status == Outcome.FASTER:
-        parts = [_step_phrase(s) + _calls_phrase(s) for s in diff.sections if s.step.faster]
-        return f"{doc.strong('FASTER')}: " + " | ".join(parts) + _disturbed_phrase(diff)
-    if status == Outcome.INCONCLUSIVE:
-        return f"{doc.strong('INCONCLUSIVE')}: too few samples to judge (record more with --repeat)"
-    parts = [_step_phrase(s) for s in diff.sections]
-    return f"{doc.strong('NO SIGNIFICANT CHANGE')}: " + " | ".join(parts)
-
-
 # ---- tables ---------------------------------------------------------------------------------
 
 
 def _summary_rows(s: SectionDiff) -> list[list[str]]:
-    rows = [_change_row(f"{step_figure(s.step_source)}, ms ({step_source(s.step_source)})", s.step)]
+    rows = [_change_row(f"{step_figure(s.step_source)}, ms ({step_source(s.step_source)})", s.step, s)]
     if s.kernel_time is not None:
-        rows.append(_change_row("kernel time, ms", s.kernel_time))
+        rows.append(_change_row("kernel time, ms", s.kernel_time, s))
     if s.busy_pct is not None:
         b, h = s.busy_pct
         rows.append(["busy %", pct(b), pct(h), points(h - b), ""])
@@ -185,13 +92,13 @@ def _summary_rows(s: SectionDiff) -> list[list[str]]:
     return rows
 
 
-def _change_row(name: str, ch: Change) -> list[str]:
+def _change_row(name: str, ch: Change, s: SectionDiff) -> list[str]:
     return [
         name,
         _with_spread(ch.base.ms, ch.base.spread_pct, ch.base.n),
         _with_spread(ch.head.ms, ch.head.spread_pct, ch.head.n),
-        _change_cell(ch),
-        ch.verdict,
+        change_cell(ch),
+        verdict_cell(ch, s),
     ]
 
 
@@ -202,8 +109,8 @@ def _category_rows(s: SectionDiff) -> list[list[str]]:
             ms_precise(c.change.base.ms),
             ms_precise(c.change.head.ms),
             signed_ms(c.change.delta_ms),
-            _change_cell(c.change),
-            c.change.verdict,
+            change_cell(c.change),
+            verdict_cell(c.change, s),
         ]
         for c in s.categories
     ]
@@ -279,6 +186,9 @@ MATCHED = "matched kernel(s) and extern op(s)"
 def _quiet_counts(s: SectionDiff) -> str:
     if s.same_code:
         return f"{len(s.kernels_with(Verdict.SAME_CODE))} {MATCHED}, the same code on both sides"
+    if s.other_workload:
+        return (f"{len(s.kernels_with(Verdict.OTHER_WORKLOAD))} {MATCHED}, each run on another workload on "
+                "each side: none judged")
     noise = len(s.kernels_with(WITHIN_NOISE))
     few = len(s.kernels_with(TOO_FEW))
     text = f"{noise} {MATCHED} within noise"
@@ -319,9 +229,9 @@ def _kernel_blocks(s: SectionDiff, top: int, doc: Doc) -> None:
         if not ks:
             continue
         # biggest change first: increases for slower/added, decreases for faster/removed, either
-        # for kernels whose calls changed
+        # for kernels whose calls changed or that ran another workload
         sign = -1 if status in (SLOWER, ADDED) else 1
-        either = status == Verdict.CALLS_CHANGED
+        either = status in (Verdict.CALLS_CHANGED, Verdict.OTHER_WORKLOAD)
         ks = sorted(ks, key=lambda k: -abs(k.delta_ms) if either else sign * k.delta_ms)
         rows = _kernel_rows(ks[:top], doc)
         headers = KERNEL_HEADERS
@@ -372,7 +282,9 @@ def _section(doc: Doc, s: SectionDiff, top: int) -> None:
     _kernel_blocks(s, top, doc)
     doc.chart(charts.diff_kernels(s, top))
     roofline_block(s, top, doc, _name)
-    notes = [f"not comparable: {u.describe()}" for u in s.unmeasured]
+    notes = [f"not comparable: {', '.join(s.other_workload)}: base and head ran other workloads, so "
+             "their figures are shown side by side and none is judged"] if s.other_workload else []
+    notes += [f"not comparable: {u.describe()}" for u in s.unmeasured]
     if s.unmeasured:
         notes.append("the kernels listed are those of the graphs measured on both sides")
     notes += [_quiet_counts(s)] if s.kernels else []

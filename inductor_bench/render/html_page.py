@@ -66,6 +66,7 @@ SERIES_COLOURS: dict[str, str] = {
     Verdict.TOO_FEW: "#c8ccd0",
     Verdict.SAME_CODE: "#b4b8bd",  # greys too: no change of the code's speed to show
     Verdict.CALLS_CHANGED: "#7d8590",
+    Verdict.OTHER_WORKLOAD: "#b4b8bd",  # no change judged across two workloads
     CompileMode.EAGER: "#8c8c8c",
     CompileMode.DEFAULT: "#3b6fb6",
     Tuning.BASELINE: "#3b6fb6",

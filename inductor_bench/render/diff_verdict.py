@@ -1,0 +1,119 @@
+"""The verdict of a ``Diff``: its first line (regression, faster, no significant change, the
+same code, not comparable: a graph on one side only, or two workloads), and the change and
+verdict cells its tables share. Returns strings."""
+
+from __future__ import annotations
+
+from ..core.diff import Diff, SectionDiff
+from ..core.other_workload import workload_line
+from ..core.stats import MIN_SAMPLES, Change
+from ..core.vocab import Outcome, Verdict
+from .doc import Doc
+from .format import change_pct, interval_pct, ms_precise, signed_ms, step_figure
+from .format import count as fmt_calls
+
+# Kernels named in the verdict line as responsible for a regression.
+VERDICT_KERNELS = 3
+
+
+def change_cell(ch: Change) -> str:
+    """The change of the times, with the interval it rests on when both sides can be judged
+    (not across two workloads: their change is the arithmetic's alone)."""
+    if ch.verdict == Outcome.NOT_COMPARABLE:  # the sides' sums are over different graphs
+        return "-"
+    if ch.rel_pct is not None:
+        judged = min(ch.base.n, ch.head.n) >= MIN_SAMPLES and ch.verdict != Verdict.OTHER_WORKLOAD
+        return f"{change_pct(ch)} {interval_pct(ch.ratio_ci) if judged else ''}".strip()
+    return "new" if ch.head.ms > 0 else "-"
+
+
+# ---- the verdict ----------------------------------------------------------------------------
+
+
+def _step_times(s: SectionDiff) -> str:
+    ch = s.step
+    return f"{s.mode}: {step_figure(s.step_source)} {ms_precise(ch.base.ms)} -> {ms_precise(ch.head.ms)} ms"
+
+
+def _step_phrase(s: SectionDiff) -> str:
+    return f"{_step_times(s)} ({change_cell(s.step)}, {verdict_cell(s.step, s)})"
+
+
+def verdict_cell(ch: Change, s: SectionDiff) -> str:
+    """A change's verdict; across two workloads ``not comparable: batch size 8 -> 16``."""
+    if ch.verdict == Verdict.OTHER_WORKLOAD:
+        return f"not comparable: {', '.join(s.other_workload)}"
+    return ch.verdict
+
+
+def _moved_phrase(s: SectionDiff) -> str:
+    """How far the step of the same code moved between two runs: the processes' doing."""
+    return (f"{_step_times(s)} ({change_cell(s.step)}) between the two runs' profiling processes, "
+            "the machine's doing")
+
+
+def _responsible_phrase(s: SectionDiff, doc: Doc) -> str:
+    ks = s.responsible(VERDICT_KERNELS)
+    names = ", ".join(f"{doc.code(k.name)} {signed_ms(k.delta_ms)} ms ({k.status})" for k in ks)
+    return (f"; kernels responsible: {names}" if ks else "") + _calls_phrase(s)
+
+
+def _calls_phrase(s: SectionDiff) -> str:
+    """The graphs the model called another number of times (the step moves with their calls),
+    and the extern calls whose inputs changed size (the step's change is partly the model's)."""
+    each = ", ".join(f"{g} {fmt_calls(b)} -> {fmt_calls(h)}" for g, b, h in s.calls_changed)
+    shapes = ", ".join(s.shapes_changed())
+    return ((f"; calls changed: {each}" if each else "")
+            + (f"; shapes changed, not the same work: {shapes}" if shapes else ""))
+
+
+def _not_comparable_line(diff: Diff, doc: Doc, threshold_pct: float | None) -> str:
+    head = "NOT COMPARABLE" + (f", so the {threshold_pct:g}% gate fails" if threshold_pct is not None else "")
+    if why := diff.nothing_compared():
+        return f"{doc.strong(head)}: nothing could be compared: {why} - no verdict"
+    if diff.other_workload:  # the figures side by side, none judged
+        return (f"{doc.strong(head)}: {workload_line(diff.other_workload)}: the figures are shown side by "
+                "side, none judged faster or slower | " + " | ".join(_step_phrase(s) for s in diff.sections)
+                + "".join(f"; {u.describe()}" for u in diff.unmeasured))
+    judged = [_step_phrase(s) for s in diff.sections if not s.unmeasured]
+    return (
+        f"{doc.strong(head)}: " + "; ".join(u.describe() for u in diff.unmeasured)
+        + " - no verdict without them"
+        + (" | " + " | ".join(judged) if judged else "")
+    )
+
+
+def _disturbed_phrase(diff: Diff) -> str:
+    """A verdict's caveat: a side measured on a busy or slow machine (its warnings say how)."""
+    if not diff.disturbed:
+        return ""
+    sides = " and ".join(diff.disturbed)
+    return (f" - but {sides} {'was' if len(diff.disturbed) == 1 else 'were'} measured on a busy or "
+            "slow machine (warnings below): measure again, or time both sides in one process "
+            "(compare)")
+
+
+def verdict_line(diff: Diff, doc: Doc, threshold_pct: float | None = None) -> str:
+    status = diff.status()
+    if status == Outcome.NOT_COMPARABLE:
+        return _not_comparable_line(diff, doc, threshold_pct)
+    if status == Outcome.REGRESSION:
+        gated = diff.regressions(threshold_pct or 0.0)
+        parts = [_step_phrase(s) + _responsible_phrase(s, doc) for s in diff.regressions(0.0)]
+        head = "REGRESSION"
+        if threshold_pct is not None:
+            head += (
+                f" above the {threshold_pct:g}% gate" if gated else f" (below the {threshold_pct:g}% gate)"
+            )
+        return f"{doc.strong(head)}: " + " | ".join(parts) + _disturbed_phrase(diff)
+    if status == Outcome.SAME_CODE:
+        return (f"{doc.strong('SAME CODE')}: base and head compiled the same code for every graph, called as "
+                "often at the same sizes: nothing of theirs changed, and no change below is significant; "
+                + " | ".join(_moved_phrase(s) for s in diff.sections))
+    if status == Outcome.FASTER:
+        parts = [_step_phrase(s) + _calls_phrase(s) for s in diff.sections if s.step.faster]
+        return f"{doc.strong('FASTER')}: " + " | ".join(parts) + _disturbed_phrase(diff)
+    if status == Outcome.INCONCLUSIVE:
+        return f"{doc.strong('INCONCLUSIVE')}: too few samples to judge (record more with --repeat)"
+    parts = [_step_phrase(s) for s in diff.sections]
+    return f"{doc.strong('NO SIGNIFICANT CHANGE')}: " + " | ".join(parts)
