@@ -92,3 +92,7 @@ def test_a_stall_that_met_the_turns_step_alone_is_not_read_as_time_outside_the_g
     assert summary(result)["outside_ms"] == {}
     m.step_turns = StepTurns(graphs=["0-forward"], blocks=[[[5.0]] * 5, [[1.25]] * 5])  # both 1.25x: it stands
     assert m.outside_ms() == 3.75 / 5.0 * 4.0 and summary(result)["outside_ms"] == {"default": 3.0}
+    # the step at its own speed, the graph faster than its profile (the profiler's own cost on a
+    # short graph): the share stands, 3.6 of 4.0 ms
+    m.step_turns = StepTurns(graphs=["0-forward"], blocks=[[[4.0]] * 5, [[0.4]] * 5])
+    assert m.outside_ms() == 3.6 / 4.0 * 4.0
