@@ -183,6 +183,23 @@ def test_a_model_missing_from_the_baseline_is_not_comparable(tmp_path):
     _not_comparable_against(old, tmp_path)
 
 
+def test_a_regression_beside_a_model_missing_from_the_baseline_names_both(tmp_path):
+    """mlp's max-autotune +50% and transformer_block, absent from the baseline: the report and
+    the error line named the regression alone, and no line said that transformer_block was not
+    judged. Both now say it (exit 1: a regression is a regression)."""
+    old = _done_sweep(tmp_path / "old", models=MODELS[:1])
+    new = _done_sweep(tmp_path / "new", slowed=1.5)
+    r = _cli(*_argv(new, "--baseline", str(old), "--fail-on-regression", "10"), cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.splitlines()[-1] == (
+        "inductor-bench: error: significant step-time regression above 10%: mlp:max-autotune +50.0%; "
+        "no verdict: transformer_block: no result in the baseline"
+    )
+    first = r.stdout.splitlines()[0]
+    assert first.startswith("REGRESSION ABOVE THE 10% GATE: mlp:max-autotune +50.0% [")
+    assert first.endswith("] | not comparable, no verdict: transformer_block: no result in the baseline")
+
+
 def test_a_baseline_result_that_cannot_be_read_is_named_with_its_cause(tmp_path):
     """The baseline's transformer_block/compare.json cut in half read "no result in the
     baseline", as if the model had never run there: the line now says why (exit 5 all the same)."""

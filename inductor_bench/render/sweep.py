@@ -98,18 +98,18 @@ def gate_line(gate: Gate, doc: Doc) -> str:
 
 
 def _verdict(gate: Gate, doc: Doc, t: float | None) -> str:
-    if gate.regressions:
+    unjudged = "; ".join([*gate.unmeasured, *map(_other_workload, gate.other_workload)])
+    if gate.regressions:  # what could not be judged beside them is named too: no other line says it
         what = "; ".join(
             f"{r.model}:{r.mode} {pct(r.rel_pct, signed=True)} {interval_pct(r.ratio_ci)}".rstrip()
             for r in gate.regressions
         )
-        return doc.alert("REGRESSION" + (f" above the {t:g}% gate" if t is not None else "")) + f": {what}"
-    if gate.unmeasured or gate.other_workload:
+        return (doc.alert("REGRESSION" + (f" above the {t:g}% gate" if t is not None else "")) + f": {what}"
+                + (f" | not comparable, no verdict: {unjudged}" if unjudged else ""))
+    if unjudged:
         return (
             doc.alert("NOT COMPARABLE" + (f", so the {t:g}% gate fails" if t is not None else ""))
-            + ": "
-            + "; ".join([*gate.unmeasured, *map(_other_workload, gate.other_workload)])
-            + " - no verdict without them"
+            + f": {unjudged} - no verdict without them"
         )
     if t is None:
         return doc.strong("NO REGRESSION") + f" against the baseline ({gate.judged} model-modes judged)"
