@@ -290,6 +290,8 @@ def run_dir(tmp_path):
     # part of a name (difflib alone finds nothing as close as 0.6 to it)
     ("fused_sum", "no kernel fused_sum in {run}; close matches: triton_red_fused_sum_0"),
     ("xmma", "no kernel xmma in {run}; close matches: sm90_xmma_gemm_bf16"),
+    # nothing close: the kernels it can benchmark, those with a Triton file
+    ("zzzz", "no kernel zzzz in {run}; its Triton kernels: triton_poi_fused_add_sin_0, triton_red_fused_sum_0"),
 ])
 def test_run_dir_lookup_errors(capsys, fake_worker, run_dir, name, message):
     code, _, err = run_cli(capsys, str(run_dir), *([name] if name else []))
@@ -305,6 +307,23 @@ def test_run_dir_lookup(capsys, fake_worker, run_dir, name):
     assert code == 0
     assert fake_worker.calls[0]["kernel"] == name.rsplit("/")[-1]
     assert out.startswith(f"{name.rsplit('/')[-1]}: Triton ")
+
+
+def test_a_cpu_run_says_it_has_no_triton_kernel_to_benchmark(capsys, fake_worker, tmp_path):
+    """The README's `kernel runs/<run>/ triton_poi_fused_add_0` asked of a CPU run, whose kernels
+    are C++ in the compiled module: said so, with the command that re-tunes them, not a bare
+    `no kernel ... in runs`."""
+    kernels = [KernelStat(name="cpp_fused_gelu_1", category="cpp_pointwise", calls=1, ms=0.007),
+               KernelStat(name="aten::addmm", category="extern_gemm", calls=3, ms=0.3)]
+    result = BreakdownResult(model="mlp", device="cpu", graphs=[
+        GraphResult(id="0-inference", role="inference", kernels=kernels, wall_ms=0.36, kernel_ms=0.307)])
+    (tmp_path / "breakdown.json").write_text(result.to_json())
+    code, _, err = run_cli(capsys, str(tmp_path), "triton_poi_fused_add_0")
+    assert code == 2 and fake_worker.calls == []
+    assert error_line(err) == (
+        f"no kernel triton_poi_fused_add_0 in {tmp_path}; it has no Triton kernel file to benchmark "
+        "(a CPU run's C++ kernels are re-tuned by recompiling: inductor-bench breakdown MODEL.py "
+        "--autotune-top N)")
 
 
 def test_directory_without_result(capsys, tmp_path):

@@ -75,9 +75,20 @@ def find_kernel(result: BreakdownResult, name: str, where: str) -> tuple[str, Ke
         raise UsageError(f"no kernel {kname} in graph {graph_id} in {where}; "
                          f"it is in: {', '.join(elsewhere)}")
     close = close_names(kname, sorted(names))
-    hint = f"; close matches: {', '.join(close)}" if close else ""
+    hint = f"; close matches: {', '.join(close)}" if close else _triton_files(result)
     in_graph = f" in graph {graph_id}" if graph_id else ""
     raise UsageError(f"no kernel {kname}{in_graph} in {where}{hint}")
+
+
+def _triton_files(result: BreakdownResult, shown: int = 5) -> str:
+    """The kernels of the run that can be benchmarked (a Triton kernel with its file), or that
+    it has none (a CPU run: its C++ kernels re-tuned by recompiling)."""
+    files = sorted({k.name for g in result.graphs for k in g.kernels if k.file})
+    if not files:
+        return ("; it has no Triton kernel file to benchmark (a CPU run's C++ kernels are re-tuned by "
+                "recompiling: inductor-bench breakdown MODEL.py --autotune-top N)")
+    more = f" and {len(files) - shown} more" if len(files) > shown else ""
+    return f"; its Triton kernels: {', '.join(files[:shown])}{more}"
 
 
 def _from_run_dir(run_dir: Path, name: str | None) -> KernelFile:
