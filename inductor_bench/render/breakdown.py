@@ -22,7 +22,7 @@ from . import format as fmt
 from .doc import TEXT, Doc, new_doc
 from .execution import render_execution
 from .kernel import render_matches, render_retuning
-from .roofline import FAR_HEADER, PCT_HEADER, far_below_cells, pct_cell, roofline_section, shows_roofline
+from .roofline import FAR_HEADER, PCT_HEADER, far_below_cells, op_pct_cell, roofline_section, shows_roofline
 from .views import GRAPH_OPTIONAL, TOP_OPTIONAL, graph_units, max_gain_note, source_view, top_units
 from .windows import windows_note
 
@@ -204,7 +204,7 @@ def _top_kernels(doc: Doc, r: BreakdownResult, top: int) -> None:
             fmt.ms(u.ms),
             fmt.pct(fmt.share(u.ms, t.kernel_ms)),
             fmt.pct(fmt.share(u.ms, gain_wall)),
-        ] + ([pct_cell(r, u.graph, u.kernel)] if roof else []) + [_ops(doc, u.kernel)]
+        ] + ([op_pct_cell(r, u.graph, u.kernel)] if roof else []) + [_ops(doc, u.kernel)]
         for i, u in enumerate(us[:top], 1)
     ]
     doc.heading(f"Top {min(top, len(us))} of {len(us)} kernels ({ALL_GRAPHS})")
@@ -244,7 +244,7 @@ def _graph_sections(doc: Doc, r: BreakdownResult, top: int) -> None:
                     fmt.count(k.calls),
                     fmt.ms(k.ms),
                     fmt.pct(fmt.share(k.ms, g.kernel_ms)),
-                ] + ([pct_cell(r, g, k)] if roof else []) + [_ops(doc, k)]
+                ] + ([op_pct_cell(r, g, k)] if roof else []) + [_ops(doc, k)]
                 rows.append(row + ([doc.link(k.file, k.file) if k.file else ""] if with_file else []))
             headers = ["kernel", "calls", "ms", "% graph"] + ([PCT_HEADER] if roof else [])
             headers += ["origin ATen ops"] + (["file"] if with_file else [])

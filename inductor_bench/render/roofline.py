@@ -31,6 +31,7 @@ from ..core.roofline import (
     ceilings_of,
     chart_points,
     has_counts,
+    judged_calls,
     kernel_roof,
     pct_over_time,
     site_stat,
@@ -90,14 +91,25 @@ def unit_pct_cell(r: BreakdownResult, u: Unit) -> str:
     return pct_cell(r, g, k)
 
 
-def group_pct_cell(r: BreakdownResult, members: list[tuple[GraphResult, KernelStat, float]]) -> str:
-    """The time-weighted % of peak of a group of kernels (a module's, a source line's), each
-    with its time in the group; those not counted and those whose % is no distance to a limit
-    (latency-bound, in cache) left out, and the share of the group's time it is over said where
-    that is short (``weighted_cell``)."""
+def group_pct_cell(r: BreakdownResult, members: list[tuple[GraphResult, KernelStat, float]],
+                   whole: bool = False) -> str:
+    """The time-weighted % of peak of a group of kernels (a module's, a source line's, an extern
+    op's calls), each with its time in the group; those not counted and those whose % is no
+    distance to a limit (latency-bound, in cache) left out, and the share of the group's time it
+    is over said where that is short (``weighted_cell``); ``whole``: the % to the unit, as the
+    kernel rows beside it read."""
     c = ceilings_of(r)
     pct, share = pct_over_time((kernel_roof(as_judged(g, k) or k, c, g.device), ms) for g, k, ms in members)
-    return fmt.DASH if pct is None else weighted_cell(pct, share)
+    return fmt.DASH if pct is None else weighted_cell(pct, share, whole)
+
+
+def op_pct_cell(r: BreakdownResult, g: GraphResult, k: KernelStat) -> str:
+    """A row of the op view: a kernel's % (``pct_cell``), or for an extern op called at several
+    places, its calls each judged on its own (``judged_calls``, as the step's % and the category
+    tables judge them) and weighed by its time, as the views by line and module weigh a group's:
+    not one figure of the calls pooled, which hides a latency-bound call inside it."""
+    calls = [(g, c, c.ms) for c, _, site in judged_calls(g) if site is not None and site.kernel == k.name]
+    return group_pct_cell(r, calls, whole=True) if len(calls) > 1 else pct_cell(r, g, k)
 
 
 def far_below_cells(r: BreakdownResult, cats: dict[str, float],
@@ -125,15 +137,17 @@ def roofline_rows(breakdowns: list[BreakdownResult | None]) -> list[list[str]]:
     return [["% of peak (time-weighted)", *weighted], [f"kernel time {FAR_HEADER}", *far]]
 
 
-def weighted_cell(pct: float | None, share: float | None) -> str:
-    """A time-weighted % of peak, and the share of kernel time it is over where that is short
-    of ``JUDGED_SHOWN`` (templates and custom ops without a FLOP count, latency-bound and
-    in-cache kernels left out); where kernels ran and none of them is judged, says why there is no %."""
+def weighted_cell(pct: float | None, share: float | None, whole: bool = False) -> str:
+    """A time-weighted % of peak (``whole``: to the unit), and the share of kernel time it is
+    over where that is short of ``JUDGED_SHOWN`` (templates and custom ops without a FLOP count,
+    latency-bound and in-cache kernels left out); where kernels ran and none of them is judged,
+    says why there is no %."""
     if pct is None and share == 0:
         return f"{fmt.DASH} (each kernel latency-bound, in cache or uncounted)"
+    text = f"{pct:.0f}%" if whole and pct is not None else fmt.pct(pct)
     if pct is None or share is None or share >= JUDGED_SHOWN:
-        return fmt.pct(pct)
-    return f"{fmt.pct(pct)} (over {share:.0f}% of kernel time)"
+        return text
+    return f"{text} (over {share:.0f}% of kernel time)"
 
 
 def _si(v: float | None, unit: str) -> str:

@@ -1,0 +1,89 @@
+"""The op view's % peak of an extern op called at several places: its calls each judged on
+its own and weighed by their time, latency-bound ones left out, as the views by line and
+module weigh a group; the same cell in text, Markdown and HTML."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from inductor_bench.core.ceilings import Ceilings, Roofline
+from inductor_bench.core.result_json import result_json
+from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
+from inductor_bench.core.sources import CallSite
+from inductor_bench.render.breakdown import render_breakdown
+
+GBPS, TFLOPS = 100.0, 1.0  # ridge at 10 FLOP/byte
+HOST_FLOOR_US, SLACK = 10.0, 2.0  # a host launch's cost, and how far past it a launch is still short
+
+# aten::mm called at three places: (calls, ms, bytes, FLOPs), each per iteration
+CALLS = [
+    (1.0, 1.0, 1e6, 0.5e9),  # a large GEMM: compute-bound
+    (1.0, 0.5, 10e6, 1e7),  # 1 FLOP/byte: memory-bound, 100 µs at best
+    (100.0, 0.4, 10e6, 1e7),  # 100 launches of 4 µs, 1 µs each at best: too short to reach a limit
+]
+
+
+def _result() -> BreakdownResult:
+    ms = sum(c[1] for c in CALLS)
+    mm = KernelStat("aten::mm", "extern_gemm", sum(c[0] for c in CALLS), ms,
+                    bytes=sum(c[2] for c in CALLS), flops=sum(c[3] for c in CALLS), compute="fp32")
+    sites = [CallSite("aten::mm", i, "extern_kernels.mm", calls, t) for i, (calls, t, _, _) in enumerate(CALLS)]
+    g = GraphResult("0-inference", "inference", iterations=1, wall_ms=ms, kernel_ms=ms, busy_ms=ms,
+                    categories={"extern_gemm": ms}, kernels=[mm], sites=sites,
+                    site_counts=[[b, f] for _, _, b, f in CALLS])
+    ceilings = Ceilings("test device", gbps=GBPS, tflops={"fp32": TFLOPS})
+    return BreakdownResult("m", graphs=[g], roofline=Roofline(ceilings))
+
+
+def _expected() -> tuple[float, float, float]:
+    """(the calls' time-weighted %, the share of the op's time it is over, the pooled %)."""
+    num = den = 0.0
+    for calls, ms, moved, flops in CALLS:
+        roof = min(TFLOPS, flops / moved * GBPS / 1e3)  # TFLOP/s at its intensity
+        pct = 100 * flops / (ms / 1e3) / 1e12 / roof
+        ideal_us = max(moved / (GBPS * 1e9), flops / (TFLOPS * 1e12)) * 1e6 / calls
+        if ideal_us < HOST_FLOOR_US and ms * 1e3 / calls < SLACK * (HOST_FLOOR_US + ideal_us):
+            continue  # latency-bound: its % says how short it is
+        num, den = num + pct * ms, den + ms
+    total = sum(c[1] for c in CALLS)
+    moved, flops = sum(c[2] for c in CALLS), sum(c[3] for c in CALLS)
+    pooled = 100 * flops / (total / 1e3) / 1e12 / min(TFLOPS, flops / moved * GBPS / 1e3)
+    return num / den, 100 * den / total, pooled
+
+
+def _pct_cells(text: str) -> list[str]:
+    """The % peak cells of the text report's aten::mm rows (the top table's, the graph's)."""
+    rows = [re.split(r"\s{2,}", ln.strip()) for ln in text.splitlines() if re.search(r"aten::mm(?! #)", ln)]
+    return [[c for c in row if "%" in c][-1] for row in rows]
+
+
+def test_the_op_views_percent_of_peak_weighs_each_call_and_leaves_out_the_short_ones():
+    pct, share, pooled = _expected()
+    assert (round(pct), round(share), round(pooled)) == (40, 79, 27)  # the three figures differ
+    cell = f"{pct:.0f}% (over {share:.0f}% of kernel time)"
+    r = _result()
+    text = render_breakdown(r, by="op", width=250)
+    assert _pct_cells(text) == [cell, cell]  # the top kernels and the graph's table
+    assert f"{pooled:.0f}%" not in _pct_cells(text)
+    for form in ("markdown", "html"):
+        assert render_breakdown(r, form, by="op").count(cell) == 2, form
+    # the JSON holds each call's own figures, from which the cell is made
+    figures = json.loads(result_json(r))["extras"]["roofline"]["kernels"]
+    judged = [(k["pct"], CALLS[i][1]) for i, k in enumerate(sorted(figures, key=lambda k: k["kernel"]))
+              if k["bound"] != "latency"]
+    assert sum(p * t for p, t in judged) / sum(t for _, t in judged) == pytest.approx(pct)
+
+
+def test_an_op_called_at_one_place_keeps_its_own_cell():
+    r = _result()
+    g = r.graphs[0]
+    (calls, ms, moved, flops) = CALLS[2]
+    g.kernels[0] = KernelStat("aten::mm", "extern_gemm", calls, ms, bytes=moved, flops=flops, compute="fp32")
+    g.sites, g.site_counts = [CallSite("aten::mm", 0, "extern_kernels.mm", calls, ms)], [[moved, flops]]
+    g.wall_ms = g.kernel_ms = g.categories["extern_gemm"] = ms
+    pct = 100 * flops / (ms / 1e3) / 1e12 / (flops / moved * GBPS / 1e3)
+    text = render_breakdown(r, by="op", width=250)
+    assert _pct_cells(text) == [f"~{pct:.0f}%"] * 2  # latency-bound, marked as any kernel is
