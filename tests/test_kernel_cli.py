@@ -517,6 +517,9 @@ def test_autotune_top_kernels_rows(run_dir, monkeypatch):
     render_retuning(doc, rows, 0.05)
     text = doc.render()
     assert "Together at most 5.00% of model time" in text
+    row = next(ln for ln in text.splitlines() if ln.startswith("0-forward") and "sum_0" in ln).split()
+    assert row[3:6] == ["0.0200", "0.0100", "2.00x"]  # 0.02 ms -> 0.01 ms: ms, as every table of a breakdown
+    assert "baseline ms" in text and "µs" not in text
     assert "failed: kernelbench worker exceeded --timeout 5s and was killed" in text
 
 

@@ -69,11 +69,6 @@ def sig_digits(x: float, sig: int) -> str:
     return f"{x:.{max(0, sig - 1 - math.floor(math.log10(abs(x))))}f}"
 
 
-def signed_duration(v_ms: float) -> str:
-    """A change of a kernel time, in the unit ``duration`` gives its size, with its sign."""
-    return ("+" if v_ms > 0 else "-" if v_ms < 0 else "") + duration(abs(v_ms))
-
-
 def pct(x: float | None, signed: bool = False) -> str:
     if x is None:
         return DASH

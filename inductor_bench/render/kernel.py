@@ -11,7 +11,7 @@ from ..core.results import KernelMatch, RetunedKernel
 from ..core.vocab import Verdict
 from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
-from .format import DASH, duration, number, optional, signed_duration
+from .format import DASH, duration, ms_precise, number, optional, signed_ms
 
 
 def _spread(t: Timing) -> str:
@@ -148,7 +148,7 @@ def render_retuning(doc: Doc, rows: list[RetunedKernel], total: float) -> None:
     if not rows:
         doc.paragraph("no re-tunable Triton kernel with a file")
         return
-    headers = ["graph", "kernel", "share of model", "baseline", "max-autotune", "speedup",
+    headers = ["graph", "kernel", "share of model", "baseline ms", "max-autotune ms", "speedup",
                "configs tried", "verdict", "model time saved at most"]
     doc.table([_retuned_row(r) for r in rows], headers,
               optional=("configs tried", "share of model", "speedup"))
@@ -159,8 +159,7 @@ def render_retuning(doc: Doc, rows: list[RetunedKernel], total: float) -> None:
 def _retuned_row(r: RetunedKernel) -> list[str]:
     return [
         r.graph, r.kernel, f"{100 * r.share:.1f}%",
-        duration(r.base_ms) if r.base_ms is not None else DASH,
-        duration(r.tuned_ms) if r.tuned_ms is not None else DASH,
+        ms_precise(r.base_ms), ms_precise(r.tuned_ms),  # ms, as every table of a breakdown
         DASH if r.speedup is None else f"{r.speedup:.2f}x",
         f"{r.configs_base} -> {r.configs_tuned}" if r.configs_base is not None else DASH,
         f"skipped: {r.skipped}" if r.skipped else f"failed: {r.error}" if r.error else (r.verdict or DASH),
@@ -178,13 +177,13 @@ def render_matches(doc: Doc, rows: list[KernelMatch], *, top: int | None = None)
             + [r for r in rows if r.verdict == Verdict.SAME_CODE])
     shown = rows[:top] if top is not None else rows
     table = [[r.graph, r.base_name or DASH, r.tuned_name or DASH, r.change,
-              duration(r.base_ms) if r.base_name else DASH,
-              duration(r.tuned_ms) if r.tuned_name else DASH,
-              signed_duration(r.delta_ms), r.verdict] for r in shown]
-    headers = ["graph", "default kernel", "max-autotune kernel", "what changed", "default",
-               "max-autotune", "delta", "verdict"]
+              ms_precise(r.base_ms) if r.base_name else DASH,  # ms, as every table of a breakdown
+              ms_precise(r.tuned_ms) if r.tuned_name else DASH,
+              signed_ms(r.delta_ms), r.verdict] for r in shown]
+    headers = ["graph", "default kernel", "max-autotune kernel", "what changed", "default ms",
+               "max-autotune ms", "delta ms", "verdict"]
     doc.heading("Default vs max-autotune, kernel by kernel")
-    doc.table(table, headers, optional=("what changed", "delta"))  # delta: default - max-autotune
+    doc.table(table, headers, optional=("what changed", "delta ms"))  # delta: max-autotune - default
     hidden = rows[len(shown):]
     if hidden:
         same = sum(1 for r in hidden if r.verdict == Verdict.SAME_CODE)
