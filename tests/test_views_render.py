@@ -74,7 +74,8 @@ def test_factory_header_follows_train():
     assert "training step" in render_breakdown(r).splitlines()[3]
 
 
-@pytest.mark.parametrize("by,heading", [("line", "Time by source line"), ("module", "Time by module (depth 2)")])
+@pytest.mark.parametrize("by,heading", [("line", "Time by source line (all graphs): "),
+                                        ("module", "Time by module at depth 2 (all graphs): ")])
 def test_report_shows_the_views_without_torch(by, heading):
     argv = ["report", str(ATTR), "--by", by] + (["--module-depth", "2"] if by == "module" else [])
     p = subprocess.run([sys.executable, "-c", CLI_WITHOUT_TORCH, *argv], capture_output=True, text=True, cwd=ROOT)

@@ -222,7 +222,7 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     if roof:
         total_row.insert(6 if two_roles else 4, group_pct_cell(r, [unit_member(u) for u in us]))
     rows.append(total_row)
-    what = "source line" if by == By.LINE else "module" + (f" (depth {depth})" if depth else "")
+    what = "source line" if by == By.LINE else "module" + (f" at depth {depth}" if depth else "")
     doc.heading(f"Time by {what} ({ALL_GRAPHS}): {len(shown)} of {len(groups)} groups")
     headers = ["#", "ms", "% kernel"] + (["fwd ms", "bwd ms"] if two_roles else []) + ["kernels"]
     headers += [PCT_HEADER] if roof else []
