@@ -26,14 +26,14 @@ CALLS = [
 ]
 
 
-def _result() -> BreakdownResult:
-    ms = sum(c[1] for c in CALLS)
-    mm = KernelStat("aten::mm", "extern_gemm", sum(c[0] for c in CALLS), ms,
-                    bytes=sum(c[2] for c in CALLS), flops=sum(c[3] for c in CALLS), compute="fp32")
-    sites = [CallSite("aten::mm", i, "extern_kernels.mm", calls, t) for i, (calls, t, _, _) in enumerate(CALLS)]
+def _result(calls: list[tuple[float, float, float, float]] = CALLS) -> BreakdownResult:
+    ms = sum(c[1] for c in calls)
+    mm = KernelStat("aten::mm", "extern_gemm", sum(c[0] for c in calls), ms,
+                    bytes=sum(c[2] for c in calls), flops=sum(c[3] for c in calls), compute="fp32")
+    sites = [CallSite("aten::mm", i, "extern_kernels.mm", n, t) for i, (n, t, _, _) in enumerate(calls)]
     g = GraphResult("0-inference", "inference", iterations=1, wall_ms=ms, kernel_ms=ms, busy_ms=ms,
                     categories={"extern_gemm": ms}, kernels=[mm], sites=sites,
-                    site_counts=[[b, f] for _, _, b, f in CALLS])
+                    site_counts=[[b, f] for _, _, b, f in calls])
     ceilings = Ceilings("test device", gbps=GBPS, tflops={"fp32": TFLOPS})
     return BreakdownResult("m", graphs=[g], roofline=Roofline(ceilings))
 
@@ -87,3 +87,12 @@ def test_an_op_called_at_one_place_keeps_its_own_cell():
     pct = 100 * flops / (ms / 1e3) / 1e12 / (flops / moved * GBPS / 1e3)
     text = render_breakdown(r, by="op", width=250)
     assert _pct_cells(text) == [f"~{pct:.0f}%"] * 2  # latency-bound, marked as any kernel is
+
+
+def test_an_op_whose_calls_are_all_too_short_keeps_its_marked_cell():
+    """Two calls of 10 launches, 4 and 6 µs each, 1 µs at best: neither is a distance to a limit;
+    the row reads the op's own figure, marked latency-bound as a kernel's row is, not a bare dash."""
+    calls = [(10.0, 0.04, 1e6, 1e6), (10.0, 0.06, 1e6, 1e6)]
+    moved, flops, ms = 2e6, 2e6, 0.1
+    pct = 100 * flops / (ms / 1e3) / 1e12 / (flops / moved * GBPS / 1e3)
+    assert _pct_cells(render_breakdown(_result(calls), by="op", width=250)) == [f"~{pct:.0f}%"] * 2

@@ -107,9 +107,15 @@ def op_pct_cell(r: BreakdownResult, g: GraphResult, k: KernelStat) -> str:
     """A row of the op view: a kernel's % (``pct_cell``), or for an extern op called at several
     places, its calls each judged on its own (``judged_calls``, as the step's % and the category
     tables judge them) and weighed by its time, as the views by line and module weigh a group's:
-    not one figure of the calls pooled, which hides a latency-bound call inside it."""
+    not one figure of the calls pooled, which hides a latency-bound call inside it. Where none
+    of its calls is a distance to a limit, the op's own cell, marked as a kernel's beside it is
+    (``~``: its calls are too short to reach one)."""
     calls = [(g, c, c.ms) for c, _, site in judged_calls(g) if site is not None and site.kernel == k.name]
-    return group_pct_cell(r, calls, whole=True) if len(calls) > 1 else pct_cell(r, g, k)
+    own = pct_cell(r, g, k)
+    if len(calls) < 2:
+        return own
+    cell = group_pct_cell(r, calls, whole=True)
+    return own if cell == fmt.DASH and own.startswith(("~", "^")) else cell
 
 
 def far_below_cells(r: BreakdownResult, cats: dict[str, float],
