@@ -68,6 +68,7 @@ def test_the_op_views_percent_of_peak_weighs_each_call_and_leaves_out_the_short_
     text = render_breakdown(r, by="op", width=250)
     assert _pct_cells(text) == [cell, cell]  # the top kernels and the graph's table
     assert f"{pooled:.0f}%" not in _pct_cells(text)
+    assert "% peak of an extern op called at several places: its calls' time-weighted %" in " ".join(text.split())
     for form in ("markdown", "html"):
         assert render_breakdown(r, form, by="op").count(cell) == 2, form
     # the JSON holds each call's own figures, from which the cell is made
@@ -87,6 +88,7 @@ def test_an_op_called_at_one_place_keeps_its_own_cell():
     pct = 100 * flops / (ms / 1e3) / 1e12 / (flops / moved * GBPS / 1e3)
     text = render_breakdown(r, by="op", width=250)
     assert _pct_cells(text) == [f"~{pct:.0f}%"] * 2  # latency-bound, marked as any kernel is
+    assert "called at several places" not in text
 
 
 def test_an_op_whose_calls_are_all_too_short_keeps_its_marked_cell():

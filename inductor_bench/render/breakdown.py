@@ -22,7 +22,15 @@ from . import format as fmt
 from .doc import TEXT, Doc, new_doc
 from .execution import render_execution
 from .kernel import render_matches, render_retuning
-from .roofline import FAR_HEADER, PCT_HEADER, far_below_cells, op_pct_cell, roofline_section, shows_roofline
+from .roofline import (
+    FAR_HEADER,
+    PCT_HEADER,
+    far_below_cells,
+    op_pct_cell,
+    op_pct_note,
+    roofline_section,
+    shows_roofline,
+)
 from .views import GRAPH_OPTIONAL, TOP_OPTIONAL, graph_units, max_gain_note, source_view, top_units
 from .windows import windows_note
 
@@ -217,7 +225,7 @@ def _top_kernels(doc: Doc, r: BreakdownResult, top: int) -> None:
         optional=TOP_OPTIONAL,
     )
     doc.chart(charts.breakdown_top(r, top))
-    doc.paragraph(max_gain_note(r, ""))
+    doc.paragraph(max_gain_note(r, op_pct_note(r) if roof else ""))
 
 
 def _graph_sections(doc: Doc, r: BreakdownResult, top: int) -> None:

@@ -118,6 +118,16 @@ def op_pct_cell(r: BreakdownResult, g: GraphResult, k: KernelStat) -> str:
     return own if cell == fmt.DASH and own.startswith(("~", "^")) else cell
 
 
+def op_pct_note(r: BreakdownResult) -> str:
+    """What an op row's % peak is, where an extern op of the result was called at several places."""
+    if not any(len([s for s in g.sites if s.extern and s.kernel == k.name]) > 1
+               for g in r.measured() for k in g.kernels):
+        return ""
+    return (f" {PCT_HEADER} of an extern op called at several places: its calls' time-weighted %, each "
+            "call judged on its own (the roofline section lists them), latency-bound and in-cache calls "
+            "left out, as the views by module and line weigh a group.")
+
+
 def far_below_cells(r: BreakdownResult, cats: dict[str, float],
                     graphs: list[GraphResult] | None = None) -> dict[str, str] | None:
     """Category -> the share of its own time in kernels under ``FAR_BELOW_PCT`` of their
