@@ -9,10 +9,12 @@ import them (``Any`` here: no import back)."""
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 from .devices import backend
 from .stats import MIN_SAMPLES, Change, compare_samples, judge_paired
+from .steady import limit_of
 from .vocab import CompileMode
 
 
@@ -24,6 +26,27 @@ def judge(result: Any, ref: Any, mode: Any) -> Change:
     if ref.paired_ms and mode.paired_ms:
         return judge_paired(result.common_blocks(ref), result.common_blocks(mode), min_rel=floor)
     return compare_samples(result.step_samples(ref), result.step_samples(mode), min_rel=floor)
+
+
+def disturbed_rounds(result: Any, ref: Any, mode: Any) -> tuple[int, int]:
+    """(disturbed, rounds) of the interleaved rounds ``ref -> mode`` is judged on: a round is
+    disturbed where the median of either column's block lies above the statistics policy's
+    steady limit (``steady.limit_of``) of that column's step samples, the samples its step time
+    is the mean of (docs/statistics.md). (0, 0) where the two were not timed interleaved."""
+    if not (ref.paired_ms and mode.paired_ms):
+        return 0, 0
+    limits = [limit_of(result.step_samples(m)) for m in (ref, mode)]
+    rounds = [r for r in zip(result.common_blocks(ref), result.common_blocks(mode), strict=False) if all(r)]
+    bad = sum(1 for r in rounds if any(lim is not None and statistics.median(blk) > lim
+                                       for blk, lim in zip(r, limits, strict=True)))
+    return bad, len(rounds)
+
+
+def too_disturbed(result: Any, ref: Any, mode: Any) -> str | None:
+    """Why no speedup of ``mode`` over ``ref`` is given: most of the rounds it would be the
+    median of were disturbed (``7 of 10 rounds disturbed``); None where most were steady."""
+    bad, n = disturbed_rounds(result, ref, mode)
+    return f"{bad} of {n} rounds disturbed" if n and 2 * bad > n else None
 
 
 def timed(m: Any) -> bool:

@@ -16,6 +16,7 @@ from typing import Any
 from .arg_changes import arg_changes
 from .comparable import comparability
 from .compare import EAGER, CompareResult, ModeResult, judge, step_disturbances, timed
+from .compare_summary import too_disturbed
 from .diff import diff_results
 from .errors import UsageError
 from .other_workload import workload_line
@@ -44,6 +45,9 @@ class Figures:
     # were not timed in rounds, and the speedup is the ratio of their step times)
     speedup_rounds: int | None = None
     verdict: str | None = None  # compare's verdict on the speedup
+    # why no speedup is given though both columns were timed: most of the interleaved rounds
+    # it would be the median of were disturbed (``7 of 10 rounds disturbed``); out of the geomean
+    no_speedup: str | None = None
     # the minimum relative change that verdict was judged by (the device's floor): the speedup
     # prints at the decimals compare gives it beside 1 + min_rel and its inverse
     min_rel: float | None = None
@@ -104,6 +108,8 @@ class SweepTable:
     modes: list[str]  # the columns: the reference first
     rows: dict[str, dict[str, Figures]]  # model -> mode -> figures
     geomeans: dict[str, tuple[float | None, int]]  # mode -> (geomean speedup, models in it)
+    # mode -> model -> why a model that ran to its end is out of the mode's geomean (no_speedup)
+    geomean_left_out: dict[str, dict[str, str]] = field(default_factory=dict)
     gate: Gate | None = None
     # model -> what disturbed the timing of its steps (compare's warnings: a busy machine)
     step_disturbed: dict[str, list[str]] = field(default_factory=dict)
@@ -124,7 +130,8 @@ class SweepTable:
             "sweep": self.sweep.to_dict(),
             "reference": self.reference,
             "cells": [asdict(f) for row in self.rows.values() for f in row.values()],
-            "geomean_speedup": {m: {"geomean": g, "models": n} for m, (g, n) in self.geomeans.items()},
+            "geomean_speedup": {m: {"geomean": g, "models": n, "left_out": self.geomean_left_out.get(m, {})}
+                                for m, (g, n) in self.geomeans.items()},
             "gate": asdict(self.gate) if self.gate is not None else None,
             "step_disturbed": self.step_disturbed,
             "shown_from": self.shown_from,
@@ -161,9 +168,12 @@ def _speedup(f: Figures, result: CompareResult, ref: ModeResult | None, m: ModeR
     if not (timed(ref) and timed(m)):
         return
     ch = judge(result, ref, m)
-    f.speedup, f.verdict = ch.speedup, ch.verdict
     f.speedup_rounds = ch.paired.rounds if ch.paired is not None else None
     f.min_rel = ch.min_rel
+    f.no_speedup = too_disturbed(result, ref, m)
+    if f.no_speedup is not None:  # the median of mostly disturbed rounds is no figure
+        return
+    f.speedup, f.verdict = ch.speedup, ch.verdict
     if ch.verdict != TOO_FEW and min(ch.base.n, ch.head.n) >= MIN_SAMPLES:
         f.speedup_ci = ch.speedup_ci
 
@@ -193,10 +203,13 @@ def build_table(
                 for f in rows[cell.model].values():
                     _left_out(f, cell.status, reference=f.mode == ref)
     geo = {m: _geomean_of(rows, m) for m in modes if m != ref}
+    left = {m: {model: f.no_speedup for model, r in rows.items()
+                if (f := r[m]).status == Status.OK and f.no_speedup} for m in geo}
     load = {model: lines for model, r in results.items() if r is not None and (lines := step_disturbances(r))}
     measured = [c.model for c in sweep.cells if any(m.ok for m in getattr(results.get(c.model), "modes", []))]
     return SweepTable(
         sweep=sweep, reference=ref, modes=modes, rows=rows, geomeans=geo, step_disturbed=load,
+        geomean_left_out={m: d for m, d in left.items() if d},
         measured=measured, shown_from=dict(shown_from or {}),
     )
 

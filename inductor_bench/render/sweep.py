@@ -35,9 +35,13 @@ OPTIONAL = ("compile", "top category", "busy %")
 DISTURBED_MARK = " (!)"
 
 
+# the speedup cell of a mode whose rounds were mostly disturbed: no figure
+NO_SPEEDUP = "n/m"
+
+
 def speedup_text(f: Figures) -> str:
     """As compare prints it: more decimals where two would reach the verdict's floor."""
-    return speedup_at(f.speedup, f.min_rel)
+    return NO_SPEEDUP if f.no_speedup else speedup_at(f.speedup, f.min_rel)
 
 
 def geomean_text(table: SweepTable, mode: str) -> str:
@@ -64,7 +68,7 @@ def row(f: Figures, ref: str) -> list[str]:
         f.mode,
         "1.00x (reference)" if is_ref and f.speedup is not None else speedup_text(f),
         interval_x(f.speedup_ci) or "-",
-        f.verdict or "-",
+        f.verdict or f.no_speedup or "-",
         (f"{f.busy_pct:.1f}%" + DISTURBED_MARK * bool(f.disturbed)) if f.busy_pct is not None else "-",
         top_text(f) + DISTURBED_MARK * bool(f.disturbed and f.top_category),
         seconds(f.compile_s) if f.compile_s is not None and f.mode != EAGER else "-",  # nothing to compile
@@ -83,10 +87,21 @@ def geomean_rows(table: SweepTable) -> list[list[str]]:
 def geomean_line(table: SweepTable) -> str:
     n = len(table.rows)
     parts = [
-        f"{mode} {geomean_text(table, mode)} ({k} of {n} models)" if g is not None else f"{mode} -"
+        (f"{mode} {geomean_text(table, mode)} ({k} of {n} models" if g is not None else f"{mode} -")
+        + _left_out(table, mode, g is not None)
         for mode, (g, k) in table.geomeans.items()
     ]
     return f"Geomean speedup over {table.reference}: " + ", ".join(parts)
+
+
+def _left_out(table: SweepTable, mode: str, within: bool) -> str:
+    """The models out of a mode's geomean for want of steady rounds, and why; the bracket of
+    its count closed (``within``: the count's bracket is open)."""
+    left = "; ".join(f"{model} left out: {why}"
+                     for model, why in table.geomean_left_out.get(mode, {}).items())
+    if within:
+        return f"; {left})" if left else ")"
+    return f" ({left})" if left else ""
 
 
 def gate_line(gate: Gate, doc: Doc) -> str:
@@ -155,6 +170,10 @@ def notes(table: SweepTable) -> list[str]:
         "call, timed on its own; graph breaks: the distinct breaks Dynamo met compiling it (each one's "
         "place and reason: that model's compare report)",
     ]
+    if any(f.no_speedup for r in table.rows.values() for f in r.values()):
+        out.append(f"{NO_SPEEDUP}: no speedup where most of the rounds it would be the median of were "
+                   "disturbed (a block's median above its column's steady limit, docs/statistics.md); "
+                   "out of the geomean")
     for f in (f for r in table.rows.values() for f in r.values() if f.disturbed):
         out.append(f"{DISTURBED_MARK.strip()} {f.model} {f.mode}: profiled disturbed, its busy % and top "
                    f"category may be off: {'; '.join(f.disturbed)}")
