@@ -396,7 +396,7 @@ def test_a_baseline_without_a_gate_is_worded_without_one():
     assert slow.threshold_pct is None and [r.mode for r in slow.regressions] == ["max-autotune"]
     assert gate_line(slow, doc).startswith("REGRESSION: a:max-autotune +50.0% [")
     assert gate_line(gate({"a": base}, {"a": base}, None), doc) == (
-        "NO REGRESSION against the baseline (3 model-modes judged)"
+        "NO REGRESSION against the baseline (3 model-modes judged, eager included)"
     )
     assert gate_line(gate({}, {"a": base}, None), doc) == (
         "NOT COMPARABLE: a: no result in the baseline - no verdict without them"

@@ -122,7 +122,7 @@ def test_the_gate_names_the_workload_options_the_baseline_sweep_was_given_otherw
     r = _cli(*_argv(new, "--baseline", str(old)), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines()[0] == (
-        "NO REGRESSION against the baseline (6 model-modes judged) (the baseline sweep's workload "
+        "NO REGRESSION against the baseline (6 model-modes judged, eager included) (the baseline sweep's workload "
         "options: --batch-size 64 there, not here)"
     )
     data = _cli(*_argv(new, "--baseline", str(old), "--format", "json"), cwd=tmp_path)

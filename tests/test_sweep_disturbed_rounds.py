@@ -106,3 +106,22 @@ def test_the_recorded_loaded_rounds_keep_their_speedup():
     sweep.cells[0].status, sweep.cells[0].run_dir, sweep.cells[0].attempts = CellStatus.DONE, "t", 1
     f = build_table(sweep, {"t": result}).rows["t"]["default"]
     assert f.no_speedup is None and f.speedup is not None and f.verdict == "within noise"
+
+
+def test_the_gates_count_says_eager_is_in_it():
+    """Two models whose compares each timed eager and default, under a "2 models x 1 mode" sweep:
+    4 model-modes judged, 2 of them eager columns, which the count says; without eager, 2."""
+    from inductor_bench.core.sweep_table import gate
+    from inductor_bench.render.doc import new_doc
+    from inductor_bench.render.sweep import gate_line
+
+    d = json.loads(FIXTURE.read_text())
+    d["modes"] = d["modes"][:2]
+    assert [m["mode"] for m in d["modes"]] == ["eager", "default"]
+    two = {"a": CompareResult.from_dict(d), "b": CompareResult.from_dict(d)}
+    g = gate(two, two, 5.0)
+    assert (g.judged, g.judged_eager) == (4, 2)
+    assert gate_line(g, new_doc("text")) == "NO REGRESSION above the 5% gate (4 model-modes judged, eager included)"
+    d["modes"] = d["modes"][1:]
+    one = {"a": CompareResult.from_dict(d)}
+    assert gate_line(gate(one, one, 5.0), new_doc("text")) == "NO REGRESSION above the 5% gate (1 model-mode judged)"

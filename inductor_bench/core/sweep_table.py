@@ -90,6 +90,7 @@ class Gate:
     regressions: list[Regression] = field(default_factory=list)
     unmeasured: list[str] = field(default_factory=list)  # what could not be judged, and why
     judged: int = 0  # model-mode pairs judged
+    judged_eager: int = 0  # of them, eager columns (the sweep's modes do not count them)
     # the workload options the baseline sweep was given otherwise (``--batch-size 128 there, not
     # here``); a model whose results ran other work (their batch size, dtype, autocast) is in
     # ``other_workload``, not judged
@@ -287,6 +288,7 @@ def gate(
                 (s.mode, s.step.base.ms, s.step.head.ms) for s in d.sections]))
         else:
             g.judged += len(d.sections)
+            g.judged_eager += sum(s.mode == EAGER for s in d.sections)
         g.unmeasured += [f"{model}: {u.describe()}" for u in d.unmeasured]
         for s in d.regressions(threshold_pct or 0.0):
             g.regressions.append(

@@ -126,9 +126,11 @@ def _verdict(gate: Gate, doc: Doc, t: float | None) -> str:
             doc.alert("NOT COMPARABLE" + (f", so the {t:g}% gate fails" if t is not None else ""))
             + f": {unjudged} - no verdict without them"
         )
+    n = gate.judged
+    judged = f"{n} model-mode{'s' * (n != 1)} judged" + (", eager included" if gate.judged_eager else "")
     if t is None:
-        return doc.strong("NO REGRESSION") + f" against the baseline ({gate.judged} model-modes judged)"
-    return doc.strong(f"NO REGRESSION above the {t:g}% gate") + f" ({gate.judged} model-modes judged)"
+        return doc.strong("NO REGRESSION") + f" against the baseline ({judged})"
+    return doc.strong(f"NO REGRESSION above the {t:g}% gate") + f" ({judged})"
 
 
 def _other_workload(o: OtherWorkload) -> str:
