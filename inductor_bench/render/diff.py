@@ -97,7 +97,7 @@ def _change_row(name: str, ch: Change, s: SectionDiff) -> list[str]:
         name,
         _with_spread(ch.base.ms, ch.base.spread_pct, ch.base.n),
         _with_spread(ch.head.ms, ch.head.spread_pct, ch.head.n),
-        change_cell(ch),
+        change_cell(ch, s),
         verdict_cell(ch, s),
     ]
 
@@ -109,7 +109,7 @@ def _category_rows(s: SectionDiff) -> list[list[str]]:
             ms_precise(c.change.base.ms),
             ms_precise(c.change.head.ms),
             signed_ms(c.change.delta_ms),
-            change_cell(c.change),
+            change_cell(c.change, s),
             verdict_cell(c.change, s),
         ]
         for c in s.categories

@@ -16,15 +16,23 @@ from .format import count as fmt_calls
 VERDICT_KERNELS = 3
 
 
-def change_cell(ch: Change) -> str:
+def change_cell(ch: Change, s: SectionDiff | None = None) -> str:
     """The change of the times, with the interval it rests on when both sides can be judged
-    (not across two workloads: their change is the arithmetic's alone)."""
-    if ch.verdict == Outcome.NOT_COMPARABLE:  # the sides' sums are over different graphs
+    (not across two workloads: their change is the arithmetic's alone); none where the
+    section (``s``) lacks a graph on one side, whose sums are over other graphs (a step read
+    slower on a busy machine is not comparable either, but its sums are over the same graphs)."""
+    if ch.verdict == Outcome.NOT_COMPARABLE and (s is None or graph_missing(s)):
         return "-"
     if ch.rel_pct is not None:
         judged = min(ch.base.n, ch.head.n) >= MIN_SAMPLES and ch.verdict != Verdict.OTHER_WORKLOAD
         return f"{change_pct(ch)} {interval_pct(ch.ratio_ci) if judged else ''}".strip()
     return "new" if ch.head.ms > 0 else "-"
+
+
+def graph_missing(s: SectionDiff) -> bool:
+    """Whether the section lacks a graph (or its whole column) on one side, not only a figure
+    read on a busy machine."""
+    return any(not u.disturbed for u in s.unmeasured)
 
 
 # ---- the verdict ----------------------------------------------------------------------------
@@ -36,7 +44,7 @@ def _step_times(s: SectionDiff) -> str:
 
 
 def _step_phrase(s: SectionDiff) -> str:
-    return f"{_step_times(s)} ({change_cell(s.step)}, {verdict_cell(s.step, s)})"
+    return f"{_step_times(s)} ({change_cell(s.step, s)}, {verdict_cell(s.step, s)})"
 
 
 def verdict_cell(ch: Change, s: SectionDiff) -> str:
@@ -48,7 +56,7 @@ def verdict_cell(ch: Change, s: SectionDiff) -> str:
 
 def _moved_phrase(s: SectionDiff) -> str:
     """How far the step of the same code moved between two runs: the processes' doing."""
-    return (f"{_step_times(s)} ({change_cell(s.step)}) between the two runs' profiling processes, "
+    return (f"{_step_times(s)} ({change_cell(s.step, s)}) between the two runs' profiling processes, "
             "the machine's doing")
 
 
