@@ -108,7 +108,10 @@ def test_every_extern_call_names_its_module_and_line(graphs):
         assert externs and all(k.name in {s.kernel for s in g.sites} for k in externs)
         for s in g.sites:
             assert s.origin.lines and s.origin.modules and all(s.origin.modules), s
-        assert g.attribution is None
+        # torch 2.5's records predate strides, read back from the module: two convolution
+        # backwards take buf4[0], an item of the previous one's result, whose strides it never states
+        assert g.attribution is None or (g.id == "0-backward" and g.attribution.startswith(
+            "input strides unknown for 2 of 7 extern calls"))
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -304,10 +307,11 @@ CUDA_RECORD = {
     },
     "ops": [
         {"written": ["buf1", "buf2"], "origins": ["ln"]},
-        {"written": ["buf3"], "origins": ["mm"], "extern": "extern_kernels.mm", "nodes": ["mm"], "shapes": ["8x128"]},
+        {"written": ["buf3"], "origins": ["mm"], "extern": "extern_kernels.mm", "nodes": ["mm"], "shapes": ["8x128"],
+         "strides": [""]},
         {"written": ["buf5"], "origins": ["gelu"]},
         {"written": ["buf6"], "origins": ["sdpa"], "extern": "torch.ops.aten._scaled_dot_product_flash_attention.default",
-         "nodes": ["sdpa"]},
+         "nodes": ["sdpa"], "strides": []},
         {"written": ["buf11"], "origins": ["gelu_1"]},
     ],
 }

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import copy
 import json
+import shutil
 
 import pytest
 import torch
@@ -20,7 +21,7 @@ from inductor_bench.core.stride_rebuild import with_strides
 from inductor_bench.core.symbols import shapes_at, sizes
 
 from .conftest import ROOT
-from .test_call_strides import RUN, changed
+from .test_call_strides import changed, saved_before_strides
 from .test_call_strides import with_strides as given_strides
 
 RUNS = ROOT / "tests/fixtures/runs"
@@ -135,9 +136,10 @@ def test_strides_the_text_does_not_give_are_unknown_with_a_note():
     wanted = stated((RUNS / graph / "module.py").read_text())
     assert got[0] == [s + " (strides ?)" for s in first["shapes"]]
     assert got[1:] == wanted[1:]
-    assert notes == ["input strides unknown for 1 of 4 extern calls ('(strides ?)'): the module came from "
-                     "Inductor's cache with an attribution record from an older version of this tool, and "
-                     "its text does not state them; --fresh-cache records them"]
+    assert notes == ["input strides unknown for 1 of 4 extern calls ('(strides ?)'): the module's attribution "
+                     "record is from an older version of this tool (kept in Inductor's cache, or in a run "
+                     "saved then), which recorded none, and its text does not state them; a breakdown with "
+                     "--fresh-cache records them"]
 
 
 def _unknown(data: dict, graph: int, index: int) -> dict:
@@ -148,7 +150,7 @@ def _unknown(data: dict, graph: int, index: int) -> dict:
 
 
 def test_diff_gives_no_verdict_on_strides_one_side_does_not_know(tmp_path, capsys):
-    known = given_strides(json.loads(RUN.read_text()), 0, 1, "1x512")
+    known = given_strides(saved_before_strides(), 0, 1, "1x512")
     unknown = _unknown(known, 0, 1)
     for site in unknown["graphs"][0]["sites"][1:2]:
         site["shapes"] = [s.replace(" (strides 1x512) (strides ?)", " (strides ?)") for s in site["shapes"]]
@@ -157,7 +159,7 @@ def test_diff_gives_no_verdict_on_strides_one_side_does_not_know(tmp_path, capsy
 
 
 def test_diff_still_sees_a_change_of_shape_beside_unknown_strides(tmp_path, capsys):
-    known = json.loads(RUN.read_text())
+    known = saved_before_strides()
     unknown = _unknown(known, 0, 1)
     site = unknown["graphs"][0]["sites"][1]
     site["shapes"][1] = "32x" + site["shapes"][1].split("x", 1)[1]
@@ -279,3 +281,21 @@ def test_a_cpp_wrapper_of_dynamic_shapes_is_read_at_its_harness_sizes():
     work = [w for c, w in call_work(module, text) if c.extern]
     assert (work[0].bytes, work[0].flops) == ((32 + 24 * 64 + 64 * 32 + 24 * 32) * 4, 2 * 24 * 64 * 32)
     assert (work[1].bytes, work[1].flops) == ((16 + 24 * 32 + 32 * 16 + 24 * 16) * 4, 2 * 24 * 32 * 16)
+
+
+def test_a_run_saved_before_strides_gets_them_on_reanalysis(tmp_path, capsys):
+    """A run whose ``sources.json`` was kept by a version that recorded no strides (the recorded
+    checkpointed run): ``report --reanalyze`` reads them back from its saved ``module.py``, each
+    extern call's inputs as the module's ``call()`` states them (read with ``ast``); its
+    transposed weights read ``256x1024 (strides 1x256)`` where they read ``256x1024``."""
+    from inductor_bench import cli
+
+    run = tmp_path / "run"
+    shutil.copytree(RUNS / "cpu_checkpoint_train", run)
+    assert cli.main(["report", str(run), "--reanalyze", "--format", "json"]) in (0, None)
+    out = json.loads(capsys.readouterr().out)
+    for g in out["graphs"]:
+        want = stated((run / "graphs" / g["id"] / "module.py").read_text())
+        assert [s["shapes"] for s in g["sites"] if s["callee"].startswith("extern_kernels.")] == want
+        assert not g.get("attribution")
+    assert sum("(strides 1x" in s for g in out["graphs"] for site in g["sites"] for s in site["shapes"]) == 10

@@ -5,8 +5,6 @@ and compared as sizes, not as text, with the lowering's own record of them."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 import torch
 import torch.nn.functional as F
@@ -14,7 +12,7 @@ import torch.nn.functional as F
 from inductor_bench.core.sizepoly import poly, same_shape
 from inductor_bench.core.symbols import shapes_at, sizes
 
-from .test_call_strides import RUN, changed
+from .test_call_strides import changed, saved_before_strides
 from .test_call_strides import with_strides as given_strides
 from .test_stride_rebuild import FRESH, fresh_rebuilt
 
@@ -77,7 +75,7 @@ def test_sizes_are_compared_for_every_value_of_the_symbols(a, b, same):
 def test_diff_sees_no_change_in_a_stride_written_otherwise(tmp_path, capsys):
     """A record's ``2*s27 + 2`` beside a stride read back from the module, ``2 + 2*s27``: the
     same inputs; a stride of another size still changed."""
-    data = json.loads(RUN.read_text())
+    data = saved_before_strides()
     for s in data["graphs"][0]["sites"][1:2]:
         s["shapes"][-1] = "2*s27 + 2x512"
     base = given_strides(data, 0, 1, "1x2*s27 + 2")

@@ -201,8 +201,16 @@ def carry_over(stored: dict[str, Any], now: dict[str, dict[str, Any]]) -> dict[s
     marked = {RECOMPUTE_MARKED: True} if stored.get(RECOMPUTE_MARKED) else {}
     named = {AOT_ID: stored[AOT_ID]} if stored.get(AOT_ID) else {}
     ops = stored.get("ops") or []
-    old = {STRIDES_UNRECORDED: True} if any(op.get("extern") and "strides" not in op for op in ops) else {}
+    old = {STRIDES_UNRECORDED: True} if strides_unrecorded({"ops": ops}) else {}
     return {"nodes": nodes, "ops": ops, "carried": carried, **marked, **named, **old}
+
+
+def strides_unrecorded(record: dict[str, Any]) -> bool:
+    """Whether ``record`` was kept without its extern calls' input strides: carried over from a
+    cache entry that had none (``STRIDES_UNRECORDED``), or the ``sources.json`` of a run saved
+    by a version of this tool that recorded none (read again by ``report --reanalyze``)."""
+    return bool(record.get(STRIDES_UNRECORDED)) or any(
+        op.get("extern") and "strides" not in op for op in record.get("ops") or [])
 
 
 def carried_note(record: dict[str, Any]) -> list[str]:

@@ -3,7 +3,9 @@ without them (pure; no torch).
 
 A module served from Inductor's cache gets the record its generating compile kept
 (``core/source_store.py``). A record kept by a version of this tool that recorded no strides
-(``STRIDES_UNRECORDED``) still has each extern call's input shapes; the module's text states
+(``source_store.strides_unrecorded``: such a cache entry, or the ``sources.json`` of a run saved
+then, which ``report --reanalyze`` reads again) still has each extern call's input shapes; the
+module's text states
 the strides of every tensor its ``call()`` passes: a graph input's in its
 ``assert_size_stride(primals_1, (1024, 256), (256, 1), 'input')``, a buffer's in its
 ``empty_strided_cpu((128, 1024), (1024, 1), torch.float32)``, a view's in the
@@ -41,12 +43,13 @@ from .cpp_buffers import cpp_module_calls
 from .cppwrapper import is_cpp_wrapper
 from .modparse import ModuleInfo
 from .sizepoly import poly, written
-from .source_store import STRIDES_UNRECORDED
+from .source_store import strides_unrecorded
 from .sources import UNKNOWN_STRIDES, call_shapes, contiguous
 
-UNKNOWN_NOTE = ("input strides unknown for {n} of {m} extern calls ('(strides ?)'): the module came "
-                "from Inductor's cache with an attribution record from an older version of this tool, "
-                "and its text does not state them; --fresh-cache records them")
+UNKNOWN_NOTE = ("input strides unknown for {n} of {m} extern calls ('(strides ?)'): the module's "
+                "attribution record is from an older version of this tool (kept in Inductor's cache, "
+                "or in a run saved then), which recorded none, and its text does not state them; a "
+                "breakdown with --fresh-cache records them")
 
 
 def with_strides(shapes: dict[int, list[str]], calls: list[Call], text: str, module: ModuleInfo,
@@ -55,7 +58,7 @@ def with_strides(shapes: dict[int, list[str]], calls: list[Call], text: str, mod
     where ``record`` was kept without them, read from the module's ``text`` (the k-th call of
     each name there is the k-th of ``calls``), and the graph's note where some are not known.
     As they are for any other record."""
-    if not record.get(STRIDES_UNRECORDED):
+    if not strides_unrecorded(record):
         return shapes, []
     by_name: dict[str, list[CallArgs]] = {}
     for a in written_calls(text, module):
