@@ -266,7 +266,7 @@ def _unsearchable(monkeypatch, d: Path) -> None:
     (["report", "{d}"], "{d}: cannot read (Permission denied)"),
     (["report", "{d}", "--reanalyze"], "{d}: cannot read (Permission denied)"),
     (["report", "{d}/breakdown.json"], "{d}/breakdown.json: cannot read (Permission denied)"),
-    (["diff", str(RUN), "{d}"], "{d}: cannot read (Permission denied)"),
+    (["diff", str(RUN), "{d}"], "HEAD {d}: cannot read (Permission denied)"),
     (["kernel", "{d}/k.py"], "{d}/k.py: cannot read (Permission denied)"),
 ], ids=["analyze-dir", "analyze-file", "report-dir", "reanalyze-dir", "report-file", "diff", "kernel"])
 def test_a_path_that_cannot_be_searched_is_bad_input(capsys, tmp_path, monkeypatch, argv, named):
@@ -329,7 +329,7 @@ def test_a_profiler_trace_given_to_report_diff_or_kernel_is_pointed_to_analyze(c
     lines = {
         ("report", str(plain)): f"{plain}: a profiler trace, not an inductor-bench result: "
                                 f"`inductor-bench analyze {plain}` reads it",
-        ("diff", str(plain), str(plain)): f"{plain}: a profiler trace, not an inductor-bench result: "
+        ("diff", str(plain), str(plain)): f"BASE {plain}: a profiler trace, not an inductor-bench result: "
                                           f"`inductor-bench analyze {plain}` reads it",
         ("report", str(gz)): f"{gz}: gzipped, not a saved result: `inductor-bench analyze {gz}` reads a profiler trace",
         ("report", str(tmp_path)): f"{tmp_path}: no compare.json or breakdown.json in this directory; it holds "
@@ -347,5 +347,6 @@ def test_a_window_the_windows_do_not_hold_is_damage(capsys, tmp_path, command):
     first = json.loads((RUN / "breakdown.json").read_text())["graphs"][0]
     assert first["window"] == 1 and len(first["windows_ms"]) == 5  # the fixture as assumed
     argv = ["report", str(run)] if command == "report" else ["diff", str(RUN), str(run)]
+    side = "HEAD " if command == "diff" else ""  # diff names the side it was given as
     assert one_line(*run_cli(capsys, *argv)) == (
-        f"{run / 'breakdown.json'}: damaged: graphs[0-forward].window: 1 is no window of its 1 windows_ms")
+        f"{side}{run / 'breakdown.json'}: damaged: graphs[0-forward].window: 1 is no window of its 1 windows_ms")

@@ -85,8 +85,9 @@ def test_a_model_file_given_for_a_run(capsys, command):
     """A model file where a saved run goes: said so, with the command that makes a run."""
     model = str(MODELS / "mlp.py")
     argv = [a if a != "RUN" else model for a in command]
+    side = "BASE " if command[0] == "diff" else ""  # diff names the side it was given as
     assert one_line(*run_cli(capsys, *argv, model)) == (
-        f"{model}: a Python file, not a saved result: give a run directory (or its compare.json or "
+        f"{side}{model}: a Python file, not a saved result: give a run directory (or its compare.json or "
         f"breakdown.json); `inductor-bench breakdown {model}` makes one"
     )
 
@@ -180,7 +181,7 @@ def test_diff_and_kernel_read_the_same_way(capsys, tmp_path):
     run, data = saved(tmp_path, BREAKDOWN_RUN, "breakdown.json")
     f = rewritten(run, "breakdown.json", data, _set("graphs.0.id", DELETE))
     expected = f"{f}: damaged: graphs[0]: 'id' is missing"
-    assert one_line(*run_cli(capsys, "diff", str(BREAKDOWN_RUN), str(run))) == expected
+    assert one_line(*run_cli(capsys, "diff", str(BREAKDOWN_RUN), str(run))) == f"HEAD {expected}"
     assert one_line(*run_cli(capsys, "kernel", str(run), "cpp_fused_gelu_0")) == expected
 
 

@@ -11,7 +11,7 @@ import typer
 from ..core.compare import CompareResult
 from ..core.devices import BACKENDS
 from ..core.diff import Diff, diff_results
-from ..core.errors import NotComparable, RegressionFound, UsageError
+from ..core.errors import NotComparable, RegressionFound, ResultError, UsageError
 from ..core.other_workload import workload_line
 from ..core.rundir import BREAKDOWN_FILE, COMPARE_FILE, Result, load_any
 from ..core.unmeasured import no_verdict_line
@@ -56,15 +56,24 @@ def _load(path: Path, side: str) -> Result:
     try:
         none_yet = not any((where / n).exists() for n in (BREAKDOWN_FILE, COMPARE_FILE))
     except OSError:  # a directory that cannot be searched: load_any says so in one line
-        return load_any(path)
+        return _load_any(path, side)
     if none_yet and (line := not_yet_saved(where, "diff")) is not None:
         raise UsageError(f"{side} {line}")
     if not o.exists(path):
         raise UsageError(f"{side} {path}: no such result file or run directory")
-    result = load_any(path)
+    result = _load_any(path, side)
     if isinstance(result, CompareResult) and (line := stale_columns_line(where, result)) is not None:
         note(f"{side} {line}")
     return result
+
+
+def _load_any(path: Path, side: str) -> Result:
+    """``load_any``, its one line of refusal led by the side it was given as (``HEAD torn.json:
+    not readable as JSON ...``), as the lines above are."""
+    try:
+        return load_any(path)
+    except (ResultError, UsageError) as e:
+        raise type(e)(f"{side} {e}") from None
 
 
 def _where(path: Path) -> Path:
