@@ -125,3 +125,14 @@ def test_the_gates_count_says_eager_is_in_it():
     d["modes"] = d["modes"][1:]
     one = {"a": CompareResult.from_dict(d)}
     assert gate_line(gate(one, one, 5.0), new_doc("text")) == "NO REGRESSION above the 5% gate (1 model-mode judged)"
+
+
+def test_the_page_says_why_a_cell_has_no_speedup():
+    import re
+
+    from inductor_bench.render.sweep_html import render_sweep_html
+
+    b_row = re.search(r"<tr><th>b</th>(.*?)</tr>", render_sweep_html(_table(7)), re.S).group(1)
+    assert "background" not in b_row
+    assert ">n/m<small>7 of 10 rounds disturbed</small></td>" in b_row
+    assert 'title="b, default: n/m over eager (7 of 10 rounds disturbed)' in b_row

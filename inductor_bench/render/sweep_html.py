@@ -42,8 +42,8 @@ def cell_tip(f: Figures, ref: str) -> str:
     parts = [f"{f.model}, {f.mode}: {speedup_text(f)} over {ref}"]
     if f.speedup_ci is not None:
         parts[0] += f" {interval_x(f.speedup_ci)}"
-    if f.verdict:
-        parts[0] += f" ({f.verdict})"
+    if f.verdict or f.no_speedup:
+        parts[0] += f" ({f.verdict or f.no_speedup})"
     mark = DISTURBED_MARK * bool(f.disturbed)  # as the table marks them
     if f.busy_pct is not None:
         parts.append(f"busy {f.busy_pct:.1f}%{mark}")
@@ -63,10 +63,12 @@ def cell_tip(f: Figures, ref: str) -> str:
 def _cell(f: Figures, ref: str) -> str:
     colour = cell_colour(f)
     style = f' style="background:{colour}"' if colour else ""
-    body = html.escape(speedup_text(f) if f.speedup is not None else f.status)
+    body = html.escape(speedup_text(f) if f.speedup is not None or f.no_speedup else f.status)
     ci = f"<small>{html.escape(interval_x(f.speedup_ci))}</small>" if f.speedup_ci is not None else ""
     if f.speedup is not None and f.status != Status.OK:  # measured, left out of the geomean
         ci += f"<small>{html.escape(f.status)}: not in the geomean</small>"
+    if f.no_speedup:  # most rounds disturbed: no figure, out of the geomean
+        ci += f"<small>{html.escape(f.no_speedup)}</small>"
     tip = html.escape(cell_tip(f, ref))
     return f'<td class="h"{style} title="{tip}" data-speedup="{f.speedup or ""}">{body}{ci}</td>'
 
