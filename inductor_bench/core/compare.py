@@ -18,6 +18,7 @@ from .compare_summary import fastest as fastest
 from .compare_summary import judge as judge
 from .compare_summary import summary
 from .compare_summary import timed as timed
+from .compare_summary import too_disturbed as too_disturbed
 from .devices import HOST_BACKEND, backend, canonical_name
 from .errors import ResultError, UsageError
 from .load import Load
@@ -285,7 +286,8 @@ def against_first(result: CompareResult) -> list[tuple[ModeResult, ModeResult, C
     gaps = {u.section for u in not_measured(result)}
     for m in result.modes:
         base = result.mode(f"{result.models[0]}:{m.mode}")
-        if base is not None and base is not m and timed(base) and timed(m) and m.label not in gaps:
+        if (base is not None and base is not m and timed(base) and timed(m) and m.label not in gaps
+                and not too_disturbed(result, base, m)):
             out.append((base, m, judge(result, base, m)))
     return out
 
@@ -293,7 +295,8 @@ def against_first(result: CompareResult) -> list[tuple[ModeResult, ModeResult, C
 def not_measured(result: CompareResult) -> list[Unmeasured]:
     """With several model files: what keeps a later model's column from being judged against
     the first model's in the same mode: a column that did not run (failed, timed out, or
-    missing from an interrupted run), or graphs of their breakdowns measured on one side only.
+    missing from an interrupted run), graphs of their breakdowns measured on one side only, or
+    interleaved rounds mostly disturbed (``too_disturbed``).
     A mode skipped in both (one the device lacks) asks for no verdict."""
     if len(result.models) < 2:
         return []
@@ -303,6 +306,8 @@ def not_measured(result: CompareResult) -> list[Unmeasured]:
         for model in result.models[1:]:
             column = result.mode(f"{model}:{mode}")
             out += unmeasured_columns(base, column, f"{model}:{mode}", (first, model))
+            if timed(base) and timed(column) and (why := too_disturbed(result, base, column)):
+                out.append(Unmeasured(f"{model}:{mode}", f"{first} and {model}", why, what="a steady step"))
     return out
 
 

@@ -92,12 +92,15 @@ def _pairs(result: Any) -> list[tuple[Any, Any]]:
 
 
 def _speedup(result: Any, m: Any, ref: Any) -> dict[str, Any]:
-    ch = judge(result, ref, m)
+    """One speedup row; where most of its rounds were disturbed (``too_disturbed``), no speedup
+    and no interval, the verdict ``no speedup`` and the reason (``no_speedup``), as the report's
+    ``n/m`` cell; the change's raw figures stay."""
+    ch, why = judge(result, ref, m), too_disturbed(result, ref, m)
     return {
         "column": m.label,
         "over": ref.label,
-        "speedup": ch.speedup,  # ref's step / the column's: above 1 is faster
-        "interval": list(ch.speedup_ci) if ch.speedup_ci else None,
-        "verdict": ch.verdict,
+        "speedup": None if why else ch.speedup,  # ref's step / the column's: above 1 is faster
+        "interval": list(ch.speedup_ci) if ch.speedup_ci and not why else None,
+        "verdict": "no speedup" if why else ch.verdict,
         "change": ch.to_dict(),
-    }
+    } | ({"no_speedup": why} if why else {})

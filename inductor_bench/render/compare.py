@@ -20,6 +20,7 @@ from ..core.compare import (
     payback_steps,
     regressions,
     timed,
+    too_disturbed,
     unpaired,
 )
 from ..core.devices import backend
@@ -48,6 +49,8 @@ def _speedup_cell(result: CompareResult, mode: ModeResult, ref: ModeResult | Non
         return "1.00x" if mode.ok else "-"
     if not (timed(ref) and timed(mode)):
         return "-"
+    if why := too_disturbed(result, ref, mode):
+        return f"n/m ({why})"
     ch = judge(result, ref, mode)
     if ch.speedup is None:
         return "-"
@@ -149,9 +152,9 @@ def _busy(m: ModeResult) -> str:
 def _versus(result: CompareResult, best: ModeResult, ref: ModeResult | None, other: str) -> str | None:
     if ref is None or ref is best or not timed(ref):
         return None
-    ch = judge(result, ref, best)
-    if ch.verdict == TOO_FEW:  # no figure to head a report with
-        return f"too few samples to judge it against {other}"
+    ch, why = judge(result, ref, best), too_disturbed(result, ref, best)
+    if ch.verdict == TOO_FEW or why:  # no figure to head a report with
+        return f"no speedup over {other}: {why}" if why else f"too few samples to judge it against {other}"
     ci = interval_x(ch.speedup_ci) if min(ch.base.n, ch.head.n) >= MIN_SAMPLES else ""
     text = f"{speedup_x(ch)} {ci} over {other} ({ch.verdict})".replace("  ", " ")
     payback = payback_steps(ref, best, ch)
