@@ -8,6 +8,7 @@ json alone; its FLOPs 2*M*N*K from the module's shapes."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import gzip
 import json
 import math
@@ -168,3 +169,48 @@ def test_a_replayed_graphs_calls_take_each_kernels_share_of_the_one_call_launche
     assert nt.beside == {reduce.name: [4.0, pytest.approx(reduce.ms * mine / every, rel=1e-12)]}
     fmha = next(k for k in g.kernels if k.name.startswith("fmha_cutlassB"))
     assert {n: ms for n, (_, ms) in fmha.beside.items()} == {n: rows[n].ms for n in fmha.beside}
+
+
+def test_a_main_kernel_also_launched_by_calls_not_followed_counts_only_the_followed_calls():
+    """Hand-built: each of two iterations runs one ``aten::mm`` call (a split-K GEMM, ``gemm``,
+    and its ``reduce``) and one ``aten::addmm`` op event that launched ``gemm`` twice, where the
+    module has two addmm calls: addmm cannot be followed call by call. The mm call ran two
+    kernels (gemm once, reduce once), not (3 + 1) / 3 as gemm's launches of every op read."""
+    from inductor_bench.core.call_groups import kernels_a_call, set_beside
+    from inductor_bench.core.device_calls import call_launches
+    from inductor_bench.core.results import GraphResult, KernelStat, _graph_from_dict
+    from inductor_bench.core.trace import Event, Trace
+
+    evs, corr = [], iter(range(1, 100))
+
+    def ev(name, cat, ts, dur, **args):
+        evs.append(Event(name, cat, ts, dur, 1, 1 if cat != "kernel" else 7, args))
+
+    kernels = []  # (iteration, name, µs) as launched
+    for it, t0 in enumerate((0.0, 1000.0)):
+        ev("inductor_bench::iteration", "user_annotation", t0, 500.0)
+        ev(MM, "cpu_op", t0 + 10, 50.0)
+        ev("aten::addmm", "cpu_op", t0 + 100, 50.0)
+        for ts, _op, name, us in ((20, MM, "gemm", 10.0 + it), (30, MM, "reduce", 2.0),
+                                 (110, "aten::addmm", "gemm", 8.0), (120, "aten::addmm", "gemm", 9.0)):
+            c = next(corr)
+            ev("cudaLaunchKernel", "cuda_runtime", t0 + ts, 1.0, correlation=c)
+            ev(name, "kernel", t0 + ts + 200, us, correlation=c)
+            kernels.append((it, name, us))
+    ops = [MM, "aten::addmm", "aten::addmm"]
+    followed = call_launches(Trace(evs), ops)
+    assert list(followed) == [0]  # the mm call alone
+    per_iter = {n: sum(1 for _, x, _ in kernels if x == n) / 2 for n in ("gemm", "reduce")}
+    assert per_iter == {"gemm": 3.0, "reduce": 1.0}
+    g = GraphResult(id="0-forward", role="forward", wall_samples_ms=[1.0, 1.0])
+    g.kernels = [KernelStat(n, "extern_mm", per_iter[n],
+                            math.fsum(us for _, x, us in kernels if x == n) / 2 / 1e3) for n in per_iter]
+    set_beside(g, followed, Trace(evs))
+    gemm = g.kernels[0]
+    assert gemm.beside == {"reduce": [1.0, pytest.approx(2.0 / 1e3, rel=1e-12)]}
+    assert gemm.own_calls == 1.0  # one launch of gemm an iteration under the mm call
+    assert kernels_a_call(gemm) == 2.0
+    # saved and read back the same; a result saved before they were recorded reads all launches
+    back = _graph_from_dict(json.loads(json.dumps(g.to_dict()))).kernels[0]
+    assert back.own_calls == 1.0 and kernels_a_call(back) == 2.0
+    assert kernels_a_call(dataclasses.replace(gemm, own_calls=None)) == (3.0 + 1.0) / 3.0

@@ -27,17 +27,20 @@ Site = TypeVar("Site")  # a judged row's call site (``sources.CallSite``), or No
 
 def set_beside(graph: GraphResult, launches: dict[int, CallLaunches], trace: Trace | None,
                one_call: bool = False) -> None:
-    """Each kernel row's ``beside``: the other measured kernels that the followed calls it is the
-    main kernel of launched, each with its launches and its time an iteration under those
+    """Each kernel row's ``beside`` (and ``own_calls``, its own launches an iteration under
+    those calls): the other measured kernels that the followed calls it is the main kernel of
+    launched, each with its launches and its time an iteration under those
     calls: the mean over the graph's steady iterations of its per-iteration time there; for
     ``one_call`` (the one call launched beside a graph's CUDA-graph replays), the kernel row's
     time times the share of that kernel's time in the one call that those calls took."""
     rows = {k.name: k for k in graph.kernels}
     us: dict[str, dict[str, list[float]]] = {}
     count: dict[str, dict[str, int]] = {}
+    own: dict[str, int] = {}
     n = 1
     for c in launches.values():
         main = c.main
+        own[main] = own.get(main, 0) + c.launches[main]
         for name, per_iter in c.us.items():
             if name == main or name not in rows:
                 continue
@@ -51,9 +54,9 @@ def set_beside(graph: GraphResult, launches: dict[int, CallLaunches], trace: Tra
     for k in graph.kernels:
         mine = us.get(k.name)
         if not mine:
-            k.beside = None
+            k.beside = k.own_calls = None
             continue
-        k.beside = {}
+        k.beside, k.own_calls = {}, own[k.name] / n
         for name, per_iter in sorted(mine.items()):
             if one_call:
                 ms = rows[name].ms * sum(per_iter) / totals[name] if totals.get(name) else 0.0
@@ -88,10 +91,13 @@ def folded_ms(g: GraphResult) -> dict[str, float]:
 
 def kernels_a_call(k: KernelStat) -> float:
     """The kernels its calls ran, its own launches and theirs, over its own launches (one a call
-    for a GEMM's main kernel): 2 for a split-K GEMM and its reduction."""
-    if not k.calls:
+    for a GEMM's main kernel): 2 for a split-K GEMM and its reduction. Its own launches are
+    those under the followed calls (``own_calls``), not those of calls that could not be
+    followed, which launched nothing counted beside it (a result saved without them: all)."""
+    calls = k.own_calls if k.own_calls else k.calls
+    if not calls:
         return 1.0
-    return (k.calls + sum(c for c, _ in (k.beside or {}).values())) / k.calls
+    return (calls + sum(c for c, _ in (k.beside or {}).values())) / calls
 
 
 def as_judged(g: GraphResult, k: KernelStat, folded: dict[str, float] | None = None) -> KernelStat | None:

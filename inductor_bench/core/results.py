@@ -67,6 +67,7 @@ class KernelStat:
     work_from: str | None = None
     # device timeline: the other kernels its extern calls launched, name -> [launches, ms] an iteration
     beside: dict[str, list[float]] | None = None
+    own_calls: float | None = None  # with beside: its launches an iteration under those calls
 
 
 @dataclass
@@ -206,7 +207,7 @@ class GraphResult:
 
 
 # KernelStat fields written only when set (a kernel not counted reads as before schema 4)
-_KERNEL_COUNTS = ("bytes", "flops", "compute", "work_from", "beside")
+_KERNEL_COUNTS = ("bytes", "flops", "compute", "work_from", "beside", "own_calls")
 
 # GraphResult fields written only when set (a result without them reads the same).
 _GRAPH_OPTIONAL: dict[str, Any] = {
