@@ -136,3 +136,44 @@ def test_the_page_says_why_a_cell_has_no_speedup():
     assert "background" not in b_row
     assert ">n/m<small>7 of 10 rounds disturbed</small></td>" in b_row
     assert 'title="b, default: n/m over eager (7 of 10 rounds disturbed)' in b_row
+
+
+def _gate_pair(disturbed_old: int, disturbed_new: int):
+    """Model b on both sides: eager steady, default's blocks stalled in ``disturbed_*`` rounds of
+    10 (its step time the steady mean of its samples, 1.85 ms, on both sides)."""
+    from inductor_bench.core.sweep_table import gate
+
+    old = {"b": _result(*_stalled_rounds(disturbed_old))}
+    new = {"b": _result(*_stalled_rounds(disturbed_new))}
+    return gate(old, new, 10.0)
+
+
+def test_the_gate_judges_no_mode_whose_rounds_were_mostly_disturbed():
+    """A mode whose own blocks were mostly disturbed on either side has no step time to judge:
+    it is named as not comparable with the reason and the side, not counted as judged, and the
+    gate fails in one line; eager, steady on both sides, is judged."""
+    from inductor_bench.commands.sweep import _exit_error
+    from inductor_bench.core.errors import NotComparable
+    from inductor_bench.render.doc import new_doc
+    from inductor_bench.render.sweep import gate_line
+
+    g = _gate_pair(0, 7)
+    assert g.regressions == [] and (g.judged, g.judged_eager) == (1, 1)
+    assert g.unmeasured == ["b:default: not comparable: 7 of 10 rounds disturbed in this sweep"]
+    assert not g.passed
+    assert gate_line(g, new_doc("text")) == (
+        "NOT COMPARABLE, SO THE 10% GATE FAILS: b:default: not comparable: 7 of 10 rounds disturbed "
+        "in this sweep - no verdict without them")
+    assert _gate_pair(6, 0).unmeasured == ["b:default: not comparable: 6 of 10 rounds disturbed in the baseline"]
+    assert _gate_pair(7, 6).unmeasured == [
+        "b:default: not comparable: 7 of 10 rounds disturbed in the baseline, 6 of 10 in this sweep"]
+    table = _table(0)
+    table.gate = g
+    err = _exit_error(table, None, 10.0, Path("/tmp/out"))
+    assert isinstance(err, NotComparable)
+    assert str(err) == "no verdict: b:default: not comparable: 7 of 10 rounds disturbed in this sweep"
+
+
+def test_the_gate_judges_a_mode_with_half_its_rounds_disturbed():
+    g = _gate_pair(5, 5)
+    assert g.unmeasured == [] and g.regressions == [] and (g.judged, g.judged_eager) == (2, 1) and g.passed

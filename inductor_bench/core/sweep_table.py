@@ -16,7 +16,7 @@ from typing import Any
 from .arg_changes import arg_changes
 from .comparable import comparability
 from .compare import EAGER, CompareResult, ModeResult, judge, step_disturbances, timed
-from .compare_summary import too_disturbed
+from .compare_summary import disturbed_rounds, too_disturbed
 from .diff import diff_results
 from .errors import UsageError
 from .other_workload import workload_line
@@ -287,6 +287,9 @@ def gate(
             g.other_workload.append(OtherWorkload(model, d.other_workload, [
                 (s.mode, s.step.base.ms, s.step.head.ms) for s in d.sections]))
         else:
+            shaken = {s.mode: why for s in d.sections if (why := _mostly_disturbed(base, head, s.mode))}
+            g.unmeasured += [f"{model}:{mode}: not comparable: {why}" for mode, why in shaken.items()]
+            d.sections = [s for s in d.sections if s.mode not in shaken]  # no step time to judge
             g.judged += len(d.sections)
             g.judged_eager += sum(s.mode == EAGER for s in d.sections)
         g.unmeasured += [f"{model}: {u.describe()}" for u in d.unmeasured]
@@ -295,3 +298,19 @@ def gate(
                 Regression(model=model, mode=s.mode, rel_pct=s.step.rel_pct or 0.0, ratio_ci=s.step.ratio_ci)
             )
     return g
+
+
+def _mostly_disturbed(base: CompareResult, head: CompareResult, label: str) -> str | None:
+    """Why a column's step time is no figure to judge: most of its own interleaved blocks were
+    disturbed on either side (``compare_summary.disturbed_rounds`` of the column with itself:
+    ``7 of 10 rounds disturbed in this sweep``); None where most were steady on both."""
+    sides = []
+    for result, side in ((base, "the baseline"), (head, "this sweep")):
+        m = result.mode(label)
+        bad, n = disturbed_rounds(result, m, m) if m is not None else (0, 0)
+        if n and 2 * bad > n:
+            sides.append((f"{bad} of {n}", side))
+    if not sides:
+        return None
+    first = f"{sides[0][0]} rounds disturbed in {sides[0][1]}"
+    return first + "".join(f", {count} in {side}" for count, side in sides[1:])
