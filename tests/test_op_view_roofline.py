@@ -98,3 +98,37 @@ def test_an_op_whose_calls_are_all_too_short_keeps_its_marked_cell():
     moved, flops, ms = 2e6, 2e6, 0.1
     pct = 100 * flops / (ms / 1e3) / 1e12 / (flops / moved * GBPS / 1e3)
     assert _pct_cells(render_breakdown(_result(calls), by="op", width=250)) == [f"~{pct:.0f}%"] * 2
+
+
+def _short_pct(calls: list[tuple[float, float, float, float]]) -> float:
+    """The calls' time-weighted %, each latency-bound (asserted), from their raw figures."""
+    num = 0.0
+    for n, ms, moved, flops in calls:
+        roof = min(TFLOPS, flops / moved * GBPS / 1e3)
+        ideal_us = max(moved / (GBPS * 1e9), flops / (TFLOPS * 1e12)) * 1e6 / n
+        assert ideal_us < HOST_FLOOR_US and ms * 1e3 / n < SLACK * (HOST_FLOOR_US + ideal_us)
+        num += 100 * flops / (ms / 1e3) / 1e12 / roof * ms
+    return num / sum(c[1] for c in calls)
+
+
+def _group_cells(text: str, heading: str) -> list[str]:
+    """The % peak cells of a view's group rows and total row (the cells marked ``~`` or a dash)."""
+    table = text.split(heading, 1)[1].split("\n\n")[1]
+    rows = [re.split(r"\s{2,}", ln.strip()) for ln in table.splitlines() if re.match(r"\s*(\d+|total)\s", ln)]
+    return [row[4] for row in rows]
+
+
+def test_a_group_whose_kernels_are_all_too_short_reads_their_marked_percent():
+    """Two calls of aten::mm, 10 launches of 4 and 6 µs, 1 and 0.4 µs at best, at 4 and 40
+    FLOP/byte: both latency-bound. The views by module and by line read the group's (and the
+    total's) time-weighted % of its calls marked ``~``, not a bare dash, and the op view reads
+    the same figure, not the calls' % pooled (11 %)."""
+    calls = [(10.0, 0.04, 1e6, 4e6), (10.0, 0.06, 1e5, 4e6)]
+    pct = _short_pct(calls)
+    moved, flops, ms = 1.1e6, 8e6, 0.1
+    pooled = 100 * flops / (ms / 1e3) / 1e12 / min(TFLOPS, flops / moved * GBPS / 1e3)
+    assert (round(pct, 1), round(pooled)) == (14.0, 11)
+    r = _result(calls)
+    for by, heading in (("module", "Time by module"), ("line", "Time by source line")):
+        assert _group_cells(render_breakdown(r, by=by, width=250), heading) == [f"~{pct:.1f}%"] * 2, by
+    assert _pct_cells(render_breakdown(r, by="op", width=250)) == [f"~{pct:.0f}%"] * 2

@@ -97,19 +97,27 @@ def group_pct_cell(r: BreakdownResult, members: list[tuple[GraphResult, KernelSt
     op's calls), each with its time in the group; those not counted and those whose % is no
     distance to a limit (latency-bound, in cache) left out, and the share of the group's time it
     is over said where that is short (``weighted_cell``); ``whole``: the % to the unit, as the
-    kernel rows beside it read."""
+    kernel rows beside it read. A group each of whose kernels is latency-bound reads their
+    time-weighted %, marked as such a kernel's is (``~``: too short to reach a limit), not a dash."""
     c = ceilings_of(r)
-    pct, share = pct_over_time((kernel_roof(as_judged(g, k) or k, c, g.device), ms) for g, k, ms in members)
-    return fmt.DASH if pct is None else weighted_cell(pct, share, whole)
+    roofs = [(kernel_roof(as_judged(g, k) or k, c, g.device), ms) for g, k, ms in members]
+    pct, share = pct_over_time(roofs)
+    if pct is not None:
+        return weighted_cell(pct, share, whole)
+    short = [(roof.pct, ms) for roof, ms in roofs if roof.bound == LATENCY and roof.pct is not None]
+    den = sum(ms for _, ms in short)
+    if den <= 0 or len(short) < len(roofs):
+        return fmt.DASH
+    return "~" + weighted_cell(sum(p * ms for p, ms in short) / den, 100.0, whole)
 
 
 def op_pct_cell(r: BreakdownResult, g: GraphResult, k: KernelStat) -> str:
     """A row of the op view: a kernel's % (``pct_cell``), or for an extern op called at several
     places, its calls each judged on its own (``judged_calls``, as the step's % and the category
     tables judge them) and weighed by its time, as the views by line and module weigh a group's:
-    not one figure of the calls pooled, which hides a latency-bound call inside it. Where none
-    of its calls is a distance to a limit, the op's own cell, marked as a kernel's beside it is
-    (``~``: its calls are too short to reach one)."""
+    not one figure of the calls pooled, which hides a latency-bound call inside it. Where each
+    of its calls is latency-bound, their time-weighted %, marked (``~``), as a module's or line's
+    group reads; where none is a distance to a limit otherwise (in cache), the op's own cell."""
     calls = [(g, c, c.ms) for c, _, site in judged_calls(g) if site is not None and site.kernel == k.name]
     own = pct_cell(r, g, k)
     if len(calls) < 2:
