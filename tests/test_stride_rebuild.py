@@ -239,7 +239,9 @@ def test_a_stride_that_is_a_size_symbol_is_kept_symbolic():
     ("s0x8", ("s0", "8"), ("1", "s0 + 1"), "1xs0 + 1"),  # a sum, as the module writes it
     ("s0x8", ("s0", "8"), ("1", "(s0 // 2)"), "1xs0 // 2"),
     ("((s0 + 1)//2)x8", ("(1 + s0) // 2", "8"), ("8", "1"), ""),  # the record's text of the size
-    ("s0x8", ("s0", "8"), ("1", "max(s0, 2)"), None),  # no polynomial: unknown
+    ("s0x8", ("s0", "8"), ("1", "max(s0, 2)"), "1xmax(s0, 2)"),  # a maximum, a remainder
+    ("Max(2, s0)x8", ("max(s0, 2)", "8"), ("1", "s0 + (-s0) % 8"), "1xs0 + -s0 % 8"),
+    ("s0x8", ("s0", "8"), ("1", "s0 / 2"), None),  # no polynomial: unknown
     ("24x64", ("s0", "64"), ("64", "1"), None),  # a size not the recorded one: never bound
 ])
 def test_a_stride_of_dynamic_shapes_is_judged_for_every_size(recorded, shape, strides, want):

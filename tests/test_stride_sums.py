@@ -62,12 +62,24 @@ def test_strides_of_sums_and_floor_divisions_are_read_back(graph):
     ("(s0 + 1) // 2", "s0 // 2", False),
     ("s0 + 1", "s0", False),
     ("(s0 // s1)", "(s0 // s1)", True),
+    ("s27 + (((-1)*s27) % 8)", "s27 + (PythonMod(-s27, 8))", True),  # the module's and the record's
+    ("(-s0) % 8", "(7*s0) % 8", True),
+    ("(2*s0) % 8", "2*Mod(s0, 4)", True),
+    ("(8*s0 + 3) % 8", "3", True),
+    ("s0 % 8", "s0 % 4", False),
+    ("max(3, (-2) + s27)", "Max(3, s27 - 2)", True),
+    ("Max(s0 - 2, 3)", "max(3, s0 - 2)", True),
+    ("min(s0, s1)", "Min(s1, s0)", True),
+    ("max(s0, s1)", "min(s0, s1)", False),
+    ("max(s0, 3)", "max(s0, 4)", False),
 ])
 def test_sizes_are_compared_for_every_value_of_the_symbols(a, b, same):
+    assert poly(a) is not None and poly(b) is not None
     assert (poly(a) == poly(b)) is same
     for s0 in range(1, 9):  # and agree with their values wherever they are called the same
         for s1 in range(1, 4):
-            env = {"s0": s0, "s1": s1, "s27": s0, "s59": s1, "s94": s0 + 2, "floordiv": int.__floordiv__}
+            env = {"s0": s0, "s1": s1, "s27": s0, "s59": s1, "s94": s0 + 2, "floordiv": int.__floordiv__,
+                   "Mod": int.__mod__, "PythonMod": int.__mod__, "Max": max, "Min": min}
             if same:
                 assert eval(a, {}, env) == eval(b, {}, env)
 
@@ -126,3 +138,30 @@ def test_a_cpp_size_assigned_by_floor_division_has_its_value():
            "static_cast<int64_t>(2L));\n    int64_t ps1 = std::max(static_cast<int64_t>(ps0), 3L*s59);\n")
     env = sizes(text.replace(line, line + ps0))
     assert (env["ps0"], env["ps1"]) == (6, 12)
+
+
+def test_strides_of_a_remainder_and_a_maximum_are_read_back():
+    """``record_maxmod.py``'s module (a real compile): ``x`` padded to a multiple of 8 columns,
+    ``reinterpret_tensor(buf0, (s27 + (((-1)*s27) % 8), s77), (1, s27 + (((-1)*s27) % 8)), 0)``,
+    and its first ``max(n - 2, 3)`` columns, ``max(3, (-2) + s27)``: the strides read back are
+    eager torch's at the harness's sizes (x 8x12, y 8x6), the same sizes as its compile
+    recorded (``s27 + (PythonMod(-s27, 8))``, ``Max(3, s27 - 2)``)."""
+    recorded, got, notes, text = fresh_rebuilt("maxmod-inference")
+    env = sizes(text)
+    assert notes == []
+    assert {s: env[s] for s in ("s77", "s27", "s94")} == {"s77": 8, "s27": 12, "s94": 6}
+    x, y = torch.randn(8, 12), torch.randn(8, 6)
+    eager = [F.pad(x, (0, (-12) % 8)).relu().t(), x[:, :max(12 - 2, 3)].relu().t()]
+
+    def text_of(t: torch.Tensor) -> str:
+        shape = "x".join(map(str, t.shape))
+        return shape if t.is_contiguous() else f"{shape} (strides {'x'.join(map(str, t.stride()))})"
+
+    want = [[text_of(a), text_of(y)] for a in eager]
+    assert want == [["16x8 (strides 1x16)", "8x6"], ["10x8 (strides 1x10)", "8x6"]]
+    assert [shapes_at(got[i], env) for i in sorted(got)] == want
+    assert [shapes_at(recorded[i], env) for i in sorted(recorded)] == want
+    assert [got[i][0] for i in sorted(got)] == [
+        "s27 + (PythonMod(-s27, 8))xs77 (strides 1xs27 + -1*s27 % 8)",
+        "Max(3, s27 - 2)xs77 (strides 1xmax(3, -2 + s27))"]
+    assert all(same_shape(a, b) for i in got for a, b in zip(got[i], recorded[i], strict=True))

@@ -6,8 +6,12 @@ The same size is written otherwise by the compiled module (Inductor's printer: `
 same sympy expression: ``s0 + 1``, ``((s27 + 1)//2)``, ``s59*(((s94 + 1)//2))``). Each is read
 as a polynomial of the size symbols with integer coefficients, a floor division being one more
 factor of it, in a form of its own: ``(a*k + r) // k`` is ``a + r // k`` (``r``'s coefficients
-in ``0 .. k-1``), reduced by their common divisor, and nothing where ``r`` is a constant. Two
-expressions of the same polynomial are the same size for every value of the symbols.
+in ``0 .. k-1``), reduced by their common divisor, and nothing where ``r`` is a constant. A
+remainder (the module's ``s27 + (((-1)*s27) % 8)``, the record's ``s27 + (PythonMod(-s27, 8))``) is a
+factor too, ``a % k`` with ``a``'s coefficients in ``0 .. k-1`` (``7*s27 % 8``), their common
+divisor with ``k`` taken out as a coefficient; so is a maximum or minimum (``max(3, (-2) +
+s27)``, ``Max(3, s27 - 2)``) of its arguments in one order. Two expressions of the same
+polynomial are the same size for every value of the symbols.
 """
 
 from __future__ import annotations
@@ -17,9 +21,9 @@ import math
 import re
 from typing import Any
 
-from .sources import STRIDES_MARK
+from .sources import STRIDES_MARK, shape_dims
 
-Monomial = tuple[str, ...]  # its factors, sorted: symbols and floor divisions (``(1+s27)//2``)
+Monomial = tuple[str, ...]  # its factors, sorted: symbols, floor divisions (``(1+s27)//2``), ...
 
 
 class Poly:
@@ -65,6 +69,17 @@ class Poly:
         rest, k = Poly({m: c // g for m, c in rest.terms.items()}), k // g
         return whole + Poly({(f"({rest.key()})//{k}",): 1})
 
+    def __mod__(self, other: Poly) -> Poly:
+        k = other.constant()
+        if k is None or k <= 0:
+            return Poly({(f"({self.key()})%({other.key()})",): 1})
+        rest = Poly({m: c % k for m, c in self.terms.items()})
+        if (c := rest.constant()) is not None:
+            return Poly({(): c % k})
+        g = math.gcd(k, *rest.terms.values())  # (g*a) % (g*k) = g*(a % k)
+        rest = Poly({m: c // g for m, c in rest.terms.items()})
+        return Poly({(f"({rest.key()})%{k // g}",): g})
+
     def constant(self) -> int | None:
         """Its value where it has no symbol."""
         if set(self.terms) - {()}:
@@ -77,12 +92,15 @@ class Poly:
 
 
 def poly(text: Any) -> Poly | None:
-    """``64*s77``, ``s0 + 1``, ``(s0 + 1) // 2``, ``floordiv(s0, 2)``, ``256`` -> its
-    polynomial; None for anything else."""
+    """``64*s77``, ``s0 + 1``, ``(s0 + 1) // 2``, ``floordiv(s0, 2)``, ``s0 % 8``, ``Mod(s0, 8)``,
+    ``max(3, s0)``, ``256`` -> its polynomial; None for anything else."""
     try:
         return _terms(ast.parse(str(text).strip(), mode="eval").body)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
 
 
 def _terms(node: ast.AST) -> Poly:
@@ -92,16 +110,27 @@ def _terms(node: ast.AST) -> Poly:
         return Poly({(node.id,): 1})
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return _terms(node.operand) * -1
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
         left, right = _terms(node.left), _terms(node.right)
         if isinstance(node.op, ast.Mult):
             return left * right
         if isinstance(node.op, ast.FloorDiv):
             return left // right
+        if isinstance(node.op, ast.Mod):
+            return left % right
         return left + (right * -1 if isinstance(node.op, ast.Sub) else right)
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-            and node.func.id in ("floordiv", "FloorDiv") and len(node.args) == 2 and not node.keywords):
-        return _terms(node.args[0]) // _terms(node.args[1])
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+        name, args = node.func.id.lower(), [_terms(a) for a in node.args]
+        if name == "floordiv" and len(args) == 2:
+            return args[0] // args[1]
+        if name in ("mod", "pythonmod") and len(args) == 2:
+            return args[0] % args[1]
+        if name in ("max", "min") and args:
+            values = [a.constant() for a in args]
+            if None not in values:
+                return Poly({(): (max if name == "max" else min)(values)})  # type: ignore[type-var]
+            keys = sorted({a.key() for a in args})
+            return Poly({(f"{name}({', '.join(keys)})",): 1}) if len(keys) > 1 else args[0]
     raise ValueError("not a polynomial of sizes")
 
 
@@ -118,8 +147,8 @@ def same_shape(a: str, b: str) -> bool:
     dimension and each stride the same size."""
     (sa, _, ta), (sb, _, tb) = a.partition(STRIDES_MARK), b.partition(STRIDES_MARK)
     return all(len(x) == len(y) and all(same_size(p, q) for p, q in zip(x, y, strict=True))
-               for x, y in ((sa.split("x"), sb.split("x")), (ta.removesuffix(")").split("x"),
-                                                            tb.removesuffix(")").split("x"))))
+               for x, y in ((shape_dims(sa), shape_dims(sb)), (shape_dims(ta.removesuffix(")")),
+                                                              shape_dims(tb.removesuffix(")")))))
 
 
 def written(text: str) -> str:

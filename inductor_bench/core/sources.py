@@ -139,6 +139,14 @@ def shape_text(shape: Iterable[Any]) -> str:
     return "x".join(str(n) for n in shape) or "scalar"
 
 
+_DIM_SEP = re.compile(r"(?<![Mm]a)x")  # an ``x`` that is no part of a ``max`` / ``Max``
+
+
+def shape_dims(text: str) -> list[str]:
+    """``shape_text``'s dimensions again (``Max(3, s27 - 2)xs77``: ``Max(3, s27 - 2)``, ``s77``)."""
+    return _DIM_SEP.split(text)
+
+
 def contiguous(size: list[Any], stride: list[Any], equal: Callable[[Any, Any], bool] = operator.eq) -> bool:
     """Row-major strides for ``size`` (a dimension of size 1 may have any); ``equal``: how two
     sizes compare (``runner/sources.py``: sympy expressions too, for dynamic shapes)."""

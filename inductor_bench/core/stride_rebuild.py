@@ -44,7 +44,7 @@ from .cppwrapper import is_cpp_wrapper
 from .modparse import ModuleInfo
 from .sizepoly import poly, written
 from .source_store import strides_unrecorded
-from .sources import UNKNOWN_STRIDES, call_shapes, contiguous
+from .sources import UNKNOWN_STRIDES, call_shapes, contiguous, shape_dims
 
 UNKNOWN_NOTE = ("input strides unknown for {n} of {m} extern calls ('(strides ?)'): the module's "
                 "attribution record is from an older version of this tool (kept in Inductor's cache, "
@@ -110,7 +110,7 @@ def call_strides(recorded: list[str], call: CallArgs) -> list[str] | None:
         return None
     out = []
     for want, t in zip(recorded, tensors, strict=True):
-        dims = [] if want == "scalar" else want.split("x")
+        dims = [] if want == "scalar" else shape_dims(want)
         if t.shape is None or t.strides is None or not len(t.shape) == len(t.strides) == len(dims):
             return None
         shape, strides = [poly(d) for d in t.shape], [poly(s) for s in t.strides]

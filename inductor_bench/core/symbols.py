@@ -18,7 +18,7 @@ import re
 
 from .cppwrapper import cpp_size, entry_lines, is_cpp_wrapper
 from .modparse import string_lines
-from .sources import STRIDES, STRIDES_MARK
+from .sources import STRIDES, STRIDES_MARK, shape_dims
 
 _ASSIGN = re.compile(r"^\s+(?P<name>[A-Za-z_]\w*)\s*=\s*(?P<expr>[^;#]+?)\s*(?:#.*)?$")
 # a size symbol as Inductor names them: backed (s0, s77), derived (ks0, ps0), unbacked (u0)
@@ -31,6 +31,8 @@ _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
 _FUNCTIONS = {"max": lambda *a: max(a), "min": lambda *a: min(a), "floordiv": operator.floordiv,
               "mod": operator.mod}
+_FUNCTIONS.update({"Max": _FUNCTIONS["max"], "Min": _FUNCTIONS["min"], "Mod": operator.mod,
+                   "PythonMod": operator.mod})  # the lowering's record writes them so
 _MAX_PASSES = 8  # derived symbols chain a few deep at most
 
 
@@ -164,10 +166,10 @@ def shapes_at(shapes: list[str], env: dict[str, int]) -> list[str]:
 
     def at(shape: str) -> str:  # its strides too, where written (``sources.call_shapes``)
         size, _, strides = shape.partition(STRIDES_MARK)
-        dims = "x".join(dim(d) for d in size.split("x"))
+        dims = "x".join(dim(d) for d in shape_dims(size))
         if not strides:
             return dims
-        return dims + STRIDES.format("x".join(dim(d) for d in strides.removesuffix(")").split("x")))
+        return dims + STRIDES.format("x".join(dim(d) for d in shape_dims(strides.removesuffix(")"))))
 
     return [at(shape) for shape in shapes]
 
