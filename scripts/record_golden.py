@@ -20,7 +20,7 @@ os.chdir(ROOT)  # the goldens name the results by paths relative to the checkout
 
 from inductor_bench.cli import main  # noqa: E402
 from inductor_bench.commands import kernel as kernel_cmd  # noqa: E402
-from tests.test_golden import CASES, GOLDEN, KERNEL_CASES, RESULTS  # noqa: E402
+from tests.test_golden import CASES, GOLDEN, KERNEL_CASES, RESULTS, in_checkout  # noqa: E402
 
 
 def run(argv: list[str]) -> tuple[int, str]:
@@ -31,7 +31,7 @@ def run(argv: list[str]) -> tuple[int, str]:
             main(argv)
         except SystemExit as e:
             code = e.code or 0
-    return code, out.getvalue()
+    return code, in_checkout(out.getvalue())
 
 
 def main_() -> None:

@@ -76,3 +76,21 @@ def test_a_run_where_it_was_recorded_keeps_the_name_it_recorded(tmp_path, monkey
     (run / "breakdown.json").write_text(json.dumps(data | {"run_dir": str(run)}))
     monkeypatch.chdir(tmp_path)
     assert load_breakdown("run").run_dir == str(run)
+
+
+def test_a_moved_run_read_through_a_relative_path_names_its_absolute_directory(capsys, tmp_path, monkeypatch):
+    """As ``breakdown`` prints its run: a directory the reader can paste from anywhere, in the
+    text, markdown and JSON reports, and a comparison's columns with it."""
+    copy = tmp_path / "artifact" / "run"
+    shutil.copytree(H200_RUN, copy)
+    monkeypatch.chdir(tmp_path)
+    out = _report(capsys, "artifact/run")
+    assert f"run directory: {copy}\n" in out
+    assert f"traces: {copy}/graphs/<graph>/trace.json.gz" in out
+    assert f"run directory: `{copy}`" in _report(capsys, "artifact/run/breakdown.json", "--format", "markdown")
+    assert json.loads(_report(capsys, "artifact/run", "--format", "json"))["run_dir"] == str(copy)
+    (tmp_path / "cmp").mkdir()
+    shutil.copy(COMPARE, tmp_path / "cmp" / "compare.json")
+    (tmp_path / "cmp" / "meta.json").write_text("{}")
+    result = load_compare("cmp")
+    assert (result.run_dir, result.mode("default").run_dir) == (str(tmp_path / "cmp"), str(tmp_path / "cmp" / "default"))

@@ -303,6 +303,7 @@ def _relocate(result: Result, here: Path) -> None:
         return
     if _same_dir(Path(result.run_dir), here):  # where it was recorded, as it named it
         return
+    here = here.absolute()  # as a run names itself: a directory to paste from anywhere
     old = PurePosixPath(result.run_dir)
     if isinstance(result, CompareResult):
         result.run_dir = str(here)
