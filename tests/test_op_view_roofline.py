@@ -132,3 +132,22 @@ def test_a_group_whose_kernels_are_all_too_short_reads_their_marked_percent():
     for by, heading in (("module", "Time by module"), ("line", "Time by source line")):
         assert _group_cells(render_breakdown(r, by=by, width=250), heading) == [f"~{pct:.1f}%"] * 2, by
     assert _pct_cells(render_breakdown(r, by="op", width=250)) == [f"~{pct:.0f}%"] * 2
+
+
+def test_diff_holds_an_op_called_at_several_places_to_the_op_views_figure(tmp_path, capsys):
+    """diff's % of peak of that aten::mm (JSON ``base_pct``/``head_pct`` of the op's row) is the
+    op view's: its calls' time-weighted % (40 %), a distance to its limit, not the calls' %
+    pooled (27 %, latency-bound); and where each call is latency-bound, theirs (14 %), latency-bound."""
+    from inductor_bench import cli
+
+    pct, _, pooled = _expected()
+    short = [(10.0, 0.04, 1e6, 4e6), (10.0, 0.06, 1e5, 4e6)]
+    for calls, want, why in ((CALLS, pct, ""), (short, _short_pct(short), "latency-bound in base, latency-bound in head")):
+        path = tmp_path / "run.json"
+        path.write_text(result_json(_result(calls)))
+        cli.main(["diff", str(path), str(path), "--format", "json"])
+        out = json.loads(capsys.readouterr().out)
+        (k,) = [k for s in out["sections"] for k in s["kernels"] if k["name"] == "aten::mm"]
+        assert k["base_pct"] == pytest.approx(want) and k["head_pct"] == pytest.approx(want)
+        assert k.get("no_distance", "") == why
+    assert round(pooled) == 27 and round(pct) == 40

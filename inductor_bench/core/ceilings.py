@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -279,6 +280,32 @@ def no_distance(roof: KernelRoof) -> str:
     if roof.bound == MEMORY and roof.pct is not None and roof.pct > 100:
         return "in cache"
     return ""
+
+
+def pct_over_time(members: Iterable[tuple[KernelRoof, float]]) -> tuple[float | None, float | None]:
+    """The time-weighted mean % of peak of kernels (each with its time), those without a % and
+    those whose % is no distance to a limit left out (latency-bound, in cache: a mean of 300 %
+    cache-served kernels and 40 % DRAM-bound ones would read as near the limit), and the share
+    (%) of all their time it is a mean over."""
+    num = den = total = 0.0
+    for roof, ms in members:
+        total += ms
+        if roof.pct is not None and not no_distance(roof):
+            num += roof.pct * ms
+            den += ms
+    return (num / den if den > 0 else None), (100.0 * den / total if total > 0 else None)
+
+
+def group_pct(members: list[tuple[KernelRoof, float]]) -> tuple[float | None, float | None, bool]:
+    """A group's % of peak (a module's, a source line's, an op's calls): ``pct_over_time``, and
+    False; where each of its kernels is latency-bound, their time-weighted % over all its time,
+    and True (it says how short they are: ``~`` in the tables)."""
+    pct, share = pct_over_time(members)
+    short = [(roof.pct, ms) for roof, ms in members if roof.bound == LATENCY and roof.pct is not None]
+    den = sum(ms for _, ms in short)
+    if pct is not None or den <= 0 or len(short) < len(members):
+        return pct, share, False
+    return sum(p * ms for p, ms in short) / den, 100.0, True
 
 
 def cache_key(key: dict[str, Any]) -> str:

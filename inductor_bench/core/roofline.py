@@ -23,7 +23,6 @@ held against the bandwidth alone. The verdict:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import replace
 from itertools import groupby
 from pathlib import Path
@@ -38,8 +37,10 @@ from .ceilings import (
     Ceilings,
     KernelRoof,
     Roofline,
+    group_pct,
     kernel_roof,
     no_distance,
+    pct_over_time,
     same_figures,
     shared_ceilings,
 )
@@ -122,12 +123,17 @@ def site_stat(g: GraphResult, k: KernelStat, site: CallSite) -> KernelStat:
 
 def kernel_pcts(result: BreakdownResult, c: Ceilings | None = None) -> dict[tuple[str, str], KernelRoof]:
     """(graph, kernel) -> its figures against the ceilings, for the kernels of a result with
-    ceilings (its own, or ``c``) that have a % of their limit."""
+    ceilings (its own, or ``c``) that have a % of their limit; a row called at several places
+    as the op view judges it (``op_roof``), not its calls' figures pooled."""
     c = c or ceilings_of(result)
     out = {}
     for g in result.measured():
+        calls: dict[str, list[tuple[KernelRoof, float]]] = {}
+        for j, _, site in judged_calls(g):
+            if site is not None:
+                calls.setdefault(site.kernel, []).append((kernel_roof(j, c, g.device), j.ms))
         for k in g.kernels:  # an extern call's kernels on a device as one (``call_groups``)
-            roof = kernel_roof(as_judged(g, k) or k, c, g.device)
+            roof = op_roof(kernel_roof(as_judged(g, k) or k, c, g.device), calls.get(k.name, []))
             if roof.pct is not None:
                 out[(g.id, k.name)] = roof
     return out
@@ -155,18 +161,15 @@ def weighted_pct(result: BreakdownResult, c: Ceilings | None = None) -> tuple[fl
                          for g in result.measured() for k in judged(g))
 
 
-def pct_over_time(members: Iterable[tuple[KernelRoof, float]]) -> tuple[float | None, float | None]:
-    """The time-weighted mean % of peak of kernels (each with its time), those without a % and
-    those whose % is no distance to a limit left out (latency-bound, in cache: a mean of 300 %
-    cache-served kernels and 40 % DRAM-bound ones would read as near the limit), and the share
-    (%) of all their time it is a mean over."""
-    num = den = total = 0.0
-    for roof, ms in members:
-        total += ms
-        if roof.pct is not None and not no_distance(roof):
-            num += roof.pct * ms
-            den += ms
-    return (num / den if den > 0 else None), (100.0 * den / total if total > 0 else None)
+def op_roof(own: KernelRoof, calls: list[tuple[KernelRoof, float]]) -> KernelRoof:
+    """A row called at several places (its calls' figures, each with its time) as the op view
+    judges it (``group_pct``): its calls' time-weighted %, bound as the longest of them it is over
+    (latency-bound where it is theirs); its own figures where it has no such % or one call."""
+    pct, _, short = group_pct(calls) if len(calls) > 1 else (None, None, False)
+    if pct is None:
+        return own
+    judged = [(ms, r) for r, ms in calls if short or (r.pct is not None and not no_distance(r))]
+    return replace(own, pct=pct, bound=LATENCY if short else max(judged, key=lambda x: x[0])[1].bound)
 
 
 def roofline_moves(section: SectionDiff, base: BreakdownResult, head: BreakdownResult) -> None:

@@ -19,6 +19,7 @@ from ..core.ceilings import (
     UNCOUNTED,
     Ceilings,
     Roofline,
+    group_pct,
 )
 from ..core.peaks import COMPUTE_TYPES, INT8
 from ..core.results import BreakdownResult, GraphResult, KernelStat
@@ -33,7 +34,6 @@ from ..core.roofline import (
     has_counts,
     judged_calls,
     kernel_roof,
-    pct_over_time,
     site_stat,
     weighted_pct,
 )
@@ -101,14 +101,8 @@ def group_pct_cell(r: BreakdownResult, members: list[tuple[GraphResult, KernelSt
     time-weighted %, marked as such a kernel's is (``~``: too short to reach a limit), not a dash."""
     c = ceilings_of(r)
     roofs = [(kernel_roof(as_judged(g, k) or k, c, g.device), ms) for g, k, ms in members]
-    pct, share = pct_over_time(roofs)
-    if pct is not None:
-        return weighted_cell(pct, share, whole)
-    short = [(roof.pct, ms) for roof, ms in roofs if roof.bound == LATENCY and roof.pct is not None]
-    den = sum(ms for _, ms in short)
-    if den <= 0 or len(short) < len(roofs):
-        return fmt.DASH
-    return "~" + weighted_cell(sum(p * ms for p, ms in short) / den, 100.0, whole)
+    pct, share, short = group_pct(roofs)
+    return fmt.DASH if pct is None else ("~" if short else "") + weighted_cell(pct, share, whole)
 
 
 def op_pct_cell(r: BreakdownResult, g: GraphResult, k: KernelStat) -> str:
