@@ -516,3 +516,16 @@ def test_a_script_breaking_under_fullgraph_is_told_where(tmp_path):
     line = one_error_line(p)
     assert line.startswith("inductor-bench: error: torch.compile failed: a graph break, an error under "
                            "fullgraph=True (or error_on_graph_break), at fg.py:7: "), line
+
+
+def test_autocast_alone_on_a_script_says_it_needs_the_factory():
+    """A script has no --dtype to give: --autocast alone is refused for the factory it lacks,
+    not for a --dtype it could not take; a factory's --autocast alone still needs --dtype."""
+    from inductor_bench.core.workload import WorkloadOptions
+
+    with pytest.raises(UsageError) as e:
+        WorkloadOptions(str(MODELS / "graph_break_script.py"), autocast=True).validate()
+    assert str(e.value).endswith("which makes its own inputs and chooses whether it trains and in which dtype: "
+                                 "--autocast needs the factory")
+    with pytest.raises(UsageError, match=r"^--autocast needs --dtype bfloat16 or float16$"):
+        WorkloadOptions(str(MODELS / "mlp.py"), autocast=True).validate()

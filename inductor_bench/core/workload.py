@@ -66,8 +66,6 @@ class WorkloadOptions:
         if self.dtype not in DTYPES:
             raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}, not {self.dtype!r}")
         check_mode_name(self.mode)  # the compile worker checks it against the installed torch
-        if self.autocast and self.dtype == "float32":
-            raise UsageError("--autocast needs --dtype bfloat16 or float16")
         if self.freezing and self.train:
             raise UsageError("--freezing is for inference: frozen weights cannot be trained")
         if self.batch_size is not None and self.batch_size < 1:
@@ -82,6 +80,8 @@ class WorkloadOptions:
                 f"inputs and chooses whether it trains and in which dtype: {', '.join(factory_only)} "
                 "needs the factory"
             )
+        if self.autocast and self.dtype == "float32":  # a factory's: a script has no dtype to give
+            raise UsageError("--autocast needs --dtype bfloat16 or float16")
         if self.script_seconds is not None and not 0 < self.script_seconds < math.inf:
             raise UsageError(f"--script-seconds must be a number of seconds above 0, not "
                              f"{self.script_seconds}")
