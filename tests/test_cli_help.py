@@ -65,3 +65,30 @@ def test_the_top_level_help_lists_every_exit_status_the_errors_carry():
                    "; 70 a bug in inductor-bench", "; 74 a file or stdout could not be written;",
                    "; 128 + the signal when stopped (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)."):
         assert phrase in text
+
+
+# what each command's usage line names its arguments: upper case, as the README writes them
+USAGE = {
+    "analyze": "[OPTIONS] {TRACE}...",
+    "breakdown": "[OPTIONS] {MODEL} [SCRIPT_ARGS]...",
+    "compare": "[OPTIONS] {MODEL}...",
+    "diff": "[OPTIONS] {BASE} {HEAD}",
+    "kernel": "[OPTIONS] {PATH} [KERNEL_NAME]",
+    "report": "[OPTIONS] {RUN_DIR}",
+    "sweep": "[OPTIONS] {MODEL}...",
+}
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_every_argument_is_named_in_upper_case(name):
+    """The usage line, the Arguments list and a missing argument's error name each argument
+    alike, in upper case (MODEL, RUN_DIR), never by its lower-case parameter name."""
+    cmd = GROUP.commands[name]
+    text = _help(cmd, name)
+    assert text.splitlines()[0] == f"Usage: {name} {USAGE[name]}"
+    args = [p for p in cmd.params if p.param_type_name == "argument"]
+    listed = text.split("Arguments:")[1].split("Options:")[0]
+    for p in args:
+        shown = p.metavar or p.name  # typer lists an argument by its metavar, else its name
+        assert shown.isupper(), p.name
+        assert re.search(rf"^  {re.escape(shown)}(\.\.\.)? <", listed, re.M), p.name

@@ -23,6 +23,7 @@ TraceFiles = Annotated[
     list[Path],
     typer.Argument(
         parser=o.a_path,
+        metavar="TRACE",
         help="A kineto chrome trace (.json or .json.gz) written by torch.profiler; several (one "
         "per rank), or a directory holding them, for the per-rank view and the stragglers; one "
         "process's profiler cycles (a tensorboard_trace_handler directory): each cycle in turn; "

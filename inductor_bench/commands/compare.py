@@ -34,6 +34,7 @@ Models = Annotated[
     list[Path],
     typer.Argument(
         parser=o.a_path,
+        metavar="MODEL",
         help="Model file defining make_workload(); give several (e.g. before and after a change, "
         "or the same file twice for a check of the noise) to compare them mode by mode, the "
         "first being the base.",

@@ -28,9 +28,11 @@ _FLOORS = ", ".join(f"{100 * b.min_rel_change:g} on {b.name.upper()}" for b in r
 
 Base = Annotated[
     Path,
-    typer.Argument(parser=o.a_path, help="Base result: breakdown.json / compare.json or a run directory."),
+    typer.Argument(parser=o.a_path, metavar="BASE",
+                   help="Base result: breakdown.json / compare.json or a run directory."),
 ]
-Head = Annotated[Path, typer.Argument(parser=o.a_path, help="Head result, of the same kind as BASE.")]
+Head = Annotated[Path, typer.Argument(parser=o.a_path, metavar="HEAD",
+                                      help="Head result, of the same kind as BASE.")]
 FailOnRegression = Annotated[float | None, o.fail_on_regression(
     "HEAD's time (a breakdown's all-graphs row, a compare's step time, against BASE's)",
     ", or BASE ran another workload (batch size, dtype, autocast)")]

@@ -132,10 +132,13 @@ def kernel(
     ctx: typer.Context,
     path: Annotated[
         Path,
-        typer.Argument(parser=o.a_path, help="A kernel .py file, or a run directory written by breakdown."),
+        typer.Argument(parser=o.a_path, metavar="PATH",
+                       help="A kernel .py file, or a run directory written by breakdown."),
     ],
     kernel_name: Annotated[
-        str | None, typer.Argument(help="With a run directory: the kernel (NAME, or GRAPH_ID/NAME).")
+        str | None,
+        typer.Argument(metavar="KERNEL_NAME",
+                       help="With a run directory: the kernel (NAME, or GRAPH_ID/NAME).")
     ] = None,
     max_autotune: Annotated[
         bool,

@@ -48,7 +48,8 @@ LOCK_FILE = ".reanalysis.lock"
 Run = Annotated[
     Path,
     typer.Argument(
-        parser=o.a_path, help="A run directory of breakdown or compare, or its breakdown.json / compare.json."
+        parser=o.a_path, metavar="RUN_DIR",
+        help="A run directory of breakdown or compare, or its breakdown.json / compare.json."
     ),
 ]
 

@@ -27,7 +27,8 @@ class SlurmCluster(str, enum.Enum):
 Models = Annotated[
     list[Path],
     typer.Argument(
-        parser=o.a_path, help="Model files defining make_workload(), one job each.", show_default=False
+        parser=o.a_path, metavar="MODEL", help="Model files defining make_workload(), one job each.",
+        show_default=False
     ),
 ]
 Out = Annotated[
