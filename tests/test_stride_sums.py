@@ -140,13 +140,15 @@ def test_a_cpp_size_assigned_by_floor_division_has_its_value():
     assert (env["ps0"], env["ps1"]) == (6, 12)
 
 
-def test_strides_of_a_remainder_and_a_maximum_are_read_back():
+@pytest.mark.parametrize("graph", ["maxmod-inference", "cppmaxmod-inference"])
+def test_strides_of_a_remainder_and_a_maximum_are_read_back(graph):
     """``record_maxmod.py``'s module (a real compile): ``x`` padded to a multiple of 8 columns,
     ``reinterpret_tensor(buf0, (s27 + (((-1)*s27) % 8), s77), (1, s27 + (((-1)*s27) % 8)), 0)``,
     and its first ``max(n - 2, 3)`` columns, ``max(3, (-2) + s27)``: the strides read back are
     eager torch's at the harness's sizes (x 8x12, y 8x6), the same sizes as its compile
-    recorded (``s27 + (PythonMod(-s27, 8))``, ``Max(3, s27 - 2)``)."""
-    recorded, got, notes, text = fresh_rebuilt("maxmod-inference")
+    recorded (``s27 + (PythonMod(-s27, 8))``, ``Max(3, s27 - 2)``); the C++ wrapper's
+    ``c10::div_mod((-1L)*s27, 8L)`` and ``std::max(...)`` as their Python twins."""
+    recorded, got, notes, text = fresh_rebuilt(graph)
     env = sizes(text)
     assert notes == []
     assert {s: env[s] for s in ("s77", "s27", "s94")} == {"s77": 8, "s27": 12, "s94": 6}

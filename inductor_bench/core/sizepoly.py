@@ -153,7 +153,7 @@ def same_shape(a: str, b: str) -> bool:
 
 def written(text: str) -> str:
     """A size expression as Inductor's Python printer writes it (``64*s0``, ``(1 + s27) // 2``;
-    the C++ wrapper's ``floordiv(1 + s27, 2)``, ``cppwrapper.cpp_size``, too)."""
+    the C++ wrapper's ``floordiv(1 + s27, 2)`` and ``mod(-1*s27, 8)``, ``cppwrapper.cpp_size``, too)."""
     try:
         tree = _Infix().visit(ast.parse(text.strip(), mode="eval"))
         return re.sub(r" \* ", "*", ast.unparse(tree))
@@ -162,10 +162,11 @@ def written(text: str) -> str:
 
 
 class _Infix(ast.NodeTransformer):
-    """``floordiv(a, b)`` -> ``a // b``."""
+    """``floordiv(a, b)`` -> ``a // b``; ``mod(a, b)`` -> ``a % b``."""
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
-        if isinstance(node.func, ast.Name) and node.func.id == "floordiv" and len(node.args) == 2:
-            return ast.BinOp(node.args[0], ast.FloorDiv(), node.args[1])
+        ops = {"floordiv": ast.FloorDiv, "mod": ast.Mod}
+        if isinstance(node.func, ast.Name) and node.func.id in ops and len(node.args) == 2:
+            return ast.BinOp(node.args[0], ops[node.func.id](), node.args[1])
         return node
