@@ -345,7 +345,7 @@ def _exit_error(
             "and the same command resumes it"
         )
     g = table.gate if threshold is not None else None  # --baseline alone: a report, not a gate
-    why = "; ".join([*g.unmeasured, *(o.describe() for o in g.other_workload)]) if g is not None else ""
+    why = "; ".join([*g.unmeasured, *(w.describe() for w in g.other_workload)]) if g is not None else ""
     if g is not None and g.regressions:
         what = ", ".join(f"{r.model}:{r.mode} {pct(r.rel_pct, signed=True)}" for r in g.regressions)
         return RegressionFound(f"significant step-time regression above {threshold:g}%: {what}"
