@@ -26,7 +26,7 @@ from .ceilings import KernelRoof, no_distance
 from .diff_records import ADDED, REMOVED, CallMove, SectionDiff
 from .results import BreakdownResult, GraphResult, KernelStat
 from .sizepoly import same_shape
-from .sources import STRIDES_MARK, UNKNOWN_STRIDES, CallSite
+from .sources import STRIDES_MARK, UNKNOWN_STRIDES, CallSite, shape_dims
 
 K = TypeVar("K")
 
@@ -93,9 +93,10 @@ def _pair_site(base: list[Call], head: list[Call]) -> list[tuple[Call, Call]]:
 
 
 def _alike(a: list[str], b: list[str]) -> int:
-    """How many dimensions two calls' input shapes share, place by place."""
+    """How many dimensions two calls' input shapes share, place by place (a ``Max(3, s0)`` one
+    dimension: ``sources.shape_dims``)."""
     return sum(x == y for sa, sb in zip(a, b, strict=False)
-               for x, y in zip(sa.split("x"), sb.split("x"), strict=False))
+               for x, y in zip(shape_dims(sa), shape_dims(sb), strict=False))
 
 
 def call_move(graph: str, op: str, b: Call, h: Call, weight: float) -> CallMove:
