@@ -151,3 +151,14 @@ def test_diff_holds_an_op_called_at_several_places_to_the_op_views_figure(tmp_pa
         assert k["base_pct"] == pytest.approx(want) and k["head_pct"] == pytest.approx(want)
         assert k.get("no_distance", "") == why
     assert round(pooled) == 27 and round(pct) == 40
+
+
+def test_the_views_say_what_a_marked_group_percent_is_only_where_one_is_shown():
+    """The two latency-bound calls: each view's note says what ``~`` before a group's % peak is;
+    the calls of which two reach a limit (40 %, no mark): no such words."""
+    from inductor_bench.render.views import SHORT_GROUP
+
+    for calls, said in (([(10.0, 0.04, 1e6, 4e6), (10.0, 0.06, 1e5, 4e6)], True), (CALLS, False)):
+        for by in ("module", "line"):
+            text = " ".join(render_breakdown(_result(calls), by=by, width=250).split())
+            assert (" ".join(SHORT_GROUP.split()) in text) is said, (by, said)

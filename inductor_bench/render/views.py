@@ -203,12 +203,14 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     two_roles = any(g.role == Role.BACKWARD and weights.get(g.id, 1.0) > 0 for g in r.measured())
     roof = shows_roofline(r)
     rows: list[list[str]] = []
+    marked = False  # a group's % peak marked ~: each of its kernels latency-bound
     for i, grp in enumerate(groups[:top], 1):
         times = [fmt.ms(grp.ms), fmt.pct(fmt.share(grp.ms, total))]
         if two_roles:
             times += [_role_ms(grp, False, grp.forward_ms), _role_ms(grp, True, grp.backward_ms)]
         entries = _entries(doc, grp, by, types)
         peak = [group_pct_cell(r, [unit_member(u) for u in grp.units])] if roof else []
+        marked = marked or any(c.startswith("~") for c in peak)
         rows.append([str(i), *times, str(len(grp.units)), *peak, *entries[0]])
         blank = [""] * (2 + len(times) + len(peak))
         rows += [[*blank, *e] for e in entries[1:]]
@@ -220,7 +222,8 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
         rows[-1][-2 if by == By.LINE else -1] = f"… {len(rest)} more group{'' if len(rest) == 1 else 's'}"
     total_row = _total_row(total, us, two_roles, by)
     if roof:
-        total_row.insert(6 if two_roles else 4, group_pct_cell(r, [unit_member(u) for u in us]))
+        total_row.insert(6 if two_roles else 4, cell := group_pct_cell(r, [unit_member(u) for u in us]))
+        marked = marked or cell.startswith("~")
     rows.append(total_row)
     what = "source line" if by == By.LINE else "module" + (f" at depth {depth}" if depth else "")
     doc.heading(f"Time by {what} ({ALL_GRAPHS}): {len(shown)} of {len(groups)} groups")
@@ -234,7 +237,12 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     built = BUILT if by == By.LINE and any(g.built for g in shown) else ""
     via = VIA if by == By.LINE and any(ln.via for g in shown for ln in g.lines) else ""
     doc.paragraph(_view_note(by, bool(roots), kernels)
-                  + (f" {REUSED}{REUSED_KERNELS if kernels else '.'}" if reused else "") + built + via)
+                  + (f" {REUSED}{REUSED_KERNELS if kernels else '.'}" if reused else "") + built + via
+                  + (SHORT_GROUP if marked and PCT_HEADER not in gone else ""))
+
+
+SHORT_GROUP = (f" {PCT_HEADER} marked ~: each kernel of the group is latency-bound (too short to reach a "
+               "limit), and the figure is their time-weighted % of peak, no distance to a limit.")
 
 
 def module_labels(r: BreakdownResult) -> dict[str, str]:
