@@ -46,7 +46,12 @@ def too_disturbed(result: Any, ref: Any, mode: Any) -> str | None:
     """Why no speedup of ``mode`` over ``ref`` is given: most of the rounds it would be the
     median of were disturbed (``7 of 10 rounds disturbed``); None where most were steady."""
     bad, n = disturbed_rounds(result, ref, mode)
-    return f"{bad} of {n} rounds disturbed" if n and 2 * bad > n else None
+    return f"{bad} of {n} rounds disturbed" if mostly(bad, n) else None
+
+
+def mostly(bad: int, n: int) -> bool:
+    """More than half of ``n`` rounds disturbed: no figure is the median of them."""
+    return n > 0 and 2 * bad > n
 
 
 def timed(m: Any) -> bool:

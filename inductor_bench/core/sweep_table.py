@@ -16,7 +16,7 @@ from typing import Any
 from .arg_changes import arg_changes
 from .comparable import comparability
 from .compare import EAGER, CompareResult, ModeResult, judge, step_disturbances, timed
-from .compare_summary import disturbed_rounds, too_disturbed
+from .compare_summary import disturbed_rounds, mostly, too_disturbed
 from .diff import diff_results
 from .errors import UsageError
 from .other_workload import workload_line
@@ -308,7 +308,7 @@ def _mostly_disturbed(base: CompareResult, head: CompareResult, label: str) -> s
     for result, side in ((base, "the baseline"), (head, "this sweep")):
         m = result.mode(label)
         bad, n = disturbed_rounds(result, m, m) if m is not None else (0, 0)
-        if n and 2 * bad > n:
+        if mostly(bad, n):
             sides.append((f"{bad} of {n}", side))
     if not sides:
         return None
