@@ -214,3 +214,24 @@ def test_a_main_kernel_also_launched_by_calls_not_followed_counts_only_the_follo
     back = _graph_from_dict(json.loads(json.dumps(g.to_dict()))).kernels[0]
     assert back.own_calls == 1.0 and kernels_a_call(back) == 2.0
     assert kernels_a_call(dataclasses.replace(gemm, own_calls=None)) == (3.0 + 1.0) / 3.0
+
+
+@pytest.mark.parametrize(("walls", "left_out", "want_us"), [
+    ([1.0, 1.0, 9.0], [2], (2.0 + 4.0) / 2),  # the iteration the policy left out is not in it
+    ([], [], (2.0 + 4.0 + 30.0) / 3),  # a result saved before the policy: every iteration
+])
+def test_the_time_beside_a_main_kernel_is_the_policys_figure_over_the_graphs_kept_iterations(
+        walls, left_out, want_us):
+    """Hand-built: one followed call ran ``gemm`` and ``reduce`` in each of three iterations, the
+    third stalled (``reduce`` took 30 µs there). The time beside ``gemm`` is the mean of
+    ``reduce``'s per-iteration time over the iterations the graph's figures are the mean of."""
+    from inductor_bench.core.call_groups import set_beside
+    from inductor_bench.core.device_calls import CallLaunches
+    from inductor_bench.core.results import GraphResult, KernelStat
+
+    call = CallLaunches(us={"gemm": [50.0, 50.0, 50.0], "reduce": [2.0, 4.0, 30.0]},
+                        launches={"gemm": 3, "reduce": 3})
+    g = GraphResult(id="0-forward", role="forward", wall_samples_ms=walls, left_out=left_out)
+    g.kernels = [KernelStat("gemm", "extern_mm", 1.0, 0.05), KernelStat("reduce", "reduction", 1.0, 1.0)]
+    set_beside(g, {0: call}, None)
+    assert g.kernels[0].beside == {"reduce": [1.0, pytest.approx(want_us / 1e3, rel=1e-12)]}

@@ -30,7 +30,8 @@ def set_beside(graph: GraphResult, launches: dict[int, CallLaunches], trace: Tra
     """Each kernel row's ``beside`` (and ``own_calls``, its own launches an iteration under
     those calls): the other measured kernels that the followed calls it is the main kernel of
     launched, each with its launches and its time an iteration under those
-    calls: the mean over the graph's steady iterations of its per-iteration time there; for
+    calls: the mean over the graph's steady iterations of its per-iteration time there
+    (``GraphResult.summary``, as every kernel row's figure); for
     ``one_call`` (the one call launched beside a graph's CUDA-graph replays), the kernel row's
     time times the share of that kernel's time in the one call that those calls took."""
     rows = {k.name: k for k in graph.kernels}
@@ -60,10 +61,8 @@ def set_beside(graph: GraphResult, launches: dict[int, CallLaunches], trace: Tra
         for name, per_iter in sorted(mine.items()):
             if one_call:
                 ms = rows[name].ms * sum(per_iter) / totals[name] if totals.get(name) else 0.0
-            elif len(per_iter) == len(graph.wall_samples_ms):
-                ms = graph.steady().mean([x / US_PER_MS for x in per_iter])
-            else:
-                ms = sum(per_iter) / US_PER_MS / max(len(per_iter), 1)
+            else:  # the policy's figure, as the kernel rows' (all iterations for a result saved before it)
+                ms = graph.summary([x / US_PER_MS for x in per_iter]).ms
             k.beside[name] = [count[k.name][name] / n, min(ms, rows[name].ms)]
 
 
