@@ -441,6 +441,26 @@ def test_template_runs_baseline_only_and_says_why(capsys, fake_worker):
             "H100 PCIe)") in out.splitlines()  # the block's last line: no hard break
 
 
+def test_the_footer_counts_every_repetition_and_says_how_many_were_left_out():
+    """100 repetitions of which 7 stalled (a busy machine, synthetic samples): the footer says
+    100, not the 93 kept, and how many each mode lost; the time is the mean of the 93."""
+    kf = read_kernel_file(RED)
+    resp = canned_response(True)
+    steady_base = [0.0200 + 0.0001 * (i % 5 - 2) for i in range(93)]  # mean 0.02 exactly
+    resp["runs"][0]["samples_ms"] = steady_base[:50] + [0.0600] * 7 + steady_base[50:]
+    resp["runs"][1]["samples_ms"] = [0.0100 + 0.0001 * (i % 3 - 1) for i in range(100)]
+    text = render_kernel(build_report(kf, resp, Peak(2000.0, None, "x"), max_autotune=True))
+    assert ("times: mean of the steady ones of 100 repetitions, each after an L2 flush (CUDA "
+            "events); left out as disturbed, far slower than the median (docs/statistics.md): "
+            "7 of baseline's, none of max-autotune's;") in text
+    base_row = next(ln.split() for ln in text.splitlines() if ln.startswith("baseline "))
+    assert base_row[3:5] == [fmt_time(sum(steady_base) / 93).split()[0], "µs"]
+    assert base_row[3] == "20.00"
+    one_mode = render_kernel(build_report(kf, canned_response(False), Peak(2000.0, None, "x")))
+    assert "of 6 repetitions, each after an L2 flush (CUDA events); left out as disturbed, " \
+           "far slower than the median (docs/statistics.md): none;" in one_mode
+
+
 def test_all_configs_table():
     kf = read_kernel_file(RED)
     r = build_report(kf, canned_response(True, True), Peak(2000.0, None, "x"), max_autotune=True)

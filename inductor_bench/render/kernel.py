@@ -119,13 +119,22 @@ def _all_configs(r: KernelReport, doc: Doc) -> None:
     doc.chart(charts.kernel_configs(r))
 
 
+def _left_out(r: KernelReport) -> str:
+    """How many repetitions of each mode the statistics policy left out: ``none``, ``7``, or
+    ``7 of baseline's, none of max-autotune's``."""
+    counts = [(run.mode, run.timing.summary.left_out or "none") for run in r.runs]
+    if len(counts) == 1 or all(n == "none" for _, n in counts):
+        return str(counts[0][1])
+    return ", ".join(f"{n} of {mode}'s" for mode, n in counts)
+
+
 def render_kernel(r: KernelReport, fmt_name: str = TEXT) -> str:
     """The report of one kernel: header, a row per mode, the verdict, every config, notes."""
     doc = new_doc(fmt_name)
-    reps = r.runs[0].timing.summary.n
-    foot = [(f"times: mean of the steady ones of {reps} repetitions (those far slower than the "
-             "median left out as disturbed: docs/statistics.md), each after an L2 flush (CUDA "
-             "events); spread: robust sigma (1.4826 x MAD) in % of the time")]
+    reps = max(len(run.timing.samples_ms) for run in r.runs)  # every repetition run, not the kept
+    foot = [(f"times: mean of the steady ones of {reps} repetitions, each after an L2 flush (CUDA "
+             "events); left out as disturbed, far slower than the median (docs/statistics.md): "
+             f"{_left_out(r)}; spread: robust sigma (1.4826 x MAD) in % of the time")]
     ch = r.comparison()
     if ch is not None:
         foot.insert(0, verdict_sentence(ch))

@@ -11,7 +11,8 @@ decorator intercepted: the heuristic runs with ``inductor_meta`` patched for the
 defines it), so the autotuner gets that mode's config space. The file's own
 ``call(get_args())`` then compiles, autotunes (and runs coordinate descent under
 max-autotune), and is timed the way ``triton.testing.do_bench`` times: an L2 flush before
-each repetition, CUDA events around the call, and the median over the repetitions. The
+each repetition and CUDA events around the call; every repetition's time is returned (the
+report's figure is the mean of the steady ones, ``core/steady.py``). The
 flush keeps the device busy while Python issues the call, so launch overhead stays out.
 """
 
