@@ -38,6 +38,26 @@ def test_a_fresh_cache_lives_in_the_run_directory(tmp_path):
     assert (path, shared) == (tmp_path / "cache", False) and path.is_dir() and not path.is_symlink()
 
 
+@pytest.mark.parametrize("name", ["cmp1 sp", "it's", 'say "hi"', "back\\slash"])
+def test_a_fresh_cache_for_the_host_in_a_path_the_compile_command_splits_is_refused(tmp_path, name):
+    # torch 2.13 runs the host's C++ compile as shlex.split(one command string): with the run in
+    # "/tmp/ibr/cmp1 sp", g++ read "/tmp/ibr/cmp1" as input and output after a 47 s compile
+    run = tmp_path / name / "default"
+    with pytest.raises(UsageError, match=r"cannot hold .*--out a path without them.*--warm-cache") as e:
+        cache.run_cache(run, fresh=True, device="cpu")
+    assert str(run / "cache") in str(e.value) and not (run / "cache").exists()
+    # an accelerator's run compiles no C++ for its kernels: its paths stay as they were
+    assert cache.run_cache(run, fresh=True, device="cuda") == (run / "cache", False)
+
+
+def test_a_shared_cache_in_a_path_the_compile_command_splits_is_refused_for_the_host(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "my cache"))
+    with pytest.raises(UsageError, match="XDG_CACHE_HOME to a path without them"):
+        cache.run_cache(tmp_path / "run", fresh=False, device="cpu")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "a|b*c<d>"))  # the shell's specials split nothing
+    assert cache.run_cache(tmp_path / "run", fresh=False, device="cpu")[1]
+
+
 def test_a_cache_writable_by_others_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     root = tmp_path / "inductor-bench"

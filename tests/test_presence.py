@@ -117,7 +117,8 @@ def test_a_progress_line_names_auto_as_the_host_where_no_accelerator_can_be(tmp_
     monkeypatch.setattr(presence, "_installed_version_file", lambda: version_file(tmp_path, cuda=None))
     assert presence.device_words("auto") == "cpu (auto)"
     assert presence.device_words("cpu") == "cpu"
+    assert presence.on_host("auto") and presence.on_host("cpu") and not presence.on_host("cuda")
     assert _describe(WorkloadOptions(path=model, train=True)) == "train, device cpu (auto), mode default, float32"
     monkeypatch.setattr(presence, "_installed_version_file", lambda: None)
-    assert presence.device_words("auto") == "auto"
+    assert presence.device_words("auto") == "auto" and not presence.on_host("auto")
     assert _describe(WorkloadOptions(path=model)) == "inference, device auto, mode default, float32"

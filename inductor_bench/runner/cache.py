@@ -23,12 +23,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import shlex
 import stat
 from pathlib import Path
 
 from ..core.errors import UsageError
 from ..core.rundir import CACHE_DIR
 from .capture import INDUCTOR_ENV
+from .presence import on_host
 
 APP = "inductor-bench"
 # Bump when what we put in the cache changes in a way Inductor's own keys do not see.
@@ -99,15 +101,44 @@ def private_dir(path: Path) -> Path:
     return path
 
 
-def run_cache(run_dir: Path, *, fresh: bool, freezing: bool = False) -> tuple[Path, bool]:
+def run_cache(
+    run_dir: Path, *, fresh: bool, freezing: bool = False, device: str | None = None
+) -> tuple[Path, bool]:
     """(the cache directory of this run, whether it is the shared one). The run directory's
-    ``cache`` entry is the fresh cache itself, or a link to the shared one."""
+    ``cache`` entry is the fresh cache itself, or a link to the shared one. ``device``: the
+    run's ``--device``; where it runs on the host, whose C++ compile command cannot hold every
+    path, such a cache is refused (``check_compilable``)."""
     entry = run_dir / CACHE_DIR
+    host = device is not None and on_host(device)
     if fresh:
+        if host:
+            check_compilable(entry, "the run directory's cache",
+                             "give --out a path without them, or compile in the shared cache "
+                             "(compare --warm-cache; breakdown without --fresh-cache)")
         entry.mkdir(parents=True, exist_ok=True)
         return entry, False
-    shared = private_dir(user_cache_root() / flags_tag(freezing))
+    shared = user_cache_root() / flags_tag(freezing)
+    if host:
+        check_compilable(shared, "the shared cache", "set XDG_CACHE_HOME to a path without them")
+    shared = private_dir(shared)
     if not entry.exists() and not entry.is_symlink():
         with contextlib.suppress(OSError):  # no symlinks here: the results say where it is
             entry.symlink_to(shared, target_is_directory=True)
     return shared, True
+
+
+def check_compilable(cache: Path, what: str, instead: str) -> None:
+    """Refuse a cache directory whose path Inductor's C++ compile cannot take: torch builds the
+    compiler's command line as one string and splits it as a shell would (``shlex.split``), so a
+    space, a quote or a backslash in the path cuts it in two (with a space, g++ reads the run
+    directory's first word as both input and output: ``C++ compile error`` after the whole
+    compile). Said before any worker starts."""
+    path = str(cache.absolute())
+    try:
+        whole = shlex.split(path) == [path]
+    except ValueError:  # an unclosed quote
+        whole = False
+    if not whole:
+        raise UsageError(f"{what} {path} has a space, a quote or a backslash in its path, which "
+                         f"Inductor's C++ compile command cannot hold (torch splits it at them): {instead}")
+

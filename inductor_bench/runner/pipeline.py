@@ -96,7 +96,7 @@ def compile_workload(
         "step_trace": str(run_dir / STEP_TRACE_FILE),
     }
     out = CompileOutcome()
-    cache, shared = run_cache(run_dir, fresh=settings.fresh_cache, freezing=opts.freezing)
+    cache, shared = run_cache(run_dir, fresh=settings.fresh_cache, freezing=opts.freezing, device=opts.device)
     out.cache_dir, out.cache_shared = str(cache), shared
     if profile_after:
         out.standbys = profile_standbys(run_dir, settings, cache, _preload_path(opts))

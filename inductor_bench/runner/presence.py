@@ -43,9 +43,17 @@ def check_requested(requested: str) -> None:
 def device_words(requested: str) -> str:
     """``--device`` as a progress line names it: ``auto`` as the host (``cpu (auto)``) where every
     accelerator is certainly absent, so the line says where the run goes; else as asked."""
-    if requested == AUTO and all(absent(b.name) for b in BACKENDS if b.torch_module is not None):
+    if requested == AUTO and on_host(requested):
         return f"{HOST_BACKEND.name} ({AUTO})"
     return requested
+
+
+def on_host(requested: str) -> bool:
+    """Whether ``--device requested`` certainly runs on the host: asked for, or ``auto`` where
+    every accelerator is certainly absent."""
+    if requested == AUTO:
+        return all(absent(b.name) for b in BACKENDS if b.torch_module is not None)
+    return requested == HOST_BACKEND.name
 
 
 def absent(requested: str, version_file: Path | None = None) -> str | None:
