@@ -91,6 +91,8 @@ def geomean_line(table: SweepTable) -> str:
         + _left_out(table, mode, g is not None)
         for mode, (g, k) in table.geomeans.items()
     ]
+    if not parts:  # the reference alone (a baseline for --baseline): no speedup to average
+        return f"Geomean speedup over {table.reference}: none, no other mode was swept"
     return f"Geomean speedup over {table.reference}: " + ", ".join(parts)
 
 
