@@ -276,17 +276,18 @@ def run_dir(tmp_path):
     ("2-forward/triton_red_fused_sum_0", "no graph 2-forward in {run}; its graphs: 0-forward, 1-forward"),
     ("1-forward/triton_red_fused_sum", ("no kernel triton_red_fused_sum in graph 1-forward in {run}; "
      "close matches: triton_red_fused_sum_0")),
+    # its category as the report's tables name it (C++ pointwise), not the JSON's cpp_pointwise
     ("cpp_fused_gelu_0", ("0-forward/cpp_fused_gelu_0 has no Triton kernel file (category "
-     "cpp_pointwise): C++ kernels are re-tuned by recompiling: inductor-bench breakdown "
+     "C++ pointwise): C++ kernels are re-tuned by recompiling: inductor-bench breakdown "
      "MODEL.py --autotune-top N")),
     ("sm90_xmma_gemm_bf16", ("0-forward/sm90_xmma_gemm_bf16 has no Triton kernel file (category "
-     "extern_gemm): only Triton kernels can be benchmarked")),
+     "GEMM (extern)): only Triton kernels can be benchmarked")),
     # a Triton kernel whose file the run did not save is not called something else
     ("triton_tem_fused_mm_1", ("0-forward/triton_tem_fused_mm_1 has no Triton kernel file (category "
-     "triton_template): the run saved no file for this Triton kernel")),
+     "Triton template): the run saved no file for this Triton kernel")),
     # an extern call as the report's tables number it: its op
     ("sm90_xmma_gemm_bf16 #1", ("0-forward/sm90_xmma_gemm_bf16 has no Triton kernel file (category "
-     "extern_gemm): only Triton kernels can be benchmarked")),
+     "GEMM (extern)): only Triton kernels can be benchmarked")),
     # part of a name (difflib alone finds nothing as close as 0.6 to it)
     ("fused_sum", "no kernel fused_sum in {run}; close matches: triton_red_fused_sum_0"),
     ("xmma", "no kernel xmma in {run}; close matches: sm90_xmma_gemm_bf16"),
@@ -307,6 +308,20 @@ def test_run_dir_lookup(capsys, fake_worker, run_dir, name):
     assert code == 0
     assert fake_worker.calls[0]["kernel"] == name.rsplit("/")[-1]
     assert out.startswith(f"{name.rsplit('/')[-1]}: Triton ")
+
+
+def test_a_result_naming_another_kernels_file_is_refused(capsys, fake_worker, run_dir):
+    """A breakdown.json (which no digest covers) naming for triton_red_fused_sum_0 the file of
+    triton_poi_fused_add_sin_0, a file the run did write: refused, where the sin kernel was
+    timed and reported under the name asked for."""
+    result = json.loads((run_dir / "breakdown.json").read_text())
+    (red,) = [k for k in result["graphs"][0]["kernels"] if k["name"] == "triton_red_fused_sum_0"]
+    red["file"] = "graphs/0-forward/kernels/triton_poi_fused_add_sin_0.py"
+    (run_dir / "breakdown.json").write_text(json.dumps(result))
+    code, _, err = run_cli(capsys, str(run_dir), "triton_red_fused_sum_0")
+    assert code == 2 and fake_worker.calls == []
+    assert error_line(err) == (f"{run_dir}/graphs/0-forward/kernels/triton_poi_fused_add_sin_0.py "
+                               "holds kernel triton_poi_fused_add_sin_0, not triton_red_fused_sum_0")
 
 
 def test_a_cpu_run_says_it_has_no_triton_kernel_to_benchmark(capsys, fake_worker, tmp_path):

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from ..core.autotune import build_report
-from ..core.categories import CPP_CATEGORIES, TRITON_CATEGORIES
+from ..core.categories import CPP_CATEGORIES, TRITON_CATEGORIES, label
 from ..core.errors import UsageError
 from ..core.kernelfile import (
     KernelFile,
@@ -107,8 +107,10 @@ def _from_run_dir(run_dir: Path, name: str | None) -> KernelFile:
             why = (
                 "C++ kernels are re-tuned by recompiling: inductor-bench breakdown MODEL.py --autotune-top N"
             )
-        raise UsageError(f"{gid}/{k.name} has no Triton kernel file (category {k.category}): {why}")
-    return run_kernel_file(run_dir, k.file)  # as the run wrote it, or refused
+        raise UsageError(f"{gid}/{k.name} has no Triton kernel file (category {label(k.category)}): {why}")
+    kf = run_kernel_file(run_dir, k.file)  # as the run wrote it, or refused
+    check_name(kf, k.name)  # a result naming another kernel's file times no kernel asked for
+    return kf
 
 
 def resolve_kernel_file(path: Path, name: str | None) -> KernelFile:
