@@ -238,3 +238,38 @@ def test_the_profiled_steps_are_held_against_the_step_that_stands_not_one_set_as
     assert "the turns' 1.750 ms outside the graphs (of a 2.700 ms step, 5 rounds) is set aside" in text
     assert "per step: 1.759 ms against 1.140 ms timed without it" in text
     assert "against 2.700 ms timed without it" not in text
+
+
+def test_a_step_shorter_than_its_graphs_says_how_far_the_turns_ran_from_the_profile():
+    """Synthetic, after `breakdown` of a timm resnet18 (inference, batch 2, 64x64, one thread)
+    beside other work: the graph's profile 17.948 ms, its own calls in the turns 58.552 ms
+    (3.26x) against a 57.460 ms step, 1.4 of 2 cores busy with other processes. The line said
+    only that 58.552 ms exceeded the step, where the graph table beside it reads 17.948 ms;
+    it now says the turns ran 3.3x the profile, that max gain counts nothing outside the
+    graphs, and what load the turns met."""
+    r = BreakdownResult(
+        model="resnet18", device="cpu", step_samples_ms=[57.46] * 5,
+        graphs=[GraphResult(id="0-inference", role="inference", device="cpu", wall_ms=17.948, iterations=20)],
+        step_turns=StepTurns(graphs=["0-inference"], blocks=[[[57.46]] * 5, [[58.552]] * 5],
+                             load={"others_cores": 1.4, "steal_pct": 0.0, "cores": 2}))
+    s = split_step(r)
+    assert s.outside_ms < 0 and gain_frame(r).outside_ms == 0.0
+    text = " ".join(render_breakdown(r).split())
+    assert ("outside the graphs: not measurable: the graphs' own calls took 58.552 ms, more than the "
+            "57.460 ms step timed in turns with them (3.3x their profiled 17.948 ms, the graph table's: "
+            "the machine busier while the turns ran); max gain counts no time outside the graphs. "
+            "WARNING: the step and its graphs were timed in turns while other processes kept 1.4 of 2 "
+            "cores busy: each block met its own stalls.") in text
+
+
+def test_a_step_shorter_than_its_graphs_at_the_profile_s_speed_adds_nothing_more():
+    """Synthetic: the graph's turns at its profiled 2.631 ms, the step 2.5 ms, a quiet machine:
+    the line names no speed and no load."""
+    r = BreakdownResult(
+        model="m", device="cpu", step_samples_ms=[2.5] * 5,
+        graphs=[GraphResult(id="0-inference", role="inference", device="cpu", wall_ms=2.631, iterations=20)],
+        step_turns=StepTurns(graphs=["0-inference"], blocks=[[[2.5]] * 5, [[2.631]] * 5]))
+    text = " ".join(render_breakdown(r).split())
+    assert ("not measurable: the graphs' own calls took 2.631 ms, more than the 2.500 ms step timed in "
+            "turns with them; max gain counts no time outside the graphs.") in text
+    assert "x their profiled" not in text and "WARNING: the step and its graphs" not in text

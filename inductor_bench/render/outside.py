@@ -17,6 +17,7 @@ from ..core.step import (
     not_all_profiled,
     set_aside,
     split_step,
+    turns_slowdown,
 )
 from . import format as fmt
 from .doc import Doc
@@ -179,22 +180,37 @@ def _set_aside(r: BreakdownResult, s: StepSplit) -> str | None:
     if why == OUTSIDE_ABOVE:
         return (f"{profiled}. WARNING: the turns' time outside the graphs was {ratio:.1f}x the profiled "
                 f"steps' (the step's blocks met stalls the graphs' blocks missed): {turns}.")
-    times = f"{ratio:.1f}" if ratio >= 1 else f"{ratio:.2g}"  # quieter turns: 0.0094, not 0.0
+    times = _times(ratio)
     return (f"outside the graphs: {fmt.ms(frame.outside_ms)} ms per step, at the profile's speed. WARNING: "
             f"the graphs' own calls took {times}x their profiled {fmt.ms(frame.graphs_ms)} ms in the "
             f"step's turns (the machine {'busier' if ratio > 1 else 'quieter'} while the step was timed): "
             f"{turns}, and taken at the profile's speed ({fmt.ms(s.outside_ms)} / {times}).")
 
 
-def _turns_load(r: BreakdownResult) -> str:
+def _times(ratio: float) -> str:
+    """A speed ratio as the outside line reads it: quieter turns 0.0094, not 0.0."""
+    return f"{ratio:.1f}" if ratio >= 1 else f"{ratio:.2g}"
+
+
+def _turns_speed(r: BreakdownResult, s: StepSplit) -> str:
+    """Where the graphs' own calls in the turns ran at another speed than their profile (the
+    figure the graph table shows), how many times it: the turns' graphs time is not the table's."""
+    ratio = turns_slowdown(r, s)
+    if ratio is None:
+        return ""
+    return (f" ({_times(ratio)}x their profiled {fmt.ms(r.totals().wall_ms)} ms, the graph table's: the "
+            f"machine {'busier' if ratio > 1 else 'quieter'} while the turns ran)")
+
+
+def _turns_load(r: BreakdownResult, then: str = "the time outside the graphs, a difference of two "
+                "times, may be far off") -> str:
     """A warning where other processes disturbed the turns: the time outside the graphs is a
     difference of two times the load slowed, each by its own stalls, and the checks against
-    the profile pass where the profile was as disturbed."""
+    the profile pass where the profile was as disturbed; ``then``: what that means for the line."""
     load = Load.from_dict(r.step_turns.load if r.step_turns else None)
     if load is None or not load.disturbed:
         return ""
-    return (f" WARNING: the step and its graphs were timed in turns while {load.describe()}: the "
-            "time outside the graphs, a difference of two times, may be far off.")
+    return f" WARNING: the step and its graphs were timed in turns while {load.describe()}: {then}."
 
 
 def render_outside_split(doc: Doc, r: BreakdownResult) -> None:
@@ -216,7 +232,9 @@ def render_outside_split(doc: Doc, r: BreakdownResult) -> None:
     elif s.rounds:
         doc.paragraph(
             f"outside the graphs: not measurable: the graphs' own calls took {fmt.ms(s.graphs_ms)} "
-            f"ms, more than the {fmt.ms(s.step_ms)} ms step timed in turns with them."
+            f"ms, more than the {fmt.ms(s.step_ms)} ms step timed in turns with them"
+            f"{_turns_speed(r, s)}; max gain counts no time outside the graphs."
+            f"{_turns_load(r, 'each block met its own stalls')}"
         )
     elif s.outside_ms >= 0:
         doc.paragraph(
