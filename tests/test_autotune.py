@@ -3,6 +3,7 @@ Amdahl arithmetic, the kernel report and kernel matching for the CPU route."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -427,7 +428,7 @@ def test_match_kernels_default_vs_max_autotune():
             r.verdict) for r in rows]
     assert got == [
         ("aten::addmm", "cpp_fused_addmm_0", "origin",
-         "category extern_gemm -> cpp_template; renamed from aten::addmm", -1.0, "faster"),
+         "category GEMM (extern) -> C++ template (GEMM); renamed from aten::addmm", -1.0, "faster"),
         ("cpp_fused_add_2", None, None, "removed", -0.2, "removed"),
         (None, "cpp_fused_mul_3", None, "added", 0.1, "added"),
         ("cpp_fused_gelu_0", "cpp_fused_gelu_0", "name", "same kernel", 0.0, "within noise"),
@@ -438,6 +439,22 @@ def test_match_kernels_default_vs_max_autotune():
     assert (first.graph, first.base_ms, first.tuned_ms) == ("0-forward", 3.0, 2.0)
     assert (first.base_category, first.tuned_category) == ("extern_gemm", "cpp_template")
     assert first.aten_ops == ["aten.addmm"]
+
+
+def _result_on(device, mode, kernels):
+    return dataclasses.replace(_result(mode, kernels), device=device)
+
+
+@pytest.mark.parametrize("device,verdict", [("cpu", "within noise"), ("cuda", "faster")])
+def test_a_kernel_match_is_judged_with_the_devices_floor(device, verdict):
+    """A C++ kernel 7% faster under max-autotune, its five iterations each 1% apart: the two
+    97.5% t intervals, 1.0 +- 0.011 and 0.93 +- 0.010 ms, are apart, and 1/0.93 = 1.075x is
+    above the GPU's 5% floor and below the CPU's 10%, by which `diff` of the same two runs judges
+    the kernel: within noise on the CPU, where it read faster by the 5% of no device."""
+    base = _result_on(device, "default", [_k("cpp_fused_gelu_0", "cpp_pointwise", 1.0, ["aten.gelu"])])
+    tuned = _result_on(device, "max-autotune", [_k("cpp_fused_gelu_0", "cpp_pointwise", 0.93, ["aten.gelu"])])
+    (row,) = match_kernels(base, tuned)
+    assert (row.base_ms, row.tuned_ms, row.verdict) == (1.0, 0.93, verdict)
 
 
 def test_render_matches():
@@ -457,7 +474,7 @@ def test_render_matches():
     rows = [ln.split("  ") for ln in text.splitlines() if ln.startswith("0-forward")]
     assert [[c.strip() for c in row if c.strip()] for row in rows] == [
         ["0-forward", "aten::addmm", "cpp_fused_addmm_0",
-         "category extern_gemm -> cpp_template; renamed from aten::addmm", "3.000", "2.000",
+         "category GEMM (extern) -> C++ template (GEMM); renamed from aten::addmm", "3.000", "2.000",
          "-1.000", "faster"]]  # ms, as every table of a breakdown
     assert text.rstrip().endswith("(1 more not shown: smaller changes)")
     removed = render(match_kernels(base, tuned))

@@ -22,6 +22,8 @@ import dataclasses
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .categories import label
+from .devices import backend
 from .errors import ResultError, UsageError
 from .kernelfile import KernelFile
 from .match import KernelRef
@@ -147,8 +149,8 @@ def amdahl_rows(rows: list[RetunedKernel]) -> tuple[list[RetunedKernel], float]:
 
 def _what_changed(b_name: str, b_cat: str, t_name: str, t_cat: str) -> str:
     parts = []
-    if b_cat != t_cat:
-        parts.append(f"category {b_cat} -> {t_cat}")
+    if b_cat != t_cat:  # as the report's tables name them
+        parts.append(f"category {label(b_cat)} -> {label(t_cat)}")
     if b_name != t_name:
         parts.append(f"renamed from {b_name}")
     return "; ".join(parts) or KernelChange.SAME_KERNEL
@@ -158,10 +160,13 @@ def match_kernels(base: BreakdownResult, tuned: BreakdownResult) -> list[KernelM
     """Kernel by kernel, a default breakdown (base) against a max-autotune one (tuned).
 
     Kernels pair up as ``match.match_kernels`` pairs them. Each row says what changed, how
-    it was matched, and the noise verdict. Biggest absolute change first.
+    it was matched, and the noise verdict, judged with the device's floor for a significant
+    change (``Backend.min_rel_change``, as ``diff`` judges a kernel of these two runs). Biggest
+    absolute change first.
     """
     pairs, removed, added = _match_graph_kernels(base.measured(), tuned.measured())
-    rows = [_matched(b, t, how) for b, t, how in pairs]
+    min_rel = backend(base.device).min_rel_change
+    rows = [_matched(b, t, how, min_rel) for b, t, how in pairs]
     rows += [_unmatched(r, KernelChange.REMOVED) for r in removed]
     rows += [_unmatched(r, KernelChange.ADDED) for r in added]
     rows.sort(key=lambda r: (-abs(r.delta_ms), r.graph, r.base_name or r.tuned_name))
@@ -180,9 +185,9 @@ def same_code_rows(rows: list[KernelMatch], base: BreakdownResult, tuned: Breakd
             for row in rows]
 
 
-def _matched(b: KernelRef, t: KernelRef, how: str) -> KernelMatch:
+def _matched(b: KernelRef, t: KernelRef, how: str, min_rel: float) -> KernelMatch:
     bk, tk = b.kernel, t.kernel
-    ch = judge(b.graph.summary(bk.samples_ms, bk.ms), t.graph.summary(tk.samples_ms, tk.ms))
+    ch = judge(b.graph.summary(bk.samples_ms, bk.ms), t.graph.summary(tk.samples_ms, tk.ms), min_rel)
     return KernelMatch(
         graph=t.graph.id, base_name=bk.name, tuned_name=tk.name, base_category=bk.category,
         tuned_category=tk.category, aten_ops=list(tk.aten_ops or bk.aten_ops),
