@@ -397,3 +397,20 @@ def test_a_diff_says_when_one_side_ran_on_random_floats():
     assert ("the graphs ran on other inputs: base on the harness's random floats, head on the model's "
             "own values") in " ".join(notes)
     assert not any("other inputs" in n for n in comparability(head, copy.deepcopy(head))[1])
+
+
+def test_a_backward_that_reuses_its_saved_activations_buffers_says_so():
+    """Synthetic, after `breakdown` of a 2-layer GPT-2 (--train, CPU): its backward writes into
+    two of its saved activations (``buf28 = where_3; del where_3  # reuse``), and the line named
+    only a cache's position, a counter and a norm's statistics as what a graph changes in place."""
+    from inductor_bench.core.results import BreakdownResult, GraphResult
+    from inductor_bench.render.breakdown import render_breakdown
+
+    graphs = [GraphResult(id="0-forward", role="forward", iterations=4, wall_ms=1.0, wall_samples_ms=[1.0] * 4,
+                          first_call_inputs=[29, 0, 29]),
+              GraphResult(id="0-backward", role="backward", iterations=4, wall_ms=1.0,
+                          wall_samples_ms=[1.0] * 4, first_call_inputs=[59, 2, 59])]
+    text = " ".join(render_breakdown(BreakdownResult(model="gpt2", model_path="/x/gpt2.py", graphs=graphs)).split())
+    assert ("0-forward 29 of 29, 0-backward 59 of 59; put back before every call, as the graph changes them "
+            "in place (a cache's position, a counter, a norm's running statistics, a saved activation whose "
+            "buffer a backward reuses): 0-backward 2") in text

@@ -242,8 +242,11 @@ def _first_call_inputs(doc: Doc, r: BreakdownResult) -> None:
                 "boolean inputs of its first call in the model (token ids, positions, masks): "
                 + ", ".join(f"{g.id} {g.first_call_inputs[0]}" for g in given))
     if put_back:
+        # a backward writes into the saved activations it is done with (Inductor reuses their buffers)
+        reused = ", a saved activation whose buffer a backward reuses" if any(
+            g.role == "backward" for g in put_back) else ""
         line += ("; put back before every call, as the graph changes them in place (a cache's position, "
-                 "a counter, a norm's running statistics): "
+                 f"a counter, a norm's running statistics{reused}): "
                  + ", ".join(f"{g.id} {g.first_call_inputs[1]}" for g in put_back))
     held = [g for g in given if _counts(g.first_call_inputs, 5)[0]]  # the constants it holds
     if held:
