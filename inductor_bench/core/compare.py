@@ -16,6 +16,8 @@ from typing import Any
 # the verdicts, here for the modules that import them from this one
 from .compare_summary import fastest as fastest
 from .compare_summary import judge as judge
+from .compare_summary import outside_load as outside_load
+from .compare_summary import outside_warnings as outside_warnings
 from .compare_summary import summary
 from .compare_summary import timed as timed
 from .compare_summary import too_disturbed as too_disturbed

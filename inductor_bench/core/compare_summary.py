@@ -13,8 +13,10 @@ import statistics
 from typing import Any
 
 from .devices import backend
+from .load import Load
 from .stats import MIN_SAMPLES, Change, compare_samples, judge_paired
 from .steady import limit_of
+from .step import split_in_turns
 from .vocab import CompileMode
 
 
@@ -78,6 +80,8 @@ def summary(result: Any) -> dict[str, Any]:
         "step_ms": {m.label: result.step(m).to_dict() for m in result.modes if timed(m)},
         # the "outside graphs, ms" row: the turns' share of the step times the column's step
         "outside_ms": {m.label: m.outside_ms() for m in result.modes if m.outside_ms() is not None},
+        # those timed in turns on a busy machine (the (!) of the row): what disturbed them
+        "outside_disturbed": {m.label: load.describe() for m in result.modes if (load := outside_load(m))},
         "speedups": [_speedup(result, m, ref) for m, ref in _pairs(result)],
         "fastest": best.label if best is not None else None,
     }
@@ -109,3 +113,28 @@ def _speedup(result: Any, m: Any, ref: Any) -> dict[str, Any]:
         "verdict": "no speedup" if why else ch.verdict,
         "change": ch.to_dict(),
     } | ({"no_speedup": why} if why else {})
+
+
+def outside_load(m: Any) -> Load | None:
+    """The load from other processes while the turns a column's time outside the graphs comes
+    from ran (``ModeResult.split``: the timing worker's, else its breakdown's), where it disturbed
+    them: that time is a difference of two times each slowed by its own stalls (a block of one
+    step call keeps its stall, a graph's block of several calls leaves it out), so it may be far
+    off: beside other processes keeping 1.6 of 2 cores busy, mlp's training step read 4.434 ms
+    outside its graphs where its quiet rounds put it at 0.3 ms. None where it stands undisturbed."""
+    if (b := m.breakdown) is None or m.outside_ms() is None:
+        return None
+    timer = all(g.ok for g in b.graphs) and split_in_turns(m.step_turns, b.weights()) is not None
+    turns = m.step_turns if timer else b.step_turns if split_in_turns(b.step_turns, b.weights()) else None
+    load = Load.from_dict(turns.load if turns is not None else None)
+    return load if load is not None and load.disturbed else None
+
+
+def outside_warnings(result: Any) -> list[str]:
+    """A warning for each column whose time outside the graphs was timed on a busy machine (the
+    ``(!)`` of its cell)."""
+    return [f"{m.label}: outside graphs (!): its step and its graphs were timed in turns while "
+            f"{load.describe()}: the {m.outside_ms():.3f} ms outside them, a difference of two times "
+            "each slowed by its own stalls, may be far off"
+            for m in result.modes if (load := outside_load(m)) is not None]
+

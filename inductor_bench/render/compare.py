@@ -17,6 +17,8 @@ from ..core.compare import (
     fastest,
     judge,
     not_measured,
+    outside_load,
+    outside_warnings,
     payback_steps,
     regressions,
     timed,
@@ -138,7 +140,7 @@ def _compile_phase_rows(ms: list[ModeResult]) -> list[list[str]]:
 
 def _outside(m: ModeResult) -> str:
     if (ms := m.outside_ms()) is not None:
-        return f"{ms:.3f}"
+        return f"{ms:.3f}" + (" (!)" if outside_load(m) is not None else "")  # the notes' warning says why
     return "n/m" if m.split() is not None else "-"
 
 
@@ -326,7 +328,7 @@ def _notes(result: CompareResult) -> list[str]:
     alone = [f"{m.label} ({len(m.step_samples_ms)} calls)" for m in unpaired(result)]
     if alone:
         notes.append(f"steps timed in each column's compile worker, not interleaved: {', '.join(alone)}")
-    notes += [f"warning: {line}" for line in column_disturbances(result)]
+    notes += [f"warning: {line}" for line in column_disturbances(result) + outside_warnings(result)]
     for m in result.modes:
         for line in disturbances(m.breakdown) if m.breakdown else []:
             notes.append(f"warning: {m.label}: {line}")
@@ -338,11 +340,8 @@ def _notes(result: CompareResult) -> list[str]:
     notes += _break_notes(result)
     splits = [s for s in (m.split() for m in result.modes) if s]
     if splits:
-        how = (
-            "its graphs' own calls, timed in turns with it in the process that timed the step"
-            if all(s.rounds for s in splits)
-            else "the sum of its graphs' times"
-        )
+        how = ("its graphs' own calls, timed in turns with it in the process that timed the step"
+               if all(s.rounds for s in splits) else "the sum of its graphs' times")
         notes.append(
             f"outside graphs = the share of a step not in {how} (guards, the AOT wrapper, eager "
             "code between graphs), times the step time above; n/m: the graphs' own harnesses took longer, "
