@@ -133,13 +133,14 @@ def amdahl_bound(share: float, base_ms: float, tuned_ms: float) -> float:
 def amdahl_rows(rows: list[RetunedKernel]) -> tuple[list[RetunedKernel], float]:
     """The rows with ``speedup`` and ``bound`` filled in, and the sum of the bounds.
 
-    Rows whose tuned time is missing (a failed re-benchmark) get no speedup and bound 0.
+    Rows whose tuned time is missing (a failed re-benchmark) get no speedup and bound 0, as do
+    rows judged anything but faster: a tuned time 1% lower within noise is no gain to bound.
     """
     out = []
     for r in rows:
         base, tuned = r.base_ms or 0.0, r.tuned_ms or 0.0
         speedup = base / tuned if base > 0 and tuned > 0 else None
-        bound = amdahl_bound(r.share, base, tuned)
+        bound = amdahl_bound(r.share, base, tuned) if r.verdict == FASTER else 0.0
         out.append(dataclasses.replace(r, speedup=speedup, bound=bound))
     return out, sum(r.bound for r in out)
 
