@@ -60,6 +60,13 @@ DATASHEET: tuple[Row, ...] = (
     Row(r"NVIDIA A100-SXM4-80GB", 2039.0, 312.0, "A100 SXM 80GB", fp32=19.5, tf32=156.0),
     Row(r"NVIDIA A100 80GB PCIe", 1935.0, 312.0, "A100 PCIe 80GB", fp32=19.5, tf32=156.0),
     Row(r"NVIDIA A100-(?:SXM4|PCIE)-40GB", 1555.0, 312.0, "A100 40GB", fp32=19.5, tf32=156.0),
+    # An A100 SXM4 40GB on an NVIDIA board: NVIDIA's driver README (open-gpu-kernel-modules,
+    # README.md, "Compatible GPUs") lists "NVIDIA A100-PG509-200" as PCI ID 20B0 10DE 1450, the
+    # device ID of "NVIDIA A100-SXM4-40GB" (20B0). Its figures are that part's in NVIDIA's A100
+    # datasheet (nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf, A100 40GB SXM column);
+    # HolisticTraceAnalysis's traces of it name 108 SMs, compute 8.0 and 42.3e9 bytes.
+    Row(r"NVIDIA A100-PG509-200", 1555.0, 312.0, "A100 SXM 40GB (PG509-200)", fp32=19.5,
+        tf32=156.0),
     Row(r"NVIDIA L40S", 864.0, 362.0, "L40S", fp32=91.6, tf32=183.0, fp8=733.0),
     Row(r"NVIDIA L40", 864.0, 181.0, "L40", fp32=90.5, tf32=90.5, fp8=362.0),
     Row(r"NVIDIA L4", 300.0, 121.0, "L4", fp32=30.3, tf32=60.0, fp8=242.0),
