@@ -529,6 +529,34 @@ def test_top_triton_kernels_skip_templates_extern_and_fileless(run_dir):
                       ("1-forward", "triton_poi_fused_add_sin_0")]
 
 
+def _kept_the_baselines_config() -> dict:
+    """Max-autotune ending on the baseline's own config (RED_CFG), its 100 repetitions 5% under
+    the baseline's: synthetic, as a clock that rose between the two timings would make them."""
+    resp = canned_response(True)
+    resp["runs"][0]["samples_ms"] = [0.0200 + 0.0001 * (i % 3 - 1) for i in range(100)]
+    resp["runs"][1].update(config=RED_CFG, samples_ms=[0.0190 + 0.0001 * (i % 3 - 1) for i in range(100)])
+    return resp
+
+
+def test_max_autotune_keeping_the_baselines_config_is_same_code():
+    """One kernel, one config, timed twice: `same code`, never `faster` by the 1.05x of the two
+    timings (whose intervals, each about +-0.000019 ms, are apart by 0.001 ms)."""
+    r = build_report(read_kernel_file(RED), _kept_the_baselines_config(), Peak(2000.0, None, "x"),
+                     max_autotune=True)
+    assert r.comparison().faster  # what the times alone say
+    assert r.to_dict()["comparison"]["verdict"] == "same code"
+    assert ("same code: max-autotune chose the baseline's config, so one kernel was timed twice "
+            "(1.05x [1.05x-1.05x] is the two timings', not max-autotune's)") in render_kernel(r)
+
+
+def test_autotune_top_gains_nothing_from_the_baselines_config_timed_twice(run_dir, monkeypatch):
+    from inductor_bench.core.rundir import load_breakdown as load_result
+
+    monkeypatch.setattr(kernelbench, "run_kernel_bench", lambda kf, **kw: _kept_the_baselines_config())
+    red = kernelbench.autotune_top_kernels(load_result(run_dir), run_dir, 1, timeout=5)[0]
+    assert (red.kernel, red.verdict, red.bound) == ("triton_red_fused_sum_0", "same code", 0.0)
+
+
 def test_autotune_top_kernels_rows(run_dir, monkeypatch):
     from inductor_bench.core.rundir import load_breakdown as load_result
 

@@ -101,13 +101,27 @@ def verdict(change: Change) -> str:
     return change.verdict
 
 
-def verdict_sentence(change: Change) -> str:
+def same_config(base: ModeRun, tuned: ModeRun) -> bool:
+    """Max-autotune launched the baseline's own config: one kernel, one launch config, timed
+    twice, whatever the two times say."""
+    return bool(base.timing.config) and base.timing.config == tuned.timing.config
+
+
+def modes_verdict(base: ModeRun, tuned: ModeRun, change: Change) -> str:
+    """``same code`` where max-autotune kept the baseline's config, else ``verdict``."""
+    return Verdict.SAME_CODE if same_config(base, tuned) else verdict(change)
+
+
+def verdict_sentence(change: Change, same: bool = False) -> str:
     """The verdict with the speedup (baseline time / max-autotune time) and the interval it
-    rests on, so that a reader sees why."""
-    v = verdict(change)
+    rests on, so that a reader sees why; ``same``: max-autotune kept the baseline's config."""
+    v = Verdict.SAME_CODE if same else verdict(change)
     pct = abs(change.rel_pct or 0.0)
     ci = change.speedup_ci
     x = f"{change.speedup:.2f}x" + (f" {interval_x_text(ci)}" if ci else "") if change.speedup else ""
+    if v == Verdict.SAME_CODE:
+        return (f"same code: max-autotune chose the baseline's config, so one kernel was timed twice "
+                f"({x} is the two timings', not max-autotune's)")
     if v == FASTER:
         return f"max-autotune is faster: {x} ({pct:.1f}% less time)"
     if v == SLOWER:
@@ -270,6 +284,11 @@ class KernelReport:
     def run(self, mode: str) -> ModeRun | None:
         return next((r for r in self.runs if r.mode == mode), None)
 
+    def same_config(self) -> bool:
+        """Max-autotune kept the baseline's config (``same_config``)."""
+        base, tuned = self.run(BASELINE), self.run(MAX_AUTOTUNE)
+        return base is not None and tuned is not None and same_config(base, tuned)
+
     def comparison(self) -> Change | None:
         base, tuned = self.run(BASELINE), self.run(MAX_AUTOTUNE)
         if base is None or tuned is None:
@@ -320,7 +339,8 @@ class KernelReport:
                       "tried": r.tried, "tune_s": r.tune_s, **self._timing_dict(r.timing)}
                      for r in self.runs],
             "comparison": None if ch is None else {
-                **ch.to_dict(), "speedup": ch.speedup, "verdict": verdict(ch),
+                **ch.to_dict(), "speedup": ch.speedup,
+                "verdict": Verdict.SAME_CODE if self.same_config() else verdict(ch),
                 "threshold_rel": VERDICT_MIN_REL},
             "all_configs_mode": self.all_configs_mode,
             "all_configs": [self._timing_dict(t) for t in self.all_configs],

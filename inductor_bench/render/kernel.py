@@ -137,7 +137,7 @@ def render_kernel(r: KernelReport, fmt_name: str = TEXT) -> str:
              f"{_left_out(r)}; spread: robust sigma (1.4826 x MAD) in % of the time")]
     ch = r.comparison()
     if ch is not None:
-        foot.insert(0, verdict_sentence(ch))
+        foot.insert(0, verdict_sentence(ch, r.same_config()))
     doc.lines(*_header(r, doc))
     _runs(r, doc)
     doc.paragraph(*foot)

@@ -221,7 +221,7 @@ def _retune(run_dir: Path, gid: str, k: KernelStat, share: float, *,
     row.base_ms, row.tuned_ms = base.timing.ms, tuned.timing.ms
     row.configs_base, row.configs_tuned = base.tried, tuned.tried
     row.config = autotune.config_label(tuned.timing.config)
-    row.verdict = autotune.verdict(change)
+    row.verdict = autotune.modes_verdict(base, tuned, change)  # same code: the baseline's config
     return row
 
 
