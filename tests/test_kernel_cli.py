@@ -128,7 +128,10 @@ def test_wrong_kernel_name(capsys, fake_worker):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--peak-gbps", "-5"], "--peak-gbps must be positive, not -5"),
+    (["--peak-gbps", "-5"], "--peak-gbps must be a finite number above 0, not -5"),
+    # nan printed "peak: nan GB/s (--peak-gbps)" and a % peak BW of nan; inf a 0.0%
+    (["--peak-gbps", "nan"], "--peak-gbps must be a finite number above 0, not nan"),
+    (["--peak-gbps", "inf"], "--peak-gbps must be a finite number above 0, not inf"),
     (["--peaks-file", "/nonexistent/peaks.json"], "--peaks-file /nonexistent/peaks.json: no such file"),
 ])
 def test_bad_peak_options(capsys, fake_worker, args, message):

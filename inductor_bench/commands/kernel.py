@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import re
 from pathlib import Path
 from typing import Annotated
@@ -172,8 +173,8 @@ def kernel(
     o.check_timeout(timeout)
     kf = resolve_kernel_file(path, kernel_name)
     table = load_peaks_file(peaks_file) if peaks_file else None
-    if peak_gbps is not None and peak_gbps <= 0:
-        raise UsageError(f"--peak-gbps must be positive, not {peak_gbps:g}")
+    if peak_gbps is not None and not (math.isfinite(peak_gbps) and peak_gbps > 0):  # nan: no %
+        raise UsageError(f"--peak-gbps must be a finite number above 0, not {peak_gbps:g}")
     response = run_kernel_bench(
         kf,
         max_autotune=max_autotune,
