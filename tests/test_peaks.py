@@ -145,6 +145,9 @@ def test_load_peaks_file(tmp_path):
     ('{"A": 3}', r"'A': expected \{\"gbps\""),
     ('{"A": {"gbps": -1}}', "'A': gbps must be a positive number, not -1"),
     ('{"A": {"gbps": true}}', "'A': gbps must be a positive number, not True"),
+    # Python's json reads NaN and Infinity: a peak of nan GB/s and a % peak of nan, where refused
+    ('{"A": {"gbps": NaN}}', "'A': gbps must be a positive number, not nan"),
+    ('{"A": {"tflops": Infinity}}', "'A': tflops must be a positive number, not inf"),
     ('{"A": {"bw": 1}}', r"'A': unknown field\(s\) bw"),
     ('{"A": {}}', "'A': give gbps, tflops or both"),
 ])

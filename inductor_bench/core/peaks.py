@@ -19,6 +19,7 @@ Pure Python; the measurement itself is ``runner/peaks_measure.py``'s ``device_ba
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -119,8 +120,8 @@ def _number(entry: dict[str, Any], field: str, where: str) -> float | None:
     v = entry.get(field)
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
-        raise UsageError(f"{where}: {field} must be a positive number, not {v!r}")
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+        raise UsageError(f"{where}: {field} must be a positive number, not {v!r}")  # JSON's NaN too
     return float(v)
 
 
