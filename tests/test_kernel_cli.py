@@ -491,6 +491,22 @@ def test_all_configs_table():
     assert rows[1][4:6] == ["20.00", "µs"] and rows[1][-1] == "0"
 
 
+def test_every_config_says_how_many_of_its_repetitions_were_left_out():
+    """--all-configs: a config 4 of whose 100 repetitions stalled (synthetic) is named with the
+    count under the table, as each mode's are in the footer; its time the mean of the 96."""
+    kf = read_kernel_file(RED)
+    resp = canned_response(True, True)
+    steady = [0.0120 + 0.0001 * (i % 3 - 1) for i in range(96)]
+    resp["all_configs"][1]["samples_ms"] = steady[:40] + [0.05] * 4 + steady[40:]
+    text = render_kernel(build_report(kf, resp, Peak(2000.0, None, "x"), max_autotune=True))
+    assert ("repetitions left out as disturbed, far slower than the median (docs/statistics.md): "
+            "4 of XBLOCK=8, R0_BLOCK=256, num_warps=8, num_stages=1's 100") in text.splitlines()
+    row = next(ln.split() for ln in text.splitlines() if ln.startswith("XBLOCK=8"))
+    assert row[4:6] == [fmt_time(sum(steady) / 96).split()[0], "µs"] == ["12.00", "µs"]
+    assert "repetitions left out" not in render_kernel(
+        build_report(kf, canned_response(True, True), Peak(2000.0, None, "x"), max_autotune=True))
+
+
 def test_the_kernel_pages_tooltips_read_each_time_as_its_table_does():
     """The HTML page's charts are in µs where every time is under 1 ms: a bar's tooltip says
     ``12.00 µs`` as the config table does, not ``0.012 ms``."""

@@ -116,6 +116,11 @@ def _all_configs(r: KernelReport, doc: Doc) -> None:
     doc.heading(title)
     # a narrow terminal leaves out the marks (the rows run fastest first; the pick is named above)
     doc.table(rows, headers, optional=("mark", "shared B"))
+    lost = [f"{t.summary.left_out} of {config_label(t.config)}'s {len(t.samples_ms)}"
+            for t in sorted(r.all_configs, key=lambda t: t.ms) if t.summary.left_out]
+    if lost:  # a config's time is the mean of the rest, as each mode's
+        doc.paragraph("repetitions left out as disturbed, far slower than the median "
+                      f"(docs/statistics.md): {'; '.join(lost)}")
     doc.chart(charts.kernel_configs(r))
 
 
