@@ -277,6 +277,11 @@ def run_dir(tmp_path):
     ("1-forward/triton_red_fused_sum_0", ("no kernel triton_red_fused_sum_0 in graph 1-forward "
      "in {run}; it is in: 0-forward/triton_red_fused_sum_0")),
     ("2-forward/triton_red_fused_sum_0", "no graph 2-forward in {run}; its graphs: 0-forward, 1-forward"),
+    # a graph and no kernel: said so, where it read "no kernel  in graph 0-forward" and listed
+    # the Triton kernels of every graph
+    ("0-forward/", ("'0-forward/' names no kernel: write GRAPH_ID/KERNEL_NAME or KERNEL_NAME (its "
+     "graphs: 0-forward, 1-forward)")),
+    (" ", "' ' names no kernel: write GRAPH_ID/KERNEL_NAME or KERNEL_NAME"),
     ("1-forward/triton_red_fused_sum", ("no kernel triton_red_fused_sum in graph 1-forward in {run}; "
      "close matches: triton_red_fused_sum_0")),
     # its category as the report's tables name it (C++ pointwise), not the JSON's cpp_pointwise

@@ -54,6 +54,9 @@ def _op_of(name: str) -> str:
 def find_kernel(result: BreakdownResult, name: str, where: str) -> tuple[str, KernelStat]:
     """(graph id, kernel) for NAME or GRAPH_ID/NAME; UsageError listing the choices."""
     graph_id, _, kname = name.rpartition("/")
+    if not kname.strip():  # "0-forward/": a graph and no kernel
+        raise UsageError(f"{name!r} names no kernel: write GRAPH_ID/KERNEL_NAME or KERNEL_NAME "
+                         f"(its graphs: {', '.join(g.id for g in result.graphs)})")
     names = {k.name for g in result.graphs for k in g.kernels}
     if kname not in names and _op_of(kname) in names:
         kname = _op_of(kname)
