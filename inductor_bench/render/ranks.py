@@ -148,6 +148,27 @@ def typical_categories(rank: RankResult) -> dict[str, float]:
     return {c: mean([s.categories.get(c, 0.0) for s in kept]) for c in sorted(cats, key=order)}
 
 
+def _whole(rank: RankResult) -> bool:
+    """The rank's trace has no step markers: its one window is the whole trace."""
+    return bool(rank.steps) and rank.steps[0].step == WHOLE_TRACE
+
+
+def _rank_cell(r: RanksResult, rank: int) -> str:
+    """A rank as a typical-step table names it: ``3 (whole trace)`` where it has no steps."""
+    return f"{rank} (whole trace)" if any(_whole(x) for x in r.ranks if x.rank == rank) else str(rank)
+
+
+def _whole_note(r: RanksResult) -> list[str]:
+    """What a row of a rank without step markers is, under a typical-step table."""
+    whole = [str(rank.rank) for rank in r.ranks if _whole(rank)]
+    if not whole:
+        return []
+    one = len(whole) == 1
+    who, its = ("rank", "its") if one else ("ranks", "their")
+    return [f"{who} {', '.join(whole)}: no ProfilerStep# markers, so {its} figures are of "
+            f"{'its' if one else 'each'} whole trace (all it recorded), not of one step."]
+
+
 def _categories(doc: Doc, r: RanksResult) -> None:
     per_rank = {rank.rank: typical_categories(rank) for rank in r.ranks if rank.steps}
     totals: dict[str, float] = {}
@@ -159,7 +180,7 @@ def _categories(doc: Doc, r: RanksResult) -> None:
     shown = sorted(totals, key=lambda c: -totals[c])[:TOP_CATEGORIES]
     rest = [c for c in totals if c not in shown]
     rows = [
-        [str(rank), *(fmt.ms(cats.get(c, 0.0)) for c in shown)]
+        [_rank_cell(r, rank), *(fmt.ms(cats.get(c, 0.0)) for c in shown)]
         + ([fmt.ms(sum(cats.get(c, 0.0) for c in rest))] if rest else [])
         for rank, cats in per_rank.items()
     ]
@@ -167,7 +188,7 @@ def _categories(doc: Doc, r: RanksResult) -> None:
     doc.heading("Time by category per rank (steady mean step, ms)")
     doc.table(rows, headers, ("left", *("right",) * (len(headers) - 1)))
     doc.fine_print(HOST_CATEGORIES_NOTE if all(is_host(rank.device) for rank in r.ranks)
-                   else "Summed kernel durations (concurrent streams can exceed busy).")
+                   else "Summed kernel durations (concurrent streams can exceed busy).", *_whole_note(r))
     doc.chart(charts.ranks_categories(per_rank))
 
 
@@ -197,8 +218,8 @@ def _regions(doc: Doc, r: RanksResult, top: int) -> None:
         walls = sorted((v[n][1], rank) for rank, v in per_rank.items() if n in v)
         (low, fast), (high, slow) = walls[0], walls[-1]
         rows.append([doc.code(fmt.truncate(n, NAME_CHARS)), str(len(walls)),
-                     f"rank {fast}: {fmt.ms(low)}", fmt.ms(walls[(len(walls) - 1) // 2][0]),
-                     f"rank {slow}: {fmt.ms(high)}", fmt.signed_ms(high - low)])
+                     f"rank {_rank_cell(r, fast)}: {fmt.ms(low)}", fmt.ms(walls[(len(walls) - 1) // 2][0]),
+                     f"rank {_rank_cell(r, slow)}: {fmt.ms(high)}", fmt.signed_ms(high - low)])
     shown = f"top {top} of {len(names)}, " if len(names) > top else ""
     doc.heading(f"Named ranges per rank: record_function ({shown}steady mean step, wall ms)")
     doc.table(rows, ["range", "ranks", "fastest", "median", "slowest", "spread"],
@@ -207,6 +228,7 @@ def _regions(doc: Doc, r: RanksResult, top: int) -> None:
         "wall = the union of the range's calls on the CPU in the rank's typical step (the mean over "
         "its steady steps); median = the middle rank's (the lower middle of an even count); spread = "
         "slowest - fastest: a phase that one rank spends longer in than the others (docs/analyze.md).",
+        *_whole_note(r),
     )
 
 
@@ -244,6 +266,13 @@ def _steps_span(doc: Doc, r: RanksResult) -> str:
 def _rank_span(doc: Doc, rank: RankResult) -> str:
     first, last = step_code(doc, rank.steps[0].step), step_code(doc, rank.steps[-1].step)
     return first if first == last else f"{first} to {last}"
+
+
+def _step_count(rank: RankResult) -> str:
+    """``6 steps``; a trace without step markers is one window, no step: it says so."""
+    if _whole(rank):
+        return "no ProfilerStep# markers: its whole trace is one window"
+    return f"{len(rank.steps)} step{'' if len(rank.steps) == 1 else 's'}"
 
 
 def _trace_notes(rank: RankResult) -> str:
@@ -320,8 +349,7 @@ def _lost_facts(doc: Doc, r: RanksResult) -> list[str]:
 def _ranks(doc: Doc, r: RanksResult, title: str, top: int) -> None:
     doc.title(title)
     facts = _lost_facts(doc, r) + [f"rank {rank.rank}: {doc.code(rank.trace)} ({_device(rank.device)}, "
-             f"{len(rank.steps)} step{'' if len(rank.steps) == 1 else 's'}{_trace_notes(rank)})"
-             for rank in r.ranks]
+             f"{_step_count(rank)}{_trace_notes(rank)})" for rank in r.ranks]
     facts += [line for rank in r.ranks for line in _replays(doc, rank)]
     facts += skipped_facts(r.skipped, r.not_traces)
     facts += [f"WARNING: {r.renumbered}"] if r.renumbered else []
