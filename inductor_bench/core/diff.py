@@ -36,7 +36,7 @@ from .diff_records import (
     KernelDiff,
     SectionDiff,
 )
-from .disturbed_side import code_changed, slower_where_disturbed
+from .disturbed_side import code_changed, judged_on_few_rounds, slower_where_disturbed
 from .errors import UsageError
 from .graph_breaks import one_side_only
 from .match import KernelRef, match_kernels
@@ -364,7 +364,8 @@ def diff_results(
     if workload := other_workload(base, head):  # other work on each side: no verdict, figures kept
         sections = [unjudged(s, workload) for s in sections]
     changed = code_changed(sections)
-    sections = [slower_where_disturbed(s, base, head, changed) for s in sections]
+    sections = [slower_where_disturbed(judged_on_few_rounds(s, base, head), base, head, changed)
+                for s in sections]
     return Diff(
         kind=_kind(head),
         base_model=base.model,
