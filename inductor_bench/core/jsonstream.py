@@ -41,6 +41,7 @@ MAX_RUN_BYTES = 512 << 10
 _MIN_RUN = 4096
 
 _WS = re.compile(rb"[ \t\n\r]*")
+_BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark
 _BOUNDARY = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")
 # A string (group 1 is its closing quote, None when the buffer ends inside it) or a bracket.
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(")?|[\[\]{}]')
@@ -154,6 +155,8 @@ def walk_document(
     s: Source, decoder: msgspec.json.Decoder, on_run: RunSink, on_one: OneSink, top: dict[str, Any]
 ) -> None:
     """Walk the top-level object: stream ``traceEvents``, keep the other keys in ``top``."""
+    if s.peek() == _BOM[:1] and bytes(s.buf[s.pos : s.pos + 3]) == _BOM:
+        s.pos += 3  # a byte order mark (an editor's save on Windows): JSON's readers may skip it
     if s.peek() != b"{":
         _check_text(bytes(s.buf[s.pos : min(s.pos + 64, s.end)]))
         raise TraceError(f"{s.path}: not a kineto chrome trace (the file is not a JSON object)")

@@ -120,7 +120,8 @@ def trace_head(path: Path, missing: str | None = "") -> str | None:
     try:
         with open(path, "rb") as f:
             gzipped = f.read(2) == b"\x1f\x8b"
-        with (gzip.open if gzipped else open)(path, "rt", encoding="utf-8", errors="replace") as f:
+        # utf-8-sig: a byte order mark before the header is skipped, as the reader skips it
+        with (gzip.open if gzipped else open)(path, "rt", encoding="utf-8-sig", errors="replace") as f:
             return f.read(HEADER_CHARS)
     except (OSError, EOFError):
         return missing
