@@ -59,6 +59,7 @@ def find_kernel(result: BreakdownResult, name: str, where: str) -> tuple[str, Ke
                          f"(its graphs: {', '.join(g.id for g in result.graphs)})")
     names = {k.name for g in result.graphs for k in g.kernels}
     if kname not in names and _op_of(kname) in names:
+        _require_call(result, kname, graph_id, where)
         kname = _op_of(kname)
     found = [
         (g.id, k)
@@ -82,6 +83,20 @@ def find_kernel(result: BreakdownResult, name: str, where: str) -> tuple[str, Ke
     hint = f"; close matches: {', '.join(close)}" if close else _triton_files(result)
     in_graph = f" in graph {graph_id}" if graph_id else ""
     raise UsageError(f"no kernel {kname}{in_graph} in {where}{hint}")
+
+
+def _require_call(result: BreakdownResult, call: str, graph_id: str, where: str) -> None:
+    """``aten::addmm #7`` read as its op only where the run has that call (a run recording no
+    call sites of the op, from before they were kept, is not checked); else UsageError naming
+    the calls it has."""
+    op, index = _op_of(call), int(call.rpartition("#")[2])
+    calls = [(g.id, s.index) for g in result.graphs if not graph_id or g.id == graph_id
+             for s in g.sites if s.kernel == op and s.extern]
+    if not calls or any(i == index for _, i in calls):
+        return
+    its = ", ".join(f"{gid}/{op} #{i}" for gid, i in sorted(calls))
+    in_graph = f" in graph {graph_id}" if graph_id else ""
+    raise UsageError(f"no call {call}{in_graph} in {where}; its calls of {op}: {its}")
 
 
 def _triton_files(result: BreakdownResult, shown: int = 5) -> str:
