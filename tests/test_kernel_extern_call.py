@@ -31,8 +31,12 @@ CALLS = "its calls of aten::addmm: 0-inference/aten::addmm #0, 0-inference/aten:
     # a call the run does not have: refused, naming those it has (it was read as aten::addmm)
     ("aten::addmm #7", f"no call aten::addmm #7 in {{run}}; {CALLS}"),
     ("0-inference/aten::addmm #3", f"no call aten::addmm #3 in graph 0-inference in {{run}}; {CALLS}"),
-    # one it has: its op, refused as an extern op
-    ("aten::addmm #2", "0-inference/aten::addmm has no Triton kernel file (category GEMM (extern))"),
+    # one it has: its op, refused as an extern op, saying where its time is and what could
+    # replace it (the refusal pointed nowhere)
+    ("aten::addmm #2", ("0-inference/aten::addmm has no Triton kernel file (category GEMM (extern)): "
+     "only Triton kernels can be benchmarked; an extern op's calls are timed in inductor-bench "
+     "report {run} --by op, and inductor-bench compare MODEL.py --modes default,max-autotune "
+     "shows what max-autotune makes of it")),
 ])
 def test_extern_call_number(capsys, mlp_run, name, message):
     code, _, err = run_cli(capsys, str(mlp_run), name)

@@ -119,7 +119,11 @@ def _from_run_dir(run_dir: Path, name: str | None) -> KernelFile:
         )
     gid, k = find_kernel(load_breakdown(run_dir), name, str(run_dir))
     if not k.file:
-        why = "only Triton kernels can be benchmarked"
+        why = (  # an extern op: where its time is, and what could replace it with a kernel
+            f"only Triton kernels can be benchmarked; an extern op's calls are timed in "
+            f"inductor-bench report {run_dir} --by op, and inductor-bench compare MODEL.py "
+            f"--modes default,max-autotune shows what max-autotune makes of it"
+        )
         if k.category in TRITON_CATEGORIES:
             why = "the run saved no file for this Triton kernel"
         elif k.category in CPP_CATEGORIES:
