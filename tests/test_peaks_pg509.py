@@ -1,4 +1,6 @@
-"""The A100 that HolisticTraceAnalysis's traces name "NVIDIA A100-PG509-200" has the datasheet
+"""The parts HolisticTraceAnalysis's GPU traces name, as the peak table reads them.
+
+The A100 that HolisticTraceAnalysis's traces name "NVIDIA A100-PG509-200" has the datasheet
 peaks of an A100 SXM4 40GB: NVIDIA's driver README lists that name under PCI device 20B0, the
 A100-SXM4-40GB's, and the traces' deviceProperties agree (108 SMs, compute 8.0, 40 GB class).
 Before, analyze's GEMMs by shape on such a trace read "-" under % peak and "not in the table"."""
@@ -58,3 +60,25 @@ def test_gemms_by_shape_on_a_pg509_get_their_percent_of_peak(tmp_path):
     text = " ".join(render_analyze(r, "text", top=5).split())
     assert "Peaks used: fp32 19.5 TFLOP/s, tf32 156 TFLOP/s (datasheet: A100 SXM 40GB (PG509-200))." in text
     assert "A100-PG509-200, not in the table" not in text
+
+
+@pytest.mark.parametrize("name,part", [("Tesla V100-SXM2-16GB", "V100 SXM2"), ("Tesla T4", "T4")])
+def test_a_part_label_names_no_compute_type(name, part):
+    """Every figure a report shows names its compute type (fp32 15.7 TFLOP/s, fp16/bf16 125):
+    the V100's and T4's labels said "(fp16)" beside their fp32 figures, as in HTA's V100 trace's
+    'Peaks used: fp32 15.7 TFLOP/s (datasheet: V100 SXM2 (fp16))'."""
+    assert lookup(name).source == f"datasheet: {part}"
+
+
+def test_the_v100_peaks_note_reads_its_fp32_figure_by_the_part_alone(tmp_path):
+    """HTA's A100 trace renamed as HTA's V100 trace names its GPU: the SIMT sgemm rows are of
+    the V100's fp32 peak, the tensor-op ones of none (no TF32 on Volta)."""
+    with gzip.open(A100) as f:
+        doc = json.load(f)
+    doc["deviceProperties"] = [p | {"name": "Tesla V100-SXM2-16GB"} for p in doc["deviceProperties"]]
+    path = tmp_path / "v100.json"
+    path.write_text(json.dumps(doc))
+    r = analyze_file(path)
+    assert {t.pct is None for t in steady_shaped_ops(r)} == {True, False}
+    text = " ".join(render_analyze(r, "text", top=5).split())
+    assert "Peaks used: fp32 15.7 TFLOP/s (datasheet: V100 SXM2)." in text
