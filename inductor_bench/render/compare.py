@@ -199,15 +199,16 @@ def verdict_line(result: CompareResult, doc: Doc) -> str:
     best = fastest(result)
     if best is None:
         return doc.strong("NO MODE RAN") + ": " + "; ".join(result.errors or ["nothing was measured"])
-    parts = [_versus(result, best, _same_model(result, best, o), o) for o in (EAGER, DEFAULT)]
+    refs = [(_same_model(result, best, o), o) for o in (EAGER, DEFAULT)]  # and the base model's column:
+    refs += [(_first_model(result, best), result.models[0])] if len(result.models) > 1 else []
+    parts = [_versus(result, best, ref, over) for ref, over in refs]
     detail = "; ".join(p for p in parts if p)
     head = doc.strong(f"Fastest steady state: {best.label}") + f" {ms_precise(result.step(best).ms)} ms"
     return head + (f" ({detail})" if detail else "") + "".join(f"; {t}" for t in _faster_on_few(result, best))
 
 
 def _faster_on_few(result: CompareResult, best: ModeResult) -> list[str]:
-    """The columns that read faster than the headline's on fewer than MIN_SAMPLES steady
-    samples (too few to head a report): named, so the headline does not hide them."""
+    """The columns read faster than the headline's on under MIN_SAMPLES steady samples: named."""
     ms = result.step(best).ms
     few = [m for m in result.modes if timed(m) and m is not best
            and result.step(m).n < MIN_SAMPLES and result.step(m).ms < ms]
@@ -222,8 +223,7 @@ def _title(result: CompareResult) -> str:
     step = "train step (forward + backward)" if result.train else "inference"
     dtype = result.dtype + (" autocast" if result.autocast else "")
     batch = f", batch {result.batch_size}" if result.batch_size else ""
-    where = result.device_name or result.device
-    return f"{result.model}: {step}, {dtype}{batch}, on {where}"
+    return f"{result.model}: {step}, {dtype}{batch}, on {result.device_name or result.device}"
 
 
 def _heading(result: CompareResult) -> str:
