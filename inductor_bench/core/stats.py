@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from .steady import MAD_TO_SIGMA as MAD_TO_SIGMA  # re-exported: reports quote it
-from .steady import mean, robust_sigma, steady, steady_mean
+from .steady import mean, spread_sigma, steady, steady_mean
 from .vocab import Verdict
 
 # Below five samples the spread is mostly luck (with three samples it is the distance to one
@@ -74,7 +74,7 @@ class Summary:
     ms: float  # the figure: the mean over the steady samples
     low: float  # MEAN_CONFIDENCE interval of the figure
     high: float
-    sigma: float = 0.0  # robust standard deviation of the steady samples
+    sigma: float = 0.0  # spread of the steady samples (steady.spread_sigma)
     min: float = 0.0
     max: float = 0.0
     left_out: int = 0  # disturbed samples left out by the rule
@@ -124,7 +124,7 @@ def summarize_steady(samples: Sequence[float], left_out: int = 0, fallback: floa
     m = mean(xs)
     h = _half_width(xs, m)
     return Summary(
-        n=len(xs), ms=m, low=m - h, high=m + h, sigma=robust_sigma(xs), min=min(xs), max=max(xs),
+        n=len(xs), ms=m, low=m - h, high=m + h, sigma=spread_sigma(xs), min=min(xs), max=max(xs),
         left_out=left_out,
     )
 

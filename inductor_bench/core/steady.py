@@ -45,6 +45,9 @@ from dataclasses import dataclass
 
 # Scales a MAD to a standard deviation for normally distributed samples (1 / Phi^-1(3/4)).
 MAD_TO_SIGMA = 1.4826
+# Scales a mean absolute deviation to a standard deviation for normal samples (sqrt(pi / 2)):
+# the spread where the MAD is 0 (Iglewicz and Hoaglin's modified z-score does the same).
+MEAN_AD_TO_SIGMA = 1.2533
 # 3.5 robust sigmas: a normal sample passes it but for 2 in 10,000; the timing tails seen on a
 # quiet machine here (a few percent of iterations 20-50% slow) mostly pass too.
 TAIL_SIGMAS = 3.5
@@ -103,6 +106,17 @@ def robust_sigma(values: Sequence[float], center: float | None = None) -> float:
         return 0.0
     c = statistics.median(values) if center is None else center
     return MAD_TO_SIGMA * statistics.median(abs(x - c) for x in values)
+
+
+def spread_sigma(values: Sequence[float]) -> float:
+    """The spread a report shows: the robust sigma, or where over half the values are equal
+    and the rest are not (a MAD of 0: event times on a clock's ticks), the mean absolute
+    deviation from the median scaled to a sigma, which is 0 only when every value is equal."""
+    sigma = robust_sigma(values)
+    if sigma > 0 or not values:
+        return sigma
+    med = statistics.median(values)
+    return MEAN_AD_TO_SIGMA * math.fsum(abs(x - med) for x in values) / len(values)
 
 
 def plain_limit_of(values: Sequence[float]) -> float | None:

@@ -139,7 +139,8 @@ def render_kernel(r: KernelReport, fmt_name: str = TEXT) -> str:
     reps = max(len(run.timing.samples_ms) for run in r.runs)  # every repetition run, not the kept
     foot = [(f"times: mean of the steady ones of {reps} repetitions, each after an L2 flush (CUDA "
              "events); left out as disturbed, far slower than the median (docs/statistics.md): "
-             f"{_left_out(r)}; spread: robust sigma (1.4826 x MAD) in % of the time")]
+             f"{_left_out(r)}; spread: robust sigma (1.4826 x MAD; where over half the repetitions "
+             "are equal, 1.2533 x their mean absolute deviation from the median) in % of the time")]
     ch = r.comparison()
     if ch is not None:
         foot.insert(0, verdict_sentence(ch, r.same_config()))
