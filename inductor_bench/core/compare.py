@@ -13,11 +13,13 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from .compare_summary import column_marks as column_marks
+
 # the verdicts, here for the modules that import them from this one
 from .compare_summary import fastest as fastest
 from .compare_summary import judge as judge
 from .compare_summary import outside_load as outside_load
-from .compare_summary import outside_warnings as outside_warnings
+from .compare_summary import quiet_moments as quiet_moments
 from .compare_summary import summary
 from .compare_summary import timed as timed
 from .compare_summary import too_disturbed as too_disturbed

@@ -82,6 +82,9 @@ def summary(result: Any) -> dict[str, Any]:
         "outside_ms": {m.label: m.outside_ms() for m in result.modes if m.outside_ms() is not None},
         # those timed in turns on a busy machine (the (!) of the row): what disturbed them
         "outside_disturbed": {m.label: load.describe() for m in result.modes if (load := outside_load(m))},
+        # step times of their quiet calls alone (the (!) of the step row): why
+        "step_quiet_moments": {m.label: why for m in result.modes
+                               if timed(m) and (why := quiet_moments(result, m))},
         "speedups": [_speedup(result, m, ref) for m, ref in _pairs(result)],
         "fastest": best.label if best is not None else None,
     }
@@ -130,11 +133,25 @@ def outside_load(m: Any) -> Load | None:
     return load if load is not None and load.disturbed else None
 
 
-def outside_warnings(result: Any) -> list[str]:
-    """A warning for each column whose time outside the graphs was timed on a busy machine (the
-    ``(!)`` of its cell)."""
-    return [f"{m.label}: outside graphs (!): its step and its graphs were timed in turns while "
-            f"{load.describe()}: the {m.outside_ms():.3f} ms outside them, a difference of two times "
-            "each slowed by its own stalls, may be far off"
-            for m in result.modes if (load := outside_load(m)) is not None]
+def quiet_moments(result: Any, m: Any) -> str | None:
+    """Why a column's step time is the mean of its quiet calls alone: most of its own interleaved
+    blocks' medians lie above its steady limit (``disturbed_rounds`` of it with itself), which is
+    then the faster half's, so the figure is of the moments the load let it run, not of the rounds
+    the other columns' figures are the means of (``9 of 10 rounds disturbed``); None where most
+    were steady."""
+    bad, n = disturbed_rounds(result, m, m)
+    return f"{bad} of {n} rounds disturbed" if mostly(bad, n) else None
+
+
+def column_marks(result: Any) -> list[str]:
+    """A warning for each ``(!)`` of the table: a step time of its quiet calls alone
+    (``quiet_moments``), a time outside the graphs timed on a busy machine (``outside_load``)."""
+    steps = [f"{m.label}: step time (!): {why} (its own blocks above its steady limit): its "
+             f"{result.step(m).ms:.3f} ms is the mean of its quiet calls alone ({result.step(m).n} of "
+             f"{len(result.step_samples(m))}), not of the rounds the other columns' times are the means of"
+             for m in result.modes if timed(m) and (why := quiet_moments(result, m))]
+    return steps + [f"{m.label}: outside graphs (!): its step and its graphs were timed in turns while "
+                    f"{load.describe()}: the {m.outside_ms():.3f} ms outside them, a difference of two "
+                    "times each slowed by its own stalls, may be far off"
+                    for m in result.modes if (load := outside_load(m)) is not None]
 

@@ -14,12 +14,13 @@ from ..core.compare import (
     ModeResult,
     against_first,
     column_disturbances,
+    column_marks,
     fastest,
     judge,
     not_measured,
     outside_load,
-    outside_warnings,
     payback_steps,
+    quiet_moments,
     regressions,
     timed,
     too_disturbed,
@@ -64,7 +65,7 @@ def _step_cell(result: CompareResult, m: ModeResult) -> str:
     if not result.step_samples(m):
         return "-"
     s = result.step(m)
-    return f"{ms_precise(s.ms)} {spread(s.spread_pct)}".strip()
+    return f"{ms_precise(s.ms)} {spread(s.spread_pct)}".strip() + (" (!)" if quiet_moments(result, m) else "")
 
 
 def _samples_cell(result: CompareResult, m: ModeResult) -> str:
@@ -328,7 +329,7 @@ def _notes(result: CompareResult) -> list[str]:
     alone = [f"{m.label} ({len(m.step_samples_ms)} calls)" for m in unpaired(result)]
     if alone:
         notes.append(f"steps timed in each column's compile worker, not interleaved: {', '.join(alone)}")
-    notes += [f"warning: {line}" for line in column_disturbances(result) + outside_warnings(result)]
+    notes += [f"warning: {line}" for line in column_disturbances(result) + column_marks(result)]
     for m in result.modes:
         for line in disturbances(m.breakdown) if m.breakdown else []:
             notes.append(f"warning: {m.label}: {line}")
