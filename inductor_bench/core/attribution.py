@@ -36,6 +36,7 @@ from .subgraph_modules import rerooted
 from .timeline import launch_stacks
 from .trace import Trace
 from .unplaced import call_bytes, mostly_unplaced
+from .weight_copies import weight_copy_ms
 
 NO_RECORD = "no record of the lowering: the run predates source attribution or its compile worker wrote none"
 
@@ -205,6 +206,7 @@ def attribute(
     own, sizes = own_origins(record["ops"] or []), call_bytes(calls, args)
     origins, shapes = call_origins(calls, record, own)
     shapes, unknown = with_strides(shapes, calls, text, module, record)
+    graph.weight_copy_ms = weight_copy_ms(graph, calls, record, args, sizes) or None  # None: copies none
     origins = mostly_unplaced(origins, calls, record, text, module, sizes)
     origins = heaviest_first(origins, calls, record, text, module, lambda ns: origin_of(ns, nodes).modules,
                              sizes=sizes, own=own)

@@ -123,11 +123,11 @@ class GraphResult:
     # Accelerators: the same iterations launched back to back with one sync at the end.
     pipelined: PipelinedRun | None = None
     pipelined_trace: str | None = None
-    # Source attribution (schema 2): extern calls of call() one by one (their times add up to
-    # their op's row), and a note where attribution is missing or partial.
+    # Source attribution (schema 2): extern calls of call() one by one, a note where it is partial.
     sites: list[CallSite] = field(default_factory=list)
     attribution: str | None = None
     recompute_marked: bool = False  # its record marks recomputed nodes (core/source_store.py)
+    weight_copy_ms: float | None = None  # copying weights for extern calls (core/weight_copies.py)
     # Each extern call's [bytes, FLOPs] by its position among the module's extern calls
     # (``CallSite.index``; schema 4, core/work.py): a call site's own % of peak.
     site_counts: list[list[float | None]] = field(default_factory=list)
@@ -227,7 +227,7 @@ _GRAPH_OPTIONAL: dict[str, Any] = {
     "pipelined_trace": None,
     "sites": [],
     "attribution": None,
-    "recompute_marked": False, "compiled_autograd": False,
+    "recompute_marked": False, "compiled_autograd": False, "weight_copy_ms": None,
     "site_counts": [],
     "compiled_from": None,
     "first_call_inputs": [],

@@ -196,6 +196,24 @@ def _category_table(
     )
 
 
+WEIGHT_COPY_NOTABLE = 5.0  # % of kernel time copying weights that the report names
+
+
+def weight_copy_note(r: BreakdownResult) -> str:
+    """Inference without freezing: the share of kernel time its generated kernels spend copying
+    weights into the layout extern convolutions and GEMMs read, every call (core/weight_copies.py)."""
+    if trains(r) or r.freezing:
+        return ""
+    t = r.totals()
+    ms = sum((g.weight_copy_ms or 0.0) * t.weights.get(g.id, 1.0) for g in r.measured())
+    pct = fmt.share(ms, t.kernel_ms)
+    if pct < WEIGHT_COPY_NOTABLE:
+        return ""
+    return (f"{fmt.pct(pct)} of kernel time ({fmt.ms(ms)} ms) is generated kernels copying weights into "
+            "the layout the convolutions and GEMMs read, on every call (by the bytes they write): with "
+            "--freezing the weights are constants and the copy is made once, at compile")
+
+
 def _top_kernels(doc: Doc, r: BreakdownResult, top: int) -> None:
     t = r.totals()
     gain_wall = gain_frame(r).wall_ms
@@ -351,6 +369,8 @@ def render_breakdown(
             far_below_cells(r, t.categories),
         )
         doc.chart(charts.breakdown_categories(r))
+        if note := weight_copy_note(r):
+            doc.paragraph(note)
         sourced = by == By.KERNEL and has_sources(r)
         if by in (By.MODULE, By.LINE):
             source_view(doc, r, by, top, depth)

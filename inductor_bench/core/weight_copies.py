@@ -1,0 +1,61 @@
+"""Kernel time spent copying weights into the layout an extern convolution or GEMM reads (pure).
+
+Without freezing, Inductor's layout optimization copies each convolution's weight, a graph
+input, into channels-last on every call: a generated operation whose origins are the
+convolution's node alone (or none at all), writing the buffer the extern call then reads as
+its weight. The scheduler fuses those copies into whatever C++ kernel is nearby (a block's
+batch norm and ReLU), so no kernel is named for them. With ``--freezing`` the weights are
+constants and the copy is done once, at compile time.
+
+A kernel's time is shared out by the bytes it writes: the weight copies' part of them. The
+bytes come from the compiled module (``core/buffers.py``); a call whose sizes are not known
+counts for nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .buffers import CallArgs
+from .callsites import Call
+from .own_nodes import own_extern_nodes
+from .results import GraphResult
+from .unplaced import CallSizes
+
+# an extern callee -> the position of the weight among its positional arguments
+WEIGHT_ARG = {"extern_kernels.convolution": 1, "extern_kernels.mm": 1, "extern_kernels.bmm": 1,
+              "extern_kernels.addmm": 2}
+
+
+def weight_readers(args: list[CallArgs]) -> dict[str, str]:
+    """Each buffer an extern convolution or GEMM of the module reads as its weight -> the buffer
+    that call returns."""
+    return {a.args[WEIGHT_ARG[a.name]].strip(): a.result for a in args
+            if a.extern and a.result and a.name in WEIGHT_ARG and len(a.args) > WEIGHT_ARG[a.name]}
+
+
+def copied_weights(record: dict[str, Any], args: list[CallArgs]) -> set[str]:
+    """The weight buffers that generated operations copy for an extern call: each written by an
+    operation made from no FX node, or made while lowering the node of the call that reads it
+    (Inductor's origins pile up the nodes before it too: ``core/own_nodes.py``)."""
+    ops = record.get("ops") or []
+    node_of = {b: set(names) for op, names in zip(ops, own_extern_nodes(ops), strict=True)
+               for b in op.get("written", []) if op.get("extern")}
+    readers = weight_readers(args)
+    return {b for op in ops if not op.get("extern") for b in op.get("written", []) if b in readers
+            if not op.get("origins") or node_of.get(readers[b], set()) & set(op["origins"])}
+
+
+def weight_copy_ms(graph: GraphResult, calls: list[Call], record: dict[str, Any], args: list[CallArgs],
+                   sizes: CallSizes) -> float:
+    """Kernel time per call of ``graph`` spent copying weights for extern calls (see above)."""
+    copied = copied_weights(record, args)
+    bytes_of: dict[str, list[int]] = {}  # kernel -> [weight copies' bytes, all bytes written]
+    for i, c in enumerate(calls):
+        written = [sizes.get(i, {}).get(b) for b in dict.fromkeys(c.written or [])] if not c.extern else []
+        if written and all(n is not None for n in written):
+            mine = sum(n for b, n in zip(dict.fromkeys(c.written or []), written, strict=True) if b in copied)
+            acc = bytes_of.setdefault(c.name, [0, 0])
+            acc[0], acc[1] = acc[0] + mine, acc[1] + sum(written)
+    return sum(k.ms * bytes_of[k.name][0] / bytes_of[k.name][1] for k in graph.kernels
+               if bytes_of.get(k.name, [0, 0])[1] > 0)

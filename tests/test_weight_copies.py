@@ -1,0 +1,80 @@
+"""Kernel time copying weights for extern convolutions (core/weight_copies.py) and the report's
+note suggesting --freezing, on a recorded timm resnet18 inference graph
+(tests/fixtures/attribution/README.md): its C++ kernels that apply a block's batch norm and ReLU
+also copy the next convolution's weight into channels-last. Without torch."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from inductor_bench.core.attribution import attribute
+from inductor_bench.core.breakdown import analyze_graph
+from inductor_bench.core.buffers import module_calls
+from inductor_bench.core.results import BreakdownResult, GraphResult
+from inductor_bench.core.trace import load_trace
+from inductor_bench.core.weight_copies import copied_weights
+from inductor_bench.render.breakdown import render_breakdown, weight_copy_note
+
+from .conftest import FIXTURES
+from .recorded_graph import recorded_graph
+
+GRAPH = FIXTURES / "attribution" / "timm-resnet18-inference-torch-2.13" / "0-inference"
+ALLOC = re.compile(r"^\s+(buf\d+) = empty_strided_cpu\(\(([\d, ]+)\)", re.M)
+CONV_WEIGHT = re.compile(r"extern_kernels\.convolution\(\w+, (buf\d+),")
+
+
+def _analysed():
+    text, record, module, _ = recorded_graph(GRAPH)
+    trace = load_trace(GRAPH / "trace.json.gz")
+    g = analyze_graph(trace, module, GraphResult(id="0-inference", role="inference", device="cpu"))
+    return attribute(g, trace, module, text, record)
+
+
+def test_the_copied_weights_are_the_convolutions_weight_buffers_and_not_the_input():
+    text, record, module, _ = recorded_graph(GRAPH)
+    copied = copied_weights(record, module_calls(text, module))
+    # independently: every buffer the module passes to a convolution as its weight (the three
+    # 1x1 downsample convolutions read their graph input as it is); the input's copy (buf0) is not one
+    weights = set(CONV_WEIGHT.findall(text))
+    assert copied == weights and len(copied) == 17 and "buf0" not in copied
+
+
+def test_the_copy_share_is_the_kernels_time_by_the_bytes_they_write_for_the_weights():
+    text, record, module, calls = recorded_graph(GRAPH)
+    g = _analysed()
+    shapes = {b: math.prod(int(x) for x in dims.split(",") if x.strip()) for b, dims in ALLOC.findall(text)}
+    weights = set(CONV_WEIGHT.findall(text))
+    # independently: each kernel's written buffers (as the module allocates or asserts them,
+    # float32) and its time
+    sizes = {b: 4 * n for b, n in shapes.items()}
+    sizes.update({a: 4 * math.prod(int(x) for x in d.split(",") if x.strip())
+                  for a, d in re.findall(r"assert_size_stride\((\w+), \(([\d, ]+)\)", text)})
+    for new, old in re.findall(r"^\s+(buf\d+) = (buf\d+); del \2  # reuse", text, re.M):
+        sizes[new] = sizes[old]  # a buffer given another's memory
+    expected = 0.0
+    for k in g.kernels:
+        written = [b for c in calls if c.name == k.name and not c.extern for b in dict.fromkeys(c.written)]
+        if written:
+            expected += k.ms * sum(sizes[b] for b in written if b in weights) / sum(sizes[b] for b in written)
+    assert math.isclose(g.weight_copy_ms, expected, rel_tol=1e-9)
+    assert 0.3 < g.weight_copy_ms / g.kernel_ms < 0.35  # 32.0% of this recorded graph's kernel time
+
+
+def _result(g: GraphResult, **kw) -> BreakdownResult:
+    return BreakdownResult(model="resnet18", device="cpu", mode="default", graphs=[g], **kw)
+
+
+def test_an_inference_report_names_the_share_and_suggests_freezing():
+    g = _analysed()
+    note = weight_copy_note(_result(g))
+    assert note.startswith(f"{100 * g.weight_copy_ms / g.kernel_ms:.1f}% of kernel time ({g.weight_copy_ms:.3f} ms)")
+    assert "--freezing" in note and note in render_breakdown(_result(g), width=400).replace("\n", " ")
+
+
+def test_no_note_with_freezing_in_training_or_for_a_small_share():
+    g = _analysed()
+    assert weight_copy_note(_result(g, freezing=True)) == ""
+    assert weight_copy_note(_result(g, train=True)) == ""  # the optimizer changes the weights every step
+    g.weight_copy_ms = 0.04 * g.kernel_ms
+    assert weight_copy_note(_result(g)) == ""
