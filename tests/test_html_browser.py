@@ -344,6 +344,7 @@ def _value(cell: str) -> float:
     return float(m[1]) * {"": 1, "k": 1e3, "M": 1e6, "G": 1e9}[m[2]]
 
 
+@needs_browser
 def test_sorting_reads_marks_and_units_and_leaves_tables_of_quantities(browser, pages, tmp_path):
     """The roofline table sorts "bytes" (kB beside MB) and the kernel table "% peak" (^221%
     beside 160%) by value, descending on the first click; compare's table of quantities (a row
