@@ -23,6 +23,7 @@ from .compare_summary import quiet_moments as quiet_moments
 from .compare_summary import summary
 from .compare_summary import timed as timed
 from .compare_summary import too_disturbed as too_disturbed
+from .compare_summary import unranked as unranked
 from .devices import HOST_BACKEND, backend, canonical_name
 from .errors import ResultError, UsageError
 from .load import Load

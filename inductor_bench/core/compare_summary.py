@@ -62,11 +62,25 @@ def timed(m: Any) -> bool:
 
 
 def fastest(result: Any) -> Any:
-    """The mode with the lowest step time, of those that ran with MIN_SAMPLES steady samples
-    or more where any did (a figure of fewer is no headline), else of those that ran."""
+    """The mode with the lowest step time, of those that ran whose figure can be ranked
+    (``unranked``) where any can, else of those with MIN_SAMPLES steady samples or more, else
+    of those that ran."""
     ran = [m for m in result.modes if timed(m)]
-    ran = [m for m in ran if result.step(m).n >= MIN_SAMPLES] or ran
+    enough = [m for m in ran if result.step(m).n >= MIN_SAMPLES]
+    ran = [m for m in enough if unranked(result, m) is None] or enough or ran
     return min(ran, key=lambda m: result.step(m).ms) if ran else None
+
+
+def unranked(result: Any, m: Any) -> str | None:
+    """Why a timed column's step time is no headline (what it was read on): fewer than
+    MIN_SAMPLES steady samples, or its quiet calls alone while most of its rounds were disturbed
+    (``quiet_moments``: not the rounds the others' times are the means of); None where it can be
+    ranked."""
+    n = result.step(m).n
+    if n < MIN_SAMPLES:
+        return f"{n} steady sample{'s' if n != 1 else ''}, too few to rank"
+    why = quiet_moments(result, m)
+    return f"its quiet calls alone ({why}), not ranked" if why else None
 
 
 def summary(result: Any) -> dict[str, Any]:

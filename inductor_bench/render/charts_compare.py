@@ -15,7 +15,7 @@ from . import format as fmt
 from .charts import category_segments
 from .doc import Bar, Chart, Segment, Series
 
-SIGMA = "± robust sigma (1.4826 x MAD)"
+SIGMA = f"± {fmt.SPREAD}"
 
 
 def _sigma(s: Summary, scale: float = 1.0) -> tuple[float, float] | None:

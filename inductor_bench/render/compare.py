@@ -25,6 +25,7 @@ from ..core.compare import (
     timed,
     too_disturbed,
     unpaired,
+    unranked,
 )
 from ..core.devices import backend
 from ..core.stats import MIN_SAMPLES, TOO_FEW, Change
@@ -33,7 +34,7 @@ from ..core.vocab import Status, Stop
 from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
 from .execution import breaks_line
-from .format import interval_x, mib, ms_precise, optional, seconds, speedup_x, spread
+from .format import SPREAD, interval_x, mib, ms_precise, optional, seconds, speedup_x, spread
 from .roofline import roofline_rows
 
 
@@ -205,16 +206,15 @@ def verdict_line(result: CompareResult, doc: Doc) -> str:
     parts = [_versus(result, best, ref, over) for ref, over in refs]
     detail = "; ".join(p for p in parts if p)
     head = doc.strong(f"Fastest steady state: {best.label}") + f" {ms_precise(result.step(best).ms)} ms"
-    return head + (f" ({detail})" if detail else "") + "".join(f"; {t}" for t in _faster_on_few(result, best))
+    rest = "".join(f"; {t}" for t in _faster_unranked(result, best))
+    return head + (f" ({detail})" if detail else "") + rest
 
 
-def _faster_on_few(result: CompareResult, best: ModeResult) -> list[str]:
-    """The columns read faster than the headline's on under MIN_SAMPLES steady samples: named."""
+def _faster_unranked(result: CompareResult, best: ModeResult) -> list[str]:
+    """The columns read faster than the headline's whose figure is no headline: named, with why."""
     ms = result.step(best).ms
-    few = [m for m in result.modes if timed(m) and m is not best
-           and result.step(m).n < MIN_SAMPLES and result.step(m).ms < ms]
-    return [f"{m.label} read {ms_precise(result.step(m).ms)} ms on {result.step(m).n} steady "
-            f"sample{'s' if result.step(m).n != 1 else ''}, too few to rank" for m in few]
+    return [f"{m.label} read {ms_precise(result.step(m).ms)} ms on {why}" for m in result.modes
+            if timed(m) and m is not best and result.step(m).ms < ms and (why := unranked(result, m))]
 
 
 # ---- documents ------------------------------------------------------------------------------
@@ -308,7 +308,7 @@ def _notes(result: CompareResult) -> list[str]:
         (
             "step time = the real model call, first call excluded: the mean over the steady calls "
             "(calls far slower than the median left out as disturbed: docs/statistics.md); spread "
-            "= robust sigma (1.4826 x MAD) in % of the time"
+            f"= {SPREAD} in % of the time"
             + (
                 ""
                 if rounds

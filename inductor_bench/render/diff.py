@@ -18,6 +18,7 @@ from .diff_verdict import change_cell, verdict_cell, verdict_line
 from .doc import TEXT, Doc, new_doc
 from .format import (
     DASH,
+    SPREAD,
     kernel_label,
     kernel_labels,
     mib,
@@ -267,8 +268,7 @@ def _rule_text(diff: Diff) -> str:
         f"change above {100 * diff.min_rel:g}% either way (head / base above {1 + diff.min_rel:g} or below "
         f"1/{1 + diff.min_rel:g}), and the two times' {100 * MEAN_CONFIDENCE:g}% "
         f"confidence intervals apart (a {100 * PAIR_CONFIDENCE:g}% interval of the ratio, shown as "
-        "[low..high]); spreads are shown as ± robust sigma (1.4826 x MAD; where over half the samples "
-        "are equal, 1.2533 x their mean absolute deviation from the median) in % of the time"
+        f"[low..high]); spreads are shown as ± {SPREAD} in % of the time"
     )
 
 

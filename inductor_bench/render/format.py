@@ -21,6 +21,9 @@ from .kernel_names import kernel_labels as kernel_labels
 from .kernel_names import shorten as shorten
 
 DASH = "-"
+# How every spread cell is made (core/steady.py spread_sigma), in the footers and legends
+SPREAD = ("robust sigma (1.4826 x MAD; where over half the samples are equal, 1.2533 x their mean "
+          "absolute deviation from the median)")
 
 
 def ms(v: float) -> str:
