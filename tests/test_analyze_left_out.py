@@ -209,7 +209,8 @@ def test_a_trace_with_nothing_inside_its_steps_prints_no_empty_table(tmp_path, c
     assert "Steps (per device)" not in out and "Top 0" not in out and "wall ms" not in out
     code, out, _ = run_cli(capsys, str(f), "--format", "json")
     j = json.loads(out)
-    assert code == 0 and j["steps"] == [{"name": "ProfilerStep#1", "wall_ms": pytest.approx(0.1), "devices": []}]
+    assert code == 0 and j["steps"] == [{"name": "ProfilerStep#1", "wall_ms": pytest.approx(0.1), "devices": [],
+                                        "past_recording_ms": 0.0}]
     assert j["outside_steps"] == 1 and j["kernels"] == []
 
 

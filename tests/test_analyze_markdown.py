@@ -96,7 +96,7 @@ def test_the_json_names_each_step_as_the_text_table_does(capsys):
     steps = json.loads(out)["steps"]
     assert code == 0 and [s["name"] for s in steps] == sorted(walls)
     assert [round(s["wall_ms"], 3) for s in steps] == [round(walls[n], 3) for n in sorted(walls)]
-    assert set(steps[0]) == {"name", "wall_ms", "devices"}
+    assert set(steps[0]) == {"name", "wall_ms", "devices", "past_recording_ms"}
     assert set(steps[0]["devices"][0]) == {"device", "busy_ms", "kernel_ms", "other_work_ms", "waiting_on_cpu_ms",
                                            "queued_ms", "nothing_launched_ms", "events", "categories"}
     code, text, _ = run_cli(capsys, str(NCCL))

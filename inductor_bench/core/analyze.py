@@ -56,9 +56,9 @@ from .steps import (
     WHOLE_TRACE,
     StepEvents,
     device_order,
+    recorded_step_end,
     split_steps,
     step_devices,
-    step_end,
 )
 from .top_kernels import TypicalKernel, kernels_left_out, typical_kernels
 from .trace import Trace
@@ -90,6 +90,7 @@ class StepResult:
     name: str  # "ProfilerStep#12", or "whole trace"
     wall_ms: float
     devices: list[DeviceStep]
+    past_recording_ms: float = 0.0  # how far the step ran past the profiler's recording (not in wall)
 
     def device(self, name: str) -> DeviceStep | None:
         return next((d for d in self.devices if d.device == name), None)
@@ -328,7 +329,7 @@ def require_times(c: TraceColumns) -> None:
 
 def step_result(split: StepEvents, k: int) -> StepResult:
     name, start, _ = split.windows[k]
-    end = step_end(split, k)
+    end, past = recorded_step_end(split, k)
     devices = [
         DeviceStep(
             device=f.device,
@@ -343,7 +344,7 @@ def step_result(split: StepEvents, k: int) -> StepResult:
         )
         for f in step_devices(split, k, end)
     ]
-    return StepResult(name=name, wall_ms=(end - start) / US_PER_MS, devices=devices)
+    return StepResult(name, (end - start) / US_PER_MS, devices, past / US_PER_MS)
 
 
 def is_host(device: str) -> bool:

@@ -41,6 +41,7 @@ from .left_out import finished, timed, undurated, untimed
 from .memory import INSTANT_CATEGORY, MEMORY_EVENT, MemoryColumns
 from .range_starts import RANGE_ENTER, Ranges, restore_range_starts
 from .recorded_shapes import SHAPED_OPS
+from .recording import recording_end
 from .trace import (
     ANALYSIS_ARGS,
     CHUNK_BYTES,
@@ -53,6 +54,7 @@ from .trace import (
     LAUNCH_CATEGORIES,
     NO_DUR,
     OTHER_PHASES,
+    PROFILER_SPAN,
     PYTHON_FUNCTION,
     USER_ANNOTATION,
     Event,
@@ -132,6 +134,7 @@ class TraceColumns:
     untimed: dict[str, int] = field(default_factory=dict)  # name -> device events, launches at ts 0, dur 0
     untimed_device: int = 0  # how many of those were device events
     no_dur: dict[str, int] = field(default_factory=dict)  # name -> its device events with no dur
+    recorded_end: float = math.inf  # where the profiler's own span ends (recording.py); inf: not written
 
     def span(self) -> tuple[float, float]:
         """The earliest start and the latest end of every event kept."""
@@ -163,6 +166,8 @@ class ColumnFiller:
         if not xs:
             return
         out = self.out
+        if PROFILER_SPAN in cats:  # the profiler's own span: where its recording ends, and no more
+            out.recorded_end, xs, cats = recording_end(xs, cats, out.recorded_end)
         # times first (a dur of "-inf" would read as unfinished); an instant's ts is memory.py's
         finite_times(out.path, xs if INSTANT_CATEGORY not in cats
                      else [x for x, c in zip(xs, cats, strict=True) if c != INSTANT_CATEGORY])
@@ -190,7 +195,7 @@ class ColumnFiller:
         if PYTHON_FUNCTION in cats:  # only a trace recorded with with_stack has them
             self._python(list(compress(xs, map(PYTHON_FUNCTION.__eq__, cats))))
         if INSTANT_CATEGORY in cats:  # only a trace recorded with profile_memory has them
-            _memory(out.memory, list(compress(xs, map(INSTANT_CATEGORY.__eq__, cats))))
+            out.memory.add_instants(list(compress(xs, map(INSTANT_CATEGORY.__eq__, cats))), MISSING)
         dev = list(compress(xs, map(DEVICE_CATEGORIES.__contains__, cats)))
         if dev:
             where = _ids(self.pid_device, [x.pid for x in dev])
@@ -265,8 +270,8 @@ class ColumnFiller:
 
     def add_events(self, events: list[Event]) -> None:
         """``Event``s (every category: the span covers them all, as a trace's window, but for
-        those ``add`` leaves out for carrying no time)."""
-        spanned = [ev for ev in events if not untimed(ev, ev.cat)] if 0.0 in map(EVENT_TS, events) else events
+        those ``add`` leaves out for carrying no time and the profiler's own span)."""
+        spanned = [ev for ev in events if ev.cat != PROFILER_SPAN and not untimed(ev, ev.cat)]
         if spanned:
             self.out.first = min(self.out.first, min(map(EVENT_TS, spanned)))
             self.out.last = max(self.out.last, max(map(add, map(EVENT_TS, spanned), map(EVENT_DUR, spanned))))
@@ -391,10 +396,3 @@ def _compiled_calls_as_ops(xs: list[Any], cats: list[str]) -> list[str]:
     return [CPU_OP if c == USER_ANNOTATION and COMPILED_CALL.match(x.name) else c
             for x, c in zip(xs, cats, strict=True)]
 
-
-def _memory(m: MemoryColumns, xs: list[Any]) -> None:
-    """The ``[memory]`` events among a run's instant events (decoded as ``AnalysisInstant``)."""
-    xs = [x for x in xs if x.name == MEMORY_EVENT]
-    args = [x.args for x in xs]
-    m.add([x.ts for x in xs], [a.a0 for a in args], [a.a1 for a in args], [a.a2 for a in args],
-          [a.a3 for a in args], absent=MISSING)

@@ -95,6 +95,14 @@ class MemoryColumns:
             col.extend(values)
         self.device.extend(where)
 
+    def add_instants(self, xs: list[Any], absent: Any) -> None:
+        """The ``[memory]`` events among a run's instant events (decoded structs with ``ts``,
+        ``name`` and ``args.a0`` .. ``a3``: Device Type, Device Id, Bytes, Total Allocated)."""
+        xs = [x for x in xs if x.name == MEMORY_EVENT]
+        args = [x.args for x in xs]
+        self.add([x.ts for x in xs], [a.a0 for a in args], [a.a1 for a in args], [a.a2 for a in args],
+                 [a.a3 for a in args], absent=absent)
+
     def _add_one(self, t: Any, kind: Any, index: Any, nbytes: Any, total: Any) -> None:
         if not _number(total) or not _number(t):
             return

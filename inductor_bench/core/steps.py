@@ -12,6 +12,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
+from math import inf
 
 from . import categories
 from .classify import classify
@@ -19,6 +20,7 @@ from .columns import ITERATION_MARKER, STEP_NAME, Events, Table, TraceColumns
 from .compiled_calls import call_contexts
 from .errors import NothingProfiled
 from .launches import link_launches
+from .recording import PAST_RECORDING_MARGIN_US
 from .timeline import Covered
 from .trace import COMPILED_CALL, MODULE_CALL
 
@@ -52,6 +54,7 @@ class StepEvents:
     contexts: dict[int, str] = field(default_factory=dict)
     # device traces with GEMM shapes: event -> its launch's index in TraceColumns.launch (-1 none)
     launch: Sequence[int] | None = None
+    recorded_end: float = inf  # where the profiler's own span ends (recording.py); inf: not written
     _covered: dict[int, Covered] = field(default_factory=dict, repr=False)
     _step_rows: list[int] | None = field(default=None, repr=False)
 
@@ -102,7 +105,7 @@ def split_steps(c: TraceColumns) -> StepEvents:
     kinds, kind = _kinds(c, zip(dev.name, links.stack, around, strict=True), links.stacks.values)
     per_step, outside = by_step(windows, range(len(dev)), links.issued)
     return StepEvents(windows, per_step, outside, dev, c.names.values, links.issued, dev.where,
-                      c.devices.values, kind, kinds, launch=links.launch)
+                      c.devices.values, kind, kinds, launch=links.launch, recorded_end=c.recorded_end)
 
 
 def _host_steps(c: TraceColumns) -> StepEvents:
@@ -132,7 +135,8 @@ def _host_steps(c: TraceColumns) -> StepEvents:
     thread_row = [rows[f"{HOST_THREAD}{tid}"] for _, tid in c.threads.values]
     row = [thread_row[t] for t in op.where]
     return StepEvents(windows, [top for top, _ in split], 0, op, names, op.ts, row, rows.values, kind,
-                      kinds, [shares for _, shares in split], call_contexts(op, names, ops))
+                      kinds, [shares for _, shares in split], call_contexts(op, names, ops),
+                      recorded_end=c.recorded_end)
 
 
 def _unfinished_words(c: TraceColumns) -> str:
@@ -262,6 +266,18 @@ def step_end(split: StepEvents, k: int) -> float:
     """Where step ``k``'s window ends: the step on the CPU or its last device event."""
     ts, dur = split.events.ts, split.events.dur
     return max([split.windows[k][2], *(ts[j] + dur[j] for j in split.per_step[k])])
+
+
+def recorded_step_end(split: StepEvents, k: int) -> tuple[float, float]:
+    """(end, µs cut): ``step_end``, but where that lies more than the margin past the end of
+    the profiler's recording (``recording.py``), the recording's end or the step's last event
+    if later: nothing was recorded past it."""
+    end = step_end(split, k)
+    if end <= split.recorded_end + PAST_RECORDING_MARGIN_US:
+        return end, 0.0
+    ts, dur = split.events.ts, split.events.dur
+    cut = max([split.windows[k][1], split.recorded_end, *(ts[j] + dur[j] for j in split.per_step[k])])
+    return cut, end - cut
 
 
 def step_devices(split: StepEvents, k: int, end: float) -> list[DeviceFigures]:

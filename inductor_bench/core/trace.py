@@ -73,8 +73,9 @@ LAUNCH_CATEGORIES = frozenset({CUDA_RUNTIME, CUDA_DRIVER})
 # What the breakdown reads; everything else (python_function, Trace, ...) can be dropped.
 ANALYSIS_CATEGORIES = frozenset({CPU_OP, USER_ANNOTATION}) | DEVICE_CATEGORIES | LAUNCH_CATEGORIES
 PYTHON_FUNCTION = "python_function"  # a Python call, recorded with with_stack=True
-# What analyze's columns read: the breakdown's, and Python's calls (core/host_python.py)
-COLUMN_CATEGORIES = ANALYSIS_CATEGORIES | {PYTHON_FUNCTION}
+PROFILER_SPAN = "Trace"  # the profiler's own span, "PyTorch Profiler (0)" (core/recording.py)
+# What analyze's columns read: the breakdown's, Python's calls (core/host_python.py), the span
+COLUMN_CATEGORIES = ANALYSIS_CATEGORIES | {PYTHON_FUNCTION, PROFILER_SPAN}
 # the args the launch links read, and a shaped op's recorded arguments (record_shapes:
 # core/recorded_shapes.py), from the third on in the order of core/columns.py's shape_args
 ANALYSIS_ARGS = ("correlation", "External id", "Input Dims", "Input type", "Concrete Inputs", "Input Strides")
