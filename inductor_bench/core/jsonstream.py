@@ -189,6 +189,10 @@ def walk_document(
             top[key] = s.value(f"value of {key!r}")
     if not found:
         raise TraceError(f"{s.path}: not a kineto chrome trace (no traceEvents)")
+    s.pos += 1
+    if s.peek():  # as json.load refuses it ("Extra data"), not read as the first object alone
+        raise TraceError(f"{s.path}: not a valid JSON trace: extra data after its top-level object "
+                         "(two traces written into one file?)")
 
 
 def _check_text(head: bytes) -> None:
