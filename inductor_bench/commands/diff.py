@@ -135,7 +135,8 @@ def diff(
     all-graphs row (two breakdowns) or a step time (two compares) exceeds PCT, and 5 when a
     graph or a mode was measured on one side only (failed, timed out, or missing from an
     interrupted or partial run), two compares have no column in both, or a step reads slower on
-    a side measured on a busy or slow machine while no kernel changed its code, or BASE ran
+    a side measured on a busy or slow machine while no kernel changed its code, or a compare
+    column's step is of its quiet calls alone (most of its interleaved rounds disturbed), or BASE ran
     another workload (its batch size, dtype or autocast: the figures are shown side by side,
     none judged) (not comparable, no verdict); 2 for unreadable or
     incomparable results, or a gate asked of a run still being written (its result is not final).

@@ -6,7 +6,7 @@ graph measured on one side only). Where a kernel's code did change (added, remov
 shown to compile alike), the verdict stands with its caveat: a real regression measured on a
 busy machine still fails the gate. A side that reads faster though disturbed keeps its
 verdict: the disturbance worked against it. A compare column's step whose own interleaved rounds
-were mostly disturbed is a figure of its quiet moments: any significant change of it is not
+were mostly disturbed is a figure of its quiet moments: whatever its verdict, it is not
 comparable (``judged_on_few_rounds``). Pure; no torch."""
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .compare import CompareResult, column_disturbances
-from .compare_summary import disturbed_rounds, mostly
+from .compare_summary import quiet_moments
 from .diff_records import ONE_CODE, SectionDiff
 from .results import BreakdownResult
 from .step import disturbances
 from .unmeasured import Unmeasured
-from .vocab import Outcome, StepSource
+from .vocab import Outcome, StepSource, Verdict
 
 Result = BreakdownResult | CompareResult
 
@@ -50,25 +50,26 @@ def slower_where_disturbed(s: SectionDiff, base: Result, head: Result, changed: 
 
 
 def judged_on_few_rounds(s: SectionDiff, base: Result, head: Result) -> SectionDiff:
-    """A compare column's step time called significantly changed where most of its own
-    interleaved rounds were disturbed on either side (its blocks' medians above its steady
-    limit: ``compare_summary.disturbed_rounds`` of the column with itself) is not comparable,
-    whichever way it reads and whatever code changed: the steady rule then keeps that side's
-    quiet moments (the faster half's limit), a figure of another kind than the other side's.
-    The sweep's gate judges the same pairs so (``sweep_table._mostly_disturbed``): a variant of
-    ``models/mlp.py`` with an extra GEMM (0.66x, significant, timed interleaved) read -25.3%,
-    FASTER, against its baseline beside 1.8 busy cores, its 15.803 ms the mean of 21 quiet calls
-    with 7 of its 11 rounds disturbed, where the sweep's gate gave no verdict."""
-    if not (s.step.significant and isinstance(base, CompareResult) and isinstance(head, CompareResult)):
+    """A compare column's step time where most of its own interleaved rounds were disturbed on
+    either side (``compare_summary.quiet_moments``: its blocks' medians above its steady limit)
+    is not comparable, whatever its verdict (significant either way, within noise, too few) and
+    whatever code changed: the steady rule then keeps that side's quiet moments (the faster
+    half's limit), a figure of another kind than the other side's, so neither a change nor the
+    absence of one can be read from it. Each such side is named. The sweep's gate judges the
+    same pairs so (``sweep_table._mostly_disturbed``): a variant of ``models/mlp.py`` with an
+    extra GEMM (0.66x, significant, timed interleaved) read -25.3%, FASTER, against its
+    baseline beside 1.8 busy cores, its 15.803 ms the mean of 21 quiet calls with 7 of its 11
+    rounds disturbed, where the sweep's gate gave no verdict. Two workloads keep their own
+    word (``other workload``): none of their figures is judged anyway."""
+    if (s.step.verdict == Verdict.OTHER_WORKLOAD
+            or not (isinstance(base, CompareResult) and isinstance(head, CompareResult))):
         return s
-    for side, r in (("base", base), ("head", head)):
-        m = r.mode(s.mode)
-        bad, n = disturbed_rounds(r, m, m) if m is not None else (0, 0)
-        if mostly(bad, n):
-            s.step = replace(s.step, verdict=Outcome.NOT_COMPARABLE)
-            s.unmeasured = [*s.unmeasured, Unmeasured(section=s.mode, side=side, what="a steady step",
-                                                      why=f"{bad} of {n} rounds disturbed")]
-            return s
+    quiet = [(side, why) for side, r in (("base", base), ("head", head))
+             if (m := r.mode(s.mode)) is not None and (why := quiet_moments(r, m))]
+    if quiet:
+        s.step = replace(s.step, verdict=Outcome.NOT_COMPARABLE)
+        s.unmeasured = [*s.unmeasured, *(Unmeasured(section=s.mode, side=side, what="a steady step", why=why)
+                                         for side, why in quiet)]
     return s
 
 
