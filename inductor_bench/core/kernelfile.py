@@ -299,6 +299,8 @@ def read_kernel_file(path: str | Path) -> KernelFile:
         raise UsageError(f"{p}: no such file")
     if p.is_dir():
         raise UsageError(f"{p}: is a directory without a breakdown.json")
+    if not p.is_file():  # never opened: a FIFO would wait for a writer, /dev/zero fill memory
+        raise UsageError(f"{p}: not a regular file (a device, FIFO or socket): a kernel file is a .py file")
     try:
         data = p.read_bytes()
     except OSError as e:

@@ -128,6 +128,8 @@ def _number(entry: dict[str, Any], field: str, where: str) -> float | None:
 def load_peaks_file(path: str | Path) -> dict[str, dict[str, float | None]]:
     """Read a user peaks file; UsageError naming the problem when it is malformed."""
     p = Path(path)
+    if p.exists() and not p.is_file():  # never opened: a FIFO would wait, /dev/zero fill memory
+        raise UsageError(f"--peaks-file {p}: not a regular file (a directory, device, FIFO or socket)")
     try:
         data = json.loads(p.read_text())
     except FileNotFoundError:

@@ -79,6 +79,9 @@ def read_result_json(path: str | Path, names: tuple[str, ...]) -> tuple[Path, An
             p = found[0]
         if not p.exists():
             raise ResultError(f"{p}: no such result file")
+        if not p.is_file():  # never opened: a FIFO would wait for a writer, /dev/zero fill memory
+            raise ResultError(f"{p}: not a regular file (a device, FIFO or socket): a result is the JSON "
+                              "file a run saved")
         sweeps = {SWEEP_FILE, REPORT_FILE, HTML_REPORT_FILE} - set(names)  # sweep.json: the sweep reads it
         if p.name in sweeps and (p.parent / SWEEP_FILE).is_file():
             raise ResultError(_sweep_dir(p, p.parent, names))
