@@ -162,3 +162,58 @@ def test_the_views_say_what_a_marked_group_percent_is_only_where_one_is_shown():
         for by in ("module", "line"):
             text = " ".join(render_breakdown(_result(calls), by=by, width=250).split())
             assert (" ".join(SHORT_GROUP.split()) in text) is said, (by, said)
+
+
+# two calls of aten::mm at 0.1 FLOP/byte, 10 and 20 MB in 0.05 and 0.08 ms (200 and 250 GB/s over
+# a 100 GB/s ceiling; 100 and 200 µs at best, no launch too short): each served from a cache
+CACHED = [(1.0, 0.05, 10e6, 1e6), (1.0, 0.08, 20e6, 2e6)]
+
+
+def _cached_pct(calls: list[tuple[float, float, float, float]]) -> float:
+    """The calls' time-weighted % of the bandwidth, each above it and not latency-bound (asserted)."""
+    num = 0.0
+    for n, ms, moved, flops in calls:
+        assert flops / moved < TFLOPS * 1e12 / (GBPS * 1e9)  # under the ridge: memory-bound
+        assert moved / (GBPS * 1e9) * 1e6 / n >= HOST_FLOOR_US  # long enough to reach a limit
+        pct = 100 * moved / (ms / 1e3) / (GBPS * 1e9)
+        assert pct > 100
+        num += pct * ms
+    return num / sum(c[1] for c in calls)
+
+
+def test_a_group_whose_kernels_are_all_in_cache_reads_their_marked_percent():
+    """The two in-cache calls (200 % and 250 %): the views by module and by line read the group's
+    (and the total's) time-weighted %, 230.8 %, marked ``^`` as an in-cache kernel's is, not a dash
+    that reads as unmeasured, and say under the table what ``^`` is (not what ``~`` is); the op
+    view reads the same figure to the unit."""
+    from inductor_bench.render.views import CACHED_GROUP, SHORT_GROUP
+
+    pct = _cached_pct(CACHED)
+    assert round(pct, 1) == 230.8
+    r = _result(CACHED)
+    for by, heading in (("module", "Time by module"), ("line", "Time by source line")):
+        text = render_breakdown(r, by=by, width=250)
+        assert _group_cells(text, heading) == [f"^{pct:.1f}%"] * 2, by
+        words = " ".join(text.split())
+        assert " ".join(CACHED_GROUP.split()) in words and " ".join(SHORT_GROUP.split()) not in words, by
+    assert _pct_cells(render_breakdown(r, by="op", width=250)) == [f"^{pct:.0f}%"] * 2
+
+
+def test_a_group_of_short_and_in_cache_kernels_reads_a_dash():
+    """One latency-bound call (~25 %) beside one in cache (200 %): no one reason, no mean of the two."""
+    calls = [(10.0, 0.04, 1e6, 4e6), CACHED[0]]
+    r = _result(calls)
+    for by, heading in (("module", "Time by module"), ("line", "Time by source line")):
+        assert _group_cells(render_breakdown(r, by=by, width=250), heading) == ["-"] * 2, by
+
+
+def test_diff_holds_an_op_whose_calls_are_all_in_cache_to_the_op_views_figure(tmp_path, capsys):
+    """diff's base_pct/head_pct of that aten::mm: its calls' time-weighted %, 230.8 %, in cache."""
+    from inductor_bench import cli
+
+    path = tmp_path / "run.json"
+    path.write_text(result_json(_result(CACHED)))
+    cli.main(["diff", str(path), str(path), "--format", "json"])
+    (k,) = [k for s in json.loads(capsys.readouterr().out)["sections"] for k in s["kernels"] if k["name"] == "aten::mm"]
+    assert k["base_pct"] == pytest.approx(_cached_pct(CACHED)) and k["head_pct"] == pytest.approx(_cached_pct(CACHED))
+    assert k["no_distance"] == "in cache in base, in cache in head"

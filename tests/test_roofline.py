@@ -800,7 +800,7 @@ def test_kernels_served_from_a_cache_are_no_part_of_the_time_weighted_percent():
     """Synthetic: a copy at 40 % of the 100 GB/s bandwidth (2 ms: 80 MB) beside one that moved
     its 1.2 MB in 4 us, 300 % of the DRAM ceiling (served from a cache, 0.004 ms of 2.004): the
     step's % is the DRAM-bound copy's 40 %, not the 40.5 % mean of both, and is over 99.8 % of
-    the kernel time; a group of in-cache kernels alone has no %."""
+    the kernel time; a group of in-cache kernels alone reads theirs marked ``^``, no distance."""
     from inductor_bench.core.roofline import judged_share, step_pct
     from inductor_bench.render.roofline import group_pct_cell
 
@@ -813,7 +813,7 @@ def test_kernels_served_from_a_cache_are_no_part_of_the_time_weighted_percent():
     assert cached_roof.pct == pytest.approx(300.0) and cached_roof.bound != LATENCY
     assert step_pct(r) == pytest.approx(40.0)
     assert judged_share(r) == pytest.approx(100 * 2.0 / 2.004)
-    assert group_pct_cell(r, [(g, cached, 0.004)]) == "-"
+    assert group_pct_cell(r, [(g, cached, 0.004)]) == "^300.0%"
     assert group_pct_cell(r, [(g, slow, 2.0), (g, cached, 0.004)]) == "40.0%"
 
 

@@ -296,16 +296,17 @@ def pct_over_time(members: Iterable[tuple[KernelRoof, float]]) -> tuple[float | 
     return (num / den if den > 0 else None), (100.0 * den / total if total > 0 else None)
 
 
-def group_pct(members: list[tuple[KernelRoof, float]]) -> tuple[float | None, float | None, bool]:
+def group_pct(members: list[tuple[KernelRoof, float]]) -> tuple[float | None, float | None, str]:
     """A group's % of peak (a module's, a source line's, an op's calls): ``pct_over_time``, and
-    False; where each of its kernels is latency-bound, their time-weighted % over all its time,
-    and True (it says how short they are: ``~`` in the tables)."""
+    ""; where each of its kernels' % is no distance to a limit for one reason (each latency-bound,
+    or each in cache), their time-weighted % over all its time, and that reason (``no_distance``:
+    ``~`` or ``^`` in the tables; it says how short they are, or how far the cache lifts them)."""
     pct, share = pct_over_time(members)
-    short = [(roof.pct, ms) for roof, ms in members if roof.bound == LATENCY and roof.pct is not None]
-    den = sum(ms for _, ms in short)
-    if pct is not None or den <= 0 or len(short) < len(members):
-        return pct, share, False
-    return sum(p * ms for p, ms in short) / den, 100.0, True
+    whys = {no_distance(roof) for roof, _ in members}
+    den = sum(ms for _, ms in members)
+    if pct is not None or den <= 0 or len(whys) != 1 or any(roof.pct is None for roof, _ in members):
+        return pct, share, ""
+    return sum((roof.pct or 0.0) * ms for roof, ms in members) / den, 100.0, whys.pop()
 
 
 def cache_key(key: dict[str, Any]) -> str:

@@ -20,6 +20,7 @@ from ..core.ceilings import (
     Ceilings,
     Roofline,
     group_pct,
+    no_distance,
 )
 from ..core.peaks import COMPUTE_TYPES, INT8
 from ..core.results import BreakdownResult, GraphResult, KernelStat
@@ -73,10 +74,12 @@ def pct_cell(r: BreakdownResult, g: GraphResult, k: KernelStat) -> str:
     return pct_mark(roof) + f"{roof.pct:.0f}%"
 
 
+# why a % is no distance to a limit (``core/ceilings.no_distance``) -> the mark before it in the tables
+MARKS = {"latency-bound": "~", "in cache": "^"}
+
+
 def pct_mark(roof: KernelRoof) -> str:
-    if roof.bound == LATENCY:
-        return "~"
-    return "^" if roof.bound == "memory" and roof.pct is not None and roof.pct > 100 else ""
+    return MARKS.get(no_distance(roof), "")
 
 
 def unit_member(u: Unit) -> tuple[GraphResult, KernelStat, float]:
@@ -97,12 +100,13 @@ def group_pct_cell(r: BreakdownResult, members: list[tuple[GraphResult, KernelSt
     op's calls), each with its time in the group; those not counted and those whose % is no
     distance to a limit (latency-bound, in cache) left out, and the share of the group's time it
     is over said where that is short (``weighted_cell``); ``whole``: the % to the unit, as the
-    kernel rows beside it read. A group each of whose kernels is latency-bound reads their
-    time-weighted %, marked as such a kernel's is (``~``: too short to reach a limit), not a dash."""
+    kernel rows beside it read. A group each of whose kernels is latency-bound, or each in cache,
+    reads their time-weighted %, marked as such a kernel's is (``~``: too short to reach a limit;
+    ``^``: above the DRAM ceiling), not a dash."""
     c = ceilings_of(r)
     roofs = [(kernel_roof(as_judged(g, k) or k, c, g.device), ms) for g, k, ms in members]
-    pct, share, short = group_pct(roofs)
-    return fmt.DASH if pct is None else ("~" if short else "") + weighted_cell(pct, share, whole)
+    pct, share, why = group_pct(roofs)
+    return fmt.DASH if pct is None else MARKS.get(why, "") + weighted_cell(pct, share, whole)
 
 
 def op_pct_cell(r: BreakdownResult, g: GraphResult, k: KernelStat) -> str:

@@ -203,14 +203,14 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     two_roles = any(g.role == Role.BACKWARD and weights.get(g.id, 1.0) > 0 for g in r.measured())
     roof = shows_roofline(r)
     rows: list[list[str]] = []
-    marked = False  # a group's % peak marked ~: each of its kernels latency-bound
+    marks: set[str] = set()  # the marks before a group's % peak: each of its kernels latency-bound, in cache
     for i, grp in enumerate(groups[:top], 1):
         times = [fmt.ms(grp.ms), fmt.pct(fmt.share(grp.ms, total))]
         if two_roles:
             times += [_role_ms(grp, False, grp.forward_ms), _role_ms(grp, True, grp.backward_ms)]
         entries = _entries(doc, grp, by, types)
         peak = [group_pct_cell(r, [unit_member(u) for u in grp.units])] if roof else []
-        marked = marked or any(c.startswith("~") for c in peak)
+        marks |= {c[:1] for c in peak}
         rows.append([str(i), *times, str(len(grp.units)), *peak, *entries[0]])
         blank = [""] * (2 + len(times) + len(peak))
         rows += [[*blank, *e] for e in entries[1:]]
@@ -223,7 +223,7 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     total_row = _total_row(total, us, two_roles, by)
     if roof:
         total_row.insert(6 if two_roles else 4, cell := group_pct_cell(r, [unit_member(u) for u in us]))
-        marked = marked or cell.startswith("~")
+        marks.add(cell[:1])
     rows.append(total_row)
     what = "source line" if by == By.LINE else "module" + (f" at depth {depth}" if depth else "")
     doc.heading(f"Time by {what} ({ALL_GRAPHS}): {len(shown)} of {len(groups)} groups")
@@ -238,11 +238,16 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     via = VIA if by == By.LINE and any(ln.via for g in shown for ln in g.lines) else ""
     doc.paragraph(_view_note(by, bool(roots), kernels)
                   + (f" {REUSED}{REUSED_KERNELS if kernels else '.'}" if reused else "") + built + via
-                  + (SHORT_GROUP if marked and PCT_HEADER not in gone else ""))
+                  + ("".join(GROUP_MARKS[m] for m in sorted(marks) if m in GROUP_MARKS)
+                     if PCT_HEADER not in gone else ""))
 
 
 SHORT_GROUP = (f" {PCT_HEADER} marked ~: each kernel of the group is latency-bound (too short to reach a "
                "limit), and the figure is their time-weighted % of peak, no distance to a limit.")
+CACHED_GROUP = (f" {PCT_HEADER} marked ^: each kernel of the group is in cache (memory-bound above the DRAM "
+                "ceiling, its data served from a cache the ceiling does not bound), and the figure is their "
+                "time-weighted % of that ceiling, no distance to a limit.")
+GROUP_MARKS = {"~": SHORT_GROUP, "^": CACHED_GROUP}  # the mark before a group's % peak -> what it is
 
 
 def module_labels(r: BreakdownResult) -> dict[str, str]:
