@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import re
 from pathlib import Path
 
@@ -46,7 +47,8 @@ def merged_length(intervals: list[tuple[float, float]]) -> float:
 
 def independent(path: Path) -> dict[tuple[str, str], tuple[float, float, float, float]]:
     """(step, device) -> (wall µs, busy µs, summed duration µs, other steps' work µs), from the
-    raw JSON."""
+    raw JSON; a step ending over 100 ms past the profiler's span ("PyTorch Profiler (0)")
+    stops at it, or at its last device work if later."""
     evs = raw_events(path)
     steps = sorted(
         (
@@ -83,11 +85,15 @@ def independent(path: Path) -> dict[tuple[str, str], tuple[float, float, float, 
         if owner:
             members[owner[-1][0]].append(e)
     devs = {str(e["pid"]) for es in members.values() for e in es}
+    recorded = max((float(e["ts"]) + float(e["dur"]) for e in evs
+                    if e.get("cat") == "Trace" and e["name"].startswith("PyTorch Profiler")), default=math.inf)
     every = [e for e in evs if e.get("cat") in DEVICE]  # launched in a step or not
     out = {}
     for name, start, end in steps:
         ends = [float(e["ts"]) + float(e["dur"]) for e in members[name]]
         stop = max([end, *ends])
+        if stop > recorded + 100_000:  # a step running past the profiler's recording stops there
+            stop = max([start, recorded, *ends])
         for dev in devs:  # every device with work in any step, idle where this step had none
             mine = [e for e in members[name] if str(e["pid"]) == dev]
             busy = merged_length(

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from inductor_bench.cli import main
-from inductor_bench.core.analyze import analyze_file
+from inductor_bench.core.analyze import analyze_file, analyze_trace
+from inductor_bench.core.trace import load_for_analysis
 from inductor_bench.render.analyze import render_analyze
 
 from .conftest import FIXTURES
@@ -95,3 +96,19 @@ def test_the_recorded_trace_whose_step_ends_13_s_after_its_recording(capsys):
     assert d.nothing_launched_ms == pytest.approx(0.317, abs=1e-3)  # was 13,334.960
     assert not main(["analyze", str(path)])
     assert "ProfilerStep#1 ran 13,334.6 ms past the end of the profiler's recording" in capsys.readouterr().out
+
+
+def test_the_slower_reading_path_cuts_the_step_as_analyze_file_does(tmp_path):
+    """``analyze_trace(load_for_analysis(path))`` keeps only the events the breakdown reads:
+    the profiler's span is read aside (``Trace.recorded_end``), so its steps stop at the
+    recording as ``analyze_file``'s do, with the same figures; the breakdown's events leave it out."""
+    path = _trace(tmp_path, 500_000.0)
+    trace = load_for_analysis(path)
+    assert trace.recorded_end == 1000.0
+    assert "Trace" not in {e.cat for e in trace.events}
+    slow, fast = analyze_trace(trace), analyze_file(path)
+    two = slow.steps[1]
+    assert (two.wall_ms, two.past_recording_ms) == (pytest.approx(0.7), pytest.approx(499.0))
+    assert two.devices[0].nothing_launched_ms == pytest.approx(0.400)  # 600 .. 1000
+    assert slow.to_dict()["steps"] == fast.to_dict()["steps"]
+    assert render_analyze(slow) == render_analyze(fast)

@@ -40,6 +40,7 @@ from .errors import TimesLost
 from .graph_replays import GraphReplays, graph_replays
 from .host_python import PythonFrame, PythonLayer
 from .memory import DeviceMemory, step_memory
+from .recording import latest_end
 from .regions import Region, TypicalRegion, regions, typical
 from .shaped_ops import (
     ShapedOp,
@@ -264,9 +265,11 @@ def steady_step(result: AnalyzeResult, device: str) -> DeviceStep | None:
 
 def analyze_trace(trace: Trace) -> AnalyzeResult:
     """The breakdown of a loaded ``trace`` (as ``load_for_analysis`` reads it): a ``Trace``
-    holds complete events only, so profile_memory's figures come from ``analyze_file`` alone."""
+    holds complete events only, so profile_memory's figures come from ``analyze_file`` alone.
+    Its steps stop at the recording's end as ``analyze_file``'s do (``Trace.recorded_end``)."""
     cols = columns_of_events(trace.events, trace.path)
     cols.device_properties = trace.device_properties
+    cols.recorded_end = latest_end(cols.recorded_end, trace.recorded_end)
     return analyze_columns(cols)
 
 

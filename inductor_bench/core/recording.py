@@ -15,8 +15,7 @@ import math
 from itertools import compress
 from typing import Any
 
-from .trace import PROFILER_SPAN
-
+PROFILER_SPAN = "Trace"  # the category of the profiler's own span
 PROFILER_SPAN_NAME = "PyTorch Profiler"
 PAST_RECORDING_MARGIN_US = 100_000.0  # 100 ms: six times the most an event was seen past the span
 
@@ -33,3 +32,10 @@ def recording_end(xs: list[Any], cats: list[str], end: float) -> tuple[float, li
         end = max(ends) if end == math.inf else max(end, *ends)
     keep = [not span for span in is_span]
     return end, list(compress(xs, keep)), list(compress(cats, keep))
+
+
+def latest_end(*ends: float) -> float:
+    """The latest of the recording ends known (finite) among ``ends``; ``math.inf`` where
+    none is known."""
+    known = [e for e in ends if math.isfinite(e)]
+    return max(known) if known else math.inf

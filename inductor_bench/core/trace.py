@@ -31,6 +31,7 @@ import msgspec
 from .column_types import Column, NotAnId
 from .errors import TraceError
 from .jsonstream import OneSink, RunSink, Source, walk_document
+from .recording import PROFILER_SPAN, recording_end
 
 try:  # ISA-L's inflate, about 3x zlib's (a dependency; stdlib gzip if it is missing)
     from isal import igzip as _gzip
@@ -73,7 +74,6 @@ LAUNCH_CATEGORIES = frozenset({CUDA_RUNTIME, CUDA_DRIVER})
 # What the breakdown reads; everything else (python_function, Trace, ...) can be dropped.
 ANALYSIS_CATEGORIES = frozenset({CPU_OP, USER_ANNOTATION}) | DEVICE_CATEGORIES | LAUNCH_CATEGORIES
 PYTHON_FUNCTION = "python_function"  # a Python call, recorded with with_stack=True
-PROFILER_SPAN = "Trace"  # the profiler's own span, "PyTorch Profiler (0)" (core/recording.py)
 # What analyze's columns read: the breakdown's, Python's calls (core/host_python.py), the span
 COLUMN_CATEGORIES = ANALYSIS_CATEGORIES | {PYTHON_FUNCTION, PROFILER_SPAN}
 # the args the launch links read, and a shaped op's recorded arguments (record_shapes:
@@ -114,6 +114,9 @@ class Trace:
     device_properties: list[dict[str, Any]] = field(default_factory=list)
     base_time_ns: int | None = None
     path: str = ""
+    # where the profiler's own span ends (core/recording.py), read by ``load_for_analysis``
+    # though its events leave the span out; inf: not read, or not written
+    recorded_end: float = math.inf
 
 
 KeepFn = Callable[[Event], bool]
@@ -125,8 +128,11 @@ def keep_for_analysis(event: Event) -> bool:
 
 
 def load_for_analysis(path: str | Path) -> Trace:
-    """``load_trace`` keeping only the events and args the breakdown reads."""
-    return load_trace(path, categories=ANALYSIS_CATEGORIES, args=ANALYSIS_ARGS)
+    """``load_trace`` keeping only the events and args the breakdown reads, and where the
+    profiler's recording ends (``Trace.recorded_end``: analyze's steps stop there)."""
+    trace = load_trace(path, categories=ANALYSIS_CATEGORIES | {PROFILER_SPAN}, args=ANALYSIS_ARGS)
+    trace.recorded_end, trace.events, _ = recording_end(trace.events, [e.cat for e in trace.events], math.inf)
+    return trace
 
 
 def load_trace(
