@@ -66,6 +66,7 @@ class RankStep:
     categories: dict[str, float] = field(default_factory=dict)  # summed durations
     # the device running other steps' work where this step's own was not (a pipelined loop)
     other_work_ms: float = 0.0
+    past_recording_ms: float = 0.0  # how far the step ran past its profiler's recording (not in wall)
 
     @property
     def exposed_comm_ms(self) -> float:
@@ -254,6 +255,7 @@ def _rank_step(split: StepEvents, k: int, device: str, comm_ranges: list[tuple[f
         comm_ms=_length(merged(comm)) / US_PER_MS,
         overlap_ms=intersection_length(merged(comm), merged(compute)) / US_PER_MS,
         categories=dict(dev.categories) if dev else {},
+        past_recording_ms=res.past_recording_ms,
     )
 
 

@@ -32,6 +32,7 @@ from .analyze_shaped_ops import shaped_ops_section
 from .analyze_top import NAME_CHARS, left_out_line, listed, step_code, top_section
 from .doc import TEXT, Doc, new_doc
 from .outside import python_table
+from .past_recording import steps_past_recording
 
 DEFAULT_TOP = 15
 STEP_HEADERS = [
@@ -123,7 +124,7 @@ def _steps(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> None:
         gone = doc.table([x[:q] + x[q + 1:] for x in rows], headers[:q] + headers[q + 1:],
                          STEP_ALIGN[:q] + STEP_ALIGN[q + 1:], optional=STEP_OPTIONAL)
         host = HOST_NOTES[0].replace(KERNEL_MS_HOST, ".") if "kernel ms" in gone else HOST_NOTES[0]
-        doc.fine_print(host, *HOST_NOTES[1:], *_disturbed(doc, r), *_past_recording(doc, r))
+        doc.fine_print(host, *HOST_NOTES[1:], *_disturbed(doc, r), *steps_past_recording(doc, r))
         return
     gone = doc.table(rows, STEP_HEADERS, STEP_ALIGN, optional=STEP_OPTIONAL)
     doc.fine_print(  # the notes explain the columns shown
@@ -136,7 +137,7 @@ def _steps(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> None:
         "dependencies, CUDA-graph replays), nothing launched (the step issued no more device work).",
         *_pipelined(doc, r, typical),
         *_disturbed(doc, r),
-        *_past_recording(doc, r),
+        *steps_past_recording(doc, r),
     )
 
 
@@ -149,16 +150,6 @@ def _disturbed(doc: Doc, r: AnalyzeResult) -> list[str]:
         return []
     return [f"steady mean: the mean over {len(kept)} steps; left out as disturbed (slower than the median "
             f"step by over 3.5 robust sigmas and 5%, docs/statistics.md): {listed(left, 8)}"]
-
-
-def _past_recording(doc: Doc, r: AnalyzeResult) -> list[str]:
-    """The line naming the steps that ran past the end of the profiler's recording."""
-    past = [f"{step_code(doc, s.name)} ran {s.past_recording_ms:,.1f} ms"
-            for s in r.steps if s.past_recording_ms]
-    if not past:
-        return []
-    return [f"{listed(past, 8)} past the end of the profiler's recording: wall, busy and idle count "
-            "only what was recorded (nothing was recorded after it)."]
 
 
 PIPELINED_SHARE = 1.0  # % of the wall in other steps' work above which the loop is said pipelined

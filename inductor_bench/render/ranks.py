@@ -18,6 +18,7 @@ from .analyze import CLOSED, DEFAULT_TOP, TIMES_LOST, replays_line, skipped_fact
 from .analyze_memory import ranks_memory_section
 from .analyze_top import listed, step_code
 from .doc import TEXT, Doc, new_doc
+from .past_recording import ranks_past_recording
 
 STEP_HEADERS = [
     "step",
@@ -82,7 +83,7 @@ def _steps(doc: Doc, r: RanksResult) -> None:
         "pipelined loop); idle = wall - busy - other steps' work; comm = union of its communication "
         "kernels (NCCL, c10d); compute = union of everything else; overlap = the part of comm during "
         "which compute also ran; exposed comm = comm - overlap. compute + exposed comm + other steps' "
-        "work + idle = wall."))
+        "work + idle = wall."), *ranks_past_recording(doc, r))
     doc.chart(charts.ranks_steps(r, _step_names(r)))
 
 
@@ -124,6 +125,8 @@ def _stragglers(doc: Doc, r: RanksResult) -> None:
         "wall - the median rank's, split into its extra compute, exposed communication, other steps' "
         "work and idle time (they add up to the excess).",
         *_partial_steps(doc, r),
+        *ranks_past_recording(doc, r, "wall, excess and its split", {
+            (g.step, rank) for g in r.stragglers for rank in (g.rank, g.median_rank)}),
     )
 
 
