@@ -1,6 +1,6 @@
 """A generated kernel made mostly from no FX node is placed where its bytes are
 (core/unplaced.py), on a recorded timm resnet18 training step (tests/fixtures/attribution/README.md):
-its first C++ kernel copies 18 convolution weights into channels-last and bumps the 20
+its first C++ kernel copies 17 convolution weights and the input into channels-last and bumps the 20
 BatchNorms' ``num_batches_tracked``. Without torch."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def _recorded():
 def test_the_weight_copies_outweigh_the_batchnorm_counters_and_take_the_kernel_from_their_modules():
     text, record, module, calls = _recorded()
     (i,) = [i for i, c in enumerate(calls) if c.name == COPY]
-    # independently: the 18 weights it copies, float32, as the module allocates them; the 20
+    # independently: the 17 weights and the input it copies, float32, as the module allocates them; the 20
     # counters it adds one to, int64 scalars
     shapes = {name: [int(x) for x in dims.split(",") if x.strip()] for name, dims in ALLOC.findall(text)}
     copies = [f"buf{k}" for k in range(18)]

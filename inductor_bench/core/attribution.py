@@ -35,8 +35,8 @@ from .stride_rebuild import with_strides
 from .subgraph_modules import rerooted
 from .timeline import launch_stacks
 from .trace import Trace
-from .unplaced import call_bytes, mostly_unplaced
-from .weight_copies import weight_copy_ms
+from .unplaced import NO_NODE, call_bytes, mostly_unplaced
+from .weight_copies import weight_copy_ms, weight_copy_origins
 
 NO_RECORD = "no record of the lowering: the run predates source attribution or its compile worker wrote none"
 
@@ -59,7 +59,7 @@ def origin_of(names: list[str], nodes: dict[str, Any]) -> Origin:
             modules[module_path(mod[0])] += 1
     missing = None
     if not names:
-        missing = "made from no FX node (it copies graph inputs into the layout the kernels use)"
+        missing = NO_NODE
     elif not modules:  # a line without a module: why the module is not known, where said
         missing = next((nodes[n][MODULE_LOST] for n in names if MODULE_LOST in (nodes.get(n) or {})), None)
     if names and not lines:
@@ -207,7 +207,8 @@ def attribute(
     origins, shapes = call_origins(calls, record, own)
     shapes, unknown = with_strides(shapes, calls, text, module, record)
     graph.weight_copy_ms = weight_copy_ms(graph, calls, record, args, sizes) or None  # None: copies none
-    origins = mostly_unplaced(origins, calls, record, text, module, sizes)
+    origins = weight_copy_origins(mostly_unplaced(origins, calls, record, text, module, sizes), calls, record,
+                                  args, sizes)
     origins = heaviest_first(origins, calls, record, text, module, lambda ns: origin_of(ns, nodes).modules,
                              sizes=sizes, own=own)
     origins, made = rerooted(origins, calls, record)

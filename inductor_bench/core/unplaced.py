@@ -3,7 +3,7 @@
 Inductor's layout optimization copies graph inputs into the layout its kernels use (a
 convolution's weights into channels-last, every training step): scheduler operations made
 from no FX node. The scheduler fuses such copies with whatever else reads or writes nearby; in
-a resnet18 training step, one C++ kernel copies the 18 convolution weights (about 45 MB) and
+a resnet18 training step, one C++ kernel copies 17 convolution weights and the input (44 MB) and
 also bumps the 20 BatchNorms' ``num_batches_tracked`` (20 scalars). Its origins are then those
 20 BatchNorm nodes alone, and every view charged the copy, 8.9% of that step, to them.
 
@@ -11,7 +11,8 @@ Where the buffers the kernel writes for operations with no FX node hold more byt
 it writes for operations with one, its origin keeps its nodes but no line and no module:
 ``MOSTLY_UNPLACED`` says why, and the views put it beside the kernels made from no node at
 all. The bytes come from the compiled module alone (``core/buffers.py``); where a size is not
-known the origin is left as it is.
+known the origin is left as it is. Where most of its bytes are convolutions' weights,
+``core/weight_copies.weight_copy_origins`` then names it for that work.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from .sources import Origin
 
 CallSizes = dict[int, dict[str, int | None]]  # call position -> buffer -> its bytes (None: unknown)
 
+# the origin of a kernel made from no FX node at all
+NO_NODE = "made from no FX node (it copies graph inputs into the layout the kernels use)"
 MOSTLY_UNPLACED = ("made mostly from no FX node (it copies graph inputs into the layout the kernels "
                    "use; its nodes write fewer bytes)")
 

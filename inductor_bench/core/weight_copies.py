@@ -10,38 +10,52 @@ constants and the copy is done once, at compile time.
 A kernel's time is shared out by the bytes it writes: the weight copies' part of them. The
 bytes come from the compiled module (``core/buffers.py``); a call whose sizes are not known
 counts for nothing.
+
+In training (and wherever the copies are made from no FX node at all) the scheduler fuses them
+into a kernel of their own, or with the BatchNorms' ``num_batches_tracked`` bumps; that kernel
+runs no line of the model and no module (``core/unplaced.py``). Where most of the bytes it
+writes are convolutions' weights, its origin names that work, ``WEIGHT_COPIES``, and the views
+show it as a row of its own rather than as a missing line or module.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from .buffers import CallArgs
 from .callsites import Call
 from .own_nodes import own_extern_nodes
 from .results import GraphResult
-from .unplaced import CallSizes
+from .sources import Origin
+from .unplaced import MOSTLY_UNPLACED, NO_NODE, CallSizes
 
 # an extern callee -> the position of the weight among its positional arguments
 WEIGHT_ARG = {"extern_kernels.convolution": 1, "extern_kernels.mm": 1, "extern_kernels.bmm": 1,
               "extern_kernels.addmm": 2}
+CONVOLUTION = "extern_kernels.convolution"
+
+# the origin of a kernel that, made (mostly) from no FX node, mostly copies convolutions' weights
+WEIGHT_COPIES = "weights copied into the convolutions' layout"
 
 
-def weight_readers(args: list[CallArgs]) -> dict[str, str]:
-    """Each buffer an extern convolution or GEMM of the module reads as its weight -> the buffer
-    that call returns."""
+def weight_readers(args: list[CallArgs], callees: Collection[str] = tuple(WEIGHT_ARG)) -> dict[str, str]:
+    """Each buffer an extern convolution or GEMM of the module (one of ``callees``) reads as its
+    weight -> the buffer that call returns."""
     return {a.args[WEIGHT_ARG[a.name]].strip(): a.result for a in args
-            if a.extern and a.result and a.name in WEIGHT_ARG and len(a.args) > WEIGHT_ARG[a.name]}
+            if a.extern and a.result and a.name in WEIGHT_ARG and a.name in callees
+            and len(a.args) > WEIGHT_ARG[a.name]}
 
 
-def copied_weights(record: dict[str, Any], args: list[CallArgs]) -> set[str]:
-    """The weight buffers that generated operations copy for an extern call: each written by an
-    operation made from no FX node, or made while lowering the node of the call that reads it
-    (Inductor's origins pile up the nodes before it too: ``core/own_nodes.py``)."""
+def copied_weights(record: dict[str, Any], args: list[CallArgs],
+                   callees: Collection[str] = tuple(WEIGHT_ARG)) -> set[str]:
+    """The weight buffers that generated operations copy for an extern call (one of ``callees``):
+    each written by an operation made from no FX node, or made while lowering the node of the
+    call that reads it (Inductor's origins pile up the nodes before it too: ``core/own_nodes.py``)."""
     ops = record.get("ops") or []
     node_of = {b: set(names) for op, names in zip(ops, own_extern_nodes(ops), strict=True)
                for b in op.get("written", []) if op.get("extern")}
-    readers = weight_readers(args)
+    readers = weight_readers(args, callees)
     return {b for op in ops if not op.get("extern") for b in op.get("written", []) if b in readers
             if not op.get("origins") or node_of.get(readers[b], set()) & set(op["origins"])}
 
@@ -59,3 +73,23 @@ def weight_copy_ms(graph: GraphResult, calls: list[Call], record: dict[str, Any]
             acc[0], acc[1] = acc[0] + mine, acc[1] + sum(written)
     return sum(k.ms * bytes_of[k.name][0] / bytes_of[k.name][1] for k in graph.kernels
                if bytes_of.get(k.name, [0, 0])[1] > 0)
+
+
+def weight_copy_origins(origins: dict[int, Origin], calls: list[Call], record: dict[str, Any],
+                        args: list[CallArgs], sizes: CallSizes) -> dict[int, Origin]:
+    """``origins`` (call position -> Origin) with each generated kernel made, or made mostly, from
+    no FX node (no line, no module) that writes more bytes of convolutions' weights it copies than
+    of anything else (the model's input it copies too, the BatchNorms' counters) named for that
+    work, ``WEIGHT_COPIES``; its nodes are kept. A call whose sizes are not known is left as it is."""
+    copied = copied_weights(record, args, (CONVOLUTION,))
+    out = dict(origins)
+    for i, o in origins.items():
+        if calls[i].extern or o.lines or o.modules or o.missing not in (NO_NODE, MOSTLY_UNPLACED):
+            continue
+        size = {b: sizes.get(i, {}).get(b) for b in dict.fromkeys(calls[i].written or [])}
+        if not size or any(n is None for n in size.values()):
+            continue
+        weights = sum(n or 0 for b, n in size.items() if b in copied)
+        if weights > sum(n or 0 for n in size.values()) - weights:
+            out[i] = Origin(o.nodes, [], [], WEIGHT_COPIES, o.recomputed)
+    return out

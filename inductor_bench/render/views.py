@@ -30,12 +30,14 @@ from ..core.views import (
     units,
 )
 from ..core.vocab import Role
+from ..core.weight_copies import WEIGHT_COPIES
 from . import charts
 from . import format as fmt
 from .doc import Doc
 from .roofline import PCT_HEADER, group_pct_cell, shows_roofline, unit_member, unit_pct_cell
 
 TOP_LEVEL = "(top level)"  # code of the compiled function itself, or a node with no module stack
+COPIES_ROW = f"({WEIGHT_COPIES})"  # the row, and the source cell, of such kernels (core/weight_copies.py)
 MODULES_SHOWN = 2  # module paths named in a kernel's source cell before "+N"
 LINES_SHOWN = 6  # source lines named there before "+N lines" (the views by line list them all)
 # The columns of the kernel tables a terminal too narrow for them leaves out, in this order
@@ -72,6 +74,8 @@ def where(origin: Origin | None, note: str | None = None, types: dict[str, str] 
     (``compiled_from.top_levels``)."""
     if origin is None:
         return f"no source: {note}" if note else ""
+    if origin.missing == WEIGHT_COPIES and not origin.lines and not origin.modules:
+        return COPIES_ROW
     named = [root if m == ROOT_MODULE else m for m in origin.modules[:MODULES_SHOWN]]
     kinds = [(types or {}).get(m) if not origin.lines else None for m in named]
     mods = [module_name(m) + (f" ({k})" if k and (i + 1 == len(named) or kinds[i + 1] != k) else "")
@@ -236,6 +240,7 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     reused = any(u.site is not None and not u.site.extern for u in us)
     built = BUILT if by == By.LINE and any(g.built for g in shown) else ""
     via = VIA if by == By.LINE and any(ln.via for g in shown for ln in g.lines) else ""
+    via += COPIES if any(g.missing == WEIGHT_COPIES for g in shown) else ""
     doc.paragraph(_view_note(by, bool(roots), kernels)
                   + (f" {REUSED}{REUSED_KERNELS if kernels else '.'}" if reused else "") + built + via
                   + ("".join(GROUP_MARKS[m] for m in sorted(marks) if m in GROUP_MARKS)
@@ -271,6 +276,8 @@ def _role_ms(grp: Group, backward: bool, ms: float) -> str:
 def _entries(doc: Doc, grp: Group, by: str, types: dict[str, str]) -> list[list[str]]:
     """The group's cells: one entry per line, its source as code (module, with its class where
     known: ``features.3 (Conv2d)``), the first on the group's row."""
+    if grp.missing == WEIGHT_COPIES:
+        return [[COPIES_ROW, COPIES_SOURCE] if by == By.LINE else [COPIES_ROW]]
     if grp.missing is not None:
         cells = ["(no source line)", grp.missing] if by == By.LINE else [f"(no module) {grp.missing}"]
         return [cells]
@@ -295,6 +302,12 @@ BUILT = (" (built there): the kernels of torch's own modules run by torch's own 
          "of torch layers) ran no line of the model; they count at the line that built their module.")
 VIA = (" A via B: line A (a layer's own code, reached from several lines) as called from line B, "
        "whose text is shown (docs/attribution.md).")
+COPIES_SOURCE = "no line: Inductor copies the weights on every call"
+COPIES = (f" {COPIES_ROW}: generated kernels that copy the convolutions' weights (with the model's input, "
+          "where one kernel copies both) from the layout the model keeps them in into channels-last, the "
+          "layout the convolutions read, on every call; a model and input in channels_last "
+          "(model.to(memory_format=torch.channels_last)) have none to copy, and with --freezing "
+          "(inference) the weights are copied once, at compile.")
 REUSED = ("A kernel called at several places (one code for the same work in each layer) counts each "
           "call where that call comes from: its time there")
 REUSED_KERNELS = ", and one in that group's kernels (the column's total counts it once per place)."
