@@ -109,22 +109,33 @@ def run_cache(
     run's ``--device``; where it runs on the host, whose C++ compile command cannot hold every
     path, such a cache is refused (``check_compilable``)."""
     entry = run_dir / CACHE_DIR
-    host = device is not None and on_host(device)
+    if device is not None:
+        check_caches([run_dir], fresh=fresh, freezing=freezing, device=device)
     if fresh:
-        if host:
-            check_compilable(entry, "the run directory's cache",
-                             "give --out a path without them, or compile in the shared cache "
-                             "(compare --warm-cache; breakdown without --fresh-cache)")
         entry.mkdir(parents=True, exist_ok=True)
         return entry, False
-    shared = user_cache_root() / flags_tag(freezing)
-    if host:
-        check_compilable(shared, "the shared cache", "set XDG_CACHE_HOME to a path without them")
-    shared = private_dir(shared)
+    shared = private_dir(user_cache_root() / flags_tag(freezing))
     if not entry.exists() and not entry.is_symlink():
         with contextlib.suppress(OSError):  # no symlinks here: the results say where it is
             entry.symlink_to(shared, target_is_directory=True)
     return shared, True
+
+
+def check_caches(column_dirs: list[Path], *, fresh: bool, freezing: bool, device: str) -> None:
+    """Refuse, where the run compiles on the host, the caches ``run_cache`` would give the
+    directories ``column_dirs`` (a breakdown's run directory, each column's of a compare) whose
+    paths its C++ compile command cannot hold (``check_compilable``): each fresh cache, or the
+    shared one. Called with the paths the run will have before its run directory is made, so a
+    run refused leaves nothing behind (it had left a run directory with a failed result)."""
+    if not on_host(device):
+        return
+    if not fresh:
+        check_compilable(user_cache_root() / flags_tag(freezing), "the shared cache",
+                         "set XDG_CACHE_HOME to a path without them")
+    for d in column_dirs if fresh else []:
+        check_compilable(d / CACHE_DIR, "the run directory's cache",
+                         "give --out a path without them, or compile in the shared cache "
+                         "(compare --warm-cache; breakdown without --fresh-cache)")
 
 
 def check_compilable(cache: Path, what: str, instead: str) -> None:

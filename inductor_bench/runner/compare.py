@@ -24,10 +24,11 @@ from ..core.rundir import LOGS_DIR
 from ..core.vocab import CompileMode, Status
 from ..core.workload import FACTORY_KIND, WorkloadOptions, default_batch_size
 from . import compile_modes
+from .cache import check_caches
 from .capture import inductor_env
 from .pipeline import CompileOutcome, breakdown_from_outcome, compile_workload, step_turns
 from .presence import check_requested
-from .rundir import header, lock_writing, new_run_dir, save_result, writing
+from .rundir import header, lock_writing, new_run_dir, planned_run_dir, save_result, writing
 from .settings import RunSettings
 from .worker import run_worker
 
@@ -223,11 +224,14 @@ def run_compare(
         raise UsageError("--repeat must be at least 1")
     if names is not None and (len(names) != len(files) or len(set(names)) != len(names) or not all(names)):
         raise UsageError(f"--names: give {len(files)} different names, one per model file")
-    check_requested(opts.device)  # before any worker or run directory
+    check_requested(opts.device)  # before any worker or run directory, as are its caches' paths
     compile_modes.check_before_running(modes)
+    names = names or (model_names([f.path for f in files]) if len(files) > 1 else [""])
+    planned = planned_run_dir(opts.name, "compare", root=root, out=out)
+    check_caches([column_dir(planned, n, m) for n in names for m in modes], fresh=run.settings.fresh_cache,
+                 freezing=opts.freezing, device=opts.device)
     run_dir = new_run_dir(opts.name, "compare", root=root, out=out)
     result = _header(opts, run, run_dir)
-    names = names or (model_names([f.path for f in files]) if len(files) > 1 else [""])
     if len(files) > 1:
         result.models = names
         result.model = " vs ".join(names)
@@ -287,6 +291,11 @@ def _not_run(err: Exception | None) -> str | None:
     return None
 
 
+def column_dir(run_dir: Path, model: str, mode: str) -> Path:
+    """A column's directory in the run's: ``MODE``, or ``MODEL-MODE`` with several model files."""
+    return run_dir / (f"{model}-{mode}" if model else mode)
+
+
 def _run_modes(
     opts: WorkloadOptions,
     modes: list[str],
@@ -311,7 +320,7 @@ def _run_modes(
             progress.note(f"{label}: skipped ({reason})")
             continue
         side_opts = dataclasses.replace(opts, mode=mode)
-        side_dir = run_dir / (f"{model}-{mode}" if model else mode)
+        side_dir = column_dir(run_dir, model, mode)
         m, outcome, err = run_mode(side_opts, side_dir, run)
         resolved = device is None and bool(outcome.device)
         device = device or outcome.device or None

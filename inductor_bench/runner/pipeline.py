@@ -21,11 +21,11 @@ from ..core.vocab import CompileMode, Status
 from ..core.workload import SCRIPT_KIND, WorkloadOptions, factory_lookalikes
 from . import cudagraph_log, stop
 from .batch import Standby
-from .cache import run_cache
+from .cache import check_caches, run_cache
 from .capture import inductor_env
 from .graphs import GraphSource, collect_graphs, not_profiled, profile_graphs
 from .presence import check_requested, device_words
-from .rundir import header, new_run_dir, save_meta, save_result, writing
+from .rundir import header, new_run_dir, planned_run_dir, save_meta, save_result, writing
 from .settings import RunSettings
 from .standbys import profile_standbys
 from .worker import run_worker
@@ -90,8 +90,7 @@ def compile_workload(
         "options": opts.to_dict(),
         "modules_log": str(modules_log), "log": str(log_path),  # the log: quoted by a script's error
         "sources_log": str(run_dir / SOURCES_LOG),
-        "steps": settings.steps,
-        "step_budget_s": settings.step_budget_s,
+        "steps": settings.steps, "step_budget_s": settings.step_budget_s,
         "min_steps": settings.min_steps,
         "step_trace": str(run_dir / STEP_TRACE_FILE),
     }
@@ -359,10 +358,11 @@ def run_breakdown(
     settings = settings or RunSettings()
     opts.validate()
     if opts.mode == CompileMode.EAGER:
-        raise errors.UsageError(
-            "--mode eager compiles nothing to break down; use `compare` for an eager baseline"
-        )
-    check_requested(opts.device)  # before any worker or run directory
+        raise errors.UsageError("--mode eager compiles nothing to break down; "
+                                "use `compare` for an eager baseline")
+    check_requested(opts.device)  # before any worker or run directory, as is its cache's path
+    check_caches([planned_run_dir(opts.name, opts.mode, root=root, out=out)], fresh=settings.fresh_cache,
+                 freezing=opts.freezing, device=opts.device)
     run_dir = new_run_dir(opts.name, opts.mode, root=root, out=out)
     started = time.time()
     result = new_result(opts, run_dir)

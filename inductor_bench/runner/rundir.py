@@ -51,8 +51,7 @@ def new_run_dir(name: str, mode: str, *, root: Path | str = "runs", out: Path | 
     takes the next free one. A directory that is not empty is never reused."""
     if out is not None:
         return _claim(Path(out).absolute())
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    base = Path(root).absolute() / f"{_slug(name)}-{mode}-{stamp}"
+    base = planned_run_dir(name, mode, root=root)
     for i in range(1000):
         d = base if i == 0 else base.with_name(f"{base.name}-{i}")
         try:
@@ -65,6 +64,18 @@ def new_run_dir(name: str, mode: str, *, root: Path | str = "runs", out: Path | 
         except OSError as e:
             raise WriteError(f"{d}: cannot create the run directory ({e.strerror or e})") from None
     raise errors.UsageError(f"cannot create a run directory under {root}")
+
+
+def planned_run_dir(
+    name: str, mode: str, *, root: Path | str = "runs", out: Path | str | None = None
+) -> Path:
+    """The absolute path ``new_run_dir`` gives this run, made nowhere: ``out``, or a name of the
+    model, the mode and the time under ``root`` (``new_run_dir`` adds ``-1``, ``-2``... where
+    it is taken)."""
+    if out is not None:
+        return Path(out).absolute()
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path(root).absolute() / f"{_slug(name)}-{mode}-{stamp}"
 
 
 def _claim(d: Path) -> Path:
