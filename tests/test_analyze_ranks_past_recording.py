@@ -107,3 +107,23 @@ def test_a_profiler_cycle_past_its_recording_says_so_under_its_own_steps(tmp_pat
     one, two = text.split("Profiler cycle 2 of 2")
     assert "past the end" not in one
     assert "ProfilerStep#2 ran 499.0 ms past the end of the profiler's recording" in two
+
+
+def test_a_rank_s_span_stops_at_its_recording_so_traces_of_different_runs_are_said_to_be(tmp_path):
+    """Synthetic: rank 0 recorded 0..1000 µs and its step 2's marker closes at 13,000,000 µs; rank 1
+    is the same loop under a time base 12 s later (baseTimeNanoseconds), its steps 12,000,100 ..
+    12,000,700 µs. Rank 0's span stops at its recording's end (100 .. 1000 µs), so neither rank's
+    steps overlap the other's: traces of different runs, spanning (12,000,700 - 100) µs = 12.0 s.
+    Its marker's end (13 s) would have covered rank 1's steps and hidden it. Where rank 0's
+    recording really lasts until 13 s, its step is not cut and the two overlap."""
+    later = {"distributedInfo": {"rank": 1, "world_size": 2}, "baseTimeNanoseconds": 12_000_000_000}
+    one = _rank(tmp_path / "r1.json", 1, 700.0, later)
+    zero = _rank(tmp_path / "r0.json", 0, 13_000_000.0)
+    r = analyze_ranks([zero, one], workers=1)
+    assert [rank.span_us for rank in r.ranks] == [[100.0, 1000.0], [12_000_100.0, 12_000_700.0]]
+    assert r.ranks[0].step("ProfilerStep#2").past_recording_ms == pytest.approx(12_999.0)
+    assert r.apart.startswith("the steps of ranks 0, 1 overlap no other rank's in time (the traces span 12.0 s)")
+    assert "WARNING: the steps of ranks 0, 1 overlap no other rank's in time" in render_ranks(r)
+    zero = _rank(tmp_path / "r0.json", 0, 13_000_000.0, recorded=13_000_000)
+    r = analyze_ranks([zero, one], workers=1)
+    assert r.ranks[0].span_us == [100.0, 13_000_000.0] and r.apart == ""

@@ -36,7 +36,7 @@ from .graph_replays import GraphReplays, graph_replays
 from .memory import DeviceMemory, step_memory
 from .regions import Region, regions
 from .steady import steady_held
-from .steps import StepEvents, split_steps
+from .steps import StepEvents, recorded_step_end, split_steps
 from .timeline import intersection_length, merged, subtracted
 from .trace_files import trace_head
 
@@ -182,13 +182,20 @@ def rank_summary(path: Path, rank: int) -> RankResult:
                       restarted_ranges=list(columns.restarted_ranges), world_size=world_size_of(path),
                       unfinished=dict(columns.unfinished), untimed=dict(columns.untimed),
                       no_dur=dict(columns.no_dur), graph_replays=graph_replays(columns, split),
-                      outside_steps=split.outside, span_us=_span_us(split.windows, columns.base_time_ns))
+                      outside_steps=split.outside, span_us=_span_us(split, columns.base_time_ns))
 
 
-def _span_us(windows: list[tuple[str, float, float]], base_ns: int | None) -> list[float]:
-    """[start of the first step, end of the last] (``RankResult.span_us``); [] without steps."""
+def _span_us(split: StepEvents, base_ns: int | None) -> list[float]:
+    """[start of the first step, end of the last] (``RankResult.span_us``); [] without steps. The
+    last step's end stops where its wall does when it ran past the profiler's recording
+    (``recorded_step_end``): a step marker closed long after the recording would stretch the span
+    over another run's steps and hide that the traces are of different runs."""
+    windows = split.windows
+    if not windows:
+        return []
     base = (base_ns or 0) / 1e3
-    return [windows[0][1] + base, windows[-1][2] + base] if windows else []
+    end = min(windows[-1][2], recorded_step_end(split, len(windows) - 1)[0])
+    return [windows[0][1] + base, end + base]
 
 
 def world_size_of(path: Path) -> int | None:
