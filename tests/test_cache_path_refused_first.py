@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from inductor_bench import cli
+from inductor_bench.runner import sweep_run
 
 from .conftest import MODELS
 
@@ -27,14 +28,56 @@ def _everything_under(path) -> list[str]:
     return sorted(str(p.relative_to(path)) for p in path.rglob("*"))
 
 
-@pytest.mark.parametrize("where", [["--out", "cmp 1/run"], ["--runs-dir", "runs sp"], ["--names", "my mlp"]])
-def test_a_compare_whose_fresh_caches_cannot_be_compiled_in_makes_nothing(tmp_path, capsys, monkeypatch, where):
+@pytest.mark.parametrize("where, advice", [
+    (["--out", "cmp 1/run"], "give --out a path without them"),
+    (["--runs-dir", "runs sp"], "give --runs-dir a path without them"),
+    (["--names", "my mlp"], "give --names names without them"),  # the advice had said --out for all three
+])
+def test_a_compare_whose_fresh_caches_cannot_be_compiled_in_makes_nothing(tmp_path, capsys, monkeypatch, where,
+                                                                          advice):
     monkeypatch.chdir(tmp_path)
     args = ["--runs-dir", "runs"] if where[0] != "--runs-dir" else []
     code, err = _run(capsys, "compare", MLP, "--device", "cpu", *args, *where)
     assert code == 2 and err.count("\n") == 1
     assert err.startswith("inductor-bench: error: the run directory's cache ") and "eager/cache has a space" in err
+    assert f"(torch splits it at them): {advice}, or compile in the shared cache (compare and sweep" in err
     assert _everything_under(tmp_path) == []
+
+
+def test_a_breakdown_under_a_runs_dir_that_cannot_be_compiled_in_names_runs_dir(tmp_path, capsys):
+    code, err = _run(capsys, "breakdown", MLP, "--device", "cpu", "--fresh-cache", "--runs-dir", str(tmp_path / "r s"))
+    assert code == 2 and f"cache {tmp_path}/r s/mlp-default-" in err and "give --runs-dir a path without them" in err
+    assert _everything_under(tmp_path) == []
+
+
+def test_a_sweep_whose_caches_cannot_be_compiled_in_makes_nothing_and_runs_no_job(tmp_path, capsys, monkeypatch):
+    # it had made the sweep's directory, run mlp's compare to the same refusal, and said "1 of 1 models
+    # did not finish (mlp: failed); the same command retries them" (exit 4), as every retry did
+    monkeypatch.setattr(sweep_run, "run_jobs", lambda *a: pytest.fail("a job ran"))
+    out = tmp_path / "sw sp" / "s1"
+    code, err = _run(capsys, "sweep", MLP, "--modes", "default", "--device", "cpu", "--out", str(out))
+    assert code == 2 and err.count("\n") == 1
+    assert err == (f"inductor-bench: error: the run directory's cache {out}/mlp/default/cache has a space, a quote or "
+                   "a backslash in its path, which Inductor's C++ compile command cannot hold (torch splits it at "
+                   "them): give --out a path without them, or compile in the shared cache (compare and sweep "
+                   "--warm-cache; breakdown without --fresh-cache)\n")
+    assert _everything_under(tmp_path) == []
+
+
+def test_a_sweep_of_a_model_file_whose_name_cannot_be_compiled_in_names_the_file(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sweep_run, "run_jobs", lambda *a: pytest.fail("a job ran"))
+    model = tmp_path / "models" / "my mlp.py"
+    model.parent.mkdir()
+    model.write_text((MODELS / "mlp.py").read_text())
+    out = tmp_path / "s1"
+    code, err = _run(capsys, "sweep", str(model), "--modes", "default", "--device", "cpu", "--out", str(out))
+    assert code == 2 and f"cache {out}/my mlp/default/cache has a space" in err
+    assert "give the model files names without them" in err and not out.exists()
+    # with --warm-cache the shared cache is where it compiles: its path is the one refused
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x y"))
+    code, err = _run(capsys, "sweep", MLP, "--device", "cpu", "--warm-cache", "--out", str(out))
+    assert code == 2 and "the shared cache" in err and "set XDG_CACHE_HOME to a path without them" in err
+    assert not out.exists()
 
 
 def test_a_compare_in_a_shared_cache_that_cannot_be_compiled_in_makes_nothing(tmp_path, capsys, monkeypatch):

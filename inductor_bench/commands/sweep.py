@@ -26,6 +26,7 @@ from ..core.sweep import (
     SWEEP_FILE,
     Cell,
     Sweep,
+    attempt_dir,
     grid_size,
     how_it_ended,
     new_sweep,
@@ -40,6 +41,7 @@ from ..render.doc import HTML
 from ..render.format import pct, seconds
 from ..render.sweep import render_sweep
 from ..render.sweep_html import render_sweep_html
+from ..runner.cache import check_caches
 from ..runner.compare import STEP_BUDGET_S, model_names
 from ..runner.compile_modes import check_before_running
 from ..runner.rundir import now, write_atomic
@@ -152,6 +154,8 @@ def sweep(
     )
     resolve_device = _check_device(executor, slurm_cluster, device, out)
     check_before_running(plan.modes)
+    if resolve_device is not None:  # the jobs run here: each compare's cache in the sweep's directory
+        _check_caches(out, plan, warm_cache=warm_cache, freezing=freezing)
     make = _executor_factory(
         executor, device, out, ray_address, slurm_cluster, (slurm_partition, slurm_time, slurm_opt or [])
     )
@@ -259,6 +263,17 @@ def _check_device(kind: ExecutorKind, cluster: SlurmCluster, device: str, out: P
         local_device(device)
     auto = local_device(AUTO)
     return lambda d: auto if d == AUTO else d
+
+
+def _check_caches(out: Path, plan: Sweep, *, warm_cache: bool, freezing: bool) -> None:
+    """Refuse, before the sweep's directory is made, a cache its compares on the host could not
+    compile in (``runner.cache.check_caches``): each job would fail after its compile, and so
+    would every retry. A finished sweep only renders."""
+    saved = load_sweep(out.absolute()) if (out / SWEEP_FILE).is_file() else None
+    if saved is None or saved.unfinished():
+        cells = [f"{attempt_dir(c)}/{m}" for c in plan.cells for m in plan.modes]
+        check_caches(out.absolute(), cells, fresh=not warm_cache, freezing=freezing, device=plan.device,
+                     columns_advice="give the model files names without them")
 
 
 def _executor_factory(

@@ -110,7 +110,7 @@ def run_cache(
     path, such a cache is refused (``check_compilable``)."""
     entry = run_dir / CACHE_DIR
     if device is not None:
-        check_caches([run_dir], fresh=fresh, freezing=freezing, device=device)
+        check_caches(run_dir, fresh=fresh, freezing=freezing, device=device)
     if fresh:
         entry.mkdir(parents=True, exist_ok=True)
         return entry, False
@@ -121,21 +121,30 @@ def run_cache(
     return shared, True
 
 
-def check_caches(column_dirs: list[Path], *, fresh: bool, freezing: bool, device: str) -> None:
+def check_caches(
+    run_dir: Path, columns: tuple[str, ...] | list[str] = ("",), *, fresh: bool, freezing: bool,
+    device: str, came_from: str = "--out", columns_advice: str = "give --names names without them",
+) -> None:
     """Refuse, where the run compiles on the host, the caches ``run_cache`` would give the
-    directories ``column_dirs`` (a breakdown's run directory, each column's of a compare) whose
-    paths its C++ compile command cannot hold (``check_compilable``): each fresh cache, or the
-    shared one. Called with the paths the run will have before its run directory is made, so a
-    run refused leaves nothing behind (it had left a run directory with a failed result)."""
+    directories ``columns`` of ``run_dir`` (``""``: the run directory itself, as a breakdown's;
+    each column's of a compare, ``MODEL/MODE`` of a sweep's) whose paths its C++ compile
+    command cannot hold (``check_compilable``): each fresh cache, or the shared one. Called
+    with the paths the run will have before anything is made, so a run refused leaves nothing
+    behind (it had left a run directory with a failed result). The advice names where the
+    character came from: ``came_from`` (``--out``, ``--runs-dir``) where ``run_dir``
+    holds it, else ``columns_advice`` (the columns' names)."""
     if not on_host(device):
         return
     if not fresh:
         check_compilable(user_cache_root() / flags_tag(freezing), "the shared cache",
                          "set XDG_CACHE_HOME to a path without them")
-    for d in column_dirs if fresh else []:
-        check_compilable(d / CACHE_DIR, "the run directory's cache",
-                         "give --out a path without them, or compile in the shared cache "
-                         "(compare --warm-cache; breakdown without --fresh-cache)")
+        return
+    fix = (f"give {came_from} a path without them" if not _holds_whole(run_dir.absolute())
+           else columns_advice)
+    for c in columns:
+        check_compilable((run_dir / c if c else run_dir) / CACHE_DIR, "the run directory's cache",
+                         f"{fix}, or compile in the shared cache "
+                         "(compare and sweep --warm-cache; breakdown without --fresh-cache)")
 
 
 def check_compilable(cache: Path, what: str, instead: str) -> None:
@@ -144,12 +153,16 @@ def check_compilable(cache: Path, what: str, instead: str) -> None:
     space, a quote or a backslash in the path cuts it in two (with a space, g++ reads the run
     directory's first word as both input and output: ``C++ compile error`` after the whole
     compile). Said before any worker starts."""
-    path = str(cache.absolute())
-    try:
-        whole = shlex.split(path) == [path]
-    except ValueError:  # an unclosed quote
-        whole = False
-    if not whole:
+    path = cache.absolute()
+    if not _holds_whole(path):
         raise UsageError(f"{what} {path} has a space, a quote or a backslash in its path, which "
                          f"Inductor's C++ compile command cannot hold (torch splits it at them): {instead}")
 
+
+
+def _holds_whole(path: Path) -> bool:
+    """Whether the shell's splitting (``shlex.split``) keeps ``path`` one word."""
+    try:
+        return shlex.split(str(path)) == [str(path)]
+    except ValueError:  # an unclosed quote
+        return False

@@ -228,8 +228,9 @@ def run_compare(
     compile_modes.check_before_running(modes)
     names = names or (model_names([f.path for f in files]) if len(files) > 1 else [""])
     planned = planned_run_dir(opts.name, "compare", root=root, out=out)
-    check_caches([column_dir(planned, n, m) for n in names for m in modes], fresh=run.settings.fresh_cache,
-                 freezing=opts.freezing, device=opts.device)
+    check_caches(planned, [column_dir(Path(), n, m).name for n in names for m in modes],
+                 fresh=run.settings.fresh_cache, freezing=opts.freezing, device=opts.device,
+                 came_from="--out" if out is not None else "--runs-dir")
     run_dir = new_run_dir(opts.name, "compare", root=root, out=out)
     result = _header(opts, run, run_dir)
     if len(files) > 1:

@@ -361,8 +361,8 @@ def run_breakdown(
         raise errors.UsageError("--mode eager compiles nothing to break down; "
                                 "use `compare` for an eager baseline")
     check_requested(opts.device)  # before any worker or run directory, as is its cache's path
-    check_caches([planned_run_dir(opts.name, opts.mode, root=root, out=out)], fresh=settings.fresh_cache,
-                 freezing=opts.freezing, device=opts.device)
+    check_caches(planned_run_dir(opts.name, opts.mode, root=root, out=out), fresh=settings.fresh_cache,
+                 freezing=opts.freezing, device=opts.device, came_from="--out" if out else "--runs-dir")
     run_dir = new_run_dir(opts.name, opts.mode, root=root, out=out)
     started = time.time()
     result = new_result(opts, run_dir)
