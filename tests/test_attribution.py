@@ -598,7 +598,8 @@ def test_a_tied_embeddings_weight_gradient_gemm_is_the_lm_heads():
     the ``add`` of the two gradients' line (``self.wte(input_ids)``) and no module. It was
     reported as top-level code of the embedding's line (its 0.98 ms: one of the step's largest GEMM
     calls). Dynamo's graph runs no top-level code on that line, so the node is a pass's, and
-    its GEMM's operands (lm_head's) give it ``gpt.lm_head`` and both lines. Without Dynamo's
+    its GEMM's operands (lm_head's) give it ``gpt.lm_head`` and both lines, its own line (the
+    embedding gradient it adds) ``gpt.transformer.wte``. Without Dynamo's
     graph a line of one module keeps the top level (``y = torch.relu(self.conv(x))``)."""
     from inductor_bench.core.attribution import module_from_operands, origin_of
     from inductor_bench.runner.sources import _not_top_level, top_level_lines
@@ -626,7 +627,7 @@ def test_a_tied_embeddings_weight_gradient_gemm_is_the_lm_heads():
     assert own.modules == [] and own.missing == (
         "no module path recorded (a node a graph pass made); its line runs in one module, gpt.transformer.wte")
     o = module_from_operands(own, ["view_42", "permute_11", "addmm_default"], nodes)
-    assert o.modules == ["gpt.lm_head"] and o.missing is None
+    assert o.modules == ["gpt.lm_head", "gpt.transformer.wte"] and o.missing is None  # as its lines
     assert [ln.line for ln in o.lines] == [569, 698]
     nodes = {**post_grad(), "relu": {"op": "aten.relu.default", "frame": wte, "backward": True}}
     _not_top_level(nodes, {})  # without Dynamo's graph: the pass's name still says so

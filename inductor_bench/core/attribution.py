@@ -29,7 +29,7 @@ from .module_bytes import heaviest_first
 from .own_nodes import own_extern_nodes, own_origins
 from .results import GraphResult
 from .source_chains import record_line
-from .source_store import BUILT, LOST, MODULE_LOST, RECOMPUTE_MARKED, RECOMPUTED, carried_note
+from .source_store import BUILT, LOST, MODULE_LOST, RECOMPUTE_MARKED, RECOMPUTED, carried_note, line_modules
 from .sources import ROOT_MODULE, CallSite, Origin, SourceLine, call_shapes, merge, module_path, path_order
 from .stride_rebuild import with_strides
 from .subgraph_modules import rerooted
@@ -165,19 +165,19 @@ def _in_place_externs(calls: list[Call], ops: list[dict[str, Any]]) -> dict[int,
 
 
 def module_from_operands(o: Origin, operation_nodes: list[str], nodes: dict[str, Any]) -> Origin:
-    """An extern call whose own node lost its module (a pass made it: the ``addmm_default``
-    that fuses a checkpointed layer's input gradient with the residual's, or a tied
-    embedding's two weight gradients) takes the module of the other nodes its operation was
-    lowered from (the weight's ``permute``), where they all ran in one module, and their lines
-    beside its own: the GEMM is theirs. Several modules leave it unknown, with its reason."""
+    """An extern call whose own node a pass made in no module (a checkpointed layer's fused
+    ``addmm_default``, a tied embedding's weight gradients) takes the one module and the lines
+    of the other nodes its operation was lowered from (the weight's ``permute``: the GEMM is
+    theirs), then the one module its own line runs in, as its line (the tied ``wte``, whose
+    gradient it adds). Several operand modules leave it unknown, with its reason."""
     if o.modules or not o.lines:
         return o
-    others = {n: rec for n in operation_nodes if n not in o.nodes
-              if isinstance(rec := nodes.get(n) or {}, dict) and rec.get("module")}
-    mods = {module_path(str(rec["module"][0])) for rec in others.values()}
+    others = {n: r for n in operation_nodes if n not in o.nodes if (r := nodes.get(n) or {}).get("module")}
+    mods, line = {module_path(str(r["module"][0])) for r in others.values()}, line_modules(nodes, o.nodes)
     if len(mods) != 1:
         return o
-    return Origin(o.nodes, origin_of(o.nodes + list(others), nodes).lines, sorted(mods), None, o.recomputed)
+    mods_then_line = sorted(mods) + (sorted(line - mods) if len(line) == 1 else [])
+    return Origin(o.nodes, origin_of(o.nodes + list(others), nodes).lines, mods_then_line, None, o.recomputed)
 
 
 def module_types(nodes: dict[str, Any]) -> dict[str, str]:

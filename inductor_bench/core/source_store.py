@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ResultError
-from .sources import VIA
+from .sources import VIA, module_path
 
 STORE_DIR = "inductor-bench-sources"
 STORE_VERSION = 1
@@ -311,3 +311,10 @@ def read_log(path: str | Path) -> dict[str, dict[str, Any]]:
         if isinstance(rec, dict) and rec.get("path"):
             out.setdefault(rec["path"], rec)
     return out
+
+
+def line_modules(nodes: dict[str, Any], names: list[str]) -> set[str]:
+    """The modules the record's nodes ran in on the lines of the nodes ``names``."""
+    lines = {(f[0], f[1]) for n in names if isinstance(f := (nodes.get(n) or {}).get("frame"), list)}
+    return {module_path(str(rec["module"][0])) for rec in nodes.values() if isinstance(rec, dict)
+            and rec.get("module") and isinstance(f := rec.get("frame"), list) and (f[0], f[1]) in lines}
