@@ -53,6 +53,7 @@ from .failures import describe as _describe
 from .script_stderr import exit_error, kept_stderr, with_log
 from .script_stop import stopped_after
 from .step_profile import PYTHON_BUDGET_S, StepTiming, profile_steps, profiled_steps
+from .stop import sigint_noted
 from .worker import wait_ready
 from .workload import build_step, call_factory, load_factory, run_model_file
 
@@ -315,15 +316,18 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
                 **({"graph_calls": call_inputs.call_counts()} if kind == SCRIPT_KIND else {})}
 
     try:
-        if kind == FACTORY_KIND:
-            timing = StepTiming.from_request(request)
-            out.update(_run_factory(opts, device, timing, request.get("wait_ready"), recorder.modules))
-        else:  # a script picks its own devices; each module says which it ran on
-            out.update(_run_script(opts, request.get("log")))
+        with sigint_noted() as sigint:
+            if kind == FACTORY_KIND:
+                timing = StepTiming.from_request(request)
+                out.update(_run_factory(opts, device, timing, request.get("wait_ready"), recorder.modules))
+            else:  # a script picks its own devices; each module says which it ran on
+                out.update(_run_script(opts, request.get("log")))
     except (UsageError, WorkloadError) as e:
         e.partial = partial()  # type: ignore[attr-defined]
         raise
-    except (Exception, SystemExit) as e:  # a model that calls sys.exit failed, as one that raises
+    except (Exception, SystemExit, KeyboardInterrupt) as e:  # sys.exit, its own KeyboardInterrupt: failed
+        if isinstance(e, KeyboardInterrupt) and sigint["received"]:  # a signal stopped the worker
+            raise
         err = WorkloadError(with_log(_describe(e, "the model" if kind == FACTORY_KIND else "the script"),
                                      request.get("log")))
         err.partial = partial()  # type: ignore[attr-defined]

@@ -27,6 +27,9 @@ def describe(e: BaseException, what: str = "the model") -> str:
         return f"torch.compile failed: {line}"[:600]
     if type(e).__name__ == "TorchRuntimeError" and (cause := _FAKE_CAUSE.search(str(e))):
         return f"{what} failed as torch.compile traced it: {cause['type']}: {cause['msg']}"[:600]
+    if isinstance(e, KeyboardInterrupt):  # its own: a stop signal's never reaches describe
+        return (f"{what} raised KeyboardInterrupt itself (not a Ctrl-C: no signal reached it)"
+                + (f": {first}" if first else ""))[:600]
     where = (
         "torch.compile failed" if mod.startswith(("torch._dynamo", "torch._inductor")) else f"{what} raised"
     )

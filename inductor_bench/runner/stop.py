@@ -135,6 +135,29 @@ def die_with_parent() -> None:
         _kill_own_group(signal.SIGTERM, None)
 
 
+@contextlib.contextmanager
+def sigint_noted() -> Iterator[dict[str, bool]]:
+    """In a worker, around the user's code: a SIGINT that reaches the process still raises
+    KeyboardInterrupt, and the state it yields says ``received``, so that a KeyboardInterrupt the
+    code raised itself is told apart from one a signal raised. (A user's Ctrl-C never reaches a
+    worker: it runs in a session of its own, and the tool kills it.) A SIGINT the worker was
+    started ignoring stays ignored."""
+    state = {"received": False}
+
+    def note(signum: int, frame: object) -> None:
+        state["received"] = True
+        raise KeyboardInterrupt
+
+    before = signal.getsignal(signal.SIGINT)
+    if before is signal.default_int_handler:
+        signal.signal(signal.SIGINT, note)
+    try:
+        yield state
+    finally:
+        if before is signal.default_int_handler:
+            signal.signal(signal.SIGINT, before)
+
+
 def _set_parent_death_signal(sig: int) -> bool:
     return _prctl(_PR_SET_PDEATHSIG, int(sig))
 

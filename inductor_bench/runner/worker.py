@@ -131,8 +131,13 @@ def run_worker(
                 pass
         raise errors.WorkerError(
             f"{module.rsplit('.', 1)[-1]} worker {describe_exit(rc)} without a result"
-            + last_output(log, log_path)
+            + (ENDED_BY_CODE if rc == 0 else "") + last_output(log, log_path)
         )
+
+
+# A worker exits with code 0 only once its answer is written (``worker_main``): without one, the
+# model or script it ran ended the process itself.
+ENDED_BY_CODE = ": the model or script it ran ended the process itself (os._exit(0)) before it could answer"
 
 
 def spawn(args: list[str], logf: Any, *, env: dict[str, str] | None, echo: bool) -> subprocess.Popen:
