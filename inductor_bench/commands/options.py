@@ -86,11 +86,26 @@ Iterations = Annotated[
                  "20-100, about 0.25 s)."),
 ]
 Windows = Annotated[int, typer.Option("--windows", "-w", min=1, help=WINDOWS_HELP)]
+# Processes run one after the other, each a fresh worker that imports torch and loads every
+# module again (5-7 s for models/mlp.py on a 2-core CPU); a list of 10**12 of them was built
+# before the first started, and filled the memory.
+MAX_PROCESSES = 100
 PROCESSES_HELP = (
     "Fresh profiling processes the windows are shared among, one after the other, the fastest "
-    "window of all kept: a whole process can run slower than the next (never more than --windows)."
+    "window of all kept: a whole process can run slower than the next (never more than --windows; "
+    f"at most {MAX_PROCESSES})."
 )
-Processes = Annotated[int, typer.Option("--processes", min=1, help=PROCESSES_HELP)]
+
+
+def at_most_max_processes(value: int) -> int:
+    if value > MAX_PROCESSES:
+        raise typer.BadParameter(f"at most {MAX_PROCESSES}, not {value}: each is a fresh worker started "
+                                 "after the last, several seconds each")
+    return value
+
+
+Processes = Annotated[int, typer.Option("--processes", min=1, callback=at_most_max_processes,
+                                        help=PROCESSES_HELP)]
 Timeout = Annotated[float, typer.Option("--timeout", help="Seconds allowed per worker.")]
 FreshCache = Annotated[
     bool,
