@@ -36,7 +36,17 @@ def test_the_scripts_own_keyboard_interrupt_is_its_failure_with_what_it_recorded
     assert err.value.partial["script"] is True and err.value.partial["modules"] == []
 
 
-def test_a_sigint_that_reaches_the_worker_still_stops_it(tmp_path):
+@pytest.fixture
+def sigint_default():
+    """SIGINT as an interactive shell leaves it (Python's KeyboardInterrupt), here and in the
+    workers started meanwhile: a job started in the background (``cmd &``, as CI may run the
+    suite) starts with SIGINT ignored, which its children inherit and ``sigint_noted`` keeps."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+def test_a_sigint_that_reaches_the_worker_still_stops_it(tmp_path, sigint_default):
     """The signal's KeyboardInterrupt is not taken for the script's own (it ends the worker
     without an answer of the script's failure, as before)."""
     with pytest.raises(errors.WorkerError) as err:
@@ -53,7 +63,7 @@ def test_os_exit_0_says_the_script_ended_the_process(tmp_path):
         f"itself (os._exit(0)) before it could answer (log: {tmp_path / 'compile.log'})")
 
 
-def test_sigint_noted_tells_a_signal_from_a_raise():
+def test_sigint_noted_tells_a_signal_from_a_raise(sigint_default):
     with pytest.raises(KeyboardInterrupt), sigint_noted() as state:
         raise KeyboardInterrupt
     assert state == {"received": False}
@@ -61,6 +71,16 @@ def test_sigint_noted_tells_a_signal_from_a_raise():
         signal.raise_signal(signal.SIGINT)
     assert state == {"received": True}
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_sigint_noted_keeps_a_sigint_the_worker_was_started_ignoring():
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with sigint_noted() as state:
+            signal.raise_signal(signal.SIGINT)  # ignored: nothing raised
+        assert state == {"received": False} and signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def test_describe_names_the_scripts_own_keyboard_interrupt():
