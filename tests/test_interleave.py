@@ -15,7 +15,7 @@ import time
 import pytest
 
 from inductor_bench.core import stats
-from inductor_bench.core.compare import CompareResult, ModeResult, judge
+from inductor_bench.core.compare import CompareResult, ModeResult, judge, outside_load
 from inductor_bench.core.devices import backend
 from inductor_bench.core.diff import diff_results
 from inductor_bench.core.load import Load, worst
@@ -464,8 +464,11 @@ def test_the_time_outside_the_graphs_agrees_with_a_known_sleep(sleepy_compare):
     # (as above), so the row holds at least that share of the column's step, and never more
     # than the step
     row = next(ln for ln in proc.stdout.splitlines() if ln.startswith("outside graphs, ms"))
-    cells = row.split()[3:]
+    words = row.split()[3:]
+    cells = [w for w in words if w != "(!)"]  # a cell whose turns met other work is marked (!)
     assert len(cells) == 2, row
+    assert [words[i - 1] for i, w in enumerate(words) if w == "(!)"] == [
+        f"{m.outside_ms():.3f}" for m in r.modes if outside_load(m) is not None], row
     for m, seconds, cell in zip(r.modes, (sleepy.SLEEP_S, sleepy_slow.SLEEP_S), cells, strict=True):
         step, outside = m.step().ms, m.outside_ms()
         longest = clock.high_ms(seconds) + overhead_bound_ms(r.interleaved_load(), m.step_load)
