@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
@@ -71,12 +72,18 @@ Mode = Annotated[str, typer.Option("--mode", "-m", help=MODE_HELP)]
 MAX_ITERATIONS = 10_000
 
 
-def at_most_max_iterations(value: int | None) -> int | None:
-    if value is not None and value > MAX_ITERATIONS:
-        raise typer.BadParameter(f"at most {MAX_ITERATIONS}, not {value}: the profiler keeps every "
-                                 "event of a window's iterations in memory (about 1.3 GB for "
-                                 f"{MAX_ITERATIONS} of a small CNN)")
-    return value
+def at_most(limit: int, why: str) -> Callable[[int | None], int | None]:
+    """An option's callback refusing a value above ``limit``, saying ``why`` (typer's ``max=``
+    says no reason)."""
+    def check(value: int | None) -> int | None:
+        if value is not None and value > limit:
+            raise typer.BadParameter(f"at most {limit}, not {value}: {why}")
+        return value
+    return check
+
+
+at_most_max_iterations = at_most(MAX_ITERATIONS, "the profiler keeps every event of a window's iterations "
+                                 f"in memory (about 1.3 GB for {MAX_ITERATIONS} of a small CNN)")
 
 
 Iterations = Annotated[
@@ -97,11 +104,8 @@ PROCESSES_HELP = (
 )
 
 
-def at_most_max_processes(value: int) -> int:
-    if value > MAX_PROCESSES:
-        raise typer.BadParameter(f"at most {MAX_PROCESSES}, not {value}: each is a fresh worker started "
-                                 "after the last, several seconds each")
-    return value
+at_most_max_processes = at_most(MAX_PROCESSES, "each is a fresh worker started after the last, several "
+                                "seconds each")
 
 
 Processes = Annotated[int, typer.Option("--processes", min=1, callback=at_most_max_processes,
