@@ -30,6 +30,10 @@ def judge(result: Any, ref: Any, mode: Any) -> Change:
     return compare_samples(result.step_samples(ref), result.step_samples(mode), min_rel=floor)
 
 
+# the words after "7 of 10" in every reason a figure of mostly disturbed rounds is not given
+ROUNDS_DISTURBED = " rounds disturbed"
+
+
 def disturbed_rounds(result: Any, ref: Any, mode: Any) -> tuple[int, int]:
     """(disturbed, rounds) of the interleaved rounds ``ref -> mode`` is judged on: a round is
     disturbed where the median of either column's block lies above the statistics policy's
@@ -48,7 +52,7 @@ def too_disturbed(result: Any, ref: Any, mode: Any) -> str | None:
     """Why no speedup of ``mode`` over ``ref`` is given: most of the rounds it would be the
     median of were disturbed (``7 of 10 rounds disturbed``); None where most were steady."""
     bad, n = disturbed_rounds(result, ref, mode)
-    return f"{bad} of {n} rounds disturbed" if mostly(bad, n) else None
+    return f"{bad} of {n}{ROUNDS_DISTURBED}" if mostly(bad, n) else None
 
 
 def mostly(bad: int, n: int) -> bool:
@@ -154,7 +158,7 @@ def quiet_moments(result: Any, m: Any) -> str | None:
     the other columns' figures are the means of (``9 of 10 rounds disturbed``); None where most
     were steady."""
     bad, n = disturbed_rounds(result, m, m)
-    return f"{bad} of {n} rounds disturbed" if mostly(bad, n) else None
+    return f"{bad} of {n}{ROUNDS_DISTURBED}" if mostly(bad, n) else None
 
 
 def column_marks(result: Any) -> list[str]:

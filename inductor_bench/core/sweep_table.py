@@ -16,7 +16,7 @@ from typing import Any
 from .arg_changes import arg_changes
 from .comparable import comparability
 from .compare import EAGER, CompareResult, ModeResult, judge, step_disturbances, timed
-from .compare_summary import disturbed_rounds, mostly, too_disturbed
+from .compare_summary import ROUNDS_DISTURBED, quiet_moments, too_disturbed
 from .diff import diff_results
 from .errors import UsageError
 from .other_workload import workload_line
@@ -302,15 +302,12 @@ def gate(
 
 def _mostly_disturbed(base: CompareResult, head: CompareResult, label: str) -> str | None:
     """Why a column's step time is no figure to judge: most of its own interleaved blocks were
-    disturbed on either side (``compare_summary.disturbed_rounds`` of the column with itself:
+    disturbed on either side (``compare_summary.quiet_moments``, as ``diff`` words it:
     ``7 of 10 rounds disturbed in this sweep``); None where most were steady on both."""
-    sides = []
-    for result, side in ((base, "the baseline"), (head, "this sweep")):
-        m = result.mode(label)
-        bad, n = disturbed_rounds(result, m, m) if m is not None else (0, 0)
-        if mostly(bad, n):
-            sides.append((f"{bad} of {n}", side))
-    if not sides:
+    quiet = [(why, side) for result, side in ((base, "the baseline"), (head, "this sweep"))
+             if (m := result.mode(label)) is not None and (why := quiet_moments(result, m))]
+    if not quiet:
         return None
-    first = f"{sides[0][0]} rounds disturbed in {sides[0][1]}"
-    return first + "".join(f", {count} in {side}" for count, side in sides[1:])
+    (first, side), *rest = quiet
+    return f"{first} in {side}" + "".join(f", {why.removesuffix(ROUNDS_DISTURBED)} in {later}"
+                                          for why, later in rest)
