@@ -13,7 +13,8 @@ from inductor_bench.core.breakdown import analyze_graph
 from inductor_bench.core.buffers import module_calls
 from inductor_bench.core.results import BreakdownResult, GraphResult
 from inductor_bench.core.trace import load_trace
-from inductor_bench.core.weight_copies import copied_weights
+from inductor_bench.core.views import by_line, by_module, step_units
+from inductor_bench.core.weight_copies import WEIGHT_COPIES, copied_weights
 from inductor_bench.render.breakdown import render_breakdown, weight_copy_note
 
 from .conftest import FIXTURES
@@ -78,3 +79,33 @@ def test_no_note_with_freezing_in_training_or_for_a_small_share():
     assert weight_copy_note(_result(g, train=True)) == ""  # the optimizer changes the weights every step
     g.weight_copy_ms = 0.04 * g.kernel_ms
     assert weight_copy_note(_result(g)) == ""
+
+
+KERNEL_CALL = re.compile(r"^\s+(cpp_fused\w+)\(([^()]*)\)$", re.M)
+OPERANDS = re.compile(r"extern_kernels\.convolution\((buf\d+), (buf\d+),")
+
+
+def test_an_inference_kernel_that_only_copies_the_convolutions_operands_is_the_copies_row():
+    """Its copies are made from the convolution's own FX node, so it named that convolution's line
+    and module (layer3.0.conv1 for cpp_fused_convolution_7); a training step's copy kernel is the
+    row of its own, and so is this one now. A kernel that also applies a batch norm keeps its modules."""
+    text = recorded_graph(GRAPH)[0]
+    g = _analysed()
+    # independently: the kernels that read only graph inputs (argN_1) and write only new buffers
+    # (allocated, not reused) passed to a convolution (as its input or weight): copies of them
+    operands = {b for pair in OPERANDS.findall(text) for b in pair} & {b for b, _ in ALLOC.findall(text)}
+    only = {name for name, passed in KERNEL_CALL.findall(text)
+            if {a.strip() for a in passed.split(",")} <= operands | set(re.findall(r"arg\d+_1", passed))}
+    assert only == {"cpp_fused__native_batch_norm_legit_no_training_convolution_relu_0",
+                    "cpp_fused_convolution_7", "cpp_fused_convolution_11"}
+    for k in g.kernels:
+        assert (k.origin.missing == WEIGHT_COPIES) == (k.name in only), k.name
+    (mixed,) = [k for k in g.kernels if k.name == "cpp_fused__native_batch_norm_legit_no_training_convolution_relu_12"]
+    assert mixed.origin.modules[:2] == ["layer4.0.conv2", "layer4.1.conv2"]
+    r = _result(g)
+    us = step_units(r, kernel_calls=True)
+    for groups in (by_line(us), by_module(us)):
+        (row,) = [grp for grp in groups if grp.missing == WEIGHT_COPIES]
+        assert math.isclose(row.ms, sum(k.ms for k in g.kernels if k.name in only), rel_tol=1e-12)
+        assert math.isclose(sum(grp.ms for grp in groups), g.kernel_ms, rel_tol=1e-12)
+        assert not [u for grp in groups if grp is not row for u in grp.units if u.kernel.name in only]

@@ -15,7 +15,12 @@ In training (and wherever the copies are made from no FX node at all) the schedu
 into a kernel of their own, or with the BatchNorms' ``num_batches_tracked`` bumps; that kernel
 runs no line of the model and no module (``core/unplaced.py``). Where most of the bytes it
 writes are convolutions' weights, its origin names that work, ``WEIGHT_COPIES``, and the views
-show it as a row of its own rather than as a missing line or module.
+show it as a row of its own rather than as a missing line or module. So is an inference kernel
+that does nothing but copy convolutions' operands (a weight alone, or the weights and the model's
+input, where no batch norm is near to fuse with): made from the convolution's own node, it named
+that convolution's line and module, which a training step's copies never do. A kernel that also
+applies a batch norm keeps its modules: the views never split a kernel (``core/module_bytes.py``
+puts the convolution first, by bytes).
 """
 
 from __future__ import annotations
@@ -47,15 +52,27 @@ def weight_readers(args: list[CallArgs], callees: Collection[str] = tuple(WEIGHT
             and len(a.args) > WEIGHT_ARG[a.name]}
 
 
+def convolution_operands(args: list[CallArgs]) -> dict[str, str]:
+    """Each buffer an extern convolution of the module reads as its input or its weight -> the
+    buffer that call returns."""
+    return {a.args[k].strip(): a.result for a in args if a.extern and a.result and a.name == CONVOLUTION
+            for k in (0, WEIGHT_ARG[CONVOLUTION]) if len(a.args) > k}
+
+
 def copied_weights(record: dict[str, Any], args: list[CallArgs],
                    callees: Collection[str] = tuple(WEIGHT_ARG)) -> set[str]:
     """The weight buffers that generated operations copy for an extern call (one of ``callees``):
     each written by an operation made from no FX node, or made while lowering the node of the
     call that reads it (Inductor's origins pile up the nodes before it too: ``core/own_nodes.py``)."""
+    return copied_for(record, weight_readers(args, callees))
+
+
+def copied_for(record: dict[str, Any], readers: dict[str, str]) -> set[str]:
+    """Of the buffers of ``readers`` (buffer -> the extern call's buffer that reads it), those
+    written by an operation made from no FX node or from the node of the call that reads it."""
     ops = record.get("ops") or []
     node_of = {b: set(names) for op, names in zip(ops, own_extern_nodes(ops), strict=True)
                for b in op.get("written", []) if op.get("extern")}
-    readers = weight_readers(args, callees)
     return {b for op in ops if not op.get("extern") for b in op.get("written", []) if b in readers
             if not op.get("origins") or node_of.get(readers[b], set()) & set(op["origins"])}
 
@@ -77,16 +94,22 @@ def weight_copy_ms(graph: GraphResult, calls: list[Call], record: dict[str, Any]
 
 def weight_copy_origins(origins: dict[int, Origin], calls: list[Call], record: dict[str, Any],
                         args: list[CallArgs], sizes: CallSizes) -> dict[int, Origin]:
-    """``origins`` (call position -> Origin) with each generated kernel made, or made mostly, from
-    no FX node (no line, no module) that writes more bytes of convolutions' weights it copies than
-    of anything else (the model's input it copies too, the BatchNorms' counters) named for that
-    work, ``WEIGHT_COPIES``; its nodes are kept. A call whose sizes are not known is left as it is."""
+    """``origins`` (call position -> Origin) with each generated kernel that writes more bytes of
+    convolutions' weights it copies than of anything else named for that work, ``WEIGHT_COPIES``,
+    where it is made, or made mostly, from no FX node (no line, no module: the model's input it
+    copies too, the BatchNorms' counters), or where it only copies the convolutions' operands
+    (inference: the copies made from a convolution's own node, which name its line and module);
+    its nodes are kept. A call whose sizes are not known is left as it is."""
     copied = copied_weights(record, args, (CONVOLUTION,))
+    operands = copied_for(record, convolution_operands(args))
     out = dict(origins)
     for i, o in origins.items():
-        if calls[i].extern or o.lines or o.modules or o.missing not in (NO_NODE, MOSTLY_UNPLACED):
+        written = dict.fromkeys(calls[i].written or [])
+        only_copies = bool(written) and all(b in operands for b in written)
+        if calls[i].extern or not only_copies and (
+                o.lines or o.modules or o.missing not in (NO_NODE, MOSTLY_UNPLACED)):
             continue
-        size = {b: sizes.get(i, {}).get(b) for b in dict.fromkeys(calls[i].written or [])}
+        size = {b: sizes.get(i, {}).get(b) for b in written}
         if not size or any(n is None for n in size.values()):
             continue
         weights = sum(n or 0 for b, n in size.items() if b in copied)
