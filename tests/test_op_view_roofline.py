@@ -199,12 +199,64 @@ def test_a_group_whose_kernels_are_all_in_cache_reads_their_marked_percent():
     assert _pct_cells(render_breakdown(r, by="op", width=250)) == [f"^{pct:.0f}%"] * 2
 
 
-def test_a_group_of_short_and_in_cache_kernels_reads_a_dash():
-    """One latency-bound call (~25 %) beside one in cache (200 %): no one reason, no mean of the two."""
-    calls = [(10.0, 0.04, 1e6, 4e6), CACHED[0]]
-    r = _result(calls)
+def test_a_group_of_short_and_in_cache_kernels_reads_both_marked_figures():
+    """One latency-bound call (10 launches of 4 µs: 25 % of the compute roof at 4 FLOP/byte) beside
+    one in cache (0.05 ms at 200 % of the bandwidth): no one reason and no mean of the two (a
+    ~108 % that would read as at the limit). The views by module and by line read each part's
+    figure marked as such a kernel's is, the in-cache one first (0.05 ms against 0.04), the total
+    row too; text, Markdown and HTML alike; the note says what a cell of both marks is; the op
+    view reads the same to the unit, not the calls' % pooled; no dash that reads as unmeasured."""
+    from inductor_bench.render.views import BOTH_GROUP, CACHED_GROUP, SHORT_GROUP
+
+    short, cached = (10.0, 0.04, 1e6, 4e6), CACHED[0]
+    short_pct = _short_pct([short])
+    cached_pct = _cached_pct([cached])
+    assert (round(short_pct, 1), round(cached_pct, 1)) == (25.0, 200.0)
+    mean = (short_pct * short[1] + cached_pct * cached[1]) / (short[1] + cached[1])
+    pooled = 100 * (5e6 / 0.09e-3) / 1e12 / min(TFLOPS, 5e6 / 11e6 * GBPS / 1e3)
+    r = _result([short, cached])
+    cell = f"^{cached_pct:.1f}%, ~{short_pct:.1f}%"
     for by, heading in (("module", "Time by module"), ("line", "Time by source line")):
-        assert _group_cells(render_breakdown(r, by=by, width=250), heading) == ["-"] * 2, by
+        text = render_breakdown(r, by=by, width=250)
+        assert _group_cells(text, heading) == [cell] * 2, by
+        assert f"{mean:.1f}%" not in text, by
+        words = " ".join(text.split())
+        for note in (BOTH_GROUP, CACHED_GROUP, SHORT_GROUP):
+            assert " ".join(note.split()) in words, (by, note)
+        for form, shown in (("markdown", cell.replace("~", "\\~")), ("html", cell)):  # Markdown escapes ~
+            assert render_breakdown(r, form, by=by).count(shown) == 2, (by, form)
+    op_cell = f"^{cached_pct:.0f}%, ~{short_pct:.0f}%"
+    assert _pct_cells(render_breakdown(r, by="op", width=250)) == [op_cell] * 2
+    assert f"{pooled:.0f}%" not in op_cell
+
+
+def test_a_group_of_short_kernels_beside_uncounted_time_says_how_much_it_holds():
+    """That latency-bound call (0.04 ms) beside a template with no FLOP count (0.12 ms): the
+    group reads the call's ~25.0 %, over the quarter of the group's time it holds, not a dash."""
+    from inductor_bench.render.roofline import group_pct_cell
+
+    short = (10.0, 0.04, 1e6, 4e6)
+    r = _result([short])
+    g = r.graphs[0]
+    template = KernelStat("cpp_fused_flex_attention_1", "cpp_attention_template", 1.0, 0.12, bytes=1e6)
+    share = 100 * 0.04 / (0.04 + 0.12)
+    assert group_pct_cell(r, [(g, g.kernels[0], 0.04), (g, template, 0.12)]) == (
+        f"~{_short_pct([short]):.1f}% (over {share:.0f}% of kernel time)")
+    assert group_pct_cell(r, [(g, template, 0.12)]) == "-"
+
+
+def test_diff_holds_an_op_of_short_and_in_cache_calls_to_the_op_views_first_figure(tmp_path, capsys):
+    """diff's base_pct/head_pct of that mixed aten::mm: the figure the op view shows first, its
+    in-cache call's 200 % (the longer), said as in cache; not the calls' % pooled."""
+    from inductor_bench import cli
+
+    path = tmp_path / "run.json"
+    path.write_text(result_json(_result([(10.0, 0.04, 1e6, 4e6), CACHED[0]])))
+    cli.main(["diff", str(path), str(path), "--format", "json"])
+    (k,) = [k for s in json.loads(capsys.readouterr().out)["sections"] for k in s["kernels"] if k["name"] == "aten::mm"]
+    want = _cached_pct([CACHED[0]])
+    assert k["base_pct"] == pytest.approx(want) and k["head_pct"] == pytest.approx(want)
+    assert k["no_distance"] == "in cache in base, in cache in head"
 
 
 def test_diff_holds_an_op_whose_calls_are_all_in_cache_to_the_op_views_figure(tmp_path, capsys):

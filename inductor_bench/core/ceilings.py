@@ -296,17 +296,31 @@ def pct_over_time(members: Iterable[tuple[KernelRoof, float]]) -> tuple[float | 
     return (num / den if den > 0 else None), (100.0 * den / total if total > 0 else None)
 
 
+def qualified_parts(members: list[tuple[KernelRoof, float]]) -> list[tuple[str, float, float]]:
+    """A group's kernels (each with its time) whose % is no distance to a limit, by why
+    (``no_distance``): each reason, its kernels' time-weighted %, and their time, the longest first."""
+    by_why: dict[str, list[tuple[float, float]]] = {}
+    for roof, ms in members:
+        if roof.pct is not None and (why := no_distance(roof)):
+            by_why.setdefault(why, []).append((roof.pct, ms))
+    parts = [(why, sum(p * ms for p, ms in xs) / den, den)
+             for why, xs in by_why.items() if (den := sum(ms for _, ms in xs)) > 0]
+    return sorted(parts, key=lambda part: -part[2])
+
+
 def group_pct(members: list[tuple[KernelRoof, float]]) -> tuple[float | None, float | None, str]:
     """A group's % of peak (a module's, a source line's, an op's calls): ``pct_over_time``, and
-    ""; where each of its kernels' % is no distance to a limit for one reason (each latency-bound,
-    or each in cache), their time-weighted % over all its time, and that reason (``no_distance``:
-    ``~`` or ``^`` in the tables; it says how short they are, or how far the cache lifts them)."""
+    ""; where none of its kernels' % is a distance to a limit but some have a %, the figure of
+    those of them that took the most time for one reason (``qualified_parts``: each latency-bound,
+    or each in cache), the share of the group's time they hold, and that reason (``~`` or ``^`` in
+    the tables; it says how short they are, or how far the cache lifts them)."""
     pct, share = pct_over_time(members)
-    whys = {no_distance(roof) for roof, _ in members}
-    den = sum(ms for _, ms in members)
-    if pct is not None or den <= 0 or len(whys) != 1 or any(roof.pct is None for roof, _ in members):
+    parts = qualified_parts(members) if pct is None else []
+    if not parts:
         return pct, share, ""
-    return sum((roof.pct or 0.0) * ms for roof, ms in members) / den, 100.0, whys.pop()
+    why, longest, ms = parts[0]
+    total = sum(t for _, t in members)
+    return longest, 100.0 * ms / total, why
 
 
 def cache_key(key: dict[str, Any]) -> str:

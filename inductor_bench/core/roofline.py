@@ -164,12 +164,13 @@ def weighted_pct(result: BreakdownResult, c: Ceilings | None = None) -> tuple[fl
 def op_roof(own: KernelRoof, calls: list[tuple[KernelRoof, float]]) -> KernelRoof:
     """A row called at several places (its calls' figures, each with its time) as the op view
     judges it (``group_pct``): its calls' time-weighted %, bound as the longest of them it is over
-    (latency-bound where it is theirs, memory where each is in cache); its own figures where it
-    has no such % or one call."""
+    (latency-bound where it is theirs, memory where they are in cache; where none is a distance to
+    a limit, the reason that holds most of its time); its own figures where it has no such % or
+    one call."""
     pct, _, why = group_pct(calls) if len(calls) > 1 else (None, None, "")
     if pct is None:
         return own
-    judged = [(ms, r) for r, ms in calls if why or (r.pct is not None and not no_distance(r))]
+    judged = [(ms, r) for r, ms in calls if r.pct is not None and no_distance(r) == why]
     return replace(own, pct=pct, bound=max(judged, key=lambda x: x[0])[1].bound)
 
 

@@ -19,8 +19,9 @@ from ..core.ceilings import (
     UNCOUNTED,
     Ceilings,
     Roofline,
-    group_pct,
     no_distance,
+    pct_over_time,
+    qualified_parts,
 )
 from ..core.peaks import COMPUTE_TYPES, INT8
 from ..core.results import BreakdownResult, GraphResult, KernelStat
@@ -100,13 +101,20 @@ def group_pct_cell(r: BreakdownResult, members: list[tuple[GraphResult, KernelSt
     op's calls), each with its time in the group; those not counted and those whose % is no
     distance to a limit (latency-bound, in cache) left out, and the share of the group's time it
     is over said where that is short (``weighted_cell``); ``whole``: the % to the unit, as the
-    kernel rows beside it read. A group each of whose kernels is latency-bound, or each in cache,
-    reads their time-weighted %, marked as such a kernel's is (``~``: too short to reach a limit;
-    ``^``: above the DRAM ceiling), not a dash."""
+    kernel rows beside it read. A group none of whose kernels' % is a distance to a limit reads
+    their time-weighted % for each reason, marked as such a kernel's is (``~``: too short to reach
+    a limit; ``^``: above the DRAM ceiling), the reason with more of the group's time first
+    (``~14.0%, ^200.0%``), and the share of the group's time they hold where it is short (kernels
+    without a %: a template, a custom op), not a dash that reads as unmeasured."""
     c = ceilings_of(r)
     roofs = [(kernel_roof(as_judged(g, k) or k, c, g.device), ms) for g, k, ms in members]
-    pct, share, why = group_pct(roofs)
-    return fmt.DASH if pct is None else MARKS.get(why, "") + weighted_cell(pct, share, whole)
+    pct, share = pct_over_time(roofs)
+    parts = qualified_parts(roofs) if pct is None else []
+    if not parts:
+        return fmt.DASH if pct is None else weighted_cell(pct, share, whole)
+    total = sum(ms for _, ms in roofs)
+    figures = ", ".join(MARKS[why] + weighted_cell(p, 100.0, whole) for why, p, _ in parts)
+    return weighted_cell(None, 100.0 * sum(ms for *_, ms in parts) / total, whole, figures)
 
 
 def op_pct_cell(r: BreakdownResult, g: GraphResult, k: KernelStat) -> str:
@@ -114,8 +122,8 @@ def op_pct_cell(r: BreakdownResult, g: GraphResult, k: KernelStat) -> str:
     places, its calls each judged on its own (``judged_calls``, as the step's % and the category
     tables judge them) and weighed by its time, as the views by line and module weigh a group's:
     not one figure of the calls pooled, which hides a latency-bound call inside it. Where each
-    of its calls is latency-bound, their time-weighted %, marked (``~``), as a module's or line's
-    group reads; where none is a distance to a limit otherwise (in cache), the op's own cell."""
+    of its calls is latency-bound or in cache, their time-weighted % for each reason, marked
+    (``~``, ``^``), as a module's or line's group reads."""
     calls = [(g, c, c.ms) for c, _, site in judged_calls(g) if site is not None and site.kernel == k.name]
     own = pct_cell(r, g, k)
     if len(calls) < 2:
@@ -131,7 +139,9 @@ def op_pct_note(r: BreakdownResult) -> str:
         return ""
     return (f" {PCT_HEADER} of an extern op called at several places: its calls' time-weighted %, each "
             "call judged on its own (the roofline section lists them), latency-bound and in-cache calls "
-            "left out, as the views by module and line weigh a group.")
+            "left out, as the views by module and line weigh a group; where none is a distance to a limit, "
+            "the time-weighted % of its latency-bound calls (~) and of its in-cache ones (^), the one that "
+            "holds more of its time first.")
 
 
 def far_below_cells(r: BreakdownResult, cats: dict[str, float],
@@ -159,15 +169,15 @@ def roofline_rows(breakdowns: list[BreakdownResult | None]) -> list[list[str]]:
     return [["% of peak (time-weighted)", *weighted], [f"kernel time {FAR_HEADER}", *far]]
 
 
-def weighted_cell(pct: float | None, share: float | None, whole: bool = False) -> str:
-    """A time-weighted % of peak (``whole``: to the unit), and the share of kernel time it is
-    over where that is short of ``JUDGED_SHOWN`` (templates and custom ops without a FLOP count,
-    latency-bound and in-cache kernels left out); where kernels ran and none of them is judged,
-    says why there is no %."""
-    if pct is None and share == 0:
+def weighted_cell(pct: float | None, share: float | None, whole: bool = False, text: str = "") -> str:
+    """A time-weighted % of peak (``whole``: to the unit; ``text``: figures said already), and
+    the share of kernel time it is over where that is short of ``JUDGED_SHOWN`` (templates and
+    custom ops without a FLOP count, latency-bound and in-cache kernels left out); where kernels
+    ran and none of them is judged, says why there is no %."""
+    if pct is None and share == 0 and not text:
         return f"{fmt.DASH} (each kernel latency-bound, in cache or uncounted)"
-    text = f"{pct:.0f}%" if whole and pct is not None else fmt.pct(pct)
-    if pct is None or share is None or share >= JUDGED_SHOWN:
+    text = text or (f"{pct:.0f}%" if whole and pct is not None else fmt.pct(pct))
+    if (pct is None and text == fmt.DASH) or share is None or share >= JUDGED_SHOWN:
         return text
     return f"{text} (over {share:.0f}% of kernel time)"
 

@@ -214,7 +214,7 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
             times += [_role_ms(grp, False, grp.forward_ms), _role_ms(grp, True, grp.backward_ms)]
         entries = _entries(doc, grp, by, types)
         peak = [group_pct_cell(r, [unit_member(u) for u in grp.units])] if roof else []
-        marks |= {c[:1] for c in peak}
+        marks |= {cell_marks(c) for c in peak}
         rows.append([str(i), *times, str(len(grp.units)), *peak, *entries[0]])
         blank = [""] * (2 + len(times) + len(peak))
         rows += [[*blank, *e] for e in entries[1:]]
@@ -227,7 +227,7 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     total_row = _total_row(total, us, two_roles, by)
     if roof:
         total_row.insert(6 if two_roles else 4, cell := group_pct_cell(r, [unit_member(u) for u in us]))
-        marks.add(cell[:1])
+        marks.add(cell_marks(cell))
     rows.append(total_row)
     what = "source line" if by == By.LINE else "module" + (f" at depth {depth}" if depth else "")
     doc.heading(f"Time by {what} ({ALL_GRAPHS}): {len(shown)} of {len(groups)} groups")
@@ -243,16 +243,31 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     via += COPIES if any(g.missing == WEIGHT_COPIES for g in shown) else ""
     doc.paragraph(_view_note(by, bool(roots), kernels)
                   + (f" {REUSED}{REUSED_KERNELS if kernels else '.'}" if reused else "") + built + via
-                  + ("".join(GROUP_MARKS[m] for m in sorted(marks) if m in GROUP_MARKS)
-                     if PCT_HEADER not in gone else ""))
+                  + (marks_note(marks) if PCT_HEADER not in gone else ""))
 
 
-SHORT_GROUP = (f" {PCT_HEADER} marked ~: each kernel of the group is latency-bound (too short to reach a "
-               "limit), and the figure is their time-weighted % of peak, no distance to a limit.")
-CACHED_GROUP = (f" {PCT_HEADER} marked ^: each kernel of the group is in cache (memory-bound above the DRAM "
-                "ceiling, its data served from a cache the ceiling does not bound), and the figure is their "
-                "time-weighted % of that ceiling, no distance to a limit.")
+SHORT_GROUP = (f" {PCT_HEADER} marked ~: the time-weighted % of peak of the group's latency-bound kernels "
+               "(too short to reach a limit), shown where none of its kernels' % is a distance to a limit; "
+               "no distance to a limit either.")
+CACHED_GROUP = (f" {PCT_HEADER} marked ^: the time-weighted % of the DRAM ceiling of the group's in-cache "
+                "kernels (memory-bound above that ceiling, their data served from a cache it does not "
+                "bound), shown where none of its kernels' % is a distance to a limit; no distance to a "
+                "limit either.")
+BOTH_GROUP = (f" A {PCT_HEADER} of two figures (~ and ^): the group has kernels of both kinds, the one that "
+              "holds more of its time first.")
 GROUP_MARKS = {"~": SHORT_GROUP, "^": CACHED_GROUP}  # the mark before a group's % peak -> what it is
+
+
+def cell_marks(cell: str) -> str:
+    """The marks a group's % peak cell holds (``~``, ``^``, both: ``~^``), in that order."""
+    return "".join(m for m in GROUP_MARKS if m in cell)
+
+
+def marks_note(marks: set[str]) -> str:
+    """What each mark shown before a group's % peak is, and a cell of both marks."""
+    shown = "".join(marks)
+    return ("".join(words for m, words in GROUP_MARKS.items() if m in shown)
+            + (BOTH_GROUP if any(len(m) > 1 for m in marks) else ""))
 
 
 def module_labels(r: BreakdownResult) -> dict[str, str]:
