@@ -11,7 +11,10 @@ from __future__ import annotations
 import pytest
 
 from inductor_bench import cli
+from inductor_bench.core.workload import WorkloadOptions
+from inductor_bench.runner import compare as runner_compare
 from inductor_bench.runner import sweep_run
+from inductor_bench.runner.compare import column_dir
 
 from .conftest import MODELS
 
@@ -64,17 +67,20 @@ def test_a_sweep_whose_caches_cannot_be_compiled_in_makes_nothing_and_runs_no_jo
     assert _everything_under(tmp_path) == []
 
 
-def test_a_sweep_of_a_model_file_whose_name_cannot_be_compiled_in_names_the_file(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(sweep_run, "run_jobs", lambda *a: pytest.fail("a job ran"))
+def test_a_sweep_of_a_model_file_whose_name_holds_a_space_names_its_cell_without_it(tmp_path, capsys, monkeypatch):
+    # it had been refused: "the run directory's cache .../my mlp/default/cache has a space ...: give the
+    # model files names without them", a name the sweep itself had made of the file's
+    jobs = []
+    monkeypatch.setattr(sweep_run, "run_jobs", lambda executor, js, *a: jobs.extend(js))
     model = tmp_path / "models" / "my mlp.py"
     model.parent.mkdir()
     model.write_text((MODELS / "mlp.py").read_text())
     out = tmp_path / "s1"
-    code, err = _run(capsys, "sweep", str(model), "--modes", "default", "--device", "cpu", "--out", str(out))
-    assert code == 2 and f"cache {out}/my mlp/default/cache has a space" in err
-    assert "give the model files names without them" in err and not out.exists()
+    _run(capsys, "sweep", str(model), "--modes", "default", "--device", "cpu", "--out", str(out))
+    assert [(j.model, j.out_dir) for j in jobs] == [("my_mlp", str(out / "my_mlp"))]
     # with --warm-cache the shared cache is where it compiles: its path is the one refused
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x y"))
+    out = tmp_path / "s2"
     code, err = _run(capsys, "sweep", MLP, "--device", "cpu", "--warm-cache", "--out", str(out))
     assert code == 2 and "the shared cache" in err and "set XDG_CACHE_HOME to a path without them" in err
     assert not out.exists()
@@ -94,3 +100,21 @@ def test_a_breakdown_whose_cache_cannot_be_compiled_in_makes_nothing(tmp_path, c
     code, err = _run(capsys, "breakdown", MLP, "--device", "cpu", "--out", str(tmp_path / "run"))
     assert code == 2 and "the shared cache" in err and "XDG_CACHE_HOME" in err
     assert _everything_under(tmp_path) == []
+
+
+def test_a_compare_of_model_files_one_with_a_space_in_its_name_names_it_without_the_space(tmp_path, monkeypatch):
+    # "my mlp.py" beside mlp.py had been refused before any work: "the run directory's cache
+    # .../my mlp-eager/cache has a space ...: give --names names without them", where --names was not given
+    model = tmp_path / "my mlp.py"
+    model.write_text((MODELS / "mlp.py").read_text())
+    columns = []
+
+    def ran(opts, modes, run, run_dir, result, name, sides):
+        columns.extend(column_dir(run_dir, name, m).relative_to(run_dir).as_posix() for m in modes)
+
+    monkeypatch.setattr(runner_compare, "_run_modes", ran)
+    files = [WorkloadOptions(path=str(model), device="cpu"), WorkloadOptions(path=MLP, device="cpu")]
+    result, _, err = runner_compare.run_compare(files[0], ["eager", "default"], also=files[1:],
+                                                root=tmp_path / "runs")
+    assert err is None and result.models == ["my_mlp", "mlp"] and result.model == "my_mlp vs mlp"
+    assert columns == ["my_mlp-eager", "my_mlp-default", "mlp-eager", "mlp-default"]

@@ -191,6 +191,8 @@ def test_the_timer_request_carries_the_budget_or_the_exact_count():
 
 def test_model_names_are_stems_made_unique():
     assert model_names(["a/mlp.py", "b/mlp.py", "mlp_slow25.py", "mlp.py"]) == ["mlp", "mlp-2", "mlp_slow25", "mlp-3"]
+    # a column's directory is named so, and the C++ compile command is split at spaces, quotes, backslashes
+    assert model_names(["a/my mlp.py", "my_mlp.py", "it's \\ x.py"]) == ["my_mlp", "my_mlp-2", "it_s_x"]
 
 
 # ---- verdicts of interleaved columns ---------------------------------------------------------

@@ -63,7 +63,7 @@ Names = Annotated[
         "--names",
         metavar="A,B,...",
         help="Names for the model files, in order (e.g. base,head); default: their file names, "
-        "made unique (mlp, mlp-2).",
+        "spaces and quotes made _, made unique (mlp, mlp-2).",
     ),
 ]
 StepBudget = Annotated[

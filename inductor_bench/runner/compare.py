@@ -4,6 +4,7 @@ workers, the records (``core/compare.py``) filled and saved. Never renders."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -178,12 +179,20 @@ def _note_device(result: CompareResult, outcome: CompileOutcome) -> None:
         result.device_name, result.versions = outcome.device_name, dict(outcome.versions)
 
 
+# What a name's directory cannot hold where a column compiles in a cache of its own: the C++
+# compile command is split as a shell would (``cache.check_compilable``).
+_SPLIT_BY_SHELL = re.compile(r"""[\s'"\\]+""")
+
+
 def model_names(paths: list[str]) -> list[str]:
-    """Names for the model files of one comparison: their stems, made unique (``mlp``,
+    """Names for the model files of one comparison (a sweep's cells too): their stems, each run
+    of spaces, quotes and backslashes made one ``_`` (``my mlp.py`` -> ``my_mlp``: the name is
+    a column's directory, which the C++ compile command must hold whole), made unique (``mlp``,
     ``mlp-2`` for the same file given twice)."""
     names: list[str] = []
     for p in paths:
-        stem, name, k = Path(p).stem, Path(p).stem, 1
+        stem = _SPLIT_BY_SHELL.sub("_", Path(p).stem)
+        name, k = stem, 1
         while name in names:
             k += 1
             name = f"{stem}-{k}"
