@@ -20,17 +20,20 @@ import pytest
 
 from inductor_bench.core.analysis import reanalyze
 from inductor_bench.core.attribution import _host_origins, call_origins
+from inductor_bench.core.breakdown import analyze_graph
 from inductor_bench.core.callsites import parse_calls
 from inductor_bench.core.ceilings import LATENCY, Ceilings, kernel_roof
 from inductor_bench.core.modparse import parse_module
 from inductor_bench.core.results import GraphResult, KernelStat
 from inductor_bench.core.roofline import count_work
+from inductor_bench.core.trace import load_trace
 
 from .conftest import FIXTURES
 
 RUN = FIXTURES / "runs" / "cuda_h200_transformer_train"
 LOOP = FIXTURES / "subgraphs" / "while_loop_inference.py"
 MM_LOOP = FIXTURES / "subgraphs" / "while_loop_mm_inference.py"  # an mm in call and in the body
+NO_TRIPS = FIXTURES / "subgraphs" / "while_loop_mm_no_trips_inference.py"  # the same, a loop of no trips
 REUSED = "triton_per_fused_add_native_layer_norm_native_layer_norm_backward_view_8"
 H200 = Ceilings("NVIDIA H200", 4240.0, {"fp32": 51.3})  # as measured there (docs/gpu-validation.md)
 
@@ -153,6 +156,32 @@ def test_a_gemm_in_a_while_loops_body_is_counted_once_a_trip():
     for g in (_mm_loop(2 + trips), _mm_loop(1 + trips, None)):
         assert (g.kernels[0].bytes, g.kernels[0].flops) == (None, None)
         assert kernel_roof(g.kernels[0], H200, "cpu").pct is None
+
+
+def test_a_gemm_beside_a_while_loop_of_no_trips_is_counted_at_its_call_outside_the_loop():
+    """Recorded: the loop's condition false at once (``i < 0``): the condition's kernel ran once
+    an iteration, the body's never, and the ``aten::mm`` row is the call outside the loop alone;
+    its count was none."""
+    text = NO_TRIPS.read_text()
+    assert "static_cast<int64_t>(0);" in text.split("cpp_fused_lt_zeros_1 = ")[1].split("\n\n")[0]
+    outside = text.split("def call(self, args):")[1]  # call's own lines: the mm outside the loop
+    a, b = re.search(r"extern_kernels\.mm\((\w+), (\w+), out=", outside).groups()
+    shapes = dict(re.findall(r"assert_size_stride\((\w+), (\([^)]*\))", outside))
+    (m, k), (k2, n) = ast.literal_eval(shapes[a]), ast.literal_eval(shapes[b])
+    assert (m, k, k2, n) == (32, 64, 64, 64)
+    module = parse_module(text)
+    trace = load_trace(NO_TRIPS.with_name("while_loop_mm_no_trips_inference.trace.json.gz"))
+    g = analyze_graph(trace, module, GraphResult(id="0-inference", role="inference", device="cpu"))
+    calls = {k.name: k.calls for k in g.kernels}
+    assert (calls["aten::mm"], calls["cpp_fused_lt_zeros_1"]) == (1.0, 1.0)
+    assert "cpp_fused_add_sin_zeros_2" not in calls  # the body's kernel
+    mm = next(k for k in count_work(g, module, text, Path("/nonexistent")).kernels if k.name == "aten::mm")
+    assert (mm.bytes, mm.flops) == (4 * (m * k + k * n + m * n), 2 * m * n * k)
+    # the row ran more calls than the one outside the loop (synthetic): still no count
+    g = analyze_graph(trace, module, GraphResult(id="0-inference", role="inference", device="cpu"))
+    next(k for k in g.kernels if k.name == "aten::mm").calls = 2.0
+    assert next(k for k in count_work(g, module, text, Path("/nonexistent")).kernels
+                if k.name == "aten::mm").bytes is None
 
 
 def _model_text() -> str:

@@ -17,8 +17,9 @@ kernel's count per iteration is that launch's times its launches per iteration a
 named, a kernel is called at unequal sizes within one call, or the kernel is also launched
 outside the loop, it keeps no count. An extern call a loop's function makes (a GEMM in the
 body) is one call's work times the function's calls per iteration: those of a generated kernel
-only it launches over that kernel's launches per call of it (a body without one, or naming a
-size symbol, leaves its op without a count).
+only it launches over that kernel's launches per call of it, none where no such kernel ran (a
+loop of no trips: the op's calls outside the loop are still counted); a body without one, or
+naming a size symbol, leaves its op without a count.
 """
 
 from __future__ import annotations
@@ -138,8 +139,9 @@ def runs_per_iteration(graph: GraphResult, module: ModuleInfo, lines: list[str],
                        ) -> dict[str, float | None]:
     """Each function a loop calls -> its calls per iteration: the launches per iteration (as
     profiled) of a generated kernel no other function or line launches, over its launches per
-    call of the function; None where it has no such kernel, they disagree, or its lines name a
-    size symbol or call another function (a call of it could then do other work)."""
+    call of the function (none, where the graph's kernels ran and none of those did: a loop of no
+    trips); None where it has no such kernel, they disagree, or its lines name a size symbol or
+    call another function (a call of it could then do other work)."""
     own = _own_lines(lines, loop_functions(lines, names))
     launches: dict[str, dict[str, int]] = {}  # function -> kernel -> its launches per call
     where: dict[str, set[str]] = {}  # kernel -> the loop's functions launching it, "" for any other line
@@ -154,7 +156,10 @@ def runs_per_iteration(graph: GraphResult, module: ModuleInfo, lines: list[str],
     for fn in set(own.values()):
         body = [lines[i] for i in own if own[i] == fn]
         fixed = not any(_SYMBOL.search(ln) or SUBGRAPH_CALL.match(ln) for ln in body)
-        got = {calls[k] / n for k, n in launches.get(fn, {}).items() if where[k] == {fn} and calls.get(k)}
+        mine = [k for k in launches.get(fn, {}) if where[k] == {fn}]
+        got = {calls[k] / launches[fn][k] for k in mine if calls.get(k)}
+        if calls and mine and not any(k in calls for k in mine):
+            got = {0.0}  # none of its kernels ran: a loop of no trips
         out[fn] = got.pop() if fixed and len(got) == 1 else None
     return out
 
