@@ -109,3 +109,19 @@ def test_an_inference_kernel_that_only_copies_the_convolutions_operands_is_the_c
         assert math.isclose(row.ms, sum(k.ms for k in g.kernels if k.name in only), rel_tol=1e-12)
         assert math.isclose(sum(grp.ms for grp in groups), g.kernel_ms, rel_tol=1e-12)
         assert not [u for grp in groups if grp is not row for u in grp.units if u.kernel.name in only]
+
+
+def test_no_kernel_holds_a_batch_norms_scale_for_the_note_to_count():
+    """Without freezing a batch norm's scale, 1 / sqrt(var + eps) times its weight, is computed per
+    element inside the kernel that applies it: no kernel writes a buffer of one value per channel,
+    and those computing a sqrt write only activations (batch 2, four dimensions) and weight copies."""
+    text, _, _, calls = recorded_graph(GRAPH)
+    dims = {b: [int(x) for x in d.split(",") if x.strip()] for b, d in ALLOC.findall(text)}
+    copies = set(CONV_WEIGHT.findall(text))
+    written = {b for c in calls if not c.extern for b in c.written}
+    assert not [b for b in written if len(dims.get(b, [0, 0])) == 1]
+    applying = [c for c in calls if not c.extern and ".sqrt()" in text.split(f"{c.name} = ")[1].split("\'\'\')")[0]]
+    # 17 calls apply the 20 batch norms (a block's second with its downsample's, three times)
+    assert len(applying) == 17
+    assert all(len(dims[b]) == 4 and dims[b][0] == 2 for c in applying for b in c.written
+               if b in dims and b not in copies)

@@ -21,6 +21,10 @@ input, where no batch norm is near to fuse with): made from the convolution's ow
 that convolution's line and module, which a training step's copies never do. A kernel that also
 applies a batch norm keeps its modules: the views never split a kernel (``core/module_bytes.py``
 puts the convolution first, by bytes).
+
+The batch norms freezing also folds into the convolutions are not counted: Inductor computes
+their scale (``1 / sqrt(var + eps)`` times the weight) per element inside the kernel that applies
+them, in no kernel and no buffer of its own (docs/attribution.md).
 """
 
 from __future__ import annotations
