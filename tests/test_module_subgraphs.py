@@ -74,11 +74,11 @@ def test_both_branches_of_a_cond_are_read_after_the_predicate():
 def test_a_call_in_one_branch_of_a_cond_says_why_its_events_are_fewer():
     """The predicate's addmm runs every iteration, the true branch's only when the predicate
     holds: two addmm calls, one event per iteration (here it did not hold)."""
-    from inductor_bench.core.attribution import _sites
+    from inductor_bench.core.site_events import match_sites
 
     _, calls = _calls("cond_inference.py")
     addmm = [(i, c) for i, c in enumerate(calls) if c.name == "extern_kernels.addmm"]
-    sites, notes = _sites({"aten::addmm": addmm}, {"aten::addmm": [[5.0], [6.0]]}, None, 2, None)
+    sites, notes = match_sites({"aten::addmm": addmm}, {"aten::addmm": [[5.0], [6.0]]}, None, 2, None)
     assert sites == [] and notes == [
         "aten::addmm: 1 event per iteration for 2 calls (some in subgraph functions, a torch.cond's "
         "branches or a loop's body, which run as the model's values decide), not split by call site"]
@@ -139,3 +139,29 @@ def test_backward_calls_the_region_for_the_last_layer_first():
     assert got == [("extern_kernels.mm", "buf0", ["layers.2.fc"]),
                    ("extern_kernels.mm", "buf4", ["layers.1.fc"]),
                    ("extern_kernels.mm", None, ["layers.0.fc"])]
+
+
+def test_an_op_beside_a_while_loop_of_no_trips_is_its_call_outside_the_loop():
+    """Recorded: ``h = x @ w``, then a ``while_loop`` whose condition is false at once with
+    ``(h @ w).sin()`` in its body. The one ``aten::mm`` event of each iteration is the call outside
+    the loop: its row names that line alone, where it named the body's too and was not split."""
+    from pathlib import Path
+
+    from inductor_bench.core.attribution import attribute
+    from inductor_bench.core.breakdown import analyze_graph
+    from inductor_bench.core.results import GraphResult
+    from inductor_bench.core.trace import load_trace
+
+    text = (HERE / "while_loop_mm_no_trips_inference.py").read_text()
+    record = json.loads((HERE / "while_loop_mm_no_trips_inference.sources.json").read_text())
+    module, trace = parse_module(text), load_trace(HERE / "while_loop_mm_no_trips_inference.trace.json.gz")
+    g = analyze_graph(trace, module, GraphResult(id="0-inference", role="inference", device="cpu"))
+    g = attribute(g, trace, module, text, record)
+    model = Path(HERE / "while_loop_mm_no_trips_model.py").read_text().splitlines()
+    outside = next(n for n, ln in enumerate(model, 1) if "h = x @ self.w" in ln)
+    assert text.count("extern_kernels.mm(") == 2  # one in call, one in the loop's body
+    (mm,) = [k for k in g.kernels if k.name == "aten::mm"]
+    assert mm.calls == 1.0 and [ln.line for ln in mm.origin.lines] == [outside]
+    assert [(s.kernel, s.index, s.calls) for s in g.sites] == [("aten::mm", 0, 1.0)]
+    assert g.sites[0].ms == mm.ms
+    assert g.attribution == "aten::mm: its 1 call in a while_loop ran none (no trips)"

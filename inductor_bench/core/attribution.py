@@ -17,10 +17,9 @@ it keeps its one row and ``GraphResult.attribution`` says why.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
-from .breakdown import US_PER_MS, cpu_kernel_events, device_kernel_events, find_markers, op_name
+from .breakdown import cpu_kernel_events, device_kernel_events, find_markers, op_name
 from .buffers import module_calls
 from .callsites import Call, parse_calls
 from .devices import HOST, backend
@@ -28,6 +27,7 @@ from .modparse import ModuleInfo
 from .module_bytes import heaviest_first
 from .own_nodes import own_extern_nodes, own_origins
 from .results import GraphResult
+from .site_events import events_by_key, loop_vias, match_sites, untripped
 from .source_chains import record_line
 from .source_store import BUILT, LOST, MODULE_LOST, RECOMPUTE_MARKED, RECOMPUTED, carried_note, line_modules
 from .sources import ROOT_MODULE, CallSite, Origin, SourceLine, call_shapes, merge, module_path, path_order
@@ -226,7 +226,7 @@ def attribute(
     per_iter = cpu_kernel_events(trace, find_markers(trace)) if host else None  # read once for both splits
     kernel_sites, notes = _split_kernels(trace, per_iter, module, graph, calls, origins)
     if per_iter is not None:
-        sites, more = _split_host(per_iter, module, graph, externs, origins, shapes)
+        sites, more = _split_host(per_iter, module, graph, externs, origins, shapes, loop_vias(text))
         graph.sites, notes = sites + kernel_sites, more + notes
         _host_origins(graph, per_kernel, externs, origins, sites)
     else:
@@ -297,20 +297,24 @@ def _split_host(
     externs: list[tuple[int, Call]],
     origins: dict[int, Origin],
     shapes: dict[int, list[str]],
+    vias: set[str],
 ) -> tuple[list[CallSite], list[str]]:
-    """Each extern op's events, iteration by iteration, onto its calls in ``call()`` order."""
+    """Each extern op's events, iteration by iteration, onto its calls in ``call()`` order (its
+    calls in a ``while_loop`` of no trips left out: ``site_events.untripped``; ``vias``:
+    ``loop_vias`` of the module)."""
     by_op: dict[str, list[tuple[int, Call]]] = {}
     for i, c in externs:
         by_op.setdefault(op_name(c.name) or c.name, []).append((i, c))
-    events = _events_by_key(per_iter, lambda name: None if module.kernel_for_record(name) else name, by_op)
+    events = events_by_key(per_iter, lambda name: None if module.kernel_for_record(name) else name, by_op)
+    by_op, untripped_notes = untripped(by_op, events, vias)
 
     def site(op: str, j: int, i: int, c: Call) -> dict[str, Any]:
         return {"kernel": op, "index": c.index, "callee": c.name, "shapes": shapes.get(i, []),
                 "origin": origins.get(i)}
 
-    sites, notes = _sites(by_op, events, graph, len(per_iter), site)
+    sites, notes = match_sites(by_op, events, graph, len(per_iter), site)
     sites.sort(key=lambda s: s.index)
-    return sites, notes
+    return sites, untripped_notes + notes
 
 
 def _split_kernels(
@@ -334,66 +338,12 @@ def _split_kernels(
         return [], []
     if per_iter is None:
         per_iter = device_kernel_events(trace, find_markers(trace))
-        events = _events_by_key(per_iter, lambda name: name, by_kernel)
+        events = events_by_key(per_iter, lambda name: name, by_kernel)
     else:
         recorded = module.kernel_for_record
-        events = _events_by_key(per_iter, lambda name: k.name if (k := recorded(name)) else None, by_kernel)
+        events = events_by_key(per_iter, lambda name: k.name if (k := recorded(name)) else None, by_kernel)
 
     def site(kernel: str, j: int, i: int, c: Call) -> dict[str, Any]:
         return {"kernel": kernel, "index": -1, "callee": kernel, "origin": origins.get(i), "occurrence": j}
 
-    return _sites(by_kernel, events, graph, len(per_iter), site)
-
-
-def _events_by_key(
-    per_iter: list[list[tuple[int, Any]]], key_of: Callable[[str], str | None], keys: dict[str, Any]
-) -> dict[str, list[list[float]]]:
-    """Per key (an op, a kernel), per iteration: the durations (µs) of its events, in order.
-    ``key_of`` is asked once per distinct event name."""
-    out: dict[str, list[list[float]]] = {k: [] for k in keys}
-    key_by_name: dict[str, str | None] = {}
-    for evs in per_iter:
-        seen: dict[str, list[float]] = {k: [] for k in keys}
-        for _, ev in evs:
-            if ev.name not in key_by_name:
-                key_by_name[ev.name] = key_of(ev.name)
-            key = key_by_name[ev.name]
-            if key in seen:
-                seen[key].append(ev.dur)
-        for k, durs in seen.items():
-            out[k].append(durs)
-    return out
-
-
-def _sites(
-    calls: dict[str, list[tuple[int, Call]]],
-    events: dict[str, list[list[float]]],
-    graph: GraphResult,
-    iterations: int,
-    fields: Callable[[str, int, int, Call], dict[str, Any]],
-) -> tuple[list[CallSite], list[str]]:
-    """The k-th event of each iteration onto the k-th call, where every iteration has one
-    event per call; a note for each key where not. ``fields``: the site's own fields, from its
-    key, its place among the key's calls, its index in ``call()`` and the call."""
-    sites: list[CallSite] = []
-    notes: list[str] = []
-    n = max(iterations, 1)
-    for key, cs in calls.items():
-        counts = sorted({len(d) for d in events[key]})
-        if counts != [len(cs)]:
-            got = "/".join(str(c) for c in counts) or "0"
-            events_word = "event" if counts == [1] else "events"
-            branch = (" (some in subgraph functions, a torch.cond's branches or a loop's body, which run "
-                      "as the model's values decide)") if any(c.via for _, c in cs) else ""
-            notes.append(f"{key}: {got} {events_word} per iteration for {len(cs)} calls{branch}, "
-                         "not split by call site")
-            continue
-        for j, (i, c) in enumerate(cs):
-            samples = [d[j] / US_PER_MS for d in events[key]]
-            sites.append(CallSite(
-                **fields(key, j, i, c),
-                calls=len(samples) / n,
-                ms=graph.steady().mean(samples),  # as every figure: its graph's steady iterations
-                samples_ms=samples,
-            ))
-    return sites, notes
+    return match_sites(by_kernel, events, graph, len(per_iter), site)
