@@ -337,10 +337,10 @@ def test_the_roofline_chart_draws_every_counted_kernel(browser, tmp_path):
 
 def _value(cell: str) -> float:
     """A cell's number as the tool printed it, the test's own reading: a mark (^ in cache,
-    ~ latency) aside, scaled by its unit (kB, MB; MFLOP)."""
+    ~ latency, ! above the compute ceiling) aside, scaled by its unit (kB, MB; MFLOP)."""
     import re
 
-    m = re.match(r"\s*[\^~]?([\d.]+)\s*([kMG]?)(B|FLOP)?", cell)
+    m = re.match(r"\s*[\^~!]?([\d.]+)\s*([kMG]?)(B|FLOP)?", cell)
     return float(m[1]) * {"": 1, "k": 1e3, "M": 1e6, "G": 1e9}[m[2]]
 
 

@@ -522,7 +522,8 @@ def test_an_extern_call_site_has_its_own_percent_of_peak():
     assert g.site_counts[1][1] == flops
     # the roofline at its intensity is the fp32 ceiling (far above the ridge)
     expected = 100 * (flops / (fc2.site.ms / 1e3) / 1e12) / r.roofline.measured.tflops["fp32"]
-    assert unit_pct_cell(r, fc2) == f"{expected:.0f}%"
+    assert expected > 105  # the recorded ceiling was measured low: marked as above it
+    assert unit_pct_cell(r, fc2) == f"!{expected:.0f}%"
 
 
 def test_the_jsons_figures_are_each_extern_call_as_the_tables_show_it():

@@ -12,7 +12,9 @@ from inductor_bench.render.table_align import numeric_align
 
 def test_columns_of_numbers_are_right_aligned_others_left():
     rows = [["aten::mm #2", "1", "0.208", "32.3%", "~41%", "fc2 · mlp.py:21", "64x512, 512x512", "±0.7%"],
-            ["cpp_fused_sum_2", "12", "0.0028", "0.4%", "^143%", "fc1 · mlp.py:20", "", "-"]]
+            ["cpp_fused_sum_2", "12", "0.0028", "0.4%", "^143%", "fc1 · mlp.py:20", "", "-"],
+            ["aten::mm #0", "1", "0.823", "7.8%", "!160%", "fc2 · mlp.py:21", "", "-"],
+            ["aten::mm", "2", "0.090", "1.1%", "^200%, ~25%", "fc2 · mlp.py:21", "", "-"]]
     assert numeric_align(rows, 8) == ("left", "right", "right", "right", "right", "left", "left", "right")
     assert numeric_align([["a", "b"]], 2) is None  # nothing numeric: tabulate's default
     assert numeric_align([["-", "x"]], 2) is None  # a column of dashes alone is no number column
@@ -35,7 +37,8 @@ def test_the_percent_of_peak_marks_latency_bound_and_in_cache_kernels():
     assert pct_mark(roof(LATENCY, 143.0)) == "~"
     assert pct_mark(roof("memory", 521.0)) == "^"
     assert pct_mark(roof("memory", 80.0)) == ""
-    assert pct_mark(roof("compute", 120.0)) == ""  # a low ceiling, said apart
+    assert pct_mark(roof("compute", 120.0)) == "!"  # above the compute ceiling: measured low
+    assert pct_mark(roof("compute", 104.0)) == ""  # within the measurement's noise
 
 
 def test_a_markdown_table_names_its_alignment_in_the_delimiter_row():

@@ -282,6 +282,17 @@ def no_distance(roof: KernelRoof) -> str:
     return ""
 
 
+# A compute-bound kernel above this % of the compute ceiling (no cache lifts a FLOP rate):
+# the ceiling was measured low, as a shared machine's slow spell or other work makes it.
+ABOVE_CEILING_PCT = 105.0
+
+
+def beats_compute_ceiling(roof: KernelRoof) -> bool:
+    """A compute-bound kernel above ``ABOVE_CEILING_PCT`` of its compute ceiling: its % is held
+    against a ceiling measured low (up to that, the measurement's own noise)."""
+    return roof.bound == COMPUTE and roof.pct is not None and roof.pct > ABOVE_CEILING_PCT
+
+
 def pct_over_time(members: Iterable[tuple[KernelRoof, float]]) -> tuple[float | None, float | None]:
     """The time-weighted mean % of peak of kernels (each with its time), those without a % and
     those whose % is no distance to a limit left out (latency-bound, in cache: a mean of 300 %

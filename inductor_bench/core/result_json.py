@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from .call_groups import kernels_a_call
-from .ceilings import kernel_roof
+from .ceilings import KernelRoof, beats_compute_ceiling, kernel_roof, no_distance
 from .compare import CompareResult
 from .leftout import left_out_why
 from .results import BreakdownResult
@@ -50,11 +50,20 @@ def roofline_kernels(r: BreakdownResult) -> list[dict[str, Any]]:
     the report's tables and chart hold it (``roofline.judged_sites``): an extern op called at
     several places as each call, named as the tables name it (``aten::mm #2``), its time and
     counts that call's; on a device, the main kernel of extern calls that ran several kernels
-    with the time of all of them (``ms``), how many a call ran and the others (``call_groups``)."""
+    with the time of all of them (``ms``), how many a call ran and the others (``call_groups``);
+    where its % is qualified, why (the tables' marks: ``no_distance`` ~ and ^, ``above_ceiling`` !)."""
     c = r.roofline.measured if r.roofline is not None else None
-    return [{"graph": g.id, "kernel": k.name + mark, **kernel_roof(k, c, g.device).to_dict(),
+    return [{"graph": g.id, "kernel": k.name + mark, **_qualified(kernel_roof(k, c, g.device)),
              **({"ms": k.ms, "kernels_a_call": kernels_a_call(k), "beside": k.beside} if k.beside else {})}
             for g in r.measured() for k, mark in judged_sites(g) if k.bytes is not None]
+
+
+def _qualified(roof: KernelRoof) -> dict[str, Any]:
+    """A kernel's figures, and why its % is no distance to a limit (``no_distance``: latency-bound,
+    in cache) or held against a compute ceiling it beat (``above_ceiling``), where it is."""
+    why = no_distance(roof)
+    return {**roof.to_dict(), **({"no_distance": why} if why else {}),
+            **({"above_ceiling": True} if beats_compute_ceiling(roof) else {})}
 
 
 def left_out_figures(r: BreakdownResult) -> dict[str, dict[str, Any]]:

@@ -31,12 +31,13 @@ from .breakdown import op_name
 from .call_groups import as_judged, by_category, grouped, op_owners, set_beside
 from .call_pairs import Call, call_move, one_side_words, pair_calls, same_inputs, strides_alike
 from .ceilings import (
-    COMPUTE,
+    ABOVE_CEILING_PCT,
     FAR_BELOW_PCT,
     LATENCY,
     Ceilings,
     KernelRoof,
     Roofline,
+    beats_compute_ceiling,
     group_pct,
     kernel_roof,
     no_distance,
@@ -350,16 +351,10 @@ def chart_points(result: BreakdownResult) -> list[tuple[str, KernelStat, KernelR
     return sorted(pts, key=lambda p: -w[p[0]] * p[1].ms)
 
 
-# A compute-bound kernel above this % of the compute ceiling (no cache lifts a FLOP rate):
-# the ceiling was measured low, as a shared machine's slow spell or other work makes it.
-ABOVE_CEILING_PCT = 105.0
-
-
 def above_compute_ceiling(points: list[tuple[str, KernelStat, KernelRoof]]
                           ) -> list[tuple[str, KernelStat, KernelRoof]]:
     """Of ``chart_points``, the compute-bound kernels above ``ABOVE_CEILING_PCT`` of the ceiling."""
-    return [p for p in points
-            if p[2].bound == COMPUTE and p[2].pct is not None and p[2].pct > ABOVE_CEILING_PCT]
+    return [p for p in points if beats_compute_ceiling(p[2])]
 
 
 def to_measure_again(points: list[tuple[str, KernelStat, KernelRoof]], c: Ceilings | None

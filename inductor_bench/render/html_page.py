@@ -171,7 +171,7 @@ SCRIPT = r"""
 document.documentElement.classList.add('js');
 var U={'µs':1e-3,'us':1e-3,'ms':1,'s':1e3},P={'':1,k:1e3,K:1e3,M:1e6,G:1e9,T:1e12,P:1e15,
  Ki:1024,Mi:1048576,Gi:1073741824,Ti:1099511627776};
-var R=new RegExp('^\\s*[\\^~]?\\s*([+-]?\\d[\\d,]*\\.?\\d*(?:e[+-]?\\d+)?)\\s*'+
+var R=new RegExp('^\\s*[\\^~!]?\\s*([+-]?\\d[\\d,]*\\.?\\d*(?:e[+-]?\\d+)?)\\s*'+
  '(µs|us|ms|s\\b|([kKMGTP]i?)?(?:B|FLOP)\\b)?');
 function key(t){var m=R.exec(t);
  if(!m)return null;var v=parseFloat(m[1].replace(/,/g,''));

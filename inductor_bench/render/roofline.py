@@ -19,6 +19,7 @@ from ..core.ceilings import (
     UNCOUNTED,
     Ceilings,
     Roofline,
+    beats_compute_ceiling,
     no_distance,
     pct_over_time,
     qualified_parts,
@@ -26,6 +27,7 @@ from ..core.ceilings import (
 from ..core.peaks import COMPUTE_TYPES, INT8
 from ..core.results import BreakdownResult, GraphResult, KernelStat
 from ..core.roofline import (
+    ABOVE_CEILING_PCT,
     FAR_BELOW_PCT,
     LATENCY,
     KernelRoof,
@@ -68,7 +70,7 @@ def shows_roofline(r: BreakdownResult) -> bool:
 def pct_cell(r: BreakdownResult, g: GraphResult, k: KernelStat) -> str:
     """A kernel's % of its limit, ``~`` before it when it is latency-bound, ``^`` when it is
     served from a cache (memory-bound, above the DRAM ceiling): neither is a % of a limit it
-    could reach."""
+    could reach; ``!`` when it is compute-bound above the compute ceiling (``beats_compute_ceiling``)."""
     roof = kernel_roof(as_judged(g, k) or k, ceilings_of(r), g.device)  # an extern call's kernels as one
     if roof.pct is None:
         return fmt.DASH
@@ -77,10 +79,11 @@ def pct_cell(r: BreakdownResult, g: GraphResult, k: KernelStat) -> str:
 
 # why a % is no distance to a limit (``core/ceilings.no_distance``) -> the mark before it in the tables
 MARKS = {"latency-bound": "~", "in cache": "^"}
+LOW_CEILING = "!"  # before a % held against a compute ceiling it beat (``beats_compute_ceiling``)
 
 
 def pct_mark(roof: KernelRoof) -> str:
-    return MARKS.get(no_distance(roof), "")
+    return MARKS.get(no_distance(roof), "") or (LOW_CEILING if beats_compute_ceiling(roof) else "")
 
 
 def unit_member(u: Unit) -> tuple[GraphResult, KernelStat, float]:
@@ -111,7 +114,8 @@ def group_pct_cell(r: BreakdownResult, members: list[tuple[GraphResult, KernelSt
     pct, share = pct_over_time(roofs)
     parts = qualified_parts(roofs) if pct is None else []
     if not parts:
-        return fmt.DASH if pct is None else weighted_cell(pct, share, whole)
+        low = any(pct_mark(roof) == LOW_CEILING for roof, _ in roofs)  # a figure it takes in is inflated
+        return fmt.DASH if pct is None else (LOW_CEILING if low else "") + weighted_cell(pct, share, whole)
     total = sum(ms for _, ms in roofs)
     figures = ", ".join(MARKS[why] + weighted_cell(p, 100.0, whole) for why, p, _ in parts)
     return weighted_cell(None, 100.0 * sum(ms for *_, ms in parts) / total, whole, figures)
@@ -275,7 +279,9 @@ def roofline_section(doc: Doc, r: BreakdownResult, top: int) -> None:
         "ceilings one launch would take only a few microseconds, so its % says how short it is, "
         "not how slow; the kernel tables mark it ~. In cache: a memory-bound kernel above the "
         "DRAM ceiling, its data served from a cache the ceiling does not bound; the kernel "
-        "tables mark it ^ (docs/roofline.md)."
+        f"tables mark it ^. Above the measured ceiling: a compute-bound kernel over {ABOVE_CEILING_PCT:g}% "
+        "of the compute ceiling, which no cache explains (the warning above says why); the kernel "
+        "tables mark it !, as the views mark a group's % that takes one in (docs/roofline.md)."
     )
 
 
@@ -315,6 +321,8 @@ def bound_words(roof: KernelRoof, k: KernelStat | None = None) -> str:
     draws random numbers spends time on them that its count does not hold (core/work.py)."""
     if pct_mark(roof) == "^":
         return "memory (in cache: above the DRAM ceiling)"
+    if pct_mark(roof) == LOW_CEILING:
+        return "compute (ceiling low: the warning above says why)"
     if roof.bound == "memory" and k is not None and draws_random(k.work_from):
         return "memory (and random numbers: not counted)"
     return BOUND_WORDS.get(roof.bound or "", fmt.DASH)

@@ -255,11 +255,14 @@ CACHED_GROUP = (f" {PCT_HEADER} marked ^: the time-weighted % of the DRAM ceilin
                 "limit either.")
 BOTH_GROUP = (f" A {PCT_HEADER} of two figures (~ and ^): the group has kernels of both kinds, the one that "
               "holds more of its time first.")
-GROUP_MARKS = {"~": SHORT_GROUP, "^": CACHED_GROUP}  # the mark before a group's % peak -> what it is
+LOW_GROUP = (f" {PCT_HEADER} marked !: the figure takes in a compute-bound kernel above the measured "
+             "compute ceiling (the roofline section's warning says why), so it is held against a ceiling "
+             "that kernel beat, not one it could not pass.")
+GROUP_MARKS = {"~": SHORT_GROUP, "^": CACHED_GROUP, "!": LOW_GROUP}  # a group % peak's mark -> what it is
 
 
 def cell_marks(cell: str) -> str:
-    """The marks a group's % peak cell holds (``~``, ``^``, both: ``~^``), in that order."""
+    """The marks a group's % peak cell holds (``~``, ``^``, both: ``~^``; ``!``), in that order."""
     return "".join(m for m in GROUP_MARKS if m in cell)
 
 
@@ -267,7 +270,7 @@ def marks_note(marks: set[str]) -> str:
     """What each mark shown before a group's % peak is, and a cell of both marks."""
     shown = "".join(marks)
     return ("".join(words for m, words in GROUP_MARKS.items() if m in shown)
-            + (BOTH_GROUP if any(len(m) > 1 for m in marks) else ""))
+            + (BOTH_GROUP if any(len(m.strip("!")) > 1 for m in marks) else ""))
 
 
 def module_labels(r: BreakdownResult) -> dict[str, str]:
