@@ -16,7 +16,7 @@ from inductor_bench.cli import main
 from inductor_bench.commands import kernel as kernel_cmd
 from inductor_bench.core.autotune import build_report
 from inductor_bench.core.categories import label
-from inductor_bench.core.errors import DeviceError, WorkerError, WorkerTimeout
+from inductor_bench.core.errors import DeviceError, UsageError, WorkerError, WorkerTimeout
 from inductor_bench.core.kernelfile import read_kernel_file
 from inductor_bench.core.peaks import Peak
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
@@ -235,8 +235,10 @@ def test_worker_crash_becomes_exit_4(capsys, monkeypatch):
 
 
 def test_bad_reps_are_refused_before_the_worker():
-    with pytest.raises(Exception, match="--reps must be at least 1"):
-        kernelbench.run_kernel_bench(read_kernel_file(RED), reps=0)
+    for reps, warmup in ((0, 10), (10_001, 10), (100, -1), (100, 10_001)):
+        with pytest.raises(UsageError) as e:
+            kernelbench.run_kernel_bench(read_kernel_file(RED), reps=reps, warmup=warmup)
+        assert str(e.value) == "--reps must be 1 to 10000 and --warmup 0 to 10000"
 
 
 # --- a run directory -----------------------------------------------------------------------

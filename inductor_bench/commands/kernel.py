@@ -27,7 +27,15 @@ from ..core.peaks import load_peaks_file, resolve
 from ..core.results import BreakdownResult, KernelStat
 from ..core.rundir import BREAKDOWN_FILE, load_breakdown
 from ..render.kernel import render_kernel
-from ..runner.kernelbench import DEFAULT_REPS, DEFAULT_WARMUP, run_kernel_bench
+from ..runner.kernelbench import (
+    DEFAULT_REPS,
+    DEFAULT_WARMUP,
+    MAX_REPS,
+    MAX_WARMUP,
+    REPS_WHY,
+    WARMUP_WHY,
+    run_kernel_bench,
+)
 from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
 from .output import emit
@@ -176,9 +184,11 @@ def kernel(
     all_configs: Annotated[
         bool, typer.Option("--all-configs", help="Time every candidate config on its own.")
     ] = False,
-    reps: Annotated[int, typer.Option("--reps", min=1, help="Timed repetitions.")] = DEFAULT_REPS,
+    reps: Annotated[int, typer.Option("--reps", min=1, callback=o.at_most(MAX_REPS, REPS_WHY),
+                                      help=f"Timed repetitions, at most {MAX_REPS}.")] = DEFAULT_REPS,
     warmup: Annotated[
-        int, typer.Option("--warmup", min=0, help="Untimed calls before timing.")
+        int, typer.Option("--warmup", min=0, callback=o.at_most(MAX_WARMUP, WARMUP_WHY),
+                          help=f"Untimed calls before timing, at most {MAX_WARMUP}.")
     ] = DEFAULT_WARMUP,
     peak_gbps: Annotated[
         float | None, typer.Option("--peak-gbps", help="The device's peak memory bandwidth, GB/s.")

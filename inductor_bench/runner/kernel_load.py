@@ -40,7 +40,7 @@ def load_kernel(kf: KernelFile, patch: dict[str, Any], work_dir: Path, tag: str,
 
     copy_dir = work_dir / tag
     copy_dir.mkdir(parents=True, exist_ok=True)
-    copy = copy_dir / Path(kf.path).name
+    copy = copy_dir / f"{Path(kf.path).stem}.py"  # imported as Python whatever it was saved as (k.txt)
     copy.write_text(kf.text)  # the text parsed (and checked), not the file read again
     real = getattr(triton_heuristics, kf.heuristic, None)
     if real is None:

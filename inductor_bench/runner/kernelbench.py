@@ -55,6 +55,17 @@ from .worker import DEFAULT_TIMEOUT_S, run_worker, worker_main
 WORKER_MODULE = "inductor_bench.runner.kernelbench"
 DEFAULT_REPS = 100
 DEFAULT_WARMUP = 10
+# Every repetition zeroes the 256 MB flush buffer (80 µs on an H100, near 1 ms on a 300 GB/s
+# card) and keeps its pair of timing events until the one synchronize at the end; its time is
+# sent back and summarized about 19 times a mode in the report: 2.7 s of the parent's time for
+# 10000 of each of two modes, 9.4 s for 30000 (2-core CPU, torch 2.13). 10000 of each of seven
+# configs and two modes stay well inside the default --timeout on the slowest card.
+MAX_REPS = 10_000
+REPS_WHY = ("each repetition zeroes a 256 MB flush buffer and holds two timing events until the end, "
+            "and the report summarizes every one (2.7 s for 10000 of each of two modes)")
+# Warm-up calls cost time only: the same bound keeps them inside --timeout.
+MAX_WARMUP = 10_000
+WARMUP_WHY = "untimed calls before the timed ones, run inside the worker's --timeout"
 # Zeroed before every repetition to evict the kernel's data from L2, as Triton's do_bench
 # does; 256 MB exceeds every current GPU's L2 (50 MB on an H100, 126 MB on a B200).
 L2_FLUSH_BYTES = 256 * 1024**2
@@ -125,8 +136,8 @@ def run_kernel_bench(
     echo: bool = False,
 ) -> dict[str, Any]:
     """Run the worker on one kernel file and return its response (see ``handle``)."""
-    if reps < 1 or warmup < 0:
-        raise UsageError("--reps must be at least 1 and --warmup at least 0")
+    if not (1 <= reps <= MAX_REPS and 0 <= warmup <= MAX_WARMUP):
+        raise UsageError(f"--reps must be 1 to {MAX_REPS} and --warmup 0 to {MAX_WARMUP}")
     why = absent(kf.device)  # certain without torch: no worker is started to time nothing
     if why:
         raise no_device(kf, why, _listed_here(kf, timeout))
