@@ -63,7 +63,7 @@ RUN = FIXTURES / "results" / "cpu_mlp_train_roofline" / "breakdown.json"
 def test_the_recorded_runs_gemms_above_the_low_ceiling_are_marked_where_their_percent_is_shown():
     """The recorded MLP training step, whose fp32 ceiling was measured low beside other work: its
     forward ``aten::addmm #1`` (33.6 MFLOP in 0.823 ms) is 160 % of it, marked ``!160%`` in the
-    kernel tables, its verdict ``compute (ceiling low: the warning above says why)``, and ``above_ceiling`` in
+    kernel tables, its verdict ``compute (ceiling low: the roofline warning says why)``, and ``above_ceiling`` in
     the JSON; ``aten::mm #3`` at 38 % is not marked, nor is a kernel within 5 % of noise."""
     d = json.loads(RUN.read_text())
     tflops = d["extras"]["roofline"]["measured"]["tflops"]["fp32"]
@@ -79,7 +79,7 @@ def test_the_recorded_runs_gemms_above_the_low_ceiling_are_marked_where_their_pe
     assert _cells(text, "aten::addmm #1").count(f"!{pct:.0f}%") == 2  # the top table, the graph's
     assert _cells(text, "aten::mm #3").count("38%") == 2
     row = next(ln for ln in text.splitlines() if ln.startswith("0-forward ") and "aten::addmm #1 " in ln)
-    assert f"{pct:.1f}%  compute (ceiling low: the warning above says why)" in row
+    assert f"{pct:.1f}%  compute (ceiling low: the roofline warning says why)" in row
     assert "the kernel tables mark it !" in " ".join(text.split())
     figures = {(k["graph"], k["kernel"]): k for k in json.loads(result_json(r))["extras"]["roofline"]["kernels"]}
     assert figures[("0-forward", "aten::addmm #1")]["above_ceiling"] is True

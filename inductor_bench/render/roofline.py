@@ -322,7 +322,7 @@ def bound_words(roof: KernelRoof, k: KernelStat | None = None) -> str:
     if pct_mark(roof) == "^":
         return "memory (in cache: above the DRAM ceiling)"
     if pct_mark(roof) == LOW_CEILING:
-        return "compute (ceiling low: the warning above says why)"
+        return "compute (ceiling low: the roofline warning says why)"
     if roof.bound == "memory" and k is not None and draws_random(k.work_from):
         return "memory (and random numbers: not counted)"
     return BOUND_WORDS.get(roof.bound or "", fmt.DASH)
