@@ -108,7 +108,8 @@ def group_pct_cell(r: BreakdownResult, members: list[tuple[GraphResult, KernelSt
     their time-weighted % for each reason, marked as such a kernel's is (``~``: too short to reach
     a limit; ``^``: above the DRAM ceiling), the reason with more of the group's time first
     (``~14.0%, ^200.0%``), and the share of the group's time they hold where it is short (kernels
-    without a %: a template, a custom op), not a dash that reads as unmeasured."""
+    without a %: a template, a custom op), not a dash that reads as unmeasured. ``!`` before a
+    figure that takes in a kernel above the compute ceiling (``beats_compute_ceiling``)."""
     c = ceilings_of(r)
     roofs = [(kernel_roof(as_judged(g, k) or k, c, g.device), ms) for g, k, ms in members]
     pct, share = pct_over_time(roofs)
