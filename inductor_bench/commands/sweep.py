@@ -123,6 +123,7 @@ def sweep(
     _check_executor_options(executor, {"--ray-address": ray_address}, {
         "--slurm-partition": slurm_partition, "--slurm-time": slurm_time, "--slurm-opt": slurm_opt,
         "--slurm-cluster": _given(ctx, "slurm_cluster")})
+    _check_executor_installed(executor, out)
     old = _baseline(baseline)
     args = compare_args(
         train,
@@ -192,6 +193,21 @@ def sweep(
     failure = _exit_error(table, stopped, fail_on_regression, out)
     if failure is not None:
         raise failure
+
+
+def _check_executor_installed(kind: ExecutorKind, out: Path) -> None:
+    """A new sweep whose executor's library is not installed is refused before its directory
+    is made (a saved sweep's directory re-renders without it while no cell is left to run)."""
+    if (out / SWEEP_FILE).is_file():
+        return
+    if kind is ExecutorKind.ray:
+        from ..runner.sweep_exec_ray import import_ray
+
+        import_ray()
+    elif kind is ExecutorKind.slurm:
+        from ..runner.sweep_exec_slurm import import_submitit
+
+        import_submitit()
 
 
 def _check_executor_options(kind: ExecutorKind, ray: dict[str, object], slurm: dict[str, object]) -> None:
