@@ -16,8 +16,9 @@ from ..core.progress import Progress
 
 class TerminalProgress(Progress):
     """``with progress.phase("compiling mlp.py"): ...`` prints the phase, then its outcome
-    (``failed`` where it raised, ``interrupted`` where a stop cut it short) and duration. On a
-    terminal a spinner shows while the phase runs."""
+    (``failed`` where it raised, or the phase's own words for it in ``["failed"]``;
+    ``interrupted`` where a stop cut it short) and duration. On a terminal a spinner shows
+    while the phase runs."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
@@ -37,6 +38,9 @@ class TerminalProgress(Progress):
             word = outcome.get("done", "done")
         except KeyboardInterrupt:  # Ctrl-C, or a stop signal (runner/stop.py): cut short, not done
             word = "interrupted"
+            raise
+        except BaseException:
+            word = outcome.get("failed", word)
             raise
         finally:
             say(fitted(f"{msg}: {word} ({time.perf_counter() - t0:.1f} s)", self.stream), self.stream)

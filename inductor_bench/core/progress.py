@@ -18,7 +18,8 @@ class Progress:
 
     @contextlib.contextmanager
     def phase(self, msg: str, follow: str | None = None) -> Iterator[dict[str, str]]:
-        """Yields a dict; set ``["done"]`` to a short outcome to show after the phase.
+        """Yields a dict; set ``["done"]`` to a short outcome to show after the phase, and
+        ``["failed"]`` what to show instead of ``failed`` where the phase then raises.
         ``follow``: a file the phase writes to (a script's output), whose last line a
         terminal may show while the phase runs."""
         yield {}

@@ -96,7 +96,7 @@ def _rows(result: CompareResult) -> list[list[str]]:
     ms = result.modes
     rows = [
         ["status"] + [m.status for m in ms],
-        ["compile (first call)"] + [seconds(m.compile_s) if m.ok else "-" for m in ms],
+        ["compile (first call)"] + [seconds(m.compile_s) if m.ok or m.compile_s else "-" for m in ms],
         *_compile_phase_rows(ms),
         ["step time, ms (steady mean ± spread)"] + [_step_cell(result, m) for m in ms],
         ["steady samples"] + [_samples_cell(result, m) if m.ok else "-" for m in ms],

@@ -31,6 +31,7 @@ from . import (
     call_inputs,
     compat,
     compile_modes,
+    compile_phase,
     cudagraph_log,
     machine,
     process_group,
@@ -236,9 +237,12 @@ def _run_factory(
     built = torch_settings.snapshot()  # as the factory left them, before torch.compile ran
     compile_ms = one()  # the first call: compilation (and autotuning) timed on its own
     _phase(f"first step (the compile) took {compile_ms / 1e3:.1f} s")
+    first_s = compile_ms / 1e3
+    compile_phase.enter(compile_phase.WAITING, first_s)
     stop_compile_workers()
     reset = dev.reset_peak_memory(device)  # the steady state's peak, not the compiler's
     _phase(f"waited {wait_ready(ready):.1f} s for the profiling workers to be ready; timing steps")
+    compile_phase.enter(compile_phase.TIMING, first_s)
     device_id = dev.monitor_id(device)
     standby = tuple(int(r["pid"]) for r in ready or ())  # the run's profiling workers are no others
     counters, gpu0 = machine.cpu_counters(), machine.device_reading(device, device_id, standby)
@@ -260,11 +264,13 @@ def _run_factory(
         "model_settings": built,
     }
     if modules and backend(device).split_in_turns:
+        compile_phase.enter(compile_phase.TURNS, first_s)
         out["step_turns"] = turns.time_in_turns(one, [m["path"] for m in modules], device, timing.budget_s)
     if timing.trace:
         per_step_ms = steady_mean(samples)
         steps, python_steps = profiled_steps(per_step_ms), profiled_steps(per_step_ms, PYTHON_BUDGET_S)
         _phase(f"profiling {steps} more step(s) on the host, then {python_steps} with Python's calls")
+        compile_phase.enter(compile_phase.PROFILING, first_s)
         out["step_profile"] = profile_steps(one, Path(timing.trace), steps, python_steps)
     return out
 
@@ -303,6 +309,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     call_inputs.attach(log.parent / CALL_INPUTS_DIR)
     cudagraph_log.attach(log, recorder.modules)
     attach_cudagraph_state(log)
+    compile_phase.attach(request.get("phase_file"))
     device = dev.resolve(opts.device)
     kind = opts.kind
     out: dict[str, Any] = {"device": device, "device_name": dev.device_name(device),

@@ -23,6 +23,7 @@ from . import cudagraph_log, stop
 from .batch import Standby
 from .cache import check_caches, run_cache
 from .capture import inductor_env
+from .compile_phase import named_on_timeout, phase_file
 from .graphs import GraphSource, collect_graphs, not_profiled, profile_graphs
 from .presence import check_requested, device_words
 from .rundir import header, new_run_dir, planned_run_dir, save_meta, save_result, writing
@@ -92,7 +93,7 @@ def compile_workload(
         "sources_log": str(run_dir / SOURCES_LOG),
         "steps": settings.steps, "step_budget_s": settings.step_budget_s,
         "min_steps": settings.min_steps,
-        "step_trace": str(run_dir / STEP_TRACE_FILE),
+        "step_trace": str(run_dir / STEP_TRACE_FILE), "phase_file": str(phase_file(log_path)),
     }
     out = CompileOutcome()
     cache, shared = run_cache(run_dir, fresh=settings.fresh_cache, freezing=opts.freezing, device=opts.device)
@@ -104,15 +105,10 @@ def compile_workload(
     try:
         # a script's own output: what a terminal shows meanwhile
         follow = str(log_path) if opts.kind == SCRIPT_KIND else None
-        with settings.progress.phase(f"{label} {opts.file_and_args()} ({_describe(opts)})", follow) as ph:
-            data = run_worker(
-                COMPILE_WORKER,
-                request,
-                timeout=settings.timeout,
-                env=inductor_env(cache, freezing=opts.freezing),
-                log_path=log_path,
-                echo=settings.echo,
-            )
+        with settings.progress.phase(f"{label} {opts.file_and_args()} ({_describe(opts)})", follow) as ph, \
+                named_on_timeout(phase_file(log_path), settings.timeout, opts.mode != CompileMode.EAGER, ph):
+            data = run_worker(COMPILE_WORKER, request, timeout=settings.timeout, log_path=log_path,
+                              env=inductor_env(cache, freezing=opts.freezing), echo=settings.echo)
             ph["done"] = f"{len(data.get('modules', []))} compiled module(s)"
     except errors.BenchError as e:
         out.error = e
