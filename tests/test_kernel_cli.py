@@ -688,3 +688,25 @@ def test_paths_in_messages_are_the_users(capsys, fake_worker):
     code, _, err = run_cli(capsys, str(rel))
     assert code == 2
     assert error_line(err).startswith(f"{rel}: triton_poi_fused_add_sin_0 was generated for")
+
+
+@pytest.mark.parametrize("name,said", [
+    ("cpp_fused_gelu_1", "0-inference/cpp_fused_gelu_1 has no Triton kernel file (category C++ pointwise): "),
+    ("triton_poi_fused_add_0", "no kernel triton_poi_fused_add_0 in {run}; it has no Triton kernel file to "
+     "benchmark (a CPU run's ")])
+def test_a_max_autotune_cpu_run_is_not_sent_to_recompile_in_max_autotune(capsys, fake_worker, tmp_path, name,
+                                                                        said):
+    """A C++ kernel of a run compiled in mode max-autotune (the run --autotune-top writes in
+    RUN/max-autotune) was sent to `breakdown MODEL.py --autotune-top N`, which refuses such a
+    run (`this run already uses it`): said that it is the re-tuned one, and where to set it beside
+    the default's."""
+    kernels = [KernelStat(name="cpp_fused_gelu_1", category="cpp_pointwise", calls=1, ms=0.007)]
+    result = BreakdownResult(model="mlp", device="cpu", mode="max-autotune", graphs=[
+        GraphResult(id="0-inference", role="inference", kernels=kernels, wall_ms=0.36, kernel_ms=0.007)])
+    (tmp_path / "breakdown.json").write_text(result.to_json())
+    code, _, err = run_cli(capsys, str(tmp_path), name)
+    assert code == 2 and fake_worker.calls == []
+    tail = ")" if name.startswith("triton") else ""
+    assert error_line(err) == said.format(run=tmp_path) + (
+        "C++ kernels are re-tuned by recompiling, and this run is compiled in mode max-autotune already: "
+        f"inductor-bench breakdown MODEL.py --autotune-top N in mode default sets these beside the default's{tail}")

@@ -26,6 +26,7 @@ from ..core.kernelfile import (
 from ..core.peaks import load_peaks_file, resolve
 from ..core.results import BreakdownResult, KernelStat
 from ..core.rundir import BREAKDOWN_FILE, load_breakdown
+from ..core.vocab import CompileMode
 from ..render.kernel import render_kernel
 from ..runner.kernelbench import (
     DEFAULT_REPS,
@@ -112,10 +113,19 @@ def _triton_files(result: BreakdownResult, shown: int = 5) -> str:
     it has none (a CPU run: its C++ kernels re-tuned by recompiling)."""
     files = sorted({k.name for g in result.graphs for k in g.kernels if k.file})
     if not files:
-        return ("; it has no Triton kernel file to benchmark (a CPU run's C++ kernels are re-tuned by "
-                "recompiling: inductor-bench breakdown MODEL.py --autotune-top N)")
+        return f"; it has no Triton kernel file to benchmark (a CPU run's {_cpp_retuned(result)})"
     more = f" and {len(files) - shown} more" if len(files) > shown else ""
     return f"; its Triton kernels: {', '.join(files[:shown])}{more}"
+
+
+def _cpp_retuned(result: BreakdownResult) -> str:
+    """Where a C++ kernel is re-tuned; a run compiled in mode max-autotune already holds the
+    re-tuned ones (``--autotune-top`` refuses it)."""
+    how = "inductor-bench breakdown MODEL.py --autotune-top N"
+    if result.mode == CompileMode.MAX_AUTOTUNE:
+        return (f"C++ kernels are re-tuned by recompiling, and this run is compiled in mode max-autotune "
+                f"already: {how} in mode default sets these beside the default's")
+    return f"C++ kernels are re-tuned by recompiling: {how}"
 
 
 def _from_run_dir(run_dir: Path, name: str | None) -> KernelFile:
@@ -125,7 +135,8 @@ def _from_run_dir(run_dir: Path, name: str | None) -> KernelFile:
         raise UsageError(
             f"{run_dir} is a run directory: name the kernel (inductor-bench kernel RUN_DIR KERNEL_NAME)"
         )
-    gid, k = find_kernel(load_breakdown(run_dir), name, str(run_dir))
+    result = load_breakdown(run_dir)
+    gid, k = find_kernel(result, name, str(run_dir))
     if not k.file:
         why = (  # an extern op: where its time is, and what could replace it with a kernel
             f"only Triton kernels can be benchmarked; an extern op's calls are timed in "
@@ -135,9 +146,7 @@ def _from_run_dir(run_dir: Path, name: str | None) -> KernelFile:
         if k.category in TRITON_CATEGORIES:
             why = "the run saved no file for this Triton kernel"
         elif k.category in CPP_CATEGORIES:
-            why = (
-                "C++ kernels are re-tuned by recompiling: inductor-bench breakdown MODEL.py --autotune-top N"
-            )
+            why = _cpp_retuned(result)
         raise UsageError(f"{gid}/{k.name} has no Triton kernel file (category {label(k.category)}): {why}")
     kf = run_kernel_file(run_dir, k.file)  # as the run wrote it, or refused
     check_name(kf, k.name)  # a result naming another kernel's file times no kernel asked for
