@@ -128,3 +128,24 @@ def test_a_real_worker_killed_while_timing_its_steps_is_said_so(tmp_path):
     assert str(outcome.error) == f"capture worker killed: {said} (log: {log})"
     assert out.getvalue().splitlines()[-1].rsplit(" (", 1)[0].endswith(f"(inference, device cpu, mode eager, "
                                                                         f"float32): {said}")
+
+
+def test_a_compare_whose_interleaved_timing_was_killed_says_why_its_columns_own_samples_are_used(
+        tmp_path, monkeypatch):
+    # seen in compare models/mlp.py --modes default --no-eager --repeat 10000 on a loaded 2-core machine:
+    # the timing worker ran past --timeout 900s; the report said only "steps timed in each column's
+    # compile worker, not interleaved: default (10000 calls)", the reason in compare.json's errors alone
+    from inductor_bench.runner import compare as runner_compare
+
+    def killed(*args, **kwargs):
+        raise WorkerTimeout("timer worker exceeded --timeout 900s and was killed (log: /r/logs/timer.log)")
+
+    monkeypatch.setattr(runner_compare.CompareRun, "time_sides", killed)
+    column = ModeResult(mode="default", step_samples_ms=[1.0] * 20, run_dir=str(tmp_path))
+    result = CompareResult(model="mlp", device="cpu", modes=[column])
+    runner_compare._time_interleaved([(column, {})], runner_compare.CompareRun(repeat=20), tmp_path, result)
+    assert result.errors == ["interleaved timing: timer worker exceeded --timeout 900s and was killed (log: "
+                             "/r/logs/timer.log); each column's own samples are used"]
+    assert ("steps timed in each column's compile worker, not interleaved (the interleaved timing failed: timer "
+            "worker exceeded --timeout 900s and was killed (log: /r/logs/timer.log)): default (20 calls)"
+            ) in render_compare(result).replace("\n", " ")

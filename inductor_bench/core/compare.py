@@ -355,6 +355,15 @@ def unpaired(result: CompareResult) -> list[ModeResult]:
     return [m for m in result.modes if timed(m) and not m.paired_ms]
 
 
+TIMING_FAILED, OWN_SAMPLES = "interleaved timing: ", "; each column's own samples are used"  # in ``errors``
+
+
+def timing_failure(result: CompareResult) -> str | None:
+    """Why the interleaved timing failed (its worker's error, as ``errors`` keeps it), if it did."""
+    said = [e for e in result.errors if e.startswith(TIMING_FAILED)]
+    return said[0][len(TIMING_FAILED):].removesuffix(OWN_SAMPLES) if said else None
+
+
 def payback_steps(ref: ModeResult, best: ModeResult, ch: Change) -> int | None:
     """Steps after which ``best``'s extra compile time is paid back by its faster steps."""
     if not ch.faster or ref.compile_s is None or best.compile_s is None:

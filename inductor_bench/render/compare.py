@@ -23,6 +23,7 @@ from ..core.compare import (
     quiet_moments,
     regressions,
     timed,
+    timing_failure,
     too_disturbed,
     unpaired,
     unranked,
@@ -255,8 +256,7 @@ def _rounds_words(result: CompareResult, rounds: int) -> str:
             "step time and samples come from those rounds too (compare.json keeps all its rounds)")
 
 
-# Why a column stopped before the others (``runner/rounds.py``); a result saved without the
-# reason says only when.
+# Why a column stopped before the others (``runner/rounds.py``); a result saved without it says only when.
 _STOPPED_WORDS = {
     Stop.CALL_LIMIT: ", having reached its call limit",
     Stop.TIME_BUDGET: ", having used up its time budget (--step-budget)",
@@ -328,7 +328,8 @@ def _notes(result: CompareResult) -> list[str]:
         notes.append(_budget_words(result))
     alone = [f"{m.label} ({len(m.step_samples_ms)} calls)" for m in unpaired(result)]
     if alone:
-        notes.append(f"steps timed in each column's compile worker, not interleaved: {', '.join(alone)}")
+        why = f" (the interleaved timing failed: {failed})" if (failed := timing_failure(result)) else ""
+        notes.append(f"steps timed in each column's compile worker, not interleaved{why}: {', '.join(alone)}")
     notes += [f"warning: {line}" for line in column_disturbances(result) + column_marks(result)]
     for m in result.modes:
         for line in disturbances(m.breakdown) if m.breakdown else []:
@@ -343,11 +344,9 @@ def _notes(result: CompareResult) -> list[str]:
     if splits:
         how = ("its graphs' own calls, timed in turns with it in the process that timed the step"
                if all(s.rounds for s in splits) else "the sum of its graphs' times")
-        notes.append(
-            f"outside graphs = the share of a step not in {how} (guards, the AOT wrapper, eager "
-            "code between graphs), times the step time above; n/m: the graphs' own harnesses took longer, "
-            "or a stall met the step's or the graphs' turns alone"
-        )
+        notes.append(f"outside graphs = the share of a step not in {how} (guards, the AOT wrapper, eager "
+                     "code between graphs), times the step time above; n/m: the graphs' own harnesses took "
+                     "longer, or a stall met the step's or the graphs' turns alone")
     return notes
 
 

@@ -12,6 +12,8 @@ from typing import Any
 from ..core.compare import (
     EAGER,
     NOT_RUN_INTERRUPTED,
+    OWN_SAMPLES,
+    TIMING_FAILED,
     CompareResult,
     ModeResult,
     same_code_groups,
@@ -362,7 +364,7 @@ def _time_interleaved(
                               f"timing {len(sides)} columns interleaved ({budget} each)" if len(sides) > 1
                               else f"timing its steps ({budget})")
     except BenchError as e:
-        result.errors.append(f"interleaved timing: {_first_line(e)}; each column's own samples are used")
+        result.errors.append(f"{TIMING_FAILED}{_first_line(e)}{OWN_SAMPLES}")
         return
     turns = data.get("turns") or [None] * len(sides)
     for (m, _), blocks, raw in zip(sides, data["blocks"], turns, strict=False):
