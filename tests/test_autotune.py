@@ -513,3 +513,29 @@ def test_autotune_top_recompile_keeps_the_users_profiling_settings(monkeypatch, 
                     "out": tmp_path / "max-autotune"}
     assert base.autotune.rows[0].tuned_name == "cpp_fused_addmm_0"
     assert (tmp_path / "breakdown.json").exists()  # the result was saved again, with the block
+
+
+def test_autotune_top_recompile_keeps_the_load_its_steps_were_timed_under(monkeypatch, tmp_path):
+    """The interleaved timing's load (compare's timing worker reads it) is kept with the
+    headline's rounds, so that the report can say the steps met other work."""
+    from inductor_bench.core.run_extras import CompileCache
+    from inductor_bench.core.workload import WorkloadOptions
+    from inductor_bench.runner import autotune_top
+    from inductor_bench.runner.settings import RunSettings
+
+    load = {"others_cores": 1.8, "steal_pct": 0.0, "cores": 2, "parallel_x": 47.8}
+    monkeypatch.setattr(autotune_top.CompareRun, "time_sides", lambda self, sides, device, run_dir, what: {
+        "blocks": [[[1.0, 1.1]] * 10, [[0.9, 1.0]] * 10], "load": load})
+    sides = []
+    for mode, name in (("default", "aten::addmm"), ("max-autotune", "cpp_fused_addmm_0")):
+        r = _result_on("cpu", mode, [_k(name, "extern_gemm", 1.0, ["aten.addmm"])])
+        r.graphs[0].wall_ms = 1.0
+        r.compile_cache = CompileCache(dir=str(tmp_path / mode), shared=False)
+        sides.append(r)
+    rec = autotune_top.Recompile(n=1, tuned_run="t", tuned_status="ok", base_step_ms=1.0, tuned_step_ms=1.0,
+                                 base_kernel_ms=1.0, tuned_kernel_ms=1.0, rows=[])
+    model = tmp_path / "m.py"
+    model.write_text("def make_workload():\n    pass\n")
+    autotune_top._time_both(rec, *sides, WorkloadOptions(path=str(model), device="cpu"), tmp_path, RunSettings())
+    assert rec.step_load == load and rec.step_note is None
+    assert rec.base_paired_ms == [[1.0, 1.1]] * 10

@@ -5,7 +5,10 @@ other processes) and in ``diff``; a kernel that changed is judged as before."""
 
 from __future__ import annotations
 
+import json
 import statistics
+
+import pytest
 
 from inductor_bench.core.autotune import match_kernels, same_code_rows
 from inductor_bench.core.one_code import RunKernels, one_code
@@ -199,3 +202,28 @@ def test_the_top_rows_of_a_recompile_are_its_changes_not_its_processes():
     doc = TextDoc()
     render_matches(doc, rows, top=2)
     assert "(1 more not shown: 1 the same code on both sides)" in doc.render()
+
+
+# the load of a real --autotune-top on models/mlp.py beside other work on a 2-core CPU
+# (torch 2.13, 2026-12-07): its headline read 141.047 ms -> 1.058 ms, 168.98x, significant, with
+# nothing to say the default's calls had stalled at 36-228 ms (alone: 1.178 -> 1.119 ms, 1.04x)
+LOADED = {"others_cores": 1.8, "steal_pct": 0.0, "cores": 2, "parallel_x": 47.8}
+
+
+@pytest.mark.parametrize("load,warned", [(LOADED, True), ({**LOADED, "others_cores": 0.1, "parallel_x": 0.9}, False),
+                                         (None, False)])
+def test_the_recompile_headline_warns_where_its_steps_were_timed_beside_other_work(load, warned):
+    base, tuned = _run("default", 1.0), _run("max-autotune", 1.25)
+    rows = same_code_rows(match_kernels(base, tuned), base, tuned, {}, {})
+    rec = Recompile(n=3, tuned_run="runs/m/max-autotune", tuned_status="ok", base_step_ms=0.55,
+                    tuned_step_ms=0.55, base_kernel_ms=0.055, tuned_kernel_ms=0.069, rows=rows,
+                    base_paired_ms=[[0.55] * 4] * 10, tuned_paired_ms=[[0.55] * 4] * 10, step_load=load)
+    base.autotune = rec
+    text = " ".join(render_breakdown(base).split())
+    warning = ("both timed interleaved in one process; WARNING: timed while other processes kept 1.8 of 2 "
+               "cores busy and parallel work took 47.8x as long on all the threads as on one (each parallel "
+               "region waits for a thread whose core is taken): both steps may be inflated, each its own way)")
+    assert (warning in text) is warned
+    assert ("WARNING: timed while" in text) is warned
+    again = BreakdownResult.from_dict(json.loads(base.to_json())).autotune
+    assert again == rec and ("step_load" in rec.to_dict()) is (load is not None)

@@ -97,6 +97,8 @@ class Recompile:
     tuned_paired_ms: list[list[float]] = field(default_factory=list)
     step_note: str | None = None  # why the steps are not interleaved ones
     min_rel: float = 0.10  # the device's floor for a significant change (Backend.min_rel_change)
+    # the interleaved timing's load (core/load.py's saved Load; None: not read, not timed)
+    step_load: dict[str, Any] | None = None
 
     def step_change(self) -> Change | None:
         """Base -> max-autotune step time, judged round by round; None without the rounds."""
@@ -105,7 +107,7 @@ class Recompile:
         return judge_paired(self.base_paired_ms, self.tuned_paired_ms, min_rel=self.min_rel)
 
     def to_dict(self) -> dict[str, Any]:
-        d = {k: v for k, v in asdict(self).items() if k != "route"}
+        d = {k: v for k, v in asdict(self).items() if k != "route" and (k != "step_load" or v)}
         return {"route": self.route, **d}
 
 

@@ -11,6 +11,7 @@ from ..core.categories import label, order
 from ..core.comparable import trains
 from ..core.devices import backend
 from ..core.leftout import describe, left_out_why
+from ..core.load import Load
 from ..core.results import STEADY_SINCE, BreakdownResult, GraphResult, KernelRetuning, KernelStat, Recompile
 from ..core.step import gain_frame
 from ..core.step_totals import ALL_GRAPHS, ALL_GRAPHS_ROW, counted, listed_categories, reweighed
@@ -334,9 +335,12 @@ def _step_change(a: Recompile) -> str:
     rounds = ch.paired.rounds if ch.paired else 0
     # the two means pool every round; the speedup is the median of the rounds' own ratios, which
     # a drift of the machine between rounds does not move (a 0.567 -> 0.623 ms pair beside 0.97x)
+    load = Load.from_dict(a.step_load)
+    warn = (f"; WARNING: timed while {load.describe()}: both steps may be inflated, each its own way"
+            if load is not None and load.disturbed else "")
     return (f"{base:.3f} ms -> {tuned:.3f} ms (each side's steady mean over all its calls); {x} "
             f"round by round ({ch.verdict}: the median of {rounds} rounds' ratios, both timed "
-            "interleaved in one process)")
+            f"interleaved in one process{warn})")
 
 
 def render_breakdown(

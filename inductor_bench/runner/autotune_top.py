@@ -114,5 +114,6 @@ def _time_both(
         rec.step_note = f"the two runs' graph walls added up (interleaved timing failed: {e})"[:300]
         return
     rec.base_paired_ms, rec.tuned_paired_ms = ([list(b) for b in blocks] for blocks in data["blocks"][:2])
+    rec.step_load = data.get("load")
     rec.base_step_ms = summarize([x for b in rec.base_paired_ms for x in b]).ms
     rec.tuned_step_ms = summarize([x for b in rec.tuned_paired_ms for x in b]).ms
