@@ -149,3 +149,27 @@ def test_a_compare_whose_interleaved_timing_was_killed_says_why_its_columns_own_
     assert ("steps timed in each column's compile worker, not interleaved (the interleaved timing failed: timer "
             "worker exceeded --timeout 900s and was killed (log: /r/logs/timer.log)): default (20 calls)"
             ) in render_compare(result).replace("\n", " ")
+
+
+def test_a_compare_whose_interleaved_timing_was_killed_exits_as_a_worker_past_its_timeout(tmp_path, monkeypatch):
+    # the same run had exited 0, where a worker past --timeout is exit 4 (README), as a column's is
+    from inductor_bench.runner import compare as runner_compare
+
+    timer_killed = WorkerTimeout("timer worker exceeded --timeout 900s and was killed (log: /r/logs/timer.log)")
+
+    def killed(*args, **kwargs):
+        raise timer_killed
+
+    def one_column(opts, modes, run, run_dir, result, name, sides):
+        column = ModeResult(mode="default", step_samples_ms=[1.0] * 20, run_dir=str(run_dir / "default"))
+        result.modes.append(column)
+        sides.append((column, {}))
+
+    monkeypatch.setattr(runner_compare.CompareRun, "time_sides", killed)
+    monkeypatch.setattr(runner_compare, "_run_modes", one_column)
+    model = tmp_path / "m.py"
+    model.write_text(SLOW_STEP)
+    result, _, err = runner_compare.run_compare(WorkloadOptions(path=str(model), device="cpu"),
+                                                ["default"], root=tmp_path / "runs")
+    assert err is timer_killed and err.exit_code == 4
+    assert [m.step_samples_ms for m in result.modes] == [[1.0] * 20]

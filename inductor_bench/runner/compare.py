@@ -256,7 +256,7 @@ def run_compare(
             err = _run_modes(f, modes, run, run_dir, result, name, sides)
             first_err = first_err or err
         result.same_code = same_code_groups({m.label: _codes(m) for m, _ in sides})
-        _time_interleaved(sides, run, run_dir, result)
+        first_err = first_err or _time_interleaved(sides, run, run_dir, result)
     except KeyboardInterrupt:
         result.errors.append("interrupted")
         _columns_not_run(result, modes, names, files)
@@ -352,12 +352,13 @@ def _run_modes(
 
 def _time_interleaved(
     sides: list[tuple[ModeResult, dict[str, Any]]], run: CompareRun, run_dir: Path, result: CompareResult
-) -> None:
+) -> BenchError | None:
     """Time every column that ran in one worker, interleaved (``runner/timer.py``), into
     ``ModeResult.paired_ms``; a single column too, so that it gets the same budget of calls.
-    If it fails, each column keeps its compile worker's samples and the comparison says why."""
+    If it fails, each column keeps its compile worker's samples, the comparison says why, and
+    the error is returned (the run's exit status is its: 4 for a worker past --timeout)."""
     if not sides:
-        return
+        return None
     budget = f"{run.repeat} calls" if run.repeat is not None else f"{run.step_budget_s:g} s"
     try:
         data = run.time_sides([spec for _, spec in sides], result.device, run_dir,
@@ -365,7 +366,7 @@ def _time_interleaved(
                               else f"timing its steps ({budget})")
     except BenchError as e:
         result.errors.append(f"{TIMING_FAILED}{_first_line(e)}{OWN_SAMPLES}")
-        return
+        return e
     turns = data.get("turns") or [None] * len(sides)
     for (m, _), blocks, raw in zip(sides, data["blocks"], turns, strict=False):
         m.paired_ms = [list(b) for b in blocks]
@@ -378,3 +379,4 @@ def _time_interleaved(
         "load": data.get("load"),
         "fx_cache": data.get("fx_cache"),
     }
+    return None
