@@ -377,11 +377,15 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     assert capsys.readouterr().err.strip() == (
         "inductor-bench: error: --fail-on-regression needs two or more model files: the first is the base"
     )
-    for names in ("base", "a,a", "a,"):
+    for names, wrong in (("base", "1 name for 2 model files"), ("a,a", "a given twice"), ("a,", "an empty name")):
         assert run_cli([mlp, mlp, "--names", names, "--runs-dir", str(runs)]) == 2
         assert capsys.readouterr().err.strip() == (
-            "inductor-bench: error: --names: give 2 different names, one per model file"
+            f"inductor-bench: error: --names: {wrong}: give 2 different names, one per model file"
         )
+    # one file: it had said "give 1 different names"
+    assert run_cli([mlp, "--names", "a,b", "--runs-dir", str(runs)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "inductor-bench: error: --names: 2 names for 1 model file: give 1 name")
     assert not runs.exists()  # refused before any run directory
 
 

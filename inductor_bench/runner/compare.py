@@ -202,6 +202,18 @@ def model_names(paths: list[str]) -> list[str]:
     return names
 
 
+def check_names(names: list[str], files: int) -> None:
+    """``--names``: one name per model file, each its own, none empty (said with what is wrong)."""
+    def some(n: int, what: str) -> str:
+        return f"{n} {what}" + ("" if n == 1 else "s")
+    twice = [n for n in names if names.count(n) > 1]
+    wrong = (f"{some(len(names), 'name')} for {some(files, 'model file')}" if len(names) != files
+             else f"{twice[0]} given twice" if twice else "an empty name" if not all(names) else None)
+    if wrong:
+        give = "1 name" if files == 1 else f"{files} different names, one per model file"
+        raise UsageError(f"--names: {wrong}: give {give}")
+
+
 @writing()  # its run directory and columns held as being written until it returns (or the command's)
 def run_compare(
     opts: WorkloadOptions,
@@ -233,8 +245,8 @@ def run_compare(
             )
     if run.repeat is not None and run.repeat < 1:
         raise UsageError("--repeat must be at least 1")
-    if names is not None and (len(names) != len(files) or len(set(names)) != len(names) or not all(names)):
-        raise UsageError(f"--names: give {len(files)} different names, one per model file")
+    if names is not None:
+        check_names(names, len(files))
     check_requested(opts.device)  # before any worker or run directory, as are its caches' paths
     compile_modes.check_before_running(modes)
     names = names or (model_names([f.path for f in files]) if len(files) > 1 else [""])
