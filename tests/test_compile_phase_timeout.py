@@ -64,11 +64,13 @@ def test_each_phase_after_the_first_call_is_named_and_an_eager_run_did_not_compi
 
 def test_a_worker_killed_in_its_first_call_or_before_keeps_its_error(tmp_path):
     path = tmp_path / "p.json"
-    err, outcome = _killed(path)  # no phase file: the worker never got to write one
-    assert str(err) == KILLED and outcome == {}
+    err, outcome = _killed(path)  # no phase file: the worker never got to write one (importing torch)
+    assert str(err) == KILLED and outcome == {"failed": "ran past --timeout 60s (starting)"}
     _worker_reached(path)  # attached: its first call (the compile) running
     err, outcome = _killed(path)
-    assert str(err) == KILLED and outcome == {} and not hasattr(err, "partial")
+    assert str(err) == KILLED and outcome == {"failed": "ran past --timeout 60s (compiling)"}
+    assert not hasattr(err, "partial")
+    assert _killed(path, compiled=False)[1] == {"failed": "ran past --timeout 60s (its first call)"}
 
 
 def test_the_progress_line_of_a_phase_that_raised_takes_its_own_words():

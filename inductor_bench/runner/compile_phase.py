@@ -68,13 +68,16 @@ def named_on_timeout(path: Path, timeout: float, compiled: bool, outcome: dict[s
     """Around the compile worker's run: where ``WorkerTimeout`` stops it after its first call
     finished, the error raised instead says which phase ran past ``timeout`` (and how long the
     first call took: ``partial["compile_s"]``), and ``outcome["failed"]`` the progress line's
-    word for it. ``compiled``: whether the first call compiled (not an eager run)."""
+    word for it. ``compiled``: whether the first call compiled (not an eager run). Killed
+    before, the error stands, and the progress line says where the worker was."""
     try:
         yield
     except WorkerTimeout as e:
         seen = read(path)
         first_s = seen.get("first_call_s")
         if seen.get("phase") in (None, FIRST_CALL) or not isinstance(first_s, (int, float)):
+            where = "starting" if not seen else "compiling" if compiled else "its first call"
+            outcome["failed"] = f"ran past --timeout {timeout:g}s ({where})"
             raise
         done = f"compiled in {first_s:.1f} s" if compiled else f"its first call took {first_s:.1f} s"
         what = f"{done}, then {seen['phase']} ran past --timeout {timeout:g}s"
