@@ -175,3 +175,19 @@ def test_a_compare_whose_interleaved_timing_was_killed_exits_as_a_worker_past_it
                                                 ["default"], root=tmp_path / "runs")
     assert err is timer_killed and err.exit_code == 4
     assert [m.step_samples_ms for m in result.modes] == [[1.0] * 20]
+
+
+def test_the_progress_line_of_a_timing_worker_past_its_timeout_says_so(tmp_path, monkeypatch):
+    # it had ended "timing its steps (10000 calls): failed (901.2 s)"
+    from inductor_bench.runner import compare as runner_compare
+
+    def killed(*args, **kwargs):
+        raise WorkerTimeout("timer worker exceeded --timeout 900s and was killed")
+
+    monkeypatch.setattr(runner_compare, "run_worker", killed)
+    out = io.StringIO()
+    run = runner_compare.CompareRun(repeat=10000, settings=RunSettings(timeout=900.0, progress=TerminalProgress(out)))
+    with pytest.raises(WorkerTimeout):
+        run.time_sides([{}], "cpu", tmp_path, "timing its steps (10000 calls)")
+    assert out.getvalue().splitlines()[-1].rsplit(" (", 1)[0] == (
+        "timing its steps (10000 calls): ran past --timeout 900s")

@@ -82,14 +82,15 @@ class CompareRun:
         progress phase named ``label``; its log in ``run_dir``. Raises ``BenchError``."""
         first = sides[0].get("cache_dir")
         with self.settings.progress.phase(label) as ph:
-            data = run_worker(
-                TIMER_WORKER,
-                self.timer_request(sides, device),
-                timeout=self.settings.timeout,
-                env=inductor_env(Path(first)) if first else None,
-                log_path=run_dir / LOGS_DIR / "timer.log",
-                echo=self.settings.echo,
-            )
+            try:
+                data = run_worker(
+                    TIMER_WORKER, self.timer_request(sides, device), timeout=self.settings.timeout,
+                    env=inductor_env(Path(first)) if first else None, echo=self.settings.echo,
+                    log_path=run_dir / LOGS_DIR / "timer.log",
+                )
+            except WorkerTimeout:
+                ph["failed"] = f"ran past --timeout {self.settings.timeout:g}s"
+                raise
             ph["done"] = f"{max(len(b) for b in data['blocks'])} rounds"
         return data
 
