@@ -29,7 +29,7 @@ def suite(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("suite")
     shutil.copy(CONFTEST, d / "conftest.py")
     (d / "test_two.py").write_text(TESTS)
-    (d / "pytest.ini").write_text("[pytest]\nmarkers =\n    slow: long\n    gpu: CUDA\n")
+    (d / "pytest.ini").write_text("[pytest]\nmarkers =\n    slow: long\n    gpu: CUDA\n    e2e: compiles\n")
     return d
 
 
@@ -46,6 +46,8 @@ def _collected(suite: Path, *args: str) -> list[str]:
     (("--slow",), ["test_long", "test_quick"]),
     (("-m", "slow"), ["test_long"]),
     (("-m", "not slow"), ["test_quick"]),
+    (("-m", "not e2e"), ["test_long", "test_quick"]),  # any -m brings the slow tests back
+    (("-m", "not e2e and not slow"), ["test_quick"]),  # the README's way to skip the e2e tests
     (("test_two.py::test_long",), ["test_long"]),
 ])
 def test_slow_tests_run_only_when_asked(suite, args, want):
