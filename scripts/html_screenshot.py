@@ -21,8 +21,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.test_html import RESULTS, run  # noqa: E402
-from tests.test_html_browser import Browser, find_browser  # noqa: E402
+try:
+    from tests.test_html import RESULTS, run  # noqa: E402
+    from tests.test_html_browser import Browser, find_browser  # noqa: E402
+except ImportError as missing:  # the test extra (pytest) is not installed
+    sys.exit(f"html_screenshot.py needs the test extra (pip install -e '.[test]'): {missing}")
 
 WIDTH = 1280  # the top kernels' table whole: its % peak and source columns
 FIRST = "Time by category"  # from this section's heading
