@@ -17,7 +17,7 @@ from inductor_bench.core.results import BreakdownResult, GraphResult
 from inductor_bench.core.trace import load_trace
 from inductor_bench.core.unplaced import MOSTLY_UNPLACED, NO_NODE, call_bytes, mostly_unplaced
 from inductor_bench.core.views import by_line, by_module, step_units
-from inductor_bench.core.weight_copies import WEIGHT_COPIES, weight_copy_origins
+from inductor_bench.core.weight_copies import INPUT_COPIES, WEIGHT_COPIES, weight_copy_origins
 from inductor_bench.render.breakdown import render_breakdown
 
 from .conftest import FIXTURES
@@ -70,11 +70,12 @@ def test_resnet18s_copy_kernel_keeps_its_batchnorm_nodes_and_is_named_for_the_we
     assert {k: o for k, o in after.items() if k != i} == {k: o for k, o in before.items() if k != i}
 
 
-def test_a_copy_kernel_writing_more_bytes_of_input_than_of_weights_keeps_its_reason():
-    """Synthetic sizes: the tiny net's input one byte larger than its two weights together."""
+def test_a_copy_kernel_writing_more_bytes_of_input_than_of_weights_is_named_for_the_input():
+    """Synthetic sizes: the tiny net's input as large as its two weights together (the row an
+    inference kernel copying the input beside a small weight is: tests/test_input_copies.py)."""
     text, calls, before, _, (record, args, sizes) = _origins(TINY / "0-forward")
     (i,) = [i for i, c in enumerate(calls) if c.name == "cpp_fused_0"]
-    for input_bytes, missing in ((77_184, NO_NODE), (77_183, WEIGHT_COPIES)):
+    for input_bytes, missing in ((77_184, INPUT_COPIES), (77_183, WEIGHT_COPIES)):
         grown = {**sizes, i: {**sizes[i], "buf1": input_bytes}}
         assert weight_copy_origins(before, calls, record, args, grown)[i].missing == missing
     unknown = {**sizes, i: {**sizes[i], "buf2": None}}

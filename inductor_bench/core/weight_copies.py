@@ -14,11 +14,13 @@ counts for nothing.
 In training (and wherever the copies are made from no FX node at all) the scheduler fuses them
 into a kernel of their own, or with the BatchNorms' ``num_batches_tracked`` bumps; that kernel
 runs no line of the model and no module (``core/unplaced.py``). Where most of the bytes it
-writes are convolutions' weights, its origin names that work, ``WEIGHT_COPIES``, and the views
-show it as a row of its own rather than as a missing line or module. So is an inference kernel
-that does nothing but copy convolutions' operands (a weight alone, or the weights and the model's
-input, where no batch norm is near to fuse with): made from the convolution's own node, it named
-that convolution's line and module, which a training step's copies never do. A kernel that also
+writes are copies of convolutions' operands, its origin names that work and the views show it
+as a row of its own rather than as a missing line or module: ``WEIGHT_COPIES`` where more of
+them are weights, ``INPUT_COPIES`` where more are the model's input (small first convolutions:
+a tiny conv net's 6.1 kB input beside 5.5 kB of weights). So is an inference kernel that does
+nothing but copy convolutions' operands (a weight alone, or weights and the model's input,
+where no batch norm is near to fuse with): made from the convolution's own node, it named that
+convolution's line and module, which a training step's copies never do. A kernel that also
 applies a batch norm keeps its modules: the views never split a kernel (``core/module_bytes.py``
 puts the convolution first, by bytes).
 
@@ -46,6 +48,9 @@ CONVOLUTION = "extern_kernels.convolution"
 
 # the origin of a kernel that, made (mostly) from no FX node, mostly copies convolutions' weights
 WEIGHT_COPIES = "weights copied into the convolutions' layout"
+# ... and of one that mostly copies the convolutions' inputs (the model's input) into their layout
+INPUT_COPIES = "input copied into the convolutions' layout"
+COPIES = (WEIGHT_COPIES, INPUT_COPIES)  # the origins of the copy kernels, each a row of its own
 
 
 def weight_readers(args: list[CallArgs], callees: Collection[str] = tuple(WEIGHT_ARG)) -> dict[str, str]:
@@ -98,13 +103,13 @@ def weight_copy_ms(graph: GraphResult, calls: list[Call], record: dict[str, Any]
 
 def weight_copy_origins(origins: dict[int, Origin], calls: list[Call], record: dict[str, Any],
                         args: list[CallArgs], sizes: CallSizes) -> dict[int, Origin]:
-    """``origins`` (call position -> Origin) with each generated kernel that writes more bytes of
-    convolutions' weights it copies than of anything else named for that work, ``WEIGHT_COPIES``,
-    where it is made, or made mostly, from no FX node (no line, no module: the model's input it
-    copies too, the BatchNorms' counters), or where it only copies the convolutions' operands
-    (inference: the copies made from a convolution's own node, which name its line and module);
-    its nodes are kept. A call whose sizes are not known is left as it is."""
-    copied = copied_weights(record, args, (CONVOLUTION,))
+    """``origins`` (call position -> Origin) with each generated kernel most of whose written bytes
+    are convolutions' operands it copies named for that work: ``WEIGHT_COPIES`` where more of them
+    are weights than inputs, else ``INPUT_COPIES``; where it is made, or made mostly, from no FX
+    node (no line, no module: the BatchNorms' counters beside the copies), or where it only copies
+    the convolutions' operands (inference: the copies made from a convolution's own node, which
+    name its line and module); its nodes are kept. A call whose sizes are not known is left as it is."""
+    weights = copied_weights(record, args, (CONVOLUTION,))
     operands = copied_for(record, convolution_operands(args))
     out = dict(origins)
     for i, o in origins.items():
@@ -116,7 +121,9 @@ def weight_copy_origins(origins: dict[int, Origin], calls: list[Call], record: d
         size = {b: sizes.get(i, {}).get(b) for b in written}
         if not size or any(n is None for n in size.values()):
             continue
-        weights = sum(n or 0 for b, n in size.items() if b in copied)
-        if weights > sum(n or 0 for n in size.values()) - weights:
-            out[i] = Origin(o.nodes, [], [], WEIGHT_COPIES, o.recomputed)
+        copied = sum(n or 0 for b, n in size.items() if b in operands)
+        of_weights = sum(n or 0 for b, n in size.items() if b in weights)
+        if copied > sum(n or 0 for n in size.values()) - copied:
+            work = WEIGHT_COPIES if of_weights > copied - of_weights else INPUT_COPIES
+            out[i] = Origin(o.nodes, [], [], work, o.recomputed)
     return out

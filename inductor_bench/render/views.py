@@ -30,7 +30,8 @@ from ..core.views import (
     units,
 )
 from ..core.vocab import Role
-from ..core.weight_copies import WEIGHT_COPIES
+from ..core.weight_copies import COPIES as COPY_ORIGINS
+from ..core.weight_copies import INPUT_COPIES, WEIGHT_COPIES
 from . import charts
 from . import format as fmt
 from .doc import Doc
@@ -38,6 +39,7 @@ from .roofline import PCT_HEADER, group_pct_cell, shows_roofline, unit_member, u
 
 TOP_LEVEL = "(top level)"  # code of the compiled function itself, or a node with no module stack
 COPIES_ROW = f"({WEIGHT_COPIES})"  # the row, and the source cell, of such kernels (core/weight_copies.py)
+INPUT_ROW = f"({INPUT_COPIES})"  # ... and of the kernels that mostly copy the model's input
 MODULES_SHOWN = 2  # module paths named in a kernel's source cell before "+N"
 LINES_SHOWN = 6  # source lines named there before "+N lines" (the views by line list them all)
 # The columns of the kernel tables a terminal too narrow for them leaves out, in this order
@@ -74,8 +76,8 @@ def where(origin: Origin | None, note: str | None = None, types: dict[str, str] 
     (``compiled_from.top_levels``)."""
     if origin is None:
         return f"no source: {note}" if note else ""
-    if origin.missing == WEIGHT_COPIES and not origin.lines and not origin.modules:
-        return COPIES_ROW
+    if origin.missing in COPY_ORIGINS and not origin.lines and not origin.modules:
+        return f"({origin.missing})"
     named = [root if m == ROOT_MODULE else m for m in origin.modules[:MODULES_SHOWN]]
     kinds = [(types or {}).get(m) if not origin.lines else None for m in named]
     mods = [module_name(m) + (f" ({k})" if k and (i + 1 == len(named) or kinds[i + 1] != k) else "")
@@ -241,6 +243,7 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     built = BUILT if by == By.LINE and any(g.built for g in shown) else ""
     via = VIA if by == By.LINE and any(ln.via for g in shown for ln in g.lines) else ""
     via += COPIES if any(g.missing == WEIGHT_COPIES for g in shown) else ""
+    via += INPUT_COPIES_NOTE if any(g.missing == INPUT_COPIES for g in shown) else ""
     doc.paragraph(_view_note(by, bool(roots), kernels)
                   + (f" {REUSED}{REUSED_KERNELS if kernels else '.'}" if reused else "") + built + via
                   + (marks_note(marks) if PCT_HEADER not in gone else ""))
@@ -294,8 +297,9 @@ def _role_ms(grp: Group, backward: bool, ms: float) -> str:
 def _entries(doc: Doc, grp: Group, by: str, types: dict[str, str]) -> list[list[str]]:
     """The group's cells: one entry per line, its source as code (module, with its class where
     known: ``features.3 (Conv2d)``), the first on the group's row."""
-    if grp.missing == WEIGHT_COPIES:
-        return [[COPIES_ROW, COPIES_SOURCE] if by == By.LINE else [COPIES_ROW]]
+    if grp.missing in COPY_ORIGINS:
+        row, source = f"({grp.missing})", COPIES_SOURCE[grp.missing]
+        return [[row, source] if by == By.LINE else [row]]
     if grp.missing is not None:
         cells = ["(no source line)", grp.missing] if by == By.LINE else [f"(no module) {grp.missing}"]
         return [cells]
@@ -320,12 +324,18 @@ BUILT = (" (built there): the kernels of torch's own modules run by torch's own 
          "of torch layers) ran no line of the model; they count at the line that built their module.")
 VIA = (" A via B: line A (a layer's own code, reached from several lines) as called from line B, "
        "whose text is shown (docs/attribution.md).")
-COPIES_SOURCE = "no line: Inductor copies the weights on every call"
+COPIES_SOURCE = {WEIGHT_COPIES: "no line: Inductor copies the weights on every call",
+                 INPUT_COPIES: "no line: Inductor copies the input on every call"}
 COPIES = (f" {COPIES_ROW}: generated kernels that copy the convolutions' weights (with the model's input, "
           "where one kernel copies both) from the layout the model keeps them in into channels-last, the "
           "layout the convolutions read, on every call; a model and input in channels_last "
           "(model.to(memory_format=torch.channels_last)) have none to copy, and with --freezing "
           "(inference) the weights are copied once, at compile.")
+INPUT_COPIES_NOTE = (f" {INPUT_ROW}: a generated kernel that copies the model's input (with fewer "
+                     "bytes of weights, where one kernel copies both) into channels-last, the layout the "
+                     "convolutions read, on every call; an input in channels_last "
+                     "(x.to(memory_format=torch.channels_last)) is not copied, and with the model in "
+                     "channels_last too nothing is.")
 REUSED = ("A kernel called at several places (one code for the same work in each layer) counts each "
           "call where that call comes from: its time there")
 REUSED_KERNELS = ", and one in that group's kernels (the column's total counts it once per place)."
