@@ -230,10 +230,27 @@ def test_markdown_is_a_github_table_after_a_bold_verdict():
     assert "| busy %" in md
 
 
-def test_no_mode_ran():
+def test_no_mode_completed():
     r = CompareResult(model="m", modes=[ModeResult(mode="default", status="failed")])
     r.errors = ["default: the model raised"]
-    assert verdict_line(r, TextDoc()) == "NO MODE RAN: default: the model raised"
+    assert verdict_line(r, TextDoc()) == "NO MODE COMPLETED: default: the model raised"
+
+
+def test_columns_killed_after_their_compile_show_what_was_measured():
+    # synthetic, after compare models/mlp.py --repeat 10000 --timeout 60 on a loaded 2-core machine: both
+    # columns ran past the timeout while timing their steps, default compiled (6.17 s) and was profiled; the
+    # report had said "NO MODE RAN" and shown no table, its compile time and breakdown in the JSON alone
+    killed = "capture worker killed: compiled in 6.2 s, then timing its steps ran past --timeout 60s"
+    r = CompareResult(model="mlp", device="cpu", modes=[
+        ModeResult(mode="eager", status="timeout", reason="capture worker killed: its first call took 0.1 s, "
+                   "then timing its steps ran past --timeout 60s"),
+        ModeResult(mode="default", status="timeout", compile_s=6.17, reason=killed,
+                   breakdown=breakdown({"gemm_extern": 3.0, "cpp_pointwise": 1.0}, busy_ms=8.0))])
+    text = render_compare(r)
+    assert text.startswith("NO MODE COMPLETED")
+    row = {ln.split("  ")[0]: ln.split()[-2:] for ln in text.splitlines() if "  " in ln}
+    assert row["status"] == ["timeout", "timeout"] and row["compile (first call)"] == ["6.17", "s"]
+    assert row["kernels"] == ["-", "2"] and row["busy %"] == ["-", "80.0%"]
 
 
 def test_two_compares_diff_mode_by_mode():
@@ -532,7 +549,7 @@ def test_a_failing_model_fails_every_mode_and_still_writes_the_result(tmp_path):
         ("max-autotune", "failed"),
     ]
     assert all("no weights here" in m.reason for m in r.modes)
-    assert proc.stdout.startswith("NO MODE RAN: ")
+    assert proc.stdout.startswith("NO MODE COMPLETED: ")
 
 
 def _has_cuda() -> bool:

@@ -201,7 +201,7 @@ def gate_line(result: CompareResult, threshold_pct: float, doc: Doc) -> str:
 def verdict_line(result: CompareResult, doc: Doc) -> str:
     best = fastest(result)
     if best is None:
-        return doc.strong("NO MODE RAN") + ": " + "; ".join(result.errors or ["nothing was measured"])
+        return doc.strong("NO MODE COMPLETED") + ": " + "; ".join(result.errors or ["nothing was measured"])
     refs = [(_same_model(result, best, o), o) for o in (EAGER, DEFAULT)]  # and the base model's column:
     refs += [(_first_model(result, best), result.models[0])] if len(result.models) > 1 else []
     parts = [_versus(result, best, ref, over) for ref, over in refs]
@@ -390,7 +390,7 @@ def render_compare(result: CompareResult, fmt_name: str = TEXT, threshold_pct: f
     if models:
         doc.paragraph(*models)
     doc.paragraph(doc.byline("inductor-bench compare", _title(result)))
-    if any(m.ok for m in result.modes):  # with nothing measured the notes say it all
+    if any(m.ok or m.breakdown is not None for m in result.modes):  # nothing measured: the notes say it all
         doc.table(_rows(result), [""] + [m.label for m in result.modes])
         for chart in (charts.compare_step, charts.compare_compile, charts.compare_categories):
             doc.chart(chart(result))
