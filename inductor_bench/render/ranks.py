@@ -89,10 +89,11 @@ def _steps(doc: Doc, r: RanksResult) -> None:
 
 HOST_STEPS_NOTE = (
     "CPU-only ranks: figures are of each rank's busiest thread. comm = union of its collectives: "
-    "their ops on that thread (c10d::allreduce_, which hands the work over) and their ranges on "
-    "whichever thread ran them (gloo:all_reduce on gloo's worker threads); compute = the thread's "
-    "other op time; busy = union of compute and comm; idle = wall - busy; overlap = the part of comm "
-    "during which compute also ran; exposed comm = comm - overlap. compute + exposed comm + idle = wall."
+    "their ops on that thread (c10d::allreduce_, which hands the work over or waits for it) and "
+    "their ranges on whichever thread ran them (gloo:all_reduce on gloo's worker threads); "
+    "compute = the thread's other op time; busy = union of compute and comm; idle = wall - busy; "
+    "overlap = the part of comm during which compute also ran; exposed comm = comm - overlap. "
+    "compute + exposed comm + idle = wall."
 )
 
 
@@ -197,9 +198,10 @@ def _categories(doc: Doc, r: RanksResult) -> None:
 
 HOST_CATEGORIES_NOTE = (
     "CPU-only ranks: summed durations of the busiest thread's top-level ops, as one trace's category "
-    "table gives them. Its communication is its collectives' own ops (c10d::allreduce_), which hand "
-    "the work to gloo's threads: the steps table's comm also counts those threads' ranges "
-    "(gloo:all_reduce), and reads longer."
+    "table gives them. Its communication is its collectives' own ops (c10d::allreduce_), whatever "
+    "they cover: the work handed to gloo's threads, or the wait for it. The steps table's comm "
+    "also counts those threads' ranges (gloo:all_reduce): in each step it covers that step's ops, "
+    "but a step's can read less than this mean (one step whose ops ran long raises it)."
 )
 
 
