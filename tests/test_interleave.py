@@ -155,8 +155,8 @@ def test_a_side_sized_on_stalled_calls_gets_full_blocks_once_it_runs_fast():
 
 def test_resized_blocks_keep_the_rounds_the_call_limit_asks_for():
     """``fit_rounds`` still cuts a resized block: 100 calls in at least 10 rounds."""
-    assert sized_by_fastest(BLOCK_S, 100)([176.0, 2.0]) == 10
-    assert sized_by_fastest(BLOCK_S, 1000)([176.0, 5.0]) == 10  # ceil(50 / 5)
+    assert sized_by_fastest(BLOCK_S, 100)(2.0) == 10
+    assert sized_by_fastest(BLOCK_S, 1000)(5.0) == 10  # ceil(50 / 5)
 
 
 def test_stop_reasons_tell_the_call_limit_from_the_budget():

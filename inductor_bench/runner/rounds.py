@@ -17,6 +17,7 @@ before ``MIN_ROUNDS`` rounds, and no block is so large that the call limit would
 
 from __future__ import annotations
 
+import heapq
 import math
 import statistics
 from collections.abc import Callable
@@ -40,13 +41,16 @@ def block_steps(per_call_s: float, block_s: float) -> int:
     return max(1, min(MAX_BLOCK_STEPS, math.ceil(block_s / per_call_s)))
 
 
-def sized_by_fastest(block_s: float, max_steps: int) -> Callable[[list[float]], int]:
-    """A block size from a side's calls so far (ms): ``block_steps`` of its fastest call, cut
-    by ``fit_rounds``. The size set before the rounds rests on two calls; where both stalled
+def sized_by_fastest(block_s: float, max_steps: int) -> Callable[[float], int]:
+    """A block size from a side's fastest call so far (ms): ``block_steps`` of it, cut by
+    ``fit_rounds``. The size set before the rounds rests on two calls; where both stalled
     (176 ms against a 2 ms step, seen on a loaded machine) the side would run 1-call blocks
-    to the end, a tenth of the samples of the others."""
-    def size(times_ms: list[float]) -> int:
-        return fit_rounds([block_steps(min(times_ms) / 1e3, block_s)], max_steps)[0]
+    to the end, a tenth of the samples of the others. The fastest call is the most blocks'
+    worth any figure of the calls gives (their median, a stall where most stalled, gives
+    fewer): a side all of whose calls stall runs 1-call blocks because each call takes a
+    block's time."""
+    def size(fastest_ms: float) -> int:
+        return fit_rounds([block_steps(fastest_ms / 1e3, block_s)], max_steps)[0]
 
     return size
 
@@ -90,6 +94,40 @@ def charged_s(times_ms: list[float]) -> float:
     return len(times_ms) * statistics.median(times_ms) / 1e3 if times_ms else 0.0
 
 
+class Tally:
+    """A side's calls so far (ms), kept as they come: their number, the fastest, and the median
+    in two heaps (the lower half, negated, and the upper), so that charging a side after each
+    block costs a few steps a call, where sorting all its calls again grew with the square of
+    ``--repeat``. ``charged_s`` and ``fastest_ms`` equal ``charged_s`` and ``min`` of the
+    calls, to the bit."""
+
+    def __init__(self) -> None:
+        self.low: list[float] = []  # the lower half, negated (a max-heap); one more when odd
+        self.high: list[float] = []
+        self.fastest_ms = math.inf
+
+    def add(self, ms: float) -> None:
+        self.fastest_ms = min(self.fastest_ms, ms)
+        if not self.low or ms <= -self.low[0]:
+            heapq.heappush(self.low, -ms)
+        else:
+            heapq.heappush(self.high, ms)
+        if len(self.low) > len(self.high) + 1:
+            heapq.heappush(self.high, -heapq.heappop(self.low))
+        elif len(self.high) > len(self.low):
+            heapq.heappush(self.low, -heapq.heappop(self.high))
+
+    def median_ms(self) -> float:
+        """``statistics.median`` of the calls: the middle one, or the mean of the middle two."""
+        if len(self.low) > len(self.high):
+            return -self.low[0]
+        return (-self.low[0] + self.high[0]) / 2
+
+    def charged_s(self) -> float:
+        n = len(self.low) + len(self.high)
+        return n * self.median_ms() / 1e3 if n else 0.0
+
+
 def stop_reasons(blocks: list[list[list[float]]], plan: Plan) -> list[str | None]:
     """Why each side of ``interleave``'s blocks stopped: CALL_LIMIT, TIME_BUDGET, or None
     (the rounds ran out first)."""
@@ -102,16 +140,17 @@ def stop_reasons(blocks: list[list[list[float]]], plan: Plan) -> list[str | None
 
 def interleave(
     calls: list[Callable[[], float]], sizes: list[int], plan: Plan, max_rounds: int | None = None,
-    resize: Callable[[list[float]], int] | None = None,
+    resize: Callable[[float], int] | None = None,
 ) -> list[list[list[float]]]:
     """Rounds of blocks, one block per side per round (``sizes[i]`` calls of ``calls[i]``,
     each returning its time in ms), forward and backward order alternating, until ``plan``
     says every side is done or ``max_rounds`` have run. Returns blocks[side][round]; a side
     that is done runs no more blocks, so later rounds pair only the sides still running. Each
-    side's budget is charged by ``charged_s``. With ``resize``, a side's later blocks take the
-    size it gives for the side's calls so far, and ``sizes`` is updated in place."""
+    side's budget is charged by ``charged_s`` (kept by a ``Tally``). With ``resize``, a side's
+    later blocks take the size it gives for the side's fastest call so far, and ``sizes`` is
+    updated in place."""
     blocks: list[list[list[float]]] = [[] for _ in calls]
-    times: list[list[float]] = [[] for _ in calls]
+    tallies = [Tally() for _ in calls]
     steps = [0] * len(calls)
     spent = [0.0] * len(calls)
     ran = [0] * len(calls)  # blocks each side ran
@@ -129,9 +168,10 @@ def interleave(
             blk = [calls[i]() for _ in range(n)]
             blocks[i].append(blk)
             steps[i] += n
-            times[i] += blk
-            spent[i] = charged_s(times[i])
-            if resize is not None and times[i]:
-                sizes[i] = resize(times[i])
+            for ms in blk:
+                tallies[i].add(ms)
+            spent[i] = tallies[i].charged_s()
+            if resize is not None and steps[i]:
+                sizes[i] = resize(tallies[i].fastest_ms)
         r += 1
     return blocks
