@@ -185,6 +185,70 @@ def test_this_torchs_fx_cache_bypass_of_a_cond_is_heard_with_its_reason(tmp_path
     assert re.fullmatch(r"Can't cache HigherOrderOperator(: cond|s\.)", why)
 
 
+# synthetic, with the figures of a breakdown of models/mlp.py whose cache another torch install
+# had filled (torch 2.13 CPU, 2026-12-07): the FX graph cache hit, the C++ kernels were built again
+AGAIN = (f"{SHARED_CACHE}: an FX graph cache hit (2 FX graph cache hits, 0 misses), but its C++ kernels "
+         "were built again (2 libraries, 53.7 s compiling kernels): the cache holds none built with this "
+         "torch install's compiler command line")
+
+
+def test_a_hit_whose_kernels_were_built_again_says_so():
+    assert CompileCache("/c", True, 2, 0, 0, [], 2, 53.73).describe() == AGAIN
+    one = CompileCache("/c", True, 1, 0, 0, [], 1, None).describe()
+    assert one.endswith("(1 FX graph cache hits, 0 misses), but its C++ kernels were built again (1 library): "
+                        "the cache holds none built with this torch install's compiler command line")
+    # nothing built, or not counted (a result saved before): a cache hit, as before
+    for built in (0, None):
+        assert CompileCache("/c", True, 2, 0, 0, [], built, 0.01).describe() == (
+            f"{SHARED_CACHE}: a cache hit (2 FX graph cache hits, 0 misses)")
+    # a miss builds its kernels: nothing to add
+    assert CompileCache("/c", False, 0, 2, 0, [], 2, 9.5).describe() == (
+        "fresh cache (cold compile): a cache miss (0 FX graph cache hits, 2 misses)")
+
+
+def test_the_worker_response_reaches_the_compile_line():
+    """The compile worker's ``fx_cache`` answer (hand-built, as ``dynamo_counts.cache_record``
+    makes it) into the result, saved and read back, and onto the compile line."""
+    from inductor_bench.core.results import BreakdownResult
+    from inductor_bench.core.workload import WorkloadOptions
+    from inductor_bench.runner.pipeline import CompileOutcome, _take_outcome
+
+    comp = CompileOutcome(cache_dir="/c", cache_shared=True, compile_s=62.5, fx_cache={
+        "hits": 2, "misses": 0, "bypassed": 0, "bypass_reasons": [], "kernels_built": 2, "kernel_s": 53.73})
+    result = BreakdownResult(model="m")
+    _take_outcome(result, WorkloadOptions(path="m.py"), comp)
+    assert result.compile_cache.describe() == AGAIN
+    saved = json.loads(result.to_json())["extras"]["compile_cache"]
+    assert (saved["kernels_built"], saved["kernel_s"]) == (2, 53.73)
+    assert BreakdownResult.from_dict(json.loads(result.to_json())).compile_cache == result.compile_cache
+
+
+def test_the_kernel_libraries_built_during_a_run_are_counted(tmp_path):
+    """A hand-built Inductor cache: a graph's kernel library (``<key>.main.so``) found by a key
+    of its own is counted when built or built again, a probe of the CPU's vector instructions
+    (``<key>.so``) and Triton's own cache are not."""
+    from inductor_bench.runner.dynamo_counts import built_since, kernel_libraries
+
+    def put(rel: str, mtime_ns: int) -> None:
+        f = tmp_path / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(b"")
+        os.utime(f, ns=(mtime_ns, mtime_ns))
+
+    put("62/c62p.main.so", 10**18)
+    put("3g/c3g2.so", 10**18)
+    before = kernel_libraries(str(tmp_path))
+    assert list(before) == [str(tmp_path / "62/c62p.main.so")]
+    put("o7/co7o.main.so", 2 * 10**18)  # the same code under another command line's key
+    put("zs/czs6.main.so", 2 * 10**18)
+    put("3g/c3g3.so", 2 * 10**18)  # a probe
+    put("triton/0/k.main.so", 2 * 10**18)
+    assert built_since(before, str(tmp_path)) == 2
+    put("62/c62p.main.so", 3 * 10**18)  # built again under its own key (its library was lost)
+    assert built_since(before, str(tmp_path)) == 3
+    assert kernel_libraries(str(tmp_path / "missing")) == {} and built_since({}, None) == 0
+
+
 @pytest.mark.slow
 @pytest.mark.e2e
 def test_a_second_run_compiles_from_the_warm_cache(tmp_path, monkeypatch):
@@ -204,6 +268,7 @@ def test_a_second_run_compiles_from_the_warm_cache(tmp_path, monkeypatch):
     c1, c2 = first.compile_cache, second.compile_cache
     assert (c1.fx_hits, c2.fx_misses) == (0, 0) and c1.fx_misses == c2.fx_hits == 2  # forward, backward
     assert c1.dir == c2.dir and c1.shared and c2.shared
+    assert c1.kernels_built > 0 and c2.kernels_built == 0  # its kernels' libraries found, not built
     assert "a cache hit (2 FX graph cache hits, 0 misses)" in render_breakdown(second)
     assert [g.ok for g in second.graphs] == [True, True]
     assert (run2 / "cache").resolve() == (tmp_path / "xdg" / "inductor-bench").resolve() / cache.flags_tag(False)

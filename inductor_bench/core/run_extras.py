@@ -32,6 +32,12 @@ class CompileCache:
     # in torch's words; None: not counted (a result from before they were)
     fx_bypassed: int | None = None
     bypass_reasons: list[str] = field(default_factory=list)
+    # C++ kernel libraries built while the run ran, and its compiles' seconds compiling kernels
+    # (the compile phases' figure); None: not counted (a result from before they were). An FX
+    # graph cache hit keeps a module's Python, not its kernels: their libraries are found by a
+    # key of their own, which holds the compiler's command line (torch's install path among it)
+    kernels_built: int | None = None
+    kernel_s: float | None = None
 
     def describe(self) -> str:
         where = SHARED_CACHE if self.shared else "fresh cache (cold compile)"
@@ -39,7 +45,7 @@ class CompileCache:
             return where
         bypassed = self.fx_bypassed or 0
         if self.fx_hits and not (self.fx_misses or bypassed):
-            hit = "a cache hit"
+            hit = "an FX graph cache hit" if self.kernels_built else "a cache hit"
         elif self.fx_hits:
             hit = "partly a cache hit"
         elif self.fx_misses or not bypassed:
@@ -50,14 +56,26 @@ class CompileCache:
         if bypassed:
             counts += f", {bypassed} bypassed"
         why = f"; bypassed because: {'; '.join(self.bypass_reasons)}" if self.bypass_reasons else ""
-        return f"{where}: {hit} ({counts}){why}"
+        again = self._kernels_again() if self.fx_hits and not (self.fx_misses or bypassed) else ""
+        return f"{where}: {hit} ({counts}){again}{why}"
+
+    def _kernels_again(self) -> str:
+        """On an FX graph cache hit, the kernels it built all the same: its C++ libraries' keys
+        found none in the cache (filled by another torch install, or compiler); "" where none."""
+        if not self.kernels_built:
+            return ""
+        libs = "1 library" if self.kernels_built == 1 else f"{self.kernels_built} libraries"
+        secs = f", {self.kernel_s:.1f} s compiling kernels" if self.kernel_s else ""
+        return (f", but its C++ kernels were built again ({libs}{secs}): the cache holds none built "
+                "with this torch install's compiler command line")
 
     def to_dict(self) -> dict[str, Any]:
-        """As ``asdict``, without the bypass fields where they were not counted (a result saved
-        before they were reads back as it was saved)."""
+        """As ``asdict``, without the fields not counted (a result saved before they were reads
+        back as it was saved)."""
         d = asdict(self)
-        if self.fx_bypassed is None:
-            del d["fx_bypassed"]
+        for name in ("fx_bypassed", "kernels_built", "kernel_s"):
+            if d[name] is None:
+                del d[name]
         if not self.bypass_reasons:
             del d["bypass_reasons"]
         return d

@@ -46,8 +46,9 @@ from .cudagraph_state import attach as attach_cudagraph_state
 from .dynamo_counts import (
     attach_break_recorder,
     attach_compile_recorder,
+    cache_record,
     dynamo_graph_count,
-    fx_cache_counts,
+    kernel_libraries,
 )
 from .dynamo_frame import CODE_KEY, compiled_code
 from .failures import describe as _describe
@@ -316,6 +317,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
                            "versions": compat.versions()}
     out["script"] = kind == SCRIPT_KIND  # kept by an error too: the report says what ran
     before = torch_settings.snapshot()
+    libraries = kernel_libraries(os.environ.get("TORCHINDUCTOR_CACHE_DIR"))  # read again at the end
 
     def partial() -> dict[str, Any]:  # what an error keeps of the run so far
         return {**out, **_settings(before), "modules": recorder.modules, "graph_breaks": breaks.found(),
@@ -341,12 +343,11 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         raise err from e
     stop_compile_workers()  # a script's compiles too: none of its pool outlives this worker
     out.update(_settings(before, out.pop("model_settings", None)))
-    counts = fx_cache_counts()
-    out["fx_cache"] = None if counts is None else {**counts, "bypass_reasons": compile_log.bypass_reasons}
     out["dynamo_graphs"] = dynamo_graph_count()
     eager = (out.get("script_compiles") or {}).get("module_compile_eager") or []
     out["graph_breaks"] = breaks.found() + graph_breaks.module_compile_skips(eager)
     out["compiles"] = compile_log.found()
+    out["fx_cache"] = cache_record(libraries, compile_log, out["compiles"])
     out["modules"] = recorder.modules
     return out
 

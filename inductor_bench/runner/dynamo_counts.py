@@ -33,6 +33,44 @@ def fx_cache_counts() -> dict[str, int] | None:
             "bypassed": int(c.get("fxgraph_cache_bypass", 0))}
 
 
+def kernel_libraries(cache_dir: str | None) -> dict[str, int]:
+    """The C++ kernel libraries in Inductor's cache ``cache_dir``: path -> modification time
+    (ns). Inductor builds one per module's kernels and one per wrapper's bindings, each
+    ``<key>.main.so`` beside its source (``CppCodeCache.load_async``, torch 2.5 to 2.15), its key
+    the code and the compiler's command line (torch's include paths: its install). The probes of
+    the CPU's vector instructions (``<key>.so``) and Triton's own cache (``triton/``) are not
+    kernels of a graph's module, and not counted. An FX graph cache hit keeps the module's Python
+    only: loading it builds any library its key does not find."""
+    out: dict[str, int] = {}
+    with contextlib.suppress(OSError):  # evidence only
+        for sub in os.scandir(cache_dir or ""):
+            if sub.is_dir(follow_symlinks=False) and sub.name != "triton":
+                with contextlib.suppress(OSError):
+                    out.update((f.path, f.stat().st_mtime_ns) for f in os.scandir(sub.path)
+                               if f.name.endswith(".main.so"))
+    return out
+
+
+def built_since(before: dict[str, int], cache_dir: str | None) -> int:
+    """The kernel libraries in ``cache_dir`` built (or built again) since ``before`` was read."""
+    return sum(1 for path, mtime in kernel_libraries(cache_dir).items() if before.get(path) != mtime)
+
+
+def cache_record(libraries_before: dict[str, int], rec: CompileRecorder,
+                 compiles: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """What the run found in its Inductor cache (``TORCHINDUCTOR_CACHE_DIR``): the FX graph
+    cache's counts and bypass reasons, the kernel libraries built while it ran and the seconds
+    its compiles spent compiling kernels (``compile_phases.KERNELS``): on a hit, kernels built
+    again where the libraries' keys differ from those that filled the cache."""
+    counts = fx_cache_counts()
+    if counts is None:
+        return None
+    built = built_since(libraries_before, os.environ.get("TORCHINDUCTOR_CACHE_DIR"))
+    kernel_s = compile_phases.of_compiles(compiles).get(compile_phases.KERNELS, 0.0)
+    return {**counts, "bypass_reasons": rec.bypass_reasons, "kernels_built": built,
+            "kernel_s": round(kernel_s, 3)}
+
+
 def dynamo_graph_count() -> int | None:
     """The graphs Dynamo captured in this process, whichever backend compiled them."""
     try:

@@ -51,7 +51,7 @@ class CompileOutcome:
     step_load: dict[str, Any] | None = None  # load from other processes while steps were timed
     step_turns: dict[str, Any] | None = None  # the step and each module in turns (runner/turns.py)
     step_profile: dict[str, Any] | None = None  # a few steps profiled (runner/step_profile.py)
-    fx_cache: dict[str, Any] | None = None  # Inductor's FX graph cache: hits, misses, bypasses
+    fx_cache: dict[str, Any] | None = None  # FX graph cache hits, misses, bypasses; kernels built
     dynamo_graphs: int | None = None  # the graphs Dynamo captured, whichever backend compiled them
     script_compiles: dict[str, Any] | None = None  # what a script asked to compile (runner/script_compiles)
     script_stopped_s: float | None = None  # --script-seconds stopped the script this long after it started
@@ -192,7 +192,8 @@ def _take_outcome(result: BreakdownResult, opts: WorkloadOptions, comp: CompileO
         fx = comp.fx_cache or {}
         result.compile_cache = CompileCache(comp.cache_dir, comp.cache_shared, fx.get("hits"),
                                             fx.get("misses"), fx.get("bypassed"),
-                                            list(fx.get("bypass_reasons") or []))
+                                            list(fx.get("bypass_reasons") or []), fx.get("kernels_built"),
+                                            fx.get("kernel_s"))
     if comp.error:
         result.errors.append(str(comp.error))
 
