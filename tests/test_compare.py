@@ -39,6 +39,8 @@ from .conftest import MODELS
 # Seven samples with a robust sigma of 1.5% of the median (see test_diff.JITTER).
 JITTER = [1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.01]
 CLI = [sys.executable, "-c", "from inductor_bench.cli import main; main()"]
+# a real run on a shared machine may find its modes apart beyond noise or not
+HEADLINES = ("Fastest steady state: ", "No mode is faster than eager beyond noise: fastest steady state ")
 
 
 def samples(ms: float) -> list[float]:
@@ -482,7 +484,7 @@ def test_a_columns_code_is_read_from_its_modules_only_when_every_graph_was_measu
 def test_compare_mlp_prints_the_table_and_keeps_the_samples(mlp_compare):
     proc, tmp = mlp_compare
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.startswith("Fastest steady state: ")
+    assert proc.stdout.startswith(HEADLINES)
     assert "inductor-bench compare: mlp: train step (forward + backward), float32" in proc.stdout
     r = CompareResult.from_dict(json.loads((tmp / "compare.json").read_text()))
     assert [m.mode for m in r.modes] == ["eager", "default", "max-autotune", "reduce-overhead"]
@@ -517,7 +519,7 @@ def test_compare_mlp_prints_the_table_and_keeps_the_samples(mlp_compare):
         texts[0] == texts[1])
     saved = load_compare(tmp / "run")
     assert saved.to_dict() == r.to_dict()
-    assert (tmp / "run" / "report.txt").read_text().startswith("Fastest steady state: ")
+    assert (tmp / "run" / "report.txt").read_text().startswith(HEADLINES)
 
 
 @pytest.mark.e2e

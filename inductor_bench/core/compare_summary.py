@@ -14,7 +14,7 @@ from typing import Any
 
 from .devices import backend
 from .load import Load
-from .stats import MIN_SAMPLES, Change, compare_samples, judge_paired
+from .stats import MIN_SAMPLES, TOO_FEW, Change, compare_samples, judge_paired
 from .steady import limit_of
 from .step import split_in_turns
 from .vocab import CompileMode
@@ -66,13 +66,67 @@ def timed(m: Any) -> bool:
 
 
 def fastest(result: Any) -> Any:
-    """The mode with the lowest step time, of those that ran whose figure can be ranked
-    (``unranked``) where any can, else of those with MIN_SAMPLES steady samples or more, else
-    of those that ran."""
+    """The mode with the highest speedup over the ``reference`` (itself 1.00x), round by round as
+    the report's speedups are judged (``judge``: the median of the paired rounds' ratios, so that
+    the column crowned is never one its own speedup reads slower than the reference), the lower
+    step time on a tie; by step time where some column's ratio cannot be had. Of the
+    ``candidates``."""
+    ran = candidates(result)
+    if not ran:
+        return None
+    base = reference(result) or ran[0]
+    ratios = {m.label: 1.0 if m is base else judge(result, base, m).speedup for m in ran}
+    if None in ratios.values():
+        return min(ran, key=lambda m: result.step(m).ms)
+    return min(ran, key=lambda m: (-ratios[m.label], result.step(m).ms))
+
+
+def candidates(result: Any) -> list[Any]:
+    """The columns the headline's may be: those that ran whose figure can be ranked
+    (``unranked``) where any can, else those with MIN_SAMPLES steady samples or more, else
+    those that ran."""
     ran = [m for m in result.modes if timed(m)]
     enough = [m for m in ran if result.step(m).n >= MIN_SAMPLES]
-    ran = [m for m in enough if unranked(result, m) is None] or enough or ran
-    return min(ran, key=lambda m: result.step(m).ms) if ran else None
+    return [m for m in enough if unranked(result, m) is None] or enough or ran
+
+
+def reference(result: Any) -> Any:
+    """The column the headline says whether any mode beats beyond noise: the (first) model's
+    eager, else its default, of the ``candidates``; None where neither is one."""
+    first = result.models[0] if len(result.models) > 1 else None
+    ran = {id(m) for m in candidates(result)}
+    modes = (CompileMode.EAGER, CompileMode.DEFAULT)
+    cols = [result.mode(f"{first}:{mode}" if first else mode) for mode in modes]
+    return next((m for m in cols if id(m) in ran), None)
+
+
+def beats_every_other(result: Any, best: Any) -> bool:
+    """``best`` significantly faster than every other of the ``candidates`` (and not too disturbed to
+    say): a headline that crowns it needs no word of noise."""
+    return all(judge(result, m, best).faster and not too_disturbed(result, m, best)
+               for m in candidates(result) if m is not best)
+
+
+def noise_only(result: Any, best: Any) -> bool:
+    """Every other of the ``candidates`` judged against the ``reference`` (enough samples, rounds
+    steady enough), none significantly faster, and ``best`` not significantly faster than every
+    other: the headline says no mode is faster than the reference beyond noise before it names
+    the fastest."""
+    ref = reference(result)
+    others = [m for m in candidates(result) if m is not ref]
+    if ref is None or not others or faster_beyond_noise(result) or beats_every_other(result, best):
+        return False
+    return all(judge(result, ref, m).verdict != TOO_FEW and not too_disturbed(result, ref, m) for m in others)
+
+
+def faster_beyond_noise(result: Any) -> list[str] | None:
+    """The ``candidates`` significantly faster than the ``reference`` (and not too disturbed to say);
+    an empty list: no mode is faster than it beyond noise; None where there is no reference."""
+    ref = reference(result)
+    if ref is None:
+        return None
+    return [m.label for m in candidates(result) if m is not ref
+            and judge(result, ref, m).faster and not too_disturbed(result, ref, m)]
 
 
 def unranked(result: Any, m: Any) -> str | None:
@@ -92,7 +146,9 @@ def summary(result: Any) -> dict[str, Any]:
     and sample counts); ``outside_ms``: its time outside the graphs, where measured;
     ``speedups``: each against eager and default of its model and, with several model files,
     against the first model's same mode; ``fastest``: the headline's column (None where none
-    was timed)."""
+    was timed); ``reference`` and ``faster_beyond_noise``: the column the headline judges the
+    others against and those significantly faster than it (empty: none beyond noise; None where
+    there is no eager or default column)."""
     best = fastest(result)
     return {
         "step_ms": {m.label: result.step(m).to_dict() for m in result.modes if timed(m)},
@@ -105,6 +161,8 @@ def summary(result: Any) -> dict[str, Any]:
                                if timed(m) and (why := quiet_moments(result, m))},
         "speedups": [_speedup(result, m, ref) for m, ref in _pairs(result)],
         "fastest": best.label if best is not None else None,
+        "reference": ref.label if (ref := reference(result)) is not None else None,
+        "faster_beyond_noise": faster_beyond_noise(result),
     }
 
 

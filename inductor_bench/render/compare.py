@@ -12,41 +12,26 @@ from ..core.compare import (
     EAGER,
     CompareResult,
     ModeResult,
-    against_first,
     column_disturbances,
     column_marks,
-    fastest,
     judge,
-    not_measured,
     outside_load,
-    payback_steps,
     quiet_moments,
-    regressions,
     timed,
     timing_failure,
     too_disturbed,
     unpaired,
-    unranked,
 )
 from ..core.devices import backend
-from ..core.stats import MIN_SAMPLES, TOO_FEW, Change
+from ..core.stats import MIN_SAMPLES
 from ..core.step import disturbances, oversubscribed, pipelined_busy_pct, replayed_count
 from ..core.vocab import Status, Stop
 from . import charts_compare as charts
-from .doc import TEXT, Doc, new_doc
+from .compare_verdict import first_model, gate_line, model_verdicts, same_model, verdict_line
+from .doc import TEXT, new_doc
 from .execution import breaks_line
 from .format import SPREAD, interval_x, mib, ms_precise, optional, seconds, speedup_x, spread
 from .roofline import roofline_rows
-
-
-def _same_model(result: CompareResult, m: ModeResult, mode: str) -> ModeResult | None:
-    """``m``'s model in another mode."""
-    return result.mode(f"{m.model}:{mode}" if m.model else mode)
-
-
-def _first_model(result: CompareResult, m: ModeResult) -> ModeResult | None:
-    """The first model in ``m``'s mode (the base of a comparison of model files)."""
-    return result.mode(f"{result.models[0]}:{m.mode}") if result.models else None
 
 
 def _speedup_cell(result: CompareResult, mode: ModeResult, ref: ModeResult | None) -> str:
@@ -103,12 +88,12 @@ def _rows(result: CompareResult) -> list[list[str]]:
         ["steady samples"] + [_samples_cell(result, m) if m.ok else "-" for m in ms],
     ]
     for over in (EAGER, DEFAULT):
-        refs = [_same_model(result, m, over) for m in ms]
+        refs = [same_model(result, m, over) for m in ms]
         if any(r is not None and r is not m for r, m in zip(refs, ms, strict=True)):
             cells = [_speedup_cell(result, m, r) for m, r in zip(ms, refs, strict=True)]
             rows.append([f"speedup vs {over}", *cells])
     if len(result.models) > 1:
-        cells = [_speedup_cell(result, m, _first_model(result, m)) for m in ms]
+        cells = [_speedup_cell(result, m, first_model(result, m)) for m in ms]
         rows.append([f"speedup vs {result.models[0]}", *cells])
     rows.append([_memory_label(result)] + [mib(m.peak_memory_bytes) for m in ms])
     rows.append(["kernels"] + [optional(m.kernel_count()) for m in ms])
@@ -149,73 +134,6 @@ def _outside(m: ModeResult) -> str:
 
 def _busy(m: ModeResult) -> str:
     return f"{m.breakdown.totals().busy_pct:.1f}%" if m.breakdown else "-"
-
-
-# ---- the verdict ----------------------------------------------------------------------------
-
-
-def _versus(result: CompareResult, best: ModeResult, ref: ModeResult | None, other: str) -> str | None:
-    if ref is None or ref is best or not timed(ref):
-        return None
-    ch, why = judge(result, ref, best), too_disturbed(result, ref, best)
-    if ch.verdict == TOO_FEW or why:  # no figure to head a report with
-        return f"no speedup over {other}: {why}" if why else f"too few samples to judge it against {other}"
-    ci = interval_x(ch.speedup_ci) if min(ch.base.n, ch.head.n) >= MIN_SAMPLES else ""
-    text = f"{speedup_x(ch)} {ci} over {other} ({ch.verdict})".replace("  ", " ")
-    payback = payback_steps(ref, best, ch)
-    if payback is not None:
-        text += f", its extra compile time pays back after {payback:,} steps"
-    return text
-
-
-def _model_verdict(base: ModeResult, m: ModeResult, ch: Change) -> str:
-    """``mlp_slow25 against mlp, default: 0.80x [0.78x-0.81x] (significant, slower)``."""
-    ci = interval_x(ch.speedup_ci) if ch.verdict != TOO_FEW else ""
-    how = ", slower" if ch.slower else ", faster" if ch.faster else ""
-    text = f"{m.model} against {base.model}, {m.mode}: {speedup_x(ch)} {ci} ({ch.verdict}{how})"
-    return text.replace("  ", " ")
-
-
-def model_verdicts(result: CompareResult) -> list[str]:
-    """With several model files: each later model against the first, mode by mode; the
-    columns that cannot be judged say why."""
-    judged = [_model_verdict(b, m, ch) for b, m, ch in against_first(result)]
-    return judged + [f"not comparable: {u.describe()}" for u in not_measured(result)]
-
-
-def gate_line(result: CompareResult, threshold_pct: float, doc: Doc) -> str:
-    """The merge gate's verdict on the later models against the first."""
-    bad = regressions(result, threshold_pct)
-    if bad:
-        return doc.strong(f"REGRESSION above the {threshold_pct:g}% gate") + ": " + "; ".join(
-            _model_verdict(b, m, ch) for b, m, ch in bad
-        )
-    gaps = not_measured(result)
-    if gaps:
-        return doc.strong(f"NOT COMPARABLE, so the {threshold_pct:g}% gate fails") + ": " + "; ".join(
-            u.describe() for u in gaps
-        ) + " - no verdict without them"
-    return doc.strong(f"NO REGRESSION above the {threshold_pct:g}% gate")
-
-
-def verdict_line(result: CompareResult, doc: Doc) -> str:
-    best = fastest(result)
-    if best is None:
-        return doc.strong("NO MODE COMPLETED") + ": " + "; ".join(result.errors or ["nothing was measured"])
-    refs = [(_same_model(result, best, o), o) for o in (EAGER, DEFAULT)]  # and the base model's column:
-    refs += [(_first_model(result, best), result.models[0])] if len(result.models) > 1 else []
-    parts = [_versus(result, best, ref, over) for ref, over in refs]
-    detail = "; ".join(p for p in parts if p)
-    head = doc.strong(f"Fastest steady state: {best.label}") + f" {ms_precise(result.step(best).ms)} ms"
-    rest = "".join(f"; {t}" for t in _faster_unranked(result, best))
-    return head + (f" ({detail})" if detail else "") + rest
-
-
-def _faster_unranked(result: CompareResult, best: ModeResult) -> list[str]:
-    """The columns read faster than the headline's whose figure is no headline: named, with why."""
-    ms = result.step(best).ms
-    return [f"{m.label} read {ms_precise(result.step(m).ms)} ms on {why}" for m in result.modes
-            if timed(m) and m is not best and result.step(m).ms < ms and (why := unranked(result, m))]
 
 
 # ---- documents ------------------------------------------------------------------------------
