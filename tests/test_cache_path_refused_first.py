@@ -34,13 +34,14 @@ def _everything_under(path) -> list[str]:
 @pytest.mark.parametrize("where, advice", [
     (["--out", "cmp 1/run"], "give --out a path without them"),
     (["--runs-dir", "runs sp"], "give --runs-dir a path without them"),
-    (["--names", "my mlp"], "give --names names without them"),  # the advice had said --out for all three
+    (["--names", "my mlp,b"], "give --names names without them"),  # the advice had said --out for all three
 ])
 def test_a_compare_whose_fresh_caches_cannot_be_compiled_in_makes_nothing(tmp_path, capsys, monkeypatch, where,
                                                                           advice):
     monkeypatch.chdir(tmp_path)
     args = ["--runs-dir", "runs"] if where[0] != "--runs-dir" else []
-    code, err = _run(capsys, "compare", MLP, "--device", "cpu", *args, *where)
+    files = [MLP, MLP] if where[0] == "--names" else [MLP]  # one file's name is its title alone
+    code, err = _run(capsys, "compare", *files, "--device", "cpu", *args, *where)
     assert code == 2 and err.count("\n") == 1
     assert err.startswith("inductor-bench: error: the run directory's cache ") and "eager/cache has a space" in err
     assert f"(torch splits it at them): {advice}, or compile in the shared cache (compare and sweep" in err

@@ -71,7 +71,8 @@ Names = Annotated[
         "--names",
         metavar="A,B,...",
         help="Names for the model files, in order (e.g. base,head); default: their file names, "
-        "spaces and quotes made _, made unique (mlp, mlp-2).",
+        "spaces and quotes made _, made unique (mlp, mlp-2). With one model file, its name "
+        "titles the comparison.",
     ),
 ]
 StepBudget = Annotated[

@@ -250,13 +250,17 @@ def run_compare(
         check_names(names, len(files))
     check_requested(opts.device)  # before any worker or run directory, as are its caches' paths
     compile_modes.check_before_running(modes)
-    names = names or (model_names([f.path for f in files]) if len(files) > 1 else [""])
+    title = names[0] if names and len(files) == 1 else None  # one file: its name titles it
+    if len(files) == 1:
+        names = [""]
+    names = names or model_names([f.path for f in files])
     planned = planned_run_dir(opts.name, "compare", root=root, out=out)
     check_caches(planned, [column_dir(Path(), n, m).name for n in names for m in modes],
                  fresh=run.settings.fresh_cache, freezing=opts.freezing, device=opts.device,
                  came_from="--out" if out is not None else "--runs-dir")
     run_dir = new_run_dir(opts.name, "compare", root=root, out=out)
     result = _header(opts, run, run_dir)
+    result.model = title or result.model
     if len(files) > 1:
         result.models = names
         result.model = " vs ".join(names)
