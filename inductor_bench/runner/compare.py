@@ -251,9 +251,7 @@ def run_compare(
     check_requested(opts.device)  # before any worker or run directory, as are its caches' paths
     compile_modes.check_before_running(modes)
     title = names[0] if names and len(files) == 1 else None  # one file: its name titles it
-    if len(files) == 1:
-        names = [""]
-    names = names or model_names([f.path for f in files])
+    names = [""] if len(files) == 1 else names or model_names([f.path for f in files])
     planned = planned_run_dir(opts.name, "compare", root=root, out=out)
     check_caches(planned, [column_dir(Path(), n, m).name for n in names for m in modes],
                  fresh=run.settings.fresh_cache, freezing=opts.freezing, device=opts.device,
@@ -339,6 +337,7 @@ def _run_modes(
     progress = run.settings.progress
     device = None if opts.device == AUTO else opts.device
     first_err: Exception | None = None
+    named = dataclasses.replace(run, settings=dataclasses.replace(run.settings, model_label=model))
     for mode in _execution_order(modes):
         label = f"{model}:{mode}" if model else mode
         reason = skip_reason(mode, device) or _not_run(first_err)
@@ -350,7 +349,7 @@ def _run_modes(
             continue
         side_opts = dataclasses.replace(opts, mode=mode)
         side_dir = column_dir(run_dir, model, mode)
-        m, outcome, err = run_mode(side_opts, side_dir, run)
+        m, outcome, err = run_mode(side_opts, side_dir, named)
         resolved = device is None and bool(outcome.device)
         device = device or outcome.device or None
         if resolved and skip_reason(mode, device):  # "auto" turned out not to be CUDA

@@ -287,7 +287,8 @@ def _profile_all(
     """Profile every graph (``graphs.profile_graphs``: one worker for all, then again in each
     further process) into ``result.graphs``, each kept when analysed, replaced when measured
     faster; the first error met, if any; interrupted, the graphs not profiled named in errors."""
-    prefix = f"{opts.mode}: " if opts.mode != CompileMode.DEFAULT else ""
+    mode = f"{opts.mode}: " if opts.mode != CompileMode.DEFAULT else ""
+    prefix = f"{settings.model_label}:{opts.mode}: " if settings.model_label else mode  # compare's column
     preload = None if comp.script else _preload_path(opts)
     first_error: errors.BenchError | None = None
     position = {s.graph.id: i for i, s in enumerate(sources, 1)}

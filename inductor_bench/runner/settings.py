@@ -32,5 +32,7 @@ class RunSettings:
     # breakdown --size: size symbols of dynamic-shape graphs profiled at these values
     sizes: dict[str, int] = field(default_factory=dict)
     progress: Progress = QUIET
+    # the model file a compare of several is running, named in its profiling lines ("" with one)
+    model_label: str = ""
     echo: bool = False  # workers print to the terminal instead of their logs
     on_saved: OnSaved | None = None  # called with each result once it is saved
