@@ -22,7 +22,7 @@ from ..core.compare import (
     too_disturbed,
     unpaired,
 )
-from ..core.devices import backend
+from ..core.devices import AUTO, backend
 from ..core.stats import MIN_SAMPLES
 from ..core.step import disturbances, oversubscribed, pipelined_busy_pct, replayed_count
 from ..core.vocab import Status, Stop
@@ -143,7 +143,15 @@ def _title(result: CompareResult) -> str:
     step = "train step (forward + backward)" if result.train else "inference"
     dtype = result.dtype + (" autocast" if result.autocast else "")
     batch = f", batch {result.batch_size}" if result.batch_size else ""
-    return f"{result.model}: {step}, {dtype}{batch}, on {result.device_name or result.device}"
+    return f"{result.model}: {step}, {dtype}{batch}, on {_device_words(result)}"
+
+
+def _device_words(result: CompareResult) -> str:
+    """The device's name; asked ``--device auto`` where no worker got as far as choosing one
+    (each stopped before: past --timeout, or failed), the parent, torch-free, cannot."""
+    if result.device == AUTO and not result.device_name:
+        return "--device auto: no worker got as far as choosing the device"
+    return result.device_name or result.device
 
 
 def _heading(result: CompareResult) -> str:
