@@ -99,6 +99,9 @@ class Recompile:
     min_rel: float = 0.10  # the device's floor for a significant change (Backend.min_rel_change)
     # the interleaved timing's load (core/load.py's saved Load; None: not read, not timed)
     step_load: dict[str, Any] | None = None
+    # why each side's interleaved timing stopped, [base, tuned] (runner/rounds.py's Stop; None:
+    # the rounds ran out first); empty where not saved
+    step_stopped: list[str | None] = field(default_factory=list)
 
     def step_change(self) -> Change | None:
         """Base -> max-autotune step time, judged round by round; None without the rounds."""
@@ -107,7 +110,8 @@ class Recompile:
         return judge_paired(self.base_paired_ms, self.tuned_paired_ms, min_rel=self.min_rel)
 
     def to_dict(self) -> dict[str, Any]:
-        d = {k: v for k, v in asdict(self).items() if k != "route" and (k != "step_load" or v)}
+        unsaved_when_empty = ("step_load", "step_stopped")
+        d = {k: v for k, v in asdict(self).items() if k != "route" and (k not in unsaved_when_empty or v)}
         return {"route": self.route, **d}
 
 

@@ -11,15 +11,15 @@ from ..core.categories import label, order
 from ..core.comparable import trains
 from ..core.devices import backend
 from ..core.leftout import describe, left_out_why
-from ..core.load import Load
 from ..core.results import STEADY_SINCE, BreakdownResult, GraphResult, KernelRetuning, KernelStat, Recompile
 from ..core.step import gain_frame
 from ..core.step_totals import ALL_GRAPHS, ALL_GRAPHS_ROW, counted, listed_categories, reweighed
 from ..core.views import By, has_sources, top_step_units
-from ..core.vocab import Role, Status, Verdict
+from ..core.vocab import Role, Status
 from ..core.workload import script_line
 from . import charts
 from . import format as fmt
+from .autotune_step import step_change
 from .doc import TEXT, Doc, new_doc
 from .execution import render_execution
 from .kernel import render_matches, render_retuning
@@ -308,39 +308,17 @@ def _autotune(doc: Doc, r: BreakdownResult) -> None:
     if isinstance(r.autotune, KernelRetuning):
         render_retuning(doc, r.autotune.rows, r.autotune.total_bound)
     elif isinstance(r.autotune, Recompile):
-        _recompile(doc, r.autotune)
+        _recompile(doc, r.autotune, r.mode)
 
 
-def _recompile(doc: Doc, a: Recompile) -> None:
-    head = f"max-autotune recompile (CPU): step {_step_change(a)}; kernels {a.base_kernel_ms:.3f} ms -> "
-    head += f"{a.tuned_kernel_ms:.3f} ms (the two breakdowns); run: {a.tuned_run}"
+def _recompile(doc: Doc, a: Recompile, base_mode: str) -> None:
+    head = (f"max-autotune recompile (CPU): step {step_change(a, base_mode)}; kernels "
+            f"{a.base_kernel_ms:.3f} ms -> {a.tuned_kernel_ms:.3f} ms (the two breakdowns); "
+            f"run: {a.tuned_run}")
     if a.tuned_status not in (None, Status.OK):
         head += f" (status {a.tuned_status})"
     doc.paragraph(head)
     render_matches(doc, a.rows, top=a.n)
-
-
-def _step_change(a: Recompile) -> str:
-    """The headline: both real steps timed interleaved in one process, with the verdict on
-    them round by round; else the two runs' graph walls, unjudged, and why."""
-    base, tuned = a.base_step_ms, a.tuned_step_ms
-    ch = a.step_change()
-    if ch is None:
-        speed = f"{base / tuned:.2f}x" if tuned > 0 else "n/a"
-        same = ("; every kernel the same code on both sides: the two processes differ, not the kernels"
-                if a.rows and all(r.verdict == Verdict.SAME_CODE for r in a.rows) else "")
-        return f"{base:.3f} ms -> {tuned:.3f} ms ({speed}; {a.step_note or 'not timed interleaved'}{same})"
-    ci = ch.speedup_ci
-    x = fmt.speedup_x(ch) + (f" {fmt.interval_x(ci)}" if ci else "") if ch.speedup else "n/a"
-    rounds = ch.paired.rounds if ch.paired else 0
-    # the two means pool every round; the speedup is the median of the rounds' own ratios, which
-    # a drift of the machine between rounds does not move (a 0.567 -> 0.623 ms pair beside 0.97x)
-    load = Load.from_dict(a.step_load)
-    warn = (f"; WARNING: timed while {load.describe()}: both steps may be inflated, each its own way"
-            if load is not None and load.disturbed else "")
-    return (f"{base:.3f} ms -> {tuned:.3f} ms (each side's steady mean over all its calls); {x} "
-            f"round by round ({ch.verdict}: the median of {rounds} rounds' ratios, both timed "
-            f"interleaved in one process{warn})")
 
 
 def render_breakdown(

@@ -115,5 +115,6 @@ def _time_both(
         return
     rec.base_paired_ms, rec.tuned_paired_ms = ([list(b) for b in blocks] for blocks in data["blocks"][:2])
     rec.step_load = data.get("load")
+    rec.step_stopped = list(data.get("stopped") or [])[:2]
     rec.base_step_ms = summarize([x for b in rec.base_paired_ms for x in b]).ms
     rec.tuned_step_ms = summarize([x for b in rec.tuned_paired_ms for x in b]).ms
