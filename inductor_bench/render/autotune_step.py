@@ -6,14 +6,8 @@ from __future__ import annotations
 
 from ..core.load import Load
 from ..core.results import Recompile
-from ..core.vocab import CompileMode, Stop, Verdict
+from ..core.vocab import CompileMode, Verdict
 from . import format as fmt
-
-# why a side stopped before the other (``runner/rounds.py``); a result saved without it says only when
-STOPPED_WORDS = {
-    Stop.CALL_LIMIT: ", having reached its call limit",
-    Stop.TIME_BUDGET: ", having used up its time budget (--step-budget)",
-}
 
 
 def step_change(a: Recompile, base_mode: str) -> str:
@@ -53,6 +47,6 @@ def _sat_out(a: Recompile, base_mode: str) -> str:
     if both >= max(ran):
         return ""
     stopped = list(a.step_stopped) + [None] * len(sides)
-    why = "; ".join(f"{label} stopped after {n}{STOPPED_WORDS.get(stopped[i] or '', '')}"
+    why = "; ".join(f"{label} stopped after {n}{fmt.STOPPED_WORDS.get(stopped[i] or '', '')}"
                     for i, ((label, _), n) in enumerate(zip(sides, ran, strict=True)) if n < max(ran))
     return f"; {both} of {max(ran)} rounds, the ones both sides ran: {why}, and sat out the rest"

@@ -30,7 +30,7 @@ from . import charts_compare as charts
 from .compare_verdict import first_model, gate_line, model_verdicts, same_model, verdict_line
 from .doc import TEXT, new_doc
 from .execution import breaks_line
-from .format import SPREAD, interval_x, mib, ms_precise, optional, seconds, speedup_x, spread
+from .format import SPREAD, STOPPED_WORDS, interval_x, mib, ms_precise, optional, seconds, speedup_x, spread
 from .roofline import roofline_rows
 
 
@@ -175,18 +175,11 @@ def _rounds_words(result: CompareResult, rounds: int) -> str:
     stopped = (result.interleaved or {}).get("stopped") or {}
     early = [(m.label, _rounds_run(m.paired_ms), stopped.get(m.label)) for m in result.modes
              if m.paired_ms and _rounds_run(m.paired_ms) < rounds]
-    why = "; ".join(f"{label} stopped after {n}{_STOPPED_WORDS.get(reason, '')}"
+    why = "; ".join(f"{label} stopped after {n}{STOPPED_WORDS.get(reason, '')}"
                     for label, n, reason in early)
     return (f"the ratios of the rounds every column ran in ({every} of the "
             f"{rounds}" + (f": {why}, and sat out the rest" if why else "") + "), and each column's "
             "step time and samples come from those rounds too (compare.json keeps all its rounds)")
-
-
-# Why a column stopped before the others (``runner/rounds.py``); a result saved without it says only when.
-_STOPPED_WORDS = {
-    Stop.CALL_LIMIT: ", having reached its call limit",
-    Stop.TIME_BUDGET: ", having used up its time budget (--step-budget)",
-}
 
 
 def _budget_words(result: CompareResult) -> str:

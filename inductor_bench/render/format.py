@@ -12,7 +12,7 @@ import math
 
 from ..core.stats import Change, beside_mark, interval_x_text
 from ..core.step_totals import ALL_GRAPHS
-from ..core.vocab import StepSource
+from ..core.vocab import StepSource, Stop
 
 # Kernel names cut to a table's width (render/kernel_names.py), with the other formats here.
 from .kernel_names import KERNEL_CHARS as KERNEL_CHARS
@@ -188,3 +188,11 @@ def step_source(source: str) -> str:
 def step_axis(source: str) -> str:
     """A chart's axis for a diff's first figure: per step only where it is the step."""
     return f"ms per step ({source})" if source == StepSource.MODEL else f"ms ({step_source(source)})"
+
+
+# Why a column or side stopped before the others (``runner/rounds.py``); a result saved
+# without it says only when.
+STOPPED_WORDS = {
+    Stop.CALL_LIMIT: ", having reached its call limit",
+    Stop.TIME_BUDGET: ", having used up its time budget (--step-budget)",
+}
