@@ -269,7 +269,9 @@ def test_a_second_run_compiles_from_the_warm_cache(tmp_path, monkeypatch):
     assert (c1.fx_hits, c2.fx_misses) == (0, 0) and c1.fx_misses == c2.fx_hits == 2  # forward, backward
     assert c1.dir == c2.dir and c1.shared and c2.shared
     assert c1.kernels_built > 0 and c2.kernels_built == 0  # its kernels' libraries found, not built
-    assert "a cache hit (2 FX graph cache hits, 0 misses)" in render_breakdown(second)
+    assert (c1.aot_misses, c1.aot_saved, c2.aot_hits, c2.aot_misses) == (1, 1, 1, 0)  # one frame
+    assert "a cache hit (2 FX graph cache hits, 0 misses); AOTAutograd cache: 1 hits, 0 misses" in (
+        render_breakdown(second))
     assert [g.ok for g in second.graphs] == [True, True]
     assert (run2 / "cache").resolve() == (tmp_path / "xdg" / "inductor-bench").resolve() / cache.flags_tag(False)
     cold, _, _ = run_breakdown(opts, RunSettings(timeout=600, iterations=5, windows=1, fresh_cache=True),
@@ -307,3 +309,73 @@ def test_a_script_run_says_whether_its_compile_hit_the_cache():
         lines = render_breakdown(r).splitlines()
         assert f"compile: {SHARED_CACHE}: {words}" in lines
         assert not any(line.startswith("compile (first call") for line in lines)
+
+
+def test_the_aot_autograd_cache_outcome_is_on_the_compile_line():
+    """Synthetic counts: AOTAutograd's cache in front of the FX graph cache (one entry per
+    frame). Its miss beside FX graph cache hits says the joint graph was traced again; a
+    freezing run's bypass gives torch's reason; a result from before it was counted reads as before."""
+    hit = CompileCache("/c", True, 2, 0, 0, [], 0, 0.0, 1, 0, 0)
+    assert hit.describe() == (f"{SHARED_CACHE}: a cache hit (2 FX graph cache hits, 0 misses); "
+                              "AOTAutograd cache: 1 hits, 0 misses")
+    again = CompileCache("/c", True, 2, 0, 0, [], 0, 0.0, 0, 1, 0, [], 1)
+    assert again.describe().endswith("AOTAutograd cache: 0 hits, 1 misses (AOTAutograd traced its graphs again)")
+    # torch 2.13 CPU, nn.Linear + nn.GELU called with grad enabled and no backward, its second
+    # process on one cache (2026-12-07): autograd_cache_miss 1, no autograd_cache_saved, fxgraph_cache_hit 1
+    forward_only = CompileCache("/c", True, 1, 0, 0, [], 0, 0.0, 0, 1, 0, [], 0)
+    assert forward_only.describe() == (
+        f"{SHARED_CACHE}: a cache hit (1 FX graph cache hits, 0 misses); AOTAutograd cache: 0 hits, 1 misses "
+        "(AOTAutograd traced its graphs again), 1 not saved (torch saves a training graph's entry once its "
+        "backward has compiled: a forward run with grad enabled and no backward leaves none)")
+    why = "Cannot cache a graph with freezing enabled"
+    frozen = CompileCache("/c", True, 1, 0, 0, [], 0, 0.0, 0, 0, 1, [why])
+    assert frozen.describe().endswith(
+        "AOTAutograd cache: 0 hits, 0 misses, 1 bypassed (AOTAutograd traced its graphs again); "
+        "bypassed because: Cannot cache a graph with freezing enabled")
+    cold = CompileCache("/c", False, 0, 2, 0, [], 2, 9.5, 0, 1, 0, [], 1)
+    assert cold.describe() == ("fresh cache (cold compile): a cache miss (0 FX graph cache hits, 2 misses); "
+                               "AOTAutograd cache: 0 hits, 1 misses")
+    assert "AOTAutograd" not in CompileCache("/c", True, 2, 0, 0, [], 0, 0.0).describe()
+
+
+def test_the_worker_response_carries_the_aot_autograd_outcome_into_the_result():
+    """A hand-built ``fx_cache`` answer (as ``dynamo_counts.cache_record`` makes it) with
+    AOTAutograd's counts and bypass reason: into the result, saved and read back."""
+    from inductor_bench.core.results import BreakdownResult
+    from inductor_bench.core.workload import WorkloadOptions
+    from inductor_bench.runner.pipeline import CompileOutcome, _take_outcome
+
+    why = "Cannot cache a graph with freezing enabled"
+    comp = CompileOutcome(cache_dir="/c", cache_shared=True, compile_s=6.2, fx_cache={
+        "hits": 1, "misses": 0, "bypassed": 0, "bypass_reasons": [], "kernels_built": 0, "kernel_s": 0.0,
+        "aot_hits": 0, "aot_misses": 0, "aot_bypassed": 1, "aot_bypass_reasons": [why], "aot_saved": 0})
+    result = BreakdownResult(model="m")
+    _take_outcome(result, WorkloadOptions(path="m.py"), comp)
+    cc = result.compile_cache
+    assert (cc.aot_hits, cc.aot_misses, cc.aot_bypassed, cc.aot_bypass_reasons, cc.aot_saved) == (0, 0, 1, [why], 0)
+    saved = json.loads(result.to_json())["extras"]["compile_cache"]
+    assert (saved["aot_bypassed"], saved["aot_bypass_reasons"]) == (1, [why])
+    assert BreakdownResult.from_dict(json.loads(result.to_json())).compile_cache == cc
+
+
+def test_the_recorder_keeps_aot_autograds_bypass_reasons_apart_from_the_fx_caches():
+    """Synthetic records as torch 2.13 writes them (``aotautograd_cache_{state}``,
+    ``AOTAutogradCache.try_load``): a bypass's reason, once; a hit or a miss gives none."""
+    from inductor_bench.runner.dynamo_counts import CompileRecorder
+
+    rec = CompileRecorder()
+    bypass = {"cache_state": "bypass", "cache_bypass_reason": "Cannot cache a graph with freezing enabled"}
+    for _ in range(2):
+        rec.emit(_trace_record("aotautograd_cache_bypass", bypass))
+    rec.emit(_trace_record("aotautograd_cache_miss", {"cache_state": "miss", "key": "a123"}))
+    assert rec.aot_bypass_reasons == ["Cannot cache a graph with freezing enabled"] and rec.bypass_reasons == []
+
+
+def test_this_torchs_aot_autograd_cache_counters_are_read(monkeypatch):
+    torch = pytest.importorskip("torch")
+    from inductor_bench.runner.dynamo_counts import aot_cache_counts
+
+    c = torch._dynamo.utils.counters
+    monkeypatch.setitem(c, "aot_autograd", type(c["aot_autograd"])(
+        {"autograd_cache_hit": 2, "autograd_cache_miss": 1, "autograd_cache_bypass": 1, "autograd_cache_saved": 1}))
+    assert aot_cache_counts() == {"aot_hits": 2, "aot_misses": 1, "aot_bypassed": 1, "aot_saved": 1}

@@ -38,6 +38,14 @@ class CompileCache:
     # key of their own, which holds the compiler's command line (torch's install path among it)
     kernels_built: int | None = None
     kernel_s: float | None = None
+    # AOTAutograd's cache in front of it (its counters: one entry per compiled frame, its
+    # forward and backward together): a miss or a bypass traces and partitions the joint graph
+    # again even where every FX graph hits; None: not counted (a result from before they were)
+    aot_hits: int | None = None
+    aot_misses: int | None = None
+    aot_bypassed: int | None = None
+    aot_bypass_reasons: list[str] = field(default_factory=list)
+    aot_saved: int | None = None  # entries written (a training graph's once its backward compiled)
 
     def describe(self) -> str:
         where = SHARED_CACHE if self.shared else "fresh cache (cold compile)"
@@ -57,7 +65,25 @@ class CompileCache:
             counts += f", {bypassed} bypassed"
         why = f"; bypassed because: {'; '.join(self.bypass_reasons)}" if self.bypass_reasons else ""
         again = self._kernels_again() if self.fx_hits and not (self.fx_misses or bypassed) else ""
-        return f"{where}: {hit} ({counts}){again}{why}"
+        return f"{where}: {hit} ({counts}){again}{why}{self._aot_autograd()}"
+
+    def _aot_autograd(self) -> str:
+        """AOTAutograd's cache outcome, where counted; what a miss or a bypass cost said where
+        the FX graph cache hit (the hit reads as if nothing was traced again)."""
+        if self.aot_hits is None:
+            return ""
+        out = f"; AOTAutograd cache: {self.aot_hits} hits, {self.aot_misses or 0} misses"
+        if self.aot_bypassed:
+            out += f", {self.aot_bypassed} bypassed"
+        if self.fx_hits and (self.aot_misses or self.aot_bypassed):
+            out += " (AOTAutograd traced its graphs again)"
+        unsaved = (self.aot_misses or 0) - (self.aot_saved or 0) - (self.aot_bypassed or 0)
+        if self.aot_saved is not None and unsaved > 0:
+            out += (f", {unsaved} not saved (torch saves a training graph's entry once its backward "
+                    "has compiled: a forward run with grad enabled and no backward leaves none)")
+        if self.aot_bypass_reasons:
+            out += f"; bypassed because: {'; '.join(self.aot_bypass_reasons)}"
+        return out
 
     def _kernels_again(self) -> str:
         """On an FX graph cache hit, the kernels it built all the same: its C++ libraries' keys
@@ -73,11 +99,13 @@ class CompileCache:
         """As ``asdict``, without the fields not counted (a result saved before they were reads
         back as it was saved)."""
         d = asdict(self)
-        for name in ("fx_bypassed", "kernels_built", "kernel_s"):
+        for name in ("fx_bypassed", "kernels_built", "kernel_s", "aot_hits", "aot_misses", "aot_bypassed",
+                     "aot_saved"):
             if d[name] is None:
                 del d[name]
-        if not self.bypass_reasons:
-            del d["bypass_reasons"]
+        for name in ("bypass_reasons", "aot_bypass_reasons"):
+            if not d[name]:
+                del d[name]
         return d
 
 

@@ -18,6 +18,9 @@ BREAK_ARTIFACT = "dynamo_graph_break_reason"
 # the FX graph cache's verdict on a graph: ``fx_graph_cache_bypass`` from torch 2.6, before it
 # ``fx_graph_cache_hash`` whose ``cache_state`` says so; the payload holds torch's reason
 BYPASS_ARTIFACTS = ("fx_graph_cache_bypass", "fx_graph_cache_hash")
+# AOTAutograd's cache's verdict on a frame's graph (``aotautograd_cache_{hit,miss,bypass}``,
+# ``AOTAutogradCache.try_load``, torch 2.5 to 2.13); a bypass's payload holds torch's reason
+AOT_BYPASS_ARTIFACT = "aotautograd_cache_bypass"
 RECOMPILE_ARTIFACT = "recompile_reasons"
 LIMIT_LOGGER = "torch._dynamo.convert_frame"  # where Dynamo warns of a recompile limit hit
 
@@ -31,6 +34,18 @@ def fx_cache_counts() -> dict[str, int] | None:
     c = counters.get("inductor", {})
     return {"hits": int(c.get("fxgraph_cache_hit", 0)), "misses": int(c.get("fxgraph_cache_miss", 0)),
             "bypassed": int(c.get("fxgraph_cache_bypass", 0))}
+
+
+def aot_cache_counts() -> dict[str, int]:
+    """AOTAutograd's cache hits, misses, bypasses and entries saved in this process (its own
+    counters). A frame whose entry could not be saved counts a bypass beside its miss."""
+    from torch._dynamo.utils import counters
+
+    c = counters.get("aot_autograd", {})
+    return {"aot_hits": int(c.get("autograd_cache_hit", 0)),
+            "aot_misses": int(c.get("autograd_cache_miss", 0)),
+            "aot_bypassed": int(c.get("autograd_cache_bypass", 0)),
+            "aot_saved": int(c.get("autograd_cache_saved", 0))}
 
 
 def kernel_libraries(cache_dir: str | None) -> dict[str, int]:
@@ -61,14 +76,16 @@ def cache_record(libraries_before: dict[str, int], rec: CompileRecorder,
     """What the run found in its Inductor cache (``TORCHINDUCTOR_CACHE_DIR``): the FX graph
     cache's counts and bypass reasons, the kernel libraries built while it ran and the seconds
     its compiles spent compiling kernels (``compile_phases.KERNELS``): on a hit, kernels built
-    again where the libraries' keys differ from those that filled the cache."""
+    again where the libraries' keys differ from those that filled the cache; and AOTAutograd's
+    cache's counts and bypass reasons (its miss traces the joint graph again behind an FX hit)."""
     counts = fx_cache_counts()
     if counts is None:
         return None
     built = built_since(libraries_before, os.environ.get("TORCHINDUCTOR_CACHE_DIR"))
     kernel_s = compile_phases.of_compiles(compiles).get(compile_phases.KERNELS, 0.0)
     return {**counts, "bypass_reasons": rec.bypass_reasons, "kernels_built": built,
-            "kernel_s": round(kernel_s, 3)}
+            "kernel_s": round(kernel_s, 3), **aot_cache_counts(),
+            "aot_bypass_reasons": rec.aot_bypass_reasons}
 
 
 def dynamo_graph_count() -> int | None:
@@ -150,6 +167,7 @@ class CompileRecorder(logging.Handler):
         self.timed: list[tuple[Any, Any, dict[str, float]]] = []
         self.facts: list[tuple[Any, Any, dict[str, Any]]] = []  # each compile's function, ops, failure
         self.bypass_reasons: list[str] = []  # each once, in the order met
+        self.aot_bypass_reasons: list[str] = []  # AOTAutograd's cache's, the same way
         self.timers: list[compile_phases.Event] = []  # torch's compile timers (core/compile_phases.py)
 
     def emit(self, record: logging.LogRecord) -> None:
@@ -173,7 +191,9 @@ class CompileRecorder(logging.Handler):
             if artifact == RECOMPILE_ARTIFACT and isinstance(payload, str):
                 self.records.append(compiles.record(*ids, payload))
             if artifact in BYPASS_ARTIFACTS and isinstance(payload, str):
-                self._bypassed(json.loads(payload))
+                self._bypassed(json.loads(payload), self.bypass_reasons)
+            if artifact == AOT_BYPASS_ARTIFACT and isinstance(payload, str):
+                self._bypassed(json.loads(payload), self.aot_bypass_reasons)
             for name in compiles.METRICS.keys() & md.keys():
                 self.timed.append((*ids, compiles.seconds(name, md[name])))
                 facts = compiles.frame_facts(name, md[name])
@@ -181,10 +201,11 @@ class CompileRecorder(logging.Handler):
                     del facts["failed"]  # a break that skipped the frame: the break recorder has it
                 self.facts.append((*ids, facts))
 
-    def _bypassed(self, info: dict[str, Any]) -> None:
+    @staticmethod
+    def _bypassed(info: dict[str, Any], reasons: list[str]) -> None:
         reason = info.get("cache_bypass_reason") if info.get("cache_state") == "bypass" else None
-        if isinstance(reason, str) and (reason := graph_breaks.one_line(reason)) not in self.bypass_reasons:
-            self.bypass_reasons.append(reason)
+        if isinstance(reason, str) and (reason := graph_breaks.one_line(reason)) not in reasons:
+            reasons.append(reason)
 
     def found(self) -> list[dict[str, Any]]:
         with contextlib.suppress(Exception):  # evidence only: never fails a run
