@@ -35,7 +35,6 @@ def first_model(result: CompareResult, m: ModeResult) -> ModeResult | None:
     return result.mode(f"{result.models[0]}:{m.mode}") if result.models else None
 
 
-
 # ---- the verdict ----------------------------------------------------------------------------
 
 
