@@ -160,6 +160,7 @@ def test_the_recorder_keeps_each_bypass_reason_once_from_either_record_torch_wri
     assert rec.bypass_reasons == ["Can't cache HigherOrderOperator: cond", "Can't cache HigherOrderOperators."]
 
 
+@pytest.mark.slow  # compiles a model: tens of seconds (the quick suite's 15 minutes)
 def test_this_torchs_fx_cache_bypass_of_a_cond_is_heard_with_its_reason(tmp_path, monkeypatch):
     """Inductor itself compiling a ``torch.cond`` (a higher-order op its FX graph cache does not
     keep) in a cache of its own: counted as bypassed, with torch's reason."""

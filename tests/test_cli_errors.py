@@ -383,6 +383,7 @@ def test_worker_timeout(tmp_path):
 
 
 @pytest.mark.e2e
+@pytest.mark.slow  # compiles a script: tens of seconds (the quick suite's 15 minutes)
 def test_script_with_graph_break(tmp_path):
     p = cli(
         "breakdown",

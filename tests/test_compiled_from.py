@@ -8,6 +8,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from inductor_bench.core.compiled_from import code_label, origins_line, same_code
 from inductor_bench.core.diff import diff_results
 from inductor_bench.core.results import BreakdownResult, GraphResult
@@ -358,6 +360,7 @@ for _ in range(2):
 '''
 
 
+@pytest.mark.slow  # compiles a script: tens of seconds (the quick suite's 15 minutes)
 def test_a_compiled_torch_module_names_the_scripts_line_that_called_it(tmp_path):
     """Real (CPU): ``torch.compile(nn.Sequential(...))`` compiles torch's own
     ``Sequential.forward``; the graph origins name the script's line that called it, and each

@@ -10,6 +10,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from .conftest import ROOT
 
 SCRIPT = ROOT / "scripts" / "fault_matrix.py"
@@ -22,6 +24,7 @@ def _registered_fast_probes() -> list[str]:
     return [name for name, _ in module.PROBES if not name.startswith("e2e: ")]
 
 
+@pytest.mark.slow  # runs every probe: tens of seconds (the quick suite's 15 minutes)
 def test_every_fast_probe_passes_or_is_skipped():
     names = _registered_fast_probes()
     # an Inductor variable left in the shell: the tool notes it does not pass it on, a line the

@@ -64,6 +64,7 @@ print(forward(torch.randn(3)))
 
 
 @pytest.mark.e2e
+@pytest.mark.slow  # compiles a script: tens of seconds (the quick suite's 15 minutes)
 def test_a_script_whose_compiles_made_no_graph_is_told_what_it_asked_for(tmp_path):
     (tmp_path / "never.py").write_text(NEVER_CALLED)
     p = cli("breakdown", str(tmp_path / "never.py"), "--runs-dir", str(tmp_path / "runs"))
@@ -152,6 +153,7 @@ with torch.no_grad():
 
 
 @pytest.mark.e2e
+@pytest.mark.slow  # compiles a script: tens of seconds (the quick suite's 15 minutes)
 def test_a_scripts_own_options_and_mode_under_mode(tmp_path):
     """Under --mode, a call with options of its own compiles (before: torch's RuntimeError, the
     run failed), a call naming its own mode keeps it, and the run says in what mode its graphs
@@ -180,6 +182,7 @@ with torch.no_grad():
 
 
 @pytest.mark.e2e
+@pytest.mark.slow  # compiles a script: tens of seconds (the quick suite's 15 minutes)
 def test_autotune_top_on_cpu_refuses_a_script_that_compiled_in_max_autotune_itself(tmp_path):
     """On CPU --autotune-top recompiles in mode max-autotune; a script whose calls name it
     already compiled so (before: a second run of the same code, every kernel "same kernel")."""

@@ -210,6 +210,7 @@ MID_PROFILE = ["--windows", "5", "--iterations", "1000"]
 
 
 @pytest.mark.e2e
+@pytest.mark.slow  # compiles a script: tens of seconds (the quick suite's 15 minutes)
 def test_sigterm_mid_profile_saves_the_finished_graph(tmp_path):
     p, seen, below = start_breakdown(tmp_path, "profiling graph 0-backward", MID_PROFILE)
     t0 = time.monotonic()
