@@ -44,15 +44,16 @@ Models = Annotated[
 Modes = Annotated[str, typer.Option("--modes", help=MODES_HELP)]
 NoEager = Annotated[bool, typer.Option("--no-eager", help="Leave out the eager (uncompiled) baseline.")]
 # Each column's calls run twice (its compile worker, then the interleaved timing worker), and
-# the timing worker charges a column its calls' median after each block, a sort of every call
-# so far: 10000 calls of two columns cost 0.23 s of that, 100000 cost 26 s, 10**6 would cost
-# 40 minutes, past the default --timeout whatever the step (runner/rounds.py; docs/compare-and-diff.md).
+# every call is kept twice in compare.json: at 10000, mlp's compile worker alone took 900 s
+# beside other compiles, the default --timeout; 50 times the automatic budget's 200 calls
+# (docs/compare-and-diff.md).
 MAX_REPEAT = 10_000
+REPEAT_WHY = ("each column's calls run twice and are kept twice (at 10000, a 1 ms step's compile "
+              "worker ran to the default --timeout beside other work)")
 Repeat = Annotated[
     int | None,
     typer.Option("--repeat", "-r", min=1,
-                 callback=o.at_most(MAX_REPEAT, "each column's calls run twice, and the timing worker's "
-                                    "bookkeeping grows with the square of the calls (26 s at 100000)"),
+                 callback=o.at_most(MAX_REPEAT, REPEAT_WHY),
                  help=f"Time exactly this many steady-state calls per mode, at most {MAX_REPEAT} (default: "
                  "as many as fit in --step-budget, 10 to 200)."),
 ]
