@@ -5,7 +5,7 @@ Plain data; pure, no torch."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 
@@ -46,6 +46,17 @@ class CompileCache:
     aot_bypassed: int | None = None
     aot_bypass_reasons: list[str] = field(default_factory=list)
     aot_saved: int | None = None  # entries written (a training graph's once its backward compiled)
+
+    @classmethod
+    def of_record(cls, cache_dir: str, shared: bool, record: dict[str, Any] | None) -> CompileCache:
+        """From the compile worker's record of its cache (``runner/dynamo_counts.cache_record``:
+        the FX graph cache's ``hits``, ``misses`` and ``bypassed``, every other figure under its
+        name here); a figure it has not (None) stays not counted."""
+        rec = dict(record or {})
+        fx = {f"fx_{k}": rec.pop(k) for k in ("hits", "misses", "bypassed") if k in rec}
+        names = {f.name for f in fields(cls)} - {"dir", "shared"}
+        rest = {k: v for k, v in rec.items() if k in names and v is not None}
+        return cls(cache_dir, shared, **fx, **rest)
 
     def describe(self) -> str:
         where = SHARED_CACHE if self.shared else "fresh cache (cold compile)"

@@ -189,13 +189,7 @@ def _take_outcome(result: BreakdownResult, opts: WorkloadOptions, comp: CompileO
     if comp.torch_settings:
         result.torch_settings = TorchSettings(**comp.torch_settings)
     if comp.cache_dir:
-        fx = comp.fx_cache or {}
-        result.compile_cache = CompileCache(comp.cache_dir, comp.cache_shared, fx.get("hits"),
-                                            fx.get("misses"), fx.get("bypassed"),
-                                            list(fx.get("bypass_reasons") or []), fx.get("kernels_built"),
-                                            fx.get("kernel_s"), fx.get("aot_hits"), fx.get("aot_misses"),
-                                            fx.get("aot_bypassed"), list(fx.get("aot_bypass_reasons") or []),
-                                            fx.get("aot_saved"))
+        result.compile_cache = CompileCache.of_record(comp.cache_dir, comp.cache_shared, comp.fx_cache)
     if comp.error:
         result.errors.append(str(comp.error))
 
