@@ -8,6 +8,7 @@ from ..core.load import Load
 from ..core.results import Recompile
 from ..core.vocab import CompileMode, Verdict
 from . import format as fmt
+from .format import rounds_run
 
 
 def step_change(a: Recompile, base_mode: str) -> str:
@@ -31,11 +32,6 @@ def step_change(a: Recompile, base_mode: str) -> str:
     return (f"{base:.3f} ms -> {tuned:.3f} ms (each side's steady mean over all its calls); {x} "
             f"round by round ({ch.verdict}: the median of {rounds} rounds' ratios, both timed "
             f"interleaved in one process{_sat_out(a, base_mode)}{warn})")
-
-
-def rounds_run(blocks: list[list[float]]) -> int:
-    """How many rounds a side ran a block in: up to its last non-empty block."""
-    return max((i + 1 for i, b in enumerate(blocks) if b), default=0)
 
 
 def _sat_out(a: Recompile, base_mode: str) -> str:

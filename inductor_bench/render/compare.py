@@ -30,7 +30,18 @@ from . import charts_compare as charts
 from .compare_verdict import first_model, gate_line, model_verdicts, same_model, verdict_line
 from .doc import TEXT, new_doc
 from .execution import breaks_line
-from .format import SPREAD, STOPPED_WORDS, interval_x, mib, ms_precise, optional, seconds, speedup_x, spread
+from .format import (
+    SPREAD,
+    STOPPED_WORDS,
+    interval_x,
+    mib,
+    ms_precise,
+    optional,
+    rounds_run,
+    seconds,
+    speedup_x,
+    spread,
+)
 from .roofline import roofline_rows
 
 
@@ -173,8 +184,8 @@ def _rounds_words(result: CompareResult, rounds: int) -> str:
     if every in (0, rounds):
         return "the rounds' ratios"
     stopped = (result.interleaved or {}).get("stopped") or {}
-    early = [(m.label, _rounds_run(m.paired_ms), stopped.get(m.label)) for m in result.modes
-             if m.paired_ms and _rounds_run(m.paired_ms) < rounds]
+    early = [(m.label, rounds_run(m.paired_ms), stopped.get(m.label)) for m in result.modes
+             if m.paired_ms and rounds_run(m.paired_ms) < rounds]
     why = "; ".join(f"{label} stopped after {n}{STOPPED_WORDS.get(reason, '')}"
                     for label, n, reason in early)
     return (f"the ratios of the rounds every column ran in ({every} of the "
@@ -191,11 +202,6 @@ def _budget_words(result: CompareResult) -> str:
             for m in result.modes if m.paired_ms]
     return (f"each column's steps were timed until {result.step_budget_s:g} s of them or its call limit, "
             f"whichever came first: {', '.join(each)}")
-
-
-def _rounds_run(blocks: list[list[float]]) -> int:
-    """How many rounds a column ran a block in: up to its last non-empty block."""
-    return max((i + 1 for i, b in enumerate(blocks) if b), default=0)
 
 
 def _same_code_words(labels: list[str]) -> str:

@@ -196,3 +196,8 @@ STOPPED_WORDS = {
     Stop.CALL_LIMIT: ", having reached its call limit",
     Stop.TIME_BUDGET: ", having used up its time budget (--step-budget)",
 }
+
+
+def rounds_run(blocks: list[list[float]]) -> int:
+    """How many rounds a column or side ran a block in: up to its last non-empty block."""
+    return max((i + 1 for i, b in enumerate(blocks) if b), default=0)
