@@ -319,14 +319,20 @@ def qualified_parts(members: list[tuple[KernelRoof, float]]) -> list[tuple[str, 
     return sorted(parts, key=lambda part: -part[2])
 
 
+def group_figures(members: list[tuple[KernelRoof, float]]
+                  ) -> tuple[float | None, float | None, list[tuple[str, float, float]]]:
+    """A group's ``pct_over_time`` and, where it has none, its ``qualified_parts`` (else [])."""
+    pct, share = pct_over_time(members)
+    return pct, share, (qualified_parts(members) if pct is None else [])
+
+
 def group_pct(members: list[tuple[KernelRoof, float]]) -> tuple[float | None, float | None, str]:
     """A group's % of peak (a module's, a source line's, an op's calls): ``pct_over_time``, and
     ""; where none of its kernels' % is a distance to a limit but some have a %, the figure of
     those of them that took the most time for one reason (``qualified_parts``: each latency-bound,
     or each in cache), the share of the group's time they hold, and that reason (``~`` or ``^`` in
     the tables; it says how short they are, or how far the cache lifts them)."""
-    pct, share = pct_over_time(members)
-    parts = qualified_parts(members) if pct is None else []
+    pct, share, parts = group_figures(members)
     if not parts:
         return pct, share, ""
     why, longest, ms = parts[0]

@@ -20,9 +20,8 @@ from ..core.ceilings import (
     Ceilings,
     Roofline,
     beats_compute_ceiling,
+    group_figures,
     no_distance,
-    pct_over_time,
-    qualified_parts,
 )
 from ..core.peaks import COMPUTE_TYPES, INT8
 from ..core.results import BreakdownResult, GraphResult, KernelStat
@@ -112,8 +111,7 @@ def group_pct_cell(r: BreakdownResult, members: list[tuple[GraphResult, KernelSt
     figure that takes in a kernel above the compute ceiling (``beats_compute_ceiling``)."""
     c = ceilings_of(r)
     roofs = [(kernel_roof(as_judged(g, k) or k, c, g.device), ms) for g, k, ms in members]
-    pct, share = pct_over_time(roofs)
-    parts = qualified_parts(roofs) if pct is None else []
+    pct, share, parts = group_figures(roofs)
     if not parts:
         low = any(pct_mark(roof) == LOW_CEILING for roof, _ in roofs)  # a figure it takes in is inflated
         return fmt.DASH if pct is None else (LOW_CEILING if low else "") + weighted_cell(pct, share, whole)
