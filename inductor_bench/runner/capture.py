@@ -337,8 +337,8 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     except (Exception, SystemExit, KeyboardInterrupt) as e:  # sys.exit, its own KeyboardInterrupt: failed
         if isinstance(e, KeyboardInterrupt) and sigint["received"]:  # a signal stopped the worker
             raise
-        err = WorkloadError(with_log(_describe(e, "the model" if kind == FACTORY_KIND else "the script"),
-                                     request.get("log")))
+        what = "the model" if kind == FACTORY_KIND else "the script"
+        err = WorkloadError(with_log(_describe(e, what, opts.path), request.get("log")))
         err.partial = partial()  # type: ignore[attr-defined]
         raise err from e
     stop_compile_workers()  # a script's compiles too: none of its pool outlives this worker

@@ -3,7 +3,10 @@ the line of its message that says why."""
 
 from __future__ import annotations
 
+import os
 import re
+import sys
+import traceback
 
 from ..core import graph_breaks
 
@@ -12,11 +15,12 @@ from ..core import graph_breaks
 _FAKE_CAUSE = re.compile(r"\bgot (?P<type>\w*(?:Error|Exception))\((?P<q>['\"])(?P<msg>.+?)(?P=q)\)")
 
 
-def describe(e: BaseException, what: str = "the model") -> str:
+def describe(e: BaseException, what: str = "the model", own_file: str | None = None) -> str:
     """One line: where it failed, the exception and its first line; where that line only
     introduces the cause (``backend='inductor' raised:``), the cause's line after it; where
     torch.compile's fake tensors ran an op that failed (a shape error, which eager would raise
-    as well), that op's own error."""
+    as well), that op's own error; a module not installed, where it was imported
+    (``missing_module``)."""
     msg = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
     first = msg[0] if msg else ""
     if first.endswith(":") and len(msg) > 1:
@@ -33,4 +37,27 @@ def describe(e: BaseException, what: str = "the model") -> str:
     where = (
         "torch.compile failed" if mod.startswith(("torch._dynamo", "torch._inductor")) else f"{what} raised"
     )
-    return f"{where}: {type(e).__name__}: {first}"[:600]
+    return f"{where}: {type(e).__name__}: {first}{missing_module(e, own_file)}"[:600]
+
+
+def missing_module(e: BaseException, own_file: str | None = None) -> str:
+    """For a module not installed (``ModuleNotFoundError``), what the bare message leaves out:
+    the file and line that imported it where that is a library's (timm importing torchvision),
+    with the line of ``own_file`` (the model file or script) that reached it, and the Python
+    that lacks it; '' for any other exception."""
+    if not isinstance(e, ModuleNotFoundError):
+        return ""
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if not f.filename.startswith("<")]
+    own = [f for f in frames if own_file and os.path.abspath(f.filename) == os.path.abspath(own_file)]
+    site = ""
+    if frames and frames[-1].filename != (own[-1].filename if own else None):
+        site = f"imported at {_short(frames[-1].filename)}:{frames[-1].lineno}"
+        site += f", reached from {os.path.basename(own[-1].filename)}:{own[-1].lineno}; " if own else "; "
+    return f" ({site}not installed for {sys.executable}, the Python inductor-bench runs it with)"
+
+
+def _short(filename: str) -> str:
+    """A library's file from its package down (``timm/layers/create_norm.py``): the path after
+    the longest ``sys.path`` entry holding it, else the whole path."""
+    roots = [r for r in sys.path if r and filename.startswith(os.path.join(r, ""))]
+    return filename[len(os.path.join(max(roots, key=len), "")):] if roots else filename

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..core.errors import UsageError, WorkloadError
 from ..core.workload import FACTORY, WorkloadOptions
+from .failures import missing_module
 
 LOADED_NAME = "inductor_bench_workload"  # __name__ of a model file imported for its factory
 
@@ -76,7 +77,8 @@ def load_factory(path: str) -> Callable[..., Any]:
     try:
         ns = run_model_file(path)
     except (Exception, SystemExit) as e:  # sys.exit or argparse at its top level: the model's failure
-        raise WorkloadError(f"{path}: importing the model file raised {type(e).__name__}: {e}") from e
+        raise WorkloadError(f"{path}: importing the model file raised {type(e).__name__}: {e}"
+                            f"{missing_module(e, path)}") from e
     fn = ns.get(FACTORY)
     if not callable(fn):
         raise UsageError(f"{path}: {FACTORY} is not a function")
@@ -98,7 +100,8 @@ def call_factory(fn: Callable[..., Any], opts: WorkloadOptions, device: str):
     try:
         out = fn(**kwargs)
     except (Exception, SystemExit) as e:
-        raise WorkloadError(f"{FACTORY}() raised {type(e).__name__}: {e}") from e
+        raise WorkloadError(f"{FACTORY}() raised {type(e).__name__}: {e}"
+                            f"{missing_module(e, opts.path)}") from e
     if not isinstance(out, tuple) or len(out) not in (2, 3):
         raise WorkloadError(f"{FACTORY}() must return (model, args) or (model, args, kwargs)")
     model, args = out[0], out[1]
