@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from .compare_saved import one_file_named
 from .compare_summary import column_marks as column_marks
 
 # the verdicts, here for the modules that import them from this one
@@ -248,7 +249,7 @@ class CompareResult:
         kw = {k: v for k, v in d.items() if k in names and k != "modes"}
         kw["device_name"] = canonical_name(str(kw.get("device_name") or ""))
         kw["rules"] = d.get("rules")  # none recorded: not the default, the rules of today
-        return cls(modes=[ModeResult.from_dict(m) for m in d.get("modes", [])], **kw)
+        return one_file_named(cls(modes=[ModeResult.from_dict(m) for m in d.get("modes", [])], **kw))
 
 
 # ---- columns that compiled the same code -----------------------------------------------------
