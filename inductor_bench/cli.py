@@ -137,7 +137,23 @@ def _usage_line(e: ClickException) -> str:
     three lines of usage text (``Value error, `` is how typer's parser prefixes a choice)."""
     message = " ".join(e.format_message().replace("Value error, ", "").split())
     ctx = getattr(e, "ctx", None)
+    option = getattr(e, "option_name", None) if type(e).__name__ == "NoSuchOption" else None
+    hint = _global_option_hint(option, ctx)
+    if hint:  # click's guess of a near name (--version: "Possible options: --json") misleads
+        message = f"No such option: {option}{hint}"
     return f"{message} (`{ctx.command_path} --help` shows the usage)" if ctx is not None else message
+
+
+def _global_option_hint(option: str | None, ctx) -> str:
+    """A global option given after a command (``report RUN -v``) is no option of the command:
+    say where it goes, not only that the command has no such option."""
+    if ctx is None or ctx.parent is None:
+        return ""
+    if option in ("-v", "--verbose"):
+        return f" (-v/--verbose goes before the command: inductor-bench {option} {ctx.info_name} ...)"
+    if option == "--version":
+        return " (the tool's version: inductor-bench --version, with no command)"
+    return ""
 
 
 def _settle_stdout() -> None:

@@ -96,6 +96,12 @@ def test_unknown_option_is_a_usage_error_not_an_internal_one(tmp_path):
     (("report",), "Missing argument 'RUN_DIR'. (`inductor-bench report --help` shows the usage)"),
     (("breakdown", "--bogus"), "No such option: --bogus"),
     (("nosuchcommand",), "No such command 'nosuchcommand'. (`inductor-bench --help` shows the usage)"),
+    (("report", "run", "-v"), "No such option: -v (-v/--verbose goes before the command: inductor-bench -v "
+     "report ...) (`inductor-bench report --help` shows the usage)"),
+    (("diff", "a", "b", "--verbose"), "No such option: --verbose (-v/--verbose goes before the command: "
+     "inductor-bench --verbose diff ...) (`inductor-bench diff --help` shows the usage)"),
+    (("analyze", "t.json", "--version"), "No such option: --version (the tool's version: inductor-bench "
+     "--version, with no command) (`inductor-bench analyze --help` shows the usage)"),
 ])
 def test_a_usage_error_is_one_line_naming_where_the_usage_is(tmp_path, args, line):
     """Click's message alone, on one line with the documented exit 2: not three lines of usage
