@@ -23,7 +23,7 @@ from ..runner.settings import DEFAULT_PROCESSES
 from ..runner.window_plan import DEFAULT_WINDOWS
 from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
-from .output import emit, note_run_dir
+from .output import emit, note_run_dir, saved_in
 
 MODES_HELP = (
     "Comma-separated torch.compile modes: " + ", ".join(COMMON_MODES) + ", or others the "
@@ -137,14 +137,9 @@ def compare(
         )
         if not isinstance(err, Interrupted):  # stopped: no more work
             add_compare_roofline(result, run_dir, run.settings)
-    emit(
-        result_json(result),
-        lambda f: render_compare(result, f, threshold_pct=fail_on_regression),
-        fmt,
-        json_out,
-        html_out,
-        links=run_dir,
-    )
+    with saved_in(run_dir):
+        emit(result_json(result), lambda f: render_compare(result, f, threshold_pct=fail_on_regression), fmt,
+             json_out, html_out, links=run_dir)
     note_run_dir(run_dir)
     failure = exit_error(result, err, fail_on_regression)
     if failure is not None:

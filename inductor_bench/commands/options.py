@@ -21,7 +21,7 @@ from ..core.modes import COMMON as COMMON_MODES
 from ..core.symbols import is_size_symbol
 from ..core.workload import DTYPES, WorkloadOptions
 from ..runner.settings import RunSettings
-from .output import Format, refuse_html_dir, refuse_taken_json, write_report
+from .output import Format, check_targets, write_report
 from .progress import TerminalProgress
 
 
@@ -195,9 +195,9 @@ def check_runs_dir(runs_dir: Path, out: Path | None) -> None:
 def one_stdout(fmt: Format, json_out: str | None, html_out: Path | None = None) -> None:
     """Refuses ``--json -`` beside ``--format markdown|html``: both would be written to stdout,
     and one of them lost; ``--json PATH`` where a file already is and ``--html PATH`` where a
-    directory is (a run of an hour refused at its end); said before any work."""
-    refuse_taken_json(json_out)
-    refuse_html_dir(html_out)
+    directory is, either where no file can be made (a run of an hour refused at its end);
+    said before any work."""
+    check_targets(json_out, html_out)
     if json_out == "-" and fmt in (Format.markdown, Format.html):
         raise UsageError(f"--json - and --format {fmt.value} both write to stdout: give --json a file "
                          f"(--json result.json), or leave out --format")

@@ -3,12 +3,14 @@ directory's reports (``report.txt`` and ``index.html``)."""
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import errno
 import os
 import shutil
 import sys
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -79,6 +81,40 @@ def refuse_html_dir(dest: Path | None) -> None:
         raise UsageError(f"--html {dest}: is a directory (give the page's file, as {dest / 'report.html'})")
 
 
+def check_targets(json_out: str | None, html_out: Path | None) -> None:
+    """``--json PATH`` and ``--html PATH`` checked before any work, where a run of an hour
+    would otherwise be refused at its end: a JSON file already there, a page onto a directory,
+    either under a file (exit 2), or where no file can be made (exit 74)."""
+    refuse_taken_json(json_out)
+    refuse_html_dir(html_out)
+    if json_out not in (None, "-"):
+        check_writable("--json", Path(json_out))
+    if html_out is not None:
+        check_writable("--html", html_out)
+
+
+def check_writable(option: str, path: Path) -> None:
+    """``path`` can be written as ``option`` writes it: a device, FIFO or link already there
+    is written into (``write_html``), so it must take writing; else a file is made in its
+    directory, made first where it is missing, so the nearest directory on its way that
+    exists must be one, and take a new file (tried: a read-only disk, a directory of
+    another user, ``/proc``)."""
+    if os.path.lexists(path) and not path.is_file() and not path.is_dir():
+        if os.path.exists(path) and not os.access(path, os.W_OK):
+            raise WriteError(f"{option} {path}: cannot write it (Permission denied)")
+        return
+    there = path.parent
+    while not os.path.lexists(there) and there != there.parent:
+        there = there.parent
+    if not there.is_dir():
+        raise UsageError(f"{option} {path}: {there} is not a directory")
+    try:
+        with tempfile.TemporaryFile(dir=there):
+            pass
+    except OSError as e:
+        raise WriteError(f"{option} {path}: cannot write in {there} ({e.strerror or e})") from None
+
+
 def make_parent(path: Path) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -130,14 +166,35 @@ def emit(
 
     ``links``: the directory the report's file links are relative to (the run directory; None:
     the current directory, where the command line's paths start). A page printed on stdout is
-    taken to be saved in the current directory."""
-    if json_out:
-        emit_json(json_text, json_out)
-    if html_out is not None:
-        refuse_html_dir(html_out)
-        write_html(html_out, document(HTML), links, asked=True)
-    if json_out == "-":
-        return
+    taken to be saved in the current directory. A file that cannot be written (a disk filled
+    during the run) still leaves the report on stdout, then is the error."""
+    try:
+        if json_out:
+            emit_json(json_text, json_out)
+        if html_out is not None:
+            refuse_html_dir(html_out)
+            write_html(html_out, document(HTML), links, asked=True)
+    except (WriteError, UsageError):
+        if json_out != "-":
+            with contextlib.suppress(WriteError):  # the file's error is the one said
+                _print(json_text, document, fmt, links)
+        raise
+    if json_out != "-":
+        _print(json_text, document, fmt, links)
+
+
+@contextlib.contextmanager
+def saved_in(run_dir: Path) -> Iterator[None]:
+    """A file or stdout that cannot be written after the run saved its results: its line says
+    where they are, which the report would have said."""
+    try:
+        yield
+    except WriteError as e:
+        raise WriteError(f"{e}; what was measured is saved in {run_dir}") from None
+
+
+def _print(json_text: str, document: Document, fmt: Format, links: Path | None) -> None:
+    """The report on stdout in ``fmt``."""
     if fmt is Format.json:
         emit_json(json_text, "-")
     elif fmt is Format.html:

@@ -51,7 +51,7 @@ from ..runner.window_plan import DEFAULT_WINDOWS
 from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
 from .compare import MODES_HELP, NoEager, Repeat, StepBudget, WarmCache
-from .output import emit, write_html
+from .output import emit, saved_in, write_html
 from .progress import note
 from .sweep_options import (
     Baseline,
@@ -188,8 +188,9 @@ def sweep(
             (old_unread, unread),
         )
         table.gate.settings = workload_changes(old, done)
-    _write_reports(out, table)
-    emit(render_sweep(table, "json"), lambda f: document(table, f), fmt, json_out, html_out, links=out)
+    with saved_in(out):
+        _write_reports(out, table)
+        emit(render_sweep(table, "json"), lambda f: document(table, f), fmt, json_out, html_out, links=out)
     failure = _exit_error(table, stopped, fail_on_regression, out)
     if failure is not None:
         raise failure

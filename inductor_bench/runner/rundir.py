@@ -88,6 +88,8 @@ def _claim(d: Path) -> Path:
     except FileExistsError:
         if not d.is_dir() or any(d.iterdir()):
             raise taken from None
+    except NotADirectoryError:  # a file on its way: the user's path, as --runs-dir's
+        raise errors.UsageError(f"--out {d}: not a directory") from None
     except OSError as e:
         raise WriteError(f"--out {d}: cannot create it ({e.strerror or e})") from None
     claim = json.dumps({"tool": "inductor-bench", "status": "claimed", "pid": os.getpid(),
