@@ -324,6 +324,8 @@ def bound_words(roof: KernelRoof, k: KernelStat | None = None) -> str:
         return "compute (ceiling low: the roofline warning says why)"
     if roof.bound == "memory" and k is not None and draws_random(k.work_from):
         return "memory (and random numbers: not counted)"
+    if roof.bound == NOT_ITS_DATA and k is not None and draws_random(k.work_from):
+        return f"not its data (under {NOT_DATA_PCT:g}% of the bandwidth: its random numbers, not counted)"
     return BOUND_WORDS.get(roof.bound or "", fmt.DASH)
 
 
