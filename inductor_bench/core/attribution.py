@@ -23,11 +23,12 @@ from .breakdown import cpu_kernel_events, device_kernel_events, find_markers, op
 from .buffers import module_calls
 from .callsites import Call, parse_calls
 from .devices import HOST, backend
+from .loop_calls import Place, places
 from .modparse import ModuleInfo
 from .module_bytes import heaviest_first
 from .own_nodes import own_extern_nodes, own_origins
 from .results import GraphResult
-from .site_events import events_by_key, loop_vias, match_sites, untripped
+from .site_events import events_by_key, match_sites
 from .source_chains import record_line
 from .source_store import BUILT, LOST, MODULE_LOST, RECOMPUTE_MARKED, RECOMPUTED, carried_note, line_modules
 from .sources import ROOT_MODULE, CallSite, Origin, SourceLine, call_shapes, merge, module_path, path_order
@@ -224,9 +225,11 @@ def attribute(
     externs = [(i, c) for i, c in enumerate(calls) if c.extern]
     host = backend(graph.device).timeline == HOST
     per_iter = cpu_kernel_events(trace, find_markers(trace)) if host else None  # read once for both splits
-    kernel_sites, notes = _split_kernels(trace, per_iter, module, graph, calls, origins)
+    where = places(text, calls)
+    kernel_sites, notes = _split_kernels(trace, per_iter, module, graph, calls, origins, where)
+    per_kernel = _ran(per_kernel, kernel_sites)
     if per_iter is not None:
-        sites, more = _split_host(per_iter, module, graph, externs, origins, shapes, loop_vias(text))
+        sites, more = _split_host(per_iter, module, graph, externs, origins, shapes, where)
         graph.sites, notes = sites + kernel_sites, more + notes
         _host_origins(graph, per_kernel, externs, origins, sites)
     else:
@@ -237,6 +240,15 @@ def attribute(
     notes += carried_note(record) + unknown
     graph.attribution = "; ".join(notes) or None
     return graph
+
+
+def _ran(per_kernel: dict[str, list[Origin | None]], sites: list[CallSite]) -> dict[str, list[Origin | None]]:
+    """Each generated kernel's calls' origins, those of its call sites where its calls were
+    split (a call in a while_loop of no trips ran none, and names no line)."""
+    split: dict[str, list[Origin | None]] = {}
+    for s in sites:
+        split.setdefault(s.kernel, []).append(s.origin)
+    return {k: split.get(k, os) for k, os in per_kernel.items()}
 
 
 def _host_origins(
@@ -297,24 +309,22 @@ def _split_host(
     externs: list[tuple[int, Call]],
     origins: dict[int, Origin],
     shapes: dict[int, list[str]],
-    vias: set[str],
+    where: list[Place | str | None],
 ) -> tuple[list[CallSite], list[str]]:
-    """Each extern op's events, iteration by iteration, onto its calls in ``call()`` order (its
-    calls in a ``while_loop`` of no trips left out: ``site_events.untripped``; ``vias``:
-    ``loop_vias`` of the module)."""
+    """Each extern op's events, iteration by iteration, onto its calls as they ran (``where``:
+    each call's place in a ``while_loop``, ``loop_calls.places``)."""
     by_op: dict[str, list[tuple[int, Call]]] = {}
     for i, c in externs:
         by_op.setdefault(op_name(c.name) or c.name, []).append((i, c))
     events = events_by_key(per_iter, lambda name: None if module.kernel_for_record(name) else name, by_op)
-    by_op, untripped_notes = untripped(by_op, events, vias)
 
     def site(op: str, j: int, i: int, c: Call) -> dict[str, Any]:
         return {"kernel": op, "index": c.index, "callee": c.name, "shapes": shapes.get(i, []),
                 "origin": origins.get(i)}
 
-    sites, notes = match_sites(by_op, events, graph, len(per_iter), site)
+    sites, notes = match_sites(by_op, events, graph, len(per_iter), site, where)
     sites.sort(key=lambda s: s.index)
-    return sites, untripped_notes + notes
+    return sites, notes
 
 
 def _split_kernels(
@@ -324,11 +334,12 @@ def _split_kernels(
     graph: GraphResult,
     calls: list[Call],
     origins: dict[int, Origin],
+    where: list[Place | str | None],
 ) -> tuple[list[CallSite], list[str]]:
     """Each generated kernel that ``call()`` calls at several places: its events, iteration by
-    iteration, onto those calls in order (``per_iter``: the host timeline's events, C++
-    kernels known by the name each records; None: a device timeline, read here only where
-    some kernel is called twice, kernels by their own name)."""
+    iteration, onto those calls as they ran (``where``: as ``_split_host``'s; ``per_iter``: the
+    host timeline's events, C++ kernels known by the name each records; None: a device
+    timeline, read here only where some kernel is called twice, kernels by their own name)."""
     by_kernel: dict[str, list[tuple[int, Call]]] = {}
     for i, c in enumerate(calls):
         if not c.extern:
@@ -346,4 +357,4 @@ def _split_kernels(
     def site(kernel: str, j: int, i: int, c: Call) -> dict[str, Any]:
         return {"kernel": kernel, "index": -1, "callee": kernel, "origin": origins.get(i), "occurrence": j}
 
-    return match_sites(by_kernel, events, graph, len(per_iter), site)
+    return match_sites(by_kernel, events, graph, len(per_iter), site, where)

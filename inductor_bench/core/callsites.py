@@ -34,6 +34,7 @@ class Call:
     written: list[str] | None = field(default_factory=list)  # None: the signature was not understood
     partition: int | None = None  # the graph partition it runs in; None: ``call()`` itself runs it
     via: str | None = None  # in a subgraph function: what its call in ``call()`` returns into
+    line: int | None = None  # its line's index in the module's text (a C++ wrapper's: None)
 
 
 def split_args(s: str) -> list[str]:
@@ -103,7 +104,7 @@ def parse_calls(text: str, module: ModuleInfo) -> list[Call]:
             args = split_args(em.args)
             written = [b for b in (em.lhs, em.into) if b]
             written += [b for a in args if a.startswith("out=") and (b := buffer_of(a[4:]))]
-            out.append(Call(em.callee, True, n_extern, written, part, via))
+            out.append(Call(em.callee, True, n_extern, written, part, via, i))
             n_extern += 1
             continue
         km = _KERNEL.match(ln)
@@ -112,7 +113,7 @@ def parse_calls(text: str, module: ModuleInfo) -> list[Call]:
             pos = positions[name]
             args = [a for a in split_args(km.group("args")) if not re.match(r"^\w+\s*=", a)]
             written = None if pos is None else [b for i in pos if i < len(args) and (b := buffer_of(args[i]))]
-            out.append(Call(name, False, -1, written, part, via))
+            out.append(Call(name, False, -1, written, part, via, i))
     return out
 
 

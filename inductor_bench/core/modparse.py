@@ -72,7 +72,7 @@ _CALL_SITE = re.compile(r"^\s+(\w+)(?:\.run)?\(")
 # while_loop_body_graph_0(while_loop_body_graph_0_args)``: a call of a subgraph function of the module
 SUBGRAPH_CALL = re.compile(
     r"^\s+(?:(?:(?P<into>\w+)|\(\s*(?P<first>\w+)[^)]*\))\s*=\s*)?(?P<fn>\w+)\((?P=fn)_args\)\s*$")
-_WHILE = re.compile(r"^(?P<indent>\s*)while\b.*:\s*$")
+WHILE = re.compile(r"^(?P<indent>\s*)while\b.*:\s*$")
 _SUBGRAPH_DEPTH = 8  # subgraphs inside subgraphs, at most
 # a C++ kernel's own signature: named ``kernel`` in a Python module's source, by its name in a
 # C++ wrapper's
@@ -268,7 +268,7 @@ def loop_functions(lines: list[str], names: list[str]) -> list[str]:
             indent = len(ln) - len(ln.lstrip())
             if loop_indent is not None and ln.strip() and indent <= loop_indent:
                 loop_indent = None
-            if (w := _WHILE.match(ln)) is not None:
+            if (w := WHILE.match(ln)) is not None:
                 loop_indent = len(w["indent"])
             elif (m := SUBGRAPH_CALL.match(ln)) is not None and len(owners) < 64:
                 if m["fn"] not in seen:

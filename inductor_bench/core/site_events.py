@@ -2,10 +2,12 @@
 
 In every iteration the k-th event of an extern op or a generated kernel is its k-th call in
 ``call()``, where each iteration has exactly as many events of it as ``call()`` has calls of it
-(``core/attribution.py``). A ``while_loop``'s body runs as many times as the model's values
-decide: where it made no trips, an op called both in ``call()`` itself and in the loop's
-functions has one event per iteration for each of its calls outside the loop, which are
-then its calls (``untripped``); its calls in the loop ran none.
+(``core/attribution.py``). A ``while_loop`` runs its condition's and body's calls as many times
+as the model's values decide: where some of an op's calls are a loop's, its events of an
+iteration are laid out as the loop ran them (``core/loop_calls.py``), its trips being those
+that make as many events, and each call gets the time of its own events (a body's call, all of
+its trips'). A call of a loop that made no trips in any iteration ran none: it is left out,
+with a note.
 """
 
 from __future__ import annotations
@@ -15,42 +17,11 @@ from typing import Any
 
 from .breakdown import US_PER_MS
 from .callsites import Call
-from .modparse import SUBGRAPH_CALL, function_body, loop_functions, partition_names
+from .loop_calls import UNPLACED, Place, order, trips
 from .results import GraphResult
 from .sources import CallSite
 
-
-def loop_vias(text: str) -> set[str]:
-    """What each call of a ``while_loop``'s condition or body in ``call()`` (or a partition)
-    returns into (``buf2`` of ``(buf2[0], buf2[1]) = while_loop_body_graph_0(...)``): the
-    ``Call.via`` of the calls those functions make."""
-    lines, names = text.splitlines(), partition_names(text)
-    loops = set(loop_functions(lines, names))
-    out: set[str] = set()
-    for owner in ("call", *names):
-        for i in function_body(lines, owner):
-            if (m := SUBGRAPH_CALL.match(lines[i])) is not None and m["fn"] in loops:
-                out.add(m["into"] or m["first"])
-    return out
-
-
-def untripped(calls: dict[str, list[tuple[int, Call]]], events: dict[str, list[list[float]]],
-              vias: set[str]) -> tuple[dict[str, list[tuple[int, Call]]], list[str]]:
-    """``calls`` (key -> its calls) less, for each key all of whose calls are in ``call()``
-    itself or in a loop's functions (``vias``, ``loop_vias``) and whose every iteration has one
-    event per call outside the loop, its calls in the loop, which ran none; a note for each."""
-    out = dict(calls)
-    notes: list[str] = []
-    for key, cs in calls.items():
-        outside = [(i, c) for i, c in cs if c.via is None]
-        if not 0 < len(outside) < len(cs) or any(c.via not in vias for _, c in cs if c.via is not None):
-            continue
-        if {len(d) for d in events[key]} == {len(outside)}:
-            out[key] = outside
-            n = len(cs) - len(outside)
-            calls_word = "call" if n == 1 else "calls"
-            notes.append(f"{key}: its {n} {calls_word} in a while_loop ran none (no trips)")
-    return out, notes
+Runs = tuple[list[float], list[int]]  # a call's time (ms) in each iteration, and its events there
 
 
 def events_by_key(
@@ -79,29 +50,67 @@ def match_sites(
     graph: GraphResult,
     iterations: int,
     fields: Callable[[str, int, int, Call], dict[str, Any]],
+    where: list[Place | str | None] | None = None,
 ) -> tuple[list[CallSite], list[str]]:
-    """The k-th event of each iteration onto the k-th call, where every iteration has one
-    event per call; a note for each key where not. ``fields``: the site's own fields, from its
-    key, its place among the key's calls, its index in ``call()`` and the call."""
+    """Each iteration's events of each key onto its calls, in the order they ran (see the
+    module doc); a note for each key where they cannot be. ``fields``: the site's own fields,
+    from its key, its place among the key's calls, its index in ``call()`` and the call;
+    ``where``: each call's place (``loop_calls.places``, by index in ``call()``; None: no call
+    is a loop's)."""
     sites: list[CallSite] = []
     notes: list[str] = []
     n = max(iterations, 1)
     for key, cs in calls.items():
-        counts = sorted({len(d) for d in events[key]})
-        if counts != [len(cs)]:
-            got = "/".join(str(c) for c in counts) or "0"
-            events_word = "event" if counts == [1] else "events"
-            branch = (" (some in subgraph functions, a torch.cond's branches or a loop's body, which run "
-                      "as the model's values decide)") if any(c.via for _, c in cs) else ""
-            notes.append(f"{key}: {got} {events_word} per iteration for {len(cs)} calls{branch}, "
-                         "not split by call site")
+        at = [None if where is None else where[i] for i, _ in cs]
+        per_call = _per_call(at, events[key])
+        if per_call is None:
+            notes.append(_unsplit(key, cs, events[key]))
             continue
-        for j, (i, c) in enumerate(cs):
-            samples = [d[j] / US_PER_MS for d in events[key]]
+        ran = [j for j, (_, counts) in enumerate(per_call) if any(counts)]
+        if len(ran) < len(cs):
+            calls_word = "call" if len(cs) - len(ran) == 1 else "calls"
+            notes.append(f"{key}: its {len(cs) - len(ran)} {calls_word} in a while_loop ran none (no trips)")
+        for j in ran:
+            i, c = cs[j]
+            samples, counts = per_call[j]
             sites.append(CallSite(
                 **fields(key, j, i, c),
-                calls=len(samples) / n,
+                calls=sum(counts) / n,
                 ms=graph.steady().mean(samples),  # as every figure: its graph's steady iterations
                 samples_ms=samples,
             ))
     return sites, notes
+
+
+def _per_call(at: list[Place | str | None], events: list[list[float]]) -> list[Runs] | None:
+    """Per call of a key (``at``: each one's place): its time (ms) and its events in each
+    iteration, the events laid out as the calls ran (``loop_calls.order``); None where no
+    iteration is known, or an iteration's events are no whole number of trips (where a call's
+    runs are not known, only one event per call is)."""
+    loops = {p.loop for p in at if isinstance(p, Place)}
+    plain = UNPLACED in at or len(loops) > 1  # runs not known: one event per call, or not split
+    placed = [p if isinstance(p, Place) and not plain else None for p in at]
+    if not events:
+        return None
+    out: list[Runs] = [([], []) for _ in at]
+    for d in events:
+        t = trips(placed, len(d))
+        if t is None:
+            return None
+        ms, counts = [0.0] * len(at), [0] * len(at)
+        for j, dur in zip(order(placed, t), d, strict=True):
+            ms[j] += dur / US_PER_MS
+            counts[j] += 1
+        for j, (samples, runs) in enumerate(out):
+            samples.append(ms[j])
+            runs.append(counts[j])
+    return out
+
+
+def _unsplit(key: str, cs: list[tuple[int, Call]], events: list[list[float]]) -> str:
+    counts = sorted({len(d) for d in events})
+    got = "/".join(str(c) for c in counts) or "0"
+    events_word = "event" if counts == [1] else "events"
+    branch = (" (some in subgraph functions, a torch.cond's branches or a loop's body, which run "
+              "as the model's values decide)") if any(c.via for _, c in cs) else ""
+    return f"{key}: {got} {events_word} per iteration for {len(cs)} calls{branch}, not split by call site"
