@@ -90,6 +90,22 @@ def test_report_says_a_result_was_judged_by_other_rules(tmp_path, capsys, monkey
                                 f"inductor-bench's rules judged them: {STAND})"]
 
 
+def test_a_result_saved_before_the_policy_is_not_sent_to_a_reanalysis_that_refuses(tmp_path, capsys):
+    """attr_net's result (schema 2: saved before the steady-iteration policy, which came with
+    the graphs' saved profiles) cannot be analysed again: its times note names a new breakdown,
+    where it said `report RUN --reanalyze` re-derives them, the command that refuses it. Its
+    kernels keep the sources that version's analysis gave them (``made from no FX node``)."""
+    run_dir = tmp_path / "attr"
+    shutil.copytree(RESULTS / "attr_net_train", run_dir)
+    code, out, _ = run(capsys, ["report", str(run_dir)])
+    (times,) = [ln for ln in out.splitlines() if ln.startswith("times:")]
+    assert code == 0 and "--reanalyze` cannot re-derive them: a new breakdown of the model measures them" in times
+    assert "cpp_fused_0" in out and "no source: made from no FX node" in out
+    code, _, err = run(capsys, ["report", str(run_dir), "--reanalyze"])
+    assert (code, err.strip()) == (2, f"inductor-bench: error: {run_dir}: no graph has a saved profile (profile.json) "
+                                      "to analyse again: the run predates them, or none was measured")
+
+
 def test_report_suggests_reanalysis_of_a_run_with_profiles_and_reanalysis_records_the_rules(tmp_path, capsys):
     run_dir = tmp_path / "run"
     shutil.copytree(STALLED, run_dir)

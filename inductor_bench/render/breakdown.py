@@ -28,11 +28,18 @@ from .roofline import (
     PCT_HEADER,
     far_below_cells,
     op_pct_cell,
-    op_pct_note,
     roofline_section,
     shows_roofline,
 )
-from .views import GRAPH_OPTIONAL, TOP_OPTIONAL, graph_units, max_gain_note, source_view, top_units
+from .views import (
+    GRAPH_OPTIONAL,
+    TOP_OPTIONAL,
+    graph_units,
+    max_gain_note,
+    op_pct_note,
+    source_view,
+    top_units,
+)
 from .windows import windows_note
 
 DEFAULT_TOP = 15
@@ -123,8 +130,9 @@ def _steady_note(r: BreakdownResult, doc: Doc) -> str:
     if r.schema_version < STEADY_SINCE:
         return (
             "times: means over every profiled iteration (this result was saved before the "
-            "steady-iteration policy; `inductor-bench report RUN --reanalyze` re-derives them "
-            "from the run directory: docs/statistics.md)"
+            "steady-iteration policy, by a version that kept no profiles to analyse again, so "
+            "`inductor-bench report RUN --reanalyze` cannot re-derive them: a new breakdown of the "
+            "model measures them by it: docs/statistics.md)"
         )
     head = (
         "times: the mean over each graph's steady iterations, the same iterations for every "
@@ -215,7 +223,7 @@ def weight_copy_note(r: BreakdownResult) -> str:
             "--freezing the weights are constants and the copy is made once, at compile")
 
 
-def _top_kernels(doc: Doc, r: BreakdownResult, top: int) -> None:
+def _top_kernels(doc: Doc, r: BreakdownResult, top: int, details: bool) -> None:
     t = r.totals()
     gain_wall = gain_frame(r).wall_ms
     us = top_step_units(r, split=False)
@@ -244,7 +252,10 @@ def _top_kernels(doc: Doc, r: BreakdownResult, top: int) -> None:
         optional=TOP_OPTIONAL,
     )
     doc.chart(charts.breakdown_top(r, top))
-    doc.paragraph(max_gain_note(r, op_pct_note(r) if roof else ""))
+    # the % peak cells its note explains: this table's, and the graphs' tables below it where shown
+    below = [(g, k) for g in r.measured() for _, ks in _kernels_by_category(g, top) for k in ks]
+    shown = [(u.graph, u.kernel) for u in us[:top]] + (below if details else [])
+    doc.paragraph(max_gain_note(r, op_pct_note(r, shown) if roof else ""))
 
 
 def _graph_sections(doc: Doc, r: BreakdownResult, top: int) -> None:
@@ -258,11 +269,7 @@ def _graph_sections(doc: Doc, r: BreakdownResult, top: int) -> None:
             f"Graph {g.id}: {fmt.ms(g.wall_ms)} ms wall, busy {fmt.pct(g.busy_pct)}",
             far_below_cells(r, g.categories, [g]),
         )
-        by_cat: dict[str, list[KernelStat]] = {}
-        for k in g.kernels:
-            by_cat.setdefault(k.category, []).append(k)
-        for cat in sorted(by_cat, key=lambda c: (-g.categories.get(c, 0.0), order(c))):
-            ks = sorted(by_cat[cat], key=lambda k: -k.ms)
+        for cat, ks in _kernels_by_category(g):
             with_file = any(k.file for k in ks)
             rows = []
             for k, name in zip(ks[:top], fmt.kernel_labels([k.name for k in ks[:top]]), strict=True):
@@ -280,6 +287,16 @@ def _graph_sections(doc: Doc, r: BreakdownResult, top: int) -> None:
             if len(ks) > top:
                 rest = ks[top:]
                 doc.paragraph(f"… and {len(rest)} more ({fmt.ms(sum(k.ms for k in rest))} ms)")
+
+
+def _kernels_by_category(g: GraphResult, top: int | None = None) -> list[tuple[str, list[KernelStat]]]:
+    """A graph's kernels by category, the category with the most time first, each the longest
+    first (its ``top`` where given: the rows a graph's table shows)."""
+    by_cat: dict[str, list[KernelStat]] = {}
+    for k in g.kernels:
+        by_cat.setdefault(k.category, []).append(k)
+    return [(cat, sorted(by_cat[cat], key=lambda k: -k.ms)[:top])
+            for cat in sorted(by_cat, key=lambda c: (-g.categories.get(c, 0.0), order(c)))]
 
 
 def _footer(doc: Doc, r: BreakdownResult) -> None:
@@ -359,7 +376,7 @@ def render_breakdown(
         elif sourced:
             top_units(doc, r, top)
         else:
-            _top_kernels(doc, r, top)
+            _top_kernels(doc, r, top, details and by in (By.KERNEL, By.OP))
         roofline_section(doc, r, top)
         _autotune(doc, r)
         if details and by in (By.KERNEL, By.OP):
