@@ -1084,7 +1084,7 @@ def test_an_interrupted_run_dir_against_its_complete_self_keeps_its_sums_not_com
 
 def test_a_side_without_ceilings_has_no_percent_of_peak_and_says_so(tmp_path, capsys):
     """The head stopped before its ceilings were measured (no roofline): its time-weighted % of
-    peak reads "not measured", not "each kernel latency-bound, in cache or uncounted", and is
+    peak reads "not measured", not "no kernel has a %: each uncounted", and is
     not made against the base's ceilings."""
     src = FIXTURES / "results" / "cpu_mlp_train_roofline" / "breakdown.json"
     data = json.loads(src.read_text())
@@ -1092,7 +1092,7 @@ def test_a_side_without_ceilings_has_no_percent_of_peak_and_says_so(tmp_path, ca
     head = save(tmp_path / "head.json", data)
     assert run_cli([str(src), head]) == 0
     row = next(r for r in capsys.readouterr().out.splitlines() if r.startswith("% of peak (time-weighted)"))
-    assert "- (not measured)" in row and "latency-bound" not in row
+    assert "- (not measured)" in row and "uncounted" not in row
     assert run_cli([str(src), head, "--format", "json"]) == 0
     (s,) = json.loads(capsys.readouterr().out)["sections"]
     assert s["roofline_pct"][1] is None and s["roofline_pct"][0] > 0

@@ -8,7 +8,7 @@ import copy
 import json
 
 from .conftest import FIXTURES
-from .test_diff_roofline_calls import RUN, call_pct, run_diff
+from .test_diff_roofline_calls import RUN, call_pct, run_diff, shown_pct
 
 
 def site(data: dict, graph: str, index: int) -> dict:
@@ -97,7 +97,7 @@ def test_a_call_at_other_sizes_pairs_and_says_its_shapes_changed(tmp_path, capsy
     assert round(before, 1) == 160.1 and round(after, 1) == round(before * 2 / 1.5, 1) == 213.4
     out = run_diff(capsys, str(RUN), str(head))
     assert rows(out)["0-forward   aten::addmm #1 (shapes changed)"] == [
-        f"{before:.1f}%", f"{after:.1f}%", f"+{after - before:.1f}", "pp"]
+        f"!{before:.1f}%", f"!{after:.1f}%", f"+{after - before:.1f}", "pp"]  # both above the ceiling
     assert ("its time is not the same work's: 0-forward aten::addmm #1: (512, 64x512, 512x512) in base, "
             "(1024, 64x512, 512x1024) in head") in out
     d = json.loads(run_diff(capsys, str(RUN), str(head), "--format", "json"))
@@ -105,6 +105,7 @@ def test_a_call_at_other_sizes_pairs_and_says_its_shapes_changed(tmp_path, capsy
     call = next(c for c in k["calls"] if c["name"] == "aten::addmm #1")
     assert call["base_shapes"] == ["512", "64x512", "512x512"] and call["head_shapes"] == wide
     assert abs(call["head_pct"] - after) < 1e-9 and abs(call["base_pct"] - before) < 1e-9
+    assert call["above_ceiling"] == ["base", "head"]  # as breakdown's JSON flags a kernel's %
     assert abs(call["head_ms"] - 1.5 * site(data, "0-forward", 1)["ms"]) < 1e-12
     assert "base_shapes" not in next(c for c in k["calls"] if c["name"] == "aten::addmm #0")
     assert "calls_unpaired" not in k and "calls_one_side" not in k
@@ -123,7 +124,7 @@ def test_a_call_added_first_shifts_the_indices_and_the_calls_still_pair(tmp_path
     got = rows(out)
     for i in range(5):
         b, h = call_pct(data, "0-backward", i), call_pct(head_data, "0-backward", i + 1)
-        assert got[f"0-backward  aten::mm #{i + 1} (#{i} in base)"][:2] == [f"{b:.1f}%", f"{h:.1f}%"]
+        assert got[f"0-backward  aten::mm #{i + 1} (#{i} in base)"][:2] == [shown_pct(b), shown_pct(h)]
     assert round(call_pct(head_data, "0-backward", 3), 1) == 2 * 41.5  # the move went to fc2's call
     assert "0-backward  aten::mm #0" not in got
     assert ("Calls on one side only (made from a module and source line the other side called the op "
@@ -220,7 +221,7 @@ def test_a_place_that_makes_one_call_more_pairs_the_calls_most_alike_in_shape(tm
     b, h = call_pct(data, "0-backward", 4), call_pct(head_data, "0-backward", 5)
     assert round(h, 1) == round(b / 2, 1) == 72.5
     out = run_diff(capsys, str(RUN), str(head))
-    assert rows(out)["0-backward  aten::mm #5 (#4 in base)"] == [f"{b:.1f}%", f"{h:.1f}%", f"{h - b:.1f}", "pp"]
+    assert rows(out)["0-backward  aten::mm #5 (#4 in base)"] == [f"!{b:.1f}%", f"{h:.1f}%", f"{h - b:.1f}", "pp"]
     assert "0-backward aten::mm #4 in head only" in out
     d = json.loads(run_diff(capsys, str(RUN), str(head), "--format", "json"))
     k = kernel(d, "aten::mm")

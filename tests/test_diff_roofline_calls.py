@@ -32,6 +32,12 @@ def call_pct(data: dict, graph: str, index: int) -> float:
     return 100.0 * flops / (site["ms"] / 1e3) / 1e12 / roof
 
 
+def shown_pct(pct: float) -> str:
+    """A call's % peak cell as diff shows it: every call of this run is compute-bound, so one above
+    105% of the compute ceiling is marked ``!`` (held against a ceiling measured low)."""
+    return ("!" if pct > 105.0 else "") + f"{pct:.1f}%"
+
+
 def halve_call(data: dict, graph: str, index: int) -> dict:
     """The run with one extern call taking half its time (its op row's time less as much)."""
     out = copy.deepcopy(data)

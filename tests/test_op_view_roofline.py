@@ -269,3 +269,55 @@ def test_diff_holds_an_op_whose_calls_are_all_in_cache_to_the_op_views_figure(tm
     (k,) = [k for s in json.loads(capsys.readouterr().out)["sections"] for k in s["kernels"] if k["name"] == "aten::mm"]
     assert k["base_pct"] == pytest.approx(_cached_pct(CACHED)) and k["head_pct"] == pytest.approx(_cached_pct(CACHED))
     assert k["no_distance"] == "in cache in base, in cache in head"
+
+
+OP_WORDS = ("% peak of an extern op called at several places: its calls' time-weighted %, each call judged "
+            "on its own (the roofline section lists them), latency-bound and in-cache calls left out, as the "
+            "views by module and line weigh a group")
+
+
+def _op_note(r: BreakdownResult, **kw) -> str:
+    """The op view's text, its lines joined (the note wraps), from the extern op's words on."""
+    text = " ".join(render_breakdown(r, by="op", width=250, **kw).split())
+    return text[text.index(OP_WORDS):].split(" How far from the limit")[0] if OP_WORDS in text else ""
+
+
+def test_the_op_views_note_says_only_what_its_rows_show():
+    """The op's cell of the three calls reads 40 % unmarked: the note says what it is, and nothing
+    of marked figures or of two; its two latency-bound calls (~14.0 %) add the words for ~ alone;
+    a short call beside an in-cache one (^200 %, ~25 %) the words for both, and the order."""
+    assert _op_note(_result()) == OP_WORDS + "."
+    short = [(10.0, 0.04, 1e6, 4e6), (10.0, 0.06, 1e5, 4e6)]
+    assert _op_note(_result(short)) == (
+        OP_WORDS + "; where none is a distance to a limit, the time-weighted % of its latency-bound calls (~).")
+    assert _op_note(_result([short[0], CACHED[0]])) == (
+        OP_WORDS + "; where none is a distance to a limit, the time-weighted % of its latency-bound calls (~) "
+        "and of its in-cache calls (^), the one that holds more of its time first.")
+    assert _op_note(_result(CACHED)) == (
+        OP_WORDS + "; where none is a distance to a limit, the time-weighted % of its in-cache calls (^).")
+
+
+def test_the_op_views_note_says_what_a_call_above_the_compute_ceiling_does_to_the_ops_figure():
+    """A call at 2 GFLOP in 1 ms (2 TFLOP/s: 200 % of the compute ceiling) beside the memory-bound
+    one at 20 %: the op's cell takes it in, marked !, and the note says why."""
+    from inductor_bench.render.views import LOW_GROUP
+
+    calls = [(1.0, 1.0, 1e6, 2e9), CALLS[1]]
+    # the memory-bound call: 1e7 FLOP in 0.5 ms, 0.02 TFLOP/s of its 0.1 roof at 1 FLOP/byte: 20 %
+    pct = (200.0 * 1.0 + 20.0 * 0.5) / 1.5
+    assert round(pct) == 140
+    r = _result(calls)
+    assert _pct_cells(render_breakdown(r, by="op", width=250)) == [f"!{pct:.0f}%"] * 2
+    assert _op_note(r) == " ".join((OP_WORDS + "." + LOW_GROUP).split())
+
+
+def test_the_op_views_note_is_left_out_where_no_row_shown_is_an_op_called_at_several_places():
+    """aten::mm (0.9 ms, three calls) beside a longer copy, the top table cut to one row and no
+    graphs' tables: no row shown weighs calls, so no words of them; with the graphs' tables
+    (aten::mm in its own), the words again."""
+    r = _result()
+    g = r.graphs[0]
+    g.kernels.append(KernelStat("cpp_fused_copy_1", "cpp_pointwise", 1.0, 5.0, bytes=100e6))
+    g.categories["cpp_pointwise"] = 5.0
+    assert _op_note(r, top=1, details=False) == ""
+    assert _op_note(r, top=1).startswith(OP_WORDS + ".")

@@ -477,18 +477,23 @@ def test_diff_shows_each_kernel_moving_toward_its_limit():
         "cpp_fused_sum_2": "in cache in base, in cache in head",
     }
     row = next(ln for ln in text.splitlines() if ln.startswith("% of peak (time-weighted) "))
-    assert row.split()[4:6] == [f"{b:.1f}%", f"{h:.1f}%"]
-    assert json.loads(json.dumps(section.to_dict()))["roofline_pct"] == pytest.approx([b, h])
+    # base's aten::addmm #1 at 160.1% of the compute ceiling (0-forward), head's at twice that:
+    # each side's figure takes in a kernel above the ceiling, marked ! as the views' total row is
+    assert row.split()[4:6] == [f"!{b:.1f}%", f"!{h:.1f}%"]
+    d = json.loads(json.dumps(section.to_dict()))
+    assert d["roofline_pct"] == pytest.approx([b, h])
+    assert [x["above_ceiling"] for x in d["roofline_step"]] == [True, True]
 
 
 def test_compare_shows_each_columns_percent_of_peak_where_it_was_counted():
     from inductor_bench.core.roofline import step_pct
-    from inductor_bench.render.roofline import roofline_rows
+    from inductor_bench.render.roofline_step import roofline_rows
 
     base, head = _halved()
     old = BreakdownResult("m", graphs=[GraphResult("0-forward", "forward", kernels=[KernelStat("k", "cpp_pointwise", 1, 1.0)])])
     rows = roofline_rows([base, None, head, old])
-    assert rows[0] == ["% of peak (time-weighted)", f"{step_pct(base):.1f}%", "-", f"{step_pct(head):.1f}%", "-"]
+    # each column takes in aten::addmm #1 above the compute ceiling (160.1%, 320.2%): marked !
+    assert rows[0] == ["% of peak (time-weighted)", f"!{step_pct(base):.1f}%", "-", f"!{step_pct(head):.1f}%", "-"]
     assert rows[1][0] == "kernel time under 30% of limit" and rows[1][2] == rows[1][4] == "-"
     assert roofline_rows([old, None]) == []
 
@@ -777,7 +782,7 @@ def test_a_time_weighted_percent_over_little_of_the_kernel_time_says_how_little(
     from inductor_bench.core.diff import diff_results
     from inductor_bench.core.roofline import judged_share, step_pct
     from inductor_bench.render.diff import render_diff
-    from inductor_bench.render.roofline import roofline_rows
+    from inductor_bench.render.roofline_step import roofline_rows
 
     template = KernelStat("cpp_fused_flex_attention_1", "cpp_attention_template", 1.0, 3.0, bytes=1e6)
     copy = KernelStat("cpp_fused_copy_0", "cpp_pointwise", 1.0, 1.0, bytes=50e6)  # 50 GB/s of 100
@@ -794,7 +799,10 @@ def test_a_time_weighted_percent_over_little_of_the_kernel_time_says_how_little(
     assert roofline_rows([r])[0] == ["% of peak (time-weighted)", "50.0%"]
     g.kernels = [template, KernelStat("cpp_fused_add_2", "cpp_pointwise", 1.0, 1e-4, bytes=64)]  # 0.1 us: latency
     assert kernel_roof(g.kernels[1], CEIL, "cpu").bound == LATENCY and judged_share(r) == 0.0
-    assert roofline_rows([r])[0] == ["% of peak (time-weighted)", "- (each kernel latency-bound, in cache or uncounted)"]
+    # 64 B in 0.1 us: 0.64 GB/s, 0.64% of 100 GB/s, over 0.1 us of 3.0001 ms: marked ~ as the views mark it
+    assert roofline_rows([r])[0] == ["% of peak (time-weighted)", "~0.6% (over 0% of kernel time)"]
+    g.kernels = [template]  # no kernel with a %
+    assert roofline_rows([r])[0] == ["% of peak (time-weighted)", "- (no kernel has a %: each uncounted)"]
 
 
 def test_kernels_served_from_a_cache_are_no_part_of_the_time_weighted_percent():

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from .ceilings import KernelRoof, no_distance
+from .ceilings import KernelRoof, beats_compute_ceiling, no_distance
 from .diff_records import ADDED, REMOVED, CallMove, SectionDiff
 from .results import BreakdownResult, GraphResult, KernelStat
 from .sizepoly import same_shape
@@ -107,7 +107,9 @@ def call_move(graph: str, op: str, b: Call, h: Call, weight: float) -> CallMove:
                     ", ".join(f"{why} in {side}" for side, r in (("base", b.roof), ("head", h.roof))
                               if (why := no_distance(r))),
                     base_name=op + b.mark if b.mark != h.mark else None,
-                    base_shapes=shapes[0], head_shapes=shapes[1])
+                    base_shapes=shapes[0], head_shapes=shapes[1],
+                    above_ceiling=[side for side, r in (("base", b.roof), ("head", h.roof))
+                                   if beats_compute_ceiling(r)])
 
 
 def one_side_words(base_left: list[Call], head_left: list[Call]) -> str:

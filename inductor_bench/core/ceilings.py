@@ -326,6 +326,41 @@ def group_figures(members: list[tuple[KernelRoof, float]]
     return pct, share, (qualified_parts(members) if pct is None else [])
 
 
+@dataclass
+class GroupRoof:
+    """A group's % of peak as the tables show it (a module's, a line's, an op's calls, the step's):
+    ``group_figures``, the share of its time its ``parts`` hold, and whether its % takes in a
+    kernel above the compute ceiling (``beats_compute_ceiling``; ``!`` in the tables)."""
+
+    pct: float | None
+    share: float | None  # of its time, the share ``pct`` is a mean over
+    parts: list[tuple[str, float, float]]  # where it has no ``pct``: ``qualified_parts``
+    parts_share: float | None  # of its time, the share its ``parts`` hold
+    above_ceiling: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """As breakdown's JSON qualifies a kernel's % (``no_distance``, ``above_ceiling``)."""
+        return {"pct": self.pct, "judged_share": self.share,
+                **({"no_distance": [{"why": why, "pct": p, "ms": ms} for why, p, ms in self.parts],
+                    "no_distance_share": self.parts_share} if self.parts else {}),
+                **({"above_ceiling": True} if self.above_ceiling else {})}
+
+
+def group_roof(members: list[tuple[KernelRoof, float]]) -> GroupRoof:
+    """A group's kernels (each with its time) as one ``GroupRoof``."""
+    pct, share, parts = group_figures(members)
+    total = sum(ms for _, ms in members)
+    parts_share = 100.0 * sum(ms for *_, ms in parts) / total if parts and total > 0 else None
+    above = pct is not None and any(beats_compute_ceiling(roof) for roof, _ in members)
+    return GroupRoof(pct, share, parts, parts_share, above)
+
+
+def above_ceiling_in(own: KernelRoof, calls: list[tuple[KernelRoof, float]]) -> bool:
+    """A row's % takes in a kernel above the compute ceiling (``!``): its own, or for an extern op
+    called at several places, as the op view weighs its calls (``group_roof``), one of them."""
+    return group_roof(calls).above_ceiling if len(calls) > 1 else beats_compute_ceiling(own)
+
+
 def group_pct(members: list[tuple[KernelRoof, float]]) -> tuple[float | None, float | None, str]:
     """A group's % of peak (a module's, a source line's, an op's calls): ``pct_over_time``, and
     ""; where none of its kernels' % is a distance to a limit but some have a %, the figure of

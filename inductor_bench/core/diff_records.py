@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .ceilings import Ceilings
+from .ceilings import Ceilings, GroupRoof
 from .stats import Change
 from .unmeasured import Unmeasured
 from .vocab import Change as KernelChange
@@ -36,9 +36,12 @@ class CallMove:
     # each side's input shapes, where they differ: its time is then not the same work's
     base_shapes: list[str] | None = None
     head_shapes: list[str] | None = None
+    # the sides ("base", "head") where its % is held against a compute ceiling it beat (``!``)
+    above_ceiling: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in vars(self).items() if k != "graph" and v not in (None, "")}
+        return {k: v for k, v in vars(self).items()
+                if k != "graph" and v not in (None, "") and not (k == "above_ceiling" and not v)}
 
 
 @dataclass
@@ -61,6 +64,8 @@ class KernelDiff:
     # why a side's % is no distance to its limit ("latency-bound in base", "in cache in head"):
     # its move is not one toward the limit (core/ceilings.no_distance)
     no_distance: str = ""
+    # the sides ("base", "head") where its % takes in a kernel above the compute ceiling (``!``)
+    above_ceiling: list[str] = field(default_factory=list)
     # an extern op called at several places, each call paired with the same call on the other
     # side (``call_pairs.py``): each call's move, as the report shows each
     calls: list[CallMove] = field(default_factory=list)
@@ -90,9 +95,9 @@ class KernelDiff:
 
     def to_dict(self) -> dict[str, Any]:
         d = {k: getattr(self, k) for k in _KERNEL_KEYS}
-        d.update({k: getattr(self, k) for k in ("base_pct", "head_pct", "no_distance", "calls_unpaired",
-                                              "calls_one_side")
-                  if getattr(self, k) not in (None, "")})
+        d.update({k: getattr(self, k) for k in ("base_pct", "head_pct", "no_distance", "above_ceiling",
+                                              "calls_unpaired", "calls_one_side")
+                  if getattr(self, k) not in (None, "", [])})
         if self.calls:
             d["calls"] = [c.to_dict() for c in self.calls]
         if self.other_work:  # a graph's inputs as the kernel's own name
@@ -129,10 +134,9 @@ class SectionDiff:
     compile_s: tuple[float | None, float | None] | None = None  # compare only
     peak_memory_bytes: tuple[int | None, int | None] | None = None  # compare only
     unmeasured: list[Unmeasured] = field(default_factory=list)  # graphs on one side only
-    # time-weighted % of peak of each side's kernels (core/roofline.py); None: no ceilings
-    roofline_pct: tuple[float | None, float | None] | None = None
-    # the share (%) of each side's kernel time that figure is a mean over (core/roofline.py)
-    roofline_share: tuple[float | None, float | None] | None = None
+    # each side's kernels' time-weighted % of peak, qualified as the views' total row qualifies it
+    # (core/ceilings.group_roof); a side None: no ceilings; all None: neither side has any
+    roofline_sides: tuple[GroupRoof | None, GroupRoof | None] | None = None
     # where the two sides' ceilings differ: (base's, head's, the shared set both were held
     # against: the higher of each figure, or None when the devices differ)
     roofline_ceilings: tuple[Ceilings, Ceilings, Ceilings | None] | None = None
@@ -173,12 +177,28 @@ class SectionDiff:
         ks = sorted(self.kernels_with(ADDED, SLOWER), key=lambda k: -k.delta_ms)
         return ks[:limit] if limit is not None else ks
 
+    @property
+    def roofline_pct(self) -> tuple[float | None, float | None] | None:
+        """Each side's time-weighted % of peak (``GroupRoof.pct``)."""
+        return self._roofline_figure("pct")
+
+    @property
+    def roofline_share(self) -> tuple[float | None, float | None] | None:
+        """The share (%) of each side's kernel time its % is a mean over (``GroupRoof.share``)."""
+        return self._roofline_figure("share")
+
+    def _roofline_figure(self, name: str) -> tuple[float | None, float | None] | None:
+        if self.roofline_sides is None:
+            return None
+        b, h = (getattr(x, name) if x is not None else None for x in self.roofline_sides)
+        return b, h
+
     def to_dict(self) -> dict[str, Any]:
         d = {k: _plain(getattr(self, k)) for k in _SECTION_KEYS}
-        if self.roofline_pct is not None:
-            d["roofline_pct"] = list(self.roofline_pct)
-        if self.roofline_share is not None:
-            d["roofline_judged_share"] = list(self.roofline_share)
+        if self.roofline_sides is not None:
+            d["roofline_pct"] = list(self._roofline_figure("pct") or ())
+            d["roofline_judged_share"] = list(self._roofline_figure("share") or ())
+            d["roofline_step"] = [x.to_dict() if x else None for x in self.roofline_sides]
         if self.roofline_ceilings is not None:
             d["roofline_ceilings"] = dict(zip(("base", "head", "shared"), (
                 None if c is None else {"gbps": c.gbps, "tflops": c.tflops} for c in self.roofline_ceilings),

@@ -12,11 +12,11 @@ import json
 from typing import Any
 
 from .call_groups import kernels_a_call
-from .ceilings import KernelRoof, beats_compute_ceiling, kernel_roof, no_distance
+from .ceilings import KernelRoof, beats_compute_ceiling, group_roof, kernel_roof, no_distance
 from .compare import CompareResult
 from .leftout import left_out_why
 from .results import BreakdownResult
-from .roofline import judged_sites
+from .roofline import judged_sites, step_members
 from .step import gain_frame, set_aside, split_step
 
 
@@ -83,6 +83,8 @@ def left_out_figures(r: BreakdownResult) -> dict[str, dict[str, Any]]:
 def _with_derived(d: dict[str, Any], r: BreakdownResult) -> dict[str, Any]:
     if r.roofline is not None:
         d["extras"]["roofline"]["kernels"] = roofline_kernels(r)
+        # the step's time-weighted % as the views' total row, compare and diff show it
+        d["extras"]["roofline"]["step"] = group_roof(step_members(r)).to_dict()
     why = left_out_figures(r)
     for gd in d["graphs"]:
         if gd.get("id") in why:

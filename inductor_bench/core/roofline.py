@@ -37,8 +37,10 @@ from .ceilings import (
     Ceilings,
     KernelRoof,
     Roofline,
+    above_ceiling_in,
     beats_compute_ceiling,
     group_pct,
+    group_roof,
     kernel_roof,
     no_distance,
     pct_over_time,
@@ -122,10 +124,12 @@ def site_stat(g: GraphResult, k: KernelStat, site: CallSite) -> KernelStat:
     return replace(k, ms=site.ms, calls=site.calls, bytes=moved, flops=flops, **own)
 
 
-def kernel_pcts(result: BreakdownResult, c: Ceilings | None = None) -> dict[tuple[str, str], KernelRoof]:
+def kernel_pcts(result: BreakdownResult, c: Ceilings | None = None
+                ) -> dict[tuple[str, str], tuple[KernelRoof, bool]]:
     """(graph, kernel) -> its figures against the ceilings, for the kernels of a result with
     ceilings (its own, or ``c``) that have a % of their limit; a row called at several places
-    as the op view judges it (``op_roof``), not its calls' figures pooled."""
+    as the op view judges it (``op_roof``), not its calls' figures pooled; and whether its %
+    takes in a kernel above the compute ceiling, as the op view marks it (``above_ceiling_in``)."""
     c = c or ceilings_of(result)
     out = {}
     for g in result.measured():
@@ -134,9 +138,9 @@ def kernel_pcts(result: BreakdownResult, c: Ceilings | None = None) -> dict[tupl
             if site is not None:
                 calls.setdefault(site.kernel, []).append((kernel_roof(j, c, g.device), j.ms))
         for k in g.kernels:  # an extern call's kernels on a device as one (``call_groups``)
-            roof = op_roof(kernel_roof(as_judged(g, k) or k, c, g.device), calls.get(k.name, []))
-            if roof.pct is not None:
-                out[(g.id, k.name)] = roof
+            own, its_calls = kernel_roof(as_judged(g, k) or k, c, g.device), calls.get(k.name, [])
+            if (roof := op_roof(own, its_calls)).pct is not None:
+                out[(g.id, k.name)] = roof, above_ceiling_in(own, its_calls)
     return out
 
 
@@ -156,10 +160,15 @@ def judged_share(result: BreakdownResult, c: Ceilings | None = None) -> float | 
 
 def weighted_pct(result: BreakdownResult, c: Ceilings | None = None) -> tuple[float | None, float | None]:
     """(``step_pct``, ``judged_share``) in one pass over the step's kernels."""
+    return pct_over_time(step_members(result, c))
+
+
+def step_members(result: BreakdownResult, c: Ceilings | None = None) -> list[tuple[KernelRoof, float]]:
+    """The step's counted kernels against the ceilings (its own, or ``c``), each with its time in
+    the step: what ``weighted_pct`` weighs, and ``group_roof`` qualifies as the views' total row."""
     c = c or ceilings_of(result)
     w = result.weights()
-    return pct_over_time((kernel_roof(k, c, g.device), w[g.id] * k.ms)
-                         for g in result.measured() for k in judged(g))
+    return [(kernel_roof(k, c, g.device), w[g.id] * k.ms) for g in result.measured() for k in judged(g)]
 
 
 def op_roof(own: KernelRoof, calls: list[tuple[KernelRoof, float]]) -> KernelRoof:
@@ -187,14 +196,14 @@ def roofline_moves(section: SectionDiff, base: BreakdownResult, head: BreakdownR
     bp, hp = kernel_pcts(base, shared), kernel_pcts(head, shared)
     for k in section.kernels:
         b, h = bp.get((k.base_graph or k.graph, k.base_name or k.name)), hp.get((k.graph, k.name))
-        k.base_pct, k.head_pct = (r.pct if r is not None else None for r in (b, h))
-        k.no_distance = _no_distance_words(b, h)
+        k.base_pct, k.head_pct = (r[0].pct if r else None for r in (b, h))
+        k.no_distance = _no_distance_words(b[0] if b else None, h[0] if h else None)
+        k.above_ceiling = [side for side, r in (("base", b), ("head", h)) if r and r[1]]
     _call_moves(section, base, head, shared)
     # a side without a roofline of its own (a run stopped before its ceilings were measured)
     # has no %: none is made for it against the other side's ceilings
-    (bp_pct, bp_share), (hp_pct, hp_share) = (
-        weighted_pct(r, shared) if r.roofline is not None else (None, None) for r in (base, head))
-    section.roofline_pct, section.roofline_share = (bp_pct, hp_pct), (bp_share, hp_share)
+    bs, hs = (group_roof(step_members(r, shared)) if r.roofline is not None else None for r in (base, head))
+    section.roofline_sides = (bs, hs)
     if cb is not None and ch is not None and not same_figures(cb, ch):
         section.roofline_ceilings = (cb, ch, shared)
 

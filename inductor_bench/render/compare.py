@@ -42,7 +42,7 @@ from .format import (
     speedup_x,
     spread,
 )
-from .roofline import roofline_rows
+from .roofline_step import roofline_rows, step_marks_note, step_roofs
 
 
 def _speedup_cell(result: CompareResult, mode: ModeResult, ref: ModeResult | None) -> str:
@@ -265,6 +265,8 @@ def _notes(result: CompareResult) -> list[str]:
     if hint:
         notes.append(hint)
     notes += _break_notes(result)
+    if marked := step_marks_note(step_roofs([m.breakdown for m in result.modes])):
+        notes.append(marked)
     splits = [s for s in (m.split() for m in result.modes) if s]
     if splits:
         how = ("its graphs' own calls, timed in turns with it in the process that timed the step"

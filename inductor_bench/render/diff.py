@@ -33,7 +33,7 @@ from .format import (
     truncate,
 )
 from .format import count as fmt_calls
-from .roofline import weighted_cell
+from .roofline_step import step_roof_cell
 
 # Kernel rows shown per table; the rest are counted. Enough for the kernels that matter in
 # a PR comment without burying the verdict.
@@ -78,14 +78,14 @@ def _summary_rows(s: SectionDiff) -> list[list[str]]:
     if s.recomputed_ms is not None:
         b, h = s.recomputed_ms
         rows.append(["recomputed in the backward, ms", ms_precise(b), ms_precise(h), signed_ms(h - b), ""])
-    if s.roofline_pct is not None:
-        b, h = s.roofline_pct
-        sb, sh = s.roofline_share or (None, None)
-        moved = points(h - b) if b is not None and h is not None else ""
+    if s.roofline_sides is not None:
+        b, h = s.roofline_sides
+        bp, hp = s.roofline_pct or (None, None)
+        moved = points(hp - bp) if bp is not None and hp is not None else ""
         # neither a % nor a share: no ceilings or no counted kernel on that side (a run stopped
         # before its ceilings were measured), not kernels all latency-bound or in cache
-        cells = [weighted_cell(x, share) if (x, share) != (None, None) else f"{DASH} (not measured)"
-                 for x, share in ((b, sb), (h, sh))]
+        cells = [step_roof_cell(x) if x is not None and (x.pct, x.share) != (None, None)
+                 else f"{DASH} (not measured)" for x in (b, h)]
         # both sides against the higher of each side's ceilings (the note under the section):
         # not the % against each run's own
         shared = s.roofline_ceilings is not None and s.roofline_ceilings[2] is not None

@@ -10,7 +10,8 @@ from ..core.diff import KernelDiff, SectionDiff
 from ..core.diff_records import CallMove
 from .doc import Doc
 from .format import ms_precise, pct, points
-from .roofline import figures_words
+from .roofline import LOW_CEILING, figures_words
+from .roofline_step import step_marks_note
 
 
 def roofline_block(s: SectionDiff, top: int, doc: Doc, name: Callable[[Doc, str], str]) -> None:
@@ -22,10 +23,13 @@ def roofline_block(s: SectionDiff, top: int, doc: Doc, name: Callable[[Doc, str]
     ks = [k for k in both if not k.no_distance]
     if s.roofline_ceilings is not None:
         doc.paragraph(ceilings_note(*s.roofline_ceilings))
+    # what the summary row's marks say, and the table's ! too: a side's step takes those kernels in
+    if marked := step_marks_note(list(s.roofline_sides or ())):
+        doc.paragraph(marked)
     if ks:
         ks = sorted(ks, key=lambda k: -k.head_ms)
-        rows = [[k.graph, name(doc, k.name) + _call_words(k), ms_precise(k.head_ms), pct(k.base_pct),
-                 pct(k.head_pct), points(k.head_pct - k.base_pct)] for k in ks[:top]]
+        rows = [[k.graph, name(doc, k.name) + _call_words(k), ms_precise(k.head_ms), _pct(k, "base"),
+                 _pct(k, "head"), points(k.head_pct - k.base_pct)] for k in ks[:top]]
         more = f" (top {top} of {len(ks)})" if len(ks) > top else f" ({len(ks)})"
         doc.captioned(doc.strong("Toward the limit: % of peak, base and head" + more),
                       doc.table_text(rows, ["graph", "kernel", "head ms", "base % peak", "head % peak",
@@ -50,6 +54,13 @@ def roofline_block(s: SectionDiff, top: int, doc: Doc, name: Callable[[Doc, str]
         why = "; ".join(WHY[reason] for reason in WHY if any(key.startswith(reason) for key in counts))
         doc.paragraph(f"{left} kernel(s) with a % of peak on both sides are not moves toward a limit "
                       f"({', '.join(f'{n} {key}' for key, n in counts.items())}): {why}")
+
+
+def _pct(k: KernelDiff | CallMove, side: str) -> str:
+    """A side's % peak, ``!`` before it where it takes in a kernel above the compute ceiling, as
+    breakdown's tables mark it."""
+    mark = LOW_CEILING if side in k.above_ceiling else ""
+    return mark + pct(k.base_pct if side == "base" else k.head_pct)
 
 
 def _call_words(k: KernelDiff | CallMove) -> str:

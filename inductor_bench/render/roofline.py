@@ -18,9 +18,10 @@ from ..core.ceilings import (
     OPAQUE,
     UNCOUNTED,
     Ceilings,
+    GroupRoof,
     Roofline,
     beats_compute_ceiling,
-    group_figures,
+    group_roof,
     no_distance,
 )
 from ..core.peaks import COMPUTE_TYPES, INT8
@@ -34,11 +35,9 @@ from ..core.roofline import (
     category_far_below_ms,
     ceilings_of,
     chart_points,
-    has_counts,
     judged_calls,
     kernel_roof,
     site_stat,
-    weighted_pct,
 )
 from ..core.si_units import sig3, with_prefix
 from ..core.step_totals import reweighed
@@ -110,41 +109,39 @@ def group_pct_cell(r: BreakdownResult, members: list[tuple[GraphResult, KernelSt
     without a %: a template, a custom op), not a dash that reads as unmeasured. ``!`` before a
     figure that takes in a kernel above the compute ceiling (``beats_compute_ceiling``)."""
     c = ceilings_of(r)
-    roofs = [(kernel_roof(as_judged(g, k) or k, c, g.device), ms) for g, k, ms in members]
-    pct, share, parts = group_figures(roofs)
-    if not parts:
-        low = any(pct_mark(roof) == LOW_CEILING for roof, _ in roofs)  # a figure it takes in is inflated
-        return fmt.DASH if pct is None else (LOW_CEILING if low else "") + weighted_cell(pct, share, whole)
-    total = sum(ms for _, ms in roofs)
-    figures = ", ".join(MARKS[why] + weighted_cell(p, 100.0, whole) for why, p, _ in parts)
-    return weighted_cell(None, 100.0 * sum(ms for *_, ms in parts) / total, whole, figures)
+    return group_roof_cell(group_roof([(kernel_roof(as_judged(g, k) or k, c, g.device), ms)
+                                       for g, k, ms in members]), whole)
+
+
+def group_roof_cell(g: GroupRoof, whole: bool = False) -> str:
+    """A group's % of peak as ``group_pct_cell`` reads it, from its figures (``core/ceilings.group_roof``):
+    the step's in compare's and diff's rows too, marked as the views mark it."""
+    if not g.parts:
+        low = LOW_CEILING if g.above_ceiling else ""  # a figure it takes in is inflated
+        return fmt.DASH if g.pct is None else low + weighted_cell(g.pct, g.share, whole)
+    figures = ", ".join(MARKS[why] + weighted_cell(p, 100.0, whole) for why, p, _ in g.parts)
+    return weighted_cell(None, g.parts_share, whole, figures)
 
 
 def op_pct_cell(r: BreakdownResult, g: GraphResult, k: KernelStat) -> str:
     """A row of the op view: a kernel's % (``pct_cell``), or for an extern op called at several
-    places, its calls each judged on its own (``judged_calls``, as the step's % and the category
-    tables judge them) and weighed by its time, as the views by line and module weigh a group's:
-    not one figure of the calls pooled, which hides a latency-bound call inside it. Where each
-    of its calls is latency-bound or in cache, their time-weighted % for each reason, marked
-    (``~``, ``^``), as a module's or line's group reads."""
+    places, its calls' (``op_calls_cell``)."""
+    return op_calls_cell(r, g, k) or pct_cell(r, g, k)
+
+
+def op_calls_cell(r: BreakdownResult, g: GraphResult, k: KernelStat) -> str | None:
+    """An op view's row of an extern op called at several places: its calls each judged on its own
+    (``judged_calls``, as the step's % and the category tables judge them) and weighed by its time,
+    as the views by line and module weigh a group's: not one figure of the calls pooled, which
+    hides a latency-bound call inside it. Where each of its calls is latency-bound or in cache,
+    their time-weighted % for each reason, marked (``~``, ``^``), as a module's or line's group
+    reads. None where the row reads the kernel's own % (one call; calls none of which has a %
+    beside its own marked one)."""
     calls = [(g, c, c.ms) for c, _, site in judged_calls(g) if site is not None and site.kernel == k.name]
-    own = pct_cell(r, g, k)
     if len(calls) < 2:
-        return own
+        return None
     cell = group_pct_cell(r, calls, whole=True)
-    return own if cell == fmt.DASH and own.startswith(("~", "^")) else cell
-
-
-def op_pct_note(r: BreakdownResult) -> str:
-    """What an op row's % peak is, where an extern op of the result was called at several places."""
-    if not any(len([s for s in g.sites if s.extern and s.kernel == k.name]) > 1
-               for g in r.measured() for k in g.kernels):
-        return ""
-    return (f" {PCT_HEADER} of an extern op called at several places: its calls' time-weighted %, each "
-            "call judged on its own (the roofline section lists them), latency-bound and in-cache calls "
-            "left out, as the views by module and line weigh a group; where none is a distance to a limit, "
-            "the time-weighted % of its latency-bound calls (~) and of its in-cache ones (^), the one that "
-            "holds more of its time first.")
+    return None if cell == fmt.DASH and pct_cell(r, g, k).startswith(("~", "^")) else cell
 
 
 def far_below_cells(r: BreakdownResult, cats: dict[str, float],
@@ -159,26 +156,13 @@ def far_below_cells(r: BreakdownResult, cats: dict[str, float],
     return out
 
 
-def roofline_rows(breakdowns: list[BreakdownResult | None]) -> list[list[str]]:
-    """Rows of the compare table, one cell per column: the time-weighted % of peak and the
-    share of kernel time under ``FAR_BELOW_PCT`` of its limit; none when no column has
-    ceilings."""
-    shown = [b if b is not None and shows_roofline(b) and has_counts(b) else None for b in breakdowns]
-    if not any(shown):
-        return []
-    weighted = [weighted_cell(*weighted_pct(b)) if b is not None else fmt.DASH for b in shown]
-    far = [fmt.pct(fmt.share(sum(category_far_below_ms(b).values()), b.totals().kernel_ms))
-           if b is not None else fmt.DASH for b in shown]
-    return [["% of peak (time-weighted)", *weighted], [f"kernel time {FAR_HEADER}", *far]]
-
-
 def weighted_cell(pct: float | None, share: float | None, whole: bool = False, text: str = "") -> str:
     """A time-weighted % of peak (``whole``: to the unit; ``text``: figures said already), and
     the share of kernel time it is over where that is short of ``JUDGED_SHOWN`` (templates and
     custom ops without a FLOP count, latency-bound and in-cache kernels left out); where kernels
     ran and none of them is judged, says why there is no %."""
     if pct is None and share == 0 and not text:
-        return f"{fmt.DASH} (each kernel latency-bound, in cache or uncounted)"
+        return f"{fmt.DASH} (no kernel has a %: each uncounted)"
     text = text or (f"{pct:.0f}%" if whole and pct is not None else fmt.pct(pct))
     if (pct is None and text == fmt.DASH) or share is None or share >= JUDGED_SHOWN:
         return text

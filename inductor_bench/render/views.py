@@ -10,7 +10,7 @@ from typing import Any
 
 from ..core.categories import label, order
 from ..core.compiled_from import top_levels
-from ..core.results import BreakdownResult
+from ..core.results import BreakdownResult, GraphResult, KernelStat
 from ..core.source_chains import label_code, label_text
 from ..core.sources import ROOT_MODULE, Origin, SourceLine
 from ..core.step import gain_frame
@@ -35,7 +35,7 @@ from ..core.weight_copies import INPUT_COPIES, WEIGHT_COPIES
 from . import charts
 from . import format as fmt
 from .doc import Doc
-from .roofline import PCT_HEADER, group_pct_cell, shows_roofline, unit_member, unit_pct_cell
+from .roofline import PCT_HEADER, group_pct_cell, op_calls_cell, shows_roofline, unit_member, unit_pct_cell
 
 TOP_LEVEL = "(top level)"  # code of the compiled function itself, or a node with no module stack
 COPIES_ROW = f"({WEIGHT_COPIES})"  # the row, and the source cell, of such kernels (core/weight_copies.py)
@@ -274,6 +274,26 @@ def marks_note(marks: set[str]) -> str:
     shown = "".join(marks)
     return ("".join(words for m, words in GROUP_MARKS.items() if m in shown)
             + (BOTH_GROUP if any(len(m.strip("!")) > 1 for m in marks) else ""))
+
+
+OP_CALLS = (f" {PCT_HEADER} of an extern op called at several places: its calls' time-weighted %, each call "
+            "judged on its own (the roofline section lists them), latency-bound and in-cache calls left out, "
+            "as the views by module and line weigh a group")
+# where none of its calls' % is a distance to a limit: the figures of which calls its cell shows
+OP_PARTS = {"~": "of its latency-bound calls (~)", "^": "of its in-cache calls (^)"}
+
+
+def op_pct_note(r: BreakdownResult, rows: list[tuple[GraphResult, KernelStat]]) -> str:
+    """What the op view's % peak of an extern op called at several places is, of the rows shown
+    (``op_calls_cell``): its marked figures and a cell of two said only where one is shown."""
+    marks = {cell_marks(cell) for g, k in rows if (cell := op_calls_cell(r, g, k)) is not None}
+    if not marks:
+        return ""
+    parts = [words for m, words in OP_PARTS.items() if any(m in x for x in marks)]
+    both = ", the one that holds more of its time first" if any(len(m.strip("!")) > 1 for m in marks) else ""
+    where = (f"; where none is a distance to a limit, the time-weighted % {' and '.join(parts)}{both}"
+             if parts else "")
+    return OP_CALLS + where + "." + (LOW_GROUP if any("!" in m for m in marks) else "")
 
 
 def module_labels(r: BreakdownResult) -> dict[str, str]:
