@@ -273,3 +273,31 @@ def test_a_step_shorter_than_its_graphs_at_the_profile_s_speed_adds_nothing_more
     assert ("not measurable: the graphs' own calls took 2.631 ms, more than the 2.500 ms step timed in "
             "turns with them; max gain counts no time outside the graphs.") in text
     assert "x their profiled" not in text and "WARNING: the step and its graphs" not in text
+
+
+def test_profiled_steps_far_slower_than_the_step_stand_in_by_their_share_of_it():
+    """After `breakdown` of a two-layer timm ViT (inference, batch 2, 64x64, one thread; torch
+    2.13 CPU, 2026-12-07) on a busy machine: the step timed 2.393 ms, then 9.959 ms in its turns
+    with its 1.936 ms graph (set aside, ``STEP_SLOWER``); the steps profiled after them took
+    17.127 ms, 7.2x the step, 4.066 ms of it outside the graphs: more than the whole step. Max
+    gain takes their share of the step, 4.066 / 17.127 x 2.393 ms; within 1.5x, their figure."""
+    ops = [OutsideOp("TorchDynamo Cache Lookup", 1.0, 3.391), OutsideOp("Pregraph bytecode", 1.0, 0.022),
+           OutsideOp("AOTDispatcher Runtime Wrapper Prologue", 1.0, 0.0079)]
+    r = BreakdownResult(
+        model="vit_tiny", device="cpu", step_samples_ms=[2.393] * 5,
+        graphs=[GraphResult(id="0-inference", role="inference", device="cpu", wall_ms=1.936, iterations=5)],
+        step_turns=StepTurns(graphs=["0-inference"], blocks=[[[9.959]] * 5, [[6.812]] * 5]),
+        outside=OutsideProfile(steps=3, kept=3, step_ms=17.127, graphs_ms=13.061, uncovered_ms=0.645, ops=ops))
+    assert set_aside(r, split_step(r))[0] == STEP_SLOWER
+    profiled = 3.391 + 0.022 + 0.0079 + 0.645
+    share = profiled / 17.127 * 2.393
+    assert gain_frame(r).outside_ms == pytest.approx(share) and share == pytest.approx(0.568, abs=5e-4)
+    text = " ".join(render_breakdown(r).split())
+    assert ("outside the graphs: 0.568 ms per step, the profiled steps' share (4.066 of their 17.127 ms) "
+            "of the 2.393 ms step timed before the turns, as they ran 7.2x slower than it (the profiler's "
+            "own cost, a busier machine). WARNING: the step took 4.2x as long") in text
+    assert "the kernel's share of 2.504 ms, the all-graphs row's 1.936 ms and the 0.568 ms outside" in text
+    r.outside.step_ms = 3.5  # 1.46x the step: the profiled figure stands
+    assert gain_frame(r).outside_ms == pytest.approx(profiled)
+    assert "outside the graphs: 4.066 ms per step, the profiled steps' (the profiler's own cost" in (
+        " ".join(render_breakdown(r).split()))

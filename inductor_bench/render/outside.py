@@ -15,6 +15,7 @@ from ..core.step import (
     StepSplit,
     gain_frame,
     not_all_profiled,
+    profiled_outside_in_place,
     set_aside,
     split_step,
     turns_slowdown,
@@ -169,8 +170,7 @@ def _set_aside(r: BreakdownResult, s: StepSplit) -> str | None:
     frame = gain_frame(r)
     turns = (f"the turns' {fmt.ms(s.outside_ms)} ms outside the graphs (of a {fmt.ms(s.step_ms)} ms "
              f"step, {_rounds(s)}) is set aside")
-    profiled = (f"outside the graphs: {fmt.ms(frame.outside_ms)} ms per step, the profiled steps' (the "
-                "profiler's own cost included)")
+    profiled = _profiled_in_place(r, frame.outside_ms)
     if why == STEP_SLOWER:
         lead = profiled if frame.outside_ms > 0 else (
             "outside the graphs: not measured (no step was profiled), none counted in max gain")
@@ -185,6 +185,21 @@ def _set_aside(r: BreakdownResult, s: StepSplit) -> str | None:
             f"the graphs' own calls took {times}x their profiled {fmt.ms(frame.graphs_ms)} ms in the "
             f"step's turns (the machine {'busier' if ratio > 1 else 'quieter'} while the step was timed): "
             f"{turns}, and taken at the profile's speed ({fmt.ms(s.outside_ms)} / {times}).")
+
+
+def _profiled_in_place(r: BreakdownResult, outside_ms: float) -> str:
+    """The lead of the outside line where the profiled steps' figure stands in for the turns'
+    (``profiled_outside_in_place``): theirs, or their share of the step timed before the turns
+    where they ran far slower than it."""
+    _, slower = profiled_outside_in_place(r)
+    if slower is None or r.outside is None:
+        return (f"outside the graphs: {fmt.ms(outside_ms)} ms per step, the profiled steps' (the "
+                "profiler's own cost included)")
+    p = r.outside
+    return (f"outside the graphs: {fmt.ms(outside_ms)} ms per step, the profiled steps' share "
+            f"({fmt.ms(p.outside_ms)} of their {fmt.ms(p.step_ms)} ms) of the "
+            f"{fmt.ms(steady_mean(r.step_samples_ms))} ms step timed before the turns, as they ran "
+            f"{_times(slower)}x slower than it (the profiler's own cost, a busier machine)")
 
 
 def _times(ratio: float) -> str:
