@@ -14,10 +14,11 @@ import pytest
 
 from inductor_bench.core.attribution import attribute
 from inductor_bench.core.breakdown import analyze_graph
-from inductor_bench.core.callsites import parse_calls
-from inductor_bench.core.loop_calls import Place, order, places, trips, while_loops
+from inductor_bench.core.callsites import Call, parse_calls
+from inductor_bench.core.loop_calls import UNPLACED, Branch, Place, order, places, trips, while_loops
 from inductor_bench.core.modparse import parse_module
 from inductor_bench.core.results import GraphResult
+from inductor_bench.core.site_events import match_sites
 from inductor_bench.core.trace import load_trace
 from inductor_bench.core.views import by_line, units
 
@@ -65,8 +66,10 @@ def test_a_loops_calls_are_laid_out_as_its_trips_run_them():
     assert (loop.entry, loop.trip) == ((COND,), (BODY, COND))
     where = places(text, calls)
     mine = [where[i] for i, c in enumerate(calls) if c.name == KERNEL]
-    assert mine == [None, Place(loop, BODY)]  # the branch's call, before the loop; the body's
-    assert order(mine, 3) == [0, 1, 1, 1] and trips(mine, 4) == 3 and trips(mine, 1) == 0
+    assert mine == [Branch("true_graph_0"), Place(loop, BODY)]  # the branch's call, before the loop; the body's
+    assert loop.owner == "true_graph_0"  # the same branch: the loop runs where that call does
+    laid = [None, Place(loop, BODY)]
+    assert order(laid, 3) == [0, 1, 1, 1] and trips(laid, 4) == 3 and trips(laid, 1) == 0
     cond_and_body = [Place(loop, COND), Place(loop, BODY), None]  # a kernel of both, and one after
     assert order(cond_and_body, 2) == [0, 1, 0, 1, 0, 2]
     assert trips(cond_and_body, 6) == 2 and trips(cond_and_body, 5) is None
@@ -110,3 +113,61 @@ def test_a_kernel_before_a_loop_of_no_trips_names_only_the_line_that_ran():
         assert (site.calls, [ln.line for ln in site.origin.lines]) == (1.0, [branch])
         assert [ln.line for ln in row.origin.lines] == [branch]
         assert site.ms == row.ms == pytest.approx(mean_ms([d[0] for d in raw], g.steady().kept), rel=1e-12)
+
+
+SYNTHETIC = """\
+def true_graph_0(args):
+    k_sin(a, b)
+    return (b, )
+def inner_graph_0(args):
+    k_cos(a, b)
+    return (b, )
+def while_loop_cond_graph_0(args):
+    k_lt(a, b)
+    return (b, )
+def while_loop_body_graph_0(args):
+    k_sin(a, b)
+    k_cos(a, b)
+    (buf9,) = inner_graph_0(inner_graph_0_args)
+    return (b, c)
+class Runner:
+    def call(self, args):
+        if buf0.item():
+            buf1 = true_graph_0(true_graph_0_args)
+        (buf2_cond_result,) = while_loop_cond_graph_0(while_loop_cond_graph_0_args)
+        should_loop = buf2_cond_result
+        while should_loop:
+            (buf2[0], buf2[1]) = while_loop_body_graph_0(while_loop_body_graph_0_args)
+            (buf2_cond_result,) = while_loop_cond_graph_0(while_loop_cond_graph_0_args)
+            should_loop = buf2_cond_result
+        return (buf2[1], )
+"""
+
+
+def test_a_loops_call_beside_one_that_may_not_run_is_not_split():
+    """Synthetic: ``k_sin`` in a ``cond``'s branch (run or not) and in a loop's body, 3 events
+    an iteration: the branch and 2 trips, or 3 trips alone; ``k_cos`` in the body and in a
+    function the body calls (its runs per trip unknown). Neither is split: any split could put
+    time on a call that never ran."""
+    lines = SYNTHETIC.splitlines()
+    at = {ln.strip(): [i for i, x in enumerate(lines) if x.strip() == ln.strip()] for ln in lines}
+    branch, body_sin = at["k_sin(a, b)"]
+    body_cos, inner = at["k_cos(a, b)"][1], at["k_cos(a, b)"][0]
+    calls = [Call("k_sin", False, -1, [], None, "buf1", branch), Call("k_sin", False, -1, [], None, "buf2", body_sin),
+             Call("k_cos", False, -1, [], None, "buf2", body_cos), Call("k_cos", False, -1, [], None, "buf2", inner)]
+    (loop,) = while_loops(lines)
+    where = places(SYNTHETIC, calls)
+    assert where == [Branch("true_graph_0"), Place(loop, "while_loop_body_graph_0"),
+                     Place(loop, "while_loop_body_graph_0"), UNPLACED]
+    graph = GraphResult(id="0-inference", role="inference", device="cpu", wall_samples_ms=[1.0, 1.0])
+
+    def fields(key, j, i, c):
+        return {"kernel": key, "index": -1, "callee": key, "occurrence": j}
+
+    keyed = {"k_sin": [(0, calls[0]), (1, calls[1])], "k_cos": [(2, calls[2]), (3, calls[3])]}
+    events = {"k_sin": [[1.0, 2.0, 3.0]] * 2, "k_cos": [[1.0, 2.0]] * 2}
+    sites, notes = match_sites(keyed, events, graph, 2, fields, where)
+    assert sites == [] and notes == [
+        f"{k}: {n} events per iteration for 2 calls (some in subgraph functions, a torch.cond's branches or a "
+        "loop's body, which run as the model's values decide), not split by call site" for k, n in (("k_sin", 3),
+                                                                                                    ("k_cos", 2))]

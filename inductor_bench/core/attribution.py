@@ -23,7 +23,7 @@ from .breakdown import cpu_kernel_events, device_kernel_events, find_markers, op
 from .buffers import module_calls
 from .callsites import Call, parse_calls
 from .devices import HOST, backend
-from .loop_calls import Place, places
+from .loop_calls import Branch, Place, places
 from .modparse import ModuleInfo
 from .module_bytes import heaviest_first
 from .own_nodes import own_extern_nodes, own_origins
@@ -309,7 +309,7 @@ def _split_host(
     externs: list[tuple[int, Call]],
     origins: dict[int, Origin],
     shapes: dict[int, list[str]],
-    where: list[Place | str | None],
+    where: list[Place | Branch | str | None],
 ) -> tuple[list[CallSite], list[str]]:
     """Each extern op's events, iteration by iteration, onto its calls as they ran (``where``:
     each call's place in a ``while_loop``, ``loop_calls.places``)."""
@@ -334,7 +334,7 @@ def _split_kernels(
     graph: GraphResult,
     calls: list[Call],
     origins: dict[int, Origin],
-    where: list[Place | str | None],
+    where: list[Place | Branch | str | None],
 ) -> tuple[list[CallSite], list[str]]:
     """Each generated kernel that ``call()`` calls at several places: its events, iteration by
     iteration, onto those calls as they ran (``where``: as ``_split_host``'s; ``per_iter``: the

@@ -18,11 +18,14 @@ iteration has, so that the k-th event is the call that made it (``core/site_even
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .callsites import Call
 from .loop_work import loop_lines
 from .modparse import SUBGRAPH_CALL, WHILE, function_body, partition_names
+
+_DEF = re.compile(r"^def (?P<fn>\w+)\(")
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,7 @@ class Loop:
     at: int  # the ``while`` line's index in the module
     entry: tuple[str, ...]
     trip: tuple[str, ...]
+    owner: str = "call"  # the function whose line it is
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,14 @@ class Place:
     """Where a call of ``call()`` runs: in ``fn``, a function of ``loop``."""
 
     loop: Loop
+    fn: str
+
+
+@dataclass(frozen=True)
+class Branch:
+    """A call in ``fn``, a subgraph function no loop runs (a ``cond``'s branch), which runs
+    or not as the model's values decide: with a loop's calls, only one of ``fn``'s own loops."""
+
     fn: str
 
 
@@ -59,11 +71,12 @@ def while_loops(lines: list[str]) -> list[Loop]:
                 seen.add(m["fn"])
                 owners.append(m["fn"])
             if (w := WHILE.match(lines[i])) is not None:
-                out += _loop(lines, body[:n], i, body[n + 1:], len(w["indent"]))
+                out += _loop(lines, body[:n], i, body[n + 1:], len(w["indent"]), owner)
     return out
 
 
-def _loop(lines: list[str], before: list[int], at: int, after: list[int], indent: int) -> list[Loop]:
+def _loop(lines: list[str], before: list[int], at: int, after: list[int], indent: int,
+          owner: str) -> list[Loop]:
     block = []
     for j in after:
         if lines[j].strip() and len(lines[j]) - len(lines[j].lstrip()) <= indent:
@@ -73,27 +86,38 @@ def _loop(lines: list[str], before: list[int], at: int, after: list[int], indent
     if not trip:
         return []
     called = {m["fn"] for j in before if (m := SUBGRAPH_CALL.match(lines[j])) is not None}
-    return [Loop(at, tuple(fn for fn in trip if fn in called), tuple(trip))]
+    return [Loop(at, tuple(fn for fn in trip if fn in called), tuple(trip), owner)]
 
 
-def places(text: str, calls: list[Call]) -> list[Place | str | None]:
+def places(text: str, calls: list[Call]) -> list[Place | Branch | str | None]:
     """Per call (by position in ``calls``): the loop function whose own line makes it; None
-    for a call no loop runs; ``UNPLACED`` for one in a function a loop's function calls (its
-    runs per trip are not known here) or in a loop inside another loop."""
+    for a call of ``call()`` (or a partition) itself; a ``Branch`` for one in another subgraph
+    function no loop runs; ``UNPLACED`` for one in a function a loop's function calls (its runs
+    per trip are not known here) or in a loop inside another loop."""
     lines = text.splitlines()
     loops = while_loops(lines)
     owner = {fn: loop for loop in loops for fn in loop.trip}
     own = {i: fn for fn in owner for i in function_body(lines, fn)}
     reached = loop_lines(lines, list(owner))
-    out: list[Place | str | None] = []
+    out: list[Place | Branch | str | None] = []
     for c in calls:
-        if c.line is None or c.line not in reached:
+        if c.line is None or (c.via is None and c.line not in reached):
             out.append(None)
+        elif c.line not in reached:
+            out.append(Branch(_function_of(lines, c.line)))
         elif c.line in own and owner[own[c.line]].at not in reached:
             out.append(Place(owner[own[c.line]], own[c.line]))
         else:
             out.append(UNPLACED)
     return out
+
+
+def _function_of(lines: list[str], i: int) -> str:
+    """The name of the module-level function whose body holds line ``i``."""
+    for j in range(i, -1, -1):
+        if (m := _DEF.match(lines[j])) is not None:
+            return m["fn"]
+    return ""
 
 
 def order(where: list[Place | None], trips: int) -> list[int]:

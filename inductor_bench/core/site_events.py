@@ -17,7 +17,7 @@ from typing import Any
 
 from .breakdown import US_PER_MS
 from .callsites import Call
-from .loop_calls import UNPLACED, Place, order, trips
+from .loop_calls import UNPLACED, Branch, Place, order, trips
 from .results import GraphResult
 from .sources import CallSite
 
@@ -50,7 +50,7 @@ def match_sites(
     graph: GraphResult,
     iterations: int,
     fields: Callable[[str, int, int, Call], dict[str, Any]],
-    where: list[Place | str | None] | None = None,
+    where: list[Place | Branch | str | None] | None = None,
 ) -> tuple[list[CallSite], list[str]]:
     """Each iteration's events of each key onto its calls, in the order they ran (see the
     module doc); a note for each key where they cannot be. ``fields``: the site's own fields,
@@ -82,16 +82,17 @@ def match_sites(
     return sites, notes
 
 
-def _per_call(at: list[Place | str | None], events: list[list[float]]) -> list[Runs] | None:
+def _per_call(at: list[Place | Branch | str | None], events: list[list[float]]) -> list[Runs] | None:
     """Per call of a key (``at``: each one's place): its time (ms) and its events in each
     iteration, the events laid out as the calls ran (``loop_calls.order``); None where no
-    iteration is known, or an iteration's events are no whole number of trips (where a call's
-    runs are not known, only one event per call is)."""
+    iteration is known, a call's runs are not (one in a function a loop's body calls, calls in
+    two loops, beside a loop's a call in a ``cond``'s branch that does not hold the loop), or an
+    iteration's events are no whole number of trips."""
     loops = {p.loop for p in at if isinstance(p, Place)}
-    plain = UNPLACED in at or len(loops) > 1  # runs not known: one event per call, or not split
-    placed = [p if isinstance(p, Place) and not plain else None for p in at]
-    if not events:
-        return None
+    if not events or UNPLACED in at or len(loops) > 1 or any(
+            isinstance(p, Branch) and p.fn != loop.owner for p in at for loop in loops):
+        return None  # how many times some call ran is not known: any split could be wrong
+    placed = [p if isinstance(p, Place) else None for p in at]
     out: list[Runs] = [([], []) for _ in at]
     for d in events:
         t = trips(placed, len(d))
