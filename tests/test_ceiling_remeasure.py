@@ -234,6 +234,23 @@ def test_diff_of_two_thread_counts_or_two_devices_says_which_and_keeps_each_side
     assert "other device: 100 GB/s, TFLOP/s fp32 1), each held against its own ceilings" in text
 
 
+def test_diff_of_one_host_run_with_two_thread_counts_says_so_though_its_names_differ():
+    """A host's device name says its threads (``AMD EPYC (2 cores, 1 thread)``, ``..., 2 threads)``,
+    as ``cpu_mlp_train_roofline`` against a run of this machine with 2 threads): the same machine,
+    not two devices."""
+    from inductor_bench.core.diff import diff_results
+    from inductor_bench.render.diff import render_diff
+
+    base, head = _gemm_run(0.6, 0.5), _gemm_run(0.8, 1.0)
+    for r, n in ((base, 1), (head, 2)):
+        r.device_name = r.roofline.measured.device_name = f"AMD EPYC (2 cores, {n} thread{'s' if n > 1 else ''})"
+        r.roofline.measured.threads = n
+    text = " ".join(render_diff(diff_results(base, head, allow_mismatch=True)).split())
+    assert ("% of peak: base and head ran on this device with different numbers of threads (AMD EPYC "
+            "(2 cores, 1 thread): 100 GB/s, TFLOP/s fp32 0.5; AMD EPYC (2 cores, 2 threads): 100 GB/s, "
+            "TFLOP/s fp32 1), each held against its own ceilings") in text
+
+
 def test_a_hosts_half_precision_ceiling_is_no_lower_than_its_fp32_one():
     """Synthetic figures in the proportions of an AMD EPYC with AVX2 (torch 2.13): bf16's own
     routes at 0.024 TFLOP/s, fp32's at 0.171. A CPU can widen bf16 to fp32 and multiply at

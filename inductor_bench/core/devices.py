@@ -172,6 +172,15 @@ def host_name(model: str, cores: int, threads: int, limited: str = "") -> str:
     return f"{model} ({_how_many(cores, 'core')}, {_how_many(threads, 'thread')}{limited})"
 
 
+_THREADS = re.compile(r", \d+ threads?(?=[,)])")
+
+
+def without_threads(name: str) -> str:
+    """A host's device name without its thread count (``AMD EPYC (2 cores)``): the same machine
+    run with another number of threads reads the same; other names are as they are."""
+    return _THREADS.sub("", name)
+
+
 # Records written before the singular was used say "1 threads", "limited to 1 cores".
 _ONE_PLURAL = re.compile(r"(?<![\d.])1 (core|thread)s\b")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..core.ceilings import Ceilings
+from ..core.devices import without_threads
 from ..core.diff import KernelDiff, SectionDiff
 from ..core.diff_records import CallMove
 from .doc import Doc
@@ -85,8 +86,9 @@ def ceilings_note(base: Ceilings, head: Ceilings, shared: Ceilings | None) -> st
 
 def _apart(base: Ceilings, head: Ceilings) -> str:
     """Why the two sides keep their own ceilings: another device, or the same one run with
-    another number of host threads (a CPU's ceilings scale with the threads)."""
-    if base.device_name == head.device_name:
+    another number of host threads (a CPU's ceilings scale with the threads; a host's name says
+    its threads, which are no other device)."""
+    if without_threads(base.device_name) == without_threads(head.device_name):
         return "base and head ran on this device with different numbers of threads"
     return "base and head ran on different devices"
 
