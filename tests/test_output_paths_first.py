@@ -127,7 +127,7 @@ def test_fine_paths_are_left_as_they_were(capsys, tmp_path):
     the FIFO and the page already there are written into and replaced."""
     json_path = tmp_path / "new" / "deeper" / "r.json"
     page = tmp_path / "page.html"
-    page.write_text("old")
+    page.write_text("<!DOCTYPE html><p>old</p>")
     code, out, err = _run(capsys, "analyze", str(TRACE), "--json", str(json_path), "--html", str(page))
     assert code == 0, err
     assert json_path.read_text().startswith("{") and page.read_text().startswith("<!DOCTYPE html>")
@@ -164,3 +164,52 @@ def test_a_failed_write_after_a_breakdown_says_where_its_results_are(capsys, mon
                                                 f"(No space left on device); what was measured is saved in {run}")
     code, saved, _ = _run(capsys, "report", str(run), "--summary")
     assert code == 0 and out == saved
+
+
+@pytest.mark.parametrize("command", ["breakdown", "compare", "sweep"])
+@pytest.mark.parametrize("option", ["--json", "--html"])
+def test_a_path_inside_the_run_directory_is_refused_before_any_work(capsys, monkeypatch, tmp_path, command, option):
+    """--json RUN/compare.json was refused only after the run (the run had saved its own there);
+    --html RUN/breakdown.json replaced the run's result with the page."""
+    path = tmp_path / "run" / "deeper" / "x.out"
+    code, err = _refused_first(capsys, monkeypatch, tmp_path, command, option, path)
+    assert (code, err) == (2, f"inductor-bench: error: {option} {path}: inside --out {tmp_path / 'run'}, where the "
+                              "run saves its own result and page; give a path outside it\n")
+
+
+def test_a_page_is_never_written_over_a_file_that_is_not_a_page(capsys, tmp_path):
+    """report RUN --html RUN/breakdown.json replaced the saved result with the page (exit 0;
+    every later command refused the run as damaged). A page, or an empty file, is replaced."""
+    run = tmp_path / "run"
+    shutil.copytree(RESULTS / "cpu_mlp_train_quiet", run)
+    saved = (run / "breakdown.json").read_bytes()
+    code, out, err = _run(capsys, "report", str(run), "--html", str(run / "breakdown.json"))
+    assert (code, out, err) == (2, "", f"inductor-bench: error: --html {run / 'breakdown.json'}: already exists and "
+                                       "is not an HTML page (a page is replaced, no other file)\n")
+    assert (run / "breakdown.json").read_bytes() == saved
+    for name, before in [("old.html", "\n<!DOCTYPE html><p>old</p>"), ("empty.html", "")]:
+        (tmp_path / name).write_text(before)
+        code, _, err = _run(capsys, "report", str(run), "--html", str(tmp_path / name))
+        assert code == 0, err
+        now = (tmp_path / name).read_text()
+        assert now.startswith("<!DOCTYPE html>") and "<p>old</p>" not in now
+
+
+def test_a_file_the_run_made_where_the_page_goes_is_kept(capsys, monkeypatch, tmp_path):
+    """Checked again as the page is written: a file that appeared there during the run (not a
+    page) is refused, kept whole, and the run's results named."""
+    run = tmp_path / "run"
+    shutil.copytree(RESULTS / "cpu_mlp_train_quiet", run)
+    page = tmp_path / "page.html"
+
+    def measured(*a, **k):
+        page.write_text('{"mine": 1}')
+        return load_breakdown(run), run, None
+
+    monkeypatch.setattr(breakdown_command, "run_breakdown", measured)
+    monkeypatch.setattr(breakdown_command, "add_roofline", lambda *a, **k: None)
+    code, out, err = _run(capsys, "breakdown", str(MODELS / "mlp.py"), "--device", "cpu", "--html", str(page))
+    assert (code, err.splitlines()[-1]) == (2, f"inductor-bench: error: --html {page}: already exists and is not an "
+                                               "HTML page (a page is replaced, no other file); what was measured "
+                                               f"is saved in {run}")
+    assert page.read_text() == '{"mine": 1}' and out == _run(capsys, "report", str(run))[1]

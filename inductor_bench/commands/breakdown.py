@@ -97,7 +97,7 @@ def breakdown(
     script_seconds: ScriptSeconds = None,
 ) -> None:
     """Compile MODEL, profile every graph it compiles, and report where the time goes."""
-    o.one_stdout(fmt, json_out, html_out)
+    o.one_stdout(fmt, json_out, html_out, out)
     o.check_runs_dir(runs_dir, out)
     o.check_views(by, module_depth, fmt)
     opts = o.workload_options(model, device, train, dtype, autocast, mode, batch_size, freezing, script_args,

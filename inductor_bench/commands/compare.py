@@ -113,7 +113,7 @@ def compare(
     """Compile MODEL in each mode: compile time, steady-state step time, speedups, memory,
     kernels and the per-category breakdown, side by side. The step times of every column are
     taken in one process, their calls interleaved, so that verdicts hold on a noisy machine."""
-    o.one_stdout(fmt, json_out, html_out)
+    o.one_stdout(fmt, json_out, html_out, out)
     o.check_runs_dir(runs_dir, out)
     o.check_seconds("--step-budget", step_budget)
     mode_list = parse_modes(modes, eager=not no_eager)

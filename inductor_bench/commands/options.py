@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -192,15 +193,31 @@ def check_runs_dir(runs_dir: Path, out: Path | None) -> None:
         raise UsageError(f"--runs-dir {runs_dir}: not a directory")
 
 
-def one_stdout(fmt: Format, json_out: str | None, html_out: Path | None = None) -> None:
+def one_stdout(
+    fmt: Format, json_out: str | None, html_out: Path | None = None, out: Path | None = None
+) -> None:
     """Refuses ``--json -`` beside ``--format markdown|html``: both would be written to stdout,
     and one of them lost; ``--json PATH`` where a file already is and ``--html PATH`` where a
-    directory is, either where no file can be made (a run of an hour refused at its end);
-    said before any work."""
+    directory is, either where no file can be made or inside the run's directory ``out`` (a
+    run of an hour refused at its end); said before any work."""
     check_targets(json_out, html_out)
+    outside_run(out, json_out, html_out)
     if json_out == "-" and fmt in (Format.markdown, Format.html):
         raise UsageError(f"--json - and --format {fmt.value} both write to stdout: give --json a file "
                          f"(--json result.json), or leave out --format")
+
+
+def outside_run(out: Path | None, json_out: str | None, html_out: Path | None) -> None:
+    """``--json`` or ``--html`` inside the run's directory ``--out``, where the run saves its
+    own result and page (``breakdown.json``, ``index.html``), and no file is overwritten:
+    refused before any work (the JSON was refused after the run, the page replaced the result)."""
+    if out is None:
+        return
+    run = Path(os.path.realpath(out))
+    for option, path in (("--json", json_out), ("--html", html_out)):
+        if path is not None and str(path) != "-" and run in Path(os.path.realpath(path)).parents:
+            raise UsageError(f"{option} {path}: inside --out {out}, where the run saves its own result and "
+                             "page; give a path outside it")
 
 
 FormatOpt = Annotated[

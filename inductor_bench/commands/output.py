@@ -70,15 +70,29 @@ def refuse_taken_json(dest: str | None) -> None:
         raise UsageError(f"--json {Path(dest)}: already exists (results are never overwritten)")
 
 
-def refuse_html_dir(dest: Path | None) -> None:
-    """``--html PATH`` where a directory is: refused by every command before its work (the page
-    could only fail to be written at the run's end); ``--html -`` too, which ``--json -`` reads
+def refuse_html_onto(dest: Path | None) -> None:
+    """``--html PATH`` where a directory is, or a file that is not an HTML page (a result):
+    refused by every command before its work (the page could only fail to be written at the
+    run's end), and again as the page is written; ``--html -`` too, which ``--json -`` reads
     as stdout and which would otherwise be a file named ``-``."""
     if dest is not None and str(dest) == "-":
         raise UsageError("--html -: the page is written to a file (give its path); --format html "
                          "prints it on stdout")
     if dest is not None and dest.is_dir():
         raise UsageError(f"--html {dest}: is a directory (give the page's file, as {dest / 'report.html'})")
+    if dest is not None and dest.is_file() and not _is_page(dest):  # a run's breakdown.json was replaced
+        raise UsageError(f"--html {dest}: already exists and is not an HTML page (a page is replaced, "
+                         "no other file)")
+
+
+def _is_page(path: Path) -> bool:
+    """Whether the file at ``path`` begins as an HTML page does, or holds nothing to lose."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64).lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    except OSError:
+        return False
+    return not head or head.startswith((b"<!doctype html", b"<html"))
 
 
 def check_targets(json_out: str | None, html_out: Path | None) -> None:
@@ -86,7 +100,7 @@ def check_targets(json_out: str | None, html_out: Path | None) -> None:
     would otherwise be refused at its end: a JSON file already there, a page onto a directory,
     either under a file (exit 2), or where no file can be made (exit 74)."""
     refuse_taken_json(json_out)
-    refuse_html_dir(html_out)
+    refuse_html_onto(html_out)
     if json_out not in (None, "-"):
         check_writable("--json", Path(json_out))
     if html_out is not None:
@@ -172,7 +186,7 @@ def emit(
         if json_out:
             emit_json(json_text, json_out)
         if html_out is not None:
-            refuse_html_dir(html_out)
+            refuse_html_onto(html_out)
             write_html(html_out, document(HTML), links, asked=True)
     except (WriteError, UsageError):
         if json_out != "-":
@@ -185,12 +199,12 @@ def emit(
 
 @contextlib.contextmanager
 def saved_in(run_dir: Path) -> Iterator[None]:
-    """A file or stdout that cannot be written after the run saved its results: its line says
-    where they are, which the report would have said."""
+    """A file or stdout that cannot be written after the run saved its results (or a file that
+    appeared where it goes, kept): its line says where they are, which the report would have said."""
     try:
         yield
-    except WriteError as e:
-        raise WriteError(f"{e}; what was measured is saved in {run_dir}") from None
+    except (WriteError, UsageError) as e:
+        raise type(e)(f"{e}; what was measured is saved in {run_dir}") from None
 
 
 def _print(json_text: str, document: Document, fmt: Format, links: Path | None) -> None:

@@ -114,7 +114,7 @@ def sweep(
     model or mode was measured on one side only, or a model's baseline ran another workload; 2 for bad
     input; 128 + the signal when stopped.
     """
-    o.one_stdout(fmt, json_out, html_out)
+    o.one_stdout(fmt, json_out, html_out, out)
     if fail_on_regression is not None and baseline is None:
         raise UsageError("--fail-on-regression needs --baseline OLD_DIR (the sweep to judge against)")
     o.check_timeout(timeout)
