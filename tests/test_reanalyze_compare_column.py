@@ -121,3 +121,20 @@ def test_a_compare_whose_column_differs_without_a_reanalysis_is_not_called_stale
     # a re-analysis whose result is the compare's copy: nothing stale either
     shutil.copy(column / "breakdown.json", column / "breakdown.before-reanalysis.json")
     assert cli("report", str(cmp)).stderr == ""
+
+
+def test_reanalysing_a_compare_run_itself_names_a_column_not_a_run_that_ended_unsaved(tmp_path):
+    """A finished compare's own meta.json stays the claim its directory was made with (status
+    ``claimed``, as `compare` leaves it on torch 2.13 CPU, 2026-12-07), and it has no breakdown.json:
+    `report CMP --reanalyze` said the command had ended before saving any result."""
+    cmp, column = _compare(tmp_path)
+    (cmp / "meta.json").write_text(json.dumps({"tool": "inductor-bench", "status": "claimed", "pid": 2989,
+                                               "created": "2026-12-07T08:10:05+00:00"}))
+    before = (cmp / "compare.json").read_bytes()
+    r = cli("report", str(cmp), "--reanalyze")
+    assert r.returncode == 2
+    assert r.stderr == (f"inductor-bench: error: {cmp}: a compare run: --reanalyze takes a breakdown run "
+                        f"directory, as one of its columns ({column}), whose re-analysis rebuilds compare.json "
+                        "too\n")
+    assert (cmp / "compare.json").read_bytes() == before
+    assert not (cmp / "compare.before-reanalysis.json").exists()

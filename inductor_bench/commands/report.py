@@ -131,11 +131,15 @@ def views(run: Path, by: o.View, module_depth: int | None) -> None:
     asked += [f"--module-depth {module_depth}"] if module_depth is not None else []
     if not asked:
         return
+    raise UsageError(f"{' and '.join(asked)}: the views apply to breakdown runs, and {run} is a compare run: "
+                     f"report one of its columns' breakdown directories instead{_a_column(run)}")
+
+
+def _a_column(run: Path) -> str:
+    """One of a compare run's columns, as an example: `` (RUN/default)``, or nothing."""
     where = run if run.is_dir() else run.parent
     columns = sorted(p for p in where.iterdir() if (p / BREAKDOWN_FILE).is_file())
-    eg = f" ({columns[0]})" if columns else ""
-    raise UsageError(f"{' and '.join(asked)}: the views apply to breakdown runs, and {run} is a compare run: "
-                     f"report one of its columns' breakdown directories instead{eg}")
+    return f" ({columns[0]})" if columns else ""
 
 
 def reanalyzed(run: Path) -> BreakdownResult:
@@ -148,6 +152,9 @@ def reanalyzed(run: Path) -> BreakdownResult:
         present = (run / BREAKDOWN_FILE).exists()
     except OSError as e:  # a directory that cannot be searched
         raise UsageError(f"{run}: cannot read ({e.strerror or e})") from None
+    if run.is_dir() and not present and (run / COMPARE_FILE).exists():  # its meta.json is a claim alone
+        raise UsageError(f"{run}: a compare run: --reanalyze takes a breakdown run directory, as one of its "
+                         f"columns{_a_column(run)}, whose re-analysis rebuilds {COMPARE_FILE} too")
     if run.is_dir() and not present:
         _ended_unsaved(run)
     if not run.is_dir() or not present:
