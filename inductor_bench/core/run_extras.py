@@ -32,10 +32,11 @@ class CompileCache:
     # in torch's words; None: not counted (a result from before they were)
     fx_bypassed: int | None = None
     bypass_reasons: list[str] = field(default_factory=list)
-    # C++ kernel libraries built while the run ran, and its compiles' seconds compiling kernels
-    # (the compile phases' figure); None: not counted (a result from before they were). An FX
-    # graph cache hit keeps a module's Python, not its kernels: their libraries are found by a
-    # key of their own, which holds the compiler's command line (torch's install path among it)
+    # C++ kernel libraries the run's compile built (not another run's sharing the cache), and its
+    # compiles' seconds compiling kernels (the compile phases' figure); None: not counted (a
+    # result from before they were). An FX graph cache hit keeps a module's Python, not its
+    # kernels: their libraries are found by a key of their own, which holds the compiler's
+    # command line (torch's install path among it)
     kernels_built: int | None = None
     kernel_s: float | None = None
     # AOTAutograd's cache in front of it (its counters: one entry per compiled frame, its
@@ -46,6 +47,11 @@ class CompileCache:
     aot_bypassed: int | None = None
     aot_bypass_reasons: list[str] = field(default_factory=list)
     aot_saved: int | None = None  # entries written (a training graph's once its backward compiled)
+    # Each graph's FX graph cache verdict in the order compiled: [compile name, "hit" | "miss" |
+    # "bypass"] (torch 2.6 on), and the kernel libraries of ``kernels_built`` that the graphs that
+    # hit built (each graph's built before its verdict is written); None: not counted
+    fx_verdicts: list[list[str]] = field(default_factory=list)
+    kernels_built_on_hits: int | None = None
 
     @classmethod
     def of_record(cls, cache_dir: str, shared: bool, record: dict[str, Any] | None) -> CompileCache:
@@ -71,22 +77,49 @@ class CompileCache:
             hit = "a cache miss"
         else:
             hit = "bypassed, compiled anew on every run"
-        counts = f"{self.fx_hits} FX graph cache hits, {self.fx_misses} misses"
-        if bypassed:
-            counts += f", {bypassed} bypassed"
         why = f"; bypassed because: {'; '.join(self.bypass_reasons)}" if self.bypass_reasons else ""
-        again = self._kernels_again() if self.fx_hits and not (self.fx_misses or bypassed) else ""
-        return f"{where}: {hit} ({counts}){again}{why}{self._aot_autograd()}"
+        return f"{where}: {hit} ({self._counts()}){self._kernels()}{why}{self._aot_autograd()}"
+
+    def _counts(self) -> str:
+        """``2 FX graph cache hits, 1 miss``, and where some hit and some did not, the compiles
+        whose graphs each took (``1 FX graph cache hit: compile 0; 1 miss: compile 1``)."""
+        counts = [(self.fx_hits or 0, "FX graph cache hit", "FX graph cache hits", "hit"),
+                  (self.fx_misses or 0, "miss", "misses", "miss"),
+                  (self.fx_bypassed or 0, "bypassed", "bypassed", "bypass")]
+        shown = [c for c in counts if c[0] or c[3] != "bypass"]
+        partly = self.fx_hits and (self.fx_misses or self.fx_bypassed) and self.fx_verdicts
+        return ("; " if partly else ", ").join(
+            counted(n, one, many) + (_compiles_of(self.fx_verdicts, state) if partly else "")
+            for n, one, many, state in shown)
+
+    def _kernels(self) -> str:
+        """The C++ kernels compiled: on a hit, those built again; where some graphs hit and some
+        did not, all of them and how many the graphs that hit built again."""
+        if self.fx_hits and not (self.fx_misses or self.fx_bypassed):
+            return self._kernels_again()
+        if not (self.fx_hits and self.kernels_built):
+            return ""  # a miss builds its kernels: nothing to add; none built, or not counted
+        secs = f", {self.kernel_s:.1f} s compiling kernels" if self.kernel_s else ""
+        out = f"; C++ kernels built: {counted(self.kernels_built, 'library', 'libraries')}{secs}"
+        hits, its = ("graph that hit", "its") if self.fx_hits == 1 else ("graphs that hit", "their")
+        again = self.kernels_built_on_hits
+        if again is None:  # not counted apart
+            return f"{out}, for the graphs that did not hit and perhaps again for the {hits}"
+        if not again:
+            return f"{out}, none of them for the {hits} (the cache held {its} kernels)"
+        return (f"{out}, {again} of them again for the {hits} (the cache holds none of {its} kernels built "
+                "with this torch install's compiler command line)")
 
     def _aot_autograd(self) -> str:
         """AOTAutograd's cache outcome, where counted; what a miss or a bypass cost said where
         the FX graph cache hit (the hit reads as if nothing was traced again)."""
         if self.aot_hits is None:
             return ""
-        out = f"; AOTAutograd cache: {self.aot_hits} hits, {self.aot_misses or 0} misses"
+        out = (f"; AOTAutograd cache: {counted(self.aot_hits, 'hit', 'hits')}, "
+               f"{counted(self.aot_misses or 0, 'miss', 'misses')}")
         if self.aot_bypassed:
             out += f", {self.aot_bypassed} bypassed"
-        if self.fx_hits and (self.aot_misses or self.aot_bypassed):
+        if self.fx_hits and self._aot_traced_behind_hits():
             out += " (AOTAutograd traced its graphs again)"
         unsaved = (self.aot_misses or 0) - (self.aot_saved or 0) - (self.aot_bypassed or 0)
         if self.aot_saved is not None and unsaved > 0:
@@ -95,6 +128,16 @@ class CompileCache:
         if self.aot_bypass_reasons:
             out += f"; bypassed because: {'; '.join(self.aot_bypass_reasons)}"
         return out
+
+    def _aot_traced_behind_hits(self) -> bool:
+        """Whether AOTAutograd's cache missed or bypassed a compile whose FX graphs all hit: a
+        compile whose graph missed the FX graph cache misses AOTAutograd's too, as a rule (one
+        entry per compile); not known apart (no verdicts kept), any miss or bypass."""
+        traced = (self.aot_misses or 0) + (self.aot_bypassed or 0)
+        if not (self.fx_misses or self.fx_bypassed) or not self.fx_verdicts:
+            return traced > 0
+        missed = {name for name, verdict in self.fx_verdicts if verdict != "hit"}
+        return traced > len(missed)
 
     def _kernels_again(self) -> str:
         """On an FX graph cache hit, the kernels it built all the same: its C++ libraries' keys
@@ -111,13 +154,26 @@ class CompileCache:
         back as it was saved)."""
         d = asdict(self)
         for name in ("fx_bypassed", "kernels_built", "kernel_s", "aot_hits", "aot_misses", "aot_bypassed",
-                     "aot_saved"):
+                     "aot_saved", "kernels_built_on_hits"):
             if d[name] is None:
                 del d[name]
-        for name in ("bypass_reasons", "aot_bypass_reasons"):
+        for name in ("bypass_reasons", "aot_bypass_reasons", "fx_verdicts"):
             if not d[name]:
                 del d[name]
         return d
+
+
+def counted(n: int, one: str, many: str) -> str:
+    """``1 miss``, ``2 misses``."""
+    return f"{n} {one if n == 1 else many}"
+
+
+def _compiles_of(verdicts: list[list[str]], state: str) -> str:
+    """``: compiles 0, 1``: the compiles whose graphs met ``state``, each once ("" for none)."""
+    names = list(dict.fromkeys(name for name, s in verdicts if s == state and name))
+    if not names:
+        return ""
+    return f": compile{'' if len(names) == 1 else 's'} {', '.join(names)}"
 
 
 @dataclass

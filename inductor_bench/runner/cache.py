@@ -11,7 +11,7 @@ So by default a run uses a cache of ours under the user's cache directory,
 of flags (``flags_tag``), shared by every run with those flags: the second run of a model
 hits Inductor's FX graph cache, AOTAutograd's cache (a training graph's entry once its
 backward has compiled: ``dynamo_counts.aot_cache_counts``) and its kernel caches (the C++
-kernels' only where the same install of torch built them: ``dynamo_counts.kernel_libraries``),
+kernels' only where the same install of torch built them: ``dynamo_counts.count_kernel_builds``),
 each outcome said on the compile line. The directory is the user's own and
 closed to others (mode 0700); one owned by someone else, or writable by group or others, is
 refused (a cache is code that gets loaded and run). ``--fresh-cache`` compiles cold, in a

@@ -48,7 +48,6 @@ from .dynamo_counts import (
     attach_compile_recorder,
     cache_record,
     dynamo_graph_count,
-    kernel_libraries,
 )
 from .dynamo_frame import CODE_KEY, compiled_code
 from .failures import describe as _describe
@@ -317,7 +316,6 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
                            "versions": compat.versions()}
     out["script"] = kind == SCRIPT_KIND  # kept by an error too: the report says what ran
     before = torch_settings.snapshot()
-    libraries = kernel_libraries(os.environ.get("TORCHINDUCTOR_CACHE_DIR"))  # read again at the end
 
     def partial() -> dict[str, Any]:  # what an error keeps of the run so far
         return {**out, **_settings(before), "modules": recorder.modules, "graph_breaks": breaks.found(),
@@ -347,7 +345,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     eager = (out.get("script_compiles") or {}).get("module_compile_eager") or []
     out["graph_breaks"] = breaks.found() + graph_breaks.module_compile_skips(eager)
     out["compiles"] = compile_log.found()
-    out["fx_cache"] = cache_record(libraries, compile_log, out["compiles"])
+    out["fx_cache"] = cache_record(compile_log, out["compiles"])
     out["modules"] = recorder.modules
     return out
 

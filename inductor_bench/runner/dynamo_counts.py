@@ -21,6 +21,9 @@ BYPASS_ARTIFACTS = ("fx_graph_cache_bypass", "fx_graph_cache_hash")
 # AOTAutograd's cache's verdict on a frame's graph (``aotautograd_cache_{hit,miss,bypass}``,
 # ``AOTAutogradCache.try_load``, torch 2.5 to 2.13); a bypass's payload holds torch's reason
 AOT_BYPASS_ARTIFACT = "aotautograd_cache_bypass"
+# a graph's FX graph cache verdict (torch 2.6 on), written once its module is loaded: its kernels
+# built (``count_kernel_builds``) before it
+FX_VERDICTS = {"fx_graph_cache_hit": "hit", "fx_graph_cache_miss": "miss", "fx_graph_cache_bypass": "bypass"}
 RECOMPILE_ARTIFACT = "recompile_reasons"
 LIMIT_LOGGER = "torch._dynamo.convert_frame"  # where Dynamo warns of a recompile limit hit
 
@@ -48,44 +51,53 @@ def aot_cache_counts() -> dict[str, int]:
             "aot_saved": int(c.get("autograd_cache_saved", 0))}
 
 
-def kernel_libraries(cache_dir: str | None) -> dict[str, int]:
-    """The C++ kernel libraries in Inductor's cache ``cache_dir``: path -> modification time
-    (ns). Inductor builds one per module's kernels and one per wrapper's bindings, each
-    ``<key>.main.so`` beside its source (``CppCodeCache.load_async``, torch 2.5 to 2.15), its key
-    the code and the compiler's command line (torch's include paths: its install). The probes of
-    the CPU's vector instructions (``<key>.so``) and Triton's own cache (``triton/``) are not
-    kernels of a graph's module, and not counted. An FX graph cache hit keeps the module's Python
-    only: loading it builds any library its key does not find."""
-    out: dict[str, int] = {}
-    with contextlib.suppress(OSError):  # evidence only
-        for sub in os.scandir(cache_dir or ""):
-            if sub.is_dir(follow_symlinks=False) and sub.name != "triton":
-                with contextlib.suppress(OSError):
-                    out.update((f.path, f.stat().st_mtime_ns) for f in os.scandir(sub.path)
-                               if f.name.endswith(".main.so"))
-    return out
+# the kernel libraries this process built, each as built (``count_kernel_builds``)
+KERNEL_BUILDS: list[str] = []
 
 
-def built_since(before: dict[str, int], cache_dir: str | None) -> int:
-    """The kernel libraries in ``cache_dir`` built (or built again) since ``before`` was read."""
-    return sum(1 for path, mtime in kernel_libraries(cache_dir).items() if before.get(path) != mtime)
+def count_kernel_builds() -> None:
+    """Count each C++ kernel library this process builds, into ``KERNEL_BUILDS``. Inductor
+    builds one per module's kernels and one per wrapper's bindings, each ``<key>.main.so`` beside
+    its source, its key the code and the compiler's command line (torch's include paths: its
+    install): ``CppCodeCache.load_async`` builds one where the file is not there, under a lock
+    of its key, in this process or a thread of its pool (torch 2.5 to 2.15). Counted as built,
+    not read from the cache's directory: another run sharing the cache builds there too. The
+    probes of the CPU's vector instructions (``<key>.so``) and precompiled headers are not a
+    graph's kernels, and not counted. An FX graph cache hit keeps the module's Python only:
+    loading it builds any library its key does not find."""
+    with contextlib.suppress(Exception):  # evidence only: never in the compile's way
+        from torch._inductor.cpp_builder import CppBuilder
+
+        build = CppBuilder.build
+        if getattr(build, "counted_by_inductor_bench", False):
+            return
+
+        def counted(self: Any) -> None:
+            build(self)
+            with contextlib.suppress(Exception):
+                path = str(self.get_target_file_path())
+                if path.endswith(".main.so"):
+                    KERNEL_BUILDS.append(path)  # one append: safe from the pool's threads
+
+        counted.counted_by_inductor_bench = True  # type: ignore[attr-defined]
+        CppBuilder.build = counted  # type: ignore[method-assign]
 
 
-def cache_record(libraries_before: dict[str, int], rec: CompileRecorder,
-                 compiles: list[dict[str, Any]]) -> dict[str, Any] | None:
+def cache_record(rec: CompileRecorder, compiles: list[dict[str, Any]]) -> dict[str, Any] | None:
     """What the run found in its Inductor cache (``TORCHINDUCTOR_CACHE_DIR``): the FX graph
-    cache's counts and bypass reasons, the kernel libraries built while it ran and the seconds
-    its compiles spent compiling kernels (``compile_phases.KERNELS``): on a hit, kernels built
-    again where the libraries' keys differ from those that filled the cache; and AOTAutograd's
-    cache's counts and bypass reasons (its miss traces the joint graph again behind an FX hit)."""
+    cache's counts, each graph's verdict and the bypass reasons, the kernel libraries this process
+    built while it ran (those the graphs that hit built apart: kernels built again where the
+    libraries' keys differ from those that filled the cache) and the seconds its compiles spent
+    compiling kernels (``compile_phases.KERNELS``); and AOTAutograd's cache's counts and bypass
+    reasons (its miss traces the joint graph again behind an FX hit)."""
     counts = fx_cache_counts()
     if counts is None:
         return None
-    built = built_since(libraries_before, os.environ.get("TORCHINDUCTOR_CACHE_DIR"))
     kernel_s = compile_phases.of_compiles(compiles).get(compile_phases.KERNELS, 0.0)
-    return {**counts, "bypass_reasons": rec.bypass_reasons, "kernels_built": built,
+    return {**counts, "bypass_reasons": rec.bypass_reasons, "kernels_built": rec.kernels_built(),
             "kernel_s": round(kernel_s, 3), **aot_cache_counts(),
-            "aot_bypass_reasons": rec.aot_bypass_reasons}
+            "aot_bypass_reasons": rec.aot_bypass_reasons, "fx_verdicts": [[n, v] for n, v, _ in rec.verdicts],
+            "kernels_built_on_hits": rec.kernels_built_on_hits()}
 
 
 def dynamo_graph_count() -> int | None:
@@ -169,6 +181,10 @@ class CompileRecorder(logging.Handler):
         self.bypass_reasons: list[str] = []  # each once, in the order met
         self.aot_bypass_reasons: list[str] = []  # AOTAutograd's cache's, the same way
         self.timers: list[compile_phases.Event] = []  # torch's compile timers (core/compile_phases.py)
+        # each graph's FX graph cache verdict: (compile name, hit | miss | bypass, the kernel
+        # libraries built in this process when it was written); those built from now on counted
+        self.verdicts: list[tuple[str, str, int]] = []
+        self.builds_from = len(KERNEL_BUILDS)
 
     def emit(self, record: logging.LogRecord) -> None:
         with contextlib.suppress(Exception):  # evidence only: never fails a compile
@@ -192,6 +208,9 @@ class CompileRecorder(logging.Handler):
                 self.records.append(compiles.record(*ids, payload))
             if artifact in BYPASS_ARTIFACTS and isinstance(payload, str):
                 self._bypassed(json.loads(payload), self.bypass_reasons)
+            if artifact in FX_VERDICTS:
+                name = compiles.compile_name(*ids) if ids[0] is not None else ""  # "": not named
+                self.verdicts.append((name, FX_VERDICTS[artifact], self.kernels_built()))
             if artifact == AOT_BYPASS_ARTIFACT and isinstance(payload, str):
                 self._bypassed(json.loads(payload), self.aot_bypass_reasons)
             for name in compiles.METRICS.keys() & md.keys():
@@ -206,6 +225,19 @@ class CompileRecorder(logging.Handler):
         reason = info.get("cache_bypass_reason") if info.get("cache_state") == "bypass" else None
         if isinstance(reason, str) and (reason := graph_breaks.one_line(reason)) not in reasons:
             reasons.append(reason)
+
+    def kernels_built(self) -> int:
+        """The kernel libraries this process built since the recorder was made."""
+        return len(KERNEL_BUILDS) - self.builds_from
+
+    def kernels_built_on_hits(self) -> int | None:
+        """Of them, those built for the graphs that hit the FX graph cache (each graph's built
+        before its verdict); None where no verdict was written."""
+        if not self.verdicts:
+            return None
+        before = [0] + [n for _, _, n in self.verdicts]
+        each = zip(self.verdicts, before, strict=False)
+        return sum(n - b for (_, verdict, n), b in each if verdict == "hit")
 
     def found(self) -> list[dict[str, Any]]:
         with contextlib.suppress(Exception):  # evidence only: never fails a run
@@ -238,6 +270,7 @@ def _current_compile() -> tuple[Any, Any]:
 
 
 def attach_compile_recorder() -> CompileRecorder:
+    count_kernel_builds()
     rec = CompileRecorder()
     trace_log.attach(rec)
     logging.getLogger(LIMIT_LOGGER).addHandler(rec)  # its level and propagation stay torch's
