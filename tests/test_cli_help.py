@@ -92,3 +92,18 @@ def test_every_argument_is_named_in_upper_case(name):
         shown = p.metavar or p.name  # typer lists an argument by its metavar, else its name
         assert shown.isupper(), p.name
         assert re.search(rf"^  {re.escape(shown)}(\.\.\.)? <", listed, re.M), p.name
+
+
+def test_the_gates_name_every_option_that_makes_a_baseline_another_workload():
+    """A baseline that ran another batch size, dtype or autocast is not judged (exit 5) by diff
+    and by sweep --baseline alike; sweep's --fail-on-regression named batch size and dtype alone."""
+    from types import SimpleNamespace
+
+    from inductor_bench.core.other_workload import other_workload
+
+    base = SimpleNamespace(dtype="float32", autocast=False, batch_size=64)
+    assert other_workload(base, SimpleNamespace(dtype="float32", autocast=True, batch_size=64)) == [
+        "autocast off -> on"]
+    for name in ("diff", "sweep"):
+        option = next(p for p in GROUP.commands[name].params if p.name == "fail_on_regression")
+        assert "ran another workload (batch size, dtype, autocast)" in _flat(option.help), name

@@ -78,7 +78,8 @@ Baseline = Annotated[
 ]
 FailOnRegression = Annotated[
     float | None, o.fail_on_regression("any model's step time in any mode (against --baseline's)",
-                                       ", or a model's baseline ran another workload (batch size, dtype)")
+                                       ", or a model's baseline ran another workload "
+                                       "(batch size, dtype, autocast)")
 ]
 RayAddress = Annotated[
     str | None,
