@@ -104,6 +104,7 @@ def test_a_result_saved_before_the_policy_is_not_sent_to_a_reanalysis_that_refus
     code, _, err = run(capsys, ["report", str(run_dir), "--reanalyze"])
     assert (code, err.strip()) == (2, f"inductor-bench: error: {run_dir}: no graph has a saved profile (profile.json) "
                                       "to analyse again: the run predates them, or none was measured")
+    assert sorted(p.name for p in run_dir.iterdir()) == ["breakdown.json"]  # refused, the run left as it was
 
 
 def test_report_suggests_reanalysis_of_a_run_with_profiles_and_reanalysis_records_the_rules(tmp_path, capsys):

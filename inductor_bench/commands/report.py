@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
-from ..core.analysis import every_graph_profiled, reanalyze
+from ..core.analysis import every_graph_profiled, no_profile_line, none_profiled, reanalyze
 from ..core.compare import CompareResult
-from ..core.errors import UsageError
+from ..core.errors import ResultError, UsageError
 from ..core.judged import other_rules
 from ..core.result_json import result_json
 from ..core.results import BreakdownResult
@@ -22,6 +22,7 @@ from ..core.rundir import (
     META_FILE,
     STEP_TRACE_FILE,
     load_any,
+    load_breakdown,
 )
 from ..core.steady import RULES
 from ..core.vocab import Status
@@ -159,6 +160,8 @@ def reanalyzed(run: Path) -> BreakdownResult:
         _ended_unsaved(run)
     if not run.is_dir() or not present:
         raise UsageError(f"{run}: --reanalyze takes a breakdown run directory (with {BREAKDOWN_FILE})")
+    if none_profiled(run, load_breakdown(run)):  # refused before its lock is made in the run
+        raise ResultError(no_profile_line(run))
     waiting = f"{run}: another re-analysis of this run is under way; waiting for it to end"
     with held(run / LOCK_FILE, lambda: note(waiting)):
         return _reanalyzed(run)

@@ -224,8 +224,7 @@ def reanalyze(run_dir: str | Path) -> tuple[BreakdownResult, list[str]]:
         result.graphs[i] = again
         done.append(g.id)
     if not done:
-        raise ResultError(f"{run}: no graph has a saved profile ({PROFILE_FILE}) to analyse again: "
-                          "the run predates them, or none was measured")
+        raise ResultError(no_profile_line(run))
     result.iterations = max((g.iterations for g in result.graphs), default=0)
     if (run / STEP_TRACE_FILE).exists():  # the profiled steps, split again
         python = run / STEP_PYTHON_TRACE_FILE
@@ -234,6 +233,18 @@ def reanalyze(run_dir: str | Path) -> tuple[BreakdownResult, list[str]]:
         result.schema_version = SCHEMA_VERSION  # every figure now made by this analysis
         result.rules = RULES  # and judged by these rules
     return result, done
+
+
+def none_profiled(run_dir: Path, result: BreakdownResult) -> bool:
+    """Whether no graph of the run kept a saved profile: ``reanalyze`` refuses it
+    (``no_profile_line``), which a caller can tell before it writes anything in the run."""
+    return not any(g.module and (run_dir / Path(g.module).parent / PROFILE_FILE).exists()
+                   for g in result.graphs)
+
+
+def no_profile_line(run: Path) -> str:
+    return (f"{run}: no graph has a saved profile ({PROFILE_FILE}) to analyse again: "
+            "the run predates them, or none was measured")
 
 
 def every_graph_profiled(run_dir: Path, result: BreakdownResult) -> bool:
