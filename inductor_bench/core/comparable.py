@@ -37,6 +37,9 @@ def comparability(base: Result, head: Result) -> tuple[list[str], list[str]]:
     both_breakdowns = isinstance(base, BreakdownResult) and isinstance(head, BreakdownResult)
     if both_breakdowns and base.mode != head.mode:
         notes.append(f"compile modes differ: base {base.mode}, head {head.mode}")
+    if both_breakdowns and base.freezing != head.freezing:
+        notes.append(f"freezing differs: base {_freezing(base)}, head {_freezing(head)} (with --freezing the "
+                     "weights are constants: Inductor compiles other code for them)")
     if both_breakdowns:
         notes += sizes_differ(base, head)
         notes += other_code(base, head)
@@ -177,3 +180,7 @@ def unmeasured_modes(base: CompareResult, head: CompareResult) -> list[Unmeasure
         if b is None or h is None or not (b.ok and h.ok):
             out += unmeasured_columns(b, h, name)
     return out
+
+
+def _freezing(r: BreakdownResult) -> str:
+    return "--freezing" if r.freezing else "without it"
