@@ -107,3 +107,19 @@ def test_the_gates_name_every_option_that_makes_a_baseline_another_workload():
     for name in ("diff", "sweep"):
         option = next(p for p in GROUP.commands[name].params if p.name == "fail_on_regression")
         assert "ran another workload (batch size, dtype, autocast)" in _flat(option.help), name
+
+
+def test_json_to_stdout_is_said_to_take_the_text_reports_place(capsys):
+    """`--json -` prints the JSON alone, where the text report would be; the help said "Also
+    write the JSON here ('-' = stdout)", as if the report were printed beside it."""
+    import json
+    from pathlib import Path
+
+    from inductor_bench.cli import main
+
+    trace = Path(__file__).parent / "fixtures" / "hta_small" / "event_sync_trace.json.gz"
+    main(["analyze", str(trace), "--json", "-"])
+    assert json.loads(capsys.readouterr().out)["schema"] == "inductor-bench/analyze"
+    for name in ("analyze", "breakdown", "compare", "diff", "kernel", "sweep"):
+        option = next(p for p in GROUP.commands[name].params if p.name in ("json_out", "json"))
+        assert option.help == "Also write the JSON here ('-': stdout, in place of the text report).", name

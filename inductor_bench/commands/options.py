@@ -177,7 +177,8 @@ Out = Annotated[
 RunsDir = Annotated[Path, typer.Option("--runs-dir", parser=a_path, help="Where new run directories go.")]
 JsonOut = Annotated[
     str | None,
-    typer.Option("--json", parser=a_target, help="Also write the JSON here ('-' = stdout)."),
+    typer.Option("--json", parser=a_target,
+                 help="Also write the JSON here ('-': stdout, in place of the text report)."),
 ]
 
 
