@@ -15,6 +15,7 @@ from itertools import pairwise
 import pytest
 
 from inductor_bench.render.doc import Bar, Chart, Segment, new_doc
+from inductor_bench.render.format import kernel_labels
 from inductor_bench.render.html_page import STYLE
 from inductor_bench.render.html_svg import MAX_LABEL, svg, text_width
 from inductor_bench.render.roofline import roofline_title
@@ -208,6 +209,28 @@ def test_a_long_label_is_cut_to_the_label_column_with_its_name_whole_in_the_tool
     assert "…" in label and text_width(html.unescape(label)) <= MAX_LABEL
     assert long in titles(s)[0]
 
+
+
+def test_two_kernels_cut_to_the_same_bar_label_are_told_apart():
+    # synthetic: two CUDA kernels whose 80-character table labels differ only in the middle
+    # (MulFunctor / DivFunctor; tile 128 / 256), which a cut to the chart's label column dropped:
+    # each pair read "vectorized_elementwise_kernel<…ray<char*, 3> >" and
+    # "sm90_xmma_gemm_bf16bf16_bf16…nel__5x_cublas" alike
+    mul = ("void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float, float, "
+           "float, at::native::binary_internal::MulFunctor<float> >, at::detail::Array<char*, 3> >(int, "
+           "at::native::BinaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float> "
+           ">, at::detail::Array<char*, 3>)")
+    gemm = ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_"
+            "segment_k_off_kernel__5x_cublas")
+    names = [mul, mul.replace("MulFunctor", "DivFunctor"), gemm, gemm.replace("128x128x64", "256x128x64"),
+             "triton_poi_fused_add_0"]
+    bars = [Bar(x, [Segment(1.0, "extern_gemm")], full=n) for x, n in zip(kernel_labels(names), names, strict=True)]
+    s = svg(Chart("t", "ms", bars))
+    shown = [html.unescape(x) for x in re.findall(r'text-anchor="end"><title>[^<]*</title>([^<]*)</text>', s)]
+    assert len(set(shown)) == 5 and all(text_width(x) <= MAX_LABEL for x in shown)
+    assert "MulFunctor" in shown[0] and "DivFunctor" in shown[1]
+    assert "tilesize128x128x64" in shown[2] and "tilesize256x128x64" in shown[3]
+    assert shown[4] == "triton_poi_fused_add_0"
 
 def test_the_roofline_caption_and_note_say_what_is_drawn():
     page = run(["report", str(FIXTURES / "results" / "cpu_mlp_train_roofline"), "--format", "html"])

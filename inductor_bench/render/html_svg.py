@@ -9,7 +9,7 @@ import html
 import math
 
 from .doc import Bar, Chart
-from .format import ms, shorten
+from .format import kernel_labels, ms, shorten
 from .html_page import series_classes
 
 WIDTH = 760  # px; the SVG scales down on a narrower screen
@@ -51,6 +51,27 @@ def fit(s: str, px: float) -> str:
     while n > 4 and text_width(shorten(s, n)) > px:
         n -= 1
     return shorten(s, n)
+
+
+def bar_names(bars: list[Bar]) -> list[str]:
+    """Each bar's label, cut to ``MAX_LABEL`` px (``fit``). Bars whose labels differ but cut to
+    the same text (two CUDA kernels that differ in the middle of an 80-character label,
+    ``…MulFunctor<float>…`` and ``…DivFunctor<float>…``) are named again from their whole names
+    (``kernel_labels``) at the widest that fits, so no two bars of a chart read alike."""
+    names = [fit(b.label, MAX_LABEL) for b in bars]
+    by_name: dict[str, list[int]] = {}
+    for i, n in enumerate(names):
+        by_name.setdefault(n, []).append(i)
+    for rows in by_name.values():
+        whole = [bars[i].full or bars[i].label for i in rows]
+        if len(set(whole)) < 2:
+            continue
+        width = max(len(w) for w in whole)
+        while width > 8 and any(text_width(n) > MAX_LABEL for n in kernel_labels(whole, width)):
+            width -= 1
+        for i, n in zip(rows, kernel_labels(whole, width), strict=True):
+            names[i] = n
+    return names
 
 
 def value_text(v: float, unit: str) -> str:
@@ -141,7 +162,7 @@ def legend(c: Chart) -> str:
 
 
 def svg(c: Chart) -> str:
-    names = [fit(b.label, MAX_LABEL) for b in c.bars]
+    names = bar_names(c.bars)
     label_w = max((text_width(n) for n in names), default=0.0) + 12  # 6 px either side
     note_w = min(MAX_NOTE, max((text_width(b.note) for b in c.bars), default=0.0) + 8)
     x0, x1 = label_w, WIDTH - note_w - 8
