@@ -5,6 +5,7 @@ prints it, and the ranks' charts, their numbers read again from the raw traces."
 from __future__ import annotations
 
 import html
+import json
 import re
 
 import pytest
@@ -168,3 +169,18 @@ def test_ranks_communication_per_rank_is_its_collectives_summed(ranks_page):
         [row] = row_cells(ranks_page, str(r))
         assert got in row[1:]
 
+
+
+def test_a_run_of_no_kernels_draws_its_busy_chart_and_no_empty_category_chart(tmp_path):
+    # synthetic: the recorded CPU breakdown with its kernels taken out (a run whose graphs only
+    # alias their inputs launches none); its category chart drew three empty bars, 0.000 ms each
+    result = json.loads((RESULTS / "cpu_mlp_train_roofline" / "breakdown.json").read_text())
+    for g in result["graphs"]:
+        g.update(kernels=[], categories={}, busy_ms=0.0, kernel_ms=0.0, sites=[], site_counts=[],
+                 busy_samples_ms=[0.0] * len(g["busy_samples_ms"]))
+    result.pop("totals")
+    (tmp_path / "breakdown.json").write_text(json.dumps(result))
+    page = run(["report", str(tmp_path), "--format", "html"])
+    captions = re.findall(r"<figcaption>(.*?)</figcaption>", page)
+    assert captions == ["Busy vs idle, per graph"]
+    assert tip_value(page, "0-backward", "idle", "ms of wall time") == "9.137"

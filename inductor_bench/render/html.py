@@ -165,7 +165,7 @@ class HtmlDoc(Doc):
     def chart(self, chart: Chart | Scatter | None) -> None:
         if isinstance(chart, Scatter):  # the roofline (render/roofline_svg.py)
             self.blocks.append(scatter_figure(chart))
-        elif chart is not None and chart.bars:
+        elif chart is not None and _draws(chart):
             self.blocks.append(figure(chart))
 
     def links(self, title: str, links: list[tuple[str, str]], *notes: str) -> None:
@@ -217,6 +217,12 @@ class HtmlDoc(Doc):
         if not plain_file_path(href):
             return self._frag(self._html(text), self._plain(text))
         return self._frag(f'<a href="{html.escape(url_of(href))}">{self._html(text)}</a>', self._plain(text))
+
+
+def _draws(chart: Chart) -> bool:
+    """Whether a bar chart draws anything: a chart of empty bars (kernel time by category in a
+    run of no kernels: each bar 0.000 ms on an axis of nothing) is left out."""
+    return any(s.value for b in chart.bars for s in b.segments) or any(b.spread for b in chart.bars)
 
 
 def _column_align(texts: list[str]) -> str:
