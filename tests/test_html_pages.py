@@ -184,3 +184,21 @@ def test_a_run_of_no_kernels_draws_its_busy_chart_and_no_empty_category_chart(tm
     captions = re.findall(r"<figcaption>(.*?)</figcaption>", page)
     assert captions == ["Busy vs idle, per graph"]
     assert tip_value(page, "0-backward", "idle", "ms of wall time") == "9.137"
+
+
+def test_compare_charts_name_the_columns_they_leave_out_and_draw_a_failed_modes_compile_time(tmp_path):
+    # synthetic: the recorded comparison (reduce-overhead skipped on the CPU) with max-autotune
+    # failing after its compile (9.28 s, which the table prints); the charts drew two modes with no
+    # word of the other two, and left out the compile time the table beside them gives
+    result = json.loads((COMPARE / "compare.json").read_text())
+    failed = result["modes"][2]
+    assert failed["mode"] == "max-autotune" and result["modes"][3]["status"] == "skipped"
+    failed.update(status="failed", reason="step timing failed", step_samples_ms=[], breakdown=None,
+                  peak_memory_bytes=None)
+    (tmp_path / "compare.json").write_text(json.dumps(result))
+    page = run(["report", str(tmp_path), "--format", "html"])
+    assert row_cells(page, "compile (first call)")[0][3] == "9.28 s"
+    assert tip_value(page, "max-autotune", "max-autotune", "seconds") == "9.28"
+    notes = [html.unescape(n) for n in re.findall(r'</svg><p class="fine">(.*?)</p>', page)]
+    assert notes[:2] == ["Not drawn: max-autotune (failed), reduce-overhead (skipped).",
+                         "Not drawn: reduce-overhead (skipped)."]

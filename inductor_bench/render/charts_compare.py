@@ -45,18 +45,27 @@ def compare_step(result: CompareResult) -> Chart | None:
     if not bars:
         return None
     return Chart("Step time per mode (steady mean)", "ms per step", bars, whisker=SIGMA,
-                 value_format=fmt.ms_precise)
+                 value_format=fmt.ms_precise, note=_not_drawn(result, bars))
 
 
 def compare_compile(result: CompareResult) -> Chart | None:
     bars = [
         Bar(m.label, [Segment(m.compile_s, m.label)], note=fmt.seconds(m.compile_s))
         for m in result.modes
-        if m.ok and m.compile_s is not None
+        if m.compile_s is not None and (m.ok or m.compile_s)  # as the table: a failed mode's when timed
     ]
     if not any(b.segments[0].value > 0 for b in bars):
         return None
-    return Chart("Compile time per mode (the first call, timed on its own)", "seconds", bars)
+    return Chart("Compile time per mode (the first call, timed on its own)", "seconds", bars,
+                 note=_not_drawn(result, bars))
+
+
+def _not_drawn(result: CompareResult, bars: list[Bar]) -> str:
+    """The columns that did not run, which a chart of the modes leaves out, and why: the table
+    beside it has them, the chart alone read as a comparison of fewer modes."""
+    drawn = {b.label for b in bars}
+    gone = [f"{m.label} ({m.status})" for m in result.modes if not m.ok and m.label not in drawn]
+    return f"Not drawn: {', '.join(gone)}." if gone else ""
 
 
 def compare_categories(result: CompareResult) -> Chart | None:
