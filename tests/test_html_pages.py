@@ -202,3 +202,12 @@ def test_compare_charts_name_the_columns_they_leave_out_and_draw_a_failed_modes_
     notes = [html.unescape(n) for n in re.findall(r'</svg><p class="fine">(.*?)</p>', page)]
     assert notes[:2] == ["Not drawn: max-autotune (failed), reduce-overhead (skipped).",
                          "Not drawn: reduce-overhead (skipped)."]
+
+
+def test_a_kernel_in_two_graphs_has_a_bar_named_with_each_graph(diff_page):
+    # recorded: the slow MLP adds an aten::cumsum to the forward and one to the backward graph;
+    # the biggest-changes chart drew two bars both named "aten::cumsum"
+    chart = re.search(r'<svg class="chart"[^>]*aria-label="The \d+ biggest kernel changes.*?</svg>', diff_page, re.S)[0]
+    names = [html.unescape(x) for x in re.findall(r'text-anchor="end"><title>[^<]*</title>([^<]*)</text>', chart)]
+    assert "0-forward · aten::cumsum" in names and "0-backward · aten::cumsum" in names
+    assert len(set(names)) == len(names) and "aten::mm" in names  # a kernel of one graph: its name alone

@@ -31,6 +31,16 @@ def category_segments(cats: dict[str, float], scale: float = 1.0) -> list[Segmen
     ]
 
 
+def graph_labels(labels: list[str], graphs: list[str]) -> list[str]:
+    """Bar labels of kernels, those that recur in other graphs named with their graph
+    (``1-forward · aten::mm #0``, ``0-backward · aten::cumsum``): the chart has no graph column
+    to tell them apart."""
+    graphs_of: dict[str, set[str]] = {}
+    for x, g in zip(labels, graphs, strict=True):
+        graphs_of.setdefault(x, set()).add(g)
+    return [f"{g} · {x}" if len(graphs_of[x]) > 1 else x for x, g in zip(labels, graphs, strict=True)]
+
+
 def _ops(k: KernelStat) -> str:
     return ", ".join(k.aten_ops) or (k.launched_by or "")
 
@@ -105,7 +115,7 @@ def breakdown_top_units(r: BreakdownResult, us: list[Unit], what: str = "kernels
         return None
     t = r.totals()
     frame = gain_frame(r)
-    labels = fmt.kernel_labels([u.kernel.name for u in us])
+    labels = graph_labels(fmt.kernel_labels([u.kernel.name for u in us]), [u.graph.id for u in us])
     bars = [_kernel_bar(u, name, frame.wall_ms, t.kernel_ms) for u, name in zip(us, labels, strict=True)]
     outside = (f" and the {fmt.ms(frame.outside_ms)} ms outside the graphs"
                if frame.outside_ms > 0 else "")

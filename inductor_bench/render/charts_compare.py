@@ -12,7 +12,7 @@ from ..core.diff import ADDED, REMOVED, KernelDiff, SectionDiff
 from ..core.rundir import HTML_REPORT_FILE
 from ..core.stats import SIGNIFICANT, Summary
 from . import format as fmt
-from .charts import category_segments
+from .charts import category_segments, graph_labels
 from .doc import Bar, Chart, Segment, Series
 
 SIGMA = f"± {fmt.SPREAD}"
@@ -164,7 +164,7 @@ def diff_kernels(s: SectionDiff, top: int) -> Chart | None:
     ks = sorted((k for k in s.kernels if k.delta_ms), key=lambda k: -abs(k.delta_ms))[:top]
     if not ks:
         return None
-    labels = fmt.kernel_labels([k.name for k in ks])
+    labels = graph_labels(fmt.kernel_labels([k.name for k in ks]), [k.graph for k in ks])
     bars = [
         Bar(
             name,
