@@ -112,7 +112,7 @@ def call_origins(calls: list[Call], record: dict[str, Any], own: list[list[str]]
         if c.written is None:
             origins[i] = Origin(missing=f"{c.name}: its signature names no outputs this tool can read")
             continue
-        writers = [by_buffer[b] for b in c.written if b in by_buffer]
+        writers = [by_buffer[b] for b in [*c.written, *c.fused] if b in by_buffer]
         ks = list(dict.fromkeys(w[0] for w in writers)) or ([in_place[i]] if i in in_place else [])
         if not ks:
             origins[i] = Origin(missing="the lowering record has no operation writing its buffers")

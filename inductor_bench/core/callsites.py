@@ -22,6 +22,7 @@ from .modparse import CPP_SIGNATURE, KernelInfo, ModuleInfo, extern_line, partit
 _KERNEL = re.compile(r"^\s+(?P<name>\w+)(?:\.run)?\((?P<args>.*)$")
 _NAME = re.compile(r"^[A-Za-z_]\w*$")
 _WRAPPED = re.compile(r"^(?:reinterpret_tensor|c_void_p|as_strided)\(\s*(?P<inner>[\w.()]+?)\s*[,)]")
+_REUSE = re.compile(r"^\s+(?P<new>\w+) = (?:reinterpret_tensor\()?(?P<old>\w+)\b.*#\s*reuse\s*$")
 
 
 @dataclass
@@ -35,6 +36,9 @@ class Call:
     partition: int | None = None  # the graph partition it runs in; None: ``call()`` itself runs it
     via: str | None = None  # in a subgraph function: what its call in ``call()`` returns into
     line: int | None = None  # its line's index in the module's text (a C++ wrapper's: None)
+    # buffers it writes under another name: an operation fused into it whose buffer the module
+    # hands on (``buf4 = buf0; del buf0  # reuse``) before any call was given it (``fused_writes``)
+    fused: list[str] = field(default_factory=list)
 
 
 def split_args(s: str) -> list[str]:
@@ -96,9 +100,14 @@ def parse_calls(text: str, module: ModuleInfo) -> list[Call]:
     n_extern = 0
     positions = {name: output_positions(k) for name, k in module.kernels.items()}
     lines = text.splitlines()
+    reused: dict[str, str] = {}  # a buffer -> the one whose storage it took (``# reuse``)
+    given: set[str] = set()  # the buffers some call was given so far
     for i, part, via in run_order_via(lines, partition_names(text)):
         ln = lines[i]
         if ln.lstrip().startswith("#"):
+            continue
+        if (rm := _REUSE.match(ln)) is not None:
+            reused[rm.group("new")] = rm.group("old")
             continue
         if (em := extern_line(ln)) is not None:  # the same calls as ModuleInfo.externs, in order
             args = split_args(em.args)
@@ -106,6 +115,7 @@ def parse_calls(text: str, module: ModuleInfo) -> list[Call]:
             written += [b for a in args if a.startswith("out=") and (b := buffer_of(a[4:]))]
             out.append(Call(em.callee, True, n_extern, written, part, via, i))
             n_extern += 1
+            given.update([*written, *(b for a in args if (b := buffer_of(a.split("=", 1)[-1])))])
             continue
         km = _KERNEL.match(ln)
         if km and km.group("name") in module.kernels:
@@ -113,7 +123,22 @@ def parse_calls(text: str, module: ModuleInfo) -> list[Call]:
             pos = positions[name]
             args = [a for a in split_args(km.group("args")) if not re.match(r"^\w+\s*=", a)]
             written = None if pos is None else [b for i in pos if i < len(args) and (b := buffer_of(args[i]))]
-            out.append(Call(name, False, -1, written, part, via, i))
+            fused = fused_writes(written or [], reused, given)
+            out.append(Call(name, False, -1, written, part, via, i, fused))
+            given.update(b for a in args if (b := buffer_of(a)))
+    return out
+
+
+def fused_writes(written: list[str], reused: dict[str, str], given: set[str]) -> list[str]:
+    """The buffers a kernel writes under the names of ``written``: each buffer one of them took
+    the storage of (``buf4 = buf0; del buf0  # reuse``, back along such a chain) that no call
+    was given or returned before, the buffer of an operation the scheduler fused into the kernel
+    (BERT's embeddings summed into ``buf0`` in the kernel of the LayerNorm that writes ``buf4``);
+    a buffer another call was given or returned was that call's."""
+    out: list[str] = []
+    for b in written:
+        while (b := reused.get(b)) is not None and b not in given and b not in out:
+            out.append(b)
     return out
 
 
