@@ -54,3 +54,18 @@ def test_without_a_terminal_nothing_is_followed(tmp_path):
         pass
     assert out.getvalue().splitlines()[0] == "compiling s.py ..."
     assert "epoch" not in out.getvalue()
+
+
+def test_a_terminal_shows_the_seconds_so_far_of_a_phase_that_follows_no_file(monkeypatch):
+    """A model file's compile follows no log: a cold compile of a two-layer GPT-2's training
+    step ran 145 s behind a spinner with no figure; the seconds so far show now, as a script's do."""
+    monkeypatch.setattr(progress, "FOLLOW_EVERY_S", 0.02)
+    monkeypatch.setenv("COLUMNS", "200")
+    out = _Terminal()
+    with TerminalProgress(out).phase("compiling gpt2.py (train)"):
+        deadline = time.monotonic() + 30
+        while not re.search(r"compiling gpt2\.py \(train\) \.\.\. \d+ s", out.getvalue()) and (
+                time.monotonic() < deadline):
+            time.sleep(0.05)
+    assert re.search(r"compiling gpt2\.py \(train\) \.\.\. \d+ s", out.getvalue())
+    assert re.search(r"compiling gpt2\.py \(train\): done \(\d+\.\d s\)\s*$", out.getvalue())

@@ -18,7 +18,8 @@ class TerminalProgress(Progress):
     """``with progress.phase("compiling mlp.py"): ...`` prints the phase, then its outcome
     (``failed`` where it raised, or the phase's own words for it in ``["failed"]``;
     ``interrupted`` where a stop cut it short) and duration. On a terminal a spinner shows
-    while the phase runs."""
+    while the phase runs, with the seconds so far (a cold compile of a small GPT-2's training
+    step ran 145 s behind a spinner alone) and, with ``follow``, that file's last line."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
@@ -55,15 +56,12 @@ class TerminalProgress(Progress):
         from rich.markup import escape
 
         with Console(file=self.stream).status(escape(f"{msg} ...")) as status:
-            if follow is None:
-                yield
-                return
             done = threading.Event()
             t0 = time.monotonic()
 
             def show() -> None:  # the seconds so far; under them, the followed file's last line
                 while not done.wait(FOLLOW_EVERY_S):
-                    line = last_line(follow)
+                    line = last_line(follow) if follow is not None else ""
                     text = f"{msg} ... {time.monotonic() - t0:.0f} s" + (f"\n  {line}" if line else "")
                     status.update(escape(text))
 
