@@ -138,6 +138,16 @@ def test_the_page_says_why_a_cell_has_no_speedup():
     assert 'title="b, default: n/m over eager (7 of 10 rounds disturbed)' in b_row
 
 
+def test_the_pages_geomean_chart_counts_the_models_of_the_sweep():
+    """The chart's bar says of how many models its geomean is, as the headline does: b is left
+    out, so 1 of 2 (it read '(1 models)', as if the sweep held one)."""
+    from inductor_bench.render.sweep_html import render_sweep_html
+
+    page = render_sweep_html(_table(7))
+    assert ">1.25x over eager (1 of 2 models)</text>" in page
+    assert "(1 models)" not in page
+
+
 def _gate_pair(disturbed_old: int, disturbed_new: int):
     """Model b on both sides: eager steady, default's blocks stalled in ``disturbed_*`` rounds of
     10 (its step time the steady mean of its samples, 1.85 ms, on both sides)."""

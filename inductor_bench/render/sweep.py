@@ -206,8 +206,10 @@ def notes(table: SweepTable) -> list[str]:
 
 
 def speedup_chart(table: SweepTable) -> Chart | None:
+    n = len(table.rows)
     bars = [
-        Bar(mode, [Segment(g, mode)], note=f"{geomean_text(table, mode)} over {table.reference} ({k} models)")
+        Bar(mode, [Segment(g, mode)],
+            note=f"{geomean_text(table, mode)} over {table.reference} ({k} of {n} models)")
         for mode, (g, k) in table.geomeans.items()
         if g is not None
     ]
