@@ -232,6 +232,17 @@ def test_two_kernels_cut_to_the_same_bar_label_are_told_apart():
     assert "tilesize128x128x64" in shown[2] and "tilesize256x128x64" in shown[3]
     assert shown[4] == "triton_poi_fused_add_0"
 
+
+def test_each_roofline_ceiling_names_its_figures_on_hover():
+    # recorded: the quiet CPU run measured 36.2 GB/s and fp32 0.103, fp16/bf16 0.219, int8 0.445
+    # TOP/s (its roofline section's ceilings line); a ceiling's tooltip named it alone
+    page = run(["report", str(FIXTURES / "results" / "cpu_mlp_train_quiet"), "--format", "html"])
+    tips = [html.unescape(t) for t in re.findall(r"<g><title>([^<]*)</title><polyline", page)]
+    assert tips == ["measured fp32: 36.2 GB/s, 0.103 TFLOP/s", "measured fp16/bf16: 36.2 GB/s, 0.219 TFLOP/s",
+                    "measured int8: 36.2 GB/s, 0.445 TOP/s"]
+    assert "TFLOP/s fp32 0.103, fp16/bf16 0.219, int8 0.445 TOP/s" in page  # the section's line
+
+
 def test_the_roofline_caption_and_note_say_what_is_drawn():
     page = run(["report", str(FIXTURES / "results" / "cpu_mlp_train_roofline"), "--format", "html"])
     fig = re.search(r"<figure><figcaption>Roofline.*?</figure>", page, re.S)[0]

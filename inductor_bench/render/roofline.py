@@ -329,13 +329,21 @@ def _row(doc: Doc, gid: str, k: KernelStat, roof: KernelRoof, name: str) -> list
 def _roofs(c: Ceilings | None, roof: Roofline) -> list[Roof]:
     out = []
     if c is not None and c.gbps:
-        out += [Roof(f"measured {k}", c.gbps, c.tflops[k]) for k in COMPUTE_TYPES if k in c.tflops]
-        out = out or [Roof("measured bandwidth", c.gbps, None)]
+        out += [_roof("measured", k, c.gbps, c.tflops[k]) for k in COMPUTE_TYPES if k in c.tflops]
+        out = out or [_roof("measured", "bandwidth", c.gbps, None)]
     ds = roof.datasheet
     if ds.gbps:
-        out += [Roof(f"datasheet {k}", ds.gbps, ds.tflops[k], dashed=True)
-                for k in COMPUTE_TYPES if k in ds.tflops] or [Roof("datasheet", ds.gbps, None, dashed=True)]
+        sheet = [_roof("datasheet", k, ds.gbps, ds.tflops[k], dashed=True)
+                 for k in COMPUTE_TYPES if k in ds.tflops]
+        out += sheet or [_roof("datasheet", "", ds.gbps, None, dashed=True)]
     return out
+
+
+def _roof(source: str, kind: str, gbps: float, tflops: float | None, dashed: bool = False) -> Roof:
+    """A ceiling, its figures in its tooltip as the section's ceilings line prints them."""
+    name = f"{source} {kind}".strip()
+    flops = f", {_sig3(tflops)} {'TOP/s' if kind == INT8 else 'TFLOP/s'}" if tflops else ""
+    return Roof(name, gbps, tflops, dashed, tip=f"{name}: {_sig3(gbps)} GB/s{flops}")
 
 
 def roofline_title(roofs: list[Roof]) -> str:
