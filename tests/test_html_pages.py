@@ -211,3 +211,13 @@ def test_a_kernel_in_two_graphs_has_a_bar_named_with_each_graph(diff_page):
     names = [html.unescape(x) for x in re.findall(r'text-anchor="end"><title>[^<]*</title>([^<]*)</text>', chart)]
     assert "0-forward · aten::cumsum" in names and "0-backward · aten::cumsum" in names
     assert len(set(names)) == len(names) and "aten::mm" in names  # a kernel of one graph: its name alone
+
+
+def test_the_category_chart_of_one_measured_graph_names_it_and_promises_no_other():
+    # synthetic CUDA result: 0-forward measured, 0-backward timed out; the caption said "all graphs
+    # and each graph" over the one bar of the all-graphs row
+    page = run(["report", str(RESULTS / "synthetic_cuda_breakdown"), "--format", "html"])
+    assert "Kernel time by category: all graphs (0-forward)" in re.findall(r"<figcaption>(.*?)</figcaption>", page)
+    assert "and each graph" not in page
+    two = run(["report", str(RESULTS / "cpu_mlp_train_quiet"), "--format", "html"])
+    assert "<figcaption>Kernel time by category: all graphs and each graph</figcaption>" in two

@@ -38,29 +38,6 @@ def test_report_views_of_a_compare_run_are_refused(tmp_path, capsys, args, asked
     assert capsys.readouterr().out.startswith("Fastest steady state: ")
 
 
-@pytest.mark.parametrize("args, line", [
-    (["--top", "3"], "--top 3: the kernel tables apply"),
-    (["--summary"], "--summary: the kernel tables apply"),
-    (["--top", "3", "--summary", "--by", "op"], "--top 3 and --summary and --by op: the kernel tables and the "
-                                                "views apply"),
-])
-def test_the_kernel_tables_options_of_a_compare_run_are_refused(tmp_path, capsys, args, line):
-    """A compare's report has no kernel tables: --top and --summary were heard by nothing, the
-    same table printed as without them."""
-    run = tmp_path / "cmp"
-    (run / "default").mkdir(parents=True)
-    (run / "compare.json").write_text(COMPARE_RESULT.read_text())
-    (run / "default" / "breakdown.json").write_text("{}")
-    with pytest.raises(SystemExit) as e:
-        main(["report", str(run), *args])
-    assert e.value.code == 2
-    assert capsys.readouterr().err == (
-        f"inductor-bench: error: {line} to breakdown runs, and {run} is a compare run: report one of its "
-        f"columns' breakdown directories instead ({run / 'default'})\n")
-    main(["report", str(run), "--top", "15"])  # the default, as said: not told apart from no --top
-    assert capsys.readouterr().out.startswith("Fastest steady state: ")
-
-
 BREAKDOWN_RESULT = COMPARE_RESULT.parent.parent / "cpu_mlp_train_autotune" / "breakdown.json"
 
 

@@ -71,8 +71,7 @@ def report(
         raise UsageError(f"{run}: no such run directory or file")
     result = reanalyzed(run) if again else saved(run)
     if isinstance(result, CompareResult):
-        views(run, by, module_depth, tables=([f"--top {top}"] if top != DEFAULT_TOP else [])
-              + (["--summary"] if summary else []))
+        views(run, by, module_depth)
         kw = {}
     else:
         o.check_views(by, module_depth, fmt)
@@ -127,17 +126,14 @@ def _ended_unsaved(run: Path) -> None:
                          f"workers wrote is in {run / LOGS_DIR}")
 
 
-def views(run: Path, by: o.View, module_depth: int | None, tables: tuple[str, ...] | list[str] = ()) -> None:
-    """Refuse the views of a breakdown (--by, --module-depth) asked of a compare run, and the
-    options of its kernel tables (``tables``: --top, --summary), which a compare's report has
-    not: heard by nothing, they changed nothing."""
-    viewed = [f"--by {by.value}"] if by != o.View.kernel else []
-    viewed += [f"--module-depth {module_depth}"] if module_depth is not None else []
-    if not viewed and not tables:
+def views(run: Path, by: o.View, module_depth: int | None) -> None:
+    """Refuse the views of a breakdown (--by, --module-depth) asked of a compare run."""
+    asked = [f"--by {by.value}"] if by != o.View.kernel else []
+    asked += [f"--module-depth {module_depth}"] if module_depth is not None else []
+    if not asked:
         return
-    what = " and ".join(w for w, asked in (("the kernel tables", tables), ("the views", viewed)) if asked)
-    raise UsageError(f"{' and '.join([*tables, *viewed])}: {what} apply to breakdown runs, and {run} is a "
-                     f"compare run: report one of its columns' breakdown directories instead{_a_column(run)}")
+    raise UsageError(f"{' and '.join(asked)}: the views apply to breakdown runs, and {run} is a compare run: "
+                     f"report one of its columns' breakdown directories instead{_a_column(run)}")
 
 
 def _a_column(run: Path) -> str:

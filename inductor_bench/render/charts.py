@@ -59,7 +59,8 @@ def breakdown_categories(r: BreakdownResult) -> Chart | None:
         bars += [Bar(g.id, category_segments(g.categories), note=f"{fmt.ms(g.kernel_ms)} ms") for g in gs]
     each = ("the whole bar: each graph times its calls; a graph's bar: one call" if reweighed(t.weights)
             else "each graph runs once" + ("" if r.script else " per step"))
-    return Chart(f"Kernel time by category: {ALL_GRAPHS} and each graph", f"ms (kernel time; {each})", bars)
+    which = " and each graph" if len(gs) > 1 else f" ({gs[0].id})"
+    return Chart(f"Kernel time by category: {ALL_GRAPHS}{which}", f"ms (kernel time; {each})", bars)
 
 
 def _busy_bar(name: str, wall: float, busy: float) -> Bar:
