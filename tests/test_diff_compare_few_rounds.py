@@ -83,7 +83,7 @@ def test_no_change_on_mostly_disturbed_rounds_is_no_verdict_either():
     g = gate({"mlp": base}, {"mlp": head}, 5.0)
     assert g.judged == 0 and not g.regressions
     assert g.unmeasured == ["mlp:default: not comparable: 7 of 10 rounds disturbed in the baseline, "
-                            "7 of 10 in this sweep"]
+                            "7 of 10 in this sweep (its own blocks above its steady limit)"]
 
 
 def test_the_gate_exits_5_on_no_change_of_mostly_disturbed_rounds(tmp_path, capsys):

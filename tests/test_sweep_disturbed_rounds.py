@@ -18,6 +18,7 @@ from .steady_rule import limit_of_repeats
 
 FIXTURE = Path(__file__).parent / "fixtures" / "results" / "cpu_mlp_compare" / "compare.json"
 STALLS = [9.9, 14.0, 22.0, 48.0, 75.0, 120.0, 160.0]
+OWN = " (its own blocks above its steady limit)"  # the gate counts the mode's own blocks
 
 
 def _result(eager_blocks, mode_blocks):
@@ -169,21 +170,43 @@ def test_the_gate_judges_no_mode_whose_rounds_were_mostly_disturbed():
 
     g = _gate_pair(0, 7)
     assert g.regressions == [] and (g.judged, g.judged_eager) == (1, 1)
-    assert g.unmeasured == ["b:default: not comparable: 7 of 10 rounds disturbed in this sweep"]
+    assert g.unmeasured == ["b:default: not comparable: 7 of 10 rounds disturbed in this sweep" + OWN]
     assert not g.passed
     assert gate_line(g, new_doc("text")) == (
         "NOT COMPARABLE, SO THE 10% GATE FAILS: b:default: not comparable: 7 of 10 rounds disturbed "
-        "in this sweep - no verdict without them")
-    assert _gate_pair(6, 0).unmeasured == ["b:default: not comparable: 6 of 10 rounds disturbed in the baseline"]
+        "in this sweep (its own blocks above its steady limit) - no verdict without them")
+    assert _gate_pair(6, 0).unmeasured == ["b:default: not comparable: 6 of 10 rounds disturbed in the baseline" + OWN]
     assert _gate_pair(7, 6).unmeasured == [
-        "b:default: not comparable: 7 of 10 rounds disturbed in the baseline, 6 of 10 in this sweep"]
+        "b:default: not comparable: 7 of 10 rounds disturbed in the baseline, 6 of 10 in this sweep" + OWN]
     table = _table(0)
     table.gate = g
     err = _exit_error(table, None, 10.0, Path("/tmp/out"))
     assert isinstance(err, NotComparable)
-    assert str(err) == "no verdict: b:default: not comparable: 7 of 10 rounds disturbed in this sweep"
+    assert str(err) == "no verdict: b:default: not comparable: 7 of 10 rounds disturbed in this sweep" + OWN
 
 
 def test_the_gate_judges_a_mode_with_half_its_rounds_disturbed():
     g = _gate_pair(5, 5)
     assert g.unmeasured == [] and g.regressions == [] and (g.judged, g.judged_eager) == (2, 1) and g.passed
+
+
+def test_the_gates_count_of_a_modes_own_blocks_says_whose_beside_the_tables_count():
+    """Eager's block stalled in rounds 0-2, default's in 3-9: the table counts the rounds with
+    either block disturbed (10 of 10, n/m), the gate default's own blocks (7 of 10); each says
+    which (the gate read '7 of 10 rounds disturbed' beside the table's '10 of 10 rounds disturbed'
+    for the same mode of the same sweep)."""
+    from inductor_bench.core.sweep_table import gate
+
+    eager, mode = _stalled_rounds(0)
+    for r in range(3):
+        eager[r] = [1.85, 1.85] + [STALLS[r]] * 4
+    for r in range(3, 10):
+        mode[r] = [1.85, 1.85] + [STALLS[r - 3]] * 4
+    head = _result(eager, mode)
+    sweep = new_sweep(["/m/b.py"], ["b"], ["default"], [], device="cpu", shard=None, executor="local", created="")
+    sweep.cells[0].status, sweep.cells[0].run_dir, sweep.cells[0].attempts = CellStatus.DONE, "b", 1
+    assert build_table(sweep, {"b": head}).rows["b"]["default"].no_speedup == "10 of 10 rounds disturbed"
+    g = gate({"b": _result(*_stalled_rounds(0))}, {"b": head}, 10.0)
+    assert g.unmeasured == ["b:default: not comparable: 7 of 10 rounds disturbed in this sweep (its own blocks "
+                            "above its steady limit)"]
+    assert (g.judged, g.judged_eager) == (1, 1)  # eager: 3 of its own 10 blocks, judged

@@ -111,8 +111,9 @@ def sweep(
 
     Exit status: 0; 4 when a job failed, timed out, was killed or was stopped (its cell says
     why; run the same command again to retry it); with --fail-on-regression, 1 for a regression and 5 when a
-    model or mode was measured on one side only, or a model's baseline ran another workload; 2 for bad
-    input; 128 + the signal when stopped.
+    model or mode was measured on one side only or too disturbed to judge (most of its own rounds, or
+    a slower step on a busy machine), or a model's baseline ran another workload; 2 for bad input;
+    128 + the signal when stopped.
     """
     o.one_stdout(fmt, json_out, html_out, out)
     if fail_on_regression is not None and baseline is None:

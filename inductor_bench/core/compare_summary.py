@@ -32,6 +32,9 @@ def judge(result: Any, ref: Any, mode: Any) -> Change:
 
 # the words after "7 of 10" in every reason a figure of mostly disturbed rounds is not given
 ROUNDS_DISTURBED = " rounds disturbed"
+# Whose blocks a column's own count of disturbed rounds counts (``quiet_moments``), beside the
+# count of rounds with either column's block disturbed that a speedup's ``n/m`` gives.
+OWN_BLOCKS = " (its own blocks above its steady limit)"
 
 
 def disturbed_rounds(result: Any, ref: Any, mode: Any) -> tuple[int, int]:
@@ -222,7 +225,7 @@ def quiet_moments(result: Any, m: Any) -> str | None:
 def column_marks(result: Any) -> list[str]:
     """A warning for each ``(!)`` of the table: a step time of its quiet calls alone
     (``quiet_moments``), a time outside the graphs timed on a busy machine (``outside_load``)."""
-    steps = [f"{m.label}: step time (!): {why} (its own blocks above its steady limit): its "
+    steps = [f"{m.label}: step time (!): {why}{OWN_BLOCKS}: its "
              f"{result.step(m).ms:.3f} ms is the mean of its quiet calls alone ({result.step(m).n} of "
              f"{len(result.step_samples(m))}), not of the rounds the other columns' times are the means of"
              for m in result.modes if timed(m) and (why := quiet_moments(result, m))]

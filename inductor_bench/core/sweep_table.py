@@ -16,7 +16,7 @@ from typing import Any
 from .arg_changes import arg_changes
 from .comparable import comparability
 from .compare import EAGER, CompareResult, ModeResult, judge, step_disturbances, timed
-from .compare_summary import ROUNDS_DISTURBED, quiet_moments, too_disturbed
+from .compare_summary import OWN_BLOCKS, ROUNDS_DISTURBED, quiet_moments, too_disturbed
 from .diff import diff_results
 from .errors import UsageError
 from .other_workload import workload_line
@@ -302,12 +302,14 @@ def gate(
 
 def _mostly_disturbed(base: CompareResult, head: CompareResult, label: str) -> str | None:
     """Why a column's step time is no figure to judge: most of its own interleaved blocks were
-    disturbed on either side (``compare_summary.quiet_moments``, as ``diff`` words it:
-    ``7 of 10 rounds disturbed in this sweep``); None where most were steady on both."""
+    disturbed on either side (``compare_summary.quiet_moments``, as ``diff`` words it, and whose
+    blocks, as compare's column marks say: ``7 of 10 rounds disturbed in this sweep (its own
+    blocks above its steady limit)``, not the table's count of rounds with either column's block
+    disturbed); None where most were steady on both."""
     quiet = [(why, side) for result, side in ((base, "the baseline"), (head, "this sweep"))
              if (m := result.mode(label)) is not None and (why := quiet_moments(result, m))]
     if not quiet:
         return None
     (first, side), *rest = quiet
     return f"{first} in {side}" + "".join(f", {why.removesuffix(ROUNDS_DISTURBED)} in {later}"
-                                          for why, later in rest)
+                                          for why, later in rest) + OWN_BLOCKS
