@@ -221,3 +221,23 @@ def test_the_category_chart_of_one_measured_graph_names_it_and_promises_no_other
     assert "and each graph" not in page
     two = run(["report", str(RESULTS / "cpu_mlp_train_quiet"), "--format", "html"])
     assert "<figcaption>Kernel time by category: all graphs and each graph</figcaption>" in two
+
+
+def test_a_failed_graphs_status_is_cut_visibly_and_whole_on_hover(tmp_path):
+    # synthetic: the recorded CPU breakdown with its backward failed on an 84-character error;
+    # the status cell cut it at 60 characters with no mark ("...: something went wrong in ")
+    result = json.loads((RESULTS / "cpu_mlp_train_roofline" / "breakdown.json").read_text())
+    why = "RuntimeError: profiling 0-backward: something went wrong in the kernel <b>launch</b>"
+    kept = ("id", "role", "aot_id", "frame_id", "frame_compile_id", "module", "device")
+    result["graphs"][1] = {k: v for k, v in result["graphs"][1].items() if k in kept} | {
+        "status": "failed", "error": why, "wall_ms": 0.0, "busy_ms": 0.0, "kernel_ms": 0.0,
+        "kernels": [], "categories": {}, "iterations": 0}
+    result.update(status="partial", errors=[f"0-backward: {why}"])
+    result.pop("totals")
+    (tmp_path / "breakdown.json").write_text(json.dumps(result))
+    cell = f"failed: {why[:59]}…"
+    assert cell in run(["report", str(tmp_path)])
+    page = run(["report", str(tmp_path), "--format", "html"])
+    shown = row_cells(page, "0-backward")[0][-1]
+    assert shown == cell
+    assert f'<span title="{html.escape(f"failed: {why}")}">' in page

@@ -85,6 +85,15 @@ def _header(doc: Doc, r: BreakdownResult) -> None:
         doc.paragraph(doc.alert(f"Status: {r.status}"), *(f"- {e.splitlines()[0]}" for e in r.errors))
 
 
+def _failed(doc: Doc, g: GraphResult) -> str:
+    """A graph's status and the first 60 characters of why it failed, cut with ``…`` (the run's
+    status lines above give the line whole, the HTML page's cell on hover the whole error)."""
+    why = (g.error or "").strip()
+    line = why.splitlines()[0] if why else ""
+    shown = line if len(line) <= 60 and line == why else line[:59] + "…"
+    return doc.named(f"{g.status}: {shown}", f"{g.status}: {why}")
+
+
 def _graph_table(doc: Doc, r: BreakdownResult) -> None:
     t = r.totals()
     calls = reweighed(t.weights)  # a calls column: the whole row adds each graph's calls
@@ -95,7 +104,7 @@ def _graph_table(doc: Doc, r: BreakdownResult) -> None:
             rows.append([g.id, g.role, *n, _iterations(g), fmt.ms(g.wall_ms), fmt.ms(g.kernel_ms),
                          fmt.pct(g.busy_pct), str(len(listed_categories(g))), Status.OK])
         else:
-            rows.append([g.id, g.role, *n, "", "", "", "", "", f"{g.status}: {(g.error or '')[:60]}"])
+            rows.append([g.id, g.role, *n, "", "", "", "", "", _failed(doc, g)])
     n = [fmt.count(sum(t.weights.values()))] if calls else []
     rows.append([ALL_GRAPHS, f"{t.graphs} graph(s)", *n, "", fmt.ms(t.wall_ms), fmt.ms(t.kernel_ms),
                  fmt.pct(t.busy_pct), str(t.kernel_count), ""])
