@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import errors
+from ..core.compare import CompareResult
 from ..core.digests import analysis_inputs, file_digest, read_digests
 from ..core.result_json import result_json
 from ..core.results import BreakdownResult
@@ -28,6 +29,7 @@ from ..core.rundir import (
     META_FILE,
     Result,
 )
+from ..core.vocab import Status
 from ..core.workload import WorkloadOptions, default_batch_size
 
 # (run directory, result) after the result was saved there: the command writes its documents.
@@ -267,6 +269,8 @@ def save_result(run_dir: Path, result: Result, on_saved: OnSaved | None = None) 
     its documents."""
     name = BREAKDOWN_FILE if isinstance(result, BreakdownResult) else COMPARE_FILE
     write_atomic(run_dir / name, result_json(result))
+    if not isinstance(result, BreakdownResult):  # a breakdown's meta is the pipeline's
+        save_compare_meta(run_dir, result)
     if on_saved is not None:
         on_saved(run_dir, result)
 
@@ -284,3 +288,30 @@ def save_meta(run_dir: Path, opts: WorkloadOptions, result: BreakdownResult, *, 
         "graphs": [{"id": g.id, "status": g.status, "error": g.error} for g in result.graphs],
     }
     write_atomic(run_dir / META_FILE, json.dumps(meta, indent=1))
+
+
+def save_compare_meta(run_dir: Path, result: CompareResult) -> None:
+    """A compare's own meta.json, written with its result over the claim its directory was made
+    with (``status: claimed`` and a process id), which read as a compare still under way."""
+    meta: dict[str, Any] = {
+        "tool": "inductor-bench compare",
+        "status": compare_status(result),
+        "device": result.device,
+        "device_name": result.device_name,
+        "versions": result.versions,
+        "created": result.created,
+        "errors": result.errors,
+        "columns": [{"column": m.label, "status": m.status, "reason": m.reason} for m in result.modes],
+    }
+    write_atomic(run_dir / META_FILE, json.dumps(meta, indent=1))
+
+
+def compare_status(result: CompareResult) -> str:
+    """The whole compare's: interrupted where a column was, ok where every column is and
+    nothing went wrong, failed where none is, else partial."""
+    states = [m.status for m in result.modes]
+    if Status.INTERRUPTED in states:
+        return Status.INTERRUPTED
+    if states and all(s == Status.OK for s in states) and not result.errors:
+        return Status.OK
+    return Status.PARTIAL if Status.OK in states else Status.FAILED
