@@ -276,34 +276,22 @@ def save_result(run_dir: Path, result: Result, on_saved: OnSaved | None = None) 
 
 
 def save_meta(run_dir: Path, opts: WorkloadOptions, result: BreakdownResult, *, status: str) -> None:
-    meta: dict[str, Any] = {
-        "tool": "inductor-bench breakdown",
-        "status": status,
-        "options": opts.to_dict(),
-        "device": result.device,
-        "device_name": result.device_name,
-        "versions": result.versions,
-        "created": result.created,
-        "errors": result.errors,
-        "graphs": [{"id": g.id, "status": g.status, "error": g.error} for g in result.graphs],
-    }
-    write_atomic(run_dir / META_FILE, json.dumps(meta, indent=1))
+    _write_meta(run_dir, "breakdown", status, result, options=opts.to_dict(),
+                graphs=[{"id": g.id, "status": g.status, "error": g.error} for g in result.graphs])
 
 
 def save_compare_meta(run_dir: Path, result: CompareResult) -> None:
     """A compare's own meta.json, written with its result over the claim its directory was made
     with (``status: claimed`` and a process id), which read as a compare still under way."""
-    meta: dict[str, Any] = {
-        "tool": "inductor-bench compare",
-        "status": compare_status(result),
-        "device": result.device,
-        "device_name": result.device_name,
-        "versions": result.versions,
-        "created": result.created,
-        "errors": result.errors,
-        "columns": [{"column": m.label, "status": m.status, "reason": m.reason} for m in result.modes],
-    }
-    write_atomic(run_dir / META_FILE, json.dumps(meta, indent=1))
+    _write_meta(run_dir, "compare", compare_status(result), result,
+                columns=[{"column": m.label, "status": m.status, "reason": m.reason} for m in result.modes])
+
+
+def _write_meta(run_dir: Path, command: str, status: str, result: Result, **more: Any) -> None:
+    """A run directory's meta.json: the command, how it ended, where and with what it ran."""
+    meta: dict[str, Any] = {"tool": f"inductor-bench {command}", "status": status}
+    meta |= {k: getattr(result, k) for k in ("device", "device_name", "versions", "created", "errors")}
+    write_atomic(run_dir / META_FILE, json.dumps(meta | more, indent=1))
 
 
 def compare_status(result: CompareResult) -> str:
