@@ -153,7 +153,7 @@ def reanalyzed(run: Path) -> BreakdownResult:
         present = (run / BREAKDOWN_FILE).exists()
     except OSError as e:  # a directory that cannot be searched
         raise UsageError(f"{run}: cannot read ({e.strerror or e})") from None
-    if run.is_dir() and not present and (run / COMPARE_FILE).exists():  # its meta.json is a claim alone
+    if run.is_dir() and not present and (run / COMPARE_FILE).exists():  # a compare run, its columns inside
         raise UsageError(f"{run}: a compare run: --reanalyze takes a breakdown run directory, as one of its "
                          f"columns{_a_column(run)}, whose re-analysis rebuilds {COMPARE_FILE} too")
     if run.is_dir() and not present:
