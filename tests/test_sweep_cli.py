@@ -111,6 +111,21 @@ def test_the_gate_fails_on_a_regression_against_the_baseline(tmp_path):
     assert json.loads(data.stdout)["gate"]["threshold_pct"] is None
 
 
+def test_a_baseline_that_is_not_there_or_is_the_sweep_itself_says_so(tmp_path):
+    """A --baseline path that does not exist is named as such (it read 'not a sweep's directory
+    (no sweep.json)'); a --baseline that is this sweep's own --out judges each model against
+    itself, so no change can show: a note says so, as diff says of BASE and HEAD that are one
+    result (the gate passed in silence)."""
+    new = _done_sweep(tmp_path / "new", slowed=1.5)
+    gone = tmp_path / "old"
+    r = _cli(*_argv(new, "--baseline", str(gone), "--fail-on-regression", "10"), cwd=tmp_path)
+    assert (r.returncode, r.stderr) == (2, f"inductor-bench: error: --baseline {gone}: no such directory\n")
+    r = _cli(*_argv(new, "--baseline", str(new), "--fail-on-regression", "10"), cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.startswith("NO REGRESSION above the 10% gate")
+    assert (f"note: --baseline {new} is this sweep's own --out: each model is judged against itself, so no "
+            "change can show; give the earlier sweep's directory") in r.stderr.splitlines()
+
+
 def test_the_gate_names_the_workload_options_the_baseline_sweep_was_given_otherwise(tmp_path):
     """A baseline sweep given --batch-size 64 (the factory's default) beside one given none ran
     the same workload, as their results record it: judged, the options named."""

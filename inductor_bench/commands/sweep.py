@@ -125,7 +125,7 @@ def sweep(
         "--slurm-partition": slurm_partition, "--slurm-time": slurm_time, "--slurm-opt": slurm_opt,
         "--slurm-cluster": _given(ctx, "slurm_cluster")})
     _check_executor_installed(executor, out)
-    old = _baseline(baseline)
+    old = _baseline(baseline, out)
     args = compare_args(
         train,
         dtype,
@@ -224,12 +224,16 @@ def _given(ctx: typer.Context, name: str) -> bool:
     return getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"
 
 
-def _baseline(path: Path | None) -> Sweep | None:
+def _baseline(path: Path | None, out: Path) -> Sweep | None:
     if path is None:
         return None
     old = load_sweep(path.absolute()) if path.is_dir() else None
     if old is None:
-        raise UsageError(f"--baseline {path}: not a sweep's directory (no sweep.json)")
+        why = "not a sweep's directory (no sweep.json)" if path.exists() else "no such directory"
+        raise UsageError(f"--baseline {path}: {why}")
+    if path.resolve() == out.resolve():  # as diff says of BASE and HEAD that are one result
+        note(f"note: --baseline {path} is this sweep's own --out: each model is judged against itself, so no "
+             "change can show; give the earlier sweep's directory")
     return old
 
 
