@@ -124,9 +124,10 @@ def test_a_compare_whose_column_differs_without_a_reanalysis_is_not_called_stale
 
 
 def test_reanalysing_a_compare_run_itself_names_a_column_not_a_run_that_ended_unsaved(tmp_path):
-    """A finished compare's own meta.json stays the claim its directory was made with (status
-    ``claimed``, as `compare` leaves it on torch 2.13 CPU, 2026-12-07), and it has no breakdown.json:
-    `report CMP --reanalyze` said the command had ended before saving any result."""
+    """A compare's directory has no breakdown.json, and a compare saved before its meta.json was
+    written over kept the claim its directory was made with (status ``claimed``, as `compare` left
+    it on torch 2.13 CPU, 2026-12-07): `report CMP --reanalyze` said the command had ended before
+    saving any result."""
     cmp, column = _compare(tmp_path)
     (cmp / "meta.json").write_text(json.dumps({"tool": "inductor-bench", "status": "claimed", "pid": 2989,
                                                "created": "2026-12-07T08:10:05+00:00"}))
