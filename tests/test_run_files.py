@@ -59,9 +59,20 @@ def test_a_new_out_directory_is_claimed_by_one_run_only(tmp_path):
         new_run_dir("m", "default", out=out)
 
 
+@pytest.mark.parametrize("content", ["", "x"])
+def test_an_out_path_that_is_a_file_is_said_to_be_one(tmp_path, content):
+    """An empty file given as --out was refused as 'already exists and is not empty'."""
+    out = tmp_path / "afile"
+    out.write_text(content)
+    with pytest.raises(UsageError) as e:
+        new_run_dir("m", "default", out=out)
+    assert str(e.value) == f"--out {out}: a file, not a directory (give a new or empty directory)"
+    assert out.read_text() == content
+
+
 def test_the_claim_of_an_out_directory_is_json_until_the_run_writes_its_own(tmp_path):
-    """compare writes no meta.json of its own: the claim it leaves is valid JSON saying what
-    claimed the directory, not an empty file."""
+    """The claim a run killed before its own meta.json leaves is valid JSON saying what claimed
+    the directory, not an empty file."""
     out = tmp_path / "cmp"
     new_run_dir("m", "compare", out=out)
     meta = json.loads((out / "meta.json").read_text())

@@ -88,7 +88,10 @@ def _claim(d: Path) -> Path:
     try:
         d.mkdir(parents=True)
     except FileExistsError:
-        if not d.is_dir() or any(d.iterdir()):
+        if not d.is_dir():  # "not empty" misread an empty file
+            raise errors.UsageError(f"--out {d}: a file, not a directory (give a new or empty "
+                                    "directory)") from None
+        if any(d.iterdir()):
             raise taken from None
     except NotADirectoryError:  # a file on its way: the user's path, as --runs-dir's
         raise errors.UsageError(f"--out {d}: not a directory") from None
@@ -102,7 +105,7 @@ def _claim(d: Path) -> Path:
         raise taken from None
     except OSError as e:
         raise WriteError(f"--out {d}: cannot write there ({e.strerror or e})") from None
-    try:  # valid JSON from the start: a run that writes no meta of its own (compare) keeps it
+    try:  # valid JSON from the start: a run killed before it writes its own meta keeps it
         os.write(fd, claim.encode())
     except OSError as e:
         raise WriteError(f"--out {d}: cannot write there ({e.strerror or e})") from None
