@@ -1,7 +1,8 @@
 """A sweep's cells whose jobs did not run to their end (stopped with the sweep or on their own,
 timed out, killed) after they had measured something: the figures are shown, marked with the
 cell's status, and left out of the geomeans and the gate in the text, the JSON and the page;
-how such a cell ended reads as one phrase. The compare results are the recorded CPU compare of
+how such a cell ended reads as one phrase; a mode measured on one side only is named by the
+gate as its other reasons are. The compare results are the recorded CPU compare of
 models/mlp.py; a copy with max-autotune's steps x3 is synthetic. No job runs here."""
 
 from __future__ import annotations
@@ -241,3 +242,17 @@ def test_a_cell_stopped_again_shows_the_newest_attempt_that_measured_the_most(tm
     # a done cell, or one whose last attempt measured as much, shows its last attempt
     b.status = CellStatus.FAILED
     assert read_results(tmp_path, sweep)[2] == {}
+
+
+def test_a_mode_measured_on_one_side_is_named_as_the_gates_other_reasons_are():
+    """A mode that failed in this sweep is named model:mode and by the gate's sides, as a mode
+    with most rounds disturbed is (it read 'a: default: the step not measured in head (...)'
+    beside 'b:default: ... in this sweep', diff's base and head in the sweep's line)."""
+    base = load_compare(FIXTURE)
+    d = json.loads(FIXTURE.read_text())
+    d["modes"][1]["status"], d["modes"][1]["reason"] = "failed", "error: the model raised"
+    g = gate({"a": base}, {"a": CompareResult.from_dict(d)}, 10.0)
+    assert g.unmeasured == ["a:default: the step not measured in this sweep (failed: error: the model raised)"]
+    g = gate({"a": CompareResult.from_dict(d)}, {"a": base}, 10.0)
+    assert g.unmeasured == ["a:default: the step not measured in the baseline (failed: error: the model raised)"]
+    assert not g.passed and g.judged == 2  # eager and max-autotune

@@ -10,7 +10,7 @@ speedups are over the first mode listed instead, and the table says so.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from .arg_changes import arg_changes
@@ -23,6 +23,7 @@ from .other_workload import workload_line
 from .stats import MIN_SAMPLES, TOO_FEW
 from .step import disturbances, oversubscribed
 from .sweep import TABLE_SCHEMA, Sweep
+from .unmeasured import BASE, HEAD
 from .vocab import Status
 
 # The table a sweep prints (``--format json``, ``--json PATH``): its cells, geomeans and gate,
@@ -292,12 +293,17 @@ def gate(
             d.sections = [s for s in d.sections if s.mode not in shaken]  # no step time to judge
             g.judged += len(d.sections)
             g.judged_eager += sum(s.mode == EAGER for s in d.sections)
-        g.unmeasured += [f"{model}: {u.describe()}" for u in d.unmeasured]
+        g.unmeasured += [f"{model}:{replace(u, side=_SWEEP_SIDES.get(u.side, u.side)).describe()}"
+                         for u in d.unmeasured]
         for s in d.regressions(threshold_pct or 0.0):
             g.regressions.append(
                 Regression(model=model, mode=s.mode, rel_pct=s.step.rel_pct or 0.0, ratio_ci=s.step.ratio_ci)
             )
     return g
+
+
+# diff's sides as the gate's other reasons name them (``mlp:default: ... in this sweep``)
+_SWEEP_SIDES = {BASE: "the baseline", HEAD: "this sweep"}
 
 
 def _mostly_disturbed(base: CompareResult, head: CompareResult, label: str) -> str | None:
