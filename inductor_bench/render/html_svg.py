@@ -9,7 +9,7 @@ import html
 import math
 
 from .doc import Bar, Chart
-from .format import kernel_labels, ms, shorten
+from .format import KERNEL_CHARS, kernel_labels, ms, shorten
 from .html_page import series_classes
 
 WIDTH = 760  # px; the SVG scales down on a narrower screen
@@ -66,12 +66,24 @@ def bar_names(bars: list[Bar]) -> list[str]:
         whole = [bars[i].full or bars[i].label for i in rows]
         if len(set(whole)) < 2:
             continue
-        width = max(len(w) for w in whole)
-        while width > 8 and any(text_width(n) > MAX_LABEL for n in kernel_labels(whole, width)):
-            width -= 1
-        for i, n in zip(rows, kernel_labels(whole, width), strict=True):
+        for i, n in zip(rows, _widest_labels(whole), strict=True):
             names[i] = n
     return names
+
+
+def _widest_labels(names: list[str]) -> list[str]:
+    """``kernel_labels`` of ``names`` at the most characters (a binary search up to a table's
+    ``KERNEL_CHARS``) whose every label fits ``MAX_LABEL`` px."""
+    lo, hi = 8, min(max(len(n) for n in names), KERNEL_CHARS)
+    fits = kernel_labels(names, lo)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        labels = kernel_labels(names, mid)
+        if all(text_width(x) <= MAX_LABEL for x in labels):
+            lo, fits = mid, labels
+        else:
+            hi = mid - 1
+    return fits
 
 
 def value_text(v: float, unit: str) -> str:
