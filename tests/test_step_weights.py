@@ -164,7 +164,7 @@ def test_a_script_ranks_its_kernels_by_their_time_in_all_calls():
     assert t.kernel_ms == pytest.approx(1.8 + 12 * 0.45)
     assert t.categories == pytest.approx({"extern_gemm": 1.5 + 12 * 0.4, "cpp_pointwise": 0.3 + 12 * 0.05})
     text = render_breakdown(r)
-    assert "Top 4 of 4 kernels (all graphs)" in text and "Time by category (all graphs)" in text
+    assert "Top 4 of 4 kernels and extern ops (all graphs)" in text and "Time by category (all graphs)" in text
     first = next(ln for ln in text.splitlines() if ln.lstrip().startswith("1  ")).split()
     assert first[1] == "0.1-inference" and "12" in first and "4.800" in first
     assert f"{fmt.pct(100 * 4.8 / 8.5)}" in first  # max gain: of the script's time in its graphs

@@ -9,7 +9,7 @@ from collections import Counter
 from ..core import compile_phases, compiles, steady
 from ..core.categories import label, order
 from ..core.comparable import trains
-from ..core.devices import backend
+from ..core.devices import HOST_BACKEND, backend
 from ..core.leftout import describe, left_out_why
 from ..core.results import STEADY_SINCE, BreakdownResult, GraphResult, KernelRetuning, KernelStat, Recompile
 from ..core.step import gain_frame
@@ -232,6 +232,12 @@ def weight_copy_note(r: BreakdownResult) -> str:
             "--freezing the weights are constants and the copy is made once, at compile")
 
 
+def _units_named(r: BreakdownResult, units: list) -> str:
+    """What the top table's rows are: on the host, an extern call is an ATen op, not a kernel."""
+    ops = backend(r.device) is HOST_BACKEND and any(u.kernel.category.startswith("extern_") for u in units)
+    return "kernels and extern ops" if ops else "kernels"
+
+
 def _top_kernels(doc: Doc, r: BreakdownResult, top: int, details: bool) -> None:
     t = r.totals()
     gain_wall = gain_frame(r).wall_ms
@@ -251,7 +257,7 @@ def _top_kernels(doc: Doc, r: BreakdownResult, top: int, details: bool) -> None:
         ] + ([op_pct_cell(r, u.graph, u.kernel)] if roof else []) + [_ops(doc, u.kernel)]
         for i, u in enumerate(us[:top], 1)
     ]
-    doc.heading(f"Top {min(top, len(us))} of {len(us)} kernels ({ALL_GRAPHS})")
+    doc.heading(f"Top {min(top, len(us))} of {len(us)} {_units_named(r, us)} ({ALL_GRAPHS})")
     doc.table(
         rows,
         ["#", "graph", "kernel", "category", "calls", "ms", "% kernel", "max gain"]
