@@ -401,6 +401,11 @@ def test_ray_and_submitit_missing_name_the_extra(tmp_path):
                       "killed, interrupted)"),  # run again as though unfinished
     ("run_dir", "/etc", "cells[0].run_dir: '/etc' is not a directory's name inside the sweep's"),  # read
     ("run_dir", "../../x", "cells[0].run_dir: '../../x' is not a directory's name inside the sweep's"),
+    # another model's run shown as this one's, a model name whose attempts' directories lie outside
+    ("run_dir", "transformer_block", "cells[0].run_dir: 'transformer_block' is no attempt of 'mlp' (mlp, "
+                                     "mlp.try2, ...)"),
+    ("run_dir", "mlp.try1", "cells[0].run_dir: 'mlp.try1' is no attempt of 'mlp' (mlp, mlp.try2, ...)"),
+    ("model", "../escape", "cells[0].model: '../escape' is not a directory's name inside the sweep's"),
     ("seconds", 1e308, "cells[0].seconds: 1e+308 is beyond any figure a result holds (at most 1e+24 in size)"),
     (None, [1, 2, 3], "shard: [1, 2, 3] is no shard I/N (I from 1 to N)"),
     (None, "x", "shard: 'x' is not a list or null"),  # exit 70, IndexError

@@ -187,10 +187,23 @@ def _values_problem(cells: list[dict[str, Any]]) -> str | None:
         if (c.get("seconds") or 0) < 0 or c.get("attempts", 0) < 0:
             what = "seconds" if (c.get("seconds") or 0) < 0 else "attempts"
             return f"cells[{i}].{what}: {c[what]} is below 0"
-        run_dir = c.get("run_dir", "")
-        if run_dir and (run_dir in (".", "..") or "/" in run_dir or "\\" in run_dir):
-            return f"cells[{i}].run_dir: {run_dir!r} is not a directory's name inside the sweep's"
+        model, run_dir = c.get("model", ""), c.get("run_dir", "")
+        for what, name in (("model", model), ("run_dir", run_dir)):  # the model names its attempts
+            if (name or what == "model") and not _plain_name(name):
+                return f"cells[{i}].{what}: {name!r} is not a directory's name inside the sweep's"
+        if run_dir and not _attempt_of(model, run_dir):  # another model's figures shown as this one's
+            return f"cells[{i}].run_dir: {run_dir!r} is no attempt of {model!r} ({model}, {model}.try2, ...)"
     return None
+
+
+def _plain_name(name: str) -> bool:
+    return name not in ("", ".", "..") and "/" not in name and "\\" not in name
+
+
+def _attempt_of(model: str, run_dir: str) -> bool:
+    """Whether ``run_dir`` is the name of an attempt of ``model`` (``attempt_name``)."""
+    k = run_dir.removeprefix(f"{model}.try")
+    return run_dir == model or (k.isascii() and k.isdigit() and attempt_name(model, int(k)) == run_dir)
 
 
 # ---- the grid ----------------------------------------------------------------------------------
