@@ -256,3 +256,19 @@ def test_a_mode_measured_on_one_side_is_named_as_the_gates_other_reasons_are():
     g = gate({"a": CompareResult.from_dict(d)}, {"a": base}, 10.0)
     assert g.unmeasured == ["a:default: the step not measured in the baseline (failed: error: the model raised)"]
     assert not g.passed and g.judged == 2  # eager and max-autotune
+
+
+def test_a_column_the_compare_left_interrupted_takes_the_cells_status():
+    """A job stopped past --job-timeout stops its compare as Ctrl-C does, so the compare calls
+    its unfinished column interrupted: the row reads the cell's 'timeout' as the others do (it
+    read 'interrupted: not run: ...' under the cell's 'timeout' eager row)."""
+    sweep, results = _sweep(CellStatus.TIMEOUT)
+    d = json.loads(FIXTURE.read_text())
+    d["modes"][2]["status"], d["modes"][2]["reason"] = "interrupted", "not run: the compare was interrupted"
+    results["b"] = CompareResult.from_dict(d)
+    rows = build_table(sweep, results).rows["b"]
+    assert [(m, f.status) for m, f in rows.items()] == [
+        ("eager", "timeout"), ("default", "timeout"), ("max-autotune", "timeout")]
+    assert rows["max-autotune"].reason == "not run: the compare was interrupted"
+    stopped, _ = _sweep(CellStatus.INTERRUPTED)
+    assert build_table(stopped, results).rows["b"]["max-autotune"].status == "interrupted"
