@@ -210,3 +210,25 @@ def test_the_gates_count_of_a_modes_own_blocks_says_whose_beside_the_tables_coun
     assert g.unmeasured == ["b:default: not comparable: 7 of 10 rounds disturbed in this sweep (its own blocks "
                             "above its steady limit)"]
     assert (g.judged, g.judged_eager) == (1, 1)  # eager: 3 of its own 10 blocks, judged
+
+
+def test_a_mode_read_slower_on_a_busy_side_is_not_counted_as_judged(tmp_path):
+    """The baseline's default steps 1.5x the sweep's, timed beside 1.5 busy cores, the same code:
+    no verdict (diff's rule), named, and not in the count of model-modes judged (it was counted:
+    'judged': 1 in the JSON beside that mode's 'no verdict')."""
+    from inductor_bench.core.sweep_table import gate
+
+    from .test_diff import base_result
+    from .test_diff_compare_code import BUSY, QUIET, STEP, _compare
+
+    def timed(name: str, steps: list[float], load: dict) -> CompareResult:
+        r, _ = _compare(tmp_path, name, base_result(), steps)
+        r.modes[0].paired_ms = [steps[:4], steps[4:8], steps[8:]]
+        r.interleaved = {"rounds": 3, "block_steps": [4], "load": load}
+        return r
+
+    g = gate({"m": timed("old", [1.5 * x for x in STEP], BUSY)}, {"m": timed("new", STEP, QUIET)}, 10.0)
+    assert g.unmeasured == ["m:default: the step time read slower in the baseline, measured on a busy or slow "
+                            "machine (steps timed while other processes kept 1.5 of 2 cores busy): measure again, "
+                            "or time both sides in one process (compare)"]
+    assert (g.judged, g.judged_eager) == (0, 0) and not g.passed and g.regressions == []

@@ -294,8 +294,9 @@ def gate(
             shaken = {s.mode: why for s in d.sections if (why := _mostly_disturbed(base, head, s.mode))}
             g.unmeasured += [f"{model}:{mode}: not comparable: {why}" for mode, why in shaken.items()]
             d.sections = [s for s in d.sections if s.mode not in shaken]  # no step time to judge
-            g.judged += len(d.sections)
-            g.judged_eager += sum(s.mode == EAGER for s in d.sections)
+            judged = [s for s in d.sections if not s.unmeasured]  # named below, no verdict
+            g.judged += len(judged)
+            g.judged_eager += sum(s.mode == EAGER for s in judged)
         g.unmeasured += [f"{model}:{replace(u, side=_SWEEP_SIDES.get(u.side, u.side)).describe()}"
                          for u in d.unmeasured]
         for s in d.regressions(threshold_pct or 0.0):
