@@ -12,6 +12,8 @@ from .doc import Bar, Chart, Segment, Series
 
 # (step, rank) bars drawn at most; with more, the first steps are drawn (the table has them all)
 MAX_BARS = 40
+# what a typical-step figure covers where every rank has steps
+STEADY = "steady mean step"
 # What a step's wall time is made of (they add up to it), by colour key: compute the busy
 # colour, exposed communication the communication category's.
 WALL_PARTS = {
@@ -58,10 +60,11 @@ def ranks_steps(r: RanksResult, names: list[str]) -> Chart | None:
     )
 
 
-def ranks_categories(per_rank: dict[int, dict[str, float]]) -> Chart | None:
-    """Time by category in each rank's typical step (rank -> category -> ms)."""
+def ranks_categories(per_rank: dict[str, dict[str, float]], scope: str) -> Chart | None:
+    """Time by category per rank (its name as the table's rank cell gives it -> category -> ms)
+    in ``scope``, as the table's heading says: each rank's typical step, or its whole trace."""
     bars = [Bar(f"rank {rank}", category_segments(cats), note=f"{fmt.ms(sum(cats.values()))} ms")
             for rank, cats in per_rank.items() if any(v > 0 for v in cats.values())]
     if not bars:
         return None
-    return Chart("Time by category per rank (steady mean step)", "ms per step", bars)
+    return Chart(f"Time by category per rank ({scope})", "ms per step" if scope == STEADY else "ms", bars)

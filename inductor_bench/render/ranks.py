@@ -162,6 +162,17 @@ def _rank_cell(r: RanksResult, rank: int) -> str:
     return f"{rank} (whole trace)" if any(_whole(x) for x in r.ranks if x.rank == rank) else str(rank)
 
 
+def typical_scope(r: RanksResult) -> str:
+    """What a rank's row of a typical-step table or chart covers, as its heading says: ``steady
+    mean step``; ``steady mean step; rank 3: whole trace`` where some ranks have no steps."""
+    whole = [str(rank.rank) for rank in r.ranks if _whole(rank)]
+    if not whole:
+        return charts.STEADY
+    if len(whole) == len([rank for rank in r.ranks if rank.steps]):
+        return "whole trace"
+    return f"{charts.STEADY}; {'rank' if len(whole) == 1 else 'ranks'} {', '.join(whole)}: whole trace"
+
+
 def _whole_note(r: RanksResult) -> list[str]:
     """What a row of a rank without step markers is, under a typical-step table."""
     whole = [str(rank.rank) for rank in r.ranks if _whole(rank)]
@@ -189,11 +200,12 @@ def _categories(doc: Doc, r: RanksResult) -> None:
         for rank, cats in per_rank.items()
     ]
     headers = ["rank", *(label(c) for c in shown), *(["the rest"] if rest else [])]
-    doc.heading("Time by category per rank (steady mean step, ms)")
+    doc.heading(f"Time by category per rank ({typical_scope(r)}, ms)")
     doc.table(rows, headers, ("left", *("right",) * (len(headers) - 1)))
     doc.fine_print(HOST_CATEGORIES_NOTE if all(is_host(rank.device) for rank in r.ranks)
                    else "Summed kernel durations (concurrent streams can exceed busy).", *_whole_note(r))
-    doc.chart(charts.ranks_categories(per_rank))
+    doc.chart(charts.ranks_categories({_rank_cell(r, rank): cats for rank, cats in per_rank.items()},
+                                      typical_scope(r)))
 
 
 HOST_CATEGORIES_NOTE = (
@@ -226,7 +238,7 @@ def _regions(doc: Doc, r: RanksResult, top: int) -> None:
                      f"rank {_rank_cell(r, fast)}: {fmt.ms(low)}", fmt.ms(walls[(len(walls) - 1) // 2][0]),
                      f"rank {_rank_cell(r, slow)}: {fmt.ms(high)}", fmt.signed_ms(high - low)])
     shown = f"top {top} of {len(names)}, " if len(names) > top else ""
-    doc.heading(f"Named ranges per rank: record_function ({shown}steady mean step, wall ms)")
+    doc.heading(f"Named ranges per rank: record_function ({shown}{typical_scope(r)}, wall ms)")
     doc.table(rows, ["range", "ranks", "fastest", "median", "slowest", "spread"],
               ("left", *("right",) * 5))
     doc.fine_print(
