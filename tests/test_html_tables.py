@@ -259,6 +259,45 @@ def test_the_roofline_caption_and_note_say_what_is_drawn():
     assert roofline_title([sheet]) == "Roofline: each kernel against the datasheet's ceilings (dashed)"
 
 
+def _y_axis(page: str) -> str:
+    """The roofline's vertical axis label (the rotated text)."""
+    return html.unescape(re.search(r'transform="rotate\(-90[^"]*">([^<]*)</text>', page)[1])
+
+
+def test_the_roofline_axis_names_int8_tops_where_an_int8_ceiling_is_drawn():
+    # recorded: the quiet CPU run measured an int8 ceiling (0.445 TOP/s), drawn on an axis that
+    # read "TFLOP/s (log)"; the roofline run measured fp32 alone: its axis is unchanged
+    quiet = run(["report", str(FIXTURES / "results" / "cpu_mlp_train_quiet"), "--format", "html"])
+    assert _y_axis(quiet) == "TFLOP/s, int8 TOP/s (log)"
+    fp32 = run(["report", str(FIXTURES / "results" / "cpu_mlp_train_roofline"), "--format", "html"])
+    assert _y_axis(fp32) == "TFLOP/s (log)"
+
+
+def test_an_int8_kernels_point_reads_tops_on_the_axis_and_its_tooltip():
+    """Synthetic: an int8 GEMM of 4e6 integer operations and 1e6 bytes in 0.04 ms (0.1 TOP/s,
+    25 GB/s) under an fp32 ceiling alone: its point is of TOP/s, and the axis says so."""
+    from inductor_bench.core.ceilings import Ceilings, Roofline
+    from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
+    from inductor_bench.render.roofline import roofline_chart
+    from inductor_bench.render.roofline_svg import scatter_svg
+
+    def chart(compute: str):
+        k = KernelStat("cpp_fused_q", "extern_gemm", 1.0, 0.04, bytes=1e6, flops=4e6, compute=compute,
+                       samples_ms=[0.04] * 5)
+        g = GraphResult("0-inference", "inference", kernels=[k], calls=1.0, wall_ms=0.05, busy_ms=0.04,
+                        kernel_ms=0.04)
+        return roofline_chart(BreakdownResult("s", graphs=[g], roofline=Roofline(
+            Ceilings("cpu", gbps=40.0, tflops={"fp32": 0.2}))))
+
+    rate, gbps = f"{4e6 / 0.04e-3 / 1e12:g}", f"{1e6 / 0.04e-3 / 1e9:g}"  # 0.1 and 25
+    int8 = chart("int8")
+    assert f" · {gbps} GB/s · {rate} TOP/s · " in int8.points[0].label
+    assert _y_axis(scatter_svg(int8)) == "TFLOP/s, int8 TOP/s (log)"
+    fp32 = chart("fp32")
+    assert f" · {gbps} GB/s · {rate} TFLOP/s · " in fp32.points[0].label
+    assert _y_axis(scatter_svg(fp32)) == "TFLOP/s (log)"
+
+
 def test_the_names_of_a_gpus_ceilings_do_not_print_over_each_other():
     """An H200's measured and datasheet ceilings end a few pixels apart (fp8 1400 and int8
     1450 TFLOP/s: 1 px; datasheet fp32 67 over measured 51: 6 px): each name at least a line

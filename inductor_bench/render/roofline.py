@@ -343,7 +343,7 @@ def _roof(source: str, kind: str, gbps: float, tflops: float | None, dashed: boo
     """A ceiling, its figures in its tooltip as the section's ceilings line prints them."""
     name = f"{source} {kind}".strip()
     flops = f", {_sig3(tflops)} {'TOP/s' if kind == INT8 else 'TFLOP/s'}" if tflops else ""
-    return Roof(name, gbps, tflops, dashed, tip=f"{name}: {_sig3(gbps)} GB/s{flops}")
+    return Roof(name, gbps, tflops, dashed, tip=f"{name}: {_sig3(gbps)} GB/s{flops}", int_ops=kind == INT8)
 
 
 def roofline_title(roofs: list[Roof]) -> str:
@@ -364,13 +364,15 @@ def roofline_chart(r: BreakdownResult) -> Scatter | None:
     where = "the script" if r.script else "the step"
     for gid, k, roof in chart_points(r):
         cats.add(k.category)
-        flops = f"{sig3(roof.tflops)} TFLOP/s · " if roof.tflops is not None else "no FLOP count · "
+        unit = "TOP/s" if k.compute == INT8 else "TFLOP/s"
+        flops = f"{sig3(roof.tflops)} {unit} · " if roof.tflops is not None else "no FLOP count · "
         calls = f" a call of its graph, {fmt.ms(w[gid] * k.ms)} ms in {where}" if w[gid] != 1 else ""
         tip = (f"{gid} · {k.name}\n"
                f"{fmt.ms(k.ms)} ms{calls} · {_sig3(roof.gbps)} GB/s · {flops}{fmt.pct(roof.pct)} of peak · "
                f"{bound_words(roof, k)}")
         # its size: its time in the step (a script: all its graph's calls), as the top kernels
-        pts.append(Point(tip, k.category, w[gid] * k.ms, roof.intensity, roof.tflops, roof.pct))
+        pts.append(Point(tip, k.category, w[gid] * k.ms, roof.intensity, roof.tflops, roof.pct,
+                         int_ops=k.compute == INT8))
     roofs = _roofs(ceilings_of(r), r.roofline)
     return Scatter(
         roofline_title(roofs),

@@ -31,6 +31,7 @@ class Point:
     intensity: float | None  # FLOP/byte; None: no FLOP count (drawn in the strip)
     tflops: float | None  # achieved; for strip points the height is pct of the roof
     pct: float | None = None
+    int_ops: bool = False  # its tflops are integer operations (an int8 GEMM): TOP/s
 
 
 @dataclass
@@ -40,6 +41,7 @@ class Roof:
     tflops: float | None  # None: the bandwidth slope alone
     dashed: bool = False
     tip: str = ""  # on hover, its figures: "measured fp32: 4.92 GB/s, 0.0255 TFLOP/s"
+    int_ops: bool = False  # its compute ceiling is of integer operations (int8): TOP/s
 
 
 @dataclass
@@ -80,6 +82,14 @@ def strip_height(p: Point, roofs: list[Roof], x0: int) -> float | None:
     return 10.0**x0 * bw.gbps / 1e3 * p.pct / 100.0
 
 
+def y_unit(s: Scatter) -> str:
+    """The vertical axis's unit: ``TFLOP/s``, and int8's TOP/s where an int8 ceiling or a point
+    at its integer operations' rate is drawn."""
+    ints = any(r.int_ops and r.tflops for r in s.roofs) or any(
+        p.int_ops and p.intensity is not None and p.tflops for p in s.points)
+    return "TFLOP/s, int8 TOP/s" if ints else "TFLOP/s"
+
+
 def scatter_svg(s: Scatter) -> str:
     dx0, dx1 = _x_domain(s)
     heights = [p.tflops if p.intensity is not None else strip_height(p, s.roofs, dx0) for p in s.points]
@@ -99,6 +109,8 @@ def scatter_svg(s: Scatter) -> str:
     out = [f'<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '
            f'width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{_e(s.title)}">']
     out += _grid(x, y, (dx0, dx1), (dy0, dy1), px0, px1, py0, py1)
+    out.append(f'<text class="tick" x="12" y="{_f((py0 + py1) / 2)}" text-anchor="middle" '
+               f'transform="rotate(-90 12 {_f((py0 + py1) / 2)})">{_e(y_unit(s))} (log)</text>')
     roofs = [_roof(r, x, y, (dx0, dx1)) for r in s.roofs]
     label_ys = spread([end for _, end in roofs], py1, py0, LABEL_GAP)
     for r, (line, end), ly in zip(s.roofs, roofs, label_ys, strict=True):
@@ -129,8 +141,6 @@ def _grid(x, y, xd: tuple[int, int], yd: tuple[int, int], px0: float, px1: float
                'text-anchor="middle">no FLOPs</text>')
     out.append(f'<text class="tick" x="{_f((px0 + px1) / 2)}" y="{_f(py0 + 32)}" text-anchor="middle">'
                "arithmetic intensity, FLOP/byte (log)</text>")
-    out.append(f'<text class="tick" x="12" y="{_f((py0 + py1) / 2)}" text-anchor="middle" '
-               f'transform="rotate(-90 12 {_f((py0 + py1) / 2)})">TFLOP/s (log)</text>')
     return out
 
 
