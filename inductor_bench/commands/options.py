@@ -337,6 +337,15 @@ def run_settings(
     )
 
 
+def finite_pct(value: float | None) -> float | None:
+    """A gate's percent: 0 or more, and finite (a gate of inf% fails on no regression; typer's
+    ``min=`` lets inf through, and calls nan below 0)."""
+    if value is not None and not (math.isfinite(value) and value >= 0):
+        never = ": a gate of inf% fails on no regression" if value == math.inf else ""
+        raise typer.BadParameter(f"a finite percent of 0 or more, not {value}{never}")
+    return value
+
+
 def fail_on_regression(what: str, also: str = "") -> typer.models.OptionInfo:
     """``--fail-on-regression PCT``: exit 1 when ``what`` (a step time) got significantly
     slower by more than PCT percent, 5 when something was measured on one side only (or
@@ -344,7 +353,7 @@ def fail_on_regression(what: str, also: str = "") -> typer.models.OptionInfo:
     return typer.Option(
         "--fail-on-regression",
         metavar="PCT",
-        min=0.0,
+        callback=finite_pct,
         help=f"Exit 1 when {what} is significantly slower by more than PCT percent; exit 5 "
         f"(not comparable, no verdict) when a graph or a mode was measured on one side only{also}.",
     )
