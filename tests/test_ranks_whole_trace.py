@@ -84,3 +84,12 @@ def test_the_html_category_chart_names_its_bars_and_scope_as_the_table_does(tmp_
     assert labels == ["rank 0", "rank 1", "rank 2", "rank 3 (whole trace)"]
     rows = [html.unescape(re.sub(r"<[^>]*>", "", r)) for r in re.findall(r"<tr><td[^>]*>(.*?)</td>", page)]
     assert "3 (whole trace)" in rows and "3" not in rows
+
+
+def test_ranks_all_without_step_markers_head_their_tables_whole_trace(tmp_path, capsys):
+    for r, src in enumerate(RANK_FILES[:2]):
+        trace = _without_steps(json.loads(gzip.decompress(src.read_bytes())))
+        (tmp_path / f"rank-{r}.json").write_text(json.dumps(trace))
+    code, out, err = run_cli(capsys, str(tmp_path))
+    assert code == 0, err
+    assert "Time by category per rank (whole trace, ms)" in out.splitlines()
