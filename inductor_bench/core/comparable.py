@@ -37,7 +37,7 @@ def comparability(base: Result, head: Result) -> tuple[list[str], list[str]]:
     both_breakdowns = isinstance(base, BreakdownResult) and isinstance(head, BreakdownResult)
     if both_breakdowns and base.mode != head.mode:
         notes.append(f"compile modes differ: base {base.mode}, head {head.mode}")
-    if both_breakdowns and base.freezing != head.freezing:
+    if None not in (base.freezing, head.freezing) and base.freezing != head.freezing:  # None: not recorded
         notes.append(f"freezing differs: base {_freezing(base)}, head {_freezing(head)} (with --freezing the "
                      "weights are constants: Inductor compiles other code for them)")
     if both_breakdowns:
@@ -182,5 +182,5 @@ def unmeasured_modes(base: CompareResult, head: CompareResult) -> list[Unmeasure
     return out
 
 
-def _freezing(r: BreakdownResult) -> str:
+def _freezing(r: Result) -> str:
     return "--freezing" if r.freezing else "without it"

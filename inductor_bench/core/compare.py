@@ -163,6 +163,7 @@ class CompareResult:
     dtype: str = "float32"
     autocast: bool = False
     batch_size: int | None = None
+    freezing: bool | None = False  # --freezing (None: a result saved before it was recorded)
     repeat: int = 1  # timed calls per mode when fixed (--repeat); 0: timed for step_budget_s
     step_budget_s: float | None = None
     versions: dict[str, str] = field(default_factory=dict)
@@ -224,11 +225,9 @@ class CompareResult:
         return self.step(b).ms / head if head > 0 else None
 
     def to_dict(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "modes"}
-        if self.step_budget_s is None:
-            del d["step_budget_s"]
-        if self.rules is None:  # a result saved before the rules were numbered stays so
-            del d["rules"]
+        # no step budget: timed --repeat calls; no rules or freezing: a result saved before they were recorded
+        d = {f.name: v for f in fields(self) if f.name != "modes" and (
+            (v := getattr(self, f.name)) is not None or f.name not in ("step_budget_s", "rules", "freezing"))}
         d["modes"] = [m.to_dict() for m in self.modes]
         d["summary"] = summary(self)  # derived for scripts, never read back (from_dict)
         return d
@@ -248,7 +247,7 @@ class CompareResult:
         names = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in names and k != "modes"}
         kw["device_name"] = canonical_name(str(kw.get("device_name") or ""))
-        kw["rules"] = d.get("rules")  # none recorded: not the default, the rules of today
+        kw["rules"], kw["freezing"] = d.get("rules"), d.get("freezing")  # none recorded: unknown, no default
         return one_file_named(cls(modes=[ModeResult.from_dict(m) for m in d.get("modes", [])], **kw))
 
 

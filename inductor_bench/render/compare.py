@@ -153,8 +153,9 @@ def _busy(m: ModeResult) -> str:
 def _title(result: CompareResult) -> str:
     step = "train step (forward + backward)" if result.train else "inference"
     dtype = result.dtype + (" autocast" if result.autocast else "")
+    frozen = ", freezing" if result.freezing else ""
     batch = f", batch {result.batch_size}" if result.batch_size else ""
-    return f"{result.model}: {step}, {dtype}{batch}, on {_device_words(result)}"
+    return f"{result.model}: {step}, {dtype}{frozen}{batch}, on {_device_words(result)}"
 
 
 def _device_words(result: CompareResult) -> str:

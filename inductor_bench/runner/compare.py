@@ -169,6 +169,7 @@ def _mode_result(
 def _header(opts: WorkloadOptions, run: CompareRun, run_dir: Path) -> CompareResult:
     return CompareResult(
         **header(opts, run_dir),
+        freezing=opts.freezing,
         repeat=run.repeat or 0,
         step_budget_s=None if run.repeat is not None else run.step_budget_s,
     )
