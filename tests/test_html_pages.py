@@ -171,7 +171,7 @@ def test_ranks_communication_per_rank_is_its_collectives_summed(ranks_page):
 
 
 
-def test_a_run_of_no_kernels_draws_its_busy_chart_and_no_empty_category_chart(tmp_path):
+def test_a_run_of_no_kernels_draws_its_busy_chart_and_no_empty_category_chart_or_tables(tmp_path):
     # synthetic: the recorded CPU breakdown with its kernels taken out (a run whose graphs only
     # alias their inputs launches none); its category chart drew three empty bars, 0.000 ms each
     result = json.loads((RESULTS / "cpu_mlp_train_roofline" / "breakdown.json").read_text())
@@ -184,6 +184,12 @@ def test_a_run_of_no_kernels_draws_its_busy_chart_and_no_empty_category_chart(tm
     captions = re.findall(r"<figcaption>(.*?)</figcaption>", page)
     assert captions == ["Busy vs idle, per graph"]
     assert tip_value(page, "0-backward", "idle", "ms of wall time") == "9.137"
+    # the text says so in one line, where it printed a category table of a 0.000 ms total and
+    # headed empty tables 'Top 0 of 0 kernels' under a note on max gain
+    text = run(["report", str(tmp_path)])
+    assert ("No kernel or extern call ran in the measured graphs: their 11.414 ms is all the wrapper's "
+            "(Python, allocation, bookkeeping).") in text
+    assert "Time by category" not in text and "Top 0" not in text and "max gain" not in text
 
 
 def test_compare_charts_name_the_columns_they_leave_out_and_draw_a_failed_modes_compile_time(tmp_path):

@@ -373,15 +373,12 @@ def render_breakdown(
         doc.chart(charts.breakdown_busy(r))
         render_execution(doc, r)
     t = r.totals()
-    if t.graphs:
-        _category_table(
-            doc,
-            t.categories,
-            [c for g in r.measured() for c in listed_categories(g)],
-            t.wall_ms,
-            f"Time by category ({ALL_GRAPHS})",
-            far_below_cells(r, t.categories),
-        )
+    if t.graphs and not t.kernel_count:  # graphs that only alias or view their inputs
+        doc.paragraph(f"No kernel or extern call ran in the measured graphs: their {fmt.ms(t.wall_ms)} ms "
+                      "is all the wrapper's (Python, allocation, bookkeeping).")
+    elif t.graphs:
+        _category_table(doc, t.categories, [c for g in r.measured() for c in listed_categories(g)], t.wall_ms,
+                        f"Time by category ({ALL_GRAPHS})", far_below_cells(r, t.categories))
         doc.chart(charts.breakdown_categories(r))
         if note := weight_copy_note(r):
             doc.paragraph(note)
