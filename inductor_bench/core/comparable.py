@@ -12,6 +12,7 @@ from .devices import AUTO
 from .judged import rules_differ
 from .match import match_kernels
 from .results import BreakdownResult
+from .settings_differ import settings_differ
 from .symbols import sizes_text
 from .unmeasured import Unmeasured, calls_changed
 from .vocab import Role
@@ -55,6 +56,7 @@ def comparability(base: Result, head: Result) -> tuple[list[str], list[str]]:
                          "the sums over its graphs (step, kernel time, categories) are not judged")
     if isinstance(base, CompareResult) and isinstance(head, CompareResult):
         notes += memory_kinds_differ(base, head)
+    notes += settings_differ(base, head)
     notes += [f"{d}; the same source runs each one's own ATen and compiler, so no kernel is "
               "judged the same code" for d in runtimes_differ(base, head)]
     notes += rules_differ(base, head)
