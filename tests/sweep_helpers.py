@@ -82,4 +82,4 @@ class Events:
     def __call__(self, what, cell, sweep) -> None:
         from inductor_bench.core.sweep import progress_line
 
-        self.seen.append((what, cell.model if cell else None, progress_line(sweep)))
+        self.seen.append((what, cell.model if cell else None, progress_line(sweep, live=True)))

@@ -159,7 +159,8 @@ def test_the_progress_line_counts_every_way_a_cell_ended():
     s = _sweep(models=[f"/m/{i}.py" for i in range(7)])
     for c, st in zip(s.cells, ["done", "done", "failed", "killed", "running", "pending", "done"], strict=True):
         c.status = st
-    assert progress_line(s) == "3/7 done, 1 failed, 1 killed"
+    assert progress_line(s) == "3/7 done, 1 failed, 1 killed, 1 running, 1 pending"
+    assert progress_line(s, live=True) == "3/7 done, 1 failed, 1 killed"  # the rest still to come
 
 
 def test_the_error_line_is_the_commands_own():

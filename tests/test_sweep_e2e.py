@@ -151,7 +151,7 @@ def test_ctrl_c_stops_the_running_compare_and_saves_the_sweep(tmp_path):
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert err.splitlines()[-1] == (
-        f"inductor-bench: error: sweep stopped (0/2 done, 1 interrupted); what was measured is saved in "
+        f"inductor-bench: error: sweep stopped (0/2 done, 1 interrupted, 1 pending); what was measured is saved in "
         f"{out}, and the same command resumes it"
     )
     measured = [m for m in json.loads((out / "mlp" / "compare.json").read_text())["modes"] if m["status"] == "ok"]

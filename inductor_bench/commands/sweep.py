@@ -343,11 +343,12 @@ def _print_event(kind: ExecutorKind, out: Path, *, queued: bool):
         elif what == "start":
             where = f" on {cell.where}" if cell.where else ""
             tries = f" (attempt {cell.attempts})" if cell.attempts > 1 else ""
-            line = f"sweep: {cell.model} {started}{where}{tries}; {progress_line(sweep)}"
+            line = f"sweep: {cell.model} {started}{where}{tries}; {progress_line(sweep, live=True)}"
         else:
             took = seconds(cell.seconds) if cell.seconds is not None else None  # as the notes say it
             saved_in = _measured_in(out, cell)
-            line = f"sweep: {cell.model} {how_it_ended(cell, took, saved_in)}; {progress_line(sweep)}"
+            ended = how_it_ended(cell, took, saved_in)
+            line = f"sweep: {cell.model} {ended}; {progress_line(sweep, live=True)}"
         note(line)
 
     return on_event

@@ -373,15 +373,16 @@ def how_it_ended(cell: Cell, took: str | None, saved_in: str | None = None) -> s
     return f"{cell.status}{why}{after}{saved}"
 
 
-def progress_line(sweep: Sweep) -> str:
-    """``7/21 done, 1 failed``: the cells done, and those that ended any other way."""
+def progress_line(sweep: Sweep, live: bool = False) -> str:
+    """``7/21 done, 1 failed, 2 pending``: the cells done, and those in every other status, so
+    that the counts add up to the cells (a sweep stopped leaves some ``pending``). ``live``: a
+    line of a sweep under way, where the cells running and pending are still to come (``k/N
+    done`` says so) and are not named."""
     n = sweep.counts()
-    bad = [
-        f"{n[s]} {s}"
-        for s in (CellStatus.FAILED, CellStatus.TIMEOUT, CellStatus.KILLED, CellStatus.INTERRUPTED)
-        if n[s]
-    ]
-    return ", ".join([f"{n[CellStatus.DONE]}/{len(sweep.cells)} done", *bad])
+    ended_otherwise = (CellStatus.FAILED, CellStatus.TIMEOUT, CellStatus.KILLED, CellStatus.INTERRUPTED)
+    named = ended_otherwise if live else (*ended_otherwise, CellStatus.RUNNING, CellStatus.PENDING)
+    counts = [f"{n[s]} {s}" for s in named if n[s]]
+    return ", ".join([f"{n[CellStatus.DONE]}/{len(sweep.cells)} done", *counts])
 
 
 def grid_size(sweep: Sweep) -> str:

@@ -61,12 +61,17 @@ def _status(f: Figures) -> str:
     return f"{f.status}: {f.reason}" if f.reason else f.status
 
 
+def reference_text(f: Figures) -> str:
+    """The reference's own speedup cell: 1.00x where it was timed by a job that ran to its end;
+    else no figure (a cell stopped, timed out or killed: its reference did not complete)."""
+    return "1.00x (reference)" if f.status == "ok" and f.speedup is not None else "- (reference)"
+
+
 def row(f: Figures, ref: str) -> list[str]:
-    is_ref = f.mode == ref
     return [
         f.model,
         f.mode,
-        "1.00x (reference)" if is_ref and f.speedup is not None else speedup_text(f),
+        reference_text(f) if f.mode == ref else speedup_text(f),
         interval_x(f.speedup_ci) or "-",
         f.verdict or f.no_speedup or "-",
         (f"{f.busy_pct:.1f}%" + DISTURBED_MARK * bool(f.disturbed)) if f.busy_pct is not None else "-",
@@ -149,12 +154,15 @@ def _what(table: SweepTable) -> str:
     return f"{grid_size(s)}, {step}, --device {s.device}, {s.executor} executor{shard}"
 
 
-def _speedup_is(table: SweepTable) -> str:
+def _speedup_is(table: SweepTable) -> str | None:
     """What a speedup is: compare's median of its rounds' ratios where its columns were timed
     in interleaved rounds (not the ratio of the two step times compare's report shows), else
-    that ratio."""
+    that ratio; None where no cell has a speedup, nor rounds that were too disturbed for one."""
     ref = table.reference
-    figs = [f for r in table.rows.values() for f in r.values() if f.speedup is not None and f.mode != ref]
+    figs = [f for r in table.rows.values() for f in r.values()
+            if f.mode != ref and (f.speedup is not None or f.no_speedup)]
+    if not figs:
+        return None
     ratio = f"step time of {ref} / step time of the mode, from each model's compare"
     if not any(f.speedup_rounds for f in figs):
         return f"{ratio} (every column timed in one process, interleaved)"
@@ -164,12 +172,23 @@ def _speedup_is(table: SweepTable) -> str:
     return out + (f"; a compare not timed in rounds: {ratio}" if mixed else "")
 
 
+def _speedup_note(table: SweepTable) -> list[str]:
+    """The legend of the speedup, its interval, verdict and geomean, where a cell has one; else
+    why none has (the reference swept alone: the geomean line says so)."""
+    what = _speedup_is(table)
+    if what is not None:
+        return [f"speedup = {what}; its 95% interval and verdict are compare's (docs/compare-and-diff.md); "
+                "geomean over the models where the mode was timed by a job that ran to its end"]
+    if not table.geomeans:
+        return []
+    return [f"no speedup: no model's compare timed another mode beside {table.reference} (each row's "
+            "status says why)"]
+
+
 def notes(table: SweepTable) -> list[str]:
     s = table.sweep
     out = [
-        f"speedup = {_speedup_is(table)}; its 95% interval and verdict are compare's "
-        "(docs/compare-and-diff.md); geomean over the models where the mode was timed by a job that ran to "
-        "its end",
+        *_speedup_note(table),
         "busy % and top category (share of kernel time): from each mode's breakdown; compile: the first "
         "call, timed on its own; graph breaks: the distinct breaks Dynamo met compiling it (each one's "
         "place and reason: that model's compare report)",
