@@ -359,3 +359,25 @@ def test_a_roofline_circle_is_sized_by_its_time_in_the_script():
     assert radii == [16.0, pytest.approx(16 / 5**0.5, abs=0.05)]
     assert "0.040 ms a call of its graph, 0.200 ms in the script · " in chart.points[0].label
     assert chart.note.startswith("A circle's area is the kernel's time in the script (all its graph's calls).")
+
+
+def test_an_int8_kernels_row_gives_its_integer_operations_their_unit():
+    """Synthetic, as above: the roofline table's row of the int8 GEMM reads 4 MOP and 0.1 TOP/s
+    under the FLOPs and TFLOP/s columns, where it read 4 MFLOP and a bare 0.1; an fp32 row keeps
+    its FLOPs."""
+    from inductor_bench.core.ceilings import Ceilings, Roofline
+    from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
+    from inductor_bench.render.breakdown import render_breakdown
+
+    def row(compute: str) -> list[str]:
+        k = KernelStat("cpp_fused_q", "extern_gemm", 1.0, 0.04, bytes=1e6, flops=4e6, compute=compute,
+                       samples_ms=[0.04] * 5)
+        g = GraphResult("0-inference", "inference", kernels=[k], calls=1.0, wall_ms=0.05, busy_ms=0.04,
+                        kernel_ms=0.04)
+        text = render_breakdown(BreakdownResult("s", graphs=[g], roofline=Roofline(
+            Ceilings("cpu", gbps=40.0, tflops={"fp32": 0.2}))), width=200)
+        section = text[text.index("How far from the limit"):]
+        return next(ln for ln in section.splitlines() if ln.startswith("0-inference")).split()
+
+    assert row("int8")[5:10] == ["4", "MOP", "25", "0.1", "TOP/s"]
+    assert row("fp32")[5:9] == ["4", "MFLOP", "25", "0.1"]

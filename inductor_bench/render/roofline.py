@@ -318,10 +318,12 @@ def _sig3(v: float | None) -> str:
 
 
 def _row(doc: Doc, gid: str, k: KernelStat, roof: KernelRoof, name: str) -> list[str]:
+    ints = k.compute == INT8  # integer operations, under the FLOP columns with their own unit
     return [
         gid, doc.named(doc.code(name), k.name), fmt.ms(k.ms), _si(k.bytes, "B"),
-        _si(k.flops, "FLOP") if k.flops else fmt.DASH,
-        _sig3(roof.gbps), _sig3(roof.tflops), _sig3(roof.intensity),
+        _si(k.flops, "OP" if ints else "FLOP") if k.flops else fmt.DASH,
+        _sig3(roof.gbps), _sig3(roof.tflops) + (" TOP/s" if ints and roof.tflops else ""),
+        _sig3(roof.intensity),
         fmt.pct(roof.pct), bound_words(roof, k), counted_from(k.work_from),
     ]
 
