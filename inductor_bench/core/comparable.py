@@ -56,6 +56,7 @@ def comparability(base: Result, head: Result) -> tuple[list[str], list[str]]:
                          "the sums over its graphs (step, kernel time, categories) are not judged")
     if isinstance(base, CompareResult) and isinstance(head, CompareResult):
         notes += memory_kinds_differ(base, head)
+        notes += caches_differ(base, head)
     notes += settings_differ(base, head)
     notes += [f"{d}; the same source runs each one's own ATen and compiler, so no kernel is "
               "judged the same code" for d in runtimes_differ(base, head)]
@@ -83,6 +84,27 @@ def memory_kinds_differ(base: CompareResult, head: CompareResult) -> list[str]:
         return []
     return [f"peak memory was counted another way: base {', '.join(sorted(kinds[0]))}, head "
             f"{', '.join(sorted(kinds[1]))}; its row compares the counting as much as the model"]
+
+
+def caches_differ(base: CompareResult, head: CompareResult) -> list[str]:
+    """A line where one side's columns compiled cold, each in a fresh cache, and the other's in
+    inductor-bench's cache reused across runs (``compare --warm-cache``): its compile times
+    compare the caches. A side whose columns recorded no cache is not known to differ."""
+    kinds = [_cache_kind(r) for r in (base, head)]
+    if None in kinds or kinds[0] == kinds[1]:
+        return []
+    return [f"compile caches differ: base {kinds[0]}, head {kinds[1]}; the compile time rows compare "
+            "the caches as much as the compiles"]
+
+
+def _cache_kind(r: CompareResult) -> str | None:
+    shared = {m.breakdown.compile_cache.shared for m in r.modes
+              if m.breakdown is not None and m.breakdown.compile_cache is not None}
+    if not shared:
+        return None
+    return {frozenset({False}): "compiled cold (a fresh cache per mode)",
+            frozenset({True}): "compiled in the warm cache (--warm-cache)"}.get(
+        frozenset(shared), "compiled partly cold, partly in the warm cache")
 
 
 def stopped_apart(base: BreakdownResult, head: BreakdownResult) -> bool:
