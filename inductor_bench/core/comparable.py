@@ -57,6 +57,7 @@ def comparability(base: Result, head: Result) -> tuple[list[str], list[str]]:
     if isinstance(base, CompareResult) and isinstance(head, CompareResult):
         notes += memory_kinds_differ(base, head)
         notes += caches_differ(base, head)
+        notes += column_sizes_differ(base, head)
     notes += settings_differ(base, head)
     notes += [f"{d}; the same source runs each one's own ATen and compiler, so no kernel is "
               "judged the same code" for d in runtimes_differ(base, head)]
@@ -95,6 +96,17 @@ def caches_differ(base: CompareResult, head: CompareResult) -> list[str]:
         return []
     return [f"compile caches differ: base {kinds[0]}, head {kinds[1]}; the compile time rows compare "
             "the caches as much as the compiles"]
+
+
+def column_sizes_differ(base: CompareResult, head: CompareResult) -> list[str]:
+    """``sizes_differ`` for each column the two compares both profiled, after its label
+    (``default: 0-forward was profiled at other sizes: ...``)."""
+    out = []
+    for b in base.modes:
+        h = head.mode(b.label)
+        if b.breakdown is not None and h is not None and h.breakdown is not None:
+            out += [f"{b.label}: {line}" for line in sizes_differ(b.breakdown, h.breakdown)]
+    return out
 
 
 def _cache_kind(r: CompareResult) -> str | None:
