@@ -1,7 +1,8 @@
 """The report of a sweep stopped part way (hand-built, synthetic: no job runs): the summary
 counts every cell, the pending ones too; the reference row of a cell whose job did not run to
-its end reads no 1.00x; the legend defines a speedup only where a cell has one (or the rounds
-of one, too disturbed to give it). The compare results are the recorded CPU compare of
+its end reads no 1.00x, nor does its JSON hold 1.0; the legend defines a speedup only where a
+cell has one (or the rounds of one, too disturbed to give it), and the other columns' figures
+only where a cell has them. The compare results are the recorded CPU compare of
 models/mlp.py, cut and edited as each test says."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from inductor_bench.core.compare import CompareResult
 from inductor_bench.core.sweep import CellStatus, new_sweep, progress_line
 from inductor_bench.core.sweep_table import build_table
 from inductor_bench.render.sweep import render_sweep
+from inductor_bench.render.sweep_html import render_sweep_html
 
 FIXTURE = Path(__file__).parent / "fixtures" / "results" / "cpu_mlp_compare" / "compare.json"
 NOT_RUN = "not run: the compare was interrupted before this column finished"
@@ -98,3 +100,51 @@ def test_with_every_speedup_too_disturbed_the_legend_is_the_rounds_one():
                              "(docs/compare-and-diff.md); geomean over the models where the mode was timed by "
                              "a job that ran to its end") in lines
     assert NO_SPEEDUP_NOTE not in lines
+
+
+def _cells_json(table) -> dict[tuple[str, str], dict]:
+    return {(c["model"], c["mode"]): c for c in json.loads(render_sweep(table, "json"))["cells"]}
+
+
+def test_the_json_gives_a_stopped_cells_reference_no_speedup():
+    """As its row reads '- (reference)': null, the status saying why; not a measured 1.0."""
+    for stopped in (CellStatus.INTERRUPTED, CellStatus.TIMEOUT, CellStatus.KILLED):
+        sweep, results = _stopped_sweep(stopped)
+        cells = _cells_json(build_table(sweep, results))
+        assert (cells["mlp", "eager"]["speedup"], cells["mlp", "eager"]["status"]) == (None, stopped)
+        assert cells["mlp", "eager"]["step_ms"] is not None  # what it measured is still shown
+        assert (cells["transformer_block", "eager"]["speedup"],
+                cells["transformer_block", "eager"]["status"]) == (None, CellStatus.PENDING)
+    done, _ = _stopped_sweep()
+    done.cells[0].status, done.cells[0].reason = CellStatus.DONE, None
+    full = CompareResult.from_dict(json.loads(FIXTURE.read_text()))
+    cells = _cells_json(build_table(done, {"mlp": full}))
+    assert (cells["mlp", "eager"]["speedup"], cells["mlp", "eager"]["status"]) == (1.0, "ok")
+
+
+def test_the_html_page_of_a_stopped_sweep_draws_its_cells_by_their_status():
+    sweep, results = _stopped_sweep()
+    page = render_sweep_html(build_table(sweep, results))
+    assert 'data-speedup="">interrupted</td>' in page and 'data-speedup="">pending</td>' in page
+
+
+FIGURES_NOTE = ("busy % and top category (share of kernel time): from each mode's breakdown; compile: the first "
+                "call, timed on its own; graph breaks: the distinct breaks Dynamo met compiling it (each one's "
+                "place and reason: that model's compare report)")
+
+
+def test_the_legend_names_only_the_columns_a_cell_has_figures_in():
+    sweep, results = _stopped_sweep()  # eager alone timed, no breakdown, nothing compiled
+    lines = render_sweep(build_table(sweep, results)).splitlines()
+    assert not [ln for ln in lines if "busy %" in ln and "breakdown" in ln or "compile: " in ln]
+    # compiled, no breakdown profiled: the compile figure alone
+    d = json.loads(FIXTURE.read_text())
+    for m in d["modes"]:
+        m["breakdown"] = None
+    sweep.cells[0].status, sweep.cells[0].reason = CellStatus.DONE, None
+    lines = render_sweep(build_table(sweep, {"mlp": CompareResult.from_dict(d)})).splitlines()
+    assert "compile: the first call, timed on its own" in lines
+    assert not [ln for ln in lines if "busy % and top category" in ln]
+    # every figure: the whole legend
+    full = CompareResult.from_dict(json.loads(FIXTURE.read_text()))
+    assert FIGURES_NOTE in render_sweep(build_table(sweep, {"mlp": full})).splitlines()

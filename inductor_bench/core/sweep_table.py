@@ -223,8 +223,12 @@ LEFT_OUT = "left out of the geomean"
 def _left_out(f: Figures, status: str, *, reference: bool) -> None:
     """A mode measured by a job that then did not end by itself (stopped, timed out, killed):
     its figures stay, marked with the cell's status, out of the geomean (where the reference,
-    never in it, is marked alone). A column the compare left ``interrupted`` as the sweep stopped
-    its job past ``--job-timeout`` takes the cell's word too: the rows of one cell say one thing."""
+    never in it, is marked alone, and has no speedup: its 1.0 is no figure where nothing ran to
+    its end beside it; the status says why). A column the compare left ``interrupted`` as the
+    sweep stopped its job past ``--job-timeout`` takes the cell's word too: the rows of one cell
+    say one thing."""
+    if reference:
+        f.speedup = None
     if f.status == Status.OK:
         f.status, f.reason = status, None if reference else LEFT_OUT
     elif f.status == Status.INTERRUPTED:

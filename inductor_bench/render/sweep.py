@@ -185,13 +185,30 @@ def _speedup_note(table: SweepTable) -> list[str]:
             "status says why)"]
 
 
+def _figures_note(table: SweepTable) -> list[str]:
+    """The legend of the busy %, top category, compile and graph breaks columns: of those a
+    cell has a figure in (none where no cell has: a sweep whose jobs all stopped or failed)."""
+    figs = [f for r in table.rows.values() for f in r.values()]
+    parts = [
+        what
+        for what, shown in (
+            ("busy % and top category (share of kernel time): from each mode's breakdown",
+             any(f.busy_pct is not None or f.top_category is not None for f in figs)),
+            ("compile: the first call, timed on its own",
+             any(f.compile_s is not None and f.mode != EAGER for f in figs)),
+            ("graph breaks: the distinct breaks Dynamo met compiling it (each one's place and reason: "
+             "that model's compare report)", any(f.graph_breaks is not None for f in figs)),
+        )
+        if shown
+    ]
+    return ["; ".join(parts)] if parts else []
+
+
 def notes(table: SweepTable) -> list[str]:
     s = table.sweep
     out = [
         *_speedup_note(table),
-        "busy % and top category (share of kernel time): from each mode's breakdown; compile: the first "
-        "call, timed on its own; graph breaks: the distinct breaks Dynamo met compiling it (each one's "
-        "place and reason: that model's compare report)",
+        *_figures_note(table),
     ]
     if any(f.no_speedup for r in table.rows.values() for f in r.values()):
         out.append(f"{NO_SPEEDUP}: no speedup where most of the rounds it would be the median of were "
