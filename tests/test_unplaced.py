@@ -9,9 +9,11 @@ import math
 import re
 
 from inductor_bench.core.attribution import call_origins
+from inductor_bench.core.buffers import module_calls
 from inductor_bench.core.modparse import parse_module
 from inductor_bench.core.sources import Origin
-from inductor_bench.core.unplaced import MOSTLY_UNPLACED, mostly_unplaced, placement_bytes
+from inductor_bench.core.unplaced import MOSTLY_UNPLACED, call_bytes, mostly_unplaced, placement_bytes
+from inductor_bench.core.weight_copies import weight_copy_origins
 
 from .conftest import FIXTURES
 from .recorded_graph import recorded_graph
@@ -65,3 +67,24 @@ def test_a_kernel_of_unknown_sizes_keeps_its_origin():
     assert i not in placement_bytes(calls, record, blind, parse_module(blind))
     before = {i: Origin(["add"], [], ["bn1"])}
     assert mostly_unplaced(before, calls, record, blind, parse_module(blind)) == before
+
+
+def test_a_kernel_whose_nodes_write_a_tensor_beside_the_copies_keeps_their_modules():
+    """Synthetic: the same kernel, as if one BatchNorm's counter were a tensor of 512 values (its
+    running mean's size; 4 kB as the counter's int64, beside 44 MB of copies): its nodes then do a
+    BatchNorm's work rather than bump counters, and it keeps their lines and modules, however many
+    bytes the copies beside them write (timm's resnet18 with 1000 classes fuses layer4's weight
+    copies with a BatchNorm and a ReLU so), named for no copy either."""
+    text, record, module, calls = _recorded()
+    (i,) = [i for i, c in enumerate(calls) if c.name == COPY]
+    grown = text.replace("assert_size_stride(primals_3, (), (), 'input')",
+                         "assert_size_stride(primals_3, (512, ), (1, ), 'input')")
+    assert grown != text
+    shapes = {name: [int(x) for x in dims.split(",") if x.strip()] for name, dims in ALLOC.findall(text)}
+    copies = sum(4 * math.prod(shapes[f"buf{k}"]) for k in range(18))
+    assert placement_bytes(calls, record, grown, parse_module(grown)) == {i: (copies, 512 * 8 + 19 * 8)}
+    before, _ = call_origins(calls, record)
+    after = mostly_unplaced(before, calls, record, grown, parse_module(grown))
+    assert after == before and len(after[i].modules) == 20 and after[i].missing is None
+    args = module_calls(grown, parse_module(grown))
+    assert weight_copy_origins(after, calls, record, args, call_bytes(calls, args)) == before

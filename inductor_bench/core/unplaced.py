@@ -8,18 +8,23 @@ also bumps the 20 BatchNorms' ``num_batches_tracked`` (20 scalars). Its origins 
 20 BatchNorm nodes alone, and every view charged the copy, 8.9% of that step, to them.
 
 Where the buffers the kernel writes for operations with no FX node hold more bytes than those
-it writes for operations with one, its origin keeps its nodes but no line and no module:
-``MOSTLY_UNPLACED`` says why, and the views put it beside the kernels made from no node at
-all. The bytes come from the compiled module alone (``core/buffers.py``); where a size is not
-known the origin is left as it is. Where most of its bytes are convolutions' weights,
+it writes for operations with one, and those its nodes write are single values (counters), its
+origin keeps its nodes but no line and no module: ``MOSTLY_UNPLACED`` says why, and the views
+put it beside the kernels made from no node at all. A kernel whose nodes write tensors (a
+BatchNorm's output and statistics, a ReLU's output) does their modules' work however many bytes
+of copies beside it, and keeps their lines and modules: resnet18 (1000 classes) fuses
+``layer4``'s weight copies (9.4 MB each) with a BatchNorm and ReLU writing 16 kB. The sizes come
+from the compiled module alone (``core/buffers.py``); where one is not known the origin is left
+as it is. Where most of its bytes are convolutions' weights,
 ``core/weight_copies.weight_copy_origins`` then names it for that work.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from .buffers import CallArgs, module_calls
+from .buffers import CallArgs, Tensor, module_calls
 from .callsites import Call
 from .modparse import ModuleInfo
 from .sources import Origin
@@ -41,11 +46,28 @@ def mostly_unplaced(
     module (see the module docstring); ``sizes``: ``call_bytes`` of the module, where read."""
     mixed = [i for i, c in enumerate(calls) if not c.extern and (o := origins.get(i)) is not None and o.nodes]
     out = dict(origins)
-    for i, (unplaced, placed) in placement_bytes(calls, record, text, module, mixed, sizes).items():
-        if unplaced > placed:
+    weighed = placement_bytes(calls, record, text, module, mixed, sizes)
+    heavier = [i for i, (unplaced, placed) in weighed.items() if unplaced > placed]
+    values = call_values(calls, module_calls(text, module)) if heavier else {}
+    kinds = written_kinds(calls, record, heavier)
+    for i in heavier:
+        if all(values.get(i, {}).get(b) == 1 for b, unplaced in kinds[i] if not unplaced):
             o = origins[i]
             out[i] = Origin(o.nodes, [], [], MOSTLY_UNPLACED, o.recomputed)
     return out
+
+
+def written_kinds(calls: list[Call], record: dict[str, Any], among: list[int] | None = None,
+                  ) -> dict[int, list[tuple[str, bool]]]:
+    """Call position -> each buffer the generated kernel (of ``among``) writes that an operation
+    of ``record`` writes, with whether the first operation writing it was made from no FX node
+    (an operation with no origins: its own origins, ``own_nodes.own_origins``, are then none too)."""
+    unplaced_of: dict[str, bool] = {}
+    for op in record.get("ops") or []:
+        for b in op.get("written", []):
+            unplaced_of.setdefault(b, not op.get("origins"))
+    return {i: [(b, unplaced_of[b]) for b in dict.fromkeys(calls[i].written or []) if b in unplaced_of]
+            for i in (range(len(calls)) if among is None else among) if not calls[i].extern}
 
 
 def placement_bytes(calls: list[Call], record: dict[str, Any], text: str, module: ModuleInfo,
@@ -54,15 +76,8 @@ def placement_bytes(calls: list[Call], record: dict[str, Any], text: str, module
     """Call position -> (bytes it writes for operations made from no FX node, bytes it writes for
     those made from some), for the generated kernels (of ``among``, call positions) that write
     for both kinds and whose buffers' sizes the module gives."""
-    # buffer -> whether the first operation writing it was made from no FX node (an operation
-    # with no origins: its own origins, ``own_nodes.own_origins``, are then none too)
-    unplaced_of: dict[str, bool] = {}
-    for op in record.get("ops") or []:
-        for b in op.get("written", []):
-            unplaced_of.setdefault(b, not op.get("origins"))
-    kinds = {i: [(b, unplaced_of[b]) for b in dict.fromkeys(calls[i].written or []) if b in unplaced_of]
-             for i in (range(len(calls)) if among is None else among) if not calls[i].extern}
-    kinds = {i: ws for i, ws in kinds.items() if len({unplaced for _, unplaced in ws}) == 2}
+    kinds = {i: ws for i, ws in written_kinds(calls, record, among).items()
+             if len({unplaced for _, unplaced in ws}) == 2}
     if not kinds:
         return {}
     sizes = sizes if sizes is not None else call_bytes(calls, module_calls(text, module))
@@ -78,6 +93,16 @@ def placement_bytes(calls: list[Call], record: dict[str, Any], text: str, module
 def call_bytes(calls: list[Call], args: list[CallArgs]) -> CallSizes:
     """Call position -> each buffer argument's bytes at that call: ``calls`` and the module's
     calls with their arguments (``module_calls``) matched as the k-th call of each name."""
+    return _per_call(calls, args, lambda t: t.nbytes())
+
+
+def call_values(calls: list[Call], args: list[CallArgs]) -> CallSizes:
+    """Call position -> each buffer argument's number of elements at that call (as ``call_bytes``)."""
+    return _per_call(calls, args, lambda t: t.numel)
+
+
+def _per_call(calls: list[Call], args: list[CallArgs], measure: Callable[[Tensor], int | None]) -> CallSizes:
+    """Call position -> each buffer argument's ``measure`` at that call (see ``call_bytes``)."""
     by_name: dict[str, list[CallArgs]] = {}
     for a in args:
         by_name.setdefault(a.name, []).append(a)
@@ -87,6 +112,6 @@ def call_bytes(calls: list[Call], args: list[CallArgs]) -> CallSizes:
         nth = seen[c.name] = seen.get(c.name, -1) + 1
         same = by_name.get(c.name, [])
         if not c.extern and nth < len(same):
-            out[i] = {name: t.nbytes() if t is not None else None
+            out[i] = {name: measure(t) if t is not None else None
                       for name, t in zip(same[nth].args, same[nth].tensors, strict=False)}
     return out

@@ -21,8 +21,9 @@ a tiny conv net's 6.1 kB input beside 5.5 kB of weights). So is an inference ker
 nothing but copy convolutions' operands (a weight alone, or weights and the model's input,
 where no batch norm is near to fuse with): made from the convolution's own node, it named that
 convolution's line and module, which a training step's copies never do. A kernel that also
-applies a batch norm keeps its modules: the views never split a kernel (``core/module_bytes.py``
-puts the convolution first, by bytes).
+applies a batch norm keeps its modules, in training as in inference (``core/unplaced.py``): the
+views never split a kernel (``core/module_bytes.py`` puts the convolution first, by bytes, in
+inference).
 
 The batch norms freezing also folds into the convolutions are not counted: Inductor computes
 their scale (``1 / sqrt(var + eps)`` times the weight) per element inside the kernel that applies
