@@ -148,3 +148,12 @@ def test_the_legend_names_only_the_columns_a_cell_has_figures_in():
     # every figure: the whole legend
     full = CompareResult.from_dict(json.loads(FIXTURE.read_text()))
     assert FIGURES_NOTE in render_sweep(build_table(sweep, {"mlp": full})).splitlines()
+
+
+def test_the_heatmap_caption_offers_on_hover_only_what_a_cell_holds():
+    sweep, results = _stopped_sweep()
+    assert "grey within noise</figcaption>" in render_sweep_html(build_table(sweep, results))
+    sweep.cells[0].status, sweep.cells[0].reason = CellStatus.DONE, None
+    full = CompareResult.from_dict(json.loads(FIXTURE.read_text()))
+    page = render_sweep_html(build_table(sweep, {"mlp": full}))
+    assert "grey within noise; hover a cell for busy %, top category, compile time</figcaption>" in page

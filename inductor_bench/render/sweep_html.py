@@ -73,6 +73,15 @@ def _cell(f: Figures, ref: str) -> str:
     return f'<td class="h"{style} title="{tip}" data-speedup="{f.speedup or ""}">{body}{ci}</td>'
 
 
+def _hover_note(figs: list[Figures]) -> str:
+    """What hovering a cell shows beside its speedup and status: of busy %, top category and
+    compile time, those a cell has (none where every job stopped or failed before them)."""
+    shown = [what for what, has in (("busy %", any(f.busy_pct is not None for f in figs)),
+                                    ("top category", any(f.top_category is not None for f in figs)),
+                                    ("compile time", any(f.compile_s is not None for f in figs))) if has]
+    return f"; hover a cell for {', '.join(shown)}" if shown else ""
+
+
 def heatmap(table: SweepTable) -> str:
     """The models (rows) by the compiled modes (columns) as a coloured table."""
     modes = [m for m in table.modes if m != table.reference]
@@ -87,9 +96,10 @@ def heatmap(table: SweepTable) -> str:
         else '<td class="h">-</td>'
         for m in modes
     )
+    shown = [figs[m] for figs in table.rows.values() for m in modes]
     caption = (
         f"Speedup over {html.escape(table.reference)}: green faster, red slower (full colour "
-        f"at {FULL_AT:g}x), grey within noise; hover a cell for busy %, top category, compile time"
+        f"at {FULL_AT:g}x), grey within noise{_hover_note(shown)}"
     )
     return (
         f'{STYLE}<figure class="heat"><figcaption>{caption}</figcaption><div class="scroll"><table>'
