@@ -4,6 +4,9 @@ labels is distinct wherever its names are."""
 
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
 from typer.testing import CliRunner
 
@@ -131,3 +134,64 @@ def test_a_top_kernels_row_shortens_its_launchers_as_kernel_names():
     text = _launchers(k)
     assert text == "CppNode<PermutePooledEmbsFunction<…> >, aten::mm (+1 more)"
     assert all(len(part) <= LAUNCHER_CHARS for part in text.split(", "))
+
+
+H200_RUN = FIXTURES / "runs" / "cuda_h200_transformer_train"  # a real run on an NVIDIA H200
+_SM80 = "sm80_xmma_gemm_f32f32_f32f32_f32_{}_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_aligna4_alignc4_execute_{}"
+GEMM_TN = _SM80.format("tn", "kernel__5x_cublas")  # cuBLAS's GEMMs in that run
+GEMM_NN = _SM80.format("nn", "kernel__5x_cublas")
+GEMM_NN_SPLIT = _SM80.format("nn", "split_k_kernel__5x_cublas")
+
+
+def test_gemms_alike_at_a_narrow_width_keep_their_layout_and_entry_point():
+    """The H200 run's three cuBLAS GEMMs differ in their layout (tn / nn) and in their entry point
+    (execute_kernel / execute_split_k_kernel): each label keeps the name's start and both."""
+    assert kernel_labels([GEMM_TN, GEMM_NN, GEMM_NN_SPLIT], 40) == [
+        "sm80_xmma_…tn_n_…execute_kernel__5x_…",
+        "sm80_xmma_…nn_n_…execute_kernel__5x_…",
+        "sm80_xmma_…nn_n_…split_k_kernel__5x_…",
+    ]
+
+
+def test_gemms_alike_twice_are_told_apart_by_all_they_were_alike_to():
+    """Two layouts in two tile sizes (synthetic names in cuBLAS's sm90 form): cut alike by layout,
+    then alike by tile, each label shows both the layout and the tile, none numbered."""
+    names = [f"sm90_xmma_gemm_bf16bf16_bf16f32_f32_{layout}_n_tilesize{tile}x128x64_warpgroupsize1x1x1_"
+             "execute_segment_k_off_kernel__5x_cublas" for layout in ("tn", "nn") for tile in (64, 128)]
+    assert kernel_labels(names, 45) == [
+        "sm90_xmma_gemm_…tn_n_tilesize64x128x64_…",
+        "sm90_xmma_gemm_…tn_n_tilesize128x128x64_…",
+        "sm90_xmma_gemm_…nn_n_tilesize64x128x64_…",
+        "sm90_xmma_gemm_…nn_n_tilesize128x128x64_…",
+    ]
+
+
+def test_gemm_labels_distinct_at_a_tables_width_are_left_as_they_are():
+    assert kernel_labels([GEMM_TN, GEMM_NN, GEMM_NN_SPLIT], 80) == [
+        "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize32x32x8…_execute_kernel__5x_cublas",
+        "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize32x32x8…_execute_kernel__5x_cublas",
+        "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize32x32x8…_split_k_kernel__5x_cublas",
+    ]
+
+
+def test_the_h200_reports_chart_names_each_gemm_by_its_layout():
+    """The HTML report's top-kernels chart of the H200 run: the GEMMs read
+    'sm80_xmma_…kernel__5x_cublas' (which of tn / nn?) and 'sm80_xmma_…split_k_kernel__5x_cublas'."""
+    result = CliRunner().invoke(app, ["report", str(H200_RUN), "--format", "html"], obj=Settings())
+    assert result.exit_code == 0, result.output
+    chart = result.output.split('aria-label="Top 15 kernels and extern calls"')[1].split("</svg>")[0]
+    shown = {html.unescape(full).split("\n")[0]: html.unescape(label) for full, label in
+             re.findall(r'text-anchor="end"><title>([^<]*)</title>([^<]*)</text>', chart)}
+    assert shown[GEMM_TN] == "sm80_xmma_…tn_n_…execute_kernel__5x_cublas"
+    assert shown[GEMM_NN] == "sm80_xmma_…nn_n_…execute_kernel__5x_cublas"
+    assert shown[GEMM_NN_SPLIT] == "sm80_xmma_…nn_n_…split_k_kernel__5x_cublas"
+    assert shown["void cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_tn_align1>"
+                 "(cutlass_80_simt_sgemm_64x64_8x5_tn_align1::Params)"] == "cutlass::Kernel2<cutlass_80_simt…_8x5_tn_align1>"
+
+
+def test_gemm_labels_are_distinct_and_fit_at_every_width_a_chart_tries():
+    """A chart searches widths down to 8 characters, where the name's start is cut inside a part."""
+    names = [GEMM_TN, GEMM_NN, GEMM_NN_SPLIT]
+    for width in range(8, 81):
+        labels = kernel_labels(names, width)
+        assert len(set(labels)) == 3 and all(len(x) <= width for x in labels), width

@@ -4,6 +4,10 @@ one kernel from another; Inductor's kernel names fit and are shown whole."""
 
 from __future__ import annotations
 
+import bisect
+import difflib
+import functools
+import itertools
 import re
 
 # The widest a kernel's name is shown in a table (JSON keeps the whole name): room for Inductor's
@@ -20,6 +24,8 @@ _NOT_FUNCTIONS = ("{lambda", "operator", "decltype", "sizeof", "alignof", "noexc
 # A step of a chain of lambdas: ``::operator()() const`` between ``::{lambda()#1}``s.
 _OPERATOR = re.compile(r"::operator\(\)(?:\(\))?(?: const)?")
 _LAMBDA = "::{lambda"
+# A part of a plain name and the underscores after it: ``tilesize32x32x8_`` of a cuBLAS kernel's.
+_PART = re.compile(r"[^_]+_*|_+")
 
 
 def shorten(name: str, width: int) -> str:
@@ -74,12 +80,17 @@ def _leading_arguments(s: str, width: int) -> str:
 def kernel_labels(names: list[str], width: int = KERNEL_CHARS) -> list[str]:
     """The labels of a column of kernels (``kernel_label``), distinct where their names are: names
     cut to the same label are each shown from the first place they differ on, after the outer
-    name (``vectorized_elementwise_kernel<…MulFunctor<float> >, array<…> >``), and numbered where
-    even that looks alike."""
+    name (``vectorized_elementwise_kernel<…MulFunctor<float> >, array<…> >``); a plain name as its
+    start and the parts that differ (``sm80_xmma_gemm_…nn_n_…split_k_kernel__5x_cublas``); names
+    still alike are told apart again from all those they were alike to, and numbered where even
+    that looks alike."""
     label_of = {n: kernel_label(n, width) for n in names}
-    for group in _same_labels(label_of):
-        told = {n: _told_apart(n, set(group) - {n}, width) for n in group if label_of[n] != n}
-        label_of.update(told)
+    others: dict[str, set[str]] = {n: set() for n in names}
+    for _ in range(2):  # again with those told apart alike: tn/nn GEMMs alike in two tile sizes
+        for group in _same_labels(label_of):
+            for n in group:
+                others[n].update(set(group) - {n})
+            label_of.update({n: _told_apart(n, others[n], width) for n in group if label_of[n] != n})
     for group in _same_labels(label_of):  # alike even there: numbered in the table's order
         for i, n in enumerate((n for n in group if label_of[n] != n), 1):
             label_of[n] = _cut(label_of[n], width - len(f" #{i}")) + f" #{i}"
@@ -101,7 +112,81 @@ def _told_apart(name: str, others: set[str], width: int) -> str:
     alike = [_compact(o) for o in others]
     if s in alike:
         s, alike = name.removeprefix("void "), [o.removeprefix("void ") for o in others]
+    if "<" not in s and (label := _differing_parts(s, alike, width)):
+        return label
     return _around(s, max(_common_prefix(s, o) for o in alike), width)
+
+
+def _differing_parts(s: str, others: list[str], width: int) -> str | None:
+    """A plain name as its start and every part of it that differs from one of ``others``, each
+    run of them widened to the right while ``width`` allows, ``…`` between:
+    ``sm80_xmma_gemm_…nn_n_tilesize32x32x8_…execute_kernel__5x_cublas``; None where they do not fit."""
+    at = [0, *itertools.accumulate(len(p) for p in _PART.findall(s))]  # where each part starts
+    differing = [(at[i], at[j]) for i, j in _differing(s, tuple(sorted(others)))]
+    heads = (len(_name_start(s, width // 3)), at[1])  # the name's start, else its first part
+    starts = (_merged([(0, n), *differing]) for n in heads)
+    spans = next((x for x in starts if len(_joined(s, x)) <= width), None)
+    if spans is None:
+        return None
+    while wider := _grown(s, spans, at, width):
+        spans = wider
+    return _joined(s, spans)
+
+
+def _grown(s: str, spans: list[tuple[int, int]], at: list[int], width: int) -> list[tuple[int, int]] | None:
+    """``spans`` with each that can grow by a part to the right within ``width`` grown, the
+    differing parts before the name's start; None where none can."""
+    for ks in (range(1, len(spans)), range(1)):
+        grown = spans
+        for k in ks:
+            a, b = grown[k] if k < len(grown) else (len(s), len(s))
+            if b < len(s):
+                wider = _merged([*grown[:k], (a, at[bisect.bisect_right(at, b)]), *grown[k + 1 :]])
+                grown = wider if len(_joined(s, wider)) <= width else grown
+        if grown != spans:
+            return grown
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _differing(s: str, others: tuple[str, ...]) -> list[tuple[int, int]]:
+    """The runs (first, past the last) of the parts of ``s`` that differ from one of ``others``,
+    or stand either side of parts another has and ``s`` lacks."""
+    parts = _PART.findall(s)
+    marked: set[int] = set()
+    for o in others:
+        match = difflib.SequenceMatcher(None, parts, _PART.findall(o), autojunk=False)
+        for tag, i1, i2, _, _ in match.get_opcodes():
+            if tag != "equal":
+                marked.update(range(i1, i2) if i2 > i1 else {max(i1 - 1, 0), min(i1, len(parts) - 1)})
+    return _runs(marked)
+
+
+def _runs(marked: set[int]) -> list[tuple[int, int]]:
+    """Sorted indexes as (first, past the last) of each run of consecutive ones."""
+    runs: list[tuple[int, int]] = []
+    for i in sorted(marked):
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(b, out[-1][1]))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _joined(s: str, spans: list[tuple[int, int]]) -> str:
+    """The spans of ``s`` with ``…`` where text is left out between them or after the last."""
+    text = CUT.join(s[a:b] for a, b in spans)
+    return text + (CUT if spans[-1][1] < len(s) else "")
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -111,6 +196,7 @@ def _common_prefix(a: str, b: str) -> int:
     return n
 
 
+@functools.lru_cache(maxsize=4096)  # a chart asks again at each width it tries
 def _compact(name: str) -> str:
     """A name with every step of ``kernel_label`` before its template arguments taken."""
     return _compact_part(_without_parameters(name.removeprefix("void ")))
