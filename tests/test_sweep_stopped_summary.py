@@ -30,6 +30,15 @@ def _eager_then_stopped() -> CompareResult:
     return CompareResult.from_dict(d)
 
 
+def _default_mostly_disturbed() -> dict:
+    """Both columns timed in 10 interleaved rounds, 9 of default's blocks stalled."""
+    d = json.loads(FIXTURE.read_text())
+    d["modes"] = d["modes"][:2]
+    d["modes"][0]["paired_ms"] = [[1.85] * 6 for _ in range(10)]
+    d["modes"][1]["paired_ms"] = [[1.85, 1.85] + [50.0] * 4 for _ in range(9)] + [[1.85] * 6]
+    return d
+
+
 def _stopped_sweep(first: str = CellStatus.INTERRUPTED):
     """mlp ended ``first`` after timing eager alone; transformer_block never reached."""
     s = new_sweep(["/m/mlp.py", "/m/transformer_block.py"], ["mlp", "transformer_block"], ["default"], [],
@@ -84,10 +93,7 @@ def test_with_no_speedup_anywhere_the_legend_defines_none():
 def test_with_every_speedup_too_disturbed_the_legend_is_the_rounds_one():
     """Both columns timed in 10 interleaved rounds, 9 of default's blocks stalled: n/m, whose
     note speaks of rounds; the legend says what the speedup over those rounds would have been."""
-    d = json.loads(FIXTURE.read_text())
-    d["modes"] = d["modes"][:2]
-    d["modes"][0]["paired_ms"] = [[1.85] * 6 for _ in range(10)]
-    d["modes"][1]["paired_ms"] = [[1.85, 1.85] + [50.0] * 4 for _ in range(9)] + [[1.85] * 6]
+    d = _default_mostly_disturbed()
     sweep = new_sweep(["/m/mlp.py"], ["mlp"], ["default"], [], device="cpu", shard=None, executor="local",
                       created="")
     sweep.cells[0].status, sweep.cells[0].run_dir, sweep.cells[0].attempts = CellStatus.DONE, "mlp", 1
@@ -157,3 +163,14 @@ def test_the_heatmap_caption_offers_on_hover_only_what_a_cell_holds():
     full = CompareResult.from_dict(json.loads(FIXTURE.read_text()))
     page = render_sweep_html(build_table(sweep, {"mlp": full}))
     assert "grey within noise; hover a cell for busy %, top category, compile time</figcaption>" in page
+
+
+def test_a_mode_with_no_geomean_reads_its_count():
+    """'-' alone said nothing of why: no model's job ran to its end, or each was left out."""
+    sweep, results = _stopped_sweep()
+    first = render_sweep(build_table(sweep, results)).splitlines()[0]
+    assert first == "Geomean speedup over eager: default - (0 of 2 models)"
+    d = _default_mostly_disturbed()
+    sweep.cells[0].status, sweep.cells[0].reason = CellStatus.DONE, None
+    first = render_sweep(build_table(sweep, {"mlp": CompareResult.from_dict(d)})).splitlines()[0]
+    assert first == "Geomean speedup over eager: default - (0 of 2 models; mlp left out: 9 of 10 rounds disturbed)"

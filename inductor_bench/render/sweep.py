@@ -91,9 +91,9 @@ def geomean_rows(table: SweepTable) -> list[list[str]]:
 
 def geomean_line(table: SweepTable) -> str:
     n = len(table.rows)
-    parts = [
-        (f"{mode} {geomean_text(table, mode)} ({k} of {n} models" if g is not None else f"{mode} -")
-        + _left_out(table, mode, g is not None)
+    parts = [  # no geomean: '-', its count saying why (``0 of 2 models``)
+        f"{mode} {geomean_text(table, mode) if g is not None else '-'} ({k} of {n} models"
+        f"{_left_out(table, mode)})"
         for mode, (g, k) in table.geomeans.items()
     ]
     if not parts:  # the reference alone (a baseline for --baseline): no speedup to average
@@ -101,14 +101,11 @@ def geomean_line(table: SweepTable) -> str:
     return f"Geomean speedup over {table.reference}: " + ", ".join(parts)
 
 
-def _left_out(table: SweepTable, mode: str, within: bool) -> str:
-    """The models out of a mode's geomean for want of steady rounds, and why; the bracket of
-    its count closed (``within``: the count's bracket is open)."""
-    left = "; ".join(f"{model} left out: {why}"
-                     for model, why in table.geomean_left_out.get(mode, {}).items())
-    if within:
-        return f"; {left})" if left else ")"
-    return f" ({left})" if left else ""
+def _left_out(table: SweepTable, mode: str) -> str:
+    """The models out of a mode's geomean for want of steady rounds, and why (``; b left out:
+    7 of 10 rounds disturbed``), after its count."""
+    left = table.geomean_left_out.get(mode, {})
+    return "".join(f"; {model} left out: {why}" for model, why in left.items())
 
 
 def gate_line(gate: Gate, doc: Doc) -> str:
