@@ -174,3 +174,14 @@ def test_a_mode_with_no_geomean_reads_its_count():
     sweep.cells[0].status, sweep.cells[0].reason = CellStatus.DONE, None
     first = render_sweep(build_table(sweep, {"mlp": CompareResult.from_dict(d)})).splitlines()[0]
     assert first == "Geomean speedup over eager: default - (0 of 2 models; mlp left out: 9 of 10 rounds disturbed)"
+
+
+def test_the_tooltip_of_a_cell_with_no_figure_says_so():
+    from inductor_bench.render.sweep_html import cell_tip
+
+    sweep, results = _stopped_sweep()
+    table = build_table(sweep, results)
+    assert cell_tip(table.rows["mlp"]["default"], "eager").splitlines() == [
+        "mlp, default: no speedup over eager", f"interrupted: {NOT_RUN}"]
+    assert cell_tip(table.rows["transformer_block"]["default"], "eager").splitlines() == [
+        "transformer_block, default: no speedup over eager", "pending: not run yet"]

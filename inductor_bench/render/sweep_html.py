@@ -39,7 +39,8 @@ def cell_colour(f: Figures) -> str:
 
 
 def cell_tip(f: Figures, ref: str) -> str:
-    parts = [f"{f.model}, {f.mode}: {speedup_text(f)} over {ref}"]
+    timed = f.speedup is not None or f.no_speedup
+    parts = [f"{f.model}, {f.mode}: {speedup_text(f) if timed else 'no speedup'} over {ref}"]
     if f.speedup_ci is not None:
         parts[0] += f" {interval_x(f.speedup_ci)}"
     if f.verdict or f.no_speedup:
