@@ -12,8 +12,9 @@ it writes for operations with one, and those its nodes write are single values (
 origin keeps its nodes but no line and no module: ``MOSTLY_UNPLACED`` says why, and the views
 put it beside the kernels made from no node at all. A kernel whose nodes write tensors (a
 BatchNorm's output and statistics, a ReLU's output) does their modules' work however many bytes
-of copies beside it, and keeps their lines and modules: resnet18 (1000 classes) fuses
-``layer4``'s weight copies (9.4 MB each) with a BatchNorm and ReLU writing 16 kB. The sizes come
+of copies beside it, and keeps their lines and modules: timm's resnet18 with 1000 classes fuses
+11 of its 17 weight copies so, one of layer4's (9.4 MB) beside a BatchNorm and ReLU writing
+24.6 kB in ``cpp_fused__native_batch_norm_legit_functional_copy__relu_14``. The sizes come
 from the compiled module alone (``core/buffers.py``); where one is not known the origin is left
 as it is. Where most of its bytes are convolutions' weights,
 ``core/weight_copies.weight_copy_origins`` then names it for that work.
