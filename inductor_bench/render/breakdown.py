@@ -215,21 +215,23 @@ def _category_table(
 
 
 WEIGHT_COPY_NOTABLE = 5.0  # % of kernel time copying weights that the report names
+FREEZING_FIX = "with --freezing the weights are constants and the copy is made once, at compile"
 
 
 def weight_copy_note(r: BreakdownResult) -> str:
-    """Inference without freezing: the share of kernel time its generated kernels spend copying
-    weights into the layout extern convolutions and GEMMs read, every call (core/weight_copies.py)."""
-    if trains(r) or r.freezing:
+    """Without freezing: the share of kernel time generated kernels spend copying weights into the
+    layout extern convolutions and GEMMs read, every call (core/weight_copies.py), and what avoids it."""
+    if r.freezing:
         return ""
     t = r.totals()
     ms = sum((g.weight_copy_ms or 0.0) * t.weights.get(g.id, 1.0) for g in r.measured())
     pct = fmt.share(ms, t.kernel_ms)
     if pct < WEIGHT_COPY_NOTABLE:
         return ""
+    fix = ("a model in channels_last (model.to(memory_format=torch.channels_last)) has none to copy"
+           if trains(r) else FREEZING_FIX)
     return (f"{fmt.pct(pct)} of kernel time ({fmt.ms(ms)} ms) is generated kernels copying weights into "
-            "the layout the convolutions and GEMMs read, on every call (by the bytes they write): with "
-            "--freezing the weights are constants and the copy is made once, at compile")
+            f"the layout the convolutions and GEMMs read, on every call (by the bytes they write): {fix}")
 
 
 def _units_named(r: BreakdownResult, units: list) -> str:
