@@ -25,7 +25,7 @@ from inductor_bench.core.outside import (
     outside_of_trace,
     outside_profile,
 )
-from inductor_bench.core.results import BreakdownResult, GraphResult, StepTurns
+from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat, StepTurns
 from inductor_bench.core.rundir import STEP_PYTHON_TRACE_FILE, STEP_TRACE_FILE, load_breakdown
 from inductor_bench.core.step import STEP_SLOWER, gain_frame, set_aside, split_step
 from inductor_bench.core.views import top_step_units
@@ -285,7 +285,8 @@ def test_profiled_steps_far_slower_than_the_step_stand_in_by_their_share_of_it()
            OutsideOp("AOTDispatcher Runtime Wrapper Prologue", 1.0, 0.0079)]
     r = BreakdownResult(
         model="vit_tiny", device="cpu", step_samples_ms=[2.393] * 5,
-        graphs=[GraphResult(id="0-inference", role="inference", device="cpu", wall_ms=1.936, iterations=5)],
+        graphs=[GraphResult(id="0-inference", role="inference", device="cpu", wall_ms=1.936, iterations=5,
+                            kernels=[KernelStat("aten::mm", "extern_gemm", 1.0, 0.742)], kernel_ms=0.742)],
         step_turns=StepTurns(graphs=["0-inference"], blocks=[[[9.959]] * 5, [[6.812]] * 5]),
         outside=OutsideProfile(steps=3, kept=3, step_ms=17.127, graphs_ms=13.061, uncovered_ms=0.645, ops=ops))
     assert set_aside(r, split_step(r))[0] == STEP_SLOWER

@@ -318,15 +318,10 @@ def _kernels_by_category(g: GraphResult, top: int | None = None) -> list[tuple[s
 
 def _footer(doc: Doc, r: BreakdownResult) -> None:
     if r.run_dir:
-        traces = [g.trace for g in r.graphs if g.trace]
-        doc.paragraph(
-            f"run directory: {doc.code(r.run_dir)}"
-            + (
-                f"\ntraces: {doc.code(f'{r.run_dir}/graphs/<graph>/trace.json.gz')} (open in https://ui.perfetto.dev)"
-                if traces
-                else ""
-            )
-        )
+        traces = doc.code(f"{r.run_dir}/graphs/<graph>/trace.json.gz")
+        traced = any(g.trace for g in r.graphs)
+        doc.paragraph(f"run directory: {doc.code(r.run_dir)}"
+                      + (f"\ntraces: {traces} (open in https://ui.perfetto.dev)" if traced else ""))
     doc.links("Each graph's files", charts.graph_files(r), charts.PERFETTO_HOW)
 
 
@@ -375,25 +370,31 @@ def render_breakdown(
         doc.chart(charts.breakdown_busy(r))
         render_execution(doc, r)
     t = r.totals()
-    if t.graphs and not t.kernel_count:  # graphs that only alias or view their inputs
-        doc.paragraph(f"No kernel or extern call ran in the measured graphs: their {fmt.ms(t.wall_ms)} ms "
-                      "is all the wrapper's (Python, allocation, bookkeeping).")
-    elif t.graphs:
-        _category_table(doc, t.categories, [c for g in r.measured() for c in listed_categories(g)], t.wall_ms,
-                        f"Time by category ({ALL_GRAPHS})", far_below_cells(r, t.categories))
-        doc.chart(charts.breakdown_categories(r))
-        if note := weight_copy_note(r):
-            doc.paragraph(note)
-        sourced = by == By.KERNEL and has_sources(r)
-        if by in (By.MODULE, By.LINE):
-            source_view(doc, r, by, top, depth)
-        elif sourced:
-            top_units(doc, r, top)
-        else:
-            _top_kernels(doc, r, top, details and by in (By.KERNEL, By.OP))
+    if t.graphs:
+        _kernel_tables(doc, r, by, top, depth, details)
         roofline_section(doc, r, top)
         _autotune(doc, r)
-        if details and by in (By.KERNEL, By.OP):
-            (graph_units if sourced else _graph_sections)(doc, r, top)
+        if details and by in (By.KERNEL, By.OP) and t.kernel_count:  # each graph's kernels
+            (graph_units if by == By.KERNEL and has_sources(r) else _graph_sections)(doc, r, top)
     _footer(doc, r)
     return doc.render()
+
+
+def _kernel_tables(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | None, details: bool) -> None:
+    """The categories and the top kernels in the view asked; one line where no kernel ran."""
+    t = r.totals()
+    if not t.kernel_count:  # graphs that only alias or view their inputs
+        doc.paragraph(f"No kernel or extern call ran in the measured graphs: their {fmt.ms(t.wall_ms)} ms "
+                      "is all the wrapper's (Python, allocation, bookkeeping).")
+        return
+    _category_table(doc, t.categories, [c for g in r.measured() for c in listed_categories(g)], t.wall_ms,
+                    f"Time by category ({ALL_GRAPHS})", far_below_cells(r, t.categories))
+    doc.chart(charts.breakdown_categories(r))
+    if note := weight_copy_note(r):
+        doc.paragraph(note)
+    if by in (By.MODULE, By.LINE):
+        source_view(doc, r, by, top, depth)
+    elif by == By.KERNEL and has_sources(r):
+        top_units(doc, r, top)
+    else:
+        _top_kernels(doc, r, top, details and by in (By.KERNEL, By.OP))
