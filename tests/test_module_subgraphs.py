@@ -141,6 +141,19 @@ def test_backward_calls_the_region_for_the_last_layer_first():
                    ("extern_kernels.mm", None, ["layers.0.fc"])]
 
 
+def test_a_kernel_reusing_what_a_region_returned_fuses_none_of_the_regions_work():
+    """Backward: ``buf8 = buf5; del buf5  # reuse`` hands the kernel after the region's calls the
+    storage of the region's first result (``buf5 = buf4[0]``), which the region's call made: the
+    kernel's work is layers.0's GELU backward alone, where it took the region's call (the
+    parent's ``invoke_subgraph``, ``x = layer(x)``) as an operation fused into it. A region's own
+    kernel reusing its input (``..._buf0 = ..._addmm  # reuse``) fuses none either."""
+    text = (HERE / "nested_region_backward.py").read_text()
+    calls = parse_calls(text, parse_module(text))
+    assert [c.fused for c in calls if not c.extern] == [[]] * 6
+    assert [mods for name, _, mods in _modules("backward") if name == "cpp_fused_gelu_gelu_backward_2"] == [
+        ["layers.0"]]
+
+
 def test_an_op_beside_a_while_loop_of_no_trips_is_its_call_outside_the_loop():
     """Recorded: ``h = x @ w``, then a ``while_loop`` whose condition is false at once with
     ``(h @ w).sin()`` in its body. The one ``aten::mm`` event of each iteration is the call outside

@@ -23,6 +23,10 @@ _KERNEL = re.compile(r"^\s+(?P<name>\w+)(?:\.run)?\((?P<args>.*)$")
 _NAME = re.compile(r"^[A-Za-z_]\w*$")
 _WRAPPED = re.compile(r"^(?:reinterpret_tensor|c_void_p|as_strided)\(\s*(?P<inner>[\w.()]+?)\s*[,)]")
 _REUSE = re.compile(r"^\s+(?P<new>\w+) = (?:reinterpret_tensor\()?(?P<old>\w+)\b.*#\s*reuse\s*$")
+# buffers made by something other than a kernel or an extern call (the inputs, a subgraph
+# function's call, an item of what it returned: ``buf5 = buf4[0]``), not a bare allocation a
+# kernel then fills
+_MADE = re.compile(r"^\s+(?P<lhs>\w+(?:\s*,\s*\w+)*),? = (?!empty\w*\(|torch\.empty\w*\()\S")
 
 
 @dataclass
@@ -118,6 +122,8 @@ def parse_calls(text: str, module: ModuleInfo) -> list[Call]:
             given.update([*written, *(b for a in args if (b := buffer_of(a.split("=", 1)[-1])))])
             continue
         km = _KERNEL.match(ln)
+        if (mm := _MADE.match(ln)) is not None and not (km and km.group("name") in module.kernels):
+            given.update(re.findall(r"\w+", mm.group("lhs")))  # another call's: no kernel's fused write
         if km and km.group("name") in module.kernels:
             name = km.group("name")
             pos = positions[name]
