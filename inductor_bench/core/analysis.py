@@ -202,7 +202,7 @@ def reanalyze(run_dir: str | Path) -> tuple[BreakdownResult, list[str]]:
     digests = checked_digests(run)
     check_inputs(run, digests)  # every file read is checked before any is read
     for g in result.graphs:  # a graph profiled (its answer saved, or recorded as saved)
-        profile = run / Path(g.module or "").parent / PROFILE_FILE
+        profile = profile_path(run, g)
         if g.module and (profile.exists() or profile.relative_to(run).as_posix() in digests):
             check_inputs(run, digests, profile.parent)
     done: list[str] = []
@@ -211,7 +211,7 @@ def reanalyze(run_dir: str | Path) -> tuple[BreakdownResult, list[str]]:
         if saved is None:
             continue
         head, response = saved
-        where = run / Path(str(g.module)).parent / PROFILE_FILE
+        where = profile_path(run, g)
         try:
             again = analyze_profile(run, GraphResult(**head), response)
             shape = _problem(again)
@@ -238,8 +238,12 @@ def reanalyze(run_dir: str | Path) -> tuple[BreakdownResult, list[str]]:
 def none_profiled(run_dir: Path, result: BreakdownResult) -> bool:
     """Whether no graph of the run kept a saved profile: ``reanalyze`` refuses it
     (``no_profile_line``), which a caller can tell before it writes anything in the run."""
-    return not any(g.module and (run_dir / Path(g.module).parent / PROFILE_FILE).exists()
-                   for g in result.graphs)
+    return not any(g.module and profile_path(run_dir, g).exists() for g in result.graphs)
+
+
+def profile_path(run_dir: Path, g: GraphResult) -> Path:
+    """Where a graph's saved profile is: beside its module in the run directory."""
+    return run_dir / Path(g.module or "").parent / PROFILE_FILE
 
 
 def no_profile_line(run: Path) -> str:
@@ -251,7 +255,7 @@ def every_graph_profiled(run_dir: Path, result: BreakdownResult) -> bool:
     """Whether every measured graph of the run kept its saved profile: whether ``reanalyze``
     makes every figure again (and records the rules that judged them)."""
     graphs = result.measured()
-    return bool(graphs) and all(g.module and (run_dir / Path(g.module).parent / PROFILE_FILE).exists()
+    return bool(graphs) and all(g.module and profile_path(run_dir, g).exists()
                                 for g in graphs)
 
 
@@ -267,7 +271,7 @@ def _problem(g: GraphResult) -> str | None:
 def _read_profile(run: Path, g: GraphResult) -> tuple[dict[str, Any], dict[str, Any]] | None:
     if not g.module:
         return None
-    path = run / Path(g.module).parent / PROFILE_FILE
+    path = profile_path(run, g)
     if not path.exists():
         return None
     try:
