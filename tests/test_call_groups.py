@@ -148,8 +148,8 @@ def test_the_roofline_table_says_how_many_kernels_a_call_ran(result):
 def test_a_replayed_graphs_calls_take_each_kernels_share_of_the_one_call_launched_beside_them(result):
     # the one call launched kernel by kernel beside CUDA-graph replays (no markers): a kernel
     # beside a main kernel takes its row's time times the share of it those calls took there
+    from inductor_bench.core.graph_work import count_work
     from inductor_bench.core.modparse import read_module
-    from inductor_bench.core.roofline import count_work
     from inductor_bench.core.trace import Trace, load_for_analysis
     full = load_for_analysis(RUN / "graphs" / "0-backward" / "trace.json.gz")
     mark = min((e for e in full.events if e.name == "inductor_bench::iteration" and e.cat == "user_annotation"),

@@ -16,8 +16,8 @@ import pytest
 from inductor_bench.core.analysis import reanalyze
 from inductor_bench.core.ceilings import LATENCY, Ceilings, kernel_roof
 from inductor_bench.core.device_calls import call_kernels
+from inductor_bench.core.graph_work import count_work
 from inductor_bench.core.modparse import read_module
-from inductor_bench.core.roofline import count_work
 from inductor_bench.core.trace import Trace, load_for_analysis
 
 from .conftest import FIXTURES

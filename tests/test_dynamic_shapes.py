@@ -305,8 +305,8 @@ def test_torch_2_5s_harness_inputs_are_read_from_its_closure():
 def test_a_sized_graph_keeps_its_generated_kernels_counts(tmp_path):
     """At --size's sizes the generated kernels are counted from their buffers (Inductor's own
     kernel_num_gb is at the hint), the extern calls from their shapes: none goes uncounted."""
+    from inductor_bench.core.graph_work import count_work
     from inductor_bench.core.results import KernelStat
-    from inductor_bench.core.roofline import count_work
 
     text = module("2.13.0", "forward")
     names = ["aten::addmm", "cpp_fused_relu_0", "cpp_fused__softmax_1"]

@@ -23,9 +23,9 @@ from inductor_bench.core.attribution import _host_origins, call_origins
 from inductor_bench.core.breakdown import analyze_graph
 from inductor_bench.core.callsites import parse_calls
 from inductor_bench.core.ceilings import LATENCY, Ceilings, kernel_roof
+from inductor_bench.core.graph_work import count_work
 from inductor_bench.core.modparse import parse_module
 from inductor_bench.core.results import GraphResult, KernelStat
-from inductor_bench.core.roofline import count_work
 from inductor_bench.core.trace import load_trace
 
 from .conftest import FIXTURES

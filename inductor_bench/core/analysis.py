@@ -26,13 +26,13 @@ from .breakdown import analyze_graph, launch_stacks_by_name, settle
 from .devices import DEVICE, backend
 from .digests import DigestsDamaged, check_inputs, check_recorded, file_digest, read_digests
 from .errors import ResultError
+from .graph_work import count_work
 from .load import Load
 from .modparse import ModuleInfo, parse_module
 from .outside import outside_of_trace
 from .pipelined import analyze_pipelined
 from .resize import applicable
 from .results import SCHEMA_VERSION, BreakdownResult, GraphResult
-from .roofline import count_work
 from .rundir import (
     KERNELS_DIR,
     LAUNCH_TRACE_FILE,
