@@ -11,7 +11,8 @@ import threading
 import time
 from pathlib import Path
 
-from inductor_bench.core.sweep import Sweep, new_sweep
+from inductor_bench.core.sweep import Sweep
+from inductor_bench.core.sweep_plan import new_sweep
 
 FIXTURE = str(Path(__file__).parent / "fixtures" / "results" / "cpu_mlp_compare" / "compare.json")
 
@@ -80,6 +81,6 @@ class Events:
         self.seen: list[tuple[str, str | None, str]] = []
 
     def __call__(self, what, cell, sweep) -> None:
-        from inductor_bench.core.sweep import progress_line
+        from inductor_bench.core.sweep_cells import progress_line
 
         self.seen.append((what, cell.model if cell else None, progress_line(sweep, live=True)))

@@ -15,19 +15,9 @@ import pytest
 
 from inductor_bench.core.errors import ResultError, UsageError
 from inductor_bench.core.rundir import load_compare
-from inductor_bench.core.sweep import (
-    Cell,
-    CellStatus,
-    Sweep,
-    attempt_dir,
-    ended,
-    last_error_line,
-    new_sweep,
-    parse_shard,
-    progress_line,
-    resume,
-    shard_of,
-)
+from inductor_bench.core.sweep import Cell, CellStatus, Sweep, shard_of
+from inductor_bench.core.sweep_cells import ended, last_error_line, progress_line
+from inductor_bench.core.sweep_plan import attempt_dir, new_sweep, parse_shard, resume
 from inductor_bench.core.sweep_table import build_table, gate, geomean
 from inductor_bench.render.compare import render_compare
 from inductor_bench.render.doc import new_doc

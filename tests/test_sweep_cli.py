@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.commands.sweep import _plan
 from inductor_bench.commands.sweep_options import compare_args
+from inductor_bench.commands.sweep_setup import plan_sweep
 from inductor_bench.core.sweep import CellStatus
-from inductor_bench.runner.compare import STEP_BUDGET_S
+from inductor_bench.runner.compare_timer import STEP_BUDGET_S
 from inductor_bench.runner.sweep_exec import local_device
 from inductor_bench.runner.window_plan import DEFAULT_WINDOWS
 from inductor_bench.runner.worker import DEFAULT_TIMEOUT_S
@@ -59,7 +59,7 @@ def _done_sweep(d: Path, slowed: float = 1.0, models=MODELS, batch_size: int | N
         DEFAULT_TIMEOUT_S,
         False,
     )
-    plan = _plan(list(models), MODES, False, "cpu", False, "float32", False, None, False, args, None, "local")
+    plan = plan_sweep(list(models), MODES, False, "cpu", False, "float32", False, None, False, args, None, "local")
     d.mkdir()
     for c in plan.cells:
         c.status, c.run_dir, c.attempts = CellStatus.DONE, c.model, 1
@@ -300,7 +300,7 @@ def test_a_model_named_as_a_file_of_the_sweeps_own_runs_in_a_directory_of_its_ow
     for name in ("logs.py", "sweep.json.py"):
         shutil.copy(MODELS[0], tmp_path / name)
     models = [tmp_path / "logs.py", MODELS[0], tmp_path / "sweep.json.py"]
-    plan = _plan(models, "default", False, "cpu", False, "float32", False, None, False, [], None, "local")
+    plan = plan_sweep(models, "default", False, "cpu", False, "float32", False, None, False, [], None, "local")
     assert [c.model for c in plan.cells] == ["logs-2", "mlp", "sweep.json-2"]
 
 

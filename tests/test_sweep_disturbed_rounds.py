@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from inductor_bench.core.compare import CompareResult
-from inductor_bench.core.sweep import CellStatus, new_sweep
+from inductor_bench.core.sweep import CellStatus
+from inductor_bench.core.sweep_plan import new_sweep
 from inductor_bench.core.sweep_table import build_table
 from inductor_bench.render.sweep import render_sweep
 

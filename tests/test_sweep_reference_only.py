@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 from inductor_bench.core.compare import CompareResult
-from inductor_bench.core.sweep import CellStatus, new_sweep
+from inductor_bench.core.sweep import CellStatus
+from inductor_bench.core.sweep_plan import new_sweep
 from inductor_bench.core.sweep_table import build_table
 from inductor_bench.render.sweep import render_sweep
 

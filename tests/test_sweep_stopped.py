@@ -19,7 +19,9 @@ import pytest
 
 from inductor_bench.core.compare import CompareResult
 from inductor_bench.core.rundir import load_compare
-from inductor_bench.core.sweep import Cell, CellStatus, ended, how_it_ended, new_sweep
+from inductor_bench.core.sweep import Cell, CellStatus
+from inductor_bench.core.sweep_cells import ended, how_it_ended
+from inductor_bench.core.sweep_plan import new_sweep
 from inductor_bench.core.sweep_table import build_table, comparable_results, gate
 from inductor_bench.render.sweep import render_sweep
 from inductor_bench.render.sweep_html import heatmap
@@ -158,8 +160,8 @@ def test_a_job_stopped_before_it_measured_anything_claims_nothing_measured(tmp_p
     """Stopped while its first column ran: the compare saved only columns marked not run. The
     note and the progress line do not say that what it measured is shown or saved; a job that
     had measured a column says where."""
-    from inductor_bench.commands.sweep import _print_event
     from inductor_bench.commands.sweep_options import ExecutorKind
+    from inductor_bench.commands.sweep_progress import print_event
 
     sweep, results = _sweep(CellStatus.INTERRUPTED)
     d = json.loads(FIXTURE.read_text())
@@ -170,7 +172,7 @@ def test_a_job_stopped_before_it_measured_anything_claims_nothing_measured(tmp_p
     assert note == "b: interrupted: stopped by SIGINT after 9.60 s (b)"
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "compare.json").write_text(json.dumps(d))
-    say = _print_event(ExecutorKind.local, tmp_path, queued=False)
+    say = print_event(ExecutorKind.local, tmp_path, queued=False)
     say("end", sweep.cells[1], sweep)
     (tmp_path / "b" / "compare.json").write_text(FIXTURE.read_text())
     say("end", sweep.cells[1], sweep)

@@ -11,7 +11,9 @@ import json
 from pathlib import Path
 
 from inductor_bench.core.compare import CompareResult
-from inductor_bench.core.sweep import CellStatus, new_sweep, progress_line
+from inductor_bench.core.sweep import CellStatus
+from inductor_bench.core.sweep_cells import progress_line
+from inductor_bench.core.sweep_plan import new_sweep
 from inductor_bench.core.sweep_table import build_table
 from inductor_bench.render.sweep import render_sweep
 from inductor_bench.render.sweep_html import render_sweep_html

@@ -6,20 +6,17 @@ modes (interleaved in one process, so its verdicts hold), run as one job on one 
 sweep's directory holds ``sweep.json`` (this module's ``Sweep``: the grid, the options every
 job got, each cell's status) and one compare run directory per attempt of a cell. The same
 sweep run again skips the cells that are done and retries the others; a directory that holds
-another sweep is refused. ``runner/sweep_run.py`` runs the jobs; ``core/sweep_table.py`` reads
-their results.
+another sweep is refused (``core/sweep_plan.py``). ``runner/sweep_run.py`` runs the jobs
+(``core/sweep_cells.py``: how each ends); ``core/sweep_table.py`` reads their results.
 """
 
 from __future__ import annotations
 
 import json
-import signal
-from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .arg_changes import ArgChange, arg_changes
-from .errors import ResultError, UsageError
+from .errors import ResultError
 from .shape import check
 
 SWEEP_SCHEMA = "inductor-bench/sweep"
@@ -42,12 +39,6 @@ class CellStatus:
     INTERRUPTED = "interrupted"  # stopped with the sweep (Ctrl-C, SIGTERM), what it measured saved
     UNFINISHED = (PENDING, RUNNING, FAILED, TIMEOUT, KILLED, INTERRUPTED)
 
-
-# A job past --job-timeout is stopped as Ctrl-C stops compare (it saves what it measured), and
-# killed if it has not ended within the grace.
-TIMED_OUT = "ran past --job-timeout and was stopped"
-# A compare stopped by a signal it handles exits 128 + the signal (README's exit table).
-_STOP_CODES = {129, 130, 143}
 
 
 @dataclass
@@ -206,22 +197,6 @@ def _attempt_of(model: str, run_dir: str) -> bool:
     return run_dir == model or (k.isascii() and k.isdigit() and attempt_name(model, int(k)) == run_dir)
 
 
-# ---- the grid ----------------------------------------------------------------------------------
-
-
-def parse_shard(text: str | None) -> list[int] | None:
-    """``"2/4"`` -> ``[2, 4]``: the second of four shards (counted from 1)."""
-    if text is None:
-        return None
-    parts = text.split("/")
-    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
-        raise UsageError(f"--shard {text!r}: give I/N, e.g. 1/4 (the first of four shards)")
-    index, total = int(parts[0]), int(parts[1])
-    if total < 1 or not 1 <= index <= total:
-        raise UsageError(f"--shard {text}: I must be from 1 to N (N at least 1)")
-    return [index, total]
-
-
 def shard_of(items: list[str], shard: list[int] | None) -> list[str]:
     """The shard's part of ``items``: contiguous slices in the order given, their sizes as
     even as can be (PyTorch's benchmark harness cuts its model list the same way by
@@ -233,166 +208,6 @@ def shard_of(items: list[str], shard: list[int] | None) -> list[str]:
     return items[(index - 1) * n // total : index * n // total]
 
 
-def new_sweep(
-    models: list[str],
-    names: list[str],
-    modes: list[str],
-    compare_args: list[str],
-    *,
-    device: str,
-    shard: list[int] | None,
-    executor: str,
-    created: str,
-) -> Sweep:
-    """A sweep whose cells are the shard's models, none run yet. ``names``: one per model."""
-    named = dict(zip(models, names, strict=True))
-    cells = [Cell(model=named[m], model_path=m) for m in shard_of(models, shard)]
-    return Sweep(
-        models=list(models),
-        modes=list(modes),
-        compare_args=list(compare_args),
-        device=device,
-        shard=shard,
-        executor=executor,
-        created=created,
-        cells=cells,
-    )
-
-
-def unreserved(names: list[str], reserved: tuple[str, ...]) -> list[str]:
-    """``names`` with each that one of the sweep's own files or folders takes (``reserved``)
-    renamed as a second model of that name is (``logs`` -> ``logs-2``), all still unique: a
-    model file logs.py would otherwise hold every attempt's console output in its run directory."""
-    out: list[str] = []
-    for i, name in enumerate(names):
-        stem, k = name, 1
-        while name in reserved or name in out or (k > 1 and name in names[i + 1 :]):
-            k += 1
-            name = f"{stem}-{k}"
-        out.append(name)
-    return out
-
-
-def resume(new: Sweep, old: Sweep | None, where: str, resolve: Callable[[str], str] | None = None) -> Sweep:
-    """The sweep to run: ``new`` in a fresh directory; ``old`` again where it is the same sweep
-    (its done cells kept, the others to be retried); another sweep is refused, naming each
-    setting that differs with its value there and here. ``resolve``: the device each
-    ``--device`` value runs on (``auto`` -> ``cpu`` on a machine without a GPU), so that two
-    values that run on the same device are the same sweep; without it the values must match."""
-    if old is None:
-        return new
-
-    def identity(s: Sweep) -> dict[str, Any]:
-        return {**s.identity(), "device": resolve(s.device) if resolve else s.device}
-
-    there, here = identity(old), identity(new)
-    said = (old.identity(), new.identity())  # the values as given, not as resolved
-    what = [w for k, v in here.items() if there[k] != v for w in _changes(k, said[0][k], said[1][k])]
-    if what:
-        raise UsageError(
-            f"{where} holds another sweep ({'; '.join(what)}): "
-            "give another --out, or the same options to resume it"
-        )
-    old.executor = new.executor
-    return old
-
-
-_OPTIONS = {"modes": "--modes", "device": "--device", "shard": "--shard"}
-
-
-def _changes(key: str, there: Any, here: Any) -> list[str]:
-    """A setting of a sweep's identity that differs, as the refusal names it: each compare
-    option that differs (``--train here, not there``), ``--modes default,max-autotune there,
-    default here``, ``--shard 2/4 here, not there``, the model files on one side only."""
-    if key == "compare_args":
-        return [c.words() for c in arg_changes(there, here)]
-    if key == "models" and set(there) != set(here):
-        gone, new = [m for m in there if m not in here], [m for m in here if m not in there]
-        return [f"models {_setting(key, ms)} {side}, not {other}" for ms, side, other in
-                ((gone, "there", "here"), (new, "here", "there")) if ms]
-    values = [_setting(key, v) if v else None for v in (there, here)]
-    return [ArgChange(_OPTIONS.get(key, key), *values).words()]
-
-
-def _setting(key: str, value: Any) -> str:
-    """A setting of a sweep's identity as the refusal names it: ``default,max-autotune``,
-    ``2/4``, ``/m/a.py,/m/b.py``."""
-    if key == "shard":
-        return f"{value[0]}/{value[1]}"
-    if isinstance(value, list):
-        return ",".join(str(x) for x in value)
-    return str(value)
-
-
-def attempt_dir(cell: Cell) -> str:
-    """The run directory of the cell's next attempt: its name, then ``name.try2``, ... (a
-    failed attempt's directory is kept, never overwritten)."""
-    return attempt_name(cell.model, cell.attempts + 1)
-
-
 def attempt_name(model: str, k: int) -> str:
     """The run directory of attempt ``k`` (from 1) of ``model``: ``mlp``, ``mlp.try2``, ..."""
     return model if k == 1 else f"{model}.try{k}"
-
-
-def ended(cell: Cell, exit_code: int | None, *, timed_out: bool, reason: str | None) -> None:
-    """The cell after its job ended with ``exit_code`` (None: it never started or its
-    process could not be waited for)."""
-    cell.exit_code = exit_code
-    # compare's own line when stopped ("interrupted", "error: interrupted; what was measured is
-    # saved in DIR") only repeats the status: the signal (or the time limit) is the reason
-    said = reason if reason and not _says_interrupted(reason) else None
-    if timed_out:
-        cell.status, cell.reason = CellStatus.TIMEOUT, said or TIMED_OUT
-    elif exit_code == 0:
-        cell.status, cell.reason = CellStatus.DONE, None
-    elif exit_code is not None and exit_code in _STOP_CODES:
-        cell.status = CellStatus.INTERRUPTED
-        cell.reason = said or f"stopped by {signal.Signals(exit_code - 128).name}"
-    elif exit_code is not None and exit_code < 0:
-        cell.status, cell.reason = CellStatus.KILLED, reason or f"killed by signal {-exit_code}"
-    else:
-        cell.status = CellStatus.FAILED
-        cell.reason = reason or (f"exited with code {exit_code}" if exit_code is not None else "failed")
-
-
-def _says_interrupted(line: str) -> bool:
-    return line.removeprefix("error: ").startswith(CellStatus.INTERRUPTED)
-
-
-def how_it_ended(cell: Cell, took: str | None, saved_in: str | None = None) -> str:
-    """The cell's status as the progress lines and the notes say it: ``done in 5.00 s``,
-    ``failed: error: ...: the model raised in 5.00 s``, ``interrupted: stopped by SIGINT after
-    9.60 s; what was measured is saved in DIR`` (a job stopped, timed out or killed). ``took``:
-    its time, formatted; ``saved_in``: where such a job's measurements are (None: not said)."""
-    why = f": {cell.reason}" if cell.reason and not cell.done else ""
-    if cell.status not in (CellStatus.INTERRUPTED, CellStatus.TIMEOUT, CellStatus.KILLED):
-        return f"{cell.status}{why}{f' in {took}' if took else ''}"
-    after = f" after {took}" if took else ""
-    saved = f"; what was measured is saved in {saved_in}" if saved_in else ""
-    return f"{cell.status}{why}{after}{saved}"
-
-
-def progress_line(sweep: Sweep, live: bool = False) -> str:
-    """``7/21 done, 1 failed, 2 pending``: the cells done, and those in every other status, so
-    that the counts add up to the cells (a sweep stopped leaves some ``pending``). ``live``: a
-    line of a sweep under way, where the cells running and pending are still to come (``k/N
-    done`` says so) and are not named."""
-    n = sweep.counts()
-    ended_otherwise = (CellStatus.FAILED, CellStatus.TIMEOUT, CellStatus.KILLED, CellStatus.INTERRUPTED)
-    named = ended_otherwise if live else (*ended_otherwise, CellStatus.RUNNING, CellStatus.PENDING)
-    counts = [f"{n[s]} {s}" for s in named if n[s]]
-    return ", ".join([f"{n[CellStatus.DONE]}/{len(sweep.cells)} done", *counts])
-
-
-def grid_size(sweep: Sweep) -> str:
-    """``2 models x 3 modes``."""
-    m, k = len(sweep.cells), len(sweep.modes)
-    return f"{m} model{'s' * (m != 1)} x {k} mode{'s' * (k != 1)}"
-
-
-def last_error_line(log: str) -> str | None:
-    """The one line a command prints on an error (``inductor-bench: error: ...``), the last
-    of them in ``log``; None when it printed none."""
-    lines = [ln.strip() for ln in log.splitlines() if ln.startswith("inductor-bench: ")]
-    return lines[-1].removeprefix("inductor-bench: ") if lines else None

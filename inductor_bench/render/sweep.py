@@ -9,7 +9,7 @@ import json
 
 from ..core.categories import label
 from ..core.compare import EAGER
-from ..core.sweep import grid_size, how_it_ended, progress_line
+from ..core.sweep_cells import grid_size, how_it_ended, progress_line
 from ..core.sweep_table import Figures, Gate, OtherWorkload, SweepTable
 from .doc import TEXT, Bar, Chart, Doc, Segment, new_doc
 from .format import interval_pct, interval_x, ms_precise, pct, seconds, speedup_at

@@ -23,18 +23,9 @@ from pathlib import Path
 from ..core.compare import CompareResult
 from ..core.errors import ResultError, UsageError
 from ..core.rundir import COMPARE_FILE, load_compare, read_result_json
-from ..core.sweep import (
-    LOGS_DIR,
-    SWEEP_FILE,
-    Cell,
-    CellStatus,
-    Sweep,
-    attempt_dir,
-    attempt_name,
-    ended,
-    last_error_line,
-    resume,
-)
+from ..core.sweep import LOGS_DIR, SWEEP_FILE, Cell, CellStatus, Sweep, attempt_name
+from ..core.sweep_cells import ended, last_error_line
+from ..core.sweep_plan import attempt_dir, resume
 from . import stop
 from .rundir import WriteError, lock_held, write_atomic
 from .sweep_exec import Executor, run_jobs
@@ -91,7 +82,7 @@ def run_sweep(
     sweep as saved. ``on_event("plan", None, sweep)`` comes first. ``shared_marker``: write a
     marker the jobs read to tell whether they share this file system (executors on other
     machines). ``resolve_device``: the device a ``--device`` value runs on, for telling whether
-    the sweep in ``sweep_dir`` is this one (``core.sweep.resume``). KeyboardInterrupt
+    the sweep in ``sweep_dir`` is this one (``core.sweep_plan.resume``). KeyboardInterrupt
     stops the running jobs, saves their cells as interrupted, and is raised again."""
     sweep_dir = sweep_dir.absolute()
     with _claimed(sweep_dir):
