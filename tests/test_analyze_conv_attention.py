@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.core.analyze import analyze_file, steady_shaped_ops
+from inductor_bench.core.analyze import analyze_file
 from inductor_bench.core.peaks import FP16, FP32, TF32
 from inductor_bench.core.recorded_shapes import describe
 from inductor_bench.core.shaped_ops import library_kernel
+from inductor_bench.core.typical_step import steady_shaped_ops
 from inductor_bench.render.analyze import render_analyze
 
 from .test_analyze_regions import _x

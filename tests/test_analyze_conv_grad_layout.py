@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.core.analyze import analyze_file, steady_shaped_ops
+from inductor_bench.core.analyze import analyze_file
+from inductor_bench.core.typical_step import steady_shaped_ops
 from inductor_bench.render.analyze import render_analyze
 
 from .test_analyze_strides import shown

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.core.analyze import WHOLE_TRACE, analyze_trace, steady_step, steady_wall
+from inductor_bench.core.analyze import WHOLE_TRACE, analyze_trace
 from inductor_bench.core.trace import load_for_analysis
+from inductor_bench.core.typical_step import steady_step, steady_wall
 
 from .conftest import FIXTURES
 from .test_analyze import merged_length, raw_events, run_cli

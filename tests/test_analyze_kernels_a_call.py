@@ -12,7 +12,8 @@ import math
 
 import pytest
 
-from inductor_bench.core.analyze import analyze_file, steady_shaped_ops
+from inductor_bench.core.analyze import analyze_file
+from inductor_bench.core.typical_step import steady_shaped_ops
 from inductor_bench.render.analyze import render_analyze
 
 from .conftest import FIXTURES

@@ -8,8 +8,9 @@ import json
 
 import pytest
 
-from inductor_bench.core.analyze import analyze_trace, steady_kernels, steady_kernels_left_out, steady_step
+from inductor_bench.core.analyze import analyze_trace
 from inductor_bench.core.trace import load_for_analysis
+from inductor_bench.core.typical_step import steady_kernels, steady_kernels_left_out, steady_step
 
 from .conftest import FIXTURES
 from .test_analyze import run_cli

@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.core.analyze import analyze_file, steady_indices, steady_regions
+from inductor_bench.core.analyze import analyze_file
+from inductor_bench.core.analyze_result import steady_indices
 from inductor_bench.core.ranks import analyze_ranks
 from inductor_bench.core.steady import steady
+from inductor_bench.core.typical_step import steady_regions
 from inductor_bench.render.analyze import render_analyze
 from inductor_bench.render.ranks import typical_regions
 

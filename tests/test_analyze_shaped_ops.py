@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.core.analyze import analyze_file, steady_shaped_ops
+from inductor_bench.core.analyze import analyze_file
 from inductor_bench.core.peaks import FP8, FP16, FP32, INT8, TF32
 from inductor_bench.core.shaped_ops import compute_type
+from inductor_bench.core.typical_step import steady_shaped_ops
 from inductor_bench.render.analyze import render_analyze
 
 from .conftest import FIXTURES

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.core.analyze import analyze_file, steady_shaped_ops
+from inductor_bench.core.analyze import analyze_file
 from inductor_bench.core.recorded_shapes import describe
+from inductor_bench.core.typical_step import steady_shaped_ops
 from inductor_bench.render.analyze import render_analyze
 
 torch = pytest.importorskip("torch")

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.core.analyze import analyze_file, steady_shaped_ops
+from inductor_bench.core.analyze import analyze_file
+from inductor_bench.core.typical_step import steady_shaped_ops
 
 pytestmark = [pytest.mark.gpu]
 STEPS = 5  # active steps, after a warmup step

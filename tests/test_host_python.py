@@ -15,12 +15,13 @@ from pathlib import Path
 import pytest
 
 from inductor_bench.core import host_python as hp
-from inductor_bench.core.analyze import analyze_file, steady_host_python
+from inductor_bench.core.analyze import analyze_file
 from inductor_bench.core.host_python import INDUCTOR, MODEL, NO_FRAME, PythonLayer
 from inductor_bench.core.outside import OutsideProfile, outside_of, outside_of_trace
 from inductor_bench.core.rundir import load_breakdown
 from inductor_bench.core.steady import steady
 from inductor_bench.core.trace import Event
+from inductor_bench.core.typical_step import steady_host_python
 from inductor_bench.render.analyze import render_analyze
 from inductor_bench.render.breakdown import render_breakdown
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.core.analyze import analyze_file, steady_kernels
+from inductor_bench.core.analyze import analyze_file
+from inductor_bench.core.typical_step import steady_kernels
 from inductor_bench.render.analyze import render_analyze
 
 HTA = Path(__file__).parent / "fixtures" / "hta"

@@ -12,8 +12,9 @@ import json
 
 import pytest
 
-from inductor_bench.core.analyze import analyze_file, steady_shaped_ops
+from inductor_bench.core.analyze import analyze_file
 from inductor_bench.core.peaks import FP16, FP32, TF32, lookup
+from inductor_bench.core.typical_step import steady_shaped_ops
 from inductor_bench.render.analyze import render_analyze
 
 from .conftest import FIXTURES

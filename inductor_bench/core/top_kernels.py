@@ -1,7 +1,7 @@
 """The top kernels (on a CPU-only trace, ops) in the typical step; pure, no torch.
 
 Each row's figures are the mean over the same steady steps as the category table's
-(``analyze.steady_indices``), so the rows of a device and category add up to that table's
+(``analyze_result.steady_indices``), so the rows of a device and category add up to that table's
 figure; a kernel that ran only in steps left out of the mean is in no row, but named apart.
 """
 
@@ -14,7 +14,7 @@ from .steady import mean
 
 
 class StepKernel(Protocol):
-    """A kernel's figures in every step (``analyze.TraceKernel``)."""
+    """A kernel's figures in every step (``analyze_result.TraceKernel``)."""
 
     device: str
     name: str

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .analyze import AnalyzeResult, analyze_file
+from .analyze import analyze_file
+from .analyze_result import AnalyzeResult
 from .columns import ITERATION_MARKER
 from .errors import NothingProfiled, TimesLost
 from .ranks import rank_of

@@ -7,24 +7,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.analyze import (
-    WHOLE_TRACE,
-    AnalyzeResult,
-    DeviceStep,
-    empty_steps,
-    is_host,
-    regions_left_out,
-    steady_host_python,
-    steady_indices,
-    steady_regions,
-    steady_step,
-    steady_steps,
-    steady_wall,
-)
+from ..core.analyze import WHOLE_TRACE, is_host
+from ..core.analyze_result import AnalyzeResult, DeviceStep, empty_steps, steady_indices, steady_steps
 from ..core.categories import label
 from ..core.columns import ITERATION_MARKER
 from ..core.steady import mean
 from ..core.steps import ITERATION_STEP
+from ..core.typical_step import regions_left_out, steady_host_python, steady_regions, steady_step, steady_wall
 from . import charts
 from . import format as fmt
 from .analyze_memory import memory_section

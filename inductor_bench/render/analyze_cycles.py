@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.analyze import WHOLE_TRACE, AnalyzeResult
+from ..core.analyze import WHOLE_TRACE
+from ..core.analyze_result import AnalyzeResult
 from ..core.columns import ITERATION_MARKER
 from ..core.steps import ITERATION_STEP
 from ..core.trace_sets import CyclesResult

@@ -3,7 +3,7 @@ per device (``core/memory.py``)."""
 
 from __future__ import annotations
 
-from ..core.analyze import AnalyzeResult
+from ..core.analyze_result import AnalyzeResult
 from ..core.memory import DeviceMemory, StepMemory
 from ..core.ranks import RankResult
 from .analyze_top import step_code

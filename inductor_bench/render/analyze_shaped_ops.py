@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..core.analyze import AnalyzeResult, steady_shaped_ops, steady_shaped_ops_left_out
+from ..core.analyze_result import AnalyzeResult
 from ..core.peaks import lookup
 from ..core.recorded_shapes import ATTENTION_OPS, CONV_OPS, GEMM_OPS
 from ..core.shaped_ops import TypicalShapedOp
 from ..core.sources import STRIDES_MARK
 from ..core.steps import HOST_THREAD
+from ..core.typical_step import steady_shaped_ops, steady_shaped_ops_left_out
 from . import format as fmt
 from .analyze_top import left_out_line, step_code
 from .doc import Doc

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..core.analyze import AnalyzeResult, steady_kernels, steady_kernels_left_out
+from ..core.analyze_result import AnalyzeResult
 from ..core.categories import label
 from ..core.columns import STEP_NAME
 from ..core.top_kernels import TypicalKernel
+from ..core.typical_step import steady_kernels, steady_kernels_left_out
 from . import charts
 from . import format as fmt
 from .doc import Doc

@@ -5,12 +5,13 @@ Breakdown and analyze here; compare, diff and kernel in ``charts_compare.py``.""
 
 from __future__ import annotations
 
-from ..core.analyze import AnalyzeResult, steady_step
+from ..core.analyze_result import AnalyzeResult
 from ..core.categories import label, order
 from ..core.results import BreakdownResult, KernelStat
 from ..core.step import gain_frame
 from ..core.step_totals import ALL_GRAPHS, ALL_GRAPHS_ROW, reweighed
 from ..core.top_kernels import TypicalKernel
+from ..core.typical_step import steady_step
 from ..core.views import Unit, top_step_units
 from . import format as fmt
 from .doc import Bar, Chart, Segment, Series

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from ..core.analyze import AnalyzeResult
+from ..core.analyze_result import AnalyzeResult
 from ..core.ranks import RanksResult
 from .analyze_top import listed, step_code
 from .doc import Doc
