@@ -33,6 +33,26 @@ class Table(dict):
         return i
 
 
+class Devices(dict):
+    """pid as written -> the index of ``str(pid)`` in ``labels`` (0 and "0" are one device)."""
+
+    def __init__(self, labels: Table) -> None:
+        super().__init__()
+        self.labels = labels
+
+    def __missing__(self, pid: Any) -> int:
+        self[pid] = i = self.labels[str(pid)]
+        return i
+
+
+def interned(table: dict[Any, int], values: list[Any]) -> list[int]:
+    """The index of each value in ``table`` (a ``Table``: new values are added)."""
+    ids = list(map(table.get, values))
+    if None in ids:
+        ids = [table[v] for v in values]
+    return ids
+
+
 @dataclass
 class Column:
     """Integer ids (correlation, External id): ``MISSING`` where absent or not an int64,

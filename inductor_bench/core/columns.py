@@ -24,7 +24,6 @@ the values would.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections.abc import Callable
@@ -32,11 +31,16 @@ from dataclasses import dataclass, field
 from itertools import compress
 from operator import add, not_
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
-import msgspec
-
-from .column_types import MISSING, Events, Table
+from .column_decoder import (
+    analysis_decoder,
+    frozen,
+    struct_correlations,
+    struct_external_ids,
+    struct_shape_args,
+)
+from .column_types import MISSING, Devices, Events, Table, interned
 from .left_out import finished, timed, undurated, untimed
 from .memory import INSTANT_CATEGORY, MEMORY_EVENT, MemoryColumns
 from .range_starts import RANGE_ENTER, Ranges, restore_range_starts
@@ -52,8 +56,6 @@ from .trace import (
     EVENT_DUR,
     EVENT_TS,
     LAUNCH_CATEGORIES,
-    NO_DUR,
-    OTHER_PHASES,
     PROFILER_SPAN,
     PYTHON_FUNCTION,
     USER_ANNOTATION,
@@ -72,18 +74,6 @@ ITERATION_MARKER = "inductor_bench::iteration"  # each iteration of a breakdown'
 BUILTIN = "<built-in>"
 _HOST = frozenset({CPU_OP}) | LAUNCH_CATEGORIES
 _MARKER_CATEGORIES = frozenset({CPU_OP, USER_ANNOTATION})
-
-
-class _Devices(dict):
-    """pid as written -> the index of ``str(pid)`` in ``labels`` (0 and "0" are one device)."""
-
-    def __init__(self, labels: Table) -> None:
-        super().__init__()
-        self.labels = labels
-
-    def __missing__(self, pid: Any) -> int:
-        self[pid] = i = self.labels[str(pid)]
-        return i
 
 
 class _Names(Table):
@@ -156,7 +146,7 @@ class ColumnFiller:
     def __init__(self, out: TraceColumns, corr: Getter, ext: Getter, shapes: Getter) -> None:
         self.out = out
         self.corr, self.ext, self.shapes = corr, ext, shapes
-        self.pid_device = _Devices(out.devices)
+        self.pid_device = Devices(out.devices)
         self.shaped_names: set[int] = set()  # name ids of SHAPED_OPS
         self.named: set[int] = set()  # name ids already looked at
         self.triples: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # shapes, types, values, strides: each once
@@ -182,9 +172,9 @@ class ColumnFiller:
         has_annotations = USER_ANNOTATION in cats
         if has_annotations:  # the span of the other kinds is read from their columns
             anns = list(compress(xs, map(USER_ANNOTATION.__eq__, cats)))
-            names = _ids(out.names, [a.name for a in anns])  # a step's name is known as one
+            names = interned(out.names, [a.name for a in anns])  # a step's name is known as one
             calls = [COMPILED_CALL.match(a.name) is not None for a in anns]
-            threads = _ids(out.threads, [(a.pid, a.tid) for a in anns])
+            threads = interned(out.threads, [(a.pid, a.tid) for a in anns])
             out.regions += [(n, a.ts, a.ts + a.dur, t)
                             for n, a, call, t in zip(names, anns, calls, threads, strict=True)
                             if not call and n not in out.names.steps]
@@ -198,7 +188,7 @@ class ColumnFiller:
             out.memory.add_instants(list(compress(xs, map(INSTANT_CATEGORY.__eq__, cats))), MISSING)
         dev = list(compress(xs, map(DEVICE_CATEGORIES.__contains__, cats)))
         if dev:
-            where = _ids(self.pid_device, [x.pid for x in dev])
+            where = interned(self.pid_device, [x.pid for x in dev])
             self._extend(out.device, dev, where, corr=True, ext=True)
         host_mask = list(map(_HOST.__contains__, cats))
         op_names: list[int] = []
@@ -212,7 +202,7 @@ class ColumnFiller:
     def _host(self, host: list[Any], cats: list[str]) -> list[int]:
         """cpu_op and launch events (threads interned in file order); the ops' name ids."""
         out = self.out
-        threads = _ids(out.threads, [(x.pid, x.tid) for x in host])
+        threads = interned(out.threads, [(x.pid, x.tid) for x in host])
         is_op = list(map(CPU_OP.__eq__, cats))
         ops = list(compress(host, is_op))
         names: list[int] = []
@@ -226,7 +216,7 @@ class ColumnFiller:
             out.launch.ts.fromlist([x.ts for x in launches])
             out.launch.dur.fromlist([x.dur for x in launches])
             out.launch.where.fromlist(list(compress(threads, is_launch)))
-            out.launch.name.fromlist(_ids(out.names, [x.name for x in launches]))
+            out.launch.name.fromlist(interned(out.names, [x.name for x in launches]))
             extend_ids(out.path, out.launch.corr, launches, self.corr(launches), "correlation")
         return names
 
@@ -237,10 +227,10 @@ class ColumnFiller:
         names = [(RANGE_ENTER if "_record_function_enter" in x.name else BUILTIN)
                  if x.name.startswith("<built-in") else x.name for x in calls]
         py = self.out.python
-        py.name.fromlist(_ids(self.out.names, names))
+        py.name.fromlist(interned(self.out.names, names))
         py.ts.fromlist([x.ts for x in calls])
         py.dur.fromlist([x.dur for x in calls])
-        py.where.fromlist(_ids(self.out.threads, [(x.pid, x.tid) for x in calls]))
+        py.where.fromlist(interned(self.out.threads, [(x.pid, x.tid) for x in calls]))
 
     def _shape_args(self, ops: list[Any], names: list[int], first: int) -> None:
         """The recorded arguments of the shaped ops among ``ops`` (the op column's from ``first``)."""
@@ -257,7 +247,7 @@ class ColumnFiller:
                 self.out.shape_args[first + i] = self.triples.setdefault(args, args)
 
     def _extend(self, evs: Events, xs: list[Any], where: list[int], *, corr: bool, ext: bool) -> list[int]:
-        names = _ids(self.out.names, [x.name for x in xs])
+        names = interned(self.out.names, [x.name for x in xs])
         evs.name.fromlist(names)
         evs.ts.fromlist([x.ts for x in xs])
         evs.dur.fromlist([x.dur for x in xs])
@@ -279,19 +269,11 @@ class ColumnFiller:
         self.add(kept, [ev.cat for ev in kept])
 
 
-def _ids(table: dict[Any, int], values: list[Any]) -> list[int]:
-    """The index of each value in ``table`` (a ``Table``: new values are added)."""
-    ids = list(map(table.get, values))
-    if None in ids:
-        ids = [table[v] for v in values]
-    return ids
-
-
 def event_filler(out: TraceColumns) -> ColumnFiller:
     """A filler of ``out`` from ``Event``s (their args a dict)."""
     return ColumnFiller(out, lambda evs: [ev.args.get("correlation", MISSING) for ev in evs],
                         lambda evs: [ev.args.get("External id", MISSING) for ev in evs],
-                        lambda evs: [tuple(_frozen(ev.args.get(k)) for k in ANALYSIS_ARGS[2:]) for ev in evs])
+                        lambda evs: [tuple(frozen(ev.args.get(k)) for k in ANALYSIS_ARGS[2:]) for ev in evs])
 
 
 def columns_of_events(events: list[Event], path: str = "") -> TraceColumns:
@@ -301,51 +283,14 @@ def columns_of_events(events: list[Event], path: str = "") -> TraceColumns:
     return _restored(out)
 
 
-@functools.lru_cache(maxsize=1)
-def _decoder() -> tuple[msgspec.json.Decoder, type]:
-    """As ``trace``'s decoder with ``args=ANALYSIS_ARGS``, but an absent args object is an
-    args struct of absent values (``MISSING``), so that ``args.a0`` always reads."""
-    raw_args = msgspec.defstruct(  # recorded shapes, types, values: raw, decoded for shaped ops alone
-        "AnalysisArgs", [("a0", Any, MISSING), ("a1", Any, MISSING), ("a2", msgspec.Raw, msgspec.Raw()),
-                         ("a3", msgspec.Raw, msgspec.Raw()), ("a4", msgspec.Raw, msgspec.Raw()),
-                         ("a5", msgspec.Raw, msgspec.Raw())],
-        rename={"a0": "correlation", "a1": "External id", "a2": "Input Dims", "a3": "Input type",
-                "a4": "Concrete Inputs", "a5": "Input Strides"},
-        frozen=True, gc=False,
-    )
-    complete = msgspec.defstruct(
-        "AnalysisEvent",
-        [("ts", float), ("cat", str, ""), ("name", str, ""), ("dur", float, NO_DUR),
-         ("pid", int | str, 0), ("tid", int | str, 0), ("args", raw_args, raw_args())],
-        tag_field="ph", tag="X", gc=False,
-    )
-    memory_args = msgspec.defstruct(
-        "MemoryArgs", [(f"a{i}", Any, MISSING) for i in range(4)],
-        rename={"a0": "Device Type", "a1": "Device Id", "a2": "Bytes", "a3": "Total Allocated"},
-        frozen=True, gc=False,
-    )
-    instant = msgspec.defstruct(  # profile_memory's "[memory]" events (core/memory.py)
-        "AnalysisInstant", [("ts", Any, MISSING), ("cat", str, ""), ("name", str, ""),
-                            ("args", memory_args, memory_args())],
-        tag_field="ph", tag="i", gc=False, namespace={"dur": 0.0},  # an instant lasts nothing
-    )
-    # the other phases' events build nothing; their category reads "" (a class attribute)
-    others = [msgspec.defstruct(f"AnalysisPhase{i}", [], tag_field="ph", tag=ph, gc=False,
-                                namespace={"cat": ""})
-              for i, ph in enumerate(OTHER_PHASES) if ph != "i"]
-    return msgspec.json.Decoder(list[Union[(complete, instant, *others)]], strict=False), complete  # noqa: UP007
-
-
 def load_columns(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> TraceColumns:
     """Read a trace straight into columns (what ``load_for_analysis`` keeps, without an
     ``Event`` per event). The errors of ``load_trace``."""
     p = Path(path)
     out = TraceColumns(path=str(p))
-    decoder, _ = _decoder()
+    decoder, _ = analysis_decoder()
     canon = category_map(COLUMN_CATEGORIES) | {INSTANT_CATEGORY: INSTANT_CATEGORY}
-    filler = ColumnFiller(out, lambda xs: [x.args.a0 for x in xs], lambda xs: [x.args.a1 for x in xs],
-                          lambda xs: [(_raw(bytes(x.args.a2)), _raw(bytes(x.args.a3)), _raw(bytes(x.args.a4)),
-                                       _raw(bytes(x.args.a5))) for x in xs])
+    filler = ColumnFiller(out, struct_correlations, struct_external_ids, struct_shape_args)
     odd, odd_filler = EventMaker(p, COLUMN_CATEGORIES, ANALYSIS_ARGS, None), event_filler(out)
 
     def run(raws: list[Any]) -> None:
@@ -371,23 +316,6 @@ def _restored(out: TraceColumns) -> TraceColumns:
     ranges = Ranges(out.names, out.python, out.op, out.markers, out.regions)
     out.restarted_ranges = restore_range_starts(ranges)
     return out
-
-
-def _frozen(value: Any) -> Any:
-    """Lists as tuples, all the way down (hashable)."""
-    return tuple(map(_frozen, value)) if isinstance(value, list) else value
-
-
-@functools.lru_cache(maxsize=4096)
-def _raw(value: bytes) -> Any:
-    """A raw JSON value decoded, lists as tuples; None where it is absent or not JSON. A loop
-    repeats its shapes every step: each distinct one is decoded once."""
-    if not value:
-        return None
-    try:
-        return _frozen(msgspec.json.decode(value))
-    except msgspec.DecodeError:
-        return None
 
 
 def _compiled_calls_as_ops(xs: list[Any], cats: list[str]) -> list[str]:
