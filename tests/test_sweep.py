@@ -477,7 +477,7 @@ def test_a_speedup_under_the_floor_never_prints_as_reaching_it():
     text = render_sweep(table)
     row = next(ln for ln in text.splitlines() if ln.startswith("mlp") and " default " in ln)
     assert row.split()[2] == "1.097x" and "1.10x" not in text
-    assert "default 1.097x (1 of 1 models)" in text
+    assert "default 1.097x (1 of 1 model)" in text
     assert re.search(r"^\| mlp +\| default +\| 1\.097x +\|", render_sweep(table, "markdown"), re.M)
     page = render_sweep_html(table)
     assert 'data-speedup="' in page and ">1.097x<small>" in page and "<strong>1.097x</strong>" in page

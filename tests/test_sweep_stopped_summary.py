@@ -160,11 +160,13 @@ def test_the_legend_names_only_the_columns_a_cell_has_figures_in():
 
 def test_the_heatmap_caption_offers_on_hover_only_what_a_cell_holds():
     sweep, results = _stopped_sweep()
-    assert "grey within noise</figcaption>" in render_sweep_html(build_table(sweep, results))
+    # no cell coloured: no colour named, nothing to hover for
+    assert ("<figcaption>Speedup over eager: no cell is coloured: none holds a speedup compare judged, timed by "
+            "a job that ran to its end (each cell says why)</figcaption>") in render_sweep_html(build_table(sweep, results))
     sweep.cells[0].status, sweep.cells[0].reason = CellStatus.DONE, None
     full = CompareResult.from_dict(json.loads(FIXTURE.read_text()))
-    page = render_sweep_html(build_table(sweep, {"mlp": full}))
-    assert "grey within noise; hover a cell for busy %, top category, compile time</figcaption>" in page
+    page = render_sweep_html(build_table(sweep, {"mlp": full}))  # default significantly slower: red alone
+    assert "eager: red slower (full colour at 2x); hover a cell for busy %, top category, compile time</figcaption>" in page
 
 
 def test_a_mode_with_no_geomean_reads_its_count():

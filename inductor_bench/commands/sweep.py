@@ -13,7 +13,7 @@ from ..core.compare_modes import DEFAULT_MODES
 from ..core.devices import AUTO
 from ..core.errors import BenchError, Interrupted, NotComparable, RegressionFound, UsageError, WorkerError
 from ..core.rundir import HTML_REPORT_FILE, REPORT_FILE
-from ..core.sweep_cells import progress_line
+from ..core.sweep_cells import models, progress_line
 from ..core.sweep_table import SweepTable, build_table, comparable_results, gate, workload_changes
 from ..render.doc import HTML
 from ..render.format import pct
@@ -212,7 +212,7 @@ def _exit_error(
     bad = table.sweep.unfinished()
     if bad:
         return WorkerError(
-            f"{len(bad)} of {len(table.sweep.cells)} models did not finish "
+            f"{len(bad)} of {models(len(table.sweep.cells))} did not finish "
             f"({', '.join(f'{c.model}: {c.status}' for c in bad)}); "
             "the same command retries them"
         )

@@ -65,8 +65,13 @@ def progress_line(sweep: Sweep, live: bool = False) -> str:
 
 def grid_size(sweep: Sweep) -> str:
     """``2 models x 3 modes``."""
-    m, k = len(sweep.cells), len(sweep.modes)
-    return f"{m} model{'s' * (m != 1)} x {k} mode{'s' * (k != 1)}"
+    k = len(sweep.modes)
+    return f"{models(len(sweep.cells))} x {k} mode{'s' * (k != 1)}"
+
+
+def models(n: int) -> str:
+    """``1 model``, ``2 models``."""
+    return f"{n} model{'s' * (n != 1)}"
 
 
 def last_error_line(log: str) -> str | None:

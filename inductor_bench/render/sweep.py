@@ -9,7 +9,7 @@ import json
 
 from ..core.categories import label
 from ..core.compare import EAGER
-from ..core.sweep_cells import grid_size, how_it_ended, progress_line
+from ..core.sweep_cells import grid_size, how_it_ended, models, progress_line
 from ..core.sweep_table import Figures, Gate, OtherWorkload, SweepTable
 from .doc import TEXT, Bar, Chart, Doc, Segment, new_doc
 from .format import interval_pct, interval_x, ms_precise, pct, seconds, speedup_at
@@ -92,7 +92,7 @@ def geomean_rows(table: SweepTable) -> list[list[str]]:
 def geomean_line(table: SweepTable) -> str:
     n = len(table.rows)
     parts = [  # no geomean: '-', its count saying why (``0 of 2 models``)
-        f"{mode} {geomean_text(table, mode) if g is not None else '-'} ({k} of {n} models"
+        f"{mode} {geomean_text(table, mode) if g is not None else '-'} ({k} of {models(n)}"
         f"{_left_out(table, mode)})"
         for mode, (g, k) in table.geomeans.items()
     ]
@@ -242,7 +242,7 @@ def speedup_chart(table: SweepTable) -> Chart | None:
     n = len(table.rows)
     bars = [
         Bar(mode, [Segment(g, mode)],
-            note=f"{geomean_text(table, mode)} over {table.reference} ({k} of {n} models)")
+            note=f"{geomean_text(table, mode)} over {table.reference} ({k} of {models(n)})")
         for mode, (g, k) in table.geomeans.items()
         if g is not None
     ]

@@ -20,22 +20,45 @@ FASTER_RGB = "45,164,78"
 SLOWER_RGB = "215,58,73"
 NOISE_RGB = "160,164,170"
 FULL_AT = 2.0  # a speedup (or slowdown) this large gets the strongest colour
+FASTER, SLOWER, NOISE = "faster", "slower", "noise"  # what a cell's colour says (``colour_kind``)
 STYLE = (
     "<style>.heat td.h{text-align:center;min-width:9em;font-variant-numeric:tabular-nums}"
     ".heat td.h small{display:block;opacity:.8}.heat th.m{text-align:left}</style>"
 )
 
 
-def cell_colour(f: Figures) -> str:
-    """The cell's background: ``rgba(...)``, or "" for none (also where its job did not run
-    to its end: its figures are out of the geomean)."""
+def colour_kind(f: Figures) -> str | None:
+    """``faster``, ``slower`` or ``noise``: what the cell's colour says; None for no colour (no
+    speedup compare judged, or its job did not run to its end: its figures are out of the geomean)."""
     if f.speedup is None or f.verdict in (None, TOO_FEW) or f.status != Status.OK:
-        return ""
+        return None
     if f.verdict != SIGNIFICANT:
+        return NOISE
+    return FASTER if f.speedup > 1 else SLOWER
+
+
+def cell_colour(f: Figures) -> str:
+    """The cell's background: ``rgba(...)``, or "" for none (``colour_kind``)."""
+    kind = colour_kind(f)
+    if kind is None:
+        return ""
+    if kind == NOISE:
         return f"rgba({NOISE_RGB},0.35)"
     strength = min(1.0, abs(math.log(f.speedup)) / math.log(FULL_AT))
-    rgb = FASTER_RGB if f.speedup > 1 else SLOWER_RGB
-    return f"rgba({rgb},{0.2 + 0.65 * strength:.2f})"
+    return f"rgba({FASTER_RGB if kind == FASTER else SLOWER_RGB},{0.2 + 0.65 * strength:.2f})"
+
+
+def colour_legend(figs: list[Figures]) -> str:
+    """What the colours of ``figs`` mean: of green, red and grey, those a cell has; where no cell
+    is coloured, why none is."""
+    kinds = {colour_kind(f) for f in figs}
+    judged = [words for kind, words in ((FASTER, "green faster"), (SLOWER, "red slower")) if kind in kinds]
+    parts = [", ".join(judged) + f" (full colour at {FULL_AT:g}x)"] if judged else []
+    parts += ["grey within noise"] if NOISE in kinds else []
+    if not parts:
+        return ("no cell is coloured: none holds a speedup compare judged, timed by a job that ran to its "
+                "end (each cell says why)")
+    return ", ".join(parts)
 
 
 def cell_tip(f: Figures, ref: str) -> str:
@@ -98,10 +121,7 @@ def heatmap(table: SweepTable) -> str:
         for m in modes
     )
     shown = [figs[m] for figs in table.rows.values() for m in modes]
-    caption = (
-        f"Speedup over {html.escape(table.reference)}: green faster, red slower (full colour "
-        f"at {FULL_AT:g}x), grey within noise{_hover_note(shown)}"
-    )
+    caption = f"Speedup over {html.escape(table.reference)}: {colour_legend(shown)}{_hover_note(shown)}"
     return (
         f'{STYLE}<figure class="heat"><figcaption>{caption}</figcaption><div class="scroll"><table>'
         f"<thead><tr><th>model</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
