@@ -28,7 +28,7 @@ from inductor_bench.core.diff import diff_results
 from inductor_bench.core.errors import DeviceError, ResultError, UsageError
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
 from inductor_bench.core.rundir import load_compare
-from inductor_bench.core.stats import t_quantile
+from inductor_bench.core.summaries import t_quantile
 from inductor_bench.core.vocab import Outcome, Status
 from inductor_bench.core.workload import WorkloadOptions
 from inductor_bench.render.compare import render_compare, verdict_line

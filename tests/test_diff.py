@@ -453,7 +453,7 @@ def step_interval(r: BreakdownResult) -> tuple[float, float]:
     (97.5%: t quantile 0.9875 over n - 1 degrees) added in quadrature, written out here."""
     import math
 
-    from inductor_bench.core.stats import t_quantile
+    from inductor_bench.core.summaries import t_quantile
 
     ms, h2 = 0.0, 0.0
     for g in r.graphs:

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from inductor_bench.core import stats
+from inductor_bench.core import paired_rounds, stats
 from inductor_bench.core.compare import CompareResult, ModeResult, judge, outside_load
 from inductor_bench.core.devices import backend
 from inductor_bench.core.diff import diff_results
@@ -264,8 +264,8 @@ def test_the_rounds_a_column_sat_out_are_said_with_why_and_left_out_of_its_ratio
     assert ("every column ran in (7 of the 12: mlp-2:default stopped after 9, having used up its time budget "
             "(--step-budget); slow:default stopped after 7, having reached its call limit, and sat out the rest)"
             ) in " ".join(render_compare(r).split())
-    assert len(stats.round_ratios(r.modes[0].paired_ms, r.modes[1].paired_ms)) == 9
-    assert len(stats.round_ratios(r.modes[0].paired_ms, r.modes[2].paired_ms)) == 7
+    assert len(paired_rounds.round_ratios(r.modes[0].paired_ms, r.modes[1].paired_ms)) == 9
+    assert len(paired_rounds.round_ratios(r.modes[0].paired_ms, r.modes[2].paired_ms)) == 7
 
 
 def test_columns_without_paired_samples_fall_back_to_their_own():
@@ -325,7 +325,7 @@ def test_one_model_against_itself_is_judged_from_the_saved_rounds(self_compare):
     pairs = [(ha, hb) for ha, hb in zip(a.paired_ms, b.paired_ms, strict=True) if ha and hb]  # a side done early sits out
     ratios = sorted(block_figure(hb) / block_figure(ha) for ha, hb in pairs)
     n = len(ratios)
-    k = stats.median_ci_rank(n, stats.PAIR_CONFIDENCE)
+    k = paired_rounds.median_ci_rank(n, paired_rounds.PAIR_CONFIDENCE)
     lo, mid, hi = ratios[k - 1], statistics.median(ratios), ratios[n - k]
     # the bounds as the report writes any interval: a bound that would round onto 1.00x gets
     # more places (``[1.00003x-1.04x]``), so that an interval excluding 1x never reads as reaching it

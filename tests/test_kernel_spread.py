@@ -9,7 +9,7 @@ import statistics
 from inductor_bench.core.autotune import build_report
 from inductor_bench.core.kernelfile import read_kernel_file
 from inductor_bench.core.peaks import Peak
-from inductor_bench.core.stats import summarize
+from inductor_bench.core.summaries import summarize
 from inductor_bench.render.kernel import render_kernel
 
 from .test_kernel_cli import RED, canned_response

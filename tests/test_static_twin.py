@@ -77,7 +77,7 @@ def noisy(mid: float, spread: float) -> list[float]:
 def test_the_report_puts_the_two_side_by_side_and_judges_them_as_diff_does(dynamic, suffix):
     """Synthetic samples, near the figures docs/breakdown.md measured for a small CNN's batch
     norm; each graph's figure is the steady mean of its samples, as in the graph table."""
-    from inductor_bench.core.stats import summarize
+    from inductor_bench.core.summaries import summarize
 
     s = graph("0-forward", 0.0, [[16, 8]])
     s.wall_samples_ms = noisy(0.529, 0.01)

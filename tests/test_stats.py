@@ -7,21 +7,22 @@ import statistics
 
 import pytest
 
-from inductor_bench.core import stats
+from inductor_bench.core import paired_rounds, stats
 from inductor_bench.core.devices import backend
+from inductor_bench.core.paired_rounds import PAIR_CONFIDENCE, median_ci_rank
 from inductor_bench.core.stats import (
     MAD_TO_SIGMA,
-    MEAN_CONFIDENCE,
     MIN_REL_CHANGE,
     MIN_SAMPLES,
-    PAIR_CONFIDENCE,
     SIGNIFICANT,
     TOO_FEW,
     WITHIN_NOISE,
-    add,
     compare_samples,
     judge,
-    median_ci_rank,
+)
+from inductor_bench.core.summaries import (
+    MEAN_CONFIDENCE,
+    add,
     sum_samples,
     summarize,
     summarize_steady,
@@ -164,7 +165,7 @@ def test_median_interval_ranks_of_the_published_table():
 
 def test_large_samples_use_the_normal_approximation_within_one_rank():
     exact = median_ci_rank.__wrapped__  # type: ignore[attr-defined]
-    import inductor_bench.core.stats as st
+    import inductor_bench.core.paired_rounds as st
 
     n = 1500
     approx_k = median_ci_rank(n)
@@ -263,17 +264,17 @@ def _drifting_rounds(n: int, ratio: float, jitter: float = 0.01) -> tuple[list[l
 
 def test_round_ratios_are_the_blocks_figures_ratios():
     # blocks below five calls keep every call: 4 / 3 and 2 / 4
-    assert stats.round_ratios([[1.0, 2.0, 9.0], [4.0]], [[4.0, 4.0, 4.0], [2.0]]) == [1.0, 0.5]
+    assert paired_rounds.round_ratios([[1.0, 2.0, 9.0], [4.0]], [[4.0, 4.0, 4.0], [2.0]]) == [1.0, 0.5]
     # from five calls a stall is left out of its block: (2 + 2 + 2 + 2) / 4 over 1
-    assert stats.round_ratios([[1.0] * 5], [[2.0, 2.0, 2.0, 2.0, 50.0]]) == [2.0]
-    assert stats.round_ratios([[1.0], []], [[2.0], [5.0]]) == [2.0]  # a round one side missed
+    assert paired_rounds.round_ratios([[1.0] * 5], [[2.0, 2.0, 2.0, 2.0, 50.0]]) == [2.0]
+    assert paired_rounds.round_ratios([[1.0], []], [[2.0], [5.0]]) == [2.0]  # a round one side missed
 
 
 def test_paired_rounds_cancel_drift():
     base, head = _drifting_rounds(20, 1.25)
     ch = stats.judge_paired(base, head, min_rel=0.10)
     ratios = sorted(1.25 * (1 + 0.01 * (1 if r % 2 else -1)) for r in range(20))
-    k = stats.median_ci_rank(20, stats.PAIR_CONFIDENCE)
+    k = median_ci_rank(20, PAIR_CONFIDENCE)
     assert ch.verdict == stats.SIGNIFICANT and ch.slower and not ch.faster
     assert ch.paired.rounds == 20
     assert ch.paired.ratio == pytest.approx(math.sqrt(ratios[9] * ratios[10]))  # the middle two
@@ -366,7 +367,7 @@ def test_a_compare_timed_on_a_loaded_machine_reads_the_same_speedup_either_way()
     default_over_eager = stats.judge_paired(rec["eager"], rec["default"])  # base eager, head default
     eager_over_default = stats.judge_paired(rec["default"], rec["eager"])
     assert default_over_eager.speedup * eager_over_default.speedup == pytest.approx(1.0, rel=1e-12)
-    logs = sorted(math.log(r) for r in stats.round_ratios(rec["eager"], rec["default"]))
+    logs = sorted(math.log(r) for r in paired_rounds.round_ratios(rec["eager"], rec["default"]))
     assert len(logs) == 10
     assert default_over_eager.speedup == pytest.approx(1.0 / math.exp((logs[4] + logs[5]) / 2), rel=1e-12)
     assert default_over_eager.verdict == eager_over_default.verdict == stats.WITHIN_NOISE

@@ -32,7 +32,8 @@ from .modes import KernelPatch
 from .one_code import RunKernels, one_code
 from .peaks import Peak
 from .results import BreakdownResult, KernelMatch, RetunedKernel
-from .stats import Change, Summary, compare_samples, interval_x_text, judge, summarize
+from .stats import Change, compare_samples, interval_x_text, judge
+from .summaries import Summary, summarize
 from .vocab import Change as KernelChange
 from .vocab import Tuning, Verdict
 

@@ -32,8 +32,8 @@ from .run_extras import StepTurns as StepTurns
 from .run_extras import TorchSettings as TorchSettings
 from .run_extras import Totals
 from .sources import CallSite, Origin, trim_json
-from .stats import Summary, summarize_steady
 from .steady import RULES, Steady, from_left_out
+from .summaries import Summary, summarize_steady
 from .vocab import CompileMode, Status
 
 SCHEMA = "inductor-bench/breakdown"

@@ -1,9 +1,7 @@
-"""Samples -> the policy's figure with its interval, and whether two sample sets really differ.
+"""Whether two sample sets really differ: the significance rule, on figures and on paired rounds.
 
-Every time is summarised by the one policy of ``core/steady.py``: the mean over the steady
-samples (the disturbed ones, far slower than the median, left out and counted). Its interval
-is the Student-t interval of that mean at ``MEAN_CONFIDENCE`` over the steady samples, whose
-tails the rule has cut (a mean's interval is only as good as its tails).
+Each side is summarised by ``core/summaries.py`` (the policy's figure, the mean over the steady
+samples, with its ``MEAN_CONFIDENCE`` Student-t interval).
 
 The rule, in one sentence: a change is **significant** when both sides have at least
 ``MIN_SAMPLES`` steady samples, the intervals of the two figures do not overlap, and the
@@ -15,9 +13,6 @@ when a side has fewer than ``MIN_SAMPLES``. Two intervals at 97.5% each hold bot
 with probability at least 95% (Bonferroni), so non-overlapping intervals mean a difference at
 that confidence; the ratio head / base then lies within ``Change.ratio_ci``, which reports print.
 
-A sum of independently measured parts (the graphs of a step, a category over graphs) is
-``add``: the figures add up exactly, the intervals' half-widths in quadrature.
-
 **Paired** (``judge_paired``): when both sides were timed in one process, their calls interleaved in
 blocks (round r: a block of base calls and a block of head calls, the order alternating), each round
 gives one ratio of the blocks' figures, head / base. Drift of the machine (another tenant, a clock, a
@@ -25,34 +20,26 @@ process that settles at a speed of its own) moves both blocks of a round alike a
 The change is the median of the rounds' ratios (of an even number, the geometric mean of the middle
 two), its interval the distribution-free ``PAIR_CONFIDENCE`` interval of that median (order statistics
 ``x_(k)``, ``x_(n-k+1)`` with ``k`` the largest rank for which a Binomial(n, 1/2) leaves at most the
-tail outside), and it is significant when the interval excludes 1 and the median ratio lies beyond the
-minimum relative change, the same symmetric test. A ratio is a verdict, not a time: no round is left out
-of it.
+tail outside: ``core/paired_rounds.py``), and it is significant when the interval excludes 1 and the
+median ratio lies beyond the minimum relative change, the same symmetric test. A ratio is a verdict,
+not a time: no round is left out of it.
 
 Pure Python; no torch.
 """
 
 from __future__ import annotations
 
-import math
-import statistics
-from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
+from .paired_rounds import PAIR_CONFIDENCE, Paired, median_ci_rank, median_ratio, round_ratios
 from .steady import MAD_TO_SIGMA as MAD_TO_SIGMA  # re-exported: reports quote it
-from .steady import mean, spread_sigma, steady, steady_mean
+from .summaries import Summary as Summary  # re-exported: a change is of two of them
+from .summaries import summarize as summarize
 from .vocab import Verdict
 
 # Below five samples the spread is mostly luck (with three samples it is the distance to one
 # neighbour), so no interval can be trusted and nothing is called significant.
 MIN_SAMPLES = 5
-
-# Confidence of each figure's interval; two of them make a 95% statement about the pair.
-MEAN_CONFIDENCE = 0.975
-PAIR_CONFIDENCE = 0.95
-# Binomial tails summed exactly up to this many samples; the normal approximation above.
-EXACT_UP_TO = 1000
 
 # Changes smaller than this are not called significant however tight the samples are:
 # two runs of the same model on the same machine differ by a few percent from clocks,
@@ -64,127 +51,6 @@ MIN_REL_CHANGE = 0.05
 SIGNIFICANT = Verdict.SIGNIFICANT
 WITHIN_NOISE = Verdict.WITHIN_NOISE
 TOO_FEW = Verdict.TOO_FEW
-
-
-@dataclass(frozen=True)
-class Summary:
-    """The policy's figure of one sample set (times in ms) with its interval."""
-
-    n: int  # steady samples (those the figure is the mean of)
-    ms: float  # the figure: the mean over the steady samples
-    low: float  # MEAN_CONFIDENCE interval of the figure
-    high: float
-    sigma: float = 0.0  # spread of the steady samples (steady.spread_sigma)
-    min: float = 0.0
-    max: float = 0.0
-    left_out: int = 0  # disturbed samples left out by the rule
-
-    @property
-    def spread_pct(self) -> float | None:
-        """Robust sigma as a percentage of the figure (None when the figure is 0)."""
-        return 100.0 * self.sigma / self.ms if self.ms > 0 else None
-
-    @property
-    def half_width(self) -> float:
-        return max(self.ms - self.low, self.high - self.ms)
-
-    def scaled(self, w: float) -> Summary:
-        """The figure of ``w`` calls of what this one measured once (a graph a step calls
-        twice): every time multiplied by ``w``; the samples and those left out the same."""
-        return Summary(n=self.n, ms=w * self.ms, low=w * self.low, high=w * self.high,
-                       sigma=w * self.sigma, min=w * self.min, max=w * self.max, left_out=self.left_out)
-
-    def to_dict(self) -> dict[str, float | int | None]:
-        return {
-            "n": self.n,
-            "ms": self.ms,
-            "ci": [self.low, self.high],
-            "sigma": self.sigma,
-            "spread_pct": self.spread_pct,
-            "min": self.min,
-            "max": self.max,
-            "left_out": self.left_out,
-        }
-
-
-def summarize(samples: Sequence[float], fallback: float | None = None) -> Summary:
-    """Apply the policy to raw samples: the steady ones summarised, the disturbed counted.
-    With no samples the figure is ``fallback`` (e.g. a figure saved without its samples)."""
-    st = steady(samples)
-    return summarize_steady(st.pick(samples), left_out=len(st.left_out), fallback=fallback)
-
-
-def summarize_steady(samples: Sequence[float], left_out: int = 0, fallback: float | None = None) -> Summary:
-    """Summarise samples the policy already kept (a kernel's time in its graph's steady
-    iterations): no sample is left out again, so the figure is the one the report shows."""
-    if not samples:
-        v = fallback if fallback is not None else 0.0
-        return Summary(n=0, ms=v, low=v, high=v, min=v, max=v, left_out=left_out)
-    xs = list(samples)
-    m = mean(xs)
-    h = _half_width(xs, m)
-    return Summary(
-        n=len(xs), ms=m, low=m - h, high=m + h, sigma=spread_sigma(xs), min=min(xs), max=max(xs),
-        left_out=left_out,
-    )
-
-
-def _half_width(xs: list[float], m: float) -> float:
-    """Student-t half-width of the mean at MEAN_CONFIDENCE; the whole range below 2 samples."""
-    n = len(xs)
-    if n < 2:
-        return 0.0
-    sd = math.sqrt(math.fsum((x - m) ** 2 for x in xs) / (n - 1))
-    return t_quantile(1.0 - (1.0 - MEAN_CONFIDENCE) / 2.0, n - 1) * sd / math.sqrt(n)
-
-
-def t_quantile(p: float, df: int) -> float:
-    """Student-t quantile by the Cornish-Fisher expansion around the normal one (within 0.5%
-    of the exact value from 4 degrees of freedom, 3% at 1)."""
-    z = statistics.NormalDist().inv_cdf(p)
-    g1 = (z**3 + z) / 4
-    g2 = (5 * z**5 + 16 * z**3 + 3 * z) / 96
-    g3 = (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384
-    g4 = (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160
-    d = float(max(df, 1))
-    return z + g1 / d + g2 / d**2 + g3 / d**3 + g4 / d**4
-
-
-def add(parts: Sequence[Summary]) -> Summary:
-    """The sum of independently measured parts: figures added exactly, half-widths in
-    quadrature; as many samples as the part with fewest (for the MIN_SAMPLES rule)."""
-    if not parts:
-        return summarize_steady([])
-    ms = math.fsum(p.ms for p in parts)
-    h = math.sqrt(math.fsum(p.half_width**2 for p in parts))
-    return Summary(
-        n=min(p.n for p in parts),
-        ms=ms,
-        low=ms - h,
-        high=ms + h,
-        sigma=math.sqrt(math.fsum(p.sigma**2 for p in parts)),
-        min=math.fsum(p.min for p in parts),
-        max=math.fsum(p.max for p in parts),
-        left_out=sum(p.left_out for p in parts),
-    )
-
-
-@lru_cache(maxsize=4096)
-def median_ci_rank(n: int, confidence: float = PAIR_CONFIDENCE) -> int:
-    """The rank k (1-based) of the interval [x_(k), x_(n-k+1)] that holds the median with at
-    least ``confidence``; 1 (the whole range) when no narrower one does."""
-    tail = (1.0 - confidence) / 2.0
-    if n > EXACT_UP_TO:
-        z = statistics.NormalDist().inv_cdf(1.0 - tail)
-        return max(1, math.floor(n / 2.0 - z * math.sqrt(n) / 2.0))
-    k, cdf, total = 0, 0.0, 1 << n  # int / int divides exactly for any n
-    while k < n:  # cdf = P(B <= k - 1)
-        p = math.comb(n, k) / total
-        if cdf + p > tail:
-            break
-        cdf += p
-        k += 1
-    return max(1, k)
 
 
 @dataclass(frozen=True)
@@ -282,35 +148,6 @@ class Change:
         return d
 
 
-@dataclass(frozen=True)
-class Paired:
-    """Head / base from interleaved rounds: the median of the rounds' ratios and its
-    PAIR_CONFIDENCE interval."""
-
-    rounds: int
-    ratio: float
-    low: float
-    high: float
-
-
-def round_ratios(base_blocks: list[list[float]], head_blocks: list[list[float]]) -> list[float]:
-    """One ratio per round both sides timed: the head block's figure over the base block's
-    (each block's steady mean, ``core/steady.py``)."""
-    out = []
-    for b, h in zip(base_blocks, head_blocks, strict=False):
-        if b and h:
-            mb = steady_mean(b)
-            if mb > 0:
-                out.append(steady_mean(h) / mb)
-    return out
-
-
-def median_ratio(ratios: Sequence[float]) -> float:
-    """The median of positive ratios on their logarithms (of an even number, the geometric mean
-    of the middle two): the median of the reciprocals is then one over it."""
-    return math.exp(statistics.median(math.log(r) for r in ratios))
-
-
 def judge_paired(
     base_blocks: list[list[float]], head_blocks: list[list[float]], min_rel: float = MIN_REL_CHANGE
 ) -> Change:
@@ -368,18 +205,6 @@ def compare_samples(
     """Judge two raw sample lists (ms), each through the policy. Fallbacks stand in for the
     figures of empty lists."""
     return judge(summarize(base, base_fallback), summarize(head, head_fallback), min_rel)
-
-
-def sum_samples(lists: list[list[float]]) -> list[float]:
-    """Element-wise sum of per-iteration sample lists, cut to the shortest.
-
-    Returns ``[]`` when the list is empty or any list has no samples: a sum with a
-    missing part would look faster than it is.
-    """
-    if not lists or any(not s for s in lists):
-        return []
-    n = min(len(s) for s in lists)
-    return [math.fsum(s[i] for s in lists) for i in range(n)]
 
 
 def interval_x_text(speedup_ci: tuple[float, float] | None) -> str:

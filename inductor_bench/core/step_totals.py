@@ -19,7 +19,7 @@ from collections import Counter
 from typing import Any, Protocol
 
 from .run_extras import Totals
-from .stats import Summary, add, sum_samples
+from .summaries import Summary, add, sum_samples
 
 
 class MeasuredGraph(Protocol):
@@ -105,7 +105,7 @@ def totals(graphs: list[MeasuredGraph]) -> Totals:
 
 def step_summary(graphs: list[MeasuredGraph]) -> Summary:
     """The step (or the script's graph calls) through the graphs' harnesses: each graph's
-    wall times its calls, added (``stats.add``)."""
+    wall times its calls, added (``summaries.add``)."""
     w = graph_weights(graphs)
     return add([g.summary(g.wall_samples_ms, g.wall_ms).scaled(w[g.id]) for g in graphs])
 

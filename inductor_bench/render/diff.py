@@ -10,7 +10,9 @@ from __future__ import annotations
 from ..core.categories import label
 from ..core.diff import ADDED, FASTER, REMOVED, SLOWER, Diff, KernelDiff, SectionDiff
 from ..core.graph_breaks import describe
-from ..core.stats import MEAN_CONFIDENCE, MIN_SAMPLES, PAIR_CONFIDENCE, TOO_FEW, WITHIN_NOISE, Change
+from ..core.paired_rounds import PAIR_CONFIDENCE
+from ..core.stats import MIN_SAMPLES, TOO_FEW, WITHIN_NOISE, Change
+from ..core.summaries import MEAN_CONFIDENCE
 from ..core.vocab import Verdict
 from . import charts_compare as charts
 from .diff_roofline import roofline_block

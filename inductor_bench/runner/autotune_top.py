@@ -20,7 +20,7 @@ from ..core.compiled_from import module_texts
 from ..core.devices import backend
 from ..core.results import BreakdownResult, KernelRetuning, Recompile
 from ..core.rundir import AUTOTUNE_DIR
-from ..core.stats import summarize
+from ..core.summaries import summarize
 from ..core.vocab import CompileMode
 from ..core.workload import FACTORY_KIND, WorkloadOptions
 from .compare import CompareRun

@@ -27,7 +27,7 @@ from ..core.vocab import Stop
 MAX_BLOCK_STEPS = 25
 # Rounds a side runs before its time budget may end it: a paired verdict needs 5 rounds
 # (stats.MIN_SAMPLES) and from 9 its 95% interval leaves out the most extreme ratio on each
-# side (stats.median_ci_rank), so that one disturbed round sets neither bound. Seen on a loaded
+# side (paired_rounds.median_ci_rank), so that one disturbed round sets neither bound. Seen on a loaded
 # 2-core machine: eager's first block of 25 calls, 13 of them stalled at 176 ms, used up its 1 s
 # budget, and every speedup of the compare rested on that one round.
 MIN_ROUNDS = 10
