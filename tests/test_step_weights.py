@@ -376,7 +376,7 @@ def test_calls_are_counted_unless_torch_replayed_the_graph_from_a_cuda_graph(tmp
     state says why), so every call went through the counted call; only a graph that runs under
     CUDA graphs goes uncounted (before: a warm-cache max-autotune script lost its call counts)."""
     from inductor_bench.core.modparse import parse_module
-    from inductor_bench.runner.graph_sources import GraphSource
+    from inductor_bench.runner.graphs import GraphSource
     from inductor_bench.runner.pipeline import counted_calls
 
     def src(state):
