@@ -178,7 +178,7 @@ def test_a_main_kernel_also_launched_by_calls_not_followed_counts_only_the_follo
     kernels (gemm once, reduce once), not (3 + 1) / 3 as gemm's launches of every op read."""
     from inductor_bench.core.call_groups import kernels_a_call, set_beside
     from inductor_bench.core.device_calls import call_launches
-    from inductor_bench.core.results import GraphResult, KernelStat, _graph_from_dict
+    from inductor_bench.core.graph_result import GraphResult, KernelStat, graph_from_dict
     from inductor_bench.core.trace import Event, Trace
 
     evs, corr = [], iter(range(1, 100))
@@ -211,7 +211,7 @@ def test_a_main_kernel_also_launched_by_calls_not_followed_counts_only_the_follo
     assert gemm.own_calls == 1.0  # one launch of gemm an iteration under the mm call
     assert kernels_a_call(gemm) == 2.0
     # saved and read back the same; a result saved before they were recorded reads all launches
-    back = _graph_from_dict(json.loads(json.dumps(g.to_dict()))).kernels[0]
+    back = graph_from_dict(json.loads(json.dumps(g.to_dict()))).kernels[0]
     assert back.own_calls == 1.0 and kernels_a_call(back) == 2.0
     assert kernels_a_call(dataclasses.replace(gemm, own_calls=None)) == (3.0 + 1.0) / 3.0
 

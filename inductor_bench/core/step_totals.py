@@ -23,7 +23,7 @@ from .summaries import Summary, add, sum_samples
 
 
 class MeasuredGraph(Protocol):
-    """What these sums read of a graph (``results.GraphResult``, which imports this module)."""
+    """What these sums read of a graph (``graph_result.GraphResult``; ``results.py`` imports this module)."""
 
     id: str
     calls: float | None
