@@ -15,7 +15,7 @@ from inductor_bench.core.diff import diff_results
 from inductor_bench.core.results import BreakdownResult, GraphResult
 from inductor_bench.render.breakdown import render_breakdown
 from inductor_bench.runner.dynamo_frame import compiled_code
-from inductor_bench.runner.graphs import _share_code
+from inductor_bench.runner.graph_sources import _share_code
 
 FORWARD = {"name": "Block.forward", "file": "/m/transformer_block.py", "line": 19}
 RESUMED = {"name": "torch_dynamo_resume_in_f_at_10", "file": "/m/script.py", "line": 10}

@@ -19,7 +19,7 @@ from inductor_bench.core.kernelfile import run_kernel_file
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
 from inductor_bench.core.rundir import DIGESTS_FILE
 from inductor_bench.render.breakdown import render_breakdown
-from inductor_bench.runner.graphs import collect_graphs
+from inductor_bench.runner.graph_sources import collect_graphs
 from inductor_bench.runner.kernelbench import _listed_here
 from inductor_bench.runner.rundir import record_digests
 

@@ -13,6 +13,7 @@ from inductor_bench.core.processes import merge_responses, share_windows
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
 from inductor_bench.render.breakdown import render_breakdown
 from inductor_bench.runner import graphs as graphs_mod
+from inductor_bench.runner.graph_sources import GraphSource
 from inductor_bench.runner.settings import RunSettings
 
 
@@ -74,12 +75,12 @@ def test_no_answers_is_an_error():
 # -- the runner's passes, with the worker and the analysis replaced --------------------------
 
 
-def _source(tmp_path: Path, gid: str) -> graphs_mod.GraphSource:
+def _source(tmp_path: Path, gid: str) -> GraphSource:
     gdir = tmp_path / "graphs" / gid
     gdir.mkdir(parents=True)
     (gdir / "module.py").write_text("# synthetic\n")
     g = GraphResult(id=gid, role="forward", module=f"graphs/{gid}/module.py", device="cpu")
-    return graphs_mod.GraphSource(g, gdir / "module.py", info=None, kernel_files={})  # type: ignore[arg-type]
+    return GraphSource(g, gdir / "module.py", info=None, kernel_files={})  # type: ignore[arg-type]
 
 
 @pytest.fixture

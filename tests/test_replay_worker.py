@@ -22,7 +22,8 @@ def test_the_profile_request_carries_the_plan_made_from_torchs_recorded_state(tm
 
     from inductor_bench.core.rundir import MODULES_LOG
     from inductor_bench.runner.cudagraph_state import SHA_KEY, STATE_KEY, text_sha
-    from inductor_bench.runner.graphs import collect_graphs, profile_request
+    from inductor_bench.runner.graph_sources import collect_graphs
+    from inductor_bench.runner.graphs import profile_request
     from inductor_bench.runner.settings import RunSettings
 
     from .conftest import FIXTURES

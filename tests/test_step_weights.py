@@ -20,6 +20,7 @@ from inductor_bench.core.diff import diff_results
 from inductor_bench.core.outside import OutsideOp, OutsideProfile
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat, StepTurns
 from inductor_bench.core.rundir import load_breakdown
+from inductor_bench.core.stats import summarize_steady
 from inductor_bench.core.step import (
     gain_frame,
     split_in_turns,
@@ -28,7 +29,6 @@ from inductor_bench.core.step import (
     turns_slowdown,
     turns_step_off,
 )
-from inductor_bench.core.summaries import summarize_steady
 from inductor_bench.core.views import by_line, by_module, step_units, units
 from inductor_bench.render import format as fmt
 from inductor_bench.render.breakdown import render_breakdown
@@ -376,7 +376,7 @@ def test_calls_are_counted_unless_torch_replayed_the_graph_from_a_cuda_graph(tmp
     state says why), so every call went through the counted call; only a graph that runs under
     CUDA graphs goes uncounted (before: a warm-cache max-autotune script lost its call counts)."""
     from inductor_bench.core.modparse import parse_module
-    from inductor_bench.runner.graphs import GraphSource
+    from inductor_bench.runner.graph_sources import GraphSource
     from inductor_bench.runner.pipeline import counted_calls
 
     def src(state):

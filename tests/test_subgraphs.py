@@ -78,7 +78,7 @@ def test_a_model_graph_with_benchmark_in_its_text_is_not_a_subgraph():
 
 
 def test_collect_graphs_profiles_only_the_model_graph(tmp_path):
-    from inductor_bench.runner.graphs import collect_graphs
+    from inductor_bench.runner.graph_sources import collect_graphs
 
     mods = []
     for m in recorded():  # the worker's records, as read back from modules.jsonl

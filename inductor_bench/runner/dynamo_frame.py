@@ -9,7 +9,7 @@ function among its free variables (``_compile``'s ``locals``, or its ``closure``
 is recorded beside it as what it wraps.
 
 A backward module is written when the first backward runs, with no Dynamo frame on the stack:
-it takes its forward's code (the same frame id and compile id), in ``runner/graphs.py``."""
+it takes its forward's code (the same frame id and compile id), in ``runner/graph_sources.py``."""
 
 from __future__ import annotations
 

@@ -24,7 +24,8 @@ from .batch import Standby
 from .cache import check_caches, run_cache
 from .capture import inductor_env
 from .compile_phase import named_on_timeout, phase_file
-from .graphs import GraphSource, collect_graphs, not_profiled, profile_graphs
+from .graph_sources import GraphSource, collect_graphs
+from .graphs import not_profiled, profile_graphs
 from .presence import check_requested, device_words
 from .rundir import header, new_run_dir, planned_run_dir, save_meta, save_result, writing
 from .settings import RunSettings
