@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.core.ranks import analyze_ranks
+from inductor_bench.core.analyze_ranks import analyze_ranks
 from inductor_bench.core.trace_sets import Origin, analyze_cycles, one_process, origin_of
 
 from .test_analyze import merged_length, raw_events, run_cli

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from inductor_bench.core.analyze import analyze_file
+from inductor_bench.core.analyze_ranks import analyze_ranks
 from inductor_bench.core.memory import StepMemory, device_label
-from inductor_bench.core.ranks import analyze_ranks
 from inductor_bench.render.analyze import render_analyze
 from inductor_bench.render.ranks import render_ranks
 

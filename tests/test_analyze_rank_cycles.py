@@ -11,8 +11,8 @@ import re
 import shutil
 from pathlib import Path
 
+from inductor_bench.core.analyze_ranks import analyze_ranks
 from inductor_bench.core.rank_cycles import analyze_rank_cycles, repeats_ranks
-from inductor_bench.core.ranks import analyze_ranks
 from inductor_bench.core.trace_sets import origin_of
 
 from .conftest import FIXTURES

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.core.ranks import analyze_ranks, intersection_length, merged, rank_of, rank_summary
+from inductor_bench.core.analyze_ranks import analyze_ranks
+from inductor_bench.core.ranks import intersection_length, merged, rank_of, rank_summary
 
 from .conftest import FIXTURES
 from .test_analyze import merged_length, raw_events, run_cli

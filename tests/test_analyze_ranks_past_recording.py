@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from inductor_bench.cli import main
-from inductor_bench.core.ranks import analyze_ranks
+from inductor_bench.core.analyze_ranks import analyze_ranks
 from inductor_bench.core.trace_sets import analyze_cycles
 from inductor_bench.render.analyze_cycles import render_cycles
 from inductor_bench.render.ranks import render_ranks

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.core.ranks import analyze_ranks
+from inductor_bench.core.analyze_ranks import analyze_ranks
 from inductor_bench.render.ranks import render_ranks
 
 from .test_graph_replays import HTA, RANK0, _raw

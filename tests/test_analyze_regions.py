@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from inductor_bench.core.analyze import analyze_file
+from inductor_bench.core.analyze_ranks import analyze_ranks
 from inductor_bench.core.analyze_result import steady_indices
-from inductor_bench.core.ranks import analyze_ranks
 from inductor_bench.core.steady import steady
 from inductor_bench.core.typical_step import steady_regions
 from inductor_bench.render.analyze import render_analyze

@@ -11,7 +11,7 @@ import shutil
 from dataclasses import asdict
 from pathlib import Path
 
-from inductor_bench.core.ranks import analyze_ranks
+from inductor_bench.core.analyze_ranks import analyze_ranks
 
 from .test_analyze import run_cli
 

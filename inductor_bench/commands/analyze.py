@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 
 from ..core.analyze import analyze_file
+from ..core.analyze_ranks import analyze_ranks
 from ..core.rank_cycles import analyze_rank_cycles, repeats_ranks
-from ..core.ranks import analyze_ranks
 from ..core.trace_files import trace_files
 from ..core.trace_sets import analyze_cycles, graph_traces, one_process
 from ..render.analyze import DEFAULT_TOP, render_analyze

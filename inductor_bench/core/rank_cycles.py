@@ -13,9 +13,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .analyze_ranks import ranks_result, read_summaries
 from .columns import STEP_NAME
 from .errors import NothingProfiled, TimesLost, UsageError
-from .ranks import RankResult, RanksResult, rank_of, ranks_result, read_summaries
+from .ranks import RankResult, RanksResult, rank_of
 from .trace_sets import origin_of
 
 SCHEMA = "inductor-bench/analyze-rank-cycles"
