@@ -20,7 +20,6 @@ from inductor_bench.core.diff import diff_results
 from inductor_bench.core.outside import OutsideOp, OutsideProfile
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat, StepTurns
 from inductor_bench.core.rundir import load_breakdown
-from inductor_bench.core.stats import summarize_steady
 from inductor_bench.core.step import (
     gain_frame,
     split_in_turns,
@@ -29,6 +28,7 @@ from inductor_bench.core.step import (
     turns_slowdown,
     turns_step_off,
 )
+from inductor_bench.core.summaries import summarize_steady
 from inductor_bench.core.views import by_line, by_module, step_units, units
 from inductor_bench.render import format as fmt
 from inductor_bench.render.breakdown import render_breakdown
