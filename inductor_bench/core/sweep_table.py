@@ -97,6 +97,9 @@ class Gate:
     # ``other_workload``, not judged
     settings: list[str] = field(default_factory=list)
     other_workload: list[OtherWorkload] = field(default_factory=list)
+    # model -> the warnings ``diff`` gives for its two compares, in diff's words ("base": the
+    # baseline's, "head": this sweep's): torch settings, caches, freezing, sizes that differ...
+    warnings: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -291,6 +294,8 @@ def gate(
         except UsageError as e:
             g.unmeasured.append(f"{model}: {e}")
             continue
+        if d.warnings:
+            g.warnings[model] = d.warnings
         if d.other_workload:  # as diff: the figures side by side, no verdict
             g.other_workload.append(OtherWorkload(model, d.other_workload, [
                 (s.mode, s.step.base.ms, s.step.head.ms) for s in d.sections]))

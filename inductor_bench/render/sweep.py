@@ -201,6 +201,22 @@ def _figures_note(table: SweepTable) -> list[str]:
     return ["; ".join(parts)] if parts else []
 
 
+def baseline_warnings(table: SweepTable) -> list[str]:
+    """The warnings ``diff`` gives for each model's two compares, in its words (base: the baseline's,
+    head: this sweep's): ``warning: mlp against the baseline: torch settings differ: ...``; of this
+    sweep's side, those the notes do not give already (its steps or profiles measured disturbed)."""
+    if table.gate is None:
+        return []
+    return [f"warning: {model} against the baseline: {w}" for model, lines in table.gate.warnings.items()
+            for w in lines if w not in _said_of_head(table, model)]
+
+
+def _said_of_head(table: SweepTable, model: str) -> set[str]:
+    """What the notes say of ``model``'s disturbed steps and profiles, as diff words it of its head."""
+    said = {f"head: {line}" for line in table.step_disturbed.get(model, [])}
+    return said | {f"head: {f.mode}: {d}" for f in table.rows.get(model, {}).values() for d in f.disturbed}
+
+
 def notes(table: SweepTable) -> list[str]:
     s = table.sweep
     out = [
@@ -215,6 +231,7 @@ def notes(table: SweepTable) -> list[str]:
         out.append(f"{DISTURBED_MARK.strip()} {f.model} {f.mode}: profiled disturbed, its busy % and top "
                    f"category may be off: {'; '.join(f.disturbed)}")
     out += [f"warning: {model}: {line}" for model, lines in table.step_disturbed.items() for line in lines]
+    out += baseline_warnings(table)
     if table.reference != "eager":
         out.append(f"no eager column (--no-eager): speedups are over the first mode, {table.reference}")
     if s.shard and not s.cells:
