@@ -14,7 +14,7 @@ from inductor_bench import cli
 from inductor_bench.core.workload import WorkloadOptions
 from inductor_bench.runner import compare as runner_compare
 from inductor_bench.runner import sweep_run
-from inductor_bench.runner.compare import column_dir
+from inductor_bench.runner.compare_names import column_dir
 
 from .conftest import MODELS
 
@@ -113,7 +113,7 @@ def test_a_compare_of_model_files_one_with_a_space_in_its_name_names_it_without_
     def ran(opts, modes, run, run_dir, result, name, sides):
         columns.extend(column_dir(run_dir, name, m).relative_to(run_dir).as_posix() for m in modes)
 
-    monkeypatch.setattr(runner_compare, "_run_modes", ran)
+    monkeypatch.setattr(runner_compare, "run_modes", ran)
     files = [WorkloadOptions(path=str(model), device="cpu"), WorkloadOptions(path=MLP, device="cpu")]
     result, _, err = runner_compare.run_compare(files[0], ["eager", "default"], also=files[1:],
                                                 root=tmp_path / "runs")

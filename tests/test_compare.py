@@ -20,9 +20,8 @@ from inductor_bench.core.compare import (
     COMPARE_SCHEMA,
     CompareResult,
     ModeResult,
-    parse_modes,
-    skip_reason,
 )
+from inductor_bench.core.compare_modes import parse_modes, skip_reason
 from inductor_bench.core.compare_summary import quiet_moments, reference, timed
 from inductor_bench.core.diff import diff_results
 from inductor_bench.core.errors import DeviceError, ResultError, UsageError
@@ -33,7 +32,8 @@ from inductor_bench.core.vocab import Outcome, Status
 from inductor_bench.core.workload import WorkloadOptions
 from inductor_bench.render.compare import render_compare, verdict_line
 from inductor_bench.render.doc import TextDoc, new_doc
-from inductor_bench.runner.compare import _execution_order, run_compare
+from inductor_bench.runner.compare import run_compare
+from inductor_bench.runner.compare_columns import execution_order
 
 from .conftest import MODELS
 
@@ -119,7 +119,7 @@ def test_parse_modes_rejects_bad_lists(text, eager, message):
 
 
 def test_cuda_graph_only_modes_run_last_and_skip_off_cuda():
-    order = _execution_order(["reduce-overhead", "max-autotune", "eager", "default"])
+    order = execution_order(["reduce-overhead", "max-autotune", "eager", "default"])
     assert order == ["eager", "max-autotune", "default", "reduce-overhead"]
     assert "CUDA graphs need a CUDA device" in skip_reason("reduce-overhead", "cpu")
     assert skip_reason("reduce-overhead", "cuda") is None
@@ -334,7 +334,7 @@ def _gate_md(r, gate_line) -> str:
 )
 def test_the_gate_gives_no_verdict_on_a_column_not_measured(head_default, errors, why):
     from inductor_bench.commands.compare import exit_error
-    from inductor_bench.core.compare import not_measured, regressions
+    from inductor_bench.core.compare_gate import not_measured, regressions
     from inductor_bench.core.errors import Interrupted, NotComparable, WorkerError
     from inductor_bench.render.compare import gate_line, model_verdicts
 
@@ -361,7 +361,7 @@ def test_the_gate_gives_no_verdict_on_a_column_not_measured(head_default, errors
 
 def test_the_gate_judges_columns_measured_on_both_sides():
     from inductor_bench.commands.compare import exit_error
-    from inductor_bench.core.compare import not_measured
+    from inductor_bench.core.compare_gate import not_measured
     from inductor_bench.render.compare import gate_line
 
     r = two_files({})
@@ -471,19 +471,19 @@ def test_columns_that_compiled_the_same_code_are_grouped_and_said_so():
 
 def test_a_columns_code_is_read_from_its_modules_only_when_every_graph_was_measured(tmp_path):
     from inductor_bench.core.compiled_from import code_digest
-    from inductor_bench.runner.compare import _codes
+    from inductor_bench.runner.compare_columns import codes
 
     (tmp_path / "graphs").mkdir()
     (tmp_path / "graphs" / "f.py").write_text("def call(args):\n    pass\n")
     graphs = [GraphResult("0-forward", "forward", module="graphs/f.py"),
               GraphResult("0-backward", "backward", module="graphs/b.py")]
     m = ModeResult(mode="default", run_dir=str(tmp_path), breakdown=BreakdownResult("m", graphs=graphs[:1]))
-    assert _codes(m) == {"0-forward": code_digest("def call(args):\n    pass\n")}
+    assert codes(m) == {"0-forward": code_digest("def call(args):\n    pass\n")}
     m.breakdown.graphs = graphs  # a module missing on disk: nothing said
-    assert _codes(m) == {}
+    assert codes(m) == {}
     m.breakdown.graphs = [GraphResult("0-forward", "forward", module="graphs/f.py", status="failed")]
-    assert _codes(m) == {}
-    assert _codes(ModeResult(mode="eager")) == {}
+    assert codes(m) == {}
+    assert codes(ModeResult(mode="eager")) == {}
 
 
 @pytest.mark.e2e

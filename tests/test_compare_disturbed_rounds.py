@@ -11,7 +11,8 @@ import statistics
 
 import pytest
 
-from inductor_bench.core.compare import CompareResult, regressions
+from inductor_bench.core.compare import CompareResult
+from inductor_bench.core.compare_gate import regressions
 from inductor_bench.render.compare import gate_line, render_compare, verdict_line
 from inductor_bench.render.doc import new_doc
 

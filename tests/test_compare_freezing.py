@@ -14,7 +14,8 @@ from inductor_bench.core.diff import diff_results
 from inductor_bench.core.workload import WorkloadOptions
 from inductor_bench.render.compare import render_compare
 from inductor_bench.render.diff import render_diff
-from inductor_bench.runner.compare import CompareRun, _header
+from inductor_bench.runner.compare import _header
+from inductor_bench.runner.compare_timer import CompareRun
 
 from .test_diff import base_result
 from .test_diff_freezing import NOTE

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from inductor_bench.core.compare import NOT_RUN_INTERRUPTED, ModeResult, not_measured, parse_modes
+from inductor_bench.core.compare import NOT_RUN_INTERRUPTED, ModeResult
+from inductor_bench.core.compare_gate import not_measured
+from inductor_bench.core.compare_modes import parse_modes
 from inductor_bench.core.errors import Interrupted
 from inductor_bench.core.rundir import load_compare
 from inductor_bench.core.vocab import Status
@@ -26,7 +28,7 @@ def _eager_then_ctrl_c(opts, mode_dir, run):
 
 
 def test_an_interrupted_compare_keeps_its_unfinished_columns(tmp_path, monkeypatch):
-    monkeypatch.setattr("inductor_bench.runner.compare.run_mode", _eager_then_ctrl_c)
+    monkeypatch.setattr("inductor_bench.runner.compare_columns.run_mode", _eager_then_ctrl_c)
     opts = WorkloadOptions(path=str(MODELS / "mlp.py"), device="cpu")
     _, run_dir, err = run_compare(opts, parse_modes("default,max-autotune"), out=tmp_path / "cmp")
     assert isinstance(err, Interrupted)
@@ -48,7 +50,7 @@ def test_an_interrupted_compare_keeps_its_unfinished_columns(tmp_path, monkeypat
 
 
 def test_two_files_interrupted_in_the_head_leave_the_gate_no_verdict(tmp_path, monkeypatch):
-    monkeypatch.setattr("inductor_bench.runner.compare.run_mode", _eager_then_ctrl_c)
+    monkeypatch.setattr("inductor_bench.runner.compare_columns.run_mode", _eager_then_ctrl_c)
     opts = WorkloadOptions(path=str(MODELS / "mlp.py"), device="cpu")
     head = WorkloadOptions(path=str(MODELS / "mlp_slow.py"), device="cpu")
     _, run_dir, _ = run_compare(opts, parse_modes("default"), also=[head], out=tmp_path / "cmp")

@@ -10,7 +10,8 @@ from inductor_bench.core.compare import CompareResult, ModeResult
 from inductor_bench.core.compare_summary import summary
 from inductor_bench.core.results import BreakdownResult, GraphResult, StepTurns
 from inductor_bench.render.compare import render_compare
-from inductor_bench.runner.compare import CompareRun, _time_interleaved
+from inductor_bench.runner.compare import _time_interleaved
+from inductor_bench.runner.compare_timer import CompareRun
 
 
 class StandInTimer(CompareRun):

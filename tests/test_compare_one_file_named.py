@@ -6,7 +6,7 @@ times eager and is interrupted in default's compile)."""
 
 from __future__ import annotations
 
-from inductor_bench.core.compare import parse_modes
+from inductor_bench.core.compare_modes import parse_modes
 from inductor_bench.core.rundir import load_compare
 from inductor_bench.core.workload import WorkloadOptions
 from inductor_bench.render.compare import render_compare
@@ -17,7 +17,7 @@ from .test_compare_interrupted import _eager_then_ctrl_c
 
 
 def test_one_file_named_is_titled_by_the_name_with_plain_columns(tmp_path, monkeypatch):
-    monkeypatch.setattr("inductor_bench.runner.compare.run_mode", _eager_then_ctrl_c)
+    monkeypatch.setattr("inductor_bench.runner.compare_columns.run_mode", _eager_then_ctrl_c)
     opts = WorkloadOptions(path=str(MODELS / "mlp.py"), device="cpu")
     _, run_dir, _ = run_compare(opts, parse_modes("default"), out=tmp_path / "cmp", names=["x"])
     r = load_compare(run_dir)

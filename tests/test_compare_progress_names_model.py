@@ -9,7 +9,8 @@ import contextlib
 from pathlib import Path
 from types import SimpleNamespace
 
-from inductor_bench.core.compare import ModeResult, parse_modes
+from inductor_bench.core.compare import ModeResult
+from inductor_bench.core.compare_modes import parse_modes
 from inductor_bench.core.progress import Progress
 from inductor_bench.core.workload import WorkloadOptions
 from inductor_bench.runner import pipeline
@@ -55,7 +56,7 @@ def test_each_model_files_columns_run_under_its_name(tmp_path, monkeypatch):
         m = ModeResult(mode=opts.mode, compile_s=0.0, step_samples_ms=[1.0] * 10, run_dir=str(mode_dir))
         return m, SimpleNamespace(device="cpu", device_name="a CPU", versions={}, cache_dir=None), None
 
-    monkeypatch.setattr("inductor_bench.runner.compare.run_mode", run_mode)
+    monkeypatch.setattr("inductor_bench.runner.compare_columns.run_mode", run_mode)
     monkeypatch.setattr("inductor_bench.runner.compare._time_interleaved", lambda *a: None)
     one = WorkloadOptions(path=str(MODELS / "mlp.py"), device="cpu")
     run_compare(one, parse_modes("default"), out=tmp_path / "one", also=None)

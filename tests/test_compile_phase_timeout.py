@@ -168,7 +168,7 @@ def test_a_compare_whose_interleaved_timing_was_killed_exits_as_a_worker_past_it
         sides.append((column, {}))
 
     monkeypatch.setattr(runner_compare.CompareRun, "time_sides", killed)
-    monkeypatch.setattr(runner_compare, "_run_modes", one_column)
+    monkeypatch.setattr(runner_compare, "run_modes", one_column)
     model = tmp_path / "m.py"
     model.write_text(SLOW_STEP)
     result, _, err = runner_compare.run_compare(WorkloadOptions(path=str(model), device="cpu"),
@@ -179,14 +179,14 @@ def test_a_compare_whose_interleaved_timing_was_killed_exits_as_a_worker_past_it
 
 def test_the_progress_line_of_a_timing_worker_past_its_timeout_says_so(tmp_path, monkeypatch):
     # it had ended "timing its steps (10000 calls): failed (901.2 s)"
-    from inductor_bench.runner import compare as runner_compare
+    from inductor_bench.runner import compare_timer
 
     def killed(*args, **kwargs):
         raise WorkerTimeout("timer worker exceeded --timeout 900s and was killed")
 
-    monkeypatch.setattr(runner_compare, "run_worker", killed)
+    monkeypatch.setattr(compare_timer, "run_worker", killed)
     out = io.StringIO()
-    run = runner_compare.CompareRun(repeat=10000, settings=RunSettings(timeout=900.0, progress=TerminalProgress(out)))
+    run = compare_timer.CompareRun(repeat=10000, settings=RunSettings(timeout=900.0, progress=TerminalProgress(out)))
     with pytest.raises(WorkerTimeout):
         run.time_sides([{}], "cpu", tmp_path, "timing its steps (10000 calls)")
     assert out.getvalue().splitlines()[-1].rsplit(" (", 1)[0] == (

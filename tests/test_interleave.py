@@ -23,7 +23,8 @@ from inductor_bench.core.steady import steady_mean
 from inductor_bench.core.step import split_step
 from inductor_bench.render.compare import model_verdicts, render_compare
 from inductor_bench.render.format import speedup_at, speedup_x
-from inductor_bench.runner.compare import CompareRun, model_names
+from inductor_bench.runner.compare_names import model_names
+from inductor_bench.runner.compare_timer import CompareRun
 from inductor_bench.runner.rounds import (
     CALL_LIMIT,
     MAX_BLOCK_STEPS,

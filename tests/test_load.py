@@ -115,7 +115,7 @@ def test_step_timing_stops_at_the_budget_but_not_before_the_minimum(monkeypatch)
 
 
 def test_compare_times_by_budget_unless_repeat_is_given():
-    from inductor_bench.runner.compare import MAX_STEPS, MIN_STEPS, WARMUP_STEPS, CompareRun
+    from inductor_bench.runner.compare_timer import MAX_STEPS, MIN_STEPS, WARMUP_STEPS, CompareRun
     from inductor_bench.runner.settings import DEFAULT_STEPS, STEP_BUDGET_S
     from inductor_bench.runner.settings import MIN_STEPS as BREAKDOWN_MIN_STEPS
 

@@ -115,7 +115,7 @@ def test_out_under_a_file_is_bad_input_before_any_work(capsys, monkeypatch, tmp_
     (tmp_path / "f").write_text("mine")
     compile_called: list[str] = []  # the run directory is claimed inside the run: its compile is the work
     monkeypatch.setattr(pipeline, "compile_workload", lambda *a, **k: compile_called.append("compile"))
-    monkeypatch.setattr(runner_compare, "_run_modes", lambda *a, **k: compile_called.append("modes"))
+    monkeypatch.setattr(runner_compare, "run_modes", lambda *a, **k: compile_called.append("modes"))
     code, out, err = _run(capsys, command, str(MODELS / "mlp.py"), "--device", "cpu", "--out",
                           str(tmp_path / "f" / "run"))
     assert (code, err) == (2, f"inductor-bench: error: --out {tmp_path / 'f' / 'run'}: not a directory\n")

@@ -7,7 +7,9 @@ from typing import Annotated
 
 import typer
 
-from ..core.compare import DEFAULT_MODES, CompareResult, not_measured, parse_modes, regressions
+from ..core.compare import CompareResult
+from ..core.compare_gate import not_measured, regressions
+from ..core.compare_modes import DEFAULT_MODES, parse_modes
 from ..core.devices import AUTO
 from ..core.errors import BenchError, Interrupted, NotComparable, RegressionFound, UsageError
 from ..core.modes import COMMON as COMMON_MODES
@@ -16,7 +18,8 @@ from ..core.unmeasured import no_verdict_line
 from ..core.vocab import CompileMode
 from ..render.compare import render_compare
 from ..render.format import pct
-from ..runner.compare import DEFAULT_REPEAT, STEP_BUDGET_S, CompareRun, run_compare
+from ..runner.compare import run_compare
+from ..runner.compare_timer import DEFAULT_REPEAT, STEP_BUDGET_S, CompareRun
 from ..runner.roofline import add_compare_roofline
 from ..runner.rundir import writing
 from ..runner.settings import DEFAULT_PROCESSES

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from .arg_changes import arg_changes
 from .categories import label
-from .compare import CompareResult, unmeasured_columns
+from .compare import CompareResult
+from .compare_gate import unmeasured_columns
 from .compiled_from import code_label, same_code
 from .devices import AUTO
 from .judged import rules_differ

@@ -1,9 +1,10 @@
-"""Compile modes side by side: the records and their verdicts (pure; no torch).
+"""Compile modes side by side: the records (pure; no torch).
 
 A ``CompareResult`` holds one ``ModeResult`` per mode: compile time (the first call, timed
 on its own), steady-state step samples of the real model call (so CUDA graphs count),
 peak memory, and the mode's full ``BreakdownResult``. It is saved as ``compare.json``;
-``runner/compare.py`` runs the modes.
+``runner/compare.py`` runs the modes. Its verdicts: ``compare_summary.py`` (the speedups),
+``compare_gate.py`` (several model files).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 from .compare_saved import one_file_named
 from .compare_summary import column_marks as column_marks
 
-# the verdicts, here for the modules that import them from this one
+# the verdicts (``compare_summary.py``), here for the modules that import them from this one
 from .compare_summary import fastest as fastest
 from .compare_summary import judge as judge
 from .compare_summary import outside_load as outside_load
@@ -25,15 +26,13 @@ from .compare_summary import summary
 from .compare_summary import timed as timed
 from .compare_summary import too_disturbed as too_disturbed
 from .compare_summary import unranked as unranked
-from .devices import HOST_BACKEND, backend, canonical_name
-from .errors import ResultError, UsageError
+from .devices import HOST_BACKEND, canonical_name
+from .errors import ResultError
 from .load import Load
-from .modes import check_name as check_mode_name
 from .results import BreakdownResult, StepTurns
 from .stats import Change, Summary, summarize
 from .steady import RULES
 from .step import TURNS_SPEED_LIMIT, StepSplit, split_in_turns, split_step
-from .unmeasured import BASE, HEAD, Unmeasured, first_line, unmeasured_graphs
 from .vocab import CompileMode, Status
 
 COMPARE_SCHEMA = "inductor-bench/compare"
@@ -42,7 +41,6 @@ TURNS_FIELDS = {f.name for f in fields(StepTurns)}
 
 EAGER = CompileMode.EAGER
 DEFAULT = CompileMode.DEFAULT
-DEFAULT_MODES = (DEFAULT, CompileMode.MAX_AUTOTUNE)
 # Why a column of an interrupted compare has nothing: it had not started, or was cut short.
 NOT_RUN_INTERRUPTED = "not run: the compare was interrupted before this column finished"
 
@@ -251,19 +249,9 @@ class CompareResult:
         return one_file_named(cls(modes=[ModeResult.from_dict(m) for m in d.get("modes", [])], **kw))
 
 
-# ---- columns that compiled the same code -----------------------------------------------------
+# ---- how the steps were timed ---------------------------------------------------------------
 
-def same_code_groups(codes: dict[str, dict[str, str]]) -> list[list[str]]:
-    """Column label -> {graph id: ``code_digest``} to the groups of two or more columns whose
-    graphs are the same and each compiled to the same code, in the columns' order."""
-    groups: dict[tuple[tuple[str, str], ...], list[str]] = {}
-    for label, graphs in codes.items():
-        if graphs:
-            groups.setdefault(tuple(sorted(graphs.items())), []).append(label)
-    return [g for g in groups.values() if len(g) > 1]
-
-
-# ---- verdicts --------------------------------------------------------------------------------
+TIMING_FAILED, OWN_SAMPLES = "interleaved timing: ", "; each column's own samples are used"  # in ``errors``
 
 
 def step_disturbances(result: CompareResult) -> list[str]:
@@ -281,81 +269,9 @@ def column_disturbances(result: CompareResult) -> list[str]:
             for m in result.modes if not m.paired_ms and m.step_load is not None and m.step_load.disturbed]
 
 
-def against_first(result: CompareResult) -> list[tuple[ModeResult, ModeResult, Change]]:
-    """With several model files: (base, column, change) for each later model's column against
-    the first model's column of the same mode, where both were timed and nothing of either
-    was measured on one side only (``not_measured``)."""
-    out = []
-    if len(result.models) < 2:
-        return out
-    gaps = {u.section for u in not_measured(result)}
-    for m in result.modes:
-        base = result.mode(f"{result.models[0]}:{m.mode}")
-        if (base is not None and base is not m and timed(base) and timed(m) and m.label not in gaps
-                and not too_disturbed(result, base, m)):
-            out.append((base, m, judge(result, base, m)))
-    return out
-
-
-def not_measured(result: CompareResult) -> list[Unmeasured]:
-    """With several model files: what keeps a later model's column from being judged against
-    the first model's in the same mode: a column that did not run (failed, timed out, or
-    missing from an interrupted run), graphs of their breakdowns measured on one side only, or
-    interleaved rounds mostly disturbed (``too_disturbed``).
-    A mode skipped in both (one the device lacks) asks for no verdict."""
-    if len(result.models) < 2:
-        return []
-    first, out = result.models[0], []
-    for mode in dict.fromkeys(m.mode for m in result.modes):
-        base = result.mode(f"{first}:{mode}")
-        for model in result.models[1:]:
-            column = result.mode(f"{model}:{mode}")
-            out += unmeasured_columns(base, column, f"{model}:{mode}", (first, model))
-            if timed(base) and timed(column) and (why := too_disturbed(result, base, column)):
-                out.append(Unmeasured(f"{model}:{mode}", f"{first} and {model}", why, what="a steady step"))
-    return out
-
-
-def unmeasured_columns(
-    base: ModeResult | None, head: ModeResult | None, section: str, sides: tuple[str, str] = (BASE, HEAD)
-) -> list[Unmeasured]:
-    """What keeps two columns of a compare (one mode, two results or two model files) from
-    being judged: a column that did not run on one side, and the graphs of their breakdowns
-    measured on one side only. Two columns skipped alike (a mode this device lacks) or
-    absent alike ask for no verdict: nothing."""
-    if base is None and head is None:
-        return []
-    if base is not None and head is not None and base.status == head.status == Status.SKIPPED:
-        return []
-    graphs = []
-    if base is not None and head is not None and base.breakdown and head.breakdown:
-        graphs = unmeasured_graphs(base.breakdown, head.breakdown, section, sides)
-    out = []
-    for side, m in zip(sides, (base, head), strict=True):
-        if m is None:
-            out.append(Unmeasured(section=section, side=side, why="not run"))
-        elif not m.ok and not any(u.side == side for u in graphs):
-            why = f"{m.status}: {m.reason}" if m.reason else m.status
-            out.append(Unmeasured(section=section, side=side, why=first_line(why)))
-    return out + graphs
-
-
-def regressions(result: CompareResult, threshold_pct: float) -> list[tuple[ModeResult, ModeResult, Change]]:
-    """The later models' columns significantly slower than the first model's by more than
-    ``threshold_pct`` percent (the merge gate's question; ``not_measured`` is its other
-    way to fail)."""
-    return [
-        (b, m, ch) for b, m, ch in against_first(result)
-        if ch.slower and ch.rel_pct is not None and ch.rel_pct > threshold_pct
-    ]
-
-
 def unpaired(result: CompareResult) -> list[ModeResult]:
     """The timed columns whose steps were not timed interleaved: their compile worker's own."""
     return [m for m in result.modes if timed(m) and not m.paired_ms]
-
-
-TIMING_FAILED, OWN_SAMPLES = "interleaved timing: ", "; each column's own samples are used"  # in ``errors``
 
 
 def timing_failure(result: CompareResult) -> str | None:
@@ -363,6 +279,20 @@ def timing_failure(result: CompareResult) -> str | None:
     said = [e for e in result.errors if e.startswith(TIMING_FAILED)]
     return said[0][len(TIMING_FAILED):].removesuffix(OWN_SAMPLES) if said else None
 
+
+# ---- columns that compiled the same code -----------------------------------------------------
+
+def same_code_groups(codes: dict[str, dict[str, str]]) -> list[list[str]]:
+    """Column label -> {graph id: ``code_digest``} to the groups of two or more columns whose
+    graphs are the same and each compiled to the same code, in the columns' order."""
+    groups: dict[tuple[tuple[str, str], ...], list[str]] = {}
+    for label, graphs in codes.items():
+        if graphs:
+            groups.setdefault(tuple(sorted(graphs.items())), []).append(label)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+# ---- compile time paid back -----------------------------------------------------------------
 
 def payback_steps(ref: ModeResult, best: ModeResult, ch: Change) -> int | None:
     """Steps after which ``best``'s extra compile time is paid back by its faster steps."""
@@ -374,26 +304,3 @@ def payback_steps(ref: ModeResult, best: ModeResult, ch: Change) -> int | None:
         return None
     return math.ceil(extra_ms / saved_ms)
 
-
-def skip_reason(mode: str, device: str | None) -> str | None:
-    """Why a mode cannot run on ``device`` (None: it can, or the device is not known yet).
-    A CUDA-graph-only mode elsewhere would measure "default" again under another name."""
-    if mode in CompileMode.CUDA_GRAPHS_ONLY and device is not None and not backend(device).cuda_graphs:
-        return f"CUDA graphs need a CUDA device (this run is on {device}); it would repeat default"
-    return None
-
-
-def parse_modes(text: str, *, eager: bool = True) -> list[str]:
-    """``"default,max-autotune"`` -> ``["eager", "default", "max-autotune"]`` (validated)."""
-    modes: list[str] = [EAGER] if eager else []
-    for m in (x.strip() for x in text.split(",")):
-        if not m:
-            continue
-        check_mode_name(m, "--modes")  # each compile worker checks it against its torch
-        if m == EAGER and not eager:
-            raise UsageError("--modes lists eager but --no-eager leaves it out")
-        if m not in modes:
-            modes.append(m)
-    if not [m for m in modes if m != EAGER]:
-        raise UsageError("--modes: give at least one torch.compile mode (e.g. default)")
-    return modes

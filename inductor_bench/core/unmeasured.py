@@ -1,6 +1,6 @@
 """What was measured on one side of a comparison and not on the other: a graph that failed,
 timed out, or is missing from a run that did not finish. No step is judged against a step
-that lacks one (``diff.py``, the gate of ``compare.py``). Pure; no torch."""
+that lacks one (``diff.py``, the gate of ``compare_gate.py``). Pure; no torch."""
 
 from __future__ import annotations
 

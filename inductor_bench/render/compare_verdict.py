@@ -9,16 +9,14 @@ from ..core.compare import (
     EAGER,
     CompareResult,
     ModeResult,
-    against_first,
     fastest,
     judge,
-    not_measured,
     payback_steps,
-    regressions,
     timed,
     too_disturbed,
     unranked,
 )
+from ..core.compare_gate import against_first, not_measured, regressions
 from ..core.compare_summary import candidates, noise_only, reference
 from ..core.stats import MIN_SAMPLES, TOO_FEW, Change
 from .doc import Doc

@@ -23,7 +23,7 @@ from ..core.rundir import AUTOTUNE_DIR
 from ..core.summaries import summarize
 from ..core.vocab import CompileMode
 from ..core.workload import FACTORY_KIND, WorkloadOptions
-from .compare import CompareRun
+from .compare_timer import CompareRun
 from .kernelbench import autotune_top_kernels
 from .pipeline import run_breakdown
 from .rundir import save_result

@@ -1,169 +1,31 @@
-"""Running a comparison of compile modes: each mode compiled, timed and broken down in
-workers, the records (``core/compare.py``) filled and saved. Never renders."""
+"""Running a comparison of compile modes: each column run (``compare_columns.py``), then every
+one timed interleaved in one worker (``compare_timer.py``), the records (``core/compare.py``)
+filled and saved. Never renders."""
 
 from __future__ import annotations
 
-import dataclasses
-import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..core.compare import (
-    EAGER,
     NOT_RUN_INTERRUPTED,
     OWN_SAMPLES,
     TIMING_FAILED,
     CompareResult,
     ModeResult,
     same_code_groups,
-    skip_reason,
 )
-from ..core.compiled_from import graph_codes
-from ..core.devices import AUTO
-from ..core.errors import BenchError, DeviceError, Interrupted, UsageError, WorkerTimeout, WorkloadError
-from ..core.load import Load
-from ..core.rundir import LOGS_DIR
-from ..core.vocab import CompileMode, Status
+from ..core.errors import BenchError, Interrupted, UsageError
+from ..core.vocab import Status
 from ..core.workload import FACTORY_KIND, WorkloadOptions, default_batch_size
 from . import compile_modes
 from .cache import check_caches
-from .capture import inductor_env
-from .pipeline import CompileOutcome, breakdown_from_outcome, compile_workload, step_turns
+from .compare_columns import codes, error_line, run_modes
+from .compare_names import check_names, column_dir, model_names
+from .compare_timer import CompareRun, graph_modules
+from .pipeline import step_turns
 from .presence import check_requested
-from .rundir import header, lock_writing, new_run_dir, planned_run_dir, save_result, writing
-from .settings import RunSettings
-from .worker import run_worker
-
-# Steady-state timing per mode when --repeat is not given: for STEP_BUDGET_S seconds, within
-# MIN_STEPS..MAX_STEPS calls. A fixed 30 calls (45 ms of a 1.5 ms step) once left a median
-# too loose to call a 1.5x slowdown; a second of samples pins the median of a 1 ms step with a
-# 15% spread to about 2% (core/stats.py), and costs little next to compiling.
-STEP_BUDGET_S = 1.0
-MIN_STEPS = 10
-MAX_STEPS = 200
-DEFAULT_REPEAT = None  # --repeat N: exactly N calls instead of the budget
-# Calls after the first (compile) call that are run but not kept: CUDA graph trees warm up
-# on the second call and record on the third, and allocator and caches settle meanwhile.
-WARMUP_STEPS = 3
-
-
-TIMER_WORKER = "inductor_bench.runner.timer"
-
-
-@dataclass
-class CompareRun:
-    """Settings of one comparison, shared by every mode."""
-
-    repeat: int | None = DEFAULT_REPEAT  # exactly this many timed calls (None: the budget)
-    settings: RunSettings = field(default_factory=RunSettings)
-    step_budget_s: float = STEP_BUDGET_S
-    max_steps: int = MAX_STEPS
-
-    def timing(self) -> RunSettings:
-        """The settings of a mode's compile worker: warm-up calls, then as many timed as a
-        breakdown times (they set the time outside its graphs). The comparison's step times
-        come from the interleaved timing (``timer_request``); these stand in for a column
-        when it cannot run, with their unpaired verdicts."""
-        if self.repeat is not None:
-            return dataclasses.replace(
-                self.settings, steps=self.repeat + WARMUP_STEPS, step_budget_s=None, min_steps=1
-            )
-        return dataclasses.replace(
-            self.settings,
-            steps=self.settings.steps + WARMUP_STEPS,
-            min_steps=self.settings.min_steps + WARMUP_STEPS,
-        )
-
-    def time_sides(
-        self, sides: list[dict[str, Any]], device: str, run_dir: Path, label: str
-    ) -> dict[str, Any]:
-        """Every side timed interleaved in one timing worker (``runner/timer.py``), under a
-        progress phase named ``label``; its log in ``run_dir``. Raises ``BenchError``."""
-        first = sides[0].get("cache_dir")
-        with self.settings.progress.phase(label) as ph:
-            try:
-                data = run_worker(
-                    TIMER_WORKER, self.timer_request(sides, device), timeout=self.settings.timeout,
-                    env=inductor_env(Path(first)) if first else None, echo=self.settings.echo,
-                    log_path=run_dir / LOGS_DIR / "timer.log",
-                )
-            except WorkerTimeout:
-                ph["failed"] = f"ran past --timeout {self.settings.timeout:g}s"
-                raise
-            ph["done"] = f"{max(len(b) for b in data['blocks'])} rounds"
-        return data
-
-    def timer_request(self, sides: list[dict[str, Any]], device: str) -> dict[str, Any]:
-        """The request of the timing worker (``runner/timer.py``): every side, the budget
-        per side (or exactly ``repeat`` calls each)."""
-        exact = self.repeat is not None
-        return {
-            "sides": sides,
-            "device": device,
-            "budget_s": None if exact else self.step_budget_s,
-            "max_steps": self.repeat if exact else self.max_steps,
-            "min_steps": 1 if exact else MIN_STEPS,
-            "exact": exact,
-        }
-
-
-
-
-
-def _execution_order(modes: list[str]) -> list[str]:
-    # Eager and plain modes first: the first run tells which device "auto" resolved to,
-    # before deciding whether a CUDA-graph-only mode can run at all.
-    return sorted(modes, key=lambda m: (m != EAGER, m in CompileMode.CUDA_GRAPHS_ONLY))
-
-
-def _mode_status(err: Exception | None) -> str:
-    if err is None:
-        return Status.OK
-    return Status.TIMEOUT if isinstance(err, WorkerTimeout) else Status.FAILED
-
-
-def _first_line(err: Exception) -> str:
-    lines = str(err).strip().splitlines()
-    return lines[0] if lines else type(err).__name__
-
-
-def run_mode(
-    opts: WorkloadOptions, mode_dir: Path, run: CompareRun
-) -> tuple[ModeResult, CompileOutcome, Exception | None]:
-    """Run one mode in workers: time it (and for compiled modes, break it down).
-
-    Returns (mode result, the compile worker's outcome, the first error or None)."""
-    mode_dir.mkdir(parents=True, exist_ok=True)
-    lock_writing(mode_dir)  # a column is a breakdown run: held as its compare's directory is
-    outcome = compile_workload(opts, mode_dir, run.timing(), profile_after=opts.mode != EAGER)
-    try:
-        return _mode_result(opts, mode_dir, run, outcome)
-    finally:
-        outcome.close()
-
-
-def _mode_result(
-    opts: WorkloadOptions, mode_dir: Path, run: CompareRun, outcome: CompileOutcome
-) -> tuple[ModeResult, CompileOutcome, Exception | None]:
-    m = ModeResult(
-        mode=opts.mode,
-        compile_s=0.0 if opts.mode == EAGER else outcome.compile_s,
-        step_samples_ms=list(outcome.step_samples_ms[WARMUP_STEPS:]),
-        peak_memory_bytes=outcome.peak_memory_bytes,
-        peak_memory_kind=outcome.peak_memory_kind,
-        run_dir=str(mode_dir),
-        step_load=Load.from_dict(outcome.step_load),
-    )
-    err: Exception | None = outcome.error
-    if opts.mode != EAGER and outcome.modules:
-        m.breakdown, profile_err = breakdown_from_outcome(opts, mode_dir, outcome, run.settings)
-        err = err or profile_err
-    elif opts.mode != EAGER and err is None:
-        err = WorkloadError(f"{opts.path}: mode {opts.mode} compiled nothing")
-    m.status = _mode_status(err)
-    m.reason = _first_line(err) if err is not None else None
-    return m, outcome, err
+from .rundir import header, new_run_dir, planned_run_dir, save_result, writing
 
 
 def _header(opts: WorkloadOptions, run: CompareRun, run_dir: Path) -> CompareResult:
@@ -173,47 +35,6 @@ def _header(opts: WorkloadOptions, run: CompareRun, run_dir: Path) -> CompareRes
         repeat=run.repeat or 0,
         step_budget_s=None if run.repeat is not None else run.step_budget_s,
     )
-
-
-def _note_device(result: CompareResult, outcome: CompileOutcome) -> None:
-    """Take the resolved device, its name and the versions from the first worker that ran."""
-    if outcome.device and result.device == AUTO:
-        result.device = outcome.device
-    if outcome.device_name and not result.device_name:
-        result.device_name, result.versions = outcome.device_name, dict(outcome.versions)
-
-
-# What a name's directory cannot hold where a column compiles in a cache of its own: the C++
-# compile command is split as a shell would (``cache.check_compilable``).
-_SPLIT_BY_SHELL = re.compile(r"""[\s'"\\]+""")
-
-
-def model_names(paths: list[str]) -> list[str]:
-    """Names for the model files of one comparison (a sweep's cells too): their stems, each run
-    of spaces, quotes and backslashes made one ``_`` (``my mlp.py`` -> ``my_mlp``: the name is
-    a column's directory, which the C++ compile command must hold whole), made unique (``mlp``,
-    ``mlp-2`` for the same file given twice)."""
-    names: list[str] = []
-    for p in paths:
-        stem = _SPLIT_BY_SHELL.sub("_", Path(p).stem)
-        name, k = stem, 1
-        while name in names:
-            k += 1
-            name = f"{stem}-{k}"
-        names.append(name)
-    return names
-
-
-def check_names(names: list[str], files: int) -> None:
-    """``--names``: one name per model file, each its own, none empty (said with what is wrong)."""
-    def some(n: int, what: str) -> str:
-        return f"{n} {what}" + ("" if n == 1 else "s")
-    twice = [n for n in names if names.count(n) > 1]
-    wrong = (f"{some(len(names), 'name')} for {some(files, 'model file')}" if len(names) != files
-             else f"{twice[0]} given twice" if twice else "an empty name" if not all(names) else None)
-    if wrong:
-        give = "1 name" if files == 1 else f"{files} different names, one per model file"
-        raise UsageError(f"--names: {wrong}: give {give}")
 
 
 @writing()  # its run directory and columns held as being written until it returns (or the command's)
@@ -269,9 +90,9 @@ def run_compare(
     try:
         sides: list[tuple[ModeResult, dict[str, Any]]] = []
         for name, f in zip(names, files, strict=True):
-            err = _run_modes(f, modes, run, run_dir, result, name, sides)
+            err = run_modes(f, modes, run, run_dir, result, name, sides)
             first_err = first_err or err
-        result.same_code = same_code_groups({m.label: _codes(m) for m, _ in sides})
+        result.same_code = same_code_groups({m.label: codes(m) for m, _ in sides})
         first_err = first_err or _time_interleaved(sides, run, run_dir, result)
     except KeyboardInterrupt:
         result.errors.append("interrupted")
@@ -299,74 +120,6 @@ def _columns_not_run(
                 result.modes.append(column)
 
 
-def _graph_modules(m: ModeResult, side_dir: Path) -> dict[str, str]:
-    """Compiled module -> graph id, for a column's measured graphs (the modules' copies in its
-    run directory), which the timing worker times in turns with the column's step."""
-    graphs = m.breakdown.measured() if m.breakdown is not None else []
-    return {str((side_dir / g.module).resolve()): g.id for g in graphs if g.module}
-
-
-def _codes(m: ModeResult) -> dict[str, str]:
-    """Graph id -> the code its module compiled to, for a column all of whose graphs were
-    measured (``core/compiled_from.graph_codes``); {} otherwise (nothing to say the same of)."""
-    return graph_codes(m.breakdown, Path(m.run_dir)) if m.breakdown is not None and m.run_dir else {}
-
-
-def _not_run(err: Exception | None) -> str | None:
-    """Errors about the setup (the device, the options) would repeat in every mode."""
-    if isinstance(err, (DeviceError, UsageError)):
-        return f"not run: {_first_line(err)}"
-    return None
-
-
-def column_dir(run_dir: Path, model: str, mode: str) -> Path:
-    """A column's directory in the run's: ``MODE``, or ``MODEL-MODE`` with several model files."""
-    return run_dir / (f"{model}-{mode}" if model else mode)
-
-
-def _run_modes(
-    opts: WorkloadOptions,
-    modes: list[str],
-    run: CompareRun,
-    run_dir: Path,
-    result: CompareResult,
-    model: str = "",
-    sides: list[tuple[ModeResult, dict[str, Any]]] | None = None,
-) -> Exception | None:
-    """Run each mode of one model file, appending to ``result.modes`` (and each that ran to
-    ``sides``, with what the timing worker needs to build it again); returns the first error."""
-    progress = run.settings.progress
-    device = None if opts.device == AUTO else opts.device
-    first_err: Exception | None = None
-    named = dataclasses.replace(run, settings=dataclasses.replace(run.settings, model_label=model))
-    for mode in _execution_order(modes):
-        label = f"{model}:{mode}" if model else mode
-        reason = skip_reason(mode, device) or _not_run(first_err)
-        if reason:
-            result.modes.append(
-                ModeResult(mode=mode, status=Status.SKIPPED, reason=reason, model=model, model_path=opts.path)
-            )
-            progress.note(f"{label}: skipped ({reason})")
-            continue
-        side_opts = dataclasses.replace(opts, mode=mode)
-        side_dir = column_dir(run_dir, model, mode)
-        m, outcome, err = run_mode(side_opts, side_dir, named)
-        resolved = device is None and bool(outcome.device)
-        device = device or outcome.device or None
-        if resolved and skip_reason(mode, device):  # "auto" turned out not to be CUDA
-            m, err = ModeResult(mode=mode, status=Status.SKIPPED, reason=skip_reason(mode, device)), None
-        m.model, m.model_path = model, opts.path
-        result.modes.append(m)
-        _note_device(result, outcome)
-        if m.ok and sides is not None:
-            sides.append((m, {"options": side_opts.to_dict(), "cache_dir": outcome.cache_dir,
-                              "modules": list(_graph_modules(m, side_dir))}))
-        if err is not None:
-            result.errors.append(f"{label}: {_first_line(err)}")
-            first_err = first_err or err
-    return first_err
-
-
 def _time_interleaved(
     sides: list[tuple[ModeResult, dict[str, Any]]], run: CompareRun, run_dir: Path, result: CompareResult
 ) -> BenchError | None:
@@ -382,12 +135,12 @@ def _time_interleaved(
                               f"timing {len(sides)} columns interleaved ({budget} each)" if len(sides) > 1
                               else f"timing its steps ({budget})")
     except BenchError as e:
-        result.errors.append(f"{TIMING_FAILED}{_first_line(e)}{OWN_SAMPLES}")
+        result.errors.append(f"{TIMING_FAILED}{error_line(e)}{OWN_SAMPLES}")
         return e
     turns = data.get("turns") or [None] * len(sides)
     for (m, _), blocks, raw in zip(sides, data["blocks"], turns, strict=False):
         m.paired_ms = [list(b) for b in blocks]
-        m.step_turns = step_turns(raw, _graph_modules(m, Path(m.run_dir)))
+        m.step_turns = step_turns(raw, graph_modules(m, Path(m.run_dir)))
     result.interleaved = {
         "rounds": max(len(b) for b in data["blocks"]),
         "block_steps": data.get("block_steps"),

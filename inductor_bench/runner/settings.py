@@ -11,7 +11,7 @@ from .worker import DEFAULT_TIMEOUT_S
 
 # Steady-state calls of the real model timed after its first (compile) call, by breakdown:
 # for STEP_BUDGET_S seconds, within MIN_STEPS..DEFAULT_STEPS calls (the step time only sets
-# the time outside the graphs there; compare measures longer, runner/compare.py).
+# the time outside the graphs there; compare measures longer, runner/compare_timer.py).
 DEFAULT_STEPS = 100
 # Fresh profiling processes a graph's windows are shared among (core/processes.py).
 DEFAULT_PROCESSES = 2
