@@ -14,10 +14,11 @@ from ..core.stats import Change, beside_mark, interval_x_text
 from ..core.step_totals import ALL_GRAPHS
 from ..core.vocab import StepSource, Stop
 
-# Kernel names cut to a table's width (render/kernel_names.py), with the other formats here.
+# Kernel names cut to a table's width (render/kernel_names.py), a column of them told apart
+# (render/distinct_labels.py), with the other formats here.
+from .distinct_labels import kernel_labels as kernel_labels
 from .kernel_names import KERNEL_CHARS as KERNEL_CHARS
 from .kernel_names import kernel_label as kernel_label
-from .kernel_names import kernel_labels as kernel_labels
 from .kernel_names import shorten as shorten
 
 DASH = "-"

@@ -1,13 +1,11 @@
 """Kernel names as tables show them. A C++ kernel's demangled name (up to 800 characters for
 ``at::native`` kernels on an H200) is compacted to the width of its column, keeping what tells
-one kernel from another; Inductor's kernel names fit and are shown whole."""
+one kernel from another; Inductor's kernel names fit and are shown whole. A column of them is
+told apart in ``distinct_labels.py``."""
 
 from __future__ import annotations
 
-import bisect
-import difflib
 import functools
-import itertools
 import re
 
 # The widest a kernel's name is shown in a table (JSON keeps the whole name): room for Inductor's
@@ -25,7 +23,7 @@ _NOT_FUNCTIONS = ("{lambda", "operator", "decltype", "sizeof", "alignof", "noexc
 _OPERATOR = re.compile(r"::operator\(\)(?:\(\))?(?: const)?")
 _LAMBDA = "::{lambda"
 # A part of a plain name and the underscores after it: ``tilesize32x32x8_`` of a cuBLAS kernel's.
-_PART = re.compile(r"[^_]+_*|_+")
+NAME_PART = re.compile(r"[^_]+_*|_+")
 
 
 def shorten(name: str, width: int) -> str:
@@ -61,7 +59,7 @@ def kernel_label(name: str, width: int = KERNEL_CHARS) -> str:
     if len(t) <= width:
         return t
     if key:
-        return _around(s, key[0], width)
+        return around(s, key[0], width)
     if 0 < t.find("<") <= width // 2:
         return _leading_arguments(s, width)
     return shorten(t, width)
@@ -73,136 +71,17 @@ def _leading_arguments(s: str, width: int) -> str:
     stages = [s]
     while (w := _collapse_one(stages[-1], 2, None)) is not None:
         stages.append(w)
-    cuts = [_cut(w, width) for w in stages]
+    cuts = [cut_end(w, width) for w in stages]
     return next((c for c in cuts if _whole_arguments(c[: -len(CUT)], 1)), cuts[-1])
 
 
-def kernel_labels(names: list[str], width: int = KERNEL_CHARS) -> list[str]:
-    """The labels of a column of kernels (``kernel_label``), distinct where their names are: names
-    cut to the same label are each shown from the first place they differ on, after the outer
-    name (``vectorized_elementwise_kernel<…MulFunctor<float> >, array<…> >``); a plain name as its
-    start and the parts that differ (``sm80_xmma_gemm_…nn_n_…split_k_kernel__5x_cublas``); names
-    still alike are told apart again from all those they were alike to, and numbered where even
-    that looks alike."""
-    label_of = {n: kernel_label(n, width) for n in names}
-    others: dict[str, set[str]] = {n: set() for n in names}
-    for _ in range(2):  # again with those told apart alike: tn/nn GEMMs alike in two tile sizes
-        for group in _same_labels(label_of):
-            for n in group:
-                others[n].update(set(group) - {n})
-            label_of.update({n: _told_apart(n, others[n], width) for n in group if label_of[n] != n})
-    for group in _same_labels(label_of):  # alike even there: numbered in the table's order
-        for i, n in enumerate((n for n in group if label_of[n] != n), 1):
-            label_of[n] = _cut(label_of[n], width - len(f" #{i}")) + f" #{i}"
-    return [label_of[n] for n in names]
-
-
-def _same_labels(label_of: dict[str, str]) -> list[list[str]]:
-    """The names that share a label, per label, in the order they first come."""
-    by_label: dict[str, list[str]] = {}
-    for n, x in label_of.items():
-        by_label.setdefault(x, []).append(n)
-    return [g for g in by_label.values() if len(g) > 1]
-
-
-def _told_apart(name: str, others: set[str], width: int) -> str:
-    """``name`` shown from where it first differs from the closest of ``others``: in its compact
-    form, or in its whole text where they differ only in what compacting drops."""
-    s = _compact(name)
-    alike = [_compact(o) for o in others]
-    if s in alike:
-        s, alike = name.removeprefix("void "), [o.removeprefix("void ") for o in others]
-    if "<" not in s and (label := _differing_parts(s, alike, width)):
-        return label
-    return _around(s, max(_common_prefix(s, o) for o in alike), width)
-
-
-def _differing_parts(s: str, others: list[str], width: int) -> str | None:
-    """A plain name as its start and every part of it that differs from one of ``others``, each
-    run of them widened to the right while ``width`` allows, ``…`` between:
-    ``sm80_xmma_gemm_…nn_n_tilesize32x32x8_…execute_kernel__5x_cublas``; None where they do not fit."""
-    at = [0, *itertools.accumulate(len(p) for p in _PART.findall(s))]  # where each part starts
-    differing = [(at[i], at[j]) for i, j in _differing(s, tuple(sorted(others)))]
-    heads = (len(_name_start(s, width // 3)), at[1])  # the name's start, else its first part
-    starts = (_merged([(0, n), *differing]) for n in heads)
-    spans = next((x for x in starts if len(_joined(s, x)) <= width), None)
-    if spans is None:
-        return None
-    while wider := _grown(s, spans, at, width):
-        spans = wider
-    return _joined(s, spans)
-
-
-def _grown(s: str, spans: list[tuple[int, int]], at: list[int], width: int) -> list[tuple[int, int]] | None:
-    """``spans`` with each that can grow by a part to the right within ``width`` grown, the
-    differing parts before the name's start; None where none can."""
-    for ks in (range(1, len(spans)), range(1)):
-        grown = spans
-        for k in ks:
-            a, b = grown[k] if k < len(grown) else (len(s), len(s))
-            if b < len(s):
-                wider = _merged([*grown[:k], (a, at[bisect.bisect_right(at, b)]), *grown[k + 1 :]])
-                grown = wider if len(_joined(s, wider)) <= width else grown
-        if grown != spans:
-            return grown
-    return None
-
-
-@functools.lru_cache(maxsize=1024)
-def _differing(s: str, others: tuple[str, ...]) -> list[tuple[int, int]]:
-    """The runs (first, past the last) of the parts of ``s`` that differ from one of ``others``,
-    or stand either side of parts another has and ``s`` lacks."""
-    parts = _PART.findall(s)
-    marked: set[int] = set()
-    for o in others:
-        match = difflib.SequenceMatcher(None, parts, _PART.findall(o), autojunk=False)
-        for tag, i1, i2, _, _ in match.get_opcodes():
-            if tag != "equal":
-                marked.update(range(i1, i2) if i2 > i1 else {max(i1 - 1, 0), min(i1, len(parts) - 1)})
-    return _runs(marked)
-
-
-def _runs(marked: set[int]) -> list[tuple[int, int]]:
-    """Sorted indexes as (first, past the last) of each run of consecutive ones."""
-    runs: list[tuple[int, int]] = []
-    for i in sorted(marked):
-        if runs and runs[-1][1] == i:
-            runs[-1] = (runs[-1][0], i + 1)
-        else:
-            runs.append((i, i + 1))
-    return runs
-
-
-def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for a, b in sorted(spans):
-        if out and a <= out[-1][1]:
-            out[-1] = (out[-1][0], max(b, out[-1][1]))
-        else:
-            out.append((a, b))
-    return out
-
-
-def _joined(s: str, spans: list[tuple[int, int]]) -> str:
-    """The spans of ``s`` with ``…`` where text is left out between them or after the last."""
-    text = CUT.join(s[a:b] for a, b in spans)
-    return text + (CUT if spans[-1][1] < len(s) else "")
-
-
-def _common_prefix(a: str, b: str) -> int:
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return n
-
-
 @functools.lru_cache(maxsize=4096)  # a chart asks again at each width it tries
-def _compact(name: str) -> str:
+def compact(name: str) -> str:
     """A name with every step of ``kernel_label`` before its template arguments taken."""
     return _compact_part(_without_parameters(name.removeprefix("void ")))
 
 
-def _around(s: str, pos: int, width: int) -> str:
+def around(s: str, pos: int, width: int) -> str:
     """``s`` from the word at ``pos`` on, compacted and cut to ``width``: after its outer name
     where the word is in its template arguments (``outer<…word…``), after the start of its name
     where the word comes late in it (``sm80_xmma_…tn_n_tilesize…``), else from its start."""
@@ -214,7 +93,7 @@ def _around(s: str, pos: int, width: int) -> str:
         if pos - start > (width - len(head)) // 2:  # a long word: from its part at ``pos``
             start = _part_start(s, pos)
     elif pos > width // 3:
-        head, start = _name_start(s, width // 3) + CUT, _part_start(s, pos)
+        head, start = name_start(s, width // 3) + CUT, _part_start(s, pos)
     else:
         start = 0
     end = _word_end(s, start)
@@ -225,7 +104,7 @@ def _around(s: str, pos: int, width: int) -> str:
         stages.append(w)
     if len(stages[-1]) <= budget:
         return head + stages[-1]
-    cuts = [_cut(w, budget) for w in stages]
+    cuts = [cut_end(w, budget) for w in stages]
     clean = (c for c in cuts if _whole_arguments(c[: -len(CUT)], levels))
     return head + next(clean, cuts[-1])
 
@@ -257,7 +136,7 @@ def _part_start(s: str, pos: int) -> int:
     return pos
 
 
-def _name_start(s: str, n: int) -> str:
+def name_start(s: str, n: int) -> str:
     """The first ``n`` characters of ``s``, cut after a ``_`` or ``::`` near the end."""
     t = s[:n]
     i = max(t.rfind("_"), t.rfind(":"))
@@ -274,7 +153,7 @@ def _word_end(s: str, start: int) -> int:
     return end
 
 
-def _cut(s: str, width: int) -> str:
+def cut_end(s: str, width: int) -> str:
     """The end cut off, after a whole argument where one ends near: ``f<a, b, …``."""
     if len(s) <= width:
         return s

@@ -1,0 +1,131 @@
+"""The labels of a column of kernels (``kernel_labels``), each name shortened as
+``kernel_names.kernel_label`` shortens it and told apart from the others where their names
+differ: shown from where it differs, or as its start and the parts that differ."""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+import functools
+import itertools
+
+from .kernel_names import CUT, KERNEL_CHARS, NAME_PART, around, compact, cut_end, kernel_label, name_start
+
+
+def kernel_labels(names: list[str], width: int = KERNEL_CHARS) -> list[str]:
+    """The labels of a column of kernels (``kernel_label``), distinct where their names are: names
+    cut to the same label are each shown from the first place they differ on, after the outer
+    name (``vectorized_elementwise_kernel<…MulFunctor<float> >, array<…> >``); a plain name as its
+    start and the parts that differ (``sm80_xmma_gemm_…nn_n_…split_k_kernel__5x_cublas``); names
+    still alike are told apart again from all those they were alike to, and numbered where even
+    that looks alike."""
+    label_of = {n: kernel_label(n, width) for n in names}
+    others: dict[str, set[str]] = {n: set() for n in names}
+    for _ in range(2):  # again with those told apart alike: tn/nn GEMMs alike in two tile sizes
+        for group in _same_labels(label_of):
+            for n in group:
+                others[n].update(set(group) - {n})
+            label_of.update({n: _told_apart(n, others[n], width) for n in group if label_of[n] != n})
+    for group in _same_labels(label_of):  # alike even there: numbered in the table's order
+        for i, n in enumerate((n for n in group if label_of[n] != n), 1):
+            label_of[n] = cut_end(label_of[n], width - len(f" #{i}")) + f" #{i}"
+    return [label_of[n] for n in names]
+
+
+def _same_labels(label_of: dict[str, str]) -> list[list[str]]:
+    """The names that share a label, per label, in the order they first come."""
+    by_label: dict[str, list[str]] = {}
+    for n, x in label_of.items():
+        by_label.setdefault(x, []).append(n)
+    return [g for g in by_label.values() if len(g) > 1]
+
+
+def _told_apart(name: str, others: set[str], width: int) -> str:
+    """``name`` shown from where it first differs from the closest of ``others``: in its compact
+    form, or in its whole text where they differ only in what compacting drops."""
+    s = compact(name)
+    alike = [compact(o) for o in others]
+    if s in alike:
+        s, alike = name.removeprefix("void "), [o.removeprefix("void ") for o in others]
+    if "<" not in s and (label := _differing_parts(s, alike, width)):
+        return label
+    return around(s, max(_common_prefix(s, o) for o in alike), width)
+
+
+def _differing_parts(s: str, others: list[str], width: int) -> str | None:
+    """A plain name as its start and every part of it that differs from one of ``others``, each
+    run of them widened to the right while ``width`` allows, ``…`` between:
+    ``sm80_xmma_gemm_…nn_n_tilesize32x32x8_…execute_kernel__5x_cublas``; None where they do not fit."""
+    at = [0, *itertools.accumulate(len(p) for p in NAME_PART.findall(s))]  # where each part starts
+    differing = [(at[i], at[j]) for i, j in _differing(s, tuple(sorted(others)))]
+    heads = (len(name_start(s, width // 3)), at[1])  # the name's start, else its first part
+    starts = (_merged([(0, n), *differing]) for n in heads)
+    spans = next((x for x in starts if len(_joined(s, x)) <= width), None)
+    if spans is None:
+        return None
+    while wider := _grown(s, spans, at, width):
+        spans = wider
+    return _joined(s, spans)
+
+
+def _grown(s: str, spans: list[tuple[int, int]], at: list[int], width: int) -> list[tuple[int, int]] | None:
+    """``spans`` with each that can grow by a part to the right within ``width`` grown, the
+    differing parts before the name's start; None where none can."""
+    for ks in (range(1, len(spans)), range(1)):
+        grown = spans
+        for k in ks:
+            a, b = grown[k] if k < len(grown) else (len(s), len(s))
+            if b < len(s):
+                wider = _merged([*grown[:k], (a, at[bisect.bisect_right(at, b)]), *grown[k + 1 :]])
+                grown = wider if len(_joined(s, wider)) <= width else grown
+        if grown != spans:
+            return grown
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _differing(s: str, others: tuple[str, ...]) -> list[tuple[int, int]]:
+    """The runs (first, past the last) of the parts of ``s`` that differ from one of ``others``,
+    or stand either side of parts another has and ``s`` lacks."""
+    parts = NAME_PART.findall(s)
+    marked: set[int] = set()
+    for o in others:
+        match = difflib.SequenceMatcher(None, parts, NAME_PART.findall(o), autojunk=False)
+        for tag, i1, i2, _, _ in match.get_opcodes():
+            if tag != "equal":
+                marked.update(range(i1, i2) if i2 > i1 else {max(i1 - 1, 0), min(i1, len(parts) - 1)})
+    return _runs(marked)
+
+
+def _runs(marked: set[int]) -> list[tuple[int, int]]:
+    """Sorted indexes as (first, past the last) of each run of consecutive ones."""
+    runs: list[tuple[int, int]] = []
+    for i in sorted(marked):
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(b, out[-1][1]))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _joined(s: str, spans: list[tuple[int, int]]) -> str:
+    """The spans of ``s`` with ``…`` where text is left out between them or after the last."""
+    text = CUT.join(s[a:b] for a, b in spans)
+    return text + (CUT if spans[-1][1] < len(s) else "")
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
