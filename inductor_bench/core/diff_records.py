@@ -150,7 +150,7 @@ class SectionDiff:
     # (per step, or in the script): the step adds each graph's calls, so it moves with them
     calls_changed: list[tuple[str, float, float]] = field(default_factory=list)
     # both sides compiled the same code for every graph, called as often at the same sizes:
-    # no verdict is significant, what moved is the processes' (core/diff.same_code_section)
+    # no verdict is significant, what moved is the processes' (core/diff_same_code.same_code_section)
     same_code: bool = False
     # ms per step of the forward's work the backward graphs do again (core/views.recomputed), on
     # each side; None where neither side recomputes any
