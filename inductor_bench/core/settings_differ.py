@@ -7,10 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .compare import CompareResult
-from .results import BreakdownResult
-
-Result = BreakdownResult | CompareResult
+from .result_kinds import Result, breakdowns
 
 
 def settings_differ(base: Result, head: Result) -> list[str]:
@@ -28,17 +25,11 @@ def settings_differ(base: Result, head: Result) -> list[str]:
 def _settings(r: Result) -> dict[str, list[Any]]:
     """Each setting's values over the result's breakdowns (a compare's columns), in order, once."""
     out: dict[str, list[Any]] = {}
-    for b in _breakdowns(r):
+    for b in breakdowns(r):
         for key, value in b.torch_settings.values.items() if b.torch_settings else ():
             if value not in out.setdefault(key, []):
                 out[key].append(value)
     return out
-
-
-def _breakdowns(r: Result) -> list[BreakdownResult]:
-    if isinstance(r, CompareResult):
-        return [m.breakdown for m in r.modes if m.breakdown is not None]
-    return [r]
 
 
 def _words(values: list[Any]) -> str:
