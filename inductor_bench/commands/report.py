@@ -160,15 +160,29 @@ def reanalyzed(run: Path) -> BreakdownResult:
         _ended_unsaved(run)
     if not run.is_dir() or not present:
         raise UsageError(f"{run}: --reanalyze takes a breakdown run directory (with {BREAKDOWN_FILE})")
-    if none_profiled(run, load_breakdown(run)):  # refused before its lock is made in the run
+    read = _identity(run / BREAKDOWN_FILE)
+    loaded = load_breakdown(run)  # read once: the document judged here is the one re-analysed
+    if none_profiled(run, loaded):  # refused before its lock is made in the run
         raise ResultError(no_profile_line(run))
     waiting = f"{run}: another re-analysis of this run is under way; waiting for it to end"
     with held(run / LOCK_FILE, lambda: note(waiting)):
-        return _reanalyzed(run)
+        if _identity(run / BREAKDOWN_FILE) != read:  # rebuilt by the one waited for: read as it left it
+            loaded = load_breakdown(run)
+        return _reanalyzed(run, loaded)
 
 
-def _reanalyzed(run: Path) -> BreakdownResult:
-    result, done = reanalyze(run)
+def _identity(path: Path) -> tuple[int, int, int] | None:
+    """Which file ``path`` is, and its version: a result saved again is a new file (written
+    aside and renamed over it), so another inode, size or time of change; None: not there."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _reanalyzed(run: Path, loaded: BreakdownResult) -> BreakdownResult:
+    result, done = reanalyze(run, loaded)
     result.run_dir = str(run.absolute())  # as the run saved it: read from anywhere, it names the run
     kept = run / KEPT_FILE
     first = replace_result(run, BREAKDOWN_FILE, KEPT_FILE, result)

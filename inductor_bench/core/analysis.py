@@ -193,12 +193,14 @@ def count_kernel_work(g: GraphResult, info: ModuleInfo, text: str, run_dir: Path
             k.bytes = k.flops = None
 
 
-def reanalyze(run_dir: str | Path) -> tuple[BreakdownResult, list[str]]:
+def reanalyze(run_dir: str | Path,
+              loaded: BreakdownResult | None = None) -> tuple[BreakdownResult, list[str]]:
     """The run's result with every graph that has a saved profile analysed again (the rest as
     saved: failed graphs, graphs of runs saved before profiles were kept); and the ids of the
-    graphs re-analysed. Raises ``ResultError`` when none could be."""
+    graphs re-analysed. ``loaded``: the run's result as its caller read it (None: read here); it
+    is the one changed. Raises ``ResultError`` when none could be."""
     run = Path(run_dir)
-    result = load_breakdown(run)
+    result = loaded if loaded is not None else load_breakdown(run)
     digests = checked_digests(run)
     check_inputs(run, digests)  # every file read is checked before any is read
     for g in result.graphs:  # a graph profiled (its answer saved, or recorded as saved)
