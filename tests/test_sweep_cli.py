@@ -18,7 +18,7 @@ import pytest
 from inductor_bench.commands.sweep_options import compare_args
 from inductor_bench.commands.sweep_setup import plan_sweep
 from inductor_bench.core.sweep import CellStatus
-from inductor_bench.runner.compare import STEP_BUDGET_S
+from inductor_bench.runner.compare_timer import STEP_BUDGET_S
 from inductor_bench.runner.sweep_exec import local_device
 from inductor_bench.runner.window_plan import DEFAULT_WINDOWS
 from inductor_bench.runner.worker import DEFAULT_TIMEOUT_S

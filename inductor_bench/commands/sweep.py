@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from ..core.compare import DEFAULT_MODES
+from ..core.compare_modes import DEFAULT_MODES
 from ..core.devices import AUTO
 from ..core.errors import BenchError, Interrupted, NotComparable, RegressionFound, UsageError, WorkerError
 from ..core.rundir import HTML_REPORT_FILE, REPORT_FILE
@@ -19,7 +19,7 @@ from ..render.doc import HTML
 from ..render.format import pct
 from ..render.sweep import render_sweep
 from ..render.sweep_html import render_sweep_html
-from ..runner.compare import STEP_BUDGET_S
+from ..runner.compare_timer import STEP_BUDGET_S
 from ..runner.compile_modes import check_before_running
 from ..runner.rundir import write_atomic
 from ..runner.sweep_run import load_sweep, read_results, run_sweep

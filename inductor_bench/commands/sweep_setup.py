@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ..core.compare import parse_modes
+from ..core.compare_modes import parse_modes
 from ..core.devices import AUTO, HOST_BACKEND
 from ..core.errors import UsageError
 from ..core.rundir import HTML_REPORT_FILE, REPORT_FILE
@@ -15,7 +15,7 @@ from ..core.sweep_plan import attempt_dir, new_sweep, parse_shard, unreserved
 from ..core.vocab import CompileMode
 from ..core.workload import FACTORY_KIND
 from ..runner.cache import check_caches
-from ..runner.compare import model_names
+from ..runner.compare_names import model_names
 from ..runner.rundir import now
 from ..runner.sweep_exec import Executor, LocalExecutor, local_device, local_slots
 from ..runner.sweep_run import load_sweep
