@@ -145,6 +145,13 @@ def sizes_of(values: list[str] | None) -> dict[str, int]:
 # -- paths -------------------------------------------------------------------------------------
 
 
+class TypedPath(type(Path())):  # type: ignore[misc]
+    """A path that keeps the text it was typed as: ``Path("./train.py")`` is ``train.py``, where
+    ``python ./train.py`` gives its script ``sys.argv[0]`` as typed."""
+
+    typed = ""
+
+
 def a_path(value: str | Path) -> Path:
     """A path given on the command line. An empty one (an unset shell variable) is refused:
     as a ``Path`` it would be the current directory, read or written without being named."""
@@ -152,7 +159,9 @@ def a_path(value: str | Path) -> Path:
         return value
     if not value:
         raise typer.BadParameter("an empty path (an unset variable?)")
-    return Path(value)
+    path = TypedPath(value)
+    path.typed = value
+    return path
 
 
 def exists(path: Path) -> bool:
@@ -298,6 +307,7 @@ def workload_options(
         freezing=freezing,
         script_args=list(script_args or []),
         script_seconds=script_seconds,
+        typed_path=getattr(model, "typed", ""),  # a script's sys.argv[0]
     ).validate()
 
 

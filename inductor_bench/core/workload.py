@@ -55,10 +55,12 @@ class WorkloadOptions:
     # A script's command-line arguments (its sys.argv after the file), given after ``--``.
     script_args: list[str] = field(default_factory=list)
     script_seconds: float | None = None  # a script: stopped after this long (a long training loop)
+    # The file as the command line named it: a script's sys.argv[0], as ``python FILE`` gives it.
+    typed_path: str = ""
 
     def validate(self) -> WorkloadOptions:
         """Checked before any worker starts; ``path`` made absolute (workers keep finding the
-        file when the model changes directory)."""
+        file when the model changes directory), ``typed_path`` keeping it as it was typed."""
         p = Path(self.path)
         check_model_file(p)
         if self.device not in DEVICE_CHOICES:
@@ -93,6 +95,7 @@ class WorkloadOptions:
                 f"{self.path} defines {FACTORY}(): the arguments after -- ({' '.join(self.script_args)}) are "
                 "a script's sys.argv, and the factory takes --batch-size, --dtype and --device instead"
             )
+        self.typed_path = self.typed_path or self.path
         self.path = os.path.abspath(self.path)
         return self
 

@@ -56,7 +56,7 @@ from .script_stop import stopped_after
 from .step_profile import PYTHON_BUDGET_S, StepTiming, profile_steps, profiled_steps
 from .stop import sigint_noted
 from .worker import wait_ready
-from .workload import build_step, call_factory, load_factory, run_model_file
+from .workload import build_step, call_factory, load_factory, main_file, run_model_file
 
 # Inductor flags every compile of ours runs with: unique kernel names, benchmark harnesses in
 # modules and kernel files, and a profiler record around every C++ kernel.
@@ -285,11 +285,11 @@ def _run_script(opts: WorkloadOptions, log: str | None) -> dict[str, Any]:
     # The script's own torch.compile calls get our mode unless they name one.
     ours = opts.mode not in (CompileMode.DEFAULT, CompileMode.EAGER)
     asked = script_compiles.attach(opts.mode if ours else None)
-    sys.argv = [opts.path, *opts.script_args]
+    sys.argv = [opts.typed_path or opts.path, *opts.script_args]  # as ``python FILE ARGS`` gives it
     t0, exited = time.perf_counter(), False
     try:
         with stopped_after(opts.script_seconds) as stop, kept_stderr() as said:
-            run_model_file(opts.path, "__main__")
+            run_model_file(main_file(opts.path, opts.typed_path), "__main__")
     except SystemExit as e:
         if e.code not in (None, 0):
             raise WorkloadError(with_log(exit_error(e.code, said.last_line()), log)) from None

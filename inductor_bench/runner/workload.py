@@ -27,23 +27,53 @@ def torch_dtype(name: str):
 
 
 def run_model_file(path: str, run_name: str = LOADED_NAME) -> dict[str, Any]:
-    """Run the model file as ``python path`` would: its directory first on ``sys.path``, so that
-    it imports the modules beside it (a model package's own files) wherever the tool runs. A
-    script (``run_name`` ``__main__``) runs as Python runs it; a model file imported for its
-    factory becomes a module of its own (``_load_as_module``). The custom ops it makes stay
-    visible to the profiler (``custom_ops.py``)."""
-    import runpy
+    """Run the model file as ``python path`` would: its directory (a link's target's) first on
+    ``sys.path``, so that it imports the modules beside it (a model package's own files) wherever
+    the tool runs. A script (``run_name`` ``__main__``) runs as Python runs it (``_run_as_main``);
+    a model file imported for its factory becomes a module of its own (``_load_as_module``). The
+    custom ops it makes stay visible to the profiler (``custom_ops.py``)."""
     import sys
 
     from .custom_ops import keep_custom_ops_visible
 
     keep_custom_ops_visible()
-    here = os.path.dirname(os.path.abspath(path))
+    here = os.path.dirname(os.path.realpath(path))
     if not sys.path or sys.path[0] != here:
         sys.path.insert(0, here)
     if run_name != LOADED_NAME:
-        return runpy.run_path(path, run_name=run_name)
+        return _run_as_main(path, run_name)
     return _load_as_module(path)
+
+
+def _run_as_main(path: str, run_name: str) -> dict[str, Any]:
+    """Execute the file as ``runpy.run_path`` does (its module ``sys.modules[run_name]`` while it
+    runs, its globals returned), but leaving ``sys.argv`` as it is: ``run_path`` sets
+    ``sys.argv[0]`` to the path it was given, where ``python train.py`` keeps it as typed."""
+    import sys
+    import types
+
+    module = types.ModuleType(run_name)
+    module.__dict__.update(__file__=path, __cached__=None, __loader__=None, __package__="", __spec__=None)
+    with open(path, "rb") as f:  # bytes: compile() honours the file's coding cookie
+        code = compile(f.read(), path, "exec")
+    before = sys.modules.get(run_name)
+    sys.modules[run_name] = module
+    try:
+        exec(code, module.__dict__)
+    finally:
+        if before is None:
+            sys.modules.pop(run_name, None)
+        else:
+            sys.modules[run_name] = before
+    return module.__dict__.copy()
+
+
+def main_file(path: str, typed: str) -> str:
+    """The ``__file__`` that ``python typed`` gives its script: the path as typed joined to the
+    working directory, not normalised (``/work/./train.py``); ``path`` (absolute) where the
+    working directory is no longer the one it was typed in."""
+    joined = os.path.join(os.getcwd(), typed) if typed else path
+    return joined if os.path.exists(joined) and os.path.samefile(joined, path) else path
 
 
 _LOADS = itertools.count()  # model files loaded in this process: each gets a name of its own
