@@ -11,7 +11,7 @@ import typer
 from ..core.compare import CompareResult
 from ..core.devices import BACKENDS
 from ..core.diff import Diff, diff_results
-from ..core.errors import NotComparable, RegressionFound, ResultError, UsageError
+from ..core.errors import BenchError, NotComparable, RegressionFound, ResultError, UsageError
 from ..core.other_workload import workload_line
 from ..core.rundir import BREAKDOWN_FILE, COMPARE_FILE, Result, load_any
 from ..core.unmeasured import no_verdict_line
@@ -19,7 +19,7 @@ from ..render.diff import DEFAULT_TOP, render_diff
 from ..render.format import pct, step_figure
 from ..runner.rundir import being_written
 from . import options as o
-from .output import emit
+from .output import emit, verdict_first
 from .progress import note
 from .report_compare import stale_columns_line
 from .run_state import IN_PROGRESS, not_yet_saved
@@ -98,11 +98,13 @@ def _one_result(base: Path, head: Path) -> bool:
     return base.is_dir() or head.is_dir() or base.name == head.name
 
 
-def _gate(diff: Diff, threshold: float | None) -> None:
+def _gate(diff: Diff, threshold: float | None) -> BenchError | None:
+    """The gate's failing verdict: a regression above ``threshold`` %, or no verdict; None where
+    it passed or none was asked."""
     if threshold is None:
-        return
+        return None
     if diff.other_workload:  # its figures are of other work on each side: none is judged
-        raise NotComparable(f"not comparable, no verdict: {workload_line(diff.other_workload)}")
+        return NotComparable(f"not comparable, no verdict: {workload_line(diff.other_workload)}")
     bad = diff.regressions(threshold)
     if bad:
         # a call at other sizes still counts (a resize that was not meant is a regression too);
@@ -111,11 +113,17 @@ def _gate(diff: Diff, threshold: float | None) -> None:
                          + (f" (shapes changed, not the same work: {', '.join(calls)})"
                             if (calls := s.shapes_changed()) else "")
                          for s in bad)
-        raise RegressionFound(f"significant regression above {threshold:g}%: {what}")
+        return RegressionFound(f"significant regression above {threshold:g}%: {what}")
     if diff.unmeasured:
-        raise NotComparable(no_verdict_line(diff.unmeasured))
+        return NotComparable(no_verdict_line(diff.unmeasured))
     if why := diff.nothing_compared():
-        raise NotComparable(f"not comparable, no verdict: {why}")
+        return NotComparable(f"not comparable, no verdict: {why}")
+    return None
+
+
+def _passed(threshold: float | None) -> str | None:
+    """What a gate that found nothing to fail on says (None: no gate was asked)."""
+    return None if threshold is None else f"the gate passed: no significant regression above {threshold:g}%"
 
 
 def diff(
@@ -140,6 +148,8 @@ def diff(
     another workload (its batch size, dtype or autocast: the figures are shown side by side,
     none judged) (not comparable, no verdict); 2 for unreadable or
     incomparable results, or a gate asked of a run still being written (its result is not final).
+    A --json or --html file that cannot be written (a full disk) exits 74, but after a gate's
+    regression (1) or no verdict (5) with that status, its line naming the file too.
     """
     o.one_stdout(fmt, json_out, html_out)
     writing = _in_progress(base, head)
@@ -161,11 +171,14 @@ def diff(
         head_label=str(head),
         code_dirs=(_where(base), _where(head)),
     )
-    emit(
-        json.dumps(d.to_dict(), indent=1),
-        lambda f: render_diff(d, f, threshold_pct=fail_on_regression, top=top),
-        fmt,
-        json_out,
-        html_out,
-    )
-    _gate(d, fail_on_regression)
+    verdict = _gate(d, fail_on_regression)
+    with verdict_first(verdict, _passed(fail_on_regression)):  # a write failing after it: said with it
+        emit(
+            json.dumps(d.to_dict(), indent=1),
+            lambda f: render_diff(d, f, threshold_pct=fail_on_regression, top=top),
+            fmt,
+            json_out,
+            html_out,
+        )
+    if verdict is not None:
+        raise verdict

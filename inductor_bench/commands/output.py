@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..core.compare import CompareResult
-from ..core.errors import UsageError
+from ..core.errors import BenchError, UsageError
 from ..core.result_json import result_json
 from ..core.rundir import HTML_REPORT_FILE, REPORT_FILE, Result
 from ..render.breakdown import render_breakdown
@@ -195,6 +195,22 @@ def emit(
         raise
     if json_out != "-":
         _print(json_text, document, fmt, links)
+
+
+@contextlib.contextmanager
+def verdict_first(verdict: BenchError | None, passed: str | None) -> Iterator[None]:
+    """A file or stdout that cannot be written (or a file that appeared where it goes) after a
+    merge gate judged: its failing verdict (a regression, or no verdict) is the exit status, its
+    line naming the failed write too; where the gate passed (``passed``: what it found), the
+    write's failure is, its line saying the gate's verdict."""
+    try:
+        yield
+    except (WriteError, UsageError) as e:
+        if verdict is not None:
+            raise type(verdict)(f"{verdict}; also, {e}") from None
+        if passed is None:
+            raise
+        raise type(e)(f"{e}; {passed}") from None
 
 
 @contextlib.contextmanager
