@@ -180,13 +180,18 @@ def test_the_h200_reports_chart_names_each_gemm_by_its_layout():
     result = CliRunner().invoke(app, ["report", str(H200_RUN), "--format", "html"], obj=Settings())
     assert result.exit_code == 0, result.output
     chart = result.output.split('aria-label="Top 15 kernels and extern calls"')[1].split("</svg>")[0]
-    shown = {html.unescape(full).split("\n")[0]: html.unescape(label) for full, label in
+    shown = {html.unescape(full): html.unescape(label) for full, label in
              re.findall(r'text-anchor="end"><title>([^<]*)</title>([^<]*)</text>', chart)}
+    shown = {full.split("\n")[0] if "splitKreduce" not in full else full: x for full, x in shown.items()}
     assert shown[GEMM_TN] == "sm80_xmma_…tn_n_…execute_kernel__5x_cublas"
     assert shown[GEMM_NN] == "sm80_xmma_…nn_n_…execute_kernel__5x_cublas"
     assert shown[GEMM_NN_SPLIT] == "sm80_xmma_…nn_n_…split_k_kernel__5x_cublas"
     assert shown["void cutlass::Kernel2<cutlass_80_simt_sgemm_64x64_8x5_tn_align1>"
-                 "(cutlass_80_simt_sgemm_64x64_8x5_tn_align1::Params)"] == "cutlass::Kernel2<cutlass_80_simt…_8x5_tn_align1>"
+                 "(cutlass_80_simt_sgemm_64x64_8x5_tn_align1::Params)"] == "Kernel2<cutlass_80_simt_sgemm_…_8x5_tn_align1>"
+    # the split-K reduction in both graphs: its name and its first whole arguments, not a cut
+    # through them ('0-backward · splitKreduce_kernel<… false, float, …' before)
+    assert sorted(label for full, label in shown.items() if "splitKreduce_kernel" in full) == [
+        "0-backward · splitKreduce_kernel<32, 16, int, …", "0-forward · splitKreduce_kernel<32, 16, int, …"]
 
 
 def test_gemm_labels_are_distinct_and_fit_at_every_width_a_chart_tries():
@@ -195,3 +200,69 @@ def test_gemm_labels_are_distinct_and_fit_at_every_width_a_chart_tries():
     for width in range(8, 81):
         labels = kernel_labels(names, width)
         assert len(set(labels)) == 3 and all(len(x) <= width for x in labels), width
+
+
+@pytest.mark.parametrize(("width", "labels"), [
+    (60, ["sm80_xmma_gemm_…tn_n_tilesize32x32x8_…execute_kernel__5x_…",
+          "sm80_xmma_gemm_…nn_n_tilesize32x32x8_…execute_kernel__5x_…",
+          "sm80_xmma_gemm_…nn_n_tilesize32x32x8_…split_k_kernel__5x_…"]),
+    (64, ["sm80_xmma_gemm_…tn_n_tilesize32x32x8_…execute_kernel__5x_cublas",
+          "sm80_xmma_gemm_…nn_n_tilesize32x32x8_…execute_kernel__5x_cublas",
+          "sm80_xmma_gemm_…nn_n_tilesize32x32x8_…split_k_kernel__5x_cublas"]),
+    (70, ["sm80_xmma_gemm_f32f32_…tn_n_tilesize32x32x8_…execute_kernel__5x_cublas",
+          "sm80_xmma_gemm_f32f32_…nn_n_tilesize32x32x8_…execute_kernel__5x_cublas",
+          "sm80_xmma_gemm_f32f32_…nn_n_tilesize32x32x8_…split_k_kernel__5x_cublas"]),
+])
+def test_gemms_cut_through_what_tells_them_apart_are_shown_where_they_differ(width, labels):
+    """At diff's and analyze's kernel columns (60, 70; 64 between) the H200 run's nn GEMMs read
+    '…nn_n_tile…ute_kernel__5x_cublas' and '…nn_n_tile…t_k_kernel__5x_cublas': distinct by a few
+    letters beside the cut, 'execute_' and 'split_k_' both cut through. Each label now shows the
+    parts its name differs in whole: the layout and the entry point."""
+    assert kernel_labels([GEMM_TN, GEMM_NN, GEMM_NN_SPLIT], width) == labels
+
+
+STACK_TRACE = FIXTURES / "cuda_h200_stack_loop" / "stack-loop.pt.trace.json.gz"  # a real H200 loop
+
+
+def test_the_analyze_report_names_the_h200_loops_gemms_by_what_differs():
+    """The stack loop's four cuBLAS GEMMs in analyze's top kernels (its 70-character column): the
+    nn GEMM and its split-K twin read '…tilesize…ecute_kernel__5x_cublas' and
+    '…tilesize…lit_k_kernel__5x_cublas' before; each row now names its layout, tile and warp
+    shape, and the split-K one its entry point."""
+    result = CliRunner().invoke(app, ["analyze", str(STACK_TRACE)], obj=Settings())
+    assert result.exit_code == 0, result.output
+    top = result.output.split("Top 15 of 18 kernels")[1]
+    rows = [line.split("  0         ")[1].split("  ")[0] for line in top.splitlines() if "sm80_" in line]
+    assert rows == [
+        "sm80_…tn_n_tilesize64x64x8_…warpsize1x4x1_ffma_…execute_kernel__5x_…",
+        "sm80_…tn_n_tilesize128x128x8_…warpsize2x2x1_ffma_…execute_kernel__5x_…",
+        "sm80_…nn_n_tilesize256x128x8_…warpsize4x2x1_ffma_…execute_kernel__5x_…",
+        "sm80_xmma_gemm_f32f32_…nn_…tilesize256x128x8_…warpsize4x2x1_…split_k_…",
+    ]
+
+
+# cuBLASLt's split-K reduction in the H200 run (runs/cuda_h200_transformer_train/breakdown.json),
+# and the same kernel with one flag other in the H200 MLP trace (cuda_h200_mlp_zeroed/trace.json.gz)
+_SPLIT_K = ("void cublasLt::splitKreduce_kernel<32, 16, int, float, float, float, float, false, float, float, "
+            "float, true, {}, false, false>(cublasLt::cublasSplitKParams<float>, float const*, float const*, "
+            "float*, float*, float const*, float const*, float const*, float const*, float*, void*, long, float*, "
+            "int*, float*, float*, float const*, float const*, float const*, float const*, float const*)")
+SPLIT_K, SPLIT_K_MLP = _SPLIT_K.format("false"), _SPLIT_K.format("true")
+
+
+@pytest.mark.parametrize(("width", "label"), [
+    (20, "splitKreduce_kernel…"),
+    (22, "splitKreduce_kernel<…>"),
+    (30, "splitKreduce_kernel<32, 16, …"),
+    (60, "splitKreduce_kernel<32, 16, int, float, float, float, …"),
+])
+def test_a_long_kernel_name_keeps_its_name_before_its_arguments(width, label):
+    """Where its name fits, a template kernel's label is its name and its first whole arguments,
+    or its name alone: 'splitKreduce_…false>' at 20 characters before, the middle of its
+    arguments cut out."""
+    assert kernel_label(SPLIT_K, width) == label
+
+
+def test_split_k_reductions_alike_but_one_flag_are_named_whole_and_told_apart():
+    assert kernel_labels([SPLIT_K, SPLIT_K_MLP], 30) == [
+        "splitKreduce_kernel<…false, …", "splitKreduce_kernel<…true, …"]

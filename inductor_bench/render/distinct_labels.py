@@ -22,7 +22,7 @@ def kernel_labels(names: list[str], width: int = KERNEL_CHARS) -> list[str]:
     label_of = {n: kernel_label(n, width) for n in names}
     others: dict[str, set[str]] = {n: set() for n in names}
     for _ in range(2):  # again with those told apart alike: tn/nn GEMMs alike in two tile sizes
-        for group in _same_labels(label_of):
+        for group in _same_labels(label_of) + _hidden_differences(label_of):
             for n in group:
                 others[n].update(set(group) - {n})
             label_of.update({n: _told_apart(n, others[n], width) for n in group if label_of[n] != n})
@@ -38,6 +38,36 @@ def _same_labels(label_of: dict[str, str]) -> list[list[str]]:
     for n, x in label_of.items():
         by_label.setdefault(x, []).append(n)
     return [g for g in by_label.values() if len(g) > 1]
+
+
+def _hidden_differences(label_of: dict[str, str]) -> list[list[str]]:
+    """The pairs of plain names, both cut, whose labels start alike and differ but show no run
+    of the parts the names differ in whole: ``…ecute_kernel__5x_cublas`` beside
+    ``…lit_k_kernel__5x_cublas``, the parts that tell them apart (``execute_`` / ``split_k_``)
+    cut through."""
+    cut = [n for n, x in label_of.items() if x != n and "<" not in compact(n)]
+    hidden = [(a, b) for a, b in itertools.combinations(cut, 2)
+              if label_of[a] != label_of[b] and _head(label_of[a]) == _head(label_of[b])
+              and not (_shows_difference(label_of[a], a, b) and _shows_difference(label_of[b], b, a))]
+    # with the names of their family (``sm80_xmma_``): told apart from all, each shows its layout
+    return [[n for n in cut if _family(n) == _family(a)] for a, _ in hidden]
+
+
+def _head(label: str) -> str:
+    return label.split(CUT, 1)[0]
+
+
+def _family(name: str) -> str:
+    return "".join(NAME_PART.findall(compact(name))[:2])
+
+
+def _shows_difference(label: str, name: str, other: str) -> bool:
+    """Whether ``label`` (of ``name``) shows whole a run of the parts ``name`` differs from
+    ``other`` in."""
+    s = compact(name)
+    at = [0, *itertools.accumulate(len(p) for p in NAME_PART.findall(s))]
+    shown = label.split(CUT)
+    return any(s[at[i] : at[j]] in part for i, j in _differing(s, (compact(other),)) for part in shown)
 
 
 def _told_apart(name: str, others: set[str], width: int) -> str:

@@ -11,6 +11,7 @@ import math
 from .doc import Bar, Chart
 from .format import KERNEL_CHARS, kernel_labels, ms, shorten
 from .html_page import series_classes
+from .kernel_names import widest_label
 
 WIDTH = 760  # px; the SVG scales down on a narrower screen
 ROW = 18  # bar height
@@ -54,11 +55,12 @@ def fit(s: str, px: float) -> str:
 
 
 def bar_names(bars: list[Bar]) -> list[str]:
-    """Each bar's label, cut to ``MAX_LABEL`` px (``fit``). Bars whose labels differ but cut to
-    the same text (two CUDA kernels that differ in the middle of an 80-character label,
+    """Each bar's label, cut to ``MAX_LABEL`` px (``fit``; a kernel's as a table's column cuts
+    it, ``widest_label``: ``splitKreduce_kernel<32, 16, int, …``). Bars whose labels differ but
+    cut to the same text (two CUDA kernels that differ in the middle of an 80-character label,
     ``…MulFunctor<float>…`` and ``…DivFunctor<float>…``) are named again from their whole names
     (``kernel_labels``) at the widest that fits, so no two bars of a chart read alike."""
-    names = [fit(b.label, MAX_LABEL) for b in bars]
+    names = [widest_label(b.label, _fits) if b.full else fit(b.label, MAX_LABEL) for b in bars]
     by_name: dict[str, list[int]] = {}
     for i, n in enumerate(names):
         by_name.setdefault(n, []).append(i)
@@ -69,6 +71,10 @@ def bar_names(bars: list[Bar]) -> list[str]:
         for i, n in zip(rows, _widest_labels(whole), strict=True):
             names[i] = n
     return names
+
+
+def _fits(label: str) -> bool:
+    return text_width(label) <= MAX_LABEL
 
 
 def _widest_labels(names: list[str]) -> list[str]:

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 
 # The widest a kernel's name is shown in a table (JSON keeps the whole name): room for Inductor's
 # longest fused names (``triton_per_fused_add_native_layer_norm_native_layer_norm_backward_view_8``).
 KERNEL_CHARS = 80
 
 CUT = "…"
+# The fewest characters of a lone template argument a label shows (cut in its middle).
+MIN_ARGUMENT = 8
 
 # A namespace or class qualifier (``at::native::``, ``(anonymous namespace)::``), not the owner
 # of a lambda or an operator (``threshold_kernel_impl::{lambda}``, ``sum_functor::operator()``).
@@ -32,6 +35,21 @@ def shorten(name: str, width: int) -> str:
         return name
     keep = width - len(CUT)
     return name[: keep - keep // 3] + CUT + name[len(name) - keep // 3 :]
+
+
+def _parts_cut(name: str, width: int) -> str:
+    """``shorten`` with each side of the cut moved to the nearest ``_`` within a third of it, so
+    that no part of a plain name is cut through: ``cutlass_80_simt_sgemm_…_8x5_nt_align1``."""
+    if len(name) <= width:
+        return name
+    keep = width - len(CUT)
+    head = name[: keep - keep // 3]
+    if (i := head.rfind("_")) >= len(head) * 2 // 3:
+        head = head[: i + 1]
+    tail = name[len(name) - (keep - len(head)) :]
+    if not name.endswith("_" + tail) and 0 <= (j := tail.find("_")) <= len(tail) // 3:
+        tail = tail[j:]
+    return head + CUT + tail
 
 
 def kernel_label(name: str, width: int = KERNEL_CHARS) -> str:
@@ -60,19 +78,44 @@ def kernel_label(name: str, width: int = KERNEL_CHARS) -> str:
         return t
     if key:
         return around(s, key[0], width)
-    if 0 < t.find("<") <= width // 2:
-        return _leading_arguments(s, width)
+    lt = t.find("<")
+    if lt > 0 and _one_plain_argument(t[lt:]) and width - lt - 2 >= MIN_ARGUMENT:
+        return t[: lt + 1] + _parts_cut(t[lt + 1 : -1], width - lt - 2) + ">"
+    if 0 < lt <= width // 2:
+        return _leading_arguments(s, width, cuts_inside=True)
+    if 0 < lt < width:  # a long name before its arguments, which fits: never cut inside them
+        return _leading_arguments(s, width, cuts_inside=False)
     return shorten(t, width)
 
 
-def _leading_arguments(s: str, width: int) -> str:
+def _one_plain_argument(arguments: str) -> bool:
+    """Whether ``<…>`` holds one plain name: ``<cutlass_80_simt_sgemm_64x64_8x5_nt_align1>``."""
+    return arguments.endswith(">") and not any(c in arguments[1:-1] for c in "<>,( ")
+
+
+def widest_label(name: str, fits: Callable[[str], bool]) -> str:
+    """``kernel_label`` of ``name`` at the most characters that ``fits`` (a chart's label column
+    in pixels): its head and its first whole template arguments, as a table's column cuts it,
+    not a cut through their middle."""
+    lo, hi = 4, len(name)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if fits(kernel_label(name, mid)) else (lo, mid - 1)
+    return kernel_label(name, lo)
+
+
+def _leading_arguments(s: str, width: int, cuts_inside: bool) -> str:
     """The outer name and the first of its template arguments that fit whole, the least
-    collapsed, then ``…``: ``unrolled_elementwise_kernel<CUDAFunctor_add<double>, Array<char*, 3>, …``."""
+    collapsed, then ``…``: ``unrolled_elementwise_kernel<CUDAFunctor_add<double>, Array<char*, 3>, …``;
+    where not even the first fits, the most collapsed cut inside it, or without ``cuts_inside``
+    the outer name alone (``splitKreduce_kernel<…>``)."""
     stages = [s]
     while (w := _collapse_one(stages[-1], 2, None)) is not None:
         stages.append(w)
     cuts = [cut_end(w, width) for w in stages]
-    return next((c for c in cuts if _whole_arguments(c[: -len(CUT)], 1)), cuts[-1])
+    outer = s[: s.find("<")]
+    alone = outer + "<" + CUT + ">" if len(outer) + len("<…>") <= width else outer + CUT
+    return next((c for c in cuts if _whole_arguments(c[: -len(CUT)], 1)), cuts[-1] if cuts_inside else alone)
 
 
 @functools.lru_cache(maxsize=4096)  # a chart asks again at each width it tries
@@ -83,13 +126,16 @@ def compact(name: str) -> str:
 
 def around(s: str, pos: int, width: int) -> str:
     """``s`` from the word at ``pos`` on, compacted and cut to ``width``: after its outer name
-    where the word is in its template arguments (``outer<…word…``), after the start of its name
-    where the word comes late in it (``sm80_xmma_…tn_n_tilesize…``), else from its start."""
+    (whole where the word fits beside it) where the word is in its template arguments
+    (``outer<…word…``), after the start of its name where the word comes late in it
+    (``sm80_xmma_…tn_n_tilesize…``), else from its start."""
     pos = min(pos, len(s) - 1)
     lt = s.find("<")
     start, head, levels = _word_start(s, pos), "", 1
     if 0 <= lt < start:
-        head, levels = shorten(_drop_qualifiers(s[:lt]), width // 2) + "<" + CUT, 0
+        outer, room = _drop_qualifiers(s[:lt]), _word_end(s, start) - start + len(CUT)
+        whole = len(outer) + len("<" + CUT) + room <= width  # the name, and the word after it
+        head, levels = (outer if whole else shorten(outer, width // 2)) + "<" + CUT, 0
         if pos - start > (width - len(head)) // 2:  # a long word: from its part at ``pos``
             start = _part_start(s, pos)
     elif pos > width // 3:
