@@ -88,7 +88,8 @@ def test_a_column_with_too_few_samples_heads_no_report_and_no_figure_of_too_few_
     r = synthetic_compare([[2.0] * 10] * 3, [[1.0]] * 3)  # 3 rounds: default has 3 samples
     assert fastest(r) is r.modes[0]
     line = verdict_line(r, new_doc("text"))
-    assert line == ("Fastest steady state: eager 2.000 ms (too few samples to judge it against default); "
+    # default read faster but is not ranked: eager is the fastest of the ranked columns, not of all
+    assert line == ("Fastest ranked steady state: eager 2.000 ms (too few samples to judge it against default); "
                     "default read 1.000 ms on 3 steady samples, too few to rank")
     one = synthetic_compare([[2.0]] * 3, [[1.0]] * 3)  # no column with 5: the fastest, no figure
     assert verdict_line(one, new_doc("text")) == ("Fastest steady state: default 1.000 ms (too few samples "
@@ -96,6 +97,23 @@ def test_a_column_with_too_few_samples_heads_no_report_and_no_figure_of_too_few_
     slower_on_few = synthetic_compare([[2.0] * 10] * 3, [[3.0]] * 3)  # the column of 3 reads slower
     assert verdict_line(slower_on_few, new_doc("text")) == ("Fastest steady state: eager 2.000 ms (too few "
                                                             "samples to judge it against default)")
+
+
+def test_a_headline_within_noise_says_its_column_is_the_fastest_ranked_where_an_unranked_one_read_faster():
+    # synthetic: eager and default alike over 6 rounds; max-autotune's 3 calls of its own read faster
+    r = CompareResult(
+        model="mlp", device="cpu", device_name="Test CPU",
+        interleaved={"rounds": 6, "block_steps": [10, 10], "load": {"others_cores": 0.0, "steal_pct": 0.0, "cores": 2}},
+        modes=[ModeResult(mode="eager", compile_s=0.0, paired_ms=[[2.0] * 10] * 6),
+               ModeResult(mode="default", compile_s=1.0, paired_ms=[[2.0] * 10] * 6),
+               ModeResult(mode="max-autotune", compile_s=2.0, step_samples_ms=[1.0] * 3)],
+    )
+    assert verdict_line(r, new_doc("text")) == (
+        "No mode is faster than eager beyond noise: fastest ranked steady state eager 2.000 ms (1.00x "
+        "[1.00x-1.00x] over default (within noise)); max-autotune read 1.000 ms on 3 steady samples, too few to rank")
+    r.modes[2].step_samples_ms = [3.0] * 3  # read slower: eager is the fastest of all, as the line says
+    assert verdict_line(r, new_doc("text")).startswith(
+        "No mode is faster than eager beyond noise: fastest steady state eager 2.000 ms")
 
 
 def test_diff_gate_gives_no_verdict_where_the_slower_side_was_timed_on_a_busy_machine():

@@ -82,7 +82,9 @@ def gate_line(result: CompareResult, threshold_pct: float, doc: Doc) -> str:
 
 def verdict_line(result: CompareResult, doc: Doc) -> str:
     """The fastest column by the rounds' ratios and its speedups; led by ``No mode is faster than
-    eager beyond noise`` where none is significantly faster than the reference."""
+    eager beyond noise`` where none is significantly faster than the reference. Where a column not
+    ranked (``unranked``) read faster, the headline's is the fastest *ranked* steady state, and
+    that column is named after it with why it is not ranked."""
     best = fastest(result)
     if best is None:
         return doc.strong("NO MODE COMPLETED") + ": " + "; ".join(result.errors or ["nothing was measured"])
@@ -92,11 +94,14 @@ def verdict_line(result: CompareResult, doc: Doc) -> str:
     refs += [(base, base.label)] if base is not None and all(r is not base for r, _ in refs) else []
     detail = "; ".join(p for p in (_versus(result, best, ref, over) for ref, over in refs) if p)
     figure = f" {ms_precise(result.step(best).ms)} ms" + (f" ({detail})" if detail else "")
-    rest = "".join(f"; {t}" for t in _read_lower(result, best) + _faster_unranked(result, best))
+    faster_unranked = _faster_unranked(result, best)
+    rest = "".join(f"; {t}" for t in _read_lower(result, best) + faster_unranked)
+    # a column read faster but not ranked: the headline's is the fastest of those ranked, not of all
+    fastest_words = "fastest ranked steady state" if faster_unranked else "fastest steady state"
     if base is not None and noise_only(result, best):
         return doc.strong(f"No mode is faster than {base.label} beyond noise") + (
-            f": fastest steady state {best.label}{figure}{rest}")
-    return doc.strong(f"Fastest steady state: {best.label}") + figure + rest
+            f": {fastest_words} {best.label}{figure}{rest}")
+    return doc.strong(f"{fastest_words.capitalize()}: {best.label}") + figure + rest
 
 
 def _read_lower(result: CompareResult, best: ModeResult) -> list[str]:
