@@ -213,6 +213,15 @@ def _same_code_words(labels: list[str]) -> str:
             f"{both} timed in one process, compares them")
 
 
+# Where the rows below the step's come from: a run of their own, apart from the step timing and
+# from any other ``breakdown`` of the model (which profiles its own, and on a busy machine reads
+# other kernel times and so another % of peak: 60.2% beside a column's 67.1% for one GPT-2).
+PROFILED_ROWS = ("kernels, busy %, % of peak and the % rows (share of kernel time per category): from "
+                 "each column's own breakdown, its graphs profiled after the compile in processes of their "
+                 "own (its directory's report.txt gives them kernel by kernel), not from the steps timed "
+                 "above nor from another breakdown run")
+
+
 def _notes(result: CompareResult) -> list[str]:
     notes = [f"{m.label}: {m.status}: {m.reason}" for m in result.modes if m.reason]
     floor = f"{100 * backend(result.device).min_rel_change:g}%"
@@ -230,7 +239,7 @@ def _notes(result: CompareResult) -> list[str]:
         )
     notes += [_same_code_words(g) for g in result.same_code]
     notes += [
-        "% rows: share of kernel time per category, from each mode's breakdown",
+        PROFILED_ROWS,
         (
             "step time = the real model call, first call excluded: the mean over the steady calls "
             "(calls far slower than the median left out as disturbed: docs/statistics.md); spread "
