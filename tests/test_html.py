@@ -21,7 +21,8 @@ from inductor_bench.cli import main
 from inductor_bench.commands import kernel as kernel_cmd
 from inductor_bench.commands.output import write_report
 from inductor_bench.core.rundir import HTML_REPORT_FILE, REPORT_FILE, load_any
-from inductor_bench.render.doc import Bar, Chart, Segment, new_doc
+from inductor_bench.render.chart_model import Bar, Chart, Segment
+from inductor_bench.render.doc import new_doc
 from inductor_bench.render.html_page import CATEGORY_COLOURS, SCRIPT, series_class, with_base
 from inductor_bench.render.html_svg import nice_step, svg
 

@@ -14,7 +14,8 @@ from itertools import pairwise
 
 import pytest
 
-from inductor_bench.render.doc import Bar, Chart, Segment, new_doc
+from inductor_bench.render.chart_model import Bar, Chart, Segment
+from inductor_bench.render.doc import new_doc
 from inductor_bench.render.format import kernel_labels
 from inductor_bench.render.html_page import STYLE
 from inductor_bench.render.html_svg import MAX_LABEL, svg, text_width

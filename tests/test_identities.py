@@ -315,12 +315,12 @@ def test_reanalysis_rejudges_a_result_saved_with_other_figures(tmp_path):
 def test_one_iteration_left_out_by_one_part_is_counted_so():
     """Synthetic: four iterations under the wall limit, the third left out by one of its parts."""
     from inductor_bench.core.results import BreakdownResult, GraphResult
-    from inductor_bench.render.breakdown import _steady_note
+    from inductor_bench.render.breakdown_graphs import steady_note
     from inductor_bench.render.doc import new_doc
 
     g = GraphResult(id="0-forward", role="forward", frame_id=0, frame_compile_id=0, iterations=4, wall_ms=1.0,
                     wall_samples_ms=[1.0, 1.0, 1.02, 1.0], left_out=[2], limit_ms=1.1)
-    note = _steady_note(BreakdownResult(model="m", graphs=[g]), new_doc())
+    note = steady_note(BreakdownResult(model="m", graphs=[g]), new_doc())
     assert note.endswith("0-forward 1 of 4 (0 over the wall limit 1.100 ms, up to 1.020 ms; 1 more by one kernel "
                          "or idle gap).")
 

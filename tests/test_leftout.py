@@ -9,7 +9,8 @@ import pytest
 from inductor_bench.core.leftout import left_out_why
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
 from inductor_bench.core.sources import CallSite
-from inductor_bench.render.breakdown import _steady_note, render_breakdown
+from inductor_bench.render.breakdown import render_breakdown
+from inductor_bench.render.breakdown_graphs import steady_note
 from inductor_bench.render.doc import new_doc
 from tests.steady_rule import kept_profiled, limit
 
@@ -64,7 +65,7 @@ def test_the_steady_note_names_at_most_three_parts_then_how_many_more_in_every_f
             "idle gap ({} 3, {} 2, {} 1, +1 more))")
     names = ("cpp_fused_gelu_1", "aten::addmm #1", "cpp_fused_sum_2")
     r = BreakdownResult(model="m", graphs=[g])
-    assert _steady_note(r, new_doc()).endswith(line.format(*names) + ".")
+    assert steady_note(r, new_doc()).endswith(line.format(*names) + ".")
     # each name a code span where the format has them: in markdown a bare "#1" links an issue
     code = {"text": "{}", "markdown": "`{}`", "html": "<code>{}</code>"}
     for form, span in code.items():
@@ -80,4 +81,4 @@ def test_no_part_named_where_none_left_an_iteration_out(stalls):
     for k in g.kernels:
         k.samples_ms = [k.samples_ms[0]] * N
     assert left_out_why(g).by_part == []
-    assert "idle gap (" not in _steady_note(BreakdownResult(model="m", graphs=[g]), new_doc())
+    assert "idle gap (" not in steady_note(BreakdownResult(model="m", graphs=[g]), new_doc())

@@ -16,7 +16,8 @@ from inductor_bench.cli import main
 from inductor_bench.commands import output
 from inductor_bench.commands.output import render_result
 from inductor_bench.core.rundir import load_any
-from inductor_bench.render.doc import WRAP, for_terminal, new_doc, wrapped
+from inductor_bench.render.doc import for_terminal, new_doc
+from inductor_bench.render.text_wrap import WRAP, wrapped
 
 RUNS = Path(__file__).parent / "fixtures" / "runs"
 RUN = RUNS / "cpu_mlp_train_stalled"

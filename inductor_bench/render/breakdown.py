@@ -1,28 +1,26 @@
-"""Breakdown reports: the run's facts, the graphs, time by category, the top kernels, what
-``--autotune-top`` found, and each graph's kernels. Returns strings."""
+"""Breakdown reports: the run's facts, time by category, the top kernels and each graph's
+kernels; the graph table (``breakdown_graphs.py``) and the compile lines
+(``breakdown_compile.py``) in their place. Returns strings."""
 
 from __future__ import annotations
 
-import statistics
 from collections import Counter
 
-from ..core import compile_phases, compiles, steady
 from ..core.categories import label, order
 from ..core.comparable import trains
 from ..core.devices import HOST_BACKEND, backend
-from ..core.leftout import describe, left_out_why
-from ..core.results import STEADY_SINCE, BreakdownResult, GraphResult, KernelRetuning, KernelStat, Recompile
+from ..core.results import BreakdownResult, GraphResult, KernelStat
 from ..core.step import gain_frame
-from ..core.step_totals import ALL_GRAPHS, ALL_GRAPHS_ROW, counted, listed_categories, reweighed
+from ..core.step_totals import ALL_GRAPHS, listed_categories
 from ..core.views import By, has_sources, top_step_units
 from ..core.vocab import Role, Status
 from ..core.workload import script_line
 from . import charts
 from . import format as fmt
-from .autotune_step import step_change
+from .breakdown_compile import compile_lines
+from .breakdown_graphs import graph_table
 from .doc import TEXT, Doc, new_doc
 from .execution import render_execution
-from .kernel import render_matches, render_retuning
 from .roofline import (
     FAR_HEADER,
     PCT_HEADER,
@@ -40,7 +38,6 @@ from .views import (
     source_view,
     top_units,
 )
-from .windows import windows_note
 
 DEFAULT_TOP = 15
 ATEN_WIDTH = 48  # characters of origin ATen ops shown per row
@@ -83,100 +80,6 @@ def _header(doc: Doc, r: BreakdownResult) -> None:
     doc.paragraph(*(doc.item(f) for f in facts if f))
     if r.status != Status.OK or r.errors:
         doc.paragraph(doc.alert(f"Status: {r.status}"), *(f"- {e.splitlines()[0]}" for e in r.errors))
-
-
-def _failed(doc: Doc, g: GraphResult) -> str:
-    """A graph's status and the first 60 characters of why it failed, cut with ``…`` (the run's
-    status lines above give the line whole, the HTML page's cell on hover the whole error)."""
-    why = (g.error or "").strip()
-    line = why.splitlines()[0] if why else ""
-    shown = line if len(line) <= 60 and line == why else line[:59] + "…"
-    return doc.named(f"{g.status}: {shown}", f"{g.status}: {why}")
-
-
-def _graph_table(doc: Doc, r: BreakdownResult) -> None:
-    t = r.totals()
-    calls = reweighed(t.weights)  # a calls column: the whole row adds each graph's calls
-    rows = []
-    for g in r.graphs:
-        n = [fmt.count(g.calls) if g.calls is not None else ""] if calls else []
-        if g.ok:
-            rows.append([g.id, g.role, *n, _iterations(g), fmt.ms(g.wall_ms), fmt.ms(g.kernel_ms),
-                         fmt.pct(g.busy_pct), str(len(listed_categories(g))), Status.OK])
-        else:
-            rows.append([g.id, g.role, *n, "", "", "", "", "", _failed(doc, g)])
-    n = [fmt.count(sum(t.weights.values()))] if calls else []
-    rows.append([ALL_GRAPHS, f"{t.graphs} graph(s)", *n, "", fmt.ms(t.wall_ms), fmt.ms(t.kernel_ms),
-                 fmt.pct(t.busy_pct), str(t.kernel_count), ""])
-    if calls:
-        heading = f"Graphs (times per call; {ALL_GRAPHS_ROW}: each graph times its calls)"
-    elif not counted(r.measured()):  # a run recorded before calls were counted, or without them
-        heading = "Graphs (each taken once: their calls were not counted)"
-    else:
-        heading = "Graphs (one call each)" if r.script else "Graphs (one call each per step)"
-    doc.heading(heading)
-    doc.table(
-        rows,
-        ["graph", "role", *(["calls"] if calls else []), "steady iters", "wall ms", "kernel ms", "busy",
-         "kernels", "status"],
-        ("left", "left", *(("right",) if calls else ()), "right", "right", "right", "right", "right", "left"),
-    )
-    doc.paragraph(backend(r.device).busy_note)
-    doc.paragraph(_steady_note(r, doc))
-    note = windows_note(r)
-    if note:
-        doc.paragraph(note)
-
-
-def _iterations(g: GraphResult) -> str:
-    """Steady iterations of the kept window: "95/100" when some were left out."""
-    n = len(g.wall_samples_ms) or g.iterations
-    return f"{n - len(g.left_out)}/{n}" if g.left_out else str(n)
-
-
-def _steady_note(r: BreakdownResult, doc: Doc) -> str:
-    """How every time was made, and which iterations were left out as disturbed."""
-    if r.schema_version < STEADY_SINCE:
-        return (
-            "times: means over every profiled iteration (this result was saved before the "
-            "steady-iteration policy, by a version that kept no profiles to analyse again, so "
-            "`inductor-bench report RUN --reanalyze` cannot re-derive them: a new breakdown of the "
-            "model measures them by it: docs/statistics.md)"
-        )
-    head = (
-        "times: the mean over each graph's steady iterations, the same iterations for every "
-        f"figure of the graph; an iteration slower than the median by over {steady.TAIL_SIGMAS:g} "
-        f"robust sigmas and {100 * steady.TAIL_FLOOR:.0f}%, or with a kernel (or the idle time "
-        f"between kernels) that much slower than its own median by over "
-        f"{100 * steady.EXCESS_FLOOR:.0f}% of the iteration, is left out as disturbed, as is "
-        "one the worker's own clock (by which the window was chosen) finds that slow "
-        "(docs/statistics.md)"
-    )
-    out = []
-    for g in r.measured():
-        if not g.left_out:
-            continue
-        why_out = left_out_why(g)  # the three counts add up to the iterations left out
-        wall, clock, parts = why_out.wall, why_out.clock, len(why_out.parts)
-        load = g.kept_load
-        why = f"; meanwhile {load.describe()}" if load is not None and load.disturbed else ""
-        out.append(
-            f"{g.id} {len(g.left_out)} of {len(g.wall_samples_ms)} ({len(wall)} over the wall limit "
-            f"{fmt.ms(g.limit_ms or 0.0)} ms{_faster_half(g)}, up to {fmt.ms(max(g.wall_samples_ms))} ms"
-            + (f"; {len(clock)} more slow by the worker's clock" if clock else "")
-            + (f"; {parts} more by one kernel or idle gap{describe(why_out, code=doc.code)}" if parts else "")
-            + f"{why})"
-        )
-    if not out:
-        return head + "; none was."
-    return head + ": " + "; ".join(out) + "."
-
-
-def _faster_half(g: GraphResult) -> str:
-    """Where the walls' limit lies below their median: whose limit it is."""
-    if g.limit_ms is None or g.limit_ms >= statistics.median(g.wall_samples_ms):
-        return ""
-    return ", the faster half's: most iterations stalled"
 
 
 def _category_table(
@@ -325,31 +228,6 @@ def _footer(doc: Doc, r: BreakdownResult) -> None:
     doc.links("Each graph's files", charts.graph_files(r), charts.PERFETTO_HOW)
 
 
-def _autotune(doc: Doc, r: BreakdownResult) -> None:
-    if r.compile_s is not None:
-        cache = f"; {r.compile_cache.describe()}" if r.compile_cache else ""
-        doc.paragraph(f"compile (first call, timed on its own): {r.compile_s:.1f} s{cache}")
-    elif r.compile_cache:  # a script: its compiles happen inside its own run, not timed apart
-        doc.paragraph(f"compile: {r.compile_cache.describe()}")
-    for line in (compiles.time_line(r), compile_phases.phase_line(r.compiles)):
-        if line:
-            doc.paragraph(line)
-    if isinstance(r.autotune, KernelRetuning):
-        render_retuning(doc, r.autotune.rows, r.autotune.total_bound)
-    elif isinstance(r.autotune, Recompile):
-        _recompile(doc, r.autotune, r.mode)
-
-
-def _recompile(doc: Doc, a: Recompile, base_mode: str) -> None:
-    head = (f"max-autotune recompile (CPU): step {step_change(a, base_mode)}; kernels "
-            f"{a.base_kernel_ms:.3f} ms -> {a.tuned_kernel_ms:.3f} ms (the two breakdowns); "
-            f"run: {a.tuned_run}")
-    if a.tuned_status not in (None, Status.OK):
-        head += f" (status {a.tuned_status})"
-    doc.paragraph(head)
-    render_matches(doc, a.rows, top=a.n)
-
-
 def render_breakdown(
     r: BreakdownResult,
     fmt_name: str = TEXT,
@@ -366,14 +244,14 @@ def render_breakdown(
     doc = new_doc(fmt_name, width)
     _header(doc, r)
     if r.graphs:
-        _graph_table(doc, r)
+        graph_table(doc, r)
         doc.chart(charts.breakdown_busy(r))
         render_execution(doc, r)
     t = r.totals()
     if t.graphs:
         _kernel_tables(doc, r, by, top, depth, details)
         roofline_section(doc, r, top)
-        _autotune(doc, r)
+        compile_lines(doc, r)
         if details and by in (By.KERNEL, By.OP) and t.kernel_count:  # each graph's kernels
             (graph_units if by == By.KERNEL and has_sources(r) else _graph_sections)(doc, r, top)
     _footer(doc, r)

@@ -14,7 +14,7 @@ from ..core.top_kernels import TypicalKernel
 from ..core.typical_step import steady_step
 from ..core.views import Unit, top_step_units
 from . import format as fmt
-from .doc import Bar, Chart, Segment, Series
+from .chart_model import Bar, Chart, Segment, Series
 
 PERFETTO_HOW = (
     'To open a trace: go to https://ui.perfetto.dev, choose "Open trace file" and pick the file '

@@ -12,8 +12,8 @@ from ..core.diff import ADDED, REMOVED, KernelDiff, SectionDiff
 from ..core.rundir import HTML_REPORT_FILE
 from ..core.stats import SIGNIFICANT, Summary
 from . import format as fmt
+from .chart_model import Bar, Chart, Segment, Series
 from .charts import category_segments, graph_labels
-from .doc import Bar, Chart, Segment, Series
 
 SIGMA = f"± {fmt.SPREAD}"
 

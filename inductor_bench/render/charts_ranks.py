@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from ..core.ranks import COMM, RanksResult, RankStep
 from . import format as fmt
+from .chart_model import Bar, Chart, Segment, Series
 from .charts import category_segments
-from .doc import Bar, Chart, Segment, Series
 
 # (step, rank) bars drawn at most; with more, the first steps are drawn (the table has them all)
 MAX_BARS = 40

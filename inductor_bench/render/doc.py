@@ -13,82 +13,22 @@ tables already hold the same numbers and their footers name the same files.
 
 from __future__ import annotations
 
-import re
-import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 
 from tabulate import tabulate
 
+from .chart_model import Chart
 from .md_escape import STRONG_MARKS, hard_breaks, md_cell, md_code, md_inert, md_lines, one_line
 from .table_align import numeric_align
 from .table_fit import Droppable, fitted
 from .table_fit import middle as middle
+from .text_wrap import WRAP, wrapped
 
 TEXT = "text"
 MARKDOWN = "markdown"
 HTML = "html"
-
-
-# -- charts ------------------------------------------------------------------------------------
-
-
-class Series:
-    """Colour keys of chart segments that are not kernel categories (a category's key is its
-    own colour key, the same on every chart and page; so are compile modes and kernel changes,
-    by their ``core.vocab`` words)."""
-
-    BUSY = "busy"
-    IDLE = "idle"
-    OTHER_WORK = "other steps' work"
-    WAITING = "waiting on CPU"
-    QUEUED = "queued"
-    NOTHING = "nothing launched"
-    FASTEST = "fastest"
-    PICKED = "autotuner's pick"
-    CONFIG = "config"
-    BASE = "base"
-    HEAD = "head"
-
-
-@dataclass
-class Segment:
-    """One part of a bar: its value in the chart's unit, and the series it belongs to (a
-    category key, a compile mode, a ``Series`` word), which picks its colour and legend entry."""
-
-    value: float
-    series: str
-    label: str = ""  # the series' name in the legend (the key itself when empty)
-
-
-@dataclass
-class Bar:
-    label: str
-    segments: list[Segment]
-    note: str = ""  # written at the end of the row ("max gain 12.3%")
-    spread: tuple[float, float] | None = None  # a whisker from low to high, in the chart's unit
-    tip: str = ""  # more on hover
-    faint: bool = False  # drawn pale: within noise
-    full: str = ""  # the whole name where ``label`` shortens it (a kernel's): shown on hover
-
-
-@dataclass
-class Chart:
-    """Horizontal bars, one row each: stacked where a bar has several segments, diverging from
-    zero where values are negative, with a whisker where a spread is known."""
-
-    title: str
-    unit: str  # the value axis: "ms per step", "% of kernel time"
-    bars: list[Bar]
-    note: str = ""  # how to read it, under the chart
-    max_value: float | None = None  # a fixed end of the axis (100 for a percentage)
-    whisker: str = ""  # what the whisker is, for the legend ("± robust sigma")
-    legend: dict[str, str] = field(default_factory=dict)  # series -> label; from segments if empty
-    # how a value reads in a tooltip: the formatter of the table the chart draws (``format.py``),
-    # so that a number reads the same in both; None: by the unit (``html_svg.value_text``)
-    value_format: Callable[[float], str] | None = None
 
 
 class Doc:
@@ -354,20 +294,6 @@ class MarkdownDoc(Doc):
 
     def byline(self, command: str, rest: str) -> str:
         return f"{self.code(command)} {rest}"
-
-
-WRAP = 100  # the widest a text report's prose runs on a terminal (tables fit the terminal)
-_BULLET = re.compile(r"\s*(?:[-*] |\d+[.)] )?")
-
-
-def wrapped(line: str, width: int = WRAP) -> str:
-    """``line`` broken at spaces to lines of at most ``width`` characters where its words allow;
-    the lines after the first indented under its text (past any indent and ``- `` bullet)."""
-    if len(line) <= width:
-        return line
-    indent = " " * len(_BULLET.match(line).group(0))
-    return textwrap.fill(line, width, subsequent_indent=indent, break_long_words=False,
-                         break_on_hyphens=False, drop_whitespace=True, replace_whitespace=False)
 
 
 # ``render/html.py`` adds ``HTML: HtmlDoc`` when the ``render`` package is imported (the HTML

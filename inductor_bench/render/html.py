@@ -13,7 +13,8 @@ import html
 import re
 
 from ..core.step_totals import ALL_GRAPHS
-from .doc import FORMATS, HTML, Chart, Doc
+from .chart_model import Chart
+from .doc import FORMATS, HTML, Doc
 from .html_page import page, plain_file_path, url_of
 from .html_svg import figure
 from .roofline_svg import Scatter, scatter_figure

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 from ..core.categories import CATEGORIES
 from ..core.vocab import Change, CompileMode, Tuning, Verdict
-from .doc import Series
+from .chart_model import Series
 
 # Kernel categories, in the order of ``core/categories.py``. Related kinds share a hue (C++ is
 # the lighter shade of its Triton kind); each is still its own colour. Mid-tones that read on

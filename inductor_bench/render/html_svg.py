@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 import math
 
-from .doc import Bar, Chart
+from .chart_model import Bar, Chart
 from .format import KERNEL_CHARS, kernel_labels, ms, shorten
 from .html_page import series_classes
 from .kernel_names import widest_label

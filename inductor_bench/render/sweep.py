@@ -11,7 +11,8 @@ from ..core.categories import label
 from ..core.compare import EAGER
 from ..core.sweep_cells import grid_size, how_it_ended, models, progress_line
 from ..core.sweep_table import Figures, Gate, OtherWorkload, SweepTable
-from .doc import TEXT, Bar, Chart, Doc, Segment, new_doc
+from .chart_model import Bar, Chart, Segment
+from .doc import TEXT, Doc, new_doc
 from .format import interval_pct, interval_x, ms_precise, pct, seconds, speedup_at
 
 HEADERS = [
