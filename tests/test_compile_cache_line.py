@@ -130,3 +130,58 @@ def test_a_recorded_partial_hit_reads_as_it_happened():
     # synthetic: AOTAutograd missed the compile that hit too
     behind = CompileCache(**{**PARTLY, "aot_hits": 0, "aot_misses": 2, "aot_saved": 2})
     assert behind.describe().endswith("AOTAutograd cache: 0 hits, 2 misses (AOTAutograd traced its graphs again)")
+
+
+def test_a_partial_hit_names_the_graphs_that_hit_and_missed():
+    """Synthetic training run of two compiles, verdicts in the order torch writes them (each
+    compile's forward, then the backwards as the first backward pass compiles them): all hit but
+    compile 1's backward."""
+    verdicts = [["0", "hit"], ["1", "hit"], ["1", "miss"], ["0", "hit"]]
+    graphs = ["0-forward", "0-backward", "1-forward", "1-backward"]
+    partly = CompileCache("/c", True, 3, 1, 0, [], 1, None, fx_verdicts=verdicts, kernels_built_on_hits=0)
+    assert partly.describe(graphs) == (
+        f"{SHARED_CACHE}: partly a cache hit (3 FX graph cache hits: graphs 0-forward, 1-forward, 0-backward; "
+        "1 miss: graph 1-backward); C++ kernels built: 1 library, none of them for the graphs that hit "
+        "(the cache held their kernels)")
+    # the same verdicts named by compile where the run's graphs are not given
+    assert "(3 FX graph cache hits: compiles 0, 1; 1 miss: compile 1)" in partly.describe()
+
+
+def test_a_compile_whose_graphs_cannot_be_told_apart_is_named_by_its_compile():
+    """Synthetic: compile 0 made two forward graphs (which verdict is whose is not known), one
+    hit and one missed; compile 1's one graph missed."""
+    verdicts = [["0", "hit"], ["0", "miss"], ["1", "miss"]]
+    partly = CompileCache("/c", True, 1, 2, fx_verdicts=verdicts)
+    assert partly.describe(["0-forward", "0-forward-2", "1-inference"]) == (
+        f"{SHARED_CACHE}: partly a cache hit (1 FX graph cache hit: compile 0; 2 misses: graph 1-inference "
+        "and compile 0)")
+    # a compile with more verdicts than graphs kept: by its compile too
+    assert "(1 FX graph cache hit: compile 0; 2 misses: compiles 0, 1)" in partly.describe(["0-forward", "1-x"])
+
+
+def test_a_partial_hit_that_built_no_kernel_library_says_so():
+    """Synthetic: the graph that missed found its kernel libraries in the cache as well."""
+    partly = CompileCache("/c", True, 1, 1, 0, [], 0, 0.0, fx_verdicts=[["0", "hit"], ["1", "miss"]],
+                          kernels_built_on_hits=0)
+    assert partly.describe(["0-inference", "1-inference"]) == (
+        f"{SHARED_CACHE}: partly a cache hit (1 FX graph cache hit: graph 0-inference; 1 miss: graph "
+        "1-inference); C++ kernels built: none (the cache held those of the graphs that did not hit too)")
+    # not counted (a result from before they were): nothing said of them
+    assert CompileCache("/c", True, 1, 1, fx_verdicts=[["0", "hit"], ["1", "miss"]]).describe().endswith(
+        "1 miss: compile 1)")
+
+
+def test_the_breakdown_compile_line_names_the_run_s_graphs():
+    """Synthetic run of two inference graphs, compile 0's hit and compile 1's missed."""
+    from inductor_bench.core.results import GraphResult
+    from inductor_bench.render.breakdown import render_breakdown
+
+    cache = CompileCache("/c", True, 1, 1, 0, [], 1, 0.5, fx_verdicts=[["0", "hit"], ["1", "miss"]],
+                         kernels_built_on_hits=0)
+    graphs = [GraphResult(id="0-inference", role="inference"), GraphResult(id="1-inference", role="inference")]
+    text = render_breakdown(BreakdownResult(model="m", graphs=graphs, compile_s=2.04, compile_cache=cache))
+    line = next(ln for ln in text.splitlines() if ln.startswith("compile (first call"))
+    assert line == (
+        f"compile (first call, timed on its own): 2.0 s; {SHARED_CACHE}: partly a cache hit (1 FX graph cache "
+        "hit: graph 0-inference; 1 miss: graph 1-inference); C++ kernels built: 1 library, 0.5 s compiling "
+        "kernels, none of them for the graph that hit (the cache held its kernels)")

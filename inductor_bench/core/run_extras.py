@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from .cache_verdicts import named_for
+
 
 @dataclass
 class PeakMemory:
@@ -64,7 +66,8 @@ class CompileCache:
         rest = {k: v for k, v in rec.items() if k in names and v is not None}
         return cls(cache_dir, shared, **fx, **rest)
 
-    def describe(self) -> str:
+    def describe(self, graph_ids: list[str] | None = None) -> str:
+        """The cache's outcome; ``graph_ids``: the run's graphs, which a partial hit names."""
         where = SHARED_CACHE if self.shared else "fresh cache (cold compile)"
         if self.fx_hits is None:
             return where
@@ -78,18 +81,19 @@ class CompileCache:
         else:
             hit = "bypassed, compiled anew on every run"
         why = f"; bypassed because: {'; '.join(self.bypass_reasons)}" if self.bypass_reasons else ""
-        return f"{where}: {hit} ({self._counts()}){self._kernels()}{why}{self._aot_autograd()}"
+        return f"{where}: {hit} ({self._counts(graph_ids or [])}){self._kernels()}{why}{self._aot_autograd()}"
 
-    def _counts(self) -> str:
-        """``2 FX graph cache hits, 1 miss``, and where some hit and some did not, the compiles
-        whose graphs each took (``1 FX graph cache hit: compile 0; 1 miss: compile 1``)."""
+    def _counts(self, graph_ids: list[str]) -> str:
+        """``2 FX graph cache hits, 1 miss``, and where some hit and some did not, the graphs each
+        fell on (``1 FX graph cache hit: graph 0-inference; 1 miss: graph 1-inference``; by their
+        compile where its graphs cannot be told apart: ``compile 1``)."""
         counts = [(self.fx_hits or 0, "FX graph cache hit", "FX graph cache hits", "hit"),
                   (self.fx_misses or 0, "miss", "misses", "miss"),
                   (self.fx_bypassed or 0, "bypassed", "bypassed", "bypass")]
         shown = [c for c in counts if c[0] or c[3] != "bypass"]
         partly = self.fx_hits and (self.fx_misses or self.fx_bypassed) and self.fx_verdicts
         return ("; " if partly else ", ").join(
-            counted(n, one, many) + (_compiles_of(self.fx_verdicts, state) if partly else "")
+            counted(n, one, many) + (named_for(self.fx_verdicts, state, graph_ids) if partly else "")
             for n, one, many, state in shown)
 
     def _kernels(self) -> str:
@@ -97,8 +101,10 @@ class CompileCache:
         did not, all of them and how many the graphs that hit built again."""
         if self.fx_hits and not (self.fx_misses or self.fx_bypassed):
             return self._kernels_again()
+        if self.fx_hits and self.kernels_built == 0:
+            return "; C++ kernels built: none (the cache held those of the graphs that did not hit too)"
         if not (self.fx_hits and self.kernels_built):
-            return ""  # a miss builds its kernels: nothing to add; none built, or not counted
+            return ""  # a miss builds its kernels: nothing to add; or not counted
         secs = f", {self.kernel_s:.1f} s compiling kernels" if self.kernel_s else ""
         out = f"; C++ kernels built: {counted(self.kernels_built, 'library', 'libraries')}{secs}"
         hits, its = ("graph that hit", "its") if self.fx_hits == 1 else ("graphs that hit", "their")
@@ -166,14 +172,6 @@ class CompileCache:
 def counted(n: int, one: str, many: str) -> str:
     """``1 miss``, ``2 misses``."""
     return f"{n} {one if n == 1 else many}"
-
-
-def _compiles_of(verdicts: list[list[str]], state: str) -> str:
-    """``: compiles 0, 1``: the compiles whose graphs met ``state``, each once ("" for none)."""
-    names = list(dict.fromkeys(name for name, s in verdicts if s == state and name))
-    if not names:
-        return ""
-    return f": compile{'' if len(names) == 1 else 's'} {', '.join(names)}"
 
 
 @dataclass

@@ -12,11 +12,12 @@ from .kernel import render_matches, render_retuning
 
 
 def compile_lines(doc: Doc, r: BreakdownResult) -> None:
+    graphs = [g.id for g in r.graphs]  # a partial cache hit names those that hit and missed
     if r.compile_s is not None:
-        cache = f"; {r.compile_cache.describe()}" if r.compile_cache else ""
+        cache = f"; {r.compile_cache.describe(graphs)}" if r.compile_cache else ""
         doc.paragraph(f"compile (first call, timed on its own): {r.compile_s:.1f} s{cache}")
     elif r.compile_cache:  # a script: its compiles happen inside its own run, not timed apart
-        doc.paragraph(f"compile: {r.compile_cache.describe()}")
+        doc.paragraph(f"compile: {r.compile_cache.describe(graphs)}")
     for line in (compiles.time_line(r), compile_phases.phase_line(r.compiles)):
         if line:
             doc.paragraph(line)
