@@ -45,6 +45,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from .backend_failures import cause_first
+
 REASON_CHARS = 240
 _AT = re.compile(r"Graph break in user code at (?P<file>.+?):(?P<line>\d+)\s*$", re.M)
 _FILE_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.M)
@@ -194,7 +196,7 @@ def describe(b: dict[str, Any]) -> str:
     times = f" ({b['count']} times)" if b.get("count", 1) > 1 else ""
     eager = (" (the rest of its function ran eagerly, outside any compiled graph)" if b.get("rest") else
              " (its function ran eagerly, outside any compiled graph)" if b.get("skipped") else "")
-    why = f" — {b['on_purpose']}" if b.get("on_purpose") else ""
+    why = f" — {b.get('on_purpose') or b['cause']}" if b.get("on_purpose") or b.get("cause") else ""
     return f"{where}{b['reason']}{times}{eager}{why}"
 
 
@@ -209,7 +211,9 @@ def _where(b: dict[str, Any]) -> str:
 
 
 def summary_line(breaks: list[dict[str, Any]], shown: int = 3) -> str:
-    """The report's line: how many breaks, the first few described."""
+    """The report's line: how many breaks, the first few described (a backend's failure on an
+    ``.item()`` first: ``backend_failures.cause_first``)."""
+    breaks = cause_first(breaks)
     parts = [describe(b) for b in breaks[:shown]]
     more = f" · and {len(breaks) - shown} more (JSON: extras.graph_breaks)" if len(breaks) > shown else ""
     met = sum(max(1, int(b.get("count", 1))) for b in breaks)
@@ -226,7 +230,7 @@ def nothing_compiled(path: str, script: bool, breaks: list[dict[str, Any]], dyna
     ``asked``: what a script asked to compile (``runner/script_compiles.py``); ``stopped_s``:
     when ``--script-seconds`` stopped the script; ``failed``: a compile that failed and ran
     eagerly, ``f (m.py:3) failed: InductorError: ...`` (``core/compiles.first_failure``)."""
-    asked = asked or {}
+    asked, breaks = asked or {}, cause_first(breaks)
     if script and stopped_s is not None:
         return (f"{path}: nothing was compiled — the script was stopped after {stopped_s:.1f} s "
                 "(--script-seconds), before it had compiled a graph: give it more seconds")
