@@ -5,17 +5,21 @@ also copy the next convolution's weight into channels-last. Without torch."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
+
+import pytest
 
 from inductor_bench.core.attribution import attribute
 from inductor_bench.core.breakdown import analyze_graph
 from inductor_bench.core.buffers import module_calls
 from inductor_bench.core.results import BreakdownResult, GraphResult
 from inductor_bench.core.trace import load_trace
-from inductor_bench.core.views import by_line, by_module, step_units
+from inductor_bench.core.views import by_line, by_module, step_units, top_step_units
 from inductor_bench.core.weight_copies import WEIGHT_COPIES, copied_weights
-from inductor_bench.render.breakdown import render_breakdown, weight_copy_note
+from inductor_bench.render.breakdown import render_breakdown
+from inductor_bench.render.weight_copy import weight_copy_note
 
 from .conftest import FIXTURES
 from .recorded_graph import recorded_graph
@@ -42,24 +46,51 @@ def test_the_copied_weights_are_the_convolutions_weight_buffers_and_not_the_inpu
 
 
 def test_the_copy_share_is_the_kernels_time_by_the_bytes_they_write_for_the_weights():
-    text, record, module, calls = recorded_graph(GRAPH)
     g = _analysed()
-    shapes = {b: math.prod(int(x) for x in dims.split(",") if x.strip()) for b, dims in ALLOC.findall(text)}
+    expected = sum(_copy_shares(g).values())
+    assert math.isclose(g.weight_copy_ms, expected, rel_tol=1e-9)
+    assert 0.3 < g.weight_copy_ms / g.kernel_ms < 0.35  # 32.0% of this recorded graph's kernel time
+
+
+def _copy_shares(g: GraphResult) -> dict[str, float]:
+    """Independently: each kernel's ms times the share of the bytes it writes (its buffers as the
+    module allocates or asserts them, float32) that are convolutions' weights; those with none left out."""
+    text, _, _, calls = recorded_graph(GRAPH)
     weights = set(CONV_WEIGHT.findall(text))
-    # independently: each kernel's written buffers (as the module allocates or asserts them,
-    # float32) and its time
-    sizes = {b: 4 * n for b, n in shapes.items()}
+    sizes = {b: 4 * math.prod(int(x) for x in dims.split(",") if x.strip()) for b, dims in ALLOC.findall(text)}
     sizes.update({a: 4 * math.prod(int(x) for x in d.split(",") if x.strip())
                   for a, d in re.findall(r"assert_size_stride\((\w+), \(([\d, ]+)\)", text)})
     for new, old in re.findall(r"^\s+(buf\d+) = (buf\d+); del \2  # reuse", text, re.M):
         sizes[new] = sizes[old]  # a buffer given another's memory
-    expected = 0.0
+    shares = {}
     for k in g.kernels:
         written = [b for c in calls if c.name == k.name and not c.extern for b in dict.fromkeys(c.written)]
-        if written:
-            expected += k.ms * sum(sizes[b] for b in written if b in weights) / sum(sizes[b] for b in written)
-    assert math.isclose(g.weight_copy_ms, expected, rel_tol=1e-9)
-    assert 0.3 < g.weight_copy_ms / g.kernel_ms < 0.35  # 32.0% of this recorded graph's kernel time
+        copied = sum(sizes[b] for b in written if b in weights)
+        if copied:
+            shares[k.name] = k.ms * copied / sum(sizes[b] for b in written)
+    return shares
+
+
+def test_each_fused_copy_kernel_s_row_gives_its_own_copy_share():
+    """The BatchNorm-and-ReLU kernels that also copy the next convolution's weight: each row of
+    the kernel table marks the share of that kernel's time copying, and a note says what it is."""
+    g = _analysed()
+    shares = _copy_shares(g)
+    assert {k.name: k.copy_ms for k in g.kernels if k.copy_ms} == pytest.approx(shares, rel=1e-9)
+    ms = {k.name: k.ms for k in g.kernels}
+    text = render_breakdown(_result(g), width=400)
+    top = text.split("Top 15 of")[1].split("Graph 0-inference")[0]
+    shown = [u.kernel.name for u in top_step_units(_result(g))[:15]]  # the table's rows
+    marks = re.findall(r"\[(\d+\.\d)% copies weights\]", top)
+    named = {k.name for k in g.kernels if k.origin and k.origin.missing == WEIGHT_COPIES}  # a row of its own
+    expected = [f"{100 * shares[n] / ms[n]:.1f}" for n in shown if n in shares and n not in named]
+    assert sorted(marks) == sorted(expected) and len(marks) == 4
+    assert "cpp_fused_convolution_11" in named and f"({WEIGHT_COPIES})\n" in top  # unmarked
+    assert ("[n% copies weights]: of the kernel's time, the share copying weights into the layout the "
+            "convolutions and GEMMs read (by the bytes it writes), fused with its other work, on every call") in " ".join(
+        top.split())  # the note as wrapped to the terminal, joined
+    saved = BreakdownResult.from_dict(json.loads(_result(g).to_json())).graphs[0].kernels
+    assert {k.name: k.copy_ms for k in saved if k.copy_ms} == {k.name: k.copy_ms for k in g.kernels if k.copy_ms}
 
 
 def _result(g: GraphResult, **kw) -> BreakdownResult:

@@ -207,7 +207,10 @@ def attribute(
     own, sizes = own_origins(record["ops"] or []), call_bytes(calls, args)
     origins, shapes = call_origins(calls, record, own)
     shapes, unknown = with_strides(shapes, calls, text, module, record)
-    graph.weight_copy_ms = weight_copy_ms(graph, calls, record, args, sizes) or None  # None: copies none
+    copies = weight_copy_ms(graph, calls, record, args, sizes)
+    for k in graph.kernels:
+        k.copy_ms = copies.get(k.name)
+    graph.weight_copy_ms = sum(copies.values()) or None  # None: copies none
     origins = weight_copy_origins(mostly_unplaced(origins, calls, record, text, module, sizes), calls, record,
                                   args, sizes)
     origins = heaviest_first(origins, calls, record, text, module, lambda ns: origin_of(ns, nodes).modules,

@@ -42,6 +42,9 @@ class KernelStat:
     # device timeline: the other kernels its extern calls launched, name -> [launches, ms] an iteration
     beside: dict[str, list[float]] | None = None
     own_calls: float | None = None  # with beside: its launches an iteration under those calls
+    # of ``ms``, the time copying weights into the layout extern calls read, by the bytes it writes
+    # (core/weight_copies.py); None: it copies none, or not counted
+    copy_ms: float | None = None
 
 
 @dataclass
@@ -181,7 +184,7 @@ class GraphResult:
 
 
 # KernelStat fields written only when set (a kernel not counted reads as before schema 4)
-_KERNEL_COUNTS = ("bytes", "flops", "compute", "work_from", "beside", "own_calls")
+_KERNEL_COUNTS = ("bytes", "flops", "compute", "work_from", "beside", "own_calls", "copy_ms")
 
 # GraphResult fields written only when set (a result without them reads the same).
 _GRAPH_OPTIONAL: dict[str, Any] = {

@@ -88,8 +88,9 @@ def copied_for(record: dict[str, Any], readers: dict[str, str]) -> set[str]:
 
 
 def weight_copy_ms(graph: GraphResult, calls: list[Call], record: dict[str, Any], args: list[CallArgs],
-                   sizes: CallSizes) -> float:
-    """Kernel time per call of ``graph`` spent copying weights for extern calls (see above)."""
+                   sizes: CallSizes) -> dict[str, float]:
+    """Each kernel of ``graph`` that copies weights for extern calls -> its time per call spent
+    so (see above)."""
     copied = copied_weights(record, args)
     bytes_of: dict[str, list[int]] = {}  # kernel -> [weight copies' bytes, all bytes written]
     for i, c in enumerate(calls):
@@ -98,8 +99,8 @@ def weight_copy_ms(graph: GraphResult, calls: list[Call], record: dict[str, Any]
             mine = sum(n for b, n in zip(dict.fromkeys(c.written or []), written, strict=True) if b in copied)
             acc = bytes_of.setdefault(c.name, [0, 0])
             acc[0], acc[1] = acc[0] + mine, acc[1] + sum(written)
-    return sum(k.ms * bytes_of[k.name][0] / bytes_of[k.name][1] for k in graph.kernels
-               if bytes_of.get(k.name, [0, 0])[1] > 0)
+    return {k.name: k.ms * bytes_of[k.name][0] / bytes_of[k.name][1] for k in graph.kernels
+            if bytes_of.get(k.name, [0, 0])[0] > 0}
 
 
 def weight_copy_origins(origins: dict[int, Origin], calls: list[Call], record: dict[str, Any],

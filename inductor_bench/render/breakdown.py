@@ -38,6 +38,7 @@ from .views import (
     source_view,
     top_units,
 )
+from .weight_copy import copy_mark, copy_marks_note, weight_copy_note
 
 DEFAULT_TOP = 15
 ATEN_WIDTH = 48  # characters of origin ATen ops shown per row
@@ -46,7 +47,7 @@ ATEN_WIDTH = 48  # characters of origin ATen ops shown per row
 def _ops(doc: Doc, k: KernelStat) -> str:
     """The kernel's origin ATen ops (or its launcher), cut to ATEN_WIDTH: all of them on hover."""
     full = ", ".join(k.aten_ops) or (k.launched_by or "")
-    return doc.named(fmt.truncate(full, ATEN_WIDTH), full)
+    return doc.named(fmt.truncate(full, ATEN_WIDTH), full) + copy_mark(k)
 
 
 def _what_ran(r: BreakdownResult) -> str:
@@ -117,26 +118,6 @@ def _category_table(
     )
 
 
-WEIGHT_COPY_NOTABLE = 5.0  # % of kernel time copying weights that the report names
-FREEZING_FIX = "with --freezing the weights are constants and the copy is made once, at compile"
-
-
-def weight_copy_note(r: BreakdownResult) -> str:
-    """Without freezing: the share of kernel time generated kernels spend copying weights into the
-    layout extern convolutions and GEMMs read, every call (core/weight_copies.py), and what avoids it."""
-    if r.freezing:
-        return ""
-    t = r.totals()
-    ms = sum((g.weight_copy_ms or 0.0) * t.weights.get(g.id, 1.0) for g in r.measured())
-    pct = fmt.share(ms, t.kernel_ms)
-    if pct < WEIGHT_COPY_NOTABLE:
-        return ""
-    fix = ("a model in channels_last (model.to(memory_format=torch.channels_last)) has none to copy"
-           if trains(r) else FREEZING_FIX)
-    return (f"{fmt.pct(pct)} of kernel time ({fmt.ms(ms)} ms) is generated kernels copying weights into "
-            f"the layout the convolutions and GEMMs read, on every call (by the bytes they write): {fix}")
-
-
 def _units_named(r: BreakdownResult, units: list) -> str:
     """What the top table's rows are: on the host, an extern call is an ATen op, not a kernel."""
     ops = backend(r.device) is HOST_BACKEND and any(u.kernel.category.startswith("extern_") for u in units)
@@ -176,6 +157,8 @@ def _top_kernels(doc: Doc, r: BreakdownResult, top: int, details: bool) -> None:
     below = [(g, k) for g in r.measured() for _, ks in _kernels_by_category(g, top) for k in ks]
     shown = [(u.graph, u.kernel) for u in us[:top]] + (below if details else [])
     doc.paragraph(max_gain_note(r, op_pct_note(r, shown) if roof else ""))
+    if note := copy_marks_note([u.kernel for u in us[:top]]):
+        doc.paragraph(note)
 
 
 def _graph_sections(doc: Doc, r: BreakdownResult, top: int) -> None:
@@ -204,6 +187,8 @@ def _graph_sections(doc: Doc, r: BreakdownResult, top: int) -> None:
             headers += ["origin ATen ops"] + (["file"] if with_file else [])
             doc.paragraph(doc.strong(f"{g.id} · {label(cat)}"))
             doc.table(rows, headers, optional=GRAPH_OPTIONAL)
+            if note := copy_marks_note(ks[:top]):
+                doc.paragraph(note)
             if len(ks) > top:
                 rest = ks[top:]
                 doc.paragraph(f"… and {len(rest)} more ({fmt.ms(sum(k.ms for k in rest))} ms)")

@@ -36,6 +36,7 @@ from . import charts
 from . import format as fmt
 from .doc import Doc
 from .roofline import PCT_HEADER, group_pct_cell, op_calls_cell, shows_roofline, unit_member, unit_pct_cell
+from .weight_copy import copy_mark, copy_marks_note
 
 TOP_LEVEL = "(top level)"  # code of the compiled function itself, or a node with no module stack
 COPIES_ROW = f"({WEIGHT_COPIES})"  # the row, and the source cell, of such kernels (core/weight_copies.py)
@@ -117,7 +118,7 @@ def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
             fmt.pct(fmt.share(u.ms, gain_wall)),
         ] + ([unit_pct_cell(r, u)] if roof else [])
         + [where(u.origin, u.graph.attribution, u.graph.module_types, roots.get(u.graph.id, ROOT_MODULE),
-                 u.graph.module_sites)]
+                 u.graph.module_sites) + copy_mark(u.kernel)]
         for i, u in enumerate(us[:top], 1)
     ]
     doc.heading(f"Top {min(top, len(us))} of {len(us)} kernels and extern calls ({ALL_GRAPHS})")
@@ -132,6 +133,8 @@ def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
     doc.chart(charts.breakdown_top_units(r, us[:top]))
     doc.paragraph(max_gain_note(r, " Extern ops are one row per call in the compiled module (#n: its "
                                    "n-th extern call); --by op adds them up per op."))
+    if note := copy_marks_note([u.kernel for u in us[:top]]):
+        doc.paragraph(note)
 
 
 def max_gain_note(r: BreakdownResult, more: str) -> str:
@@ -181,7 +184,7 @@ def graph_units(doc: Doc, r: BreakdownResult, top: int) -> None:
                 row = [_kernel_cell(doc, u, name), fmt.count(u.calls), fmt.ms(u.ms), share]
                 row += [unit_pct_cell(r, u)] if roof else []
                 row.append(where(u.origin, g.attribution, g.module_types, roots.get(g.id, ROOT_MODULE),
-                                 g.module_sites))
+                                 g.module_sites) + copy_mark(u.kernel))
                 if with_inputs:
                     row.append(", ".join(shapes_at(u.site.shapes, at)) if u.site else "")
                 rows.append(row + ([u.kernel.file or ""] if with_file else []))
@@ -191,6 +194,8 @@ def graph_units(doc: Doc, r: BreakdownResult, top: int) -> None:
             doc.paragraph(doc.strong(f"{g.id} · {label(cat)}") + f": {fmt.ms(cat_ms)} ms, "
                           f"{fmt.pct(fmt.share(cat_ms, g.kernel_ms))} of its kernel time")
             doc.table(rows, headers, optional=GRAPH_OPTIONAL)
+            if note := copy_marks_note([u.kernel for u in us[:top]]):
+                doc.paragraph(note)
             if len(us) > top:
                 rest = us[top:]
                 doc.paragraph(f"… and {len(rest)} more ({fmt.ms(sum(u.ms for u in rest))} ms)")
