@@ -14,7 +14,6 @@ from inductor_bench.core.autotune import (
     MAX_AUTOTUNE,
     amdahl_bound,
     amdahl_rows,
-    build_report,
     compare_modes,
     config_label,
     match_kernels,
@@ -23,6 +22,7 @@ from inductor_bench.core.autotune import (
     verdict_sentence,
 )
 from inductor_bench.core.errors import ResultError, UsageError
+from inductor_bench.core.kernel_report import build_report
 from inductor_bench.core.kernelfile import read_kernel_file
 from inductor_bench.core.modes import kernel_patch
 from inductor_bench.core.peaks import Peak

@@ -14,9 +14,9 @@ import pytest
 
 from inductor_bench.cli import main
 from inductor_bench.commands import kernel as kernel_cmd
-from inductor_bench.core.autotune import build_report
 from inductor_bench.core.categories import label
 from inductor_bench.core.errors import DeviceError, UsageError, WorkerError, WorkerTimeout
+from inductor_bench.core.kernel_report import build_report
 from inductor_bench.core.kernelfile import read_kernel_file
 from inductor_bench.core.peaks import Peak
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat

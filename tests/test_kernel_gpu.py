@@ -20,7 +20,8 @@ import pytest
 
 from inductor_bench.cli import main
 from inductor_bench.core import peaks
-from inductor_bench.core.autotune import BASELINE, MAX_AUTOTUNE, ModeRun, meta_patch
+from inductor_bench.core.autotune import BASELINE, MAX_AUTOTUNE, meta_patch
+from inductor_bench.core.kernel_report import ModeRun
 from inductor_bench.core.kernelfile import read_kernel_file
 from inductor_bench.runner.kernelbench import (
     autotune_top_kernels,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import statistics
 
-from inductor_bench.core.autotune import build_report
+from inductor_bench.core.kernel_report import build_report
 from inductor_bench.core.kernelfile import read_kernel_file
 from inductor_bench.core.peaks import Peak
 from inductor_bench.core.summaries import summarize

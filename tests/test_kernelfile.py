@@ -170,7 +170,7 @@ def test_analysis_side_imports_without_torch():
                 if name.split('.')[0] in ('torch', 'triton'):
                     raise ImportError('blocked: ' + name)
         sys.meta_path.insert(0, Block())
-        import inductor_bench.core.kernelfile, inductor_bench.core.autotune, inductor_bench.core.peaks
+        import inductor_bench.core.kernelfile, inductor_bench.core.kernel_report, inductor_bench.core.peaks
         import inductor_bench.runner.kernelbench, inductor_bench.render.kernel
         import inductor_bench.commands.kernel
         from inductor_bench.core.kernelfile import read_kernel_file

@@ -12,9 +12,9 @@ from typing import Annotated
 
 import typer
 
-from ..core.autotune import build_report
 from ..core.categories import CPP_CATEGORIES, TRITON_CATEGORIES, label
 from ..core.errors import UsageError
+from ..core.kernel_report import build_report
 from ..core.kernelfile import (
     KernelFile,
     check_name,

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import posixpath
 
-from ..core.autotune import KernelReport, Timing, config_label
+from ..core.autotune import config_label
 from ..core.categories import label
 from ..core.compare import CompareResult, timed
 from ..core.diff import ADDED, REMOVED, KernelDiff, SectionDiff
+from ..core.kernel_report import KernelReport, Timing
 from ..core.rundir import HTML_REPORT_FILE
 from ..core.stats import SIGNIFICANT, Summary
 from . import format as fmt

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.autotune import KernelReport, Timing, config_label, verdict_sentence
+from ..core.autotune import config_label, verdict_sentence
 from ..core.categories import label
+from ..core.kernel_report import KernelReport, Timing
 from ..core.results import KernelMatch, RetunedKernel
 from ..core.vocab import Verdict
 from . import charts_compare as charts

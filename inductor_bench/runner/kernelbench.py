@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..core import autotune, peaks
+from ..core import autotune, kernel_report, peaks
 from ..core.categories import TRITON_CATEGORIES
 from ..core.devices import backend
 from ..core.errors import BenchError, DeviceError, ResultError, UsageError
@@ -222,7 +222,7 @@ def _retune(run_dir: Path, gid: str, k: KernelStat, share: float, *,
         kf = run_kernel_file(run_dir, str(k.file))  # as the run wrote it, or refused
         log = run_dir / LOGS_DIR / f"autotune-{gid}-{k.name}.log"
         resp = run_kernel_bench(kf, max_autotune=True, timeout=timeout, log_path=log, echo=echo)
-        base, tuned = (autotune.ModeRun.from_dict(r) for r in resp["runs"])
+        base, tuned = (kernel_report.ModeRun.from_dict(r) for r in resp["runs"])
     except DeviceError:
         raise  # no GPU here: every other kernel would fail the same way
     except BenchError as e:  # one kernel's failure (a crash, a timeout) loses no other
@@ -232,7 +232,7 @@ def _retune(run_dir: Path, gid: str, k: KernelStat, share: float, *,
     row.base_ms, row.tuned_ms = base.timing.ms, tuned.timing.ms
     row.configs_base, row.configs_tuned = base.tried, tuned.tried
     row.config = autotune.config_label(tuned.timing.config)
-    row.verdict = autotune.modes_verdict(base, tuned, change)  # same code: the baseline's config
+    row.verdict = kernel_report.modes_verdict(base, tuned, change)  # same code: the baseline's config
     return row
 
 
