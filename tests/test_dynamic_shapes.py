@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from inductor_bench.core.buffers import module_calls
 from inductor_bench.core.diff import diff_results
 from inductor_bench.core.modparse import parse_module
+from inductor_bench.core.module_calls import module_calls
 from inductor_bench.core.results import BreakdownResult, GraphResult
 from inductor_bench.core.symbols import (
     dynamic_sizes,

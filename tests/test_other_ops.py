@@ -135,7 +135,8 @@ def test_an_fft_of_a_dimension_it_does_not_have_is_not_counted():
 
 
 def test_a_result_s_type_is_its_out_dtype_where_the_call_names_one():
-    from inductor_bench.core.buffers import CallArgs, Tensor, result_dtype
+    from inductor_bench.core.buffers import CallArgs, Tensor
+    from inductor_bench.core.module_calls import result_dtype
 
     fp8 = [Tensor((64, 256), "float8_e4m3fn"), Tensor((256, 256), "float8_e4m3fn")]
     named = CallArgs("torch.ops.aten._scaled_mm.default", True, ["a", "b"], {"out_dtype": "torch.bfloat16"},

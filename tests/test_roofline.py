@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from inductor_bench.core.analysis import reanalyze
-from inductor_bench.core.buffers import module_calls
 from inductor_bench.core.ceilings import (
     COMPUTE,
     LATENCY,
@@ -28,6 +27,7 @@ from inductor_bench.core.dtypes import dtype_bytes
 from inductor_bench.core.graph_work import count_work
 from inductor_bench.core.kernelfile import read_kernel_file
 from inductor_bench.core.modparse import parse_module, read_module
+from inductor_bench.core.module_calls import module_calls
 from inductor_bench.core.result_json import result_json
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
 from inductor_bench.core.roofline import category_far_below_ms

@@ -9,8 +9,8 @@ import math
 import re
 
 from inductor_bench.core.attribution import call_origins
-from inductor_bench.core.buffers import module_calls
 from inductor_bench.core.modparse import parse_module
+from inductor_bench.core.module_calls import module_calls
 from inductor_bench.core.sources import Origin
 from inductor_bench.core.unplaced import MOSTLY_UNPLACED, call_bytes, mostly_unplaced, placement_bytes
 from inductor_bench.core.weight_copies import weight_copy_origins

@@ -10,7 +10,7 @@ import math
 import re
 
 from inductor_bench.core.attribution import call_origins
-from inductor_bench.core.buffers import module_calls
+from inductor_bench.core.module_calls import module_calls
 from inductor_bench.core.unplaced import call_bytes, mostly_unplaced, placement_bytes, written_kinds
 from inductor_bench.core.weight_copies import WEIGHT_COPIES, weight_copy_origins
 

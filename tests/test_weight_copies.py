@@ -13,7 +13,7 @@ import pytest
 
 from inductor_bench.core.attribution import attribute
 from inductor_bench.core.breakdown import analyze_graph
-from inductor_bench.core.buffers import module_calls
+from inductor_bench.core.module_calls import module_calls
 from inductor_bench.core.results import BreakdownResult, GraphResult
 from inductor_bench.core.trace import load_trace
 from inductor_bench.core.views import by_line, by_module, step_units, top_step_units

@@ -12,7 +12,7 @@ import re
 
 from inductor_bench.core.attribution import attribute, call_origins
 from inductor_bench.core.breakdown import analyze_graph
-from inductor_bench.core.buffers import module_calls
+from inductor_bench.core.module_calls import module_calls
 from inductor_bench.core.results import BreakdownResult, GraphResult
 from inductor_bench.core.trace import load_trace
 from inductor_bench.core.unplaced import MOSTLY_UNPLACED, NO_NODE, call_bytes, mostly_unplaced

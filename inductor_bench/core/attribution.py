@@ -20,12 +20,12 @@ from collections import Counter
 from typing import Any
 
 from .breakdown import cpu_kernel_events, device_kernel_events, find_markers, op_name
-from .buffers import module_calls
 from .callsites import Call, parse_calls
 from .devices import HOST, backend
 from .loop_calls import Branch, Place, places
 from .modparse import ModuleInfo
 from .module_bytes import heaviest_first
+from .module_calls import module_calls
 from .own_nodes import own_extern_nodes, own_origins
 from .results import GraphResult
 from .site_events import events_by_key, match_sites

@@ -23,6 +23,8 @@ Where a buffer's shape comes from, in the module's own words:
 A shape with a size symbol in it (dynamic shapes: ``s77``, ``ps0``) is read at the size the
 harness measures (``core/symbols.py``); a symbol the module gives no value is unknown, and the
 call that uses it is reported without a byte count rather than with a guess.
+
+The walk over ``call()`` that gives each call its tensors is ``core/module_calls.py``.
 """
 
 from __future__ import annotations
@@ -30,13 +32,12 @@ from __future__ import annotations
 import ast
 import math
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .callsites import buffer_of, split_args
 from .dtypes import dtype_bytes
-from .modparse import SUBGRAPH_CALL, ModuleInfo, extern_line, partition_names, run_order, string_lines
-from .symbols import eval_shape, eval_size, sizes
+from .modparse import SUBGRAPH_CALL, string_lines
+from .symbols import eval_shape, eval_size
 
 
 @dataclass(frozen=True)
@@ -85,19 +86,17 @@ class CallArgs:
 
 Returning = dict[str, tuple[CallArgs, int | None]]  # a name -> the call, and which element of its result
 
-_ASSIGN = re.compile(r"^\s+(?P<lhs>\w+)\s*=\s*(?P<rhs>.*)$")
+ASSIGN_LINE = re.compile(r"^\s+(?P<lhs>\w+)\s*=\s*(?P<rhs>.*)$")
 _ALLOC = re.compile(r"^(?:empty_strided\w*|rand_strided)\((?P<args>.*)$")
 _ASSERT = re.compile(r"^\s+assert_(?P<kind>size_stride|tensor_metadata)\((?P<args>.*)$")
 _GROUPED = re.compile(r"^\s+assert_size_stride_grouped\((?P<args>.*)$")
-_ITEM = re.compile(r"(?P<of>\w+)\[(?P<index>\d+)\]")
+TUPLE_ITEM = re.compile(r"(?P<of>\w+)\[(?P<index>\d+)\]")
 # a subgraph function's inputs, its unpacking of them, what it returns, and its call
 # (``modparse.run_order`` puts its body between the first two and the last)
 _ARGS_LIST = re.compile(r"^\s+\w+_args\s*=\s*\[(?P<items>.*)\]\s*$")
 _UNPACK_ARGS = re.compile(r"^\s+(?P<names>\w+(?:\s*,\s*\w+)*)\s*,?\s*=\s*args\s*$")
 _RETURN = re.compile(r"^\s+return\s+\((?P<items>.*)\)\s*$")
-_KERNEL = re.compile(r"^\s+(?P<name>\w+)(?:\.run)?\((?P<args>.*)$")
-_DTYPE = re.compile(r"(?:dtype\s*=\s*)?torch\.(\w+)")
-_KWARG = re.compile(r"^(?P<key>\w+)\s*=\s*(?P<value>.*)$", re.S)
+TORCH_DTYPE = re.compile(r"(?:dtype\s*=\s*)?torch\.(\w+)")
 
 
 def literal_shape(text: str) -> tuple[int, ...] | None:
@@ -115,7 +114,7 @@ def literal_shape(text: str) -> tuple[int, ...] | None:
 
 def _dtype_in(args: list[str]) -> str | None:
     for a in args:
-        m = _DTYPE.search(a)
+        m = TORCH_DTYPE.search(a)
         if m and m.group(1) not in {"device", "float"} | {"ops"}:
             return m.group(1)
     return None
@@ -181,7 +180,7 @@ class BufferTable:
             for name, shape, stride, dtype in stated:
                 self.put(name, self.shape(shape), dtype, self.shape(stride) if stride else None)
             return
-        if self._subgraph_line(line) or (m := _ASSIGN.match(line)) is None:
+        if self._subgraph_line(line) or (m := ASSIGN_LINE.match(line)) is None:
             return
         lhs, rhs = m.group("lhs"), m.group("rhs").split(";")[0].strip()
         if (a := _ALLOC.match(rhs)) is not None:
@@ -192,11 +191,11 @@ class BufferTable:
             self.tensors[lhs] = t
         elif re.fullmatch(r"\w+", rhs) and rhs in self.tensors:
             self.tensors[lhs] = self.tensors[rhs]
-        elif (item := _ITEM.fullmatch(rhs)) is not None and item["of"] in self.tuples:
+        elif (item := TUPLE_ITEM.fullmatch(rhs)) is not None and item["of"] in self.tuples:
             got = self.tuples[item["of"]]
             if int(item["index"]) < len(got) and (t := got[int(item["index"])]) is not None:
                 self.tensors[lhs] = t
-        elif (item := _ITEM.fullmatch(rhs)) is not None and item["of"] in self.tensors:
+        elif (item := TUPLE_ITEM.fullmatch(rhs)) is not None and item["of"] in self.tensors:
             # an element of an extern's tuple result: the first is its output, of the call's
             # type (attention's; its logsumexp, further on, is float32 whatever the inputs)
             first = item["index"] == "0"
@@ -283,111 +282,3 @@ def input_tensors(text: str) -> dict[str, Tensor]:
             shape = literal_shape(parts[1]) if len(parts) > 1 else None
             out[m.group(1)] = Tensor(shape, base.dtype if base else None)
     return out
-
-
-def module_calls(text: str, module: ModuleInfo,
-                 result_shape: Callable[[CallArgs], tuple[int, ...] | None] | None = None,
-                 fixed: dict[str, int] | None = None, table: BufferTable | None = None) -> list[CallArgs]:
-    """Every kernel and extern call ``call()`` makes, in order, each with the tensors of its
-    arguments as they stood at that call (a buffer name is reused as ``call()`` goes on).
-    ``result_shape``: the shape an extern call returns, where the module asserts none;
-    ``fixed``: size symbols at other values than the harness's (``breakdown --size``);
-    ``table``: another reading of the shapes than their values (``core/stride_rebuild.py``)."""
-    table = table or BufferTable(sizes(text, fixed))
-    for name, t in input_tensors(text).items():
-        table.put(name, t.shape, t.dtype, t.strides)
-    lines = text.splitlines()
-    calls: list[CallArgs] = []
-    returning: Returning = {}  # the last extern call's result, its aliases and its elements
-    for i, _ in run_order(lines, partition_names(text)):
-        ln = lines[i]
-        if ln.lstrip().startswith("#") or not ln.strip():
-            continue
-        call = call_of(ln, module)
-        if call is None:
-            table.read_line(ln)
-            follow_result(ln, table, returning)
-            continue
-        table.bind(call)
-        calls.append(call)
-        returning = {call.result: (call, None)} if call.result and call.out is None else {}
-        if call.result:
-            shape = result_shape(call) if result_shape is not None else None
-            table.put(call.result, shape, result_dtype(call))
-    return calls
-
-
-_COMPLEX_OF = {"float16": "complex32", "float32": "complex64", "float64": "complex128"}
-_REAL_OF = {c: r for r, c in _COMPLEX_OF.items()}
-
-
-def result_dtype(call: CallArgs) -> str | None:
-    """The element type an extern call returns: its ``out_dtype=``, a search's positions
-    (``searchsorted``: int64, or int32 with ``out_int32=True``; ``nonzero``'s indices: int64), a
-    real FFT's complex type (or back), the real type of a complex's ``abs`` or ``angle``, else
-    its first tensor's."""
-    if (m := _DTYPE.search(call.kwargs.get("out_dtype", ""))) is not None:
-        return m.group(1)
-    first = next((t.dtype for t in call.tensors if t is not None), None)
-    if re.search(r"\b(?:searchsorted|bucketize)\b", call.name):  # the positions it finds
-        return "int32" if call.kwargs.get("out_int32") == "True" else "int64"
-    if re.search(r"\b(?:nonzero|nonzero_static|argwhere)\b", call.name):  # the indices it finds
-        return "int64"
-    if "_fft_r2c" in call.name:
-        return _COMPLEX_OF.get(first or "", first)
-    if "_fft_c2r" in call.name or re.search(r"\b(?:abs|angle)\b", call.name):  # a complex's magnitude
-        return _REAL_OF.get(first or "", first)
-    return first
-
-
-def follow_result(line: str, table: BufferTable, returning: Returning) -> None:
-    """An extern call's result as the lines after it say: an alias of it (``buf2 = buf1``) or an
-    element of its tuple result (``buf3 = buf1[0]``) joins ``returning``; the assert of its
-    shape (``assert_size_stride(buf2, (256, 128), ...)``) gives the call its ``returned`` tensor,
-    or, for an element, one of its ``returned_items``. The elements the module never takes (a
-    solve's LU when only its solution is used) are not seen."""
-    if not returning:
-        return
-    if (stated := asserted(line)) is not None:
-        for name, *_ in stated:
-            if (got := returning.pop(name, None)) is None or (t := table.get(name)) is None:
-                continue
-            call, index = got
-            if index is not None:
-                call.returned_items.setdefault(index, t)
-            elif call.returned is None:
-                call.returned = t
-        return
-    if (m := _ASSIGN.match(line)) is not None:
-        rhs = m.group("rhs").split(";")[0].strip()
-        if rhs in returning:
-            returning[m.group("lhs")] = returning[rhs]
-        elif (item := _ITEM.fullmatch(rhs)) is not None and item["of"] in returning:
-            call, index = returning[item["of"]]
-            if index is None:
-                returning[m.group("lhs")] = (call, int(item["index"]))
-
-
-def call_of(line: str, module: ModuleInfo) -> CallArgs | None:
-    """The call a line of ``call()`` makes, of an extern op or of one of the module's kernels,
-    with its arguments as written; None for any other line."""
-    if (em := extern_line(line)) is not None:
-        args, kwargs = _split_kw(split_args(em.args))
-        return CallArgs(em.callee, True, args, kwargs, em.lhs)
-    km = _KERNEL.match(line)
-    if km and km.group("name") in module.kernels:
-        args, kwargs = _split_kw(split_args(km.group("args")))
-        return CallArgs(km.group("name"), False, args, kwargs)
-    return None
-
-
-def _split_kw(parts: list[str]) -> tuple[list[str], dict[str, str]]:
-    args: list[str] = []
-    kwargs: dict[str, str] = {}
-    for p in parts:
-        m = _KWARG.match(p)
-        if m and not p.startswith(("(", "[")):
-            kwargs[m.group("key")] = m.group("value").strip()
-        else:
-            args.append(p)
-    return args, kwargs

@@ -26,10 +26,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .buffers import BufferTable, CallArgs, Returning, follow_result, input_tensors, result_dtype
+from .buffers import BufferTable, CallArgs, Returning, input_tensors
 from .callsites import split_args
 from .cppwrapper import DATA_PTR, cpp_size, dispatched_ops, entry_lines, extern_call
 from .modparse import ModuleInfo
+from .module_calls import follow_result, result_dtype
 from .symbols import sizes
 
 # ``static constexpr``; ``const`` where a size symbol is in it (dynamic shapes: ``{s27, 32L}``)
@@ -85,7 +86,7 @@ def py_arg(arg: str, arrays: dict[str, str]) -> str:
 def cpp_module_calls(text: str, module: ModuleInfo,
                      result_shape: Callable[[CallArgs], tuple[int, ...] | None] | None = None,
                      fixed: dict[str, int] | None = None, table: BufferTable | None = None) -> list[CallArgs]:
-    """``buffers.module_calls`` of a C++ wrapper module: every kernel and extern call
+    """``module_calls.module_calls`` of a C++ wrapper module: every kernel and extern call
     ``inductor_entry_impl`` makes, in order, with the tensors of its arguments; each line that
     calls nothing is read as the Python line it stands for (``py_line``)."""
     table = table or BufferTable(sizes(text, fixed))

@@ -29,10 +29,11 @@ import re
 from dataclasses import replace
 
 from .breakdown import op_name
-from .buffers import BufferTable, CallArgs, call_of
+from .buffers import BufferTable, CallArgs
 from .devices import HOST, backend
 from .kernel_space import reach
 from .modparse import SUBGRAPH_CALL, ModuleInfo, function_body, loop_functions, partition_names, run_order
+from .module_calls import call_of
 from .results import GraphResult
 from .work import Work, generated_work, kernel_params, kernel_values
 

@@ -16,9 +16,9 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from .buffers import module_calls
 from .callsites import Call
 from .modparse import ModuleInfo
+from .module_calls import module_calls
 from .own_nodes import own_origins
 from .sources import Origin
 from .unplaced import CallSizes, call_bytes

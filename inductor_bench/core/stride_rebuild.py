@@ -37,11 +37,12 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from .buffers import BufferTable, CallArgs, module_calls
+from .buffers import BufferTable, CallArgs
 from .callsites import Call
 from .cpp_buffers import cpp_module_calls
 from .cppwrapper import is_cpp_wrapper
 from .modparse import ModuleInfo
+from .module_calls import module_calls
 from .sizepoly import poly, written
 from .source_store import strides_unrecorded
 from .sources import UNKNOWN_STRIDES, call_shapes, contiguous, shape_dims

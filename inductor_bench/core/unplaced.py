@@ -25,9 +25,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .buffers import CallArgs, Tensor, module_calls
+from .buffers import CallArgs, Tensor
 from .callsites import Call
 from .modparse import ModuleInfo
+from .module_calls import module_calls
 from .sources import Origin
 
 CallSizes = dict[int, dict[str, int | None]]  # call position -> buffer -> its bytes (None: unknown)

@@ -44,7 +44,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from .buffers import CallArgs, Tensor, module_calls
+from .buffers import CallArgs, Tensor
 from .conv_attention import (
     attention_work,
     conv_backward_unread,
@@ -63,6 +63,7 @@ from .cppwrapper import is_cpp_wrapper, shim_op
 from .dtypes import float_kind, int8_operands
 from .kernel_space import elements_reached, reach
 from .modparse import CPP_SIGNATURE, KernelInfo, ModuleInfo
+from .module_calls import module_calls
 from .other_ops import (
     GATHERS,
     GEMM_OPERANDS,

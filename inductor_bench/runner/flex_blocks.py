@@ -15,9 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..core.buffers import call_of
 from ..core.conv_attention import flex_block_args
 from ..core.modparse import ModuleInfo, parse_module
+from ..core.module_calls import call_of
 from ..core.work import is_cpp_flex, kernel_params
 from .unbacked import hooked
 
