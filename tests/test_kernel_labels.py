@@ -266,3 +266,29 @@ def test_a_long_kernel_name_keeps_its_name_before_its_arguments(width, label):
 def test_split_k_reductions_alike_but_one_flag_are_named_whole_and_told_apart():
     assert kernel_labels([SPLIT_K, SPLIT_K_MLP], 30) == [
         "splitKreduce_kernel<…false, …", "splitKreduce_kernel<…true, …"]
+
+
+_STACK = "sm80_xmma_gemm_f32f32_f32f32_f32_{}_n_tilesize{}_stage3_warpsize{}_ffma_aligna4_alignc4_execute_{}kernel__5x_cublas"
+STACK_GEMMS = [_STACK.format("tn", "64x64x8", "1x4x1", ""), _STACK.format("tn", "128x128x8", "2x2x1", ""),
+               _STACK.format("nn", "256x128x8", "4x2x1", ""), _STACK.format("nn", "256x128x8", "4x2x1", "split_k_")]
+
+
+def test_a_pair_of_names_is_compared_once_whatever_the_widths_asked(monkeypatch):
+    """A chart labels its column at each width it tries (8 to 80 characters): the parts two GEMM
+    names differ in are found once per pair of names, not once per width (seven real cuBLAS
+    names: 73 widths took seconds, a difflib match per pair per width), and a column asked
+    again at a width is not labelled again."""
+    from inductor_bench.render import distinct_labels
+
+    distinct_labels._labels.cache_clear()
+    distinct_labels._differing_from.cache_clear()
+    compared, labelled = [], []
+    parts_differing, label = distinct_labels._parts_differing, distinct_labels.kernel_label
+    monkeypatch.setattr(distinct_labels, "_parts_differing", lambda a, b: compared.append((a, b)) or parts_differing(a, b))
+    monkeypatch.setattr(distinct_labels, "kernel_label", lambda n, w: labelled.append(w) or label(n, w))
+    names = STACK_GEMMS + [GEMM_TN, GEMM_NN, GEMM_NN_SPLIT]
+    first = [kernel_labels(names, width) for width in range(8, 81)]
+    assert len(compared) == len(set(compared)) <= len(names) * (len(names) - 1)
+    assert len(labelled) == len(names) * 73
+    assert [kernel_labels(names, width) for width in range(8, 81)] == first
+    assert len(labelled) == len(names) * 73

@@ -11,6 +11,8 @@ import itertools
 
 from .kernel_names import CUT, KERNEL_CHARS, NAME_PART, around, compact, cut_end, kernel_label, name_start
 
+Spans = list[tuple[int, int]]  # (start, end) of each shown piece of a name
+
 
 def kernel_labels(names: list[str], width: int = KERNEL_CHARS) -> list[str]:
     """The labels of a column of kernels (``kernel_label``), distinct where their names are: names
@@ -19,17 +21,24 @@ def kernel_labels(names: list[str], width: int = KERNEL_CHARS) -> list[str]:
     start and the parts that differ (``sm80_xmma_gemm_…nn_n_…split_k_kernel__5x_cublas``); names
     still alike are told apart again from all those they were alike to, and numbered where even
     that looks alike."""
+    return list(_labels(tuple(names), width))
+
+
+@functools.lru_cache(maxsize=512)  # a chart asks at each width it tries, each chart of a report again
+def _labels(names: tuple[str, ...], width: int) -> tuple[str, ...]:
     label_of = {n: kernel_label(n, width) for n in names}
     others: dict[str, set[str]] = {n: set() for n in names}
     for _ in range(2):  # again with those told apart alike: tn/nn GEMMs alike in two tile sizes
+        told: dict[str, None] = {}
         for group in _same_labels(label_of) + _hidden_differences(label_of):
             for n in group:
-                others[n].update(set(group) - {n})
-            label_of.update({n: _told_apart(n, others[n], width) for n in group if label_of[n] != n})
+                others[n].update(group)
+            told.update((n, None) for n in group if label_of[n] != n)
+        label_of.update({n: _told_apart(n, frozenset(others[n] - {n}), width) for n in told})
     for group in _same_labels(label_of):  # alike even there: numbered in the table's order
         for i, n in enumerate((n for n in group if label_of[n] != n), 1):
             label_of[n] = cut_end(label_of[n], width - len(f" #{i}")) + f" #{i}"
-    return [label_of[n] for n in names]
+    return tuple(label_of[n] for n in names)
 
 
 def _same_labels(label_of: dict[str, str]) -> list[list[str]]:
@@ -46,31 +55,32 @@ def _hidden_differences(label_of: dict[str, str]) -> list[list[str]]:
     ``…lit_k_kernel__5x_cublas``, the parts that tell them apart (``execute_`` / ``split_k_``)
     cut through."""
     cut = [n for n, x in label_of.items() if x != n and "<" not in compact(n)]
-    hidden = [(a, b) for a, b in itertools.combinations(cut, 2)
-              if label_of[a] != label_of[b] and _head(label_of[a]) == _head(label_of[b])
-              and not (_shows_difference(label_of[a], a, b) and _shows_difference(label_of[b], b, a))]
+    by_head: dict[str, list[str]] = {}  # only labels that start alike can hide a difference
+    for n in cut:
+        by_head.setdefault(label_of[n].split(CUT, 1)[0], []).append(n)
+    pairs = (pair for alike in by_head.values() for pair in itertools.combinations(alike, 2))
+    hidden = dict.fromkeys(_family(a) for a, b in pairs if label_of[a] != label_of[b] and not (
+        _shows_difference(label_of[a], a, b) and _shows_difference(label_of[b], b, a)))
     # with the names of their family (``sm80_xmma_``): told apart from all, each shows its layout
-    return [[n for n in cut if _family(n) == _family(a)] for a, _ in hidden]
+    return [[n for n in cut if _family(n) == family] for family in hidden]
 
 
-def _head(label: str) -> str:
-    return label.split(CUT, 1)[0]
-
-
+@functools.lru_cache(maxsize=4096)
 def _family(name: str) -> str:
-    return "".join(NAME_PART.findall(compact(name))[:2])
+    return "".join(_parts(compact(name))[0][:2])
 
 
 def _shows_difference(label: str, name: str, other: str) -> bool:
     """Whether ``label`` (of ``name``) shows whole a run of the parts ``name`` differs from
     ``other`` in."""
     s = compact(name)
-    at = [0, *itertools.accumulate(len(p) for p in NAME_PART.findall(s))]
+    at = _parts(s)[1]
     shown = label.split(CUT)
-    return any(s[at[i] : at[j]] in part for i, j in _differing(s, (compact(other),)) for part in shown)
+    runs = _runs(_differing_from(s, compact(other)))
+    return any(s[at[i] : at[j]] in part for i, j in runs for part in shown)
 
 
-def _told_apart(name: str, others: set[str], width: int) -> str:
+def _told_apart(name: str, others: frozenset[str], width: int) -> str:
     """``name`` shown from where it first differs from the closest of ``others``: in its compact
     form, or in its whole text where they differ only in what compacting drops."""
     s = compact(name)
@@ -79,15 +89,15 @@ def _told_apart(name: str, others: set[str], width: int) -> str:
         s, alike = name.removeprefix("void "), [o.removeprefix("void ") for o in others]
     if "<" not in s and (label := _differing_parts(s, alike, width)):
         return label
-    return around(s, max(_common_prefix(s, o) for o in alike), width)
+    return around(s, _longest_common_prefix(s, alike), width)
 
 
 def _differing_parts(s: str, others: list[str], width: int) -> str | None:
     """A plain name as its start and every part of it that differs from one of ``others``, each
     run of them widened to the right while ``width`` allows, ``…`` between:
     ``sm80_xmma_gemm_…nn_n_tilesize32x32x8_…execute_kernel__5x_cublas``; None where they do not fit."""
-    at = [0, *itertools.accumulate(len(p) for p in NAME_PART.findall(s))]  # where each part starts
-    differing = [(at[i], at[j]) for i, j in _differing(s, tuple(sorted(others)))]
+    at = _parts(s)[1]
+    differing = [(at[i], at[j]) for i, j in _runs(set().union(*(_differing_from(s, o) for o in others)))]
     heads = (len(name_start(s, width // 3)), at[1])  # the name's start, else its first part
     starts = (_merged([(0, n), *differing]) for n in heads)
     spans = next((x for x in starts if len(_joined(s, x)) <= width), None)
@@ -98,7 +108,7 @@ def _differing_parts(s: str, others: list[str], width: int) -> str | None:
     return _joined(s, spans)
 
 
-def _grown(s: str, spans: list[tuple[int, int]], at: list[int], width: int) -> list[tuple[int, int]] | None:
+def _grown(s: str, spans: Spans, at: tuple[int, ...], width: int) -> Spans | None:
     """``spans`` with each that can grow by a part to the right within ``width`` grown, the
     differing parts before the name's start; None where none can."""
     for ks in (range(1, len(spans)), range(1)):
@@ -113,18 +123,27 @@ def _grown(s: str, spans: list[tuple[int, int]], at: list[int], width: int) -> l
     return None
 
 
-@functools.lru_cache(maxsize=1024)
-def _differing(s: str, others: tuple[str, ...]) -> list[tuple[int, int]]:
-    """The runs (first, past the last) of the parts of ``s`` that differ from one of ``others``,
-    or stand either side of parts another has and ``s`` lacks."""
-    parts = NAME_PART.findall(s)
+@functools.lru_cache(maxsize=4096)
+def _parts(s: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The parts of a plain name (``NAME_PART``) and where each starts, then its length."""
+    parts = tuple(NAME_PART.findall(s))
+    return parts, (0, *itertools.accumulate(len(p) for p in parts))
+
+
+@functools.lru_cache(maxsize=16384)  # once per pair of names, whatever the widths asked
+def _differing_from(s: str, other: str) -> frozenset[int]:
+    return _parts_differing(_parts(s)[0], _parts(other)[0])
+
+
+def _parts_differing(parts: tuple[str, ...], other: tuple[str, ...]) -> frozenset[int]:
+    """The indexes of the parts of a name that differ from ``other``'s, or stand either side of
+    parts ``other`` has and it lacks."""
     marked: set[int] = set()
-    for o in others:
-        match = difflib.SequenceMatcher(None, parts, NAME_PART.findall(o), autojunk=False)
-        for tag, i1, i2, _, _ in match.get_opcodes():
-            if tag != "equal":
-                marked.update(range(i1, i2) if i2 > i1 else {max(i1 - 1, 0), min(i1, len(parts) - 1)})
-    return _runs(marked)
+    match = difflib.SequenceMatcher(None, parts, other, autojunk=False)
+    for tag, i1, i2, _, _ in match.get_opcodes():
+        if tag != "equal":
+            marked.update(range(i1, i2) if i2 > i1 else {max(i1 - 1, 0), min(i1, len(parts) - 1)})
+    return frozenset(marked)
 
 
 def _runs(marked: set[int]) -> list[tuple[int, int]]:
@@ -154,8 +173,18 @@ def _joined(s: str, spans: list[tuple[int, int]]) -> str:
     return text + (CUT if spans[-1][1] < len(s) else "")
 
 
+def _longest_common_prefix(s: str, others: list[str]) -> int:
+    """How many characters ``s`` starts with alike with the closest of ``others``: one of its
+    neighbours in their sorted order."""
+    ordered = sorted(others)
+    at = bisect.bisect_left(ordered, s)
+    return max(_common_prefix(s, o) for o in ordered[max(at - 1, 0) : at + 1])
+
+
 def _common_prefix(a: str, b: str) -> int:
-    n = 0
-    while n < min(len(a), len(b)) and a[n] == b[n]:
-        n += 1
-    return n
+    """How many characters ``a`` and ``b`` start with alike (a binary search on their slices)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if a[:mid] == b[:mid] else (lo, mid - 1)
+    return lo

@@ -65,15 +65,12 @@ def kernel_label(name: str, width: int = KERNEL_CHARS) -> str:
     name loses its middle."""
     if len(name) <= width:
         return name
-    s = _without_parameters(name.removeprefix("void "))
-    for step in (_drop_qualifiers, _drop_inner_parameters, _collapse_lambdas):
-        if len(s) <= width:
-            return s
-        s = step(s)
+    *before, s = _steps(name)
+    if fits := [x for x in before if len(x) <= width]:
+        return fits[0]
     key = _lambda_owner(s)
-    t = s
-    while len(t) > width and (shorter := _collapse_one(t, 2, key[1] if key else None)) is not None:
-        t = shorter
+    collapsed = _collapses(s, 2, key[1] if key else None)
+    t = next((x for x in collapsed if len(x) <= width), collapsed[-1])
     if len(t) <= width:
         return t
     if key:
@@ -109,19 +106,34 @@ def _leading_arguments(s: str, width: int, cuts_inside: bool) -> str:
     collapsed, then ``…``: ``unrolled_elementwise_kernel<CUDAFunctor_add<double>, Array<char*, 3>, …``;
     where not even the first fits, the most collapsed cut inside it, or without ``cuts_inside``
     the outer name alone (``splitKreduce_kernel<…>``)."""
-    stages = [s]
-    while (w := _collapse_one(stages[-1], 2, None)) is not None:
-        stages.append(w)
-    cuts = [cut_end(w, width) for w in stages]
+    cuts = [cut_end(w, width) for w in _collapses(s, 2, None)]
     outer = s[: s.find("<")]
     alone = outer + "<" + CUT + ">" if len(outer) + len("<…>") <= width else outer + CUT
     return next((c for c in cuts if _whole_arguments(c[: -len(CUT)], 1)), cuts[-1] if cuts_inside else alone)
 
 
-@functools.lru_cache(maxsize=4096)  # a chart asks again at each width it tries
 def compact(name: str) -> str:
     """A name with every step of ``kernel_label`` before its template arguments taken."""
-    return _compact_part(_without_parameters(name.removeprefix("void ")))
+    return _steps(name)[-1]
+
+
+@functools.lru_cache(maxsize=4096)  # a chart asks again at each width it tries
+def _steps(name: str) -> tuple[str, ...]:
+    """The name after each step of ``kernel_label`` before its template arguments: without its
+    ``void `` and parameter list, then its namespaces, its inner parameter lists, its lambdas."""
+    steps = [_without_parameters(name.removeprefix("void "))]
+    for step in (_drop_qualifiers, _drop_inner_parameters, _collapse_lambdas):
+        steps.append(step(steps[-1]))
+    return tuple(steps)
+
+
+@functools.lru_cache(maxsize=4096)
+def _collapses(s: str, min_depth: int, keep: str | None) -> tuple[str, ...]:
+    """``s`` and each form of it with one more template argument list collapsed (``_collapse_one``)."""
+    out = [s]
+    while (w := _collapse_one(out[-1], min_depth, keep)) is not None:
+        out.append(w)
+    return tuple(out)
 
 
 def around(s: str, pos: int, width: int) -> str:
@@ -270,6 +282,7 @@ def _collapse_lambdas(s: str) -> str:
     return "".join(out)
 
 
+@functools.lru_cache(maxsize=4096)
 def _lambda_owner(s: str) -> tuple[int, str] | None:
     """(where, name) of the function the first lambda in the template arguments of the compact
     name ``s`` is defined in: ``threshold_kernel_impl`` of ``threshold_kernel_impl<float>::{lambda}``."""
