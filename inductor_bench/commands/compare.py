@@ -26,7 +26,7 @@ from ..runner.settings import DEFAULT_PROCESSES
 from ..runner.window_plan import DEFAULT_WINDOWS
 from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
-from .output import emit, note_run_dir, saved_in
+from .output import emit, gate_first, note_run_dir, saved_in
 
 MODES_HELP = (
     "Comma-separated torch.compile modes: " + ", ".join(COMMON_MODES) + ", or others the "
@@ -115,7 +115,11 @@ def compare(
 ) -> None:
     """Compile MODEL in each mode: compile time, steady-state step time, speedups, memory,
     kernels and the per-category breakdown, side by side. The step times of every column are
-    taken in one process, their calls interleaved, so that verdicts hold on a noisy machine."""
+    taken in one process, their calls interleaved, so that verdicts hold on a noisy machine.
+
+    A --json or --html file that cannot be written (a full disk) exits 74, but where
+    --fail-on-regression found a regression (1) or gave no verdict (5) with that status, its line
+    naming the file too."""
     o.one_stdout(fmt, json_out, html_out, out)
     o.check_runs_dir(runs_dir, out)
     o.check_seconds("--step-budget", step_budget)
@@ -140,11 +144,11 @@ def compare(
         )
         if not isinstance(err, Interrupted):  # stopped: no more work
             add_compare_roofline(result, run_dir, run.settings)
-    with saved_in(run_dir):
+    failure = exit_error(result, err, fail_on_regression)
+    with gate_first(failure, fail_on_regression), saved_in(run_dir):  # a write failing after it: said with it
         emit(result_json(result), lambda f: render_compare(result, f, threshold_pct=fail_on_regression), fmt,
              json_out, html_out, links=run_dir)
     note_run_dir(run_dir)
-    failure = exit_error(result, err, fail_on_regression)
     if failure is not None:
         raise failure
 

@@ -19,7 +19,7 @@ from ..render.diff import DEFAULT_TOP, render_diff
 from ..render.format import pct, step_figure
 from ..runner.rundir import being_written
 from . import options as o
-from .output import emit, verdict_first
+from .output import emit, gate_first
 from .progress import note
 from .report_compare import stale_columns_line
 from .run_state import IN_PROGRESS, not_yet_saved
@@ -121,11 +121,6 @@ def _gate(diff: Diff, threshold: float | None) -> BenchError | None:
     return None
 
 
-def _passed(threshold: float | None) -> str | None:
-    """What a gate that found nothing to fail on says (None: no gate was asked)."""
-    return None if threshold is None else f"the gate passed: no significant regression above {threshold:g}%"
-
-
 def diff(
     base: Base,
     head: Head,
@@ -172,7 +167,7 @@ def diff(
         code_dirs=(_where(base), _where(head)),
     )
     verdict = _gate(d, fail_on_regression)
-    with verdict_first(verdict, _passed(fail_on_regression)):  # a write failing after it: said with it
+    with gate_first(verdict, fail_on_regression):  # a write failing after it: said with it
         emit(
             json.dumps(d.to_dict(), indent=1),
             lambda f: render_diff(d, f, threshold_pct=fail_on_regression, top=top),

@@ -11,11 +11,12 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import BinaryIO
 
 from ..core.compare import CompareResult
-from ..core.errors import BenchError, UsageError
+from ..core.errors import BenchError, NotComparable, RegressionFound, UsageError
 from ..core.result_json import result_json
 from ..core.rundir import HTML_REPORT_FILE, REPORT_FILE, Result
 from ..render.breakdown import render_breakdown
@@ -211,6 +212,18 @@ def verdict_first(verdict: BenchError | None, passed: str | None) -> Iterator[No
         if passed is None:
             raise
         raise type(e)(f"{e}; {passed}") from None
+
+
+def gate_first(failure: BenchError | None, threshold: float | None) -> AbstractContextManager[None]:
+    """``verdict_first`` for a command that exits with ``failure`` (None: 0) and has a merge gate
+    where ``threshold`` is given: a regression (1) or no verdict (5) stays the exit status; with
+    no failure, the gate passed; any other failure (a crashed worker, Ctrl-C) is not the gate's
+    verdict, and the failed write's status is the exit status."""
+    if threshold is None:
+        return verdict_first(None, None)
+    if failure is None:
+        return verdict_first(None, f"the gate passed: no significant regression above {threshold:g}%")
+    return verdict_first(failure if isinstance(failure, RegressionFound | NotComparable) else None, None)
 
 
 @contextlib.contextmanager

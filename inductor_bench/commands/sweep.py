@@ -4,6 +4,8 @@ Slurm; one table of speedups, the geomean per mode, and a gate against a baselin
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -21,13 +23,13 @@ from ..render.sweep import render_sweep
 from ..render.sweep_html import render_sweep_html
 from ..runner.compare_timer import STEP_BUDGET_S
 from ..runner.compile_modes import check_before_running
-from ..runner.rundir import write_atomic
+from ..runner.rundir import WriteError, write_atomic
 from ..runner.sweep_run import load_sweep, read_results, run_sweep
 from ..runner.window_plan import DEFAULT_WINDOWS
 from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
 from .compare import MODES_HELP, NoEager, Repeat, StepBudget, WarmCache
-from .output import emit, saved_in, write_html
+from .output import emit, gate_first, saved_in, write_html
 from .sweep_options import (
     Baseline,
     ExecutorKind,
@@ -99,6 +101,8 @@ def sweep(
     why; run the same command again to retry it); with --fail-on-regression, 1 for a regression and 5 when a
     model or mode was measured on one side only or too disturbed to judge (most of its own rounds, or
     a slower step on a busy machine), or a model's baseline ran another workload; 2 for bad input;
+    74 when a report or a --json or --html file cannot be written (a full disk), but after the
+    gate's regression (1) or no verdict (5) with that status, its line naming the file too;
     128 + the signal when stopped.
     """
     o.one_stdout(fmt, json_out, html_out, out)
@@ -175,10 +179,10 @@ def sweep(
             (old_unread, unread),
         )
         table.gate.settings = workload_changes(old, done)
-    with saved_in(out):
-        _write_reports(out, table)
-        emit(render_sweep(table, "json"), lambda f: document(table, f), fmt, json_out, html_out, links=out)
     failure = _exit_error(table, stopped, fail_on_regression, out)
+    with gate_first(failure, fail_on_regression), saved_in(out):  # a write failing after it: said with it
+        _write_reports(out, table, lambda: emit(render_sweep(table, "json"), lambda f: document(table, f),
+                                                fmt, json_out, html_out, links=out))
     if failure is not None:
         raise failure
 
@@ -188,9 +192,18 @@ def document(table: SweepTable, fmt: str) -> str:
     return render_sweep_html(table) if fmt == HTML else render_sweep(table, fmt)
 
 
-def _write_reports(out: Path, table: SweepTable) -> None:
-    write_atomic(out / REPORT_FILE, render_sweep(table))
-    write_html(out / HTML_REPORT_FILE, render_sweep_html(table), out)
+def _write_reports(out: Path, table: SweepTable, emit_report: Callable[[], None]) -> None:
+    """The sweep's own reports in ``out``, then ``emit_report`` (the report as the options ask);
+    where the sweep's reports cannot be written (a full disk), the report is still on stdout, and
+    their failure is the error."""
+    try:
+        write_atomic(out / REPORT_FILE, render_sweep(table))
+        write_html(out / HTML_REPORT_FILE, render_sweep_html(table), out)
+    except WriteError:
+        with contextlib.suppress(WriteError, UsageError):
+            emit_report()
+        raise
+    emit_report()
 
 
 def _exit_error(
