@@ -19,9 +19,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from .breakdown import cpu_kernel_events, device_kernel_events, find_markers, op_name
+from .breakdown import op_name
 from .callsites import Call, parse_calls
 from .devices import HOST, backend
+from .kernel_events import cpu_kernel_events, device_kernel_events, find_markers
 from .loop_calls import Branch, Place, places
 from .modparse import ModuleInfo
 from .module_bytes import heaviest_first

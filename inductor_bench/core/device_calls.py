@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .breakdown import device_kernel_events, find_markers
 from .errors import TraceError
+from .kernel_events import device_kernel_events, find_markers
 from .timeline import launch_op_events
 from .trace import DEVICE_CATEGORIES, Event, Trace
 

@@ -65,7 +65,7 @@ DIFFERENCES = (
                "tests/test_replay_worker.py::test_torch_2_6_and_2_7s_post_compile_arguments_give_the_same_state"),
     Difference("2.9", "each compiled-graph call runs inside a `## Call CompiledFxGraph <key> ##` "
                "record function (none before: kernels sit under the harness's own ops)",
-               "core/breakdown.py", "CompiledFxGraph",
+               "core/kernel_events.py", "CompiledFxGraph",
                "tests/test_breakdown.py::test_cpu_top_level_ops_per_iteration"),
     Difference("2.9", "per-backend `fp32_precision` settings beside `allow_tf32`; absent keys are "
                "neither recorded nor applied", "runner/torch_settings.py",
