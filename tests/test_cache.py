@@ -212,7 +212,8 @@ def test_the_worker_response_reaches_the_compile_line():
     makes it) into the result, saved and read back, and onto the compile line."""
     from inductor_bench.core.results import BreakdownResult
     from inductor_bench.core.workload import WorkloadOptions
-    from inductor_bench.runner.pipeline import CompileOutcome, _take_outcome
+    from inductor_bench.runner.compile_run import CompileOutcome
+    from inductor_bench.runner.pipeline import _take_outcome
 
     comp = CompileOutcome(cache_dir="/c", cache_shared=True, compile_s=62.5, fx_cache={
         "hits": 2, "misses": 0, "bypassed": 0, "bypass_reasons": [], "kernels_built": 2, "kernel_s": 53.73})
@@ -318,7 +319,8 @@ def test_the_worker_response_carries_the_aot_autograd_outcome_into_the_result():
     AOTAutograd's counts and bypass reason: into the result, saved and read back."""
     from inductor_bench.core.results import BreakdownResult
     from inductor_bench.core.workload import WorkloadOptions
-    from inductor_bench.runner.pipeline import CompileOutcome, _take_outcome
+    from inductor_bench.runner.compile_run import CompileOutcome
+    from inductor_bench.runner.pipeline import _take_outcome
 
     why = "Cannot cache a graph with freezing enabled"
     comp = CompileOutcome(cache_dir="/c", cache_shared=True, compile_s=6.2, fx_cache={

@@ -19,7 +19,7 @@ from inductor_bench.core.workload import WorkloadOptions
 from inductor_bench.render.compare import render_compare
 from inductor_bench.runner import compile_phase
 from inductor_bench.runner.compile_phase import named_on_timeout, phase_file
-from inductor_bench.runner.pipeline import compile_workload
+from inductor_bench.runner.compile_run import compile_workload
 from inductor_bench.runner.settings import RunSettings
 
 KILLED = "capture worker exceeded --timeout 60s and was killed (log: /r/default/logs/compile-default.log)"

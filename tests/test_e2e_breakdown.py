@@ -467,7 +467,7 @@ def test_modules_are_found_on_a_warm_cache(tmp_path):
     """A second compile into the same cache is an FX-graph / AOTAutograd cache hit, where
     Inductor prints no "Compiled module path": the structured trace still names the modules."""
     from inductor_bench.core.workload import WorkloadOptions
-    from inductor_bench.runner.pipeline import compile_workload
+    from inductor_bench.runner.compile_run import compile_workload
     from inductor_bench.runner.settings import RunSettings
 
     model = tmp_path / "tiny.py"

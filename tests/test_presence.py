@@ -108,7 +108,7 @@ def test_a_progress_line_names_auto_as_the_host_where_no_accelerator_can_be(tmp_
     progress line says so (`device cpu (auto)`); where torch's build cannot be read, or a device
     is asked for, the line keeps the words given."""
     from inductor_bench.core.workload import WorkloadOptions
-    from inductor_bench.runner.pipeline import _describe
+    from inductor_bench.runner.compile_run import _describe
 
     from .conftest import ROOT
 

@@ -13,7 +13,7 @@ import pytest
 from inductor_bench.core import errors
 from inductor_bench.core.workload import WorkloadOptions
 from inductor_bench.runner.capture import _describe
-from inductor_bench.runner.pipeline import COMPILE_WORKER
+from inductor_bench.runner.compile_run import COMPILE_WORKER
 from inductor_bench.runner.stop import sigint_noted
 from inductor_bench.runner.worker import run_worker
 

@@ -183,7 +183,7 @@ def test_a_real_capture_flags_custom_op_autotuning_subgraphs(tmp_path):
     if not (Path(inductor.__file__).parent / "kernel" / "custom_op.py").is_file():
         pytest.skip("this torch has no custom-op autotuning (torch._inductor.kernel.custom_op)")
     from inductor_bench.core.workload import WorkloadOptions
-    from inductor_bench.runner.pipeline import compile_workload
+    from inductor_bench.runner.compile_run import compile_workload
     from inductor_bench.runner.settings import RunSettings
 
     (tmp_path / "logs").mkdir()

@@ -17,7 +17,8 @@ from ..core.vocab import CompileMode, Status
 from ..core.workload import WorkloadOptions
 from .compare_names import column_dir
 from .compare_timer import WARMUP_STEPS, CompareRun, graph_modules
-from .pipeline import CompileOutcome, breakdown_from_outcome, compile_workload
+from .compile_run import CompileOutcome, compile_workload
+from .pipeline import breakdown_from_outcome
 from .rundir import lock_writing
 
 
