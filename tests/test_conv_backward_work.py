@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from inductor_bench.core.graph_work import call_work
 from inductor_bench.core.modparse import parse_module
-from inductor_bench.core.work import call_work
 
 
 def _module(mask: str) -> str:

@@ -20,10 +20,11 @@ from inductor_bench.core.breakdown import op_name
 from inductor_bench.core.callsites import parse_calls
 from inductor_bench.core.classify import classify
 from inductor_bench.core.cppwrapper import is_cpp_wrapper, shim_op
+from inductor_bench.core.extern_work import extern_op
+from inductor_bench.core.graph_work import call_work
 from inductor_bench.core.modparse import is_compiled_module, parse_module
 from inductor_bench.core.source_store import AOT_ID, carry_over
 from inductor_bench.core.vocab import Role
-from inductor_bench.core.work import call_work, extern_op
 
 FIXTURES = Path(__file__).parent / "fixtures" / "cppwrapper"
 VERSIONS = ("2.5.1", "2.13.0", "2.15.0")

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from inductor_bench.core.diff import diff_results
+from inductor_bench.core.graph_work import call_work
 from inductor_bench.core.modparse import parse_module
 from inductor_bench.core.module_calls import module_calls
 from inductor_bench.core.results import BreakdownResult, GraphResult
@@ -27,7 +28,6 @@ from inductor_bench.core.symbols import (
     shapes_at,
     sizes,
 )
-from inductor_bench.core.work import call_work
 from inductor_bench.render.breakdown import render_breakdown
 
 FIXTURES = Path(__file__).parent / "fixtures" / "dynamic"

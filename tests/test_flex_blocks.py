@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from inductor_bench.core.conv_attention import flex_block_args, flex_masked_flops
+from inductor_bench.core.graph_work import call_work
 from inductor_bench.core.modparse import read_module
-from inductor_bench.core.work import call_work, kernel_params
+from inductor_bench.core.work import kernel_params
 
 FIXTURES = Path(__file__).parent / "fixtures"
 MODULE = FIXTURES / "cpp_kernels" / "flex_attention_masked_module.py"

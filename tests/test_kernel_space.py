@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from inductor_bench.core.graph_work import call_work
 from inductor_bench.core.kernel_space import cpp_int, cpp_space, elements_reached, reach, triton_space
 from inductor_bench.core.kernelfile import read_kernel_file
 from inductor_bench.core.modparse import parse_module
-from inductor_bench.core.work import call_work
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CPP = FIXTURES / "cpp_kernels" / "llama_decode_embedding_rmsnorm.cpp"

@@ -12,9 +12,9 @@ from types import SimpleNamespace
 
 from inductor_bench.core.attribution import call_origins
 from inductor_bench.core.callsites import parse_calls
+from inductor_bench.core.graph_work import call_work
 from inductor_bench.core.modparse import parse_module
 from inductor_bench.core.subgraph_modules import rerooted
-from inductor_bench.core.work import call_work
 from inductor_bench.runner.subgraph_records import merge_subgraph, subgraph_lowerings
 
 from .conftest import FIXTURES

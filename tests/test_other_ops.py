@@ -21,10 +21,11 @@ from inductor_bench.core.attribution import call_origins
 from inductor_bench.core.buffers import CallArgs, Tensor
 from inductor_bench.core.callsites import parse_calls
 from inductor_bench.core.ceilings import NO_CEILING, NO_DATA, Ceilings, kernel_roof
+from inductor_bench.core.graph_work import call_work
 from inductor_bench.core.modparse import COPY_CALLEE, extern_line, parse_module
 from inductor_bench.core.other_ops import typed_alike
+from inductor_bench.core.peaks import INT8
 from inductor_bench.core.results import KernelStat
-from inductor_bench.core.work import INT8, call_work
 from inductor_bench.render.roofline import bound_words
 
 from .conftest import FIXTURES
@@ -225,7 +226,7 @@ def test_a_weight_only_int8_gemm_is_a_gemm_of_its_activations_type():
     ("torch.ops.aten.view_as_real", "view_as_real"),
 ])
 def test_the_op_of_an_extern_callee_whatever_its_overload(callee, op):
-    from inductor_bench.core.work import extern_op
+    from inductor_bench.core.extern_work import extern_op
 
     assert extern_op(callee) == op
 

@@ -24,14 +24,14 @@ from inductor_bench.core.ceilings import (
 )
 from inductor_bench.core.conv_attention import conv_output_shape
 from inductor_bench.core.dtypes import dtype_bytes
-from inductor_bench.core.graph_work import count_work
+from inductor_bench.core.graph_work import call_work, count_work
 from inductor_bench.core.kernelfile import read_kernel_file
 from inductor_bench.core.modparse import parse_module, read_module
 from inductor_bench.core.module_calls import module_calls
 from inductor_bench.core.result_json import result_json
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
 from inductor_bench.core.roofline import category_far_below_ms
-from inductor_bench.core.work import FROM_BUFFERS, FROM_INDUCTOR, RANDOM_NOTE, call_work, with_random_note
+from inductor_bench.core.work import FROM_BUFFERS, FROM_INDUCTOR, RANDOM_NOTE, with_random_note
 from inductor_bench.render.roofline import bound_words
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

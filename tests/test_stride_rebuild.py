@@ -270,8 +270,8 @@ def test_a_cpp_wrapper_of_dynamic_shapes_is_read_at_its_harness_sizes():
     the step's input is 64x24), its views of ``const int64_t int_array_2[] = {s27, s77};``: the
     inputs shown at the measured sizes, and the addmm of the 24x64 view by the 64x32 weight
     counted as such (inputs, bias and 24x32 output of float32; 2*24*64*32 FLOPs)."""
+    from inductor_bench.core.graph_work import call_work
     from inductor_bench.core.symbols import free_symbols
-    from inductor_bench.core.work import call_work
 
     text = (FRESH / "cppdyn-forward" / "module.py").read_text()
     env = sizes(text)

@@ -112,8 +112,8 @@ def test_a_cpp_wrappers_floor_divisions_are_read_as_its_python_twins():
 def test_bytes_and_flops_of_sizes_by_floor_division(graph):
     """Each kernel's and extern call's bytes (float32: elements read and written x 4) and FLOPs
     at x 8x12, y 8x6, z 8x6x4, counted by hand; the C++ wrapper's as its Python twin's."""
+    from inductor_bench.core.graph_work import call_work
     from inductor_bench.core.modparse import parse_module
-    from inductor_bench.core.work import call_work
 
     text = (FRESH / graph / "module.py").read_text()
     work = [(w.bytes, w.flops) for _, w in call_work(parse_module(text), text)]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from inductor_bench.core.graph_work import call_work
 from inductor_bench.core.modparse import parse_module
-from inductor_bench.core.work import call_work
 
 from .conftest import MODELS  # noqa: F401  (the suite's shared setup)
 

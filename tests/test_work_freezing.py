@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from inductor_bench.core.extern_work import op_overload
+from inductor_bench.core.graph_work import call_work
 from inductor_bench.core.modparse import parse_module
-from inductor_bench.core.work import call_work, op_overload
 
 FIXTURES = Path(__file__).parent / "fixtures" / "freezing"
 VERSIONS = ["2.5.1", "2.13.0", "2.14.1"]

@@ -1,5 +1,5 @@
 """What convolutions and scaled-dot-product attention compute, and what they return, from the
-shapes of their arguments (pure; no torch): ``core/work.py`` counts their extern calls with it.
+shapes of their arguments (pure; no torch): ``core/extern_work.py`` counts their extern calls with it.
 A convolution does 2 × output elements × weight elements per output channel (transposed: per
 input element and input channel), as torch's ``flop_counter`` counts; its backward that much per
 gradient asked for. Attention does 4·B·H·L·S·E forward, and the five products of its backward

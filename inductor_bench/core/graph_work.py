@@ -7,15 +7,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from .breakdown import op_name
+from .buffers import CallArgs
 from .call_groups import op_owners, set_beside
+from .cpp_buffers import cpp_module_calls
+from .cppwrapper import is_cpp_wrapper
 from .device_calls import call_launches
 from .devices import HOST, backend
+from .extern_work import extern_work, onednn_output
+from .kernel_space import reach
 from .kernelfile import read_kernel_file
 from .loop_work import count_loops, with_trips
 from .modparse import ModuleInfo
+from .module_calls import module_calls
 from .results import GraphResult, KernelStat
 from .trace import Trace
-from .work import FROM_INDUCTOR, Work, call_work, draws_random, noted
+from .work import FROM_INDUCTOR, Work, draws_random, generated_work, kernel_params, kernel_values, noted
 
 
 def count_work(graph: GraphResult, module: ModuleInfo, text: str, run_dir: Path,
@@ -96,3 +102,30 @@ def _from_kernel_file(k: KernelStat, work: Work, run_dir: Path) -> Work:
     flops = float(kf.flop) * launches if kf.flop else work.flops
     source = noted(FROM_INDUCTOR, draws_random(work.source))
     return Work(kf.num_gb * 1e9 * launches, flops, kf.compute_type or work.compute, source)
+
+
+def call_work(module: ModuleInfo, text: str, fixed: dict[str, int] | None = None,
+              blocks: dict[str, list[int | None]] | None = None) -> list[tuple[CallArgs, Work]]:
+    """Every call of ``call()`` with what it moves and computes (at ``fixed``'s sizes where
+    given; a masked flex attention's calls at ``blocks``, kernel -> the blocks of each of its
+    calls in order, ``runner/flex_blocks.py``)."""
+    out = []
+    met: dict[str, int] = {}  # calls of each kernel so far
+    reached: dict[tuple, tuple[int | None, dict[str, int]]] = {}  # per kernel and sizes, however often called
+    read = cpp_module_calls if is_cpp_wrapper(text) else module_calls
+    calls = read(text, module, result_shape=onednn_output, fixed=fixed)
+    for c in calls:
+        if c.extern:
+            out.append((c, extern_work(c)))
+            continue
+        k = module.kernels[c.name]
+        params = kernel_params(k)
+        values = kernel_values(params, c)
+        key = (c.name, *sorted(values.items()))
+        if key not in reached:
+            reached[key] = reach(k.source, k.kind, values)
+        nth = met[c.name] = met.get(c.name, -1) + 1
+        of_kernel = (blocks or {}).get(c.name) or []
+        mask = of_kernel[nth] if nth < len(of_kernel) else None
+        out.append((c, generated_work(k, c, params, reached[key], mask)))
+    return out

@@ -11,7 +11,7 @@
   ``_weight_int8pack_mm``, ``_weight_int4pack_mm`` and its CPU and scaled forms): activations
   (M, K) of a float type by a packed integer weight, 2·M·N·K with N from the result (the packed
   int4 weight's shape is a tiling, not (N, K)), held against the activations' type; oneDNN's
-  int8 linear (``qlinear_pointwise``) the same way, in integer operations (``core/work.py``).
+  int8 linear (``qlinear_pointwise``) the same way, in integer operations (``core/extern_work.py``).
 - **Views** (``view_as_real``, ``view_as_complex``, ``as_strided`` ...) move no data: Inductor
   calls one where it cannot express the view itself (a complex tensor's), and its time is the
   call's own cost. Counted as 0 bytes, they get no % of a limit (``core/ceilings.py``).

@@ -13,7 +13,7 @@ output gradient after them (``q 2x4x64x8, kv 2x4x64x8, grad 2x4x64x8 (strides 20
 causal``). A
 dimension of size 1 may have any stride; a trace without strides shows the shapes alone.
 
-The FLOPs are counted as ``breakdown`` counts an extern call (``core/work.py``), with the same
+The FLOPs are counted as ``breakdown`` counts an extern call (``core/extern_work.py``), with the same
 functions, so that the two commands agree on one op:
 
 - a **GEMM** (``aten::mm``, ``addmm``, ``bmm``, ``baddbmm``; int8's ``_int_mm``, fp8's
@@ -27,7 +27,7 @@ functions, so that the two commands agree on one op:
   whose ``Concrete Inputs`` are not in the trace is not counted (guessing a stride of 1 would
   count a strided convolution's FLOPs several times over);
 - the **oneDNN and MKL ops of CPU freezing** (``mkldnn::_convolution_pointwise`` and its fused
-  binary forms, ``mkldnn::_linear_pointwise``, ``mkl::_mkl_linear``): ``work.onednn_work``, a
+  binary forms, ``mkldnn::_linear_pointwise``, ``mkl::_mkl_linear``): ``extern_work.onednn_work``, a
   convolution's count and 2·M·N·K. The trace names no overload: the number of arguments tells a
   binary form (13 for a convolution, 5 for a linear) from the default;
 - **scaled-dot-product attention**, the op that does the work (the flash / efficient / cuDNN /
@@ -47,9 +47,9 @@ from typing import Any
 from .buffers import CallArgs, Tensor
 from .conv_attention import CAUSAL_AT, attention_work, conv_backward_work, conv_output, conv_work, is_causal
 from .dtypes import float_kind
+from .extern_work import ONEDNN_CONV, ONEDNN_LINEAR, onednn_output, onednn_work
 from .other_ops import GEMM_OPERANDS, gemm_flops
 from .sources import STRIDES, contiguous
-from .work import ONEDNN_CONV, ONEDNN_LINEAR, onednn_output, onednn_work
 
 # the oneDNN and MKL ops of CPU freezing: op -> {number of arguments: overload}
 ONEDNN = {
