@@ -228,7 +228,8 @@ def test_the_analyze_report_names_the_h200_loops_gemms_by_what_differs():
     """The stack loop's four cuBLAS GEMMs in analyze's top kernels (its 70-character column): the
     nn GEMM and its split-K twin read '…tilesize…ecute_kernel__5x_cublas' and
     '…tilesize…lit_k_kernel__5x_cublas' before; each row now names its layout, tile and warp
-    shape, and the split-K one its entry point."""
+    shape and its entry point, the same parts in each ('sm80_xmma_gemm_f32f32_…nn_…tilesize…' for
+    the split-K one alone before)."""
     result = CliRunner().invoke(app, ["analyze", str(STACK_TRACE)], obj=Settings())
     assert result.exit_code == 0, result.output
     top = result.output.split("Top 15 of 18 kernels")[1]
@@ -237,7 +238,7 @@ def test_the_analyze_report_names_the_h200_loops_gemms_by_what_differs():
         "sm80_…tn_n_tilesize64x64x8_…warpsize1x4x1_ffma_…execute_kernel__5x_…",
         "sm80_…tn_n_tilesize128x128x8_…warpsize2x2x1_ffma_…execute_kernel__5x_…",
         "sm80_…nn_n_tilesize256x128x8_…warpsize4x2x1_ffma_…execute_kernel__5x_…",
-        "sm80_xmma_gemm_f32f32_…nn_…tilesize256x128x8_…warpsize4x2x1_…split_k_…",
+        "sm80_…nn_n_tilesize256x128x8_…warpsize4x2x1_ffma_…split_k_kernel__5x_…",
     ]
 
 
@@ -292,3 +293,28 @@ def test_a_pair_of_names_is_compared_once_whatever_the_widths_asked(monkeypatch)
     assert len(labelled) == len(names) * 73
     assert [kernel_labels(names, width) for width in range(8, 81)] == first
     assert len(labelled) == len(names) * 73
+
+
+@pytest.mark.parametrize(("width", "labels"), [
+    (50, ["sm80_…tn_n_tilesize64x64x8_…execute_kernel__5x_…",
+          "sm80_…tn_n_tilesize128x128x8_…execute_kernel__5x_…",
+          "sm80_…nn_n_tilesize256x128x8_…execute_kernel__5x_…",
+          "sm80_…nn_n_tilesize256x128x8_…split_k_kernel__5x_…"]),
+    (60, ["sm80_xmma_gemm_…tn_n_tilesize64x64x8_…execute_kernel__5x_…",
+          "sm80_xmma_gemm_…tn_n_tilesize128x128x8_…execute_kernel__5x_…",
+          "sm80_xmma_gemm_…nn_n_tilesize256x128x8_…execute_kernel__5x_…",
+          "sm80_xmma_gemm_…nn_n_tilesize256x128x8_…split_k_kernel__5x_…"]),
+    (70, ["sm80_…tn_n_tilesize64x64x8_…warpsize1x4x1_ffma_…execute_kernel__5x_…",
+          "sm80_…tn_n_tilesize128x128x8_…warpsize2x2x1_ffma_…execute_kernel__5x_…",
+          "sm80_…nn_n_tilesize256x128x8_…warpsize4x2x1_ffma_…execute_kernel__5x_…",
+          "sm80_…nn_n_tilesize256x128x8_…warpsize4x2x1_ffma_…split_k_kernel__5x_…"]),
+])
+def test_a_family_of_gemms_shows_the_same_parts_in_each_label(width, labels):
+    """The H200 stack loop's four cuBLAS GEMMs differ in layout, tile, warp shape and entry
+    point. Each label shows the same of them, and the same start: where all four do not fit,
+    the warp shape (which the tile decides here) is left out of every label. At 60 characters
+    the nn GEMM read 'sm80_xmma_gemm_…kernel__5x_cublas' (its layout and tile hidden) beside
+    'sm80_…tn_n_tilesize64x64x8_…warpsize1x4x1_…execute_kernel__…'; at 50 the tn GEMMs showed
+    tile and warp, the nn ones their entry point alone; at 70 the split-K one alone started
+    'sm80_xmma_gemm_f32f32_…' and left out its layout's 'n_'."""
+    assert kernel_labels(STACK_GEMMS, width) == labels

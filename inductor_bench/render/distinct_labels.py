@@ -10,6 +10,8 @@ import functools
 import itertools
 
 from .kernel_names import CUT, KERNEL_CHARS, NAME_PART, around, compact, cut_end, kernel_label, name_start
+from .label_slots import family_runs
+from .label_slots import merged as _merged
 
 Spans = list[tuple[int, int]]  # (start, end) of each shown piece of a name
 
@@ -18,9 +20,10 @@ def kernel_labels(names: list[str], width: int = KERNEL_CHARS) -> list[str]:
     """The labels of a column of kernels (``kernel_label``), distinct where their names are: names
     cut to the same label are each shown from the first place they differ on, after the outer
     name (``vectorized_elementwise_kernel<…MulFunctor<float> >, array<…> >``); a plain name as its
-    start and the parts that differ (``sm80_xmma_gemm_…nn_n_…split_k_kernel__5x_cublas``); names
-    still alike are told apart again from all those they were alike to, and numbered where even
-    that looks alike."""
+    start and the parts that differ (``sm80_xmma_gemm_…nn_n_…split_k_kernel__5x_cublas``), told
+    apart with all the cut names of its family (``sm80_xmma_``), each showing the same kinds of
+    parts; names still alike are told apart again from all those they were alike to, and
+    numbered where even that looks alike."""
     return list(_labels(tuple(names), width))
 
 
@@ -31,6 +34,7 @@ def _labels(names: tuple[str, ...], width: int) -> tuple[str, ...]:
     for _ in range(2):  # again with those told apart alike: tn/nn GEMMs alike in two tile sizes
         told: dict[str, None] = {}
         for group in _same_labels(label_of) + _hidden_differences(label_of):
+            group = _with_family(group, label_of)
             for n in group:
                 others[n].update(group)
             told.update((n, None) for n in group if label_of[n] != n)
@@ -39,6 +43,14 @@ def _labels(names: tuple[str, ...], width: int) -> tuple[str, ...]:
         for i, n in enumerate((n for n in group if label_of[n] != n), 1):
             label_of[n] = cut_end(label_of[n], width - len(f" #{i}")) + f" #{i}"
     return tuple(label_of[n] for n in names)
+
+
+def _with_family(group: list[str], label_of: dict[str, str]) -> list[str]:
+    """``group`` with the cut plain names of the families of its plain ones (``sm80_xmma_``):
+    told apart together, their labels show the same kinds of parts (``label_slots``)."""
+    families = {_family(n) for n in group if "<" not in compact(n)}
+    cut = (n for n, x in label_of.items() if x != n and "<" not in compact(n) and _family(n) in families)
+    return list(dict.fromkeys([*group, *cut]))
 
 
 def _same_labels(label_of: dict[str, str]) -> list[list[str]]:
@@ -96,28 +108,78 @@ def _differing_parts(s: str, others: list[str], width: int) -> str | None:
     """A plain name as its start and every part of it that differs from one of ``others``, each
     run of them widened to the right while ``width`` allows, ``…`` between:
     ``sm80_xmma_gemm_…nn_n_tilesize32x32x8_…execute_kernel__5x_cublas``; None where they do not fit."""
+    if (alike := _family_spans(tuple(sorted({s, *others})), width).get(s)) is not None:
+        return _joined(s, alike)
     at = _parts(s)[1]
     differing = [(at[i], at[j]) for i, j in _runs(set().union(*(_differing_from(s, o) for o in others)))]
-    heads = (len(name_start(s, width // 3)), at[1])  # the name's start, else its first part
-    starts = (_merged([(0, n), *differing]) for n in heads)
+    starts = (_with_head(s, differing, h, width) for h in (0, 1))
     spans = next((x for x in starts if len(_joined(s, x)) <= width), None)
     if spans is None:
         return None
-    while wider := _grown(s, spans, at, width):
+    while wider := _grown(s, spans, width):
         spans = wider
     return _joined(s, spans)
 
 
-def _grown(s: str, spans: Spans, at: tuple[int, ...], width: int) -> Spans | None:
+def _with_head(s: str, spans: Spans, head: int, width: int) -> Spans:
+    """``spans`` after the name's start (``head`` 0), or after its first part (``head`` 1)."""
+    return _merged([(0, len(name_start(s, width // 3)) if head == 0 else _parts(s)[1][1]), *spans])
+
+
+@functools.lru_cache(maxsize=1024)
+def _family_spans(family: tuple[str, ...], width: int) -> dict[str, Spans]:
+    """The spans each plain name of ``family`` shows, the same slots of parts and the same head in
+    each (``label_slots``); none where no such choice fits."""
+    if any("<" in f for f in family):
+        return {}
+    runs = [_runs(set().union(*(_differing_from(f, o) for o in family if o != f))) for f in family]
+
+    def spans(m: int, shown: list[tuple[int, int]], head: int) -> Spans:
+        at = _parts(family[m])[1]
+        return _with_head(family[m], [(at[i], at[j]) for i, j in shown], head, width)
+
+    def fits(m: int, shown: list[tuple[int, int]], head: int) -> bool:
+        return len(_joined(family[m], spans(m, shown, head))) <= width
+
+    chosen = family_runs(tuple((_parts(f)[0], r) for f, r in zip(family, runs, strict=True)), fits)
+    if chosen is None:
+        return {}
+    shown, head = chosen
+    grown = _grown_alike(family, [spans(m, r, head) for m, r in enumerate(shown)], width)
+    return dict(zip(family, grown, strict=True))
+
+
+def _grown_alike(family: tuple[str, ...], spans: list[Spans], width: int) -> list[Spans]:
+    """Each name's spans grown as ``_grown`` grows them, their starts grown a part at a time in
+    every name at once, while all still fit ``width``: one start for the family."""
+    while True:
+        for m, f in enumerate(family):
+            while wider := _grown(f, spans[m], width, head=False):
+                spans[m] = wider
+        longer = [_grown_one(f, x, 0) for f, x in zip(family, spans, strict=True)]
+        if longer == spans or any(len(_joined(f, x)) > width for f, x in zip(family, longer, strict=True)):
+            return spans
+        spans = longer
+
+
+def _grown_one(s: str, spans: Spans, k: int) -> Spans:
+    """``spans`` with its ``k``-th grown by a part to the right, where it has one to grow."""
+    if k >= len(spans) or spans[k][1] >= len(s):
+        return spans
+    at = _parts(s)[1]
+    a, b = spans[k]
+    return _merged([*spans[:k], (a, at[bisect.bisect_right(at, b)]), *spans[k + 1 :]])
+
+
+def _grown(s: str, spans: Spans, width: int, head: bool = True) -> Spans | None:
     """``spans`` with each that can grow by a part to the right within ``width`` grown, the
-    differing parts before the name's start; None where none can."""
-    for ks in (range(1, len(spans)), range(1)):
+    differing parts before the name's start (without ``head``, the start never); None where none
+    can."""
+    for ks in (range(1, len(spans)), range(1 if head else 0)):
         grown = spans
         for k in ks:
-            a, b = grown[k] if k < len(grown) else (len(s), len(s))
-            if b < len(s):
-                wider = _merged([*grown[:k], (a, at[bisect.bisect_right(at, b)]), *grown[k + 1 :]])
-                grown = wider if len(_joined(s, wider)) <= width else grown
+            wider = _grown_one(s, grown, k)
+            grown = wider if len(_joined(s, wider)) <= width else grown
         if grown != spans:
             return grown
     return None
@@ -155,16 +217,6 @@ def _runs(marked: set[int]) -> list[tuple[int, int]]:
         else:
             runs.append((i, i + 1))
     return runs
-
-
-def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for a, b in sorted(spans):
-        if out and a <= out[-1][1]:
-            out[-1] = (out[-1][0], max(b, out[-1][1]))
-        else:
-            out.append((a, b))
-    return out
 
 
 def _joined(s: str, spans: list[tuple[int, int]]) -> str:
