@@ -318,3 +318,18 @@ def test_a_family_of_gemms_shows_the_same_parts_in_each_label(width, labels):
     tile and warp, the nn ones their entry point alone; at 70 the split-K one alone started
     'sm80_xmma_gemm_f32f32_…' and left out its layout's 'n_'."""
     assert kernel_labels(STACK_GEMMS, width) == labels
+
+
+SM90_GEMMS = [f"sm90_xmma_gemm_bf16bf16_bf16f32_f32_{layout}_n_tilesize{tile}x128x64_warpgroupsize1x1x1_"
+              "execute_segment_k_off_kernel__5x_cublas" for layout in ("tn", "nn") for tile in (64, 128)]
+
+
+def test_names_numbered_apart_stay_apart_where_the_number_cuts_them_alike():
+    """Four GEMMs (synthetic names in cuBLAS's sm90 form) at 16 characters, a width a chart's
+    search tries: alike in pairs, each pair numbered #1 and #2, and the cut for the number made
+    the 64 and 128 tiles' labels alike, two rows reading 'sm90_…tilesi… #1'. They are numbered
+    together by what is left."""
+    assert kernel_labels(SM90_GEMMS, 16) == [f"sm90_…tilesi… #{i}" for i in range(1, 5)]
+    for width in range(8, 81):
+        labels = kernel_labels(SM90_GEMMS, width)
+        assert len(set(labels)) == 4 and all(len(x) <= width for x in labels), width

@@ -39,10 +39,26 @@ def _labels(names: tuple[str, ...], width: int) -> tuple[str, ...]:
                 others[n].update(group)
             told.update((n, None) for n in group if label_of[n] != n)
         label_of.update({n: _told_apart(n, frozenset(others[n] - {n}), width) for n in told})
-    for group in _same_labels(label_of):  # alike even there: numbered in the table's order
+    _number(label_of, width)
+    return tuple(label_of[n] for n in names)
+
+
+def _number(label_of: dict[str, str], width: int) -> None:
+    """Names whose labels are alike even told apart, numbered in the table's order (``… #1``);
+    where their labels cut for the number are alike again (``sm90_…tilesi… #1`` of a 64 and a
+    128 tile), numbered together by what is left."""
+    alike = {n for group in _same_labels(label_of) for n in group if label_of[n] != n}
+    before = {n: label_of[n] for n in label_of if n in alike}
+    for group in _same_labels(label_of):
         for i, n in enumerate((n for n in group if label_of[n] != n), 1):
             label_of[n] = cut_end(label_of[n], width - len(f" #{i}")) + f" #{i}"
-    return tuple(label_of[n] for n in names)
+    if len({label_of[n] for n in alike}) == len(alike):
+        return
+    by_cut: dict[str, list[str]] = {}
+    for n, label in before.items():
+        by_cut.setdefault(cut_end(label, width - len(f" #{len(alike)}")), []).append(n)
+    for cut, group in by_cut.items():
+        label_of.update({n: f"{cut} #{i}" for i, n in enumerate(group, 1)})
 
 
 def _with_family(group: list[str], label_of: dict[str, str]) -> list[str]:
