@@ -6,7 +6,7 @@ import os
 import time
 
 from inductor_bench.core.errors import WorkloadError
-from inductor_bench.runner.worker import worker_main
+from inductor_bench.runner.worker_entry import worker_main
 
 STARTED_AT = time.time()
 PREPARED: dict = {}

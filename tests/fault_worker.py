@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from inductor_bench.runner.worker import worker_main
+from inductor_bench.runner.worker_entry import worker_main
 
 
 def handle(request: dict) -> dict:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 
-from inductor_bench.runner.worker import worker_main
+from inductor_bench.runner.worker_entry import worker_main
 
 
 def handle(request: dict) -> dict:

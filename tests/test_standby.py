@@ -1,5 +1,5 @@
 """The compile worker waits for the standby profiling workers to finish importing before it
-times steps (runner/worker.py ``wait_ready``), so they never measure at the same time.
+times steps (runner/worker_entry.py ``wait_ready``), so they never measure at the same time.
 
 Each wait is checked against this test's own clock around the call and against its limit,
 never against a fixed number of seconds: on a busy machine a thread's timer or a process's
@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 
-from inductor_bench.runner.worker import wait_ready
+from inductor_bench.runner.worker_entry import wait_ready
 
 LIMIT_S = 20.0  # the wait's limit where the test wants it to end for another reason
 WORKER_S = 30  # how long the stand-in worker lives

@@ -3,7 +3,7 @@
 Starting a worker costs seconds (importing torch, running the model file) whatever the
 graph's size, so profiling a 4-graph script one worker per graph spent most of its time
 starting workers. ``run_batch`` hands every request to one worker, which works through them
-in order and reports each the moment it is done (``worker.batch_main``): a line
+in order and reports each the moment it is done (``worker_entry.py``): a line
 ``start <key>`` / ``done <key>`` in a progress file, and the response in its own file.
 
 A request that crashes the worker (a segfault, the OOM killer) or hangs past ``timeout``
@@ -30,8 +30,6 @@ from typing import Any
 
 from ..core import errors
 from .worker import (
-    AFTER,
-    READY,
     describe_exit,
     exited,
     kill_group,
@@ -40,6 +38,7 @@ from .worker import (
     spawn,
     stacks_to_log,
 )
+from .worker_entry import AFTER, READY
 
 POLL_S = 0.05
 
@@ -68,7 +67,7 @@ class Standby:
         echo: bool = False,
         after: Standby | None = None,
     ) -> None:
-        """With ``after``, the worker prepares once that one is ready (``worker.wait_ready``)."""
+        """With ``after``, the worker prepares once that one is ready (``worker_entry.wait_ready``)."""
         if after is not None:
             prepare = {**prepare, AFTER: [after.ready_spec]}
         self._tmp = tempfile.TemporaryDirectory(prefix="inductor-bench-batch-")
@@ -96,7 +95,7 @@ class Standby:
 
     @property
     def ready_spec(self) -> dict[str, Any]:
-        """What ``worker.wait_ready`` waits on: the ready file and the process."""
+        """What ``worker_entry.wait_ready`` waits on: the ready file and the process."""
         return {"file": str(self.ready_file), "pid": self.proc.pid}
 
     def take(self) -> Any:

@@ -55,7 +55,7 @@ from .script_stderr import exit_error, kept_stderr, with_log
 from .script_stop import stopped_after
 from .step_profile import PYTHON_BUDGET_S, StepTiming, profile_steps, profiled_steps
 from .stop import sigint_noted
-from .worker import wait_ready
+from .worker_entry import wait_ready
 from .workload import build_step, call_factory, load_factory, main_file, run_model_file
 
 # Inductor flags every compile of ours runs with: unique kernel names, benchmark harnesses in
@@ -361,6 +361,6 @@ def _settings(before: dict[str, Any], built: dict[str, Any] | None = None) -> di
 
 
 if __name__ == "__main__":
-    from inductor_bench.runner.worker import worker_main
+    from inductor_bench.runner.worker_entry import worker_main
 
     worker_main(handle)

@@ -61,6 +61,6 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    from .worker import worker_main
+    from .worker_entry import worker_main
 
     worker_main(handle)

@@ -50,7 +50,8 @@ from .kernel_load import (
     patch_for,
 )
 from .presence import absent
-from .worker import DEFAULT_TIMEOUT_S, run_worker, worker_main
+from .worker import DEFAULT_TIMEOUT_S, run_worker
+from .worker_entry import worker_main
 
 WORKER_MODULE = "inductor_bench.runner.kernelbench"
 DEFAULT_REPS = 100

@@ -34,7 +34,7 @@ from ..core.peaks import FP8, FP16, FP32, INT8, TF32
 from .device import accelerator, device_name
 from .machine import cpu_counters, file_text, load_since
 from .peaks_matmul import ONEDNN, REPS, best_seconds, matmul_tflops, routes
-from .worker import worker_main
+from .worker_entry import worker_main
 
 DEVICE_COPY_BYTES = 512 * 1024**2  # far beyond any L2 (126 MB on a B200)
 HOST_ARRAY_BYTES = 128 * 1024**2

@@ -125,7 +125,7 @@ _MODULE_IMPORTS = (
 
 
 def prepare(spec: dict[str, Any]) -> None:
-    """On standby (``worker.worker_main``), while the model compiles elsewhere: import torch,
+    """On standby (``worker_entry.worker_main``), while the model compiles elsewhere: import torch,
     what a compiled module imports, the profiler and the model file, and let Inductor probe
     the CPU's vector ISA (it builds a test program; loading a C++ kernel needs the answer)."""
     import importlib
@@ -349,6 +349,6 @@ def _replay(request: dict[str, Any], mod: Any, run_once: HarnessCall, device: st
 
 
 if __name__ == "__main__":
-    from inductor_bench.runner.worker import worker_main
+    from inductor_bench.runner.worker_entry import worker_main
 
     worker_main(handle, prepare)

@@ -195,6 +195,6 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    from inductor_bench.runner.worker import worker_main
+    from inductor_bench.runner.worker_entry import worker_main
 
     worker_main(handle)
