@@ -19,7 +19,7 @@ from inductor_bench.render.doc import new_doc
 from inductor_bench.render.format import kernel_labels
 from inductor_bench.render.html_page import STYLE
 from inductor_bench.render.html_svg import MAX_LABEL, svg, text_width
-from inductor_bench.render.roofline import roofline_title
+from inductor_bench.render.roofline_chart import roofline_title
 from inductor_bench.render.roofline_svg import Roof
 
 from .conftest import FIXTURES
@@ -279,7 +279,7 @@ def test_an_int8_kernels_point_reads_tops_on_the_axis_and_its_tooltip():
     25 GB/s) under an fp32 ceiling alone: its point is of TOP/s, and the axis says so."""
     from inductor_bench.core.ceilings import Ceilings, Roofline
     from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
-    from inductor_bench.render.roofline import roofline_chart
+    from inductor_bench.render.roofline_chart import roofline_chart
     from inductor_bench.render.roofline_svg import scatter_svg
 
     def chart(compute: str):
@@ -345,7 +345,7 @@ def test_a_roofline_circle_is_sized_by_its_time_in_the_script():
     area is a fifth (radius 16 / sqrt 5), and the tooltip gives both times."""
     from inductor_bench.core.ceilings import Ceilings, Roofline
     from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
-    from inductor_bench.render.roofline import roofline_chart
+    from inductor_bench.render.roofline_chart import roofline_chart
     from inductor_bench.render.roofline_svg import scatter_svg
 
     def graph(gid: str, calls: float) -> GraphResult:

@@ -26,7 +26,7 @@ from inductor_bench.core.modparse import COPY_CALLEE, extern_line, parse_module
 from inductor_bench.core.other_ops import typed_alike
 from inductor_bench.core.peaks import INT8
 from inductor_bench.core.results import KernelStat
-from inductor_bench.render.roofline import bound_words
+from inductor_bench.render.roofline_marks import bound_words
 
 from .conftest import FIXTURES
 

@@ -32,7 +32,7 @@ from inductor_bench.core.result_json import result_json
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
 from inductor_bench.core.roofline import category_far_below_ms
 from inductor_bench.core.work import FROM_BUFFERS, FROM_INDUCTOR, RANDOM_NOTE, with_random_note
-from inductor_bench.render.roofline import bound_words
+from inductor_bench.render.roofline_marks import bound_words
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "gpu-artifacts"
@@ -851,7 +851,7 @@ def test_a_custom_op_counts_what_it_returns_and_gets_no_memory_verdict():
     module asserts under an alias: both (256, 128) float32."""
     from inductor_bench.core.ceilings import OPAQUE
     from inductor_bench.core.classify import classify
-    from inductor_bench.render.roofline import bound_words
+    from inductor_bench.render.roofline_marks import bound_words
 
     module = read_module(CUSTOM)
     text = CUSTOM.read_text()

@@ -14,7 +14,7 @@ from inductor_bench.core.ceilings import NOT_ITS_DATA, Ceilings
 from inductor_bench.core.results import KernelStat
 from inductor_bench.core.roofline import kernel_roof
 from inductor_bench.core.work import FROM_BUFFERS, RANDOM_NOTE
-from inductor_bench.render.roofline import bound_words
+from inductor_bench.render.roofline_marks import bound_words
 
 DROPOUT = KernelStat("cpp_fused_add_native_dropout_native_layer_norm_view_10", "cpp_reduction", 1.0, 2.910,
                      bytes=562e3, work_from=f"{FROM_BUFFERS}; {RANDOM_NOTE}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from inductor_bench.core.ceilings import LATENCY, KernelRoof
 from inductor_bench.render.doc import new_doc
-from inductor_bench.render.roofline import pct_mark
+from inductor_bench.render.roofline_marks import pct_mark
 from inductor_bench.render.table_align import numeric_align
 
 

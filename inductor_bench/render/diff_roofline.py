@@ -11,7 +11,8 @@ from ..core.diff import KernelDiff, SectionDiff
 from ..core.diff_records import CallMove
 from .doc import Doc
 from .format import ms_precise, pct, points
-from .roofline import LOW_CEILING, figures_words
+from .roofline import figures_words
+from .roofline_marks import LOW_CEILING
 from .roofline_step import step_marks_note
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from ..core.si_units import sig3
 from ..core.stats import Change, beside_mark, interval_x_text
 from ..core.step_totals import ALL_GRAPHS
 from ..core.vocab import StepSource, Stop
@@ -109,6 +110,11 @@ def calls(c: float) -> str:
 
 def number(v: float | None, spec: str) -> str:
     return DASH if v is None else format(v, spec)
+
+
+def sig3_or_dash(v: float | None) -> str:
+    """``v`` to 3 significant digits (``core/si_units.sig3``), a dash where there is none."""
+    return DASH if v is None else sig3(v)
 
 
 def optional(v: int | None) -> str:

@@ -1,35 +1,23 @@
 """The roofline in reports: the ceilings (measured, with the datasheet's beside them), a table
-of the kernels against them, the chart, and the "% peak" cells other tables add. Every figure
-comes from ``core/roofline.py``; nothing is shown for a result that has no ceilings (one saved
-before schema 4, or one whose measurement failed, which says why)."""
+of the kernels against them, the chart (``roofline_chart.py``), and the "% peak" cells other
+tables add (each kernel's mark and bound in words: ``roofline_marks.py``). Every figure comes
+from ``core/roofline.py``; nothing is shown for a result that has no ceilings (one saved before
+schema 4, or one whose measurement failed, which says why)."""
 
 from __future__ import annotations
 
 from ..core.call_groups import as_judged, kernels_a_call
-from ..core.categories import label, order
 from ..core.ceilings import (
-    ARITHMETIC,
-    COLLECTIVE,
-    COMPARISONS,
-    NO_CEILING,
-    NO_DATA,
-    NOT_DATA_PCT,
-    NOT_ITS_DATA,
-    OPAQUE,
-    UNCOUNTED,
     Ceilings,
     GroupRoof,
     Roofline,
-    beats_compute_ceiling,
     group_roof,
-    no_distance,
 )
 from ..core.peaks import COMPUTE_TYPES, INT8
 from ..core.results import BreakdownResult, GraphResult, KernelStat
 from ..core.roofline import (
     ABOVE_CEILING_PCT,
     FAR_BELOW_PCT,
-    LATENCY,
     KernelRoof,
     above_compute_ceiling,
     category_far_below_ms,
@@ -40,24 +28,16 @@ from ..core.roofline import (
     site_stat,
 )
 from ..core.si_units import sig3, with_prefix
-from ..core.step_totals import reweighed
 from ..core.views import Unit
-from ..core.work import counted_from, draws_random
+from ..core.work import counted_from
 from . import format as fmt
 from .doc import Doc
-from .roofline_svg import Point, Roof, Scatter
+from .roofline_chart import roofline_chart
+from .roofline_marks import LOW_CEILING, MARKS, bound_words, pct_mark
 
 PCT_HEADER = "% peak"
 JUDGED_SHOWN = 90.0  # a time-weighted % over less of the kernel time than this says how much
 FAR_HEADER = f"under {FAR_BELOW_PCT:g}% of limit"
-BOUND_WORDS = {"memory": "memory", "compute": "compute", LATENCY: "latency (too short)",
-               UNCOUNTED: "- (a template: FLOPs not counted)",
-               OPAQUE: "- (a custom op: its work is not known)", NO_DATA: "- (a view: moves no data)",
-               NO_CEILING: "- (no ceiling for its compute type)",
-               ARITHMETIC: "- (its arithmetic: FLOPs not counted)",
-               COMPARISONS: "- (sorting or searching: comparisons not counted)",
-               COLLECTIVE: "- (a collective: no ceiling for its links)",
-               NOT_ITS_DATA: f"not its data (under {NOT_DATA_PCT:g}% of the bandwidth: uncounted work)"}
 
 
 def shows_roofline(r: BreakdownResult) -> bool:
@@ -73,15 +53,6 @@ def pct_cell(r: BreakdownResult, g: GraphResult, k: KernelStat) -> str:
     if roof.pct is None:
         return fmt.DASH
     return pct_mark(roof) + f"{roof.pct:.0f}%"
-
-
-# why a % is no distance to a limit (``core/ceilings.no_distance``) -> the mark before it in the tables
-MARKS = {"latency-bound": "~", "in cache": "^"}
-LOW_CEILING = "!"  # before a % held against a compute ceiling it beat (``beats_compute_ceiling``)
-
-
-def pct_mark(roof: KernelRoof) -> str:
-    return MARKS.get(no_distance(roof), "") or (LOW_CEILING if beats_compute_ceiling(roof) else "")
 
 
 def unit_member(u: Unit) -> tuple[GraphResult, KernelStat, float]:
@@ -176,7 +147,7 @@ def _si(v: float | None, unit: str) -> str:
 def tflops_words(c: Ceilings) -> str:
     """``fp32 0.22, fp16/bf16 0.727, int8 0.862 TOP/s``: the measured TFLOP/s per compute type
     (int8's: its integer operations)."""
-    return ", ".join(f"{k} {_sig3(c.tflops[k])}" + (" TOP/s" if k == INT8 else "")
+    return ", ".join(f"{k} {fmt.sig3_or_dash(c.tflops[k])}" + (" TOP/s" if k == INT8 else "")
                      for k in COMPUTE_TYPES if k in c.tflops)
 
 
@@ -196,7 +167,7 @@ def ceilings_lines(roof: Roofline) -> list[str]:
     flops = tflops_words(c)
     bw = f"{sig3(c.gbps)} GB/s" if c.gbps else fmt.DASH
     if c.triad_gbps is not None:
-        bw += f" (copy {_sig3(c.copy_gbps)}, triad {_sig3(c.triad_gbps)})"
+        bw += f" (copy {fmt.sig3_or_dash(c.copy_gbps)}, triad {fmt.sig3_or_dash(c.triad_gbps)})"
     cached = f"; cached, measured {c.measured_at}" if c.from_cache else f"; measured {c.measured_at}"
     lay = ", ".join(f"{k} {c.matmul_layout[k]}" for k in COMPUTE_TYPES if k in c.matmul_layout)
     how = c.how + (f"; layouts: {lay}" if lay else "")
@@ -298,92 +269,15 @@ def _above_ceiling(doc: Doc, pts: list[tuple[str, KernelStat, KernelRoof]], c: C
             "during this run; --refresh-peaks measures it again"]
 
 
-def bound_words(roof: KernelRoof, k: KernelStat | None = None) -> str:
-    """The verdict in words; a memory-bound kernel above the measured bandwidth is served
-    from a cache (its data fits in one), which the DRAM ceiling does not bound; one that
-    draws random numbers spends time on them that its count does not hold (core/work.py)."""
-    if pct_mark(roof) == "^":
-        return "memory (in cache: above the DRAM ceiling)"
-    if pct_mark(roof) == LOW_CEILING:
-        return "compute (ceiling low: the roofline warning says why)"
-    if roof.bound == "memory" and k is not None and draws_random(k.work_from):
-        return "memory (and random numbers: not counted)"
-    if roof.bound == NOT_ITS_DATA and k is not None and draws_random(k.work_from):
-        return f"not its data (under {NOT_DATA_PCT:g}% of the bandwidth: its random numbers, not counted)"
-    return BOUND_WORDS.get(roof.bound or "", fmt.DASH)
-
-
-def _sig3(v: float | None) -> str:
-    return fmt.DASH if v is None else sig3(v)
-
-
 def _row(doc: Doc, gid: str, k: KernelStat, roof: KernelRoof, name: str) -> list[str]:
     ints = k.compute == INT8  # integer operations, under the FLOP columns with their own unit
     return [
         gid, doc.named(doc.code(name), k.name), fmt.ms(k.ms), _si(k.bytes, "B"),
         _si(k.flops, "OP" if ints else "FLOP") if k.flops else fmt.DASH,
-        _sig3(roof.gbps), _sig3(roof.tflops) + (" TOP/s" if ints and roof.tflops else ""),
-        _sig3(roof.intensity),
+        fmt.sig3_or_dash(roof.gbps),
+        fmt.sig3_or_dash(roof.tflops) + (" TOP/s" if ints and roof.tflops else ""),
+        fmt.sig3_or_dash(roof.intensity),
         fmt.pct(roof.pct), bound_words(roof, k), counted_from(k.work_from),
     ]
 
 
-def _roofs(c: Ceilings | None, roof: Roofline) -> list[Roof]:
-    out = []
-    if c is not None and c.gbps:
-        out += [_roof("measured", k, c.gbps, c.tflops[k]) for k in COMPUTE_TYPES if k in c.tflops]
-        out = out or [_roof("measured", "bandwidth", c.gbps, None)]
-    ds = roof.datasheet
-    if ds.gbps:
-        sheet = [_roof("datasheet", k, ds.gbps, ds.tflops[k], dashed=True)
-                 for k in COMPUTE_TYPES if k in ds.tflops]
-        out += sheet or [_roof("datasheet", "", ds.gbps, None, dashed=True)]
-    return out
-
-
-def _roof(source: str, kind: str, gbps: float, tflops: float | None, dashed: bool = False) -> Roof:
-    """A ceiling, its figures in its tooltip as the section's ceilings line prints them."""
-    name = f"{source} {kind}".strip()
-    flops = f", {_sig3(tflops)} {'TOP/s' if kind == INT8 else 'TFLOP/s'}" if tflops else ""
-    return Roof(name, gbps, tflops, dashed, tip=f"{name}: {_sig3(gbps)} GB/s{flops}", int_ops=kind == INT8)
-
-
-def roofline_title(roofs: list[Roof]) -> str:
-    """The chart's caption, naming the ceilings it draws: measured (solid), datasheet (dashed)."""
-    measured, datasheet = any(not x.dashed for x in roofs), any(x.dashed for x in roofs)
-    if measured:
-        dashed = " (datasheet dashed)" if datasheet else ""
-        return f"Roofline: each kernel against the measured ceilings{dashed}"
-    return "Roofline: each kernel against the datasheet's ceilings (dashed)" if datasheet else "Roofline"
-
-
-def roofline_chart(r: BreakdownResult) -> Scatter | None:
-    if r.roofline is None:
-        return None
-    pts = []
-    cats: set[str] = set()
-    w = r.weights()
-    where = "the script" if r.script else "the step"
-    for gid, k, roof in chart_points(r):
-        cats.add(k.category)
-        unit = "TOP/s" if k.compute == INT8 else "TFLOP/s"
-        flops = f"{sig3(roof.tflops)} {unit} · " if roof.tflops is not None else "no FLOP count · "
-        calls = f" a call of its graph, {fmt.ms(w[gid] * k.ms)} ms in {where}" if w[gid] != 1 else ""
-        tip = (f"{gid} · {k.name}\n"
-               f"{fmt.ms(k.ms)} ms{calls} · {_sig3(roof.gbps)} GB/s · {flops}{fmt.pct(roof.pct)} of peak · "
-               f"{bound_words(roof, k)}")
-        # its size: its time in the step (a script: all its graph's calls), as the top kernels
-        pts.append(Point(tip, k.category, w[gid] * k.ms, roof.intensity, roof.tflops, roof.pct,
-                         int_ops=k.compute == INT8))
-    roofs = _roofs(ceilings_of(r), r.roofline)
-    return Scatter(
-        roofline_title(roofs),
-        pts,
-        roofs,
-        note=f"A circle's area is the kernel's time in {where}"
-        + (" (all its graph's calls)." if reweighed(w) else ".") + (
-            " Pale circles in the strip at the left: kernels without a FLOP count, at their share of the "
-            "bandwidth ceiling." if any(p.intensity is None and p.pct for p in pts)
-            and any(not x.dashed for x in roofs) else ""),
-        legend={c: label(c) for c in sorted(cats, key=lambda c: (order(c), c))},
-    )

@@ -7,7 +7,8 @@ from ..core.ceilings import ABOVE_CEILING_PCT, GroupRoof, group_roof
 from ..core.results import BreakdownResult
 from ..core.roofline import category_far_below_ms, has_counts, step_members
 from . import format as fmt
-from .roofline import FAR_HEADER, LOW_CEILING, MARKS, group_roof_cell, shows_roofline, weighted_cell
+from .roofline import FAR_HEADER, group_roof_cell, shows_roofline, weighted_cell
+from .roofline_marks import LOW_CEILING, MARKS
 
 
 def roofline_rows(breakdowns: list[BreakdownResult | None]) -> list[list[str]]:
