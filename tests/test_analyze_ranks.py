@@ -334,7 +334,7 @@ def test_a_rank_s_step_that_holds_nothing_is_left_out_of_its_typical_step():
     opened (0.01 ms, no event). Its typical step is the mean over the five, 2.0 ms of GEMM, not
     10 / 6; a rank whose every step is empty keeps them all."""
     from inductor_bench.core.ranks import RankResult, RankStep
-    from inductor_bench.render.ranks import typical_categories
+    from inductor_bench.render.ranks_typical import typical_categories
 
     full = [RankStep(f"ProfilerStep#{k}", 2.5, 2.0, 0.5, 2.0, 0.0, 0.0, {"extern_gemm": 2.0}) for k in range(5)]
     empty = RankStep("ProfilerStep#5", 0.01, 0.0, 0.01, 0.0, 0.0, 0.0)

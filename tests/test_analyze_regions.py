@@ -18,7 +18,7 @@ from inductor_bench.core.analyze_result import steady_indices
 from inductor_bench.core.steady import steady
 from inductor_bench.core.typical_step import steady_regions
 from inductor_bench.render.analyze import render_analyze
-from inductor_bench.render.ranks import typical_regions
+from inductor_bench.render.ranks_typical import typical_regions
 
 from .conftest import FIXTURES
 from .test_analyze import merged_length, raw_events, run_cli
