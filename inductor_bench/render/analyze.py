@@ -1,7 +1,7 @@
-"""An ``AnalyzeResult`` as a document: the trace's steps (wall, busy and idle per device),
-time by category in the typical step (the steady mean), the top kernels with the op that launched
-them, and where the trace holds them its memory (``analyze_memory``) and GEMMs by shape
-(``analyze_shaped_ops``)."""
+"""An ``AnalyzeResult`` as a document: the facts at its head (``analyze_facts``), the trace's
+steps (wall, busy and idle per device), time by category in the typical step (the steady mean),
+the top kernels with the op that launched them, and where the trace holds them its memory
+(``analyze_memory``) and GEMMs by shape (``analyze_shaped_ops``)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,10 @@ from pathlib import Path
 from ..core.analyze import WHOLE_TRACE, is_host
 from ..core.analyze_result import AnalyzeResult, DeviceStep, empty_steps, steady_indices, steady_steps
 from ..core.categories import label
-from ..core.columns import ITERATION_MARKER
-from ..core.steady import mean
-from ..core.steps import ITERATION_STEP
 from ..core.typical_step import regions_left_out, steady_host_python, steady_regions, steady_step, steady_wall
 from . import charts
 from . import format as fmt
+from .analyze_facts import device_label, on_host, trace_facts, which_step
 from .analyze_memory import memory_section
 from .analyze_shaped_ops import shaped_ops_section
 from .analyze_top import NAME_CHARS, left_out_line, listed, step_code, top_section
@@ -36,29 +34,11 @@ STEP_HEADERS = [
     "queued",
     "nothing launched",
 ]
-SKIPPED_WHY = (
-    "nothing profiled in it (no device activity, no CPU op): a profiler cycle that stopped "
-    "before its active steps, as tensorboard_trace_handler writes one when the profiler exits"
-)
-NOT_A_TRACE = "not a profiler trace (no traceEvents)"
-TIMES_LOST = ("its device events all carry no times (ts 0, dur 0): the profiler lost them, as when a "
-              "session is exported after another has started")
 STEP_ALIGN = ("left", "left", *("right",) * 8)
 # what a terminal too narrow for the step table leaves out, in this order (``table_fit``): busy
 # ms reads from wall and busy %, kernel ms from busy where one stream runs, other steps' work is
 # the notes' when the loop is pipelined
 STEP_OPTIONAL = ("busy ms", "kernel ms", "other steps' work")
-
-
-def skipped_facts(skipped: list[str], not_traces: list[str], times_lost: list[str] | None = None,
-                  times_lost_why: dict[str, str] | None = None) -> list[str]:
-    """The traces with nothing profiled, a directory's JSON files that are no trace, and the
-    cycles whose device events lost their times (why, where it is not the profiler's loss: no
-    dur written): each named with why it was left out."""
-    why = times_lost_why or {}
-    return ([f"{Path(s).name}: skipped, {SKIPPED_WHY}" for s in skipped]
-            + [f"{Path(s).name}: skipped, {NOT_A_TRACE}" for s in not_traces]
-            + [f"{Path(s).name}: skipped, {why.get(s, TIMES_LOST)}" for s in times_lost or []])
 
 
 KERNEL_MS_HOST = "; kernel ms sums them."
@@ -73,15 +53,6 @@ HOST_NOTES = (
     "(between ops: Python, the framework, data loading), nothing launched (after the thread's last "
     "op); no queued column: the host runs its ops as it issues them (the JSON's queued_ms is 0).",
 )
-
-
-def _on_host(r: AnalyzeResult) -> bool:
-    return bool(r.devices) and all(is_host(d) for d in r.devices)
-
-
-def _device_label(result: AnalyzeResult, device: str) -> str:
-    name = result.device_names.get(device)
-    return f"{device} ({name})" if name else device
 
 
 def _step_row(step: str, device: str, wall: float, d: DeviceStep) -> list[str]:
@@ -106,9 +77,9 @@ def _steps(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> None:
         rows += [_step_row(_typical(r), dev, wall, m) for dev, m in typical.items()]
     if not rows:  # nothing inside a step: the header says so, and no table is empty
         return
-    per = "CPU thread" if _on_host(r) else "device"  # the host's rows are its threads
+    per = "CPU thread" if on_host(r) else "device"  # the host's rows are its threads
     doc.heading(f"Steps (per {per})" if r.steps[0].name != WHOLE_TRACE else f"The whole trace (per {per})")
-    if _on_host(r):  # the host runs its ops as it issues them: nothing is queued
+    if on_host(r):  # the host runs its ops as it issues them: nothing is queued
         q, headers = STEP_HEADERS.index("queued"), [h.replace("device", "thread") for h in STEP_HEADERS]
         gone = doc.table([x[:q] + x[q + 1:] for x in rows], headers[:q] + headers[q + 1:],
                          STEP_ALIGN[:q] + STEP_ALIGN[q + 1:], optional=STEP_OPTIONAL)
@@ -147,7 +118,7 @@ PIPELINED_SHARE = 1.0  # % of the wall in other steps' work above which the loop
 def _pipelined(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> list[str]:
     """A line per device whose typical step spends a share of its wall running other steps'
     work: its busy counts the step's own work alone, so say how busy the device was with any."""
-    wall, which = steady_wall(r), _which(doc, r)
+    wall, which = steady_wall(r), which_step(doc, r)
     lines = []
     for dev, m in typical.items():
         if not is_host(dev) and fmt.share(m.other_work_ms, wall) > PIPELINED_SHARE:
@@ -160,11 +131,6 @@ def _pipelined(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> li
     return lines
 
 
-def _which(doc: Doc, r: AnalyzeResult) -> str:
-    """The step the typical figures are of: the steady mean, or the only step."""
-    return "steady mean step" if len(r.steps) > 1 else step_code(doc, r.steps[0].name)
-
-
 def _typical(r: AnalyzeResult) -> str:
     """The typical step's row name: the mean over the steady steps, and how many were left out."""
     left = len(r.steps) - len(steady_steps(r))
@@ -172,7 +138,7 @@ def _typical(r: AnalyzeResult) -> str:
 
 
 def _categories(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> None:
-    which = _which(doc, r)
+    which = which_step(doc, r)
     for dev in r.devices:
         m = typical.get(dev)
         if m is None:
@@ -186,7 +152,7 @@ def _categories(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> N
         rows.append(
             ["total", fmt.ms(total), fmt.pct(100.0 if total else 0.0), fmt.pct(fmt.share(total, wall))]
         )
-        doc.heading(f"Time by category, {'' if is_host(dev) else 'device '}{_device_label(r, dev)} ({which})")
+        doc.heading(f"Time by category, {'' if is_host(dev) else 'device '}{device_label(r, dev)} ({which})")
         doc.table(rows, ["category", "ms", "% kernel", "% wall"], ("left", "right", "right", "right"))
         if total > wall > 0:
             doc.fine_print(f"the categories sum the events' durations, {fmt.ms(total)} ms, more than "
@@ -200,13 +166,13 @@ def _regions(doc: Doc, r: AnalyzeResult, top: int) -> None:
     if not typical and not left_out:
         return
     if not typical:
-        doc.heading(f"Named ranges: record_function ({_which(doc, r)})")
+        doc.heading(f"Named ranges: record_function ({which_step(doc, r)})")
         doc.fine_print(left_out_line(doc, "ranges", left_out))
         return
-    wall, host = steady_wall(r), _on_host(r)
+    wall, host = steady_wall(r), on_host(r)
     rows = [[doc.code(fmt.truncate(g.name, NAME_CHARS)), fmt.count(round(g.calls, 2)), fmt.ms(g.wall_ms),
              fmt.pct(fmt.share(g.wall_ms, wall)), fmt.ms(g.work_ms)] for g in typical[:top]]
-    which = _which(doc, r)
+    which = which_step(doc, r)
     shown = f"top {top} of {len(typical)}, " if len(typical) > top else ""
     doc.heading(f"Named ranges: record_function ({shown}{which})")
     work = "ops ms" if host else "launched ms"
@@ -248,123 +214,10 @@ def render_analyze(r: AnalyzeResult, fmt_name: str = TEXT, *, top: int = DEFAULT
     return doc.render()
 
 
-def _steps_fact(r: AnalyzeResult) -> str:
-    if r.steps[0].name == WHOLE_TRACE:
-        return "no ProfilerStep# markers: the whole trace is one window"
-    if r.steps[0].name.startswith(f"{ITERATION_STEP} "):
-        return (f"{len(r.steps)} iterations inductor-bench profiled (its {ITERATION_MARKER} ranges; "
-                "no ProfilerStep# markers): a run directory's graph trace, each iteration a step; the "
-                "steady mean here leaves out slow walls alone, where the breakdown's (report) also leaves "
-                "out an iteration with a slow kernel, idle gap or clock reading (docs/statistics.md)")
-    return f"{len(r.steps)} profiler step{'' if len(r.steps) == 1 else 's'} (ProfilerStep#)"
-
-
-# how a trace wrote the ranges restored (core/range_starts.py)
-CLOSED = "with the start of the Python call that closed them"
-NOTHING_IN_STEPS = "none: no op, runtime call or device event is inside a step"
-
-
-def unfinished_fact(unfinished: dict[str, int]) -> str:
-    """The fact line of the events left out for a negative duration."""
-    n = sum(unfinished.values())
-    named = listed([f"{name} x{k}" if k > 1 else name for name, k in unfinished.items()])
-    return (f"{n} event(s) with a negative duration were left out (unfinished when the profiler "
-            f"stopped: their end is not known): {named}")
-
-
-def untimed_fact(untimed: dict[str, int]) -> str:
-    """The fact line of the device events and launches left out for carrying no time."""
-    named = listed([fmt.truncate(name, NAME_CHARS) + (f" x{k}" if k > 1 else "")
-                    for name, k in untimed.items()])
-    return (f"{sum(untimed.values())} device event(s) and launch(es) at ts 0 with dur 0 were left out (the "
-            f"profiler lost their times; at ts 0 they would stretch the window back to 1970): {named}")
-
-
-def no_dur_fact(no_dur: dict[str, int]) -> str:
-    """The fact line of the device events left out for writing no dur."""
-    named = listed([fmt.truncate(name, NAME_CHARS) + (f" x{k}" if k > 1 else "")
-                    for name, k in no_dur.items()])
-    n = sum(no_dur.values())
-    return (f"{n:,} device event{'' if n == 1 else 's'} (kernel, memcpy, memset) with no dur "
-            f"{'is' if n == 1 else 'are'} left out of every time figure (the time is not known): {named}")
-
-
-NO_LAUNCHES = (
-    "no launch records (cuda_runtime / cuda_driver events): each device event counts for the step it "
-    "starts in, and the split of the device's idle time between waiting on CPU and queued is unknown "
-    "(every gap is counted as waiting on CPU)")
-
-
-def _replays(doc: Doc, r: AnalyzeResult) -> list[str]:
-    """A fact line per device that replayed CUDA graphs in the steady steps: the typical step's
-    graph launches, the device events they replayed and those events' time."""
-    kept, out, which = steady_indices(r), [], _which(doc, r)
-    for g in r.graph_replays:
-        launches, events, ms = (mean([v[i] for i in kept]) for v in (g.launches, g.events, g.ms))
-        typical = steady_step(r, g.device)
-        if not launches or typical is None:
-            continue
-        out.append(replays_line(g.device, which, (launches, events, ms), typical.kernel_ms)
-                   + " (the op around a graph launch is its replayed kernels' launching op)")
-    return out
-
-
-def replays_line(device: str, which: str, typical: tuple[float, float, float],
-                 kernel_ms: float | None) -> str:
-    """One device's CUDA-graph replays in its typical step ``which``: ``typical`` its graph
-    launches, the device events they replayed and those events' ms (``core/graph_replays.py``),
-    with their share of the device's ``kernel_ms`` where it is known."""
-    launches, events, ms = typical
-    share = f", {fmt.pct(fmt.share(ms, kernel_ms))} of its kernel time" if kernel_ms is not None else ""
-    return (f"CUDA-graph replays on device {device} ({which}): {fmt.count(round(launches, 2))} graph "
-            f"launches replaying {fmt.count(round(events, 2))} device events, {fmt.ms(ms)} ms{share}")
-
-
-def no_device_events(launches: int) -> str:
-    """The fact line of a trace whose CPU called the CUDA runtime but whose device side is absent."""
-    return (f"{launches:,} CUDA runtime / driver calls (launches among them) but no kernel, memcpy or memset "
-            "event: the device's side was not recorded (CUPTI's range-profiler mode writes its kernels as "
-            "cuda_profiler_range events, counters without times, and replays each one inside its launch "
-            "call), so the rows are the CPU threads and their times the host's, launch calls included")
-
-
-def _restarted(names: list[str]) -> str:
-    """The fact line of the ranges whose start was restored (``core/range_starts.py``)."""
-    return (f"{len(names)} ranges were written {CLOSED} (torch 2.5's Python tracer): {listed(names)}; "
-            "each starts here where the call that opened it began")
-
-
 def analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str] | None = None) -> None:
     """One trace's sections into ``doc`` under ``title``, ``notes`` among its facts."""
     doc.title(title)
-    steps = _steps_fact(r)
-    which = "CPU threads (no device activity): " if _on_host(r) else "devices: "
-    seen = ", ".join(_device_label(r, d) for d in r.devices) or NOTHING_IN_STEPS
-    facts = [steps, which + seen]
-    if r.outside_steps:
-        one = r.outside_steps == 1
-        facts.append(f"{r.outside_steps:,} device event{'' if one else 's'} launched outside every step (or "
-                     f"before the profiler started) {'is' if one else 'are'} no step's own work: in a step "
-                     f"{'it' if one else 'they'} ran in, {'it is' if one else 'they are'} other steps' work")
-    if r.restarted_ranges:
-        facts.append(_restarted(r.restarted_ranges))
-    if r.unfinished:
-        facts.append(unfinished_fact(r.unfinished))
-    if r.untimed:
-        facts.append(untimed_fact(r.untimed))
-    if r.no_dur:
-        facts.append(no_dur_fact(r.no_dur))
-    if not r.launches and r.devices and not _on_host(r):
-        facts.append(NO_LAUNCHES)
-    if r.launches and _on_host(r):
-        facts.append(no_device_events(r.launches))
-    facts += _replays(doc, r)
-    if held_nothing := empty_steps(r):
-        named = listed([step_code(doc, s) for s in held_nothing])
-        facts.append(f"{named} held nothing of its own (no device event, or on a CPU-only trace no op; as "
-                     "the step a profiler stops in): left out of the steady mean")
-    facts += (notes or []) + skipped_facts([], r.not_traces)
-    doc.paragraph(*(doc.item(f) for f in facts))
+    doc.paragraph(*(doc.item(f) for f in trace_facts(doc, r, notes)))
     typical = {dev: m for dev in r.devices if (m := steady_step(r, dev))}
     _steps(doc, r, typical)
     doc.chart(charts.analyze_steps(r))
@@ -373,6 +226,6 @@ def analysis(doc: Doc, r: AnalyzeResult, top: int, title: str, notes: list[str] 
     _regions(doc, r, top)
     _host_python(doc, r)
     memory_section(doc, r)
-    top_section(doc, r, top, _which(doc, r), _on_host(r))
+    top_section(doc, r, top, which_step(doc, r), on_host(r))
     shaped_ops_section(doc, r, top)
     doc.links("The trace", [(r.trace, r.trace)], charts.PERFETTO_HOW)

@@ -10,7 +10,8 @@ from ..core.analyze_result import AnalyzeResult
 from ..core.columns import ITERATION_MARKER
 from ..core.steps import ITERATION_STEP
 from ..core.trace_sets import CyclesResult
-from .analyze import DEFAULT_TOP, analysis, skipped_facts
+from .analyze import DEFAULT_TOP, analysis
+from .analyze_facts import skipped_facts
 from .analyze_top import step_code
 from .doc import TEXT, Doc, new_doc
 

@@ -12,7 +12,8 @@ from ..core.ranks import RankResult, RanksResult
 from ..core.steady import mean
 from . import charts_ranks as charts
 from . import format as fmt
-from .analyze import CLOSED, DEFAULT_TOP, TIMES_LOST, replays_line, skipped_facts
+from .analyze import DEFAULT_TOP
+from .analyze_facts import CLOSED, TIMES_LOST, replays_line, skipped_facts
 from .analyze_memory import ranks_memory_section
 from .analyze_top import listed, step_code
 from .doc import TEXT, Doc, new_doc
