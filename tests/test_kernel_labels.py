@@ -17,7 +17,7 @@ from inductor_bench.render.format import kernel_label, kernel_labels
 from .conftest import FIXTURES
 
 NS_TRACE = FIXTURES / "hta" / "ns_resolution_trace_rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
-NAME_CHARS = 70  # render/analyze.py's kernel column
+NAME_CHARS = 70  # render/analyze_top.py's kernel column
 
 ADD = ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
        "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)")

@@ -10,10 +10,10 @@ from ..core.regions import typical
 from ..core.steady import mean
 from . import charts_ranks as charts
 from . import format as fmt
+from .analyze_top import NAME_CHARS  # the same kernel column as one trace's report
 from .doc import Doc
 
 TOP_CATEGORIES = 6
-NAME_CHARS = 70
 
 
 def typical_categories(rank: RankResult) -> dict[str, float]:
