@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from inductor_bench.render import distinct_labels, kernel_names
+from inductor_bench.render import distinct_labels, kernel_names, label_slots
 from inductor_bench.render.distinct_labels import kernel_labels
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,7 +45,7 @@ def _fixture_files() -> list[Path]:
 
 
 def _clear_caches() -> None:
-    for module in (kernel_names, distinct_labels):
+    for module in (kernel_names, distinct_labels, label_slots):
         for f in vars(module).values():
             if callable(getattr(f, "cache_clear", None)):
                 f.cache_clear()

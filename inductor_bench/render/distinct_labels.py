@@ -12,6 +12,7 @@ import itertools
 from .kernel_names import CUT, KERNEL_CHARS, NAME_PART, around, compact, cut_end, kernel_label, name_start
 from .label_slots import family_runs
 from .label_slots import merged as _merged
+from .label_slots import runs_of as _runs
 
 Spans = list[tuple[int, int]]  # (start, end) of each shown piece of a name
 
@@ -222,17 +223,6 @@ def _parts_differing(parts: tuple[str, ...], other: tuple[str, ...]) -> frozense
         if tag != "equal":
             marked.update(range(i1, i2) if i2 > i1 else {max(i1 - 1, 0), min(i1, len(parts) - 1)})
     return frozenset(marked)
-
-
-def _runs(marked: set[int]) -> list[tuple[int, int]]:
-    """Sorted indexes as (first, past the last) of each run of consecutive ones."""
-    runs: list[tuple[int, int]] = []
-    for i in sorted(marked):
-        if runs and runs[-1][1] == i:
-            runs[-1] = (runs[-1][0], i + 1)
-        else:
-            runs.append((i, i + 1))
-    return runs
 
 
 def _joined(s: str, spans: list[tuple[int, int]]) -> str:
