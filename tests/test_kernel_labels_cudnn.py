@@ -71,3 +71,44 @@ def test_every_convolution_label_names_its_operation_and_is_distinct(cudnn_names
         assert f"{operation}_" in label, label
         if width >= 60:
             assert f"{layout}_tilesize" in label, label
+
+
+H200_LOOP = FIXTURES / "cuda_h200_stack_loop" / "stack-loop.pt.trace.json.gz"  # a real H200 loop
+
+
+@pytest.fixture(scope="module")
+def cnn_column(cudnn_names) -> list[str]:
+    """The H200 loop's four cuBLAS GEMMs and the A100's ten cuDNN convolutions in one column, as
+    a CNN's training run on one GPU shows both."""
+    events = json.loads(gzip.decompress(H200_LOOP.read_bytes()))["traceEvents"]
+    gemms = sorted({e["name"] for e in events if str(e.get("name", "")).startswith("sm80_xmma_gemm_")})
+    return gemms + cudnn_names
+
+
+@pytest.mark.parametrize(("width", "gemm_labels"), [
+    (60, ["sm80_xmma_gemm_…nn_n_tilesize256x128x8_…execute_kernel__5x_…",
+          "sm80_xmma_gemm_…nn_n_tilesize256x128x8_…split_k_kernel__5x_…",
+          "sm80_xmma_gemm_…tn_n_tilesize128x128x8_…execute_kernel__5x_…",
+          "sm80_xmma_gemm_…tn_n_tilesize64x64x8_…execute_kernel__5x_…"]),
+    (70, ["sm80_…nn_n_tilesize256x128x8_…warpsize4x2x1_ffma_…execute_kernel__5x_…",
+          "sm80_…nn_n_tilesize256x128x8_…warpsize4x2x1_ffma_…split_k_kernel__5x_…",
+          "sm80_…tn_n_tilesize128x128x8_…warpsize2x2x1_ffma_…execute_kernel__5x_…",
+          "sm80_…tn_n_tilesize64x64x8_…warpsize1x4x1_ffma_…execute_kernel__5x_…"]),
+    (80, ["sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize256x128…_execute_kernel__5x_cublas",
+          "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize256x128…_split_k_kernel__5x_cublas",
+          "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128…_execute_kernel__5x_cublas",
+          "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x64x8…_execute_kernel__5x_cublas"]),
+])
+def test_gemms_and_convolutions_in_one_column_each_line_up_with_their_own_kind(
+    cnn_column, cudnn_names, width, gemm_labels,
+):
+    """cuBLAS's GEMMs (``sm80_xmma_gemm_``) and cuDNN's convolutions (``sm80_xmma_fprop_``, ``dgrad_``,
+    ``wgrad_``) in one column read as each kind reads in a column of its own. Lined up together,
+    the split-K GEMM read 'sm80_…nn_n_tilesize256x128x8_stage3_…split_k_kernel__…cublas' at 60
+    characters beside '…kernel__5x_cublas' (the entry point ``execute_`` hidden, the common
+    ``stage3_`` shown) and every convolution showed the common ``nhwckrsc_``."""
+    labels = kernel_labels(cnn_column, width)
+    assert labels[:4] == gemm_labels == kernel_labels(cnn_column[:4], width)
+    assert labels[4:] == kernel_labels(cudnn_names, width)
+    assert len(set(labels)) == len(labels) and all(len(x) <= width and " #" not in x for x in labels)
+    assert not any("nhwckrsc_" in x for x in labels) and not any("stage3_" in x for x in gemm_labels)

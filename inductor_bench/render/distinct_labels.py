@@ -96,7 +96,11 @@ def _hidden_differences(label_of: dict[str, str]) -> list[list[str]]:
 
 @functools.lru_cache(maxsize=4096)
 def _family(name: str) -> str:
-    return "".join(_parts(compact(name))[0][:2])
+    """The names told apart together: those alike in their first two parts (``sm80_xmma_``),
+    GEMMs (``gemm_``) apart from the others (the convolutions ``fprop_``, ``dgrad_``, ``wgrad_``),
+    each lining up with its own kind in a column that holds both."""
+    parts = _parts(compact(name))[0]
+    return "".join(parts[:2]) + ("gemm_" if parts[2:3] == ("gemm_",) else "")
 
 
 def _shows_difference(label: str, name: str, other: str) -> bool:
