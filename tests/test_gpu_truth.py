@@ -29,8 +29,8 @@ from inductor_bench.core.step import split_step
 from inductor_bench.core.trace import Event, Trace, load_trace
 from inductor_bench.render.breakdown import render_breakdown
 from inductor_bench.runner import cudagraph_log, replay, torch_settings
-from inductor_bench.runner.graphs import _cuda_graph_plan
 from inductor_bench.runner.compile_run import _read_modules_log
+from inductor_bench.runner.graphs import _cuda_graph_plan
 from inductor_bench.runner.window_plan import rewarm_calls
 
 from .conftest import FIXTURES
