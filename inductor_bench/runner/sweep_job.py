@@ -18,7 +18,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import tarfile
 import tempfile
 import threading
@@ -26,6 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from . import python_start
 from .rundir import WRITING_LOCK, lock_writing, writing
 from .stop import _set_parent_death_signal
 from .worker import END_POLL_S, exited, kill_group, worker_env
@@ -87,10 +87,10 @@ def run_job(job: Job, stop: threading.Event | None = None) -> JobOutcome:
 
 
 def _start(args: list[str], logf: object, env: dict[str, str]) -> subprocess.Popen:
-    """``python -m args`` in a session of its own, its output to ``logf``; it gets SIGTERM
-    (and stops as on Ctrl-C) when the thread that started it ends."""
+    """``python -m args`` (``python_start.py``) in a session of its own, its output to
+    ``logf``; it gets SIGTERM (and stops as on Ctrl-C) when the thread that started it ends."""
     return subprocess.Popen(
-        [sys.executable, "-m", *args],
+        python_start.command(args[0], args[1:]),
         stdin=subprocess.DEVNULL,
         stdout=logf,
         stderr=subprocess.STDOUT,

@@ -14,13 +14,13 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from ..core import errors
+from . import python_start
 from .machine import descendants
 from .stop import PARENT_ENV
 
@@ -64,9 +64,6 @@ def worker_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUBBED_PREFIXES)}
     env["PYTHONUNBUFFERED"] = "1"
     env["GLIBC_TUNABLES"] = host_heap_tunables(env.get("GLIBC_TUNABLES"))
-    # The worker must import this very package, wherever the parent found it.
-    pkg_root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH", "")) if p)
     env.update(extra or {})
     return env
 
@@ -140,10 +137,12 @@ ENDED_BY_CODE = ": the model or script it ran ended the process itself (os._exit
 
 def spawn(args: list[str], logf: Any, *, env: dict[str, str] | None, echo: bool) -> subprocess.Popen:
     """``python -m <args>`` in its own session (so its whole process group can be killed),
-    writing to ``logf`` (or to the terminal with ``echo``), with ``worker_env(env)``. It dies
-    with this process (``stop.die_with_parent``)."""
+    writing to ``logf`` (or to the terminal with ``echo``), with ``worker_env(env)``. It imports
+    this very package, wherever this process found it, and a script it runs gets the
+    ``sys.path`` that ``python`` gives it (``python_start.py``). It dies with this process
+    (``stop.die_with_parent``)."""
     return subprocess.Popen(
-        [sys.executable, "-m", *args],
+        python_start.command(args[0], args[1:]),
         stdin=subprocess.DEVNULL,
         stdout=None if echo else logf,
         stderr=None if echo else subprocess.STDOUT,

@@ -29,17 +29,16 @@ def torch_dtype(name: str):
 def run_model_file(path: str, run_name: str = LOADED_NAME) -> dict[str, Any]:
     """Run the model file as ``python path`` would: its directory (a link's target's) first on
     ``sys.path``, so that it imports the modules beside it (a model package's own files) wherever
-    the tool runs. A script (``run_name`` ``__main__``) runs as Python runs it (``_run_as_main``);
-    a model file imported for its factory becomes a module of its own (``_load_as_module``). The
-    custom ops it makes stay visible to the profiler (``custom_ops.py``)."""
-    import sys
-
+    the tool runs, then the path Python built for the user (``python_start.py``: no working
+    directory, no entry of the tool's). A script (``run_name`` ``__main__``) runs as Python runs
+    it (``_run_as_main``); a model file imported for its factory becomes a module of its own
+    (``_load_as_module``). The custom ops it makes stay visible to the profiler
+    (``custom_ops.py``)."""
     from .custom_ops import keep_custom_ops_visible
+    from .python_start import put_first_on_path
 
     keep_custom_ops_visible()
-    here = os.path.dirname(os.path.realpath(path))
-    if not sys.path or sys.path[0] != here:
-        sys.path.insert(0, here)
+    put_first_on_path(os.path.dirname(os.path.realpath(path)), as_python=run_name != LOADED_NAME)
     if run_name != LOADED_NAME:
         return _run_as_main(path, run_name)
     return _load_as_module(path)

@@ -1,0 +1,78 @@
+"""A script run by ``breakdown`` imports what ``python SCRIPT.py`` would: its ``sys.path`` is
+the script's directory, then the user's PYTHONPATH, then the interpreter's own; neither the
+working directory nor the tool's package root stands in front of the user's entries. Each
+expectation is what a real ``python`` run of the same script, from the same directory, records.
+The script compiles nothing, so the compile worker answers once it ran."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inductor_bench.core import errors
+from inductor_bench.core.workload import WorkloadOptions
+from inductor_bench.runner import python_start
+from inductor_bench.runner.compile_run import COMPILE_WORKER
+from inductor_bench.runner.worker import run_worker
+
+# Records its sys.path, its PYTHONPATH and which ``helper`` it imports, then imports a module
+# only the working directory holds.
+RECORDER = """\
+import json, os, sys
+import helper
+seen = {"path": sys.path, "pythonpath": os.environ.get("PYTHONPATH"), "helper": helper.WHERE}
+with open(os.environ["SEEN_OUT"], "w") as f:
+    json.dump(seen, f)
+import only_in_cwd
+"""
+
+
+def _tree(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """work/ (the working directory: helper.py and only_in_cwd.py), user_path/ (on the user's
+    PYTHONPATH: helper.py) and scripts/show.py; the working directory's helper would shadow the
+    PYTHONPATH's."""
+    work, user_path, scripts = tmp_path / "work", tmp_path / "user_path", tmp_path / "scripts"
+    for d in (work, user_path, scripts):
+        d.mkdir()
+    (work / "helper.py").write_text("WHERE = 'working directory'\n")
+    (work / "only_in_cwd.py").write_text("")
+    (user_path / "helper.py").write_text("WHERE = 'PYTHONPATH'\n")
+    (scripts / "show.py").write_text(RECORDER)
+    return work, user_path, scripts / "show.py"
+
+
+def test_a_script_in_another_directory_imports_what_python_gives_it(tmp_path, monkeypatch):
+    work, user_path, script = _tree(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(user_path), "SEEN_OUT": str(tmp_path / "python.json")}
+    python = subprocess.run([sys.executable, str(script)], cwd=work, env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert python.stderr.strip().splitlines()[-1] == "ModuleNotFoundError: No module named 'only_in_cwd'"
+    expected = json.loads((tmp_path / "python.json").read_text())
+    assert expected["path"][:2] == [str(script.parent), str(user_path)] and expected["helper"] == "PYTHONPATH"
+
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("PYTHONPATH", str(user_path))
+    request = {"options": WorkloadOptions(str(script)).to_dict(), "modules_log": str(tmp_path / "modules.jsonl")}
+    with pytest.raises(errors.WorkloadError, match="ModuleNotFoundError: No module named 'only_in_cwd'"):
+        run_worker(COMPILE_WORKER, request, timeout=300, env={"SEEN_OUT": str(tmp_path / "tool.json")},
+                   log_path=tmp_path / "compile.log")
+    seen = json.loads((tmp_path / "tool.json").read_text())
+    assert seen == expected
+    assert str(work) not in seen["path"] and python_start.PACKAGE_ROOT not in seen["path"][:2]
+
+
+def test_the_entries_the_tool_put_in_front_are_taken_away_once(monkeypatch):
+    """synthetic path: the worker's own entries (the package root, the ``-c`` entry) go, the
+    user's own copy of the root stays where Python put it; a second file goes first in turn."""
+    root = python_start.PACKAGE_ROOT
+    monkeypatch.setattr(sys, "path", [root, "", "/user/a", root, "/lib"])
+    python_start.started([root, ""])
+    python_start.put_first_on_path("/scripts", as_python=True)
+    assert sys.path == ["/scripts", "/user/a", root, "/lib"]
+    python_start.put_first_on_path("/models", as_python=False)
+    assert sys.path == ["/models", "/scripts", "/user/a", root, "/lib"]
