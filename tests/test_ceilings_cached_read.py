@@ -101,3 +101,46 @@ def test_compare_reads_the_key_its_first_column_recorded(tmp_path, cache, worker
     roofline.add_compare_roofline(result, tmp_path, RunSettings())
     assert worker_calls == []
     assert all(c.breakdown.roofline.measured.gbps == 40.0 for c in cols)
+
+
+# A cache entry that is not the ceilings (a torn write, a hand edit, another tool's file):
+# what the progress line names as wrong in it. Synthetic entries.
+DAMAGED = {
+    "": "not readable as JSON (Expecting value: line 1 column 1 (char 0))",
+    '{"gbps": 4': "not readable as JSON (Expecting ',' delimiter: line 1 column 11 (char 10))",
+    "[]": "the entry: [] is not an object",
+    json.dumps(CACHED.to_dict() | {"gbps": "fast"}): "gbps: 'fast' is not a number or null",
+    json.dumps(CACHED.to_dict() | {"tflops": [0.2]}): "tflops: [0.2] is not an object",
+    json.dumps(CACHED.to_dict() | {"tflops": {"fp32": "x"}}): "tflops['fp32']: 'x' is not a number",
+}
+
+
+@pytest.mark.parametrize("text", list(DAMAGED), ids=range(len(DAMAGED)))
+def test_a_damaged_cache_entry_is_measured_again_and_said_in_one_line(tmp_path, cache, worker_calls, text):
+    import io
+
+    from inductor_bench.commands.progress import TerminalProgress
+
+    entry = cache / f"{cache_key(KEY)}.json"
+    entry.parent.mkdir(parents=True)
+    entry.write_text(text)
+    run = run_dir_with_key(tmp_path / "run", KEY)
+    r, shown = a_run(), io.StringIO()
+    roofline.add_roofline(r, run, RunSettings(progress=TerminalProgress(shown)))
+    assert len(worker_calls) == 1
+    assert r.roofline.measured.gbps == 30.0 and r.roofline.error is None
+    last = shown.getvalue().splitlines()[-1]
+    assert last.startswith("measuring the device's ceilings (bandwidth, matmul): measured, the cached entry "
+                           f"being damaged ({entry}: {DAMAGED[text]}): replaced (")
+
+
+@pytest.mark.parametrize("text", list(DAMAGED), ids=range(len(DAMAGED)))
+def test_the_ceilings_worker_replaces_a_damaged_entry(tmp_path, monkeypatch, text):
+    monkeypatch.setattr(peaks_measure, "machine_key", lambda device: KEY)
+    monkeypatch.setattr(peaks_measure, "measure", lambda device, reps: Ceilings.from_dict(MEASURED.to_dict()))
+    monkeypatch.setattr(peaks_measure, "cpu_counters", lambda: None)
+    entry = tmp_path / f"{cache_key(KEY)}.json"
+    entry.write_text(text)
+    got = peaks_measure.handle({"device": "cpu", "cache_dir": str(tmp_path)})["ceilings"]
+    assert (got["gbps"], got["tflops"]) == (30.0, {"fp32": 0.1})
+    assert peaks_measure.read_entry(entry) == (Ceilings.from_dict(got), "")

@@ -28,8 +28,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ..core import shape
 from ..core.ceilings import Ceilings, cache_key, higher_of, widened
 from ..core.devices import HOST_BACKEND, backend
+from ..core.errors import ResultError
 from ..core.peaks import FP8, FP16, FP32, INT8, TF32
 from .device import accelerator, device_name
 from .machine import cpu_counters, file_text, load_since
@@ -166,13 +168,26 @@ def machine_key(device: str) -> dict[str, Any]:
     return key
 
 
-def read_cached(path: Path | None) -> Ceilings | None:
+def read_entry(path: Path | None) -> tuple[Ceilings | None, str]:
+    """The cache entry at ``path`` and "", or None and why it cannot be taken ("" where there
+    is none): a torn write, a hand edit, another tool's file (``[]``, ``"gbps": "fast"``), which
+    read as they are would fail the run far away, in the roofline's arithmetic."""
     if path is None or not path.exists():
-        return None
+        return None, ""
     try:
-        return Ceilings.from_dict(json.loads(path.read_text()))
-    except (OSError, ValueError, TypeError):
-        return None  # a damaged cache entry is measured again
+        data = json.loads(path.read_text())
+        shape.check(Ceilings, data)
+        return Ceilings.from_dict(data), ""
+    except (OSError, ValueError, RecursionError) as e:
+        return None, f"not readable as JSON ({str(e)[:120]})"
+    except ResultError as e:
+        return None, str(e).replace("the result", "the entry", 1)
+
+
+def read_cached(path: Path | None) -> Ceilings | None:
+    """The cache entry at ``path``; None where there is none or it is damaged (``read_entry``):
+    a damaged entry is measured again, and replaced."""
+    return read_entry(path)[0]
 
 
 def usable(cached: Ceilings | None, key: dict[str, Any]) -> Ceilings | None:

@@ -19,7 +19,7 @@ from ..core.results import BreakdownResult
 from ..core.roofline import chart_points, to_measure_again
 from ..core.rundir import GRAPHS_DIR, PROFILE_FILE
 from .cache import user_cache_root
-from .peaks_measure import read_cached, usable
+from .peaks_measure import read_entry, usable
 from .rundir import save_result, write_atomic
 from .settings import RunSettings
 from .worker import run_worker, worker_env
@@ -71,16 +71,23 @@ def recorded_machine_key(run_dir: Path) -> dict[str, Any] | None:
     return None
 
 
-def cached_ceilings(run_dir: Path, cache_dir: Path | None = None) -> Ceilings | None:
+def cached_entry(run_dir: Path, cache_dir: Path | None = None) -> tuple[Ceilings | None, str]:
     """The machine's cached ceilings under the key the run's profiling worker recorded, read
     here: no worker to start, no torch to import (1.2-1.6 s a run on 2 cores). None where the
-    run recorded no key, nothing is cached under it, or the entry was measured beside other
-    work (a worker measures again and keeps the higher figures)."""
+    run recorded no key, nothing is cached under it, the entry was measured beside other work
+    (a worker measures again and keeps the higher figures) or is damaged (a worker measures
+    again and replaces it); beside it, where the entry is damaged, its path and what is wrong."""
     key = recorded_machine_key(run_dir)
     if key is None:
-        return None
-    return usable(read_cached((cache_dir if cache_dir is not None else peaks_cache_dir())
-                              / f"{cache_key(key)}.json"), key)
+        return None, ""
+    path = (cache_dir if cache_dir is not None else peaks_cache_dir()) / f"{cache_key(key)}.json"
+    entry, damage = read_entry(path)
+    return usable(entry, key), (f"{path}: {damage}" if damage else "")
+
+
+def cached_ceilings(run_dir: Path, cache_dir: Path | None = None) -> Ceilings | None:
+    """``cached_entry``'s ceilings."""
+    return cached_entry(run_dir, cache_dir)[0]
 
 
 def run_threads(result: BreakdownResult) -> int | None:
@@ -101,11 +108,13 @@ def measured_roofline(device: str, device_name: str, run_dir: Path, settings: Ru
     roof = Roofline(datasheet=datasheet_for(device_name))
     try:
         with settings.progress.phase("measuring the device's ceilings (bandwidth, matmul)") as ph:
-            cached = None if refresh else cached_ceilings(profiled_in or run_dir)
+            cached, damage = (None, "") if refresh else cached_entry(profiled_in or run_dir)
             roof.measured = cached or measure_ceilings(device, refresh=refresh, threads=threads,
                                                        log_path=run_dir / "logs" / "peaks.log",
                                                        echo=settings.echo)
             ph["done"] = "cached" if roof.measured.from_cache else "measured"
+            if damage:
+                ph["done"] += f", the cached entry being damaged ({damage}): replaced"
     except errors.BenchError as e:
         roof.error = f"the ceilings could not be measured: {e}"[:300]
     write_atomic(run_dir / PEAKS_FILE, roof.to_json())
