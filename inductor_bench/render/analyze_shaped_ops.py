@@ -18,6 +18,11 @@ from .analyze_top import left_out_line, step_code
 from .doc import Doc
 
 KERNEL_CHARS = 48
+# What a terminal too narrow for the table leaves out (table_fit), in this order: the figures
+# the others are made from or that qualify them, then the library kernel, before a cell of
+# shapes is cut (``2048x606x16…048x160x20`` reads as other sizes). A file, a pipe and markdown
+# keep every column.
+OPTIONAL = ("% other work", "kernels a call", "GFLOP a call", "ms a call", "library kernel")
 
 
 def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
@@ -47,7 +52,8 @@ def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
                "GFLOP a call", "TFLOP/s"]
     if not host:
         headers += ["% peak", "% other work", "kernels a call", "library kernel"]
-    doc.table(rows, headers, ("left", "left", "left", "left", *("right",) * 8, "left")[:len(headers)])
+    gone = doc.table(rows, headers, ("left", "left", "left", "left", *("right",) * 8, "left")[:len(headers)],
+                     optional=OPTIONAL)
     peaks = _peaks_used(typical[:top])
     strided = any(STRIDES_MARK in t.row.shapes for t in typical[:top])
     doc.fine_print(
@@ -65,10 +71,7 @@ def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
            + "; ")
         + "ms a call = the steady steps' time over their calls; TFLOP/s = their FLOPs over that time."
         + ("" if host else
-           " % other work: of that time, the share in kernels that are not the library's (a layout "
-           "copy or transpose of an operand, a memset). kernels a call: the device kernels a call "
-           "launched (a memset or copy among them), all in its ms (2: a split-K GEMM and its "
-           "reduction). % peak: of the datasheet's "
+           _column_notes(gone) + " % peak: of the datasheet's "
            "dense peak for the compute type "
            "(bf16/fp16: tensor cores; fp8: its tensor-core peak; fp32: TF32 where the kernel's name says so, "
            "the fp32 units for "
@@ -77,6 +80,17 @@ def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
            + (f". Peaks used: {'; '.join(peaks)}" if peaks else "") + ".")
         + " (docs/analyze.md)"
     )
+
+
+def _column_notes(gone: tuple[str, ...]) -> str:
+    """What % other work and kernels a call mean, each where the table shows it."""
+    notes = {
+        "% other work": " % other work: of that time, the share in kernels that are not the library's "
+                        "(a layout copy or transpose of an operand, a memset).",
+        "kernels a call": " kernels a call: the device kernels a call launched (a memset or copy "
+                          "among them), all in its ms (2: a split-K GEMM and its reduction).",
+    }
+    return "".join(text for header, text in notes.items() if header not in gone)
 
 
 def _unnamed(r: AnalyzeResult, shown: list[TypicalShapedOp]) -> str:
