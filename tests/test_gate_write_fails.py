@@ -51,13 +51,15 @@ def _head(slower: float | None) -> dict | None:
     return {"step_samples_ms": [x * slower for x in recorded_default()["step_samples_ms"]]}
 
 
-def _compare(capsys, monkeypatch, tmp_path, slower: float | None, *more: str) -> tuple[int, str, str, Path]:
-    """`compare mlp.py mlp.py --names base,head` whose run saved ``two_files`` in its run directory."""
+def _compare(capsys, monkeypatch, tmp_path, slower: float | None, *more: str,
+             err: Exception | None = None) -> tuple[int, str, str, Path]:
+    """`compare mlp.py mlp.py --names base,head` whose run saved ``two_files`` in its run directory
+    and returned ``err``."""
     result = two_files(_head(slower))
     run = tmp_path / "run"
     run.mkdir()
     (run / "compare.json").write_text(result_json(result))
-    monkeypatch.setattr(compare_command, "run_compare", lambda *a, **k: (result, run, None))
+    monkeypatch.setattr(compare_command, "run_compare", lambda *a, **k: (result, run, err))
     monkeypatch.setattr(compare_command, "add_compare_roofline", lambda *a, **k: None)
     mlp = str(MODELS / "mlp.py")
     code, out, err = _run(capsys, "compare", mlp, mlp, "--names", "base,head", "--device", "cpu", *more)

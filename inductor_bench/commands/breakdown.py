@@ -22,7 +22,8 @@ from ..runner.settings import DEFAULT_PROCESSES
 from ..runner.window_plan import DEFAULT_WINDOWS
 from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
-from .output import emit, note_run_dir, render_result, saved_in, terminal_width
+from .exit_status import failure_first
+from .output import emit, note_run_dir, render_result, terminal_width
 from .progress import note
 
 Model = Annotated[
@@ -123,7 +124,7 @@ def breakdown(
     if result.script and result.mode != opts.mode:
         note(f"note: the script's torch.compile calls compiled in mode {result.mode}; --mode {opts.mode} "
              "applies only to a call that names no mode")
-    with saved_in(run_dir):
+    with failure_first(err, saved=run_dir):  # a write failing after it: said with it
         emit(result_json(result), document, fmt, json_out, html_out, links=run_dir)
     if json_out == "-" or fmt in (o.Format.json, o.Format.html):
         note_run_dir(run_dir)

@@ -26,7 +26,8 @@ from ..runner.settings import DEFAULT_PROCESSES
 from ..runner.window_plan import DEFAULT_WINDOWS
 from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
-from .output import emit, gate_first, note_run_dir, saved_in
+from .exit_status import failure_first, first_of
+from .output import emit, note_run_dir
 
 MODES_HELP = (
     "Comma-separated torch.compile modes: " + ", ".join(COMMON_MODES) + ", or others the "
@@ -117,9 +118,9 @@ def compare(
     kernels and the per-category breakdown, side by side. The step times of every column are
     taken in one process, their calls interleaved, so that verdicts hold on a noisy machine.
 
-    A --json or --html file that cannot be written (a full disk) exits 74, but where
-    --fail-on-regression found a regression (1) or gave no verdict (5) with that status, its line
-    naming the file too."""
+    A --json or --html file that cannot be written (a full disk) exits 74. Where several hold, the
+    status is the first of a stop (128 + the signal), --fail-on-regression's regression (1) or no
+    verdict (5), a failed model (3) or worker (4), 74, its line naming the others."""
     o.one_stdout(fmt, json_out, html_out, out)
     o.check_runs_dir(runs_dir, out)
     o.check_seconds("--step-budget", step_budget)
@@ -145,7 +146,7 @@ def compare(
         if not isinstance(err, Interrupted):  # stopped: no more work
             add_compare_roofline(result, run_dir, run.settings)
     failure = exit_error(result, err, fail_on_regression)
-    with gate_first(failure, fail_on_regression), saved_in(run_dir):  # a write failing after it: said with it
+    with failure_first(failure, fail_on_regression, saved=run_dir):  # a write failing after it: said with it
         emit(result_json(result), lambda f: render_compare(result, f, threshold_pct=fail_on_regression), fmt,
              json_out, html_out, links=run_dir)
     note_run_dir(run_dir)
@@ -153,14 +154,15 @@ def compare(
         raise failure
 
 
-def exit_error(result: CompareResult, err: Exception | None, threshold: float | None) -> Exception | None:
-    """What the command exits with: the run's error (Ctrl-C always); with a gate, its failure
-    instead where a column or a graph was measured on one side only (that error is behind it:
-    the line names it), else a regression above ``threshold`` %."""
+def exit_error(result: CompareResult, err: BenchError | None, threshold: float | None) -> BenchError | None:
+    """What the command exits with (``exit_status.first_of``): Ctrl-C; else, with a gate, its
+    failing verdict: a regression above ``threshold`` %, its line naming the run's error too,
+    or a column or a graph measured on one side only, its line naming each and why (the run's
+    error among them); else the run's error."""
     gate = _gate(result, threshold) if threshold is not None else None
-    if isinstance(err, Interrupted) or (err is not None and not isinstance(gate, NotComparable)):
-        return err
-    return gate
+    if isinstance(gate, NotComparable) and not isinstance(err, Interrupted):
+        return gate
+    return first_of(err, gate)
 
 
 def _gate(result: CompareResult, threshold: float) -> BenchError | None:

@@ -19,7 +19,8 @@ from ..render.diff import DEFAULT_TOP, render_diff
 from ..render.format import pct, step_figure
 from ..runner.rundir import being_written
 from . import options as o
-from .output import emit, gate_first
+from .exit_status import failure_first
+from .output import emit
 from .progress import note
 from .report_compare import stale_columns_line
 from .run_state import IN_PROGRESS, not_yet_saved
@@ -167,7 +168,7 @@ def diff(
         code_dirs=(_where(base), _where(head)),
     )
     verdict = _gate(d, fail_on_regression)
-    with gate_first(verdict, fail_on_regression):  # a write failing after it: said with it
+    with failure_first(verdict, fail_on_regression):  # a write failing after it: said with it
         emit(
             json.dumps(d.to_dict(), indent=1),
             lambda f: render_diff(d, f, threshold_pct=fail_on_regression, top=top),

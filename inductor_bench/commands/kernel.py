@@ -39,6 +39,7 @@ from ..runner.kernelbench import (
 )
 from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
+from .exit_status import failure_first
 from .output import emit
 
 CLOSE_MATCHES = 5  # names suggested for an unknown kernel name
@@ -235,4 +236,6 @@ def kernel(
         user_source=f"--peaks-file {peaks_file}",
     )
     report = build_report(kf, response, peak, max_autotune=max_autotune)
-    emit(json.dumps(report.to_dict(), indent=1), lambda f: render_kernel(report, f), fmt, json_out, html_out)
+    with failure_first(None):  # a stop as it is written: said so
+        emit(json.dumps(report.to_dict(), indent=1), lambda f: render_kernel(report, f), fmt, json_out,
+             html_out)

@@ -10,13 +10,12 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
 from ..core.compare import CompareResult
-from ..core.errors import BenchError, NotComparable, RegressionFound, UsageError
+from ..core.errors import UsageError
 from ..core.result_json import result_json
 from ..core.rundir import HTML_REPORT_FILE, REPORT_FILE, Result
 from ..render.breakdown import render_breakdown
@@ -196,44 +195,6 @@ def emit(
         raise
     if json_out != "-":
         _print(json_text, document, fmt, links)
-
-
-@contextlib.contextmanager
-def verdict_first(verdict: BenchError | None, passed: str | None) -> Iterator[None]:
-    """A file or stdout that cannot be written (or a file that appeared where it goes) after a
-    merge gate judged: its failing verdict (a regression, or no verdict) is the exit status, its
-    line naming the failed write too; where the gate passed (``passed``: what it found), the
-    write's failure is, its line saying the gate's verdict."""
-    try:
-        yield
-    except (WriteError, UsageError) as e:
-        if verdict is not None:
-            raise type(verdict)(f"{verdict}; also, {e}") from None
-        if passed is None:
-            raise
-        raise type(e)(f"{e}; {passed}") from None
-
-
-def gate_first(failure: BenchError | None, threshold: float | None) -> AbstractContextManager[None]:
-    """``verdict_first`` for a command that exits with ``failure`` (None: 0) and has a merge gate
-    where ``threshold`` is given: a regression (1) or no verdict (5) stays the exit status; with
-    no failure, the gate passed; any other failure (a crashed worker, Ctrl-C) is not the gate's
-    verdict, and the failed write's status is the exit status."""
-    if threshold is None:
-        return verdict_first(None, None)
-    if failure is None:
-        return verdict_first(None, f"the gate passed: no significant regression above {threshold:g}%")
-    return verdict_first(failure if isinstance(failure, RegressionFound | NotComparable) else None, None)
-
-
-@contextlib.contextmanager
-def saved_in(run_dir: Path) -> Iterator[None]:
-    """A file or stdout that cannot be written after the run saved its results (or a file that
-    appeared where it goes, kept): its line says where they are, which the report would have said."""
-    try:
-        yield
-    except (WriteError, UsageError) as e:
-        raise type(e)(f"{e}; what was measured is saved in {run_dir}") from None
 
 
 def _print(json_text: str, document: Document, fmt: Format, links: Path | None) -> None:

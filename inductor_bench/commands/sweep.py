@@ -29,7 +29,8 @@ from ..runner.window_plan import DEFAULT_WINDOWS
 from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
 from .compare import MODES_HELP, NoEager, Repeat, StepBudget, WarmCache
-from .output import emit, gate_first, saved_in, write_html
+from .exit_status import failure_first, first_of
+from .output import emit, write_html
 from .sweep_options import (
     Baseline,
     ExecutorKind,
@@ -101,9 +102,9 @@ def sweep(
     why; run the same command again to retry it); with --fail-on-regression, 1 for a regression and 5 when a
     model or mode was measured on one side only or too disturbed to judge (most of its own rounds, or
     a slower step on a busy machine), or a model's baseline ran another workload; 2 for bad input;
-    74 when a report or a --json or --html file cannot be written (a full disk), but after the
-    gate's regression (1) or no verdict (5) with that status, its line naming the file too;
-    128 + the signal when stopped.
+    74 when a report or a --json or --html file cannot be written (a full disk); 128 + the signal
+    when stopped. Where several hold, the status is the first of the stop, the gate's 1 or 5, 4,
+    74, its line naming the others.
     """
     o.one_stdout(fmt, json_out, html_out, out)
     if fail_on_regression is not None and baseline is None:
@@ -180,7 +181,7 @@ def sweep(
         )
         table.gate.settings = workload_changes(old, done)
     failure = _exit_error(table, stopped, fail_on_regression, out)
-    with gate_first(failure, fail_on_regression), saved_in(out):  # a write failing after it: said with it
+    with failure_first(failure, fail_on_regression, saved=out):  # a write failing after it: said with it
         _write_reports(out, table, lambda: emit(render_sweep(table, "json"), lambda f: document(table, f),
                                                 fmt, json_out, html_out, links=out))
     if failure is not None:
@@ -209,24 +210,31 @@ def _write_reports(out: Path, table: SweepTable, emit_report: Callable[[], None]
 def _exit_error(
     table: SweepTable, stopped: BaseException | None, threshold: float | None, out: Path
 ) -> BenchError | None:
-    if stopped is not None:
-        return Interrupted(
-            f"sweep stopped ({progress_line(table.sweep)}); what was measured is saved in {out}, "
-            "and the same command resumes it"
-        )
+    """What the command exits with (``exit_status.first_of``): a stop; else the gate's failing
+    verdict, its line naming the models that did not finish too; else those models."""
+    stop = Interrupted(
+        f"sweep stopped ({progress_line(table.sweep)}); what was measured is saved in {out}, "
+        "and the same command resumes it"
+    ) if stopped is not None else None
+    return first_of(stop, _gate_failure(table, threshold), _unfinished(table))
+
+
+def _gate_failure(table: SweepTable, threshold: float | None) -> BenchError | None:
     g = table.gate if threshold is not None else None  # --baseline alone: a report, not a gate
     why = "; ".join([*g.unmeasured, *(w.describe() for w in g.other_workload)]) if g is not None else ""
     if g is not None and g.regressions:
         what = ", ".join(f"{r.model}:{r.mode} {pct(r.rel_pct, signed=True)}" for r in g.regressions)
         return RegressionFound(f"significant step-time regression above {threshold:g}%: {what}"
                                + (f"; no verdict: {why}" if why else ""))
-    if why:
-        return NotComparable(f"no verdict: {why}")
+    return NotComparable(f"no verdict: {why}") if why else None
+
+
+def _unfinished(table: SweepTable) -> BenchError | None:
     bad = table.sweep.unfinished()
-    if bad:
-        return WorkerError(
-            f"{len(bad)} of {models(len(table.sweep.cells))} did not finish "
-            f"({', '.join(f'{c.model}: {c.status}' for c in bad)}); "
-            "the same command retries them"
-        )
-    return None
+    if not bad:
+        return None
+    return WorkerError(
+        f"{len(bad)} of {models(len(table.sweep.cells))} did not finish "
+        f"({', '.join(f'{c.model}: {c.status}' for c in bad)}); "
+        "the same command retries them"
+    )
