@@ -48,6 +48,17 @@ def typical_kernels(kernels: list[StepKernel], kept: list[int]) -> list[TypicalK
     return sorted((r for r in rows if r.calls), key=lambda r: (-r.ms, r.device, r.name, r.category))
 
 
+def device_kernel_ms(rows: list[TypicalKernel]) -> dict[str, float]:
+    """Each device's (a CPU-only trace's: each host thread's) kernel time in the typical step:
+    the sum of its rows, its category table's total, the base of a row's share (a share of
+    every device's time together read a kernel that took all of its own GPU's time as 50% on
+    two GPUs)."""
+    totals: dict[str, float] = {}
+    for r in rows:
+        totals[r.device] = totals.get(r.device, 0.0) + r.ms
+    return totals
+
+
 def kernels_left_out(kernels: list[StepKernel], kept: list[int],
                      steps: list[str]) -> list[tuple[str, list[str]]]:
     """The kernels that ran only in steps left out of the typical step, with those steps (of

@@ -9,7 +9,7 @@ from collections import Counter
 from ..core.analyze_result import AnalyzeResult
 from ..core.categories import label
 from ..core.columns import STEP_NAME
-from ..core.top_kernels import TypicalKernel
+from ..core.top_kernels import TypicalKernel, device_kernel_ms
 from ..core.typical_step import steady_kernels, steady_kernels_left_out
 from . import charts
 from . import format as fmt
@@ -46,10 +46,11 @@ def top_section(doc: Doc, r: AnalyzeResult, top: int, which: str, on_host: bool)
     kernels, left_out = steady_kernels(r), steady_kernels_left_out(r)
     if not kernels and not left_out:  # nothing inside a step ("devices: none: ..."): no empty table
         return
-    total = sum(k.ms for k in kernels)
+    totals = device_kernel_ms(kernels)  # a row's share is of its own device's kernel time
     labels = fmt.kernel_labels([k.name for k in kernels[:top]], NAME_CHARS)
     rows = [[str(i), k.device, doc.named(doc.code(labels[i - 1]), k.name), label(k.category),
-             fmt.count(round(k.calls, 2)), fmt.ms(k.ms), fmt.pct(fmt.share(k.ms, total)), _launchers(k)]
+             fmt.count(round(k.calls, 2)), fmt.ms(k.ms), fmt.pct(fmt.share(k.ms, totals[k.device])),
+             _launchers(k)]
             for i, k in enumerate(kernels[:top], 1)]
     shown = f"Top {min(top, len(kernels))} of {len(kernels)}"
     notes = [left_out_line(doc, "kernels", left_out)] if left_out else []

@@ -10,7 +10,7 @@ from ..core.categories import label, order
 from ..core.results import BreakdownResult, KernelStat
 from ..core.step import gain_frame
 from ..core.step_totals import ALL_GRAPHS, ALL_GRAPHS_ROW, reweighed
-from ..core.top_kernels import TypicalKernel
+from ..core.top_kernels import TypicalKernel, device_kernel_ms
 from ..core.typical_step import steady_step
 from ..core.views import Unit, top_step_units
 from . import format as fmt
@@ -191,14 +191,14 @@ def analyze_categories(r: AnalyzeResult) -> Chart | None:
 
 def analyze_top(kernels: list[TypicalKernel], top: int) -> Chart | None:
     """The typical step's top kernels (``core/top_kernels.py``)."""
-    total = sum(k.ms for k in kernels)
+    totals = device_kernel_ms(kernels)
     labels = fmt.kernel_labels([k.name for k in kernels[:top]])
     bars = [
         Bar(
             name,
             [Segment(k.ms, k.category, label(k.category))],
             full=k.name,
-            note=fmt.pct(fmt.share(k.ms, total)),
+            note=fmt.pct(fmt.share(k.ms, totals[k.device])),
             tip=f"{k.device} · {fmt.calls(round(k.calls, 2))} per step"
             + (f"\nlaunched by {k.launched_by}" if k.launched_by else ""),
         )
@@ -206,6 +206,5 @@ def analyze_top(kernels: list[TypicalKernel], top: int) -> Chart | None:
     ]
     if not bars:
         return None
-    return Chart(
-        f"Top {len(bars)} kernels", "ms per step", bars, note="at the end of a bar: % of kernel time"
-    )
+    return Chart(f"Top {len(bars)} kernels", "ms per step", bars,
+                 note="at the end of a bar: % of its device's kernel time")
