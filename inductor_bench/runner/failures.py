@@ -37,7 +37,19 @@ def describe(e: BaseException, what: str = "the model", own_file: str | None = N
     where = (
         "torch.compile failed" if mod.startswith(("torch._dynamo", "torch._inductor")) else f"{what} raised"
     )
-    return f"{where}: {type(e).__name__}: {first}{missing_module(e, own_file)}"[:600]
+    return f"{where}: {type(e).__name__}: {first}{missing_module(e, own_file)}{no_stdin(e)}"[:600]
+
+
+def no_stdin(e: BaseException) -> str:
+    """For ``input()`` at the end of its input (``EOFError: EOF when reading a line``), why:
+    a worker has no standard input (a process in a session of its own cannot read a terminal),
+    so ``input()`` reads as from ``/dev/null``; the line that called it. '' otherwise."""
+    if not isinstance(e, EOFError) or str(e) != "EOF when reading a line":
+        return ""
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if not f.filename.startswith("<")]
+    at = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+    return (f" (input(){at} read standard input, which inductor-bench gives none, as "
+            "`< /dev/null` would: pass what it asks for as an argument after --)")
 
 
 def missing_module(e: BaseException, own_file: str | None = None) -> str:
