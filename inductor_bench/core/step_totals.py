@@ -113,10 +113,13 @@ def step_summary(graphs: list[MeasuredGraph]) -> Summary:
 def kernel_summary(graphs: list[MeasuredGraph], category: str | None = None) -> Summary:
     """The kernel time of the step (of one category): per graph the per-iteration sum of its
     kernels' times over its steady iterations, times its calls, the graphs added. A graph with
-    no such kernel adds exactly 0 ms in every iteration."""
+    no kernel of the category adds nothing, neither samples nor iterations left out: the
+    figure is the mean over the steady iterations of the graphs that have one. Where no graph
+    has one, it is 0 ms in every steady iteration of every graph."""
     w = graph_weights(graphs)
+    having = [g for g in graphs if category is None or any(k.category == category for k in g.kernels)]
     parts = []
-    for g in graphs:
+    for g in having or graphs:
         ks = [k for k in g.kernels if category is None or k.category == category]
         zero = [0.0] * len(g.wall_samples_ms)
         per_iter = sum_samples([k.samples_ms for k in ks]) if ks else zero
