@@ -163,7 +163,7 @@ def _sweep(c: TraceColumns, stacks: Table, l_order: list[int]) -> tuple[array, l
     o_ts, o_dur, o_name = op.ts, op.dur, op.name
     sorted_threads = array("i", map(op.where.__getitem__, o_order))
     l_thread, l_ts = launch.where, launch.ts
-    names = c.names.values
+    names, steps = c.names.values, c.names.steps
     out = array("i", [-1]) * len(launch)
     # the open ops as the stack index of each depth: an op opening on stack P is the stack
     # (its name, *P's names), found through ``child`` without building the tuple again
@@ -181,6 +181,9 @@ def _sweep(c: TraceColumns, stacks: Table, l_order: list[int]) -> tuple[array, l
             p = bisect_left(sorted_threads, thread, lo=p)  # the thread's first op
         # ops that start at or before the launch (at its ts too) enclose it, nested
         while p < n_ops and sorted_threads[p] == thread and o_ts[k := o_order[p]] <= t:
+            p += 1
+            if o_name[k] in steps:  # a ProfilerStep#N written as a cpu_op is the step, no op
+                continue
             s = o_ts[k]
             while ends and ends[-1] <= s:
                 ends.pop()
@@ -192,7 +195,6 @@ def _sweep(c: TraceColumns, stacks: Table, l_order: list[int]) -> tuple[array, l
                 sid = child[key] = stacks[(names[o_name[k]], *values[parent])]
             ends.append(s + o_dur[k])
             open_sids.append(sid)
-            p += 1
         while ends and ends[-1] <= t:
             ends.pop()
             open_sids.pop()
