@@ -262,11 +262,18 @@ def limit_lines(r: BreakdownResult) -> list[str]:
 
 def _frame_line(r: BreakdownResult, frame: Any, compiles: dict[Any, list[GraphResult]],
                 why: dict[tuple[Any, Any], dict[str, Any]]) -> str:
-    graphs = [g for gs in compiles.values() for g in gs]
-    label = next((code_label(g.compiled_from) for g in graphs if g.compiled_from), None)
+    labels = {cid: next((code_label(g.compiled_from) for g in gs if g.compiled_from), None)
+              for cid, gs in sorted(compiles.items())}
+    distinct = list(dict.fromkeys(x for x in labels.values() if x))
+    # one frame of torch's own (torch.compile's wrapper of each module) compiled for several
+    # functions: each compile is named with its own, the frame by none of them
+    several = len(distinct) > 1
+    label = f"frame {frame}, one frame of torch's that {len(distinct)} functions were compiled through," \
+        if several else next(iter(distinct), None)
     each = []
     for cid, gs in sorted(compiles.items()):
-        text = f"{compile_name(frame, cid)} ({', '.join(g.id for g in gs)})"
+        own = f", {labels[cid]}" if several and labels[cid] else ""
+        text = f"{compile_name(frame, cid)} ({', '.join(g.id for g in gs)}{own})"
         said = (why.get((frame, cid)) or {}).get("reasons") or []
         if said:
             text += f" after a guard failed {failed(said)}"
