@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -11,12 +12,14 @@ import typer
 from ..core.analyze import analyze_file
 from ..core.analyze_ranks import analyze_ranks
 from ..core.rank_cycles import analyze_rank_cycles, repeats_ranks
+from ..core.trace_files import TraceFiles as FoundTraces
 from ..core.trace_files import trace_files
 from ..core.trace_sets import analyze_cycles, graph_traces, one_process
 from ..render.analyze import DEFAULT_TOP, render_analyze
 from ..render.analyze_cycles import render_cycles
 from ..render.ranks import render_rank_cycles, render_ranks
 from . import options as o
+from .exit_status import failure_first
 from .output import emit
 
 TraceFiles = Annotated[
@@ -54,24 +57,27 @@ def analyze(
     once per cycle): each cycle's ranks in turn. The graph traces of an inductor-bench run
     (no ranks: each graph profiled on its own): each alone, in the order given."""
     o.one_stdout(fmt, json_out, html_out)
-    found = trace_files(traces)
+    json_text, document = analysed(trace_files(traces), top)
+    with failure_first(None):  # a stop or a full disk as it is written: said as every command says it
+        emit(json_text, document, fmt, json_out, html_out)
+
+
+def analysed(found: FoundTraces, top: int) -> tuple[str, Callable[[str], str]]:
+    """The analysis of the traces ``found``, as its JSON and its report in a format: one trace;
+    one process's cycles or a run's graph traces; several ranks' cycles; several ranks."""
     files, not_traces = found.files, [str(f) for f in found.not_traces]
     if len(files) == 1:  # a file, or a directory holding one trace
         result = analyze_file(files[0])
         result.not_traces = not_traces
-        emit(result.to_json(), lambda f: render_analyze(result, f, top=top), fmt, json_out, html_out)
-        return
+        return result.to_json(), lambda f: render_analyze(result, f, top=top)
     if (graphs := graph_traces(files)) or one_process(files):
         cycles = analyze_cycles(files, graphs=graphs)
         cycles.not_traces = not_traces
-        emit(cycles.to_json(), lambda f: render_cycles(cycles, f, top=top), fmt, json_out, html_out)
-        return
+        return cycles.to_json(), lambda f: render_cycles(cycles, f, top=top)
     if repeats_ranks(files):
         rank_cycles = analyze_rank_cycles(files)
         rank_cycles.not_traces = not_traces
-        emit(rank_cycles.to_json(), lambda f: render_rank_cycles(rank_cycles, f, top=top),
-             fmt, json_out, html_out)
-        return
+        return rank_cycles.to_json(), lambda f: render_rank_cycles(rank_cycles, f, top=top)
     ranks = analyze_ranks(files)
     ranks.not_traces = not_traces
-    emit(ranks.to_json(), lambda f: render_ranks(ranks, f, top=top), fmt, json_out, html_out)
+    return ranks.to_json(), lambda f: render_ranks(ranks, f, top=top)

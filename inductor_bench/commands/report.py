@@ -29,6 +29,7 @@ from ..core.vocab import Status
 from ..render.breakdown import DEFAULT_TOP
 from ..runner.rundir import being_written, held
 from . import options as o
+from .exit_status import failure_first
 from .output import emit, render_result, replace_result, terminal_width
 from .progress import note
 from .report_compare import KEPT_FILE, rebuild_compare, stale_columns_line
@@ -80,7 +81,9 @@ def report(
     run_dir = run if run.is_dir() else run.parent
     if (line := other_rules(result, str(run_dir), lambda: reanalysable(run_dir, result))) is not None:
         note(line)
-    emit(result_json(result), lambda f: render_result(result, f, **kw), fmt, None, html_out, links=run_dir)
+    with failure_first(None):  # a stop or a full disk as it is written: said as every command says it
+        emit(result_json(result), lambda f: render_result(result, f, **kw), fmt, None, html_out,
+             links=run_dir)
 
 
 def reanalysable(run_dir: Path, result: BreakdownResult | CompareResult) -> list[str]:

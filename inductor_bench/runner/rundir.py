@@ -178,15 +178,17 @@ def lock_held(lock: Path) -> bool:
 def write_atomic(path: Path, data: str | bytes) -> None:
     """``path`` whole or not at all: written beside it under a temporary name, then renamed
     over it. A full or read-only disk is a WriteError naming the path; the file as it was
-    (a result saved before) stays as it was."""
+    (a result saved before) stays as it was; so does it on Ctrl-C, the temporary file removed."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as f:
             f.write(data.encode() if isinstance(data, str) else data)
         os.replace(tmp, path)
-    except OSError as e:
+    except (OSError, KeyboardInterrupt) as e:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        if not isinstance(e, OSError):
+            raise
         raise WriteError(f"{path}: cannot write ({e.strerror or e})") from None
 
 
