@@ -26,6 +26,9 @@ TURNS = "timing its step and graphs in turns"
 PROFILING = "profiling a few steps"
 
 _path: Path | None = None  # the worker's phase file (``attach``)
+# What a script killed by --timeout is told: the way to profile a long script without its end.
+SCRIPT_SECONDS = ("--script-seconds S stops a long script after S seconds, its graphs' calls counted "
+                  "up to then")
 
 
 def phase_file(log_path: Path) -> Path:
@@ -64,17 +67,25 @@ def read(path: Path) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def named_on_timeout(path: Path, timeout: float, compiled: bool, outcome: dict[str, str]) -> Iterator[None]:
+def named_on_timeout(
+    path: Path, timeout: float, compiled: bool, outcome: dict[str, str], *, script: bool = False
+) -> Iterator[None]:
     """Around the compile worker's run: where ``WorkerTimeout`` stops it after its first call
     finished, the error raised instead says which phase ran past ``timeout`` (and how long the
     first call took: ``partial["compile_s"]``), and ``outcome["failed"]`` the progress line's
     word for it. ``compiled``: whether the first call compiled (not an eager run). Killed
-    before, the error stands, and the progress line says where the worker was."""
+    before, the error stands, and the progress line says where the worker was; a ``script``
+    killed while it ran is said to be (not "compiling": a training loop runs on long after its
+    compiles), and ``--script-seconds`` named."""
     try:
         yield
     except WorkerTimeout as e:
         seen = read(path)
         first_s = seen.get("first_call_s")
+        if script and seen:
+            outcome["failed"] = f"ran past --timeout {timeout:g}s (running the script)"
+            killed = f"the script ran past --timeout {timeout:g}s and was killed"
+            raise WorkerTimeout(f"{killed} ({SCRIPT_SECONDS}){_log_words(str(e))}") from None
         if seen.get("phase") in (None, FIRST_CALL) or not isinstance(first_s, (int, float)):
             where = "starting" if not seen else "compiling" if compiled else "its first call"
             outcome["failed"] = f"ran past --timeout {timeout:g}s ({where})"

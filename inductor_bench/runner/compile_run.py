@@ -85,7 +85,7 @@ def compile_workload(
         "min_steps": settings.min_steps,
         "step_trace": str(run_dir / STEP_TRACE_FILE), "phase_file": str(phase_file(log_path)),
     }
-    out = CompileOutcome()
+    out = CompileOutcome(script=opts.kind == SCRIPT_KIND)  # a worker killed answers nothing of it
     cache, shared = run_cache(run_dir, fresh=settings.fresh_cache, freezing=opts.freezing, device=opts.device)
     out.cache_dir, out.cache_shared = str(cache), shared
     if profile_after:
@@ -96,7 +96,8 @@ def compile_workload(
         # a script's own output: what a terminal shows meanwhile
         follow = str(log_path) if opts.kind == SCRIPT_KIND else None
         with settings.progress.phase(f"{label} {opts.file_and_args()} ({_describe(opts)})", follow) as ph, \
-                named_on_timeout(phase_file(log_path), settings.timeout, opts.mode != CompileMode.EAGER, ph):
+                named_on_timeout(phase_file(log_path), settings.timeout, opts.mode != CompileMode.EAGER, ph,
+                                 script=opts.kind == SCRIPT_KIND):
             data = run_worker(COMPILE_WORKER, request, timeout=settings.timeout, log_path=log_path,
                               env=inductor_env(cache, freezing=opts.freezing), echo=settings.echo)
             ph["done"] = f"{len(data.get('modules', []))} compiled module(s)"
