@@ -42,9 +42,13 @@ STEP_OPTIONAL = ("busy ms", "kernel ms", "other steps' work")
 
 
 KERNEL_MS_HOST = "; kernel ms sums them."
+HOST_WALL = "wall = the step, extended to the end of the last op that started in it"
+# a trace without steps: its window is every event it recorded (docs/analyze.md, Steps)
+WHOLE_WALL = ("wall = the whole trace (no ProfilerStep# markers), from its first recorded event to its "
+              "last: CPU ops, record_function ranges, runtime calls, device events")
 HOST_NOTES = (
-    "No device activity in this trace: each CPU thread is a row. wall = the step, extended to the "
-    "end of the last op that started in it; busy = union of the thread's top-level ops (cpu_op "
+    "No device activity in this trace: each CPU thread is a row. " + HOST_WALL + "; busy = union of "
+    "the thread's top-level ops (cpu_op "
     "events not inside another)" + KERNEL_MS_HOST + " An op that only wraps others (torch.compile's "
     "CompiledFunction, Torch-Compiled Region; autograd's evaluate_function) gives its time to the "
     "ops inside it and keeps what they leave: a compiled graph's C++ kernels, which are no op here, "
@@ -84,17 +88,21 @@ def _steps(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> None:
         gone = doc.table([x[:q] + x[q + 1:] for x in rows], headers[:q] + headers[q + 1:],
                          STEP_ALIGN[:q] + STEP_ALIGN[q + 1:], optional=STEP_OPTIONAL)
         host = HOST_NOTES[0].replace(KERNEL_MS_HOST, ".") if "kernel ms" in gone else HOST_NOTES[0]
+        host = host.replace(HOST_WALL, WHOLE_WALL) if r.steps[0].name == WHOLE_TRACE else host
         doc.fine_print(host, *HOST_NOTES[1:], *_disturbed(doc, r), *steps_past_recording(doc, r))
         return
     gone = doc.table(rows, STEP_HEADERS, STEP_ALIGN, optional=STEP_OPTIONAL)
+    whole = r.steps[0].name == WHOLE_TRACE
     doc.fine_print(  # the notes explain the columns shown
-        "wall = the step on the CPU, extended to the end of the last device work it launched; busy = "
-        "union of the device's kernel, memcpy and memset intervals (never above wall)"
+        (WHOLE_WALL if whole else "wall = the step on the CPU, extended to the end of the last device work "
+         "it launched") + "; busy = union of the device's kernel, memcpy and memset intervals (never above "
+        "wall)"
         + ("." if "kernel ms" in gone else "; kernel ms sums them (concurrent streams can exceed busy)."),
         "idle = wall - busy: other steps' work (the device ran work another step launched: a "
         "pipelined loop's earlier step still running), and where it ran nothing, waiting on CPU (the "
         "next launch was not issued yet), queued (issued, not started: launch latency, stream or event "
-        "dependencies, CUDA-graph replays), nothing launched (the step issued no more device work).",
+        "dependencies, CUDA-graph replays), nothing launched ("
+        + ("no more device work was issued)." if whole else "the step issued no more device work)."),
         *_pipelined(doc, r, typical),
         *_disturbed(doc, r),
         *steps_past_recording(doc, r),
