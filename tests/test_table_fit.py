@@ -318,3 +318,21 @@ def test_a_label_loses_its_closing_words_in_parentheses_whole_and_a_line_names_t
     roomy = new_doc(width=75).table_text(rows, headers)  # only the label that must be cut loses its words
     assert _columns(roomy.split("\n(")[0])["base"][2] == "- (not measured)"
     assert "(not measured)," not in " ".join(roomy.split())
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_a_figure_with_words_in_parentheses_loses_them_and_the_table_fits(width):
+    """A view's % peak (``73.7% (over 4% of kernel time)``: right-aligned, a figure) reads ``73.7%``
+    where the table is too wide with it, a line under the table naming what it left out; the
+    recorded fft run's by-line view was 85 columns wide at 80."""
+    loaded = load_any(FIXTURES / "runs" / "cpu_fft_inference")
+    result = loaded[0] if isinstance(loaded, tuple) else loaded
+    heading = "Time by source line"
+    whole = render_result(result, by="line").split(heading)[1].split("\n\n")[1]
+    with for_terminal(width):
+        shown = render_result(result, by="line").split(heading)[1].split("\n\n")[1]
+    assert max(len(ln) for ln in shown.splitlines()) <= width < max(len(ln) for ln in whole.splitlines())
+    assert _columns(whole)["% peak"] == ["73.7% (over 4% of kernel time)", "68.8%", "64.4%", "", "-",
+                                         "68.1% (over 41% of kernel time)"]
+    assert _columns(shown)["% peak"] == ["73.7%", "68.8%", "64.4%", "", "-", "68.1%"]
+    assert "((over 4% of kernel time), (over 41% of kernel time): left out to fit" in " ".join(shown.split())
