@@ -144,3 +144,34 @@ def test_the_ceilings_worker_replaces_a_damaged_entry(tmp_path, monkeypatch, tex
     got = peaks_measure.handle({"device": "cpu", "cache_dir": str(tmp_path)})["ceilings"]
     assert (got["gbps"], got["tflops"]) == (30.0, {"fp32": 0.1})
     assert peaks_measure.read_entry(entry) == (Ceilings.from_dict(got), "")
+
+
+@pytest.fixture
+def worker_here(monkeypatch):
+    """The ceilings worker run in this process, measuring ``MEASURED`` at once."""
+    monkeypatch.setattr(peaks_measure, "machine_key", lambda device: KEY)
+    monkeypatch.setattr(peaks_measure, "measure", lambda device, reps: Ceilings.from_dict(MEASURED.to_dict()))
+    monkeypatch.setattr(peaks_measure, "cpu_counters", lambda: None)
+    monkeypatch.setattr(roofline, "run_worker", lambda module, request, **kw: peaks_measure.handle(request))
+
+
+@pytest.mark.parametrize("blocked", ["a file where the cache directory goes", "a directory where the entry goes"])
+def test_a_cache_that_cannot_be_written_keeps_the_measured_ceilings(tmp_path, cache, worker_here, blocked):
+    import io
+
+    from inductor_bench.commands.progress import TerminalProgress
+
+    entry = cache / f"{cache_key(KEY)}.json"
+    if blocked.startswith("a file"):
+        cache.write_text("not a directory")
+        said = f"measured; not cached, the next run measures them again ({entry}: File exists) ("
+    else:
+        entry.mkdir(parents=True)
+        said = (f"measured, the cached entry being damaged ({entry}: not readable (Is a directory)); "
+                f"not cached, the next run measures them again ({entry}: Is a directory) (")
+    run = run_dir_with_key(tmp_path / "run", KEY)
+    r, shown = a_run(), io.StringIO()
+    roofline.add_roofline(r, run, RunSettings(progress=TerminalProgress(shown)))
+    assert r.roofline.error is None and r.roofline.measured.gbps == 30.0
+    assert shown.getvalue().splitlines()[-1].startswith(f"measuring the device's ceilings (bandwidth, matmul): {said}")
+    assert sorted(p.name for p in cache.parent.rglob("*.tmp")) == []

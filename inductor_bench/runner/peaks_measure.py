@@ -20,6 +20,7 @@ A run whose kernels beat a compute ceiling asks for that type alone again (``mea
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -178,7 +179,9 @@ def read_entry(path: Path | None) -> tuple[Ceilings | None, str]:
         data = json.loads(path.read_text())
         shape.check(Ceilings, data)
         return Ceilings.from_dict(data), ""
-    except (OSError, ValueError, RecursionError) as e:
+    except OSError as e:
+        return None, f"not readable ({e.strerror or e})"
+    except (ValueError, RecursionError) as e:
         return None, f"not readable as JSON ({str(e)[:120]})"
     except ResultError as e:
         return None, str(e).replace("the result", "the entry", 1)
@@ -223,16 +226,24 @@ def measure_again(device: str, old: Ceilings, want: dict[str, float], reps: int)
     return widened(c, backend(device).torch_module is None)
 
 
-def _write_cache(cache: Path | None, c: Ceilings) -> None:
-    """The entry, atomically; what holds for this run only (``remeasured_from``) left out."""
+def _write_cache(cache: Path | None, c: Ceilings) -> str:
+    """The entry, atomically; what holds for this run only (``remeasured_from``) left out.
+    Where it cannot be written (a full disk, a read-only cache, a directory in its place), why:
+    the run keeps the ceilings it measured, only the next run measures them again."""
     if cache is None:
-        return
+        return ""
     d = c.to_dict()
     d["remeasured_from"], d["from_cache"] = {}, False
-    cache.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(d, indent=1))
-    tmp.replace(cache)
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp.write_text(json.dumps(d, indent=1))
+        tmp.replace(cache)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        return f"not cached, the next run measures them again ({cache}: {e.strerror or e})"
+    return ""
 
 
 def _disturbance(before: Any) -> str | None:
@@ -256,8 +267,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         before = cpu_counters()
         c = measure_again(device, Ceilings.from_dict(request["ceilings"]), request["measure_again"], reps)
         c.load = _disturbance(before) or c.load
-        _write_cache(cache, c)
-        return {"ceilings": c.to_dict()}
+        return {"ceilings": c.to_dict(), "not_cached": _write_cache(cache, c)}
     cached = read_cached(cache)
     taken = None if request.get("refresh") else usable(cached, key)
     if taken is not None:
@@ -270,8 +280,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         # a cached entry measured beside other work, or asked for again (--refresh-peaks) and
         # measured beside other work now: each figure the higher, as other work only slows one
         c = higher_of(c, cached)
-    _write_cache(cache, c)
-    return {"ceilings": c.to_dict()}
+    return {"ceilings": c.to_dict(), "not_cached": _write_cache(cache, c)}
 
 
 if __name__ == "__main__":

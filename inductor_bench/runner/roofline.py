@@ -43,11 +43,12 @@ HUGE_PAGES = {"THP_MEM_ALLOC_ENABLE": "1"}
 def measure_ceilings(device: str, *, refresh: bool = False, cache_dir: Path | None = None,
                      reps: int | None = None, threads: int | None = None, log_path: Path | None = None,
                      echo: bool = False, again: dict[str, float] | None = None,
-                     current: Ceilings | None = None) -> Ceilings:
+                     current: Ceilings | None = None, said: list[str] | None = None) -> Ceilings:
     """The device's ceilings, from the machine's cache unless ``refresh``; ``threads``: the
     intra-op threads the run's profiling used (its model may set them), else the worker's own.
     ``again`` (compute type -> a kernel's TFLOP/s above it) with the ``current`` ceilings:
-    those types measured again, each figure the higher one, and cached.
+    those types measured again, each figure the higher one, and cached. ``said`` gets why the
+    cache could not be written, where it could not.
     Raises the worker's error (WorkerError, WorkerTimeout, ...) when it could not measure."""
     request = {"device": device, "refresh": refresh, "reps": reps, "threads": threads,
                "cache_dir": str(cache_dir if cache_dir is not None else peaks_cache_dir())}
@@ -55,6 +56,8 @@ def measure_ceilings(device: str, *, refresh: bool = False, cache_dir: Path | No
         request.update(measure_again=again, ceilings=current.to_dict())
     response = run_worker(WORKER_MODULE, request, timeout=TIMEOUT_S, env=worker_env(HUGE_PAGES),
                           log_path=log_path, echo=echo)
+    if response.get("not_cached") and said is not None:
+        said.append(response["not_cached"])
     return Ceilings.from_dict(response["ceilings"])
 
 
@@ -109,12 +112,14 @@ def measured_roofline(device: str, device_name: str, run_dir: Path, settings: Ru
     try:
         with settings.progress.phase("measuring the device's ceilings (bandwidth, matmul)") as ph:
             cached, damage = (None, "") if refresh else cached_entry(profiled_in or run_dir)
+            said: list[str] = []
             roof.measured = cached or measure_ceilings(device, refresh=refresh, threads=threads,
                                                        log_path=run_dir / "logs" / "peaks.log",
-                                                       echo=settings.echo)
+                                                       echo=settings.echo, said=said)
             ph["done"] = "cached" if roof.measured.from_cache else "measured"
             if damage:
-                ph["done"] += f", the cached entry being damaged ({damage}): replaced"
+                ph["done"] += f", the cached entry being damaged ({damage})" + ("" if said else ": replaced")
+            ph["done"] += "".join(f"; {s}" for s in said)
     except errors.BenchError as e:
         roof.error = f"the ceilings could not be measured: {e}"[:300]
     write_atomic(run_dir / PEAKS_FILE, roof.to_json())
