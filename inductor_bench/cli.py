@@ -141,6 +141,9 @@ def _usage_line(e: ClickException) -> str:
     hint = _global_option_hint(option, ctx)
     if hint:  # click's guess of a near name (--version: "Possible options: --json") misleads
         message = f"No such option: {option}{hint}"
+    elif option and ctx is not None and ctx.info_name == "breakdown":  # a script's own, misplaced
+        message += (f" (a script's own arguments go after --: inductor-bench breakdown SCRIPT.py -- "
+                    f"{option} ...)")
     return f"{message} (`{ctx.command_path} --help` shows the usage)" if ctx is not None else message
 
 

@@ -112,6 +112,16 @@ def test_a_usage_error_is_one_line_naming_where_the_usage_is(tmp_path, args, lin
     assert "Usage:" not in p.stderr and "Value error" not in p.stderr
 
 
+def test_a_scripts_own_option_before_the_double_dash_says_where_it_goes(tmp_path):
+    """``breakdown train.py --epochs 3``: click's guess of a near name alone (``Possible options:
+    --processes``) does not say that the script's arguments go after ``--``."""
+    p = cli("breakdown", "train.py", "--epochs", "3", cwd=tmp_path)
+    line = one_error_line(p)
+    assert p.returncode == 2 and line.startswith("inductor-bench: error: No such option: --epochs")
+    assert line.endswith(" (a script's own arguments go after --: inductor-bench breakdown SCRIPT.py -- --epochs ...) "
+                         "(`inductor-bench breakdown --help` shows the usage)")
+
+
 def test_no_command_shows_the_help(tmp_path):
     p = cli(cwd=tmp_path)
     assert p.returncode == 2 and p.stderr.startswith("Usage: ") and "Commands:" in p.stderr
