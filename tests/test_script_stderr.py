@@ -28,6 +28,7 @@ def test_stderr_passes_through_and_its_last_line_is_kept(monkeypatch):
 def test_the_exit_error_gives_the_status_and_what_the_script_said():
     assert exit_error(2, "t.py: error: bad") == "the script exited with status 2, its last line on stderr: t.py: error: bad"
     assert exit_error(3, "") == "the script exited with status 3"
+    assert exit_error(True, "") == "the script exited with status 1"  # sys.exit(not ok), as Python exits
     # sys.exit("message"): Python would print the message and exit with status 1
     assert exit_error("no data in ./data\n", "a warning before") == (
         "the script exited with status 1: no data in ./data")

@@ -53,6 +53,7 @@ def exit_error(code: object, last_line: str) -> str:
     Python would print and exit with status 1)."""
     if not isinstance(code, int):
         return f"the script exited with status 1: {_last_line(str(code))}"
+    code = int(code)  # sys.exit(not ok): True is status 1
     said = f", its last line on stderr: {last_line}" if last_line else ""
     return f"the script exited with status {code}{said}"
 
