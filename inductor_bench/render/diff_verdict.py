@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..core.diff import Diff, SectionDiff
 from ..core.other_workload import workload_line
 from ..core.stats import MIN_SAMPLES, Change
-from ..core.vocab import Outcome, Verdict
+from ..core.vocab import Outcome, StepSource, Verdict
 from .doc import Doc
 from .format import change_pct, interval_pct, ms_precise, signed_ms, step_figure
 from .format import count as fmt_calls
@@ -55,9 +55,11 @@ def verdict_cell(ch: Change, s: SectionDiff) -> str:
 
 
 def _moved_phrase(s: SectionDiff) -> str:
-    """How far the step of the same code moved between two runs: the processes' doing."""
-    return (f"{_step_times(s)} ({change_cell(s.step, s)}) between the two runs' profiling processes, "
-            "the machine's doing")
+    """How far the step of the same code moved between two runs: the doing of the processes
+    that measured it (a breakdown's graphs' harnesses: its profiling processes; a compare's
+    step: the process that timed its columns' steps)."""
+    which = "profiling processes" if s.step_source == StepSource.HARNESS else "step-timing processes"
+    return f"{_step_times(s)} ({change_cell(s.step, s)}) between the two runs' {which}, the machine's doing"
 
 
 def _responsible_phrase(s: SectionDiff, doc: Doc) -> str:
