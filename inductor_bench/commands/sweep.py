@@ -21,6 +21,7 @@ from ..render.doc import HTML
 from ..render.format import pct
 from ..render.sweep import render_sweep
 from ..render.sweep_html import render_sweep_html
+from ..runner import stop as stop_signals
 from ..runner.compare_timer import STEP_BUDGET_S
 from ..runner.compile_modes import check_before_running
 from ..runner.rundir import WriteError, write_atomic
@@ -165,8 +166,10 @@ def sweep(
             shared_marker=executor is not ExecutorKind.local,
             resolve_device=resolve_device,
         )
-    except KeyboardInterrupt as e:
-        stopped, done = e, load_sweep(out.absolute())
+    except (KeyboardInterrupt, WriteError) as e:
+        if isinstance(e, WriteError) and stop_signals.received() is None:  # no stop: the write is the error
+            raise
+        stopped, done = e, load_sweep(out.absolute())  # a save that failed: the sweep as last saved
         if done is None:  # stopped before the sweep was saved: nothing to report
             raise Interrupted("sweep stopped before any job started") from None
     results, unread, shown_from = read_results(out.absolute(), done)
@@ -212,9 +215,10 @@ def _exit_error(
 ) -> BenchError | None:
     """What the command exits with (``exit_status.first_of``): a stop; else the gate's failing
     verdict, its line naming the models that did not finish too; else those models."""
+    unsaved = stopped if isinstance(stopped, WriteError) else getattr(stopped, "unsaved", None)
     stop = Interrupted(
         f"sweep stopped ({progress_line(table.sweep)}); what was measured is saved in {out}, "
-        "and the same command resumes it"
+        "and the same command resumes it" + (f"; also, {unsaved}" if isinstance(unsaved, BenchError) else "")
     ) if stopped is not None else None
     return first_of(stop, _gate_failure(table, threshold), _unfinished(table))
 

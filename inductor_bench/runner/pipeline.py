@@ -228,10 +228,9 @@ def run_breakdown(
         result, first_error = breakdown_from_outcome(opts, run_dir, comp, settings, result, save=False)
     except KeyboardInterrupt:
         result.errors.append("interrupted")
-        kept = "what was measured is saved in" if result.measured() else "no graph was measured; see"
-        first_error = errors.Interrupted(f"interrupted; {kept} {run_dir}")
+        first_error = errors.Interrupted(f"interrupted; {_kept(result, run_dir)}")
     finally:  # saved once, here, whatever happened; a stop signal meanwhile waits for it
-        with stop.shielded():
+        with stop.saved_first(first_error, _kept(result, run_dir)):
             if comp is not None:
                 comp.close()
             result.status = _status(result, first_error)
@@ -239,6 +238,12 @@ def run_breakdown(
             save_result(run_dir, result, settings.on_saved)
             save_meta(run_dir, opts, result, status=result.status)
     return result, run_dir, first_error
+
+
+def _kept(result: BreakdownResult, run_dir: Path) -> str:
+    """Where what a stopped run measured is saved, as its line says it."""
+    return (f"what was measured is saved in {run_dir}" if result.measured()
+            else f"no graph was measured; see {run_dir}")
 
 
 def _status(result: BreakdownResult, err: errors.BenchError | None) -> str:

@@ -5,7 +5,8 @@ raise ``Stopped`` (a KeyboardInterrupt) in the main process, so every path that 
 stops its workers and saves what was measured on Ctrl-C does so on each of them. Only the
 first signal stops the run: later ones (a user pressing Ctrl-C again, a supervisor repeating
 TERM) are noted and ignored, so they cannot land in the code that saves the result.
-``shielded()`` holds a first signal back while a result is written and raises it after.
+``shielded()`` holds a first signal back while a result is written and raises it after, carrying
+the error of a save that failed meanwhile (``saved_first`` says both in the stop's line).
 
 The exit status of a stopped run is 128 + the signal's number (130 for Ctrl-C, 143 for TERM).
 Workers die with the process that started them (``die_with_parent``, in the worker)."""
@@ -19,17 +20,21 @@ import os
 import signal
 from collections.abc import Iterator
 
+from ..core import errors
+
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 PARENT_ENV = "INDUCTOR_BENCH_PARENT_PID"  # set for every worker: the pid it must outlive not
 _PR_SET_PDEATHSIG = 1
 
 
 class Stopped(KeyboardInterrupt):
-    """A stop signal reached the main process."""
+    """A stop signal reached the main process; ``unsaved``: the error of the save it was held
+    back during (a full disk), which raising the stop replaced."""
 
-    def __init__(self, signum: int) -> None:
+    def __init__(self, signum: int, unsaved: BaseException | None = None) -> None:
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
+        self.unsaved = unsaved
 
 
 class _State:
@@ -60,16 +65,42 @@ def _on_signal(signum: int, frame: object) -> None:
 
 @contextlib.contextmanager
 def shielded() -> Iterator[None]:
-    """Hold a stop signal back until the block ends (writing a result), then raise it."""
+    """Hold a stop signal back until the block ends (writing a result), then raise it, carrying
+    the error the block ended with, if any (``Stopped.unsaved``)."""
     _State.shield_depth += 1
+    failed: BaseException | None = None
     try:
         yield
+    except BaseException as e:
+        failed = e
+        raise
     finally:
         _State.shield_depth -= 1
         held, _State.held = _State.held, None
         if held is not None and not _State.shield_depth and _State.first is None:
             _State.first = held
-            raise Stopped(held)
+            raise Stopped(held, failed)
+
+
+@contextlib.contextmanager
+def saved_first(stopped: errors.BenchError | None, kept: str) -> Iterator[None]:
+    """The block saves what a run measured once it ended (``stopped``: its error, an
+    ``Interrupted`` where a stop ended it), a stop signal held back meanwhile (``shielded``). A
+    save that fails (a full disk) once a stop came, before or held back during it, leaves the stop
+    the exit status (128 + the signal), not the write's 74: an ``Interrupted`` whose line says the
+    stop, then the failed write. ``kept``: where what was measured is saved, as a stop held back
+    during the save says it (``what was measured is saved in RUN``)."""
+    try:
+        with shielded():
+            yield
+    except Stopped as e:
+        if not isinstance(e.unsaved, errors.BenchError):
+            raise
+        raise errors.Interrupted(f"interrupted as the result was saved; {kept}; also, {e.unsaved}") from None
+    except errors.BenchError as e:
+        if not isinstance(stopped, errors.Interrupted) or isinstance(e, errors.Interrupted):
+            raise
+        raise errors.Interrupted(f"{stopped}; also, {e}") from None
 
 
 def received() -> int | None:

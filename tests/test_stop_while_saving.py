@@ -1,0 +1,147 @@
+"""A stop signal that arrives while a run saves what it measured is held back until the save
+ends; where that save fails (a full disk), the run exits with the stop's status (128 + the
+signal) and its one line says the stop, where what was measured is saved, and the write that
+failed (its path and error). It said a bare "interrupted" (breakdown; the write's error was
+replaced by the stop raised after it), or exit 74 naming only the write (a sweep, whose
+stopped jobs' saves then failed too; a breakdown stopped before its save failed).
+
+Nothing compiles: the breakdown's result is the recorded cpu_mlp_train_quiet one, returned
+where its profiling would have measured it; the sweep's jobs are the stand-in
+(tests/sweep_standin.py) copying the recorded cpu_mlp_compare. The signal is real, sent to
+this process by the rename that then fails with ENOSPC (the full disk is synthetic)."""
+
+from __future__ import annotations
+
+import errno
+import functools
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from inductor_bench.commands import breakdown as breakdown_command
+from inductor_bench.commands import sweep as sweep_command
+from inductor_bench.core.rundir import load_breakdown
+from inductor_bench.core.sweep_cells import progress_line
+from inductor_bench.runner import pipeline, stop
+from inductor_bench.runner.sweep_run import load_sweep, run_sweep
+
+from .conftest import MODELS
+from .sweep_helpers import ok, standin
+from .test_output_paths_first import RESULTS, _run
+
+NO_SPACE = os.strerror(errno.ENOSPC)
+
+
+@pytest.fixture
+def signals():
+    """The tool's stop signals routed as the command line routes them, put back after."""
+    before = {sig: signal.getsignal(sig) for sig in stop.STOP_SIGNALS}
+    for sig in stop.STOP_SIGNALS:
+        signal.signal(sig, signal.default_int_handler)  # not ignored: a background suite ignores SIGINT
+    stop.install()
+    yield
+    for sig, handler in before.items():
+        signal.signal(sig, handler)
+    stop.reset()
+
+
+def full_disk(monkeypatch, fails, sig: signal.Signals | None = signal.SIGINT) -> None:
+    """A rename onto a path ``fails(path)`` says fails with ENOSPC, the first after ``sig``
+    reached this process (None: no signal)."""
+    real, sent = os.replace, []
+
+    def replace(src, dst, *args, **kwargs):
+        if not fails(Path(dst)):
+            return real(src, dst, *args, **kwargs)
+        if not sent and sig is not None:
+            sent.append(sig)
+            os.kill(os.getpid(), sig)
+        raise OSError(errno.ENOSPC, NO_SPACE)
+
+    monkeypatch.setattr(os, "replace", replace)
+
+
+class _Compiled:
+    def close(self) -> None:
+        pass
+
+
+def _breakdown(capsys, monkeypatch, tmp_path, profiled) -> tuple[int, str, Path]:
+    """`breakdown mlp.py --out RUN` whose profiling ``profiled`` (returns the recorded result, or
+    raises); the exit status and the last line on stderr."""
+    recorded = load_breakdown(RESULTS / "cpu_mlp_train_quiet")
+    monkeypatch.setattr(pipeline, "compile_workload", lambda *a, **k: _Compiled())
+    monkeypatch.setattr(pipeline, "breakdown_from_outcome", lambda *a, **k: (profiled(recorded), None))
+    monkeypatch.setattr(breakdown_command, "add_roofline", lambda *a, **k: None)
+    run = tmp_path / "run"
+    code, _, err = _run(capsys, "breakdown", str(MODELS / "mlp.py"), "--device", "cpu", "--out", str(run))
+    return code, err.splitlines()[-1], run
+
+
+@pytest.mark.parametrize("sig,status,said", [(signal.SIGINT, 130, ""), (signal.SIGTERM, 143, " (by SIGTERM)")])
+@pytest.mark.parametrize("name", ["breakdown.json", "report.txt"])
+def test_a_signal_held_while_a_breakdown_is_saved_onto_a_full_disk_says_both(capsys, monkeypatch, tmp_path, signals,
+                                                                             name, sig, status, said):
+    full_disk(monkeypatch, lambda p: p.name == name, sig)
+    code, line, run = _breakdown(capsys, monkeypatch, tmp_path, lambda recorded: recorded)
+    assert (code, line) == (status, f"inductor-bench: error: interrupted as the result was saved; what was "
+                                    f"measured is saved in {run}; also, {run / name}: cannot write ({NO_SPACE}){said}")
+
+
+def test_a_breakdown_stopped_then_saved_onto_a_full_disk_exits_130_saying_both(capsys, monkeypatch, tmp_path,
+                                                                                signals):
+    def stopped(recorded):
+        os.kill(os.getpid(), signal.SIGINT)
+        raise AssertionError("the signal did not stop the run")
+
+    full_disk(monkeypatch, lambda p: p.name == "breakdown.json")
+    code, line, run = _breakdown(capsys, monkeypatch, tmp_path, stopped)
+    assert (code, line) == (130, f"inductor-bench: error: interrupted; no graph was measured; see {run}; also, "
+                                 f"{run / 'breakdown.json'}: cannot write ({NO_SPACE})")
+
+
+def _sweep(capsys, monkeypatch, out: Path, actions: dict[str, list[str]]) -> tuple[int, str]:
+    """`sweep mlp.py transformer_block.py --modes default --device cpu --out OUT`, its jobs the
+    stand-in doing ``actions``; the exit status and the last line on stderr."""
+    monkeypatch.setattr(sweep_command, "run_sweep", functools.partial(run_sweep, command=standin(actions)))
+    code, _, err = _run(capsys, "sweep", str(MODELS / "mlp.py"), str(MODELS / "transformer_block.py"), "--modes",
+                        "default", "--device", "cpu", "--out", str(out))
+    return code, err.splitlines()[-1]
+
+
+def _stopped_sweep_line(out: Path) -> str:
+    return (f"inductor-bench: error: sweep stopped ({progress_line(load_sweep(out))}); what was measured is saved "
+            f"in {out}, and the same command resumes it; also, {out / 'sweep.json'}: cannot write ({NO_SPACE})")
+
+
+def test_a_signal_held_while_a_sweep_is_saved_onto_a_full_disk_exits_130_saying_both(capsys, monkeypatch, tmp_path,
+                                                                                      signals):
+    """The first save after a job ended (its log written) holds Ctrl-C back, and fails: the
+    sweep's own line, then the write."""
+    out = tmp_path / "sweep"
+    full_disk(monkeypatch, lambda p: p.name == "sweep.json" and (p.parent / "logs").is_dir())
+    code, line = _sweep(capsys, monkeypatch, out, {"mlp": ok(), "transformer_block": ok()})
+    assert (code, line) == (130, _stopped_sweep_line(out))
+    assert (out / "mlp" / "compare.json").is_file() and not (out / "transformer_block" / "compare.json").exists()
+
+
+def test_a_sweep_stopped_then_saving_its_stopped_job_onto_a_full_disk_exits_130_saying_both(capsys, monkeypatch,
+                                                                                            tmp_path, signals):
+    """Ctrl-C while a job runs; saving the job it stopped fails (it exited 74, naming the write alone)."""
+    out, pids = tmp_path / "sweep", tmp_path / "pids"
+
+    def interrupt() -> None:
+        deadline = time.monotonic() + 120
+        while not (pids / "mlp.pid").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    full_disk(monkeypatch, lambda p: p.name == "sweep.json" and (p.parent / "logs").is_dir(), None)
+    threading.Thread(target=interrupt, daemon=True).start()
+    code, line = _sweep(capsys, monkeypatch, out, {"mlp": ["--started", str(pids), "hang"], "transformer_block": ok()})
+    assert (code, line) == (130, _stopped_sweep_line(out))
+    assert not (out / "transformer_block").exists()  # never started
