@@ -55,12 +55,13 @@ def test_a_sigint_that_reaches_the_worker_still_stops_it(tmp_path, sigint_defaul
     assert str(err.value).startswith("KeyboardInterrupt")
 
 
-def test_os_exit_0_says_the_script_ended_the_process(tmp_path):
+@pytest.mark.parametrize("code", [0, 3])
+def test_os_exit_says_the_script_ended_the_process(tmp_path, code):
     with pytest.raises(errors.WorkerError) as err:
-        _run_script(tmp_path, "import os\nos._exit(0)\n")
+        _run_script(tmp_path, f"import os\nos._exit({code})\n")
     assert str(err.value).splitlines()[0] == (
-        "capture worker exited with code 0 without a result: the model or script it ran ended the process "
-        f"itself (os._exit(0)) before it could answer (log: {tmp_path / 'compile.log'})")
+        f"capture worker exited with code {code} without a result: the model or script it ran ended the process "
+        f"itself (os._exit({code})) before it could answer (log: {tmp_path / 'compile.log'})")
 
 
 def test_sigint_noted_tells_a_signal_from_a_raise(sigint_default):

@@ -126,13 +126,19 @@ def run_worker(
                 pass
         raise errors.WorkerError(
             f"{module.rsplit('.', 1)[-1]} worker {describe_exit(rc)} without a result"
-            + (ENDED_BY_CODE if rc == 0 else "") + last_output(log, log_path)
+            + ended_by_code(rc) + last_output(log, log_path)
         )
 
 
-# A worker exits with code 0 only once its answer is written (``worker_main``): without one, the
-# model or script it ran ended the process itself.
-ENDED_BY_CODE = ": the model or script it ran ended the process itself (os._exit(0)) before it could answer"
+def ended_by_code(rc: int) -> str:
+    """Why a worker that exited with code ``rc`` gave no answer, where its code says: it exits
+    with 0 only once its answer is written (``worker_main``), and Python with 1 on an error of
+    its own (the traceback in its log), so 0 and the codes up to 127 are the model or script
+    ending the process itself (``os._exit(3)``); '' for any other."""
+    if rc == 0 or 2 <= rc < 128:
+        return (f": the model or script it ran ended the process itself (os._exit({rc})) before it "
+                "could answer")
+    return ""
 
 
 def spawn(args: list[str], logf: Any, *, env: dict[str, str] | None, echo: bool) -> subprocess.Popen:
