@@ -2,11 +2,13 @@
 ends; where that save fails (a full disk), the run exits with the stop's status (128 + the
 signal) and its one line says the stop, where what was measured is saved, and the write that
 failed (its path and error). It said a bare "interrupted" (breakdown; the write's error was
-replaced by the stop raised after it), or exit 74 naming only the write (a sweep, whose
-stopped jobs' saves then failed too; a breakdown stopped before its save failed).
+replaced by the stop raised after it; compare, whose save held no stop back), or exit 74 naming
+only the write (a sweep, whose stopped jobs' saves then failed too; a breakdown or compare
+stopped before its save failed).
 
 Nothing compiles: the breakdown's result is the recorded cpu_mlp_train_quiet one, returned
-where its profiling would have measured it; the sweep's jobs are the stand-in
+where its profiling would have measured it; the compare measures no column; the sweep's jobs
+are the stand-in
 (tests/sweep_standin.py) copying the recorded cpu_mlp_compare. The signal is real, sent to
 this process by the rename that then fails with ENOSPC (the full disk is synthetic)."""
 
@@ -23,9 +25,11 @@ from pathlib import Path
 import pytest
 
 from inductor_bench.commands import breakdown as breakdown_command
+from inductor_bench.commands import compare as compare_command
 from inductor_bench.commands import sweep as sweep_command
 from inductor_bench.core.rundir import load_breakdown
 from inductor_bench.core.sweep_cells import progress_line
+from inductor_bench.runner import compare as compare_runner
 from inductor_bench.runner import pipeline, stop
 from inductor_bench.runner.sweep_run import load_sweep, run_sweep
 
@@ -145,3 +149,34 @@ def test_a_sweep_stopped_then_saving_its_stopped_job_onto_a_full_disk_exits_130_
     code, line = _sweep(capsys, monkeypatch, out, {"mlp": ["--started", str(pids), "hang"], "transformer_block": ok()})
     assert (code, line) == (130, _stopped_sweep_line(out))
     assert not (out / "transformer_block").exists()  # never started
+
+
+def _compare(capsys, monkeypatch, tmp_path, measured) -> tuple[int, str, Path]:
+    """`compare mlp.py --modes default --out RUN` whose columns ``measured()`` (returns, measuring
+    nothing, or raises); the exit status and the last line on stderr."""
+    monkeypatch.setattr(compare_runner, "run_modes", lambda *a, **k: measured())
+    monkeypatch.setattr(compare_runner, "_time_interleaved", lambda *a, **k: None)
+    monkeypatch.setattr(compare_command, "add_compare_roofline", lambda *a, **k: None)
+    run = tmp_path / "run"
+    code, _, err = _run(capsys, "compare", str(MODELS / "mlp.py"), "--modes", "default", "--device", "cpu",
+                        "--out", str(run))
+    return code, err.splitlines()[-1], run
+
+
+def test_a_signal_held_while_a_compare_is_saved_onto_a_full_disk_says_both(capsys, monkeypatch, tmp_path, signals):
+    """compare's save held no stop back: the signal cut it short wherever it landed."""
+    full_disk(monkeypatch, lambda p: p.name == "compare.json")
+    code, line, run = _compare(capsys, monkeypatch, tmp_path, lambda: None)
+    assert (code, line) == (130, f"inductor-bench: error: interrupted as the result was saved; what was measured "
+                                 f"is saved in {run}; also, {run / 'compare.json'}: cannot write ({NO_SPACE})")
+
+
+def test_a_compare_stopped_then_saved_onto_a_full_disk_exits_130_saying_both(capsys, monkeypatch, tmp_path, signals):
+    def stopped():
+        os.kill(os.getpid(), signal.SIGINT)
+        raise AssertionError("the signal did not stop the run")
+
+    full_disk(monkeypatch, lambda p: p.name == "compare.json", None)
+    code, line, run = _compare(capsys, monkeypatch, tmp_path, stopped)
+    assert (code, line) == (130, f"inductor-bench: error: interrupted; what was measured is saved in {run}; also, "
+                                 f"{run / 'compare.json'}: cannot write ({NO_SPACE})")

@@ -18,7 +18,7 @@ from ..core.compare import (
 from ..core.errors import BenchError, Interrupted, UsageError
 from ..core.vocab import Status
 from ..core.workload import FACTORY_KIND, WorkloadOptions, default_batch_size
-from . import compile_modes
+from . import compile_modes, stop
 from .cache import check_caches
 from .compare_columns import codes, error_line, run_modes
 from .compare_names import check_names, column_dir, model_names
@@ -102,7 +102,8 @@ def run_compare(
         order = {m: i for i, m in enumerate(modes)}
         models = {n: i for i, n in enumerate(names)}
         result.modes.sort(key=lambda m: (models.get(m.model, 0), order[m.mode]))
-        save_result(run_dir, result, run.settings.on_saved)
+        with stop.saved_first(first_err, f"what was measured is saved in {run_dir}"):  # a stop waits for it
+            save_result(run_dir, result, run.settings.on_saved)
     return result, run_dir, first_err
 
 
