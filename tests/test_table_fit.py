@@ -336,3 +336,24 @@ def test_a_figure_with_words_in_parentheses_loses_them_and_the_table_fits(width)
                                          "68.1% (over 41% of kernel time)"]
     assert _columns(shown)["% peak"] == ["73.7%", "68.8%", "64.4%", "", "-", "68.1%"]
     assert "((over 4% of kernel time), (over 41% of kernel time): left out to fit" in " ".join(shown.split())
+
+
+SIZES = re.compile(r"\d+(?:x\d+)*")  # a number, or a shape's sizes
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_a_cut_never_splits_a_number_or_a_shapes_sizes(width):
+    """Cut in their middle, the recorded CPU loop's shapes (``128x256 @ 256x1024 (strides 1x256)``)
+    show whole sizes or none: ``256x10…`` would read as a size the op never had."""
+    from inductor_bench.core.analyze import analyze_file
+    from inductor_bench.render.analyze import render_analyze
+
+    r = analyze_file(FIXTURES / "cpu_memory" / "train-torch-2.13.0.json.gz")
+    whole = _columns(render_analyze(r).split("by shape: record_shapes")[1].split("\n\n")[1])["shapes"]
+    with for_terminal(width):
+        shown = _columns(render_analyze(r).split("by shape: record_shapes")[1].split("\n\n")[1])["shapes"]
+    assert any("…" in c for c in shown) and len(set(shown)) == len(set(whole))
+    for cut, full in zip(shown, whole, strict=True):
+        assert set(SIZES.findall(cut)) <= set(SIZES.findall(full)), (cut, full)
+    assert distinct_cut(["128x256 @ 256x1024 (strides 1x256)"], 32) == ["128x256 @ …(strides 1x256)"]
+    assert distinct_cut(["triton_poi_fused_relu_12"], 12) == ["triton…lu_12"]

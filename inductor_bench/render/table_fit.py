@@ -7,7 +7,8 @@ In this order, each step only while the table is still too wide:
    column's cells is broken onto two lines at a space (a header is never cut: one wider than its
    column once cut goes on two lines, and the column is no narrower than its longer line);
 2. the widest text cells (kernel names, module paths, source lines) lose their middle to a
-   ``…``, the widest column first, down to ``ROOM`` characters;
+   ``…``, the widest column first, down to ``ROOM`` characters (a cut never splits a number or
+   a shape's sizes: ``128x256 @ …``, not ``128x256 @ 256x10…``, which reads as another size);
 3. the columns the table names as optional are left out, in its order, and a line under the
    table names them;
 4. the text cells lose their middle down to ``MIN_CELL`` characters, then ``LAST_CELL``.
@@ -307,7 +308,44 @@ def middle(s: str, width: int, head: int | None = None) -> str:
         if s.count(CUT) == 1:  # a name cut before loses its middle there, not at a second place
             gap, drop = s.index(CUT), len(s) - keep
             head = min(max(head, gap - drop + 1), gap)
-    return s[:head] + CUT + s[len(s) - (keep - head):]
+    return _whole_numbers(s, head, len(s) - (keep - head))
+
+
+def _sized(s: str, i: int) -> bool:
+    """Whether ``s[i]`` is part of a number or of a shape's sizes (``256x1024``): a digit, or the
+    x between two."""
+    return s[i].isdigit() or (s[i] == "x" and 0 < i < len(s) - 1
+                              and s[i - 1].isdigit() and s[i + 1].isdigit())
+
+
+def _inside(s: str, at: int) -> bool:
+    """Whether a cut at ``at`` would split a number or a shape's sizes."""
+    return 0 < at < len(s) and _sized(s, at - 1) and _sized(s, at)
+
+
+def _whole_numbers(s: str, head: int, tail: int) -> str:
+    """``s[:head] + … + s[tail:]``, a number (or a shape's sizes, ``256x1024``) on either side of
+    the cut not split: one the tail starts inside is kept whole where the head can give up the
+    room (``…_12``, not ``…_2``), else goes, as one the head ends inside does
+    (``128x256 @ …``, not ``128x256 @ 256x10…``: another size)."""
+    start = tail
+    while _inside(s, start):
+        start -= 1
+    if tail - start <= head // 2:
+        head, tail = head - (tail - start), start
+    return _pieces(s, [(0, head), (tail, len(s))])
+
+
+def _pieces(s: str, spans: list[tuple[int, int]]) -> str:
+    """The spans of ``s`` joined by ``…``, each without the part of a number the cut splits."""
+    out = []
+    for a, b in spans:
+        while a < b and _inside(s, a):
+            a += 1
+        while b > a and _inside(s, b):
+            b -= 1
+        out.append(s[a:b])
+    return CUT.join(out)
 
 
 def distinct_cut(cells: list[str], width: int) -> list[str]:
@@ -341,7 +379,7 @@ def _from(s: str, width: int, at: int) -> str:
         return middle(s, width, head)
     if start == head:  # ... or near the start: the start, then the end
         return middle(s, width, width - 1 - tail)
-    return s[:head] + CUT + s[start : start + room] + CUT + s[len(s) - tail:]
+    return _pieces(s, [(0, head), (start, start + room), (len(s) - tail, len(s))])
 
 
 def _widest(text: str) -> int:
