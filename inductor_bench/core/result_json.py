@@ -98,8 +98,9 @@ def result_json(result: BreakdownResult | CompareResult) -> str:
     if isinstance(result, BreakdownResult):
         _with_derived(d, result)
         d["step"] = step_figures(result)
-    else:
+    else:  # each column's breakdown as its own breakdown.json holds it
         for m, md in zip(result.modes, d["modes"], strict=True):
             if m.breakdown is not None:
                 _with_derived(md["breakdown"], m.breakdown)
+                md["breakdown"]["step"] = step_figures(m.breakdown)
     return json.dumps(d, indent=1)
