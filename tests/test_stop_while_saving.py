@@ -30,7 +30,7 @@ from inductor_bench.commands import sweep as sweep_command
 from inductor_bench.core.rundir import load_breakdown
 from inductor_bench.core.sweep_cells import progress_line
 from inductor_bench.runner import compare as compare_runner
-from inductor_bench.runner import pipeline, stop
+from inductor_bench.runner import pipeline, roofline, stop
 from inductor_bench.runner.sweep_run import load_sweep, run_sweep
 
 from .conftest import MODELS
@@ -74,13 +74,17 @@ class _Compiled:
         pass
 
 
-def _breakdown(capsys, monkeypatch, tmp_path, profiled) -> tuple[int, str, Path]:
+def _breakdown(capsys, monkeypatch, tmp_path, profiled, ceilings=None) -> tuple[int, str, Path]:
     """`breakdown mlp.py --out RUN` whose profiling ``profiled`` (returns the recorded result, or
-    raises); the exit status and the last line on stderr."""
+    raises), its ceilings ``ceilings`` (None: not measured); the exit status and the last line
+    on stderr."""
     recorded = load_breakdown(RESULTS / "cpu_mlp_train_quiet")
     monkeypatch.setattr(pipeline, "compile_workload", lambda *a, **k: _Compiled())
     monkeypatch.setattr(pipeline, "breakdown_from_outcome", lambda *a, **k: (profiled(recorded), None))
-    monkeypatch.setattr(breakdown_command, "add_roofline", lambda *a, **k: None)
+    if ceilings is None:
+        monkeypatch.setattr(breakdown_command, "add_roofline", lambda *a, **k: None)
+    else:
+        monkeypatch.setattr(roofline, "measured_roofline", ceilings)
     run = tmp_path / "run"
     code, _, err = _run(capsys, "breakdown", str(MODELS / "mlp.py"), "--device", "cpu", "--out", str(run))
     return code, err.splitlines()[-1], run
@@ -106,6 +110,21 @@ def test_a_breakdown_stopped_then_saved_onto_a_full_disk_exits_130_saying_both(c
     code, line, run = _breakdown(capsys, monkeypatch, tmp_path, stopped)
     assert (code, line) == (130, f"inductor-bench: error: interrupted; no graph was measured; see {run}; also, "
                                  f"{run / 'breakdown.json'}: cannot write ({NO_SPACE})")
+
+
+def test_a_stop_while_the_ceilings_are_measured_then_a_full_disk_exits_130_saying_both(capsys, monkeypatch,
+                                                                                      tmp_path, signals):
+    """Every graph saved, then Ctrl-C as the ceilings are measured: the result saved again with
+    its note fails (it exited 74, naming the write alone)."""
+    def measuring(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)
+        raise AssertionError("the signal did not stop the run")
+
+    full_disk(monkeypatch, lambda p: p.name == "breakdown.json" and stop.received() is not None, None)
+    code, line, run = _breakdown(capsys, monkeypatch, tmp_path, lambda recorded: recorded, measuring)
+    assert (code, line) == (130, f"inductor-bench: error: interrupted; what was measured is saved in {run}; also, "
+                                 f"{run / 'breakdown.json'}: cannot write ({NO_SPACE})")
+    assert load_breakdown(run).status == "ok"  # as saved before the stop
 
 
 def _sweep(capsys, monkeypatch, out: Path, actions: dict[str, list[str]]) -> tuple[int, str]:

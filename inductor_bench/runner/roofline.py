@@ -18,6 +18,7 @@ from ..core.compare import CompareResult
 from ..core.results import BreakdownResult
 from ..core.roofline import chart_points, to_measure_again
 from ..core.rundir import GRAPHS_DIR, PROFILE_FILE
+from . import stop
 from .cache import user_cache_root
 from .peaks_measure import read_entry, usable
 from .rundir import save_result, write_atomic
@@ -192,10 +193,12 @@ STOPPED_NOTE = "the ceilings were not measured: the run was stopped while measur
 def _saved_when_stopped(result: BreakdownResult | CompareResult, run_dir: Path,
                         settings: RunSettings) -> Iterator[None]:
     """A stop signal while the ceilings are measured: the measured run is saved saying so,
-    then the stop goes on."""
+    then the stop goes on (a save that fails said with it, ``stop.saved_first``)."""
     try:
         yield
     except KeyboardInterrupt:
         result.errors.append(STOPPED_NOTE)
-        save_result(run_dir, result, settings.on_saved)
+        kept = f"what was measured is saved in {run_dir}"
+        with stop.saved_first(errors.Interrupted(f"interrupted; {kept}"), kept):
+            save_result(run_dir, result, settings.on_saved)
         raise
