@@ -57,10 +57,15 @@ def test_a_script_in_another_directory_imports_what_python_gives_it(tmp_path, mo
 
     monkeypatch.chdir(work)
     monkeypatch.setenv("PYTHONPATH", str(user_path))
-    request = {"options": WorkloadOptions(str(script)).to_dict(), "modules_log": str(tmp_path / "modules.jsonl")}
-    with pytest.raises(errors.WorkloadError, match="ModuleNotFoundError: No module named 'only_in_cwd'"):
+    request = {"options": WorkloadOptions(str(script)).to_dict(), "modules_log": str(tmp_path / "modules.jsonl"),
+               "log": str(tmp_path / "compile.log")}
+    with pytest.raises(errors.WorkloadError) as err:
         run_worker(COMPILE_WORKER, request, timeout=300, env={"SEEN_OUT": str(tmp_path / "tool.json")},
                    log_path=tmp_path / "compile.log")
+    assert str(err.value) == (
+        "the script raised: ModuleNotFoundError: No module named 'only_in_cwd' (the working directory holds "
+        "only_in_cwd.py, but Python does not look there for a file's imports: only beside the file and on "
+        f"PYTHONPATH) (log: {tmp_path / 'compile.log'})")
     seen = json.loads((tmp_path / "tool.json").read_text())
     assert seen == expected
     assert str(work) not in seen["path"] and python_start.PACKAGE_ROOT not in seen["path"][:2]

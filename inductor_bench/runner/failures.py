@@ -65,7 +65,21 @@ def missing_module(e: BaseException, own_file: str | None = None) -> str:
     if frames and frames[-1].filename != (own[-1].filename if own else None):
         site = f"imported at {_short(frames[-1].filename)}:{frames[-1].lineno}"
         site += f", reached from {os.path.basename(own[-1].filename)}:{own[-1].lineno}; " if own else "; "
+    if here := _in_working_directory(e.name):
+        return (f" ({site}the working directory holds {here}, but Python does not look there for a file's "
+                "imports: only beside the file and on PYTHONPATH)")
     return f" ({site}not installed for {sys.executable}, the Python inductor-bench runs it with)"
+
+
+def _in_working_directory(name: str | None) -> str:
+    """``helper.py`` (or ``helper/``) where the working directory holds the module ``name``'s
+    top level, which ``python train.py`` run from there does not import either; else ''."""
+    top = (name or "").split(".")[0]
+    if not top or os.path.realpath(os.getcwd()) in map(os.path.realpath, filter(None, sys.path)):
+        return ""
+    if os.path.isfile(f"{top}.py"):
+        return f"{top}.py"
+    return f"{top}/" if os.path.isdir(top) else ""
 
 
 def _short(filename: str) -> str:
