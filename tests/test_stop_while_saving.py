@@ -27,6 +27,7 @@ import pytest
 from inductor_bench.commands import breakdown as breakdown_command
 from inductor_bench.commands import compare as compare_command
 from inductor_bench.commands import sweep as sweep_command
+from inductor_bench.core.errors import WorkerError
 from inductor_bench.core.rundir import load_breakdown
 from inductor_bench.core.sweep_cells import progress_line
 from inductor_bench.runner import compare as compare_runner
@@ -38,6 +39,7 @@ from .sweep_helpers import ok, standin
 from .test_output_paths_first import RESULTS, _run
 
 NO_SPACE = os.strerror(errno.ENOSPC)
+DIED = "graph 0-forward: profiling worker was killed by SIGKILL"
 
 
 @pytest.fixture
@@ -74,13 +76,13 @@ class _Compiled:
         pass
 
 
-def _breakdown(capsys, monkeypatch, tmp_path, profiled, ceilings=None) -> tuple[int, str, Path]:
+def _breakdown(capsys, monkeypatch, tmp_path, profiled, ceilings=None, error=None) -> tuple[int, str, Path]:
     """`breakdown mlp.py --out RUN` whose profiling ``profiled`` (returns the recorded result, or
-    raises), its ceilings ``ceilings`` (None: not measured); the exit status and the last line
-    on stderr."""
+    raises) and met ``error``, its ceilings ``ceilings`` (None: not measured); the exit status and
+    the last line on stderr."""
     recorded = load_breakdown(RESULTS / "cpu_mlp_train_quiet")
     monkeypatch.setattr(pipeline, "compile_workload", lambda *a, **k: _Compiled())
-    monkeypatch.setattr(pipeline, "breakdown_from_outcome", lambda *a, **k: (profiled(recorded), None))
+    monkeypatch.setattr(pipeline, "breakdown_from_outcome", lambda *a, **k: (profiled(recorded), error))
     if ceilings is None:
         monkeypatch.setattr(breakdown_command, "add_roofline", lambda *a, **k: None)
     else:
@@ -98,6 +100,16 @@ def test_a_signal_held_while_a_breakdown_is_saved_onto_a_full_disk_says_both(cap
     code, line, run = _breakdown(capsys, monkeypatch, tmp_path, lambda recorded: recorded)
     assert (code, line) == (status, f"inductor-bench: error: interrupted as the result was saved; what was "
                                     f"measured is saved in {run}; also, {run / name}: cannot write ({NO_SPACE}){said}")
+
+
+def test_a_signal_held_while_a_failed_breakdown_is_saved_onto_a_full_disk_names_all_three(capsys, monkeypatch,
+                                                                                           tmp_path, signals):
+    """The run ended (a worker died) before the stop came: its failure is said too."""
+    full_disk(monkeypatch, lambda p: p.name == "breakdown.json")
+    code, line, run = _breakdown(capsys, monkeypatch, tmp_path, lambda recorded: recorded, error=WorkerError(DIED))
+    assert (code, line) == (130, f"inductor-bench: error: interrupted as the result was saved; what was measured "
+                                 f"is saved in {run}; also, {DIED}; also, {run / 'breakdown.json'}: cannot write "
+                                 f"({NO_SPACE})")
 
 
 def test_a_breakdown_stopped_then_saved_onto_a_full_disk_exits_130_saying_both(capsys, monkeypatch, tmp_path,

@@ -83,24 +83,26 @@ def shielded() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def saved_first(stopped: errors.BenchError | None, kept: str) -> Iterator[None]:
-    """The block saves what a run measured once it ended (``stopped``: its error, an
+def saved_first(failure: errors.BenchError | None, kept: str) -> Iterator[None]:
+    """The block saves what a run measured once it ended (``failure``: its error, an
     ``Interrupted`` where a stop ended it), a stop signal held back meanwhile (``shielded``). A
     save that fails (a full disk) once a stop came, before or held back during it, leaves the stop
     the exit status (128 + the signal), not the write's 74: an ``Interrupted`` whose line says the
-    stop, then the failed write. ``kept``: where what was measured is saved, as a stop held back
-    during the save says it (``what was measured is saved in RUN``)."""
+    stop, the run's failure where the run ended before the stop, then the failed write. ``kept``:
+    where what was measured is saved, as a stop held back during the save says it."""
     try:
         with shielded():
             yield
     except Stopped as e:
         if not isinstance(e.unsaved, errors.BenchError):
             raise
-        raise errors.Interrupted(f"interrupted as the result was saved; {kept}; also, {e.unsaved}") from None
+        also = f"; also, {failure}" if failure is not None else ""
+        line = f"interrupted as the result was saved; {kept}{also}; also, {e.unsaved}"
+        raise errors.Interrupted(line) from None
     except errors.BenchError as e:
-        if not isinstance(stopped, errors.Interrupted) or isinstance(e, errors.Interrupted):
+        if not isinstance(failure, errors.Interrupted) or isinstance(e, errors.Interrupted):
             raise
-        raise errors.Interrupted(f"{stopped}; also, {e}") from None
+        raise errors.Interrupted(f"{failure}; also, {e}") from None
 
 
 def received() -> int | None:
