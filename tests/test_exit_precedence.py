@@ -102,7 +102,7 @@ def test_compare_a_stop_while_the_json_is_written_exits_130_with_the_gates_verdi
     code, line, run = _compare(capsys, monkeypatch, tmp_path, None, "--fail-on-regression", "10", "--json", str(page))
     assert (code, line) == (130, "inductor-bench: error: interrupted as the report was written; what was measured "
                                  f"is saved in {run}; also, {REGRESSED}")
-    assert not page.exists() and not list(tmp_path.glob(".gate.json*"))
+    assert not page.exists() and not list(tmp_path.glob("*gate.json*"))
 
 
 def _sweep(capsys, monkeypatch, tmp_path, ended, *more: str) -> tuple[int, str, Path]:
