@@ -111,17 +111,19 @@ def fitted(
              if re.search(rf"\d\S* \({short}\)(?=\s|$)", out)]
     counts_gone = sum(len(_SAMPLES.findall(c)) for r in rows for c in r) > len(_SAMPLES.findall(out))
     notes = [
-        f"{', '.join(left_out)}: left out to fit {width} columns; a file, a pipe or --format markdown "
-        "has every column" if left_out else "",
-        f"{', '.join(marks)}: verdicts written short, their intervals left out to fit {width} columns; "
-        "a file, a pipe or --format markdown has them whole" if marks else "",
-        f"n=…: sample counts left out to fit {width} columns; a file, a pipe or --format markdown has "
-        "them" if counts_gone else "",
+        f"({', '.join(left_out)}: left out to fit {width} columns; a file, a pipe or --format markdown "
+        "has every column)" if left_out else "",
+        f"({', '.join(marks)}: verdicts written short, their intervals left out to fit {width} columns; "
+        "a file, a pipe or --format markdown has them whole)" if marks else "",
+        f"(n=…: sample counts left out to fit {width} columns; a file, a pipe or --format markdown has "
+        "them)" if counts_gone else "",
+        # the words, each in its own parentheses, not in a second pair: ``(over 4% of kernel time),
+        # (over 41% of kernel time): left out …``, never ``((over 4% …``
         f"{', '.join(asides)}: left out to fit {width} columns; a file, a pipe or --format markdown "
         "has them" if asides else "",
     ]
     for note in filter(None, notes):  # each on lines of its own under the table
-        out += "\n" + textwrap.fill(f"({note})", width, break_long_words=False, break_on_hyphens=False)
+        out += "\n" + textwrap.fill(note, width, break_long_words=False, break_on_hyphens=False)
     return out, tuple(left_out)
 
 
