@@ -72,6 +72,20 @@ def test_syntax_error(tmp_path):
     assert "syntax error" in one_error_line(p)
 
 
+@pytest.mark.parametrize("text", ["import os\nreturn 1\n", "import os\nawait os.getpid()\n"])
+def test_a_syntax_error_python_finds_past_the_parser_is_one_too(tmp_path, text):
+    """Python refuses these files before they run (exit 1, SyntaxError), though they parse: refused
+    so before any worker, as any syntax error is, not after a worker imported torch (exit 3)."""
+    f = tmp_path / "bad.py"
+    f.write_text(text)
+    with pytest.raises(SyntaxError) as python:
+        compile(text, str(f), "exec")
+    msg = python.value.msg
+    p = cli("breakdown", str(f), "--device", "cpu", "--runs-dir", str(tmp_path / "runs"))
+    assert (p.returncode, one_error_line(p)) == (2, f"inductor-bench: error: {f}:2: syntax error: {msg}")
+    assert not (tmp_path / "runs").exists()
+
+
 def test_a_mode_the_installed_torch_lacks_is_refused_before_a_run_directory(tmp_path):
     runs = tmp_path / "runs"
     p = cli("breakdown", str(MODELS / "mlp.py"), "--mode", "bogus", "--device", "cpu",

@@ -170,6 +170,8 @@ def _top_defs(path: Path) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
         raise UsageError(f"{path}: cannot read it ({e.strerror or e})") from None
     try:
         tree = ast.parse(text, filename=str(path))
+        # what parses but Python refuses before it runs (return at top level)
+        compile(tree, str(path), "exec", dont_inherit=True)
     except SyntaxError as e:
         raise UsageError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
     except ValueError as e:  # a NUL byte
