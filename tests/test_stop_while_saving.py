@@ -29,13 +29,16 @@ from inductor_bench.commands import compare as compare_command
 from inductor_bench.commands import sweep as sweep_command
 from inductor_bench.core.errors import WorkerError
 from inductor_bench.core.rundir import load_breakdown
+from inductor_bench.core.sweep import CellStatus
 from inductor_bench.core.sweep_cells import progress_line
 from inductor_bench.runner import compare as compare_runner
 from inductor_bench.runner import pipeline, roofline, stop
+from inductor_bench.runner.rundir import WriteError
+from inductor_bench.runner.sweep_exec import LocalExecutor
 from inductor_bench.runner.sweep_run import load_sweep, run_sweep
 
 from .conftest import MODELS
-from .sweep_helpers import ok, standin
+from .sweep_helpers import alive, grid, ok, standin
 from .test_output_paths_first import RESULTS, _run
 
 NO_SPACE = os.strerror(errno.ENOSPC)
@@ -148,38 +151,76 @@ def _sweep(capsys, monkeypatch, out: Path, actions: dict[str, list[str]]) -> tup
     return code, err.splitlines()[-1]
 
 
-def _stopped_sweep_line(out: Path) -> str:
-    return (f"inductor-bench: error: sweep stopped ({progress_line(load_sweep(out))}); what was measured is saved "
-            f"in {out}, and the same command resumes it; also, {out / 'sweep.json'}: cannot write ({NO_SPACE})")
+def _stopped_sweep_line(out: Path, progress: str) -> str:
+    return (f"inductor-bench: error: sweep stopped ({progress}); what was measured is saved in {out}, and the same "
+            f"command resumes it; also, {out / 'sweep.json'}: cannot write ({NO_SPACE})")
 
 
 def test_a_signal_held_while_a_sweep_is_saved_onto_a_full_disk_exits_130_saying_both(capsys, monkeypatch, tmp_path,
                                                                                       signals):
     """The first save after a job ended (its log written) holds Ctrl-C back, and fails: the
-    sweep's own line, then the write."""
+    sweep's own line, then the write. The count is the sweep's as it is (mlp done), not as last
+    saved (it read '0/2 done, 1 running, 1 pending', mlp's result beside it)."""
     out = tmp_path / "sweep"
     full_disk(monkeypatch, lambda p: p.name == "sweep.json" and (p.parent / "logs").is_dir())
     code, line = _sweep(capsys, monkeypatch, out, {"mlp": ok(), "transformer_block": ok()})
-    assert (code, line) == (130, _stopped_sweep_line(out))
+    assert (code, line) == (130, _stopped_sweep_line(out, "1/2 done, 1 pending"))
     assert (out / "mlp" / "compare.json").is_file() and not (out / "transformer_block" / "compare.json").exists()
+    assert progress_line(load_sweep(out)) == "0/2 done, 1 running, 1 pending"  # as last saved
 
 
 def test_a_sweep_stopped_then_saving_its_stopped_job_onto_a_full_disk_exits_130_saying_both(capsys, monkeypatch,
                                                                                             tmp_path, signals):
-    """Ctrl-C while a job runs; saving the job it stopped fails (it exited 74, naming the write alone)."""
+    """Ctrl-C while a job runs; saving the job it stopped fails (it exited 74, naming the write
+    alone); the count has the job stopped (it read '1 running')."""
     out, pids = tmp_path / "sweep", tmp_path / "pids"
+    full_disk(monkeypatch, lambda p: p.name == "sweep.json" and (p.parent / "logs").is_dir(), None)
+    _interrupt_when(lambda: (pids / "mlp.pid").exists())
+    code, line = _sweep(capsys, monkeypatch, out, {"mlp": ["--started", str(pids), "hang"], "transformer_block": ok()})
+    assert (code, line) == (130, _stopped_sweep_line(out, "0/2 done, 1 interrupted, 1 pending"))
+    assert not (out / "transformer_block").exists()  # never started
+
+
+def test_a_sweep_whose_first_save_fails_as_it_is_stopped_names_the_write(capsys, monkeypatch, tmp_path, signals):
+    """Ctrl-C held back while the new sweep's first sweep.json is written, which fails: nothing
+    started, and the line names the write too (it said the stop alone)."""
+    out = tmp_path / "sweep"
+    full_disk(monkeypatch, lambda p: p.name == "sweep.json")
+    code, line = _sweep(capsys, monkeypatch, out, {"mlp": ok(), "transformer_block": ok()})
+    assert (code, line) == (130, "inductor-bench: error: sweep stopped before any job started; "
+                                 f"also, {out / 'sweep.json'}: cannot write ({NO_SPACE})")
+    assert not (out / "sweep.json").exists() and not (out / "mlp").exists()
+
+
+def test_each_job_stopped_with_the_sweep_is_recorded_though_the_first_record_fails(monkeypatch, tmp_path, signals):
+    """Two jobs at once (two slots), Ctrl-C, and no room for either job's log: both are still
+    recorded as stopped (the first failed record ended the loop, leaving b running and unsaid),
+    and the stop carries both failed writes in one line."""
+    out, pids, live = tmp_path / "sweep", tmp_path / "pids", []
+    full_disk(monkeypatch, lambda p: p.parent.name == "logs", None)
+    _interrupt_when(lambda: len(list(pids.glob("*.pid"))) == 2)
+    with pytest.raises(stop.Stopped) as stopped:
+        run_sweep(out, grid(["a", "b"]), lambda: LocalExecutor(["0", "1"]),
+                  on_event=lambda what, cell, sweep: live.append(sweep),
+                  command=standin({n: ["--started", str(pids), "hang"] for n in "ab"}))
+    a, b = live[-1].cells
+    assert [(c.status, c.exit_code, c.reason) for c in (a, b)] == [(CellStatus.INTERRUPTED, 130, "stopped by SIGINT")] * 2
+    failed = {f"{out / 'logs' / n}.log: cannot write ({NO_SPACE})" for n in "ab"}
+    assert set(str(stopped.value.unsaved).split("; also, ")) == failed
+    assert isinstance(stopped.value.unsaved, WriteError)
+    assert not any(alive(int(p.read_text())) for p in pids.glob("*.pid"))
+
+
+def _interrupt_when(ready) -> None:
+    """Ctrl-C to this process, from a thread, once ``ready()``."""
 
     def interrupt() -> None:
         deadline = time.monotonic() + 120
-        while not (pids / "mlp.pid").exists() and time.monotonic() < deadline:
+        while not ready() and time.monotonic() < deadline:
             time.sleep(0.05)
         os.kill(os.getpid(), signal.SIGINT)
 
-    full_disk(monkeypatch, lambda p: p.name == "sweep.json" and (p.parent / "logs").is_dir(), None)
     threading.Thread(target=interrupt, daemon=True).start()
-    code, line = _sweep(capsys, monkeypatch, out, {"mlp": ["--started", str(pids), "hang"], "transformer_block": ok()})
-    assert (code, line) == (130, _stopped_sweep_line(out))
-    assert not (out / "transformer_block").exists()  # never started
 
 
 def _compare(capsys, monkeypatch, tmp_path, measured) -> tuple[int, str, Path]:

@@ -15,6 +15,7 @@ from ..core.compare_modes import DEFAULT_MODES
 from ..core.devices import AUTO
 from ..core.errors import BenchError, Interrupted, NotComparable, RegressionFound, UsageError, WorkerError
 from ..core.rundir import HTML_REPORT_FILE, REPORT_FILE
+from ..core.sweep import Cell, Sweep
 from ..core.sweep_cells import models, progress_line
 from ..core.sweep_table import SweepTable, build_table, comparable_results, gate, workload_changes
 from ..render.doc import HTML
@@ -154,14 +155,20 @@ def sweep(
         executor, device, out, ray_address, slurm_cluster, (slurm_partition, slurm_time, slurm_opt or [])
     )
     stopped: BaseException | None = None
+    queued = executor is ExecutorKind.slurm and slurm_cluster is SlurmCluster.slurm
+    printed = print_event(executor, out, queued=queued)
+    live: list[Sweep] = []  # the sweep as it is now, saved or not
+
+    def on_event(what: str, cell: Cell | None, sweep: Sweep) -> None:
+        live[:] = [sweep]
+        printed(what, cell, sweep)
+
     try:
         done = run_sweep(
             out,
             plan,
             make,
-            on_event=print_event(
-                executor, out, queued=executor is ExecutorKind.slurm and slurm_cluster is SlurmCluster.slurm
-            ),
+            on_event=on_event,
             timeout_s=job_timeout,
             shared_marker=executor is not ExecutorKind.local,
             resolve_device=resolve_device,
@@ -169,9 +176,10 @@ def sweep(
     except (KeyboardInterrupt, WriteError) as e:
         if isinstance(e, WriteError) and stop_signals.received() is None:  # no stop: the write is the error
             raise
-        stopped, done = e, load_sweep(out.absolute())  # a save that failed: the sweep as last saved
+        # a save that failed: the sweep as it is now, not as last saved; before it began, as saved
+        stopped, done = e, live[0] if live else load_sweep(out.absolute())
         if done is None:  # stopped before the sweep was saved: nothing to report
-            raise Interrupted("sweep stopped before any job started") from None
+            raise Interrupted("sweep stopped before any job started" + _also_unsaved(e)) from None
     results, unread, shown_from = read_results(out.absolute(), done)
     table = build_table(done, results, shown_from)
     if old is not None:
@@ -215,12 +223,17 @@ def _exit_error(
 ) -> BenchError | None:
     """What the command exits with (``exit_status.first_of``): a stop; else the gate's failing
     verdict, its line naming the models that did not finish too; else those models."""
-    unsaved = stopped if isinstance(stopped, WriteError) else getattr(stopped, "unsaved", None)
     stop = Interrupted(
         f"sweep stopped ({progress_line(table.sweep)}); what was measured is saved in {out}, "
-        "and the same command resumes it" + (f"; also, {unsaved}" if isinstance(unsaved, BenchError) else "")
+        "and the same command resumes it" + _also_unsaved(stopped)
     ) if stopped is not None else None
     return first_of(stop, _gate_failure(table, threshold), _unfinished(table))
+
+
+def _also_unsaved(stopped: BaseException) -> str:
+    """``; also, <the saves that failed>`` of a stopped sweep; empty where none failed."""
+    unsaved = stopped if isinstance(stopped, WriteError) else getattr(stopped, "unsaved", None)
+    return f"; also, {unsaved}" if isinstance(unsaved, BenchError) else ""
 
 
 def _gate_failure(table: SweepTable, threshold: float | None) -> BenchError | None:

@@ -14,6 +14,7 @@ Workers die with the process that started them (``die_with_parent``, in the work
 from __future__ import annotations
 
 import contextlib
+import copy
 import ctypes
 import ctypes.util
 import os
@@ -103,6 +104,18 @@ def saved_first(failure: errors.BenchError | None, kept: str) -> Iterator[None]:
         if not isinstance(failure, errors.Interrupted) or isinstance(e, errors.Interrupted):
             raise
         raise errors.Interrupted(f"{failure}; also, {e}") from None
+
+
+def with_unsaved(stopped: KeyboardInterrupt, *failed: BaseException) -> KeyboardInterrupt:
+    """``stopped``, its ``unsaved`` saying in one line every save that failed (its own, then
+    ``failed``: the saves made as the stop was handled), each line once; ``stopped`` itself
+    where none failed."""
+    errors = [e for e in (getattr(stopped, "unsaved", None), *failed) if e is not None]
+    if not errors:
+        return stopped
+    unsaved = copy.copy(errors[0])  # its kind, so what reads it tells a failed write
+    unsaved.args = ("; also, ".join(dict.fromkeys(str(e) for e in errors)),)
+    return Stopped(getattr(stopped, "signum", None) or received() or signal.SIGINT, unsaved)
 
 
 def received() -> int | None:

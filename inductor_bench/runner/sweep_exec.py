@@ -1,11 +1,12 @@
 """Where a sweep's jobs run, and the loop that runs them.
 
 An executor starts a job (``runner/sweep_job.py``) in one of its **slots**, says when it has
-ended, and stops it when asked. ``run_jobs`` keeps every slot busy until the jobs are done;
-on Ctrl-C (or SIGTERM: ``runner/stop.py``) it stops the running jobs, which save what they
-measured, reports them, and raises again. This module's executor is ``local``: one job per
-visible GPU, each pinned with ``CUDA_VISIBLE_DEVICES``, or on the CPU one job at a time (two
-would disturb each other's timings). Ray: ``sweep_exec_ray.py``; Slurm: ``sweep_exec_slurm.py``.
+ended, and stops it when asked. ``run_jobs`` keeps every slot busy until the jobs are done; on
+Ctrl-C (or SIGTERM: ``runner/stop.py``) it stops the running jobs, which save what they
+measured, reports them (each, even where another's record cannot be saved), and raises again.
+This module's executor is ``local``: one job per visible GPU, each pinned with
+``CUDA_VISIBLE_DEVICES``, or on the CPU one job at a time (two would disturb each other's
+timings). Ray: ``sweep_exec_ray.py``; Slurm: ``sweep_exec_slurm.py``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from typing import Any, Protocol
 
 from ..core.devices import AUTO, HOST_BACKEND, accelerators
 from ..core.errors import DeviceError
+from . import stop
 from .presence import absent, check_requested
+from .rundir import WriteError
 from .sweep_job import Job, JobOutcome, run_job
 
 POLL_S = 0.1
@@ -72,16 +75,29 @@ def run_jobs(executor: Executor, jobs: list[Job], started: Started, ended: Ended
                     free.append(entry[1])
                     ended(entry[0], outcome)
             time.sleep(POLL_S)
-    except KeyboardInterrupt:
-        _stop_all(executor, running, ended)
+    except KeyboardInterrupt as stopped:
+        unsaved = _stop_all(executor, running, ended)
+        if unsaved:
+            raise stop.with_unsaved(stopped, *unsaved) from stopped
         raise
     finally:
         executor.close()
 
 
-def _stop_all(executor: Executor, running: list, ended: Ended) -> None:
+def _stop_all(executor: Executor, running: list, ended: Ended) -> list[WriteError]:
+    """Stop the running jobs and report each as it ends (or as not reporting in time); a job
+    whose record cannot be saved (a full disk) does not keep the others from being recorded:
+    the saves that failed."""
     for _, _, handle in running:
         executor.stop(handle)
+    unsaved: list[WriteError] = []
+
+    def report(job: Job, outcome: JobOutcome) -> None:
+        try:
+            ended(job, outcome)
+        except WriteError as e:
+            unsaved.append(e)
+
     deadline = time.monotonic() + STOPPED_REPORT_S
     while running and time.monotonic() < deadline:
         for entry in list(running):
@@ -89,10 +105,11 @@ def _stop_all(executor: Executor, running: list, ended: Ended) -> None:
             if outcome is not None:
                 running.remove(entry)
                 outcome.stopped = True
-                ended(entry[0], outcome)
+                report(entry[0], outcome)
         time.sleep(POLL_S)
     for job, _, _ in running:
-        ended(job, JobOutcome(exit_code=None, stopped=True, error="did not report after it was stopped"))
+        report(job, JobOutcome(exit_code=None, stopped=True, error="did not report after it was stopped"))
+    return unsaved
 
 
 def failed_outcome(error: BaseException) -> JobOutcome:

@@ -127,8 +127,15 @@ def run_sweep(
 
         try:
             run_jobs(executor(), list(jobs.values()), started, finished)
-        finally:
+        except KeyboardInterrupt as stopped:
+            try:
+                _not_reached(sweep_dir, sweep, before)
+            except WriteError as e:  # the jobs' failed saves are said with this one
+                raise stop.with_unsaved(stopped, e) from stopped
+            raise
+        except BaseException:
             _not_reached(sweep_dir, sweep, before)
+            raise
         return sweep
 
 
@@ -164,17 +171,9 @@ def _not_reached(sweep_dir: Path, sweep: Sweep, before: dict[str, str]) -> None:
 
 
 def record_outcome(sweep_dir: Path, cell: Cell, outcome: JobOutcome) -> None:
-    """The cell after its job's ``outcome``: its log and (from a job on another file system)
-    its run directory put in the sweep's directory, its status and reason."""
-    with stop.shielded():
-        log_dir = sweep_dir / LOGS_DIR
-        log_dir.mkdir(exist_ok=True)
-        write_atomic(log_dir / f"{cell.run_dir}.log", outcome.log)
-        run_dir = sweep_dir / cell.run_dir
-        if outcome.archive is not None and not (run_dir.is_dir() and any(run_dir.iterdir())):
-            if run_dir.is_dir():
-                run_dir.rmdir()  # the empty directory the attempt claimed as it started
-            unpack(outcome.archive, run_dir)
+    """The cell after its job's ``outcome``: its status and reason, then its log and (from a job
+    on another file system) its run directory put in the sweep's directory (where that fails, a
+    full disk, the cell still says how its job ended)."""
     cell.where = outcome.where or cell.where
     cell.seconds = round(outcome.seconds, 3)
     reason = last_error_line(outcome.log) or outcome.error
@@ -186,6 +185,15 @@ def record_outcome(sweep_dir: Path, cell: Cell, outcome: JobOutcome) -> None:
         if cell.status != CellStatus.FAILED:
             cell.reason = f"stopped by {signal.Signals(stop.received() or signal.SIGINT).name}"
         cell.status = CellStatus.INTERRUPTED
+    with stop.shielded():
+        log_dir = sweep_dir / LOGS_DIR
+        log_dir.mkdir(exist_ok=True)
+        write_atomic(log_dir / f"{cell.run_dir}.log", outcome.log)
+        run_dir = sweep_dir / cell.run_dir
+        if outcome.archive is not None and not (run_dir.is_dir() and any(run_dir.iterdir())):
+            if run_dir.is_dir():
+                run_dir.rmdir()  # the empty directory the attempt claimed as it started
+            unpack(outcome.archive, run_dir)
 
 
 def save(sweep_dir: Path, sweep: Sweep) -> None:
