@@ -11,6 +11,7 @@ from inductor_bench.core.diff import SLOWER, diff_results
 from inductor_bench.core.vocab import Outcome, Verdict
 from inductor_bench.render.diff import render_diff, verdict_line
 from inductor_bench.render.doc import TextDoc
+from inductor_bench.render.format import count as fmt_count
 
 from .test_diff import graph, kernel, result
 from .test_diff_same_code import _run
@@ -72,6 +73,18 @@ def test_the_same_code_called_twice_as_often_says_the_calls_changed(tmp_path):
     assert ("3 the same code on both sides, their graphs called another number of times (their times "
             "per step move with the calls)") in " ".join(text.split())
     assert "The same code, its graph called another number of times (3)" in text
+
+
+def test_a_million_calls_read_as_an_integer_with_thousands_separators(tmp_path):
+    """A graph called a million times, then two million: its calls read ``1,000,000 ->
+    2,000,000`` as the tool's other integers do (``:,``), never ``1e+06 -> 2e+06``; a count
+    that is not whole keeps two decimals, separated likewise."""
+    b, h = _script(2.0, 4.0, (1e6, 4.0)), _script(2.0, 4.0, (2e6, 4.0))
+    d = diff_results(b, h, code_dirs=(_run(tmp_path, "base", b, MODULE), _run(tmp_path, "head", h, MODULE, "cache-b")))
+    assert d.sections[0].calls_changed == [("0-inference", 1e6, 2e6)]
+    assert verdict_line(d, TextDoc()).endswith(f"; calls changed: 0-inference {1_000_000:,} -> {2_000_000:,}")
+    assert "calls changed: 0-inference 1,000,000 -> 2,000,000 (the step adds" in " ".join(render_diff(d).split())
+    assert fmt_count(2500.5) == "2,500.50" and fmt_count(12.0) == "12"
 
 
 def test_the_same_code_called_as_often_stays_same_code_beside_a_graph_called_more(tmp_path):

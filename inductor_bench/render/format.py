@@ -99,8 +99,9 @@ def seconds(s: float | None) -> str:
 
 
 def count(c: float) -> str:
-    """Calls per iteration: whole numbers as such, else two decimals."""
-    return f"{c:g}" if c == int(c) else f"{c:.2f}"
+    """Calls per iteration, with thousands separators as every integer the tool prints:
+    whole numbers as such (``1,000,000``, never ``1e+06``), else two decimals (``2,500.50``)."""
+    return f"{int(c):,}" if c == int(c) else f"{c:,.2f}"
 
 
 def calls(c: float) -> str:
