@@ -229,7 +229,7 @@ def _row(b: Bar, name: str, c: Chart, y: float, x, x0: float, x1: float, colours
         else:
             a, neg = neg, neg + s.value
             left, right = x(neg), x(a)
-        value = f"{_value(c, s.value)} {c.unit}"
+        value = s.text or f"{_value(c, s.value)} {c.unit}"
         what = f"{b.full or b.label}\n{s.label or s.series}: {value}" + (f"\n{b.tip}" if b.tip else "")
         parts.append(
             f'<rect class="b {colours[s.series]}" x="{_num(left)}" y="{_num(y)}" '

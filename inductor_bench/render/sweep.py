@@ -259,7 +259,7 @@ def notes(table: SweepTable) -> list[str]:
 def speedup_chart(table: SweepTable) -> Chart | None:
     n = len(table.rows)
     bars = [
-        Bar(mode, [Segment(g, mode)],
+        Bar(mode, [Segment(g, mode, text=geomean_text(table, mode))],  # on hover as the table reads
             note=f"{geomean_text(table, mode)} over {table.reference} ({k} of {models(n)})")
         for mode, (g, k) in table.geomeans.items()
         if g is not None
