@@ -68,6 +68,15 @@ def new_run_dir(name: str, mode: str, *, root: Path | str = "runs", out: Path | 
     raise errors.UsageError(f"cannot create a run directory under {root}")
 
 
+def make_dir(path: Path, named: str = "it") -> None:
+    """``path`` made where it is not a directory yet; a full or read-only disk is a WriteError
+    naming it (``named``: what the line calls it)."""
+    try:
+        path.mkdir(exist_ok=True)
+    except OSError as e:
+        raise WriteError(f"{path}: cannot create {named} ({e.strerror or e})") from None
+
+
 def planned_run_dir(
     name: str, mode: str, *, root: Path | str = "runs", out: Path | str | None = None
 ) -> Path:

@@ -27,7 +27,7 @@ from ..core.sweep import LOGS_DIR, SWEEP_FILE, Cell, CellStatus, Sweep, attempt_
 from ..core.sweep_cells import ended, last_error_line
 from ..core.sweep_plan import attempt_dir, resume
 from . import stop
-from .rundir import WriteError, lock_held, write_atomic
+from .rundir import WriteError, lock_held, make_dir, write_atomic
 from .sweep_exec import Executor, run_jobs
 from .sweep_job import Job, JobOutcome, unpack
 from .worker import describe_exit
@@ -187,7 +187,7 @@ def record_outcome(sweep_dir: Path, cell: Cell, outcome: JobOutcome) -> None:
         cell.status = CellStatus.INTERRUPTED
     with stop.shielded():
         log_dir = sweep_dir / LOGS_DIR
-        log_dir.mkdir(exist_ok=True)
+        make_dir(log_dir)
         write_atomic(log_dir / f"{cell.run_dir}.log", outcome.log)
         run_dir = sweep_dir / cell.run_dir
         if outcome.archive is not None and not (run_dir.is_dir() and any(run_dir.iterdir())):
@@ -263,11 +263,8 @@ def _claim_attempt(run_dir: Path) -> None:
     """The attempt's directory, made as its job starts (compare claims it empty): every attempt
     the sweep records has one, so a job killed before its compare wrote anything leaves an empty
     ``mlp`` beside its log, and the next attempt's ``mlp.try2`` does not follow a name never made."""
-    try:
-        with stop.shielded():
-            run_dir.mkdir(exist_ok=True)
-    except OSError as e:
-        raise WriteError(f"{run_dir}: cannot create the run directory ({e.strerror or e})") from None
+    with stop.shielded():
+        make_dir(run_dir, "the run directory")
 
 
 def _free_attempt(sweep_dir: Path, cell: Cell) -> str:

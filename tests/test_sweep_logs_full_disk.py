@@ -1,0 +1,42 @@
+"""A sweep stopped while its jobs run, on a disk too full to make its ``logs/`` directory (none
+there yet): the stop's status (130) and line, the stopped job counted as stopped, the failed
+mkdir named after it. The mkdir's raw OSError escaped the stop's records: the sweep exited 74
+naming no path ("No space left on device"), the stop lost.
+
+The full disk is synthetic: making a directory named ``logs`` fails with ENOSPC. The jobs are
+the stand-in (tests/sweep_helpers.py), hanging until stopped; the signal is a real SIGINT."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+from .sweep_helpers import ok
+from .test_stop_while_saving import _interrupt_when, _stopped_sweep_line, _sweep, signals  # noqa: F401
+
+NO_SPACE = os.strerror(errno.ENOSPC)
+
+
+def no_room_for_logs(monkeypatch) -> None:
+    real = Path.mkdir
+
+    def mkdir(self, *args, **kwargs):
+        if self.name == "logs":
+            raise OSError(errno.ENOSPC, NO_SPACE)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+
+
+def test_a_stopped_sweep_that_cannot_make_its_logs_directory_exits_130_naming_it(capsys, monkeypatch, tmp_path,
+                                                                                 signals):  # noqa: F811
+    out, pids = tmp_path / "sweep", tmp_path / "pids"
+    no_room_for_logs(monkeypatch)
+    _interrupt_when(lambda: (pids / "mlp.pid").exists())
+    code, line = _sweep(capsys, monkeypatch, out, {"mlp": ["--started", str(pids), "hang"], "transformer_block": ok()})
+    expected = _stopped_sweep_line(out, "0/2 done, 1 interrupted, 1 pending").replace(
+        f"{out / 'sweep.json'}: cannot write", f"{out / 'logs'}: cannot create it")
+    assert (code, line) == (130, expected)
+    assert not (out / "logs").exists() and not (out / "transformer_block").exists()
+
