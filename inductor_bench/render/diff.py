@@ -15,6 +15,7 @@ from ..core.stats import MIN_SAMPLES, TOO_FEW, WITHIN_NOISE, Change
 from ..core.summaries import MEAN_CONFIDENCE
 from ..core.vocab import Verdict
 from . import charts_compare as charts
+from .diff_kernel_labels import DEFAULT_TOP, NAME_CHARS, row_labels, table_order
 from .diff_roofline import roofline_block
 from .diff_verdict import change_cell, verdict_cell, verdict_line
 from .doc import TEXT, Doc, new_doc
@@ -22,7 +23,6 @@ from .format import (
     DASH,
     SPREAD,
     kernel_label,
-    kernel_labels,
     mib,
     ms_precise,
     pct,
@@ -37,13 +37,9 @@ from .format import (
 from .format import count as fmt_calls
 from .roofline_step import step_roof_cell
 
-# Kernel rows shown per table; the rest are counted. Enough for the kernels that matter in
-# a PR comment without burying the verdict.
-DEFAULT_TOP = 10
-# Longest origin-op list and kernel name shown in a table cell before they are cut. Fused
-# C++ kernel names run past 80 characters; the cut keeps both ends (the counter is at the end).
+# Longest origin-op list shown in a table cell before it is cut (a kernel name's: NAME_CHARS;
+# fused C++ kernel names run past 80 characters, the cut keeps both ends).
 ORIGIN_CHARS = 60
-NAME_CHARS = 60
 
 KERNEL_GROUPS = (
     (SLOWER, "Slower kernels, significant"),
@@ -152,7 +148,7 @@ def _shapes_words(k: KernelDiff) -> str:
 
 
 def _kernel_rows(ks: list[KernelDiff], doc: Doc) -> list[list[str]]:
-    labels = kernel_labels([k.name for k in ks], NAME_CHARS)
+    labels = row_labels(ks)
     return [
         [
             k.graph,
@@ -228,14 +224,9 @@ def _graph_note(s: SectionDiff) -> str:
 
 def _kernel_blocks(s: SectionDiff, top: int, doc: Doc) -> None:
     for status, title in KERNEL_GROUPS:
-        ks = s.kernels_with(status)
+        ks = table_order(s, status)
         if not ks:
             continue
-        # biggest change first: increases for slower/added, decreases for faster/removed, either
-        # for kernels whose calls changed or that ran another workload
-        sign = -1 if status in (SLOWER, ADDED) else 1
-        either = status in (Verdict.CALLS_CHANGED, Verdict.OTHER_WORKLOAD)
-        ks = sorted(ks, key=lambda k: -abs(k.delta_ms) if either else sign * k.delta_ms)
         rows = _kernel_rows(ks[:top], doc)
         headers = KERNEL_HEADERS
         if not any(r[-1] for r in rows):  # nothing was matched under another name or graph
@@ -302,7 +293,7 @@ def render_diff(
 ) -> str:
     doc = new_doc(fmt_name)
     doc.headline(f"inductor-bench diff: {_model(diff)}: {diff.base_label} vs {diff.head_label}")
-    doc.paragraph(verdict_line(diff, doc, threshold_pct))
+    doc.paragraph(verdict_line(diff, doc, threshold_pct, top))
     doc.paragraph(
         doc.byline("inductor-bench diff", _title(diff, doc)),
         *(doc.quote(f"warning: {w}") for w in diff.warnings),

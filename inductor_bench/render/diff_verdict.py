@@ -8,6 +8,7 @@ from ..core.diff import Diff, SectionDiff
 from ..core.other_workload import workload_line
 from ..core.stats import MIN_SAMPLES, Change
 from ..core.vocab import Outcome, StepSource, Verdict
+from .diff_kernel_labels import DEFAULT_TOP, table_label
 from .doc import Doc
 from .format import change_pct, interval_pct, ms_precise, signed_ms, step_figure
 from .format import count as fmt_calls
@@ -62,9 +63,12 @@ def _moved_phrase(s: SectionDiff) -> str:
     return f"{_step_times(s)} ({change_cell(s.step, s)}) between the two runs' {which}, the machine's doing"
 
 
-def _responsible_phrase(s: SectionDiff, doc: Doc) -> str:
+def _responsible_phrase(s: SectionDiff, doc: Doc, top: int) -> str:
+    """The kernels most responsible, by the labels their rows in the tables below show (a
+    flash-attention kernel's whole name runs past 200 characters: on hover in HTML, in the JSON)."""
     ks = s.responsible(VERDICT_KERNELS)
-    names = ", ".join(f"{doc.code(k.name)} {signed_ms(k.delta_ms)} ms ({k.status})" for k in ks)
+    names = ", ".join(f"{doc.named(doc.code(table_label(s, k, top)), k.name)} {signed_ms(k.delta_ms)} ms "
+                      f"({k.status})" for k in ks)
     return (f"; kernels responsible: {names}" if ks else "") + _calls_phrase(s)
 
 
@@ -103,13 +107,15 @@ def _disturbed_phrase(diff: Diff) -> str:
             "(compare)")
 
 
-def verdict_line(diff: Diff, doc: Doc, threshold_pct: float | None = None) -> str:
+def verdict_line(diff: Diff, doc: Doc, threshold_pct: float | None = None, top: int = DEFAULT_TOP) -> str:
+    """The diff's first line; ``top``: the rows of its kernel tables, whose labels it names
+    kernels by."""
     status = diff.status()
     if status == Outcome.NOT_COMPARABLE:
         return _not_comparable_line(diff, doc, threshold_pct)
     if status == Outcome.REGRESSION:
         gated = diff.regressions(threshold_pct or 0.0)
-        parts = [_step_phrase(s) + _responsible_phrase(s, doc) for s in diff.regressions(0.0)]
+        parts = [_step_phrase(s) + _responsible_phrase(s, doc, top) for s in diff.regressions(0.0)]
         head = "REGRESSION"
         if threshold_pct is not None:
             head += (
