@@ -66,16 +66,19 @@ def test_each_route_is_probed_and_a_route_the_cpu_lacks_is_passed_over(monkeypat
     """Synthetic timings per route: each probed; oneDNN refusing fp16 on a CPU without
     AVX512-FP16 leaves the layouts through mm."""
     seconds = {"a @ b": 0.7, "a @ b.T": 0.2, "a.T @ b": 0.09, "a.T @ b.T": 0.8}
+    clock = _Clock()
 
-    def timed(fn, device, reps):
-        if fn == ONEDNN:
-            raise RuntimeError("mkldnn_linear: fp16 path needs the cpu support avx_ne_convert or avx512_fp16")
-        return seconds[fn]
+    def operands(kind, n, device, layout="a @ b"):
+        def call():
+            if layout == ONEDNN:
+                raise RuntimeError("mkldnn_linear: fp16 path needs the cpu support avx_ne_convert or avx512_fp16")
+            clock.now += seconds[layout]
+        return call
 
+    monkeypatch.setattr(peaks_matmul, "time", clock)
     monkeypatch.setattr(peaks_matmul, "routes", lambda device, kind: LAYOUTS + (ONEDNN,))
-    monkeypatch.setattr(peaks_matmul, "_operands", lambda kind, n, device, layout="a @ b": layout)
-    monkeypatch.setattr(peaks_matmul, "best_seconds", timed)
-    assert route_probes("fp16", "cpu") == seconds
+    monkeypatch.setattr(peaks_matmul, "_operands", operands)
+    assert route_probes("fp16", "cpu") == pytest.approx(seconds)
 
 
 def test_the_routes_near_the_fastest_probe_are_grown_fastest_first():
@@ -110,6 +113,8 @@ def _synthetic_rates(monkeypatch, rates):
     monkeypatch.setattr(peaks_matmul, "routes", lambda device, kind: LAYOUTS + (ONEDNN,))
     monkeypatch.setattr(peaks_matmul, "_operands", lambda kind, n, device, layout="a @ b": (layout, n))
     monkeypatch.setattr(peaks_matmul, "best_seconds", seconds)
+    monkeypatch.setattr(peaks_matmul, "fastest_in_rounds",
+                        lambda fns, reps=peaks_matmul.PROBE_REPS: {k: seconds(f, "cpu", reps) for k, f in fns.items()})
     return timed
 
 

@@ -11,6 +11,17 @@ cost only ever slows a timing, so the best is the closest to what the device doe
 fastest size is not always the largest (on a 2-core Xeon VM with AMX, torch 2.13, 2026-12-03,
 oneDNN's bf16 linear ran at 0.98 TFLOP/s at n = 1024 and 0.58 at n = 2048, and a model's
 ``512 x 1024 x 1024`` linear at 0.82, above a ceiling of 0.31 measured at n = 2048 alone).
+
+On the host the probes are the first size of that: taken in rounds, one call of each route a
+round, for at least ``PROBE_REPS`` rounds and until ``PROBE_BUDGET_S`` is spent, each route's
+fastest call kept, and their rates count toward the ceiling. A neighbour that never stops
+keeps one of the run's threads off its core for a scheduler slice at a time, and the other
+waits for it at the GEMM's barrier: on the 2-core EPYC VM (2026-12-07) a call at n = 256 took
+0.2 ms or 40-60 ms, in spells of a few hundred ms, and a call at 1024 never fit between two
+slices (90-150 ms, where it takes 10 ms alone). Three calls of a route could all fall in a
+spell (0.5-0.7 GFLOP/s), and the ceiling, grown from 1024, read 0.02-0.05 TFLOP/s against
+0.198 quiet; many short calls in rounds catch the moments both threads run (the probes' best
+reached 0.19), and a spell slows every route of a round alike, not one.
 """
 
 from __future__ import annotations
@@ -26,6 +37,11 @@ REPS = 7
 WARMUP = 1
 PROBE_N = 256
 PROBE_REPS = 3
+PROBE_BUDGET_S = 1.0  # host: the probes' rounds go on until this is spent (after PROBE_REPS)
+PROBE_MAX_ROUNDS = 2000
+# ... and on, up to PROBE_MAX_S, while every route's fastest call took over STALLED_S (33.5
+# MFLOP at 3.4 GFLOP/s: a thread waiting for a core, as spells of a second and more did here)
+STALLED_S, PROBE_MAX_S = 0.010, 3.0
 CANDIDATE_SLACK = 4.0  # a route whose probe is this many times the fastest's is not grown
 MIN_CALL_S = 0.02  # a matmul size is big enough once one call takes this long
 MIN_N = {HOST: 1024, DEVICE: 4096}
@@ -33,15 +49,18 @@ MAX_N = {HOST: 4096, DEVICE: 16384}
 MATMUL_BUDGET_S = 1.5  # per compute type: the routes, the sizes tried and the repetitions together
 
 
-def best_seconds(fn: Any, device: str, reps: int = REPS) -> float:
-    """The fastest of ``reps`` timed calls (after ``WARMUP`` untimed ones)."""
+def best_seconds(fn: Any, device: str, reps: int = REPS, budget_s: float = 0.0) -> float:
+    """The fastest of ``reps`` timed calls (after ``WARMUP`` untimed ones); on the host, more
+    calls after those until ``budget_s`` is spent (up to ``PROBE_MAX_ROUNDS``)."""
     b = backend(device)
     for _ in range(WARMUP):
         fn()
     synchronize(device)
     if b.torch_module is None:
-        times = []
-        for _ in range(reps):
+        times: list[float] = []
+        started = time.perf_counter()
+        while len(times) < reps or (len(times) < PROBE_MAX_ROUNDS
+                                    and time.perf_counter() - started < budget_s):
             t0 = time.perf_counter()
             fn()
             times.append(time.perf_counter() - t0)
@@ -122,14 +141,50 @@ def routes(device: str, kind: str = FP32) -> tuple[str, ...]:
     return LAYOUTS + ((ONEDNN,) if onednn else ())
 
 
+def fastest_in_rounds(fns: dict[str, Any], reps: int = PROBE_REPS, budget_s: float = PROBE_BUDGET_S,
+                      max_rounds: int = PROBE_MAX_ROUNDS) -> dict[str, float]:
+    """Each host call's fastest seconds, timed in rounds (one call of each a round, after one
+    untimed call of each) for at least ``reps`` rounds and until ``budget_s`` is spent (or, while
+    every call took over ``STALLED_S``, ``PROBE_MAX_S``) or ``max_rounds`` are done. A function
+    that raises on its untimed call is left out."""
+    ready = {}
+    for name, fn in fns.items():
+        try:
+            fn()
+        except (RuntimeError, TypeError):
+            if name in LAYOUTS:  # torch.mm itself failing is the type's error, said by the caller
+                raise
+            continue
+        ready[name] = fn
+    best = dict.fromkeys(ready, float("inf"))
+    started, rounds = time.perf_counter(), 0
+
+    def more() -> bool:
+        spent = time.perf_counter() - started
+        stalled = spent < PROBE_MAX_S and min(best.values(), default=0.0) > STALLED_S
+        return rounds < reps or (rounds < max_rounds and (spent < budget_s or stalled))
+
+    while more():
+        for name, fn in ready.items():
+            t0 = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - t0)
+        rounds += 1
+    return best
+
+
 def route_probes(kind: str, device: str, n: int = PROBE_N) -> dict[str, float]:
-    """Each route's seconds for an n x n matmul of the kind (the best of ``PROBE_REPS``). The
+    """Each route's seconds for an n x n matmul of the kind (on the host ``fastest_in_rounds``;
+    on an accelerator the best of ``PROBE_REPS``, which its events time without the host's
+    scheduler). The
     route can matter more than anything: on a CPU without native bf16 (AVX2), torch's bf16
     ``a @ b`` took 0.7 s at n = 1024 and ``a.T @ b`` 0.09 s, and a model's linear layers run
     ``a @ b.T``; a ceiling measured in one layout would sit below the model's own GEMMs. A route
     the CPU lacks (oneDNN's fp16 without AVX512-FP16) is passed over."""
     if kind == FP8 or (kind == INT8 and backend(device).timeline == DEVICE):
         return {FP8_LAYOUT: best_seconds(_operands(kind, n, device, FP8_LAYOUT), device, PROBE_REPS)}
+    if backend(device).torch_module is None:
+        return fastest_in_rounds({lay: _operands(kind, n, device, lay) for lay in routes(device, kind)})
     times = {}
     for lay in routes(device, kind):
         try:
@@ -189,7 +244,7 @@ def matmul_tflops(kind: str, device: str, reps: int) -> tuple[float, int, str]:
         started = time.perf_counter()
         probes = route_probes(kind, device)
         chosen = candidates(probes)
-        best = (0.0, 0, chosen[0])
+        best = max((2.0 * PROBE_N**3 / max(probes[lay], 1e-9), PROBE_N, lay) for lay in chosen)
         for i, lay in enumerate(chosen):
             share = max(0.0, MATMUL_BUDGET_S - (time.perf_counter() - started)) / (len(chosen) - i)
             rate, n = grown_rate(kind, device, lay, 2.0 * PROBE_N**3 / max(probes[lay], 1e-9), reps, share)

@@ -10,12 +10,14 @@ beside aten's mm) at any size (``runner/peaks_matmul.py``), in fp32 (TF32 off), 
 (accelerators), bf16/fp16, int8 (``_int_mm``, into int32, and on the host oneDNN's quantized
 linear too: its integer operations per second) and fp8 where the device has it.
 
-Every figure is the BEST of ``REPS`` repetitions: on a loaded machine a repetition is only ever
-slowed by the other work, never sped up, so the fastest is the closest to what the device can
-do. The whole measurement takes a few seconds. The load from other processes is read around
-it (``/proc/stat``); a measurement made while they kept a core busy is reported as such, and
-the next run measures again and keeps the higher of each figure, until one runs undisturbed.
-A run whose kernels beat a compute ceiling asks for that type alone again (``measure_again``).
+Every figure is the BEST of at least ``REPS`` repetitions, on the host of as many as fit in a
+time budget (``BANDWIDTH_BUDGET_S``; the matmul probes' rounds, ``runner/peaks_matmul.py``): on
+a loaded machine a repetition is only ever slowed by the other work, never sped up, so the
+fastest is the closest to what the device can do. The whole measurement takes a few seconds.
+The load from other processes is read around it (``/proc/stat``); a measurement made while they
+kept a core busy is reported as such, and the next run measures again and keeps the higher of
+each figure, until one runs undisturbed. A run whose kernels beat a compute ceiling asks for
+that type alone again (``measure_again``).
 """
 
 from __future__ import annotations
@@ -36,13 +38,17 @@ from ..core.errors import ResultError
 from ..core.peaks import FP8, FP16, FP32, INT8, TF32
 from .device import accelerator, device_name
 from .machine import cpu_counters, file_text, load_since
-from .peaks_matmul import ONEDNN, REPS, best_seconds, matmul_tflops, routes
+from .peaks_matmul import ONEDNN, PROBE_BUDGET_S, PROBE_N, REPS, best_seconds, matmul_tflops, routes
 from .worker_entry import worker_main
 
 DEVICE_COPY_BYTES = 512 * 1024**2  # far beyond any L2 (126 MB on a B200)
 HOST_ARRAY_BYTES = 128 * 1024**2
 HOST_ARRAY_MAX = 1024**3
-METHOD = 11  # bump when the measurement changes: cached figures of an older method are not reused
+# host: each bandwidth figure's calls go on until this is spent (after ``reps``): a 128 MiB
+# copy spans several scheduler slices, and a neighbour that never stops slows most of them
+# (2 threads beside a busy core, 2026-12-07: the best of 7 copies 16.8 GB/s, of 2 s of them 25.2)
+BANDWIDTH_BUDGET_S = 0.75
+METHOD = 12  # bump when the measurement changes: cached figures of an older method are not reused
 
 
 def last_level_cache_bytes() -> int:
@@ -72,11 +78,12 @@ def host_bandwidth(reps: int) -> tuple[float, float, int]:
     nbytes = min(max(HOST_ARRAY_BYTES, 4 * last_level_cache_bytes()), HOST_ARRAY_MAX)
     n = nbytes // 4
     a, b, c = (torch.ones(n, dtype=torch.float32) for _ in range(3))
-    copy_s = best_seconds(lambda: b.copy_(a), HOST_BACKEND.name, reps)
+    host, budget = HOST_BACKEND.name, BANDWIDTH_BUDGET_S
+    copy_s = best_seconds(lambda: b.copy_(a), host, reps, budget)
     threads = torch.get_num_threads()
     with ThreadPoolExecutor(threads) as pool:
-        memcpy_s = best_seconds(lambda: _memcpy(pool, threads, b, a), HOST_BACKEND.name, reps)
-    triad_s = best_seconds(lambda: torch.add(b, c, alpha=3.0, out=a), HOST_BACKEND.name, reps)
+        memcpy_s = best_seconds(lambda: _memcpy(pool, threads, b, a), host, reps, budget)
+    triad_s = best_seconds(lambda: torch.add(b, c, alpha=3.0, out=a), host, reps, budget)
     return 2 * n * 4 / min(copy_s, memcpy_s) / 1e9, 3 * n * 4 / triad_s / 1e9, n * 4
 
 
@@ -144,8 +151,11 @@ def measure(device: str, reps: int = REPS) -> Ceilings:
         if rate > c.tflops.get(key, 0.0):
             c.tflops[key], c.matmul_n[key], c.matmul_layout[key] = rate, n, layout
     via = " (aten's mm or oneDNN's linear, int8 its quantized one)" if ONEDNN in routes(device) else ""
+    more = ("" if backend(device).torch_module is not None else
+            f", more as time allows ({BANDWIDTH_BUDGET_S:g} s a bandwidth figure; the matmul probes at "
+            f"n = {PROBE_N} in rounds over the routes for {PROBE_BUDGET_S:g} s)")
     c.how = (f"{where}; square matmuls (2n³ FLOPs) by each type's routes{via}, "
-             f"the best rate at any size and route; the best of up to {reps} repetitions each")
+             f"the best rate at any size and route; the best of up to {reps} repetitions each{more}")
     return widened(c, backend(device).torch_module is None)
 
 
