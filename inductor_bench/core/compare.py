@@ -19,6 +19,7 @@ from .compare_summary import column_marks as column_marks
 
 # the verdicts (``compare_summary.py``), here for the modules that import them from this one
 from .compare_summary import fastest as fastest
+from .compare_summary import few_steady as few_steady
 from .compare_summary import judge as judge
 from .compare_summary import outside_load as outside_load
 from .compare_summary import quiet_moments as quiet_moments

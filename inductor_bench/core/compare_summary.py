@@ -14,6 +14,7 @@ from typing import Any
 
 from .devices import backend
 from .load import Load
+from .paired_rounds import median_ci_rank
 from .stats import MIN_SAMPLES, TOO_FEW, Change, compare_samples, judge_paired
 from .steady import limit_of
 from .step import split_in_turns
@@ -56,6 +57,19 @@ def too_disturbed(result: Any, ref: Any, mode: Any) -> str | None:
     median of were disturbed (``7 of 10 rounds disturbed``); None where most were steady."""
     bad, n = disturbed_rounds(result, ref, mode)
     return f"{bad} of {n}{ROUNDS_DISTURBED}" if mostly(bad, n) else None
+
+
+# what stands in a speedup's interval where disturbed rounds may set its bounds (``few_steady``)
+FEW_STEADY = "too few steady rounds for an interval"
+
+
+def few_steady(result: Any, ref: Any, mode: Any) -> str | None:
+    """Why the speedup of ``mode`` over ``ref`` has no interval though it has a figure: its
+    interval [x_(k), x_(n-k+1)] of the rounds' ratios leaves out k - 1 rounds on each side, so
+    where k or more rounds were disturbed a bound may be a disturbed round's ratio (a stall in
+    one block: ``[0.81x-61.28x]``), not the spread of the steady ones. None where fewer were."""
+    bad, n = disturbed_rounds(result, ref, mode)
+    return FEW_STEADY if n and bad >= median_ci_rank(n) else None
 
 
 def mostly(bad: int, n: int) -> bool:
@@ -185,16 +199,17 @@ def _pairs(result: Any) -> list[tuple[Any, Any]]:
 def _speedup(result: Any, m: Any, ref: Any) -> dict[str, Any]:
     """One speedup row; where most of its rounds were disturbed (``too_disturbed``), no speedup
     and no interval, the verdict ``no speedup`` and the reason (``no_speedup``), as the report's
-    ``n/m`` cell; the change's raw figures stay."""
-    ch, why = judge(result, ref, m), too_disturbed(result, ref, m)
+    ``n/m`` cell; where enough were to set its bounds (``few_steady``), no interval and why
+    (``no_interval``); the change's raw figures stay."""
+    ch, why, few = judge(result, ref, m), too_disturbed(result, ref, m), few_steady(result, ref, m)
     return {
         "column": m.label,
         "over": ref.label,
         "speedup": None if why else ch.speedup,  # ref's step / the column's: above 1 is faster
-        "interval": list(ch.speedup_ci) if ch.speedup_ci and not why else None,
+        "interval": list(ch.speedup_ci) if ch.speedup_ci and not (why or few) else None,
         "verdict": "no speedup" if why else ch.verdict,
         "change": ch.to_dict(),
-    } | ({"no_speedup": why} if why else {})
+    } | ({"no_speedup": why} if why else {"no_interval": few} if few else {})
 
 
 def outside_load(m: Any) -> Load | None:

@@ -16,7 +16,7 @@ from typing import Any
 from .arg_changes import arg_changes
 from .comparable import comparability
 from .compare import EAGER, CompareResult, ModeResult, judge, step_disturbances, timed
-from .compare_summary import OWN_BLOCKS, ROUNDS_DISTURBED, quiet_moments, too_disturbed
+from .compare_summary import OWN_BLOCKS, ROUNDS_DISTURBED, few_steady, quiet_moments, too_disturbed
 from .diff import diff_results
 from .errors import UsageError
 from .other_workload import workload_line
@@ -49,6 +49,9 @@ class Figures:
     # why no speedup is given though both columns were timed: most of the interleaved rounds
     # it would be the median of were disturbed (``7 of 10 rounds disturbed``); out of the geomean
     no_speedup: str | None = None
+    # why the speedup has no interval: enough of its rounds were disturbed to set the interval's
+    # bounds (``compare_summary.few_steady``: "too few steady rounds for an interval")
+    no_interval: str | None = None
     # the minimum relative change that verdict was judged by (the device's floor): the speedup
     # prints at the decimals compare gives it beside 1 + min_rel and its inverse
     min_rel: float | None = None
@@ -180,7 +183,8 @@ def _speedup(f: Figures, result: CompareResult, ref: ModeResult | None, m: ModeR
         return
     f.speedup, f.verdict = ch.speedup, ch.verdict
     if ch.verdict != TOO_FEW and min(ch.base.n, ch.head.n) >= MIN_SAMPLES:
-        f.speedup_ci = ch.speedup_ci
+        f.no_interval = few_steady(result, ref, m)
+        f.speedup_ci = ch.speedup_ci if f.no_interval is None else None
 
 
 def geomean(values: list[float]) -> float | None:

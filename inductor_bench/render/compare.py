@@ -14,6 +14,7 @@ from ..core.compare import (
     ModeResult,
     column_disturbances,
     column_marks,
+    few_steady,
     judge,
     outside_load,
     quiet_moments,
@@ -56,6 +57,8 @@ def _speedup_cell(result: CompareResult, mode: ModeResult, ref: ModeResult | Non
     if ch.speedup is None:
         return "-"
     ci = interval_x(ch.speedup_ci) if min(ch.base.n, ch.head.n) >= MIN_SAMPLES else ""
+    if ci and (few := few_steady(result, ref, mode)):
+        ci = f"[{few}]"
     return f"{speedup_x(ch)} {ci} ({ch.verdict})".replace("  ", " ")
 
 

@@ -17,7 +17,7 @@ from ..core.compare import (
     unranked,
 )
 from ..core.compare_gate import against_first, not_measured, regressions
-from ..core.compare_summary import candidates, noise_only, reference
+from ..core.compare_summary import candidates, few_steady, noise_only, reference
 from ..core.stats import MIN_SAMPLES, TOO_FEW, Change
 from .doc import Doc
 from .format import interval_x, ms_precise, speedup_x
@@ -43,6 +43,8 @@ def _versus(result: CompareResult, best: ModeResult, ref: ModeResult | None, oth
     if ch.verdict == TOO_FEW or why:  # no figure to head a report with
         return f"no speedup over {other}: {why}" if why else f"too few samples to judge it against {other}"
     ci = interval_x(ch.speedup_ci) if min(ch.base.n, ch.head.n) >= MIN_SAMPLES else ""
+    if ci and (few := few_steady(result, ref, best)):
+        ci = f"[{few}]"
     text = f"{speedup_x(ch)} {ci} over {other} ({ch.verdict})".replace("  ", " ")
     payback = payback_steps(ref, best, ch)
     if payback is not None:
