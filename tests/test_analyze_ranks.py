@@ -117,14 +117,14 @@ def test_eight_ranks_straggler_and_overlap(eight_ranks_json):
         for s in rank["steps"]:
             e = per_rank[rank["rank"]][s["step"]]
             assert [s[k] * 1e3 for k in ("wall_ms", "busy_ms", "compute_ms", "comm_ms", "overlap_ms")] == pytest.approx(
-                [e["wall"], e["busy"], e["compute"], e["comm"], e["overlap"]], rel=1e-9, abs=1e-6
+                [e["wall"], e["busy"], e["compute"], e["comm"], e["overlap"]], abs=5e-4  # µs; the JSON: to the ns
             )
     stragglers = {g["step"]: g for g in got["stragglers"]}
     assert list(stragglers) == ["ProfilerStep#4", "ProfilerStep#5"]
     for step, g in stragglers.items():
         expected = straggler_expected(per_rank, step)
-        assert {k: g[k] for k in expected} == pytest.approx(expected, rel=1e-9, abs=1e-9), step
-        assert g["compute_ms"] + g["exposed_comm_ms"] + g["idle_ms"] == pytest.approx(g["excess_ms"], rel=1e-9)
+        assert {k: g[k] for k in expected} == pytest.approx(expected, abs=5e-7), step  # the JSON: to the ns
+        assert g["compute_ms"] + g["exposed_comm_ms"] + g["idle_ms"] == pytest.approx(g["excess_ms"], abs=2e-6)
 
 
 def test_eight_ranks_match_how_they_were_made(eight_ranks_json):

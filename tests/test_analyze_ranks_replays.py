@@ -47,7 +47,7 @@ def test_a_rank_s_replays_per_step_against_the_raw_trace(ranks):
     assert one.graph_replays == []
     doc = json.loads(ranks.to_json())
     assert doc["ranks"][0]["graph_replays"] == [{"device": "0", "launches": g.launches, "events": g.events,
-                                                 "ms": g.ms}]
+                                                 "ms": [round(ms, 6) for ms in g.ms]}]  # JSON: to the ns
     assert doc["ranks"][1]["graph_replays"] == []
 
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .graph_replays import GraphReplays
 from .host_python import PythonFrame
 from .memory import DeviceMemory
+from .ns_figures import ns_json
 from .regions import Region
 from .shaped_ops import ShapedOp, typical_shaped_ops
 from .steady import steady_held
@@ -113,7 +113,7 @@ class AnalyzeResult:
         return out
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=1)
+        return ns_json(self.to_dict())
 
 
 

@@ -7,7 +7,6 @@ analysed as the set of ranks it is (``ranks.py``)."""
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 from .analyze_ranks import ranks_result, read_summaries
 from .columns import STEP_NAME
 from .errors import NothingProfiled, TimesLost, UsageError
+from .ns_figures import ns_json
 from .ranks import RankResult, RanksResult, rank_of
 from .trace_sets import origin_of
 
@@ -38,7 +38,7 @@ class RankCyclesResult:
         return asdict(self)
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=1)
+        return ns_json(self.to_dict())
 
 
 def repeats_ranks(paths: list[Path]) -> bool:

@@ -21,7 +21,6 @@ small ``RankResult`` comes back, so memory does not grow with the number of rank
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from .analyze import require_times, step_result
 from .columns import load_columns
 from .graph_replays import GraphReplays, graph_replays
 from .memory import DeviceMemory, step_memory
+from .ns_figures import ns_json
 from .regions import Region, regions
 from .steady import steady_held
 from .steps import StepEvents, recorded_step_end, split_steps
@@ -146,7 +146,7 @@ class RanksResult:
     schema_version: int = SCHEMA_VERSION
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=1)
+        return ns_json(asdict(self))
 
 
 # ---- inputs -----------------------------------------------------------------------------

@@ -6,7 +6,6 @@ a rank, and all name one host and one process. Each is analysed as the single tr
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from .analyze import analyze_file
 from .analyze_result import AnalyzeResult
 from .columns import ITERATION_MARKER
 from .errors import NothingProfiled, TimesLost
+from .ns_figures import ns_json
 from .ranks import rank_of
 from .rundir import BREAKDOWN_FILE
 from .trace_files import trace_head
@@ -124,7 +124,7 @@ class CyclesResult:
         }
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=1)
+        return ns_json(self.to_dict())
 
 
 def analyze_cycles(paths: list[Path], graphs: bool = False) -> CyclesResult:
