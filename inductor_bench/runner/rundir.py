@@ -68,13 +68,21 @@ def new_run_dir(name: str, mode: str, *, root: Path | str = "runs", out: Path | 
     raise errors.UsageError(f"cannot create a run directory under {root}")
 
 
+@contextlib.contextmanager
+def write_errors(path: Path, failed: str = "cannot write") -> Iterator[None]:
+    """An OSError in the block (a full or read-only disk, no permission) as a WriteError naming
+    ``path``: ``PATH: cannot write (No space left on device)``."""
+    try:
+        yield
+    except OSError as e:
+        raise WriteError(f"{path}: {failed} ({e.strerror or e})") from None
+
+
 def make_dir(path: Path, named: str = "it") -> None:
     """``path`` made where it is not a directory yet; a full or read-only disk is a WriteError
     naming it (``named``: what the line calls it)."""
-    try:
+    with write_errors(path, f"cannot create {named}"):
         path.mkdir(exist_ok=True)
-    except OSError as e:
-        raise WriteError(f"{path}: cannot create {named} ({e.strerror or e})") from None
 
 
 def planned_run_dir(

@@ -27,7 +27,7 @@ from ..core.sweep import LOGS_DIR, SWEEP_FILE, Cell, CellStatus, Sweep, attempt_
 from ..core.sweep_cells import ended, last_error_line
 from ..core.sweep_plan import attempt_dir, resume
 from . import stop
-from .rundir import WriteError, lock_held, make_dir, write_atomic
+from .rundir import WriteError, lock_held, make_dir, write_atomic, write_errors
 from .sweep_exec import Executor, run_jobs
 from .sweep_job import Job, JobOutcome, unpack
 from .worker import describe_exit
@@ -191,9 +191,10 @@ def record_outcome(sweep_dir: Path, cell: Cell, outcome: JobOutcome) -> None:
         write_atomic(log_dir / f"{cell.run_dir}.log", outcome.log)
         run_dir = sweep_dir / cell.run_dir
         if outcome.archive is not None and not (run_dir.is_dir() and any(run_dir.iterdir())):
-            if run_dir.is_dir():
-                run_dir.rmdir()  # the empty directory the attempt claimed as it started
-            unpack(outcome.archive, run_dir)
+            with write_errors(run_dir):
+                if run_dir.is_dir():
+                    run_dir.rmdir()  # the empty directory the attempt claimed as it started
+                unpack(outcome.archive, run_dir)
 
 
 def save(sweep_dir: Path, sweep: Sweep) -> None:
