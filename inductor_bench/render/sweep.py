@@ -38,6 +38,8 @@ DISTURBED_MARK = " (!)"
 
 # the speedup cell of a mode whose rounds were mostly disturbed: no figure
 NO_SPEEDUP = "n/m"
+# the interval cell of a speedup with too few steady rounds for one (``Figures.no_interval``)
+NO_INTERVAL = "too few steady rounds"
 
 
 def speedup_text(f: Figures) -> str:
@@ -73,7 +75,7 @@ def row(f: Figures, ref: str) -> list[str]:
         f.model,
         f.mode,
         reference_text(f) if f.mode == ref else speedup_text(f),
-        interval_x(f.speedup_ci) or f.no_interval or "-",
+        interval_x(f.speedup_ci) or (NO_INTERVAL if f.no_interval else "-"),
         f.verdict or f.no_speedup or "-",
         (f"{f.busy_pct:.1f}%" + DISTURBED_MARK * bool(f.disturbed)) if f.busy_pct is not None else "-",
         top_text(f) + DISTURBED_MARK * bool(f.disturbed and f.top_category),
@@ -228,6 +230,9 @@ def notes(table: SweepTable) -> list[str]:
         out.append(f"{NO_SPEEDUP}: no speedup where most of the rounds it would be the median of were "
                    "disturbed (a block's median above its column's steady limit, docs/statistics.md); "
                    "out of the geomean")
+    if any(f.no_interval for r in table.rows.values() for f in r.values()):
+        out.append(f"{NO_INTERVAL}: no interval where as many rounds were disturbed as it leaves out on "
+                   "a side, or more (2 of 10): a stalled round's ratio would be a bound (docs/statistics.md)")
     for f in (f for r in table.rows.values() for f in r.values() if f.disturbed):
         out.append(f"{DISTURBED_MARK.strip()} {f.model} {f.mode}: profiled disturbed, its busy % and top "
                    f"category may be off: {'; '.join(f.disturbed)}")
