@@ -832,3 +832,42 @@ def test_the_module_view_keeps_apart_two_models_modules_of_one_path():
     for g in graphs:
         g.module_sites = {}
     assert [grp.key for grp in by_module(units(graphs))] == [("0",), ("1",)]
+
+
+# Excerpt of the record of a tiny GPT-2's training forward (transformers' GPT2LMHeadModel, 2
+# layers, dropout 0.1), recorded with torch 2.13 CPU on 2026-12-07: Inductor's replace_random
+# pass draws the seeds of every dropout in one node of no line, each dropout looks its seed up.
+GPT2 = "/site-packages/transformers/models/gpt2/modeling_gpt2.py"
+DROPOUT_SEEDS_NODES = {
+    "inductor_seeds_default": {"op": "prims.inductor_seeds.default"},
+    "inductor_lookup_seed_default": {
+        "op": "prims.inductor_lookup_seed.default",
+        "frame": [GPT2, 603, "forward", "hidden_states = self.drop(hidden_states)"],
+        "module": ["L['self'].gpt.transformer.drop", "Dropout"]},
+    "inductor_random_default_1": {
+        "op": "prims.inductor_random.default",
+        "frame": [GPT2, 603, "forward", "hidden_states = self.drop(hidden_states)"],
+        "module": ["L['self'].gpt.transformer.drop", "Dropout"]},
+    "inductor_lookup_seed_default_1": {
+        "op": "prims.inductor_lookup_seed.default",
+        "frame": [GPT2, 244, "forward", "hidden_states = self.dropout(hidden_states)"],
+        "module": ["L['self'].gpt.transformer.h.0.mlp.dropout", "Dropout"]},
+    "addmm": {
+        "op": "aten.addmm.default",
+        "frame": [GPT2, 698, "forward", "logits = self.lm_head(hidden_states)"],
+        "module": ["L['self'].gpt.lm_head", "Linear"]},
+}
+
+
+def test_the_dropout_seeds_kernel_is_at_the_lines_and_modules_of_its_dropouts():
+    from inductor_bench.core.attribution import origin_of
+
+    seeds = origin_of(["inductor_seeds_default"], DROPOUT_SEEDS_NODES)
+    assert [(ln.file, ln.line) for ln in seeds.lines] == [(GPT2, 244), (GPT2, 603)]
+    assert sorted(seeds.modules) == ["gpt.transformer.drop", "gpt.transformer.h.0.mlp.dropout"]
+    assert seeds.missing is None
+    # without seed lookups in the record the seeds node keeps the reason it has no line
+    alone = origin_of(["inductor_seeds_default"], {"inductor_seeds_default": {"op": "prims.inductor_seeds.default"}})
+    assert alone.lines == [] and alone.missing == "its FX nodes carry no stack trace (prims.inductor_seeds.default)"
+    # other nodes are left as they are
+    assert [ln.line for ln in origin_of(["addmm"], DROPOUT_SEEDS_NODES).lines] == [698]

@@ -92,7 +92,26 @@ def placed_by(names: list[str], nodes: dict[str, Any]) -> list[str]:
     own, which its record has not)."""
     known = [n for n in names if n in nodes] or names
     kept = [n for n in known if str((nodes.get(n) or {}).get("op")) not in CONSTANT_OPS]
-    return kept or known
+    return seeds_users(kept or known, nodes)
+
+
+# Inductor's ``replace_random`` pass draws one seed per random op of the graph (dropout) in a
+# single node of no line (``aten::randint``, called once); each op's ``inductor_lookup_seed``
+# keeps that op's line and module.
+SEEDS, LOOKUP_SEED = "prims.inductor_seeds.default", "prims.inductor_lookup_seed.default"
+
+
+def seeds_users(names: list[str], nodes: dict[str, Any]) -> list[str]:
+    """``names`` with a seeds node of no line replaced by the seed lookups of the graph's
+    random ops, the work its seeds are drawn for."""
+    def unplaced_seeds(n: str) -> bool:
+        rec = nodes.get(n) or {}
+        return rec.get("op") == SEEDS and not rec.get("frame")
+
+    lookups = [n for n, rec in nodes.items() if rec.get("op") == LOOKUP_SEED]
+    if not lookups or not any(unplaced_seeds(n) for n in names):
+        return names
+    return [n for n in names if not unplaced_seeds(n)] + lookups
 
 
 def call_origins(calls: list[Call], record: dict[str, Any], own: list[list[str]] | None = None,
