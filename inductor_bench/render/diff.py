@@ -26,7 +26,7 @@ from .format import (
     mib,
     ms_precise,
     pct,
-    points,
+    points_between,
     seconds,
     signed_ms,
     spread,
@@ -66,7 +66,7 @@ def _summary_rows(s: SectionDiff) -> list[list[str]]:
         rows.append(_change_row("kernel time, ms", s.kernel_time, s))
     if s.busy_pct is not None:
         b, h = s.busy_pct
-        rows.append(["busy %", pct(b), pct(h), points(h - b), ""])
+        rows.append(["busy %", pct(b), pct(h), points_between(b, h), ""])
     if s.compile_s is not None:
         b, h = s.compile_s
         rows.append(["compile (first call)", seconds(b), seconds(h), "", "one sample"])
@@ -79,7 +79,7 @@ def _summary_rows(s: SectionDiff) -> list[list[str]]:
     if s.roofline_sides is not None:
         b, h = s.roofline_sides
         bp, hp = s.roofline_pct or (None, None)
-        moved = points(hp - bp) if bp is not None and hp is not None else ""
+        moved = points_between(bp, hp) if bp is not None and hp is not None else ""
         # neither a % nor a share: no ceilings or no counted kernel on that side (a run stopped
         # before its ceilings were measured), not kernels all latency-bound or in cache
         cells = [step_roof_cell(x) if x is not None and (x.pct, x.share) != (None, None)

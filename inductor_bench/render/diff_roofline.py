@@ -10,7 +10,7 @@ from ..core.devices import without_threads
 from ..core.diff import KernelDiff, SectionDiff
 from ..core.diff_records import CallMove
 from .doc import Doc
-from .format import ms_precise, pct, points
+from .format import ms_precise, pct, points_between
 from .roofline import figures_words
 from .roofline_marks import LOW_CEILING
 from .roofline_step import step_marks_note
@@ -31,7 +31,7 @@ def roofline_block(s: SectionDiff, top: int, doc: Doc, name: Callable[[Doc, str]
     if ks:
         ks = sorted(ks, key=lambda k: -k.head_ms)
         rows = [[k.graph, name(doc, k.name) + _call_words(k), ms_precise(k.head_ms), _pct(k, "base"),
-                 _pct(k, "head"), points(k.head_pct - k.base_pct)] for k in ks[:top]]
+                 _pct(k, "head"), points_between(k.base_pct, k.head_pct)] for k in ks[:top]]
         more = f" (top {top} of {len(ks)})" if len(ks) > top else f" ({len(ks)})"
         doc.captioned(doc.strong("Toward the limit: % of peak, base and head" + more),
                       doc.table_text(rows, ["graph", "kernel", "head ms", "base % peak", "head % peak",

@@ -134,6 +134,13 @@ def points(d: float) -> str:
     return f"{'0.0' if float(text) == 0.0 else text} pp"
 
 
+def points_between(base: float, head: float) -> str:
+    """The change from ``base`` to ``head`` (percentages) in percentage points, as the
+    difference of the two figures printed beside it (``pct``, one decimal), which a reader
+    checks: 15.0% -> 15.2% reads ``+0.2 pp``, though the exact figures differ by 0.14."""
+    return points(float(f"{head:.1f}") - float(f"{base:.1f}"))
+
+
 def across_floor(v: float, marks: tuple[float, ...], places: int, sign: str = "") -> str:
     """``v`` at ``places`` decimals, or at more where those would put it on the other side of a
     mark: a change under the verdict's minimum never reads as reaching it (``1.097x`` under a
