@@ -30,7 +30,7 @@ from .devices import HOST, backend
 from .load import DISTURBED_OTHERS_CORES, SPEED_SLOW, worst
 from .parts import judge
 from .results import BreakdownResult, GraphResult, StepTurns
-from .steady import limit_of, steady_iterations, steady_mean
+from .steady import Steady, limit_of, steady_iterations, steady_mean
 from .vocab import Status
 
 
@@ -105,6 +105,11 @@ def split_in_turns(t: StepTurns | None, weights: dict[str, float]) -> StepSplit 
     # one step, so a stalled majority of them is judged by the faster half's limit (limit_of)
     kept = steady_iterations([x[0] for x in rounds], [[c * x[i] for x in rounds] for i, c in enumerate(w, 1)],
                              limit=limit_of)
+    if kept.abandoned and len(kept.abandoned) < len(rounds):
+        # the iterations' fallback (fewer than MIN_STEADY left: the walls alone) would keep a
+        # round whose graph stalled; with 5 rounds of turns any such round left fewer. A mean
+        # of the quiet rounds, however few, is the figure; all of them stalled keeps the walls'
+        kept = Steady(kept.n, tuple(i for i in range(kept.n) if i not in set(kept.abandoned)), kept.limit)
     step_ms = kept.mean([x[0] for x in rounds])
     outside_ms = kept.mean([x[0] - math.fsum(c * y for c, y in zip(w, x[1:], strict=True)) for x in rounds])
     return StepSplit(
