@@ -225,9 +225,17 @@ PROFILED_ROWS = ("kernels, busy %, % of peak and the % rows (share of kernel tim
                  "above nor from another breakdown run")
 
 
+def beyond_floor_words(min_rel: float) -> str:
+    """The significance floor as ``stats.beyond`` applies it to a speedup, both ways and strict:
+    ``above 1.10x or below 1/1.1 = 0.909x`` (a 9.1% slowdown is beyond it; "at least 10%" read
+    as if it were not, and as if 1.10x itself were)."""
+    up = 1 + min_rel
+    return f"above {up:.2f}x or below 1/{up:g} = {1 / up:.3f}x"
+
+
 def _notes(result: CompareResult) -> list[str]:
     notes = [f"{m.label}: {m.status}: {m.reason}" for m in result.modes if m.reason]
-    floor = f"{100 * backend(result.device).min_rel_change:g}%"
+    floor = beyond_floor_words(backend(result.device).min_rel_change)
     rounds = (result.interleaved or {}).get("rounds")
     if rounds:
         load = result.interleaved_load()
@@ -236,8 +244,8 @@ def _notes(result: CompareResult) -> list[str]:
             f"in {rounds} rounds of blocks (the order reversed every other round), so that the "
             "machine's drift falls on all alike; a speedup is the median of "
             f"{_rounds_words(result, rounds)} with "
-            f"its 95% interval, significant when the interval excludes 1.00x and the change is at "
-            f"least {floor}"
+            f"its 95% interval, significant when the interval excludes 1.00x and the speedup is "
+            f"{floor}"
             + (f"; warning: timed while {load.describe()}" if load is not None and load.disturbed else "")
         )
     notes += [_same_code_words(g) for g in result.same_code]
@@ -250,8 +258,8 @@ def _notes(result: CompareResult) -> list[str]:
             + (
                 ""
                 if rounds
-                else f"; speedups show their 95% interval [low-high] and are significant when at "
-                f"least {floor} and the two times' 97.5% intervals do not overlap, else within noise"
+                else f"; speedups show their 95% interval [low-high] and are significant when "
+                f"{floor} and the two times' 97.5% intervals do not overlap, else within noise"
             )
         ),
     ]
