@@ -47,3 +47,20 @@ def test_each_block_starts_with_untimed_calls_and_reads_the_warm_time():
     ratios = [sum(h) / len(h) / (sum(b) / len(b)) for b, h in zip(*blocks, strict=True)]
     assert ratios == pytest.approx([WARM_MS[1] / WARM_MS[0]] * len(ratios), rel=1e-12)
     assert len(log) > 200  # the untimed calls ran: 2 a block where the column before was another
+
+
+def test_a_column_whose_first_calls_stalled_starts_its_later_blocks_warm_too():
+    """Eager's two calls before the rounds stalled (60 ms: 1 untimed call a block). Its first
+    block runs first, after no other column's call; its fastest call there (1.0 ms) sets 2
+    untimed calls a block from then on, so every block reads the warm time and every round's
+    ratio is 0.8 exactly. With the count set once from the stalled calls, every later eager
+    block read 1.5 ms first (its 2nd call after default's; a block of 10: 1.05 ms, 0.762)."""
+    calls, _ = columns()
+    plan = Plan(budget_s=None, max_steps=100, min_steps=1)
+    blocks = timer.timed_rounds(calls, [0.060, 0.0008], [10, 10], plan, block_s=0.01)
+    eager, default = blocks
+    assert all(t == WARM_MS[0] for b in eager for t in b), eager
+    assert all(t == WARM_MS[1] for b in default for t in b), default
+    later = [sum(h) / len(h) / (sum(b) / len(b)) for b, h in zip(eager, default, strict=True) if b and h]
+    assert len(later) >= 5
+    assert later == pytest.approx([WARM_MS[1] / WARM_MS[0]] * len(later), rel=1e-12)

@@ -150,9 +150,26 @@ def timed_rounds(
     """The columns' calls interleaved in rounds (``rounds.interleave``), each block started with
     untimed calls of its own (``turns.settled``): a column's first calls after another's run
     cold. In compares of ``models/mlp.py`` on CPU, the first three calls of a block of 20 took
-    1.2-2.5x, 1.05-3x and 1.0-1.15x the median of the rest."""
-    warm = turns.settled(calls, [turns.warm_calls(p) for p in per_call_s])
-    return interleave(warm, sizes, plan, resize=sized_by_fastest(block_s, plan.max_steps))
+    1.2-2.5x, 1.05-3x and 1.0-1.15x the median of the rest. The number of those untimed calls
+    follows the column's fastest call so far, as its block size does (``sized_by_fastest``):
+    set once from the two calls before the rounds, a column whose two calls stalled (50 ms
+    against a 0.6 ms step, seen on a loaded machine) started every block with 1 untimed call
+    to the end, its second timed call of each block cold, where the other column started with 3."""
+    warm = [turns.warm_calls(p) for p in per_call_s]
+    fastest_ms = [p * 1e3 for p in per_call_s]
+
+    def tracked(i: int, one: Callable[[], float]) -> Callable[[], float]:
+        def call() -> float:
+            ms = one()
+            fastest_ms[i] = min(fastest_ms[i], ms)
+            warm[i] = turns.warm_calls(fastest_ms[i] / 1e3)  # read as the column's next block starts
+            return ms
+
+        return call
+
+    settled = turns.settled(calls, warm)
+    timed = [tracked(i, one) for i, one in enumerate(settled)]
+    return interleave(timed, sizes, plan, resize=sized_by_fastest(block_s, plan.max_steps))
 
 
 def handle(request: dict[str, Any]) -> dict[str, Any]:
