@@ -22,7 +22,8 @@
 # Exit status: 0 no significant regression above PCT, 1 regression, 2 bad arguments or
 # unreadable results, 3 the comparison failed (its log is OUT_DIR/compare.log), 5 not
 # comparable: a revision's column, or a graph of its breakdown, was not measured (failed,
-# timed out, interrupted); the NOT COMPARABLE line names them and no verdict is given.
+# timed out, interrupted); the NOT COMPARABLE line names them and no verdict is given;
+# 128 + signal (130 Ctrl-C, 143 SIGTERM) stopped, no verdict, what was measured kept in OUT_DIR.
 #
 # Environment:
 #   INDUCTOR_BENCH         the command to run, split into words (default: inductor-bench)
@@ -79,6 +80,13 @@ else
 fi
 
 die() { echo "merge_gate: $*" >&2; exit 2; }
+# stopped STATUS: a comparison or diff stopped by a signal (128 + its number: 130 Ctrl-C, 143
+# SIGTERM) stops the gate with that status, no verdict given
+stopped() {
+  [ "$1" -ge 128 ] || return 0
+  echo "merge_gate: stopped (exit $1), no verdict; what was measured is saved in $out" >&2
+  exit "$1"
+}
 
 # The arguments are checked before any revision is exported: a percentage, and a mode name as
 # the CLI checks it (its form, then, for a name that is not a common mode, the installed
@@ -108,9 +116,11 @@ root="$(git -C "$model_dir" rev-parse --show-toplevel 2>/dev/null)" \
 rel_dir="$(git -C "$model_dir" rev-parse --show-prefix)"
 rel_dir="${rel_dir%/}"
 name="$(basename "$model")"
+rel_model="${rel_dir:+$rel_dir/}$name"
 for rev in "$base_rev" ${head_rev:+"$head_rev"}; do
   git -C "$root" rev-parse --verify --quiet "$rev^{commit}" >/dev/null \
     || die "$rev: not a revision of $root"
+  git -C "$root" cat-file -e "$rev:$rel_model" 2>/dev/null || die "$rel_model does not exist at $rev"
 done
 
 out="${out:-runs/merge-gate-$(date +%Y%m%d-%H%M%S)}"
@@ -123,8 +133,7 @@ export_rev() {
   local rev="$1" dest="$out/src-$2"
   mkdir -p "$dest"
   git -C "$root" archive --format=tar "$rev" ${rel_dir:+"$rel_dir"} | tar -x -C "$dest"
-  [ -f "$dest/${rel_dir:+$rel_dir/}$name" ] || die "$rel_dir/$name does not exist at $rev"
-  echo "$dest/${rel_dir:+$rel_dir/}$name"
+  echo "$dest/$rel_model"
 }
 
 base_file="$(export_rev "$base_rev" base)"
@@ -141,6 +150,7 @@ set +e
   >"$out/verdict.md" 2>"$out/compare.log"
 rc=$?
 set -e
+stopped "$rc"
 if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ] && [ "$rc" -ne 5 ]; then
   echo "merge_gate: the comparison failed (exit $rc); last lines of $out/compare.log:" >&2
   tail -n 5 "$out/compare.log" >&2
@@ -148,15 +158,22 @@ if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ] && [ "$rc" -ne 5 ]; then
 fi
 grep -v "^inductor-bench: run directory" "$out/compare.log" | grep -e "regression" -e "not comparable" >&2 || true
 # the two columns' breakdowns, kernel by kernel
-{
+set +e
+(
   cat "$out/verdict.md"
   echo
   echo "Kernel by kernel: \`inductor-bench diff\` of the two breakdowns. Each was measured in its"
   echo "own process, so its step times drift more than the interleaved verdict above."
   echo
   "${bench[@]}" diff "$out/compare/base-$mode" "$out/compare/head-$mode" --format markdown \
-    2>>"$out/compare.log" || echo "(the diff failed: see $out/compare.log)"
-} >"$out/gate.md"
+    2>>"$out/compare.log"
+  diff_rc=$?
+  [ "$diff_rc" -eq 0 ] || [ "$diff_rc" -ge 128 ] || echo "(the diff failed: see $out/compare.log)"
+  exit "$diff_rc"
+) >"$out/gate.md"
+diff_rc=$?
+set -e
+stopped "$diff_rc"
 cat "$out/gate.md"
 if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
   cat "$out/gate.md" >>"$GITHUB_STEP_SUMMARY"

@@ -1,0 +1,78 @@
+"""The merge gate's own answers before and after the comparison: a model file one revision lacks
+is one line and exit 2, with no OUT_DIR made; a comparison or diff stopped by a signal stops the
+gate with its status (130 Ctrl-C, 143 SIGTERM), not exit 3 as a failed comparison, nor a pass.
+No compiles: the stops come from a synthetic stand-in for inductor-bench (INDUCTOR_BENCH)."""
+
+import shutil
+import stat
+
+import pytest
+
+from .test_diff import _gate, _git
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """Two commits: models/a.py, then models/b.py and other/c.py added."""
+    if shutil.which("git") is None:
+        pytest.skip("the merge gate needs git")
+    repo = tmp_path / "repo"
+    (repo / "models").mkdir(parents=True)
+    _git(repo, "init", "-q")
+    (repo / "models" / "a.py").write_text("A = 1\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "a")
+    first = _git(repo, "rev-parse", "HEAD")
+    (repo / "models" / "b.py").write_text("B = 1\n")
+    (repo / "other").mkdir()
+    (repo / "other" / "c.py").write_text("C = 1\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "b, c")
+    return repo, first, _git(repo, "rev-parse", "HEAD")
+
+
+@pytest.mark.parametrize("model", ["models/b.py", "other/c.py"])
+def test_a_model_file_missing_at_a_revision_is_one_line_and_no_out_dir(repo, model):
+    """other/c.py's directory is missing at the first revision too: git archive and tar each
+    printed their own errors before the gate's line; models/b.py's is not, and the gate left
+    OUT_DIR/src-base behind, so a second run with the same -o was refused as not empty."""
+    repo, first, second = repo
+    out = repo.parent / "out"
+    for base, head in ((first, second), (second, first)):
+        r = _gate("-o", str(out), model, base, head, cwd=repo)
+        assert (r.returncode, r.stderr) == (2, f"merge_gate: {model} does not exist at {first}\n")
+        assert r.stdout == "" and not out.exists()
+
+
+def fake_bench(tmp_path, command: str, status: int) -> str:
+    """A synthetic inductor-bench whose `command` exits with `status`; its others exit 0."""
+    script = tmp_path / "fake-bench"
+    script.write_text(f'#!/bin/sh\n[ "$1" = {command} ] && exit {status}\nexit 0\n')
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return str(script)
+
+
+@pytest.mark.parametrize(("command", "status"), [("compare", 130), ("compare", 143), ("diff", 130)])
+def test_a_stopped_comparison_stops_the_gate_with_its_status(repo, tmp_path, monkeypatch, command, status):
+    """A Ctrl-C during the comparison read 'the comparison failed (exit 130)' and exit 3; one
+    during the diff, '(the diff failed ...)' and the comparison's verdict, exit 0."""
+    repo, first, second = repo
+    monkeypatch.setenv("INDUCTOR_BENCH", fake_bench(tmp_path, command, status))
+    out = tmp_path / "out"
+    r = _gate("-o", str(out), "models/a.py", first, second, cwd=repo)
+    assert r.returncode == status
+    assert r.stderr.splitlines() == [
+        f"merge_gate: comparing {first} and {second} (a.py, mode default)",
+        f"merge_gate: stopped (exit {status}), no verdict; what was measured is saved in {out}",
+    ]
+    assert r.stdout == ""
+
+
+def test_a_failed_diff_keeps_the_verdict_of_the_comparison(repo, tmp_path, monkeypatch):
+    repo, first, second = repo
+    monkeypatch.setenv("INDUCTOR_BENCH", fake_bench(tmp_path, "diff", 3))
+    out = tmp_path / "out"
+    r = _gate("-o", str(out), "models/a.py", first, second, cwd=repo)
+    assert r.returncode == 0
+    assert r.stdout.rstrip().endswith(f"(the diff failed: see {out}/compare.log)")
+    assert r.stderr.splitlines()[-1] == f"merge_gate: base {first}, head {second}; results in {out}"
