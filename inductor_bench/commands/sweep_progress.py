@@ -27,6 +27,9 @@ def print_event(kind: ExecutorKind, out: Path, *, queued: bool):
             )
         elif what == "lost":  # a done cell whose result cannot be read: measured again
             line = f"sweep: {cell.model}: {cell.reason}; it runs again"
+        elif what == "found":  # its job finished though sweep.json did not say so: not run again
+            line = (f"sweep: {cell.model}: found finished on disk, not re-run "
+                    f"({out / cell.run_dir} holds its whole result)")
         elif what == "start":
             where = f" on {cell.where}" if cell.where else ""
             tries = f" (attempt {cell.attempts})" if cell.attempts > 1 else ""

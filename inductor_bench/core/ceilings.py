@@ -138,6 +138,10 @@ def datasheet_for(device_name: str) -> Datasheet:
     return Datasheet(p.source.removeprefix("datasheet: "), p.gbps, flops)
 
 
+# In a result's ``errors`` where a stop came as the ceilings were measured: the run was saved without them.
+STOPPED_NOTE = "the ceilings were not measured: the run was stopped while measuring them"
+
+
 @dataclass
 class Roofline:
     """The ceilings a run's kernels are held against (``extras.roofline`` of a result)."""

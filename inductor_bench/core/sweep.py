@@ -31,7 +31,7 @@ class CellStatus:
     """Of one cell (one model's compare job)."""
 
     PENDING = "pending"  # not run yet (or left when the sweep was stopped)
-    RUNNING = "running"  # started; a sweep that finds it so was itself killed: retried
+    RUNNING = "running"  # started; found so, its sweep was killed: retried unless its result is whole
     DONE = "done"  # the compare exited 0
     FAILED = "failed"  # the compare exited with an error (its one line is the reason)
     TIMEOUT = "timeout"  # ran past --job-timeout and was stopped (killed if it did not end)

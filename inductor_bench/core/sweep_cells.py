@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import signal
 
+from .ceilings import STOPPED_NOTE
+from .compare import CompareResult, timing_failure
 from .sweep import Cell, CellStatus, Sweep
+from .vocab import CompileMode, Status
 
 # A job past --job-timeout is stopped as Ctrl-C stops compare (it saves what it measured), and
 # killed if it has not ended within the grace.
@@ -32,6 +35,21 @@ def ended(cell: Cell, exit_code: int | None, *, timed_out: bool, reason: str | N
     else:
         cell.status = CellStatus.FAILED
         cell.reason = reason or (f"exited with code {exit_code}" if exit_code is not None else "failed")
+
+
+def not_its_end(result: CompareResult, sweep: Sweep, cell: Cell) -> str | None:
+    """Why ``result``, read from one of the cell's attempts, is not what its job saves when its
+    compare runs to its end and exits 0 (every column of the sweep's modes ended ok or skipped,
+    no stop and no failed timing among its errors); None where it is."""
+    columns = {*sweep.modes, *(() if "--no-eager" in sweep.compare_args else (CompileMode.EAGER,))}
+    if result.model_path != cell.model_path or {m.mode for m in result.modes} != columns:
+        return "another job's result"
+    cut = [m.label for m in result.modes if m.status not in (Status.OK, Status.SKIPPED)]
+    if cut:
+        return f"{', '.join(cut)} did not end ok"
+    if "interrupted" in result.errors or STOPPED_NOTE in result.errors:
+        return "its compare was stopped"
+    return "its interleaved timing failed" if timing_failure(result) is not None else None
 
 
 def _says_interrupted(line: str) -> bool:

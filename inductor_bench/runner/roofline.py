@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import errors
-from ..core.ceilings import PEAKS_FILE, Ceilings, Roofline, cache_key, datasheet_for
+from ..core.ceilings import PEAKS_FILE, STOPPED_NOTE, Ceilings, Roofline, cache_key, datasheet_for
 from ..core.compare import CompareResult
 from ..core.results import BreakdownResult
 from ..core.roofline import chart_points, to_measure_again
@@ -184,9 +184,6 @@ def measure_again_if_beaten(results: list[BreakdownResult], roof: Roofline, run_
     except errors.BenchError:
         return
     write_atomic(run_dir / PEAKS_FILE, roof.to_json())
-
-
-STOPPED_NOTE = "the ceilings were not measured: the run was stopped while measuring them"
 
 
 @contextlib.contextmanager

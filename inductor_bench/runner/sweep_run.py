@@ -22,12 +22,19 @@ from pathlib import Path
 
 from ..core.compare import CompareResult
 from ..core.errors import ResultError, UsageError
-from ..core.rundir import COMPARE_FILE, load_compare, read_result_json
+from ..core.rundir import (
+    COMPARE_FILE,
+    HTML_REPORT_FILE,
+    META_FILE,
+    REPORT_FILE,
+    load_compare,
+    read_result_json,
+)
 from ..core.sweep import LOGS_DIR, SWEEP_FILE, Cell, CellStatus, Sweep, attempt_name
-from ..core.sweep_cells import ended, last_error_line
+from ..core.sweep_cells import ended, last_error_line, not_its_end
 from ..core.sweep_plan import attempt_dir, resume
 from . import stop
-from .rundir import WriteError, lock_held, make_dir, write_atomic, write_errors
+from .rundir import WriteError, being_written, lock_held, make_dir, write_atomic, write_errors
 from .sweep_exec import Executor, run_jobs
 from .sweep_job import Job, JobOutcome, unpack
 from .worker import describe_exit
@@ -35,7 +42,9 @@ from .worker import describe_exit
 LOCK_FILE = ".sweep.lock"
 MARKER_FILE = ".sweep-marker"  # a job that reads it back shares this file system
 
-# (what happened: "plan" | "start" | "end", the cell (None for "plan"), the sweep as it is now)
+# (what happened: "lost" | "found" | "plan" | "start" | "end", the cell (None for "plan"), the
+# sweep as it is now). "lost": a done cell whose result cannot be read, run again; "found": a cell
+# whose job's whole result is on disk though sweep.json did not say it done, not run again.
 OnEvent = Callable[[str, Cell | None, Sweep], None]
 # A cell's job command: ``python -m`` and these arguments, without --out.
 Command = Callable[[Sweep, Cell], list[str]]
@@ -91,6 +100,9 @@ def run_sweep(
             if cell.done and (lost := _lost_result(sweep_dir, cell)) is not None:
                 cell.status, cell.reason = CellStatus.PENDING, lost
                 on_event("lost", cell, sweep)
+        for cell in sweep.unfinished():  # a job that finished though sweep.json lags (a failed save)
+            if _found_finished(sweep_dir, sweep, cell):
+                on_event("found", cell, sweep)
         save(sweep_dir, sweep)
         marker = _write_marker(sweep_dir) if shared_marker else None
         jobs = {}
@@ -258,6 +270,43 @@ def _lost_result(sweep_dir: Path, cell: Cell) -> str | None:
     except ResultError as e:
         return str(e)
     return None
+
+
+def _found_finished(sweep_dir: Path, sweep: Sweep, cell: Cell) -> bool:
+    """Whether one of the cell's attempts on disk holds its job's whole result, though the sweep
+    did not record it done (a stop whose saves failed left sweep.json saying ``running``, or
+    before the attempt's start): the cell is then done from the newest such attempt, never run
+    again. Attempts the sweep never recorded, whose directories are there, are counted."""
+    last = cell.attempts
+    while (sweep_dir / attempt_name(cell.model, last + 1)).exists():
+        last += 1
+    whole = next((k for k in range(last, 0, -1)
+                  if _whole_result(sweep_dir / attempt_name(cell.model, k), sweep, cell)), None)
+    if whole is None:
+        return False
+    if attempt_name(cell.model, whole) != cell.run_dir:
+        cell.where, cell.seconds = "", None  # its record's were another attempt's
+    cell.status, cell.reason, cell.exit_code = CellStatus.DONE, None, 0
+    cell.attempts, cell.run_dir = last, attempt_name(cell.model, whole)
+    return True
+
+
+def _whole_result(run_dir: Path, sweep: Sweep, cell: Cell) -> bool:
+    """Whether ``run_dir`` holds what the cell's compare saves when it runs to its end: no live
+    process writing it, its ``compare.json`` read and checked as every result is, of this cell's
+    model and the sweep's modes, no column stopped or failed (``core.sweep_cells.not_its_end``),
+    and the files a compare writes after its result (meta.json, report.txt, index.html) and each
+    measured column's directory there: a run directory cut short as it was unpacked lacks them."""
+    if not (run_dir / COMPARE_FILE).is_file() or being_written(run_dir):
+        return False
+    if not all((run_dir / f).is_file() for f in (META_FILE, REPORT_FILE, HTML_REPORT_FILE)):
+        return False
+    try:
+        result = load_compare(run_dir / COMPARE_FILE)
+    except ResultError:
+        return False
+    columns = [Path(m.run_dir) for m in result.modes if m.ok and m.run_dir]
+    return not_its_end(result, sweep, cell) is None and all(c.is_dir() for c in columns)
 
 
 def _claim_attempt(run_dir: Path) -> None:
