@@ -206,7 +206,8 @@ def test_ranks_each_range_on_its_fastest_and_slowest_rank(capsys):
     section = out.split("Named ranges per rank: record_function (steady mean step, wall ms)")[1]
     row = next(line for line in section.splitlines() if line.startswith("DistributedDataParallel.forward"))
     assert row.split()[1:] == ["2", "rank", f"{fast}:", f"{ddp[fast]:.3f}", f"{ddp[fast]:.3f}",
-                               "rank", f"{slow}:", f"{ddp[slow]:.3f}", f"+{ddp[slow] - ddp[fast]:.4f}"]
+                               "rank", f"{slow}:", f"{ddp[slow]:.3f}", f"+{round(ddp[slow], 3) - round(ddp[fast], 3):.3f}"]
+    # the spread: the difference of the two walls as printed, to their 3 decimals
 
 
 def test_a_range_only_in_left_out_steps_is_named_not_dropped(tmp_path):
@@ -231,3 +232,32 @@ def test_a_range_only_in_left_out_steps_is_named_not_dropped(tmp_path):
     assert "Named ranges: record_function (steady mean step)" in out
     assert ("ranges that ran only in steps left out of the steady mean, so not in its figures: "
             "eval (ProfilerStep#4)") in out
+
+
+def test_a_range_open_past_its_step_counts_that_steps_work_alone(tmp_path):
+    """Synthetic CPU loop, three 100 µs steps, an op of 30 µs in each at +10 and a slow one of
+    600 µs in the second (a disturbed step): an `epoch` range opened in step 1 and closed in
+    step 3, a `prefetch` opened at the end of each step and closed after the next one began
+    (its op, 5 µs, inside it). Each range belongs to the step it starts in, and so does the work
+    it counts: `epoch` in step 1 holds step 1's ops alone (its op and that step's prefetch op),
+    not the 600 µs of step 2, which would have entered the steady mean with it; a prefetch holds
+    its own step's op, not the next step's op that began before it closed."""
+    def x(cat, name, ts, dur):
+        return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "pid": 1, "tid": 1}
+    evs = [x("user_annotation", "epoch", 5, 2950)]
+    starts = [0, 100, 1000]
+    for k, t in enumerate(starts, 1):
+        wall = 800 if k == 2 else 100
+        evs += [x("user_annotation", f"ProfilerStep#{k}", t, wall), x("cpu_op", "aten::mm", t + 10, 30),
+                x("user_annotation", "prefetch", t + wall - 20, 40), x("cpu_op", "aten::randn", t + wall - 15, 5)]
+        if k == 2:
+            evs.append(x("cpu_op", "aten::mm", t + 50, 600))
+    path = tmp_path / "spanning.json"
+    path.write_text(json.dumps({"traceEvents": evs}))
+    got = {g.name: (g.calls, g.wall_ms, g.work_ms) for g in analyze_file(path).regions}
+    # step 1's ops: aten::mm 30 µs, aten::randn 5 µs (prefetch at 80-120, its op at 85)
+    assert got["epoch"] == ([1, 0, 0], [2.950, 0.0, 0.0], [pytest.approx(0.035), 0.0, 0.0])
+    # each prefetch: its own op, 5 µs; the next step's aten::mm at +10 began while it was open
+    assert got["prefetch"][0] == [1, 1, 1]
+    assert got["prefetch"][1] == pytest.approx([0.040, 0.040, 0.040])
+    assert got["prefetch"][2] == pytest.approx([0.005, 0.005, 0.005])

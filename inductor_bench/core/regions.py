@@ -7,8 +7,9 @@ Per step and name, over the ranges of that name that start in the step:
 - **calls**: how many there are;
 - **wall**: the length of their union on the CPU (a range inside another of its name counts
   once);
-- **work**: what they launched, the step's timed events (``StepEvents.timed``) whose launch
-  was issued while one of them was open, on any thread of the trace: device kernels, memcpys
+- **work**: what they launched, the step's own timed events (``StepEvents.timed``) whose
+  launch was issued while one of them was open (a range open past its step's end counts no
+  later step's events: those are that step's), on any thread of the trace: device kernels, memcpys
   and memsets, each its duration; on a CPU-only trace the top-level ops starting in them,
   each the time the step gives it. Any thread, because autograd runs a backward's kernels on
   its own thread while the loop's thread waits in its "backward" range.
@@ -74,13 +75,14 @@ def regions(c: TraceColumns, split: StepEvents) -> list[Region]:
         k = bisect_right(starts, t) - 1
         if k >= 0 and t <= ends[k]:
             spans.setdefault((name, k), []).append((t, end))
-    when, prefix = _timeline(split)
+    timelines = [_timeline(split, k) for k in range(n)]
     found: dict[int, Region] = {}
     for (name, k), ranges in spans.items():
         region = found.get(name)
         if region is None:
             region = found[name] = Region(c.names.values[name], [0] * n, [0.0] * n, [0.0] * n)
         region.calls[k] = len(ranges)
+        when, prefix = timelines[k]
         for t, end in merged(ranges):
             region.wall_ms[k] += (end - t) / US_PER_MS
             lo, hi = bisect_left(when, t), bisect_right(when, end)
@@ -88,17 +90,18 @@ def regions(c: TraceColumns, split: StepEvents) -> list[Region]:
     return sorted(found.values(), key=lambda r: r.name)
 
 
-def _timeline(split: StepEvents) -> tuple[array, list[float]]:
-    """When each timed event was issued, in order, and the prefix sums of their µs."""
+def _timeline(split: StepEvents, k: int) -> tuple[array, list[float]]:
+    """When each timed event of step ``k`` was issued, in order, and the prefix sums of their
+    µs: a range open past its step's end (an "epoch" around several steps, a prefetch open
+    across ``prof.step()``) counts its own step's work alone, as each later step counts its own."""
     issued, when, took = split.issued, array("d"), array("d")  # columns: a trace has millions
-    for k in range(len(split.windows)):
-        if split.shares is None:  # each device event its own duration: C-level maps, no frame each
-            js = split.per_step[k]
-            when.extend(map(issued.__getitem__, js))
-            took.extend(map(split.events.dur.__getitem__, js))
-        else:
-            for j, us in split.shares[k]:
-                when.append(issued[j])
-                took.append(us)
+    if split.shares is None:  # each device event its own duration: C-level maps, no frame each
+        js = split.per_step[k]
+        when.extend(map(issued.__getitem__, js))
+        took.extend(map(split.events.dur.__getitem__, js))
+    else:
+        for j, us in split.shares[k]:
+            when.append(issued[j])
+            took.append(us)
     order = sorted(range(len(when)), key=when.__getitem__)
     return array("d", map(when.__getitem__, order)), [0.0, *accumulate(map(took.__getitem__, order))]
