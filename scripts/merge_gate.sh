@@ -125,7 +125,7 @@ done
 
 out="${out:-runs/merge-gate-$(date +%Y%m%d-%H%M%S)}"
 [ ! -e "$out" ] || [ -z "$(ls -A "$out")" ] || die "$out: already exists and is not empty"
-mkdir -p "$out"
+made="$(mkdir -p "$out" 2>&1)" || die "$out: cannot create the directory (${made##*: })"
 out="$(cd "$out" && pwd)"
 
 # export REV SIDE: the model file's directory as it is at REV -> $out/src-SIDE

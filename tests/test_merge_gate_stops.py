@@ -76,3 +76,12 @@ def test_a_failed_diff_keeps_the_verdict_of_the_comparison(repo, tmp_path, monke
     assert r.returncode == 0
     assert r.stdout.rstrip().endswith(f"(the diff failed: see {out}/compare.log)")
     assert r.stderr.splitlines()[-1] == f"merge_gate: base {first}, head {second}; results in {out}"
+
+
+def test_an_out_dir_that_cannot_be_made_is_exit_2_not_a_regression(repo):
+    """mkdir's own message and set -e's exit 1 read as a regression to a CI job."""
+    repo, first, second = repo
+    (repo.parent / "a-file").write_text("")
+    out = repo.parent / "a-file" / "out"
+    r = _gate("-o", str(out), "models/a.py", first, second, cwd=repo)
+    assert (r.returncode, r.stderr) == (2, f"merge_gate: {out}: cannot create the directory (Not a directory)\n")
