@@ -51,7 +51,8 @@ def which_step(doc: Doc, r: AnalyzeResult) -> str:
 
 def _steps_fact(r: AnalyzeResult) -> str:
     if r.steps[0].name == WHOLE_TRACE:
-        return "no ProfilerStep# markers: the whole trace is one window"
+        return ("no ProfilerStep# markers: the whole trace is one window (torch.profiler writes them at "
+                "prof.step() only under a schedule: profile(schedule=torch.profiler.schedule(...)))")
     if r.steps[0].name.startswith(f"{ITERATION_STEP} "):
         return (f"{len(r.steps)} iterations inductor-bench profiled (its {ITERATION_MARKER} ranges; "
                 "no ProfilerStep# markers): a run directory's graph trace, each iteration a step; the "
