@@ -99,7 +99,7 @@ def test_two_breakdowns_of_other_batch_sizes_keep_their_figures_and_judge_none(t
     assert out.startswith("NOT COMPARABLE, so the 10% gate fails: the baseline ran another workload: batch size "
                           "64 -> 32: the figures are shown side by side, none judged faster or slower | default: "
                           "all graphs 2.689 -> 10.474 ms (+289.5%, not comparable: batch size 64 -> 32)\n")
-    assert "C++ reduction           0.5653      2.208       +1.643  +290.6%   not comparable: batch size 64 -> 32" \
+    assert "C++ reduction           0.5653      2.208      +1.6427  +290.6%   not comparable: batch size 64 -> 32" \
         in out
     matched = out.split("Matched kernels, another workload on each side: not judged (5)\n")[1].split("\n\n")[0]
     assert [ln.split()[1] for ln in matched.splitlines()[2:]] == [  # the biggest change first

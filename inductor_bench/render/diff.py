@@ -24,6 +24,7 @@ from .format import (
     SPREAD,
     kernel_label,
     mib,
+    ms_between,
     ms_precise,
     pct,
     points_between,
@@ -75,7 +76,7 @@ def _summary_rows(s: SectionDiff) -> list[list[str]]:
         rows.append(["peak memory", mib(b), mib(h), "", "one sample"])
     if s.recomputed_ms is not None:
         b, h = s.recomputed_ms
-        rows.append(["recomputed in the backward, ms", ms_precise(b), ms_precise(h), signed_ms(h - b), ""])
+        rows.append(["recomputed in the backward, ms", ms_precise(b), ms_precise(h), ms_between(b, h), ""])
     if s.roofline_sides is not None:
         b, h = s.roofline_sides
         bp, hp = s.roofline_pct or (None, None)
@@ -107,7 +108,7 @@ def _category_rows(s: SectionDiff) -> list[list[str]]:
             label(c.category),
             ms_precise(c.change.base.ms),
             ms_precise(c.change.head.ms),
-            signed_ms(c.change.delta_ms),
+            ms_between(c.change.base.ms, c.change.head.ms),
             change_cell(c.change, s),
             verdict_cell(c.change, s),
         ]
@@ -155,12 +156,18 @@ def _kernel_rows(ks: list[KernelDiff], doc: Doc) -> list[list[str]]:
             doc.named(doc.code(name), k.name),
             label(k.category),
             *charts.kernel_sides(k),
-            signed_ms(k.delta_ms),
+            _kernel_change(k),
             _origin(doc, k),
             _match_cell(k, doc),
         ]
         for k, name in zip(ks, labels, strict=True)
     ]
+
+
+def _kernel_change(k: KernelDiff) -> str:
+    """Head - base as the two figures beside it read; an added or removed kernel's time, which
+    shows one figure, exact."""
+    return signed_ms(k.delta_ms) if k.status in (ADDED, REMOVED) else ms_between(k.base_ms, k.head_ms)
 
 
 KERNEL_HEADERS = [

@@ -9,6 +9,8 @@ milliseconds, 4 significant figures).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from decimal import Decimal
 
 from ..core.si_units import sig3
 from ..core.stats import Change, beside_mark, interval_x_text
@@ -53,7 +55,27 @@ def ms_precise(x: float | None) -> str:
 
 
 def signed_ms(x: float) -> str:
+    """A change in ms shown without both its figures beside it: exact, as ``ms_precise``."""
     return ("+" if x > 0 else "") + ms_precise(x)
+
+
+def ms_between(base: float, head: float, shown: Callable[[float], str] = ms_precise) -> str:
+    """``head - base`` in ms where both figures are printed beside it (``shown``: how they are
+    printed): the difference of the two figures as printed, which a reader checks, not of the
+    exact ones (0.12344 -> 0.12356 prints 0.1234 and 0.1236: ``+0.0002``, not ``+0.0001``).
+    It is printed at the finer of the figures' two precisions, exactly: across the step of
+    ``ms_precise`` from 4 decimals to 3 at 1 ms, 0.9995 -> 1.0004 prints 0.9995 and 1.000 and
+    reads ``+0.0005`` (3 decimals would read ``+0.001``, which the figures do not give, and a
+    small change between two figures of 4 decimals would read ``0.000``). Equal figures read
+    ``0.000``, as a zero time does. The JSON keeps the exact times."""
+    return _difference_shown(shown(base), shown(head))
+
+
+def _difference_shown(base_text: str, head_text: str) -> str:
+    """``head_text - base_text``, two printed figures, in decimal arithmetic (no binary
+    rounding): its decimals are the finer figure's."""
+    d = Decimal(head_text) - Decimal(base_text)
+    return "0.000" if d == 0 else f"{d:+f}"
 
 
 def duration(v_ms: float) -> str:
@@ -169,7 +191,9 @@ def speedup_at(v: float | None, min_rel: float | None) -> str:
 
 def change_pct(ch: Change) -> str:
     """``ch``'s change in % of the base, signed: ``+9.73%`` where ``+9.7%`` would do but
-    ``+10.0%`` would not (a 10% floor); "-" without one."""
+    ``+10.0%`` would not (a 10% floor); "-" without one. Of the exact figures (or the median
+    paired ratio), not of the two printed beside it as a change in ms is (``ms_between``): it
+    is the figure the verdict's floor judges, which rounded figures could put across it."""
     if ch.rel_pct is None:
         return DASH
     m = ch.min_rel

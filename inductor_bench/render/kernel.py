@@ -12,7 +12,7 @@ from ..core.results import KernelMatch, RetunedKernel
 from ..core.vocab import Verdict
 from . import charts_compare as charts
 from .doc import TEXT, Doc, new_doc
-from .format import DASH, duration, ms_precise, number, optional, signed_ms
+from .format import DASH, duration, ms_between, ms_precise, number, optional, signed_ms
 
 
 def _spread(t: Timing) -> str:
@@ -186,6 +186,12 @@ def _retuned_row(r: RetunedKernel) -> list[str]:
 # --- breakdown --autotune-top on CPU: default vs max-autotune, kernel by kernel ----------
 
 
+def _delta(r: KernelMatch) -> str:
+    """Max-autotune - default as the two figures beside it read; a kernel on one side alone
+    (one figure shown), exact."""
+    return ms_between(r.base_ms, r.tuned_ms) if r.base_name and r.tuned_name else signed_ms(r.delta_ms)
+
+
 def render_matches(doc: Doc, rows: list[KernelMatch], *, top: int | None = None) -> None:
     """Rows of ``autotune.match_kernels``: the biggest changes first, then the kernels of one
     code on both sides (their deltas are the two processes'), ``top`` of them shown."""
@@ -195,7 +201,7 @@ def render_matches(doc: Doc, rows: list[KernelMatch], *, top: int | None = None)
     table = [[r.graph, r.base_name or DASH, r.tuned_name or DASH, r.change,
               ms_precise(r.base_ms) if r.base_name else DASH,  # ms, as every table of a breakdown
               ms_precise(r.tuned_ms) if r.tuned_name else DASH,
-              signed_ms(r.delta_ms), r.verdict] for r in shown]
+              _delta(r), r.verdict] for r in shown]
     headers = ["graph", "default kernel", "max-autotune kernel", "what changed", "default ms",
                "max-autotune ms", "delta ms", "verdict"]
     doc.heading("Default vs max-autotune, kernel by kernel")

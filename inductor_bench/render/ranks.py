@@ -105,7 +105,7 @@ def _stragglers(doc: Doc, r: RanksResult) -> None:
             fmt.ms(g.wall_ms),
             f"rank {g.median_rank}",
             fmt.ms(g.median_wall_ms),
-            fmt.signed_ms(g.excess_ms),
+            fmt.ms_between(g.median_wall_ms, g.wall_ms, fmt.ms),  # its parts: exact
             fmt.signed_ms(g.compute_ms),
             fmt.signed_ms(g.exposed_comm_ms),
             fmt.signed_ms(g.other_work_ms),
@@ -121,8 +121,9 @@ def _stragglers(doc: Doc, r: RanksResult) -> None:
     doc.fine_print(
         "straggler = the rank with the longest step (none where it ties with the median rank); median "
         "rank = the middle rank by wall (the lower middle of an even count); excess = the straggler's "
-        "wall - the median rank's, split into its extra compute, exposed communication, other steps' "
-        "work and idle time (they add up to the excess).",
+        "wall - the median rank's, as the two walls read, split into its extra compute, exposed "
+        "communication, other steps' work and idle time (they add up to the exact excess, so their "
+        "printed figures can part from it in the last digit).",
         *_partial_steps(doc, r),
         *ranks_past_recording(doc, r, "wall, excess and its split", {
             (g.step, rank) for g in r.stragglers for rank in (g.rank, g.median_rank)}),

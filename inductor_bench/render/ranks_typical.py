@@ -107,7 +107,7 @@ def ranks_regions_section(doc: Doc, r: RanksResult, top: int) -> None:
         (low, fast), (high, slow) = walls[0], walls[-1]
         rows.append([doc.code(fmt.truncate(n, NAME_CHARS)), str(len(walls)),
                      f"rank {_rank_cell(r, fast)}: {fmt.ms(low)}", fmt.ms(walls[(len(walls) - 1) // 2][0]),
-                     f"rank {_rank_cell(r, slow)}: {fmt.ms(high)}", fmt.signed_ms(high - low)])
+                     f"rank {_rank_cell(r, slow)}: {fmt.ms(high)}", fmt.ms_between(low, high, fmt.ms)])
     shown = f"top {top} of {len(names)}, " if len(names) > top else ""
     doc.heading(f"Named ranges per rank: record_function ({shown}{typical_scope(r)}, wall ms)")
     doc.table(rows, ["range", "ranks", "fastest", "median", "slowest", "spread"],
