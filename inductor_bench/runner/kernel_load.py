@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import autotune, modes
+from ..core.devices import backend
 from ..core.errors import BenchError, UsageError
 from ..core.kernelfile import KernelFile
 
@@ -51,7 +52,8 @@ def load_kernel(kf: KernelFile, patch: dict[str, Any], work_dir: Path, tag: str,
         if "inductor_meta" not in kwargs:
             raise UsageError(f"{kf.path}: the decorator passes no inductor_meta keyword")
         kwargs["inductor_meta"] = {**(kwargs["inductor_meta"] or {}), **patch}
-        return real(*args, **kwargs)
+        with _as_on_its_device(kf) if listing_only else contextlib.nullcontext():
+            return real(*args, **kwargs)
 
     spec = importlib.util.spec_from_file_location(f"inductor_bench_kernel_{tag}", copy)
     if spec is None or spec.loader is None:
@@ -67,6 +69,30 @@ def load_kernel(kf: KernelFile, patch: dict[str, Any], work_dir: Path, tag: str,
                                                   lambda device: 0, create=True))
         _import(spec, module, kf)
     return module, getattr(module, kf.name)
+
+
+HEURISTICS_ASK = ("cuda", "xpu")  # the torch modules whose is_available() triton_heuristics calls
+
+
+@contextlib.contextmanager
+def _as_on_its_device(kf: KernelFile) -> Any:
+    """While the heuristic builds the configs of a listing, each accelerator's ``is_available()``
+    answers as on the machine the file is for: its own device present, no other. Inductor's
+    heuristics branch on it (torch 2.13's ``persistent_reduction``: ``if not
+    torch.cuda.is_available()`` picks Intel's XBLOCK=8 and the warps by size, where a CUDA machine
+    gets ``XBLOCK = min(1024 // rnumel, 8)`` and one warp), so a CUDA file listed on a machine
+    without its GPU would otherwise get configs that its GPU never tunes over."""
+    from unittest import mock
+
+    import torch
+
+    own = backend(kf.device).torch_module
+    with contextlib.ExitStack() as stack:
+        for name in HEURISTICS_ASK if own else ():
+            module = getattr(torch, name, None)
+            if module is not None and hasattr(module, "is_available"):
+                stack.enter_context(mock.patch.object(module, "is_available", lambda p=name == own: p))
+        yield
 
 
 def _import(spec: Any, module: Any, kf: KernelFile) -> None:
