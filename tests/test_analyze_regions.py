@@ -234,19 +234,15 @@ def test_a_range_only_in_left_out_steps_is_named_not_dropped(tmp_path):
             "eval (ProfilerStep#4)") in out
 
 
-def test_a_range_open_past_its_step_counts_that_steps_work_alone(tmp_path):
-    """Synthetic CPU loop, three 100 µs steps, an op of 30 µs in each at +10 and a slow one of
-    600 µs in the second (a disturbed step): an `epoch` range opened in step 1 and closed in
-    step 3, a `prefetch` opened at the end of each step and closed after the next one began
-    (its op, 5 µs, inside it). Each range belongs to the step it starts in, and so does the work
-    it counts: `epoch` in step 1 holds step 1's ops alone (its op and that step's prefetch op),
-    not the 600 µs of step 2, which would have entered the steady mean with it; a prefetch holds
-    its own step's op, not the next step's op that began before it closed."""
+def spanning_trace(tmp_path: Path) -> Path:
+    """Synthetic CPU loop, three steps of 100, 800 and 100 µs, an op of 30 µs in each at +10 and
+    a slow one of 600 µs in the second: an `epoch` range opened in step 1 and closed in step 3,
+    a `prefetch` opened 20 µs before each step's end and closed 20 µs into the next one (its op,
+    5 µs, inside it)."""
     def x(cat, name, ts, dur):
         return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "pid": 1, "tid": 1}
     evs = [x("user_annotation", "epoch", 5, 2950)]
-    starts = [0, 100, 1000]
-    for k, t in enumerate(starts, 1):
+    for k, t in enumerate([0, 100, 1000], 1):
         wall = 800 if k == 2 else 100
         evs += [x("user_annotation", f"ProfilerStep#{k}", t, wall), x("cpu_op", "aten::mm", t + 10, 30),
                 x("user_annotation", "prefetch", t + wall - 20, 40), x("cpu_op", "aten::randn", t + wall - 15, 5)]
@@ -254,10 +250,31 @@ def test_a_range_open_past_its_step_counts_that_steps_work_alone(tmp_path):
             evs.append(x("cpu_op", "aten::mm", t + 50, 600))
     path = tmp_path / "spanning.json"
     path.write_text(json.dumps({"traceEvents": evs}))
-    got = {g.name: (g.calls, g.wall_ms, g.work_ms) for g in analyze_file(path).regions}
+    return path
+
+
+def test_a_range_open_past_its_step_counts_that_steps_work_alone(tmp_path):
+    """Each range belongs to the step it starts in, and so does the work it counts: `epoch` in
+    step 1 holds step 1's ops alone (its op and that step's prefetch op), not the 600 µs of
+    step 2, which would have entered the steady mean with it; a prefetch holds its own step's
+    op, not the next step's op that began before it closed."""
+    got = {g.name: (g.calls, g.wall_ms, g.work_ms) for g in analyze_file(spanning_trace(tmp_path)).regions}
     # step 1's ops: aten::mm 30 µs, aten::randn 5 µs (prefetch at 80-120, its op at 85)
     assert got["epoch"] == ([1, 0, 0], [2.950, 0.0, 0.0], [pytest.approx(0.035), 0.0, 0.0])
     # each prefetch: its own op, 5 µs; the next step's aten::mm at +10 began while it was open
     assert got["prefetch"][0] == [1, 1, 1]
     assert got["prefetch"][1] == pytest.approx([0.040, 0.040, 0.040])
     assert got["prefetch"][2] == pytest.approx([0.005, 0.005, 0.005])
+
+
+def test_a_range_longer_than_its_step_is_explained_under_the_table(tmp_path):
+    """`epoch` reads 2.950 / 3 = 0.983 ms a step against the steps' mean wall, (100 + 800 + 100)
+    / 3 = 333 µs: 295.0% of the step, which the line under the table explains with its call;
+    `prefetch` (40 µs) stays below its step's and is not named."""
+    r = analyze_file(spanning_trace(tmp_path))
+    out = render_analyze(r)
+    row = next(line for line in out.splitlines() if line.startswith("epoch "))
+    assert row.split() == ["epoch", "0.33", "0.983", "295.0%", "0.012"]  # 1 call in 3 steps; 35 µs / 3
+    assert ("% step above 100%: a range open past the end of the step it starts in counts its wall to "
+            "its end (epoch 2.950 ms in ProfilerStep#1 of 0.100 ms); its ops ms are that step's own") in out
+    assert "% step above 100%" not in render_analyze(analyze_file(synthetic_trace(tmp_path)))

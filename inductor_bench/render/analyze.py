@@ -193,8 +193,26 @@ def _regions(doc: Doc, r: AnalyzeResult, top: int) -> None:
             "late it ran, "
         ) + "from any thread (autograd runs a backward's ops on its own thread while the loop waits "
         "in its backward range). A range inside another counts in both (docs/analyze.md).",
+        *_past_step_lines(doc, r, [g.name for g in typical[:top] if g.wall_ms > wall], work),
         *([left_out_line(doc, "ranges", left_out)] if left_out else []),
     )
+
+
+def _past_step_lines(doc: Doc, r: AnalyzeResult, names: list[str], work: str) -> list[str]:
+    """Ranges whose typical wall exceeds the step's (% step above 100%): calls that ran past the
+    end of the step they start in (an "epoch" around several steps), each with its longest such
+    call, in the steady step where it ran furthest past."""
+    if not names:
+        return []
+    kept, regions = steady_indices(r), {g.name: g for g in r.regions}
+    calls = []
+    for name in names:
+        g = regions[name]
+        k = max(kept, key=lambda i: g.wall_ms[i] - r.steps[i].wall_ms)
+        calls.append(f"{doc.code(name)} {fmt.ms(g.wall_ms[k])} ms in {step_code(doc, r.steps[k].name)} "
+                     f"of {fmt.ms(r.steps[k].wall_ms)} ms")
+    return [f"% step above 100%: a range open past the end of the step it starts in counts its wall "
+            f"to its end ({'; '.join(calls)}); its {work} are that step's own"]
 
 
 def _host_python(doc: Doc, r: AnalyzeResult) -> None:
