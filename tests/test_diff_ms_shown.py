@@ -1,6 +1,6 @@
 """A change in ms printed beside both its figures is the difference of the two figures as they
 are printed, at the finer of their two precisions, as a reader checks it: diff's recomputed row,
-its categories and kernels, the ranks' named ranges and stragglers, the autotune kernel table.
+its categories and kernels (and the verdict line naming them), the ranks' named ranges and stragglers, the autotune kernel table.
 The figures here sit where the exact difference and the printed one part in the last digit:
 0.9995 -> 1.0004 ms prints 0.9995 and 1.000, +0.0005 (exactly +0.0009); 0.12344 -> 0.12356
 prints 0.1234 and 0.1236, +0.0002 (exactly +0.00012, which read +0.0001); 12.3454 -> 12.3466
@@ -39,7 +39,7 @@ def kernel(name: str, base_ms: float, head_ms: float, status: str = SLOWER) -> K
 
 
 def hand_built_diff() -> Diff:
-    step = judge(summarize([20.0] * 6), summarize([22.0] * 6), 0.10)
+    step = judge(summarize([20.0] * 6), summarize([24.0] * 6), 0.10)
     category = CategoryDiff("cpp_pointwise", judge(summarize([0.12344] * 6), summarize([0.12356] * 6), 0.10))
     section = SectionDiff(
         mode="default", step=step, step_source=StepSource.HARNESS, categories=[category],
@@ -53,9 +53,9 @@ def hand_built_diff() -> Diff:
 
 def rows(out: str, marker: str) -> list[list[str]]:
     """The ms figures of each table row naming ``marker``, in any format (an HTML row is one
-    ``<tr>``; a chart's labels are not table rows)."""
+    ``<tr>``; a chart's labels and the verdict line are not table rows)."""
     lines = out.replace("</tr>", "</tr>\n").splitlines()
-    found = [ln for ln in lines if marker in ln and ("<td" in ln or "<" not in ln)]
+    found = [ln for ln in lines if marker in ln and ("<td" in ln or "<" not in ln) and "responsible" not in ln]
     return [MS.findall(re.sub(r"<[^>]+>", " ", ln)) for ln in found]
 
 
@@ -74,6 +74,10 @@ def test_diff_changes_in_ms_are_the_differences_of_the_figures_shown(fmt: str) -
     assert rows(out, "cpp_fused_mul_1") == [["0.9995", "1.000", "+0.0005"]]
     # an added kernel shows one figure: its change is that time, exact
     assert rows(out, "cpp_fused_new_2") == [["0.1236", "+0.1236"]]
+    # the verdict line names the kernels with their rows' changes
+    verdict = re.sub(r"<[^>]+>|`", "", out.split("responsible: ", 1)[1].split("\n", 1)[0])
+    assert verdict.startswith("cpp_fused_new_2 +0.1236 ms (added), cpp_fused_add_0 +0.002 ms (slower), "
+                              "cpp_fused_mul_1 +0.0005 ms (slower)")
     for base, head, change in (rows(out, "recomputed in the backward") + rows(out, "cpp_fused_add_0")
                                + rows(out, "cpp_fused_mul_1")):
         assert as_read(base, head) == change

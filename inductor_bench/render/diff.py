@@ -15,7 +15,7 @@ from ..core.stats import MIN_SAMPLES, TOO_FEW, WITHIN_NOISE, Change
 from ..core.summaries import MEAN_CONFIDENCE
 from ..core.vocab import Verdict
 from . import charts_compare as charts
-from .diff_kernel_labels import DEFAULT_TOP, NAME_CHARS, row_labels, table_order
+from .diff_kernel_labels import DEFAULT_TOP, NAME_CHARS, kernel_change, row_labels, table_order
 from .diff_roofline import roofline_block
 from .diff_verdict import change_cell, verdict_cell, verdict_line
 from .doc import TEXT, Doc, new_doc
@@ -29,7 +29,6 @@ from .format import (
     pct,
     points_between,
     seconds,
-    signed_ms,
     spread,
     step_figure,
     step_source,
@@ -156,18 +155,12 @@ def _kernel_rows(ks: list[KernelDiff], doc: Doc) -> list[list[str]]:
             doc.named(doc.code(name), k.name),
             label(k.category),
             *charts.kernel_sides(k),
-            _kernel_change(k),
+            kernel_change(k),
             _origin(doc, k),
             _match_cell(k, doc),
         ]
         for k, name in zip(ks, labels, strict=True)
     ]
-
-
-def _kernel_change(k: KernelDiff) -> str:
-    """Head - base as the two figures beside it read; an added or removed kernel's time, which
-    shows one figure, exact."""
-    return signed_ms(k.delta_ms) if k.status in (ADDED, REMOVED) else ms_between(k.base_ms, k.head_ms)
 
 
 KERNEL_HEADERS = [

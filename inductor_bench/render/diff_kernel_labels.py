@@ -1,14 +1,15 @@
 """A diff's kernel tables: the kernels of each, in the order its rows show them, and the labels
 the rows show them by (``distinct_labels.kernel_labels``, at ``NAME_CHARS``). The verdict line
 names the kernels responsible for a regression by the same labels (a cuDNN or flash-attention
-kernel's whole name runs past 200 characters); HTML shows the whole name on hover, the JSON
-holds it."""
+kernel's whole name runs past 200 characters), and with the same change in ms as their rows;
+HTML shows the whole name on hover, the JSON holds it."""
 
 from __future__ import annotations
 
-from ..core.diff import ADDED, SLOWER, KernelDiff, SectionDiff
+from ..core.diff import ADDED, REMOVED, SLOWER, KernelDiff, SectionDiff
 from ..core.vocab import Verdict
 from .distinct_labels import kernel_labels
+from .format import ms_between, signed_ms
 from .kernel_names import kernel_label
 
 # Kernel rows shown per table; the rest are counted. Enough for the kernels that matter in
@@ -37,3 +38,10 @@ def table_label(s: SectionDiff, k: KernelDiff, top: int = DEFAULT_TOP) -> str:
     shown = table_order(s, k.status)[:top]
     return next((label for row, label in zip(shown, row_labels(shown), strict=True) if row is k),
                 kernel_label(k.name, NAME_CHARS))
+
+
+def kernel_change(k: KernelDiff) -> str:
+    """Head - base as its row's two figures read (``ms_between``); an added or removed kernel's
+    time, which its row shows alone, exact. The verdict line reads it so too, so that the line
+    and the row it names agree."""
+    return signed_ms(k.delta_ms) if k.status in (ADDED, REMOVED) else ms_between(k.base_ms, k.head_ms)

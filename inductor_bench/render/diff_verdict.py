@@ -8,9 +8,9 @@ from ..core.diff import Diff, SectionDiff
 from ..core.other_workload import workload_line
 from ..core.stats import MIN_SAMPLES, Change
 from ..core.vocab import Outcome, StepSource, Verdict
-from .diff_kernel_labels import DEFAULT_TOP, table_label
+from .diff_kernel_labels import DEFAULT_TOP, kernel_change, table_label
 from .doc import Doc
-from .format import change_pct, interval_pct, ms_precise, signed_ms, step_figure
+from .format import change_pct, interval_pct, ms_precise, step_figure
 from .format import count as fmt_calls
 
 # Kernels named in the verdict line as responsible for a regression.
@@ -67,7 +67,7 @@ def _responsible_phrase(s: SectionDiff, doc: Doc, top: int) -> str:
     """The kernels most responsible, by the labels their rows in the tables below show (a
     flash-attention kernel's whole name runs past 200 characters: on hover in HTML, in the JSON)."""
     ks = s.responsible(VERDICT_KERNELS)
-    names = ", ".join(f"{doc.named(doc.code(table_label(s, k, top)), k.name)} {signed_ms(k.delta_ms)} ms "
+    names = ", ".join(f"{doc.named(doc.code(table_label(s, k, top)), k.name)} {kernel_change(k)} ms "
                       f"({k.status})" for k in ks)
     return (f"; kernels responsible: {names}" if ks else "") + _calls_phrase(s)
 
