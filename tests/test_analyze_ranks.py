@@ -581,8 +581,8 @@ def test_a_rank_without_step_markers_is_named_as_why_no_step_is_shared(tmp_path,
     code, out, err = run_cli(capsys, str(tmp_path))
     assert code == 0, err
     assert ("WARNING: no step is held by two ranks (rank 0: ProfilerStep#4 to ProfilerStep#5; rank 1: "
-            "whole trace): rank 1: no ProfilerStep# markers (prof.step() not called: the whole trace is "
-            "one window), or the traces come from different profiler cycles or runs, so no step has a "
+            "whole trace): rank 1: no ProfilerStep# markers (prof.step() not called, or called with no "
+            "profiler schedule: the whole trace is one window), or the traces come from different profiler cycles or runs, so no step has a "
             "straggler") in out
 
 

@@ -275,7 +275,8 @@ def _ranks(doc: Doc, r: RanksResult, title: str, top: int) -> None:
         why = "the traces come from different profiler cycles or runs"
         if whole:  # such a trace is one window, which no other rank's step matches
             why = (f"{'rank' if len(whole) == 1 else 'ranks'} {', '.join(whole)}: no ProfilerStep# "
-                   f"markers (prof.step() not called: the whole trace is one window), or {why}")
+                   "markers (prof.step() not called, or called with no profiler schedule: the whole "
+                   f"trace is one window), or {why}")
         doc.paragraph(f"WARNING: no step is held by two ranks ({spans}): {why}, so no step has a straggler")
     _stragglers(doc, r)
     _steps(doc, r)
