@@ -158,6 +158,9 @@ def resolve_kernel_file(path: Path, name: str | None) -> KernelFile:
     """A kernel file named directly, or by name from a run directory; validated."""
     if o.exists(path) and path.is_dir():
         kf = _from_run_dir(path, name)
+    elif path.name == BREAKDOWN_FILE and path.is_file():  # parses as Python: would read "not a kernel file"
+        raise UsageError(f"{path} is a run's result, not a kernel file: name its directory, "
+                         f"inductor-bench kernel {path.parent} KERNEL_NAME")
     else:
         kf = read_kernel_file(path)
         check_name(kf, name)
