@@ -36,7 +36,7 @@ from .diff_records import (
     SectionDiff,
 )
 from .diff_same_code import code_judged, column_code, compiled_alike, one_code_kernels, same_code_section
-from .disturbed_side import code_changed, judged_on_few_rounds, slower_where_disturbed
+from .disturbed_side import code_changed_by_model, judged_on_few_rounds, slower_where_disturbed
 from .errors import UsageError
 from .graph_breaks import one_side_only
 from .other_workload import other_workload, unjudged
@@ -199,9 +199,9 @@ def diff_results(
         disturbed += [side] if lines else []
     if workload := other_workload(base, head):  # other work on each side: no verdict, figures kept
         sections = [unjudged(s, workload) for s in sections]
-    changed = code_changed(sections)
-    sections = [slower_where_disturbed(judged_on_few_rounds(s, base, head), base, head, changed)
-                for s in sections]
+    changed = code_changed_by_model(sections, head)
+    sections = [slower_where_disturbed(judged_on_few_rounds(s, base, head), base, head, c)
+                for s, c in zip(sections, changed, strict=True)]
     return Diff(
         kind=kind(head),
         base_model=base.model,
