@@ -23,7 +23,8 @@
 # unreadable results, 3 the comparison failed (its log is OUT_DIR/compare.log), 5 not
 # comparable: a revision's column, or a graph of its breakdown, was not measured (failed,
 # timed out, interrupted); the NOT COMPARABLE line names them and no verdict is given;
-# 128 + signal (130 Ctrl-C, 143 SIGTERM) stopped, no verdict, what was measured kept in OUT_DIR.
+# 128 + signal (130 Ctrl-C, 143 SIGTERM) stopped, no verdict, what was measured kept in OUT_DIR;
+# 74 a file in OUT_DIR could not be written (a full disk: the line names it), no verdict.
 #
 # Environment:
 #   INDUCTOR_BENCH         the command to run, split into words (default: inductor-bench)
@@ -80,6 +81,9 @@ else
 fi
 
 die() { echo "merge_gate: $*" >&2; exit 2; }
+# unwritten LINE: a file in OUT_DIR could not be written (exit 74, as inductor-bench's own), so a
+# full disk never reads as a regression (1) or a failed comparison (3)
+unwritten() { echo "merge_gate: $*; no verdict" >&2; exit 74; }
 # stopped STATUS: a comparison or diff stopped by a signal (128 + its number: 130 Ctrl-C, 143
 # SIGTERM) stops the gate with that status, no verdict given
 stopped() {
@@ -127,12 +131,17 @@ out="${out:-runs/merge-gate-$(date +%Y%m%d-%H%M%S)}"
 [ ! -e "$out" ] || [ -z "$(ls -A "$out")" ] || die "$out: already exists and is not empty"
 made="$(mkdir -p "$out" 2>&1)" || die "$out: cannot create the directory (${made##*: })"
 out="$(cd "$out" && pwd)"
+# The reports' files are made before any work: a redirect that cannot create its file exits 1
+# without running its command, which would read as a regression.
+for f in verdict.md compare.log gate.md; do
+  made="$( { : >"$out/$f"; } 2>&1)" || unwritten "$out/$f: cannot write (${made##*: })"
+done
 
 # export REV SIDE: the model file's directory as it is at REV -> $out/src-SIDE
 export_rev() {
-  local rev="$1" dest="$out/src-$2"
-  mkdir -p "$dest"
-  git -C "$root" archive --format=tar "$rev" ${rel_dir:+"$rel_dir"} | tar -x -C "$dest"
+  local rev="$1" dest="$out/src-$2" made
+  made="$( { mkdir -p "$dest" && git -C "$root" archive --format=tar "$rev" ${rel_dir:+"$rel_dir"} \
+    | tar -x -C "$dest"; } 2>&1)" || unwritten "$dest: cannot write $rev's files (${made##*: })"
   echo "$dest/$rel_model"
 }
 
@@ -151,6 +160,9 @@ set +e
 rc=$?
 set -e
 stopped "$rc"
+if [ "$rc" -eq 74 ]; then
+  unwritten "the comparison could not write its results ($(tail -n 1 "$out/compare.log"))"
+fi
 if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ] && [ "$rc" -ne 5 ]; then
   echo "merge_gate: the comparison failed (exit $rc); last lines of $out/compare.log:" >&2
   tail -n 5 "$out/compare.log" >&2

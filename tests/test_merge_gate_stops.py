@@ -3,6 +3,7 @@ is one line and exit 2, with no OUT_DIR made; a comparison or diff stopped by a 
 gate with its status (130 Ctrl-C, 143 SIGTERM), not exit 3 as a failed comparison, nor a pass.
 No compiles: the stops come from a synthetic stand-in for inductor-bench (INDUCTOR_BENCH)."""
 
+import os
 import shutil
 import stat
 
@@ -85,3 +86,39 @@ def test_an_out_dir_that_cannot_be_made_is_exit_2_not_a_regression(repo):
     out = repo.parent / "a-file" / "out"
     r = _gate("-o", str(out), "models/a.py", first, second, cwd=repo)
     assert (r.returncode, r.stderr) == (2, f"merge_gate: {out}: cannot create the directory (Not a directory)\n")
+
+
+def test_a_full_disk_as_a_revision_is_exported_is_exit_74_not_a_regression(repo, tmp_path, monkeypatch):
+    """tar's own lines and set -e's status (2, or 1 for a redirect) read as bad arguments or a
+    regression to a CI job; a synthetic tar on PATH fails as on a full disk."""
+    repo, first, second = repo
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    tar = bin_dir / "tar"
+    tar.write_text('#!/bin/sh\ncat >/dev/null\necho "tar: models/a.py: Cannot write: No space left on device" >&2\n'
+                   "exit 2\n")
+    tar.chmod(tar.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("INDUCTOR_BENCH", fake_bench(tmp_path, "compare", 0))
+    out = tmp_path / "out"
+    r = _gate("-o", str(out), "models/a.py", first, second, cwd=repo)
+    assert (r.returncode, r.stdout) == (74, "")
+    assert r.stderr == (f"merge_gate: {out}/src-base: cannot write {first}'s files (No space left on device); "
+                        "no verdict\n")
+
+
+def test_a_comparison_that_could_not_write_is_exit_74_naming_the_file(repo, tmp_path, monkeypatch):
+    """inductor-bench's own 74 read 'the comparison failed (exit 74)' and exit 3."""
+    repo, first, second = repo
+    script = tmp_path / "fake-bench"
+    script.write_text('#!/bin/sh\n[ "$1" = compare ] || exit 0\n'
+                      'echo "inductor-bench: error: /x/compare.json: cannot write (No space left on device)" >&2\n'
+                      "exit 74\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("INDUCTOR_BENCH", str(script))
+    out = tmp_path / "out"
+    r = _gate("-o", str(out), "models/a.py", first, second, cwd=repo)
+    assert (r.returncode, r.stdout) == (74, "")
+    assert r.stderr.splitlines()[-1] == (
+        "merge_gate: the comparison could not write its results (inductor-bench: error: /x/compare.json: "
+        "cannot write (No space left on device)); no verdict")
