@@ -1,4 +1,4 @@
-"""A rank whose trace has no ProfilerStep# markers (its loop never called ``prof.step()``) is one
+"""A rank whose trace has no ProfilerStep# markers (its loop never called ``prof.step()``, or called it with no profiler schedule) is one
 window, its whole trace, beside ranks whose figures are of one typical step. Before, its line
 read "1 step" and its row of the per-rank tables stood among the others' as one step: rank 3 of
 the synthetic set, two steps long, read twice every other rank's time in every category, and on
