@@ -178,7 +178,7 @@ def test_a_title_wider_than_the_terminal_breaks_at_a_space_a_file_name_whole(cap
 
 
 def test_a_progress_line_breaks_at_spaces_on_a_narrow_terminal_and_stays_whole_in_a_log(monkeypatch):
-    monkeypatch.setattr(progress.shutil, "get_terminal_size", lambda *a: os.terminal_size((40, 24)))
+    monkeypatch.setattr(progress.shutil, "get_terminal_size", lambda *a, **k: os.terminal_size((40, 24)))
     msg = "profiling graph 0-inference [1/1], again in fresh process 2"
     line = f"{msg}: 5 x 100 iterations in 2 processes /tmp/a/very/long/path/to/a/run/directory"
     tty = io.StringIO()
@@ -208,7 +208,7 @@ def test_a_note_on_stderr_breaks_at_spaces_on_a_narrow_terminal(capsys, monkeypa
             "every change is zero; diff two runs, or time one model twice with compare")
     assert _err(capsys, ["diff", cmp, cmp]) == note + "\n"  # a log keeps it whole
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # capsys's stderr, as a terminal
-    monkeypatch.setattr(progress.shutil, "get_terminal_size", lambda *a: os.terminal_size((80, 24)))
+    monkeypatch.setattr(progress.shutil, "get_terminal_size", lambda *a, **k: os.terminal_size((80, 24)))
     err = _err(capsys, ["diff", cmp, cmp]).splitlines()
     assert err == textwrap.wrap(note, 80, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
     # a path longer than the line (a deep checkout's) stands alone on its line, whole

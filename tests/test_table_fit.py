@@ -166,7 +166,7 @@ def test_a_cell_that_leads_with_a_figure_loses_whole_words_from_its_end():
 def test_a_cell_that_leads_with_a_figure_loses_its_interval_before_its_verdict(capsys, monkeypatch):
     """The recorded compare at 120 columns: each speedup keeps its verdict, its interval goes."""
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)  # capsys's stdout, as a terminal
-    monkeypatch.setattr(output.shutil, "get_terminal_size", lambda *a: os.terminal_size((120, 24)))
+    monkeypatch.setattr(output.shutil, "get_terminal_size", lambda *a, **k: os.terminal_size((120, 24)))
     with pytest.raises(SystemExit) as e:
         main(["report", str(FIXTURES / "results" / "cpu_mlp_compare")])
         raise SystemExit(0)
@@ -185,7 +185,7 @@ def _terminal_report(capsys, monkeypatch, argv: list[str], width: int | None) ->
     """What ``argv`` prints on a terminal ``width`` wide (None: a pipe)."""
     if width is not None:
         monkeypatch.setattr(sys.stdout, "isatty", lambda: True)  # capsys's stdout, as a terminal
-        monkeypatch.setattr(output.shutil, "get_terminal_size", lambda *a: os.terminal_size((width, 24)))
+        monkeypatch.setattr(output.shutil, "get_terminal_size", lambda *a, **k: os.terminal_size((width, 24)))
     try:
         main(argv)
     except SystemExit as e:
@@ -242,7 +242,7 @@ def test_each_command_fits_a_100_column_terminal_and_a_pipe_keeps_it_whole(capsy
 
     piped = run()
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)  # capsys's stdout, as a terminal
-    monkeypatch.setattr(output.shutil, "get_terminal_size", lambda *a: os.terminal_size((100, 24)))
+    monkeypatch.setattr(output.shutil, "get_terminal_size", lambda *a, **k: os.terminal_size((100, 24)))
     shown = run()
     assert _widest(shown) <= 100 < _widest(piped)
     assert "left out to fit" not in piped  # a pipe keeps every column

@@ -84,7 +84,7 @@ def test_each_command_wraps_for_a_terminal_only(capsys, monkeypatch, argv):
     code, piped = _cli(capsys, *argv)
     assert code == 0
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)  # capsys's stdout, as a terminal
-    monkeypatch.setattr(output.shutil, "get_terminal_size", lambda *a: os.terminal_size((72, 24)))
+    monkeypatch.setattr(output.shutil, "get_terminal_size", lambda *a, **k: os.terminal_size((72, 24)))
     code, shown = _cli(capsys, *argv)
     assert code == 0
     assert max(len(ln) for ln in _prose_lines(shown)) <= 72 < max(len(ln) for ln in _prose_lines(piped))

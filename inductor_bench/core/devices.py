@@ -116,6 +116,10 @@ BACKENDS: tuple[Backend, ...] = (
     ),
 )
 
+# The torch modules whose is_available() Inductor's Triton heuristics ask while building configs
+# (runner/kernel_load.py answers them as on the machine a kernel file is for).
+HEURISTICS_ASK = ("cuda", "xpu")
+
 AUTO = "auto"
 BY_NAME = {b.name: b for b in BACKENDS}
 HOST_BACKEND = next(b for b in BACKENDS if b.torch_module is None)

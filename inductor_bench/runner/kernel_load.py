@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import autotune, modes
-from ..core.devices import backend
+from ..core.devices import HEURISTICS_ASK, backend
 from ..core.errors import BenchError, UsageError
 from ..core.kernelfile import KernelFile
 
@@ -69,9 +69,6 @@ def load_kernel(kf: KernelFile, patch: dict[str, Any], work_dir: Path, tag: str,
                                                   lambda device: 0, create=True))
         _import(spec, module, kf)
     return module, getattr(module, kf.name)
-
-
-HEURISTICS_ASK = ("cuda", "xpu")  # the torch modules whose is_available() triton_heuristics calls
 
 
 @contextlib.contextmanager
