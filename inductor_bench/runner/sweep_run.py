@@ -262,14 +262,20 @@ def _measured(result: CompareResult | None) -> int:
 def _lost_result(sweep_dir: Path, cell: Cell) -> str | None:
     """Why a done cell's compare result cannot be read (its run directory removed, its
     ``compare.json`` torn); None where it reads."""
-    path = sweep_dir / (cell.run_dir or cell.model) / COMPARE_FILE
+    read = _result_in(sweep_dir / (cell.run_dir or cell.model))
+    return read if isinstance(read, str) else None
+
+
+def _result_in(run_dir: Path) -> CompareResult | str:
+    """The compare result saved in ``run_dir``, read and checked as every result is, or why
+    it cannot be read (gone, torn)."""
+    path = run_dir / COMPARE_FILE
     if not path.is_file():
         return f"{path}: its result is gone"
     try:
-        load_compare(path)
+        return load_compare(path)
     except ResultError as e:
         return str(e)
-    return None
 
 
 def _found_finished(sweep_dir: Path, sweep: Sweep, cell: Cell) -> bool:
@@ -297,13 +303,12 @@ def _whole_result(run_dir: Path, sweep: Sweep, cell: Cell) -> bool:
     model and the sweep's modes, no column stopped or failed (``core.sweep_cells.not_its_end``),
     and the files a compare writes after its result (meta.json, report.txt, index.html) and each
     measured column's directory there: a run directory cut short as it was unpacked lacks them."""
-    if not (run_dir / COMPARE_FILE).is_file() or being_written(run_dir):
+    if being_written(run_dir):
         return False
     if not all((run_dir / f).is_file() for f in (META_FILE, REPORT_FILE, HTML_REPORT_FILE)):
         return False
-    try:
-        result = load_compare(run_dir / COMPARE_FILE)
-    except ResultError:
+    result = _result_in(run_dir)
+    if isinstance(result, str):
         return False
     columns = [Path(m.run_dir) for m in result.modes if m.ok and m.run_dir]
     return not_its_end(result, sweep, cell) is None and all(c.is_dir() for c in columns)
