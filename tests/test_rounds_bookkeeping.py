@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from inductor_bench.runner.rounds import MIN_ROUNDS, Plan, Tally, charged_s, interleave, sized_by_fastest
+from inductor_bench.runner.rounds import MIN_ROUNDS, Pace, Plan, Tally, charged_s, interleave
 
 BLOCK_S = 0.05
 
@@ -20,7 +20,7 @@ def interleave_resorting(
     resize: Callable[[float], int] | None = None,
 ) -> list[list[list[float]]]:
     """The loop as it was: after each block, the side charged ``charged_s`` of all its calls so
-    far and resized by ``min`` of them."""
+    far and resized by ``resize`` of their ``min``."""
     blocks: list[list[list[float]]] = [[] for _ in calls]
     times: list[list[float]] = [[] for _ in calls]
     steps, spent, ran = [0] * len(calls), [0.0] * len(calls), [0] * len(calls)
@@ -86,13 +86,11 @@ def cases() -> list[tuple[str, list[list[float]], Plan]]:
 def test_the_kept_tally_decides_as_resorting_all_calls_did(name, times_ms, plan, resized):
     """The same call times through both loops: the same blocks (so the same block sizes, the
     same rounds each side ran, the same stops) and the same last sizes."""
-    runs = []
-    for loop in (interleave, interleave_resorting):
-        sizes = [1] * len(times_ms)
-        resize = sized_by_fastest(BLOCK_S, plan.max_steps) if resized else None
-        blocks = loop([replay(t) for t in times_ms], sizes, plan, resize=resize)
-        runs.append((blocks, sizes))
-    (new, new_sizes), (old, old_sizes) = runs
+    new_sizes, old_sizes = [1] * len(times_ms), [1] * len(times_ms)
+    paces = [Pace(BLOCK_S, plan.max_steps) for _ in times_ms] if resized else None
+    new = interleave([replay(t) for t in times_ms], new_sizes, plan, paces=paces)
+    resize = (lambda ms: Pace(BLOCK_S, plan.max_steps, ms).block_size()) if resized else None
+    old = interleave_resorting([replay(t) for t in times_ms], old_sizes, plan, resize=resize)
     assert [[len(b) for b in side] for side in new] == [[len(b) for b in side] for side in old]
     assert new == old and new_sizes == old_sizes
     assert all(len(side) >= MIN_ROUNDS for side in new)
@@ -107,7 +105,6 @@ def test_the_tally_s_median_and_charge_are_statistics_median_s_to_the_bit():
         tally.add(ms)
         assert tally.median_ms() == statistics.median(calls[:n])
         assert tally.charged_s() == charged_s(calls[:n])
-        assert tally.fastest_ms == min(calls[:n])
 
 
 def test_a_block_charges_its_side_without_going_over_all_its_calls_again(monkeypatch):

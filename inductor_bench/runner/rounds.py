@@ -41,18 +41,28 @@ def block_steps(per_call_s: float, block_s: float) -> int:
     return max(1, min(MAX_BLOCK_STEPS, math.ceil(block_s / per_call_s)))
 
 
-def sized_by_fastest(block_s: float, max_steps: int) -> Callable[[float], int]:
-    """A block size from a side's fastest call so far (ms): ``block_steps`` of it, cut by
-    ``fit_rounds``. The size set before the rounds rests on two calls; where both stalled
-    (176 ms against a 2 ms step, seen on a loaded machine) the side would run 1-call blocks
-    to the end, a tenth of the samples of the others. The fastest call is the most blocks'
-    worth any figure of the calls gives (their median, a stall where most stalled, gives
-    fewer): a side all of whose calls stall runs 1-call blocks because each call takes a
-    block's time."""
-    def size(fastest_ms: float) -> int:
-        return fit_rounds([block_steps(fastest_ms / 1e3, block_s)], max_steps)[0]
+class Pace:
+    """A side's fastest call so far (ms), from the calls timed before the rounds on: the one
+    figure that sets both how many calls its next block holds (``block_size``: ``block_steps``
+    of it, cut by ``fit_rounds``) and, in the timing worker, how many untimed calls start that
+    block (``timer.timed_rounds``), so that the two never rest on different calls. The size set
+    before the rounds rests on two calls; where both stalled (176 ms against a 2 ms step, seen
+    on a loaded machine) the side would run 1-call blocks to the end, a tenth of the samples of
+    the others. The fastest call is the most blocks' worth any figure of the calls gives (their
+    median, a stall where most stalled, gives fewer): a side all of whose calls stall runs
+    1-call blocks because each call takes a block's time."""
 
-    return size
+    def __init__(self, block_s: float, max_steps: int, fastest_ms: float = math.inf) -> None:
+        self.block_s, self.max_steps, self.fastest_ms = block_s, max_steps, fastest_ms
+
+    def add(self, ms: float) -> None:
+        self.fastest_ms = min(self.fastest_ms, ms)
+
+    def per_call_s(self) -> float:
+        return self.fastest_ms / 1e3
+
+    def block_size(self) -> int:
+        return fit_rounds([block_steps(self.per_call_s(), self.block_s)], self.max_steps)[0]
 
 
 def fit_rounds(sizes: list[int], max_steps: int, min_rounds: int = MIN_ROUNDS) -> list[int]:
@@ -104,10 +114,8 @@ class Tally:
     def __init__(self) -> None:
         self.low: list[float] = []  # the lower half, negated (a max-heap); one more when odd
         self.high: list[float] = []
-        self.fastest_ms = math.inf
 
     def add(self, ms: float) -> None:
-        self.fastest_ms = min(self.fastest_ms, ms)
         if not self.low or ms <= -self.low[0]:
             heapq.heappush(self.low, -ms)
         else:
@@ -140,15 +148,15 @@ def stop_reasons(blocks: list[list[list[float]]], plan: Plan) -> list[str | None
 
 def interleave(
     calls: list[Callable[[], float]], sizes: list[int], plan: Plan, max_rounds: int | None = None,
-    resize: Callable[[float], int] | None = None,
+    paces: list[Pace] | None = None,
 ) -> list[list[list[float]]]:
     """Rounds of blocks, one block per side per round (``sizes[i]`` calls of ``calls[i]``,
     each returning its time in ms), forward and backward order alternating, until ``plan``
     says every side is done or ``max_rounds`` have run. Returns blocks[side][round]; a side
     that is done runs no more blocks, so later rounds pair only the sides still running. Each
-    side's budget is charged by ``charged_s`` (kept by a ``Tally``). With ``resize``, a side's
-    later blocks take the size it gives for the side's fastest call so far, and ``sizes`` is
-    updated in place."""
+    side's budget is charged by ``charged_s`` (kept by a ``Tally``). With ``paces``, every call
+    of a side is added to its ``Pace``, its later blocks take the size that gives, and ``sizes``
+    is updated in place."""
     blocks: list[list[list[float]]] = [[] for _ in calls]
     tallies = [Tally() for _ in calls]
     steps = [0] * len(calls)
@@ -170,8 +178,10 @@ def interleave(
             steps[i] += n
             for ms in blk:
                 tallies[i].add(ms)
+                if paces is not None:
+                    paces[i].add(ms)
             spent[i] = tallies[i].charged_s()
-            if resize is not None and steps[i]:
-                sizes[i] = resize(tallies[i].fastest_ms)
+            if paces is not None and blk:
+                sizes[i] = paces[i].block_size()
         r += 1
     return blocks

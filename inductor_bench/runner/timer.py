@@ -37,7 +37,7 @@ from . import device as dev
 from . import machine, torch_settings, turns
 from .capture import stop_compile_workers, timed_step
 from .dynamo_counts import fx_cache_counts
-from .rounds import MIN_ROUNDS, Plan, block_steps, fit_rounds, interleave, sized_by_fastest, stop_reasons
+from .rounds import MIN_ROUNDS, Pace, Plan, interleave, stop_reasons
 
 WARMUP_CALLS = 3
 BLOCK_S = 0.05  # aim of each block's length: short, so that drift within a round is small
@@ -144,32 +144,18 @@ def _raise_recompile_limit(sides: int) -> None:
             setattr(dc, name, max(getattr(dc, name), 8 + 2 * sides))
 
 
-def timed_rounds(
-    calls: list[Callable[[], float]], per_call_s: list[float], sizes: list[int], plan: Plan, block_s: float
-) -> list[list[list[float]]]:
+def timed_rounds(calls: list[Callable[[], float]], paces: list[Pace], plan: Plan) -> list[list[list[float]]]:
     """The columns' calls interleaved in rounds (``rounds.interleave``), each block started with
     untimed calls of its own (``turns.settled``): a column's first calls after another's run
     cold. In compares of ``models/mlp.py`` on CPU, the first three calls of a block of 20 took
-    1.2-2.5x, 1.05-3x and 1.0-1.15x the median of the rest. The number of those untimed calls
-    follows the column's fastest call so far, as its block size does (``sized_by_fastest``):
-    set once from the two calls before the rounds, a column whose two calls stalled (50 ms
-    against a 0.6 ms step, seen on a loaded machine) started every block with 1 untimed call
-    to the end, its second timed call of each block cold, where the other column started with 3."""
-    warm = [turns.warm_calls(p) for p in per_call_s]
-    fastest_ms = [p * 1e3 for p in per_call_s]
-
-    def tracked(i: int, one: Callable[[], float]) -> Callable[[], float]:
-        def call() -> float:
-            ms = one()
-            fastest_ms[i] = min(fastest_ms[i], ms)
-            warm[i] = turns.warm_calls(fastest_ms[i] / 1e3)  # read as the column's next block starts
-            return ms
-
-        return call
-
-    settled = turns.settled(calls, warm)
-    timed = [tracked(i, one) for i, one in enumerate(settled)]
-    return interleave(timed, sizes, plan, resize=sized_by_fastest(block_s, plan.max_steps))
+    1.2-2.5x, 1.05-3x and 1.0-1.15x the median of the rest. A column's block size and the
+    number of its untimed calls both follow its ``Pace`` (its fastest call so far, the calls
+    before the rounds counted): set once from the two calls before the rounds, a column whose
+    two calls stalled (50 ms against a 0.6 ms step, seen on a loaded machine) started every
+    block with 1 untimed call to the end, its second timed call of each block cold, where the
+    other column started with 3."""
+    settled = turns.settled(calls, lambda i: turns.warm_calls(paces[i].per_call_s()))
+    return interleave(settled, [p.block_size() for p in paces], plan, paces=paces)
 
 
 def handle(request: dict[str, Any]) -> dict[str, Any]:
@@ -183,9 +169,6 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         for _ in range(WARMUP_CALLS):
             one()
     stop_compile_workers()  # every side is compiled: nothing compiles beside the timing
-    per_call = []
-    for one in calls:
-        per_call.append(min(one() for _ in range(2)) / 1e3)
     budget = request.get("budget_s")
     plan = Plan(
         budget_s=float(budget) if budget is not None else None,
@@ -195,16 +178,16 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         min_rounds=MIN_ROUNDS,
     )
     block_s = float(request.get("block_s", BLOCK_S))
-    sizes = fit_rounds([block_steps(p, block_s) for p in per_call], plan.max_steps)
+    paces = [Pace(block_s, plan.max_steps, min(one() for _ in range(2))) for one in calls]
     device_id = dev.monitor_id(device)
     counters, gpu0 = machine.cpu_counters(), machine.device_reading(device, device_id)
-    blocks = timed_rounds(calls, per_call, sizes, plan, block_s)
+    blocks = timed_rounds(calls, paces, plan)
     load = machine.with_device(machine.load_since(counters), gpu0, machine.device_reading(device, device_id))
     return {
         "device": device,
         "blocks": blocks,
         "turns": _turns(sides, calls, settings, device),
-        "block_steps": sizes,  # each side's last block size
+        "block_steps": [p.block_size() for p in paces],  # each side's last block size
         "stopped": stop_reasons(blocks, plan),  # why each side stopped: call limit | time budget
         "load": load.to_dict() if load is not None else None,
         "fx_cache": fx_cache_counts(),  # building the columns again: hits, as a rule

@@ -74,7 +74,7 @@ def time_in_turns(
         per_call = [statistics.median(call() for _ in range(ESTIMATE_CALLS)) / 1e3 for call in calls]
         sizes, rounds = plan_rounds(per_call, budget_s)
         every_round = Plan(budget_s=None, max_steps=sys.maxsize, min_steps=0)  # rounds decide
-        warm = settled(calls, [warm_calls(pc) for pc in per_call])
+        warm = settled(calls, [warm_calls(pc) for pc in per_call].__getitem__)
         counters = machine.cpu_counters()
         blocks = interleave(warm, sizes, every_round, rounds)
         load = machine.load_since(counters)
@@ -83,16 +83,17 @@ def time_in_turns(
         return {"error": f"{type(e).__name__}: {e}"[:300]}
 
 
-def settled(calls: list[Callable[[], float]], warm: list[int]) -> list[Callable[[], float]]:
-    """Each side's timed call, preceded by ``warm[i]`` untimed calls of its own where the call
-    before it was another side's: a block's times are those of a loop that runs the side alone."""
+def settled(calls: list[Callable[[], float]], warm: Callable[[int], int]) -> list[Callable[[], float]]:
+    """Each side's timed call, preceded by ``warm(i)`` untimed calls of its own where the call
+    before it was another side's (read as its block starts): a block's times are those of a loop
+    that runs the side alone."""
     last = [-1]
 
     def wrapped(i: int, one: Callable[[], float]) -> Callable[[], float]:
         def call() -> float:
             if last[0] != i:
                 last[0] = i
-                for _ in range(warm[i]):  # cold: the other side's data took the caches
+                for _ in range(warm(i)):  # cold: the other side's data took the caches
                     one()
             return one()
 
