@@ -135,3 +135,39 @@ def test_the_autotune_table_reads_the_difference_of_its_figures(fmt: str) -> Non
 ])
 def test_ms_between(base: float, head: float, read: str) -> None:
     assert ms_between(base, head) == read
+
+
+def bar_changes(page: str) -> dict[str, str]:
+    """Each bar of the HTML page's change charts: its label and the change in ms its hover reads."""
+    found = re.findall(r"<rect[^>]*><title>([^\n<]*)\n[^:<]*: ([+-]?[\d.]+) ms per step", page)
+    return dict(found)
+
+
+def test_the_diff_charts_read_each_change_as_its_table_row_does() -> None:
+    """A bar's change in ms is its row's: the difference of the two figures printed, not the
+    exact one the bar's length draws (+0.0009 for 0.9995 -> 1.000)."""
+    page = render_diff(hand_built_diff(), "html")
+    assert bar_changes(page) == {"C++ pointwise": "+0.0002", "cpp_fused_add_0": "+0.002",
+                                 "cpp_fused_mul_1": "+0.0005", "cpp_fused_new_2": "+0.1236"}
+
+
+def test_the_diff_json_holds_the_recomputed_times_the_tables_show() -> None:
+    (section,) = hand_built_diff().sections
+    d = json.loads(json.dumps(section.to_dict()))
+    assert d["recomputed_in_backward_ms"] == [0.9995, 1.0004]
+    section.recomputed_ms = None  # neither side recomputes: no row, no field
+    assert "recomputed_in_backward_ms" not in section.to_dict()
+
+
+def test_the_diff_charts_read_a_change_in_percent_as_the_tables_do() -> None:
+    """+9.97% against a 10% floor: the step chart's title and the category bar's note read
+    +9.97% as the rows do, not +10.0%, which would read as over the floor yet within noise."""
+    near_floor = judge(summarize([20.0] * 6), summarize([21.994] * 6), 0.10)
+    diff = hand_built_diff()
+    (section,) = diff.sections
+    section.step = near_floor
+    section.categories = [CategoryDiff("cpp_pointwise", near_floor)]
+    page = render_diff(diff, "html")
+    assert re.findall(r"<figcaption>All graphs[^<]*</figcaption>", page) == [
+        "<figcaption>All graphs, default: +9.97%, within noise</figcaption>"]
+    assert "+9.97% · within noise" in page  # the category's bar

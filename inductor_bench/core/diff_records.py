@@ -199,6 +199,8 @@ class SectionDiff:
             d["roofline_pct"] = list(self._roofline_figure("pct") or ())
             d["roofline_judged_share"] = list(self._roofline_figure("share") or ())
             d["roofline_step"] = [x.to_dict() if x else None for x in self.roofline_sides]
+        if self.recomputed_ms is not None:  # the tables' "recomputed in the backward, ms" row
+            d["recomputed_in_backward_ms"] = list(self.recomputed_ms)
         if self.roofline_ceilings is not None:
             d["roofline_ceilings"] = dict(zip(("base", "head", "shared"), (
                 None if c is None else {"gbps": c.gbps, "tflops": c.tflops} for c in self.roofline_ceilings),

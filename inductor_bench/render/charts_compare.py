@@ -11,12 +11,14 @@ from ..core.compare import CompareResult, timed
 from ..core.diff import ADDED, REMOVED, KernelDiff, SectionDiff
 from ..core.kernel_report import KernelReport, Timing
 from ..core.rundir import HTML_REPORT_FILE
-from ..core.stats import SIGNIFICANT, Summary
+from ..core.stats import SIGNIFICANT, Change, Summary
 from . import format as fmt
 from .chart_model import Bar, Chart, Segment, Series
 from .charts import category_segments, graph_labels
+from .diff_kernel_labels import kernel_change
 
 SIGMA = f"± {fmt.SPREAD}"
+PER_STEP = "ms per step"  # the diff charts' unit
 
 
 def _sigma(s: Summary, scale: float = 1.0) -> tuple[float, float] | None:
@@ -108,9 +110,8 @@ def diff_step(s: SectionDiff) -> Chart:
         )
         for side, x in ((Series.BASE, ch.base), (Series.HEAD, ch.head))
     ]
-    change = fmt.pct(ch.rel_pct, signed=True) if ch.rel_pct is not None else "-"
     return Chart(
-        f"{fmt.step_figure(s.step_source).capitalize()}, {s.mode}: {change}, {ch.verdict}",
+        f"{fmt.step_figure(s.step_source).capitalize()}, {s.mode}: {fmt.change_pct(ch)}, {ch.verdict}",
         fmt.step_axis(s.step_source),
         bars,
         whisker=SIGMA,
@@ -119,12 +120,14 @@ def diff_step(s: SectionDiff) -> Chart:
 
 
 def diff_categories(s: SectionDiff) -> Chart | None:
-    """Head - base per category; a change within noise is drawn pale."""
+    """Head - base per category; a change within noise is drawn pale. Each bar reads its change
+    as the table's row does: in ms the difference of the two figures shown, in % ``change_pct``."""
     bars = [
         Bar(
             label(c.category),
-            [Segment(c.change.delta_ms, c.category, label(c.category))],
-            note=f"{_rel(c.change.rel_pct)} · {c.change.verdict}",
+            [Segment(c.change.delta_ms, c.category, label(c.category),
+                     f"{fmt.ms_between(c.change.base.ms, c.change.head.ms)} {PER_STEP}")],
+            note=f"{_rel(c.change)} · {c.change.verdict}",
             faint=c.change.verdict != SIGNIFICANT,
             tip=f"{fmt.ms_precise(c.change.base.ms)} -> {fmt.ms_precise(c.change.head.ms)} ms",
         )
@@ -134,7 +137,7 @@ def diff_categories(s: SectionDiff) -> Chart | None:
         return None
     return Chart(
         f"Change per category, {s.mode} (head - base)",
-        "ms per step",
+        PER_STEP,
         bars,
         note="pale: within noise, too few samples to judge, the same code on both sides, or another "
         "workload on each side (not judged); the table above has the numbers.",
@@ -142,14 +145,16 @@ def diff_categories(s: SectionDiff) -> Chart | None:
     )
 
 
-def _rel(rel_pct: float | None) -> str:
-    return "new" if rel_pct is None else fmt.pct(rel_pct, signed=True)
+def _rel(ch: Change) -> str:
+    """A change in %, as the tables print it (more decimals where one would put it across the
+    floor); ``new`` from nothing."""
+    return "new" if ch.rel_pct is None else fmt.change_pct(ch)
 
 
 def _kernel_note(k: KernelDiff) -> str:
     if k.status in (ADDED, REMOVED) or k.change is None:
         return k.status
-    return f"{_rel(k.change.rel_pct)} {k.status}" + (", shapes changed" if k.other_work else "")
+    return f"{_rel(k.change)} {k.status}" + (", shapes changed" if k.other_work else "")
 
 
 def kernel_sides(k: KernelDiff) -> tuple[str, str]:
@@ -169,7 +174,7 @@ def diff_kernels(s: SectionDiff, top: int) -> Chart | None:
     bars = [
         Bar(
             name,
-            [Segment(k.delta_ms, k.status, k.status)],
+            [Segment(k.delta_ms, k.status, k.status, f"{kernel_change(k)} {PER_STEP}")],
             full=k.name,
             note=_kernel_note(k),
             tip=f"graph {k.graph} · {label(k.category)} · {' -> '.join(kernel_sides(k))} ms",
@@ -178,7 +183,7 @@ def diff_kernels(s: SectionDiff, top: int) -> Chart | None:
     ]
     return Chart(
         f"The {len(ks)} biggest kernel changes, {s.mode} (head - base)",
-        "ms per step",
+        PER_STEP,
         bars,
         note="right of zero: slower in head; grey: within noise, too few samples to judge, the same "
         "code on both sides, or another workload on each side (not judged).",
