@@ -38,10 +38,46 @@ def run_model_file(path: str, run_name: str = LOADED_NAME) -> dict[str, Any]:
     from .python_start import put_first_on_path
 
     keep_custom_ops_visible()
-    put_first_on_path(os.path.dirname(os.path.realpath(path)), as_python=run_name != LOADED_NAME)
+    directory = os.path.dirname(os.path.realpath(path))
+    put_first_on_path(directory, as_python=run_name != LOADED_NAME)
+    if shadowed := shadowing_files(directory):
+        raise WorkloadError(shadowing_error(path, shadowed))
     if run_name != LOADED_NAME:
         return _run_as_main(path, run_name)
     return _load_as_module(path)
+
+
+def shadowing_files(directory: str) -> dict[str, str]:
+    """{module name: its file} for each module (``NAME.py``, ``NAME/``) beside the model file
+    that this process imported from the standard library or an installed package after Python
+    started: ``import NAME`` in the file gets that module, where ``python FILE`` imports the
+    file's own for torch as well."""
+    import sys
+    import sysconfig
+
+    from .python_start import AT_START
+
+    installed = {os.path.realpath(p) for key, p in sysconfig.get_paths().items() if "lib" in key}
+    found = {}
+    for entry in sorted(os.listdir(directory)):
+        name = entry.removesuffix(".py")
+        if entry == name and not os.path.isfile(os.path.join(directory, entry, "__init__.py")):
+            continue
+        loaded = getattr(sys.modules.get(name), "__file__", None)
+        if name in AT_START or not loaded:
+            continue
+        if any(os.path.realpath(loaded).startswith(os.path.join(root, "")) for root in installed):
+            found[name] = entry if entry != name else f"{entry}/"
+    return found
+
+
+def shadowing_error(path: str, shadowed: dict[str, str]) -> str:
+    """The line refusing a model file whose directory holds ``shadowed`` (``shadowing_files``)."""
+    base, files = os.path.basename(path), " and ".join(shadowed.values())
+    names = ", ".join(shadowed)
+    return (f"{base}: {files} beside it has the name of a module torch imports ({names}): here `import` gets "
+            f"the installed one, not {files}, and `python {base}` gives torch {files} in its place; "
+            f"rename {files}")
 
 
 def _run_as_main(path: str, run_name: str) -> dict[str, Any]:
@@ -105,6 +141,8 @@ def _load_as_module(path: str) -> dict[str, Any]:
 def load_factory(path: str) -> Callable[..., Any]:
     try:
         ns = run_model_file(path)
+    except WorkloadError:
+        raise
     except (Exception, SystemExit) as e:  # sys.exit or argparse at its top level: the model's failure
         raise WorkloadError(f"{path}: importing the model file raised {type(e).__name__}: {e}"
                             f"{missing_module(e, path)}") from e
