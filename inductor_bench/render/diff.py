@@ -17,7 +17,7 @@ from ..core.vocab import Verdict
 from . import charts_compare as charts
 from .diff_kernel_labels import DEFAULT_TOP, NAME_CHARS, kernel_change, row_labels, table_order
 from .diff_roofline import roofline_block
-from .diff_verdict import change_cell, verdict_cell, verdict_line
+from .diff_verdict import change_cell, graph_missing, verdict_cell, verdict_line
 from .doc import TEXT, Doc, new_doc
 from .format import (
     DASH,
@@ -66,7 +66,7 @@ def _summary_rows(s: SectionDiff) -> list[list[str]]:
         rows.append(_change_row("kernel time, ms", s.kernel_time, s))
     if s.busy_pct is not None:
         b, h = s.busy_pct
-        rows.append(["busy %", pct(b), pct(h), points_between(b, h), ""])
+        rows.append(["busy %", pct(b), pct(h), _moved(s, points_between(b, h)), ""])
     if s.compile_s is not None:
         b, h = s.compile_s
         rows.append(["compile (first call)", seconds(b), seconds(h), "", "one sample"])
@@ -75,11 +75,12 @@ def _summary_rows(s: SectionDiff) -> list[list[str]]:
         rows.append(["peak memory", mib(b), mib(h), "", "one sample"])
     if s.recomputed_ms is not None:
         b, h = s.recomputed_ms
-        rows.append(["recomputed in the backward, ms", ms_precise(b), ms_precise(h), ms_between(b, h), ""])
+        moved = _moved(s, ms_between(b, h))
+        rows.append(["recomputed in the backward, ms", ms_precise(b), ms_precise(h), moved, ""])
     if s.roofline_sides is not None:
         b, h = s.roofline_sides
         bp, hp = s.roofline_pct or (None, None)
-        moved = points_between(bp, hp) if bp is not None and hp is not None else ""
+        moved = _moved(s, points_between(bp, hp)) if bp is not None and hp is not None else ""
         # neither a % nor a share: no ceilings or no counted kernel on that side (a run stopped
         # before its ceilings were measured), not kernels all latency-bound or in cache
         cells = [step_roof_cell(x) if x is not None and (x.pct, x.share) != (None, None)
@@ -89,6 +90,12 @@ def _summary_rows(s: SectionDiff) -> list[list[str]]:
         shared = s.roofline_ceilings is not None and s.roofline_ceilings[2] is not None
         rows.append([f"% of peak (time-weighted{', shared ceilings' if shared else ''})", *cells, moved, ""])
     return rows
+
+
+def _moved(s: SectionDiff, change: str) -> str:
+    """A move between two figures of the section, or none where a graph was measured on one
+    side only: the two sums are then over other graphs, as ``change_cell`` says of a change."""
+    return DASH if graph_missing(s) else change
 
 
 def _change_row(name: str, ch: Change, s: SectionDiff) -> list[str]:
@@ -107,7 +114,7 @@ def _category_rows(s: SectionDiff) -> list[list[str]]:
             label(c.category),
             ms_precise(c.change.base.ms),
             ms_precise(c.change.head.ms),
-            ms_between(c.change.base.ms, c.change.head.ms),
+            _moved(s, ms_between(c.change.base.ms, c.change.head.ms)),
             change_cell(c.change, s),
             verdict_cell(c.change, s),
         ]
