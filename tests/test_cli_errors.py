@@ -105,7 +105,7 @@ def test_unknown_option_is_a_usage_error_not_an_internal_one(tmp_path):
 
 @pytest.mark.parametrize("args, line", [
     (("analyze", "--format", "foo", "t.json"), "Invalid value for '--format' / '-f': 'foo' is not one of "
-     "'text', 'markdown', 'html', 'json'. (`inductor-bench analyze --help` shows the usage)"),
+     "text, markdown, html, json (or md for markdown) (`inductor-bench analyze --help` shows the usage)"),
     (("analyze", "--top", "x", "t.json"), "Invalid value for '--top': "),
     (("report",), "Missing argument 'RUN_DIR'. (`inductor-bench report --help` shows the usage)"),
     (("breakdown", "--bogus"), "No such option: --bogus"),

@@ -230,10 +230,24 @@ def outside_run(out: Path | None, json_out: str | None, html_out: Path | None) -
                              "page; give a path outside it")
 
 
+def a_format(value: str | Format) -> Format:
+    """``--format``: one of ``Format``'s names, or ``md`` for markdown (as the file suffix spells it)."""
+    if isinstance(value, Format):  # the default
+        return value
+    try:
+        return Format(FORMAT_SPELLINGS.get(value, value))
+    except ValueError:
+        names = ", ".join(f.value for f in Format)
+        raise typer.BadParameter(f"{value!r} is not one of {names} (or md for markdown)") from None
+
+
+FORMAT_SPELLINGS = {"md": Format.markdown.value}
+
 FormatOpt = Annotated[
     Format,
     typer.Option(
-        "--format", "-f", help="text, markdown, html (one self-contained page), or json (the JSON on stdout)."
+        "--format", "-f", parser=a_format, metavar="<text|markdown|html|json>",
+        help="text, markdown (or md), html (one self-contained page), or json (the JSON on stdout).",
     ),
 ]
 HtmlOut = Annotated[
