@@ -75,3 +75,33 @@ def test_the_rounds_planned_count_the_untimed_calls():
     sizes, rounds = turns.plan_rounds([0.001, 0.0005], 0.5)
     assert sizes == [10, 20]
     assert rounds == int(0.5 / (12 * 0.001 + 23 * 0.0005))
+
+
+def test_a_step_whose_first_calls_stalled_takes_blocks_and_untimed_calls_from_its_later_pace(sides, monkeypatch):
+    """The step's three calls that set its pace stalled (20 ms): 1-call blocks of 10 ms, 1
+    untimed call each; the graph's (0.5 ms) blocks of 20, 3 untimed calls. A round then takes
+    (1 + 1) x 20 + (20 + 3) x 0.5 = 51.5 ms: 9 rounds of the 0.5 s budget. The step's first
+    block (its 2nd call after the graph's estimate, 1.5 ms) makes its pace 1.5 ms: a block of
+    ceil(10 / 1.5) = 7 started by ceil(2 / 1.5) = 2 untimed calls; its first warm call (1.0 ms)
+    makes it blocks of 10, 2 untimed calls each. Every block after the first reads 1.0 ms, and
+    the time outside the graph 0.5 ms. With the size and the untimed calls set once from the
+    stalled calls, the step ran 9 blocks of 1 call, 1 untimed, and every block after a graph's
+    read 1.5 ms (its 2nd call after it): 1.0 ms outside in those rounds."""
+    step, path, log = sides
+    stalled = [3]
+
+    def first_stalled() -> float:
+        ms = step()
+        if stalled[0]:
+            stalled[0] -= 1
+            return 20.0
+        return ms
+
+    out = turns.time_in_turns(first_stalled, [path], "cpu", 0.5)
+    step_blocks, graph_blocks = out["blocks"]
+    assert [len(b) for b in step_blocks] == [1, 7] + [10] * 7
+    assert [len(b) for b in graph_blocks] == [20] * 9
+    assert step_blocks[0] == [1.5]
+    assert all(t == STEP_MS for blk in step_blocks[1:] for t in blk), step_blocks
+    outside = [sum(s) / len(s) - sum(g) / len(g) for s, g in zip(step_blocks, graph_blocks, strict=True)]
+    assert outside[1:] == [STEP_MS - GRAPH_MS] * 8

@@ -14,7 +14,11 @@ the caches): a 2-layer Hugging Face BERT's step took 0.82, 0.63 and 0.59 ms in i
 calls after a block of its graph's harness, 0.57 ms from the fourth on, as in a loop of steps;
 timed cold, the turns' step read 23% above the loop's. So each block starts with untimed calls
 (``settled``: up to WARM_CALLS, about WARM_S of them), as a profiler window starts after
-untimed calls.
+untimed calls. A side's block size and its untimed calls follow its pace (``rounds.Pace``: the
+median of its first calls, then its fastest call so far), as in the timing worker of
+``compare``: set once from first calls that stalled, the step ran 1-call blocks to the end
+(a compare of ``models/mlp.py`` beside a busy loop: 0.92, 37.07, 1.17, 18.65 and 1.03 ms), each
+started by 1 untimed call, so every other block timed its second call after a graph's, cold.
 
 The rounds themselves are ``rounds.py``'s, as in the timing worker of ``compare``.
 """
@@ -33,7 +37,7 @@ from ..core.call_sizes import chosen
 from . import call_inputs, machine
 from . import device as dev
 from .harness_inputs import HarnessCall, harness, load_module
-from .rounds import Plan, block_steps, interleave
+from .rounds import Pace, Plan, block_steps, interleave
 
 ESTIMATE_CALLS = 3  # per side, before the rounds: warm-up, and the pace that sizes its blocks
 TURN_BLOCK_S = 0.01  # a block of one side, about: short, so that a round is short too
@@ -74,9 +78,10 @@ def time_in_turns(
         per_call = [statistics.median(call() for _ in range(ESTIMATE_CALLS)) / 1e3 for call in calls]
         sizes, rounds = plan_rounds(per_call, budget_s)
         every_round = Plan(budget_s=None, max_steps=sys.maxsize, min_steps=0)  # rounds decide
-        warm = settled(calls, [warm_calls(pc) for pc in per_call].__getitem__)
+        paces = [Pace(TURN_BLOCK_S, every_round.max_steps, pc * 1e3) for pc in per_call]
+        warm = settled(calls, lambda i: warm_calls(paces[i].per_call_s()))
         counters = machine.cpu_counters()
-        blocks = interleave(warm, sizes, every_round, rounds)
+        blocks = interleave(warm, sizes, every_round, rounds, paces=paces)
         load = machine.load_since(counters)
         return {"paths": list(module_paths), "blocks": blocks, **({"load": load.to_dict()} if load else {})}
     except Exception as e:  # the step split is an addition: its failure loses nothing else
