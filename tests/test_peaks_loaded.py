@@ -10,19 +10,23 @@ from __future__ import annotations
 
 import pytest
 
-from inductor_bench.runner import peaks_matmul
+from inductor_bench.runner import peaks_matmul, probe_clock
 from inductor_bench.runner.peaks_matmul import LAYOUTS, ONEDNN, best_seconds, matmul_tflops
 
 SLOW_S = 0.050  # a call inside it, or any call at n >= 1024
 
 
 class _Clock:
-    """A synthetic ``time`` whose ``perf_counter`` moves only by the synthetic calls."""
+    """A synthetic ``time`` whose ``perf_counter`` moves only by the synthetic calls, and whose
+    ``process_time`` moves with it (the process ran through every call)."""
 
     def __init__(self):
         self.now = 0.0
 
     def perf_counter(self):
+        return self.now
+
+    def process_time(self):
         return self.now
 
 
@@ -47,7 +51,7 @@ def test_the_fp32_ceiling_beside_a_busy_neighbour_is_its_fastest_calls_rate(monk
     where the best of three calls a route and sizes from 1024 read 43 (or 0.67). A spell longer
     than the probes' 1 s budget keeps the rounds going past it, while every call is stalled."""
     clock, calls = _Clock(), []
-    monkeypatch.setattr(peaks_matmul, "time", clock)
+    monkeypatch.setattr(probe_clock, "time", clock)
     monkeypatch.setattr(peaks_matmul, "routes", lambda device, kind: LAYOUTS + (ONEDNN,))
     monkeypatch.setattr(peaks_matmul, "_operands", _loaded_operands(clock, calls, spell_s))
     rate, n, _ = matmul_tflops("fp32", "cpu", 7)
@@ -67,6 +71,6 @@ def test_a_bandwidth_figure_is_the_fastest_call_in_its_time_budget(monkeypatch):
         n[0] += 1
         clock.now += 0.050 if n[0] <= 11 else 0.013  # the warm-up, then 10 slow timed calls
 
-    monkeypatch.setattr(peaks_matmul, "time", clock)
+    monkeypatch.setattr(probe_clock, "time", clock)
     assert best_seconds(copy, "cpu", 7, 0.75) == pytest.approx(0.013)
     assert clock.now == pytest.approx(0.05 + 10 * 0.050 + 20 * 0.013)  # the budget's last call ends at 0.76 s

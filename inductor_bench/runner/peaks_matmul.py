@@ -26,12 +26,12 @@ reached 0.19), and a spell slows every route of a round alike, not one.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from ..core.devices import DEVICE, HOST, backend
 from ..core.peaks import FP8, FP32, INT8, TF32
 from .device import accelerator, synchronize
+from .probe_clock import ProbeClock, timed
 
 REPS = 7
 WARMUP = 1
@@ -53,17 +53,16 @@ def best_seconds(fn: Any, device: str, reps: int = REPS, budget_s: float = 0.0) 
     """The fastest of ``reps`` timed calls (after ``WARMUP`` untimed ones); on the host, more
     calls after those until ``budget_s`` is spent (up to ``PROBE_MAX_ROUNDS``)."""
     b = backend(device)
-    for _ in range(WARMUP):
-        fn()
+    for _ in range(WARMUP):  # on the host, a pause in it is counted too: it spends no budget
+        timed(fn) if b.torch_module is None else fn()
     synchronize(device)
     if b.torch_module is None:
         times: list[float] = []
-        started = time.perf_counter()
-        while len(times) < reps or (len(times) < PROBE_MAX_ROUNDS
-                                    and time.perf_counter() - started < budget_s):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
+        clock = ProbeClock()
+        while len(times) < reps or (len(times) < PROBE_MAX_ROUNDS and clock.spent() < budget_s):
+            seconds, kept = timed(fn)
+            if kept:  # a paused call is made again (``runner/probe_clock.py``)
+                times.append(seconds)
         return min(times)
     ns = accelerator(b)
     pairs = [(ns.Event(enable_timing=True), ns.Event(enable_timing=True)) for _ in range(reps)]
@@ -150,26 +149,28 @@ def fastest_in_rounds(fns: dict[str, Any], reps: int = PROBE_REPS, budget_s: flo
     ready = {}
     for name, fn in fns.items():
         try:
-            fn()
+            timed(fn)  # a pause in it is counted: it spends no budget
         except (RuntimeError, TypeError):
             if name in LAYOUTS:  # torch.mm itself failing is the type's error, said by the caller
                 raise
             continue
         ready[name] = fn
     best = dict.fromkeys(ready, float("inf"))
-    started, rounds = time.perf_counter(), 0
+    clock, rounds = ProbeClock(), 0
 
     def more() -> bool:
-        spent = time.perf_counter() - started
+        spent = clock.spent()
         stalled = spent < PROBE_MAX_S and min(best.values(), default=0.0) > STALLED_S
         return rounds < reps or (rounds < max_rounds and (spent < budget_s or stalled))
 
     while more():
+        whole = True
         for name, fn in ready.items():
-            t0 = time.perf_counter()
-            fn()
-            best[name] = min(best[name], time.perf_counter() - t0)
-        rounds += 1
+            seconds, kept = timed(fn)
+            if kept:
+                best[name] = min(best[name], seconds)
+            whole = whole and kept
+        rounds += whole  # a round with a paused call is made again (``runner/probe_clock.py``)
     return best
 
 
@@ -219,15 +220,15 @@ def grown_rate(kind: str, device: str, layout: str, rate: float, reps: int,
     to ``reps`` calls (small calls measure a launch, or the threads' start and join, and so
     read slow, never fast)."""
     timeline = backend(device).timeline
-    started = time.perf_counter()
+    clock = ProbeClock()
     n, best = _start_n(timeline, rate, budget_s), (0.0, 0)
     while True:
         fn = _operands(kind, n, device, layout)
         one = best_seconds(fn, device, 1)
-        left = budget_s - (time.perf_counter() - started)
+        left = budget_s - clock.spent()
         seconds = min(one, best_seconds(fn, device, max(1, min(reps, int(left / max(one, 1e-6))))))
         best = max(best, (2.0 * n**3 / seconds, n))
-        if one >= MIN_CALL_S or n >= MAX_N[timeline] or time.perf_counter() - started >= budget_s:
+        if one >= MIN_CALL_S or n >= MAX_N[timeline] or clock.spent() >= budget_s:
             return best
         n *= 2
 
@@ -241,12 +242,12 @@ def matmul_tflops(kind: str, device: str, reps: int) -> tuple[float, int, str]:
     old = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = kind == TF32
     try:
-        started = time.perf_counter()
+        clock = ProbeClock()
         probes = route_probes(kind, device)
         chosen = candidates(probes)
         best = max((2.0 * PROBE_N**3 / max(probes[lay], 1e-9), PROBE_N, lay) for lay in chosen)
         for i, lay in enumerate(chosen):
-            share = max(0.0, MATMUL_BUDGET_S - (time.perf_counter() - started)) / (len(chosen) - i)
+            share = max(0.0, MATMUL_BUDGET_S - clock.spent()) / (len(chosen) - i)
             rate, n = grown_rate(kind, device, lay, 2.0 * PROBE_N**3 / max(probes[lay], 1e-9), reps, share)
             best = max(best, (rate, n, lay))
         return best[0] / 1e12, best[1], best[2]

@@ -36,9 +36,11 @@ from ..core.ceilings import Ceilings, cache_key, higher_of, widened
 from ..core.devices import HOST_BACKEND, backend
 from ..core.errors import ResultError
 from ..core.peaks import FP8, FP16, FP32, INT8, TF32
+from . import probe_clock
 from .device import accelerator, device_name
 from .machine import cpu_counters, file_text, load_since
 from .peaks_matmul import ONEDNN, PROBE_BUDGET_S, PROBE_N, REPS, best_seconds, matmul_tflops, routes
+from .probe_clock import start_measurement
 from .worker_entry import worker_main
 
 DEVICE_COPY_BYTES = 512 * 1024**2  # far beyond any L2 (126 MB on a B200)
@@ -129,6 +131,7 @@ def compute_kinds(device: str) -> list[str]:
 def measure(device: str, reps: int = REPS) -> Ceilings:
     import torch
 
+    pauses = start_measurement()
     c = Ceilings(device_name=device_name(device), gbps=None, reps=reps,
                  threads=torch.get_num_threads() if backend(device).torch_module is None else None,
                  measured_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
@@ -155,7 +158,8 @@ def measure(device: str, reps: int = REPS) -> Ceilings:
             f", more as time allows ({BANDWIDTH_BUDGET_S:g} s a bandwidth figure; the matmul probes at "
             f"n = {PROBE_N} in rounds over the routes for {PROBE_BUDGET_S:g} s)")
     c.how = (f"{where}; square matmuls (2n³ FLOPs) by each type's routes{via}, "
-             f"the best rate at any size and route; the best of up to {reps} repetitions each{more}")
+             f"the best rate at any size and route; the best of up to {reps} repetitions each{more}"
+             f"{pauses.note()}")
     return widened(c, backend(device).torch_module is None)
 
 
@@ -217,6 +221,7 @@ def measure_again(device: str, old: Ceilings, want: dict[str, float], reps: int)
     """The compute types a run's kernels beat (type -> the fastest kernel's TFLOP/s) measured
     again: each the higher of the old and the new figure; the old one kept in
     ``remeasured_from``, the kernel's rate in ``checked_against``."""
+    start_measurement()
     c = Ceilings.from_dict(old.to_dict())
     c.from_cache, c.remeasured_from = False, {}
     for kind in compute_kinds(device):
@@ -257,8 +262,12 @@ def _write_cache(cache: Path | None, c: Ceilings) -> str:
 
 
 def _disturbance(before: Any) -> str | None:
+    """What disturbed the measurement: other processes' load, and pauses of the process that
+    its probes could not wait out (``runner/probe_clock.py``); None where nothing did."""
     load = load_since(before)
-    return load.describe() if load is not None and load.disturbed else None
+    said = [load.describe()] if load is not None and load.disturbed else []
+    paused = probe_clock.PAUSES.describe()
+    return " and ".join(said + [paused] * bool(paused)) or None
 
 
 def handle(request: dict[str, Any]) -> dict[str, Any]:

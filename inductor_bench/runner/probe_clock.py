@@ -1,0 +1,88 @@
+"""The host probes' clock: the time the measuring process ran, its pauses left out.
+
+A ceiling is the best of many timed calls within a time budget (``runner/peaks_matmul.py``). A
+call during which the process did not run at all (stopped by a signal, its VM paused, every
+thread off its core) is no timing of the machine: a pause of 4 s in a 1 s budget left the
+probes three rounds and the grown sizes one call each, and the fp32 ceiling read 0.085 TFLOP/s
+where it reads 0.185 unpaused (2-core EPYC VM, torch 2.13, 2 threads, 2026-12-07). Such a call
+is known by its process CPU time (all threads together) falling behind its wall time by over
+``PAUSE_S``: it is not kept, it counts toward no repetition and its time toward no budget, and
+the call is made again. The waits are bounded: once the pauses of one measurement add up to
+``PAUSES_MAX_S``, the budgets count wall time again, a paused call counts as any other, and the
+measurement says it could not be made quietly (``Pauses.describe``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+PAUSE_S = 0.05  # a call whose CPU time fell this far behind its wall time: the process did not run
+PAUSES_MAX_S = 8.0  # one measurement waits out this much pause in all, then counts wall time again
+
+
+@dataclass
+class Pauses:
+    """The pauses seen by one measurement's host probes."""
+
+    seconds: float = 0.0
+    calls: int = 0
+
+    @property
+    def over(self) -> bool:
+        return self.seconds > PAUSES_MAX_S
+
+    def waited(self) -> float:
+        """The pauses waited out so far: left out of the probes' budgets."""
+        return min(self.seconds, PAUSES_MAX_S)
+
+    def describe(self) -> str | None:
+        """Why the figures may be low, where the waits ran out; None where every paused call
+        was made again."""
+        if not self.over:
+            return None
+        return (f"the measuring process was paused for {self.seconds:.1f} s in {self.calls} timed call(s) "
+                f"(it did not run: more than the {PAUSES_MAX_S:g} s its probes wait out)")
+
+    def note(self) -> str:
+        """The pauses in the measurement's own words (``Ceilings.how``); "" where none."""
+        if not self.calls or self.over:
+            return ""
+        return (f"; {self.calls} call(s) during which the process was paused ({self.seconds:.1f} s) "
+                "timed again")
+
+
+PAUSES = Pauses()  # the current measurement's (a measuring worker makes one at a time)
+
+
+def start_measurement() -> Pauses:
+    """A new measurement: its pauses counted from zero."""
+    global PAUSES
+    PAUSES = Pauses()
+    return PAUSES
+
+
+class ProbeClock:
+    """A stopwatch of the process's running time: wall time less the pauses of the calls timed
+    (by any clock) since it started, up to the measurement's ``PAUSES_MAX_S`` in all."""
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self.waited_before = PAUSES.waited()
+
+    def spent(self) -> float:
+        return time.perf_counter() - self.started - (PAUSES.waited() - self.waited_before)
+
+
+def timed(fn: Any) -> tuple[float, bool]:
+    """(wall seconds of one call of ``fn``, whether to keep it): a paused call is not kept
+    while the measurement still waits pauses out."""
+    w0, c0 = time.perf_counter(), time.process_time()
+    fn()
+    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    if wall - cpu <= PAUSE_S or PAUSES.over:
+        return wall, True
+    PAUSES.seconds += wall - cpu
+    PAUSES.calls += 1
+    return wall, PAUSES.over

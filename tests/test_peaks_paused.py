@@ -1,0 +1,168 @@
+"""A pause of the measuring process (stopped by a signal, its VM paused, every thread off its
+core) cannot lower a ceiling: a call it falls in is timed again, and its time counts toward no
+budget (``runner/probe_clock.py``). A pause longer than the measurement waits out is said, and
+the figures are measured again by the next run. Synthetic timings on a synthetic clock (shaped
+as ``tests/test_peaks_loaded.py``'s), and one real pause: SIGSTOP and SIGCONT of a process timing
+calls."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from inductor_bench.core.ceilings import Ceilings, Roofline
+from inductor_bench.render.roofline import ceilings_lines
+from inductor_bench.runner import peaks_matmul, peaks_measure, probe_clock
+from inductor_bench.runner.peaks_matmul import LAYOUTS, ONEDNN, best_seconds, matmul_tflops
+from inductor_bench.runner.probe_clock import PAUSES_MAX_S, Pauses
+
+PAUSE_S = 4.0  # longer than the probes' PROBE_MAX_S (3 s) and budgets (1 s, 0.75 s)
+SLOW_S = 0.050  # a 256 x 256 call in a neighbour's spell, or any call at n >= 1024
+
+
+class _PausingClock:
+    """A synthetic ``time``: each call moves the wall clock and the process's CPU time alike,
+    but the first call that starts after ``pause_at`` s of running also waits ``pause_s`` of
+    wall time in which the process does not run."""
+
+    def __init__(self, pause_at: float | None, pause_s: float = PAUSE_S):
+        self.now, self.cpu, self.pause_at, self.pause_s = 0.0, 0.0, pause_at, pause_s
+
+    def perf_counter(self):
+        return self.now
+
+    def process_time(self):
+        return self.cpu
+
+    def run(self, seconds: float) -> None:
+        if self.pause_at is not None and self.cpu >= self.pause_at:
+            self.now, self.pause_at = self.now + self.pause_s, None
+        self.now += seconds
+        self.cpu += seconds
+
+
+def _spelled_operands(clock: _PausingClock, spell_s: float):
+    """``_operands`` whose calls run on ``clock``: at n = 256 0.17 ms (197 GFLOP/s), or
+    ``SLOW_S`` in a neighbour's spell (the first ``spell_s`` of running); at n >= 1024 never
+    faster than ``SLOW_S`` x (n / 1024)³ (43 GFLOP/s)."""
+
+    def operands(kind, n, device, layout="a @ b"):
+        def call():
+            quick = 2.0 * n**3 / 197e9
+            clock.run((SLOW_S if clock.cpu < spell_s else quick) if n == 256 else max(quick, SLOW_S * (n / 1024) ** 3))
+        return call
+    return operands
+
+
+def _fp32_ceiling(monkeypatch, pause_at: float | None) -> tuple[tuple[float, int], float, Pauses]:
+    clock = _PausingClock(pause_at)
+    monkeypatch.setattr(probe_clock, "time", clock)
+    monkeypatch.setattr(peaks_matmul, "routes", lambda device, kind: LAYOUTS + (ONEDNN,))
+    monkeypatch.setattr(peaks_matmul, "_operands", _spelled_operands(clock, spell_s=2.5))
+    pauses = probe_clock.start_measurement()
+    rate, n, _ = matmul_tflops("fp32", "cpu", 7)
+    return (rate, n), clock.now, pauses
+
+
+@pytest.mark.parametrize("pause_at", [0.1, 0.6, 1.4])  # in the untimed round, in the spell's rounds, after it
+def test_a_pause_during_the_probes_leaves_the_fp32_ceiling_as_unpaused(monkeypatch, pause_at):
+    """Unpaused, the probes' rounds go on while every call is slow, past the neighbour's 2.5 s
+    spell, and reach 197 GFLOP/s at n = 256. A 4 s pause in the spell's rounds used to spend
+    every budget: three rounds and the grown sizes' few calls, all in the spell, read 0.00067
+    TFLOP/s. Now the pause is waited out: the same ceiling, 4 s later."""
+    quiet, quiet_s, none = _fp32_ceiling(monkeypatch, None)
+    assert quiet == (pytest.approx(0.197), 256) and none.seconds == 0.0
+    paused, paused_s, pauses = _fp32_ceiling(monkeypatch, pause_at)
+    assert paused == (pytest.approx(quiet[0], rel=1e-9), quiet[1])  # the clock's float sums apart
+    assert (pauses.seconds, pauses.calls) == (pytest.approx(PAUSE_S), 1)
+    assert pauses.describe() is None and "1 call(s) during which the process was paused (4.0 s)" in pauses.note()
+    assert quiet_s + PAUSE_S - SLOW_S <= paused_s <= quiet_s + PAUSE_S + 5 * SLOW_S  # a round made again at most
+
+
+def test_a_pause_in_a_bandwidth_figure_is_waited_out(monkeypatch):
+    """A 128 MiB copy: its first 10 timed calls slowed by a neighbour (50 ms), the rest 13 ms;
+    the figure is the fastest call in 0.75 s of running, 13 ms. A 4 s pause in the third call
+    used to spend the budget, leaving the best of 7 slow calls: 50 ms."""
+    clock, made = _PausingClock(pause_at=0.12), [0]
+
+    def copy():
+        made[0] += 1
+        clock.run(0.050 if made[0] <= 11 else 0.013)  # the warm-up, then 10 slow timed calls
+
+    monkeypatch.setattr(probe_clock, "time", clock)
+    probe_clock.start_measurement()
+    assert best_seconds(copy, "cpu", 7, 0.75) == pytest.approx(0.013)
+    assert clock.now == pytest.approx(PAUSE_S + 0.05 + 10 * 0.050 + 20 * 0.013)  # its 20 quick calls as unpaused
+
+
+def test_pauses_past_what_a_measurement_waits_out_count_as_time_and_are_said(monkeypatch):
+    """Pauses add up to more than ``PAUSES_MAX_S``: the one that crosses it is kept, the budget
+    counts wall time from there on (the waits are bounded), and the measurement says why its
+    figures may be low."""
+    clock = _PausingClock(pause_at=0.005, pause_s=PAUSES_MAX_S + 1.0)  # after the warm-up
+    monkeypatch.setattr(probe_clock, "time", clock)
+    pauses = probe_clock.start_measurement()
+    assert best_seconds(lambda: clock.run(0.01), "cpu", 3, 0.0) == pytest.approx(0.01)
+    assert pauses.over and pauses.calls == 1 and clock.now == pytest.approx(PAUSES_MAX_S + 1.0 + 4 * 0.01)
+    assert pauses.describe() == ("the measuring process was paused for 9.0 s in 1 timed call(s) "
+                                 "(it did not run: more than the 8 s its probes wait out)")
+    assert pauses.note() == ""
+
+
+def test_a_measurement_paused_too_long_warns_and_is_not_taken_from_the_cache(monkeypatch, tmp_path):
+    """Synthetic: the measurement's probes were paused 9 s in all (no other process busy). The
+    ceilings say so, as a load is said, and the cached entry is measured again by the next run."""
+    def measure(device, reps):
+        probe_clock.start_measurement()
+        probe_clock.PAUSES.seconds, probe_clock.PAUSES.calls = 9.0, 2
+        return Ceilings("test cpu", 30.0, {"fp32": 0.2})
+
+    monkeypatch.setattr(peaks_measure, "measure", measure)
+    monkeypatch.setattr(peaks_measure, "cpu_counters", lambda: None)
+    got = Ceilings.from_dict(peaks_measure.handle({"device": "cpu", "cache_dir": str(tmp_path)})["ceilings"])
+    said = "the measuring process was paused for 9.0 s in 2 timed call(s)"
+    assert got.load.startswith(said)
+    lines = ceilings_lines(Roofline(measured=got))
+    assert any(line.startswith(f"WARNING: the ceilings were measured while {said}") for line in lines)
+    entry = peaks_measure.read_cached(next(tmp_path.glob("*.json")))
+    assert peaks_measure.usable(entry, got.key) is None
+
+
+CHILD = r"""
+import sys, time
+from inductor_bench.runner import probe_clock
+from inductor_bench.runner.peaks_matmul import best_seconds
+
+def spin():
+    t = time.process_time()
+    while time.process_time() - t < 0.002:
+        pass
+
+probe_clock.start_measurement()
+print("go", flush=True)
+started = time.perf_counter()
+best_seconds(spin, "cpu", 7, float(sys.argv[1]))
+print(time.perf_counter() - started, probe_clock.PAUSES.seconds, flush=True)
+"""
+
+
+def test_a_real_stop_of_the_probing_process_is_waited_out():
+    """The process times 2 ms calls for 0.5 s of running; it is stopped (SIGSTOP) 0.1 s in, for
+    1.5 s. Its calls go on for the rest of the budget after it runs again: it ends no sooner
+    than budget + stop, and no later than that plus what it waits out (``PAUSES_MAX_S``) and 2 s
+    of this machine's other work. Without the stop detection it ended 7 calls after SIGCONT."""
+    budget, stop = 0.5, 1.5
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(budget)], stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "go"
+    time.sleep(0.1)
+    child.send_signal(signal.SIGSTOP)
+    time.sleep(stop)
+    child.send_signal(signal.SIGCONT)
+    out, _ = child.communicate(timeout=60)
+    wall, paused = (float(x) for x in out.split())
+    assert paused >= stop - 0.1
+    assert budget + stop <= wall <= budget + stop + PAUSES_MAX_S + 2.0
