@@ -187,7 +187,8 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         "device": device,
         "blocks": blocks,
         "turns": _turns(sides, calls, settings, device),
-        "block_steps": [p.block_size() for p in paces],  # each side's last block size
+        # each side's block size at the end, its pace's (a last block cut by the call limit is shorter)
+        "block_steps": [p.block_size() for p in paces],
         "stopped": stop_reasons(blocks, plan),  # why each side stopped: call limit | time budget
         "load": load.to_dict() if load is not None else None,
         "fx_cache": fx_cache_counts(),  # building the columns again: hits, as a rule
