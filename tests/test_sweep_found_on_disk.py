@@ -13,6 +13,7 @@ whole compare run."""
 
 from __future__ import annotations
 
+import datetime
 import fcntl
 import json
 import os
@@ -33,10 +34,14 @@ MODES = ["default", "max-autotune", "reduce-overhead"]  # the recorded compare's
 COLUMNS = ("eager", "default", "max-autotune")  # those it measured, each with its directory
 
 
+TOOK_S = 144  # synthetic: each whole attempt's last file is written this long after its compare's start
+
+
 def _whole_attempt(run_dir: Path, model_path: str, **edit) -> None:
     """``run_dir`` as a compare that ran to its end leaves it: compare.json (the recorded one,
     its ``model_path`` the cell's; ``edit``: fields changed), meta.json, report.txt,
-    index.html, and the directory of each column it measured."""
+    index.html, and the directory of each column it measured; its files' times from its start
+    (compare.json's ``created``) to ``TOOK_S`` after it, index.html last."""
     data = json.loads(Path(FIXTURE).read_text())
     data.update(model_path=model_path, **edit)
     run_dir.mkdir()
@@ -44,6 +49,9 @@ def _whole_attempt(run_dir: Path, model_path: str, **edit) -> None:
     (run_dir / "meta.json").write_text(json.dumps({"tool": "inductor-bench compare", "status": "partial"}))
     (run_dir / "report.txt").write_text("the compare's report\n")
     (run_dir / "index.html").write_text("<html></html>\n")
+    start = datetime.datetime.fromisoformat(data["created"]).timestamp()
+    for name, after in (("compare.json", 120), ("meta.json", 121), ("report.txt", 130), ("index.html", TOOK_S)):
+        os.utime(run_dir / name, (start + after, start + after))
     for column in COLUMNS:
         (run_dir / column).mkdir()
 
@@ -106,7 +114,8 @@ def test_the_newest_whole_attempt_is_taken_and_the_progress_line_says_so(tmp_pat
     assert (m.status, m.attempts, m.run_dir) == (CellStatus.DONE, 2, "mlp.try2")
     assert seen == ["found", "plan"]
     assert capsys.readouterr().err.splitlines() == [
-        f"sweep: mlp: found finished on disk, not re-run ({d / 'mlp.try2'} holds its whole result)",
+        f"sweep: mlp: found finished on disk, not re-run ({d / 'mlp.try2'} holds its whole result; "
+        "its compare took 144 s by its files)",
         "sweep: 2 models x 3 modes, 2 done before, 0 to run on the local executor",
     ]
 
@@ -192,9 +201,35 @@ def test_the_command_again_says_the_job_was_found_finished_and_runs_none(tmp_pat
     r = _cli(str(model), "--modes", ",".join(MODES), "--device", "cpu", "--out", str(d), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stderr.splitlines() == [
-        f"sweep: mlp: found finished on disk, not re-run ({d / 'mlp'} holds its whole result)",
+        f"sweep: mlp: found finished on disk, not re-run ({d / 'mlp'} holds its whole result; "
+        "its compare took 144 s by its files)",
         "sweep: 1 model x 3 modes, 1 done before, 0 to run on the local executor",
     ]
     assert sorted(p.name for p in d.iterdir() if p.is_dir()) == ["mlp"]
     assert json.loads((d / "sweep.json").read_text())["cells"][0]["status"] == "done"
     assert "1/1 done" in r.stdout
+    assert "mlp: done in 144 s, found finished on disk (its compare's start to its last file) (mlp)" in r.stdout
+
+
+def test_a_cell_found_finished_takes_its_time_from_its_files_not_an_earlier_attempts(tmp_path):
+    """mlp's first attempt failed after 30 s (sweep.json kept its seconds as the second
+    started); mlp.try2 finished whole, its end unsaved. Its time is what its files say, 144 s
+    (compare.json's created to index.html), never attempt 1's 30 s; the notes say where it came
+    from, and a job the sweep times again drops the mark."""
+    from inductor_bench.core.sweep_table import build_table
+    from inductor_bench.render.sweep import notes
+
+    d = tmp_path / "s"
+    _stale(d, CellStatus.RUNNING, 2)
+    saved = json.loads((d / "sweep.json").read_text())
+    saved["cells"][1]["seconds"] = 30.0
+    (d / "sweep.json").write_text(json.dumps(saved))
+    _whole_attempt(d / "mlp.try2", "/m/mlp.py", created="2026-12-07T10:00:00+00:00")
+    s, _ = _resume(d)
+    m = s.cell("mlp")
+    assert (m.status, m.run_dir, m.seconds, m.found_on_disk) == (CellStatus.DONE, "mlp.try2", 144.0, True)
+    assert (load_sweep(d).cell("mlp").seconds, load_sweep(d).cell("mlp").found_on_disk) == (144.0, True)
+    lines = notes(build_table(load_sweep(d), load_results(d, load_sweep(d))))
+    assert "mlp: done in 144 s, found finished on disk (its compare's start to its last file), attempt 2 " \
+           "(mlp.try2)" in lines
+    assert "a: done in 60.00 s (a)" in lines

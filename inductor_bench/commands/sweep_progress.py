@@ -8,7 +8,7 @@ from ..core.errors import ResultError
 from ..core.rundir import COMPARE_FILE, load_compare
 from ..core.sweep import Cell, Sweep
 from ..core.sweep_cells import grid_size, how_it_ended, progress_line
-from ..render.format import seconds
+from ..render.sweep import job_time
 from .progress import note
 from .sweep_options import ExecutorKind
 
@@ -28,14 +28,15 @@ def print_event(kind: ExecutorKind, out: Path, *, queued: bool):
         elif what == "lost":  # a done cell whose result cannot be read: measured again
             line = f"sweep: {cell.model}: {cell.reason}; it runs again"
         elif what == "found":  # its job finished though sweep.json did not say so: not run again
+            took = f"; its compare took {cell.seconds:.0f} s by its files" if cell.seconds is not None else ""
             line = (f"sweep: {cell.model}: found finished on disk, not re-run "
-                    f"({out / cell.run_dir} holds its whole result)")
+                    f"({out / cell.run_dir} holds its whole result{took})")
         elif what == "start":
             where = f" on {cell.where}" if cell.where else ""
             tries = f" (attempt {cell.attempts})" if cell.attempts > 1 else ""
             line = f"sweep: {cell.model} {started}{where}{tries}; {progress_line(sweep, live=True)}"
         else:
-            took = seconds(cell.seconds) if cell.seconds is not None else None  # as the notes say it
+            took = job_time(cell)  # as the notes say it
             saved_in = _measured_in(out, cell)
             ended = how_it_ended(cell, took, saved_in)
             line = f"sweep: {cell.model} {ended}; {progress_line(sweep, live=True)}"

@@ -54,6 +54,9 @@ class Cell:
     reason: str | None = None  # why it is not done: the compare's own error line, or how it ended
     where: str = ""  # where its last attempt ran (host, CUDA_VISIBLE_DEVICES)
     seconds: float | None = None  # the last attempt's wall time
+    # Taken as done from an attempt found whole on disk (not recorded done): ``seconds`` is then
+    # that attempt's compare's start (compare.json's ``created``) to its last file, to the second.
+    found_on_disk: bool = False
 
     @property
     def done(self) -> bool:

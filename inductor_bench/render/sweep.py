@@ -9,6 +9,7 @@ import json
 
 from ..core.categories import label
 from ..core.compare import EAGER
+from ..core.sweep import Cell
 from ..core.sweep_cells import grid_size, how_it_ended, models, progress_line
 from ..core.sweep_table import Figures, Gate, OtherWorkload, SweepTable
 from .chart_model import Bar, Chart, Segment
@@ -245,7 +246,7 @@ def notes(table: SweepTable) -> list[str]:
         out.append(f"shard {s.shard[0]}/{s.shard[1]} holds none of the {n} model{'s' if n != 1 else ''} "
                    f"given: {s.shard[1]} shards of {n} leave {s.shard[1] - n} empty")
     for c in s.cells:
-        ended = how_it_ended(c, seconds(c.seconds) if c.seconds is not None else None)
+        ended = how_it_ended(c, job_time(c))
         where = f" on {c.where}" if c.where else ""
         tries = f", attempt {c.attempts}" if c.attempts > 1 else ""
         left_out = (
@@ -259,6 +260,19 @@ def notes(table: SweepTable) -> list[str]:
                  if earlier else "")
         out.append(f"{c.model}: {ended}{where}{tries} ({c.run_dir or 'no run directory'}){left_out}{shown}")
     return out
+
+
+def job_time(cell: Cell) -> str | None:
+    """A cell's job time as the notes and the progress lines say it (None: none known): the
+    sweep's own timing of its job (``146.52 s``), or, for a cell found finished on disk, what
+    that attempt's files say, to the second (``144 s, found finished on disk: ...``)."""
+    if not cell.found_on_disk:
+        return seconds(cell.seconds) if cell.seconds is not None else None
+    took = f"{cell.seconds:.0f} s, " if cell.seconds is not None else ""
+    return f"{took}{FOUND_ON_DISK}"
+
+
+FOUND_ON_DISK = "found finished on disk (its compare's start to its last file)"
 
 
 def speedup_chart(table: SweepTable) -> Chart | None:

@@ -14,6 +14,7 @@ The directory::
 from __future__ import annotations
 
 import contextlib
+import datetime
 import fcntl
 import secrets
 import signal
@@ -187,7 +188,7 @@ def record_outcome(sweep_dir: Path, cell: Cell, outcome: JobOutcome) -> None:
     on another file system) its run directory put in the sweep's directory (where that fails, a
     full disk, the cell still says how its job ended)."""
     cell.where = outcome.where or cell.where
-    cell.seconds = round(outcome.seconds, 3)
+    cell.seconds, cell.found_on_disk = round(outcome.seconds, 3), False
     reason = last_error_line(outcome.log) or outcome.error
     if reason is None and outcome.exit_code not in (None, 0) and not outcome.timed_out:
         reason = f"compare {describe_exit(outcome.exit_code)}"
@@ -286,32 +287,49 @@ def _found_finished(sweep_dir: Path, sweep: Sweep, cell: Cell) -> bool:
     last = cell.attempts
     while (sweep_dir / attempt_name(cell.model, last + 1)).exists():
         last += 1
-    whole = next((k for k in range(last, 0, -1)
-                  if _whole_result(sweep_dir / attempt_name(cell.model, k), sweep, cell)), None)
+    whole = next(((k, result) for k in range(last, 0, -1)
+                  if (result := _whole_result(sweep_dir / attempt_name(cell.model, k), sweep, cell))), None)
     if whole is None:
         return False
-    if attempt_name(cell.model, whole) != cell.run_dir:
-        cell.where, cell.seconds = "", None  # its record's were another attempt's
+    if attempt_name(cell.model, whole[0]) != cell.run_dir:
+        cell.where = ""  # its record's was another attempt's
     cell.status, cell.reason, cell.exit_code = CellStatus.DONE, None, 0
-    cell.attempts, cell.run_dir = last, attempt_name(cell.model, whole)
+    cell.attempts, cell.run_dir = last, attempt_name(cell.model, whole[0])
+    cell.seconds, cell.found_on_disk = _seconds_on_disk(sweep_dir / cell.run_dir, whole[1]), True
     return True
 
 
-def _whole_result(run_dir: Path, sweep: Sweep, cell: Cell) -> bool:
-    """Whether ``run_dir`` holds what the cell's compare saves when it runs to its end: no live
+def _seconds_on_disk(run_dir: Path, result: CompareResult) -> float | None:
+    """How long a compare found whole on disk took, by what it wrote: its start (``created`` in
+    its compare.json, to the second) to the last of the files it writes at its end. The time the
+    sweep's record held, if any, was of an earlier attempt (its start does not reset it)."""
+    try:
+        start = datetime.datetime.fromisoformat(result.created).timestamp()
+        end = max((run_dir / f).stat().st_mtime for f in (COMPARE_FILE, *_WRITTEN_AFTER))
+    except (ValueError, TypeError, OSError):
+        return None
+    return float(round(end - start)) if end >= start else None
+
+
+_WRITTEN_AFTER = (META_FILE, REPORT_FILE, HTML_REPORT_FILE)  # by a compare after its result
+
+
+def _whole_result(run_dir: Path, sweep: Sweep, cell: Cell) -> CompareResult | None:
+    """The compare result in ``run_dir`` where it holds what the cell's compare saves when it
+    runs to its end (else None): no live
     process writing it, its ``compare.json`` read and checked as every result is, of this cell's
     model and the sweep's modes, no column stopped or failed (``core.sweep_cells.not_its_end``),
     and the files a compare writes after its result (meta.json, report.txt, index.html) and each
     measured column's directory there: a run directory cut short as it was unpacked lacks them."""
     if being_written(run_dir):
-        return False
-    if not all((run_dir / f).is_file() for f in (META_FILE, REPORT_FILE, HTML_REPORT_FILE)):
-        return False
+        return None
+    if not all((run_dir / f).is_file() for f in _WRITTEN_AFTER):
+        return None
     result = _result_in(run_dir)
     if isinstance(result, str):
-        return False
+        return None
     columns = [Path(m.run_dir) for m in result.modes if m.ok and m.run_dir]
-    return not_its_end(result, sweep, cell) is None and all(c.is_dir() for c in columns)
+    return result if not_its_end(result, sweep, cell) is None and all(c.is_dir() for c in columns) else None
 
 
 def _claim_attempt(run_dir: Path) -> None:
