@@ -155,3 +155,15 @@ def test_the_pace_that_sizes_the_windows_is_the_fastest_call():
     pace = per_call_estimate(lambda: time.sleep(next(sleeps)), calls=3)
     assert 0.001 <= pace < 0.03
     assert auto_iterations(pace) > auto_iterations(0.06)
+
+
+def test_a_fraction_of_a_page_fault_per_iteration_is_not_called_zero():
+    """Seen on a loaded 2-core machine (torch 2.13 CPU, 2026-12-07), graph_break_script.py's
+    0.010 ms graph: a window at +44% with 0.29 page faults per iteration (0.29 x 3 µs = 0.87 µs,
+    over a tenth of its 4.4 µs slowdown) read ``0 page faults per iteration``."""
+    r = _result([0.0146, 0.0101], [0.29, 0.31], 1)
+    assert "the others +45% (0.29 page faults per iteration))" in render_breakdown(r)
+    r = _result([0.0146, 0.0101], [1.0, 0.0], 1)
+    assert "(1 page fault per iteration))" in render_breakdown(r)
+    r = _result([0.0146, 0.0101], [1.46, 0.0], 1)
+    assert "(1.5 page faults per iteration))" in render_breakdown(r)

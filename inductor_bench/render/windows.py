@@ -91,5 +91,12 @@ def _cause(g: GraphResult, i: int) -> str:
     causes = [load.brief()] if load is not None and load.disturbed else []
     faults = g.window_faults[i] if i < len(g.window_faults) else None
     if faults and faults * FAULT_MS >= FAULTS_SHARE * excess:
-        causes.append(f"{faults:.0f} page fault{'' if round(faults) == 1 else 's'} per iteration")
+        causes.append(_faults_per_iteration(faults))
     return f" ({'; '.join(causes)})" if causes else ""
+
+
+def _faults_per_iteration(faults: float) -> str:
+    """``250 page faults per iteration``; under 10, two figures (``0.29``, ``1.5``), as a short
+    graph's window may be slowed by well under one an iteration, which whole numbers call 0."""
+    count = f"{faults:.0f}" if faults >= 10 else f"{faults:.2g}"
+    return f"{count} page fault{'' if count == '1' else 's'} per iteration"
