@@ -29,9 +29,9 @@ from inductor_bench.runner.rounds import (
     CALL_LIMIT,
     MAX_BLOCK_STEPS,
     TIME_BUDGET,
+    Pace,
     block_steps,
     charged_s,
-    sized_by_fastest,
     stop_reasons,
 )
 from inductor_bench.runner.timer import BLOCK_S, Plan, interleave
@@ -147,8 +147,8 @@ def test_a_side_sized_on_stalled_calls_gets_full_blocks_once_it_runs_fast():
     sizes = [block_steps(0.176, BLOCK_S), block_steps(0.002, BLOCK_S)]
     assert sizes == [1, 25]
     plan = Plan(budget_s=None, max_steps=1000, min_steps=1)
-    blocks = interleave([side0, side1], sizes, plan, max_rounds=10,
-                        resize=sized_by_fastest(BLOCK_S, plan.max_steps))
+    paces = [Pace(BLOCK_S, plan.max_steps, 176.0), Pace(BLOCK_S, plan.max_steps, 2.0)]
+    blocks = interleave([side0, side1], sizes, plan, max_rounds=10, paces=paces)
     assert [len(b) for b in blocks[0]] == [1, 1, 1, 1] + [25] * 6  # 3 stalled, then 1 fast
     assert [len(b) for b in blocks[1]] == [25] * 10
     assert sizes == [25, 25]
@@ -156,8 +156,8 @@ def test_a_side_sized_on_stalled_calls_gets_full_blocks_once_it_runs_fast():
 
 def test_resized_blocks_keep_the_rounds_the_call_limit_asks_for():
     """``fit_rounds`` still cuts a resized block: 100 calls in at least 10 rounds."""
-    assert sized_by_fastest(BLOCK_S, 100)(2.0) == 10
-    assert sized_by_fastest(BLOCK_S, 1000)(5.0) == 10  # ceil(50 / 5)
+    assert Pace(BLOCK_S, 100, 2.0).block_size() == 10
+    assert Pace(BLOCK_S, 1000, 5.0).block_size() == 10  # ceil(50 / 5)
 
 
 def test_stop_reasons_tell_the_call_limit_from_the_budget():

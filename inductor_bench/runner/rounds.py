@@ -105,11 +105,11 @@ def charged_s(times_ms: list[float]) -> float:
 
 
 class Tally:
-    """A side's calls so far (ms), kept as they come: their number, the fastest, and the median
-    in two heaps (the lower half, negated, and the upper), so that charging a side after each
-    block costs a few steps a call, where sorting all its calls again grew with the square of
-    ``--repeat``. ``charged_s`` and ``fastest_ms`` equal ``charged_s`` and ``min`` of the
-    calls, to the bit."""
+    """A side's calls so far (ms), kept as they come: their number and their median in two
+    heaps (the lower half, negated, and the upper), so that charging a side after each block
+    costs a few steps a call, where sorting all its calls again grew with the square of
+    ``--repeat``. ``charged_s`` equals ``charged_s`` of the calls, to the bit. (Its fastest
+    call is its ``Pace``'s.)"""
 
     def __init__(self) -> None:
         self.low: list[float] = []  # the lower half, negated (a max-heap); one more when odd
