@@ -18,7 +18,8 @@ from .paired_rounds import median_ci_rank
 from .stats import MIN_SAMPLES, TOO_FEW, Change, compare_samples, judge_paired
 from .steady import limit_of
 from .step import split_in_turns
-from .vocab import CompileMode
+from .unmeasured import unmeasured_graphs
+from .vocab import CompileMode, Outcome
 
 
 def judge(result: Any, ref: Any, mode: Any) -> Change:
@@ -199,17 +200,36 @@ def _pairs(result: Any) -> list[tuple[Any, Any]]:
 def _speedup(result: Any, m: Any, ref: Any) -> dict[str, Any]:
     """One speedup row; where most of its rounds were disturbed (``too_disturbed``), no speedup
     and no interval, the verdict ``no speedup`` and the reason (``no_speedup``), as the report's
-    ``n/m`` cell; where enough were to set its bounds (``few_steady``), no interval and why
-    (``no_interval``); the change's raw figures stay."""
+    ``n/m`` cell; where a graph of either breakdown was measured on one side only
+    (``graphs_unmeasured``), none either, the verdict ``not comparable`` and what
+    (``not_comparable``); where enough were disturbed to set its bounds (``few_steady``), no
+    interval and why (``no_interval``); the change's raw figures stay."""
     ch, why, few = judge(result, ref, m), too_disturbed(result, ref, m), few_steady(result, ref, m)
+    gap = None if why else graphs_unmeasured(result, ref, m)
     return {
         "column": m.label,
         "over": ref.label,
-        "speedup": None if why else ch.speedup,  # ref's step / the column's: above 1 is faster
-        "interval": list(ch.speedup_ci) if ch.speedup_ci and not (why or few) else None,
-        "verdict": "no speedup" if why else ch.verdict,
+        "speedup": None if why or gap else ch.speedup,  # ref's step / the column's: above 1 is faster
+        "interval": list(ch.speedup_ci) if ch.speedup_ci and not (why or gap or few) else None,
+        "verdict": "no speedup" if why else Outcome.NOT_COMPARABLE if gap else ch.verdict,
         "change": ch.to_dict(),
-    } | ({"no_speedup": why} if why else {"no_interval": few} if few else {})
+    } | ({"no_speedup": why} if why else {"not_comparable": gap} if gap
+         else {"no_interval": few} if few else {})
+
+
+def graphs_unmeasured(result: Any, ref: Any, m: Any) -> str | None:
+    """Why a later model file's column, timed, is judged against the first model's column of
+    its mode (``ref``) by no speedup: graphs of their breakdowns measured on one side only
+    (failed, timed out, missing from an interrupted run), which the merge gate reads as not
+    comparable (``compare_gate.not_measured``), so that no cell, headline or JSON gives the
+    pair the verdict the gate refuses it. None for any other pair, or where none is missing."""
+    first = result.models[0] if len(result.models) > 1 else None
+    if first is None or ref is m or ref.model != first or m.model == first or ref.mode != m.mode:
+        return None
+    if not (ref.breakdown and m.breakdown):
+        return None
+    gaps = unmeasured_graphs(ref.breakdown, m.breakdown, m.label, (ref.model, m.model))
+    return "; ".join(u.missing() for u in gaps) or None
 
 
 def outside_load(m: Any) -> Load | None:

@@ -28,11 +28,17 @@ class Unmeasured:
     disturbed: bool = False
 
     def describe(self) -> str:
-        what = self.what or (f"graph {self.graph}" if self.graph else "the step")
         if self.disturbed:
-            return (f"{self.section}: {what} read slower in {self.side}, measured on a busy or slow machine "
-                    f"({self.why}): measure again, or time both sides in one process (compare)")
-        return f"{self.section}: {what} not measured in {self.side} ({self.why})"
+            return (f"{self.section}: {self._what()} read slower in {self.side}, measured on a busy or slow "
+                    f"machine ({self.why}): measure again, or time both sides in one process (compare)")
+        return f"{self.section}: {self.missing()}"
+
+    def missing(self) -> str:
+        """What was not measured, where and why, less the section (a cell of that section's)."""
+        return f"{self._what()} not measured in {self.side} ({self.why})"
+
+    def _what(self) -> str:
+        return self.what or (f"graph {self.graph}" if self.graph else "the step")
 
     def to_dict(self) -> dict[str, str | bool | None]:
         d = {"section": self.section, "graph": self.graph, "side": self.side, "why": self.why}

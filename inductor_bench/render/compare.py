@@ -23,6 +23,7 @@ from ..core.compare import (
     too_disturbed,
     unpaired,
 )
+from ..core.compare_summary import graphs_unmeasured
 from ..core.devices import AUTO, backend
 from ..core.stats import MIN_SAMPLES
 from ..core.step import disturbances, oversubscribed, pipelined_busy_pct, replayed_count
@@ -53,6 +54,8 @@ def _speedup_cell(result: CompareResult, mode: ModeResult, ref: ModeResult | Non
         return "-"
     if why := too_disturbed(result, ref, mode):
         return f"n/m ({why})"
+    if gap := graphs_unmeasured(result, ref, mode):
+        return f"not comparable: {gap}"
     ch = judge(result, ref, mode)
     if ch.speedup is None:
         return "-"

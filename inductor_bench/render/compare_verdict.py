@@ -17,7 +17,7 @@ from ..core.compare import (
     unranked,
 )
 from ..core.compare_gate import against_first, not_measured, regressions
-from ..core.compare_summary import candidates, few_steady, noise_only, reference
+from ..core.compare_summary import candidates, few_steady, graphs_unmeasured, noise_only, reference
 from ..core.stats import MIN_SAMPLES, TOO_FEW, Change
 from .doc import Doc
 from .format import interval_x, ms_precise, speedup_x
@@ -39,6 +39,8 @@ def first_model(result: CompareResult, m: ModeResult) -> ModeResult | None:
 def _versus(result: CompareResult, best: ModeResult, ref: ModeResult | None, other: str) -> str | None:
     if ref is None or ref is best or not timed(ref):
         return None
+    if gap := graphs_unmeasured(result, ref, best):
+        return f"not comparable with {other}: {gap}"
     ch, why = judge(result, ref, best), too_disturbed(result, ref, best)
     if ch.verdict == TOO_FEW or why:  # no figure to head a report with
         return f"no speedup over {other}: {why}" if why else f"too few samples to judge it against {other}"
