@@ -15,6 +15,7 @@ import typer
 from ..core.categories import CPP_CATEGORIES, TRITON_CATEGORIES, label
 from ..core.errors import UsageError
 from ..core.kernel_report import build_report
+from ..core.kernel_toplevel import require_inductor_top_level
 from ..core.kernelfile import (
     KernelFile,
     check_name,
@@ -164,6 +165,7 @@ def resolve_kernel_file(path: Path, name: str | None) -> KernelFile:
     else:
         kf = read_kernel_file(path)
         check_name(kf, name)
+    require_inductor_top_level(kf.path, kf.text)  # before a worker loads it, running its top level
     require_benchmarkable(kf)
     require_timeable(kf)
     return kf
