@@ -321,3 +321,13 @@ def test_the_op_views_note_is_left_out_where_no_row_shown_is_an_op_called_at_sev
     g.categories["cpp_pointwise"] = 5.0
     assert _op_note(r, top=1, details=False) == ""
     assert _op_note(r, top=1).startswith(OP_WORDS + ".")
+
+
+def test_the_note_on_a_marked_group_percent_says_what_the_figure_is():
+    """The note under a view whose group % peak is marked ``~`` or ``^`` ended in a clause with no
+    subject ('...; no distance to a limit either.'); it says what the figure tells instead."""
+    for calls, what in (([(10.0, 0.04, 1e6, 4e6), (10.0, 0.06, 1e5, 4e6)], "how short they are"),
+                        (CACHED, "how far past that ceiling a cache took them")):
+        words = " ".join(render_breakdown(_result(calls), by="module", width=250).split())
+        assert f"is a distance to a limit: like theirs, it says {what}, not how far from a limit." in words
+        assert "no distance to a limit either" not in words

@@ -255,12 +255,12 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
 
 
 SHORT_GROUP = (f" {PCT_HEADER} marked ~: the time-weighted % of peak of the group's latency-bound kernels "
-               "(too short to reach a limit), shown where none of its kernels' % is a distance to a limit; "
-               "no distance to a limit either.")
+               "(too short to reach a limit), shown where none of its kernels' % is a distance to a limit: "
+               "like theirs, it says how short they are, not how far from a limit.")
 CACHED_GROUP = (f" {PCT_HEADER} marked ^: the time-weighted % of the DRAM ceiling of the group's in-cache "
                 "kernels (memory-bound above that ceiling, their data served from a cache it does not "
-                "bound), shown where none of its kernels' % is a distance to a limit; no distance to a "
-                "limit either.")
+                "bound), shown where none of its kernels' % is a distance to a limit: like theirs, it says "
+                "how far past that ceiling a cache took them, not how far from a limit.")
 BOTH_GROUP = (f" A {PCT_HEADER} of two figures (~ and ^): the group has kernels of both kinds, the one that "
               "holds more of its time first.")
 LOW_GROUP = (f" {PCT_HEADER} marked !: the figure takes in a compute-bound kernel above the measured "
