@@ -52,12 +52,15 @@ def shadowing_files(directory: str) -> dict[str, str]:
     that this process imported from the standard library or an installed package after Python
     started: ``import NAME`` in the file gets that module, where ``python FILE`` imports the
     file's own for torch as well."""
+    import site
     import sys
     import sysconfig
 
     from .python_start import AT_START
 
-    installed = {os.path.realpath(p) for key, p in sysconfig.get_paths().items() if "lib" in key}
+    roots = [p for key, p in sysconfig.get_paths().items() if "lib" in key]  # stdlib, site-packages
+    roots += [*getattr(site, "getsitepackages", list)(), site.getusersitepackages()]  # dist-packages
+    installed = {os.path.realpath(p) for p in roots}
     found = {}
     for entry in sorted(os.listdir(directory)):
         name = entry.removesuffix(".py")
