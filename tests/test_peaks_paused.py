@@ -79,8 +79,38 @@ def test_a_pause_during_the_probes_leaves_the_fp32_ceiling_as_unpaused(monkeypat
     paused, paused_s, pauses = _fp32_ceiling(monkeypatch, pause_at)
     assert paused == (pytest.approx(quiet[0], rel=1e-9), quiet[1])  # the clock's float sums apart
     assert (pauses.seconds, pauses.calls) == (pytest.approx(PAUSE_S), 1)
-    assert pauses.describe() is None and "1 call(s) during which the process was paused (4.0 s)" in pauses.note()
+    assert pauses.describe() is None and "1 call(s) during which the process did not run (4.0 s)" in pauses.note()
     assert quiet_s + PAUSE_S - SLOW_S <= paused_s <= quiet_s + PAUSE_S + 5 * SLOW_S  # a round made again at most
+
+
+class _SpellClock(_PausingClock):
+    """Every call in the first ``spell_s`` of wall time waits ``SLOW_S`` for a core: its wall
+    time is that, its CPU time the call's own work (the process did not run the rest)."""
+
+    def __init__(self, spell_s: float):
+        super().__init__(None)
+        self.spell_s = spell_s
+
+    def run(self, seconds: float) -> None:
+        self.now += SLOW_S if self.now < self.spell_s else seconds
+        self.cpu += seconds
+
+
+def test_a_spell_of_other_work_longer_than_the_probes_is_waited_out(monkeypatch):
+    """Other processes keep every thread of the measuring one off its cores for 6 s (wall):
+    each 256 x 256 call takes 50 ms, of which it ran 0.17 ms. Those calls used to count: past
+    ``PROBE_MAX_S`` (3 s) the probes stopped, every call slow, and the fp32 ceiling read 0.00067
+    TFLOP/s; now the spell's calls are made again, and it reads 197 GFLOP/s."""
+    clock = _SpellClock(spell_s=6.0)
+    monkeypatch.setattr(probe_clock, "time", clock)
+    monkeypatch.setattr(peaks_matmul, "routes", lambda device, kind: LAYOUTS + (ONEDNN,))
+    monkeypatch.setattr(peaks_matmul, "_operands", _spelled_operands(clock, spell_s=0.0))
+    pauses = probe_clock.start_measurement()
+    rate, n, _ = matmul_tflops("fp32", "cpu", 7)
+    assert (rate, n) == (pytest.approx(0.197, rel=1e-9), 256)
+    assert pauses.seconds < PAUSES_MAX_S and pauses.describe() is None
+    calls_in_spell = 6.0 / SLOW_S
+    assert pauses.calls == pytest.approx(calls_in_spell, abs=1)
 
 
 def test_a_pause_in_a_bandwidth_figure_is_waited_out(monkeypatch):
@@ -108,8 +138,9 @@ def test_pauses_past_what_a_measurement_waits_out_count_as_time_and_are_said(mon
     pauses = probe_clock.start_measurement()
     assert best_seconds(lambda: clock.run(0.01), "cpu", 3, 0.0) == pytest.approx(0.01)
     assert pauses.over and pauses.calls == 1 and clock.now == pytest.approx(PAUSES_MAX_S + 1.0 + 4 * 0.01)
-    assert pauses.describe() == ("the measuring process was paused for 9.0 s in 1 timed call(s) "
-                                 "(it did not run: more than the 8 s its probes wait out)")
+    assert pauses.describe() == ("the measuring process did not run for 9.0 s of 1 timed call(s) "
+                                 "(stopped, or its threads waiting for a core: more than the 8 s its "
+                                 "probes wait out)")
     assert pauses.note() == ""
 
 
@@ -124,7 +155,7 @@ def test_a_measurement_paused_too_long_warns_and_is_not_taken_from_the_cache(mon
     monkeypatch.setattr(peaks_measure, "measure", measure)
     monkeypatch.setattr(peaks_measure, "cpu_counters", lambda: None)
     got = Ceilings.from_dict(peaks_measure.handle({"device": "cpu", "cache_dir": str(tmp_path)})["ceilings"])
-    said = "the measuring process was paused for 9.0 s in 2 timed call(s)"
+    said = "the measuring process did not run for 9.0 s of 2 timed call(s)"
     assert got.load.startswith(said)
     lines = ceilings_lines(Roofline(measured=got))
     assert any(line.startswith(f"WARNING: the ceilings were measured while {said}") for line in lines)

@@ -5,9 +5,13 @@ call during which the process did not run at all (stopped by a signal, its VM pa
 thread off its core) is no timing of the machine: a pause of 4 s in a 1 s budget left the
 probes three rounds and the grown sizes one call each, and the fp32 ceiling read 0.085 TFLOP/s
 where it reads 0.185 unpaused (2-core EPYC VM, torch 2.13, 2 threads, 2026-12-07). Such a call
-is known by its process CPU time (all threads together) falling behind its wall time by over
-``PAUSE_S``: it is not kept, it counts toward no repetition and its time toward no budget, and
-the call is made again. The waits are bounded: once the pauses of one measurement add up to
+is known by its process CPU time (all threads together) being under half its wall time and
+behind it by over ``PAUSE_S``: it is not kept, it counts toward no repetition and its time
+toward no budget, and the call is made again. A spell of other processes' work is such a pause
+too: at a load average of 10 on that VM the process ran a quarter of a core on average, and a
+256 x 256 int8 matmul took 0.043 ms, or 5-28 ms for over a second at a time in every route, its
+threads waiting for a core; the int8 ceiling read 0.0047 TOP/s against 0.73. The waits are
+bounded: once the pauses of one measurement add up to
 ``PAUSES_MAX_S``, the budgets count wall time again, a paused call counts as any other, and the
 measurement says it could not be made quietly (``Pauses.describe``).
 """
@@ -18,7 +22,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-PAUSE_S = 0.05  # a call whose CPU time fell this far behind its wall time: the process did not run
+PAUSE_S = 0.002  # a call whose CPU time fell this far behind its wall time, and under half of it:
+# the process did not run through most of it (a call runs at least one thread all along)
 PAUSES_MAX_S = 8.0  # one measurement waits out this much pause in all, then counts wall time again
 
 
@@ -42,14 +47,15 @@ class Pauses:
         was made again."""
         if not self.over:
             return None
-        return (f"the measuring process was paused for {self.seconds:.1f} s in {self.calls} timed call(s) "
-                f"(it did not run: more than the {PAUSES_MAX_S:g} s its probes wait out)")
+        return (f"the measuring process did not run for {self.seconds:.1f} s of {self.calls} timed call(s) "
+                f"(stopped, or its threads waiting for a core: more than the {PAUSES_MAX_S:g} s its "
+                "probes wait out)")
 
     def note(self) -> str:
         """The pauses in the measurement's own words (``Ceilings.how``); "" where none."""
         if not self.calls or self.over:
             return ""
-        return (f"; {self.calls} call(s) during which the process was paused ({self.seconds:.1f} s) "
+        return (f"; {self.calls} call(s) during which the process did not run ({self.seconds:.1f} s) "
                 "timed again")
 
 
@@ -81,7 +87,7 @@ def timed(fn: Any) -> tuple[float, bool]:
     w0, c0 = time.perf_counter(), time.process_time()
     fn()
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
-    if wall - cpu <= PAUSE_S or PAUSES.over:
+    if wall - cpu <= PAUSE_S or cpu >= wall / 2 or PAUSES.over:
         return wall, True
     PAUSES.seconds += wall - cpu
     PAUSES.calls += 1
