@@ -63,13 +63,22 @@ def _edited(old: str, new: str) -> str:
     (DRIVER, DRIVER + "class triton_heuristics:\n    pass\n", "class triton_heuristics:"),
     (DRIVER, DRIVER + "with open('/tmp/x') as f:\n    pass\n", "with open('/tmp/x') as f:"),
     (DRIVER, DRIVER + "N = len('abc')\n", "len('abc')"),
+    # a name the allowed calls start from, bound to something else: DeviceProperties(...) in the
+    # decorator's triton_meta, set() in its inductor_meta would then run it
+    (DRIVER, DRIVER + "from torch.hub import load as DeviceProperties\n",
+     "from torch.hub import load as DeviceProperties"),
+    (DRIVER, DRIVER + "import torch as triton\n", "import torch as triton"),
+    (DRIVER, DRIVER + "from torch import *\n", "from torch import *"),
+    (DRIVER, DRIVER + "set = eval\n", "set = eval"),
+    (DRIVER, DRIVER + "def DeviceProperties(**kw):\n    return kw\n", "def DeviceProperties(**kw):"),
     ("size_hints={'x': 16777216}", "size_hints={'x': __import__('os').getpid()}", "__import__('os').getpid()"),
     ("min_elem_per_thread=0", "min_elem_per_thread=(lambda: 0)()", "(lambda: 0)()"),
     ("XBLOCK : tl.constexpr", "XBLOCK : print('ran')", "print('ran')"),
     ("def get_args():", "def get_args(n=print('ran')):", "print('ran')"),
     ("def get_args():", "@print\ndef get_args():", "print"),
     ("if __name__ == '__main__':", "if __name__ != '__main__':", "if __name__ != '__main__':"),
-], ids=["call", "import", "relative-import", "class", "with", "assignment", "decorator-argument",
+], ids=["call", "import", "relative-import", "class", "with", "assignment", "alias", "module-alias",
+        "star-import", "shadowing-assignment", "shadowing-def", "decorator-argument",
         "decorator-lambda", "annotation", "default", "decorator", "not-the-main-guard"])
 def test_code_inductor_never_writes_is_named(old, new, runs):
     text = _edited(old, new)

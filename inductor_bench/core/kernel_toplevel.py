@@ -29,6 +29,11 @@ VALUE_CALLS = frozenset({
     "set", "tl.constexpr", "triton.language.constexpr",
 })
 _DECORATORS = frozenset({"triton.jit"})
+# the names those calls and decorators start from: the file may bind them only as Inductor
+# does (its imports), never by a def, an assignment or another import's alias
+TRUSTED_NAMES = frozenset(n.split(".")[0] for n in VALUE_CALLS | TOP_LEVEL_CALLS | _DECORATORS) | {
+    "triton_heuristics"}
+MODULE_ALIASES = frozenset({("triton.language", "tl"), ("triton.profiler.language", "pl")})
 _PLAIN = (ast.Constant, ast.Name, ast.Attribute, ast.Dict, ast.List, ast.Tuple, ast.Set,
           ast.UnaryOp, ast.BinOp, ast.unaryop, ast.operator, ast.Load, ast.keyword, ast.expr_context)
 
@@ -84,9 +89,16 @@ def _in_function(fn: ast.FunctionDef) -> ast.AST | None:
 
 
 def _import_is_inductors(node: ast.Import | ast.ImportFrom) -> bool:
+    """From torch or Triton, and a name the checks above trust bound to what Inductor binds
+    it to (``from torch.hub import load as DeviceProperties`` would make a call of them run
+    other code)."""
     if isinstance(node, ast.ImportFrom):
-        return node.level == 0 and (node.module or "").split(".")[0] in IMPORTED_PACKAGES
-    return all(alias.name.split(".")[0] in IMPORTED_PACKAGES for alias in node.names)
+        return (node.level == 0 and (node.module or "").split(".")[0] in IMPORTED_PACKAGES
+                and all(a.name != "*" and (a.asname in (None, a.name) or a.asname not in TRUSTED_NAMES)
+                        for a in node.names))
+    return all(a.name.split(".")[0] in IMPORTED_PACKAGES
+               and (a.asname is None or a.asname not in TRUSTED_NAMES or (a.name, a.asname) in MODULE_ALIASES)
+               for a in node.names)
 
 
 def _is_main_guard(node: ast.If) -> bool:
@@ -101,13 +113,14 @@ def _what_loading_runs(node: ast.stmt) -> ast.AST | None:
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return None if _import_is_inductors(node) else node
     if isinstance(node, ast.FunctionDef):
-        return _in_function(node)
+        return node if node.name in TRUSTED_NAMES else _in_function(node)
     if isinstance(node, ast.If):
         return None if _is_main_guard(node) else node
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
         call = node.value
         return node if _dotted(call.func) not in TOP_LEVEL_CALLS else _call_arguments(call)
-    if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
+    if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) and t.id not in TRUSTED_NAMES
+                                            for t in node.targets):
         return _not_a_value(node.value)  # a global constexpr a Triton kernel reads
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
         return None  # a docstring
