@@ -76,10 +76,12 @@ def _edited(old: str, new: str) -> str:
     ("XBLOCK : tl.constexpr", "XBLOCK : print('ran')", "print('ran')"),
     ("def get_args():", "def get_args(n=print('ran')):", "print('ran')"),
     ("def get_args():", "@print\ndef get_args():", "print"),
+    ("def get_args():", "@triton_heuristics.__loader__.load_module('os')\ndef get_args():",
+     "triton_heuristics.__loader__.load_module('os')"),
     ("if __name__ == '__main__':", "if __name__ != '__main__':", "if __name__ != '__main__':"),
 ], ids=["call", "import", "relative-import", "class", "with", "assignment", "alias", "module-alias",
         "star-import", "shadowing-assignment", "shadowing-def", "decorator-argument",
-        "decorator-lambda", "annotation", "default", "decorator", "not-the-main-guard"])
+        "decorator-lambda", "annotation", "default", "decorator", "module-attribute-decorator", "not-the-main-guard"])
 def test_code_inductor_never_writes_is_named(old, new, runs):
     text = _edited(old, new)
     parse_kernel_source(text, "k.py")  # the decorator check alone lets it through

@@ -13,6 +13,7 @@ benchmark it nor to list the configs its GPU would tune over.
 from __future__ import annotations
 
 import ast
+import re
 
 from .errors import UsageError
 
@@ -78,7 +79,8 @@ def _in_function(fn: ast.FunctionDef) -> ast.AST | None:
     and annotations (the body runs only when called)."""
     for dec in fn.decorator_list:
         name = _dotted(dec.func if isinstance(dec, ast.Call) else dec)
-        heuristic = name is not None and name.startswith("triton_heuristics.") and isinstance(dec, ast.Call)
+        heuristic = (isinstance(dec, ast.Call) and name is not None
+                     and re.fullmatch(r"triton_heuristics\.[a-z]\w*", name) is not None)  # not __loader__...
         if name not in _DECORATORS and not heuristic:
             return dec
         if (bad := _call_arguments(dec)) is not None:
