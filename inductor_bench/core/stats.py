@@ -207,11 +207,32 @@ def compare_samples(
     return judge(summarize(base, base_fallback), summarize(head, head_fallback), min_rel)
 
 
-def interval_x_text(speedup_ci: tuple[float, float] | None) -> str:
-    """A speedup interval: ``[1.41x-1.58x]``, each bound on its side of 1x; "" without one."""
+def interval_x_text(speedup_ci: tuple[float, float] | None, min_rel: float | None = None) -> str:
+    """A speedup interval: ``[1.41x-1.58x]``, each bound on its side of 1x and, given the
+    verdict's minimum change ``min_rel``, of its floors (``floor_marks``); "" without one."""
     if speedup_ci is None:
         return ""
-    return f"[{beside_mark(speedup_ci[0], 1.0, 2)}x-{beside_mark(speedup_ci[1], 1.0, 2)}x]"
+    lo, hi = (bound_text(v, 1.0, floor_marks(min_rel), 2) for v in speedup_ci)
+    return f"[{lo}x-{hi}x]"
+
+
+def floor_marks(min_rel: float | None) -> tuple[float, ...]:
+    """The ratios a change must pass to be significant (``beyond``): ``1 + min_rel`` and its
+    inverse; none without a minimum."""
+    return (1 + min_rel, 1 / (1 + min_rel)) if min_rel else ()
+
+
+def bound_text(v: float, mark: float, floors: tuple[float, ...], places: int, sign: str = "") -> str:
+    """An interval's bound as ``beside_mark`` prints it, at more decimals where those would put
+    it on the other side of a floor: the figure it bounds gets them there (``1.097x`` under a
+    1.10x floor), so that a bound never reads beyond its figure (``1.097x [1.10x-1.31x]``, its
+    low bound 1.0965)."""
+    text = beside_mark(v, mark, places, sign)
+    places = len(text.partition(".")[2])
+    while places < 6 and any((float(text) >= m) != (v >= m) for m in floors):
+        places += 1
+        text = f"{v:{sign}.{places}f}"
+    return text
 
 
 def beside_mark(v: float, mark: float, places: int, sign: str = "") -> str:

@@ -22,7 +22,7 @@ def step_change(a: Recompile, base_mode: str) -> str:
                 if a.rows and all(r.verdict == Verdict.SAME_CODE for r in a.rows) else "")
         return f"{base:.3f} ms -> {tuned:.3f} ms ({speed}; {a.step_note or 'not timed interleaved'}{same})"
     ci = ch.speedup_ci
-    x = fmt.speedup_x(ch) + (f" {fmt.interval_x(ci)}" if ci else "") if ch.speedup else "n/a"
+    x = fmt.speedup_x(ch) + (f" {fmt.interval_x(ci, ch.min_rel)}" if ci else "") if ch.speedup else "n/a"
     rounds = ch.paired.rounds if ch.paired else 0
     # the two means pool every round; the speedup is the median of the rounds' own ratios, which
     # a drift of the machine between rounds does not move (a 0.567 -> 0.623 ms pair beside 0.97x)

@@ -24,6 +24,7 @@ from ..core.compare import (
     unpaired,
 )
 from ..core.compare_summary import graphs_unmeasured
+from ..core.compare_threads import threads_lost
 from ..core.devices import AUTO, backend
 from ..core.stats import MIN_SAMPLES
 from ..core.step import disturbances, oversubscribed, pipelined_busy_pct, replayed_count
@@ -59,7 +60,7 @@ def _speedup_cell(result: CompareResult, mode: ModeResult, ref: ModeResult | Non
     ch = judge(result, ref, mode)
     if ch.speedup is None:
         return "-"
-    ci = interval_x(ch.speedup_ci) if min(ch.base.n, ch.head.n) >= MIN_SAMPLES else ""
+    ci = interval_x(ch.speedup_ci, ch.min_rel) if min(ch.base.n, ch.head.n) >= MIN_SAMPLES else ""
     if ci and (few := few_steady(result, ref, mode)):
         ci = f"[{few}]"
     return f"{speedup_x(ch)} {ci} ({ch.verdict})".replace("  ", " ")
@@ -288,6 +289,8 @@ def _notes(result: CompareResult) -> list[str]:
                  if m.breakdown and (h := oversubscribed(m.breakdown))), None)
     if hint:
         notes.append(hint)
+    if lost := threads_lost(result):
+        notes.append(f"hint: {lost.line()}")
     notes += _break_notes(result)
     if marked := step_marks_note(step_roofs([m.breakdown for m in result.modes])):
         notes.append(marked)

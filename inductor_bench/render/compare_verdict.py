@@ -44,7 +44,7 @@ def _versus(result: CompareResult, best: ModeResult, ref: ModeResult | None, oth
     ch, why = judge(result, ref, best), too_disturbed(result, ref, best)
     if ch.verdict == TOO_FEW or why:  # no figure to head a report with
         return f"no speedup over {other}: {why}" if why else f"too few samples to judge it against {other}"
-    ci = interval_x(ch.speedup_ci) if min(ch.base.n, ch.head.n) >= MIN_SAMPLES else ""
+    ci = interval_x(ch.speedup_ci, ch.min_rel) if min(ch.base.n, ch.head.n) >= MIN_SAMPLES else ""
     if ci and (few := few_steady(result, ref, best)):
         ci = f"[{few}]"
     text = f"{speedup_x(ch)} {ci} over {other} ({ch.verdict})".replace("  ", " ")
@@ -56,7 +56,7 @@ def _versus(result: CompareResult, best: ModeResult, ref: ModeResult | None, oth
 
 def _model_verdict(base: ModeResult, m: ModeResult, ch: Change) -> str:
     """``mlp_slow25 against mlp, default: 0.80x [0.78x-0.81x] (significant, slower)``."""
-    ci = interval_x(ch.speedup_ci) if ch.verdict != TOO_FEW else ""
+    ci = interval_x(ch.speedup_ci, ch.min_rel) if ch.verdict != TOO_FEW else ""
     how = ", slower" if ch.slower else ", faster" if ch.faster else ""
     text = f"{m.model} against {base.model}, {m.mode}: {speedup_x(ch)} {ci} ({ch.verdict}{how})"
     return text.replace("  ", " ")
@@ -115,7 +115,7 @@ def _read_lower(result: CompareResult, best: ModeResult) -> list[str]:
     for m in candidates(result):
         ch = judge(result, best, m)
         if m is not best and result.step(m).ms < ms and ch.speedup is not None:
-            ci = interval_x(ch.speedup_ci) if ch.verdict != TOO_FEW else ""
+            ci = interval_x(ch.speedup_ci, ch.min_rel) if ch.verdict != TOO_FEW else ""
             out.append(f"{m.label} read {ms_precise(result.step(m).ms)} ms but {speedup_x(ch)} {ci} over "
                        f"{best.label} round by round ({ch.verdict})".replace("  ", " "))
     return out

@@ -26,7 +26,7 @@ def change_cell(ch: Change, s: SectionDiff | None = None) -> str:
         return "-"
     if ch.rel_pct is not None:
         judged = min(ch.base.n, ch.head.n) >= MIN_SAMPLES and ch.verdict != Verdict.OTHER_WORKLOAD
-        return f"{change_pct(ch)} {interval_pct(ch.ratio_ci) if judged else ''}".strip()
+        return f"{change_pct(ch)} {interval_pct(ch.ratio_ci, ch.min_rel) if judged else ''}".strip()
     return "new" if ch.head.ms > 0 else "-"
 
 

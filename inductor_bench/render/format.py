@@ -13,7 +13,7 @@ from collections.abc import Callable
 from decimal import Decimal
 
 from ..core.si_units import sig3
-from ..core.stats import Change, beside_mark, interval_x_text
+from ..core.stats import Change, bound_text, interval_x_text
 from ..core.step_totals import ALL_GRAPHS
 from ..core.vocab import StepSource, Stop
 
@@ -196,21 +196,27 @@ def change_pct(ch: Change) -> str:
     is the figure the verdict's floor judges, which rounded figures could put across it."""
     if ch.rel_pct is None:
         return DASH
-    m = ch.min_rel
-    return across_floor(ch.rel_pct, (100 * m, 100 * (1 / (1 + m) - 1)) if m else (), 1, "+") + "%"
+    return across_floor(ch.rel_pct, _pct_floors(ch.min_rel), 1, "+") + "%"
 
 
-def interval_pct(ratio_ci: tuple[float, float] | None) -> str:
-    """A time-ratio interval as signed percent changes: ``[+8.1%..+15.0%]``; "" without one."""
+def _pct_floors(min_rel: float | None) -> tuple[float, ...]:
+    """The changes in % a significant one is beyond: ``+10%`` and ``-9.09%`` for 10%."""
+    return (100 * min_rel, 100 * (1 / (1 + min_rel) - 1)) if min_rel else ()
+
+
+def interval_pct(ratio_ci: tuple[float, float] | None, min_rel: float | None = None) -> str:
+    """A time-ratio interval as signed percent changes: ``[+8.1%..+15.0%]``, each bound on its
+    side of 0% and, given ``min_rel``, of the floors as ``change_pct`` keeps the change (``+9.97%
+    [+9.96%..+12.3%]``, not ``[+10.0%..``); "" without one."""
     if ratio_ci is None:
         return ""
-    lo, hi = (100 * (r - 1) for r in ratio_ci)
-    return f"[{beside_mark(lo, 0.0, 1, '+')}%..{beside_mark(hi, 0.0, 1, '+')}%]"
+    lo, hi = (bound_text(100 * (r - 1), 0.0, _pct_floors(min_rel), 1, "+") for r in ratio_ci)
+    return f"[{lo}%..{hi}%]"
 
 
-def interval_x(speedup_ci: tuple[float, float] | None) -> str:
+def interval_x(speedup_ci: tuple[float, float] | None, min_rel: float | None = None) -> str:
     """A speedup interval: ``[1.41x-1.58x]``; "" without one (``core.stats.interval_x_text``)."""
-    return interval_x_text(speedup_ci)
+    return interval_x_text(speedup_ci, min_rel)
 
 
 def step_figure(source: str) -> str:
