@@ -70,3 +70,9 @@ def test_a_step_time_of_its_quiet_calls_alone_is_no_headline_and_the_headline_sa
     assert head.startswith("No mode is faster than eager beyond noise: fastest steady state eager 1.500 ms")
     assert "not ranked" not in head
     assert json.loads(steady.to_json())["summary"]["fastest"] == "eager"
+
+
+def test_the_step_chart_marks_a_step_time_of_its_quiet_calls_alone_as_the_table_does():
+    page = render_compare(_result(_stalled(7)), "html")
+    assert ">1.500 ms ±0.0% (!)</text>" in page  # eager's bar, as its cell
+    assert ">2.000 ms ±0.0%</text>" in page  # default's, on all of its rounds: unmarked

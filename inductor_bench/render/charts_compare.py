@@ -7,7 +7,7 @@ import posixpath
 
 from ..core.autotune import config_label
 from ..core.categories import label
-from ..core.compare import CompareResult, timed
+from ..core.compare import CompareResult, quiet_moments, timed
 from ..core.diff import ADDED, REMOVED, KernelDiff, SectionDiff
 from ..core.kernel_report import KernelReport, Timing
 from ..core.rundir import HTML_REPORT_FILE
@@ -40,7 +40,9 @@ def compare_step(result: CompareResult) -> Chart | None:
             Bar(
                 m.label,
                 [Segment(s.ms, m.label)],
-                note=f"{fmt.ms_precise(s.ms)} ms {fmt.spread(s.spread_pct)}".strip(),
+                # as the table's cell: (!) where it is the mean of its quiet calls alone
+                note=f"{fmt.ms_precise(s.ms)} ms {fmt.spread(s.spread_pct)}".strip()
+                + (" (!)" if quiet_moments(result, m) else ""),
                 spread=_sigma(s),
                 tip=f"{s.n} samples, min {fmt.ms_precise(s.min)}, max {fmt.ms_precise(s.max)} ms",
             )
