@@ -21,7 +21,9 @@ waits for it at the GEMM's barrier: on the 2-core EPYC VM (2026-12-07) a call at
 slices (90-150 ms, where it takes 10 ms alone). Three calls of a route could all fall in a
 spell (0.5-0.7 GFLOP/s), and the ceiling, grown from 1024, read 0.02-0.05 TFLOP/s against
 0.198 quiet; many short calls in rounds catch the moments both threads run (the probes' best
-reached 0.19), and a spell slows every route of a round alike, not one.
+reached 0.19), and a spell slows every route of a round alike, not one. A call during which
+the process did not run (stopped, or every thread off its core) is made again, and its time
+spends no budget (``runner/probe_clock.py``).
 """
 
 from __future__ import annotations
