@@ -316,11 +316,11 @@ _WRITTEN_AFTER = (META_FILE, REPORT_FILE, HTML_REPORT_FILE)  # by a compare afte
 
 def _whole_result(run_dir: Path, sweep: Sweep, cell: Cell) -> CompareResult | None:
     """The compare result in ``run_dir`` where it holds what the cell's compare saves when it
-    runs to its end (else None): no live
-    process writing it, its ``compare.json`` read and checked as every result is, of this cell's
-    model and the sweep's modes, no column stopped or failed (``core.sweep_cells.not_its_end``),
-    and the files a compare writes after its result (meta.json, report.txt, index.html) and each
-    measured column's directory there: a run directory cut short as it was unpacked lacks them."""
+    runs to its end (else None): no live process writing it, its ``compare.json`` read and
+    checked as every result is, of this cell's model and the sweep's modes, no column stopped or
+    failed (``core.sweep_cells.not_its_end``), and the files a compare writes after its result
+    (meta.json, report.txt, index.html) and each measured column's directory there: a run
+    directory cut short as it was unpacked lacks them."""
     if being_written(run_dir):
         return None
     if not all((run_dir / f).is_file() for f in _WRITTEN_AFTER):
