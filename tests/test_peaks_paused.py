@@ -197,3 +197,18 @@ def test_a_real_stop_of_the_probing_process_is_waited_out():
     wall, paused = (float(x) for x in out.split())
     assert paused >= stop - 0.1
     assert budget + stop <= wall <= budget + stop + PAUSES_MAX_S + 2.0
+
+
+def test_reading_the_process_time_is_not_timed_as_the_call(monkeypatch):
+    """Synthetic: reading the process's CPU time costs 2 us of wall time (1.9 us measured on the
+    2-core VM), a 256 x 256 int8 matmul 43 us. The call is timed at 43 us; it read 45 (4% low)."""
+    clock = _PausingClock(None)
+
+    def process_time():
+        clock.now += 2e-6
+        return clock.cpu
+
+    monkeypatch.setattr(probe_clock, "time", clock)
+    monkeypatch.setattr(clock, "process_time", process_time)
+    probe_clock.start_measurement()
+    assert probe_clock.timed(lambda: clock.run(43e-6)) == (pytest.approx(43e-6, rel=1e-9), True)

@@ -84,9 +84,11 @@ class ProbeClock:
 def timed(fn: Any) -> tuple[float, bool]:
     """(wall seconds of one call of ``fn``, whether to keep it): a paused call is not kept
     while the measurement still waits pauses out."""
-    w0, c0 = time.perf_counter(), time.process_time()
+    c0 = time.process_time()  # outside the wall time: it costs 2 us, 4% of a 256 x 256 int8 call
+    w0 = time.perf_counter()
     fn()
-    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    wall = time.perf_counter() - w0
+    cpu = time.process_time() - c0
     if wall - cpu <= PAUSE_S or cpu >= wall / 2 or PAUSES.over:
         return wall, True
     PAUSES.seconds += wall - cpu
