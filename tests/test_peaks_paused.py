@@ -212,3 +212,15 @@ def test_reading_the_process_time_is_not_timed_as_the_call(monkeypatch):
     monkeypatch.setattr(clock, "process_time", process_time)
     probe_clock.start_measurement()
     assert probe_clock.timed(lambda: clock.run(43e-6)) == (pytest.approx(43e-6, rel=1e-9), True)
+
+
+def test_a_coarse_cpu_clock_reads_no_pause(monkeypatch):
+    """Synthetic: where the process's CPU time ticks coarsely (15.6 ms on Windows), a 5 ms call
+    can read no CPU time at all; it is kept, not taken for a pause and made again without end."""
+    clock = _PausingClock(None)
+    monkeypatch.setattr(probe_clock, "time", clock)
+    monkeypatch.setattr(probe_clock, "CPU_CLOCK_FINE", False)
+    monkeypatch.setattr(clock, "process_time", lambda: 0.0)
+    pauses = probe_clock.start_measurement()
+    assert probe_clock.timed(lambda: clock.run(0.005)) == (pytest.approx(0.005), True)
+    assert pauses.calls == 0

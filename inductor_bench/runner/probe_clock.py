@@ -24,6 +24,8 @@ from typing import Any
 
 PAUSE_S = 0.002  # a call whose CPU time fell this far behind its wall time, and under half of it:
 # the process did not run through most of it (a call runs at least one thread all along)
+# a CPU clock that ticks coarsely (15.6 ms on Windows) would read a short call as not run at all
+CPU_CLOCK_FINE = time.get_clock_info("process_time").resolution <= 1e-4
 PAUSES_MAX_S = 8.0  # one measurement waits out this much pause in all, then counts wall time again
 
 
@@ -89,7 +91,7 @@ def timed(fn: Any) -> tuple[float, bool]:
     fn()
     wall = time.perf_counter() - w0
     cpu = time.process_time() - c0
-    if wall - cpu <= PAUSE_S or cpu >= wall / 2 or PAUSES.over:
+    if wall - cpu <= PAUSE_S or cpu >= wall / 2 or PAUSES.over or not CPU_CLOCK_FINE:
         return wall, True
     PAUSES.seconds += wall - cpu
     PAUSES.calls += 1
