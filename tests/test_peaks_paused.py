@@ -18,7 +18,7 @@ from inductor_bench.core.ceilings import Ceilings, Roofline
 from inductor_bench.render.roofline import ceilings_lines
 from inductor_bench.runner import peaks_matmul, peaks_measure, probe_clock
 from inductor_bench.runner.peaks_matmul import LAYOUTS, ONEDNN, best_seconds, matmul_tflops
-from inductor_bench.runner.probe_clock import PAUSES_MAX_S, Pauses
+from inductor_bench.runner.probe_clock import FIGURE_PAUSES_MAX_S, PAUSES_MAX_S, Pauses
 
 PAUSE_S = 4.0  # longer than the probes' PROBE_MAX_S (3 s) and budgets (1 s, 0.75 s)
 SLOW_S = 0.050  # a 256 x 256 call in a neighbour's spell, or any call at n >= 1024
@@ -97,20 +97,20 @@ class _SpellClock(_PausingClock):
 
 
 def test_a_spell_of_other_work_longer_than_the_probes_is_waited_out(monkeypatch):
-    """Other processes keep every thread of the measuring one off its cores for 6 s (wall):
+    """Other processes keep every thread of the measuring one off its cores for 4.8 s (wall):
     each 256 x 256 call takes 50 ms, of which it ran 0.17 ms. Those calls used to count: past
     ``PROBE_MAX_S`` (3 s) the probes stopped, every call slow, and the fp32 ceiling read 0.00067
     TFLOP/s; now the spell's calls are made again, and it reads 197 GFLOP/s."""
-    clock = _SpellClock(spell_s=6.0)
+    clock = _SpellClock(spell_s=4.8)
     monkeypatch.setattr(probe_clock, "time", clock)
     monkeypatch.setattr(peaks_matmul, "routes", lambda device, kind: LAYOUTS + (ONEDNN,))
     monkeypatch.setattr(peaks_matmul, "_operands", _spelled_operands(clock, spell_s=0.0))
     pauses = probe_clock.start_measurement()
     rate, n, _ = matmul_tflops("fp32", "cpu", 7)
     assert (rate, n) == (pytest.approx(0.197, rel=1e-9), 256)
-    assert pauses.seconds < PAUSES_MAX_S and pauses.describe() is None
-    calls_in_spell = 6.0 / SLOW_S
-    assert pauses.calls == pytest.approx(calls_in_spell, abs=1)
+    assert pauses.seconds < FIGURE_PAUSES_MAX_S and pauses.describe() is None
+    calls_in_spell = 4.8 / SLOW_S
+    assert pauses.calls == pytest.approx(calls_in_spell, abs=2)  # the call that runs into it
 
 
 def test_a_pause_in_a_bandwidth_figure_is_waited_out(monkeypatch):
@@ -129,19 +129,38 @@ def test_a_pause_in_a_bandwidth_figure_is_waited_out(monkeypatch):
     assert clock.now == pytest.approx(PAUSE_S + 0.05 + 10 * 0.050 + 20 * 0.013)  # its 20 quick calls as unpaused
 
 
-def test_pauses_past_what_a_measurement_waits_out_count_as_time_and_are_said(monkeypatch):
-    """Pauses add up to more than ``PAUSES_MAX_S``: the one that crosses it is kept, the budget
+def test_pauses_past_what_a_figure_waits_out_count_as_time_and_are_said(monkeypatch):
+    """A pause longer than ``FIGURE_PAUSES_MAX_S``: the call it falls in is kept, the budget
     counts wall time from there on (the waits are bounded), and the measurement says why its
-    figures may be low."""
-    clock = _PausingClock(pause_at=0.005, pause_s=PAUSES_MAX_S + 1.0)  # after the warm-up
+    figures may be low. The next figure waits its own pauses out again."""
+    clock = _PausingClock(pause_at=0.005, pause_s=FIGURE_PAUSES_MAX_S + 1.0)  # after the warm-up
     monkeypatch.setattr(probe_clock, "time", clock)
     pauses = probe_clock.start_measurement()
     assert best_seconds(lambda: clock.run(0.01), "cpu", 3, 0.0) == pytest.approx(0.01)
-    assert pauses.over and pauses.calls == 1 and clock.now == pytest.approx(PAUSES_MAX_S + 1.0 + 4 * 0.01)
-    assert pauses.describe() == ("the measuring process did not run for 9.0 s of 1 timed call(s) "
-                                 "(stopped, or its threads waiting for a core: more than the 8 s its "
-                                 "probes wait out)")
+    assert pauses.over and pauses.calls == 1 and clock.now == pytest.approx(FIGURE_PAUSES_MAX_S + 1.0 + 4 * 0.01)
+    assert pauses.describe() == ("the measuring process did not run for 6.0 s of 1 timed call(s) "
+                                 "(stopped, or its threads waiting for a core: more than its probes wait "
+                                 "out, 5 s a figure and 15 s in all)")
     assert pauses.note() == ""
+    pauses.next_figure()
+    clock.pause_at, clock.pause_s = clock.cpu + 0.015, 4.0
+    assert best_seconds(lambda: clock.run(0.01), "cpu", 3, 0.0) == pytest.approx(0.01)
+    assert (pauses.seconds, pauses.calls, pauses.waited_s) == (pytest.approx(10.0), 2, pytest.approx(9.0))
+
+
+def test_a_measurement_waits_out_so_much_pause_in_all(monkeypatch):
+    """Four figures, each paused 4.5 s: the first three are waited out, the fourth only to
+    ``PAUSES_MAX_S`` (15 s) in all, and the measurement says so."""
+    clock = _PausingClock(None)
+    monkeypatch.setattr(probe_clock, "time", clock)
+    pauses = probe_clock.start_measurement()
+    kept = []
+    for _ in range(4):
+        pauses.next_figure()
+        clock.pause_at, clock.pause_s = clock.cpu, 4.5
+        kept.append(probe_clock.timed(lambda: clock.run(0.01))[1])
+    assert kept == [False, False, False, True]
+    assert pauses.waited_s == pytest.approx(PAUSES_MAX_S) and pauses.describe() is not None
 
 
 def test_a_measurement_paused_too_long_warns_and_is_not_taken_from_the_cache(monkeypatch, tmp_path):
@@ -149,7 +168,7 @@ def test_a_measurement_paused_too_long_warns_and_is_not_taken_from_the_cache(mon
     ceilings say so, as a load is said, and the cached entry is measured again by the next run."""
     def measure(device, reps):
         probe_clock.start_measurement()
-        probe_clock.PAUSES.seconds, probe_clock.PAUSES.calls = 9.0, 2
+        probe_clock.PAUSES.seconds, probe_clock.PAUSES.calls, probe_clock.PAUSES.short = 9.0, 2, 1
         return Ceilings("test cpu", 30.0, {"fp32": 0.2})
 
     monkeypatch.setattr(peaks_measure, "measure", measure)
@@ -184,7 +203,7 @@ print(time.perf_counter() - started, probe_clock.PAUSES.seconds, flush=True)
 def test_a_real_stop_of_the_probing_process_is_waited_out():
     """The process times 2 ms calls for 0.5 s of running; it is stopped (SIGSTOP) 0.1 s in, for
     1.5 s. Its calls go on for the rest of the budget after it runs again: it ends no sooner
-    than budget + stop, and no later than that plus what it waits out (``PAUSES_MAX_S``) and 2 s
+    than budget + stop, and no later than that plus what it waits out (``FIGURE_PAUSES_MAX_S``) and 2 s
     of this machine's other work. Without the stop detection it ended 7 calls after SIGCONT."""
     budget, stop = 0.5, 1.5
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(budget)], stdout=subprocess.PIPE, text=True)
@@ -196,7 +215,7 @@ def test_a_real_stop_of_the_probing_process_is_waited_out():
     out, _ = child.communicate(timeout=60)
     wall, paused = (float(x) for x in out.split())
     assert paused >= stop - 0.1
-    assert budget + stop <= wall <= budget + stop + PAUSES_MAX_S + 2.0
+    assert budget + stop <= wall <= budget + stop + FIGURE_PAUSES_MAX_S + 2.0
 
 
 def test_reading_the_process_time_is_not_timed_as_the_call(monkeypatch):

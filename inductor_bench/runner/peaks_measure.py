@@ -81,10 +81,13 @@ def host_bandwidth(reps: int) -> tuple[float, float, int]:
     n = nbytes // 4
     a, b, c = (torch.ones(n, dtype=torch.float32) for _ in range(3))
     host, budget = HOST_BACKEND.name, BANDWIDTH_BUDGET_S
+    probe_clock.PAUSES.next_figure()
     copy_s = best_seconds(lambda: b.copy_(a), host, reps, budget)
     threads = torch.get_num_threads()
     with ThreadPoolExecutor(threads) as pool:
+        probe_clock.PAUSES.next_figure()
         memcpy_s = best_seconds(lambda: _memcpy(pool, threads, b, a), host, reps, budget)
+    probe_clock.PAUSES.next_figure()
     triad_s = best_seconds(lambda: torch.add(b, c, alpha=3.0, out=a), host, reps, budget)
     return 2 * n * 4 / min(copy_s, memcpy_s) / 1e9, 3 * n * 4 / triad_s / 1e9, n * 4
 
@@ -145,6 +148,7 @@ def measure(device: str, reps: int = REPS) -> Ceilings:
         c.gbps = c.copy_gbps = device_bandwidth(device, reps)
         where = f"a {DEVICE_COPY_BYTES // 1024**2} MiB device-to-device copy"
     for kind in compute_kinds(device):
+        probe_clock.PAUSES.next_figure()
         try:
             rate, n, layout = matmul_tflops(kind, device, reps)
         except Exception as e:  # a type the device or this torch lacks: said, not fatal
@@ -228,6 +232,7 @@ def measure_again(device: str, old: Ceilings, want: dict[str, float], reps: int)
         key = FP16 if kind in ("bf16", "fp16") else kind
         if key not in want:
             continue
+        probe_clock.PAUSES.next_figure()
         try:
             rate, n, layout = matmul_tflops(kind, device, reps)
         except Exception as e:  # as in measure(): said, not fatal

@@ -11,9 +11,11 @@ toward no budget, and the call is made again. A spell of other processes' work i
 too: at a load average of 10 on that VM the process ran a quarter of a core on average, and a
 256 x 256 int8 matmul took 0.043 ms, or 5-28 ms for over a second at a time in every route, its
 threads waiting for a core; the int8 ceiling read 0.0047 TOP/s against 0.73. The waits are
-bounded: once the pauses of one measurement add up to
-``PAUSES_MAX_S``, the budgets count wall time again, a paused call counts as any other, and the
-measurement says it could not be made quietly (``Pauses.describe``).
+bounded: once the pauses add up to ``FIGURE_PAUSES_MAX_S`` in one figure (a bandwidth's, a
+compute type's: each gets its own, so that pauses early in a measurement leave the later
+figures as protected) or ``PAUSES_MAX_S`` in all, the budgets count wall time again, a paused
+call counts as any other, and the measurement says it could not be made quietly
+(``Pauses.describe``).
 """
 
 from __future__ import annotations
@@ -26,36 +28,51 @@ PAUSE_S = 0.002  # a call whose CPU time fell this far behind its wall time, and
 # the process did not run through most of it (a call runs at least one thread all along)
 # a CPU clock that ticks coarsely (15.6 ms on Windows) would read a short call as not run at all
 CPU_CLOCK_FINE = time.get_clock_info("process_time").resolution <= 1e-4
-PAUSES_MAX_S = 8.0  # one measurement waits out this much pause in all, then counts wall time again
+# one figure (a bandwidth's, a compute type's) waits out this much pause, a measurement this much
+# in all; past either the budgets count wall time again
+FIGURE_PAUSES_MAX_S, PAUSES_MAX_S = 5.0, 15.0
 
 
 @dataclass
 class Pauses:
     """The pauses seen by one measurement's host probes."""
 
-    seconds: float = 0.0
+    seconds: float = 0.0  # all pauses, waited out or not
     calls: int = 0
+    waited_s: float = 0.0  # those waited out: left out of the probes' budgets
+    figure_s: float = 0.0  # the current figure's waited out
+    short: int = 0  # figures whose pauses ran past what they wait out
 
     @property
     def over(self) -> bool:
-        return self.seconds > PAUSES_MAX_S
+        return self.figure_s >= FIGURE_PAUSES_MAX_S or self.waited_s >= PAUSES_MAX_S
 
-    def waited(self) -> float:
-        """The pauses waited out so far: left out of the probes' budgets."""
-        return min(self.seconds, PAUSES_MAX_S)
+    def next_figure(self) -> None:
+        self.figure_s = 0.0
+
+    def add(self, seconds: float) -> bool:
+        """A pause of a timed call: whether it is waited out (the call made again)."""
+        self.seconds, self.calls = self.seconds + seconds, self.calls + 1
+        if self.over:
+            return False
+        room = min(FIGURE_PAUSES_MAX_S - self.figure_s, PAUSES_MAX_S - self.waited_s)
+        waited = min(seconds, room)
+        self.figure_s, self.waited_s = self.figure_s + waited, self.waited_s + waited
+        self.short += seconds > room
+        return seconds <= room
 
     def describe(self) -> str | None:
         """Why the figures may be low, where the waits ran out; None where every paused call
         was made again."""
-        if not self.over:
+        if not self.short:
             return None
         return (f"the measuring process did not run for {self.seconds:.1f} s of {self.calls} timed call(s) "
-                f"(stopped, or its threads waiting for a core: more than the {PAUSES_MAX_S:g} s its "
-                "probes wait out)")
+                f"(stopped, or its threads waiting for a core: more than its probes wait out, "
+                f"{FIGURE_PAUSES_MAX_S:g} s a figure and {PAUSES_MAX_S:g} s in all)")
 
     def note(self) -> str:
         """The pauses in the measurement's own words (``Ceilings.how``); "" where none."""
-        if not self.calls or self.over:
+        if not self.calls or self.short:
             return ""
         return (f"; {self.calls} call(s) during which the process did not run ({self.seconds:.1f} s) "
                 "timed again")
@@ -73,14 +90,14 @@ def start_measurement() -> Pauses:
 
 class ProbeClock:
     """A stopwatch of the process's running time: wall time less the pauses of the calls timed
-    (by any clock) since it started, up to the measurement's ``PAUSES_MAX_S`` in all."""
+    (by any clock) since it started, as far as they were waited out (``Pauses.add``)."""
 
     def __init__(self) -> None:
         self.started = time.perf_counter()
-        self.waited_before = PAUSES.waited()
+        self.waited_before = PAUSES.waited_s
 
     def spent(self) -> float:
-        return time.perf_counter() - self.started - (PAUSES.waited() - self.waited_before)
+        return time.perf_counter() - self.started - (PAUSES.waited_s - self.waited_before)
 
 
 def timed(fn: Any) -> tuple[float, bool]:
@@ -91,8 +108,6 @@ def timed(fn: Any) -> tuple[float, bool]:
     fn()
     wall = time.perf_counter() - w0
     cpu = time.process_time() - c0
-    if wall - cpu <= PAUSE_S or cpu >= wall / 2 or PAUSES.over or not CPU_CLOCK_FINE:
+    if wall - cpu <= PAUSE_S or cpu >= wall / 2 or not CPU_CLOCK_FINE:
         return wall, True
-    PAUSES.seconds += wall - cpu
-    PAUSES.calls += 1
-    return wall, PAUSES.over
+    return wall, not PAUSES.add(wall - cpu)
