@@ -108,7 +108,8 @@ def _result(speeds, waited):
 
 def test_the_report_says_when_the_kept_window_ran_on_a_slow_machine_and_how_long_it_waited():
     text = render_breakdown(_result([1.0, 0.64], 3.21))
-    assert "(0-backward 1.100 ms (the machine at 64% of its full speed), the others +3%)" in text
+    assert ("(0-backward 1.100 ms (the machine at 64% of its full speed), on the worker's clock 1.450 ms "
+            "and the others +3%)") in text
     assert "; 3.2 s spent waiting for the machine's full speed before windows." in text
     assert ("0-backward was measured while the machine ran at 64% of its full speed (fixed work "
             "took 1.56x the fastest time of the run): its times may be inflated") in text

@@ -192,7 +192,8 @@ def test_the_report_says_which_process_each_window_ran_in():
     text = render_breakdown(_result([1.25, 1.22, 1.24, 1.00, 1.01], 3, [0, 0, 0, 1, 1]))
     assert "profiled in 5 profiler sessions in 2 fresh processes, one after the other, and the fastest" in text
     # 1.25 / 1.00, 1.22 / 1.00, ... relative to the kept window, grouped by process
-    assert "(0-backward 1.100 ms in process 2, the others +25%, +22%, +24% in process 1, +1% in process 2)" in text
+    assert ("(0-backward 1.100 ms in process 2, on the worker's clock 1.000 ms and the others +25%, +22%, "
+            "+24% in process 1, +1% in process 2)") in text
 
 
 def test_the_processes_round_trip_through_json_and_are_left_out_when_one():
