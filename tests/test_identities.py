@@ -185,7 +185,7 @@ def test_the_report_shows_one_figure_per_graph_in_every_section(result):
     for g in result.measured():
         row = next(ln for ln in text.splitlines() if ln.startswith(g.id + " "))
         assert fmt.ms(g.wall_ms) in row.split() and fmt.ms(g.kernel_ms) in row.split()
-        assert f"{g.id} {fmt.ms(g.wall_ms)} ms, the others" in text  # the windows line
+        assert f"{g.id} {fmt.ms(g.wall_ms)} ms, on the worker's clock" in text  # the windows line
         assert f"Graph {g.id}: {fmt.ms(g.wall_ms)} ms wall" in render_breakdown(result, by="op")
         # the kernel view's graph section: the same wall, busy and kernel time, and each
         # category's time, summed here from its kernels' rows
