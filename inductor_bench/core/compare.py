@@ -27,6 +27,7 @@ from .compare_summary import summary
 from .compare_summary import timed as timed
 from .compare_summary import too_disturbed as too_disturbed
 from .compare_summary import unranked as unranked
+from .compare_threads import threads_lost
 from .devices import HOST_BACKEND, canonical_name
 from .errors import ResultError
 from .load import Load
@@ -229,6 +230,9 @@ class CompareResult:
             (v := getattr(self, f.name)) is not None or f.name not in ("step_budget_s", "rules", "freezing"))}
         d["modes"] = [m.to_dict() for m in self.modes]
         d["summary"] = summary(self)  # derived for scripts, never read back (from_dict)
+        # speedups lost to disturbed rounds on more threads than the free cores: the setting to try
+        lost = threads_lost(self, d["summary"]["speedups"])
+        d["summary"]["threads_over_free_cores"] = lost.to_dict() if lost is not None else None
         return d
 
     def to_json(self) -> str:

@@ -25,9 +25,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .cgroup import cores_text
 from .devices import HOST, backend
-from .load import DISTURBED_OTHERS_CORES, SPEED_SLOW, worst
+from .free_cores import others_busy, threads_over_free
+from .load import SPEED_SLOW, worst
 from .parts import judge
 from .results import BreakdownResult, GraphResult, StepTurns
 from .steady import Steady, limit_of, steady_iterations, steady_mean
@@ -319,20 +319,19 @@ def oversubscribed(r: BreakdownResult) -> str | None:
     loads = [g.kept_load for g in r.measured() if g.kept_load is not None]
     if backend(r.device).timeline != HOST or not threads or threads < 2 or not loads:
         return None
-    most = worst(loads)
-    limited = min((x.cpu_limit for x in loads if x.cpu_limit is not None), default=None)
-    busy = most.others_cores >= DISTURBED_OTHERS_CORES
-    left = most.cores - most.others_cores if busy else most.cores
-    if limited is not None and limited < left and threads > limited + DISTURBED_OTHERS_CORES:
-        return (f"the kernels ran {threads} intra-op threads while a cgroup limits the process to "
-                f"{cores_text(limited)}: once they have spent the quota of a period, every thread waits "
+    over = threads_over_free(threads, loads)
+    if over is not None and over.limited:
+        return (f"the kernels ran {threads} intra-op threads while {over.held()}: once they have spent "
+                "the quota of a period, every thread waits "
                 "for the next, and each parallel region for the last of them; with OMP_NUM_THREADS "
                 "at or below the limit (the workers inherit it) the kernels run at the speed the "
                 "limit allows (docs/statistics.md)")
     slow = max(((x.parallel_x, g.id) for g in r.measured()
                 if (x := g.kept_load) is not None and x.parallel_slow), default=None)
-    if (not busy or threads <= left + DISTURBED_OTHERS_CORES) and slow is None:
+    if over is None and slow is None:
         return None
+    most = worst(loads)
+    busy = others_busy(most)
     held = (f"other processes kept {most.others_cores:.1f} of the {most.cores} cores busy"
             + _during(r, most) if busy else "other work held their cores")
     probe = (f" (a parallel op took {slow[0]:.1f}x as long on them as on one thread, in {slow[1]})"

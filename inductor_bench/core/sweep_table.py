@@ -17,6 +17,7 @@ from .arg_changes import arg_changes
 from .comparable import comparability
 from .compare import EAGER, CompareResult, ModeResult, judge, step_disturbances, timed
 from .compare_summary import OWN_BLOCKS, ROUNDS_DISTURBED, few_steady, quiet_moments, too_disturbed
+from .compare_threads import threads_lost
 from .diff import diff_results
 from .errors import UsageError
 from .other_workload import workload_line
@@ -121,6 +122,8 @@ class SweepTable:
     gate: Gate | None = None
     # model -> what disturbed the timing of its steps (compare's warnings: a busy machine)
     step_disturbed: dict[str, list[str]] = field(default_factory=dict)
+    # model -> compare's hint: speedups lost to disturbed rounds on more threads than the free cores
+    threads_hints: dict[str, str] = field(default_factory=dict)
     measured: list[str] = field(default_factory=list)  # the models of which a column was measured
     # model -> the earlier attempt whose figures are shown (a cell whose last job did not run to
     # its end, where that attempt measured more columns than the last one)
@@ -142,6 +145,7 @@ class SweepTable:
                                 for m, (g, n) in self.geomeans.items()},
             "gate": asdict(self.gate) if self.gate is not None else None,
             "step_disturbed": self.step_disturbed,
+            "threads_hints": self.threads_hints,
             "shown_from": self.shown_from,
         }
 
@@ -215,10 +219,11 @@ def build_table(
     left = {m: {model: f.no_speedup for model, r in rows.items()
                 if (f := r[m]).status == Status.OK and f.no_speedup} for m in geo}
     load = {model: lines for model, r in results.items() if r is not None and (lines := step_disturbances(r))}
+    hints = {model: lost.line() for model, r in results.items() if r and (lost := threads_lost(r))}
     measured = [c.model for c in sweep.cells if any(m.ok for m in getattr(results.get(c.model), "modes", []))]
     return SweepTable(
         sweep=sweep, reference=ref, modes=modes, rows=rows, geomeans=geo, step_disturbed=load,
-        geomean_left_out={m: d for m, d in left.items() if d},
+        threads_hints=hints, geomean_left_out={m: d for m, d in left.items() if d},
         measured=measured, shown_from=dict(shown_from or {}),
     )
 

@@ -24,6 +24,7 @@ from ..core.compare import (
     unpaired,
 )
 from ..core.compare_summary import graphs_unmeasured
+from ..core.compare_threads import threads_lost
 from ..core.devices import AUTO, backend
 from ..core.stats import MIN_SAMPLES
 from ..core.step import disturbances, oversubscribed, pipelined_busy_pct, replayed_count
@@ -288,6 +289,8 @@ def _notes(result: CompareResult) -> list[str]:
                  if m.breakdown and (h := oversubscribed(m.breakdown))), None)
     if hint:
         notes.append(hint)
+    if lost := threads_lost(result):
+        notes.append(f"hint: {lost.line()}")
     notes += _break_notes(result)
     if marked := step_marks_note(step_roofs([m.breakdown for m in result.modes])):
         notes.append(marked)

@@ -238,6 +238,7 @@ def notes(table: SweepTable) -> list[str]:
         out.append(f"{DISTURBED_MARK.strip()} {f.model} {f.mode}: profiled disturbed, its busy % and top "
                    f"category may be off: {'; '.join(f.disturbed)}")
     out += [f"warning: {model}: {line}" for model, lines in table.step_disturbed.items() for line in lines]
+    out += [f"hint: {model}: {line}" for model, line in table.threads_hints.items()]
     out += baseline_warnings(table)
     if table.reference != "eager":
         out.append(f"no eager column (--no-eager): speedups are over the first mode, {table.reference}")

@@ -148,6 +148,8 @@ def _time_interleaved(
         # why each column stopped: call limit | time budget | None (the rounds ran out)
         "stopped": {m.label: why for (m, _), why in zip(sides, data.get("stopped") or [], strict=False)},
         "load": data.get("load"),
+        # each column's intra-op threads in the timing (core/compare_threads.py)
+        "threads": {m.label: n for (m, _), n in zip(sides, data.get("threads") or [], strict=False)},
         "fx_cache": data.get("fx_cache"),
     }
     return None

@@ -191,6 +191,8 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         "block_steps": [p.block_size() for p in paces],
         "stopped": stop_reasons(blocks, plan),  # why each side stopped: call limit | time budget
         "load": load.to_dict() if load is not None else None,
+        # each side's intra-op threads, as its settings left them (a model file may set its own)
+        "threads": [values.get("num_threads") for _, values in built],
         "fx_cache": fx_cache_counts(),  # building the columns again: hits, as a rule
     }
 

@@ -1,0 +1,110 @@
+"""compare's hint where speedups were lost to disturbed rounds while its timing ran more intra-op
+threads than the cores other processes left free: one line naming OMP_NUM_THREADS with the thread
+count the rule accepts, in text, Markdown, HTML and the JSON, and in the sweep's notes
+(hand-built interleaved rounds and loads, synthetic)."""
+
+from __future__ import annotations
+
+import json
+
+from inductor_bench.core.compare import CompareResult, ModeResult
+from inductor_bench.core.compare_threads import timing_threads
+from inductor_bench.core.free_cores import threads_over_free
+from inductor_bench.core.load import Load
+from inductor_bench.core.sweep import CellStatus
+from inductor_bench.core.sweep_plan import new_sweep
+from inductor_bench.core.sweep_table import build_table
+from inductor_bench.render.compare import render_compare
+from inductor_bench.render.sweep import render_sweep
+from inductor_bench.runner.compare import _time_interleaved
+from inductor_bench.runner.compare_timer import CompareRun
+
+from .test_sweep_disturbed_rounds import _result, _stalled_rounds
+
+# 2 threads while others kept 1.0 of the 2 cores busy: 1.0 left, the rule accepts 1 thread
+HINT = ("hint: 2 of 2 speedups lost to disturbed rounds (n/m, or no interval) while the timing ran "
+        "2 intra-op threads and other processes kept 1.0 of the 2 cores busy: each parallel region "
+        "waits for a thread whose core is taken; try OMP_NUM_THREADS=1 (or torch.set_num_threads(1) "
+        "in the model file) to fit the free cores (docs/statistics.md)")
+
+
+def _timed(disturbed: int, threads: int, others: float, cores: int = 2, limit: float | None = None) -> CompareResult:
+    """eager and default in 10 rounds, ``disturbed`` of default's blocks stalled, timed on
+    ``threads`` threads while other processes kept ``others`` of ``cores`` busy."""
+    r = _result(*_stalled_rounds(disturbed))
+    load = Load(others_cores=others, steal_pct=0.0, cores=cores, cpu_limit=limit)
+    r.interleaved = {"rounds": 10, "load": load.to_dict(), "threads": {"eager": threads, "default": threads}}
+    return r
+
+
+def test_lost_speedups_on_more_threads_than_the_free_cores_name_the_setting():
+    r = _timed(7, threads=2, others=1.0)
+    assert HINT in render_compare(r).splitlines()
+    assert HINT in render_compare(r, "markdown")
+    assert "OMP_NUM_THREADS=1 (or torch.set_num_threads(1) in the model file)" in render_compare(r, "html")
+    got = json.loads(r.to_json())["summary"]["threads_over_free_cores"]
+    assert got == {"lost": 2, "speedups": 2, "threads": 2, "free_cores": 1.0, "cgroup_limit": False,
+                   "suggested_threads": 1, "hint": HINT.removeprefix("hint: ")}
+
+
+def test_the_threads_to_try_follow_the_measured_free_cores():
+    """8 threads while others kept 3.2 of 8 cores: 4.8 left; the rule takes up to 4.8 + 0.5."""
+    r = _timed(7, threads=8, others=3.2, cores=8)
+    got = json.loads(r.to_json())["summary"]["threads_over_free_cores"]
+    assert (got["suggested_threads"], got["free_cores"]) == (5, 4.8)
+    assert "try OMP_NUM_THREADS=5 (or torch.set_num_threads(5) in the model file)" in render_compare(r)
+    assert threads_over_free(5, [r.interleaved_load()]) is None  # the count given passes the rule
+    assert threads_over_free(6, [r.interleaved_load()]) is not None
+
+
+def test_a_cgroup_limit_below_the_free_cores_sets_the_count():
+    r = _timed(7, threads=4, others=0.0, cores=4, limit=1.5)
+    text = render_compare(r)
+    assert "while the timing ran 4 intra-op threads and a cgroup limits the process to 1.5 cores" in text
+    assert "try OMP_NUM_THREADS=2 (or torch.set_num_threads(2)" in text
+
+
+def test_a_lost_interval_counts_too():
+    """2 of 10 rounds disturbed: the speedup stays, its interval goes (few steady rounds)."""
+    r = _timed(2, threads=2, others=1.0)
+    assert json.loads(r.to_json())["summary"]["speedups"][0]["no_interval"]
+    assert HINT in render_compare(r)
+
+
+def test_no_hint_where_nothing_was_lost_or_the_threads_fit():
+    quiet = _timed(0, threads=2, others=1.0)  # no disturbed round: nothing lost
+    fitting = _timed(7, threads=1, others=1.0)  # one thread beside the loop: nothing to change
+    for r in (quiet, fitting):
+        assert "OMP_NUM_THREADS" not in render_compare(r)
+        assert json.loads(r.to_json())["summary"]["threads_over_free_cores"] is None
+
+
+def test_the_sweep_notes_carry_a_models_hint():
+    sweep = new_sweep(["/m/a.py", "/m/b.py"], ["a", "b"], ["default"], [], device="cpu", shard=None,
+                      executor="local", created="")
+    for c in sweep.cells:
+        c.status, c.run_dir, c.attempts = CellStatus.DONE, c.model, 1
+    table = build_table(sweep, {"a": _timed(0, threads=2, others=1.0), "b": _timed(7, threads=2, others=1.0)})
+    text = render_sweep(table)
+    assert f"hint: b: {HINT.removeprefix('hint: ')}" in text.splitlines()
+    assert "hint: a:" not in text
+    assert "hint: b: 2 of 2 speedups lost" in render_sweep(table, "html")
+    assert f"hint: b: {HINT.removeprefix('hint: ')}" in render_sweep(table, "markdown")
+    assert json.loads(render_sweep(table, "json"))["threads_hints"] == {"b": HINT.removeprefix("hint: ")}
+
+
+class BusyTimer(CompareRun):
+    """Answers with the threads and the load its worker read: 2 threads, 1.0 of 2 cores taken."""
+
+    def time_sides(self, sides, device, run_dir, label):
+        load = Load(others_cores=1.0, steal_pct=0.0, cores=2).to_dict()
+        return {"blocks": [[[1.0] * 5] * 10, [[1.0] * 5] * 10], "stopped": [None, None], "load": load,
+                "threads": [2, 1]}
+
+
+def test_the_timing_workers_threads_are_kept_per_column(tmp_path):
+    e, m = (ModeResult(mode=x, run_dir=str(tmp_path)) for x in ("eager", "default"))
+    result = CompareResult(model="mlp", device="cpu", step_budget_s=1.0, modes=[e, m])
+    _time_interleaved([(e, {}), (m, {})], BusyTimer(repeat=None, step_budget_s=1.0), tmp_path, result)
+    assert result.interleaved["threads"] == {"eager": 2, "default": 1}
+    assert timing_threads(result) == 2  # the most a column ran: the rule's count
