@@ -108,3 +108,20 @@ def test_the_timing_workers_threads_are_kept_per_column(tmp_path):
     _time_interleaved([(e, {}), (m, {})], BusyTimer(repeat=None, step_budget_s=1.0), tmp_path, result)
     assert result.interleaved["threads"] == {"eager": 2, "default": 1}
     assert timing_threads(result) == 2  # the most a column ran: the rule's count
+
+
+def test_breakdowns_hint_names_the_same_thread_count():
+    """A profiled window on 4 threads while others kept 2.0 of 4 cores busy: 2.0 left, the rule
+    accepts up to 2.5, so OMP_NUM_THREADS=2; compare's rule on the same load says the same."""
+    from inductor_bench.core.ceilings import Ceilings, Roofline
+    from inductor_bench.core.step import oversubscribed
+
+    from .test_machine_speed import _result as _breakdown
+
+    r = _breakdown([1.0, 1.0], 0.0)
+    r.device = "cpu"
+    load = Load(others_cores=2.0, steal_pct=0.0, cores=4)
+    r.graphs[0].window_load = [None, load]
+    r.roofline = Roofline(measured=Ceilings(device_name="x", gbps=10.0, threads=4))
+    assert "with OMP_NUM_THREADS=2 (the free cores' worth) (the workers inherit it)" in oversubscribed(r)
+    assert threads_over_free(4, [load]).fitting_threads() == 2

@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass
 
 from .devices import HOST, backend
-from .free_cores import others_busy, threads_over_free
+from .free_cores import OverFreeCores, others_busy, threads_over_free
 from .load import SPEED_SLOW, worst
 from .parts import judge
 from .results import BreakdownResult, GraphResult, StepTurns
@@ -338,5 +338,12 @@ def oversubscribed(r: BreakdownResult) -> str | None:
              if slow is not None else "")
     return (f"the kernels ran {threads} intra-op threads while {held}{probe}: each parallel region "
             "waits for the thread that shares a core with them, which slows every iteration alike, beyond "
-            "what leaving iterations out can remove; with OMP_NUM_THREADS set below the free cores "
-            "(the workers inherit it) the figures hold beside other work (docs/statistics.md)")
+            f"what leaving iterations out can remove; with {_fitting(over)} (the workers inherit it) the "
+            "figures hold beside other work (docs/statistics.md)")
+
+
+def _fitting(over: OverFreeCores | None) -> str:
+    """The setting the hint names: the thread count the free cores fit where they were measured."""
+    if over is None:  # a slow parallel probe alone: the cores others held are not known
+        return "OMP_NUM_THREADS set below the free cores"
+    return f"OMP_NUM_THREADS={over.fitting_threads()} (the free cores' worth)"
