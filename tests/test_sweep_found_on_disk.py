@@ -233,3 +233,56 @@ def test_a_cell_found_finished_takes_its_time_from_its_files_not_an_earlier_atte
     assert "mlp: done in 144 s, found finished on disk (its compare's start to its last file), attempt 2 " \
            "(mlp.try2)" in lines
     assert "a: done in 60.00 s (a)" in lines
+
+
+def _copied(run_dir: Path, seconds_later: float) -> None:
+    """``run_dir`` as ``cp -r`` leaves it, its times not kept: every file written ``seconds_later``
+    after its compare's start (the copy's time, not the compare's)."""
+    start = datetime.datetime.fromisoformat(json.loads((run_dir / "compare.json").read_text())["created"])
+    for f in run_dir.iterdir():
+        os.utime(f, (start.timestamp() + seconds_later,) * 2)
+
+
+@pytest.mark.parametrize(("finished", "took", "by"), [
+    ("2026-12-07T10:04:20+00:00", 260.0, "its compare.json"),  # the end its compare recorded
+    (None, 348.0, "its files"),  # a result written before the end was recorded: the copy's times
+])
+def test_a_copied_sweep_takes_the_end_its_compare_recorded_else_its_files_times(tmp_path, capsys, finished,
+                                                                               took, by):
+    """Synthetic: mlp.try2's compare ran from 10:00:00 to 10:04:20 (260 s, ``finished`` in its
+    compare.json), then the sweep was copied with ``cp -r`` 348 s after that start, and resumed.
+    Its time is its compare's own, 260 s; a compare.json without ``finished`` falls back to its
+    files' times (348 s), and the progress line and the notes say which."""
+    from inductor_bench.core.sweep_table import build_table
+    from inductor_bench.render.sweep import notes
+
+    d = tmp_path / "s"
+    _stale(d, CellStatus.RUNNING, 2)
+    edit = {"finished": finished} if finished else {}
+    _whole_attempt(d / "mlp.try2", "/m/mlp.py", created="2026-12-07T10:00:00+00:00", **edit)
+    _copied(d / "mlp.try2", 348)
+    say = print_event(ExecutorKind.local, d, queued=False)
+    s = run_sweep(d, load_sweep(d), lambda: LocalExecutor([None]), command=standin({"mlp": ok()}), on_event=say)
+    m = s.cell("mlp")
+    assert (m.seconds, m.found_on_disk, m.end_recorded) == (took, True, finished is not None)
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"sweep: mlp: found finished on disk, not re-run ({d / 'mlp.try2'} holds its whole result; "
+        f"its compare took {took:.0f} s by {by})")
+    span = "start and end in its compare.json" if finished else "start to its last file"
+    lines = notes(build_table(load_sweep(d), load_results(d, load_sweep(d))))
+    assert f"mlp: done in {took:.0f} s, found finished on disk (its compare's {span}), attempt 2 " \
+           "(mlp.try2)" in lines
+
+
+def test_a_compare_records_when_it_wrote_its_result(tmp_path):
+    """compare.json's ``finished``: when it was written, from its ``created`` on, read back as written."""
+    from inductor_bench.core.compare import CompareResult
+    from inductor_bench.core.rundir import load_compare
+    from inductor_bench.runner.rundir import now, save_result
+
+    before = datetime.datetime.now().astimezone().replace(microsecond=0)
+    save_result(tmp_path, CompareResult(model="mlp", created=now()))
+    after = datetime.datetime.now().astimezone()
+    saved = json.loads((tmp_path / "compare.json").read_text())["finished"]
+    assert before <= datetime.datetime.fromisoformat(saved) <= after
+    assert load_compare(tmp_path).finished == saved

@@ -28,7 +28,8 @@ def print_event(kind: ExecutorKind, out: Path, *, queued: bool):
         elif what == "lost":  # a done cell whose result cannot be read: measured again
             line = f"sweep: {cell.model}: {cell.reason}; it runs again"
         elif what == "found":  # its job finished though sweep.json did not say so: not run again
-            took = f"; its compare took {cell.seconds:.0f} s by its files" if cell.seconds is not None else ""
+            by = "its compare.json" if cell.end_recorded else "its files"
+            took = f"; its compare took {cell.seconds:.0f} s by {by}" if cell.seconds is not None else ""
             line = (f"sweep: {cell.model}: found finished on disk, not re-run "
                     f"({out / cell.run_dir} holds its whole result{took})")
         elif what == "start":

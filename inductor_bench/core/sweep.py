@@ -55,8 +55,10 @@ class Cell:
     where: str = ""  # where its last attempt ran (host, CUDA_VISIBLE_DEVICES)
     seconds: float | None = None  # the last attempt's wall time
     # Taken as done from an attempt found whole on disk (not recorded done): ``seconds`` is then
-    # that attempt's compare's start (compare.json's ``created``) to its last file, to the second.
+    # that attempt's compare's start (compare.json's ``created``) to its end, to the second: the
+    # end its compare.json records (``finished``; ``end_recorded``), else its last file's time.
     found_on_disk: bool = False
+    end_recorded: bool = False
 
     @property
     def done(self) -> bool:

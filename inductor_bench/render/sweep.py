@@ -266,14 +266,17 @@ def notes(table: SweepTable) -> list[str]:
 def job_time(cell: Cell) -> str | None:
     """A cell's job time as the notes and the progress lines say it (None: none known): the
     sweep's own timing of its job (``146.52 s``), or, for a cell found finished on disk, what
-    that attempt's files say, to the second (``144 s, found finished on disk: ...``)."""
+    that attempt recorded, to the second (``144 s, found finished on disk (...)``): its compare's
+    start and end in its compare.json, else (written before it recorded its end) its files' times."""
     if not cell.found_on_disk:
         return seconds(cell.seconds) if cell.seconds is not None else None
     took = f"{cell.seconds:.0f} s, " if cell.seconds is not None else ""
-    return f"{took}{FOUND_ON_DISK}"
+    return f"{took}{FOUND_ON_DISK} ({SPAN_RECORDED if cell.end_recorded else SPAN_BY_FILES})"
 
 
-FOUND_ON_DISK = "found finished on disk (its compare's start to its last file)"
+FOUND_ON_DISK = "found finished on disk"
+SPAN_RECORDED = "its compare's start and end in its compare.json"
+SPAN_BY_FILES = "its compare's start to its last file"  # a result written before its end was recorded
 
 
 def speedup_chart(table: SweepTable) -> Chart | None:

@@ -288,8 +288,11 @@ def header(opts: WorkloadOptions, run_dir: Path) -> dict[str, Any]:
 
 def save_result(run_dir: Path, result: Result, on_saved: OnSaved | None = None) -> None:
     """Write the result's JSON (breakdown.json or compare.json), then let the command write
-    its documents."""
+    its documents. A compare's result says when it was written (``finished``): the last time it
+    is, the compare's end, which a sweep resuming reads when it finds the job finished on disk."""
     name = BREAKDOWN_FILE if isinstance(result, BreakdownResult) else COMPARE_FILE
+    if isinstance(result, CompareResult):
+        result.finished = now()
     write_atomic(run_dir / name, result_json(result))
     if not isinstance(result, BreakdownResult):  # a breakdown's meta is the pipeline's
         save_compare_meta(run_dir, result)

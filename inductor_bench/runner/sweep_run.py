@@ -188,7 +188,7 @@ def record_outcome(sweep_dir: Path, cell: Cell, outcome: JobOutcome) -> None:
     on another file system) its run directory put in the sweep's directory (where that fails, a
     full disk, the cell still says how its job ended)."""
     cell.where = outcome.where or cell.where
-    cell.seconds, cell.found_on_disk = round(outcome.seconds, 3), False
+    cell.seconds, cell.found_on_disk, cell.end_recorded = round(outcome.seconds, 3), False, False
     reason = last_error_line(outcome.log) or outcome.error
     if reason is None and outcome.exit_code not in (None, 0) and not outcome.timed_out:
         reason = f"compare {describe_exit(outcome.exit_code)}"
@@ -295,17 +295,21 @@ def _found_finished(sweep_dir: Path, sweep: Sweep, cell: Cell) -> bool:
         cell.where = ""  # its record's was another attempt's
     cell.status, cell.reason, cell.exit_code = CellStatus.DONE, None, 0
     cell.attempts, cell.run_dir = last, attempt_name(cell.model, whole[0])
-    cell.seconds, cell.found_on_disk = _seconds_on_disk(sweep_dir / cell.run_dir, whole[1]), True
+    cell.found_on_disk, cell.end_recorded = True, bool(whole[1].finished)
+    cell.seconds = _seconds_on_disk(sweep_dir / cell.run_dir, whole[1])
     return True
 
 
 def _seconds_on_disk(run_dir: Path, result: CompareResult) -> float | None:
     """How long a compare found whole on disk took, by what it wrote: its start (``created`` in
-    its compare.json, to the second) to the last of the files it writes at its end. The time the
-    sweep's record held, if any, was of an earlier attempt (its start does not reset it)."""
+    its compare.json, to the second) to its end, the ``finished`` it recorded there, else (a
+    result written before it was recorded) the last of the files it writes at its end, whose
+    times a copy (``cp -r``) resets. The time the sweep's record held, if any, was of an earlier
+    attempt (its start does not reset it)."""
     try:
         start = datetime.datetime.fromisoformat(result.created).timestamp()
-        end = max((run_dir / f).stat().st_mtime for f in (COMPARE_FILE, *_WRITTEN_AFTER))
+        end = (datetime.datetime.fromisoformat(result.finished).timestamp() if result.finished else
+               max((run_dir / f).stat().st_mtime for f in (COMPARE_FILE, *_WRITTEN_AFTER)))
     except (ValueError, TypeError, OSError):
         return None
     return float(round(end - start)) if end >= start else None
