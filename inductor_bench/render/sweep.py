@@ -76,7 +76,7 @@ def row(f: Figures, ref: str) -> list[str]:
         f.model,
         f.mode,
         reference_text(f) if f.mode == ref else speedup_text(f),
-        interval_x(f.speedup_ci) or (NO_INTERVAL if f.no_interval else "-"),
+        interval_x(f.speedup_ci, f.min_rel) or (NO_INTERVAL if f.no_interval else "-"),
         f.verdict or f.no_speedup or "-",
         (f"{f.busy_pct:.1f}%" + DISTURBED_MARK * bool(f.disturbed)) if f.busy_pct is not None else "-",
         top_text(f) + DISTURBED_MARK * bool(f.disturbed and f.top_category),

@@ -65,7 +65,7 @@ def cell_tip(f: Figures, ref: str) -> str:
     timed = f.speedup is not None or f.no_speedup
     parts = [f"{f.model}, {f.mode}: {speedup_text(f) if timed else 'no speedup'} over {ref}"]
     if f.speedup_ci is not None or f.no_interval:
-        parts[0] += f" {interval_x(f.speedup_ci) or f'({f.no_interval})'}"
+        parts[0] += f" {interval_x(f.speedup_ci, f.min_rel) or f'({f.no_interval})'}"
     if f.verdict or f.no_speedup:
         parts[0] += f" ({f.verdict or f.no_speedup})"
     mark = DISTURBED_MARK * bool(f.disturbed)  # as the table marks them
@@ -88,7 +88,7 @@ def _cell(f: Figures, ref: str) -> str:
     colour = cell_colour(f)
     style = f' style="background:{colour}"' if colour else ""
     body = html.escape(speedup_text(f) if f.speedup is not None or f.no_speedup else f.status)
-    shown = interval_x(f.speedup_ci) or f.no_interval
+    shown = interval_x(f.speedup_ci, f.min_rel) or f.no_interval
     ci = f"<small>{html.escape(shown)}</small>" if shown else ""
     if f.speedup is not None and f.status != Status.OK:  # measured, left out of the geomean
         ci += f"<small>{html.escape(f.status)}: not in the geomean</small>"

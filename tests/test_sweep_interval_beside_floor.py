@@ -1,0 +1,45 @@
+"""A sweep's speedup interval beside the verdict's 10% floor gets the decimals its figure gets
+there, as compare's own table does (``core.stats.bound_text``): a figure of 1.097x with its
+interval's low bound at 1.0965 prints [1.097x-1.22x], never [1.10x-1.22x], an interval that
+leaves out the figure printed beside it, in the text, markdown and HTML reports alike.
+
+The sweep is synthetic: one model, its table built from the recorded CPU compare of
+models/mlp.py (tests/fixtures/results/cpu_mlp_compare), its default cell's figures set by hand."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from inductor_bench.core.rundir import load_compare
+from inductor_bench.core.sweep import CellStatus
+from inductor_bench.core.sweep_plan import new_sweep
+from inductor_bench.core.sweep_table import Figures, build_table
+from inductor_bench.render.sweep import render_sweep
+from inductor_bench.render.sweep_html import render_sweep_html
+
+FIXTURE = Path(__file__).parent / "fixtures" / "results" / "cpu_mlp_compare" / "compare.json"
+SPEEDUP, LOW, HIGH = 1.097, 1.0965, 1.22  # synthetic: just under the 1.10x floor of a 10% minimum
+
+
+def _table():
+    sweep = new_sweep(["/m/mlp.py"], ["mlp"], ["default", "max-autotune"], [], device="cpu", shard=None,
+                      executor="local", created="now")
+    cell = sweep.cells[0]
+    cell.status, cell.run_dir, cell.attempts = CellStatus.DONE, "mlp", 1
+    table = build_table(sweep, {"mlp": load_compare(FIXTURE)})
+    table.rows["mlp"]["default"] = Figures("mlp", "default", "ok", speedup=SPEEDUP, speedup_ci=(LOW, HIGH),
+                                           verdict="within noise", min_rel=0.10)
+    return table
+
+
+@pytest.mark.parametrize("render", [render_sweep, lambda t: render_sweep(t, "markdown"), render_sweep_html])
+def test_an_interval_beside_the_floor_holds_the_figure_printed(render):
+    out = render(_table())
+    assert f"{SPEEDUP}x" in out
+    shown = re.findall(r"\[(\d\.\d+)x-(\d\.\d+)x\]", out)
+    ours = [(float(lo), float(hi)) for lo, hi in shown if float(hi) == HIGH]
+    assert ours and all(lo <= SPEEDUP <= hi for lo, hi in ours), ours
+    assert "[1.097x-1.22x]" in out
