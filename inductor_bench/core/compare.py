@@ -153,6 +153,9 @@ class ModeResult:
         )
 
 
+_UNRECORDED = ("step_budget_s", "rules", "freezing", "finished")  # left out of compare.json when None
+
+
 @dataclass
 class CompareResult:
     model: str
@@ -168,6 +171,8 @@ class CompareResult:
     step_budget_s: float | None = None
     versions: dict[str, str] = field(default_factory=dict)
     created: str = ""
+    # when the compare wrote this result, at its end (None: a result written before it was recorded)
+    finished: str | None = None
     run_dir: str = ""
     modes: list[ModeResult] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -225,9 +230,9 @@ class CompareResult:
         return self.step(b).ms / head if head > 0 else None
 
     def to_dict(self) -> dict[str, Any]:
-        # no step budget: timed --repeat calls; no rules or freezing: a result saved before they were recorded
+        # no step budget: timed --repeat calls; no rules, freezing or end: saved before they were recorded
         d = {f.name: v for f in fields(self) if f.name != "modes" and (
-            (v := getattr(self, f.name)) is not None or f.name not in ("step_budget_s", "rules", "freezing"))}
+            (v := getattr(self, f.name)) is not None or f.name not in _UNRECORDED)}
         d["modes"] = [m.to_dict() for m in self.modes]
         d["summary"] = summary(self)  # derived for scripts, never read back (from_dict)
         # speedups lost to disturbed rounds on more threads than the free cores: the setting to try
