@@ -155,9 +155,9 @@ import threading, time
 from inductor_bench.core.load import load_between
 from inductor_bench.runner import machine
 before = machine.cpu_counters()
-end = time.monotonic() + 0.6
+cpu_end, wall_end = time.process_time() + 0.3, time.monotonic() + 30
 def spin():
-    while time.monotonic() < end:
+    while time.process_time() < cpu_end and time.monotonic() < wall_end:
         pass
 threads = [threading.Thread(target=spin) for _ in range(2)]
 [t.start() for t in threads]
@@ -192,11 +192,14 @@ def _quota_cgroup(cores: float) -> Path | None:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="cgroups are Linux's")
 def test_a_real_quota_is_read_and_its_throttling_measured():
-    """Real: a child process moved into a cgroup limited to 0.3 cores spins two threads for
-    0.6 s (the GIL lets them use one core): every one of its 100 ms periods is throttled once
-    it has spent 30 ms. The child reads the limit and the throttling through the tool's own
-    readers; nothing else on the machine can make that share lower than the quota makes it."""
-    d = _quota_cgroup(0.3)
+    """Real: a child process moved into a cgroup limited to 0.1 cores spins two threads until
+    they have spent 0.3 s of CPU time (the GIL lets them use one core; 3 s or more of wall time):
+    every one of its 100 ms periods is throttled once it has spent 10 ms. The work is counted in
+    CPU time, not wall time, so a busy machine makes the spin longer, not less throttled (with
+    0.6 s of wall time, a machine that left the child under 30 ms of each period at a 0.3-core
+    quota saw no throttling). The child reads the limit and the throttling through the tool's
+    own readers."""
+    d = _quota_cgroup(0.1)
     if d is None:
         pytest.skip("this machine does not let the test make a cgroup with a CPU quota")
     try:
@@ -207,7 +210,7 @@ def test_a_real_quota_is_read_and_its_throttling_measured():
     finally:
         d.rmdir()
     limit, share = float(out[0]), float(out[1])
-    assert limit == pytest.approx(0.3)
+    assert limit == pytest.approx(0.1)
     assert share >= 50.0
 
 
