@@ -43,3 +43,23 @@ def test_an_interval_beside_the_floor_holds_the_figure_printed(render):
     ours = [(float(lo), float(hi)) for lo, hi in shown if float(hi) == HIGH]
     assert ours and all(lo <= SPEEDUP <= hi for lo, hi in ours), ours
     assert "[1.097x-1.22x]" in out
+
+
+def test_a_regression_against_the_baseline_prints_its_interval_beside_the_floor():
+    """A step-time regression of +10.04% whose interval's low bound is +9.96% (synthetic): the
+    gate line prints that bound as +9.96%, as diff does, not +10.0%, which would put the
+    whole interval past the 10% floor; the exit line names the change the same way."""
+    from inductor_bench.commands.sweep import _gate_failure
+    from inductor_bench.core.sweep_table import Gate, Regression
+    from inductor_bench.render.doc import new_doc
+    from inductor_bench.render.sweep import gate_line
+
+    r = Regression("mlp", "default", rel_pct=10.04, ratio_ci=(1.0996, 1.13), min_rel=0.10)
+    line = gate_line(Gate(threshold_pct=5.0, regressions=[r]), new_doc("text"))
+    low, high = re.search(r"\[\+([\d.]+)%\.\.\+([\d.]+)%\]", line).groups()
+    assert (float(low), float(high)) == (9.96, 13.0)
+    assert "mlp:default +10.0% [+9.96%..+13.0%]" in line
+    table = build_table(new_sweep(["/m/mlp.py"], ["mlp"], ["default"], [], device="cpu", shard=None,
+                                  executor="local", created="now"), {})
+    table.gate = Gate(threshold_pct=5.0, regressions=[r])
+    assert str(_gate_failure(table, 5.0)).endswith("regression above 5%: mlp:default +10.0%")

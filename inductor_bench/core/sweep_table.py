@@ -72,6 +72,7 @@ class Regression:
     mode: str
     rel_pct: float  # step-time change against the baseline, percent
     ratio_ci: tuple[float, float] | None
+    min_rel: float | None = None  # the significance floor: both print at the decimals diff gives them
 
 
 @dataclass
@@ -319,7 +320,8 @@ def gate(
                          for u in d.unmeasured]
         for s in d.regressions(threshold_pct or 0.0):
             g.regressions.append(
-                Regression(model=model, mode=s.mode, rel_pct=s.step.rel_pct or 0.0, ratio_ci=s.step.ratio_ci)
+                Regression(model=model, mode=s.mode, rel_pct=s.step.rel_pct or 0.0, ratio_ci=s.step.ratio_ci,
+                           min_rel=s.step.min_rel)
             )
     return g
 

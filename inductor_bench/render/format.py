@@ -194,9 +194,14 @@ def change_pct(ch: Change) -> str:
     ``+10.0%`` would not (a 10% floor); "-" without one. Of the exact figures (or the median
     paired ratio), not of the two printed beside it as a change in ms is (``ms_between``): it
     is the figure the verdict's floor judges, which rounded figures could put across it."""
-    if ch.rel_pct is None:
+    return rel_change_pct(ch.rel_pct, ch.min_rel)
+
+
+def rel_change_pct(rel_pct: float | None, min_rel: float | None) -> str:
+    """A change in % (``change_pct``'s figure) given as its two numbers."""
+    if rel_pct is None:
         return DASH
-    return across_floor(ch.rel_pct, _pct_floors(ch.min_rel), 1, "+") + "%"
+    return across_floor(rel_pct, _pct_floors(min_rel), 1, "+") + "%"
 
 
 def _pct_floors(min_rel: float | None) -> tuple[float, ...]:

@@ -11,10 +11,10 @@ from ..core.categories import label
 from ..core.compare import EAGER
 from ..core.sweep import Cell
 from ..core.sweep_cells import grid_size, how_it_ended, models, progress_line
-from ..core.sweep_table import Figures, Gate, OtherWorkload, SweepTable
+from ..core.sweep_table import Figures, Gate, OtherWorkload, Regression, SweepTable
 from .chart_model import Bar, Chart, Segment
 from .doc import TEXT, Doc, new_doc
-from .format import interval_pct, interval_x, ms_precise, pct, seconds, speedup_at
+from .format import interval_pct, interval_x, ms_precise, rel_change_pct, seconds, speedup_at
 
 HEADERS = [
     "model",
@@ -120,13 +120,17 @@ def gate_line(gate: Gate, doc: Doc) -> str:
     return _verdict(gate, doc, t) + other
 
 
+def regression_text(r: Regression, *, interval: bool = False) -> str:
+    """``mlp:default +9.97% [+9.96%..+12.3%]``: the change (and its interval) at the decimals
+    diff prints it with, so that a change just under the floor never reads as reaching it."""
+    change = f"{r.model}:{r.mode} {rel_change_pct(r.rel_pct, r.min_rel)}"
+    return f"{change} {interval_pct(r.ratio_ci, r.min_rel)}".rstrip() if interval else change
+
+
 def _verdict(gate: Gate, doc: Doc, t: float | None) -> str:
     unjudged = "; ".join([*gate.unmeasured, *map(_other_workload, gate.other_workload)])
     if gate.regressions:  # what could not be judged beside them is named too: no other line says it
-        what = "; ".join(
-            f"{r.model}:{r.mode} {pct(r.rel_pct, signed=True)} {interval_pct(r.ratio_ci)}".rstrip()
-            for r in gate.regressions
-        )
+        what = "; ".join(regression_text(r, interval=True) for r in gate.regressions)
         return (doc.alert("REGRESSION" + (f" above the {t:g}% gate" if t is not None else "")) + f": {what}"
                 + (f" | not comparable, no verdict: {unjudged}" if unjudged else ""))
     if unjudged:
