@@ -5,8 +5,10 @@ one line and exit 2. On the recorded runs of tests/fixtures/results."""
 from __future__ import annotations
 
 import pytest
+from typer.completion import completion_init
 
-from inductor_bench.cli import main
+from inductor_bench.cli import app, main
+from inductor_bench.commands.options import Settings
 
 from .conftest import FIXTURES
 
@@ -55,3 +57,29 @@ def test_a_format_no_command_writes_is_one_line_and_exit_2(spelling, capsys):
     assert (code, out) == (2, "")
     assert err.count("\n") == 1
     assert f"'{spelling}' is not one of text, markdown, html, json (or md for markdown)" in err
+
+
+def _bash_completions(monkeypatch, capsys, words: str) -> list[str]:
+    """What bash's completion asks of the command line for the last word of ``words`` (bash's
+    protocol: the words so far and the index of the one being completed), one offer a line."""
+    completion_init()  # registers the shells, which typer does only for an app adding --install-completion
+    monkeypatch.setenv("_INDUCTOR_BENCH_COMPLETE", "complete_bash")
+    monkeypatch.setenv("COMP_WORDS", words)
+    monkeypatch.setenv("COMP_CWORD", str(len(words.split(" ")) - 1))
+    with pytest.raises(SystemExit) as ended:
+        app(args=[], prog_name="inductor-bench", standalone_mode=False, obj=Settings())
+    assert ended.value.code == 0
+    return [offer for offer in capsys.readouterr().out.splitlines() if offer]  # none: one empty line
+
+
+@pytest.mark.parametrize("command", COMMANDS_WITH_FORMAT)
+@pytest.mark.parametrize(("typed", "offered"), [
+    ("", ["text", "markdown", "md", "html", "json"]),
+    ("m", ["markdown", "md"]),
+    ("md", ["md"]),
+    ("h", ["html"]),
+    ("x", []),
+])
+def test_format_completion_offers_every_name_the_option_takes(command, typed, offered, monkeypatch, capsys):
+    for flag in ("--format", "-f"):
+        assert _bash_completions(monkeypatch, capsys, f"inductor-bench {command} x {flag} {typed}") == offered

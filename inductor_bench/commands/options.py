@@ -243,10 +243,19 @@ def a_format(value: str | Format) -> Format:
 
 FORMAT_SPELLINGS = {"md": Format.markdown.value}
 
+
+def format_names(incomplete: str) -> list[str]:
+    """``--format``'s shell completion: the names ``a_format`` takes that start with ``incomplete``,
+    each other spelling after the name it stands for (text, markdown, md, html, json). The option
+    parses its own value, so typer has no choices of its own to offer."""
+    names = [name for f in Format
+             for name in (f.value, *(s for s, value in FORMAT_SPELLINGS.items() if value == f.value))]
+    return [name for name in names if name.startswith(incomplete)]
+
 FormatOpt = Annotated[
     Format,
     typer.Option(
-        "--format", "-f", parser=a_format, metavar="<text|markdown|html|json>",
+        "--format", "-f", parser=a_format, autocompletion=format_names, metavar="<text|markdown|html|json>",
         help="text, markdown (or md), html (one self-contained page), or json (the JSON on stdout).",
     ),
 ]
