@@ -6,6 +6,7 @@ count the rule accepts, in text, Markdown, HTML and the JSON, and in the sweep's
 from __future__ import annotations
 
 import json
+from itertools import combinations
 
 from inductor_bench.core.compare import CompareResult, ModeResult
 from inductor_bench.core.compare_threads import timing_threads
@@ -19,11 +20,12 @@ from inductor_bench.render.sweep import render_sweep
 from inductor_bench.runner.compare import _time_interleaved
 from inductor_bench.runner.compare_timer import CompareRun
 
-from .test_sweep_disturbed_rounds import _result, _stalled_rounds
+from .test_sweep_disturbed_rounds import FIXTURE, STALLS, _result, _stalled_rounds
 
-# 2 threads while others kept 1.0 of the 2 cores busy: 1.0 left, the rule accepts 1 thread
-HINT = ("hint: 2 of 2 speedups lost to disturbed rounds (n/m, or no interval) while the timing ran "
-        "2 intra-op threads and other processes kept 1.0 of the 2 cores busy: each parallel region "
+# 2 threads while others kept 1.0 of the 2 cores busy: 1.0 left, the rule accepts 1 thread; eager
+# and default are one pair, though the table reads it both ways (default vs eager, eager vs default)
+HINT = ("hint: speedups lost to disturbed rounds (n/m, or no interval) in 1 of 1 pair of columns while "
+        "the timing ran 2 intra-op threads and other processes kept 1.0 of the 2 cores busy: each parallel region "
         "waits for a thread whose core is taken; try OMP_NUM_THREADS=1 (or torch.set_num_threads(1) "
         "in the model file) to fit the free cores (docs/statistics.md)")
 
@@ -43,7 +45,7 @@ def test_lost_speedups_on_more_threads_than_the_free_cores_name_the_setting():
     assert HINT in render_compare(r, "markdown")
     assert "OMP_NUM_THREADS=1 (or torch.set_num_threads(1) in the model file)" in render_compare(r, "html")
     got = json.loads(r.to_json())["summary"]["threads_over_free_cores"]
-    assert got == {"lost": 2, "speedups": 2, "threads": 2, "free_cores": 1.0, "cgroup_limit": False,
+    assert got == {"lost": 1, "pairs": 1, "threads": 2, "free_cores": 1.0, "cgroup_limit": False,
                    "suggested_threads": 1, "hint": HINT.removeprefix("hint: ")}
 
 
@@ -79,6 +81,46 @@ def test_no_hint_where_nothing_was_lost_or_the_threads_fit():
         assert json.loads(r.to_json())["summary"]["threads_over_free_cores"] is None
 
 
+def _three_columns(stalled: dict[str, set[int]]) -> CompareResult:
+    """eager, default and max-autotune of the recorded mlp compare in 10 steady rounds, four of
+    six calls stalled in the rounds ``stalled`` names for a column, timed on 2 threads while
+    others kept 1.0 of 2 cores busy (synthetic)."""
+    d = json.loads(FIXTURE.read_text())
+    d["modes"] = d["modes"][:3]
+    steady = [1.84, 1.85, 1.86, 1.85, 1.84, 1.86]
+    for m in d["modes"]:
+        m["paired_ms"] = [[1.85, 1.85] + [STALLS[i]] * 4 if i in stalled.get(m["mode"], ()) else steady
+                          for i in range(10)]
+    r = CompareResult.from_dict(d)
+    r.interleaved = {"rounds": 10, "load": Load(others_cores=1.0, steal_pct=0.0, cores=2).to_dict(),
+                     "threads": {m.label: 2 for m in r.modes}}
+    return r
+
+
+def test_a_pair_of_columns_counts_once_though_the_table_reads_it_both_ways():
+    """eager stalled in round 0, default in round 1: the eager/default pair has 2 of 10 rounds
+    disturbed, as many as the interval of 10 rounds leaves out on a side (x_(2)..x_(9)), so its
+    speedup has no interval, in the row vs eager and in the row vs default; either pair with
+    max-autotune has one, and keeps its interval. One of the three pairs is lost."""
+    stalled = {"eager": {0}, "default": {1}}
+    columns = ["eager", "default", "max-autotune"]
+    pairs = list(combinations(columns, 2))
+    lost = [p for p in pairs if len(set().union(*(stalled.get(c, set()) for c in p))) >= 2]
+    assert (len(lost), len(pairs)) == (1, 3)
+    r = _three_columns(stalled)
+    rows = json.loads(r.to_json())["summary"]
+    assert sum(1 for s in rows["speedups"] if s.get("no_interval")) == 2  # both ways round
+    assert (rows["threads_over_free_cores"]["lost"], rows["threads_over_free_cores"]["pairs"]) == (1, 3)
+    line = "in 1 of 3 pairs of columns while the timing ran 2 intra-op threads"
+    assert f"hint: speedups lost to disturbed rounds (n/m, or no interval) {line}" in render_compare(r)
+    sweep = new_sweep(["/m/a.py"], ["a"], ["default", "max-autotune"], [], device="cpu", shard=None,
+                      executor="local", created="")
+    for c in sweep.cells:
+        c.status, c.run_dir, c.attempts = CellStatus.DONE, c.model, 1
+    notes = [n for n in render_sweep(build_table(sweep, {"a": r})).splitlines() if n.startswith("hint: a:")]
+    assert len(notes) == 1 and line in notes[0]
+
+
 def test_the_sweep_notes_carry_a_models_hint():
     sweep = new_sweep(["/m/a.py", "/m/b.py"], ["a", "b"], ["default"], [], device="cpu", shard=None,
                       executor="local", created="")
@@ -88,7 +130,8 @@ def test_the_sweep_notes_carry_a_models_hint():
     text = render_sweep(table)
     assert f"hint: b: {HINT.removeprefix('hint: ')}" in text.splitlines()
     assert "hint: a:" not in text
-    assert "hint: b: 2 of 2 speedups lost" in render_sweep(table, "html")
+    assert "hint: b: speedups lost to disturbed rounds (n/m, or no interval) in 1 of 1 pair of columns" in \
+        render_sweep(table, "html")
     assert f"hint: b: {HINT.removeprefix('hint: ')}" in render_sweep(table, "markdown")
     assert json.loads(render_sweep(table, "json"))["threads_hints"] == {"b": HINT.removeprefix("hint: ")}
 

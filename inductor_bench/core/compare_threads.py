@@ -22,23 +22,27 @@ from .free_cores import OverFreeCores, threads_over_free
 
 @dataclass(frozen=True)
 class ThreadsLost:
-    """``lost`` of the ``speedups`` read no figure or no interval from disturbed rounds while the
-    timing ran more threads than the free cores (``over``)."""
+    """``lost`` of the ``pairs`` of columns judged against each other read no speedup or no
+    interval from disturbed rounds while the timing ran more threads than the free cores
+    (``over``). A pair counts once, though the report's table reads it both ways (default in the
+    row vs eager, eager in the row vs default)."""
 
     lost: int
-    speedups: int
+    pairs: int
     over: OverFreeCores
 
     def line(self) -> str:
         n, o = self.over.fitting_threads(), self.over
-        return (f"{self.lost} of {self.speedups} speedups lost to disturbed rounds (n/m, or no interval) "
-                f"while the timing ran {o.threads} intra-op threads and {o.held()}: each parallel region "
-                f"waits for a thread whose core is taken; try OMP_NUM_THREADS={n} (or "
-                f"torch.set_num_threads({n}) in the model file) to fit the free cores (docs/statistics.md)")
+        pairs = "pair" if self.pairs == 1 else "pairs"
+        return (f"speedups lost to disturbed rounds (n/m, or no interval) in {self.lost} of {self.pairs} "
+                f"{pairs} of columns while the timing ran {o.threads} intra-op threads and {o.held()}: "
+                f"each parallel region waits for a thread whose core is taken; try OMP_NUM_THREADS={n} "
+                f"(or torch.set_num_threads({n}) in the model file) to fit the free cores "
+                "(docs/statistics.md)")
 
     def to_dict(self) -> dict[str, Any]:
         o = self.over
-        return {"lost": self.lost, "speedups": self.speedups, "threads": o.threads,
+        return {"lost": self.lost, "pairs": self.pairs, "threads": o.threads,
                 "free_cores": round(o.free, 2), "cgroup_limit": o.limited,
                 "suggested_threads": o.fitting_threads(), "hint": self.line()}
 
@@ -54,7 +58,7 @@ def threads_lost(result: Any, speedups: list[dict[str, Any]] | None = None) -> T
     """Where speedups (``summary``'s rows, computed here unless given) read no figure
     (``no_speedup``) or no interval (``no_interval``) from disturbed rounds and the host's
     interleaved timing ran more threads than the cores others left (``threads_over_free``):
-    how many, and the threads to try. None elsewhere."""
+    in how many pairs of columns, and the threads to try. None elsewhere."""
     load = result.interleaved_load()
     if backend(result.device).timeline != HOST or load is None:
         return None
@@ -62,5 +66,12 @@ def threads_lost(result: Any, speedups: list[dict[str, Any]] | None = None) -> T
     if over is None:
         return None
     rows = summary(result)["speedups"] if speedups is None else speedups
-    lost = sum(1 for s in rows if s.get("no_speedup") or s.get("no_interval"))
-    return ThreadsLost(lost, len(rows), over) if lost else None
+    pairs = {_pair(s) for s in rows}
+    lost = {_pair(s) for s in rows if s.get("no_speedup") or s.get("no_interval")}
+    return ThreadsLost(len(lost), len(pairs), over) if lost else None
+
+
+def _pair(speedup: dict[str, Any]) -> frozenset[str]:
+    """The two columns a speedup row judges, either way round: default over eager and eager
+    over default are one pair (their rounds, and so their disturbed ones, are the same)."""
+    return frozenset((speedup["column"], speedup["over"]))
