@@ -14,6 +14,7 @@ import sys
 import traceback
 
 import typer
+from typer.completion import completion_init
 
 try:  # typer 0.2x carries its own copy of click, and raises its exceptions
     from typer._click.exceptions import ClickException
@@ -59,6 +60,10 @@ SHORT_HELP = {
 }
 for command, short in SHORT_HELP.items():
     app.command(short_help=short)(command)
+
+# Shell completion (``eval "$(_INDUCTOR_BENCH_COMPLETE=source_bash inductor-bench)"``): typer
+# registers the shells only for an app that adds --install-completion, which this one leaves out.
+completion_init()
 
 
 def _print_version(asked: bool) -> None:

@@ -4,8 +4,11 @@ one line and exit 2. On the recorded runs of tests/fixtures/results."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
-from typer.completion import completion_init
 
 from inductor_bench.cli import app, main
 from inductor_bench.commands.options import Settings
@@ -62,7 +65,6 @@ def test_a_format_no_command_writes_is_one_line_and_exit_2(spelling, capsys):
 def _bash_completions(monkeypatch, capsys, words: str) -> list[str]:
     """What bash's completion asks of the command line for the last word of ``words`` (bash's
     protocol: the words so far and the index of the one being completed), one offer a line."""
-    completion_init()  # registers the shells, which typer does only for an app adding --install-completion
     monkeypatch.setenv("_INDUCTOR_BENCH_COMPLETE", "complete_bash")
     monkeypatch.setenv("COMP_WORDS", words)
     monkeypatch.setenv("COMP_CWORD", str(len(words.split(" ")) - 1))
@@ -83,3 +85,14 @@ def _bash_completions(monkeypatch, capsys, words: str) -> list[str]:
 def test_format_completion_offers_every_name_the_option_takes(command, typed, offered, monkeypatch, capsys):
     for flag in ("--format", "-f"):
         assert _bash_completions(monkeypatch, capsys, f"inductor-bench {command} x {flag} {typed}") == offered
+
+
+def test_bash_gets_the_format_names_from_the_command_line_itself():
+    """The protocol of the script ``_INDUCTOR_BENCH_COMPLETE=source_bash inductor-bench`` prints,
+    run in a process of its own: the shell's completion classes are registered by the command
+    line, not by a test."""
+    env = os.environ | {"_INDUCTOR_BENCH_COMPLETE": "complete_bash",
+                        "COMP_WORDS": "inductor-bench compare a.py --format m", "COMP_CWORD": "4"}
+    done = subprocess.run([sys.executable, "-m", "inductor_bench"], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "markdown\nmd\n", "")
