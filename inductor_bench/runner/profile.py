@@ -8,8 +8,8 @@ come from the same profiled run, and busy can never exceed wall.
 
 The iterations are profiled in several **windows**, each its own profiler session, and only
 the window with the lowest time is exported (each window's time is the policy's figure of
-its iterations on this worker's clock: ``core/steady.py``; every window's iteration times are
-returned). The profiler's own records
+its iterations on this worker's clock, judged with their parts as the table's iterations
+are: ``core/window_figure.py``; every window's iteration times are returned). The profiler's own records
 fragment the host heap: on CPU a buffer of a megabyte that a kernel allocates every call
 can end up on fresh pages every call for a whole session (measured: models/mlp.py
 backward, 250 minor page faults per iteration and a 40% slower ``aten::mm`` in about one
@@ -40,7 +40,7 @@ from typing import Any
 from ..core.breakdown import MARKER
 from ..core.devices import DEVICE, backend
 from ..core.pipelined import PIPELINED_ITERATION, PIPELINED_RUN, time_back_to_back
-from ..core.steady import steady_mean
+from ..core.window_figure import window_figure
 from . import device as dev
 from . import flex_blocks, machine, parallel_probe, process_group, torch_settings, unbacked
 from . import replay as replay_mod
@@ -48,6 +48,7 @@ from .harness_inputs import HarnessCall, harness, load_module
 from .peaks_measure import machine_key
 from .speed import SpeedWatch
 from .trace_export import export_trace
+from .window_parts import session_parts
 from .window_plan import (
     DEFAULT_WINDOWS,
     MAX_WINDOWS_S,
@@ -241,7 +242,7 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
             load = dataclasses.replace(load, parallel_x=parallel_probe.slower(before, after))
         loads.append(load.to_dict() if load is not None else None)
         samples_ms.append([t * 1e3 for t in times])
-        window_ms.append(steady_mean(samples_ms[-1]))
+        window_ms.append(window_figure(samples_ms[-1], session_parts(prof, n)))
         faults.append((f1 - f0) / n if f0 is not None and f1 is not None else None)
         if fastest_window(window_ms) == w:
             kept, kept_at = prof, w  # the one before is dropped here, between windows
