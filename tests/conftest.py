@@ -145,3 +145,12 @@ def transformer_train(tmp_path_factory):
 def attr_train(tmp_path_factory):
     """(result, run_dir, error) of the source-attribution test model, training, on CPU."""
     return run_breakdown_cached(tmp_path_factory, str(FIXTURES / "models" / "attr_net.py"), train=True)
+
+
+@pytest.fixture
+def host_counters_off(monkeypatch):
+    """Synthetic clocks of the ceilings' probes: the host's own counters of lost time (run-queue
+    wait, steal: ``runner/lost_time.py``) read nothing, as where they are missing."""
+    from inductor_bench.runner import lost_time
+
+    monkeypatch.setattr(lost_time, "read", lambda: None)

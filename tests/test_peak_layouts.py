@@ -25,6 +25,8 @@ from inductor_bench.runner.peaks_matmul import (
     routes,
 )
 
+pytestmark = pytest.mark.usefixtures("host_counters_off")  # synthetic clocks: no real counters
+
 
 @pytest.mark.parametrize("layout", routes("cpu"))
 def test_each_layout_is_the_product_it_names(layout, monkeypatch):

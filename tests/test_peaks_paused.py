@@ -20,6 +20,7 @@ from inductor_bench.runner import peaks_matmul, peaks_measure, probe_clock
 from inductor_bench.runner.peaks_matmul import LAYOUTS, ONEDNN, best_seconds, matmul_tflops
 from inductor_bench.runner.probe_clock import FIGURE_PAUSES_MAX_S, PAUSES_MAX_S, Pauses
 
+pytestmark = pytest.mark.usefixtures("host_counters_off")  # synthetic clocks: no real counters
 PAUSE_S = 4.0  # longer than the probes' PROBE_MAX_S (3 s) and budgets (1 s, 0.75 s)
 SLOW_S = 0.050  # a 256 x 256 call in a neighbour's spell, or any call at n >= 1024
 

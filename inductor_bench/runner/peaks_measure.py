@@ -50,7 +50,7 @@ HOST_ARRAY_MAX = 1024**3
 # copy spans several scheduler slices, and a neighbour that never stops slows most of them
 # (2 threads beside a busy core, 2026-12-07: the best of 7 copies 16.8 GB/s, of 2 s of them 25.2)
 BANDWIDTH_BUDGET_S = 0.75
-METHOD = 13  # bump when the measurement changes: cached figures of an older method are not reused
+METHOD = 14  # bump when the measurement changes: cached figures of an older method are not reused
 
 
 def last_level_cache_bytes() -> int:

@@ -15,7 +15,10 @@ bounded: once the pauses add up to ``FIGURE_PAUSES_MAX_S`` in one figure (a band
 compute type's: each gets its own, so that pauses early in a measurement leave the later
 figures as protected) or ``PAUSES_MAX_S`` in all, the budgets count wall time again, a paused
 call counts as any other, and the measurement says it could not be made quietly
-(``Pauses.describe``).
+(``Pauses.describe``). A call in which some threads did not run while another spun at their
+barrier reads CPU time as long as its wall time; it is known by the threads' run-queue wait
+or the hypervisor's steal (``runner/lost_time.py``) being over half its wall time, and
+counts as a pause too.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from typing import Any
+
+from . import lost_time
 
 PAUSE_S = 0.002  # a call whose CPU time fell this far behind its wall time, and under half of it:
 # the process did not run through most of it (a call runs at least one thread all along)
@@ -42,6 +47,8 @@ class Pauses:
     waited_s: float = 0.0  # those waited out: left out of the probes' budgets
     figure_s: float = 0.0  # the current figure's waited out
     short: int = 0  # figures whose pauses ran past what they wait out
+    queued_s: float = 0.0  # of ``seconds``: the threads' wait for a core (``runner/lost_time.py``)
+    steal_s: float = 0.0  # of ``seconds``: the hypervisor's steal
 
     @property
     def over(self) -> bool:
@@ -50,10 +57,16 @@ class Pauses:
     def next_figure(self) -> None:
         self.figure_s = 0.0
 
-    def add(self, seconds: float) -> bool:
-        """A pause of a timed call: whether it is waited out (the call made again)."""
+    def add(self, seconds: float, lost: lost_time.Lost | None = None) -> bool:
+        """A pause of a timed call (``lost``: where it is the counters' lost time, not missing
+        CPU time): whether it is waited out (the call made again)."""
         self.seconds, self.calls = self.seconds + seconds, self.calls + 1
+        if lost is not None:  # the pause shared between the counters as they read
+            both = lost.queued_s + lost.steal_s
+            self.queued_s += seconds * lost.queued_s / both
+            self.steal_s += seconds * lost.steal_s / both
         if self.over:
+            self.short += 1
             return False
         room = min(FIGURE_PAUSES_MAX_S - self.figure_s, PAUSES_MAX_S - self.waited_s)
         waited = min(seconds, room)
@@ -68,7 +81,14 @@ class Pauses:
             return None
         return (f"the measuring process did not run for {self.seconds:.1f} s of {self.calls} timed call(s) "
                 f"(stopped, or its threads waiting for a core: more than its probes wait out, "
-                f"{FIGURE_PAUSES_MAX_S:g} s a figure and {PAUSES_MAX_S:g} s in all)")
+                f"{FIGURE_PAUSES_MAX_S:g} s a figure and {PAUSES_MAX_S:g} s in all)"
+                + self._causes())
+
+    def _causes(self) -> str:
+        """The counted causes, where the counters saw them: "" where none."""
+        said = [f"its threads waited {self.queued_s * 1e3:.0f} ms for a core"] * (self.queued_s > 0)
+        said += [f"the hypervisor took the CPU: {self.steal_s * 1e3:.0f} ms of steal"] * (self.steal_s > 0)
+        return "; " + " and ".join(said) if said else ""
 
     def note(self) -> str:
         """The pauses in the measurement's own words (``Ceilings.how``); "" where none."""
@@ -103,11 +123,16 @@ class ProbeClock:
 def timed(fn: Any) -> tuple[float, bool]:
     """(wall seconds of one call of ``fn``, whether to keep it): a paused call is not kept
     while the measurement still waits pauses out."""
-    c0 = time.process_time()  # outside the wall time: it costs 2 us, 4% of a 256 x 256 int8 call
+    before = lost_time.read()  # the counters cost 60 us, the CPU time 2 us: outside the wall time
+    c0 = time.process_time()
     w0 = time.perf_counter()
     fn()
     wall = time.perf_counter() - w0
     cpu = time.process_time() - c0
-    if wall - cpu <= PAUSE_S or cpu >= wall / 2 or not CPU_CLOCK_FINE:
-        return wall, True
-    return wall, not PAUSES.add(wall - cpu)
+    if wall - cpu > PAUSE_S and cpu < wall / 2 and CPU_CLOCK_FINE:
+        return wall, not PAUSES.add(wall - cpu)
+    after = lost_time.read()
+    lost = after.since(before) if after is not None and before is not None else lost_time.Lost()
+    if min(lost.total, wall) > PAUSE_S and lost.total > wall / 2:  # some threads did not run
+        return wall, not PAUSES.add(min(lost.total, wall), lost)
+    return wall, True
