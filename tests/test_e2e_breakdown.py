@@ -48,7 +48,11 @@ def check_kept_window(run_dir: Path, g) -> None:
     saved = json.loads((run_dir / "graphs" / g.id / "profile.json").read_text())["response"]
     clock = saved["window_samples_ms"][g.window]
     assert len(clock) == len(g.wall_samples_ms) == g.iterations
-    assert g.windows_ms[g.window] == steady_mean(clock)
+    # the window's figure: the clock's mean over the iterations the clock's rule and the parts'
+    # kept (core/window_figure.py), so within those the clock alone keeps
+    kept_by_clock = steady(clock).pick(clock)
+    figure = g.windows_ms[g.window]
+    assert figure == steady_mean(clock) or min(kept_by_clock) <= figure <= max(kept_by_clock)
     assert g.clock_samples_ms == clock
     # the figure is of iterations the clock kept too (unless fewer than five would be left)
     slow = set(steady(clock).left_out)
