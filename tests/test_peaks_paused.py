@@ -169,7 +169,7 @@ def test_a_measurement_paused_too_long_warns_and_is_not_taken_from_the_cache(mon
     ceilings say so, as a load is said, and the cached entry is measured again by the next run."""
     def measure(device, reps):
         probe_clock.start_measurement()
-        probe_clock.PAUSES.seconds, probe_clock.PAUSES.calls, probe_clock.PAUSES.short = 9.0, 2, 1
+        probe_clock.PAUSES.seconds, probe_clock.PAUSES.calls, probe_clock.PAUSES.short_in = 9.0, 2, [""]
         return Ceilings("test cpu", 30.0, {"fp32": 0.2})
 
     monkeypatch.setattr(peaks_measure, "measure", measure)

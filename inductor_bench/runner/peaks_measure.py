@@ -50,6 +50,7 @@ HOST_ARRAY_MAX = 1024**3
 # copy spans several scheduler slices, and a neighbour that never stops slows most of them
 # (2 threads beside a busy core, 2026-12-07: the best of 7 copies 16.8 GB/s, of 2 s of them 25.2)
 BANDWIDTH_BUDGET_S = 0.75
+HOST_FIGURES = 3  # the host's bandwidth figures, each its own pauses' room: copy_, memcpy, triad
 METHOD = 14  # bump when the measurement changes: cached figures of an older method are not reused
 
 
@@ -81,13 +82,13 @@ def host_bandwidth(reps: int) -> tuple[float, float, int]:
     n = nbytes // 4
     a, b, c = (torch.ones(n, dtype=torch.float32) for _ in range(3))
     host, budget = HOST_BACKEND.name, BANDWIDTH_BUDGET_S
-    probe_clock.PAUSES.next_figure()
+    probe_clock.PAUSES.next_figure("copy")
     copy_s = best_seconds(lambda: b.copy_(a), host, reps, budget)
     threads = torch.get_num_threads()
     with ThreadPoolExecutor(threads) as pool:
-        probe_clock.PAUSES.next_figure()
+        probe_clock.PAUSES.next_figure("memcpy")
         memcpy_s = best_seconds(lambda: _memcpy(pool, threads, b, a), host, reps, budget)
-    probe_clock.PAUSES.next_figure()
+    probe_clock.PAUSES.next_figure("triad")
     triad_s = best_seconds(lambda: torch.add(b, c, alpha=3.0, out=a), host, reps, budget)
     return 2 * n * 4 / min(copy_s, memcpy_s) / 1e9, 3 * n * 4 / triad_s / 1e9, n * 4
 
@@ -107,6 +108,7 @@ def device_bandwidth(device: str, reps: int) -> float:
 
     src = torch.empty(DEVICE_COPY_BYTES, dtype=torch.uint8, device=device)
     dst = torch.empty_like(src)
+    probe_clock.PAUSES.next_figure("copy")
     seconds = best_seconds(lambda: dst.copy_(src), device, reps)
     accelerator(backend(device)).empty_cache()
     return 2 * DEVICE_COPY_BYTES / seconds / 1e9
@@ -134,7 +136,8 @@ def compute_kinds(device: str) -> list[str]:
 def measure(device: str, reps: int = REPS) -> Ceilings:
     import torch
 
-    pauses = start_measurement()
+    kinds = compute_kinds(device)
+    pauses = start_measurement(figures=len(kinds) + (1 if backend(device).torch_module else HOST_FIGURES))
     c = Ceilings(device_name=device_name(device), gbps=None, reps=reps,
                  threads=torch.get_num_threads() if backend(device).torch_module is None else None,
                  measured_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
@@ -147,8 +150,8 @@ def measure(device: str, reps: int = REPS) -> Ceilings:
     else:
         c.gbps = c.copy_gbps = device_bandwidth(device, reps)
         where = f"a {DEVICE_COPY_BYTES // 1024**2} MiB device-to-device copy"
-    for kind in compute_kinds(device):
-        probe_clock.PAUSES.next_figure()
+    for kind in kinds:
+        probe_clock.PAUSES.next_figure(kind)
         try:
             rate, n, layout = matmul_tflops(kind, device, reps)
         except Exception as e:  # a type the device or this torch lacks: said, not fatal
@@ -225,14 +228,13 @@ def measure_again(device: str, old: Ceilings, want: dict[str, float], reps: int)
     """The compute types a run's kernels beat (type -> the fastest kernel's TFLOP/s) measured
     again: each the higher of the old and the new figure; the old one kept in
     ``remeasured_from``, the kernel's rate in ``checked_against``."""
-    start_measurement()
+    kinds = [k for k in compute_kinds(device) if (FP16 if k in ("bf16", "fp16") else k) in want]
+    start_measurement(figures=len(kinds))
     c = Ceilings.from_dict(old.to_dict())
     c.from_cache, c.remeasured_from = False, {}
-    for kind in compute_kinds(device):
+    for kind in kinds:
         key = FP16 if kind in ("bf16", "fp16") else kind
-        if key not in want:
-            continue
-        probe_clock.PAUSES.next_figure()
+        probe_clock.PAUSES.next_figure(kind)
         try:
             rate, n, layout = matmul_tflops(kind, device, reps)
         except Exception as e:  # as in measure(): said, not fatal

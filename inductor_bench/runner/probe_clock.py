@@ -12,19 +12,20 @@ too: at a load average of 10 on that VM the process ran a quarter of a core on a
 256 x 256 int8 matmul took 0.043 ms, or 5-28 ms for over a second at a time in every route, its
 threads waiting for a core; the int8 ceiling read 0.0047 TOP/s against 0.73. The waits are
 bounded: once the pauses add up to ``FIGURE_PAUSES_MAX_S`` in one figure (a bandwidth's, a
-compute type's: each gets its own, so that pauses early in a measurement leave the later
-figures as protected) or ``PAUSES_MAX_S`` in all, the budgets count wall time again, a paused
-call counts as any other, and the measurement says it could not be made quietly
-(``Pauses.describe``). A call in which some threads did not run while another spun at their
-barrier reads CPU time as long as its wall time; it is known by the threads' run-queue wait
-or the hypervisor's steal (``runner/lost_time.py``) being over half its wall time, and
-counts as a pause too.
+compute type's) or ``PAUSES_MAX_S`` in all, the budgets count wall time again, a paused call
+counts as any other, and the measurement says it could not be made quietly, naming the figures
+that ran out (``Pauses.describe``). The figures still to come keep a share of the whole
+(``Pauses.room``): under a steady load the three bandwidth figures, measured first, spent the
+15 s and the int8 ceiling after them read 0.046 TOP/s against 0.63. A call in which some
+threads did not run while another spun at their barrier reads CPU time as long as its wall
+time; it is known by the threads' run-queue wait or the hypervisor's steal
+(``runner/lost_time.py``) being over half its wall time, and counts as a pause too.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import lost_time
@@ -46,16 +47,35 @@ class Pauses:
     calls: int = 0
     waited_s: float = 0.0  # those waited out: left out of the probes' budgets
     figure_s: float = 0.0  # the current figure's waited out
-    short: int = 0  # figures whose pauses ran past what they wait out
+    short_in: list[str] = field(default_factory=list)  # the figures whose pauses ran past their room
+    figures: int = 1  # the figures the measurement makes: those not begun keep a share each
+    begun: int = 0
+    figure: str = ""  # the current figure's name
     queued_s: float = 0.0  # of ``seconds``: the threads' wait for a core (``runner/lost_time.py``)
     steal_s: float = 0.0  # of ``seconds``: the hypervisor's steal
 
     @property
-    def over(self) -> bool:
-        return self.figure_s >= FIGURE_PAUSES_MAX_S or self.waited_s >= PAUSES_MAX_S
+    def short(self) -> bool:
+        return bool(self.short_in)
 
-    def next_figure(self) -> None:
-        self.figure_s = 0.0
+    @property
+    def over(self) -> bool:
+        return self.room() <= 0
+
+    def room(self) -> float:
+        """The pause the current figure may still wait out: up to ``FIGURE_PAUSES_MAX_S`` of its
+        own, and no more of the whole than leaves each figure after it its share (what the
+        first figure leaves the others, split evenly: 2 s each of 6)."""
+        later = max(self.figures - max(self.begun, 1), 0)
+        share = min(FIGURE_PAUSES_MAX_S, (PAUSES_MAX_S - FIGURE_PAUSES_MAX_S) / max(self.figures - 1, 1))
+        return min(FIGURE_PAUSES_MAX_S - self.figure_s, PAUSES_MAX_S - later * share - self.waited_s)
+
+    def next_figure(self, name: str = "") -> None:
+        self.figure_s, self.figure, self.begun = 0.0, name, self.begun + 1
+
+    def _ran_out(self) -> None:
+        if self.figure not in self.short_in:
+            self.short_in.append(self.figure)
 
     def add(self, seconds: float, lost: lost_time.Lost | None = None) -> bool:
         """A pause of a timed call (``lost``: where it is the counters' lost time, not missing
@@ -65,13 +85,11 @@ class Pauses:
             both = lost.queued_s + lost.steal_s
             self.queued_s += seconds * lost.queued_s / both
             self.steal_s += seconds * lost.steal_s / both
-        if self.over:
-            self.short += 1
-            return False
-        room = min(FIGURE_PAUSES_MAX_S - self.figure_s, PAUSES_MAX_S - self.waited_s)
+        room = max(self.room(), 0.0)
         waited = min(seconds, room)
         self.figure_s, self.waited_s = self.figure_s + waited, self.waited_s + waited
-        self.short += seconds > room
+        if seconds > room:
+            self._ran_out()
         return seconds <= room
 
     def describe(self) -> str | None:
@@ -81,8 +99,13 @@ class Pauses:
             return None
         return (f"the measuring process did not run for {self.seconds:.1f} s of {self.calls} timed call(s) "
                 f"(stopped, or its threads waiting for a core: more than its probes wait out, "
-                f"{FIGURE_PAUSES_MAX_S:g} s a figure and {PAUSES_MAX_S:g} s in all)"
+                f"{FIGURE_PAUSES_MAX_S:g} s a figure and {PAUSES_MAX_S:g} s in all{self._where()})"
                 + self._causes())
+
+    def _where(self) -> str:
+        """The figures that ran out of room, where the measurement named them: only those may be low."""
+        named = [f for f in self.short_in if f]
+        return f"; past it in {', '.join(named)}" if named else ""
 
     def _causes(self) -> str:
         """The counted causes, where the counters saw them: "" where none."""
@@ -101,10 +124,10 @@ class Pauses:
 PAUSES = Pauses()  # the current measurement's (a measuring worker makes one at a time)
 
 
-def start_measurement() -> Pauses:
-    """A new measurement: its pauses counted from zero."""
+def start_measurement(figures: int = 1) -> Pauses:
+    """A new measurement of ``figures`` figures: its pauses counted from zero."""
     global PAUSES
-    PAUSES = Pauses()
+    PAUSES = Pauses(figures=figures)
     return PAUSES
 
 
