@@ -25,7 +25,8 @@ from ..runner import stop as stop_signals
 from ..runner.compare_timer import STEP_BUDGET_S
 from ..runner.compile_modes import check_before_running
 from ..runner.rundir import WriteError, write_atomic
-from ..runner.sweep_run import load_sweep, read_results, run_sweep
+from ..runner.sweep_run import LaunchesStopped, load_sweep, read_results, run_sweep
+from ..runner.sweep_tool import launch_check
 from ..runner.window_plan import DEFAULT_WINDOWS
 from ..runner.worker import DEFAULT_TIMEOUT_S
 from . import options as o
@@ -157,6 +158,7 @@ def sweep(
     queued = executor is ExecutorKind.slurm and slurm_cluster is SlurmCluster.slurm
     printed = print_event(executor, out, queued=queued)
     live: list[Sweep] = []  # the sweep as it is now, saved or not
+    tool_changed: LaunchesStopped | None = None
 
     def on_event(what: str, cell: Cell | None, sweep: Sweep) -> None:
         live[:] = [sweep]
@@ -171,7 +173,10 @@ def sweep(
             timeout_s=job_timeout,
             shared_marker=executor is not ExecutorKind.local,
             resolve_device=resolve_device,
+            may_launch=launch_check() if resolve_device is not None else lambda: None,  # jobs run here
         )
+    except LaunchesStopped as e:
+        tool_changed, done = e, e.sweep
     except (KeyboardInterrupt, WriteError) as e:
         if isinstance(e, WriteError) and stop_signals.received() is None:  # no stop: the write is the error
             raise
@@ -190,7 +195,7 @@ def sweep(
             (old_unread, unread),
         )
         table.gate.settings = workload_changes(old, done)
-    failure = _exit_error(table, stopped, fail_on_regression, out)
+    failure = _exit_error(table, stopped, fail_on_regression, out, tool_changed)
     with failure_first(failure, fail_on_regression, saved=out):  # a write failing after it: said with it
         _write_reports(out, table, lambda: emit(render_sweep(table, "json"), lambda f: document(table, f),
                                                 fmt, json_out, html_out, links=out))
@@ -218,15 +223,22 @@ def _write_reports(out: Path, table: SweepTable, emit_report: Callable[[], None]
 
 
 def _exit_error(
-    table: SweepTable, stopped: BaseException | None, threshold: float | None, out: Path
+    table: SweepTable, stopped: BaseException | None, threshold: float | None, out: Path,
+    tool_changed: LaunchesStopped | None = None,
 ) -> BenchError | None:
     """What the command exits with (``exit_status.first_of``): a stop; else the gate's failing
-    verdict, its line naming the models that did not finish too; else those models."""
+    verdict, its line naming the models that did not finish too; else those models (the
+    launches stopped as the tool changed on disk, where they did)."""
     stop = Interrupted(
         f"sweep stopped ({progress_line(table.sweep)}); what was measured is saved in {out}, "
         "and the same command resumes it" + _also_unsaved(stopped)
     ) if stopped is not None else None
-    return first_of(stop, _gate_failure(table, threshold), _unfinished(table))
+    unfinished = _unfinished(table) if tool_changed is None else WorkerError(
+        f"sweep launched no other job: {tool_changed}; {progress_line(table.sweep)}; the finished "
+        f"cells are kept in {out}: to finish with the tool it started with, install that again and "
+        "run the same command; to go on with this one, run the same command (it resumes)"
+    )
+    return first_of(stop, _gate_failure(table, threshold), unfinished)
 
 
 def _also_unsaved(stopped: BaseException) -> str:

@@ -56,15 +56,22 @@ Started = Callable[[Job, str | None], None]
 Ended = Callable[[Job, JobOutcome], None]
 
 
-def run_jobs(executor: Executor, jobs: list[Job], started: Started, ended: Ended) -> None:
+def run_jobs(executor: Executor, jobs: list[Job], started: Started, ended: Ended,
+             may_launch: Callable[[], str | None] = lambda: None) -> str | None:
     """Run ``jobs`` on ``executor``, as many at once as it has slots, calling ``started`` and
-    ``ended`` (in this thread) as each starts and ends. On KeyboardInterrupt the running jobs
-    are stopped and reported (``JobOutcome.stopped``), the others never start; it is raised again."""
+    ``ended`` (in this thread) as each starts and ends. ``may_launch`` is asked before each
+    launch: where it gives a reason, no other job starts, the running ones end as they would,
+    and the reason is returned (else None). On KeyboardInterrupt the running jobs are stopped
+    and reported (``JobOutcome.stopped``), the others never start; it is raised again."""
     pending, running = list(jobs), []
     free = executor.slots(len(jobs))
+    refused: str | None = None
     try:
         while pending or running:
             while pending and free:
+                if (refused := may_launch()) is not None:
+                    pending.clear()
+                    break
                 job, slot = pending.pop(0), free.pop(0)
                 running.append((job, slot, executor.launch(job, slot)))
                 started(job, slot)
@@ -82,6 +89,7 @@ def run_jobs(executor: Executor, jobs: list[Job], started: Started, ended: Ended
         raise
     finally:
         executor.close()
+    return refused
 
 
 def _stop_all(executor: Executor, running: list, ended: Ended) -> list[WriteError]:

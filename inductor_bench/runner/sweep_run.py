@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..core.compare import CompareResult
-from ..core.errors import ResultError, UsageError
+from ..core.errors import ResultError, UsageError, WorkerError
 from ..core.rundir import (
     COMPARE_FILE,
     HTML_REPORT_FILE,
@@ -86,13 +86,16 @@ def run_sweep(
     command: Command = compare_command,
     shared_marker: bool = False,
     resolve_device: Callable[[str], str] | None = None,
+    may_launch: Callable[[], str | None] = lambda: None,
 ) -> Sweep:
     """Run every unfinished cell of ``new`` (or of the same sweep already in ``sweep_dir``)
     on the executor ``executor()`` makes (only when a cell is left to run), and return the
     sweep as saved. ``on_event("plan", None, sweep)`` comes first. ``shared_marker``: write a
     marker the jobs read to tell whether they share this file system (executors on other
     machines). ``resolve_device``: the device a ``--device`` value runs on, for telling whether
-    the sweep in ``sweep_dir`` is this one (``core.sweep_plan.resume``). KeyboardInterrupt
+    the sweep in ``sweep_dir`` is this one (``core.sweep_plan.resume``). ``may_launch``: asked
+    before each job's launch; its reason stops the launches (``LaunchesStopped``, once the
+    running jobs have ended, their cells and the others' saved). KeyboardInterrupt
     stops the running jobs, saves their cells as interrupted, and is raised again."""
     sweep_dir = sweep_dir.absolute()
     with _claimed(sweep_dir):
@@ -139,7 +142,7 @@ def run_sweep(
             on_event("end", cell, sweep)
 
         try:
-            run_jobs(executor(), list(jobs.values()), started, finished)
+            refused = run_jobs(executor(), list(jobs.values()), started, finished, may_launch)
         except KeyboardInterrupt as stopped:
             try:
                 _not_reached(sweep_dir, sweep, before)
@@ -149,7 +152,18 @@ def run_sweep(
         except BaseException:
             _not_reached(sweep_dir, sweep, before)
             raise
+        if refused is not None:
+            _not_reached(sweep_dir, sweep, before)
+            raise LaunchesStopped(refused, sweep)
         return sweep
+
+
+class LaunchesStopped(WorkerError):
+    """No other job was launched (``run_sweep``'s ``may_launch`` said why); ``sweep``: as saved."""
+
+    def __init__(self, reason: str, sweep: Sweep) -> None:
+        super().__init__(reason)
+        self.sweep = sweep
 
 
 def job_not_returned(run_dir: Path) -> str | None:
