@@ -15,6 +15,7 @@ from inductor_bench.core.ceilings import Ceilings, Roofline, kernel_roof, widene
 from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
 from inductor_bench.core.roofline import chart_points, to_measure_again
 from inductor_bench.render.breakdown import render_breakdown
+from inductor_bench.render.roofline import ceilings_lines
 from inductor_bench.runner import roofline
 from inductor_bench.runner.settings import RunSettings
 
@@ -280,6 +281,20 @@ def test_a_hosts_half_precision_ceiling_is_no_lower_than_its_fp32_one():
     assert widened(Ceilings.from_dict(native.to_dict()), host=True).tflops["fp16/bf16"] == 0.6
     k = KernelStat("cpp_fused_addmm_0", "cpp_template", 1.0, 1.0, bytes=361e3, flops=55e6, compute="fp16/bf16")
     assert kernel_roof(k, slow, "cpu").pct > 200 and kernel_roof(k, got, "cpu").pct == pytest.approx(32.2, abs=0.1)
+
+
+def test_the_ceilings_line_says_a_half_precision_figure_is_fp32s_where_it_was_widened():
+    """Synthetic: bf16's own routes read 0.1 TFLOP/s beside fp32's 0.168 (on a 2-core VM under
+    load, where unloaded they read 0.26), so its ceiling is fp32's and the two read alike; the
+    TFLOP/s list says which of them is fp32's figure, not measured on its own. A figure
+    measured on its own says nothing more."""
+    slow = Ceilings("cpu", gbps=30.0, tflops={"fp32": 0.168, "fp16/bf16": 0.1},
+                    matmul_layout={"fp32": "a @ b", "fp16/bf16": "a @ b"}, measured_at="2026-12-07")
+    line = ceilings_lines(Roofline(widened(Ceilings.from_dict(slow.to_dict()), host=True)))[0]
+    assert line.startswith("measured ceilings: 30 GB/s; TFLOP/s fp32 0.168, fp16/bf16 0.168 (fp32's: widened) (")
+    own = replace(slow, tflops={"fp32": 0.168, "fp16/bf16": 0.261})
+    line = ceilings_lines(Roofline(widened(Ceilings.from_dict(own.to_dict()), host=True)))[0]
+    assert line.startswith("measured ceilings: 30 GB/s; TFLOP/s fp32 0.168, fp16/bf16 0.261 (")
 
 
 def test_the_worker_holds_a_bf16_kernel_against_no_less_than_the_fp32_rate(tmp_path):

@@ -104,6 +104,11 @@ def widened(c: Ceilings, host: bool) -> Ceilings:
     return c
 
 
+def is_widened(c: Ceilings, compute: str) -> bool:
+    """Whether ``compute``'s ceiling is fp32's figure (``widened``), not one measured on its own."""
+    return (c.matmul_layout.get(compute) or "").startswith(_WIDENED)
+
+
 def same_figures(a: Ceilings, b: Ceilings) -> bool:
     return a.gbps == b.gbps and a.tflops == b.tflops
 

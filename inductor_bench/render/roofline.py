@@ -12,6 +12,7 @@ from ..core.ceilings import (
     GroupRoof,
     Roofline,
     group_roof,
+    is_widened,
 )
 from ..core.peaks import COMPUTE_TYPES, INT8
 from ..core.results import BreakdownResult, GraphResult, KernelStat
@@ -144,10 +145,12 @@ def _si(v: float | None, unit: str) -> str:
     return fmt.DASH if v is None else with_prefix(v, unit)
 
 
-def tflops_words(c: Ceilings) -> str:
+def tflops_words(c: Ceilings, widened_said: bool = False) -> str:
     """``fp32 0.22, fp16/bf16 0.727, int8 0.862 TOP/s``: the measured TFLOP/s per compute type
-    (int8's: its integer operations)."""
+    (int8's: its integer operations); ``widened_said``: a figure that is fp32's, not measured
+    on its own (``core/ceilings.widened``), says so."""
     return ", ".join(f"{k} {fmt.sig3_or_dash(c.tflops[k])}" + (" TOP/s" if k == INT8 else "")
+                     + (" (fp32's: widened)" if widened_said and is_widened(c, k) else "")
                      for k in COMPUTE_TYPES if k in c.tflops)
 
 
@@ -164,7 +167,7 @@ def ceilings_lines(roof: Roofline) -> list[str]:
     c, ds = roof.measured, roof.datasheet
     if c is None:
         return [roof.error or "the ceilings were not measured"]
-    flops = tflops_words(c)
+    flops = tflops_words(c, widened_said=True)
     bw = f"{sig3(c.gbps)} GB/s" if c.gbps else fmt.DASH
     if c.triad_gbps is not None:
         bw += f" (copy {fmt.sig3_or_dash(c.copy_gbps)}, triad {fmt.sig3_or_dash(c.triad_gbps)})"
