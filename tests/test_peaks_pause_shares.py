@@ -77,7 +77,7 @@ def test_a_steady_load_leaves_the_last_figures_their_share_and_names_those_that_
     assert pauses.short_in == ["fp32", "bf16", "int8"]
     assert pauses.describe() == (
         "the measuring process did not run for 18.0 s of 36 timed call(s) (stopped, or its threads "
-        "waiting for a core: more than its probes wait out, 5 s a figure and 15 s in all; past it in "
+        "waiting for a core: more than its probes wait out, 5 s a figure and 15 s in all; ran out in "
         "fp32, bf16, int8)")
 
 

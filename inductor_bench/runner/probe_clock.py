@@ -105,7 +105,7 @@ class Pauses:
     def _where(self) -> str:
         """The figures that ran out of room, where the measurement named them: only those may be low."""
         named = [f for f in self.short_in if f]
-        return f"; past it in {', '.join(named)}" if named else ""
+        return f"; ran out in {', '.join(named)}" if named else ""
 
     def _causes(self) -> str:
         """The counted causes, where the counters saw them: "" where none."""
