@@ -489,3 +489,20 @@ def test_a_speedup_under_the_floor_never_prints_as_reaching_it():
 def row_speedup(table, mode: str) -> str:
     line = next(ln for ln in render_sweep(table).splitlines() if ln.startswith("mlp") and f" {mode} " in ln)
     return line.split()[2]
+
+
+def test_a_job_that_crashed_with_a_traceback_gives_its_exception_line():
+    """A job that died in a Python traceback before printing the tool's one line (synthetic log)
+    is said to have crashed with that traceback's exception line, not 'exited with code 1'."""
+    log = ("sweep: mlp started\n"
+           "Traceback (most recent call last):\n"
+           '  File "<string>", line 1, in <module>\n'
+           "    started(x)\n"
+           "TypeError: started() missing 2 required positional arguments: 'a' and 'b'\n")
+    assert last_error_line(log) == ("crashed: TypeError: started() missing 2 required positional "
+                                    "arguments: 'a' and 'b'")
+    chained = log + "\nDuring handling of the above exception, another exception occurred:\n\n" + log.replace(
+        "TypeError: started()", "RuntimeError: again")
+    assert last_error_line(chained).startswith("crashed: RuntimeError: again")
+    assert last_error_line("Traceback (most recent call last):\n") is None
+    assert last_error_line(log + "inductor-bench: error: the model raised\n") == "error: the model raised"

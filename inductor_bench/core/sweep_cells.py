@@ -94,6 +94,22 @@ def models(n: int) -> str:
 
 def last_error_line(log: str) -> str | None:
     """The one line a command prints on an error (``inductor-bench: error: ...``), the last
-    of them in ``log``; None when it printed none."""
+    of them in ``log``; where it printed none but ended in a Python traceback (a process that
+    crashed before its own error handling, an installed tool that changed under a running
+    sweep), that traceback's exception line (``crashed: TypeError: ...``); else None."""
     lines = [ln.strip() for ln in log.splitlines() if ln.startswith("inductor-bench: ")]
-    return lines[-1].removeprefix("inductor-bench: ") if lines else None
+    return lines[-1].removeprefix("inductor-bench: ") if lines else _traceback_end(log)
+
+
+def _traceback_end(log: str) -> str | None:
+    """The exception line closing the last traceback in ``log``: the first unindented line after
+    its ``Traceback (most recent call last):`` (the frames below it are indented)."""
+    lines = log.splitlines()
+    starts = [i for i, ln in enumerate(lines) if ln.startswith(_TRACEBACK)]
+    if not starts:
+        return None
+    end = next((ln.strip() for ln in lines[starts[-1] + 1:] if ln.strip() and not ln[:1].isspace()), None)
+    return f"crashed: {end}" if end else None
+
+
+_TRACEBACK = "Traceback (most recent call last):"
