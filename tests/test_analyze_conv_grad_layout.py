@@ -18,6 +18,7 @@ from inductor_bench.core.analyze import analyze_file
 from inductor_bench.core.typical_step import steady_shaped_ops
 from inductor_bench.render.analyze import render_analyze
 
+from .conftest import HALF_NS
 from .test_analyze_strides import shown
 
 torch = pytest.importorskip("torch")
@@ -103,7 +104,7 @@ def test_a_channels_last_gradient_is_a_row_of_its_own(recorded):
     rows = {row["shapes"]: row for row in json.loads(r.to_json())["shaped_ops"]}
     for shapes, want in raw.items():
         assert rows[shapes]["strides"] == want["strides"]
-        assert rows[shapes]["ms_per_call"] == pytest.approx(want["us"] / 1e3 / want["calls"], abs=5e-7)  # JSON: ns
+        assert rows[shapes]["ms_per_call"] == pytest.approx(want["us"] / 1e3 / want["calls"], abs=HALF_NS)  # JSON: ns
 
 
 def _cells(line: str, fmt: str) -> list[str]:

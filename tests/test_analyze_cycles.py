@@ -13,6 +13,7 @@ import pytest
 from inductor_bench.core.analyze_ranks import analyze_ranks
 from inductor_bench.core.trace_sets import Origin, analyze_cycles, one_process, origin_of
 
+from .conftest import HALF_NS
 from .test_analyze import merged_length, raw_events, run_cli
 from .test_analyze_ranks import RANK_FILES
 
@@ -164,7 +165,7 @@ def test_a_real_tensorboard_trace_handler_directory(capsys, tmp_path):
             busy = {d["device"]: d["busy_ms"] for d in got["devices"]}
             assert busy.keys() == expected.keys()
             for thread, intervals in expected.items():  # each thread's ops' union (children inside parents)
-                assert busy[thread] == pytest.approx(merged_length(intervals) / 1000, abs=5e-7)  # JSON: to the ns
+                assert busy[thread] == pytest.approx(merged_length(intervals) / 1000, abs=HALF_NS)  # JSON: to the ns
 
 
 def test_a_directory_of_one_trace_reads_as_that_trace(capsys, tmp_path):

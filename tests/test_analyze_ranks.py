@@ -17,7 +17,7 @@ import pytest
 from inductor_bench.core.analyze_ranks import analyze_ranks
 from inductor_bench.core.ranks import intersection_length, merged, rank_of, rank_summary
 
-from .conftest import FIXTURES
+from .conftest import FIXTURES, HALF_NS
 from .test_analyze import merged_length, raw_events, run_cli
 
 NCCL = FIXTURES / "hta" / "nccl_parser_config_nccl_data.json.gz"
@@ -123,7 +123,7 @@ def test_eight_ranks_straggler_and_overlap(eight_ranks_json):
     assert list(stragglers) == ["ProfilerStep#4", "ProfilerStep#5"]
     for step, g in stragglers.items():
         expected = straggler_expected(per_rank, step)
-        assert {k: g[k] for k in expected} == pytest.approx(expected, abs=5e-7), step  # the JSON: to the ns
+        assert {k: g[k] for k in expected} == pytest.approx(expected, abs=HALF_NS), step  # the JSON: to the ns
         assert g["compute_ms"] + g["exposed_comm_ms"] + g["idle_ms"] == pytest.approx(g["excess_ms"], abs=2e-6)
 
 
