@@ -227,7 +227,12 @@ def bound_text(v: float, mark: float, floors: tuple[float, ...], places: int, si
     it on the other side of a floor: the figure it bounds gets them there (``1.097x`` under a
     1.10x floor), so that a bound never reads beyond its figure (``1.097x [1.10x-1.31x]``, its
     low bound 1.0965)."""
-    text = beside_mark(v, mark, places, sign)
+    return past_floors(v, beside_mark(v, mark, places, sign), floors, sign)
+
+
+def past_floors(v: float, text: str, floors: tuple[float, ...], sign: str = "") -> str:
+    """``text``, ``v`` printed, at more decimals (up to 6) while it reads on the other side of
+    a floor than ``v`` is."""
     places = len(text.partition(".")[2])
     while places < 6 and any((float(text) >= m) != (v >= m) for m in floors):
         places += 1

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from decimal import Decimal
 
 from ..core.si_units import sig3
-from ..core.stats import Change, bound_text, interval_x_text
+from ..core.stats import Change, bound_text, floor_marks, interval_x_text, past_floors
 from ..core.step_totals import ALL_GRAPHS
 from ..core.vocab import StepSource, Stop
 
@@ -167,11 +167,7 @@ def across_floor(v: float, marks: tuple[float, ...], places: int, sign: str = ""
     """``v`` at ``places`` decimals, or at more where those would put it on the other side of a
     mark: a change under the verdict's minimum never reads as reaching it (``1.097x`` under a
     1.10x floor, not ``1.10x ... within noise``)."""
-    text = f"{v:{sign}.{places}f}"
-    while places < 6 and any((float(text) >= m) != (v >= m) for m in marks):
-        places += 1
-        text = f"{v:{sign}.{places}f}"
-    return text
+    return past_floors(v, f"{v:{sign}.{places}f}", marks, sign)
 
 
 def speedup_x(ch: Change) -> str:
@@ -186,7 +182,7 @@ def speedup_at(v: float | None, min_rel: float | None) -> str:
     "-" for none."""
     if v is None:
         return DASH
-    return across_floor(v, (1 + min_rel, 1 / (1 + min_rel)) if min_rel else (), 2) + "x"
+    return across_floor(v, floor_marks(min_rel), 2) + "x"
 
 
 def change_pct(ch: Change) -> str:
