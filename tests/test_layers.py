@@ -133,6 +133,21 @@ def test_report_runs_without_torch(tmp_path):
     assert r.stdout.startswith("inductor-bench breakdown: mlp_slow")
 
 
+@pytest.mark.parametrize("argv, first_line", [
+    (["diff", "results/cpu_mlp_slow_train", "results/cpu_mlp_slow_train"], "NO SIGNIFICANT CHANGE: default:"),
+    (["analyze", "cpu_mlp_train/0-forward/trace.json.gz"], "inductor-bench analyze: trace.json.gz"),
+])
+def test_diff_and_analyze_run_without_torch(argv, first_line):
+    """`diff` and `analyze` read saved results and traces where torch cannot be imported
+    (importing it would cost a second or more of a command that should feel instant)."""
+    code = CHILD.split("for name in")[0] + "from inductor_bench.cli import main; main(sys.argv[3:])\n"
+    args = [argv[0], *(str(FIXTURES / a) for a in argv[1:])]
+    r = subprocess.run([sys.executable, "-c", code, "", "", *args],
+                       capture_output=True, text=True, cwd=ROOT, check=False, timeout=60)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.startswith(first_line)
+
+
 # -- who may import whom ---------------------------------------------------------------------
 
 ALLOWED = {

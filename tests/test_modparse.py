@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from inductor_bench.core.modparse import cpp_heuristic, fused_ops_from_name, is_compiled_module, parse_module
+from inductor_bench.core import modparse
+from inductor_bench.core.modparse import (
+    cpp_heuristic,
+    function_body,
+    fused_ops_from_name,
+    is_compiled_module,
+    parse_module,
+    string_lines,
+)
 
 CPP_MODULE = """# AOT ID: ['0_forward']
 from torch._inductor.select_algorithm import extern_kernels
@@ -131,3 +139,31 @@ def test_helpers():
     assert fused_ops_from_name("cpp_fused_gelu_native_layer_norm_0") == ["fused: gelu_native_layer_norm"]
     assert fused_ops_from_name("kernel") == []
     assert not is_compiled_module("print('hello')")
+
+
+def test_string_lines_read_once_a_module_and_never_stale(monkeypatch):
+    """Synthetic lines: a kernel's source (with its own ``def call``) in a triple-quoted string,
+    then the module's ``call``. The lines inside strings are 2-4; asked again of the same lines
+    (a new list, as every reader makes) they are not scanned again; lines changed, they are."""
+    lines = ["k = compile(r\'\'\'", "def call(args):", "    harness()", "    pass", "\'\'\')",
+             "def call(args):", "    buf0 = k(args)", "    return (buf0,)"]
+    assert string_lines(lines) == {1, 2, 3, 4}
+    assert function_body(lines, "call") == range(6, 8)
+    scans = []
+    monkeypatch.setattr(modparse, "_TRIPLE_QUOTE", _Counting(modparse._TRIPLE_QUOTE, scans))
+    assert string_lines(list(lines)) == {1, 2, 3, 4} and function_body(list(lines), "call") == range(6, 8)
+    assert scans == []  # both answered from the one scan above
+    changed = ["x = 1", *lines]
+    assert string_lines(changed) == {2, 3, 4, 5}
+    assert len(scans) == len(changed)  # a new text: scanned, line by line
+
+
+class _Counting:
+    """A compiled pattern that records each line it is asked to search."""
+
+    def __init__(self, pattern, seen):
+        self.pattern, self.seen = pattern, seen
+
+    def finditer(self, text):
+        self.seen.append(text)
+        return self.pattern.finditer(text)
