@@ -127,6 +127,32 @@ def test_a_slow_window_is_blamed_on_the_load_it_ran_under_not_on_a_fault_or_two(
     assert "the others +46% (250 page faults per iteration))" in render_breakdown(r)
 
 
+def test_the_kept_window_on_the_workers_clock_is_the_tables_iterations():
+    """Synthetic: the worker ranks its window by the parts of its own records (every host op by
+    name), which left out iteration 9 (an op at 0.07 ms against its 0.01, over the floor of 5%
+    of the 1.0 ms median), whose clock reading 1.04 ms is inside the clock's limit (1.104 ms);
+    the table's parts (kernels, call sites, idle) kept it. Each trace reading is 0.1 ms above
+    its clock reading (the marker's own cost). The line showed the ranking figure, 1.000 ms,
+    0.104 ms under the table's 1.104 ms over other iterations; it shows the table's iterations
+    on the worker's clock, 10.04 / 10 = 1.004 ms, the marker's 0.1 ms under the table's, and
+    names the ranking figure apart, the other window's +30% relative to it (1.3 / 1.0)."""
+    from inductor_bench.core.window_figure import window_figure
+
+    clock = [0.98, 1.0, 1.02] * 3 + [1.04]
+    host_op = [0.01] * 9 + [0.07]
+    ranked = window_figure(clock, [host_op])
+    assert ranked == pytest.approx(9.0 / 9)  # iteration 9 left out by the worker's parts
+    r = _result([ranked, 1.3], [None, None], 0)
+    g = r.graphs[0]
+    g.clock_samples_ms = clock
+    g.wall_samples_ms = [c + 0.1 for c in clock]
+    g.wall_ms = sum(g.wall_samples_ms) / 10  # 1.104: the table kept all 10
+    g.left_out = []
+    text = render_breakdown(r)
+    assert "(0-backward 1.104 ms, on the worker's clock 1.004 ms, ranked at 1.000 ms and the others +30%)" in text
+    assert "; ranked at: the figure the worker ranked the windows by, each window's steady iterations" in text
+
+
 def test_report_says_how_close_the_other_windows_were():
     text = render_breakdown(_result([1.50, 1.52, 1.49], [None, None, None], 2))
     assert "(0-backward 1.100 ms, on the worker's clock 1.490 ms and the others +1%, +2%)" in text

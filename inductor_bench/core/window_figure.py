@@ -52,3 +52,15 @@ def window_figure(clock_ms: Sequence[float], parts: Sequence[Sequence[float]] = 
     the parts (none: the clock alone), as the table's figure is judged."""
     kept = steady_iterations(clock_ms, [p for p in parts if len(p) == len(clock_ms)], limit=limit_of)
     return mean(kept.pick(clock_ms))
+
+
+def table_iterations_clock_ms(clock_ms: Sequence[float], left_out: Sequence[int]) -> float | None:
+    """The kept window's figure on the worker's clock as the windows line shows it: the mean of
+    the clock readings of the iterations the graph table kept (all but ``left_out``), so it
+    and the table's figure are the same iterations on two clocks. The worker ranked the window
+    by its own records' parts (``window_figure``), which are not the table's (its kernels, call
+    sites and idle time, ``core/parts.py``), and may have kept other iterations. None where the
+    clock was not recorded."""
+    out = set(left_out)
+    kept = [c for i, c in enumerate(clock_ms) if i not in out]
+    return mean(kept) if kept else None

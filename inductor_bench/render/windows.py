@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..core.load import SPEED_SLOW
 from ..core.results import BreakdownResult, GraphResult
+from ..core.window_figure import table_iterations_clock_ms
 from . import format as fmt
 
 # A window this much slower than the kept one has its cause named: the load on the machine
@@ -33,7 +34,17 @@ def windows_note(r: BreakdownResult) -> str | None:
     where = "" if procs == [1] else f" in {_span(procs)} fresh processes, one after the other,"
     parts = [_graph_windows(g) for g in gs]
     head = f"windows: each graph was profiled in {n} profiler sessions{where} and the fastest is reported"
-    return f"{head} ({'; '.join(parts)}){_waited(gs)}."
+    return f"{head} ({'; '.join(parts)}){_waited(gs)}{_ranked_legend(gs)}."
+
+
+def _ranked_legend(gs: list[GraphResult]) -> str:
+    """What ``ranked at`` is, where a graph's line names it (``_graph_windows``)."""
+    if all(fmt.ms(_kept_clock(g)) == fmt.ms(g.windows_ms[g.window or 0]) for g in gs):
+        return ""
+    return ("; ranked at: the figure the worker ranked the windows by, each window's steady iterations"
+            " on its clock as it judged them, by the parts of its own profiler records (every host op"
+            " by name, and idle, not the table's kernels and call sites), which kept other iterations"
+            " than the table (docs/statistics.md)")
 
 
 def _waited(gs: list[GraphResult]) -> str:
@@ -65,14 +76,20 @@ def _graph_windows(g: GraphResult) -> str:
     """``0-forward 0.801 ms, on the worker's clock 0.783 ms and the others +1%, +3%``; with
     several processes, where each ran: ``0-forward 0.801 ms in process 2, on the worker's clock
     0.783 ms and the others +12%, +13% in process 1, +1% in process 2``. The first figure is
-    the table's; the percentages are relative to the second, on their own clock."""
+    the table's; the second the same iterations on the worker's clock (``_kept_clock``). The
+    percentages are the other windows' ranking figures relative to the kept one's; where that
+    reads otherwise than the second figure (its own records' parts kept other iterations than
+    the table's), it is named: ``on the worker's clock 3.097 ms, ranked at 5.400 ms and the
+    others +4%``."""
     kept = g.windows_ms[g.window or 0]
     others = {
         i: f"+{100 * (w / kept - 1):.0f}%" + _cause(g, i)
         for i, w in enumerate(g.windows_ms)
         if i != g.window and kept > 0
     }
-    clock = f"on the worker's clock {fmt.ms(kept)} ms and the others"
+    same = fmt.ms(_kept_clock(g))
+    ranked = "" if fmt.ms(kept) == same else f", ranked at {fmt.ms(kept)} ms"
+    clock = f"on the worker's clock {same} ms{ranked} and the others"
     if _processes(g) == 1 or len(g.window_process) != len(g.windows_ms):
         return f"{g.id} {fmt.ms(g.wall_ms)} ms{_speed(g)}, {clock} {', '.join(others.values())}"
     by_process = [
@@ -83,6 +100,15 @@ def _graph_windows(g: GraphResult) -> str:
     kept_in = g.window_process[g.window or 0] + 1
     head = f"{g.id} {fmt.ms(g.wall_ms)} ms in process {kept_in}{_speed(g)}"
     return f"{head}, {clock} {', '.join(by_process)}"
+
+
+def _kept_clock(g: GraphResult) -> float:
+    """The kept window on the worker's clock: the readings of the iterations the table kept
+    (the window's ranking figure where the clock was not saved with the result)."""
+    same = None
+    if len(g.clock_samples_ms) == len(g.wall_samples_ms):
+        same = table_iterations_clock_ms(g.clock_samples_ms, g.left_out)
+    return g.windows_ms[g.window or 0] if same is None else same
 
 
 def _cause(g: GraphResult, i: int) -> str:
