@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import compress
-from operator import add, not_
+from operator import add, attrgetter, not_
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,7 @@ ITERATION_MARKER = "inductor_bench::iteration"  # each iteration of a breakdown'
 BUILTIN = "<built-in>"
 _HOST = frozenset({CPU_OP}) | LAUNCH_CATEGORIES
 _MARKER_CATEGORIES = frozenset({CPU_OP, USER_ANNOTATION})
+EVENT_CAT = attrgetter("cat")
 
 
 class _Names(Table):
@@ -125,6 +126,8 @@ class TraceColumns:
     untimed_device: int = 0  # how many of those were device events
     no_dur: dict[str, int] = field(default_factory=dict)  # name -> its device events with no dur
     recorded_end: float = math.inf  # where the profiler's own span ends (recording.py); inf: not written
+    # the categories written on the events not read (another tool's trace holds only such)
+    unread_categories: set[str] = field(default_factory=set)
 
     def span(self) -> tuple[float, float]:
         """The earliest start and the latest end of every event kept."""
@@ -295,6 +298,8 @@ def load_columns(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> TraceColum
 
     def run(raws: list[Any]) -> None:
         cats = [canon.get(x.cat) for x in raws]  # None: not read
+        if None in cats:  # one pass in C: the categories met, less those read (at the end)
+            out.unread_categories.update(map(EVENT_CAT, raws))
         filler.add(list(compress(raws, cats)), list(filter(None, cats)))
 
     def one(raw: Any) -> None:
@@ -308,6 +313,7 @@ def load_columns(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> TraceColum
     top = stream_trace(p, decoder, run, one, chunk_bytes)
     out.device_properties = device_properties(top.get("deviceProperties"))
     out.base_time_ns = base_time(top.get("baseTimeNanoseconds"))
+    out.unread_categories -= canon.keys() | {""}
     return _restored(out)
 
 

@@ -123,8 +123,7 @@ def _host_steps(c: TraceColumns) -> StepEvents:
     if not ops:
         raise NothingProfiled(
             f"{c.path or 'trace'}: no GPU activity (kernel / gpu_memcpy / gpu_memset events) "
-            "and no CPU ops (cpu_op events): nothing to analyse (a profiler cycle that stopped "
-            "before its active steps holds none)" + _unfinished_words(c)
+            "and no CPU ops (cpu_op events): nothing to analyse " + _why_nothing(c) + _unfinished_words(c)
         )
     windows = _step_windows(c)
     wraps = {i for i, (category, _) in enumerate(kinds) if category in categories.WRAPPER_CATEGORIES}
@@ -137,6 +136,17 @@ def _host_steps(c: TraceColumns) -> StepEvents:
     return StepEvents(windows, [top for top, _ in split], 0, op, names, op.ts, row, rows.values, kind,
                       kinds, [shares for _, shares in split], call_contexts(op, names, ops),
                       recorded_end=c.recorded_end)
+
+
+def _why_nothing(c: TraceColumns) -> str:
+    """Why a trace holds nothing to analyse: a profiler cycle that stopped early, or another
+    tool's trace, whose events are all of categories torch.profiler does not write."""
+    if c.kept or not c.unread_categories:
+        return "(a profiler cycle that stopped before its active steps holds none)"
+    cats = sorted(c.unread_categories)
+    shown = ", ".join(cats[:5]) + (f" and {len(cats) - 5} more" if len(cats) > 5 else "")
+    return (f"(its events are of categories torch.profiler does not write: {shown}; "
+            "not a torch.profiler trace?)")
 
 
 def _unfinished_words(c: TraceColumns) -> str:
