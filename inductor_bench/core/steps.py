@@ -19,6 +19,7 @@ from .classify import classify
 from .columns import ITERATION_MARKER, STEP_NAME, Events, Table, TraceColumns
 from .compiled_calls import call_contexts
 from .errors import NothingProfiled
+from .host_wrappers import unnamed_wrappers
 from .launches import link_launches
 from .recording import PAST_RECORDING_MARGIN_US
 from .timeline import Covered
@@ -112,6 +113,8 @@ def _host_steps(c: TraceColumns) -> StepEvents:
     names = c.names.values
     op = c.op
     kinds, kind = _kinds(c, ((n, 0, -1) for n in op.name), [()])
+    name_of_kind = dict(zip(kind, op.name, strict=True))  # each kind's op name id
+    kinds = unnamed_wrappers(kinds, [names[name_of_kind[k]] for k in range(len(kinds))], names, op)
     # a compiled graph's call record stands aside where its C++ kernels are ops of their own
     # (kernel profiling on, as breakdown traces): its time outside them is the Python wrapper,
     # idle as breakdown counts the host. Where they are not (a user's trace), it wraps its
