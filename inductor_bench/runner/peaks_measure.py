@@ -51,7 +51,7 @@ HOST_ARRAY_MAX = 1024**3
 # (2 threads beside a busy core, 2026-12-07: the best of 7 copies 16.8 GB/s, of 2 s of them 25.2)
 BANDWIDTH_BUDGET_S = 0.75
 HOST_FIGURES = 3  # the host's bandwidth figures, each its own pauses' room: copy_, memcpy, triad
-METHOD = 14  # bump when the measurement changes: cached figures of an older method are not reused
+METHOD = 15  # bump when the measurement changes: cached figures of an older method are not reused
 
 
 def last_level_cache_bytes() -> int:

@@ -20,6 +20,10 @@ that ran out (``Pauses.describe``). The figures still to come keep a share of th
 threads did not run while another spun at their barrier reads CPU time as long as its wall
 time; it is known by the threads' run-queue wait or the hypervisor's steal
 (``runner/lost_time.py``) being over half its wall time, and counts as a pause too.
+A steady load is not waited for (``core/load_share.py``): once the figure's calls have lost an
+even share of their time for a second, its pauses count as any other call's, and the
+measurement says it was taken beside that load (``Pauses.note``): a busy loop on one of the
+2 cores had every figure wait and the ceilings take 28-30 s.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.load_share import LoadWindows
 from . import lost_time
 
 PAUSE_S = 0.002  # a call whose CPU time fell this far behind its wall time, and under half of it:
@@ -53,6 +58,8 @@ class Pauses:
     figure: str = ""  # the current figure's name
     queued_s: float = 0.0  # of ``seconds``: the threads' wait for a core (``runner/lost_time.py``)
     steal_s: float = 0.0  # of ``seconds``: the hypervisor's steal
+    windows: LoadWindows = field(default_factory=LoadWindows)  # the current figure's calls
+    steady: dict[str, float] = field(default_factory=dict)  # figure: its share lost to a steady load
 
     @property
     def short(self) -> bool:
@@ -72,6 +79,13 @@ class Pauses:
 
     def next_figure(self, name: str = "") -> None:
         self.figure_s, self.figure, self.begun = 0.0, name, self.begun + 1
+        self.windows = LoadWindows()
+
+    def seen(self, wall_s: float, lost_s: float) -> None:
+        """A timed call of the current figure: its wall seconds and the seconds it was held up."""
+        self.windows.add(wall_s, lost_s)
+        if self.figure not in self.steady and (share := self.windows.steady_share()) is not None:
+            self.steady[self.figure] = share
 
     def _ran_out(self) -> None:
         if self.figure not in self.short_in:
@@ -85,10 +99,11 @@ class Pauses:
             both = lost.queued_s + lost.steal_s
             self.queued_s += seconds * lost.queued_s / both
             self.steal_s += seconds * lost.steal_s / both
-        room = max(self.room(), 0.0)
+        # beside a steady load there is no quieter moment to wait for
+        room = 0.0 if self.figure in self.steady else max(self.room(), 0.0)
         waited = min(seconds, room)
         self.figure_s, self.waited_s = self.figure_s + waited, self.waited_s + waited
-        if seconds > room:
+        if seconds > room and self.figure not in self.steady:
             self._ran_out()
         return seconds <= room
 
@@ -117,8 +132,15 @@ class Pauses:
         """The pauses in the measurement's own words (``Ceilings.how``); "" where none."""
         if not self.calls or self.short:
             return ""
-        return (f"; {self.calls} call(s) during which the process did not run ({self.seconds:.1f} s) "
-                "timed again")
+        again = (f"; {self.calls} call(s) during which the process did not run ({self.seconds:.1f} s) "
+                 "timed again")
+        return (again if self.waited_s > 0 else "") + self._beside()
+
+    def _beside(self) -> str:
+        """The figures taken beside a steady load, with the share of their calls' time it took."""
+        said = [f"{name or 'the figure'} {share:.0%}" for name, share in self.steady.items()]
+        return ("; measured beside a steady load (the share of the calls' time other processes held "
+                f"them up: {', '.join(said)}), not waited out" if said else "")
 
 
 PAUSES = Pauses()  # the current measurement's (a measuring worker makes one at a time)
@@ -153,11 +175,14 @@ def timed(fn: Any) -> tuple[float, bool]:
     wall = time.perf_counter() - w0
     cpu = time.process_time() - c0
     if wall - cpu > PAUSE_S and cpu < wall / 2 and CPU_CLOCK_FINE:
+        PAUSES.seen(wall, wall - cpu)
         return wall, not PAUSES.add(wall - cpu)
     if wall <= PAUSE_S:  # no call this short is held up past PAUSE_S: its counters go unread
+        PAUSES.seen(wall, 0.0)
         return wall, True
     after = lost_time.read()
     lost = after.since(before) if after is not None and before is not None else lost_time.Lost()
+    PAUSES.seen(wall, min(lost.total, wall))
     if min(lost.total, wall) > PAUSE_S and lost.total > wall / 2:  # some threads did not run
         return wall, not PAUSES.add(min(lost.total, wall), lost)
     return wall, True
