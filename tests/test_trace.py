@@ -181,7 +181,8 @@ def test_a_trace_path_that_is_a_device_or_a_fifo_is_named_as_one_unopened(tmp_pa
     ("content", "expected"),
     [
         ("hello, not json", "not a JSON object"),
-        ("", "not a JSON object"),
+        ("", "not a kineto chrome trace (the file is empty)"),  # it read "not a JSON object"
+        (" \n\t", "not a kineto chrome trace (the file is empty)"),
         ("[1, 2, 3]", "not a JSON object"),
         ('{"schemaVersion": 1, "deviceProperties": []}', "no traceEvents"),
         ('{"traceEvents": {"a": 1}}', "traceEvents is not a list"),

@@ -157,6 +157,8 @@ def walk_document(
     """Walk the top-level object: stream ``traceEvents``, keep the other keys in ``top``."""
     if s.peek() == _BOM[:1] and bytes(s.buf[s.pos : s.pos + 3]) == _BOM:
         s.pos += 3  # a byte order mark (an editor's save on Windows): JSON's readers may skip it
+    if s.peek() == b"":  # a trace whose writing never began (a job killed before its export)
+        raise TraceError(f"{s.path}: not a kineto chrome trace (the file is empty)")
     if s.peek() != b"{":
         _check_text(bytes(s.buf[s.pos : min(s.pos + 64, s.end)]))
         raise TraceError(f"{s.path}: not a kineto chrome trace (the file is not a JSON object)")
