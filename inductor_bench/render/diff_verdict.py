@@ -4,7 +4,7 @@ verdict cells its tables share. Returns strings."""
 
 from __future__ import annotations
 
-from ..core.diff import Diff, SectionDiff
+from ..core.diff import Diff, KernelDiff, SectionDiff
 from ..core.other_workload import workload_line
 from ..core.stats import MIN_SAMPLES, Change
 from ..core.vocab import Outcome, StepSource, Verdict
@@ -68,8 +68,15 @@ def _responsible_phrase(s: SectionDiff, doc: Doc, top: int) -> str:
     flash-attention kernel's whole name runs past 200 characters: on hover in HTML, in the JSON)."""
     ks = s.responsible(VERDICT_KERNELS)
     names = ", ".join(f"{doc.named(doc.code(table_label(s, k, top)), k.name)} {kernel_change(k)} ms "
-                      f"({k.status})" for k in ks)
+                      f"({_status_words(k)})" for k in ks)
     return (f"; kernels responsible: {names}" if ks else "") + _calls_phrase(s)
+
+
+def _status_words(k: KernelDiff) -> str:
+    """A kernel's status, and where an extern op's calls differ in number, which: an op with two
+    more calls reads slower by their time, not because a call it had got slower."""
+    more = k.calls_one_side or k.calls_unpaired
+    return f"{k.status}: {more}" if more else k.status
 
 
 def _calls_phrase(s: SectionDiff) -> str:
