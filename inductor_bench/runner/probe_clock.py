@@ -108,10 +108,11 @@ class Pauses:
         return seconds <= room
 
     def describe(self) -> str | None:
-        """Why the figures may be low, where the waits ran out; None where every paused call
-        was made again."""
+        """Why the figures may be low, where the waits ran out or a steady load was not waited
+        for (so the cache measures again next run, keeping the higher); None where every paused
+        call was made again."""
         if not self.short:
-            return None
+            return self._steady_load() or None
         return (f"the measuring process did not run for {self.seconds:.1f} s of {self.calls} timed call(s) "
                 f"(stopped, or its threads waiting for a core: more than its probes wait out, "
                 f"{FIGURE_PAUSES_MAX_S:g} s a figure and {PAUSES_MAX_S:g} s in all{self._where()})"
@@ -136,11 +137,22 @@ class Pauses:
                  "timed again")
         return (again if self.waited_s > 0 else "") + self._beside()
 
+    def _steady_shares(self) -> str:
+        """The figures taken beside a steady load, each with the share of its calls' time the
+        load took; "" where none."""
+        return ", ".join(f"{name or 'the figure'} {share:.0%}" for name, share in self.steady.items())
+
+    def _steady_load(self) -> str:
+        """The steady load, as a disturbance: "" where none."""
+        said = self._steady_shares()
+        return ("other processes held up its probes' calls steadily, not waited out (the share of "
+                f"their time: {said})" if said else "")
+
     def _beside(self) -> str:
-        """The figures taken beside a steady load, with the share of their calls' time it took."""
-        said = [f"{name or 'the figure'} {share:.0%}" for name, share in self.steady.items()]
+        """The figures taken beside a steady load, in the measurement's own words."""
+        said = self._steady_shares()
         return ("; measured beside a steady load (the share of the calls' time other processes held "
-                f"them up: {', '.join(said)}), not waited out" if said else "")
+                f"them up: {said}), not waited out" if said else "")
 
 
 PAUSES = Pauses()  # the current measurement's (a measuring worker makes one at a time)
