@@ -154,12 +154,11 @@ def module_key(path: str, sites: dict[str, list[Any]]) -> str:
 def by_module(us: list[Unit], depth: int | None = None, roots: dict[str, str] | None = None) -> list[Group]:
     """Units grouped by the set of ``nn.Module`` paths (cut to ``depth`` parts) they ran in, each
     with the line that built it where known (``module_key``); a graph's own code by its name in
-    ``roots`` (``compiled_from.top_levels``) where it has one."""
+    ``roots`` (``compiled_from.top_levels``) where it has one, after the modules (``module_order``)."""
     groups: dict[tuple[str, ...], Group] = {}
     for u in us:
-        mods = sorted({module_key(named_root(at_depth(m, depth), u.graph.id, roots), u.graph.module_sites)
-                       for m in u.origin.modules},
-                      key=lambda k: (path_order(k.split(BUILT_AT)[0]), k)) if u.origin else []
+        paths = module_order({at_depth(m, depth) for m in u.origin.modules}) if u.origin else []
+        mods = [module_key(named_root(p, u.graph.id, roots), u.graph.module_sites) for p in paths]
         if mods:
             key = tuple(mods)
             g = groups.setdefault(key, Group(key))
@@ -168,6 +167,14 @@ def by_module(us: list[Unit], depth: int | None = None, roots: dict[str, str] | 
             g = groups.setdefault(("", why), Group((), missing=why))
         g.units.append(u)
     return _ordered(groups)
+
+
+def module_order(paths: set[str]) -> list[str]:
+    """Module paths in a group's order: by path (``blocks.2`` before ``blocks.10``), the graph's
+    own code (``ROOT_MODULE``) last: a kernel that fuses a module's work with code outside every
+    module reads as that module's first (``norm (LayerNorm) + (top level)``), and the kernels of
+    several such groups do not all read as the top level's."""
+    return sorted(paths, key=lambda p: (p == ROOT_MODULE, path_order(p), p))
 
 
 def named_root(path: str, graph_id: str, roots: dict[str, str] | None) -> str:

@@ -377,7 +377,8 @@ def _view_note(by: str, named_roots: bool = False, kernels: bool = True) -> str:
         )
     return (
         "A kernel that ran in several modules is counted once, in the group of all of them (+ rows); "
-        + (f"{TOP_LEVEL} = the compiled function's own code." if not named_roots else
-           "(top level of F) = the code of the compiled function F itself, outside every nn.Module.")
+        + (f"{TOP_LEVEL} = the compiled function's own code" if not named_roots else
+           "(top level of F) = the code of the compiled function F itself, outside every nn.Module")
+        + ", listed after the modules a kernel fuses it with."
         + column
     )
