@@ -47,8 +47,8 @@ LINES_SHOWN = 6  # source lines named there before "+N lines" (the views by line
 # (``table_fit``): what the row's other cells or the category table already say.
 TOP_OPTIONAL = ("% kernel", "calls", "#", "category")
 GRAPH_OPTIONAL = ("file", "inputs", "calls")
-# ... and of the views by op, module and line: ms holds the forward's and backward's split, the
-# group's kernels are listed by its ``--by`` view's JSON and the graphs' kernel tables
+# ... and of the views by op, module and line: ms holds the forward's and backward's split, and
+# the graphs' kernel tables name each kernel's modules and lines (its group)
 VIEW_OPTIONAL = (("fwd ms", "bwd ms"), "kernels")  # forward and backward go together
 
 
