@@ -11,6 +11,12 @@ extra Linear, back to back on a 2-core AMD EPYC shared machine, torch 2.13.0+cpu
 
 from __future__ import annotations
 
+import json
+from collections import Counter
+
+import pytest
+
+from inductor_bench import cli
 from inductor_bench.core.diff import diff_results
 from inductor_bench.core.rundir import load_any
 from inductor_bench.render.diff import verdict_line
@@ -30,3 +36,27 @@ def test_an_op_called_more_often_is_named_with_its_new_calls():
     (mm,) = [k for k in d.sections[0].kernels if k.name == "aten::mm"]
     assert mm.calls_one_side == "#2, #3 in head only"  # 5 calls a step in base, 7 in head
     assert [k.status for k in d.sections[0].kernels if k.name.startswith("aten::")] == ["slower", "slower"]
+
+
+def _graph_shapes(run) -> dict[str, list[tuple[int, ...]]]:
+    data = json.loads((run / "breakdown.json").read_text())
+    return {g["id"]: [tuple(s) for s in g["input_shapes"]] for g in data["graphs"]}
+
+
+def test_the_verdict_says_the_graphs_gained_the_new_layers_inputs_not_that_shapes_changed(capsys):
+    """The extra Linear gives each graph two more inputs, every other input as it was: the
+    forward its weight (512x512) and bias (512), the backward its weight and one more saved
+    activation (64x512). The line had read 'shapes changed, not the same work: 0-forward's
+    inputs', as if something had been resized."""
+    base, head = _graph_shapes(BASE), _graph_shapes(HEAD)
+    for g, more in (("0-forward", [(512, 512), (512,)]), ("0-backward", [(512, 512), (64, 512)])):
+        assert Counter(head[g]) - Counter(base[g]) == Counter(more) and not Counter(base[g]) - Counter(head[g])
+    work = ("not the same work: 0-forward: 2 inputs more in head (512x512, 512), "
+            "0-backward: 2 inputs more in head (512x512, 64x512)")
+    line = verdict_line(diff_results(load_any(BASE), load_any(HEAD)), TextDoc())
+    assert line.endswith(f"(slower); {work}") and "shapes changed" not in line
+    with pytest.raises(SystemExit) as e:
+        cli.main(["diff", str(BASE), str(HEAD), "--fail-on-regression", "10"])
+    assert e.value.code == 1
+    assert capsys.readouterr().err.strip().endswith(
+        f"significant regression above 10%: default all graphs +71.9% ({work})")

@@ -1,7 +1,7 @@
 """diff of a generated kernel whose graph was given inputs of other sizes (a batch of 64 made
-128): the kernel records no shapes of its own, so its row says ``shapes changed: graph inputs``
-from its graph's saved input shapes, and the verdict names the graph; an extern op whose own
-calls kept their shapes is not marked."""
+128): the kernel records no shapes of its own, so its row says ``graph inputs changed`` from its
+graph's saved input shapes, and the verdict line names the graph and the shapes that changed; an
+extern op whose own calls kept their shapes is not marked."""
 
 from __future__ import annotations
 
@@ -73,9 +73,13 @@ def test_a_generated_kernel_whose_graph_inputs_changed_size_is_marked(tmp_path, 
     assert marked(capsys, base, head) == {("0-forward", n): [n] for n in generated}
     _, out = diff(capsys, base, head)
     row = next(ln for ln in out.splitlines() if ln.startswith(f"0-forward  {SLOW} "))
-    assert row.rstrip().endswith("shapes changed: graph inputs")
-    assert "shapes changed, not the same work: 0-forward's inputs" in out
-    assert "(graph inputs) the kernel's graph was given inputs of other sizes" in " ".join(out.split())
+    assert row.rstrip().endswith("graph inputs changed")
+    # x [64, 256], the activations [64, 512] and the targets [64] given 128 rows; as many inputs
+    resized = "0-forward: inputs of other shapes (64x256 -> 128x256, 64x512 -> 128x512, 64 -> 128)"
+    assert f"; not the same work: {resized} - but base and head were measured" in out.splitlines()[0]
+    assert f"graph inputs changed (matched): {resized}; the kernel's change" in " ".join(out.split())
+    _, js = diff(capsys, base, head, "--format", "json")
+    assert json.loads(js)["sections"][0]["graph_inputs"] == {"0-forward": resized.split(": ", 1)[1]}
 
 
 def test_no_mark_where_the_graph_inputs_are_the_same_or_not_saved(tmp_path, capsys):

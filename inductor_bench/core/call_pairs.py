@@ -13,8 +13,8 @@ is still a move toward the limit; its time is not the same work's, and the row s
 
 A kernel with no extern call recorded on either side (a generated kernel; an op of a run saved
 before calls were) has no shapes of its own: where its graph's inputs changed size
-(``GraphResult.input_shapes``, recorded on both sides), it is put down as changed as a whole
-(``inputs_changed``).
+(``GraphResult.input_shapes``, recorded on both sides), it is put down as changed as a whole,
+and the section says how the graph's inputs differ (``inputs_changed``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import TypeVar
 
 from .ceilings import KernelRoof, beats_compute_ceiling, no_distance
 from .diff_records import ADDED, REMOVED, CallMove, SectionDiff
+from .graph_inputs import inputs_difference
 from .results import BreakdownResult, GraphResult, KernelStat
 from .sizepoly import same_shape
 from .sources import STRIDES_MARK, UNKNOWN_STRIDES, CallSite, shape_dims
@@ -152,8 +153,9 @@ def _shapes_only(c: Call) -> Call:
 
 
 def inputs_changed(section: SectionDiff, base: BreakdownResult, head: BreakdownResult) -> None:
-    """Each paired kernel without extern calls on either side whose graph's inputs changed size:
-    its ``graph_inputs_changed``, its time not the same work's."""
+    """Each paired kernel without extern calls on either side whose graph's inputs changed (in
+    number or shape): its ``graph_inputs_changed``, its time not the same work's; and the
+    section's ``graph_inputs``, how that graph's inputs differ."""
     bg, hg = ({g.id: g for g in r.graphs} for r in (base, head))
     for k in section.kernels:
         if k.status in (ADDED, REMOVED) or k.other_work:
@@ -163,6 +165,7 @@ def inputs_changed(section: SectionDiff, base: BreakdownResult, head: BreakdownR
             continue
         if b.input_shapes and h.input_shapes and b.input_shapes != h.input_shapes:
             k.graph_inputs_changed = True
+            section.graph_inputs[k.graph] = inputs_difference(b.input_shapes, h.input_shapes)
 
 
 def _calls_made(g: GraphResult, name: str) -> bool:

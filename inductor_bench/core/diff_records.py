@@ -76,7 +76,8 @@ class KernelDiff:
     # its paired calls whose input shapes differ, as head names them (``aten::mm #1``): its time
     # is then not the same work's on both sides, whatever its verdict says
     shapes_changed: list[str] = field(default_factory=list)
-    # a kernel without extern calls whose graph was given inputs of other sizes
+    # a kernel without extern calls whose graph was given other inputs (more, fewer, or of
+    # other shapes)
     # (``call_pairs.inputs_changed``): its time not the same work's either
     graph_inputs_changed: bool = False
 
@@ -158,19 +159,19 @@ class SectionDiff:
     # the workload options the two sides ran otherwise (``batch size 8 -> 16``,
     # core/other_workload.py): its figures are shown, none judged
     other_workload: list[str] = field(default_factory=list)
+    # graph -> how its inputs differ (``2 inputs more in head (512x512, 512)``,
+    # core/graph_inputs.py), where kernels without calls were put down to it
+    # (``call_pairs.inputs_changed``): the section's work is then not the same on both sides
+    graph_inputs: dict[str, str] = field(default_factory=dict)
 
     def kernels_with(self, *statuses: str) -> list[KernelDiff]:
         return [k for k in self.kernels if k.status in statuses]
 
     def shapes_changed(self) -> list[str]:
-        """The paired extern calls whose inputs changed size (``0-forward aten::mm #1``), and
-        once each graph whose inputs did where kernels without calls were put down to it
-        (``0-forward's inputs``): the section's work is then not the same on both sides, its
-        step's change the model's too."""
-        out = [x for k in self.kernels
-               for x in ([f"{k.graph}'s inputs"] if k.graph_inputs_changed else [])
-               + [f"{k.graph} {c}" for c in k.shapes_changed]]
-        return list(dict.fromkeys(out))
+        """The paired extern calls whose inputs changed size (``0-forward aten::mm #1``): the
+        section's work is then not the same on both sides, its step's change the model's too
+        (so is it where ``graph_inputs`` holds a graph)."""
+        return list(dict.fromkeys(f"{k.graph} {c}" for k in self.kernels for c in k.shapes_changed))
 
     def responsible(self, limit: int | None = None) -> list[KernelDiff]:
         """Added or significantly slower kernels, the biggest increase first."""
@@ -206,7 +207,7 @@ class SectionDiff:
                 None if c is None else {"gbps": c.gbps, "tflops": c.tflops} for c in self.roofline_ceilings),
                 strict=True))
         for k in ("breaks_added", "breaks_removed", "limits_added", "limits_removed", "calls_changed",
-                  "same_code", "other_workload"):
+                  "same_code", "other_workload", "graph_inputs"):
             if getattr(self, k):
                 d[k] = getattr(self, k)
         return d

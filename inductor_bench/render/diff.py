@@ -146,12 +146,11 @@ def _match_cell(k: KernelDiff, doc: Doc) -> str:
 
 def _shapes_words(k: KernelDiff) -> str:
     """``shapes changed: #1``: the calls of an extern op whose inputs changed size, as the
-    moves toward the limit name them; ``shapes changed: graph inputs`` for a kernel without
-    calls whose graph's inputs did; nothing where none did."""
-    if not k.other_work:
-        return ""
-    marks = ["graph inputs"] * k.graph_inputs_changed + [c.rsplit(" ", 1)[-1] for c in k.shapes_changed]
-    return f"shapes changed: {', '.join(marks)}"
+    moves toward the limit name them; ``graph inputs changed`` for a kernel without calls whose
+    graph was given other inputs; nothing where none did."""
+    marks = [c.rsplit(" ", 1)[-1] for c in k.shapes_changed]
+    return "; ".join(([f"shapes changed: {', '.join(marks)}"] if marks else [])
+                     + (["graph inputs changed"] if k.graph_inputs_changed else []))
 
 
 def _kernel_rows(ks: list[KernelDiff], doc: Doc) -> list[list[str]]:
@@ -240,11 +239,15 @@ def _kernel_blocks(s: SectionDiff, top: int, doc: Doc) -> None:
             rows, headers = [r[:-1] for r in rows], headers[:-1]
         more = f" (top {top} of {len(ks)})" if len(ks) > top else f" ({len(ks)})"
         doc.captioned(doc.strong(title + more), doc.table_text(rows, headers, None, KERNEL_OPTIONAL))
-    if any(k.other_work for status, _ in KERNEL_GROUPS for k in s.kernels_with(status)):
+    marked = [k for status, _ in KERNEL_GROUPS for k in s.kernels_with(status) if k.other_work]
+    if any(k.shapes_changed for k in marked):
         doc.paragraph("shapes changed (matched): the op's calls it names are the same calls of the model "
-                      "(the same op, module and source line) with inputs of other sizes in head, or "
-                      "(graph inputs) the kernel's graph was given inputs of other sizes: its "
+                      "(the same op, module and source line) with inputs of other sizes in head: its "
                       "change is not one of the same work but the model's, whether or not that was meant")
+    if any(k.graph_inputs_changed for k in marked):
+        graphs = ", ".join(f"{g}: {how}" for g, how in s.graph_inputs.items())
+        doc.paragraph(f"graph inputs changed (matched): {graphs}; the kernel's change is not one of "
+                      "the same work but the model's, whether or not that was meant")
 
 
 # ---- the document ---------------------------------------------------------------------------

@@ -81,11 +81,19 @@ def _status_words(k: KernelDiff) -> str:
 
 def _calls_phrase(s: SectionDiff) -> str:
     """The graphs the model called another number of times (the step moves with their calls),
-    and the extern calls whose inputs changed size (the step's change is partly the model's)."""
+    and the work that changed (the step's change is partly the model's)."""
     each = ", ".join(f"{g} {fmt_calls(b)} -> {fmt_calls(h)}" for g, b, h in s.calls_changed)
+    return (f"; calls changed: {each}" if each else "") + "".join(f"; {w}" for w in work_changed(s))
+
+
+def work_changed(s: SectionDiff) -> list[str]:
+    """``shapes changed, not the same work: 0-forward aten::addmm #1`` (extern calls whose inputs
+    changed size), ``not the same work: 0-forward: 2 inputs more in head (512x512, 512)`` (graphs
+    given other inputs, as their saved shapes differ); none where the work is the same."""
     shapes = ", ".join(s.shapes_changed())
-    return ((f"; calls changed: {each}" if each else "")
-            + (f"; shapes changed, not the same work: {shapes}" if shapes else ""))
+    graphs = ", ".join(f"{g}: {how}" for g, how in s.graph_inputs.items())
+    return ([f"shapes changed, not the same work: {shapes}"] if shapes else []) + (
+        [f"not the same work: {graphs}"] if graphs else [])
 
 
 def _not_comparable_line(diff: Diff, doc: Doc, threshold_pct: float | None) -> str:
