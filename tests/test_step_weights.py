@@ -337,9 +337,17 @@ def test_diff_says_when_calls_changed_and_withholds_a_verdict_when_one_side_was_
         diff_results(base, head))
     d = diff_results(_script(None), head)
     assert d.status() == "not comparable"
+    # an older run: measuring it again with this version counts them, and the line says how
     assert [u.describe() for u in d.unmeasured] == [
-        "default: the calls of each graph not measured in base (an older run, or CUDA-graph replays: its "
-        "step adds each graph once)"]
+        "default: the calls of each graph not measured in base (an older run: its step adds each graph "
+        "once; measure base again with this version, `inductor-bench breakdown decode.py --device cpu` on "
+        "base's code)"]
+    replayed = _script(None)
+    for g in replayed.graphs:
+        g.cuda_graphs = True
+    assert [u.describe() for u in diff_results(head, replayed).unmeasured] == [
+        "default: the calls of each graph not measured in head (CUDA-graph replays, whose calls are not "
+        "counted: its step adds each graph once)"]
 
 
 def test_a_scaled_summary_is_w_calls_of_the_measured_one():

@@ -5,6 +5,7 @@ that lacks one (``diff.py``, the gate of ``compare_gate.py``). Pure; no torch.""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from . import step_totals
 from .results import BreakdownResult
@@ -77,7 +78,18 @@ def uncounted_calls(base: BreakdownResult, head: BreakdownResult, section: str,
         return []
     side = sides[counted.index(False)]
     return [Unmeasured(section=section, side=side, what="the calls of each graph",
-                       why="an older run, or CUDA-graph replays: its step adds each graph once")]
+                       why=_why_uncounted((base, head)[counted.index(False)], side))]
+
+
+def _why_uncounted(r: BreakdownResult, side: str) -> str:
+    """Why a run's graphs' calls were not counted, and where measuring it again counts them (an
+    older run: this version's breakdown of the same model)."""
+    if any(g.cuda_graphs and g.calls is None for g in r.measured()):
+        return "CUDA-graph replays, whose calls are not counted: its step adds each graph once"
+    again = " ".join([f"inductor-bench breakdown {Path(r.model_path).name or r.model}"]
+                     + ["--train"] * r.train + [f"--device {r.device}"] * bool(r.device))
+    return (f"an older run: its step adds each graph once; measure {side} again with this version, "
+            f"`{again}` on {side}'s code")
 
 
 def calls_changed(base: BreakdownResult, head: BreakdownResult) -> list[tuple[str, float, float]]:
