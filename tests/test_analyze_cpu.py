@@ -143,8 +143,8 @@ def test_cli_reports_a_cpu_trace(capsys):
     assert " ops (steady mean step)" in out and "launched by" not in out  # host ops, no launcher
     assert "iterations inductor-bench profiled (its inductor_bench::iteration ranges" in out
     # the host queues nothing: no queued column (0 in the JSON), the idle split's others kept
-    header = next(ln for ln in out.splitlines() if ln.startswith("step ") and "waiting on CPU" in ln)
-    assert "queued" not in header and "nothing launched" in header and "other steps' work" in header
+    header = next(ln for ln in out.splitlines() if ln.startswith("step ") and "between ops" in ln)
+    assert "queued" not in header and "after last op" in header and "other steps' work" in header
     code, out, _ = run_cli(capsys, str(CPU_TRACES[0]), "--format", "json")
     data = json.loads(out)
     step = data["steps"][0]

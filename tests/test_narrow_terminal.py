@@ -56,20 +56,22 @@ def test_the_roofline_fits_80_columns_with_its_figures_and_verdicts(capsys, monk
 
 STEP_TRACES = {
     "cpu": (FIXTURES / "cpu_loop" / "torch-2.13.0.json.gz",
-            ["step", "thread", "wall ms", "busy", "other steps' work", "waiting on CPU", "nothing launched"]),
+            ["step", "thread", "wall ms", "busy", "other steps' work", "between ops", "after last op"], "ops ms"),
     "cuda": (FIXTURES / "cuda_h200_stack_loop" / "stack-loop.pt.trace.json.gz",
-             ["step", "device", "wall ms", "busy", "other steps' work", "waiting on CPU", "queued", "nothing launched"]),
+             ["step", "device", "wall ms", "busy", "other steps' work", "waiting on CPU", "queued", "nothing launched"],
+             "kernel ms"),
 }
 
 
-@pytest.mark.parametrize("trace,headers", STEP_TRACES.values(), ids=list(STEP_TRACES))
-def test_analyzes_step_table_fits_80_columns_leaving_out_busy_and_kernel_ms(capsys, monkeypatch, trace, headers):
+@pytest.mark.parametrize("trace,headers,summed", STEP_TRACES.values(), ids=list(STEP_TRACES))
+def test_analyzes_step_table_fits_80_columns_leaving_out_busy_and_kernel_ms(capsys, monkeypatch, trace, headers,
+                                                                              summed):
     whole = _columns(_table(_shown(capsys, monkeypatch, ["analyze", str(trace)], None), "step  "))
     table = _table(_shown(capsys, monkeypatch, ["analyze", str(trace)], 80), "step  ")
     assert max(len(ln) for ln in table.splitlines()) <= 80
     cols = _columns(table)
     assert list(cols) == headers
-    assert "(busy ms, kernel ms: left out to fit 80 columns" in table
+    assert f"(busy ms, {summed}: left out to fit 80 columns" in table
     assert all(cols[h] == whole[h] for h in headers)  # every figure kept whole
     # busy ms and kernel ms read from wall and busy %: one stream, kernel ms = busy ms
     for wall, pct, busy in zip(whole["wall ms"], whole["busy"], whole["busy ms"], strict=True):
@@ -159,12 +161,12 @@ def test_the_note_under_a_view_explains_its_kernels_column_only_where_shown(caps
     assert ("kernels = kernels and extern calls in the group." in note) is kept
 
 
-@pytest.mark.parametrize("trace", [t for t, _ in STEP_TRACES.values()], ids=list(STEP_TRACES))
-def test_analyzes_step_notes_leave_out_kernel_ms_with_its_column(capsys, monkeypatch, trace):
-    assert "kernel ms sums them" in _shown(capsys, monkeypatch, ["analyze", str(trace)], None)
+@pytest.mark.parametrize("trace,summed", [(t, s) for t, _, s in STEP_TRACES.values()], ids=list(STEP_TRACES))
+def test_analyzes_step_notes_leave_out_kernel_ms_with_its_column(capsys, monkeypatch, trace, summed):
+    assert f"{summed} sums them" in _shown(capsys, monkeypatch, ["analyze", str(trace)], None)
     shown = _shown(capsys, monkeypatch, ["analyze", str(trace)], 80)
-    assert "(busy ms, kernel ms: left out to fit 80 columns" in shown
-    assert "kernel ms sums" not in shown.replace("\n", " ")
+    assert f"(busy ms, {summed}: left out to fit 80 columns" in shown
+    assert f"{summed} sums" not in shown.replace("\n", " ")
     assert "(never above wall)." in shown.replace("\n", " ") or "not inside another)." in shown.replace("\n", " ")
 
 

@@ -18,6 +18,7 @@ from .analyze_memory import memory_section
 from .analyze_shaped_ops import shaped_ops_section
 from .analyze_top import NAME_CHARS, left_out_line, listed, step_code, top_section
 from .doc import TEXT, Doc, new_doc
+from .host_words import host_word
 from .outside import python_table
 from .past_recording import steps_past_recording
 
@@ -41,7 +42,7 @@ STEP_ALIGN = ("left", "left", *("right",) * 8)
 STEP_OPTIONAL = ("busy ms", "kernel ms", "other steps' work")
 
 
-KERNEL_MS_HOST = "; kernel ms sums them."
+KERNEL_MS_HOST = "; ops ms sums them."
 HOST_WALL = "wall = the step, extended to the end of the last op that started in it"
 # a trace without steps: its window is every event it recorded (docs/analyze.md, Steps)
 WHOLE_WALL = ("wall = the whole trace (no ProfilerStep# markers), from its first recorded event to its "
@@ -53,9 +54,9 @@ HOST_NOTES = (
     "CompiledFunction, Torch-Compiled Region; autograd's evaluate_function) gives its time to the "
     "ops inside it and keeps what they leave: a compiled graph's C++ kernels, which are no op here, "
     "are in its CompiledFunction's own time (docs/analyze.md).",
-    "idle = wall - busy: other steps' work (an op of another step still running), waiting on CPU "
-    "(between ops: Python, the framework, data loading), nothing launched (after the thread's last "
-    "op); no queued column: the host runs its ops as it issues them (the JSON's queued_ms is 0).",
+    "idle = wall - busy: other steps' work (an op of another step still running), between ops "
+    "(Python, the framework, data loading), after last op (the thread's last op had ended); no "
+    "queued column: the host runs its ops as it issues them (the JSON's queued_ms is 0).",
 )
 
 
@@ -84,10 +85,12 @@ def _steps(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> None:
     per = "CPU thread" if on_host(r) else "device"  # the host's rows are its threads
     doc.heading(f"Steps (per {per})" if r.steps[0].name != WHOLE_TRACE else f"The whole trace (per {per})")
     if on_host(r):  # the host runs its ops as it issues them: nothing is queued
-        q, headers = STEP_HEADERS.index("queued"), [h.replace("device", "thread") for h in STEP_HEADERS]
+        q, headers = STEP_HEADERS.index("queued"), [host_word(h, True) for h in STEP_HEADERS]
+        optional = tuple(host_word(h, True) for h in STEP_OPTIONAL)  # the thread's words for them
         gone = doc.table([x[:q] + x[q + 1:] for x in rows], headers[:q] + headers[q + 1:],
-                         STEP_ALIGN[:q] + STEP_ALIGN[q + 1:], optional=STEP_OPTIONAL)
-        host = HOST_NOTES[0].replace(KERNEL_MS_HOST, ".") if "kernel ms" in gone else HOST_NOTES[0]
+                         STEP_ALIGN[:q] + STEP_ALIGN[q + 1:], optional=optional)
+        ops_gone = host_word("kernel ms", True) in gone
+        host = HOST_NOTES[0].replace(KERNEL_MS_HOST, ".") if ops_gone else HOST_NOTES[0]
         host = host.replace(HOST_WALL, WHOLE_WALL) if r.steps[0].name == WHOLE_TRACE else host
         doc.fine_print(host, *HOST_NOTES[1:], *_disturbed(doc, r), *steps_past_recording(doc, r))
         return
@@ -161,7 +164,8 @@ def _categories(doc: Doc, r: AnalyzeResult, typical: dict[str, DeviceStep]) -> N
             ["total", fmt.ms(total), fmt.pct(100.0 if total else 0.0), fmt.pct(fmt.share(total, wall))]
         )
         doc.heading(f"Time by category, {'' if is_host(dev) else 'device '}{device_label(r, dev)} ({which})")
-        doc.table(rows, ["category", "ms", "% kernel", "% wall"], ("left", "right", "right", "right"))
+        share = host_word("% kernel", is_host(dev))  # of the category table's total
+        doc.table(rows, ["category", "ms", share, "% wall"], ("left", "right", "right", "right"))
         if total > wall > 0:
             doc.fine_print(f"the categories sum the events' durations, {fmt.ms(total)} ms, more than "
                            f"the {fmt.ms(wall)} ms wall: events on concurrent streams overlap (busy, their "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.analyze import WHOLE_TRACE, is_host
+from ..core.analyze import WHOLE_TRACE
 from ..core.analyze_result import AnalyzeResult, empty_steps, steady_indices
 from ..core.columns import ITERATION_MARKER
 from ..core.steady import mean
@@ -14,6 +14,7 @@ from ..core.typical_step import steady_step
 from . import format as fmt
 from .analyze_top import NAME_CHARS, listed, step_code
 from .doc import Doc
+from .host_words import on_host
 
 SKIPPED_WHY = (
     "nothing profiled in it (no device activity, no CPU op): a profiler cycle that stopped "
@@ -33,10 +34,6 @@ def skipped_facts(skipped: list[str], not_traces: list[str], times_lost: list[st
     return ([f"{Path(s).name}: skipped, {SKIPPED_WHY}" for s in skipped]
             + [f"{Path(s).name}: skipped, {NOT_A_TRACE}" for s in not_traces]
             + [f"{Path(s).name}: skipped, {why.get(s, TIMES_LOST)}" for s in times_lost or []])
-
-
-def on_host(r: AnalyzeResult) -> bool:
-    return bool(r.devices) and all(is_host(d) for d in r.devices)
 
 
 def device_label(result: AnalyzeResult, device: str) -> str:

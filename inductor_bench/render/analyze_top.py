@@ -14,6 +14,7 @@ from ..core.typical_step import steady_kernels, steady_kernels_left_out
 from . import charts
 from . import format as fmt
 from .doc import Doc
+from .host_words import host_word
 
 NAME_CHARS = 70
 LAUNCHERS_SHOWN = 2  # a top-kernels row's launchers named in text, markdown and HTML
@@ -58,7 +59,8 @@ def top_section(doc: Doc, r: AnalyzeResult, top: int, which: str, on_host: bool)
         for row, k in zip(rows, kernels, strict=False):
             row[2] += f" ({k.launched_by})" if k.launched_by else ""
         doc.heading(f"{shown} ops ({which})")
-        doc.table([row[:-1] for row in rows], ["#", "thread", "op", "category", "calls", "ms", "% kernel"],
+        share = host_word("% kernel", True)  # of the thread's op time
+        doc.table([row[:-1] for row in rows], ["#", "thread", "op", "category", "calls", "ms", share],
                   ("right", "left", "left", "left", "right", "right", "right"))
     else:
         doc.heading(f"{shown} kernels ({which})")
@@ -73,7 +75,7 @@ def top_section(doc: Doc, r: AnalyzeResult, top: int, which: str, on_host: bool)
                          "category table; launched by: every op that launched it, the most time first.")
     if notes:
         doc.paragraph(*notes)
-    doc.chart(charts.analyze_top(kernels, top))
+    doc.chart(charts.analyze_top(kernels, top, on_host))
 
 
 def _launchers(k: TypicalKernel, shown: int = LAUNCHERS_SHOWN) -> str:

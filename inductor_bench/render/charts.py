@@ -15,6 +15,7 @@ from ..core.typical_step import steady_step
 from ..core.views import Unit, top_step_units
 from . import format as fmt
 from .chart_model import Bar, Chart, Segment, Series
+from .host_words import host_word, on_host
 
 PERFETTO_HOW = (
     'To open a trace: go to https://ui.perfetto.dev, choose "Open trace file" and pick the file '
@@ -148,49 +149,52 @@ MAX_STEPS = 40  # steps drawn; a longer trace shows the first ones (the table ha
 
 
 def analyze_steps(r: AnalyzeResult) -> Chart | None:
-    """Each step on each device: busy, then the idle time split by its cause."""
-    many = len(r.devices) > 1
+    """Each step on each device (a CPU-only trace's threads): busy, then the idle time split by
+    its cause, named as the steps table names it."""
+    many, legend = len(r.devices) > 1, _steps_legend(on_host(r))
     bars = []
     for s in r.steps[:MAX_STEPS]:
         for d in s.devices:
             segs = [
-                Segment(d.busy_ms, Series.BUSY, "busy"),
-                Segment(d.other_work_ms, Series.OTHER_WORK, "other steps' work"),
-                Segment(d.waiting_on_cpu_ms, Series.WAITING, "idle: waiting on CPU"),
-                Segment(d.queued_ms, Series.QUEUED, "idle: queued"),
-                Segment(d.nothing_launched_ms, Series.NOTHING, "idle: nothing launched"),
+                Segment(d.busy_ms, Series.BUSY, legend[Series.BUSY]),
+                Segment(d.other_work_ms, Series.OTHER_WORK, legend[Series.OTHER_WORK]),
+                Segment(d.waiting_on_cpu_ms, Series.WAITING, legend[Series.WAITING]),
+                Segment(d.queued_ms, Series.QUEUED, legend[Series.QUEUED]),
+                Segment(d.nothing_launched_ms, Series.NOTHING, legend[Series.NOTHING]),
             ]
             name = f"{s.name} · {d.device}" if many else s.name
             bars.append(Bar(name, segs, note=f"busy {fmt.pct(fmt.share(d.busy_ms, s.wall_ms))}"))
     if not bars:
         return None
     more = f" (the first {MAX_STEPS} of {len(r.steps)})" if len(r.steps) > MAX_STEPS else ""
-    legend = {
-        Series.BUSY: "busy",
-        Series.OTHER_WORK: "other steps' work",
-        Series.WAITING: "idle: waiting on CPU",
-        Series.QUEUED: "idle: queued",
-        Series.NOTHING: "idle: nothing launched",
-    }
     return Chart(f"Busy and idle per step{more}", "ms of step wall time", bars, legend=legend)
 
 
+def _steps_legend(host: bool) -> dict[str, str]:
+    """The steps chart's series, in the words of the steps table (a thread's where ``host``)."""
+    idle = (Series.WAITING, Series.QUEUED, Series.NOTHING)
+    return {Series.BUSY: "busy", Series.OTHER_WORK: "other steps' work",
+            **{s: f"idle: {host_word(s, host)}" for s in idle}}
+
+
 def analyze_categories(r: AnalyzeResult) -> Chart | None:
-    """Time by category in the typical step (the steady mean), one bar per device."""
-    bars = []
+    """Time by category in the typical step (the steady mean), one bar per device (a CPU-only
+    trace's: per thread, its ops' time)."""
+    bars, host = [], on_host(r)
     for dev in r.devices:
         m = steady_step(r, dev)
         if m is not None and m.categories:
             note = f"{fmt.ms(sum(m.categories.values()))} ms"
-            bars.append(Bar(f"device {dev}", category_segments(m.categories), note=note))
+            bars.append(Bar(dev if host else f"device {dev}", category_segments(m.categories), note=note))
     if not bars:
         return None
     which = "the steady mean step" if len(r.steps) > 1 else r.steps[0].name
-    return Chart(f"Kernel time by category ({which})", "ms per step", bars)
+    return Chart(f"{'Op' if host else 'Kernel'} time by category ({which})", "ms per step", bars)
 
 
-def analyze_top(kernels: list[TypicalKernel], top: int) -> Chart | None:
-    """The typical step's top kernels (``core/top_kernels.py``)."""
+def analyze_top(kernels: list[TypicalKernel], top: int, host: bool = False) -> Chart | None:
+    """The typical step's top kernels (``core/top_kernels.py``); where ``host``, a CPU-only
+    trace's top ops."""
     totals = device_kernel_ms(kernels)
     labels = fmt.kernel_labels([k.name for k in kernels[:top]])
     bars = [
@@ -199,12 +203,23 @@ def analyze_top(kernels: list[TypicalKernel], top: int) -> Chart | None:
             [Segment(k.ms, k.category, label(k.category))],
             full=k.name,
             note=fmt.pct(fmt.share(k.ms, totals[k.device])),
-            tip=f"{k.device} · {fmt.calls(round(k.calls, 2))} per step"
-            + (f"\nlaunched by {k.launched_by}" if k.launched_by else ""),
+            tip=_top_tip(k, host),
         )
         for k, name in zip(kernels[:top], labels, strict=True)
     ]
     if not bars:
         return None
+    if host:
+        return Chart(f"Top {len(bars)} ops", "ms per step", bars,
+                     note="at the end of a bar: % of its thread's op time")
     return Chart(f"Top {len(bars)} kernels", "ms per step", bars,
                  note="at the end of a bar: % of its device's kernel time")
+
+
+def _top_tip(k: TypicalKernel, host: bool) -> str:
+    """A top row's hover text: where it ran, its calls, and its launchers (on the host, what a
+    compiled graph's call ran as, as the table writes it after the op)."""
+    tip = f"{k.device} · {fmt.calls(round(k.calls, 2))} per step"
+    if not k.launched_by:
+        return tip
+    return tip + (f"\n({k.launched_by})" if host else f"\nlaunched by {k.launched_by}")
