@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .first_few import first_few
+
 SHOWN = 4  # shapes named at most in one list; the rest are counted
 
 
@@ -48,5 +50,4 @@ def _inputs(n: int) -> str:
 
 
 def _listed(words: list[str]) -> str:
-    more = len(words) - SHOWN
-    return ", ".join(words[:SHOWN]) + (f" and {more} more" if more > 0 else "")
+    return first_few(words, SHOWN)

@@ -29,6 +29,7 @@ from typing import Any
 
 from .compare import COMPARE_SCHEMA, COMPARE_SCHEMA_VERSION, CompareResult
 from .errors import ResultError
+from .first_few import first_few
 from .results import READABLE_VERSIONS, BreakdownResult, GraphResult, Recompile
 from .results import SCHEMA as BREAKDOWN_SCHEMA
 from .shape import check
@@ -170,8 +171,7 @@ def _runs_inside(p: Path, names: tuple[str, ...], shown: int = 3) -> str:
     if not runs:
         return ""
     newest = [d for _, d in sorted(runs, reverse=True)]
-    more = f" and {len(newest) - shown} more" if len(newest) > shown else ""
-    return f"; the runs in it, newest first: {', '.join(newest[:shown])}{more}"
+    return f"; the runs in it, newest first: {first_few(newest, shown)}"
 
 
 def _traces_inside(p: Path) -> str:

@@ -19,6 +19,7 @@ from .classify import classify
 from .columns import ITERATION_MARKER, STEP_NAME, Events, Table, TraceColumns
 from .compiled_calls import call_contexts
 from .errors import NothingProfiled
+from .first_few import first_few
 from .host_wrappers import unnamed_wrappers
 from .launches import link_launches
 from .recording import PAST_RECORDING_MARGIN_US
@@ -146,8 +147,7 @@ def _why_nothing(c: TraceColumns) -> str:
     tool's trace, whose events are all of categories torch.profiler does not write."""
     if c.kept or not c.unread_categories:
         return "(a profiler cycle that stopped before its active steps holds none)"
-    cats = sorted(c.unread_categories)
-    shown = ", ".join(cats[:5]) + (f" and {len(cats) - 5} more" if len(cats) > 5 else "")
+    shown = first_few(sorted(c.unread_categories), 5)
     return (f"(its events are of categories torch.profiler does not write: {shown}; "
             "not a torch.profiler trace?)")
 

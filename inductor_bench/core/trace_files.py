@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import UsageError
+from .first_few import first_few
 from .rundir import BREAKDOWN_FILE, COMPARE_FILE
 
 HEADER_CHARS = 1 << 16  # distributedInfo is written before traceEvents
@@ -85,7 +86,7 @@ def _below(p: Path) -> str:
         return ""
     if not subs:
         return ""
-    named = ", ".join(str(d) for d in subs[:3]) + (f" and {len(subs) - 3} more" if len(subs) > 3 else "")
+    named = first_few([str(d) for d in subs], 3)
     which = f"subdirectory {named} holds some: give it" if len(subs) == 1 else \
         f"subdirectories {named} hold some: give them"
     return f"; its {which} (a directory is read alone, not the directories in it)"
