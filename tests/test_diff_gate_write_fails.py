@@ -31,7 +31,7 @@ def test_a_regression_exits_1_naming_the_file_it_could_not_write(files, tmp_path
     out = tmp_path / "gate.json"
     assert run_cli([files["base"], files["slow"], "--fail-on-regression", "10", "--json", str(out)]) == 1
     captured = capsys.readouterr()
-    assert captured.err == ("inductor-bench: error: significant regression above 10%: default all graphs +23.8%; "
+    assert captured.err == ("inductor-bench: error: significant regression above 10%: default: all graphs 8.400 -> 10.400 ms: +23.8% of the graphs' own calls, not of the whole step (its time outside the graphs is not in it); "
                             f"also, {out}: cannot write ({NO_SPACE})\n")
     assert captured.out.startswith("REGRESSION")  # the report still on stdout
     assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".gate.json")]

@@ -193,7 +193,7 @@ def test_diff_a_stop_while_the_json_is_written_exits_130_with_the_gates_verdict(
     out = tmp_path / "gate.json"
     assert run_cli([files["base"], files["slow"], "--fail-on-regression", "10", "--json", str(out)]) == 130
     assert capsys.readouterr().err == ("inductor-bench: error: interrupted as the report was written; also, "
-                                       "significant regression above 10%: default all graphs +23.8%\n")
+                                       "significant regression above 10%: default: all graphs 8.400 -> 10.400 ms: +23.8% of the graphs' own calls, not of the whole step (its time outside the graphs is not in it)\n")
     assert not out.exists()
 
 

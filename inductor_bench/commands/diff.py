@@ -16,8 +16,7 @@ from ..core.other_workload import workload_line
 from ..core.rundir import BREAKDOWN_FILE, COMPARE_FILE, Result, load_any
 from ..core.unmeasured import no_verdict_line
 from ..render.diff import DEFAULT_TOP, render_diff
-from ..render.diff_verdict import work_changed
-from ..render.format import pct, step_figure
+from ..render.diff_verdict import gated_phrase, work_changed
 from ..runner.rundir import being_written
 from . import options as o
 from .exit_status import failure_first
@@ -111,8 +110,7 @@ def _gate(diff: Diff, threshold: float | None) -> BenchError | None:
     if bad:
         # a call at other sizes still counts (a resize that was not meant is a regression too);
         # the line says the work changed, for a reader to judge whether it was meant
-        what = ", ".join(f"{s.mode} {step_figure(s.step_source)} {pct(s.step.rel_pct, signed=True)}"
-                         + (f" ({'; '.join(work)})" if (work := work_changed(s)) else "")
+        what = "; ".join(gated_phrase(s) + (f" ({'; '.join(work)})" if (work := work_changed(s)) else "")
                          for s in bad)
         return RegressionFound(f"significant regression above {threshold:g}%: {what}")
     if diff.unmeasured:
