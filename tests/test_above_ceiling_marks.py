@@ -98,7 +98,7 @@ def test_a_kernel_within_the_noise_of_the_ceiling_is_not_marked():
 def test_a_group_that_takes_in_such_a_kernel_is_marked_and_the_note_says_why():
     """The module ``fast`` (150 % and 40 %, 1 ms each) reads ``!95.0%``; ``even`` (104 % and
     40 %) ``72.0%`` unmarked; the total, taking in the first, ``!83.5%``; the op view ``!84%``."""
-    from inductor_bench.render.views import LOW_GROUP
+    from inductor_bench.render.view_marks import LOW_GROUP
 
     pcts = _pcts()
     fast, even = (pcts[0] + pcts[1]) / 2, (pcts[2] + pcts[3]) / 2

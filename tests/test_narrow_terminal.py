@@ -224,7 +224,7 @@ def test_the_view_by_line_fits_80_columns_its_source_whole_where_it_can(capsys, 
     assert max(len(ln) for ln in table.splitlines()) <= 80
     cols = _columns(table)
     assert list(cols) == ["#", "ms", "% kernel", "kernels", "line", "source"]
-    assert "(fwd ms, bwd ms: left out to fit 80 columns" in table
+    assert "(kernel, fwd ms, bwd ms: left out to fit 80 columns" in table
     # the one long note loses its closing words in parentheses, which a line under the table names
     (long,) = [w for w in whole["source"] if len(w) > 60]
     assert long == "made from no FX node (it copies graph inputs into the layout the kernels use)"

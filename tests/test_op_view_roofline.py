@@ -156,7 +156,7 @@ def test_diff_holds_an_op_called_at_several_places_to_the_op_views_figure(tmp_pa
 def test_the_views_say_what_a_marked_group_percent_is_only_where_one_is_shown():
     """The two latency-bound calls: each view's note says what ``~`` before a group's % peak is;
     the calls of which two reach a limit (40 %, no mark): no such words."""
-    from inductor_bench.render.views import SHORT_GROUP
+    from inductor_bench.render.view_marks import SHORT_GROUP
 
     for calls, said in (([(10.0, 0.04, 1e6, 4e6), (10.0, 0.06, 1e5, 4e6)], True), (CALLS, False)):
         for by in ("module", "line"):
@@ -186,7 +186,7 @@ def test_a_group_whose_kernels_are_all_in_cache_reads_their_marked_percent():
     (and the total's) time-weighted %, 230.8 %, marked ``^`` as an in-cache kernel's is, not a dash
     that reads as unmeasured, and say under the table what ``^`` is (not what ``~`` is); the op
     view reads the same figure to the unit."""
-    from inductor_bench.render.views import CACHED_GROUP, SHORT_GROUP
+    from inductor_bench.render.view_marks import CACHED_GROUP, SHORT_GROUP
 
     pct = _cached_pct(CACHED)
     assert round(pct, 1) == 230.8
@@ -206,7 +206,7 @@ def test_a_group_of_short_and_in_cache_kernels_reads_both_marked_figures():
     figure marked as such a kernel's is, the in-cache one first (0.05 ms against 0.04), the total
     row too; text, Markdown and HTML alike; the note says what a cell of both marks is; the op
     view reads the same to the unit, not the calls' % pooled; no dash that reads as unmeasured."""
-    from inductor_bench.render.views import BOTH_GROUP, CACHED_GROUP, SHORT_GROUP
+    from inductor_bench.render.view_marks import BOTH_GROUP, CACHED_GROUP, SHORT_GROUP
 
     short, cached = (10.0, 0.04, 1e6, 4e6), CACHED[0]
     short_pct = _short_pct([short])
@@ -300,7 +300,7 @@ def test_the_op_views_note_says_only_what_its_rows_show():
 def test_the_op_views_note_says_what_a_call_above_the_compute_ceiling_does_to_the_ops_figure():
     """A call at 2 GFLOP in 1 ms (2 TFLOP/s: 200 % of the compute ceiling) beside the memory-bound
     one at 20 %: the op's cell takes it in, marked !, and the note says why."""
-    from inductor_bench.render.views import LOW_GROUP
+    from inductor_bench.render.view_marks import LOW_GROUP
 
     calls = [(1.0, 1.0, 1e6, 2e9), CALLS[1]]
     # the memory-bound call: 1e7 FLOP in 0.5 ms, 0.02 TFLOP/s of its 0.1 roof at 1 FLOP/byte: 20 %

@@ -95,6 +95,6 @@ def test_a_graph_the_step_never_called_has_no_line_or_module_in_the_views():
     for by in ("line", "module"):
         view = render_breakdown(r, by=by).split(f"Time by {'source line' if by == 'line' else 'module'}")[1]
         table = view.split("\n\n")[1]
-        assert table.splitlines()[0].split()[:6] == ["#", "ms", "%", "kernel", "kernels", "line" if by == "line"
-                                                    else "module"], by  # no fwd/bwd columns: one role ran
+        assert table.splitlines()[0].split()[:7] == ["#", "ms", "%", "kernel", "kernels", "kernel",
+                                                    "line" if by == "line" else "module"], by  # no fwd/bwd: one role ran
         assert "0.0000" not in table

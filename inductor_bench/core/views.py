@@ -66,6 +66,13 @@ class Group:
     def forward_ms(self) -> float:
         return self.ms - self.backward_ms
 
+    @property
+    def one_kernel(self) -> Unit | None:
+        """The first unit of a group whose units are all one kernel's (of one graph: its calls
+        at several places too), which the views name; None where it holds several."""
+        kernels = {(u.graph.id, u.kernel.name) for u in self.units}
+        return self.units[0] if len(kernels) == 1 else None
+
 
 def units(graphs: list[GraphResult], *, split: bool = True, kernel_calls: bool = False,
           weights: dict[str, float] | None = None) -> list[Unit]:

@@ -29,12 +29,12 @@ from .roofline import (
     roofline_section,
     shows_roofline,
 )
+from .view_marks import op_pct_note
 from .views import (
     GRAPH_OPTIONAL,
     TOP_OPTIONAL,
     graph_units,
     max_gain_note,
-    op_pct_note,
     source_view,
     top_units,
 )

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..core.categories import label, order
 from ..core.compiled_from import top_levels
-from ..core.results import BreakdownResult, GraphResult, KernelStat
+from ..core.results import BreakdownResult
 from ..core.source_chains import label_code, label_text
 from ..core.sources import ROOT_MODULE, Origin, SourceLine
 from ..core.step import gain_frame
@@ -35,7 +35,8 @@ from ..core.weight_copies import INPUT_COPIES, WEIGHT_COPIES
 from . import charts
 from . import format as fmt
 from .doc import Doc
-from .roofline import PCT_HEADER, group_pct_cell, op_calls_cell, shows_roofline, unit_member, unit_pct_cell
+from .roofline import PCT_HEADER, group_pct_cell, shows_roofline, unit_member, unit_pct_cell
+from .view_marks import cell_marks, marks_note
 from .weight_copy import copy_mark, copy_marks_note
 
 TOP_LEVEL = "(top level)"  # code of the compiled function itself, or a node with no module stack
@@ -47,9 +48,9 @@ LINES_SHOWN = 6  # source lines named there before "+N lines" (the views by line
 # (``table_fit``): what the row's other cells or the category table already say.
 TOP_OPTIONAL = ("% kernel", "calls", "#", "category")
 GRAPH_OPTIONAL = ("file", "inputs", "calls")
-# ... and of the views by op, module and line: ms holds the forward's and backward's split, and
-# the graphs' kernel tables name each kernel's modules and lines (its group)
-VIEW_OPTIONAL = (("fwd ms", "bwd ms"), "kernels")  # forward and backward go together
+# ... and of the views by op, module and line: the kernel tables name each kernel's modules and
+# lines (its group), and ms holds the forward's and backward's split
+VIEW_OPTIONAL = ("kernel", ("fwd ms", "bwd ms"), "kernels")  # forward and backward go together
 
 
 def module_name(path: str) -> str:
@@ -211,6 +212,7 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     roots = top_levels(r.measured())
     groups = by_line(us) if by == By.LINE else by_module(us, depth, roots)
     types = module_labels(r)
+    named = one_kernel_cells(doc, groups[:top], us)
     two_roles = any(g.role == Role.BACKWARD and weights.get(g.id, 1.0) > 0 for g in r.measured())
     roof = shows_roofline(r)
     rows: list[list[str]] = []
@@ -222,8 +224,8 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
         entries = _entries(doc, grp, by, types)
         peak = [group_pct_cell(r, [unit_member(u) for u in grp.units])] if roof else []
         marks |= {cell_marks(c) for c in peak}
-        rows.append([str(i), *times, str(len(grp.units)), *peak, *entries[0]])
-        blank = [""] * (2 + len(times) + len(peak))
+        rows.append([str(i), *times, str(len(grp.units)), *peak, named[i - 1], *entries[0]])
+        blank = [""] * (3 + len(times) + len(peak))
         rows += [[*blank, *e] for e in entries[1:]]
     shown = groups[:top]
     rest = groups[top:]
@@ -239,66 +241,20 @@ def source_view(doc: Doc, r: BreakdownResult, by: str, top: int, depth: int | No
     what = "source line" if by == By.LINE else "module" + (f" at depth {depth}" if depth else "")
     doc.heading(f"Time by {what} ({ALL_GRAPHS}): {len(shown)} of {len(groups)} groups")
     headers = ["#", "ms", "% kernel"] + (["fwd ms", "bwd ms"] if two_roles else []) + ["kernels"]
-    headers += [PCT_HEADER] if roof else []
+    headers += ([PCT_HEADER] if roof else []) + ["kernel"]
     headers += ["line", "source"] if by == By.LINE else ["module"]
-    gone = doc.table(rows, headers, tuple(["right"] * (len(headers) - (2 if by == By.LINE else 1))) + (
-        ("left", "left") if by == By.LINE else ("left",)), optional=VIEW_OPTIONAL)
+    text = 3 if by == By.LINE else 2  # the kernel's name and the group's cells, left-aligned
+    gone = doc.table(rows, headers, ("right",) * (len(headers) - text) + ("left",) * text,
+                     optional=VIEW_OPTIONAL)
     kernels = "kernels" not in gone  # the notes explain the columns shown
     reused = any(u.site is not None and not u.site.extern for u in us)
     built = BUILT if by == By.LINE and any(g.built for g in shown) else ""
     via = VIA if by == By.LINE and any(ln.via for g in shown for ln in g.lines) else ""
     via += COPIES if any(g.missing == WEIGHT_COPIES for g in shown) else ""
     via += INPUT_COPIES_NOTE if any(g.missing == INPUT_COPIES for g in shown) else ""
-    doc.paragraph(_view_note(by, bool(roots), kernels)
+    doc.paragraph(_view_note(by, bool(roots), kernels, any(named) and "kernel" not in gone)
                   + (f" {REUSED}{REUSED_KERNELS if kernels else '.'}" if reused else "") + built + via
                   + (marks_note(marks) if PCT_HEADER not in gone else ""))
-
-
-SHORT_GROUP = (f" {PCT_HEADER} marked ~: the time-weighted % of peak of the group's latency-bound kernels "
-               "(too short to reach a limit), shown where none of its kernels' % is a distance to a limit: "
-               "like theirs, it says how short they are, not how far from a limit.")
-CACHED_GROUP = (f" {PCT_HEADER} marked ^: the time-weighted % of the DRAM ceiling of the group's in-cache "
-                "kernels (memory-bound above that ceiling, their data served from a cache it does not "
-                "bound), shown where none of its kernels' % is a distance to a limit: like theirs, it says "
-                "how far past that ceiling a cache took them, not how far from a limit.")
-BOTH_GROUP = (f" A {PCT_HEADER} of two figures (~ and ^): the group has kernels of both kinds, the one that "
-              "holds more of its time first.")
-LOW_GROUP = (f" {PCT_HEADER} marked !: the figure takes in a compute-bound kernel above the measured "
-             "compute ceiling (the roofline section's warning says why), so it is held against a ceiling "
-             "that kernel beat, not one it could not pass.")
-GROUP_MARKS = {"~": SHORT_GROUP, "^": CACHED_GROUP, "!": LOW_GROUP}  # a group % peak's mark -> what it is
-
-
-def cell_marks(cell: str) -> str:
-    """The marks a group's % peak cell holds (``~``, ``^``, both: ``~^``; ``!``), in that order."""
-    return "".join(m for m in GROUP_MARKS if m in cell)
-
-
-def marks_note(marks: set[str]) -> str:
-    """What each mark shown before a group's % peak is, and a cell of both marks."""
-    shown = "".join(marks)
-    return ("".join(words for m, words in GROUP_MARKS.items() if m in shown)
-            + (BOTH_GROUP if any(len(m.strip("!")) > 1 for m in marks) else ""))
-
-
-OP_CALLS = (f" {PCT_HEADER} of an extern op called at several places: its calls' time-weighted %, each call "
-            "judged on its own (the roofline section lists them), latency-bound and in-cache calls left out, "
-            "as the views by module and line weigh a group")
-# where none of its calls' % is a distance to a limit: the figures of which calls its cell shows
-OP_PARTS = {"~": "of its latency-bound calls (~)", "^": "of its in-cache calls (^)"}
-
-
-def op_pct_note(r: BreakdownResult, rows: list[tuple[GraphResult, KernelStat]]) -> str:
-    """What the op view's % peak of an extern op called at several places is, of the rows shown
-    (``op_calls_cell``): its marked figures and a cell of two said only where one is shown."""
-    marks = {cell_marks(cell) for g, k in rows if (cell := op_calls_cell(r, g, k)) is not None}
-    if not marks:
-        return ""
-    parts = [words for m, words in OP_PARTS.items() if any(m in x for x in marks)]
-    both = ", the one that holds more of its time first" if any(len(m.strip("!")) > 1 for m in marks) else ""
-    where = (f"; where none is a distance to a limit, the time-weighted % {' and '.join(parts)}{both}"
-             if parts else "")
-    return OP_CALLS + where + "." + (LOW_GROUP if any("!" in m for m in marks) else "")
 
 
 def module_labels(r: BreakdownResult) -> dict[str, str]:
@@ -312,6 +268,19 @@ def module_labels(r: BreakdownResult) -> dict[str, str]:
             said = [g.module_types.get(path, "")] + ([f"built at {lines_text(built)}"] if built else [])
             labels[module_key(path, g.module_sites)] = ", ".join(x for x in said if x)
     return labels
+
+
+def one_kernel_cells(doc: Doc, groups: list[Group], us: list[Unit]) -> list[str]:
+    """Each group's kernel column: the name of the one kernel it holds (``Group.one_kernel``), as
+    the kernel tables label it, with its graph where another graph of ``us`` has a kernel of that
+    name (``cpp_fused_0 (0-backward)``); empty for a group of several kernels."""
+    ones = [g.one_kernel for g in groups]
+    graphs: dict[str, set[str]] = {}
+    for u in us:
+        graphs.setdefault(u.kernel.name, set()).add(u.graph.id)
+    labels = iter(fmt.kernel_labels([u.kernel.name for u in ones if u is not None]))
+    return ["" if u is None else doc.named(doc.code(next(labels)), u.kernel.name)
+            + (f" ({u.graph.id})" if len(graphs[u.kernel.name]) > 1 else "") for u in ones]
 
 
 def _role_ms(grp: Group, backward: bool, ms: float) -> str:
@@ -342,7 +311,7 @@ def _total_row(total: float, us: list[Unit], two_roles: bool, by: str) -> list[s
     if two_roles:
         bwd = sum(u.ms for u in us if u.backward)
         row += [fmt.ms(total - bwd), fmt.ms(bwd)]
-    return row + [str(len(us))] + (["", ""] if by == By.LINE else [""])
+    return row + [str(len(us)), ""] + (["", ""] if by == By.LINE else [""])
 
 
 BUILT = (" (built there): the kernels of torch's own modules run by torch's own code (an nn.Sequential "
@@ -361,14 +330,17 @@ INPUT_COPIES_NOTE = (f" {INPUT_ROW}: a generated kernel that copies the model's 
                      "convolutions read, on every call; an input in channels_last "
                      "(x.to(memory_format=torch.channels_last)) is not copied, and with the model in "
                      "channels_last too nothing is.")
+ONE_KERNEL = "kernel = the group's kernel or extern op, where it holds one (its calls at several places too)."
 REUSED = ("A kernel called at several places (one code for the same work in each layer) counts each "
           "call where that call comes from: its time there")
 REUSED_KERNELS = ", and one in that group's kernels (the column's total counts it once per place)."
 
 
-def _view_note(by: str, named_roots: bool = False, kernels: bool = True) -> str:
-    """The note under a view; ``kernels``: whether its kernels column is shown."""
+def _view_note(by: str, named_roots: bool = False, kernels: bool = True, kernel: bool = False) -> str:
+    """The note under a view; ``kernels``, ``kernel``: whether its kernels column, and a kernel
+    column naming some group's kernel, are shown."""
     column = " kernels = kernels and extern calls in the group." if kernels else ""
+    column += f" {ONE_KERNEL}" if kernel else ""
     if by == By.LINE:
         return (
             "A kernel that fuses operations of several lines is counted once, in the group of all "
