@@ -46,6 +46,10 @@ _WORD = re.compile(r"^[a-z][a-z/ -]{0,11}$")
 # Where a long identifier may break: after ``_ . / , :`` (``triton_poi_fused_add_0``, ``blocks.0.up``).
 _BREAK = re.compile(r"(?<=[_./,:])(?=[^\s_./,:])")
 _URL = re.compile(r"https://[\w.-]+(/[\w./%#?=&;-]*)?(?<![.;])")
+# A code span in a line of text (a command to run, which a message writes between backticks:
+# `inductor-bench report RUN --reanalyze`), as markdown reads it: from a run of backticks to the
+# next run as long, on one line.
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 
 
 class HtmlDoc(Doc):
@@ -64,9 +68,9 @@ class HtmlDoc(Doc):
         return f"{_OPEN}{len(self._frags) - 1}{_CLOSE}"
 
     def _html(self, text: str) -> str:
-        """Escaped text with the markup of inline helpers put back; newlines as line breaks;
-        web addresses as links (opened only when clicked)."""
-        escaped = html.escape(text, quote=False).replace("\n", "<br>\n")
+        """Escaped text with the markup of inline helpers put back; code spans (`...`) as code;
+        newlines as line breaks; web addresses as links (opened only when clicked)."""
+        escaped = _CODE_SPAN.sub(r"<code>\2</code>", html.escape(text, quote=False)).replace("\n", "<br>\n")
         linked = _URL.sub(lambda m: f'<a href="{m[0]}" target="_blank" rel="noopener">{m[0]}</a>', escaped)
         return _PLACEHOLDER.sub(lambda m: self._frags[int(m[1])], linked)
 
