@@ -18,7 +18,6 @@ from ..core.rundir import (
     BREAKDOWN_FILE,
     COMPARE_FILE,
     DIGESTS_FILE,
-    LOGS_DIR,
     META_FILE,
     STEP_TRACE_FILE,
     load_any,
@@ -33,7 +32,7 @@ from .exit_status import failure_first
 from .output import emit, render_result, replace_result, terminal_width
 from .progress import note
 from .report_compare import KEPT_FILE, rebuild_compare, stale_columns_line
-from .run_state import IN_PROGRESS, not_yet_saved
+from .run_state import IN_PROGRESS, ended_unsaved, not_yet_saved
 
 Reanalyze = Annotated[
     bool,
@@ -124,9 +123,7 @@ def _ended_unsaved(run: Path) -> None:
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return
     if isinstance(meta, dict) and meta.get("status") in (Status.RUNNING, "claimed"):
-        raise UsageError(f"{run}: the command that made it ended before saving any result (killed outright, "
-                         f"or the machine stopped: its {META_FILE} still says it is running); what its "
-                         f"workers wrote is in {run / LOGS_DIR}")
+        raise UsageError(ended_unsaved(run, meta))
 
 
 def views(run: Path, by: o.View, module_depth: int | None) -> None:

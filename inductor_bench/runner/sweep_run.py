@@ -167,22 +167,28 @@ class LaunchesStopped(WorkerError):
 
 
 def job_not_returned(run_dir: Path) -> str | None:
-    """Where ``run_dir`` is the attempt of a cell whose job the sweep in its parent directory is
-    running now (the sweep holds its ``LOCK_FILE``; the cell runs in that directory), still
-    empty (a job on a machine that cannot see it returns its run directory as it ends), the
-    line that says so; else None. A sweep's record that cannot be read says nothing here."""
-    sweep_dir = run_dir.absolute().parent
-    if not (sweep_dir / SWEEP_FILE).is_file() or not lock_held(sweep_dir / LOCK_FILE):
-        return None
-    try:
-        sweep = load_sweep(sweep_dir)
-    except ResultError:
-        return None
-    name = run_dir.absolute().name
-    if sweep is None or not any(c.run_dir == name and c.status == CellStatus.RUNNING for c in sweep.cells):
+    """Where ``run_dir`` is an attempt ``recorded_running`` by a sweep running now (it holds its
+    ``LOCK_FILE``), still empty (a job on a machine that cannot see it returns its run
+    directory as it ends), the line that says so; else None."""
+    sweep_dir = recorded_running(run_dir)
+    if sweep_dir is None or not lock_held(sweep_dir / LOCK_FILE):
         return None
     return (f"{run_dir}: an attempt of the sweep running in {sweep_dir} whose job has not ended: "
             "no result here yet")
+
+
+def recorded_running(run_dir: Path) -> Path | None:
+    """The directory of the sweep whose record (its parent's ``sweep.json``, read and checked)
+    has ``run_dir`` as a cell's attempt whose job is running, whether or not a sweep runs there
+    now (a copy of a sweep made while it ran records it so, as does a sweep killed outright). A
+    sweep's record that cannot be read says nothing here."""
+    sweep_dir, name = run_dir.absolute().parent, run_dir.absolute().name
+    try:
+        sweep = load_sweep(sweep_dir) if (sweep_dir / SWEEP_FILE).is_file() else None
+    except ResultError:
+        return None
+    cells = sweep.cells if sweep is not None else []
+    return sweep_dir if any(c.run_dir == name and c.status == CellStatus.RUNNING for c in cells) else None
 
 
 def _not_reached(sweep_dir: Path, sweep: Sweep, before: dict[str, str]) -> None:
