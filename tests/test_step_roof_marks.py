@@ -22,7 +22,7 @@ from inductor_bench.render.roofline_step import roofline_rows, step_marks_note, 
 
 CEIL = Ceilings("test device", gbps=100.0, tflops={"fp32": 1.0})
 # a C++ GEMM template: 2.2 GFLOP over 1 MB (2200 FLOP/byte, compute-bound) in 2 ms, 1.1 TFLOP/s:
-# 110% of the compute ceiling, above the 105% a measurement's noise allows
+# 110% of the compute ceiling, above it
 GEMM = KernelStat("cpp_fused_mm_0", "cpp_template", 1.0, 2.0, bytes=1e6, flops=2.2e9, compute="fp32")
 COPY = KernelStat("cpp_fused_copy_1", "cpp_pointwise", 1.0, 2.0, bytes=80e6)  # 40 GB/s: 40%
 # 1.2 MB in 4 us: 300 GB/s, 300% of the DRAM ceiling, 12 us at best (no launch too short): in cache
@@ -30,7 +30,7 @@ CACHED = KernelStat("cpp_fused_sum_2", "cpp_reduction", 1.0, 0.004, bytes=1.2e6)
 # 4 kB in 1 us: 4 GB/s, 4%; 0.04 us at best, under a host launch's 10 us: latency-bound
 SHORT = KernelStat("cpp_fused_add_3", "cpp_pointwise", 1.0, 0.001, bytes=4e3)
 
-LOW = ("! = the figure takes in a compute-bound kernel above 105% of the measured compute ceiling, a "
+LOW = ("! = the figure takes in a compute-bound kernel above 100% of the measured compute ceiling, a "
        "ceiling measured low (the run's breakdown warns of it), so it is held against a ceiling that "
        "kernel beat")
 LATENCY_WORDS = ("~ = no kernel's % is a distance to a limit: the time-weighted % of the latency-bound "

@@ -29,9 +29,9 @@ from itertools import groupby
 from .call_groups import as_judged, by_category, grouped
 from .call_pairs import Call, call_move, one_side_words, pair_calls, same_inputs, strides_alike
 from .ceilings import (
-    ABOVE_CEILING_PCT,
     FAR_BELOW_PCT,
     LATENCY,
+    MEASURE_AGAIN_PCT,
     Ceilings,
     KernelRoof,
     Roofline,
@@ -277,8 +277,9 @@ def above_compute_ceiling(points: list[tuple[str, KernelStat, KernelRoof]]
 def to_measure_again(points: list[tuple[str, KernelStat, KernelRoof]], c: Ceilings | None
                      ) -> dict[str, float]:
     """Compute type -> the fastest kernel (TFLOP/s) above its measured ceiling, for the types
-    worth measuring again: those where a kernel beat both the ceiling (``ABOVE_CEILING_PCT``)
-    and, by as much, the fastest kernel that already made a run measure the type again
+    worth measuring again: those where a kernel beat both the ceiling by more than the
+    measurement's noise (``MEASURE_AGAIN_PCT``) and, by as much, the fastest kernel that already
+    made a run measure the type again
     (``Ceilings.checked_against``). Each new try needs a faster kernel than the last one, so a
     machine whose GEMMs really beat the square matmul is measured again a bounded number of
     times, not on every run."""
@@ -287,9 +288,9 @@ def to_measure_again(points: list[tuple[str, KernelStat, KernelRoof]], c: Ceilin
     want: dict[str, float] = {}
     for _, k, roof in above_compute_ceiling(points):
         t, rate = k.compute, roof.tflops
-        if not t or rate is None:
+        if not t or rate is None or (roof.pct or 0.0) <= MEASURE_AGAIN_PCT:
             continue
-        if rate > c.checked_against.get(t, 0.0) * ABOVE_CEILING_PCT / 100.0:
+        if rate > c.checked_against.get(t, 0.0) * MEASURE_AGAIN_PCT / 100.0:
             want[t] = max(want.get(t, 0.0), rate)
     return want
 

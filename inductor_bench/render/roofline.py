@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..core.call_groups import as_judged, kernels_a_call
 from ..core.ceilings import (
+    ABOVE_CEILING_PCT,
     Ceilings,
     GroupRoof,
     Roofline,
@@ -17,7 +18,6 @@ from ..core.ceilings import (
 from ..core.peaks import COMPUTE_TYPES, INT8
 from ..core.results import BreakdownResult, GraphResult, KernelStat
 from ..core.roofline import (
-    ABOVE_CEILING_PCT,
     FAR_BELOW_PCT,
     KernelRoof,
     above_compute_ceiling,
@@ -262,8 +262,9 @@ def _above_ceiling(doc: Doc, pts: list[tuple[str, KernelStat, KernelRoof]], c: C
     if not above:
         return []
     gid, k, roof = max(above, key=lambda p: p[2].pct or 0.0)
+    most = f"{roof.pct:.0f}%" if roof.pct >= 100.5 else f"{roof.pct:.1f}%"  # never 'above ... up to 100%'
     head = (f"WARNING: {len(above)} compute-bound kernel(s) ran above the measured compute ceiling "
-            f"(up to {roof.pct:.0f}%: {gid} {doc.code(fmt.kernel_label(k.name))})")
+            f"(up to {most}: {gid} {doc.code(fmt.kernel_label(k.name))})")
     if c is not None and k.compute in c.remeasured_from:
         return [f"{head}, even measured again in this run: the square matmul the ceiling is measured "
                 "with runs slower here than this kernel's shape, or the machine slowed down while it "
