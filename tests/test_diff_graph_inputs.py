@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 from inductor_bench import cli
 
@@ -87,3 +88,36 @@ def test_no_mark_where_the_graph_inputs_are_the_same_or_not_saved(tmp_path, caps
     assert marked(capsys, *run_pair(tmp_path, 128, base_shapes=False)) == {}
     _, out = diff(capsys, *run_pair(tmp_path, None))
     assert "shapes changed" not in out
+
+
+def dtype_pair(tmp_path) -> tuple[str, str]:
+    """The run against itself with ``SLOW`` three times as long, every input's dtype recorded
+    (synthetic: float32, as the run's model is), the forward's fc1 weight (512x256) and bias
+    (512) bfloat16 in head; every shape as it was."""
+    base, head = (json.loads(p.read_text()) for p in map(Path, run_pair(tmp_path, None)))
+    for d in (base, head):
+        for g in d["graphs"]:
+            g["input_dtypes"] = ["float32"] * len(g["input_shapes"])
+    head["graphs"][0]["input_dtypes"][:2] = ["bfloat16", "bfloat16"]
+    for name, d in (("base.json", base), ("head.json", head)):
+        (tmp_path / name).write_text(json.dumps(d))
+    return str(tmp_path / "base.json"), str(tmp_path / "head.json")
+
+
+def test_a_graph_whose_inputs_changed_dtype_alone_is_named_in_text_markdown_and_json(tmp_path, capsys):
+    """Inputs of other dtypes at the same shapes had read as the same inputs: the forward's
+    kernels were judged as the same work, its slower kernel a plain regression. An extern op
+    records its calls' shapes but not their dtypes, so aten::addmm is marked too."""
+    base, head = dtype_pair(tmp_path)
+    assert json.loads(Path(base).read_text())["graphs"][0]["input_shapes"] == json.loads(
+        Path(head).read_text())["graphs"][0]["input_shapes"]
+    how = "inputs of other dtypes (512x256 float32 -> bfloat16, 512 float32 -> bfloat16)"
+    forward = ["aten::addmm", SLOW, "cpp_fused_gelu_1"]
+    assert marked(capsys, base, head) == {("0-forward", n): [n] for n in forward}
+    _, js = diff(capsys, base, head, "--format", "json")
+    assert json.loads(js)["sections"][0]["graph_inputs"] == {"0-forward": how}
+    for fmt in ("text", "markdown"):
+        _, out = diff(capsys, base, head, "--format", fmt)
+        assert f"not the same work: 0-forward: {how}" in out.splitlines()[0]
+        assert f"graph inputs changed (matched): 0-forward: {how}; the kernel's change" in " ".join(out.split())
+    assert marked(capsys, *run_pair(tmp_path, None)) == {}  # float32 on both sides: nothing marked

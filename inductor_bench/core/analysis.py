@@ -26,6 +26,7 @@ from .breakdown import analyze_graph, launch_stacks_by_name, settle
 from .devices import DEVICE, backend
 from .digests import DigestsDamaged, check_inputs, check_recorded, file_digest, read_digests
 from .errors import ResultError
+from .graph_inputs import input_dtypes
 from .graph_work import count_work
 from .load import Load
 from .modparse import ModuleInfo, parse_module
@@ -143,8 +144,9 @@ def analyze_profile(run_dir: Path, g: GraphResult, response: dict[str, Any]) -> 
     g.size_hints = dynamic_sizes(text) if fixed else {}
     try:  # an addition to the measurement, as above
         g.input_shapes = input_shapes(text, fixed)
+        g.input_dtypes = input_dtypes(text)
     except Exception:
-        g.input_shapes = []
+        g.input_shapes, g.input_dtypes = [], []
     pipelined = gdir / PIPELINED_TRACE_FILE
     if backend(g.device).timeline == DEVICE and pipelined.exists():
         g.pipelined = analyze_pipelined(load_for_analysis(pipelined), response.get("pipelined_plain"))

@@ -13,8 +13,10 @@ is still a move toward the limit; its time is not the same work's, and the row s
 
 A kernel with no extern call recorded on either side (a generated kernel; an op of a run saved
 before calls were) has no shapes of its own: where its graph's inputs changed size
-(``GraphResult.input_shapes``, recorded on both sides), it is put down as changed as a whole,
-and the section says how the graph's inputs differ (``inputs_changed``).
+(``GraphResult.input_shapes``, recorded on both sides) or, as many, their dtypes
+(``input_dtypes``, where both sides recorded them), it is put down as changed as a whole, and
+the section says how the graph's inputs differ (``inputs_changed``); an extern call records
+its shapes but not its dtypes, so other dtypes mark it too.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import TypeVar
 
 from .ceilings import KernelRoof, beats_compute_ceiling, no_distance
 from .diff_records import ADDED, REMOVED, CallMove, SectionDiff
-from .graph_inputs import inputs_difference
+from .graph_inputs import dtypes_known, inputs_difference
 from .results import BreakdownResult, GraphResult, KernelStat
 from .sizepoly import same_shape
 from .sources import STRIDES_MARK, UNKNOWN_STRIDES, CallSite, shape_dims
@@ -154,18 +156,28 @@ def _shapes_only(c: Call) -> Call:
 
 def inputs_changed(section: SectionDiff, base: BreakdownResult, head: BreakdownResult) -> None:
     """Each paired kernel without extern calls on either side whose graph's inputs changed (in
-    number or shape): its ``graph_inputs_changed``, its time not the same work's; and the
-    section's ``graph_inputs``, how that graph's inputs differ."""
+    number, shape or dtype), and each extern op of a graph whose inputs changed dtype: its
+    ``graph_inputs_changed``, its time not the same work's; and the section's ``graph_inputs``,
+    how that graph's inputs differ."""
     bg, hg = ({g.id: g for g in r.graphs} for r in (base, head))
     for k in section.kernels:
         if k.status in (ADDED, REMOVED) or k.other_work:
             continue
         b, h = bg.get(k.base_graph or k.graph), hg.get(k.graph)
-        if b is None or h is None or _calls_made(b, k.base_name or k.name) or _calls_made(h, k.name):
+        if b is None or h is None or not (b.input_shapes and h.input_shapes):
             continue
-        if b.input_shapes and h.input_shapes and b.input_shapes != h.input_shapes:
+        how = inputs_difference(b.input_shapes, h.input_shapes, b.input_dtypes, h.input_dtypes)
+        # an extern call records its shapes, not its dtypes: other dtypes mark it too
+        extern = _calls_made(b, k.base_name or k.name) or _calls_made(h, k.name)
+        if how and (not extern or _other_dtypes(b, h)):
             k.graph_inputs_changed = True
-            section.graph_inputs[k.graph] = inputs_difference(b.input_shapes, h.input_shapes)
+            section.graph_inputs[k.graph] = how
+
+
+def _other_dtypes(b: GraphResult, h: GraphResult) -> bool:
+    """Whether the two graphs' inputs are as many, and some of another dtype."""
+    return (len(b.input_shapes) == len(h.input_shapes) and dtypes_known(b.input_shapes, b.input_dtypes)
+            and dtypes_known(h.input_shapes, h.input_dtypes) and b.input_dtypes != h.input_dtypes)
 
 
 def _calls_made(g: GraphResult, name: str) -> bool:

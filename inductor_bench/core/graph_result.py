@@ -118,6 +118,9 @@ class GraphResult:
     call_sizes: list[dict[str, Any]] = field(default_factory=list)
     # Each tensor input's shape where it was profiled (core/static_twin.py; []: not known).
     input_shapes: list[list[int]] = field(default_factory=list)
+    # Each tensor input's dtype as the module spells it (``float32``), in the same order; []:
+    # not known (a run saved before they were recorded, or one input's not said).
+    input_dtypes: list[str] = field(default_factory=list)
     module_types: dict[str, str] = field(default_factory=dict)
     # A module with no line of the model -> [file, line, function, code] of the line that built it.
     module_sites: dict[str, list[Any]] = field(default_factory=dict)
@@ -209,7 +212,7 @@ _GRAPH_OPTIONAL: dict[str, Any] = {
     "compiled_from": None,
     "first_call_inputs": [],
     "calls": None,
-    "call_sizes": [], "input_shapes": [],
+    "call_sizes": [], "input_shapes": [], "input_dtypes": [],
     **{name: {} for name in ("sizes", "size_hints", "unbacked", "module_types", "module_sites")},
 }
 
