@@ -18,7 +18,7 @@ from inductor_bench.render.doc import new_doc
 from .conftest import FIXTURES
 
 RUN = FIXTURES / "results" / "cpu_mlp_train_20261207" / "breakdown.json"
-COMMAND = "inductor-bench breakdown mlp.py --train --device cpu"
+COMMAND = "inductor-bench breakdown mlp.py --train --batch-size 64 --device cpu"
 ADVICE = "measure base again with this version, {} on base's code"
 
 

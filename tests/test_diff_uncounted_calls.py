@@ -29,4 +29,4 @@ def test_a_base_without_call_counts_is_not_judged_and_the_line_says_how_to_measu
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         "inductor-bench: error: not comparable, no verdict: default: the calls of each graph not measured "
         "in base (an older run: its step adds each graph once; measure base again with this version, "
-        "`inductor-bench breakdown mlp.py --train --device cpu` on base's code)")
+        "`inductor-bench breakdown mlp.py --train --batch-size 64 --device cpu` on base's code)")

@@ -5,9 +5,9 @@ that lacks one (``diff.py``, the gate of ``compare_gate.py``). Pure; no torch.""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from . import step_totals
+from .rerun import breakdown_again
 from .results import BreakdownResult
 from .vocab import Status
 
@@ -86,10 +86,8 @@ def _why_uncounted(r: BreakdownResult, side: str) -> str:
     older run: this version's breakdown of the same model)."""
     if any(g.cuda_graphs and g.calls is None for g in r.measured()):
         return "CUDA-graph replays, whose calls are not counted: its step adds each graph once"
-    again = " ".join([f"inductor-bench breakdown {Path(r.model_path).name or r.model}"]
-                     + ["--train"] * r.train + [f"--device {r.device}"] * bool(r.device))
     return (f"an older run: its step adds each graph once; measure {side} again with this version, "
-            f"`{again}` on {side}'s code")
+            f"`{breakdown_again(r)}` on {side}'s code")
 
 
 def calls_changed(base: BreakdownResult, head: BreakdownResult) -> list[tuple[str, float, float]]:
