@@ -288,3 +288,26 @@ def test_refresh_keeps_the_higher_figures_only_when_its_own_measurement_was_dist
     got = Ceilings.from_dict(pm.handle({"device": "cpu", "cache_dir": str(tmp_path), "refresh": True})["ceilings"])
     assert (got.gbps, got.tflops) == ((40.0, {"fp32": 0.2}) if disturbed else (30.0, {"fp32": 0.15}))
     assert not got.from_cache
+
+
+@pytest.mark.parametrize("new_gbps", [30.0, 45.0])
+def test_a_refresh_beside_other_work_that_keeps_the_quiet_cached_figures_says_so(tmp_path, monkeypatch, new_gbps):
+    """Synthetic: the cache holds 40 GB/s and 0.2 TFLOP/s measured undisturbed; --refresh-peaks
+    beside a busy core measures 30 (or 45) and 0.15. Where every figure kept is the cached one,
+    the ceilings are that entry's, measured quiet, with its time: no warning that they may be low
+    (it had said so of the quiet figures). Where one figure is the new one, the load is said."""
+    from inductor_bench.core.ceilings import Ceilings, cache_key
+    from inductor_bench.runner import peaks_measure as pm
+
+    key = {"device": "test cpu", "threads": 2}
+    busy = "other processes kept 1.5 of 2 cores busy"
+    monkeypatch.setattr(pm, "machine_key", lambda device: key)
+    monkeypatch.setattr(pm, "measure", lambda device, reps: Ceilings("test cpu", new_gbps, {"fp32": 0.15}))
+    monkeypatch.setattr(pm, "_disturbance", lambda before: busy)
+    pm._write_cache(tmp_path / f"{cache_key(key)}.json",
+                    Ceilings("test cpu", 40.0, {"fp32": 0.2}, key=key, measured_at="2026-12-07T20:00:00+00:00"))
+    got = Ceilings.from_dict(pm.handle({"device": "cpu", "cache_dir": str(tmp_path), "refresh": True})["ceilings"])
+    assert (got.gbps, got.tflops) == (max(40.0, new_gbps), {"fp32": 0.2})
+    quiet = new_gbps < 40.0
+    assert got.load == (None if quiet else busy) and not got.from_cache
+    assert (got.measured_at == "2026-12-07T20:00:00+00:00") is quiet  # when the figures were taken

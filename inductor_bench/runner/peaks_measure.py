@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import shape
-from ..core.ceilings import Ceilings, cache_key, higher_of, widened
+from ..core.ceilings import Ceilings, cache_key, higher_of, same_figures, widened
 from ..core.devices import HOST_BACKEND, backend
 from ..core.errors import ResultError
 from ..core.peaks import FP8, FP16, FP32, INT8, TF32
@@ -306,6 +306,8 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         # a cached entry measured beside other work, or asked for again (--refresh-peaks) and
         # measured beside other work now: each figure the higher, as other work only slows one
         c = higher_of(c, cached)
+        if cached is not None and cached.load is None and same_figures(c, cached):
+            c = cached  # every figure is the undisturbed entry's: said as it was measured, not as low
     return {"ceilings": c.to_dict(), "not_cached": _write_cache(cache, c)}
 
 
