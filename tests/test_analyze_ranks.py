@@ -192,6 +192,9 @@ def test_bad_rank_sets(capsys, tmp_path):
     (tmp_path / "again-rank0.json.gz").unlink()
     shutil.copy(RANK_FILES[1], tmp_path / "rank-1.json.gz")
     (tmp_path / "rank-2.json.gz").write_bytes(gzip.compress(b'{"traceEvents": [{"ph": "X", "ts": '))
+    code, out, err = run_cli(capsys, str(tmp_path))  # a trace cut short is left out, the others read
+    assert code == 0 and "rank-2.json.gz: left out, cut short" in out and "rank-2.json.gz: left out" in err
+    (tmp_path / "rank-1.json.gz").unlink()
     _one_line_exit_2(capsys, str(tmp_path), words="rank-2.json.gz")
 
 

@@ -5,22 +5,27 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
 
 from ..core.analyze import analyze_file
 from ..core.analyze_ranks import analyze_ranks
-from ..core.rank_cycles import analyze_rank_cycles, repeats_ranks
+from ..core.analyze_result import AnalyzeResult
+from ..core.rank_cycles import RankCyclesResult, analyze_rank_cycles, repeats_ranks
+from ..core.ranks import RanksResult
 from ..core.trace_files import TraceFiles as FoundTraces
 from ..core.trace_files import trace_files
-from ..core.trace_sets import analyze_cycles, graph_traces, one_process
+from ..core.trace_sets import CyclesResult, analyze_cycles, graph_traces, one_process
 from ..render.analyze import DEFAULT_TOP, render_analyze
 from ..render.analyze_cycles import render_cycles
 from ..render.ranks import render_rank_cycles, render_ranks
 from . import options as o
 from .exit_status import failure_first
 from .output import emit
+from .progress import note
+
+AnyResult = TypeVar("AnyResult", AnalyzeResult, CyclesResult, RankCyclesResult, RanksResult)
 
 TraceFiles = Annotated[
     list[Path],
@@ -64,20 +69,27 @@ def analyze(
 
 def analysed(found: FoundTraces, top: int) -> tuple[str, Callable[[str], str]]:
     """The analysis of the traces ``found``, as its JSON and its report in a format: one trace;
-    one process's cycles or a run's graph traces; several ranks' cycles; several ranks."""
-    files, not_traces = found.files, [str(f) for f in found.not_traces]
+    one process's cycles or a run's graph traces; several ranks' cycles; several ranks. The
+    traces cut short among them are left out, named on stderr and in the report."""
+    files = found.files
+    for path, why in found.cut.items():
+        note(f"inductor-bench: {path}: left out, {why}")
     if len(files) == 1:  # a file, or a directory holding one trace
-        result = analyze_file(files[0])
-        result.not_traces = not_traces
+        result = _set_aside(analyze_file(files[0]), found)
         return result.to_json(), lambda f: render_analyze(result, f, top=top)
     if (graphs := graph_traces(files)) or one_process(files):
-        cycles = analyze_cycles(files, graphs=graphs)
-        cycles.not_traces = not_traces
+        cycles = _set_aside(analyze_cycles(files, graphs=graphs), found)
         return cycles.to_json(), lambda f: render_cycles(cycles, f, top=top)
     if repeats_ranks(files):
-        rank_cycles = analyze_rank_cycles(files)
-        rank_cycles.not_traces = not_traces
+        rank_cycles = _set_aside(analyze_rank_cycles(files), found)
         return rank_cycles.to_json(), lambda f: render_rank_cycles(rank_cycles, f, top=top)
-    ranks = analyze_ranks(files)
-    ranks.not_traces = not_traces
+    ranks = _set_aside(analyze_ranks(files), found)
     return ranks.to_json(), lambda f: render_ranks(ranks, f, top=top)
+
+
+def _set_aside(result: AnyResult, found: FoundTraces) -> AnyResult:
+    """``result`` naming the files left out of it: a directory's JSON files that are no
+    trace, and the traces cut short."""
+    result.not_traces = [str(f) for f in found.not_traces]
+    result.cut_short = {str(f): why for f, why in found.cut.items()}
+    return result

@@ -39,6 +39,7 @@ from .columns import STEP_NAME, TraceColumns, columns_of_events, load_columns
 from .errors import TimesLost
 from .graph_replays import graph_replays
 from .memory import step_memory
+from .merged_trace import require_one_process
 from .recording import latest_end
 from .regions import regions
 from .shaped_ops import shaped_ops, unrecorded_calls
@@ -74,8 +75,9 @@ def analyze_file(path: str | Path) -> AnalyzeResult:
 
 def analyze_columns(c: TraceColumns) -> AnalyzeResult:
     """Per device, or per CPU thread for a trace with no device activity. TraceError when
-    it holds neither."""
+    it holds neither, or the events of several processes (a merged trace)."""
     require_times(c)
+    require_one_process(c)
     split = split_steps(c)
     thread, python = host_python.trace_python(c, split.windows)
     return AnalyzeResult(

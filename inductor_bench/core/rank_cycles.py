@@ -31,6 +31,7 @@ class RankCyclesResult:
     cycles: list[RanksResult]
     skipped: list[str] = field(default_factory=list)
     not_traces: list[str] = field(default_factory=list)  # a directory's JSON files that are no trace
+    cut_short: dict[str, str] = field(default_factory=dict)  # traces cut short among several: why
     schema: str = SCHEMA
     schema_version: int = SCHEMA_VERSION
 

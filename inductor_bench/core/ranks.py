@@ -29,6 +29,7 @@ from .analyze import require_times, step_result
 from .columns import load_columns
 from .graph_replays import GraphReplays, graph_replays
 from .memory import DeviceMemory, step_memory
+from .merged_trace import require_one_process
 from .ns_figures import ns_json
 from .regions import Region, regions
 from .steady import steady_held
@@ -133,6 +134,7 @@ class RanksResult:
     stragglers: list[Straggler]
     skipped: list[str] = field(default_factory=list)  # traces with nothing profiled
     not_traces: list[str] = field(default_factory=list)  # a directory's JSON files that are no trace
+    cut_short: dict[str, str] = field(default_factory=dict)  # traces cut short among several: why
     # where some traces name their rank and some do not: every trace numbered in the order given
     renumbered: str = ""
     # where some rank's steps overlap no other's in time: traces of different runs
@@ -169,6 +171,7 @@ def rank_summary(path: Path, rank: int) -> RankResult:
     """Read one rank's trace (into columns) and keep only its per-step figures."""
     columns = load_columns(path)
     require_times(columns)
+    require_one_process(columns)
     split = split_steps(columns)
     device = _main_device(split)
     ranges = _comm_ranges(columns) if split.shares is not None else []

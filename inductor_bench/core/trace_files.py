@@ -13,7 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import UsageError
+from .cut_short import cut_short
+from .errors import TraceError, UsageError
 from .first_few import first_few
 from .rundir import BREAKDOWN_FILE, COMPARE_FILE
 
@@ -29,6 +30,7 @@ _TRACE_KEYS = re.compile(r'"(?:traceEvents|schemaVersion|deviceProperties|displa
 class TraceFiles:
     files: list[Path]
     not_traces: list[Path] = field(default_factory=list)  # a directory's JSON files skipped
+    cut: dict[Path, str] = field(default_factory=dict)  # traces cut short among several: why
 
 
 def trace_files(paths: Iterable[Path]) -> TraceFiles:
@@ -53,7 +55,20 @@ def trace_files(paths: Iterable[Path]) -> TraceFiles:
         seen.add(p.resolve())
         if len(out.files) > 1 and (same := prints.setdefault(_fingerprint(p), p)) != p:
             raise UsageError(f"{p}: the same trace as {same} (a copy: the same bytes); give each trace once")
+    if len(out.files) > 1:
+        _set_aside_cut(out)
     return out
+
+
+def _set_aside_cut(out: TraceFiles) -> None:
+    """Among several traces, those cut short as they were written left out, named in ``cut``;
+    where every one is, one line."""
+    out.cut = {p: why for p in out.files if (why := cut_short(p))}
+    if len(out.cut) == len(out.files):
+        named = first_few([str(p) for p in out.files], 3)
+        raise TraceError(f"every trace given is cut short (each ends mid-JSON or mid-gzip-stream, as when "
+                         f"a job is killed while writing it): {named}")
+    out.files = [p for p in out.files if p not in out.cut]
 
 
 def _directory(p: Path, out: TraceFiles) -> None:

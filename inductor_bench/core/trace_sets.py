@@ -99,6 +99,7 @@ class CyclesResult:
     cycles: list[AnalyzeResult]
     skipped: list[str] = field(default_factory=list)
     not_traces: list[str] = field(default_factory=list)  # a directory's JSON files that are no trace
+    cut_short: dict[str, str] = field(default_factory=dict)  # traces cut short among several: why
     times_lost: list[str] = field(default_factory=list)  # cycles whose device events carry no times
     # of those, each whose reason is not the profiler's loss (ts 0, dur 0): path -> the reason
     times_lost_why: dict[str, str] = field(default_factory=dict)
@@ -111,7 +112,8 @@ class CyclesResult:
         if self.graphs:
             return {"schema": GRAPHS_SCHEMA, "schema_version": self.schema_version,
                     "traces": [c.to_dict() for c in self.cycles], "run_dirs": self.run_dirs,
-                    "skipped": self.skipped, "not_traces": self.not_traces, "times_lost": self.times_lost,
+                    "skipped": self.skipped, "not_traces": self.not_traces, "cut_short": self.cut_short,
+                    "times_lost": self.times_lost,
                     "times_lost_why": self.times_lost_why}
         return {
             "schema": self.schema,
@@ -119,6 +121,7 @@ class CyclesResult:
             "cycles": [c.to_dict() for c in self.cycles],
             "skipped": self.skipped,
             "not_traces": self.not_traces,
+            "cut_short": self.cut_short,
             "times_lost": self.times_lost,
             "times_lost_why": self.times_lost_why,
         }

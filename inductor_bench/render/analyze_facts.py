@@ -26,13 +26,16 @@ TIMES_LOST = ("its device events all carry no times (ts 0, dur 0): the profiler 
 
 
 def skipped_facts(skipped: list[str], not_traces: list[str], times_lost: list[str] | None = None,
-                  times_lost_why: dict[str, str] | None = None) -> list[str]:
-    """The traces with nothing profiled, a directory's JSON files that are no trace, and the
-    cycles whose device events lost their times (why, where it is not the profiler's loss: no
-    dur written): each named with why it was left out."""
+                  times_lost_why: dict[str, str] | None = None, *,
+                  cut_short: dict[str, str] | None = None) -> list[str]:
+    """The traces with nothing profiled, a directory's JSON files that are no trace, the
+    traces cut short as they were written, and the cycles whose device events lost their
+    times (why, where it is not the profiler's loss: no dur written): each named with why it
+    was left out."""
     why = times_lost_why or {}
     return ([f"{Path(s).name}: skipped, {SKIPPED_WHY}" for s in skipped]
             + [f"{Path(s).name}: skipped, {NOT_A_TRACE}" for s in not_traces]
+            + [f"{Path(s).name}: left out, {cut}" for s, cut in (cut_short or {}).items()]
             + [f"{Path(s).name}: skipped, {why.get(s, TIMES_LOST)}" for s in times_lost or []])
 
 
@@ -162,5 +165,5 @@ def trace_facts(doc: Doc, r: AnalyzeResult, notes: list[str] | None = None) -> l
         named = listed([step_code(doc, s) for s in held_nothing])
         facts.append(f"{named} held nothing of its own (no device event, or on a CPU-only trace no op; as "
                      "the step a profiler stops in): left out of the steady mean")
-    facts += (notes or []) + skipped_facts([], r.not_traces)
+    facts += (notes or []) + skipped_facts([], r.not_traces, cut_short=r.cut_short)
     return facts
