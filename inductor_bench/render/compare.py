@@ -67,7 +67,10 @@ def _speedup_cell(result: CompareResult, mode: ModeResult, ref: ModeResult | Non
 
 
 def _step_cell(result: CompareResult, m: ModeResult) -> str:
-    if not result.step_samples(m):
+    """A timed column's step time; "-" for one that did not run whole (failed, timed out,
+    interrupted): its compile worker's calls, another process's speed, are no figure beside
+    the others', as its samples, speedups, chart bar and JSON ``step_ms`` are none."""
+    if not timed(m) or not result.step_samples(m):
         return "-"
     s = result.step(m)
     return f"{ms_precise(s.ms)} {spread(s.spread_pct)}".strip() + (" (!)" if quiet_moments(result, m) else "")
