@@ -1,8 +1,9 @@
 """The command line: options -> one call -> renderer -> exit code.
 
-Each command is a function in ``inductor_bench/commands/<name>.py``, registered below.
-Global options live in typer's context (``commands.options.Settings``). Project errors
-become one line on stderr and their exit code; ``--verbose`` keeps the traceback.
+Each command is a function in ``inductor_bench/commands/<name>.py``, imported only when it
+runs (``commands/table.py``). Global options live in typer's context
+(``commands.global_settings``). Project errors become one line on stderr and their exit code;
+``--verbose`` keeps the traceback.
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ try:  # typer 0.2x carries its own copy of click, and raises its exceptions
 except ImportError:  # older typer runs on click itself
     from click.exceptions import ClickException
 
-from .commands import analyze, breakdown, compare, diff, kernel, report, sweep
-from .commands.options import Settings
-from .commands.version import version_text
+from .commands.global_settings import Settings
+from .commands.table import SHORT_HELP, LazyGroup
 from .core.errors import BenchError, Interrupted, UsageError
 from .runner import stop
-from .runner.rundir import WriteError
 from .runner.worker import scrubbed_variables
+
+__all__ = ["SHORT_HELP", "app", "main"]  # SHORT_HELP: the command list, read by the tests
 
 # What each exit status means, in every command (README.md's table says more).
 EXIT_STATUS = (
@@ -46,20 +47,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     # click's own help: wrapped to the terminal, never cut short with an ellipsis, no boxes
     rich_markup_mode=None,
+    cls=LazyGroup,  # each command's module imported when it runs, not all of them to start
 )
-
-# The command list of ``inductor-bench --help`` (click would cut each docstring short).
-SHORT_HELP = {
-    breakdown.breakdown: "Where a compiled model spends its time, kernel by kernel.",
-    report.report: "Show a saved run again, in any format; no torch needed.",
-    analyze.analyze: "Break down any torch.profiler trace, one rank or several.",
-    kernel.kernel: "Benchmark one Inductor Triton kernel (--max-autotune too).",
-    compare.compare: "One model in each compile mode, side by side.",
-    diff.diff: "Two runs of the same model: what got faster, a merge gate.",
-    sweep.sweep: "Many models x every mode, one job per device, one table.",
-}
-for command, short in SHORT_HELP.items():
-    app.command(short_help=short)(command)
 
 # Shell completion (``eval "$(_INDUCTOR_BENCH_COMPLETE=source_bash inductor-bench)"``): typer
 # registers the shells only for an app that adds --install-completion, which this one leaves out.
@@ -68,6 +57,8 @@ completion_init()
 
 def _print_version(asked: bool) -> None:
     if asked:
+        from .commands.version import version_text
+
         typer.echo(version_text())
         raise typer.Exit()
 
@@ -129,6 +120,8 @@ def _run(argv: list[str] | None, settings: Settings) -> None:
         _fail(Settings(), f"interrupted{_by_signal()}", stop.exit_status(stop.received()))
     except OSError as e:  # the machine, not the tool: a path it cannot read or write
         where = f"{e.filename}: " if e.filename else ""
+        from .runner.rundir import WriteError
+
         _fail(settings, f"error: {where}{e.strerror or e}", WriteError.exit_code)
     except RecursionError:
         _fail(settings, "error: input nested too deeply to read", UsageError.exit_code)

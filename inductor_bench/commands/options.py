@@ -10,7 +10,6 @@ import enum
 import math
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
 
@@ -22,23 +21,9 @@ from ..core.modes import COMMON as COMMON_MODES
 from ..core.symbols import is_size_symbol
 from ..core.workload import DTYPES, WorkloadOptions
 from ..runner.settings import RunSettings
+from .global_settings import Settings, settings  # noqa: F401 (commands and tests read them here)
 from .output import Format, check_targets, write_report
 from .progress import TerminalProgress
-
-
-@dataclass
-class Settings:
-    """Global options (before the command), kept in typer's context object."""
-
-    verbose: bool = False
-    # The user's Inductor variables no worker gets (``worker.scrubbed_variables``), as the
-    # command line found them (torch sets some in a process that imports it).
-    dropped_env: list[str] = field(default_factory=list)
-
-
-def settings(ctx: typer.Context) -> Settings:
-    return ctx.obj if isinstance(ctx.obj, Settings) else Settings()
-
 
 FREEZING_HELP = (
     "Inference only: compile with weights frozen into constants (torch._inductor.config.freezing); "
