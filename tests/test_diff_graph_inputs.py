@@ -121,3 +121,18 @@ def test_a_graph_whose_inputs_changed_dtype_alone_is_named_in_text_markdown_and_
         assert f"not the same work: 0-forward: {how}" in out.splitlines()[0]
         assert f"graph inputs changed (matched): 0-forward: {how}; the kernel's change" in " ".join(out.split())
     assert marked(capsys, *run_pair(tmp_path, None)) == {}  # float32 on both sides: nothing marked
+
+
+def test_no_significant_change_still_says_the_graph_inputs_changed_dtype(tmp_path, capsys):
+    """A layer cast to bfloat16 that made nothing faster reads `NO SIGNIFICANT CHANGE`; the line
+    had stopped there, as if the work were the same, where a regression or a faster step names it."""
+    data = json.loads(RUN.read_text())
+    head = copy.deepcopy(data)
+    head["graphs"][0]["input_dtypes"][:2] = ["bfloat16", "bfloat16"]
+    for name, d in (("base.json", data), ("head.json", head)):
+        (tmp_path / name).write_text(json.dumps(d))
+    code, out = diff(capsys, str(tmp_path / "base.json"), str(tmp_path / "head.json"))
+    line = out.splitlines()[0]
+    assert code == 0 and line.startswith("NO SIGNIFICANT CHANGE: default: all graphs ")
+    assert line.endswith("within noise); not the same work: 0-forward: inputs of other dtypes "
+                         "(512x256 float32 -> bfloat16, 512 float32 -> bfloat16)")

@@ -156,5 +156,5 @@ def verdict_line(diff: Diff, doc: Doc, threshold_pct: float | None = None, top: 
         return f"{doc.strong('FASTER')}: " + " | ".join(parts) + _disturbed_phrase(diff)
     if status == Outcome.INCONCLUSIVE:
         return f"{doc.strong('INCONCLUSIVE')}: too few samples to judge (record more with --repeat)"
-    parts = [_step_phrase(s) for s in diff.sections]
+    parts = [_step_phrase(s) + _calls_phrase(s) for s in diff.sections]  # the work that changed too
     return f"{doc.strong('NO SIGNIFICANT CHANGE')}: " + " | ".join(parts)
