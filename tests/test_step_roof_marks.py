@@ -121,3 +121,16 @@ def test_a_step_within_the_ceilings_reads_its_bare_percent_and_no_note():
     assert HEAD not in render_compare(_compare(r)) and HEAD not in render_diff(diff_results(r, r))
     step = json.loads(result_json(r))["extras"]["roofline"]["step"]
     assert step == {"pct": pytest.approx(40.0), "judged_share": pytest.approx(100 * 2.0 / 2.004)}
+
+
+def test_compare_says_its_percent_is_held_against_ceilings_measured_under_load():
+    """Synthetic: the same copy at 40 % of ceilings measured while other processes kept a core
+    busy: compare's row says they may be low (its % may read high), as breakdown's warning does."""
+    from dataclasses import replace
+
+    r = _result(COPY)
+    r.roofline = Roofline(replace(CEIL, load="other processes kept 1.0 of 2 cores busy"))
+    row = "% of peak (time-weighted; ceilings measured under load: may read high)"
+    assert roofline_rows([r])[0] == [row, "40.0%"]
+    assert row in render_compare(_compare(r))
+    assert roofline_rows([_result(COPY)])[0][0] == "% of peak (time-weighted)"

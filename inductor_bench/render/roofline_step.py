@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..core.ceilings import ABOVE_CEILING_PCT, GroupRoof, group_roof
 from ..core.results import BreakdownResult
-from ..core.roofline import category_far_below_ms, has_counts, step_members
+from ..core.roofline import category_far_below_ms, ceilings_of, has_counts, step_members
 from . import format as fmt
 from .roofline import FAR_HEADER, group_roof_cell, shows_roofline, weighted_cell
 from .roofline_marks import LOW_CEILING, MARKS
@@ -21,7 +21,15 @@ def roofline_rows(breakdowns: list[BreakdownResult | None]) -> list[list[str]]:
     weighted = [step_roof_cell(g) if g is not None else fmt.DASH for g in step_roofs(shown)]
     far = [fmt.pct(fmt.share(sum(category_far_below_ms(b).values()), b.totals().kernel_ms))
            if b is not None else fmt.DASH for b in shown]
-    return [["% of peak (time-weighted)", *weighted], [f"kernel time {FAR_HEADER}", *far]]
+    return [[f"% of peak (time-weighted{_loaded_words(shown)})", *weighted],
+            [f"kernel time {FAR_HEADER}", *far]]
+
+
+def _loaded_words(shown: list[BreakdownResult | None]) -> str:
+    """What the row's name adds where a column's ceilings were measured beside other work (its
+    breakdown warns of it): they may be low, so its % may read high."""
+    loaded = any(b is not None and (c := ceilings_of(b)) is not None and c.load for b in shown)
+    return "; ceilings measured under load: may read high" if loaded else ""
 
 
 def step_roofs(breakdowns: list[BreakdownResult | None]) -> list[GroupRoof | None]:
