@@ -12,7 +12,7 @@ import re
 import pytest
 
 from inductor_bench.core.rundir import SOURCES_FILE, SOURCES_LOG, load_any
-from inductor_bench.core.views import by_line, by_module, units
+from inductor_bench.core.views import by_line, by_module, step_units, units
 from inductor_bench.render.breakdown import render_breakdown
 
 from .conftest import FIXTURES, run_breakdown_cached, torch_minor
@@ -121,6 +121,27 @@ def test_a_second_run_hits_the_cache_and_keeps_lines_and_modules(attr_train, att
         assert rec2["carried"] == {"nodes": len(rec1["nodes"]), "lost": 0}
     out = render_breakdown(load_any(dir2), by="line")
     assert f"attr_net.py:{conv2}" in out and "Inductor's cache" not in out
+
+
+def _one_kernels(result, view) -> dict[tuple, str]:
+    """Each group of one kernel in ``view`` -> that kernel's name, on the step's units as the
+    report groups them (a kernel called at several places, by place)."""
+    us = step_units(result, kernel_calls=True)
+    return {g.key: g.one_kernel.kernel.name for g in view(us) if g.one_kernel is not None}
+
+
+@pytest.mark.slow
+def test_a_group_of_one_kernel_names_it_in_both_runs(attr_train, attr_train_again):
+    """The views name each group's one kernel, the same kernel for the same group in the run
+    that compiled and in the one that hit the cache, on the group's own row."""
+    (first, _, _), (second, dir2, _) = attr_train, attr_train_again
+    for by, view, heading in (("line", by_line, "\nTime by source line"), ("module", by_module, "\nTime by module")):
+        named = _one_kernels(second, view)
+        assert named and named == _one_kernels(first, view)
+        view_text = render_breakdown(load_any(dir2), by=by, top=100).split(heading, 1)[1]
+        table, note = view_text.split("\n\n")[1:3]
+        assert all(f"  {name}  " in table for name in named.values())
+        assert "kernel = the group's kernel or extern op, where it holds one" in note
 
 
 @pytest.mark.slow
