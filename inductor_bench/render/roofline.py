@@ -205,7 +205,8 @@ def roofline_section(doc: Doc, r: BreakdownResult, top: int) -> None:
         return
     doc.heading("How far from the limit (roofline)")
     pts = chart_points(r)
-    doc.paragraph(*ceilings_lines(r.roofline), *_above_ceiling(doc, pts, r.roofline.measured))
+    c = r.roofline.measured
+    doc.paragraph(*ceilings_lines(r.roofline), *_above_ceiling(doc, pts, c), *_in_cache_under_load(pts, c))
     if not pts:
         doc.paragraph("no kernel of this run has a byte count")
         return
@@ -271,6 +272,17 @@ def _above_ceiling(doc: Doc, pts: list[tuple[str, KernelStat, KernelRoof]], c: C
                 "was measured; --refresh-peaks measures every ceiling again"]
     return [f"{head}: the ceiling was measured low, most likely while the machine ran slower than "
             "during this run; --refresh-peaks measures it again"]
+
+
+def _in_cache_under_load(pts: list[tuple[str, KernelStat, KernelRoof]], c: Ceilings | None) -> list[str]:
+    """Where the bandwidth was measured under load, a kernel above it may be above a low ceiling,
+    not served from a cache: said of the kernels marked in cache."""
+    n = sum(pct_mark(roof) == MARKS["in cache"] for _, _, roof in pts)
+    if c is None or not c.load or not n:
+        return []
+    return [f"WARNING: {n} memory-bound kernel(s) above the bandwidth ceiling, marked in cache (^), "
+            "were held against a ceiling measured under load: they may be above a low ceiling, not "
+            "served from a cache (a quiet run's ceilings tell which)"]
 
 
 def _row(doc: Doc, gid: str, k: KernelStat, roof: KernelRoof, name: str) -> list[str]:
