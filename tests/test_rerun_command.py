@@ -50,3 +50,30 @@ def test_every_option_of_the_workload_is_given_and_quoted():
         "max-autotune", "bfloat16", True, True)
     assert (params["train"], params["batch_size"], params["device"]) == (False, 8, "cpu")
     assert list(params["script_args"]) == ["--layers", "2 3"]
+
+
+def _suggested(capsys, *argv: str) -> list[str]:
+    """The command the error line gives between backticks, split as a shell would."""
+    from inductor_bench.cli import main
+
+    try:
+        main(list(argv))
+    except SystemExit as e:
+        assert e.code == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    return shlex.split(line.split("`")[1])
+
+
+def test_a_path_with_a_space_stays_one_word_in_the_command_given(tmp_path, capsys):
+    """Copied as given, the command had split the path at its space."""
+    import shutil
+
+    here = tmp_path / "my runs"
+    here.mkdir()
+    trace, model, run = here / "t.json.gz", here / "m.py", here / "run"
+    shutil.copy(FIXTURES / "cpu_mlp_train" / "0-forward" / "trace.json.gz", trace)
+    model.write_text("")
+    shutil.copytree(FIXTURES / "runs" / "cpu_mlp_train_stalled", run)
+    assert _suggested(capsys, "report", str(trace)) == ["inductor-bench", "analyze", str(trace)]
+    assert _suggested(capsys, "report", str(model)) == ["inductor-bench", "breakdown", str(model)]
+    assert _suggested(capsys, "breakdown", str(run)) == ["inductor-bench", "report", str(run)]

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from . import steady
 from .compare import CompareResult
+from .rerun import tool_command
 from .results import BreakdownResult
 
 Result = BreakdownResult | CompareResult
@@ -49,7 +50,7 @@ def other_rules(result: Result, run: str, reanalysable: Callable[[], list[str]])
         columns = ", ".join(again)
         return (f"{what}: `inductor-bench report COLUMN --reanalyze` for each of its columns ({columns}) "
                 "judges them again (docs/statistics.md)")
-    return f"{what}: `inductor-bench report {run} --reanalyze` judges them again (docs/statistics.md)"
+    return f"{what}: `{tool_command('report', run, '--reanalyze')}` judges them again (docs/statistics.md)"
 
 
 def compare_rules(compare: CompareResult) -> int | None:

@@ -13,9 +13,15 @@ from .results import BreakdownResult
 from .vocab import CompileMode
 
 
+def tool_command(*words: str | Path) -> str:
+    """An ``inductor-bench`` command line to give in a message, a path in it with a space or a
+    quote kept one word: ``tool_command("report", run)``."""
+    return shlex.join(["inductor-bench", *map(str, words)])
+
+
 def breakdown_again(r: BreakdownResult) -> str:
     """``inductor-bench breakdown mlp.py --train --device cpu``, for ``r``."""
-    words = ["inductor-bench", "breakdown", Path(r.model_path).name or r.model]
+    words = ["breakdown", Path(r.model_path).name or r.model]
     words += ["--train"] * r.train
     words += ["--mode", r.mode] * (r.mode != CompileMode.DEFAULT)
     words += ["--dtype", r.dtype] * (r.dtype != "float32")
@@ -23,4 +29,4 @@ def breakdown_again(r: BreakdownResult) -> str:
     words += ["--batch-size", str(r.batch_size)] * (r.batch_size is not None)
     words += ["--device", r.device] * bool(r.device)
     words += ["--", *r.script_args] * bool(r.script_args)
-    return shlex.join(words)
+    return tool_command(*words)

@@ -30,6 +30,7 @@ from typing import Any
 from .compare import COMPARE_SCHEMA, COMPARE_SCHEMA_VERSION, CompareResult
 from .errors import ResultError
 from .first_few import first_few
+from .rerun import tool_command
 from .results import READABLE_VERSIONS, BreakdownResult, GraphResult, Recompile
 from .results import SCHEMA as BREAKDOWN_SCHEMA
 from .shape import check
@@ -90,14 +91,14 @@ def read_result_json(path: str | Path, names: tuple[str, ...]) -> tuple[Path, An
         raise ResultError(f"{p}: cannot read ({e.strerror or e})") from None
     if p.suffix == ".py":
         raise ResultError(f"{p}: a Python file, not a saved result: give a run directory (or its "
-                          f"{' or '.join(names)}); `inductor-bench breakdown {p}` makes one")
+                          f"{' or '.join(names)}); `{tool_command('breakdown', p)}` makes one")
     try:
         with open(p, "rb") as f:
             gzipped = f.read(2) == b"\x1f\x8b"
     except OSError as e:
         raise ResultError(f"{p}: cannot read ({e.strerror or e})") from None
     if gzipped:  # results are plain JSON; a gzipped one is a trace, most likely
-        raise ResultError(f"{p}: gzipped, not a saved result: `inductor-bench analyze {p}` reads a "
+        raise ResultError(f"{p}: gzipped, not a saved result: `{tool_command('analyze', p)}` reads a "
                           "profiler trace")
     try:
         text = p.read_text()
@@ -183,7 +184,7 @@ def _traces_inside(p: Path) -> str:
         return ""
     if not traces:
         return ""
-    return f"; it holds profiler traces ({traces[0]}, ...): `inductor-bench analyze {p}` reads them"
+    return f"; it holds profiler traces ({traces[0]}, ...): `{tool_command('analyze', p)}` reads them"
 
 
 def _non_finite(word: str) -> float:
@@ -222,7 +223,7 @@ def load_any(path: str | Path) -> Result:
                           "and diff read each model's compare run directory inside the sweep's directory")
     if isinstance(data, dict) and "traceEvents" in data:
         raise ResultError(f"{p}: a profiler trace, not an inductor-bench result: "
-                          f"`inductor-bench analyze {p}` reads it")
+                          f"`{tool_command('analyze', p)}` reads it")
     raise ResultError(f"{p}: not an inductor-bench breakdown or compare result")
 
 

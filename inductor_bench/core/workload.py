@@ -32,6 +32,7 @@ from typing import Any
 from .devices import AUTO, DEVICE_CHOICES
 from .errors import UsageError
 from .modes import check_name as check_mode_name
+from .rerun import tool_command
 from .rundir import BREAKDOWN_FILE, COMPARE_FILE
 from .vocab import CompileMode
 
@@ -152,7 +153,7 @@ def check_model_file(p: Path) -> None:
 def _a_directory(p: Path) -> str:
     """Why a directory is not a model file; a run directory is pointed to ``report``."""
     if any((p / name).is_file() for name in (BREAKDOWN_FILE, COMPARE_FILE)):
-        return f"{p}: a run directory, not a model file: `inductor-bench report {p}` shows it"
+        return f"{p}: a run directory, not a model file: `{tool_command('report', p)}` shows it"
     return f"{p}: a directory, not a model file (a .py file: its factory make_workload, or a script)"
 
 
