@@ -83,6 +83,8 @@ def test_the_gates_line_says_its_percentage_is_of_the_all_graphs_row_with_the_ro
     assert (base_cell.split()[0], head_cell.split()[0], change_cell.split()[0]) == ("1.162", "1.999", change)
     assert captured.err.startswith(f"inductor-bench: error: significant regression above 10%: default: all graphs "
                                    f"1.162 -> 1.999 ms: {change} {OF_THE_GRAPHS} (not the same work: ")
+    assert captured.out.startswith("REGRESSION above the 10% gate on the graphs' own calls, not the whole step: "
+                                   f"default: all graphs 1.162 -> 1.999 ms ({change} [")
 
 
 def _cli(args: list[str]) -> int:

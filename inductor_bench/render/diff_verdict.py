@@ -54,6 +54,14 @@ def gated_phrase(s: SectionDiff) -> str:
     return f"{_step_times(s)}: {change_pct(s.step)} {of}"
 
 
+def _gated_row(diff: Diff) -> str:
+    """What a breakdowns' gate's % is of, said once by the verdict, as the gate's line says it
+    (``gated_phrase``): their all-graphs row, not the whole step; nothing for compares."""
+    if any(s.step_source == StepSource.HARNESS for s in diff.sections):
+        return " on the graphs' own calls, not the whole step"
+    return ""
+
+
 def _step_phrase(s: SectionDiff) -> str:
     return f"{_step_times(s)} ({change_cell(s.step, s)}, {verdict_cell(s.step, s)})"
 
@@ -143,9 +151,8 @@ def verdict_line(diff: Diff, doc: Doc, threshold_pct: float | None = None, top: 
         parts = [_step_phrase(s) + _responsible_phrase(s, doc, top) for s in diff.regressions(0.0)]
         head = "REGRESSION"
         if threshold_pct is not None:
-            head += (
-                f" above the {threshold_pct:g}% gate" if gated else f" (below the {threshold_pct:g}% gate)"
-            )
+            gate = f"the {threshold_pct:g}% gate{_gated_row(diff)}"
+            head += f" above {gate}" if gated else f" (below {gate})"
         return f"{doc.strong(head)}: " + " | ".join(parts) + _disturbed_phrase(diff)
     if status == Outcome.SAME_CODE:
         return (f"{doc.strong('SAME CODE')}: base and head compiled the same code for every graph, called as "
