@@ -21,6 +21,7 @@ RANKS = FIXTURES / "ranks"
 DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 CUT_PLAIN = "cut short (it ends mid-JSON, as when a job is killed while writing it)"
 CUT_GZIP = "cut short (its gzip stream ends early, as when a job is killed while writing it)"
+EMPTY = "empty (nothing written in it, as when a job is killed before writing it)"
 
 
 def _step_walls(path: Path) -> dict[str, float]:
@@ -91,7 +92,29 @@ def test_every_trace_cut_is_one_line_and_exit_2(capsys, tmp_path):
     code, out, err = run_cli(capsys, str(tmp_path))
     assert code == 2 and not out
     assert err.count("\n") == 1 and "Traceback" not in err
-    assert "every trace given is cut short" in err and "rank-0.json" in err and "rank-1.json.gz" in err
+    assert "every trace given is cut short or empty" in err and "rank-0.json" in err and "rank-1.json.gz" in err
+
+
+@pytest.mark.parametrize("name", ["rank-2.json", "rank-2.json.gz"])
+def test_an_empty_trace_is_left_out_as_empty(capsys, tmp_path, name):
+    """A file the job never wrote into: empty, not 'not a profiler trace'."""
+    for rank in (0, 1):
+        shutil.copy(RANKS / f"rank-{rank}.json.gz", tmp_path)
+    (tmp_path / name).write_bytes(b"")
+    code, out, err = run_cli(capsys, str(tmp_path), "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["cut_short"] == {str(tmp_path / name): EMPTY} and doc["not_traces"] == []
+    assert [r["rank"] for r in doc["ranks"]] == [0, 1]
+
+
+def test_two_empty_traces_are_no_copies(capsys, tmp_path):
+    """Two empty files have the same bytes; they are empty, not copies of one trace."""
+    (tmp_path / "a.json").write_bytes(b"")
+    (tmp_path / "b.json.gz").write_bytes(b"")
+    code, out, err = run_cli(capsys, str(tmp_path))
+    assert code == 2 and err.count("\n") == 1
+    assert "every trace given is cut short or empty" in err and "copy" not in err
 
 
 def test_whole_traces_are_not_cut(capsys, tmp_path):

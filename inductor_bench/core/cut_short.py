@@ -3,7 +3,8 @@ several traces such a file is left out and named, the others analysed.
 
 A gzipped trace is read to the end of its stream (in C, nothing kept but its last bytes): a
 stream that ends early, or whose JSON does not end with the ``}`` that closes a trace, was
-cut. A plain trace is cut where its last character (whitespace aside) is not that ``}``.
+cut. A plain trace is cut where its last character (whitespace aside) is not that ``}``;
+an empty file (or one of whitespace alone) was cut before anything was written.
 A file cut right after an event's own ``}`` passes here, and its reader refuses it."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ CHUNK = 1 << 20
 TAIL = 64
 CUT_WHY = "cut short (it ends mid-JSON, as when a job is killed while writing it)"
 GZIP_CUT_WHY = "cut short (its gzip stream ends early, as when a job is killed while writing it)"
+EMPTY_WHY = "empty (nothing written in it, as when a job is killed before writing it)"
 
 
 def cut_short(path: Path) -> str | None:
@@ -32,6 +34,8 @@ def cut_short(path: Path) -> str | None:
         return None
     if tail is None:
         return GZIP_CUT_WHY
+    if not tail.strip():
+        return EMPTY_WHY
     return None if tail.rstrip().endswith(b"}") else CUT_WHY
 
 

@@ -48,15 +48,16 @@ def trace_files(paths: Iterable[Path]) -> TraceFiles:
         except OSError as e:  # a directory on the way that cannot be read or searched
             raise UsageError(f"{e.filename or p}: cannot read ({e.strerror or e})") from None
     seen: set[Path] = set()
-    prints: dict[tuple[int, bytes], Path] = {}
     for p in out.files:
         if p.resolve() in seen:
             raise UsageError(f"{p}: given twice; give each trace once")
         seen.add(p.resolve())
-        if len(out.files) > 1 and (same := prints.setdefault(_fingerprint(p), p)) != p:
-            raise UsageError(f"{p}: the same trace as {same} (a copy: the same bytes); give each trace once")
     if len(out.files) > 1:
         _set_aside_cut(out)
+    prints: dict[tuple[int, bytes], Path] = {}
+    for p in out.files:
+        if len(out.files) > 1 and (same := prints.setdefault(_fingerprint(p), p)) != p:
+            raise UsageError(f"{p}: the same trace as {same} (a copy: the same bytes); give each trace once")
     return out
 
 
@@ -66,8 +67,8 @@ def _set_aside_cut(out: TraceFiles) -> None:
     out.cut = {p: why for p in out.files if (why := cut_short(p))}
     if len(out.cut) == len(out.files):
         named = first_few([str(p) for p in out.files], 3)
-        raise TraceError(f"every trace given is cut short (each ends mid-JSON or mid-gzip-stream, as when "
-                         f"a job is killed while writing it): {named}")
+        raise TraceError(f"every trace given is cut short or empty (each ends mid-JSON or mid-gzip-stream, "
+                         f"or holds nothing, as when a job is killed while writing it): {named}")
     out.files = [p for p in out.files if p not in out.cut]
 
 
@@ -82,13 +83,17 @@ def _directory(p: Path, out: TraceFiles) -> None:
             raise UsageError(f"{p}: an inductor-bench run directory ({result}), not profiler traces: "
                              f"`inductor-bench report {p}` shows it; its graphs' traces are in "
                              f"{p}/{where}/")
-    traces = [f for f in found if is_trace(f)]
+    traces = [f for f in found if is_trace(f) or _empty(f)]  # an empty one: cut before it was written
     if not traces:
         names = ", ".join(f.name for f in found[:3]) + (", ..." if len(found) > 3 else "")
         what = f" ({names}: no traceEvents)" if found else _below(p)
         raise UsageError(f"{p}: no trace files (*.json, *.json.gz) in this directory{what}")
     out.files += traces
     out.not_traces += [f for f in found if f not in traces]
+
+
+def _empty(path: Path) -> bool:
+    return trace_head(path, missing=None) == ""
 
 
 def _below(p: Path) -> str:
