@@ -188,9 +188,12 @@ def _regions(doc: Doc, r: AnalyzeResult, top: int) -> None:
     shown = f"top {top} of {len(typical)}, " if len(typical) > top else ""
     doc.heading(f"Named ranges: record_function ({shown}{which})")
     work = "ops ms" if host else "launched ms"
-    doc.table(rows, ["range", "calls", "wall ms", "% step", work], ("left", *("right",) * 4))
+    whole = r.steps[0].name == WHOLE_TRACE  # no steps: a share of the trace's wall
+    share = "% trace" if whole else "% step"
+    doc.table(rows, ["range", "calls", "wall ms", share, work], ("left", *("right",) * 4))
     doc.fine_print(
-        "wall = the union of the range's calls on the CPU; % step of the step's wall; " + (
+        "wall = the union of the range's calls on the CPU; "
+        + ("% trace of the whole trace's wall; " if whole else "% step of the step's wall; ") + (
             "ops ms = the time of the top-level ops that started in it (as the steps table gives them), "
             if host else
             "launched ms = the device work (kernels, memcpy, memset) launched while it was open, however "
