@@ -305,8 +305,18 @@ def test_an_interleaved_compares_speedup_is_its_median_round_ratio_and_the_note_
             "its 95% interval") in render_sweep(table)
     plain = build_table(_done(_sweep(models=("/m/mlp.py",)), ["mlp"]), {"mlp": load_compare(FIXTURE)})
     assert plain.rows["mlp"]["default"].speedup_rounds is None
-    assert ("speedup = step time of eager / step time of the mode, from each model's compare (every column "
-            "timed in one process, interleaved); its 95% interval") in render_sweep(plain)
+    # the recorded compare's columns were timed each in its own compile worker (its report: "steps
+    # timed in each column's compile worker, not interleaved"); the legend had said "every column
+    # timed in one process, interleaved"
+    assert ("speedup = step time of eager / step time of the mode, from each model's compare, each column's "
+            "steps timed in its own compile worker (separate processes, not interleaved); its 95% "
+            "interval") in render_sweep(plain)
+    mixed = build_table(_done(_sweep(models=("/m/mlp.py", "/m/b.py"), modes=("default",)), ["mlp", "b"]),
+                        {"mlp": load_compare_dict(d), "b": load_compare(FIXTURE)})
+    assert ("(every column timed in one process), not the ratio of the two step times; where a compare was "
+            "not timed in rounds (b): step time of eager / step time of the mode, from each model's compare, "
+            "each column's steps timed in its own compile worker (separate processes, not interleaved); "
+            "its 95% interval") in render_sweep(mixed)
 
 
 def test_an_empty_shard_says_so():

@@ -162,19 +162,22 @@ def _what(table: SweepTable) -> str:
 def _speedup_is(table: SweepTable) -> str | None:
     """What a speedup is: compare's median of its rounds' ratios where its columns were timed
     in interleaved rounds (not the ratio of the two step times compare's report shows), else
-    that ratio; None where no cell has a speedup, nor rounds that were too disturbed for one."""
+    that ratio of steps each column timed in its own compile worker (a compare stopped before
+    its interleaved timing, or whose timing failed), those models named where both kinds are
+    shown; None where no cell has a speedup, nor rounds that were too disturbed for one."""
     ref = table.reference
     figs = [f for r in table.rows.values() for f in r.values()
             if f.mode != ref and (f.speedup is not None or f.no_speedup)]
     if not figs:
         return None
-    ratio = f"step time of {ref} / step time of the mode, from each model's compare"
+    apart = (f"step time of {ref} / step time of the mode, from each model's compare, each column's steps "
+             "timed in its own compile worker (separate processes, not interleaved)")
     if not any(f.speedup_rounds for f in figs):
-        return f"{ratio} (every column timed in one process, interleaved)"
+        return apart
     out = (f"compare's median over the model's interleaved rounds of {ref}'s step time / the mode's in "
            "that round (every column timed in one process), not the ratio of the two step times")
-    mixed = any(not f.speedup_rounds for f in figs)
-    return out + (f"; a compare not timed in rounds: {ratio}" if mixed else "")
+    unpaired = ", ".join(sorted({f.model for f in figs if not f.speedup_rounds}))
+    return out + (f"; where a compare was not timed in rounds ({unpaired}): {apart}" if unpaired else "")
 
 
 def _speedup_note(table: SweepTable) -> list[str]:
