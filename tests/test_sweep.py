@@ -174,13 +174,16 @@ def test_a_sweeps_directory_given_as_one_run_says_how_to_render_it(tmp_path):
     (tmp_path / "sweep.json").write_text(_sweep(models=("/m/mlp.py",)).to_json())
     (tmp_path / "mlp").mkdir()
     (tmp_path / "mlp" / "compare.json").write_text(FIXTURE.read_text())
+    rest = ("(the same `inductor-bench sweep` command renders it again, with --baseline OLD_DIR against "
+            f"another sweep); the runs in it, newest first: {tmp_path}/mlp")
+    with pytest.raises(ResultError) as e:  # a sweep copied (cp -r) before its end: no report written yet
+        load_compare(tmp_path)
+    assert str(e.value) == (f"{tmp_path}: a sweep's directory, not one run: it has no report yet "
+                            f"({tmp_path}/report.txt is written as a sweep ends) {rest}")
+    (tmp_path / "report.txt").write_text("the sweep's report\n")
     with pytest.raises(ResultError) as e:
         load_compare(tmp_path)
-    assert str(e.value) == (
-        f"{tmp_path}: a sweep's directory, not one run: its report is {tmp_path}/report.txt (the same "
-        "`inductor-bench sweep` command renders it again, with --baseline OLD_DIR against another "
-        f"sweep); the runs in it, newest first: {tmp_path}/mlp"
-    )
+    assert str(e.value) == f"{tmp_path}: a sweep's directory, not one run: its report is {tmp_path}/report.txt {rest}"
 
 
 # ---- the table ------------------------------------------------------------------------------

@@ -148,10 +148,13 @@ def _absurd_number(data: Any) -> str | None:
 def _sweep_dir(p: Path, sweep_dir: Path, names: tuple[str, ...]) -> str:
     """The refusal of a sweep's directory (or its sweep.json, report.txt, index.html) given
     where one run is read."""
+    report = sweep_dir / REPORT_FILE  # written as a sweep ends: none in one running, killed or copied mid-run
+    its = (f"its report is {report}" if report.is_file()
+           else f"it has no report yet ({report} is written as a sweep ends)")
     if p == sweep_dir:
-        what = f"a sweep's directory, not one run: its report is {p / REPORT_FILE}"
+        what = f"a sweep's directory, not one run: {its}"
     elif p.name == SWEEP_FILE:
-        what = f"the record of the sweep in {sweep_dir}, not one run: its report is {sweep_dir / REPORT_FILE}"
+        what = f"the record of the sweep in {sweep_dir}, not one run: {its}"
     else:
         what = f"the report of the sweep in {sweep_dir} (read it as it is), not one run's result"
     return (f"{p}: {what} (the same `inductor-bench sweep` command renders it again, with --baseline "
