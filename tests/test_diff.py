@@ -825,7 +825,8 @@ def test_merge_gate_fails_on_the_slower_revision_and_names_kernels(gate_slow):
     # the kernel-by-kernel diff of the two breakdowns follows
     assert "kernels responsible: `" in proc.stdout
     assert "**Added kernels" in proc.stdout and "cumsum" in proc.stdout  # the extra op chain
-    assert "significant step-time regression above 10%: head:default +" in proc.stderr
+    assert "significant step-time regression above 10%: head:default: step time " in proc.stderr
+    assert "of the step (the real model call, the median of the interleaved rounds' ratios)" in proc.stderr
     assert (out / "gate.md").read_text() == proc.stdout
     c = load_any(out / "compare")
     assert isinstance(c, CompareResult) and c.models == ["base", "head"]

@@ -73,8 +73,9 @@ def test_compare_a_regression_exits_1_naming_the_file_it_could_not_write(capsys,
     page = tmp_path / ("gate.json" if option == "--json" else "gate.html")
     code, out, err, run = _compare(capsys, monkeypatch, tmp_path, SLOWER, "--fail-on-regression", "10",
                                    option, str(page))
-    assert (code, err) == (1, "inductor-bench: error: significant step-time regression above 10%: head:default "
-                              f"+50.0%; also, {page}: cannot write ({NO_SPACE}); what was measured is saved in "
+    assert (code, err) == (1, "inductor-bench: error: significant step-time regression above 10%: head:default: "
+                              "step time 3.125 -> 4.688 ms: +50.0% of the step (the real model call); also, "
+                              f"{page}: cannot write ({NO_SPACE}); what was measured is saved in "
                               f"{run}\n")
     assert out == render_compare(two_files(_head(SLOWER)), "text", threshold_pct=10)  # the report still on stdout
     assert not page.exists()

@@ -15,9 +15,9 @@ from ..core.errors import BenchError, Interrupted, NotComparable, RegressionFoun
 from ..core.modes import COMMON as COMMON_MODES
 from ..core.result_json import result_json
 from ..core.unmeasured import no_verdict_line
-from ..core.vocab import CompileMode
+from ..core.vocab import CompileMode, StepSource
 from ..render.compare import render_compare
-from ..render.format import pct
+from ..render.diff_verdict import gated_figures
 from ..runner.compare import run_compare
 from ..runner.compare_timer import DEFAULT_REPEAT, STEP_BUDGET_S, CompareRun
 from ..runner.roofline import add_compare_roofline
@@ -168,7 +168,8 @@ def exit_error(result: CompareResult, err: BenchError | None, threshold: float |
 def _gate(result: CompareResult, threshold: float) -> BenchError | None:
     bad = regressions(result, threshold)
     if bad:
-        what = ", ".join(f"{m.label} {pct(ch.rel_pct, signed=True)}" for _, m, ch in bad)
+        what = "; ".join(gated_figures(m.label, StepSource.MODEL, result.step(b).ms, result.step(m).ms, ch)
+                         for b, m, ch in bad)
         return RegressionFound(f"significant step-time regression above {threshold:g}%: {what}")
     gaps = not_measured(result)
     if gaps:

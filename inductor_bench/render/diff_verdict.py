@@ -49,9 +49,20 @@ def gated_phrase(s: SectionDiff) -> str:
     ``default: all graphs 1.162 -> 1.999 ms: +71.9% of the graphs' own calls, not of the whole
     step (its time outside the graphs is not in it)``, or ``default: step time 2.014 -> 2.915
     ms: +44.7% of the step (the real model call)``."""
+    return gated_figures(s.mode, s.step_source, s.step.base.ms, s.step.head.ms, s.step)
+
+
+def gated_figures(label: str, source: str, base_ms: float, head_ms: float, ch: Change) -> str:
+    """A gate's line for one row (``gated_phrase``; compare's gate gives its step time row):
+    the row's two figures as the table prints them, ``ch``'s % as the tables print it
+    (``change_pct``, more decimals beside the floor) and what that % is of; of interleaved
+    rounds, that it is their ratios' median, not the change of the two figures."""
     of = ("of the graphs' own calls, not of the whole step (its time outside the graphs is not in it)"
-          if s.step_source == StepSource.HARNESS else "of the step (the real model call)")
-    return f"{_step_times(s)}: {change_pct(s.step)} {of}"
+          if source == StepSource.HARNESS else "of the step (the real model call)")
+    if ch.paired is not None:
+        of = of[:-1] + ", the median of the interleaved rounds' ratios)"
+    figures = f"{label}: {step_figure(source)} {ms_precise(base_ms)} -> {ms_precise(head_ms)} ms"
+    return f"{figures}: {change_pct(ch)} {of}"
 
 
 def _gated_row(diff: Diff) -> str:
