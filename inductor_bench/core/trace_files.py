@@ -16,6 +16,7 @@ from pathlib import Path
 from .cut_short import cut_short
 from .errors import TraceError, UsageError
 from .first_few import first_few
+from .rerun import tool_command
 from .rundir import BREAKDOWN_FILE, COMPARE_FILE
 
 HEADER_CHARS = 1 << 16  # distributedInfo is written before traceEvents
@@ -42,7 +43,7 @@ def trace_files(paths: Iterable[Path]) -> TraceFiles:
                 _directory(p, out)
             elif p.name in (BREAKDOWN_FILE, COMPARE_FILE) and not is_trace(p):
                 raise UsageError(f"{p}: an inductor-bench result, not a profiler trace: "
-                                 f"`inductor-bench report {p}` shows it")
+                                 f"`{tool_command('report', p)}` shows it")
             else:
                 out.files.append(p)
         except OSError as e:  # a directory on the way that cannot be read or searched
@@ -81,7 +82,7 @@ def _directory(p: Path, out: TraceFiles) -> None:
     for result, where in ((BREAKDOWN_FILE, "graphs/<graph>"), (COMPARE_FILE, "<mode>/graphs/<graph>")):
         if p / result in found:
             raise UsageError(f"{p}: an inductor-bench run directory ({result}), not profiler traces: "
-                             f"`inductor-bench report {p}` shows it; its graphs' traces are in "
+                             f"`{tool_command('report', p)}` shows it; its graphs' traces are in "
                              f"{p}/{where}/")
     traces = [f for f in found if is_trace(f) or _empty(f)]  # an empty one: cut before it was written
     if not traces:

@@ -8,6 +8,7 @@ from pathlib import Path
 from ..core.analyze import WHOLE_TRACE
 from ..core.analyze_result import AnalyzeResult
 from ..core.columns import ITERATION_MARKER
+from ..core.rerun import tool_command
 from ..core.steps import ITERATION_STEP
 from ..core.trace_sets import CyclesResult
 from .analyze import DEFAULT_TOP, analysis
@@ -48,7 +49,7 @@ def _graphs(doc: Doc, c: CyclesResult) -> list[str]:
     """Why graph traces are read one by one, and the command that shows their run."""
     if not c.graphs:
         return []
-    runs = ", ".join(doc.code(f"inductor-bench report {d}") for d in c.run_dirs) or \
+    runs = ", ".join(doc.code(tool_command("report", d)) for d in c.run_dirs) or \
         doc.code("inductor-bench report RUN_DIR")
     return [f"traces of graphs inductor-bench profiled (their {ITERATION_MARKER} ranges; no rank named): "
             "each graph is profiled in a profiler session of its own, one after another, so they are no "
