@@ -93,8 +93,9 @@ def test_the_recorded_loaded_rounds_keep_their_speedup():
     """``loaded_paired_rounds.json`` (a compare beside five compiling processes): over three
     quarters of each column's calls were stalls, the faster half's included, so the policy's
     limits lie among the stalls (eager's 766 ms, default's 463 ms) and only default's first two
-    blocks (medians 560 and 500 ms) are over: 2 of 10 rounds, not most; its speedup stays
-    (within noise, as tests/test_stats.py reads it)."""
+    blocks (medians 560 and 500 ms) are over: 2 of 10 rounds, not most; its speedup stays, but
+    2 rounds are enough to set its interval's bounds (10 rounds: the 2nd and the 9th), so it has
+    no interval and no verdict (not judged; tests/test_stats.py reads the rounds alone within noise)."""
     from .conftest import FIXTURES
 
     rec = json.loads((FIXTURES / "results" / "loaded_paired_rounds.json").read_text())
@@ -107,7 +108,8 @@ def test_the_recorded_loaded_rounds_keep_their_speedup():
     sweep = new_sweep(["/m/t.py"], ["t"], ["default"], [], device="cpu", shard=None, executor="local", created="")
     sweep.cells[0].status, sweep.cells[0].run_dir, sweep.cells[0].attempts = CellStatus.DONE, "t", 1
     f = build_table(sweep, {"t": result}).rows["t"]["default"]
-    assert f.no_speedup is None and f.speedup is not None and f.verdict == "within noise"
+    assert f.no_speedup is None and f.speedup is not None and f.verdict == "not judged"
+    assert f.no_interval == "too few steady rounds for an interval"
 
 
 def test_the_gates_count_says_eager_is_in_it():

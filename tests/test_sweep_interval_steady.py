@@ -20,7 +20,7 @@ from inductor_bench.core.sweep_plan import new_sweep
 from inductor_bench.core.sweep_table import build_table
 from inductor_bench.render.compare import render_compare
 from inductor_bench.render.sweep import render_sweep
-from inductor_bench.render.sweep_html import cell_tip
+from inductor_bench.render.sweep_html import cell_tip, colour_kind
 
 FIXTURE = Path(__file__).parent / "fixtures" / "results" / "cpu_mlp_compare" / "compare.json"
 FEW = "too few steady rounds for an interval"
@@ -73,7 +73,7 @@ def test_two_stalled_rounds_give_no_interval_and_say_why():
     assert _expected_interval(2)[0] == pytest.approx(2.0 * 6 / (2 * 1.60 + 4 * 40.0), rel=1e-12)
     table, result = _table(2)
     f = table.rows["a"]["default"]
-    assert f.speedup is not None and f.verdict == "within noise"
+    assert f.speedup is not None and f.verdict == "not judged"  # no verdict without an interval
     assert f.speedup_ci is None and f.no_interval == FEW
     text = render_sweep(table).splitlines()
     row = next(line for line in text if line.startswith("a ") and " default " in line)
@@ -81,8 +81,9 @@ def test_two_stalled_rounds_give_no_interval_and_say_why():
     assert any(line.startswith("too few steady rounds: no interval where as many rounds were disturbed") for line in text)
     cell = next(c for c in json.loads(render_sweep(table, "json"))["cells"] if c["mode"] == "default")
     assert cell["speedup_ci"] is None and cell["no_interval"] == FEW
-    assert f"({FEW})" in cell_tip(f, "eager")
+    assert f"({FEW})" in cell_tip(f, "eager") and colour_kind(f) is None  # not grey: no verdict of noise
     speedup = next(s for s in summary(result)["speedups"] if s["column"] == "default" and s["over"] == "eager")
     assert speedup["interval"] is None and speedup["no_interval"] == FEW
     row = next(line for line in render_compare(result).splitlines() if line.startswith("speedup vs eager"))
-    assert row.endswith(f"  1.23x [{FEW}] (within noise)")
+    assert row.endswith(f"  1.23x [{FEW}] (not judged)")
+    assert speedup["verdict"] == "not judged"

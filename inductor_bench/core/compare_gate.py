@@ -4,7 +4,7 @@ same mode, and what keeps a pair from a verdict (the merge gate's two ways to fa
 from __future__ import annotations
 
 from .compare import CompareResult, ModeResult
-from .compare_summary import judge, timed, too_disturbed
+from .compare_summary import few_steady, judge, timed, too_disturbed
 from .stats import Change
 from .unmeasured import BASE, HEAD, Unmeasured, first_line, unmeasured_graphs
 from .vocab import Status
@@ -30,7 +30,8 @@ def not_measured(result: CompareResult) -> list[Unmeasured]:
     """With several model files: what keeps a later model's column from being judged against
     the first model's in the same mode: a column that did not run (failed, timed out, or
     missing from an interrupted run), graphs of their breakdowns measured on one side only, or
-    interleaved rounds mostly disturbed (``too_disturbed``).
+    interleaved rounds mostly disturbed (``too_disturbed``) or enough to leave no interval
+    (``few_steady``: no verdict without one).
     A mode skipped in both (one the device lacks) asks for no verdict."""
     if len(result.models) < 2:
         return []
@@ -40,7 +41,8 @@ def not_measured(result: CompareResult) -> list[Unmeasured]:
         for model in result.models[1:]:
             column = result.mode(f"{model}:{mode}")
             out += unmeasured_columns(base, column, f"{model}:{mode}", (first, model))
-            if timed(base) and timed(column) and (why := too_disturbed(result, base, column)):
+            if timed(base) and timed(column) and (why := too_disturbed(result, base, column)
+                                                  or few_steady(result, base, column)):
                 out.append(Unmeasured(f"{model}:{mode}", f"{first} and {model}", why, what="a steady step"))
     return out
 

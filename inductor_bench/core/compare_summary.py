@@ -10,6 +10,7 @@ import them (``Any`` here: no import back)."""
 from __future__ import annotations
 
 import statistics
+from dataclasses import replace
 from typing import Any
 
 from .devices import backend
@@ -19,16 +20,19 @@ from .stats import MIN_SAMPLES, TOO_FEW, Change, compare_samples, judge_paired
 from .steady import limit_of
 from .step import split_in_turns
 from .unmeasured import unmeasured_graphs
-from .vocab import CompileMode, Outcome
+from .vocab import CompileMode, Outcome, Verdict
 
 
 def judge(result: Any, ref: Any, mode: Any) -> Change:
     """ref -> mode step time, with the significance floor of the result's device: round by
     round over the rounds every timed column ran when both were timed interleaved
-    (``stats.judge_paired``), else their samples."""
+    (``stats.judge_paired``), else their samples. Rounds with too few steady ones for an
+    interval (``few_steady``) give a figure and the verdict ``not judged``."""
     floor = backend(result.device).min_rel_change
     if ref.paired_ms and mode.paired_ms:
-        return judge_paired(result.common_blocks(ref), result.common_blocks(mode), min_rel=floor)
+        ch = judge_paired(result.common_blocks(ref), result.common_blocks(mode), min_rel=floor)
+        # no verdict without an interval: a bound may be a disturbed round's ratio
+        return replace(ch, verdict=Verdict.NOT_JUDGED) if ch.paired and few_steady(result, ref, mode) else ch
     return compare_samples(result.step_samples(ref), result.step_samples(mode), min_rel=floor)
 
 
@@ -134,7 +138,8 @@ def noise_only(result: Any, best: Any) -> bool:
     others = [m for m in candidates(result) if m is not ref]
     if ref is None or not others or faster_beyond_noise(result) or beats_every_other(result, best):
         return False
-    return all(judge(result, ref, m).verdict != TOO_FEW and not too_disturbed(result, ref, m) for m in others)
+    judged = [judge(result, ref, m).verdict not in (TOO_FEW, Verdict.NOT_JUDGED) for m in others]
+    return all(judged) and not any(too_disturbed(result, ref, m) for m in others)
 
 
 def faster_beyond_noise(result: Any) -> list[str] | None:

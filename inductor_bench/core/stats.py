@@ -51,6 +51,7 @@ MIN_REL_CHANGE = 0.05
 SIGNIFICANT = Verdict.SIGNIFICANT
 WITHIN_NOISE = Verdict.WITHIN_NOISE
 TOO_FEW = Verdict.TOO_FEW
+NOT_JUDGED = Verdict.NOT_JUDGED
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,9 @@ class Verdict:
     SIGNIFICANT = "significant"
     WITHIN_NOISE = "within noise"
     TOO_FEW = "too few samples"
+    # interleaved rounds with enough disturbed to set the interval's bounds (compare_summary.few_steady):
+    # a figure, but no interval to judge it by
+    NOT_JUDGED = "not judged"
     SAME_CODE = "same code"  # both sides compiled the same code: a change is the processes'
     # the same code, its graph called more or fewer times: a change per step is the calls'
     CALLS_CHANGED = "calls changed"

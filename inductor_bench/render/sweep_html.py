@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 import math
 
-from ..core.stats import SIGNIFICANT, TOO_FEW
+from ..core.stats import NOT_JUDGED, SIGNIFICANT, TOO_FEW
 from ..core.sweep_table import Figures, SweepTable
 from ..core.vocab import Status
 from .doc import HTML, new_doc
@@ -30,7 +30,7 @@ STYLE = (
 def colour_kind(f: Figures) -> str | None:
     """``faster``, ``slower`` or ``noise``: what the cell's colour says; None for no colour (no
     speedup compare judged, or its job did not run to its end: its figures are out of the geomean)."""
-    if f.speedup is None or f.verdict in (None, TOO_FEW) or f.status != Status.OK:
+    if f.speedup is None or f.verdict in (None, TOO_FEW, NOT_JUDGED) or f.status != Status.OK:
         return None
     if f.verdict != SIGNIFICANT:
         return NOISE
