@@ -211,8 +211,8 @@ def test_the_step_percent_against_shared_ceilings_says_so(capsys, tmp_path):
     assert uncounted.split()[6:] == [f"{b:.1f}%", f"{h:.1f}%", "-"]
     d = json.loads(run_diff(capsys, str(RUN), str(quiet), "--format", "json"))
     assert [round(x, 9) for x in d["sections"][0]["roofline_pct"]] == [round(b, 9), round(h, 9)]
-    alone = run_diff(capsys, str(RUN), str(RUN))  # one set of ceilings: the plain label
-    assert "% of peak (time-weighted)  " in alone and "shared ceilings" not in alone
+    alone = run_diff(capsys, str(RUN), str(RUN))  # one set of ceilings, measured under load
+    assert "% of peak (time-weighted; ceilings measured under load: may read high)  " in alone and "shared ceilings" not in alone
 
 
 def test_a_place_that_makes_one_call_more_pairs_the_calls_most_alike_in_shape(tmp_path, capsys):

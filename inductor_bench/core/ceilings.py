@@ -270,12 +270,12 @@ def kernel_roof(k: Any, ceilings: Ceilings | None, device: str) -> KernelRoof:
         ideal_s = k.bytes / (ceilings.gbps * 1e9)
         limit = f"{sig3(ceilings.gbps)} GB/s"
     floor = LATENCY_FLOOR_US.get(backend(device).timeline, 5.0)
-    # per launch; the verdict on its fastest iteration: a call stalled by other work is not a
-    # kernel that could reach its limit (the same GEMM at two places gets one verdict)
+    # per launch; the verdict on its fastest iteration (a call stalled by other work is not a kernel
+    # that could reach its limit); one above its limit reached it: in cache, or over a low ceiling
     fastest_ms = min(getattr(k, "samples_ms", None) or [0.0])
     fastest_s = fastest_ms / 1e3 if fastest_ms > 0 else seconds
     ideal_us, took_us = (x * 1e6 / max(k.calls, 1e-9) for x in (ideal_s, fastest_s))
-    if ideal_us < floor and took_us < LATENCY_SLACK * (floor + ideal_us):
+    if ideal_us < floor and took_us < LATENCY_SLACK * (floor + ideal_us) and pct <= 100:
         bound = LATENCY
     elif bound == MEMORY and tflops is None and max(pct, pct * seconds / fastest_s) < NOT_DATA_PCT:
         bound = NOT_ITS_DATA  # its fastest iteration too: one that moved its data faster does no such work

@@ -141,6 +141,7 @@ class SectionDiff:
     # where the two sides' ceilings differ: (base's, head's, the shared set both were held
     # against: the higher of each figure, or None when the devices differ)
     roofline_ceilings: tuple[Ceilings, Ceilings, Ceilings | None] | None = None
+    roofline_loaded: bool = False  # a side's ceilings were measured under load (may be low)
     # graph breaks (core/graph_breaks.py) met on one side only: a new one is a classic slowdown
     breaks_added: list[dict[str, Any]] = field(default_factory=list)
     breaks_removed: list[dict[str, Any]] = field(default_factory=list)

@@ -31,6 +31,8 @@ from .call_pairs import Call, call_move, one_side_words, pair_calls, same_inputs
 from .ceilings import (
     FAR_BELOW_PCT,
     LATENCY,
+    LATENCY_FLOOR_US,
+    LATENCY_SLACK,
     MEASURE_AGAIN_PCT,
     Ceilings,
     KernelRoof,
@@ -45,10 +47,24 @@ from .ceilings import (
     same_figures,
     shared_ceilings,
 )
+from .devices import backend
 from .diff_records import ADDED, REMOVED, SectionDiff
 from .results import BreakdownResult, GraphResult, KernelStat
 from .sources import CallSite
 from .views import units
+
+
+def short_when_undisturbed(k: KernelStat, roof: KernelRoof, device: str) -> float | None:
+    """A latency-bound kernel whose mean launch, the row's time, is too long to be short (other
+    work stalled some of its iterations; ``kernel_roof`` judges on its fastest): that fastest
+    launch in µs; None where its mean launch is short too, or it is not latency-bound."""
+    if roof.bound != LATENCY or roof.pct is None or k.calls <= 0 or not k.samples_ms:
+        return None
+    mean_us = k.ms * 1e3 / k.calls
+    floor = LATENCY_FLOOR_US.get(backend(device).timeline, 5.0)
+    if mean_us < LATENCY_SLACK * (floor + roof.pct / 100 * mean_us):
+        return None
+    return min(k.samples_ms) * 1e3 / k.calls
 
 
 def far_below(k: KernelStat, roof: KernelRoof) -> bool:
@@ -195,8 +211,18 @@ def roofline_moves(section: SectionDiff, base: BreakdownResult, head: BreakdownR
     # has no %: none is made for it against the other side's ceilings
     bs, hs = (group_roof(step_members(r, shared)) if r.roofline is not None else None for r in (base, head))
     section.roofline_sides = (bs, hs)
+    section.roofline_loaded = any(held_under_load(c, shared) for c in (cb, ch))
     if cb is not None and ch is not None and not same_figures(cb, ch):
         section.roofline_ceilings = (cb, ch, shared)
+
+
+def held_under_load(c: Ceilings | None, shared: Ceilings | None) -> bool:
+    """A side's ceilings were measured under load (may be low) and a figure of theirs is one its
+    kernels are held against: its own, or the higher one of two runs' (``shared_ceilings``)."""
+    if c is None or not c.load:
+        return False
+    return (shared is None or c.gbps == shared.gbps
+            or any(shared.tflops.get(t) == v for t, v in c.tflops.items()))
 
 
 def _no_distance_words(b: KernelRoof | None, h: KernelRoof | None) -> str:

@@ -35,7 +35,7 @@ from .format import (
     truncate,
 )
 from .format import count as fmt_calls
-from .roofline_step import step_roof_cell
+from .roofline_step import loaded_words, step_roof_cell
 
 # Longest origin-op list shown in a table cell before it is cut (a kernel name's: NAME_CHARS;
 # fused C++ kernel names run past 80 characters, the cut keeps both ends).
@@ -88,7 +88,8 @@ def _summary_rows(s: SectionDiff) -> list[list[str]]:
         # both sides against the higher of each side's ceilings (the note under the section):
         # not the % against each run's own
         shared = s.roofline_ceilings is not None and s.roofline_ceilings[2] is not None
-        rows.append([f"% of peak (time-weighted{', shared ceilings' if shared else ''})", *cells, moved, ""])
+        words = (", shared ceilings" if shared else "") + loaded_words(s.roofline_loaded)
+        rows.append([f"% of peak (time-weighted{words})", *cells, moved, ""])
     return rows
 
 

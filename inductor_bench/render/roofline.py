@@ -211,7 +211,9 @@ def roofline_section(doc: Doc, r: BreakdownResult, top: int) -> None:
         doc.paragraph("no kernel of this run has a byte count")
         return
     labels = fmt.kernel_labels([k.name for _, k, _ in pts[:top]])
-    rows = [_row(doc, gid, k, roof, name) for (gid, k, roof), name in zip(pts[:top], labels, strict=True)]
+    devices = {g.id: g.device for g in r.graphs}
+    rows = [_row(doc, gid, k, roof, name, devices.get(gid, ""))
+            for (gid, k, roof), name in zip(pts[:top], labels, strict=True)]
     headers = ["graph", "kernel", "ms", "bytes", "FLOPs", "GB/s", "TFLOP/s", "FLOP/B", PCT_HEADER, "bound",
                "counted from"]
     aligns = ["left", "left", "right", "right", "right", "right", "right", "right", "right", "left", "left"]
@@ -285,7 +287,7 @@ def _in_cache_under_load(pts: list[tuple[str, KernelStat, KernelRoof]], c: Ceili
             "served from a cache (a quiet run's ceilings tell which)"]
 
 
-def _row(doc: Doc, gid: str, k: KernelStat, roof: KernelRoof, name: str) -> list[str]:
+def _row(doc: Doc, gid: str, k: KernelStat, roof: KernelRoof, name: str, device: str) -> list[str]:
     ints = k.compute == INT8  # integer operations, under the FLOP columns with their own unit
     return [
         gid, doc.named(doc.code(name), k.name), fmt.ms(k.ms), _si(k.bytes, "B"),
@@ -293,7 +295,7 @@ def _row(doc: Doc, gid: str, k: KernelStat, roof: KernelRoof, name: str) -> list
         fmt.sig3_or_dash(roof.gbps),
         fmt.sig3_or_dash(roof.tflops) + (" TOP/s" if ints and roof.tflops else ""),
         fmt.sig3_or_dash(roof.intensity),
-        fmt.pct(roof.pct), bound_words(roof, k), counted_from(k.work_from),
+        fmt.pct(roof.pct), bound_words(roof, k, device), counted_from(k.work_from),
     ]
 
 

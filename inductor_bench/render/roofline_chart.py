@@ -52,6 +52,7 @@ def roofline_chart(r: BreakdownResult) -> Scatter | None:
     cats: set[str] = set()
     w = r.weights()
     where = "the script" if r.script else "the step"
+    devices = {g.id: g.device for g in r.graphs}
     for gid, k, roof in chart_points(r):
         cats.add(k.category)
         unit = "TOP/s" if k.compute == INT8 else "TFLOP/s"
@@ -59,7 +60,7 @@ def roofline_chart(r: BreakdownResult) -> Scatter | None:
         calls = f" a call of its graph, {fmt.ms(w[gid] * k.ms)} ms in {where}" if w[gid] != 1 else ""
         tip = (f"{gid} · {k.name}\n"
                f"{fmt.ms(k.ms)} ms{calls} · {fmt.sig3_or_dash(roof.gbps)} GB/s · {flops}"
-               f"{fmt.pct(roof.pct)} of peak · {bound_words(roof, k)}")
+               f"{fmt.pct(roof.pct)} of peak · {bound_words(roof, k, devices.get(gid, ''))}")
         # its size: its time in the step (a script: all its graph's calls), as the top kernels
         pts.append(Point(tip, k.category, w[gid] * k.ms, roof.intensity, roof.tflops, roof.pct,
                          int_ops=k.compute == INT8))

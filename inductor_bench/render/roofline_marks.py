@@ -17,7 +17,7 @@ from ..core.ceilings import (
     no_distance,
 )
 from ..core.results import KernelStat
-from ..core.roofline import LATENCY, KernelRoof
+from ..core.roofline import LATENCY, KernelRoof, short_when_undisturbed
 from ..core.work import draws_random
 from . import format as fmt
 
@@ -39,10 +39,13 @@ def pct_mark(roof: KernelRoof) -> str:
     return MARKS.get(no_distance(roof), "") or (LOW_CEILING if beats_compute_ceiling(roof) else "")
 
 
-def bound_words(roof: KernelRoof, k: KernelStat | None = None) -> str:
+def bound_words(roof: KernelRoof, k: KernelStat | None = None, device: str = "") -> str:
     """The verdict in words; a memory-bound kernel above the measured bandwidth is served
     from a cache (its data fits in one), which the DRAM ceiling does not bound; one that
-    draws random numbers spends time on them that its count does not hold (core/work.py)."""
+    draws random numbers spends time on them that its count does not hold (core/work.py); a
+    latency-bound one whose mean launch is not short is short only undisturbed (its fastest)."""
+    if k is not None and device and (fastest := short_when_undisturbed(k, roof, device)) is not None:
+        return f"latency (short when undisturbed: fastest {fastest:.3g} µs a launch; its mean is not)"
     if pct_mark(roof) == "^":
         return "memory (in cache: above the DRAM ceiling)"
     if pct_mark(roof) == LOW_CEILING:

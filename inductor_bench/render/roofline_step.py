@@ -28,7 +28,11 @@ def roofline_rows(breakdowns: list[BreakdownResult | None]) -> list[list[str]]:
 def _loaded_words(shown: list[BreakdownResult | None]) -> str:
     """What the row's name adds where a column's ceilings were measured beside other work (its
     breakdown warns of it): they may be low, so its % may read high."""
-    loaded = any(b is not None and (c := ceilings_of(b)) is not None and c.load for b in shown)
+    return loaded_words(any(b is not None and (c := ceilings_of(b)) is not None and c.load for b in shown))
+
+
+def loaded_words(loaded: bool) -> str:
+    """What a % of peak row's name adds where ceilings it holds were measured under load."""
     return "; ceilings measured under load: may read high" if loaded else ""
 
 
