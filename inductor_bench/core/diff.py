@@ -45,6 +45,7 @@ from .results import BreakdownResult
 from .roofline import roofline_moves
 from .stats import Change, compare_samples, judge
 from .step import disturbances
+from .stop_lines import stop_lines
 from .unmeasured import Unmeasured, calls_changed, measured_on_both, uncounted_calls, unmeasured_graphs
 from .views import recomputed, recomputed_step_ms, recomputes_known
 from .vocab import Outcome, StepSource
@@ -192,7 +193,8 @@ def diff_results(
         sections, skipped = [code_judged(breakdown_section(base, head, min_rel), base, head, code_dirs)], []
     disturbed: list[str] = []
     for side, r in (("base", base), ("head", head)):
-        warnings += [f"{side}: {e}" for e in r.errors]
+        measured = isinstance(r, BreakdownResult) and bool(r.graphs) and all(g.ok for g in r.graphs)
+        warnings += [f"{side}: {e}" for e in stop_lines(r.errors, measured)]
         lines = [f"{where}{d}" for where, b in named_breakdowns(r) for d in disturbances(b)]
         lines += step_disturbances(r) if isinstance(r, CompareResult) else []
         warnings += [f"{side}: {d}" for d in lines]

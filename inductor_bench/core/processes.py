@@ -57,3 +57,19 @@ def merge_responses(responses: list[dict[str, Any]]) -> tuple[dict[str, Any], in
         out["speed_reference_s"] = min(refs)
     out["speed_waited_s"] = sum(float(r.get("speed_waited_s") or 0.0) for r in responses)
     return out, process
+
+
+def lost_windows(graphs: list[Any], processes: int) -> str | None:
+    """The line a run stopped while its later processes were measuring its graphs again keeps
+    in its errors: each graph measured whose windows ran in fewer of the ``processes`` planned
+    (``0-forward (windows of 1 of 2 processes)``), its figures those of the windows it has;
+    None where every graph measured had all of them (or one process was planned)."""
+    short = [(g.id, n) for g in graphs if g.ok and (n := len(set(g.window_process) or {0})) < processes]
+    if not short:
+        return None
+    each = ", ".join(f"{gid} (windows of {n} of {processes} processes)" for gid, n in short)
+    return f"{LOST_WINDOWS}{each}: the later processes' windows lost to the stop, its figures of those it has"
+
+
+# the start of ``lost_windows``' line
+LOST_WINDOWS = "stopped before every process measured: "

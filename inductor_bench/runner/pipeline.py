@@ -13,6 +13,7 @@ from typing import Any
 from ..core import compiles, errors, graph_breaks, modes, resize, subgraphs
 from ..core.devices import HOST_BACKEND
 from ..core.outside import outside_of
+from ..core.processes import lost_windows
 from ..core.results import BreakdownResult, CompileCache, GraphResult, PeakMemory, StepTurns, TorchSettings
 from ..core.rundir import CACHE_DIR
 from ..core.step_totals import listed_categories
@@ -26,6 +27,7 @@ from .graphs import not_profiled, profile_graphs
 from .presence import check_requested
 from .rundir import header, new_run_dir, planned_run_dir, save_meta, save_result, writing
 from .settings import RunSettings
+from .standbys import process_shares
 
 
 def new_result(opts: WorkloadOptions, run_dir: Path) -> BreakdownResult:
@@ -188,7 +190,10 @@ def _profile_all(
     finally:  # a phase still open (interrupted mid-graph, or never reported) ends as the call did
         for cm, _ in open_phases.values():
             cm.__exit__(*sys.exc_info())
-        result.errors += [x] if sys.exc_info()[0] and (x := not_profiled(sources, result.graphs)) else []
+        if sys.exc_info()[0]:  # stopped: what it had not measured yet, in its errors
+            processes = len(process_shares(settings))
+            lost = (not_profiled(sources, result.graphs), lost_windows(result.graphs, processes))
+            result.errors += [x for x in lost if x]
     return first_error
 
 
