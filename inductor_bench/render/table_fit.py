@@ -10,7 +10,7 @@ In this order, each step only while the table is still too wide:
    ``…``, the widest column first, down to ``ROOM`` characters (a cut never splits a number or
    a shape's sizes: ``128x256 @ …``, not ``128x256 @ 256x10…``, which reads as another size);
 3. the columns the table names as optional are left out, in its order, and a line under the
-   table names them;
+   table names them (where a figure's words in parentheses left out make it fit, they go first);
 4. the text cells lose their middle down to ``MIN_CELL`` characters, then ``LAST_CELL``.
 
 A text cell cut closes with its note's gist first: ``memory (in cache: above the DRAM
@@ -91,8 +91,12 @@ def fitted(
     n = max([len(headers)] + [len(r) for r in rows])
     keep = list(range(n))
     left_out: list[str] = []
+    bare = _bare_figures(rows, align)  # figures' words go before a column where that makes it fit
     out = _attempt(rows, headers, align, keep, width, ROOM, draw)
     for entry in optional:  # a name, or names that go together (a view's fwd ms and bwd ms)
+        if _widest(out) > width and bare != rows:
+            tried = _attempt(bare, headers, align, keep, width, ROOM, draw)
+            out = tried if _widest(tried) <= width else out
         if _widest(out) <= width:
             break
         names = [entry] if isinstance(entry, str) else list(entry)
@@ -178,6 +182,13 @@ def _attempt(
         out = _unpadded(draw, cut_rs, cut_hs, al)
         if not wider:
             return out
+
+
+def _bare_figures(rows: list[list[str]], align: tuple[str, ...] | None) -> list[list[str]]:
+    """``rows``, a right-aligned figure's closing words in parentheses left out (``3.3%``)."""
+    right = [a == "right" for a in align or ()]
+    return [[_ASIDE.sub("", c) if j < len(right) and right[j] and _FIGURE.match(c) else c
+             for j, c in enumerate(r)] for r in rows]
 
 
 def _caps(caps: list[int], cuttable: list[bool], over: int, floor: int) -> list[int]:
