@@ -45,6 +45,17 @@ EAGER = CompileMode.EAGER
 DEFAULT = CompileMode.DEFAULT
 # Why a column of an interrupted compare has nothing: it had not started, or was cut short.
 NOT_RUN_INTERRUPTED = "not run: the compare was interrupted before this column finished"
+# ... or was stopped as its compiled graphs were profiled: what was, saved in its own folder
+INTERRUPTED_PROFILING = "interrupted while being profiled, after compiling"
+
+
+def interrupted_profiling(compile_s: float | None, graphs: int) -> str:
+    """Why a column stopped as its graphs were profiled has no step time or verdict:
+    ``interrupted while being profiled, after compiling (40.2 s); 1 graph profiled, saved in its
+    folder``."""
+    took = f" ({compile_s:.1f} s)" if compile_s else ""
+    done = f"{graphs} graph{'' if graphs == 1 else 's'} profiled" if graphs else "no graph profiled"
+    return f"{INTERRUPTED_PROFILING}{took}; {done}, saved in its folder"
 
 
 @dataclass

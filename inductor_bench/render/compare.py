@@ -10,6 +10,7 @@ from ..core.categories import order as category_order
 from ..core.compare import (
     DEFAULT,
     EAGER,
+    NOT_RUN_INTERRUPTED,
     CompareResult,
     ModeResult,
     column_disturbances,
@@ -323,9 +324,12 @@ def _interrupted_lines(result: CompareResult) -> list[str]:
     """What an interrupted compare lacks: the columns it did not finish, and the interleaved
     timing when it stopped before it."""
     lines = []
-    cut = [m.label for m in result.modes if m.status == Status.INTERRUPTED]
+    stopped = [m for m in result.modes if m.status == Status.INTERRUPTED]
+    cut = [m.label for m in stopped if m.reason in (None, NOT_RUN_INTERRUPTED)]
     if cut:
         lines.append(f"- not run: {', '.join(cut)}")
+    # a column stopped as it was profiled says so (its compile and what it profiled are saved)
+    lines += [f"- {m.label}: {m.reason}" for m in stopped if m.reason not in (None, NOT_RUN_INTERRUPTED)]
     alone = [m.label for m in unpaired(result)]
     if alone:
         lines.append(f"- not timed interleaved: {', '.join(alone)}: their step times and speedups come "

@@ -7,19 +7,21 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from ..core.compare import EAGER, CompareResult, ModeResult
+from ..core.compare import EAGER, CompareResult, ModeResult, interrupted_profiling
 from ..core.compare_modes import skip_reason
 from ..core.compiled_from import graph_codes
 from ..core.devices import AUTO
 from ..core.errors import DeviceError, UsageError, WorkerTimeout, WorkloadError
 from ..core.load import Load
+from ..core.results import BreakdownResult
+from ..core.stop_lines import INTERRUPTED
 from ..core.vocab import CompileMode, Status
 from ..core.workload import WorkloadOptions
 from .compare_names import column_dir
 from .compare_timer import WARMUP_STEPS, CompareRun, graph_modules
 from .compile_run import CompileOutcome, compile_workload
-from .pipeline import breakdown_from_outcome
-from .rundir import lock_writing
+from .pipeline import breakdown_from_outcome, new_result
+from .rundir import lock_writing, save_meta, save_result
 
 
 def execution_order(modes: list[str]) -> list[str]:
@@ -69,13 +71,38 @@ def _mode_result(
     )
     err: Exception | None = outcome.error
     if opts.mode != EAGER and outcome.modules:
-        m.breakdown, profile_err = breakdown_from_outcome(opts, mode_dir, outcome, run.settings)
+        bd = new_result(opts, mode_dir)
+        try:
+            m.breakdown, profile_err = breakdown_from_outcome(opts, mode_dir, outcome, run.settings, bd)
+        except KeyboardInterrupt:  # what it profiled kept, in the column and its folder
+            raise ColumnInterrupted(_stopped_profiling(m, bd, opts, mode_dir, run)) from None
         err = err or profile_err
     elif opts.mode != EAGER and err is None:
         err = WorkloadError(f"{opts.path}: mode {opts.mode} compiled nothing")
     m.status = _mode_status(err)
     m.reason = error_line(err) if err is not None else None
     return m, outcome, err
+
+
+class ColumnInterrupted(KeyboardInterrupt):
+    """Ctrl-C as a column's graphs were profiled, carrying the column as it was stopped."""
+
+    def __init__(self, column: ModeResult) -> None:
+        super().__init__()
+        self.column = column
+
+
+def _stopped_profiling(m: ModeResult, bd: BreakdownResult, opts: WorkloadOptions, mode_dir: Path,
+                       run: CompareRun) -> ModeResult:
+    """The column stopped as it was profiled: its breakdown so far saved in its folder (as an
+    interrupted breakdown's), and the column ``interrupted`` saying so, not ``not run``."""
+    bd.errors.append(INTERRUPTED)
+    bd.status = Status.INTERRUPTED
+    save_result(mode_dir, bd, run.settings.on_saved)
+    save_meta(mode_dir, opts, bd, status=bd.status)
+    m.breakdown, m.status = bd, Status.INTERRUPTED
+    m.reason = interrupted_profiling(m.compile_s, len(bd.measured()))
+    return m
 
 
 def note_device(result: CompareResult, outcome: CompileOutcome) -> None:
@@ -125,7 +152,12 @@ def run_modes(
             continue
         side_opts = dataclasses.replace(opts, mode=mode)
         side_dir = column_dir(run_dir, model, mode)
-        m, outcome, err = run_mode(side_opts, side_dir, named)
+        try:
+            m, outcome, err = run_mode(side_opts, side_dir, named)
+        except ColumnInterrupted as stop:  # kept as it was stopped, then the compare stops
+            stop.column.model, stop.column.model_path = model, opts.path
+            result.modes.append(stop.column)
+            raise
         resolved = device is None and bool(outcome.device)
         device = device or outcome.device or None
         if resolved and skip_reason(mode, device):  # "auto" turned out not to be CUDA
