@@ -64,9 +64,9 @@ def test_ranks_directory_with_a_cut_trace(capsys, tmp_path, cut, name, why):
     for r in doc["ranks"]:
         walls = _step_walls(RANKS / f"rank-{r['rank']}.json.gz")
         assert {s["step"]: s["wall_ms"] for s in r["steps"]} == pytest.approx(walls, abs=1e-6)
-    for fmt in ("text", "markdown", "html"):
+    for fmt, shown in (("text", name), ("markdown", f"`{name}`"), ("html", f"<code>{name}</code>")):
         code, out, _ = run_cli(capsys, str(tmp_path), "--format", fmt)
-        assert code == 0 and f"{name}: left out, {why}" in out
+        assert code == 0 and f"{shown}: left out, {why}" in out
 
 
 def test_two_traces_one_cut_reads_as_the_other_alone(capsys, tmp_path):

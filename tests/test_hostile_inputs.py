@@ -138,10 +138,10 @@ def test_a_json_file_that_is_no_trace_is_skipped_and_named_in_the_report(capsys,
     doc = json.loads(out)
     assert doc["schema"] == schema and doc["not_traces"] == [str(tmp_path / "config.json")]
     assert doc.get("trace", str(tmp_path / TRACE.name)) == str(tmp_path / TRACE.name)  # one trace: read alone
-    for fmt, bullet in (("text", ""), ("markdown", "- ")):
+    for fmt, named in (("text", "config.json"), ("markdown", "- `config.json`")):
         code, out, _ = run_cli(capsys, "analyze", str(tmp_path), "--format", fmt)
         assert code == 0
-        assert f"{bullet}config.json: skipped, not a profiler trace (no traceEvents)" in out.splitlines()
+        assert f"{named}: skipped, not a profiler trace (no traceEvents)" in out.splitlines()
 
 
 def test_a_json_file_that_is_no_trace_is_named_beside_profiler_cycles(capsys, tmp_path):

@@ -70,26 +70,46 @@ def analyze(
 def analysed(found: FoundTraces, top: int) -> tuple[str, Callable[[str], str]]:
     """The analysis of the traces ``found``, as its JSON and its report in a format: one trace;
     one process's cycles or a run's graph traces; several ranks' cycles; several ranks. The
-    traces cut short among them are left out, named on stderr and in the report."""
-    files = found.files
+    traces cut short among them (found before they are read, or as they are) are left out,
+    named on stderr and in the report; left with one, the report is that trace's."""
     for path, why in found.cut.items():
         note(f"inductor-bench: {path}: left out, {why}")
+    result = _read(found)
+    for path, why in result.cut_short.items():  # found cut short as they were read
+        note(f"inductor-bench: {path}: left out, {why}")
+    rest = [f for f in found.files if str(f) not in result.cut_short]
+    if len(rest) == 1 and not isinstance(result, AnalyzeResult):
+        cut, result = result.cut_short, analyze_file(rest[0])
+        result.cut_short = cut
+    result = _set_aside(result, found)
+    return result.to_json(), lambda f: _render(result, f, top)
+
+
+def _read(found: FoundTraces) -> AnalyzeResult | CyclesResult | RankCyclesResult | RanksResult:
+    """The traces ``found`` read as the set they are (one trace, cycles, ranks' cycles, ranks)."""
+    files = found.files
     if len(files) == 1:  # a file, or a directory holding one trace
-        result = _set_aside(analyze_file(files[0]), found)
-        return result.to_json(), lambda f: render_analyze(result, f, top=top)
+        return analyze_file(files[0])
     if (graphs := graph_traces(files)) or one_process(files):
-        cycles = _set_aside(analyze_cycles(files, graphs=graphs), found)
-        return cycles.to_json(), lambda f: render_cycles(cycles, f, top=top)
+        return analyze_cycles(files, graphs=graphs)
     if repeats_ranks(files):
-        rank_cycles = _set_aside(analyze_rank_cycles(files), found)
-        return rank_cycles.to_json(), lambda f: render_rank_cycles(rank_cycles, f, top=top)
-    ranks = _set_aside(analyze_ranks(files), found)
-    return ranks.to_json(), lambda f: render_ranks(ranks, f, top=top)
+        return analyze_rank_cycles(files, cut_before=list(found.cut))
+    return analyze_ranks(files)
+
+
+def _render(result: AnalyzeResult | CyclesResult | RankCyclesResult | RanksResult, fmt: str, top: int) -> str:
+    if isinstance(result, AnalyzeResult):
+        return render_analyze(result, fmt, top=top)
+    if isinstance(result, CyclesResult):
+        return render_cycles(result, fmt, top=top)
+    if isinstance(result, RankCyclesResult):
+        return render_rank_cycles(result, fmt, top=top)
+    return render_ranks(result, fmt, top=top)
 
 
 def _set_aside(result: AnyResult, found: FoundTraces) -> AnyResult:
     """``result`` naming the files left out of it: a directory's JSON files that are no
-    trace, and the traces cut short."""
+    trace, and the traces cut short (before they were read, then as they were)."""
     result.not_traces = [str(f) for f in found.not_traces]
-    result.cut_short = {str(f): why for f, why in found.cut.items()}
+    result.cut_short = {**{str(f): why for f, why in found.cut.items()}, **result.cut_short}
     return result

@@ -9,7 +9,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
-from .errors import NothingProfiled, TimesLost, UsageError
+from .cut_short import cut_found_in_reading
+from .errors import CutShort, NothingProfiled, TimesLost, UsageError
 from .ranks import RankResult, RanksResult, Straggler, rank_of, rank_summary
 
 
@@ -22,8 +23,12 @@ def analyze_ranks(paths: list[Path], workers: int | None = None) -> RanksResult:
     return ranks_result(paths, read_summaries(paths, workers))
 
 
-def read_summaries(paths: list[Path], workers: int | None = None) -> list[RankResult | TimesLost | None]:
-    """Each trace's ``rank_summary`` (None: nothing profiled; TimesLost: its device times lost),
+Read = RankResult | TimesLost | CutShort | None
+
+
+def read_summaries(paths: list[Path], workers: int | None = None) -> list[Read]:
+    """Each trace's ``rank_summary`` (None: nothing profiled; TimesLost: its device times lost;
+    CutShort: found cut short as it was read),
     in its own process (at most ``workers``, default the CPU count; one: in this one, one trace
     after another)."""
     n = max(1, min(len(paths), workers or os.cpu_count() or 1))
@@ -34,9 +39,11 @@ def read_summaries(paths: list[Path], workers: int | None = None) -> list[RankRe
         return list(pool.map(_summary_or_none, paths))
 
 
-def ranks_result(paths: list[Path], read: list[RankResult | TimesLost | None]) -> RanksResult:
-    """The ranks of the traces ``read`` from ``paths``, their stragglers, the traces skipped and
-    those whose device times were lost (the other ranks analysed without them)."""
+def ranks_result(paths: list[Path], read: list[Read]) -> RanksResult:
+    """The ranks of the traces ``read`` from ``paths``, their stragglers, the traces skipped,
+    those found cut short and those whose device times were lost (the other ranks analysed
+    without them)."""
+    cut = cut_found_in_reading(paths, read)
     kept = [(p, r) for p, r in zip(paths, read, strict=True) if isinstance(r, RankResult)]
     lost = [(p, r) for p, r in zip(paths, read, strict=True) if isinstance(r, TimesLost)]
     if not kept and lost:
@@ -50,7 +57,7 @@ def ranks_result(paths: list[Path], read: list[RankResult | TimesLost | None]) -
     results.sort(key=lambda r: r.rank)
     skipped = [str(p) for p, r in zip(paths, read, strict=True) if r is None]
     lost_named = {str(p): k for p, _ in lost if (k := rank_of(p)) is not None}
-    return RanksResult(ranks=results, stragglers=stragglers(results), skipped=skipped,
+    return RanksResult(ranks=results, stragglers=stragglers(results), skipped=skipped, cut_short=cut,
                        renumbered=renumbered(kept_paths, named), apart=apart(results),
                        times_lost=[str(p) for p, _ in lost],
                        times_lost_why={str(p): e.why for p, e in lost if e.why},
@@ -84,14 +91,15 @@ def renumbered(paths: list[Path], named: list[int | None]) -> str:
             "traces of one run, each naming its rank, or none")
 
 
-def _summary_or_none(path: Path) -> RankResult | TimesLost | None:
+def _summary_or_none(path: Path) -> Read:
     """``rank_summary`` (its rank set by the caller), None for a trace with nothing profiled, the
-    error for one whose device times were lost (the other ranks stand without it)."""
+    error for one whose device times were lost or that is cut short (the other ranks stand
+    without it)."""
     try:
         return rank_summary(path, -1)
     except NothingProfiled:
         return None
-    except TimesLost as e:
+    except (TimesLost, CutShort) as e:
         return e
 
 

@@ -66,6 +66,13 @@ class TimesLost(TraceError):
         return type(self), (str(self), self.why)
 
 
+class CutShort(TraceError):
+    """A trace whose JSON ends before it closes (a job killed while torch.profiler exported),
+    found as it is read: among several traces it is left out and named with ``why``."""
+
+    why = "cut short (it ends mid-JSON, as when a job is killed while writing it)"
+
+
 class ResultError(BenchError):
     """A result file is missing, unreadable, or of an unknown schema."""
 

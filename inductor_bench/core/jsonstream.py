@@ -28,7 +28,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from .errors import TraceError
+from .errors import CutShort, TraceError
 
 # No single trace event comes near this size; a value still unfinished beyond it means a
 # malformed file, and reading on would only load the rest of the file into memory.
@@ -111,7 +111,7 @@ class Source:
         """Decode the JSON value at ``pos`` with the stdlib ``json`` and move past it."""
         while (end := _value_end(self.buf, self.pos, self.end, self.eof)) < 0:
             if self.eof:
-                raise self.error(what)
+                raise self.cut(what)
             self.more()
         try:  # strict=False: a raw control character inside a string is kept (torch 2.5's
             # Python tracer writes some frame names as freed bytes)
@@ -123,6 +123,10 @@ class Source:
 
     def error(self, what: str, detail: str = "") -> TraceError:
         return TraceError(f"{self.path}: not a valid JSON trace: bad or truncated {what}{detail}")
+
+    def cut(self, what: str) -> CutShort:
+        """The error where the file ends before the JSON does: a trace cut as it was written."""
+        return CutShort(*self.error(what).args)
 
 
 def _value_end(buf: bytearray, pos: int, end: int, eof: bool) -> int:
@@ -170,7 +174,7 @@ def walk_document(
         if c == b"}":
             break
         if c == b"":
-            raise s.error("top level (the file ends before the object is closed)")
+            raise s.cut("top level (the file ends before the object is closed)")
         if not first:
             if c != b",":
                 raise s.error("top level (no ',' between two keys)")
@@ -180,8 +184,8 @@ def walk_document(
         if c != b'"':
             raise s.error("top-level key")
         key = s.value("top-level key")
-        if s.peek() != b":":
-            raise s.error(f"value of {key!r}")
+        if (colon := s.peek()) != b":":
+            raise (s.cut if colon == b"" else s.error)(f"value of {key!r}")
         s.pos += 1
         s.peek()
         if key == "traceEvents":
@@ -219,16 +223,17 @@ def _stream_events(s: Source, decoder: msgspec.json.Decoder, on_run: RunSink, on
             s.pos += 1
             return
         if not first:
+            if c == b"":
+                raise s.cut("traceEvents (the file ends inside the list)")
             if c != b",":
-                raise s.error("traceEvents (" + ("the file ends inside the list)" if c == b""
-                                                  else "no ',' between two events)"))
+                raise s.error("traceEvents (no ',' between two events)")
             s.pos += 1
             c = s.peek()
             if c == b"]":
                 s.pos += 1
                 return
         if c == b"":
-            raise s.error("traceEvents (the file ends inside the list)")
+            raise s.cut("traceEvents (the file ends inside the list)")
         first = False
         if s.end - s.pos < s.run:
             s.more()  # for a run as long as allowed

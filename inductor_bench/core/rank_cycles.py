@@ -8,13 +8,16 @@ analysed as the set of ranks it is (``ranks.py``)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .analyze_ranks import ranks_result, read_summaries
 from .columns import STEP_NAME
+from .cut_short import cut_found_in_reading
 from .errors import NothingProfiled, TimesLost, UsageError
+from .first_few import first_few
 from .ns_figures import ns_json
 from .ranks import RankResult, RanksResult, rank_of
 from .trace_sets import origin_of
@@ -49,10 +52,14 @@ def repeats_ranks(paths: list[Path]) -> bool:
     return None not in named and 1 < len(set(named)) < len(named)
 
 
-def analyze_rank_cycles(paths: list[Path], workers: int | None = None) -> RankCyclesResult:
+def analyze_rank_cycles(paths: list[Path], workers: int | None = None,
+                        cut_before: Collection[Path] = ()) -> RankCyclesResult:
     """Each trace read once (``read_summaries``); per rank its cycles in order; cycle ``i``
-    the ``i``-th of every rank. UsageError where the ranks hold different numbers of cycles."""
+    the ``i``-th of every rank. UsageError where the ranks hold different numbers of cycles,
+    naming the traces left out as cut short (those found so as they were read, and
+    ``cut_before``, found before)."""
     read = read_summaries(paths, workers)
+    cut = cut_found_in_reading(paths, read)
     if lost := [r for r in read if isinstance(r, TimesLost)]:  # a rank short of a cycle: refused
         raise lost[0]
     skipped = [str(p) for p, r in zip(paths, read, strict=True) if r is None]
@@ -66,14 +73,22 @@ def analyze_rank_cycles(paths: list[Path], workers: int | None = None) -> RankCy
         traces.sort(key=lambda pr: (_first_step(pr[1]), origin_of(pr[0]).began_ns or 0, pr[0].name))
     counts = {rank: len(traces) for rank, traces in sorted(by_rank.items())}
     if len(set(counts.values())) > 1:
-        held = ", ".join(f"rank {rank} {n}" for rank, n in counts.items())
-        raise UsageError(f"the ranks hold different numbers of profiler cycles ({held}; traces with "
-                         "nothing profiled left out): give the traces of whole cycles, or one cycle's")
+        raise _uneven(counts, [*map(str, cut_before), *cut])
     cycles = []
     for i in range(next(iter(counts.values()))):
         cycle = [by_rank[rank][i] for rank in counts]
         cycles.append(ranks_result([p for p, _ in cycle], [r for _, r in cycle]))
-    return RankCyclesResult(cycles=cycles, skipped=skipped)
+    return RankCyclesResult(cycles=cycles, skipped=skipped, cut_short=cut)
+
+
+def _uneven(counts: dict[int, int], cut: list[str]) -> UsageError:
+    """The refusal where the ranks hold different numbers of cycles, naming the traces left
+    out as cut short (a rank short of a cycle for them)."""
+    held = ", ".join(f"rank {rank} {n}" for rank, n in counts.items())
+    cut_words = f", and cut short: {first_few([str(p) for p in cut], 3)}" if cut else ""
+    return UsageError(f"the ranks hold different numbers of profiler cycles ({held}; traces with "
+                      f"nothing profiled left out{cut_words}): give the traces of whole cycles, "
+                      "or one cycle's")
 
 
 def _first_step(r: RankResult) -> float:

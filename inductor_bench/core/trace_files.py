@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cut_short import cut_short
-from .errors import TraceError, UsageError
+from .cut_short import cut_short, every_one_cut
+from .errors import UsageError
 from .first_few import first_few
 from .rerun import tool_command
 from .rundir import BREAKDOWN_FILE, COMPARE_FILE
@@ -67,9 +67,7 @@ def _set_aside_cut(out: TraceFiles) -> None:
     where every one is, one line."""
     out.cut = {p: why for p in out.files if (why := cut_short(p))}
     if len(out.cut) == len(out.files):
-        named = first_few([str(p) for p in out.files], 3)
-        raise TraceError(f"every trace given is cut short or empty (each ends mid-JSON or mid-gzip-stream, "
-                         f"or holds nothing, as when a job is killed while writing it): {named}")
+        raise every_one_cut(out.files)
     out.files = [p for p in out.files if p not in out.cut]
 
 

@@ -14,7 +14,8 @@ from typing import Any
 from .analyze import analyze_file
 from .analyze_result import AnalyzeResult
 from .columns import ITERATION_MARKER
-from .errors import NothingProfiled, TimesLost
+from .cut_short import every_one_cut
+from .errors import CutShort, NothingProfiled, TimesLost
 from .ns_figures import ns_json
 from .ranks import rank_of
 from .rundir import BREAKDOWN_FILE
@@ -137,6 +138,7 @@ def analyze_cycles(paths: list[Path], graphs: bool = False) -> CyclesResult:
     cycles: list[AnalyzeResult] = []
     skipped: list[str] = []
     lost: list[tuple[str, TimesLost]] = []
+    cut: dict[str, str] = {}
     for p in ordered:
         try:
             cycles.append(analyze_file(p))
@@ -144,10 +146,14 @@ def analyze_cycles(paths: list[Path], graphs: bool = False) -> CyclesResult:
             skipped.append(str(p))
         except TimesLost as e:  # a cycle the profiler lost the times of: the others stand
             lost.append((str(p), e))
+        except CutShort as e:  # found cut as it was read: the others stand
+            cut[str(p)] = e.why
+    if len(cut) == len(ordered):
+        raise every_one_cut(ordered)
     if not cycles and lost:
         raise lost[0][1]
     if not cycles:
         raise NothingProfiled.in_any_of(len(paths))
-    return CyclesResult(cycles=cycles, skipped=skipped, times_lost=[p for p, _ in lost],
+    return CyclesResult(cycles=cycles, skipped=skipped, cut_short=cut, times_lost=[p for p, _ in lost],
                         times_lost_why={p: e.why for p, e in lost if e.why}, graphs=graphs,
                         run_dirs=run_dirs(paths) if graphs else [])

@@ -21,7 +21,8 @@ def render_cycles(c: CyclesResult, fmt_name: str = TEXT, *, top: int = DEFAULT_T
     """One process's profiler cycles (or graph traces), each analysed alone, one after another;
     the traces with nothing profiled named first."""
     doc = new_doc(fmt_name)
-    skipped = skipped_facts(c.skipped, c.not_traces, c.times_lost, c.times_lost_why, cut_short=c.cut_short)
+    skipped = skipped_facts(doc, c.skipped, c.not_traces, c.times_lost, c.times_lost_why,
+                            cut_short=c.cut_short)
     n = len(c.cycles)
     if n == 1:
         title = f"inductor-bench analyze: {_name(c.cycles[0], c.graphs)}"

@@ -25,18 +25,22 @@ TIMES_LOST = ("its device events all carry no times (ts 0, dur 0): the profiler 
               "session is exported after another has started")
 
 
-def skipped_facts(skipped: list[str], not_traces: list[str], times_lost: list[str] | None = None,
+def skipped_facts(doc: Doc, skipped: list[str], not_traces: list[str], times_lost: list[str] | None = None,
                   times_lost_why: dict[str, str] | None = None, *,
                   cut_short: dict[str, str] | None = None) -> list[str]:
     """The traces with nothing profiled, a directory's JSON files that are no trace, the
     traces cut short as they were written, and the cycles whose device events lost their
-    times (why, where it is not the profiler's loss: no dur written): each named with why it
-    was left out."""
+    times (why, where it is not the profiler's loss: no dur written): each named, as code,
+    with why it was left out."""
     why = times_lost_why or {}
-    return ([f"{Path(s).name}: skipped, {SKIPPED_WHY}" for s in skipped]
-            + [f"{Path(s).name}: skipped, {NOT_A_TRACE}" for s in not_traces]
-            + [f"{Path(s).name}: left out, {cut}" for s, cut in (cut_short or {}).items()]
-            + [f"{Path(s).name}: skipped, {why.get(s, TIMES_LOST)}" for s in times_lost or []])
+
+    def name(s: str) -> str:
+        return doc.code(Path(s).name)
+
+    return ([f"{name(s)}: skipped, {SKIPPED_WHY}" for s in skipped]
+            + [f"{name(s)}: skipped, {NOT_A_TRACE}" for s in not_traces]
+            + [f"{name(s)}: left out, {cut}" for s, cut in (cut_short or {}).items()]
+            + [f"{name(s)}: skipped, {why.get(s, TIMES_LOST)}" for s in times_lost or []])
 
 
 def device_label(result: AnalyzeResult, device: str) -> str:
@@ -165,5 +169,5 @@ def trace_facts(doc: Doc, r: AnalyzeResult, notes: list[str] | None = None) -> l
         named = listed([step_code(doc, s) for s in held_nothing])
         facts.append(f"{named} held nothing of its own (no device event, or on a CPU-only trace no op; as "
                      "the step a profiler stops in): left out of the steady mean")
-    facts += (notes or []) + skipped_facts([], r.not_traces, cut_short=r.cut_short)
+    facts += (notes or []) + skipped_facts(doc, [], r.not_traces, cut_short=r.cut_short)
     return facts

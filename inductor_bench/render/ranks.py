@@ -163,7 +163,7 @@ def render_rank_cycles(c: RankCyclesResult, fmt_name: str = TEXT, *, top: int = 
     n, ranks = len(c.cycles), len(c.cycles[0].ranks)
     doc.title(f"inductor-bench analyze: {ranks} ranks, {n} profiler cycles")
     facts = [f"cycle {i}: {_steps_span(doc, r)}" for i, r in enumerate(c.cycles, 1)]
-    facts += skipped_facts(c.skipped, c.not_traces, cut_short=c.cut_short)
+    facts += skipped_facts(doc, c.skipped, c.not_traces, cut_short=c.cut_short)
     doc.paragraph(*(doc.item(f) for f in facts))
     for i, r in enumerate(c.cycles, 1):
         _ranks(doc, r, f"Profiler cycle {i} of {n}: {_steps_span(doc, r)}", top)
@@ -263,7 +263,7 @@ def _ranks(doc: Doc, r: RanksResult, title: str, top: int) -> None:
     facts = _lost_facts(doc, r) + [f"rank {rank.rank}: {doc.code(rank.trace)} ({_device(rank.device)}, "
              f"{_step_count(rank)}{_trace_notes(rank)})" for rank in r.ranks]
     facts += [line for rank in r.ranks for line in _replays(doc, rank)]
-    facts += skipped_facts(r.skipped, r.not_traces, cut_short=r.cut_short)
+    facts += skipped_facts(doc, r.skipped, r.not_traces, cut_short=r.cut_short)
     facts += [f"WARNING: {r.renumbered}"] if r.renumbered else []
     facts += [f"WARNING: {r.apart}"] if r.apart else []
     facts += _world(r.ranks)
