@@ -15,7 +15,7 @@ import pytest
 from inductor_bench.core.diff import diff_results
 from inductor_bench.core.rundir import load_any
 from inductor_bench.render.diff import render_diff, verdict_line
-from inductor_bench.render.doc import TextDoc, new_doc
+from inductor_bench.render.doc import for_terminal, new_doc
 
 from .conftest import FIXTURES
 from .test_table_fit import _columns
@@ -52,9 +52,10 @@ def slower(tmp_path_factory):
 
 
 def test_the_verdict_names_the_kernels_by_their_rows_labels(slower):
-    line = verdict_line(slower, TextDoc())
+    with for_terminal(400):  # a terminal's: a file or a pipe shows the cuBLAS and cuDNN names whole
+        line = verdict_line(slower, new_doc("text"))
+        text = render_diff(slower)
     assert line.startswith("REGRESSION: default: all graphs 0.1100 -> 0.1660 ms (+50.9% ")
-    text = render_diff(slower)
     table = text.split("Slower kernels, significant (3)\n")[1].split("\n\n")[0]
     labels = _columns(table)["kernel"]
     assert labels == ["sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n…f_kernel__5x_cublas",
@@ -75,3 +76,11 @@ def test_the_whole_names_stay_in_the_json_and_on_hover(slower):
     assert f'title="{html.escape(FLASH)}"' in verdict
     md = verdict_line(slower, new_doc("markdown"))
     assert "`flash_fwd_kernel<Flash_fwd_kernel_traits<…>, false, false, …`" in md and FLASH not in md
+
+
+def test_markdown_names_a_plain_kernel_whole_in_the_verdict_as_in_its_row(slower):
+    """Pasted into a pull request, cuBLAS's 116-character name is found by the profiler's name."""
+    md = verdict_line(slower, new_doc("markdown"))
+    cublas = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"
+    assert f"kernels responsible: `{cublas}` +0.0240 ms (slower), " in md
+    assert f"| 0-forward | `{cublas}` " in render_diff(slower, "markdown")

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from inductor_bench.cli import app
+from inductor_bench.commands import output
 from inductor_bench.commands.options import Settings
 from inductor_bench.render.format import kernel_label, kernel_labels
 
@@ -224,12 +225,14 @@ def test_gemms_cut_through_what_tells_them_apart_are_shown_where_they_differ(wid
 STACK_TRACE = FIXTURES / "cuda_h200_stack_loop" / "stack-loop.pt.trace.json.gz"  # a real H200 loop
 
 
-def test_the_analyze_report_names_the_h200_loops_gemms_by_what_differs():
-    """The stack loop's four cuBLAS GEMMs in analyze's top kernels (its 70-character column): the
+def test_the_analyze_report_names_the_h200_loops_gemms_by_what_differs(monkeypatch):
+    """The stack loop's four cuBLAS GEMMs in analyze's top kernels on a terminal (its 70-character
+    column; a file or a pipe shows them whole): the
     nn GEMM and its split-K twin read '…tilesize…ecute_kernel__5x_cublas' and
     '…tilesize…lit_k_kernel__5x_cublas' before; each row now names its layout, tile and warp
     shape and its entry point, the same parts in each ('sm80_xmma_gemm_f32f32_…nn_…tilesize…' for
     the split-K one alone before)."""
+    monkeypatch.setattr(output, "terminal_width", lambda: 300)
     result = CliRunner().invoke(app, ["analyze", str(STACK_TRACE)], obj=Settings())
     assert result.exit_code == 0, result.output
     top = result.output.split("Top 15 of 18 kernels")[1]

@@ -43,7 +43,7 @@ def shaped_ops_section(doc: Doc, r: AnalyzeResult, top: int) -> None:
         return
     host = all(t.row.device.startswith(HOST_THREAD) for t in typical)
     # distinct kernels read apart (a GEMM's cutlass kernels differ in their layout's ``_nn_``/``_tn_`` alone)
-    labels = fmt.kernel_labels([t.row.kernel or "" for t in typical[:top]], KERNEL_CHARS)
+    labels = doc.kernel_labels([t.row.kernel or "" for t in typical[:top]], KERNEL_CHARS)
     rows = [_row(doc, t, host, label) for t, label in zip(typical[:top], labels, strict=True)]
     which = "steady mean step" if len(r.steps) > 1 else step_code(doc, r.steps[0].name)
     shown = f"top {top} of {len(typical)}, " if len(typical) > top else ""

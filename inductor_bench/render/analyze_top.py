@@ -48,7 +48,7 @@ def top_section(doc: Doc, r: AnalyzeResult, top: int, which: str, on_host: bool)
     if not kernels and not left_out:  # nothing inside a step ("devices: none: ..."): no empty table
         return
     totals = device_kernel_ms(kernels)  # a row's share is of its own device's kernel time
-    labels = fmt.kernel_labels([k.name for k in kernels[:top]], NAME_CHARS)
+    labels = doc.kernel_labels([k.name for k in kernels[:top]], NAME_CHARS)
     rows = [[str(i), k.device, doc.named(doc.code(labels[i - 1]), k.name), label(k.category),
              fmt.count(round(k.calls, 2)), fmt.ms(k.ms), fmt.pct(fmt.share(k.ms, totals[k.device])),
              _launchers(k)]

@@ -129,7 +129,7 @@ def _top_kernels(doc: Doc, r: BreakdownResult, top: int, details: bool) -> None:
     gain_wall = gain_frame(r).wall_ms
     us = top_step_units(r, split=False)
     roof = shows_roofline(r)
-    labels = fmt.kernel_labels([u.kernel.name for u in us[:top]])
+    labels = doc.kernel_labels([u.kernel.name for u in us[:top]])
     rows = [
         [
             str(i),
@@ -175,7 +175,7 @@ def _graph_sections(doc: Doc, r: BreakdownResult, top: int) -> None:
         for cat, ks in _kernels_by_category(g):
             with_file = any(k.file for k in ks)
             rows = []
-            for k, name in zip(ks[:top], fmt.kernel_labels([k.name for k in ks[:top]]), strict=True):
+            for k, name in zip(ks[:top], doc.kernel_labels([k.name for k in ks[:top]]), strict=True):
                 row = [
                     doc.named(doc.code(name), k.name),
                     fmt.count(k.calls),

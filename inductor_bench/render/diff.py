@@ -22,7 +22,6 @@ from .doc import TEXT, Doc, new_doc
 from .format import (
     DASH,
     SPREAD,
-    kernel_label,
     mib,
     ms_between,
     ms_precise,
@@ -130,8 +129,9 @@ def _origin(doc: Doc, k: KernelDiff) -> str:
 
 
 def _name(doc: Doc, name: str) -> str:
-    """A kernel's name as code, shortened to NAME_CHARS (the whole name on hover in HTML)."""
-    return doc.named(doc.code(kernel_label(name, NAME_CHARS)), name)
+    """A kernel's name as code, shortened to NAME_CHARS where the document shortens names (the
+    whole name on hover in HTML)."""
+    return doc.named(doc.code(doc.kernel_label(name, NAME_CHARS)), name)
 
 
 def _match_cell(k: KernelDiff, doc: Doc) -> str:
@@ -155,7 +155,7 @@ def _shapes_words(k: KernelDiff) -> str:
 
 
 def _kernel_rows(ks: list[KernelDiff], doc: Doc) -> list[list[str]]:
-    labels = row_labels(ks)
+    labels = row_labels(ks, doc)
     return [
         [
             k.graph,

@@ -2,15 +2,15 @@
 the rows show them by (``distinct_labels.kernel_labels``, at ``NAME_CHARS``). The verdict line
 names the kernels responsible for a regression by the same labels (a cuDNN or flash-attention
 kernel's whole name runs past 200 characters), and with the same change in ms as their rows;
-HTML shows the whole name on hover, the JSON holds it."""
+HTML shows the whole name on hover, the JSON holds it; markdown and text for a file or a pipe
+show names whole (``Doc.whole_names``)."""
 
 from __future__ import annotations
 
 from ..core.diff import ADDED, REMOVED, SLOWER, KernelDiff, SectionDiff
 from ..core.vocab import Verdict
-from .distinct_labels import kernel_labels
+from .doc import Doc
 from .format import ms_between, signed_ms
-from .kernel_names import kernel_label
 
 # Kernel rows shown per table; the rest are counted. Enough for the kernels that matter in
 # a PR comment without burying the verdict.
@@ -27,17 +27,17 @@ def table_order(s: SectionDiff, status: str) -> list[KernelDiff]:
     return sorted(s.kernels_with(status), key=lambda k: -abs(k.delta_ms) if either else sign * k.delta_ms)
 
 
-def row_labels(ks: list[KernelDiff]) -> list[str]:
-    """The labels of a table's rows ``ks``, told apart where their names differ."""
-    return kernel_labels([k.name for k in ks], NAME_CHARS)
+def row_labels(ks: list[KernelDiff], doc: Doc) -> list[str]:
+    """The labels of a table's rows ``ks`` in ``doc``, told apart where their names differ."""
+    return doc.kernel_labels([k.name for k in ks], NAME_CHARS)
 
 
-def table_label(s: SectionDiff, k: KernelDiff, top: int = DEFAULT_TOP) -> str:
+def table_label(s: SectionDiff, k: KernelDiff, doc: Doc, top: int = DEFAULT_TOP) -> str:
     """The label ``k``'s row shows in its table of ``s`` (of ``top`` rows); one not shown there,
     its name shortened alone."""
     shown = table_order(s, k.status)[:top]
-    return next((label for row, label in zip(shown, row_labels(shown), strict=True) if row is k),
-                kernel_label(k.name, NAME_CHARS))
+    return next((label for row, label in zip(shown, row_labels(shown, doc), strict=True) if row is k),
+                doc.kernel_label(k.name, NAME_CHARS))
 
 
 def kernel_change(k: KernelDiff) -> str:

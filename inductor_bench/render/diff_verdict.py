@@ -96,7 +96,7 @@ def _responsible_phrase(s: SectionDiff, doc: Doc, top: int) -> str:
     """The kernels most responsible, by the labels their rows in the tables below show (a
     flash-attention kernel's whole name runs past 200 characters: on hover in HTML, in the JSON)."""
     ks = s.responsible(VERDICT_KERNELS)
-    names = ", ".join(f"{doc.named(doc.code(table_label(s, k, top)), k.name)} {kernel_change(k)} ms "
+    names = ", ".join(f"{doc.named(doc.code(table_label(s, k, doc, top)), k.name)} {kernel_change(k)} ms "
                       f"({_status_words(k)})" for k in ks)
     return (f"; kernels responsible: {names}" if ks else "") + _calls_phrase(s)
 

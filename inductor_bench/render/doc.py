@@ -20,6 +20,8 @@ from contextvars import ContextVar
 from tabulate import tabulate
 
 from .chart_model import Chart
+from .distinct_labels import kernel_labels
+from .kernel_names import KERNEL_CHARS, kernel_label
 from .md_escape import STRONG_MARKS, hard_breaks, md_cell, md_code, md_inert, md_lines, one_line
 from .table_align import numeric_align
 from .table_fit import Droppable, fitted
@@ -142,15 +144,35 @@ class Doc:
         command line); text and markdown show the text alone."""
         return text
 
+    # -- kernel names --------------------------------------------------------------------
+    def whole_names(self) -> bool:
+        """Whether plain kernel names (``plain_name``) are shown whole: in markdown (a pull
+        request wraps its tables) and in text for a file or a pipe (no width: a name copied from
+        the profiler is found by grep); a terminal's text and HTML (the whole name on hover)
+        shorten them."""
+        return False
+
+    def kernel_labels(self, names: list[str], width: int = KERNEL_CHARS) -> list[str]:
+        """The labels of a column of kernels, each cut to ``width`` and told apart
+        (``distinct_labels.kernel_labels``); where ``whole_names``, a plain name whole."""
+        labels = kernel_labels(names, width)
+        return [n if self.whole_names() and plain_name(n) else x for n, x in zip(names, labels, strict=True)]
+
+    def kernel_label(self, name: str, width: int = KERNEL_CHARS) -> str:
+        """One kernel's name alone, as ``kernel_labels`` shows it."""
+        return name if self.whole_names() and plain_name(name) else kernel_label(name, width)
+
 
 class TextDoc(Doc):
     format = TEXT
     table_style = "simple"
     # The widest a table may be (the terminal's width), which it is fitted to (``table_fit``:
     # long text cells cut in the middle, optional columns left out). None: no limit. Markdown and
-    # HTML keep full cells (kernel names come shortened to at most 80 characters by
-    # format.kernel_label).
+    # HTML keep full cells (plain kernel names come whole in a file, a pipe and markdown: ``whole_names``).
     width: int | None = None
+
+    def whole_names(self) -> bool:
+        return self.width is None
 
     def table_text(
         self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None,
@@ -239,6 +261,9 @@ class MarkdownDoc(Doc):
     # "github" leaves it out and every column reads left-aligned.
     table_style = "pipe"
 
+    def whole_names(self) -> bool:
+        return True
+
     def table_text(
         self, rows: list[list[str]], headers: list[str], align: tuple[str, ...] | None = None,
         optional: tuple[Droppable, ...] = (),
@@ -314,6 +339,14 @@ def for_terminal(width: int | None) -> Iterator[None]:
         yield
     finally:
         _TERMINAL.reset(token)
+
+
+def plain_name(name: str) -> bool:
+    """Whether a kernel's name is one word (Inductor's ``cpp_fused_…_6``, cuBLAS's
+    ``sm90_xmma_gemm_…_cublas``), which a cut through its middle leaves nowhere to be found; a
+    demangled C++ name (``void at::native::…<…>(…)``, up to 800 characters) is compacted
+    everywhere but JSON, keeping its function's name and first template arguments whole."""
+    return not any(c in name for c in " <(")
 
 
 def new_doc(fmt: str = TEXT, width: int | None = None) -> Doc:

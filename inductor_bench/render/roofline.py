@@ -210,7 +210,7 @@ def roofline_section(doc: Doc, r: BreakdownResult, top: int) -> None:
     if not pts:
         doc.paragraph("no kernel of this run has a byte count")
         return
-    labels = fmt.kernel_labels([k.name for _, k, _ in pts[:top]])
+    labels = doc.kernel_labels([k.name for _, k, _ in pts[:top]])
     devices = {g.id: g.device for g in r.graphs}
     rows = [_row(doc, gid, k, roof, name, devices.get(gid, ""))
             for (gid, k, roof), name in zip(pts[:top], labels, strict=True)]
@@ -248,7 +248,7 @@ def roofline_section(doc: Doc, r: BreakdownResult, top: int) -> None:
 def _groups_words(doc: Doc, groups: list[tuple[str, KernelStat, str]]) -> str:
     """What the rows of extern calls that ran several kernels on the device hold."""
     each = "; ".join(f"{gid} {doc.code(name)} with " + ", ".join(
-        f"{doc.code(fmt.kernel_label(other))} x{launches:.3g}"
+        f"{doc.code(doc.kernel_label(other))} x{launches:.3g}"
         for other, (launches, _) in (k.beside or {}).items()) for gid, k, name in groups)
     return ("kernels a call: the device kernels an extern call ran, its main kernel (the one that took "
             "most of its time, the row's name) and those it launched beside it (a split-K reduction, an "
@@ -267,7 +267,7 @@ def _above_ceiling(doc: Doc, pts: list[tuple[str, KernelStat, KernelRoof]], c: C
     gid, k, roof = max(above, key=lambda p: p[2].pct or 0.0)
     most = f"{roof.pct:.0f}%" if roof.pct >= 100.5 else f"{roof.pct:.1f}%"  # never 'above ... up to 100%'
     head = (f"WARNING: {len(above)} compute-bound kernel(s) ran above the measured compute ceiling "
-            f"(up to {most}: {gid} {doc.code(fmt.kernel_label(k.name))})")
+            f"(up to {most}: {gid} {doc.code(doc.kernel_label(k.name))})")
     if c is not None and k.compute in c.remeasured_from:
         return [f"{head}, even measured again in this run: the square matmul the ceiling is measured "
                 "with runs slower here than this kernel's shape, or the machine slowed down while it "

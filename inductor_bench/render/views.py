@@ -106,7 +106,7 @@ def top_units(doc: Doc, r: BreakdownResult, top: int) -> None:
     us = top_step_units(r)
     roof = shows_roofline(r)
     roots = top_levels(r.measured())
-    labels = fmt.kernel_labels([u.kernel.name for u in us[:top]])
+    labels = doc.kernel_labels([u.kernel.name for u in us[:top]])
     rows = [
         [
             str(i),
@@ -179,7 +179,7 @@ def graph_units(doc: Doc, r: BreakdownResult, top: int) -> None:
             with_inputs = any(u.site and u.site.shapes for u in us)
             with_file = any(u.kernel.file for u in us)
             rows, at = [], {**g.sizes, **g.unbacked}
-            labels = fmt.kernel_labels([u.kernel.name for u in us[:top]])
+            labels = doc.kernel_labels([u.kernel.name for u in us[:top]])
             for u, name in zip(us[:top], labels, strict=True):
                 share = fmt.pct(fmt.share(u.ms, g.kernel_ms))
                 row = [_kernel_cell(doc, u, name), fmt.count(u.calls), fmt.ms(u.ms), share]
@@ -278,7 +278,7 @@ def one_kernel_cells(doc: Doc, groups: list[Group], us: list[Unit]) -> list[str]
     graphs: dict[str, set[str]] = {}
     for u in us:
         graphs.setdefault(u.kernel.name, set()).add(u.graph.id)
-    labels = iter(fmt.kernel_labels([u.kernel.name for u in ones if u is not None]))
+    labels = iter(doc.kernel_labels([u.kernel.name for u in ones if u is not None]))
     return ["" if u is None else doc.named(doc.code(next(labels)), u.kernel.name)
             + (f" ({u.graph.id})" if len(graphs[u.kernel.name]) > 1 else "") for u in ones]
 
