@@ -76,6 +76,19 @@ def test_diff_warns_when_a_graph_id_is_another_function_on_each_side():
                  "(script.py:10), head g (script.py:10): its figures compare two functions")
 
 
+
+def test_diff_says_a_graph_from_a_function_of_the_same_name_differs_in_its_file_alone():
+    """Synthetic: one model copied to another file (block_copy.py), the same function, line and
+    code: the warning names the file as what differs, not 'other code'."""
+    copy = {**FORWARD, "file": "/m/block_copy.py"}
+    base, head = _result(_graph("0-inference", FORWARD)), _result(_graph("0-inference", copy))
+    (w,) = [w for w in diff_results(base, head).warnings if "0-inference was compiled" in w]
+    assert w == ("0-inference was compiled from a function of the same name in another file: base "
+                 "Block.forward (transformer_block.py:19), head Block.forward (block_copy.py:19) (a "
+                 "function is known by its name and file, not its source: a copy of one model in "
+                 "another file differs so too)")
+
+
 DYNAMO_LIKE = '''
 import sys
 from pathlib import Path

@@ -8,7 +8,7 @@ from .arg_changes import arg_changes
 from .categories import label
 from .compare import CompareResult
 from .compare_gate import unmeasured_columns
-from .compiled_from import code_label, same_code
+from .compiled_from import code_label, function_name, same_code
 from .devices import AUTO
 from .judged import rules_differ
 from .match import match_kernels
@@ -180,9 +180,16 @@ def other_code(base: BreakdownResult, head: BreakdownResult) -> list[str]:
     out = []
     for g in base.graphs:
         h = heads.get(g.id)
-        if h is not None and not same_code(g, h):
-            out.append(f"{g.id} was compiled from other code: base {code_label(g.compiled_from)}, "
-                       f"head {code_label(h.compiled_from)}: its figures compare two functions")
+        if h is None or same_code(g, h):
+            continue
+        base_label, head_label = code_label(g.compiled_from), code_label(h.compiled_from)
+        if function_name(g.compiled_from) == function_name(h.compiled_from):
+            out.append(f"{g.id} was compiled from a function of the same name in another file: base "
+                       f"{base_label}, head {head_label} (a function is known by its name and file, "
+                       "not its source: a copy of one model in another file differs so too)")
+        else:
+            out.append(f"{g.id} was compiled from other code: base {base_label}, "
+                       f"head {head_label}: its figures compare two functions")
     return out
 
 

@@ -114,7 +114,14 @@ def origins_line(r: BreakdownResult) -> str | None:
 def _identity(code: dict[str, Any]) -> tuple[str, str]:
     code = code.get("wraps") or code
     file = _base(str(code.get("file") or ""))
-    return str(code.get("name")), "<eval_with_key>" if FX_CODE.match(file) else file
+    return function_name(code), "<eval_with_key>" if FX_CODE.match(file) else file
+
+
+def function_name(code: dict[str, Any] | None) -> str:
+    """The name of the function a graph was compiled from (a decorator's wrapper's, the one it
+    wraps): ``MLP.forward``."""
+    code = code or {}
+    return str((code.get("wraps") or code).get("name"))
 
 
 def _base(path: str) -> str:
