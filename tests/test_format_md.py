@@ -96,3 +96,17 @@ def test_bash_gets_the_format_names_from_the_command_line_itself():
     done = subprocess.run([sys.executable, "-m", "inductor_bench"], env=env, capture_output=True, text=True,
                           timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (0, "markdown\nmd\n", "")
+
+
+@pytest.mark.parametrize("given", ["text", "markdown", "md", "html", "json"])
+def test_a_parsed_format_finds_its_member_as_typer_before_0_29_looks_it_up(given):
+    """typer before 0.29 (0.27.2 is on the GPU image) gives an Enum option's parsed value back its
+    member by ``str(value)`` among the members' values: Python's ``str`` of a str-Enum member
+    ('Format.text') found none, so every command's --format, the default too, read None and the
+    command ended in an internal error. The lookup is typer's, written out here."""
+    from inductor_bench.commands.options import Format, a_format
+
+    by_value = {str(member.value): member for member in Format}
+    parsed = a_format(given)
+    assert by_value[str(parsed)] is parsed
+    assert by_value[str(Format.text)] is Format.text  # the default, which typer passes through too

@@ -34,6 +34,11 @@ class Format(str, enum.Enum):
     html = "html"
     json = "json"
 
+    def __str__(self) -> str:
+        # typer before 0.29 gives a parsed value back its member by str(value): Python's
+        # 'Format.text' found none, and every command's --format read None (an internal error)
+        return self.value
+
 
 # A report in the format it is asked for by name: ``lambda f: render_x(result, f)``.
 Document = Callable[[str], str]
