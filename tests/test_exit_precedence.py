@@ -152,7 +152,8 @@ def test_sweep_a_failed_job_then_its_report_refused_exits_4_naming_both(capsys, 
 def test_sweep_a_regression_beside_a_failed_job_exits_1_naming_both(capsys, monkeypatch, tmp_path):
     code, line, _ = _sweep(capsys, monkeypatch, tmp_path, _one_job_failed, "--fail-on-regression", "10")
     assert (code, line) == (1, "inductor-bench: error: significant step-time regression above 10%: "
-                               "mlp:max-autotune +50.0%; no verdict: transformer_block: no result in this sweep; "
+                               "mlp:max-autotune: step time 4.478 -> 6.716 ms: +50.0% of the step (the real model "
+                               "call); no verdict: transformer_block: no result in this sweep; "
                                f"also, {DID_NOT_FINISH}")
 
 

@@ -124,7 +124,9 @@ def test_sweep_a_regression_exits_1_naming_the_file_it_could_not_write(capsys, t
                                   "--json", str(tmp_path / "gate.json"), "--html", str(tmp_path / "gate.html"))
     failed = new / refused if refused == "report.txt" else tmp_path / refused
     assert (code, line) == (1, "inductor-bench: error: significant step-time regression above 10%: "
-                               "mlp:max-autotune +50.0%, transformer_block:max-autotune +50.0%; also, "
+                               "mlp:max-autotune: step time 4.478 -> 6.716 ms: +50.0% of the step (the real model "
+                               "call); transformer_block:max-autotune: step time 4.478 -> 6.716 ms: +50.0% of the "
+                               "step (the real model call); also, "
                                f"{failed}: cannot write ({NO_SPACE}); what was measured is saved in {new}")
     assert out.startswith("REGRESSION ABOVE THE 10% GATE: mlp:max-autotune +50.0% [")  # the report still on stdout
 

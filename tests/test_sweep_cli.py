@@ -96,7 +96,8 @@ def test_the_gate_fails_on_a_regression_against_the_baseline(tmp_path):
     assert r.returncode == 1
     assert r.stderr.splitlines()[-1] == (
         "inductor-bench: error: significant step-time regression above 10%: "
-        "mlp:max-autotune +50.0%, transformer_block:max-autotune +50.0%"
+        "mlp:max-autotune: step time 4.478 -> 6.716 ms: +50.0% of the step (the real model call); "
+        "transformer_block:max-autotune: step time 4.478 -> 6.716 ms: +50.0% of the step (the real model call)"
     )
     assert r.stdout.startswith("REGRESSION ABOVE THE 10% GATE: mlp:max-autotune +50.0% [")
     calm = _cli(
@@ -207,7 +208,8 @@ def test_a_regression_beside_a_model_missing_from_the_baseline_names_both(tmp_pa
     r = _cli(*_argv(new, "--baseline", str(old), "--fail-on-regression", "10"), cwd=tmp_path)
     assert r.returncode == 1, r.stderr
     assert r.stderr.splitlines()[-1] == (
-        "inductor-bench: error: significant step-time regression above 10%: mlp:max-autotune +50.0%; "
+        "inductor-bench: error: significant step-time regression above 10%: mlp:max-autotune: step time 4.478 -> "
+        "6.716 ms: +50.0% of the step (the real model call); "
         "no verdict: transformer_block: no result in the baseline"
     )
     first = r.stdout.splitlines()[0]

@@ -54,7 +54,8 @@ def test_a_regression_against_the_baseline_prints_its_interval_beside_the_floor(
     from inductor_bench.render.doc import new_doc
     from inductor_bench.render.sweep import gate_line
 
-    r = Regression("mlp", "default", rel_pct=10.04, ratio_ci=(1.0996, 1.13), min_rel=0.10)
+    r = Regression("mlp", "default", rel_pct=10.04, ratio_ci=(1.0996, 1.13), min_rel=0.10, base_ms=2.0,
+                   head_ms=2.2008)
     line = gate_line(Gate(threshold_pct=5.0, regressions=[r]), new_doc("text"))
     low, high = re.search(r"\[\+([\d.]+)%\.\.\+([\d.]+)%\]", line).groups()
     assert (float(low), float(high)) == (9.96, 13.0)
@@ -62,4 +63,5 @@ def test_a_regression_against_the_baseline_prints_its_interval_beside_the_floor(
     table = build_table(new_sweep(["/m/mlp.py"], ["mlp"], ["default"], [], device="cpu", shard=None,
                                   executor="local", created="now"), {})
     table.gate = Gate(threshold_pct=5.0, regressions=[r])
-    assert str(_gate_failure(table, 5.0)).endswith("regression above 5%: mlp:default +10.0%")
+    assert str(_gate_failure(table, 5.0)).endswith(
+        "regression above 5%: mlp:default: step time 2.000 -> 2.201 ms: +10.0% of the step (the real model call)")

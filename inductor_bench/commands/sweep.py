@@ -18,8 +18,9 @@ from ..core.rundir import HTML_REPORT_FILE, REPORT_FILE
 from ..core.sweep import Cell, Sweep
 from ..core.sweep_cells import models, progress_line
 from ..core.sweep_table import SweepTable, build_table, comparable_results, gate, workload_changes
+from ..render.diff_verdict import gated_change
 from ..render.doc import HTML
-from ..render.sweep import regression_text, render_sweep
+from ..render.sweep import render_sweep
 from ..render.sweep_html import render_sweep_html
 from ..runner import stop as stop_signals
 from ..runner.compare_timer import STEP_BUDGET_S
@@ -251,7 +252,8 @@ def _gate_failure(table: SweepTable, threshold: float | None) -> BenchError | No
     g = table.gate if threshold is not None else None  # --baseline alone: a report, not a gate
     why = "; ".join([*g.unmeasured, *(w.describe() for w in g.other_workload)]) if g is not None else ""
     if g is not None and g.regressions:
-        what = ", ".join(map(regression_text, g.regressions))
+        what = "; ".join(gated_change(f"{r.model}:{r.mode}", r.step_source, (r.base_ms, r.head_ms),
+                                      (r.rel_pct, r.min_rel)) for r in g.regressions)
         return RegressionFound(f"significant step-time regression above {threshold:g}%: {what}"
                                + (f"; no verdict: {why}" if why else ""))
     return NotComparable(f"no verdict: {why}") if why else None

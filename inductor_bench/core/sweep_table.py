@@ -25,7 +25,7 @@ from .stats import MIN_SAMPLES, TOO_FEW
 from .step import disturbances, oversubscribed
 from .sweep import TABLE_SCHEMA, Sweep
 from .unmeasured import BASE, HEAD
-from .vocab import Status
+from .vocab import Status, StepSource
 
 # The table a sweep prints (``--format json``, ``--json PATH``): its cells, geomeans and gate,
 # with the sweep it was made from (``inductor-bench/sweep``) under ``sweep``.
@@ -73,6 +73,10 @@ class Regression:
     rel_pct: float  # step-time change against the baseline, percent
     ratio_ci: tuple[float, float] | None
     min_rel: float | None = None  # the significance floor: both print at the decimals diff gives them
+    # the row the change is of (``diff``'s step time row): its two figures, ms, and where they come from
+    base_ms: float = 0.0
+    head_ms: float = 0.0
+    step_source: str = StepSource.MODEL
 
 
 @dataclass
@@ -321,7 +325,8 @@ def gate(
         for s in d.regressions(threshold_pct or 0.0):
             g.regressions.append(
                 Regression(model=model, mode=s.mode, rel_pct=s.step.rel_pct or 0.0, ratio_ci=s.step.ratio_ci,
-                           min_rel=s.step.min_rel)
+                           min_rel=s.step.min_rel, base_ms=s.step.base.ms, head_ms=s.step.head.ms,
+                           step_source=s.step_source)
             )
     return g
 

@@ -10,7 +10,7 @@ from ..core.stats import MIN_SAMPLES, Change
 from ..core.vocab import Outcome, StepSource, Verdict
 from .diff_kernel_labels import DEFAULT_TOP, kernel_change, table_label
 from .doc import Doc
-from .format import change_pct, interval_pct, ms_precise, step_figure
+from .format import change_pct, interval_pct, ms_precise, rel_change_pct, step_figure
 from .format import count as fmt_calls
 
 # Kernels named in the verdict line as responsible for a regression.
@@ -57,12 +57,23 @@ def gated_figures(label: str, source: str, base_ms: float, head_ms: float, ch: C
     the row's two figures as the table prints them, ``ch``'s % as the tables print it
     (``change_pct``, more decimals beside the floor) and what that % is of; of interleaved
     rounds, that it is their ratios' median, not the change of the two figures."""
+    rel = (ch.rel_pct, ch.min_rel)
+    return gated_change(label, source, (base_ms, head_ms), rel, paired=ch.paired is not None)
+
+
+def gated_change(
+    label: str, source: str, times_ms: tuple[float, float], rel: tuple[float | None, float | None],
+    *, paired: bool = False,
+) -> str:
+    """``gated_figures`` of a change kept as its figures (a sweep's gate keeps no ``Change``):
+    ``times_ms`` base and head, ``rel`` its % and the significance floor (``rel_change_pct``)."""
     of = ("of the graphs' own calls, not of the whole step (its time outside the graphs is not in it)"
           if source == StepSource.HARNESS else "of the step (the real model call)")
-    if ch.paired is not None:
+    if paired:
         of = of[:-1] + ", the median of the interleaved rounds' ratios)"
+    base_ms, head_ms = times_ms
     figures = f"{label}: {step_figure(source)} {ms_precise(base_ms)} -> {ms_precise(head_ms)} ms"
-    return f"{figures}: {change_pct(ch)} {of}"
+    return f"{figures}: {rel_change_pct(*rel)} {of}"
 
 
 def _gated_row(diff: Diff) -> str:
