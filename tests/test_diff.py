@@ -23,7 +23,7 @@ from inductor_bench.core.rundir import load_any
 from inductor_bench.core.stats import TOO_FEW, WITHIN_NOISE
 from inductor_bench.core.vocab import Outcome, StepSource, Verdict
 from inductor_bench.render.diff import ORIGIN_CHARS, render_diff, verdict_line
-from inductor_bench.render.doc import TextDoc
+from inductor_bench.render.doc import TextDoc, for_terminal
 
 from .conftest import FIXTURES, torch_2_5
 
@@ -1052,16 +1052,18 @@ def test_a_run_interrupted_before_its_device_was_known_is_not_comparable(tmp_pat
 
 
 def test_a_cut_list_of_origin_ops_shows_whole_on_hover():
-    """An origin cut to the column's width ends in "…" in every format; the HTML page holds
-    the whole list on hover, as it does a kernel's whole name."""
+    """An origin cut to the column's width ends in "…" on a terminal and in HTML, whose page
+    holds the whole list on hover, as it does a kernel's whole name; markdown and text for a
+    file or a pipe show it whole."""
     ops = [f"aten.op_number_{i}" for i in range(8)]
     head_fwd = fwd_kernels(cpp_fused_mul_sin_3=kernel("cpp_fused_mul_sin_3", "cpp_pointwise", 0.7, ops))
     head = result([graph("0-forward", head_fwd), graph("0-backward", bwd_kernels())])
     d = diff_results(base_result(), head)
     full = ", ".join(ops)
-    assert "aten.op_number_0, aten.op_number_1" in render_diff(d) and full not in render_diff(d)
     cut = full[: ORIGIN_CHARS - 1] + "…"
-    assert cut in render_diff(d) and cut in render_diff(d, "markdown")
+    with for_terminal(400):
+        assert cut in render_diff(d) and full not in render_diff(d)
+    assert full in render_diff(d) and full in render_diff(d, "markdown").replace("\\_", "_")
     page = render_diff(d, "html")
     start = page.index(f'<span title="{full}">') + len(f'<span title="{full}">')
     assert page[start : page.index("</span>", start)].replace("<wbr>", "") == cut

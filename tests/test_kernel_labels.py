@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from inductor_bench.cli import app
 from inductor_bench.commands import output
 from inductor_bench.commands.options import Settings
+from inductor_bench.render.doc import new_doc
 from inductor_bench.render.format import kernel_label, kernel_labels
 
 from .conftest import FIXTURES
@@ -125,16 +126,17 @@ def test_too_many_arguments_keep_the_first_whole_and_end_in_an_ellipsis():
 
 def test_a_top_kernels_row_shortens_its_launchers_as_kernel_names():
     """An autograd node's C++ name (from a real fbgemm trace) is shortened as a kernel's name
-    is, an op's name stays whole, and the count of the rest follows (synthetic row)."""
+    is (in every format), an op's name of one word stays whole, and the count of the rest follows (synthetic row)."""
     from inductor_bench.core.top_kernels import TypicalKernel
     from inductor_bench.render.analyze_top import LAUNCHER_CHARS, _launchers
 
     node = "torch::autograd::CppNode<fbgemm_gpu::PermutePooledEmbsFunction<&fbgemm_gpu::permute_pooled_embs_gpu> >"
     k = TypicalKernel(device="0", name="permute_pooled_embs_kernel<float>", category="extern_other", calls=2,
                       ms=4.4, launchers=[node, "aten::mm", "fbgemm::permute_pooled_embs_auto_grad"])
-    text = _launchers(k)
+    text = _launchers(new_doc("text", width=200), k)  # on a terminal; whole in a file but the C++ name
     assert text == "CppNode<PermutePooledEmbsFunction<…> >, aten::mm (+1 more)"
     assert all(len(part) <= LAUNCHER_CHARS for part in text.split(", "))
+    assert _launchers(new_doc("markdown"), k) == text
 
 
 H200_RUN = FIXTURES / "runs" / "cuda_h200_transformer_train"  # a real run on an NVIDIA H200

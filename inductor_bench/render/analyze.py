@@ -182,7 +182,7 @@ def _regions(doc: Doc, r: AnalyzeResult, top: int) -> None:
         doc.fine_print(left_out_line(doc, "ranges", left_out))
         return
     wall, host = steady_wall(r), on_host(r)
-    rows = [[doc.code(fmt.truncate(g.name, NAME_CHARS)), fmt.count(round(g.calls, 2)), fmt.ms(g.wall_ms),
+    rows = [[doc.code(doc.whole_cell(g.name, NAME_CHARS)), fmt.count(round(g.calls, 2)), fmt.ms(g.wall_ms),
              fmt.pct(fmt.share(g.wall_ms, wall)), fmt.ms(g.work_ms)] for g in typical[:top]]
     which = which_step(doc, r)
     shown = f"top {top} of {len(typical)}, " if len(typical) > top else ""

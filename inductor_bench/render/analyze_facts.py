@@ -78,17 +78,17 @@ def unfinished_fact(unfinished: dict[str, int]) -> str:
             f"stopped: their end is not known): {named}")
 
 
-def untimed_fact(untimed: dict[str, int]) -> str:
+def untimed_fact(doc: Doc, untimed: dict[str, int]) -> str:
     """The fact line of the device events and launches left out for carrying no time."""
-    named = listed([fmt.truncate(name, NAME_CHARS) + (f" x{k}" if k > 1 else "")
+    named = listed([doc.kernel_label(name, NAME_CHARS) + (f" x{k}" if k > 1 else "")
                     for name, k in untimed.items()])
     return (f"{sum(untimed.values())} device event(s) and launch(es) at ts 0 with dur 0 were left out (the "
             f"profiler lost their times; at ts 0 they would stretch the window back to 1970): {named}")
 
 
-def no_dur_fact(no_dur: dict[str, int]) -> str:
+def no_dur_fact(doc: Doc, no_dur: dict[str, int]) -> str:
     """The fact line of the device events left out for writing no dur."""
-    named = listed([fmt.truncate(name, NAME_CHARS) + (f" x{k}" if k > 1 else "")
+    named = listed([doc.kernel_label(name, NAME_CHARS) + (f" x{k}" if k > 1 else "")
                     for name, k in no_dur.items()])
     n = sum(no_dur.values())
     return (f"{n:,} device event{'' if n == 1 else 's'} (kernel, memcpy, memset) with no dur "
@@ -157,9 +157,9 @@ def trace_facts(doc: Doc, r: AnalyzeResult, notes: list[str] | None = None) -> l
     if r.unfinished:
         facts.append(unfinished_fact(r.unfinished))
     if r.untimed:
-        facts.append(untimed_fact(r.untimed))
+        facts.append(untimed_fact(doc, r.untimed))
     if r.no_dur:
-        facts.append(no_dur_fact(r.no_dur))
+        facts.append(no_dur_fact(doc, r.no_dur))
     if not r.launches and r.devices and not on_host(r):
         facts.append(NO_LAUNCHES)
     if r.launches and on_host(r):

@@ -51,7 +51,7 @@ def top_section(doc: Doc, r: AnalyzeResult, top: int, which: str, on_host: bool)
     labels = doc.kernel_labels([k.name for k in kernels[:top]], NAME_CHARS)
     rows = [[str(i), k.device, doc.named(doc.code(labels[i - 1]), k.name), label(k.category),
              fmt.count(round(k.calls, 2)), fmt.ms(k.ms), fmt.pct(fmt.share(k.ms, totals[k.device])),
-             _launchers(k)]
+             _launchers(doc, k)]
             for i, k in enumerate(kernels[:top], 1)]
     shown = f"Top {min(top, len(kernels))} of {len(kernels)}"
     notes = [left_out_line(doc, "kernels", left_out)] if left_out else []
@@ -78,14 +78,14 @@ def top_section(doc: Doc, r: AnalyzeResult, top: int, which: str, on_host: bool)
     doc.chart(charts.analyze_top(kernels, top, on_host))
 
 
-def _launchers(k: TypicalKernel, shown: int = LAUNCHERS_SHOWN) -> str:
-    """The first ``shown`` of a row's launchers, each shortened as a kernel's name is (an
-    autograd node's C++ name runs past 100 characters), and how many more (the JSON holds them
-    all, whole)."""
+def _launchers(doc: Doc, k: TypicalKernel, shown: int = LAUNCHERS_SHOWN) -> str:
+    """The first ``shown`` of a row's launchers, each as ``Doc.op_label`` shows it (whole in
+    markdown, a file or a pipe, but an autograd node's C++ name, past 100 characters), and how
+    many more (the JSON holds them all, whole)."""
     if not k.launchers:
         return NO_LAUNCHER
     more = len(k.launchers) - shown
-    names = [fmt.kernel_label(op, LAUNCHER_CHARS) for op in k.launchers[:shown]]
+    names = [doc.op_label(op, LAUNCHER_CHARS) for op in k.launchers[:shown]]
     return ", ".join(names) + (f" (+{more} more)" if more > 0 else "")
 
 

@@ -45,9 +45,10 @@ ATEN_WIDTH = 48  # characters of origin ATen ops shown per row
 
 
 def _ops(doc: Doc, k: KernelStat) -> str:
-    """The kernel's origin ATen ops (or its launcher), cut to ATEN_WIDTH: all of them on hover."""
+    """The kernel's origin ATen ops (or its launcher), cut to ATEN_WIDTH where the document cuts
+    names (``Doc.whole_cell``): all of them on hover."""
     full = ", ".join(k.aten_ops) or (k.launched_by or "")
-    return doc.named(fmt.truncate(full, ATEN_WIDTH), full) + copy_mark(k)
+    return doc.named(doc.whole_cell(full, ATEN_WIDTH), full) + copy_mark(k)
 
 
 def _what_ran(r: BreakdownResult) -> str:

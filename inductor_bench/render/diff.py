@@ -31,7 +31,6 @@ from .format import (
     spread,
     step_figure,
     step_source,
-    truncate,
 )
 from .format import count as fmt_calls
 from .roofline_step import loaded_words, step_roof_cell
@@ -123,9 +122,10 @@ def _category_rows(s: SectionDiff) -> list[list[str]]:
 
 
 def _origin(doc: Doc, k: KernelDiff) -> str:
-    """The kernel's origin ATen ops, cut to ORIGIN_CHARS: all of them on hover."""
+    """The kernel's origin ATen ops, cut to ORIGIN_CHARS where the document cuts names
+    (``Doc.whole_cell``): all of them on hover."""
     full = ", ".join(k.aten_ops)
-    return doc.named(truncate(full, ORIGIN_CHARS), full)
+    return doc.named(doc.whole_cell(full, ORIGIN_CHARS), full)
 
 
 def _name(doc: Doc, name: str) -> str:

@@ -21,6 +21,7 @@ from tabulate import tabulate
 
 from .chart_model import Chart
 from .distinct_labels import kernel_labels
+from .format import truncate
 from .kernel_names import KERNEL_CHARS, kernel_label
 from .md_escape import STRONG_MARKS, hard_breaks, md_cell, md_code, md_inert, md_lines, one_line
 from .table_align import numeric_align
@@ -161,6 +162,18 @@ class Doc:
     def kernel_label(self, name: str, width: int = KERNEL_CHARS) -> str:
         """One kernel's name alone, as ``kernel_labels`` shows it."""
         return name if self.whole_names() and plain_name(name) else kernel_label(name, width)
+
+    def op_label(self, name: str, width: int) -> str:
+        """An op's or a range's name (what launched a kernel: ``fbgemm::…_function``, ``no op, in
+        forward``) as ``kernel_label`` shows a kernel's, whole where ``whole_names`` but for a
+        C++ name (``CppNode<…>``, past 100 characters), which is compacted."""
+        return name if self.whole_names() and not cpp_name(name) else kernel_label(name, width)
+
+    def whole_cell(self, text: str, width: int) -> str:
+        """A long cell of names that are no kernel's (a kernel's origin ATen ops, a
+        record_function range's name), whole where ``whole_names`` (found by grep as the trace
+        names them), else cut at its end to ``width``."""
+        return text if self.whole_names() else truncate(text, width)
 
 
 class TextDoc(Doc):
@@ -346,7 +359,12 @@ def plain_name(name: str) -> bool:
     ``sm90_xmma_gemm_…_cublas``), which a cut through its middle leaves nowhere to be found; a
     demangled C++ name (``void at::native::…<…>(…)``, up to 800 characters) is compacted
     everywhere but JSON, keeping its function's name and first template arguments whole."""
-    return not any(c in name for c in " <(")
+    return " " not in name and not cpp_name(name)
+
+
+def cpp_name(name: str) -> bool:
+    """Whether a name holds C++ template arguments or parameters (``CppNode<…>``, ``void f<…>(…)``)."""
+    return any(c in name for c in "<(")
 
 
 def new_doc(fmt: str = TEXT, width: int | None = None) -> Doc:

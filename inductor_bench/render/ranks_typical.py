@@ -105,7 +105,7 @@ def ranks_regions_section(doc: Doc, r: RanksResult, top: int) -> None:
     for n in names[:top]:
         walls = sorted((v[n][1], rank) for rank, v in per_rank.items() if n in v)
         (low, fast), (high, slow) = walls[0], walls[-1]
-        rows.append([doc.code(fmt.truncate(n, NAME_CHARS)), str(len(walls)),
+        rows.append([doc.code(doc.whole_cell(n, NAME_CHARS)), str(len(walls)),
                      f"rank {_rank_cell(r, fast)}: {fmt.ms(low)}", fmt.ms(walls[(len(walls) - 1) // 2][0]),
                      f"rank {_rank_cell(r, slow)}: {fmt.ms(high)}", fmt.ms_between(low, high, fmt.ms)])
     shown = f"top {top} of {len(names)}, " if len(names) > top else ""
