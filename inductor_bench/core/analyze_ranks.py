@@ -49,7 +49,7 @@ def ranks_result(paths: list[Path], read: list[Read]) -> RanksResult:
     if not kept and lost:
         raise lost[0][1]
     if not kept:
-        raise NothingProfiled.in_any_of(len(paths))
+        raise NothingProfiled.in_any_of(len(paths), cut=len(cut))
     kept_paths = [p for p, _ in kept]
     named = [rank_of(p) for p in kept_paths]  # each header read once
     ranks = _assign_ranks(kept_paths, named)

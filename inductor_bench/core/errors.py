@@ -48,9 +48,12 @@ class NothingProfiled(TraceError):
     before its active steps (``tensorboard_trace_handler`` writes one as the profiler exits)."""
 
     @classmethod
-    def in_any_of(cls, n: int) -> NothingProfiled:
-        """The error where none of ``n`` traces holds anything."""
-        return cls(f"none of the {n} traces holds GPU activity or CPU ops: nothing to analyse")
+    def in_any_of(cls, n: int, cut: int = 0) -> NothingProfiled:
+        """The error where none of ``n`` traces holds anything, ``cut`` of them found cut short
+        as they were read (not counted as holding nothing)."""
+        why = (f" ({cut} cut short, found so as {'it was' if cut == 1 else 'they were'} read; "
+               f"{n - cut} with nothing profiled)") if cut else ""
+        return cls(f"none of the {n} traces holds GPU activity or CPU ops{why}: nothing to analyse")
 
 
 class TimesLost(TraceError):

@@ -68,7 +68,7 @@ def analyze_rank_cycles(paths: list[Path], workers: int | None = None,
         if isinstance(r, RankResult):
             by_rank.setdefault(int(rank_of(p)), []).append((p, r))  # type: ignore[arg-type]
     if not by_rank:
-        raise NothingProfiled.in_any_of(len(paths))
+        raise NothingProfiled.in_any_of(len(paths), cut=len(cut))
     for traces in by_rank.values():
         traces.sort(key=lambda pr: (_first_step(pr[1]), origin_of(pr[0]).began_ns or 0, pr[0].name))
     counts = {rank: len(traces) for rank, traces in sorted(by_rank.items())}

@@ -6,9 +6,12 @@ pointed to ``report``; a directory or file that cannot be read is bad input, nam
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import gzip
 import hashlib
 import re
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -136,12 +139,28 @@ def _fingerprint(path: Path, edge: int = 1 << 16) -> tuple[int, bytes]:
 
 def trace_head(path: Path, missing: str | None = "") -> str | None:
     """The first ``HEADER_CHARS`` characters of a trace, gzipped or not (``missing`` where
-    unreadable): its header, and the first of its events."""
+    unreadable): its header, and the first of its events; of a gzipped trace cut short before
+    them, what its stream held before it ended."""
     try:
         with open(path, "rb") as f:
             gzipped = f.read(2) == b"\x1f\x8b"
+        if gzipped:
+            return _gzip_head(path)
         # utf-8-sig: a byte order mark before the header is skipped, as the reader skips it
-        with (gzip.open if gzipped else open)(path, "rt", encoding="utf-8-sig", errors="replace") as f:
+        with open(path, encoding="utf-8-sig", errors="replace") as f:
             return f.read(HEADER_CHARS)
-    except (OSError, EOFError):
+    except OSError:
         return missing
+
+
+def _gzip_head(path: Path) -> str:
+    """``trace_head`` of a gzipped trace, read piece by piece: a stream that ends early keeps
+    the pieces read before its end (a whole read of the text raises EOFError, losing them)."""
+    decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
+    pieces: list[str] = []
+    read = 0
+    with gzip.open(path, "rb") as f, contextlib.suppress(EOFError, zlib.error):
+        while read < HEADER_CHARS and (raw := f.read1(HEADER_CHARS)):
+            pieces.append(text := decoder.decode(raw))
+            read += len(text)
+    return "".join(pieces)[:HEADER_CHARS]

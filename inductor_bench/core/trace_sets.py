@@ -153,7 +153,7 @@ def analyze_cycles(paths: list[Path], graphs: bool = False) -> CyclesResult:
     if not cycles and lost:
         raise lost[0][1]
     if not cycles:
-        raise NothingProfiled.in_any_of(len(paths))
+        raise NothingProfiled.in_any_of(len(paths), cut=len(cut))
     return CyclesResult(cycles=cycles, skipped=skipped, cut_short=cut, times_lost=[p for p, _ in lost],
                         times_lost_why={p: e.why for p, e in lost if e.why}, graphs=graphs,
                         run_dirs=run_dirs(paths) if graphs else [])
