@@ -118,3 +118,21 @@ def test_diff_against_shared_ceilings_says_load_only_where_a_loaded_figure_is_he
     assert pct_row(loaded, quiet).startswith("% of peak (time-weighted, shared ceilings)  ")
     assert pct_row(loaded, loaded).startswith(
         "% of peak (time-weighted; ceilings measured under load: may read high)  ")
+
+
+def test_the_note_under_the_roofline_says_what_short_when_undisturbed_means_where_a_row_reads_it():
+    """The stalled kernel of the test above (a 27.002 ms mean, its fastest 4 us) beside a plain
+    short one: the note explains both verdicts; with the plain one alone, only its own."""
+    stalled = replace(SHORT, name="cpp_fused_add_5", ms=27.002, samples_ms=[0.004, 54.0])
+    explained = ("latency (too short): even at the ceilings one launch would take only a few microseconds, "
+                 "so its % says how short it is, not how slow; the kernel tables mark it ~. "
+                 "latency (short when undisturbed: fastest N µs a launch; its mean is not): the verdict holds "
+                 "on its fastest iteration, a launch of N µs, but its mean launch, the row's ms, is too long "
+                 "to be short: other work stalled some of its iterations, so the row's time is not the "
+                 "kernel's own. In cache: ")
+    text = render_breakdown(_result(stalled, SHORT))  # a file or a pipe: each paragraph on one line
+    assert "latency (short when undisturbed: fastest 4 µs a launch; its mean is not)" in text
+    assert explained in text
+    plain = render_breakdown(_result(SHORT))
+    assert "latency (too short)" in plain and "short when undisturbed" not in plain
+    assert "the kernel tables mark it ~. In cache: " in plain

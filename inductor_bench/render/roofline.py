@@ -26,6 +26,7 @@ from ..core.roofline import (
     chart_points,
     judged_calls,
     kernel_roof,
+    short_when_undisturbed,
     site_stat,
 )
 from ..core.si_units import sig3, with_prefix
@@ -230,14 +231,26 @@ def roofline_section(doc: Doc, r: BreakdownResult, top: int) -> None:
     if len(pts) > top:
         doc.paragraph(f"… and {len(pts) - top} more counted kernels")
     doc.chart(roofline_chart(r))  # type: ignore[arg-type]
-    doc.paragraph(
+    stalled = any(short_when_undisturbed(k, roof, devices.get(gid, "")) is not None
+                  for gid, k, roof in pts[:top])  # a row reads latency (short when undisturbed: ...)
+    doc.paragraph(_legend(stalled))
+
+
+def _legend(stalled: bool) -> str:
+    """The note under the table: what its columns and bounds mean; ``stalled``: a row reads
+    ``latency (short when undisturbed: …)``, which it explains too."""
+    undisturbed = ("latency (short when undisturbed: fastest N µs a launch; its mean is not): the verdict "
+                   "holds on its fastest iteration, a launch of N µs, but its mean launch, the row's ms, is "
+                   "too long to be short: other work stalled some of its iterations, so the row's time is "
+                   "not the kernel's own. " if stalled else "")
+    return (
         "ms: the kernel's time in one call of its graph, the call its bytes and FLOPs are "
         "counted for (the rows: the most time in all calls first). "
         f"{PCT_HEADER} = achieved FLOP/s over the roofline at the kernel's intensity (min of the "
         "compute ceiling and intensity x bandwidth), or achieved GB/s over the bandwidth where "
         "it has no FLOP count; against the measured ceilings. latency (too short): even at the "
         "ceilings one launch would take only a few microseconds, so its % says how short it is, "
-        "not how slow; the kernel tables mark it ~. In cache: a memory-bound kernel above the "
+        f"not how slow; the kernel tables mark it ~. {undisturbed}In cache: a memory-bound kernel above the "
         "DRAM ceiling, its data served from a cache the ceiling does not bound; the kernel "
         f"tables mark it ^. Above the measured ceiling: a compute-bound kernel over {ABOVE_CEILING_PCT:g}% "
         "of the compute ceiling, which no cache explains (the warning above says why); the kernel "
