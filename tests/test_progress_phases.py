@@ -51,7 +51,8 @@ def _profile_all(monkeypatch, tmp_path: Path, out: io.StringIO, fake_profile_gra
     comp = SimpleNamespace(script=True, cache_dir="", standbys=[])
     result = SimpleNamespace(torch_settings=None, graphs=[], errors=[])
     pipeline._profile_all(SimpleNamespace(mode="default"), tmp_path, comp, sources, result,
-                          SimpleNamespace(progress=TerminalProgress(out), model_label=""))
+                          SimpleNamespace(progress=TerminalProgress(out), model_label="", windows=None,
+                                          processes=1))  # the settings' fields the runner reads
 
 
 def test_a_graph_whose_profiling_a_stop_cut_short_is_not_reported_done(monkeypatch, tmp_path):
