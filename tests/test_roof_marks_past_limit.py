@@ -10,13 +10,15 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from inductor_bench.core.ceilings import COMPUTE, LATENCY, MEMORY, Ceilings, Roofline, kernel_roof
+from inductor_bench.core.ceilings import COMPUTE, LATENCY, MEMORY, Ceilings, kernel_roof
 from inductor_bench.core.diff import diff_results
-from inductor_bench.core.results import BreakdownResult, GraphResult, KernelStat
+from inductor_bench.core.results import KernelStat
 from inductor_bench.render.breakdown import render_breakdown
 from inductor_bench.render.diff import render_diff
 from inductor_bench.render.roofline import group_pct_cell, pct_cell
 from inductor_bench.render.roofline_marks import bound_words
+
+from .test_step_roof_marks import _result
 
 CEIL = Ceilings("test device", gbps=100.0, tflops={"fp32": 1.0})
 # 563,600 bytes in 4 us: 140.9 GB/s, 140.9% of the ceiling; 5.636 us at best, under a host
@@ -31,16 +33,6 @@ SHORT = KernelStat("cpp_fused_add_3", "cpp_pointwise", 1.0, 0.010, bytes=4e3, sa
 # 2 MFLOP over 10 kB (200 FLOP/byte: compute-bound) in 1.5 us: 1.333 TFLOP/s, 133.3% of 1
 SMALL_MM = KernelStat("cpp_fused_mm_4", "cpp_pointwise", 1.0, 0.0015, bytes=1e4, flops=2e6, compute="fp32",
                       samples_ms=[0.0015])
-
-
-def _result(*kernels: KernelStat, ceilings: Ceilings = CEIL) -> BreakdownResult:
-    ms = sum(k.ms for k in kernels)
-    cats: dict[str, float] = {}
-    for k in kernels:
-        cats[k.category] = cats.get(k.category, 0.0) + k.ms
-    g = GraphResult("0-inference", "inference", kernels=list(kernels), iterations=1, wall_ms=ms,
-                    kernel_ms=ms, busy_ms=ms, categories=cats)
-    return BreakdownResult("m", graphs=[g], roofline=Roofline(ceilings))
 
 
 def test_a_short_launch_above_the_dram_ceiling_reads_in_cache_not_too_short():

@@ -40,14 +40,15 @@ CACHE_WORDS = ("^ = no kernel's % is a distance to a limit: the time-weighted % 
 HEAD = "% of peak marked as breakdown's tables mark it: "
 
 
-def _result(*kernels: KernelStat) -> BreakdownResult:
+def _result(*kernels: KernelStat, ceilings: Ceilings = CEIL) -> BreakdownResult:
+    """One inference graph of ``kernels`` (synthetic), its roofline held against ``ceilings``."""
     ms = sum(k.ms for k in kernels)
     cats: dict[str, float] = {}
     for k in kernels:
         cats[k.category] = cats.get(k.category, 0.0) + k.ms
     g = GraphResult("0-inference", "inference", kernels=list(kernels), iterations=1, wall_ms=ms,
                     kernel_ms=ms, busy_ms=ms, categories=cats)
-    return BreakdownResult("m", graphs=[g], roofline=Roofline(CEIL))
+    return BreakdownResult("m", graphs=[g], roofline=Roofline(ceilings))
 
 
 def _compare(r: BreakdownResult) -> CompareResult:
